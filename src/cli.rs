@@ -1,0 +1,151 @@
+//! Command-line definition and the one place that turns results into exit
+//! codes and rendered messages: 0 ok, 1 a check found something, 2 an error.
+
+use crate::commands;
+use crate::diagnostics::Diagnostic;
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "strata",
+    version,
+    about = "Kapitan/reclass-compatible inventories and catalogs, fast",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Render the inventory (reclass semantics) and print every target
+    Inventory(commands::inventory::InventoryArgs),
+}
+
+/// Exit code for "a check found something" (diff in --check, lint errors).
+pub const EXIT_FINDINGS: u8 = 1;
+/// Exit code for any error.
+pub const EXIT_ERROR: u8 = 2;
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_ERROR } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprint!("{}", render_error(&e));
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Inventory(args) => commands::inventory::run(args),
+    }
+}
+
+/// An error carrying a full diagnostic through `anyhow` to the renderer.
+#[derive(Debug)]
+pub struct DiagnosticError(pub Diagnostic);
+
+impl std::fmt::Display for DiagnosticError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.message)
+    }
+}
+
+impl std::error::Error for DiagnosticError {}
+
+/// Wraps any core error that can describe itself as a diagnostic.
+pub fn diag_err<E: crate::diagnostics::ToDiagnostic>(e: E) -> anyhow::Error {
+    anyhow::Error::new(DiagnosticError(e.to_diagnostic()))
+}
+
+/// Renders an error as `error: ...` with location and `hint:` lines.
+pub fn render_error(e: &anyhow::Error) -> String {
+    if let Some(DiagnosticError(d)) = e.downcast_ref::<DiagnosticError>() {
+        return render_diagnostic(d);
+    }
+    format!("error: {e:#}\n")
+}
+
+/// Human rendering of one diagnostic.
+pub fn render_diagnostic(d: &Diagnostic) -> String {
+    let mut out = format!("{}: {}\n", d.severity, d.message);
+    if let Some(file) = &d.file {
+        match d.line {
+            Some(line) => out.push_str(&format!("  --> {}:{}\n", file.display(), line)),
+            None => out.push_str(&format!("  --> {}\n", file.display())),
+        }
+    }
+    if let Some(p) = &d.param_path {
+        out.push_str(&format!("  at: {p}\n"));
+    }
+    for h in &d.hints {
+        out.push_str(&format!("hint: {h}\n"));
+    }
+    out
+}
+
+/// GitHub Actions workflow-command rendering of one diagnostic.
+pub fn render_github(d: &Diagnostic) -> String {
+    let level = match d.severity {
+        crate::diagnostics::Severity::Error => "error",
+        crate::diagnostics::Severity::Warning => "warning",
+        crate::diagnostics::Severity::Info => "notice",
+    };
+    let mut props = Vec::new();
+    if let Some(f) = &d.file {
+        props.push(format!("file={}", escape_property(&f.display().to_string())));
+    }
+    if let Some(l) = d.line {
+        props.push(format!("line={l}"));
+    }
+    if !d.code.is_empty() {
+        props.push(format!("title={}", escape_property(&d.code)));
+    }
+    let mut msg = d.message.clone();
+    if let Some(p) = &d.param_path {
+        msg.push_str(&format!(" (at {p})"));
+    }
+    format!("::{level} {}::{}\n", props.join(","), escape_data(&msg))
+}
+
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_location_and_hints() {
+        let d = Diagnostic::error("class not found: `a.b`")
+            .with_file("inventory/targets/t.yml")
+            .with_line(3)
+            .with_param_path("parameters.x")
+            .with_hint("create classes/a/b.yml");
+        assert_eq!(
+            render_diagnostic(&d),
+            "error: class not found: `a.b`\n  --> inventory/targets/t.yml:3\n  at: parameters.x\nhint: create classes/a/b.yml\n"
+        );
+        assert_eq!(
+            render_github(&d),
+            "::error file=inventory/targets/t.yml,line=3::class not found: `a.b` (at parameters.x)\n"
+        );
+    }
+}

@@ -1,0 +1,4 @@
+//! Subcommand handlers: parse-free glue between clap arguments, the core
+//! library and rendering. Only this layer (and `cli`) uses `anyhow` and prints.
+
+pub mod inventory;

@@ -1,0 +1,108 @@
+//! Diagnostics: what the core reports to the user (errors, warnings, lint
+//! findings), with where it happened and how to fix it. The CLI renders
+//! them as text, JSON or GitHub annotations; the core never prints.
+
+use serde::Serialize;
+use std::fmt;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+/// One finding: a message, where it is, and hints on what to do.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    /// A stable id for lint rules (e.g. `unused-class`); empty for plain errors.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub code: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// A parameter path such as `parameters.a.b`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub param_path: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hints: Vec<String>,
+}
+
+impl Diagnostic {
+    pub fn new(severity: Severity, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity,
+            code: String::new(),
+            message: message.into(),
+            file: None,
+            line: None,
+            param_path: None,
+            hints: Vec::new(),
+        }
+    }
+
+    pub fn error(message: impl Into<String>) -> Self {
+        Self::new(Severity::Error, message)
+    }
+
+    pub fn warning(message: impl Into<String>) -> Self {
+        Self::new(Severity::Warning, message)
+    }
+
+    pub fn with_code(mut self, code: impl Into<String>) -> Self {
+        self.code = code.into();
+        self
+    }
+
+    pub fn with_file(mut self, file: impl Into<PathBuf>) -> Self {
+        self.file = Some(file.into());
+        self
+    }
+
+    pub fn with_line(mut self, line: usize) -> Self {
+        self.line = Some(line);
+        self
+    }
+
+    pub fn with_param_path(mut self, path: impl Into<String>) -> Self {
+        self.param_path = Some(path.into());
+        self
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hints.push(hint.into());
+        self
+    }
+}
+
+/// Errors that know how to describe themselves as a diagnostic.
+pub trait ToDiagnostic {
+    fn to_diagnostic(&self) -> Diagnostic;
+}
+
+impl ToDiagnostic for crate::error::Error {
+    fn to_diagnostic(&self) -> Diagnostic {
+        match self {
+            crate::error::Error::Io { path, .. } => Diagnostic::error(self.to_string()).with_file(path),
+            crate::error::Error::Yaml { path, source } => Diagnostic::error(self.to_string())
+                .with_file(path)
+                .with_line(source.line)
+                .with_hint("fix the YAML syntax at that line"),
+        }
+    }
+}

@@ -1,0 +1,2 @@
+//! The reclass-compatible inventory engine: class discovery, merge,
+//! reference resolution.

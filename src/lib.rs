@@ -1,0 +1,16 @@
+//! strata: Kapitan/reclass-compatible inventories, Kapitan/Commodore-style
+//! compilation and Carvel-style ordering, packages and templates.
+//!
+//! The library never prints: every module returns values, typed errors and
+//! [`diagnostics::Diagnostic`]s, and the CLI layer ([`cli`], [`commands`])
+//! renders them.
+
+pub mod cli;
+pub mod commands;
+pub mod diagnostics;
+pub mod error;
+pub mod inventory;
+pub mod order;
+pub mod packages;
+pub mod value;
+pub mod yaml;

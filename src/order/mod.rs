@@ -1,0 +1,1 @@
+//! kapp-style apply ordering of Kubernetes resources.

@@ -1,0 +1,1 @@
+//! Carvel packages: repositories, version selection, installs.

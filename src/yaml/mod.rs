@@ -1,0 +1,564 @@
+//! YAML reading with positions, on top of `yaml-rust2`'s event parser.
+//!
+//! yaml-rust2 is maintained, keeps key order (we build the maps ourselves)
+//! and reports a line and column for every event, which is what error
+//! messages need. Plain scalars are resolved with the YAML 1.2 core rules
+//! that reclass-rs (serde_yaml 0.9) applies, so `yes`, `on` and `0755` are
+//! strings and `1e3` is a float; `<<` merge keys and anchors are applied.
+
+pub mod emit;
+
+use crate::value::{Map, Value};
+use std::collections::HashMap;
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
+use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+/// A parsed YAML node with the 1-based line and column it starts at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub value: NodeValue,
+    pub line: usize,
+    pub col: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeValue {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    /// A string; `quoted` is true for quoted and block scalars, which never
+    /// resolve to another type.
+    Str {
+        value: String,
+        quoted: bool,
+    },
+    Seq(Vec<Node>),
+    /// Entries in document order; keys are unique (checked at load).
+    Map(Vec<(Node, Node)>),
+}
+
+/// A YAML syntax or structure error with its position.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message} at line {line} column {col}")]
+pub struct YamlError {
+    pub message: String,
+    pub line: usize,
+    pub col: usize,
+}
+
+impl Node {
+    /// The key as a string: scalars print as YAML would read them back.
+    pub fn key_string(&self) -> String {
+        match &self.value {
+            NodeValue::Null => "null".into(),
+            NodeValue::Bool(b) => b.to_string(),
+            NodeValue::Int(i) => i.to_string(),
+            NodeValue::Float(f) => format_float(*f),
+            NodeValue::Str { value, .. } => value.clone(),
+            NodeValue::Seq(_) | NodeValue::Map(_) => format!("{:?}", self.to_value()),
+        }
+    }
+
+    /// Converts to a rendered [`Value`], dropping positions.
+    pub fn to_value(&self) -> Value {
+        match &self.value {
+            NodeValue::Null => Value::Null,
+            NodeValue::Bool(b) => Value::Bool(*b),
+            NodeValue::Int(i) => Value::Int(*i),
+            NodeValue::Float(f) => Value::Float(*f),
+            NodeValue::Str { value, .. } => Value::String(value.clone()),
+            NodeValue::Seq(items) => Value::List(items.iter().map(Node::to_value).collect()),
+            NodeValue::Map(entries) => {
+                let mut m = Map::with_capacity(entries.len());
+                for (k, v) in entries {
+                    m.insert(k.key_string(), v.to_value());
+                }
+                Value::Map(m)
+            }
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        match &self.value {
+            NodeValue::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| k.key_string() == key)
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+}
+
+/// Python-like float text (`1000.0`, `1e+20`), used for keys only.
+fn format_float(f: f64) -> String {
+    if f.is_nan() {
+        ".nan".into()
+    } else if f.is_infinite() {
+        if f > 0.0 { ".inf" } else { "-.inf" }.into()
+    } else if f.fract() == 0.0 && f.abs() < 1e16 {
+        format!("{f:.1}")
+    } else {
+        format!("{f}")
+    }
+}
+
+/// Parses every document of a YAML stream. An empty stream gives no documents.
+pub fn load_all(text: &str) -> Result<Vec<Node>, YamlError> {
+    let mut builder = Builder::default();
+    let mut parser = Parser::new_from_str(text);
+    if let Err(e) = parser.load(&mut builder, true) {
+        let m = e.marker();
+        return Err(YamlError {
+            message: e.info().to_string(),
+            line: m.line(),
+            col: m.col() + 1,
+        });
+    }
+    if let Some(err) = builder.error {
+        return Err(err);
+    }
+    Ok(builder.docs)
+}
+
+/// Parses a single-document stream; an empty stream is `None`.
+pub fn load_one(text: &str) -> Result<Option<Node>, YamlError> {
+    let mut docs = load_all(text)?;
+    match docs.len() {
+        0 => Ok(None),
+        1 => Ok(docs.pop()),
+        _ => Err(YamlError {
+            message: "expected a single YAML document, found several".into(),
+            line: docs[1].line,
+            col: docs[1].col,
+        }),
+    }
+}
+
+/// Parses a YAML stream straight into rendered values.
+pub fn load_values(text: &str) -> Result<Vec<Value>, YamlError> {
+    Ok(load_all(text)?.iter().map(Node::to_value).collect())
+}
+
+enum Frame {
+    Seq {
+        anchor: usize,
+        items: Vec<Node>,
+        mark: Marker,
+    },
+    Map {
+        anchor: usize,
+        entries: Vec<(Node, Node)>,
+        pending_key: Option<Node>,
+        /// Keys from `<<` merges, applied at the end (explicit keys win).
+        merges: Vec<Node>,
+        mark: Marker,
+    },
+}
+
+#[derive(Default)]
+struct Builder {
+    stack: Vec<Frame>,
+    docs: Vec<Node>,
+    anchors: HashMap<usize, Node>,
+    error: Option<YamlError>,
+}
+
+impl Builder {
+    fn fail(&mut self, message: String, mark: Marker) {
+        if self.error.is_none() {
+            self.error = Some(YamlError {
+                message,
+                line: mark.line(),
+                col: mark.col() + 1,
+            });
+        }
+    }
+
+    fn push_node(&mut self, node: Node, anchor: usize) {
+        if anchor > 0 {
+            self.anchors.insert(anchor, node.clone());
+        }
+        match self.stack.last_mut() {
+            None => self.docs.push(node),
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map {
+                entries,
+                pending_key,
+                merges,
+                ..
+            }) => match pending_key.take() {
+                None => *pending_key = Some(node),
+                Some(key) => {
+                    let is_merge = matches!(&key.value, NodeValue::Str { value, quoted: false } if value == "<<");
+                    if is_merge {
+                        merges.push(node);
+                        return;
+                    }
+                    let ks = key.key_string();
+                    if let Some((prev, _)) = entries.iter().find(|(k, _)| k.key_string() == ks) {
+                        let msg = format!(
+                            "duplicate key `{ks}` (first defined at line {})",
+                            prev.line
+                        );
+                        let (line, col) = (key.line, key.col);
+                        if self.error.is_none() {
+                            self.error = Some(YamlError {
+                                message: msg,
+                                line,
+                                col,
+                            });
+                        }
+                        return;
+                    }
+                    entries.push((key, node));
+                }
+            },
+        }
+    }
+}
+
+fn apply_merges(entries: &mut Vec<(Node, Node)>, merges: Vec<Node>) -> Result<(), String> {
+    if merges.is_empty() {
+        return Ok(());
+    }
+    // Merged keys go first (in merge order), explicit keys override them.
+    let mut merged: Vec<(Node, Node)> = Vec::new();
+    let add = |src: &Node, merged: &mut Vec<(Node, Node)>| -> Result<(), String> {
+        match &src.value {
+            NodeValue::Map(es) => {
+                for (k, v) in es {
+                    let ks = k.key_string();
+                    if !merged.iter().any(|(mk, _)| mk.key_string() == ks) {
+                        merged.push((k.clone(), v.clone()));
+                    }
+                }
+                Ok(())
+            }
+            _ => Err("a `<<` merge key needs a mapping or a list of mappings".into()),
+        }
+    };
+    for m in &merges {
+        match &m.value {
+            NodeValue::Seq(items) => {
+                for it in items {
+                    add(it, &mut merged)?;
+                }
+            }
+            _ => add(m, &mut merged)?,
+        }
+    }
+    let explicit = std::mem::take(entries);
+    for (k, v) in merged {
+        let ks = k.key_string();
+        if !explicit.iter().any(|(ek, _)| ek.key_string() == ks) {
+            entries.push((k, v));
+        }
+    }
+    entries.extend(explicit);
+    Ok(())
+}
+
+impl MarkedEventReceiver for Builder {
+    fn on_event(&mut self, ev: Event, mark: Marker) {
+        if self.error.is_some() {
+            return;
+        }
+        match ev {
+            Event::Nothing
+            | Event::StreamStart
+            | Event::StreamEnd
+            | Event::DocumentStart
+            | Event::DocumentEnd => {}
+            Event::Alias(id) => match self.anchors.get(&id) {
+                Some(n) => {
+                    let mut n = n.clone();
+                    n.line = mark.line();
+                    n.col = mark.col() + 1;
+                    self.push_node(n, 0);
+                }
+                None => self.fail("unknown alias".into(), mark),
+            },
+            Event::Scalar(text, style, anchor, tag) => match resolve_scalar(text, style, tag) {
+                Ok(value) => {
+                    let node = Node {
+                        value,
+                        line: mark.line(),
+                        col: mark.col() + 1,
+                    };
+                    self.push_node(node, anchor);
+                }
+                Err(msg) => self.fail(msg, mark),
+            },
+            Event::SequenceStart(anchor, tag) => {
+                if let Some(msg) = check_collection_tag(&tag, "seq") {
+                    return self.fail(msg, mark);
+                }
+                self.stack.push(Frame::Seq {
+                    anchor,
+                    items: Vec::new(),
+                    mark,
+                });
+            }
+            Event::MappingStart(anchor, tag) => {
+                if let Some(msg) = check_collection_tag(&tag, "map") {
+                    return self.fail(msg, mark);
+                }
+                self.stack.push(Frame::Map {
+                    anchor,
+                    entries: Vec::new(),
+                    pending_key: None,
+                    merges: Vec::new(),
+                    mark,
+                });
+            }
+            Event::SequenceEnd => {
+                if let Some(Frame::Seq {
+                    anchor,
+                    items,
+                    mark,
+                }) = self.stack.pop()
+                {
+                    let node = Node {
+                        value: NodeValue::Seq(items),
+                        line: mark.line(),
+                        col: mark.col() + 1,
+                    };
+                    self.push_node(node, anchor);
+                }
+            }
+            Event::MappingEnd => {
+                if let Some(Frame::Map {
+                    anchor,
+                    mut entries,
+                    merges,
+                    mark,
+                    ..
+                }) = self.stack.pop()
+                {
+                    if let Err(msg) = apply_merges(&mut entries, merges) {
+                        return self.fail(msg, mark);
+                    }
+                    let node = Node {
+                        value: NodeValue::Map(entries),
+                        line: mark.line(),
+                        col: mark.col() + 1,
+                    };
+                    self.push_node(node, anchor);
+                }
+            }
+        }
+    }
+}
+
+fn tag_name(tag: &Tag) -> String {
+    format!("{}{}", tag.handle, tag.suffix)
+}
+
+fn check_collection_tag(tag: &Option<Tag>, kind: &str) -> Option<String> {
+    let tag = tag.as_ref()?;
+    let full = tag_name(tag);
+    let ok = match kind {
+        "seq" => matches!(full.as_str(), "!!seq" | "tag:yaml.org,2002:seq" | "!"),
+        _ => matches!(full.as_str(), "!!map" | "tag:yaml.org,2002:map" | "!"),
+    };
+    (!ok).then(|| format!("unsupported YAML tag `{full}` on a {kind}: remove the tag"))
+}
+
+/// Resolves a scalar by style and tag, YAML 1.2 core schema as serde_yaml 0.9.
+fn resolve_scalar(
+    text: String,
+    style: TScalarStyle,
+    tag: Option<Tag>,
+) -> Result<NodeValue, String> {
+    if let Some(tag) = &tag {
+        let full = tag_name(tag);
+        let short = full
+            .strip_prefix("tag:yaml.org,2002:")
+            .map(|s| format!("!!{s}"))
+            .unwrap_or(full.clone());
+        return match short.as_str() {
+            "!!str" | "!" => Ok(NodeValue::Str {
+                value: text,
+                quoted: true,
+            }),
+            "!!null" => Ok(NodeValue::Null),
+            "!!bool" => parse_bool(&text)
+                .map(NodeValue::Bool)
+                .ok_or_else(|| format!("`{text}` is not a bool")),
+            "!!int" => parse_int(&text)
+                .map(NodeValue::Int)
+                .ok_or_else(|| format!("`{text}` is not an int")),
+            "!!float" => parse_float(&text)
+                .or_else(|| parse_int(&text).map(|i| i as f64))
+                .map(NodeValue::Float)
+                .ok_or_else(|| format!("`{text}` is not a float")),
+            _ => Err(format!(
+                "unsupported YAML tag `{full}`: strata reads plain YAML only; quote the value or remove the tag"
+            )),
+        };
+    }
+    if style != TScalarStyle::Plain {
+        return Ok(NodeValue::Str {
+            value: text,
+            quoted: true,
+        });
+    }
+    Ok(resolve_plain(text))
+}
+
+pub fn resolve_plain(text: String) -> NodeValue {
+    match text.as_str() {
+        "" | "~" | "null" | "Null" | "NULL" => return NodeValue::Null,
+        _ => {}
+    }
+    if let Some(b) = parse_bool(&text) {
+        return NodeValue::Bool(b);
+    }
+    if let Some(i) = parse_int(&text) {
+        return NodeValue::Int(i);
+    }
+    if let Some(f) = parse_float(&text) {
+        return NodeValue::Float(f);
+    }
+    NodeValue::Str {
+        value: text,
+        quoted: false,
+    }
+}
+
+fn parse_bool(s: &str) -> Option<bool> {
+    match s {
+        "true" | "True" | "TRUE" => Some(true),
+        "false" | "False" | "FALSE" => Some(false),
+        _ => None,
+    }
+}
+
+fn parse_int(s: &str) -> Option<i64> {
+    let (neg, body) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (radix, digits) = if let Some(d) = body.strip_prefix("0x") {
+        (16, d)
+    } else if let Some(d) = body.strip_prefix("0o") {
+        (8, d)
+    } else if let Some(d) = body.strip_prefix("0b") {
+        (2, d)
+    } else {
+        // Leading zeros are not an int in serde_yaml's reading: `0755` stays a string.
+        if body.len() > 1 && body.starts_with('0') {
+            return None;
+        }
+        (10, body)
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let mag = i128::from_str_radix(digits, radix).ok()?;
+    i64::try_from(if neg { -mag } else { mag }).ok()
+}
+
+fn parse_float(s: &str) -> Option<f64> {
+    let lower = s.to_ascii_lowercase();
+    match s {
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return Some(f64::INFINITY),
+        "-.inf" | "-.Inf" | "-.INF" => return Some(f64::NEG_INFINITY),
+        ".nan" | ".NaN" | ".NAN" => return Some(f64::NAN),
+        _ => {}
+    }
+    // Rust accepts `inf`, `nan` and `infinity`; YAML does not.
+    if lower.contains("inf") || lower.contains("nan") {
+        return None;
+    }
+    let body = s.strip_prefix(['-', '+']).unwrap_or(s);
+    // Digits only is an int or, with leading zeros, a string; never a float.
+    if body.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let starts_ok = body.starts_with(|c: char| c.is_ascii_digit() || c == '.');
+    if !starts_ok || !body.chars().any(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    if !body
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'))
+    {
+        return None;
+    }
+    s.parse::<f64>().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> Value {
+        load_one(text).unwrap().unwrap().to_value()
+    }
+
+    #[test]
+    fn yaml_1_2_scalars() {
+        let v = one("a: yes\nb: on\nc: 0755\nd: 1e3\ne: ~\nf: true\ng: '1'\nh: 0x1f\ni: -3\nj: .inf\nk: 1.5\nl: nan\n");
+        let m = v.as_map().unwrap();
+        assert_eq!(m["a"], Value::String("yes".into()));
+        assert_eq!(m["b"], Value::String("on".into()));
+        assert_eq!(m["c"], Value::String("0755".into()));
+        assert_eq!(m["d"], Value::Float(1000.0));
+        assert_eq!(m["e"], Value::Null);
+        assert_eq!(m["f"], Value::Bool(true));
+        assert_eq!(m["g"], Value::String("1".into()));
+        assert_eq!(m["h"], Value::Int(31));
+        assert_eq!(m["i"], Value::Int(-3));
+        assert_eq!(m["j"], Value::Float(f64::INFINITY));
+        assert_eq!(m["k"], Value::Float(1.5));
+        assert_eq!(m["l"], Value::String("nan".into()));
+    }
+
+    #[test]
+    fn anchors_and_merge_keys() {
+        let v = one("base: &b {x: 1, y: 2}\nsvc:\n  <<: *b\n  y: 3\nl: &l [1]\nm: *l\n");
+        let svc = v.get_path(&["svc"]).unwrap().as_map().unwrap();
+        assert_eq!(svc["x"], Value::Int(1));
+        assert_eq!(svc["y"], Value::Int(3));
+        assert_eq!(v.get_path(&["m"]), Some(&Value::List(vec![Value::Int(1)])));
+    }
+
+    #[test]
+    fn duplicate_key_is_an_error_with_line() {
+        let e = load_one("a: 1\nb: 2\na: 3\n").unwrap_err();
+        assert!(e.message.contains("duplicate key `a`"), "{e}");
+        assert_eq!(e.line, 3);
+    }
+
+    #[test]
+    fn syntax_error_has_position() {
+        let e = load_one("a: [1, 2\nb: c\n").unwrap_err();
+        assert!(e.line >= 1);
+    }
+
+    #[test]
+    fn tags() {
+        let v = one("a: !!str 12\nb: !!int '7'\n");
+        assert_eq!(v.get_path(&["a"]), Some(&Value::String("12".into())));
+        assert_eq!(v.get_path(&["b"]), Some(&Value::Int(7)));
+        let e = load_one("a: !vault x\n").unwrap_err();
+        assert!(e.message.contains("unsupported YAML tag `!vault`"), "{e}");
+    }
+
+    #[test]
+    fn node_positions() {
+        let n = load_one("a:\n  b: 1\n").unwrap().unwrap();
+        let b = n.get("a").unwrap().get("b").unwrap();
+        assert_eq!((b.line, b.col), (2, 6));
+    }
+
+    #[test]
+    fn multi_document() {
+        let docs = load_values("a: 1\n---\nb: 2\n").unwrap();
+        assert_eq!(docs.len(), 2);
+        assert!(load_all("").unwrap().is_empty());
+    }
+}
