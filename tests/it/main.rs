@@ -1,0 +1,24 @@
+//! Integration tests: one binary, one module per area.
+
+mod cli;
+
+/// The shared conformance corpora beside the project root (`../shared/conformance`).
+#[allow(dead_code)]
+pub fn conformance_dir() -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::var_os("STRATA_CONFORMANCE_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join("../shared/conformance"));
+    assert!(
+        dir.is_dir(),
+        "conformance corpora not found at {}: set STRATA_CONFORMANCE_DIR",
+        dir.display()
+    );
+    dir
+}
+
+/// The built `strata` binary, ready to run.
+#[allow(dead_code)]
+pub fn strata() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("strata").expect("the strata binary is built")
+}
