@@ -1,0 +1,574 @@
+//! The `jinja2` input through minijinja, set up like Kapitan's Jinja2
+//! environment: `trim_blocks`, `lstrip_blocks`, strict undefined, one final
+//! newline dropped, templates looked up in the template's directory then
+//! the search paths, Python-style printing of lists/dicts/booleans/None, and
+//! the filters Kapitan registers (`sha256`, `b64encode`, `yaml`, `toml`,
+//! `regex_*`, `bool`, `ternary`, `fileglob`, `merge_strategic`, ...).
+
+use super::output::{json_string, python_str_repr, toml_dumps};
+use super::yaml_dump::{self, python_float_repr, DumpOptions};
+use crate::value::Value;
+use base64::Engine;
+use minijinja::value::{Kwargs, ValueKind};
+use minijinja::{AutoEscape, Environment, Error, ErrorKind, UndefinedBehavior};
+use sha2::Digest;
+use std::path::{Path, PathBuf};
+
+/// Converts a compile value into a template value.
+pub fn to_template_value(v: &Value) -> minijinja::Value {
+    minijinja::Value::from_serialize(v)
+}
+
+/// Converts a template value back (for filters that dump data).
+pub fn from_template_value(v: &minijinja::Value) -> Value {
+    match serde_json::to_value(v) {
+        Ok(j) => Value::from_json(&j),
+        Err(_) => Value::String(v.to_string()),
+    }
+}
+
+/// Python's `repr` of a template value, as Jinja2 prints lists and dicts.
+fn py_repr(v: &minijinja::Value, top: bool) -> String {
+    match v.kind() {
+        ValueKind::Undefined | ValueKind::None => "None".into(),
+        ValueKind::Bool => if v.is_true() { "True" } else { "False" }.into(),
+        ValueKind::String => {
+            let s = v.as_str().unwrap_or_default();
+            if top {
+                s.to_string()
+            } else {
+                python_str_repr(s)
+            }
+        }
+        ValueKind::Number => {
+            if let Some(i) = v.as_i64() {
+                if v.to_string().contains('.') {
+                    python_float_repr(i as f64)
+                } else {
+                    i.to_string()
+                }
+            } else {
+                match f64::try_from(v.clone()) {
+                    Ok(f) => python_float_repr(f),
+                    Err(_) => v.to_string(),
+                }
+            }
+        }
+        ValueKind::Seq | ValueKind::Iterable => {
+            let items: Vec<String> = v
+                .try_iter()
+                .map(|it| it.map(|x| py_repr(&x, false)).collect())
+                .unwrap_or_default();
+            format!("[{}]", items.join(", "))
+        }
+        ValueKind::Map => {
+            let mut parts = Vec::new();
+            if let Ok(keys) = v.try_iter() {
+                for k in keys {
+                    let val = v.get_item(&k).unwrap_or_default();
+                    parts.push(format!("{}: {}", py_repr(&k, false), py_repr(&val, false)));
+                }
+            }
+            format!("{{{}}}", parts.join(", "))
+        }
+        _ => v.to_string(),
+    }
+}
+
+/// Python's `re.escape` (3.7+): only regex metacharacters and whitespace.
+fn regex_escape(s: String) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if "()[]{}?*+-|^$\\.&~# \t\n\r\x0b\x0c".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn build_regex(pattern: &str, ignorecase: bool, multiline: bool) -> Result<regex::Regex, Error> {
+    regex::RegexBuilder::new(pattern)
+        .case_insensitive(ignorecase)
+        .multi_line(multiline)
+        .build()
+        .map_err(|e| Error::new(ErrorKind::InvalidOperation, format!("bad regex: {e}")))
+}
+
+/// Python `re.sub` replacement syntax (`\1`, `\g<name>`) to the regex crate's.
+fn python_replacement(rep: &str) -> String {
+    let mut out = String::new();
+    let chars: Vec<char> = rep.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '$' {
+            out.push_str("$$");
+        } else if c == '\\' && i + 1 < chars.len() {
+            let n = chars[i + 1];
+            if n.is_ascii_digit() {
+                let mut j = i + 1;
+                let mut num = String::new();
+                while j < chars.len() && chars[j].is_ascii_digit() && num.len() < 2 {
+                    num.push(chars[j]);
+                    j += 1;
+                }
+                out.push_str(&format!("${{{num}}}"));
+                i = j;
+                continue;
+            } else if n == 'g' && chars.get(i + 2) == Some(&'<') {
+                if let Some(end) = chars[i + 3..].iter().position(|c| *c == '>') {
+                    let name: String = chars[i + 3..i + 3 + end].iter().collect();
+                    out.push_str(&format!("${{{name}}}"));
+                    i = i + 4 + end;
+                    continue;
+                }
+            } else if n == 'n' {
+                out.push('\n');
+                i += 2;
+                continue;
+            } else if n == 't' {
+                out.push('\t');
+                i += 2;
+                continue;
+            } else if n == '\\' {
+                out.push('\\');
+                i += 2;
+                continue;
+            }
+            out.push(c);
+        } else {
+            out.push(c);
+        }
+        i += 1;
+    }
+    out
+}
+
+fn to_bool(v: minijinja::Value) -> minijinja::Value {
+    match v.kind() {
+        ValueKind::None | ValueKind::Undefined | ValueKind::Bool => v,
+        ValueKind::String => {
+            let s = v.as_str().unwrap_or_default().to_lowercase();
+            minijinja::Value::from(matches!(s.as_str(), "yes" | "on" | "1" | "true"))
+        }
+        ValueKind::Number => minijinja::Value::from(v.as_i64() == Some(1)),
+        _ => minijinja::Value::from(false),
+    }
+}
+
+fn merge_strategic(v: &Value) -> Value {
+    match v {
+        Value::List(items) => {
+            let processed: Vec<Value> = items.iter().map(merge_strategic).collect();
+            let all_named = processed
+                .iter()
+                .all(|i| i.as_map().is_some_and(|m| m.contains_key("name")));
+            if !all_named {
+                return Value::List(processed);
+            }
+            let mut merged: indexmap::IndexMap<String, crate::value::Map> = indexmap::IndexMap::new();
+            for item in processed {
+                if let Value::Map(m) = item {
+                    let key = serde_json::to_string(&m["name"]).unwrap_or_default();
+                    let slot = merged.entry(key).or_default();
+                    for (k, v) in m {
+                        slot.insert(k, v);
+                    }
+                }
+            }
+            Value::List(merged.into_values().map(Value::Map).collect())
+        }
+        Value::Map(m) => Value::Map(
+            m.iter()
+                .map(|(k, v)| (k.clone(), merge_strategic(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// `json.dumps(v, sort_keys=True)` with Python's default separators.
+pub fn python_json_inline(v: &Value, sort: bool, out: &mut String) {
+    match v {
+        Value::List(l) => {
+            out.push('[');
+            for (i, x) in l.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                python_json_inline(x, sort, out);
+            }
+            out.push(']');
+        }
+        Value::Map(m) => {
+            let mut entries: Vec<_> = m.iter().collect();
+            if sort {
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+            }
+            out.push('{');
+            for (i, (k, x)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                json_string(k, out);
+                out.push_str(": ");
+                python_json_inline(x, sort, out);
+            }
+            out.push('}');
+        }
+        Value::Float(f) => out.push_str(&python_float_repr(*f)),
+        other => super::output::json_dump(other, 0, 0, sort, out),
+    }
+}
+
+/// Jinja2's `tojson`: sorted keys, HTML-sensitive characters escaped.
+fn tojson(v: minijinja::Value, kwargs: Kwargs) -> Result<minijinja::Value, Error> {
+    let indent: Option<usize> = kwargs.get("indent")?;
+    kwargs.assert_all_used()?;
+    let data = from_template_value(&v);
+    let mut out = String::new();
+    match indent {
+        Some(n) => super::output::json_dump(&data, n, 0, true, &mut out),
+        None => python_json_inline(&data, true, &mut out),
+    }
+    let out = out
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+        .replace('\'', "\\u0027");
+    Ok(minijinja::Value::from_safe_string(out))
+}
+
+/// A Jinja2 environment as Kapitan builds it for one template directory.
+pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_trim_blocks(true);
+    env.set_lstrip_blocks(true);
+    env.set_keep_trailing_newline(false);
+    env.set_auto_escape_callback(|_| AutoEscape::None);
+    env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+    let mut dirs = vec![template_dir.to_path_buf()];
+    dirs.extend(search_paths.iter().cloned());
+    env.set_loader(move |name| {
+        if name.split('/').any(|p| p == "..") {
+            return Ok(None);
+        }
+        for d in &dirs {
+            let p = d.join(name);
+            if p.is_file() {
+                return std::fs::read_to_string(&p).map(Some).map_err(|e| {
+                    Error::new(
+                        ErrorKind::InvalidOperation,
+                        format!("cannot read {}: {e}", p.display()),
+                    )
+                });
+            }
+        }
+        Ok(None)
+    });
+    env.set_formatter(|out, _state, value| {
+        if value.is_undefined() {
+            return Err(Error::from(ErrorKind::UndefinedError));
+        }
+        let text = py_repr(value, true);
+        out.write_str(&text).map_err(Error::from)
+    });
+    env.add_filter("sha256", |s: String| {
+        format!("{:x}", sha2::Sha256::digest(s.as_bytes()))
+    });
+    env.add_filter("b64encode", |s: String| {
+        base64::engine::general_purpose::STANDARD.encode(s.as_bytes())
+    });
+    env.add_filter("b64decode", |s: String| -> Result<String, Error> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(s.trim().as_bytes())
+            .map_err(|e| Error::new(ErrorKind::InvalidOperation, format!("b64decode: {e}")))?;
+        String::from_utf8(bytes)
+            .map_err(|e| Error::new(ErrorKind::InvalidOperation, format!("b64decode: {e}")))
+    });
+    env.add_filter("yaml", |v: minijinja::Value| {
+        yaml_dump::dump(&from_template_value(&v), &DumpOptions::safe_dump())
+    });
+    env.add_filter("toml", |v: minijinja::Value| -> Result<String, Error> {
+        match from_template_value(&v) {
+            Value::Map(m) => toml_dumps(&m, false)
+                .map_err(|e| Error::new(ErrorKind::InvalidOperation, e)),
+            _ => Err(Error::new(
+                ErrorKind::InvalidOperation,
+                "toml filter needs a mapping",
+            )),
+        }
+    });
+    env.add_filter("fileglob", |pattern: String| -> Vec<String> {
+        let opts = glob::MatchOptions {
+            require_literal_leading_dot: true,
+            ..Default::default()
+        };
+        let mut out: Vec<String> = glob::glob_with(&pattern, opts)
+            .map(|paths| {
+                paths
+                    .filter_map(Result::ok)
+                    .filter(|p| p.is_file())
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort();
+        out
+    });
+    env.add_filter("bool", to_bool);
+    env.add_filter("regex_escape", regex_escape);
+    env.add_filter(
+        "regex_replace",
+        |value: String, pattern: String, replacement: String, ignorecase: Option<bool>| {
+            let re = build_regex(&pattern, ignorecase.unwrap_or(false), false)?;
+            Ok::<_, Error>(
+                re.replace_all(&value, python_replacement(&replacement).as_str())
+                    .into_owned(),
+            )
+        },
+    );
+    env.add_filter(
+        "regex_search",
+        |value: String, pattern: String, args: minijinja::value::Rest<String>, kwargs: Kwargs| {
+            let ic: Option<bool> = kwargs.get("ignorecase")?;
+            let ml: Option<bool> = kwargs.get("multiline")?;
+            let re = build_regex(&pattern, ic.unwrap_or(false), ml.unwrap_or(false))?;
+            let Some(caps) = re.captures(&value) else {
+                return Ok(minijinja::Value::from(()));
+            };
+            if args.is_empty() {
+                return Ok(minijinja::Value::from(
+                    caps.get(0).map(|m| m.as_str()).unwrap_or(""),
+                ));
+            }
+            let mut items = Vec::new();
+            for a in args.iter() {
+                let m = if let Some(name) = a.strip_prefix("\\g<").and_then(|s| s.strip_suffix('>'))
+                {
+                    caps.name(name)
+                } else if let Some(n) = a.strip_prefix('\\').and_then(|s| s.parse::<usize>().ok()) {
+                    caps.get(n)
+                } else {
+                    return Err(Error::new(ErrorKind::InvalidOperation, "Unknown argument"));
+                };
+                items.push(minijinja::Value::from(m.map(|m| m.as_str().to_string())));
+            }
+            Ok(minijinja::Value::from(items))
+        },
+    );
+    env.add_filter(
+        "regex_findall",
+        |value: String, pattern: String, multiline: Option<bool>, ignorecase: Option<bool>| {
+            let re = build_regex(
+                &pattern,
+                ignorecase.unwrap_or(false),
+                multiline.unwrap_or(false),
+            )?;
+            let groups = re.captures_len() - 1;
+            let out: Vec<minijinja::Value> = re
+                .captures_iter(&value)
+                .map(|c| {
+                    let g = |i: usize| c.get(i).map(|m| m.as_str()).unwrap_or("").to_string();
+                    match groups {
+                        0 => minijinja::Value::from(g(0)),
+                        1 => minijinja::Value::from(g(1)),
+                        n => minijinja::Value::from((1..=n).map(g).collect::<Vec<_>>()),
+                    }
+                })
+                .collect();
+            Ok::<_, Error>(out)
+        },
+    );
+    env.add_filter(
+        "ternary",
+        |value: minijinja::Value,
+         t: minijinja::Value,
+         f: minijinja::Value,
+         none_val: Option<minijinja::Value>| {
+            if value.is_none() {
+                if let Some(n) = none_val.filter(|n| !n.is_none()) {
+                    return n;
+                }
+            }
+            if value.is_true() {
+                t
+            } else {
+                f
+            }
+        },
+    );
+    env.add_filter("merge_strategic", |v: minijinja::Value| {
+        to_template_value(&merge_strategic(&from_template_value(&v)))
+    });
+    env.add_filter("reveal_maybe", |v: minijinja::Value| v);
+    env.add_filter("shuffle", |v: minijinja::Value| v);
+    env.add_filter("tojson", tojson);
+    env
+}
+
+/// Renders one template file with a context (Kapitan's `render_jinja2_file`).
+pub fn render_file(
+    path: &Path,
+    ctx: &minijinja::Value,
+    search_paths: &[PathBuf],
+) -> Result<String, String> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let env = environment(dir, search_paths);
+    let tmpl = env
+        .get_template(&name)
+        .map_err(|e| describe_error(&e, path))?;
+    tmpl.render(ctx).map_err(|e| describe_error(&e, path))
+}
+
+fn describe_error(e: &Error, path: &Path) -> String {
+    let name = e.name().unwrap_or_default().to_string();
+    let mut msg = format!("Jinja2 error in {}: {e}", path.display());
+    // minijinja's messages do not repeat the expression; quote the line so
+    // the user sees which name was undefined.
+    if let Some(line) = e.line() {
+        let file = if name.is_empty() || path.ends_with(&name) {
+            path.to_path_buf()
+        } else {
+            path.parent().unwrap_or(Path::new(".")).join(&name)
+        };
+        if let Some(text) = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|t| t.lines().nth(line.saturating_sub(1)).map(str::to_string))
+        {
+            msg.push_str(&format!("\n  at {name}:{line}: {}", text.trim()));
+        }
+    }
+    msg
+}
+
+/// One rendered file of a `jinja2` input: its path relative to the output
+/// directory, its text and the template's permission bits.
+pub struct Rendered {
+    pub name: String,
+    pub content: String,
+    pub mode: Option<u32>,
+}
+
+/// Renders a template file, or every file below a directory (dot-files
+/// skipped), like Kapitan's `render_jinja2`.
+pub fn render_path(
+    input: &Path,
+    ctx: &minijinja::Value,
+    search_paths: &[PathBuf],
+) -> Result<Vec<Rendered>, String> {
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    if input.is_file() {
+        let name = input
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !name.starts_with('.') {
+            files.push((input.to_path_buf(), name));
+        }
+    } else {
+        walk(input, input, &mut files).map_err(|e| format!("{}: {e}", input.display()))?;
+        files.sort_by(|a, b| a.1.cmp(&b.1));
+    }
+    let mut out = Vec::new();
+    for (path, name) in files {
+        let content = render_file(&path, ctx, search_paths)?;
+        out.push(Rendered {
+            name,
+            content,
+            mode: file_mode(&path),
+        });
+    }
+    Ok(out)
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, String)>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        if path.is_dir() {
+            walk(root, &path, out)?;
+        } else if !entry.file_name().to_string_lossy().starts_with('.') {
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .into_owned();
+            out.push((path, rel));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+pub(crate) fn file_mode(p: &Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).ok().map(|m| m.permissions().mode() & 0o7777)
+}
+
+#[cfg(not(unix))]
+pub(crate) fn file_mode(_p: &Path) -> Option<u32> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(src: &str, ctx: minijinja::Value) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.j2");
+        std::fs::write(&p, src).unwrap();
+        render_file(&p, &ctx, &[]).unwrap()
+    }
+
+    #[test]
+    fn python_printing_and_trailing_newline() {
+        let ctx = minijinja::context! { l => vec!["1", "22"], b => true, n => () };
+        assert_eq!(render("{{ l }} {{ b }} {{ n }}\n", ctx), "['1', '22'] True None");
+    }
+
+    #[test]
+    fn trim_and_lstrip_blocks() {
+        let ctx = minijinja::context! { xs => vec![1, 2] };
+        assert_eq!(
+            render("a:\n  {% for x in xs %}\n  - {{ x }}\n  {% endfor %}\nend\n", ctx),
+            "a:\n  - 1\n  - 2\nend"
+        );
+    }
+
+    #[test]
+    fn kapitan_filters() {
+        let ctx = minijinja::context! {};
+        assert_eq!(
+            render("{{ 'hello' | sha256 }}", ctx.clone()),
+            "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+        );
+        assert_eq!(render("{{ 'a.b*c' | regex_escape }}", ctx.clone()), "a\\.b\\*c");
+        assert_eq!(
+            render("{{ 'foo-bar' | regex_replace('(\\\\w+)-(\\\\w+)', '\\\\2_\\\\1') }}", ctx.clone()),
+            "bar_foo"
+        );
+        assert_eq!(
+            render("{{ \"<a href='x'>&</a>\" | tojson }}", ctx.clone()),
+            "\"\\u003ca href=\\u0027x\\u0027\\u003e\\u0026\\u003c/a\\u003e\""
+        );
+        assert_eq!(render("{{ {'b': [1], 'a': 2} | yaml }}", ctx), "a: 2\nb:\n- 1\n");
+    }
+
+    #[test]
+    fn strict_undefined_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.j2");
+        std::fs::write(&p, "{{ inventory.no_such_key }}").unwrap();
+        let ctx = minijinja::context! { inventory => minijinja::context!{} };
+        let err = render_file(&p, &ctx, &[]).unwrap_err();
+        assert!(err.contains("t.j2"), "{err}");
+    }
+}
