@@ -146,8 +146,24 @@ pub fn val_to_value(v: &Val) -> JrResult<Value> {
     })
 }
 
+/// Builds a jsonnet value (jrsonnet's serde bridge would turn integers
+/// into strings).
 fn value_to_val(v: &Value) -> JrResult<Val> {
-    Val::from_serde(v)
+    Ok(match v {
+        Value::Null => Val::Null,
+        Value::Bool(b) => Val::Bool(*b),
+        Value::Int(i) => Val::try_num(*i as f64)?,
+        Value::Float(f) => Val::try_num(*f)?,
+        Value::String(s) => Val::string(s.as_str()),
+        Value::List(l) => Val::arr(l.iter().map(value_to_val).collect::<JrResult<Vec<_>>>()?),
+        Value::Map(m) => {
+            let mut b = jrsonnet_evaluator::ObjValue::builder_with_capacity(m.len());
+            for (k, item) in m {
+                b.field(k.as_str()).value(value_to_val(item)?);
+            }
+            Val::Obj(b.build())
+        }
+    })
 }
 
 #[derive(Clone, Copy)]

@@ -147,6 +147,8 @@ fn parse_int_body(s: &str) -> Option<i64> {
     let body = body.replace('_', "");
     let v = if let Some(b) = body.strip_prefix("0b") {
         i64::from_str_radix(b, 2).ok()?
+    } else if let Some(o) = body.strip_prefix("0o") {
+        i64::from_str_radix(o, 8).ok()?
     } else if let Some(h) = body.strip_prefix("0x") {
         i64::from_str_radix(h, 16).ok()?
     } else if body.contains(':') {

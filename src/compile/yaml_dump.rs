@@ -248,7 +248,7 @@ fn yaml_float(f: f64) -> String {
 pub fn resolves_to_non_string(text: &str) -> bool {
     static RES: OnceLock<Vec<(&'static str, Regex)>> = OnceLock::new();
     let res = RES.get_or_init(|| {
-        let pats: [(&str, &str); 7] = [
+        let pats: [(&str, &str); 8] = [
             (
                 "yYnNtTfFoO",
                 r"^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$",
@@ -268,6 +268,9 @@ pub fn resolves_to_non_string(text: &str) -> bool {
                 r"^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$",
             ),
             ("=", r"^(?:=)$"),
+            // Kapitan imports yamllint, whose `quoted-strings` rule adds a
+            // YAML 1.2 octal (`0o17`) int resolver to PyYAML globally.
+            ("-+0123456789", r"^(?:[-+]?0o?[0-7_]+)$"),
         ];
         pats.iter()
             .map(|(first, p)| (*first, Regex::new(p).expect("static regex")))
@@ -930,12 +933,12 @@ mod tests {
     fn yaml11_quoting() {
         for q in [
             "yes", "on", "true", "null", "~", "", "123", "-1", "+1", "012", "0x1F", "1_000", "1.5",
-            ".inf", "2021-01-01", "12:30", "190:20:30", "=", "<<",
+            ".inf", "2021-01-01", "12:30", "190:20:30", "=", "<<", "0o17",
         ] {
             assert!(resolves_to_non_string(q), "{q}");
         }
         for p in [
-            "y", "Y", "n", "1e3", "1.0e3", "0o17", "1.2.3", "10.0.0.1", "8080:80", "0123456789",
+            "y", "Y", "n", "1e3", "1.0e3", "0o18", "1.2.3", "10.0.0.1", "8080:80", "0123456789",
             "v1.2.3", "100m",
         ] {
             assert!(!resolves_to_non_string(p), "{p}");
