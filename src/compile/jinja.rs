@@ -544,6 +544,17 @@ mod tests {
     }
 
     #[test]
+    fn loop_body_keeps_its_newline() {
+        let ctx = minijinja::context! {};
+        assert_eq!(
+            render("a\n{% for p in [1, 2] %}\n- {{ p }}\n{% endfor %}\n", ctx.clone()),
+            "a\n- 1\n- 2\n"
+        );
+        assert_eq!(render("x\n\n\n", ctx.clone()), "x\n\n");
+        assert_eq!(render("{% if true %}\ny\n{% endif %}\nz\n", ctx), "y\nz");
+    }
+
+    #[test]
     fn kapitan_filters() {
         let ctx = minijinja::context! {};
         assert_eq!(

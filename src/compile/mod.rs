@@ -310,9 +310,11 @@ fn compile_jsonnet(
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            // os.path.splitext: the last extension, a leading dot is kept.
-            let stem = match base.trim_start_matches('.').rfind('.') {
-                Some(i) => base[..base.len() - (base.trim_start_matches('.').len() - i)].to_string(),
+            // os.path.splitext: the last extension; leading dots do not count.
+            let trimmed = base.trim_start_matches('.');
+            let lead = base.len() - trimmed.len();
+            let stem = match trimmed.rfind('.') {
+                Some(i) => base[..lead + i].to_string(),
                 None => base.clone(),
             };
             let mut m = Map::new();
