@@ -38,7 +38,11 @@ pub struct CompileArgs {
     #[arg(short = 'i', long, value_name = "N")]
     pub indent: Option<usize>,
     /// How YAML writes strings with line breaks: literal, folded or double-quotes [default: literal]
-    #[arg(short = 'L', long = "yaml-multiline-string-style", value_name = "STYLE")]
+    #[arg(
+        short = 'L',
+        long = "yaml-multiline-string-style",
+        value_name = "STYLE"
+    )]
     pub yaml_multiline_string_style: Option<String>,
     /// Write YAML nulls as nothing (`key:`) instead of `null`
     #[arg(long)]
@@ -76,7 +80,8 @@ fn progress_bar(len: usize, quiet: bool) -> Option<indicatif::ProgressBar> {
         return None;
     }
     let pb = indicatif::ProgressBar::new(len as u64);
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} targets {msg}") {
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} targets {msg}")
+    {
         pb.set_style(style);
     }
     Some(pb)
@@ -88,13 +93,19 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     let inv_opts = args.inv.options("compile")?;
     if let Some(b) = args.inventory_backend.as_deref() {
         if !matches!(b, "reclass" | "reclass-rs") {
-            anyhow::bail!("inventory backend `{b}` is not supported: strata reads reclass inventories");
+            anyhow::bail!(
+                "inventory backend `{b}` is not supported: strata reads reclass inventories"
+            );
         }
     }
     let output_path = args
         .output_path
         .clone()
-        .or_else(|| defaults.get_str("compile", "output-path").map(PathBuf::from))
+        .or_else(|| {
+            defaults
+                .get_str("compile", "output-path")
+                .map(PathBuf::from)
+        })
         .unwrap_or_else(|| PathBuf::from("."));
     let search_paths: Vec<PathBuf> = if !args.search_paths.is_empty() {
         args.search_paths.clone()
@@ -126,8 +137,13 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     })?;
     let null_as_empty =
         args.yaml_dump_null_as_empty || defaults.get_bool("compile", "yaml-dump-null-as-empty");
-    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let parallelism = args.parallelism.or_else(|| number("parallelism")).unwrap_or(cpus);
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let parallelism = args
+        .parallelism
+        .or_else(|| number("parallelism"))
+        .unwrap_or(cpus);
     let mut labels = Vec::new();
     for l in &args.labels {
         let (k, v) = l

@@ -167,7 +167,8 @@ fn merge_strategic(v: &Value) -> Value {
             if !all_named {
                 return Value::List(processed);
             }
-            let mut merged: indexmap::IndexMap<String, crate::value::Map> = indexmap::IndexMap::new();
+            let mut merged: indexmap::IndexMap<String, crate::value::Map> =
+                indexmap::IndexMap::new();
             for item in processed {
                 if let Value::Map(m) = item {
                     let key = serde_json::to_string(&m["name"]).unwrap_or_default();
@@ -293,8 +294,9 @@ pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment
     });
     env.add_filter("toml", |v: minijinja::Value| -> Result<String, Error> {
         match from_template_value(&v) {
-            Value::Map(m) => toml_dumps(&m, false)
-                .map_err(|e| Error::new(ErrorKind::InvalidOperation, e)),
+            Value::Map(m) => {
+                toml_dumps(&m, false).map_err(|e| Error::new(ErrorKind::InvalidOperation, e))
+            }
             _ => Err(Error::new(
                 ErrorKind::InvalidOperation,
                 "toml filter needs a mapping",
@@ -509,7 +511,9 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, String)>) -> std::io::R
 #[cfg(unix)]
 pub(crate) fn file_mode(p: &Path) -> Option<u32> {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).ok().map(|m| m.permissions().mode() & 0o7777)
+    std::fs::metadata(p)
+        .ok()
+        .map(|m| m.permissions().mode() & 0o7777)
 }
 
 #[cfg(not(unix))]
@@ -531,14 +535,20 @@ mod tests {
     #[test]
     fn python_printing_and_trailing_newline() {
         let ctx = minijinja::context! { l => vec!["1", "22"], b => true, n => () };
-        assert_eq!(render("{{ l }} {{ b }} {{ n }}\n", ctx), "['1', '22'] True None");
+        assert_eq!(
+            render("{{ l }} {{ b }} {{ n }}\n", ctx),
+            "['1', '22'] True None"
+        );
     }
 
     #[test]
     fn trim_and_lstrip_blocks() {
         let ctx = minijinja::context! { xs => vec![1, 2] };
         assert_eq!(
-            render("a:\n  {% for x in xs %}\n  - {{ x }}\n  {% endfor %}\nend\n", ctx),
+            render(
+                "a:\n  {% for x in xs %}\n  - {{ x }}\n  {% endfor %}\nend\n",
+                ctx
+            ),
             "a:\n  - 1\n  - 2\nend"
         );
     }
@@ -547,7 +557,10 @@ mod tests {
     fn loop_body_keeps_its_newline() {
         let ctx = minijinja::context! {};
         assert_eq!(
-            render("a\n{% for p in [1, 2] %}\n- {{ p }}\n{% endfor %}\n", ctx.clone()),
+            render(
+                "a\n{% for p in [1, 2] %}\n- {{ p }}\n{% endfor %}\n",
+                ctx.clone()
+            ),
             "a\n- 1\n- 2\n"
         );
         assert_eq!(render("x\n\n\n", ctx.clone()), "x\n\n");
@@ -561,16 +574,25 @@ mod tests {
             render("{{ 'hello' | sha256 }}", ctx.clone()),
             "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
         );
-        assert_eq!(render("{{ 'a.b*c' | regex_escape }}", ctx.clone()), "a\\.b\\*c");
         assert_eq!(
-            render("{{ 'foo-bar' | regex_replace('(\\\\w+)-(\\\\w+)', '\\\\2_\\\\1') }}", ctx.clone()),
+            render("{{ 'a.b*c' | regex_escape }}", ctx.clone()),
+            "a\\.b\\*c"
+        );
+        assert_eq!(
+            render(
+                "{{ 'foo-bar' | regex_replace('(\\\\w+)-(\\\\w+)', '\\\\2_\\\\1') }}",
+                ctx.clone()
+            ),
             "bar_foo"
         );
         assert_eq!(
             render("{{ \"<a href='x'>&</a>\" | tojson }}", ctx.clone()),
             "\"\\u003ca href=\\u0027x\\u0027\\u003e\\u0026\\u003c/a\\u003e\""
         );
-        assert_eq!(render("{{ {'b': [1], 'a': 2} | yaml }}", ctx), "a: 2\nb:\n- 1\n");
+        assert_eq!(
+            render("{{ {'b': [1], 'a': 2} | yaml }}", ctx),
+            "a: 2\nb:\n- 1\n"
+        );
     }
 
     #[test]

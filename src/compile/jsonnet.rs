@@ -12,9 +12,7 @@ use base64::Engine;
 use jrsonnet_evaluator::error::ErrorKind;
 use jrsonnet_evaluator::function::builtin::{NativeCallback, NativeCallbackHandler};
 use jrsonnet_evaluator::trace::PathResolver;
-use jrsonnet_evaluator::{
-    AsPathLike, ImportResolver, Result as JrResult, SourcePath, State, Val,
-};
+use jrsonnet_evaluator::{AsPathLike, ImportResolver, Result as JrResult, SourcePath, State, Val};
 use jrsonnet_gcmodule::{Acyclic, Trace};
 use jrsonnet_ir::{SourceFile, SourceVirtual};
 use sha2::Digest;
@@ -200,7 +198,10 @@ impl Trace for Native {
 fn arg_str(args: &[Val], i: usize, fname: &str) -> JrResult<String> {
     match args.get(i) {
         Some(Val::Str(s)) => Ok(s.clone().into_flat().to_string()),
-        _ => Err(rt_err(format!("{fname}: argument {} must be a string", i + 1))),
+        _ => Err(rt_err(format!(
+            "{fname}: argument {} must be a string",
+            i + 1
+        ))),
     }
 }
 
@@ -228,7 +229,11 @@ impl Native {
                         Some("yml") | Some("yaml")
                     )
             })
-            .ok_or_else(|| rt_err(format!("{fname}: could not find any input yaml file: {name}")))?;
+            .ok_or_else(|| {
+                rt_err(format!(
+                    "{fname}: could not find any input yaml file: {name}"
+                ))
+            })?;
         let text = std::fs::read_to_string(&path)
             .map_err(|e| rt_err(format!("cannot read {}: {e}", path.display())))?;
         pyyaml_load::load_all(&text).map_err(|e| rt_err(format!("{}: {e}", path.display())))
@@ -239,7 +244,10 @@ impl Native {
         match self.kind {
             Sha256 => {
                 let s = arg_str(args, 0, "sha256_string")?;
-                Ok(Val::string(format!("{:x}", sha2::Sha256::digest(s.as_bytes()))))
+                Ok(Val::string(format!(
+                    "{:x}",
+                    sha2::Sha256::digest(s.as_bytes())
+                )))
             }
             GzipB64 => {
                 let s = arg_str(args, 0, "gzip_b64")?;
@@ -272,9 +280,9 @@ impl Native {
             }
             FileRead => {
                 let name = arg_str(args, 0, "file_read")?;
-                let p = self
-                    .first_match(&name, Path::is_file)
-                    .ok_or_else(|| rt_err(format!("file_read: {name} not found in search paths")))?;
+                let p = self.first_match(&name, Path::is_file).ok_or_else(|| {
+                    rt_err(format!("file_read: {name} not found in search paths"))
+                })?;
                 std::fs::read_to_string(&p)
                     .map(Val::string)
                     .map_err(|e| rt_err(format!("cannot read {}: {e}", p.display())))
@@ -296,9 +304,9 @@ impl Native {
             }
             DirFilesList | DirFilesRead => {
                 let name = arg_str(args, 0, "dir_files_list")?;
-                let dir = self
-                    .first_match(&name, Path::is_dir)
-                    .ok_or_else(|| rt_err(format!("{name}: directory not found in search paths")))?;
+                let dir = self.first_match(&name, Path::is_dir).ok_or_else(|| {
+                    rt_err(format!("{name}: directory not found in search paths"))
+                })?;
                 let mut files: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
                     .map_err(|e| rt_err(format!("cannot list {}: {e}", dir.display())))?
                     .filter_map(Result::ok)
@@ -353,18 +361,29 @@ impl Native {
             Topics => Err(rt_err("kap.topics() is not supported by strata")),
             Jinja2RenderFile => {
                 let name = arg_str(args, 0, "jinja2_render_file")?;
-                let ctx = python_json_loads(&arg_str(args, 1, "jinja2_render_file")?, "jinja2_render_file")?;
-                let path = self
-                    .first_match(&name, Path::is_file)
-                    .ok_or_else(|| rt_err(format!("jinja2_render_file: {name} not found in search paths")))?;
-                jinja::render_file(&path, &jinja::to_template_value(&ctx), &self.env.search_paths)
-                    .map(Val::string)
-                    .map_err(rt_err)
+                let ctx = python_json_loads(
+                    &arg_str(args, 1, "jinja2_render_file")?,
+                    "jinja2_render_file",
+                )?;
+                let path = self.first_match(&name, Path::is_file).ok_or_else(|| {
+                    rt_err(format!(
+                        "jinja2_render_file: {name} not found in search paths"
+                    ))
+                })?;
+                jinja::render_file(
+                    &path,
+                    &jinja::to_template_value(&ctx),
+                    &self.env.search_paths,
+                )
+                .map(Val::string)
+                .map_err(rt_err)
             }
             JsonschemaValidate => {
                 let obj = python_json_loads(&arg_str(args, 0, "jsonschema")?, "jsonschema")?;
                 let schema = python_json_loads(&arg_str(args, 1, "jsonschema")?, "jsonschema")?;
-                let reason = super::schema::validate(&obj, &schema).err().unwrap_or_default();
+                let reason = super::schema::validate(&obj, &schema)
+                    .err()
+                    .unwrap_or_default();
                 let mut m = Map::new();
                 m.insert("valid".into(), Value::Bool(reason.is_empty()));
                 m.insert("reason".into(), Value::String(reason));
@@ -414,7 +433,11 @@ pub fn evaluate(file: &Path, target: &str, env: &JsonnetEnv) -> Result<Value, St
     ctx.add_ext_str("target".into(), target.into());
     let shared = Rc::new(env.clone());
     let natives: [(&str, NativeKind, &[&str]); 14] = [
-        ("jinja2_render_file", NativeKind::Jinja2RenderFile, &["name", "ctx"]),
+        (
+            "jinja2_render_file",
+            NativeKind::Jinja2RenderFile,
+            &["name", "ctx"],
+        ),
         ("yaml_load", NativeKind::YamlLoad, &["name"]),
         ("yaml_load_stream", NativeKind::YamlLoadStream, &["name"]),
         ("file_read", NativeKind::FileRead, &["name"]),
@@ -427,7 +450,11 @@ pub fn evaluate(file: &Path, target: &str, env: &JsonnetEnv) -> Result<Value, St
         ("yaml_dump_stream", NativeKind::YamlDumpStream, &["obj"]),
         ("sha256_string", NativeKind::Sha256, &["obj"]),
         ("gzip_b64", NativeKind::GzipB64, &["obj"]),
-        ("jsonschema_validate", NativeKind::JsonschemaValidate, &["obj", "schema_obj"]),
+        (
+            "jsonschema_validate",
+            NativeKind::JsonschemaValidate,
+            &["obj", "schema_obj"],
+        ),
     ];
     for (name, kind, params) in natives {
         #[allow(deprecated)]
@@ -448,9 +475,7 @@ pub fn evaluate(file: &Path, target: &str, env: &JsonnetEnv) -> Result<Value, St
         .context_initializer(ctx);
     let state = builder.build();
     let _guard = state.enter();
-    let result = state
-        .import(file)
-        .and_then(|v| val_to_value(&v));
+    let result = state.import(file).and_then(|v| val_to_value(&v));
     result.map_err(|e| format!("{e}").trim_end().to_string())
 }
 

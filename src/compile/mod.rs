@@ -211,10 +211,14 @@ pub fn select_targets(
 fn check_relative(p: &str, what: &str) -> Result<(), String> {
     let path = Path::new(p);
     if path.is_absolute() {
-        return Err(format!("{what} `{p}` is absolute; it must be relative to the target's output directory"));
+        return Err(format!(
+            "{what} `{p}` is absolute; it must be relative to the target's output directory"
+        ));
     }
     if path.components().any(|c| matches!(c, Component::ParentDir)) {
-        return Err(format!("{what} `{p}` leaves the target's output directory (`..`)"));
+        return Err(format!(
+            "{what} `{p}` leaves the target's output directory (`..`)"
+        ));
     }
     Ok(())
 }
@@ -234,7 +238,10 @@ fn check_inside(root: &Path, path: &Path) -> Result<(), String> {
     }
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if meta.file_type().is_symlink() {
-            return Err(format!("{} is a symlink; strata does not write through symlinks", path.display()));
+            return Err(format!(
+                "{} is a symlink; strata does not write through symlinks",
+                path.display()
+            ));
         }
     }
     Ok(())
@@ -346,7 +353,12 @@ fn format_name(f: Format) -> &'static str {
     }
 }
 
-fn compile_jinja2(ctx: &TargetCtx, entry: &Entry, input: &Path, out_dir: &Path) -> Result<(), String> {
+fn compile_jinja2(
+    ctx: &TargetCtx,
+    entry: &Entry,
+    input: &Path,
+    out_dir: &Path,
+) -> Result<(), String> {
     let mut input_params = entry.input_params.clone();
     input_params
         .entry("compile_path".to_string())
@@ -741,7 +753,10 @@ mod tests {
         let d = diff_catalogs(a.path(), b.path(), None);
         assert_eq!(
             d,
-            vec![("removed", PathBuf::from("gone")), ("added", PathBuf::from("new"))]
+            vec![
+                ("removed", PathBuf::from("gone")),
+                ("added", PathBuf::from("new"))
+            ]
         );
     }
 }

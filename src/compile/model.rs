@@ -65,7 +65,12 @@ impl InputType {
             ],
             InputType::Kadet => &["input_value"],
             InputType::Kustomize => &["namespace", "patches", "patches_strategic", "patches_json"],
-            InputType::Cuelang => &["input", "input_fill_path", "output_yield_path", "output_filename"],
+            InputType::Cuelang => &[
+                "input",
+                "input_fill_path",
+                "output_yield_path",
+                "output_filename",
+            ],
             _ => &[],
         }
     }
@@ -158,7 +163,11 @@ fn as_bool(v: &Value) -> Option<bool> {
 fn parse_entry(target: &str, number: usize, v: &Value) -> Result<(Entry, Value), CompileError> {
     let at = |f: &str| format!("parameters.kapitan.compile[{}].{f}", number - 1);
     let Some(m) = v.as_map() else {
-        return Err(invalid(target, &format!("parameters.kapitan.compile[{}]", number - 1), "must be a mapping"));
+        return Err(invalid(
+            target,
+            &format!("parameters.kapitan.compile[{}]", number - 1),
+            "must be a mapping",
+        ));
     };
     let it_raw = m
         .get("input_type")
@@ -178,7 +187,11 @@ fn parse_entry(target: &str, number: usize, v: &Value) -> Result<(Entry, Value),
         })?;
     for k in m.keys() {
         if !BASE_FIELDS.contains(&k.as_str()) && !input_type.extra_fields().contains(&k.as_str()) {
-            return Err(invalid(target, &at(k), "unknown compile entry key (extra fields are not permitted)"));
+            return Err(invalid(
+                target,
+                &at(k),
+                "unknown compile entry key (extra fields are not permitted)",
+            ));
         }
     }
     let get_str = |f: &str, required: bool| -> Result<Option<String>, CompileError> {
@@ -186,7 +199,11 @@ fn parse_entry(target: &str, number: usize, v: &Value) -> Result<(Entry, Value),
             None | Some(Value::Null) if required => Err(invalid(target, &at(f), "missing")),
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(invalid(target, &at(f), format!("must be a string, got {}", other.type_name()))),
+            Some(other) => Err(invalid(
+                target,
+                &at(f),
+                format!("must be a string, got {}", other.type_name()),
+            )),
         }
     };
     let get_bool = |f: &str, default: bool| -> Result<bool, CompileError> {
@@ -226,7 +243,11 @@ fn parse_entry(target: &str, number: usize, v: &Value) -> Result<(Entry, Value),
     let output_type = match m.get("output_type") {
         None | Some(Value::Null) => default_ot,
         Some(Value::String(s)) => OutputType::parse(s).ok_or_else(|| {
-            invalid(target, &at("output_type"), format!("`{s}` is not one of yaml, yml, json, toml, plain, auto"))
+            invalid(
+                target,
+                &at("output_type"),
+                format!("`{s}` is not one of yaml, yml, json, toml, plain, auto"),
+            )
         })?,
         Some(_) => return Err(invalid(target, &at("output_type"), "must be a string")),
     };
@@ -259,32 +280,58 @@ fn parse_entry(target: &str, number: usize, v: &Value) -> Result<(Entry, Value),
     // The dump: declared fields in model order with defaults, then the
     // type's own fields.
     let mut d = Map::new();
-    d.insert("name".into(), name.clone().map(Value::String).unwrap_or(Value::Null));
-    d.insert("input_type".into(), Value::String(input_type.as_str().into()));
+    d.insert(
+        "name".into(),
+        name.clone().map(Value::String).unwrap_or(Value::Null),
+    );
+    d.insert(
+        "input_type".into(),
+        Value::String(input_type.as_str().into()),
+    );
     d.insert(
         "input_paths".into(),
         Value::List(input_paths.iter().cloned().map(Value::String).collect()),
     );
     d.insert(
         "output_path".into(),
-        output_path.clone().map(Value::String).unwrap_or(Value::Null),
+        output_path
+            .clone()
+            .map(Value::String)
+            .unwrap_or(Value::Null),
     );
     d.insert("input_params".into(), Value::Map(input_params.clone()));
-    d.insert("continue_on_compile_error".into(), Value::Bool(continue_on_compile_error));
-    d.insert("output_type".into(), Value::String(output_type.as_str().into()));
+    d.insert(
+        "continue_on_compile_error".into(),
+        Value::Bool(continue_on_compile_error),
+    );
+    d.insert(
+        "output_type".into(),
+        Value::String(output_type.as_str().into()),
+    );
     d.insert("ignore_missing".into(), Value::Bool(ignore_missing));
     d.insert("prune".into(), Value::Bool(prune));
     match input_type {
         InputType::External => {
             d.insert(
                 "env_vars".into(),
-                Value::Map(env_vars.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect()),
+                Value::Map(
+                    env_vars
+                        .iter()
+                        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                        .collect(),
+                ),
             );
-            d.insert("args".into(), Value::List(args.iter().cloned().map(Value::String).collect()));
+            d.insert(
+                "args".into(),
+                Value::List(args.iter().cloned().map(Value::String).collect()),
+            );
         }
         InputType::Jinja2 => {
             d.insert("suffix_remove".into(), Value::Bool(suffix_remove));
-            d.insert("suffix_stripped".into(), Value::String(suffix_stripped.clone()));
+            d.insert(
+                "suffix_stripped".into(),
+                Value::String(suffix_stripped.clone()),
+            );
         }
         other => {
             for f in other.extra_fields() {
@@ -332,34 +379,64 @@ pub fn plan_target(node: &RenderedNode) -> Result<(TargetPlan, Map), CompileErro
                 entry_dumps.push(d);
             }
         }
-        Some(_) => return Err(invalid(target, "parameters.kapitan.compile", "must be a list")),
+        Some(_) => {
+            return Err(invalid(
+                target,
+                "parameters.kapitan.compile",
+                "must be a list",
+            ))
+        }
     }
     let vars = match kap.get("vars") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Map(v)) => v.clone(),
-        Some(_) => return Err(invalid(target, "parameters.kapitan.vars", "must be a mapping")),
+        Some(_) => {
+            return Err(invalid(
+                target,
+                "parameters.kapitan.vars",
+                "must be a mapping",
+            ))
+        }
     };
     let target_var = match vars.get("target") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => return Err(invalid(target, "parameters.kapitan.vars.target", "must be a string")),
+        Some(_) => {
+            return Err(invalid(
+                target,
+                "parameters.kapitan.vars.target",
+                "must be a string",
+            ))
+        }
     };
     let labels = match kap.get("labels") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Map(l)) => {
             for (k, v) in l {
                 if !matches!(v, Value::String(_)) {
-                    return Err(invalid(target, &format!("parameters.kapitan.labels.{k}"), "must be a string"));
+                    return Err(invalid(
+                        target,
+                        &format!("parameters.kapitan.labels.{k}"),
+                        "must be a string",
+                    ));
                 }
             }
             l.clone()
         }
-        Some(_) => return Err(invalid(target, "parameters.kapitan.labels", "must be a mapping")),
+        Some(_) => {
+            return Err(invalid(
+                target,
+                "parameters.kapitan.labels",
+                "must be a mapping",
+            ))
+        }
     };
     if !entries.is_empty() && target_var.is_none() {
-        return Err(CompileError::new("parameters.kapitan.vars.target is not set")
-            .target(target)
-            .hint("add `vars: {target: ${_reclass_:name:short}}` under parameters.kapitan"));
+        return Err(
+            CompileError::new("parameters.kapitan.vars.target is not set")
+                .target(target)
+                .hint("add `vars: {target: ${_reclass_:name:short}}` under parameters.kapitan"),
+        );
     }
     let mut vars_dump = Map::new();
     vars_dump.insert(
@@ -377,13 +454,20 @@ pub fn plan_target(node: &RenderedNode) -> Result<(TargetPlan, Map), CompileErro
     kd.insert("labels".into(), Value::Map(labels));
     kd.insert(
         "dependencies".into(),
-        kap.get("dependencies").cloned().unwrap_or(Value::List(Vec::new())),
+        kap.get("dependencies")
+            .cloned()
+            .unwrap_or(Value::List(Vec::new())),
     );
     kd.insert("target_full_path".into(), Value::String(String::new()));
-    kd.insert("secrets".into(), kap.get("secrets").cloned().unwrap_or(Value::Null));
+    kd.insert(
+        "secrets".into(),
+        kap.get("secrets").cloned().unwrap_or(Value::Null),
+    );
     kd.insert(
         "validate".into(),
-        kap.get("validate").cloned().unwrap_or(Value::List(Vec::new())),
+        kap.get("validate")
+            .cloned()
+            .unwrap_or(Value::List(Vec::new())),
     );
     for (k, v) in &kap {
         if !kd.contains_key(k) {
@@ -456,7 +540,13 @@ pub fn model_dump(node: &RenderedNode, kapitan: &Map, target_full_path: &str) ->
     );
     top.insert(
         "applications".into(),
-        Value::List(node.applications.iter().cloned().map(Value::String).collect()),
+        Value::List(
+            node.applications
+                .iter()
+                .cloned()
+                .map(Value::String)
+                .collect(),
+        ),
     );
     top.insert(
         "exports".into(),
@@ -493,7 +583,14 @@ mod tests {
         assert!(plan.entries[1].ignore_missing);
         assert_eq!(plan.entries[1].output_type, OutputType::Plain);
         let dump = model_dump(&n, &kd, "t");
-        let keys: Vec<_> = dump.get_path(&["parameters"]).unwrap().as_map().unwrap().keys().cloned().collect();
+        let keys: Vec<_> = dump
+            .get_path(&["parameters"])
+            .unwrap()
+            .as_map()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
         assert_eq!(keys, ["kapitan", "_kapitan_", "_reclass_"]);
     }
 
@@ -502,14 +599,23 @@ mod tests {
         let n = node(
             r#"{"kapitan":{"vars":{"target":"t"},"compile":[{"input_type":"jsonnet","input_paths":["a"],"output_path":"o","output_typ":"json"}]}}"#,
         );
-        assert!(plan_target(&n).unwrap_err().to_string().contains("output_typ"));
+        assert!(plan_target(&n)
+            .unwrap_err()
+            .to_string()
+            .contains("output_typ"));
         let n = node(
             r#"{"kapitan":{"vars":{"target":"t"},"compile":[{"input_type":"external","input_paths":["a"],"output_path":"o","env_vars":{"REPLICAS":3}}]}}"#,
         );
-        assert!(plan_target(&n).unwrap_err().to_string().contains("REPLICAS"));
+        assert!(plan_target(&n)
+            .unwrap_err()
+            .to_string()
+            .contains("REPLICAS"));
         let n = node(
             r#"{"kapitan":{"vars":{"target":"t"},"compile":[{"input_type":"helmfile","input_paths":["a"],"output_path":"o"}]}}"#,
         );
-        assert!(plan_target(&n).unwrap_err().to_string().contains("helmfile"));
+        assert!(plan_target(&n)
+            .unwrap_err()
+            .to_string()
+            .contains("helmfile"));
     }
 }

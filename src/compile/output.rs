@@ -368,7 +368,10 @@ fn toml_value(v: &Value, ints: bool) -> String {
         }
         Value::Map(m) => {
             // Python iterates a dict as its keys.
-            toml_value(&Value::List(m.keys().cloned().map(Value::String).collect()), ints)
+            toml_value(
+                &Value::List(m.keys().cloned().map(Value::String).collect()),
+                ints,
+            )
         }
         Value::Null => "\"None\"".into(),
     }
@@ -376,8 +379,7 @@ fn toml_value(v: &Value, ints: bool) -> String {
 
 fn toml_key(k: &str) -> String {
     if !k.is_empty()
-        && k
-            .chars()
+        && k.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
     {
         k.to_string()
@@ -485,7 +487,10 @@ mod tests {
 
     #[test]
     fn auto_output_names() {
-        assert_eq!(file_for_key("notes.txt", OutputType::Auto).0, "notes.txt.yaml");
+        assert_eq!(
+            file_for_key("notes.txt", OutputType::Auto).0,
+            "notes.txt.yaml"
+        );
         assert_eq!(
             file_for_key("x.json", OutputType::Auto),
             ("x.json".to_string(), Format::Json)
@@ -524,7 +529,9 @@ mod tests {
 
     #[test]
     fn prune_keeps_containers_that_become_empty() {
-        let v = parse(r#"{"a":null,"b":{},"c":[],"d":{"x":null},"e":[{},{"y":null},null,0,"",false,[]]}"#);
+        let v = parse(
+            r#"{"a":null,"b":{},"c":[],"d":{"x":null},"e":[{},{"y":null},null,0,"",false,[]]}"#,
+        );
         assert_eq!(
             serde_json::to_string(&prune_empty(&v)).unwrap(),
             r#"{"d":{},"e":[{},0,"",false]}"#

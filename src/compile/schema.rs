@@ -43,7 +43,10 @@ pub fn validate(v: &Value, schema: &Value) -> Result<(), String> {
     if let Some(t) = s.get("type") {
         let ok = match t {
             Value::String(t) => type_matches(v, t),
-            Value::List(ts) => ts.iter().filter_map(Value::as_str).any(|t| type_matches(v, t)),
+            Value::List(ts) => ts
+                .iter()
+                .filter_map(Value::as_str)
+                .any(|t| type_matches(v, t)),
             _ => true,
         };
         if !ok {
@@ -52,7 +55,11 @@ pub fn validate(v: &Value, schema: &Value) -> Result<(), String> {
     }
     if let Some(Value::List(options)) = s.get("enum") {
         if !options.contains(v) {
-            return Err(format!("{} is not one of {}", short(v), short(&Value::List(options.clone()))));
+            return Err(format!(
+                "{} is not one of {}",
+                short(v),
+                short(&Value::List(options.clone()))
+            ));
         }
     }
     if let Some(c) = s.get("const") {
@@ -68,7 +75,11 @@ pub fn validate(v: &Value, schema: &Value) -> Result<(), String> {
         }
         if let Some(max) = s.get("maximum").and_then(num) {
             if n > max {
-                return Err(format!("{} is greater than the maximum of {}", short(v), max));
+                return Err(format!(
+                    "{} is greater than the maximum of {}",
+                    short(v),
+                    max
+                ));
             }
         }
     }
@@ -83,7 +94,11 @@ pub fn validate(v: &Value, schema: &Value) -> Result<(), String> {
         if let Some(p) = s.get("pattern").and_then(Value::as_str) {
             if let Ok(re) = regex::Regex::new(p) {
                 if !re.is_match(st) {
-                    return Err(format!("{} does not match {}", short(v), short(&Value::String(p.into()))));
+                    return Err(format!(
+                        "{} does not match {}",
+                        short(v),
+                        short(&Value::String(p.into()))
+                    ));
                 }
             }
         }
@@ -116,7 +131,9 @@ pub fn validate(v: &Value, schema: &Value) -> Result<(), String> {
                 Some(ps) => validate(item, ps)?,
                 None => match s.get("additionalProperties") {
                     Some(Value::Bool(false)) => {
-                        return Err(format!("Additional properties are not allowed ('{k}' was unexpected)"))
+                        return Err(format!(
+                            "Additional properties are not allowed ('{k}' was unexpected)"
+                        ))
                     }
                     Some(extra @ Value::Map(_)) => validate(item, extra)?,
                     _ => {}
@@ -137,9 +154,15 @@ mod tests {
 
     #[test]
     fn validates_common_keywords() {
-        let schema = j(r#"{"type":"object","required":["a"],"properties":{"a":{"type":"integer","minimum":1}}}"#);
+        let schema = j(
+            r#"{"type":"object","required":["a"],"properties":{"a":{"type":"integer","minimum":1}}}"#,
+        );
         assert!(validate(&j(r#"{"a":2}"#), &schema).is_ok());
-        assert!(validate(&j(r#"{"a":0}"#), &schema).unwrap_err().contains("minimum"));
-        assert!(validate(&j(r#"{}"#), &schema).unwrap_err().contains("required"));
+        assert!(validate(&j(r#"{"a":0}"#), &schema)
+            .unwrap_err()
+            .contains("minimum"));
+        assert!(validate(&j(r#"{}"#), &schema)
+            .unwrap_err()
+            .contains("required"));
     }
 }

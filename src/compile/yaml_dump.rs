@@ -223,7 +223,11 @@ pub(crate) fn python_float_repr(f: f64) -> String {
     } else if decpt as usize >= digits.len() {
         format!("{}{}.0", digits, "0".repeat(decpt as usize - digits.len()))
     } else {
-        format!("{}.{}", &digits[..decpt as usize], &digits[decpt as usize..])
+        format!(
+            "{}.{}",
+            &digits[..decpt as usize],
+            &digits[decpt as usize..]
+        )
     };
     format!("{sign}{body}")
 }
@@ -533,8 +537,7 @@ impl Emitter {
                 return st;
             }
         }
-        if s.style.is_none() && a.allow_single_quoted && !(self.simple_key_context && a.multiline)
-        {
+        if s.style.is_none() && a.allow_single_quoted && !(self.simple_key_context && a.multiline) {
             return '\'';
         }
         '"'
@@ -564,7 +567,7 @@ impl Emitter {
     }
 
     fn write_indicator(&mut self, ind: &str, need_ws: bool, whitespace: bool, indention: bool) {
-        if !(self.whitespace || !need_ws) {
+        if !self.whitespace && need_ws {
             self.out.push(' ');
             self.column += 1;
         }
@@ -577,10 +580,7 @@ impl Emitter {
 
     fn write_indent(&mut self) {
         let indent = self.indent.unwrap_or(0);
-        if !self.indention
-            || self.column > indent
-            || (self.column == indent && !self.whitespace)
-        {
+        if !self.indention || self.column > indent || (self.column == indent && !self.whitespace) {
             self.write_line_break(None);
         }
         if self.column < indent {
@@ -709,8 +709,10 @@ impl Emitter {
             let needs_escape = match ch {
                 None => true,
                 Some(c) => {
-                    matches!(c, '"' | '\\' | '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}')
-                        || !('\x20'..='\x7e').contains(&c)
+                    matches!(
+                        c,
+                        '"' | '\\' | '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}'
+                    ) || !('\x20'..='\x7e').contains(&c)
                 }
             };
             if needs_escape {
@@ -904,10 +906,19 @@ mod tests {
     #[test]
     fn sorted_keys_and_indented_sequences() {
         let v = map(&[
-            ("b", Value::List(vec![Value::Int(1), map(&[("y", s("1")), ("x", Value::Null)])])),
+            (
+                "b",
+                Value::List(vec![
+                    Value::Int(1),
+                    map(&[("y", s("1")), ("x", Value::Null)]),
+                ]),
+            ),
             ("a", map(&[])),
             ("c", Value::List(vec![])),
-            ("d", Value::List(vec![Value::List(vec![Value::Int(1), Value::Int(2)])])),
+            (
+                "d",
+                Value::List(vec![Value::List(vec![Value::Int(1), Value::Int(2)])]),
+            ),
         ]);
         assert_eq!(
             dump(&v, &kap()),
@@ -932,18 +943,51 @@ mod tests {
     #[test]
     fn yaml11_quoting() {
         for q in [
-            "yes", "on", "true", "null", "~", "", "123", "-1", "+1", "012", "0x1F", "1_000", "1.5",
-            ".inf", "2021-01-01", "12:30", "190:20:30", "=", "<<", "0o17",
+            "yes",
+            "on",
+            "true",
+            "null",
+            "~",
+            "",
+            "123",
+            "-1",
+            "+1",
+            "012",
+            "0x1F",
+            "1_000",
+            "1.5",
+            ".inf",
+            "2021-01-01",
+            "12:30",
+            "190:20:30",
+            "=",
+            "<<",
+            "0o17",
         ] {
             assert!(resolves_to_non_string(q), "{q}");
         }
         for p in [
-            "y", "Y", "n", "1e3", "1.0e3", "0o18", "1.2.3", "10.0.0.1", "8080:80", "0123456789",
-            "v1.2.3", "100m",
+            "y",
+            "Y",
+            "n",
+            "1e3",
+            "1.0e3",
+            "0o18",
+            "1.2.3",
+            "10.0.0.1",
+            "8080:80",
+            "0123456789",
+            "v1.2.3",
+            "100m",
         ] {
             assert!(!resolves_to_non_string(p), "{p}");
         }
-        let v = map(&[("a", s("yes")), ("b", s("it's")), ("c", s("'q")), ("d", s("café"))]);
+        let v = map(&[
+            ("a", s("yes")),
+            ("b", s("it's")),
+            ("c", s("'q")),
+            ("d", s("café")),
+        ]);
         assert_eq!(
             dump(&v, &kap()),
             "a: 'yes'\nb: it's\nc: '''q'\nd: \"caf\\xE9\"\n"
@@ -990,7 +1034,10 @@ mod tests {
         assert_eq!(yaml_float(1e-7), "1.0e-07");
         assert_eq!(yaml_float(-1.5e-10), "-1.5e-10");
         assert_eq!(integral_text(-0.0).as_deref(), Some("0"));
-        assert_eq!(integral_text(2f64.powi(64)).as_deref(), Some("18446744073709551616"));
+        assert_eq!(
+            integral_text(2f64.powi(64)).as_deref(),
+            Some("18446744073709551616")
+        );
     }
 
     #[test]
@@ -1005,10 +1052,17 @@ mod tests {
 
     #[test]
     fn null_as_empty() {
-        let v = map(&[("a", Value::Null), ("b", Value::List(vec![Value::Null, Value::Int(1)]))]);
+        let v = map(&[
+            ("a", Value::Null),
+            ("b", Value::List(vec![Value::Null, Value::Int(1)])),
+        ]);
         let o = DumpOptions::kapitan(2, MultilineStyle::Literal, true);
         assert_eq!(dump(&v, &o), "a:\nb:\n  -\n  - 1\n");
-        let docs = vec![map(&[("x", Value::Null)]), Value::Null, map(&[("y", Value::Int(1))])];
+        let docs = vec![
+            map(&[("x", Value::Null)]),
+            Value::Null,
+            map(&[("y", Value::Int(1))]),
+        ];
         assert_eq!(dump_all(&docs, &o), "x:\n---\n---\ny: 1\n");
     }
 }

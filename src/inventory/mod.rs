@@ -139,7 +139,9 @@ impl Inventory {
         let classes_dir = dir.join(cfg.classes_uri.as_deref().unwrap_or("classes"));
         let targets_dir = match cfg.nodes_uri.as_deref() {
             Some(n) => dir.join(n),
-            None if !dir.join("targets").is_dir() && dir.join("nodes").is_dir() => dir.join("nodes"),
+            None if !dir.join("targets").is_dir() && dir.join("nodes").is_dir() => {
+                dir.join("nodes")
+            }
             None => dir.join("targets"),
         };
         let class_entities = discover::walk(&classes_dir, discover::Kind::Class, false)?;
@@ -217,7 +219,10 @@ impl Inventory {
 
     /// Renders the given targets (all when empty), in parallel. The first
     /// error in target order is returned, so failures are deterministic.
-    pub fn render(&self, targets: &[String]) -> Result<BTreeMap<String, RenderedNode>, InventoryError> {
+    pub fn render(
+        &self,
+        targets: &[String],
+    ) -> Result<BTreeMap<String, RenderedNode>, InventoryError> {
         let names: Vec<String> = if targets.is_empty() {
             self.target_names()
         } else {
@@ -249,10 +254,13 @@ impl Inventory {
 
     /// Renders one target.
     pub fn render_target(&self, name: &str) -> Result<RenderedNode, InventoryError> {
-        let (entity, file_idx) = self.targets.get(name).ok_or_else(|| InventoryError::UnknownTarget {
-            name: name.to_string(),
-            known: self.target_names(),
-        })?;
+        let (entity, file_idx) =
+            self.targets
+                .get(name)
+                .ok_or_else(|| InventoryError::UnknownTarget {
+                    name: name.to_string(),
+                    known: self.target_names(),
+                })?;
         let tfile = self.parse_entity(entity, *file_idx, String::new())?;
         let mut b = Build {
             inv: self,
@@ -336,10 +344,16 @@ impl Inventory {
 
     fn is_ignored(&self, class: &str) -> bool {
         self.opts.ignore_class_notfound
-            && (self.ignore_regexps.is_empty() || self.ignore_regexps.iter().any(|r| r.is_match(class)))
+            && (self.ignore_regexps.is_empty()
+                || self.ignore_regexps.iter().any(|r| r.is_match(class)))
     }
 
-    fn parse_entity(&self, e: &Entity, file: u32, loc: String) -> Result<EntityFile, InventoryError> {
+    fn parse_entity(
+        &self,
+        e: &Entity,
+        file: u32,
+        loc: String,
+    ) -> Result<EntityFile, InventoryError> {
         let path = &e.path;
         let text = std::fs::read_to_string(path).map_err(|err| InventoryError::Io {
             path: path.clone(),
@@ -388,7 +402,14 @@ impl Inventory {
                             crate::yaml::NodeValue::Int(_)
                             | crate::yaml::NodeValue::Float(_)
                             | crate::yaml::NodeValue::Bool(_) => it.key_string(),
-                            _ => return Err(shape(&format!("an entry of `{key}`"), it.line, "string", &it)),
+                            _ => {
+                                return Err(shape(
+                                    &format!("an entry of `{key}`"),
+                                    it.line,
+                                    "string",
+                                    &it,
+                                ))
+                            }
                         };
                         if key == "classes" {
                             raw_classes.push((s, it.line));
@@ -460,7 +481,11 @@ impl Inventory {
                         s.clone(),
                         &mut includes,
                     ),
-                    Ok(None) => add(Include::Name(absolute(s, loc)), absolute(s, loc), &mut includes),
+                    Ok(None) => add(
+                        Include::Name(absolute(s, loc)),
+                        absolute(s, loc),
+                        &mut includes,
+                    ),
                     Err(message) => {
                         return Err(InventoryError::RefSyntax {
                             origin: format!("{}:{line}", path.display()),
@@ -615,8 +640,14 @@ mod tests {
 
     #[test]
     fn relative_names() {
-        assert_eq!(absolute(".sibling", "component.deep"), "component.deep.sibling");
-        assert_eq!(absolute("..defaults", "component.deep"), "component.defaults");
+        assert_eq!(
+            absolute(".sibling", "component.deep"),
+            "component.deep.sibling"
+        );
+        assert_eq!(
+            absolute("..defaults", "component.deep"),
+            "component.defaults"
+        );
         assert_eq!(absolute(".....top", "component.deep"), "top");
         assert_eq!(absolute(".top", ""), "top");
         assert_eq!(absolute("abs.name", "x"), "abs.name");

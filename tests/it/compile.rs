@@ -78,7 +78,15 @@ fn targets_flag_replaces_only_those_targets() {
     fs::write(&stale, "old").unwrap();
     strata()
         .current_dir(fixture("basic"))
-        .args(["compile", "--inventory-path", "inventory", "--quiet", "-t", "dev", "--output-path"])
+        .args([
+            "compile",
+            "--inventory-path",
+            "inventory",
+            "--quiet",
+            "-t",
+            "dev",
+            "--output-path",
+        ])
         .arg(out.path())
         .assert()
         .success();
@@ -118,7 +126,9 @@ fn output_path_outside_the_target_is_rejected() {
     let out = tempfile::tempdir().unwrap();
     compile_in(project.path(), out.path())
         .code(2)
-        .stderr(predicates::str::contains("leaves the target's output directory"));
+        .stderr(predicates::str::contains(
+            "leaves the target's output directory",
+        ));
     assert!(!out.path().join("compiled").exists());
     assert!(!out.path().join("escaped").exists());
 }
@@ -130,17 +140,26 @@ fn check_reports_changed_files() {
     let run_check = || {
         strata()
             .current_dir(fixture("basic"))
-            .args(["compile", "--inventory-path", "inventory", "--check", "--output-path"])
+            .args([
+                "compile",
+                "--inventory-path",
+                "inventory",
+                "--check",
+                "--output-path",
+            ])
             .arg(out.path())
             .assert()
     };
     run_check().success();
     fs::write(out.path().join("compiled/dev/docs/README.md"), "edited").unwrap();
-    run_check()
-        .code(1)
-        .stdout(predicates::str::contains("changed: compiled/dev/docs/README.md"));
+    run_check().code(1).stdout(predicates::str::contains(
+        "changed: compiled/dev/docs/README.md",
+    ));
     // --check never writes the catalog.
-    assert_eq!(read(&out.path().join("compiled/dev/docs/README.md")), "edited");
+    assert_eq!(
+        read(&out.path().join("compiled/dev/docs/README.md")),
+        "edited"
+    );
 }
 
 /// Cases of the corpus strata does not pass yet, with the reason.
