@@ -9,8 +9,9 @@ use super::output::{json_string, python_str_repr, toml_dumps};
 use super::yaml_dump::{self, python_float_repr, DumpOptions};
 use crate::value::Value;
 use base64::Engine;
-use minijinja::value::{Kwargs, ValueKind};
-use minijinja::{AutoEscape, Environment, Error, ErrorKind, UndefinedBehavior};
+use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, ValueKind};
+use minijinja::{AutoEscape, Environment, Error, ErrorKind, State, UndefinedBehavior};
+use std::sync::{Arc, Mutex, OnceLock};
 use sha2::Digest;
 use std::path::{Path, PathBuf};
 
@@ -241,6 +242,209 @@ fn tojson(v: minijinja::Value, kwargs: Kwargs) -> Result<minijinja::Value, Error
     Ok(minijinja::Value::from_safe_string(out))
 }
 
+/// A list that `{% do xs.append(x) %}` can change. minijinja's own
+/// sequences are immutable, so list literals assigned with `set` are
+/// wrapped in this (see [`mutable_literals`]).
+#[derive(Debug, Default)]
+struct MutList(Mutex<Vec<minijinja::Value>>);
+
+impl MutList {
+    fn items(&self) -> Vec<minijinja::Value> {
+        self.0.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+}
+
+impl Object for MutList {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+
+    fn get_value(self: &Arc<Self>, key: &minijinja::Value) -> Option<minijinja::Value> {
+        let items = self.items();
+        let i = key.as_i64()?;
+        let i = if i < 0 { items.len() as i64 + i } else { i };
+        items.get(usize::try_from(i).ok()?).cloned()
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.items())
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        _state: &State<'_, '_>,
+        method: &str,
+        args: &[minijinja::Value],
+    ) -> Result<minijinja::Value, Error> {
+        let mut items = self
+            .0
+            .lock()
+            .map_err(|_| Error::new(ErrorKind::InvalidOperation, "list lock poisoned"))?;
+        let arg = |i: usize| {
+            args.get(i)
+                .cloned()
+                .ok_or_else(|| Error::new(ErrorKind::MissingArgument, format!("{method}() needs an argument")))
+        };
+        match method {
+            "append" => items.push(arg(0)?),
+            "extend" => items.extend(arg(0)?.try_iter()?),
+            "insert" => {
+                let at = arg(0)?.as_i64().unwrap_or(0).clamp(0, items.len() as i64) as usize;
+                items.insert(at, arg(1)?);
+            }
+            "pop" => {
+                let at = match args.first() {
+                    Some(v) => v.as_i64().unwrap_or(-1),
+                    None => -1,
+                };
+                let at = if at < 0 { items.len() as i64 + at } else { at };
+                if at < 0 || at as usize >= items.len() {
+                    return Err(Error::new(ErrorKind::InvalidOperation, "pop index out of range"));
+                }
+                return Ok(items.remove(at as usize));
+            }
+            _ => return Err(Error::from(ErrorKind::UnknownMethod)),
+        }
+        Ok(minijinja::Value::from(()))
+    }
+}
+
+/// A dict that `{% do d.update(...) %}` can change.
+#[derive(Debug, Default)]
+struct MutDict(Mutex<indexmap::IndexMap<minijinja::Value, minijinja::Value>>);
+
+impl MutDict {
+    fn entries(&self) -> Vec<(minijinja::Value, minijinja::Value)> {
+        self.0
+            .lock()
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default()
+    }
+}
+
+impl Object for MutDict {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &minijinja::Value) -> Option<minijinja::Value> {
+        self.0.lock().ok()?.get(key).cloned()
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.entries().into_iter().map(|(k, _)| k).collect())
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        _state: &State<'_, '_>,
+        method: &str,
+        args: &[minijinja::Value],
+    ) -> Result<minijinja::Value, Error> {
+        match method {
+            "update" => {
+                let mut m = self
+                    .0
+                    .lock()
+                    .map_err(|_| Error::new(ErrorKind::InvalidOperation, "dict lock poisoned"))?;
+                for other in args {
+                    for k in other.try_iter()? {
+                        let v = other.get_item(&k)?;
+                        m.insert(k, v);
+                    }
+                }
+                Ok(minijinja::Value::from(()))
+            }
+            _ => Err(Error::from(ErrorKind::UnknownMethod)),
+        }
+    }
+}
+
+fn make_list(v: Option<minijinja::Value>) -> Result<minijinja::Value, Error> {
+    let items: Vec<minijinja::Value> = match v {
+        Some(v) => v.try_iter()?.collect(),
+        None => Vec::new(),
+    };
+    Ok(minijinja::Value::from_object(MutList(Mutex::new(items))))
+}
+
+fn make_dict(v: Option<minijinja::Value>) -> Result<minijinja::Value, Error> {
+    let mut m = indexmap::IndexMap::new();
+    if let Some(v) = v {
+        for k in v.try_iter()? {
+            let item = v.get_item(&k)?;
+            m.insert(k, item);
+        }
+    }
+    Ok(minijinja::Value::from_object(MutDict(Mutex::new(m))))
+}
+
+const LIST_FN: &str = "__strata_mutable_list";
+const DICT_FN: &str = "__strata_mutable_dict";
+
+/// Wraps list and dict literals of `{% set name = [...] %}` /
+/// `{% set name = {...} %}` so that Jinja2's `append`/`update` idiom works.
+pub fn mutable_literals(src: &str) -> String {
+    static SET: OnceLock<regex::Regex> = OnceLock::new();
+    let re = SET.get_or_init(|| {
+        regex::Regex::new(r"\{%-?\s*set\s+[A-Za-z_][A-Za-z0-9_]*\s*=\s*[\[{]").expect("static regex")
+    });
+    let mut out = String::with_capacity(src.len());
+    let mut last = 0;
+    for m in re.find_iter(src) {
+        let open = m.end() - 1;
+        let Some(close) = matching_bracket(src, open) else {
+            continue;
+        };
+        let rest = src[close + 1..].trim_start();
+        if !(rest.starts_with("%}") || rest.starts_with("-%}")) {
+            continue;
+        }
+        let f = if src.as_bytes()[open] == b'[' { LIST_FN } else { DICT_FN };
+        out.push_str(&src[last..open]);
+        out.push_str(f);
+        out.push('(');
+        out.push_str(&src[open..=close]);
+        out.push(')');
+        last = close + 1;
+    }
+    out.push_str(&src[last..]);
+    out
+}
+
+/// Index of the bracket closing the one at `open`, skipping string literals.
+fn matching_bracket(src: &str, open: usize) -> Option<usize> {
+    let b = src.as_bytes();
+    let mut depth = 0usize;
+    let mut quote: Option<u8> = None;
+    let mut i = open;
+    while i < b.len() {
+        let c = b[i];
+        match quote {
+            Some(q) => {
+                if c == b'\\' {
+                    i += 1;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                b'\'' | b'"' => quote = Some(c),
+                b'[' | b'{' | b'(' => depth += 1,
+                b']' | b'}' | b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(i);
+                    }
+                }
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    None
+}
+
 /// A Jinja2 environment as Kapitan builds it for one template directory.
 pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment<'static> {
     let mut env = Environment::new();
@@ -259,7 +463,7 @@ pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment
         for d in &dirs {
             let p = d.join(name);
             if p.is_file() {
-                return std::fs::read_to_string(&p).map(Some).map_err(|e| {
+                return std::fs::read_to_string(&p).map(|t| Some(mutable_literals(&t))).map_err(|e| {
                     Error::new(
                         ErrorKind::InvalidOperation,
                         format!("cannot read {}: {e}", p.display()),
@@ -408,6 +612,8 @@ pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment
     env.add_filter("reveal_maybe", |v: minijinja::Value| v);
     env.add_filter("shuffle", |v: minijinja::Value| v);
     env.add_filter("tojson", tojson);
+    env.add_function(LIST_FN, make_list);
+    env.add_function(DICT_FN, make_dict);
     env
 }
 
@@ -565,6 +771,33 @@ mod tests {
         );
         assert_eq!(render("x\n\n\n", ctx.clone()), "x\n\n");
         assert_eq!(render("{% if true %}\ny\n{% endif %}\nz\n", ctx), "y\nz");
+    }
+
+    #[test]
+    fn append_and_update_mutate_set_literals() {
+        let ctx = minijinja::context! {};
+        assert_eq!(
+            render(
+                "{% set xs = [] %}{% for i in [1, 2] %}{% do xs.append(i) %}{% endfor %}{{ xs }} {{ xs | sum }}",
+                ctx.clone()
+            ),
+            "[1, 2] 3"
+        );
+        assert_eq!(
+            render(
+                "{% set xs = [3] %}{{ xs + [4] }} {{ xs | length }} {{ xs[0] }} {{ xs | tojson }} {{ 3 in xs }}",
+                ctx.clone()
+            ),
+            "[3, 4] 1 3 [3] True"
+        );
+        assert_eq!(
+            render("{% set d = {'a': 1} %}{% do d.update({'b': 2}) %}{{ d }}", ctx),
+            "{'a': 1, 'b': 2}"
+        );
+        assert_eq!(
+            mutable_literals("{% set s = ']' %}{% set xs = [1, ']'] -%}"),
+            "{% set s = ']' %}{% set xs = __strata_mutable_list([1, ']']) -%}"
+        );
     }
 
     #[test]
