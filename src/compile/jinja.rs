@@ -11,9 +11,9 @@ use crate::value::Value;
 use base64::Engine;
 use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, ValueKind};
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, State, UndefinedBehavior};
-use std::sync::{Arc, Mutex, OnceLock};
 use sha2::Digest;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Converts a compile value into a template value.
 pub fn to_template_value(v: &Value) -> minijinja::Value {
@@ -281,9 +281,12 @@ impl Object for MutList {
             .lock()
             .map_err(|_| Error::new(ErrorKind::InvalidOperation, "list lock poisoned"))?;
         let arg = |i: usize| {
-            args.get(i)
-                .cloned()
-                .ok_or_else(|| Error::new(ErrorKind::MissingArgument, format!("{method}() needs an argument")))
+            args.get(i).cloned().ok_or_else(|| {
+                Error::new(
+                    ErrorKind::MissingArgument,
+                    format!("{method}() needs an argument"),
+                )
+            })
         };
         match method {
             "append" => items.push(arg(0)?),
@@ -299,7 +302,10 @@ impl Object for MutList {
                 };
                 let at = if at < 0 { items.len() as i64 + at } else { at };
                 if at < 0 || at as usize >= items.len() {
-                    return Err(Error::new(ErrorKind::InvalidOperation, "pop index out of range"));
+                    return Err(Error::new(
+                        ErrorKind::InvalidOperation,
+                        "pop index out of range",
+                    ));
                 }
                 return Ok(items.remove(at as usize));
             }
@@ -387,7 +393,8 @@ const DICT_FN: &str = "__strata_mutable_dict";
 pub fn mutable_literals(src: &str) -> String {
     static SET: OnceLock<regex::Regex> = OnceLock::new();
     let re = SET.get_or_init(|| {
-        regex::Regex::new(r"\{%-?\s*set\s+[A-Za-z_][A-Za-z0-9_]*\s*=\s*[\[{]").expect("static regex")
+        regex::Regex::new(r"\{%-?\s*set\s+[A-Za-z_][A-Za-z0-9_]*\s*=\s*[\[{]")
+            .expect("static regex")
     });
     let mut out = String::with_capacity(src.len());
     let mut last = 0;
@@ -400,7 +407,11 @@ pub fn mutable_literals(src: &str) -> String {
         if !(rest.starts_with("%}") || rest.starts_with("-%}")) {
             continue;
         }
-        let f = if src.as_bytes()[open] == b'[' { LIST_FN } else { DICT_FN };
+        let f = if src.as_bytes()[open] == b'[' {
+            LIST_FN
+        } else {
+            DICT_FN
+        };
         out.push_str(&src[last..open]);
         out.push_str(f);
         out.push('(');
@@ -445,6 +456,260 @@ fn matching_bracket(src: &str, open: usize) -> Option<usize> {
     None
 }
 
+/// Jinja2's `round`: always a float; `common` is Python's `round` (ties to
+/// even on the exact binary value), `ceil`/`floor` scale first.
+fn jinja_round(
+    value: minijinja::Value,
+    precision: Option<i32>,
+    method: Option<String>,
+) -> Result<minijinja::Value, Error> {
+    let method = method.unwrap_or_else(|| "common".into());
+    if method == "common" && value.is_integer() {
+        // Python's round() of an int is the int itself.
+        return Ok(value);
+    }
+    let x = f64::try_from(value)?;
+    let p = precision.unwrap_or(0);
+    let out = match method.as_str() {
+        "common" => {
+            if p >= 0 {
+                format!("{:.*}", p as usize, x).parse::<f64>().unwrap_or(x)
+            } else {
+                let f = 10f64.powi(-p);
+                (x / f).round_ties_even() * f
+            }
+        }
+        "ceil" => (x * 10f64.powi(p)).ceil() / 10f64.powi(p),
+        "floor" => (x * 10f64.powi(p)).floor() / 10f64.powi(p),
+        _ => {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                "method must be common, ceil or floor",
+            ))
+        }
+    };
+    Ok(minijinja::Value::from(out))
+}
+
+/// Jinja2's `truncate(length=255, killwords=False, end='...', leeway=5)`.
+fn jinja_truncate(
+    s: String,
+    args: minijinja::value::Rest<minijinja::Value>,
+    kwargs: Kwargs,
+) -> Result<String, Error> {
+    let pos = |i: usize| args.get(i).filter(|v| !v.is_none()).cloned();
+    let length = match pos(0) {
+        Some(l) => l.as_usize().unwrap_or(255),
+        None => kwargs.get::<Option<usize>>("length")?.unwrap_or(255),
+    };
+    let killwords = match pos(1) {
+        Some(k) => Some(k.is_true()),
+        None => kwargs.get("killwords")?,
+    };
+    let end = match pos(2) {
+        Some(e) => e.as_str().unwrap_or("...").to_string(),
+        None => kwargs
+            .get::<Option<String>>("end")?
+            .unwrap_or_else(|| "...".into()),
+    };
+    let leeway = match pos(3) {
+        Some(l) => l.as_usize(),
+        None => kwargs.get("leeway")?,
+    };
+    kwargs.assert_all_used()?;
+    Ok(truncate_text(s, length, killwords, end, leeway))
+}
+
+fn truncate_text(
+    s: String,
+    length: usize,
+    killwords: Option<bool>,
+    end: String,
+    leeway: Option<usize>,
+) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() <= length + leeway.unwrap_or(5) {
+        return s;
+    }
+    let cut: String = chars[..length.saturating_sub(end.chars().count())]
+        .iter()
+        .collect();
+    if killwords.unwrap_or(false) {
+        return format!("{cut}{end}");
+    }
+    let kept = match cut.rsplit_once(' ') {
+        Some((head, _)) => head.to_string(),
+        None => cut,
+    };
+    format!("{kept}{end}")
+}
+
+/// `urllib.parse.quote` with Jinja2's safe set (`/` kept unless for a
+/// query string, where spaces become `+`).
+fn url_quote(s: &str, for_qs: bool) -> String {
+    let mut out = String::new();
+    for b in s.as_bytes() {
+        match *b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'.' | b'-' | b'~' => {
+                out.push(*b as char)
+            }
+            b'/' if !for_qs => out.push('/'),
+            b' ' if for_qs => out.push('+'),
+            other => out.push_str(&format!("%{other:02X}")),
+        }
+    }
+    out
+}
+
+/// Jinja2's `urlencode`: a string is quoted; a dict or list of pairs
+/// becomes a query string.
+fn jinja_urlencode(v: minijinja::Value) -> Result<String, Error> {
+    if let Some(s) = v.as_str() {
+        return Ok(url_quote(s, false));
+    }
+    let pair = |k: &minijinja::Value, val: &minijinja::Value| {
+        format!(
+            "{}={}",
+            url_quote(&py_repr(k, true), true),
+            url_quote(&py_repr(val, true), true)
+        )
+    };
+    let mut parts = Vec::new();
+    if v.kind() == ValueKind::Map {
+        for k in v.try_iter()? {
+            parts.push(pair(&k, &v.get_item(&k)?));
+        }
+    } else if matches!(v.kind(), ValueKind::Seq | ValueKind::Iterable) {
+        for item in v.try_iter()? {
+            parts.push(pair(
+                &item.get_item(&minijinja::Value::from(0))?,
+                &item.get_item(&minijinja::Value::from(1))?,
+            ));
+        }
+    } else {
+        return Ok(url_quote(&py_repr(&v, true), false));
+    }
+    Ok(parts.join("&"))
+}
+
+/// Methods pycompat lacks (`rsplit`), then minijinja-contrib's pycompat.
+fn unknown_method(
+    state: &State,
+    value: &minijinja::Value,
+    method: &str,
+    args: &[minijinja::Value],
+) -> Result<minijinja::Value, Error> {
+    if let (Some(s), "rsplit") = (value.as_str(), method) {
+        let sep = args.first().and_then(|a| a.as_str().map(str::to_string));
+        let max = args.get(1).and_then(|a| a.as_i64()).unwrap_or(-1);
+        let mut parts: Vec<String> = match &sep {
+            Some(sep) if max >= 0 => s
+                .rsplitn(max as usize + 1, sep.as_str())
+                .map(str::to_string)
+                .collect(),
+            Some(sep) => s.rsplit(sep.as_str()).map(str::to_string).collect(),
+            None if max >= 0 => {
+                let mut out: Vec<String> = Vec::new();
+                let mut rest = s.trim_end();
+                while (out.len() as i64) < max {
+                    match rest.rfind(char::is_whitespace) {
+                        Some(i) => {
+                            out.push(rest[i + 1..].to_string());
+                            rest = rest[..i].trim_end();
+                        }
+                        None => break,
+                    }
+                }
+                if !rest.is_empty() {
+                    out.push(rest.to_string());
+                }
+                out
+            }
+            None => s.split_whitespace().rev().map(str::to_string).collect(),
+        };
+        parts.reverse();
+        return Ok(minijinja::Value::from(parts));
+    }
+    minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
+}
+
+/// Python's `str.splitlines()`.
+fn splitlines(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut it = s.char_indices().peekable();
+    while let Some((i, c)) = it.next() {
+        let brk = matches!(
+            c,
+            '\n' | '\r'
+                | '\x0b'
+                | '\x0c'
+                | '\x1c'
+                | '\x1d'
+                | '\x1e'
+                | '\u{85}'
+                | '\u{2028}'
+                | '\u{2029}'
+        );
+        if brk {
+            out.push(&s[start..i]);
+            let mut next = i + c.len_utf8();
+            if c == '\r' {
+                if let Some((j, '\n')) = it.peek().copied() {
+                    it.next();
+                    next = j + 1;
+                }
+            }
+            start = next;
+        }
+    }
+    if start < s.len() {
+        out.push(&s[start..]);
+    }
+    out
+}
+
+/// Jinja2's `indent(width=4, first=False, blank=False)`, including its
+/// handling of a trailing newline.
+fn jinja_indent(
+    s: String,
+    width: Option<minijinja::Value>,
+    first: Option<bool>,
+    blank: Option<bool>,
+) -> String {
+    let indention = match &width {
+        Some(w) if w.kind() == ValueKind::String => w.as_str().unwrap_or_default().to_string(),
+        Some(w) => " ".repeat(w.as_usize().unwrap_or(4)),
+        None => "    ".to_string(),
+    };
+    let text = format!("{s}\n");
+    let lines = splitlines(&text);
+    let mut rv = if blank.unwrap_or(false) {
+        lines.join(&format!("\n{indention}"))
+    } else {
+        let mut rv = lines.first().copied().unwrap_or("").to_string();
+        if lines.len() > 1 {
+            rv.push('\n');
+            let rest: Vec<String> = lines[1..]
+                .iter()
+                .map(|l| {
+                    if l.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{indention}{l}")
+                    }
+                })
+                .collect();
+            rv.push_str(&rest.join("\n"));
+        }
+        rv
+    };
+    if first.unwrap_or(false) {
+        rv = format!("{indention}{rv}");
+    }
+    rv
+}
+
 /// A Jinja2 environment as Kapitan builds it for one template directory.
 pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment<'static> {
     let mut env = Environment::new();
@@ -453,7 +718,19 @@ pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment
     env.set_lstrip_blocks(true);
     env.set_keep_trailing_newline(false);
     env.set_auto_escape_callback(|_| AutoEscape::None);
-    env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+    env.set_unknown_method_callback(unknown_method);
+    minijinja_contrib::add_to_environment(&mut env);
+    env.add_filter("center", |s: String, width: Option<usize>| {
+        // CPython's str.center: the odd space goes left when width is odd.
+        let width = width.unwrap_or(80);
+        let len = s.chars().count();
+        if width <= len {
+            return s;
+        }
+        let marg = width - len;
+        let left = marg / 2 + (marg & width & 1);
+        format!("{}{s}{}", " ".repeat(left), " ".repeat(marg - left))
+    });
     let mut dirs = vec![template_dir.to_path_buf()];
     dirs.extend(search_paths.iter().cloned());
     env.set_loader(move |name| {
@@ -463,12 +740,14 @@ pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment
         for d in &dirs {
             let p = d.join(name);
             if p.is_file() {
-                return std::fs::read_to_string(&p).map(|t| Some(mutable_literals(&t))).map_err(|e| {
-                    Error::new(
-                        ErrorKind::InvalidOperation,
-                        format!("cannot read {}: {e}", p.display()),
-                    )
-                });
+                return std::fs::read_to_string(&p)
+                    .map(|t| Some(mutable_literals(&t)))
+                    .map_err(|e| {
+                        Error::new(
+                            ErrorKind::InvalidOperation,
+                            format!("cannot read {}: {e}", p.display()),
+                        )
+                    });
             }
         }
         Ok(None)
@@ -612,6 +891,10 @@ pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment
     env.add_filter("reveal_maybe", |v: minijinja::Value| v);
     env.add_filter("shuffle", |v: minijinja::Value| v);
     env.add_filter("tojson", tojson);
+    env.add_filter("round", jinja_round);
+    env.add_filter("indent", jinja_indent);
+    env.add_filter("truncate", jinja_truncate);
+    env.add_filter("urlencode", jinja_urlencode);
     env.add_function(LIST_FN, make_list);
     env.add_function(DICT_FN, make_dict);
     env
@@ -791,13 +1074,47 @@ mod tests {
             "[3, 4] 1 3 [3] True"
         );
         assert_eq!(
-            render("{% set d = {'a': 1} %}{% do d.update({'b': 2}) %}{{ d }}", ctx),
+            render(
+                "{% set d = {'a': 1} %}{% do d.update({'b': 2}) %}{{ d }}",
+                ctx
+            ),
             "{'a': 1, 'b': 2}"
         );
         assert_eq!(
             mutable_literals("{% set s = ']' %}{% set xs = [1, ']'] -%}"),
             "{% set s = ']' %}{% set xs = __strata_mutable_list([1, ']']) -%}"
         );
+    }
+
+    #[test]
+    fn jinja2_builtins_that_minijinja_lacks_or_differs() {
+        let ctx = minijinja::context! {};
+        assert_eq!(
+            render(
+                "{{ 3 | round }} {{ 2.5 | round }} {{ 2.567 | round(1, 'floor') }}",
+                ctx.clone()
+            ),
+            "3 2.0 2.5"
+        );
+        assert_eq!(
+            render(
+                "{{ 'hello world' | truncate(9) }} {{ 'hello big world' | truncate(9, leeway=0) }}",
+                ctx.clone()
+            ),
+            "hello world hello..."
+        );
+        assert_eq!(
+            render(
+                "{{ 'a b/c' | urlencode }} {{ {'k': 'v w'} | urlencode }}",
+                ctx.clone()
+            ),
+            "a%20b/c k=v+w"
+        );
+        assert_eq!(
+            render("{{ 'a.b.c'.rsplit('.', 1) }}", ctx.clone()),
+            "['a.b', 'c']"
+        );
+        assert_eq!(render("{{ 'l1\nl2\n' | indent(2) }}|", ctx), "l1\n  l2\n|");
     }
 
     #[test]
