@@ -169,7 +169,16 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         parallelism,
     };
     let output_path = absolute(&output_path);
-    let temp = compile::temp_root(&output_path).map_err(diag_err)?;
+    // --check never writes beside the catalog; a real run builds next to it
+    // so that the final rename stays on one file system.
+    let temp = if args.check {
+        tempfile::Builder::new()
+            .prefix("strata-check-")
+            .tempdir()
+            .map_err(|e| anyhow::anyhow!("cannot create a temporary directory: {e}"))?
+    } else {
+        compile::temp_root(&output_path).map_err(diag_err)?
+    };
     let pb = progress_bar(selected.len(), args.quiet);
     let verbose = args.verbose && !args.quiet;
     let on_done = |name: &str| {

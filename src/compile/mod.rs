@@ -443,7 +443,7 @@ fn compile_copy(ctx: &TargetCtx, input: &Path, out_dir: &Path) -> Result<(), Str
     }
 }
 
-fn compile_remove(ctx: &TargetCtx, input: &Path, catalog_root: &Path) -> Result<(), String> {
+fn compile_remove(input: &Path, catalog_root: &Path) -> Result<(), String> {
     // Only the catalog being built may lose files: Kapitan would also delete
     // matches below `.` (a previous catalog), strata leaves them alone.
     let (Ok(root), Ok(p)) = (catalog_root.canonicalize(), input.canonicalize()) else {
@@ -452,7 +452,6 @@ fn compile_remove(ctx: &TargetCtx, input: &Path, catalog_root: &Path) -> Result<
     if !p.starts_with(&root) {
         return Ok(());
     }
-    let _ = ctx;
     let res = if p.is_dir() {
         std::fs::remove_dir_all(&p)
     } else {
@@ -509,6 +508,7 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
     if entry.input_type != InputType::Remove {
         std::fs::create_dir_all(&out_dir)
             .map_err(|e| err(format!("{}: {e}", out_dir.display())))?;
+        // Checks the directory itself (check_inside looks at a path's parent).
         check_inside(&ctx.target_root, &out_dir.join("x")).map_err(err)?;
     }
     for pattern in &entry.input_paths {
@@ -525,7 +525,7 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
                 InputType::Jsonnet => compile_jsonnet(ctx, entry, &input, &out_dir),
                 InputType::Jinja2 => compile_jinja2(ctx, entry, &input, &out_dir),
                 InputType::Copy => compile_copy(ctx, &input, &out_dir),
-                InputType::Remove => compile_remove(ctx, &input, catalog_root),
+                InputType::Remove => compile_remove(&input, catalog_root),
                 InputType::External => compile_external(entry, &input, &out_dir),
                 other => Err(format!(
                     "input type `{}` is not supported by strata (only jsonnet, jinja2, copy, remove and external)",
