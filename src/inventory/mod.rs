@@ -139,7 +139,9 @@ impl Inventory {
         let classes_dir = dir.join(cfg.classes_uri.as_deref().unwrap_or("classes"));
         let targets_dir = match cfg.nodes_uri.as_deref() {
             Some(n) => dir.join(n),
-            None if !dir.join("targets").is_dir() && dir.join("nodes").is_dir() => dir.join("nodes"),
+            None if !dir.join("targets").is_dir() && dir.join("nodes").is_dir() => {
+                dir.join("nodes")
+            }
             None => dir.join("targets"),
         };
         let class_entities = discover::walk(&classes_dir, discover::Kind::Class, false)?;
@@ -217,7 +219,10 @@ impl Inventory {
 
     /// Renders the given targets (all when empty), in parallel. The first
     /// error in target order is returned, so failures are deterministic.
-    pub fn render(&self, targets: &[String]) -> Result<BTreeMap<String, RenderedNode>, InventoryError> {
+    pub fn render(
+        &self,
+        targets: &[String],
+    ) -> Result<BTreeMap<String, RenderedNode>, InventoryError> {
         let names: Vec<String> = if targets.is_empty() {
             self.target_names()
         } else {
@@ -249,10 +254,13 @@ impl Inventory {
 
     /// Renders one target.
     pub fn render_target(&self, name: &str) -> Result<RenderedNode, InventoryError> {
-        let (entity, file_idx) = self.targets.get(name).ok_or_else(|| InventoryError::UnknownTarget {
-            name: name.to_string(),
-            known: self.target_names(),
-        })?;
+        let (entity, file_idx) =
+            self.targets
+                .get(name)
+                .ok_or_else(|| InventoryError::UnknownTarget {
+                    name: name.to_string(),
+                    known: self.target_names(),
+                })?;
         let tfile = self.parse_entity(entity, *file_idx, String::new())?;
         let mut b = Build {
             inv: self,
@@ -336,10 +344,16 @@ impl Inventory {
 
     fn is_ignored(&self, class: &str) -> bool {
         self.opts.ignore_class_notfound
-            && (self.ignore_regexps.is_empty() || self.ignore_regexps.iter().any(|r| r.is_match(class)))
+            && (self.ignore_regexps.is_empty()
+                || self.ignore_regexps.iter().any(|r| r.is_match(class)))
     }
 
-    fn parse_entity(&self, e: &Entity, file: u32, loc: String) -> Result<EntityFile, InventoryError> {
+    fn parse_entity(
+        &self,
+        e: &Entity,
+        file: u32,
+        loc: String,
+    ) -> Result<EntityFile, InventoryError> {
         let path = &e.path;
         let text = std::fs::read_to_string(path).map_err(|err| InventoryError::Io {
             path: path.clone(),
@@ -388,7 +402,14 @@ impl Inventory {
                             crate::yaml::NodeValue::Int(_)
                             | crate::yaml::NodeValue::Float(_)
                             | crate::yaml::NodeValue::Bool(_) => it.key_string(),
-                            _ => return Err(shape(&format!("an entry of `{key}`"), it.line, "string", &it)),
+                            _ => {
+                                return Err(shape(
+                                    &format!("an entry of `{key}`"),
+                                    it.line,
+                                    "string",
+                                    &it,
+                                ))
+                            }
                         };
                         if key == "classes" {
                             raw_classes.push((s, it.line));
@@ -460,7 +481,11 @@ impl Inventory {
                         s.clone(),
                         &mut includes,
                     ),
-                    Ok(None) => add(Include::Name(absolute(s, loc)), absolute(s, loc), &mut includes),
+                    Ok(None) => add(
+                        Include::Name(absolute(s, loc)),
+                        absolute(s, loc),
+                        &mut includes,
+                    ),
                     Err(message) => {
                         return Err(InventoryError::RefSyntax {
                             origin: format!("{}:{line}", path.display()),
@@ -615,11 +640,162 @@ mod tests {
 
     #[test]
     fn relative_names() {
-        assert_eq!(absolute(".sibling", "component.deep"), "component.deep.sibling");
-        assert_eq!(absolute("..defaults", "component.deep"), "component.defaults");
+        assert_eq!(
+            absolute(".sibling", "component.deep"),
+            "component.deep.sibling"
+        );
+        assert_eq!(
+            absolute("..defaults", "component.deep"),
+            "component.defaults"
+        );
         assert_eq!(absolute(".....top", "component.deep"), "top");
         assert_eq!(absolute(".top", ""), "top");
         assert_eq!(absolute("abs.name", "x"), "abs.name");
+    }
+
+    /// Writes an inventory from `(path, text)` pairs and renders target `t`.
+    fn render_one(files: &[(&str, &str)], opts: InventoryOptions) -> Result<Value, InventoryError> {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, text) in files {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let inv = Inventory::load(&InventoryOptions {
+            path: dir.path().to_path_buf(),
+            ..opts
+        })?;
+        let mut nodes = inv.render(&["t".to_string()])?;
+        let mut p = nodes.remove("t").unwrap().parameters;
+        if let Value::Map(m) = &mut p {
+            m.shift_remove("_reclass_");
+        }
+        Ok(p)
+    }
+
+    fn params(files: &[(&str, &str)]) -> serde_json::Value {
+        render_one(files, InventoryOptions::default())
+            .unwrap()
+            .to_json()
+    }
+
+    fn error(files: &[(&str, &str)]) -> String {
+        render_one(files, InventoryOptions::default())
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn references_keep_type_and_stringify() {
+        let p = params(&[(
+            "targets/t.yml",
+            "parameters:\n  m: {a: 1}\n  b: true\n  whole: ${m}\n  text: b=${b} m=${m}\n  nested: ${${ptr}}\n  ptr: b\n",
+        )]);
+        assert_eq!(p["whole"], serde_json::json!({"a": 1}));
+        assert_eq!(p["text"], r#"b=True m={"a":1.0}"#);
+        assert_eq!(p["nested"], true);
+    }
+
+    #[test]
+    fn references_to_references_and_defaults() {
+        let p = params(&[(
+            "targets/t.yml",
+            "parameters:\n  a: ${b}\n  b: ${c:d}\n  c: {d: deep}\n  e: ${nope::fallback}\n  f: ${c:nope::42}\n",
+        )]);
+        assert_eq!(p["a"], "deep");
+        assert_eq!(p["e"], "fallback");
+        assert_eq!(p["f"], 42);
+    }
+
+    #[test]
+    fn referenced_maps_merge_in_hierarchy_order() {
+        let p = params(&[
+            ("classes/c1.yml", "parameters:\n  x: ${one}\n"),
+            ("classes/c2.yml", "parameters:\n  x: ${two}\n"),
+            (
+                "targets/t.yml",
+                "classes: [c1, c2]\nparameters:\n  one: {a: 1}\n  two: {b: 2}\n  x: {c: 3}\n",
+            ),
+        ]);
+        assert_eq!(p["x"], serde_json::json!({"a": 1, "b": 2, "c": 3}));
+    }
+
+    #[test]
+    fn overwritten_missing_reference_is_ignored() {
+        let p = params(&[
+            ("classes/c1.yml", "parameters:\n  a: ${missing}\n"),
+            ("targets/t.yml", "classes: [c1]\nparameters:\n  a: fine\n"),
+        ]);
+        assert_eq!(p["a"], "fine");
+    }
+
+    #[test]
+    fn loops_are_errors_not_hangs() {
+        let e = error(&[("targets/t.yml", "parameters:\n  a: ${b}\n  b: x-${a}\n")]);
+        assert!(e.contains("reference loop"), "{e}");
+        let e = error(&[("targets/t.yml", "parameters:\n  a:\n    b: ${a}\n")]);
+        assert!(e.contains("reference loop"), "{e}");
+        // A reference into a sibling of the map being rendered is no loop.
+        let p = params(&[(
+            "targets/t.yml",
+            "parameters:\n  a:\n    b: ${a:c}\n    c: 1\n",
+        )]);
+        assert_eq!(p["a"]["b"], 1);
+    }
+
+    #[test]
+    fn merge_type_errors_name_both_files() {
+        let e = error(&[
+            ("classes/c.yml", "parameters:\n  a: [1]\n"),
+            ("targets/t.yml", "classes: [c]\nparameters:\n  a: text\n"),
+        ]);
+        assert!(
+            e.contains("cannot merge string over list at parameters.a"),
+            "{e}"
+        );
+        assert!(e.contains("c.yml:2") && e.contains("t.yml:3"), "{e}");
+        // `~` replaces instead, so no error.
+        let p = params(&[
+            ("classes/c.yml", "parameters:\n  a: [1]\n"),
+            ("targets/t.yml", "classes: [c]\nparameters:\n  ~a: text\n"),
+        ]);
+        assert_eq!(p["a"], "text");
+    }
+
+    #[test]
+    fn class_names_with_references_and_cycles() {
+        let p = params(&[
+            ("classes/base.yml", "parameters:\n  dist: k3s\n"),
+            ("classes/dist/k3s.yml", "parameters:\n  picked: yes\n"),
+            ("targets/t.yml", "classes: [base, 'dist.${dist}']\n"),
+        ]);
+        assert_eq!(p["picked"], "yes");
+        let e = error(&[
+            ("classes/a.yml", "classes: [b]\n"),
+            ("classes/b.yml", "classes: [a]\n"),
+            ("targets/t.yml", "classes: [a]\n"),
+        ]);
+        assert!(e.contains("class include cycle: a -> b -> a"), "{e}");
+    }
+
+    #[test]
+    fn wildcard_patterns_expand_sorted_in_place() {
+        let files = [
+            ("classes/apps/b.yml", "parameters: {order: [b]}\n"),
+            ("classes/apps/a.yml", "parameters: {order: [a]}\n"),
+            ("classes/first.yml", "parameters: {order: [first]}\n"),
+            ("targets/t.yml", "classes: [first, 'apps.*', apps.a]\n"),
+        ];
+        let opts = InventoryOptions {
+            enable_class_wildcards: true,
+            ..Default::default()
+        };
+        let p = render_one(&files, opts).unwrap().to_json();
+        assert_eq!(p["order"], serde_json::json!(["first", "a", "b"]));
+        let e = render_one(&files, InventoryOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("class not found: `apps.*`"), "{e}");
     }
 
     #[test]
