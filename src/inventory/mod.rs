@@ -67,7 +67,8 @@ struct EntityFile {
 
 #[derive(Debug)]
 enum Include {
-    Name(String),
+    /// A class name and the line of the `classes` entry it came from.
+    Name(String, usize),
     Interpolated(Template, Origin),
 }
 
@@ -482,7 +483,7 @@ impl Inventory {
                         &mut includes,
                     ),
                     Ok(None) => add(
-                        Include::Name(absolute(s, loc)),
+                        Include::Name(absolute(s, loc), *line),
                         absolute(s, loc),
                         &mut includes,
                     ),
@@ -524,12 +525,12 @@ impl Inventory {
                     });
                 }
                 for m in matches {
-                    add(Include::Name(m.clone()), m.clone(), &mut includes);
+                    add(Include::Name(m.clone(), *line), m.clone(), &mut includes);
                 }
                 continue;
             }
             let abs = absolute(s, loc);
-            add(Include::Name(abs.clone()), abs, &mut includes);
+            add(Include::Name(abs.clone(), *line), abs, &mut includes);
         }
         Ok((includes, listed.into_iter().collect()))
     }
@@ -585,14 +586,14 @@ impl Build<'_> {
         let inv = self.inv;
         let from = &inv.files[f.file as usize];
         for inc in &f.includes {
-            let name = match inc {
-                Include::Name(n) => n.clone(),
+            let (name, line) = match inc {
+                Include::Name(n, line) => (n.clone(), *line),
                 Include::Interpolated(t, origin) => {
                     let mut r = Resolver::new(&self.params, &inv.files);
                     let v = r.render_template(t, *origin)?;
                     let mut s = String::new();
                     raw_string(&v, &mut s);
-                    absolute(&s, &f.loc)
+                    (absolute(&s, &f.loc), origin.line as usize)
                 }
             };
             if self.done.contains(&name) {
@@ -604,6 +605,7 @@ impl Build<'_> {
                 return Err(InventoryError::ClassCycle {
                     chain: chain.join(" -> "),
                     from: from.clone(),
+                    line,
                 });
             }
             let Some(&idx) = inv.class_index.get(&name) else {
@@ -613,6 +615,7 @@ impl Build<'_> {
                 return Err(InventoryError::ClassNotFound {
                     class: name,
                     from: from.clone(),
+                    line,
                 });
             };
             let cf = inv.class_file(idx)?;
