@@ -218,6 +218,23 @@ impl Inventory {
         v
     }
 
+    /// Parses every class and target file (used or not) and returns every
+    /// problem found, sorted by file: for linting, where one error per run
+    /// is not enough.
+    pub fn check_files(&self) -> Vec<InventoryError> {
+        let mut errors: Vec<InventoryError> = (0..self.classes.len())
+            .into_par_iter()
+            .filter_map(|i| self.class_file(i).err())
+            .collect();
+        errors.extend(
+            self.targets
+                .values()
+                .filter_map(|(e, idx)| self.parse_entity(e, *idx, String::new()).err()),
+        );
+        errors.sort_by_key(|e| e.to_string());
+        errors
+    }
+
     /// Renders the given targets (all when empty), in parallel. The first
     /// error in target order is returned, so failures are deterministic.
     pub fn render(
@@ -799,6 +816,38 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("class not found: `apps.*`"), "{e}");
+    }
+
+    #[test]
+    fn check_files_reports_every_broken_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, text) in [
+            ("classes/ok.yml", "parameters: {a: 1}\n"),
+            ("classes/bad.yml", "parameters: [\n"),
+            ("classes/unused.yml", "classes: a\n"),
+            ("targets/t.yml", "classes: [ok]\n"),
+        ] {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let inv = Inventory::load(&InventoryOptions {
+            path: dir.path().to_path_buf(),
+            ..Default::default()
+        })
+        .unwrap();
+        let errs: Vec<String> = inv.check_files().iter().map(|e| e.to_string()).collect();
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert!(errs
+            .iter()
+            .any(|e| e.contains("bad.yml") && e.contains("invalid yaml")));
+        assert!(errs
+            .iter()
+            .any(|e| e.contains("unused.yml") && e.contains("expected a list")));
+        assert!(
+            inv.render(&[]).is_ok(),
+            "unused broken classes do not break targets"
+        );
     }
 
     #[test]
