@@ -10,5 +10,6 @@
 //! repository contents.
 
 pub mod constraint;
+pub mod model;
 pub mod select;
 pub mod version;
