@@ -10,6 +10,8 @@
 //! repository contents.
 
 pub mod constraint;
+pub mod install;
 pub mod model;
+pub mod overlap;
 pub mod select;
 pub mod version;

@@ -11,7 +11,7 @@
 use super::select::VersionSelection;
 use super::version::Version;
 use crate::diagnostics::{Diagnostic, ToDiagnostic};
-use crate::value::{Map, Value};
+use crate::value::Value;
 use crate::yaml::{Node, NodeValue};
 use indexmap::IndexMap;
 use std::path::{Path, PathBuf};
@@ -952,15 +952,6 @@ pub fn check_ref_name(name: &str) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Map helpers shared with the rest of the module.
-pub(crate) fn map_of(v: &Value, key: &str) -> Map {
-    v.as_map()
-        .and_then(|m| m.get(key))
-        .and_then(Value::as_map)
-        .cloned()
-        .unwrap_or_default()
 }
 
 #[cfg(test)]
