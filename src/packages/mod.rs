@@ -13,5 +13,6 @@ pub mod constraint;
 pub mod install;
 pub mod model;
 pub mod overlap;
+pub mod repo;
 pub mod select;
 pub mod version;
