@@ -117,9 +117,7 @@ impl Constraint {
     }
 
     pub fn matches(&self, v: &Version) -> bool {
-        self.groups
-            .iter()
-            .any(|g| g.iter().all(|c| c.matches(v)))
+        self.groups.iter().any(|g| g.iter().all(|c| c.matches(v)))
     }
 }
 
@@ -241,7 +239,11 @@ fn atoi(s: &str) -> Option<i64> {
 /// reference ignores that error and builds an operator-only token).
 fn increment(v: &str, idx: usize) -> String {
     let mut parts: Vec<String> = v.split('.').map(str::to_string).collect();
-    let Some(n) = parts.get(idx).and_then(|p| atoi(p)).and_then(|n| n.checked_add(1)) else {
+    let Some(n) = parts
+        .get(idx)
+        .and_then(|p| atoi(p))
+        .and_then(|n| n.checked_add(1))
+    else {
         return String::new();
     };
     parts[idx] = n.to_string();
@@ -317,14 +319,26 @@ mod tests {
     }
 
     const SET: &[&str] = &[
-        "0.9.0", "1.0.0", "1.2.3", "1.2.9", "1.3.0", "1.10.0", "2.0.0-rc.1", "2.0.0",
-        "2.1.0-beta.1", "3.0.0", "3.1.0",
+        "0.9.0",
+        "1.0.0",
+        "1.2.3",
+        "1.2.9",
+        "1.3.0",
+        "1.10.0",
+        "2.0.0-rc.1",
+        "2.0.0",
+        "2.1.0-beta.1",
+        "3.0.0",
+        "3.1.0",
     ];
 
     #[test]
     fn tokenizer_keeps_operator_with_spaced_version() {
         assert_eq!(split_and_trim(">= 1.2.3 < 2.0.0"), [">=1.2.3", "<2.0.0"]);
-        assert_eq!(split_and_trim("   >1.0.0    <3.0.0  "), [">1.0.0", "<3.0.0"]);
+        assert_eq!(
+            split_and_trim("   >1.0.0    <3.0.0  "),
+            [">1.0.0", "<3.0.0"]
+        );
         assert_eq!(split_and_trim("1.0.0 - 2.0.0"), ["1.0.0", "2.0.0"]);
         assert!(split_and_trim("*").is_empty());
         assert_eq!(split_and_trim("a || b"), ["||"]);
@@ -335,9 +349,20 @@ mod tests {
     fn space_is_and_bars_are_or() {
         assert_eq!(
             matching(">1.0.0 <3.0.0", SET),
-            ["1.2.3", "1.2.9", "1.3.0", "1.10.0", "2.0.0-rc.1", "2.0.0", "2.1.0-beta.1"]
+            [
+                "1.2.3",
+                "1.2.9",
+                "1.3.0",
+                "1.10.0",
+                "2.0.0-rc.1",
+                "2.0.0",
+                "2.1.0-beta.1"
+            ]
         );
-        assert_eq!(matching("<1.0.0 || >=3.0.0", SET), ["0.9.0", "3.0.0", "3.1.0"]);
+        assert_eq!(
+            matching("<1.0.0 || >=3.0.0", SET),
+            ["0.9.0", "3.0.0", "3.1.0"]
+        );
         assert_eq!(
             matching(">1.0.0 <1.3.0 || >=3.0.0 !3.0.0", SET),
             ["1.2.3", "1.2.9", "3.1.0"]
@@ -359,7 +384,14 @@ mod tests {
         assert!(!c("1.0.0").matches(&v("1.0.0+vmware.1")));
         assert!(c("1.0.0+vmware.1").matches(&v("1.0.0+vmware.1")));
         assert!(c(">=1.0.0 <1.0.1").matches(&v("1.0.0+vmware.2")));
-        let builds = ["1.0.0", "1.0.0+1", "1.0.0+2", "1.0.0+ab1", "1.0.0+z1", "1.0.0+ab1.foo"];
+        let builds = [
+            "1.0.0",
+            "1.0.0+1",
+            "1.0.0+2",
+            "1.0.0+ab1",
+            "1.0.0+z1",
+            "1.0.0+ab1.foo",
+        ];
         assert_eq!(matching(">1.0.0+ab1.foo", &builds), ["1.0.0+z1"]);
     }
 

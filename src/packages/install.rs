@@ -99,7 +99,9 @@ fn component_check(
     if c.matches(&cluster_v) {
         Ok(())
     } else {
-        Err(format!("needs {what} '{constraint}', cluster has {cluster_v}"))
+        Err(format!(
+            "needs {what} '{constraint}', cluster has {cluster_v}"
+        ))
     }
 }
 
@@ -133,7 +135,10 @@ pub fn resolve_install(
     let ignore_k8s = ann.contains_key(ANN_IGNORE_K8S);
     let ignore_kc = ann.contains_key(ANN_IGNORE_KC);
     let mut checks = Vec::new();
-    if by_version.values().any(|p| p.kubernetes_constraints.is_some()) {
+    if by_version
+        .values()
+        .any(|p| p.kubernetes_constraints.is_some())
+    {
         checks.push(Check {
             name: "kubernetes-version-check",
             keep: Box::new(|v: &str| {
@@ -248,18 +253,27 @@ mod tests {
 
     #[test]
     fn picks_highest_and_explains_the_rest() {
-        let text = pkg("1.0.0", "") + &pkg("1.1.0", "") + &pkg("2.0.0-rc.1", "") + &install(">=1.0.0", "");
+        let text =
+            pkg("1.0.0", "") + &pkg("1.1.0", "") + &pkg("2.0.0-rc.1", "") + &install(">=1.0.0", "");
         let (p, i) = load(&text);
         let r = resolve_install(&i[0], &p, &ClusterVersions::default()).unwrap();
         assert_eq!(r.version, "1.1.0");
-        assert!(r.rejected.iter().any(|(v, why)| v == "1.0.0" && why.contains("lower")));
-        assert!(r.rejected.iter().any(|(v, why)| v == "2.0.0-rc.1" && why.contains("prerelease")));
+        assert!(r
+            .rejected
+            .iter()
+            .any(|(v, why)| v == "1.0.0" && why.contains("lower")));
+        assert!(r
+            .rejected
+            .iter()
+            .any(|(v, why)| v == "2.0.0-rc.1" && why.contains("prerelease")));
     }
 
     #[test]
     fn kubernetes_version_unknown_is_explained() {
-        let text = pkg("1.0.0", "  kubernetesVersionSelection:\n    constraints: '>=1.25.0'\n")
-            + &install(">=1.0.0", "");
+        let text = pkg(
+            "1.0.0",
+            "  kubernetesVersionSelection:\n    constraints: '>=1.25.0'\n",
+        ) + &install(">=1.0.0", "");
         let (p, i) = load(&text);
         let e = resolve_install(&i[0], &p, &ClusterVersions::default()).unwrap_err();
         let InstallError::Select(SelectError::NoneFound { details, rejected }) = &e else {
@@ -271,7 +285,10 @@ mod tests {
             kubernetes: Some("v1.29.2+k3s1".into()),
             kapp_controller: None,
         };
-        assert_eq!(resolve_install(&i[0], &p, &cluster).unwrap().version, "1.0.0");
+        assert_eq!(
+            resolve_install(&i[0], &p, &cluster).unwrap().version,
+            "1.0.0"
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod constraint;
 pub mod install;
 pub mod model;
 pub mod overlap;
+pub mod render;
 pub mod repo;
 pub mod select;
 pub mod version;

@@ -39,10 +39,13 @@ pub struct ModelError {
 
 impl ToDiagnostic for ModelError {
     fn to_diagnostic(&self) -> Diagnostic {
-        Diagnostic::error(format!("{}: field `{}`: {}", self.doc, self.field, self.message))
-            .with_file(&self.file)
-            .with_line(self.line)
-            .with_param_path(self.field.clone())
+        Diagnostic::error(format!(
+            "{}: field `{}`: {}",
+            self.doc, self.field, self.message
+        ))
+        .with_file(&self.file)
+        .with_line(self.line)
+        .with_param_path(self.field.clone())
     }
 }
 
@@ -173,10 +176,7 @@ pub fn parse_stream(
             Some(r) => out.push(r),
             None if skip_others => {}
             None => {
-                let kind = node
-                    .get("kind")
-                    .map(|k| k.key_string())
-                    .unwrap_or_default();
+                let kind = node.get("kind").map(|k| k.key_string()).unwrap_or_default();
                 return Err(ModelError {
                     file: file.to_path_buf(),
                     line: node.line,
@@ -233,7 +233,9 @@ pub fn parse_resource(
         }
         "PackageMetadata" => {
             r.known(&top, &["apiVersion", "kind", "metadata", "spec"])?;
-            Resource::PackageMetadata(r.package_metadata(&top, meta, doc, origin, strictness, warnings)?)
+            Resource::PackageMetadata(
+                r.package_metadata(&top, meta, doc, origin, strictness, warnings)?,
+            )
         }
         "PackageRepository" => {
             r.known(&top, &["apiVersion", "kind", "metadata", "spec", "status"])?;
@@ -416,7 +418,12 @@ impl<'a> Reader<'a> {
 
     fn str_list(&self, o: &Obj<'_>, key: &str) -> Result<Vec<String>, ModelError> {
         let mut out = Vec::new();
-        for (i, n) in self.opt_list(o, key)?.unwrap_or_default().iter().enumerate() {
+        for (i, n) in self
+            .opt_list(o, key)?
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
             match &n.value {
                 NodeValue::Str { value, .. } => out.push(value.clone()),
                 other => {
@@ -455,7 +462,12 @@ impl<'a> Reader<'a> {
 
     fn items<'n>(&self, o: &Obj<'n>, key: &str) -> Result<Vec<Obj<'n>>, ModelError> {
         let mut out = Vec::new();
-        for (i, n) in self.opt_list(o, key)?.unwrap_or_default().iter().enumerate() {
+        for (i, n) in self
+            .opt_list(o, key)?
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
             out.push(self.obj(n, &format!("{}[{i}]", o.child(key)))?);
         }
         Ok(out)
@@ -521,7 +533,9 @@ impl<'a> Reader<'a> {
         let Some(spec) = self.opt_obj(top, "spec")? else {
             return Err(self.err(top.node, "spec", "required field is missing"));
         };
-        self.known(&spec, &[
+        self.known(
+            &spec,
+            &[
                 "refName",
                 "version",
                 "releasedAt",
@@ -595,7 +609,10 @@ impl<'a> Reader<'a> {
         if pkg.meta.name != want {
             rules.push((
                 "metadata.name",
-                format!("must be `<spec.refName>.<spec.version>` = `{want}`, found `{}`", pkg.meta.name),
+                format!(
+                    "must be `<spec.refName>.<spec.version>` = `{want}`, found `{}`",
+                    pkg.meta.name
+                ),
                 None,
             ));
         }
@@ -628,7 +645,9 @@ impl<'a> Reader<'a> {
     /// The App spec inside `Package.spec.template`: the step kinds are
     /// checked, their bodies are passed through.
     fn app_spec(&self, s: &Obj<'_>) -> Result<(), ModelError> {
-        self.known(s, &[
+        self.known(
+            s,
+            &[
                 "serviceAccountName",
                 "cluster",
                 "fetch",
@@ -644,22 +663,47 @@ impl<'a> Reader<'a> {
         let kinds: [(&str, &[&str]); 3] = [
             (
                 "fetch",
-                &["inline", "image", "http", "git", "helmChart", "imgpkgBundle", "path"],
+                &[
+                    "inline",
+                    "image",
+                    "http",
+                    "git",
+                    "helmChart",
+                    "imgpkgBundle",
+                    "path",
+                ],
             ),
             (
                 "template",
-                &["ytt", "kbld", "helmTemplate", "kustomize", "jsonnet", "sops", "cue"],
+                &[
+                    "ytt",
+                    "kbld",
+                    "helmTemplate",
+                    "kustomize",
+                    "jsonnet",
+                    "sops",
+                    "cue",
+                ],
             ),
             ("deploy", &["kapp"]),
         ];
         for (key, allowed) in kinds {
             for step in self.items(s, key)? {
                 self.known(&step, allowed)?;
-                if step.entries.iter().filter(|(k, _)| k.key_string() != "path").count() != 1 {
+                if step
+                    .entries
+                    .iter()
+                    .filter(|(k, _)| k.key_string() != "path")
+                    .count()
+                    != 1
+                {
                     return Err(self.err(
                         step.node,
                         &step.path,
-                        format!("each {key} step needs exactly one of: {}", allowed.join(", ")),
+                        format!(
+                            "each {key} step needs exactly one of: {}",
+                            allowed.join(", ")
+                        ),
                     ));
                 }
             }
@@ -685,7 +729,9 @@ impl<'a> Reader<'a> {
             origin,
         };
         if let Some(spec) = spec {
-            self.known(&spec, &[
+            self.known(
+                &spec,
+                &[
                     "displayName",
                     "longDescription",
                     "shortDescription",
@@ -696,7 +742,12 @@ impl<'a> Reader<'a> {
                     "supportDescription",
                 ],
             )?;
-            for k in ["longDescription", "iconSVGBase64", "providerName", "supportDescription"] {
+            for k in [
+                "longDescription",
+                "iconSVGBase64",
+                "providerName",
+                "supportDescription",
+            ] {
                 self.opt_str(&spec, k)?;
             }
             for m in self.items(&spec, "maintainers")? {
@@ -751,7 +802,11 @@ impl<'a> Reader<'a> {
         }
         let key = fetch.entries[0].0.key_string();
         let Some(f) = self.opt_obj(&fetch, &key)? else {
-            return Err(self.err(fetch.node, &fetch.child(&key), "expected a mapping, found null"));
+            return Err(self.err(
+                fetch.node,
+                &fetch.child(&key),
+                "expected a mapping, found null",
+            ));
         };
         let source = match key.as_str() {
             "image" => {
@@ -785,7 +840,9 @@ impl<'a> Reader<'a> {
                 }
             }
             "git" => {
-                self.known(&f, &[
+                self.known(
+                    &f,
+                    &[
                         "url",
                         "ref",
                         "refSelection",
@@ -844,7 +901,9 @@ impl<'a> Reader<'a> {
         let Some(spec) = self.opt_obj(top, "spec")? else {
             return Err(self.err(top.node, "spec", "required field is missing"));
         };
-        self.known(&spec, &[
+        self.known(
+            &spec,
+            &[
                 "serviceAccountName",
                 "cluster",
                 "packageRef",
@@ -890,7 +949,9 @@ impl<'a> Reader<'a> {
         }
         let mut last_attempted_version = None;
         if let Some(st) = self.opt_obj(top, "status")? {
-            self.known(&st, &[
+            self.known(
+                &st,
+                &[
                     "lastAttemptedVersion",
                     "version",
                     "conditions",
@@ -958,7 +1019,10 @@ pub fn check_ref_name(name: &str) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    fn parse(text: &str, strictness: Strictness) -> Result<(Vec<Resource>, Vec<Diagnostic>), ModelError> {
+    fn parse(
+        text: &str,
+        strictness: Strictness,
+    ) -> Result<(Vec<Resource>, Vec<Diagnostic>), ModelError> {
         let docs = crate::yaml::load_all(text).unwrap();
         parse_stream(Path::new("t.yaml"), &docs, strictness, false)
     }
@@ -995,7 +1059,9 @@ spec:
     fn reads_a_package() {
         let (res, warnings) = parse(PKG, Strictness::Strict).unwrap();
         assert!(warnings.is_empty());
-        let Resource::Package(p) = &res[0] else { panic!() };
+        let Resource::Package(p) = &res[0] else {
+            panic!()
+        };
         assert_eq!(p.ref_name, "app.example.com");
         assert_eq!(p.version, "1.0.0");
         assert_eq!(p.kubernetes_constraints.as_deref(), Some(">=1.25.0"));
@@ -1009,7 +1075,10 @@ spec:
         let e = parse(&bad, Strictness::Strict).unwrap_err();
         assert_eq!(e.field, "spec.releaseNote");
         assert_eq!(e.line, 8);
-        assert!(e.to_string().contains("Package app.example.com.1.0.0"), "{e}");
+        assert!(
+            e.to_string().contains("Package app.example.com.1.0.0"),
+            "{e}"
+        );
         let bad = PKG.replace("      - kapp: {}", "      - kap: {}");
         let e = parse(&bad, Strictness::Strict).unwrap_err();
         assert_eq!(e.field, "spec.template.spec.deploy[0].kap");
@@ -1039,10 +1108,17 @@ spec:
 
     #[test]
     fn wrong_api_version_and_kind() {
-        let e = parse(&PKG.replace("data.packaging", "packaging"), Strictness::Strict).unwrap_err();
+        let e = parse(
+            &PKG.replace("data.packaging", "packaging"),
+            Strictness::Strict,
+        )
+        .unwrap_err();
         assert_eq!(e.field, "apiVersion");
-        let e = parse("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", Strictness::Strict)
-            .unwrap_err();
+        let e = parse(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+            Strictness::Strict,
+        )
+        .unwrap_err();
         assert_eq!(e.field, "kind");
     }
 
@@ -1083,13 +1159,24 @@ spec:
       subPath: repo
 ";
         let (res, _) = parse(text, Strictness::Strict).unwrap();
-        let Resource::PackageInstall(i) = &res[0] else { panic!() };
+        let Resource::PackageInstall(i) = &res[0] else {
+            panic!()
+        };
         assert_eq!(i.selection.constraints, ">=1.0.0 <2.0.0");
         assert_eq!(i.selection.prereleases, Some(vec!["rc".to_string()]));
         assert_eq!(i.values, [("app-values".to_string(), None)]);
         assert_eq!(i.last_attempted_version.as_deref(), Some("1.0.0"));
-        let Resource::PackageRepository(r) = &res[1] else { panic!() };
-        let RepoSource::Git { ref_selection, sub_path, .. } = &r.source else { panic!() };
+        let Resource::PackageRepository(r) = &res[1] else {
+            panic!()
+        };
+        let RepoSource::Git {
+            ref_selection,
+            sub_path,
+            ..
+        } = &r.source
+        else {
+            panic!()
+        };
         assert_eq!(ref_selection.as_ref().unwrap().constraints, ">=1.0.0");
         assert_eq!(sub_path.as_deref(), Some("repo"));
 

@@ -19,7 +19,9 @@ pub enum Decision {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OverlapError {
-    #[error("Conflicting resources: {kind}/{name} is already present but not identical ({reason})")]
+    #[error(
+        "Conflicting resources: {kind}/{name} is already present but not identical ({reason})"
+    )]
     Conflict {
         kind: String,
         name: String,
@@ -72,7 +74,8 @@ fn revision(doc: &Value) -> Result<Vec<i128>, (String, String)> {
             if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                 return Err((rev.to_string(), part.to_string()));
             }
-            part.parse::<i128>().map_err(|_| (rev.to_string(), part.to_string()))
+            part.parse::<i128>()
+                .map_err(|_| (rev.to_string(), part.to_string()))
         })
         .collect()
 }
@@ -143,7 +146,9 @@ pub fn rebase(existing: &Value, new: &Value) -> Result<Decision, OverlapError> {
         return Ok(Decision::KeepExisting);
     };
     let kind = str_at(existing, &["kind"]).unwrap_or("").to_string();
-    let name = str_at(existing, &["metadata", "name"]).unwrap_or("").to_string();
+    let name = str_at(existing, &["metadata", "name"])
+        .unwrap_or("")
+        .to_string();
     let rev_err = |(value, part): (String, String)| OverlapError::Revision {
         kind: kind.clone(),
         name: name.clone(),
@@ -185,7 +190,10 @@ mod tests {
     fn decisions() {
         let a = doc("ns/a", None, "x");
         assert_eq!(rebase(&a, &doc("ns/a", None, "y")), Ok(Decision::ApplyNew));
-        assert_eq!(rebase(&a, &doc("ns/b", None, "x")), Ok(Decision::KeepExisting));
+        assert_eq!(
+            rebase(&a, &doc("ns/b", None, "x")),
+            Ok(Decision::KeepExisting)
+        );
         let e = rebase(&a, &doc("ns/b", None, "y")).unwrap_err();
         assert_eq!(
             e.to_string(),
@@ -196,10 +204,17 @@ mod tests {
             Ok(Decision::KeepExisting)
         );
         assert_eq!(
-            rebase(&doc("ns/a", Some("1.9"), "x"), &doc("ns/b", Some("1.10"), "y")),
+            rebase(
+                &doc("ns/a", Some("1.9"), "x"),
+                &doc("ns/b", Some("1.10"), "y")
+            ),
             Ok(Decision::ApplyNew)
         );
         let e = rebase(&doc("ns/a", Some("1.a"), "x"), &doc("ns/b", Some("1"), "y")).unwrap_err();
-        assert!(e.to_string().contains("int: invalid literal with base 10: a"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("int: invalid literal with base 10: a"),
+            "{e}"
+        );
     }
 }

@@ -123,7 +123,7 @@ pub fn content_from_files(
     Ok(content)
 }
 
-fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), crate::error::Error> {
+pub(crate) fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), crate::error::Error> {
     let entries = std::fs::read_dir(dir).map_err(|e| crate::error::Error::io(dir, e))?;
     let mut paths: Vec<PathBuf> = Vec::new();
     for e in entries {
@@ -153,7 +153,10 @@ pub fn content_from_dir(
     strictness: Strictness,
 ) -> Result<RepoContent, RepoError> {
     if !dir.is_dir() {
-        return Err(fetch_err(name, format!("{} is not a directory", dir.display())));
+        return Err(fetch_err(
+            name,
+            format!("{} is not a directory", dir.display()),
+        ));
     }
     let root = if dir.join("packages").is_dir() {
         dir.join("packages")
@@ -170,7 +173,7 @@ pub fn content_from_dir(
     content_from_files(name, &texts, strictness)
 }
 
-fn safe_relative(p: &str) -> bool {
+pub(crate) fn safe_relative(p: &str) -> bool {
     let path = Path::new(p);
     !p.is_empty()
         && path
@@ -178,7 +181,7 @@ fn safe_relative(p: &str) -> bool {
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
-fn sub_dir(repo: &str, root: &Path, sub: Option<&str>) -> Result<PathBuf, RepoError> {
+pub(crate) fn sub_dir(repo: &str, root: &Path, sub: Option<&str>) -> Result<PathBuf, RepoError> {
     match sub {
         None | Some("") => Ok(root.to_path_buf()),
         Some(s) if safe_relative(s) => {
@@ -186,10 +189,16 @@ fn sub_dir(repo: &str, root: &Path, sub: Option<&str>) -> Result<PathBuf, RepoEr
             if d.is_dir() {
                 Ok(d)
             } else {
-                Err(fetch_err(repo, format!("subPath `{s}` is not a directory in the fetched content")))
+                Err(fetch_err(
+                    repo,
+                    format!("subPath `{s}` is not a directory in the fetched content"),
+                ))
             }
         }
-        Some(s) => Err(fetch_err(repo, format!("subPath `{s}` must be a relative path inside the content"))),
+        Some(s) => Err(fetch_err(
+            repo,
+            format!("subPath `{s}` must be a relative path inside the content"),
+        )),
     }
 }
 
@@ -199,9 +208,12 @@ fn run_git(repo: &str, args: &[&str], cwd: Option<&Path>) -> Result<String, Repo
     if let Some(d) = cwd {
         cmd.current_dir(d);
     }
-    let out = cmd
-        .output()
-        .map_err(|e| fetch_err(repo, format!("cannot run git: {e} (install git to use fetch.git)")))?;
+    let out = cmd.output().map_err(|e| {
+        fetch_err(
+            repo,
+            format!("cannot run git: {e} (install git to use fetch.git)"),
+        )
+    })?;
     if !out.status.success() {
         return Err(fetch_err(
             repo,
@@ -225,10 +237,17 @@ pub fn fetch_git(
     into: &Path,
 ) -> Result<(String, String), RepoError> {
     let dest = into.to_string_lossy().into_owned();
-    run_git(repo, &["clone", "--quiet", "--no-checkout", "--", url, &dest], None)?;
+    run_git(
+        repo,
+        &["clone", "--quiet", "--no-checkout", "--", url, &dest],
+        None,
+    )?;
     let target = match (git_ref, ref_selection) {
         (Some(_), Some(_)) => {
-            return Err(fetch_err(repo, "fetch.git: set either `ref` or `refSelection`, not both"))
+            return Err(fetch_err(
+                repo,
+                "fetch.git: set either `ref` or `refSelection`, not both",
+            ))
         }
         (Some(r), None) => r.to_string(),
         (None, Some(sel)) => {
@@ -243,7 +262,9 @@ pub fn fetch_git(
         (None, None) => "origin/HEAD".to_string(),
     };
     run_git(repo, &["checkout", "--quiet", &target, "--"], Some(into))?;
-    let commit = run_git(repo, &["rev-parse", "HEAD"], Some(into))?.trim().to_string();
+    let commit = run_git(repo, &["rev-parse", "HEAD"], Some(into))?
+        .trim()
+        .to_string();
     Ok((commit, target))
 }
 
@@ -259,15 +280,18 @@ fn http_get(url: &str) -> Result<Vec<u8>, String> {
     } else {
         format!("{hostport}:80")
     };
-    let mut stream = std::net::TcpStream::connect(&addr).map_err(|e| format!("connect {addr}: {e}"))?;
+    let mut stream =
+        std::net::TcpStream::connect(&addr).map_err(|e| format!("connect {addr}: {e}"))?;
     stream
         .set_read_timeout(Some(std::time::Duration::from_secs(60)))
         .map_err(|e| e.to_string())?;
-    write!(
-        stream,
+    // One write: a server may answer and close after the first segment.
+    let request = format!(
         "GET {path} HTTP/1.0\r\nHost: {hostport}\r\nUser-Agent: strata\r\nAccept: */*\r\nConnection: close\r\n\r\n"
-    )
-    .map_err(|e| format!("send request: {e}"))?;
+    );
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|e| format!("send request: {e}"))?;
     let mut buf = Vec::new();
     stream
         .read_to_end(&mut buf)
@@ -282,16 +306,16 @@ fn http_get(url: &str) -> Result<Vec<u8>, String> {
     if code != "200" {
         return Err(format!("server answered `{status}`"));
     }
-    if head
-        .lines()
-        .any(|l| l.to_ascii_lowercase().starts_with("transfer-encoding: chunked"))
-    {
+    if head.lines().any(|l| {
+        l.to_ascii_lowercase()
+            .starts_with("transfer-encoding: chunked")
+    }) {
         return Err("chunked responses are not supported by the built-in http client".into());
     }
     Ok(buf[split + 4..].to_vec())
 }
 
-fn download(url: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn download(url: &str) -> Result<Vec<u8>, String> {
     if url.starts_with("http://") {
         return http_get(url);
     }
@@ -301,11 +325,16 @@ fn download(url: &str) -> Result<Vec<u8>, String> {
             .output()
             .map_err(|e| format!("cannot run curl for https: {e}"))?;
         if !out.status.success() {
-            return Err(format!("curl: {}", String::from_utf8_lossy(&out.stderr).trim()));
+            return Err(format!(
+                "curl: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
         }
         return Ok(out.stdout);
     }
-    Err(format!("unsupported url scheme in `{url}` (http:// or https://)"))
+    Err(format!(
+        "unsupported url scheme in `{url}` (http:// or https://)"
+    ))
 }
 
 /// Hex sha256 of the bytes.
@@ -457,7 +486,9 @@ pub fn merge(repos: Vec<RepoContent>) -> Result<Catalog, RepoError> {
         cat.warnings.extend(repo.warnings);
         for mut p in repo.packages {
             stamp(&mut p.doc, &repo.name);
-            p.meta.annotations.insert(ANN_REPO_REF.into(), repo.name.clone());
+            p.meta
+                .annotations
+                .insert(ANN_REPO_REF.into(), repo.name.clone());
             let same = cat
                 .packages
                 .iter()
@@ -478,7 +509,9 @@ pub fn merge(repos: Vec<RepoContent>) -> Result<Catalog, RepoError> {
         }
         for mut m in repo.metadata {
             stamp(&mut m.doc, &repo.name);
-            m.meta.annotations.insert(ANN_REPO_REF.into(), repo.name.clone());
+            m.meta
+                .annotations
+                .insert(ANN_REPO_REF.into(), repo.name.clone());
             let same = cat
                 .metadata
                 .iter()
@@ -512,12 +545,20 @@ mod tests {
     }
 
     fn content(name: &str, text: &str) -> RepoContent {
-        content_from_files(name, &[(PathBuf::from("p.yml"), text.to_string())], Strictness::Strict).unwrap()
+        content_from_files(
+            name,
+            &[(PathBuf::from("p.yml"), text.to_string())],
+            Strictness::Strict,
+        )
+        .unwrap()
     }
 
     #[test]
     fn overlapping_repositories() {
-        let a = content("ns/a", &(pkg("1.0.0", "img:a", "1") + "---\n" + &pkg("1.1.0", "img:a", "1")));
+        let a = content(
+            "ns/a",
+            &(pkg("1.0.0", "img:a", "1") + "---\n" + &pkg("1.1.0", "img:a", "1")),
+        );
         let same = content("ns/b", &pkg("1.0.0", "img:a", "1"));
         let cat = merge(vec![a.clone(), same]).unwrap();
         assert_eq!(cat.packages.len(), 2);
@@ -529,7 +570,12 @@ mod tests {
 
         let clash = content("ns/b", &pkg("1.0.0", "img:b", "1"));
         let e = merge(vec![a, clash]).unwrap_err();
-        assert!(e.to_string().starts_with("repository ns/b: Conflicting resources: Package/app.example.com.1.0.0"), "{e}");
+        assert!(
+            e.to_string().starts_with(
+                "repository ns/b: Conflicting resources: Package/app.example.com.1.0.0"
+            ),
+            "{e}"
+        );
         assert!(e.to_string().contains("(mismatch in spec.template)"), "{e}");
     }
 
@@ -542,7 +588,9 @@ mod tests {
         );
         let docs = crate::yaml::load_all(&text).unwrap();
         let (res, _) = parse_stream(Path::new("r.yml"), &docs, Strictness::Strict, false).unwrap();
-        let Resource::PackageRepository(r) = &res[0] else { panic!() };
+        let Resource::PackageRepository(r) = &res[0] else {
+            panic!()
+        };
         let c = fetch_repository(r, work.path(), Strictness::Strict).unwrap();
         assert_eq!(c.name, "default/inline");
         assert_eq!(c.packages[0].version, "1.0.0");
@@ -558,7 +606,9 @@ mod tests {
         let mut h = tar::Header::new_ustar();
         h.set_size(body.len() as u64);
         h.set_mode(0o644);
-        builder.append_data(&mut h, "packages/a.yml", &body[..]).unwrap();
+        builder
+            .append_data(&mut h, "packages/a.yml", &body[..])
+            .unwrap();
         let tar_bytes = builder.into_inner().unwrap();
         unpack(&tar_bytes, "r.tar", dir.path()).unwrap();
         assert!(dir.path().join("packages/a.yml").is_file());

@@ -163,7 +163,10 @@ mod tests {
         let s = highest(&c, &sel("", None), &[]).unwrap();
         assert_eq!(s.selected, "v2.0.0");
         assert_eq!(s.matching, ["1.0.0", "2.0.0", "v2.0.0"]);
-        assert!(s.rejected.iter().any(|(v, why)| v == "bogus" && why.contains("semver")));
+        assert!(s
+            .rejected
+            .iter()
+            .any(|(v, why)| v == "bogus" && why.contains("semver")));
     }
 
     #[test]

@@ -29,7 +29,9 @@ fn leading_zero(s: &str) -> bool {
 
 fn number(part: &str, what: &str) -> Result<u64, String> {
     if !only_digits(part) {
-        return Err(format!("Invalid character(s) found in {what} number {part:?}"));
+        return Err(format!(
+            "Invalid character(s) found in {what} number {part:?}"
+        ));
     }
     if leading_zero(part) {
         let cap = format!("{}{}", what[..1].to_uppercase(), &what[1..]);
@@ -154,7 +156,11 @@ impl Version {
     /// The version without prerelease and build (kapp-controller matches the
     /// cluster's versions this way).
     pub fn finalized(&self) -> Version {
-        Version(semver::Version::new(self.0.major, self.0.minor, self.0.patch))
+        Version(semver::Version::new(
+            self.0.major,
+            self.0.minor,
+            self.0.patch,
+        ))
     }
 
     /// The prerelease identifiers (`rc`, `1` for `-rc.1`).
@@ -241,12 +247,32 @@ mod tests {
     #[test]
     fn strict_parse_rejects_what_vendir_rejects() {
         for bad in [
-            "", "1.2", "v1.2.3", "01.2.3", "1.02.3", "1.2.03", "1.2.3-", "1.2.3+", "1.2.3-01",
-            "1.2.3-a..b", "1.2.3-a_b", "1.2.3+a..b", " 1.2.3", "1.2.3,", "x.2.3", "1.2.3 ",
+            "",
+            "1.2",
+            "v1.2.3",
+            "01.2.3",
+            "1.02.3",
+            "1.2.03",
+            "1.2.3-",
+            "1.2.3+",
+            "1.2.3-01",
+            "1.2.3-a..b",
+            "1.2.3-a_b",
+            "1.2.3+a..b",
+            " 1.2.3",
+            "1.2.3,",
+            "x.2.3",
+            "1.2.3 ",
         ] {
             assert!(Version::parse(bad).is_err(), "{bad:?} should be rejected");
         }
-        for good in ["0.0.0", "1.2.3-rc.1", "1.2.3+001", "1.2.3-x-y.0+b.c", "10.20.30"] {
+        for good in [
+            "0.0.0",
+            "1.2.3-rc.1",
+            "1.2.3+001",
+            "1.2.3-x-y.0+b.c",
+            "10.20.30",
+        ] {
             assert!(Version::parse(good).is_ok(), "{good:?} should parse");
         }
     }
@@ -268,7 +294,9 @@ mod tests {
         assert_eq!(Version::parse_relaxed("v1.2.3").unwrap(), v("1.2.3"));
         assert!(Version::parse_relaxed("vv1.2.3").is_err());
         assert_eq!(
-            Version::parse_tolerant(" v1.27.3+k3s1 ").unwrap().finalized(),
+            Version::parse_tolerant(" v1.27.3+k3s1 ")
+                .unwrap()
+                .finalized(),
             v("1.27.3")
         );
         assert_eq!(Version::parse_tolerant("1.27").unwrap(), v("1.27.0"));
