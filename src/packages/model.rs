@@ -870,8 +870,8 @@ impl<'a> Reader<'a> {
             }
             _ => {
                 self.known(&f, &["paths", "pathsFrom"])?;
-                for pf in self.items(&f, "pathsFrom")? {
-                    self.known(&pf, &["secretRef", "configMapRef"])?;
+                if let Some(pf) = self.items(&f, "pathsFrom")?.first() {
+                    self.known(pf, &["secretRef", "configMapRef"])?;
                     return Err(self.err(
                         pf.node,
                         &pf.path,
@@ -1093,9 +1093,7 @@ spec:
         let bad = PKG.replace("name: app.example.com.1.0.0", "name: app.1.0.0");
         let e = parse(&bad, Strictness::Strict).unwrap_err();
         assert_eq!(e.field, "metadata.name");
-        let short = PKG
-            .replace("app.example.com", "app")
-            .replace("name: app.1.0.0", "name: app.1.0.0");
+        let short = PKG.replace("app.example.com", "app");
         let e = parse(&short, Strictness::Strict).unwrap_err();
         assert_eq!(e.field, "spec.refName");
         let (res, warnings) = parse(&short, Strictness::Lenient).unwrap();

@@ -17,12 +17,15 @@ pub struct VersionSelection {
     pub prereleases: Option<Vec<String>>,
 }
 
+/// Keeps a candidate (`Ok`) or drops it with a reason.
+pub type Keep<'a> = Box<dyn Fn(&str) -> Result<(), String> + 'a>;
+
 /// An extra filter run between the prerelease filter and the constraint.
 pub struct Check<'a> {
     /// Appears in the details as `after-<name>=N`.
     pub name: &'static str,
     /// `Err(reason)` drops the candidate.
-    pub keep: Box<dyn Fn(&str) -> Result<(), String> + 'a>,
+    pub keep: Keep<'a>,
 }
 
 /// The outcome of a successful selection.
