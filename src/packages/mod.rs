@@ -10,6 +10,7 @@
 //! repository contents.
 
 pub mod constraint;
+pub mod hierarchy;
 pub mod install;
 pub mod model;
 pub mod overlap;

@@ -534,6 +534,21 @@ pub fn merge(repos: Vec<RepoContent>) -> Result<Catalog, RepoError> {
     Ok(cat)
 }
 
+/// Fetches every (unpaused) repository in order and merges them: what
+/// `strata compile` calls for the repositories an inventory declares.
+pub fn catalog_from_repositories(
+    repos: &[PackageRepository],
+    strictness: Strictness,
+) -> Result<Catalog, RepoError> {
+    let mut contents = Vec::new();
+    for r in repos.iter().filter(|r| !r.paused) {
+        let work =
+            tempfile::tempdir().map_err(|e| crate::error::Error::io(std::env::temp_dir(), e))?;
+        contents.push(fetch_repository(r, work.path(), strictness)?);
+    }
+    merge(contents)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
