@@ -56,7 +56,10 @@ impl InstallError {
                 "Add annotation packaging.carvel.dev/downgradable: \"\" to PackageInstall to proceed with downgrade".into(),
             ),
             InstallError::Select(SelectError::NoneFound { .. }) => Some(
-                "run `strata package resolve` to see why each version was rejected".into(),
+                "widen spec.packageRef.versionSelection, or check the cluster versions (--env, parameters.kubernetes_version)".into(),
+            ),
+            InstallError::Select(SelectError::Constraint { .. }) => Some(
+                "constraints use vendir's grammar: space = AND, ` || ` = OR, `x` wildcards, no `v`, `^`, `~`, `*` or `,` (e.g. '>=1.2.0 <2.0.0')".into(),
             ),
             _ => None,
         }

@@ -478,10 +478,43 @@ fn stamp(doc: &mut Value, repo: &str) {
     }
 }
 
+/// Indexes by (namespace, name) so merging stays linear in catalog size.
+type Index = std::collections::HashMap<(Option<String>, String), usize>;
+
+/// Adds `doc` to `items` or resolves the clash with the overlap rule.
+fn offer<T>(
+    items: &mut Vec<T>,
+    index: &mut Index,
+    item: T,
+    key: (Option<String>, String),
+    doc: impl Fn(&T) -> &Value,
+    repo: &str,
+) -> Result<(), RepoError> {
+    match index.get(&key) {
+        None => {
+            index.insert(key, items.len());
+            items.push(item);
+        }
+        Some(&i) => match rebase(doc(&items[i]), doc(&item)) {
+            Ok(Decision::ApplyNew) => items[i] = item,
+            Ok(Decision::KeepExisting) => {}
+            Err(source) => {
+                return Err(RepoError::Overlap {
+                    repo: repo.to_string(),
+                    source,
+                })
+            }
+        },
+    }
+    Ok(())
+}
+
 /// Merges repositories in order; a later repository offering an existing
 /// name goes through the overlap rule.
 pub fn merge(repos: Vec<RepoContent>) -> Result<Catalog, RepoError> {
     let mut cat = Catalog::default();
+    let mut pkg_index = Index::new();
+    let mut meta_index = Index::new();
     for repo in repos {
         cat.warnings.extend(repo.warnings);
         for mut p in repo.packages {
@@ -489,46 +522,30 @@ pub fn merge(repos: Vec<RepoContent>) -> Result<Catalog, RepoError> {
             p.meta
                 .annotations
                 .insert(ANN_REPO_REF.into(), repo.name.clone());
-            let same = cat
-                .packages
-                .iter()
-                .position(|e| e.meta.name == p.meta.name && e.meta.namespace == p.meta.namespace);
-            match same {
-                None => cat.packages.push(p),
-                Some(i) => match rebase(&cat.packages[i].doc, &p.doc) {
-                    Ok(Decision::ApplyNew) => cat.packages[i] = p,
-                    Ok(Decision::KeepExisting) => {}
-                    Err(source) => {
-                        return Err(RepoError::Overlap {
-                            repo: repo.name.clone(),
-                            source,
-                        })
-                    }
-                },
-            }
+            let key = (p.meta.namespace.clone(), p.meta.name.clone());
+            offer(
+                &mut cat.packages,
+                &mut pkg_index,
+                p,
+                key,
+                |p| &p.doc,
+                &repo.name,
+            )?;
         }
         for mut m in repo.metadata {
             stamp(&mut m.doc, &repo.name);
             m.meta
                 .annotations
                 .insert(ANN_REPO_REF.into(), repo.name.clone());
-            let same = cat
-                .metadata
-                .iter()
-                .position(|e| e.meta.name == m.meta.name && e.meta.namespace == m.meta.namespace);
-            match same {
-                None => cat.metadata.push(m),
-                Some(i) => match rebase(&cat.metadata[i].doc, &m.doc) {
-                    Ok(Decision::ApplyNew) => cat.metadata[i] = m,
-                    Ok(Decision::KeepExisting) => {}
-                    Err(source) => {
-                        return Err(RepoError::Overlap {
-                            repo: repo.name.clone(),
-                            source,
-                        })
-                    }
-                },
-            }
+            let key = (m.meta.namespace.clone(), m.meta.name.clone());
+            offer(
+                &mut cat.metadata,
+                &mut meta_index,
+                m,
+                key,
+                |m| &m.doc,
+                &repo.name,
+            )?;
         }
     }
     Ok(cat)
