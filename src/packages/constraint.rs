@@ -415,6 +415,12 @@ mod tests {
         assert_eq!(c(">1.2.x").to_string(), ">=1.3.0");
         assert_eq!(c("!=1.2.x").to_string(), "<1.2.0 >=1.3.0");
         assert!(matching("!=1.2.x", SET).is_empty());
+        // An operator the expansion does not know is dropped (reference quirk).
+        assert_eq!(c("~1.x").to_string(), "=1.0.0");
+        assert_eq!(
+            c("1.2.x || 3.x").to_string(),
+            ">=1.2.0 <1.3.0 || >=3.0.0 <4.0.0"
+        );
         assert_eq!(matching("1.x.x", SET), ["1.0.0"]);
         assert_eq!(matching("1.2.x", SET), ["1.2.3", "1.2.9"]);
     }

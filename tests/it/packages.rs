@@ -409,6 +409,40 @@ fn git_repository_with_ref_selection() {
         .collect();
     assert_eq!(versions, ["1.0.0", "1.1.0"]);
     assert!(stdout.contains("ns/git-repo"), "{stdout}");
+
+    // An explicit ref, and no ref at all (the default branch).
+    for (git_ref, want) in [
+        ("      ref: v1.0.0\n", vec!["1.0.0"]),
+        ("", vec!["1.0.0", "1.1.0", "2.0.0"]),
+    ] {
+        let f = tmp.path().join("repo-ref.yml");
+        fs::write(
+            &f,
+            format!(
+                "apiVersion: packaging.carvel.dev/v1alpha1\nkind: PackageRepository\nmetadata:\n  name: git-repo\nspec:\n  fetch:\n    git:\n      url: {}\n{git_ref}      subPath: repo\n",
+                bare.display()
+            ),
+        )
+        .unwrap();
+        let out = strata()
+            .args(["package", "list", "--repository"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let versions: Vec<&str> = stdout
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().nth(1).unwrap())
+            .collect();
+        assert_eq!(versions, want, "ref {git_ref:?}");
+    }
 }
 
 /// Serves one response body to every connection, on loopback.
