@@ -2,6 +2,7 @@
 
 mod cli;
 mod inventory;
+mod packages;
 
 /// The shared conformance corpora beside the project root (`../shared/conformance`).
 #[allow(dead_code)]
