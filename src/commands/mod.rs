@@ -3,3 +3,4 @@
 
 pub mod compile;
 pub mod inventory;
+pub mod package;

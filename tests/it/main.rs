@@ -2,6 +2,8 @@
 
 mod cli;
 mod compile;
+mod inventory;
+mod packages;
 
 /// The shared conformance corpora beside the project root (`../shared/conformance`).
 #[allow(dead_code)]
