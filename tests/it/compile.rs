@@ -134,6 +134,30 @@ fn output_path_outside_the_target_is_rejected() {
 }
 
 #[test]
+fn defaults_come_from_dot_kapitan() {
+    let project = copy_fixture("basic");
+    fs::write(
+        project.path().join(".kapitan"),
+        "compile:\n  output-path: build\n  indent: 4\n",
+    )
+    .unwrap();
+    strata()
+        .current_dir(project.path())
+        .args(["compile", "--quiet"])
+        .assert()
+        .success();
+    let yaml = read(
+        &project
+            .path()
+            .join("build/compiled/dev/manifests/deployment.yaml"),
+    );
+    assert_eq!(
+        yaml,
+        "kind: Deployment\nmetadata:\n    labels:\n        version: '1.10'\n    name: dev\nspec:\n    ports:\n        - 80\n        - 443\n    replicas: 1\n"
+    );
+}
+
+#[test]
 fn check_reports_changed_files() {
     let out = tempfile::tempdir().unwrap();
     compile_in(&fixture("basic"), out.path()).success();
