@@ -133,6 +133,9 @@ pub struct Prepared {
     pub dumps: Arc<BTreeMap<String, Value>>,
     /// Dumps with `target_full_path` set (jsonnet's `kap.inventory()`).
     pub jsonnet_view: Arc<jsonnet::InventoryView>,
+    /// The Jinja2 views, converted once (template values share memory).
+    jinja_targets: BTreeMap<String, minijinja::Value>,
+    jinja_global: minijinja::Value,
 }
 
 /// Validates every target's compile settings (Kapitan validates the whole
@@ -163,8 +166,16 @@ pub fn prepare(
             .hint("set vars.target to the target's own name, e.g. ${_reclass_:name:short}"));
         }
     }
+    let jinja_targets: BTreeMap<String, minijinja::Value> = dumps
+        .iter()
+        .map(|(k, v)| (k.clone(), jinja::to_template_value(v)))
+        .collect();
+    let jinja_global =
+        minijinja::Value::from_iter(jinja_targets.iter().map(|(k, v)| (k.clone(), v.clone())));
     Ok(Prepared {
         plans,
+        jinja_targets,
+        jinja_global,
         dumps: Arc::new(dumps),
         jsonnet_view: Arc::new(jsonnet::InventoryView {
             targets: jviews,
@@ -330,14 +341,16 @@ fn compile_jsonnet(
         }
     };
     for (key, value) in &v {
+        let pruned;
         let value = if entry.prune {
-            output::prune_empty(value)
+            pruned = output::prune_empty(value);
+            &pruned
         } else {
-            value.clone()
+            value
         };
         let (name, format) = output::file_for_key(key, entry.output_type);
         check_relative(&name, "output file")?;
-        let text = output::render_file(&value, format, &ctx.write)
+        let text = output::render_file(value, format, &ctx.write)
             .map_err(|e| format!("cannot write key `{key}` as {}: {e}", format_name(format)))?;
         write_file(ctx, &out_dir.join(&name), text.as_bytes())?;
     }
@@ -363,30 +376,25 @@ fn compile_jinja2(
     input_params
         .entry("compile_path".to_string())
         .or_insert_with(|| Value::String(out_dir.to_string_lossy().into_owned()));
-    let mut c = Map::new();
-    c.insert(
-        "inventory_global".into(),
-        Value::Map(
+    let mut c: Vec<(String, minijinja::Value)> = vec![
+        ("inventory_global".into(), ctx.prepared.jinja_global.clone()),
+        (
+            "inventory".into(),
             ctx.prepared
-                .dumps
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+                .jinja_targets
+                .get(&ctx.plan.target_var)
+                .cloned()
+                .unwrap_or_default(),
         ),
-    );
-    c.insert(
-        "inventory".into(),
-        ctx.prepared
-            .dumps
-            .get(&ctx.plan.target_var)
-            .cloned()
-            .unwrap_or_default(),
-    );
-    c.insert("input_params".into(), Value::Map(input_params));
+        (
+            "input_params".into(),
+            jinja::to_template_value(&Value::Map(input_params)),
+        ),
+    ];
     for (k, v) in &ctx.plan.vars {
-        c.insert(k.clone(), v.clone());
+        c.push((k.clone(), jinja::to_template_value(v)));
     }
-    let tctx = jinja::to_template_value(&Value::Map(c));
+    let tctx = minijinja::Value::from_iter(c);
     for r in jinja::render_path(input, &tctx, &ctx.search_paths)? {
         let mut name = r.name;
         if entry.suffix_remove && name.ends_with(&entry.suffix_stripped) {
