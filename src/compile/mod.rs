@@ -554,22 +554,21 @@ fn compile_target(
 ) -> Result<Vec<String>, CompileError> {
     let mut search_paths = opts.search_paths.clone();
     search_paths.push(catalog_root.to_path_buf());
+    // Kapitan reads the raw parameter; a value that is not one of its style
+    // names leaves PyYAML's own choice (quoted multiline strings).
     let style = match &plan.multiline_style {
-        Some(s) => MultilineStyle::parse(s).ok_or_else(|| {
-            CompileError::new(format!(
-                "parameters.multiline_string_style `{s}` is not one of literal, folded, double-quotes"
-            ))
-            .target(&plan.name)
-        })?,
-        None => opts.multiline,
+        Some(v) if output::is_truthy(v) => v.as_str().and_then(MultilineStyle::parse),
+        _ => Some(opts.multiline),
     };
+    let mut yaml = DumpOptions::kapitan(opts.indent, opts.multiline, opts.null_as_empty);
+    yaml.multiline = style;
     let ctx = TargetCtx {
         plan,
         prepared,
         search_paths,
         target_root: catalog_root.join("compiled").join(&plan.dir),
         write: WriteOptions {
-            yaml: DumpOptions::kapitan(opts.indent, style, opts.null_as_empty),
+            yaml,
             json_indent: opts.indent,
         },
     };

@@ -135,8 +135,8 @@ pub struct TargetPlan {
     pub dir: String,
     pub entries: Vec<Entry>,
     pub vars: Map,
-    /// `parameters.multiline_string_style`, overriding the CLI.
-    pub multiline_style: Option<String>,
+    /// `parameters.multiline_string_style`, overriding the CLI when truthy.
+    pub multiline_style: Option<Value>,
 }
 
 fn invalid(target: &str, field: &str, msg: impl std::fmt::Display) -> CompileError {
@@ -474,10 +474,7 @@ pub fn plan_target(node: &RenderedNode) -> Result<(TargetPlan, Map), CompileErro
             kd.insert(k.clone(), v.clone());
         }
     }
-    let multiline_style = params
-        .get("multiline_string_style")
-        .and_then(Value::as_str)
-        .map(str::to_string);
+    let multiline_style = params.get("multiline_string_style").cloned();
     let plan = TargetPlan {
         name: target.to_string(),
         dir: target_var.clone().unwrap_or_default().replace('.', "/"),
