@@ -474,7 +474,9 @@ pub fn evaluate(file: &Path, target: &str, env: &JsonnetEnv) -> Result<Value, St
         })
         .context_initializer(ctx);
     let state = builder.build();
-    let _guard = state.enter();
+    let Some(_guard) = state.try_enter() else {
+        return Err("jsonnet evaluation cannot be nested".into());
+    };
     let result = state.import(file).and_then(|v| val_to_value(&v));
     result.map_err(|e| format!("{e}").trim_end().to_string())
 }
