@@ -164,8 +164,102 @@ fn value_to_val(v: &Value) -> JrResult<Val> {
     })
 }
 
+/// `%.17g`, as the C++ jsonnet prints non-integral numbers.
+fn format_g17(f: f64) -> String {
+    let sci = format!("{f:.16e}");
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if !(-4..17).contains(&exp) {
+        let mant = mant.trim_end_matches('0').trim_end_matches('.');
+        format!("{mant}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+    } else {
+        let decimals = (16 - exp).max(0) as usize;
+        let fixed = format!("{f:.decimals$}");
+        if fixed.contains('.') {
+            fixed
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .to_string()
+        } else {
+            fixed
+        }
+    }
+}
+
+/// C++ jsonnet's `std.toString` of a non-string value: compact JSON with
+/// `, ` and `: `, sorted keys, `{ }`/`[ ]` for empty containers, integral
+/// numbers in full and others with 17 significant digits. Kapitan hashes
+/// and zips exactly this text (`kap.sha256`, `kap.gzip_b64`).
+pub fn cpp_to_string(v: &Val, out: &mut String) -> JrResult<()> {
+    match v {
+        Val::Null => out.push_str("null"),
+        Val::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Val::Num(n) => {
+            let f = n.get();
+            if f.fract() == 0.0 {
+                out.push_str(&format!("{f:.0}"));
+            } else {
+                out.push_str(&format_g17(f));
+            }
+        }
+        Val::Str(s) => {
+            out.push('"');
+            for c in s.clone().into_flat().chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\t' => out.push_str("\\t"),
+                    '\x08' => out.push_str("\\b"),
+                    '\x0c' => out.push_str("\\f"),
+                    c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+        }
+        Val::Arr(a) => {
+            if a.is_empty() {
+                out.push_str("[ ]");
+                return Ok(());
+            }
+            out.push('[');
+            for (i, item) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                cpp_to_string(&item?, out)?;
+            }
+            out.push(']');
+        }
+        Val::Obj(o) => {
+            let mut fields = o.fields();
+            if fields.is_empty() {
+                out.push_str("{ }");
+                return Ok(());
+            }
+            fields.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+            out.push('{');
+            for (i, f) in fields.into_iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                cpp_to_string(&Val::string(f.to_string()), out)?;
+                out.push_str(": ");
+                let item = o.get(f)?.unwrap_or(Val::Null);
+                cpp_to_string(&item, out)?;
+            }
+            out.push('}');
+        }
+        Val::Func(_) => return Err(rt_err("couldn't manifest function as JSON")),
+    }
+    Ok(())
+}
+
 #[derive(Clone, Copy)]
 enum NativeKind {
+    ToString,
     Jinja2RenderFile,
     YamlLoad,
     YamlLoadStream,
@@ -205,9 +299,20 @@ fn arg_str(args: &[Val], i: usize, fname: &str) -> JrResult<String> {
     }
 }
 
+/// `json.loads` of jsonnet's text: every integral number is an integer in
+/// Python (`-0` is `0`); those beyond `i64` stay floats and are printed as
+/// integers by the dumpers.
 fn python_json_loads(text: &str, fname: &str) -> JrResult<Value> {
+    fn ints(v: Value) -> Value {
+        match v {
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Value::Int(f as i64),
+            Value::List(l) => Value::List(l.into_iter().map(ints).collect()),
+            Value::Map(m) => Value::Map(m.into_iter().map(|(k, v)| (k, ints(v))).collect()),
+            other => other,
+        }
+    }
     serde_json::from_str::<serde_json::Value>(text)
-        .map(|j| Value::from_json(&j))
+        .map(|j| ints(Value::from_json(&j)))
         .map_err(|e| rt_err(format!("{fname}: argument is not JSON: {e}")))
 }
 
@@ -242,6 +347,15 @@ impl Native {
     fn run(&self, args: &[Val]) -> JrResult<Val> {
         use NativeKind::*;
         match self.kind {
+            ToString => match args.first() {
+                Some(Val::Str(s)) => Ok(Val::Str(s.clone())),
+                Some(v) => {
+                    let mut out = String::new();
+                    cpp_to_string(v, &mut out)?;
+                    Ok(Val::string(out))
+                }
+                None => Err(rt_err("strata_to_string: missing argument")),
+            },
             Sha256 => {
                 let s = arg_str(args, 0, "sha256_string")?;
                 Ok(Val::string(format!(
@@ -256,14 +370,14 @@ impl Native {
             YamlDump | YamlDumpStream => {
                 let s = arg_str(args, 0, "yaml_dump")?;
                 let v = python_json_loads(&s, "yaml_dump")?;
+                let mut opts = DumpOptions::safe_dump();
+                opts.integral_floats_as_ints = true;
                 let out = match (self.kind, v) {
-                    (YamlDumpStream, Value::List(docs)) => {
-                        yaml_dump::dump_all(&docs, &DumpOptions::safe_dump())
-                    }
+                    (YamlDumpStream, Value::List(docs)) => yaml_dump::dump_all(&docs, &opts),
                     (YamlDumpStream, _) => {
                         return Err(rt_err("yaml_dump_stream: argument must be a list"))
                     }
-                    (_, v) => yaml_dump::dump(&v, &DumpOptions::safe_dump()),
+                    (_, v) => yaml_dump::dump(&v, &opts),
                 };
                 Ok(Val::string(out))
             }
@@ -432,7 +546,8 @@ pub fn evaluate(file: &Path, target: &str, env: &JsonnetEnv) -> Result<Value, St
     let ctx = jrsonnet_stdlib::ContextInitializer::new(PathResolver::Absolute);
     ctx.add_ext_str("target".into(), target.into());
     let shared = Rc::new(env.clone());
-    let natives: [(&str, NativeKind, &[&str]); 14] = [
+    let natives: [(&str, NativeKind, &[&str]); 15] = [
+        ("strata_to_string", NativeKind::ToString, &["obj"]),
         (
             "jinja2_render_file",
             NativeKind::Jinja2RenderFile,
@@ -522,6 +637,26 @@ mod tests {
     fn errors_name_the_file() {
         let e = eval("{ a: error 'boom' }").unwrap_err();
         assert!(e.contains("boom"), "{e}");
+    }
+
+    #[test]
+    fn to_string_like_cpp_jsonnet() {
+        let v = eval(
+            "local kap = import 'lib/kapitan.libjsonnet';\n{ s: std.native('strata_to_string')({ b: [1, 2.5, 'x', null, true, { c: {} }, []], f: 0.1, n: -0, e: 1e21, t: 1e-7 }), h: kap.sha256({f: 0.1}) }",
+        )
+        .unwrap();
+        assert_eq!(
+            v.get_path(&["s"]).and_then(Value::as_str),
+            Some("{\"b\": [1, 2.5, \"x\", null, true, {\"c\": { }}, [ ]], \"e\": 1000000000000000000000, \"f\": 0.10000000000000001, \"n\": -0, \"t\": 9.9999999999999995e-08}")
+        );
+        let expected = format!(
+            "{:x}",
+            sha2::Sha256::digest(b"{\"f\": 0.10000000000000001}")
+        );
+        assert_eq!(
+            v.get_path(&["h"]).and_then(Value::as_str),
+            Some(expected.as_str())
+        );
     }
 
     #[test]
