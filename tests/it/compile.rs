@@ -134,6 +134,57 @@ fn output_path_outside_the_target_is_rejected() {
 }
 
 #[test]
+fn copy_remove_and_external_inputs() {
+    let project = tempfile::tempdir().unwrap();
+    let p = project.path();
+    fs::create_dir_all(p.join("inventory/targets")).unwrap();
+    fs::create_dir_all(p.join("files/sub")).unwrap();
+    fs::create_dir_all(p.join("scripts")).unwrap();
+    fs::write(p.join("files/a.txt"), "a\n").unwrap();
+    fs::write(p.join("files/.hidden"), "h\n").unwrap();
+    fs::write(p.join("files/sub/drop.txt"), "d\n").unwrap();
+    fs::write(
+        p.join("scripts/gen.sh"),
+        "#!/bin/sh\nprintf '%s %s' \"$GREETING\" \"$1\" > \"$2/out.txt\"\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(p.join("scripts/gen.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    fs::write(
+        p.join("inventory/targets/t.yml"),
+        r#"parameters:
+  kapitan:
+    vars:
+      target: t
+    compile:
+      - output_path: files
+        input_type: copy
+        input_paths: [files]
+      - output_path: .
+        input_type: remove
+        input_paths: [compiled/t/files/sub]
+      - output_path: gen
+        input_type: external
+        input_paths: [scripts/gen.sh]
+        args: [world, '\${compiled_target_dir}']
+        env_vars:
+          GREETING: hello
+"#,
+    )
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    compile_in(p, out.path()).success();
+    let t = out.path().join("compiled/t");
+    assert_eq!(read(&t.join("files/a.txt")), "a\n");
+    assert_eq!(read(&t.join("files/.hidden")), "h\n");
+    assert!(!t.join("files/sub").exists(), "removed by the remove entry");
+    assert_eq!(read(&t.join("gen/out.txt")), "hello world");
+}
+
+#[test]
 fn defaults_come_from_dot_kapitan() {
     let project = copy_fixture("basic");
     fs::write(
