@@ -752,9 +752,11 @@ pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment
         }
         Ok(None)
     });
-    env.set_formatter(|out, _state, value| {
+    env.set_formatter(|out, state, value| {
+        // minijinja decides: a strict undefined fails, the silent one of
+        // `x if cond` without `else` prints nothing (as in Jinja2).
         if value.is_undefined() {
-            return Err(Error::from(ErrorKind::UndefinedError));
+            return minijinja::escape_formatter(out, state, value);
         }
         let text = py_repr(value, true);
         out.write_str(&text).map_err(Error::from)
@@ -1143,6 +1145,12 @@ mod tests {
             render("{{ {'b': [1], 'a': 2} | yaml }}", ctx),
             "a: 2\nb:\n- 1\n"
         );
+    }
+
+    #[test]
+    fn missing_else_prints_nothing() {
+        let ctx = minijinja::context! { n => 1 };
+        assert_eq!(render("a{{ 's' if n > 1 }}b", ctx), "ab");
     }
 
     #[test]

@@ -70,6 +70,25 @@ fn compiles_jsonnet_and_jinja2_like_kapitan() {
     assert_eq!(leftovers, vec![std::ffi::OsString::from("compiled")]);
 }
 
+/// The example project of the README compiles.
+#[test]
+fn example_project_compiles() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/compile");
+    let out = tempfile::tempdir().unwrap();
+    compile_in(&example, out.path()).success();
+    let c = out.path().join("compiled");
+    assert_eq!(
+        read(&c.join("prod/README.md")),
+        "# prod\n\nEcho server 0.9.2 on https://echo.prod.example.com\nwith 3 replicas."
+    );
+    let svc = read(&c.join("dev/echo/service.yaml"));
+    assert!(
+        svc.starts_with("apiVersion: v1\nkind: Service\nmetadata:\n  labels:\n"),
+        "{svc}"
+    );
+    assert!(svc.contains("\n  namespace: dev\n"), "{svc}");
+}
+
 #[test]
 fn targets_flag_replaces_only_those_targets() {
     let out = tempfile::tempdir().unwrap();
