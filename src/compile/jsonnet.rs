@@ -593,7 +593,18 @@ pub fn evaluate(file: &Path, target: &str, env: &JsonnetEnv) -> Result<Value, St
         return Err("jsonnet evaluation cannot be nested".into());
     };
     let result = state.import(file).and_then(|v| val_to_value(&v));
-    result.map_err(|e| format!("{e}").trim_end().to_string())
+    result.map_err(|e| {
+        use jrsonnet_evaluator::trace::{CompactFormat, TraceFormat};
+        let fmt = CompactFormat {
+            resolver: PathResolver::Absolute,
+            max_trace: 10,
+            padding: 4,
+        };
+        fmt.format(&e)
+            .unwrap_or_else(|_| e.to_string())
+            .trim_end()
+            .to_string()
+    })
 }
 
 #[cfg(test)]
