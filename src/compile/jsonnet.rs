@@ -450,7 +450,12 @@ impl Native {
                 match args.get(1) {
                     Some(Val::Null) | None => {}
                     Some(Val::Str(p)) => {
-                        let p = PathBuf::from(p.clone().into_flat().to_string());
+                        let mut p = PathBuf::from(p.clone().into_flat().to_string());
+                        if p.is_relative() {
+                            if let Ok(cwd) = std::env::current_dir() {
+                                p = cwd.join(p);
+                            }
+                        }
                         if normpath(&p) != normpath(&self.env.inventory.inventory_path) {
                             return Err(rt_err(format!(
                                 "inventory: strata only reads the compiled inventory ({}), not {}",
