@@ -268,11 +268,16 @@ fn resolve_inputs(pattern: &str, search_paths: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for s in search_paths {
         if has_magic(pattern) {
-            let full = format!(
-                "{}/{}",
-                glob::Pattern::escape(&s.to_string_lossy()),
-                pattern
-            );
+            // os.path.join drops the search path for an absolute pattern.
+            let full = if Path::new(pattern).is_absolute() {
+                pattern.to_string()
+            } else {
+                format!(
+                    "{}/{}",
+                    glob::Pattern::escape(&s.to_string_lossy()),
+                    pattern
+                )
+            };
             let opts = glob::MatchOptions {
                 require_literal_leading_dot: true,
                 ..Default::default()
