@@ -609,6 +609,9 @@ pub fn compile_into(
         .collect();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.parallelism.max(1))
+        // jsonnet evaluation and the writers recurse over deeply nested
+        // values; the default 2 MiB thread stack is not always enough.
+        .stack_size(64 << 20)
         .build()
         .map_err(|e| CompileError::new(format!("cannot start worker threads: {e}")))?;
     let results: Vec<Result<Vec<String>, CompileError>> = pool.install(|| {
