@@ -30,6 +30,14 @@ pub fn from_template_value(v: &minijinja::Value) -> Value {
 
 /// Python's `repr` of a template value, as Jinja2 prints lists and dicts.
 fn py_repr(v: &minijinja::Value, top: bool) -> String {
+    if let Some(t) = v.downcast_object_ref::<PyTuple>() {
+        let items: Vec<String> = t.0.iter().map(|x| py_repr(x, false)).collect();
+        return if items.len() == 1 {
+            format!("({},)", items[0])
+        } else {
+            format!("({})", items.join(", "))
+        };
+    }
     match v.kind() {
         ValueKind::Undefined | ValueKind::None => "None".into(),
         ValueKind::Bool => if v.is_true() { "True" } else { "False" }.into(),
@@ -240,6 +248,64 @@ fn tojson(v: minijinja::Value, kwargs: Kwargs) -> Result<minijinja::Value, Error
         .replace('&', "\\u0026")
         .replace('\'', "\\u0027");
     Ok(minijinja::Value::from_safe_string(out))
+}
+
+/// A Python tuple: a sequence that prints as `('a', 1)`. Jinja2 hands
+/// tuples out from `dict.items()`, `dictsort` and `regex_findall` with
+/// several groups, and templates print them.
+#[derive(Debug)]
+struct PyTuple(Vec<minijinja::Value>);
+
+impl Object for PyTuple {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+
+    fn get_value(self: &Arc<Self>, key: &minijinja::Value) -> Option<minijinja::Value> {
+        let i = key.as_i64()?;
+        let i = if i < 0 { self.0.len() as i64 + i } else { i };
+        self.0.get(usize::try_from(i).ok()?).cloned()
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.0.clone())
+    }
+}
+
+fn tuple(items: Vec<minijinja::Value>) -> minijinja::Value {
+    minijinja::Value::from_object(PyTuple(items))
+}
+
+/// `(key, value)` tuples of a mapping, in its order.
+fn item_tuples(v: &minijinja::Value) -> Result<Vec<minijinja::Value>, Error> {
+    let mut out = Vec::new();
+    for k in v.try_iter()? {
+        let item = v.get_item(&k)?;
+        out.push(tuple(vec![k, item]));
+    }
+    Ok(out)
+}
+
+/// Jinja2's `dictsort(case_sensitive=False, by='key', reverse=False)`.
+fn jinja_dictsort(v: minijinja::Value, kwargs: Kwargs) -> Result<minijinja::Value, Error> {
+    let case_sensitive: Option<bool> = kwargs.get("case_sensitive")?;
+    let by: Option<String> = kwargs.get("by")?;
+    let reverse: Option<bool> = kwargs.get("reverse")?;
+    kwargs.assert_all_used()?;
+    let pos = if by.as_deref() == Some("value") { 1 } else { 0 };
+    let mut items = item_tuples(&v)?;
+    let key = |t: &minijinja::Value| -> minijinja::Value {
+        let x = t.get_item(&minijinja::Value::from(pos)).unwrap_or_default();
+        match (x.as_str(), case_sensitive.unwrap_or(false)) {
+            (Some(s), false) => minijinja::Value::from(s.to_lowercase()),
+            _ => x,
+        }
+    };
+    items.sort_by(|a, b| key(a).cmp(&key(b)));
+    if reverse.unwrap_or(false) {
+        items.reverse();
+    }
+    Ok(minijinja::Value::from(items))
 }
 
 /// A list that `{% do xs.append(x) %}` can change. minijinja's own
@@ -630,6 +696,9 @@ fn unknown_method(
         parts.reverse();
         return Ok(minijinja::Value::from(parts));
     }
+    if value.kind() == ValueKind::Map && method == "items" && args.is_empty() {
+        return Ok(minijinja::Value::from(item_tuples(value)?));
+    }
     minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
 }
 
@@ -862,7 +931,7 @@ pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment
                     match groups {
                         0 => minijinja::Value::from(g(0)),
                         1 => minijinja::Value::from(g(1)),
-                        n => minijinja::Value::from((1..=n).map(g).collect::<Vec<_>>()),
+                        n => tuple((1..=n).map(|i| minijinja::Value::from(g(i))).collect()),
                     }
                 })
                 .collect();
@@ -896,6 +965,13 @@ pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment
     env.add_filter("round", jinja_round);
     env.add_filter("indent", jinja_indent);
     env.add_filter("truncate", jinja_truncate);
+    env.add_filter("dictsort", jinja_dictsort);
+    env.add_filter(
+        "items",
+        |v: minijinja::Value| -> Result<minijinja::Value, Error> {
+            Ok(minijinja::Value::from(item_tuples(&v)?))
+        },
+    );
     env.add_filter("urlencode", jinja_urlencode);
     env.add_function(LIST_FN, make_list);
     env.add_function(DICT_FN, make_dict);
@@ -1144,6 +1220,18 @@ mod tests {
         assert_eq!(
             render("{{ {'b': [1], 'a': 2} | yaml }}", ctx),
             "a: 2\nb:\n- 1\n"
+        );
+    }
+
+    #[test]
+    fn tuples_print_like_python() {
+        let ctx = minijinja::context! { d => minijinja::context! { b => 1, a => 2 } };
+        assert_eq!(
+            render(
+                "{{ d.items() | list }} {{ d | dictsort }} {{ 'a1b2' | regex_findall('([a-z])([0-9])') }}{% for k, v in d.items() %} {{ k }}={{ v }}{% endfor %}",
+                ctx
+            ),
+            "[('b', 1), ('a', 2)] [('a', 2), ('b', 1)] [('a', '1'), ('b', '2')] b=1 a=2"
         );
     }
 
