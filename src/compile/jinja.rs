@@ -301,7 +301,7 @@ fn jinja_dictsort(v: minijinja::Value, kwargs: Kwargs) -> Result<minijinja::Valu
             _ => x,
         }
     };
-    items.sort_by(|a, b| key(a).cmp(&key(b)));
+    items.sort_by_key(key);
     if reverse.unwrap_or(false) {
         items.reverse();
     }
