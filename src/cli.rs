@@ -24,6 +24,8 @@ pub enum Command {
     Inventory(commands::inventory::InventoryArgs),
     /// Carvel packages: list repositories' packages, resolve and render PackageInstalls
     Package(commands::package::PackageArgs),
+    /// Compile targets into a catalog (Kapitan-compatible `compile`)
+    Compile(commands::compile::CompileArgs),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -53,6 +55,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Inventory(args) => commands::inventory::run(args),
         Command::Package(args) => commands::package::run(args),
+        Command::Compile(args) => commands::compile::run(args),
     }
 }
 
