@@ -1,9 +1,9 @@
 //! Integration tests: one binary, one module per area.
 
 mod cli;
+mod compile;
 mod inventory;
 mod packages;
-mod compile;
 
 /// The shared conformance corpora beside the project root (`../shared/conformance`).
 #[allow(dead_code)]
