@@ -1,1 +1,216 @@
 //! kapp-style apply ordering of Kubernetes resources.
+//!
+//! Given the resources of an app (multi-document YAML), what is done to each
+//! (upsert, delete or noop) and kapp Config (`changeGroupBindings`,
+//! `changeRuleBindings`, plus kapp's defaults), build the same dependency
+//! graph kapp's `diffgraph` builds: change groups from annotations and
+//! bindings, change rules with placeholders, optional rules dropped when
+//! they would close a cycle. The result gives the direct edges and kapp's
+//! apply waves.
+
+mod config;
+mod decode;
+mod graph;
+mod matcher;
+mod resource;
+mod rule;
+
+pub use config::{ChangeGroupBinding, ChangeRuleBinding, Config};
+pub use graph::{Change, ChangeGraph};
+pub use matcher::{Matcher, PathPart};
+pub use resource::{Origin, Resource};
+pub use rule::{substitute_placeholders, validate_group_name, ChangeRule, Op, Order};
+
+use crate::diagnostics::{Diagnostic, ToDiagnostic};
+use crate::yaml::{Node, NodeValue};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum OrderError {
+    #[error(transparent)]
+    Read(#[from] crate::error::Error),
+    #[error("{}:{line}: {message}", file.display())]
+    InvalidResource {
+        file: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{}:{line}: invalid kapp config{}: {message}", file.display(), if field.is_empty() { String::new() } else { format!(" at `{field}`") })]
+    Config {
+        file: PathBuf,
+        line: usize,
+        field: String,
+        message: String,
+    },
+    /// A bad change group / rule of one resource (annotation or binding).
+    #[error("Resource {resource}: {message}")]
+    Rule {
+        resource: String,
+        file: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("Detected cycle while ordering changes: [{}] (found repeated: {repeated})", path.join("] -> ["))]
+    Cycle { path: Vec<String>, repeated: String },
+    #[error("no resource matches `{key}` (expected <kind>/<name>, e.g. deployment/web)")]
+    UnknownOpTarget { key: String },
+}
+
+impl ToDiagnostic for OrderError {
+    fn to_diagnostic(&self) -> Diagnostic {
+        let d = Diagnostic::error(self.to_string());
+        match self {
+            OrderError::Read(e) => e.to_diagnostic(),
+            OrderError::InvalidResource { file, line, .. } => d.with_file(file).with_line(*line),
+            OrderError::Config { file, line, .. } => d
+                .with_file(file)
+                .with_line(*line)
+                .with_hint("see https://carvel.dev/kapp/docs/latest/config/ for the Config format"),
+            OrderError::Rule { file, line, .. } => d
+                .with_file(file)
+                .with_line(*line)
+                .with_hint("a change rule reads `(upsert|delete) (before|after) (upserting|deleting) <group>`; group names are `[dns-prefix/]name`"),
+            OrderError::Cycle { .. } => d.with_hint(
+                "break the cycle by removing a change rule, or mark a config binding `ignoreIfCyclical: true`",
+            ),
+            OrderError::UnknownOpTarget { .. } => d,
+        }
+    }
+}
+
+/// One YAML document of the input and where it came from.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub node: Node,
+    pub file: PathBuf,
+}
+
+/// Parses a multi-document YAML stream; empty documents are skipped and
+/// `kind: List` documents are flattened into their `items`, as kubectl does.
+pub fn parse_documents(file: &Path, text: &str) -> Result<Vec<Document>, OrderError> {
+    let nodes = crate::yaml::load_all(text).map_err(|source| crate::error::Error::Yaml {
+        path: file.to_path_buf(),
+        source,
+    })?;
+    let mut docs = Vec::new();
+    for node in nodes {
+        push_document(node, file, &mut docs);
+    }
+    Ok(docs)
+}
+
+fn push_document(node: Node, file: &Path, docs: &mut Vec<Document>) {
+    match node.value {
+        NodeValue::Null => {}
+        NodeValue::Map(_) if is_list_kind(&node) => {
+            if let Some(Node {
+                value: NodeValue::Seq(items),
+                ..
+            }) = node.get("items")
+            {
+                for item in items.clone() {
+                    push_document(item, file, docs);
+                }
+            }
+        }
+        _ => docs.push(Document {
+            node,
+            file: file.to_path_buf(),
+        }),
+    }
+}
+
+/// `kind: List` / `kind: ConfigMapList` etc. with `items`, as kubectl accepts.
+fn is_list_kind(node: &Node) -> bool {
+    let kind = node.get("kind").map(|k| k.key_string()).unwrap_or_default();
+    kind.ends_with("List") && node.get("items").is_some()
+}
+
+/// What to do to each resource.
+#[derive(Debug, Clone)]
+pub struct Ops {
+    /// The op of every resource not listed in `overrides`.
+    pub default: Op,
+    /// `(<kind>/<name>, op)`, kind case-insensitive, in any namespace.
+    pub overrides: Vec<(String, Op)>,
+}
+
+impl Default for Ops {
+    fn default() -> Self {
+        Ops {
+            default: Op::Upsert,
+            overrides: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Start from kapp's built-in bindings, as `kapp deploy` does.
+    pub default_config: bool,
+    pub ops: Ops,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            default_config: true,
+            ops: Ops::default(),
+        }
+    }
+}
+
+/// Builds the change graph of the resources in `docs`. kapp Config documents
+/// among them configure the ordering and are not changes themselves.
+pub fn plan(docs: &[Document], options: &Options) -> Result<ChangeGraph, OrderError> {
+    let mut config = if options.default_config {
+        Config::kapp_defaults()
+    } else {
+        Config::default()
+    };
+    let mut resources = Vec::new();
+    for doc in docs {
+        let origin = Origin {
+            file: doc.file.clone(),
+            line: doc.node.line,
+        };
+        let res = Resource::from_value(doc.node.to_value(), origin)?;
+        match config::classify(&res, &doc.node)? {
+            config::DocKind::Config(c) => config.extend(c),
+            config::DocKind::ConfigAndResource(c) => {
+                config.extend(c);
+                resources.push(res);
+            }
+            config::DocKind::Resource => resources.push(res),
+        }
+    }
+    let mut used = vec![false; options.ops.overrides.len()];
+    let changes = resources
+        .into_iter()
+        .map(|resource| {
+            let key = format!("{}/{}", resource.kind.to_lowercase(), resource.name);
+            let op = match options
+                .ops
+                .overrides
+                .iter()
+                .position(|(k, _)| k.eq_ignore_ascii_case(&key))
+            {
+                Some(i) => {
+                    used[i] = true;
+                    options.ops.overrides[i].1
+                }
+                None => options.ops.default,
+            };
+            Change { resource, op }
+        })
+        .collect();
+    if let Some(i) = used.iter().position(|u| !u) {
+        return Err(OrderError::UnknownOpTarget {
+            key: options.ops.overrides[i].0.clone(),
+        });
+    }
+    ChangeGraph::build(changes, &config)
+}
+
+#[cfg(test)]
+mod tests;
