@@ -24,6 +24,8 @@ pub enum Command {
     Inventory(commands::inventory::InventoryArgs),
     /// Carvel packages: list repositories' packages, resolve and render PackageInstalls
     Package(commands::package::PackageArgs),
+    /// Order Kubernetes resources the way kapp applies them (change groups and rules)
+    Order(commands::order::OrderArgs),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -53,6 +55,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Inventory(args) => commands::inventory::run(args),
         Command::Package(args) => commands::package::run(args),
+        Command::Order(args) => commands::order::run(args),
     }
 }
 

@@ -3,3 +3,4 @@
 
 pub mod inventory;
 pub mod package;
+pub mod order;

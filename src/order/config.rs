@@ -176,7 +176,10 @@ mod tests {
         .unwrap();
         let e = Config::from_node(&node, Path::new("c.yaml")).unwrap_err();
         let msg = e.to_string();
-        assert!(msg.contains("changeRuleBindings[0].ignoreIfCyclical"), "{msg}");
+        assert!(
+            msg.contains("changeRuleBindings[0].ignoreIfCyclical"),
+            "{msg}"
+        );
         assert!(msg.contains("c.yaml:5"), "{msg}");
         let node = crate::yaml::load_one("apiVersion: kapp.k14s.io/v1alpha1\nkind: Other\n")
             .unwrap()

@@ -130,9 +130,10 @@ pub(crate) fn list<'n, 'a>(
             .enumerate()
             .map(|(i, n)| (n, fctx.index(i)))
             .collect()),
-        Some(other) => {
-            Err(fctx.error(other, format!("expected a list, found a {}", type_name(other))))
-        }
+        Some(other) => Err(fctx.error(
+            other,
+            format!("expected a list, found a {}", type_name(other)),
+        )),
     }
 }
 

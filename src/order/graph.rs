@@ -122,7 +122,7 @@ impl ChangeGraph {
                 }
             }
         }
-        rules.sort_by(|a, b| b.1.weight.cmp(&a.1.weight));
+        rules.sort_by_key(|r| std::cmp::Reverse(r.1.weight));
 
         let n = changes.len();
         let mut graph = ChangeGraph {

@@ -107,7 +107,7 @@ impl Matcher {
             Matcher::HasAnnotation(keys) => keys.iter().all(|k| res.annotations.contains_key(k)),
             Matcher::HasNamespace(names) => {
                 !res.namespace.is_empty()
-                    && (names.is_empty() || names.iter().any(|n| *n == res.namespace))
+                    && (names.is_empty() || names.contains(&res.namespace))
             }
             Matcher::CustomResource => !BUILTIN_API_GROUPS.contains(&res.api_group()),
             Matcher::EmptyField(path) => is_empty_at(&res.doc, path),
@@ -265,7 +265,8 @@ mod tests {
     #[test]
     fn matchers_match() {
         let cm = res("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ns, annotations: {k: v}}\ndata: {}\n");
-        let cr = res("apiVersion: example.com/v1\nkind: Foo\nmetadata: {name: b}\nspec: {x: [1]}\n");
+        let cr =
+            res("apiVersion: example.com/v1\nkind: Foo\nmetadata: {name: b}\nspec: {x: [1]}\n");
         let m = matcher("andMatcher: {matchers: [{hasNamespaceMatcher: {}}, {notMatcher: {matcher: {customResourceMatcher: {}}}}]}").unwrap();
         assert!(m.matches(&cm) && !m.matches(&cr));
         let m = matcher("apiGroupKindMatcher: {apiGroup: '', kind: ConfigMap}").unwrap();
@@ -288,7 +289,10 @@ mod tests {
     #[test]
     fn bad_matchers_are_errors() {
         let e = matcher("apiVersionKindMatchr: {}").unwrap_err();
-        assert!(e.to_string().contains("unknown or empty resource matcher"), "{e}");
+        assert!(
+            e.to_string().contains("unknown or empty resource matcher"),
+            "{e}"
+        );
         let e = matcher("anyMatcher: {matchers: [{customResourceMatcher: {}}, 3]}").unwrap_err();
         assert!(e.to_string().contains("m.anyMatcher.matchers[1]"), "{e}");
         let e = matcher("apiVersionKindMatcher: {kind: [a]}").unwrap_err();

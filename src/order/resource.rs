@@ -128,7 +128,10 @@ impl Resource {
 
     /// A string field of the document by key path; missing or non-string is empty.
     pub fn str_field(&self, path: &[&str]) -> &str {
-        self.doc.get_path(path).and_then(Value::as_str).unwrap_or("")
+        self.doc
+            .get_path(path)
+            .and_then(Value::as_str)
+            .unwrap_or("")
     }
 }
 
@@ -174,8 +177,9 @@ mod tests {
 
     #[test]
     fn description_and_group() {
-        let r = res("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: ns}\n")
-            .unwrap();
+        let r =
+            res("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: ns}\n")
+                .unwrap();
         assert_eq!(r.description(), "deployment/web (apps/v1) namespace: ns");
         assert_eq!(r.api_group(), "apps");
         let r = res("kind: Job\nmetadata: {generateName: mig-}\n").unwrap();

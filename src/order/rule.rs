@@ -238,9 +238,7 @@ fn dns_subdomain_error(s: &str) -> Option<String> {
         let b = l.as_bytes();
         let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
         match (b.first(), b.last()) {
-            (Some(f), Some(e)) => {
-                alnum(f) && alnum(e) && b.iter().all(|c| alnum(c) || *c == b'-')
-            }
+            (Some(f), Some(e)) => alnum(f) && alnum(e) && b.iter().all(|c| alnum(c) || *c == b'-'),
             _ => false,
         }
     };
@@ -293,7 +291,10 @@ mod tests {
             "g/ConfigMap-a-ns"
         );
         let e = substitute_placeholders("g/{api-group}", &cm).unwrap_err();
-        assert!(e.contains("Placeholder {api-group} does not have a value"), "{e}");
+        assert!(
+            e.contains("Placeholder {api-group} does not have a value"),
+            "{e}"
+        );
         let e = substitute_placeholders("g/{crd-kind}", &cm).unwrap_err();
         assert!(e.contains("{crd-kind}"), "{e}");
         let e = substitute_placeholders("g/{nope}", &cm).unwrap_err();
@@ -304,10 +305,24 @@ mod tests {
 
     #[test]
     fn group_names() {
-        for ok in ["valid", "a.b/c_D-e", "x.io/name", &format!("x/{}", "a".repeat(300))] {
+        for ok in [
+            "valid",
+            "a.b/c_D-e",
+            "x.io/name",
+            &format!("x/{}", "a".repeat(300)),
+        ] {
             assert!(validate_group_name(ok).is_ok(), "{ok}");
         }
-        for bad in ["", "_", "invalid/", "invalid/_", "/_", "a/b/c", "Upper.io/x", "g/x."] {
+        for bad in [
+            "",
+            "_",
+            "invalid/",
+            "invalid/_",
+            "/_",
+            "a/b/c",
+            "Upper.io/x",
+            "g/x.",
+        ] {
             assert!(validate_group_name(bad).is_err(), "{bad}");
         }
         assert!(validate_group_name(&format!("{}/x", "a".repeat(254))).is_err());

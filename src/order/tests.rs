@@ -90,7 +90,10 @@ fn rules_apply_only_to_their_op_and_target_op() {
     assert!(edges(&g).is_empty(), "{:?}", edges(&g));
     options.ops.overrides = vec![("job/nope".into(), Op::Delete)];
     let e = graph(CHAIN, &options).unwrap_err();
-    assert!(e.to_string().contains("no resource matches `job/nope`"), "{e}");
+    assert!(
+        e.to_string().contains("no resource matches `job/nope`"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -162,7 +165,10 @@ metadata:
 ";
     let e = graph(yaml, &no_defaults()).unwrap_err();
     let msg = e.to_string();
-    assert!(msg.starts_with("Resource configmap/cm (v1) cluster: "), "{msg}");
+    assert!(
+        msg.starts_with("Resource configmap/cm (v1) cluster: "),
+        "{msg}"
+    );
     assert!(msg.contains("to be a qualified name"), "{msg}");
     let d = e.to_diagnostic();
     assert_eq!(d.line, Some(2));
@@ -214,7 +220,10 @@ metadata: {name: app}
     assert_eq!(
         waves(&g),
         [
-            vec!["customresourcedefinition/widgets.example.com", "namespace/app"],
+            vec![
+                "customresourcedefinition/widgets.example.com",
+                "namespace/app"
+            ],
             vec!["configmap/settings"],
             vec!["widget/w", "deployment/web"],
         ]

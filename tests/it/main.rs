@@ -3,6 +3,7 @@
 mod cli;
 mod inventory;
 mod packages;
+mod order;
 
 /// The shared conformance corpora beside the project root (`../shared/conformance`).
 #[allow(dead_code)]
