@@ -106,8 +106,7 @@ impl Matcher {
             }
             Matcher::HasAnnotation(keys) => keys.iter().all(|k| res.annotations.contains_key(k)),
             Matcher::HasNamespace(names) => {
-                !res.namespace.is_empty()
-                    && (names.is_empty() || names.contains(&res.namespace))
+                !res.namespace.is_empty() && (names.is_empty() || names.contains(&res.namespace))
             }
             Matcher::CustomResource => !BUILTIN_API_GROUPS.contains(&res.api_group()),
             Matcher::EmptyField(path) => is_empty_at(&res.doc, path),
