@@ -155,20 +155,20 @@ fn render_waves(graph: &ChangeGraph) -> String {
     waves.join("---\n")
 }
 
+/// Sorted `A -> B` lines. Sorting index pairs by their descriptions keeps
+/// this cheap for the millions of edges kapp's defaults give large apps.
 fn render_edges(graph: &ChangeGraph) -> String {
-    let changes = graph.changes();
-    let mut lines: Vec<String> = graph
-        .edges()
-        .map(|(a, b)| {
-            format!(
-                "{} -> {}\n",
-                changes[a].description(),
-                changes[b].description()
-            )
-        })
-        .collect();
-    lines.sort();
-    lines.concat()
+    let descs: Vec<String> = graph.changes().iter().map(|c| c.description()).collect();
+    let mut edges: Vec<(usize, usize)> = graph.edges().collect();
+    edges.sort_by(|x, y| (&descs[x.0], &descs[x.1]).cmp(&(&descs[y.0], &descs[y.1])));
+    let mut out = String::new();
+    for (a, b) in edges {
+        out.push_str(&descs[a]);
+        out.push_str(" -> ");
+        out.push_str(&descs[b]);
+        out.push('\n');
+    }
+    out
 }
 
 fn render_json(graph: &ChangeGraph) -> anyhow::Result<String> {

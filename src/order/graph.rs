@@ -161,9 +161,14 @@ impl ChangeGraph {
             }
         }
 
+        // Pass 1 may add an edge twice (two rules, or a change in a group
+        // twice); pass 2 never does.
+        let mut seen = vec![false; n];
         for list in &mut graph.waiting_for {
-            let mut seen = vec![false; n];
             list.retain(|&c| !std::mem::replace(&mut seen[c], true));
+            for &c in list.iter() {
+                seen[c] = false;
+            }
         }
         Ok(graph)
     }
@@ -253,12 +258,19 @@ impl ChangeGraph {
     }
 }
 
-/// Direct edges and the transitive closure of "waits for" as bit sets, kept
-/// up to date as optional edges are added (kapp walks the graph per edge).
+/// Direct edges and the transitive closure of "waits for" (and its
+/// reverse) as bit sets, kept up to date as optional edges are added, so a
+/// candidate edge is checked in O(1) where kapp walks the graph. Adding an
+/// edge only touches the changes that reach its waiter and those its target
+/// reaches, which keeps the quadratic edge counts of kapp's default rules
+/// (every workload waits for every ConfigMap/Secret) affordable.
 struct Reachability {
     words: usize,
     direct: Vec<u64>,
+    /// Row `v`: every change `v` waits for, directly or transitively.
     reach: Vec<u64>,
+    /// Row `v`: every change that waits for `v`, directly or transitively.
+    reached_by: Vec<u64>,
 }
 
 impl Reachability {
@@ -269,14 +281,31 @@ impl Reachability {
             words,
             direct: vec![0; n * words],
             reach: vec![0; n * words],
+            reached_by: vec![0; n * words],
         };
+        // Post-order: everything a change waits for is complete before it.
         for &v in post_order {
             for &c in &waiting_for[v] {
-                set(&mut r.direct[v * words..(v + 1) * words], c);
-                r.merge_into(v, c);
+                set(r.row_mut(Table::Direct, v), c);
+                r.or_row_into(v, c);
+                set(r.row_mut(Table::Reach, v), c);
+            }
+        }
+        for v in 0..n {
+            for x in ones(&r.reach[v * words..(v + 1) * words]).collect::<Vec<_>>() {
+                set(r.row_mut(Table::ReachedBy, x), v);
             }
         }
         r
+    }
+
+    fn row_mut(&mut self, table: Table, v: usize) -> &mut [u64] {
+        let range = v * self.words..(v + 1) * self.words;
+        match table {
+            Table::Direct => &mut self.direct[range],
+            Table::Reach => &mut self.reach[range],
+            Table::ReachedBy => &mut self.reached_by[range],
+        }
     }
 
     fn direct(&self, a: usize, b: usize) -> bool {
@@ -288,26 +317,39 @@ impl Reachability {
         get(&self.reach[a * self.words..(a + 1) * self.words], b)
     }
 
-    /// `reach[u] |= reach[c] ∪ {c}`.
-    fn merge_into(&mut self, u: usize, c: usize) {
+    /// `reach[u] |= reach[c]`.
+    fn or_row_into(&mut self, u: usize, c: usize) {
         let w = self.words;
         for k in 0..w {
             let bits = self.reach[c * w + k];
             self.reach[u * w + k] |= bits;
         }
-        set(&mut self.reach[u * w..(u + 1) * w], c);
     }
 
     fn add_edge(&mut self, a: usize, b: usize) {
+        set(self.row_mut(Table::Direct, a), b);
+        if self.reaches(a, b) {
+            return; // the closure already has it
+        }
         let w = self.words;
-        set(&mut self.direct[a * w..(a + 1) * w], b);
-        let n = self.reach.len() / w.max(1);
-        for u in 0..n {
-            if u == a || self.reaches(u, a) {
-                self.merge_into(u, b);
-            }
+        let mut sources = self.reached_by[a * w..(a + 1) * w].to_vec();
+        set(&mut sources, a);
+        let mut targets = self.reach[b * w..(b + 1) * w].to_vec();
+        set(&mut targets, b);
+        for u in ones(&sources) {
+            or_into(self.row_mut(Table::Reach, u), &targets);
+        }
+        for v in ones(&targets) {
+            or_into(self.row_mut(Table::ReachedBy, v), &sources);
         }
     }
+}
+
+#[derive(Clone, Copy)]
+enum Table {
+    Direct,
+    Reach,
+    ReachedBy,
 }
 
 fn get(bits: &[u64], i: usize) -> bool {
@@ -316,4 +358,24 @@ fn get(bits: &[u64], i: usize) -> bool {
 
 fn set(bits: &mut [u64], i: usize) {
     bits[i / 64] |= 1 << (i % 64);
+}
+
+fn or_into(dst: &mut [u64], src: &[u64]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d |= s;
+    }
+}
+
+/// The indexes of the set bits, ascending.
+fn ones(bits: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    bits.iter().enumerate().flat_map(|(k, &word)| {
+        let mut w = word;
+        std::iter::from_fn(move || {
+            (w != 0).then(|| {
+                let bit = w.trailing_zeros() as usize;
+                w &= w - 1;
+                k * 64 + bit
+            })
+        })
+    })
 }
