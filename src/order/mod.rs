@@ -54,6 +54,12 @@ pub enum OrderError {
     Cycle { path: Vec<String>, repeated: String },
     #[error("no resource matches `{key}` (expected <kind>/<name>, e.g. deployment/web)")]
     UnknownOpTarget { key: String },
+    #[error("Found resource '{resource}' multiple times with different content ({}:{} and {}:{})", first.file.display(), first.line, second.file.display(), second.line)]
+    Duplicate {
+        resource: String,
+        first: Origin,
+        second: Origin,
+    },
 }
 
 impl ToDiagnostic for OrderError {
@@ -74,6 +80,10 @@ impl ToDiagnostic for OrderError {
                 "break the cycle by removing a change rule, or mark a config binding `ignoreIfCyclical: true`",
             ),
             OrderError::UnknownOpTarget { .. } => d,
+            OrderError::Duplicate { second, .. } => d
+                .with_file(&second.file)
+                .with_line(second.line)
+                .with_hint("a resource (namespace, API group, kind, name) may appear more than once only with identical content"),
         }
     }
 }
@@ -184,6 +194,7 @@ pub fn plan(docs: &[Document], options: &Options) -> Result<ChangeGraph, OrderEr
             config::DocKind::Resource => resources.push(res),
         }
     }
+    let resources = dedup_resources(resources)?;
     let mut used = vec![false; options.ops.overrides.len()];
     let changes = resources
         .into_iter()
@@ -210,6 +221,38 @@ pub fn plan(docs: &[Document], options: &Options) -> Result<ChangeGraph, OrderEr
         });
     }
     ChangeGraph::build(changes, &config)
+}
+
+/// Drops repeated resources as `kapp deploy` does: the same namespace, API
+/// group, kind and name twice is fine with identical content (the first
+/// stays), an error otherwise. The API version is not part of the identity.
+fn dedup_resources(resources: Vec<Resource>) -> Result<Vec<Resource>, OrderError> {
+    let mut first: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut out: Vec<Resource> = Vec::with_capacity(resources.len());
+    for res in resources {
+        let key = format!(
+            "{}/{}/{}/{}",
+            res.namespace,
+            res.api_group(),
+            res.kind,
+            res.name
+        );
+        match first.get(&key) {
+            Some(&i) if out[i].doc == res.doc => {}
+            Some(&i) => {
+                return Err(OrderError::Duplicate {
+                    resource: res.description(),
+                    first: out[i].origin.clone(),
+                    second: res.origin,
+                })
+            }
+            None => {
+                first.insert(key, out.len());
+                out.push(res);
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -269,3 +269,19 @@ fn list_documents_are_flattened_and_empty_documents_skipped() {
     assert_eq!(g.changes().len(), 2);
     assert_eq!(g.changes()[1].resource.origin.line, 7);
 }
+
+#[test]
+fn repeated_resources_are_merged_or_rejected_like_kapp_deploy() {
+    let twice = "kind: Job\nmetadata: {name: a}\n---\nkind: Job\nmetadata: {name: a}\n";
+    assert_eq!(graph(twice, &no_defaults()).unwrap().changes().len(), 1);
+    // Another API version of the same group and kind is the same resource.
+    let versions = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\n---\napiVersion: batch/v2\nkind: Job\nmetadata: {name: a}\n";
+    let e = graph(versions, &no_defaults()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Found resource 'job/a (batch/v2) cluster' multiple times with different content (in.yaml:1 and in.yaml:5)"
+    );
+    let other_ns =
+        "kind: Job\nmetadata: {name: a}\n---\nkind: Job\nmetadata: {name: a, namespace: x}\n";
+    assert_eq!(graph(other_ns, &no_defaults()).unwrap().changes().len(), 2);
+}

@@ -60,6 +60,14 @@ fn check_case(case: &Path) -> Result<(), String> {
                 return Err(format!("error lacks `{phrase}`:\n{stderr}"));
             }
         }
+        // Cycles are reported along kapp's own path, so its full message holds.
+        let full =
+            std::fs::read_to_string(case.join("expected_error_full.txt")).unwrap_or_default();
+        if full.starts_with("Detected cycle") && !stderr.contains(full.trim()) {
+            return Err(format!(
+                "cycle reported differently:\n{stderr}\nkapp: {full}"
+            ));
+        }
         return Ok(());
     }
     let run = |extra: &[&str]| -> Result<String, String> {
