@@ -155,12 +155,19 @@ fn render_waves(graph: &ChangeGraph) -> String {
     waves.join("---\n")
 }
 
-/// Sorted `A -> B` lines. Sorting index pairs by their descriptions keeps
-/// this cheap for the millions of edges kapp's defaults give large apps.
+/// Sorted `A -> B` lines. The descriptions are ranked once and the edges
+/// sorted by rank, which keeps this cheap for the millions of edges kapp's
+/// defaults give large apps.
 fn render_edges(graph: &ChangeGraph) -> String {
     let descs: Vec<String> = graph.changes().iter().map(|c| c.description()).collect();
+    let mut by_desc: Vec<usize> = (0..descs.len()).collect();
+    by_desc.sort_by(|&a, &b| descs[a].cmp(&descs[b]));
+    let mut rank = vec![0; descs.len()];
+    for (r, &i) in by_desc.iter().enumerate() {
+        rank[i] = r;
+    }
     let mut edges: Vec<(usize, usize)> = graph.edges().collect();
-    edges.sort_by(|x, y| (&descs[x.0], &descs[x.1]).cmp(&(&descs[y.0], &descs[y.1])));
+    edges.sort_unstable_by_key(|&(a, b)| (rank[a], rank[b]));
     let mut out = String::new();
     for (a, b) in edges {
         out.push_str(&descs[a]);

@@ -271,6 +271,9 @@ struct Reachability {
     reach: Vec<u64>,
     /// Row `v`: every change that waits for `v`, directly or transitively.
     reached_by: Vec<u64>,
+    /// Reused rows for `add_edge` (it runs once per optional edge).
+    sources: Vec<u64>,
+    targets: Vec<u64>,
 }
 
 impl Reachability {
@@ -282,6 +285,8 @@ impl Reachability {
             direct: vec![0; n * words],
             reach: vec![0; n * words],
             reached_by: vec![0; n * words],
+            sources: vec![0; words],
+            targets: vec![0; words],
         };
         // Post-order: everything a change waits for is complete before it.
         for &v in post_order {
@@ -332,9 +337,13 @@ impl Reachability {
             return; // the closure already has it
         }
         let w = self.words;
-        let mut sources = self.reached_by[a * w..(a + 1) * w].to_vec();
+        let (mut sources, mut targets) = (
+            std::mem::take(&mut self.sources),
+            std::mem::take(&mut self.targets),
+        );
+        sources.copy_from_slice(&self.reached_by[a * w..(a + 1) * w]);
         set(&mut sources, a);
-        let mut targets = self.reach[b * w..(b + 1) * w].to_vec();
+        targets.copy_from_slice(&self.reach[b * w..(b + 1) * w]);
         set(&mut targets, b);
         for u in ones(&sources) {
             or_into(self.row_mut(Table::Reach, u), &targets);
@@ -342,6 +351,7 @@ impl Reachability {
         for v in ones(&targets) {
             or_into(self.row_mut(Table::ReachedBy, v), &sources);
         }
+        (self.sources, self.targets) = (sources, targets);
     }
 }
 
