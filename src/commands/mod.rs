@@ -2,5 +2,5 @@
 //! library and rendering. Only this layer (and `cli`) uses `anyhow` and prints.
 
 pub mod inventory;
-pub mod package;
 pub mod order;
+pub mod package;

@@ -1,6 +1,7 @@
-//! `strata order`: kapp's apply order for a set of Kubernetes resources,
-//! printed as apply waves, direct edges, JSON, or the resources themselves
-//! re-ordered.
+//! `strata order`: kapp's apply order for a set of Kubernetes resources (a
+//! compiled catalog or any manifests), printed as waves with the edges that
+//! put changes there, direct edges, JSON, a Mermaid graph, or the resources
+//! themselves in apply order.
 
 use crate::cli::diag_err;
 use crate::order::{self, ChangeGraph, Document, Op, Ops, Options};
@@ -12,59 +13,56 @@ use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 pub struct OrderArgs {
-    /// Resource file or directory (.yml/.yaml/.json, recursively); `-` reads stdin.
-    /// kapp Config documents among them configure the ordering.
-    #[arg(short = 'f', long = "file", required = true, value_name = "PATH")]
+    /// Resource files or directories (.yml/.yaml/.json, recursively); `-` reads
+    /// stdin. kapp Config documents among them configure the ordering.
+    #[arg(value_name = "FILES", required_unless_present = "catalog")]
     pub files: Vec<PathBuf>,
 
-    /// What is done to every resource
-    #[arg(long, value_enum, default_value_t = OpArg::Upsert)]
-    pub op: OpArg,
+    /// A compiled catalog directory: every YAML/JSON file below it
+    #[arg(long, value_name = "DIR", conflicts_with = "files")]
+    pub catalog: Option<PathBuf>,
 
-    /// Op of one resource, overriding --op (repeatable), e.g. `--op-for job/old-db=delete`
-    #[arg(long = "op-for", value_name = "KIND/NAME=OP", value_parser = parse_op_for)]
-    pub op_for: Vec<(String, Op)>,
+    /// Order a deletion of every resource (default: applying them)
+    #[arg(long)]
+    pub delete: bool,
+
+    /// What is done to one resource, overriding the default (repeatable),
+    /// e.g. `--op job/old-db=delete`; OP is upsert, delete or noop
+    #[arg(long = "op", value_name = "KIND/NAME=OP", value_parser = parse_op)]
+    pub ops: Vec<(String, Op)>,
+
+    /// A kapp Config file (changeGroupBindings / changeRuleBindings) applied
+    /// after the defaults (repeatable)
+    #[arg(long = "order-config", value_name = "FILE")]
+    pub order_configs: Vec<PathBuf>,
 
     /// Leave out kapp's built-in change groups and rules (CRDs first,
-    /// namespaces first, RBAC and config before workloads, ...)
+    /// namespaces first, config and RBAC before workloads, ...)
     #[arg(long)]
     pub no_default_config: bool,
 
-    /// Output: apply waves, direct edges, JSON, or the resources in apply order
-    #[arg(short = 'o', long, value_enum, default_value_t = Format::Waves)]
-    pub output: Format,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OpArg {
-    Upsert,
-    Delete,
-    Noop,
-}
-
-impl From<OpArg> for Op {
-    fn from(o: OpArg) -> Op {
-        match o {
-            OpArg::Upsert => Op::Upsert,
-            OpArg::Delete => Op::Delete,
-            OpArg::Noop => Op::Noop,
-        }
-    }
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// kapp's apply waves: one change per line, waves separated by `---`
-    Waves,
-    /// Direct dependencies, `A -> B` (A waits for B), sorted
-    Edges,
+    /// Waves of changes, each change with the changes it waits for
+    Text,
     /// Changes with what each waits for, and the waves
     Json,
-    /// The resources as a YAML stream in apply order
+    /// Direct dependencies, `A -> B` (A waits for B), sorted
+    Edges,
+    /// The resources as one YAML stream in apply order
     Yaml,
+    /// The waves and edges as a Mermaid flowchart
+    Mermaid,
+    /// kapp's own linearization: changes by wave, waves separated by `---`
+    Waves,
 }
 
-fn parse_op_for(s: &str) -> Result<(String, Op), String> {
+fn parse_op(s: &str) -> Result<(String, Op), String> {
     let (key, op) = s
         .rsplit_once('=')
         .ok_or_else(|| format!("expected KIND/NAME=OP, got `{s}`"))?;
@@ -77,22 +75,35 @@ fn parse_op_for(s: &str) -> Result<(String, Op), String> {
 
 pub fn run(args: OrderArgs) -> anyhow::Result<ExitCode> {
     let mut docs = Vec::new();
-    for path in &args.files {
+    let inputs = match &args.catalog {
+        Some(dir) => std::slice::from_ref(dir),
+        None => args.files.as_slice(),
+    };
+    for path in inputs {
         read_input(path, &mut docs)?;
+    }
+    let mut extra_config = order::Config::default();
+    for path in &args.order_configs {
+        let mut config_docs = Vec::new();
+        read_input(path, &mut config_docs)?;
+        extra_config.extend(order::config_from_documents(&config_docs).map_err(diag_err)?);
     }
     let options = Options {
         default_config: !args.no_default_config,
+        extra_config,
         ops: Ops {
-            default: args.op.into(),
-            overrides: args.op_for,
+            default: if args.delete { Op::Delete } else { Op::Upsert },
+            overrides: args.ops,
         },
     };
     let graph = order::plan(&docs, &options).map_err(diag_err)?;
-    let text = match args.output {
-        Format::Waves => render_waves(&graph),
-        Format::Edges => render_edges(&graph),
+    let text = match args.format {
+        Format::Text => render_text(&graph),
         Format::Json => render_json(&graph)?,
+        Format::Edges => render_edges(&graph),
         Format::Yaml => render_yaml(&graph),
+        Format::Mermaid => render_mermaid(&graph),
+        Format::Waves => render_waves(&graph),
     };
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
@@ -145,12 +156,33 @@ fn yaml_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+fn descriptions(graph: &ChangeGraph) -> Vec<String> {
+    graph.changes().iter().map(|c| c.description()).collect()
+}
+
+fn render_text(graph: &ChangeGraph) -> String {
+    let descs = descriptions(graph);
+    let waves = graph.waves();
+    let mut out = String::new();
+    for (w, wave) in waves.iter().enumerate() {
+        let plural = if wave.len() == 1 { "" } else { "s" };
+        out.push_str(&format!("wave {} ({} change{plural})\n", w + 1, wave.len()));
+        for &i in wave {
+            out.push_str(&format!("  {}\n", descs[i]));
+            for &dep in graph.waiting_for(i) {
+                out.push_str(&format!("    after {}\n", descs[dep]));
+            }
+        }
+    }
+    out
+}
+
 fn render_waves(graph: &ChangeGraph) -> String {
-    let changes = graph.changes();
+    let descs = descriptions(graph);
     let waves: Vec<String> = graph
         .waves()
         .iter()
-        .map(|w| w.iter().map(|&i| changes[i].description() + "\n").collect())
+        .map(|w| w.iter().map(|&i| descs[i].clone() + "\n").collect())
         .collect();
     waves.join("---\n")
 }
@@ -159,7 +191,7 @@ fn render_waves(graph: &ChangeGraph) -> String {
 /// sorted by rank, which keeps this cheap for the millions of edges kapp's
 /// defaults give large apps.
 fn render_edges(graph: &ChangeGraph) -> String {
-    let descs: Vec<String> = graph.changes().iter().map(|c| c.description()).collect();
+    let descs = descriptions(graph);
     let mut by_desc: Vec<usize> = (0..descs.len()).collect();
     by_desc.sort_by(|&a, &b| descs[a].cmp(&descs[b]));
     let mut rank = vec![0; descs.len()];
@@ -174,6 +206,37 @@ fn render_edges(graph: &ChangeGraph) -> String {
         out.push_str(" -> ");
         out.push_str(&descs[b]);
         out.push('\n');
+    }
+    out
+}
+
+/// Beyond this many edges a drawing is unreadable (and too large for
+/// GitHub's renderer): only the waves are drawn.
+const MERMAID_MAX_EDGES: usize = 300;
+
+/// A flowchart with one subgraph per wave; an arrow `B --> A` means B is
+/// applied before A.
+fn render_mermaid(graph: &ChangeGraph) -> String {
+    let descs = descriptions(graph);
+    let label = |s: &str| s.replace('"', "#quot;");
+    let mut out = String::from("flowchart LR\n");
+    for (w, wave) in graph.waves().iter().enumerate() {
+        out.push_str(&format!("  subgraph wave{}[\"wave {}\"]\n", w + 1, w + 1));
+        for &i in wave {
+            out.push_str(&format!("    c{i}[\"{}\"]\n", label(&descs[i])));
+        }
+        out.push_str("  end\n");
+    }
+    let edges: Vec<(usize, usize)> = graph.edges().collect();
+    if edges.len() > MERMAID_MAX_EDGES {
+        out.push_str(&format!(
+            "  %% {} edges not drawn (more than {MERMAID_MAX_EDGES}); see --format edges\n",
+            edges.len()
+        ));
+    } else {
+        for (a, b) in edges {
+            out.push_str(&format!("  c{b} --> c{a}\n"));
+        }
     }
     out
 }

@@ -38,42 +38,72 @@ pub struct ChangeGraph {
     waiting_for: Vec<Vec<usize>>,
 }
 
-/// `kapp.k14s.io/change-group` or `kapp.k14s.io/change-group.<anything>`.
+/// `<base>` or `<base>.<anything>`.
 fn is_ann(key: &str, base: &str) -> bool {
     key.strip_prefix(base)
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
 }
 
-fn resource_error(res: &Resource, message: String) -> OrderError {
+/// `kapp.k14s.io/change-group` or `kapp.k14s.io/change-group.<anything>`.
+pub(crate) fn is_group_annotation(key: &str) -> bool {
+    is_ann(key, GROUP_ANN)
+}
+
+/// `kapp.k14s.io/change-rule` or `kapp.k14s.io/change-rule.<anything>`.
+pub(crate) fn is_rule_annotation(key: &str) -> bool {
+    is_ann(key, RULE_ANN)
+}
+
+fn resource_error(res: &Resource, from: String, message: String) -> OrderError {
     OrderError::Rule {
         resource: res.description(),
+        from,
         file: res.origin.file.clone(),
         line: res.origin.line,
         message,
     }
 }
 
+/// Where a group or rule string comes from, for error messages.
+fn annotation_source(key: &str) -> String {
+    format!("annotation {key}")
+}
+
+/// One change group annotation or binding name, placeholders substituted.
+pub(crate) fn group_name(template: &str, res: &Resource) -> Result<String, String> {
+    substitute_placeholders(template, res)
+        .and_then(|name| validate_group_name(&name).map(|()| name))
+}
+
+/// One rule string, placeholders substituted.
+pub(crate) fn rule(template: &str, res: &Resource) -> Result<ChangeRule, String> {
+    substitute_placeholders(template, res).and_then(|s| ChangeRule::parse(&s))
+}
+
 /// The change's rules: annotation rules (in document order), then the
 /// rules of every matching binding, weighted by binding index.
 fn all_rules(res: &Resource, config: &Config) -> Result<Vec<ChangeRule>, OrderError> {
     let mut rules = Vec::new();
-    let parse = |template: &str| {
-        substitute_placeholders(template, res)
-            .and_then(|s| ChangeRule::parse(&s))
-            .map_err(|e| resource_error(res, e))
-    };
     for (key, value) in &res.annotations {
-        if is_ann(key, RULE_ANN) {
-            rules.push(parse(value)?);
+        if is_rule_annotation(key) {
+            rules.push(
+                rule(value, res).map_err(|e| resource_error(res, annotation_source(key), e))?,
+            );
         }
     }
     for (i, binding) in config.change_rule_bindings.iter().enumerate() {
         if binding.matchers.iter().any(|m| m.matches(res)) {
             for template in &binding.rules {
-                let mut rule = parse(template)?;
-                rule.ignore_if_cyclical = binding.ignore_if_cyclical;
-                rule.weight = 100 + i;
-                rules.push(rule);
+                let mut r = rule(template, res).map_err(|e| {
+                    resource_error(
+                        res,
+                        format!("changeRuleBindings[{i}] (kapp defaults first)"),
+                        e,
+                    )
+                })?;
+                r.ignore_if_cyclical = binding.ignore_if_cyclical;
+                r.weight = 100 + i;
+                rules.push(r);
             }
         }
     }
@@ -83,19 +113,23 @@ fn all_rules(res: &Resource, config: &Config) -> Result<Vec<ChangeRule>, OrderEr
 /// The change's groups: annotations first, then matching bindings.
 fn groups(res: &Resource, config: &Config) -> Result<Vec<String>, OrderError> {
     let mut out = Vec::new();
-    let group = |template: &str| {
-        substitute_placeholders(template, res)
-            .and_then(|name| validate_group_name(&name).map(|()| name))
-            .map_err(|e| resource_error(res, e))
-    };
     for (key, value) in &res.annotations {
-        if is_ann(key, GROUP_ANN) {
-            out.push(group(value)?);
+        if is_group_annotation(key) {
+            out.push(
+                group_name(value, res)
+                    .map_err(|e| resource_error(res, annotation_source(key), e))?,
+            );
         }
     }
-    for binding in &config.change_group_bindings {
+    for (i, binding) in config.change_group_bindings.iter().enumerate() {
         if binding.matchers.iter().any(|m| m.matches(res)) {
-            out.push(group(&binding.name)?);
+            out.push(group_name(&binding.name, res).map_err(|e| {
+                resource_error(
+                    res,
+                    format!("changeGroupBindings[{i}] (kapp defaults first)"),
+                    e,
+                )
+            })?);
         }
     }
     Ok(out)

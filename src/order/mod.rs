@@ -43,9 +43,11 @@ pub enum OrderError {
         message: String,
     },
     /// A bad change group / rule of one resource (annotation or binding).
-    #[error("Resource {resource}: {message}")]
+    #[error("Resource {resource}: {from}: {message}")]
     Rule {
         resource: String,
+        /// `annotation <key>` or the config binding.
+        from: String,
         file: PathBuf,
         line: usize,
         message: String,
@@ -158,6 +160,9 @@ impl Default for Ops {
 pub struct Options {
     /// Start from kapp's built-in bindings, as `kapp deploy` does.
     pub default_config: bool,
+    /// Bindings from separate config files (`--order-config`), applied after
+    /// the defaults and any kapp Config found among the resources.
+    pub extra_config: Config,
     pub ops: Ops,
 }
 
@@ -165,9 +170,40 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             default_config: true,
+            extra_config: Config::default(),
             ops: Ops::default(),
         }
     }
+}
+
+/// Reads a config file's documents: each must be a kapp Config (or a
+/// ConfigMap labelled `kapp.k14s.io/config`).
+pub fn config_from_documents(docs: &[Document]) -> Result<Config, OrderError> {
+    let mut config = Config::default();
+    for doc in docs {
+        let origin = Origin {
+            file: doc.file.clone(),
+            line: doc.node.line,
+        };
+        let res = Resource::from_value(doc.node.to_value(), origin)?;
+        match config::classify(&res, &doc.node)? {
+            config::DocKind::Config(c) | config::DocKind::ConfigAndResource(c) => config.extend(c),
+            config::DocKind::Resource => {
+                return Err(OrderError::Config {
+                    file: doc.file.clone(),
+                    line: doc.node.line,
+                    field: String::new(),
+                    message: format!(
+                        "expected a kapp Config (apiVersion: {}, kind: {}), found {}",
+                        config::CONFIG_API_VERSION,
+                        config::CONFIG_KIND,
+                        res.description()
+                    ),
+                })
+            }
+        }
+    }
+    Ok(config)
 }
 
 /// Builds the change graph of the resources in `docs`. kapp Config documents
@@ -194,6 +230,7 @@ pub fn plan(docs: &[Document], options: &Options) -> Result<ChangeGraph, OrderEr
             config::DocKind::Resource => resources.push(res),
         }
     }
+    config.extend(options.extra_config.clone());
     let resources = dedup_resources(resources)?;
     let mut used = vec![false; options.ops.overrides.len()];
     let changes = resources

@@ -10,7 +10,7 @@ fn graph(yaml: &str, options: &Options) -> Result<ChangeGraph, OrderError> {
 fn no_defaults() -> Options {
     Options {
         default_config: false,
-        ops: Ops::default(),
+        ..Options::default()
     }
 }
 

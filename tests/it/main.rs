@@ -2,8 +2,8 @@
 
 mod cli;
 mod inventory;
-mod packages;
 mod order;
+mod packages;
 
 /// The shared conformance corpora beside the project root (`../shared/conformance`).
 #[allow(dead_code)]

@@ -12,24 +12,29 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/order")
 }
 
-/// The `strata order` arguments that reproduce a corpus case's setup.
+/// The `strata order` arguments that reproduce a corpus case's setup:
+/// `order input.yaml [--order-config config.yaml] [--delete] [--op K/N=OP]...
+/// [--no-default-config]`.
 fn case_args(case: &Path) -> Vec<String> {
     let json = std::fs::read_to_string(case.join("case.json")).expect("case.json");
     let spec: serde_json::Value = serde_json::from_str(&json).expect("case.json is JSON");
-    let mut args = vec!["order".to_string(), "-f".into()];
+    let mut args = vec!["order".to_string()];
     args.push(case.join("input.yaml").display().to_string());
     if case.join("config.yaml").is_file() {
-        args.push("-f".into());
+        args.push("--order-config".into());
         args.push(case.join("config.yaml").display().to_string());
     }
-    args.push("--op".into());
-    args.push(spec["op"].as_str().expect("op").to_string());
+    match spec["op"].as_str() {
+        Some("upsert") => {}
+        Some("delete") => args.push("--delete".into()),
+        other => panic!("unexpected op {other:?}"),
+    }
     if spec["default_config"] == serde_json::Value::Bool(false) {
         args.push("--no-default-config".into());
     }
     if let Some(ops) = spec.get("ops").and_then(|o| o.as_object()) {
         for (key, op) in ops {
-            args.push(format!("--op-for={key}={}", op.as_str().expect("op")));
+            args.push(format!("--op={key}={}", op.as_str().expect("op")));
         }
     }
     args
@@ -86,7 +91,7 @@ fn check_case(case: &Path) -> Result<(), String> {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     };
     let expected = std::fs::read_to_string(case.join("expected.txt")).unwrap();
-    let got = run(&["-o", "edges"])?;
+    let got = run(&["--format", "edges"])?;
     let (want, have) = (sorted_lines(&expected), sorted_lines(&got));
     if want != have {
         let missing: Vec<_> = want.iter().filter(|l| !have.contains(l)).take(5).collect();
@@ -97,7 +102,7 @@ fn check_case(case: &Path) -> Result<(), String> {
             have.len()
         ));
     }
-    let waves = run(&[])?;
+    let waves = run(&["--format", "waves"])?;
     let expected_waves = std::fs::read_to_string(case.join("expected_linearized.txt")).unwrap();
     if waves.trim_end() != expected_waves.trim_end() {
         return Err(format!(
@@ -161,11 +166,24 @@ fn app_dir() -> String {
     fixtures().join("app").display().to_string()
 }
 
+/// `(op) kind/name (v) scope -> ...` edge lines shortened to `kind/name -> kind/name`.
+fn short_edges(edges: &str) -> Vec<String> {
+    edges
+        .lines()
+        .map(|l| {
+            l.split(" -> ")
+                .map(|side| side.split(' ').nth(1).unwrap().to_string())
+                .collect::<Vec<_>>()
+                .join(" -> ")
+        })
+        .collect()
+}
+
 #[test]
-fn directory_input_with_defaults_and_user_config() {
+fn directory_input_with_defaults_and_in_line_config() {
     // Files are read in path order: app.yml, crds/widget-crd.yaml,
     // kapp-config.yml (configures only), smoke-test.json; README.txt is skipped.
-    let waves = run_ok(&["order", "-f", &app_dir()]);
+    let waves = run_ok(&["order", &app_dir(), "--format", "waves"]);
     assert_eq!(
         waves,
         "(upsert) namespace/shop (v1) cluster\n\
@@ -180,18 +198,9 @@ fn directory_input_with_defaults_and_user_config() {
          ---\n\
          (upsert) pod/smoke-test (v1) namespace: shop\n"
     );
-    let edges = run_ok(&["order", "-f", &app_dir(), "-o", "edges"]);
-    let short: Vec<String> = edges
-        .lines()
-        .map(|l| {
-            l.split(" -> ")
-                .map(|side| side.split(' ').nth(1).unwrap().to_string())
-                .collect::<Vec<_>>()
-                .join(" -> ")
-        })
-        .collect();
+    let edges = run_ok(&["order", "--catalog", &app_dir(), "--format", "edges"]);
     assert_eq!(
-        short,
+        short_edges(&edges),
         [
             "deployment/web -> job/migrate",
             "deployment/web -> namespace/shop",
@@ -210,13 +219,38 @@ fn directory_input_with_defaults_and_user_config() {
 }
 
 #[test]
-fn without_defaults_only_annotations_and_user_config_count() {
+fn text_format_shows_waves_and_the_edges_behind_them() {
+    let text = run_ok(&["order", &app_dir()]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "wave 1 (2 changes)");
+    assert_eq!(lines[1], "  (upsert) namespace/shop (v1) cluster");
+    let wave2 = lines
+        .iter()
+        .position(|l| *l == "wave 2 (1 change)")
+        .unwrap();
+    assert_eq!(
+        lines[wave2 + 1],
+        "  (upsert) secret/db (v1) namespace: shop"
+    );
+    assert_eq!(
+        lines[wave2 + 2],
+        "    after (upsert) namespace/shop (v1) cluster"
+    );
+    assert_eq!(
+        text.matches("\n    after ").count(),
+        12,
+        "one line per edge"
+    );
+    assert_eq!(text.lines().filter(|l| l.starts_with("wave ")).count(), 5);
+}
+
+#[test]
+fn without_defaults_only_annotations_and_configs_count() {
     let edges = run_ok(&[
         "order",
-        "-f",
         &app_dir(),
         "--no-default-config",
-        "-o",
+        "--format",
         "edges",
     ]);
     assert_eq!(
@@ -224,11 +258,36 @@ fn without_defaults_only_annotations_and_user_config_count() {
         "(upsert) deployment/web (apps/v1) namespace: shop -> (upsert) job/migrate (batch/v1) namespace: shop\n\
          (upsert) pod/smoke-test (v1) namespace: shop -> (upsert) deployment/web (apps/v1) namespace: shop\n"
     );
+    let extra = fixtures().join("extra-config.yml").display().to_string();
+    let edges = run_ok(&[
+        "order",
+        &app_dir(),
+        "--no-default-config",
+        "--order-config",
+        &extra,
+        "--format",
+        "edges",
+    ]);
+    assert_eq!(
+        short_edges(&edges),
+        [
+            "deployment/web -> job/migrate",
+            "job/migrate -> secret/db",
+            "pod/smoke-test -> deployment/web",
+        ]
+    );
+    // An order config must hold kapp Configs only.
+    let not_config = fixtures().join("app/app.yml").display().to_string();
+    strata()
+        .args(["order", &app_dir(), "--order-config", &not_config])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("expected a kapp Config"));
 }
 
 #[test]
-fn json_and_yaml_outputs() {
-    let json = run_ok(&["order", "-f", &app_dir(), "-o", "json"]);
+fn json_yaml_and_mermaid_outputs() {
+    let json = run_ok(&["order", &app_dir(), "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let changes = v["changes"].as_array().unwrap();
     assert_eq!(changes.len(), 7, "the kapp Config is not a change");
@@ -238,7 +297,7 @@ fn json_and_yaml_outputs() {
     assert_eq!(pod["waitingFor"].as_array().unwrap().len(), 3);
     assert_eq!(v["waves"].as_array().unwrap().len(), 5);
 
-    let yaml = run_ok(&["order", "-f", &app_dir(), "-o", "yaml"]);
+    let yaml = run_ok(&["order", &app_dir(), "--format", "yaml"]);
     let kinds: Vec<&str> = yaml
         .lines()
         .filter_map(|l| l.strip_prefix("kind: "))
@@ -256,22 +315,30 @@ fn json_and_yaml_outputs() {
         ]
     );
     assert_eq!(yaml.matches("\n---\n").count(), 6);
+
+    let mermaid = run_ok(&["order", &app_dir(), "--format", "mermaid"]);
+    assert!(mermaid.starts_with("flowchart LR\n"), "{mermaid}");
+    assert_eq!(mermaid.matches("  subgraph wave").count(), 5);
+    assert_eq!(mermaid.matches(" --> ").count(), 12, "{mermaid}");
+    // The Namespace node is drawn once, and arrows point in apply order.
+    let ns_node = mermaid
+        .lines()
+        .find(|l| l.contains("[\"(upsert) namespace/shop (v1) cluster\"]"))
+        .unwrap()
+        .trim()
+        .split('[')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(mermaid.contains(&format!("  {ns_node} --> ")), "{mermaid}");
+    assert!(!mermaid.contains(&format!(" --> {ns_node}\n")), "{mermaid}");
 }
 
 #[test]
 fn delete_order_and_per_resource_ops() {
     // Deleting: custom resources go before their CRD, every other resource
     // after it (kapp's default delete rules); upsert rules do not apply.
-    let edges = run_ok(&["order", "-f", &app_dir(), "--op", "delete", "-o", "edges"]);
-    let short: Vec<String> = edges
-        .lines()
-        .map(|l| {
-            l.split(" -> ")
-                .map(|side| side.split(' ').nth(1).unwrap().to_string())
-                .collect::<Vec<_>>()
-                .join(" -> ")
-        })
-        .collect();
+    let edges = run_ok(&["order", &app_dir(), "--delete", "--format", "edges"]);
     let crd = "customresourcedefinition/widgets.example.com";
     let mut want = vec![format!("{crd} -> widget/gadget")];
     for other in [
@@ -284,7 +351,7 @@ fn delete_order_and_per_resource_ops() {
         want.push(format!("{other} -> {crd}"));
     }
     want.sort();
-    assert_eq!(short, want);
+    assert_eq!(short_edges(&edges), want);
 
     // From stdin, with one resource left alone: a noop change has no rules
     // and is no rule's target, and the input has no CRD to wait for.
@@ -292,12 +359,12 @@ fn delete_order_and_per_resource_ops() {
     let out = strata()
         .args([
             "order",
-            "-f",
             "-",
+            "--delete",
             "--op",
-            "delete",
-            "--op-for",
             "Namespace/shop=noop",
+            "--format",
+            "waves",
         ])
         .write_stdin(input.clone())
         .output()
@@ -319,16 +386,17 @@ fn delete_order_and_per_resource_ops() {
     );
 
     strata()
-        .args(["order", "-f", "-", "--op-for", "job/nope=delete"])
+        .args(["order", "-", "--op", "job/nope=delete"])
         .write_stdin(input)
         .assert()
         .code(2)
         .stderr(predicates::str::contains("no resource matches `job/nope`"));
     strata()
-        .args(["order", "-f", "x.yml", "--op-for", "job/a=remove"])
+        .args(["order", "x.yml", "--op", "job/a=remove"])
         .assert()
         .code(2)
         .stderr(predicates::str::contains("unknown op `remove`"));
+    strata().args(["order"]).assert().code(2);
 }
 
 fn bad(name: &str) -> String {
@@ -336,10 +404,10 @@ fn bad(name: &str) -> String {
 }
 
 #[test]
-fn errors_exit_2_naming_file_and_cause() {
+fn errors_exit_2_naming_file_object_and_annotation() {
     use predicates::str::contains;
     strata()
-        .args(["order", "-f", &bad("cycle.yml")])
+        .args(["order", &bad("cycle.yml")])
         .assert()
         .code(2)
         .stderr(contains(
@@ -347,26 +415,28 @@ fn errors_exit_2_naming_file_and_cause() {
         ))
         .stderr(contains("hint: break the cycle"));
     strata()
-        .args(["order", "-f", &bad("rule.yml")])
+        .args(["order", &bad("rule.yml")])
         .assert()
         .code(2)
-        .stderr(contains("Resource job/typo (batch/v1) cluster"))
+        .stderr(contains(
+            "Resource job/typo (batch/v1) cluster: annotation kapp.k14s.io/change-rule: ",
+        ))
         .stderr(contains("order `afterwards`"))
         .stderr(contains("rule.yml:6"));
     strata()
-        .args(["order", "-f", &bad("config.yml")])
+        .args(["order", &bad("config.yml")])
         .assert()
         .code(2)
         .stderr(contains("changeGroupBindings[0].resourceMatchers[1]"))
         .stderr(contains("config.yml:7"));
     strata()
-        .args(["order", "-f", &bad("not-yaml.yml")])
+        .args(["order", &bad("not-yaml.yml")])
         .assert()
         .code(2)
         .stderr(contains("invalid yaml"))
         .stderr(contains("not-yaml.yml"));
     strata()
-        .args(["order", "-f", &bad("missing.yml")])
+        .args(["order", &bad("missing.yml")])
         .assert()
         .code(2)
         .stderr(contains("cannot read"));
