@@ -8,15 +8,19 @@
 //! they would close a cycle. The result gives the direct edges and kapp's
 //! apply waves.
 
+mod argocd;
 mod config;
 mod decode;
 mod graph;
+mod lint;
 mod matcher;
 mod resource;
 mod rule;
 
+pub use argocd::{annotate_sync_waves, SYNC_WAVE_ANNOTATION};
 pub use config::{ChangeGroupBinding, ChangeRuleBinding, Config};
 pub use graph::{Change, ChangeGraph};
+pub use lint::lint;
 pub use matcher::{Matcher, PathPart};
 pub use resource::{Origin, Resource};
 pub use rule::{substitute_placeholders, validate_group_name, ChangeRule, Op, Order};
@@ -209,28 +213,7 @@ pub fn config_from_documents(docs: &[Document]) -> Result<Config, OrderError> {
 /// Builds the change graph of the resources in `docs`. kapp Config documents
 /// among them configure the ordering and are not changes themselves.
 pub fn plan(docs: &[Document], options: &Options) -> Result<ChangeGraph, OrderError> {
-    let mut config = if options.default_config {
-        Config::kapp_defaults()
-    } else {
-        Config::default()
-    };
-    let mut resources = Vec::new();
-    for doc in docs {
-        let origin = Origin {
-            file: doc.file.clone(),
-            line: doc.node.line,
-        };
-        let res = Resource::from_value(doc.node.to_value(), origin)?;
-        match config::classify(&res, &doc.node)? {
-            config::DocKind::Config(c) => config.extend(c),
-            config::DocKind::ConfigAndResource(c) => {
-                config.extend(c);
-                resources.push(res);
-            }
-            config::DocKind::Resource => resources.push(res),
-        }
-    }
-    config.extend(options.extra_config.clone());
+    let (resources, config) = collect(docs, options)?;
     let resources = dedup_resources(resources)?;
     let mut used = vec![false; options.ops.overrides.len()];
     let changes = resources
@@ -260,6 +243,35 @@ pub fn plan(docs: &[Document], options: &Options) -> Result<ChangeGraph, OrderEr
     ChangeGraph::build(changes, &config)
 }
 
+/// Splits the documents into resources (with their document) and the
+/// effective config: defaults (if enabled), Configs among the documents in
+/// order, then `options.extra_config`.
+fn collect(docs: &[Document], options: &Options) -> Result<(Vec<Resource>, Config), OrderError> {
+    let mut config = if options.default_config {
+        Config::kapp_defaults()
+    } else {
+        Config::default()
+    };
+    let mut resources = Vec::new();
+    for doc in docs {
+        let origin = Origin {
+            file: doc.file.clone(),
+            line: doc.node.line,
+        };
+        let res = Resource::from_value(doc.node.to_value(), origin)?;
+        match config::classify(&res, &doc.node)? {
+            config::DocKind::Config(c) => config.extend(c),
+            config::DocKind::ConfigAndResource(c) => {
+                config.extend(c);
+                resources.push(res);
+            }
+            config::DocKind::Resource => resources.push(res),
+        }
+    }
+    config.extend(options.extra_config.clone());
+    Ok((resources, config))
+}
+
 /// Drops repeated resources as `kapp deploy` does: the same namespace, API
 /// group, kind and name twice is fine with identical content (the first
 /// stays), an error otherwise. The API version is not part of the identity.
@@ -267,14 +279,7 @@ fn dedup_resources(resources: Vec<Resource>) -> Result<Vec<Resource>, OrderError
     let mut first: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut out: Vec<Resource> = Vec::with_capacity(resources.len());
     for res in resources {
-        let key = format!(
-            "{}/{}/{}/{}",
-            res.namespace,
-            res.api_group(),
-            res.kind,
-            res.name
-        );
-        match first.get(&key) {
+        match first.get(&res.identity()) {
             Some(&i) if out[i].doc == res.doc => {}
             Some(&i) => {
                 return Err(OrderError::Duplicate {
@@ -284,7 +289,7 @@ fn dedup_resources(resources: Vec<Resource>) -> Result<Vec<Resource>, OrderError
                 })
             }
             None => {
-                first.insert(key, out.len());
+                first.insert(res.identity(), out.len());
                 out.push(res);
             }
         }

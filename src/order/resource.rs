@@ -121,6 +121,18 @@ impl Resource {
         )
     }
 
+    /// What makes two documents the same resource for kapp: namespace, API
+    /// group, kind and name (not the version, which changes over time).
+    pub fn identity(&self) -> String {
+        format!(
+            "{}/{}/{}/{}",
+            self.namespace,
+            self.api_group(),
+            self.kind,
+            self.name
+        )
+    }
+
     /// Whether this is an `apiextensions.k8s.io` CustomResourceDefinition.
     pub fn is_crd(&self) -> bool {
         self.api_group() == "apiextensions.k8s.io" && self.kind == "CustomResourceDefinition"
