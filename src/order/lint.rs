@@ -7,7 +7,8 @@ use super::graph::{group_name, is_group_annotation, is_rule_annotation, rule};
 use super::{collect, plan, Document, Op, Options, OrderError, Resource};
 use crate::diagnostics::{Diagnostic, ToDiagnostic};
 use crate::yaml::{Node, NodeValue};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
 pub const CODE_MALFORMED: &str = "order-malformed-annotation";
 pub const CODE_CYCLE: &str = "order-cycle";
@@ -23,12 +24,17 @@ pub fn lint(docs: &[Document], options: &Options) -> Vec<Diagnostic> {
         Ok(rc) => rc,
         Err(e) => return vec![e.to_diagnostic().with_code(CODE_INVALID)],
     };
+    let doc_at: HashMap<(&Path, usize), &Document> = docs
+        .iter()
+        .map(|d| ((d.file.as_path(), d.node.line), d))
+        .collect();
     let mut findings = Vec::new();
     let mut carried: HashSet<String> = HashSet::new();
     let mut rules = Vec::new();
     for res in &resources {
+        let doc = doc_at.get(&(res.origin.file.as_path(), res.origin.line));
         for (key, value) in &res.annotations {
-            let line = annotation_line(docs, res, key);
+            let line = doc.map_or(res.origin.line, |d| annotation_line(d, key));
             if is_group_annotation(key) {
                 match group_name(value, res) {
                     Ok(g) => {
@@ -103,26 +109,23 @@ fn malformed(res: &Resource, key: &str, line: usize, message: String) -> Diagnos
         .with_hint("a change rule reads `(upsert|delete) (before|after) (upserting|deleting) <group>`; group names are `[dns-prefix/]name`")
 }
 
-/// The line of `metadata.annotations.<key>` in the resource's document, or
-/// the document's first line.
-fn annotation_line(docs: &[Document], res: &Resource, key: &str) -> usize {
-    let doc = docs
-        .iter()
-        .find(|d| d.file == res.origin.file && d.node.line == res.origin.line);
+/// The line of `metadata.annotations.<key>` in the document, or the
+/// document's first line.
+fn annotation_line(doc: &Document, key: &str) -> usize {
     let entry = doc
-        .and_then(|d| d.node.get("metadata"))
+        .node
+        .get("metadata")
         .and_then(|m| m.get("annotations"))
         .and_then(|a| match &a.value {
             NodeValue::Map(entries) => entries.iter().find(|(k, _)| k.key_string() == key),
             _ => None,
         });
-    entry.map_or(res.origin.line, |(k, _): &(Node, Node)| k.line)
+    entry.map_or(doc.node.line, |(k, _): &(Node, Node)| k.line)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     fn lint_text(yaml: &str) -> Vec<Diagnostic> {
         let docs = crate::order::parse_documents(Path::new("app.yml"), yaml).unwrap();

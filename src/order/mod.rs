@@ -184,18 +184,15 @@ impl Default for Options {
 /// ConfigMap labelled `kapp.k14s.io/config`).
 pub fn config_from_documents(docs: &[Document]) -> Result<Config, OrderError> {
     let mut config = Config::default();
-    for doc in docs {
-        let origin = Origin {
-            file: doc.file.clone(),
-            line: doc.node.line,
-        };
-        let res = Resource::from_value(doc.node.to_value(), origin)?;
-        match config::classify(&res, &doc.node)? {
-            config::DocKind::Config(c) | config::DocKind::ConfigAndResource(c) => config.extend(c),
-            config::DocKind::Resource => {
+    for item in classified(docs) {
+        match item? {
+            (_, config::DocKind::Config(c) | config::DocKind::ConfigAndResource(c)) => {
+                config.extend(c)
+            }
+            (res, config::DocKind::Resource) => {
                 return Err(OrderError::Config {
-                    file: doc.file.clone(),
-                    line: doc.node.line,
+                    file: res.origin.file.clone(),
+                    line: res.origin.line,
                     field: String::new(),
                     message: format!(
                         "expected a kapp Config (apiVersion: {}, kind: {}), found {}",
@@ -208,6 +205,21 @@ pub fn config_from_documents(docs: &[Document]) -> Result<Config, OrderError> {
         }
     }
     Ok(config)
+}
+
+/// Each document read as a resource and sorted into config / resource.
+fn classified(
+    docs: &[Document],
+) -> impl Iterator<Item = Result<(Resource, config::DocKind), OrderError>> + '_ {
+    docs.iter().map(|doc| {
+        let origin = Origin {
+            file: doc.file.clone(),
+            line: doc.node.line,
+        };
+        let res = Resource::from_value(doc.node.to_value(), origin)?;
+        let kind = config::classify(&res, &doc.node)?;
+        Ok((res, kind))
+    })
 }
 
 /// Builds the change graph of the resources in `docs`. kapp Config documents
@@ -253,13 +265,9 @@ fn collect(docs: &[Document], options: &Options) -> Result<(Vec<Resource>, Confi
         Config::default()
     };
     let mut resources = Vec::new();
-    for doc in docs {
-        let origin = Origin {
-            file: doc.file.clone(),
-            line: doc.node.line,
-        };
-        let res = Resource::from_value(doc.node.to_value(), origin)?;
-        match config::classify(&res, &doc.node)? {
+    for item in classified(docs) {
+        let (res, kind) = item?;
+        match kind {
             config::DocKind::Config(c) => config.extend(c),
             config::DocKind::ConfigAndResource(c) => {
                 config.extend(c);
