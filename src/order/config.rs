@@ -24,6 +24,8 @@ pub struct ChangeGroupBinding {
     /// May contain placeholders such as `{name}`.
     pub name: String,
     pub matchers: Vec<Matcher>,
+    /// `<file>: changeGroupBindings[i]`, for error messages.
+    pub origin: String,
 }
 
 /// Change rules given to every resource the matchers select.
@@ -33,6 +35,8 @@ pub struct ChangeRuleBinding {
     pub rules: Vec<String>,
     pub ignore_if_cyclical: bool,
     pub matchers: Vec<Matcher>,
+    /// `<file>: changeRuleBindings[i]`, for error messages.
+    pub origin: String,
 }
 
 /// The ordering part of one or more kapp Configs, concatenated in order.
@@ -81,10 +85,12 @@ impl Config {
                 .collect()
         };
         let mut config = Config::default();
+        let origin = |c: &Ctx| format!("{}: {}", file.display(), c.path);
         for (n, c) in decode::list(node, "changeGroupBindings", &root)? {
             config.change_group_bindings.push(ChangeGroupBinding {
                 name: decode::string(n, "name", &c)?,
                 matchers: matchers(n, &c)?,
+                origin: origin(&c),
             });
         }
         for (n, c) in decode::list(node, "changeRuleBindings", &root)? {
@@ -92,6 +98,7 @@ impl Config {
                 rules: decode::string_list(n, "rules", &c)?,
                 ignore_if_cyclical: decode::boolean(n, "ignoreIfCyclical", &c)?,
                 matchers: matchers(n, &c)?,
+                origin: origin(&c),
             });
         }
         Ok(config)
@@ -165,6 +172,10 @@ mod tests {
         assert!(!c.change_rule_bindings[0].ignore_if_cyclical);
         assert!(c.change_rule_bindings[8].ignore_if_cyclical);
         assert_eq!(c.change_rule_bindings[6].rules.len(), 4);
+        assert_eq!(
+            c.change_rule_bindings[3].origin,
+            "<kapp default config>: changeRuleBindings[3]"
+        );
     }
 
     #[test]

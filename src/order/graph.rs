@@ -94,13 +94,8 @@ fn all_rules(res: &Resource, config: &Config) -> Result<Vec<ChangeRule>, OrderEr
     for (i, binding) in config.change_rule_bindings.iter().enumerate() {
         if binding.matchers.iter().any(|m| m.matches(res)) {
             for template in &binding.rules {
-                let mut r = rule(template, res).map_err(|e| {
-                    resource_error(
-                        res,
-                        format!("changeRuleBindings[{i}] (kapp defaults first)"),
-                        e,
-                    )
-                })?;
+                let mut r = rule(template, res)
+                    .map_err(|e| resource_error(res, binding.origin.clone(), e))?;
                 r.ignore_if_cyclical = binding.ignore_if_cyclical;
                 r.weight = 100 + i;
                 rules.push(r);
@@ -121,15 +116,12 @@ fn groups(res: &Resource, config: &Config) -> Result<Vec<String>, OrderError> {
             );
         }
     }
-    for (i, binding) in config.change_group_bindings.iter().enumerate() {
+    for binding in &config.change_group_bindings {
         if binding.matchers.iter().any(|m| m.matches(res)) {
-            out.push(group_name(&binding.name, res).map_err(|e| {
-                resource_error(
-                    res,
-                    format!("changeGroupBindings[{i}] (kapp defaults first)"),
-                    e,
-                )
-            })?);
+            out.push(
+                group_name(&binding.name, res)
+                    .map_err(|e| resource_error(res, binding.origin.clone(), e))?,
+            );
         }
     }
     Ok(out)

@@ -285,3 +285,23 @@ fn repeated_resources_are_merged_or_rejected_like_kapp_deploy() {
         "kind: Job\nmetadata: {name: a}\n---\nkind: Job\nmetadata: {name: a, namespace: x}\n";
     assert_eq!(graph(other_ns, &no_defaults()).unwrap().changes().len(), 2);
 }
+
+#[test]
+fn bad_binding_rules_name_the_config_and_binding() {
+    let yaml = "
+apiVersion: kapp.k14s.io/v1alpha1
+kind: Config
+changeRuleBindings:
+- rules: [upsert after upserting g/ok]
+  resourceMatchers: [{kindNamespaceNameMatcher: {kind: Job, name: other}}]
+- rules: ['upsert after upserting g/{crd-kind}']
+  resourceMatchers: [{apiVersionKindMatcher: {apiVersion: batch/v1, kind: Job}}]
+---
+{apiVersion: batch/v1, kind: Job, metadata: {name: a}}
+";
+    let e = graph(yaml, &no_defaults()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Resource job/a (batch/v1) cluster: in.yaml: changeRuleBindings[1]: Placeholder {crd-kind} does not have a value for target resource (hint: placeholders with the 'crd-' prefix can only be used with CRDs)"
+    );
+}
