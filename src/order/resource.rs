@@ -66,6 +66,11 @@ impl Resource {
             )));
         }
         let kind = string_at(&["kind"])?;
+        if kind.is_empty() {
+            return Err(bad(
+                "document has no `kind`: not a Kubernetes resource (only resources and kapp Configs can be ordered)".into(),
+            ));
+        }
         let mut name = string_at(&["metadata", "name"])?;
         if name.is_empty() {
             let generate = string_at(&["metadata", "generateName"])?;
@@ -206,5 +211,10 @@ mod tests {
         let e = res("apiVersion: a/b/c\nkind: Job\n").unwrap_err();
         assert!(e.to_string().contains("group/version"), "{e}");
         assert!(res("- a\n").is_err());
+        let e = res("replicas: 3\nimage: nginx\n").unwrap_err();
+        assert!(
+            e.to_string().contains("in.yaml:1: document has no `kind`"),
+            "{e}"
+        );
     }
 }
