@@ -245,16 +245,8 @@ fn is_empty_at(value: &Value, path: &[PathPart]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::order::resource::Origin;
 
-    fn res(text: &str) -> Resource {
-        let doc = crate::yaml::load_values(text).unwrap().remove(0);
-        let origin = Origin {
-            file: "r.yaml".into(),
-            line: 1,
-        };
-        Resource::from_value(doc, origin).unwrap()
-    }
+    use crate::order::resource::test_resource as res;
 
     fn matcher(text: &str) -> Result<Matcher, OrderError> {
         let node = crate::yaml::load_one(text).unwrap().unwrap();

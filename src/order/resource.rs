@@ -152,6 +152,17 @@ impl Resource {
     }
 }
 
+/// A resource from a one-document YAML string (tests only).
+#[cfg(test)]
+pub(crate) fn test_resource(yaml: &str) -> Resource {
+    let doc = crate::yaml::load_values(yaml).unwrap().remove(0);
+    let origin = Origin {
+        file: "r.yaml".into(),
+        line: 1,
+    };
+    Resource::from_value(doc, origin).unwrap()
+}
+
 fn string_map(doc: &Value, key: &str) -> Result<IndexMap<String, String>, String> {
     let Some(v) = doc.get_path(&["metadata", key]) else {
         return Ok(IndexMap::new());

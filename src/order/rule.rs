@@ -252,16 +252,8 @@ fn dns_subdomain_error(s: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::order::resource::Origin;
 
-    fn res(text: &str) -> Resource {
-        let doc = crate::yaml::load_values(text).unwrap().remove(0);
-        let origin = Origin {
-            file: "r.yaml".into(),
-            line: 1,
-        };
-        Resource::from_value(doc, origin).unwrap()
-    }
+    use crate::order::resource::test_resource as res;
 
     #[test]
     fn rule_parsing() {
