@@ -268,12 +268,21 @@ fn render_json(graph: &ChangeGraph) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(&Value::Map(root))? + "\n")
 }
 
+/// The resources in apply order, each as written in its file when its text
+/// could be cut out (so quoting and comments survive: kubectl reads YAML
+/// 1.1, where an unquoted `ON` is a boolean), re-emitted otherwise.
 fn render_yaml(graph: &ChangeGraph) -> String {
-    let docs: Vec<Value> = graph
+    let docs: Vec<String> = graph
         .waves()
         .into_iter()
         .flatten()
-        .map(|i| graph.changes()[i].resource.doc.clone())
+        .map(|i| {
+            let res = &graph.changes()[i].resource;
+            match &res.raw {
+                Some(text) => text.trim_end().to_string() + "\n",
+                None => crate::yaml::emit::to_yaml_string(&res.doc),
+            }
+        })
         .collect();
-    crate::yaml::emit::to_yaml_stream(&docs)
+    docs.join("---\n")
 }

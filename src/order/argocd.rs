@@ -27,6 +27,7 @@ pub fn annotate_sync_waves(
         .map(|(i, v)| Document {
             node: node_from_value(v, i + 1),
             file: source.to_path_buf(),
+            raw: None,
         })
         .collect();
     let graph = plan(&docs, options)?;

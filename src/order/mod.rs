@@ -99,6 +99,9 @@ impl ToDiagnostic for OrderError {
 pub struct Document {
     pub node: Node,
     pub file: PathBuf,
+    /// The document's own source text, when it can be cut out of the file:
+    /// resources are written back exactly as given (quoting, comments).
+    pub raw: Option<String>,
 }
 
 /// Parses a multi-document YAML stream; empty documents are skipped and
@@ -108,14 +111,55 @@ pub fn parse_documents(file: &Path, text: &str) -> Result<Vec<Document>, OrderEr
         path: file.to_path_buf(),
         source,
     })?;
+    let chunks = raw_chunks(text);
     let mut docs = Vec::new();
     for node in nodes {
-        push_document(node, file, &mut docs);
+        let raw = chunks.as_ref().and_then(|chunks| {
+            chunks
+                .iter()
+                .find(|(first, last, _)| (*first..=*last).contains(&node.line))
+                .map(|(_, _, text)| text.trim_start_matches(['\n', '\r']).to_string())
+        });
+        push_document(node, file, raw, &mut docs);
     }
     Ok(docs)
 }
 
-fn push_document(node: Node, file: &Path, docs: &mut Vec<Document>) {
+/// The source text of each document of a stream with its first and last
+/// line. Documents are separated by `---` or ended by `...` at the start of
+/// a line (markers cannot occur inside content). `None` when the stream has
+/// directives or content on a marker line (`--- |`): those are re-emitted.
+fn raw_chunks(text: &str) -> Option<Vec<(usize, usize, String)>> {
+    let mut chunks = Vec::new();
+    let mut current = String::new();
+    let mut first = 1;
+    let mut last = 0;
+    for (i, line) in text.lines().enumerate() {
+        last = i + 1;
+        if line.starts_with('%') {
+            return None;
+        }
+        let marker = line
+            .strip_prefix("---")
+            .or_else(|| line.strip_prefix("..."))
+            .filter(|rest| rest.is_empty() || rest.starts_with([' ', '\t']));
+        if let Some(rest) = marker {
+            let rest = rest.trim();
+            if !rest.is_empty() && !rest.starts_with('#') {
+                return None;
+            }
+            chunks.push((first, last - 1, std::mem::take(&mut current)));
+            first = last + 1;
+            continue;
+        }
+        current.push_str(line);
+        current.push('\n');
+    }
+    chunks.push((first, last, current));
+    Some(chunks)
+}
+
+fn push_document(node: Node, file: &Path, raw: Option<String>, docs: &mut Vec<Document>) {
     match node.value {
         NodeValue::Null => {}
         NodeValue::Map(_) if is_list_kind(&node) => {
@@ -125,13 +169,14 @@ fn push_document(node: Node, file: &Path, docs: &mut Vec<Document>) {
             }) = node.get("items")
             {
                 for item in items.clone() {
-                    push_document(item, file, docs);
+                    push_document(item, file, None, docs);
                 }
             }
         }
         _ => docs.push(Document {
             node,
             file: file.to_path_buf(),
+            raw,
         }),
     }
 }
@@ -216,7 +261,8 @@ fn classified(
             file: doc.file.clone(),
             line: doc.node.line,
         };
-        let res = Resource::from_value(doc.node.to_value(), origin)?;
+        let mut res = Resource::from_value(doc.node.to_value(), origin)?;
+        res.raw = doc.raw.clone();
         let kind = config::classify(&res, &doc.node)?;
         Ok((res, kind))
     })

@@ -26,6 +26,8 @@ pub struct Resource {
     pub labels: IndexMap<String, String>,
     pub doc: Value,
     pub origin: Origin,
+    /// The document's source text, when known (see `Document::raw`).
+    pub raw: Option<String>,
 }
 
 impl Resource {
@@ -98,6 +100,7 @@ impl Resource {
             labels,
             doc,
             origin,
+            raw: None,
         })
     }
 

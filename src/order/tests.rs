@@ -305,3 +305,25 @@ changeRuleBindings:
         "Resource job/a (batch/v1) cluster: in.yaml: changeRuleBindings[1]: Placeholder {crd-kind} does not have a value for target resource (hint: placeholders with the 'crd-' prefix can only be used with CRDs)"
     );
 }
+
+#[test]
+fn documents_keep_their_source_text() {
+    let text = "# leading comment\nkind: Job\nmetadata: {name: a}\nspec: {mode: OFF}\n--- # second\n\nkind: Job\nmetadata:\n  name: b\n...\n---\n---\napiVersion: v1\nkind: List\nitems:\n- {kind: Job, metadata: {name: c}}\n";
+    let docs = parse_documents(Path::new("in.yaml"), text).unwrap();
+    let raws: Vec<Option<&str>> = docs.iter().map(|d| d.raw.as_deref()).collect();
+    assert_eq!(
+        raws,
+        [
+            Some("# leading comment\nkind: Job\nmetadata: {name: a}\nspec: {mode: OFF}\n"),
+            Some("kind: Job\nmetadata:\n  name: b\n"),
+            None,
+        ]
+    );
+    // Content on a marker line: no raw text for the whole stream.
+    let docs = parse_documents(
+        Path::new("in.yaml"),
+        "--- {kind: Job, metadata: {name: a}}\n",
+    )
+    .unwrap();
+    assert_eq!(docs[0].raw, None);
+}

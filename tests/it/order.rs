@@ -297,10 +297,12 @@ fn json_yaml_and_mermaid_outputs() {
     assert_eq!(pod["waitingFor"].as_array().unwrap().len(), 3);
     assert_eq!(v["waves"].as_array().unwrap().len(), 5);
 
+    // The resources as written (comments kept, JSON stays JSON), in order.
     let yaml = run_ok(&["order", &app_dir(), "--format", "yaml"]);
-    let kinds: Vec<&str> = yaml
-        .lines()
-        .filter_map(|l| l.strip_prefix("kind: "))
+    let docs = strata::yaml::load_values(&yaml).unwrap();
+    let kinds: Vec<&str> = docs
+        .iter()
+        .map(|d| d.get_path(&["kind"]).and_then(|k| k.as_str()).unwrap())
         .collect();
     assert_eq!(
         kinds,
@@ -314,7 +316,15 @@ fn json_yaml_and_mermaid_outputs() {
             "Pod"
         ]
     );
-    assert_eq!(yaml.matches("\n---\n").count(), 6);
+    assert!(
+        yaml.starts_with("apiVersion: v1\nkind: Namespace\n"),
+        "{yaml}"
+    );
+    assert!(yaml.contains("# An app as a user writes it"), "{yaml}");
+    assert!(
+        yaml.ends_with("---\n{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"smoke-test\", \"namespace\": \"shop\"}}\n"),
+        "{yaml}"
+    );
 
     let mermaid = run_ok(&["order", &app_dir(), "--format", "mermaid"]);
     assert!(mermaid.starts_with("flowchart LR\n"), "{mermaid}");
