@@ -111,15 +111,20 @@ pub fn parse_documents(file: &Path, text: &str) -> Result<Vec<Document>, OrderEr
         path: file.to_path_buf(),
         source,
     })?;
-    let chunks = raw_chunks(text);
+    let chunks = raw_chunks(text).unwrap_or_default();
+    // Documents and chunks are both in file order: one cursor finds each
+    // document's chunk.
+    let mut next_chunk = chunks.iter().peekable();
     let mut docs = Vec::new();
     for node in nodes {
-        let raw = chunks.as_ref().and_then(|chunks| {
-            chunks
-                .iter()
-                .find(|(first, last, _)| (*first..=*last).contains(&node.line))
-                .map(|(_, _, text)| text.trim_start_matches(['\n', '\r']).to_string())
-        });
+        while next_chunk
+            .next_if(|(_, last, _)| *last < node.line)
+            .is_some()
+        {}
+        let raw = next_chunk
+            .peek()
+            .filter(|(first, _, _)| *first <= node.line)
+            .map(|(_, _, text)| text.trim_start_matches(['\n', '\r']).to_string());
         push_document(node, file, raw, &mut docs);
     }
     Ok(docs)
