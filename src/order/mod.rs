@@ -89,7 +89,7 @@ impl ToDiagnostic for OrderError {
             OrderError::Duplicate { second, .. } => d
                 .with_file(&second.file)
                 .with_line(second.line)
-                .with_hint("a resource (namespace, API group, kind, name) may appear more than once only with identical content"),
+                .with_hint("a resource (namespace, API group, kind, name) may appear more than once only with identical content; if the directory holds several targets' catalogs, order one target at a time"),
         }
     }
 }

@@ -451,3 +451,51 @@ fn errors_exit_2_naming_file_object_and_annotation() {
         .code(2)
         .stderr(contains("cannot read"));
 }
+
+/// `strata::order::lint` over the corpus: every error case is reported as an
+/// error finding with kapp's phrase, and no success case has an error.
+#[test]
+fn lint_agrees_with_the_corpus() {
+    use strata::diagnostics::Severity;
+    use strata::order::{config_from_documents, lint, parse_documents, Options};
+    let cases_dir = corpus().join("cases");
+    let mut names: Vec<_> = std::fs::read_dir(&cases_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    let mut checked = 0;
+    for case in names {
+        let read = |f: &str| {
+            let path = case.join(f);
+            parse_documents(&path, &std::fs::read_to_string(&path).unwrap()).unwrap()
+        };
+        let spec: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(case.join("case.json")).unwrap())
+                .unwrap();
+        let mut options = Options {
+            default_config: spec["default_config"] == serde_json::Value::Bool(true),
+            ..Options::default()
+        };
+        if case.join("config.yaml").is_file() {
+            options.extra_config = config_from_documents(&read("config.yaml")).unwrap();
+        }
+        let findings = lint(&read("input.yaml"), &options);
+        let errors: Vec<&str> = findings
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| d.message.as_str())
+            .collect();
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        match std::fs::read_to_string(case.join("expected_error.txt")) {
+            Ok(phrase) => assert!(
+                errors.iter().any(|e| e.contains(phrase.trim())),
+                "{name}: no error with `{}` in {errors:?}",
+                phrase.trim()
+            ),
+            Err(_) => assert!(errors.is_empty(), "{name}: unexpected {errors:?}"),
+        }
+        checked += 1;
+    }
+    assert!(checked >= 39, "only {checked} cases");
+}
