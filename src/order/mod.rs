@@ -20,7 +20,7 @@ mod rule;
 pub use argocd::{annotate_sync_waves, SYNC_WAVE_ANNOTATION};
 pub use config::{ChangeGroupBinding, ChangeRuleBinding, Config};
 pub use graph::{Change, ChangeGraph};
-pub use lint::lint;
+pub use lint::{lint, CODE_CYCLE, CODE_INVALID, CODE_MALFORMED, CODE_UNMATCHED};
 pub use matcher::{Matcher, PathPart};
 pub use resource::{Origin, Resource};
 pub use rule::{substitute_placeholders, validate_group_name, ChangeRule, Op, Order};
