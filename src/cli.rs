@@ -26,6 +26,8 @@ pub enum Command {
     Package(commands::package::PackageArgs),
     /// Compile targets into a catalog (Kapitan-compatible `compile`)
     Compile(commands::compile::CompileArgs),
+    /// Order Kubernetes resources the way kapp applies them (change groups and rules)
+    Order(commands::order::OrderArgs),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -56,6 +58,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Inventory(args) => commands::inventory::run(args),
         Command::Package(args) => commands::package::run(args),
         Command::Compile(args) => commands::compile::run(args),
+        Command::Order(args) => commands::order::run(args),
     }
 }
 

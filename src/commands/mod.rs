@@ -3,4 +3,5 @@
 
 pub mod compile;
 pub mod inventory;
+pub mod order;
 pub mod package;

@@ -3,6 +3,7 @@
 mod cli;
 mod compile;
 mod inventory;
+mod order;
 mod packages;
 
 /// The shared conformance corpora beside the project root (`../shared/conformance`).
