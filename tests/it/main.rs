@@ -2,6 +2,7 @@
 
 mod cli;
 mod inventory;
+mod publish;
 
 /// The shared conformance corpora beside the project root (`../shared/conformance`).
 #[allow(dead_code)]
