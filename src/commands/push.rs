@@ -147,7 +147,11 @@ pub fn run(args: PushArgs) -> anyhow::Result<ExitCode> {
         "Pushed {} to {target}: {} file{} changed",
         &commit[..commit.len().min(12)],
         outcome.plan.changes.len(),
-        if outcome.plan.changes.len() == 1 { "" } else { "s" }
+        if outcome.plan.changes.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
     )?;
     for s in &outcome.plan.summary {
         writeln!(
@@ -250,7 +254,13 @@ fn default_cache_dir(url: &str, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
     };
     let name: String = crate::git::redact_url(url)
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     Ok(base.join("strata").join("catalogs").join(name))
 }

@@ -155,14 +155,37 @@ pub fn is_http_url(url: &str) -> bool {
     )
 }
 
+/// Whether a token sent to `url` would travel in clear text to another
+/// machine: plain `http://` to anything but a loopback address.
+pub fn is_clear_text_remote(url: &str) -> bool {
+    match gix::Url::try_from(url) {
+        Ok(u) if u.scheme == gix::url::Scheme::Http => {
+            !matches!(u.host(), Some("127.0.0.1" | "localhost" | "::1" | "[::1]"))
+        }
+        _ => false,
+    }
+}
+
 /// The bare repository that caches a catalog repository between runs.
 pub struct CacheRepo {
     repo: gix::Repository,
     path: PathBuf,
 }
 
-fn gix_msg(e: impl std::fmt::Display) -> String {
-    e.to_string()
+/// The error and its causes on one line: gix's top-level messages alone
+/// ("Transport handshake failed") do not say what to fix.
+fn gix_msg(e: impl std::error::Error) -> String {
+    let mut msg = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !msg.contains(&text) {
+            msg.push_str(": ");
+            msg.push_str(&text);
+        }
+        source = s.source();
+    }
+    msg
 }
 
 impl CacheRepo {
@@ -328,7 +351,13 @@ impl CacheRepo {
             if kind == EntryKind::Tree {
                 self.walk_tree(entry.oid, &path, out)?;
             } else if let Some(k) = file_kind(kind) {
-                out.insert(path, FileEntry { kind: k, id: entry.oid });
+                out.insert(
+                    path,
+                    FileEntry {
+                        kind: k,
+                        id: entry.oid,
+                    },
+                );
             }
         }
         Ok(())
@@ -582,6 +611,9 @@ mod tests {
         assert!(url_has_password("https://u:p@h/x"));
         assert!(!url_has_password("https://u@h/x"));
         assert!(is_http_url("https://h/x"));
+        assert!(is_clear_text_remote("http://example.com/x"));
+        assert!(!is_clear_text_remote("http://127.0.0.1:8080/x"));
+        assert!(!is_clear_text_remote("https://example.com/x"));
         assert!(!is_http_url("file:///tmp/x"));
         assert!(!is_http_url("git@github.com:o/r.git"));
     }
@@ -620,7 +652,10 @@ mod tests {
         new.insert("a/x".into(), files["keep/k"]);
         let tree2 = repo.build_tree(Some(tree), &["a".into()], &new).unwrap();
         assert_eq!(
-            repo.list_tree(tree2, "").unwrap().keys().collect::<Vec<_>>(),
+            repo.list_tree(tree2, "")
+                .unwrap()
+                .keys()
+                .collect::<Vec<_>>(),
             ["a/x", "keep/k"]
         );
         // Same content, same tree id: how empty commits are avoided.

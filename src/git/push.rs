@@ -127,9 +127,7 @@ mod tests {
 
     #[test]
     fn tells_moved_branches_from_other_rejections() {
-        assert!(is_stale(
-            "!\tabc:refs/heads/main\t[rejected] (fetch first)"
-        ));
+        assert!(is_stale("!\tabc:refs/heads/main\t[rejected] (fetch first)"));
         assert!(is_stale(
             "!\tabc:refs/heads/main\t[rejected] (non-fast-forward)"
         ));

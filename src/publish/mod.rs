@@ -39,7 +39,8 @@ impl SourceInfo {
     pub fn detect(env: &dyn Fn(&str) -> Option<String>, dir: &Path) -> SourceInfo {
         let non_empty = |k: &str| env(k).filter(|v| !v.trim().is_empty());
         if let (Some(repo), Some(sha)) = (non_empty("GITHUB_REPOSITORY"), non_empty("GITHUB_SHA")) {
-            let server = non_empty("GITHUB_SERVER_URL").unwrap_or_else(|| "https://github.com".into());
+            let server =
+                non_empty("GITHUB_SERVER_URL").unwrap_or_else(|| "https://github.com".into());
             return SourceInfo {
                 repository: Some(format!("{}/{repo}", server.trim_end_matches('/'))),
                 commit: Some(sha),
@@ -161,6 +162,8 @@ pub enum PublishError {
     BadManaged { path: String, reason: String },
     #[error("the catalog repository URL {url} contains a password")]
     UrlWithPassword { url: String },
+    #[error("refusing to send a token in clear text to {url}")]
+    ClearTextToken { url: String },
     #[error("no commit author configured")]
     NoAuthor,
     #[error("invalid branch name `{0}`")]
@@ -188,6 +191,9 @@ impl ToDiagnostic for PublishError {
             PublishError::NotCommodore { path } => d
                 .with_file(path)
                 .with_hint("pass the directory Commodore compiled into (it holds manifests/ and refs/), or drop --layout commodore"),
+            PublishError::ClearTextToken { .. } => {
+                d.with_hint("use an https:// URL (plain http:// is only allowed to 127.0.0.1/localhost)")
+            }
             PublishError::NoAuthor => d.with_hint(
                 "pass --author \"NAME <EMAIL>\" or set git config user.name and user.email",
             ),
@@ -230,12 +236,21 @@ impl Publisher {
                 url: git::redact_url(&req.repo_url),
             });
         }
+        if req.credentials.is_some() && git::is_clear_text_remote(&req.repo_url) {
+            return Err(PublishError::ClearTextToken {
+                url: git::redact_url(&req.repo_url),
+            });
+        }
         validate_branch(&req.branch)?;
         let top = top_level_entries(&req.catalog_dir)?;
         let managed = managed_paths(&req, &top)?;
         let unmanaged = top
             .iter()
-            .filter(|t| !managed.iter().any(|m| m == *t || m.split('/').next() == Some(t)))
+            .filter(|t| {
+                !managed
+                    .iter()
+                    .any(|m| m == *t || m.split('/').next() == Some(t))
+            })
             .cloned()
             .collect();
         let cache = CacheRepo::open_or_init(&req.cache_dir)?;
@@ -305,13 +320,10 @@ impl Publisher {
             if Some(tree) == base_tree {
                 None
             } else {
-                Some(self.cache.write_commit(
-                    tree,
-                    tip,
-                    &self.author,
-                    &self.author,
-                    &message,
-                )?)
+                Some(
+                    self.cache
+                        .write_commit(tree, tip, &self.author, &self.author, &message)?,
+                )
             }
         };
         Ok(Plan {
@@ -478,7 +490,9 @@ fn normalize_managed(path: &str) -> Result<String> {
         .iter()
         .any(|p| p.is_empty() || *p == "." || *p == ".." || *p == ".git")
     {
-        return Err(bad("must not contain empty, `.`, `..` or `.git` components"));
+        return Err(bad(
+            "must not contain empty, `.`, `..` or `.git` components",
+        ));
     }
     Ok(parts.join("/"))
 }
@@ -633,19 +647,30 @@ mod tests {
         assert_eq!(listed, ["M dev/b", "A dev/c", "D prod/x", "A stage/y"]);
         let s = summarize(&changes, Layout::Kapitan);
         assert_eq!(s.len(), 3);
-        assert_eq!((s[0].group.as_str(), s[0].added, s[0].changed), ("dev", 1, 1));
+        assert_eq!(
+            (s[0].group.as_str(), s[0].added, s[0].changed),
+            ("dev", 1, 1)
+        );
         assert_eq!((s[1].group.as_str(), s[1].removed), ("prod", 1));
         let msg = commit_message(&request(Layout::Kapitan), &s, changes.len());
-        assert!(msg.starts_with("Update catalog from https://github.com/acme/infra@0123456789ab\n\n"));
+        assert!(
+            msg.starts_with("Update catalog from https://github.com/acme/infra@0123456789ab\n\n")
+        );
         assert!(msg.contains("Source commit: 0123456789abcdef0123456789abcdef01234567\n"));
-        assert!(msg.contains("4 files changed in 3 targets:\n- dev: 1 added, 1 changed, 0 removed\n"));
+        assert!(
+            msg.contains("4 files changed in 3 targets:\n- dev: 1 added, 1 changed, 0 removed\n")
+        );
     }
 
     #[test]
     fn commodore_groups_by_component() {
         let changes = diff(
             &FileMap::new(),
-            &map(&[("manifests/argocd/a.yaml", 1), ("manifests/argocd/b.yaml", 2), ("refs/x/y", 3)]),
+            &map(&[
+                ("manifests/argocd/a.yaml", 1),
+                ("manifests/argocd/b.yaml", 2),
+                ("refs/x/y", 3),
+            ]),
         );
         let s = summarize(&changes, Layout::Commodore);
         let groups: Vec<_> = s.iter().map(|g| (g.group.as_str(), g.added)).collect();
@@ -653,7 +678,9 @@ mod tests {
         let mut req = request(Layout::Commodore);
         req.message = Some("Custom subject".into());
         let msg = commit_message(&req, &s, 3);
-        assert!(msg.starts_with("Custom subject\n\nSource repository: https://github.com/acme/infra\n"));
+        assert!(
+            msg.starts_with("Custom subject\n\nSource repository: https://github.com/acme/infra\n")
+        );
         assert!(msg.contains("3 files changed in 2 components:"));
     }
 
@@ -674,7 +701,10 @@ mod tests {
             _ => None,
         };
         let s = SourceInfo::detect(&env, Path::new("/nonexistent"));
-        assert_eq!(s.repository.as_deref(), Some("https://github.com/acme/infra"));
+        assert_eq!(
+            s.repository.as_deref(),
+            Some("https://github.com/acme/infra")
+        );
         assert_eq!(s.commit.as_deref(), Some("abc"));
     }
 
@@ -684,14 +714,26 @@ mod tests {
         let mut req = request(Layout::Kapitan);
         req.cache_dir = tmp.path().join("cache");
         req.catalog_dir = tmp.path().join("missing");
-        assert!(matches!(Publisher::new(req.clone()), Err(PublishError::CatalogMissing { .. })));
+        assert!(matches!(
+            Publisher::new(req.clone()),
+            Err(PublishError::CatalogMissing { .. })
+        ));
         std::fs::create_dir(tmp.path().join("empty")).unwrap();
         req.catalog_dir = tmp.path().join("empty");
-        assert!(matches!(Publisher::new(req.clone()), Err(PublishError::CatalogEmpty { .. })));
+        assert!(matches!(
+            Publisher::new(req.clone()),
+            Err(PublishError::CatalogEmpty { .. })
+        ));
         std::fs::create_dir_all(tmp.path().join("c/prod")).unwrap();
         req.catalog_dir = tmp.path().join("c");
         req.layout = Layout::Commodore;
-        assert!(matches!(Publisher::new(req.clone()), Err(PublishError::NotCommodore { .. })));
-        assert!(!req.cache_dir.exists(), "no cache is created for an invalid catalog");
+        assert!(matches!(
+            Publisher::new(req.clone()),
+            Err(PublishError::NotCommodore { .. })
+        ));
+        assert!(
+            !req.cache_dir.exists(),
+            "no cache is created for an invalid catalog"
+        );
     }
 }

@@ -160,7 +160,10 @@ fn creates_the_branch_then_makes_no_empty_commit() {
     let bare = env.bare("catalog.git");
     let cat = env.catalog(
         "compiled",
-        &[("dev/manifests/app.yaml", "kind: A\n"), ("prod/app.yaml", "kind: B\n")],
+        &[
+            ("dev/manifests/app.yaml", "kind: A\n"),
+            ("prod/app.yaml", "kind: B\n"),
+        ],
     );
     let out = env
         .push(&cat, &url(&bare), "cache")
@@ -169,12 +172,18 @@ fn creates_the_branch_then_makes_no_empty_commit() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).starts_with("Pushed "), "{}", stdout(&out));
-    assert_eq!(env.files(&bare, "main"), ["dev/manifests/app.yaml", "prod/app.yaml"]);
+    assert_eq!(
+        env.files(&bare, "main"),
+        ["dev/manifests/app.yaml", "prod/app.yaml"]
+    );
     assert_eq!(env.show(&bare, "main:prod/app.yaml"), "kind: B\n");
     let log = env.git(&bare, &["log", "-1", "--format=%an <%ae>%n%B", "main"]);
     assert!(log.starts_with("Catalog Bot <bot@example.com>\n"), "{log}");
     assert!(log.contains("2 files changed in 2 targets:"), "{log}");
-    assert!(log.contains("- dev: 1 added, 0 changed, 0 removed"), "{log}");
+    assert!(
+        log.contains("- dev: 1 added, 0 changed, 0 removed"),
+        "{log}"
+    );
     assert_eq!(env.count(&bare), 1);
 
     // Same catalog again: nothing to commit, exit 0, no new commit, also
@@ -186,7 +195,11 @@ fn creates_the_branch_then_makes_no_empty_commit() {
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
-        assert!(stdout(&out).starts_with("Nothing changed"), "{}", stdout(&out));
+        assert!(
+            stdout(&out).starts_with("Nothing changed"),
+            "{}",
+            stdout(&out)
+        );
         assert_eq!(env.count(&bare), 1);
     }
 }
@@ -205,7 +218,11 @@ fn replaces_managed_targets_and_keeps_the_rest() {
     );
     let cat = env.catalog(
         "compiled",
-        &[("dev/app.yaml", "v2\n"), ("dev/new.yaml", "n\n"), ("prod/p.yaml", "p\n")],
+        &[
+            ("dev/app.yaml", "v2\n"),
+            ("dev/new.yaml", "n\n"),
+            ("prod/p.yaml", "p\n"),
+        ],
     );
     let out = env
         .push(&cat, &url(&bare), "cache")
@@ -219,7 +236,13 @@ fn replaces_managed_targets_and_keeps_the_rest() {
     // not mention stay.
     assert_eq!(
         env.files(&bare, "main"),
-        ["README.md", "dev/app.yaml", "dev/new.yaml", "prod/p.yaml", "retired/x.yaml"]
+        [
+            "README.md",
+            "dev/app.yaml",
+            "dev/new.yaml",
+            "prod/p.yaml",
+            "retired/x.yaml"
+        ]
     );
     let log = env.git(&bare, &["log", "-1", "--format=%an <%ae>|%cn%n%B", "main"]);
     assert!(
@@ -236,17 +259,31 @@ fn replaces_managed_targets_and_keeps_the_rest() {
         log.contains("Source commit: 0123456789abcdef0123456789abcdef01234567"),
         "{log}"
     );
-    assert!(log.contains("- dev: 1 added, 1 changed, 1 removed\n"), "{log}");
-    assert!(log.contains("- prod: 1 added, 0 changed, 0 removed\n"), "{log}");
+    assert!(
+        log.contains("- dev: 1 added, 1 changed, 1 removed\n"),
+        "{log}"
+    );
+    assert!(
+        log.contains("- prod: 1 added, 0 changed, 0 removed\n"),
+        "{log}"
+    );
     assert_eq!(
-        env.git(&bare, &["rev-list", "--count", "--parents", "main"]).trim(),
+        env.git(&bare, &["rev-list", "--count", "--parents", "main"])
+            .trim(),
         "2"
     );
 
     // An explicit managed path missing from the catalog is deleted.
     let out = env
         .push(&cat, &url(&bare), "cache")
-        .args(["--author", AUTHOR, "--managed", "retired", "--message", "Retire"])
+        .args([
+            "--author",
+            AUTHOR,
+            "--managed",
+            "retired",
+            "--message",
+            "Retire",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -255,7 +292,9 @@ fn replaces_managed_targets_and_keeps_the_rest() {
         "{}",
         stderr(&out)
     );
-    assert!(!env.files(&bare, "main").contains(&"retired/x.yaml".to_string()));
+    assert!(!env
+        .files(&bare, "main")
+        .contains(&"retired/x.yaml".to_string()));
     let subject = env.git(&bare, &["log", "-1", "--format=%s", "main"]);
     assert_eq!(subject.trim(), "Retire");
 }
@@ -288,7 +327,10 @@ fn source_and_author_come_from_the_local_repository() {
 #[test]
 fn dry_run_lists_changes_and_pushes_nothing() {
     let env = Env::new();
-    let bare = env.seeded("catalog.git", &[("dev/a.yaml", "1\n"), ("dev/b.yaml", "b\n")]);
+    let bare = env.seeded(
+        "catalog.git",
+        &[("dev/a.yaml", "1\n"), ("dev/b.yaml", "b\n")],
+    );
     let before = env.head(&bare);
     let cat = env.catalog("compiled", &[("dev/a.yaml", "2\n"), ("dev/c.yaml", "c\n")]);
     let out = env
@@ -302,7 +344,10 @@ fn dry_run_lists_changes_and_pushes_nothing() {
         text.contains("  M dev/a.yaml\n  D dev/b.yaml\n  A dev/c.yaml\n"),
         "{text}"
     );
-    assert!(text.contains("dev: 1 added, 1 changed, 1 removed"), "{text}");
+    assert!(
+        text.contains("dev: 1 added, 1 changed, 1 removed"),
+        "{text}"
+    );
     assert!(text.contains("Nothing was pushed."), "{text}");
     assert_eq!(env.head(&bare), before);
 }
@@ -374,9 +419,18 @@ fn commodore_layout_manages_manifests_and_refs() {
     assert!(stderr(&out).contains("not published (outside the managed paths): scratch"));
     let log = env.git(&bare, &["log", "-1", "--format=%B", "main"]);
     assert!(log.contains("4 files changed in 3 components:"), "{log}");
-    assert!(log.contains("- manifests/argocd: 1 added, 1 changed, 0 removed\n"), "{log}");
-    assert!(log.contains("- manifests/old-component: 0 added, 0 changed, 1 removed\n"), "{log}");
-    assert!(log.contains("- refs/old: 0 added, 0 changed, 1 removed\n"), "{log}");
+    assert!(
+        log.contains("- manifests/argocd: 1 added, 1 changed, 0 removed\n"),
+        "{log}"
+    );
+    assert!(
+        log.contains("- manifests/old-component: 0 added, 0 changed, 1 removed\n"),
+        "{log}"
+    );
+    assert!(
+        log.contains("- refs/old: 0 added, 0 changed, 1 removed\n"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -392,7 +446,11 @@ fn an_invalid_catalog_pushes_nothing() {
         (env.path("missing"), vec![], "does not exist"),
         (empty, vec![], "is empty: nothing was compiled"),
         (file, vec![], "is not a directory"),
-        (not_commodore, vec!["--layout", "commodore"], "has no manifests/ directory"),
+        (
+            not_commodore,
+            vec!["--layout", "commodore"],
+            "has no manifests/ directory",
+        ),
     ];
     for (dir, extra, message) in cases {
         let out = env
@@ -404,26 +462,59 @@ fn an_invalid_catalog_pushes_nothing() {
         assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
         let err = stderr(&out);
         assert!(err.contains(message), "{err}");
-        assert!(err.contains("nothing was pushed") || err.contains("hint:"), "{err}");
+        assert!(
+            err.contains("nothing was pushed") || err.contains("hint:"),
+            "{err}"
+        );
         assert_eq!(env.head(&bare), before);
     }
     // No author anywhere (isolated HOME, no repository): an error.
     let cat = env.catalog("ok", &[("dev/a.yaml", "2\n")]);
     let out = env.push(&cat, &url(&bare), "cache").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("no commit author configured"), "{}", stderr(&out));
-    assert!(stderr(&out).contains("hint: pass --author"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no commit author configured"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("hint: pass --author"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(env.head(&bare), before);
+
+    // A token is never sent in clear text to another machine.
+    let out = env
+        .push(&cat, "http://example.invalid/c.git", "cache")
+        .args(["--author", AUTHOR])
+        .env("GITHUB_TOKEN", "tok-abc")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("refusing to send a token in clear text"),
+        "{}",
+        stderr(&out)
+    );
 
     // A password in the URL is refused, and not echoed.
     let cat = env.catalog("ok", &[("dev/a.yaml", "2\n")]);
     let out = env
-        .push(&cat, "https://user:hunter2secret@example.invalid/c.git", "cache")
+        .push(
+            &cat,
+            "https://user:hunter2secret@example.invalid/c.git",
+            "cache",
+        )
         .args(["--author", AUTHOR])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("contains a password"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("contains a password"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!stderr(&out).contains("hunter2secret"));
     assert_eq!(env.head(&bare), before);
 }
@@ -507,7 +598,7 @@ fn racing_pushes_all_land() {
 /// between planning and pushing.
 #[test]
 fn a_moved_branch_is_reapplied_or_reported_after_the_last_attempt() {
-    use strata::publish::{Layout, Publisher, PublishError, Request, SourceInfo};
+    use strata::publish::{Layout, PublishError, Publisher, Request, SourceInfo};
     let env = Env::new();
     let bare = env.seeded("catalog.git", &[("other/x", "x\n")]);
     let cat = env.catalog("compiled", &[("dev/a.yaml", "a\n")]);
@@ -526,7 +617,10 @@ fn a_moved_branch_is_reapplied_or_reported_after_the_last_attempt() {
     };
     let move_branch = |n: &str| {
         let work = env.path(&format!("mover-{n}"));
-        env.git(env.tmp.path(), &["clone", "-q", &url(&bare), work.to_str().unwrap()]);
+        env.git(
+            env.tmp.path(),
+            &["clone", "-q", &url(&bare), work.to_str().unwrap()],
+        );
         write_files(&work, &[(&format!("other/{n}"), n)]);
         env.git(&work, &["add", "-A"]);
         env.git(&work, &["commit", "-q", "-m", &format!("move {n}")]);
@@ -537,8 +631,14 @@ fn a_moved_branch_is_reapplied_or_reported_after_the_last_attempt() {
     let plan = p.plan().unwrap();
     move_branch("1");
     let err = p.publish(plan).unwrap_err();
-    assert!(matches!(err, PublishError::RetriesExhausted { attempts: 1, .. }), "{err}");
-    assert!(err.to_string().contains("still rejected after 1 attempts"), "{err}");
+    assert!(
+        matches!(err, PublishError::RetriesExhausted { attempts: 1, .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("still rejected after 1 attempts"),
+        "{err}"
+    );
 
     let p = Publisher::new(request("cache2", 3)).unwrap();
     let plan = p.plan().unwrap();
@@ -548,7 +648,11 @@ fn a_moved_branch_is_reapplied_or_reported_after_the_last_attempt() {
     assert_eq!(outcome.attempts, 2);
     let files = env.files(&bare, "main");
     assert_eq!(files, ["dev/a.yaml", "other/1", "other/2", "other/x"]);
-    assert_eq!(env.git(&bare, &["log", "-1", "--format=%s", "main~1"]).trim(), "move 2");
+    assert_eq!(
+        env.git(&bare, &["log", "-1", "--format=%s", "main~1"])
+            .trim(),
+        "move 2"
+    );
 }
 
 mod http {
@@ -709,7 +813,11 @@ mod http {
         writer.write_all(format!("HTTP/1.1 {status}\r\n").as_bytes())?;
         writer.write_all(&response)?;
         writer.write_all(
-            format!("Content-Length: {}\r\nConnection: close\r\n\r\n", body.len()).as_bytes(),
+            format!(
+                "Content-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            )
+            .as_bytes(),
         )?;
         writer.write_all(body)?;
         writer.flush()
@@ -775,9 +883,17 @@ fn pushes_over_http_with_a_token_that_never_leaks() {
     };
 
     // Without a token the server refuses: a clear error, nothing pushed.
-    let out = env.push(&cat, &repo_url, "cache").args(["--author", AUTHOR]).output().unwrap();
+    let out = env
+        .push(&cat, &repo_url, "cache")
+        .args(["--author", AUTHOR])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
-    assert!(stderr(&out).contains("fetching branch `main` from"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("fetching branch `main` from"),
+        "{}",
+        stderr(&out)
+    );
     check_no_leak(&out);
 
     // A wrong token fails too, and is not echoed either.
@@ -788,7 +904,11 @@ fn pushes_over_http_with_a_token_that_never_leaks() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(!stderr(&out).contains("wrong-token-123456"), "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("wrong-token-123456"),
+        "{}",
+        stderr(&out)
+    );
 
     // A named variable that is missing is an error before any network use.
     let out = env
@@ -797,7 +917,11 @@ fn pushes_over_http_with_a_token_that_never_leaks() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("NOT_SET_ANYWHERE is not set"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("NOT_SET_ANYWHERE is not set"),
+        "{}",
+        stderr(&out)
+    );
 
     // With the token (GITHUB_TOKEN by default): fetch, dry run, push.
     let out = env
@@ -833,20 +957,29 @@ fn pushes_over_http_with_a_token_that_never_leaks() {
 
     let log = server.log.lock().unwrap().clone();
     assert!(
-        log.iter().any(|l| l.starts_with("POST /catalog.git/git-receive-pack 200")),
+        log.iter()
+            .any(|l| l.starts_with("POST /catalog.git/git-receive-pack 200")),
         "{log:#?}"
     );
     assert!(
-        log.iter().any(|l| l.starts_with("POST /catalog.git/git-upload-pack 200")),
+        log.iter()
+            .any(|l| l.starts_with("POST /catalog.git/git-upload-pack 200")),
         "{log:#?}"
     );
     // Nowhere on disk: not in the cache (config, refs, logs), not in the
     // served repository, not in the home directory.
     for dir in [env.path("cache"), env.path("srv"), env.home()] {
         for (path, bytes) in all_bytes(&dir) {
-            assert!(!contains(&bytes, TOKEN), "token found in {}", path.display());
+            assert!(
+                !contains(&bytes, TOKEN),
+                "token found in {}",
+                path.display()
+            );
         }
     }
     let config = std::fs::read_to_string(env.path("cache/config")).unwrap();
-    assert!(!config.contains("127.0.0.1"), "no remote is recorded: {config}");
+    assert!(
+        !config.contains("127.0.0.1"),
+        "no remote is recorded: {config}"
+    );
 }
