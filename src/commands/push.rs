@@ -19,14 +19,27 @@ pub enum LayoutArg {
     Commodore,
 }
 
+/// `strata push`: the catalog directory, its layout, and the publish flags.
 #[derive(Debug, Args)]
 pub struct PushArgs {
     /// The compiled catalog [default: ./compiled, or ./catalog with --layout commodore]
     #[arg(long, value_name = "DIR")]
     pub catalog_dir: Option<PathBuf>,
+    /// How the catalog directory maps onto the repository
+    #[arg(long, value_enum, default_value = "kapitan")]
+    pub layout: LayoutArg,
+    #[command(flatten)]
+    pub publish: PublishFlags,
+}
+
+/// The flags of a publish, shared with `compile --push` and `catalog
+/// compile --push` (flatten them into their arguments and call
+/// [`publish_catalog`]).
+#[derive(Debug, Clone, Args)]
+pub struct PublishFlags {
     /// The catalog repository (https://, ssh://, git@host:path or file://)
     #[arg(long, value_name = "URL")]
-    pub catalog_repo: String,
+    pub catalog_repo: Option<String>,
     /// Branch to commit to (created when missing)
     #[arg(long, default_value = "main")]
     pub branch: String,
@@ -48,9 +61,6 @@ pub struct PushArgs {
     /// User name sent with the token
     #[arg(long, value_name = "NAME", default_value = "x-access-token")]
     pub token_user: String,
-    /// How the catalog directory maps onto the repository
-    #[arg(long, value_enum, default_value = "kapitan")]
-    pub layout: LayoutArg,
     /// Repository path to replace with the catalog's (repeatable); a managed path missing from the catalog is deleted
     #[arg(long, value_name = "PATH")]
     pub managed: Vec<String>,
@@ -63,7 +73,6 @@ pub struct PushArgs {
 }
 
 pub fn run(args: PushArgs) -> anyhow::Result<ExitCode> {
-    let env = |k: &str| std::env::var(k).ok();
     let layout = match args.layout {
         LayoutArg::Kapitan => Layout::Kapitan,
         LayoutArg::Commodore => Layout::Commodore,
@@ -72,25 +81,40 @@ pub fn run(args: PushArgs) -> anyhow::Result<ExitCode> {
         Layout::Kapitan => PathBuf::from("compiled"),
         Layout::Commodore => PathBuf::from("catalog"),
     });
+    let Some(url) = args.publish.catalog_repo.clone() else {
+        bail!("--catalog-repo URL is required");
+    };
+    publish_catalog(&args.publish, catalog_dir, layout, &url)
+}
+
+/// Publishes `catalog_dir` to `url` and prints the outcome. `url` is the
+/// flag's value or, for Commodore, the cluster's `gitRepo.url`.
+pub fn publish_catalog(
+    flags: &PublishFlags,
+    catalog_dir: PathBuf,
+    layout: Layout,
+    url: &str,
+) -> anyhow::Result<ExitCode> {
+    let env = |k: &str| std::env::var(k).ok();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let author = resolve_author(args.author.as_deref(), args.dry_run, &env, &cwd)?;
-    let credentials = resolve_credentials(&args, &env)?;
-    let cache_dir = match &args.cache_dir {
+    let author = resolve_author(flags.author.as_deref(), flags.dry_run, &env, &cwd)?;
+    let credentials = resolve_credentials(flags, url, &env)?;
+    let cache_dir = match &flags.cache_dir {
         Some(d) => d.clone(),
-        None => default_cache_dir(&args.catalog_repo, &env)?,
+        None => default_cache_dir(url, &env)?,
     };
     let req = Request {
         catalog_dir,
-        repo_url: args.catalog_repo.clone(),
-        branch: args.branch.clone(),
+        repo_url: url.to_string(),
+        branch: flags.branch.clone(),
         layout,
-        managed: args.managed.clone(),
-        message: args.message.clone(),
+        managed: flags.managed.clone(),
+        message: flags.message.clone(),
         author,
         source: SourceInfo::detect(&env, &cwd),
         credentials,
         cache_dir,
-        max_attempts: args.max_attempts,
+        max_attempts: flags.max_attempts,
     };
     let publisher = Publisher::new(req).map_err(diag_err)?;
     if !publisher.unmanaged().is_empty() {
@@ -100,24 +124,20 @@ pub fn run(args: PushArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let plan = publisher.plan().map_err(diag_err)?;
-    let target = format!(
-        "{} (branch {})",
-        crate::git::redact_url(&args.catalog_repo),
-        args.branch
-    );
+    let target = format!("{} (branch {})", crate::git::redact_url(url), flags.branch);
     let mut out = std::io::stdout().lock();
     if plan.is_empty() {
         writeln!(out, "Nothing changed: {target} already holds this catalog")?;
         return Ok(ExitCode::SUCCESS);
     }
-    if args.dry_run {
+    if flags.dry_run {
         writeln!(out, "Dry run: would push to {target}:")?;
         write_changes(&mut out, &plan)?;
         writeln!(out, "\nCommit message:\n{}", indent(&plan.message))?;
         writeln!(out, "Nothing was pushed.")?;
         return Ok(ExitCode::SUCCESS);
     }
-    if args.interactive {
+    if flags.interactive {
         writeln!(out, "Changes to push to {target}:")?;
         write_changes(&mut out, &plan)?;
         out.flush()?;
@@ -165,7 +185,7 @@ pub fn run(args: PushArgs) -> anyhow::Result<ExitCode> {
             out,
             "The branch moved meanwhile: re-applied on its new tip (attempt {} of {}).",
             outcome.attempts,
-            args.max_attempts.max(1)
+            flags.max_attempts.max(1)
         )?;
     }
     Ok(ExitCode::SUCCESS)
@@ -227,10 +247,11 @@ fn resolve_author(
 }
 
 fn resolve_credentials(
-    args: &PushArgs,
+    flags: &PublishFlags,
+    url: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> anyhow::Result<Option<Credentials>> {
-    let token = match &args.token_env {
+    let token = match &flags.token_env {
         Some(var) => match env(var) {
             Some(t) if !t.is_empty() => Some(t),
             _ => bail!("--token-env {var}: the environment variable {var} is not set or empty"),
@@ -239,9 +260,9 @@ fn resolve_credentials(
     };
     // Tokens are for HTTPS; SSH authenticates through the agent.
     Ok(token
-        .filter(|_| crate::git::is_http_url(&args.catalog_repo))
+        .filter(|_| crate::git::is_http_url(url))
         .map(|token| Credentials {
-            username: args.token_user.clone(),
+            username: flags.token_user.clone(),
             token,
         }))
 }

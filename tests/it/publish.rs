@@ -527,7 +527,7 @@ fn racing_pushes_all_land() {
     let env = Env::new();
     let bare = env.seeded("catalog.git", &[("README.md", "r\n")]);
     let hook = bare.join("hooks/pre-receive");
-    std::fs::write(&hook, "#!/bin/sh\ncat >/dev/null\nsleep 0.3\n").unwrap();
+    std::fs::write(&hook, "#!/bin/sh\ncat >/dev/null\nsleep 1\n").unwrap();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
