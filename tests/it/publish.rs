@@ -519,6 +519,42 @@ fn an_invalid_catalog_pushes_nothing() {
     assert_eq!(env.head(&bare), before);
 }
 
+#[test]
+fn other_rejections_fail_at_once() {
+    let env = Env::new();
+    let bare = env.seeded("catalog.git", &[("dev/a.yaml", "1\n")]);
+    let hook = bare.join("hooks/pre-receive");
+    std::fs::write(&hook, "#!/bin/sh\necho 'branch is protected' >&2\nexit 1\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let cat = env.catalog("compiled", &[("dev/a.yaml", "2\n")]);
+    let out = env
+        .push(&cat, &url(&bare), "cache")
+        .args(["--author", AUTHOR])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("pre-receive hook declined"), "{err}");
+    assert!(err.contains("branch is protected"), "{err}");
+    assert!(!err.contains("still rejected after"), "{err}");
+
+    let out = strata()
+        .args(["push", "--catalog-dir"])
+        .arg(&cat)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--catalog-repo URL is required"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// Two pipelines push different targets to the same branch at the same
 /// time, several rounds each; a pre-receive hook holds every push for a
 /// moment so their fetch/push windows overlap. Every commit must land.
@@ -653,6 +689,24 @@ fn a_moved_branch_is_reapplied_or_reported_after_the_last_attempt() {
             .trim(),
         "move 2"
     );
+
+    // Another pipeline pushed the very same catalog meanwhile: after the
+    // re-apply nothing is left to commit, and no empty commit is made.
+    let cat2 = env.catalog("compiled", &[("dev/a.yaml", "a2\n")]);
+    let mut r3 = request("cache3", 3);
+    r3.catalog_dir = cat2.clone();
+    let mut r4 = request("cache4", 3);
+    r4.catalog_dir = cat2;
+    let slow = Publisher::new(r3).unwrap();
+    let slow_plan = slow.plan().unwrap();
+    let fast = Publisher::new(r4).unwrap();
+    assert!(fast.publish(fast.plan().unwrap()).unwrap().pushed);
+    let count = env.count(&bare);
+    let outcome = slow.publish(slow_plan).unwrap();
+    assert!(!outcome.pushed);
+    assert!(outcome.plan.is_empty());
+    assert_eq!(outcome.attempts, 1);
+    assert_eq!(env.count(&bare), count);
 }
 
 mod http {
