@@ -568,11 +568,15 @@ pub fn commit_message(req: &Request, summary: &[GroupSummary], files: usize) -> 
         (None, None, None) => "Update catalog".to_string(),
     };
     let mut msg = format!("{subject}\n\n");
-    msg.push_str(&format!(
-        "Source repository: {}\nSource commit: {}\n\n",
-        src.repository.as_deref().unwrap_or("unknown"),
-        src.commit.as_deref().unwrap_or("unknown")
-    ));
+    if let Some(r) = &src.repository {
+        msg.push_str(&format!("Source repository: {r}\n"));
+    }
+    if let Some(c) = &src.commit {
+        msg.push_str(&format!("Source commit: {c}\n"));
+    }
+    if src.repository.is_some() || src.commit.is_some() {
+        msg.push('\n');
+    }
     let what = match req.layout {
         Layout::Kapitan => "target",
         Layout::Commodore => "component",

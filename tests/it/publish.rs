@@ -695,6 +695,9 @@ fn a_moved_branch_is_reapplied_or_reported_after_the_last_attempt() {
     let cat2 = env.catalog("compiled", &[("dev/a.yaml", "a2\n")]);
     let mut r3 = request("cache3", 3);
     r3.catalog_dir = cat2.clone();
+    // A different message: otherwise both commits could be byte-identical
+    // (same tree, parent and second), and the second push a no-op.
+    r3.message = Some("slow".into());
     let mut r4 = request("cache4", 3);
     r4.catalog_dir = cat2;
     let slow = Publisher::new(r3).unwrap();
