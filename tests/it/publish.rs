@@ -1040,3 +1040,72 @@ fn pushes_over_http_with_a_token_that_never_leaks() {
         "no remote is recorded: {config}"
     );
 }
+
+/// The race again through `git http-backend` with a token, where the loser
+/// learns about the moved branch from the server (`[remote rejected]
+/// (failed to update ref)`) or from the ref advertisement (`fetch first`).
+#[test]
+fn racing_pushes_over_http_all_land() {
+    let env = Env::new();
+    let root = env.path("srv");
+    std::fs::create_dir_all(&root).unwrap();
+    let bare = env.seeded("srv/catalog.git", &[("README.md", "r\n")]);
+    let hook = bare.join("hooks/pre-receive");
+    std::fs::write(&hook, "#!/bin/sh\ncat >/dev/null\nsleep 1\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    const TOKEN: &str = "race-token-0a1b2c3d";
+    let server = http::start(root, TOKEN);
+    let repo_url = format!("http://127.0.0.1:{}/catalog.git", server.port);
+    const ROUNDS: usize = 2;
+    let env = std::sync::Arc::new(env);
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let handles: Vec<_> = ["a", "b"]
+        .into_iter()
+        .map(|who| {
+            let env = env.clone();
+            let barrier = barrier.clone();
+            let repo_url = repo_url.clone();
+            std::thread::spawn(move || {
+                let mut outputs = Vec::new();
+                for round in 0..ROUNDS {
+                    let cat = env.catalog(
+                        &format!("compiled-{who}"),
+                        &[(&format!("{who}/round.yaml"), &format!("round: {round}\n"))],
+                    );
+                    barrier.wait();
+                    let out = env
+                        .push(&cat, &repo_url, &format!("cache-{who}"))
+                        .args(["--author", AUTHOR, "--max-attempts", "10"])
+                        .args(["--message", &format!("{who} round {round}")])
+                        .env("GITHUB_TOKEN", TOKEN)
+                        .output()
+                        .unwrap();
+                    assert!(out.status.success(), "{who}: {}", stderr(&out));
+                    assert!(!stdout(&out).contains(TOKEN) && !stderr(&out).contains(TOKEN));
+                    outputs.push(stdout(&out));
+                }
+                outputs
+            })
+        })
+        .collect();
+    let outputs: Vec<String> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    assert_eq!(env.count(&bare), 1 + 2 * ROUNDS);
+    let subjects = env.git(&bare, &["log", "--format=%s", "main"]);
+    for who in ["a", "b"] {
+        for round in 0..ROUNDS {
+            assert!(
+                subjects.contains(&format!("{who} round {round}\n")),
+                "{subjects}"
+            );
+        }
+    }
+    let retried = outputs.iter().filter(|o| o.contains("re-applied")).count();
+    assert!(retried >= 1, "no push had to retry: {outputs:#?}");
+}
