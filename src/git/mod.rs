@@ -24,6 +24,8 @@ use std::sync::atomic::AtomicBool;
 pub enum GitError {
     #[error("cannot open or create the cache repository {path}: {message}")]
     Cache { path: PathBuf, message: String },
+    #[error("the cache repository {path} is in use by another strata process: {message}")]
+    CacheLocked { path: PathBuf, message: String },
     #[error("invalid repository URL `{url}`: {message}")]
     Url { url: String, message: String },
     #[error("fetching branch `{branch}` from {url} failed: {message}")]
@@ -170,7 +172,13 @@ pub fn is_clear_text_remote(url: &str) -> bool {
 pub struct CacheRepo {
     repo: gix::Repository,
     path: PathBuf,
+    /// Held for the whole publish: concurrent runs sharing a cache would
+    /// otherwise race on its ref locks.
+    _lock: gix::lock::Marker,
 }
+
+/// How long to wait for another process using the same cache.
+const CACHE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// The error and its causes on one line: gix's top-level messages alone
 /// ("Transport handshake failed") do not say what to fix.
@@ -189,12 +197,30 @@ fn gix_msg(e: impl std::error::Error) -> String {
 }
 
 impl CacheRepo {
-    /// Opens the bare repository at `path`, creating it when absent.
+    /// Opens the bare repository at `path`, creating it when absent, and
+    /// locks it (`<path>.lock`) until dropped, waiting for other holders.
     pub fn open_or_init(path: &Path) -> Result<CacheRepo> {
+        Self::open_or_init_waiting(path, CACHE_LOCK_WAIT)
+    }
+
+    fn open_or_init_waiting(path: &Path, wait: std::time::Duration) -> Result<CacheRepo> {
         let cache_err = |message: String| GitError::Cache {
             path: path.to_path_buf(),
             message,
         };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| cache_err(e.to_string()))?;
+        }
+        let lock = gix::lock::Marker::acquire_to_hold_resource(
+            path,
+            gix::lock::acquire::Fail::AfterDurationWithBackoff(wait),
+            None,
+            0,
+        )
+        .map_err(|e| GitError::CacheLocked {
+            path: path.to_path_buf(),
+            message: gix_msg(e),
+        })?;
         let repo = if path.join("HEAD").is_file() {
             gix::open(path).map_err(|e| cache_err(gix_msg(e)))?
         } else {
@@ -204,6 +230,7 @@ impl CacheRepo {
         Ok(CacheRepo {
             repo,
             path: path.to_path_buf(),
+            _lock: lock,
         })
     }
 
@@ -625,6 +652,18 @@ mod tests {
             token: "s3cret".into(),
         };
         assert!(!format!("{c:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn one_process_at_a_time_per_cache() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("cache");
+        let first = CacheRepo::open_or_init(&path).unwrap();
+        let wait = std::time::Duration::from_millis(50);
+        let err = CacheRepo::open_or_init_waiting(&path, wait).err().unwrap();
+        assert!(matches!(err, GitError::CacheLocked { .. }), "{err}");
+        drop(first);
+        assert!(CacheRepo::open_or_init_waiting(&path, wait).is_ok());
     }
 
     #[test]

@@ -194,6 +194,10 @@ impl ToDiagnostic for PublishError {
             PublishError::ClearTextToken { .. } => {
                 d.with_hint("use an https:// URL (plain http:// is only allowed to 127.0.0.1/localhost)")
             }
+            PublishError::Git(GitError::CacheLocked { path, .. }) => d.with_hint(format!(
+                "if no other strata run is using it, a crash left {}.lock behind: remove it",
+                path.display()
+            )),
             PublishError::NoAuthor => d.with_hint(
                 "pass --author \"NAME <EMAIL>\" or set git config user.name and user.email",
             ),

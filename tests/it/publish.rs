@@ -630,6 +630,33 @@ fn racing_pushes_all_land() {
     assert!(retried >= 1, "no push had to retry: {outputs:#?}");
 }
 
+/// Two runs on one machine sharing the default cache take turns.
+#[test]
+fn runs_sharing_a_cache_take_turns() {
+    let env = std::sync::Arc::new(Env::new());
+    let bare = env.seeded("catalog.git", &[("README.md", "r\n")]);
+    let handles: Vec<_> = ["a", "b"]
+        .into_iter()
+        .map(|who| {
+            let env = env.clone();
+            let url = url(&bare);
+            std::thread::spawn(move || {
+                let cat = env.catalog(&format!("compiled-{who}"), &[(&format!("{who}/x"), who)]);
+                env.push(&cat, &url, "shared-cache")
+                    .args(["--author", AUTHOR])
+                    .output()
+                    .unwrap()
+            })
+        })
+        .collect();
+    for h in handles {
+        let out = h.join().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert_eq!(env.files(&bare, "main"), ["README.md", "a/x", "b/x"]);
+    assert_eq!(env.count(&bare), 3);
+}
+
 /// The retry loop at the library level, deterministic: the branch moves
 /// between planning and pushing.
 #[test]
