@@ -221,12 +221,15 @@ impl CacheRepo {
             path: path.to_path_buf(),
             message: gix_msg(e),
         })?;
-        let repo = if path.join("HEAD").is_file() {
-            gix::open(path).map_err(|e| cache_err(gix_msg(e)))?
-        } else {
+        if !path.join("HEAD").is_file() {
             std::fs::create_dir_all(path).map_err(|e| cache_err(e.to_string()))?;
-            gix::init_bare(path).map_err(|e| cache_err(gix_msg(e)))?
-        };
+            gix::init_bare(path).map_err(|e| cache_err(gix_msg(e)))?;
+        }
+        // Credential helpers from the user's configuration may run (when no
+        // token is given), but never a terminal prompt: CI must not hang.
+        let options = gix::open::Options::default()
+            .config_overrides(["gitoxide.credentials.terminalPrompt=false"]);
+        let repo = gix::open_opts(path, options).map_err(|e| cache_err(gix_msg(e)))?;
         Ok(CacheRepo {
             repo,
             path: path.to_path_buf(),
@@ -272,22 +275,24 @@ impl CacheRepo {
         let connection = remote
             .connect(gix::remote::Direction::Fetch)
             .map_err(|e| fetch_err(gix_msg(e)))?;
-        let creds = credentials.cloned();
-        let connection = connection.with_credentials(move |action| match (action, &creds) {
-            (gix::credentials::helper::Action::Get(ctx), Some(c)) => {
-                Ok(Some(gix::credentials::protocol::Outcome {
-                    identity: gix::sec::identity::Account {
-                        username: c.username.clone(),
-                        password: c.token.clone(),
-                        oauth_refresh_token: None,
-                    },
-                    next: ctx.into(),
-                }))
-            }
-            // No token: refuse rather than fall back to prompts or helpers
-            // from the environment, so a CI job fails instead of hanging.
-            _ => Ok(None),
-        });
+        let mut connection = connection;
+        if let Some(c) = credentials.cloned() {
+            // The token, and only it: configured helpers are not asked and
+            // nothing is stored (`Store`/`Erase` are ignored).
+            connection.set_credentials(move |action| match action {
+                gix::credentials::helper::Action::Get(ctx) => {
+                    Ok(Some(gix::credentials::protocol::Outcome {
+                        identity: gix::sec::identity::Account {
+                            username: c.username.clone(),
+                            password: c.token.clone(),
+                            oauth_refresh_token: None,
+                        },
+                        next: ctx.into(),
+                    }))
+                }
+                _ => Ok(None),
+            });
+        }
         let prepare = connection
             .prepare_fetch(gix::progress::Discard, Default::default())
             .map_err(|e| fetch_err(gix_msg(e)))?;

@@ -53,8 +53,11 @@ pub fn push(
         .ok()
         .and_then(|n| n.parse::<usize>().ok())
         .unwrap_or(0);
-    let mut config = vec![("credential.helper", "")];
+    // With a token, replace the configured helpers by ours; without one,
+    // the user's helpers (a credential manager on a laptop) stay.
+    let mut config = vec![];
     if let Some(c) = credentials {
+        config.push(("credential.helper", ""));
         config.push(("credential.helper", HELPER));
         cmd.env("STRATA_GIT_USERNAME", &c.username)
             .env("STRATA_GIT_TOKEN", &c.token);

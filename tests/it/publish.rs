@@ -1066,6 +1066,28 @@ fn pushes_over_http_with_a_token_that_never_leaks() {
         !config.contains("127.0.0.1"),
         "no remote is recorded: {config}"
     );
+
+    // Without a token, the user's own credential helpers are used (a
+    // credential manager on a laptop), by the fetch (gix) and the push (git).
+    env.git(
+        &env.home(),
+        &[
+            "config",
+            "--global",
+            "credential.helper",
+            "!f() { test \"$1\" = get && echo username=me && echo password=$MY_HELPER_TOKEN; }; f",
+        ],
+    );
+    let cat = env.catalog("compiled", &[("dev/a.yaml", "a3\n")]);
+    let out = env
+        .push(&cat, &repo_url, "cache")
+        .args(["--author", AUTHOR])
+        .env("MY_HELPER_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    check_no_leak(&out);
+    assert_eq!(env.show(&bare, "main:dev/a.yaml"), "a3\n");
 }
 
 /// The race again through `git http-backend` with a token, where the loser
