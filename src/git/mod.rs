@@ -183,10 +183,13 @@ const CACHE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(600)
 /// The error and its causes on one line: gix's top-level messages alone
 /// ("Transport handshake failed") do not say what to fix.
 fn gix_msg(e: impl std::error::Error) -> String {
-    let mut msg = e.to_string();
+    // Some causes dump a whole credential context over several lines: the
+    // first line says what went wrong.
+    let first_line = |s: String| s.lines().next().unwrap_or_default().trim().to_string();
+    let mut msg = first_line(e.to_string());
     let mut source = e.source();
     while let Some(s) = source {
-        let text = s.to_string();
+        let text = first_line(s.to_string());
         if !msg.contains(&text) {
             msg.push_str(": ");
             msg.push_str(&text);
@@ -272,10 +275,9 @@ impl CacheRepo {
             .with_fetch_tags(gix::remote::fetch::Tags::None)
             .with_refspecs([spec.as_str()], gix::remote::Direction::Fetch)
             .map_err(|e| fetch_err(gix_msg(e)))?;
-        let connection = remote
+        let mut connection = remote
             .connect(gix::remote::Direction::Fetch)
             .map_err(|e| fetch_err(gix_msg(e)))?;
-        let mut connection = connection;
         if let Some(c) = credentials.cloned() {
             // The token, and only it: configured helpers are not asked and
             // nothing is stored (`Store`/`Erase` are ignored).

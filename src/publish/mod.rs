@@ -211,7 +211,7 @@ impl ToDiagnostic for PublishError {
                 "other pipelines keep pushing to this branch; run again, or raise --max-attempts",
             ),
             PublishError::Git(GitError::Push { .. } | GitError::Fetch { .. }) => d.with_hint(
-                "check the URL and that the token (GITHUB_TOKEN or --token-env) may read and write the repository",
+                "check the URL, and for https:// that a token is given (GITHUB_TOKEN or --token-env VAR) that may read and write the repository",
             ),
             _ => d,
         }
