@@ -124,15 +124,28 @@ impl FileKind {
 /// Files keyed by `/`-separated repository path, sorted.
 pub type FileMap = BTreeMap<String, FileEntry>;
 
-/// Shows a URL without its password (user names stay: they are not secret
-/// and help to tell accounts apart).
+/// Shows a URL without secrets: no password, and for http(s) no user name
+/// either (`https://<token>@github.com/...` is a common way to embed a
+/// token). SSH user names (`git@host`) stay.
 pub fn redact_url(url: &str) -> String {
     match gix::Url::try_from(url) {
-        Ok(mut u) if u.password().is_some() => {
-            u.set_password(Some("***".into()));
-            u.to_bstring().to_string()
+        Ok(mut u) => {
+            let http = matches!(u.scheme, gix::url::Scheme::Http | gix::url::Scheme::Https);
+            let mut changed = false;
+            if u.password().is_some() {
+                u.set_password(Some("***".into()));
+                changed = true;
+            }
+            if http && u.user().is_some_and(|user| !user.is_empty()) {
+                u.set_user(Some("***".into()));
+                changed = true;
+            }
+            if changed {
+                u.to_bstring().to_string()
+            } else {
+                url.to_string()
+            }
         }
-        Ok(_) => url.to_string(),
         // Unparseable: hide anything between `//` and `@` to be safe.
         Err(_) => match (url.find("://"), url.rfind('@')) {
             (Some(s), Some(at)) if at > s => format!("{}***{}", &url[..s + 3], &url[at..]),
@@ -635,7 +648,19 @@ mod tests {
     fn redacts_passwords_only() {
         assert_eq!(
             redact_url("https://user:s3cret@example.com/a.git"),
-            "https://user:***@example.com/a.git"
+            "https://***:***@example.com/a.git"
+        );
+        assert_eq!(
+            redact_url("https://ghp_tok3n@github.com/o/r.git"),
+            "https://***@github.com/o/r.git"
+        );
+        assert_eq!(
+            redact_url("ssh://git@github.com/o/r.git"),
+            "ssh://git@github.com/o/r.git"
+        );
+        assert_eq!(
+            redact_url("git@github.com:o/r.git"),
+            "git@github.com:o/r.git"
         );
         assert!(!redact_url("https://user:s3cret@example.com/a.git").contains("s3cret"));
         assert_eq!(
