@@ -185,6 +185,8 @@ fn creates_the_branch_then_makes_no_empty_commit() {
         "{log}"
     );
     assert_eq!(env.count(&bare), 1);
+    // The objects gix wrote are well-formed for git.
+    env.git(&bare, &["fsck", "--strict", "--no-dangling"]);
 
     // Same catalog again: nothing to commit, exit 0, no new commit, also
     // with a fresh cache (clone) instead of the warm one (fetch).
