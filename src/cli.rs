@@ -28,6 +28,8 @@ pub enum Command {
     Compile(commands::compile::CompileArgs),
     /// Order Kubernetes resources the way kapp applies them (change groups and rules)
     Order(commands::order::OrderArgs),
+    /// Commit a compiled catalog to the catalog repository and push it
+    Push(commands::push::PushArgs),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -59,6 +61,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Package(args) => commands::package::run(args),
         Command::Compile(args) => commands::compile::run(args),
         Command::Order(args) => commands::order::run(args),
+        Command::Push(args) => commands::push::run(args),
     }
 }
 

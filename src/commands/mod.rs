@@ -5,3 +5,4 @@ pub mod compile;
 pub mod inventory;
 pub mod order;
 pub mod package;
+pub mod push;

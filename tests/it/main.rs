@@ -5,6 +5,7 @@ mod compile;
 mod inventory;
 mod order;
 mod packages;
+mod publish;
 
 /// The shared conformance corpora beside the project root (`../shared/conformance`).
 #[allow(dead_code)]
