@@ -4,7 +4,7 @@
 
 use super::{config, plan, Document, Options, OrderError};
 use crate::value::{Map, Value};
-use crate::yaml::{Node, NodeValue};
+use crate::yaml::Node;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -25,7 +25,7 @@ pub fn annotate_sync_waves(
         .enumerate()
         .filter(|(_, v)| !v.is_null())
         .map(|(i, v)| Document {
-            node: node_from_value(v, i + 1),
+            node: Node::from_value(v, i + 1),
             file: source.to_path_buf(),
             raw: None,
         })
@@ -70,43 +70,6 @@ fn child_map<'a>(map: &'a mut Map, key: &str) -> &'a mut Map {
     match slot {
         Value::Map(m) => m,
         _ => unreachable!("just made a map"),
-    }
-}
-
-/// A positioned node for an in-memory value: every node sits at `line`.
-fn node_from_value(v: &Value, line: usize) -> Node {
-    let value = match v {
-        Value::Null => NodeValue::Null,
-        Value::Bool(b) => NodeValue::Bool(*b),
-        Value::Int(i) => NodeValue::Int(*i),
-        Value::Float(f) => NodeValue::Float(*f),
-        Value::String(s) => NodeValue::Str {
-            value: s.clone(),
-            quoted: true,
-        },
-        Value::List(items) => {
-            NodeValue::Seq(items.iter().map(|i| node_from_value(i, line)).collect())
-        }
-        Value::Map(m) => NodeValue::Map(
-            m.iter()
-                .map(|(k, v)| {
-                    let key = Node {
-                        value: NodeValue::Str {
-                            value: k.clone(),
-                            quoted: true,
-                        },
-                        line,
-                        col: 1,
-                    };
-                    (key, node_from_value(v, line))
-                })
-                .collect(),
-        ),
-    };
-    Node {
-        value,
-        line,
-        col: 1,
     }
 }
 
