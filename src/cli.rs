@@ -22,10 +22,14 @@ pub struct Cli {
 pub enum Command {
     /// Render the inventory (reclass semantics) and print every target
     Inventory(commands::inventory::InventoryArgs),
-    /// Compile targets into a catalog (Kapitan-compatible `compile`)
-    Compile(commands::compile::CompileArgs),
     /// Carvel packages: list repositories' packages, resolve and render PackageInstalls
     Package(commands::package::PackageArgs),
+    /// Compile targets into a catalog (Kapitan-compatible `compile`)
+    Compile(commands::compile::CompileArgs),
+    /// Order Kubernetes resources the way kapp applies them (change groups and rules)
+    Order(commands::order::OrderArgs),
+    /// Commit a compiled catalog to the catalog repository and push it
+    Push(commands::push::PushArgs),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -54,8 +58,10 @@ pub fn main() -> ExitCode {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Inventory(args) => commands::inventory::run(args),
-        Command::Compile(args) => commands::compile::run(args),
         Command::Package(args) => commands::package::run(args),
+        Command::Compile(args) => commands::compile::run(args),
+        Command::Order(args) => commands::order::run(args),
+        Command::Push(args) => commands::push::run(args),
     }
 }
 

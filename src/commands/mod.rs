@@ -3,4 +3,6 @@
 
 pub mod compile;
 pub mod inventory;
+pub mod order;
 pub mod package;
+pub mod push;

@@ -3,7 +3,9 @@
 mod cli;
 mod compile;
 mod inventory;
+mod order;
 mod packages;
+mod publish;
 
 /// The shared conformance corpora beside the project root (`../shared/conformance`).
 #[allow(dead_code)]
