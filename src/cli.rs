@@ -22,6 +22,12 @@ pub struct Cli {
 pub enum Command {
     /// Render the inventory (reclass semantics) and print every target
     Inventory(commands::inventory::InventoryArgs),
+    /// Diff two compiled catalogs per target, file and Kubernetes object
+    Diff(commands::diff::DiffArgs),
+    /// Lint the inventory (and optionally a compiled catalog)
+    Lint(commands::lint::LintArgs),
+    /// Post the diff and lint findings on the pull request as one comment, kept up to date
+    Comment(commands::comment::CommentArgs),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -50,6 +56,9 @@ pub fn main() -> ExitCode {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Inventory(args) => commands::inventory::run(args),
+        Command::Diff(args) => commands::diff::run(args),
+        Command::Lint(args) => commands::lint::run(args),
+        Command::Comment(args) => commands::comment::run(args),
     }
 }
 

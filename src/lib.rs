@@ -8,8 +8,11 @@
 pub mod cli;
 pub mod commands;
 pub mod diagnostics;
+pub mod diff;
 pub mod error;
+pub mod github;
 pub mod inventory;
+pub mod lint;
 pub mod order;
 pub mod packages;
 pub mod value;

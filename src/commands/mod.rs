@@ -1,4 +1,7 @@
 //! Subcommand handlers: parse-free glue between clap arguments, the core
 //! library and rendering. Only this layer (and `cli`) uses `anyhow` and prints.
 
+pub mod comment;
+pub mod diff;
 pub mod inventory;
+pub mod lint;

@@ -2,6 +2,7 @@
 
 mod cli;
 mod inventory;
+mod review;
 
 /// The shared conformance corpora beside the project root (`../shared/conformance`).
 #[allow(dead_code)]

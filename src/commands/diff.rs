@@ -1,0 +1,102 @@
+//! `strata diff`: compare two compiled catalogs and print the differences
+//! as text, markdown or JSON.
+
+use crate::cli::diag_err;
+use crate::diff::redact::Redactor;
+use crate::diff::{self, DiffOptions, ResourceFilter};
+use clap::{Args, ValueEnum};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Markdown,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// Diff two compiled catalog directories (each holds one directory per target)
+    #[arg(long, num_args = 2, value_names = ["OLD_DIR", "NEW_DIR"])]
+    pub catalogs: Option<Vec<PathBuf>>,
+    /// Compile the inventory at this git revision as the old side (needs `strata compile`)
+    #[arg(long, value_name = "REF")]
+    pub base: Option<String>,
+    /// Compile the inventory at this git revision as the new side (needs `strata compile`)
+    #[arg(long, value_name = "REF")]
+    pub head: Option<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Compare files as text, not as YAML/JSON values
+    #[arg(long)]
+    pub no_semantic: bool,
+    /// Redact values of keys matching this regex (searched; repeatable), on top of the defaults
+    #[arg(long, value_name = "REGEX")]
+    pub redact_key: Vec<String>,
+    /// Do not redact the default key names (password, token, secret, ...); Secret data is always redacted
+    #[arg(long)]
+    pub no_default_redact: bool,
+    /// Ignore objects matching group:kind:name (`*` wildcards; empty group for core)
+    #[arg(long, value_name = "GROUP:KIND:NAME")]
+    pub ignore_resource: Vec<String>,
+    /// Ignore fields whose path (`metadata.annotations.x`, `spec.items[0].y`) matches this regex
+    #[arg(long, value_name = "REGEX")]
+    pub ignore_path: Vec<String>,
+    /// Lines of context in diffs
+    #[arg(long, default_value_t = 3)]
+    pub context: usize,
+    /// Exit 1 when there are differences (default: exit 0 either way)
+    #[arg(long, alias = "check")]
+    pub exit_code: bool,
+    /// Also write the JSON diff to this file (for `strata comment`)
+    #[arg(long, value_name = "FILE")]
+    pub json_out: Option<PathBuf>,
+}
+
+pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
+    let (old, new) = match (&args.catalogs, &args.base, &args.head) {
+        (Some(dirs), None, None) if dirs.len() == 2 => (dirs[0].clone(), dirs[1].clone()),
+        (Some(_), _, _) => {
+            anyhow::bail!("--catalogs OLD_DIR NEW_DIR cannot be combined with --base/--head")
+        }
+        _ => anyhow::bail!(
+            "--base/--head (compiling the inventory at two git revisions) needs `strata compile`, which this build does not have yet; compile both revisions and pass --catalogs OLD_DIR NEW_DIR"
+        ),
+    };
+    let opts = DiffOptions {
+        semantic: !args.no_semantic,
+        redactor: Redactor::new(&args.redact_key, !args.no_default_redact).map_err(diag_err)?,
+        ignore_resources: args
+            .ignore_resource
+            .iter()
+            .map(|s| ResourceFilter::parse(s))
+            .collect::<Result<_, _>>()
+            .map_err(diag_err)?,
+        ignore_paths: DiffOptions::ignore_path_regexes(&args.ignore_path).map_err(diag_err)?,
+        context: args.context,
+    };
+    let d = diff::diff_dirs(&old, &new, &opts).map_err(diag_err)?;
+    let json = || serde_json::to_string_pretty(&d).map(|s| s + "\n");
+    if let Some(path) = &args.json_out {
+        std::fs::write(path, json()?)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    let out = match args.format {
+        Format::Json => json()?,
+        Format::Markdown => diff::render::markdown(&d),
+        Format::Text => {
+            let stdout = std::io::stdout();
+            let color = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            diff::render::text(&d, color)
+        }
+    };
+    std::io::stdout().lock().write_all(out.as_bytes())?;
+    Ok(if args.exit_code && !d.is_empty() {
+        ExitCode::from(crate::cli::EXIT_FINDINGS)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,263 @@
+//! The pull-request comment and the job-summary report, as markdown: a
+//! summary table, the lint findings, then one `<details>` block per target
+//! with a diff block per object. Cut to a size limit by leaving out the
+//! largest diffs first and saying which.
+
+use super::LintFinding;
+use crate::diff::render::{html_escape, summary_table, targets_markdown};
+use crate::diff::CatalogDiff;
+use std::collections::HashSet;
+use std::fmt::Write;
+
+/// Hidden marker that identifies strata's comment among a PR's comments.
+pub const MARKER: &str = "<!-- strata-review -->";
+/// GitHub refuses issue comments longer than this.
+pub const COMMENT_LIMIT: usize = 65_536;
+/// GitHub's limit for one step's job summary.
+pub const SUMMARY_LIMIT: usize = 1024 * 1024;
+
+/// Lint findings listed in full; more are counted.
+const MAX_FINDINGS_LISTED: usize = 100;
+/// Left-out diffs named in the note; more are counted.
+const MAX_OMITTED_LISTED: usize = 30;
+
+/// Where the comment came from: shown at the bottom.
+#[derive(Debug, Clone, Default)]
+pub struct Revisions {
+    pub base_sha: Option<String>,
+    pub head_sha: Option<String>,
+}
+
+/// A built report and what had to be left out of it.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub markdown: String,
+    /// `target/file: object` of each diff left out.
+    pub omitted: Vec<String>,
+}
+
+/// The one-line report for a pull request with no changes and no findings.
+pub const NOTHING: &str = "strata review: no catalog changes and no lint findings.";
+
+/// Builds the report; with `marker` it starts with the hidden marker (the
+/// comment), without it is the job summary / artifact. The markdown is at
+/// most `limit` bytes (bytes, not characters, so that GitHub's character
+/// limit holds for any text).
+pub fn build(
+    diff: &CatalogDiff,
+    lint: &[LintFinding],
+    revs: &Revisions,
+    marker: bool,
+    limit: usize,
+) -> Report {
+    let head = if marker {
+        format!("{MARKER}\n")
+    } else {
+        String::new()
+    };
+    if diff.is_empty() && lint.is_empty() {
+        return Report {
+            markdown: format!("{head}{NOTHING}\n"),
+            omitted: Vec::new(),
+        };
+    }
+    // Object diffs by size, largest first: the order they are left out in.
+    let mut sizes: Vec<(usize, (usize, usize, usize))> = Vec::new();
+    for (ti, t) in diff.targets.iter().enumerate() {
+        for (fi, f) in t.files.iter().enumerate() {
+            for (oi, o) in f.objects.iter().enumerate() {
+                sizes.push((o.diff.len(), (ti, fi, oi)));
+            }
+        }
+    }
+    sizes.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut omitted: HashSet<(usize, usize, usize)> = HashSet::new();
+    let mut next = 0;
+    loop {
+        let md = render(diff, lint, revs, &head, &omitted);
+        if md.len() <= limit {
+            let names = omitted_names(diff, &omitted);
+            return Report {
+                markdown: md,
+                omitted: names,
+            };
+        }
+        if next >= sizes.len() {
+            // Even without any diff it does not fit: cut the text itself.
+            let note = "\n\n_… cut here: the report is longer than GitHub allows; the full report is in the job summary and the artifact._\n";
+            let mut cut = limit.saturating_sub(note.len());
+            while cut > 0 && !md.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            return Report {
+                markdown: format!("{}{note}", &md[..cut]),
+                omitted: omitted_names(diff, &omitted),
+            };
+        }
+        // Leave out enough of the largest diffs to cover the excess at once,
+        // then render again to check.
+        let mut excess = md.len() - limit;
+        while next < sizes.len() {
+            let (size, key) = sizes[next];
+            next += 1;
+            omitted.insert(key);
+            if size >= excess {
+                break;
+            }
+            excess -= size;
+        }
+    }
+}
+
+fn omitted_names(diff: &CatalogDiff, omitted: &HashSet<(usize, usize, usize)>) -> Vec<String> {
+    let mut keys: Vec<_> = omitted.iter().copied().collect();
+    keys.sort();
+    keys.into_iter()
+        .map(|(ti, fi, oi)| {
+            let t = &diff.targets[ti];
+            let f = &t.files[fi];
+            format!("{}/{}: {}", t.name, f.path, f.objects[oi].name)
+        })
+        .collect()
+}
+
+fn render(
+    diff: &CatalogDiff,
+    lint: &[LintFinding],
+    revs: &Revisions,
+    head: &str,
+    omitted: &HashSet<(usize, usize, usize)>,
+) -> String {
+    let mut out = String::from(head);
+    out.push_str("### strata review\n\n");
+    let errors = lint.iter().filter(|f| f.severity == "error").count();
+    let warnings = lint.iter().filter(|f| f.severity == "warning").count();
+    out.push_str(&summary_table(diff, Some((errors, warnings))));
+    out.push('\n');
+    if !lint.is_empty() {
+        let _ = writeln!(
+            out,
+            "<details><summary>Lint findings ({} error{}, {} warning{})</summary>\n",
+            errors,
+            if errors == 1 { "" } else { "s" },
+            warnings,
+            if warnings == 1 { "" } else { "s" }
+        );
+        for f in lint.iter().take(MAX_FINDINGS_LISTED) {
+            let loc = match (&f.file, f.line) {
+                (Some(file), Some(l)) => format!(" `{file}:{l}`"),
+                (Some(file), None) => format!(" `{file}`"),
+                _ => String::new(),
+            };
+            let code = if f.code.is_empty() {
+                String::new()
+            } else {
+                format!(" `{}`", f.code)
+            };
+            let _ = writeln!(
+                out,
+                "- **{}**{code}{loc}: {}",
+                f.severity,
+                html_escape(&f.message.replace('\n', " "))
+            );
+        }
+        if lint.len() > MAX_FINDINGS_LISTED {
+            let _ = writeln!(
+                out,
+                "- … and {} more (see the job summary)",
+                lint.len() - MAX_FINDINGS_LISTED
+            );
+        }
+        out.push_str("\n</details>\n\n");
+    }
+    if diff.is_empty() {
+        out.push_str("No catalog changes.\n\n");
+    } else {
+        out.push_str(&targets_markdown(diff, &|t, f, o| {
+            omitted.contains(&(t, f, o))
+        }));
+    }
+    if !omitted.is_empty() {
+        let names = omitted_names(diff, omitted);
+        let _ = write!(
+            out,
+            "**{} diff{} left out** to fit GitHub's comment size limit (largest first); the full diff is in the job summary and the review artifact:\n\n",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" }
+        );
+        for n in names.iter().take(MAX_OMITTED_LISTED) {
+            let _ = writeln!(out, "- `{}`", n.replace('`', "'"));
+        }
+        if names.len() > MAX_OMITTED_LISTED {
+            let _ = writeln!(out, "- … and {} more", names.len() - MAX_OMITTED_LISTED);
+        }
+        out.push('\n');
+    }
+    if let (Some(b), Some(h)) = (&revs.base_sha, &revs.head_sha) {
+        let short = |s: &str| s.chars().take(12).collect::<String>();
+        let _ = writeln!(out, "<sub>base {} → head {}</sub>", short(b), short(h));
+    }
+    out
+}
+
+/// The job-summary form of a report that could not be posted.
+pub fn with_notice(notice: &str, report: &str) -> String {
+    format!("> [!NOTE]\n> {notice}\n\n{report}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::{FileDiff, ObjectDiff, Status, TargetDiff};
+
+    fn big_diff() -> CatalogDiff {
+        let obj = |name: &str, lines: usize| ObjectDiff {
+            name: name.into(),
+            status: Status::Changed,
+            added_lines: lines,
+            removed_lines: 0,
+            diff: format!("@@ -1 +1,{lines} @@\n{}", "+ x: y\n".repeat(lines)),
+        };
+        let mut d = CatalogDiff::default();
+        d.targets.push(TargetDiff {
+            name: "t".into(),
+            status: Status::Changed,
+            files: vec![FileDiff {
+                path: "f.yaml".into(),
+                old_path: None,
+                status: Status::Changed,
+                objects: vec![obj("A/big", 20_000), obj("A/mid", 3_000), obj("A/small", 10)],
+            }],
+        });
+        d.summary.targets_changed = 1;
+        d.summary.files_changed = 1;
+        d.summary.objects_changed = 3;
+        d
+    }
+
+    #[test]
+    fn cut_to_fit_drops_largest_first() {
+        let d = big_diff();
+        let r = build(&d, &[], &Revisions::default(), true, COMMENT_LIMIT);
+        assert!(r.markdown.len() <= COMMENT_LIMIT);
+        assert_eq!(r.omitted, ["t/f.yaml: A/big"]);
+        assert!(r.markdown.contains("1 diff left out"));
+        assert!(r.markdown.contains("+ x: y"), "the smaller diffs stay");
+        let full = build(&d, &[], &Revisions::default(), false, usize::MAX);
+        assert!(full.omitted.is_empty());
+        assert!(!full.markdown.contains(MARKER));
+    }
+
+    #[test]
+    fn tiny_limit_cuts_text() {
+        let r = build(&big_diff(), &[], &Revisions::default(), true, 300);
+        assert!(r.markdown.len() <= 300, "{}", r.markdown.len());
+        assert!(r.markdown.starts_with(MARKER));
+    }
+
+    #[test]
+    fn nothing_is_one_line() {
+        let r = build(&CatalogDiff::default(), &[], &Revisions::default(), true, COMMENT_LIMIT);
+        assert_eq!(r.markdown, format!("{MARKER}\n{NOTHING}\n"));
+    }
+}
