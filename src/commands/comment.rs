@@ -26,7 +26,12 @@ pub struct CommentArgs {
     /// Print the comment instead of posting it
     #[arg(long)]
     pub dry_run: bool,
-    #[arg(long, env = "GITHUB_API_URL", default_value = "https://api.github.com", hide = true)]
+    #[arg(
+        long,
+        env = "GITHUB_API_URL",
+        default_value = "https://api.github.com",
+        hide = true
+    )]
     pub api_url: String,
     #[arg(long, env = "GITHUB_REPOSITORY", hide = true)]
     pub repository: Option<String>,
@@ -48,7 +53,9 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
         None => Vec::new(),
     };
     let pr = match &args.event_path {
-        Some(p) if !args.dry_run || p.exists() => Some(PullRequest::from_event(p).map_err(diag_err)?),
+        Some(p) if !args.dry_run || p.exists() => {
+            Some(PullRequest::from_event(p).map_err(diag_err)?)
+        }
         _ => None,
     };
     let revs = Revisions {
@@ -60,7 +67,9 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", args.output.display()))?;
     let comment = body::build(&diff, &lint, &revs, true, COMMENT_LIMIT);
     if args.dry_run {
-        std::io::stdout().lock().write_all(comment.markdown.as_bytes())?;
+        std::io::stdout()
+            .lock()
+            .write_all(comment.markdown.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
     let need = |v: &Option<String>, name: &'static str| {
@@ -69,7 +78,11 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
     };
     let repo = need(&args.repository, "GITHUB_REPOSITORY")?;
     let token = need(&args.token, "GITHUB_TOKEN")?;
-    let pr = pr.ok_or_else(|| diag_err(github::GithubError::MissingEnv { name: "GITHUB_EVENT_PATH" }))?;
+    let pr = pr.ok_or_else(|| {
+        diag_err(github::GithubError::MissingEnv {
+            name: "GITHUB_EVENT_PATH",
+        })
+    })?;
 
     let mut notice = None;
     if pr.from_fork {

@@ -76,7 +76,9 @@ impl ResourceFilter {
         let Some(id) = K8sId::of(obj) else {
             return false;
         };
-        self.group.is_match(&id.group) && self.kind.is_match(&id.kind) && self.name.is_match(&id.name)
+        self.group.is_match(&id.group)
+            && self.kind.is_match(&id.kind)
+            && self.name.is_match(&id.name)
     }
 }
 
@@ -583,13 +585,13 @@ fn diff_docs(old: &[Value], new: &[Value], opts: &DiffOptions) -> Vec<ObjectDiff
             Some(ov) if *ov == *nv => {}
             Some(ov) => {
                 let (a, b) = opts.redactor.redact_pair(Some(ov), Some(nv));
-                let a = crate::yaml::emit::to_yaml_string(&align(&a, &b));
-                let b = crate::yaml::emit::to_yaml_string(&b);
+                let a = to_text(&align(&a, &b));
+                let b = to_text(&b);
                 out.push(object_diff(name.clone(), Status::Changed, &a, &b, opts));
             }
             None => {
                 let (_, b) = opts.redactor.redact_pair(None, Some(nv));
-                let b = crate::yaml::emit::to_yaml_string(&b);
+                let b = to_text(&b);
                 out.push(object_diff(name.clone(), Status::Added, "", &b, opts));
             }
         }
@@ -597,7 +599,7 @@ fn diff_docs(old: &[Value], new: &[Value], opts: &DiffOptions) -> Vec<ObjectDiff
     for (name, ov) in &ok {
         if !new_map.contains_key(name.as_str()) {
             let (a, _) = opts.redactor.redact_pair(Some(ov), None);
-            let a = crate::yaml::emit::to_yaml_string(&a);
+            let a = to_text(&a);
             out.push(object_diff(name.clone(), Status::Removed, &a, "", opts));
         }
     }
@@ -633,6 +635,18 @@ fn align(old: &Value, new: &Value) -> Value {
         ),
         _ => old.clone(),
     }
+}
+
+/// Canonical YAML of a redacted value; placeholders are shown unquoted so
+/// they read as markers, not as values.
+fn to_text(v: &Value) -> String {
+    let mut s = crate::yaml::emit::to_yaml_string(v);
+    for p in [redact::CHANGED, redact::UNCHANGED, redact::OLD] {
+        s = s
+            .replace(&format!("\"{p}\""), p)
+            .replace(&format!("'{p}'"), p);
+    }
+    s
 }
 
 fn object_diff(name: String, status: Status, a: &str, b: &str, opts: &DiffOptions) -> ObjectDiff {
@@ -674,7 +688,8 @@ mod tests {
 
     #[test]
     fn key_order_and_formatting_are_not_differences() {
-        let a = docs("kind: ConfigMap\nmetadata: {name: a, namespace: n}\ndata: {x: '1', y: '2'}\n");
+        let a =
+            docs("kind: ConfigMap\nmetadata: {name: a, namespace: n}\ndata: {x: '1', y: '2'}\n");
         let b = docs("metadata:\n  namespace: n\n  name: a\nkind: ConfigMap\ndata:\n  y: \"2\"\n  x: \"1\"\n");
         assert!(diff_docs(&a, &b, &DiffOptions::default()).is_empty());
     }
@@ -693,9 +708,14 @@ mod tests {
 
     #[test]
     fn ignore_path_and_resource() {
-        let mut o = DiffOptions::default();
-        o.ignore_paths = DiffOptions::ignore_path_regexes(&["^metadata\\.annotations\\.build$".into()]).unwrap();
-        o.ignore_resources = vec![ResourceFilter::parse("apps:Deployment:w*").unwrap()];
+        let o = DiffOptions {
+            ignore_paths: DiffOptions::ignore_path_regexes(&[
+                "^metadata\\.annotations\\.build$".into()
+            ])
+            .unwrap(),
+            ignore_resources: vec![ResourceFilter::parse("apps:Deployment:w*").unwrap()],
+            ..Default::default()
+        };
         let a = load("f.yaml", b"kind: Service\nmetadata: {name: s, annotations: {build: '1'}}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: 1\n".to_vec(), &o);
         let b = load("f.yaml", b"kind: Service\nmetadata: {name: s, annotations: {build: '2'}}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: 2\n".to_vec(), &o);
         assert!(same(&a, &b));
@@ -704,7 +724,8 @@ mod tests {
 
     #[test]
     fn duplicate_names_get_a_suffix() {
-        let d = docs("kind: A\nmetadata: {name: x}\n---\nkind: A\nmetadata: {name: x}\n---\nfoo: 1\n");
+        let d =
+            docs("kind: A\nmetadata: {name: x}\n---\nkind: A\nmetadata: {name: x}\n---\nfoo: 1\n");
         let names: Vec<_> = keyed(&d).into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, ["A/x", "A/x#2", "document 3"]);
     }

@@ -37,11 +37,13 @@ impl Redactor {
     pub fn new(extra: &[String], defaults: bool) -> Result<Self, DiffError> {
         let mut keys = Vec::new();
         if defaults {
-            keys.push(Regex::new(DEFAULT_KEY_PATTERN).map_err(|e| DiffError::BadRegex {
-                flag: "the default redaction pattern",
-                regex: DEFAULT_KEY_PATTERN.into(),
-                message: e.to_string(),
-            })?);
+            keys.push(
+                Regex::new(DEFAULT_KEY_PATTERN).map_err(|e| DiffError::BadRegex {
+                    flag: "the default redaction pattern",
+                    regex: DEFAULT_KEY_PATTERN.into(),
+                    message: e.to_string(),
+                })?,
+            );
         }
         for p in extra {
             keys.push(Regex::new(p).map_err(|e| DiffError::BadRegex {
@@ -50,8 +52,8 @@ impl Redactor {
                 message: e.to_string(),
             })?);
         }
-        let secret_kind = Regex::new(r#"(?m)["']?kind["']?\s*:\s*["']?Secret\b"#)
-            .expect("static regex is valid");
+        let secret_kind =
+            Regex::new(r#"(?m)["']?kind["']?\s*:\s*["']?Secret\b"#).expect("static regex is valid");
         Ok(Redactor { keys, secret_kind })
     }
 
@@ -73,12 +75,14 @@ impl Redactor {
                 let (a, b) = self.walk_maps(Some(o), Some(n), secret);
                 (Some(Value::Map(a)), Some(Value::Map(b)))
             }
-            (Some(Value::Map(o)), None) => {
-                (Some(Value::Map(self.walk_maps(Some(o), None, is_secret(o)).0)), None)
-            }
-            (None, Some(Value::Map(n))) => {
-                (None, Some(Value::Map(self.walk_maps(None, Some(n), is_secret(n)).1)))
-            }
+            (Some(Value::Map(o)), None) => (
+                Some(Value::Map(self.walk_maps(Some(o), None, is_secret(o)).0)),
+                None,
+            ),
+            (None, Some(Value::Map(n))) => (
+                None,
+                Some(Value::Map(self.walk_maps(None, Some(n), is_secret(n)).1)),
+            ),
             (Some(Value::List(o)), Some(Value::List(n))) => {
                 let len = o.len().max(n.len());
                 let mut a = Vec::with_capacity(o.len());
@@ -92,14 +96,18 @@ impl Redactor {
             }
             (Some(Value::List(o)), None) => (
                 Some(Value::List(
-                    o.iter().filter_map(|x| self.walk(Some(x), None).0).collect(),
+                    o.iter()
+                        .filter_map(|x| self.walk(Some(x), None).0)
+                        .collect(),
                 )),
                 None,
             ),
             (None, Some(Value::List(n))) => (
                 None,
                 Some(Value::List(
-                    n.iter().filter_map(|x| self.walk(None, Some(x)).1).collect(),
+                    n.iter()
+                        .filter_map(|x| self.walk(None, Some(x)).1)
+                        .collect(),
                 )),
             ),
             // Different shapes: walk each side alone.
@@ -142,7 +150,11 @@ impl Redactor {
     }
 
     /// Every value of a Secret's `data`/`stringData` map; key names stay.
-    fn hide_children(&self, old: Option<&Value>, new: Option<&Value>) -> (Option<Value>, Option<Value>) {
+    fn hide_children(
+        &self,
+        old: Option<&Value>,
+        new: Option<&Value>,
+    ) -> (Option<Value>, Option<Value>) {
         match (old, new) {
             (Some(Value::Map(_)) | None, Some(Value::Map(_)) | None) => {
                 let om = old.and_then(Value::as_map);
@@ -242,9 +254,17 @@ mod tests {
         let a = crate::yaml::emit::to_yaml_string(&a);
         let b = crate::yaml::emit::to_yaml_string(&b);
         for secret in ["c2VjcmV0", "hunter", "pg://", "x\n", "y\n", "same"] {
-            assert!(!a.contains(secret) && !b.contains(secret), "{secret} leaked:\n{a}\n{b}");
+            assert!(
+                !a.contains(secret) && !b.contains(secret),
+                "{secret} leaked:\n{a}\n{b}"
+            );
         }
-        assert!(b.contains("a: '<redacted: changed>'") || b.contains("a: \"<redacted: changed>\"") || b.contains("a: <redacted: changed>"), "{b}");
+        assert!(
+            b.contains("a: '<redacted: changed>'")
+                || b.contains("a: \"<redacted: changed>\"")
+                || b.contains("a: <redacted: changed>"),
+            "{b}"
+        );
         assert!(b.contains("<redacted: unchanged>"));
         assert!(b.contains("automountServiceAccountToken: false"));
         assert!(a.contains("<redacted>"));

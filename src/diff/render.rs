@@ -109,7 +109,9 @@ pub type LintCounts = (usize, usize);
 /// The summary table of the pull-request comment and the markdown report.
 pub fn summary_table(d: &CatalogDiff, lint: Option<LintCounts>) -> String {
     let s = &d.summary;
-    let mut out = String::from("| targets changed | files added | files changed | files removed | files renamed |");
+    let mut out = String::from(
+        "| targets changed | files added | files changed | files removed | files renamed |",
+    );
     let mut sep = String::from("| --- | --- | --- | --- | --- |");
     let mut row = format!(
         "| {} | {} | {} | {} | {} |",

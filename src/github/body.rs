@@ -226,7 +226,11 @@ mod tests {
                 path: "f.yaml".into(),
                 old_path: None,
                 status: Status::Changed,
-                objects: vec![obj("A/big", 20_000), obj("A/mid", 3_000), obj("A/small", 10)],
+                objects: vec![
+                    obj("A/big", 20_000),
+                    obj("A/mid", 3_000),
+                    obj("A/small", 10),
+                ],
             }],
         });
         d.summary.targets_changed = 1;
@@ -257,7 +261,13 @@ mod tests {
 
     #[test]
     fn nothing_is_one_line() {
-        let r = build(&CatalogDiff::default(), &[], &Revisions::default(), true, COMMENT_LIMIT);
+        let r = build(
+            &CatalogDiff::default(),
+            &[],
+            &Revisions::default(),
+            true,
+            COMMENT_LIMIT,
+        );
         assert_eq!(r.markdown, format!("{MARKER}\n{NOTHING}\n"));
     }
 }

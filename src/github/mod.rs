@@ -43,7 +43,13 @@ pub enum GithubError {
 impl GithubError {
     /// The token may not write here (a pull request from a fork).
     pub fn is_forbidden(&self) -> bool {
-        matches!(self, GithubError::Http { status: 403 | 404, .. })
+        matches!(
+            self,
+            GithubError::Http {
+                status: 403 | 404,
+                ..
+            }
+        )
     }
 }
 
@@ -130,8 +136,7 @@ impl PullRequest {
             path: path.into(),
             message: m.into(),
         };
-        let v: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
         let pr = v
             .get("pull_request")
             .ok_or_else(|| bad("no `pull_request` object (run on `pull_request` events)"))?;

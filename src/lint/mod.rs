@@ -166,15 +166,21 @@ fn split_origin(origin: &str) -> Option<(PathBuf, usize)> {
     Some((PathBuf::from(file), line))
 }
 
+/// Where and what: two findings with the same key are one.
+type FindingKey = (Option<PathBuf>, Option<usize>, String, String);
+
 #[derive(Default)]
 struct Findings {
-    items: BTreeMap<(Option<PathBuf>, Option<usize>, String, String), (Diagnostic, BTreeSet<String>)>,
+    items: BTreeMap<FindingKey, (Diagnostic, BTreeSet<String>)>,
 }
 
 impl Findings {
     fn add(&mut self, d: Diagnostic, target: Option<&str>) {
         let key = (d.file.clone(), d.line, d.code.clone(), d.message.clone());
-        let entry = self.items.entry(key).or_insert_with(|| (d, BTreeSet::new()));
+        let entry = self
+            .items
+            .entry(key)
+            .or_insert_with(|| (d, BTreeSet::new()));
         if let Some(t) = target {
             entry.1.insert(t.to_string());
         }
@@ -187,7 +193,11 @@ impl Findings {
                 if !targets.is_empty() {
                     let list: Vec<&str> = targets.iter().map(String::as_str).take(5).collect();
                     let more = targets.len().saturating_sub(5);
-                    let mut h = format!("in target{}: {}", if targets.len() == 1 { "" } else { "s" }, list.join(", "));
+                    let mut h = format!(
+                        "in target{}: {}",
+                        if targets.len() == 1 { "" } else { "s" },
+                        list.join(", ")
+                    );
                     if more > 0 {
                         h.push_str(&format!(" and {more} more"));
                     }
@@ -201,8 +211,14 @@ impl Findings {
 
 /// Counts (errors, warnings).
 pub fn counts(findings: &[Diagnostic]) -> (usize, usize) {
-    let e = findings.iter().filter(|d| d.severity == Severity::Error).count();
-    let w = findings.iter().filter(|d| d.severity == Severity::Warning).count();
+    let e = findings
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    let w = findings
+        .iter()
+        .filter(|d| d.severity == Severity::Warning)
+        .count();
     (e, w)
 }
 

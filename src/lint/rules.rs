@@ -80,7 +80,10 @@ pub fn looks_like_secret(s: &str) -> bool {
     .filter(|b| **b)
     .count();
     // Lower-case words with separators (`my-app-tls`, `db.secret.name`) are names.
-    if !s.chars().any(|c| c.is_ascii_digit() || c.is_ascii_uppercase()) {
+    if !s
+        .chars()
+        .any(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+    {
         return false;
     }
     let h = entropy(s);
@@ -102,7 +105,13 @@ pub fn plaintext_secrets(file: &Path, cache: &mut FileCache) -> Vec<Diagnostic> 
     out
 }
 
-fn walk_secrets(node: &Node, path: &str, under_secret: bool, file: &Path, out: &mut Vec<Diagnostic>) {
+fn walk_secrets(
+    node: &Node,
+    path: &str,
+    under_secret: bool,
+    file: &Path,
+    out: &mut Vec<Diagnostic>,
+) {
     match &node.value {
         NodeValue::Map(entries) => {
             for (k, v) in entries {
@@ -285,7 +294,10 @@ pub fn commodore(node: &RenderedNode, files: &[PathBuf], cache: &mut FileCache) 
             let mut d = Diagnostic::error(format!(
                 "instance name `{instance}` is used by {} applications entries: {}",
                 apps.len(),
-                apps.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+                apps.iter()
+                    .map(|a| format!("`{a}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
             .with_code("duplicate-instance")
             .with_hint("give each instance a unique name with `component as instance`");
@@ -330,17 +342,32 @@ mod tests {
 
     #[test]
     fn secret_heuristic() {
-        for s in ["Sup3rS3cr3tP@ss!", "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R", "3f9a0c1d7e2b4a6f8c0d1e3f5a7b9c2d4e6f8a0b"] {
+        for s in [
+            "Sup3rS3cr3tP@ss!",
+            "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R",
+            "3f9a0c1d7e2b4a6f8c0d1e3f5a7b9c2d4e6f8a0b",
+        ] {
             assert!(looks_like_secret(s), "{s}");
         }
-        for s in ["changeme", "my-app-tls-secret", "?{vaultkv:a/b}", "${secret:x}", "/etc/secret/token", "https://example.com/Token1", "hunter2"] {
+        for s in [
+            "changeme",
+            "my-app-tls-secret",
+            "?{vaultkv:a/b}",
+            "${secret:x}",
+            "/etc/secret/token",
+            "https://example.com/Token1",
+            "hunter2",
+        ] {
             assert!(!looks_like_secret(s), "{s}");
         }
     }
 
     #[test]
     fn base64() {
-        assert_eq!(base64_decode("P3t2YXVsdGt2OmEvYn0=").unwrap(), b"?{vaultkv:a/b}");
+        assert_eq!(
+            base64_decode("P3t2YXVsdGt2OmEvYn0=").unwrap(),
+            b"?{vaultkv:a/b}"
+        );
         assert_eq!(base64_decode("aGk").unwrap(), b"hi");
         assert!(base64_decode("a").is_none());
         assert!(base64_decode("a b").is_none());

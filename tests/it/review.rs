@@ -54,14 +54,26 @@ fn diff_text_lists_targets_files_and_objects() {
     assert!(out.contains("target dev (changed)"), "{out}");
     assert!(out.contains("target fresh (added)"), "{out}");
     assert!(out.contains("target gone (removed)"), "{out}");
-    assert!(!out.contains("target prod"), "unchanged target listed:\n{out}");
-    assert!(out.contains("renamed  old-name.yaml -> new-name.yaml"), "{out}");
+    assert!(
+        !out.contains("target prod"),
+        "unchanged target listed:\n{out}"
+    );
+    assert!(
+        out.contains("renamed  old-name.yaml -> new-name.yaml"),
+        "{out}"
+    );
     assert!(out.contains("Deployment/web/web (changed, +2 -2)"), "{out}");
-    assert!(out.contains("-  replicas: 1") && out.contains("+  replicas: 2"), "{out}");
+    assert!(
+        out.contains("-  replicas: 1") && out.contains("+  replicas: 2"),
+        "{out}"
+    );
     // Only key order and quoting changed in the ConfigMap.
     assert!(!out.contains("ConfigMap/web/web-config"), "{out}");
     assert!(out.contains("README.md (changed, +1 -1)"), "{out}");
-    assert!(out.contains("-hello\n") && out.contains("+hello world\n"), "{out}");
+    assert!(
+        out.contains("-hello\n") && out.contains("+hello world\n"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -204,7 +216,11 @@ fn secrets_never_leak_in_any_format() {
 
 fn lint(inv: &str, extra: &[&str]) -> (i32, String, String) {
     let path = fixtures().join("lint").join(inv);
-    let mut args = vec!["lint".to_string(), "--inventory-path".into(), path.display().to_string()];
+    let mut args = vec![
+        "lint".to_string(),
+        "--inventory-path".into(),
+        path.display().to_string(),
+    ];
     args.extend(extra.iter().map(|s| s.to_string()));
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     stdout_of(&refs)
@@ -214,7 +230,8 @@ fn findings(inv: &str, extra: &[&str]) -> Vec<serde_json::Value> {
     let mut args = vec!["--format", "json"];
     args.extend(extra);
     let (_, out, err) = lint(inv, &args);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    let v: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
     v["findings"].as_array().unwrap().clone()
 }
 
@@ -245,7 +262,10 @@ fn lint_broken_inventory_reports_every_target() {
     assert_eq!(file_name(unres[0]), "refs.yml");
     assert_eq!(unres[0]["line"], 2);
     assert_eq!(find(&f, "reference-cycle").len(), 1, "{f:#?}");
-    assert!(find(&f, "unused-class").is_empty(), "not guessed when a target fails");
+    assert!(
+        find(&f, "unused-class").is_empty(),
+        "not guessed when a target fails"
+    );
     let (code, _, _) = lint("broken", &[]);
     assert_eq!(code, 1);
 }
@@ -288,7 +308,10 @@ fn lint_vaultkv_base64_in_catalog() {
     assert_eq!(v.len(), 1, "only the encoded one: {f:#?}");
     assert_eq!(file_name(v[0]), "secret.yaml");
     assert_eq!(v[0]["line"], 6);
-    assert!(v[0]["message"].as_str().unwrap().contains("?{vaultkv:c1/db/password}"));
+    assert!(v[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("?{vaultkv:c1/db/password}"));
     let (code, _, err) = lint("commodore", &["--catalog", "/nonexistent/catalog"]);
     assert_eq!(code, 2);
     assert!(err.contains("/nonexistent/catalog"));
@@ -298,20 +321,29 @@ fn lint_vaultkv_base64_in_catalog() {
 fn lint_formats_and_fail_on() {
     let (code, out, _) = lint("commodore", &["--format", "github"]);
     assert_eq!(code, 1);
-    assert!(out.lines().all(|l| l.starts_with("::error ") || l.starts_with("::warning ")), "{out}");
+    assert!(
+        out.lines()
+            .all(|l| l.starts_with("::error ") || l.starts_with("::warning ")),
+        "{out}"
+    );
     assert!(out.contains("title=unused-class"), "{out}");
     assert!(out.contains("line=5"), "{out}");
     let (_, out, _) = lint("commodore", &["--format", "sarif"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["version"], "2.1.0");
     let results = v["runs"][0]["results"].as_array().unwrap();
-    assert!(results.iter().any(|r| r["ruleId"] == "unused-class" && r["level"] == "warning"));
+    assert!(results
+        .iter()
+        .any(|r| r["ruleId"] == "unused-class" && r["level"] == "warning"));
     let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
     for r in results {
         assert!(rules.iter().any(|x| x["id"] == r["ruleId"]), "{r}");
     }
     let (_, out, _) = lint("commodore", &[]);
-    assert!(out.contains("warning[unused-class]: class `unused` is not used by any target"), "{out}");
+    assert!(
+        out.contains("warning[unused-class]: class `unused` is not used by any target"),
+        "{out}"
+    );
     // Only warnings: exit 0 by default, 1 with --fail-on warning.
     let dir = tempfile::tempdir().unwrap();
     let inv = dir.path();
@@ -322,7 +354,10 @@ fn lint_formats_and_fail_on() {
     std::fs::write(inv.join("targets/t.yml"), "classes: [a]\n").unwrap();
     let p = inv.to_str().unwrap();
     assert_eq!(stdout_of(&["lint", "--inventory-path", p]).0, 0);
-    assert_eq!(stdout_of(&["lint", "--inventory-path", p, "--fail-on", "warning"]).0, 1);
+    assert_eq!(
+        stdout_of(&["lint", "--inventory-path", p, "--fail-on", "warning"]).0,
+        1
+    );
     std::fs::write(inv.join("targets/u.yml"), "classes: [b]\n").unwrap();
     let (code, out, _) = stdout_of(&["lint", "--inventory-path", p, "--fail-on", "warning"]);
     assert_eq!((code, out.as_str()), (0, "0 error(s), 0 warning(s)\n"));
@@ -354,8 +389,10 @@ struct FakeGithub {
 
 fn comment_json(id: u64, user: &str, body: &str) -> serde_json::Value {
     // Shaped like a recorded `GET /repos/{o}/{r}/issues/{n}/comments` item.
-    let recorded: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixtures().join("github/comment.json")).unwrap()).unwrap();
+    let recorded: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("github/comment.json")).unwrap(),
+    )
+    .unwrap();
     let mut c = recorded;
     c["id"] = id.into();
     c["url"] = format!("https://api.github.com/repos/acme/infra/issues/comments/{id}").into();
@@ -464,7 +501,8 @@ fn answer(s: &mut GithubState, method: &str, path: &str, body: &str) -> (u16, se
             let id = s.next_id;
             s.next_id += 1;
             let b = new_body();
-            s.comments.push((id, "github-actions[bot]".into(), b.clone()));
+            s.comments
+                .push((id, "github-actions[bot]".into(), b.clone()));
             (201, comment_json(id, "github-actions[bot]", &b))
         }
         ("PATCH", p) if p.starts_with("/repos/acme/infra/issues/comments/") => {
@@ -562,11 +600,17 @@ fn comment_is_created_once_then_updated_then_left_alone() {
     let (code, _, err) = ws.comment(&gh, &diff, Some(&lint));
     assert_eq!(code, 0, "{err}");
     let reqs = gh.requests();
-    let methods: Vec<_> = reqs.iter().map(|r| (r.method.as_str(), r.path.as_str())).collect();
+    let methods: Vec<_> = reqs
+        .iter()
+        .map(|r| (r.method.as_str(), r.path.as_str()))
+        .collect();
     assert_eq!(
         methods,
         [
-            ("GET", "/repos/acme/infra/issues/7/comments?per_page=100&page=1"),
+            (
+                "GET",
+                "/repos/acme/infra/issues/7/comments?per_page=100&page=1"
+            ),
             ("POST", "/repos/acme/infra/issues/7/comments"),
         ]
     );
@@ -576,12 +620,25 @@ fn comment_is_created_once_then_updated_then_left_alone() {
     assert!(body.starts_with("<!-- strata-review -->\n"), "{body}");
     assert!(body.contains("| targets changed | files added | files changed | files removed | files renamed | lint errors | lint warnings |"));
     assert!(body.contains("| 3 | 1 | 3 | 1 | 1 | 1 | 1 |"), "{body}");
-    assert!(body.contains("<details><summary><code>dev</code>"), "{body}");
-    assert!(body.contains("`Deployment/web/web` (changed, +2 −2)"), "{body}");
+    assert!(
+        body.contains("<details><summary><code>dev</code>"),
+        "{body}"
+    );
+    assert!(
+        body.contains("`Deployment/web/web` (changed, +2 −2)"),
+        "{body}"
+    );
     assert!(body.contains("class not found"), "{body}");
-    assert!(body.contains("base 1111111111aa → head 2222222222bb"), "{body}");
-    assert!(std::fs::read_to_string(ws.path("summary.md")).unwrap().contains("Deployment/web/web"));
-    assert!(std::fs::read_to_string(ws.path("strata-review.md")).unwrap().contains("Deployment/web/web"));
+    assert!(
+        body.contains("base 1111111111aa → head 2222222222bb"),
+        "{body}"
+    );
+    assert!(std::fs::read_to_string(ws.path("summary.md"))
+        .unwrap()
+        .contains("Deployment/web/web"));
+    assert!(std::fs::read_to_string(ws.path("strata-review.md"))
+        .unwrap()
+        .contains("Deployment/web/web"));
 
     // Second run, nothing changed any more: one update, to the one-line text.
     let (old, _) = catalogs();
@@ -618,7 +675,9 @@ fn comment_is_cut_to_fit_and_full_diff_goes_to_summary() {
     let ws = Workspace::new(false);
     let mut d: serde_json::Value = serde_json::from_str(&diff_json(&[])).unwrap();
     // One huge object diff in an extra target.
-    let huge: String = (0..4000).map(|i| format!("+  key{i}: value{i}\n")).collect();
+    let huge: String = (0..4000)
+        .map(|i| format!("+  key{i}: value{i}\n"))
+        .collect();
     d["targets"].as_array_mut().unwrap().push(serde_json::json!({
         "name": "zbig", "status": "changed",
         "files": [{"path": "big.yaml", "status": "changed", "objects": [
@@ -634,7 +693,10 @@ fn comment_is_cut_to_fit_and_full_diff_goes_to_summary() {
     let body = body["body"].as_str().unwrap();
     assert!(body.chars().count() <= 65_536, "{}", body.len());
     assert!(body.contains("1 diff left out"), "{body}");
-    assert!(body.contains("`zbig/big.yaml: ConfigMap/big/huge`"), "{body}");
+    assert!(
+        body.contains("`zbig/big.yaml: ConfigMap/big/huge`"),
+        "{body}"
+    );
     assert!(!body.contains("key3999"));
     assert!(body.contains("+  replicas: 2"), "smaller diffs stay");
     let summary = std::fs::read_to_string(ws.path("summary.md")).unwrap();
@@ -651,11 +713,25 @@ fn fork_pull_request_falls_back_to_annotations() {
     let lint = ws.write("lint.json", LINT_JSON);
     let (code, out, err) = ws.comment(&gh, &diff, Some(&lint));
     assert_eq!(code, 0, "{err}");
-    assert!(gh.requests().is_empty(), "a fork's token cannot write: no request");
-    assert!(out.starts_with("::notice title=strata review::This pull request comes from a fork"), "{out}");
-    assert!(out.contains("::error file=inventory/targets/t.yml,line=3,title=class-not-found::class not found"), "{out}");
+    assert!(
+        gh.requests().is_empty(),
+        "a fork's token cannot write: no request"
+    );
+    assert!(
+        out.starts_with("::notice title=strata review::This pull request comes from a fork"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "::error file=inventory/targets/t.yml,line=3,title=class-not-found::class not found"
+        ),
+        "{out}"
+    );
     let summary = std::fs::read_to_string(ws.path("summary.md")).unwrap();
-    assert!(summary.starts_with("> [!NOTE]\n> This pull request comes from a fork"), "{summary}");
+    assert!(
+        summary.starts_with("> [!NOTE]\n> This pull request comes from a fork"),
+        "{summary}"
+    );
     assert!(summary.contains("Deployment/web/web"));
 }
 
@@ -668,8 +744,13 @@ fn read_only_token_falls_back_too() {
     let (code, out, err) = ws.comment(&gh, &diff, None);
     assert_eq!(code, 0, "{err}");
     assert_eq!(gh.requests().len(), 2, "list, then the refused create");
-    assert!(out.contains("Resource not accessible by integration"), "{out}");
-    assert!(std::fs::read_to_string(ws.path("summary.md")).unwrap().contains("[!NOTE]"));
+    assert!(
+        out.contains("Resource not accessible by integration"),
+        "{out}"
+    );
+    assert!(std::fs::read_to_string(ws.path("summary.md"))
+        .unwrap()
+        .contains("[!NOTE]"));
 }
 
 #[test]
