@@ -4,7 +4,6 @@
 use crate::cli::{diag_err, render_diagnostic, render_github};
 use crate::commands::inventory::InventoryFlags;
 use crate::diagnostics::{Diagnostic, Severity};
-use crate::inventory::Inventory;
 use crate::lint::{self, LintOptions};
 use clap::{Args, ValueEnum};
 use std::io::Write;
@@ -42,9 +41,8 @@ pub struct LintArgs {
 
 pub fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
     let opts = args.inv.options("inventory")?;
-    let inv = Inventory::load(&opts).map_err(diag_err)?;
-    let findings = lint::lint(
-        &inv,
+    let findings = lint::lint_path(
+        &opts,
         &LintOptions {
             catalog: args.catalog.clone(),
         },

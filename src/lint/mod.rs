@@ -38,6 +38,8 @@ pub enum LintError {
     NoCatalog { path: PathBuf },
     #[error("cannot read {}: {message}", path.display())]
     Io { path: PathBuf, message: String },
+    #[error(transparent)]
+    Inventory(#[from] InventoryError),
 }
 
 impl crate::diagnostics::ToDiagnostic for LintError {
@@ -48,6 +50,7 @@ impl crate::diagnostics::ToDiagnostic for LintError {
                 .with_file(path)
                 .with_hint("pass --catalog DIR pointing at a compiled catalog, or leave it out"),
             LintError::Io { path, .. } => d.with_file(path),
+            LintError::Inventory(e) => e.to_diagnostic(),
         }
     }
 }
@@ -58,6 +61,34 @@ pub struct LintOptions {
     pub catalog: Option<PathBuf>,
 }
 
+/// Loads the inventory and lints it. Problems that stop the inventory from
+/// loading at all (two files defining one name, a broken
+/// `reclass-config.yml`) are findings too; a missing directory or an invalid
+/// option is an error.
+pub fn lint_path(
+    inv_opts: &crate::inventory::InventoryOptions,
+    opts: &LintOptions,
+) -> Result<Vec<Diagnostic>, LintError> {
+    match Inventory::load(inv_opts) {
+        Ok(inv) => lint(&inv, opts),
+        Err(
+            e @ (InventoryError::Collides { .. }
+            | InventoryError::Yaml { .. }
+            | InventoryError::Shape { .. }),
+        ) => {
+            let mut found = Findings::default();
+            found.add(inventory_diagnostic(&e), None);
+            if let Some(cat) = &opts.catalog {
+                for d in rules::vaultkv_base64(cat)? {
+                    found.add(d, None);
+                }
+            }
+            Ok(found.finish())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Runs every rule. Findings are deduplicated (a class shared by several
 /// targets reports once, naming the targets) and sorted by file, line, rule.
 pub fn lint(inv: &Inventory, opts: &LintOptions) -> Result<Vec<Diagnostic>, LintError> {
@@ -65,6 +96,14 @@ pub fn lint(inv: &Inventory, opts: &LintOptions) -> Result<Vec<Diagnostic>, Lint
     for e in inv.check_files() {
         found.add(inventory_diagnostic(&e), None);
     }
+    let class_files = inv.class_files();
+    let mut files: Vec<PathBuf> = class_files.iter().map(|(_, f)| f.clone()).collect();
+    files.extend(
+        inv.target_names()
+            .iter()
+            .filter_map(|t| inv.target_file(t).map(|p| p.to_path_buf())),
+    );
+    let mut cache = rules::FileCache::default();
     let mut rendered: BTreeMap<String, RenderedNode> = BTreeMap::new();
     let mut failed = false;
     for t in inv.target_names() {
@@ -74,11 +113,20 @@ pub fn lint(inv: &Inventory, opts: &LintOptions) -> Result<Vec<Diagnostic>, Lint
             }
             Err(e) => {
                 failed = true;
-                found.add(inventory_diagnostic(&e), Some(&t));
+                let mut d = inventory_diagnostic(&e);
+                // Loops and merge conflicts name a parameter, not a file:
+                // point at the first file that sets it.
+                if d.file.is_none() {
+                    if let Some(p) = d.param_path.clone() {
+                        if let Some((f, l)) = rules::locate_param(&files, &mut cache, &p) {
+                            d = d.with_file(f).with_line(l);
+                        }
+                    }
+                }
+                found.add(d, Some(&t));
             }
         }
     }
-    let class_files = inv.class_files();
     // With a target that did not render, its classes are unknown: an
     // "unused" report would be a guess.
     if !failed {
@@ -98,13 +146,6 @@ pub fn lint(inv: &Inventory, opts: &LintOptions) -> Result<Vec<Diagnostic>, Lint
             }
         }
     }
-    let mut files: Vec<PathBuf> = class_files.iter().map(|(_, f)| f.clone()).collect();
-    files.extend(
-        inv.target_names()
-            .iter()
-            .filter_map(|t| inv.target_file(t).map(|p| p.to_path_buf())),
-    );
-    let mut cache = rules::FileCache::default();
     for f in &files {
         for d in rules::plaintext_secrets(f, &mut cache) {
             found.add(d, None);

@@ -320,6 +320,31 @@ fn locate_app(files: &[PathBuf], cache: &mut FileCache, app: &str) -> Option<(Pa
     })
 }
 
+/// The first file and line that sets a dotted parameter path
+/// (`parameters.a.b`; `~`/`=` key prefixes are ignored).
+pub fn locate_param(
+    files: &[PathBuf],
+    cache: &mut FileCache,
+    path: &str,
+) -> Option<(PathBuf, usize)> {
+    let keys: Vec<&str> = path.split('.').collect();
+    locate(files, cache, |doc| {
+        let mut node = doc;
+        let mut line = None;
+        for k in &keys {
+            let NodeValue::Map(entries) = &node.value else {
+                return None;
+            };
+            let (key, value) = entries
+                .iter()
+                .find(|(key, _)| key.key_string().trim_start_matches(['~', '=']) == *k)?;
+            line = Some(key.line);
+            node = value;
+        }
+        line
+    })
+}
+
 /// The first file (in the order given) and line where `find` matches.
 fn locate(
     files: &[PathBuf],

@@ -261,7 +261,10 @@ fn lint_broken_inventory_reports_every_target() {
     assert_eq!(unres.len(), 1, "{f:#?}");
     assert_eq!(file_name(unres[0]), "refs.yml");
     assert_eq!(unres[0]["line"], 2);
-    assert_eq!(find(&f, "reference-cycle").len(), 1, "{f:#?}");
+    let cycle = find(&f, "reference-cycle");
+    assert_eq!(cycle.len(), 1, "{f:#?}");
+    assert_eq!(file_name(cycle[0]), "loop.yml");
+    assert_eq!(cycle[0]["line"], 2);
     assert!(
         find(&f, "unused-class").is_empty(),
         "not guessed when a target fails"
@@ -777,4 +780,149 @@ fn comment_needs_the_environment() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad.json"));
+}
+
+// ---------------------------------------------------------------- conformance catalogs
+
+/// Copies `src` to `dst`; with `rewrite`, every YAML/JSON file that parses is
+/// written back with its map keys in reverse order and in strata's own block
+/// style, which must not be a semantic difference.
+fn copy_tree(src: &Path, dst: &Path, rewrite: bool, parsed: &mut usize) {
+    std::fs::create_dir_all(dst).unwrap();
+    let mut entries: Vec<_> = std::fs::read_dir(src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        let to = dst.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_tree(&p, &to, rewrite, parsed);
+            continue;
+        }
+        let bytes = std::fs::read(&p).unwrap();
+        let name = p.to_string_lossy().to_lowercase();
+        let structured = [".yaml", ".yml", ".json"].iter().any(|e| name.ends_with(e));
+        let docs = std::str::from_utf8(&bytes)
+            .ok()
+            .filter(|_| structured)
+            .and_then(|t| strata::yaml::load_values(t).ok());
+        match docs {
+            Some(docs) if rewrite => {
+                *parsed += 1;
+                let docs: Vec<_> = docs.iter().map(reverse_keys).collect();
+                std::fs::write(&to, strata::yaml::emit::to_yaml_stream(&docs)).unwrap();
+            }
+            _ => std::fs::write(&to, &bytes).unwrap(),
+        }
+    }
+}
+
+fn reverse_keys(v: &strata::value::Value) -> strata::value::Value {
+    use strata::value::Value;
+    match v {
+        Value::Map(m) => Value::Map(
+            m.iter()
+                .rev()
+                .map(|(k, v)| (k.clone(), reverse_keys(v)))
+                .collect(),
+        ),
+        Value::List(l) => Value::List(l.iter().map(reverse_keys).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Kapitan's real compiled trees from the compile corpus: reordering keys
+/// and reformatting every YAML/JSON file is no difference; with
+/// `--no-semantic` the same files all differ.
+#[test]
+fn conformance_catalogs_reformatted_are_not_different() {
+    let cases = crate::conformance_dir().join("compile/cases");
+    let mut names: Vec<_> = std::fs::read_dir(&cases)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    let (mut catalogs, mut parsed, mut text_changed) = (0, 0, 0);
+    for case in names {
+        let compiled = case.join("expected/compiled");
+        if !compiled.is_dir() {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+        let mut n = 0;
+        copy_tree(&compiled, &old, false, &mut n);
+        copy_tree(&compiled, &new, true, &mut n);
+        parsed += n;
+        catalogs += 1;
+        let args = diff_args(&old, &new, &["--exit-code"]);
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, err) = stdout_of(&refs);
+        assert_eq!(
+            (code, out.as_str()),
+            (0, "no differences\n"),
+            "{}: {err}",
+            case.display()
+        );
+        if n > 0 {
+            let args = diff_args(&old, &new, &["--no-semantic", "--format", "json"]);
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            let v: serde_json::Value = serde_json::from_str(&stdout_of(&refs).1).unwrap();
+            let changed = v["summary"]["files_changed"].as_u64().unwrap() as usize;
+            assert!(changed <= n, "{}: {changed} of {n}", case.display());
+            text_changed += changed;
+        }
+    }
+    eprintln!("diff conformance: {catalogs} Kapitan catalogs, {parsed} YAML/JSON files reformatted, 0 semantic differences, {text_changed} text differences");
+    assert!(
+        catalogs >= 40 && parsed >= 100,
+        "{catalogs} catalogs, {parsed} files"
+    );
+    assert!(
+        text_changed * 2 > parsed,
+        "the rewrite changes the text of most files"
+    );
+}
+
+/// Lint over every inventory of the conformance corpora: never an error
+/// exit (2), never a panic; findings are rendered in every format.
+#[test]
+fn lint_runs_over_every_conformance_inventory() {
+    let root = crate::conformance_dir();
+    let mut dirs = Vec::new();
+    for area in ["inventory", "compile/cases"] {
+        let mut d: Vec<_> = std::fs::read_dir(root.join(area))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        d.sort();
+        dirs.extend(
+            d.into_iter()
+                .map(|p| p.join("inventory"))
+                .filter(|p| p.is_dir()),
+        );
+    }
+    let mut counts = [0usize; 2];
+    for inv in &dirs {
+        let out = strata()
+            .args(["lint", "--format", "sarif", "--inventory-path"])
+            .arg(inv)
+            .current_dir(inv.parent().unwrap())
+            .output()
+            .unwrap();
+        let code = out.status.code().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(code == 0 || code == 1, "{}: {stderr}", inv.display());
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["version"], "2.1.0");
+        counts[code as usize] += 1;
+    }
+    eprintln!(
+        "lint conformance: {} inventories, {} clean, {} with findings",
+        dirs.len(),
+        counts[0],
+        counts[1]
+    );
+    assert!(dirs.len() > 100);
 }
