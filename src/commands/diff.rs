@@ -21,12 +21,18 @@ pub struct DiffArgs {
     /// Diff two compiled catalog directories (each holds one directory per target)
     #[arg(long, num_args = 2, value_names = ["OLD_DIR", "NEW_DIR"])]
     pub catalogs: Option<Vec<PathBuf>>,
-    /// Compile the inventory at this git revision as the old side (needs `strata compile`)
+    /// The old side: this git revision (a branch, tag or commit)
     #[arg(long, value_name = "REF")]
     pub base: Option<String>,
-    /// Compile the inventory at this git revision as the new side (needs `strata compile`)
-    #[arg(long, value_name = "REF")]
+    /// The new side: this git revision [default: HEAD]
+    #[arg(long, value_name = "REF", requires = "base")]
     pub head: Option<String>,
+    /// With --base: diff the catalog committed at PATH in each revision (e.g. a Commodore catalog repository) instead of compiling
+    #[arg(long, value_name = "PATH", requires = "base")]
+    pub catalog_path: Option<String>,
+    /// With --base: the git repository to read [default: .]
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -57,13 +63,32 @@ pub struct DiffArgs {
 }
 
 pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
-    let (old, new) = match (&args.catalogs, &args.base, &args.head) {
-        (Some(dirs), None, None) if dirs.len() == 2 => (dirs[0].clone(), dirs[1].clone()),
-        (Some(_), _, _) => {
+    // Trees read from git live here until the diff is printed.
+    let mut _scratch = None;
+    let (old, new) = match (&args.catalogs, &args.base) {
+        (Some(dirs), None) if dirs.len() == 2 => (dirs[0].clone(), dirs[1].clone()),
+        (Some(_), Some(_)) => {
             anyhow::bail!("--catalogs OLD_DIR NEW_DIR cannot be combined with --base/--head")
         }
+        (None, Some(base)) => {
+            let head = args.head.as_deref().unwrap_or("HEAD");
+            let Some(path) = &args.catalog_path else {
+                anyhow::bail!(
+                    "--base/--head without --catalog-path compiles the inventory at both revisions, which needs `strata compile` (not in this build yet); pass --catalog-path PATH to diff a committed catalog, or compile both revisions and pass --catalogs OLD_DIR NEW_DIR"
+                )
+            };
+            let tmp = tempfile::Builder::new()
+                .prefix("strata-diff-")
+                .tempdir()
+                .map_err(|e| anyhow::anyhow!("cannot create a temporary directory: {e}"))?;
+            let (o, n) = (tmp.path().join("base"), tmp.path().join("head"));
+            diff::git::extract(&args.repo, base, path, &o).map_err(diag_err)?;
+            diff::git::extract(&args.repo, head, path, &n).map_err(diag_err)?;
+            _scratch = Some(tmp);
+            (o, n)
+        }
         _ => anyhow::bail!(
-            "--base/--head (compiling the inventory at two git revisions) needs `strata compile`, which this build does not have yet; compile both revisions and pass --catalogs OLD_DIR NEW_DIR"
+            "pass --catalogs OLD_DIR NEW_DIR, or --base REF [--head REF] --catalog-path PATH"
         ),
     };
     let opts = DiffOptions {

@@ -7,6 +7,7 @@
 //! produced, so no output format can leak them. The result is a plain,
 //! serializable [`CatalogDiff`]; [`render`] turns it into text or markdown.
 
+pub mod git;
 pub mod redact;
 pub mod render;
 
@@ -30,6 +31,8 @@ pub enum DiffError {
         regex: String,
         message: String,
     },
+    #[error("git revision `{rev}`: {message}")]
+    Git { rev: String, message: String },
     #[error("invalid --ignore-resource `{spec}`: expected group:kind:name (group empty for core, `*` matches anything)")]
     BadResource { spec: String },
 }
@@ -43,6 +46,9 @@ impl crate::diagnostics::ToDiagnostic for DiffError {
                 d.with_hint("for example `apps:Deployment:web` or `:ConfigMap:*`")
             }
             DiffError::BadRegex { .. } => d,
+            DiffError::Git { .. } => d.with_hint(
+                "pass a branch, tag or commit that exists in the repository (fetch it first in CI: `fetch-depth: 0`)",
+            ),
         }
     }
 }

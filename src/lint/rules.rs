@@ -272,6 +272,10 @@ pub fn commodore(node: &RenderedNode, files: &[PathBuf], cache: &mut FileCache) 
     }
     let mut instances: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for app in &node.applications {
+        // `pkg.*` entries are Commodore configuration packages, not components.
+        if app.starts_with("pkg.") {
+            continue;
+        }
         let (component, instance) = match app.split_once(" as ") {
             Some((c, i)) => (c.trim(), i.trim()),
             None => (app.trim(), app.trim()),

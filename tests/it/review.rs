@@ -145,6 +145,9 @@ fn diff_errors() {
     assert!(err.contains("/nonexistent/a"), "{err}");
     let (code, _, err) = stdout_of(&["diff", "--base", "main", "--head", "HEAD"]);
     assert_eq!(code, 2);
+    assert!(err.contains("needs `strata compile`"), "{err}");
+    let (code, _, err) = stdout_of(&["diff"]);
+    assert_eq!(code, 2);
     assert!(err.contains("--catalogs"), "{err}");
     let (code, _, err) = run_diff(&["--redact-key", "("]);
     assert_eq!(code, 2);
@@ -288,7 +291,7 @@ fn lint_commodore_rules_secrets_and_unused() {
     assert_eq!(nover.len(), 1, "deduplicated over c1 and c2: {f:#?}");
     assert!(nover[0]["message"].as_str().unwrap().contains("`nover`"));
     assert_eq!(file_name(nover[0]), "components.yml");
-    assert_eq!(nover[0]["line"], 11);
+    assert_eq!(nover[0]["line"], 12);
     assert!(nover[0]["hints"].to_string().contains("in targets: c1, c2"));
     let unknown = find(&f, "unknown-component");
     assert_eq!(unknown.len(), 1);
@@ -925,4 +928,116 @@ fn lint_runs_over_every_conformance_inventory() {
         counts[1]
     );
     assert!(dirs.len() > 100);
+}
+
+// ---------------------------------------------------------------- git revisions
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A repository with the fixture catalogs committed twice under `catalog/`,
+/// then the working tree changed again (uncommitted) to prove it is not read.
+fn catalog_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    let (old, new) = catalogs();
+    git(repo, &["init", "-q", "-b", "main"]);
+    let mut n = 0;
+    copy_tree(&old, &repo.join("catalog"), false, &mut n);
+    std::fs::write(repo.join("README.md"), "outside the catalog\n").unwrap();
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "v1"]);
+    std::fs::remove_dir_all(repo.join("catalog")).unwrap();
+    copy_tree(&new, &repo.join("catalog"), false, &mut n);
+    std::fs::write(repo.join("README.md"), "changed outside the catalog\n").unwrap();
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "v2"]);
+    std::fs::write(repo.join("catalog/prod/app.yaml"), "uncommitted: true\n").unwrap();
+    dir
+}
+
+#[test]
+fn diff_committed_catalogs_at_two_revisions() {
+    let dir = catalog_repo();
+    let repo = dir.path().to_str().unwrap();
+    let (code, out, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        repo,
+        "--base",
+        "HEAD~1",
+        "--head",
+        "main",
+        "--catalog-path",
+        "catalog",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let from_git: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let (_, out, _) = run_diff(&["--format", "json"]);
+    let from_dirs: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(from_git, from_dirs, "same diff as the two directories");
+    // --head defaults to HEAD; the uncommitted change is not seen.
+    let (_, out, _) = stdout_of(&[
+        "diff",
+        "--repo",
+        repo,
+        "--base",
+        "HEAD~1",
+        "--catalog-path",
+        "catalog/",
+    ]);
+    assert!(
+        !out.contains("uncommitted") && !out.contains("target prod"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("catalog/prod/app.yaml")).unwrap(),
+        "uncommitted: true\n"
+    );
+    // The same revision twice: no differences.
+    let (code, out, _) = stdout_of(&[
+        "diff",
+        "--repo",
+        repo,
+        "--base",
+        "HEAD",
+        "--head",
+        "HEAD",
+        "--catalog-path",
+        "catalog",
+        "--exit-code",
+    ]);
+    assert_eq!((code, out.as_str()), (0, "no differences\n"));
+    // A revision that does not exist is an error naming it.
+    let (code, _, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        repo,
+        "--base",
+        "nope",
+        "--catalog-path",
+        "catalog",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("`nope`"), "{err}");
 }
