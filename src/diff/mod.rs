@@ -12,6 +12,7 @@ pub mod redact;
 pub mod render;
 
 use crate::value::{Map, Value};
+use rayon::prelude::*;
 use redact::Redactor;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -394,34 +395,55 @@ fn diff_target(
     news: &BTreeMap<&str, &PathBuf>,
     opts: &DiffOptions,
 ) -> Result<Vec<FileDiff>, DiffError> {
+    // Files are read, parsed and compared in parallel; the results are
+    // collected in path order, so the output does not depend on scheduling.
+    enum Old<'a> {
+        Changed(FileDiff),
+        Same,
+        Removed(&'a str, Content),
+    }
+    let olds_v: Vec<(&str, &PathBuf)> = olds.iter().map(|(n, p)| (*n, *p)).collect();
+    let compared: Vec<Result<Old, DiffError>> = olds_v
+        .par_iter()
+        .map(|(name, path)| {
+            let old = load(name, read(path)?, opts);
+            let Some(np) = news.get(name) else {
+                return Ok(Old::Removed(name, old));
+            };
+            let new = load(name, read(np)?, opts);
+            if same(&old, &new) {
+                return Ok(Old::Same);
+            }
+            let objects = diff_content(name, Some(&old), Some(&new), opts);
+            Ok(if objects.is_empty() {
+                Old::Same
+            } else {
+                Old::Changed(FileDiff {
+                    path: name.to_string(),
+                    old_path: None,
+                    status: Status::Changed,
+                    objects,
+                })
+            })
+        })
+        .collect();
     let mut files = Vec::new();
     let mut removed: Vec<(&str, Content)> = Vec::new();
-    let mut added: Vec<(&str, Content)> = Vec::new();
-    for (name, path) in olds {
-        let old = load(name, read(path)?, opts);
-        match news.get(name) {
-            Some(np) => {
-                let new = load(name, read(np)?, opts);
-                if !same(&old, &new) {
-                    let objects = diff_content(name, Some(&old), Some(&new), opts);
-                    if !objects.is_empty() {
-                        files.push(FileDiff {
-                            path: name.to_string(),
-                            old_path: None,
-                            status: Status::Changed,
-                            objects,
-                        });
-                    }
-                }
-            }
-            None => removed.push((name, old)),
+    for r in compared {
+        match r? {
+            Old::Changed(f) => files.push(f),
+            Old::Same => {}
+            Old::Removed(n, c) => removed.push((n, c)),
         }
     }
-    for (name, path) in news {
-        if !olds.contains_key(name) {
-            added.push((name, load(name, read(path)?, opts)));
-        }
-    }
+    let added: Vec<(&str, Content)> = news
+        .iter()
+        .filter(|(n, _)| !olds.contains_key(*n))
+        .map(|(n, p)| (*n, *p))
+        .collect::<Vec<_>>()
+        .par_iter()
+        .map(|(name, path)| Ok((*name, load(name, read(path)?, opts))))
+        .collect::<Result<_, DiffError>>()?;
     // A removed and an added file with the same content are one rename.
     let mut added_used = vec![false; added.len()];
     for (old_name, old) in &removed {

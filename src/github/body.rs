@@ -73,8 +73,9 @@ pub fn build(
     sizes.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut omitted: HashSet<(usize, usize, usize)> = HashSet::new();
     let mut next = 0;
+    let mut detail = Detail::Objects;
     loop {
-        let md = render(diff, lint, revs, &head, &omitted);
+        let md = render(diff, lint, revs, &head, &omitted, detail);
         if md.len() <= limit {
             let names = omitted_names(diff, &omitted);
             return Report {
@@ -83,16 +84,23 @@ pub fn build(
             };
         }
         if next >= sizes.len() {
-            // Even without any diff it does not fit: cut the text itself.
-            let note = "\n\n_… cut here: the report is longer than GitHub allows; the full report is in the job summary and the artifact._\n";
-            let mut cut = limit.saturating_sub(note.len());
-            while cut > 0 && !md.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            return Report {
-                markdown: format!("{}{note}", &md[..cut]),
-                omitted: omitted_names(diff, &omitted),
+            // Without any diff it still does not fit: list less, then cut.
+            detail = match detail {
+                Detail::Objects => Detail::Files,
+                Detail::Files => Detail::Targets,
+                Detail::Targets => {
+                    let note = "\n\n_… cut here: the report is longer than GitHub allows; the full report is in the job summary and the artifact._\n";
+                    let mut cut = limit.saturating_sub(note.len());
+                    while cut > 0 && !md.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    return Report {
+                        markdown: format!("{}{note}", &md[..cut]),
+                        omitted: omitted_names(diff, &omitted),
+                    };
+                }
             };
+            continue;
         }
         // Leave out enough of the largest diffs to cover the excess at once,
         // then render again to check.
@@ -107,6 +115,21 @@ pub fn build(
             excess -= size;
         }
     }
+}
+
+fn files_count(n: usize) -> String {
+    format!("{n} file{}", if n == 1 { "" } else { "s" })
+}
+
+/// How much of the per-target listing a report shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Detail {
+    /// Every object, with its diff unless left out.
+    Objects,
+    /// Every file, with how many objects differ.
+    Files,
+    /// One line per target.
+    Targets,
 }
 
 fn omitted_names(diff: &CatalogDiff, omitted: &HashSet<(usize, usize, usize)>) -> Vec<String> {
@@ -127,6 +150,7 @@ fn render(
     revs: &Revisions,
     head: &str,
     omitted: &HashSet<(usize, usize, usize)>,
+    detail: Detail,
 ) -> String {
     let mut out = String::from(head);
     out.push_str("### strata review\n\n");
@@ -134,6 +158,28 @@ fn render(
     let warnings = lint.iter().filter(|f| f.severity == "warning").count();
     out.push_str(&summary_table(diff, Some((errors, warnings))));
     out.push('\n');
+    // Said first, so that it survives even a cut at the end.
+    if !omitted.is_empty() {
+        let names = omitted_names(diff, omitted);
+        let _ = write!(
+            out,
+            "**{} diff{} left out** to fit GitHub's comment size limit (largest first){}; the full diff is in the job summary and the review artifact:\n\n",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" },
+            match detail {
+                Detail::Objects => "",
+                Detail::Files => ", and the list of objects",
+                Detail::Targets => ", and the list of files",
+            }
+        );
+        for n in names.iter().take(MAX_OMITTED_LISTED) {
+            let _ = writeln!(out, "- `{}`", n.replace('`', "'"));
+        }
+        if names.len() > MAX_OMITTED_LISTED {
+            let _ = writeln!(out, "- … and {} more", names.len() - MAX_OMITTED_LISTED);
+        }
+        out.push('\n');
+    }
     if !lint.is_empty() {
         let _ = writeln!(
             out,
@@ -173,25 +219,45 @@ fn render(
     if diff.is_empty() {
         out.push_str("No catalog changes.\n\n");
     } else {
-        out.push_str(&targets_markdown(diff, &|t, f, o| {
-            omitted.contains(&(t, f, o))
-        }));
-    }
-    if !omitted.is_empty() {
-        let names = omitted_names(diff, omitted);
-        let _ = write!(
-            out,
-            "**{} diff{} left out** to fit GitHub's comment size limit (largest first); the full diff is in the job summary and the review artifact:\n\n",
-            names.len(),
-            if names.len() == 1 { "" } else { "s" }
-        );
-        for n in names.iter().take(MAX_OMITTED_LISTED) {
-            let _ = writeln!(out, "- `{}`", n.replace('`', "'"));
+        match detail {
+            Detail::Objects => out.push_str(&targets_markdown(diff, &|t, f, o| {
+                omitted.contains(&(t, f, o))
+            })),
+            Detail::Files => {
+                for t in &diff.targets {
+                    let _ = writeln!(
+                        out,
+                        "<details><summary><code>{}</code> ({}, {})</summary>\n",
+                        html_escape(&t.name),
+                        t.status.as_str(),
+                        files_count(t.files.len())
+                    );
+                    for f in &t.files {
+                        let n = f.objects.len();
+                        let _ = writeln!(
+                            out,
+                            "- {} `{}` ({n} object{})",
+                            f.status.as_str(),
+                            f.path.replace('`', "'"),
+                            if n == 1 { "" } else { "s" }
+                        );
+                    }
+                    out.push_str("\n</details>\n\n");
+                }
+            }
+            Detail::Targets => {
+                for t in &diff.targets {
+                    let _ = writeln!(
+                        out,
+                        "- `{}` ({}, {})",
+                        t.name.replace('`', "'"),
+                        t.status.as_str(),
+                        files_count(t.files.len())
+                    );
+                }
+                out.push('\n');
+            }
         }
-        if names.len() > MAX_OMITTED_LISTED {
-            let _ = writeln!(out, "- … and {} more", names.len() - MAX_OMITTED_LISTED);
-        }
-        out.push('\n');
     }
     if let (Some(b), Some(h)) = (&revs.base_sha, &revs.head_sha) {
         let short = |s: &str| s.chars().take(12).collect::<String>();
@@ -250,6 +316,43 @@ mod tests {
         let full = build(&d, &[], &Revisions::default(), false, usize::MAX);
         assert!(full.omitted.is_empty());
         assert!(!full.markdown.contains(MARKER));
+    }
+
+    #[test]
+    fn many_diffs_fall_back_to_file_listing() {
+        let mut d = CatalogDiff::default();
+        for t in 0..200 {
+            d.targets.push(TargetDiff {
+                name: format!("target-{t}"),
+                status: Status::Changed,
+                files: (0..5)
+                    .map(|f| FileDiff {
+                        path: format!("manifests/file-{f}.yaml"),
+                        old_path: None,
+                        status: Status::Changed,
+                        objects: vec![ObjectDiff {
+                            name: format!("Deployment/ns/app-{f}"),
+                            status: Status::Changed,
+                            added_lines: 1,
+                            removed_lines: 1,
+                            diff: "@@ -1 +1 @@\n-a: 1\n+a: 2\n".repeat(5),
+                        }],
+                    })
+                    .collect(),
+            });
+        }
+        let r = build(&d, &[], &Revisions::default(), true, COMMENT_LIMIT);
+        assert!(r.markdown.len() <= COMMENT_LIMIT);
+        assert_eq!(r.omitted.len(), 1000);
+        assert!(r.markdown.contains("**1000 diffs left out**"));
+        assert!(r.markdown.contains("and the list of objects"));
+        assert!(r
+            .markdown
+            .contains("- changed `manifests/file-4.yaml` (1 object)"));
+        assert!(
+            r.markdown.contains("<code>target-199</code>"),
+            "every target listed"
+        );
     }
 
     #[test]
