@@ -16,6 +16,13 @@ pub enum Format {
     Json,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
 #[derive(Debug, Args)]
 pub struct DiffArgs {
     /// Diff two compiled catalog directories (each holds one directory per target)
@@ -30,9 +37,21 @@ pub struct DiffArgs {
     /// With --base: diff the catalog committed at PATH in each revision (e.g. a Commodore catalog repository) instead of compiling
     #[arg(long, value_name = "PATH", requires = "base")]
     pub catalog_path: Option<String>,
-    /// With --base: the git repository to read [default: .]
+    /// With --base: the git repository to read
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
+    /// With --base: the compiler, run in each revision's tree with the flags after `--` (through `sh -c`) [default: this strata's `compile`]
+    #[arg(long, value_name = "COMMAND", requires = "base")]
+    pub compile_command: Option<String>,
+    /// With --base: where the compiler writes the catalog, relative to the tree
+    #[arg(long, value_name = "PATH", default_value = "compiled")]
+    pub compiled_dir: PathBuf,
+    /// Colour the text output: auto (on a terminal, unless NO_COLOR is set), always, never
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: Color,
+    /// With --base: flags passed to the compiler
+    #[arg(last = true, value_name = "COMPILE FLAGS")]
+    pub compile_flags: Vec<String>,
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -72,24 +91,31 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
         }
         (None, Some(base)) => {
             let head = args.head.as_deref().unwrap_or("HEAD");
-            let Some(path) = &args.catalog_path else {
-                anyhow::bail!(
-                    "--base/--head without --catalog-path compiles the inventory at both revisions, which needs `strata compile` (not in this build yet); pass --catalog-path PATH to diff a committed catalog, or compile both revisions and pass --catalogs OLD_DIR NEW_DIR"
-                )
-            };
             let tmp = tempfile::Builder::new()
                 .prefix("strata-diff-")
                 .tempdir()
                 .map_err(|e| anyhow::anyhow!("cannot create a temporary directory: {e}"))?;
             let (o, n) = (tmp.path().join("base"), tmp.path().join("head"));
-            diff::git::extract(&args.repo, base, path, &o).map_err(diag_err)?;
-            diff::git::extract(&args.repo, head, path, &n).map_err(diag_err)?;
+            let sides = match &args.catalog_path {
+                Some(path) => {
+                    diff::git::extract(&args.repo, base, path, &o).map_err(diag_err)?;
+                    diff::git::extract(&args.repo, head, path, &n).map_err(diag_err)?;
+                    (o, n)
+                }
+                None => {
+                    let mut out = Vec::new();
+                    for (rev, dir) in [(base.as_str(), &o), (head, &n)] {
+                        diff::git::extract(&args.repo, rev, "", dir).map_err(diag_err)?;
+                        compile_tree(&args, rev, dir)?;
+                        out.push(dir.join(&args.compiled_dir));
+                    }
+                    (out[0].clone(), out[1].clone())
+                }
+            };
             _scratch = Some(tmp);
-            (o, n)
+            sides
         }
-        _ => anyhow::bail!(
-            "pass --catalogs OLD_DIR NEW_DIR, or --base REF [--head REF] --catalog-path PATH"
-        ),
+        _ => anyhow::bail!("pass --catalogs OLD_DIR NEW_DIR, or --base REF [--head REF]"),
     };
     let opts = DiffOptions {
         semantic: !args.no_semantic,
@@ -113,8 +139,13 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
         Format::Json => json()?,
         Format::Markdown => diff::render::markdown(&d),
         Format::Text => {
-            let stdout = std::io::stdout();
-            let color = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            let color = match args.color {
+                Color::Always => true,
+                Color::Never => false,
+                Color::Auto => {
+                    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+                }
+            };
             diff::render::text(&d, color)
         }
     };
@@ -124,4 +155,54 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Compiles the tree of one revision in place; the catalog lands in
+/// `--compiled-dir` inside it. A revision whose compile fails is an error
+/// naming the revision, with the compiler's last lines.
+fn compile_tree(args: &DiffArgs, rev: &str, dir: &std::path::Path) -> anyhow::Result<()> {
+    let mut cmd = match &args.compile_command {
+        Some(c) => {
+            let mut cmd = std::process::Command::new("sh");
+            cmd.arg("-c")
+                .arg(format!("{c} \"$@\""))
+                .arg("strata-compile");
+            cmd
+        }
+        None => {
+            let exe = std::env::current_exe()
+                .map_err(|e| anyhow::anyhow!("cannot find the strata binary: {e}"))?;
+            let mut cmd = std::process::Command::new(exe);
+            cmd.arg("compile");
+            cmd
+        }
+    };
+    let out = cmd
+        .args(&args.compile_flags)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| anyhow::anyhow!("cannot run the compiler for `{rev}`: {e}"))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if args.compile_command.is_none() && stderr.contains("unrecognized subcommand") {
+            anyhow::bail!(
+                "--base/--head without --catalog-path compiles both revisions with `strata compile`, which this build does not have yet; pass --compile-command (e.g. 'kapitan compile'), --catalog-path PATH for a committed catalog, or --catalogs OLD_DIR NEW_DIR"
+            );
+        }
+        let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        anyhow::bail!(
+            "compiling revision `{rev}` failed ({}):\n{}",
+            out.status,
+            tail.join("\n")
+        );
+    }
+    if !dir.join(&args.compiled_dir).is_dir() {
+        anyhow::bail!(
+            "compiling revision `{rev}` wrote no {}/ directory; pass --compiled-dir",
+            args.compiled_dir.display()
+        );
+    }
+    Ok(())
 }

@@ -143,9 +143,11 @@ fn diff_errors() {
     let (code, _, err) = stdout_of(&["diff", "--catalogs", "/nonexistent/a", "/nonexistent/b"]);
     assert_eq!(code, 2);
     assert!(err.contains("/nonexistent/a"), "{err}");
-    let (code, _, err) = stdout_of(&["diff", "--base", "main", "--head", "HEAD"]);
+    let repo = catalog_repo();
+    let r = repo.path().to_str().unwrap();
+    let (code, _, err) = stdout_of(&["diff", "--repo", r, "--base", "main~1", "--head", "main"]);
     assert_eq!(code, 2);
-    assert!(err.contains("needs `strata compile`"), "{err}");
+    assert!(err.contains("`strata compile`"), "{err}");
     let (code, _, err) = stdout_of(&["diff"]);
     assert_eq!(code, 2);
     assert!(err.contains("--catalogs"), "{err}");
@@ -1040,4 +1042,84 @@ fn diff_committed_catalogs_at_two_revisions() {
     ]);
     assert_eq!(code, 2);
     assert!(err.contains("`nope`"), "{err}");
+}
+
+const COPY_COMPILER: &str = "mkdir -p out && cp -r catalog out/compiled && true";
+
+/// `--base/--head` compiling each revision's tree, here with a stand-in
+/// compiler through --compile-command, which gets the flags after `--`.
+#[test]
+fn diff_compiles_both_revisions() {
+    let dir = catalog_repo();
+    let r = dir.path().to_str().unwrap();
+    let (code, out, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        r,
+        "--base",
+        "HEAD~1",
+        "--head",
+        "HEAD",
+        "--compile-command",
+        COPY_COMPILER,
+        "--compiled-dir",
+        "out/compiled",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let (_, direct, _) = run_diff(&["--format", "json"]);
+    let direct: serde_json::Value = serde_json::from_str(&direct).unwrap();
+    assert_eq!(v, direct, "compiled at both revisions = the two catalogs");
+    // The flags after `--` reach the compiler.
+    let check_flags = "test \"$*\" = '--fast -t dev' && mkdir -p compiled && true";
+    let (code, out, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        r,
+        "--base",
+        "HEAD",
+        "--compile-command",
+        check_flags,
+        "--exit-code",
+        "--",
+        "--fast",
+        "-t",
+        "dev",
+    ]);
+    assert_eq!((code, out.as_str()), (0, "no differences\n"), "{err}");
+    // A failing compile is an error naming the revision, with its output.
+    let (code, _, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        r,
+        "--base",
+        "HEAD~1",
+        "--compile-command",
+        "echo boom >&2; exit 3",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("compiling revision `HEAD~1` failed") && err.contains("boom"),
+        "{err}"
+    );
+    let (code, _, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        r,
+        "--base",
+        "HEAD~1",
+        "--compile-command",
+        "true",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("wrote no compiled/ directory"), "{err}");
+}
+
+#[test]
+fn diff_color_always() {
+    let (_, out, _) = run_diff(&["--color", "always"]);
+    assert!(out.contains("\x1b[32m      +  replicas: 2\x1b[0m"), "{out}");
+    assert!(out.contains("\x1b[31m      -  replicas: 1\x1b[0m"), "{out}");
 }
