@@ -193,7 +193,29 @@ impl Client {
             .set("Authorization", &format!("Bearer {}", self.token))
     }
 
+    /// One request; idempotent ones (`GET`, `PATCH`) are tried once more
+    /// after a server error or a dropped connection, which GitHub has now
+    /// and then. `POST` is not, so a comment is never created twice.
     fn call(
+        &self,
+        method: &'static str,
+        url: &str,
+        body: Option<serde_json::Value>,
+    ) -> Result<serde_json::Value, GithubError> {
+        let retryable = |e: &GithubError| {
+            matches!(e, GithubError::Http { status, .. } if *status >= 500)
+                || matches!(e, GithubError::Transport { .. })
+        };
+        match self.call_once(method, url, body.clone()) {
+            Err(e) if method != "POST" && retryable(&e) => {
+                std::thread::sleep(Duration::from_secs(1));
+                self.call_once(method, url, body)
+            }
+            r => r,
+        }
+    }
+
+    fn call_once(
         &self,
         method: &'static str,
         url: &str,

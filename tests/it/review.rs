@@ -386,6 +386,8 @@ struct GithubState {
     comments: Vec<(u64, String, String)>, // id, user, body
     requests: Vec<Request>,
     forbid_writes: bool,
+    /// Answer this many requests with 502 first.
+    fail_next: usize,
     next_id: u64,
 }
 
@@ -487,6 +489,10 @@ fn answer(s: &mut GithubState, method: &str, path: &str, body: &str) -> (u16, se
             .unwrap()
             .to_string()
     };
+    if s.fail_next > 0 {
+        s.fail_next -= 1;
+        return (502, serde_json::json!({"message": "Server Error"}));
+    }
     let route = path.split('?').next().unwrap();
     match (method, route) {
         ("GET", "/repos/acme/infra/issues/7/comments") => {
@@ -1122,4 +1128,21 @@ fn diff_color_always() {
     let (_, out, _) = run_diff(&["--color", "always"]);
     assert!(out.contains("\x1b[32m      +  replicas: 2\x1b[0m"), "{out}");
     assert!(out.contains("\x1b[31m      -  replicas: 1\x1b[0m"), "{out}");
+}
+
+#[test]
+fn a_server_error_on_listing_is_retried_once() {
+    let gh = FakeGithub::start();
+    gh.state.lock().unwrap().fail_next = 1;
+    let ws = Workspace::new(false);
+    let diff = ws.write("diff.json", &diff_json(&[]));
+    let (code, _, err) = ws.comment(&gh, &diff, None);
+    assert_eq!(code, 0, "{err}");
+    let methods: Vec<String> = gh.requests().iter().map(|r| r.method.clone()).collect();
+    assert_eq!(methods, ["GET", "GET", "POST"]);
+    // Twice in a row is an error (exit 2), not a fallback.
+    gh.state.lock().unwrap().fail_next = 2;
+    let (code, _, err) = ws.comment(&gh, &diff, None);
+    assert_eq!(code, 2);
+    assert!(err.contains("answered 502"), "{err}");
 }
