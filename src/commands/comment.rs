@@ -23,6 +23,9 @@ pub struct CommentArgs {
     /// Where to write the full report (upload it as an artifact)
     #[arg(long, value_name = "FILE", default_value = "strata-review.md")]
     pub output: PathBuf,
+    /// Name in the hidden marker: one comment per name (e.g. one per cluster in a matrix job)
+    #[arg(long, value_name = "NAME", default_value = body::DEFAULT_MARKER)]
+    pub marker: String,
     /// Print the comment instead of posting it
     #[arg(long)]
     pub dry_run: bool,
@@ -44,6 +47,12 @@ pub struct CommentArgs {
 }
 
 pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
+    if !body::valid_marker_name(&args.marker) {
+        anyhow::bail!(
+            "invalid --marker `{}`: use letters, digits, `.`, `_`, `:`, `/` and single `-`",
+            args.marker
+        );
+    }
     let diff = match &args.diff {
         Some(p) => github::read_diff(p).map_err(diag_err)?,
         None => Default::default(),
@@ -62,10 +71,10 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
         base_sha: pr.as_ref().and_then(|p| p.base_sha.clone()),
         head_sha: pr.as_ref().and_then(|p| p.head_sha.clone()),
     };
-    let full = body::build(&diff, &lint, &revs, false, usize::MAX);
+    let full = body::build(&diff, &lint, &revs, None, usize::MAX);
     std::fs::write(&args.output, &full.markdown)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", args.output.display()))?;
-    let comment = body::build(&diff, &lint, &revs, true, COMMENT_LIMIT);
+    let comment = body::build(&diff, &lint, &revs, Some(&args.marker), COMMENT_LIMIT);
     if args.dry_run {
         std::io::stdout()
             .lock()
@@ -89,7 +98,7 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
         notice = Some("This pull request comes from a fork, whose token cannot comment: the review is in this job summary and the lint findings are annotations.".to_string());
     } else {
         let client = Client::new(&args.api_url, &repo, &token);
-        match github::publish(&client, pr.number, &comment.markdown) {
+        match github::publish(&client, pr.number, &args.marker, &comment.markdown) {
             Ok(Outcome::Created(id)) => eprintln!("created comment {id} on #{}", pr.number),
             Ok(Outcome::Updated(id)) => eprintln!("updated comment {id} on #{}", pr.number),
             Ok(Outcome::Unchanged(id)) => {
@@ -116,7 +125,7 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
         std::io::stdout().lock().write_all(out.as_bytes())?;
     }
     if let Some(path) = &args.step_summary {
-        let mut report = body::build(&diff, &lint, &revs, false, SUMMARY_LIMIT - 1024).markdown;
+        let mut report = body::build(&diff, &lint, &revs, None, SUMMARY_LIMIT - 1024).markdown;
         if let Some(n) = &notice {
             report = body::with_notice(n, &report);
         }

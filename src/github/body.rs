@@ -9,8 +9,24 @@ use crate::diff::CatalogDiff;
 use std::collections::HashSet;
 use std::fmt::Write;
 
-/// Hidden marker that identifies strata's comment among a PR's comments.
-pub const MARKER: &str = "<!-- strata-review -->";
+/// The default name in the hidden marker that identifies strata's comment
+/// among a pull request's comments.
+pub const DEFAULT_MARKER: &str = "strata-review";
+
+/// The hidden marker for a name: `<!-- strata-review -->`.
+pub fn marker(name: &str) -> String {
+    format!("<!-- {name} -->")
+}
+
+/// Marker names are kept to characters that cannot end an HTML comment.
+pub fn valid_marker_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 100
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | ':' | '/'))
+        && !name.contains("--")
+}
 /// GitHub refuses issue comments longer than this.
 pub const COMMENT_LIMIT: usize = 65_536;
 /// GitHub's limit for one step's job summary.
@@ -39,7 +55,7 @@ pub struct Report {
 /// The one-line report for a pull request with no changes and no findings.
 pub const NOTHING: &str = "strata review: no catalog changes and no lint findings.";
 
-/// Builds the report; with `marker` it starts with the hidden marker (the
+/// Builds the report; with a `marker` name it starts with the hidden marker (the
 /// comment), without it is the job summary / artifact. The markdown is at
 /// most `limit` bytes (bytes, not characters, so that GitHub's character
 /// limit holds for any text).
@@ -47,13 +63,12 @@ pub fn build(
     diff: &CatalogDiff,
     lint: &[LintFinding],
     revs: &Revisions,
-    marker: bool,
+    marker_name: Option<&str>,
     limit: usize,
 ) -> Report {
-    let head = if marker {
-        format!("{MARKER}\n")
-    } else {
-        String::new()
+    let head = match marker_name {
+        Some(m) => format!("{}\n", marker(m)),
+        None => String::new(),
     };
     if diff.is_empty() && lint.is_empty() {
         return Report {
@@ -308,14 +323,20 @@ mod tests {
     #[test]
     fn cut_to_fit_drops_largest_first() {
         let d = big_diff();
-        let r = build(&d, &[], &Revisions::default(), true, COMMENT_LIMIT);
+        let r = build(
+            &d,
+            &[],
+            &Revisions::default(),
+            Some(DEFAULT_MARKER),
+            COMMENT_LIMIT,
+        );
         assert!(r.markdown.len() <= COMMENT_LIMIT);
         assert_eq!(r.omitted, ["t/f.yaml: A/big"]);
         assert!(r.markdown.contains("1 diff left out"));
         assert!(r.markdown.contains("+ x: y"), "the smaller diffs stay");
-        let full = build(&d, &[], &Revisions::default(), false, usize::MAX);
+        let full = build(&d, &[], &Revisions::default(), None, usize::MAX);
         assert!(full.omitted.is_empty());
-        assert!(!full.markdown.contains(MARKER));
+        assert!(!full.markdown.contains("<!--"));
     }
 
     #[test]
@@ -341,7 +362,13 @@ mod tests {
                     .collect(),
             });
         }
-        let r = build(&d, &[], &Revisions::default(), true, COMMENT_LIMIT);
+        let r = build(
+            &d,
+            &[],
+            &Revisions::default(),
+            Some(DEFAULT_MARKER),
+            COMMENT_LIMIT,
+        );
         assert!(r.markdown.len() <= COMMENT_LIMIT);
         assert_eq!(r.omitted.len(), 1000);
         assert!(r.markdown.contains("**1000 diffs left out**"));
@@ -357,9 +384,15 @@ mod tests {
 
     #[test]
     fn tiny_limit_cuts_text() {
-        let r = build(&big_diff(), &[], &Revisions::default(), true, 300);
+        let r = build(
+            &big_diff(),
+            &[],
+            &Revisions::default(),
+            Some(DEFAULT_MARKER),
+            300,
+        );
         assert!(r.markdown.len() <= 300, "{}", r.markdown.len());
-        assert!(r.markdown.starts_with(MARKER));
+        assert!(r.markdown.starts_with("<!-- strata-review -->\n"));
     }
 
     #[test]
@@ -368,9 +401,11 @@ mod tests {
             &CatalogDiff::default(),
             &[],
             &Revisions::default(),
-            true,
+            Some(DEFAULT_MARKER),
             COMMENT_LIMIT,
         );
-        assert_eq!(r.markdown, format!("{MARKER}\n{NOTHING}\n"));
+        assert_eq!(r.markdown, format!("<!-- strata-review -->\n{NOTHING}\n"));
+        assert!(valid_marker_name("strata-review:prod/eu.1"));
+        assert!(!valid_marker_name("a-->b") && !valid_marker_name("a b") && !valid_marker_name(""));
     }
 }

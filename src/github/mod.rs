@@ -301,11 +301,17 @@ pub enum Outcome {
 
 /// Creates the comment, or updates the one carrying the marker (the oldest
 /// if there are several); posts nothing when its text is already current.
-pub fn publish(client: &Client, pr: u64, text: &str) -> Result<Outcome, GithubError> {
+pub fn publish(
+    client: &Client,
+    pr: u64,
+    marker_name: &str,
+    text: &str,
+) -> Result<Outcome, GithubError> {
+    let marker = body::marker(marker_name);
     let existing = client
         .list_comments(pr)?
         .into_iter()
-        .find(|c| c.body.as_deref().is_some_and(|b| b.contains(body::MARKER)));
+        .find(|c| c.body.as_deref().is_some_and(|b| b.contains(&marker)));
     match existing {
         Some(c) if c.body.as_deref().map(str::trim_end) == Some(text.trim_end()) => {
             Ok(Outcome::Unchanged(c.id))

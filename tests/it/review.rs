@@ -565,9 +565,20 @@ impl Workspace {
     }
 
     fn comment(&self, gh: &FakeGithub, diff: &Path, lint: Option<&Path>) -> (i32, String, String) {
+        self.comment_with(gh, diff, lint, &[])
+    }
+
+    fn comment_with(
+        &self,
+        gh: &FakeGithub,
+        diff: &Path,
+        lint: Option<&Path>,
+        extra: &[&str],
+    ) -> (i32, String, String) {
         let mut cmd = strata();
         cmd.current_dir(self.dir.path())
             .arg("comment")
+            .args(extra)
             .arg("--diff")
             .arg(diff)
             .env("GITHUB_API_URL", &gh.url)
@@ -1145,4 +1156,34 @@ fn a_server_error_on_listing_is_retried_once() {
     let (code, _, err) = ws.comment(&gh, &diff, None);
     assert_eq!(code, 2);
     assert!(err.contains("answered 502"), "{err}");
+}
+
+#[test]
+fn one_comment_per_marker_name() {
+    let gh = FakeGithub::start();
+    let ws = Workspace::new(false);
+    let diff = ws.write("diff.json", &diff_json(&[]));
+    for name in ["prod", "dev", "prod"] {
+        let (code, _, err) = ws.comment_with(
+            &gh,
+            &diff,
+            None,
+            &["--marker", &format!("strata-review:{name}")],
+        );
+        assert_eq!(code, 0, "{err}");
+    }
+    let s = gh.state.lock().unwrap();
+    let markers: Vec<&str> = s
+        .comments
+        .iter()
+        .map(|c| c.2.lines().next().unwrap())
+        .collect();
+    assert_eq!(
+        markers,
+        ["<!-- strata-review:prod -->", "<!-- strata-review:dev -->"]
+    );
+    drop(s);
+    let (code, _, err) = ws.comment_with(&gh, &diff, None, &["--marker", "x-->y"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid --marker"), "{err}");
 }
