@@ -313,7 +313,7 @@ pub fn publish(
         .into_iter()
         .find(|c| c.body.as_deref().is_some_and(|b| b.contains(&marker)));
     match existing {
-        Some(c) if c.body.as_deref().map(str::trim_end) == Some(text.trim_end()) => {
+        Some(c) if c.body.as_deref().is_some_and(|b| same_text(b, text)) => {
             Ok(Outcome::Unchanged(c.id))
         }
         Some(c) => {
@@ -324,9 +324,22 @@ pub fn publish(
     }
 }
 
+/// GitHub may store a body with `\r\n` line ends and without the final
+/// newline: neither is a change.
+fn same_text(stored: &str, new: &str) -> bool {
+    stored.replace("\r\n", "\n").trim_end() == new.replace("\r\n", "\n").trim_end()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_ends_are_not_a_change() {
+        assert!(same_text("a\r\nb\r\n", "a\nb\n"));
+        assert!(same_text("a\nb", "a\nb\n"));
+        assert!(!same_text("a\nb", "a\nc\n"));
+    }
 
     #[test]
     fn fork_is_detected_from_the_event() {
