@@ -198,7 +198,9 @@ fn render(
     if !lint.is_empty() {
         let _ = writeln!(
             out,
-            "<details><summary>Lint findings ({} error{}, {} warning{})</summary>\n",
+            "<details{}><summary>Lint findings ({} error{}, {} warning{})</summary>\n",
+            // Errors are what a reviewer must see: shown open.
+            if errors > 0 { " open" } else { "" },
             errors,
             if errors == 1 { "" } else { "s" },
             warnings,
