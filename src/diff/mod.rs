@@ -678,7 +678,11 @@ fn to_text(v: &Value) -> String {
 }
 
 fn object_diff(name: String, status: Status, a: &str, b: &str, opts: &DiffOptions) -> ObjectDiff {
-    let td = similar::TextDiff::from_lines(a, b);
+    // A deadline keeps pathological inputs (huge generated files) from
+    // stalling a review; past it the diff is correct but less minimal.
+    let td = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_secs(10))
+        .diff_lines(a, b);
     let mut added = 0;
     let mut removed = 0;
     for c in td.iter_all_changes() {
