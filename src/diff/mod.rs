@@ -269,43 +269,52 @@ fn walk(root: &Path) -> Result<FileMap, DiffError> {
         });
     }
     let mut out = FileMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let rd = std::fs::read_dir(&dir).map_err(|e| DiffError::Io {
-            path: dir.clone(),
-            message: e.to_string(),
-        })?;
-        for entry in rd {
-            let entry = entry.map_err(|e| DiffError::Io {
-                path: dir.clone(),
-                message: e.to_string(),
-            })?;
-            let path = entry.path();
-            // Follow symlinks: catalogs sometimes link shared manifests.
-            let meta = std::fs::metadata(&path).map_err(|e| DiffError::Io {
-                path: path.clone(),
-                message: e.to_string(),
-            })?;
-            if meta.is_dir() {
-                if entry.file_name() != ".git" {
-                    stack.push(path);
-                }
-                continue;
-            }
-            let rel = path.strip_prefix(root).unwrap_or(&path);
-            let parts: Vec<String> = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
-            let (target, file) = if parts.len() == 1 {
-                (".".to_string(), parts[0].clone())
-            } else {
-                (parts[0].clone(), parts[1..].join("/"))
-            };
-            out.insert((target, file), path);
-        }
-    }
+    walk_dir(root, root, &mut Vec::new(), &mut out)?;
     Ok(out)
+}
+
+/// Directory symlinks are followed (catalogs sometimes link shared
+/// manifests), but never into a directory that is already one of the
+/// current directory's ancestors, so a link back up the tree ends there.
+fn walk_dir(
+    root: &Path,
+    dir: &Path,
+    ancestors: &mut Vec<PathBuf>,
+    out: &mut FileMap,
+) -> Result<(), DiffError> {
+    let io = |path: &Path, e: std::io::Error| DiffError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let real = std::fs::canonicalize(dir).map_err(|e| io(dir, e))?;
+    if ancestors.contains(&real) {
+        return Ok(());
+    }
+    ancestors.push(real);
+    for entry in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
+        let entry = entry.map_err(|e| io(dir, e))?;
+        let path = entry.path();
+        let meta = std::fs::metadata(&path).map_err(|e| io(&path, e))?;
+        if meta.is_dir() {
+            if entry.file_name() != ".git" {
+                walk_dir(root, &path, ancestors, out)?;
+            }
+            continue;
+        }
+        let rel = path.strip_prefix(root).unwrap_or(&path);
+        let parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let (target, file) = if parts.len() == 1 {
+            (".".to_string(), parts[0].clone())
+        } else {
+            (parts[0].clone(), parts[1..].join("/"))
+        };
+        out.insert((target, file), path);
+    }
+    ancestors.pop();
+    Ok(())
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, DiffError> {
@@ -752,6 +761,49 @@ mod tests {
         let b = load("f.yaml", b"kind: Service\nmetadata: {name: s, annotations: {build: '2'}}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: 2\n".to_vec(), &o);
         assert!(same(&a, &b));
         assert!(ResourceFilter::parse("Deployment").is_err());
+    }
+
+    #[test]
+    fn walk_survives_a_symlink_loop_and_names_root_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("t");
+        std::fs::create_dir_all(&t).unwrap();
+        std::fs::write(t.join("a.yaml"), "x: 1\n").unwrap();
+        std::fs::write(dir.path().join("top.txt"), "x\n").unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(dir.path(), t.join("loop")).unwrap();
+            // Two targets sharing one directory both see its files.
+            std::fs::create_dir_all(dir.path().join("shared")).unwrap();
+            std::fs::write(dir.path().join("shared/s.yaml"), "s: 1\n").unwrap();
+            std::os::unix::fs::symlink(dir.path().join("shared"), t.join("s")).unwrap();
+        }
+        let files = walk(dir.path()).unwrap();
+        let keys: Vec<_> = files.keys().cloned().collect();
+        #[cfg(unix)]
+        {
+            assert!(keys.contains(&("t".into(), "s/s.yaml".into())), "{keys:?}");
+            assert!(
+                keys.contains(&("shared".into(), "s.yaml".into())),
+                "{keys:?}"
+            );
+            assert!(
+                keys.contains(&("t".into(), "loop/shared/s.yaml".into())),
+                "{keys:?}"
+            );
+        }
+        assert!(keys.contains(&("t".into(), "a.yaml".into())), "{keys:?}");
+        assert!(keys.contains(&(".".into(), "top.txt".into())), "{keys:?}");
+    }
+
+    #[test]
+    fn binary_files_differ_without_content() {
+        let o = DiffOptions::default();
+        let a = load("b.bin", vec![0, 159, 146, 150], &o);
+        let b = load("b.bin", vec![0, 159, 146, 151], &o);
+        assert!(!same(&a, &b));
+        let d = diff_content("b.bin", Some(&a), Some(&b), &o);
+        assert_eq!(d[0].diff, "(binary files differ)\n");
     }
 
     #[test]

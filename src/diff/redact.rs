@@ -271,6 +271,32 @@ mod tests {
     }
 
     #[test]
+    fn secrets_in_lists_removed_keys_and_matched_maps() {
+        let r = Redactor::new(&["^auth$".into()], false).unwrap();
+        let old = v("kind: List\nitems:\n- kind: Secret\n  data: {a: QUFB, gone: QkJC}\n- kind: ConfigMap\n  data: {auth: {user: u1, pass: p1}, n: 1}\n");
+        let new = v("kind: List\nitems:\n- kind: Secret\n  data: {a: QUFB, new: Q0ND}\n- kind: ConfigMap\n  data: {auth: {user: u1, pass: p2}, n: 2}\n");
+        let (a, b) = r.redact_pair(Some(&old), Some(&new));
+        let text = format!(
+            "{}{}",
+            crate::yaml::emit::to_yaml_string(&a),
+            crate::yaml::emit::to_yaml_string(&b)
+        );
+        for secret in ["QUFB", "QkJC", "Q0ND", "u1", "p1", "p2"] {
+            assert!(!text.contains(secret), "{secret} leaked:\n{text}");
+        }
+        assert!(
+            text.contains("gone") && text.contains("new"),
+            "key names stay: {text}"
+        );
+        assert!(text.contains("n: 2"), "other values stay: {text}");
+        // Removed and added objects are redacted on their own too.
+        let (_, b) = r.redact_pair(None, Some(&new));
+        assert!(!crate::yaml::emit::to_yaml_string(&b).contains("Q0ND"));
+        let (a, _) = r.redact_pair(Some(&old), None);
+        assert!(!crate::yaml::emit::to_yaml_string(&a).contains("QkJC"));
+    }
+
+    #[test]
     fn text_redaction() {
         let r = Redactor::default();
         let t = r.redact_text("user=bob\npassword = s3cr3t\n  api_key: \"abc\"\n");
