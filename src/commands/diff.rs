@@ -28,20 +28,20 @@ pub struct DiffArgs {
     /// Diff two compiled catalog directories (each holds one directory per target)
     #[arg(long, num_args = 2, value_names = ["OLD_DIR", "NEW_DIR"])]
     pub catalogs: Option<Vec<PathBuf>>,
-    /// The old side: this git revision (a branch, tag or commit)
+    /// The old side: this git revision (a branch, tag or commit) [default in a pull_request workflow: where the pull request branched off its base]
     #[arg(long, value_name = "REF")]
     pub base: Option<String>,
-    /// The new side: this git revision [default: HEAD]
-    #[arg(long, value_name = "REF", requires = "base")]
+    /// The new side: this git revision [default: the pull request's head in a pull_request workflow, else HEAD]
+    #[arg(long, value_name = "REF")]
     pub head: Option<String>,
     /// With --base: diff the catalog committed at PATH in each revision (e.g. a Commodore catalog repository) instead of compiling
-    #[arg(long, value_name = "PATH", requires = "base")]
+    #[arg(long, value_name = "PATH")]
     pub catalog_path: Option<String>,
     /// With --base: the git repository to read
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
     /// With --base: the compiler, run in each revision's tree with the flags after `--` (through `sh -c`) [default: this strata's `compile`]
-    #[arg(long, value_name = "COMMAND", requires = "base")]
+    #[arg(long, value_name = "COMMAND")]
     pub compile_command: Option<String>,
     /// With --base: where the compiler writes the catalog, relative to the tree
     #[arg(long, value_name = "PATH", default_value = "compiled")]
@@ -84,13 +84,17 @@ pub struct DiffArgs {
 pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
     // Trees read from git live here until the diff is printed.
     let mut _scratch = None;
-    let (old, new) = match (&args.catalogs, &args.base) {
-        (Some(dirs), None) if dirs.len() == 2 => (dirs[0].clone(), dirs[1].clone()),
-        (Some(_), Some(_)) => {
+    let revisions = match &args.catalogs {
+        Some(_) if args.base.is_some() || args.head.is_some() => {
             anyhow::bail!("--catalogs OLD_DIR NEW_DIR cannot be combined with --base/--head")
         }
-        (None, Some(base)) => {
-            let head = args.head.as_deref().unwrap_or("HEAD");
+        Some(_) => None,
+        None => Some(revisions(&args)?),
+    };
+    let (old, new) = match (&args.catalogs, &revisions) {
+        (Some(dirs), _) if dirs.len() == 2 => (dirs[0].clone(), dirs[1].clone()),
+        (None, Some((base, head))) => {
+            let (base, head) = (base.as_str(), head.as_str());
             let tmp = tempfile::Builder::new()
                 .prefix("strata-diff-")
                 .tempdir()
@@ -104,7 +108,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
                 }
                 None => {
                     let mut out = Vec::new();
-                    for (rev, dir) in [(base.as_str(), &o), (head, &n)] {
+                    for (rev, dir) in [(base, &o), (head, &n)] {
                         diff::git::extract(&args.repo, rev, "", dir).map_err(diag_err)?;
                         compile_tree(&args, rev, dir)?;
                         out.push(dir.join(&args.compiled_dir));
@@ -205,4 +209,31 @@ fn compile_tree(args: &DiffArgs, rev: &str, dir: &std::path::Path) -> anyhow::Re
         );
     }
     Ok(())
+}
+
+/// The two revisions to compare: the flags, else what a `pull_request`
+/// event says (the merge base of its base and head, as GitHub's "Files
+/// changed" shows it, and its head).
+fn revisions(args: &DiffArgs) -> anyhow::Result<(String, String)> {
+    let event = match std::env::var_os("GITHUB_EVENT_PATH") {
+        Some(p) if args.base.is_none() => {
+            crate::github::PullRequest::from_event(std::path::Path::new(&p)).ok()
+        }
+        _ => None,
+    };
+    let head = match (&args.head, event.as_ref().and_then(|e| e.head_sha.clone())) {
+        (Some(h), _) => h.clone(),
+        (None, Some(h)) => h,
+        (None, None) => "HEAD".to_string(),
+    };
+    if let Some(b) = &args.base {
+        return Ok((b.clone(), head));
+    }
+    let Some(base) = event.and_then(|e| e.base_sha) else {
+        anyhow::bail!(
+            "nothing to compare: pass --catalogs OLD_DIR NEW_DIR or --base REF [--head REF] (in a pull_request workflow the base comes from GITHUB_EVENT_PATH)"
+        );
+    };
+    let base = diff::git::merge_base(&args.repo, &base, &head).unwrap_or(base);
+    Ok((base, head))
 }

@@ -38,6 +38,19 @@ pub fn resolve(repo: &Path, rev: &str) -> Result<String, DiffError> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// The best common ancestor of two revisions, if git finds one (a shallow
+/// clone may not have it).
+pub fn merge_base(repo: &Path, a: &str, b: &str) -> Option<String> {
+    let out = git(repo)
+        .args(["merge-base", "--end-of-options", a, b])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
 /// Writes the files under `subpath` (the whole tree when empty) at `rev`
 /// into `dest`, keeping their paths relative to `subpath`. Returns how many
 /// files were written; a `subpath` missing at that revision gives none.

@@ -18,7 +18,25 @@ fn catalogs() -> (PathBuf, PathBuf) {
 }
 
 fn stdout_of(args: &[&str]) -> (i32, String, String) {
-    let out = strata().args(args).output().unwrap();
+    stdout_with_env(args, &[])
+}
+
+/// Runs strata with `env` set and no GitHub Actions variables inherited.
+fn stdout_with_env(args: &[&str], env: &[(&str, &Path)]) -> (i32, String, String) {
+    let mut cmd = strata();
+    cmd.args(args);
+    for v in [
+        "GITHUB_EVENT_PATH",
+        "GITHUB_STEP_SUMMARY",
+        "GITHUB_TOKEN",
+        "GITHUB_REPOSITORY",
+    ] {
+        cmd.env_remove(v);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8(out.stdout).unwrap(),
@@ -1186,4 +1204,64 @@ fn one_comment_per_marker_name() {
     let (code, _, err) = ws.comment_with(&gh, &diff, None, &["--marker", "x-->y"]);
     assert_eq!(code, 2);
     assert!(err.contains("invalid --marker"), "{err}");
+}
+
+/// In a pull_request workflow `strata diff` needs no revision flags: the
+/// base (where the branch left its base) and head come from the event.
+#[test]
+fn diff_revisions_from_the_pull_request_event() {
+    let dir = catalog_repo();
+    let repo = dir.path();
+    let sha = |rev: &str| {
+        let out = std::process::Command::new("git")
+            .current_dir(repo)
+            .args(["rev-parse", rev])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    // The base branch moved on after the pull request branched off:
+    // main~1 is where it branched, `base` has one more commit.
+    git(repo, &["branch", "base", "HEAD~1"]);
+    git(repo, &["checkout", "-q", "base"]);
+    std::fs::write(
+        repo.join("catalog/gone/extra.yaml"),
+        "kind: Namespace\nmetadata: {name: extra}\n",
+    )
+    .unwrap();
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "base moves on"]);
+    let event = repo.join("event.json");
+    std::fs::write(
+        &event,
+        serde_json::json!({"pull_request": {"number": 7,
+            "base": {"sha": sha("base"), "repo": {"full_name": "acme/infra"}},
+            "head": {"sha": sha("main"), "repo": {"full_name": "acme/infra"}}}})
+        .to_string(),
+    )
+    .unwrap();
+    let r = repo.to_str().unwrap();
+    let (code, out, err) = stdout_with_env(
+        &[
+            "diff",
+            "--repo",
+            r,
+            "--catalog-path",
+            "catalog",
+            "--format",
+            "json",
+        ],
+        &[("GITHUB_EVENT_PATH", &event)],
+    );
+    assert_eq!(code, 0, "{err}");
+    let from_event: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let (_, direct, _) = run_diff(&["--format", "json"]);
+    let direct: serde_json::Value = serde_json::from_str(&direct).unwrap();
+    assert_eq!(
+        from_event, direct,
+        "the base's own later commit is not part of the diff"
+    );
+    let (code, _, err) = stdout_of(&["diff", "--repo", r, "--catalog-path", "catalog"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("nothing to compare"), "{err}");
 }
