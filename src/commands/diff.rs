@@ -34,22 +34,22 @@ pub struct DiffArgs {
     /// The new side: this git revision [default: the pull request's head in a pull_request workflow, else HEAD]
     #[arg(long, value_name = "REF")]
     pub head: Option<String>,
-    /// With --base: diff the catalog committed at PATH in each revision (e.g. a Commodore catalog repository) instead of compiling
+    /// Git revisions: diff the catalog committed at PATH in each revision (e.g. a Commodore catalog repository) instead of compiling
     #[arg(long, value_name = "PATH")]
     pub catalog_path: Option<String>,
-    /// With --base: the git repository to read
+    /// Git revisions: the git repository to read
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
-    /// With --base: the compiler, run in each revision's tree with the flags after `--` (through `sh -c`) [default: this strata's `compile`]
+    /// Git revisions: the compiler, run in each revision's tree with the flags after `--` (through `sh -c`) [default: this strata's `compile`]
     #[arg(long, value_name = "COMMAND")]
     pub compile_command: Option<String>,
-    /// With --base: where the compiler writes the catalog, relative to the tree
+    /// Git revisions: where the compiler writes the catalog, relative to the tree
     #[arg(long, value_name = "PATH", default_value = "compiled")]
     pub compiled_dir: PathBuf,
     /// Colour the text output: auto (on a terminal, unless NO_COLOR is set), always, never
     #[arg(long, value_enum, default_value = "auto")]
     pub color: Color,
-    /// With --base: flags passed to the compiler
+    /// Git revisions: flags passed to the compiler
     #[arg(last = true, value_name = "COMPILE FLAGS")]
     pub compile_flags: Vec<String>,
     /// Output format

@@ -186,8 +186,11 @@ impl Redactor {
         if self.secret_kind.is_match(text) {
             return "(content not shown: the file looks like a Kubernetes Secret that is not compared as YAML)\n".into();
         }
-        let line_re = Regex::new(r#"^(\s*-?\s*["']?)([A-Za-z0-9_.\-]+)(["']?\s*[:=]\s*)(\S.*)$"#)
-            .expect("static regex is valid");
+        static LINE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let line_re = LINE.get_or_init(|| {
+            Regex::new(r#"^(\s*-?\s*["']?)([A-Za-z0-9_.\-]+)(["']?\s*[:=]\s*)(\S.*)$"#)
+                .expect("static regex is valid")
+        });
         let mut out = String::with_capacity(text.len());
         for line in text.split_inclusive('\n') {
             let (body, nl) = match line.strip_suffix('\n') {

@@ -41,7 +41,8 @@ fn secret_key_re() -> &'static Regex {
 
 /// Shannon entropy in bits per character.
 pub fn entropy(s: &str) -> f64 {
-    let mut counts: HashMap<char, usize> = HashMap::new();
+    // Ordered, so the float sum (and so the verdict) is the same every run.
+    let mut counts: BTreeMap<char, usize> = BTreeMap::new();
     let mut n = 0usize;
     for c in s.chars() {
         *counts.entry(c).or_insert(0) += 1;
