@@ -12,6 +12,7 @@ pub mod rules;
 
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::inventory::{Inventory, InventoryError, RenderedNode};
+use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -106,8 +107,18 @@ pub fn lint(inv: &Inventory, opts: &LintOptions) -> Result<Vec<Diagnostic>, Lint
     let mut cache = rules::FileCache::default();
     let mut rendered: BTreeMap<String, RenderedNode> = BTreeMap::new();
     let mut failed = false;
-    for t in inv.target_names() {
-        match inv.render_target(&t) {
+    // Each target on its own (so every broken target reports), in parallel;
+    // results are handled in target order.
+    let results: Vec<(String, Result<RenderedNode, InventoryError>)> = inv
+        .target_names()
+        .into_par_iter()
+        .map(|t| {
+            let r = inv.render_target(&t);
+            (t, r)
+        })
+        .collect();
+    for (t, r) in results {
+        match r {
             Ok(node) => {
                 rendered.insert(t, node);
             }
