@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 pub struct CommentArgs {
-    /// `strata diff --format json` output
+    /// `strata diff --format json` output (`-` for standard input)
     #[arg(long, value_name = "FILE")]
     pub diff: Option<PathBuf>,
     /// `strata lint --format json` output

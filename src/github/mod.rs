@@ -112,11 +112,18 @@ pub fn read_diff(path: &Path) -> Result<crate::diff::CatalogDiff, GithubError> {
     })
 }
 
+/// Reads a file; `-` is standard input (`strata diff --format json | strata comment --diff -`).
 fn read(path: &Path) -> Result<String, GithubError> {
-    std::fs::read_to_string(path).map_err(|e| GithubError::Io {
+    let err = |e: std::io::Error| GithubError::Io {
         path: path.into(),
         message: e.to_string(),
-    })
+    };
+    if path == Path::new("-") {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(err)?;
+        return Ok(s);
+    }
+    std::fs::read_to_string(path).map_err(err)
 }
 
 /// What the event payload tells about the pull request.

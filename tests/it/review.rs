@@ -229,6 +229,18 @@ fn secrets_never_leak_in_any_format() {
         .unwrap();
     assert!(out.status.success());
     assert_no_secret("comment", &String::from_utf8(out.stdout).unwrap());
+    let piped = strata()
+        .args(["comment", "--dry-run", "--diff", "-", "--output"])
+        .arg(dir.path().join("piped.md"))
+        .env_remove("GITHUB_EVENT_PATH")
+        .write_stdin(json.clone())
+        .output()
+        .unwrap();
+    assert!(piped.status.success());
+    assert_no_secret(
+        "comment from stdin",
+        &String::from_utf8(piped.stdout).unwrap(),
+    );
     assert_no_secret("artifact", &std::fs::read_to_string(&artifact).unwrap());
     // Without the extra pattern the connection string is shown: the flag works.
     let (_, out, _) = run_diff(&[]);
