@@ -566,8 +566,8 @@ fn diff_content(
             diff_docs(od, nd, opts)
         }
         _ => {
-            let ot = old.map(|c| text_of(c, opts));
-            let nt = new.map(|c| text_of(c, opts));
+            let ot = old.map(|c| text_of(c, true, opts));
+            let nt = new.map(|c| text_of(c, false, opts));
             let status = status_of(old.is_some(), new.is_some());
             let a = ot.unwrap_or_default();
             let b = nt.unwrap_or_default();
@@ -602,10 +602,23 @@ fn status_of(old: bool, new: bool) -> Status {
 }
 
 /// Text shown for a file that is not compared semantically.
-fn text_of(c: &Content, opts: &DiffOptions) -> String {
+/// Parsed documents appear here when the other side of the file did not
+/// parse: they are redacted like any object.
+fn text_of(c: &Content, old_side: bool, opts: &DiffOptions) -> String {
     match c {
         Content::Binary(b) => format!("(binary file, {} bytes)\n", b.len()),
-        Content::Docs(docs) => crate::yaml::emit::to_yaml_stream(docs),
+        Content::Docs(docs) => docs
+            .iter()
+            .map(|d| {
+                let (a, b) = if old_side {
+                    opts.redactor.redact_pair(Some(d), None)
+                } else {
+                    opts.redactor.redact_pair(None, Some(d))
+                };
+                to_text(if old_side { &a } else { &b })
+            })
+            .collect::<Vec<_>>()
+            .join("---\n"),
         Content::Text(t) => opts.redactor.redact_text(t),
     }
 }
@@ -804,6 +817,30 @@ mod tests {
         assert!(!same(&a, &b));
         let d = diff_content("b.bin", Some(&a), Some(&b), &o);
         assert_eq!(d[0].diff, "(binary files differ)\n");
+    }
+
+    #[test]
+    fn a_secret_that_stops_parsing_is_still_redacted() {
+        let o = DiffOptions::default();
+        let a = load(
+            "s.yaml",
+            b"kind: Secret\nmetadata: {name: s}\ndata: {password: aHVudGVyMg==}\n".to_vec(),
+            &o,
+        );
+        let b = load(
+            "s.yaml",
+            b"kind: Secret\nmetadata: {name: s}\ndata: {password: bmV3c2VjcmV0\n".to_vec(),
+            &o,
+        );
+        assert!(matches!(b, Content::Text(_)), "the new side does not parse");
+        for (x, y) in [(Some(&a), Some(&b)), (Some(&b), Some(&a)), (None, Some(&b))] {
+            let d = diff_content("s.yaml", x, y, &o);
+            let text: String = d.iter().map(|o| o.diff.as_str()).collect();
+            assert!(
+                !text.contains("aHVudGVyMg") && !text.contains("bmV3c2VjcmV0"),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -188,21 +188,42 @@ impl Redactor {
         }
         static LINE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
         let line_re = LINE.get_or_init(|| {
-            Regex::new(r#"^(\s*-?\s*["']?)([A-Za-z0-9_.\-]+)(["']?\s*[:=]\s*)(\S.*)$"#)
+            Regex::new(r#"^(\s*-?\s*["']?)([A-Za-z0-9_.\-]+)(["']?\s*[:=]\s*)(.*)$"#)
                 .expect("static regex is valid")
         });
+        let indent = |l: &str| l.len() - l.trim_start().len();
         let mut out = String::with_capacity(text.len());
+        // After `key: |`, `key: >` or `key:` with nothing after it, the more
+        // indented lines that follow are the secret's value too.
+        let mut hiding_below: Option<usize> = None;
         for line in text.split_inclusive('\n') {
             let (body, nl) = match line.strip_suffix('\n') {
                 Some(b) => (b, "\n"),
                 None => (line, ""),
             };
+            if let Some(ind) = hiding_below {
+                if body.trim().is_empty() || indent(body) > ind {
+                    if !body.trim().is_empty() {
+                        out.push_str(&body[..indent(body)]);
+                        out.push_str(OLD);
+                    }
+                    out.push_str(nl);
+                    continue;
+                }
+                hiding_below = None;
+            }
             match line_re.captures(body) {
                 Some(c) if self.key_matches(&c[2]) => {
+                    let value = c[4].trim();
+                    if value.is_empty() || value.starts_with('|') || value.starts_with('>') {
+                        hiding_below = Some(indent(body));
+                    }
                     out.push_str(&c[1]);
                     out.push_str(&c[2]);
                     out.push_str(&c[3]);
-                    out.push_str(OLD);
+                    if !value.is_empty() {
+                        out.push_str(OLD);
+                    }
                     out.push_str(nl);
                 }
                 _ => out.push_str(line),
@@ -305,6 +326,12 @@ mod tests {
         let t = r.redact_text("user=bob\npassword = s3cr3t\n  api_key: \"abc\"\n");
         assert!(!t.contains("s3cr3t") && !t.contains("abc"), "{t}");
         assert!(t.contains("user=bob"));
+        let t = r.redact_text("a:\n  private_key: |\n    -----BEGIN KEY-----\n    c2VjcmV0\n\n  token:\n    value: t0k3n\n  name: x\nb: 1\n");
+        assert!(
+            !t.contains("BEGIN") && !t.contains("c2VjcmV0") && !t.contains("t0k3n"),
+            "{t}"
+        );
+        assert!(t.contains("  name: x\nb: 1\n"), "{t}");
         let s = r.redact_text("{\"kind\": \"Secret\", \"data\": {\"x\": \"eHl6\"}}");
         assert!(!s.contains("eHl6"));
     }
