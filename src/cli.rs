@@ -22,6 +22,12 @@ pub struct Cli {
 pub enum Command {
     /// Render the inventory (reclass semantics) and print every target
     Inventory(commands::inventory::InventoryArgs),
+    /// Carvel packages: list repositories' packages, resolve and render PackageInstalls
+    Package(commands::package::PackageArgs),
+    /// Compile targets into a catalog (Kapitan-compatible `compile`)
+    Compile(commands::compile::CompileArgs),
+    /// Order Kubernetes resources the way kapp applies them (change groups and rules)
+    Order(commands::order::OrderArgs),
     /// Diff two compiled catalogs per target, file and Kubernetes object
     Diff(commands::diff::DiffArgs),
     /// Lint the inventory (and optionally a compiled catalog)
@@ -56,6 +62,9 @@ pub fn main() -> ExitCode {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Inventory(args) => commands::inventory::run(args),
+        Command::Package(args) => commands::package::run(args),
+        Command::Compile(args) => commands::compile::run(args),
+        Command::Order(args) => commands::order::run(args),
         Command::Diff(args) => commands::diff::run(args),
         Command::Lint(args) => commands::lint::run(args),
         Command::Comment(args) => commands::comment::run(args),

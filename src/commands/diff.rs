@@ -43,13 +43,13 @@ pub struct DiffArgs {
     /// Git revisions: the compiler, run in each revision's tree with the flags after `--` (through `sh -c`) [default: this strata's `compile`]
     #[arg(long, value_name = "COMMAND")]
     pub compile_command: Option<String>,
-    /// Git revisions: where the compiler writes the catalog, relative to the tree
+    /// Git revisions: where --compile-command writes the catalog, relative to the tree
     #[arg(long, value_name = "PATH", default_value = "compiled")]
     pub compiled_dir: PathBuf,
     /// Colour the text output: auto (on a terminal, unless NO_COLOR is set), always, never
     #[arg(long, value_enum, default_value = "auto")]
     pub color: Color,
-    /// Git revisions: flags passed to the compiler
+    /// Git revisions: flags passed to the compiler (not --output-path: strata picks it)
     #[arg(last = true, value_name = "COMPILE FLAGS")]
     pub compile_flags: Vec<String>,
     /// Output format
@@ -110,8 +110,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
                     let mut out = Vec::new();
                     for (rev, dir) in [(base, &o), (head, &n)] {
                         diff::git::extract(&args.repo, rev, "", dir).map_err(diag_err)?;
-                        compile_tree(&args, rev, dir)?;
-                        out.push(dir.join(&args.compiled_dir));
+                        out.push(compile_tree(&args, rev, dir)?);
                     }
                     (out[0].clone(), out[1].clone())
                 }
@@ -161,24 +160,28 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Compiles the tree of one revision in place; the catalog lands in
-/// `--compiled-dir` inside it. A revision whose compile fails is an error
-/// naming the revision, with the compiler's last lines.
-fn compile_tree(args: &DiffArgs, rev: &str, dir: &std::path::Path) -> anyhow::Result<()> {
-    let mut cmd = match &args.compile_command {
+/// Compiles the tree of one revision and returns its catalog directory.
+/// strata's own `compile` runs in the tree with `--output-path` beside it
+/// (so a `.kapitan` output path cannot send it elsewhere); a
+/// `--compile-command` writes `--compiled-dir` inside the tree. A revision
+/// whose compile fails is an error naming the revision, with the compiler's
+/// last lines.
+fn compile_tree(args: &DiffArgs, rev: &str, dir: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let (mut cmd, catalog) = match &args.compile_command {
         Some(c) => {
             let mut cmd = std::process::Command::new("sh");
             cmd.arg("-c")
                 .arg(format!("{c} \"$@\""))
                 .arg("strata-compile");
-            cmd
+            (cmd, dir.join(&args.compiled_dir))
         }
         None => {
             let exe = std::env::current_exe()
                 .map_err(|e| anyhow::anyhow!("cannot find the strata binary: {e}"))?;
+            let out = dir.with_extension("out");
             let mut cmd = std::process::Command::new(exe);
-            cmd.arg("compile");
-            cmd
+            cmd.arg("compile").arg("--output-path").arg(&out);
+            (cmd, out.join("compiled"))
         }
     };
     let out = cmd
@@ -189,11 +192,6 @@ fn compile_tree(args: &DiffArgs, rev: &str, dir: &std::path::Path) -> anyhow::Re
         .map_err(|e| anyhow::anyhow!("cannot run the compiler for `{rev}`: {e}"))?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
-        if args.compile_command.is_none() && stderr.contains("unrecognized subcommand") {
-            anyhow::bail!(
-                "--base/--head without --catalog-path compiles both revisions with `strata compile`, which this build does not have yet; pass --compile-command (e.g. 'kapitan compile'), --catalog-path PATH for a committed catalog, or --catalogs OLD_DIR NEW_DIR"
-            );
-        }
         let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
         anyhow::bail!(
@@ -202,13 +200,13 @@ fn compile_tree(args: &DiffArgs, rev: &str, dir: &std::path::Path) -> anyhow::Re
             tail.join("\n")
         );
     }
-    if !dir.join(&args.compiled_dir).is_dir() {
+    if !catalog.is_dir() {
         anyhow::bail!(
             "compiling revision `{rev}` wrote no {}/ directory; pass --compiled-dir",
             args.compiled_dir.display()
         );
     }
-    Ok(())
+    Ok(catalog)
 }
 
 /// The two revisions to compare: the flags, else what a `pull_request`

@@ -2,6 +2,9 @@
 //! library and rendering. Only this layer (and `cli`) uses `anyhow` and prints.
 
 pub mod comment;
+pub mod compile;
 pub mod diff;
 pub mod inventory;
 pub mod lint;
+pub mod order;
+pub mod package;

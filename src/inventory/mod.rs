@@ -850,6 +850,101 @@ mod tests {
         );
     }
 
+    /// Random inventories full of references, prefixes, cycles and type
+    /// clashes: rendering must return a value or an error, never panic or hang.
+    #[test]
+    fn random_inventories_never_panic() {
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rnd = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let keys = ["a", "b", "c", "~a", "d", "=e", "f", "g", "l"];
+        let scalar = |rnd: &mut dyn FnMut(u64) -> u64| -> String {
+            match rnd(16) {
+                0 => "${a}".into(),
+                1 => "x-${b:c::y}".into(),
+                2 => "${${d::a}::z}".into(),
+                3 => "null".into(),
+                4 => "${l}".into(),
+                5 => "${c::dflt}".into(),
+                6 => "'\\\\${a}'".into(),
+                7 => "7".into(),
+                8 => "${b:a}".into(),
+                _ => "plain".into(),
+            }
+        };
+        let (mut ok, mut failed) = (0, 0);
+        for case in 0..150 {
+            let mut files: Vec<(String, String)> = Vec::new();
+            for c in 0..4 {
+                let mut text = String::from("classes: [");
+                for _ in 0..rnd(3) {
+                    // Mostly earlier classes; now and then a cycle or a missing one.
+                    let j = if rnd(10) == 0 {
+                        rnd(5)
+                    } else if c > 0 {
+                        rnd(c)
+                    } else {
+                        continue;
+                    };
+                    text.push_str(&format!("c{j}, "));
+                }
+                text.push_str("]\nparameters:\n");
+                for k in keys {
+                    if rnd(2) == 0 {
+                        continue;
+                    }
+                    let k = if k == "=e" && rnd(8) != 0 { "e" } else { k };
+                    if k == "l" {
+                        text.push_str("  l: [1, '${a::q}']\n");
+                    } else if matches!(k, "b" | "g") || rnd(40) == 0 {
+                        text.push_str(&format!("  {k}:\n"));
+                        for k2 in ["a", "c", "~d"] {
+                            let v = scalar(&mut rnd);
+                            text.push_str(&format!("    {k2}: {v}\n"));
+                        }
+                    } else {
+                        let v = scalar(&mut rnd);
+                        text.push_str(&format!("  {k}: {v}\n"));
+                    }
+                }
+                files.push((format!("classes/c{c}.yml"), text));
+            }
+            files.push(("targets/t.yml".into(), "classes: [c0, c1, c2, c3]\n".into()));
+            let refs: Vec<(&str, &str)> = files
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
+            let start = std::time::Instant::now();
+            match render_one(
+                &refs,
+                InventoryOptions {
+                    ignore_class_notfound: case % 2 == 0,
+                    ..Default::default()
+                },
+            ) {
+                Ok(_) => ok += 1,
+                Err(e) => {
+                    if failed == 0 {
+                        eprintln!("first error: {e}");
+                    }
+                    failed += 1
+                }
+            }
+            assert!(
+                start.elapsed().as_secs() < 5,
+                "case {case} took too long: {files:?}"
+            );
+        }
+        assert!(
+            ok > 10 && failed > 10,
+            "the generator covers both outcomes: {ok} ok, {failed} failed"
+        );
+    }
+
     #[test]
     fn applications_remember_negations() {
         let mut root = AppList::default();

@@ -1,7 +1,10 @@
 //! Integration tests: one binary, one module per area.
 
 mod cli;
+mod compile;
 mod inventory;
+mod order;
+mod packages;
 mod review;
 
 /// The shared conformance corpora beside the project root (`../shared/conformance`).

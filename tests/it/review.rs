@@ -165,7 +165,11 @@ fn diff_errors() {
     let r = repo.path().to_str().unwrap();
     let (code, _, err) = stdout_of(&["diff", "--repo", r, "--base", "main~1", "--head", "main"]);
     assert_eq!(code, 2);
-    assert!(err.contains("`strata compile`"), "{err}");
+    assert!(err.contains("compiling revision `main~1` failed"), "{err}");
+    assert!(
+        err.contains("inventory"),
+        "the compiler's own message: {err}"
+    );
     let (code, _, err) = stdout_of(&["diff"]);
     assert_eq!(code, 2);
     assert!(err.contains("--catalogs"), "{err}");
@@ -1276,4 +1280,84 @@ fn diff_revisions_from_the_pull_request_event() {
     let (code, _, err) = stdout_of(&["diff", "--repo", r, "--catalog-path", "catalog"]);
     assert_eq!(code, 2);
     assert!(err.contains("nothing to compare"), "{err}");
+}
+
+/// `strata diff --base --head` with strata's own compiler: a small Kapitan
+/// project committed twice, each revision compiled from git's objects.
+#[test]
+fn diff_compiles_two_revisions_with_strata_compile() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    let write = |p: &str, text: &str| {
+        let p = repo.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let project = |replicas: u32, password: &str| {
+        write(
+            "inventory/classes/common.yml",
+            "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: manifests\n        input_type: jsonnet\n        input_paths: [components/app.jsonnet]\n        output_type: yaml\n",
+        );
+        write(
+            "inventory/targets/dev.yml",
+            &format!(
+                "classes: [common]\nparameters:\n  replicas: {replicas}\n  password: {password}\n"
+            ),
+        );
+        write(
+            "inventory/targets/prod.yml",
+            "classes: [common]\nparameters:\n  replicas: 3\n  password: Pr0dOnlyS3cret\n",
+        );
+        write(
+            "components/app.jsonnet",
+            "local kap = import 'lib/kapitan.libjsonnet';\nlocal p = kap.inventory().parameters;\n{\n  app: [\n    { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'app', namespace: std.extVar('target') }, spec: { replicas: p.replicas } },\n    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'app', namespace: std.extVar('target') }, stringData: { password: p.password } },\n  ],\n}\n",
+        );
+    };
+    git(repo, &["init", "-q", "-b", "main"]);
+    project(1, "Zx81Hq2Lm9Ke4Wv7");
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "v1"]);
+    project(2, "Pq3Rt6Yu8Io1As4D");
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "v2"]);
+    let r = repo.to_str().unwrap();
+    let (code, out, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        r,
+        "--base",
+        "HEAD~1",
+        "--head",
+        "HEAD",
+        "--exit-code",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.starts_with("target dev (changed)\n  changed  manifests/app.yaml"),
+        "{out}"
+    );
+    assert!(out.contains("Deployment/dev/app (changed, +1 -1)"), "{out}");
+    assert!(
+        out.contains("-  replicas: 1\n") && out.contains("+  replicas: 2\n"),
+        "{out}"
+    );
+    assert!(out.contains("Secret/dev/app (changed, +1 -1)"), "{out}");
+    assert!(out.contains("+  password: <redacted: changed>"), "{out}");
+    for secret in ["Zx81Hq2Lm9Ke4Wv7", "Pq3Rt6Yu8Io1As4D", "Pr0dOnlyS3cret"] {
+        assert!(!out.contains(secret), "{secret} leaked: {out}");
+    }
+    assert!(!out.contains("target prod"), "{out}");
+    // Flags after `--` reach `strata compile`: only prod compiled, no change.
+    let (code, out, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        r,
+        "--base",
+        "HEAD~1",
+        "--exit-code",
+        "--",
+        "-t",
+        "prod",
+    ]);
+    assert_eq!((code, out.as_str()), (0, "no differences\n"), "{err}");
 }
