@@ -246,6 +246,19 @@ fn secrets_never_leak_in_any_format() {
         &String::from_utf8(piped.stdout).unwrap(),
     );
     assert_no_secret("artifact", &std::fs::read_to_string(&artifact).unwrap());
+    // The job summary and the annotations of the fork fallback.
+    let gh = FakeGithub::start();
+    let ws = Workspace::new(true);
+    let diff = ws.write("diff.json", &json);
+    let (code, out, err) = ws.comment(&gh, &diff, None);
+    assert_eq!(code, 0, "{err}");
+    for s in SECRETS {
+        assert!(!out.contains(s), "annotations leak `{s}`");
+    }
+    assert_no_secret(
+        "job summary",
+        &std::fs::read_to_string(ws.path("summary.md")).unwrap(),
+    );
     // Without the extra pattern the connection string is shown: the flag works.
     let (_, out, _) = run_diff(&[]);
     assert!(out.contains("N3wS3cretPw"));
