@@ -1,7 +1,7 @@
 //! Reading a directory as it is at a git revision, without touching the
 //! working tree or the index: the files are written to a directory the
-//! caller owns (a temporary one). Symlinks are not recreated (see
-//! [`extract`]).
+//! caller owns (a temporary one). Only symlinks that stay inside the tree
+//! are recreated.
 //!
 //! This uses git's plumbing (`rev-parse`, `ls-tree`, `cat-file --batch`)
 //! through the `git` binary rather than `gix`: gix is a large build, and the
@@ -130,7 +130,7 @@ pub fn extract(repo: &Path, rev: &str, subpath: &str, dest: &Path) -> Result<usi
             std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
         }
         if mode == "120000" {
-            write_symlink(&data, &target)?;
+            write_symlink(&data, rel, &target)?;
         } else {
             std::fs::write(&target, &data).map_err(|e| io_err(&target, e))?;
         }
@@ -143,14 +143,59 @@ pub fn extract(repo: &Path, rev: &str, subpath: &str, dest: &Path) -> Result<usi
     Ok(blobs.len())
 }
 
-/// A symlink is written as a small text file naming its target, never as a
-/// link: following links from a pull request's tree could show any file of
-/// the machine running the review (tokens included) in the diff.
-fn write_symlink(data: &[u8], target: &Path) -> Result<(), DiffError> {
+/// A symlink whose target stays inside the extracted tree (relative, not
+/// climbing out with `..`) is recreated, so inventories and components that
+/// link within the repository still compile. Any other link is written as a
+/// small text file naming its target: following it could show a file of the
+/// machine running the review (tokens included) in the diff.
+fn write_symlink(data: &[u8], rel: &str, target: &Path) -> Result<(), DiffError> {
+    let to = String::from_utf8_lossy(data).into_owned();
+    if stays_inside(rel, &to) {
+        #[cfg(unix)]
+        return std::os::unix::fs::symlink(&to, target).map_err(|e| io_err(target, e));
+    }
     let mut text = b"(symlink to ".to_vec();
     text.extend_from_slice(data);
     text.extend_from_slice(b")\n");
     std::fs::write(target, text).map_err(|e| io_err(target, e))
+}
+
+/// Whether link `rel` (a path inside the tree) pointing at `to` resolves
+/// inside the tree.
+fn stays_inside(rel: &str, to: &str) -> bool {
+    if to.is_empty() || to.starts_with('/') || to.contains('\\') {
+        return false;
+    }
+    let mut depth: Vec<&str> = rel.split('/').collect();
+    depth.pop(); // the link's own name
+    for part in to.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if depth.pop().is_none() {
+                    return false;
+                }
+            }
+            p => depth.push(p),
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stays_inside;
+
+    #[test]
+    fn links_that_stay_inside_the_tree() {
+        assert!(stays_inside("a/b/link", "../c/file"));
+        assert!(stays_inside("link", "dir/file"));
+        assert!(stays_inside("a/link", "./x"));
+        assert!(!stays_inside("a/link", "../../etc/passwd"));
+        assert!(!stays_inside("link", "/etc/passwd"));
+        assert!(!stays_inside("link", ".."));
+        assert!(!stays_inside("link", ""));
+    }
 }
 
 fn io_err(path: &Path, e: std::io::Error) -> DiffError {

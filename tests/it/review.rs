@@ -1374,3 +1374,52 @@ fn diff_compiles_two_revisions_with_strata_compile() {
     ]);
     assert_eq!((code, out.as_str()), (0, "no differences\n"), "{err}");
 }
+
+/// A pull request cannot make the diff read files outside the repository
+/// through symlinks; links inside the tree still work.
+#[test]
+fn symlinks_in_a_revision_never_leave_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    std::fs::create_dir_all(repo.join("catalog/t")).unwrap();
+    std::fs::write(
+        repo.join("catalog/t/real.yaml"),
+        "kind: ConfigMap\nmetadata: {name: real}\n",
+    )
+    .unwrap();
+    git(repo, &["init", "-q", "-b", "main"]);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "v1"]);
+    let outside = repo.join("outside-secret.txt");
+    std::fs::write(&outside, "TOP-SECRET-OUTSIDE-VALUE\n").unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join("catalog/t/escape.yaml")).unwrap();
+    std::os::unix::fs::symlink("../../outside-secret.txt", repo.join("catalog/t/climb.txt"))
+        .unwrap();
+    std::os::unix::fs::symlink("real.yaml", repo.join("catalog/t/inside.yaml")).unwrap();
+    git(repo, &["add", "catalog"]);
+    git(repo, &["commit", "-q", "-m", "links"]);
+    let r = repo.to_str().unwrap();
+    let (code, out, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        r,
+        "--base",
+        "HEAD~1",
+        "--catalog-path",
+        "catalog",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("TOP-SECRET-OUTSIDE-VALUE"), "{out}");
+    assert!(
+        out.contains(&format!("+(symlink to {})", outside.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains("+(symlink to ../../outside-secret.txt)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("added    inside.yaml\n    ConfigMap/real (added, +3 -0)"),
+        "{out}"
+    );
+}
