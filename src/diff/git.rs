@@ -182,6 +182,13 @@ fn stays_inside(rel: &str, to: &str) -> bool {
     true
 }
 
+fn io_err(path: &Path, e: std::io::Error) -> DiffError {
+    DiffError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::stays_inside;
@@ -195,12 +202,5 @@ mod tests {
         assert!(!stays_inside("link", "/etc/passwd"));
         assert!(!stays_inside("link", ".."));
         assert!(!stays_inside("link", ""));
-    }
-}
-
-fn io_err(path: &Path, e: std::io::Error) -> DiffError {
-    DiffError::Io {
-        path: path.to_path_buf(),
-        message: e.to_string(),
     }
 }

@@ -1377,6 +1377,7 @@ fn diff_compiles_two_revisions_with_strata_compile() {
 
 /// A pull request cannot make the diff read files outside the repository
 /// through symlinks; links inside the tree still work.
+#[cfg(unix)]
 #[test]
 fn symlinks_in_a_revision_never_leave_the_tree() {
     let dir = tempfile::tempdir().unwrap();
