@@ -6,6 +6,7 @@ mod inventory;
 mod order;
 mod packages;
 mod publish;
+mod review;
 
 /// The shared conformance corpora beside the project root (`../shared/conformance`).
 #[allow(dead_code)]
