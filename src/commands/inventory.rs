@@ -1,16 +1,108 @@
 //! `strata inventory`: render targets and print them as JSON or YAML.
 
-use clap::Args;
+use crate::cli::diag_err;
+use crate::inventory::config::KapitanDefaults;
+use crate::inventory::{Inventory, InventoryOptions};
+use clap::{Args, ValueEnum};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(Debug, Args)]
-pub struct InventoryArgs {
-    /// Inventory directory (holds classes/ and targets/)
-    #[arg(long, default_value = "./inventory")]
-    pub inventory_path: PathBuf,
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Json,
+    Yaml,
 }
 
-pub fn run(_args: InventoryArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("the inventory engine is not built yet")
+/// Options shared by every command that reads an inventory.
+#[derive(Debug, Clone, Args)]
+pub struct InventoryFlags {
+    /// Inventory directory (holds classes/ and targets/) [default: ./inventory, or .kapitan]
+    #[arg(long, value_name = "DIR")]
+    pub inventory_path: Option<PathBuf>,
+    /// Expand `*`, `?` and `[...]` patterns in `classes:` lists
+    #[arg(long)]
+    pub enable_class_wildcards: bool,
+    /// Skip classes that do not exist (and patterns that match nothing)
+    #[arg(long)]
+    pub ignore_class_not_found: bool,
+    /// With --ignore-class-not-found, skip only missing classes matching one of these (searched, not anchored)
+    #[arg(long, value_name = "REGEX")]
+    pub ignore_class_not_found_regexp: Vec<String>,
+    /// Name targets by their path under targets/, joined with `.`
+    #[arg(long, alias = "compose-target-name")]
+    pub compose_node_name: bool,
+}
+
+impl InventoryFlags {
+    /// Options from the flags, completed from the `.kapitan` file in the
+    /// working directory (flags win).
+    pub fn options(&self, section: &str) -> anyhow::Result<InventoryOptions> {
+        let defaults = KapitanDefaults::load(std::path::Path::new(".")).map_err(diag_err)?;
+        let mut o = InventoryOptions {
+            path: self
+                .inventory_path
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("./inventory")),
+            enable_class_wildcards: self.enable_class_wildcards,
+            ignore_class_notfound: self.ignore_class_not_found,
+            ignore_class_notfound_regexp: self.ignore_class_not_found_regexp.clone(),
+            compose_node_name: self.compose_node_name,
+        };
+        defaults.apply(section, &mut o, self.inventory_path.is_some());
+        Ok(o)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct InventoryArgs {
+    #[command(flatten)]
+    pub inv: InventoryFlags,
+    /// Render only these targets
+    #[arg(short = 't', long = "targets", num_args = 1.., value_name = "TARGET")]
+    pub targets: Vec<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: Format,
+}
+
+pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
+    let opts = args.inv.options("inventory")?;
+    let inv = Inventory::load(&opts).map_err(diag_err)?;
+    let nodes = inv.render(&args.targets).map_err(diag_err)?;
+    let mut out = crate::value::Map::new();
+    let mut rendered = crate::value::Map::new();
+    for (name, node) in nodes {
+        let mut m = crate::value::Map::new();
+        m.insert(
+            "classes".into(),
+            crate::value::Value::List(node.classes.into_iter().map(crate::value::Value::String).collect()),
+        );
+        m.insert(
+            "applications".into(),
+            crate::value::Value::List(
+                node.applications
+                    .into_iter()
+                    .map(crate::value::Value::String)
+                    .collect(),
+            ),
+        );
+        m.insert("parameters".into(), node.parameters);
+        m.insert("exports".into(), node.exports);
+        m.insert("environment".into(), crate::value::Value::String(node.environment));
+        rendered.insert(name, crate::value::Value::Map(m));
+    }
+    out.insert("nodes".into(), crate::value::Value::Map(rendered));
+    let out = crate::value::Value::Map(out);
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::new(stdout.lock());
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut w, &out)?;
+            writeln!(w)?;
+        }
+        Format::Yaml => w.write_all(crate::yaml::emit::to_yaml_string(&out).as_bytes())?,
+    }
+    w.flush()?;
+    Ok(ExitCode::SUCCESS)
 }

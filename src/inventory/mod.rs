@@ -1,2 +1,645 @@
-//! The reclass-compatible inventory engine: class discovery, merge,
-//! reference resolution.
+//! The reclass-compatible inventory engine: class and target discovery,
+//! depth-first class inclusion (relative names, `${...}` in class names,
+//! opt-in wildcard patterns), deep merge with `~`/`=` key prefixes, and late
+//! reference resolution. Semantics follow reclass-rs (what Commodore uses);
+//! see the README's compatibility section for where strata differs.
+//!
+//! Class files are read and parsed at most once per run (lazily, on first
+//! use, shared by all targets); targets render in parallel.
+
+pub mod config;
+mod discover;
+pub mod error;
+pub mod refs;
+pub mod resolve;
+pub mod uvalue;
+
+pub use error::InventoryError;
+
+use crate::value::{Map, Value};
+use discover::Entity;
+use indexmap::IndexSet;
+use rayon::prelude::*;
+use refs::Template;
+use resolve::{raw_string, Resolver};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use uvalue::{merge_maps, MergeConflict, Origin, UEntry, UMap, UValue};
+
+/// How to read an inventory; flags and config files fill it in.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InventoryOptions {
+    pub path: PathBuf,
+    pub enable_class_wildcards: bool,
+    pub ignore_class_notfound: bool,
+    pub ignore_class_notfound_regexp: Vec<String>,
+    pub compose_node_name: bool,
+}
+
+/// One rendered target.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RenderedNode {
+    #[serde(skip)]
+    pub name: String,
+    pub classes: Vec<String>,
+    pub applications: Vec<String>,
+    pub parameters: Value,
+    pub exports: Value,
+    pub environment: String,
+}
+
+/// A class or target file after parsing.
+#[derive(Debug)]
+struct EntityFile {
+    file: u32,
+    /// Dotted directory that relative class names start from.
+    loc: String,
+    includes: Vec<Include>,
+    /// The `classes` list as reported: absolute names, `${...}` entries as
+    /// written, wildcard patterns expanded.
+    listed: Vec<String>,
+    apps: AppList,
+    parameters: UMap,
+    exports: UMap,
+}
+
+#[derive(Debug)]
+enum Include {
+    Name(String),
+    Interpolated(Template, Origin),
+}
+
+/// reclass-rs's removable list: `~app` removes an application, and is
+/// remembered so that the application stays out when it is added later.
+#[derive(Debug, Clone, Default)]
+struct AppList {
+    items: Vec<String>,
+    negations: Vec<String>,
+}
+
+impl AppList {
+    fn negate(&mut self, name: &str) {
+        if let Some(pos) = self.items.iter().position(|i| i == name) {
+            self.items.remove(pos);
+        } else if !self.negations.iter().any(|n| n == name) {
+            self.negations.push(name.to_string());
+        }
+    }
+
+    fn add(&mut self, item: &str) {
+        if let Some(neg) = item.strip_prefix('~') {
+            self.negate(neg);
+        } else if let Some(pos) = self.negations.iter().position(|n| n == item) {
+            self.negations.remove(pos);
+        } else if !self.items.iter().any(|i| i == item) {
+            self.items.push(item.to_string());
+        }
+    }
+
+    fn merge(&mut self, other: &AppList) {
+        for n in &other.negations {
+            self.negate(n);
+        }
+        for i in &other.items {
+            self.add(i);
+        }
+    }
+}
+
+struct ClassSlot {
+    entity: Entity,
+    parsed: OnceLock<Result<Arc<EntityFile>, InventoryError>>,
+}
+
+/// A discovered inventory. Cheap to share across threads.
+pub struct Inventory {
+    opts: InventoryOptions,
+    /// Every file that can appear in an `Origin`: classes first, then targets.
+    files: Vec<PathBuf>,
+    classes: Vec<ClassSlot>,
+    class_index: HashMap<String, usize>,
+    /// Class names wildcard patterns can match, sorted by code point.
+    wildcard_names: Vec<String>,
+    targets: BTreeMap<String, (Entity, u32)>,
+    ignore_regexps: Vec<regex::Regex>,
+}
+
+impl Inventory {
+    /// Discovers classes and targets. Class files are parsed later, once.
+    pub fn load(opts: &InventoryOptions) -> Result<Inventory, InventoryError> {
+        let mut opts = opts.clone();
+        let dir = &opts.path.clone();
+        if !dir.is_dir() {
+            return Err(InventoryError::NoInventory { path: dir.clone() });
+        }
+        let cfg = config::ReclassConfig::load(dir)?;
+        cfg.apply(&mut opts);
+        let classes_dir = dir.join(cfg.classes_uri.as_deref().unwrap_or("classes"));
+        let targets_dir = match cfg.nodes_uri.as_deref() {
+            Some(n) => dir.join(n),
+            None if !dir.join("targets").is_dir() && dir.join("nodes").is_dir() => dir.join("nodes"),
+            None => dir.join("targets"),
+        };
+        let class_entities = discover::walk(&classes_dir, discover::Kind::Class, false)?;
+        let target_entities =
+            discover::walk(&targets_dir, discover::Kind::Target, opts.compose_node_name)?;
+
+        let mut files = Vec::with_capacity(class_entities.len() + target_entities.len());
+        let mut classes = Vec::with_capacity(class_entities.len());
+        let mut class_index = HashMap::with_capacity(class_entities.len());
+        let mut wildcard_names = Vec::new();
+        for e in class_entities {
+            files.push(e.path.clone());
+            class_index.insert(e.name.clone(), classes.len());
+            if !e.hidden && !e.name.is_empty() {
+                wildcard_names.push(e.name.clone());
+            }
+            classes.push(ClassSlot {
+                entity: e,
+                parsed: OnceLock::new(),
+            });
+        }
+        wildcard_names.sort();
+        let mut targets = BTreeMap::new();
+        for e in target_entities {
+            let idx = files.len() as u32;
+            files.push(e.path.clone());
+            targets.insert(e.name.clone(), (e, idx));
+        }
+        let ignore_regexps = opts
+            .ignore_class_notfound_regexp
+            .iter()
+            .map(|r| {
+                regex::Regex::new(r).map_err(|e| InventoryError::BadRegex {
+                    regex: r.clone(),
+                    message: e.to_string(),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Inventory {
+            opts,
+            files,
+            classes,
+            class_index,
+            wildcard_names,
+            targets,
+            ignore_regexps,
+        })
+    }
+
+    /// The effective options (flags merged with `reclass-config.yml`).
+    pub fn options(&self) -> &InventoryOptions {
+        &self.opts
+    }
+
+    /// All target names, sorted.
+    pub fn target_names(&self) -> Vec<String> {
+        self.targets.keys().cloned().collect()
+    }
+
+    /// The file a target is defined in.
+    pub fn target_file(&self, name: &str) -> Option<&Path> {
+        self.targets.get(name).map(|(e, _)| e.path.as_path())
+    }
+
+    /// All class names and their files, sorted by name.
+    pub fn class_files(&self) -> Vec<(String, PathBuf)> {
+        let mut v: Vec<_> = self
+            .classes
+            .iter()
+            .map(|c| (c.entity.name.clone(), c.entity.path.clone()))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Renders the given targets (all when empty), in parallel. The first
+    /// error in target order is returned, so failures are deterministic.
+    pub fn render(&self, targets: &[String]) -> Result<BTreeMap<String, RenderedNode>, InventoryError> {
+        let names: Vec<String> = if targets.is_empty() {
+            self.target_names()
+        } else {
+            let mut names = Vec::with_capacity(targets.len());
+            for t in targets {
+                if !self.targets.contains_key(t) {
+                    return Err(InventoryError::UnknownTarget {
+                        name: t.clone(),
+                        known: self.target_names(),
+                    });
+                }
+                names.push(t.clone());
+            }
+            names.sort();
+            names.dedup();
+            names
+        };
+        let results: Vec<Result<RenderedNode, InventoryError>> = names
+            .par_iter()
+            .map(|n| self.render_target(n).map_err(|e| e.in_target(n)))
+            .collect();
+        let mut out = BTreeMap::new();
+        for r in results {
+            let node = r?;
+            out.insert(node.name.clone(), node);
+        }
+        Ok(out)
+    }
+
+    /// Renders one target.
+    pub fn render_target(&self, name: &str) -> Result<RenderedNode, InventoryError> {
+        let (entity, file_idx) = self.targets.get(name).ok_or_else(|| InventoryError::UnknownTarget {
+            name: name.to_string(),
+            known: self.target_names(),
+        })?;
+        let tfile = self.parse_entity(entity, *file_idx, String::new())?;
+        let mut b = Build {
+            inv: self,
+            params: UMap::default(),
+            exports: UMap::default(),
+            listed: IndexSet::new(),
+            apps: AppList::default(),
+            done: HashSet::new(),
+            stack: Vec::new(),
+        };
+        b.params.entries.insert(
+            Arc::from("_reclass_"),
+            UEntry {
+                value: UValue::from_value(&self.meta(name, entity)),
+                origin: Origin {
+                    file: *file_idx,
+                    line: 0,
+                },
+                constant: false,
+                replace: false,
+            },
+        );
+        b.include(&tfile)?;
+        let Build {
+            params,
+            exports,
+            listed,
+            apps,
+            ..
+        } = b;
+        let mut r = Resolver::new(&params, &self.files);
+        let parameters = r.render_root()?;
+        let exports = r.render_detached(&exports, "exports")?;
+        Ok(RenderedNode {
+            name: name.to_string(),
+            classes: listed.into_iter().collect(),
+            applications: apps.items,
+            parameters: Value::Map(parameters),
+            exports: Value::Map(exports),
+            environment: "base".to_string(),
+        })
+    }
+
+    /// The `_reclass_` meta parameter, as reclass-rs builds it.
+    fn meta(&self, name: &str, entity: &Entity) -> Value {
+        let parts: Vec<String> = if self.opts.compose_node_name
+            && !entity.parts.first().is_some_and(|p| p.starts_with('_'))
+        {
+            entity.parts.clone()
+        } else if entity.parts.first().is_some_and(|p| p.starts_with('_')) {
+            entity.parts.last().cloned().into_iter().collect()
+        } else {
+            vec![name.to_string()]
+        };
+        let mut nm = Map::new();
+        nm.insert("full".into(), Value::String(name.to_string()));
+        nm.insert(
+            "parts".into(),
+            Value::List(parts.iter().cloned().map(Value::String).collect()),
+        );
+        nm.insert("path".into(), Value::String(parts.join("/")));
+        nm.insert(
+            "short".into(),
+            Value::String(parts.last().cloned().unwrap_or_default()),
+        );
+        let mut m = Map::new();
+        m.insert("environment".into(), Value::String("base".into()));
+        m.insert("name".into(), Value::Map(nm));
+        Value::Map(m)
+    }
+
+    fn class_file(&self, idx: usize) -> Result<Arc<EntityFile>, InventoryError> {
+        let slot = &self.classes[idx];
+        slot.parsed
+            .get_or_init(|| {
+                self.parse_entity(&slot.entity, idx as u32, slot.entity.loc.clone())
+                    .map(Arc::new)
+            })
+            .clone()
+    }
+
+    fn is_ignored(&self, class: &str) -> bool {
+        self.opts.ignore_class_notfound
+            && (self.ignore_regexps.is_empty() || self.ignore_regexps.iter().any(|r| r.is_match(class)))
+    }
+
+    fn parse_entity(&self, e: &Entity, file: u32, loc: String) -> Result<EntityFile, InventoryError> {
+        let path = &e.path;
+        let text = std::fs::read_to_string(path).map_err(|err| InventoryError::Io {
+            path: path.clone(),
+            message: err.to_string(),
+        })?;
+        let yaml_err = |y: crate::yaml::YamlError| InventoryError::Yaml {
+            path: path.clone(),
+            line: y.line,
+            col: y.col,
+            message: y.message,
+        };
+        let doc = crate::yaml::load_one(&text).map_err(yaml_err)?;
+        let shape = |what: &str, line: usize, expected: &'static str, found: &crate::yaml::Node| {
+            InventoryError::Shape {
+                path: path.clone(),
+                line,
+                what: what.to_string(),
+                expected,
+                found: node_kind(found),
+            }
+        };
+        let entries: &[(crate::yaml::Node, crate::yaml::Node)] = match &doc {
+            None => &[],
+            Some(n) => match &n.value {
+                crate::yaml::NodeValue::Map(es) => es,
+                crate::yaml::NodeValue::Null => &[],
+                _ => return Err(shape("the file", n.line, "map", n)),
+            },
+        };
+        let mut raw_classes: Vec<(String, usize)> = Vec::new();
+        let mut apps = AppList::default();
+        let mut parameters = UMap::default();
+        let mut exports = UMap::default();
+        for (k, v) in entries {
+            let key = k.key_string();
+            match key.as_str() {
+                "classes" | "applications" => {
+                    let items = match &v.value {
+                        crate::yaml::NodeValue::Null => Vec::new(),
+                        crate::yaml::NodeValue::Seq(items) => items.clone(),
+                        _ => return Err(shape(&format!("`{key}`"), v.line, "list", v)),
+                    };
+                    for it in items {
+                        let s = match &it.value {
+                            crate::yaml::NodeValue::Str { value, .. } => value.clone(),
+                            crate::yaml::NodeValue::Int(_)
+                            | crate::yaml::NodeValue::Float(_)
+                            | crate::yaml::NodeValue::Bool(_) => it.key_string(),
+                            _ => return Err(shape(&format!("an entry of `{key}`"), it.line, "string", &it)),
+                        };
+                        if key == "classes" {
+                            raw_classes.push((s, it.line));
+                        } else {
+                            apps.add(&s);
+                        }
+                    }
+                }
+                "parameters" | "exports" => {
+                    let m = match &v.value {
+                        crate::yaml::NodeValue::Null => UMap::default(),
+                        crate::yaml::NodeValue::Map(es) => uvalue::map_from_entries(es, file)
+                            .map_err(|message| InventoryError::RefSyntax {
+                                origin: path.display().to_string(),
+                                message,
+                            })?,
+                        _ => return Err(shape(&format!("`{key}`"), v.line, "map", v)),
+                    };
+                    if key == "parameters" {
+                        parameters = m;
+                    } else {
+                        exports = m;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let (includes, listed) = self.expand_classes(&raw_classes, &loc, file, path)?;
+        Ok(EntityFile {
+            file,
+            loc,
+            includes,
+            listed,
+            apps,
+            parameters,
+            exports,
+        })
+    }
+
+    /// Turns a file's `classes` list into what to include and what to report.
+    fn expand_classes(
+        &self,
+        raw: &[(String, usize)],
+        loc: &str,
+        file: u32,
+        path: &Path,
+    ) -> Result<(Vec<Include>, Vec<String>), InventoryError> {
+        let mut includes = Vec::new();
+        let mut listed: IndexSet<String> = IndexSet::new();
+        let mut add = |inc: Include, shown: String, includes: &mut Vec<Include>| {
+            if listed.insert(shown) {
+                includes.push(inc);
+            }
+        };
+        for (s, line) in raw {
+            if s.contains("${") && s.contains('}') {
+                // Relative to the including file first, references after,
+                // as reclass-rs does (`.${dist}` is `cluster.${dist}`).
+                let s = &absolute(s, loc);
+                match refs::parse(s) {
+                    Ok(Some(t)) => add(
+                        Include::Interpolated(
+                            t,
+                            Origin {
+                                file,
+                                line: *line as u32,
+                            },
+                        ),
+                        s.clone(),
+                        &mut includes,
+                    ),
+                    Ok(None) => add(Include::Name(absolute(s, loc)), absolute(s, loc), &mut includes),
+                    Err(message) => {
+                        return Err(InventoryError::RefSyntax {
+                            origin: format!("{}:{line}", path.display()),
+                            message,
+                        })
+                    }
+                }
+                continue;
+            }
+            let is_pattern = self.opts.enable_class_wildcards
+                && s.contains(['*', '?', '['])
+                && !self.class_index.contains_key(s.as_str());
+            if is_pattern {
+                let glob = globset::GlobBuilder::new(s)
+                    .literal_separator(false)
+                    .backslash_escape(false)
+                    .build()
+                    .map_err(|e| InventoryError::BadPattern {
+                        pattern: s.clone(),
+                        from: path.to_path_buf(),
+                        message: e.to_string(),
+                    })?
+                    .compile_matcher();
+                let matches: Vec<&String> = self
+                    .wildcard_names
+                    .iter()
+                    .filter(|n| glob.is_match(n.as_str()))
+                    .collect();
+                if matches.is_empty() {
+                    if self.opts.ignore_class_notfound {
+                        continue;
+                    }
+                    return Err(InventoryError::PatternNoMatch {
+                        pattern: s.clone(),
+                        from: path.to_path_buf(),
+                    });
+                }
+                for m in matches {
+                    add(Include::Name(m.clone()), m.clone(), &mut includes);
+                }
+                continue;
+            }
+            let abs = absolute(s, loc);
+            add(Include::Name(abs.clone()), abs, &mut includes);
+        }
+        Ok((includes, listed.into_iter().collect()))
+    }
+}
+
+fn node_kind(n: &crate::yaml::Node) -> &'static str {
+    match n.value {
+        crate::yaml::NodeValue::Null => "null",
+        crate::yaml::NodeValue::Bool(_) => "bool",
+        crate::yaml::NodeValue::Int(_) => "int",
+        crate::yaml::NodeValue::Float(_) => "float",
+        crate::yaml::NodeValue::Str { .. } => "string",
+        crate::yaml::NodeValue::Seq(_) => "list",
+        crate::yaml::NodeValue::Map(_) => "map",
+    }
+}
+
+/// Makes a relative class name (`.sibling`, `..parent`) absolute: the first
+/// dot is the including file's directory, each further dot one level up,
+/// never above `classes/`.
+pub fn absolute(name: &str, loc: &str) -> String {
+    if !name.starts_with('.') {
+        return name.to_string();
+    }
+    let rest = name.trim_start_matches('.');
+    let dots = name.len() - rest.len();
+    let mut base: Vec<&str> = if loc.is_empty() {
+        Vec::new()
+    } else {
+        loc.split('.').collect()
+    };
+    for _ in 1..dots {
+        base.pop();
+    }
+    base.push(rest);
+    base.join(".")
+}
+
+/// The per-target merge state.
+struct Build<'a> {
+    inv: &'a Inventory,
+    params: UMap,
+    exports: UMap,
+    listed: IndexSet<String>,
+    apps: AppList,
+    done: HashSet<String>,
+    /// Classes being included right now, for cycle errors.
+    stack: Vec<String>,
+}
+
+impl Build<'_> {
+    fn include(&mut self, f: &EntityFile) -> Result<(), InventoryError> {
+        let inv = self.inv;
+        let from = &inv.files[f.file as usize];
+        for inc in &f.includes {
+            let name = match inc {
+                Include::Name(n) => n.clone(),
+                Include::Interpolated(t, origin) => {
+                    let mut r = Resolver::new(&self.params, &inv.files);
+                    let v = r.render_template(t, *origin)?;
+                    let mut s = String::new();
+                    raw_string(&v, &mut s);
+                    absolute(&s, &f.loc)
+                }
+            };
+            if self.done.contains(&name) {
+                continue;
+            }
+            if let Some(pos) = self.stack.iter().position(|s| *s == name) {
+                let mut chain: Vec<String> = self.stack[pos..].to_vec();
+                chain.push(name);
+                return Err(InventoryError::ClassCycle {
+                    chain: chain.join(" -> "),
+                    from: from.clone(),
+                });
+            }
+            let Some(&idx) = inv.class_index.get(&name) else {
+                if inv.is_ignored(&name) {
+                    continue;
+                }
+                return Err(InventoryError::ClassNotFound {
+                    class: name,
+                    from: from.clone(),
+                });
+            };
+            let cf = inv.class_file(idx)?;
+            self.stack.push(name.clone());
+            self.include(&cf)?;
+            self.stack.pop();
+            self.done.insert(name);
+        }
+        for c in &f.listed {
+            if !self.listed.contains(c) {
+                self.listed.insert(c.clone());
+            }
+        }
+        self.apps.merge(&f.apps);
+        let conflict = |c: MergeConflict| Resolver::new(&UMap::default(), &inv.files).conflict(c);
+        merge_maps(&mut self.params, &f.parameters, &mut Vec::new()).map_err(conflict)?;
+        merge_maps(&mut self.exports, &f.exports, &mut Vec::new()).map_err(conflict)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_names() {
+        assert_eq!(absolute(".sibling", "component.deep"), "component.deep.sibling");
+        assert_eq!(absolute("..defaults", "component.deep"), "component.defaults");
+        assert_eq!(absolute(".....top", "component.deep"), "top");
+        assert_eq!(absolute(".top", ""), "top");
+        assert_eq!(absolute("abs.name", "x"), "abs.name");
+    }
+
+    #[test]
+    fn applications_remember_negations() {
+        let mut root = AppList::default();
+        let mut a = AppList::default();
+        for s in ["foo", "bar"] {
+            a.add(s);
+        }
+        let mut b = AppList::default();
+        for s in ["~bar", "~baz"] {
+            b.add(s);
+        }
+        let mut c = AppList::default();
+        for s in ["baz", "qux"] {
+            c.add(s);
+        }
+        root.merge(&a);
+        root.merge(&b);
+        root.merge(&c);
+        assert_eq!(root.items, ["foo", "qux"]);
+    }
+}

@@ -1,0 +1,186 @@
+//! Inventory options from files: `reclass-config.yml` in the inventory
+//! directory and the `.kapitan` defaults file in the working directory.
+//! Command-line flags win over both.
+
+use super::{InventoryError, InventoryOptions};
+use crate::value::Value;
+use std::path::Path;
+
+/// The keys of `reclass-config.yml` that strata reads.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct ReclassConfig {
+    pub nodes_uri: Option<String>,
+    pub classes_uri: Option<String>,
+    pub ignore_class_notfound: Option<bool>,
+    pub ignore_class_notfound_regexp: Vec<String>,
+    pub compose_node_name: Option<bool>,
+    pub enable_class_wildcards: Option<bool>,
+}
+
+fn read_yaml_value(path: &Path) -> Result<Option<Value>, InventoryError> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| InventoryError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let node = crate::yaml::load_one(&text).map_err(|y| InventoryError::Yaml {
+        path: path.to_path_buf(),
+        line: y.line,
+        col: y.col,
+        message: y.message,
+    })?;
+    Ok(node.map(|n| n.to_value()))
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    match v {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::List(l)) => l.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+impl ReclassConfig {
+    pub fn load(inventory: &Path) -> Result<ReclassConfig, InventoryError> {
+        let Some(v) = read_yaml_value(&inventory.join("reclass-config.yml"))? else {
+            return Ok(ReclassConfig::default());
+        };
+        let get = |k: &str| v.as_map().and_then(|m| m.get(k));
+        let s = |k: &str| get(k).and_then(|x| x.as_str()).map(str::to_string);
+        let b = |k: &str| get(k).and_then(Value::as_bool);
+        Ok(ReclassConfig {
+            nodes_uri: s("nodes_uri"),
+            classes_uri: s("classes_uri"),
+            ignore_class_notfound: b("ignore_class_notfound"),
+            ignore_class_notfound_regexp: strings(get("ignore_class_notfound_regexp")),
+            compose_node_name: b("compose_node_name"),
+            enable_class_wildcards: b("enable_class_wildcards"),
+        })
+    }
+
+    /// Fills options that no flag set.
+    pub fn apply(&self, o: &mut InventoryOptions) {
+        o.ignore_class_notfound |= self.ignore_class_notfound.unwrap_or(false);
+        o.compose_node_name |= self.compose_node_name.unwrap_or(false);
+        o.enable_class_wildcards |= self.enable_class_wildcards.unwrap_or(false);
+        if o.ignore_class_notfound_regexp.is_empty() {
+            o.ignore_class_notfound_regexp = self.ignore_class_notfound_regexp.clone();
+        }
+    }
+}
+
+/// Kapitan's `.kapitan` file: per-command defaults keyed by flag name.
+#[derive(Debug, Default, Clone)]
+pub struct KapitanDefaults {
+    root: Option<Value>,
+}
+
+impl KapitanDefaults {
+    /// Reads `.kapitan` from `dir`; a missing file gives empty defaults.
+    pub fn load(dir: &Path) -> Result<KapitanDefaults, InventoryError> {
+        Ok(KapitanDefaults {
+            root: read_yaml_value(&dir.join(".kapitan"))?,
+        })
+    }
+
+    /// The value for `flag` (e.g. `inventory-path`) in `section` (e.g.
+    /// `compile`), falling back to the `global` section. Underscores and
+    /// dashes are interchangeable, as in Kapitan.
+    pub fn get(&self, section: &str, flag: &str) -> Option<&Value> {
+        let root = self.root.as_ref()?.as_map()?;
+        let alt = flag.replace('-', "_");
+        for sec in [section, "global"] {
+            if let Some(m) = root.get(sec).and_then(Value::as_map) {
+                if let Some(v) = m.get(flag).or_else(|| m.get(&alt)) {
+                    return Some(v);
+                }
+            }
+        }
+        None
+    }
+
+    pub fn get_bool(&self, section: &str, flag: &str) -> bool {
+        self.get(section, flag).and_then(Value::as_bool).unwrap_or(false)
+    }
+
+    pub fn get_str(&self, section: &str, flag: &str) -> Option<String> {
+        self.get(section, flag).and_then(|v| v.as_str()).map(str::to_string)
+    }
+
+    pub fn get_strings(&self, section: &str, flag: &str) -> Vec<String> {
+        strings(self.get(section, flag))
+    }
+
+    /// `inventory_backend: {enable-class-wildcards: true}` (also accepted
+    /// under the `inventory` section).
+    pub fn class_wildcards(&self) -> bool {
+        let from_backend = self
+            .root
+            .as_ref()
+            .and_then(Value::as_map)
+            .and_then(|m| m.get("inventory_backend"))
+            .and_then(Value::as_map)
+            .and_then(|m| m.get("enable-class-wildcards").or_else(|| m.get("enable_class_wildcards")))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        from_backend || self.get_bool("inventory", "enable-class-wildcards")
+    }
+
+    /// Applies the defaults of `section` to options that no flag set.
+    pub fn apply(&self, section: &str, o: &mut InventoryOptions, path_from_flag: bool) {
+        if !path_from_flag {
+            if let Some(p) = self.get_str(section, "inventory-path") {
+                o.path = p.into();
+            }
+        }
+        o.enable_class_wildcards |= self.class_wildcards();
+        o.ignore_class_notfound |= self.get_bool(section, "ignore-class-not-found");
+        o.compose_node_name |= self.get_bool(section, "compose-node-name")
+            || self.get_bool(section, "compose-target-name");
+        if o.ignore_class_notfound_regexp.is_empty() {
+            o.ignore_class_notfound_regexp = self.get_strings(section, "ignore-class-not-found-regexp");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kapitan_defaults_sections() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(".kapitan"),
+            "global:\n  inventory-path: inv\ncompile:\n  inventory_path: other\ninventory_backend:\n  enable-class-wildcards: true\n",
+        )
+        .unwrap();
+        let k = KapitanDefaults::load(dir.path()).unwrap();
+        assert_eq!(k.get_str("compile", "inventory-path").as_deref(), Some("other"));
+        assert_eq!(k.get_str("inventory", "inventory-path").as_deref(), Some("inv"));
+        let mut o = InventoryOptions::default();
+        k.apply("inventory", &mut o, false);
+        assert!(o.enable_class_wildcards);
+        assert_eq!(o.path, std::path::PathBuf::from("inv"));
+    }
+
+    #[test]
+    fn reclass_config_flags_win() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("reclass-config.yml"),
+            "ignore_class_notfound: true\nignore_class_notfound_regexp: ['^a']\n",
+        )
+        .unwrap();
+        let c = ReclassConfig::load(dir.path()).unwrap();
+        let mut o = InventoryOptions {
+            ignore_class_notfound_regexp: vec!["^b".into()],
+            ..Default::default()
+        };
+        c.apply(&mut o);
+        assert!(o.ignore_class_notfound);
+        assert_eq!(o.ignore_class_notfound_regexp, ["^b"]);
+    }
+}

@@ -1,0 +1,167 @@
+//! Finding class and target files: a directory walk that follows
+//! symlinks (also relative ones pointing outside the tree), sorted so that
+//! names, errors and output never depend on the file system's order.
+
+use super::InventoryError;
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Class,
+    Target,
+}
+
+/// A class or target file and the name it defines.
+#[derive(Debug, Clone)]
+pub struct Entity {
+    pub name: String,
+    pub path: PathBuf,
+    /// Path components under the root, without the extension.
+    pub parts: Vec<String>,
+    /// Dotted directory relative class names start from.
+    pub loc: String,
+    /// Some component starts with `.`: not matched by wildcard patterns.
+    pub hidden: bool,
+}
+
+/// Lists the entities under `root` (which may be missing: no entities).
+pub fn walk(root: &Path, kind: Kind, compose: bool) -> Result<Vec<Entity>, InventoryError> {
+    let mut files = Vec::new();
+    if root.is_dir() {
+        let mut seen = HashSet::new();
+        if let Ok(c) = root.canonicalize() {
+            seen.insert(c);
+        }
+        walk_dir(root, &mut Vec::new(), &mut files, &mut seen)?;
+    }
+    let mut by_name: BTreeMap<String, Entity> = BTreeMap::new();
+    for (path, rel) in files {
+        let e = entity(path, rel, kind, compose);
+        if let Some(prev) = by_name.get(&e.name) {
+            let (first, second) = if prev.path <= e.path {
+                (prev.path.clone(), e.path.clone())
+            } else {
+                (e.path.clone(), prev.path.clone())
+            };
+            return Err(InventoryError::Collides {
+                kind: if kind == Kind::Class { "class" } else { "target" },
+                name: e.name,
+                first,
+                second,
+            });
+        }
+        by_name.insert(e.name.clone(), e);
+    }
+    Ok(by_name.into_values().collect())
+}
+
+fn walk_dir(
+    dir: &Path,
+    rel: &mut Vec<String>,
+    out: &mut Vec<(PathBuf, Vec<String>)>,
+    seen: &mut HashSet<PathBuf>,
+) -> Result<(), InventoryError> {
+    let rd = std::fs::read_dir(dir).map_err(|e| InventoryError::Io {
+        path: dir.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let mut entries: Vec<(String, PathBuf)> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .collect();
+    entries.sort();
+    for (name, path) in entries {
+        // `metadata` follows symlinks; a dangling link is skipped.
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            // A symlink back up the tree would loop forever.
+            let canon = path.canonicalize().unwrap_or_else(|_| path.clone());
+            if !seen.insert(canon.clone()) {
+                continue;
+            }
+            rel.push(name);
+            let r = walk_dir(&path, rel, out, seen);
+            rel.pop();
+            seen.remove(&canon);
+            r?;
+        } else if name.ends_with(".yml") || name.ends_with(".yaml") {
+            let stem = name.rsplit_once('.').map_or(name.as_str(), |(s, _)| s);
+            let mut parts = rel.clone();
+            parts.push(stem.to_string());
+            out.push((path, parts));
+        }
+    }
+    Ok(())
+}
+
+fn entity(path: PathBuf, parts: Vec<String>, kind: Kind, compose: bool) -> Entity {
+    let hidden = parts.iter().any(|p| p.starts_with('.'));
+    match kind {
+        Kind::Class => {
+            // `foo/init.yml` is class `foo`; relative names in it start
+            // from foo's parent.
+            let (name_parts, loc_parts): (&[String], &[String]) =
+                if parts.last().is_some_and(|p| p == "init") {
+                    let dir = &parts[..parts.len() - 1];
+                    (dir, &dir[..dir.len().saturating_sub(1)])
+                } else {
+                    (&parts[..], &parts[..parts.len() - 1])
+                };
+            Entity {
+                name: name_parts.join("."),
+                loc: loc_parts.join("."),
+                path,
+                parts,
+                hidden,
+            }
+        }
+        Kind::Target => {
+            let last = parts.last().cloned().unwrap_or_default();
+            let name = if compose && !parts[0].starts_with('_') {
+                parts.join(".")
+            } else {
+                last
+            };
+            Entity {
+                name,
+                loc: String::new(),
+                path,
+                parts,
+                hidden,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(parts: &[&str]) -> Vec<String> {
+        parts.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn class_names() {
+        let e = entity("x".into(), p(&["a", "b", "init"]), Kind::Class, false);
+        assert_eq!((e.name.as_str(), e.loc.as_str()), ("a.b", "a"));
+        let e = entity("x".into(), p(&["a", "b", "c"]), Kind::Class, false);
+        assert_eq!((e.name.as_str(), e.loc.as_str()), ("a.b.c", "a.b"));
+        let e = entity("x".into(), p(&["init"]), Kind::Class, false);
+        assert_eq!(e.name, "");
+        assert!(entity("x".into(), p(&[".h", "c"]), Kind::Class, false).hidden);
+    }
+
+    #[test]
+    fn target_names() {
+        let e = entity("x".into(), p(&["a", "n1"]), Kind::Target, false);
+        assert_eq!(e.name, "n1");
+        let e = entity("x".into(), p(&["a", "n1"]), Kind::Target, true);
+        assert_eq!(e.name, "a.n1");
+        let e = entity("x".into(), p(&["_hidden", "z1"]), Kind::Target, true);
+        assert_eq!(e.name, "z1");
+    }
+}

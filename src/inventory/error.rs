@@ -1,0 +1,182 @@
+//! Typed inventory errors. Each names the file (and line) and, where there
+//! is one, the parameter path, and knows the hint that helps fix it.
+
+use crate::diagnostics::{Diagnostic, ToDiagnostic};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum InventoryError {
+    #[error("inventory directory {} not found", path.display())]
+    NoInventory { path: PathBuf },
+
+    #[error("cannot read {}: {message}", path.display())]
+    Io { path: PathBuf, message: String },
+
+    #[error("invalid yaml in {}:{line}:{col}: {message}", path.display())]
+    Yaml {
+        path: PathBuf,
+        line: usize,
+        col: usize,
+        message: String,
+    },
+
+    #[error("{kind} `{name}` collides: it is defined in both {} and {}", first.display(), second.display())]
+    Collides {
+        kind: &'static str,
+        name: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
+
+    #[error("{what} in {}:{line}: expected a {expected}, found {found}", path.display())]
+    Shape {
+        path: PathBuf,
+        line: usize,
+        what: String,
+        expected: &'static str,
+        found: &'static str,
+    },
+
+    #[error("class not found: `{class}` (included from {})", from.display())]
+    ClassNotFound { class: String, from: PathBuf },
+
+    #[error("class pattern `{pattern}` did not match any classes (in {})", from.display())]
+    PatternNoMatch { pattern: String, from: PathBuf },
+
+    #[error("invalid class pattern `{pattern}` in {}: {message}", from.display())]
+    BadPattern {
+        pattern: String,
+        from: PathBuf,
+        message: String,
+    },
+
+    #[error("class include cycle: {chain}")]
+    ClassCycle { chain: String, from: PathBuf },
+
+    #[error("cannot change constant key parameters.{key}: set in {first} and again in {second}")]
+    Constant {
+        key: String,
+        first: String,
+        second: String,
+    },
+
+    #[error("cannot merge {new} over {old} at parameters.{key}: the {old} comes from {old_origin}, the {new} from {new_origin}")]
+    Merge {
+        key: String,
+        old: &'static str,
+        new: &'static str,
+        old_origin: String,
+        new_origin: String,
+    },
+
+    #[error("cannot resolve reference `{reference}` in parameters.{param} ({origin}): {reason}")]
+    Unresolved {
+        reference: String,
+        param: String,
+        origin: String,
+        reason: String,
+    },
+
+    #[error("reference loop at parameters.{param}: {chain}")]
+    Loop { param: String, chain: String },
+
+    #[error("invalid reference in {origin}: {message}")]
+    RefSyntax { origin: String, message: String },
+
+    #[error("invalid regular expression `{regex}` for ignore_class_notfound_regexp: {message}")]
+    BadRegex { regex: String, message: String },
+
+    #[error("unknown target `{name}`")]
+    UnknownTarget { name: String, known: Vec<String> },
+
+    #[error("target `{target}`: {source}")]
+    InTarget {
+        target: String,
+        #[source]
+        source: Box<InventoryError>,
+    },
+}
+
+impl InventoryError {
+    pub fn in_target(self, target: &str) -> Self {
+        match self {
+            e @ InventoryError::InTarget { .. } => e,
+            e => InventoryError::InTarget {
+                target: target.to_string(),
+                source: Box::new(e),
+            },
+        }
+    }
+
+    /// The error without the target wrapper.
+    pub fn root(&self) -> &InventoryError {
+        match self {
+            InventoryError::InTarget { source, .. } => source.root(),
+            e => e,
+        }
+    }
+}
+
+impl ToDiagnostic for InventoryError {
+    fn to_diagnostic(&self) -> Diagnostic {
+        let mut d = Diagnostic::error(self.to_string());
+        match self.root() {
+            InventoryError::NoInventory { path } => {
+                d = d.with_file(path).with_hint(
+                    "pass --inventory-path DIR pointing at a directory holding classes/ and targets/",
+                )
+            }
+            InventoryError::Io { path, .. } => d = d.with_file(path),
+            InventoryError::Yaml { path, line, .. } => {
+                d = d
+                    .with_file(path)
+                    .with_line(*line)
+                    .with_hint("fix the YAML syntax at that line (quote values that start with `*`, `&`, `!`, `{` or `[`)")
+            }
+            InventoryError::Collides { second, .. } => {
+                d = d
+                    .with_file(second)
+                    .with_hint("rename or remove one of the two files")
+            }
+            InventoryError::Shape { path, line, .. } => d = d.with_file(path).with_line(*line),
+            InventoryError::ClassNotFound { class, from } => {
+                d = d.with_file(from).with_hint(format!(
+                    "create classes/{}.yml, fix the name, or pass --ignore-class-not-found",
+                    class.replace('.', "/")
+                ))
+            }
+            InventoryError::PatternNoMatch { from, .. } => {
+                d = d.with_file(from).with_hint(
+                    "fix the pattern, or pass --ignore-class-not-found to drop patterns that match nothing",
+                )
+            }
+            InventoryError::BadPattern { from, .. } | InventoryError::ClassCycle { from, .. } => {
+                d = d.with_file(from)
+            }
+            InventoryError::Constant { key, .. } => {
+                d = d
+                    .with_param_path(format!("parameters.{key}"))
+                    .with_hint("remove the `=` prefix where the key is first set, or stop overriding it")
+            }
+            InventoryError::Merge { key, .. } => {
+                d = d.with_param_path(format!("parameters.{key}")).with_hint(
+                    "prefix the key with `~` to replace the inherited value instead of merging",
+                )
+            }
+            InventoryError::Unresolved { param, .. } => {
+                d = d.with_param_path(format!("parameters.{param}")).with_hint(
+                    "define the referenced key, give a default with `${path::default}`, or escape the reference as `\\${...}`",
+                )
+            }
+            InventoryError::Loop { param, .. } => {
+                d = d.with_param_path(format!("parameters.{param}"))
+            }
+            InventoryError::UnknownTarget { known, .. } => {
+                let list: Vec<_> = known.iter().take(10).cloned().collect();
+                d = d.with_hint(format!("known targets: {}", list.join(", ")))
+            }
+            _ => {}
+        }
+        d
+    }
+}

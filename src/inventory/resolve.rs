@@ -1,0 +1,461 @@
+//! Reference resolution for one target: walks the merged, unrendered
+//! parameters and renders them, resolving `${...}` late (after all merging),
+//! flattening layered values, caching every resolved reference path so
+//! each is rendered once, and detecting loops exactly.
+
+use super::refs::{Template, Token};
+use super::uvalue::{merge_resolved, Layer, MergeConflict, Origin, UMap, UValue};
+use super::InventoryError;
+use crate::value::{Map, Value};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Separates keys in internal paths; cannot occur in YAML keys we match.
+const SEP: char = '\u{1f}';
+/// A safety net against pathological chains that are not loops.
+const MAX_DEPTH: usize = 256;
+
+pub struct Resolver<'a> {
+    root: &'a UMap,
+    files: &'a [PathBuf],
+    cache: HashMap<String, Value>,
+    /// The path being rendered when each pending reference was taken, and
+    /// the reference's target.
+    frames: Vec<(String, String)>,
+    cur: String,
+}
+
+/// Human form of an internal path: `a.b[0].c`.
+fn display_path(p: &str) -> String {
+    let mut out = String::with_capacity(p.len());
+    for (i, seg) in p.split(SEP).enumerate() {
+        if i > 0 && !seg.starts_with('[') {
+            out.push('.');
+        }
+        out.push_str(seg);
+    }
+    out
+}
+
+fn ref_text(p: &str) -> String {
+    format!("${{{}}}", p.replace(SEP, ":"))
+}
+
+/// `a` is `b` or an ancestor of `b` (as key paths).
+fn is_prefix_or_equal(a: &str, b: &str) -> bool {
+    b.len() >= a.len()
+        && b.starts_with(a)
+        && (b.len() == a.len() || b[a.len()..].starts_with(SEP))
+}
+
+impl<'a> Resolver<'a> {
+    pub fn new(root: &'a UMap, files: &'a [PathBuf]) -> Self {
+        Resolver {
+            root,
+            files,
+            cache: HashMap::new(),
+            frames: Vec::new(),
+            cur: String::new(),
+        }
+    }
+
+    pub fn origin_text(&self, o: Origin) -> String {
+        match self.files.get(o.file as usize) {
+            Some(p) if o.line > 0 => format!("{}:{}", p.display(), o.line),
+            Some(p) => p.display().to_string(),
+            None => "a rendered value".to_string(),
+        }
+    }
+
+    /// Renders the whole parameter tree.
+    pub fn render_root(&mut self) -> Result<Map, InventoryError> {
+        let root = self.root;
+        self.render_map(root)
+    }
+
+    /// Renders a map that is not part of the parameters (exports), with
+    /// references resolved against the parameters.
+    pub fn render_detached(&mut self, m: &UMap, label: &str) -> Result<Map, InventoryError> {
+        self.cur = format!("\u{1e}{label}");
+        let r = self.render_map(m);
+        self.cur.clear();
+        r
+    }
+
+    /// Renders a single string (a class name) against the parameters.
+    pub fn render_template(&mut self, t: &Template, origin: Origin) -> Result<Value, InventoryError> {
+        self.render_tmpl(t, origin)
+    }
+
+    fn render_map(&mut self, m: &UMap) -> Result<Map, InventoryError> {
+        let mut out = Map::with_capacity(m.entries.len());
+        for (k, e) in &m.entries {
+            let len = self.cur.len();
+            if len > 0 {
+                self.cur.push(SEP);
+            }
+            self.cur.push_str(k);
+            let cacheable = matches!(
+                e.value,
+                UValue::Map(_) | UValue::Tmpl(_) | UValue::Layers(_)
+            );
+            let v = match cacheable.then(|| self.cache.get(&self.cur)).flatten() {
+                Some(v) => Ok(v.clone()),
+                None => self.render(&e.value),
+            };
+            self.cur.truncate(len);
+            out.insert(k.to_string(), v?);
+        }
+        Ok(out)
+    }
+
+    fn render(&mut self, v: &UValue) -> Result<Value, InventoryError> {
+        Ok(match v {
+            UValue::Null => Value::Null,
+            UValue::Bool(b) => Value::Bool(*b),
+            UValue::Int(i) => Value::Int(*i),
+            UValue::Float(f) => Value::Float(*f),
+            UValue::Str(s) => Value::String(s.to_string()),
+            UValue::Tmpl(t) => self.render_tmpl(&t.0, t.1)?,
+            UValue::List(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    let len = self.cur.len();
+                    self.cur.push(SEP);
+                    self.cur.push_str(&format!("[{i}]"));
+                    let r = self.render(item);
+                    self.cur.truncate(len);
+                    out.push(r?);
+                }
+                Value::List(out)
+            }
+            UValue::Map(m) => Value::Map(self.render_map(m)?),
+            UValue::Layers(layers) => self.flatten(layers)?,
+            UValue::Error(e) => return Err((**e).clone()),
+        })
+    }
+
+    /// Resolves each layer's references, merges the layers in order and
+    /// renders the result. A failing reference in a layer that a later
+    /// scalar overwrites is ignored, as reclass-rs does.
+    fn flatten(&mut self, layers: &[Layer]) -> Result<Value, InventoryError> {
+        let mut base = UValue::Null;
+        let mut base_origin = Origin::default();
+        let last = layers.len().saturating_sub(1);
+        for (i, layer) in layers.iter().enumerate() {
+            let v = match &layer.value {
+                UValue::Tmpl(t) => match self.render_tmpl(&t.0, t.1) {
+                    Ok(v) => UValue::from_value(&v),
+                    Err(e) if i < last && !matches!(e, InventoryError::RefSyntax { .. }) => {
+                        UValue::Error(Arc::new(e))
+                    }
+                    Err(e) => return Err(e),
+                },
+                other => other.clone(),
+            };
+            let mut path: Vec<String> = self.cur.split(SEP).map(str::to_string).collect();
+            merge_resolved(&mut base, base_origin, v, layer.origin, &mut path)
+                .map_err(|c| self.conflict(c))?;
+            base_origin = layer.origin;
+        }
+        self.render(&base)
+    }
+
+    pub fn conflict(&self, c: MergeConflict) -> InventoryError {
+        match c {
+            MergeConflict::Constant { key, first, second } => InventoryError::Constant {
+                key: display_path(&key.replace('.', &SEP.to_string())),
+                first: self.origin_text(first),
+                second: self.origin_text(second),
+            },
+            MergeConflict::Types {
+                path,
+                old,
+                new,
+                old_origin,
+                new_origin,
+            } => InventoryError::Merge {
+                key: display_path(&path.join(&SEP.to_string())),
+                old,
+                new,
+                old_origin: self.origin_text(old_origin),
+                new_origin: self.origin_text(new_origin),
+            },
+            MergeConflict::Unresolved(e) => (*e).clone(),
+        }
+    }
+
+    fn render_tmpl(&mut self, t: &Template, origin: Origin) -> Result<Value, InventoryError> {
+        if let [Token::Ref(inner)] = t.tokens.as_slice() {
+            let path = self.ref_path(inner, origin)?;
+            return self.resolve(&path, origin);
+        }
+        let mut s = String::new();
+        for tok in &t.tokens {
+            match tok {
+                Token::Lit(l) => s.push_str(l),
+                Token::Ref(inner) => {
+                    let path = self.ref_path(inner, origin)?;
+                    let v = self.resolve(&path, origin)?;
+                    raw_string(&v, &mut s);
+                }
+            }
+        }
+        Ok(Value::String(s))
+    }
+
+    /// The text of a reference's path, with nested references resolved.
+    fn ref_path(&mut self, inner: &[Token], origin: Origin) -> Result<String, InventoryError> {
+        if let [Token::Lit(l)] = inner {
+            return Ok(l.clone());
+        }
+        let mut s = String::new();
+        for tok in inner {
+            match tok {
+                Token::Lit(l) => s.push_str(l),
+                Token::Ref(nested) => {
+                    let path = self.ref_path(nested, origin)?;
+                    let v = self.resolve(&path, origin)?;
+                    raw_string(&v, &mut s);
+                }
+            }
+        }
+        Ok(s)
+    }
+
+    /// A loop is a reference to a path that is being rendered, or to an
+    /// ancestor of one. `with_cur` also checks the path rendered right now.
+    fn check_loop(&self, key: &str, with_cur: bool) -> Result<(), InventoryError> {
+        let hit = (with_cur && is_prefix_or_equal(key, &self.cur))
+            || self.frames.iter().any(|(p, _)| is_prefix_or_equal(key, p));
+        if hit || self.frames.len() > MAX_DEPTH {
+            let mut chain: Vec<String> = self.frames.iter().map(|(_, t)| ref_text(t)).collect();
+            chain.push(ref_text(key));
+            let param = self
+                .frames
+                .first()
+                .map(|(p, _)| p.as_str())
+                .unwrap_or(&self.cur);
+            return Err(InventoryError::Loop {
+                param: display_path(param),
+                chain: chain.join(" -> "),
+            });
+        }
+        Ok(())
+    }
+
+    /// Resolves `path[::default]` to its fully rendered value.
+    fn resolve(&mut self, path_with_default: &str, origin: Origin) -> Result<Value, InventoryError> {
+        let (path, default) = match path_with_default.split_once("::") {
+            Some((p, d)) => (p, Some(d)),
+            None => (path_with_default, None),
+        };
+        let key: String = path.replace(':', &SEP.to_string());
+        if let Some(v) = self.cache.get(&key) {
+            return Ok(v.clone());
+        }
+        self.check_loop(&key, true)?;
+        let from = std::mem::take(&mut self.cur);
+        self.frames.push((from, key.clone()));
+        let r = self.navigate(&key, origin);
+        let (from, _) = self.frames.pop().unwrap_or_default();
+        self.cur = from;
+        match r {
+            Err(Missing { key: missing }) => match default {
+                Some(d) => parse_default(d, origin, self),
+                None => Err(self.unresolved(path, origin, format!("key `{missing}` not found"))),
+            },
+            Err(Failed(e)) => Err(e),
+            Ok(v) => Ok(v),
+        }
+    }
+
+    fn unresolved(&self, path: &str, origin: Origin, reason: String) -> InventoryError {
+        InventoryError::Unresolved {
+            reference: format!("${{{path}}}"),
+            param: display_path(&self.cur),
+            origin: self.origin_text(origin),
+            reason,
+        }
+    }
+
+    fn navigate(&mut self, key: &str, origin: Origin) -> Result<Value, Lookup> {
+        let keys: Vec<&str> = key.split(SEP).collect();
+        let mut map: &UMap = self.root;
+        for (i, k) in keys.iter().enumerate() {
+            if i > 0 {
+                self.cur.push(SEP);
+            }
+            self.cur.push_str(k);
+            let Some(entry) = map.entries.get(*k) else {
+                return Err(Missing { key: k.to_string() });
+            };
+            let last = i + 1 == keys.len();
+            match &entry.value {
+                UValue::Map(m) if !last => map = m,
+                v if last => {
+                    self.check_loop(&self.cur, false).map_err(Failed)?;
+                    let v = self.render(v).map_err(Failed)?;
+                    self.cache.insert(self.cur.clone(), v.clone());
+                    return Ok(v);
+                }
+                v @ (UValue::Tmpl(_) | UValue::Layers(_)) => {
+                    let rendered = match self.cache.get(&self.cur) {
+                        Some(c) => c.clone(),
+                        None => {
+                            self.check_loop(&self.cur, false).map_err(Failed)?;
+                            let r = self.render(v).map_err(Failed)?;
+                            self.cache.insert(self.cur.clone(), r.clone());
+                            r
+                        }
+                    };
+                    let v = self.descend(rendered, &keys[..=i], &keys[i + 1..], origin)?;
+                    self.cache.insert(key.to_string(), v.clone());
+                    return Ok(v);
+                }
+                other => {
+                    return Err(Failed(self.lookup_error(&keys[..=i], keys[i + 1], other.kind(), origin)))
+                }
+            }
+        }
+        Err(Missing {
+            key: keys.last().unwrap_or(&"").to_string(),
+        })
+    }
+
+    /// Continues a lookup inside an already rendered value.
+    fn descend(&self, mut v: Value, done: &[&str], rest: &[&str], origin: Origin) -> Result<Value, Lookup> {
+        let mut traversed: Vec<&str> = done.to_vec();
+        for k in rest {
+            v = match v {
+                Value::Map(mut m) => match m.swap_remove(*k) {
+                    Some(x) => x,
+                    None => return Err(Missing { key: k.to_string() }),
+                },
+                other => {
+                    return Err(Failed(self.lookup_error(&traversed, k, other.type_name(), origin)))
+                }
+            };
+            traversed.push(k);
+        }
+        Ok(v)
+    }
+
+    fn lookup_error(&self, done: &[&str], next: &str, kind: &str, origin: Origin) -> InventoryError {
+        let path = self.frames.last().map(|(_, t)| t.replace(SEP, ":")).unwrap_or_default();
+        let reason = if kind == "list" {
+            format!("`{}` is a list and references cannot index lists (looking up `{next}`)", done.join(":"))
+        } else {
+            format!("`{}` is a {kind}, so `{next}` cannot be looked up in it", done.join(":"))
+        };
+        InventoryError::Unresolved {
+            reference: format!("${{{path}}}"),
+            param: display_path(self.frames.last().map(|(p, _)| p.as_str()).unwrap_or("")),
+            origin: self.origin_text(origin),
+            reason,
+        }
+    }
+}
+
+enum Lookup {
+    Missing { key: String },
+    Failed(InventoryError),
+}
+use Lookup::{Failed, Missing};
+
+fn parse_default(d: &str, origin: Origin, r: &Resolver) -> Result<Value, InventoryError> {
+    match crate::yaml::load_one(d) {
+        Ok(None) => Ok(Value::Null),
+        Ok(Some(n)) => Ok(n.to_value()),
+        Err(e) => Err(InventoryError::RefSyntax {
+            origin: r.origin_text(origin),
+            message: format!("the default value `{d}` is not valid YAML: {}", e.message),
+        }),
+    }
+}
+
+/// Appends a value as it reads inside a string, as reclass-rs writes it:
+/// Python-style booleans, `null`, and compact JSON (numbers as floats) for
+/// lists and maps.
+pub fn raw_string(v: &Value, out: &mut String) {
+    match v {
+        Value::String(s) => out.push_str(s),
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("True"),
+        Value::Bool(false) => out.push_str("False"),
+        Value::Int(i) => out.push_str(&i.to_string()),
+        Value::Float(f) => out.push_str(&float_text(*f)),
+        Value::List(_) | Value::Map(_) => json_floats(v, out),
+    }
+}
+
+fn float_text(f: f64) -> String {
+    if f.is_nan() {
+        ".nan".into()
+    } else if f.is_infinite() {
+        if f > 0.0 { ".inf" } else { "-.inf" }.into()
+    } else {
+        serde_json::Number::from_f64(f)
+            .map(|n| n.to_string())
+            .unwrap_or_default()
+    }
+}
+
+fn json_floats(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => out.push_str(&float_text(*i as f64)),
+        Value::Float(f) if f.is_finite() => out.push_str(&float_text(*f)),
+        Value::Float(_) => out.push_str("null"),
+        Value::String(s) => out.push_str(&serde_json::to_string(s).unwrap_or_default()),
+        Value::List(l) => {
+            out.push('[');
+            for (i, x) in l.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_floats(x, out);
+            }
+            out.push(']');
+        }
+        Value::Map(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::to_string(k).unwrap_or_default());
+                out.push(':');
+                json_floats(x, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_strings_match_reclass_rs() {
+        let v = Value::from_json(&serde_json::json!([1, {"x": 2}, true, null, "s", 1.5]));
+        let mut s = String::new();
+        raw_string(&v, &mut s);
+        assert_eq!(s, r#"[1.0,{"x":2.0},true,null,"s",1.5]"#);
+        let mut b = String::new();
+        raw_string(&Value::Bool(true), &mut b);
+        raw_string(&Value::Float(1000.0), &mut b);
+        assert_eq!(b, "True1000.0");
+    }
+
+    #[test]
+    fn prefix_paths() {
+        assert!(is_prefix_or_equal("a", "a\u{1f}b"));
+        assert!(is_prefix_or_equal("a", "a"));
+        assert!(!is_prefix_or_equal("a", "ab"));
+        assert_eq!(display_path("a\u{1f}b\u{1f}[0]\u{1f}c"), "a.b[0].c");
+    }
+}
