@@ -10,6 +10,7 @@
 #   REPEAT [3]             strata runs per size (the median is reported)
 #   REUSE_PEERS [0]        1 = reuse bench/work/peer-results.json from an earlier run
 #   SKIP_STRATA [0]        1 = time the peers only (no cargo build)
+#   PEER_LARGE [0]         1 = also time reclass-rs on LARGE targets (slow: ~0.4 CPU s/target)
 #   SEED [20261121]        generator seed
 set -euo pipefail
 
@@ -46,6 +47,7 @@ else
     (cd "$ROOT" && cargo build --release --quiet)
 fi
 if [ "${REUSE_PEERS:-0}" = 1 ]; then EXTRA+=(--reuse-peers); fi
+if [ "${PEER_LARGE:-0}" = 1 ]; then EXTRA+=(--peer-large); fi
 
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 exec "$VENV/bin/python" "$ROOT/bench/run_bench.py" --python "$VENV/bin/python" \

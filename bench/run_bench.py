@@ -139,11 +139,12 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--reuse-peers", action="store_true")
     ap.add_argument("--skip-strata", action="store_true")
+    ap.add_argument("--peer-large", action="store_true", help="also time reclass-rs on the large inventory")
     a = ap.parse_args()
     inv = lambda n: os.path.join(a.work, "inv-%d" % n)  # noqa: E731
     rs_json = os.path.join(a.work, "reclass-rs-%d.json" % a.small)
     peer_file = os.path.join(a.work, "peer-results.json")
-    key = {"small": a.small, "kapitan_targets": a.kapitan_targets}
+    key = {"small": a.small, "kapitan_targets": a.kapitan_targets, "peer_large": a.large if a.peer_large else None}
 
     peers = None
     if a.reuse_peers and os.path.exists(peer_file) and os.path.exists(rs_json):
@@ -159,8 +160,13 @@ def main():
         kp = run_peer(
             a.python, "kapitan", inv(a.kapitan_targets), os.path.join(a.work, "kapitan-%d.json" % a.kapitan_targets)
         )
+        rs_large = None
+        if a.peer_large:
+            print("timing reclass-rs on %d targets ..." % a.large, flush=True)
+            rs_large = run_peer(a.python, "rs", inv(a.large), "/dev/null")
         peers = {
             "key": key,
+            "reclass-rs-large": rs_large,
             "when": subprocess.run(["date", "-u", "+%Y-%m-%dT%H:%M:%SZ"], capture_output=True, text=True).stdout.strip(),
             "reclass-rs": rs,
             "kapitan": kp,
@@ -188,19 +194,24 @@ def main():
                 print("strata failed: %s" % e)
                 break
 
-    rows = [
-        ("reclass-rs 0.11.0", a.small, peers["reclass-rs"]),
-        ("kapitan 0.36.3 (reclass)", a.kapitan_targets, peers["kapitan"]),
-    ] + [("strata", n, strata[n]) for n in sorted(strata)]
+    rows = [("reclass-rs 0.11.0", a.small, peers["reclass-rs"])]
+    if peers.get("reclass-rs-large"):
+        rows.append(("reclass-rs 0.11.0", a.large, peers["reclass-rs-large"]))
+    rows.append(("kapitan 0.36.3 (reclass)", a.kapitan_targets, peers["kapitan"]))
+    rows += [("strata", n, strata[n]) for n in sorted(strata)]
     base = strata.get(a.small)
     print()
     print("| tool | targets | wall s | CPU s | wall s/target | CPU s/target | peak MiB | wall ratio | CPU ratio |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for tool, n, r in rows:
         wpt, cpt = r["wall"] / n, r["cpu"] / n
-        if base:
-            wr = "%.1fx" % (wpt / (base["wall"] / a.small))
-            cr = "%.1fx" % (cpt / (base["cpu"] / a.small))
+        # peers: against strata on the same number of targets where measured;
+        # strata's own rows: against strata on the small inventory (scaling)
+        bn = n if (tool != "strata" and n in strata) else a.small
+        b = strata.get(bn)
+        if b:
+            wr = "%.1fx" % (wpt / (b["wall"] / bn))
+            cr = "%.1fx" % (cpt / (b["cpu"] / bn))
         else:
             wr = cr = "n/a"
         print(
@@ -208,8 +219,9 @@ def main():
             % (tool, n, r["wall"], r["cpu"], wpt, cpt, r["rss_kib"] / 1024, wr, cr)
         )
     print()
-    print("Ratios: per-target time divided by strata's per-target time on the %d-target" % a.small)
-    print("inventory (for strata's own %d-target row: how per-target time scales)." % a.large)
+    print("Ratios: a peer's per-target time divided by strata's per-target time on the same")
+    print("inventory (strata's %d-target time for Kapitan's subset); for strata's own rows:" % a.small)
+    print("per-target time relative to strata on %d targets (1.0x = linear scaling)." % a.small)
     print("CPU = user + system time of all threads (reclass-rs renders in parallel).")
     if a.kapitan_targets != a.small:
         print("Kapitan was timed on the first %d targets only (the first targets of every" % a.kapitan_targets)
@@ -229,15 +241,17 @@ def main():
             "strata scaling %d -> %d targets: wall x%.2f, CPU x%.2f (x%.0f would be exactly linear)"
             % (a.small, a.large, l["wall"] / s["wall"], l["cpu"] / s["cpu"], a.large / a.small)
         )
-    if base:
-        print(
-            "peak memory: strata %.1f MiB vs reclass-rs %.1f MiB (%s)"
-            % (
-                base["rss_kib"] / 1024,
-                peers["reclass-rs"]["rss_kib"] / 1024,
-                "below" if base["rss_kib"] < peers["reclass-rs"]["rss_kib"] else "NOT below",
+    for n, rs in ((a.small, peers["reclass-rs"]), (a.large, peers.get("reclass-rs-large"))):
+        if rs and n in strata:
+            print(
+                "peak memory on %d targets: strata %.1f MiB vs reclass-rs %.1f MiB (%s)"
+                % (
+                    n,
+                    strata[n]["rss_kib"] / 1024,
+                    rs["rss_kib"] / 1024,
+                    "below" if strata[n]["rss_kib"] < rs["rss_kib"] else "NOT below",
+                )
             )
-        )
 
     if a.small in strata:
         out_json = os.path.join(a.work, "strata-%d.json" % a.small)
