@@ -22,6 +22,8 @@ pub struct Cli {
 pub enum Command {
     /// Render the inventory (reclass semantics) and print every target
     Inventory(commands::inventory::InventoryArgs),
+    /// Carvel packages: list repositories' packages, resolve and render PackageInstalls
+    Package(commands::package::PackageArgs),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -50,6 +52,7 @@ pub fn main() -> ExitCode {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Inventory(args) => commands::inventory::run(args),
+        Command::Package(args) => commands::package::run(args),
     }
 }
 
@@ -105,7 +108,10 @@ pub fn render_github(d: &Diagnostic) -> String {
     };
     let mut props = Vec::new();
     if let Some(f) = &d.file {
-        props.push(format!("file={}", escape_property(&f.display().to_string())));
+        props.push(format!(
+            "file={}",
+            escape_property(&f.display().to_string())
+        ));
     }
     if let Some(l) = d.line {
         props.push(format!("line={l}"));
@@ -121,7 +127,9 @@ pub fn render_github(d: &Diagnostic) -> String {
 }
 
 fn escape_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 fn escape_property(s: &str) -> String {

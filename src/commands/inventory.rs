@@ -76,7 +76,12 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
         let mut m = crate::value::Map::new();
         m.insert(
             "classes".into(),
-            crate::value::Value::List(node.classes.into_iter().map(crate::value::Value::String).collect()),
+            crate::value::Value::List(
+                node.classes
+                    .into_iter()
+                    .map(crate::value::Value::String)
+                    .collect(),
+            ),
         );
         m.insert(
             "applications".into(),
@@ -89,7 +94,10 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
         );
         m.insert("parameters".into(), node.parameters);
         m.insert("exports".into(), node.exports);
-        m.insert("environment".into(), crate::value::Value::String(node.environment));
+        m.insert(
+            "environment".into(),
+            crate::value::Value::String(node.environment),
+        );
         rendered.insert(name, crate::value::Value::Map(m));
     }
     out.insert("nodes".into(), crate::value::Value::Map(rendered));

@@ -37,7 +37,10 @@ fn read_yaml_value(path: &Path) -> Result<Option<Value>, InventoryError> {
 fn strings(v: Option<&Value>) -> Vec<String> {
     match v {
         Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::List(l)) => l.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
+        Some(Value::List(l)) => l
+            .iter()
+            .filter_map(|x| x.as_str().map(str::to_string))
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -102,11 +105,15 @@ impl KapitanDefaults {
     }
 
     pub fn get_bool(&self, section: &str, flag: &str) -> bool {
-        self.get(section, flag).and_then(Value::as_bool).unwrap_or(false)
+        self.get(section, flag)
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
     }
 
     pub fn get_str(&self, section: &str, flag: &str) -> Option<String> {
-        self.get(section, flag).and_then(|v| v.as_str()).map(str::to_string)
+        self.get(section, flag)
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
     }
 
     pub fn get_strings(&self, section: &str, flag: &str) -> Vec<String> {
@@ -122,7 +129,10 @@ impl KapitanDefaults {
             .and_then(Value::as_map)
             .and_then(|m| m.get("inventory_backend"))
             .and_then(Value::as_map)
-            .and_then(|m| m.get("enable-class-wildcards").or_else(|| m.get("enable_class_wildcards")))
+            .and_then(|m| {
+                m.get("enable-class-wildcards")
+                    .or_else(|| m.get("enable_class_wildcards"))
+            })
             .and_then(Value::as_bool)
             .unwrap_or(false);
         from_backend || self.get_bool("inventory", "enable-class-wildcards")
@@ -140,7 +150,8 @@ impl KapitanDefaults {
         o.compose_node_name |= self.get_bool(section, "compose-node-name")
             || self.get_bool(section, "compose-target-name");
         if o.ignore_class_notfound_regexp.is_empty() {
-            o.ignore_class_notfound_regexp = self.get_strings(section, "ignore-class-not-found-regexp");
+            o.ignore_class_notfound_regexp =
+                self.get_strings(section, "ignore-class-not-found-regexp");
         }
     }
 }
@@ -158,8 +169,14 @@ mod tests {
         )
         .unwrap();
         let k = KapitanDefaults::load(dir.path()).unwrap();
-        assert_eq!(k.get_str("compile", "inventory-path").as_deref(), Some("other"));
-        assert_eq!(k.get_str("inventory", "inventory-path").as_deref(), Some("inv"));
+        assert_eq!(
+            k.get_str("compile", "inventory-path").as_deref(),
+            Some("other")
+        );
+        assert_eq!(
+            k.get_str("inventory", "inventory-path").as_deref(),
+            Some("inv")
+        );
         let mut o = InventoryOptions::default();
         k.apply("inventory", &mut o, false);
         assert!(o.enable_class_wildcards);

@@ -45,7 +45,11 @@ pub fn walk(root: &Path, kind: Kind, compose: bool) -> Result<Vec<Entity>, Inven
                 (e.path.clone(), prev.path.clone())
             };
             return Err(InventoryError::Collides {
-                kind: if kind == Kind::Class { "class" } else { "target" },
+                kind: if kind == Kind::Class {
+                    "class"
+                } else {
+                    "target"
+                },
                 name: e.name,
                 first,
                 second,

@@ -37,8 +37,12 @@ pub enum InventoryError {
         found: &'static str,
     },
 
-    #[error("class not found: `{class}` (included from {})", from.display())]
-    ClassNotFound { class: String, from: PathBuf },
+    #[error("class not found: `{class}` (included from {}:{line})", from.display())]
+    ClassNotFound {
+        class: String,
+        from: PathBuf,
+        line: usize,
+    },
 
     #[error("class pattern `{pattern}` did not match any classes (in {})", from.display())]
     PatternNoMatch { pattern: String, from: PathBuf },
@@ -50,8 +54,12 @@ pub enum InventoryError {
         message: String,
     },
 
-    #[error("class include cycle: {chain}")]
-    ClassCycle { chain: String, from: PathBuf },
+    #[error("class include cycle: {chain} (in {}:{line})", from.display())]
+    ClassCycle {
+        chain: String,
+        from: PathBuf,
+        line: usize,
+    },
 
     #[error("cannot change constant key parameters.{key}: set in {first} and again in {second}")]
     Constant {
@@ -139,8 +147,8 @@ impl ToDiagnostic for InventoryError {
                     .with_hint("rename or remove one of the two files")
             }
             InventoryError::Shape { path, line, .. } => d = d.with_file(path).with_line(*line),
-            InventoryError::ClassNotFound { class, from } => {
-                d = d.with_file(from).with_hint(format!(
+            InventoryError::ClassNotFound { class, from, line } => {
+                d = d.with_file(from).with_line(*line).with_hint(format!(
                     "create classes/{}.yml, fix the name, or pass --ignore-class-not-found",
                     class.replace('.', "/")
                 ))
@@ -150,9 +158,8 @@ impl ToDiagnostic for InventoryError {
                     "fix the pattern, or pass --ignore-class-not-found to drop patterns that match nothing",
                 )
             }
-            InventoryError::BadPattern { from, .. } | InventoryError::ClassCycle { from, .. } => {
-                d = d.with_file(from)
-            }
+            InventoryError::BadPattern { from, .. } => d = d.with_file(from),
+            InventoryError::ClassCycle { from, line, .. } => d = d.with_file(from).with_line(*line),
             InventoryError::Constant { key, .. } => {
                 d = d
                     .with_param_path(format!("parameters.{key}"))

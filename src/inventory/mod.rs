@@ -67,7 +67,8 @@ struct EntityFile {
 
 #[derive(Debug)]
 enum Include {
-    Name(String),
+    /// A class name and the line of the `classes` entry it came from.
+    Name(String, usize),
     Interpolated(Template, Origin),
 }
 
@@ -139,7 +140,9 @@ impl Inventory {
         let classes_dir = dir.join(cfg.classes_uri.as_deref().unwrap_or("classes"));
         let targets_dir = match cfg.nodes_uri.as_deref() {
             Some(n) => dir.join(n),
-            None if !dir.join("targets").is_dir() && dir.join("nodes").is_dir() => dir.join("nodes"),
+            None if !dir.join("targets").is_dir() && dir.join("nodes").is_dir() => {
+                dir.join("nodes")
+            }
             None => dir.join("targets"),
         };
         let class_entities = discover::walk(&classes_dir, discover::Kind::Class, false)?;
@@ -215,9 +218,29 @@ impl Inventory {
         v
     }
 
+    /// Parses every class and target file (used or not) and returns every
+    /// problem found, sorted by file: for linting, where one error per run
+    /// is not enough.
+    pub fn check_files(&self) -> Vec<InventoryError> {
+        let mut errors: Vec<InventoryError> = (0..self.classes.len())
+            .into_par_iter()
+            .filter_map(|i| self.class_file(i).err())
+            .collect();
+        errors.extend(
+            self.targets
+                .values()
+                .filter_map(|(e, idx)| self.parse_entity(e, *idx, String::new()).err()),
+        );
+        errors.sort_by_key(|e| e.to_string());
+        errors
+    }
+
     /// Renders the given targets (all when empty), in parallel. The first
     /// error in target order is returned, so failures are deterministic.
-    pub fn render(&self, targets: &[String]) -> Result<BTreeMap<String, RenderedNode>, InventoryError> {
+    pub fn render(
+        &self,
+        targets: &[String],
+    ) -> Result<BTreeMap<String, RenderedNode>, InventoryError> {
         let names: Vec<String> = if targets.is_empty() {
             self.target_names()
         } else {
@@ -249,10 +272,13 @@ impl Inventory {
 
     /// Renders one target.
     pub fn render_target(&self, name: &str) -> Result<RenderedNode, InventoryError> {
-        let (entity, file_idx) = self.targets.get(name).ok_or_else(|| InventoryError::UnknownTarget {
-            name: name.to_string(),
-            known: self.target_names(),
-        })?;
+        let (entity, file_idx) =
+            self.targets
+                .get(name)
+                .ok_or_else(|| InventoryError::UnknownTarget {
+                    name: name.to_string(),
+                    known: self.target_names(),
+                })?;
         let tfile = self.parse_entity(entity, *file_idx, String::new())?;
         let mut b = Build {
             inv: self,
@@ -336,10 +362,16 @@ impl Inventory {
 
     fn is_ignored(&self, class: &str) -> bool {
         self.opts.ignore_class_notfound
-            && (self.ignore_regexps.is_empty() || self.ignore_regexps.iter().any(|r| r.is_match(class)))
+            && (self.ignore_regexps.is_empty()
+                || self.ignore_regexps.iter().any(|r| r.is_match(class)))
     }
 
-    fn parse_entity(&self, e: &Entity, file: u32, loc: String) -> Result<EntityFile, InventoryError> {
+    fn parse_entity(
+        &self,
+        e: &Entity,
+        file: u32,
+        loc: String,
+    ) -> Result<EntityFile, InventoryError> {
         let path = &e.path;
         let text = std::fs::read_to_string(path).map_err(|err| InventoryError::Io {
             path: path.clone(),
@@ -388,7 +420,14 @@ impl Inventory {
                             crate::yaml::NodeValue::Int(_)
                             | crate::yaml::NodeValue::Float(_)
                             | crate::yaml::NodeValue::Bool(_) => it.key_string(),
-                            _ => return Err(shape(&format!("an entry of `{key}`"), it.line, "string", &it)),
+                            _ => {
+                                return Err(shape(
+                                    &format!("an entry of `{key}`"),
+                                    it.line,
+                                    "string",
+                                    &it,
+                                ))
+                            }
                         };
                         if key == "classes" {
                             raw_classes.push((s, it.line));
@@ -460,7 +499,11 @@ impl Inventory {
                         s.clone(),
                         &mut includes,
                     ),
-                    Ok(None) => add(Include::Name(absolute(s, loc)), absolute(s, loc), &mut includes),
+                    Ok(None) => add(
+                        Include::Name(absolute(s, loc), *line),
+                        absolute(s, loc),
+                        &mut includes,
+                    ),
                     Err(message) => {
                         return Err(InventoryError::RefSyntax {
                             origin: format!("{}:{line}", path.display()),
@@ -499,12 +542,12 @@ impl Inventory {
                     });
                 }
                 for m in matches {
-                    add(Include::Name(m.clone()), m.clone(), &mut includes);
+                    add(Include::Name(m.clone(), *line), m.clone(), &mut includes);
                 }
                 continue;
             }
             let abs = absolute(s, loc);
-            add(Include::Name(abs.clone()), abs, &mut includes);
+            add(Include::Name(abs.clone(), *line), abs, &mut includes);
         }
         Ok((includes, listed.into_iter().collect()))
     }
@@ -560,14 +603,14 @@ impl Build<'_> {
         let inv = self.inv;
         let from = &inv.files[f.file as usize];
         for inc in &f.includes {
-            let name = match inc {
-                Include::Name(n) => n.clone(),
+            let (name, line) = match inc {
+                Include::Name(n, line) => (n.clone(), *line),
                 Include::Interpolated(t, origin) => {
                     let mut r = Resolver::new(&self.params, &inv.files);
                     let v = r.render_template(t, *origin)?;
                     let mut s = String::new();
                     raw_string(&v, &mut s);
-                    absolute(&s, &f.loc)
+                    (absolute(&s, &f.loc), origin.line as usize)
                 }
             };
             if self.done.contains(&name) {
@@ -579,6 +622,7 @@ impl Build<'_> {
                 return Err(InventoryError::ClassCycle {
                     chain: chain.join(" -> "),
                     from: from.clone(),
+                    line,
                 });
             }
             let Some(&idx) = inv.class_index.get(&name) else {
@@ -588,6 +632,7 @@ impl Build<'_> {
                 return Err(InventoryError::ClassNotFound {
                     class: name,
                     from: from.clone(),
+                    line,
                 });
             };
             let cf = inv.class_file(idx)?;
@@ -615,11 +660,289 @@ mod tests {
 
     #[test]
     fn relative_names() {
-        assert_eq!(absolute(".sibling", "component.deep"), "component.deep.sibling");
-        assert_eq!(absolute("..defaults", "component.deep"), "component.defaults");
+        assert_eq!(
+            absolute(".sibling", "component.deep"),
+            "component.deep.sibling"
+        );
+        assert_eq!(
+            absolute("..defaults", "component.deep"),
+            "component.defaults"
+        );
         assert_eq!(absolute(".....top", "component.deep"), "top");
         assert_eq!(absolute(".top", ""), "top");
         assert_eq!(absolute("abs.name", "x"), "abs.name");
+    }
+
+    /// Writes an inventory from `(path, text)` pairs and renders target `t`.
+    fn render_one(files: &[(&str, &str)], opts: InventoryOptions) -> Result<Value, InventoryError> {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, text) in files {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let inv = Inventory::load(&InventoryOptions {
+            path: dir.path().to_path_buf(),
+            ..opts
+        })?;
+        let mut nodes = inv.render(&["t".to_string()])?;
+        let mut p = nodes.remove("t").unwrap().parameters;
+        if let Value::Map(m) = &mut p {
+            m.shift_remove("_reclass_");
+        }
+        Ok(p)
+    }
+
+    fn params(files: &[(&str, &str)]) -> serde_json::Value {
+        render_one(files, InventoryOptions::default())
+            .unwrap()
+            .to_json()
+    }
+
+    fn error(files: &[(&str, &str)]) -> String {
+        render_one(files, InventoryOptions::default())
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn references_keep_type_and_stringify() {
+        let p = params(&[(
+            "targets/t.yml",
+            "parameters:\n  m: {a: 1}\n  b: true\n  whole: ${m}\n  text: b=${b} m=${m}\n  nested: ${${ptr}}\n  ptr: b\n",
+        )]);
+        assert_eq!(p["whole"], serde_json::json!({"a": 1}));
+        assert_eq!(p["text"], r#"b=True m={"a":1.0}"#);
+        assert_eq!(p["nested"], true);
+    }
+
+    #[test]
+    fn references_to_references_and_defaults() {
+        let p = params(&[(
+            "targets/t.yml",
+            "parameters:\n  a: ${b}\n  b: ${c:d}\n  c: {d: deep}\n  e: ${nope::fallback}\n  f: ${c:nope::42}\n",
+        )]);
+        assert_eq!(p["a"], "deep");
+        assert_eq!(p["e"], "fallback");
+        assert_eq!(p["f"], 42);
+    }
+
+    #[test]
+    fn referenced_maps_merge_in_hierarchy_order() {
+        let p = params(&[
+            ("classes/c1.yml", "parameters:\n  x: ${one}\n"),
+            ("classes/c2.yml", "parameters:\n  x: ${two}\n"),
+            (
+                "targets/t.yml",
+                "classes: [c1, c2]\nparameters:\n  one: {a: 1}\n  two: {b: 2}\n  x: {c: 3}\n",
+            ),
+        ]);
+        assert_eq!(p["x"], serde_json::json!({"a": 1, "b": 2, "c": 3}));
+    }
+
+    #[test]
+    fn overwritten_missing_reference_is_ignored() {
+        let p = params(&[
+            ("classes/c1.yml", "parameters:\n  a: ${missing}\n"),
+            ("targets/t.yml", "classes: [c1]\nparameters:\n  a: fine\n"),
+        ]);
+        assert_eq!(p["a"], "fine");
+    }
+
+    #[test]
+    fn loops_are_errors_not_hangs() {
+        let e = error(&[("targets/t.yml", "parameters:\n  a: ${b}\n  b: x-${a}\n")]);
+        assert!(e.contains("reference loop"), "{e}");
+        let e = error(&[("targets/t.yml", "parameters:\n  a:\n    b: ${a}\n")]);
+        assert!(e.contains("reference loop"), "{e}");
+        // A reference into a sibling of the map being rendered is no loop.
+        let p = params(&[(
+            "targets/t.yml",
+            "parameters:\n  a:\n    b: ${a:c}\n    c: 1\n",
+        )]);
+        assert_eq!(p["a"]["b"], 1);
+    }
+
+    #[test]
+    fn merge_type_errors_name_both_files() {
+        let e = error(&[
+            ("classes/c.yml", "parameters:\n  a: [1]\n"),
+            ("targets/t.yml", "classes: [c]\nparameters:\n  a: text\n"),
+        ]);
+        assert!(
+            e.contains("cannot merge string over list at parameters.a"),
+            "{e}"
+        );
+        assert!(e.contains("c.yml:2") && e.contains("t.yml:3"), "{e}");
+        // `~` replaces instead, so no error.
+        let p = params(&[
+            ("classes/c.yml", "parameters:\n  a: [1]\n"),
+            ("targets/t.yml", "classes: [c]\nparameters:\n  ~a: text\n"),
+        ]);
+        assert_eq!(p["a"], "text");
+    }
+
+    #[test]
+    fn class_names_with_references_and_cycles() {
+        let p = params(&[
+            ("classes/base.yml", "parameters:\n  dist: k3s\n"),
+            ("classes/dist/k3s.yml", "parameters:\n  picked: yes\n"),
+            ("targets/t.yml", "classes: [base, 'dist.${dist}']\n"),
+        ]);
+        assert_eq!(p["picked"], "yes");
+        let e = error(&[
+            ("classes/a.yml", "classes: [b]\n"),
+            ("classes/b.yml", "classes: [a]\n"),
+            ("targets/t.yml", "classes: [a]\n"),
+        ]);
+        assert!(e.contains("class include cycle: a -> b -> a"), "{e}");
+    }
+
+    #[test]
+    fn wildcard_patterns_expand_sorted_in_place() {
+        let files = [
+            ("classes/apps/b.yml", "parameters: {order: [b]}\n"),
+            ("classes/apps/a.yml", "parameters: {order: [a]}\n"),
+            ("classes/first.yml", "parameters: {order: [first]}\n"),
+            ("targets/t.yml", "classes: [first, 'apps.*', apps.a]\n"),
+        ];
+        let opts = InventoryOptions {
+            enable_class_wildcards: true,
+            ..Default::default()
+        };
+        let p = render_one(&files, opts).unwrap().to_json();
+        assert_eq!(p["order"], serde_json::json!(["first", "a", "b"]));
+        let e = render_one(&files, InventoryOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("class not found: `apps.*`"), "{e}");
+    }
+
+    #[test]
+    fn check_files_reports_every_broken_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, text) in [
+            ("classes/ok.yml", "parameters: {a: 1}\n"),
+            ("classes/bad.yml", "parameters: [\n"),
+            ("classes/unused.yml", "classes: a\n"),
+            ("targets/t.yml", "classes: [ok]\n"),
+        ] {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let inv = Inventory::load(&InventoryOptions {
+            path: dir.path().to_path_buf(),
+            ..Default::default()
+        })
+        .unwrap();
+        let errs: Vec<String> = inv.check_files().iter().map(|e| e.to_string()).collect();
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert!(errs
+            .iter()
+            .any(|e| e.contains("bad.yml") && e.contains("invalid yaml")));
+        assert!(errs
+            .iter()
+            .any(|e| e.contains("unused.yml") && e.contains("expected a list")));
+        assert!(
+            inv.render(&[]).is_ok(),
+            "unused broken classes do not break targets"
+        );
+    }
+
+    /// Random inventories full of references, prefixes, cycles and type
+    /// clashes: rendering must return a value or an error, never panic or hang.
+    #[test]
+    fn random_inventories_never_panic() {
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rnd = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let keys = ["a", "b", "c", "~a", "d", "=e", "f", "g", "l"];
+        let scalar = |rnd: &mut dyn FnMut(u64) -> u64| -> String {
+            match rnd(16) {
+                0 => "${a}".into(),
+                1 => "x-${b:c::y}".into(),
+                2 => "${${d::a}::z}".into(),
+                3 => "null".into(),
+                4 => "${l}".into(),
+                5 => "${c::dflt}".into(),
+                6 => "'\\\\${a}'".into(),
+                7 => "7".into(),
+                8 => "${b:a}".into(),
+                _ => "plain".into(),
+            }
+        };
+        let (mut ok, mut failed) = (0, 0);
+        for case in 0..150 {
+            let mut files: Vec<(String, String)> = Vec::new();
+            for c in 0..4 {
+                let mut text = String::from("classes: [");
+                for _ in 0..rnd(3) {
+                    // Mostly earlier classes; now and then a cycle or a missing one.
+                    let j = if rnd(10) == 0 {
+                        rnd(5)
+                    } else if c > 0 {
+                        rnd(c)
+                    } else {
+                        continue;
+                    };
+                    text.push_str(&format!("c{j}, "));
+                }
+                text.push_str("]\nparameters:\n");
+                for k in keys {
+                    if rnd(2) == 0 {
+                        continue;
+                    }
+                    let k = if k == "=e" && rnd(8) != 0 { "e" } else { k };
+                    if k == "l" {
+                        text.push_str("  l: [1, '${a::q}']\n");
+                    } else if matches!(k, "b" | "g") || rnd(40) == 0 {
+                        text.push_str(&format!("  {k}:\n"));
+                        for k2 in ["a", "c", "~d"] {
+                            let v = scalar(&mut rnd);
+                            text.push_str(&format!("    {k2}: {v}\n"));
+                        }
+                    } else {
+                        let v = scalar(&mut rnd);
+                        text.push_str(&format!("  {k}: {v}\n"));
+                    }
+                }
+                files.push((format!("classes/c{c}.yml"), text));
+            }
+            files.push(("targets/t.yml".into(), "classes: [c0, c1, c2, c3]\n".into()));
+            let refs: Vec<(&str, &str)> = files
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
+            let start = std::time::Instant::now();
+            match render_one(
+                &refs,
+                InventoryOptions {
+                    ignore_class_notfound: case % 2 == 0,
+                    ..Default::default()
+                },
+            ) {
+                Ok(_) => ok += 1,
+                Err(e) => {
+                    if failed == 0 {
+                        eprintln!("first error: {e}");
+                    }
+                    failed += 1
+                }
+            }
+            assert!(
+                start.elapsed().as_secs() < 5,
+                "case {case} took too long: {files:?}"
+            );
+        }
+        assert!(
+            ok > 10 && failed > 10,
+            "the generator covers both outcomes: {ok} ok, {failed} failed"
+        );
     }
 
     #[test]

@@ -196,7 +196,9 @@ mod tests {
 
     #[test]
     fn errors() {
-        assert!(parse("foo-${bar").unwrap_err().contains("unclosed reference"));
+        assert!(parse("foo-${bar")
+            .unwrap_err()
+            .contains("unclosed reference"));
         assert!(parse("${}").is_err());
     }
 }

@@ -44,9 +44,7 @@ fn ref_text(p: &str) -> String {
 
 /// `a` is `b` or an ancestor of `b` (as key paths).
 fn is_prefix_or_equal(a: &str, b: &str) -> bool {
-    b.len() >= a.len()
-        && b.starts_with(a)
-        && (b.len() == a.len() || b[a.len()..].starts_with(SEP))
+    b.len() >= a.len() && b.starts_with(a) && (b.len() == a.len() || b[a.len()..].starts_with(SEP))
 }
 
 impl<'a> Resolver<'a> {
@@ -84,7 +82,11 @@ impl<'a> Resolver<'a> {
     }
 
     /// Renders a single string (a class name) against the parameters.
-    pub fn render_template(&mut self, t: &Template, origin: Origin) -> Result<Value, InventoryError> {
+    pub fn render_template(
+        &mut self,
+        t: &Template,
+        origin: Origin,
+    ) -> Result<Value, InventoryError> {
         self.render_tmpl(t, origin)
     }
 
@@ -246,7 +248,11 @@ impl<'a> Resolver<'a> {
     }
 
     /// Resolves `path[::default]` to its fully rendered value.
-    fn resolve(&mut self, path_with_default: &str, origin: Origin) -> Result<Value, InventoryError> {
+    fn resolve(
+        &mut self,
+        path_with_default: &str,
+        origin: Origin,
+    ) -> Result<Value, InventoryError> {
         let (path, default) = match path_with_default.split_once("::") {
             Some((p, d)) => (p, Some(d)),
             None => (path_with_default, None),
@@ -315,7 +321,12 @@ impl<'a> Resolver<'a> {
                     return Ok(v);
                 }
                 other => {
-                    return Err(Failed(self.lookup_error(&keys[..=i], keys[i + 1], other.kind(), origin)))
+                    return Err(Failed(self.lookup_error(
+                        &keys[..=i],
+                        keys[i + 1],
+                        other.kind(),
+                        origin,
+                    )))
                 }
             }
         }
@@ -325,7 +336,13 @@ impl<'a> Resolver<'a> {
     }
 
     /// Continues a lookup inside an already rendered value.
-    fn descend(&self, mut v: Value, done: &[&str], rest: &[&str], origin: Origin) -> Result<Value, Lookup> {
+    fn descend(
+        &self,
+        mut v: Value,
+        done: &[&str],
+        rest: &[&str],
+        origin: Origin,
+    ) -> Result<Value, Lookup> {
         let mut traversed: Vec<&str> = done.to_vec();
         for k in rest {
             v = match v {
@@ -334,7 +351,12 @@ impl<'a> Resolver<'a> {
                     None => return Err(Missing { key: k.to_string() }),
                 },
                 other => {
-                    return Err(Failed(self.lookup_error(&traversed, k, other.type_name(), origin)))
+                    return Err(Failed(self.lookup_error(
+                        &traversed,
+                        k,
+                        other.type_name(),
+                        origin,
+                    )))
                 }
             };
             traversed.push(k);
@@ -342,12 +364,28 @@ impl<'a> Resolver<'a> {
         Ok(v)
     }
 
-    fn lookup_error(&self, done: &[&str], next: &str, kind: &str, origin: Origin) -> InventoryError {
-        let path = self.frames.last().map(|(_, t)| t.replace(SEP, ":")).unwrap_or_default();
+    fn lookup_error(
+        &self,
+        done: &[&str],
+        next: &str,
+        kind: &str,
+        origin: Origin,
+    ) -> InventoryError {
+        let path = self
+            .frames
+            .last()
+            .map(|(_, t)| t.replace(SEP, ":"))
+            .unwrap_or_default();
         let reason = if kind == "list" {
-            format!("`{}` is a list and references cannot index lists (looking up `{next}`)", done.join(":"))
+            format!(
+                "`{}` is a list and references cannot index lists (looking up `{next}`)",
+                done.join(":")
+            )
         } else {
-            format!("`{}` is a {kind}, so `{next}` cannot be looked up in it", done.join(":"))
+            format!(
+                "`{}` is a {kind}, so `{next}` cannot be looked up in it",
+                done.join(":")
+            )
         };
         InventoryError::Unresolved {
             reference: format!("${{{path}}}"),

@@ -117,10 +117,13 @@ pub fn from_node(node: &Node, file: u32) -> Result<UValue, String> {
         NodeValue::Bool(b) => UValue::Bool(*b),
         NodeValue::Int(i) => UValue::Int(*i),
         NodeValue::Float(f) => UValue::Float(*f),
-        NodeValue::Str { value, .. } => string_value(value, Origin {
-            file,
-            line: node.line as u32,
-        })
+        NodeValue::Str { value, .. } => string_value(
+            value,
+            Origin {
+                file,
+                line: node.line as u32,
+            },
+        )
         .map_err(|e| format!("line {}: {e}", node.line))?,
         NodeValue::Seq(items) => UValue::List(Arc::new(
             items
@@ -190,7 +193,11 @@ pub enum MergeConflict {
 }
 
 /// Merges `other` into `base`, key by key (the class-merge step).
-pub fn merge_maps(base: &mut UMap, other: &UMap, path: &mut Vec<String>) -> Result<(), MergeConflict> {
+pub fn merge_maps(
+    base: &mut UMap,
+    other: &UMap,
+    path: &mut Vec<String>,
+) -> Result<(), MergeConflict> {
     for (k, e) in &other.entries {
         match base.entries.get_mut(k) {
             None => {

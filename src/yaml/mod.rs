@@ -197,10 +197,8 @@ impl Builder {
                     }
                     let ks = key.key_string();
                     if let Some((prev, _)) = entries.iter().find(|(k, _)| k.key_string() == ks) {
-                        let msg = format!(
-                            "duplicate key `{ks}` (first defined at line {})",
-                            prev.line
-                        );
+                        let msg =
+                            format!("duplicate key `{ks}` (first defined at line {})", prev.line);
                         let (line, col) = (key.line, key.col);
                         if self.error.is_none() {
                             self.error = Some(YamlError {
@@ -291,6 +289,9 @@ impl MarkedEventReceiver for Builder {
                 Err(msg) => self.fail(msg, mark),
             },
             Event::SequenceStart(anchor, tag) => {
+                if self.stack.len() >= MAX_DEPTH {
+                    return self.fail(too_deep(), mark);
+                }
                 if let Some(msg) = check_collection_tag(&tag, "seq") {
                     return self.fail(msg, mark);
                 }
@@ -301,6 +302,9 @@ impl MarkedEventReceiver for Builder {
                 });
             }
             Event::MappingStart(anchor, tag) => {
+                if self.stack.len() >= MAX_DEPTH {
+                    return self.fail(too_deep(), mark);
+                }
                 if let Some(msg) = check_collection_tag(&tag, "map") {
                     return self.fail(msg, mark);
                 }
@@ -349,6 +353,14 @@ impl MarkedEventReceiver for Builder {
             }
         }
     }
+}
+
+/// Deeper nesting than this is refused: recursion over it could exhaust the
+/// stack, and no real configuration comes near it.
+const MAX_DEPTH: usize = 256;
+
+fn too_deep() -> String {
+    format!("nesting deeper than {MAX_DEPTH} levels")
 }
 
 fn tag_name(tag: &Tag) -> String {
@@ -553,6 +565,16 @@ mod tests {
         let n = load_one("a:\n  b: 1\n").unwrap().unwrap();
         let b = n.get("a").unwrap().get("b").unwrap();
         assert_eq!((b.line, b.col), (2, 6));
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let deep = "[".repeat(10_000) + &"]".repeat(10_000);
+        let e = load_one(&deep).unwrap_err();
+        assert!(
+            e.message.contains("nesting deeper than") || e.message.contains("recursion limit"),
+            "{e}"
+        );
     }
 
     #[test]

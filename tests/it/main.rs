@@ -1,6 +1,8 @@
 //! Integration tests: one binary, one module per area.
 
 mod cli;
+mod inventory;
+mod packages;
 
 /// The shared conformance corpora beside the project root (`../shared/conformance`).
 #[allow(dead_code)]

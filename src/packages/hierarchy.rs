@@ -1,0 +1,296 @@
+//! The bridge `strata compile` calls: installs declared in the inventory
+//! (`parameters.packages_install`) or emitted as `PackageInstall` documents
+//! in a target's output are resolved against the catalog at compile time,
+//! and each resolved install can be written back pinned to its version so a
+//! version change is a one-line diff in the catalog.
+//!
+//! `parameters.packages_install` is a map of install name to a
+//! `PackageInstall` (full document, or only its `spec`-level fields
+//! `packageRef`, `serviceAccountName`, ... plus optional `namespace` and
+//! `annotations`), or a list of full `PackageInstall` documents.
+
+use super::install::{ClusterVersions, Resolution};
+use super::model::{parse_resource, ModelError, PackageInstall, Resource, Strictness, PKG_API};
+use crate::value::{Map, Value};
+use crate::yaml::{Node, NodeValue};
+use std::path::Path;
+
+/// Converts a rendered value back into a YAML node (for the document parser).
+pub fn node_from_value(v: &Value, line: usize) -> Node {
+    let value = match v {
+        Value::Null => NodeValue::Null,
+        Value::Bool(b) => NodeValue::Bool(*b),
+        Value::Int(i) => NodeValue::Int(*i),
+        Value::Float(f) => NodeValue::Float(*f),
+        Value::String(s) => NodeValue::Str {
+            value: s.clone(),
+            quoted: true,
+        },
+        Value::List(items) => {
+            NodeValue::Seq(items.iter().map(|x| node_from_value(x, line)).collect())
+        }
+        Value::Map(m) => NodeValue::Map(
+            m.iter()
+                .map(|(k, x)| {
+                    (
+                        node_from_value(&Value::String(k.clone()), line),
+                        node_from_value(x, line),
+                    )
+                })
+                .collect(),
+        ),
+    };
+    Node {
+        value,
+        line,
+        col: 1,
+    }
+}
+
+fn not_install(source: &Path, label: &str) -> ModelError {
+    ModelError {
+        file: source.to_path_buf(),
+        line: 0,
+        doc: label.to_string(),
+        field: "kind".into(),
+        message: "expected a PackageInstall".into(),
+    }
+}
+
+fn parse_install(source: &Path, doc: &Value, label: &str) -> Result<PackageInstall, ModelError> {
+    let mut warnings = Vec::new();
+    match parse_resource(
+        source,
+        &node_from_value(doc, 0),
+        label,
+        Strictness::Strict,
+        &mut warnings,
+    )? {
+        Some(Resource::PackageInstall(i)) => Ok(i),
+        _ => Err(not_install(source, label)),
+    }
+}
+
+/// Normalises one `packages_install` entry into a full document.
+fn entry_document(name: &str, entry: &Value) -> Value {
+    let Some(m) = entry.as_map() else {
+        return entry.clone();
+    };
+    if m.contains_key("kind") || m.contains_key("apiVersion") {
+        let mut doc = m.clone();
+        if let Some(Value::Map(meta)) = doc.get_mut("metadata") {
+            meta.entry("name".to_string())
+                .or_insert_with(|| Value::String(name.to_string()));
+        }
+        return Value::Map(doc);
+    }
+    let mut meta = Map::new();
+    meta.insert("name".into(), Value::String(name.to_string()));
+    let mut spec = Map::new();
+    for (k, v) in m {
+        match k.as_str() {
+            "namespace" | "annotations" | "labels" => {
+                meta.insert(k.clone(), v.clone());
+            }
+            _ => {
+                spec.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    let mut doc = Map::new();
+    doc.insert("apiVersion".into(), Value::String(PKG_API.into()));
+    doc.insert("kind".into(), Value::String("PackageInstall".into()));
+    doc.insert("metadata".into(), Value::Map(meta));
+    doc.insert("spec".into(), Value::Map(spec));
+    Value::Map(doc)
+}
+
+/// Reads `parameters.packages_install` (`source` names the target, for errors).
+pub fn installs_from_parameters(
+    source: &Path,
+    value: &Value,
+) -> Result<Vec<PackageInstall>, ModelError> {
+    let mut out = Vec::new();
+    match value {
+        Value::Null => {}
+        Value::Map(m) => {
+            for (name, entry) in m {
+                let label = format!("parameters.packages_install.{name}");
+                out.push(parse_install(source, &entry_document(name, entry), &label)?);
+            }
+        }
+        Value::List(items) => {
+            for (i, doc) in items.iter().enumerate() {
+                let label = format!("parameters.packages_install[{i}]");
+                out.push(parse_install(source, doc, &label)?);
+            }
+        }
+        _ => {
+            return Err(ModelError {
+                file: source.to_path_buf(),
+                line: 0,
+                doc: "parameters".into(),
+                field: "packages_install".into(),
+                message: "expected a map of install name to PackageInstall, or a list of PackageInstall documents".into(),
+            })
+        }
+    }
+    Ok(out)
+}
+
+/// The `PackageInstall` documents of a target's compile output (other kinds
+/// are skipped).
+pub fn installs_from_documents(
+    source: &Path,
+    docs: &[Value],
+) -> Result<Vec<PackageInstall>, ModelError> {
+    let mut out = Vec::new();
+    for (i, d) in docs.iter().enumerate() {
+        let is_install = d.get_path(&["kind"]).and_then(Value::as_str) == Some("PackageInstall")
+            && d.get_path(&["apiVersion"]).and_then(Value::as_str) == Some(PKG_API);
+        if is_install {
+            out.push(parse_install(source, d, &format!("document {}", i + 1))?);
+        }
+    }
+    Ok(out)
+}
+
+fn scalar_text(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) => Some(s.clone()),
+        Value::Int(i) => Some(i.to_string()),
+        Value::Float(f) => Some(f.to_string()),
+        _ => None,
+    }
+}
+
+/// The cluster versions a target declares: `parameters.kubernetes_version`
+/// and `parameters.kapp_controller_version` (facts, when the inventory has
+/// them, are passed the same way by the caller).
+pub fn cluster_from_parameters(params: &Value) -> ClusterVersions {
+    ClusterVersions {
+        kubernetes: scalar_text(params.get_path(&["kubernetes_version"])),
+        kapp_controller: scalar_text(params.get_path(&["kapp_controller_version"])),
+    }
+}
+
+/// The install's document with `versionSelection` pinned to the resolved
+/// version (the catalog then changes by one line when the choice changes).
+/// The original constraint is kept in annotation `strata.dev/version-selection`.
+/// A version with a `v` prefix cannot be written as a constraint and is left
+/// unpinned.
+pub fn pinned_document(install: &PackageInstall, r: &Resolution) -> Value {
+    let mut doc = install.doc.clone();
+    if r.version.starts_with('v') {
+        return doc;
+    }
+    if let Value::Map(top) = &mut doc {
+        top.shift_remove("status");
+        if let Some(Value::Map(meta)) = top.get_mut("metadata") {
+            let anns = meta
+                .entry("annotations".to_string())
+                .or_insert_with(|| Value::Map(Map::new()));
+            if let Value::Map(anns) = anns {
+                anns.insert(
+                    "strata.dev/version-selection".into(),
+                    Value::String(install.selection.constraints.clone()),
+                );
+            }
+        }
+        if let Some(Value::Map(spec)) = top.get_mut("spec") {
+            if let Some(Value::Map(pref)) = spec.get_mut("packageRef") {
+                let mut vs = Map::new();
+                vs.insert("constraints".into(), Value::String(r.version.clone()));
+                pref.insert("versionSelection".into(), Value::Map(vs));
+            }
+        }
+    }
+    doc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packages::install::resolve_installs;
+    use crate::packages::model::parse_stream;
+
+    fn params(text: &str) -> Value {
+        crate::yaml::load_values(text).unwrap().remove(0)
+    }
+
+    fn packages() -> Vec<crate::packages::model::Package> {
+        let mut text = String::new();
+        for v in ["1.0.0", "1.1.0", "2.0.0-rc.1"] {
+            text.push_str(&format!(
+                "---\napiVersion: data.packaging.carvel.dev/v1alpha1\nkind: Package\nmetadata:\n  name: app.example.com.{v}\nspec:\n  refName: app.example.com\n  version: {v}\n  kubernetesVersionSelection:\n    constraints: '>=1.20.0'\n"
+            ));
+        }
+        let docs = crate::yaml::load_all(&text).unwrap();
+        let (res, _) = parse_stream(Path::new("p"), &docs, Strictness::Strict, false).unwrap();
+        res.into_iter()
+            .filter_map(|r| match r {
+                Resource::Package(p) => Some(p),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn short_form_parameters_resolve() {
+        let p = params(
+            "kubernetes_version: 1.28.1\npackages_install:\n  app:\n    namespace: apps\n    serviceAccountName: sa\n    packageRef:\n      refName: app.example.com\n      versionSelection:\n        constraints: '>=1.0.0 <2.0.0'\n",
+        );
+        let installs = installs_from_parameters(
+            Path::new("targets/t.yml"),
+            p.get_path(&["packages_install"]).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(installs[0].meta.name, "app");
+        assert_eq!(installs[0].meta.namespace.as_deref(), Some("apps"));
+        let cluster = cluster_from_parameters(&p);
+        assert_eq!(cluster.kubernetes.as_deref(), Some("1.28.1"));
+        let r = resolve_installs(&installs, &packages(), &cluster);
+        let r = r[0].as_ref().unwrap();
+        assert_eq!(r.version, "1.1.0");
+        let pinned = pinned_document(&installs[0], r);
+        assert_eq!(
+            pinned.get_path(&["spec", "packageRef", "versionSelection", "constraints"]),
+            Some(&Value::String("1.1.0".into()))
+        );
+        assert_eq!(
+            pinned.get_path(&["metadata", "annotations", "strata.dev/version-selection"]),
+            Some(&Value::String(">=1.0.0 <2.0.0".into()))
+        );
+    }
+
+    #[test]
+    fn bad_parameters_name_the_field() {
+        let p = params("packages_install:\n  app:\n    packageRef:\n      refname: x\n");
+        let e = installs_from_parameters(
+            Path::new("t.yml"),
+            p.get_path(&["packages_install"]).unwrap(),
+        )
+        .unwrap_err();
+        assert_eq!(e.doc, "PackageInstall app");
+        assert_eq!(e.field, "spec.packageRef.refname");
+    }
+
+    #[test]
+    fn documents_in_output() {
+        let docs = crate::yaml::load_values(
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: apps}\n---\napiVersion: packaging.carvel.dev/v1alpha1\nkind: PackageInstall\nmetadata: {name: app}\nspec:\n  packageRef: {refName: app.example.com}\n",
+        )
+        .unwrap();
+        let installs = installs_from_documents(Path::new("out"), &docs).unwrap();
+        assert_eq!(installs.len(), 1);
+        let r = resolve_installs(
+            &installs,
+            &packages(),
+            &ClusterVersions {
+                kubernetes: Some("1.29.0".into()),
+                kapp_controller: None,
+            },
+        );
+        assert_eq!(r[0].as_ref().unwrap().version, "1.1.0");
+    }
+}

@@ -1,0 +1,663 @@
+//! Package repositories: fetching their content (inline paths, a local
+//! directory, git, http) and merging the `Package` / `PackageMetadata`
+//! documents of several repositories into one catalog with kapp-controller's
+//! overlap rule.
+//!
+//! Git goes through the `git` command line (credentials, proxies and
+//! protocols are then the user's git configuration); `http://` is fetched by a
+//! small built-in client and `https://` by `curl`. Image and imgpkg-bundle
+//! sources need a registry client strata does not have yet.
+
+use super::model::{
+    parse_stream, ModelError, Package, PackageMetadata, PackageRepository, RepoSource, Resource,
+    Strictness, ANN_REPO_REF,
+};
+use super::overlap::{rebase, Decision, OverlapError};
+use super::select::{self, VersionSelection};
+use crate::diagnostics::Diagnostic;
+use crate::value::Value;
+use std::io::{Read, Write};
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RepoError {
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error(transparent)]
+    Io(#[from] crate::error::Error),
+    #[error("repository {repo}: {message}")]
+    Fetch { repo: String, message: String },
+    #[error("repository {repo}: {source}")]
+    Overlap {
+        repo: String,
+        #[source]
+        source: OverlapError,
+    },
+    #[error("repository {repo}: {kind} in {} is not allowed in a package repository (only Package and PackageMetadata)", file.display())]
+    WrongKind {
+        repo: String,
+        kind: String,
+        file: PathBuf,
+    },
+}
+
+impl crate::diagnostics::ToDiagnostic for RepoError {
+    fn to_diagnostic(&self) -> Diagnostic {
+        match self {
+            RepoError::Model(e) => e.to_diagnostic(),
+            RepoError::Io(e) => e.to_diagnostic(),
+            RepoError::Overlap { .. } => Diagnostic::error(self.to_string()).with_hint(
+                "give one of them a higher `packaging.carvel.dev/revision` annotation, or make them identical",
+            ),
+            _ => Diagnostic::error(self.to_string()),
+        }
+    }
+}
+
+/// The documents one repository offers.
+#[derive(Debug, Clone, Default)]
+pub struct RepoContent {
+    /// `<namespace>/<name>`, stamped on every document as
+    /// `packaging.carvel.dev/package-repository-ref`.
+    pub name: String,
+    pub packages: Vec<Package>,
+    pub metadata: Vec<PackageMetadata>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// What every repository together offers.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    pub packages: Vec<Package>,
+    pub metadata: Vec<PackageMetadata>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+fn fetch_err(repo: &str, message: impl Into<String>) -> RepoError {
+    RepoError::Fetch {
+        repo: repo.to_string(),
+        message: message.into(),
+    }
+}
+
+/// Reads packaging documents from YAML streams that are already in memory
+/// (for `--packages` files: `(path, text)`).
+pub fn content_from_files(
+    name: &str,
+    files: &[(PathBuf, String)],
+    strictness: Strictness,
+) -> Result<RepoContent, RepoError> {
+    let mut content = RepoContent {
+        name: name.to_string(),
+        ..Default::default()
+    };
+    for (path, text) in files {
+        let docs = crate::yaml::load_all(text).map_err(|source| crate::error::Error::Yaml {
+            path: path.clone(),
+            source,
+        })?;
+        let (resources, warnings) = parse_stream(path, &docs, strictness, false)?;
+        content.warnings.extend(warnings);
+        for r in resources {
+            match r {
+                Resource::Package(p) => content.packages.push(p),
+                Resource::PackageMetadata(m) => content.metadata.push(m),
+                Resource::PackageRepository(_) => {
+                    return Err(RepoError::WrongKind {
+                        repo: name.into(),
+                        kind: "PackageRepository".into(),
+                        file: path.clone(),
+                    })
+                }
+                Resource::PackageInstall(_) => {
+                    return Err(RepoError::WrongKind {
+                        repo: name.into(),
+                        kind: "PackageInstall".into(),
+                        file: path.clone(),
+                    })
+                }
+            }
+        }
+    }
+    Ok(content)
+}
+
+pub(crate) fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), crate::error::Error> {
+    let entries = std::fs::read_dir(dir).map_err(|e| crate::error::Error::io(dir, e))?;
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for e in entries {
+        paths.push(e.map_err(|e| crate::error::Error::io(dir, e))?.path());
+    }
+    paths.sort();
+    for p in paths {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with('.') {
+            // `.imgpkg/` holds image locks, not packages.
+            continue;
+        }
+        if p.is_dir() {
+            yaml_files(&p, out)?;
+        } else if name.ends_with(".yml") || name.ends_with(".yaml") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Reads a repository laid out as kapp-controller expects (YAML files under
+/// `packages/`), or any directory of YAML files when there is no `packages/`.
+pub fn content_from_dir(
+    name: &str,
+    dir: &Path,
+    strictness: Strictness,
+) -> Result<RepoContent, RepoError> {
+    if !dir.is_dir() {
+        return Err(fetch_err(
+            name,
+            format!("{} is not a directory", dir.display()),
+        ));
+    }
+    let root = if dir.join("packages").is_dir() {
+        dir.join("packages")
+    } else {
+        dir.to_path_buf()
+    };
+    let mut files = Vec::new();
+    yaml_files(&root, &mut files)?;
+    let mut texts = Vec::with_capacity(files.len());
+    for f in files {
+        let text = crate::error::read_to_string(&f)?;
+        texts.push((f, text));
+    }
+    content_from_files(name, &texts, strictness)
+}
+
+pub(crate) fn safe_relative(p: &str) -> bool {
+    let path = Path::new(p);
+    !p.is_empty()
+        && path
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+pub(crate) fn sub_dir(repo: &str, root: &Path, sub: Option<&str>) -> Result<PathBuf, RepoError> {
+    match sub {
+        None | Some("") => Ok(root.to_path_buf()),
+        Some(s) if safe_relative(s) => {
+            let d = root.join(s);
+            if d.is_dir() {
+                Ok(d)
+            } else {
+                Err(fetch_err(
+                    repo,
+                    format!("subPath `{s}` is not a directory in the fetched content"),
+                ))
+            }
+        }
+        Some(s) => Err(fetch_err(
+            repo,
+            format!("subPath `{s}` must be a relative path inside the content"),
+        )),
+    }
+}
+
+fn run_git(repo: &str, args: &[&str], cwd: Option<&Path>) -> Result<String, RepoError> {
+    let mut cmd = Command::new("git");
+    cmd.args(args).env("GIT_TERMINAL_PROMPT", "0");
+    if let Some(d) = cwd {
+        cmd.current_dir(d);
+    }
+    let out = cmd.output().map_err(|e| {
+        fetch_err(
+            repo,
+            format!("cannot run git: {e} (install git to use fetch.git)"),
+        )
+    })?;
+    if !out.status.success() {
+        return Err(fetch_err(
+            repo,
+            format!(
+                "git {} failed: {}",
+                args.first().copied().unwrap_or(""),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Clones `url` into `into` and checks out `ref` or the tag chosen by
+/// `refSelection`. Returns the commit and the ref used.
+pub fn fetch_git(
+    repo: &str,
+    url: &str,
+    git_ref: Option<&str>,
+    ref_selection: Option<&VersionSelection>,
+    into: &Path,
+) -> Result<(String, String), RepoError> {
+    let dest = into.to_string_lossy().into_owned();
+    run_git(
+        repo,
+        &["clone", "--quiet", "--no-checkout", "--", url, &dest],
+        None,
+    )?;
+    let target = match (git_ref, ref_selection) {
+        (Some(_), Some(_)) => {
+            return Err(fetch_err(
+                repo,
+                "fetch.git: set either `ref` or `refSelection`, not both",
+            ))
+        }
+        (Some(r), None) => r.to_string(),
+        (None, Some(sel)) => {
+            let tags: Vec<String> = run_git(repo, &["tag", "--list"], Some(into))?
+                .lines()
+                .map(str::to_string)
+                .collect();
+            let s = select::highest(&tags, sel, &[])
+                .map_err(|e| fetch_err(repo, format!("fetch.git.refSelection: {e}")))?;
+            format!("refs/tags/{}", s.selected)
+        }
+        (None, None) => "origin/HEAD".to_string(),
+    };
+    run_git(repo, &["checkout", "--quiet", &target, "--"], Some(into))?;
+    let commit = run_git(repo, &["rev-parse", "HEAD"], Some(into))?
+        .trim()
+        .to_string();
+    Ok((commit, target))
+}
+
+/// A plain-HTTP GET (redirects not followed); enough for mirrors and tests.
+fn http_get(url: &str) -> Result<Vec<u8>, String> {
+    let rest = url.strip_prefix("http://").ok_or("not an http:// url")?;
+    let (hostport, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let addr = if hostport.contains(':') {
+        hostport.to_string()
+    } else {
+        format!("{hostport}:80")
+    };
+    let mut stream =
+        std::net::TcpStream::connect(&addr).map_err(|e| format!("connect {addr}: {e}"))?;
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .map_err(|e| e.to_string())?;
+    // One write: a server may answer and close after the first segment.
+    let request = format!(
+        "GET {path} HTTP/1.0\r\nHost: {hostport}\r\nUser-Agent: strata\r\nAccept: */*\r\nConnection: close\r\n\r\n"
+    );
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|e| format!("send request: {e}"))?;
+    let mut buf = Vec::new();
+    stream
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("read response: {e}"))?;
+    let split = buf
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or("malformed HTTP response")?;
+    let head = String::from_utf8_lossy(&buf[..split]).into_owned();
+    let status = head.lines().next().unwrap_or("");
+    let code = status.split_whitespace().nth(1).unwrap_or("");
+    if code != "200" {
+        return Err(format!("server answered `{status}`"));
+    }
+    if head.lines().any(|l| {
+        l.to_ascii_lowercase()
+            .starts_with("transfer-encoding: chunked")
+    }) {
+        return Err("chunked responses are not supported by the built-in http client".into());
+    }
+    Ok(buf[split + 4..].to_vec())
+}
+
+pub(crate) fn download(url: &str) -> Result<Vec<u8>, String> {
+    if url.starts_with("http://") {
+        return http_get(url);
+    }
+    if url.starts_with("https://") {
+        let out = Command::new("curl")
+            .args(["-fsSL", "--", url])
+            .output()
+            .map_err(|e| format!("cannot run curl for https: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "curl: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        return Ok(out.stdout);
+    }
+    Err(format!(
+        "unsupported url scheme in `{url}` (http:// or https://)"
+    ))
+}
+
+/// Hex sha256 of the bytes.
+pub fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(data);
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Unpacks a tgz / tar archive into `into`, or stores a plain file there.
+pub fn unpack(data: &[u8], file_name: &str, into: &Path) -> Result<(), String> {
+    let is_gzip = data.starts_with(&[0x1f, 0x8b]);
+    let is_tar = data.len() > 262 && &data[257..262] == b"ustar";
+    if is_gzip {
+        let mut raw = Vec::new();
+        flate2::read::GzDecoder::new(data)
+            .read_to_end(&mut raw)
+            .map_err(|e| format!("gunzip: {e}"))?;
+        if raw.len() > 262 && &raw[257..262] == b"ustar" {
+            return untar(&raw, into);
+        }
+        let name = file_name.trim_end_matches(".gz");
+        return write_plain(&raw, name, into);
+    }
+    if is_tar {
+        return untar(data, into);
+    }
+    write_plain(data, file_name, into)
+}
+
+fn untar(data: &[u8], into: &Path) -> Result<(), String> {
+    let mut archive = tar::Archive::new(data);
+    for entry in archive.entries().map_err(|e| format!("tar: {e}"))? {
+        let mut entry = entry.map_err(|e| format!("tar: {e}"))?;
+        // `unpack_in` refuses paths escaping the directory.
+        entry.unpack_in(into).map_err(|e| format!("tar: {e}"))?;
+    }
+    Ok(())
+}
+
+fn write_plain(data: &[u8], name: &str, into: &Path) -> Result<(), String> {
+    let name = if name.is_empty() || !safe_relative(name) {
+        "content.yml"
+    } else {
+        name
+    };
+    std::fs::write(into.join(name), data).map_err(|e| format!("write {name}: {e}"))
+}
+
+/// Fetches a `PackageRepository` into `work` and reads its content.
+pub fn fetch_repository(
+    repo: &PackageRepository,
+    work: &Path,
+    strictness: Strictness,
+) -> Result<RepoContent, RepoError> {
+    let name = format!(
+        "{}/{}",
+        repo.meta.namespace.as_deref().unwrap_or("default"),
+        repo.meta.name
+    );
+    let dir = work.join("content");
+    std::fs::create_dir_all(&dir).map_err(|e| crate::error::Error::io(&dir, e))?;
+    let root = match &repo.source {
+        RepoSource::Directory { path } => path.clone(),
+        RepoSource::Inline { paths } => {
+            let mut keys: Vec<&String> = paths.keys().collect();
+            keys.sort();
+            for k in keys {
+                if !safe_relative(k) {
+                    return Err(fetch_err(&name, format!("fetch.inline.paths: `{k}` must be a relative path")));
+                }
+                let p = dir.join(k);
+                if let Some(parent) = p.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| crate::error::Error::io(parent, e))?;
+                }
+                std::fs::write(&p, &paths[k]).map_err(|e| crate::error::Error::io(&p, e))?;
+            }
+            dir
+        }
+        RepoSource::Git {
+            url,
+            git_ref,
+            ref_selection,
+            sub_path,
+        } => {
+            fetch_git(&name, url, git_ref.as_deref(), ref_selection.as_ref(), &dir)?;
+            sub_dir(&name, &dir, sub_path.as_deref())?
+        }
+        RepoSource::Http {
+            url,
+            sha256,
+            sub_path,
+        } => {
+            let data = download(url).map_err(|e| fetch_err(&name, format!("fetch.http {url}: {e}")))?;
+            if let Some(want) = sha256 {
+                let got = sha256_hex(&data);
+                if !got.eq_ignore_ascii_case(want.trim()) {
+                    return Err(fetch_err(
+                        &name,
+                        format!("fetch.http {url}: sha256 mismatch: expected {want}, downloaded {got}"),
+                    ));
+                }
+            }
+            let file_name = url
+                .split(['?', '#'])
+                .next()
+                .and_then(|u| u.rsplit('/').next())
+                .unwrap_or("");
+            unpack(&data, file_name, &dir).map_err(|e| fetch_err(&name, format!("fetch.http {url}: {e}")))?;
+            sub_dir(&name, &dir, sub_path.as_deref())?
+        }
+        RepoSource::Image { url } => {
+            return Err(fetch_err(
+                &name,
+                format!("fetch.image ({url}) is not supported yet: strata has no OCI registry client; mirror the repository to git, http or a directory"),
+            ))
+        }
+        RepoSource::ImgpkgBundle { image } => {
+            return Err(fetch_err(
+                &name,
+                format!("fetch.imgpkgBundle ({image}) is not supported yet: strata has no OCI registry client; `imgpkg pull` it into a directory and use that"),
+            ))
+        }
+    };
+    content_from_dir(&name, &root, strictness)
+}
+
+fn stamp(doc: &mut Value, repo: &str) {
+    if let Value::Map(top) = doc {
+        let meta = top
+            .entry("metadata".to_string())
+            .or_insert_with(|| Value::Map(Default::default()));
+        if let Value::Map(meta) = meta {
+            let anns = meta
+                .entry("annotations".to_string())
+                .or_insert_with(|| Value::Map(Default::default()));
+            if let Value::Map(anns) = anns {
+                anns.insert(ANN_REPO_REF.to_string(), Value::String(repo.to_string()));
+            }
+        }
+    }
+}
+
+/// Indexes by (namespace, name) so merging stays linear in catalog size.
+type Index = std::collections::HashMap<(Option<String>, String), usize>;
+
+/// Adds `doc` to `items` or resolves the clash with the overlap rule.
+fn offer<T>(
+    items: &mut Vec<T>,
+    index: &mut Index,
+    item: T,
+    key: (Option<String>, String),
+    doc: impl Fn(&T) -> &Value,
+    repo: &str,
+) -> Result<(), RepoError> {
+    match index.get(&key) {
+        None => {
+            index.insert(key, items.len());
+            items.push(item);
+        }
+        Some(&i) => match rebase(doc(&items[i]), doc(&item)) {
+            Ok(Decision::ApplyNew) => items[i] = item,
+            Ok(Decision::KeepExisting) => {}
+            Err(source) => {
+                return Err(RepoError::Overlap {
+                    repo: repo.to_string(),
+                    source,
+                })
+            }
+        },
+    }
+    Ok(())
+}
+
+/// Merges repositories in order; a later repository offering an existing
+/// name goes through the overlap rule.
+pub fn merge(repos: Vec<RepoContent>) -> Result<Catalog, RepoError> {
+    let mut cat = Catalog::default();
+    let mut pkg_index = Index::new();
+    let mut meta_index = Index::new();
+    for repo in repos {
+        cat.warnings.extend(repo.warnings);
+        for mut p in repo.packages {
+            stamp(&mut p.doc, &repo.name);
+            p.meta
+                .annotations
+                .insert(ANN_REPO_REF.into(), repo.name.clone());
+            let key = (p.meta.namespace.clone(), p.meta.name.clone());
+            offer(
+                &mut cat.packages,
+                &mut pkg_index,
+                p,
+                key,
+                |p| &p.doc,
+                &repo.name,
+            )?;
+        }
+        for mut m in repo.metadata {
+            stamp(&mut m.doc, &repo.name);
+            m.meta
+                .annotations
+                .insert(ANN_REPO_REF.into(), repo.name.clone());
+            let key = (m.meta.namespace.clone(), m.meta.name.clone());
+            offer(
+                &mut cat.metadata,
+                &mut meta_index,
+                m,
+                key,
+                |m| &m.doc,
+                &repo.name,
+            )?;
+        }
+    }
+    Ok(cat)
+}
+
+/// Fetches every (unpaused) repository in order and merges them: what
+/// `strata compile` calls for the repositories an inventory declares.
+pub fn catalog_from_repositories(
+    repos: &[PackageRepository],
+    strictness: Strictness,
+) -> Result<Catalog, RepoError> {
+    let mut contents = Vec::new();
+    for r in repos.iter().filter(|r| !r.paused) {
+        let work =
+            tempfile::tempdir().map_err(|e| crate::error::Error::io(std::env::temp_dir(), e))?;
+        contents.push(fetch_repository(r, work.path(), strictness)?);
+    }
+    merge(contents)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pkg(version: &str, image: &str, rev: &str) -> String {
+        format!(
+            "apiVersion: data.packaging.carvel.dev/v1alpha1\nkind: Package\nmetadata:\n  name: app.example.com.{version}\n  annotations:\n    packaging.carvel.dev/revision: '{rev}'\nspec:\n  refName: app.example.com\n  version: {version}\n  template:\n    spec:\n      fetch:\n      - imgpkgBundle:\n          image: {image}\n"
+        )
+    }
+
+    fn content(name: &str, text: &str) -> RepoContent {
+        content_from_files(
+            name,
+            &[(PathBuf::from("p.yml"), text.to_string())],
+            Strictness::Strict,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn overlapping_repositories() {
+        let a = content(
+            "ns/a",
+            &(pkg("1.0.0", "img:a", "1") + "---\n" + &pkg("1.1.0", "img:a", "1")),
+        );
+        let same = content("ns/b", &pkg("1.0.0", "img:a", "1"));
+        let cat = merge(vec![a.clone(), same]).unwrap();
+        assert_eq!(cat.packages.len(), 2);
+        assert_eq!(cat.packages[0].meta.annotations[ANN_REPO_REF], "ns/a");
+
+        let newer = content("ns/b", &pkg("1.0.0", "img:b", "2"));
+        let cat = merge(vec![a.clone(), newer]).unwrap();
+        assert_eq!(cat.packages[0].meta.annotations[ANN_REPO_REF], "ns/b");
+
+        let clash = content("ns/b", &pkg("1.0.0", "img:b", "1"));
+        let e = merge(vec![a, clash]).unwrap_err();
+        assert!(
+            e.to_string().starts_with(
+                "repository ns/b: Conflicting resources: Package/app.example.com.1.0.0"
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("(mismatch in spec.template)"), "{e}");
+    }
+
+    #[test]
+    fn inline_and_directory_repositories() {
+        let work = tempfile::tempdir().unwrap();
+        let text = format!(
+            "apiVersion: packaging.carvel.dev/v1alpha1\nkind: PackageRepository\nmetadata:\n  name: inline\nspec:\n  fetch:\n    inline:\n      paths:\n        packages/app.example.com/1.0.0.yml: |\n{}",
+            pkg("1.0.0", "img:a", "1").lines().map(|l| format!("          {l}\n")).collect::<String>()
+        );
+        let docs = crate::yaml::load_all(&text).unwrap();
+        let (res, _) = parse_stream(Path::new("r.yml"), &docs, Strictness::Strict, false).unwrap();
+        let Resource::PackageRepository(r) = &res[0] else {
+            panic!()
+        };
+        let c = fetch_repository(r, work.path(), Strictness::Strict).unwrap();
+        assert_eq!(c.name, "default/inline");
+        assert_eq!(c.packages[0].version, "1.0.0");
+        let d = content_from_dir("dir", &work.path().join("content"), Strictness::Strict).unwrap();
+        assert_eq!(d.packages.len(), 1);
+    }
+
+    #[test]
+    fn unpack_formats() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut builder = tar::Builder::new(Vec::new());
+        let body = b"kind: x\n";
+        let mut h = tar::Header::new_ustar();
+        h.set_size(body.len() as u64);
+        h.set_mode(0o644);
+        builder
+            .append_data(&mut h, "packages/a.yml", &body[..])
+            .unwrap();
+        let tar_bytes = builder.into_inner().unwrap();
+        unpack(&tar_bytes, "r.tar", dir.path()).unwrap();
+        assert!(dir.path().join("packages/a.yml").is_file());
+
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(&tar_bytes).unwrap();
+        let tgz = gz.finish().unwrap();
+        let dir2 = tempfile::tempdir().unwrap();
+        unpack(&tgz, "r.tgz", dir2.path()).unwrap();
+        assert!(dir2.path().join("packages/a.yml").is_file());
+
+        let dir3 = tempfile::tempdir().unwrap();
+        unpack(body, "pkg.yml", dir3.path()).unwrap();
+        assert!(dir3.path().join("pkg.yml").is_file());
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

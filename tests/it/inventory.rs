@@ -1,0 +1,228 @@
+//! `strata inventory`: rendering, formats, options and error reporting.
+
+use crate::strata;
+use serde_json::Value as J;
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/inventory")
+        .join(name)
+}
+
+fn render(args: &[&str]) -> J {
+    let out = strata()
+        .args(["inventory", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn renders_merge_references_and_applications() {
+    let inv = fixture("basic");
+    let v = render(&["--inventory-path", inv.to_str().unwrap()]);
+    let dev = &v["nodes"]["dev"];
+    assert_eq!(
+        dev["classes"],
+        serde_json::json!(["defaults", "common", "apps.web"])
+    );
+    assert_eq!(dev["applications"], serde_json::json!(["web"]));
+    let p = &dev["parameters"];
+    assert_eq!(p["web"]["image"], "nginx:1.25");
+    assert_eq!(p["web"]["replicas"], 1);
+    assert_eq!(p["web"]["url"], "https://dev.example.com");
+    assert_eq!(p["images"], serde_json::json!(["base", "dev"]));
+    assert_eq!(p["_reclass_"]["name"]["full"], "dev");
+
+    let prod = &v["nodes"]["prod"];
+    assert_eq!(prod["applications"], serde_json::json!(["monitoring"]));
+    let p = &prod["parameters"];
+    assert_eq!(
+        p["web"]["image"], "nginx:1.26",
+        "late binding sees the target's value"
+    );
+    assert_eq!(p["web"]["replicas"], 3);
+    assert_eq!(
+        p["labels"],
+        serde_json::json!({"tier": "gold"}),
+        "~ replaces"
+    );
+    assert_eq!(p["web"]["port"], 8080);
+}
+
+#[test]
+fn selects_targets_and_writes_yaml() {
+    let inv = fixture("basic");
+    let out = strata()
+        .args([
+            "inventory",
+            "--format",
+            "yaml",
+            "-t",
+            "prod",
+            "--inventory-path",
+        ])
+        .arg(&inv)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("nodes:\n  prod:\n"), "{text}");
+    assert!(!text.contains("dev:"));
+    assert!(text.contains("image: nginx:1.26"));
+}
+
+#[test]
+fn compose_node_name_uses_the_path() {
+    let inv = fixture("basic");
+    let v = render(&[
+        "--compose-node-name",
+        "--inventory-path",
+        inv.to_str().unwrap(),
+    ]);
+    let prod = &v["nodes"]["prod.prod"]["parameters"]["_reclass_"]["name"];
+    assert_eq!(prod["parts"], serde_json::json!(["prod", "prod"]));
+    assert_eq!(prod["path"], "prod/prod");
+    assert_eq!(prod["short"], "prod");
+}
+
+#[test]
+fn unknown_target_is_an_error() {
+    let inv = fixture("basic");
+    strata()
+        .args(["inventory", "-t", "nope", "--inventory-path"])
+        .arg(&inv)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("unknown target `nope`"))
+        .stderr(predicates::str::contains("hint: known targets: dev, prod"));
+}
+
+#[test]
+fn errors_name_file_parameter_and_exit_2() {
+    let inv = fixture("broken");
+    strata()
+        .args(["inventory", "-t", "t1", "--inventory-path"])
+        .arg(&inv)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "cannot resolve reference `${nope}`",
+        ))
+        .stderr(predicates::str::contains("at: parameters.a"))
+        .stderr(predicates::str::contains("t1.yml:2"));
+    strata()
+        .args(["inventory", "-t", "t2", "--inventory-path"])
+        .arg(&inv)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("class not found: `missing.one`"))
+        .stderr(predicates::str::contains(
+            "hint: create classes/missing/one.yml",
+        ));
+    // Skipped with the flag, still listed.
+    let v = render(&[
+        "-t",
+        "t2",
+        "--ignore-class-not-found",
+        "--inventory-path",
+        inv.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        v["nodes"]["t2"]["classes"],
+        serde_json::json!(["missing.one"])
+    );
+}
+
+#[test]
+fn missing_inventory_directory() {
+    strata()
+        .args(["inventory", "--inventory-path", "/nonexistent/strata-inv"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "inventory directory /nonexistent/strata-inv not found",
+        ));
+}
+
+#[test]
+fn kapitan_file_and_reclass_config_set_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let inv = dir.path().join("inv");
+    std::fs::create_dir_all(inv.join("classes/apps")).unwrap();
+    std::fs::create_dir_all(inv.join("targets")).unwrap();
+    std::fs::write(inv.join("classes/apps/a.yml"), "parameters: {a: 1}\n").unwrap();
+    std::fs::write(inv.join("classes/apps/b.yml"), "parameters: {b: 2}\n").unwrap();
+    std::fs::write(
+        inv.join("targets/t.yml"),
+        "classes: ['apps.*', optional.x]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join(".kapitan"),
+        "inventory:\n  inventory-path: inv\ninventory_backend:\n  enable-class-wildcards: true\n",
+    )
+    .unwrap();
+    std::fs::write(
+        inv.join("reclass-config.yml"),
+        "ignore_class_notfound: true\n",
+    )
+    .unwrap();
+    let out = strata()
+        .current_dir(dir.path())
+        .args(["inventory", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: J = serde_json::from_slice(&out.stdout).unwrap();
+    let t = &v["nodes"]["t"];
+    assert_eq!(
+        t["classes"],
+        serde_json::json!(["apps.a", "apps.b", "optional.x"])
+    );
+    assert_eq!(t["parameters"]["a"], 1);
+    assert_eq!(t["parameters"]["b"], 2);
+}
+
+#[cfg(unix)]
+#[test]
+fn follows_directory_symlinks_outside_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared-classes");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::write(shared.join("x.yml"), "parameters: {x: linked}\n").unwrap();
+    let inv = dir.path().join("inv");
+    std::fs::create_dir_all(inv.join("classes")).unwrap();
+    std::fs::create_dir_all(inv.join("targets")).unwrap();
+    std::os::unix::fs::symlink("../../shared-classes", inv.join("classes/ext")).unwrap();
+    std::fs::write(inv.join("targets/t.yml"), "classes: [ext.x]\n").unwrap();
+    let v = render(&["--inventory-path", inv.to_str().unwrap()]);
+    assert_eq!(v["nodes"]["t"]["parameters"]["x"], "linked");
+}
+
+#[test]
+fn output_is_deterministic() {
+    let inv = fixture("basic");
+    let a = strata()
+        .args(["inventory", "--inventory-path"])
+        .arg(&inv)
+        .output()
+        .unwrap();
+    let b = strata()
+        .args(["inventory", "--inventory-path"])
+        .arg(&inv)
+        .output()
+        .unwrap();
+    assert_eq!(a.stdout, b.stdout);
+}

@@ -1,0 +1,585 @@
+//! Carvel packages: the 107-case conformance corpus
+//! (`../shared/conformance/packages/`) and CLI behaviour of `strata package`.
+
+use crate::{conformance_dir, strata};
+use std::fs;
+use std::path::{Path, PathBuf};
+use strata::packages::overlap::{rebase, Decision};
+use strata::packages::select::{highest, VersionSelection};
+use strata::value::Value;
+
+fn read(p: &Path) -> String {
+    fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn lines(p: &Path) -> Vec<String> {
+    read(p)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/packages")
+        .join(name)
+}
+
+/// `selection.yaml`: `{semver: {constraints, prereleases}}`.
+fn selection(p: &Path) -> VersionSelection {
+    let v = strata::yaml::load_values(&read(p)).unwrap().remove(0);
+    let semver = v.get_path(&["semver"]).cloned().unwrap_or(Value::Null);
+    let constraints = semver
+        .get_path(&["constraints"])
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let prereleases = match semver.get_path(&["prereleases"]) {
+        None | Some(Value::Null) => None,
+        Some(pr) => Some(
+            pr.get_path(&["identifiers"])
+                .and_then(Value::as_list)
+                .map(|l| {
+                    l.iter()
+                        .map(|x| match x {
+                            Value::String(s) => s.clone(),
+                            other => format!("{other:?}"),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        ),
+    };
+    VersionSelection {
+        constraints,
+        prereleases,
+    }
+}
+
+fn expect_error(dir: &Path, got: &str) -> Result<(), String> {
+    for want in lines(&dir.join("expected_error.txt")) {
+        if !got.contains(&want) {
+            return Err(format!("error {got:?} lacks {want:?}"));
+        }
+    }
+    Ok(())
+}
+
+fn run_tags(dir: &Path) -> Result<(), String> {
+    let versions = lines(&dir.join("versions.txt"));
+    let sel = selection(&dir.join("selection.yaml"));
+    match highest(&versions, &sel, &[]) {
+        Ok(s) => {
+            if dir.join("expected_error.txt").exists() {
+                return Err(format!("selected {} but expected an error", s.selected));
+            }
+            let want = read(&dir.join("expected.txt")).trim().to_string();
+            if s.selected != want {
+                return Err(format!("selected {}, expected {want}", s.selected));
+            }
+            let matching = dir.join("expected_matching.txt");
+            if matching.exists() && s.matching != lines(&matching) {
+                return Err(format!(
+                    "matching {:?}, expected {:?}",
+                    s.matching,
+                    lines(&matching)
+                ));
+            }
+            Ok(())
+        }
+        Err(e) => {
+            if !dir.join("expected_error.txt").exists() {
+                return Err(format!("unexpected error: {e}"));
+            }
+            expect_error(dir, &e.to_string())
+        }
+    }
+}
+
+fn run_install(dir: &Path) -> Result<(), String> {
+    let mut cmd = strata();
+    cmd.arg("package")
+        .arg("resolve")
+        .arg("--packages")
+        .arg(dir.join("packages.yaml"))
+        .arg("--install")
+        .arg(dir.join("packageinstall.yaml"));
+    if dir.join("env.yaml").exists() {
+        cmd.arg("--env").arg(dir.join("env.yaml"));
+    }
+    let out = cmd.output().map_err(|e| e.to_string())?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let code = out.status.code();
+    if dir.join("expected_error.txt").exists() {
+        if code != Some(2) {
+            return Err(format!("exit {code:?} (stdout {stdout:?}), expected 2"));
+        }
+        expect_error(dir, &stderr)
+    } else {
+        let want = read(&dir.join("expected.txt")).trim().to_string();
+        if code != Some(0) || stdout != format!("{want}\n") {
+            return Err(format!(
+                "exit {code:?}, stdout {stdout:?}, stderr {stderr:?}; expected {want}"
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn run_overlap(dir: &Path) -> Result<(), String> {
+    let load = |f: &str| {
+        strata::yaml::load_values(&read(&dir.join(f)))
+            .unwrap()
+            .remove(0)
+    };
+    match rebase(&load("existing.yaml"), &load("new.yaml")) {
+        Ok(d) => {
+            if dir.join("expected_error.txt").exists() {
+                return Err(format!("decided {d:?} but expected an error"));
+            }
+            let got = match d {
+                Decision::KeepExisting => "keep-existing",
+                Decision::ApplyNew => "apply-new",
+            };
+            let want = read(&dir.join("expected.txt")).trim().to_string();
+            if got != want {
+                return Err(format!("decided {got}, expected {want}"));
+            }
+            Ok(())
+        }
+        Err(e) => {
+            if !dir.join("expected_error.txt").exists() {
+                return Err(format!("unexpected error: {e}"));
+            }
+            expect_error(dir, &e.to_string())
+        }
+    }
+}
+
+#[test]
+fn conformance_corpus() {
+    let root = conformance_dir().join("packages");
+    let index = read(&root.join("cases.tsv"));
+    let mut total = 0;
+    let mut failures = Vec::new();
+    let mut per_kind: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    for line in index.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        if cols.len() < 2 {
+            continue;
+        }
+        let (case, kind) = (cols[0], cols[1]);
+        let dir = root.join("cases").join(case);
+        total += 1;
+        let result = match kind {
+            "tags" => run_tags(&dir),
+            "packageinstall" => run_install(&dir),
+            "overlap" => run_overlap(&dir),
+            other => Err(format!("unknown kind {other}")),
+        };
+        let entry = per_kind.entry(kind.to_string()).or_default();
+        entry.1 += 1;
+        match result {
+            Ok(()) => entry.0 += 1,
+            Err(e) => failures.push(format!("{case}: {e}")),
+        }
+    }
+    let passed = total - failures.len();
+    eprintln!("packages conformance: {passed}/{total} passed");
+    for (kind, (ok, n)) in &per_kind {
+        eprintln!("  {kind}: {ok}/{n}");
+    }
+    assert_eq!(total, 107, "the corpus has 107 cases");
+    assert!(failures.is_empty(), "failures:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn list_shows_every_version_in_order() {
+    let out = strata()
+        .args(["package", "list", "--packages"])
+        .arg(fixture("repo-a.yml"))
+        .arg("--repo")
+        .arg(fixture("repo-b"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows[0], ["REF-NAME", "VERSION", "REPOSITORY"]);
+    let versions: Vec<(&str, &str)> = rows[1..].iter().map(|r| (r[0], r[1])).collect();
+    assert_eq!(
+        versions,
+        [
+            ("app.example.com", "1.0.0"),
+            ("app.example.com", "1.2.0"),
+            ("app.example.com", "1.10.0"),
+            ("tool.example.com", "0.1.0"),
+        ]
+    );
+}
+
+#[test]
+fn resolve_explains_rejections_on_stderr() {
+    let out = strata()
+        .args(["package", "resolve", "--packages"])
+        .arg(fixture("repo-a.yml"))
+        .arg("--repo")
+        .arg(fixture("repo-b"))
+        .arg("--install")
+        .arg(fixture("install.yml"))
+        .args(["--kubernetes-version", "1.28.3"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1.2.0\n");
+    assert!(
+        stderr.contains("rejected 1.10.0: kubernetes-version-check"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("rejected 1.0.0: lower than 1.2.0"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn resolve_error_names_the_problem() {
+    let out = strata()
+        .args(["package", "resolve", "--repo"])
+        .arg(fixture("repo-b"))
+        .arg("--install")
+        .arg(fixture("install.yml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("after-kubernetes-version-check=0"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("1.10.0: kubernetes-version-check: needs kubernetes version"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn strict_mode_rejects_short_ref_names() {
+    let case = conformance_dir().join("packages/cases/pkgi-downgrade-same-version");
+    let out = strata()
+        .args(["package", "resolve", "--strict", "--packages"])
+        .arg(case.join("packages.yaml"))
+        .arg("--install")
+        .arg(case.join("packageinstall.yaml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("spec.refName"), "{stderr}");
+    assert!(stderr.contains("three dot-separated segments"), "{stderr}");
+}
+
+#[test]
+fn unknown_field_is_an_error_with_location() {
+    let out = strata()
+        .args(["package", "list", "--packages"])
+        .arg(fixture("bad-field.yml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("Package app.example.com.1.0.0: field `spec.refname`: unknown field"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("bad-field.yml:7"), "{stderr}");
+}
+
+#[test]
+fn conflicting_repositories_fail_for_the_later_one() {
+    let out = strata()
+        .args(["package", "list", "--repo"])
+        .arg(fixture("repo-b"))
+        .arg("--packages")
+        .arg(fixture("repo-b-conflict.yml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // --packages files are merged before --repo directories.
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("repository"), "{stderr}");
+    assert!(
+        stderr.contains("Conflicting resources: Package/app.example.com.1.10.0 is already present but not identical (mismatch in spec.releaseNotes)"),
+        "{stderr}"
+    );
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let st = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+}
+
+#[test]
+fn git_repository_with_ref_selection() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    fs::create_dir_all(work.join("repo/packages")).unwrap();
+    git(&work, &["init", "-q"]);
+    let pkg = |v: &str| {
+        format!(
+            "apiVersion: data.packaging.carvel.dev/v1alpha1\nkind: Package\nmetadata:\n  name: app.example.com.{v}\nspec:\n  refName: app.example.com\n  version: {v}\n"
+        )
+    };
+    for (tag, versions) in [
+        ("v1.0.0", vec!["1.0.0"]),
+        ("v1.1.0", vec!["1.0.0", "1.1.0"]),
+        ("v2.0.0-rc.1", vec!["1.0.0", "1.1.0", "2.0.0"]),
+    ] {
+        for v in versions {
+            fs::write(work.join(format!("repo/packages/{v}.yml")), pkg(v)).unwrap();
+        }
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-qm", tag]);
+        git(&work, &["tag", tag]);
+    }
+    let bare = tmp.path().join("bare.git");
+    git(
+        tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            work.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+    );
+    let repo_file = tmp.path().join("repo.yml");
+    fs::write(
+        &repo_file,
+        format!(
+            "apiVersion: packaging.carvel.dev/v1alpha1\nkind: PackageRepository\nmetadata:\n  name: git-repo\n  namespace: ns\nspec:\n  fetch:\n    git:\n      url: {}\n      refSelection:\n        semver:\n          constraints: '>=1.0.0'\n      subPath: repo\n",
+            bare.display()
+        ),
+    )
+    .unwrap();
+    let out = strata()
+        .args(["package", "list", "--repository"])
+        .arg(&repo_file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // v2.0.0-rc.1 is a prerelease tag: v1.1.0 is checked out.
+    let versions: Vec<&str> = stdout
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().nth(1).unwrap())
+        .collect();
+    assert_eq!(versions, ["1.0.0", "1.1.0"]);
+    assert!(stdout.contains("ns/git-repo"), "{stdout}");
+
+    // An explicit ref, and no ref at all (the default branch).
+    for (git_ref, want) in [
+        ("      ref: v1.0.0\n", vec!["1.0.0"]),
+        ("", vec!["1.0.0", "1.1.0", "2.0.0"]),
+    ] {
+        let f = tmp.path().join("repo-ref.yml");
+        fs::write(
+            &f,
+            format!(
+                "apiVersion: packaging.carvel.dev/v1alpha1\nkind: PackageRepository\nmetadata:\n  name: git-repo\nspec:\n  fetch:\n    git:\n      url: {}\n{git_ref}      subPath: repo\n",
+                bare.display()
+            ),
+        )
+        .unwrap();
+        let out = strata()
+            .args(["package", "list", "--repository"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let versions: Vec<&str> = stdout
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().nth(1).unwrap())
+            .collect();
+        assert_eq!(versions, want, "ref {git_ref:?}");
+    }
+}
+
+/// Serves one response body to every connection, on loopback.
+fn serve(body: Vec<u8>) -> (String, std::thread::JoinHandle<()>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handle = std::thread::spawn(move || {
+        // Two requests: the good fetch and the bad-checksum one.
+        for stream in listener.incoming().take(2) {
+            let mut s = stream.unwrap();
+            let mut req = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => req.extend_from_slice(&buf[..n]),
+                }
+            }
+            let head = format!("HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+            s.write_all(head.as_bytes()).unwrap();
+            s.write_all(&body).unwrap();
+        }
+    });
+    (format!("http://{addr}/repo.tgz"), handle)
+}
+
+#[test]
+fn http_repository_checks_sha256() {
+    let mut builder = tar::Builder::new(Vec::new());
+    let body = read(&fixture("repo-a.yml"));
+    let mut h = tar::Header::new_ustar();
+    h.set_size(body.len() as u64);
+    h.set_mode(0o644);
+    builder
+        .append_data(&mut h, "packages/app.yml", body.as_bytes())
+        .unwrap();
+    let tar_bytes = builder.into_inner().unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &tar_bytes).unwrap();
+    let tgz = gz.finish().unwrap();
+    let sha = strata::packages::repo::sha256_hex(&tgz);
+    let (url, handle) = serve(tgz);
+    let tmp = tempfile::tempdir().unwrap();
+    let write_repo = |sha: &str| {
+        let f = tmp.path().join(format!("repo-{}.yml", &sha[..4]));
+        fs::write(
+            &f,
+            format!(
+                "apiVersion: packaging.carvel.dev/v1alpha1\nkind: PackageRepository\nmetadata:\n  name: http-repo\nspec:\n  fetch:\n    http:\n      url: {url}\n      sha256: {sha}\n"
+            ),
+        )
+        .unwrap();
+        f
+    };
+    let good = write_repo(&sha);
+    let out = strata()
+        .args(["package", "list", "--repository"])
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("default/http-repo"));
+
+    let bad = write_repo(&"0".repeat(64));
+    let out = strata()
+        .args(["package", "list", "--repository"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("sha256 mismatch"), "{stderr}");
+    handle.join().unwrap();
+}
+
+#[test]
+fn image_repositories_are_reported_unsupported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("r.yml");
+    fs::write(
+        &f,
+        "apiVersion: packaging.carvel.dev/v1alpha1\nkind: PackageRepository\nmetadata:\n  name: r\nspec:\n  fetch:\n    imgpkgBundle:\n      image: registry.example.com/repo:1.0.0\n",
+    )
+    .unwrap();
+    let out = strata()
+        .args(["package", "list", "--repository"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr
+            .contains("fetch.imgpkgBundle (registry.example.com/repo:1.0.0) is not supported yet"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn render_passes_kbld_through_and_waits_for_ytt() {
+    let out = strata()
+        .args(["package", "render", "--packages"])
+        .arg(fixture("render.yml"))
+        .arg("--install")
+        .arg(fixture("render-install.yml"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let docs = strata::yaml::load_values(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    let images: Vec<&str> = docs
+        .iter()
+        .filter_map(|d| d.get_path(&["spec", "image"]).and_then(Value::as_str))
+        .collect();
+    assert_eq!(images, ["nginx:1.25"]);
+
+    let out = strata()
+        .args(["package", "render", "--packages"])
+        .arg(fixture("render.yml"))
+        .arg("--install")
+        .arg(fixture("render-install-ytt.yml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("ytt templates need strata's template engine"),
+        "{stderr}"
+    );
+}
