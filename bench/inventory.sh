@@ -35,8 +35,15 @@ if ! "$VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(not (m
     "$VENV/bin/pip" install -q kapitan==0.36.3 reclass-rs==0.11.0
 fi
 
+# regenerate only when the generator, seed or size changed
 for n in $(printf '%s\n' "$SMALL" "$LARGE" "$KAPITAN_TARGETS" | sort -un); do
-    "$VENV/bin/python" "$ROOT/bench/gen_inventory.py" --seed "$SEED" "$WORK/inv-$n" "$n"
+    stamp="$(sha256sum "$ROOT/bench/gen_inventory.py" | cut -c1-16) seed=$SEED targets=$n"
+    if [ -d "$WORK/inv-$n" ] && [ "$(cat "$WORK/inv-$n.stamp" 2>/dev/null)" = "$stamp" ]; then
+        echo "reusing $WORK/inv-$n"
+    else
+        "$VENV/bin/python" "$ROOT/bench/gen_inventory.py" --seed "$SEED" "$WORK/inv-$n" "$n"
+        echo "$stamp" > "$WORK/inv-$n.stamp"
+    fi
 done
 
 STRATA="$ROOT/target/release/strata"
