@@ -47,9 +47,12 @@ def main():
         cfg = get_reclass_config(inv, False, False, False)
         config = reclass_rs.Config.from_dict(inv, cfg, False)
         res = reclass_rs.Reclass.from_config(config).inventory()
+        # Inventory.nodes builds a new dict on every access: read it once
+        # (looking it up per target makes the driver quadratic).
+        res_nodes = res.nodes
         nodes = {}
-        for name in sorted(res.nodes):
-            n = res.nodes[name]
+        for name in sorted(res_nodes):
+            n = res_nodes[name]
             nodes[name] = {
                 "classes": list(n.classes),
                 "applications": list(n.applications),
