@@ -24,6 +24,18 @@ pub enum Command {
     Inventory(commands::inventory::InventoryArgs),
     /// Carvel packages: list repositories' packages, resolve and render PackageInstalls
     Package(commands::package::PackageArgs),
+    /// Compile targets into a catalog (Kapitan-compatible `compile`)
+    Compile(commands::compile::CompileArgs),
+    /// Order Kubernetes resources the way kapp applies them (change groups and rules)
+    Order(commands::order::OrderArgs),
+    /// Commit a compiled catalog to the catalog repository and push it
+    Push(commands::push::PushArgs),
+    /// Diff two compiled catalogs per target, file and Kubernetes object
+    Diff(commands::diff::DiffArgs),
+    /// Lint the inventory (and optionally a compiled catalog)
+    Lint(commands::lint::LintArgs),
+    /// Post the diff and lint findings on the pull request as one comment, kept up to date
+    Comment(commands::comment::CommentArgs),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -53,6 +65,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Inventory(args) => commands::inventory::run(args),
         Command::Package(args) => commands::package::run(args),
+        Command::Compile(args) => commands::compile::run(args),
+        Command::Order(args) => commands::order::run(args),
+        Command::Push(args) => commands::push::run(args),
+        Command::Diff(args) => commands::diff::run(args),
+        Command::Lint(args) => commands::lint::run(args),
+        Command::Comment(args) => commands::comment::run(args),
     }
 }
 

@@ -7,10 +7,16 @@
 
 pub mod cli;
 pub mod commands;
+pub mod compile;
 pub mod diagnostics;
+pub mod diff;
 pub mod error;
+pub mod git;
+pub mod github;
 pub mod inventory;
+pub mod lint;
 pub mod order;
 pub mod packages;
+pub mod publish;
 pub mod value;
 pub mod yaml;

@@ -1,5 +1,11 @@
 //! Subcommand handlers: parse-free glue between clap arguments, the core
 //! library and rendering. Only this layer (and `cli`) uses `anyhow` and prints.
 
+pub mod comment;
+pub mod compile;
+pub mod diff;
 pub mod inventory;
+pub mod lint;
+pub mod order;
 pub mod package;
+pub mod push;

@@ -1,1 +1,360 @@
 //! kapp-style apply ordering of Kubernetes resources.
+//!
+//! Given the resources of an app (multi-document YAML), what is done to each
+//! (upsert, delete or noop) and kapp Config (`changeGroupBindings`,
+//! `changeRuleBindings`, plus kapp's defaults), build the same dependency
+//! graph kapp's `diffgraph` builds: change groups from annotations and
+//! bindings, change rules with placeholders, optional rules dropped when
+//! they would close a cycle. The result gives the direct edges and kapp's
+//! apply waves.
+
+mod argocd;
+mod config;
+mod decode;
+mod graph;
+mod lint;
+mod matcher;
+mod resource;
+mod rule;
+
+pub use argocd::{annotate_sync_waves, SYNC_WAVE_ANNOTATION};
+pub use config::{ChangeGroupBinding, ChangeRuleBinding, Config};
+pub use graph::{Change, ChangeGraph};
+pub use lint::{lint, CODE_CYCLE, CODE_INVALID, CODE_MALFORMED, CODE_UNMATCHED};
+pub use matcher::{Matcher, PathPart};
+pub use resource::{Origin, Resource};
+pub use rule::{substitute_placeholders, validate_group_name, ChangeRule, Op, Order};
+
+use crate::diagnostics::{Diagnostic, ToDiagnostic};
+use crate::yaml::{Node, NodeValue};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum OrderError {
+    #[error(transparent)]
+    Read(#[from] crate::error::Error),
+    #[error("{}:{line}: {message}", file.display())]
+    InvalidResource {
+        file: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{}:{line}: invalid kapp config{}: {message}", file.display(), if field.is_empty() { String::new() } else { format!(" at `{field}`") })]
+    Config {
+        file: PathBuf,
+        line: usize,
+        field: String,
+        message: String,
+    },
+    /// A bad change group / rule of one resource (annotation or binding).
+    #[error("Resource {resource}: {from}: {message}")]
+    Rule {
+        resource: String,
+        /// `annotation <key>` or the config binding.
+        from: String,
+        file: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("Detected cycle while ordering changes: [{}] (found repeated: {repeated})", path.join("] -> ["))]
+    Cycle { path: Vec<String>, repeated: String },
+    #[error("no resource matches `{key}` (expected <kind>/<name>, e.g. deployment/web)")]
+    UnknownOpTarget { key: String },
+    #[error("Found resource '{resource}' multiple times with different content ({}:{} and {}:{})", first.file.display(), first.line, second.file.display(), second.line)]
+    Duplicate {
+        resource: String,
+        first: Origin,
+        second: Origin,
+    },
+}
+
+impl ToDiagnostic for OrderError {
+    fn to_diagnostic(&self) -> Diagnostic {
+        let d = Diagnostic::error(self.to_string());
+        match self {
+            OrderError::Read(e) => e.to_diagnostic(),
+            OrderError::InvalidResource { file, line, .. } => d.with_file(file).with_line(*line),
+            OrderError::Config { file, line, .. } => d
+                .with_file(file)
+                .with_line(*line)
+                .with_hint("see https://carvel.dev/kapp/docs/latest/config/ for the Config format"),
+            OrderError::Rule { file, line, .. } => d
+                .with_file(file)
+                .with_line(*line)
+                .with_hint("a change rule reads `(upsert|delete) (before|after) (upserting|deleting) <group>`; group names are `[dns-prefix/]name`"),
+            OrderError::Cycle { .. } => d.with_hint(
+                "break the cycle by removing a change rule, or mark a config binding `ignoreIfCyclical: true`",
+            ),
+            OrderError::UnknownOpTarget { .. } => d,
+            OrderError::Duplicate { second, .. } => d
+                .with_file(&second.file)
+                .with_line(second.line)
+                .with_hint("a resource (namespace, API group, kind, name) may appear more than once only with identical content; if the directory holds several targets' catalogs, order one target at a time"),
+        }
+    }
+}
+
+/// One YAML document of the input and where it came from.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub node: Node,
+    pub file: PathBuf,
+    /// The document's own source text, when it can be cut out of the file:
+    /// resources are written back exactly as given (quoting, comments).
+    pub raw: Option<String>,
+}
+
+/// Parses a multi-document YAML stream; empty documents are skipped and
+/// `kind: List` documents are flattened into their `items`, as kubectl does.
+pub fn parse_documents(file: &Path, text: &str) -> Result<Vec<Document>, OrderError> {
+    let nodes = crate::yaml::load_all(text).map_err(|source| crate::error::Error::Yaml {
+        path: file.to_path_buf(),
+        source,
+    })?;
+    let chunks = raw_chunks(text).unwrap_or_default();
+    // Documents and chunks are both in file order: one cursor finds each
+    // document's chunk.
+    let mut next_chunk = chunks.iter().peekable();
+    let mut docs = Vec::new();
+    for node in nodes {
+        while next_chunk
+            .next_if(|(_, last, _)| *last < node.line)
+            .is_some()
+        {}
+        let raw = next_chunk
+            .peek()
+            .filter(|(first, _, _)| *first <= node.line)
+            .map(|(_, _, text)| text.trim_start_matches(['\n', '\r']).to_string());
+        push_document(node, file, raw, &mut docs);
+    }
+    Ok(docs)
+}
+
+/// The source text of each document of a stream with its first and last
+/// line. Documents are separated by `---` or ended by `...` at the start of
+/// a line (markers cannot occur inside content). `None` when the stream has
+/// directives or content on a marker line (`--- |`): those are re-emitted.
+fn raw_chunks(text: &str) -> Option<Vec<(usize, usize, String)>> {
+    let mut chunks = Vec::new();
+    let mut current = String::new();
+    let mut first = 1;
+    let mut last = 0;
+    for (i, line) in text.lines().enumerate() {
+        last = i + 1;
+        if line.starts_with('%') {
+            return None;
+        }
+        let marker = line
+            .strip_prefix("---")
+            .or_else(|| line.strip_prefix("..."))
+            .filter(|rest| rest.is_empty() || rest.starts_with([' ', '\t']));
+        if let Some(rest) = marker {
+            let rest = rest.trim();
+            if !rest.is_empty() && !rest.starts_with('#') {
+                return None;
+            }
+            chunks.push((first, last - 1, std::mem::take(&mut current)));
+            first = last + 1;
+            continue;
+        }
+        current.push_str(line);
+        current.push('\n');
+    }
+    chunks.push((first, last, current));
+    Some(chunks)
+}
+
+fn push_document(node: Node, file: &Path, raw: Option<String>, docs: &mut Vec<Document>) {
+    match node.value {
+        NodeValue::Null => {}
+        NodeValue::Map(_) if is_list_kind(&node) => {
+            if let Some(Node {
+                value: NodeValue::Seq(items),
+                ..
+            }) = node.get("items")
+            {
+                for item in items.clone() {
+                    push_document(item, file, None, docs);
+                }
+            }
+        }
+        _ => docs.push(Document {
+            node,
+            file: file.to_path_buf(),
+            raw,
+        }),
+    }
+}
+
+/// `kind: List` / `kind: ConfigMapList` etc. with `items`, as kubectl accepts.
+fn is_list_kind(node: &Node) -> bool {
+    let kind = node.get("kind").map(|k| k.key_string()).unwrap_or_default();
+    kind.ends_with("List") && node.get("items").is_some()
+}
+
+/// What to do to each resource.
+#[derive(Debug, Clone)]
+pub struct Ops {
+    /// The op of every resource not listed in `overrides`.
+    pub default: Op,
+    /// `(<kind>/<name>, op)`, kind case-insensitive, in any namespace.
+    pub overrides: Vec<(String, Op)>,
+}
+
+impl Default for Ops {
+    fn default() -> Self {
+        Ops {
+            default: Op::Upsert,
+            overrides: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Start from kapp's built-in bindings, as `kapp deploy` does.
+    pub default_config: bool,
+    /// Bindings from separate config files (`--order-config`), applied after
+    /// the defaults and any kapp Config found among the resources.
+    pub extra_config: Config,
+    pub ops: Ops,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            default_config: true,
+            extra_config: Config::default(),
+            ops: Ops::default(),
+        }
+    }
+}
+
+/// Reads a config file's documents: each must be a kapp Config (or a
+/// ConfigMap labelled `kapp.k14s.io/config`).
+pub fn config_from_documents(docs: &[Document]) -> Result<Config, OrderError> {
+    let mut config = Config::default();
+    for item in classified(docs) {
+        match item? {
+            (_, config::DocKind::Config(c) | config::DocKind::ConfigAndResource(c)) => {
+                config.extend(c)
+            }
+            (res, config::DocKind::Resource) => {
+                return Err(OrderError::Config {
+                    file: res.origin.file.clone(),
+                    line: res.origin.line,
+                    field: String::new(),
+                    message: format!(
+                        "expected a kapp Config (apiVersion: {}, kind: {}), found {}",
+                        config::CONFIG_API_VERSION,
+                        config::CONFIG_KIND,
+                        res.description()
+                    ),
+                })
+            }
+        }
+    }
+    Ok(config)
+}
+
+/// Each document read as a resource and sorted into config / resource.
+fn classified(
+    docs: &[Document],
+) -> impl Iterator<Item = Result<(Resource, config::DocKind), OrderError>> + '_ {
+    docs.iter().map(|doc| {
+        let origin = Origin {
+            file: doc.file.clone(),
+            line: doc.node.line,
+        };
+        let mut res = Resource::from_value(doc.node.to_value(), origin)?;
+        res.raw = doc.raw.clone();
+        let kind = config::classify(&res, &doc.node)?;
+        Ok((res, kind))
+    })
+}
+
+/// Builds the change graph of the resources in `docs`. kapp Config documents
+/// among them configure the ordering and are not changes themselves.
+pub fn plan(docs: &[Document], options: &Options) -> Result<ChangeGraph, OrderError> {
+    let (resources, config) = collect(docs, options)?;
+    let resources = dedup_resources(resources)?;
+    let mut used = vec![false; options.ops.overrides.len()];
+    let changes = resources
+        .into_iter()
+        .map(|resource| {
+            let key = format!("{}/{}", resource.kind.to_lowercase(), resource.name);
+            let op = match options
+                .ops
+                .overrides
+                .iter()
+                .position(|(k, _)| k.eq_ignore_ascii_case(&key))
+            {
+                Some(i) => {
+                    used[i] = true;
+                    options.ops.overrides[i].1
+                }
+                None => options.ops.default,
+            };
+            Change { resource, op }
+        })
+        .collect();
+    if let Some(i) = used.iter().position(|u| !u) {
+        return Err(OrderError::UnknownOpTarget {
+            key: options.ops.overrides[i].0.clone(),
+        });
+    }
+    ChangeGraph::build(changes, &config)
+}
+
+/// Splits the documents into resources (with their document) and the
+/// effective config: defaults (if enabled), Configs among the documents in
+/// order, then `options.extra_config`.
+fn collect(docs: &[Document], options: &Options) -> Result<(Vec<Resource>, Config), OrderError> {
+    let mut config = if options.default_config {
+        Config::kapp_defaults()
+    } else {
+        Config::default()
+    };
+    let mut resources = Vec::new();
+    for item in classified(docs) {
+        let (res, kind) = item?;
+        match kind {
+            config::DocKind::Config(c) => config.extend(c),
+            config::DocKind::ConfigAndResource(c) => {
+                config.extend(c);
+                resources.push(res);
+            }
+            config::DocKind::Resource => resources.push(res),
+        }
+    }
+    config.extend(options.extra_config.clone());
+    Ok((resources, config))
+}
+
+/// Drops repeated resources as `kapp deploy` does: the same namespace, API
+/// group, kind and name twice is fine with identical content (the first
+/// stays), an error otherwise. The API version is not part of the identity.
+fn dedup_resources(resources: Vec<Resource>) -> Result<Vec<Resource>, OrderError> {
+    let mut first: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut out: Vec<Resource> = Vec::with_capacity(resources.len());
+    for res in resources {
+        match first.get(&res.identity()) {
+            Some(&i) if out[i].doc == res.doc => {}
+            Some(&i) => {
+                return Err(OrderError::Duplicate {
+                    resource: res.description(),
+                    first: out[i].origin.clone(),
+                    second: res.origin,
+                })
+            }
+            None => {
+                first.insert(res.identity(), out.len());
+                out.push(res);
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -12,40 +12,8 @@
 use super::install::{ClusterVersions, Resolution};
 use super::model::{parse_resource, ModelError, PackageInstall, Resource, Strictness, PKG_API};
 use crate::value::{Map, Value};
-use crate::yaml::{Node, NodeValue};
+use crate::yaml::Node;
 use std::path::Path;
-
-/// Converts a rendered value back into a YAML node (for the document parser).
-pub fn node_from_value(v: &Value, line: usize) -> Node {
-    let value = match v {
-        Value::Null => NodeValue::Null,
-        Value::Bool(b) => NodeValue::Bool(*b),
-        Value::Int(i) => NodeValue::Int(*i),
-        Value::Float(f) => NodeValue::Float(*f),
-        Value::String(s) => NodeValue::Str {
-            value: s.clone(),
-            quoted: true,
-        },
-        Value::List(items) => {
-            NodeValue::Seq(items.iter().map(|x| node_from_value(x, line)).collect())
-        }
-        Value::Map(m) => NodeValue::Map(
-            m.iter()
-                .map(|(k, x)| {
-                    (
-                        node_from_value(&Value::String(k.clone()), line),
-                        node_from_value(x, line),
-                    )
-                })
-                .collect(),
-        ),
-    };
-    Node {
-        value,
-        line,
-        col: 1,
-    }
-}
 
 fn not_install(source: &Path, label: &str) -> ModelError {
     ModelError {
@@ -61,7 +29,7 @@ fn parse_install(source: &Path, doc: &Value, label: &str) -> Result<PackageInsta
     let mut warnings = Vec::new();
     match parse_resource(
         source,
-        &node_from_value(doc, 0),
+        &Node::from_value(doc, 0),
         label,
         Strictness::Strict,
         &mut warnings,

@@ -79,6 +79,39 @@ impl Node {
         }
     }
 
+    /// A rendered value as a node, every position set to `line` (for code
+    /// that parses documents it built itself; strings count as quoted).
+    pub fn from_value(v: &Value, line: usize) -> Node {
+        let value = match v {
+            Value::Null => NodeValue::Null,
+            Value::Bool(b) => NodeValue::Bool(*b),
+            Value::Int(i) => NodeValue::Int(*i),
+            Value::Float(f) => NodeValue::Float(*f),
+            Value::String(s) => NodeValue::Str {
+                value: s.clone(),
+                quoted: true,
+            },
+            Value::List(items) => {
+                NodeValue::Seq(items.iter().map(|x| Node::from_value(x, line)).collect())
+            }
+            Value::Map(m) => NodeValue::Map(
+                m.iter()
+                    .map(|(k, x)| {
+                        (
+                            Node::from_value(&Value::String(k.clone()), line),
+                            Node::from_value(x, line),
+                        )
+                    })
+                    .collect(),
+            ),
+        };
+        Node {
+            value,
+            line,
+            col: 1,
+        }
+    }
+
     pub fn get(&self, key: &str) -> Option<&Node> {
         match &self.value {
             NodeValue::Map(entries) => entries

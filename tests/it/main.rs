@@ -1,8 +1,12 @@
 //! Integration tests: one binary, one module per area.
 
 mod cli;
+mod compile;
 mod inventory;
+mod order;
 mod packages;
+mod publish;
+mod review;
 
 /// The shared conformance corpora beside the project root (`../shared/conformance`).
 #[allow(dead_code)]

@@ -1,0 +1,162 @@
+//! `strata comment`: post the diff summary and lint findings on the pull
+//! request as one comment, kept up to date in place; write the full report
+//! to the job summary and a file. A fork's read-only token falls back to
+//! annotations and the job summary.
+
+use crate::cli::{diag_err, render_github};
+use crate::diagnostics::{Diagnostic, Severity};
+use crate::github::body::{self, Revisions, COMMENT_LIMIT, SUMMARY_LIMIT};
+use crate::github::{self, Client, LintFinding, Outcome, PullRequest};
+use clap::Args;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct CommentArgs {
+    /// `strata diff --format json` output (`-` for standard input)
+    #[arg(long, value_name = "FILE")]
+    pub diff: Option<PathBuf>,
+    /// `strata lint --format json` output
+    #[arg(long, value_name = "FILE")]
+    pub lint: Option<PathBuf>,
+    /// Where to write the full report (upload it as an artifact)
+    #[arg(long, value_name = "FILE", default_value = "strata-review.md")]
+    pub output: PathBuf,
+    /// Name in the hidden marker: one comment per name (e.g. one per cluster in a matrix job)
+    #[arg(long, value_name = "NAME", default_value = body::DEFAULT_MARKER)]
+    pub marker: String,
+    /// Print the comment instead of posting it
+    #[arg(long)]
+    pub dry_run: bool,
+    #[arg(
+        long,
+        env = "GITHUB_API_URL",
+        default_value = "https://api.github.com",
+        hide = true
+    )]
+    pub api_url: String,
+    #[arg(long, env = "GITHUB_REPOSITORY", hide = true)]
+    pub repository: Option<String>,
+    #[arg(long, env = "GITHUB_EVENT_PATH", hide = true)]
+    pub event_path: Option<PathBuf>,
+    #[arg(long, env = "GITHUB_TOKEN", hide = true, hide_env_values = true)]
+    pub token: Option<String>,
+    #[arg(long, env = "GITHUB_STEP_SUMMARY", hide = true)]
+    pub step_summary: Option<PathBuf>,
+}
+
+pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
+    if !body::valid_marker_name(&args.marker) {
+        anyhow::bail!(
+            "invalid --marker `{}`: use letters, digits, `.`, `_`, `:`, `/` and single `-`",
+            args.marker
+        );
+    }
+    let diff = match &args.diff {
+        Some(p) => github::read_diff(p).map_err(diag_err)?,
+        None => Default::default(),
+    };
+    let lint = match &args.lint {
+        Some(p) => github::read_lint(p).map_err(diag_err)?,
+        None => Vec::new(),
+    };
+    let pr = match &args.event_path {
+        Some(p) if !args.dry_run || p.exists() => {
+            Some(PullRequest::from_event(p).map_err(diag_err)?)
+        }
+        _ => None,
+    };
+    let revs = Revisions {
+        base_sha: pr.as_ref().and_then(|p| p.base_sha.clone()),
+        head_sha: pr.as_ref().and_then(|p| p.head_sha.clone()),
+    };
+    let full = body::build(&diff, &lint, &revs, None, usize::MAX);
+    std::fs::write(&args.output, &full.markdown)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", args.output.display()))?;
+    let comment = body::build(&diff, &lint, &revs, Some(&args.marker), COMMENT_LIMIT);
+    if args.dry_run {
+        std::io::stdout()
+            .lock()
+            .write_all(comment.markdown.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let need = |v: &Option<String>, name: &'static str| {
+        v.clone()
+            .ok_or_else(|| diag_err(github::GithubError::MissingEnv { name }))
+    };
+    let repo = need(&args.repository, "GITHUB_REPOSITORY")?;
+    let token = need(&args.token, "GITHUB_TOKEN")?;
+    let pr = pr.ok_or_else(|| {
+        diag_err(github::GithubError::MissingEnv {
+            name: "GITHUB_EVENT_PATH",
+        })
+    })?;
+
+    let mut notice = None;
+    if pr.from_fork {
+        notice = Some("This pull request comes from a fork, whose token cannot comment: the review is in this job summary and the lint findings are annotations.".to_string());
+    } else {
+        let client = Client::new(&args.api_url, &repo, &token);
+        match github::publish(&client, pr.number, &args.marker, &comment.markdown) {
+            Ok(Outcome::Created(id)) => eprintln!("created comment {id} on #{}", pr.number),
+            Ok(Outcome::Updated(id)) => eprintln!("updated comment {id} on #{}", pr.number),
+            Ok(Outcome::Unchanged(id)) => {
+                eprintln!("comment {id} on #{} is up to date", pr.number)
+            }
+            Err(e) if e.is_forbidden() => {
+                notice = Some(format!("The token cannot comment on this pull request ({e}): the review is in this job summary and the lint findings are annotations."));
+            }
+            Err(e) => return Err(diag_err(e)),
+        }
+    }
+    if !comment.omitted.is_empty() {
+        eprintln!(
+            "{} diff(s) left out of the comment to fit; full report in {}",
+            comment.omitted.len(),
+            args.output.display()
+        );
+    }
+    if let Some(n) = &notice {
+        let mut out = format!("::notice title=strata review::{}\n", n.replace('\n', " "));
+        for f in &lint {
+            out.push_str(&render_github(&to_diagnostic(f)));
+        }
+        std::io::stdout().lock().write_all(out.as_bytes())?;
+    }
+    if let Some(path) = &args.step_summary {
+        let mut report = body::build(&diff, &lint, &revs, None, SUMMARY_LIMIT - 1024).markdown;
+        if let Some(n) = &notice {
+            report = body::with_notice(n, &report);
+        }
+        append(path, &report)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn append(path: &Path, text: &str) -> anyhow::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| anyhow::anyhow!("cannot write the job summary {}: {e}", path.display()))?;
+    f.write_all(text.as_bytes())
+        .map_err(|e| anyhow::anyhow!("cannot write the job summary {}: {e}", path.display()))?;
+    Ok(())
+}
+
+fn to_diagnostic(f: &LintFinding) -> Diagnostic {
+    let sev = match f.severity.as_str() {
+        "error" => Severity::Error,
+        "warning" => Severity::Warning,
+        _ => Severity::Info,
+    };
+    let mut d = Diagnostic::new(sev, f.message.clone()).with_code(f.code.clone());
+    if let Some(file) = &f.file {
+        d = d.with_file(file);
+    }
+    if let Some(l) = f.line {
+        d = d.with_line(l);
+    }
+    d
+}

@@ -1,0 +1,151 @@
+//! `strata lint`: every inventory problem in one run, as text, JSON, GitHub
+//! workflow commands or SARIF; exit 1 when a finding reaches `--fail-on`.
+
+use crate::cli::{diag_err, render_diagnostic, render_github};
+use crate::commands::inventory::InventoryFlags;
+use crate::diagnostics::{Diagnostic, Severity};
+use crate::lint::{self, LintOptions};
+use clap::{Args, ValueEnum};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Github,
+    Sarif,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    Error,
+    Warning,
+}
+
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    #[command(flatten)]
+    pub inv: InventoryFlags,
+    /// A compiled catalog to check for base64-encoded `?{vaultkv:...}` references
+    #[arg(long, value_name = "DIR")]
+    pub catalog: Option<PathBuf>,
+    /// Output format
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Exit 1 when a finding of this severity or worse exists
+    #[arg(long, value_enum, default_value = "error")]
+    pub fail_on: FailOn,
+}
+
+pub fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
+    let opts = args.inv.options("inventory")?;
+    let findings = lint::lint_path(
+        &opts,
+        &LintOptions {
+            catalog: args.catalog.clone(),
+        },
+    )
+    .map_err(diag_err)?;
+    let out = match args.format {
+        Format::Text => text(&findings),
+        Format::Json => serde_json::to_string_pretty(&json(&findings))? + "\n",
+        Format::Github => findings.iter().map(render_github).collect(),
+        Format::Sarif => serde_json::to_string_pretty(&sarif(&findings))? + "\n",
+    };
+    std::io::stdout().lock().write_all(out.as_bytes())?;
+    let threshold = match args.fail_on {
+        FailOn::Error => Severity::Error,
+        FailOn::Warning => Severity::Warning,
+    };
+    Ok(if findings.iter().any(|d| d.severity >= threshold) {
+        ExitCode::from(crate::cli::EXIT_FINDINGS)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn text(findings: &[Diagnostic]) -> String {
+    let mut out = String::new();
+    for d in findings {
+        let mut r = render_diagnostic(d);
+        if !d.code.is_empty() {
+            // `error[unused-class]: ...` like compilers print rule ids.
+            if let Some(rest) = r.strip_prefix(&d.severity.to_string()) {
+                r = format!("{}[{}]{}", d.severity, d.code, rest);
+            }
+        }
+        out.push_str(&r);
+    }
+    let (e, w) = lint::counts(findings);
+    out.push_str(&format!("{e} error(s), {w} warning(s)\n"));
+    out
+}
+
+fn json(findings: &[Diagnostic]) -> serde_json::Value {
+    let (e, w) = lint::counts(findings);
+    serde_json::json!({
+        "findings": findings,
+        "summary": {"errors": e, "warnings": w},
+    })
+}
+
+/// SARIF 2.1.0, as GitHub code scanning reads it.
+fn sarif(findings: &[Diagnostic]) -> serde_json::Value {
+    let level = |s: Severity| match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "note",
+    };
+    let rules: Vec<_> = lint::RULES
+        .iter()
+        .map(|(id, sev, desc)| {
+            serde_json::json!({
+                "id": id,
+                "shortDescription": {"text": desc},
+                "defaultConfiguration": {"level": level(*sev)},
+            })
+        })
+        .collect();
+    let results: Vec<_> = findings
+        .iter()
+        .map(|d| {
+            let mut text = d.message.clone();
+            for h in &d.hints {
+                text.push_str(&format!("\nhint: {h}"));
+            }
+            let mut r = serde_json::json!({
+                "ruleId": if d.code.is_empty() { "error" } else { d.code.as_str() },
+                "level": level(d.severity),
+                "message": {"text": text},
+            });
+            if let Some(f) = &d.file {
+                let uri = f.to_string_lossy().replace('\\', "/");
+                let uri = uri.strip_prefix("./").unwrap_or(&uri).to_string();
+                let mut region = serde_json::Map::new();
+                if let Some(l) = d.line {
+                    region.insert("startLine".into(), l.max(1).into());
+                }
+                let mut phys = serde_json::json!({"artifactLocation": {"uri": uri}});
+                if !region.is_empty() {
+                    phys["region"] = serde_json::Value::Object(region);
+                }
+                r["locations"] = serde_json::json!([{"physicalLocation": phys}]);
+            }
+            r
+        })
+        .collect();
+    serde_json::json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "strata",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "results": results,
+        }],
+    })
+}

@@ -1,0 +1,288 @@
+//! `strata order`: kapp's apply order for a set of Kubernetes resources (a
+//! compiled catalog or any manifests), printed as waves with the edges that
+//! put changes there, direct edges, JSON, a Mermaid graph, or the resources
+//! themselves in apply order.
+
+use crate::cli::diag_err;
+use crate::order::{self, ChangeGraph, Document, Op, Ops, Options};
+use crate::value::{Map, Value};
+use clap::{Args, ValueEnum};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct OrderArgs {
+    /// Resource files or directories (.yml/.yaml/.json, recursively); `-` reads
+    /// stdin. kapp Config documents among them configure the ordering.
+    #[arg(value_name = "FILES", required_unless_present = "catalog")]
+    pub files: Vec<PathBuf>,
+
+    /// A compiled catalog directory: every YAML/JSON file below it
+    #[arg(long, value_name = "DIR", conflicts_with = "files")]
+    pub catalog: Option<PathBuf>,
+
+    /// Order a deletion of every resource (default: applying them)
+    #[arg(long)]
+    pub delete: bool,
+
+    /// What is done to one resource, overriding the default (repeatable),
+    /// e.g. `--op job/old-db=delete`; OP is upsert, delete or noop
+    #[arg(long = "op", value_name = "KIND/NAME=OP", value_parser = parse_op)]
+    pub ops: Vec<(String, Op)>,
+
+    /// A kapp Config file (changeGroupBindings / changeRuleBindings) applied
+    /// after the defaults (repeatable)
+    #[arg(long = "order-config", value_name = "FILE")]
+    pub order_configs: Vec<PathBuf>,
+
+    /// Leave out kapp's built-in change groups and rules (CRDs first,
+    /// namespaces first, config and RBAC before workloads, ...)
+    #[arg(long)]
+    pub no_default_config: bool,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Waves of changes, each change with the changes it waits for
+    Text,
+    /// Changes with what each waits for, and the waves
+    Json,
+    /// Direct dependencies, `A -> B` (A waits for B), sorted
+    Edges,
+    /// The resources as one YAML stream in apply order
+    Yaml,
+    /// The waves and edges as a Mermaid flowchart
+    Mermaid,
+    /// kapp's own linearization: changes by wave, waves separated by `---`
+    Waves,
+}
+
+fn parse_op(s: &str) -> Result<(String, Op), String> {
+    let (key, op) = s
+        .rsplit_once('=')
+        .ok_or_else(|| format!("expected KIND/NAME=OP, got `{s}`"))?;
+    if !key.contains('/') {
+        return Err(format!("expected KIND/NAME before `=`, got `{key}`"));
+    }
+    let op = Op::parse(op).ok_or_else(|| format!("unknown op `{op}` (upsert, delete or noop)"))?;
+    Ok((key.to_string(), op))
+}
+
+pub fn run(args: OrderArgs) -> anyhow::Result<ExitCode> {
+    let mut docs = Vec::new();
+    let inputs = match &args.catalog {
+        Some(dir) => std::slice::from_ref(dir),
+        None => args.files.as_slice(),
+    };
+    for path in inputs {
+        read_input(path, &mut docs)?;
+    }
+    let mut extra_config = order::Config::default();
+    for path in &args.order_configs {
+        let mut config_docs = Vec::new();
+        read_input(path, &mut config_docs)?;
+        extra_config.extend(order::config_from_documents(&config_docs).map_err(diag_err)?);
+    }
+    let options = Options {
+        default_config: !args.no_default_config,
+        extra_config,
+        ops: Ops {
+            default: if args.delete { Op::Delete } else { Op::Upsert },
+            overrides: args.ops,
+        },
+    };
+    let graph = order::plan(&docs, &options).map_err(diag_err)?;
+    let text = match args.format {
+        Format::Text => render_text(&graph),
+        Format::Json => render_json(&graph)?,
+        Format::Edges => render_edges(&graph),
+        Format::Yaml => render_yaml(&graph),
+        Format::Mermaid => render_mermaid(&graph),
+        Format::Waves => render_waves(&graph),
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn read_input(path: &Path, docs: &mut Vec<Document>) -> anyhow::Result<()> {
+    if path == Path::new("-") {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| anyhow::anyhow!("cannot read stdin: {e}"))?;
+        docs.extend(order::parse_documents(Path::new("<stdin>"), &text).map_err(diag_err)?);
+        return Ok(());
+    }
+    if path.is_dir() {
+        for file in yaml_files(path)? {
+            read_input(&file, docs)?;
+        }
+        return Ok(());
+    }
+    let text = crate::error::read_to_string(path).map_err(diag_err)?;
+    docs.extend(order::parse_documents(path, &text).map_err(diag_err)?);
+    Ok(())
+}
+
+/// YAML/JSON files under a directory, sorted by path for a stable order.
+fn yaml_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let entries =
+            std::fs::read_dir(&d).map_err(|e| diag_err(crate::error::Error::io(&d, e)))?;
+        for entry in entries {
+            let p = entry
+                .map_err(|e| diag_err(crate::error::Error::io(&d, e)))?
+                .path();
+            if p.is_dir() {
+                pending.push(p);
+            } else if matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("yml" | "yaml" | "json")
+            ) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn descriptions(graph: &ChangeGraph) -> Vec<String> {
+    graph.changes().iter().map(|c| c.description()).collect()
+}
+
+fn render_text(graph: &ChangeGraph) -> String {
+    let descs = descriptions(graph);
+    let waves = graph.waves();
+    let mut out = String::new();
+    for (w, wave) in waves.iter().enumerate() {
+        let plural = if wave.len() == 1 { "" } else { "s" };
+        out.push_str(&format!("wave {} ({} change{plural})\n", w + 1, wave.len()));
+        for &i in wave {
+            out.push_str(&format!("  {}\n", descs[i]));
+            for &dep in graph.waiting_for(i) {
+                out.push_str(&format!("    after {}\n", descs[dep]));
+            }
+        }
+    }
+    out
+}
+
+fn render_waves(graph: &ChangeGraph) -> String {
+    let descs = descriptions(graph);
+    let waves: Vec<String> = graph
+        .waves()
+        .iter()
+        .map(|w| w.iter().map(|&i| descs[i].clone() + "\n").collect())
+        .collect();
+    waves.join("---\n")
+}
+
+/// Sorted `A -> B` lines. The descriptions are ranked once and the edges
+/// sorted by rank, which keeps this cheap for the millions of edges kapp's
+/// defaults give large apps.
+fn render_edges(graph: &ChangeGraph) -> String {
+    let descs = descriptions(graph);
+    let mut by_desc: Vec<usize> = (0..descs.len()).collect();
+    by_desc.sort_by(|&a, &b| descs[a].cmp(&descs[b]));
+    let mut rank = vec![0; descs.len()];
+    for (r, &i) in by_desc.iter().enumerate() {
+        rank[i] = r;
+    }
+    let mut edges: Vec<(usize, usize)> = graph.edges().collect();
+    edges.sort_unstable_by_key(|&(a, b)| (rank[a], rank[b]));
+    let mut out = String::new();
+    for (a, b) in edges {
+        out.push_str(&descs[a]);
+        out.push_str(" -> ");
+        out.push_str(&descs[b]);
+        out.push('\n');
+    }
+    out
+}
+
+/// Beyond this many edges a drawing is unreadable (and too large for
+/// GitHub's renderer): only the waves are drawn.
+const MERMAID_MAX_EDGES: usize = 300;
+
+/// A flowchart with one subgraph per wave; an arrow `B --> A` means B is
+/// applied before A.
+fn render_mermaid(graph: &ChangeGraph) -> String {
+    let descs = descriptions(graph);
+    let label = |s: &str| s.replace('"', "#quot;");
+    let mut out = String::from("flowchart LR\n");
+    for (w, wave) in graph.waves().iter().enumerate() {
+        out.push_str(&format!("  subgraph wave{}[\"wave {}\"]\n", w + 1, w + 1));
+        for &i in wave {
+            out.push_str(&format!("    c{i}[\"{}\"]\n", label(&descs[i])));
+        }
+        out.push_str("  end\n");
+    }
+    let edges: Vec<(usize, usize)> = graph.edges().collect();
+    if edges.len() > MERMAID_MAX_EDGES {
+        out.push_str(&format!(
+            "  %% {} edges not drawn (more than {MERMAID_MAX_EDGES}); see --format edges\n",
+            edges.len()
+        ));
+    } else {
+        for (a, b) in edges {
+            out.push_str(&format!("  c{b} --> c{a}\n"));
+        }
+    }
+    out
+}
+
+fn render_json(graph: &ChangeGraph) -> anyhow::Result<String> {
+    let changes = graph.changes();
+    let desc = |i: usize| Value::String(changes[i].description());
+    let list = |ids: &[usize]| Value::List(ids.iter().map(|&i| desc(i)).collect());
+    let items = changes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let r = &c.resource;
+            let mut m = Map::new();
+            m.insert("change".into(), desc(i));
+            m.insert("op".into(), Value::String(c.op.to_string()));
+            m.insert("apiVersion".into(), Value::String(r.api_version.clone()));
+            m.insert("kind".into(), Value::String(r.kind.clone()));
+            m.insert("namespace".into(), Value::String(r.namespace.clone()));
+            m.insert("name".into(), Value::String(r.name.clone()));
+            m.insert("waitingFor".into(), list(graph.waiting_for(i)));
+            Value::Map(m)
+        })
+        .collect();
+    let waves = graph.waves().iter().map(|w| list(w)).collect();
+    let mut root = Map::new();
+    root.insert("changes".into(), Value::List(items));
+    root.insert("waves".into(), Value::List(waves));
+    Ok(serde_json::to_string_pretty(&Value::Map(root))? + "\n")
+}
+
+/// The resources in apply order, each as written in its file when its text
+/// could be cut out (so quoting and comments survive: kubectl reads YAML
+/// 1.1, where an unquoted `ON` is a boolean), re-emitted otherwise.
+fn render_yaml(graph: &ChangeGraph) -> String {
+    let docs: Vec<String> = graph
+        .waves()
+        .into_iter()
+        .flatten()
+        .map(|i| {
+            let res = &graph.changes()[i].resource;
+            match &res.raw {
+                Some(text) => text.trim_end().to_string() + "\n",
+                None => crate::yaml::emit::to_yaml_string(&res.doc),
+            }
+        })
+        .collect();
+    docs.join("---\n")
+}

@@ -1,0 +1,1157 @@
+//! The `jinja2` input through minijinja, set up like Kapitan's Jinja2
+//! environment: `trim_blocks`, `lstrip_blocks`, strict undefined, one final
+//! newline dropped, templates looked up in the template's directory then
+//! the search paths, Python-style printing of lists/dicts/booleans/None, and
+//! the filters Kapitan registers (`sha256`, `b64encode`, `yaml`, `toml`,
+//! `regex_*`, `bool`, `ternary`, `fileglob`, `merge_strategic`, ...).
+
+use super::output::{json_string, python_str_repr, toml_dumps};
+use super::yaml_dump::{self, python_float_repr, DumpOptions};
+use crate::value::Value;
+use base64::Engine;
+use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, ValueKind};
+use minijinja::{AutoEscape, Environment, Error, ErrorKind, State, UndefinedBehavior};
+use sha2::Digest;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Converts a compile value into a template value.
+pub fn to_template_value(v: &Value) -> minijinja::Value {
+    minijinja::Value::from_serialize(v)
+}
+
+/// Converts a template value back (for filters that dump data).
+pub fn from_template_value(v: &minijinja::Value) -> Value {
+    match serde_json::to_value(v) {
+        Ok(j) => Value::from_json(&j),
+        Err(_) => Value::String(v.to_string()),
+    }
+}
+
+/// Python's `repr` of a template value, as Jinja2 prints lists and dicts.
+fn py_repr(v: &minijinja::Value, top: bool) -> String {
+    match v.kind() {
+        ValueKind::Undefined | ValueKind::None => "None".into(),
+        ValueKind::Bool => if v.is_true() { "True" } else { "False" }.into(),
+        ValueKind::String => {
+            let s = v.as_str().unwrap_or_default();
+            if top {
+                s.to_string()
+            } else {
+                python_str_repr(s)
+            }
+        }
+        ValueKind::Number => {
+            if let Some(i) = v.as_i64() {
+                if v.to_string().contains('.') {
+                    python_float_repr(i as f64)
+                } else {
+                    i.to_string()
+                }
+            } else {
+                match f64::try_from(v.clone()) {
+                    Ok(f) => python_float_repr(f),
+                    Err(_) => v.to_string(),
+                }
+            }
+        }
+        ValueKind::Seq | ValueKind::Iterable => {
+            let items: Vec<String> = v
+                .try_iter()
+                .map(|it| it.map(|x| py_repr(&x, false)).collect())
+                .unwrap_or_default();
+            format!("[{}]", items.join(", "))
+        }
+        ValueKind::Map => {
+            let mut parts = Vec::new();
+            if let Ok(keys) = v.try_iter() {
+                for k in keys {
+                    let val = v.get_item(&k).unwrap_or_default();
+                    parts.push(format!("{}: {}", py_repr(&k, false), py_repr(&val, false)));
+                }
+            }
+            format!("{{{}}}", parts.join(", "))
+        }
+        _ => v.to_string(),
+    }
+}
+
+/// Python's `re.escape` (3.7+): only regex metacharacters and whitespace.
+fn regex_escape(s: String) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if "()[]{}?*+-|^$\\.&~# \t\n\r\x0b\x0c".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn build_regex(pattern: &str, ignorecase: bool, multiline: bool) -> Result<regex::Regex, Error> {
+    regex::RegexBuilder::new(pattern)
+        .case_insensitive(ignorecase)
+        .multi_line(multiline)
+        .build()
+        .map_err(|e| Error::new(ErrorKind::InvalidOperation, format!("bad regex: {e}")))
+}
+
+/// Python `re.sub` replacement syntax (`\1`, `\g<name>`) to the regex crate's.
+fn python_replacement(rep: &str) -> String {
+    let mut out = String::new();
+    let chars: Vec<char> = rep.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '$' {
+            out.push_str("$$");
+        } else if c == '\\' && i + 1 < chars.len() {
+            let n = chars[i + 1];
+            if n.is_ascii_digit() {
+                let mut j = i + 1;
+                let mut num = String::new();
+                while j < chars.len() && chars[j].is_ascii_digit() && num.len() < 2 {
+                    num.push(chars[j]);
+                    j += 1;
+                }
+                out.push_str(&format!("${{{num}}}"));
+                i = j;
+                continue;
+            } else if n == 'g' && chars.get(i + 2) == Some(&'<') {
+                if let Some(end) = chars[i + 3..].iter().position(|c| *c == '>') {
+                    let name: String = chars[i + 3..i + 3 + end].iter().collect();
+                    out.push_str(&format!("${{{name}}}"));
+                    i = i + 4 + end;
+                    continue;
+                }
+            } else if n == 'n' {
+                out.push('\n');
+                i += 2;
+                continue;
+            } else if n == 't' {
+                out.push('\t');
+                i += 2;
+                continue;
+            } else if n == '\\' {
+                out.push('\\');
+                i += 2;
+                continue;
+            }
+            out.push(c);
+        } else {
+            out.push(c);
+        }
+        i += 1;
+    }
+    out
+}
+
+fn to_bool(v: minijinja::Value) -> minijinja::Value {
+    match v.kind() {
+        ValueKind::None | ValueKind::Undefined | ValueKind::Bool => v,
+        ValueKind::String => {
+            let s = v.as_str().unwrap_or_default().to_lowercase();
+            minijinja::Value::from(matches!(s.as_str(), "yes" | "on" | "1" | "true"))
+        }
+        ValueKind::Number => minijinja::Value::from(v.as_i64() == Some(1)),
+        _ => minijinja::Value::from(false),
+    }
+}
+
+fn merge_strategic(v: &Value) -> Value {
+    match v {
+        Value::List(items) => {
+            let processed: Vec<Value> = items.iter().map(merge_strategic).collect();
+            let all_named = processed
+                .iter()
+                .all(|i| i.as_map().is_some_and(|m| m.contains_key("name")));
+            if !all_named {
+                return Value::List(processed);
+            }
+            let mut merged: indexmap::IndexMap<String, crate::value::Map> =
+                indexmap::IndexMap::new();
+            for item in processed {
+                if let Value::Map(m) = item {
+                    let key = serde_json::to_string(&m["name"]).unwrap_or_default();
+                    let slot = merged.entry(key).or_default();
+                    for (k, v) in m {
+                        slot.insert(k, v);
+                    }
+                }
+            }
+            Value::List(merged.into_values().map(Value::Map).collect())
+        }
+        Value::Map(m) => Value::Map(
+            m.iter()
+                .map(|(k, v)| (k.clone(), merge_strategic(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// `json.dumps(v, sort_keys=True)` with Python's default separators.
+pub fn python_json_inline(v: &Value, sort: bool, out: &mut String) {
+    match v {
+        Value::List(l) => {
+            out.push('[');
+            for (i, x) in l.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                python_json_inline(x, sort, out);
+            }
+            out.push(']');
+        }
+        Value::Map(m) => {
+            let mut entries: Vec<_> = m.iter().collect();
+            if sort {
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+            }
+            out.push('{');
+            for (i, (k, x)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                json_string(k, out);
+                out.push_str(": ");
+                python_json_inline(x, sort, out);
+            }
+            out.push('}');
+        }
+        Value::Float(f) => out.push_str(&python_float_repr(*f)),
+        other => super::output::json_dump(other, 0, 0, sort, out),
+    }
+}
+
+/// Jinja2's `tojson`: sorted keys, HTML-sensitive characters escaped.
+fn tojson(v: minijinja::Value, kwargs: Kwargs) -> Result<minijinja::Value, Error> {
+    let indent: Option<usize> = kwargs.get("indent")?;
+    kwargs.assert_all_used()?;
+    let data = from_template_value(&v);
+    let mut out = String::new();
+    match indent {
+        Some(n) => super::output::json_dump(&data, n, 0, true, &mut out),
+        None => python_json_inline(&data, true, &mut out),
+    }
+    let out = out
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+        .replace('\'', "\\u0027");
+    Ok(minijinja::Value::from_safe_string(out))
+}
+
+/// A list that `{% do xs.append(x) %}` can change. minijinja's own
+/// sequences are immutable, so list literals assigned with `set` are
+/// wrapped in this (see [`mutable_literals`]).
+#[derive(Debug, Default)]
+struct MutList(Mutex<Vec<minijinja::Value>>);
+
+impl MutList {
+    fn items(&self) -> Vec<minijinja::Value> {
+        self.0.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+}
+
+impl Object for MutList {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+
+    fn get_value(self: &Arc<Self>, key: &minijinja::Value) -> Option<minijinja::Value> {
+        let items = self.items();
+        let i = key.as_i64()?;
+        let i = if i < 0 { items.len() as i64 + i } else { i };
+        items.get(usize::try_from(i).ok()?).cloned()
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.items())
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        _state: &State<'_, '_>,
+        method: &str,
+        args: &[minijinja::Value],
+    ) -> Result<minijinja::Value, Error> {
+        let mut items = self
+            .0
+            .lock()
+            .map_err(|_| Error::new(ErrorKind::InvalidOperation, "list lock poisoned"))?;
+        let arg = |i: usize| {
+            args.get(i).cloned().ok_or_else(|| {
+                Error::new(
+                    ErrorKind::MissingArgument,
+                    format!("{method}() needs an argument"),
+                )
+            })
+        };
+        match method {
+            "append" => items.push(arg(0)?),
+            "extend" => items.extend(arg(0)?.try_iter()?),
+            "insert" => {
+                let at = arg(0)?.as_i64().unwrap_or(0).clamp(0, items.len() as i64) as usize;
+                items.insert(at, arg(1)?);
+            }
+            "pop" => {
+                let at = match args.first() {
+                    Some(v) => v.as_i64().unwrap_or(-1),
+                    None => -1,
+                };
+                let at = if at < 0 { items.len() as i64 + at } else { at };
+                if at < 0 || at as usize >= items.len() {
+                    return Err(Error::new(
+                        ErrorKind::InvalidOperation,
+                        "pop index out of range",
+                    ));
+                }
+                return Ok(items.remove(at as usize));
+            }
+            _ => return Err(Error::from(ErrorKind::UnknownMethod)),
+        }
+        Ok(minijinja::Value::from(()))
+    }
+}
+
+/// A dict that `{% do d.update(...) %}` can change.
+#[derive(Debug, Default)]
+struct MutDict(Mutex<indexmap::IndexMap<minijinja::Value, minijinja::Value>>);
+
+impl MutDict {
+    fn entries(&self) -> Vec<(minijinja::Value, minijinja::Value)> {
+        self.0
+            .lock()
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default()
+    }
+}
+
+impl Object for MutDict {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &minijinja::Value) -> Option<minijinja::Value> {
+        self.0.lock().ok()?.get(key).cloned()
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.entries().into_iter().map(|(k, _)| k).collect())
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        _state: &State<'_, '_>,
+        method: &str,
+        args: &[minijinja::Value],
+    ) -> Result<minijinja::Value, Error> {
+        match method {
+            "update" => {
+                let mut m = self
+                    .0
+                    .lock()
+                    .map_err(|_| Error::new(ErrorKind::InvalidOperation, "dict lock poisoned"))?;
+                for other in args {
+                    for k in other.try_iter()? {
+                        let v = other.get_item(&k)?;
+                        m.insert(k, v);
+                    }
+                }
+                Ok(minijinja::Value::from(()))
+            }
+            _ => Err(Error::from(ErrorKind::UnknownMethod)),
+        }
+    }
+}
+
+fn make_list(v: Option<minijinja::Value>) -> Result<minijinja::Value, Error> {
+    let items: Vec<minijinja::Value> = match v {
+        Some(v) => v.try_iter()?.collect(),
+        None => Vec::new(),
+    };
+    Ok(minijinja::Value::from_object(MutList(Mutex::new(items))))
+}
+
+fn make_dict(v: Option<minijinja::Value>) -> Result<minijinja::Value, Error> {
+    let mut m = indexmap::IndexMap::new();
+    if let Some(v) = v {
+        for k in v.try_iter()? {
+            let item = v.get_item(&k)?;
+            m.insert(k, item);
+        }
+    }
+    Ok(minijinja::Value::from_object(MutDict(Mutex::new(m))))
+}
+
+const LIST_FN: &str = "__strata_mutable_list";
+const DICT_FN: &str = "__strata_mutable_dict";
+
+/// Wraps list and dict literals of `{% set name = [...] %}` /
+/// `{% set name = {...} %}` so that Jinja2's `append`/`update` idiom works.
+pub fn mutable_literals(src: &str) -> String {
+    static SET: OnceLock<regex::Regex> = OnceLock::new();
+    let re = SET.get_or_init(|| {
+        regex::Regex::new(r"\{%-?\s*set\s+[A-Za-z_][A-Za-z0-9_]*\s*=\s*[\[{]")
+            .expect("static regex")
+    });
+    let mut out = String::with_capacity(src.len());
+    let mut last = 0;
+    for m in re.find_iter(src) {
+        let open = m.end() - 1;
+        let Some(close) = matching_bracket(src, open) else {
+            continue;
+        };
+        let rest = src[close + 1..].trim_start();
+        if !(rest.starts_with("%}") || rest.starts_with("-%}")) {
+            continue;
+        }
+        let f = if src.as_bytes()[open] == b'[' {
+            LIST_FN
+        } else {
+            DICT_FN
+        };
+        out.push_str(&src[last..open]);
+        out.push_str(f);
+        out.push('(');
+        out.push_str(&src[open..=close]);
+        out.push(')');
+        last = close + 1;
+    }
+    out.push_str(&src[last..]);
+    out
+}
+
+/// Index of the bracket closing the one at `open`, skipping string literals.
+fn matching_bracket(src: &str, open: usize) -> Option<usize> {
+    let b = src.as_bytes();
+    let mut depth = 0usize;
+    let mut quote: Option<u8> = None;
+    let mut i = open;
+    while i < b.len() {
+        let c = b[i];
+        match quote {
+            Some(q) => {
+                if c == b'\\' {
+                    i += 1;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                b'\'' | b'"' => quote = Some(c),
+                b'[' | b'{' | b'(' => depth += 1,
+                b']' | b'}' | b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(i);
+                    }
+                }
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Jinja2's `round`: always a float; `common` is Python's `round` (ties to
+/// even on the exact binary value), `ceil`/`floor` scale first.
+fn jinja_round(
+    value: minijinja::Value,
+    precision: Option<i32>,
+    method: Option<String>,
+) -> Result<minijinja::Value, Error> {
+    let method = method.unwrap_or_else(|| "common".into());
+    if method == "common" && value.is_integer() {
+        // Python's round() of an int is the int itself.
+        return Ok(value);
+    }
+    let x = f64::try_from(value)?;
+    let p = precision.unwrap_or(0);
+    let out = match method.as_str() {
+        "common" => {
+            if p >= 0 {
+                format!("{:.*}", p as usize, x).parse::<f64>().unwrap_or(x)
+            } else {
+                let f = 10f64.powi(-p);
+                (x / f).round_ties_even() * f
+            }
+        }
+        "ceil" => (x * 10f64.powi(p)).ceil() / 10f64.powi(p),
+        "floor" => (x * 10f64.powi(p)).floor() / 10f64.powi(p),
+        _ => {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                "method must be common, ceil or floor",
+            ))
+        }
+    };
+    Ok(minijinja::Value::from(out))
+}
+
+/// Jinja2's `truncate(length=255, killwords=False, end='...', leeway=5)`.
+fn jinja_truncate(
+    s: String,
+    args: minijinja::value::Rest<minijinja::Value>,
+    kwargs: Kwargs,
+) -> Result<String, Error> {
+    let pos = |i: usize| args.get(i).filter(|v| !v.is_none()).cloned();
+    let length = match pos(0) {
+        Some(l) => l.as_usize().unwrap_or(255),
+        None => kwargs.get::<Option<usize>>("length")?.unwrap_or(255),
+    };
+    let killwords = match pos(1) {
+        Some(k) => Some(k.is_true()),
+        None => kwargs.get("killwords")?,
+    };
+    let end = match pos(2) {
+        Some(e) => e.as_str().unwrap_or("...").to_string(),
+        None => kwargs
+            .get::<Option<String>>("end")?
+            .unwrap_or_else(|| "...".into()),
+    };
+    let leeway = match pos(3) {
+        Some(l) => l.as_usize(),
+        None => kwargs.get("leeway")?,
+    };
+    kwargs.assert_all_used()?;
+    Ok(truncate_text(s, length, killwords, end, leeway))
+}
+
+fn truncate_text(
+    s: String,
+    length: usize,
+    killwords: Option<bool>,
+    end: String,
+    leeway: Option<usize>,
+) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() <= length + leeway.unwrap_or(5) {
+        return s;
+    }
+    let cut: String = chars[..length.saturating_sub(end.chars().count())]
+        .iter()
+        .collect();
+    if killwords.unwrap_or(false) {
+        return format!("{cut}{end}");
+    }
+    let kept = match cut.rsplit_once(' ') {
+        Some((head, _)) => head.to_string(),
+        None => cut,
+    };
+    format!("{kept}{end}")
+}
+
+/// `urllib.parse.quote` with Jinja2's safe set (`/` kept unless for a
+/// query string, where spaces become `+`).
+fn url_quote(s: &str, for_qs: bool) -> String {
+    let mut out = String::new();
+    for b in s.as_bytes() {
+        match *b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'.' | b'-' | b'~' => {
+                out.push(*b as char)
+            }
+            b'/' if !for_qs => out.push('/'),
+            b' ' if for_qs => out.push('+'),
+            other => out.push_str(&format!("%{other:02X}")),
+        }
+    }
+    out
+}
+
+/// Jinja2's `urlencode`: a string is quoted; a dict or list of pairs
+/// becomes a query string.
+fn jinja_urlencode(v: minijinja::Value) -> Result<String, Error> {
+    if let Some(s) = v.as_str() {
+        return Ok(url_quote(s, false));
+    }
+    let pair = |k: &minijinja::Value, val: &minijinja::Value| {
+        format!(
+            "{}={}",
+            url_quote(&py_repr(k, true), true),
+            url_quote(&py_repr(val, true), true)
+        )
+    };
+    let mut parts = Vec::new();
+    if v.kind() == ValueKind::Map {
+        for k in v.try_iter()? {
+            parts.push(pair(&k, &v.get_item(&k)?));
+        }
+    } else if matches!(v.kind(), ValueKind::Seq | ValueKind::Iterable) {
+        for item in v.try_iter()? {
+            parts.push(pair(
+                &item.get_item(&minijinja::Value::from(0))?,
+                &item.get_item(&minijinja::Value::from(1))?,
+            ));
+        }
+    } else {
+        return Ok(url_quote(&py_repr(&v, true), false));
+    }
+    Ok(parts.join("&"))
+}
+
+/// Methods pycompat lacks (`rsplit`), then minijinja-contrib's pycompat.
+fn unknown_method(
+    state: &State,
+    value: &minijinja::Value,
+    method: &str,
+    args: &[minijinja::Value],
+) -> Result<minijinja::Value, Error> {
+    if let (Some(s), "rsplit") = (value.as_str(), method) {
+        let sep = args.first().and_then(|a| a.as_str().map(str::to_string));
+        let max = args.get(1).and_then(|a| a.as_i64()).unwrap_or(-1);
+        let mut parts: Vec<String> = match &sep {
+            Some(sep) if max >= 0 => s
+                .rsplitn(max as usize + 1, sep.as_str())
+                .map(str::to_string)
+                .collect(),
+            Some(sep) => s.rsplit(sep.as_str()).map(str::to_string).collect(),
+            None if max >= 0 => {
+                let mut out: Vec<String> = Vec::new();
+                let mut rest = s.trim_end();
+                while (out.len() as i64) < max {
+                    match rest.rfind(char::is_whitespace) {
+                        Some(i) => {
+                            out.push(rest[i + 1..].to_string());
+                            rest = rest[..i].trim_end();
+                        }
+                        None => break,
+                    }
+                }
+                if !rest.is_empty() {
+                    out.push(rest.to_string());
+                }
+                out
+            }
+            None => s.split_whitespace().rev().map(str::to_string).collect(),
+        };
+        parts.reverse();
+        return Ok(minijinja::Value::from(parts));
+    }
+    minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
+}
+
+/// Python's `str.splitlines()`.
+fn splitlines(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut it = s.char_indices().peekable();
+    while let Some((i, c)) = it.next() {
+        let brk = matches!(
+            c,
+            '\n' | '\r'
+                | '\x0b'
+                | '\x0c'
+                | '\x1c'
+                | '\x1d'
+                | '\x1e'
+                | '\u{85}'
+                | '\u{2028}'
+                | '\u{2029}'
+        );
+        if brk {
+            out.push(&s[start..i]);
+            let mut next = i + c.len_utf8();
+            if c == '\r' {
+                if let Some((j, '\n')) = it.peek().copied() {
+                    it.next();
+                    next = j + 1;
+                }
+            }
+            start = next;
+        }
+    }
+    if start < s.len() {
+        out.push(&s[start..]);
+    }
+    out
+}
+
+/// Jinja2's `indent(width=4, first=False, blank=False)`, including its
+/// handling of a trailing newline.
+fn jinja_indent(
+    s: String,
+    width: Option<minijinja::Value>,
+    first: Option<bool>,
+    blank: Option<bool>,
+) -> String {
+    let indention = match &width {
+        Some(w) if w.kind() == ValueKind::String => w.as_str().unwrap_or_default().to_string(),
+        Some(w) => " ".repeat(w.as_usize().unwrap_or(4)),
+        None => "    ".to_string(),
+    };
+    let text = format!("{s}\n");
+    let lines = splitlines(&text);
+    let mut rv = if blank.unwrap_or(false) {
+        lines.join(&format!("\n{indention}"))
+    } else {
+        let mut rv = lines.first().copied().unwrap_or("").to_string();
+        if lines.len() > 1 {
+            rv.push('\n');
+            let rest: Vec<String> = lines[1..]
+                .iter()
+                .map(|l| {
+                    if l.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{indention}{l}")
+                    }
+                })
+                .collect();
+            rv.push_str(&rest.join("\n"));
+        }
+        rv
+    };
+    if first.unwrap_or(false) {
+        rv = format!("{indention}{rv}");
+    }
+    rv
+}
+
+/// A Jinja2 environment as Kapitan builds it for one template directory.
+pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_trim_blocks(true);
+    env.set_lstrip_blocks(true);
+    env.set_keep_trailing_newline(false);
+    env.set_auto_escape_callback(|_| AutoEscape::None);
+    env.set_unknown_method_callback(unknown_method);
+    minijinja_contrib::add_to_environment(&mut env);
+    env.add_filter("center", |s: String, width: Option<usize>| {
+        // CPython's str.center: the odd space goes left when width is odd.
+        let width = width.unwrap_or(80);
+        let len = s.chars().count();
+        if width <= len {
+            return s;
+        }
+        let marg = width - len;
+        let left = marg / 2 + (marg & width & 1);
+        format!("{}{s}{}", " ".repeat(left), " ".repeat(marg - left))
+    });
+    let mut dirs = vec![template_dir.to_path_buf()];
+    dirs.extend(search_paths.iter().cloned());
+    env.set_loader(move |name| {
+        if name.split('/').any(|p| p == "..") {
+            return Ok(None);
+        }
+        for d in &dirs {
+            let p = d.join(name);
+            if p.is_file() {
+                return std::fs::read_to_string(&p)
+                    .map(|t| Some(mutable_literals(&t)))
+                    .map_err(|e| {
+                        Error::new(
+                            ErrorKind::InvalidOperation,
+                            format!("cannot read {}: {e}", p.display()),
+                        )
+                    });
+            }
+        }
+        Ok(None)
+    });
+    env.set_formatter(|out, _state, value| {
+        if value.is_undefined() {
+            return Err(Error::from(ErrorKind::UndefinedError));
+        }
+        let text = py_repr(value, true);
+        out.write_str(&text).map_err(Error::from)
+    });
+    env.add_filter("sha256", |s: String| {
+        format!("{:x}", sha2::Sha256::digest(s.as_bytes()))
+    });
+    env.add_filter("b64encode", |s: String| {
+        base64::engine::general_purpose::STANDARD.encode(s.as_bytes())
+    });
+    env.add_filter("b64decode", |s: String| -> Result<String, Error> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(s.trim().as_bytes())
+            .map_err(|e| Error::new(ErrorKind::InvalidOperation, format!("b64decode: {e}")))?;
+        String::from_utf8(bytes)
+            .map_err(|e| Error::new(ErrorKind::InvalidOperation, format!("b64decode: {e}")))
+    });
+    env.add_filter("yaml", |v: minijinja::Value| {
+        yaml_dump::dump(&from_template_value(&v), &DumpOptions::safe_dump())
+    });
+    env.add_filter("toml", |v: minijinja::Value| -> Result<String, Error> {
+        match from_template_value(&v) {
+            Value::Map(m) => {
+                toml_dumps(&m, false).map_err(|e| Error::new(ErrorKind::InvalidOperation, e))
+            }
+            _ => Err(Error::new(
+                ErrorKind::InvalidOperation,
+                "toml filter needs a mapping",
+            )),
+        }
+    });
+    env.add_filter("fileglob", |pattern: String| -> Vec<String> {
+        let opts = glob::MatchOptions {
+            require_literal_leading_dot: true,
+            ..Default::default()
+        };
+        let mut out: Vec<String> = glob::glob_with(&pattern, opts)
+            .map(|paths| {
+                paths
+                    .filter_map(Result::ok)
+                    .filter(|p| p.is_file())
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort();
+        out
+    });
+    env.add_filter("bool", to_bool);
+    env.add_filter("regex_escape", regex_escape);
+    env.add_filter(
+        "regex_replace",
+        |value: String, pattern: String, replacement: String, ignorecase: Option<bool>| {
+            let re = build_regex(&pattern, ignorecase.unwrap_or(false), false)?;
+            Ok::<_, Error>(
+                re.replace_all(&value, python_replacement(&replacement).as_str())
+                    .into_owned(),
+            )
+        },
+    );
+    env.add_filter(
+        "regex_search",
+        |value: String, pattern: String, args: minijinja::value::Rest<String>, kwargs: Kwargs| {
+            let ic: Option<bool> = kwargs.get("ignorecase")?;
+            let ml: Option<bool> = kwargs.get("multiline")?;
+            let re = build_regex(&pattern, ic.unwrap_or(false), ml.unwrap_or(false))?;
+            let Some(caps) = re.captures(&value) else {
+                return Ok(minijinja::Value::from(()));
+            };
+            if args.is_empty() {
+                return Ok(minijinja::Value::from(
+                    caps.get(0).map(|m| m.as_str()).unwrap_or(""),
+                ));
+            }
+            let mut items = Vec::new();
+            for a in args.iter() {
+                let m = if let Some(name) = a.strip_prefix("\\g<").and_then(|s| s.strip_suffix('>'))
+                {
+                    caps.name(name)
+                } else if let Some(n) = a.strip_prefix('\\').and_then(|s| s.parse::<usize>().ok()) {
+                    caps.get(n)
+                } else {
+                    return Err(Error::new(ErrorKind::InvalidOperation, "Unknown argument"));
+                };
+                items.push(minijinja::Value::from(m.map(|m| m.as_str().to_string())));
+            }
+            Ok(minijinja::Value::from(items))
+        },
+    );
+    env.add_filter(
+        "regex_findall",
+        |value: String, pattern: String, multiline: Option<bool>, ignorecase: Option<bool>| {
+            let re = build_regex(
+                &pattern,
+                ignorecase.unwrap_or(false),
+                multiline.unwrap_or(false),
+            )?;
+            let groups = re.captures_len() - 1;
+            let out: Vec<minijinja::Value> = re
+                .captures_iter(&value)
+                .map(|c| {
+                    let g = |i: usize| c.get(i).map(|m| m.as_str()).unwrap_or("").to_string();
+                    match groups {
+                        0 => minijinja::Value::from(g(0)),
+                        1 => minijinja::Value::from(g(1)),
+                        n => minijinja::Value::from((1..=n).map(g).collect::<Vec<_>>()),
+                    }
+                })
+                .collect();
+            Ok::<_, Error>(out)
+        },
+    );
+    env.add_filter(
+        "ternary",
+        |value: minijinja::Value,
+         t: minijinja::Value,
+         f: minijinja::Value,
+         none_val: Option<minijinja::Value>| {
+            if value.is_none() {
+                if let Some(n) = none_val.filter(|n| !n.is_none()) {
+                    return n;
+                }
+            }
+            if value.is_true() {
+                t
+            } else {
+                f
+            }
+        },
+    );
+    env.add_filter("merge_strategic", |v: minijinja::Value| {
+        to_template_value(&merge_strategic(&from_template_value(&v)))
+    });
+    env.add_filter("reveal_maybe", |v: minijinja::Value| v);
+    env.add_filter("shuffle", |v: minijinja::Value| v);
+    env.add_filter("tojson", tojson);
+    env.add_filter("round", jinja_round);
+    env.add_filter("indent", jinja_indent);
+    env.add_filter("truncate", jinja_truncate);
+    env.add_filter("urlencode", jinja_urlencode);
+    env.add_function(LIST_FN, make_list);
+    env.add_function(DICT_FN, make_dict);
+    env
+}
+
+/// Renders one template file with a context (Kapitan's `render_jinja2_file`).
+pub fn render_file(
+    path: &Path,
+    ctx: &minijinja::Value,
+    search_paths: &[PathBuf],
+) -> Result<String, String> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let env = environment(dir, search_paths);
+    let tmpl = env
+        .get_template(&name)
+        .map_err(|e| describe_error(&e, path))?;
+    tmpl.render(ctx).map_err(|e| describe_error(&e, path))
+}
+
+fn describe_error(e: &Error, path: &Path) -> String {
+    let name = e.name().unwrap_or_default().to_string();
+    let mut msg = format!("Jinja2 error in {}: {e}", path.display());
+    // minijinja's messages do not repeat the expression; quote the line so
+    // the user sees which name was undefined.
+    if let Some(line) = e.line() {
+        let file = if name.is_empty() || path.ends_with(&name) {
+            path.to_path_buf()
+        } else {
+            path.parent().unwrap_or(Path::new(".")).join(&name)
+        };
+        if let Some(text) = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|t| t.lines().nth(line.saturating_sub(1)).map(str::to_string))
+        {
+            msg.push_str(&format!("\n  at {name}:{line}: {}", text.trim()));
+        }
+    }
+    msg
+}
+
+/// One rendered file of a `jinja2` input: its path relative to the output
+/// directory, its text and the template's permission bits.
+pub struct Rendered {
+    pub name: String,
+    pub content: String,
+    pub mode: Option<u32>,
+}
+
+/// Renders a template file, or every file below a directory (dot-files
+/// skipped), like Kapitan's `render_jinja2`.
+pub fn render_path(
+    input: &Path,
+    ctx: &minijinja::Value,
+    search_paths: &[PathBuf],
+) -> Result<Vec<Rendered>, String> {
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    if input.is_file() {
+        let name = input
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !name.starts_with('.') {
+            files.push((input.to_path_buf(), name));
+        }
+    } else {
+        walk(input, input, &mut files).map_err(|e| format!("{}: {e}", input.display()))?;
+        files.sort_by(|a, b| a.1.cmp(&b.1));
+    }
+    let mut out = Vec::new();
+    for (path, name) in files {
+        let content = render_file(&path, ctx, search_paths)?;
+        out.push(Rendered {
+            name,
+            content,
+            mode: file_mode(&path),
+        });
+    }
+    Ok(out)
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, String)>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        if path.is_dir() {
+            walk(root, &path, out)?;
+        } else if !entry.file_name().to_string_lossy().starts_with('.') {
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .into_owned();
+            out.push((path, rel));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+pub(crate) fn file_mode(p: &Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .ok()
+        .map(|m| m.permissions().mode() & 0o7777)
+}
+
+#[cfg(not(unix))]
+pub(crate) fn file_mode(_p: &Path) -> Option<u32> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(src: &str, ctx: minijinja::Value) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.j2");
+        std::fs::write(&p, src).unwrap();
+        render_file(&p, &ctx, &[]).unwrap()
+    }
+
+    #[test]
+    fn python_printing_and_trailing_newline() {
+        let ctx = minijinja::context! { l => vec!["1", "22"], b => true, n => () };
+        assert_eq!(
+            render("{{ l }} {{ b }} {{ n }}\n", ctx),
+            "['1', '22'] True None"
+        );
+    }
+
+    #[test]
+    fn trim_and_lstrip_blocks() {
+        let ctx = minijinja::context! { xs => vec![1, 2] };
+        assert_eq!(
+            render(
+                "a:\n  {% for x in xs %}\n  - {{ x }}\n  {% endfor %}\nend\n",
+                ctx
+            ),
+            "a:\n  - 1\n  - 2\nend"
+        );
+    }
+
+    #[test]
+    fn loop_body_keeps_its_newline() {
+        let ctx = minijinja::context! {};
+        assert_eq!(
+            render(
+                "a\n{% for p in [1, 2] %}\n- {{ p }}\n{% endfor %}\n",
+                ctx.clone()
+            ),
+            "a\n- 1\n- 2\n"
+        );
+        assert_eq!(render("x\n\n\n", ctx.clone()), "x\n\n");
+        assert_eq!(render("{% if true %}\ny\n{% endif %}\nz\n", ctx), "y\nz");
+    }
+
+    #[test]
+    fn append_and_update_mutate_set_literals() {
+        let ctx = minijinja::context! {};
+        assert_eq!(
+            render(
+                "{% set xs = [] %}{% for i in [1, 2] %}{% do xs.append(i) %}{% endfor %}{{ xs }} {{ xs | sum }}",
+                ctx.clone()
+            ),
+            "[1, 2] 3"
+        );
+        assert_eq!(
+            render(
+                "{% set xs = [3] %}{{ xs + [4] }} {{ xs | length }} {{ xs[0] }} {{ xs | tojson }} {{ 3 in xs }}",
+                ctx.clone()
+            ),
+            "[3, 4] 1 3 [3] True"
+        );
+        assert_eq!(
+            render(
+                "{% set d = {'a': 1} %}{% do d.update({'b': 2}) %}{{ d }}",
+                ctx
+            ),
+            "{'a': 1, 'b': 2}"
+        );
+        assert_eq!(
+            mutable_literals("{% set s = ']' %}{% set xs = [1, ']'] -%}"),
+            "{% set s = ']' %}{% set xs = __strata_mutable_list([1, ']']) -%}"
+        );
+    }
+
+    #[test]
+    fn jinja2_builtins_that_minijinja_lacks_or_differs() {
+        let ctx = minijinja::context! {};
+        assert_eq!(
+            render(
+                "{{ 3 | round }} {{ 2.5 | round }} {{ 2.567 | round(1, 'floor') }}",
+                ctx.clone()
+            ),
+            "3 2.0 2.5"
+        );
+        assert_eq!(
+            render(
+                "{{ 'hello world' | truncate(9) }} {{ 'hello big world' | truncate(9, leeway=0) }}",
+                ctx.clone()
+            ),
+            "hello world hello..."
+        );
+        assert_eq!(
+            render(
+                "{{ 'a b/c' | urlencode }} {{ {'k': 'v w'} | urlencode }}",
+                ctx.clone()
+            ),
+            "a%20b/c k=v+w"
+        );
+        assert_eq!(
+            render("{{ 'a.b.c'.rsplit('.', 1) }}", ctx.clone()),
+            "['a.b', 'c']"
+        );
+        assert_eq!(render("{{ 'l1\nl2\n' | indent(2) }}|", ctx), "l1\n  l2\n|");
+    }
+
+    #[test]
+    fn kapitan_filters() {
+        let ctx = minijinja::context! {};
+        assert_eq!(
+            render("{{ 'hello' | sha256 }}", ctx.clone()),
+            "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+        );
+        assert_eq!(
+            render("{{ 'a.b*c' | regex_escape }}", ctx.clone()),
+            "a\\.b\\*c"
+        );
+        assert_eq!(
+            render(
+                "{{ 'foo-bar' | regex_replace('(\\\\w+)-(\\\\w+)', '\\\\2_\\\\1') }}",
+                ctx.clone()
+            ),
+            "bar_foo"
+        );
+        assert_eq!(
+            render("{{ \"<a href='x'>&</a>\" | tojson }}", ctx.clone()),
+            "\"\\u003ca href=\\u0027x\\u0027\\u003e\\u0026\\u003c/a\\u003e\""
+        );
+        assert_eq!(
+            render("{{ {'b': [1], 'a': 2} | yaml }}", ctx),
+            "a: 2\nb:\n- 1\n"
+        );
+    }
+
+    #[test]
+    fn strict_undefined_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.j2");
+        std::fs::write(&p, "{{ inventory.no_such_key }}").unwrap();
+        let ctx = minijinja::context! { inventory => minijinja::context!{} };
+        let err = render_file(&p, &ctx, &[]).unwrap_err();
+        assert!(err.contains("t.j2"), "{err}");
+    }
+}

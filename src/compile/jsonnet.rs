@@ -1,0 +1,532 @@
+//! The `jsonnet` input through `jrsonnet-evaluator`, with Kapitan's import
+//! rules (the importing file's directory, then the bundled
+//! `lib/kapitan.libjsonnet`, then the search paths), the `target` ext var and
+//! the native functions Kapitan registers (`yaml_load`, `file_read`,
+//! `inventory`, `sha256_string`, `gzip_b64`, `jinja2_render_file`, ...).
+
+use super::jinja;
+use super::pyyaml_load;
+use super::yaml_dump::{self, DumpOptions};
+use crate::value::{Map, Value};
+use base64::Engine;
+use jrsonnet_evaluator::error::ErrorKind;
+use jrsonnet_evaluator::function::builtin::{NativeCallback, NativeCallbackHandler};
+use jrsonnet_evaluator::trace::PathResolver;
+use jrsonnet_evaluator::{AsPathLike, ImportResolver, Result as JrResult, SourcePath, State, Val};
+use jrsonnet_gcmodule::{Acyclic, Trace};
+use jrsonnet_ir::{SourceFile, SourceVirtual};
+use sha2::Digest;
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// strata's own `kapitan.libjsonnet`, importable as `lib/kapitan.libjsonnet`.
+pub const KAPITAN_LIBJSONNET: &str = include_str!("kapitan.libjsonnet");
+const LIB_IMPORT: &str = "lib/kapitan.libjsonnet";
+
+/// What `kap.inventory()` can see: every target's model dump.
+#[derive(Debug, Default)]
+pub struct InventoryView {
+    pub targets: BTreeMap<String, Value>,
+    pub inventory_path: PathBuf,
+}
+
+/// Everything a jsonnet evaluation needs besides the file.
+#[derive(Clone)]
+pub struct JsonnetEnv {
+    /// `-J` paths then the temporary catalog root, all absolute.
+    pub search_paths: Vec<PathBuf>,
+    pub inventory: Arc<InventoryView>,
+}
+
+fn rt_err(msg: impl AsRef<str>) -> jrsonnet_evaluator::Error {
+    ErrorKind::RuntimeError(msg.as_ref().into()).into()
+}
+
+/// `os.path.normpath` without touching the file system.
+pub fn normpath(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[derive(Acyclic)]
+struct KapitanResolver {
+    search_paths: Vec<PathBuf>,
+}
+
+impl ImportResolver for KapitanResolver {
+    fn resolve_from(&self, from: &SourcePath, path: &dyn AsPathLike) -> JrResult<SourcePath> {
+        let rel: PathBuf = path.as_path().as_ref().to_path_buf();
+        let base = match from.downcast_ref::<SourceFile>() {
+            Some(f) => f.path().parent().map(Path::to_path_buf).unwrap_or_default(),
+            None => std::env::current_dir().map_err(|e| rt_err(e.to_string()))?,
+        };
+        let direct = normpath(&base.join(&rel));
+        if direct.is_file() {
+            return Ok(SourcePath::new(SourceFile::new(direct)));
+        }
+        if rel == Path::new(LIB_IMPORT) {
+            return Ok(SourcePath::new(SourceVirtual(LIB_IMPORT.into())));
+        }
+        for s in &self.search_paths {
+            let p = s.join(&rel);
+            if p.is_file() {
+                return Ok(SourcePath::new(SourceFile::new(normpath(&p))));
+            }
+        }
+        Err(rt_err(format!(
+            "couldn't open import \"{}\": no match locally or in the search paths {:?}",
+            rel.display(),
+            self.search_paths
+        )))
+    }
+
+    fn load_file_contents(&self, resolved: &SourcePath) -> JrResult<Vec<u8>> {
+        if let Some(v) = resolved.downcast_ref::<SourceVirtual>() {
+            if &*v.0 == LIB_IMPORT {
+                return Ok(KAPITAN_LIBJSONNET.as_bytes().to_vec());
+            }
+        }
+        match resolved.downcast_ref::<SourceFile>() {
+            Some(f) => std::fs::read(f.path())
+                .map_err(|e| rt_err(format!("cannot read {}: {e}", f.path().display()))),
+            None => Err(rt_err(format!("cannot load {resolved}"))),
+        }
+    }
+}
+
+/// Converts an evaluated jsonnet value into a compile value. Integral
+/// numbers in the `i64` range become integers, like Python's `json.loads`
+/// of jsonnet's output (larger ones stay floats and print as integers).
+pub fn val_to_value(v: &Val) -> JrResult<Value> {
+    Ok(match v {
+        Val::Null => Value::Null,
+        Val::Bool(b) => Value::Bool(*b),
+        Val::Str(s) => Value::String(s.clone().into_flat().to_string()),
+        Val::Num(n) => {
+            let f = n.get();
+            if f.fract() == 0.0 && f.abs() < 9.2e18 {
+                Value::Int(f as i64)
+            } else {
+                Value::Float(f)
+            }
+        }
+        Val::Arr(a) => {
+            let mut out = Vec::with_capacity(a.len() as usize);
+            for item in a.iter() {
+                out.push(val_to_value(&item?)?);
+            }
+            Value::List(out)
+        }
+        Val::Obj(o) => {
+            let mut fields = o.fields();
+            fields.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+            let mut m = Map::with_capacity(fields.len());
+            for f in fields {
+                let item = o.get(f.clone())?.unwrap_or(Val::Null);
+                m.insert(f.to_string(), val_to_value(&item)?);
+            }
+            Value::Map(m)
+        }
+        Val::Func(_) => return Err(rt_err("tried to manifest function")),
+    })
+}
+
+/// Builds a jsonnet value (jrsonnet's serde bridge would turn integers
+/// into strings).
+fn value_to_val(v: &Value) -> JrResult<Val> {
+    Ok(match v {
+        Value::Null => Val::Null,
+        Value::Bool(b) => Val::Bool(*b),
+        Value::Int(i) => Val::try_num(*i as f64)?,
+        Value::Float(f) => Val::try_num(*f)?,
+        Value::String(s) => Val::string(s.as_str()),
+        Value::List(l) => Val::arr(l.iter().map(value_to_val).collect::<JrResult<Vec<_>>>()?),
+        Value::Map(m) => {
+            let mut b = jrsonnet_evaluator::ObjValue::builder_with_capacity(m.len());
+            for (k, item) in m {
+                b.field(k.as_str()).value(value_to_val(item)?);
+            }
+            Val::Obj(b.build())
+        }
+    })
+}
+
+#[derive(Clone, Copy)]
+enum NativeKind {
+    Jinja2RenderFile,
+    YamlLoad,
+    YamlLoadStream,
+    FileRead,
+    FileExists,
+    DirFilesList,
+    DirFilesRead,
+    Inventory,
+    Topics,
+    YamlDump,
+    YamlDumpStream,
+    Sha256,
+    GzipB64,
+    JsonschemaValidate,
+}
+
+struct Native {
+    kind: NativeKind,
+    env: Rc<JsonnetEnv>,
+}
+
+// Natives hold only plain Rust data, never jsonnet values, so there is
+// nothing for the cycle collector to visit.
+impl Trace for Native {
+    fn is_type_tracked() -> bool {
+        false
+    }
+}
+
+fn arg_str(args: &[Val], i: usize, fname: &str) -> JrResult<String> {
+    match args.get(i) {
+        Some(Val::Str(s)) => Ok(s.clone().into_flat().to_string()),
+        _ => Err(rt_err(format!(
+            "{fname}: argument {} must be a string",
+            i + 1
+        ))),
+    }
+}
+
+fn python_json_loads(text: &str, fname: &str) -> JrResult<Value> {
+    serde_json::from_str::<serde_json::Value>(text)
+        .map(|j| Value::from_json(&j))
+        .map_err(|e| rt_err(format!("{fname}: argument is not JSON: {e}")))
+}
+
+impl Native {
+    fn first_match(&self, name: &str, pred: impl Fn(&Path) -> bool) -> Option<PathBuf> {
+        self.env
+            .search_paths
+            .iter()
+            .map(|s| s.join(name))
+            .find(|p| p.exists() && pred(p))
+    }
+
+    fn read_yaml(&self, name: &str, fname: &str) -> JrResult<Vec<Value>> {
+        let path = self
+            .first_match(name, |p| {
+                p.is_file()
+                    && matches!(
+                        p.extension().and_then(|e| e.to_str()),
+                        Some("yml") | Some("yaml")
+                    )
+            })
+            .ok_or_else(|| {
+                rt_err(format!(
+                    "{fname}: could not find any input yaml file: {name}"
+                ))
+            })?;
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| rt_err(format!("cannot read {}: {e}", path.display())))?;
+        pyyaml_load::load_all(&text).map_err(|e| rt_err(format!("{}: {e}", path.display())))
+    }
+
+    fn run(&self, args: &[Val]) -> JrResult<Val> {
+        use NativeKind::*;
+        match self.kind {
+            Sha256 => {
+                let s = arg_str(args, 0, "sha256_string")?;
+                Ok(Val::string(format!(
+                    "{:x}",
+                    sha2::Sha256::digest(s.as_bytes())
+                )))
+            }
+            GzipB64 => {
+                let s = arg_str(args, 0, "gzip_b64")?;
+                Ok(Val::string(gzip_b64(s.as_bytes())))
+            }
+            YamlDump | YamlDumpStream => {
+                let s = arg_str(args, 0, "yaml_dump")?;
+                let v = python_json_loads(&s, "yaml_dump")?;
+                let out = match (self.kind, v) {
+                    (YamlDumpStream, Value::List(docs)) => {
+                        yaml_dump::dump_all(&docs, &DumpOptions::safe_dump())
+                    }
+                    (YamlDumpStream, _) => {
+                        return Err(rt_err("yaml_dump_stream: argument must be a list"))
+                    }
+                    (_, v) => yaml_dump::dump(&v, &DumpOptions::safe_dump()),
+                };
+                Ok(Val::string(out))
+            }
+            YamlLoad => {
+                let name = arg_str(args, 0, "yaml_load")?;
+                let docs = self.read_yaml(&name, "yaml_load")?;
+                let v = docs.into_iter().next().unwrap_or(Value::Null);
+                Ok(Val::string(python_json_dumps(&v)))
+            }
+            YamlLoadStream => {
+                let name = arg_str(args, 0, "yaml_load_stream")?;
+                let docs = self.read_yaml(&name, "yaml_load_stream")?;
+                Ok(Val::string(python_json_dumps(&Value::List(docs))))
+            }
+            FileRead => {
+                let name = arg_str(args, 0, "file_read")?;
+                let p = self.first_match(&name, Path::is_file).ok_or_else(|| {
+                    rt_err(format!("file_read: {name} not found in search paths"))
+                })?;
+                std::fs::read_to_string(&p)
+                    .map(Val::string)
+                    .map_err(|e| rt_err(format!("cannot read {}: {e}", p.display())))
+            }
+            FileExists => {
+                let name = arg_str(args, 0, "file_exists")?;
+                let found = self.first_match(&name, |_| true);
+                let mut m = Map::new();
+                m.insert("exists".into(), Value::Bool(found.is_some()));
+                m.insert(
+                    "path".into(),
+                    Value::String(
+                        found
+                            .map(|p| p.to_string_lossy().into_owned())
+                            .unwrap_or_default(),
+                    ),
+                );
+                value_to_val(&Value::Map(m))
+            }
+            DirFilesList | DirFilesRead => {
+                let name = arg_str(args, 0, "dir_files_list")?;
+                let dir = self.first_match(&name, Path::is_dir).ok_or_else(|| {
+                    rt_err(format!("{name}: directory not found in search paths"))
+                })?;
+                let mut files: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
+                    .map_err(|e| rt_err(format!("cannot list {}: {e}", dir.display())))?
+                    .filter_map(Result::ok)
+                    .filter(|e| e.path().is_file())
+                    .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+                    .collect();
+                files.sort();
+                if matches!(self.kind, DirFilesList) {
+                    return value_to_val(&Value::List(
+                        files.into_iter().map(|(n, _)| Value::String(n)).collect(),
+                    ));
+                }
+                let mut m = Map::new();
+                for (n, p) in files {
+                    let text = std::fs::read_to_string(&p)
+                        .map_err(|e| rt_err(format!("cannot read {}: {e}", p.display())))?;
+                    m.insert(n, Value::String(text));
+                }
+                value_to_val(&Value::Map(m))
+            }
+            Inventory => {
+                let target = match args.first() {
+                    Some(Val::Str(s)) => Some(s.clone().into_flat().to_string()),
+                    Some(Val::Null) | None => None,
+                    _ => return Err(rt_err("inventory: target must be a string or null")),
+                };
+                match args.get(1) {
+                    Some(Val::Null) | None => {}
+                    Some(Val::Str(p)) => {
+                        let p = PathBuf::from(p.clone().into_flat().to_string());
+                        if normpath(&p) != normpath(&self.env.inventory.inventory_path) {
+                            return Err(rt_err(format!(
+                                "inventory: strata only reads the compiled inventory ({}), not {}",
+                                self.env.inventory.inventory_path.display(),
+                                p.display()
+                            )));
+                        }
+                    }
+                    _ => return Err(rt_err("inventory: inv_path must be a string or null")),
+                }
+                let inv = &self.env.inventory.targets;
+                match target {
+                    Some(t) => match inv.get(&t) {
+                        Some(v) => value_to_val(v),
+                        None => Err(rt_err(format!("inventory: target not found: {t}"))),
+                    },
+                    None => value_to_val(&Value::Map(
+                        inv.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                    )),
+                }
+            }
+            Topics => Err(rt_err("kap.topics() is not supported by strata")),
+            Jinja2RenderFile => {
+                let name = arg_str(args, 0, "jinja2_render_file")?;
+                let ctx = python_json_loads(
+                    &arg_str(args, 1, "jinja2_render_file")?,
+                    "jinja2_render_file",
+                )?;
+                let path = self.first_match(&name, Path::is_file).ok_or_else(|| {
+                    rt_err(format!(
+                        "jinja2_render_file: {name} not found in search paths"
+                    ))
+                })?;
+                jinja::render_file(
+                    &path,
+                    &jinja::to_template_value(&ctx),
+                    &self.env.search_paths,
+                )
+                .map(Val::string)
+                .map_err(rt_err)
+            }
+            JsonschemaValidate => {
+                let obj = python_json_loads(&arg_str(args, 0, "jsonschema")?, "jsonschema")?;
+                let schema = python_json_loads(&arg_str(args, 1, "jsonschema")?, "jsonschema")?;
+                let reason = super::schema::validate(&obj, &schema)
+                    .err()
+                    .unwrap_or_default();
+                let mut m = Map::new();
+                m.insert("valid".into(), Value::Bool(reason.is_empty()));
+                m.insert("reason".into(), Value::String(reason));
+                value_to_val(&Value::Map(m))
+            }
+        }
+    }
+}
+
+struct Handler(Native);
+
+impl Trace for Handler {
+    fn is_type_tracked() -> bool {
+        false
+    }
+}
+
+impl NativeCallbackHandler for Handler {
+    fn call(&self, args: &[Val]) -> JrResult<Val> {
+        self.0.run(args)
+    }
+}
+
+/// `json.dumps(v)`: `, `/`: ` separators, keys in order, ASCII only.
+pub fn python_json_dumps(v: &Value) -> String {
+    let mut out = String::new();
+    jinja::python_json_inline(v, false, &mut out);
+    out
+}
+
+/// Python's `gzip.compress(data, compresslevel=9, mtime=0)` in base64.
+pub fn gzip_b64(data: &[u8]) -> String {
+    use std::io::Write;
+    let mut enc = flate2::GzBuilder::new()
+        .mtime(0)
+        .operating_system(255)
+        .write(Vec::new(), flate2::Compression::new(9));
+    // Writing to a Vec cannot fail.
+    let _ = enc.write_all(data);
+    let bytes = enc.finish().unwrap_or_default();
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Evaluates one jsonnet file for a target (ext var `target`).
+pub fn evaluate(file: &Path, target: &str, env: &JsonnetEnv) -> Result<Value, String> {
+    let ctx = jrsonnet_stdlib::ContextInitializer::new(PathResolver::Absolute);
+    ctx.add_ext_str("target".into(), target.into());
+    let shared = Rc::new(env.clone());
+    let natives: [(&str, NativeKind, &[&str]); 14] = [
+        (
+            "jinja2_render_file",
+            NativeKind::Jinja2RenderFile,
+            &["name", "ctx"],
+        ),
+        ("yaml_load", NativeKind::YamlLoad, &["name"]),
+        ("yaml_load_stream", NativeKind::YamlLoadStream, &["name"]),
+        ("file_read", NativeKind::FileRead, &["name"]),
+        ("file_exists", NativeKind::FileExists, &["name"]),
+        ("dir_files_list", NativeKind::DirFilesList, &["name"]),
+        ("dir_files_read", NativeKind::DirFilesRead, &["name"]),
+        ("inventory", NativeKind::Inventory, &["target", "inv_path"]),
+        ("topics", NativeKind::Topics, &["name"]),
+        ("yaml_dump", NativeKind::YamlDump, &["obj"]),
+        ("yaml_dump_stream", NativeKind::YamlDumpStream, &["obj"]),
+        ("sha256_string", NativeKind::Sha256, &["obj"]),
+        ("gzip_b64", NativeKind::GzipB64, &["obj"]),
+        (
+            "jsonschema_validate",
+            NativeKind::JsonschemaValidate,
+            &["obj", "schema_obj"],
+        ),
+    ];
+    for (name, kind, params) in natives {
+        #[allow(deprecated)]
+        let cb = NativeCallback::new(
+            params.iter().map(|s| s.to_string()).collect(),
+            Handler(Native {
+                kind,
+                env: shared.clone(),
+            }),
+        );
+        ctx.add_native(name, cb);
+    }
+    let mut builder = State::builder();
+    builder
+        .import_resolver(KapitanResolver {
+            search_paths: env.search_paths.clone(),
+        })
+        .context_initializer(ctx);
+    let state = builder.build();
+    let _guard = state.enter();
+    let result = state.import(file).and_then(|v| val_to_value(&v));
+    result.map_err(|e| format!("{e}").trim_end().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eval(src: &str) -> Result<Value, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("main.jsonnet");
+        std::fs::write(&p, src).unwrap();
+        std::fs::write(dir.path().join("data.yml"), "a: yes\nb: 0755\n").unwrap();
+        let env = JsonnetEnv {
+            search_paths: vec![dir.path().to_path_buf()],
+            inventory: Arc::new(InventoryView::default()),
+        };
+        evaluate(&p, "tgt", &env)
+    }
+
+    #[test]
+    fn ext_var_and_kapitan_lib() {
+        let v = eval(
+            "local kap = import 'lib/kapitan.libjsonnet';\n{ t: std.extVar('target'), h: kap.sha256('x'), y: std.parseJson(kap.yaml_load('data.yml')), d: kap.yaml_dump({b: [1], a: 'l1\\nl2'}) }",
+        )
+        .unwrap();
+        assert_eq!(v.get_path(&["t"]), Some(&Value::String("tgt".into())));
+        assert_eq!(
+            v.get_path(&["h"]).and_then(Value::as_str),
+            Some("2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881")
+        );
+        assert_eq!(
+            serde_json::to_string(v.get_path(&["y"]).unwrap()).unwrap(),
+            r#"{"a":true,"b":493}"#
+        );
+        assert_eq!(
+            v.get_path(&["d"]).and_then(Value::as_str),
+            Some("a: 'l1\n\n  l2'\nb:\n- 1\n")
+        );
+    }
+
+    #[test]
+    fn errors_name_the_file() {
+        let e = eval("{ a: error 'boom' }").unwrap_err();
+        assert!(e.contains("boom"), "{e}");
+    }
+
+    #[test]
+    fn gzip_like_python() {
+        assert_eq!(
+            gzip_b64(b"hello world\n"),
+            "H4sIAAAAAAAC/8tIzcnJVyjPL8pJ4QIALTsIrwwAAAA="
+        );
+    }
+}

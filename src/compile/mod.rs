@@ -1,0 +1,762 @@
+//! Compiling a catalog from a rendered inventory, as `kapitan compile`
+//! does: every selected target's `parameters.kapitan.compile` entries run
+//! in order (`jsonnet`, `jinja2`, `copy`, `remove`, `external`) and write
+//! `compiled/<target>/...` byte for byte like Kapitan 0.36.
+//!
+//! The catalog is built in a temporary directory beside the output and
+//! moved into place only when every target succeeded, so a failure never
+//! leaves a half-written catalog. Targets compile in parallel.
+
+pub mod jinja;
+pub mod jsonnet;
+pub mod model;
+pub mod output;
+pub mod pyyaml_load;
+pub mod schema;
+pub mod yaml_dump;
+
+use crate::diagnostics::{Diagnostic, ToDiagnostic};
+use crate::inventory::RenderedNode;
+use crate::value::{Map, Value};
+use model::{Entry, InputType, TargetPlan};
+use output::{Format, WriteOptions};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use yaml_dump::{DumpOptions, MultilineStyle};
+
+/// A compile failure: which target, which entry, which input, and why.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}", self.render())]
+pub struct CompileError {
+    pub target: Option<String>,
+    pub entry: Option<String>,
+    pub input: Option<PathBuf>,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl CompileError {
+    pub fn new(message: impl Into<String>) -> Self {
+        CompileError {
+            target: None,
+            entry: None,
+            input: None,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn target(mut self, t: &str) -> Self {
+        self.target = Some(t.to_string());
+        self
+    }
+
+    pub fn entry(mut self, e: &Entry) -> Self {
+        self.entry = Some(e.describe());
+        self
+    }
+
+    pub fn input(mut self, p: &Path) -> Self {
+        self.input = Some(p.to_path_buf());
+        self
+    }
+
+    pub fn hint(mut self, h: impl Into<String>) -> Self {
+        self.hint = Some(h.into());
+        self
+    }
+
+    fn render(&self) -> String {
+        let mut where_ = Vec::new();
+        if let Some(t) = &self.target {
+            where_.push(format!("target {t}"));
+        }
+        if let Some(e) = &self.entry {
+            where_.push(e.clone());
+        }
+        if let Some(i) = &self.input {
+            where_.push(format!("input {}", i.display()));
+        }
+        if where_.is_empty() {
+            self.message.clone()
+        } else {
+            format!("{}: {}", where_.join(", "), self.message)
+        }
+    }
+
+    fn io(path: &Path, e: std::io::Error) -> Self {
+        CompileError::new(format!("{}: {e}", path.display()))
+    }
+}
+
+impl ToDiagnostic for CompileError {
+    fn to_diagnostic(&self) -> Diagnostic {
+        let mut d = Diagnostic::error(self.render());
+        if let Some(i) = &self.input {
+            d = d.with_file(i);
+        }
+        if let Some(h) = &self.hint {
+            d = d.with_hint(h.clone());
+        }
+        d
+    }
+}
+
+/// Settings of one compile run (Kapitan's flags).
+#[derive(Debug, Clone)]
+pub struct CompileOptions {
+    pub inventory_path: PathBuf,
+    /// `-J` paths, absolute.
+    pub search_paths: Vec<PathBuf>,
+    pub indent: usize,
+    pub multiline: MultilineStyle,
+    pub null_as_empty: bool,
+    pub parallelism: usize,
+}
+
+/// What a successful run did.
+#[derive(Debug, Default)]
+pub struct CompileReport {
+    /// Compiled targets and their directories below `compiled/`.
+    pub targets: Vec<(String, String)>,
+    /// Entries that failed with `continue_on_compile_error`.
+    pub warnings: Vec<String>,
+}
+
+/// The validated inventory: plans for every target and the model dumps
+/// inputs see.
+pub struct Prepared {
+    pub plans: BTreeMap<String, TargetPlan>,
+    /// Dumps with `target_full_path` empty (Jinja2's view).
+    pub dumps: Arc<BTreeMap<String, Value>>,
+    /// Dumps with `target_full_path` set (jsonnet's `kap.inventory()`).
+    pub jsonnet_view: Arc<jsonnet::InventoryView>,
+}
+
+/// Validates every target's compile settings (Kapitan validates the whole
+/// inventory, not only the selected targets).
+pub fn prepare(
+    nodes: &BTreeMap<String, RenderedNode>,
+    inventory_path: &Path,
+) -> Result<Prepared, CompileError> {
+    let mut plans = BTreeMap::new();
+    let mut dumps = BTreeMap::new();
+    let mut jviews = BTreeMap::new();
+    for (name, node) in nodes {
+        let (plan, kap) = model::plan_target(node)?;
+        dumps.insert(name.clone(), model::model_dump(node, &kap, ""));
+        jviews.insert(
+            name.clone(),
+            model::model_dump(node, &kap, &name.replace('.', "/")),
+        );
+        plans.insert(name.clone(), plan);
+    }
+    for plan in plans.values() {
+        if !plan.entries.is_empty() && !plans.contains_key(&plan.target_var) {
+            return Err(CompileError::new(format!(
+                "parameters.kapitan.vars.target is `{}`, which is not a target name",
+                plan.target_var
+            ))
+            .target(&plan.name)
+            .hint("set vars.target to the target's own name, e.g. ${_reclass_:name:short}"));
+        }
+    }
+    Ok(Prepared {
+        plans,
+        dumps: Arc::new(dumps),
+        jsonnet_view: Arc::new(jsonnet::InventoryView {
+            targets: jviews,
+            inventory_path: inventory_path.to_path_buf(),
+        }),
+    })
+}
+
+/// Selected target names: `--targets` (unknown names dropped, like
+/// Kapitan), `--labels` (every `k=v` must match), or all.
+pub fn select_targets(
+    prepared: &Prepared,
+    targets: &[String],
+    labels: &[(String, String)],
+) -> Vec<String> {
+    let mut out: Vec<String> = if !targets.is_empty() {
+        targets
+            .iter()
+            .filter(|t| prepared.plans.contains_key(*t))
+            .cloned()
+            .collect()
+    } else if !labels.is_empty() {
+        prepared
+            .dumps
+            .iter()
+            .filter(|(_, d)| {
+                let l = d.get_path(&["parameters", "kapitan", "labels"]);
+                labels.iter().all(|(k, v)| {
+                    l.and_then(|l| l.get_path(&[k])).and_then(Value::as_str) == Some(v.as_str())
+                })
+            })
+            .map(|(n, _)| n.clone())
+            .collect()
+    } else {
+        prepared.plans.keys().cloned().collect()
+    };
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Rejects absolute paths and `..`: what an entry names must stay inside
+/// the target's output directory.
+fn check_relative(p: &str, what: &str) -> Result<(), String> {
+    let path = Path::new(p);
+    if path.is_absolute() {
+        return Err(format!(
+            "{what} `{p}` is absolute; it must be relative to the target's output directory"
+        ));
+    }
+    if path.components().any(|c| matches!(c, Component::ParentDir)) {
+        return Err(format!(
+            "{what} `{p}` leaves the target's output directory (`..`)"
+        ));
+    }
+    Ok(())
+}
+
+/// After creating `path`'s parent, checks that no symlink took it outside
+/// `root`.
+fn check_inside(root: &Path, path: &Path) -> Result<(), String> {
+    let parent = path.parent().unwrap_or(path);
+    let (Ok(r), Ok(p)) = (root.canonicalize(), parent.canonicalize()) else {
+        return Ok(());
+    };
+    if !p.starts_with(&r) {
+        return Err(format!(
+            "{} resolves outside the target's output directory (through a symlink)",
+            path.display()
+        ));
+    }
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if meta.file_type().is_symlink() {
+            return Err(format!(
+                "{} is a symlink; strata does not write through symlinks",
+                path.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn has_magic(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+/// Kapitan's input lookup: every search path, globbing when the path has
+/// glob characters. Sorted and deduplicated (Kapitan uses a set).
+fn resolve_inputs(pattern: &str, search_paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for s in search_paths {
+        if has_magic(pattern) {
+            let full = format!(
+                "{}/{}",
+                glob::Pattern::escape(&s.to_string_lossy()),
+                pattern
+            );
+            let opts = glob::MatchOptions {
+                require_literal_leading_dot: true,
+                ..Default::default()
+            };
+            if let Ok(paths) = glob::glob_with(&full, opts) {
+                out.extend(paths.filter_map(Result::ok));
+            }
+        } else {
+            let p = s.join(pattern);
+            if p.exists() || std::fs::symlink_metadata(&p).is_ok() {
+                out.push(jsonnet::normpath(&p));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+struct TargetCtx<'a> {
+    plan: &'a TargetPlan,
+    prepared: &'a Prepared,
+    /// Search paths plus the temporary catalog root.
+    search_paths: Vec<PathBuf>,
+    /// `<tmp>/compiled/<target dir>`.
+    target_root: PathBuf,
+    write: WriteOptions,
+}
+
+fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    check_inside(&ctx.target_root, path)?;
+    std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn compile_jsonnet(
+    ctx: &TargetCtx,
+    entry: &Entry,
+    input: &Path,
+    out_dir: &Path,
+) -> Result<(), String> {
+    let env = jsonnet::JsonnetEnv {
+        search_paths: ctx.search_paths.clone(),
+        inventory: ctx.prepared.jsonnet_view.clone(),
+    };
+    let v = jsonnet::evaluate(input, &ctx.plan.target_var, &env)?;
+    let v = match v {
+        Value::Map(m) => m,
+        other => {
+            let base = input
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            // os.path.splitext: the last extension; leading dots do not count.
+            let trimmed = base.trim_start_matches('.');
+            let lead = base.len() - trimmed.len();
+            let stem = match trimmed.rfind('.') {
+                Some(i) => base[..lead + i].to_string(),
+                None => base.clone(),
+            };
+            let mut m = Map::new();
+            m.insert(stem, other);
+            m
+        }
+    };
+    for (key, value) in &v {
+        let value = if entry.prune {
+            output::prune_empty(value)
+        } else {
+            value.clone()
+        };
+        let (name, format) = output::file_for_key(key, entry.output_type);
+        check_relative(&name, "output file")?;
+        let text = output::render_file(&value, format, &ctx.write)
+            .map_err(|e| format!("cannot write key `{key}` as {}: {e}", format_name(format)))?;
+        write_file(ctx, &out_dir.join(&name), text.as_bytes())?;
+    }
+    Ok(())
+}
+
+fn format_name(f: Format) -> &'static str {
+    match f {
+        Format::Yaml => "yaml",
+        Format::Json => "json",
+        Format::Toml => "toml",
+        Format::Plain => "plain",
+    }
+}
+
+fn compile_jinja2(
+    ctx: &TargetCtx,
+    entry: &Entry,
+    input: &Path,
+    out_dir: &Path,
+) -> Result<(), String> {
+    let mut input_params = entry.input_params.clone();
+    input_params
+        .entry("compile_path".to_string())
+        .or_insert_with(|| Value::String(out_dir.to_string_lossy().into_owned()));
+    let mut c = Map::new();
+    c.insert(
+        "inventory_global".into(),
+        Value::Map(
+            ctx.prepared
+                .dumps
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+    );
+    c.insert(
+        "inventory".into(),
+        ctx.prepared
+            .dumps
+            .get(&ctx.plan.target_var)
+            .cloned()
+            .unwrap_or_default(),
+    );
+    c.insert("input_params".into(), Value::Map(input_params));
+    for (k, v) in &ctx.plan.vars {
+        c.insert(k.clone(), v.clone());
+    }
+    let tctx = jinja::to_template_value(&Value::Map(c));
+    for r in jinja::render_path(input, &tctx, &ctx.search_paths)? {
+        let mut name = r.name;
+        if entry.suffix_remove && name.ends_with(&entry.suffix_stripped) {
+            // Kapitan uses str.rstrip, which strips any trailing run of the
+            // suffix's characters (`build2.j2` -> `build`): kept on purpose.
+            let set: Vec<char> = entry.suffix_stripped.chars().collect();
+            name = name.trim_end_matches(|c| set.contains(&c)).to_string();
+        }
+        check_relative(&name, "output file")?;
+        let path = out_dir.join(&name);
+        write_file(ctx, &path, r.content.as_bytes())?;
+        set_mode(&path, r.mode);
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: Option<u32>) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(m) = mode {
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(m));
+    }
+}
+
+#[cfg(not(unix))]
+fn set_mode(_path: &Path, _mode: Option<u32>) {}
+
+fn copy_into(ctx: &TargetCtx, src: &Path, dst: &Path) -> Result<(), String> {
+    if src.is_dir() {
+        std::fs::create_dir_all(dst).map_err(|e| format!("{}: {e}", dst.display()))?;
+        let mut entries: Vec<_> = std::fs::read_dir(src)
+            .map_err(|e| format!("{}: {e}", src.display()))?
+            .filter_map(Result::ok)
+            .collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            copy_into(ctx, &e.path(), &dst.join(e.file_name()))?;
+        }
+        Ok(())
+    } else {
+        let bytes = std::fs::read(src).map_err(|e| format!("{}: {e}", src.display()))?;
+        write_file(ctx, dst, &bytes)?;
+        set_mode(dst, jinja::file_mode(src));
+        Ok(())
+    }
+}
+
+fn compile_copy(ctx: &TargetCtx, input: &Path, out_dir: &Path) -> Result<(), String> {
+    if input.is_dir() {
+        copy_into(ctx, input, out_dir)
+    } else {
+        let name = input.file_name().unwrap_or_default();
+        copy_into(ctx, input, &out_dir.join(name))
+    }
+}
+
+fn compile_remove(input: &Path, catalog_root: &Path) -> Result<(), String> {
+    // Only the catalog being built may lose files: Kapitan would also delete
+    // matches below `.` (a previous catalog), strata leaves them alone.
+    let (Ok(root), Ok(p)) = (catalog_root.canonicalize(), input.canonicalize()) else {
+        return Ok(());
+    };
+    if !p.starts_with(&root) {
+        return Ok(());
+    }
+    let res = if p.is_dir() {
+        std::fs::remove_dir_all(&p)
+    } else {
+        std::fs::remove_file(&p)
+    };
+    res.map_err(|e| format!("cannot remove {}: {e}", p.display()))
+}
+
+fn compile_external(entry: &Entry, input: &Path, out_dir: &Path) -> Result<(), String> {
+    let dir = out_dir.to_string_lossy();
+    let subst = |s: &str| s.replace("${compiled_target_dir}", &dir);
+    let mut cmd = vec![input.to_string_lossy().into_owned()];
+    cmd.extend(entry.args.iter().map(|a| subst(a)));
+    let mut c = std::process::Command::new("/bin/sh");
+    c.arg("-c").arg(cmd.join(" ")).env_clear();
+    let mut has_path = false;
+    let mut has_home = false;
+    for (k, v) in &entry.env_vars {
+        has_path |= k == "PATH";
+        has_home |= k == "HOME";
+        c.env(k, subst(v));
+    }
+    if !has_path {
+        if let Some(p) = std::env::var_os("PATH") {
+            c.env("PATH", p);
+        }
+    }
+    if !has_home {
+        if let Some(h) = std::env::var_os("HOME") {
+            c.env("HOME", h);
+        }
+    }
+    let out = c
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", input.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "external command `{}` failed ({}): {}",
+            cmd.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim_end()
+        ));
+    }
+    Ok(())
+}
+
+fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<(), CompileError> {
+    let target = ctx.plan.name.as_str();
+    let err = |m: String| CompileError::new(m).target(target).entry(entry);
+    let output_path = entry.output_path.as_deref().unwrap_or(".");
+    check_relative(output_path, "output_path").map_err(err)?;
+    let out_dir = jsonnet::normpath(&ctx.target_root.join(output_path));
+    if entry.input_type != InputType::Remove {
+        std::fs::create_dir_all(&out_dir)
+            .map_err(|e| err(format!("{}: {e}", out_dir.display())))?;
+        // Checks the directory itself (check_inside looks at a path's parent).
+        check_inside(&ctx.target_root, &out_dir.join("x")).map_err(err)?;
+    }
+    for pattern in &entry.input_paths {
+        let inputs = resolve_inputs(pattern, &ctx.search_paths);
+        if inputs.is_empty() && !entry.ignore_missing {
+            return Err(err(format!(
+                "Compile error: {pattern} for target: {target} not found in search_paths: {:?}",
+                ctx.search_paths
+            ))
+            .hint("check input_paths, or pass the directory with --search-paths (-J)"));
+        }
+        for input in inputs {
+            let res = match entry.input_type {
+                InputType::Jsonnet => compile_jsonnet(ctx, entry, &input, &out_dir),
+                InputType::Jinja2 => compile_jinja2(ctx, entry, &input, &out_dir),
+                InputType::Copy => compile_copy(ctx, &input, &out_dir),
+                InputType::Remove => compile_remove(&input, catalog_root),
+                InputType::External => compile_external(entry, &input, &out_dir),
+                other => Err(format!(
+                    "input type `{}` is not supported by strata (only jsonnet, jinja2, copy, remove and external)",
+                    other.as_str()
+                )),
+            };
+            res.map_err(|m| err(m).input(&input))?;
+        }
+    }
+    Ok(())
+}
+
+fn compile_target(
+    plan: &TargetPlan,
+    prepared: &Prepared,
+    opts: &CompileOptions,
+    catalog_root: &Path,
+) -> Result<Vec<String>, CompileError> {
+    let mut search_paths = opts.search_paths.clone();
+    search_paths.push(catalog_root.to_path_buf());
+    let style = match &plan.multiline_style {
+        Some(s) => MultilineStyle::parse(s).ok_or_else(|| {
+            CompileError::new(format!(
+                "parameters.multiline_string_style `{s}` is not one of literal, folded, double-quotes"
+            ))
+            .target(&plan.name)
+        })?,
+        None => opts.multiline,
+    };
+    let ctx = TargetCtx {
+        plan,
+        prepared,
+        search_paths,
+        target_root: catalog_root.join("compiled").join(&plan.dir),
+        write: WriteOptions {
+            yaml: DumpOptions::kapitan(opts.indent, style, opts.null_as_empty),
+            json_indent: opts.indent,
+        },
+    };
+    std::fs::create_dir_all(&ctx.target_root).map_err(|e| CompileError::io(&ctx.target_root, e))?;
+    let mut warnings = Vec::new();
+    for entry in &plan.entries {
+        if let Err(e) = compile_entry(&ctx, entry, catalog_root) {
+            if entry.continue_on_compile_error {
+                warnings.push(e.to_string());
+            } else {
+                return Err(e);
+            }
+        }
+    }
+    Ok(warnings)
+}
+
+/// Compiles the selected targets into `<catalog_root>/compiled/`.
+/// `on_done` is called once per finished target (for a progress bar).
+pub fn compile_into(
+    prepared: &Prepared,
+    selected: &[String],
+    opts: &CompileOptions,
+    catalog_root: &Path,
+    on_done: &(dyn Fn(&str) + Sync),
+) -> Result<CompileReport, CompileError> {
+    std::fs::create_dir_all(catalog_root.join("compiled"))
+        .map_err(|e| CompileError::io(catalog_root, e))?;
+    let plans: Vec<&TargetPlan> = selected
+        .iter()
+        .filter_map(|t| prepared.plans.get(t))
+        .filter(|p| !p.entries.is_empty())
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.parallelism.max(1))
+        .build()
+        .map_err(|e| CompileError::new(format!("cannot start worker threads: {e}")))?;
+    let results: Vec<Result<Vec<String>, CompileError>> = pool.install(|| {
+        plans
+            .par_iter()
+            .map(|p| {
+                let r = compile_target(p, prepared, opts, catalog_root);
+                on_done(&p.name);
+                r
+            })
+            .collect()
+    });
+    let mut report = CompileReport::default();
+    for (plan, r) in plans.iter().zip(results) {
+        report.warnings.extend(r?);
+        report.targets.push((plan.name.clone(), plan.dir.clone()));
+    }
+    Ok(report)
+}
+
+/// A temporary catalog root beside the output, removed when dropped.
+pub fn temp_root(output_path: &Path) -> Result<tempfile::TempDir, CompileError> {
+    std::fs::create_dir_all(output_path).map_err(|e| CompileError::io(output_path, e))?;
+    tempfile::Builder::new()
+        .prefix(".strata-compile-")
+        .tempdir_in(output_path)
+        .map_err(|e| CompileError::io(output_path, e))
+}
+
+/// Moves a finished catalog into `<output_path>/compiled`: the whole
+/// catalog when every target was compiled, else only the compiled targets'
+/// directories (Kapitan keeps the others).
+pub fn install(
+    temp: &Path,
+    output_path: &Path,
+    report: &CompileReport,
+    all_targets: bool,
+) -> Result<(), CompileError> {
+    let new = temp.join("compiled");
+    let dest = output_path.join("compiled");
+    if all_targets {
+        let old = temp.join("previous");
+        if dest.exists() {
+            std::fs::rename(&dest, &old).map_err(|e| CompileError::io(&dest, e))?;
+        }
+        std::fs::rename(&new, &dest).map_err(|e| CompileError::io(&dest, e))?;
+        return Ok(());
+    }
+    for (_, dir) in &report.targets {
+        let from = new.join(dir);
+        let to = dest.join(dir);
+        if to.exists() {
+            let old = temp.join("previous").join(dir);
+            if let Some(p) = old.parent() {
+                std::fs::create_dir_all(p).map_err(|e| CompileError::io(p, e))?;
+            }
+            std::fs::rename(&to, &old).map_err(|e| CompileError::io(&to, e))?;
+        }
+        if let Some(p) = to.parent() {
+            std::fs::create_dir_all(p).map_err(|e| CompileError::io(p, e))?;
+        }
+        if from.exists() {
+            std::fs::rename(&from, &to).map_err(|e| CompileError::io(&to, e))?;
+        }
+    }
+    Ok(())
+}
+
+fn list_files(root: &Path, rel: &Path, out: &mut BTreeMap<PathBuf, PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(root.join(rel)) else {
+        return;
+    };
+    for e in rd.filter_map(Result::ok) {
+        let r = rel.join(e.file_name());
+        if e.path().is_dir() {
+            list_files(root, &r, out);
+        } else {
+            out.insert(r, e.path());
+        }
+    }
+}
+
+/// `--check`: files that differ between a freshly compiled catalog and the
+/// one on disk, as `(status, path)` with status `added`, `removed` or
+/// `changed`, sorted by path.
+pub fn diff_catalogs(
+    new_root: &Path,
+    old_root: &Path,
+    dirs: Option<&[String]>,
+) -> Vec<(&'static str, PathBuf)> {
+    let mut new_files = BTreeMap::new();
+    let mut old_files = BTreeMap::new();
+    match dirs {
+        None => {
+            list_files(new_root, Path::new(""), &mut new_files);
+            list_files(old_root, Path::new(""), &mut old_files);
+        }
+        Some(ds) => {
+            for d in ds {
+                list_files(new_root, Path::new(d), &mut new_files);
+                list_files(old_root, Path::new(d), &mut old_files);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (rel, p) in &new_files {
+        match old_files.get(rel) {
+            None => out.push(("added", rel.clone())),
+            Some(o) => {
+                if std::fs::read(p).ok() != std::fs::read(o).ok() {
+                    out.push(("changed", rel.clone()));
+                }
+            }
+        }
+    }
+    for rel in old_files.keys() {
+        if !new_files.contains_key(rel) {
+            out.push(("removed", rel.clone()));
+        }
+    }
+    out.sort_by(|a, b| a.1.cmp(&b.1));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_must_stay_inside() {
+        assert!(check_relative("a/b", "x").is_ok());
+        assert!(check_relative("../a", "x").is_err());
+        assert!(check_relative("/etc", "x").is_err());
+    }
+
+    #[test]
+    fn globbing_skips_dot_files() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a.jsonnet"), "").unwrap();
+        std::fs::write(d.path().join(".b.jsonnet"), "").unwrap();
+        let found = resolve_inputs("*.jsonnet", &[d.path().to_path_buf()]);
+        assert_eq!(found, vec![d.path().join("a.jsonnet")]);
+        assert!(resolve_inputs("missing", &[d.path().to_path_buf()]).is_empty());
+    }
+
+    #[test]
+    fn diff_reports_changes() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        std::fs::write(a.path().join("same"), "x").unwrap();
+        std::fs::write(b.path().join("same"), "x").unwrap();
+        std::fs::write(a.path().join("new"), "x").unwrap();
+        std::fs::write(b.path().join("gone"), "x").unwrap();
+        let d = diff_catalogs(a.path(), b.path(), None);
+        assert_eq!(
+            d,
+            vec![
+                ("removed", PathBuf::from("gone")),
+                ("added", PathBuf::from("new"))
+            ]
+        );
+    }
+}

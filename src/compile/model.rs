@@ -1,0 +1,621 @@
+//! Compile entries as Kapitan validates them (its pydantic models: unknown
+//! keys and wrong types are errors, defaults depend on the input type), and
+//! the "model dump" of a target that templates and `kap.inventory()` see:
+//! `parameters.kapitan` completed with every default, `_kapitan_` and
+//! `_reclass_` first.
+
+use super::output::OutputType;
+use super::CompileError;
+use crate::inventory::RenderedNode;
+use crate::value::{Map, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputType {
+    Jsonnet,
+    Jinja2,
+    Copy,
+    Remove,
+    External,
+    Helm,
+    Kadet,
+    Kustomize,
+    Cuelang,
+}
+
+impl InputType {
+    fn parse(s: &str) -> Option<InputType> {
+        Some(match s {
+            "jsonnet" => InputType::Jsonnet,
+            "jinja2" => InputType::Jinja2,
+            "copy" => InputType::Copy,
+            "remove" => InputType::Remove,
+            "external" => InputType::External,
+            "helm" => InputType::Helm,
+            "kadet" => InputType::Kadet,
+            "kustomize" => InputType::Kustomize,
+            "cuelang" => InputType::Cuelang,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InputType::Jsonnet => "jsonnet",
+            InputType::Jinja2 => "jinja2",
+            InputType::Copy => "copy",
+            InputType::Remove => "remove",
+            InputType::External => "external",
+            InputType::Helm => "helm",
+            InputType::Kadet => "kadet",
+            InputType::Kustomize => "kustomize",
+            InputType::Cuelang => "cuelang",
+        }
+    }
+
+    fn extra_fields(self) -> &'static [&'static str] {
+        match self {
+            InputType::External => &["env_vars", "args"],
+            InputType::Jinja2 => &["suffix_remove", "suffix_stripped"],
+            InputType::Helm => &[
+                "helm_params",
+                "helm_values",
+                "helm_values_files",
+                "helm_path",
+                "kube_version",
+            ],
+            InputType::Kadet => &["input_value"],
+            InputType::Kustomize => &["namespace", "patches", "patches_strategic", "patches_json"],
+            InputType::Cuelang => &[
+                "input",
+                "input_fill_path",
+                "output_yield_path",
+                "output_filename",
+            ],
+            _ => &[],
+        }
+    }
+}
+
+const BASE_FIELDS: [&str; 9] = [
+    "name",
+    "input_type",
+    "input_paths",
+    "output_path",
+    "input_params",
+    "continue_on_compile_error",
+    "output_type",
+    "ignore_missing",
+    "prune",
+];
+
+/// One validated compile entry.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// 1-based position in `parameters.kapitan.compile`, for messages.
+    pub number: usize,
+    pub name: Option<String>,
+    pub input_type: InputType,
+    pub input_paths: Vec<String>,
+    pub output_path: Option<String>,
+    pub input_params: Map,
+    pub continue_on_compile_error: bool,
+    pub output_type: OutputType,
+    pub ignore_missing: bool,
+    pub prune: bool,
+    pub suffix_remove: bool,
+    pub suffix_stripped: String,
+    pub args: Vec<String>,
+    pub env_vars: Vec<(String, String)>,
+}
+
+impl Entry {
+    /// `#2 (jsonnet -> manifests)`, for messages.
+    pub fn describe(&self) -> String {
+        let label = self
+            .name
+            .as_ref()
+            .map(|n| format!(" `{n}`"))
+            .unwrap_or_default();
+        format!(
+            "compile entry #{}{label} ({} -> {})",
+            self.number,
+            self.input_type.as_str(),
+            self.output_path.as_deref().unwrap_or("<none>")
+        )
+    }
+}
+
+/// What compile needs of one target, validated.
+#[derive(Debug, Clone)]
+pub struct TargetPlan {
+    pub name: String,
+    /// `parameters.kapitan.vars.target`.
+    pub target_var: String,
+    /// Output directory below `compiled/`: `vars.target` with `.` as `/`.
+    pub dir: String,
+    pub entries: Vec<Entry>,
+    pub vars: Map,
+    /// `parameters.multiline_string_style`, overriding the CLI.
+    pub multiline_style: Option<String>,
+}
+
+fn invalid(target: &str, field: &str, msg: impl std::fmt::Display) -> CompileError {
+    CompileError::new(format!("invalid {field}: {msg}"))
+        .target(target)
+        .hint("fix parameters.kapitan in the inventory (Kapitan validates it the same way)")
+}
+
+/// pydantic's lax bool.
+fn as_bool(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Int(0) => Some(false),
+        Value::Int(1) => Some(true),
+        Value::String(s) => match s.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "on" | "1" | "t" | "y" => Some(true),
+            "false" | "no" | "off" | "0" | "f" | "n" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn parse_entry(target: &str, number: usize, v: &Value) -> Result<(Entry, Value), CompileError> {
+    let at = |f: &str| format!("parameters.kapitan.compile[{}].{f}", number - 1);
+    let Some(m) = v.as_map() else {
+        return Err(invalid(
+            target,
+            &format!("parameters.kapitan.compile[{}]", number - 1),
+            "must be a mapping",
+        ));
+    };
+    let it_raw = m
+        .get("input_type")
+        .ok_or_else(|| invalid(target, &at("input_type"), "missing"))?;
+    let input_type = it_raw
+        .as_str()
+        .and_then(InputType::parse)
+        .ok_or_else(|| {
+            invalid(
+                target,
+                &at("input_type"),
+                format!(
+                    "`{}` is not one of jsonnet, jinja2, copy, remove, external, helm, kadet, kustomize, cuelang",
+                    it_raw.as_str().map(str::to_string).unwrap_or_else(|| format!("{it_raw:?}"))
+                ),
+            )
+        })?;
+    for k in m.keys() {
+        if !BASE_FIELDS.contains(&k.as_str()) && !input_type.extra_fields().contains(&k.as_str()) {
+            return Err(invalid(
+                target,
+                &at(k),
+                "unknown compile entry key (extra fields are not permitted)",
+            ));
+        }
+    }
+    let get_str = |f: &str, required: bool| -> Result<Option<String>, CompileError> {
+        match m.get(f) {
+            None | Some(Value::Null) if required => Err(invalid(target, &at(f), "missing")),
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(invalid(
+                target,
+                &at(f),
+                format!("must be a string, got {}", other.type_name()),
+            )),
+        }
+    };
+    let get_bool = |f: &str, default: bool| -> Result<bool, CompileError> {
+        match m.get(f) {
+            None | Some(Value::Null) => Ok(default),
+            Some(v) => as_bool(v).ok_or_else(|| invalid(target, &at(f), "must be a boolean")),
+        }
+    };
+    let str_list = |f: &str, required: bool| -> Result<Vec<String>, CompileError> {
+        match m.get(f) {
+            None if required => Err(invalid(target, &at(f), "missing")),
+            None => Ok(Vec::new()),
+            Some(Value::List(l)) => l
+                .iter()
+                .map(|x| {
+                    x.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| invalid(target, &at(f), "must be a list of strings"))
+                })
+                .collect(),
+            Some(_) => Err(invalid(target, &at(f), "must be a list of strings")),
+        }
+    };
+    let name = get_str("name", false)?;
+    let input_paths = str_list("input_paths", true)?;
+    let output_path = get_str("output_path", input_type != InputType::Remove)?;
+    let input_params = match m.get("input_params") {
+        None => Map::new(),
+        Some(Value::Map(p)) => p.clone(),
+        Some(_) => return Err(invalid(target, &at("input_params"), "must be a mapping")),
+    };
+    let default_ot = match input_type {
+        InputType::Jinja2 => OutputType::Plain,
+        InputType::Helm => OutputType::Auto,
+        _ => OutputType::Yaml,
+    };
+    let output_type = match m.get("output_type") {
+        None | Some(Value::Null) => default_ot,
+        Some(Value::String(s)) => OutputType::parse(s).ok_or_else(|| {
+            invalid(
+                target,
+                &at("output_type"),
+                format!("`{s}` is not one of yaml, yml, json, toml, plain, auto"),
+            )
+        })?,
+        Some(_) => return Err(invalid(target, &at("output_type"), "must be a string")),
+    };
+    let continue_on_compile_error = get_bool("continue_on_compile_error", false)?;
+    let ignore_missing = get_bool("ignore_missing", input_type == InputType::Jinja2)?;
+    let prune_default = !matches!(
+        input_type,
+        InputType::Jsonnet | InputType::Helm | InputType::Kadet | InputType::Kustomize
+    );
+    let prune = get_bool("prune", prune_default)?;
+    let suffix_remove = get_bool("suffix_remove", false)?;
+    let suffix_stripped = get_str("suffix_stripped", false)?.unwrap_or_else(|| ".j2".into());
+    let args = str_list("args", false)?;
+    let env_vars = match m.get("env_vars") {
+        None => Vec::new(),
+        Some(Value::Map(e)) => e
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                other => Err(invalid(
+                    target,
+                    &at(&format!("env_vars.{k}")),
+                    format!("must be a string, got {}", other.type_name()),
+                )),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(invalid(target, &at("env_vars"), "must be a mapping")),
+    };
+
+    // The dump: declared fields in model order with defaults, then the
+    // type's own fields.
+    let mut d = Map::new();
+    d.insert(
+        "name".into(),
+        name.clone().map(Value::String).unwrap_or(Value::Null),
+    );
+    d.insert(
+        "input_type".into(),
+        Value::String(input_type.as_str().into()),
+    );
+    d.insert(
+        "input_paths".into(),
+        Value::List(input_paths.iter().cloned().map(Value::String).collect()),
+    );
+    d.insert(
+        "output_path".into(),
+        output_path
+            .clone()
+            .map(Value::String)
+            .unwrap_or(Value::Null),
+    );
+    d.insert("input_params".into(), Value::Map(input_params.clone()));
+    d.insert(
+        "continue_on_compile_error".into(),
+        Value::Bool(continue_on_compile_error),
+    );
+    d.insert(
+        "output_type".into(),
+        Value::String(output_type.as_str().into()),
+    );
+    d.insert("ignore_missing".into(), Value::Bool(ignore_missing));
+    d.insert("prune".into(), Value::Bool(prune));
+    match input_type {
+        InputType::External => {
+            d.insert(
+                "env_vars".into(),
+                Value::Map(
+                    env_vars
+                        .iter()
+                        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                        .collect(),
+                ),
+            );
+            d.insert(
+                "args".into(),
+                Value::List(args.iter().cloned().map(Value::String).collect()),
+            );
+        }
+        InputType::Jinja2 => {
+            d.insert("suffix_remove".into(), Value::Bool(suffix_remove));
+            d.insert(
+                "suffix_stripped".into(),
+                Value::String(suffix_stripped.clone()),
+            );
+        }
+        other => {
+            for f in other.extra_fields() {
+                d.insert(f.to_string(), m.get(*f).cloned().unwrap_or(Value::Null));
+            }
+        }
+    }
+    let entry = Entry {
+        number,
+        name,
+        input_type,
+        input_paths,
+        output_path,
+        input_params,
+        continue_on_compile_error,
+        output_type,
+        ignore_missing,
+        prune,
+        suffix_remove,
+        suffix_stripped,
+        args,
+        env_vars,
+    };
+    Ok((entry, Value::Map(d)))
+}
+
+/// Validates `parameters.kapitan` of a target; returns the plan and the
+/// completed `kapitan` section for the model dump.
+pub fn plan_target(node: &RenderedNode) -> Result<(TargetPlan, Map), CompileError> {
+    let target = node.name.as_str();
+    let params = node.parameters.as_map().cloned().unwrap_or_default();
+    let kap = match params.get("kapitan") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Map(k)) => k.clone(),
+        Some(_) => return Err(invalid(target, "parameters.kapitan", "must be a mapping")),
+    };
+    let mut entries = Vec::new();
+    let mut entry_dumps = Vec::new();
+    match kap.get("compile") {
+        None | Some(Value::Null) => {}
+        Some(Value::List(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                let (e, d) = parse_entry(target, i + 1, item)?;
+                entries.push(e);
+                entry_dumps.push(d);
+            }
+        }
+        Some(_) => {
+            return Err(invalid(
+                target,
+                "parameters.kapitan.compile",
+                "must be a list",
+            ))
+        }
+    }
+    let vars = match kap.get("vars") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Map(v)) => v.clone(),
+        Some(_) => {
+            return Err(invalid(
+                target,
+                "parameters.kapitan.vars",
+                "must be a mapping",
+            ))
+        }
+    };
+    let target_var = match vars.get("target") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            return Err(invalid(
+                target,
+                "parameters.kapitan.vars.target",
+                "must be a string",
+            ))
+        }
+    };
+    let labels = match kap.get("labels") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Map(l)) => {
+            for (k, v) in l {
+                if !matches!(v, Value::String(_)) {
+                    return Err(invalid(
+                        target,
+                        &format!("parameters.kapitan.labels.{k}"),
+                        "must be a string",
+                    ));
+                }
+            }
+            l.clone()
+        }
+        Some(_) => {
+            return Err(invalid(
+                target,
+                "parameters.kapitan.labels",
+                "must be a mapping",
+            ))
+        }
+    };
+    if !entries.is_empty() && target_var.is_none() {
+        return Err(
+            CompileError::new("parameters.kapitan.vars.target is not set")
+                .target(target)
+                .hint("add `vars: {target: ${_reclass_:name:short}}` under parameters.kapitan"),
+        );
+    }
+    let mut vars_dump = Map::new();
+    vars_dump.insert(
+        "target".into(),
+        target_var.clone().map(Value::String).unwrap_or(Value::Null),
+    );
+    for (k, v) in &vars {
+        if k != "target" {
+            vars_dump.insert(k.clone(), v.clone());
+        }
+    }
+    let mut kd = Map::new();
+    kd.insert("compile".into(), Value::List(entry_dumps));
+    kd.insert("vars".into(), Value::Map(vars_dump.clone()));
+    kd.insert("labels".into(), Value::Map(labels));
+    kd.insert(
+        "dependencies".into(),
+        kap.get("dependencies")
+            .cloned()
+            .unwrap_or(Value::List(Vec::new())),
+    );
+    kd.insert("target_full_path".into(), Value::String(String::new()));
+    kd.insert(
+        "secrets".into(),
+        kap.get("secrets").cloned().unwrap_or(Value::Null),
+    );
+    kd.insert(
+        "validate".into(),
+        kap.get("validate")
+            .cloned()
+            .unwrap_or(Value::List(Vec::new())),
+    );
+    for (k, v) in &kap {
+        if !kd.contains_key(k) {
+            kd.insert(k.clone(), v.clone());
+        }
+    }
+    let multiline_style = params
+        .get("multiline_string_style")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let plan = TargetPlan {
+        name: target.to_string(),
+        dir: target_var.clone().unwrap_or_default().replace('.', "/"),
+        target_var: target_var.unwrap_or_default(),
+        entries,
+        vars: vars_dump,
+        multiline_style,
+    };
+    Ok((plan, kd))
+}
+
+/// `InventoryTarget.model_dump(by_alias=True)` of a target.
+pub fn model_dump(node: &RenderedNode, kapitan: &Map, target_full_path: &str) -> Value {
+    let params = node.parameters.as_map().cloned().unwrap_or_default();
+    let mut kap = kapitan.clone();
+    kap.insert(
+        "target_full_path".into(),
+        Value::String(target_full_path.to_string()),
+    );
+    let mut p = Map::new();
+    p.insert("kapitan".into(), Value::Map(kap));
+    p.insert(
+        "_kapitan_".into(),
+        params.get("_kapitan_").cloned().unwrap_or(Value::Null),
+    );
+    let reclass = match params.get("_reclass_") {
+        Some(Value::Map(r)) => {
+            // The metadata model declares `name` (short, full, path, parts)
+            // first; other keys follow.
+            let mut out = Map::new();
+            if let Some(Value::Map(n)) = r.get("name") {
+                let mut nm = Map::new();
+                for k in ["short", "full", "path", "parts"] {
+                    if let Some(v) = n.get(k) {
+                        nm.insert(k.into(), v.clone());
+                    }
+                }
+                out.insert("name".into(), Value::Map(nm));
+            }
+            for (k, v) in r {
+                if !out.contains_key(k) {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+            Value::Map(out)
+        }
+        other => other.cloned().unwrap_or(Value::Null),
+    };
+    p.insert("_reclass_".into(), reclass);
+    for (k, v) in &params {
+        if !p.contains_key(k) {
+            p.insert(k.clone(), v.clone());
+        }
+    }
+    let mut top = Map::new();
+    top.insert("parameters".into(), Value::Map(p));
+    top.insert(
+        "classes".into(),
+        Value::List(node.classes.iter().cloned().map(Value::String).collect()),
+    );
+    top.insert(
+        "applications".into(),
+        Value::List(
+            node.applications
+                .iter()
+                .cloned()
+                .map(Value::String)
+                .collect(),
+        ),
+    );
+    top.insert(
+        "exports".into(),
+        match &node.exports {
+            Value::Null => Value::Map(Map::new()),
+            other => other.clone(),
+        },
+    );
+    Value::Map(top)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(params: &str) -> RenderedNode {
+        RenderedNode {
+            name: "t".into(),
+            classes: vec!["common".into()],
+            applications: vec![],
+            parameters: Value::from_json(&serde_json::from_str(params).unwrap()),
+            exports: Value::Map(Map::new()),
+            environment: "base".into(),
+        }
+    }
+
+    #[test]
+    fn defaults_depend_on_input_type() {
+        let n = node(
+            r#"{"kapitan":{"vars":{"target":"t"},"compile":[{"input_type":"jsonnet","input_paths":["a"],"output_path":"o"},{"input_type":"jinja2","input_paths":["b"],"output_path":"."}]}}"#,
+        );
+        let (plan, kd) = plan_target(&n).unwrap();
+        assert!(!plan.entries[0].prune && !plan.entries[0].ignore_missing);
+        assert!(plan.entries[1].ignore_missing);
+        assert_eq!(plan.entries[1].output_type, OutputType::Plain);
+        let dump = model_dump(&n, &kd, "t");
+        let keys: Vec<_> = dump
+            .get_path(&["parameters"])
+            .unwrap()
+            .as_map()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(keys, ["kapitan", "_kapitan_", "_reclass_"]);
+    }
+
+    #[test]
+    fn unknown_keys_and_wrong_types_fail() {
+        let n = node(
+            r#"{"kapitan":{"vars":{"target":"t"},"compile":[{"input_type":"jsonnet","input_paths":["a"],"output_path":"o","output_typ":"json"}]}}"#,
+        );
+        assert!(plan_target(&n)
+            .unwrap_err()
+            .to_string()
+            .contains("output_typ"));
+        let n = node(
+            r#"{"kapitan":{"vars":{"target":"t"},"compile":[{"input_type":"external","input_paths":["a"],"output_path":"o","env_vars":{"REPLICAS":3}}]}}"#,
+        );
+        assert!(plan_target(&n)
+            .unwrap_err()
+            .to_string()
+            .contains("REPLICAS"));
+        let n = node(
+            r#"{"kapitan":{"vars":{"target":"t"},"compile":[{"input_type":"helmfile","input_paths":["a"],"output_path":"o"}]}}"#,
+        );
+        assert!(plan_target(&n)
+            .unwrap_err()
+            .to_string()
+            .contains("helmfile"));
+    }
+}

@@ -1,0 +1,853 @@
+//! Catalog diff: compares two compiled catalog directories target by target
+//! and file by file, the way a reviewer wants to read a pull request.
+//!
+//! YAML and JSON files are compared semantically (key order and formatting
+//! are not differences) and each changed Kubernetes object is named
+//! `kind/namespace/name`. Secret values are redacted before any text is
+//! produced, so no output format can leak them. The result is a plain,
+//! serializable [`CatalogDiff`]; [`render`] turns it into text or markdown.
+
+pub mod git;
+pub mod redact;
+pub mod render;
+
+use crate::value::{Map, Value};
+use rayon::prelude::*;
+use redact::Redactor;
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// What can go wrong while diffing: unreadable directories or files, bad patterns.
+#[derive(Debug, thiserror::Error)]
+pub enum DiffError {
+    #[error("catalog directory {} not found", path.display())]
+    NoDir { path: PathBuf },
+    #[error("cannot read {}: {message}", path.display())]
+    Io { path: PathBuf, message: String },
+    #[error("invalid regular expression `{regex}` for {flag}: {message}")]
+    BadRegex {
+        flag: &'static str,
+        regex: String,
+        message: String,
+    },
+    #[error("git revision `{rev}`: {message}")]
+    Git { rev: String, message: String },
+    #[error("invalid --ignore-resource `{spec}`: expected group:kind:name (group empty for core, `*` matches anything)")]
+    BadResource { spec: String },
+}
+
+impl crate::diagnostics::ToDiagnostic for DiffError {
+    fn to_diagnostic(&self) -> crate::diagnostics::Diagnostic {
+        let d = crate::diagnostics::Diagnostic::error(self.to_string());
+        match self {
+            DiffError::NoDir { path } | DiffError::Io { path, .. } => d.with_file(path),
+            DiffError::BadResource { .. } => {
+                d.with_hint("for example `apps:Deployment:web` or `:ConfigMap:*`")
+            }
+            DiffError::BadRegex { .. } => d,
+            DiffError::Git { .. } => d.with_hint(
+                "pass a branch, tag or commit that exists in the repository (fetch it first in CI: `fetch-depth: 0`)",
+            ),
+        }
+    }
+}
+
+/// `group:kind:name`, each part matched exactly or with `*` wildcards.
+#[derive(Debug, Clone)]
+pub struct ResourceFilter {
+    group: Regex,
+    kind: Regex,
+    name: Regex,
+}
+
+impl ResourceFilter {
+    pub fn parse(spec: &str) -> Result<Self, DiffError> {
+        let parts: Vec<&str> = spec.split(':').collect();
+        if parts.len() != 3 || parts[1].is_empty() || parts[2].is_empty() {
+            return Err(DiffError::BadResource { spec: spec.into() });
+        }
+        let glob = |p: &str| {
+            let re = format!("^{}$", regex::escape(p).replace(r"\*", ".*"));
+            Regex::new(&re).map_err(|_| DiffError::BadResource { spec: spec.into() })
+        };
+        Ok(ResourceFilter {
+            group: glob(parts[0])?,
+            kind: glob(parts[1])?,
+            name: glob(parts[2])?,
+        })
+    }
+
+    fn matches(&self, obj: &Value) -> bool {
+        let Some(id) = K8sId::of(obj) else {
+            return false;
+        };
+        self.group.is_match(&id.group)
+            && self.kind.is_match(&id.kind)
+            && self.name.is_match(&id.name)
+    }
+}
+
+/// How to compare.
+#[derive(Debug, Clone)]
+pub struct DiffOptions {
+    /// Parse YAML/JSON and compare values, not text.
+    pub semantic: bool,
+    pub redactor: Redactor,
+    pub ignore_resources: Vec<ResourceFilter>,
+    /// Field paths (`metadata.annotations.x`, `spec.items[0].y`) to drop
+    /// before comparing; searched, not anchored.
+    pub ignore_paths: Vec<Regex>,
+    /// Lines of context in unified diffs.
+    pub context: usize,
+}
+
+impl Default for DiffOptions {
+    fn default() -> Self {
+        DiffOptions {
+            semantic: true,
+            redactor: Redactor::default(),
+            ignore_resources: Vec::new(),
+            ignore_paths: Vec::new(),
+            context: 3,
+        }
+    }
+}
+
+impl DiffOptions {
+    /// Compiles `--ignore-path` patterns.
+    pub fn ignore_path_regexes(patterns: &[String]) -> Result<Vec<Regex>, DiffError> {
+        patterns
+            .iter()
+            .map(|p| {
+                Regex::new(p).map_err(|e| DiffError::BadRegex {
+                    flag: "--ignore-path",
+                    regex: p.clone(),
+                    message: e.to_string(),
+                })
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Added,
+    Removed,
+    Changed,
+    Renamed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Added => "added",
+            Status::Removed => "removed",
+            Status::Changed => "changed",
+            Status::Renamed => "renamed",
+        }
+    }
+}
+
+/// The whole comparison; only targets and files with differences appear.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CatalogDiff {
+    pub summary: Summary,
+    pub targets: Vec<TargetDiff>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Summary {
+    pub targets_changed: usize,
+    pub targets_added: usize,
+    pub targets_removed: usize,
+    pub files_added: usize,
+    pub files_removed: usize,
+    pub files_changed: usize,
+    pub files_renamed: usize,
+    pub objects_changed: usize,
+}
+
+impl CatalogDiff {
+    pub fn is_empty(&self) -> bool {
+        self.targets.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetDiff {
+    /// The top-level directory under the catalog (`.` for files at the root).
+    pub name: String,
+    pub status: Status,
+    pub files: Vec<FileDiff>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileDiff {
+    /// Path relative to the target directory (the new path for renames).
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+    pub status: Status,
+    /// One entry per changed object (or one for the whole file in text mode).
+    pub objects: Vec<ObjectDiff>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObjectDiff {
+    /// `kind/namespace/name` (`kind/name` without a namespace), `document N`
+    /// for other YAML documents, or the file name in text mode.
+    pub name: String,
+    pub status: Status,
+    pub added_lines: usize,
+    pub removed_lines: usize,
+    /// A unified diff of the (redacted) canonical rendering.
+    pub diff: String,
+}
+
+/// Diffs two catalog directories.
+pub fn diff_dirs(old: &Path, new: &Path, opts: &DiffOptions) -> Result<CatalogDiff, DiffError> {
+    let old_files = walk(old)?;
+    let new_files = walk(new)?;
+    let mut targets: BTreeSet<&str> = BTreeSet::new();
+    targets.extend(old_files.keys().map(|(t, _)| t.as_str()));
+    targets.extend(new_files.keys().map(|(t, _)| t.as_str()));
+    let mut out = CatalogDiff::default();
+    for t in targets {
+        let olds: BTreeMap<&str, &PathBuf> = old_files
+            .iter()
+            .filter(|((tt, _), _)| tt == t)
+            .map(|((_, f), p)| (f.as_str(), p))
+            .collect();
+        let news: BTreeMap<&str, &PathBuf> = new_files
+            .iter()
+            .filter(|((tt, _), _)| tt == t)
+            .map(|((_, f), p)| (f.as_str(), p))
+            .collect();
+        let status = match (olds.is_empty(), news.is_empty()) {
+            (true, _) => Status::Added,
+            (_, true) => Status::Removed,
+            _ => Status::Changed,
+        };
+        let files = diff_target(&olds, &news, opts)?;
+        if files.is_empty() {
+            continue;
+        }
+        match status {
+            Status::Added => out.summary.targets_added += 1,
+            Status::Removed => out.summary.targets_removed += 1,
+            _ => out.summary.targets_changed += 1,
+        }
+        for f in &files {
+            match f.status {
+                Status::Added => out.summary.files_added += 1,
+                Status::Removed => out.summary.files_removed += 1,
+                Status::Changed => out.summary.files_changed += 1,
+                Status::Renamed => out.summary.files_renamed += 1,
+            }
+            out.summary.objects_changed += f.objects.len();
+        }
+        out.targets.push(TargetDiff {
+            name: t.to_string(),
+            status,
+            files,
+        });
+    }
+    Ok(out)
+}
+
+type FileMap = BTreeMap<(String, String), PathBuf>;
+
+/// Every file under `root`, keyed by (target, path inside the target), sorted.
+fn walk(root: &Path) -> Result<FileMap, DiffError> {
+    if !root.is_dir() {
+        return Err(DiffError::NoDir {
+            path: root.to_path_buf(),
+        });
+    }
+    let mut out = FileMap::new();
+    walk_dir(root, root, &mut Vec::new(), &mut out)?;
+    Ok(out)
+}
+
+/// Directory symlinks are followed (catalogs sometimes link shared
+/// manifests), but never into a directory that is already one of the
+/// current directory's ancestors, so a link back up the tree ends there.
+fn walk_dir(
+    root: &Path,
+    dir: &Path,
+    ancestors: &mut Vec<PathBuf>,
+    out: &mut FileMap,
+) -> Result<(), DiffError> {
+    let io = |path: &Path, e: std::io::Error| DiffError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let real = std::fs::canonicalize(dir).map_err(|e| io(dir, e))?;
+    if ancestors.contains(&real) {
+        return Ok(());
+    }
+    ancestors.push(real);
+    for entry in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
+        let entry = entry.map_err(|e| io(dir, e))?;
+        let path = entry.path();
+        let meta = std::fs::metadata(&path).map_err(|e| io(&path, e))?;
+        if meta.is_dir() {
+            if entry.file_name() != ".git" {
+                walk_dir(root, &path, ancestors, out)?;
+            }
+            continue;
+        }
+        let rel = path.strip_prefix(root).unwrap_or(&path);
+        let parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let (target, file) = if parts.len() == 1 {
+            (".".to_string(), parts[0].clone())
+        } else {
+            (parts[0].clone(), parts[1..].join("/"))
+        };
+        out.insert((target, file), path);
+    }
+    ancestors.pop();
+    Ok(())
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, DiffError> {
+    std::fs::read(path).map_err(|e| DiffError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// A file's content as the comparison sees it.
+enum Content {
+    /// Parsed YAML/JSON documents with ignored resources and paths removed.
+    Docs(Vec<Value>),
+    Text(String),
+    Binary(Vec<u8>),
+}
+
+fn is_structured(path: &str) -> bool {
+    let p = path.to_ascii_lowercase();
+    p.ends_with(".yaml") || p.ends_with(".yml") || p.ends_with(".json")
+}
+
+fn load(path: &str, bytes: Vec<u8>, opts: &DiffOptions) -> Content {
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => return Content::Binary(e.into_bytes()),
+    };
+    if opts.semantic && is_structured(path) {
+        if let Ok(docs) = crate::yaml::load_values(&text) {
+            let docs = docs
+                .into_iter()
+                .filter(|d| !d.is_null())
+                .filter(|d| !opts.ignore_resources.iter().any(|f| f.matches(d)))
+                .map(|mut d| {
+                    if !opts.ignore_paths.is_empty() {
+                        strip_paths(&mut d, "", &opts.ignore_paths);
+                    }
+                    d
+                })
+                .collect();
+            return Content::Docs(docs);
+        }
+    }
+    Content::Text(text)
+}
+
+/// Removes every field whose path matches one of `res`.
+fn strip_paths(v: &mut Value, prefix: &str, res: &[Regex]) {
+    match v {
+        Value::Map(m) => {
+            m.retain(|k, _| {
+                let p = join_key(prefix, k);
+                !res.iter().any(|r| r.is_match(&p))
+            });
+            for (k, child) in m.iter_mut() {
+                strip_paths(child, &join_key(prefix, k), res);
+            }
+        }
+        Value::List(items) => {
+            for (i, child) in items.iter_mut().enumerate() {
+                strip_paths(child, &format!("{prefix}[{i}]"), res);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn join_key(prefix: &str, k: &str) -> String {
+    if prefix.is_empty() {
+        k.to_string()
+    } else {
+        format!("{prefix}.{k}")
+    }
+}
+
+fn same(a: &Content, b: &Content) -> bool {
+    match (a, b) {
+        (Content::Docs(x), Content::Docs(y)) => x == y,
+        (Content::Text(x), Content::Text(y)) => x == y,
+        (Content::Binary(x), Content::Binary(y)) => x == y,
+        _ => false,
+    }
+}
+
+fn diff_target(
+    olds: &BTreeMap<&str, &PathBuf>,
+    news: &BTreeMap<&str, &PathBuf>,
+    opts: &DiffOptions,
+) -> Result<Vec<FileDiff>, DiffError> {
+    // Files are read, parsed and compared in parallel; the results are
+    // collected in path order, so the output does not depend on scheduling.
+    enum Old<'a> {
+        Changed(FileDiff),
+        Same,
+        Removed(&'a str, Content),
+    }
+    let olds_v: Vec<(&str, &PathBuf)> = olds.iter().map(|(n, p)| (*n, *p)).collect();
+    let compared: Vec<Result<Old, DiffError>> = olds_v
+        .par_iter()
+        .map(|(name, path)| {
+            let old = load(name, read(path)?, opts);
+            let Some(np) = news.get(name) else {
+                return Ok(Old::Removed(name, old));
+            };
+            let new = load(name, read(np)?, opts);
+            if same(&old, &new) {
+                return Ok(Old::Same);
+            }
+            let objects = diff_content(name, Some(&old), Some(&new), opts);
+            Ok(if objects.is_empty() {
+                Old::Same
+            } else {
+                Old::Changed(FileDiff {
+                    path: name.to_string(),
+                    old_path: None,
+                    status: Status::Changed,
+                    objects,
+                })
+            })
+        })
+        .collect();
+    let mut files = Vec::new();
+    let mut removed: Vec<(&str, Content)> = Vec::new();
+    for r in compared {
+        match r? {
+            Old::Changed(f) => files.push(f),
+            Old::Same => {}
+            Old::Removed(n, c) => removed.push((n, c)),
+        }
+    }
+    let added: Vec<(&str, Content)> = news
+        .iter()
+        .filter(|(n, _)| !olds.contains_key(*n))
+        .map(|(n, p)| (*n, *p))
+        .collect::<Vec<_>>()
+        .par_iter()
+        .map(|(name, path)| Ok((*name, load(name, read(path)?, opts))))
+        .collect::<Result<_, DiffError>>()?;
+    // A removed and an added file with the same content are one rename.
+    let mut added_used = vec![false; added.len()];
+    for (old_name, old) in &removed {
+        let hit = added
+            .iter()
+            .enumerate()
+            .find(|(i, (_, new))| !added_used[*i] && same(old, new));
+        match hit {
+            Some((i, (new_name, _))) => {
+                added_used[i] = true;
+                files.push(FileDiff {
+                    path: new_name.to_string(),
+                    old_path: Some(old_name.to_string()),
+                    status: Status::Renamed,
+                    objects: Vec::new(),
+                });
+            }
+            None => files.push(FileDiff {
+                path: old_name.to_string(),
+                old_path: None,
+                status: Status::Removed,
+                objects: diff_content(old_name, Some(old), None, opts),
+            }),
+        }
+    }
+    for (i, (name, new)) in added.iter().enumerate() {
+        if !added_used[i] {
+            files.push(FileDiff {
+                path: name.to_string(),
+                old_path: None,
+                status: Status::Added,
+                objects: diff_content(name, None, Some(new), opts),
+            });
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path).then(a.old_path.cmp(&b.old_path)));
+    Ok(files)
+}
+
+/// The identity of a Kubernetes object.
+struct K8sId {
+    group: String,
+    kind: String,
+    namespace: String,
+    name: String,
+}
+
+impl K8sId {
+    fn of(v: &Value) -> Option<K8sId> {
+        let m = v.as_map()?;
+        let kind = m.get("kind")?.as_str()?;
+        let meta = m.get("metadata")?.as_map()?;
+        let name = meta.get("name")?.as_str()?;
+        let api = m.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        let group = api.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+        let namespace = meta.get("namespace").and_then(Value::as_str).unwrap_or("");
+        Some(K8sId {
+            group: group.into(),
+            kind: kind.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+        })
+    }
+
+    fn label(&self) -> String {
+        if self.namespace.is_empty() {
+            format!("{}/{}", self.kind, self.name)
+        } else {
+            format!("{}/{}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+}
+
+/// Names each document; a name seen twice in one file gets `#2`, `#3`...
+fn keyed(docs: &[Value]) -> Vec<(String, &Value)> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    docs.iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let base = K8sId::of(d)
+                .map(|id| id.label())
+                .unwrap_or_else(|| format!("document {}", i + 1));
+            let n = seen.entry(base.clone()).or_insert(0);
+            *n += 1;
+            let name = if *n == 1 { base } else { format!("{base}#{n}") };
+            (name, d)
+        })
+        .collect()
+}
+
+fn diff_content(
+    file: &str,
+    old: Option<&Content>,
+    new: Option<&Content>,
+    opts: &DiffOptions,
+) -> Vec<ObjectDiff> {
+    let file_name = file.rsplit('/').next().unwrap_or(file);
+    let structured = matches!(old, Some(Content::Docs(_)) | None)
+        && matches!(new, Some(Content::Docs(_)) | None);
+    match (old, new) {
+        _ if structured => {
+            let empty = Vec::new();
+            let od = match old {
+                Some(Content::Docs(d)) => d,
+                _ => &empty,
+            };
+            let nd = match new {
+                Some(Content::Docs(d)) => d,
+                _ => &empty,
+            };
+            diff_docs(od, nd, opts)
+        }
+        _ => {
+            let ot = old.map(|c| text_of(c, true, opts));
+            let nt = new.map(|c| text_of(c, false, opts));
+            let status = status_of(old.is_some(), new.is_some());
+            let a = ot.unwrap_or_default();
+            let b = nt.unwrap_or_default();
+            if a == b {
+                let binary = matches!(old, Some(Content::Binary(_)))
+                    || matches!(new, Some(Content::Binary(_)));
+                // Differences exist only in what redaction hid, or in bytes.
+                let note = if binary {
+                    "(binary files differ)\n"
+                } else {
+                    "(the change is in redacted values: not shown)\n"
+                };
+                return vec![ObjectDiff {
+                    name: file_name.to_string(),
+                    status,
+                    added_lines: 0,
+                    removed_lines: 0,
+                    diff: note.into(),
+                }];
+            }
+            vec![object_diff(file_name.to_string(), status, &a, &b, opts)]
+        }
+    }
+}
+
+fn status_of(old: bool, new: bool) -> Status {
+    match (old, new) {
+        (false, _) => Status::Added,
+        (_, false) => Status::Removed,
+        _ => Status::Changed,
+    }
+}
+
+/// Text shown for a file that is not compared semantically.
+/// Parsed documents appear here when the other side of the file did not
+/// parse: they are redacted like any object.
+fn text_of(c: &Content, old_side: bool, opts: &DiffOptions) -> String {
+    match c {
+        Content::Binary(b) => format!("(binary file, {} bytes)\n", b.len()),
+        Content::Docs(docs) => docs
+            .iter()
+            .map(|d| {
+                let (a, b) = if old_side {
+                    opts.redactor.redact_pair(Some(d), None)
+                } else {
+                    opts.redactor.redact_pair(None, Some(d))
+                };
+                to_text(if old_side { &a } else { &b })
+            })
+            .collect::<Vec<_>>()
+            .join("---\n"),
+        Content::Text(t) => opts.redactor.redact_text(t),
+    }
+}
+
+fn diff_docs(old: &[Value], new: &[Value], opts: &DiffOptions) -> Vec<ObjectDiff> {
+    let ok = keyed(old);
+    let nk = keyed(new);
+    let mut out = Vec::new();
+    let old_map: BTreeMap<&str, &Value> = ok.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let new_map: BTreeMap<&str, &Value> = nk.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    // Objects in the new file's order, then removed objects in the old order.
+    for (name, nv) in &nk {
+        match old_map.get(name.as_str()) {
+            Some(ov) if *ov == *nv => {}
+            Some(ov) => {
+                let (a, b) = opts.redactor.redact_pair(Some(ov), Some(nv));
+                let a = to_text(&align(&a, &b));
+                let b = to_text(&b);
+                out.push(object_diff(name.clone(), Status::Changed, &a, &b, opts));
+            }
+            None => {
+                let (_, b) = opts.redactor.redact_pair(None, Some(nv));
+                let b = to_text(&b);
+                out.push(object_diff(name.clone(), Status::Added, "", &b, opts));
+            }
+        }
+    }
+    for (name, ov) in &ok {
+        if !new_map.contains_key(name.as_str()) {
+            let (a, _) = opts.redactor.redact_pair(Some(ov), None);
+            let a = to_text(&a);
+            out.push(object_diff(name.clone(), Status::Removed, &a, "", opts));
+        }
+    }
+    out
+}
+
+/// Orders `old`'s map keys like `new`'s, so that a key moved in the file
+/// does not show up as removed and added in the text diff.
+fn align(old: &Value, new: &Value) -> Value {
+    match (old, new) {
+        (Value::Map(o), Value::Map(n)) => {
+            let mut m = Map::with_capacity(o.len());
+            for (k, nv) in n {
+                if let Some(ov) = o.get(k) {
+                    m.insert(k.clone(), align(ov, nv));
+                }
+            }
+            for (k, ov) in o {
+                if !n.contains_key(k) {
+                    m.insert(k.clone(), ov.clone());
+                }
+            }
+            Value::Map(m)
+        }
+        (Value::List(o), Value::List(n)) => Value::List(
+            o.iter()
+                .enumerate()
+                .map(|(i, ov)| match n.get(i) {
+                    Some(nv) => align(ov, nv),
+                    None => ov.clone(),
+                })
+                .collect(),
+        ),
+        _ => old.clone(),
+    }
+}
+
+/// Canonical YAML of a redacted value; placeholders are shown unquoted so
+/// they read as markers, not as values.
+fn to_text(v: &Value) -> String {
+    let mut s = crate::yaml::emit::to_yaml_string(v);
+    for p in [redact::CHANGED, redact::UNCHANGED, redact::OLD] {
+        s = s
+            .replace(&format!("\"{p}\""), p)
+            .replace(&format!("'{p}'"), p);
+    }
+    s
+}
+
+fn object_diff(name: String, status: Status, a: &str, b: &str, opts: &DiffOptions) -> ObjectDiff {
+    // A deadline keeps pathological inputs (huge generated files) from
+    // stalling a review; past it the diff is correct but less minimal.
+    let td = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_secs(10))
+        .diff_lines(a, b);
+    let mut added = 0;
+    let mut removed = 0;
+    for c in td.iter_all_changes() {
+        match c.tag() {
+            similar::ChangeTag::Insert => added += 1,
+            similar::ChangeTag::Delete => removed += 1,
+            similar::ChangeTag::Equal => {}
+        }
+    }
+    let mut diff = String::new();
+    for hunk in td
+        .unified_diff()
+        .context_radius(opts.context)
+        .missing_newline_hint(false)
+        .iter_hunks()
+    {
+        diff.push_str(&hunk.to_string());
+    }
+    ObjectDiff {
+        name,
+        status,
+        added_lines: added,
+        removed_lines: removed,
+        diff,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn docs(s: &str) -> Vec<Value> {
+        crate::yaml::load_values(s).unwrap()
+    }
+
+    #[test]
+    fn key_order_and_formatting_are_not_differences() {
+        let a =
+            docs("kind: ConfigMap\nmetadata: {name: a, namespace: n}\ndata: {x: '1', y: '2'}\n");
+        let b = docs("metadata:\n  namespace: n\n  name: a\nkind: ConfigMap\ndata:\n  y: \"2\"\n  x: \"1\"\n");
+        assert!(diff_docs(&a, &b, &DiffOptions::default()).is_empty());
+    }
+
+    #[test]
+    fn names_changed_objects_and_shows_unified_diff() {
+        let a = docs("kind: ConfigMap\nmetadata: {name: a, namespace: n}\ndata: {x: '1'}\n---\nkind: Namespace\nmetadata: {name: n}\n");
+        let b = docs("kind: ConfigMap\nmetadata: {name: a, namespace: n}\ndata: {x: '2'}\n---\nkind: Namespace\nmetadata: {name: n}\n");
+        let d = diff_docs(&a, &b, &DiffOptions::default());
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].name, "ConfigMap/n/a");
+        assert_eq!((d[0].added_lines, d[0].removed_lines), (1, 1));
+        assert!(d[0].diff.contains("-  x: '1'") || d[0].diff.contains("-  x: \"1\""));
+        assert!(d[0].diff.starts_with("@@"));
+    }
+
+    #[test]
+    fn ignore_path_and_resource() {
+        let o = DiffOptions {
+            ignore_paths: DiffOptions::ignore_path_regexes(&[
+                "^metadata\\.annotations\\.build$".into()
+            ])
+            .unwrap(),
+            ignore_resources: vec![ResourceFilter::parse("apps:Deployment:w*").unwrap()],
+            ..Default::default()
+        };
+        let a = load("f.yaml", b"kind: Service\nmetadata: {name: s, annotations: {build: '1'}}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: 1\n".to_vec(), &o);
+        let b = load("f.yaml", b"kind: Service\nmetadata: {name: s, annotations: {build: '2'}}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: 2\n".to_vec(), &o);
+        assert!(same(&a, &b));
+        assert!(ResourceFilter::parse("Deployment").is_err());
+    }
+
+    #[test]
+    fn walk_survives_a_symlink_loop_and_names_root_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("t");
+        std::fs::create_dir_all(&t).unwrap();
+        std::fs::write(t.join("a.yaml"), "x: 1\n").unwrap();
+        std::fs::write(dir.path().join("top.txt"), "x\n").unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(dir.path(), t.join("loop")).unwrap();
+            // Two targets sharing one directory both see its files.
+            std::fs::create_dir_all(dir.path().join("shared")).unwrap();
+            std::fs::write(dir.path().join("shared/s.yaml"), "s: 1\n").unwrap();
+            std::os::unix::fs::symlink(dir.path().join("shared"), t.join("s")).unwrap();
+        }
+        let files = walk(dir.path()).unwrap();
+        let keys: Vec<_> = files.keys().cloned().collect();
+        #[cfg(unix)]
+        {
+            assert!(keys.contains(&("t".into(), "s/s.yaml".into())), "{keys:?}");
+            assert!(
+                keys.contains(&("shared".into(), "s.yaml".into())),
+                "{keys:?}"
+            );
+            assert!(
+                !keys.iter().any(|(_, f)| f.starts_with("loop/")),
+                "{keys:?}"
+            );
+        }
+        assert!(keys.contains(&("t".into(), "a.yaml".into())), "{keys:?}");
+        assert!(keys.contains(&(".".into(), "top.txt".into())), "{keys:?}");
+    }
+
+    #[test]
+    fn binary_files_differ_without_content() {
+        let o = DiffOptions::default();
+        let a = load("b.bin", vec![0, 159, 146, 150], &o);
+        let b = load("b.bin", vec![0, 159, 146, 151], &o);
+        assert!(!same(&a, &b));
+        let d = diff_content("b.bin", Some(&a), Some(&b), &o);
+        assert_eq!(d[0].diff, "(binary files differ)\n");
+    }
+
+    #[test]
+    fn a_secret_that_stops_parsing_is_still_redacted() {
+        let o = DiffOptions::default();
+        let a = load(
+            "s.yaml",
+            b"kind: Secret\nmetadata: {name: s}\ndata: {password: aHVudGVyMg==}\n".to_vec(),
+            &o,
+        );
+        let b = load(
+            "s.yaml",
+            b"kind: Secret\nmetadata: {name: s}\ndata: {password: bmV3c2VjcmV0\n".to_vec(),
+            &o,
+        );
+        assert!(matches!(b, Content::Text(_)), "the new side does not parse");
+        for (x, y) in [(Some(&a), Some(&b)), (Some(&b), Some(&a)), (None, Some(&b))] {
+            let d = diff_content("s.yaml", x, y, &o);
+            let text: String = d.iter().map(|o| o.diff.as_str()).collect();
+            assert!(
+                !text.contains("aHVudGVyMg") && !text.contains("bmV3c2VjcmV0"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn duplicate_names_get_a_suffix() {
+        let d =
+            docs("kind: A\nmetadata: {name: x}\n---\nkind: A\nmetadata: {name: x}\n---\nfoo: 1\n");
+        let names: Vec<_> = keyed(&d).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["A/x", "A/x#2", "document 3"]);
+    }
+}

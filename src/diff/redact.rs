@@ -1,0 +1,338 @@
+//! Secret redaction for diffs. Runs on values before any text is produced,
+//! so every output format (text, markdown, JSON, pull-request comments) only
+//! ever sees `<redacted: changed>` / `<redacted: unchanged>`.
+//!
+//! Redacted: every value under `data` and `stringData` of a `kind: Secret`
+//! object (at any depth, so `List` items count), and the value of any key
+//! matching one of the key patterns. Booleans and nulls stay visible
+//! (`automountServiceAccountToken: false` is not a secret).
+
+use super::DiffError;
+use crate::value::{Map, Value};
+use regex::Regex;
+
+/// Key names redacted without being asked (searched, case-insensitive).
+pub const DEFAULT_KEY_PATTERN: &str =
+    "(?i)(password|passwd|secret|token|api[_-]?key|private[_-]?key|credentials?)$";
+
+pub const CHANGED: &str = "<redacted: changed>";
+pub const UNCHANGED: &str = "<redacted: unchanged>";
+/// The old side of a changed or removed value: the new side says `changed`.
+pub const OLD: &str = "<redacted>";
+
+#[derive(Debug, Clone)]
+pub struct Redactor {
+    keys: Vec<Regex>,
+    secret_kind: Regex,
+}
+
+impl Default for Redactor {
+    fn default() -> Self {
+        Redactor::new(&[], true).expect("the default pattern is valid")
+    }
+}
+
+impl Redactor {
+    /// `extra` are `--redact-key` patterns; `defaults` adds [`DEFAULT_KEY_PATTERN`].
+    pub fn new(extra: &[String], defaults: bool) -> Result<Self, DiffError> {
+        let mut keys = Vec::new();
+        if defaults {
+            keys.push(
+                Regex::new(DEFAULT_KEY_PATTERN).map_err(|e| DiffError::BadRegex {
+                    flag: "the default redaction pattern",
+                    regex: DEFAULT_KEY_PATTERN.into(),
+                    message: e.to_string(),
+                })?,
+            );
+        }
+        for p in extra {
+            keys.push(Regex::new(p).map_err(|e| DiffError::BadRegex {
+                flag: "--redact-key",
+                regex: p.clone(),
+                message: e.to_string(),
+            })?);
+        }
+        let secret_kind =
+            Regex::new(r#"(?m)["']?kind["']?\s*:\s*["']?Secret\b"#).expect("static regex is valid");
+        Ok(Redactor { keys, secret_kind })
+    }
+
+    fn key_matches(&self, key: &str) -> bool {
+        self.keys.iter().any(|r| r.is_match(key))
+    }
+
+    /// Redacts an old and a new version of one object together, so each
+    /// placeholder can say whether the hidden value changed.
+    pub fn redact_pair(&self, old: Option<&Value>, new: Option<&Value>) -> (Value, Value) {
+        let (o, n) = self.walk(old, new);
+        (o.unwrap_or(Value::Null), n.unwrap_or(Value::Null))
+    }
+
+    fn walk(&self, old: Option<&Value>, new: Option<&Value>) -> (Option<Value>, Option<Value>) {
+        match (old, new) {
+            (Some(Value::Map(o)), Some(Value::Map(n))) => {
+                let secret = is_secret(o) || is_secret(n);
+                let (a, b) = self.walk_maps(Some(o), Some(n), secret);
+                (Some(Value::Map(a)), Some(Value::Map(b)))
+            }
+            (Some(Value::Map(o)), None) => (
+                Some(Value::Map(self.walk_maps(Some(o), None, is_secret(o)).0)),
+                None,
+            ),
+            (None, Some(Value::Map(n))) => (
+                None,
+                Some(Value::Map(self.walk_maps(None, Some(n), is_secret(n)).1)),
+            ),
+            (Some(Value::List(o)), Some(Value::List(n))) => {
+                let len = o.len().max(n.len());
+                let mut a = Vec::with_capacity(o.len());
+                let mut b = Vec::with_capacity(n.len());
+                for i in 0..len {
+                    let (x, y) = self.walk(o.get(i), n.get(i));
+                    a.extend(x);
+                    b.extend(y);
+                }
+                (Some(Value::List(a)), Some(Value::List(b)))
+            }
+            (Some(Value::List(o)), None) => (
+                Some(Value::List(
+                    o.iter()
+                        .filter_map(|x| self.walk(Some(x), None).0)
+                        .collect(),
+                )),
+                None,
+            ),
+            (None, Some(Value::List(n))) => (
+                None,
+                Some(Value::List(
+                    n.iter()
+                        .filter_map(|x| self.walk(None, Some(x)).1)
+                        .collect(),
+                )),
+            ),
+            // Different shapes: walk each side alone.
+            (Some(o), Some(n)) if is_container(o) || is_container(n) => {
+                (self.walk(Some(o), None).0, self.walk(None, Some(n)).1)
+            }
+            (o, n) => (o.cloned(), n.cloned()),
+        }
+    }
+
+    fn walk_maps(&self, old: Option<&Map>, new: Option<&Map>, secret: bool) -> (Map, Map) {
+        let empty = Map::new();
+        let o = old.unwrap_or(&empty);
+        let n = new.unwrap_or(&empty);
+        let mut a = Map::with_capacity(o.len());
+        let mut b = Map::with_capacity(n.len());
+        let mut keys: Vec<&String> = o.keys().collect();
+        keys.extend(n.keys().filter(|k| !o.contains_key(*k)));
+        for k in keys {
+            let (ov, nv) = (o.get(k), n.get(k));
+            let (x, y) = if secret && (k == "data" || k == "stringData") {
+                self.hide_children(ov, nv)
+            } else if self.key_matches(k) {
+                hide(ov, nv)
+            } else {
+                self.walk(ov, nv)
+            };
+            if old.is_some() {
+                if let Some(x) = x {
+                    a.insert(k.clone(), x);
+                }
+            }
+            if new.is_some() {
+                if let Some(y) = y {
+                    b.insert(k.clone(), y);
+                }
+            }
+        }
+        (a, b)
+    }
+
+    /// Every value of a Secret's `data`/`stringData` map; key names stay.
+    fn hide_children(
+        &self,
+        old: Option<&Value>,
+        new: Option<&Value>,
+    ) -> (Option<Value>, Option<Value>) {
+        match (old, new) {
+            (Some(Value::Map(_)) | None, Some(Value::Map(_)) | None) => {
+                let om = old.and_then(Value::as_map);
+                let nm = new.and_then(Value::as_map);
+                let empty = Map::new();
+                let (o, n) = (om.unwrap_or(&empty), nm.unwrap_or(&empty));
+                let mut a = Map::new();
+                let mut b = Map::new();
+                let mut keys: Vec<&String> = o.keys().collect();
+                keys.extend(n.keys().filter(|k| !o.contains_key(*k)));
+                for k in keys {
+                    let (x, y) = hide_always(o.get(k), n.get(k));
+                    if let Some(x) = x {
+                        a.insert(k.clone(), x);
+                    }
+                    if let Some(y) = y {
+                        b.insert(k.clone(), y);
+                    }
+                }
+                (om.map(|_| Value::Map(a)), nm.map(|_| Value::Map(b)))
+            }
+            _ => hide_always(old, new),
+        }
+    }
+
+    /// Redacts `key: value` / `key = value` lines of a file that is not
+    /// compared as YAML; a file that looks like a Secret is withheld whole.
+    pub fn redact_text(&self, text: &str) -> String {
+        if self.secret_kind.is_match(text) {
+            return "(content not shown: the file looks like a Kubernetes Secret that is not compared as YAML)\n".into();
+        }
+        static LINE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let line_re = LINE.get_or_init(|| {
+            Regex::new(r#"^(\s*-?\s*["']?)([A-Za-z0-9_.\-]+)(["']?\s*[:=]\s*)(.*)$"#)
+                .expect("static regex is valid")
+        });
+        let indent = |l: &str| l.len() - l.trim_start().len();
+        let mut out = String::with_capacity(text.len());
+        // After `key: |`, `key: >` or `key:` with nothing after it, the more
+        // indented lines that follow are the secret's value too.
+        let mut hiding_below: Option<usize> = None;
+        for line in text.split_inclusive('\n') {
+            let (body, nl) = match line.strip_suffix('\n') {
+                Some(b) => (b, "\n"),
+                None => (line, ""),
+            };
+            if let Some(ind) = hiding_below {
+                if body.trim().is_empty() || indent(body) > ind {
+                    if !body.trim().is_empty() {
+                        out.push_str(&body[..indent(body)]);
+                        out.push_str(OLD);
+                    }
+                    out.push_str(nl);
+                    continue;
+                }
+                hiding_below = None;
+            }
+            match line_re.captures(body) {
+                Some(c) if self.key_matches(&c[2]) => {
+                    let value = c[4].trim();
+                    if value.is_empty() || value.starts_with('|') || value.starts_with('>') {
+                        hiding_below = Some(indent(body));
+                    }
+                    out.push_str(&c[1]);
+                    out.push_str(&c[2]);
+                    out.push_str(&c[3]);
+                    if !value.is_empty() {
+                        out.push_str(OLD);
+                    }
+                    out.push_str(nl);
+                }
+                _ => out.push_str(line),
+            }
+        }
+        out
+    }
+}
+
+fn is_container(v: &Value) -> bool {
+    matches!(v, Value::Map(_) | Value::List(_))
+}
+
+fn is_secret(m: &Map) -> bool {
+    m.get("kind").and_then(Value::as_str) == Some("Secret")
+}
+
+/// Redacts a value a key pattern marked; booleans and nulls stay visible.
+fn hide(old: Option<&Value>, new: Option<&Value>) -> (Option<Value>, Option<Value>) {
+    let visible = |v: Option<&Value>| v.is_none_or(|v| matches!(v, Value::Bool(_) | Value::Null));
+    if visible(old) && visible(new) {
+        return (old.cloned(), new.cloned());
+    }
+    hide_always(old, new)
+}
+
+fn hide_always(old: Option<&Value>, new: Option<&Value>) -> (Option<Value>, Option<Value>) {
+    let s = |t: &str| Some(Value::String(t.into()));
+    match (old, new) {
+        (Some(o), Some(n)) if o == n => (s(UNCHANGED), s(UNCHANGED)),
+        (Some(_), Some(_)) => (s(OLD), s(CHANGED)),
+        (Some(_), None) => (s(OLD), None),
+        (None, Some(_)) => (None, s(CHANGED)),
+        (None, None) => (None, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Value {
+        crate::yaml::load_values(s).unwrap().remove(0)
+    }
+
+    #[test]
+    fn secret_data_and_key_patterns() {
+        let r = Redactor::new(&["^dbUrl$".into()], true).unwrap();
+        let old = v("kind: Secret\ndata: {a: c2VjcmV0MQ==, b: same}\nstringData: {c: x}\nspec: {adminPassword: hunter2, dbUrl: 'pg://u:p@h', enabled: true, automountServiceAccountToken: false}\n");
+        let new = v("kind: Secret\ndata: {a: c2VjcmV0Mg==, b: same}\nstringData: {c: x, d: y}\nspec: {adminPassword: hunter3, dbUrl: 'pg://u:q@h', enabled: true, automountServiceAccountToken: false}\n");
+        let (a, b) = r.redact_pair(Some(&old), Some(&new));
+        let a = crate::yaml::emit::to_yaml_string(&a);
+        let b = crate::yaml::emit::to_yaml_string(&b);
+        for secret in ["c2VjcmV0", "hunter", "pg://", "x\n", "y\n", "same"] {
+            assert!(
+                !a.contains(secret) && !b.contains(secret),
+                "{secret} leaked:\n{a}\n{b}"
+            );
+        }
+        assert!(
+            b.contains("a: '<redacted: changed>'")
+                || b.contains("a: \"<redacted: changed>\"")
+                || b.contains("a: <redacted: changed>"),
+            "{b}"
+        );
+        assert!(b.contains("<redacted: unchanged>"));
+        assert!(b.contains("automountServiceAccountToken: false"));
+        assert!(a.contains("<redacted>"));
+    }
+
+    #[test]
+    fn secrets_in_lists_removed_keys_and_matched_maps() {
+        let r = Redactor::new(&["^auth$".into()], false).unwrap();
+        let old = v("kind: List\nitems:\n- kind: Secret\n  data: {a: QUFB, gone: QkJC}\n- kind: ConfigMap\n  data: {auth: {user: u1, pass: p1}, n: 1}\n");
+        let new = v("kind: List\nitems:\n- kind: Secret\n  data: {a: QUFB, new: Q0ND}\n- kind: ConfigMap\n  data: {auth: {user: u1, pass: p2}, n: 2}\n");
+        let (a, b) = r.redact_pair(Some(&old), Some(&new));
+        let text = format!(
+            "{}{}",
+            crate::yaml::emit::to_yaml_string(&a),
+            crate::yaml::emit::to_yaml_string(&b)
+        );
+        for secret in ["QUFB", "QkJC", "Q0ND", "u1", "p1", "p2"] {
+            assert!(!text.contains(secret), "{secret} leaked:\n{text}");
+        }
+        assert!(
+            text.contains("gone") && text.contains("new"),
+            "key names stay: {text}"
+        );
+        assert!(text.contains("n: 2"), "other values stay: {text}");
+        // Removed and added objects are redacted on their own too.
+        let (_, b) = r.redact_pair(None, Some(&new));
+        assert!(!crate::yaml::emit::to_yaml_string(&b).contains("Q0ND"));
+        let (a, _) = r.redact_pair(Some(&old), None);
+        assert!(!crate::yaml::emit::to_yaml_string(&a).contains("QkJC"));
+    }
+
+    #[test]
+    fn text_redaction() {
+        let r = Redactor::default();
+        let t = r.redact_text("user=bob\npassword = s3cr3t\n  api_key: \"abc\"\n");
+        assert!(!t.contains("s3cr3t") && !t.contains("abc"), "{t}");
+        assert!(t.contains("user=bob"));
+        let t = r.redact_text("a:\n  private_key: |\n    -----BEGIN KEY-----\n    c2VjcmV0\n\n  token:\n    value: t0k3n\n  name: x\nb: 1\n");
+        assert!(
+            !t.contains("BEGIN") && !t.contains("c2VjcmV0") && !t.contains("t0k3n"),
+            "{t}"
+        );
+        assert!(t.contains("  name: x\nb: 1\n"), "{t}");
+        let s = r.redact_text("{\"kind\": \"Secret\", \"data\": {\"x\": \"eHl6\"}}");
+        assert!(!s.contains("eHl6"));
+    }
+}

@@ -1,0 +1,228 @@
+//! Text and markdown renderings of a [`CatalogDiff`]. Pure functions to
+//! strings: the CLI decides where they go. The pull-request comment reuses
+//! the markdown pieces (summary table, one `<details>` block per target).
+
+use super::{CatalogDiff, ObjectDiff};
+use std::fmt::Write;
+
+const RESET: &str = "\x1b[0m";
+const BOLD: &str = "\x1b[1m";
+const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
+const CYAN: &str = "\x1b[36m";
+
+/// One line of summary: `2 targets changed, 1 file added, ...`.
+pub fn summary_line(d: &CatalogDiff) -> String {
+    if d.is_empty() {
+        return "no differences".into();
+    }
+    let s = &d.summary;
+    let mut parts = Vec::new();
+    let mut add = |n: usize, one: &str, many: &str, what: &str| {
+        if n > 0 {
+            parts.push(format!("{n} {} {what}", if n == 1 { one } else { many }));
+        }
+    };
+    add(s.targets_changed, "target", "targets", "changed");
+    add(s.targets_added, "target", "targets", "added");
+    add(s.targets_removed, "target", "targets", "removed");
+    add(s.files_added, "file", "files", "added");
+    add(s.files_changed, "file", "files", "changed");
+    add(s.files_removed, "file", "files", "removed");
+    add(s.files_renamed, "file", "files", "renamed");
+    add(s.objects_changed, "object", "objects", "differ");
+    parts.join(", ")
+}
+
+/// Plain text, with ANSI colours when `color` is set.
+pub fn text(d: &CatalogDiff, color: bool) -> String {
+    let paint = |code: &str, s: &str| {
+        if color {
+            format!("{code}{s}{RESET}")
+        } else {
+            s.to_string()
+        }
+    };
+    let mut out = String::new();
+    for t in &d.targets {
+        let _ = writeln!(
+            out,
+            "{}",
+            paint(BOLD, &format!("target {} ({})", t.name, t.status.as_str()))
+        );
+        for f in &t.files {
+            match &f.old_path {
+                Some(old) => {
+                    let _ = writeln!(out, "  {:<8} {} -> {}", f.status.as_str(), old, f.path);
+                }
+                None => {
+                    let _ = writeln!(out, "  {:<8} {}", f.status.as_str(), f.path);
+                }
+            }
+            for o in &f.objects {
+                let _ = writeln!(
+                    out,
+                    "    {} ({}, +{} -{})",
+                    paint(BOLD, &o.name),
+                    o.status.as_str(),
+                    o.added_lines,
+                    o.removed_lines
+                );
+                for line in o.diff.lines() {
+                    let code = match line.as_bytes().first() {
+                        Some(b'+') => GREEN,
+                        Some(b'-') => RED,
+                        Some(b'@') => CYAN,
+                        _ => "",
+                    };
+                    let l = format!("      {line}");
+                    if code.is_empty() {
+                        out.push_str(&l);
+                    } else {
+                        out.push_str(&paint(code, &l));
+                    }
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    let _ = writeln!(out, "{}", summary_line(d));
+    out
+}
+
+/// The full markdown report: summary table, then one block per target.
+pub fn markdown(d: &CatalogDiff) -> String {
+    let mut out = String::from("### Catalog diff\n\n");
+    if d.is_empty() {
+        out.push_str("No differences.\n");
+        return out;
+    }
+    out.push_str(&summary_table(d, None));
+    out.push('\n');
+    out.push_str(&targets_markdown(d, &|_, _, _| false));
+    out
+}
+
+/// Lint counts shown in the summary table: (errors, warnings).
+pub type LintCounts = (usize, usize);
+
+/// The summary table of the pull-request comment and the markdown report.
+pub fn summary_table(d: &CatalogDiff, lint: Option<LintCounts>) -> String {
+    let s = &d.summary;
+    let mut out = String::from(
+        "| targets changed | files added | files changed | files removed | files renamed |",
+    );
+    let mut sep = String::from("| --- | --- | --- | --- | --- |");
+    let mut row = format!(
+        "| {} | {} | {} | {} | {} |",
+        s.targets_changed + s.targets_added + s.targets_removed,
+        s.files_added,
+        s.files_changed,
+        s.files_removed,
+        s.files_renamed
+    );
+    if let Some((e, w)) = lint {
+        out.push_str(" lint errors | lint warnings |");
+        sep.push_str(" --- | --- |");
+        let _ = write!(row, " {e} | {w} |");
+    }
+    format!("{out}\n{sep}\n{row}\n")
+}
+
+/// One `<details>` block per target, one diff block per object. Objects for
+/// which `omit(target, file, object)` is true are listed without their diff.
+pub fn targets_markdown(d: &CatalogDiff, omit: &dyn Fn(usize, usize, usize) -> bool) -> String {
+    let mut out = String::new();
+    for (ti, t) in d.targets.iter().enumerate() {
+        let nfiles = t.files.len();
+        let _ = writeln!(
+            out,
+            "<details><summary><code>{}</code> ({}, {} file{})</summary>\n",
+            html_escape(&t.name),
+            t.status.as_str(),
+            nfiles,
+            if nfiles == 1 { "" } else { "s" }
+        );
+        for (fi, f) in t.files.iter().enumerate() {
+            match &f.old_path {
+                Some(old) => {
+                    let _ = writeln!(
+                        out,
+                        "**{}** `{}` → `{}`\n",
+                        f.status.as_str(),
+                        md_code(old),
+                        md_code(&f.path)
+                    );
+                }
+                None => {
+                    let _ = writeln!(out, "**{}** `{}`\n", f.status.as_str(), md_code(&f.path));
+                }
+            }
+            for (oi, o) in f.objects.iter().enumerate() {
+                out.push_str(&object_markdown(o, omit(ti, fi, oi)));
+            }
+        }
+        out.push_str("</details>\n\n");
+    }
+    out
+}
+
+fn object_markdown(o: &ObjectDiff, omitted: bool) -> String {
+    let mut out = format!(
+        "`{}` ({}, +{} −{})",
+        md_code(&o.name),
+        o.status.as_str(),
+        o.added_lines,
+        o.removed_lines
+    );
+    if omitted {
+        out.push_str(": diff left out to fit, see the job summary\n\n");
+        return out;
+    }
+    out.push_str("\n\n");
+    out.push_str(&fence("diff", &o.diff));
+    out.push('\n');
+    out
+}
+
+/// A fenced code block whose fence is longer than any backtick run inside.
+pub fn fence(lang: &str, content: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in content.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    let f = "`".repeat((longest + 1).max(3));
+    let nl = if content.ends_with('\n') || content.is_empty() {
+        ""
+    } else {
+        "\n"
+    };
+    format!("{f}{lang}\n{content}{nl}{f}\n")
+}
+
+fn md_code(s: &str) -> String {
+    s.replace('`', "'")
+}
+
+pub fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fence_outgrows_backticks() {
+        assert_eq!(fence("diff", "a ```` b"), "`````diff\na ```` b\n`````\n");
+        assert_eq!(fence("", "x\n"), "```\nx\n```\n");
+    }
+}

@@ -1,0 +1,736 @@
+//! Git plumbing for publishing catalogs: a bare cache repository fetched with
+//! gix, file listings of trees and directories, tree building, commits, and
+//! the one step gix cannot do yet (push), done with the `git` command-line
+//! client.
+//!
+//! Credentials never touch the disk or a command line: gix gets them through
+//! a callback, and `git push` through an inline credential helper that reads
+//! them from its environment (see [`push`]).
+
+mod push;
+
+pub use push::{push, PushOutcome};
+
+use gix::bstr::{BStr, ByteSlice};
+use gix::objs::tree::EntryKind;
+use gix::ObjectId;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+/// Errors from repository operations. Messages never contain credentials:
+/// URLs are shown through [`redact_url`].
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("cannot open or create the cache repository {path}: {message}")]
+    Cache { path: PathBuf, message: String },
+    #[error("the cache repository {path} is in use by another strata process: {message}")]
+    CacheLocked { path: PathBuf, message: String },
+    #[error("invalid repository URL `{url}`: {message}")]
+    Url { url: String, message: String },
+    #[error("fetching branch `{branch}` from {url} failed: {message}")]
+    Fetch {
+        url: String,
+        branch: String,
+        message: String,
+    },
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Path { path: PathBuf, message: String },
+    #[error("git object database error ({context}): {message}")]
+    Object { context: String, message: String },
+    #[error("cannot run `git push` (is git installed?): {0}")]
+    Spawn(std::io::Error),
+    #[error("pushing to {url} failed: {message}")]
+    Push { url: String, message: String },
+}
+
+pub type Result<T, E = GitError> = std::result::Result<T, E>;
+
+/// An HTTPS token and the user name to send with it. `Debug` hides the token.
+#[derive(Clone)]
+pub struct Credentials {
+    pub username: String,
+    pub token: String,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("username", &self.username)
+            .field("token", &"<redacted>")
+            .finish()
+    }
+}
+
+/// A name and email for commits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub name: String,
+    pub email: String,
+}
+
+impl Identity {
+    /// Parses `NAME <EMAIL>`.
+    pub fn parse(s: &str) -> Option<Identity> {
+        let s = s.trim();
+        let open = s.rfind('<')?;
+        let rest = s[open + 1..].strip_suffix('>')?;
+        let name = s[..open].trim();
+        if name.is_empty() || rest.is_empty() || rest.contains(['<', '>']) {
+            return None;
+        }
+        Some(Identity {
+            name: name.to_string(),
+            email: rest.to_string(),
+        })
+    }
+}
+
+impl std::fmt::Display for Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} <{}>", self.name, self.email)
+    }
+}
+
+/// One file of a tree or directory: what git stores for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileEntry {
+    pub kind: FileKind,
+    pub id: ObjectId,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Blob,
+    Executable,
+    Link,
+}
+
+impl FileKind {
+    fn entry_kind(self) -> EntryKind {
+        match self {
+            FileKind::Blob => EntryKind::Blob,
+            FileKind::Executable => EntryKind::BlobExecutable,
+            FileKind::Link => EntryKind::Link,
+        }
+    }
+}
+
+/// Files keyed by `/`-separated repository path, sorted.
+pub type FileMap = BTreeMap<String, FileEntry>;
+
+/// Shows a URL without secrets: no password, and for http(s) no user name
+/// either (`https://<token>@github.com/...` is a common way to embed a
+/// token). SSH user names (`git@host`) stay.
+pub fn redact_url(url: &str) -> String {
+    match gix::Url::try_from(url) {
+        Ok(mut u) => {
+            let http = matches!(u.scheme, gix::url::Scheme::Http | gix::url::Scheme::Https);
+            let mut changed = false;
+            if u.password().is_some() {
+                u.set_password(Some("***".into()));
+                changed = true;
+            }
+            if http && u.user().is_some_and(|user| !user.is_empty()) {
+                u.set_user(Some("***".into()));
+                changed = true;
+            }
+            if changed {
+                u.to_bstring().to_string()
+            } else {
+                url.to_string()
+            }
+        }
+        // Unparseable: hide anything between `//` and `@` to be safe.
+        Err(_) => match (url.find("://"), url.rfind('@')) {
+            (Some(s), Some(at)) if at > s => format!("{}***{}", &url[..s + 3], &url[at..]),
+            _ => url.to_string(),
+        },
+    }
+}
+
+/// Whether the URL carries a password in its user-info part.
+pub fn url_has_password(url: &str) -> bool {
+    match gix::Url::try_from(url) {
+        Ok(u) => u.password().is_some(),
+        Err(_) => false,
+    }
+}
+
+/// Whether the URL is fetched over HTTP(S), the only transports a token is for.
+pub fn is_http_url(url: &str) -> bool {
+    matches!(
+        gix::Url::try_from(url).map(|u| u.scheme),
+        Ok(gix::url::Scheme::Http | gix::url::Scheme::Https)
+    )
+}
+
+/// Whether a token sent to `url` would travel in clear text to another
+/// machine: plain `http://` to anything but a loopback address.
+pub fn is_clear_text_remote(url: &str) -> bool {
+    match gix::Url::try_from(url) {
+        Ok(u) if u.scheme == gix::url::Scheme::Http => {
+            !matches!(u.host(), Some("127.0.0.1" | "localhost" | "::1" | "[::1]"))
+        }
+        _ => false,
+    }
+}
+
+/// The bare repository that caches a catalog repository between runs.
+pub struct CacheRepo {
+    repo: gix::Repository,
+    path: PathBuf,
+    /// Held for the whole publish: concurrent runs sharing a cache would
+    /// otherwise race on its ref locks.
+    _lock: gix::lock::Marker,
+}
+
+/// How long to wait for another process using the same cache.
+const CACHE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// The error and its causes on one line: gix's top-level messages alone
+/// ("Transport handshake failed") do not say what to fix.
+fn gix_msg(e: impl std::error::Error) -> String {
+    // Some causes dump a whole credential context over several lines: the
+    // first line says what went wrong.
+    let first_line = |s: String| s.lines().next().unwrap_or_default().trim().to_string();
+    let mut msg = first_line(e.to_string());
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = first_line(s.to_string());
+        if !msg.contains(&text) {
+            msg.push_str(": ");
+            msg.push_str(&text);
+        }
+        source = s.source();
+    }
+    msg
+}
+
+impl CacheRepo {
+    /// Opens the bare repository at `path`, creating it when absent, and
+    /// locks it (`<path>.lock`) until dropped, waiting for other holders.
+    pub fn open_or_init(path: &Path) -> Result<CacheRepo> {
+        Self::open_or_init_waiting(path, CACHE_LOCK_WAIT)
+    }
+
+    fn open_or_init_waiting(path: &Path, wait: std::time::Duration) -> Result<CacheRepo> {
+        let cache_err = |message: String| GitError::Cache {
+            path: path.to_path_buf(),
+            message,
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| cache_err(e.to_string()))?;
+        }
+        let lock = gix::lock::Marker::acquire_to_hold_resource(
+            path,
+            gix::lock::acquire::Fail::AfterDurationWithBackoff(wait),
+            None,
+            0,
+        )
+        .map_err(|e| GitError::CacheLocked {
+            path: path.to_path_buf(),
+            message: gix_msg(e),
+        })?;
+        if !path.join("HEAD").is_file() {
+            std::fs::create_dir_all(path).map_err(|e| cache_err(e.to_string()))?;
+            gix::init_bare(path).map_err(|e| cache_err(gix_msg(e)))?;
+        }
+        // Credential helpers from the user's configuration may run (when no
+        // token is given), but never a terminal prompt: CI must not hang.
+        let options = gix::open::Options::default()
+            .config_overrides(["gitoxide.credentials.terminalPrompt=false"]);
+        let repo = gix::open_opts(path, options).map_err(|e| cache_err(gix_msg(e)))?;
+        Ok(CacheRepo {
+            repo,
+            path: path.to_path_buf(),
+            _lock: lock,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The author from the user's and system git configuration (and
+    /// `GIT_AUTHOR_*`), for runs outside any repository.
+    pub fn configured_author(&self) -> Option<Identity> {
+        author_of(&self.repo)
+    }
+
+    /// Fetches `branch` from `url` and returns its tip, or `None` when the
+    /// remote has no such branch yet (a new or empty catalog repository).
+    pub fn fetch_branch(
+        &self,
+        url: &str,
+        branch: &str,
+        credentials: Option<&Credentials>,
+    ) -> Result<Option<ObjectId>> {
+        let shown = redact_url(url);
+        let fetch_err = |message: String| GitError::Fetch {
+            url: shown.clone(),
+            branch: branch.to_string(),
+            message,
+        };
+        let spec = format!("+refs/heads/{branch}:refs/remotes/origin/{branch}");
+        let remote = self
+            .repo
+            .remote_at(url)
+            .map_err(|e| GitError::Url {
+                url: shown.clone(),
+                message: gix_msg(e),
+            })?
+            .with_fetch_tags(gix::remote::fetch::Tags::None)
+            .with_refspecs([spec.as_str()], gix::remote::Direction::Fetch)
+            .map_err(|e| fetch_err(gix_msg(e)))?;
+        let mut connection = remote
+            .connect(gix::remote::Direction::Fetch)
+            .map_err(|e| fetch_err(gix_msg(e)))?;
+        if let Some(c) = credentials.cloned() {
+            // The token, and only it: configured helpers are not asked and
+            // nothing is stored (`Store`/`Erase` are ignored).
+            connection.set_credentials(move |action| match action {
+                gix::credentials::helper::Action::Get(ctx) => {
+                    Ok(Some(gix::credentials::protocol::Outcome {
+                        identity: gix::sec::identity::Account {
+                            username: c.username.clone(),
+                            password: c.token.clone(),
+                            oauth_refresh_token: None,
+                        },
+                        next: ctx.into(),
+                    }))
+                }
+                _ => Ok(None),
+            });
+        }
+        let prepare = connection
+            .prepare_fetch(gix::progress::Discard, Default::default())
+            .map_err(|e| fetch_err(gix_msg(e)))?;
+        let wanted = format!("refs/heads/{branch}");
+        let tip = prepare
+            .ref_map()
+            .mappings
+            .iter()
+            .find(|m| m.remote.as_name() == Some(BStr::new(wanted.as_bytes())))
+            .and_then(|m| m.remote.as_id().map(|id| id.to_owned()));
+        let Some(tip) = tip else {
+            return Ok(None);
+        };
+        let interrupt = AtomicBool::new(false);
+        prepare
+            .receive(gix::progress::Discard, &interrupt)
+            .map_err(|e| fetch_err(gix_msg(e)))?;
+        Ok(Some(tip))
+    }
+
+    /// The root tree of commit `commit`.
+    pub fn commit_tree(&self, commit: ObjectId) -> Result<ObjectId> {
+        let c = self
+            .repo
+            .find_commit(commit)
+            .map_err(|e| obj_err(format!("reading commit {commit}"), e))?;
+        c.tree_id()
+            .map(|id| id.detach())
+            .map_err(|e| obj_err(format!("reading the tree of commit {commit}"), e))
+    }
+
+    /// Every file under `prefix` (a `/`-separated path, or the root when
+    /// empty) of tree `tree`, keyed by full path.
+    pub fn list_tree(&self, tree: ObjectId, prefix: &str) -> Result<FileMap> {
+        let mut out = FileMap::new();
+        let mut tree_id = tree;
+        if !prefix.is_empty() {
+            let mut found = None;
+            let mut current = tree;
+            let parts: Vec<&str> = prefix.split('/').collect();
+            for (i, part) in parts.iter().enumerate() {
+                let t = self.find_tree(current)?;
+                let Some(entry) = t.entries.iter().find(|e| e.filename == part.as_bytes()) else {
+                    return Ok(out);
+                };
+                if i + 1 == parts.len() {
+                    found = Some((entry.mode.kind(), entry.oid));
+                } else if entry.mode.is_tree() {
+                    current = entry.oid;
+                } else {
+                    return Ok(out);
+                }
+            }
+            match found {
+                Some((EntryKind::Tree, id)) => tree_id = id,
+                Some((kind, id)) => {
+                    if let Some(k) = file_kind(kind) {
+                        out.insert(prefix.to_string(), FileEntry { kind: k, id });
+                    }
+                    return Ok(out);
+                }
+                None => return Ok(out),
+            }
+        }
+        self.walk_tree(tree_id, prefix, &mut out)?;
+        Ok(out)
+    }
+
+    fn find_tree(&self, id: ObjectId) -> Result<gix::objs::Tree> {
+        let t = self
+            .repo
+            .find_tree(id)
+            .map_err(|e| obj_err(format!("reading tree {id}"), e))?;
+        t.decode()
+            .map(|t| t.into())
+            .map_err(|e| obj_err(format!("decoding tree {id}"), e))
+    }
+
+    fn walk_tree(&self, id: ObjectId, prefix: &str, out: &mut FileMap) -> Result<()> {
+        for entry in self.find_tree(id)?.entries {
+            let name = entry.filename.to_str_lossy();
+            let path = if prefix.is_empty() {
+                name.into_owned()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let kind = entry.mode.kind();
+            if kind == EntryKind::Tree {
+                self.walk_tree(entry.oid, &path, out)?;
+            } else if let Some(k) = file_kind(kind) {
+                out.insert(
+                    path,
+                    FileEntry {
+                        kind: k,
+                        id: entry.oid,
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes every file below `dir` as a blob and returns them keyed by
+    /// `prefix/relative/path`. Directories named `.git` are skipped.
+    pub fn write_dir(&self, dir: &Path, prefix: &str) -> Result<FileMap> {
+        let mut out = FileMap::new();
+        let meta = std::fs::symlink_metadata(dir).map_err(|source| GitError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        if meta.is_dir() {
+            self.write_dir_inner(dir, prefix, &mut out)?;
+        } else {
+            let entry = self.write_file(dir, &meta)?;
+            out.insert(prefix.to_string(), entry);
+        }
+        Ok(out)
+    }
+
+    fn write_dir_inner(&self, dir: &Path, prefix: &str, out: &mut FileMap) -> Result<()> {
+        let io = |source| GitError::Io {
+            path: dir.to_path_buf(),
+            source,
+        };
+        let mut entries = Vec::new();
+        for e in std::fs::read_dir(dir).map_err(io)? {
+            entries.push(e.map_err(io)?);
+        }
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let path = e.path();
+            let Some(name) = e.file_name().to_str().map(str::to_string) else {
+                return Err(GitError::Path {
+                    path,
+                    message: "file name is not valid UTF-8".into(),
+                });
+            };
+            if name == ".git" {
+                continue;
+            }
+            let rel = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let meta = std::fs::symlink_metadata(&path).map_err(|source| GitError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            if meta.is_dir() {
+                self.write_dir_inner(&path, &rel, out)?;
+            } else {
+                let entry = self.write_file(&path, &meta)?;
+                out.insert(rel, entry);
+            }
+        }
+        Ok(())
+    }
+
+    fn write_file(&self, path: &Path, meta: &std::fs::Metadata) -> Result<FileEntry> {
+        let io = |source| GitError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let (kind, data) = if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(path).map_err(io)?;
+            let Some(t) = target.to_str() else {
+                return Err(GitError::Path {
+                    path: path.to_path_buf(),
+                    message: "symlink target is not valid UTF-8".into(),
+                });
+            };
+            (FileKind::Link, t.as_bytes().to_vec())
+        } else if meta.is_file() {
+            (
+                if is_executable(meta) {
+                    FileKind::Executable
+                } else {
+                    FileKind::Blob
+                },
+                std::fs::read(path).map_err(io)?,
+            )
+        } else {
+            return Err(GitError::Path {
+                path: path.to_path_buf(),
+                message: "not a regular file, directory or symlink".into(),
+            });
+        };
+        let id = self
+            .repo
+            .write_blob(&data)
+            .map_err(|e| obj_err(format!("writing {}", path.display()), e))?
+            .detach();
+        Ok(FileEntry { kind, id })
+    }
+
+    /// Builds a tree from `base` (or the empty tree) with every path in
+    /// `remove` deleted and then every file of `files` written.
+    pub fn build_tree(
+        &self,
+        base: Option<ObjectId>,
+        remove: &[String],
+        files: &FileMap,
+    ) -> Result<ObjectId> {
+        let base = base.unwrap_or_else(|| ObjectId::empty_tree(self.repo.object_hash()));
+        let mut editor = self
+            .repo
+            .edit_tree(base)
+            .map_err(|e| obj_err("opening the base tree".into(), e))?;
+        for path in remove {
+            editor
+                .remove(path.as_str())
+                .map_err(|e| obj_err(format!("removing {path}"), e))?;
+        }
+        for (path, entry) in files {
+            editor
+                .upsert(path.as_str(), entry.kind.entry_kind(), entry.id)
+                .map_err(|e| obj_err(format!("adding {path}"), e))?;
+        }
+        editor
+            .write()
+            .map(|id| id.detach())
+            .map_err(|e| obj_err("writing the tree".into(), e))
+    }
+
+    /// Writes a commit object (no reference is updated: the push does that
+    /// on the remote).
+    pub fn write_commit(
+        &self,
+        tree: ObjectId,
+        parent: Option<ObjectId>,
+        author: &Identity,
+        committer: &Identity,
+        message: &str,
+    ) -> Result<ObjectId> {
+        let now = gix::date::Time::now_local_or_utc();
+        let sig = |i: &Identity| gix::actor::Signature {
+            name: i.name.as_str().into(),
+            email: i.email.as_str().into(),
+            time: now,
+        };
+        let commit = gix::objs::Commit {
+            tree,
+            parents: parent.into_iter().collect(),
+            author: sig(author),
+            committer: sig(committer),
+            encoding: None,
+            message: message.into(),
+            extra_headers: Vec::new(),
+        };
+        self.repo
+            .write_object(&commit)
+            .map(|id| id.detach())
+            .map_err(|e| obj_err("writing the commit".into(), e))
+    }
+}
+
+fn obj_err(context: String, e: impl std::fmt::Display) -> GitError {
+    GitError::Object {
+        context,
+        message: e.to_string(),
+    }
+}
+
+fn file_kind(kind: EntryKind) -> Option<FileKind> {
+    match kind {
+        EntryKind::Blob => Some(FileKind::Blob),
+        EntryKind::BlobExecutable => Some(FileKind::Executable),
+        EntryKind::Link => Some(FileKind::Link),
+        // Submodules are not content a catalog carries.
+        EntryKind::Tree | EntryKind::Commit => None,
+    }
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_meta: &std::fs::Metadata) -> bool {
+    false
+}
+
+/// The local repository containing `dir`: its HEAD commit and a name for it
+/// (the `origin` URL without password, or the work tree path).
+pub fn local_head(dir: &Path) -> Option<(String, String)> {
+    let repo = gix::discover(dir).ok()?;
+    let head = repo.head_id().ok()?.detach().to_string();
+    let name = repo
+        .find_remote("origin")
+        .ok()
+        .and_then(|r| {
+            r.url(gix::remote::Direction::Fetch)
+                .map(|u| redact_url(&u.to_bstring().to_string()))
+        })
+        .or_else(|| repo.workdir().map(|p| p.display().to_string()))
+        .unwrap_or_else(|| repo.path().display().to_string());
+    Some((name, head))
+}
+
+/// The author configured for the repository containing `dir` (its config,
+/// the user's and the system's, and `GIT_AUTHOR_*`), if any.
+pub fn configured_author(dir: &Path) -> Option<Identity> {
+    author_of(&gix::discover(dir).ok()?)
+}
+
+fn author_of(repo: &gix::Repository) -> Option<Identity> {
+    let sig = repo.author()?.ok()?;
+    let name = sig.name.to_str().ok()?.trim().to_string();
+    let email = sig.email.to_str().ok()?.trim().to_string();
+    if name.is_empty() || email.is_empty() {
+        return None;
+    }
+    Some(Identity { name, email })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_identities() {
+        assert_eq!(
+            Identity::parse("Jane Doe <jane@example.com>"),
+            Some(Identity {
+                name: "Jane Doe".into(),
+                email: "jane@example.com".into()
+            })
+        );
+        assert_eq!(Identity::parse("jane@example.com"), None);
+        assert_eq!(Identity::parse("<jane@example.com>"), None);
+        assert_eq!(Identity::parse("Jane <>"), None);
+    }
+
+    #[test]
+    fn redacts_passwords_only() {
+        assert_eq!(
+            redact_url("https://user:s3cret@example.com/a.git"),
+            "https://***:***@example.com/a.git"
+        );
+        assert_eq!(
+            redact_url("https://ghp_tok3n@github.com/o/r.git"),
+            "https://***@github.com/o/r.git"
+        );
+        assert_eq!(
+            redact_url("ssh://git@github.com/o/r.git"),
+            "ssh://git@github.com/o/r.git"
+        );
+        assert_eq!(
+            redact_url("git@github.com:o/r.git"),
+            "git@github.com:o/r.git"
+        );
+        assert!(!redact_url("https://user:s3cret@example.com/a.git").contains("s3cret"));
+        assert_eq!(
+            redact_url("https://example.com/a.git"),
+            "https://example.com/a.git"
+        );
+        assert!(url_has_password("https://u:p@h/x"));
+        assert!(!url_has_password("https://u@h/x"));
+        assert!(is_http_url("https://h/x"));
+        assert!(is_clear_text_remote("http://example.com/x"));
+        assert!(!is_clear_text_remote("http://127.0.0.1:8080/x"));
+        assert!(!is_clear_text_remote("https://example.com/x"));
+        assert!(!is_http_url("file:///tmp/x"));
+        assert!(!is_http_url("git@github.com:o/r.git"));
+    }
+
+    #[test]
+    fn debug_hides_the_token() {
+        let c = Credentials {
+            username: "x".into(),
+            token: "s3cret".into(),
+        };
+        assert!(!format!("{c:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn one_process_at_a_time_per_cache() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("cache");
+        let first = CacheRepo::open_or_init(&path).unwrap();
+        let wait = std::time::Duration::from_millis(50);
+        let err = CacheRepo::open_or_init_waiting(&path, wait).err().unwrap();
+        assert!(matches!(err, GitError::CacheLocked { .. }), "{err}");
+        drop(first);
+        assert!(CacheRepo::open_or_init_waiting(&path, wait).is_ok());
+    }
+
+    #[test]
+    fn builds_trees_and_lists_them_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = CacheRepo::open_or_init(&tmp.path().join("cache")).unwrap();
+        let src = tmp.path().join("src");
+        std::fs::create_dir_all(src.join("a/b")).unwrap();
+        std::fs::write(src.join("a/b/c.yaml"), "c").unwrap();
+        std::fs::write(src.join("a/d.yaml"), "d").unwrap();
+        std::fs::create_dir_all(src.join("keep")).unwrap();
+        std::fs::write(src.join("keep/k"), "k").unwrap();
+        let files = repo.write_dir(&src, "").unwrap();
+        assert_eq!(
+            files.keys().collect::<Vec<_>>(),
+            ["a/b/c.yaml", "a/d.yaml", "keep/k"]
+        );
+        let tree = repo.build_tree(None, &[], &files).unwrap();
+        assert_eq!(repo.list_tree(tree, "").unwrap(), files);
+        assert_eq!(repo.list_tree(tree, "a/b").unwrap().len(), 1);
+        assert!(repo.list_tree(tree, "missing").unwrap().is_empty());
+
+        // Replacing `a` with one file drops the old files and empty trees.
+        let mut new = FileMap::new();
+        new.insert("a/x".into(), files["keep/k"]);
+        let tree2 = repo.build_tree(Some(tree), &["a".into()], &new).unwrap();
+        assert_eq!(
+            repo.list_tree(tree2, "")
+                .unwrap()
+                .keys()
+                .collect::<Vec<_>>(),
+            ["a/x", "keep/k"]
+        );
+        // Same content, same tree id: how empty commits are avoided.
+        let tree3 = repo.build_tree(Some(tree2), &["a".into()], &new).unwrap();
+        assert_eq!(tree2, tree3);
+    }
+}

@@ -1,0 +1,295 @@
+//! Inventory lint: every problem in one run, as [`Diagnostic`]s with a rule
+//! id, a severity and a file and line where there is one.
+//!
+//! Rules: files that do not parse or have the wrong shape, missing classes,
+//! unresolvable references, reference and include cycles (each target is
+//! rendered on its own so every target reports), classes no target uses,
+//! plaintext values that look like secrets, `?{vaultkv:...}` references that
+//! a compiled catalog base64-encoded, and the Commodore rules on
+//! `parameters.components` / `applications`.
+
+pub mod rules;
+
+use crate::diagnostics::{Diagnostic, Severity};
+use crate::inventory::{Inventory, InventoryError, RenderedNode};
+use rayon::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+/// Every rule: id, default severity, one-line description (for SARIF and docs).
+pub const RULES: &[(&str, Severity, &str)] = &[
+    ("yaml-invalid", Severity::Error, "a class or target file is not valid YAML"),
+    ("inventory-invalid", Severity::Error, "a class or target file has the wrong shape, or two files define one name"),
+    ("class-not-found", Severity::Error, "a class or target includes a class that does not exist"),
+    ("class-cycle", Severity::Error, "classes include each other in a cycle"),
+    ("unresolved-reference", Severity::Error, "a ${...} reference cannot be resolved"),
+    ("reference-cycle", Severity::Error, "${...} references refer to each other in a loop"),
+    ("render-error", Severity::Error, "a target cannot be rendered (merge or constant conflict)"),
+    ("unused-class", Severity::Warning, "no target includes this class"),
+    ("plaintext-secret", Severity::Error, "a value under a secret-like key looks like a plaintext secret"),
+    ("vaultkv-base64", Severity::Error, "a ?{vaultkv:...} reference is base64-encoded in the compiled catalog, so it is never resolved"),
+    ("component-without-version", Severity::Error, "a Commodore component has no version"),
+    ("duplicate-instance", Severity::Error, "two applications entries use the same instance name"),
+    ("unknown-component", Severity::Error, "an applications entry names a component not in parameters.components"),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum LintError {
+    #[error("catalog directory {} not found", path.display())]
+    NoCatalog { path: PathBuf },
+    #[error("cannot read {}: {message}", path.display())]
+    Io { path: PathBuf, message: String },
+    #[error(transparent)]
+    Inventory(#[from] InventoryError),
+}
+
+impl crate::diagnostics::ToDiagnostic for LintError {
+    fn to_diagnostic(&self) -> Diagnostic {
+        let d = Diagnostic::error(self.to_string());
+        match self {
+            LintError::NoCatalog { path } => d
+                .with_file(path)
+                .with_hint("pass --catalog DIR pointing at a compiled catalog, or leave it out"),
+            LintError::Io { path, .. } => d.with_file(path),
+            LintError::Inventory(e) => e.to_diagnostic(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct LintOptions {
+    /// A compiled catalog to check for base64-encoded secret references.
+    pub catalog: Option<PathBuf>,
+}
+
+/// Loads the inventory and lints it. Problems that stop the inventory from
+/// loading at all (two files defining one name, a broken
+/// `reclass-config.yml`) are findings too; a missing directory or an invalid
+/// option is an error.
+pub fn lint_path(
+    inv_opts: &crate::inventory::InventoryOptions,
+    opts: &LintOptions,
+) -> Result<Vec<Diagnostic>, LintError> {
+    match Inventory::load(inv_opts) {
+        Ok(inv) => lint(&inv, opts),
+        Err(
+            e @ (InventoryError::Collides { .. }
+            | InventoryError::Yaml { .. }
+            | InventoryError::Shape { .. }),
+        ) => {
+            let mut found = Findings::default();
+            found.add(inventory_diagnostic(&e), None);
+            if let Some(cat) = &opts.catalog {
+                for d in rules::vaultkv_base64(cat)? {
+                    found.add(d, None);
+                }
+            }
+            Ok(found.finish())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Runs every rule. Findings are deduplicated (a class shared by several
+/// targets reports once, naming the targets) and sorted by file, line, rule.
+pub fn lint(inv: &Inventory, opts: &LintOptions) -> Result<Vec<Diagnostic>, LintError> {
+    let mut found = Findings::default();
+    for e in inv.check_files() {
+        found.add(inventory_diagnostic(&e), None);
+    }
+    let class_files = inv.class_files();
+    let mut files: Vec<PathBuf> = class_files.iter().map(|(_, f)| f.clone()).collect();
+    files.extend(
+        inv.target_names()
+            .iter()
+            .filter_map(|t| inv.target_file(t).map(|p| p.to_path_buf())),
+    );
+    let mut cache = rules::FileCache::default();
+    let mut rendered: BTreeMap<String, RenderedNode> = BTreeMap::new();
+    let mut failed = false;
+    // Each target on its own (so every broken target reports), in parallel;
+    // results are handled in target order.
+    let results: Vec<(String, Result<RenderedNode, InventoryError>)> = inv
+        .target_names()
+        .into_par_iter()
+        .map(|t| {
+            let r = inv.render_target(&t);
+            (t, r)
+        })
+        .collect();
+    for (t, r) in results {
+        match r {
+            Ok(node) => {
+                rendered.insert(t, node);
+            }
+            Err(e) => {
+                failed = true;
+                let mut d = inventory_diagnostic(&e);
+                // Loops and merge conflicts name a parameter, not a file:
+                // point at the first file that sets it.
+                if d.file.is_none() {
+                    if let Some(p) = d.param_path.clone() {
+                        if let Some((f, l)) = rules::locate_param(&files, &mut cache, &p) {
+                            d = d.with_file(f).with_line(l);
+                        }
+                    }
+                }
+                found.add(d, Some(&t));
+            }
+        }
+    }
+    // With a target that did not render, its classes are unknown: an
+    // "unused" report would be a guess.
+    if !failed {
+        let used: BTreeSet<&str> = rendered
+            .values()
+            .flat_map(|n| n.classes.iter().map(String::as_str))
+            .collect();
+        for (name, file) in &class_files {
+            if !used.contains(name.as_str()) {
+                found.add(
+                    Diagnostic::warning(format!("class `{name}` is not used by any target"))
+                        .with_code("unused-class")
+                        .with_file(file)
+                        .with_hint("remove the class, or include it where it is needed"),
+                    None,
+                );
+            }
+        }
+    }
+    for f in &files {
+        for d in rules::plaintext_secrets(f, &mut cache) {
+            found.add(d, None);
+        }
+    }
+    let class_map: BTreeMap<&str, &PathBuf> =
+        class_files.iter().map(|(n, f)| (n.as_str(), f)).collect();
+    for (t, node) in &rendered {
+        let mut node_files: Vec<PathBuf> = node
+            .classes
+            .iter()
+            .filter_map(|c| class_map.get(c.as_str()).map(|p| (*p).clone()))
+            .collect();
+        if let Some(tf) = inv.target_file(t) {
+            node_files.push(tf.to_path_buf());
+        }
+        for d in rules::commodore(node, &node_files, &mut cache) {
+            found.add(d, Some(t));
+        }
+    }
+    if let Some(cat) = &opts.catalog {
+        for d in rules::vaultkv_base64(cat)? {
+            found.add(d, None);
+        }
+    }
+    Ok(found.finish())
+}
+
+/// The rule an inventory error belongs to, with its location.
+fn inventory_diagnostic(e: &InventoryError) -> Diagnostic {
+    use crate::diagnostics::ToDiagnostic;
+    let root = e.root();
+    let mut d = root.to_diagnostic();
+    let code = match root {
+        InventoryError::Yaml { .. } => "yaml-invalid",
+        InventoryError::ClassNotFound { .. } | InventoryError::PatternNoMatch { .. } => {
+            "class-not-found"
+        }
+        InventoryError::ClassCycle { .. } => "class-cycle",
+        InventoryError::Unresolved { origin, .. } | InventoryError::RefSyntax { origin, .. } => {
+            if d.file.is_none() {
+                if let Some((file, line)) = split_origin(origin) {
+                    d = d.with_file(file).with_line(line);
+                }
+            }
+            "unresolved-reference"
+        }
+        InventoryError::Loop { .. } => "reference-cycle",
+        InventoryError::Constant { .. } | InventoryError::Merge { .. } => "render-error",
+        _ => "inventory-invalid",
+    };
+    d.with_code(code)
+}
+
+/// `path/to/file.yml:12` as written by the inventory's origin text.
+fn split_origin(origin: &str) -> Option<(PathBuf, usize)> {
+    let (file, line) = origin.rsplit_once(':')?;
+    let line: usize = line.parse().ok()?;
+    Some((PathBuf::from(file), line))
+}
+
+/// Where and what: two findings with the same key are one.
+type FindingKey = (Option<PathBuf>, Option<usize>, String, String);
+
+#[derive(Default)]
+struct Findings {
+    items: BTreeMap<FindingKey, (Diagnostic, BTreeSet<String>)>,
+}
+
+impl Findings {
+    fn add(&mut self, d: Diagnostic, target: Option<&str>) {
+        let key = (d.file.clone(), d.line, d.code.clone(), d.message.clone());
+        let entry = self
+            .items
+            .entry(key)
+            .or_insert_with(|| (d, BTreeSet::new()));
+        if let Some(t) = target {
+            entry.1.insert(t.to_string());
+        }
+    }
+
+    fn finish(self) -> Vec<Diagnostic> {
+        self.items
+            .into_values()
+            .map(|(mut d, targets)| {
+                if !targets.is_empty() {
+                    let list: Vec<&str> = targets.iter().map(String::as_str).take(5).collect();
+                    let more = targets.len().saturating_sub(5);
+                    let mut h = format!(
+                        "in target{}: {}",
+                        if targets.len() == 1 { "" } else { "s" },
+                        list.join(", ")
+                    );
+                    if more > 0 {
+                        h.push_str(&format!(" and {more} more"));
+                    }
+                    d.hints.push(h);
+                }
+                d
+            })
+            .collect()
+    }
+}
+
+/// Counts (errors, warnings).
+pub fn counts(findings: &[Diagnostic]) -> (usize, usize) {
+    let e = findings
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    let w = findings
+        .iter()
+        .filter(|d| d.severity == Severity::Warning)
+        .count();
+    (e, w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origin_is_split_at_the_last_colon() {
+        assert_eq!(
+            split_origin("inv/classes/a.yml:7"),
+            Some((PathBuf::from("inv/classes/a.yml"), 7))
+        );
+        assert_eq!(split_origin("a rendered value"), None);
+    }
+
+    #[test]
+    fn every_rule_has_a_unique_id() {
+        let ids: BTreeSet<_> = RULES.iter().map(|r| r.0).collect();
+        assert_eq!(ids.len(), RULES.len());
+    }
+}

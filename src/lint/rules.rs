@@ -1,0 +1,405 @@
+//! The lint rules that read files themselves (plaintext secrets, base64
+//! secret references in catalogs) or rendered targets (Commodore rules).
+
+use super::LintError;
+use crate::diagnostics::Diagnostic;
+use crate::inventory::RenderedNode;
+use crate::value::Value;
+use crate::yaml::{Node, NodeValue};
+use regex::Regex;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Parsed inventory files, each read once for all rules and targets.
+#[derive(Default)]
+pub struct FileCache {
+    files: HashMap<PathBuf, Option<Vec<Node>>>,
+}
+
+impl FileCache {
+    /// The file's documents; `None` when it cannot be read or parsed (the
+    /// `yaml-invalid` rule reports that).
+    fn get(&mut self, path: &Path) -> Option<&[Node]> {
+        self.files
+            .entry(path.to_path_buf())
+            .or_insert_with(|| {
+                let text = std::fs::read_to_string(path).ok()?;
+                crate::yaml::load_all(&text).ok()
+            })
+            .as_deref()
+    }
+}
+
+fn secret_key_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new("(?i)(password|passwd|secret|token|api[_-]?key|private[_-]?key|access[_-]?key|credential)")
+            .expect("static regex is valid")
+    })
+}
+
+/// Shannon entropy in bits per character.
+pub fn entropy(s: &str) -> f64 {
+    // Ordered, so the float sum (and so the verdict) is the same every run.
+    let mut counts: BTreeMap<char, usize> = BTreeMap::new();
+    let mut n = 0usize;
+    for c in s.chars() {
+        *counts.entry(c).or_insert(0) += 1;
+        n += 1;
+    }
+    if n == 0 {
+        return 0.0;
+    }
+    counts
+        .values()
+        .map(|&k| {
+            let p = k as f64 / n as f64;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// Whether a value under a secret-like key looks like a real secret rather
+/// than a name, a path, a reference or a placeholder.
+pub fn looks_like_secret(s: &str) -> bool {
+    let len = s.chars().count();
+    if len < 12 || s.chars().any(char::is_whitespace) {
+        return false;
+    }
+    // References are resolved elsewhere: `${...}` parameters, `?{...}` secrets.
+    if s.contains("${") || s.contains("?{") || s.contains("://") || s.starts_with('/') {
+        return false;
+    }
+    let classes = [
+        s.chars().any(|c| c.is_ascii_lowercase()),
+        s.chars().any(|c| c.is_ascii_uppercase()),
+        s.chars().any(|c| c.is_ascii_digit()),
+        s.chars().any(|c| !c.is_ascii_alphanumeric()),
+    ]
+    .iter()
+    .filter(|b| **b)
+    .count();
+    // Lower-case words with separators (`my-app-tls`, `db.secret.name`) are names.
+    if !s
+        .chars()
+        .any(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+    {
+        return false;
+    }
+    let h = entropy(s);
+    (classes >= 3 && h >= 3.0) || (len >= 20 && h >= 3.5)
+}
+
+/// `plaintext-secret`: high-entropy strings under secret-like keys below
+/// `parameters`. The message never includes the value.
+pub fn plaintext_secrets(file: &Path, cache: &mut FileCache) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Some(docs) = cache.get(file) else {
+        return out;
+    };
+    for doc in docs {
+        if let Some(params) = doc.get("parameters") {
+            walk_secrets(params, "parameters", false, file, &mut out);
+        }
+    }
+    out
+}
+
+fn walk_secrets(
+    node: &Node,
+    path: &str,
+    under_secret: bool,
+    file: &Path,
+    out: &mut Vec<Diagnostic>,
+) {
+    match &node.value {
+        NodeValue::Map(entries) => {
+            for (k, v) in entries {
+                let key = k.key_string();
+                let secret = under_secret || secret_key_re().is_match(&key);
+                walk_secrets(v, &format!("{path}.{key}"), secret, file, out);
+            }
+        }
+        NodeValue::Seq(items) => {
+            for (i, v) in items.iter().enumerate() {
+                walk_secrets(v, &format!("{path}[{i}]"), under_secret, file, out);
+            }
+        }
+        NodeValue::Str { value, .. } if under_secret && looks_like_secret(value) => {
+            out.push(
+                Diagnostic::error(format!(
+                    "`{path}` looks like a plaintext secret ({} characters, high entropy)",
+                    value.chars().count()
+                ))
+                .with_code("plaintext-secret")
+                .with_file(file)
+                .with_line(node.line)
+                .with_param_path(path)
+                .with_hint("keep secrets out of git: store it in a secret backend and reference it, e.g. `?{vaultkv:${cluster:name}/app/password}`"),
+            );
+        }
+        _ => {}
+    }
+}
+
+/// Decodes standard or URL-safe base64 (padding optional); `None` if invalid.
+pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let s = s.trim_end_matches('=');
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for c in s.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        } as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    if bits >= 6 {
+        return None;
+    }
+    Some(out)
+}
+
+/// `vaultkv-base64`: base64 strings in catalog files that decode to text
+/// holding a `?{vaultkv:...}` reference. Files are visited in sorted order.
+pub fn vaultkv_base64(catalog: &Path) -> Result<Vec<Diagnostic>, LintError> {
+    if !catalog.is_dir() {
+        return Err(LintError::NoCatalog {
+            path: catalog.to_path_buf(),
+        });
+    }
+    let token = Regex::new(r"[A-Za-z0-9+/_-]{16,}={0,2}").expect("static regex is valid");
+    let reference = Regex::new(r"\?\{vaultkv:[^}]*\}").expect("static regex is valid");
+    let mut files = Vec::new();
+    collect_files(catalog, &mut files)?;
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue; // binary files hold no YAML manifests
+        };
+        for (i, line) in text.lines().enumerate() {
+            for m in token.find_iter(line) {
+                let Some(bytes) = base64_decode(m.as_str()) else {
+                    continue;
+                };
+                let decoded = String::from_utf8_lossy(&bytes);
+                if let Some(r) = reference.find(&decoded) {
+                    out.push(
+                        Diagnostic::error(format!(
+                            "`{}` is base64-encoded here, so the secret backend never resolves it",
+                            r.as_str()
+                        ))
+                        .with_code("vaultkv-base64")
+                        .with_file(&f)
+                        .with_line(i + 1)
+                        .with_hint("put the reference under `stringData` (not `data`) of the Secret, or do not base64-encode it in the component"),
+                    );
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LintError> {
+    let rd = std::fs::read_dir(dir).map_err(|e| LintError::Io {
+        path: dir.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    for entry in rd {
+        let entry = entry.map_err(|e| LintError::Io {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let p = entry.path();
+        if p.is_dir() {
+            if entry.file_name() != ".git" {
+                collect_files(&p, out)?;
+            }
+        } else {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// The Commodore rules on one rendered target. Only targets with a
+/// `parameters.components` map are Commodore targets.
+pub fn commodore(node: &RenderedNode, files: &[PathBuf], cache: &mut FileCache) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Some(components) = node
+        .parameters
+        .get_path(&["components"])
+        .and_then(Value::as_map)
+    else {
+        return out;
+    };
+    for (name, spec) in components {
+        let has_version = spec
+            .as_map()
+            .and_then(|m| m.get("version"))
+            .is_some_and(|v| !v.is_null());
+        if !has_version {
+            let mut d = Diagnostic::error(format!("component `{name}` has no `version`"))
+                .with_code("component-without-version")
+                .with_param_path(format!("parameters.components.{name}"))
+                .with_hint("pin the component: set `parameters.components.<name>.version` to a tag or commit");
+            if let Some((f, l)) = locate(files, cache, |doc| {
+                match &doc.get("parameters")?.get("components")?.value {
+                    NodeValue::Map(entries) => entries
+                        .iter()
+                        .find(|(k, _)| k.key_string() == *name)
+                        .map(|(k, _)| k.line),
+                    _ => None,
+                }
+            }) {
+                d = d.with_file(f).with_line(l);
+            }
+            out.push(d);
+        }
+    }
+    let mut instances: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for app in &node.applications {
+        // `pkg.*` entries are Commodore configuration packages, not components.
+        if app.starts_with("pkg.") {
+            continue;
+        }
+        let (component, instance) = match app.split_once(" as ") {
+            Some((c, i)) => (c.trim(), i.trim()),
+            None => (app.trim(), app.trim()),
+        };
+        instances.entry(instance).or_default().push(app);
+        if !components.contains_key(component) {
+            let mut d = Diagnostic::error(format!(
+                "applications entry `{app}` names component `{component}`, which is not in parameters.components"
+            ))
+            .with_code("unknown-component")
+            .with_hint(format!("add `parameters.components.{component}` with `url` and `version`, or fix the name"));
+            if let Some((f, l)) = locate_app(files, cache, app) {
+                d = d.with_file(f).with_line(l);
+            }
+            out.push(d);
+        }
+    }
+    for (instance, apps) in instances {
+        if apps.len() > 1 {
+            let mut d = Diagnostic::error(format!(
+                "instance name `{instance}` is used by {} applications entries: {}",
+                apps.len(),
+                apps.iter()
+                    .map(|a| format!("`{a}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .with_code("duplicate-instance")
+            .with_hint("give each instance a unique name with `component as instance`");
+            if let Some((f, l)) = locate_app(files, cache, apps[1]) {
+                d = d.with_file(f).with_line(l);
+            }
+            out.push(d);
+        }
+    }
+    out
+}
+
+fn locate_app(files: &[PathBuf], cache: &mut FileCache, app: &str) -> Option<(PathBuf, usize)> {
+    locate(files, cache, |doc| match &doc.get("applications")?.value {
+        NodeValue::Seq(items) => items
+            .iter()
+            .find(|n| matches!(&n.value, NodeValue::Str { value, .. } if value.trim() == app))
+            .map(|n| n.line),
+        _ => None,
+    })
+}
+
+/// The first file and line that sets a dotted parameter path
+/// (`parameters.a.b`; `~`/`=` key prefixes are ignored).
+pub fn locate_param(
+    files: &[PathBuf],
+    cache: &mut FileCache,
+    path: &str,
+) -> Option<(PathBuf, usize)> {
+    let keys: Vec<&str> = path.split('.').collect();
+    locate(files, cache, |doc| {
+        let mut node = doc;
+        let mut line = None;
+        for k in &keys {
+            let NodeValue::Map(entries) = &node.value else {
+                return None;
+            };
+            let (key, value) = entries
+                .iter()
+                .find(|(key, _)| key.key_string().trim_start_matches(['~', '=']) == *k)?;
+            line = Some(key.line);
+            node = value;
+        }
+        line
+    })
+}
+
+/// The first file (in the order given) and line where `find` matches.
+fn locate(
+    files: &[PathBuf],
+    cache: &mut FileCache,
+    find: impl Fn(&Node) -> Option<usize>,
+) -> Option<(PathBuf, usize)> {
+    for f in files {
+        if let Some(docs) = cache.get(f) {
+            if let Some(line) = docs.iter().find_map(&find) {
+                return Some((f.clone(), line));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_heuristic() {
+        for s in [
+            "Sup3rS3cr3tP@ss!",
+            "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R",
+            "3f9a0c1d7e2b4a6f8c0d1e3f5a7b9c2d4e6f8a0b",
+        ] {
+            assert!(looks_like_secret(s), "{s}");
+        }
+        for s in [
+            "changeme",
+            "my-app-tls-secret",
+            "?{vaultkv:a/b}",
+            "${secret:x}",
+            "/etc/secret/token",
+            "https://example.com/Token1",
+            "hunter2",
+        ] {
+            assert!(!looks_like_secret(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn base64() {
+        assert_eq!(
+            base64_decode("P3t2YXVsdGt2OmEvYn0=").unwrap(),
+            b"?{vaultkv:a/b}"
+        );
+        assert_eq!(base64_decode("aGk").unwrap(), b"hi");
+        assert!(base64_decode("a").is_none());
+        assert!(base64_decode("a b").is_none());
+    }
+}

@@ -1,0 +1,329 @@
+//! Unit tests of the whole ordering pipeline on small inline inputs.
+
+use super::*;
+
+fn graph(yaml: &str, options: &Options) -> Result<ChangeGraph, OrderError> {
+    let docs = parse_documents(Path::new("in.yaml"), yaml)?;
+    plan(&docs, options)
+}
+
+fn no_defaults() -> Options {
+    Options {
+        default_config: false,
+        ..Options::default()
+    }
+}
+
+fn short(g: &ChangeGraph, i: usize) -> String {
+    let r = &g.changes()[i].resource;
+    format!("{}/{}", r.kind.to_lowercase(), r.name)
+}
+
+fn edges(g: &ChangeGraph) -> Vec<String> {
+    let mut out: Vec<String> = g
+        .edges()
+        .map(|(a, b)| format!("{} -> {}", short(g, a), short(g, b)))
+        .collect();
+    out.sort();
+    out
+}
+
+fn waves(g: &ChangeGraph) -> Vec<Vec<String>> {
+    g.waves()
+        .into_iter()
+        .map(|w| w.into_iter().map(|i| short(g, i)).collect())
+        .collect()
+}
+
+const CHAIN: &str = "
+kind: Job
+metadata:
+  name: seed
+  annotations: {kapp.k14s.io/change-group: ex.com/seed}
+---
+kind: Job
+metadata:
+  name: migrate
+  annotations:
+    kapp.k14s.io/change-group: ex.com/migrate
+    kapp.k14s.io/change-rule: upsert after upserting ex.com/seed
+---
+kind: Deployment
+metadata:
+  name: web
+  annotations:
+    kapp.k14s.io/change-rule.db: upsert after upserting ex.com/migrate
+    kapp.k14s.io/change-rule.other: upsert after upserting ex.com/nobody
+---
+kind: Service
+metadata: {name: web}
+";
+
+#[test]
+fn annotation_rules_make_direct_edges_and_waves() {
+    let g = graph(CHAIN, &no_defaults()).unwrap();
+    assert_eq!(
+        edges(&g),
+        ["deployment/web -> job/migrate", "job/migrate -> job/seed"]
+    );
+    assert_eq!(
+        waves(&g),
+        [
+            vec!["job/seed", "service/web"],
+            vec!["job/migrate"],
+            vec!["deployment/web"]
+        ]
+    );
+    assert_eq!(g.changes()[0].description(), "(upsert) job/seed () cluster");
+}
+
+#[test]
+fn rules_apply_only_to_their_op_and_target_op() {
+    let mut options = no_defaults();
+    options.ops.overrides = vec![("job/seed".into(), Op::Delete)];
+    // seed is deleted, so "after upserting ex.com/seed" targets nothing;
+    // the kind in the override key is case-insensitive.
+    let g = graph(CHAIN, &options).unwrap();
+    assert_eq!(edges(&g), ["deployment/web -> job/migrate"]);
+    options.ops.overrides = vec![("Job/migrate".into(), Op::Noop)];
+    let g = graph(CHAIN, &options).unwrap();
+    assert!(edges(&g).is_empty(), "{:?}", edges(&g));
+    options.ops.overrides = vec![("job/nope".into(), Op::Delete)];
+    let e = graph(CHAIN, &options).unwrap_err();
+    assert!(
+        e.to_string().contains("no resource matches `job/nope`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn cycles_are_reported_along_the_path() {
+    let yaml = "
+kind: Job
+metadata:
+  name: a
+  annotations: {kapp.k14s.io/change-group: g/a, kapp.k14s.io/change-rule: upsert after upserting g/c}
+---
+kind: Job
+metadata:
+  name: b
+  annotations: {kapp.k14s.io/change-group: g/b, kapp.k14s.io/change-rule: upsert after upserting g/a}
+---
+kind: Job
+metadata:
+  name: c
+  annotations: {kapp.k14s.io/change-group: g/c, kapp.k14s.io/change-rule: upsert after upserting g/b}
+";
+    let e = graph(yaml, &no_defaults()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Detected cycle while ordering changes: [job/a () cluster] -> [job/c () cluster] -> [job/b () cluster] -> [job/a () cluster] (found repeated: job/a () cluster)"
+    );
+}
+
+#[test]
+fn optional_rules_skip_edges_that_would_close_a_cycle() {
+    // Three bindings: a -> b (required), then optional b -> c and c -> a.
+    // The later binding weighs more, so c -> a is tried first and kept;
+    // b -> c would then close a -> b -> c -> a and is dropped.
+    let yaml = "
+apiVersion: kapp.k14s.io/v1alpha1
+kind: Config
+changeGroupBindings:
+- {name: g/a, resourceMatchers: [{kindNamespaceNameMatcher: {kind: Job, name: a}}]}
+- {name: g/b, resourceMatchers: [{kindNamespaceNameMatcher: {kind: Job, name: b}}]}
+- {name: g/c, resourceMatchers: [{kindNamespaceNameMatcher: {kind: Job, name: c}}]}
+changeRuleBindings:
+- rules: [upsert after upserting g/b]
+  resourceMatchers: [{kindNamespaceNameMatcher: {kind: Job, name: a}}]
+- rules: [upsert after upserting g/c, upsert after upserting g/b]
+  ignoreIfCyclical: true
+  resourceMatchers: [{kindNamespaceNameMatcher: {kind: Job, name: b}}]
+- rules: [upsert after upserting g/a]
+  ignoreIfCyclical: true
+  resourceMatchers: [{kindNamespaceNameMatcher: {kind: Job, name: c}}]
+---
+{kind: Job, metadata: {name: a}}
+---
+{kind: Job, metadata: {name: b}}
+---
+{kind: Job, metadata: {name: c}}
+";
+    let g = graph(yaml, &no_defaults()).unwrap();
+    assert_eq!(edges(&g), ["job/a -> job/b", "job/c -> job/a"]);
+    assert_eq!(g.changes().len(), 3, "the Config is not a change");
+}
+
+#[test]
+fn bad_rules_and_groups_name_the_resource() {
+    let yaml = "
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm
+  annotations: {kapp.k14s.io/change-rule: upsert after upserting g/x/y}
+";
+    let e = graph(yaml, &no_defaults()).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("Resource configmap/cm (v1) cluster: "),
+        "{msg}"
+    );
+    assert!(msg.contains("to be a qualified name"), "{msg}");
+    let d = e.to_diagnostic();
+    assert_eq!(d.line, Some(2));
+
+    // A bad group name matters only once some rule looks groups up.
+    let bad_group = "kind: Job\nmetadata:\n  name: a\n  annotations: {kapp.k14s.io/change-group: '{api-group}'}\n";
+    assert!(graph(bad_group, &no_defaults()).is_ok());
+    let with_rule = format!("{bad_group}---\nkind: Job\nmetadata:\n  name: b\n  annotations: {{kapp.k14s.io/change-rule: upsert after upserting g/a}}\n");
+    let e = graph(&with_rule, &no_defaults()).unwrap_err();
+    assert!(e.to_string().contains("Placeholder {api-group}"), "{e}");
+}
+
+#[test]
+fn defaults_order_namespaces_crds_and_config() {
+    let yaml = "
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w, namespace: app}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: app}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: app}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec: {group: example.com, names: {kind: Widget}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: app}
+";
+    let g = graph(yaml, &Options::default()).unwrap();
+    assert_eq!(
+        edges(&g),
+        [
+            "configmap/settings -> namespace/app",
+            "deployment/web -> configmap/settings",
+            "deployment/web -> namespace/app",
+            "widget/w -> configmap/settings",
+            "widget/w -> customresourcedefinition/widgets.example.com",
+            "widget/w -> namespace/app",
+        ]
+    );
+    assert_eq!(
+        waves(&g),
+        [
+            vec![
+                "customresourcedefinition/widgets.example.com",
+                "namespace/app"
+            ],
+            vec!["configmap/settings"],
+            vec!["widget/w", "deployment/web"],
+        ]
+    );
+}
+
+#[test]
+fn labelled_configmap_configures_and_is_applied() {
+    let yaml = "
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kapp-config
+  labels: {kapp.k14s.io/config: ''}
+data:
+  config.yml: |
+    apiVersion: kapp.k14s.io/v1alpha1
+    kind: Config
+    changeRuleBindings:
+    - rules: [upsert after upserting g/first]
+      resourceMatchers: [{apiVersionKindMatcher: {apiVersion: batch/v1, kind: Job}}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: s
+  annotations: {kapp.k14s.io/change-group: g/first}
+";
+    let g = graph(yaml, &no_defaults()).unwrap();
+    assert_eq!(g.changes().len(), 3);
+    assert_eq!(edges(&g), ["job/j -> secret/s"]);
+}
+
+#[test]
+fn list_documents_are_flattened_and_empty_documents_skipped() {
+    let yaml = "---\n---\napiVersion: v1\nkind: List\nitems:\n- {kind: Job, metadata: {name: a}}\n- {kind: Job, metadata: {name: b}}\n";
+    let g = graph(yaml, &no_defaults()).unwrap();
+    assert_eq!(g.changes().len(), 2);
+    assert_eq!(g.changes()[1].resource.origin.line, 7);
+}
+
+#[test]
+fn repeated_resources_are_merged_or_rejected_like_kapp_deploy() {
+    let twice = "kind: Job\nmetadata: {name: a}\n---\nkind: Job\nmetadata: {name: a}\n";
+    assert_eq!(graph(twice, &no_defaults()).unwrap().changes().len(), 1);
+    // Another API version of the same group and kind is the same resource.
+    let versions = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\n---\napiVersion: batch/v2\nkind: Job\nmetadata: {name: a}\n";
+    let e = graph(versions, &no_defaults()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Found resource 'job/a (batch/v2) cluster' multiple times with different content (in.yaml:1 and in.yaml:5)"
+    );
+    let other_ns =
+        "kind: Job\nmetadata: {name: a}\n---\nkind: Job\nmetadata: {name: a, namespace: x}\n";
+    assert_eq!(graph(other_ns, &no_defaults()).unwrap().changes().len(), 2);
+}
+
+#[test]
+fn bad_binding_rules_name_the_config_and_binding() {
+    let yaml = "
+apiVersion: kapp.k14s.io/v1alpha1
+kind: Config
+changeRuleBindings:
+- rules: [upsert after upserting g/ok]
+  resourceMatchers: [{kindNamespaceNameMatcher: {kind: Job, name: other}}]
+- rules: ['upsert after upserting g/{crd-kind}']
+  resourceMatchers: [{apiVersionKindMatcher: {apiVersion: batch/v1, kind: Job}}]
+---
+{apiVersion: batch/v1, kind: Job, metadata: {name: a}}
+";
+    let e = graph(yaml, &no_defaults()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Resource job/a (batch/v1) cluster: in.yaml: changeRuleBindings[1]: Placeholder {crd-kind} does not have a value for target resource (hint: placeholders with the 'crd-' prefix can only be used with CRDs)"
+    );
+}
+
+#[test]
+fn documents_keep_their_source_text() {
+    let text = "# leading comment\nkind: Job\nmetadata: {name: a}\nspec: {mode: OFF}\n--- # second\n\nkind: Job\nmetadata:\n  name: b\n...\n---\n---\napiVersion: v1\nkind: List\nitems:\n- {kind: Job, metadata: {name: c}}\n";
+    let docs = parse_documents(Path::new("in.yaml"), text).unwrap();
+    let raws: Vec<Option<&str>> = docs.iter().map(|d| d.raw.as_deref()).collect();
+    assert_eq!(
+        raws,
+        [
+            Some("# leading comment\nkind: Job\nmetadata: {name: a}\nspec: {mode: OFF}\n"),
+            Some("kind: Job\nmetadata:\n  name: b\n"),
+            None,
+        ]
+    );
+    // Content on a marker line: no raw text for the whole stream.
+    let docs = parse_documents(
+        Path::new("in.yaml"),
+        "--- {kind: Job, metadata: {name: a}}\n",
+    )
+    .unwrap();
+    assert_eq!(docs[0].raw, None);
+}

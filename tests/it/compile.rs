@@ -1,0 +1,202 @@
+//! `strata compile`: catalog layout and bytes, atomic writes, path checks,
+//! `--check`, and the Kapitan conformance corpus.
+
+use crate::{conformance_dir, strata};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/compile")
+        .join(name)
+}
+
+/// A writable copy of a fixture project.
+fn copy_fixture(name: &str) -> tempfile::TempDir {
+    fn copy(src: &Path, dst: &Path) {
+        fs::create_dir_all(dst).unwrap();
+        for e in fs::read_dir(src).unwrap() {
+            let e = e.unwrap();
+            let to = dst.join(e.file_name());
+            if e.path().is_dir() {
+                copy(&e.path(), &to);
+            } else {
+                fs::copy(e.path(), &to).unwrap();
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    copy(&fixture(name), dir.path());
+    dir
+}
+
+fn compile_in(project: &Path, out: &Path) -> assert_cmd::assert::Assert {
+    strata()
+        .current_dir(project)
+        .args(["compile", "--inventory-path", "inventory", "--output-path"])
+        .arg(out)
+        .arg("--quiet")
+        .assert()
+}
+
+fn read(p: &Path) -> String {
+    fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn compiles_jsonnet_and_jinja2_like_kapitan() {
+    let out = tempfile::tempdir().unwrap();
+    compile_in(&fixture("basic"), out.path()).success();
+    let c = out.path().join("compiled");
+    // Sorted keys, indented sequences, YAML 1.1 quoting of "1.10".
+    assert_eq!(
+        read(&c.join("prod/manifests/deployment.yaml")),
+        "kind: Deployment\nmetadata:\n  labels:\n    version: '1.10'\n  name: prod\nspec:\n  ports:\n    - 80\n    - 443\n  replicas: 3\n"
+    );
+    assert_eq!(
+        read(&c.join("dev/manifests/notes.yaml")),
+        "text: |\n  line one\n  line two\n"
+    );
+    // suffix_remove drops `.j2`; trim_blocks removes the newline after tags.
+    assert_eq!(
+        read(&c.join("dev/docs/README.md")),
+        "# dev\n\nreplicas: 1\n- item 1\n- item 2\n"
+    );
+    // No temporary directory is left beside the catalog.
+    let leftovers: Vec<_> = fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers, vec![std::ffi::OsString::from("compiled")]);
+}
+
+#[test]
+fn targets_flag_replaces_only_those_targets() {
+    let out = tempfile::tempdir().unwrap();
+    compile_in(&fixture("basic"), out.path()).success();
+    let stale = out.path().join("compiled/prod/stale.txt");
+    fs::write(&stale, "old").unwrap();
+    strata()
+        .current_dir(fixture("basic"))
+        .args([
+            "compile",
+            "--inventory-path",
+            "inventory",
+            "--quiet",
+            "-t",
+            "dev",
+            "--output-path",
+        ])
+        .arg(out.path())
+        .assert()
+        .success();
+    assert!(stale.exists(), "prod was not selected and must be kept");
+    compile_in(&fixture("basic"), out.path()).success();
+    assert!(!stale.exists(), "a full compile replaces the whole catalog");
+}
+
+#[test]
+fn failure_keeps_the_previous_catalog_and_names_the_input() {
+    let project = copy_fixture("basic");
+    let out = tempfile::tempdir().unwrap();
+    compile_in(project.path(), out.path()).success();
+    let before = read(&out.path().join("compiled/dev/manifests/deployment.yaml"));
+    fs::write(
+        project.path().join("components/app.jsonnet"),
+        "{ a: error 'replicas must be set' }",
+    )
+    .unwrap();
+    compile_in(project.path(), out.path())
+        .code(2)
+        .stderr(predicates::str::contains("replicas must be set"))
+        .stderr(predicates::str::contains("app.jsonnet"))
+        .stderr(predicates::str::contains("compile entry #1"));
+    assert_eq!(
+        read(&out.path().join("compiled/dev/manifests/deployment.yaml")),
+        before
+    );
+}
+
+#[test]
+fn output_path_outside_the_target_is_rejected() {
+    let project = copy_fixture("basic");
+    let class = project.path().join("inventory/classes/app.yml");
+    let text = read(&class).replace("output_path: docs", "output_path: ../../escaped");
+    fs::write(&class, text).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    compile_in(project.path(), out.path())
+        .code(2)
+        .stderr(predicates::str::contains(
+            "leaves the target's output directory",
+        ));
+    assert!(!out.path().join("compiled").exists());
+    assert!(!out.path().join("escaped").exists());
+}
+
+#[test]
+fn check_reports_changed_files() {
+    let out = tempfile::tempdir().unwrap();
+    compile_in(&fixture("basic"), out.path()).success();
+    let run_check = || {
+        strata()
+            .current_dir(fixture("basic"))
+            .args([
+                "compile",
+                "--inventory-path",
+                "inventory",
+                "--check",
+                "--output-path",
+            ])
+            .arg(out.path())
+            .assert()
+    };
+    run_check().success();
+    fs::write(out.path().join("compiled/dev/docs/README.md"), "edited").unwrap();
+    run_check().code(1).stdout(predicates::str::contains(
+        "changed: compiled/dev/docs/README.md",
+    ));
+    // --check never writes the catalog.
+    assert_eq!(
+        read(&out.path().join("compiled/dev/docs/README.md")),
+        "edited"
+    );
+}
+
+/// Runs every case of `conformance/compile` through `check-compile`, the
+/// same script `.ci/run` uses, and asserts that every case passes byte for
+/// byte.
+#[test]
+fn kapitan_conformance_corpus() {
+    let dir = conformance_dir();
+    let script = dir.join("check-compile");
+    let bin = assert_cmd::cargo::cargo_bin("strata");
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .arg("--")
+        .arg(&bin)
+        .args([
+            "compile",
+            "--inventory-path",
+            "{inventory}",
+            "--output-path",
+            "{output}",
+            "{flags}",
+        ])
+        .output()
+        .expect("python3 runs check-compile");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let cases = stdout
+        .lines()
+        .filter(|l| l.starts_with("PASS ") || l.starts_with("SEMANTIC ") || l.starts_with("FAIL "))
+        .count();
+    assert!(cases >= 54, "the corpus has at least 54 cases:\n{stdout}");
+    assert!(
+        out.status.success(),
+        "check-compile failed:\n{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(&format!("byte-identical: {cases} of {cases}")),
+        "every case must be byte-identical:\n{stdout}"
+    );
+}

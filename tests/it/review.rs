@@ -1,0 +1,1426 @@
+//! `strata diff`, `strata lint` and `strata comment` through the binary.
+//! The comment tests run against a local HTTP server that answers like the
+//! GitHub REST API and records every request.
+
+use crate::strata;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/review")
+}
+
+fn catalogs() -> (PathBuf, PathBuf) {
+    let c = fixtures().join("catalog");
+    (c.join("old"), c.join("new"))
+}
+
+fn stdout_of(args: &[&str]) -> (i32, String, String) {
+    stdout_with_env(args, &[])
+}
+
+/// Runs strata with `env` set and no GitHub Actions variables inherited.
+fn stdout_with_env(args: &[&str], env: &[(&str, &Path)]) -> (i32, String, String) {
+    let mut cmd = strata();
+    cmd.args(args);
+    for v in [
+        "GITHUB_EVENT_PATH",
+        "GITHUB_STEP_SUMMARY",
+        "GITHUB_TOKEN",
+        "GITHUB_REPOSITORY",
+    ] {
+        cmd.env_remove(v);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn diff_args<'a>(old: &'a Path, new: &'a Path, extra: &[&'a str]) -> Vec<String> {
+    let mut v = vec![
+        "diff".to_string(),
+        "--catalogs".into(),
+        old.display().to_string(),
+        new.display().to_string(),
+    ];
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+fn run_diff(extra: &[&str]) -> (i32, String, String) {
+    let (old, new) = catalogs();
+    let args = diff_args(&old, &new, extra);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    stdout_of(&refs)
+}
+
+// ---------------------------------------------------------------- diff
+
+#[test]
+fn diff_text_lists_targets_files_and_objects() {
+    let (code, out, err) = run_diff(&[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains('\x1b'), "no colour when not a terminal");
+    assert!(out.contains("target dev (changed)"), "{out}");
+    assert!(out.contains("target fresh (added)"), "{out}");
+    assert!(out.contains("target gone (removed)"), "{out}");
+    assert!(
+        !out.contains("target prod"),
+        "unchanged target listed:\n{out}"
+    );
+    assert!(
+        out.contains("renamed  old-name.yaml -> new-name.yaml"),
+        "{out}"
+    );
+    assert!(out.contains("Deployment/web/web (changed, +2 -2)"), "{out}");
+    assert!(
+        out.contains("-  replicas: 1") && out.contains("+  replicas: 2"),
+        "{out}"
+    );
+    // Only key order and quoting changed in the ConfigMap.
+    assert!(!out.contains("ConfigMap/web/web-config"), "{out}");
+    assert!(out.contains("README.md (changed, +1 -1)"), "{out}");
+    assert!(
+        out.contains("-hello\n") && out.contains("+hello world\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn diff_exit_code_and_check() {
+    assert_eq!(run_diff(&["--exit-code"]).0, 1);
+    assert_eq!(run_diff(&["--check"]).0, 1);
+    let (old, _) = catalogs();
+    let args = diff_args(&old, &old, &["--exit-code"]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, out, _) = stdout_of(&refs);
+    assert_eq!(code, 0);
+    assert_eq!(out, "no differences\n");
+}
+
+#[test]
+fn diff_json_summary() {
+    let (code, out, _) = run_diff(&["--format", "json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let s = &v["summary"];
+    assert_eq!(s["targets_changed"], 1);
+    assert_eq!(s["targets_added"], 1);
+    assert_eq!(s["targets_removed"], 1);
+    assert_eq!(s["files_renamed"], 1);
+    assert_eq!(s["files_added"], 1);
+    assert_eq!(s["files_removed"], 1);
+    assert_eq!(s["files_changed"], 3);
+    let targets: Vec<&str> = v["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(targets, ["dev", "fresh", "gone"]);
+    let dev_files: Vec<(&str, &str)> = v["targets"][0]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        dev_files,
+        [
+            ("README.md", "changed"),
+            ("manifests/app.yaml", "changed"),
+            ("manifests/secret.yaml", "changed"),
+            ("new-name.yaml", "renamed"),
+        ]
+    );
+    assert_eq!(v["targets"][0]["files"][3]["old_path"], "old-name.yaml");
+}
+
+#[test]
+fn diff_noise_controls() {
+    let (_, out, _) = run_diff(&["--ignore-path", r"^metadata\.annotations\.build-id$"]);
+    assert!(!out.contains("build-id"), "{out}");
+    assert!(out.contains("Deployment/web/web (changed, +1 -1)"), "{out}");
+    let (_, out, _) = run_diff(&["--ignore-resource", "apps:Deployment:w*"]);
+    assert!(!out.contains("Deployment/web/web"), "{out}");
+    let (code, _, err) = run_diff(&["--ignore-resource", "Deployment"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("group:kind:name"), "{err}");
+}
+
+#[test]
+fn diff_errors() {
+    let (code, _, err) = stdout_of(&["diff", "--catalogs", "/nonexistent/a", "/nonexistent/b"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("/nonexistent/a"), "{err}");
+    let repo = catalog_repo();
+    let r = repo.path().to_str().unwrap();
+    let (code, _, err) = stdout_of(&["diff", "--repo", r, "--base", "main~1", "--head", "main"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("compiling revision `main~1` failed"), "{err}");
+    assert!(
+        err.contains("inventory"),
+        "the compiler's own message: {err}"
+    );
+    let (code, _, err) = stdout_of(&["diff"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--catalogs"), "{err}");
+    let (code, _, err) = run_diff(&["--redact-key", "("]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--redact-key"), "{err}");
+}
+
+/// Every secret value in the fixture catalogs, plain and base64-encoded.
+const SECRETS: &[&str] = &[
+    "Xk9#mP2vL8qR4tZw",
+    "WGs5I21QMnZMOHFSNHRadw==",
+    "Qw7!nB3xK5sJ1yHe",
+    "UXc3IW5CM3hLNXNKMXlIZQ==",
+    "ghp_R3alL00kingT0kenV4lue1234567890ab",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "BEGIN PRIVATE KEY",
+    "LS0tLS1CRUdJTi",
+    "Old5ecretPw",
+    "N3wS3cretPw",
+    "tok_9f8e7d6c5b4a3210",
+    "tok_0a1b2c3d4e5f6789",
+];
+
+fn assert_no_secret(what: &str, text: &str) {
+    for s in SECRETS {
+        assert!(!text.contains(s), "{what} leaks `{s}`:\n{text}");
+    }
+    assert!(text.contains("<redacted: changed>"), "{what}:\n{text}");
+    assert!(text.contains("<redacted: unchanged>"), "{what}:\n{text}");
+}
+
+#[test]
+fn secrets_never_leak_in_any_format() {
+    let redact = ["--redact-key", "^connectionString$"];
+    let mut json = String::new();
+    for fmt in ["text", "markdown", "json"] {
+        let mut args = vec!["--format", fmt];
+        args.extend(redact);
+        let (code, out, err) = run_diff(&args);
+        assert_eq!(code, 0, "{err}");
+        assert_no_secret(fmt, &out);
+        assert!(out.contains("Secret/web/db-creds"), "{fmt}: {out}");
+        assert!(out.contains("ConfigMap/web/app-settings"), "{fmt}: {out}");
+        if fmt == "json" {
+            json = out;
+        }
+    }
+    // The comment, its job summary and its artifact, from that JSON.
+    let dir = tempfile::tempdir().unwrap();
+    let diff = dir.path().join("diff.json");
+    std::fs::write(&diff, &json).unwrap();
+    let artifact = dir.path().join("review.md");
+    let out = strata()
+        .args(["comment", "--dry-run", "--diff"])
+        .arg(&diff)
+        .arg("--output")
+        .arg(&artifact)
+        .env_remove("GITHUB_EVENT_PATH")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_no_secret("comment", &String::from_utf8(out.stdout).unwrap());
+    let piped = strata()
+        .args(["comment", "--dry-run", "--diff", "-", "--output"])
+        .arg(dir.path().join("piped.md"))
+        .env_remove("GITHUB_EVENT_PATH")
+        .write_stdin(json.clone())
+        .output()
+        .unwrap();
+    assert!(piped.status.success());
+    assert_no_secret(
+        "comment from stdin",
+        &String::from_utf8(piped.stdout).unwrap(),
+    );
+    assert_no_secret("artifact", &std::fs::read_to_string(&artifact).unwrap());
+    // The job summary and the annotations of the fork fallback.
+    let gh = FakeGithub::start();
+    let ws = Workspace::new(true);
+    let diff = ws.write("diff.json", &json);
+    let (code, out, err) = ws.comment(&gh, &diff, None);
+    assert_eq!(code, 0, "{err}");
+    for s in SECRETS {
+        assert!(!out.contains(s), "annotations leak `{s}`");
+    }
+    assert_no_secret(
+        "job summary",
+        &std::fs::read_to_string(ws.path("summary.md")).unwrap(),
+    );
+    // Without the extra pattern the connection string is shown: the flag works.
+    let (_, out, _) = run_diff(&[]);
+    assert!(out.contains("N3wS3cretPw"));
+}
+
+// ---------------------------------------------------------------- lint
+
+fn lint(inv: &str, extra: &[&str]) -> (i32, String, String) {
+    let path = fixtures().join("lint").join(inv);
+    let mut args = vec![
+        "lint".to_string(),
+        "--inventory-path".into(),
+        path.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    stdout_of(&refs)
+}
+
+fn findings(inv: &str, extra: &[&str]) -> Vec<serde_json::Value> {
+    let mut args = vec!["--format", "json"];
+    args.extend(extra);
+    let (_, out, err) = lint(inv, &args);
+    let v: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    v["findings"].as_array().unwrap().clone()
+}
+
+fn find<'a>(f: &'a [serde_json::Value], code: &str) -> Vec<&'a serde_json::Value> {
+    f.iter().filter(|d| d["code"] == code).collect()
+}
+
+fn file_name(d: &serde_json::Value) -> String {
+    Path::new(d["file"].as_str().unwrap_or(""))
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[test]
+fn lint_broken_inventory_reports_every_target() {
+    let f = findings("broken", &[]);
+    let yaml = find(&f, "yaml-invalid");
+    assert_eq!(yaml.len(), 1, "parse error reported once: {f:#?}");
+    assert_eq!(file_name(yaml[0]), "bad.yml");
+    assert!(yaml[0]["line"].as_u64().is_some());
+    let missing = find(&f, "class-not-found");
+    assert_eq!(missing.len(), 1);
+    assert_eq!(file_name(missing[0]), "t2.yml");
+    assert_eq!(missing[0]["line"], 2);
+    let unres = find(&f, "unresolved-reference");
+    assert_eq!(unres.len(), 1, "{f:#?}");
+    assert_eq!(file_name(unres[0]), "refs.yml");
+    assert_eq!(unres[0]["line"], 2);
+    let cycle = find(&f, "reference-cycle");
+    assert_eq!(cycle.len(), 1, "{f:#?}");
+    assert_eq!(file_name(cycle[0]), "loop.yml");
+    assert_eq!(cycle[0]["line"], 2);
+    assert!(
+        find(&f, "unused-class").is_empty(),
+        "not guessed when a target fails"
+    );
+    let (code, _, _) = lint("broken", &[]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn lint_commodore_rules_secrets_and_unused() {
+    let f = findings("commodore", &[]);
+    let unused = find(&f, "unused-class");
+    assert_eq!(unused.len(), 1);
+    assert_eq!(file_name(unused[0]), "unused.yml");
+    assert_eq!(unused[0]["severity"], "warning");
+    let secret = find(&f, "plaintext-secret");
+    assert_eq!(secret.len(), 1, "{f:#?}");
+    assert_eq!(secret[0]["param_path"], "parameters.db.password");
+    assert_eq!(secret[0]["line"], 5);
+    let nover = find(&f, "component-without-version");
+    assert_eq!(nover.len(), 1, "deduplicated over c1 and c2: {f:#?}");
+    assert!(nover[0]["message"].as_str().unwrap().contains("`nover`"));
+    assert_eq!(file_name(nover[0]), "components.yml");
+    assert_eq!(nover[0]["line"], 12);
+    assert!(nover[0]["hints"].to_string().contains("in targets: c1, c2"));
+    let unknown = find(&f, "unknown-component");
+    assert_eq!(unknown.len(), 1);
+    assert_eq!(unknown[0]["line"], 4);
+    let dup = find(&f, "duplicate-instance");
+    assert_eq!(dup.len(), 1);
+    assert_eq!(dup[0]["line"], 5);
+    // The secret itself is never printed, in any format.
+    for fmt in ["text", "json", "github", "sarif"] {
+        let (_, out, _) = lint("commodore", &["--format", fmt]);
+        assert!(!out.contains("Xk9#mP2vL8qR4tZw"), "{fmt}: {out}");
+    }
+}
+
+#[test]
+fn lint_vaultkv_base64_in_catalog() {
+    let cat = fixtures().join("lint/catalog");
+    let f = findings("commodore", &["--catalog", cat.to_str().unwrap()]);
+    let v = find(&f, "vaultkv-base64");
+    assert_eq!(v.len(), 1, "only the encoded one: {f:#?}");
+    assert_eq!(file_name(v[0]), "secret.yaml");
+    assert_eq!(v[0]["line"], 6);
+    assert!(v[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("?{vaultkv:c1/db/password}"));
+    let (code, _, err) = lint("commodore", &["--catalog", "/nonexistent/catalog"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("/nonexistent/catalog"));
+}
+
+#[test]
+fn lint_formats_and_fail_on() {
+    let (code, out, _) = lint("commodore", &["--format", "github"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.lines()
+            .all(|l| l.starts_with("::error ") || l.starts_with("::warning ")),
+        "{out}"
+    );
+    assert!(out.contains("title=unused-class"), "{out}");
+    assert!(out.contains("line=5"), "{out}");
+    let (_, out, _) = lint("commodore", &["--format", "sarif"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["version"], "2.1.0");
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    assert!(results
+        .iter()
+        .any(|r| r["ruleId"] == "unused-class" && r["level"] == "warning"));
+    let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+    for r in results {
+        assert!(rules.iter().any(|x| x["id"] == r["ruleId"]), "{r}");
+    }
+    let (_, out, _) = lint("commodore", &[]);
+    assert!(
+        out.contains("warning[unused-class]: class `unused` is not used by any target"),
+        "{out}"
+    );
+    // Only warnings: exit 0 by default, 1 with --fail-on warning.
+    let dir = tempfile::tempdir().unwrap();
+    let inv = dir.path();
+    std::fs::create_dir_all(inv.join("classes")).unwrap();
+    std::fs::create_dir_all(inv.join("targets")).unwrap();
+    std::fs::write(inv.join("classes/a.yml"), "parameters: {x: 1}\n").unwrap();
+    std::fs::write(inv.join("classes/b.yml"), "parameters: {y: 1}\n").unwrap();
+    std::fs::write(inv.join("targets/t.yml"), "classes: [a]\n").unwrap();
+    let p = inv.to_str().unwrap();
+    assert_eq!(stdout_of(&["lint", "--inventory-path", p]).0, 0);
+    assert_eq!(
+        stdout_of(&["lint", "--inventory-path", p, "--fail-on", "warning"]).0,
+        1
+    );
+    std::fs::write(inv.join("targets/u.yml"), "classes: [b]\n").unwrap();
+    let (code, out, _) = stdout_of(&["lint", "--inventory-path", p, "--fail-on", "warning"]);
+    assert_eq!((code, out.as_str()), (0, "0 error(s), 0 warning(s)\n"));
+}
+
+// ---------------------------------------------------------------- comment
+
+#[derive(Debug, Clone)]
+struct Request {
+    method: String,
+    path: String,
+    auth: String,
+    body: String,
+}
+
+#[derive(Default)]
+struct GithubState {
+    comments: Vec<(u64, String, String)>, // id, user, body
+    requests: Vec<Request>,
+    forbid_writes: bool,
+    /// Answer this many requests with 502 first.
+    fail_next: usize,
+    next_id: u64,
+}
+
+/// A GitHub REST API stand-in on 127.0.0.1 for the issue-comment endpoints.
+struct FakeGithub {
+    url: String,
+    state: Arc<Mutex<GithubState>>,
+}
+
+fn comment_json(id: u64, user: &str, body: &str) -> serde_json::Value {
+    // Shaped like a recorded `GET /repos/{o}/{r}/issues/{n}/comments` item.
+    let recorded: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("github/comment.json")).unwrap(),
+    )
+    .unwrap();
+    let mut c = recorded;
+    c["id"] = id.into();
+    c["url"] = format!("https://api.github.com/repos/acme/infra/issues/comments/{id}").into();
+    c["html_url"] = format!("https://github.com/acme/infra/pull/7#issuecomment-{id}").into();
+    c["user"]["login"] = user.into();
+    c["body"] = body.into();
+    c
+}
+
+impl FakeGithub {
+    fn start() -> FakeGithub {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let state = Arc::new(Mutex::new(GithubState {
+            next_id: 1001,
+            ..Default::default()
+        }));
+        let st = state.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                if reader.read_line(&mut line).is_err() || line.is_empty() {
+                    continue;
+                }
+                let mut parts = line.split_whitespace();
+                let method = parts.next().unwrap_or("").to_string();
+                let path = parts.next().unwrap_or("").to_string();
+                let mut len = 0;
+                let mut auth = String::new();
+                loop {
+                    let mut h = String::new();
+                    reader.read_line(&mut h).unwrap();
+                    let h = h.trim_end();
+                    if h.is_empty() {
+                        break;
+                    }
+                    let (k, v) = h.split_once(':').unwrap();
+                    match k.to_ascii_lowercase().as_str() {
+                        "content-length" => len = v.trim().parse().unwrap(),
+                        "authorization" => auth = v.trim().to_string(),
+                        _ => {}
+                    }
+                }
+                let mut body = vec![0; len];
+                reader.read_exact(&mut body).unwrap();
+                let body = String::from_utf8(body).unwrap();
+                let (status, answer) = {
+                    let mut s = st.lock().unwrap();
+                    s.requests.push(Request {
+                        method: method.clone(),
+                        path: path.clone(),
+                        auth,
+                        body: body.clone(),
+                    });
+                    answer(&mut s, &method, &path, &body)
+                };
+                let text = answer.to_string();
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                    text.len()
+                );
+            }
+        });
+        FakeGithub { url, state }
+    }
+
+    fn requests(&self) -> Vec<Request> {
+        std::mem::take(&mut self.state.lock().unwrap().requests)
+    }
+}
+
+fn answer(s: &mut GithubState, method: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
+    let forbidden = serde_json::json!({
+        "message": "Resource not accessible by integration",
+        "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
+        "status": "403"
+    });
+    let new_body = || {
+        serde_json::from_str::<serde_json::Value>(body).unwrap()["body"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    if s.fail_next > 0 {
+        s.fail_next -= 1;
+        return (502, serde_json::json!({"message": "Server Error"}));
+    }
+    let route = path.split('?').next().unwrap();
+    match (method, route) {
+        ("GET", "/repos/acme/infra/issues/7/comments") => {
+            let page: usize = path
+                .split("page=")
+                .last()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(1);
+            let items: Vec<_> = s
+                .comments
+                .iter()
+                .skip((page - 1) * 100)
+                .take(100)
+                .map(|(id, u, b)| comment_json(*id, u, b))
+                .collect();
+            (200, serde_json::Value::Array(items))
+        }
+        ("POST", "/repos/acme/infra/issues/7/comments") if s.forbid_writes => (403, forbidden),
+        ("POST", "/repos/acme/infra/issues/7/comments") => {
+            let id = s.next_id;
+            s.next_id += 1;
+            let b = new_body();
+            s.comments
+                .push((id, "github-actions[bot]".into(), b.clone()));
+            (201, comment_json(id, "github-actions[bot]", &b))
+        }
+        ("PATCH", p) if p.starts_with("/repos/acme/infra/issues/comments/") => {
+            if s.forbid_writes {
+                return (403, forbidden);
+            }
+            let id: u64 = p.rsplit('/').next().unwrap().parse().unwrap();
+            let b = new_body();
+            match s.comments.iter_mut().find(|c| c.0 == id) {
+                Some(c) => {
+                    c.2 = b.clone();
+                    (200, comment_json(id, "github-actions[bot]", &b))
+                }
+                None => (404, serde_json::json!({"message": "Not Found"})),
+            }
+        }
+        _ => (404, serde_json::json!({"message": "Not Found"})),
+    }
+}
+
+struct Workspace {
+    dir: tempfile::TempDir,
+}
+
+impl Workspace {
+    fn new(fork: bool) -> Workspace {
+        let dir = tempfile::tempdir().unwrap();
+        let head_repo = if fork { "someone/infra" } else { "acme/infra" };
+        let mut event: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(fixtures().join("github/pull_request_event.json")).unwrap(),
+        )
+        .unwrap();
+        event["pull_request"]["head"]["repo"]["full_name"] = head_repo.into();
+        std::fs::write(dir.path().join("event.json"), event.to_string()).unwrap();
+        Workspace { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.path(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn comment(&self, gh: &FakeGithub, diff: &Path, lint: Option<&Path>) -> (i32, String, String) {
+        self.comment_with(gh, diff, lint, &[])
+    }
+
+    fn comment_with(
+        &self,
+        gh: &FakeGithub,
+        diff: &Path,
+        lint: Option<&Path>,
+        extra: &[&str],
+    ) -> (i32, String, String) {
+        let mut cmd = strata();
+        cmd.current_dir(self.dir.path())
+            .arg("comment")
+            .args(extra)
+            .arg("--diff")
+            .arg(diff)
+            .env("GITHUB_API_URL", &gh.url)
+            .env("GITHUB_REPOSITORY", "acme/infra")
+            .env("GITHUB_EVENT_PATH", self.path("event.json"))
+            .env("GITHUB_TOKEN", "ghs_testtoken")
+            .env("GITHUB_STEP_SUMMARY", self.path("summary.md"));
+        if let Some(l) = lint {
+            cmd.arg("--lint").arg(l);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    }
+}
+
+fn diff_json(extra: &[&str]) -> String {
+    let mut args = vec!["--format", "json"];
+    args.extend(extra);
+    run_diff(&args).1
+}
+
+const LINT_JSON: &str = r#"{"findings": [
+  {"severity": "error", "code": "class-not-found", "message": "class not found: `a.b`", "file": "inventory/targets/t.yml", "line": 3},
+  {"severity": "warning", "code": "unused-class", "message": "class `old` is not used by any target", "file": "inventory/classes/old.yml"}
+], "summary": {"errors": 1, "warnings": 1}}"#;
+
+#[test]
+fn comment_is_created_once_then_updated_then_left_alone() {
+    let gh = FakeGithub::start();
+    gh.state
+        .lock()
+        .unwrap()
+        .comments
+        .push((55, "alice".into(), "LGTM".into()));
+    let ws = Workspace::new(false);
+    let diff = ws.write("diff.json", &diff_json(&[]));
+    let lint = ws.write("lint.json", LINT_JSON);
+
+    // First run: one create.
+    let (code, _, err) = ws.comment(&gh, &diff, Some(&lint));
+    assert_eq!(code, 0, "{err}");
+    let reqs = gh.requests();
+    let methods: Vec<_> = reqs
+        .iter()
+        .map(|r| (r.method.as_str(), r.path.as_str()))
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            (
+                "GET",
+                "/repos/acme/infra/issues/7/comments?per_page=100&page=1"
+            ),
+            ("POST", "/repos/acme/infra/issues/7/comments"),
+        ]
+    );
+    assert!(reqs.iter().all(|r| r.auth == "Bearer ghs_testtoken"));
+    let body: serde_json::Value = serde_json::from_str(&reqs[1].body).unwrap();
+    let body = body["body"].as_str().unwrap();
+    assert!(body.starts_with("<!-- strata-review -->\n"), "{body}");
+    assert!(body.contains("| targets changed | files added | files changed | files removed | files renamed | lint errors | lint warnings |"));
+    assert!(body.contains("| 3 | 1 | 3 | 1 | 1 | 1 | 1 |"), "{body}");
+    assert!(
+        body.contains("<details><summary><code>dev</code>"),
+        "{body}"
+    );
+    assert!(
+        body.contains("`Deployment/web/web` (changed, +2 −2)"),
+        "{body}"
+    );
+    assert!(body.contains("class not found"), "{body}");
+    assert!(
+        body.contains("base 1111111111aa → head 2222222222bb"),
+        "{body}"
+    );
+    assert!(std::fs::read_to_string(ws.path("summary.md"))
+        .unwrap()
+        .contains("Deployment/web/web"));
+    assert!(std::fs::read_to_string(ws.path("strata-review.md"))
+        .unwrap()
+        .contains("Deployment/web/web"));
+
+    // Second run, nothing changed any more: one update, to the one-line text.
+    let (old, _) = catalogs();
+    let args = diff_args(&old, &old, &["--format", "json"]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let empty = ws.write("empty.json", &stdout_of(&refs).1);
+    let (code, _, err) = ws.comment(&gh, &empty, None);
+    assert_eq!(code, 0, "{err}");
+    let reqs = gh.requests();
+    assert_eq!(reqs.len(), 2, "{reqs:?}");
+    assert_eq!(reqs[1].method, "PATCH");
+    assert_eq!(reqs[1].path, "/repos/acme/infra/issues/comments/1001");
+    let body: serde_json::Value = serde_json::from_str(&reqs[1].body).unwrap();
+    assert_eq!(
+        body["body"],
+        "<!-- strata-review -->\nstrata review: no catalog changes and no lint findings.\n"
+    );
+
+    // Third run: the comment already says so; nothing is posted.
+    let (code, _, err) = ws.comment(&gh, &empty, None);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("up to date"), "{err}");
+    let reqs = gh.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].method, "GET");
+    let s = gh.state.lock().unwrap();
+    assert_eq!(s.comments.len(), 2, "alice's comment and ours");
+    assert_eq!(s.comments[0].2, "LGTM");
+}
+
+#[test]
+fn comment_is_cut_to_fit_and_full_diff_goes_to_summary() {
+    let gh = FakeGithub::start();
+    let ws = Workspace::new(false);
+    let mut d: serde_json::Value = serde_json::from_str(&diff_json(&[])).unwrap();
+    // One huge object diff in an extra target.
+    let huge: String = (0..4000)
+        .map(|i| format!("+  key{i}: value{i}\n"))
+        .collect();
+    d["targets"].as_array_mut().unwrap().push(serde_json::json!({
+        "name": "zbig", "status": "changed",
+        "files": [{"path": "big.yaml", "status": "changed", "objects": [
+            {"name": "ConfigMap/big/huge", "status": "changed", "added_lines": 4000, "removed_lines": 0,
+             "diff": format!("@@ -1,0 +1,4000 @@\n{huge}")}
+        ]}]
+    }));
+    let diff = ws.write("diff.json", &d.to_string());
+    let (code, _, err) = ws.comment(&gh, &diff, None);
+    assert_eq!(code, 0, "{err}");
+    let reqs = gh.requests();
+    let body: serde_json::Value = serde_json::from_str(&reqs[1].body).unwrap();
+    let body = body["body"].as_str().unwrap();
+    assert!(body.chars().count() <= 65_536, "{}", body.len());
+    assert!(body.contains("1 diff left out"), "{body}");
+    assert!(
+        body.contains("`zbig/big.yaml: ConfigMap/big/huge`"),
+        "{body}"
+    );
+    assert!(!body.contains("key3999"));
+    assert!(body.contains("+  replicas: 2"), "smaller diffs stay");
+    let summary = std::fs::read_to_string(ws.path("summary.md")).unwrap();
+    assert!(summary.contains("key3999: value3999"));
+    let artifact = std::fs::read_to_string(ws.path("strata-review.md")).unwrap();
+    assert!(artifact.contains("key3999: value3999"));
+}
+
+#[test]
+fn fork_pull_request_falls_back_to_annotations() {
+    let gh = FakeGithub::start();
+    let ws = Workspace::new(true);
+    let diff = ws.write("diff.json", &diff_json(&[]));
+    let lint = ws.write("lint.json", LINT_JSON);
+    let (code, out, err) = ws.comment(&gh, &diff, Some(&lint));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        gh.requests().is_empty(),
+        "a fork's token cannot write: no request"
+    );
+    assert!(
+        out.starts_with("::notice title=strata review::This pull request comes from a fork"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "::error file=inventory/targets/t.yml,line=3,title=class-not-found::class not found"
+        ),
+        "{out}"
+    );
+    let summary = std::fs::read_to_string(ws.path("summary.md")).unwrap();
+    assert!(
+        summary.starts_with("> [!NOTE]\n> This pull request comes from a fork"),
+        "{summary}"
+    );
+    assert!(summary.contains("Deployment/web/web"));
+}
+
+#[test]
+fn read_only_token_falls_back_too() {
+    let gh = FakeGithub::start();
+    gh.state.lock().unwrap().forbid_writes = true;
+    let ws = Workspace::new(false);
+    let diff = ws.write("diff.json", &diff_json(&[]));
+    let (code, out, err) = ws.comment(&gh, &diff, None);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(gh.requests().len(), 2, "list, then the refused create");
+    assert!(
+        out.contains("Resource not accessible by integration"),
+        "{out}"
+    );
+    assert!(std::fs::read_to_string(ws.path("summary.md"))
+        .unwrap()
+        .contains("[!NOTE]"));
+}
+
+#[test]
+fn comment_needs_the_environment() {
+    let ws = Workspace::new(false);
+    let diff = ws.write("diff.json", "{\"summary\": {}, \"targets\": []}");
+    let out = strata()
+        .current_dir(ws.dir.path())
+        .args(["comment", "--diff"])
+        .arg(&diff)
+        .env_remove("GITHUB_REPOSITORY")
+        .env_remove("GITHUB_TOKEN")
+        .env("GITHUB_EVENT_PATH", ws.path("event.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("GITHUB_REPOSITORY"));
+    let bad = ws.write("bad.json", "{\"targets\": 3}");
+    let out = strata()
+        .current_dir(ws.dir.path())
+        .args(["comment", "--dry-run", "--diff"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.json"));
+}
+
+// ---------------------------------------------------------------- conformance catalogs
+
+/// Copies `src` to `dst`; with `rewrite`, every YAML/JSON file that parses is
+/// written back with its map keys in reverse order and in strata's own block
+/// style, which must not be a semantic difference.
+fn copy_tree(src: &Path, dst: &Path, rewrite: bool, parsed: &mut usize) {
+    std::fs::create_dir_all(dst).unwrap();
+    let mut entries: Vec<_> = std::fs::read_dir(src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        let to = dst.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_tree(&p, &to, rewrite, parsed);
+            continue;
+        }
+        let bytes = std::fs::read(&p).unwrap();
+        let name = p.to_string_lossy().to_lowercase();
+        let structured = [".yaml", ".yml", ".json"].iter().any(|e| name.ends_with(e));
+        let docs = std::str::from_utf8(&bytes)
+            .ok()
+            .filter(|_| structured)
+            .and_then(|t| strata::yaml::load_values(t).ok());
+        match docs {
+            Some(docs) if rewrite => {
+                *parsed += 1;
+                let docs: Vec<_> = docs.iter().map(reverse_keys).collect();
+                std::fs::write(&to, strata::yaml::emit::to_yaml_stream(&docs)).unwrap();
+            }
+            _ => std::fs::write(&to, &bytes).unwrap(),
+        }
+    }
+}
+
+fn reverse_keys(v: &strata::value::Value) -> strata::value::Value {
+    use strata::value::Value;
+    match v {
+        Value::Map(m) => Value::Map(
+            m.iter()
+                .rev()
+                .map(|(k, v)| (k.clone(), reverse_keys(v)))
+                .collect(),
+        ),
+        Value::List(l) => Value::List(l.iter().map(reverse_keys).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Kapitan's real compiled trees from the compile corpus: reordering keys
+/// and reformatting every YAML/JSON file is no difference; with
+/// `--no-semantic` the same files all differ.
+#[test]
+fn conformance_catalogs_reformatted_are_not_different() {
+    let cases = crate::conformance_dir().join("compile/cases");
+    let mut names: Vec<_> = std::fs::read_dir(&cases)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    let (mut catalogs, mut parsed, mut text_changed) = (0, 0, 0);
+    for case in names {
+        let compiled = case.join("expected/compiled");
+        if !compiled.is_dir() {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+        let mut n = 0;
+        copy_tree(&compiled, &old, false, &mut n);
+        copy_tree(&compiled, &new, true, &mut n);
+        parsed += n;
+        catalogs += 1;
+        let args = diff_args(&old, &new, &["--exit-code"]);
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, err) = stdout_of(&refs);
+        assert_eq!(
+            (code, out.as_str()),
+            (0, "no differences\n"),
+            "{}: {err}",
+            case.display()
+        );
+        if n > 0 {
+            let args = diff_args(&old, &new, &["--no-semantic", "--format", "json"]);
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            let v: serde_json::Value = serde_json::from_str(&stdout_of(&refs).1).unwrap();
+            let changed = v["summary"]["files_changed"].as_u64().unwrap() as usize;
+            assert!(changed <= n, "{}: {changed} of {n}", case.display());
+            text_changed += changed;
+        }
+    }
+    eprintln!("diff conformance: {catalogs} Kapitan catalogs, {parsed} YAML/JSON files reformatted, 0 semantic differences, {text_changed} text differences");
+    assert!(
+        catalogs >= 40 && parsed >= 100,
+        "{catalogs} catalogs, {parsed} files"
+    );
+    assert!(
+        text_changed * 2 > parsed,
+        "the rewrite changes the text of most files"
+    );
+}
+
+/// Lint over every inventory of the conformance corpora: never an error
+/// exit (2), never a panic; findings are rendered in every format.
+#[test]
+fn lint_runs_over_every_conformance_inventory() {
+    let root = crate::conformance_dir();
+    let mut dirs = Vec::new();
+    for area in ["inventory", "compile/cases"] {
+        let mut d: Vec<_> = std::fs::read_dir(root.join(area))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        d.sort();
+        dirs.extend(
+            d.into_iter()
+                .map(|p| p.join("inventory"))
+                .filter(|p| p.is_dir()),
+        );
+    }
+    let mut counts = [0usize; 2];
+    for inv in &dirs {
+        let out = strata()
+            .args(["lint", "--format", "sarif", "--inventory-path"])
+            .arg(inv)
+            .current_dir(inv.parent().unwrap())
+            .output()
+            .unwrap();
+        let code = out.status.code().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(code == 0 || code == 1, "{}: {stderr}", inv.display());
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["version"], "2.1.0");
+        counts[code as usize] += 1;
+    }
+    eprintln!(
+        "lint conformance: {} inventories, {} clean, {} with findings",
+        dirs.len(),
+        counts[0],
+        counts[1]
+    );
+    assert!(dirs.len() > 100);
+}
+
+// ---------------------------------------------------------------- git revisions
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A repository with the fixture catalogs committed twice under `catalog/`,
+/// then the working tree changed again (uncommitted) to prove it is not read.
+fn catalog_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    let (old, new) = catalogs();
+    git(repo, &["init", "-q", "-b", "main"]);
+    let mut n = 0;
+    copy_tree(&old, &repo.join("catalog"), false, &mut n);
+    std::fs::write(repo.join("README.md"), "outside the catalog\n").unwrap();
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "v1"]);
+    std::fs::remove_dir_all(repo.join("catalog")).unwrap();
+    copy_tree(&new, &repo.join("catalog"), false, &mut n);
+    std::fs::write(repo.join("README.md"), "changed outside the catalog\n").unwrap();
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "v2"]);
+    std::fs::write(repo.join("catalog/prod/app.yaml"), "uncommitted: true\n").unwrap();
+    dir
+}
+
+#[test]
+fn diff_committed_catalogs_at_two_revisions() {
+    let dir = catalog_repo();
+    let repo = dir.path().to_str().unwrap();
+    let (code, out, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        repo,
+        "--base",
+        "HEAD~1",
+        "--head",
+        "main",
+        "--catalog-path",
+        "catalog",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let from_git: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let (_, out, _) = run_diff(&["--format", "json"]);
+    let from_dirs: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(from_git, from_dirs, "same diff as the two directories");
+    // --head defaults to HEAD; the uncommitted change is not seen.
+    let (_, out, _) = stdout_of(&[
+        "diff",
+        "--repo",
+        repo,
+        "--base",
+        "HEAD~1",
+        "--catalog-path",
+        "catalog/",
+    ]);
+    assert!(
+        !out.contains("uncommitted") && !out.contains("target prod"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("catalog/prod/app.yaml")).unwrap(),
+        "uncommitted: true\n"
+    );
+    // The same revision twice: no differences.
+    let (code, out, _) = stdout_of(&[
+        "diff",
+        "--repo",
+        repo,
+        "--base",
+        "HEAD",
+        "--head",
+        "HEAD",
+        "--catalog-path",
+        "catalog",
+        "--exit-code",
+    ]);
+    assert_eq!((code, out.as_str()), (0, "no differences\n"));
+    // A revision that does not exist is an error naming it.
+    let (code, _, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        repo,
+        "--base",
+        "nope",
+        "--catalog-path",
+        "catalog",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("`nope`"), "{err}");
+}
+
+const COPY_COMPILER: &str = "mkdir -p out && cp -r catalog out/compiled && true";
+
+/// `--base/--head` compiling each revision's tree, here with a stand-in
+/// compiler through --compile-command, which gets the flags after `--`.
+#[test]
+fn diff_compiles_both_revisions() {
+    let dir = catalog_repo();
+    let r = dir.path().to_str().unwrap();
+    let (code, out, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        r,
+        "--base",
+        "HEAD~1",
+        "--head",
+        "HEAD",
+        "--compile-command",
+        COPY_COMPILER,
+        "--compiled-dir",
+        "out/compiled",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let (_, direct, _) = run_diff(&["--format", "json"]);
+    let direct: serde_json::Value = serde_json::from_str(&direct).unwrap();
+    assert_eq!(v, direct, "compiled at both revisions = the two catalogs");
+    // The flags after `--` reach the compiler.
+    let check_flags = "test \"$*\" = '--fast -t dev' && mkdir -p compiled && true";
+    let (code, out, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        r,
+        "--base",
+        "HEAD",
+        "--compile-command",
+        check_flags,
+        "--exit-code",
+        "--",
+        "--fast",
+        "-t",
+        "dev",
+    ]);
+    assert_eq!((code, out.as_str()), (0, "no differences\n"), "{err}");
+    // A failing compile is an error naming the revision, with its output.
+    let (code, _, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        r,
+        "--base",
+        "HEAD~1",
+        "--compile-command",
+        "echo boom >&2; exit 3",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("compiling revision `HEAD~1` failed") && err.contains("boom"),
+        "{err}"
+    );
+    let (code, _, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        r,
+        "--base",
+        "HEAD~1",
+        "--compile-command",
+        "true",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("wrote no compiled/ directory"), "{err}");
+}
+
+#[test]
+fn diff_color_always() {
+    let (_, out, _) = run_diff(&["--color", "always"]);
+    assert!(out.contains("\x1b[32m      +  replicas: 2\x1b[0m"), "{out}");
+    assert!(out.contains("\x1b[31m      -  replicas: 1\x1b[0m"), "{out}");
+}
+
+#[test]
+fn a_server_error_on_listing_is_retried_once() {
+    let gh = FakeGithub::start();
+    gh.state.lock().unwrap().fail_next = 1;
+    let ws = Workspace::new(false);
+    let diff = ws.write("diff.json", &diff_json(&[]));
+    let (code, _, err) = ws.comment(&gh, &diff, None);
+    assert_eq!(code, 0, "{err}");
+    let methods: Vec<String> = gh.requests().iter().map(|r| r.method.clone()).collect();
+    assert_eq!(methods, ["GET", "GET", "POST"]);
+    // Twice in a row is an error (exit 2), not a fallback.
+    gh.state.lock().unwrap().fail_next = 2;
+    let (code, _, err) = ws.comment(&gh, &diff, None);
+    assert_eq!(code, 2);
+    assert!(err.contains("answered 502"), "{err}");
+}
+
+#[test]
+fn one_comment_per_marker_name() {
+    let gh = FakeGithub::start();
+    let ws = Workspace::new(false);
+    let diff = ws.write("diff.json", &diff_json(&[]));
+    for name in ["prod", "dev", "prod"] {
+        let (code, _, err) = ws.comment_with(
+            &gh,
+            &diff,
+            None,
+            &["--marker", &format!("strata-review:{name}")],
+        );
+        assert_eq!(code, 0, "{err}");
+    }
+    let s = gh.state.lock().unwrap();
+    let markers: Vec<&str> = s
+        .comments
+        .iter()
+        .map(|c| c.2.lines().next().unwrap())
+        .collect();
+    assert_eq!(
+        markers,
+        ["<!-- strata-review:prod -->", "<!-- strata-review:dev -->"]
+    );
+    drop(s);
+    let (code, _, err) = ws.comment_with(&gh, &diff, None, &["--marker", "x-->y"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid --marker"), "{err}");
+}
+
+/// In a pull_request workflow `strata diff` needs no revision flags: the
+/// base (where the branch left its base) and head come from the event.
+#[test]
+fn diff_revisions_from_the_pull_request_event() {
+    let dir = catalog_repo();
+    let repo = dir.path();
+    let sha = |rev: &str| {
+        let out = std::process::Command::new("git")
+            .current_dir(repo)
+            .args(["rev-parse", rev])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    // The base branch moved on after the pull request branched off:
+    // main~1 is where it branched, `base` has one more commit.
+    git(repo, &["branch", "base", "HEAD~1"]);
+    git(repo, &["checkout", "-q", "base"]);
+    std::fs::write(
+        repo.join("catalog/gone/extra.yaml"),
+        "kind: Namespace\nmetadata: {name: extra}\n",
+    )
+    .unwrap();
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "base moves on"]);
+    let event = repo.join("event.json");
+    std::fs::write(
+        &event,
+        serde_json::json!({"pull_request": {"number": 7,
+            "base": {"sha": sha("base"), "repo": {"full_name": "acme/infra"}},
+            "head": {"sha": sha("main"), "repo": {"full_name": "acme/infra"}}}})
+        .to_string(),
+    )
+    .unwrap();
+    let r = repo.to_str().unwrap();
+    let (code, out, err) = stdout_with_env(
+        &[
+            "diff",
+            "--repo",
+            r,
+            "--catalog-path",
+            "catalog",
+            "--format",
+            "json",
+        ],
+        &[("GITHUB_EVENT_PATH", &event)],
+    );
+    assert_eq!(code, 0, "{err}");
+    let from_event: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let (_, direct, _) = run_diff(&["--format", "json"]);
+    let direct: serde_json::Value = serde_json::from_str(&direct).unwrap();
+    assert_eq!(
+        from_event, direct,
+        "the base's own later commit is not part of the diff"
+    );
+    let (code, _, err) = stdout_of(&["diff", "--repo", r, "--catalog-path", "catalog"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("nothing to compare"), "{err}");
+}
+
+/// `strata diff --base --head` with strata's own compiler: a small Kapitan
+/// project committed twice, each revision compiled from git's objects.
+#[test]
+fn diff_compiles_two_revisions_with_strata_compile() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    let write = |p: &str, text: &str| {
+        let p = repo.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let project = |replicas: u32, password: &str| {
+        write(
+            "inventory/classes/common.yml",
+            "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: manifests\n        input_type: jsonnet\n        input_paths: [components/app.jsonnet]\n        output_type: yaml\n",
+        );
+        write(
+            "inventory/targets/dev.yml",
+            &format!(
+                "classes: [common]\nparameters:\n  replicas: {replicas}\n  password: {password}\n"
+            ),
+        );
+        write(
+            "inventory/targets/prod.yml",
+            "classes: [common]\nparameters:\n  replicas: 3\n  password: Pr0dOnlyS3cret\n",
+        );
+        write(
+            "components/app.jsonnet",
+            "local kap = import 'lib/kapitan.libjsonnet';\nlocal p = kap.inventory().parameters;\n{\n  app: [\n    { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'app', namespace: std.extVar('target') }, spec: { replicas: p.replicas } },\n    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'app', namespace: std.extVar('target') }, stringData: { password: p.password } },\n  ],\n}\n",
+        );
+    };
+    git(repo, &["init", "-q", "-b", "main"]);
+    project(1, "Zx81Hq2Lm9Ke4Wv7");
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "v1"]);
+    project(2, "Pq3Rt6Yu8Io1As4D");
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "v2"]);
+    let r = repo.to_str().unwrap();
+    let (code, out, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        r,
+        "--base",
+        "HEAD~1",
+        "--head",
+        "HEAD",
+        "--exit-code",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.starts_with("target dev (changed)\n  changed  manifests/app.yaml"),
+        "{out}"
+    );
+    assert!(out.contains("Deployment/dev/app (changed, +1 -1)"), "{out}");
+    assert!(
+        out.contains("-  replicas: 1\n") && out.contains("+  replicas: 2\n"),
+        "{out}"
+    );
+    assert!(out.contains("Secret/dev/app (changed, +1 -1)"), "{out}");
+    assert!(out.contains("+  password: <redacted: changed>"), "{out}");
+    for secret in ["Zx81Hq2Lm9Ke4Wv7", "Pq3Rt6Yu8Io1As4D", "Pr0dOnlyS3cret"] {
+        assert!(!out.contains(secret), "{secret} leaked: {out}");
+    }
+    assert!(!out.contains("target prod"), "{out}");
+    // Flags after `--` reach `strata compile`: only prod compiled, no change.
+    let (code, out, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        r,
+        "--base",
+        "HEAD~1",
+        "--exit-code",
+        "--",
+        "-t",
+        "prod",
+    ]);
+    assert_eq!((code, out.as_str()), (0, "no differences\n"), "{err}");
+}
+
+/// A pull request cannot make the diff read files outside the repository
+/// through symlinks; links inside the tree still work.
+#[cfg(unix)]
+#[test]
+fn symlinks_in_a_revision_never_leave_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    std::fs::create_dir_all(repo.join("catalog/t")).unwrap();
+    std::fs::write(
+        repo.join("catalog/t/real.yaml"),
+        "kind: ConfigMap\nmetadata: {name: real}\n",
+    )
+    .unwrap();
+    git(repo, &["init", "-q", "-b", "main"]);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "v1"]);
+    let outside = repo.join("outside-secret.txt");
+    std::fs::write(&outside, "TOP-SECRET-OUTSIDE-VALUE\n").unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join("catalog/t/escape.yaml")).unwrap();
+    std::os::unix::fs::symlink("../../outside-secret.txt", repo.join("catalog/t/climb.txt"))
+        .unwrap();
+    std::os::unix::fs::symlink("real.yaml", repo.join("catalog/t/inside.yaml")).unwrap();
+    git(repo, &["add", "catalog"]);
+    git(repo, &["commit", "-q", "-m", "links"]);
+    let r = repo.to_str().unwrap();
+    let (code, out, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        r,
+        "--base",
+        "HEAD~1",
+        "--catalog-path",
+        "catalog",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("TOP-SECRET-OUTSIDE-VALUE"), "{out}");
+    assert!(
+        out.contains(&format!("+(symlink to {})", outside.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains("+(symlink to ../../outside-secret.txt)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("added    inside.yaml\n    ConfigMap/real (added, +3 -0)"),
+        "{out}"
+    );
+}
