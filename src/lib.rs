@@ -5,6 +5,7 @@
 //! [`diagnostics::Diagnostic`]s, and the CLI layer ([`cli`], [`commands`])
 //! renders them.
 
+pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod compile;

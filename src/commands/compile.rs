@@ -50,6 +50,10 @@ pub struct CompileArgs {
     /// Compile into a temporary directory and exit 1 when it differs from --output-path
     #[arg(long)]
     pub check: bool,
+    /// Annotate every object with its apply order: `argocd-sync-waves` sets
+    /// `argocd.argoproj.io/sync-wave` to the object's kapp wave
+    #[arg(long, value_name = "MODE", value_parser = ["argocd-sync-waves"])]
+    pub order: Option<String>,
     /// Inventory backend (accepted for Kapitan compatibility; strata has one)
     #[arg(long, value_name = "NAME")]
     pub inventory_backend: Option<String>,
@@ -193,6 +197,13 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         pb.finish_and_clear();
     }
     let report = report.map_err(diag_err)?;
+    if args.order.is_some() {
+        let dump = compile::yaml_dump::DumpOptions::kapitan(indent, multiline, null_as_empty);
+        for (_, dir) in &report.targets {
+            let target_dir = temp.path().join("compiled").join(dir);
+            crate::catalog::annotate_sync_waves(&target_dir, &dump).map_err(diag_err)?;
+        }
+    }
     for w in &report.warnings {
         eprintln!("warning: {w} (continue_on_compile_error is set)");
     }

@@ -291,3 +291,29 @@ fn kapitan_conformance_corpus() {
         "every case must be byte-identical:\n{stdout}"
     );
 }
+
+#[test]
+fn order_argocd_sync_waves_annotates_objects() {
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/minimal");
+    let out = tempfile::tempdir().unwrap();
+    crate::strata()
+        .current_dir(&example)
+        .args(["compile", "--order", "argocd-sync-waves", "--output-path"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let deploy =
+        std::fs::read_to_string(out.path().join("compiled/prod/echo/deployment.yaml")).unwrap();
+    assert!(
+        deploy.contains("argocd.argoproj.io/sync-wave: '0'"),
+        "{deploy}"
+    );
+    // Non-YAML outputs are untouched.
+    let page = std::fs::read_to_string(out.path().join("compiled/prod/docs/README.md.j2")).unwrap();
+    assert!(page.starts_with("# echo on prod"));
+    crate::strata()
+        .current_dir(&example)
+        .args(["compile", "--order", "bogus"])
+        .assert()
+        .code(2);
+}
