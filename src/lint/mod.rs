@@ -31,6 +31,10 @@ pub const RULES: &[(&str, Severity, &str)] = &[
     ("component-without-version", Severity::Error, "a Commodore component has no version"),
     ("duplicate-instance", Severity::Error, "two applications entries use the same instance name"),
     ("unknown-component", Severity::Error, "an applications entry names a component not in parameters.components"),
+    (crate::order::CODE_MALFORMED, Severity::Error, "a kapp.k14s.io/change-group or change-rule annotation is malformed"),
+    (crate::order::CODE_CYCLE, Severity::Error, "kapp change rules order the objects of a target in a cycle"),
+    (crate::order::CODE_UNMATCHED, Severity::Warning, "a kapp change rule names a change group that no object carries"),
+    (crate::order::CODE_INVALID, Severity::Error, "the objects of a target cannot be ordered (invalid input)"),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -179,6 +183,9 @@ pub fn lint(inv: &Inventory, opts: &LintOptions) -> Result<Vec<Diagnostic>, Lint
     }
     if let Some(cat) = &opts.catalog {
         for d in rules::vaultkv_base64(cat)? {
+            found.add(d, None);
+        }
+        for d in rules::order_findings(cat)? {
             found.add(d, None);
         }
     }

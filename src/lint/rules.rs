@@ -172,6 +172,55 @@ pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// kapp ordering rules over each compiled target (a top-level directory of
+/// the catalog): malformed `kapp.k14s.io/change-group`/`change-rule`
+/// annotations, ordering cycles, and rules that can never match. Only
+/// Kubernetes objects (documents with `apiVersion` and `kind`) take part.
+pub fn order_findings(catalog: &Path) -> Result<Vec<Diagnostic>, LintError> {
+    if !catalog.is_dir() {
+        return Err(LintError::NoCatalog {
+            path: catalog.to_path_buf(),
+        });
+    }
+    let read_dir = |d: &Path| -> Result<Vec<std::path::PathBuf>, LintError> {
+        let rd = std::fs::read_dir(d).map_err(|e| LintError::Io {
+            path: d.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let mut v: Vec<_> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        v.sort();
+        Ok(v)
+    };
+    let mut out = Vec::new();
+    for target in read_dir(catalog)?.into_iter().filter(|p| p.is_dir()) {
+        let mut files = Vec::new();
+        collect_files(&target, &mut files)?;
+        files.sort();
+        let mut docs = Vec::new();
+        for f in files {
+            if !f.extension().is_some_and(|e| e == "yml" || e == "yaml") {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&f) else {
+                continue;
+            };
+            // Files that are not YAML are another rule's business.
+            let Ok(parsed) = crate::order::parse_documents(&f, &text) else {
+                continue;
+            };
+            docs.extend(
+                parsed
+                    .into_iter()
+                    .filter(|d| d.node.get("apiVersion").is_some() && d.node.get("kind").is_some()),
+            );
+        }
+        if !docs.is_empty() {
+            out.extend(crate::order::lint(&docs, &crate::order::Options::default()));
+        }
+    }
+    Ok(out)
+}
+
 /// `vaultkv-base64`: base64 strings in catalog files that decode to text
 /// holding a `?{vaultkv:...}` reference. Files are visited in sorted order.
 pub fn vaultkv_base64(catalog: &Path) -> Result<Vec<Diagnostic>, LintError> {
@@ -368,6 +417,29 @@ fn locate(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn order_findings_cover_malformed_annotations_per_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("prod");
+        std::fs::create_dir_all(&t).unwrap();
+        std::fs::write(
+            t.join("job.yaml"),
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n  annotations:\n    kapp.k14s.io/change-rule: \"upsert sometime\"\n",
+        )
+        .unwrap();
+        std::fs::write(t.join("values.yaml"), "replicas: 2\n").unwrap();
+        let found = order_findings(dir.path()).unwrap();
+        assert!(
+            found.iter().any(|d| d.code == crate::order::CODE_MALFORMED),
+            "{found:?}"
+        );
+        let clean = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(clean.path().join("dev")).unwrap();
+        std::fs::write(clean.path().join("dev/values.yaml"), "replicas: 2\n").unwrap();
+        assert!(order_findings(clean.path()).unwrap().is_empty());
+    }
+
     use super::*;
 
     #[test]
