@@ -12,5 +12,6 @@ pub mod error;
 pub mod inventory;
 pub mod order;
 pub mod packages;
+pub mod template;
 pub mod value;
 pub mod yaml;

@@ -2,3 +2,4 @@
 //! library and rendering. Only this layer (and `cli`) uses `anyhow` and prints.
 
 pub mod inventory;
+pub mod template;

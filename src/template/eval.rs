@@ -1,0 +1,1089 @@
+//! Starlark side of templates: the runtime functions compiled templates
+//! call to build YAML (`__ytt_tpl_*`), YAML fragments and data values as
+//! Starlark values, the `@ytt:*` modules, and loading of `.star` /
+//! `.lib.yml` files from the input set.
+
+use super::compile::{Compiled, TAG_SHIFT};
+use super::node::{Ann, Kind, Node, Pos, Scalar, Val};
+use allocative::Allocative;
+use starlark::any::ProvidesStaticType;
+use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, LibraryExtension, Module};
+use starlark::eval::{Evaluator, FileLoader};
+use starlark::starlark_module;
+use starlark::starlark_simple_value;
+use starlark::syntax::{AstModule, Dialect};
+use starlark::values::dict::{AllocDict, DictRef};
+use starlark::values::list::{AllocList, ListRef};
+use starlark::values::none::NoneType;
+use starlark::values::structs::{AllocStruct, StructRef};
+use starlark::values::tuple::{TupleRef, UnpackTuple};
+use starlark::values::{
+    starlark_value, Heap, NoSerialize, StarlarkPagablePanic, StarlarkValue, Value, ValueLike,
+};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// An overlay matcher built by `@ytt:overlay` functions.
+#[derive(Debug, Clone)]
+pub enum Matcher {
+    All,
+    Subset(Val),
+    MapKey(String),
+    Index(i64),
+    And(Vec<Matcher>),
+    Or(Vec<Matcher>),
+    Not(Box<Matcher>),
+}
+
+/// An annotation argument after evaluation.
+#[derive(Debug, Clone)]
+pub enum AnnVal {
+    Data(Val),
+    Matcher(Matcher),
+    /// A value we cannot use outside Starlark (e.g. a function).
+    Other(String),
+}
+
+impl AnnVal {
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            AnnVal::Data(Val::Scalar(Scalar::Bool(b))) => Some(*b),
+            _ => None,
+        }
+    }
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            AnnVal::Data(Val::Scalar(Scalar::Str(s))) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, ProvidesStaticType, NoSerialize, Allocative, StarlarkPagablePanic)]
+pub struct StarMatcher(#[allocative(skip)] pub Matcher);
+starlark_simple_value!(StarMatcher);
+
+impl std::fmt::Display for StarMatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<overlay matcher>")
+    }
+}
+
+#[starlark_value(type = "function")]
+impl<'v> StarlarkValue<'v> for StarMatcher {}
+
+/// `template.replace` result: setting it as a node value does nothing.
+#[derive(Debug, ProvidesStaticType, NoSerialize, Allocative, StarlarkPagablePanic)]
+pub struct Noop;
+starlark_simple_value!(Noop);
+impl std::fmt::Display for Noop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "noop")
+    }
+}
+#[starlark_value(type = "noop")]
+impl<'v> StarlarkValue<'v> for Noop {}
+
+/// A YAML fragment (map, array or document set) or a data values map.
+#[derive(Debug, ProvidesStaticType, NoSerialize, Allocative, StarlarkPagablePanic)]
+pub struct Frag(#[allocative(skip)] pub Arc<Node>);
+starlark_simple_value!(Frag);
+
+impl std::fmt::Display for Frag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.kind {
+            Kind::Map => write!(f, "struct(...)"),
+            _ => write!(f, "yamlfragment(...)"),
+        }
+    }
+}
+
+fn scalar_matches_value(s: &Scalar, v: Value) -> bool {
+    match s {
+        Scalar::Str(k) => v.unpack_str() == Some(k.as_str()),
+        Scalar::Int(i) => v.unpack_i32().map(|x| x as i64) == Some(*i),
+        Scalar::Bool(b) => v.unpack_bool() == Some(*b),
+        Scalar::Null => v.is_none(),
+        Scalar::Float(_) => false,
+    }
+}
+
+#[starlark_value(type = "struct")]
+impl<'v> StarlarkValue<'v> for Frag {
+    fn get_attr(&self, attribute: &str, heap: Heap<'v>) -> Option<Value<'v>> {
+        if self.0.kind != Kind::Map {
+            return None;
+        }
+        self.0
+            .items
+            .iter()
+            .rev()
+            .find(|i| matches!(&i.key, Scalar::Str(k) if k == attribute))
+            .map(|i| from_val(&i.val, heap))
+    }
+    fn has_attr(&self, attribute: &str, _heap: Heap<'v>) -> bool {
+        self.0.kind == Kind::Map
+            && self
+                .0
+                .items
+                .iter()
+                .any(|i| matches!(&i.key, Scalar::Str(k) if k == attribute))
+    }
+    fn dir_attr(&self) -> Vec<String> {
+        self.0.items.iter().map(|i| i.key.display()).collect()
+    }
+    fn at(&self, index: Value<'v>, heap: Heap<'v>) -> starlark::Result<Value<'v>> {
+        match self.0.kind {
+            Kind::Map => {
+                for i in self.0.items.iter().rev() {
+                    if scalar_matches_value(&i.key, index) {
+                        return Ok(from_val(&i.val, heap));
+                    }
+                }
+                Err(starlark::Error::new_other(anyhow::anyhow!(
+                    "key {} not found",
+                    index
+                )))
+            }
+            _ => {
+                let n = self.0.items.len() as i32;
+                let mut i = index.unpack_i32().ok_or_else(|| {
+                    starlark::Error::new_other(anyhow::anyhow!("index must be an int"))
+                })?;
+                if i < 0 {
+                    i += n;
+                }
+                if i < 0 || i >= n {
+                    return Err(starlark::Error::new_other(anyhow::anyhow!(
+                        "index out of range"
+                    )));
+                }
+                let it = &self.0.items[i as usize];
+                Ok(if self.0.kind == Kind::DocSet {
+                    from_val(&it.val, heap)
+                } else {
+                    from_val(&it.val, heap)
+                })
+            }
+        }
+    }
+    fn length(&self) -> starlark::Result<i32> {
+        Ok(self.0.items.len() as i32)
+    }
+    fn to_bool(&self) -> bool {
+        !self.0.items.is_empty()
+    }
+    fn iterate_collect(&self, heap: Heap<'v>) -> starlark::Result<Vec<Value<'v>>> {
+        Ok(match self.0.kind {
+            Kind::Map => self.0.items.iter().map(|i| scalar_to_value(&i.key, heap)).collect(),
+            _ => self.0.items.iter().map(|i| from_val(&i.val, heap)).collect(),
+        })
+    }
+    fn is_in(&self, other: Value<'v>) -> starlark::Result<bool> {
+        Ok(match self.0.kind {
+            Kind::Map => self.0.items.iter().any(|i| scalar_matches_value(&i.key, other)),
+            _ => false,
+        })
+    }
+    fn equals(&self, other: Value<'v>) -> starlark::Result<bool> {
+        match Frag::from_value(other) {
+            Some(o) => Ok(super::overlay::val_equal(
+                &Val::Node(Box::new((*self.0).clone())),
+                &Val::Node(Box::new((*o.0).clone())),
+            )),
+            None => Ok(false),
+        }
+    }
+}
+
+pub fn scalar_to_value<'v>(s: &Scalar, heap: Heap<'v>) -> Value<'v> {
+    match s {
+        Scalar::Null => Value::new_none(),
+        Scalar::Bool(b) => Value::new_bool(*b),
+        Scalar::Int(i) => heap.alloc(*i),
+        Scalar::Float(f) => heap.alloc(*f),
+        Scalar::Str(s) => heap.alloc(s.as_str()),
+    }
+}
+
+/// YAML value -> Starlark: maps become struct-like fragments, arrays lists.
+pub fn from_val<'v>(v: &Val, heap: Heap<'v>) -> Value<'v> {
+    match v {
+        Val::Scalar(s) => scalar_to_value(s, heap),
+        Val::Node(n) => match n.kind {
+            Kind::Map | Kind::DocSet => heap.alloc(Frag(Arc::new((**n).clone()))),
+            Kind::Array => {
+                let items: Vec<Value> = n.items.iter().map(|i| from_val(&i.val, heap)).collect();
+                heap.alloc(AllocList(items))
+            }
+            _ => Value::new_none(),
+        },
+    }
+}
+
+/// Starlark -> YAML value.
+pub fn to_val(v: Value, pos: &Pos) -> Result<Val, String> {
+    if v.is_none() {
+        return Ok(Val::null());
+    }
+    if let Some(b) = v.unpack_bool() {
+        return Ok(Val::Scalar(Scalar::Bool(b)));
+    }
+    if let Some(i) = v.unpack_i32() {
+        return Ok(Val::Scalar(Scalar::Int(i as i64)));
+    }
+    if let Some(s) = v.unpack_str() {
+        return Ok(Val::Scalar(Scalar::Str(s.to_string())));
+    }
+    match v.get_type() {
+        "int" => {
+            let s = v.to_str();
+            return s
+                .parse::<i64>()
+                .map(|i| Val::Scalar(Scalar::Int(i)))
+                .map_err(|_| format!("integer {s} is too large"));
+        }
+        "float" => {
+            let f: f64 = v.to_str().parse().unwrap_or(f64::NAN);
+            let f = if let Ok(ff) = v.to_repr().parse::<f64>() { ff } else { f };
+            return Ok(Val::Scalar(Scalar::Float(f)));
+        }
+        _ => {}
+    }
+    if let Some(f) = Frag::from_value(v) {
+        let mut n = (*f.0).clone();
+        n.set_pos_deep(pos);
+        return Ok(Val::Node(Box::new(n)));
+    }
+    if let Some(l) = ListRef::from_value(v) {
+        return list_to_val(l.iter(), pos);
+    }
+    if let Some(t) = TupleRef::from_value(v) {
+        return list_to_val(t.iter(), pos);
+    }
+    if let Some(d) = DictRef::from_value(v) {
+        let mut m = Node::map(pos.clone());
+        for (k, val) in d.iter() {
+            let key = match to_val(k, pos)? {
+                Val::Scalar(s) => s,
+                Val::Node(_) => return Err("map keys must be scalars".into()),
+            };
+            m.items.push(Node::map_item(key, to_val(val, pos)?, pos.clone()));
+        }
+        return Ok(Val::Node(Box::new(m)));
+    }
+    if let Some(s) = StructRef::from_value(v) {
+        let mut m = Node::map(pos.clone());
+        for (k, val) in s.iter() {
+            m.items.push(Node::map_item(
+                Scalar::Str(k.as_str().to_string()),
+                to_val(val, pos)?,
+                pos.clone(),
+            ));
+        }
+        return Ok(Val::Node(Box::new(m)));
+    }
+    Err(format!("Unable to convert value: {} (type {})", v, v.get_type()))
+}
+
+fn list_to_val<'v>(it: impl Iterator<Item = Value<'v>>, pos: &Pos) -> Result<Val, String> {
+    let mut a = Node::array(pos.clone());
+    for x in it {
+        a.items.push(Node::array_item(to_val(x, pos)?, pos.clone()));
+    }
+    Ok(Val::Node(Box::new(a)))
+}
+
+fn to_ann_val(v: Value, pos: &Pos) -> AnnVal {
+    if let Some(m) = StarMatcher::from_value(v) {
+        return AnnVal::Matcher(m.0.clone());
+    }
+    match to_val(v, pos) {
+        Ok(x) => AnnVal::Data(x),
+        Err(_) => AnnVal::Other(v.get_type().to_string()),
+    }
+}
+
+fn to_matcher(v: Value) -> anyhow::Result<Matcher> {
+    if let Some(m) = StarMatcher::from_value(v) {
+        return Ok(m.0.clone());
+    }
+    if let Some(s) = v.unpack_str() {
+        return Ok(Matcher::MapKey(s.to_string()));
+    }
+    anyhow::bail!("expected an overlay matcher, got {}", v.get_type())
+}
+
+/// All compiled files of a run, shared by every evaluation (functions of
+/// one file run while another is evaluated).
+#[derive(Default)]
+pub struct Registry {
+    pub compiled: RefCell<Vec<Rc<Compiled>>>,
+}
+
+struct Entry {
+    tag: u64,
+    node: Node,
+    replace: Option<Val>,
+}
+
+#[derive(Default)]
+struct ECtx {
+    stack: Vec<Entry>,
+    pending_anns: HashMap<u64, Vec<Ann>>,
+}
+
+#[derive(ProvidesStaticType)]
+pub struct Ctx {
+    reg: Rc<Registry>,
+    ctxs: RefCell<Vec<ECtx>>,
+    root: RefCell<Option<Node>>,
+    collected: RefCell<Vec<(Vec<AnnVal>, Vec<(String, AnnVal)>)>>,
+    pub data_values: Val,
+    pub implicit_map_key_overrides: bool,
+}
+
+fn err(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::anyhow!(msg.into())
+}
+
+impl Ctx {
+    pub fn new(reg: Rc<Registry>, data_values: Val, implicit: bool) -> Self {
+        Ctx {
+            reg,
+            ctxs: RefCell::new(Vec::new()),
+            root: RefCell::new(None),
+            collected: RefCell::new(Vec::new()),
+            data_values,
+            implicit_map_key_overrides: implicit,
+        }
+    }
+
+    fn tpl(&self, tag: u64) -> anyhow::Result<(Rc<Compiled>, usize)> {
+        let fid = (tag / TAG_SHIFT) as usize;
+        let idx = (tag % TAG_SHIFT) as usize;
+        let c = self
+            .reg
+            .compiled
+            .borrow()
+            .get(fid)
+            .cloned()
+            .ok_or_else(|| err("internal: unknown template"))?;
+        if idx >= c.nodes.len() {
+            return Err(err("internal: unknown node"));
+        }
+        Ok((c, idx))
+    }
+
+    fn attach(&self, parent: &mut Entry, child: Entry) -> anyhow::Result<()> {
+        if let Some(repl) = child.replace {
+            return splice(parent, &child.node, repl);
+        }
+        let node = child.node;
+        let p = &mut parent.node;
+        if p.has_value_slot() {
+            p.val = Val::Node(Box::new(node));
+            return Ok(());
+        }
+        if p.kind == Kind::Map && node.kind == Kind::MapItem {
+            if let Some(i) = p.items.iter().position(|x| x.key.same(&node.key)) {
+                if node.has_ann("yaml/map-key-override") || self.implicit_map_key_overrides {
+                    p.items[i] = node;
+                    return Ok(());
+                }
+                return Err(err(format!(
+                    "{}: expected key '{}' to not be specified again (unless 'yaml/map-key-override' annotation is added)",
+                    node.pos,
+                    node.key.display()
+                )));
+            }
+        }
+        p.items.push(node);
+        Ok(())
+    }
+
+    fn start_node(&self, tag: u64) -> anyhow::Result<()> {
+        let (c, idx) = self.tpl(tag)?;
+        let t = &c.nodes[idx];
+        let mut node = t.node.clone();
+        node.anns.clear();
+        if node.has_value_slot() {
+            node.val = Val::null();
+        }
+        let needs_wrap;
+        {
+            let mut ctxs = self.ctxs.borrow_mut();
+            let ec = ctxs.last_mut().ok_or_else(|| err("internal: no context"))?;
+            if let Some(a) = ec.pending_anns.remove(&tag) {
+                node.anns = a;
+            }
+            needs_wrap = ec.stack.is_empty()
+                && matches!(node.kind, Kind::MapItem | Kind::ArrayItem | Kind::Doc);
+            if !needs_wrap && ec.stack.is_empty() {
+                ec.stack.push(Entry {
+                    tag,
+                    node,
+                    replace: None,
+                });
+                return Ok(());
+            }
+        }
+        if needs_wrap {
+            let p = t
+                .parent
+                .ok_or_else(|| err("internal: node without parent"))?;
+            self.start_node(tag - idx as u64 + p as u64)?;
+        }
+        // unwind to the common ancestor
+        let mut chain = Vec::new();
+        let mut cur = t.parent;
+        while let Some(p) = cur {
+            chain.push(tag - idx as u64 + p as u64);
+            cur = c.nodes[p].parent;
+        }
+        let mut ctxs = self.ctxs.borrow_mut();
+        let ec = ctxs.last_mut().ok_or_else(|| err("internal: no context"))?;
+        loop {
+            let top = ec.stack.last().map(|e| e.tag);
+            match top {
+                Some(tt) if chain.contains(&tt) => break,
+                Some(_) if ec.stack.len() > 1 => {
+                    let child = ec.stack.pop().expect("non-empty");
+                    let parent = ec.stack.last_mut().expect("non-empty");
+                    self.attach(parent, child)?;
+                }
+                _ => {
+                    return Err(err(format!(
+                        "{}: internal: cannot place node in its parent",
+                        node.pos
+                    )))
+                }
+            }
+        }
+        ec.stack.push(Entry {
+            tag,
+            node,
+            replace: None,
+        });
+        Ok(())
+    }
+
+    fn set_node(&self, tag: u64, v: Option<Value>) -> anyhow::Result<()> {
+        let (c, idx) = self.tpl(tag)?;
+        let mut ctxs = self.ctxs.borrow_mut();
+        let ec = ctxs.last_mut().ok_or_else(|| err("internal: no context"))?;
+        let top = ec.stack.last_mut().ok_or_else(|| err("internal: empty stack"))?;
+        match v {
+            None => {
+                top.node.val = c.nodes[idx].node.val.clone();
+            }
+            Some(v) => {
+                if Noop::from_value(v).is_some() {
+                    return Ok(());
+                }
+                let pos = top.node.pos.clone();
+                let val = to_val(v, &pos).map_err(|m| err(format!("{pos}: {m}")))?;
+                if let Val::Node(n) = &val {
+                    if n.kind == Kind::DocSet {
+                        let what = match top.node.kind {
+                            Kind::MapItem => "map item",
+                            Kind::ArrayItem => "array item",
+                            _ => "document",
+                        };
+                        return Err(err(format!(
+                            "{pos}: Expected value of {what} to not be a document set (hint: use a fragment that is not a document set)"
+                        )));
+                    }
+                }
+                if !top.node.has_value_slot() {
+                    return Err(err(format!("{pos}: cannot set value of a {}", super::compile::kind_name(top.node.kind))));
+                }
+                top.node.val = val;
+            }
+        }
+        Ok(())
+    }
+
+    fn end_ctx(&self) -> anyhow::Result<Option<Node>> {
+        let mut ec = self
+            .ctxs
+            .borrow_mut()
+            .pop()
+            .ok_or_else(|| err("internal: unexpected end of context"))?;
+        while ec.stack.len() > 1 {
+            let child = ec.stack.pop().expect("non-empty");
+            let parent = ec.stack.last_mut().expect("non-empty");
+            self.attach(parent, child)?;
+        }
+        Ok(ec.stack.pop().map(|e| e.node))
+    }
+
+    fn replace(&self, v: Value) -> anyhow::Result<()> {
+        let mut ctxs = self.ctxs.borrow_mut();
+        let ec = ctxs.last_mut().ok_or_else(|| err("internal: no context"))?;
+        let top = ec.stack.last_mut().ok_or_else(|| err("internal: empty stack"))?;
+        let pos = top.node.pos.clone();
+        top.replace = Some(to_val(v, &pos).map_err(err)?);
+        Ok(())
+    }
+}
+
+fn splice(parent: &mut Entry, placeholder: &Node, repl: Val) -> anyhow::Result<()> {
+    let pos = placeholder.pos.clone();
+    match placeholder.kind {
+        Kind::MapItem => {
+            let items = match repl {
+                Val::Node(n) if n.kind == Kind::Map => n.items,
+                other => {
+                    return Err(err(format!(
+                        "{pos}: expected value to be map, but was {}",
+                        other.type_name()
+                    )))
+                }
+            };
+            for it in items {
+                if let Some(i) = parent.node.items.iter().position(|x| x.key.same(&it.key)) {
+                    parent.node.items[i] = it;
+                } else {
+                    parent.node.items.push(it);
+                }
+            }
+        }
+        Kind::ArrayItem => match repl {
+            Val::Node(n) if n.kind == Kind::Array => parent.node.items.extend(n.items),
+            other => {
+                return Err(err(format!(
+                    "{pos}: expected value to be array, but was {}",
+                    other.type_name()
+                )))
+            }
+        },
+        Kind::Doc => match repl {
+            Val::Node(n) if n.kind == Kind::DocSet => parent.node.items.extend(n.items),
+            Val::Node(n) if n.kind == Kind::Array => {
+                for it in n.items {
+                    parent.node.items.push(Node::doc(it.val, pos.clone()));
+                }
+            }
+            other => {
+                return Err(err(format!(
+                    "{pos}: expected value to be document set, but was {}",
+                    other.type_name()
+                )))
+            }
+        },
+        _ => return Err(err(format!("{pos}: expected to replace document value, map item or array item"))),
+    }
+    Ok(())
+}
+
+fn ctx<'a>(eval: &'a Evaluator) -> anyhow::Result<&'a Ctx> {
+    eval.extra
+        .and_then(|e| e.downcast_ref::<Ctx>())
+        .ok_or_else(|| err("internal: template context missing"))
+}
+
+#[starlark_module]
+fn tpl_natives(builder: &mut GlobalsBuilder) {
+    fn __ytt_tpl_start_ctx(eval: &mut Evaluator) -> anyhow::Result<NoneType> {
+        ctx(eval)?.ctxs.borrow_mut().push(ECtx::default());
+        Ok(NoneType)
+    }
+
+    fn __ytt_tpl_end_ctx<'v>(
+        #[starlark(args)] args: UnpackTuple<Value<'v>>,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> anyhow::Result<Value<'v>> {
+        let c = ctx(eval)?;
+        let root = c.end_ctx()?;
+        if let Some(v) = args.items.first() {
+            return Ok(*v);
+        }
+        Ok(match root {
+            Some(n) => eval.heap().alloc(Frag(Arc::new(n))),
+            None => Value::new_none(),
+        })
+    }
+
+    fn __ytt_tpl_end_ctx_root(eval: &mut Evaluator) -> anyhow::Result<NoneType> {
+        let c = ctx(eval)?;
+        let root = c.end_ctx()?;
+        *c.root.borrow_mut() = root;
+        Ok(NoneType)
+    }
+
+    fn __ytt_tpl_start_node(tag: i64, eval: &mut Evaluator) -> anyhow::Result<NoneType> {
+        ctx(eval)?.start_node(tag as u64)?;
+        Ok(NoneType)
+    }
+
+    fn __ytt_tpl_set_node<'v>(
+        tag: i64,
+        v: Option<Value<'v>>,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> anyhow::Result<NoneType> {
+        ctx(eval)?.set_node(tag as u64, v)?;
+        Ok(NoneType)
+    }
+
+    fn __ytt_tpl_collect_node_annotation<'v>(
+        #[starlark(args)] args: UnpackTuple<Value<'v>>,
+        #[starlark(kwargs)] kwargs: DictRef<'v>,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> anyhow::Result<i64> {
+        let c = ctx(eval)?;
+        let pos = Pos::unknown();
+        let a: Vec<AnnVal> = args.items.iter().map(|v| to_ann_val(*v, &pos)).collect();
+        let mut kw = Vec::new();
+        for (k, v) in kwargs.iter() {
+            kw.push((k.unpack_str().unwrap_or("").to_string(), to_ann_val(v, &pos)));
+        }
+        let mut col = c.collected.borrow_mut();
+        col.push((a, kw));
+        Ok(col.len() as i64 - 1)
+    }
+
+    fn __ytt_tpl_start_node_annotation(
+        tag: i64,
+        name: &str,
+        handle: i64,
+        eval: &mut Evaluator,
+    ) -> anyhow::Result<NoneType> {
+        let c = ctx(eval)?;
+        let (comp, idx) = c.tpl(tag as u64)?;
+        let pos = comp.nodes[idx]
+            .node
+            .anns
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| a.pos.clone())
+            .unwrap_or_default();
+        let (args, kwargs) = c
+            .collected
+            .borrow()
+            .get(handle as usize)
+            .cloned()
+            .unwrap_or_default();
+        let mut ctxs = c.ctxs.borrow_mut();
+        let ec = ctxs.last_mut().ok_or_else(|| err("internal: no context"))?;
+        let list = ec.pending_anns.entry(tag as u64).or_default();
+        list.retain(|a| a.name != name);
+        list.push(Ann {
+            name: name.to_string(),
+            args,
+            kwargs,
+            pos,
+        });
+        Ok(NoneType)
+    }
+
+    fn __ns<'v>(
+        #[starlark(kwargs)] kwargs: DictRef<'v>,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> anyhow::Result<Value<'v>> {
+        let items: Vec<(String, Value<'v>)> = kwargs
+            .iter()
+            .map(|(k, v)| (k.unpack_str().unwrap_or("").to_string(), v))
+            .collect();
+        Ok(eval.heap().alloc(AllocStruct(items)))
+    }
+
+    fn __ov_subset<'v>(v: Value<'v>) -> anyhow::Result<StarMatcher> {
+        Ok(StarMatcher(Matcher::Subset(
+            to_val(v, &Pos::unknown()).map_err(err)?,
+        )))
+    }
+
+    fn __ov_map_key(key: &str) -> anyhow::Result<StarMatcher> {
+        Ok(StarMatcher(Matcher::MapKey(key.to_string())))
+    }
+
+    fn __ov_index(i: i64) -> anyhow::Result<StarMatcher> {
+        Ok(StarMatcher(Matcher::Index(i)))
+    }
+
+    fn __ov_and_op<'v>(#[starlark(args)] args: UnpackTuple<Value<'v>>) -> anyhow::Result<StarMatcher> {
+        let ms: anyhow::Result<Vec<Matcher>> = args.items.iter().map(|v| to_matcher(*v)).collect();
+        Ok(StarMatcher(Matcher::And(ms?)))
+    }
+
+    fn __ov_or_op<'v>(#[starlark(args)] args: UnpackTuple<Value<'v>>) -> anyhow::Result<StarMatcher> {
+        let ms: anyhow::Result<Vec<Matcher>> = args.items.iter().map(|v| to_matcher(*v)).collect();
+        Ok(StarMatcher(Matcher::Or(ms?)))
+    }
+
+    fn __ov_not_op<'v>(v: Value<'v>) -> anyhow::Result<StarMatcher> {
+        Ok(StarMatcher(Matcher::Not(Box::new(to_matcher(v)?))))
+    }
+
+    fn __tpl_replace<'v>(v: Value<'v>, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Noop> {
+        ctx(eval)?.replace(v)?;
+        Ok(Noop)
+    }
+
+    fn __data_values<'v>(eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
+        let c = ctx(eval)?;
+        let v = c.data_values.clone();
+        Ok(from_val(&v, eval.heap()))
+    }
+
+    fn __assert_fail(msg: &str) -> anyhow::Result<NoneType> {
+        Err(err(format!("fail: {msg}")))
+    }
+
+    fn __yaml_encode<'v>(v: Value<'v>) -> anyhow::Result<String> {
+        let val = to_val(v, &Pos::unknown()).map_err(err)?;
+        match &val {
+            Val::Node(n) if n.kind == Kind::DocSet => Ok(super::emit::encode_docs(n.items.iter())),
+            _ => Ok(super::emit::encode_val(&val)),
+        }
+    }
+
+    fn __yaml_decode<'v>(s: &str, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
+        let d = super::yamlmeta::parse(s, "yaml.decode", false).map_err(|e| err(e.message))?;
+        let v = d.items.first().map(|d| d.val.clone()).unwrap_or(Val::null());
+        Ok(from_val_plain(&v, eval.heap()))
+    }
+
+    fn __json_encode<'v>(v: Value<'v>) -> anyhow::Result<String> {
+        let val = to_val(v, &Pos::unknown()).map_err(err)?;
+        Ok(val_to_json(&val))
+    }
+
+    fn __json_decode<'v>(s: &str, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
+        let j: serde_json::Value = serde_json::from_str(s).map_err(|e| err(e.to_string()))?;
+        Ok(json_to_value(&j, eval.heap()))
+    }
+
+    fn __struct_encode<'v>(v: Value<'v>, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
+        let val = to_val(v, &Pos::unknown()).map_err(err)?;
+        Ok(from_val_plain(&val, eval.heap()))
+    }
+
+    fn __struct_decode<'v>(v: Value<'v>, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
+        let val = to_val(v, &Pos::unknown()).map_err(err)?;
+        Ok(from_val_plain(&val, eval.heap()))
+    }
+}
+
+/// YAML value -> plain Starlark dicts and lists.
+pub fn from_val_plain<'v>(v: &Val, heap: Heap<'v>) -> Value<'v> {
+    match v {
+        Val::Scalar(s) => scalar_to_value(s, heap),
+        Val::Node(n) => match n.kind {
+            Kind::Map => {
+                let items: Vec<(Value, Value)> = n
+                    .items
+                    .iter()
+                    .map(|i| (scalar_to_value(&i.key, heap), from_val_plain(&i.val, heap)))
+                    .collect();
+                heap.alloc(AllocDict(items))
+            }
+            Kind::Array | Kind::DocSet => {
+                let items: Vec<Value> = n.items.iter().map(|i| from_val_plain(&i.val, heap)).collect();
+                heap.alloc(AllocList(items))
+            }
+            _ => Value::new_none(),
+        },
+    }
+}
+
+fn json_to_value<'v>(j: &serde_json::Value, heap: Heap<'v>) -> Value<'v> {
+    match j {
+        serde_json::Value::Null => Value::new_none(),
+        serde_json::Value::Bool(b) => Value::new_bool(*b),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => heap.alloc(i),
+            None => heap.alloc(n.as_f64().unwrap_or(0.0)),
+        },
+        serde_json::Value::String(s) => heap.alloc(s.as_str()),
+        serde_json::Value::Array(a) => {
+            let items: Vec<Value> = a.iter().map(|x| json_to_value(x, heap)).collect();
+            heap.alloc(AllocList(items))
+        }
+        serde_json::Value::Object(o) => {
+            let items: Vec<(Value, Value)> = o
+                .iter()
+                .map(|(k, v)| (heap.alloc(k.as_str()), json_to_value(v, heap)))
+                .collect();
+            heap.alloc(AllocDict(items))
+        }
+    }
+}
+
+pub fn val_to_json(v: &Val) -> String {
+    fn conv(v: &Val) -> serde_json::Value {
+        match v {
+            Val::Scalar(Scalar::Null) => serde_json::Value::Null,
+            Val::Scalar(Scalar::Bool(b)) => serde_json::Value::Bool(*b),
+            Val::Scalar(Scalar::Int(i)) => serde_json::Value::from(*i),
+            Val::Scalar(Scalar::Float(f)) => serde_json::Value::from(*f),
+            Val::Scalar(Scalar::Str(s)) => serde_json::Value::String(s.clone()),
+            Val::Node(n) => match n.kind {
+                Kind::Map => {
+                    let mut m = serde_json::Map::new();
+                    for i in &n.items {
+                        m.insert(i.key.display(), conv(&i.val));
+                    }
+                    serde_json::Value::Object(m)
+                }
+                _ => serde_json::Value::Array(n.items.iter().map(|i| conv(&i.val)).collect()),
+            },
+        }
+    }
+    serde_json::to_string(&conv(v)).unwrap_or_default()
+}
+
+/// Source of a `@ytt:` module, built on the natives above.
+fn ytt_module_src(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "data" => "data = __ns(values = __data_values(), list = __data_list, read = __data_read)\n",
+        "overlay" => "overlay = __ns(subset = __ov_subset, all = __ov_all, map_key = __ov_map_key, index = __ov_index, and_op = __ov_and_op, or_op = __ov_or_op, not_op = __ov_not_op)\n",
+        "template" => "template = __ns(replace = __tpl_replace)\n",
+        "assert" => "assert = __ns(fail = __assert_fail)\n",
+        "yaml" => "yaml = __ns(encode = __yaml_encode, decode = __yaml_decode)\n",
+        "json" => "json = __ns(encode = __json_encode, decode = __json_decode)\n",
+        "struct" => "struct = __ns(encode = __struct_encode, decode = __struct_decode, make = __ns)\n",
+        _ => return None,
+    })
+}
+
+#[starlark_module]
+fn data_natives(builder: &mut GlobalsBuilder) {
+    fn __data_list(path: Option<&str>) -> anyhow::Result<NoneType> {
+        let _ = path;
+        Err(err("data.list is not supported yet"))
+    }
+    fn __data_read(path: &str) -> anyhow::Result<NoneType> {
+        Err(err(format!("data.read('{path}') is not supported yet")))
+    }
+}
+
+pub fn globals() -> Globals {
+    let mut b = GlobalsBuilder::extended_by(&[
+        LibraryExtension::StructType,
+        LibraryExtension::Map,
+        LibraryExtension::Filter,
+        LibraryExtension::Json,
+    ]);
+    tpl_natives(&mut b);
+    data_natives(&mut b);
+    b.set("__ov_all", StarMatcher(Matcher::All));
+    b.build()
+}
+
+pub fn dialect() -> Dialect {
+    Dialect {
+        enable_top_level_stmt: true,
+        enable_def: true,
+        enable_lambda: true,
+        enable_load: true,
+        enable_keyword_only_arguments: true,
+        ..Dialect::Extended
+    }
+}
+
+/// A source file of the run.
+#[derive(Debug, Clone)]
+pub struct SrcFile {
+    pub path: String,
+    pub text: String,
+}
+
+/// Everything a run evaluates: files, compiled templates and loaded modules.
+pub struct Workspace {
+    pub files: Vec<SrcFile>,
+    pub reg: Rc<Registry>,
+    pub globals: Globals,
+    pub data_values: RefCell<Val>,
+    modules: RefCell<HashMap<String, FrozenModule>>,
+    pub ignore_unknown: bool,
+    pub implicit_map_key_overrides: bool,
+    pub strict: bool,
+    loading: RefCell<Vec<String>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct EvalError(pub String);
+
+struct Loader<'a> {
+    ws: &'a Workspace,
+    from: String,
+}
+
+impl FileLoader for Loader<'_> {
+    fn load(&self, path: &str) -> starlark::Result<FrozenModule> {
+        self.ws
+            .load_module(&self.from, path)
+            .map_err(|e| starlark::Error::new_other(anyhow::anyhow!(e.0)))
+    }
+}
+
+fn join_rel(from: &str, path: &str) -> String {
+    let dir = match from.rfind('/') {
+        Some(i) => &from[..i],
+        None => "",
+    };
+    let mut parts: Vec<&str> = if dir.is_empty() { vec![] } else { dir.split('/').collect() };
+    for p in path.split('/') {
+        match p {
+            "." | "" => {}
+            ".." => {
+                parts.pop();
+            }
+            x => parts.push(x),
+        }
+    }
+    parts.join("/")
+}
+
+impl Workspace {
+    pub fn new(files: Vec<SrcFile>) -> Self {
+        Workspace {
+            files,
+            reg: Rc::new(Registry::default()),
+            globals: globals(),
+            data_values: RefCell::new(Val::Node(Box::new(Node::map(Pos::unknown())))),
+            modules: RefCell::new(HashMap::new()),
+            ignore_unknown: false,
+            implicit_map_key_overrides: false,
+            strict: false,
+            loading: RefCell::new(Vec::new()),
+        }
+    }
+
+    fn load_module(&self, from: &str, path: &str) -> Result<FrozenModule, EvalError> {
+        if let Some(m) = path.strip_prefix("@ytt:") {
+            let key = format!("@ytt:{m}");
+            if m != "data" {
+                if let Some(fm) = self.modules.borrow().get(&key) {
+                    return Ok(fm.clone());
+                }
+            }
+            let src = ytt_module_src(m).ok_or_else(|| {
+                EvalError(format!(
+                    "cannot load {path}: builtin ytt library does not have module '{m}' (hint: is it available in newer version of ytt?)"
+                ))
+            })?;
+            let fm = self.eval_code(&key, src, None)?.0;
+            if m != "data" {
+                self.modules.borrow_mut().insert(key, fm.clone());
+            }
+            return Ok(fm);
+        }
+        if path.starts_with('@') {
+            return Err(EvalError(format!("cannot load {path}: libraries are not supported yet")));
+        }
+        let target = join_rel(from, path);
+        if let Some(fm) = self.modules.borrow().get(&target) {
+            return Ok(fm.clone());
+        }
+        if self.loading.borrow().contains(&target) {
+            return Err(EvalError(format!("cannot load {path}: cycle while loading {target}")));
+        }
+        let Some(idx) = self.files.iter().position(|f| f.path == target) else {
+            return Err(EvalError(format!(
+                "cannot load {path}: Expected to find file '{target}' (hint: only files included via -f flag are available)"
+            )));
+        };
+        self.loading.borrow_mut().push(target.clone());
+        let r = self.eval_file(idx);
+        self.loading.borrow_mut().pop();
+        let (fm, _) = r?;
+        self.modules.borrow_mut().insert(target, fm.clone());
+        Ok(fm)
+    }
+
+    /// Evaluates file `idx` (YAML template or `.star`): its module and, for
+    /// YAML, the resulting document set.
+    pub fn eval_file(&self, idx: usize) -> Result<(FrozenModule, Option<Node>), EvalError> {
+        let f = &self.files[idx];
+        if f.path.ends_with(".star") {
+            let fid = self.reg.compiled.borrow().len();
+            let c = super::compile::compile_star(&f.text, fid, &f.path);
+            self.reg.compiled.borrow_mut().push(Rc::new(c));
+            return self.eval_code(&f.path, &f.text.clone(), Some(fid));
+        }
+        let doc = super::yamlmeta::parse(&f.text, &f.path, self.strict)
+            .map_err(|e| EvalError(format!("Unmarshaling YAML template '{}': {}", f.path, e.message)))?;
+        self.eval_docset(&f.path, &doc)
+    }
+
+    pub fn eval_docset(&self, path: &str, doc: &Node) -> Result<(FrozenModule, Option<Node>), EvalError> {
+        let fid = self.reg.compiled.borrow().len();
+        let c = super::compile::compile_yaml(doc, fid, path, self.ignore_unknown)
+            .map_err(|e| EvalError(e.to_string()))?;
+        let code = c.code.clone();
+        self.reg.compiled.borrow_mut().push(Rc::new(c));
+        self.eval_code(path, &code, Some(fid))
+    }
+
+    fn eval_code(
+        &self,
+        path: &str,
+        code: &str,
+        fid: Option<usize>,
+    ) -> Result<(FrozenModule, Option<Node>), EvalError> {
+        let ast = AstModule::parse(path, code.to_string(), &dialect())
+            .map_err(|e| EvalError(self.describe(e, fid)))?;
+        let ctx = Ctx::new(
+            self.reg.clone(),
+            self.data_values.borrow().clone(),
+            self.implicit_map_key_overrides,
+        );
+        let loader = Loader {
+            ws: self,
+            from: path.to_string(),
+        };
+        Module::with_temp_heap(|module| {
+            let res = {
+                let mut eval = Evaluator::new(&module);
+                eval.extra = Some(&ctx);
+                eval.set_loader(&loader);
+                eval.eval_module(ast, &self.globals)
+            };
+            if let Err(e) = res {
+                return Err(EvalError(self.describe(e, fid)));
+            }
+            let root = ctx.root.borrow_mut().take();
+            let fm = module
+                .freeze()
+                .map_err(|e| EvalError(format!("{path}: {e:?}")))?;
+            Ok((fm, root))
+        })
+    }
+
+    /// Error text naming the template file and line.
+    fn describe(&self, e: starlark::Error, fid: Option<usize>) -> String {
+        let kind = format!("{}", e.without_diagnostic());
+        let mut msg = kind.clone();
+        if let Some(rest) = kind.strip_prefix("Variable `") {
+            if let Some(name) = rest.split('`').next() {
+                msg = format!("undefined: {name} ({kind})");
+            }
+        }
+        let loc = e.span().map(|s| {
+            let r = s.resolve_span();
+            (s.filename().to_string(), r.begin.line + 1)
+        });
+        let (file, line) = match loc {
+            Some((f, l)) => {
+                let mapped = fid
+                    .and_then(|id| self.reg.compiled.borrow().get(id).cloned())
+                    .filter(|c| c.name == f)
+                    .and_then(|c| c.line_map.get(l - 1).copied())
+                    .unwrap_or(l);
+                (f, mapped)
+            }
+            None => (String::new(), 0),
+        };
+        if file.is_empty() {
+            msg
+        } else {
+            format!("{file}:{line}: {msg}")
+        }
+    }
+}

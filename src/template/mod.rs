@@ -1,0 +1,509 @@
+//! ytt-compatible templating: data values (schema, documents, flags),
+//! YAML templates evaluated with Starlark, overlay documents, and output
+//! exactly as ytt prints it. See `docs/template.md`.
+
+pub mod compile;
+pub mod emit;
+pub mod eval;
+pub mod node;
+pub mod overlay;
+pub mod schema;
+pub mod yamlmeta;
+
+use eval::{SrcFile, Workspace};
+use node::{Kind, Node, Pos, Scalar, Val};
+
+/// Everything `strata template` can be asked to do.
+#[derive(Debug, Default, Clone)]
+pub struct Options {
+    /// Input files as (ytt relative path, contents), in `-f` order.
+    pub files: Vec<SrcFile>,
+    /// `--data-values-file` documents as (name, contents).
+    pub data_values_files: Vec<SrcFile>,
+    /// Data value flags in ytt's precedence order, already split.
+    pub flag_values: Vec<FlagValue>,
+    pub data_values_inspect: bool,
+    pub schema_inspect: bool,
+    pub output: Option<String>,
+    pub strict: bool,
+    pub ignore_unknown_comments: bool,
+    pub implicit_map_key_overrides: bool,
+}
+
+/// One `--data-value*` / env setting: key path and value.
+#[derive(Debug, Clone)]
+pub struct FlagValue {
+    pub key: String,
+    pub value: Val,
+    pub source: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Output {
+    /// YAML documents, as ytt prints them to stdout.
+    pub docs: Vec<Node>,
+    /// Non-YAML outputs (text templates / data files) as (path, contents).
+    pub files: Vec<(String, String)>,
+    /// Output file name of each document's template (for --output-files).
+    pub doc_files: Vec<String>,
+}
+
+impl Output {
+    pub fn to_yaml(&self) -> String {
+        emit::encode_docs(self.docs.iter())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct TemplateError(pub String);
+
+fn terr(s: impl Into<String>) -> TemplateError {
+    TemplateError(s.into())
+}
+
+fn is_yaml(p: &str) -> bool {
+    p.ends_with(".yml") || p.ends_with(".yaml")
+}
+
+fn is_private_lib(p: &str) -> bool {
+    p.starts_with("_ytt_lib/") || p.contains("/_ytt_lib/")
+}
+
+fn doc_ann_name(c: &node::Comment) -> Option<&str> {
+    let d = c.data.strip_prefix('@')?;
+    let name = d.split(' ').next().unwrap_or("");
+    if name.is_empty() {
+        None
+    } else {
+        Some(name)
+    }
+}
+
+#[derive(PartialEq, Clone, Copy, Debug)]
+enum DocType {
+    Template,
+    Values,
+    Schema,
+}
+
+fn doc_type(d: &Node) -> DocType {
+    for c in &d.comments {
+        match doc_ann_name(c) {
+            Some("data/values") => return DocType::Values,
+            Some("data/values-schema") => return DocType::Schema,
+            _ => {}
+        }
+    }
+    DocType::Template
+}
+
+/// Finds `#@data/values` annotations on nodes that are not documents.
+fn misplaced_dv(n: &Node) -> Option<Pos> {
+    if n.kind != Kind::Doc && n.kind != Kind::DocSet {
+        for c in &n.comments {
+            if matches!(doc_ann_name(c), Some("data/values") | Some("data/values-schema")) {
+                return Some(c.pos.clone());
+            }
+        }
+    }
+    if let Val::Node(v) = &n.val {
+        if let Some(p) = misplaced_dv(v) {
+            return Some(p);
+        }
+    }
+    n.items.iter().find_map(misplaced_dv)
+}
+
+fn empty_map() -> Val {
+    Val::Node(Box::new(Node::map(Pos::unknown())))
+}
+
+/// Runs the whole pipeline.
+pub fn run(opts: &Options) -> Result<Output, TemplateError> {
+    let mut ws = Workspace::new(opts.files.clone());
+    ws.ignore_unknown = opts.ignore_unknown_comments;
+    ws.implicit_map_key_overrides = opts.implicit_map_key_overrides;
+    ws.strict = opts.strict;
+
+    if opts.output.is_some() && !opts.schema_inspect {
+        if opts.output.as_deref() == Some("openapi-v3") {
+            return Err(terr("Output type currently only supported for data values schema (i.e. include --data-values-schema-inspect)"));
+        }
+    }
+    if opts.schema_inspect && opts.output.as_deref() != Some("openapi-v3") {
+        return Err(terr("Data values schema export only supported in OpenAPI v3 format; specify format with --output=openapi-v3 flag"));
+    }
+
+    // 1. parse YAML inputs and sort documents by kind
+    struct Parsed {
+        idx: usize,
+        doc: Node,
+        types: Vec<DocType>,
+    }
+    let mut parsed = Vec::new();
+    for (idx, f) in opts.files.iter().enumerate() {
+        if !is_yaml(&f.path) || is_private_lib(&f.path) || f.path.ends_with(".lib.yml") || f.path.ends_with(".lib.yaml") {
+            continue;
+        }
+        let doc = yamlmeta::parse(&f.text, &f.path, opts.strict)
+            .map_err(|e| terr(format!("Unmarshaling YAML template '{}': {}", f.path, e.message)))?;
+        if let Some(p) = misplaced_dv(&doc) {
+            return Err(terr(format!(
+                "{p}: Expected YAML document to be annotated with data/values but was not: only documents (---) can be annotated with @data/values"
+            )));
+        }
+        let types: Vec<DocType> = doc.items.iter().map(doc_type).collect();
+        parsed.push(Parsed { idx, doc, types });
+    }
+
+    // 2. schema
+    let mut schema_field: Option<schema::Field> = None;
+    for p in &parsed {
+        if !p.types.contains(&DocType::Schema) {
+            continue;
+        }
+        let sub = subset(&p.doc, &p.types, DocType::Schema);
+        let (_, res) = ws.eval_docset(&opts.files[p.idx].path, &sub).map_err(|e| terr(e.0))?;
+        for d in res.map(|r| r.items).unwrap_or_default() {
+            if d.injected || (d.val.is_null() && !d.pos.is_known()) {
+                continue;
+            }
+            let f = schema::field_of(&d, false).map_err(|e| terr(e.0))?;
+            match &mut schema_field {
+                None => schema_field = Some(f),
+                Some(existing) => {
+                    // later schema documents overlay earlier ones
+                    let mut dv = existing.default.clone();
+                    overlay::apply_top(&mut dv, &d.val).map_err(|e| terr(e.message))?;
+                    let mut merged_doc = d.clone();
+                    merged_doc.val = merge_schema_doc(&existing_doc_val(existing), &d.val);
+                    *existing = schema::field_of(&merged_doc, false).map_err(|e| terr(e.0))?;
+                }
+            }
+        }
+    }
+
+    if opts.schema_inspect {
+        let f = schema_field.clone().unwrap_or(schema::Field {
+            ty: schema::Ty::Map(vec![]),
+            nullable: false,
+            default: empty_map(),
+            pos: Pos::unknown(),
+        });
+        let doc = openapi(&f);
+        return Ok(Output {
+            docs: vec![Node::doc(doc, Pos::unknown())],
+            ..Default::default()
+        });
+    }
+
+    // 3. data values documents
+    let mut values: Option<Val> = schema_field.as_ref().map(|f| f.default.clone());
+    let mut dv_sources: Vec<String> = Vec::new();
+    for p in &parsed {
+        if !p.types.contains(&DocType::Values) {
+            continue;
+        }
+        if p.types.contains(&DocType::Template) {
+            let non_empty = p.doc.items.iter().zip(&p.types).any(|(d, t)| {
+                *t == DocType::Template && !d.injected && !(d.val.is_null() && !d.pos.is_known())
+            });
+            if non_empty {
+                return Err(terr(format!(
+                    "Expected data values file '{}' to only have data values documents",
+                    opts.files[p.idx].path
+                )));
+            }
+        }
+        let sub = subset(&p.doc, &p.types, DocType::Values);
+        let (_, res) = ws.eval_docset(&opts.files[p.idx].path, &sub).map_err(|e| terr(e.0))?;
+        for d in res.map(|r| r.items).unwrap_or_default() {
+            if d.injected {
+                continue;
+            }
+            dv_sources.push(opts.files[p.idx].path.clone());
+            apply_dv(&mut values, &d, schema_field.as_ref(), &dv_sources, false)?;
+        }
+    }
+
+    // 4. --data-values-file and other flags
+    for f in &opts.data_values_files {
+        let doc = yamlmeta::parse(&f.text, &f.path, opts.strict)
+            .map_err(|e| terr(format!("Unmarshaling YAML data values file '{}': {}", f.path, e.message)))?;
+        if compile::has_templating(&doc) {
+            return Err(terr(format!(
+                "Checking data values file '{}': Expected to be plain YAML, having no annotations (hint: remove comments starting with `#@`)",
+                f.path
+            )));
+        }
+        for d in doc.items {
+            if d.injected || (d.val.is_null() && !d.pos.is_known()) {
+                continue;
+            }
+            dv_sources.push(f.path.clone());
+            apply_dv(&mut values, &d, schema_field.as_ref(), &dv_sources, true)?;
+        }
+    }
+    for fv in &opts.flag_values {
+        let d = flag_doc(fv)?;
+        dv_sources.push(fv.source.clone());
+        apply_dv(&mut values, &d, schema_field.as_ref(), &dv_sources, true)?;
+    }
+    let values = values.unwrap_or_else(empty_map);
+    let values = if values.is_null() { empty_map() } else { values };
+
+    if opts.data_values_inspect {
+        let mut v = values.clone();
+        if let Val::Node(n) = &mut v {
+            n.strip_meta();
+        }
+        return Ok(Output {
+            docs: vec![Node::doc(v, Pos::unknown())],
+            ..Default::default()
+        });
+    }
+
+    // 5. templates
+    *ws.data_values.borrow_mut() = values;
+    let mut out_docs: Vec<(Node, String)> = Vec::new();
+    let mut overlays: Vec<Node> = Vec::new();
+    let mut text_files = Vec::new();
+    for p in &parsed {
+        if !p.types.contains(&DocType::Template) {
+            continue;
+        }
+        let path = opts.files[p.idx].path.clone();
+        let sub = subset(&p.doc, &p.types, DocType::Template);
+        let res = if compile::has_templating(&sub) {
+            ws.eval_docset(&path, &sub).map_err(|e| terr(e.0))?.1
+        } else {
+            let mut s = sub.clone();
+            s.strip_meta();
+            Some(s)
+        };
+        for d in res.map(|r| r.items).unwrap_or_default() {
+            if d.anns.iter().any(|a| a.name.starts_with("overlay/")) {
+                overlays.push(d);
+            } else {
+                out_docs.push((d, path.clone()));
+            }
+        }
+    }
+    for f in &opts.files {
+        if !is_yaml(&f.path) && !f.path.ends_with(".star") && !is_private_lib(&f.path) {
+            text_files.push((f.path.clone(), f.text.clone()));
+        }
+    }
+
+    // 6. overlays
+    let (docs, names): (Vec<Node>, Vec<String>) = out_docs.into_iter().unzip();
+    let mut left = Node::new(Kind::DocSet, Pos::unknown());
+    left.items = docs;
+    let mut left_val = Val::Node(Box::new(left));
+    for ov in overlays {
+        let mut right = Node::new(Kind::DocSet, Pos::unknown());
+        right.items.push(ov);
+        overlay::apply(&mut left_val, &Val::Node(Box::new(right)), &overlay::Expects::default())
+            .map_err(|e| terr(format!("Overlaying (in following order: ...): {}", e.message)))?;
+    }
+    let docs = match left_val {
+        Val::Node(n) => n.items,
+        _ => vec![],
+    };
+    let mut docs = docs;
+    for d in &mut docs {
+        d.strip_meta();
+    }
+    Ok(Output {
+        doc_files: names,
+        docs,
+        files: text_files,
+    })
+}
+
+fn existing_doc_val(f: &schema::Field) -> Val {
+    f.default.clone()
+}
+
+fn merge_schema_doc(_old: &Val, new: &Val) -> Val {
+    new.clone()
+}
+
+/// A document set with only the documents of one kind (others become empty
+/// injected documents so code lines between them still run).
+fn subset(doc: &Node, types: &[DocType], want: DocType) -> Node {
+    let mut s = doc.clone();
+    s.items = doc
+        .items
+        .iter()
+        .zip(types)
+        .map(|(d, t)| {
+            if *t == want || d.injected {
+                d.clone()
+            } else {
+                let mut e = Node::doc(Val::null(), d.pos.clone());
+                e.comments = d
+                    .comments
+                    .iter()
+                    .filter(|c| doc_ann_name(c).is_none())
+                    .cloned()
+                    .collect();
+                e.injected = true;
+                e
+            }
+        })
+        .collect();
+    s
+}
+
+fn set_missing_ok(v: &mut Val) {
+    if let Val::Node(n) = v {
+        for it in &mut n.items {
+            if it.kind == Kind::MapItem && !it.has_ann("overlay/match") {
+                it.anns.push(node::Ann {
+                    name: "overlay/match".into(),
+                    args: vec![],
+                    kwargs: vec![(
+                        "missing_ok".into(),
+                        eval::AnnVal::Data(Val::Scalar(Scalar::Bool(true))),
+                    )],
+                    pos: Pos::unknown(),
+                });
+            }
+            set_missing_ok(&mut it.val);
+        }
+    }
+}
+
+fn apply_dv(
+    values: &mut Option<Val>,
+    d: &Node,
+    schema: Option<&schema::Field>,
+    sources: &[String],
+    from_flags: bool,
+) -> Result<(), TemplateError> {
+    let header = format!("Overlaying data values (in following order: {}): \n", sources.join(", "));
+    let mut v = d.val.clone();
+    if let Some(f) = schema {
+        let mut errs = Vec::new();
+        schema::check(f, &v, &d.pos, &mut errs);
+        if !errs.is_empty() {
+            return Err(terr(format!("{header}{}", report(&errs))));
+        }
+        schema::fill_defaults(f, &mut v);
+    }
+    if from_flags && schema.is_none() {
+        set_missing_ok(&mut v);
+    }
+    match values {
+        None => {
+            let mut v = v;
+            overlay::strip_overlay_anns_val(&mut v);
+            *values = Some(v);
+        }
+        Some(cur) => {
+            if cur.is_null() {
+                *cur = empty_map();
+            }
+            overlay::apply_top(cur, &v).map_err(|e| terr(format!("{header}{}", e.message)))?;
+        }
+    }
+    if let (Some(f), Some(cur)) = (schema, values.as_ref()) {
+        let mut errs = Vec::new();
+        schema::check(f, cur, &d.pos, &mut errs);
+        if !errs.is_empty() {
+            return Err(terr(format!("{header}{}", report(&errs))));
+        }
+    }
+    Ok(())
+}
+
+fn report(errs: &[schema::Violation]) -> String {
+    let mut s = String::from("One or more data values were invalid\n====================================\n\n");
+    for (pos, found, expected) in errs {
+        if expected.starts_with("a map item with the key named") {
+            s.push_str("Given data value is not declared in schema\n");
+        }
+        s.push_str(&format!("{pos}:\n\n    = found: {found}\n    = expected: {expected}\n\n"));
+    }
+    s
+}
+
+/// Builds the overlay document for one flag value (`a.b.c=v`).
+fn flag_doc(fv: &FlagValue) -> Result<Node, TemplateError> {
+    let key = fv.key.as_str();
+    if key.contains(':') {
+        return Err(terr(format!(
+            "Expected at most one library-key separator ':' in '{key}' (library data values are not supported by strata)"
+        )));
+    }
+    let pos = Pos::new(&std::sync::Arc::from(fv.source.as_str()), 0);
+    let mut val = fv.value.clone();
+    for part in key.split('.').rev() {
+        let mut m = Node::map(pos.clone());
+        m.items.push(Node::map_item(Scalar::Str(part.to_string()), val, pos.clone()));
+        val = Val::Node(Box::new(m));
+    }
+    Ok(Node::doc(val, pos))
+}
+
+/// `--data-values-schema-inspect --output openapi-v3`.
+fn openapi(f: &schema::Field) -> Val {
+    fn props(f: &schema::Field) -> Node {
+        let mut m = Node::map(Pos::unknown());
+        let add = |m: &mut Node, k: &str, v: Val| m.items.push(Node::map_item(Scalar::Str(k.into()), v, Pos::unknown()));
+        let s = |x: &str| Val::Scalar(Scalar::Str(x.into()));
+        match &f.ty {
+            schema::Ty::Map(items) => {
+                add(&mut m, "type", s("object"));
+                add(&mut m, "additionalProperties", Val::Scalar(Scalar::Bool(false)));
+                let mut p = Node::map(Pos::unknown());
+                for (k, fi) in items {
+                    p.items.push(Node::map_item(k.clone(), Val::Node(Box::new(props(fi))), Pos::unknown()));
+                }
+                add(&mut m, "properties", Val::Node(Box::new(p)));
+            }
+            schema::Ty::Array(fi) => {
+                add(&mut m, "type", s("array"));
+                add(&mut m, "items", Val::Node(Box::new(props(fi))));
+                add(&mut m, "default", f.default.clone());
+            }
+            schema::Ty::Any => {
+                add(&mut m, "nullable", Val::Scalar(Scalar::Bool(true)));
+                add(&mut m, "default", f.default.clone());
+            }
+            t => {
+                let name = match t {
+                    schema::Ty::Bool => "boolean",
+                    schema::Ty::Int => "integer",
+                    schema::Ty::Float => "number",
+                    _ => "string",
+                };
+                add(&mut m, "type", s(name));
+                add(&mut m, "default", f.default.clone());
+                if matches!(t, schema::Ty::Float) {
+                    add(&mut m, "format", s("float"));
+                }
+            }
+        }
+        if f.nullable {
+            add(&mut m, "nullable", Val::Scalar(Scalar::Bool(true)));
+        }
+        m
+    }
+    let mut root = Node::map(Pos::unknown());
+    let add = |m: &mut Node, k: &str, v: Val| m.items.push(Node::map_item(Scalar::Str(k.into()), v, Pos::unknown()));
+    add(&mut root, "openapi", Val::Scalar(Scalar::Str("3.0.0".into())));
+    let mut info = Node::map(Pos::unknown());
+    add(&mut info, "version", Val::Scalar(Scalar::Str("0.1.0".into())));
+    add(&mut info, "title", Val::Scalar(Scalar::Str("Schema for data values, generated by ytt".into())));
+    add(&mut root, "info", Val::Node(Box::new(info)));
+    add(&mut root, "paths", empty_map());
+    let mut comps = Node::map(Pos::unknown());
+    let mut schemas = Node::map(Pos::unknown());
+    add(&mut schemas, "dataValues", Val::Node(Box::new(props(f))));
+    add(&mut comps, "schemas", Val::Node(Box::new(schemas)));
+    add(&mut root, "components", Val::Node(Box::new(comps)));
+    Val::Node(Box::new(root))
+}
