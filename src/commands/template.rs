@@ -168,7 +168,7 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
             let mut out = Vec::new();
             walk(&p, &p, &mut out)?;
             for (rel, path) in out {
-                if rel.contains('/') && !(rel.ends_with(".yml") || rel.ends_with(".yaml")) {
+                if !(rel.ends_with(".yml") || rel.ends_with(".yaml")) {
                     continue;
                 }
                 opts.data_values_files.push(SrcFile { path: rel, text: read(&path)? });

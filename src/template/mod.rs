@@ -158,7 +158,7 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
     }
 
     // 2. schema
-    let mut schema_field: Option<schema::Field> = None;
+    let mut schema_doc: Option<Node> = None;
     for p in &parsed {
         if !p.types.contains(&DocType::Schema) {
             continue;
@@ -166,23 +166,27 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
         let sub = subset(&p.doc, &p.types, DocType::Schema);
         let (_, res) = ws.eval_docset(&opts.files[p.idx].path, &sub).map_err(|e| terr(e.0))?;
         for d in res.map(|r| r.items).unwrap_or_default() {
-            if d.injected || (d.val.is_null() && !d.pos.is_known()) {
+            if d.injected {
                 continue;
             }
-            let f = schema::field_of(&d, false).map_err(|e| terr(e.0))?;
-            match &mut schema_field {
-                None => schema_field = Some(f),
+            match &mut schema_doc {
+                None => schema_doc = Some(d),
                 Some(existing) => {
                     // later schema documents overlay earlier ones
-                    let mut dv = existing.default.clone();
-                    overlay::apply_top(&mut dv, &d.val).map_err(|e| terr(e.message))?;
-                    let mut merged_doc = d.clone();
-                    merged_doc.val = merge_schema_doc(&existing_doc_val(existing), &d.val);
-                    *existing = schema::field_of(&merged_doc, false).map_err(|e| terr(e.0))?;
+                    let defaults = overlay::doc_child_defaults(&d).map_err(|e| terr(e.message))?;
+                    let repl = overlay::apply(&mut existing.val, &d.val, &defaults)
+                        .map_err(|e| terr(e.message))?;
+                    if repl {
+                        existing.val = d.val.clone();
+                    }
                 }
             }
         }
     }
+    let schema_field = match &schema_doc {
+        Some(d) => Some(schema::field_of(d, false).map_err(|e| terr(e.0))?),
+        None => None,
+    };
 
     if opts.schema_inspect {
         let f = schema_field.clone().unwrap_or(schema::Field {
@@ -250,8 +254,10 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
         dv_sources.push(fv.source.clone());
         apply_dv(&mut values, &d, schema_field.as_ref(), &dv_sources, true)?;
     }
-    let values = values.unwrap_or_else(empty_map);
-    let values = if values.is_null() { empty_map() } else { values };
+    let values = match values {
+        Some(v) if !v.is_null() || schema_field.is_some() => v,
+        _ => empty_map(),
+    };
 
     if opts.data_values_inspect {
         let mut v = values.clone();
@@ -283,6 +289,9 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
             Some(s)
         };
         for d in res.map(|r| r.items).unwrap_or_default() {
+            if d.injected && d.val.is_null() {
+                continue;
+            }
             if d.anns.iter().any(|a| a.name.starts_with("overlay/")) {
                 overlays.push(d);
             } else {
@@ -322,13 +331,6 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
     })
 }
 
-fn existing_doc_val(f: &schema::Field) -> Val {
-    f.default.clone()
-}
-
-fn merge_schema_doc(_old: &Val, new: &Val) -> Val {
-    new.clone()
-}
 
 /// A document set with only the documents of one kind (others become empty
 /// injected documents so code lines between them still run).
@@ -357,21 +359,38 @@ fn subset(doc: &Node, types: &[DocType], want: DocType) -> Node {
     s
 }
 
-fn set_missing_ok(v: &mut Val) {
+fn mk_ann(name: &str, kwargs: Vec<(&str, bool)>) -> node::Ann {
+    node::Ann {
+        name: name.into(),
+        args: vec![],
+        kwargs: kwargs
+            .into_iter()
+            .map(|(k, b)| (k.to_string(), eval::AnnVal::Data(Val::Scalar(Scalar::Bool(b)))))
+            .collect(),
+        pos: Pos::unknown(),
+    }
+}
+
+/// Flag and `--data-values-file` values: maps merge, everything else
+/// replaces; without a schema, new keys may be added.
+fn mark_flag_overlay(v: &mut Val, allow_new: bool) {
     if let Val::Node(n) = v {
+        if n.kind != Kind::Map {
+            return;
+        }
         for it in &mut n.items {
-            if it.kind == Kind::MapItem && !it.has_ann("overlay/match") {
-                it.anns.push(node::Ann {
-                    name: "overlay/match".into(),
-                    args: vec![],
-                    kwargs: vec![(
-                        "missing_ok".into(),
-                        eval::AnnVal::Data(Val::Scalar(Scalar::Bool(true))),
-                    )],
-                    pos: Pos::unknown(),
-                });
+            let is_map = matches!(&it.val, Val::Node(c) if c.kind == Kind::Map);
+            if is_map {
+                if allow_new && !it.has_ann("overlay/match") {
+                    it.anns.push(mk_ann("overlay/match", vec![("missing_ok", true)]));
+                }
+                mark_flag_overlay(&mut it.val, allow_new);
+            } else if !it.anns.iter().any(|a| a.name.starts_with("overlay/")) {
+                if allow_new {
+                    it.anns.push(mk_ann("overlay/match", vec![("missing_ok", true)]));
+                }
+                it.anns.push(mk_ann("overlay/replace", vec![("or_add", allow_new)]));
             }
-            set_missing_ok(&mut it.val);
         }
     }
 }
@@ -391,10 +410,9 @@ fn apply_dv(
         if !errs.is_empty() {
             return Err(terr(format!("{header}{}", report(&errs))));
         }
-        schema::fill_defaults(f, &mut v);
     }
-    if from_flags && schema.is_none() {
-        set_missing_ok(&mut v);
+    if from_flags {
+        mark_flag_overlay(&mut v, schema.is_none());
     }
     match values {
         None => {
@@ -404,12 +422,22 @@ fn apply_dv(
         }
         Some(cur) => {
             if cur.is_null() {
-                *cur = empty_map();
+                let mut v = v;
+                overlay::strip_overlay_anns_val(&mut v);
+                *cur = v;
+            } else {
+                let defaults = overlay::doc_child_defaults(d).map_err(|e| terr(e.message))?;
+                let repl = overlay::apply(cur, &v, &defaults)
+                    .map_err(|e| terr(format!("{header}{}", e.message)))?;
+                if repl {
+                    overlay::strip_overlay_anns_val(&mut v);
+                    *cur = v;
+                }
             }
-            overlay::apply_top(cur, &v).map_err(|e| terr(format!("{header}{}", e.message)))?;
         }
     }
-    if let (Some(f), Some(cur)) = (schema, values.as_ref()) {
+    if let (Some(f), Some(cur)) = (schema, values.as_mut()) {
+        schema::fill_defaults(f, cur);
         let mut errs = Vec::new();
         schema::check(f, cur, &d.pos, &mut errs);
         if !errs.is_empty() {

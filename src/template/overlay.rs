@@ -869,6 +869,11 @@ pub fn strip_overlay_anns_val(v: &mut Val) {
     }
 }
 
+/// `@overlay/match-child-defaults` of a document (for its children).
+pub fn doc_child_defaults(doc: &Node) -> Result<Expects, OverlayError> {
+    child_defaults(doc, &Expects::default())
+}
+
 /// Applies one overlay value onto another: the entry point for data values.
 pub fn apply_top(left: &mut Val, right: &Val) -> Result<(), OverlayError> {
     let replace = apply(left, right, &Expects::default())?;

@@ -345,10 +345,16 @@ pub fn check(f: &Field, v: &Val, pos: &Pos, out: &mut Vec<Violation>) {
     }
 }
 
-/// Fills defaults into array items (and maps below them) that lack keys.
+/// Adds missing keys (with their defaults) to every map the schema types,
+/// after existing keys: new array items and maps that replaced a null.
 pub fn fill_defaults(f: &Field, v: &mut Val) {
     match (&f.ty, v) {
         (Ty::Map(items), Val::Node(n)) if n.kind == Kind::Map => {
+            for (k, fi) in items {
+                if !n.items.iter().any(|i| i.key.same(k)) {
+                    n.items.push(Node::map_item(k.clone(), fi.default.clone(), fi.pos.clone()));
+                }
+            }
             for it in n.items.iter_mut() {
                 if let Some((_, fi)) = items.iter().find(|(k, _)| k.same(&it.key)) {
                     fill_defaults(fi, &mut it.val);
@@ -357,22 +363,9 @@ pub fn fill_defaults(f: &Field, v: &mut Val) {
         }
         (Ty::Array(fi), Val::Node(n)) if n.kind == Kind::Array => {
             for it in n.items.iter_mut() {
-                fill_item(fi, &mut it.val);
+                fill_defaults(fi, &mut it.val);
             }
         }
         _ => {}
     }
-}
-
-fn fill_item(f: &Field, v: &mut Val) {
-    if let (Ty::Map(items), Val::Node(n)) = (&f.ty, &mut *v) {
-        if n.kind == Kind::Map {
-            for (k, fi) in items {
-                if !n.items.iter().any(|i| i.key.same(k)) {
-                    n.items.push(Node::map_item(k.clone(), fi.default.clone(), fi.pos.clone()));
-                }
-            }
-        }
-    }
-    fill_defaults(f, v);
 }

@@ -23,10 +23,12 @@ enum Frame {
         node: Node,
         key: Option<(Scalar, usize)>,
         anchor: usize,
+        col: usize,
     },
     Seq {
         node: Node,
         anchor: usize,
+        col: usize,
     },
 }
 
@@ -46,15 +48,16 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
-    fn push_val(&mut self, v: Val, line: usize, anchor: usize) {
+    fn push_val(&mut self, v: Val, line: usize, col: usize, anchor: usize) {
         if anchor > 0 {
             self.anchors.insert(anchor, v.clone());
         }
         match self.stack.last_mut() {
             None => self.doc_val = Some((v, line)),
-            Some(Frame::Seq { node, .. }) => {
-                node.items
-                    .push(Node::array_item(v, Pos::new(&self.file, line)));
+            Some(Frame::Seq { node, col: seq_col, .. }) => {
+                let _ = col;
+                let l = dash_line(self.lines, line, node.pos.line, *seq_col);
+                node.items.push(Node::array_item(v, Pos::new(&self.file, l)));
             }
             Some(Frame::Map { node, key, .. }) => match key.take() {
                 None => match v {
@@ -122,32 +125,35 @@ impl MarkedEventReceiver for Builder<'_> {
                         }
                     }
                 }
-                self.push_val(Val::Scalar(s), line, anchor);
+                self.push_val(Val::Scalar(s), line, mark.col(), anchor);
             }
             Event::Alias(id) => {
                 let v = self.anchors.get(&id).cloned().unwrap_or(Val::null());
-                self.push_val(v, line, 0);
+                self.push_val(v, line, mark.col(), 0);
             }
             Event::SequenceStart(anchor, _) => self.stack.push(Frame::Seq {
                 node: Node::array(Pos::new(&self.file, line)),
                 anchor,
+                // start events report the column after the indicator
+                col: mark.col().saturating_sub(1),
             }),
             Event::MappingStart(anchor, _) => self.stack.push(Frame::Map {
                 node: Node::map(Pos::new(&self.file, line)),
                 key: None,
                 anchor,
+                col: mark.col(),
             }),
             Event::SequenceEnd | Event::MappingEnd => {
                 if let Some(f) = self.stack.pop() {
-                    let (mut node, anchor) = match f {
-                        Frame::Map { node, anchor, .. } => (node, anchor),
-                        Frame::Seq { node, anchor } => (node, anchor),
+                    let (mut node, anchor, col) = match f {
+                        Frame::Map { node, anchor, col, .. } => (node, anchor, col),
+                        Frame::Seq { node, anchor, col } => (node, anchor, col),
                     };
                     if node.kind == Kind::Map {
                         apply_merge_keys(&mut node);
                     }
                     let l = node.pos.line;
-                    self.push_val(Val::Node(Box::new(node)), l, anchor);
+                    self.push_val(Val::Node(Box::new(node)), l, col, anchor);
                 }
             }
             _ => {}
@@ -193,6 +199,26 @@ fn apply_merge_keys(map: &mut Node) {
         }
     }
     map.items = out;
+}
+
+/// The line of the `-` that introduces a block sequence item whose value
+/// starts on `line`: the nearest line at or above it with `-` in the
+/// sequence's indicator column (go-yaml positions items there).
+fn dash_line(lines: &[&str], line: usize, seq_line: usize, seq_col: usize) -> usize {
+    let mut l = line;
+    while l >= seq_line.max(1) {
+        if let Some(t) = lines.get(l - 1) {
+            let b = t.as_bytes();
+            if b.get(seq_col) == Some(&b'-')
+                && matches!(b.get(seq_col + 1), None | Some(b' ') | Some(b'\t') | Some(b'\r'))
+                && b[..seq_col].iter().all(|c| *c == b' ' || *c == b'-')
+            {
+                return l;
+            }
+        }
+        l -= 1;
+    }
+    line
 }
 
 fn tag_name(tag: &Tag) -> String {
@@ -628,5 +654,18 @@ mod tests {
         assert_eq!(map.items[0].comments.len(), 2);
         assert_eq!(d.items.len(), 2);
         assert!(d.items[1].injected);
+    }
+}
+
+#[cfg(test)]
+mod dash_tests {
+    use super::*;
+
+    #[test]
+    fn dash_on_own_line() {
+        let d = parse("a:\n#@ x\n-\n  #@ y\n  b: 1\n", "t.yml", false).unwrap();
+        let arr = d.items[0].val.as_node().unwrap().items[0].val.as_node().unwrap();
+        assert_eq!(arr.items[0].pos.line, 3);
+        assert_eq!(arr.items[0].comments.len(), 1);
     }
 }
