@@ -431,6 +431,71 @@ fn bracket_delta(s: &str) -> i32 {
     d
 }
 
+/// starlark-rust reserves `assert`, which ytt code uses as the name of the
+/// `@ytt:assert` module: rename the identifier outside string literals.
+pub fn rewrite_reserved(code: &str) -> String {
+    if !code.contains("assert") {
+        return code.to_string();
+    }
+    let b = code.as_bytes();
+    let mut out = String::with_capacity(code.len() + 16);
+    let mut i = 0;
+    let mut last = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'#' {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == b'"' || c == b'\'' {
+            let triple = i + 2 < b.len() && b[i + 1] == c && b[i + 2] == c;
+            let start = i;
+            if triple {
+                i += 3;
+                while i + 2 < b.len() && !(b[i] == c && b[i + 1] == c && b[i + 2] == c) {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 3;
+            } else {
+                i += 1;
+                while i < b.len() && b[i] != c && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            let lit = &code[start..i.min(b.len())];
+            if lit == "\"assert\"" || lit == "'assert'" {
+                // a load() symbol: bind it under the renamed identifier
+                let before = code[..start].trim_end();
+                if before.ends_with(',') && code[..start].contains("load(") {
+                    out.push_str(&code[last..start]);
+                    out.push_str("__ytt_assert=\"assert_\"");
+                    last = i.min(b.len());
+                }
+            }
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            let prev_dot = start > 0 && b[start - 1] == b'.';
+            if &code[start..i] == "assert" && !prev_dot {
+                out.push_str(&code[last..start]);
+                out.push_str("__ytt_assert");
+                last = i;
+            }
+            continue;
+        }
+        i += 1;
+    }
+    out.push_str(&code[last.min(code.len())..]);
+    out
+}
+
 /// Compiles a parsed YAML template.
 pub fn compile_yaml(
     docset: &Node,
@@ -456,7 +521,7 @@ pub fn compile_yaml(
         file_id,
         name: name.to_string(),
         nodes: b.nodes,
-        code,
+        code: rewrite_reserved(&code),
         line_map,
     })
 }
@@ -467,7 +532,7 @@ pub fn compile_star(text: &str, file_id: usize, name: &str) -> Compiled {
         file_id,
         name: name.to_string(),
         nodes: Vec::new(),
-        code: text.to_string(),
+        code: rewrite_reserved(text),
         line_map: (1..=text.lines().count()).collect(),
     }
 }

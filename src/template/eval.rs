@@ -836,13 +836,45 @@ pub fn val_to_json(v: &Val) -> String {
     serde_json::to_string(&conv(v)).unwrap_or_default()
 }
 
+/// Adds ytt's wording to starlark-rust messages (users search for it).
+fn ytt_message(kind: &str) -> String {
+    let mut msg = kind.replace("__ytt_assert", "assert");
+    if let Some(rest) = kind.strip_prefix("Variable `") {
+        if let Some(name) = rest.split('`').next() {
+            msg = if name == "true" || name == "false" {
+                format!(
+                    "undefined: {name} (hint: use '{}' instead of '{name}' for boolean assignment)",
+                    if name == "true" { "True" } else { "False" }
+                )
+            } else {
+                format!("undefined: {name} ({kind})")
+            };
+        }
+    } else if let Some(rest) = kind.strip_prefix("Operation `") {
+        let parts: Vec<&str> = rest.split('`').collect();
+        if parts.len() >= 6 {
+            msg = format!("unknown binary op: {} {} {} ({kind})", parts[2], parts[0], parts[4]);
+        }
+    } else if let Some(rest) = kind.strip_prefix("Missing parameter `") {
+        let parts: Vec<&str> = rest.split('`').collect();
+        if parts.len() >= 3 {
+            let f = parts[2].rsplit('.').next().unwrap_or(parts[2]);
+            msg = format!("function {f} missing 1 argument ({}) ({kind})", parts[0]);
+        }
+    } else if let Some(rest) = kind.strip_prefix("Parse error: unexpected keyword '") {
+        let kw = rest.split('\'').next().unwrap_or("");
+        msg = format!("use of reserved keyword '{kw}' is not allowed (expected identifier) ({kind})");
+    }
+    msg
+}
+
 /// Source of a `@ytt:` module, built on the natives above.
 fn ytt_module_src(name: &str) -> Option<&'static str> {
     Some(match name {
         "data" => "data = __ns(values = __data_values(), list = __data_list, read = __data_read)\n",
         "overlay" => "overlay = __ns(subset = __ov_subset, all = __ov_all, map_key = __ov_map_key, index = __ov_index, and_op = __ov_and_op, or_op = __ov_or_op, not_op = __ov_not_op)\n",
         "template" => "template = __ns(replace = __tpl_replace)\n",
-        "assert" => "assert = __ns(fail = __assert_fail)\n",
+        "assert" => "assert_ = __ns(fail = __assert_fail)\n",
         "yaml" => "yaml = __ns(encode = __yaml_encode, decode = __yaml_decode)\n",
         "json" => "json = __ns(encode = __json_encode, decode = __json_decode)\n",
         "struct" => "struct = __ns(encode = __struct_encode, decode = __struct_decode, make = __ns)\n",
@@ -968,7 +1000,12 @@ impl Workspace {
                     "cannot load {path}: builtin ytt library does not have module '{m}' (hint: is it available in newer version of ytt?)"
                 ))
             })?;
-            let fm = self.eval_code(&key, src, None)?.0;
+            let src = if m == "assert" {
+                format!("{src}\n")
+            } else {
+                src.to_string()
+            };
+            let fm = self.eval_code(&key, &src, None)?.0;
             if m != "data" {
                 self.modules.borrow_mut().insert(key, fm.clone());
             }
@@ -1004,8 +1041,9 @@ impl Workspace {
         if f.path.ends_with(".star") {
             let fid = self.reg.compiled.borrow().len();
             let c = super::compile::compile_star(&f.text, fid, &f.path);
+            let code = c.code.clone();
             self.reg.compiled.borrow_mut().push(Rc::new(c));
-            return self.eval_code(&f.path, &f.text.clone(), Some(fid));
+            return self.eval_code(&f.path, &code, Some(fid));
         }
         let doc = super::yamlmeta::parse(&f.text, &f.path, self.strict)
             .map_err(|e| EvalError(format!("Unmarshaling YAML template '{}': {}", f.path, e.message)))?;
@@ -1017,6 +1055,9 @@ impl Workspace {
         let c = super::compile::compile_yaml(doc, fid, path, self.ignore_unknown)
             .map_err(|e| EvalError(e.to_string()))?;
         let code = c.code.clone();
+        if std::env::var_os("STRATA_TEMPLATE_DEBUG").is_some() {
+            eprintln!("--- compiled {path}\n{code}");
+        }
         self.reg.compiled.borrow_mut().push(Rc::new(c));
         self.eval_code(path, &code, Some(fid))
     }
@@ -1059,12 +1100,7 @@ impl Workspace {
     /// Error text naming the template file and line.
     fn describe(&self, e: starlark::Error, fid: Option<usize>) -> String {
         let kind = format!("{}", e.without_diagnostic());
-        let mut msg = kind.clone();
-        if let Some(rest) = kind.strip_prefix("Variable `") {
-            if let Some(name) = rest.split('`').next() {
-                msg = format!("undefined: {name} ({kind})");
-            }
-        }
+        let msg = ytt_message(&kind);
         let loc = e.span().map(|s| {
             let r = s.resolve_span();
             (s.filename().to_string(), r.begin.line + 1)

@@ -56,7 +56,8 @@ impl Builder<'_> {
             None => self.doc_val = Some((v, line)),
             Some(Frame::Seq { node, col: seq_col, .. }) => {
                 let _ = col;
-                let l = dash_line(self.lines, line, node.pos.line, *seq_col);
+                let from = node.items.last().map(|i| i.pos.line + 1).unwrap_or(node.pos.line);
+                let l = dash_line(self.lines, from, line, *seq_col);
                 node.items.push(Node::array_item(v, Pos::new(&self.file, l)));
             }
             Some(Frame::Map { node, key, .. }) => match key.take() {
@@ -201,12 +202,12 @@ fn apply_merge_keys(map: &mut Node) {
     map.items = out;
 }
 
-/// The line of the `-` that introduces a block sequence item whose value
-/// starts on `line`: the nearest line at or above it with `-` in the
-/// sequence's indicator column (go-yaml positions items there).
-fn dash_line(lines: &[&str], line: usize, seq_line: usize, seq_col: usize) -> usize {
-    let mut l = line;
-    while l >= seq_line.max(1) {
+/// The line of the `-` that introduces the next block sequence item: the
+/// first line from `from` on with `-` in the sequence's indicator column
+/// (go-yaml positions items there; empty values report a later line).
+fn dash_line(lines: &[&str], from: usize, value_line: usize, seq_col: usize) -> usize {
+    let mut l = from.max(1);
+    while l <= value_line {
         if let Some(t) = lines.get(l - 1) {
             let b = t.as_bytes();
             if b.get(seq_col) == Some(&b'-')
@@ -216,9 +217,20 @@ fn dash_line(lines: &[&str], line: usize, seq_line: usize, seq_col: usize) -> us
                 return l;
             }
         }
-        l -= 1;
+        l += 1;
     }
-    line
+    value_line
+}
+
+/// go-yaml's wording for the common scanner errors (what ytt users see).
+fn go_yaml_wording(info: &str) -> String {
+    if info.starts_with("unexpected character") {
+        return format!("found character that cannot start any token ({info})");
+    }
+    if info.contains("simple key expected") || info.contains("could not find expected ':'") {
+        return format!("could not find expected ':' ({info})");
+    }
+    info.to_string()
 }
 
 fn tag_name(tag: &Tag) -> String {
@@ -522,7 +534,7 @@ pub fn parse(text: &str, file: &str, strict: bool) -> Result<Node, ParseError> {
         return Err(ParseError {
             file: file.to_string(),
             line: e.marker().line(),
-            message: format!("yaml: line {}: {}", e.marker().line(), e.info()),
+            message: format!("yaml: line {}: {}", e.marker().line(), go_yaml_wording(e.info())),
         });
     }
     if let Some(msg) = b.error.take() {
