@@ -18,7 +18,7 @@ use starlark::values::none::NoneType;
 use starlark::values::structs::{AllocStruct, StructRef};
 use starlark::values::tuple::{TupleRef, UnpackTuple};
 use starlark::values::{
-    starlark_value, Heap, NoSerialize, StarlarkPagablePanic, StarlarkValue, Value, ValueLike,
+    starlark_value, Heap, NoSerialize, StarlarkPagablePanic, StarlarkValue, Value,
 };
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -37,11 +37,21 @@ pub enum Matcher {
     Not(Box<Matcher>),
 }
 
+/// A Starlark function kept for later calls (overlay matchers, `via=`):
+/// the index into the list of functions its evaluation recorded.
+#[derive(Debug, Clone)]
+pub struct FuncRef {
+    pub eval_id: usize,
+    pub idx: usize,
+    pub desc: String,
+}
+
 /// An annotation argument after evaluation.
 #[derive(Debug, Clone)]
 pub enum AnnVal {
     Data(Val),
     Matcher(Matcher),
+    Func(FuncRef),
     /// A value we cannot use outside Starlark (e.g. a function).
     Other(String),
 }
@@ -296,9 +306,73 @@ fn list_to_val<'v>(it: impl Iterator<Item = Value<'v>>, pos: &Pos) -> Result<Val
     Ok(Val::Node(Box::new(a)))
 }
 
-fn to_ann_val(v: Value, pos: &Pos) -> AnnVal {
+fn is_callable(v: Value) -> bool {
+    matches!(v.get_type(), "function" | "native_function" | "partial" | "lambda")
+}
+
+/// Records a function in the module being evaluated so it survives freezing.
+fn keep_func<'v>(v: Value<'v>, eval: &Evaluator<'v, '_, '_>, c: &Ctx) -> FuncRef {
+    let m = eval.module();
+    let mut items: Vec<Value<'v>> = m
+        .extra_value()
+        .and_then(|l| ListRef::from_value(l).map(|l| l.content().to_vec()))
+        .unwrap_or_default();
+    items.push(v);
+    let idx = items.len() - 1;
+    m.set_extra_value(eval.heap().alloc(AllocList(items)));
+    FuncRef {
+        eval_id: c.id,
+        idx,
+        desc: v.to_repr(),
+    }
+}
+
+fn func_value<'v>(f: &FuncRef, eval: &Evaluator<'v, '_, '_>, c: &Ctx) -> anyhow::Result<Value<'v>> {
+    let list = if f.eval_id == c.id {
+        eval.module().extra_value()
+    } else {
+        let funcs = c.reg.funcs.borrow();
+        // SAFETY: the evaluator's frozen heap now references the owner, so
+        // the value lives as long as the module being evaluated.
+        funcs
+            .get(&f.eval_id)
+            .map(|o| unsafe { o.owned_frozen_value(eval.frozen_heap()) }.to_value())
+    };
+    list.and_then(|l| ListRef::from_value(l).and_then(|l| l.content().get(f.idx).copied()))
+        .ok_or_else(|| err(format!("internal: function {} is gone", f.desc)))
+}
+
+/// Calls functions for the overlay engine from inside an evaluation.
+pub struct EvalCaller<'a, 'v, 'b, 'c> {
+    pub eval: &'a mut Evaluator<'v, 'b, 'c>,
+}
+
+impl super::overlay::Caller for EvalCaller<'_, '_, '_, '_> {
+    fn call(&mut self, f: &FuncRef, args: Vec<super::overlay::Arg>) -> Result<Val, String> {
+        let c = ctx(self.eval).map_err(|e| e.to_string())?;
+        let fv = func_value(f, self.eval, c).map_err(|e| e.to_string())?;
+        let heap = self.eval.heap();
+        let args: Vec<Value> = args
+            .iter()
+            .map(|a| match a {
+                super::overlay::Arg::Int(i) => heap.alloc(*i),
+                super::overlay::Arg::Val(v) => from_val(v, heap),
+            })
+            .collect();
+        let r = self
+            .eval
+            .eval_function(fv, &args, &[])
+            .map_err(|e| format!("{}", e.without_diagnostic()))?;
+        to_val(r, &Pos::unknown())
+    }
+}
+
+fn to_ann_val<'v>(v: Value<'v>, pos: &Pos, eval: &Evaluator<'v, '_, '_>, c: &Ctx) -> AnnVal {
     if let Some(m) = StarMatcher::from_value(v) {
         return AnnVal::Matcher(m.0.clone());
+    }
+    if is_callable(v) {
+        return AnnVal::Func(keep_func(v, eval, c));
     }
     match to_val(v, pos) {
         Ok(x) => AnnVal::Data(x),
@@ -321,6 +395,9 @@ fn to_matcher(v: Value) -> anyhow::Result<Matcher> {
 #[derive(Default)]
 pub struct Registry {
     pub compiled: RefCell<Vec<Rc<Compiled>>>,
+    /// Functions each finished evaluation kept (by evaluation id).
+    pub funcs: RefCell<HashMap<usize, starlark::values::OwnedFrozenValue>>,
+    next_id: std::cell::Cell<usize>,
 }
 
 struct Entry {
@@ -337,6 +414,7 @@ struct ECtx {
 
 #[derive(ProvidesStaticType)]
 pub struct Ctx {
+    id: usize,
     reg: Rc<Registry>,
     ctxs: RefCell<Vec<ECtx>>,
     root: RefCell<Option<Node>>,
@@ -351,7 +429,10 @@ fn err(msg: impl Into<String>) -> anyhow::Error {
 
 impl Ctx {
     pub fn new(reg: Rc<Registry>, data_values: Val, implicit: bool) -> Self {
+        let id = reg.next_id.get() + 1;
+        reg.next_id.set(id);
         Ctx {
+            id,
             reg,
             ctxs: RefCell::new(Vec::new()),
             root: RefCell::new(None),
@@ -635,10 +716,10 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
     ) -> anyhow::Result<i64> {
         let c = ctx(eval)?;
         let pos = Pos::unknown();
-        let a: Vec<AnnVal> = args.items.iter().map(|v| to_ann_val(*v, &pos)).collect();
+        let a: Vec<AnnVal> = args.items.iter().map(|v| to_ann_val(*v, &pos, eval, c)).collect();
         let mut kw = Vec::new();
         for (k, v) in kwargs.iter() {
-            kw.push((k.unpack_str().unwrap_or("").to_string(), to_ann_val(v, &pos)));
+            kw.push((k.unpack_str().unwrap_or("").to_string(), to_ann_val(v, &pos, eval, c)));
         }
         let mut col = c.collected.borrow_mut();
         col.push((a, kw));
@@ -716,6 +797,41 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
 
     fn __ov_not_op<'v>(v: Value<'v>) -> anyhow::Result<StarMatcher> {
         Ok(StarMatcher(Matcher::Not(Box::new(to_matcher(v)?))))
+    }
+
+    fn __ov_apply<'v>(
+        left: Value<'v>,
+        #[starlark(args)] rights: UnpackTuple<Value<'v>>,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> anyhow::Result<Value<'v>> {
+        let pos = Pos::unknown();
+        let mut l = to_val(left, &pos).map_err(err)?;
+        let rs: Vec<Val> = rights
+            .items
+            .iter()
+            .map(|r| to_val(*r, &pos).map_err(err))
+            .collect::<anyhow::Result<_>>()?;
+        {
+            let mut caller = EvalCaller { eval: &mut *eval };
+            for r in &rs {
+                super::overlay::apply_top(&mut l, r, &mut caller).map_err(|e| err(e.message))?;
+            }
+        }
+        super::overlay::strip_overlay_anns_val(&mut l);
+        Ok(from_val(&l, eval.heap()))
+    }
+
+    fn __assert_try_to<'v>(f: Value<'v>, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
+        let r = eval.eval_function(f, &[], &[]);
+        let heap = eval.heap();
+        Ok(match r {
+            Ok(v) => heap.alloc((v, Value::new_none())),
+            Err(e) => {
+                let msg = format!("{}", e.without_diagnostic());
+                let msg = msg.strip_prefix("fail: ").unwrap_or(&msg).to_string();
+                heap.alloc((Value::new_none(), heap.alloc(msg)))
+            }
+        })
     }
 
     fn __tpl_replace<'v>(v: Value<'v>, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Noop> {
@@ -872,9 +988,9 @@ fn ytt_message(kind: &str) -> String {
 fn ytt_module_src(name: &str) -> Option<&'static str> {
     Some(match name {
         "data" => "data = __ns(values = __data_values(), list = __data_list, read = __data_read)\n",
-        "overlay" => "overlay = __ns(subset = __ov_subset, all = __ov_all, map_key = __ov_map_key, index = __ov_index, and_op = __ov_and_op, or_op = __ov_or_op, not_op = __ov_not_op)\n",
+        "overlay" => "overlay = __ns(subset = __ov_subset, all = __ov_all, map_key = __ov_map_key, index = __ov_index, and_op = __ov_and_op, or_op = __ov_or_op, not_op = __ov_not_op, apply = __ov_apply)\n",
         "template" => "template = __ns(replace = __tpl_replace)\n",
-        "assert" => "assert_ = __ns(fail = __assert_fail)\n",
+        "assert" => include_str!("lib/assert.star"),
         "yaml" => "yaml = __ns(encode = __yaml_encode, decode = __yaml_decode)\n",
         "json" => "json = __ns(encode = __json_encode, decode = __json_decode)\n",
         "struct" => "struct = __ns(encode = __struct_encode, decode = __struct_decode, make = __ns)\n",
@@ -1093,7 +1209,31 @@ impl Workspace {
             let fm = module
                 .freeze()
                 .map_err(|e| EvalError(format!("{path}: {e:?}")))?;
+            if let Some(list) = fm.owned_extra_value() {
+                self.reg.funcs.borrow_mut().insert(ctx.id, list);
+            }
             Ok((fm, root))
+        })
+    }
+
+    /// Runs `f` with a caller that can run functions kept by earlier
+    /// evaluations (for overlays applied after templates ran).
+    pub fn with_caller<R>(&self, f: impl FnOnce(&mut dyn super::overlay::Caller) -> R) -> R {
+        let ctx = Ctx::new(
+            self.reg.clone(),
+            self.data_values.borrow().clone(),
+            self.implicit_map_key_overrides,
+        );
+        let loader = Loader {
+            ws: self,
+            from: String::new(),
+        };
+        Module::with_temp_heap(|module| {
+            let mut eval = Evaluator::new(&module);
+            eval.extra = Some(&ctx);
+            eval.set_loader(&loader);
+            let mut caller = EvalCaller { eval: &mut eval };
+            f(&mut caller)
         })
     }
 

@@ -174,7 +174,8 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
                 Some(existing) => {
                     // later schema documents overlay earlier ones
                     let defaults = overlay::doc_child_defaults(&d).map_err(|e| terr(e.message))?;
-                    let repl = overlay::apply(&mut existing.val, &d.val, &defaults)
+                    let repl = ws
+                        .with_caller(|c| overlay::apply(&mut existing.val, &d.val, &defaults, c))
                         .map_err(|e| terr(e.message))?;
                     if repl {
                         existing.val = d.val.clone();
@@ -227,7 +228,7 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
                 continue;
             }
             dv_sources.push(opts.files[p.idx].path.clone());
-            apply_dv(&mut values, &d, schema_field.as_ref(), &dv_sources, false)?;
+            apply_dv(&ws, &mut values, &d, schema_field.as_ref(), &dv_sources, false)?;
         }
     }
 
@@ -246,13 +247,13 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
                 continue;
             }
             dv_sources.push(f.path.clone());
-            apply_dv(&mut values, &d, schema_field.as_ref(), &dv_sources, true)?;
+            apply_dv(&ws, &mut values, &d, schema_field.as_ref(), &dv_sources, true)?;
         }
     }
     for fv in &opts.flag_values {
         let d = flag_doc(fv)?;
         dv_sources.push(fv.source.clone());
-        apply_dv(&mut values, &d, schema_field.as_ref(), &dv_sources, true)?;
+        apply_dv(&ws, &mut values, &d, schema_field.as_ref(), &dv_sources, true)?;
     }
     let values = match values {
         Some(v) if !v.is_null() || schema_field.is_some() => v,
@@ -313,7 +314,8 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
     for ov in overlays {
         let mut right = Node::new(Kind::DocSet, Pos::unknown());
         right.items.push(ov);
-        overlay::apply(&mut left_val, &Val::Node(Box::new(right)), &overlay::Expects::default())
+        let right = Val::Node(Box::new(right));
+        ws.with_caller(|c| overlay::apply(&mut left_val, &right, &overlay::Expects::default(), c))
             .map_err(|e| terr(format!("Overlaying (in following order: ...): {}", e.message)))?;
     }
     let docs = match left_val {
@@ -396,6 +398,7 @@ fn mark_flag_overlay(v: &mut Val, allow_new: bool) {
 }
 
 fn apply_dv(
+    ws: &Workspace,
     values: &mut Option<Val>,
     d: &Node,
     schema: Option<&schema::Field>,
@@ -427,7 +430,8 @@ fn apply_dv(
                 *cur = v;
             } else {
                 let defaults = overlay::doc_child_defaults(d).map_err(|e| terr(e.message))?;
-                let repl = overlay::apply(cur, &v, &defaults)
+                let repl = ws
+                    .with_caller(|c| overlay::apply(cur, &v, &defaults, c))
                     .map_err(|e| terr(format!("{header}{}", e.message)))?;
                 if repl {
                     overlay::strip_overlay_anns_val(&mut v);

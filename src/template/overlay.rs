@@ -2,7 +2,7 @@
 //! when), `@overlay/match-child-defaults` and the operations merge, remove,
 //! replace, insert, append and assert, on document sets, maps and arrays.
 
-use super::eval::{AnnVal, Matcher};
+use super::eval::{AnnVal, FuncRef, Matcher};
 use super::node::{Kind, Node, Pos, Scalar, Val};
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -18,6 +18,36 @@ fn oerr(message: impl Into<String>) -> OverlayError {
     OverlayError {
         message: message.into(),
         conditional: false,
+    }
+}
+
+/// An argument for a Starlark function called by the overlay engine.
+pub enum Arg {
+    Int(i64),
+    Val(Val),
+}
+
+/// Calls Starlark functions (matchers, `via=`, `expects=`) for overlays.
+pub trait Caller {
+    fn call(&mut self, f: &FuncRef, args: Vec<Arg>) -> Result<Val, String>;
+}
+
+/// A caller for contexts without functions.
+pub struct NoCaller;
+
+impl Caller for NoCaller {
+    fn call(&mut self, f: &FuncRef, _args: Vec<Arg>) -> Result<Val, String> {
+        Err(format!("cannot call {} here", f.desc))
+    }
+}
+
+fn call_bool(c: &mut dyn Caller, f: &FuncRef, args: Vec<Arg>) -> Result<bool, OverlayError> {
+    match c.call(f, args).map_err(oerr)? {
+        Val::Scalar(super::node::Scalar::Bool(b)) => Ok(b),
+        other => Err(oerr(format!(
+            "Expected function to return a boolean, but was {}",
+            other.type_name()
+        ))),
     }
 }
 
@@ -41,7 +71,7 @@ impl Expects {
         }
     }
 
-    fn check(&self, matches: &[Pos], what: &str) -> Result<(), OverlayError> {
+    fn check(&self, matches: &[Pos], what: &str, c: &mut dyn Caller) -> Result<(), OverlayError> {
         let cond = self.when.is_some();
         let r = match (&self.missing_ok, &self.expects, &self.when) {
             (Some(_), Some(_), _) => {
@@ -64,6 +94,13 @@ impl Expects {
                 Some(false) => check_value(&Expect::Int(1), matches),
                 None => return Err(oerr("Expected keyword argument 'missing_ok' to be a boolean")),
             },
+            (_, _, Some(AnnVal::Func(f))) | (_, Some(AnnVal::Func(f)), _) => {
+                if call_bool(c, f, vec![Arg::Int(matches.len() as i64)])? {
+                    Ok(())
+                } else {
+                    Err("Expectation of number of matched nodes failed".to_string())
+                }
+            }
             (_, _, Some(w)) => check_value(&to_expect(w, "when")?, matches),
             (_, Some(e), _) => check_value(&to_expect(e, "expects")?, matches),
             _ => check_value(&Expect::Int(1), matches),
@@ -297,6 +334,24 @@ pub fn val_equal(a: &Val, b: &Val) -> bool {
     }
 }
 
+enum MatchFn {
+    Builtin(Matcher),
+    Func(FuncRef),
+}
+
+fn run_match_fn(m: &MatchFn, idx: usize, key: Option<&Scalar>, left: &Val, right: &Val, c: &mut dyn Caller) -> Result<bool, OverlayError> {
+    match m {
+        MatchFn::Builtin(b) => run_matcher(b, idx, key, left, right),
+        MatchFn::Func(f) => {
+            let first = match key {
+                Some(k) => Arg::Val(Val::Scalar(k.clone())),
+                None => Arg::Int(idx as i64),
+            };
+            call_bool(c, f, vec![first, Arg::Val(left.clone()), Arg::Val(right.clone())])
+        }
+    }
+}
+
 fn run_matcher(m: &Matcher, idx: usize, key: Option<&Scalar>, left: &Val, right: &Val) -> Result<bool, OverlayError> {
     Ok(match m {
         Matcher::All => true,
@@ -335,10 +390,11 @@ fn run_matcher(m: &Matcher, idx: usize, key: Option<&Scalar>, left: &Val, right:
     })
 }
 
-fn as_matcher(by: &AnnVal) -> Result<Matcher, OverlayError> {
+fn as_matcher(by: &AnnVal) -> Result<MatchFn, OverlayError> {
     match by {
-        AnnVal::Matcher(m) => Ok(m.clone()),
-        AnnVal::Data(Val::Scalar(Scalar::Str(s))) => Ok(Matcher::MapKey(s.clone())),
+        AnnVal::Matcher(m) => Ok(MatchFn::Builtin(m.clone())),
+        AnnVal::Func(f) => Ok(MatchFn::Func(f.clone())),
+        AnnVal::Data(Val::Scalar(Scalar::Str(s))) => Ok(MatchFn::Builtin(Matcher::MapKey(s.clone()))),
         AnnVal::Other(t) => Err(oerr(format!(
             "Expected 'overlay/match' annotation keyword argument 'by' to be a ytt matcher; {t} matchers are not supported by strata yet"
         ))),
@@ -362,7 +418,7 @@ fn describe_keys(v: &Val) -> String {
 /// Applies overlay `right` (a map, array or document set with overlay
 /// annotations) onto `left`. Returns true when the caller should replace
 /// its value with `right` (scalars).
-pub fn apply(left: &mut Val, right: &Val, defaults: &Expects) -> Result<bool, OverlayError> {
+pub fn apply(left: &mut Val, right: &Val, defaults: &Expects, c: &mut dyn Caller) -> Result<bool, OverlayError> {
     let Val::Node(r) = right else {
         return Ok(true);
     };
@@ -372,7 +428,7 @@ pub fn apply(left: &mut Val, right: &Val, defaults: &Expects) -> Result<bool, Ov
                 return Err(oerr(format!("Expected map, but was {}", left.type_name())));
             };
             for item in &r.items {
-                map_item(l, item, defaults).map_err(|e| OverlayError {
+                map_item(l, item, defaults, c).map_err(|e| OverlayError {
                     message: format!("Map item (key '{}') on {}: {}", item.key.display(), item.pos, e.message),
                     conditional: false,
                 })?;
@@ -384,7 +440,7 @@ pub fn apply(left: &mut Val, right: &Val, defaults: &Expects) -> Result<bool, Ov
                 return Err(oerr(format!("Expected array, but was {}", left.type_name())));
             };
             for item in &r.items {
-                array_item(l, item, defaults).map_err(|e| OverlayError {
+                array_item(l, item, defaults, c).map_err(|e| OverlayError {
                     message: format!("Array item on {}: {}", item.pos, e.message),
                     conditional: false,
                 })?;
@@ -395,10 +451,19 @@ pub fn apply(left: &mut Val, right: &Val, defaults: &Expects) -> Result<bool, Ov
             let Some(l) = left.as_node_mut().filter(|l| l.kind == Kind::DocSet) else {
                 return Err(oerr(format!("Expected document set, but was {}", left.type_name())));
             };
-            apply_docset(l, r, defaults)?;
+            apply_docset(l, r, defaults, c)?;
             Ok(false)
         }
         _ => Ok(true),
+    }
+}
+
+fn ann_type(v: &AnnVal) -> String {
+    match v {
+        AnnVal::Data(d) => d.type_name().to_string(),
+        AnnVal::Matcher(_) => "matcher".into(),
+        AnnVal::Func(_) => "function".into(),
+        AnnVal::Other(t) => t.clone(),
     }
 }
 
@@ -410,7 +475,7 @@ fn skip_conditional(r: Result<Vec<usize>, OverlayError>) -> Result<Option<Vec<us
     }
 }
 
-fn map_indexes(l: &Node, item: &Node, defaults: &Expects) -> Result<Vec<usize>, OverlayError> {
+fn map_indexes(l: &Node, item: &Node, defaults: &Expects, c: &mut dyn Caller) -> Result<Vec<usize>, OverlayError> {
     let m = read_match(item, defaults)?;
     let mut idxs = Vec::new();
     let mut poss = Vec::new();
@@ -426,7 +491,7 @@ fn map_indexes(l: &Node, item: &Node, defaults: &Expects) -> Result<Vec<usize>, 
         Some(by) => {
             let matcher = as_matcher(by)?;
             for (i, li) in l.items.iter().enumerate() {
-                if run_matcher(&matcher, i, Some(&li.key), &li.val, &item.val)? {
+                if run_match_fn(&matcher, i, Some(&li.key), &li.val, &item.val, c)? {
                     idxs.push(i);
                     poss.push(li.pos.clone());
                 }
@@ -439,16 +504,16 @@ fn map_indexes(l: &Node, item: &Node, defaults: &Expects) -> Result<Vec<usize>, 
     } else {
         String::new()
     };
-    m.expects.check(&poss, &what)?;
+    m.expects.check(&poss, &what, c)?;
     Ok(idxs)
 }
 
-fn map_item(l: &mut Node, item: &Node, defaults: &Expects) -> Result<(), OverlayError> {
+fn map_item(l: &mut Node, item: &Node, defaults: &Expects, c: &mut dyn Caller) -> Result<(), OverlayError> {
     let op = which_op(item)?;
     match op {
         Op::Merge => {
             let cd = child_defaults(item, defaults)?;
-            let Some(idxs) = skip_conditional(map_indexes(l, item, defaults))? else {
+            let Some(idxs) = skip_conditional(map_indexes(l, item, defaults, c))? else {
                 return Ok(());
             };
             if idxs.is_empty() {
@@ -459,7 +524,7 @@ fn map_item(l: &mut Node, item: &Node, defaults: &Expects) -> Result<(), Overlay
             }
             for i in idxs {
                 let replace = if !l.items[i].val.is_null() {
-                    apply(&mut l.items[i].val, &item.val, &cd)?
+                    apply(&mut l.items[i].val, &item.val, &cd, c)?
                 } else {
                     true
                 };
@@ -472,7 +537,7 @@ fn map_item(l: &mut Node, item: &Node, defaults: &Expects) -> Result<(), Overlay
             }
         }
         Op::Remove => {
-            let Some(idxs) = skip_conditional(map_indexes(l, item, defaults))? else {
+            let Some(idxs) = skip_conditional(map_indexes(l, item, defaults, c))? else {
                 return Ok(());
             };
             let mut k = 0;
@@ -484,18 +549,18 @@ fn map_item(l: &mut Node, item: &Node, defaults: &Expects) -> Result<(), Overlay
         }
         Op::Replace => {
             let or_add = replace_or_add(item)?;
-            let Some(idxs) = skip_conditional(map_indexes(l, item, defaults))? else {
+            let Some(idxs) = skip_conditional(map_indexes(l, item, defaults, c))? else {
                 return Ok(());
             };
             for &i in &idxs {
-                let v = replace_value(item, Some(&l.items[i]))?;
+                let v = replace_value(item, Some(&l.items[i]), c)?;
                 let mut n = item.clone();
                 strip_overlay_anns(&mut n);
                 n.val = v;
                 l.items[i] = n;
             }
             if idxs.is_empty() && or_add {
-                let v = replace_value(item, None)?;
+                let v = replace_value(item, None, c)?;
                 let mut n = item.clone();
                 strip_overlay_anns(&mut n);
                 n.val = v;
@@ -504,13 +569,13 @@ fn map_item(l: &mut Node, item: &Node, defaults: &Expects) -> Result<(), Overlay
         }
         Op::Assert => {
             let cd = child_defaults(item, defaults)?;
-            let Some(idxs) = skip_conditional(map_indexes(l, item, defaults))? else {
+            let Some(idxs) = skip_conditional(map_indexes(l, item, defaults, c))? else {
                 return Ok(());
             };
             for i in idxs {
-                assert_check(item, &l.items[i])?;
+                assert_check(item, &l.items[i], c)?;
                 let mut copy = l.items[i].val.clone();
-                apply(&mut copy, &item.val, &cd)?;
+                apply(&mut copy, &item.val, &cd, c)?;
             }
         }
         Op::Insert | Op::Append => {
@@ -542,27 +607,67 @@ fn replace_or_add(item: &Node) -> Result<bool, OverlayError> {
     Ok(false)
 }
 
-fn replace_value(item: &Node, _existing: Option<&Node>) -> Result<Val, OverlayError> {
-    if let Some(a) = item.ann("overlay/replace") {
-        if a.kwarg("via").is_some() {
-            return Err(oerr("'via' functions in @overlay/replace are not supported by strata yet"));
-        }
-    }
+fn replace_value(item: &Node, existing: Option<&Node>, c: &mut dyn Caller) -> Result<Val, OverlayError> {
     let mut v = item.val.clone();
     strip_overlay_anns_val(&mut v);
+    if let Some(a) = item.ann("overlay/replace") {
+        match a.kwarg("via") {
+            Some(AnnVal::Func(f)) => {
+                let left = existing.map(|e| e.val.clone()).unwrap_or(Val::null());
+                return c.call(f, vec![Arg::Val(left), Arg::Val(v)]).map_err(oerr);
+            }
+            Some(other) => {
+                return Err(oerr(format!(
+                    "Expected 'overlay/replace' annotation keyword argument 'via' to be function, but was {}",
+                    ann_type(other)
+                )))
+            }
+            None => {}
+        }
+    }
     Ok(v)
 }
 
-fn assert_check(item: &Node, left: &Node) -> Result<(), OverlayError> {
+fn assert_check(item: &Node, left: &Node, c: &mut dyn Caller) -> Result<(), OverlayError> {
     if let Some(a) = item.ann("overlay/assert") {
-        if a.kwarg("via").is_some() {
-            return Err(oerr("'via' functions in @overlay/assert are not supported by strata yet"));
+        match a.kwarg("via") {
+            Some(AnnVal::Func(f)) => {
+                let mut r = item.val.clone();
+                strip_overlay_anns_val(&mut r);
+                let res = c
+                    .call(f, vec![Arg::Val(left.val.clone()), Arg::Val(r)])
+                    .map_err(|e| oerr(format!("Overlay assertion failed: {e}")))?;
+                return match res {
+                    Val::Scalar(Scalar::Null) | Val::Scalar(Scalar::Bool(true)) => Ok(()),
+                    Val::Scalar(Scalar::Bool(false)) => Err(oerr("Overlay assertion failed")),
+                    Val::Node(n) if n.kind == Kind::Array && n.items.len() == 2 => {
+                        match (&n.items[0].val, &n.items[1].val) {
+                            (Val::Scalar(Scalar::Bool(true)), _) => Ok(()),
+                            (Val::Scalar(Scalar::Bool(false)), Val::Scalar(Scalar::Str(m))) => {
+                                Err(oerr(format!("Overlay assertion failed: {m}")))
+                            }
+                            _ => Err(oerr("Expected @overlay/assert via function to return a tuple of (bool, string)")),
+                        }
+                    }
+                    other => Err(oerr(format!(
+                        "Expected @overlay/assert via function to return None, bool or tuple, but was {}",
+                        other.type_name()
+                    ))),
+                };
+            }
+            Some(other) => {
+                return Err(oerr(format!(
+                    "Expected 'overlay/assert' annotation keyword argument 'via' to be function, but was {}",
+                    ann_type(other)
+                )))
+            }
+            None => {}
         }
     }
     compare(&left.val, &item.val).map_err(oerr)
 }
 
-fn array_indexes(l: &Node, item: &Node, defaults: &Expects) -> Result<Vec<usize>, OverlayError> {
+fn array_indexes(l: &Node, item: &Node, defaults: &Expects, c: &mut dyn Caller) -> Result<Vec<usize>, OverlayError> {
     if !item.has_ann("overlay/match") {
         // unannotated array items match nothing (and expect nothing)
         return Ok(vec![]);
@@ -580,7 +685,7 @@ fn array_indexes(l: &Node, item: &Node, defaults: &Expects) -> Result<Vec<usize>
     let mut idxs = Vec::new();
     let mut poss = Vec::new();
     for (i, li) in l.items.iter().enumerate() {
-        if run_matcher(&matcher, i, None, &li.val, &item.val)? {
+        if run_match_fn(&matcher, i, None, &li.val, &item.val, c)? {
             idxs.push(i);
             poss.push(li.pos.clone());
         }
@@ -590,16 +695,16 @@ fn array_indexes(l: &Node, item: &Node, defaults: &Expects) -> Result<Vec<usize>
     } else {
         String::new()
     };
-    m.expects.check(&poss, &what)?;
+    m.expects.check(&poss, &what, c)?;
     Ok(idxs)
 }
 
-fn array_item(l: &mut Node, item: &Node, defaults: &Expects) -> Result<(), OverlayError> {
+fn array_item(l: &mut Node, item: &Node, defaults: &Expects, c: &mut dyn Caller) -> Result<(), OverlayError> {
     let op = which_op(item)?;
     match op {
         Op::Merge => {
             let cd = child_defaults(item, defaults)?;
-            let Some(idxs) = skip_conditional(array_indexes(l, item, defaults))? else {
+            let Some(idxs) = skip_conditional(array_indexes(l, item, defaults, c))? else {
                 return Ok(());
             };
             if idxs.is_empty() {
@@ -610,7 +715,7 @@ fn array_item(l: &mut Node, item: &Node, defaults: &Expects) -> Result<(), Overl
             }
             for i in idxs {
                 let replace = if !l.items[i].val.is_null() {
-                    apply(&mut l.items[i].val, &item.val, &cd)?
+                    apply(&mut l.items[i].val, &item.val, &cd, c)?
                 } else {
                     true
                 };
@@ -623,7 +728,7 @@ fn array_item(l: &mut Node, item: &Node, defaults: &Expects) -> Result<(), Overl
             }
         }
         Op::Remove => {
-            let Some(idxs) = skip_conditional(array_indexes(l, item, defaults))? else {
+            let Some(idxs) = skip_conditional(array_indexes(l, item, defaults, c))? else {
                 return Ok(());
             };
             let mut k = 0;
@@ -635,18 +740,18 @@ fn array_item(l: &mut Node, item: &Node, defaults: &Expects) -> Result<(), Overl
         }
         Op::Replace => {
             let or_add = replace_or_add(item)?;
-            let Some(idxs) = skip_conditional(array_indexes(l, item, defaults))? else {
+            let Some(idxs) = skip_conditional(array_indexes(l, item, defaults, c))? else {
                 return Ok(());
             };
             for &i in &idxs {
-                let v = replace_value(item, Some(&l.items[i]))?;
+                let v = replace_value(item, Some(&l.items[i]), c)?;
                 let mut n = item.clone();
                 strip_overlay_anns(&mut n);
                 n.val = v;
                 l.items[i] = n;
             }
             if idxs.is_empty() && or_add {
-                let v = replace_value(item, None)?;
+                let v = replace_value(item, None, c)?;
                 let mut n = item.clone();
                 strip_overlay_anns(&mut n);
                 n.val = v;
@@ -654,15 +759,14 @@ fn array_item(l: &mut Node, item: &Node, defaults: &Expects) -> Result<(), Overl
             }
         }
         Op::Insert => {
-            let Some(idxs) = skip_conditional(array_indexes(l, item, defaults))? else {
+            let Some(idxs) = skip_conditional(array_indexes(l, item, defaults, c))? else {
                 return Ok(());
             };
             let (before, after) = insert_where(item)?;
             let mut out = Vec::new();
             for (i, li) in std::mem::take(&mut l.items).into_iter().enumerate() {
                 if idxs.contains(&i) {
-                    let mut n = item.clone();
-                    strip_overlay_anns(&mut n);
+                    let n = insert_value(item, &li, c)?;
                     if before {
                         out.push(n.clone());
                     }
@@ -683,17 +787,28 @@ fn array_item(l: &mut Node, item: &Node, defaults: &Expects) -> Result<(), Overl
         }
         Op::Assert => {
             let cd = child_defaults(item, defaults)?;
-            let Some(idxs) = skip_conditional(array_indexes(l, item, defaults))? else {
+            let Some(idxs) = skip_conditional(array_indexes(l, item, defaults, c))? else {
                 return Ok(());
             };
             for i in idxs {
-                assert_check(item, &l.items[i])?;
+                assert_check(item, &l.items[i], c)?;
                 let mut copy = l.items[i].val.clone();
-                apply(&mut copy, &item.val, &cd)?;
+                apply(&mut copy, &item.val, &cd, c)?;
             }
         }
     }
     Ok(())
+}
+
+fn insert_value(item: &Node, existing: &Node, c: &mut dyn Caller) -> Result<Node, OverlayError> {
+    let mut n = item.clone();
+    strip_overlay_anns(&mut n);
+    if let Some(AnnVal::Func(f)) = item.ann("overlay/insert").and_then(|a| a.kwarg("via")) {
+        n.val = c
+            .call(f, vec![Arg::Val(existing.val.clone()), Arg::Val(n.val.clone())])
+            .map_err(oerr)?;
+    }
+    Ok(n)
 }
 
 fn insert_where(item: &Node) -> Result<(bool, bool), OverlayError> {
@@ -711,7 +826,7 @@ fn insert_where(item: &Node) -> Result<(bool, bool), OverlayError> {
         match k.as_str() {
             "before" => before = v.as_bool().unwrap_or(false),
             "after" => after = v.as_bool().unwrap_or(false),
-            "via" => return Err(oerr("'via' functions in @overlay/insert are not supported by strata yet")),
+            "via" => {}
             other => {
                 return Err(oerr(format!(
                     "Unknown 'overlay/insert' annotation keyword argument '{other}'"
@@ -722,7 +837,7 @@ fn insert_where(item: &Node) -> Result<(bool, bool), OverlayError> {
     Ok((before, after))
 }
 
-fn doc_indexes(left: &Node, doc: &Node, defaults: &Expects) -> Result<Vec<usize>, OverlayError> {
+fn doc_indexes(left: &Node, doc: &Node, defaults: &Expects, c: &mut dyn Caller) -> Result<Vec<usize>, OverlayError> {
     let m = read_match(doc, defaults)?;
     if doc.ann("overlay/match").map(|a| a.kwargs.is_empty()).unwrap_or(true) {
         return Err(oerr(
@@ -736,7 +851,7 @@ fn doc_indexes(left: &Node, doc: &Node, defaults: &Expects) -> Result<Vec<usize>
     let mut idxs = Vec::new();
     let mut poss = Vec::new();
     for (i, ld) in left.items.iter().enumerate() {
-        if run_matcher(&matcher, i, None, &ld.val, &doc.val)? {
+        if run_match_fn(&matcher, i, None, &ld.val, &doc.val, c)? {
             idxs.push(i);
             poss.push(ld.pos.clone());
         }
@@ -746,13 +861,13 @@ fn doc_indexes(left: &Node, doc: &Node, defaults: &Expects) -> Result<Vec<usize>
     } else {
         String::new()
     };
-    m.expects.check(&poss, &what)?;
+    m.expects.check(&poss, &what, c)?;
     Ok(idxs)
 }
 
-fn apply_docset(left: &mut Node, right: &Node, defaults: &Expects) -> Result<(), OverlayError> {
+fn apply_docset(left: &mut Node, right: &Node, defaults: &Expects, c: &mut dyn Caller) -> Result<(), OverlayError> {
     for doc in &right.items {
-        apply_doc(left, doc, defaults).map_err(|e| OverlayError {
+        apply_doc(left, doc, defaults, c).map_err(|e| OverlayError {
             message: format!("Document on {}: {}", doc.pos, e.message),
             conditional: false,
         })?;
@@ -760,17 +875,17 @@ fn apply_docset(left: &mut Node, right: &Node, defaults: &Expects) -> Result<(),
     Ok(())
 }
 
-fn apply_doc(left: &mut Node, doc: &Node, defaults: &Expects) -> Result<(), OverlayError> {
+fn apply_doc(left: &mut Node, doc: &Node, defaults: &Expects, c: &mut dyn Caller) -> Result<(), OverlayError> {
     let op = which_op(doc)?;
     match op {
         Op::Merge => {
             let cd = child_defaults(doc, defaults)?;
-            let Some(idxs) = skip_conditional(doc_indexes(left, doc, defaults))? else {
+            let Some(idxs) = skip_conditional(doc_indexes(left, doc, defaults, c))? else {
                 return Ok(());
             };
             for i in idxs {
                 let replace = if !left.items[i].val.is_null() {
-                    apply(&mut left.items[i].val, &doc.val, &cd)?
+                    apply(&mut left.items[i].val, &doc.val, &cd, c)?
                 } else {
                     true
                 };
@@ -782,7 +897,7 @@ fn apply_doc(left: &mut Node, doc: &Node, defaults: &Expects) -> Result<(), Over
             }
         }
         Op::Remove => {
-            let Some(idxs) = skip_conditional(doc_indexes(left, doc, defaults))? else {
+            let Some(idxs) = skip_conditional(doc_indexes(left, doc, defaults, c))? else {
                 return Ok(());
             };
             let mut k = 0;
@@ -794,18 +909,18 @@ fn apply_doc(left: &mut Node, doc: &Node, defaults: &Expects) -> Result<(), Over
         }
         Op::Replace => {
             let or_add = replace_or_add(doc)?;
-            let Some(idxs) = skip_conditional(doc_indexes(left, doc, defaults))? else {
+            let Some(idxs) = skip_conditional(doc_indexes(left, doc, defaults, c))? else {
                 return Ok(());
             };
             for &i in &idxs {
-                let v = replace_value(doc, Some(&left.items[i]))?;
+                let v = replace_value(doc, Some(&left.items[i]), c)?;
                 let mut n = doc.clone();
                 strip_overlay_anns(&mut n);
                 n.val = v;
                 left.items[i] = n;
             }
             if idxs.is_empty() && or_add {
-                let v = replace_value(doc, None)?;
+                let v = replace_value(doc, None, c)?;
                 let mut n = doc.clone();
                 strip_overlay_anns(&mut n);
                 n.val = v;
@@ -813,15 +928,14 @@ fn apply_doc(left: &mut Node, doc: &Node, defaults: &Expects) -> Result<(), Over
             }
         }
         Op::Insert => {
-            let Some(idxs) = skip_conditional(doc_indexes(left, doc, defaults))? else {
+            let Some(idxs) = skip_conditional(doc_indexes(left, doc, defaults, c))? else {
                 return Ok(());
             };
             let (before, after) = insert_where(doc)?;
             let mut out = Vec::new();
             for (i, li) in std::mem::take(&mut left.items).into_iter().enumerate() {
                 if idxs.contains(&i) {
-                    let mut n = doc.clone();
-                    strip_overlay_anns(&mut n);
+                    let n = insert_value(doc, &li, c)?;
                     if before {
                         out.push(n.clone());
                     }
@@ -842,13 +956,13 @@ fn apply_doc(left: &mut Node, doc: &Node, defaults: &Expects) -> Result<(), Over
         }
         Op::Assert => {
             let cd = child_defaults(doc, defaults)?;
-            let Some(idxs) = skip_conditional(doc_indexes(left, doc, defaults))? else {
+            let Some(idxs) = skip_conditional(doc_indexes(left, doc, defaults, c))? else {
                 return Ok(());
             };
             for i in idxs {
-                assert_check(doc, &left.items[i])?;
+                assert_check(doc, &left.items[i], c)?;
                 let mut copy = left.items[i].val.clone();
-                apply(&mut copy, &doc.val, &cd)?;
+                apply(&mut copy, &doc.val, &cd, c)?;
             }
         }
     }
@@ -875,8 +989,8 @@ pub fn doc_child_defaults(doc: &Node) -> Result<Expects, OverlayError> {
 }
 
 /// Applies one overlay value onto another: the entry point for data values.
-pub fn apply_top(left: &mut Val, right: &Val) -> Result<(), OverlayError> {
-    let replace = apply(left, right, &Expects::default())?;
+pub fn apply_top(left: &mut Val, right: &Val, c: &mut dyn Caller) -> Result<(), OverlayError> {
+    let replace = apply(left, right, &Expects::default(), c)?;
     if replace {
         let mut v = right.clone();
         strip_overlay_anns_val(&mut v);
