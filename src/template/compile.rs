@@ -527,14 +527,29 @@ pub fn compile_yaml(
 }
 
 /// Compiles a `.star` file: plain Starlark.
-pub fn compile_star(text: &str, file_id: usize, name: &str) -> Compiled {
-    Compiled {
+pub fn compile_star(text: &str, file_id: usize, name: &str) -> Result<Compiled, CompileError> {
+    // ytt's Starlark closes blocks with `end`; lay it out like template code
+    let lines: Vec<Line> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| Line {
+            text: l.to_string(),
+            kind: LineKind::Code,
+            src: i + 1,
+        })
+        .collect();
+    let mut line_map = Vec::new();
+    let code = layout(lines, &mut line_map).map_err(|m| CompileError {
+        pos: Pos::new(&std::sync::Arc::from(name), 0),
+        message: m,
+    })?;
+    Ok(Compiled {
         file_id,
         name: name.to_string(),
         nodes: Vec::new(),
-        code: rewrite_reserved(text),
-        line_map: (1..=text.lines().count()).collect(),
-    }
+        code: rewrite_reserved(&code),
+        line_map,
+    })
 }
 
 /// Whether any comment below asks for templating (`#@`).

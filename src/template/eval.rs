@@ -1156,7 +1156,8 @@ impl Workspace {
         let f = &self.files[idx];
         if f.path.ends_with(".star") {
             let fid = self.reg.compiled.borrow().len();
-            let c = super::compile::compile_star(&f.text, fid, &f.path);
+            let c = super::compile::compile_star(&f.text, fid, &f.path)
+                .map_err(|e| EvalError(e.to_string()))?;
             let code = c.code.clone();
             self.reg.compiled.borrow_mut().push(Rc::new(c));
             return self.eval_code(&f.path, &code, Some(fid));

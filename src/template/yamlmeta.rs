@@ -132,12 +132,14 @@ impl MarkedEventReceiver for Builder<'_> {
                 let v = self.anchors.get(&id).cloned().unwrap_or(Val::null());
                 self.push_val(v, line, mark.col(), 0);
             }
-            Event::SequenceStart(anchor, _) => self.stack.push(Frame::Seq {
-                node: Node::array(Pos::new(&self.file, line)),
-                anchor,
-                // start events report the column after the indicator
-                col: mark.col().saturating_sub(1),
-            }),
+            Event::SequenceStart(anchor, _) => {
+                let col = seq_indicator_col(self.lines, line, mark.col());
+                self.stack.push(Frame::Seq {
+                    node: Node::array(Pos::new(&self.file, line)),
+                    anchor,
+                    col,
+                })
+            }
             Event::MappingStart(anchor, _) => self.stack.push(Frame::Map {
                 node: Node::map(Pos::new(&self.file, line)),
                 key: None,
@@ -202,10 +204,38 @@ fn apply_merge_keys(map: &mut Node) {
     map.items = out;
 }
 
+/// Column of the `-` indicators of a block sequence whose start event was
+/// reported at (line, col) (the scanner's position, not the indicator's);
+/// `usize::MAX` for flow sequences.
+fn seq_indicator_col(lines: &[&str], line: usize, col: usize) -> usize {
+    let Some(text) = lines.get(line.wrapping_sub(1)) else {
+        return usize::MAX;
+    };
+    if col > 0 && text.as_bytes().get(col - 1) == Some(&b'[') {
+        return usize::MAX;
+    }
+    let mut l = line;
+    while l >= 1 {
+        let t = lines[l - 1];
+        let trimmed = t.trim_start();
+        if trimmed.starts_with('-') {
+            return t.len() - trimmed.len();
+        }
+        if !(trimmed.is_empty() || trimmed.starts_with('#')) && l != line {
+            break;
+        }
+        l -= 1;
+    }
+    usize::MAX
+}
+
 /// The line of the `-` that introduces the next block sequence item: the
 /// first line from `from` on with `-` in the sequence's indicator column
 /// (go-yaml positions items there; empty values report a later line).
 fn dash_line(lines: &[&str], from: usize, value_line: usize, seq_col: usize) -> usize {
+    if seq_col == usize::MAX {
+        return value_line;
+    }
     let mut l = from.max(1);
     while l <= value_line {
         if let Some(t) = lines.get(l - 1) {
