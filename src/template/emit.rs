@@ -512,12 +512,18 @@ pub fn encode_val(val: &Val) -> String {
     w.out
 }
 
-/// Prints documents separated by `---`, skipping null documents.
+/// Prints documents separated by `---`, skipping empty documents (null,
+/// `{}`, `[]`) as ytt does.
 pub fn encode_docs<'a>(docs: impl Iterator<Item = &'a Node>) -> String {
     let mut out = String::new();
     let mut first = true;
     for d in docs {
-        if d.val.is_null() {
+        let empty = match &d.val {
+            Val::Scalar(Scalar::Null) => true,
+            Val::Node(n) => matches!(n.kind, Kind::Map | Kind::Array) && n.items.is_empty(),
+            _ => false,
+        };
+        if empty || d.injected {
             continue;
         }
         if !first {
