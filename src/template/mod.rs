@@ -195,6 +195,7 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
             nullable: false,
             default: empty_map(),
             pos: Pos::unknown(),
+            docs: Default::default(),
         });
         let doc = openapi(&f);
         return Ok(Output {
@@ -480,30 +481,68 @@ fn flag_doc(fv: &FlagValue) -> Result<Node, TemplateError> {
     Ok(Node::doc(val, pos))
 }
 
-/// `--data-values-schema-inspect --output openapi-v3`.
+/// `--data-values-schema-inspect --output openapi-v3`: ytt's property
+/// names and order.
 fn openapi(f: &schema::Field) -> Val {
-    fn props(f: &schema::Field) -> Node {
-        let mut m = Node::map(Pos::unknown());
-        let add = |m: &mut Node, k: &str, v: Val| m.items.push(Node::map_item(Scalar::Str(k.into()), v, Pos::unknown()));
-        let s = |x: &str| Val::Scalar(Scalar::Str(x.into()));
+    fn order(k: &str) -> usize {
+        [
+            "title",
+            "type",
+            "additionalProperties",
+            "format",
+            "nullable",
+            "deprecated",
+            "description",
+            "x-example-description",
+            "example",
+            "items",
+            "properties",
+            "default",
+        ]
+        .iter()
+        .position(|x| *x == k)
+        .unwrap_or(99)
+    }
+    fn s(x: &str) -> Val {
+        Val::Scalar(Scalar::Str(x.into()))
+    }
+    fn b(x: bool) -> Val {
+        Val::Scalar(Scalar::Bool(x))
+    }
+    fn props(f: &schema::Field) -> Val {
+        let mut items: Vec<(&str, Val)> = Vec::new();
+        let d = &f.docs;
+        if let Some(t) = &d.title {
+            items.push(("title", s(t)));
+        }
+        if let Some(t) = &d.desc {
+            items.push(("description", s(t)));
+        }
+        if d.deprecated {
+            items.push(("deprecated", b(true)));
+        }
+        if let Some((desc, ex)) = &d.example {
+            items.push(("x-example-description", s(desc)));
+            items.push(("example", ex.clone()));
+        }
         match &f.ty {
-            schema::Ty::Map(items) => {
-                add(&mut m, "type", s("object"));
-                add(&mut m, "additionalProperties", Val::Scalar(Scalar::Bool(false)));
+            schema::Ty::Map(fields) => {
+                items.push(("type", s("object")));
+                items.push(("additionalProperties", b(false)));
                 let mut p = Node::map(Pos::unknown());
-                for (k, fi) in items {
-                    p.items.push(Node::map_item(k.clone(), Val::Node(Box::new(props(fi))), Pos::unknown()));
+                for (k, fi) in fields {
+                    p.items.push(Node::map_item(k.clone(), props(fi), Pos::unknown()));
                 }
-                add(&mut m, "properties", Val::Node(Box::new(p)));
+                items.push(("properties", Val::Node(Box::new(p))));
             }
             schema::Ty::Array(fi) => {
-                add(&mut m, "type", s("array"));
-                add(&mut m, "items", Val::Node(Box::new(props(fi))));
-                add(&mut m, "default", f.default.clone());
+                items.push(("type", s("array")));
+                items.push(("default", f.default.clone()));
+                items.push(("items", props(fi)));
             }
             schema::Ty::Any => {
-                add(&mut m, "nullable", Val::Scalar(Scalar::Bool(true)));
-                add(&mut m, "default", f.default.clone());
+                items.push(("nullable", b(true)));
+                items.push(("default", f.default.clone()));
             }
             t => {
                 let name = match t {
@@ -512,29 +551,42 @@ fn openapi(f: &schema::Field) -> Val {
                     schema::Ty::Float => "number",
                     _ => "string",
                 };
-                add(&mut m, "type", s(name));
-                add(&mut m, "default", f.default.clone());
+                items.push(("default", f.default.clone()));
+                items.push(("type", s(name)));
                 if matches!(t, schema::Ty::Float) {
-                    add(&mut m, "format", s("float"));
+                    items.push(("format", s("float")));
                 }
             }
         }
-        if f.nullable {
-            add(&mut m, "nullable", Val::Scalar(Scalar::Bool(true)));
+        if f.nullable && !matches!(f.ty, schema::Ty::Any) {
+            items.push(("nullable", b(true)));
+            for it in items.iter_mut() {
+                if it.0 == "default" {
+                    it.1 = f.default.clone();
+                }
+            }
+            if !items.iter().any(|i| i.0 == "default") {
+                items.push(("default", f.default.clone()));
+            }
         }
-        m
+        items.sort_by_key(|(k, _)| order(k));
+        let mut m = Node::map(Pos::unknown());
+        for (k, v) in items {
+            m.items.push(Node::map_item(Scalar::Str(k.into()), v, Pos::unknown()));
+        }
+        Val::Node(Box::new(m))
     }
     let mut root = Node::map(Pos::unknown());
     let add = |m: &mut Node, k: &str, v: Val| m.items.push(Node::map_item(Scalar::Str(k.into()), v, Pos::unknown()));
-    add(&mut root, "openapi", Val::Scalar(Scalar::Str("3.0.0".into())));
+    add(&mut root, "openapi", s("3.0.0"));
     let mut info = Node::map(Pos::unknown());
-    add(&mut info, "version", Val::Scalar(Scalar::Str("0.1.0".into())));
-    add(&mut info, "title", Val::Scalar(Scalar::Str("Schema for data values, generated by ytt".into())));
+    add(&mut info, "version", s("0.1.0"));
+    add(&mut info, "title", s("Schema for data values, generated by ytt"));
     add(&mut root, "info", Val::Node(Box::new(info)));
     add(&mut root, "paths", empty_map());
     let mut comps = Node::map(Pos::unknown());
     let mut schemas = Node::map(Pos::unknown());
-    add(&mut schemas, "dataValues", Val::Node(Box::new(props(f))));
+    add(&mut schemas, "dataValues", props(f));
     add(&mut comps, "schemas", Val::Node(Box::new(schemas)));
     add(&mut root, "components", Val::Node(Box::new(comps)));
     Val::Node(Box::new(root))

@@ -22,6 +22,16 @@ pub struct Field {
     pub nullable: bool,
     pub default: Val,
     pub pos: Pos,
+    pub docs: Docs,
+}
+
+/// `@schema/title`, `desc`, `deprecated` and the first of `examples`.
+#[derive(Debug, Clone, Default)]
+pub struct Docs {
+    pub title: Option<String>,
+    pub desc: Option<String>,
+    pub deprecated: bool,
+    pub example: Option<(String, Val)>,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -207,24 +217,58 @@ pub fn field_of(node: &Node, in_any: bool) -> Result<Field, SchemaError> {
         };
         if !any && !dv.is_null() {
             let mut errs = Vec::new();
-            check(&Field { ty: ty.clone(), nullable, default: Val::null(), pos: node.pos.clone() }, &dv, &node.pos, &mut errs);
+            check(&Field { ty: ty.clone(), nullable, default: Val::null(), pos: node.pos.clone(), docs: Docs::default() }, &dv, &node.pos, &mut errs);
             if let Some((_, found, expected)) = errs.first() {
                 return Err(invalid(&node.pos, "@schema/default is wrong type", found, expected));
             }
         }
+        let tmp = Field { ty: ty.clone(), nullable, default: Val::null(), pos: node.pos.clone(), docs: Docs::default() };
+        let mut dv = dv;
+        fill_defaults(&tmp, &mut dv);
         default = dv;
-    }
-    if nullable {
+    } else if nullable {
         default = Val::null();
     }
     if let Ty::Null = ty {
         ty = Ty::Any;
+    }
+    let mut docs = Docs::default();
+    if let Some(v) = single_arg(node, "schema/title", "string")? {
+        docs.title = v.as_str().map(str::to_string);
+    }
+    if let Some(v) = single_arg(node, "schema/desc", "string")? {
+        docs.desc = v.as_str().map(str::to_string);
+    }
+    docs.deprecated = node.has_ann("schema/deprecated");
+    if let Some(a) = node.ann("schema/examples") {
+        for (i, ex) in a.args.iter().enumerate() {
+            if let AnnVal::Data(Val::Node(n)) = ex {
+                let desc = match &n.items[0].val {
+                    Val::Scalar(Scalar::Str(s)) => s.clone(),
+                    _ => String::new(),
+                };
+                let val = n.items.get(1).map(|i| i.val.clone()).unwrap_or(Val::null());
+                if !matches!(ty, Ty::Any) && !(nullable && val.is_null()) {
+                    let mut errs = Vec::new();
+                    let f = Field { ty: ty.clone(), nullable, default: Val::null(), pos: node.pos.clone(), docs: Docs::default() };
+                    check(&f, &val, &a.pos, &mut errs);
+                    if let Some((_, found, expected)) = errs.first() {
+                        let expected = expected.split(" (").next().unwrap_or(expected);
+                        return Err(invalid(&a.pos, "@schema/examples has wrong type", found, expected));
+                    }
+                }
+                if i == 0 {
+                    docs.example = Some((desc, val));
+                }
+            }
+        }
     }
     Ok(Field {
         ty,
         nullable,
         default,
         pos: node.pos.clone(),
+        docs,
     })
 }
 
