@@ -116,13 +116,44 @@ fn split_kv(s: &str, flag: &str) -> anyhow::Result<(String, String)> {
     }
 }
 
-fn yaml_value(text: &str, what: &str) -> anyhow::Result<Val> {
-    let d = template::yamlmeta::parse(text, what, false)
+/// `--file-mark path:key=value` (path may be a glob): exclude or retype files.
+fn apply_file_marks(files: &mut Vec<SrcFile>, marks: &[String]) -> anyhow::Result<()> {
+    for m in marks {
+        let Some((path, kv)) = m.rsplit_once(':') else {
+            anyhow::bail!("Expected file mark '{m}' to be in format 'path:key=value'");
+        };
+        let Some((key, value)) = kv.split_once('=') else {
+            anyhow::bail!("Expected file mark '{m}' to be in format 'path:key=value'");
+        };
+        let glob = globset::Glob::new(path)
+            .with_context(|| format!("invalid path in file mark '{m}'"))?
+            .compile_matcher();
+        let matches = |f: &SrcFile| f.path == path || glob.is_match(&f.path);
+        match key {
+            "exclude" => {
+                if value == "true" {
+                    files.retain(|f| !matches(f));
+                }
+            }
+            "type" => {
+                for f in files.iter_mut().filter(|f| matches(f)) {
+                    f.mark_type = Some(value.to_string());
+                }
+            }
+            "path" | "for-output" => {}
+            other => anyhow::bail!("Unknown file mark '{other}' in '{m}'"),
+        }
+    }
+    Ok(())
+}
+
+fn yaml_value(text: &str, what: &str, strict: bool) -> anyhow::Result<Val> {
+    let d = template::yamlmeta::parse(text, what, strict)
         .map_err(|e| anyhow::anyhow!("Deserializing value for {what}: {}", e.message))?;
     Ok(d.items.into_iter().next().map(|d| d.val).unwrap_or(Val::null()))
 }
 
-fn env_values(prefix: &str, as_yaml: bool) -> anyhow::Result<Vec<FlagValue>> {
+fn env_values(prefix: &str, as_yaml: bool, strict: bool) -> anyhow::Result<Vec<FlagValue>> {
     let mut vars: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| k.starts_with(&format!("{prefix}_")))
         .collect();
@@ -131,7 +162,7 @@ fn env_values(prefix: &str, as_yaml: bool) -> anyhow::Result<Vec<FlagValue>> {
     for (k, v) in vars {
         let key = k[prefix.len() + 1..].replace("__", ".");
         let value = if as_yaml {
-            yaml_value(&v, &k)?
+            yaml_value(&v, &k, strict)?
         } else {
             Val::Scalar(Scalar::Str(v))
         };
@@ -156,12 +187,10 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
     };
     for spec in &args.files {
         for (rel, path) in expand(spec)? {
-            opts.files.push(SrcFile {
-                path: rel,
-                text: read(&path)?,
-            });
+            opts.files.push(SrcFile::new(rel, read(&path)?));
         }
     }
+    apply_file_marks(&mut opts.files, &args.file_mark)?;
     for spec in &args.data_values_file {
         let p = PathBuf::from(spec);
         if p.is_dir() {
@@ -171,20 +200,17 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
                 if !(rel.ends_with(".yml") || rel.ends_with(".yaml")) {
                     continue;
                 }
-                opts.data_values_files.push(SrcFile { path: rel, text: read(&path)? });
+                opts.data_values_files.push(SrcFile::new(rel, read(&path)?));
             }
         } else {
-            opts.data_values_files.push(SrcFile {
-                path: spec.clone(),
-                text: read(&p)?,
-            });
+            opts.data_values_files.push(SrcFile::new(spec.clone(), read(&p)?));
         }
     }
     for p in &args.data_values_env {
-        opts.flag_values.extend(env_values(p, false)?);
+        opts.flag_values.extend(env_values(p, false, args.strict)?);
     }
     for p in &args.data_values_env_yaml {
-        opts.flag_values.extend(env_values(p, true)?);
+        opts.flag_values.extend(env_values(p, true, args.strict)?);
     }
     for s in &args.data_value {
         let (k, v) = split_kv(s, "--data-value")?;
@@ -201,7 +227,7 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
         }
         opts.flag_values.push(FlagValue {
             key: k.clone(),
-            value: yaml_value(&v, &k)?,
+            value: yaml_value(&v, &k, args.strict)?,
             source: "kv arg".into(),
         });
     }

@@ -1038,6 +1038,34 @@ pub fn dialect() -> Dialect {
 pub struct SrcFile {
     pub path: String,
     pub text: String,
+    /// `--file-mark path:type=...` (yaml-template, yaml-plain, text-template,
+    /// text-plain, starlark, data).
+    pub mark_type: Option<String>,
+}
+
+impl SrcFile {
+    pub fn new(path: impl Into<String>, text: impl Into<String>) -> Self {
+        SrcFile {
+            path: path.into(),
+            text: text.into(),
+            mark_type: None,
+        }
+    }
+    pub fn is_star(&self) -> bool {
+        match self.mark_type.as_deref() {
+            Some(t) => t == "starlark",
+            None => self.path.ends_with(".star"),
+        }
+    }
+    pub fn is_yaml(&self) -> bool {
+        match self.mark_type.as_deref() {
+            Some(t) => t == "yaml-template" || t == "yaml-plain",
+            None => self.path.ends_with(".yml") || self.path.ends_with(".yaml"),
+        }
+    }
+    pub fn is_plain_yaml(&self) -> bool {
+        self.mark_type.as_deref() == Some("yaml-plain")
+    }
 }
 
 /// Everything a run evaluates: files, compiled templates and loaded modules.
@@ -1154,7 +1182,7 @@ impl Workspace {
     /// YAML, the resulting document set.
     pub fn eval_file(&self, idx: usize) -> Result<(FrozenModule, Option<Node>), EvalError> {
         let f = &self.files[idx];
-        if f.path.ends_with(".star") {
+        if f.is_star() {
             let fid = self.reg.compiled.borrow().len();
             let c = super::compile::compile_star(&f.text, fid, &f.path)
                 .map_err(|e| EvalError(e.to_string()))?;

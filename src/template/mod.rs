@@ -62,10 +62,6 @@ fn terr(s: impl Into<String>) -> TemplateError {
     TemplateError(s.into())
 }
 
-fn is_yaml(p: &str) -> bool {
-    p.ends_with(".yml") || p.ends_with(".yaml")
-}
-
 fn is_private_lib(p: &str) -> bool {
     p.starts_with("_ytt_lib/") || p.contains("/_ytt_lib/")
 }
@@ -143,7 +139,7 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
     }
     let mut parsed = Vec::new();
     for (idx, f) in opts.files.iter().enumerate() {
-        if !is_yaml(&f.path) || is_private_lib(&f.path) || f.path.ends_with(".lib.yml") || f.path.ends_with(".lib.yaml") {
+        if !f.is_yaml() || is_private_lib(&f.path) || f.path.ends_with(".lib.yml") || f.path.ends_with(".lib.yaml") {
             continue;
         }
         let doc = yamlmeta::parse(&f.text, &f.path, opts.strict)
@@ -159,6 +155,7 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
 
     // 2. schema
     let mut schema_doc: Option<Node> = None;
+    let mut lib_schemas: Vec<(String, Node)> = Vec::new();
     for p in &parsed {
         if !p.types.contains(&DocType::Schema) {
             continue;
@@ -167,6 +164,10 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
         let (_, res) = ws.eval_docset(&opts.files[p.idx].path, &sub).map_err(|e| terr(e.0))?;
         for d in res.map(|r| r.items).unwrap_or_default() {
             if d.injected {
+                continue;
+            }
+            if let Some(lib) = library_ref(&d)? {
+                lib_schemas.push((lib, d));
                 continue;
             }
             match &mut schema_doc {
@@ -207,6 +208,8 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
     // 3. data values documents
     let mut values: Option<Val> = schema_field.as_ref().map(|f| f.default.clone());
     let mut dv_sources: Vec<String> = Vec::new();
+    // data values for private libraries (`#@library/ref`), by library ref
+    let mut lib_values: Vec<(String, Node)> = Vec::new();
     for p in &parsed {
         if !p.types.contains(&DocType::Values) {
             continue;
@@ -226,6 +229,10 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
         let (_, res) = ws.eval_docset(&opts.files[p.idx].path, &sub).map_err(|e| terr(e.0))?;
         for d in res.map(|r| r.items).unwrap_or_default() {
             if d.injected {
+                continue;
+            }
+            if let Some(lib) = library_ref(&d)? {
+                lib_values.push((lib, d));
                 continue;
             }
             dv_sources.push(opts.files[p.idx].path.clone());
@@ -283,7 +290,7 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
         }
         let path = opts.files[p.idx].path.clone();
         let sub = subset(&p.doc, &p.types, DocType::Template);
-        let res = if compile::has_templating(&sub) {
+        let res = if compile::has_templating(&sub) && !opts.files[p.idx].is_plain_yaml() {
             ws.eval_docset(&path, &sub).map_err(|e| terr(e.0))?.1
         } else {
             let mut s = sub.clone();
@@ -302,9 +309,22 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
         }
     }
     for f in &opts.files {
-        if !is_yaml(&f.path) && !f.path.ends_with(".star") && !is_private_lib(&f.path) {
+        if !f.is_yaml() && !f.is_star() && !is_private_lib(&f.path) {
             text_files.push((f.path.clone(), f.text.clone()));
         }
+    }
+
+    if let Some((lib, d)) = lib_schemas.first() {
+        return Err(terr(format!(
+            "Expected all provided library schema documents to be used but found unused:\n  Schema belonging to library '{lib}' on line {}",
+            d.pos
+        )));
+    }
+    if let Some((lib, d)) = lib_values.first() {
+        return Err(terr(format!(
+            "Expected all provided library data values documents to be used but found unused:\n  Data Value belonging to library '{lib}' on line {} (libraries are not supported by strata yet)",
+            d.pos
+        )));
     }
 
     // 6. overlays
@@ -362,6 +382,33 @@ fn subset(doc: &Node, types: &[DocType], want: DocType) -> Node {
     s
 }
 
+/// The `#@library/ref "@path~alias"` of a data values / schema document.
+fn library_ref(d: &Node) -> Result<Option<String>, TemplateError> {
+    let Some(a) = d.ann("library/ref") else {
+        return Ok(None);
+    };
+    let bad = |m: String| terr(format!("Overlaying data values (in following order: {}):\n  Annotation library/ref:\n    {m}", d.pos.file));
+    let Some(r) = a.args.first().and_then(|v| v.as_str()) else {
+        return Err(bad("Expected library ref to be a string".into()));
+    };
+    let Some(rest) = r.strip_prefix('@') else {
+        return Err(bad(format!("Expected library ref to start with '@', got: '{r}'")));
+    };
+    let parts: Vec<&str> = rest.split('~').collect();
+    if parts.len() > 2 {
+        return Err(bad(format!(
+            "Expected library ref to have form: '@path', '@~alias', or '@path~alias', got: '{r}'"
+        )));
+    }
+    if parts.len() == 2 && parts[1].is_empty() {
+        return Err(bad("Expected library alias to not be empty".into()));
+    }
+    if parts[0].is_empty() && parts.len() == 1 {
+        return Err(bad("Expected library name to not be empty".into()));
+    }
+    Ok(Some(r.to_string()))
+}
+
 fn mk_ann(name: &str, kwargs: Vec<(&str, bool)>) -> node::Ann {
     node::Ann {
         name: name.into(),
@@ -408,15 +455,8 @@ fn apply_dv(
 ) -> Result<(), TemplateError> {
     let header = format!("Overlaying data values (in following order: {}): \n", sources.join(", "));
     let mut v = d.val.clone();
-    if let Some(f) = schema {
-        let mut errs = Vec::new();
-        schema::check(f, &v, &d.pos, &mut errs);
-        if !errs.is_empty() {
-            return Err(terr(format!("{header}{}", report(&errs))));
-        }
-    }
     if from_flags {
-        mark_flag_overlay(&mut v, schema.is_none());
+        mark_flag_overlay(&mut v, true);
     }
     match values {
         None => {
