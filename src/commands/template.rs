@@ -183,6 +183,7 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
         strict: args.strict,
         ignore_unknown_comments: args.ignore_unknown_comments,
         implicit_map_key_overrides: args.implicit_map_key_overrides,
+        disable_validation: args.dangerous_disable_validation,
         ..Default::default()
     };
     for spec in &args.files {

@@ -347,23 +347,55 @@ pub struct EvalCaller<'a, 'v, 'b, 'c> {
     pub eval: &'a mut Evaluator<'v, 'b, 'c>,
 }
 
+fn arg_value<'v>(a: &super::overlay::Arg, eval: &Evaluator<'v, '_, '_>, c: &Ctx) -> Result<Value<'v>, String> {
+    use super::overlay::Arg;
+    let heap = eval.heap();
+    Ok(match a {
+        Arg::Int(i) => heap.alloc(*i),
+        Arg::Str(s) => heap.alloc(s.as_str()),
+        Arg::Val(v) => from_val(v, heap),
+        Arg::Kept(f) => func_value(f, eval, c).map_err(|e| e.to_string())?,
+        Arg::List(items) => {
+            let vs: Result<Vec<Value>, String> = items.iter().map(|x| arg_value(x, eval, c)).collect();
+            heap.alloc(AllocList(vs?))
+        }
+        Arg::Dict(items) => {
+            let mut vs = Vec::new();
+            for (k, x) in items {
+                vs.push((heap.alloc(k.as_str()), arg_value(x, eval, c)?));
+            }
+            heap.alloc(AllocDict(vs))
+        }
+    })
+}
+
+impl<'v> EvalCaller<'_, 'v, '_, '_> {
+    fn call_value(&mut self, fv: Value<'v>, args: &[super::overlay::Arg]) -> Result<Val, String> {
+        let c = ctx(self.eval).map_err(|e| e.to_string())?;
+        let args: Result<Vec<Value>, String> = args.iter().map(|a| arg_value(a, self.eval, c)).collect();
+        let args = args?;
+        let r = self
+            .eval
+            .eval_function(fv, &args, &[])
+            .map_err(|e| ytt_message(&format!("{}", e.without_diagnostic())))?;
+        to_val(r, &Pos::unknown())
+    }
+}
+
 impl super::overlay::Caller for EvalCaller<'_, '_, '_, '_> {
     fn call(&mut self, f: &FuncRef, args: Vec<super::overlay::Arg>) -> Result<Val, String> {
         let c = ctx(self.eval).map_err(|e| e.to_string())?;
         let fv = func_value(f, self.eval, c).map_err(|e| e.to_string())?;
-        let heap = self.eval.heap();
-        let args: Vec<Value> = args
-            .iter()
-            .map(|a| match a {
-                super::overlay::Arg::Int(i) => heap.alloc(*i),
-                super::overlay::Arg::Val(v) => from_val(v, heap),
-            })
-            .collect();
-        let r = self
+        self.call_value(fv, &args)
+    }
+
+    fn call_helper(&mut self, name: &str, args: Vec<super::overlay::Arg>) -> Result<Val, String> {
+        let fv = self
             .eval
-            .eval_function(fv, &args, &[])
-            .map_err(|e| format!("{}", e.without_diagnostic()))?;
-        to_val(r, &Pos::unknown())
+            .module()
+            .get(name)
+            .ok_or_else(|| format!("internal: helper {name} missing"))?;
+        self.call_value(fv, &args)
     }
 }
 
@@ -376,7 +408,8 @@ fn to_ann_val<'v>(v: Value<'v>, pos: &Pos, eval: &Evaluator<'v, '_, '_>, c: &Ctx
     }
     match to_val(v, pos) {
         Ok(x) => AnnVal::Data(x),
-        Err(_) => AnnVal::Other(v.get_type().to_string()),
+        // tuples holding functions, assertion structs: keep the value itself
+        Err(_) => AnnVal::Func(keep_func(v, eval, c)),
     }
 }
 
@@ -1257,10 +1290,18 @@ impl Workspace {
             ws: self,
             from: String::new(),
         };
+        let helpers = format!(
+            "{}\n{}",
+            include_str!("lib/assert.star"),
+            include_str!("lib/validate.star")
+        );
         Module::with_temp_heap(|module| {
             let mut eval = Evaluator::new(&module);
             eval.extra = Some(&ctx);
             eval.set_loader(&loader);
+            if let Ok(ast) = AstModule::parse("strata-helpers", helpers, &dialect()) {
+                let _ = eval.eval_module(ast, &self.globals);
+            }
             let mut caller = EvalCaller { eval: &mut eval };
             f(&mut caller)
         })

@@ -8,6 +8,7 @@ pub mod eval;
 pub mod node;
 pub mod overlay;
 pub mod schema;
+pub mod validate;
 pub mod yamlmeta;
 
 use eval::{SrcFile, Workspace};
@@ -28,6 +29,7 @@ pub struct Options {
     pub strict: bool,
     pub ignore_unknown_comments: bool,
     pub implicit_map_key_overrides: bool,
+    pub disable_validation: bool,
 }
 
 /// One `--data-value*` / env setting: key path and value.
@@ -197,6 +199,7 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
             default: empty_map(),
             pos: Pos::unknown(),
             docs: Default::default(),
+            validation: None,
         });
         let doc = openapi(&f);
         return Ok(Output {
@@ -210,6 +213,7 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
     let mut dv_sources: Vec<String> = Vec::new();
     // data values for private libraries (`#@library/ref`), by library ref
     let mut lib_values: Vec<(String, Node)> = Vec::new();
+    let mut dv_doc_anns: Option<(Vec<node::Ann>, Pos)> = None;
     for p in &parsed {
         if !p.types.contains(&DocType::Values) {
             continue;
@@ -234,6 +238,9 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
             if let Some(lib) = library_ref(&d)? {
                 lib_values.push((lib, d));
                 continue;
+            }
+            if dv_doc_anns.is_none() {
+                dv_doc_anns = Some((d.anns.clone(), d.pos.clone()));
             }
             dv_sources.push(opts.files[p.idx].path.clone());
             apply_dv(&ws, &mut values, &d, schema_field.as_ref(), &dv_sources, false)?;
@@ -267,6 +274,13 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
         Some(v) if !v.is_null() || schema_field.is_some() => v,
         _ => empty_map(),
     };
+
+    if !opts.disable_validation {
+        let (anns, pos) = dv_doc_anns.clone().unwrap_or_default();
+        let root_pos = schema_field.as_ref().map(|f| f.pos.clone()).filter(|p| p.is_known()).unwrap_or(pos);
+        ws.with_caller(|c| validate::validate(c, &values, &anns, &root_pos, schema_field.as_ref()))
+            .map_err(terr)?;
+    }
 
     if opts.data_values_inspect {
         let mut v = values.clone();

@@ -24,21 +24,19 @@ fn oerr(message: impl Into<String>) -> OverlayError {
 /// An argument for a Starlark function called by the overlay engine.
 pub enum Arg {
     Int(i64),
+    Str(String),
     Val(Val),
+    /// A value kept from an evaluation (function, tuple, struct).
+    Kept(FuncRef),
+    List(Vec<Arg>),
+    Dict(Vec<(String, Arg)>),
 }
 
-/// Calls Starlark functions (matchers, `via=`, `expects=`) for overlays.
+/// Calls Starlark functions (matchers, `via=`, `expects=`, validations).
 pub trait Caller {
     fn call(&mut self, f: &FuncRef, args: Vec<Arg>) -> Result<Val, String>;
-}
-
-/// A caller for contexts without functions.
-pub struct NoCaller;
-
-impl Caller for NoCaller {
-    fn call(&mut self, f: &FuncRef, _args: Vec<Arg>) -> Result<Val, String> {
-        Err(format!("cannot call {} here", f.desc))
-    }
+    /// Calls one of strata's Starlark helpers by name.
+    fn call_helper(&mut self, name: &str, args: Vec<Arg>) -> Result<Val, String>;
 }
 
 fn call_bool(c: &mut dyn Caller, f: &FuncRef, args: Vec<Arg>) -> Result<bool, OverlayError> {

@@ -23,6 +23,8 @@ pub struct Field {
     pub default: Val,
     pub pos: Pos,
     pub docs: Docs,
+    /// `@schema/validation` rules for values at this place.
+    pub validation: Option<super::node::Ann>,
 }
 
 /// `@schema/title`, `desc`, `deprecated` and the first of `examples`.
@@ -217,12 +219,12 @@ pub fn field_of(node: &Node, in_any: bool) -> Result<Field, SchemaError> {
         };
         if !any && !dv.is_null() {
             let mut errs = Vec::new();
-            check(&Field { ty: ty.clone(), nullable, default: Val::null(), pos: node.pos.clone(), docs: Docs::default() }, &dv, &node.pos, &mut errs);
+            check(&Field { ty: ty.clone(), nullable, default: Val::null(), pos: node.pos.clone(), docs: Docs::default(), validation: None }, &dv, &node.pos, &mut errs);
             if let Some((_, found, expected)) = errs.first() {
                 return Err(invalid(&node.pos, "@schema/default is wrong type", found, expected));
             }
         }
-        let tmp = Field { ty: ty.clone(), nullable, default: Val::null(), pos: node.pos.clone(), docs: Docs::default() };
+        let tmp = Field { ty: ty.clone(), nullable, default: Val::null(), pos: node.pos.clone(), docs: Docs::default(), validation: None };
         let mut dv = dv;
         fill_defaults(&tmp, &mut dv);
         default = dv;
@@ -250,7 +252,7 @@ pub fn field_of(node: &Node, in_any: bool) -> Result<Field, SchemaError> {
                 let val = n.items.get(1).map(|i| i.val.clone()).unwrap_or(Val::null());
                 if !matches!(ty, Ty::Any) && !(nullable && val.is_null()) {
                     let mut errs = Vec::new();
-                    let f = Field { ty: ty.clone(), nullable, default: Val::null(), pos: node.pos.clone(), docs: Docs::default() };
+                    let f = Field { ty: ty.clone(), nullable, default: Val::null(), pos: node.pos.clone(), docs: Docs::default(), validation: None };
                     check(&f, &val, &a.pos, &mut errs);
                     if let Some((_, found, expected)) = errs.first() {
                         let expected = expected.split(" (").next().unwrap_or(expected);
@@ -269,6 +271,7 @@ pub fn field_of(node: &Node, in_any: bool) -> Result<Field, SchemaError> {
         default,
         pos: node.pos.clone(),
         docs,
+        validation: node.ann("schema/validation").cloned(),
     })
 }
 
