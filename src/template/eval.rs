@@ -1299,8 +1299,14 @@ impl Workspace {
             let mut eval = Evaluator::new(&module);
             eval.extra = Some(&ctx);
             eval.set_loader(&loader);
-            if let Ok(ast) = AstModule::parse("strata-helpers", helpers, &dialect()) {
-                let _ = eval.eval_module(ast, &self.globals);
+            // the helpers are strata's own code: a failure here is a bug
+            match AstModule::parse("strata-helpers", helpers, &dialect()) {
+                Ok(ast) => {
+                    if let Err(e) = eval.eval_module(ast, &self.globals) {
+                        debug_assert!(false, "strata helpers: {e}");
+                    }
+                }
+                Err(e) => debug_assert!(false, "strata helpers: {e}"),
             }
             let mut caller = EvalCaller { eval: &mut eval };
             f(&mut caller)

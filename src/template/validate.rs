@@ -36,7 +36,7 @@ impl Walk<'_> {
             Arg::Dict(ann.kwargs.iter().map(|(k, v)| (k.clone(), ann_arg(v))).collect()),
             Arg::Str(ann.pos.to_string()),
         ];
-        let res = self.caller.call_helper("__ytt_validate", args)?;
+        let res = self.caller.call_helper("strata_validate", args)?;
         let Val::Node(m) = res else {
             return Err("internal: validation helper returned no map".into());
         };
