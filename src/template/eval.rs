@@ -896,9 +896,66 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
         Ok(from_val_plain(&v, eval.heap()))
     }
 
-    fn __json_encode<'v>(v: Value<'v>) -> anyhow::Result<String> {
+    fn __json_encode<'v>(
+        v: Value<'v>,
+        #[starlark(require = named)] indent: Option<i64>,
+        #[starlark(require = named)] escape_html: Option<bool>,
+    ) -> anyhow::Result<String> {
         let val = to_val(v, &Pos::unknown()).map_err(err)?;
-        Ok(val_to_json(&val))
+        let mut out = val_to_json(&val, indent.unwrap_or(0));
+        if escape_html.unwrap_or(true) {
+            out = out.replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026");
+        }
+        Ok(out)
+    }
+
+    fn __base64_encode(s: &str) -> anyhow::Result<String> {
+        Ok(base64_encode(s.as_bytes()))
+    }
+
+    fn __base64_decode(s: &str) -> anyhow::Result<String> {
+        let bytes = base64_decode(s).ok_or_else(|| err("illegal base64 data"))?;
+        String::from_utf8(bytes).map_err(|e| err(e.to_string()))
+    }
+
+    fn __sha256_sum(s: &str) -> anyhow::Result<String> {
+        use sha2::Digest;
+        let d = sha2::Sha256::digest(s.as_bytes());
+        Ok(d.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    fn __md5_sum(s: &str) -> anyhow::Result<String> {
+        Ok(format!("{:x}", md5::compute(s.as_bytes())))
+    }
+
+    fn __regexp_match(pattern: &str, s: &str) -> anyhow::Result<bool> {
+        let re = regex::Regex::new(pattern).map_err(|e| err(e.to_string()))?;
+        Ok(re.is_match(s))
+    }
+
+    fn __regexp_replace<'v>(
+        pattern: &str,
+        s: &str,
+        repl: Value<'v>,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> anyhow::Result<String> {
+        let re = regex::Regex::new(pattern).map_err(|e| err(e.to_string()))?;
+        if let Some(r) = repl.unpack_str() {
+            return Ok(re.replace_all(s, r).to_string());
+        }
+        let mut out = String::new();
+        let mut last = 0;
+        for m in re.find_iter(s) {
+            out.push_str(&s[last..m.start()]);
+            let arg = eval.heap().alloc(m.as_str());
+            let r = eval
+                .eval_function(repl, &[arg], &[])
+                .map_err(|e| err(format!("{}", e.without_diagnostic())))?;
+            out.push_str(r.unpack_str().ok_or_else(|| err("replacement function must return a string"))?);
+            last = m.end();
+        }
+        out.push_str(&s[last..]);
+        Ok(out)
     }
 
     fn __json_decode<'v>(s: &str, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
@@ -962,7 +1019,47 @@ fn json_to_value<'v>(j: &serde_json::Value, heap: Heap<'v>) -> Value<'v> {
     }
 }
 
-pub fn val_to_json(v: &Val) -> String {
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+fn base64_encode(b: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in b.chunks(3) {
+        let n = chunk.len();
+        let v = (chunk[0] as u32) << 16
+            | (*chunk.get(1).unwrap_or(&0) as u32) << 8
+            | *chunk.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= n {
+                out.push(B64[((v >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut buf = 0u32;
+    let mut bits = 0;
+    for c in s.bytes() {
+        if c == b'=' {
+            break;
+        }
+        let v = B64.iter().position(|x| *x == c)? as u32;
+        buf = buf << 6 | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((buf >> bits) as u8);
+            buf &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+pub fn val_to_json(v: &Val, indent: i64) -> String {
     fn conv(v: &Val) -> serde_json::Value {
         match v {
             Val::Scalar(Scalar::Null) => serde_json::Value::Null,
@@ -982,7 +1079,18 @@ pub fn val_to_json(v: &Val) -> String {
             },
         }
     }
-    serde_json::to_string(&conv(v)).unwrap_or_default()
+    let j = conv(v);
+    if indent <= 0 {
+        return serde_json::to_string(&j).unwrap_or_default();
+    }
+    let ind = " ".repeat(indent as usize);
+    let mut buf = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(ind.as_bytes());
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+    if serde::Serialize::serialize(&j, &mut ser).is_err() {
+        return String::new();
+    }
+    String::from_utf8(buf).unwrap_or_default()
 }
 
 /// Adds ytt's wording to starlark-rust messages (users search for it).
@@ -1026,7 +1134,11 @@ fn ytt_module_src(name: &str) -> Option<&'static str> {
         "assert" => include_str!("lib/assert.star"),
         "yaml" => "yaml = __ns(encode = __yaml_encode, decode = __yaml_decode)\n",
         "json" => "json = __ns(encode = __json_encode, decode = __json_decode)\n",
-        "struct" => "struct = __ns(encode = __struct_encode, decode = __struct_decode, make = __ns)\n",
+        "struct" => include_str!("lib/struct.star"),
+        "base64" => "base64 = __ns(encode = __base64_encode, decode = __base64_decode)\n",
+        "sha256" => "sha256 = __ns(sum = __sha256_sum)\n",
+        "md5" => "md5 = __ns(sum = __md5_sum)\n",
+        "regexp" => "regexp = __ns(match = __regexp_match, replace = __regexp_replace)\n",
         _ => return None,
     })
 }
