@@ -251,8 +251,19 @@ fn layout(lines: Vec<Line>, line_map: &mut Vec<usize>) -> Result<String, String>
     let mut depth = 0usize;
     let mut body_has_stmt: Vec<bool> = Vec::new();
     let mut paren = 0i32;
+    let mut continued = false;
     for line in lines {
+        if continued {
+            // a backslash continuation keeps its text as written
+            continued = line.text.trim_end().ends_with('\\');
+            if let Some(last) = out.last_mut() {
+                last.text.push('\n');
+                last.text.push_str(&line.text);
+            }
+            continue;
+        }
         let t = line.text.trim().to_string();
+        continued = line.kind == LineKind::Code && t.ends_with('\\');
         if paren > 0 {
             // continuation of a bracketed expression
             paren += bracket_delta(&t);

@@ -716,7 +716,7 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
             return Ok(*v);
         }
         Ok(match root {
-            Some(n) => eval.heap().alloc(Frag(Arc::new(n))),
+            Some(n) => frag_value(n, eval.heap()),
             None => Value::new_none(),
         })
     }
@@ -974,6 +974,21 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
     }
 }
 
+/// A YAML fragment returned by a function: maps and arrays without
+/// annotations behave as dicts and lists (as in ytt); fragments that carry
+/// annotations (e.g. for `overlay.apply`) or document sets stay fragments.
+fn frag_value<'v>(n: Node, heap: Heap<'v>) -> Value<'v> {
+    fn annotated(n: &Node) -> bool {
+        !n.anns.is_empty()
+            || n.val.as_node().map(annotated).unwrap_or(false)
+            || n.items.iter().any(annotated)
+    }
+    if matches!(n.kind, Kind::Map | Kind::Array) && !annotated(&n) {
+        return from_val_plain(&Val::Node(Box::new(n)), heap);
+    }
+    heap.alloc(Frag(Arc::new(n)))
+}
+
 /// YAML value -> plain Starlark dicts and lists.
 pub fn from_val_plain<'v>(v: &Val, heap: Heap<'v>) -> Value<'v> {
     match v {
@@ -1069,9 +1084,13 @@ pub fn val_to_json(v: &Val, indent: i64) -> String {
             Val::Scalar(Scalar::Str(s)) => serde_json::Value::String(s.clone()),
             Val::Node(n) => match n.kind {
                 Kind::Map => {
+                    // Go's encoding/json sorts map keys
+                    let mut items: Vec<(String, &Val)> =
+                        n.items.iter().map(|i| (i.key.display(), &i.val)).collect();
+                    items.sort_by(|a, b| a.0.cmp(&b.0));
                     let mut m = serde_json::Map::new();
-                    for i in &n.items {
-                        m.insert(i.key.display(), conv(&i.val));
+                    for (k, v) in items {
+                        m.insert(k, conv(v));
                     }
                     serde_json::Value::Object(m)
                 }
@@ -1245,8 +1264,8 @@ impl FileLoader for Loader<'_> {
 
 fn join_rel(from: &str, path: &str) -> String {
     let dir = match from.rfind('/') {
-        Some(i) => &from[..i],
-        None => "",
+        Some(i) if !path.starts_with('/') => &from[..i],
+        _ => "",
     };
     let mut parts: Vec<&str> = if dir.is_empty() { vec![] } else { dir.split('/').collect() };
     for p in path.split('/') {
