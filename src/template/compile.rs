@@ -95,6 +95,14 @@ impl Builder {
     }
 
     fn build(&mut self, node: &Node, parent: Option<usize>) -> Result<(), CompileError> {
+        self.build_opts(node, parent, false)
+    }
+
+    fn build_opts(&mut self, node: &Node, parent: Option<usize>, text_strings: bool) -> Result<(), CompileError> {
+        let text_strings = text_strings
+            || node.comments.iter().any(|c| {
+                c.data.strip_prefix('@').map(|d| d.split(' ').next() == Some("yaml/text-templated-strings")).unwrap_or(false)
+            });
         let mut codes = Vec::new();
         let mut values = Vec::new();
         let mut anns = Vec::new();
@@ -178,6 +186,14 @@ impl Builder {
             );
         }
         let line = if node.pos.is_known() { node.pos.line } else { 0 };
+        if text_strings && node.kind == Kind::MapItem {
+            if let super::node::Scalar::Str(k) = &node.key {
+                if k.contains("(@") {
+                    self.build_text(k, line, &node.pos)?;
+                    self.push(format!("__ytt_tpl_set_map_item_key({tag}, (__ytt_tpl_end_ctx()))"), LineKind::Node, line);
+                }
+            }
+        }
         self.push(format!("__ytt_tpl_start_node({tag})"), LineKind::Node, line);
         if !values.is_empty() {
             for (v, l) in values {
@@ -185,12 +201,16 @@ impl Builder {
             }
         } else if node.has_value_slot() {
             match &node.val {
-                Val::Node(child) => self.build(child, Some(idx))?,
+                Val::Node(child) => self.build_opts(child, Some(idx), text_strings)?,
+                Val::Scalar(super::node::Scalar::Str(sv)) if text_strings && sv.contains("(@") => {
+                    self.build_text(sv, line, &node.pos)?;
+                    self.push(format!("__ytt_tpl_set_node({tag}, (__ytt_tpl_end_ctx()))"), LineKind::Node, line);
+                }
                 Val::Scalar(_) => self.push(format!("__ytt_tpl_set_node({tag})"), LineKind::Node, line),
             }
         } else {
             for child in &node.items {
-                self.build(child, Some(idx))?;
+                self.build_opts(child, Some(idx), text_strings)?;
             }
         }
         for _ in 0..needs_end {
@@ -589,5 +609,144 @@ pub fn kind_name(k: Kind) -> &'static str {
         Kind::MapItem => "map item",
         Kind::Array => "array",
         Kind::ArrayItem => "array item",
+        Kind::TextRoot | Kind::Text => "text",
     }
+}
+
+/// A piece of a text template: literal text or a `(@ ... @)` code block.
+enum Piece {
+    Text(String, usize),
+    Code(String, usize),
+}
+
+fn parse_text(data: &str, start_line: usize) -> Result<Vec<Piece>, String> {
+    let mut pieces = Vec::new();
+    let mut line = start_line;
+    let mut in_code = false;
+    let mut start = 0;
+    let mut start_line_of_piece = line;
+    let b = data.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if !in_code && b[i] == b'(' && b.get(i + 1) == Some(&b'@') {
+            pieces.push(Piece::Text(data[start..i].to_string(), start_line_of_piece));
+            in_code = true;
+            start = i + 2;
+            start_line_of_piece = line;
+            i += 2;
+            continue;
+        }
+        if b[i] == b'@' && b.get(i + 1) == Some(&b')') {
+            if !in_code {
+                return Err(format!("Unexpected code closing '@)' at line {line}"));
+            }
+            pieces.push(Piece::Code(data[start..i].to_string(), start_line_of_piece));
+            in_code = false;
+            start = i + 2;
+            start_line_of_piece = line;
+            i += 2;
+            continue;
+        }
+        if in_code && b[i] == b'(' && b.get(i + 1) == Some(&b'@') {
+            return Err(format!("Unexpected code opening '(@' at line {line}"));
+        }
+        if b[i] == b'\n' {
+            line += 1;
+        }
+        i += 1;
+    }
+    if in_code {
+        return Err(format!("Missing code closing '@)' at line {line}"));
+    }
+    pieces.push(Piece::Text(data[start..].to_string(), start_line_of_piece));
+    Ok(pieces)
+}
+
+impl Builder {
+    /// Emits a text template building a string in its own context; the
+    /// caller consumes `__ytt_tpl_end_ctx()`.
+    fn build_text(&mut self, data: &str, start_line: usize, pos: &Pos) -> Result<(), CompileError> {
+        let mut pieces = parse_text(data, start_line).map_err(|m| CompileError {
+            pos: pos.clone(),
+            message: m,
+        })?;
+        // whitespace trimming markers
+        for i in 0..pieces.len() {
+            let (trim_left, trim_right) = match &pieces[i] {
+                Piece::Code(c, _) => (c.starts_with('-'), c.ends_with('-')),
+                _ => (false, false),
+            };
+            if trim_left && i > 0 {
+                if let Piece::Text(t, _) = &mut pieces[i - 1] {
+                    *t = t.trim_end().to_string();
+                }
+            }
+            if trim_right && i + 1 < pieces.len() {
+                if let Piece::Text(t, _) = &mut pieces[i + 1] {
+                    *t = t.trim_start().to_string();
+                }
+            }
+        }
+        let mut root = Node::new(Kind::TextRoot, pos.clone());
+        root.val = Val::null();
+        let root_idx = self.nodes.len();
+        self.nodes.push(TplNode { node: root, parent: None });
+        let root_tag = self.tag(root_idx);
+        self.push("__ytt_tpl_start_ctx()".into(), LineKind::Code, start_line);
+        self.push(format!("__ytt_tpl_start_node({root_tag})"), LineKind::Node, start_line);
+        for p in pieces {
+            match p {
+                Piece::Text(t, l) => {
+                    let mut n = Node::new(Kind::Text, Pos::new(&pos.file, l));
+                    n.val = Val::Scalar(super::node::Scalar::Str(t));
+                    let idx = self.nodes.len();
+                    self.nodes.push(TplNode { node: n, parent: Some(root_idx) });
+                    let tag = self.tag(idx);
+                    self.push(format!("__ytt_tpl_start_node({tag})"), LineKind::Node, l);
+                    self.push(format!("__ytt_tpl_set_node({tag})"), LineKind::Node, l);
+                }
+                Piece::Code(c, l) => {
+                    let mut code = c.as_str();
+                    code = code.strip_suffix('-').unwrap_or(code);
+                    let print = code.starts_with('=') || code.starts_with("-=");
+                    code = code.strip_prefix("-=").or_else(|| code.strip_prefix('=')).or_else(|| code.strip_prefix('-')).unwrap_or(code);
+                    if print {
+                        let n = Node::new(Kind::Text, Pos::new(&pos.file, l));
+                        let idx = self.nodes.len();
+                        self.nodes.push(TplNode { node: n, parent: Some(root_idx) });
+                        let tag = self.tag(idx);
+                        self.push(format!("__ytt_tpl_start_node({tag})"), LineKind::Node, l);
+                        self.push(format!("__ytt_tpl_set_node({tag}, ({}))", code.trim()), LineKind::Node, l);
+                    } else {
+                        for (k, cl) in code.split('\n').enumerate() {
+                            self.push(cl.to_string(), LineKind::Code, l + k);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Compiles a text template file (`(@ code @)`, `(@= expr @)`).
+pub fn compile_text(text: &str, file_id: usize, name: &str) -> Result<Compiled, CompileError> {
+    let mut b = Builder {
+        file_id,
+        nodes: Vec::new(),
+        lines: Vec::new(),
+        ignore_unknown: false,
+    };
+    let pos = Pos::new(&std::sync::Arc::from(name), 1);
+    b.build_text(text, 1, &pos)?;
+    b.push("__ytt_tpl_end_ctx_root()".into(), LineKind::Code, 0);
+    let mut line_map = Vec::new();
+    let code = layout(b.lines, &mut line_map).map_err(|m| CompileError { pos: pos.clone(), message: m })?;
+    Ok(Compiled {
+        file_id,
+        name: name.to_string(),
+        nodes: b.nodes,
+        code: rewrite_reserved(&code),
+        line_map,
+    })
 }

@@ -443,6 +443,7 @@ struct Entry {
 struct ECtx {
     stack: Vec<Entry>,
     pending_anns: HashMap<u64, Vec<Ann>>,
+    pending_keys: HashMap<u64, Scalar>,
 }
 
 #[derive(ProvidesStaticType)]
@@ -497,6 +498,10 @@ impl Ctx {
         }
         let node = child.node;
         let p = &mut parent.node;
+        if p.kind == Kind::TextRoot {
+            p.items.push(node);
+            return Ok(());
+        }
         if p.has_value_slot() {
             p.val = Val::Node(Box::new(node));
             return Ok(());
@@ -533,8 +538,11 @@ impl Ctx {
             if let Some(a) = ec.pending_anns.remove(&tag) {
                 node.anns = a;
             }
+            if let Some(k) = ec.pending_keys.remove(&tag) {
+                node.key = k;
+            }
             needs_wrap = ec.stack.is_empty()
-                && matches!(node.kind, Kind::MapItem | Kind::ArrayItem | Kind::Doc);
+                && matches!(node.kind, Kind::MapItem | Kind::ArrayItem | Kind::Doc | Kind::Text);
             if !needs_wrap && ec.stack.is_empty() {
                 ec.stack.push(Entry {
                     tag,
@@ -598,6 +606,10 @@ impl Ctx {
                     return Ok(());
                 }
                 let pos = top.node.pos.clone();
+                if top.node.kind == Kind::Text {
+                    top.node.val = Val::Scalar(Scalar::Str(text_of(v)));
+                    return Ok(());
+                }
                 let val = to_val(v, &pos).map_err(|m| err(format!("{pos}: {m}")))?;
                 if let Val::Node(n) = &val {
                     if n.kind == Kind::DocSet {
@@ -716,6 +728,7 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
             return Ok(*v);
         }
         Ok(match root {
+            Some(n) if n.kind == Kind::TextRoot => eval.heap().alloc(text_root_string(&n)),
             Some(n) => frag_value(n, eval.heap()),
             None => Value::new_none(),
         })
@@ -739,6 +752,22 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> anyhow::Result<NoneType> {
         ctx(eval)?.set_node(tag as u64, v)?;
+        Ok(NoneType)
+    }
+
+    fn __ytt_tpl_set_map_item_key<'v>(
+        tag: i64,
+        key: Value<'v>,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> anyhow::Result<NoneType> {
+        let c = ctx(eval)?;
+        let k = match to_val(key, &Pos::unknown()).map_err(err)? {
+            Val::Scalar(s) => s,
+            _ => return Err(err("map keys must be scalars")),
+        };
+        let mut ctxs = c.ctxs.borrow_mut();
+        let ec = ctxs.last_mut().ok_or_else(|| err("internal: no context"))?;
+        ec.pending_keys.insert(tag as u64, k);
         Ok(NoneType)
     }
 
@@ -971,6 +1000,29 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
     fn __struct_decode<'v>(v: Value<'v>, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
         let val = to_val(v, &Pos::unknown()).map_err(err)?;
         Ok(from_val_plain(&val, eval.heap()))
+    }
+}
+
+/// The string a text template built.
+pub fn text_root_string(n: &Node) -> String {
+    let mut s = String::new();
+    for it in &n.items {
+        if let Val::Scalar(Scalar::Str(t)) = &it.val {
+            s.push_str(t);
+        }
+    }
+    s
+}
+
+/// How `(@= value @)` prints a value.
+fn text_of(v: Value) -> String {
+    if let Some(s) = v.unpack_str() {
+        return s.to_string();
+    }
+    match to_val(v, &Pos::unknown()) {
+        Ok(Val::Scalar(s)) => s.display(),
+        Ok(other) => super::emit::encode_val(&other),
+        Err(_) => v.to_str(),
     }
 }
 
@@ -1227,6 +1279,12 @@ impl SrcFile {
             None => self.path.ends_with(".yml") || self.path.ends_with(".yaml"),
         }
     }
+    pub fn is_text(&self) -> bool {
+        match self.mark_type.as_deref() {
+            Some(t) => t == "text-template",
+            None => self.path.ends_with(".txt"),
+        }
+    }
     pub fn is_plain_yaml(&self) -> bool {
         self.mark_type.as_deref() == Some("yaml-plain")
     }
@@ -1349,6 +1407,14 @@ impl Workspace {
         if f.is_star() {
             let fid = self.reg.compiled.borrow().len();
             let c = super::compile::compile_star(&f.text, fid, &f.path)
+                .map_err(|e| EvalError(e.to_string()))?;
+            let code = c.code.clone();
+            self.reg.compiled.borrow_mut().push(Rc::new(c));
+            return self.eval_code(&f.path, &code, Some(fid));
+        }
+        if f.is_text() {
+            let fid = self.reg.compiled.borrow().len();
+            let c = super::compile::compile_text(&f.text, fid, &f.path)
                 .map_err(|e| EvalError(e.to_string()))?;
             let code = c.code.clone();
             self.reg.compiled.borrow_mut().push(Rc::new(c));

@@ -322,8 +322,15 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
             }
         }
     }
-    for f in &opts.files {
-        if !f.is_yaml() && !f.is_star() && !is_private_lib(&f.path) {
+    for (i, f) in opts.files.iter().enumerate() {
+        if f.is_yaml() || f.is_star() || is_private_lib(&f.path) || f.path.contains(".lib.") {
+            continue;
+        }
+        if f.is_text() {
+            let (_, root) = ws.eval_file(i).map_err(|e| terr(e.0))?;
+            let text = root.map(|r| eval::text_root_string(&r)).unwrap_or_default();
+            text_files.push((f.path.clone(), text));
+        } else {
             text_files.push((f.path.clone(), f.text.clone()));
         }
     }

@@ -85,6 +85,9 @@ pub enum Kind {
     MapItem,
     Array,
     ArrayItem,
+    /// Text template output (its items are `Text` pieces).
+    TextRoot,
+    Text,
 }
 
 /// A raw `#...` comment as the parser found it (text after `#`).
@@ -134,6 +137,7 @@ impl Val {
                 Kind::Doc => "document",
                 Kind::MapItem => "map item",
                 Kind::ArrayItem => "array item",
+                Kind::TextRoot | Kind::Text => "string",
             },
         }
     }
