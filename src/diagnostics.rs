@@ -98,7 +98,9 @@ pub trait ToDiagnostic {
 impl ToDiagnostic for crate::error::Error {
     fn to_diagnostic(&self) -> Diagnostic {
         match self {
-            crate::error::Error::Io { path, .. } => Diagnostic::error(self.to_string()).with_file(path),
+            crate::error::Error::Io { path, .. } => {
+                Diagnostic::error(self.to_string()).with_file(path)
+            }
             crate::error::Error::Yaml { path, source } => Diagnostic::error(self.to_string())
                 .with_file(path)
                 .with_line(source.line)

@@ -72,7 +72,11 @@ fn walk(dir: &Path, base: &Path, out: &mut Vec<(String, PathBuf)>) -> anyhow::Re
         if p.is_dir() {
             walk(&p, base, out)?;
         } else {
-            let rel = p.strip_prefix(base).unwrap_or(&p).to_string_lossy().replace('\\', "/");
+            let rel = p
+                .strip_prefix(base)
+                .unwrap_or(&p)
+                .to_string_lossy()
+                .replace('\\', "/");
             out.push((rel, p));
         }
     }
@@ -150,7 +154,11 @@ fn apply_file_marks(files: &mut Vec<SrcFile>, marks: &[String]) -> anyhow::Resul
 fn yaml_value(text: &str, what: &str, strict: bool) -> anyhow::Result<Val> {
     let d = template::yamlmeta::parse(text, what, strict)
         .map_err(|e| anyhow::anyhow!("Deserializing value for {what}: {}", e.message))?;
-    Ok(d.items.into_iter().next().map(|d| d.val).unwrap_or(Val::null()))
+    Ok(d.items
+        .into_iter()
+        .next()
+        .map(|d| d.val)
+        .unwrap_or(Val::null()))
 }
 
 fn env_values(prefix: &str, as_yaml: bool, strict: bool) -> anyhow::Result<Vec<FlagValue>> {
@@ -204,7 +212,8 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
                 opts.data_values_files.push(SrcFile::new(rel, read(&path)?));
             }
         } else {
-            opts.data_values_files.push(SrcFile::new(spec.clone(), read(&p)?));
+            opts.data_values_files
+                .push(SrcFile::new(spec.clone(), read(&p)?));
         }
     }
     for p in &args.data_values_env {
@@ -267,7 +276,8 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
                 if let Some(parent) = p.parent() {
                     std::fs::create_dir_all(parent)?;
                 }
-                std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?;
+                std::fs::write(&p, text)
+                    .with_context(|| format!("cannot write {}", p.display()))?;
             }
         }
     }

@@ -82,7 +82,10 @@ pub fn classify(data: &str, same_line: bool, ignore_unknown: bool) -> Result<Met
     if ignore_unknown {
         return Ok(Meta::Comment);
     }
-    Err("Expected ytt-formatted string (use '#@' for annotations or code, '#!' for comments)".into())
+    Err(
+        "Expected ytt-formatted string (use '#@' for annotations or code, '#!' for comments)"
+            .into(),
+    )
 }
 
 impl Builder {
@@ -98,10 +101,18 @@ impl Builder {
         self.build_opts(node, parent, false)
     }
 
-    fn build_opts(&mut self, node: &Node, parent: Option<usize>, text_strings: bool) -> Result<(), CompileError> {
+    fn build_opts(
+        &mut self,
+        node: &Node,
+        parent: Option<usize>,
+        text_strings: bool,
+    ) -> Result<(), CompileError> {
         let text_strings = text_strings
             || node.comments.iter().any(|c| {
-                c.data.strip_prefix('@').map(|d| d.split(' ').next() == Some("yaml/text-templated-strings")).unwrap_or(false)
+                c.data
+                    .strip_prefix('@')
+                    .map(|d| d.split(' ').next() == Some("yaml/text-templated-strings"))
+                    .unwrap_or(false)
             });
         let mut codes = Vec::new();
         let mut values = Vec::new();
@@ -185,28 +196,46 @@ impl Builder {
                 *l,
             );
         }
-        let line = if node.pos.is_known() { node.pos.line } else { 0 };
+        let line = if node.pos.is_known() {
+            node.pos.line
+        } else {
+            0
+        };
         if text_strings && node.kind == Kind::MapItem {
             if let super::node::Scalar::Str(k) = &node.key {
                 if k.contains("(@") {
                     self.build_text(k, line, &node.pos)?;
-                    self.push(format!("__ytt_tpl_set_map_item_key({tag}, (__ytt_tpl_end_ctx()))"), LineKind::Node, line);
+                    self.push(
+                        format!("__ytt_tpl_set_map_item_key({tag}, (__ytt_tpl_end_ctx()))"),
+                        LineKind::Node,
+                        line,
+                    );
                 }
             }
         }
         self.push(format!("__ytt_tpl_start_node({tag})"), LineKind::Node, line);
         if !values.is_empty() {
             for (v, l) in values {
-                self.push(format!("__ytt_tpl_set_node({tag}, ({v}))"), LineKind::Node, l);
+                self.push(
+                    format!("__ytt_tpl_set_node({tag}, ({v}))"),
+                    LineKind::Node,
+                    l,
+                );
             }
         } else if node.has_value_slot() {
             match &node.val {
                 Val::Node(child) => self.build_opts(child, Some(idx), text_strings)?,
                 Val::Scalar(super::node::Scalar::Str(sv)) if text_strings && sv.contains("(@") => {
                     self.build_text(sv, line, &node.pos)?;
-                    self.push(format!("__ytt_tpl_set_node({tag}, (__ytt_tpl_end_ctx()))"), LineKind::Node, line);
+                    self.push(
+                        format!("__ytt_tpl_set_node({tag}, (__ytt_tpl_end_ctx()))"),
+                        LineKind::Node,
+                        line,
+                    );
                 }
-                Val::Scalar(_) => self.push(format!("__ytt_tpl_set_node({tag})"), LineKind::Node, line),
+                Val::Scalar(_) => {
+                    self.push(format!("__ytt_tpl_set_node({tag})"), LineKind::Node, line)
+                }
             }
         } else {
             for child in &node.items {
@@ -259,7 +288,11 @@ fn first_word(s: &str) -> &str {
 
 /// Re-indents ytt's `end`-terminated code and wraps functions that build
 /// YAML in their own evaluation context.
-fn layout(lines: Vec<Line>, line_map: &mut Vec<usize>) -> Result<String, String> {
+fn layout(
+    lines: Vec<Line>,
+    line_map: &mut Vec<usize>,
+    lenient_end: bool,
+) -> Result<String, String> {
     // 1. depth of each line
     struct L {
         depth: usize,
@@ -301,7 +334,7 @@ fn layout(lines: Vec<Line>, line_map: &mut Vec<usize>) -> Result<String, String>
         let w = first_word(&t);
         if t == "end" || (w == "end" && code_without_comment(&t).trim() == "end") {
             if depth == 0 {
-                return Err("unexpected 'end'".into());
+                return Err("unexpected end".into());
             }
             if body_has_stmt.pop() == Some(false) {
                 out.push(L {
@@ -315,7 +348,11 @@ fn layout(lines: Vec<Line>, line_map: &mut Vec<usize>) -> Result<String, String>
             continue;
         }
         let is_cont = matches!(w, "elif" | "else");
-        let d = if is_cont { depth.saturating_sub(1) } else { depth };
+        let d = if is_cont {
+            depth.saturating_sub(1)
+        } else {
+            depth
+        };
         if is_cont {
             if body_has_stmt.last() == Some(&false) {
                 out.push(L {
@@ -332,6 +369,20 @@ fn layout(lines: Vec<Line>, line_map: &mut Vec<usize>) -> Result<String, String>
             *b = true;
         }
         let bare = code_without_comment(&t).trim_end().to_string();
+        if matches!(w, "if" | "for" | "def" | "elif" | "while")
+            && paren == 0
+            && bracket_delta(&bare) == 0
+            && !bare.ends_with(':')
+            && !(w == "def" && bare.contains("):"))
+        {
+            return Err(
+                "got newline, want ':' (hint: missing colon at the end of 'if/for/def' statement?)"
+                    .into(),
+            );
+        }
+        if w == "pass" && bare == "pass" {
+            return Err("use of reserved keyword 'pass' is not allowed".into());
+        }
         paren += bracket_delta(&bare);
         let opens = bare.ends_with(':') && paren == 0;
         out.push(L {
@@ -346,6 +397,11 @@ fn layout(lines: Vec<Line>, line_map: &mut Vec<usize>) -> Result<String, String>
         } else if opens && is_cont {
             // body of else/elif: already counted
         }
+    }
+    if depth > 0 && !lenient_end {
+        return Err(
+            "mismatched set of block openings (if/else/elif/for/def) and closing (end)".into(),
+        );
     }
     while depth > 0 {
         if body_has_stmt.pop() == Some(false) {
@@ -544,7 +600,7 @@ pub fn compile_yaml(
     b.build(docset, None)?;
     b.push("__ytt_tpl_end_ctx_root()".into(), LineKind::Code, 0);
     let mut line_map = Vec::new();
-    let code = layout(b.lines, &mut line_map).map_err(|m| CompileError {
+    let code = layout(b.lines, &mut line_map, false).map_err(|m| CompileError {
         pos: Pos::new(&docset.pos.file, 0),
         message: m,
     })?;
@@ -570,7 +626,7 @@ pub fn compile_star(text: &str, file_id: usize, name: &str) -> Result<Compiled, 
         })
         .collect();
     let mut line_map = Vec::new();
-    let code = layout(lines, &mut line_map).map_err(|m| CompileError {
+    let code = layout(lines, &mut line_map, true).map_err(|m| CompileError {
         pos: Pos::new(&std::sync::Arc::from(name), 0),
         message: m,
     })?;
@@ -585,11 +641,7 @@ pub fn compile_star(text: &str, file_id: usize, name: &str) -> Result<Compiled, 
 
 /// Whether any comment below asks for templating (`#@`).
 pub fn has_templating(n: &Node) -> bool {
-    if n
-        .comments
-        .iter()
-        .any(|c| c.data.starts_with('@'))
-    {
+    if n.comments.iter().any(|c| c.data.starts_with('@')) {
         return true;
     }
     if let Val::Node(v) = &n.val {
@@ -690,17 +742,27 @@ impl Builder {
         let mut root = Node::new(Kind::TextRoot, pos.clone());
         root.val = Val::null();
         let root_idx = self.nodes.len();
-        self.nodes.push(TplNode { node: root, parent: None });
+        self.nodes.push(TplNode {
+            node: root,
+            parent: None,
+        });
         let root_tag = self.tag(root_idx);
         self.push("__ytt_tpl_start_ctx()".into(), LineKind::Code, start_line);
-        self.push(format!("__ytt_tpl_start_node({root_tag})"), LineKind::Node, start_line);
+        self.push(
+            format!("__ytt_tpl_start_node({root_tag})"),
+            LineKind::Node,
+            start_line,
+        );
         for p in pieces {
             match p {
                 Piece::Text(t, l) => {
                     let mut n = Node::new(Kind::Text, Pos::new(&pos.file, l));
                     n.val = Val::Scalar(super::node::Scalar::Str(t));
                     let idx = self.nodes.len();
-                    self.nodes.push(TplNode { node: n, parent: Some(root_idx) });
+                    self.nodes.push(TplNode {
+                        node: n,
+                        parent: Some(root_idx),
+                    });
                     let tag = self.tag(idx);
                     self.push(format!("__ytt_tpl_start_node({tag})"), LineKind::Node, l);
                     self.push(format!("__ytt_tpl_set_node({tag})"), LineKind::Node, l);
@@ -709,14 +771,25 @@ impl Builder {
                     let mut code = c.as_str();
                     code = code.strip_suffix('-').unwrap_or(code);
                     let print = code.starts_with('=') || code.starts_with("-=");
-                    code = code.strip_prefix("-=").or_else(|| code.strip_prefix('=')).or_else(|| code.strip_prefix('-')).unwrap_or(code);
+                    code = code
+                        .strip_prefix("-=")
+                        .or_else(|| code.strip_prefix('='))
+                        .or_else(|| code.strip_prefix('-'))
+                        .unwrap_or(code);
                     if print {
                         let n = Node::new(Kind::Text, Pos::new(&pos.file, l));
                         let idx = self.nodes.len();
-                        self.nodes.push(TplNode { node: n, parent: Some(root_idx) });
+                        self.nodes.push(TplNode {
+                            node: n,
+                            parent: Some(root_idx),
+                        });
                         let tag = self.tag(idx);
                         self.push(format!("__ytt_tpl_start_node({tag})"), LineKind::Node, l);
-                        self.push(format!("__ytt_tpl_set_node({tag}, ({}))", code.trim()), LineKind::Node, l);
+                        self.push(
+                            format!("__ytt_tpl_set_node({tag}, ({}))", code.trim()),
+                            LineKind::Node,
+                            l,
+                        );
                     } else {
                         for (k, cl) in code.split('\n').enumerate() {
                             self.push(cl.to_string(), LineKind::Code, l + k);
@@ -741,7 +814,10 @@ pub fn compile_text(text: &str, file_id: usize, name: &str) -> Result<Compiled, 
     b.build_text(text, 1, &pos)?;
     b.push("__ytt_tpl_end_ctx_root()".into(), LineKind::Code, 0);
     let mut line_map = Vec::new();
-    let code = layout(b.lines, &mut line_map).map_err(|m| CompileError { pos: pos.clone(), message: m })?;
+    let code = layout(b.lines, &mut line_map, false).map_err(|m| CompileError {
+        pos: pos.clone(),
+        message: m,
+    })?;
     Ok(Compiled {
         file_id,
         name: name.to_string(),

@@ -15,10 +15,18 @@ pub fn format_float(f: f64) -> String {
         return ".nan".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 { ".inf".into() } else { "-.inf".into() };
+        return if f > 0.0 {
+            ".inf".into()
+        } else {
+            "-.inf".into()
+        };
     }
     if f == 0.0 {
-        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if f.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     let e = format!("{:e}", f);
     let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
@@ -333,7 +341,16 @@ impl Writer {
                 for i in 0..chars.len() {
                     let c = chars[i];
                     let u = c as u32;
-                    if !is_printable(c) || u == 0xFEFF || c == '\n' || c == '\r' || u == 0x85 || u == 0x2028 || u == 0x2029 || c == '"' || c == '\\' {
+                    if !is_printable(c)
+                        || u == 0xFEFF
+                        || c == '\n'
+                        || c == '\r'
+                        || u == 0x85
+                        || u == 0x2028
+                        || u == 0x2029
+                        || c == '"'
+                        || c == '\\'
+                    {
                         let esc = match u {
                             0x00 => "\\0".to_string(),
                             0x07 => "\\a".into(),
@@ -357,7 +374,12 @@ impl Writer {
                         self.put(&esc);
                         spaces = false;
                     } else if c == ' ' {
-                        if !simple_key && !spaces && self.column > BEST_WIDTH && i > 0 && i + 1 < chars.len() {
+                        if !simple_key
+                            && !spaces
+                            && self.column > BEST_WIDTH
+                            && i > 0
+                            && i + 1 < chars.len()
+                        {
                             self.newline_indent(indent);
                             if chars.get(i + 1) == Some(&' ') {
                                 self.put("\\");
@@ -480,7 +502,9 @@ impl Writer {
                     }
                     self.put("- ");
                     match &it.val {
-                        Val::Node(v) if matches!(v.kind, Kind::Map | Kind::Array) && !v.items.is_empty() => {
+                        Val::Node(v)
+                            if matches!(v.kind, Kind::Map | Kind::Array) && !v.items.is_empty() =>
+                        {
                             self.node(v, indent + 2, true);
                         }
                         other => self.value(other, indent, true),
@@ -551,7 +575,12 @@ mod tests {
 
     #[test]
     fn quotes_only_when_needed() {
-        let v = super::super::yamlmeta::parse("a: \"123\"\nb: \"x\"\nc: \"\"\nd: \"a\\nb\\n\"\ne: [1]\n", "t", false).unwrap();
+        let v = super::super::yamlmeta::parse(
+            "a: \"123\"\nb: \"x\"\nc: \"\"\nd: \"a\\nb\\n\"\ne: [1]\n",
+            "t",
+            false,
+        )
+        .unwrap();
         assert_eq!(
             encode_docs(v.items.iter()),
             "a: \"123\"\nb: x\nc: \"\"\nd: |\n  a\n  b\ne:\n- 1\n"

@@ -101,12 +101,45 @@ impl<'v> StarlarkValue<'v> for Noop {}
 pub struct Frag(#[allocative(skip)] pub Arc<Node>);
 starlark_simple_value!(Frag);
 
+/// Starlark-style repr of a YAML value (dicts, lists, True/None).
+fn repr_val(v: &Val) -> String {
+    match v {
+        Val::Scalar(Scalar::Null) => "None".into(),
+        Val::Scalar(Scalar::Bool(b)) => {
+            if *b {
+                "True".into()
+            } else {
+                "False".into()
+            }
+        }
+        Val::Scalar(Scalar::Str(s)) => format!("{s:?}"),
+        Val::Scalar(x) => x.display(),
+        Val::Node(n) => match n.kind {
+            Kind::Map => {
+                let items: Vec<String> = n
+                    .items
+                    .iter()
+                    .map(|i| {
+                        format!(
+                            "{}: {}",
+                            repr_val(&Val::Scalar(i.key.clone())),
+                            repr_val(&i.val)
+                        )
+                    })
+                    .collect();
+                format!("{{{}}}", items.join(", "))
+            }
+            _ => {
+                let items: Vec<String> = n.items.iter().map(|i| repr_val(&i.val)).collect();
+                format!("[{}]", items.join(", "))
+            }
+        },
+    }
+}
+
 impl std::fmt::Display for Frag {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0.kind {
-            Kind::Map => write!(f, "struct(...)"),
-            _ => write!(f, "yamlfragment(...)"),
-        }
+        write!(f, "{}", repr_val(&Val::Node(Box::new((*self.0).clone()))))
     }
 }
 
@@ -187,13 +220,27 @@ impl<'v> StarlarkValue<'v> for Frag {
     }
     fn iterate_collect(&self, heap: Heap<'v>) -> starlark::Result<Vec<Value<'v>>> {
         Ok(match self.0.kind {
-            Kind::Map => self.0.items.iter().map(|i| scalar_to_value(&i.key, heap)).collect(),
-            _ => self.0.items.iter().map(|i| from_val(&i.val, heap)).collect(),
+            Kind::Map => self
+                .0
+                .items
+                .iter()
+                .map(|i| scalar_to_value(&i.key, heap))
+                .collect(),
+            _ => self
+                .0
+                .items
+                .iter()
+                .map(|i| from_val(&i.val, heap))
+                .collect(),
         })
     }
     fn is_in(&self, other: Value<'v>) -> starlark::Result<bool> {
         Ok(match self.0.kind {
-            Kind::Map => self.0.items.iter().any(|i| scalar_matches_value(&i.key, other)),
+            Kind::Map => self
+                .0
+                .items
+                .iter()
+                .any(|i| scalar_matches_value(&i.key, other)),
             _ => false,
         })
     }
@@ -257,7 +304,11 @@ pub fn to_val(v: Value, pos: &Pos) -> Result<Val, String> {
         }
         "float" => {
             let f: f64 = v.to_str().parse().unwrap_or(f64::NAN);
-            let f = if let Ok(ff) = v.to_repr().parse::<f64>() { ff } else { f };
+            let f = if let Ok(ff) = v.to_repr().parse::<f64>() {
+                ff
+            } else {
+                f
+            };
             return Ok(Val::Scalar(Scalar::Float(f)));
         }
         _ => {}
@@ -280,7 +331,8 @@ pub fn to_val(v: Value, pos: &Pos) -> Result<Val, String> {
                 Val::Scalar(s) => s,
                 Val::Node(_) => return Err("map keys must be scalars".into()),
             };
-            m.items.push(Node::map_item(key, to_val(val, pos)?, pos.clone()));
+            m.items
+                .push(Node::map_item(key, to_val(val, pos)?, pos.clone()));
         }
         return Ok(Val::Node(Box::new(m)));
     }
@@ -295,7 +347,11 @@ pub fn to_val(v: Value, pos: &Pos) -> Result<Val, String> {
         }
         return Ok(Val::Node(Box::new(m)));
     }
-    Err(format!("Unable to convert value: {} (type {})", v, v.get_type()))
+    Err(format!(
+        "Unable to convert value: {} (type {})",
+        v,
+        v.get_type()
+    ))
 }
 
 fn list_to_val<'v>(it: impl Iterator<Item = Value<'v>>, pos: &Pos) -> Result<Val, String> {
@@ -307,7 +363,10 @@ fn list_to_val<'v>(it: impl Iterator<Item = Value<'v>>, pos: &Pos) -> Result<Val
 }
 
 fn is_callable(v: Value) -> bool {
-    matches!(v.get_type(), "function" | "native_function" | "partial" | "lambda")
+    matches!(
+        v.get_type(),
+        "function" | "native_function" | "partial" | "lambda"
+    )
 }
 
 /// Records a function in the module being evaluated so it survives freezing.
@@ -347,7 +406,11 @@ pub struct EvalCaller<'a, 'v, 'b, 'c> {
     pub eval: &'a mut Evaluator<'v, 'b, 'c>,
 }
 
-fn arg_value<'v>(a: &super::overlay::Arg, eval: &Evaluator<'v, '_, '_>, c: &Ctx) -> Result<Value<'v>, String> {
+fn arg_value<'v>(
+    a: &super::overlay::Arg,
+    eval: &Evaluator<'v, '_, '_>,
+    c: &Ctx,
+) -> Result<Value<'v>, String> {
     use super::overlay::Arg;
     let heap = eval.heap();
     Ok(match a {
@@ -356,7 +419,8 @@ fn arg_value<'v>(a: &super::overlay::Arg, eval: &Evaluator<'v, '_, '_>, c: &Ctx)
         Arg::Val(v) => from_val(v, heap),
         Arg::Kept(f) => func_value(f, eval, c).map_err(|e| e.to_string())?,
         Arg::List(items) => {
-            let vs: Result<Vec<Value>, String> = items.iter().map(|x| arg_value(x, eval, c)).collect();
+            let vs: Result<Vec<Value>, String> =
+                items.iter().map(|x| arg_value(x, eval, c)).collect();
             heap.alloc(AllocList(vs?))
         }
         Arg::Dict(items) => {
@@ -372,7 +436,8 @@ fn arg_value<'v>(a: &super::overlay::Arg, eval: &Evaluator<'v, '_, '_>, c: &Ctx)
 impl<'v> EvalCaller<'_, 'v, '_, '_> {
     fn call_value(&mut self, fv: Value<'v>, args: &[super::overlay::Arg]) -> Result<Val, String> {
         let c = ctx(self.eval).map_err(|e| e.to_string())?;
-        let args: Result<Vec<Value>, String> = args.iter().map(|a| arg_value(a, self.eval, c)).collect();
+        let args: Result<Vec<Value>, String> =
+            args.iter().map(|a| arg_value(a, self.eval, c)).collect();
         let args = args?;
         let r = self
             .eval
@@ -430,6 +495,8 @@ pub struct Registry {
     pub compiled: RefCell<Vec<Rc<Compiled>>>,
     /// Functions each finished evaluation kept (by evaluation id).
     pub funcs: RefCell<HashMap<usize, starlark::values::OwnedFrozenValue>>,
+    /// The input files, for `data.list()` / `data.read()`.
+    pub files: RefCell<Vec<SrcFile>>,
     next_id: std::cell::Cell<usize>,
 }
 
@@ -542,7 +609,10 @@ impl Ctx {
                 node.key = k;
             }
             needs_wrap = ec.stack.is_empty()
-                && matches!(node.kind, Kind::MapItem | Kind::ArrayItem | Kind::Doc | Kind::Text);
+                && matches!(
+                    node.kind,
+                    Kind::MapItem | Kind::ArrayItem | Kind::Doc | Kind::Text
+                );
             if !needs_wrap && ec.stack.is_empty() {
                 ec.stack.push(Entry {
                     tag,
@@ -596,7 +666,10 @@ impl Ctx {
         let (c, idx) = self.tpl(tag)?;
         let mut ctxs = self.ctxs.borrow_mut();
         let ec = ctxs.last_mut().ok_or_else(|| err("internal: no context"))?;
-        let top = ec.stack.last_mut().ok_or_else(|| err("internal: empty stack"))?;
+        let top = ec
+            .stack
+            .last_mut()
+            .ok_or_else(|| err("internal: empty stack"))?;
         match v {
             None => {
                 top.node.val = c.nodes[idx].node.val.clone();
@@ -624,7 +697,10 @@ impl Ctx {
                     }
                 }
                 if !top.node.has_value_slot() {
-                    return Err(err(format!("{pos}: cannot set value of a {}", super::compile::kind_name(top.node.kind))));
+                    return Err(err(format!(
+                        "{pos}: cannot set value of a {}",
+                        super::compile::kind_name(top.node.kind)
+                    )));
                 }
                 top.node.val = val;
             }
@@ -649,7 +725,10 @@ impl Ctx {
     fn replace(&self, v: Value) -> anyhow::Result<()> {
         let mut ctxs = self.ctxs.borrow_mut();
         let ec = ctxs.last_mut().ok_or_else(|| err("internal: no context"))?;
-        let top = ec.stack.last_mut().ok_or_else(|| err("internal: empty stack"))?;
+        let top = ec
+            .stack
+            .last_mut()
+            .ok_or_else(|| err("internal: empty stack"))?;
         let pos = top.node.pos.clone();
         top.replace = Some(to_val(v, &pos).map_err(err)?);
         Ok(())
@@ -700,7 +779,11 @@ fn splice(parent: &mut Entry, placeholder: &Node, repl: Val) -> anyhow::Result<(
                 )))
             }
         },
-        _ => return Err(err(format!("{pos}: expected to replace document value, map item or array item"))),
+        _ => {
+            return Err(err(format!(
+                "{pos}: expected to replace document value, map item or array item"
+            )))
+        }
     }
     Ok(())
 }
@@ -778,10 +861,17 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
     ) -> anyhow::Result<i64> {
         let c = ctx(eval)?;
         let pos = Pos::unknown();
-        let a: Vec<AnnVal> = args.items.iter().map(|v| to_ann_val(*v, &pos, eval, c)).collect();
+        let a: Vec<AnnVal> = args
+            .items
+            .iter()
+            .map(|v| to_ann_val(*v, &pos, eval, c))
+            .collect();
         let mut kw = Vec::new();
         for (k, v) in kwargs.iter() {
-            kw.push((k.unpack_str().unwrap_or("").to_string(), to_ann_val(v, &pos, eval, c)));
+            kw.push((
+                k.unpack_str().unwrap_or("").to_string(),
+                to_ann_val(v, &pos, eval, c),
+            ));
         }
         let mut col = c.collected.borrow_mut();
         col.push((a, kw));
@@ -847,12 +937,16 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
         Ok(StarMatcher(Matcher::Index(i)))
     }
 
-    fn __ov_and_op<'v>(#[starlark(args)] args: UnpackTuple<Value<'v>>) -> anyhow::Result<StarMatcher> {
+    fn __ov_and_op<'v>(
+        #[starlark(args)] args: UnpackTuple<Value<'v>>,
+    ) -> anyhow::Result<StarMatcher> {
         let ms: anyhow::Result<Vec<Matcher>> = args.items.iter().map(|v| to_matcher(*v)).collect();
         Ok(StarMatcher(Matcher::And(ms?)))
     }
 
-    fn __ov_or_op<'v>(#[starlark(args)] args: UnpackTuple<Value<'v>>) -> anyhow::Result<StarMatcher> {
+    fn __ov_or_op<'v>(
+        #[starlark(args)] args: UnpackTuple<Value<'v>>,
+    ) -> anyhow::Result<StarMatcher> {
         let ms: anyhow::Result<Vec<Matcher>> = args.items.iter().map(|v| to_matcher(*v)).collect();
         Ok(StarMatcher(Matcher::Or(ms?)))
     }
@@ -883,7 +977,10 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
         Ok(from_val(&l, eval.heap()))
     }
 
-    fn __assert_try_to<'v>(f: Value<'v>, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
+    fn __assert_try_to<'v>(
+        f: Value<'v>,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> anyhow::Result<Value<'v>> {
         let r = eval.eval_function(f, &[], &[]);
         let heap = eval.heap();
         Ok(match r {
@@ -921,7 +1018,11 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
 
     fn __yaml_decode<'v>(s: &str, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
         let d = super::yamlmeta::parse(s, "yaml.decode", false).map_err(|e| err(e.message))?;
-        let v = d.items.first().map(|d| d.val.clone()).unwrap_or(Val::null());
+        let v = d
+            .items
+            .first()
+            .map(|d| d.val.clone())
+            .unwrap_or(Val::null());
         Ok(from_val_plain(&v, eval.heap()))
     }
 
@@ -933,7 +1034,10 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
         let val = to_val(v, &Pos::unknown()).map_err(err)?;
         let mut out = val_to_json(&val, indent.unwrap_or(0));
         if escape_html.unwrap_or(true) {
-            out = out.replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026");
+            out = out
+                .replace('<', "\\u003c")
+                .replace('>', "\\u003e")
+                .replace('&', "\\u0026");
         }
         Ok(out)
     }
@@ -980,7 +1084,10 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
             let r = eval
                 .eval_function(repl, &[arg], &[])
                 .map_err(|e| err(format!("{}", e.without_diagnostic())))?;
-            out.push_str(r.unpack_str().ok_or_else(|| err("replacement function must return a string"))?);
+            out.push_str(
+                r.unpack_str()
+                    .ok_or_else(|| err("replacement function must return a string"))?,
+            );
             last = m.end();
         }
         out.push_str(&s[last..]);
@@ -992,12 +1099,18 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
         Ok(json_to_value(&j, eval.heap()))
     }
 
-    fn __struct_encode<'v>(v: Value<'v>, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
+    fn __struct_encode<'v>(
+        v: Value<'v>,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> anyhow::Result<Value<'v>> {
         let val = to_val(v, &Pos::unknown()).map_err(err)?;
         Ok(from_val_plain(&val, eval.heap()))
     }
 
-    fn __struct_decode<'v>(v: Value<'v>, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
+    fn __struct_decode<'v>(
+        v: Value<'v>,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> anyhow::Result<Value<'v>> {
         let val = to_val(v, &Pos::unknown()).map_err(err)?;
         Ok(from_val_plain(&val, eval.heap()))
     }
@@ -1055,7 +1168,11 @@ pub fn from_val_plain<'v>(v: &Val, heap: Heap<'v>) -> Value<'v> {
                 heap.alloc(AllocDict(items))
             }
             Kind::Array | Kind::DocSet => {
-                let items: Vec<Value> = n.items.iter().map(|i| from_val_plain(&i.val, heap)).collect();
+                let items: Vec<Value> = n
+                    .items
+                    .iter()
+                    .map(|i| from_val_plain(&i.val, heap))
+                    .collect();
                 heap.alloc(AllocList(items))
             }
             _ => Value::new_none(),
@@ -1181,7 +1298,10 @@ fn ytt_message(kind: &str) -> String {
     } else if let Some(rest) = kind.strip_prefix("Operation `") {
         let parts: Vec<&str> = rest.split('`').collect();
         if parts.len() >= 6 {
-            msg = format!("unknown binary op: {} {} {} ({kind})", parts[2], parts[0], parts[4]);
+            msg = format!(
+                "unknown binary op: {} {} {} ({kind})",
+                parts[2], parts[0], parts[4]
+            );
         }
     } else if let Some(rest) = kind.strip_prefix("Missing parameter `") {
         let parts: Vec<&str> = rest.split('`').collect();
@@ -1191,7 +1311,8 @@ fn ytt_message(kind: &str) -> String {
         }
     } else if let Some(rest) = kind.strip_prefix("Parse error: unexpected keyword '") {
         let kw = rest.split('\'').next().unwrap_or("");
-        msg = format!("use of reserved keyword '{kw}' is not allowed (expected identifier) ({kind})");
+        msg =
+            format!("use of reserved keyword '{kw}' is not allowed (expected identifier) ({kind})");
     }
     msg
 }
@@ -1199,7 +1320,7 @@ fn ytt_message(kind: &str) -> String {
 /// Source of a `@ytt:` module, built on the natives above.
 fn ytt_module_src(name: &str) -> Option<&'static str> {
     Some(match name {
-        "data" => "data = __ns(values = __data_values(), list = __data_list, read = __data_read)\n",
+        "data" => "data = __ns(values = __data_values(), list = lambda path=None: __data_list(__DIR__, path), read = lambda path: __data_read(__DIR__, path))\n",
         "overlay" => "overlay = __ns(subset = __ov_subset, all = __ov_all, map_key = __ov_map_key, index = __ov_index, and_op = __ov_and_op, or_op = __ov_or_op, not_op = __ov_not_op, apply = __ov_apply)\n",
         "template" => "template = __ns(replace = __tpl_replace)\n",
         "assert" => include_str!("lib/assert.star"),
@@ -1214,14 +1335,62 @@ fn ytt_module_src(name: &str) -> Option<&'static str> {
     })
 }
 
+/// Resolves a `data.read`/`data.list` path: absolute from the root, else
+/// relative to the calling file's directory.
+fn data_path(dir: &str, path: &str) -> String {
+    let base = if path.starts_with('/') { "" } else { dir };
+    let joined = if base.is_empty() {
+        path.trim_start_matches('/').to_string()
+    } else {
+        format!("{base}/{path}")
+    };
+    join_rel("", &joined)
+}
+
 #[starlark_module]
 fn data_natives(builder: &mut GlobalsBuilder) {
-    fn __data_list(path: Option<&str>) -> anyhow::Result<NoneType> {
-        let _ = path;
-        Err(err("data.list is not supported yet"))
+    fn __data_list<'v>(
+        dir: &str,
+        path: Option<&str>,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> anyhow::Result<Value<'v>> {
+        let c = ctx(eval)?;
+        let sub = data_path(dir, path.unwrap_or(""));
+        let prefix = if sub.is_empty() {
+            String::new()
+        } else {
+            format!("{sub}/")
+        };
+        let abs = path.map(|p| p.starts_with('/')).unwrap_or(false);
+        let files: Vec<String> = c
+            .reg
+            .files
+            .borrow()
+            .iter()
+            .filter(|f| !f.path.starts_with("_ytt_lib/") && f.path.starts_with(&prefix))
+            .map(|f| {
+                if abs {
+                    format!("/{}", f.path)
+                } else {
+                    f.path[prefix.len()..].to_string()
+                }
+            })
+            .collect();
+        let heap = eval.heap();
+        let items: Vec<Value> = files.iter().map(|f| heap.alloc(f.as_str())).collect();
+        Ok(heap.alloc(AllocList(items)))
     }
-    fn __data_read(path: &str) -> anyhow::Result<NoneType> {
-        Err(err(format!("data.read('{path}') is not supported yet")))
+
+    fn __data_read(dir: &str, path: &str, eval: &mut Evaluator) -> anyhow::Result<String> {
+        let c = ctx(eval)?;
+        let target = data_path(dir, path);
+        c.reg
+            .files
+            .borrow()
+            .iter()
+            .find(|f| f.path == target)
+            .map(|f| f.text.clone())
+            .ok_or_else(|| err(format!("Expected to find file '{target}' (hint: only files included via -f flag are available)")))
     }
 }
 
@@ -1325,7 +1494,11 @@ fn join_rel(from: &str, path: &str) -> String {
         Some(i) if !path.starts_with('/') => &from[..i],
         _ => "",
     };
-    let mut parts: Vec<&str> = if dir.is_empty() { vec![] } else { dir.split('/').collect() };
+    let mut parts: Vec<&str> = if dir.is_empty() {
+        vec![]
+    } else {
+        dir.split('/').collect()
+    };
     for p in path.split('/') {
         match p {
             "." | "" => {}
@@ -1340,9 +1513,11 @@ fn join_rel(from: &str, path: &str) -> String {
 
 impl Workspace {
     pub fn new(files: Vec<SrcFile>) -> Self {
+        let reg = Registry::default();
+        *reg.files.borrow_mut() = files.clone();
         Workspace {
             files,
-            reg: Rc::new(Registry::default()),
+            reg: Rc::new(reg),
             globals: globals(),
             data_values: RefCell::new(Val::Node(Box::new(Node::map(Pos::unknown())))),
             modules: RefCell::new(HashMap::new()),
@@ -1366,11 +1541,11 @@ impl Workspace {
                     "cannot load {path}: builtin ytt library does not have module '{m}' (hint: is it available in newer version of ytt?)"
                 ))
             })?;
-            let src = if m == "assert" {
-                format!("{src}\n")
-            } else {
-                src.to_string()
+            let dir = match from.rfind('/') {
+                Some(i) => &from[..i],
+                None => "",
             };
+            let src = src.replace("__DIR__", &format!("{dir:?}"));
             let fm = self.eval_code(&key, &src, None)?.0;
             if m != "data" {
                 self.modules.borrow_mut().insert(key, fm.clone());
@@ -1378,14 +1553,18 @@ impl Workspace {
             return Ok(fm);
         }
         if path.starts_with('@') {
-            return Err(EvalError(format!("cannot load {path}: libraries are not supported yet")));
+            return Err(EvalError(format!(
+                "cannot load {path}: libraries are not supported yet"
+            )));
         }
         let target = join_rel(from, path);
         if let Some(fm) = self.modules.borrow().get(&target) {
             return Ok(fm.clone());
         }
         if self.loading.borrow().contains(&target) {
-            return Err(EvalError(format!("cannot load {path}: cycle while loading {target}")));
+            return Err(EvalError(format!(
+                "cannot load {path}: cycle while loading {target}"
+            )));
         }
         let Some(idx) = self.files.iter().position(|f| f.path == target) else {
             return Err(EvalError(format!(
@@ -1420,12 +1599,20 @@ impl Workspace {
             self.reg.compiled.borrow_mut().push(Rc::new(c));
             return self.eval_code(&f.path, &code, Some(fid));
         }
-        let doc = super::yamlmeta::parse(&f.text, &f.path, self.strict)
-            .map_err(|e| EvalError(format!("Unmarshaling YAML template '{}': {}", f.path, e.message)))?;
+        let doc = super::yamlmeta::parse(&f.text, &f.path, self.strict).map_err(|e| {
+            EvalError(format!(
+                "Unmarshaling YAML template '{}': {}",
+                f.path, e.message
+            ))
+        })?;
         self.eval_docset(&f.path, &doc)
     }
 
-    pub fn eval_docset(&self, path: &str, doc: &Node) -> Result<(FrozenModule, Option<Node>), EvalError> {
+    pub fn eval_docset(
+        &self,
+        path: &str,
+        doc: &Node,
+    ) -> Result<(FrozenModule, Option<Node>), EvalError> {
         let fid = self.reg.compiled.borrow().len();
         let c = super::compile::compile_yaml(doc, fid, path, self.ignore_unknown)
             .map_err(|e| EvalError(e.to_string()))?;

@@ -100,7 +100,10 @@ fn doc_type(d: &Node) -> DocType {
 fn misplaced_dv(n: &Node) -> Option<Pos> {
     if n.kind != Kind::Doc && n.kind != Kind::DocSet {
         for c in &n.comments {
-            if matches!(doc_ann_name(c), Some("data/values") | Some("data/values-schema")) {
+            if matches!(
+                doc_ann_name(c),
+                Some("data/values") | Some("data/values-schema")
+            ) {
                 return Some(c.pos.clone());
             }
         }
@@ -141,11 +144,19 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
     }
     let mut parsed = Vec::new();
     for (idx, f) in opts.files.iter().enumerate() {
-        if !f.is_yaml() || is_private_lib(&f.path) || f.path.ends_with(".lib.yml") || f.path.ends_with(".lib.yaml") {
+        if !f.is_yaml()
+            || is_private_lib(&f.path)
+            || f.path.ends_with(".lib.yml")
+            || f.path.ends_with(".lib.yaml")
+        {
             continue;
         }
-        let doc = yamlmeta::parse(&f.text, &f.path, opts.strict)
-            .map_err(|e| terr(format!("Unmarshaling YAML template '{}': {}", f.path, e.message)))?;
+        let doc = yamlmeta::parse(&f.text, &f.path, opts.strict).map_err(|e| {
+            terr(format!(
+                "Unmarshaling YAML template '{}': {}",
+                f.path, e.message
+            ))
+        })?;
         if let Some(p) = misplaced_dv(&doc) {
             return Err(terr(format!(
                 "{p}: Expected YAML document to be annotated with data/values but was not: only documents (---) can be annotated with @data/values"
@@ -163,7 +174,9 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
             continue;
         }
         let sub = subset(&p.doc, &p.types, DocType::Schema);
-        let (_, res) = ws.eval_docset(&opts.files[p.idx].path, &sub).map_err(|e| terr(e.0))?;
+        let (_, res) = ws
+            .eval_docset(&opts.files[p.idx].path, &sub)
+            .map_err(|e| terr(e.0))?;
         for d in res.map(|r| r.items).unwrap_or_default() {
             if d.injected {
                 continue;
@@ -230,7 +243,9 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
             }
         }
         let sub = subset(&p.doc, &p.types, DocType::Values);
-        let (_, res) = ws.eval_docset(&opts.files[p.idx].path, &sub).map_err(|e| terr(e.0))?;
+        let (_, res) = ws
+            .eval_docset(&opts.files[p.idx].path, &sub)
+            .map_err(|e| terr(e.0))?;
         for d in res.map(|r| r.items).unwrap_or_default() {
             if d.injected {
                 continue;
@@ -243,14 +258,25 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
                 dv_doc_anns = Some((d.anns.clone(), d.pos.clone()));
             }
             dv_sources.push(opts.files[p.idx].path.clone());
-            apply_dv(&ws, &mut values, &d, schema_field.as_ref(), &dv_sources, false)?;
+            apply_dv(
+                &ws,
+                &mut values,
+                &d,
+                schema_field.as_ref(),
+                &dv_sources,
+                false,
+            )?;
         }
     }
 
     // 4. --data-values-file and other flags
     for f in &opts.data_values_files {
-        let doc = yamlmeta::parse(&f.text, &f.path, opts.strict)
-            .map_err(|e| terr(format!("Unmarshaling YAML data values file '{}': {}", f.path, e.message)))?;
+        let doc = yamlmeta::parse(&f.text, &f.path, opts.strict).map_err(|e| {
+            terr(format!(
+                "Unmarshaling YAML data values file '{}': {}",
+                f.path, e.message
+            ))
+        })?;
         if compile::has_templating(&doc) {
             return Err(terr(format!(
                 "Checking data values file '{}': Expected to be plain YAML, having no annotations (hint: remove comments starting with `#@`)",
@@ -262,13 +288,27 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
                 continue;
             }
             dv_sources.push(f.path.clone());
-            apply_dv(&ws, &mut values, &d, schema_field.as_ref(), &dv_sources, true)?;
+            apply_dv(
+                &ws,
+                &mut values,
+                &d,
+                schema_field.as_ref(),
+                &dv_sources,
+                true,
+            )?;
         }
     }
     for fv in &opts.flag_values {
         let d = flag_doc(fv)?;
         dv_sources.push(fv.source.clone());
-        apply_dv(&ws, &mut values, &d, schema_field.as_ref(), &dv_sources, true)?;
+        apply_dv(
+            &ws,
+            &mut values,
+            &d,
+            schema_field.as_ref(),
+            &dv_sources,
+            true,
+        )?;
     }
     let values = match values {
         Some(v) if !v.is_null() || schema_field.is_some() => v,
@@ -277,7 +317,11 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
 
     if !opts.disable_validation {
         let (anns, pos) = dv_doc_anns.clone().unwrap_or_default();
-        let root_pos = schema_field.as_ref().map(|f| f.pos.clone()).filter(|p| p.is_known()).unwrap_or(pos);
+        let root_pos = schema_field
+            .as_ref()
+            .map(|f| f.pos.clone())
+            .filter(|p| p.is_known())
+            .unwrap_or(pos);
         ws.with_caller(|c| validate::validate(c, &values, &anns, &root_pos, schema_field.as_ref()))
             .map_err(terr)?;
     }
@@ -358,7 +402,12 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
         right.items.push(ov);
         let right = Val::Node(Box::new(right));
         ws.with_caller(|c| overlay::apply(&mut left_val, &right, &overlay::Expects::default(), c))
-            .map_err(|e| terr(format!("Overlaying (in following order: ...): {}", e.message)))?;
+            .map_err(|e| {
+                terr(format!(
+                    "Overlaying (in following order: ...): {}",
+                    e.message
+                ))
+            })?;
     }
     let docs = match left_val {
         Val::Node(n) => n.items,
@@ -374,7 +423,6 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
         files: text_files,
     })
 }
-
 
 /// A document set with only the documents of one kind (others become empty
 /// injected documents so code lines between them still run).
@@ -408,12 +456,19 @@ fn library_ref(d: &Node) -> Result<Option<String>, TemplateError> {
     let Some(a) = d.ann("library/ref") else {
         return Ok(None);
     };
-    let bad = |m: String| terr(format!("Overlaying data values (in following order: {}):\n  Annotation library/ref:\n    {m}", d.pos.file));
+    let bad = |m: String| {
+        terr(format!(
+            "Overlaying data values (in following order: {}):\n  Annotation library/ref:\n    {m}",
+            d.pos.file
+        ))
+    };
     let Some(r) = a.args.first().and_then(|v| v.as_str()) else {
         return Err(bad("Expected library ref to be a string".into()));
     };
     let Some(rest) = r.strip_prefix('@') else {
-        return Err(bad(format!("Expected library ref to start with '@', got: '{r}'")));
+        return Err(bad(format!(
+            "Expected library ref to start with '@', got: '{r}'"
+        )));
     };
     let parts: Vec<&str> = rest.split('~').collect();
     if parts.len() > 2 {
@@ -436,7 +491,12 @@ fn mk_ann(name: &str, kwargs: Vec<(&str, bool)>) -> node::Ann {
         args: vec![],
         kwargs: kwargs
             .into_iter()
-            .map(|(k, b)| (k.to_string(), eval::AnnVal::Data(Val::Scalar(Scalar::Bool(b)))))
+            .map(|(k, b)| {
+                (
+                    k.to_string(),
+                    eval::AnnVal::Data(Val::Scalar(Scalar::Bool(b))),
+                )
+            })
             .collect(),
         pos: Pos::unknown(),
     }
@@ -453,14 +513,17 @@ fn mark_flag_overlay(v: &mut Val, allow_new: bool) {
             let is_map = matches!(&it.val, Val::Node(c) if c.kind == Kind::Map);
             if is_map {
                 if allow_new && !it.has_ann("overlay/match") {
-                    it.anns.push(mk_ann("overlay/match", vec![("missing_ok", true)]));
+                    it.anns
+                        .push(mk_ann("overlay/match", vec![("missing_ok", true)]));
                 }
                 mark_flag_overlay(&mut it.val, allow_new);
             } else if !it.anns.iter().any(|a| a.name.starts_with("overlay/")) {
                 if allow_new {
-                    it.anns.push(mk_ann("overlay/match", vec![("missing_ok", true)]));
+                    it.anns
+                        .push(mk_ann("overlay/match", vec![("missing_ok", true)]));
                 }
-                it.anns.push(mk_ann("overlay/replace", vec![("or_add", allow_new)]));
+                it.anns
+                    .push(mk_ann("overlay/replace", vec![("or_add", allow_new)]));
             }
         }
     }
@@ -474,7 +537,10 @@ fn apply_dv(
     sources: &[String],
     from_flags: bool,
 ) -> Result<(), TemplateError> {
-    let header = format!("Overlaying data values (in following order: {}): \n", sources.join(", "));
+    let header = format!(
+        "Overlaying data values (in following order: {}): \n",
+        sources.join(", ")
+    );
     let mut v = d.val.clone();
     if from_flags {
         mark_flag_overlay(&mut v, true);
@@ -514,12 +580,16 @@ fn apply_dv(
 }
 
 fn report(errs: &[schema::Violation]) -> String {
-    let mut s = String::from("One or more data values were invalid\n====================================\n\n");
+    let mut s = String::from(
+        "One or more data values were invalid\n====================================\n\n",
+    );
     for (pos, found, expected) in errs {
         if expected.starts_with("a map item with the key named") {
             s.push_str("Given data value is not declared in schema\n");
         }
-        s.push_str(&format!("{pos}:\n\n    = found: {found}\n    = expected: {expected}\n\n"));
+        s.push_str(&format!(
+            "{pos}:\n\n    = found: {found}\n    = expected: {expected}\n\n"
+        ));
     }
     s
 }
@@ -536,7 +606,11 @@ fn flag_doc(fv: &FlagValue) -> Result<Node, TemplateError> {
     let mut val = fv.value.clone();
     for part in key.split('.').rev() {
         let mut m = Node::map(pos.clone());
-        m.items.push(Node::map_item(Scalar::Str(part.to_string()), val, pos.clone()));
+        m.items.push(Node::map_item(
+            Scalar::Str(part.to_string()),
+            val,
+            pos.clone(),
+        ));
         val = Val::Node(Box::new(m));
     }
     Ok(Node::doc(val, pos))
@@ -592,7 +666,8 @@ fn openapi(f: &schema::Field) -> Val {
                 items.push(("additionalProperties", b(false)));
                 let mut p = Node::map(Pos::unknown());
                 for (k, fi) in fields {
-                    p.items.push(Node::map_item(k.clone(), props(fi), Pos::unknown()));
+                    p.items
+                        .push(Node::map_item(k.clone(), props(fi), Pos::unknown()));
                 }
                 items.push(("properties", Val::Node(Box::new(p))));
             }
@@ -633,16 +708,24 @@ fn openapi(f: &schema::Field) -> Val {
         items.sort_by_key(|(k, _)| order(k));
         let mut m = Node::map(Pos::unknown());
         for (k, v) in items {
-            m.items.push(Node::map_item(Scalar::Str(k.into()), v, Pos::unknown()));
+            m.items
+                .push(Node::map_item(Scalar::Str(k.into()), v, Pos::unknown()));
         }
         Val::Node(Box::new(m))
     }
     let mut root = Node::map(Pos::unknown());
-    let add = |m: &mut Node, k: &str, v: Val| m.items.push(Node::map_item(Scalar::Str(k.into()), v, Pos::unknown()));
+    let add = |m: &mut Node, k: &str, v: Val| {
+        m.items
+            .push(Node::map_item(Scalar::Str(k.into()), v, Pos::unknown()))
+    };
     add(&mut root, "openapi", s("3.0.0"));
     let mut info = Node::map(Pos::unknown());
     add(&mut info, "version", s("0.1.0"));
-    add(&mut info, "title", s("Schema for data values, generated by ytt"));
+    add(
+        &mut info,
+        "title",
+        s("Schema for data values, generated by ytt"),
+    );
     add(&mut root, "info", Val::Node(Box::new(info)));
     add(&mut root, "paths", empty_map());
     let mut comps = Node::map(Pos::unknown());

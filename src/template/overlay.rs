@@ -71,40 +71,49 @@ impl Expects {
 
     fn check(&self, matches: &[Pos], what: &str, c: &mut dyn Caller) -> Result<(), OverlayError> {
         let cond = self.when.is_some();
-        let r = match (&self.missing_ok, &self.expects, &self.when) {
-            (Some(_), Some(_), _) => {
-                return Err(oerr(
+        let r =
+            match (&self.missing_ok, &self.expects, &self.when) {
+                (Some(_), Some(_), _) => return Err(oerr(
                     "Expected only one of keyword arguments ('missing_ok', 'expects') specified",
-                ))
-            }
-            (Some(_), _, Some(_)) => {
-                return Err(oerr(
-                    "Expected only one of keyword arguments ('missing_ok', 'when') specified",
-                ))
-            }
-            (_, Some(_), Some(_)) => {
-                return Err(oerr(
-                    "Expected only one of keyword arguments ('when', 'expects') specified",
-                ))
-            }
-            (Some(m), _, _) => match m.as_bool() {
-                Some(true) => check_value(&Expect::List(vec![Expect::Int(0), Expect::Int(1)]), matches),
-                Some(false) => check_value(&Expect::Int(1), matches),
-                None => return Err(oerr("Expected keyword argument 'missing_ok' to be a boolean")),
-            },
-            (_, _, Some(AnnVal::Func(f))) | (_, Some(AnnVal::Func(f)), _) => {
-                if call_bool(c, f, vec![Arg::Int(matches.len() as i64)])? {
-                    Ok(())
-                } else {
-                    Err("Expectation of number of matched nodes failed".to_string())
+                )),
+                (Some(_), _, Some(_)) => {
+                    return Err(oerr(
+                        "Expected only one of keyword arguments ('missing_ok', 'when') specified",
+                    ))
                 }
-            }
-            (_, _, Some(w)) => check_value(&to_expect(w, "when")?, matches),
-            (_, Some(e), _) => check_value(&to_expect(e, "expects")?, matches),
-            _ => check_value(&Expect::Int(1), matches),
-        };
+                (_, Some(_), Some(_)) => {
+                    return Err(oerr(
+                        "Expected only one of keyword arguments ('when', 'expects') specified",
+                    ))
+                }
+                (Some(m), _, _) => match m.as_bool() {
+                    Some(true) => {
+                        check_value(&Expect::List(vec![Expect::Int(0), Expect::Int(1)]), matches)
+                    }
+                    Some(false) => check_value(&Expect::Int(1), matches),
+                    None => {
+                        return Err(oerr(
+                            "Expected keyword argument 'missing_ok' to be a boolean",
+                        ))
+                    }
+                },
+                (_, _, Some(AnnVal::Func(f))) | (_, Some(AnnVal::Func(f)), _) => {
+                    if call_bool(c, f, vec![Arg::Int(matches.len() as i64)])? {
+                        Ok(())
+                    } else {
+                        Err("Expectation of number of matched nodes failed".to_string())
+                    }
+                }
+                (_, _, Some(w)) => check_value(&to_expect(w, "when")?, matches),
+                (_, Some(e), _) => check_value(&to_expect(e, "expects")?, matches),
+                _ => check_value(&Expect::Int(1), matches),
+            };
         r.map_err(|m| OverlayError {
-            message: if what.is_empty() { m } else { format!("{m} {what}") },
+            message: if what.is_empty() {
+                m
+            } else {
+                format!("{m} {what}")
+            },
             conditional: cond,
         })
     }
@@ -219,11 +228,9 @@ fn child_defaults(node: &Node, parent: &Expects) -> Result<Expects, OverlayError
                 "expects" => e.expects = Some(v.clone()),
                 "missing_ok" => e.missing_ok = Some(v.clone()),
                 "when" => e.when = Some(v.clone()),
-                other => {
-                    return Err(oerr(format!(
-                        "Unknown 'overlay/match-child-defaults' annotation keyword argument '{other}'"
-                    )))
-                }
+                other => return Err(oerr(format!(
+                    "Unknown 'overlay/match-child-defaults' annotation keyword argument '{other}'"
+                ))),
             }
         }
     }
@@ -337,7 +344,14 @@ enum MatchFn {
     Func(FuncRef),
 }
 
-fn run_match_fn(m: &MatchFn, idx: usize, key: Option<&Scalar>, left: &Val, right: &Val, c: &mut dyn Caller) -> Result<bool, OverlayError> {
+fn run_match_fn(
+    m: &MatchFn,
+    idx: usize,
+    key: Option<&Scalar>,
+    left: &Val,
+    right: &Val,
+    c: &mut dyn Caller,
+) -> Result<bool, OverlayError> {
     match m {
         MatchFn::Builtin(b) => run_matcher(b, idx, key, left, right),
         MatchFn::Func(f) => {
@@ -345,26 +359,38 @@ fn run_match_fn(m: &MatchFn, idx: usize, key: Option<&Scalar>, left: &Val, right
                 Some(k) => Arg::Val(Val::Scalar(k.clone())),
                 None => Arg::Int(idx as i64),
             };
-            call_bool(c, f, vec![first, Arg::Val(left.clone()), Arg::Val(right.clone())])
+            call_bool(
+                c,
+                f,
+                vec![first, Arg::Val(left.clone()), Arg::Val(right.clone())],
+            )
         }
     }
 }
 
-fn run_matcher(m: &Matcher, idx: usize, key: Option<&Scalar>, left: &Val, right: &Val) -> Result<bool, OverlayError> {
+fn run_matcher(
+    m: &Matcher,
+    idx: usize,
+    key: Option<&Scalar>,
+    left: &Val,
+    right: &Val,
+) -> Result<bool, OverlayError> {
     Ok(match m {
         Matcher::All => true,
         Matcher::Index(i) => *i == idx as i64,
         Matcher::Subset(s) => compare(left, s).is_ok(),
         Matcher::MapKey(k) => {
-            let lv = left.as_node().filter(|n| n.kind == Kind::Map).and_then(|n| n.get(k));
-            let rv = right.as_node().filter(|n| n.kind == Kind::Map).and_then(|n| n.get(k));
+            let lv = left
+                .as_node()
+                .filter(|n| n.kind == Kind::Map)
+                .and_then(|n| n.get(k));
+            let rv = right
+                .as_node()
+                .filter(|n| n.kind == Kind::Map)
+                .and_then(|n| n.get(k));
             match (lv, rv) {
                 (Some(l), Some(r)) => val_equal(&l.val, &r.val),
-                (_, None) => {
-                    return Err(oerr(format!(
-                        "Expected new item to have map key '{k}'"
-                    )))
-                }
+                (_, None) => return Err(oerr(format!("Expected new item to have map key '{k}'"))),
                 _ => false,
             }
         }
@@ -416,7 +442,12 @@ fn describe_keys(v: &Val) -> String {
 /// Applies overlay `right` (a map, array or document set with overlay
 /// annotations) onto `left`. Returns true when the caller should replace
 /// its value with `right` (scalars).
-pub fn apply(left: &mut Val, right: &Val, defaults: &Expects, c: &mut dyn Caller) -> Result<bool, OverlayError> {
+pub fn apply(
+    left: &mut Val,
+    right: &Val,
+    defaults: &Expects,
+    c: &mut dyn Caller,
+) -> Result<bool, OverlayError> {
     let Val::Node(r) = right else {
         return Ok(true);
     };
@@ -427,7 +458,12 @@ pub fn apply(left: &mut Val, right: &Val, defaults: &Expects, c: &mut dyn Caller
             };
             for item in &r.items {
                 map_item(l, item, defaults, c).map_err(|e| OverlayError {
-                    message: format!("Map item (key '{}') on {}: {}", item.key.display(), item.pos, e.message),
+                    message: format!(
+                        "Map item (key '{}') on {}: {}",
+                        item.key.display(),
+                        item.pos,
+                        e.message
+                    ),
                     conditional: false,
                 })?;
             }
@@ -435,7 +471,10 @@ pub fn apply(left: &mut Val, right: &Val, defaults: &Expects, c: &mut dyn Caller
         }
         Kind::Array => {
             let Some(l) = left.as_node_mut().filter(|l| l.kind == Kind::Array) else {
-                return Err(oerr(format!("Expected array, but was {}", left.type_name())));
+                return Err(oerr(format!(
+                    "Expected array, but was {}",
+                    left.type_name()
+                )));
             };
             for item in &r.items {
                 array_item(l, item, defaults, c).map_err(|e| OverlayError {
@@ -447,7 +486,10 @@ pub fn apply(left: &mut Val, right: &Val, defaults: &Expects, c: &mut dyn Caller
         }
         Kind::DocSet => {
             let Some(l) = left.as_node_mut().filter(|l| l.kind == Kind::DocSet) else {
-                return Err(oerr(format!("Expected document set, but was {}", left.type_name())));
+                return Err(oerr(format!(
+                    "Expected document set, but was {}",
+                    left.type_name()
+                )));
             };
             apply_docset(l, r, defaults, c)?;
             Ok(false)
@@ -465,7 +507,9 @@ fn ann_type(v: &AnnVal) -> String {
     }
 }
 
-fn skip_conditional(r: Result<Vec<usize>, OverlayError>) -> Result<Option<Vec<usize>>, OverlayError> {
+fn skip_conditional(
+    r: Result<Vec<usize>, OverlayError>,
+) -> Result<Option<Vec<usize>>, OverlayError> {
     match r {
         Ok(v) => Ok(Some(v)),
         Err(e) if e.conditional => Ok(None),
@@ -473,7 +517,12 @@ fn skip_conditional(r: Result<Vec<usize>, OverlayError>) -> Result<Option<Vec<us
     }
 }
 
-fn map_indexes(l: &Node, item: &Node, defaults: &Expects, c: &mut dyn Caller) -> Result<Vec<usize>, OverlayError> {
+fn map_indexes(
+    l: &Node,
+    item: &Node,
+    defaults: &Expects,
+    c: &mut dyn Caller,
+) -> Result<Vec<usize>, OverlayError> {
     let m = read_match(item, defaults)?;
     let mut idxs = Vec::new();
     let mut poss = Vec::new();
@@ -498,7 +547,11 @@ fn map_indexes(l: &Node, item: &Node, defaults: &Expects, c: &mut dyn Caller) ->
     }
     let keys: Vec<String> = l.items.iter().map(|i| i.key.display()).collect();
     let what = if idxs.is_empty() {
-        format!("(looked for key '{}' among keys [{}])", item.key.display(), keys.join(", "))
+        format!(
+            "(looked for key '{}' among keys [{}])",
+            item.key.display(),
+            keys.join(", ")
+        )
     } else {
         String::new()
     };
@@ -506,7 +559,12 @@ fn map_indexes(l: &Node, item: &Node, defaults: &Expects, c: &mut dyn Caller) ->
     Ok(idxs)
 }
 
-fn map_item(l: &mut Node, item: &Node, defaults: &Expects, c: &mut dyn Caller) -> Result<(), OverlayError> {
+fn map_item(
+    l: &mut Node,
+    item: &Node,
+    defaults: &Expects,
+    c: &mut dyn Caller,
+) -> Result<(), OverlayError> {
     let op = which_op(item)?;
     match op {
         Op::Merge => {
@@ -577,7 +635,11 @@ fn map_item(l: &mut Node, item: &Node, defaults: &Expects, c: &mut dyn Caller) -
             }
         }
         Op::Insert | Op::Append => {
-            let name = if op == Op::Insert { "overlay/insert" } else { "overlay/append" };
+            let name = if op == Op::Insert {
+                "overlay/insert"
+            } else {
+                "overlay/append"
+            };
             return Err(oerr(format!(
                 "Found @{name} on map item ({}); only array items can be annotated with @{name}",
                 item.pos
@@ -593,7 +655,11 @@ fn replace_or_add(item: &Node) -> Result<bool, OverlayError> {
     };
     for (k, v) in &a.kwargs {
         match k.as_str() {
-            "or_add" => return v.as_bool().ok_or_else(|| oerr("Expected 'or_add' to be a boolean")),
+            "or_add" => {
+                return v
+                    .as_bool()
+                    .ok_or_else(|| oerr("Expected 'or_add' to be a boolean"))
+            }
             "via" => {}
             other => {
                 return Err(oerr(format!(
@@ -605,7 +671,11 @@ fn replace_or_add(item: &Node) -> Result<bool, OverlayError> {
     Ok(false)
 }
 
-fn replace_value(item: &Node, existing: Option<&Node>, c: &mut dyn Caller) -> Result<Val, OverlayError> {
+fn replace_value(
+    item: &Node,
+    existing: Option<&Node>,
+    c: &mut dyn Caller,
+) -> Result<Val, OverlayError> {
     let mut v = item.val.clone();
     strip_overlay_anns_val(&mut v);
     if let Some(a) = item.ann("overlay/replace") {
@@ -665,19 +735,30 @@ fn assert_check(item: &Node, left: &Node, c: &mut dyn Caller) -> Result<(), Over
     compare(&left.val, &item.val).map_err(oerr)
 }
 
-fn array_indexes(l: &Node, item: &Node, defaults: &Expects, c: &mut dyn Caller) -> Result<Vec<usize>, OverlayError> {
+fn array_indexes(
+    l: &Node,
+    item: &Node,
+    defaults: &Expects,
+    c: &mut dyn Caller,
+) -> Result<Vec<usize>, OverlayError> {
     if !item.has_ann("overlay/match") {
         // unannotated array items match nothing (and expect nothing)
         return Ok(vec![]);
     }
     let m = read_match(item, defaults)?;
     let Some(by) = &m.by else {
-        if item.ann("overlay/match").map(|a| a.kwargs.is_empty()).unwrap_or(true) {
+        if item
+            .ann("overlay/match")
+            .map(|a| a.kwargs.is_empty())
+            .unwrap_or(true)
+        {
             return Err(oerr(
                 "Expected 'overlay/match' annotation to have at least one keyword argument (by=..., expects=...)",
             ));
         }
-        return Err(oerr("Expected 'overlay/match' annotation keyword argument 'by' to be specified"));
+        return Err(oerr(
+            "Expected 'overlay/match' annotation keyword argument 'by' to be specified",
+        ));
     };
     let matcher = as_matcher(by)?;
     let mut idxs = Vec::new();
@@ -689,7 +770,11 @@ fn array_indexes(l: &Node, item: &Node, defaults: &Expects, c: &mut dyn Caller) 
         }
     }
     let what = if idxs.is_empty() {
-        format!("(compared {} array items with {})", l.items.len(), describe_keys(&item.val))
+        format!(
+            "(compared {} array items with {})",
+            l.items.len(),
+            describe_keys(&item.val)
+        )
     } else {
         String::new()
     };
@@ -697,7 +782,12 @@ fn array_indexes(l: &Node, item: &Node, defaults: &Expects, c: &mut dyn Caller) 
     Ok(idxs)
 }
 
-fn array_item(l: &mut Node, item: &Node, defaults: &Expects, c: &mut dyn Caller) -> Result<(), OverlayError> {
+fn array_item(
+    l: &mut Node,
+    item: &Node,
+    defaults: &Expects,
+    c: &mut dyn Caller,
+) -> Result<(), OverlayError> {
     let op = which_op(item)?;
     match op {
         Op::Merge => {
@@ -803,7 +893,10 @@ fn insert_value(item: &Node, existing: &Node, c: &mut dyn Caller) -> Result<Node
     strip_overlay_anns(&mut n);
     if let Some(AnnVal::Func(f)) = item.ann("overlay/insert").and_then(|a| a.kwarg("via")) {
         n.val = c
-            .call(f, vec![Arg::Val(existing.val.clone()), Arg::Val(n.val.clone())])
+            .call(
+                f,
+                vec![Arg::Val(existing.val.clone()), Arg::Val(n.val.clone())],
+            )
             .map_err(oerr)?;
     }
     Ok(n)
@@ -835,15 +928,26 @@ fn insert_where(item: &Node) -> Result<(bool, bool), OverlayError> {
     Ok((before, after))
 }
 
-fn doc_indexes(left: &Node, doc: &Node, defaults: &Expects, c: &mut dyn Caller) -> Result<Vec<usize>, OverlayError> {
+fn doc_indexes(
+    left: &Node,
+    doc: &Node,
+    defaults: &Expects,
+    c: &mut dyn Caller,
+) -> Result<Vec<usize>, OverlayError> {
     let m = read_match(doc, defaults)?;
-    if doc.ann("overlay/match").map(|a| a.kwargs.is_empty()).unwrap_or(true) {
+    if doc
+        .ann("overlay/match")
+        .map(|a| a.kwargs.is_empty())
+        .unwrap_or(true)
+    {
         return Err(oerr(
             "Expected 'overlay/match' annotation to have at least one keyword argument (by=..., expects=...)",
         ));
     }
     let Some(by) = &m.by else {
-        return Err(oerr("Expected 'overlay/match' annotation keyword argument 'by'  to be specified"));
+        return Err(oerr(
+            "Expected 'overlay/match' annotation keyword argument 'by'  to be specified",
+        ));
     };
     let matcher = as_matcher(by)?;
     let mut idxs = Vec::new();
@@ -863,7 +967,12 @@ fn doc_indexes(left: &Node, doc: &Node, defaults: &Expects, c: &mut dyn Caller) 
     Ok(idxs)
 }
 
-fn apply_docset(left: &mut Node, right: &Node, defaults: &Expects, c: &mut dyn Caller) -> Result<(), OverlayError> {
+fn apply_docset(
+    left: &mut Node,
+    right: &Node,
+    defaults: &Expects,
+    c: &mut dyn Caller,
+) -> Result<(), OverlayError> {
     for doc in &right.items {
         apply_doc(left, doc, defaults, c).map_err(|e| OverlayError {
             message: format!("Document on {}: {}", doc.pos, e.message),
@@ -873,7 +982,12 @@ fn apply_docset(left: &mut Node, right: &Node, defaults: &Expects, c: &mut dyn C
     Ok(())
 }
 
-fn apply_doc(left: &mut Node, doc: &Node, defaults: &Expects, c: &mut dyn Caller) -> Result<(), OverlayError> {
+fn apply_doc(
+    left: &mut Node,
+    doc: &Node,
+    defaults: &Expects,
+    c: &mut dyn Caller,
+) -> Result<(), OverlayError> {
     let op = which_op(doc)?;
     match op {
         Op::Merge => {

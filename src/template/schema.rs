@@ -111,13 +111,21 @@ fn check_doc_anns(node: &Node, in_any: bool, is_array_item: bool) -> Result<(), 
                         return Err(bad("empty tuple in @schema/examples".into()));
                     }
                     if n.items.len() > 2 {
-                        return Err(bad(format!("{}-tuple argument in @schema/examples", n.items.len())));
+                        return Err(bad(format!(
+                            "{}-tuple argument in @schema/examples",
+                            n.items.len()
+                        )));
                     }
                     if !matches!(n.items[0].val, Val::Scalar(Scalar::Str(_))) {
-                        return Err(bad(format!("{} value for @schema/examples", n.items[0].val.type_name())));
+                        return Err(bad(format!(
+                            "{} value for @schema/examples",
+                            n.items[0].val.type_name()
+                        )));
                     }
                 }
-                AnnVal::Data(v) => return Err(bad(format!("{} for @schema/examples", v.type_name()))),
+                AnnVal::Data(v) => {
+                    return Err(bad(format!("{} for @schema/examples", v.type_name())))
+                }
                 _ => return Err(bad("function for @schema/examples".into())),
             }
         }
@@ -215,16 +223,47 @@ pub fn field_of(node: &Node, in_any: bool) -> Result<Field, SchemaError> {
         }
         let dv = match v {
             AnnVal::Data(d) => d,
-            _ => return Err(invalid(&node.pos, "@schema/default is wrong type", "function", ty_name(&ty))),
+            _ => {
+                return Err(invalid(
+                    &node.pos,
+                    "@schema/default is wrong type",
+                    "function",
+                    ty_name(&ty),
+                ))
+            }
         };
         if !any && !dv.is_null() {
             let mut errs = Vec::new();
-            check(&Field { ty: ty.clone(), nullable, default: Val::null(), pos: node.pos.clone(), docs: Docs::default(), validation: None }, &dv, &node.pos, &mut errs);
+            check(
+                &Field {
+                    ty: ty.clone(),
+                    nullable,
+                    default: Val::null(),
+                    pos: node.pos.clone(),
+                    docs: Docs::default(),
+                    validation: None,
+                },
+                &dv,
+                &node.pos,
+                &mut errs,
+            );
             if let Some((_, found, expected)) = errs.first() {
-                return Err(invalid(&node.pos, "@schema/default is wrong type", found, expected));
+                return Err(invalid(
+                    &node.pos,
+                    "@schema/default is wrong type",
+                    found,
+                    expected,
+                ));
             }
         }
-        let tmp = Field { ty: ty.clone(), nullable, default: Val::null(), pos: node.pos.clone(), docs: Docs::default(), validation: None };
+        let tmp = Field {
+            ty: ty.clone(),
+            nullable,
+            default: Val::null(),
+            pos: node.pos.clone(),
+            docs: Docs::default(),
+            validation: None,
+        };
         let mut dv = dv;
         fill_defaults(&tmp, &mut dv);
         default = dv;
@@ -252,11 +291,23 @@ pub fn field_of(node: &Node, in_any: bool) -> Result<Field, SchemaError> {
                 let val = n.items.get(1).map(|i| i.val.clone()).unwrap_or(Val::null());
                 if !matches!(ty, Ty::Any) && !(nullable && val.is_null()) {
                     let mut errs = Vec::new();
-                    let f = Field { ty: ty.clone(), nullable, default: Val::null(), pos: node.pos.clone(), docs: Docs::default(), validation: None };
+                    let f = Field {
+                        ty: ty.clone(),
+                        nullable,
+                        default: Val::null(),
+                        pos: node.pos.clone(),
+                        docs: Docs::default(),
+                        validation: None,
+                    };
                     check(&f, &val, &a.pos, &mut errs);
                     if let Some((_, found, expected)) = errs.first() {
                         let expected = expected.split(" (").next().unwrap_or(expected);
-                        return Err(invalid(&a.pos, "@schema/examples has wrong type", found, expected));
+                        return Err(invalid(
+                            &a.pos,
+                            "@schema/examples has wrong type",
+                            found,
+                            expected,
+                        ));
                     }
                 }
                 if i == 0 {
@@ -318,7 +369,8 @@ fn default_of(ty: &Ty, v: &Val) -> Val {
         Ty::Map(items) => {
             let mut m = Node::map(Pos::unknown());
             for (k, f) in items {
-                m.items.push(Node::map_item(k.clone(), f.default.clone(), f.pos.clone()));
+                m.items
+                    .push(Node::map_item(k.clone(), f.default.clone(), f.pos.clone()));
             }
             Val::Node(Box::new(m))
         }
@@ -350,7 +402,11 @@ pub fn check(f: &Field, v: &Val, pos: &Pos, out: &mut Vec<Violation>) {
         if f.nullable || matches!(f.ty, Ty::Any) {
             return;
         }
-        out.push((pos.clone(), "null".into(), format!("{} (by {})", ty_name(&f.ty), f.pos)));
+        out.push((
+            pos.clone(),
+            "null".into(),
+            format!("{} (by {})", ty_name(&f.ty), f.pos),
+        ));
         return;
     }
     let ok = match (&f.ty, v) {
@@ -364,7 +420,10 @@ pub fn check(f: &Field, v: &Val, pos: &Pos, out: &mut Vec<Violation>) {
                 match items.iter().find(|(k, _)| k.same(&it.key)) {
                     Some((_, fi)) => check(fi, &it.val, &it.pos, out),
                     None => {
-                        let keys: Vec<String> = items.iter().map(|(k, _)| format!("\"{}\"", k.display())).collect();
+                        let keys: Vec<String> = items
+                            .iter()
+                            .map(|(k, _)| format!("\"{}\"", k.display()))
+                            .collect();
                         out.push((
                             it.pos.clone(),
                             it.key.display(),
@@ -388,7 +447,11 @@ pub fn check(f: &Field, v: &Val, pos: &Pos, out: &mut Vec<Violation>) {
         _ => false,
     };
     if !ok {
-        out.push((pos.clone(), type_of(v), format!("{} (by {})", ty_name(&f.ty), f.pos)));
+        out.push((
+            pos.clone(),
+            type_of(v),
+            format!("{} (by {})", ty_name(&f.ty), f.pos),
+        ));
     }
 }
 
@@ -399,7 +462,11 @@ pub fn fill_defaults(f: &Field, v: &mut Val) {
         (Ty::Map(items), Val::Node(n)) if n.kind == Kind::Map => {
             for (k, fi) in items {
                 if !n.items.iter().any(|i| i.key.same(k)) {
-                    n.items.push(Node::map_item(k.clone(), fi.default.clone(), fi.pos.clone()));
+                    n.items.push(Node::map_item(
+                        k.clone(),
+                        fi.default.clone(),
+                        fi.pos.clone(),
+                    ));
                 }
             }
             for it in n.items.iter_mut() {

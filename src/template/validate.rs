@@ -27,13 +27,25 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn run(&mut self, ann: &Ann, value: &Val, parent: &Val, path: &str, from: &Pos) -> Result<(), String> {
+    fn run(
+        &mut self,
+        ann: &Ann,
+        value: &Val,
+        parent: &Val,
+        path: &str,
+        from: &Pos,
+    ) -> Result<(), String> {
         let args = vec![
             Arg::Val(value.clone()),
             Arg::Val(parent.clone()),
             Arg::Val(self.root.clone()),
             Arg::List(ann.args.iter().map(ann_arg).collect()),
-            Arg::Dict(ann.kwargs.iter().map(|(k, v)| (k.clone(), ann_arg(v))).collect()),
+            Arg::Dict(
+                ann.kwargs
+                    .iter()
+                    .map(|(k, v)| (k.clone(), ann_arg(v)))
+                    .collect(),
+            ),
             Arg::Str(ann.pos.to_string()),
         ];
         let res = self.caller.call_helper("strata_validate", args)?;
@@ -45,11 +57,19 @@ impl Walk<'_> {
                 Val::Scalar(s) => s.display(),
                 _ => String::new(),
             };
-            let name = if ann.name == "schema/validation" { "schema/validation" } else { "assert/validate" };
+            let name = if ann.name == "schema/validation" {
+                "schema/validation"
+            } else {
+                "assert/validate"
+            };
             return Err(format!("Invalid @{name} annotation - {msg}"));
         }
         let mut inv = Invalid {
-            path: if path.is_empty() { "(document)".into() } else { path.to_string() },
+            path: if path.is_empty() {
+                "(document)".into()
+            } else {
+                path.to_string()
+            },
             from: from.clone(),
             violations: Vec::new(),
         };
@@ -90,9 +110,15 @@ impl Walk<'_> {
                 Kind::Map => {
                     for it in &n.items {
                         let key = it.key.display();
-                        let p = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+                        let p = if path.is_empty() {
+                            key.clone()
+                        } else {
+                            format!("{path}.{key}")
+                        };
                         let f = match field.map(|f| &f.ty) {
-                            Some(Ty::Map(items)) => items.iter().find(|(k, _)| k.same(&it.key)).map(|(_, f)| f),
+                            Some(Ty::Map(items)) => {
+                                items.iter().find(|(k, _)| k.same(&it.key)).map(|(_, f)| f)
+                            }
                             _ => None,
                         };
                         self.node(&it.anns, &it.val, value, &p, &it.pos, f)?;

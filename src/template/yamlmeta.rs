@@ -54,11 +54,18 @@ impl Builder<'_> {
         }
         match self.stack.last_mut() {
             None => self.doc_val = Some((v, line)),
-            Some(Frame::Seq { node, col: seq_col, .. }) => {
+            Some(Frame::Seq {
+                node, col: seq_col, ..
+            }) => {
                 let _ = col;
-                let from = node.items.last().map(|i| i.pos.line + 1).unwrap_or(node.pos.line);
+                let from = node
+                    .items
+                    .last()
+                    .map(|i| i.pos.line + 1)
+                    .unwrap_or(node.pos.line);
                 let l = dash_line(self.lines, from, line, *seq_col);
-                node.items.push(Node::array_item(v, Pos::new(&self.file, l)));
+                node.items
+                    .push(Node::array_item(v, Pos::new(&self.file, l)));
             }
             Some(Frame::Map { node, key, .. }) => match key.take() {
                 None => match v {
@@ -149,7 +156,9 @@ impl MarkedEventReceiver for Builder<'_> {
             Event::SequenceEnd | Event::MappingEnd => {
                 if let Some(f) = self.stack.pop() {
                     let (mut node, anchor, col) = match f {
-                        Frame::Map { node, anchor, col, .. } => (node, anchor, col),
+                        Frame::Map {
+                            node, anchor, col, ..
+                        } => (node, anchor, col),
                         Frame::Seq { node, anchor, col } => (node, anchor, col),
                     };
                     if node.kind == Kind::Map {
@@ -241,7 +250,10 @@ fn dash_line(lines: &[&str], from: usize, value_line: usize, seq_col: usize) -> 
         if let Some(t) = lines.get(l - 1) {
             let b = t.as_bytes();
             if b.get(seq_col) == Some(&b'-')
-                && matches!(b.get(seq_col + 1), None | Some(b' ') | Some(b'\t') | Some(b'\r'))
+                && matches!(
+                    b.get(seq_col + 1),
+                    None | Some(b' ') | Some(b'\t') | Some(b'\r')
+                )
                 && b[..seq_col].iter().all(|c| *c == b' ' || *c == b'-')
             {
                 return l;
@@ -284,10 +296,7 @@ fn resolve_scalar(text: &str, style: TScalarStyle, tag: Option<&Tag>) -> Result<
                     ("!!int", r @ Scalar::Int(_)) => Ok(r),
                     ("!!float", Scalar::Int(i)) => Ok(Scalar::Float(i as f64)),
                     ("!!float", r @ Scalar::Float(_)) => Ok(r),
-                    (_, r) => Err(format!(
-                        "cannot decode {} `{text}` as a {t}",
-                        tag_of(&r)
-                    )),
+                    (_, r) => Err(format!("cannot decode {} `{text}` as a {t}", tag_of(&r))),
                 }
             }
             _ => Ok(Scalar::Str(text.to_string())),
@@ -401,22 +410,19 @@ fn is_yaml_style_float(s: &str) -> bool {
 /// quoted on output).
 pub fn looks_like_timestamp(s: &str) -> bool {
     let b = s.as_bytes();
-    b.len() >= 8
-        && b[..4].iter().all(u8::is_ascii_digit)
-        && b[4] == b'-'
-        && {
-            let rest = &s[5..];
-            let mut parts = rest.splitn(2, '-');
-            let m = parts.next().unwrap_or("");
-            let d = parts.next().unwrap_or("");
-            let dd: String = d.chars().take_while(|c| c.is_ascii_digit()).collect();
-            !m.is_empty()
-                && m.len() <= 2
-                && m.chars().all(|c| c.is_ascii_digit())
-                && !dd.is_empty()
-                && dd.len() <= 2
-                && (d.len() == dd.len() || matches!(d.as_bytes()[dd.len()], b'T' | b't' | b' '))
-        }
+    b.len() >= 8 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-' && {
+        let rest = &s[5..];
+        let mut parts = rest.splitn(2, '-');
+        let m = parts.next().unwrap_or("");
+        let d = parts.next().unwrap_or("");
+        let dd: String = d.chars().take_while(|c| c.is_ascii_digit()).collect();
+        !m.is_empty()
+            && m.len() <= 2
+            && m.chars().all(|c| c.is_ascii_digit())
+            && !dd.is_empty()
+            && dd.len() <= 2
+            && (d.len() == dd.len() || matches!(d.as_bytes()[dd.len()], b'T' | b't' | b' '))
+    }
 }
 
 /// YAML 1.1 plain scalar resolution as go-yaml v2 does it.
@@ -527,9 +533,13 @@ fn find_comment(line: &str) -> Option<(usize, &str)> {
             }
         } else if c == b'#' && (i == 0 || b[i - 1] == b' ' || b[i - 1] == b'\t') {
             return Some((i, &line[i + 1..]));
-        } else if c == b'"' && (i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'[' | b'{' | b',' | b':' | b'-')) {
+        } else if c == b'"'
+            && (i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'[' | b'{' | b',' | b':' | b'-'))
+        {
             in_d = true;
-        } else if c == b'\'' && (i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'[' | b'{' | b',' | b':' | b'-')) {
+        } else if c == b'\''
+            && (i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'[' | b'{' | b',' | b':' | b'-'))
+        {
             in_s = true;
         }
         i += 1;
@@ -564,7 +574,11 @@ pub fn parse(text: &str, file: &str, strict: bool) -> Result<Node, ParseError> {
         return Err(ParseError {
             file: file.to_string(),
             line: e.marker().line(),
-            message: format!("yaml: line {}: {}", e.marker().line(), go_yaml_wording(e.info())),
+            message: format!(
+                "yaml: line {}: {}",
+                e.marker().line(),
+                go_yaml_wording(e.info())
+            ),
         });
     }
     if let Some(msg) = b.error.take() {
@@ -657,7 +671,11 @@ fn attach_comments(root: &mut Node, comments: Vec<Comment>) {
     for c in comments {
         match by_line.range(c.pos.line..).next() {
             Some((&l, (first, last))) => {
-                let p = if l == c.pos.line { last.clone() } else { first.clone() };
+                let p = if l == c.pos.line {
+                    last.clone()
+                } else {
+                    first.clone()
+                };
                 node_at_mut(root, &p).comments.push(c);
             }
             None => trailing.push(c),
@@ -706,7 +724,10 @@ mod dash_tests {
     #[test]
     fn dash_on_own_line() {
         let d = parse("a:\n#@ x\n-\n  #@ y\n  b: 1\n", "t.yml", false).unwrap();
-        let arr = d.items[0].val.as_node().unwrap().items[0].val.as_node().unwrap();
+        let arr = d.items[0].val.as_node().unwrap().items[0]
+            .val
+            .as_node()
+            .unwrap();
         assert_eq!(arr.items[0].pos.line, 3);
         assert_eq!(arr.items[0].comments.len(), 1);
     }

@@ -125,9 +125,7 @@ fn quote_str(s: &str) -> String {
             super::resolve_plain(s.to_string()),
             super::NodeValue::Str { .. }
         )
-        && !s.starts_with(|c: char| {
-            c.is_whitespace() || "-?:,[]{}#&*!|>'\"%@`".contains(c)
-        })
+        && !s.starts_with(|c: char| c.is_whitespace() || "-?:,[]{}#&*!|>'\"%@`".contains(c))
         && !s.ends_with(char::is_whitespace)
         && !s.contains(": ")
         && !s.contains(" #")

@@ -197,10 +197,8 @@ impl Builder {
                     }
                     let ks = key.key_string();
                     if let Some((prev, _)) = entries.iter().find(|(k, _)| k.key_string() == ks) {
-                        let msg = format!(
-                            "duplicate key `{ks}` (first defined at line {})",
-                            prev.line
-                        );
+                        let msg =
+                            format!("duplicate key `{ks}` (first defined at line {})", prev.line);
                         let (line, col) = (key.line, key.col);
                         if self.error.is_none() {
                             self.error = Some(YamlError {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Lowest acceptable number of passing cases across the whole corpus.
-const PASS_FLOOR: usize = 390;
+const PASS_FLOOR: usize = 480;
 
 struct Outcome {
     ok: bool,
@@ -46,10 +46,16 @@ fn run_case(dir: &Path) -> Outcome {
     let err_file = dir.join("expected_error.txt");
     if err_file.exists() {
         if res.status.success() {
-            return Outcome { ok: false, why: "expected an error, got success".into() };
+            return Outcome {
+                ok: false,
+                why: "expected an error, got success".into(),
+            };
         }
         let want = std::fs::read_to_string(err_file).expect("expected_error.txt");
-        let missing: Vec<&str> = want.lines().filter(|l| !l.is_empty() && !stderr.contains(l)).collect();
+        let missing: Vec<&str> = want
+            .lines()
+            .filter(|l| !l.is_empty() && !stderr.contains(l))
+            .collect();
         return Outcome {
             ok: missing.is_empty(),
             why: format!("missing {missing:?} in: {stderr}"),
@@ -68,7 +74,10 @@ fn run_case(dir: &Path) -> Outcome {
         let mut ok = res.status.success();
         let mut stack = vec![exp_files.clone()];
         while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).expect("read expected_files").flatten() {
+            for e in std::fs::read_dir(&d)
+                .expect("read expected_files")
+                .flatten()
+            {
                 let p = e.path();
                 if p.is_dir() {
                     stack.push(p);
@@ -81,9 +90,15 @@ fn run_case(dir: &Path) -> Outcome {
                 }
             }
         }
-        return Outcome { ok, why: format!("stderr: {stderr}") };
+        return Outcome {
+            ok,
+            why: format!("stderr: {stderr}"),
+        };
     }
-    Outcome { ok: false, why: "case has no expectation".into() }
+    Outcome {
+        ok: false,
+        why: "case has no expectation".into(),
+    }
 }
 
 #[test]
