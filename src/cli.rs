@@ -23,7 +23,7 @@ pub enum Command {
     /// Render the inventory (reclass semantics) and print every target
     Inventory(commands::inventory::InventoryArgs),
     /// Render ytt-style templates, data values and overlays (ytt flags)
-    Template(commands::template::TemplateArgs),
+    Template(Box<commands::template::TemplateArgs>),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -52,7 +52,7 @@ pub fn main() -> ExitCode {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Inventory(args) => commands::inventory::run(args),
-        Command::Template(args) => commands::template::run(args),
+        Command::Template(args) => commands::template::run(*args),
     }
 }
 

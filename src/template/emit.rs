@@ -121,30 +121,13 @@ fn analyze(s: &str) -> Analysis {
             match c {
                 '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
                 | '%' | '@' | '`' => block_ind = true,
-                '?' | ':' => {
-                    if followed_ws {
-                        block_ind = true
-                    }
-                }
-                '-' => {
-                    if followed_ws {
-                        block_ind = true
-                    }
-                }
+                '?' | ':' | '-' if followed_ws => block_ind = true,
                 _ => {}
             }
         } else {
             match c {
-                ':' => {
-                    if followed_ws {
-                        block_ind = true
-                    }
-                }
-                '#' => {
-                    if preceded_ws {
-                        block_ind = true
-                    }
-                }
+                ':' if followed_ws => block_ind = true,
+                '#' if preceded_ws => block_ind = true,
                 _ => {}
             }
         }

@@ -204,11 +204,7 @@ impl<'v> StarlarkValue<'v> for Frag {
                     )));
                 }
                 let it = &self.0.items[i as usize];
-                Ok(if self.0.kind == Kind::DocSet {
-                    from_val(&it.val, heap)
-                } else {
-                    from_val(&it.val, heap)
-                })
+                Ok(from_val(&it.val, heap))
             }
         }
     }
@@ -513,13 +509,16 @@ struct ECtx {
     pending_keys: HashMap<u64, Scalar>,
 }
 
+/// Positional and keyword arguments of one annotation.
+type Collected = (Vec<AnnVal>, Vec<(String, AnnVal)>);
+
 #[derive(ProvidesStaticType)]
 pub struct Ctx {
     id: usize,
     reg: Rc<Registry>,
     ctxs: RefCell<Vec<ECtx>>,
     root: RefCell<Option<Node>>,
-    collected: RefCell<Vec<(Vec<AnnVal>, Vec<(String, AnnVal)>)>>,
+    collected: RefCell<Vec<Collected>>,
     pub data_values: Val,
     pub implicit_map_key_overrides: bool,
 }

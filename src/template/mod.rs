@@ -127,8 +127,8 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
     ws.implicit_map_key_overrides = opts.implicit_map_key_overrides;
     ws.strict = opts.strict;
 
-    if opts.output.is_some() && !opts.schema_inspect {
-        if opts.output.as_deref() == Some("openapi-v3") {
+    if opts.output.as_deref() == Some("openapi-v3") && !opts.schema_inspect {
+        {
             return Err(terr("Output type currently only supported for data values schema (i.e. include --data-values-schema-inspect)"));
         }
     }
@@ -233,7 +233,7 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
         }
         if p.types.contains(&DocType::Template) {
             let non_empty = p.doc.items.iter().zip(&p.types).any(|(d, t)| {
-                *t == DocType::Template && !d.injected && !(d.val.is_null() && !d.pos.is_known())
+                *t == DocType::Template && !d.injected && (!d.val.is_null() || d.pos.is_known())
             });
             if non_empty {
                 return Err(terr(format!(

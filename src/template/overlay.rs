@@ -228,9 +228,11 @@ fn child_defaults(node: &Node, parent: &Expects) -> Result<Expects, OverlayError
                 "expects" => e.expects = Some(v.clone()),
                 "missing_ok" => e.missing_ok = Some(v.clone()),
                 "when" => e.when = Some(v.clone()),
-                other => return Err(oerr(format!(
+                other => {
+                    return Err(oerr(format!(
                     "Unknown 'overlay/match-child-defaults' annotation keyword argument '{other}'"
-                ))),
+                )))
+                }
             }
         }
     }
@@ -353,7 +355,7 @@ fn run_match_fn(
     c: &mut dyn Caller,
 ) -> Result<bool, OverlayError> {
     match m {
-        MatchFn::Builtin(b) => run_matcher(b, idx, key, left, right),
+        MatchFn::Builtin(b) => run_matcher(b, idx, left, right),
         MatchFn::Func(f) => {
             let first = match key {
                 Some(k) => Arg::Val(Val::Scalar(k.clone())),
@@ -368,13 +370,7 @@ fn run_match_fn(
     }
 }
 
-fn run_matcher(
-    m: &Matcher,
-    idx: usize,
-    key: Option<&Scalar>,
-    left: &Val,
-    right: &Val,
-) -> Result<bool, OverlayError> {
+fn run_matcher(m: &Matcher, idx: usize, left: &Val, right: &Val) -> Result<bool, OverlayError> {
     Ok(match m {
         Matcher::All => true,
         Matcher::Index(i) => *i == idx as i64,
@@ -396,7 +392,7 @@ fn run_matcher(
         }
         Matcher::And(ms) => {
             for x in ms {
-                if !run_matcher(x, idx, key, left, right)? {
+                if !run_matcher(x, idx, left, right)? {
                     return Ok(false);
                 }
             }
@@ -404,13 +400,13 @@ fn run_matcher(
         }
         Matcher::Or(ms) => {
             for x in ms {
-                if run_matcher(x, idx, key, left, right)? {
+                if run_matcher(x, idx, left, right)? {
                     return Ok(true);
                 }
             }
             false
         }
-        Matcher::Not(x) => !run_matcher(x, idx, key, left, right)?,
+        Matcher::Not(x) => !run_matcher(x, idx, left, right)?,
     })
 }
 

@@ -289,7 +289,7 @@ pub fn field_of(node: &Node, in_any: bool) -> Result<Field, SchemaError> {
                     _ => String::new(),
                 };
                 let val = n.items.get(1).map(|i| i.val.clone()).unwrap_or(Val::null());
-                if !matches!(ty, Ty::Any) && !(nullable && val.is_null()) {
+                if !(matches!(ty, Ty::Any) || nullable && val.is_null()) {
                     let mut errs = Vec::new();
                     let f = Field {
                         ty: ty.clone(),
