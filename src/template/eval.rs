@@ -400,6 +400,8 @@ fn func_value<'v>(f: &FuncRef, eval: &Evaluator<'v, '_, '_>, c: &Ctx) -> anyhow:
 /// Calls functions for the overlay engine from inside an evaluation.
 pub struct EvalCaller<'a, 'v, 'b, 'c> {
     pub eval: &'a mut Evaluator<'v, 'b, 'c>,
+    /// Set when the evaluator's module may receive strata's helpers.
+    pub globals: Option<&'a Globals>,
 }
 
 fn arg_value<'v>(
@@ -451,6 +453,22 @@ impl super::overlay::Caller for EvalCaller<'_, '_, '_, '_> {
     }
 
     fn call_helper(&mut self, name: &str, args: Vec<super::overlay::Arg>) -> Result<Val, String> {
+        if self.eval.module().get(name).is_none() {
+            let globals = self
+                .globals
+                .ok_or_else(|| format!("internal: helper {name} unavailable here"))?;
+            let helpers = format!(
+                "{}\n{}",
+                include_str!("lib/assert.star"),
+                include_str!("lib/validate.star")
+            );
+            // the helpers are strata's own code: a failure here is a bug
+            let ast = AstModule::parse("strata-helpers", helpers, &dialect())
+                .map_err(|e| format!("internal: strata helpers: {e}"))?;
+            self.eval
+                .eval_module(ast, globals)
+                .map_err(|e| format!("internal: strata helpers: {e}"))?;
+        }
         let fv = self
             .eval
             .module()
@@ -967,7 +985,10 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
             .map(|r| to_val(*r, &pos).map_err(err))
             .collect::<anyhow::Result<_>>()?;
         {
-            let mut caller = EvalCaller { eval: &mut *eval };
+            let mut caller = EvalCaller {
+                eval: &mut *eval,
+                globals: None,
+            };
             for r in &rs {
                 super::overlay::apply_top(&mut l, r, &mut caller).map_err(|e| err(e.message))?;
             }
@@ -1673,25 +1694,14 @@ impl Workspace {
             ws: self,
             from: String::new(),
         };
-        let helpers = format!(
-            "{}\n{}",
-            include_str!("lib/assert.star"),
-            include_str!("lib/validate.star")
-        );
         Module::with_temp_heap(|module| {
             let mut eval = Evaluator::new(&module);
             eval.extra = Some(&ctx);
             eval.set_loader(&loader);
-            // the helpers are strata's own code: a failure here is a bug
-            match AstModule::parse("strata-helpers", helpers, &dialect()) {
-                Ok(ast) => {
-                    if let Err(e) = eval.eval_module(ast, &self.globals) {
-                        debug_assert!(false, "strata helpers: {e}");
-                    }
-                }
-                Err(e) => debug_assert!(false, "strata helpers: {e}"),
-            }
-            let mut caller = EvalCaller { eval: &mut eval };
+            let mut caller = EvalCaller {
+                eval: &mut eval,
+                globals: Some(&self.globals),
+            };
             f(&mut caller)
         })
     }

@@ -397,17 +397,24 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
     let mut left = Node::new(Kind::DocSet, Pos::unknown());
     left.items = docs;
     let mut left_val = Val::Node(Box::new(left));
-    for ov in overlays {
-        let mut right = Node::new(Kind::DocSet, Pos::unknown());
-        right.items.push(ov);
-        let right = Val::Node(Box::new(right));
-        ws.with_caller(|c| overlay::apply(&mut left_val, &right, &overlay::Expects::default(), c))
-            .map_err(|e| {
-                terr(format!(
-                    "Overlaying (in following order: ...): {}",
-                    e.message
-                ))
-            })?;
+    if !overlays.is_empty() {
+        let order: Vec<String> = overlays.iter().map(|o| o.pos.file.to_string()).collect();
+        ws.with_caller(|c| {
+            for ov in overlays {
+                let mut right = Node::new(Kind::DocSet, Pos::unknown());
+                right.items.push(ov);
+                let right = Val::Node(Box::new(right));
+                overlay::apply(&mut left_val, &right, &overlay::Expects::default(), c)?;
+            }
+            Ok(())
+        })
+        .map_err(|e: overlay::OverlayError| {
+            terr(format!(
+                "Overlaying (in following order: {}): {}",
+                order.join(", "),
+                e.message
+            ))
+        })?;
     }
     let docs = match left_val {
         Val::Node(n) => n.items,
