@@ -502,6 +502,38 @@ fn to_matcher(v: Value) -> anyhow::Result<Matcher> {
     anyhow::bail!("expected an overlay matcher, got {}", v.get_type())
 }
 
+/// A `#@library/ref` document handed to libraries: its ref (`@lib`,
+/// `@lib~alias`, `@lib@child`), the document, whether it is a schema, and
+/// whether a library took it.
+#[derive(Debug, Clone)]
+pub struct LibRef {
+    pub lib_ref: String,
+    pub doc: Node,
+    pub schema: bool,
+    pub used: std::cell::Cell<bool>,
+}
+
+/// What one library (or the root) sees: its files and the library refs its
+/// data values documents carry for its own private libraries.
+#[derive(Debug, Default)]
+pub struct Scope {
+    pub files: Vec<SrcFile>,
+    pub refs: RefCell<Vec<LibRef>>,
+}
+
+/// A library instance as `library.get()` and `with_data_values()` build it.
+#[derive(Debug, Clone, Default)]
+pub struct LibState {
+    pub name: String,
+    pub files: Vec<SrcFile>,
+    pub schema: Vec<Node>,
+    /// Data values documents applied after the library's own: (doc, plain).
+    pub values: Vec<(Node, bool)>,
+    pub refs: Vec<LibRef>,
+    pub ignore_unknown: bool,
+    pub implicit_map_key_overrides: bool,
+}
+
 /// All compiled files of a run, shared by every evaluation (functions of
 /// one file run while another is evaluated).
 #[derive(Default)]
@@ -509,8 +541,8 @@ pub struct Registry {
     pub compiled: RefCell<Vec<Rc<Compiled>>>,
     /// Functions each finished evaluation kept (by evaluation id).
     pub funcs: RefCell<HashMap<usize, starlark::values::OwnedFrozenValue>>,
-    /// The input files, for `data.list()` / `data.read()`.
-    pub files: RefCell<Vec<SrcFile>>,
+    /// Library instances (handles are indexes).
+    pub libs: RefCell<Vec<LibState>>,
     next_id: std::cell::Cell<usize>,
 }
 
@@ -534,6 +566,7 @@ type Collected = (Vec<AnnVal>, Vec<(String, AnnVal)>);
 pub struct Ctx {
     id: usize,
     reg: Rc<Registry>,
+    scope: Rc<Scope>,
     ctxs: RefCell<Vec<ECtx>>,
     root: RefCell<Option<Node>>,
     collected: RefCell<Vec<Collected>>,
@@ -546,12 +579,13 @@ fn err(msg: impl Into<String>) -> anyhow::Error {
 }
 
 impl Ctx {
-    pub fn new(reg: Rc<Registry>, data_values: Val, implicit: bool) -> Self {
+    pub fn new(reg: Rc<Registry>, scope: Rc<Scope>, data_values: Val, implicit: bool) -> Self {
         let id = reg.next_id.get() + 1;
         reg.next_id.set(id);
         Ctx {
             id,
             reg,
+            scope,
             ctxs: RefCell::new(Vec::new()),
             root: RefCell::new(None),
             collected: RefCell::new(Vec::new()),
@@ -938,6 +972,172 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
             .map(|(k, v)| (k.unpack_str().unwrap_or("").to_string(), v))
             .collect();
         Ok(eval.heap().alloc(AllocStruct(items)))
+    }
+
+    fn __lib_get<'v>(
+        dir: &str,
+        name: &str,
+        alias: Value<'v>,
+        ignore_unknown_comments: bool,
+        implicit_map_key_overrides: bool,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> anyhow::Result<i64> {
+        let c = ctx(eval)?;
+        let alias = alias.unpack_str();
+        let base = if dir.is_empty() {
+            format!("_ytt_lib/{name}/")
+        } else {
+            format!("{dir}/_ytt_lib/{name}/")
+        };
+        let files: Vec<SrcFile> = c
+            .scope
+            .files
+            .iter()
+            .filter(|f| f.path.starts_with(&base))
+            .map(|f| SrcFile {
+                path: f.path[base.len()..].to_string(),
+                text: f.text.clone(),
+                mark_type: f.mark_type.clone(),
+            })
+            .collect();
+        if files.is_empty() {
+            return Err(err(format!(
+                "Expected to find library '{name}' (hint: put it in '{base}')"
+            )));
+        }
+        let mut st = LibState {
+            name: name.to_string(),
+            files,
+            ignore_unknown: ignore_unknown_comments,
+            implicit_map_key_overrides,
+            ..Default::default()
+        };
+        for r in c.scope.refs.borrow().iter() {
+            let Some((first, rest)) = split_lib_ref(&r.lib_ref) else {
+                continue;
+            };
+            let (rpath, ralias) = match first.split_once('~') {
+                Some((p, a)) => (p, Some(a)),
+                None => (first, None),
+            };
+            let path_ok = rpath.is_empty() || rpath == name;
+            let alias_ok = match ralias {
+                Some(a) => alias == Some(a),
+                None => !rpath.is_empty(),
+            };
+            if !(path_ok && alias_ok) {
+                continue;
+            }
+            r.used.set(true);
+            if rest.is_empty() {
+                if r.schema {
+                    st.schema.push(r.doc.clone());
+                } else {
+                    st.values.push((r.doc.clone(), false));
+                }
+            } else {
+                st.refs.push(LibRef {
+                    lib_ref: rest.to_string(),
+                    doc: r.doc.clone(),
+                    schema: r.schema,
+                    used: std::cell::Cell::new(false),
+                });
+            }
+        }
+        let mut libs = c.reg.libs.borrow_mut();
+        libs.push(st);
+        Ok(libs.len() as i64 - 1)
+    }
+
+    fn __lib_with_dv<'v>(
+        handle: i64,
+        v: Value<'v>,
+        plain: bool,
+        schema: bool,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> anyhow::Result<i64> {
+        let c = ctx(eval)?;
+        let val = to_val(v, &Pos::unknown()).map_err(err)?;
+        if plain && has_anns(&val) {
+            return Err(err(
+                "Expected plain data values (without annotations); use with_data_values(..., plain=False) for overlays",
+            ));
+        }
+        let mut libs = c.reg.libs.borrow_mut();
+        let mut st = libs
+            .get(handle as usize)
+            .cloned()
+            .ok_or_else(|| err("internal: unknown library"))?;
+        let doc = Node::doc(val, Pos::unknown());
+        if schema {
+            st.schema.push(doc);
+        } else {
+            st.values.push((doc, plain));
+        }
+        libs.push(st);
+        Ok(libs.len() as i64 - 1)
+    }
+
+    fn __lib_eval<'v>(handle: i64, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
+        let c = ctx(eval)?;
+        let st = c
+            .reg
+            .libs
+            .borrow()
+            .get(handle as usize)
+            .cloned()
+            .ok_or_else(|| err("internal: unknown library"))?;
+        let out = super::run_library(&st, c.reg.clone(), super::LibMode::Eval)
+            .map_err(|e| err(format!("Evaluating library '{}': {}", st.name, e.0)))?;
+        let mut ds = Node::new(Kind::DocSet, Pos::unknown());
+        ds.items = out.docs;
+        Ok(eval.heap().alloc(Frag(Arc::new(ds))))
+    }
+
+    fn __lib_data_values<'v>(
+        handle: i64,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> anyhow::Result<Value<'v>> {
+        let c = ctx(eval)?;
+        let st = c
+            .reg
+            .libs
+            .borrow()
+            .get(handle as usize)
+            .cloned()
+            .ok_or_else(|| err("internal: unknown library"))?;
+        let out = super::run_library(&st, c.reg.clone(), super::LibMode::Values)
+            .map_err(|e| err(format!("Evaluating library '{}': {}", st.name, e.0)))?;
+        Ok(from_val(&out.values.unwrap_or(Val::null()), eval.heap()))
+    }
+
+    fn __lib_export<'v>(
+        handle: i64,
+        name: &str,
+        path: Option<&str>,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> anyhow::Result<Value<'v>> {
+        let c = ctx(eval)?;
+        let st = c
+            .reg
+            .libs
+            .borrow()
+            .get(handle as usize)
+            .cloned()
+            .ok_or_else(|| err("internal: unknown library"))?;
+        if name.starts_with('_') {
+            return Err(err(format!(
+                "Symbols starting with '_' are private, and cannot be exported (symbol '{name}')"
+            )));
+        }
+        let mode = super::LibMode::Export(name.to_string(), path.map(str::to_string));
+        let out = super::run_library(&st, c.reg.clone(), mode)
+            .map_err(|e| err(format!("Exporting from library '{}': {}", st.name, e.0)))?;
+        let v = out
+            .export
+            .ok_or_else(|| err(format!("Expected to find exported symbol '{name}'")))?;
+        // SAFETY: the evaluator's frozen heap now references the owner.
+        Ok(unsafe { v.owned_frozen_value(eval.frozen_heap()) }.to_value())
     }
 
     fn __ov_subset<'v>(v: Value<'v>) -> anyhow::Result<StarMatcher> {
@@ -1347,12 +1547,35 @@ fn ytt_module_src(name: &str) -> Option<&'static str> {
         "yaml" => "yaml = __ns(encode = __yaml_encode, decode = __yaml_decode)\n",
         "json" => "json = __ns(encode = __json_encode, decode = __json_decode)\n",
         "struct" => include_str!("lib/struct.star"),
+        "library" => include_str!("lib/library.star"),
         "base64" => "base64 = __ns(encode = __base64_encode, decode = __base64_decode)\n",
         "sha256" => "sha256 = __ns(sum = __sha256_sum)\n",
         "md5" => "md5 = __ns(sum = __md5_sum)\n",
         "regexp" => "regexp = __ns(match = __regexp_match, replace = __regexp_replace)\n",
         _ => return None,
     })
+}
+
+/// Splits `@first@rest` into ("first", "@rest").
+fn split_lib_ref(r: &str) -> Option<(&str, &str)> {
+    let body = r.strip_prefix('@')?;
+    Some(match body.find('@') {
+        Some(i) => (&body[..i], &body[i..]),
+        None => (body, ""),
+    })
+}
+
+fn has_anns(v: &Val) -> bool {
+    match v {
+        Val::Node(n) => {
+            !n.anns.is_empty()
+                || has_anns(&n.val)
+                || n.items
+                    .iter()
+                    .any(|i| !i.anns.is_empty() || has_anns(&i.val))
+        }
+        _ => false,
+    }
 }
 
 /// Resolves a `data.read`/`data.list` path: absolute from the root, else
@@ -1383,9 +1606,8 @@ fn data_natives(builder: &mut GlobalsBuilder) {
         };
         let abs = path.map(|p| p.starts_with('/')).unwrap_or(false);
         let files: Vec<String> = c
-            .reg
+            .scope
             .files
-            .borrow()
             .iter()
             .filter(|f| !f.path.starts_with("_ytt_lib/") && f.path.starts_with(&prefix))
             .map(|f| {
@@ -1404,9 +1626,8 @@ fn data_natives(builder: &mut GlobalsBuilder) {
     fn __data_read(dir: &str, path: &str, eval: &mut Evaluator) -> anyhow::Result<String> {
         let c = ctx(eval)?;
         let target = data_path(dir, path);
-        c.reg
+        c.scope
             .files
-            .borrow()
             .iter()
             .find(|f| f.path == target)
             .map(|f| f.text.clone())
@@ -1483,6 +1704,7 @@ impl SrcFile {
 pub struct Workspace {
     pub files: Vec<SrcFile>,
     pub reg: Rc<Registry>,
+    pub scope: Rc<Scope>,
     pub globals: Globals,
     pub data_values: RefCell<Val>,
     modules: RefCell<HashMap<String, FrozenModule>>,
@@ -1509,6 +1731,13 @@ impl FileLoader for Loader<'_> {
     }
 }
 
+/// Whether a relative load reaches into a private library directly.
+fn is_under_private_lib(path: &str, from: &str) -> bool {
+    let t = join_rel(from, path);
+    let from_lib = from.contains("_ytt_lib/");
+    !from_lib && (t.starts_with("_ytt_lib/") || t.contains("/_ytt_lib/"))
+}
+
 fn join_rel(from: &str, path: &str) -> String {
     let dir = match from.rfind('/') {
         Some(i) if !path.starts_with('/') => &from[..i],
@@ -1533,11 +1762,19 @@ fn join_rel(from: &str, path: &str) -> String {
 
 impl Workspace {
     pub fn new(files: Vec<SrcFile>) -> Self {
-        let reg = Registry::default();
-        *reg.files.borrow_mut() = files.clone();
+        Self::with_registry(files, Rc::new(Registry::default()))
+    }
+
+    /// A workspace sharing compiled templates with its parent (libraries).
+    pub fn with_registry(files: Vec<SrcFile>, reg: Rc<Registry>) -> Self {
+        let scope = Rc::new(Scope {
+            files: files.clone(),
+            refs: RefCell::new(Vec::new()),
+        });
         Workspace {
             files,
-            reg: Rc::new(reg),
+            reg,
+            scope,
             globals: globals(),
             data_values: RefCell::new(Val::Node(Box::new(Node::map(Pos::unknown())))),
             modules: RefCell::new(HashMap::new()),
@@ -1548,7 +1785,7 @@ impl Workspace {
         }
     }
 
-    fn load_module(&self, from: &str, path: &str) -> Result<FrozenModule, EvalError> {
+    pub fn load_module(&self, from: &str, path: &str) -> Result<FrozenModule, EvalError> {
         if let Some(m) = path.strip_prefix("@ytt:") {
             let key = format!("@ytt:{m}");
             if m != "data" {
@@ -1572,12 +1809,31 @@ impl Workspace {
             }
             return Ok(fm);
         }
-        if path.starts_with('@') {
-            return Err(EvalError(format!(
-                "cannot load {path}: libraries are not supported yet"
-            )));
-        }
-        let target = join_rel(from, path);
+        let target = if let Some(rest) = path.strip_prefix('@') {
+            // `@lib:path` loads from the private library `_ytt_lib/lib`
+            let Some((lib, file)) = rest.split_once(':') else {
+                return Err(EvalError(format!(
+                    "cannot load {path}: expected library path in format '@lib:path'"
+                )));
+            };
+            let dir = match from.rfind('/') {
+                Some(i) => &from[..i],
+                None => "",
+            };
+            let base = if dir.is_empty() {
+                format!("_ytt_lib/{lib}")
+            } else {
+                format!("{dir}/_ytt_lib/{lib}")
+            };
+            join_rel("", &format!("{base}/{file}"))
+        } else {
+            if is_under_private_lib(path, from) {
+                return Err(EvalError(format!(
+                    "cannot load {path}: Could not load file '{path}' because it's contained in another library (hint: use load(\"@lib:path\")?)"
+                )));
+            }
+            join_rel(from, path)
+        };
         if let Some(fm) = self.modules.borrow().get(&target) {
             return Ok(fm.clone());
         }
@@ -1654,6 +1910,7 @@ impl Workspace {
             .map_err(|e| EvalError(self.describe(e, fid)))?;
         let ctx = Ctx::new(
             self.reg.clone(),
+            self.scope.clone(),
             self.data_values.borrow().clone(),
             self.implicit_map_key_overrides,
         );
@@ -1687,6 +1944,7 @@ impl Workspace {
     pub fn with_caller<R>(&self, f: impl FnOnce(&mut dyn super::overlay::Caller) -> R) -> R {
         let ctx = Ctx::new(
             self.reg.clone(),
+            self.scope.clone(),
             self.data_values.borrow().clone(),
             self.implicit_map_key_overrides,
         );

@@ -40,8 +40,21 @@ pub struct FlagValue {
     pub source: String,
 }
 
+/// What a library evaluation is for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LibMode {
+    Eval,
+    Values,
+    /// `export(name, path)`
+    Export(String, Option<String>),
+}
+
 #[derive(Debug, Default)]
 pub struct Output {
+    /// Final data values (library `data_values()`).
+    pub values: Option<Val>,
+    /// An exported symbol (library `export()`).
+    pub export: Option<starlark::values::OwnedFrozenValue>,
     /// YAML documents, as ytt prints them to stdout.
     pub docs: Vec<Node>,
     /// Non-YAML outputs (text templates / data files) as (path, contents).
@@ -122,7 +135,35 @@ fn empty_map() -> Val {
 
 /// Runs the whole pipeline.
 pub fn run(opts: &Options) -> Result<Output, TemplateError> {
-    let mut ws = Workspace::new(opts.files.clone());
+    run_in(opts, None, &eval::LibState::default(), LibMode::Eval)
+}
+
+/// Evaluates a private library (`library.get(...).eval()` and friends).
+pub fn run_library(
+    st: &eval::LibState,
+    reg: std::rc::Rc<eval::Registry>,
+    mode: LibMode,
+) -> Result<Output, TemplateError> {
+    let opts = Options {
+        files: st.files.clone(),
+        ignore_unknown_comments: st.ignore_unknown,
+        implicit_map_key_overrides: st.implicit_map_key_overrides,
+        ..Default::default()
+    };
+    run_in(&opts, Some(reg), st, mode)
+}
+
+fn run_in(
+    opts: &Options,
+    reg: Option<std::rc::Rc<eval::Registry>>,
+    lib: &eval::LibState,
+    mode: LibMode,
+) -> Result<Output, TemplateError> {
+    let mut ws = match reg {
+        Some(r) => Workspace::with_registry(opts.files.clone(), r),
+        None => Workspace::new(opts.files.clone()),
+    };
+    *ws.scope.refs.borrow_mut() = lib.refs.clone();
     ws.ignore_unknown = opts.ignore_unknown_comments;
     ws.implicit_map_key_overrides = opts.implicit_map_key_overrides;
     ws.strict = opts.strict;
@@ -168,7 +209,7 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
 
     // 2. schema
     let mut schema_doc: Option<Node> = None;
-    let mut lib_schemas: Vec<(String, Node)> = Vec::new();
+    let mut schema_docs: Vec<Node> = Vec::new();
     for p in &parsed {
         if !p.types.contains(&DocType::Schema) {
             continue;
@@ -177,12 +218,21 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
         let (_, res) = ws
             .eval_docset(&opts.files[p.idx].path, &sub)
             .map_err(|e| terr(e.0))?;
-        for d in res.map(|r| r.items).unwrap_or_default() {
+        schema_docs.extend(res.map(|r| r.items).unwrap_or_default());
+    }
+    schema_docs.extend(lib.schema.iter().cloned());
+    {
+        for d in schema_docs {
             if d.injected {
                 continue;
             }
-            if let Some(lib) = library_ref(&d)? {
-                lib_schemas.push((lib, d));
+            if let Some(lr) = library_ref(&d)? {
+                ws.scope.refs.borrow_mut().push(eval::LibRef {
+                    lib_ref: lr,
+                    doc: d,
+                    schema: true,
+                    used: std::cell::Cell::new(false),
+                });
                 continue;
             }
             match &mut schema_doc {
@@ -224,8 +274,6 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
     // 3. data values documents
     let mut values: Option<Val> = schema_field.as_ref().map(|f| f.default.clone());
     let mut dv_sources: Vec<String> = Vec::new();
-    // data values for private libraries (`#@library/ref`), by library ref
-    let mut lib_values: Vec<(String, Node)> = Vec::new();
     let mut dv_doc_anns: Option<(Vec<node::Ann>, Pos)> = None;
     for p in &parsed {
         if !p.types.contains(&DocType::Values) {
@@ -250,8 +298,13 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
             if d.injected {
                 continue;
             }
-            if let Some(lib) = library_ref(&d)? {
-                lib_values.push((lib, d));
+            if let Some(lr) = library_ref(&d)? {
+                ws.scope.refs.borrow_mut().push(eval::LibRef {
+                    lib_ref: lr,
+                    doc: d,
+                    schema: false,
+                    used: std::cell::Cell::new(false),
+                });
                 continue;
             }
             if dv_doc_anns.is_none() {
@@ -267,6 +320,19 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
                 false,
             )?;
         }
+    }
+
+    // data values given to this library by its parent
+    for (d, plain) in &lib.values {
+        dv_sources.push("additional data values".into());
+        apply_dv(
+            &ws,
+            &mut values,
+            d,
+            schema_field.as_ref(),
+            &dv_sources,
+            *plain,
+        )?;
     }
 
     // 4. --data-values-file and other flags
@@ -326,6 +392,20 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
             .map_err(terr)?;
     }
 
+    if mode == LibMode::Values {
+        return Ok(Output {
+            values: Some(values),
+            ..Default::default()
+        });
+    }
+    if let LibMode::Export(name, path) = &mode {
+        *ws.data_values.borrow_mut() = values.clone();
+        return Ok(Output {
+            export: Some(export_symbol(&ws, name, path.as_deref())?),
+            ..Default::default()
+        });
+    }
+
     if opts.data_values_inspect {
         let mut v = values.clone();
         if let Val::Node(n) = &mut v {
@@ -379,17 +459,21 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
         }
     }
 
-    if let Some((lib, d)) = lib_schemas.first() {
-        return Err(terr(format!(
-            "Expected all provided library schema documents to be used but found unused:\n  Schema belonging to library '{lib}' on line {}",
-            d.pos
-        )));
-    }
-    if let Some((lib, d)) = lib_values.first() {
-        return Err(terr(format!(
-            "Expected all provided library data values documents to be used but found unused:\n  Data Value belonging to library '{lib}' on line {} (libraries are not supported by strata yet)",
-            d.pos
-        )));
+    for r in ws.scope.refs.borrow().iter() {
+        if r.used.get() {
+            continue;
+        }
+        return Err(terr(if r.schema {
+            format!(
+                "Expected all provided library schema documents to be used but found unused:\n  Schema belonging to library '{}' on line {}",
+                r.lib_ref, r.doc.pos
+            )
+        } else {
+            format!(
+                "Expected all provided library data values documents to be used but found unused:\n  Data Value belonging to library '{}' on line {}",
+                r.lib_ref, r.doc.pos
+            )
+        }));
     }
 
     // 6. overlays
@@ -428,7 +512,48 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
         doc_files: names,
         docs,
         files: text_files,
+        ..Default::default()
     })
+}
+
+/// Finds `name` among a library's modules (`.star`, `.lib.yml`).
+fn export_symbol(
+    ws: &Workspace,
+    name: &str,
+    path: Option<&str>,
+) -> Result<starlark::values::OwnedFrozenValue, TemplateError> {
+    let candidates: Vec<String> = match path {
+        Some(p) => vec![p.trim_start_matches('/').to_string()],
+        None => ws
+            .files
+            .iter()
+            .filter(|f| !is_private_lib(&f.path))
+            .filter(|f| {
+                f.is_star() || f.path.ends_with(".lib.yml") || f.path.ends_with(".lib.yaml")
+            })
+            .map(|f| f.path.clone())
+            .collect(),
+    };
+    let mut found = Vec::new();
+    for c in &candidates {
+        let fm = ws.load_module("", c).map_err(|e| terr(e.0))?;
+        if let Ok(Some(v)) = fm.get_option(name) {
+            found.push((c.clone(), v));
+        }
+    }
+    match found.len() {
+        0 => Err(terr(format!(
+            "Expected to find exported symbol '{name}', but did not"
+        ))),
+        1 => Ok(found.pop().map(|(_, v)| v).expect("one element")),
+        _ => {
+            let files: Vec<String> = found.iter().map(|(f, _)| f.clone()).collect();
+            Err(terr(format!(
+                "Expected to find exactly one exported symbol '{name}', but found multiple across files: {}",
+                files.join(", ")
+            )))
+        }
+    }
 }
 
 /// A document set with only the documents of one kind (others become empty
