@@ -703,12 +703,16 @@ fn assert_check(item: &Node, left: &Node, c: &mut dyn Caller) -> Result<(), Over
                     .map_err(|e| oerr(format!("Overlay assertion failed: {e}")))?;
                 return match res {
                     Val::Scalar(Scalar::Null) | Val::Scalar(Scalar::Bool(true)) => Ok(()),
-                    Val::Scalar(Scalar::Bool(false)) => Err(oerr("Overlay assertion failed")),
+                    Val::Scalar(Scalar::Bool(false)) => Err(oerr(
+                        "Expected via invocation to return true, but was false",
+                    )),
                     Val::Node(n) if n.kind == Kind::Array && n.items.len() == 2 => {
                         match (&n.items[0].val, &n.items[1].val) {
                             (Val::Scalar(Scalar::Bool(true)), _) => Ok(()),
                             (Val::Scalar(Scalar::Bool(false)), Val::Scalar(Scalar::Str(m))) => {
-                                Err(oerr(format!("Overlay assertion failed: {m}")))
+                                Err(oerr(format!(
+                                    "Expected via invocation to return true, but was false with message: {m}"
+                                )))
                             }
                             _ => Err(oerr("Expected @overlay/assert via function to return a tuple of (bool, string)")),
                         }
