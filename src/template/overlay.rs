@@ -425,6 +425,42 @@ fn as_matcher(by: &AnnVal) -> Result<MatchFn, OverlayError> {
     }
 }
 
+fn flat(v: &Val) -> String {
+    match v {
+        Val::Scalar(s) => s.display(),
+        Val::Node(n) if n.kind == Kind::Map => {
+            let items: Vec<String> = n
+                .items
+                .iter()
+                .map(|i| format!("{}: {}", i.key.display(), flat(&i.val)))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        Val::Node(n) => {
+            let items: Vec<String> = n.items.iter().map(|i| flat(&i.val)).collect();
+            format!("[{}]", items.join(", "))
+        }
+    }
+}
+
+fn describe_matcher(m: &MatchFn) -> String {
+    fn b(m: &Matcher) -> String {
+        match m {
+            Matcher::All => "overlay.all".into(),
+            Matcher::Subset(v) => format!("overlay.subset({})", flat(v)),
+            Matcher::MapKey(k) => format!("overlay.map_key(\"{k}\")"),
+            Matcher::Index(i) => format!("overlay.index({i})"),
+            Matcher::And(ms) => format!("overlay.and_op({})", ms.iter().map(b).collect::<Vec<_>>().join(", ")),
+            Matcher::Or(ms) => format!("overlay.or_op({})", ms.iter().map(b).collect::<Vec<_>>().join(", ")),
+            Matcher::Not(x) => format!("overlay.not_op({})", b(x)),
+        }
+    }
+    match m {
+        MatchFn::Builtin(x) => b(x),
+        MatchFn::Func(f) => f.desc.clone(),
+    }
+}
+
 fn describe_keys(v: &Val) -> String {
     match v.as_node() {
         Some(n) if n.kind == Kind::Map => {
@@ -959,7 +995,19 @@ fn doc_indexes(
         }
     }
     let what = if idxs.is_empty() {
-        format!("(compared {} documents with the matcher)", left.items.len())
+        let docs: Vec<String> = left
+            .items
+            .iter()
+            .take(5)
+            .map(|d| format!("{} {}", d.pos, describe_keys(&d.val)))
+            .collect();
+        let more = if left.items.len() > 5 { ", ..." } else { "" };
+        format!(
+            "(compared {} documents [{}{more}] with {})",
+            left.items.len(),
+            docs.join("; "),
+            describe_matcher(&matcher)
+        )
     } else {
         String::new()
     };

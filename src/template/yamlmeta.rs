@@ -622,6 +622,13 @@ pub fn parse(text: &str, file: &str, strict: bool) -> Result<Node, ParseError> {
     let mut root = Node::new(Kind::DocSet, Pos::new(&file, 0));
     root.items = std::mem::take(&mut b.docs);
     attach_comments(&mut root, comments);
+    // ytt presents an implicit first document at line 1 (after comments
+    // were attached, which must not see it)
+    if let Some(first) = root.items.first_mut() {
+        if !first.pos.is_known() && !first.injected && first.comments.is_empty() {
+            first.pos.line = 1;
+        }
+    }
     Ok(root)
 }
 

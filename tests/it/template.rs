@@ -145,3 +145,64 @@ fn ytt_conformance_corpus() {
         total.0
     );
 }
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/template")
+        .join(name)
+}
+
+#[test]
+fn renders_schema_values_flags_and_overlays() {
+    let dir = fixture("basic");
+    let expected = std::fs::read_to_string(dir.join("expected.yaml")).expect("fixture");
+    crate::strata()
+        .current_dir(&dir)
+        .args([
+            "template",
+            "-f",
+            "schema.yml",
+            "-f",
+            "values.yml",
+            "-f",
+            "config.yml",
+            "-f",
+            "overlay.yml",
+            "--data-value",
+            "name=web",
+            "--data-value-yaml",
+            "ports=[80, 8080]",
+        ])
+        .assert()
+        .success()
+        .stdout(expected);
+}
+
+#[test]
+fn overlay_without_match_names_file_and_documents() {
+    let dir = fixture("errors");
+    crate::strata()
+        .current_dir(&dir)
+        .args(["template", "-f", "config.yml", "-f", "overlay.yml"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("overlay.yml:3"))
+        .stderr(predicates::str::contains(
+            "Expected number of matched nodes to be 1, but was 0",
+        ))
+        .stderr(predicates::str::contains("compared 1 documents [config.yml:"))
+        .stderr(predicates::str::contains("overlay.subset({kind: Service})"));
+}
+
+#[test]
+fn wrong_data_value_type_names_file_line_and_types() {
+    let dir = fixture("errors");
+    crate::strata()
+        .current_dir(&dir)
+        .args(["template", "-f", "schema.yml", "-f", "values.yml", "-f", "config.yml"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("values.yml:3"))
+        .stderr(predicates::str::contains("found: string"))
+        .stderr(predicates::str::contains("expected: integer (by schema.yml:3)"));
+}
