@@ -519,6 +519,8 @@ pub struct LibRef {
 pub struct Scope {
     pub files: Vec<SrcFile>,
     pub refs: RefCell<Vec<LibRef>>,
+    /// `--dangerous-data-values-disable-validation` (inherited by libraries).
+    pub disable_validation: bool,
 }
 
 /// A library instance as `library.get()` and `with_data_values()` build it.
@@ -532,6 +534,7 @@ pub struct LibState {
     pub refs: Vec<LibRef>,
     pub ignore_unknown: bool,
     pub implicit_map_key_overrides: bool,
+    pub disable_validation: bool,
 }
 
 /// All compiled files of a run, shared by every evaluation (functions of
@@ -567,6 +570,7 @@ pub struct Ctx {
     id: usize,
     reg: Rc<Registry>,
     scope: Rc<Scope>,
+    disable_validation: bool,
     ctxs: RefCell<Vec<ECtx>>,
     root: RefCell<Option<Node>>,
     collected: RefCell<Vec<Collected>>,
@@ -582,10 +586,12 @@ impl Ctx {
     pub fn new(reg: Rc<Registry>, scope: Rc<Scope>, data_values: Val, implicit: bool) -> Self {
         let id = reg.next_id.get() + 1;
         reg.next_id.set(id);
+        let disable_validation = scope.disable_validation;
         Ctx {
             id,
             reg,
             scope,
+            disable_validation,
             ctxs: RefCell::new(Vec::new()),
             root: RefCell::new(None),
             collected: RefCell::new(Vec::new()),
@@ -737,13 +743,13 @@ impl Ctx {
                 let val = to_val(v, &pos).map_err(|m| err(format!("{pos}: {m}")))?;
                 if let Val::Node(n) = &val {
                     if n.kind == Kind::DocSet {
-                        let what = match top.node.kind {
-                            Kind::MapItem => "map item",
-                            Kind::ArrayItem => "array item",
-                            _ => "document",
+                        let (what, kinds) = match top.node.kind {
+                            Kind::MapItem => ("map items", "arrays, maps"),
+                            Kind::ArrayItem => ("array items", "maps, arrays"),
+                            _ => ("documents", "arrays, maps"),
                         };
                         return Err(err(format!(
-                            "{pos}: Expected value of {what} to not be a document set (hint: use a fragment that is not a document set)"
+                            "{pos}: {what} can only contain {kinds}, or scalars; this is a document set"
                         )));
                     }
                 }
@@ -980,6 +986,7 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
         alias: Value<'v>,
         ignore_unknown_comments: bool,
         implicit_map_key_overrides: bool,
+        disable_validation: bool,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> anyhow::Result<i64> {
         let c = ctx(eval)?;
@@ -1010,6 +1017,7 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
             files,
             ignore_unknown: ignore_unknown_comments,
             implicit_map_key_overrides,
+            disable_validation: disable_validation || c.disable_validation,
             ..Default::default()
         };
         for r in c.scope.refs.borrow().iter() {
@@ -1029,16 +1037,18 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
                 continue;
             }
             r.used.set(true);
+            let mut doc = r.doc.clone();
+            doc.anns.retain(|a| a.name != "library/ref");
             if rest.is_empty() {
                 if r.schema {
-                    st.schema.push(r.doc.clone());
+                    st.schema.push(doc);
                 } else {
-                    st.values.push((r.doc.clone(), false));
+                    st.values.push((doc, false));
                 }
             } else {
                 st.refs.push(LibRef {
                     lib_ref: rest.to_string(),
-                    doc: r.doc.clone(),
+                    doc,
                     schema: r.schema,
                     used: std::cell::Cell::new(false),
                 });
@@ -1060,7 +1070,7 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
         let val = to_val(v, &Pos::unknown()).map_err(err)?;
         if plain && has_anns(&val) {
             return Err(err(
-                "Expected plain data values (without annotations); use with_data_values(..., plain=False) for overlays",
+                "Expected to be plain YAML, having no annotations (hint: remove comments starting with `#@`)",
             ));
         }
         let mut libs = c.reg.libs.borrow_mut();
@@ -1114,10 +1124,11 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
     fn __lib_export<'v>(
         handle: i64,
         name: &str,
-        path: Option<&str>,
+        path: Value<'v>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> anyhow::Result<Value<'v>> {
         let c = ctx(eval)?;
+        let path = path.unpack_str();
         let st = c
             .reg
             .libs
@@ -1594,10 +1605,11 @@ fn data_path(dir: &str, path: &str) -> String {
 fn data_natives(builder: &mut GlobalsBuilder) {
     fn __data_list<'v>(
         dir: &str,
-        path: Option<&str>,
+        path: Value<'v>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> anyhow::Result<Value<'v>> {
         let c = ctx(eval)?;
+        let path = path.unpack_str();
         let sub = data_path(dir, path.unwrap_or(""));
         let prefix = if sub.is_empty() {
             String::new()
@@ -1738,9 +1750,24 @@ fn is_under_private_lib(path: &str, from: &str) -> bool {
     !from_lib && (t.starts_with("_ytt_lib/") || t.contains("/_ytt_lib/"))
 }
 
+/// The root of the private library holding `path` ("" for the root).
+fn lib_root(path: &str) -> &str {
+    match path.rfind("_ytt_lib/") {
+        Some(i) => {
+            let rest = &path[i + "_ytt_lib/".len()..];
+            match rest.find('/') {
+                Some(j) => &path[..i + "_ytt_lib/".len() + j],
+                None => "",
+            }
+        }
+        None => "",
+    }
+}
+
 fn join_rel(from: &str, path: &str) -> String {
     let dir = match from.rfind('/') {
         Some(i) if !path.starts_with('/') => &from[..i],
+        _ if path.starts_with('/') => lib_root(from),
         _ => "",
     };
     let mut parts: Vec<&str> = if dir.is_empty() {
@@ -1767,9 +1794,14 @@ impl Workspace {
 
     /// A workspace sharing compiled templates with its parent (libraries).
     pub fn with_registry(files: Vec<SrcFile>, reg: Rc<Registry>) -> Self {
+        Self::with_scope(files, reg, false)
+    }
+
+    pub fn with_scope(files: Vec<SrcFile>, reg: Rc<Registry>, disable_validation: bool) -> Self {
         let scope = Rc::new(Scope {
             files: files.clone(),
             refs: RefCell::new(Vec::new()),
+            disable_validation,
         });
         Workspace {
             files,
@@ -1829,7 +1861,7 @@ impl Workspace {
         } else {
             if is_under_private_lib(path, from) {
                 return Err(EvalError(format!(
-                    "cannot load {path}: Could not load file '{path}' because it's contained in another library (hint: use load(\"@lib:path\")?)"
+                    "cannot load {path}: Could not load file '{path}' because it's contained in another library; Encountered private library '_ytt_lib' (hint: load files of private libraries with load(\"@lib:path\"))"
                 )));
             }
             join_rel(from, path)

@@ -148,6 +148,7 @@ pub fn run_library(
         files: st.files.clone(),
         ignore_unknown_comments: st.ignore_unknown,
         implicit_map_key_overrides: st.implicit_map_key_overrides,
+        disable_validation: st.disable_validation,
         ..Default::default()
     };
     run_in(&opts, Some(reg), st, mode)
@@ -159,10 +160,8 @@ fn run_in(
     lib: &eval::LibState,
     mode: LibMode,
 ) -> Result<Output, TemplateError> {
-    let mut ws = match reg {
-        Some(r) => Workspace::with_registry(opts.files.clone(), r),
-        None => Workspace::new(opts.files.clone()),
-    };
+    let reg = reg.unwrap_or_default();
+    let mut ws = Workspace::with_scope(opts.files.clone(), reg, opts.disable_validation);
     *ws.scope.refs.borrow_mut() = lib.refs.clone();
     ws.ignore_unknown = opts.ignore_unknown_comments;
     ws.implicit_map_key_overrides = opts.implicit_map_key_overrides;
@@ -602,17 +601,19 @@ fn library_ref(d: &Node) -> Result<Option<String>, TemplateError> {
             "Expected library ref to start with '@', got: '{r}'"
         )));
     };
-    let parts: Vec<&str> = rest.split('~').collect();
-    if parts.len() > 2 {
-        return Err(bad(format!(
-            "Expected library ref to have form: '@path', '@~alias', or '@path~alias', got: '{r}'"
-        )));
-    }
-    if parts.len() == 2 && parts[1].is_empty() {
-        return Err(bad("Expected library alias to not be empty".into()));
-    }
-    if parts[0].is_empty() && parts.len() == 1 {
-        return Err(bad("Expected library name to not be empty".into()));
+    for seg in rest.split('@') {
+        let parts: Vec<&str> = seg.split('~').collect();
+        if parts.len() > 2 {
+            return Err(bad(format!(
+                "Expected library ref to have form: '@path', '@~alias', or '@path~alias', got: '{r}'"
+            )));
+        }
+        if parts.len() == 2 && parts[1].is_empty() {
+            return Err(bad("Expected library alias to not be empty".into()));
+        }
+        if parts[0].is_empty() && parts.len() == 1 {
+            return Err(bad("Expected library name to not be empty".into()));
+        }
     }
     Ok(Some(r.to_string()))
 }

@@ -450,8 +450,14 @@ fn describe_matcher(m: &MatchFn) -> String {
             Matcher::Subset(v) => format!("overlay.subset({})", flat(v)),
             Matcher::MapKey(k) => format!("overlay.map_key(\"{k}\")"),
             Matcher::Index(i) => format!("overlay.index({i})"),
-            Matcher::And(ms) => format!("overlay.and_op({})", ms.iter().map(b).collect::<Vec<_>>().join(", ")),
-            Matcher::Or(ms) => format!("overlay.or_op({})", ms.iter().map(b).collect::<Vec<_>>().join(", ")),
+            Matcher::And(ms) => format!(
+                "overlay.and_op({})",
+                ms.iter().map(b).collect::<Vec<_>>().join(", ")
+            ),
+            Matcher::Or(ms) => format!(
+                "overlay.or_op({})",
+                ms.iter().map(b).collect::<Vec<_>>().join(", ")
+            ),
             Matcher::Not(x) => format!("overlay.not_op({})", b(x)),
         }
     }
