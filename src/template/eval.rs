@@ -333,6 +333,12 @@ pub fn to_val(v: Value, pos: &Pos) -> Result<Val, String> {
         return Ok(Val::Node(Box::new(m)));
     }
     if let Some(s) = StructRef::from_value(v) {
+        if let Some((_, hint)) = s.iter().find(|(k, _)| k.as_str() == "__ytt_wont_encode") {
+            return Err(hint
+                .unpack_str()
+                .unwrap_or("value does not encode")
+                .to_string());
+        }
         let mut m = Node::map(pos.clone());
         for (k, val) in s.iter() {
             m.items.push(Node::map_item(
@@ -1282,6 +1288,69 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
         String::from_utf8(bytes).map_err(|e| err(e.to_string()))
     }
 
+    fn __ip_parse_addr(s: &str) -> anyhow::Result<String> {
+        s.parse::<std::net::IpAddr>()
+            .map(|a| a.to_string())
+            .map_err(|_| err(format!("ip.parse_addr: invalid IP address: {s}")))
+    }
+
+    fn __ip_is_v4(s: &str) -> anyhow::Result<bool> {
+        Ok(s.parse::<std::net::Ipv4Addr>().is_ok())
+    }
+
+    fn __ip_parse_cidr<'v>(s: &str, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
+        let bad = || err(format!("ip.parse_cidr: invalid CIDR address: {s}"));
+        let (a, bits) = s.split_once('/').ok_or_else(bad)?;
+        let addr: std::net::IpAddr = a.parse().map_err(|_| bad())?;
+        let bits: u32 = bits.parse().map_err(|_| bad())?;
+        let net = match addr {
+            std::net::IpAddr::V4(v4) => {
+                if bits > 32 {
+                    return Err(bad());
+                }
+                let mask = if bits == 0 {
+                    0
+                } else {
+                    u32::MAX << (32 - bits)
+                };
+                std::net::IpAddr::V4(std::net::Ipv4Addr::from(u32::from(v4) & mask))
+            }
+            std::net::IpAddr::V6(v6) => {
+                if bits > 128 {
+                    return Err(bad());
+                }
+                let mask = if bits == 0 {
+                    0
+                } else {
+                    u128::MAX << (128 - bits)
+                };
+                std::net::IpAddr::V6(std::net::Ipv6Addr::from(u128::from(v6) & mask))
+            }
+        };
+        let heap = eval.heap();
+        let items = vec![
+            heap.alloc(addr.to_string()),
+            heap.alloc(format!("{net}/{bits}")),
+            heap.alloc(net.to_string()),
+        ];
+        Ok(heap.alloc(AllocList(items)))
+    }
+
+    fn __version_require_at_least(v: &str) -> anyhow::Result<NoneType> {
+        let want = semver::Version::parse(v).map_err(|_| {
+            err(format!(
+                "version.require_at_least: version string '{v}' must be a valid semver"
+            ))
+        })?;
+        let have = semver::Version::parse(YTT_COMPAT_VERSION).map_err(|e| err(e.to_string()))?;
+        if have < want {
+            return Err(err(format!(
+                "version.require_at_least: ytt version '{have}' does not meet the minimum required version '{want}'"
+            )));
+        }
+        Ok(NoneType)
+    }
+
     fn __sha256_sum(s: &str) -> anyhow::Result<String> {
         use sha2::Digest;
         let d = sha2::Sha256::digest(s.as_bytes());
@@ -1548,6 +1617,10 @@ fn ytt_message(kind: &str) -> String {
     msg
 }
 
+/// The ytt version whose template language strata implements (the corpus
+/// commit is v0.48.0 plus 8 commits); `version.require_at_least` checks it.
+pub const YTT_COMPAT_VERSION: &str = "0.48.0";
+
 /// Source of a `@ytt:` module, built on the natives above.
 fn ytt_module_src(name: &str) -> Option<&'static str> {
     Some(match name {
@@ -1559,6 +1632,8 @@ fn ytt_module_src(name: &str) -> Option<&'static str> {
         "json" => "json = __ns(encode = __json_encode, decode = __json_decode)\n",
         "struct" => include_str!("lib/struct.star"),
         "library" => include_str!("lib/library.star"),
+        "ip" => include_str!("lib/ip.star"),
+        "version" => "version = __ns(require_at_least = __version_require_at_least)\n",
         "base64" => "base64 = __ns(encode = __base64_encode, decode = __base64_decode)\n",
         "sha256" => "sha256 = __ns(sum = __sha256_sum)\n",
         "md5" => "md5 = __ns(sum = __md5_sum)\n",
