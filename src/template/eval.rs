@@ -1288,6 +1288,84 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
         String::from_utf8(bytes).map_err(|e| err(e.to_string()))
     }
 
+    fn __url_path_escape(s: &str) -> anyhow::Result<String> {
+        Ok(url_escape(
+            s,
+            |c| c.is_ascii_alphanumeric() || b"-_.~$&+,;=:@".contains(&c),
+            false,
+        ))
+    }
+
+    fn __url_path_unescape(s: &str) -> anyhow::Result<String> {
+        url_unescape(s, false)
+    }
+
+    fn __url_query_escape(s: &str) -> anyhow::Result<String> {
+        Ok(url_escape(
+            s,
+            |c| c.is_ascii_alphanumeric() || b"-_.~".contains(&c),
+            true,
+        ))
+    }
+
+    fn __url_query_unescape(s: &str) -> anyhow::Result<String> {
+        url_unescape(s, true)
+    }
+
+    fn __url_escape_user(s: &str) -> anyhow::Result<String> {
+        Ok(url_escape(
+            s,
+            |c| c.is_ascii_alphanumeric() || b"-_.~$&+,;=".contains(&c),
+            false,
+        ))
+    }
+
+    fn __url_hostname(host: &str) -> anyhow::Result<String> {
+        if let Some(rest) = host.strip_prefix('[') {
+            return Ok(rest.split(']').next().unwrap_or("").to_string());
+        }
+        Ok(host.split(':').next().unwrap_or("").to_string())
+    }
+
+    fn __url_parse<'v>(s: &str, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
+        let (scheme, rest) = match s.split_once("://") {
+            Some((sc, r))
+                if !sc.is_empty()
+                    && sc
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) =>
+            {
+                (sc, r)
+            }
+            _ => ("", s),
+        };
+        let auth_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let (auth, tail) = rest.split_at(auth_end);
+        let (userinfo, host) = match auth.rfind('@') {
+            Some(i) => (Some(&auth[..i]), &auth[i + 1..]),
+            None => (None, auth),
+        };
+        let heap = eval.heap();
+        let (user, pw) = match userinfo {
+            None => (Value::new_none(), Value::new_none()),
+            Some(u) => match u.split_once(':') {
+                Some((n, p)) => (
+                    heap.alloc(url_unescape(n, false)?),
+                    heap.alloc(url_unescape(p, false)?),
+                ),
+                None => (heap.alloc(url_unescape(u, false)?), Value::new_none()),
+            },
+        };
+        let items = vec![
+            heap.alloc(scheme),
+            user,
+            pw,
+            heap.alloc(host),
+            heap.alloc(tail),
+        ];
+        Ok(heap.alloc(AllocList(items)))
+    }
+
     fn __ip_parse_addr(s: &str) -> anyhow::Result<String> {
         s.parse::<std::net::IpAddr>()
             .map(|a| a.to_string())
@@ -1617,6 +1695,50 @@ fn ytt_message(kind: &str) -> String {
     msg
 }
 
+/// Percent-encodes bytes `keep` rejects (Go's url escaping); spaces become
+/// `+` in query values.
+fn url_escape(s: &str, keep: impl Fn(u8) -> bool, space_plus: bool) -> String {
+    let mut out = String::new();
+    for &b in s.as_bytes() {
+        if keep(b) {
+            out.push(b as char);
+        } else if b == b' ' && space_plus {
+            out.push('+');
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn url_unescape(s: &str, plus_space: bool) -> anyhow::Result<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' => {
+                let hex = s
+                    .get(i + 1..i + 3)
+                    .ok_or_else(|| err(format!("invalid URL escape \"{}\"", &s[i..])))?;
+                let v = u8::from_str_radix(hex, 16)
+                    .map_err(|_| err(format!("invalid URL escape \"%{hex}\"")))?;
+                out.push(v);
+                i += 3;
+            }
+            b'+' if plus_space => {
+                out.push(b' ');
+                i += 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).map_err(|e| err(e.to_string()))
+}
+
 /// The ytt version whose template language strata implements (the corpus
 /// commit is v0.48.0 plus 8 commits); `version.require_at_least` checks it.
 pub const YTT_COMPAT_VERSION: &str = "0.48.0";
@@ -1633,6 +1755,7 @@ fn ytt_module_src(name: &str) -> Option<&'static str> {
         "struct" => include_str!("lib/struct.star"),
         "library" => include_str!("lib/library.star"),
         "ip" => include_str!("lib/ip.star"),
+        "url" => include_str!("lib/url.star"),
         "version" => "version = __ns(require_at_least = __version_require_at_least)\n",
         "base64" => "base64 = __ns(encode = __base64_encode, decode = __base64_decode)\n",
         "sha256" => "sha256 = __ns(sum = __sha256_sum)\n",
