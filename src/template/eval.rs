@@ -82,7 +82,25 @@ impl std::fmt::Display for StarMatcher {
 }
 
 #[starlark_value(type = "function")]
-impl<'v> StarlarkValue<'v> for StarMatcher {}
+impl<'v> StarlarkValue<'v> for StarMatcher {
+    /// Matchers are functions `(index_or_key, left, right) -> bool` in ytt.
+    fn invoke(
+        &self,
+        _me: Value<'v>,
+        args: &starlark::eval::Arguments<'v, '_>,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> starlark::Result<Value<'v>> {
+        args.no_named_args()?;
+        let [_idx, left, right] = args.positional::<3>(eval.heap())?;
+        let pos = Pos::unknown();
+        let conv = |v: Value<'v>| to_val(v, &pos).map_err(|e| starlark::Error::new_other(err(e)));
+        let (l, r) = (conv(left)?, conv(right)?);
+        let idx = _idx.unpack_i32().unwrap_or(0).max(0) as usize;
+        let ok = super::overlay::run_builtin_matcher(&self.0, idx, &l, &r)
+            .map_err(|e| starlark::Error::new_other(err(e.message)))?;
+        Ok(Value::new_bool(ok))
+    }
+}
 
 /// `template.replace` result: setting it as a node value does nothing.
 #[derive(Debug, ProvidesStaticType, NoSerialize, Allocative, StarlarkPagablePanic)]

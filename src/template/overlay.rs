@@ -370,6 +370,16 @@ fn run_match_fn(
     }
 }
 
+/// Runs a built-in matcher (for Starlark code calling it directly).
+pub fn run_builtin_matcher(
+    m: &Matcher,
+    idx: usize,
+    left: &Val,
+    right: &Val,
+) -> Result<bool, OverlayError> {
+    run_matcher(m, idx, left, right)
+}
+
 fn run_matcher(m: &Matcher, idx: usize, left: &Val, right: &Val) -> Result<bool, OverlayError> {
     Ok(match m {
         Matcher::All => true,
