@@ -165,11 +165,12 @@ impl Builder {
                 Meta::Ann(name, content) => anns.push((name, content, c.pos.line)),
             }
         }
-        let mut tnode = node.clone();
-        tnode.items.clear();
-        tnode.comments.clear();
-        if let Val::Node(_) = tnode.val {
-            tnode.val = Val::null();
+        // a shallow copy: children are compiled as their own nodes
+        let mut tnode = Node::new(node.kind, node.pos.clone());
+        tnode.key = node.key.clone();
+        tnode.injected = node.injected;
+        if let Val::Scalar(sc) = &node.val {
+            tnode.val = Val::Scalar(sc.clone());
         }
         let idx = self.nodes.len();
         self.nodes.push(TplNode {
