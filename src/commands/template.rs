@@ -162,6 +162,11 @@ fn yaml_value(text: &str, what: &str, strict: bool) -> anyhow::Result<Val> {
 }
 
 fn env_values(prefix: &str, as_yaml: bool, strict: bool) -> anyhow::Result<Vec<FlagValue>> {
+    // `@lib:PREFIX` sends the values to a private library
+    let (lib, prefix) = match prefix.strip_prefix('@').and_then(|r| r.rsplit_once(':')) {
+        Some((lib, p)) => (Some(lib), p),
+        None => (None, prefix),
+    };
     let mut vars: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| k.starts_with(&format!("{prefix}_")))
         .collect();
@@ -173,6 +178,10 @@ fn env_values(prefix: &str, as_yaml: bool, strict: bool) -> anyhow::Result<Vec<F
             yaml_value(&v, &k, strict)?
         } else {
             Val::Scalar(Scalar::Str(v))
+        };
+        let key = match lib {
+            Some(l) => format!("@{l}:{key}"),
+            None => key,
         };
         out.push(FlagValue {
             key,

@@ -12,6 +12,16 @@ use super::node::{Kind, Node, Pos, Val};
 pub struct TplNode {
     pub node: Node,
     pub parent: Option<usize>,
+    /// The node carries its whole (comment-free) subtree: one instruction
+    /// places it, no code is generated for its children.
+    pub static_subtree: bool,
+}
+
+/// Whether any comment sits on `n` or below.
+fn has_comments(n: &Node) -> bool {
+    !n.comments.is_empty()
+        || n.val.as_node().map(has_comments).unwrap_or(false)
+        || n.items.iter().any(has_comments)
 }
 
 #[derive(Debug)]
@@ -114,6 +124,26 @@ impl Builder {
                     .map(|d| d.split(' ').next() == Some("yaml/text-templated-strings"))
                     .unwrap_or(false)
             });
+        if !text_strings
+            && parent.is_some()
+            && matches!(node.kind, Kind::MapItem | Kind::ArrayItem)
+            && !has_comments(node)
+        {
+            let idx = self.nodes.len();
+            self.nodes.push(TplNode {
+                node: node.clone(),
+                parent,
+                static_subtree: true,
+            });
+            let tag = self.tag(idx);
+            let line = if node.pos.is_known() {
+                node.pos.line
+            } else {
+                0
+            };
+            self.push(format!("__ytt_tpl_start_node({tag})"), LineKind::Node, line);
+            return Ok(());
+        }
         let mut codes = Vec::new();
         let mut values = Vec::new();
         let mut anns = Vec::new();
@@ -176,6 +206,7 @@ impl Builder {
         self.nodes.push(TplNode {
             node: tnode,
             parent,
+            static_subtree: false,
         });
         let tag = self.tag(idx);
         for (c, l) in codes {
@@ -746,6 +777,7 @@ impl Builder {
         self.nodes.push(TplNode {
             node: root,
             parent: None,
+            static_subtree: false,
         });
         let root_tag = self.tag(root_idx);
         self.push("__ytt_tpl_start_ctx()".into(), LineKind::Code, start_line);
@@ -763,6 +795,7 @@ impl Builder {
                     self.nodes.push(TplNode {
                         node: n,
                         parent: Some(root_idx),
+                        static_subtree: false,
                     });
                     let tag = self.tag(idx);
                     self.push(format!("__ytt_tpl_start_node({tag})"), LineKind::Node, l);
@@ -783,6 +816,7 @@ impl Builder {
                         self.nodes.push(TplNode {
                             node: n,
                             parent: Some(root_idx),
+                            static_subtree: false,
                         });
                         let tag = self.tag(idx);
                         self.push(format!("__ytt_tpl_start_node({tag})"), LineKind::Node, l);

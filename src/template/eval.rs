@@ -534,6 +534,8 @@ pub struct LibRef {
     pub lib_ref: String,
     pub doc: Node,
     pub schema: bool,
+    /// Values from flags: merged like flags (new keys allowed).
+    pub plain: bool,
     pub used: std::cell::Cell<bool>,
 }
 
@@ -676,7 +678,7 @@ impl Ctx {
         let t = &c.nodes[idx];
         let mut node = t.node.clone();
         node.anns.clear();
-        if node.has_value_slot() {
+        if node.has_value_slot() && !t.static_subtree {
             node.val = Val::null();
         }
         let needs_wrap;
@@ -1067,13 +1069,14 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
                 if r.schema {
                     st.schema.push(doc);
                 } else {
-                    st.values.push((doc, false));
+                    st.values.push((doc, r.plain));
                 }
             } else {
                 st.refs.push(LibRef {
                     lib_ref: rest.to_string(),
                     doc,
                     schema: r.schema,
+                    plain: r.plain,
                     used: std::cell::Cell::new(false),
                 });
             }
@@ -2003,6 +2006,16 @@ fn join_rel(from: &str, path: &str) -> String {
     parts.join("/")
 }
 
+/// Reports evaluation time with `STRATA_TEMPLATE_PROFILE`.
+struct Timer(std::time::Instant, String);
+impl Drop for Timer {
+    fn drop(&mut self) {
+        if std::env::var_os("STRATA_TEMPLATE_PROFILE").is_some() {
+            eprintln!("  eval {}: {:?}", self.1, self.0.elapsed());
+        }
+    }
+}
+
 impl Workspace {
     pub fn new(files: Vec<SrcFile>) -> Self {
         Self::with_registry(files, Rc::new(Registry::default()))
@@ -2138,8 +2151,12 @@ impl Workspace {
         doc: &Node,
     ) -> Result<(FrozenModule, Option<Node>), EvalError> {
         let fid = self.reg.compiled.borrow().len();
+        let t = std::time::Instant::now();
         let c = super::compile::compile_yaml(doc, fid, path, self.ignore_unknown)
             .map_err(|e| EvalError(e.to_string()))?;
+        if std::env::var_os("STRATA_TEMPLATE_PROFILE").is_some() {
+            eprintln!("  compile {path}: {:?}", t.elapsed());
+        }
         let code = c.code.clone();
         if std::env::var_os("STRATA_TEMPLATE_DEBUG").is_some() {
             eprintln!("--- compiled {path}\n{code}");
@@ -2154,8 +2171,14 @@ impl Workspace {
         code: &str,
         fid: Option<usize>,
     ) -> Result<(FrozenModule, Option<Node>), EvalError> {
+        let t = std::time::Instant::now();
         let ast = AstModule::parse(path, code.to_string(), &dialect())
             .map_err(|e| EvalError(self.describe(e, fid)))?;
+        if std::env::var_os("STRATA_TEMPLATE_PROFILE").is_some() {
+            eprintln!("  parse {path}: {:?}", t.elapsed());
+        }
+        let t = std::time::Instant::now();
+        let _timer = Timer(t, path.to_string());
         let ctx = Ctx::new(
             self.reg.clone(),
             self.scope.clone(),

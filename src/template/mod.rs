@@ -176,6 +176,7 @@ fn run_in(
         return Err(terr("Data values schema export only supported in OpenAPI v3 format; specify format with --output=openapi-v3 flag"));
     }
 
+    let mut t0 = std::time::Instant::now();
     // 1. parse YAML inputs and sort documents by kind
     struct Parsed {
         idx: usize,
@@ -206,6 +207,7 @@ fn run_in(
         parsed.push(Parsed { idx, doc, types });
     }
 
+    phase(&mut t0, "2. schema");
     // 2. schema
     let mut schema_doc: Option<Node> = None;
     let mut schema_docs: Vec<Node> = Vec::new();
@@ -230,6 +232,7 @@ fn run_in(
                     lib_ref: lr,
                     doc: d,
                     schema: true,
+                    plain: false,
                     used: std::cell::Cell::new(false),
                 });
                 continue;
@@ -270,6 +273,7 @@ fn run_in(
         });
     }
 
+    phase(&mut t0, "3. data values documents");
     // 3. data values documents
     let mut values: Option<Val> = schema_field.as_ref().map(|f| f.default.clone());
     let mut dv_sources: Vec<String> = Vec::new();
@@ -302,6 +306,7 @@ fn run_in(
                     lib_ref: lr,
                     doc: d,
                     schema: false,
+                    plain: false,
                     used: std::cell::Cell::new(false),
                 });
                 continue;
@@ -334,6 +339,7 @@ fn run_in(
         )?;
     }
 
+    phase(&mut t0, "4. --data-values-file and other flags");
     // 4. --data-values-file and other flags
     for f in &opts.data_values_files {
         let doc = yamlmeta::parse(&f.text, &f.path, opts.strict).map_err(|e| {
@@ -364,6 +370,26 @@ fn run_in(
         }
     }
     for fv in &opts.flag_values {
+        if let Some(rest) = fv.key.strip_prefix('@') {
+            // `@lib:key=value`: a data value for a private library
+            let Some((lib_ref, key)) = rest.split_once(':') else {
+                return Err(terr(format!(
+                    "Expected library-key separator ':' in '{}'",
+                    fv.key
+                )));
+            };
+            let mut lfv = fv.clone();
+            lfv.key = key.to_string();
+            let d = flag_doc(&lfv)?;
+            ws.scope.refs.borrow_mut().push(eval::LibRef {
+                lib_ref: format!("@{lib_ref}"),
+                doc: d,
+                schema: false,
+                plain: true,
+                used: std::cell::Cell::new(false),
+            });
+            continue;
+        }
         let d = flag_doc(fv)?;
         dv_sources.push(fv.source.clone());
         apply_dv(
@@ -416,6 +442,7 @@ fn run_in(
         });
     }
 
+    phase(&mut t0, "5. templates");
     // 5. templates
     *ws.data_values.borrow_mut() = values;
     let mut out_docs: Vec<(Node, String)> = Vec::new();
@@ -475,6 +502,7 @@ fn run_in(
         }));
     }
 
+    phase(&mut t0, "6. overlays");
     // 6. overlays
     let (docs, names): (Vec<Node>, Vec<String>) = out_docs.into_iter().unzip();
     let mut left = Node::new(Kind::DocSet, Pos::unknown());
@@ -499,6 +527,7 @@ fn run_in(
             ))
         })?;
     }
+    phase(&mut t0, "output");
     let docs = match left_val {
         Val::Node(n) => n.items,
         _ => vec![],
@@ -553,6 +582,14 @@ fn export_symbol(
             )))
         }
     }
+}
+
+/// Prints phase timings when `STRATA_TEMPLATE_PROFILE` is set.
+fn phase(t0: &mut std::time::Instant, next: &str) {
+    if std::env::var_os("STRATA_TEMPLATE_PROFILE").is_some() {
+        eprintln!("strata template: {:?} before {next}", t0.elapsed());
+    }
+    *t0 = std::time::Instant::now();
 }
 
 /// A document set with only the documents of one kind (others become empty
