@@ -1938,6 +1938,8 @@ pub struct Workspace {
     pub scope: Rc<Scope>,
     pub globals: Globals,
     pub data_values: RefCell<Val>,
+    /// Bumped whenever the data values change (keys the `@ytt:data` cache).
+    dv_gen: std::cell::Cell<usize>,
     modules: RefCell<HashMap<String, FrozenModule>>,
     pub ignore_unknown: bool,
     pub implicit_map_key_overrides: bool,
@@ -2038,6 +2040,7 @@ impl Workspace {
             scope,
             globals: globals(),
             data_values: RefCell::new(Val::Node(Box::new(Node::map(Pos::unknown())))),
+            dv_gen: std::cell::Cell::new(0),
             modules: RefCell::new(HashMap::new()),
             ignore_unknown: false,
             implicit_map_key_overrides: false,
@@ -2048,12 +2051,6 @@ impl Workspace {
 
     pub fn load_module(&self, from: &str, path: &str) -> Result<FrozenModule, EvalError> {
         if let Some(m) = path.strip_prefix("@ytt:") {
-            let key = format!("@ytt:{m}");
-            if m != "data" {
-                if let Some(fm) = self.modules.borrow().get(&key) {
-                    return Ok(fm.clone());
-                }
-            }
             let src = ytt_module_src(m).ok_or_else(|| {
                 EvalError(format!(
                     "cannot load {path}: builtin ytt library does not have module '{m}' (hint: is it available in newer version of ytt?)"
@@ -2063,11 +2060,20 @@ impl Workspace {
                 Some(i) => &from[..i],
                 None => "",
             };
+            // modules that know the loading file's directory (and, for
+            // data, the current data values) are cached per directory
+            let cache_key = if src.contains("__DIR__") {
+                format!("@ytt:{m}\0{dir}\0{}", self.dv_gen.get())
+            } else {
+                format!("@ytt:{m}")
+            };
+            if let Some(fm) = self.modules.borrow().get(&cache_key) {
+                return Ok(fm.clone());
+            }
+            let key = format!("@ytt:{m}");
             let src = src.replace("__DIR__", &format!("{dir:?}"));
             let fm = self.eval_code(&key, &src, None)?.0;
-            if m != "data" {
-                self.modules.borrow_mut().insert(key, fm.clone());
-            }
+            self.modules.borrow_mut().insert(cache_key, fm.clone());
             return Ok(fm);
         }
         let target = if let Some(rest) = path.strip_prefix('@') {
@@ -2208,6 +2214,12 @@ impl Workspace {
             }
             Ok((fm, root))
         })
+    }
+
+    /// Sets the data values templates see.
+    pub fn set_data_values(&self, v: Val) {
+        *self.data_values.borrow_mut() = v;
+        self.dv_gen.set(self.dv_gen.get() + 1);
     }
 
     /// Runs `f` with a caller that can run functions kept by earlier

@@ -424,7 +424,7 @@ fn run_in(
         });
     }
     if let LibMode::Export(name, path) = &mode {
-        *ws.data_values.borrow_mut() = values.clone();
+        ws.set_data_values(values.clone());
         return Ok(Output {
             export: Some(export_symbol(&ws, name, path.as_deref())?),
             ..Default::default()
@@ -444,7 +444,7 @@ fn run_in(
 
     phase(&mut t0, "5. templates");
     // 5. templates
-    *ws.data_values.borrow_mut() = values;
+    ws.set_data_values(values);
     let mut out_docs: Vec<(Node, String)> = Vec::new();
     let mut overlays: Vec<Node> = Vec::new();
     let mut text_files = Vec::new();
