@@ -113,6 +113,14 @@ fn main() {
         files: inputs(),
         ..Default::default()
     };
+    // `STRATA_BENCH_DUMP=dir` writes the inputs, to time the CLI on them
+    if let Some(dir) = std::env::var_os("STRATA_BENCH_DUMP") {
+        for f in &opts.files {
+            let p = std::path::Path::new(&dir).join(&f.path);
+            std::fs::create_dir_all(p.parent().expect("file in a directory")).expect("mkdir");
+            std::fs::write(&p, &f.text).expect("write input");
+        }
+    }
     let out = run(&opts).expect("benchmark templates render");
     let lines = out.to_yaml().lines().count();
     let runs = 20;
