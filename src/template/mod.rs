@@ -905,3 +905,138 @@ fn openapi(f: &schema::Field) -> Val {
     add(&mut root, "components", Val::Node(Box::new(comps)));
     Val::Node(Box::new(root))
 }
+
+/// Reads `-f`-style inputs: files keep their name, directories are walked
+/// in sorted order with paths relative to the directory.
+pub fn collect_files(paths: &[std::path::PathBuf]) -> Result<Vec<eval::SrcFile>, TemplateError> {
+    fn walk(
+        dir: &std::path::Path,
+        base: &std::path::Path,
+        out: &mut Vec<eval::SrcFile>,
+    ) -> Result<(), TemplateError> {
+        let mut entries: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| terr(format!("cannot read directory {}: {e}", dir.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, base, out)?;
+            } else {
+                let rel = p
+                    .strip_prefix(base)
+                    .unwrap_or(&p)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                let text = crate::error::read_to_string(&p).map_err(|e| terr(e.to_string()))?;
+                out.push(eval::SrcFile::new(rel, text));
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, p, &mut out)?;
+        } else {
+            let text = crate::error::read_to_string(p).map_err(|e| terr(e.to_string()))?;
+            let name = p
+                .file_name()
+                .map(|f| f.to_string_lossy().to_string())
+                .unwrap_or_default();
+            out.push(eval::SrcFile::new(name, text));
+        }
+    }
+    Ok(out)
+}
+
+fn value_to_val(v: &crate::value::Value) -> Val {
+    use crate::value::Value as V;
+    match v {
+        V::Null => Val::null(),
+        V::Bool(b) => Val::Scalar(Scalar::Bool(*b)),
+        V::Int(i) => Val::Scalar(Scalar::Int(*i)),
+        V::Float(f) => Val::Scalar(Scalar::Float(*f)),
+        V::String(s) => Val::Scalar(Scalar::Str(s.clone())),
+        V::List(items) => {
+            let mut a = Node::array(Pos::unknown());
+            for i in items {
+                a.items
+                    .push(Node::array_item(value_to_val(i), Pos::unknown()));
+            }
+            Val::Node(Box::new(a))
+        }
+        V::Map(m) => {
+            let mut n = Node::map(Pos::unknown());
+            for (k, i) in m {
+                n.items.push(Node::map_item(
+                    Scalar::Str(k.clone()),
+                    value_to_val(i),
+                    Pos::unknown(),
+                ));
+            }
+            Val::Node(Box::new(n))
+        }
+    }
+}
+
+/// Renders ytt templates for another command (e.g. a `ytt` input type in
+/// `strata compile`): `paths` as `-f` arguments, `values` (a target's
+/// parameters) merged like `--data-values-file` (new keys allowed).
+pub fn render_paths(
+    paths: &[std::path::PathBuf],
+    values: Option<&crate::value::Value>,
+) -> Result<Output, TemplateError> {
+    let mut opts = Options {
+        files: collect_files(paths)?,
+        ..Default::default()
+    };
+    if let Some(v) = values {
+        opts.data_values_files.push(eval::SrcFile::new(
+            "input parameters",
+            emit::encode_val(&value_to_val(v)),
+        ));
+    }
+    run(&opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_with_parameters_as_data_values() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(
+            dir.path().join("t.yml"),
+            "#@ load(\"@ytt:data\", \"data\")\n---\nname: #@ data.values.name\nreplicas: #@ data.values.replicas\n",
+        )
+        .expect("write");
+        let mut m = crate::value::Map::new();
+        m.insert("name".into(), crate::value::Value::String("web".into()));
+        m.insert("replicas".into(), crate::value::Value::Int(2));
+        let out = render_paths(
+            &[dir.path().to_path_buf()],
+            Some(&crate::value::Value::Map(m)),
+        )
+        .expect("renders");
+        assert_eq!(out.to_yaml(), "name: web\nreplicas: 2\n");
+    }
+
+    #[test]
+    fn later_data_values_need_missing_ok_for_new_keys() {
+        let opts = Options {
+            files: vec![
+                eval::SrcFile::new("a.yml", "#@data/values\n---\na: 1\n"),
+                eval::SrcFile::new("b.yml", "#@data/values\n---\nb: 2\n"),
+            ],
+            ..Default::default()
+        };
+        let e = run(&opts).expect_err("new key without missing_ok");
+        assert!(
+            e.0.contains("Expected number of matched nodes to be 1, but was 0"),
+            "{}",
+            e.0
+        );
+    }
+}
