@@ -80,6 +80,10 @@ pub fn classify(data: &str, same_line: bool, ignore_unknown: bool) -> Result<Met
             Some((n, c)) => (n, c),
             None => (rest, ""),
         };
+        if name == "comment" {
+            // `#@comment ...` is ytt's annotation form of a comment
+            return Ok(Meta::Comment);
+        }
         if name.is_empty() {
             return Ok(if same_line {
                 Meta::Value(content.to_string())

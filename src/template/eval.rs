@@ -536,6 +536,8 @@ pub struct LibRef {
     pub schema: bool,
     /// Values from flags: merged like flags (new keys allowed).
     pub plain: bool,
+    /// The ref as the user wrote it (for messages about unused refs).
+    pub full_ref: String,
     pub used: std::cell::Cell<bool>,
 }
 
@@ -1077,6 +1079,7 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
                     doc,
                     schema: r.schema,
                     plain: r.plain,
+                    full_ref: r.full_ref.clone(),
                     used: std::cell::Cell::new(false),
                 });
             }

@@ -229,6 +229,7 @@ fn run_in(
             }
             if let Some(lr) = library_ref(&d)? {
                 ws.scope.refs.borrow_mut().push(eval::LibRef {
+                    full_ref: lr.clone(),
                     lib_ref: lr,
                     doc: d,
                     schema: true,
@@ -303,6 +304,7 @@ fn run_in(
             }
             if let Some(lr) = library_ref(&d)? {
                 ws.scope.refs.borrow_mut().push(eval::LibRef {
+                    full_ref: lr.clone(),
                     lib_ref: lr,
                     doc: d,
                     schema: false,
@@ -383,6 +385,7 @@ fn run_in(
             let d = flag_doc(&lfv)?;
             ws.scope.refs.borrow_mut().push(eval::LibRef {
                 lib_ref: format!("@{lib_ref}"),
+                full_ref: format!("@{lib_ref}"),
                 doc: d,
                 schema: false,
                 plain: true,
@@ -492,12 +495,12 @@ fn run_in(
         return Err(terr(if r.schema {
             format!(
                 "Expected all provided library schema documents to be used but found unused:\n  Schema belonging to library '{}' on line {}",
-                r.lib_ref, r.doc.pos
+                r.full_ref, r.doc.pos
             )
         } else {
             format!(
                 "Expected all provided library data values documents to be used but found unused:\n  Data Value belonging to library '{}' on line {}",
-                r.lib_ref, r.doc.pos
+                r.full_ref, r.doc.pos
             )
         }));
     }
