@@ -646,7 +646,7 @@ impl Ctx {
 
     fn attach(&self, parent: &mut Entry, child: Entry) -> anyhow::Result<()> {
         if let Some(repl) = child.replace {
-            return splice(parent, &child.node, repl);
+            return splice(parent, &child.node, repl, self.implicit_map_key_overrides);
         }
         let node = child.node;
         let p = &mut parent.node;
@@ -765,7 +765,20 @@ impl Ctx {
                 }
                 let pos = top.node.pos.clone();
                 if top.node.kind == Kind::Text {
-                    top.node.val = Val::Scalar(Scalar::Str(text_of(v)));
+                    let Some(text) = v.unpack_str() else {
+                        let go_type = match v.get_type() {
+                            "int" => "int64",
+                            "float" => "float64",
+                            "bool" => "bool",
+                            "NoneType" => "<nil>",
+                            "list" | "tuple" => "[]interface {}",
+                            _ => "*orderedmap.Map",
+                        };
+                        return Err(err(format!(
+                            "{pos}: cannot set non-string value ({go_type}), consider using str(...) to convert to string"
+                        )));
+                    };
+                    top.node.val = Val::Scalar(Scalar::Str(text.to_string()));
                     return Ok(());
                 }
                 let val = to_val(v, &pos).map_err(|m| err(format!("{pos}: {m}")))?;
@@ -820,7 +833,7 @@ impl Ctx {
     }
 }
 
-fn splice(parent: &mut Entry, placeholder: &Node, repl: Val) -> anyhow::Result<()> {
+fn splice(parent: &mut Entry, placeholder: &Node, repl: Val, implicit: bool) -> anyhow::Result<()> {
     let pos = placeholder.pos.clone();
     match placeholder.kind {
         Kind::MapItem => {
@@ -835,6 +848,12 @@ fn splice(parent: &mut Entry, placeholder: &Node, repl: Val) -> anyhow::Result<(
             };
             for it in items {
                 if let Some(i) = parent.node.items.iter().position(|x| x.key.same(&it.key)) {
+                    if !(implicit || it.has_ann("yaml/map-key-override")) {
+                        return Err(err(format!(
+                            "{pos}: expected key '{}' to not be specified again (unless 'yaml/map-key-override' annotation is added)",
+                            it.key.display()
+                        )));
+                    }
                     parent.node.items[i] = it;
                 } else {
                     parent.node.items.push(it);
@@ -1527,18 +1546,6 @@ pub fn text_root_string(n: &Node) -> String {
         }
     }
     s
-}
-
-/// How `(@= value @)` prints a value.
-fn text_of(v: Value) -> String {
-    if let Some(s) = v.unpack_str() {
-        return s.to_string();
-    }
-    match to_val(v, &Pos::unknown()) {
-        Ok(Val::Scalar(s)) => s.display(),
-        Ok(other) => super::emit::encode_val(&other),
-        Err(_) => v.to_str(),
-    }
 }
 
 /// A YAML fragment returned by a function: maps and arrays without

@@ -269,7 +269,7 @@ fn go_yaml_wording(info: &str) -> String {
     if info.starts_with("unexpected character") {
         return format!("found character that cannot start any token ({info})");
     }
-    if info.contains("simple key expected") || info.contains("could not find expected ':'") {
+    if info.contains("simple key expect") || info.contains("could not find expected ':'") {
         return format!("could not find expected ':' ({info})");
     }
     info.to_string()
