@@ -580,7 +580,9 @@ pub struct Registry {
 struct Entry {
     tag: u64,
     node: Node,
-    replace: Option<Val>,
+    /// `template.replace` value, and whether it was a YAML fragment (then
+    /// duplicate keys are errors, as in ytt)
+    replace: Option<(Val, bool)>,
 }
 
 #[derive(Default)]
@@ -645,8 +647,13 @@ impl Ctx {
     }
 
     fn attach(&self, parent: &mut Entry, child: Entry) -> anyhow::Result<()> {
-        if let Some(repl) = child.replace {
-            return splice(parent, &child.node, repl, self.implicit_map_key_overrides);
+        if let Some((repl, strict)) = child.replace {
+            return splice(
+                parent,
+                &child.node,
+                repl,
+                self.implicit_map_key_overrides || !strict,
+            );
         }
         let node = child.node;
         let p = &mut parent.node;
@@ -661,7 +668,9 @@ impl Ctx {
         if p.kind == Kind::Map && node.kind == Kind::MapItem {
             if let Some(i) = p.items.iter().position(|x| x.key.same(&node.key)) {
                 if node.has_ann("yaml/map-key-override") || self.implicit_map_key_overrides {
-                    p.items[i] = node;
+                    // as ytt: the earlier item goes, the new one takes its own place
+                    p.items.remove(i);
+                    p.items.push(node);
                     return Ok(());
                 }
                 return Err(err(format!(
@@ -828,7 +837,8 @@ impl Ctx {
             .last_mut()
             .ok_or_else(|| err("internal: empty stack"))?;
         let pos = top.node.pos.clone();
-        top.replace = Some(to_val(v, &pos).map_err(err)?);
+        let strict = Frag::from_value(v).is_some();
+        top.replace = Some((to_val(v, &pos).map_err(err)?, strict));
         Ok(())
     }
 }
@@ -854,7 +864,8 @@ fn splice(parent: &mut Entry, placeholder: &Node, repl: Val, implicit: bool) -> 
                             it.key.display()
                         )));
                     }
-                    parent.node.items[i] = it;
+                    parent.node.items.remove(i);
+                    parent.node.items.push(it);
                 } else {
                     parent.node.items.push(it);
                 }
