@@ -548,6 +548,11 @@ pub fn apply(
 
 fn ann_type(v: &AnnVal) -> String {
     match v {
+        AnnVal::Data(Val::Scalar(Scalar::Str(_))) => "starlark.String".into(),
+        AnnVal::Data(Val::Scalar(Scalar::Int(_))) => "starlark.Int".into(),
+        AnnVal::Data(Val::Scalar(Scalar::Bool(_))) => "starlark.Bool".into(),
+        AnnVal::Data(Val::Scalar(Scalar::Float(_))) => "starlark.Float".into(),
+        AnnVal::Data(Val::Scalar(Scalar::Null)) => "starlark.NoneType".into(),
         AnnVal::Data(d) => d.type_name().to_string(),
         AnnVal::Matcher(_) => "matcher".into(),
         AnnVal::Func(_) => "function".into(),
@@ -770,7 +775,7 @@ fn assert_check(item: &Node, left: &Node, c: &mut dyn Caller) -> Result<(), Over
                         }
                     }
                     other => Err(oerr(format!(
-                        "Expected @overlay/assert via function to return None, bool or tuple, but was {}",
+                        "Expected via invocation to return NoneType, Bool or Tuple(Bool,String), but returned neither of those (got {})",
                         other.type_name()
                     ))),
                 };
@@ -969,7 +974,14 @@ fn insert_where(item: &Node) -> Result<(bool, bool), OverlayError> {
         match k.as_str() {
             "before" => before = v.as_bool().unwrap_or(false),
             "after" => after = v.as_bool().unwrap_or(false),
-            "via" => {}
+            "via" => {
+                if !matches!(v, AnnVal::Func(_)) {
+                    return Err(oerr(format!(
+                        "Expected 'overlay/insert' annotation keyword argument 'via' to be function, but was {}",
+                        ann_type(v)
+                    )));
+                }
+            }
             other => {
                 return Err(oerr(format!(
                     "Unknown 'overlay/insert' annotation keyword argument '{other}'"
