@@ -1278,7 +1278,6 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
             Ok(v) => heap.alloc((v, Value::new_none())),
             Err(e) => {
                 let msg = format!("{}", e.without_diagnostic());
-                let msg = msg.strip_prefix("fail: ").unwrap_or(&msg).to_string();
                 heap.alloc((Value::new_none(), heap.alloc(msg)))
             }
         })
@@ -1295,8 +1294,9 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
         Ok(from_val(&v, eval.heap()))
     }
 
+    /// Fails with exactly `msg` (ytt's builtins prefix their own name).
     fn __assert_fail(msg: &str) -> anyhow::Result<NoneType> {
-        Err(err(format!("fail: {msg}")))
+        Err(err(msg.to_string()))
     }
 
     fn __yaml_encode<'v>(v: Value<'v>) -> anyhow::Result<String> {
