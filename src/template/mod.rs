@@ -476,6 +476,11 @@ fn run_in(
         }
     }
     for (i, f) in opts.files.iter().enumerate() {
+        if f.mark_type.as_deref() == Some("starlark") && !is_private_lib(&f.path) {
+            // explicitly marked Starlark inputs run like templates
+            ws.eval_file(i).map_err(|e| terr(e.0))?;
+            continue;
+        }
         if f.is_yaml() || f.is_star() || is_private_lib(&f.path) || f.path.contains(".lib.") {
             continue;
         }

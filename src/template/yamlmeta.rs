@@ -181,8 +181,9 @@ fn apply_merge_keys(map: &mut Node) {
     {
         return;
     }
+    // as go-yaml: merged keys take the place of `<<`, explicit keys override
+    // them in place
     let mut out: Vec<Node> = Vec::new();
-    let mut merged: Vec<Node> = Vec::new();
     for it in std::mem::take(&mut map.items) {
         if matches!(&it.key, Scalar::Str(k) if k == "<<") {
             let srcs: Vec<Node> = match &it.val {
@@ -194,20 +195,17 @@ fn apply_merge_keys(map: &mut Node) {
                     .collect(),
                 _ => vec![],
             };
-            for s in srcs {
-                for mi in s.items {
-                    if !merged.iter().any(|m| m.key.same(&mi.key)) {
-                        merged.push(mi);
+            for src in srcs {
+                for mi in src.items {
+                    if !out.iter().any(|o| o.key.same(&mi.key)) {
+                        out.push(mi);
                     }
                 }
             }
+        } else if let Some(i) = out.iter().position(|o| o.key.same(&it.key)) {
+            out[i] = it;
         } else {
             out.push(it);
-        }
-    }
-    for m in merged {
-        if !out.iter().any(|o| o.key.same(&m.key)) {
-            out.push(m);
         }
     }
     map.items = out;
