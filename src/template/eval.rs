@@ -1832,11 +1832,18 @@ fn has_anns(v: &Val) -> bool {
 /// Resolves a `data.read`/`data.list` path: absolute from the root, else
 /// relative to the calling file's directory.
 fn data_path(dir: &str, path: &str) -> String {
-    let base = if path.starts_with('/') { "" } else { dir };
-    let joined = if base.is_empty() {
-        path.trim_start_matches('/').to_string()
+    // absolute paths start at the root of the library holding `dir`
+    let with_slash = format!("{dir}/");
+    let base = if path.starts_with('/') {
+        lib_root(&with_slash)
     } else {
-        format!("{base}/{path}")
+        dir
+    };
+    let rel = path.trim_start_matches('/');
+    let joined = if base.is_empty() {
+        rel.to_string()
+    } else {
+        format!("{base}/{rel}")
     };
     join_rel("", &joined)
 }
@@ -1850,6 +1857,12 @@ fn data_natives(builder: &mut GlobalsBuilder) {
     ) -> anyhow::Result<Value<'v>> {
         let c = ctx(eval)?;
         let path = path.unpack_str();
+        let root = lib_root(&format!("{dir}/")).to_string();
+        let root_prefix = if root.is_empty() {
+            String::new()
+        } else {
+            format!("{root}/")
+        };
         let sub = data_path(dir, path.unwrap_or(""));
         let prefix = if sub.is_empty() {
             String::new()
@@ -1861,10 +1874,11 @@ fn data_natives(builder: &mut GlobalsBuilder) {
             .scope
             .files
             .iter()
-            .filter(|f| !f.path.starts_with("_ytt_lib/") && f.path.starts_with(&prefix))
+            .filter(|f| f.path.starts_with(&prefix) && f.path.starts_with(&root_prefix))
+            .filter(|f| !f.path[root_prefix.len()..].contains("_ytt_lib/"))
             .map(|f| {
                 if abs {
-                    format!("/{}", f.path)
+                    format!("/{}", &f.path[root_prefix.len()..])
                 } else {
                     f.path[prefix.len()..].to_string()
                 }
