@@ -1070,6 +1070,9 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
                 "Expected to find library '{name}' (hint: put it in '{base}')"
             )));
         }
+        // as ytt orders a library's files: a directory's own files first
+        let mut files = files;
+        files.sort_by_key(|f| f.path.matches('/').count());
         let mut st = LibState {
             name: name.to_string(),
             files,
