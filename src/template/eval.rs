@@ -538,6 +538,9 @@ pub struct LibRef {
     pub plain: bool,
     /// The ref as the user wrote it (for messages about unused refs).
     pub full_ref: String,
+    /// `#@data/values after_library_module=True`: applied after values given
+    /// with `with_data_values()`.
+    pub after: bool,
     pub used: std::cell::Cell<bool>,
 }
 
@@ -559,6 +562,8 @@ pub struct LibState {
     pub schema: Vec<Node>,
     /// Data values documents applied after the library's own: (doc, plain).
     pub values: Vec<(Node, bool)>,
+    /// Library-ref documents marked `after_library_module=True`.
+    pub after_values: Vec<Node>,
     pub refs: Vec<LibRef>,
     pub ignore_unknown: bool,
     pub implicit_map_key_overrides: bool,
@@ -1103,6 +1108,8 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
             if rest.is_empty() {
                 if r.schema {
                     st.schema.push(doc);
+                } else if r.after {
+                    st.after_values.push(doc);
                 } else {
                     st.values.push((doc, r.plain));
                 }
@@ -1113,6 +1120,7 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
                     schema: r.schema,
                     plain: r.plain,
                     full_ref: r.full_ref.clone(),
+                    after: r.after,
                     used: std::cell::Cell::new(false),
                 });
             }

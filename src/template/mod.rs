@@ -234,6 +234,7 @@ fn run_in(
                     doc: d,
                     schema: true,
                     plain: false,
+                    after: false,
                     used: std::cell::Cell::new(false),
                 });
                 continue;
@@ -303,12 +304,18 @@ fn run_in(
                 continue;
             }
             if let Some(lr) = library_ref(&d)? {
+                let after = d
+                    .ann("data/values")
+                    .and_then(|a| a.kwarg("after_library_module"))
+                    .and_then(|v| v.as_bool())
+                    .unwrap_or(false);
                 ws.scope.refs.borrow_mut().push(eval::LibRef {
                     full_ref: lr.clone(),
                     lib_ref: lr,
                     doc: d,
                     schema: false,
                     plain: false,
+                    after,
                     used: std::cell::Cell::new(false),
                 });
                 continue;
@@ -338,6 +345,17 @@ fn run_in(
             schema_field.as_ref(),
             &dv_sources,
             *plain,
+        )?;
+    }
+    for d in &lib.after_values {
+        dv_sources.push("additional data values".into());
+        apply_dv(
+            &ws,
+            &mut values,
+            d,
+            schema_field.as_ref(),
+            &dv_sources,
+            false,
         )?;
     }
 
@@ -389,6 +407,7 @@ fn run_in(
                 doc: d,
                 schema: false,
                 plain: true,
+                after: false,
                 used: std::cell::Cell::new(false),
             });
             continue;
