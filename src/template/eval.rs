@@ -2054,16 +2054,6 @@ fn join_rel(from: &str, path: &str) -> String {
     parts.join("/")
 }
 
-/// Reports evaluation time with `STRATA_TEMPLATE_PROFILE`.
-struct Timer(std::time::Instant, String);
-impl Drop for Timer {
-    fn drop(&mut self) {
-        if std::env::var_os("STRATA_TEMPLATE_PROFILE").is_some() {
-            eprintln!("  eval {}: {:?}", self.1, self.0.elapsed());
-        }
-    }
-}
-
 impl Workspace {
     pub fn new(files: Vec<SrcFile>) -> Self {
         Self::with_registry(files, Rc::new(Registry::default()))
@@ -2203,16 +2193,9 @@ impl Workspace {
         doc: &Node,
     ) -> Result<(FrozenModule, Option<Node>), EvalError> {
         let fid = self.reg.compiled.borrow().len();
-        let t = std::time::Instant::now();
         let c = super::compile::compile_yaml(doc, fid, path, self.ignore_unknown)
             .map_err(|e| EvalError(e.to_string()))?;
-        if std::env::var_os("STRATA_TEMPLATE_PROFILE").is_some() {
-            eprintln!("  compile {path}: {:?}", t.elapsed());
-        }
         let code = c.code.clone();
-        if std::env::var_os("STRATA_TEMPLATE_DEBUG").is_some() {
-            eprintln!("--- compiled {path}\n{code}");
-        }
         self.reg.compiled.borrow_mut().push(Rc::new(c));
         self.eval_code(path, &code, Some(fid))
     }
@@ -2223,14 +2206,8 @@ impl Workspace {
         code: &str,
         fid: Option<usize>,
     ) -> Result<(FrozenModule, Option<Node>), EvalError> {
-        let t = std::time::Instant::now();
         let ast = AstModule::parse(path, code.to_string(), &dialect())
             .map_err(|e| EvalError(self.describe(e, fid)))?;
-        if std::env::var_os("STRATA_TEMPLATE_PROFILE").is_some() {
-            eprintln!("  parse {path}: {:?}", t.elapsed());
-        }
-        let t = std::time::Instant::now();
-        let _timer = Timer(t, path.to_string());
         let ctx = Ctx::new(
             self.reg.clone(),
             self.scope.clone(),

@@ -176,7 +176,6 @@ fn run_in(
         return Err(terr("Data values schema export only supported in OpenAPI v3 format; specify format with --output=openapi-v3 flag"));
     }
 
-    let mut t0 = std::time::Instant::now();
     // 1. parse YAML inputs and sort documents by kind
     struct Parsed {
         idx: usize,
@@ -207,7 +206,6 @@ fn run_in(
         parsed.push(Parsed { idx, doc, types });
     }
 
-    phase(&mut t0, "2. schema");
     // 2. schema
     let mut schema_doc: Option<Node> = None;
     let mut schema_docs: Vec<Node> = Vec::new();
@@ -275,7 +273,6 @@ fn run_in(
         });
     }
 
-    phase(&mut t0, "3. data values documents");
     // 3. data values documents
     let mut values: Option<Val> = schema_field.as_ref().map(|f| f.default.clone());
     let mut dv_sources: Vec<String> = Vec::new();
@@ -359,7 +356,6 @@ fn run_in(
         )?;
     }
 
-    phase(&mut t0, "4. --data-values-file and other flags");
     // 4. --data-values-file and other flags
     for f in &opts.data_values_files {
         let doc = yamlmeta::parse(&f.text, &f.path, opts.strict).map_err(|e| {
@@ -464,7 +460,6 @@ fn run_in(
         });
     }
 
-    phase(&mut t0, "5. templates");
     // 5. templates
     ws.set_data_values(values);
     let mut out_docs: Vec<(Node, String)> = Vec::new();
@@ -529,7 +524,6 @@ fn run_in(
         }));
     }
 
-    phase(&mut t0, "6. overlays");
     // 6. overlays
     let (docs, names): (Vec<Node>, Vec<String>) = out_docs.into_iter().unzip();
     let mut left = Node::new(Kind::DocSet, Pos::unknown());
@@ -554,7 +548,6 @@ fn run_in(
             ))
         })?;
     }
-    phase(&mut t0, "output");
     let docs = match left_val {
         Val::Node(n) => n.items,
         _ => vec![],
@@ -609,14 +602,6 @@ fn export_symbol(
             )))
         }
     }
-}
-
-/// Prints phase timings when `STRATA_TEMPLATE_PROFILE` is set.
-fn phase(t0: &mut std::time::Instant, next: &str) {
-    if std::env::var_os("STRATA_TEMPLATE_PROFILE").is_some() {
-        eprintln!("strata template: {:?} before {next}", t0.elapsed());
-    }
-    *t0 = std::time::Instant::now();
 }
 
 /// A document set with only the documents of one kind (others become empty
