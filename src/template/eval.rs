@@ -564,6 +564,9 @@ pub struct LibState {
     pub values: Vec<(Node, bool)>,
     /// Library-ref documents marked `after_library_module=True`.
     pub after_values: Vec<Node>,
+    /// The parent's refs this instance takes: they count as used once the
+    /// library is evaluated (as in ytt).
+    pub consumed: Vec<(Rc<Scope>, usize)>,
     pub refs: Vec<LibRef>,
     pub ignore_unknown: bool,
     pub implicit_map_key_overrides: bool,
@@ -1086,7 +1089,7 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
             disable_validation: disable_validation || c.disable_validation,
             ..Default::default()
         };
-        for r in c.scope.refs.borrow().iter() {
+        for (ri, r) in c.scope.refs.borrow().iter().enumerate() {
             let Some((first, rest)) = split_lib_ref(&r.lib_ref) else {
                 continue;
             };
@@ -1102,7 +1105,7 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
             if !(path_ok && alias_ok) {
                 continue;
             }
-            r.used.set(true);
+            st.consumed.push((c.scope.clone(), ri));
             let mut doc = r.doc.clone();
             doc.anns.retain(|a| a.name != "library/ref");
             if rest.is_empty() {
@@ -1168,6 +1171,7 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
             .get(handle as usize)
             .cloned()
             .ok_or_else(|| err("internal: unknown library"))?;
+        mark_used(&st);
         let out = super::run_library(&st, c.reg.clone(), super::LibMode::Eval)
             .map_err(|e| err(format!("Evaluating library '{}': {}", st.name, e.0)))?;
         let mut ds = Node::new(Kind::DocSet, Pos::unknown());
@@ -1187,6 +1191,7 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
             .get(handle as usize)
             .cloned()
             .ok_or_else(|| err("internal: unknown library"))?;
+        mark_used(&st);
         let out = super::run_library(&st, c.reg.clone(), super::LibMode::Values)
             .map_err(|e| err(format!("Evaluating library '{}': {}", st.name, e.0)))?;
         Ok(from_val(&out.values.unwrap_or(Val::null()), eval.heap()))
@@ -1212,6 +1217,7 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
                 "Symbols starting with '_' are private, and cannot be exported (symbol '{name}')"
             )));
         }
+        mark_used(&st);
         let mode = super::LibMode::Export(name.to_string(), path.map(str::to_string));
         let out = super::run_library(&st, c.reg.clone(), mode)
             .map_err(|e| err(format!("Exporting from library '{}': {}", st.name, e.0)))?;
@@ -1816,6 +1822,14 @@ fn ytt_module_src(name: &str) -> Option<&'static str> {
         "regexp" => "regexp = __ns(match = __regexp_match, replace = __regexp_replace)\n",
         _ => return None,
     })
+}
+
+fn mark_used(st: &LibState) {
+    for (scope, i) in &st.consumed {
+        if let Some(r) = scope.refs.borrow().get(*i) {
+            r.used.set(true);
+        }
+    }
 }
 
 /// Splits `@first@rest` into ("first", "@rest").
