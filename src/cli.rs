@@ -108,10 +108,7 @@ pub fn render_github(d: &Diagnostic) -> String {
     };
     let mut props = Vec::new();
     if let Some(f) = &d.file {
-        props.push(format!(
-            "file={}",
-            escape_property(&f.display().to_string())
-        ));
+        props.push(format!("file={}", escape_property(&f.display().to_string())));
     }
     if let Some(l) = d.line {
         props.push(format!("line={l}"));
@@ -127,9 +124,7 @@ pub fn render_github(d: &Diagnostic) -> String {
 }
 
 fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
 }
 
 fn escape_property(s: &str) -> String {
