@@ -36,6 +36,8 @@ pub enum Command {
     Lint(commands::lint::LintArgs),
     /// Post the diff and lint findings on the pull request as one comment, kept up to date
     Comment(commands::comment::CommentArgs),
+    /// Render ytt-style templates, data values and overlays (ytt flags)
+    Template(Box<commands::template::TemplateArgs>),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -71,6 +73,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Diff(args) => commands::diff::run(args),
         Command::Lint(args) => commands::lint::run(args),
         Command::Comment(args) => commands::comment::run(args),
+        Command::Template(args) => commands::template::run(*args),
     }
 }
 

@@ -19,5 +19,6 @@ pub mod lint;
 pub mod order;
 pub mod packages;
 pub mod publish;
+pub mod template;
 pub mod value;
 pub mod yaml;

@@ -9,3 +9,4 @@ pub mod lint;
 pub mod order;
 pub mod package;
 pub mod push;
+pub mod template;

@@ -107,6 +107,9 @@ impl ImportResolver for KapitanResolver {
     }
 }
 
+/// The field name serde_json's `arbitrary_precision` uses for numbers.
+const ARBITRARY_PRECISION_KEY: &str = "$serde_json::private::Number";
+
 /// Converts an evaluated jsonnet value into a compile value. Integral
 /// numbers in the `i64` range become integers, like Python's `json.loads`
 /// of jsonnet's output (larger ones stay floats and print as integers).
@@ -132,6 +135,23 @@ pub fn val_to_value(v: &Val) -> JrResult<Value> {
         }
         Val::Obj(o) => {
             let mut fields = o.fields();
+            // starlark (the template engine) turns on serde_json's
+            // `arbitrary_precision`, under which jrsonnet's `std.parseJson`
+            // reads a number as this one-field object; read it back as the
+            // number it is.
+            if let [only] = fields.as_slice() {
+                if only.as_str() == ARBITRARY_PRECISION_KEY {
+                    if let Some(Val::Str(text)) = o.get(only.clone())? {
+                        let text = text.into_flat().to_string();
+                        if let Ok(i) = text.parse::<i64>() {
+                            return Ok(Value::Int(i));
+                        }
+                        if let Ok(f) = text.parse::<f64>() {
+                            return Ok(Value::Float(f));
+                        }
+                    }
+                }
+            }
             fields.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
             let mut m = Map::with_capacity(fields.len());
             for f in fields {

@@ -7,6 +7,7 @@ mod order;
 mod packages;
 mod publish;
 mod review;
+mod template;
 
 /// The shared conformance corpora beside the project root (`../shared/conformance`).
 #[allow(dead_code)]

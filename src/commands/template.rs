@@ -1,0 +1,294 @@
+//! `strata template`: ytt-compatible templating (same flags as ytt for
+//! files, data values and output).
+
+use crate::template::eval::SrcFile;
+use crate::template::node::{Scalar, Val};
+use crate::template::{self, FlagValue, Options};
+use anyhow::Context;
+use clap::Args;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct TemplateArgs {
+    /// File or directory (ytt -f); `name=path` sets the file's relative name
+    #[arg(short = 'f', long = "file", value_name = "PATH")]
+    pub files: Vec<String>,
+    /// Set a data value as a string: key=value (key may be a.b.c)
+    #[arg(short = 'v', long = "data-value", value_name = "KEY=VAL")]
+    pub data_value: Vec<String>,
+    /// Set a data value parsed as YAML: key=value
+    #[arg(long = "data-value-yaml", value_name = "KEY=YAML")]
+    pub data_value_yaml: Vec<String>,
+    /// Set a data value to a file's contents: key=path
+    #[arg(long = "data-value-file", value_name = "KEY=PATH")]
+    pub data_value_file: Vec<String>,
+    /// Plain YAML file (or directory) of data values
+    #[arg(long = "data-values-file", value_name = "PATH")]
+    pub data_values_file: Vec<String>,
+    /// Environment variables with this prefix set data values (PREFIX_a__b=v)
+    #[arg(long = "data-values-env", value_name = "PREFIX")]
+    pub data_values_env: Vec<String>,
+    /// Like --data-values-env, values parsed as YAML
+    #[arg(long = "data-values-env-yaml", value_name = "PREFIX")]
+    pub data_values_env_yaml: Vec<String>,
+    /// Print the final data values instead of templates
+    #[arg(long = "data-values-inspect")]
+    pub data_values_inspect: bool,
+    /// Print the data values schema (with --output openapi-v3)
+    #[arg(long = "data-values-schema-inspect")]
+    pub data_values_schema_inspect: bool,
+    /// Output format of inspections (openapi-v3)
+    #[arg(short = 'o', long = "output", value_name = "FORMAT")]
+    pub output: Option<String>,
+    /// Write results as files into this directory instead of stdout
+    #[arg(long = "output-files", value_name = "DIR")]
+    pub output_files: Option<PathBuf>,
+    /// File marks (path:type=yaml-plain, ...); accepted, partly honoured
+    #[arg(long = "file-mark", value_name = "MARK")]
+    pub file_mark: Vec<String>,
+    /// Reject ambiguous YAML scalars such as `yes`
+    #[arg(long = "strict", short = 's')]
+    pub strict: bool,
+    /// Treat comments that are not `#@`/`#!` as plain comments
+    #[arg(long = "ignore-unknown-comments")]
+    pub ignore_unknown_comments: bool,
+    /// Let later map keys override earlier ones
+    #[arg(long = "implicit-map-key-overrides")]
+    pub implicit_map_key_overrides: bool,
+    /// Skip data value validations
+    #[arg(long = "dangerous-data-values-disable-validation")]
+    pub dangerous_disable_validation: bool,
+}
+
+fn walk(dir: &Path, base: &Path, out: &mut Vec<(String, PathBuf)>) -> anyhow::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read directory {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, base, out)?;
+        } else {
+            let rel = p
+                .strip_prefix(base)
+                .unwrap_or(&p)
+                .to_string_lossy()
+                .replace('\\', "/");
+            out.push((rel, p));
+        }
+    }
+    Ok(())
+}
+
+fn expand(spec: &str) -> anyhow::Result<Vec<(String, PathBuf)>> {
+    let (name, path) = match spec.split_once('=') {
+        Some((n, p)) if !n.is_empty() => (Some(n.to_string()), PathBuf::from(p)),
+        _ => (None, PathBuf::from(spec)),
+    };
+    if path.is_dir() {
+        let mut out = Vec::new();
+        walk(&path, &path, &mut out)?;
+        if let Some(n) = name {
+            for (rel, _) in out.iter_mut() {
+                *rel = format!("{}/{}", n.trim_end_matches('/'), rel);
+            }
+        }
+        return Ok(out);
+    }
+    if !path.exists() {
+        anyhow::bail!("Checking file '{}': file does not exist", path.display());
+    }
+    let rel = name.unwrap_or_else(|| {
+        path.file_name()
+            .map(|f| f.to_string_lossy().to_string())
+            .unwrap_or_default()
+    });
+    Ok(vec![(rel, path)])
+}
+
+fn read(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+fn split_kv(s: &str, flag: &str) -> anyhow::Result<(String, String)> {
+    match s.split_once('=') {
+        Some((k, v)) => Ok((k.to_string(), v.to_string())),
+        None => anyhow::bail!("Expected {flag} '{s}' to be in format 'key=value'"),
+    }
+}
+
+/// `--file-mark path:key=value` (path may be a glob): exclude or retype files.
+fn apply_file_marks(files: &mut Vec<SrcFile>, marks: &[String]) -> anyhow::Result<()> {
+    for m in marks {
+        let Some((path, kv)) = m.rsplit_once(':') else {
+            anyhow::bail!("Expected file mark '{m}' to be in format 'path:key=value'");
+        };
+        let Some((key, value)) = kv.split_once('=') else {
+            anyhow::bail!("Expected file mark '{m}' to be in format 'path:key=value'");
+        };
+        let glob = globset::Glob::new(path)
+            .with_context(|| format!("invalid path in file mark '{m}'"))?
+            .compile_matcher();
+        let matches = |f: &SrcFile| f.path == path || glob.is_match(&f.path);
+        match key {
+            "exclude" => {
+                if value == "true" {
+                    files.retain(|f| !matches(f));
+                }
+            }
+            "type" => {
+                for f in files.iter_mut().filter(|f| matches(f)) {
+                    f.mark_type = Some(value.to_string());
+                }
+            }
+            "path" | "for-output" => {}
+            other => anyhow::bail!("Unknown file mark '{other}' in '{m}'"),
+        }
+    }
+    Ok(())
+}
+
+fn yaml_value(text: &str, what: &str, strict: bool) -> anyhow::Result<Val> {
+    let d = template::yamlmeta::parse(text, what, strict)
+        .map_err(|e| anyhow::anyhow!("Deserializing value for {what}: {}", e.message))?;
+    Ok(d.items
+        .into_iter()
+        .next()
+        .map(|d| d.val)
+        .unwrap_or(Val::null()))
+}
+
+fn env_values(prefix: &str, as_yaml: bool, strict: bool) -> anyhow::Result<Vec<FlagValue>> {
+    // `@lib:PREFIX` sends the values to a private library
+    let (lib, prefix) = match prefix.strip_prefix('@').and_then(|r| r.rsplit_once(':')) {
+        Some((lib, p)) => (Some(lib), p),
+        None => (None, prefix),
+    };
+    let mut vars: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| k.starts_with(&format!("{prefix}_")))
+        .collect();
+    vars.sort();
+    let mut out = Vec::new();
+    for (k, v) in vars {
+        let key = k[prefix.len() + 1..].replace("__", ".");
+        let value = if as_yaml {
+            yaml_value(&v, &k, strict)?
+        } else {
+            Val::Scalar(Scalar::Str(v))
+        };
+        let key = match lib {
+            Some(l) => format!("@{l}:{key}"),
+            None => key,
+        };
+        out.push(FlagValue {
+            key,
+            value,
+            source: format!("{prefix}_* env vars"),
+        });
+    }
+    Ok(out)
+}
+
+pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
+    let mut opts = Options {
+        data_values_inspect: args.data_values_inspect,
+        schema_inspect: args.data_values_schema_inspect,
+        output: args.output.clone(),
+        strict: args.strict,
+        ignore_unknown_comments: args.ignore_unknown_comments,
+        implicit_map_key_overrides: args.implicit_map_key_overrides,
+        disable_validation: args.dangerous_disable_validation,
+        ..Default::default()
+    };
+    for spec in &args.files {
+        for (rel, path) in expand(spec)? {
+            opts.files.push(SrcFile::new(rel, read(&path)?));
+        }
+    }
+    apply_file_marks(&mut opts.files, &args.file_mark)?;
+    for spec in &args.data_values_file {
+        let p = PathBuf::from(spec);
+        if p.is_dir() {
+            let mut out = Vec::new();
+            walk(&p, &p, &mut out)?;
+            for (rel, path) in out {
+                if !(rel.ends_with(".yml") || rel.ends_with(".yaml")) {
+                    continue;
+                }
+                opts.data_values_files.push(SrcFile::new(rel, read(&path)?));
+            }
+        } else {
+            opts.data_values_files
+                .push(SrcFile::new(spec.clone(), read(&p)?));
+        }
+    }
+    for p in &args.data_values_env {
+        opts.flag_values.extend(env_values(p, false, args.strict)?);
+    }
+    for p in &args.data_values_env_yaml {
+        opts.flag_values.extend(env_values(p, true, args.strict)?);
+    }
+    for s in &args.data_value {
+        let (k, v) = split_kv(s, "--data-value")?;
+        opts.flag_values.push(FlagValue {
+            key: k,
+            value: Val::Scalar(Scalar::Str(v)),
+            source: "kv arg".into(),
+        });
+    }
+    for s in &args.data_value_yaml {
+        let (k, v) = split_kv(s, "--data-value-yaml")?;
+        if k.matches(':').count() > 0 && !k.starts_with('@') {
+            anyhow::bail!("Expected at most one library-key separator ':' in '{k}'");
+        }
+        opts.flag_values.push(FlagValue {
+            key: k.clone(),
+            value: yaml_value(&v, &k, args.strict)?,
+            source: "kv arg".into(),
+        });
+    }
+    for s in &args.data_value_file {
+        let (k, p) = split_kv(s, "--data-value-file")?;
+        opts.flag_values.push(FlagValue {
+            key: k,
+            value: Val::Scalar(Scalar::Str(read(Path::new(&p))?)),
+            source: "kv arg".into(),
+        });
+    }
+    let out = template::run(&opts).map_err(|e| anyhow::anyhow!("{}", e.0))?;
+    match &args.output_files {
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(out.to_yaml().as_bytes())?;
+        }
+        Some(dir) => {
+            let mut per_file: Vec<(String, Vec<crate::template::node::Node>)> = Vec::new();
+            for (d, name) in out.docs.into_iter().zip(out.doc_files) {
+                match per_file.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, v)) => v.push(d),
+                    None => per_file.push((name, vec![d])),
+                }
+            }
+            for (name, docs) in per_file {
+                let p = dir.join(&name);
+                if let Some(parent) = p.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::write(&p, template::emit::encode_docs(docs.iter()))
+                    .with_context(|| format!("cannot write {}", p.display()))?;
+            }
+            for (name, text) in out.files {
+                let p = dir.join(&name);
+                if let Some(parent) = p.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::write(&p, text)
+                    .with_context(|| format!("cannot write {}", p.display()))?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
