@@ -10,6 +10,7 @@ pub mod commands;
 pub mod compile;
 pub mod diagnostics;
 pub mod error;
+pub mod fetch;
 pub mod git;
 pub mod inventory;
 pub mod order;
