@@ -2,6 +2,7 @@
 //! library and rendering. Only this layer (and `cli`) uses `anyhow` and prints.
 
 pub mod compile;
+pub mod fetch;
 pub mod inventory;
 pub mod order;
 pub mod package;
