@@ -138,10 +138,12 @@ fn credentials(args: &FetchArgs) -> anyhow::Result<Option<Credentials>> {
 pub fn read_deps(file: &Path) -> anyhow::Result<Vec<Dependency>> {
     let text =
         std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let values =
-        crate::yaml::load_values(&text).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+    let values = crate::yaml::load_values(&text).map_err(|e| anyhow!("{}: {e}", file.display()))?;
     let Some(mut v) = values.into_iter().next() else {
-        bail!("{}: empty file, expected a list or map of dependencies", file.display());
+        bail!(
+            "{}: empty file, expected a list or map of dependencies",
+            file.display()
+        );
     };
     for key in ["parameters", "components"] {
         if let Some(inner) = v.as_map().and_then(|m| m.get(key)) {
@@ -158,8 +160,8 @@ pub fn read_deps(file: &Path) -> anyhow::Result<Vec<Dependency>> {
         }
     };
     let one = |name: String, at: &str, m: &crate::value::Map| -> anyhow::Result<Dependency> {
-        let url = field(m, at, "url")?
-            .ok_or_else(|| anyhow!("{}: {at}: no `url`", file.display()))?;
+        let url =
+            field(m, at, "url")?.ok_or_else(|| anyhow!("{}: {at}: no `url`", file.display()))?;
         let version = field(m, at, "version")?
             .ok_or_else(|| anyhow!("{}: {at}: no `version`", file.display()))?;
         Ok(Dependency {

@@ -123,16 +123,20 @@ fn read_jsonnetfile(dir: &Path, ext_vars: &[(String, String)]) -> Result<Option<
             file: json.clone(),
             message: e.to_string(),
         })?;
-        return serde_json::from_str(&text).map(Some).map_err(|e| JbError::File {
-            file: json,
-            message: format!("invalid JSON: {e}"),
-        });
+        return serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| JbError::File {
+                file: json,
+                message: format!("invalid JSON: {e}"),
+            });
     }
     if jsonnet.is_file() {
-        return render(&jsonnet, ext_vars).map(Some).map_err(|message| JbError::File {
-            file: jsonnet,
-            message,
-        });
+        return render(&jsonnet, ext_vars)
+            .map(Some)
+            .map_err(|message| JbError::File {
+                file: jsonnet,
+                message,
+            });
     }
     Ok(None)
 }
@@ -208,7 +212,11 @@ fn parse_deps(file: &Path, v: &Json) -> Result<(Vec<Dep>, bool), JbError> {
         let version = d
             .get("version")
             .and_then(Json::as_str)
-            .unwrap_or(if matches!(src, Source::Git { .. }) { "master" } else { "" })
+            .unwrap_or(if matches!(src, Source::Git { .. }) {
+                "master"
+            } else {
+                ""
+            })
             .to_string();
         out.push(Dep {
             source: src,
@@ -244,7 +252,11 @@ fn dir_sum(dir: &Path) -> Option<String> {
     for f in files {
         let rel = f.strip_prefix(dir).ok()?.to_string_lossy().into_owned();
         let data = match std::fs::symlink_metadata(&f).ok()?.file_type().is_symlink() {
-            true => std::fs::read_link(&f).ok()?.to_string_lossy().as_bytes().to_vec(),
+            true => std::fs::read_link(&f)
+                .ok()?
+                .to_string_lossy()
+                .as_bytes()
+                .to_vec(),
             false => std::fs::read(&f).ok()?,
         };
         h.update(rel.as_bytes());
@@ -312,11 +324,13 @@ pub fn install(dir: &Path, opts: &JbOptions) -> Result<Vec<Installed>, JbError> 
                     });
                 }
                 let rel = Path::new("..").join(directory);
-                relink(&vendor.join(dep.legacy()), &rel).map_err(|message| JbError::Dependency {
-                    name: name.clone(),
-                    remote: String::new(),
-                    version: String::new(),
-                    message,
+                relink(&vendor.join(dep.legacy()), &rel).map_err(|message| {
+                    JbError::Dependency {
+                        name: name.clone(),
+                        remote: String::new(),
+                        version: String::new(),
+                        message,
+                    }
                 })?;
                 let inst = Installed {
                     name: name.clone(),
@@ -328,7 +342,8 @@ pub fn install(dir: &Path, opts: &JbOptions) -> Result<Vec<Installed>, JbError> 
                 (inst, String::new(), target)
             }
             Source::Git { remote, subdir } => {
-                let (inst, sum) = install_git(&dep, remote, subdir, &vendor, &locked, &mut repos, opts)?;
+                let (inst, sum) =
+                    install_git(&dep, remote, subdir, &vendor, &locked, &mut repos, opts)?;
                 if let Some(l) = &legacy {
                     if l != &name {
                         relink(&vendor.join(l), Path::new(&name)).map_err(|message| {
@@ -446,7 +461,9 @@ fn install_git(
         .id();
     let tree_id = repo.commit_tree(commit).map_err(|e| err(e.to_string()))?;
     let sub = subdir.trim_matches('/');
-    let files = repo.list_tree(tree_id, sub).map_err(|e| err(e.to_string()))?;
+    let files = repo
+        .list_tree(tree_id, sub)
+        .map_err(|e| err(e.to_string()))?;
     if files.is_empty() && !sub.is_empty() {
         return Err(err(format!("`subdir` {sub} does not exist at {commit}")));
     }
@@ -497,7 +514,10 @@ fn relink(link: &Path, target: &Path) -> Result<(), String> {
     }
     #[cfg(not(unix))]
     {
-        Err(format!("{}: symlinks are only supported on Unix", link.display()))
+        Err(format!(
+            "{}: symlinks are only supported on Unix",
+            link.display()
+        ))
     }
 }
 
@@ -516,12 +536,26 @@ mod tests {
             legacy_name: name.map(str::to_string),
             legacy_imports: true,
         };
-        let a = d("https://github.com/coreos/kube-prometheus", "jsonnet/kube-prometheus", None);
-        assert_eq!(a.name(), "github.com/coreos/kube-prometheus/jsonnet/kube-prometheus");
+        let a = d(
+            "https://github.com/coreos/kube-prometheus",
+            "jsonnet/kube-prometheus",
+            None,
+        );
+        assert_eq!(
+            a.name(),
+            "github.com/coreos/kube-prometheus/jsonnet/kube-prometheus"
+        );
         assert_eq!(a.legacy(), "kube-prometheus");
-        let b = d("https://github.com/bitnami-labs/kube-libsonnet.git", "", None);
+        let b = d(
+            "https://github.com/bitnami-labs/kube-libsonnet.git",
+            "",
+            None,
+        );
         assert_eq!(b.name(), "github.com/bitnami-labs/kube-libsonnet");
         assert_eq!(b.legacy(), "kube-libsonnet");
-        assert_eq!(d("https://github.com/a/b", "lib", Some("bee")).legacy(), "bee");
+        assert_eq!(
+            d("https://github.com/a/b", "lib", Some("bee")).legacy(),
+            "bee"
+        );
     }
 }

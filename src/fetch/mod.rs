@@ -130,10 +130,7 @@ impl FetchError {
 /// `<host>/<path>.git` (`local/<path>.git` for file URLs), like Commodore.
 pub fn repo_dir_name(url: &str) -> String {
     let (host, path) = match gix::Url::try_from(url) {
-        Ok(u) => (
-            u.host().unwrap_or("local").to_string(),
-            u.path.to_string(),
-        ),
+        Ok(u) => (u.host().unwrap_or("local").to_string(), u.path.to_string()),
         Err(_) => ("local".to_string(), url.to_string()),
     };
     let path = path.trim_matches('/');
@@ -143,13 +140,25 @@ pub fn repo_dir_name(url: &str) -> String {
         .filter(|p| !p.is_empty() && *p != "." && *p != "..")
         .map(|p| {
             p.chars()
-                .map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+                .map(|c| {
+                    if c.is_alphanumeric() || "-_.".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
                 .collect()
         })
         .collect();
     let host: String = host
         .chars()
-        .map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     format!("{host}/{}.git", clean.join("/"))
 }
@@ -196,11 +205,10 @@ fn check(deps: &[Dependency]) -> Result<(), FetchError> {
             name: d.name.clone(),
             message,
         };
-        if d.name.is_empty()
-            || d.name.starts_with('.')
-            || d.name.contains(['/', '\\'])
-        {
-            errors.push(invalid("invalid name (a plain directory name is needed)".into()));
+        if d.name.is_empty() || d.name.starts_with('.') || d.name.contains(['/', '\\']) {
+            errors.push(invalid(
+                "invalid name (a plain directory name is needed)".into(),
+            ));
         }
         if d.url.is_empty() {
             errors.push(invalid("no `url`".into()));
@@ -215,7 +223,9 @@ fn check(deps: &[Dependency]) -> Result<(), FetchError> {
         }
         if let Some(p) = &d.path {
             if p.split('/').any(|c| c == "..") || p.starts_with('/') {
-                errors.push(invalid(format!("`path` {p} must stay inside the repository")));
+                errors.push(invalid(format!(
+                    "`path` {p} must stay inside the repository"
+                )));
             }
         }
         if let Some(prev) = seen.insert(&d.name, d) {
@@ -324,7 +334,10 @@ pub(crate) fn open_repo(
         step(if existed { "fetching" } else { "cloning" });
         let creds = credentials.filter(|_| crate::git::is_http_url(url));
         if creds.is_some() && crate::git::is_clear_text_remote(url) {
-            return Err("refusing to send a token over plain http:// to a non-loopback host; use https://".into());
+            return Err(
+                "refusing to send a token over plain http:// to a non-loopback host; use https://"
+                    .into(),
+            );
         }
         repo.fetch_mirror(url, creds).map_err(|e| match e {
             GitError::Fetch { message, .. } => format!("cannot fetch: {message}"),
@@ -427,7 +440,11 @@ fn fetch_repo(
             FetchError::Many(errors)
         }
     };
-    let needs = |r: &CacheRepo| !deps.iter().all(|d| present_and_pinned(r.repo(), &d.version));
+    let needs = |r: &CacheRepo| {
+        !deps
+            .iter()
+            .all(|d| present_and_pinned(r.repo(), &d.version))
+    };
     let repo = open_repo(
         url,
         &repos_dir,

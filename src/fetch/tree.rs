@@ -53,11 +53,7 @@ fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
 /// The blob id of what is on disk at `path` (a file or a symlink), if any.
 fn disk_id(path: &Path, meta: &std::fs::Metadata) -> Option<ObjectId> {
     let data = if meta.file_type().is_symlink() {
-        std::fs::read_link(path)
-            .ok()?
-            .to_str()?
-            .as_bytes()
-            .to_vec()
+        std::fs::read_link(path).ok()?.to_str()?.as_bytes().to_vec()
     } else if meta.is_file() {
         std::fs::read(path).ok()?
     } else {
@@ -120,9 +116,7 @@ pub(crate) fn checkout(
             .collect(),
         _ => Vec::new(),
     };
-    let up_to_date = old
-        .as_ref()
-        .is_some_and(|s| s.commit == commit.to_string())
+    let up_to_date = old.as_ref().is_some_and(|s| s.commit == commit.to_string())
         && root_exists
         && edited.is_empty();
 
