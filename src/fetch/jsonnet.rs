@@ -374,7 +374,7 @@ pub fn install(dir: &Path, opts: &JbOptions) -> Result<Vec<Installed>, JbError> 
     // The lock: every package, sorted by name, at its commit.
     let deps: Vec<Json> = done
         .values()
-        .filter_map(|(dep, inst, sum)| match &dep.source {
+        .map(|(dep, inst, sum)| match &dep.source {
             Source::Git { remote, subdir } => {
                 let mut e = json!({
                     "source": {"git": {"remote": remote, "subdir": subdir}},
@@ -384,12 +384,12 @@ pub fn install(dir: &Path, opts: &JbOptions) -> Result<Vec<Installed>, JbError> 
                 if let (Some(n), Some(o)) = (&dep.legacy_name, e.as_object_mut()) {
                     o.insert("name".into(), json!(n));
                 }
-                Some(e)
+                e
             }
-            Source::Local { directory } => Some(json!({
+            Source::Local { directory } => json!({
                 "source": {"local": {"directory": directory}},
                 "version": "",
-            })),
+            }),
         })
         .collect();
     let lock = json!({"version": 1, "dependencies": deps, "legacyImports": legacy_default});

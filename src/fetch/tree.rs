@@ -75,7 +75,11 @@ fn unchanged(root: &Path, rel: &str, w: &Written) -> bool {
     if meta.len() == w.size && mtime_ns(&meta) == w.mtime_ns {
         return true;
     }
-    disk_id(&path, &meta).is_some_and(|id| id.to_string() == w.id)
+    disk_id(&path, &meta).is_some_and(|id| same_id(id, &w.id))
+}
+
+fn same_id(id: ObjectId, hex: &str) -> bool {
+    ObjectId::from_hex(hex.as_bytes()).is_ok_and(|h| h == id)
 }
 
 fn state_path(deps_dir: &Path, name: &str) -> PathBuf {
@@ -116,7 +120,7 @@ pub(crate) fn checkout(
             .collect(),
         _ => Vec::new(),
     };
-    let up_to_date = old.as_ref().is_some_and(|s| s.commit == commit.to_string())
+    let up_to_date = old.as_ref().is_some_and(|s| same_id(commit, &s.commit))
         && root_exists
         && edited.is_empty();
 
@@ -183,7 +187,7 @@ pub(crate) fn checkout(
             let p = root.join(rel);
             let same = old_files
                 .get(rel)
-                .is_some_and(|w| w.id == entry.id.to_string() && w.kind == kind_name(entry.kind))
+                .is_some_and(|w| same_id(entry.id, &w.id) && w.kind == kind_name(entry.kind))
                 && !edited.contains(rel);
             if !same || std::fs::symlink_metadata(&p).is_err() {
                 write_entry(repo, &p, entry)?;
