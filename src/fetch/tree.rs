@@ -129,7 +129,12 @@ pub(crate) fn checkout(
             return Err(CheckoutError::LocalChanges(root.clone(), list(&edited)));
         }
         let tree = repo.commit_tree(commit).map_err(other)?;
-        let files = repo.list_tree(tree, "").map_err(other)?;
+        // A `path` dependency needs only its sub-directory: the hierarchy
+        // never sees the rest, and it is most of the files of a repository
+        // holding many components.
+        let files = repo
+            .list_tree(tree, link.as_deref().unwrap_or_default())
+            .map_err(other)?;
         let old_files = match (&old, root_exists) {
             (Some(s), true) => s.files.clone(),
             (None, true) => {
