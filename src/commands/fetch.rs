@@ -160,8 +160,16 @@ pub fn read_deps(file: &Path) -> anyhow::Result<Vec<Dependency>> {
         }
     };
     let one = |name: String, at: &str, m: &crate::value::Map| -> anyhow::Result<Dependency> {
-        let url =
-            field(m, at, "url")?.ok_or_else(|| anyhow!("{}: {at}: no `url`", file.display()))?;
+        let url = field(m, at, "url")?.ok_or_else(|| {
+            if m.contains_key("version") {
+                anyhow!(
+                    "{}: {at}: a `version`-only override for `{name}`, but no dependency of that name has a `url`",
+                    file.display()
+                )
+            } else {
+                anyhow!("{}: {at}: no `url`", file.display())
+            }
+        })?;
         let version = field(m, at, "version")?
             .ok_or_else(|| anyhow!("{}: {at}: no `version`", file.display()))?;
         Ok(Dependency {

@@ -561,3 +561,20 @@ fn installs_jsonnet_bundler_dependencies_with_a_lock() {
         .clone();
     assert!(out(&o).1.contains("version `no-such`"), "{}", out(&o).1);
 }
+
+#[test]
+fn a_version_only_override_without_a_dependency_is_an_error() {
+    let env = Env::new();
+    let o = env
+        .fetch("parameters:\n  components:\n    ghost:\n      version: v1.2.3\n")
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let (_, stderr) = out(&o);
+    assert!(
+        stderr.contains("`version`-only override for `ghost`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("deps.yaml"), "{stderr}");
+}
