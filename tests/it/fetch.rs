@@ -171,6 +171,15 @@ fn clones_each_remote_once_and_checks_out_every_dependency() {
         stderr.contains("4 dependencies from 2 repositories"),
         "{stderr}"
     );
+    // Not a terminal: one line per repository.
+    assert!(
+        stderr.contains(&format!("{}: 3 checked out, 3 changed", url(&a))),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("{}: 1 checked out, 1 changed", url(&b))),
+        "{stderr}"
+    );
 
     // One bare repository per remote, however many dependencies use it.
     let repos = bare_repos(&env.path("work/dependencies/.repos"));
@@ -461,6 +470,16 @@ fn fetches_over_http_with_a_token_that_never_leaks() {
     check(&o);
     assert!(out(&o).0.contains(&third[..12]));
     assert_eq!(env.read("work/dependencies/comp/class/comp.yml"), "c: 2\n");
+
+    // The branch unchanged: the ref listing only, no pack negotiated.
+    let before = server.log.lock().unwrap().len();
+    env.fetch(&deps)
+        .env("GITHUB_TOKEN", TOKEN)
+        .assert()
+        .success();
+    let log = server.log.lock().unwrap()[before..].to_vec();
+    let posts = log.iter().filter(|l| l.starts_with("POST")).count();
+    assert_eq!(posts, 1, "{log:?}");
 }
 
 #[test]
