@@ -63,6 +63,42 @@ scratch=$(run)
 test "$(grep -c ' updated$' "$work/out.txt")" = 30
 uptodate=$(run)
 test "$(grep -c ' up to date$' "$work/out.txt")" = 30
+# Baseline: what Commodore does with the git CLI (GitPython drives `git`):
+# a bare clone per repository, then one `git worktree add` per component,
+# and when up to date a `git fetch` per repository plus a checkout per
+# component. Commodore's own Python overhead comes on top.
+gitcli() {
+  local start end base=$work/gitcli
+  start=$(date +%s.%N)
+  while read -r name url version path; do
+    repo=$base/.repos/$(basename "$url")
+    if [ ! -d "$repo" ]; then
+      git clone -q --bare "$url" "$repo"
+      git -C "$repo" config remote.origin.fetch '+refs/heads/*:refs/remotes/origin/*'
+      git -C "$repo" fetch -q origin
+    elif [ ! -f "$repo/.fetched" ]; then
+      git -C "$repo" fetch -q --tags origin
+    fi
+    touch "$repo/.fetched"
+    if [ -d "$base/$name" ]; then
+      git -C "$base/$name" checkout -q --detach "$version"
+    else
+      git -C "$repo" worktree add -q --detach "$base/$name" "$version"
+    fi
+  done < "$work/list.txt"
+  rm -f "$base"/.repos/*/.fetched
+  end=$(date +%s.%N)
+  echo "$end - $start" | bc
+}
+sed -n 's/^    \(comp-[^:]*\): {url: .\([^'"'"']*\)., version: \([^,]*\), path: \([^}]*\)}$/\1 \2 \3 \4/p' "$deps" \
+  | sed "s/'//g" > "$work/list.txt"
+test "$(wc -l < "$work/list.txt")" = 30
+gitcli_scratch=$(gitcli)
+gitcli_uptodate=$(gitcli)
+
 echo "strata fetch, 30 components from 10 repositories (file://), $(basename "$strata") at $strata"
 echo "  from scratch: ${scratch}s"
 echo "  up to date:   ${uptodate}s"
+echo "git CLI as Commodore drives it (bare clone + worktree add per component):"
+echo "  from scratch: ${gitcli_scratch}s"
+echo "  up to date:   ${gitcli_uptodate}s"
