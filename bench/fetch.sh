@@ -29,11 +29,14 @@ for r in $(seq -w 1 10); do
   for c in 1 2 3; do
     d=$src/component-$c
     mkdir -p "$d/class" "$d/component" "$d/lib"
+    # What Commodore needs of a component (bench/commodore.sh).
+    printf 'parameters:\n  comp_%s_%s:\n    namespace: ns\n' "$r" "$c" > "$d/class/defaults.yml"
+    printf 'parameters:\n  kapitan:\n    compile:\n      - input_type: copy\n        input_paths: ["${_base_directory}/class/defaults.yml"]\n        output_path: comp-%s-%s/\n' "$r" "$c" > "$d/class/comp-$r-$c.yml"
     # ~40 files per component, some history.
     for f in $(seq 1 12); do
       printf 'parameters:\n  c%s_%s:\n    key%s: value%s\n' "$r" "$c" "$f" "$f" > "$d/class/defaults-$f.yml"
       printf 'local kap = import "lib/kapitan.libjsonnet";\n{ f%s: %s }\n' "$f" "$f" > "$d/component/main-$f.jsonnet"
-      printf '{ lib%s: %s }\n' "$f" "$f" > "$d/lib/l-$f.libsonnet"
+      printf '{ lib%s: %s }\n' "$f" "$f" > "$d/lib/comp-$r-$c-$f.libsonnet"
     done
   done
   git -C "$src" add -A
