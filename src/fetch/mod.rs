@@ -529,6 +529,113 @@ mod tests {
         );
     }
 
+    /// A bare repository with one commit holding `files`, made with git.
+    fn bare_repo(dir: &Path, name: &str, files: &[(&str, &str)]) -> String {
+        let work = dir.join(format!("{name}-src"));
+        for (p, c) in files {
+            let p = work.join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, c).unwrap();
+        }
+        let git = |cwd: &Path, args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .current_dir(cwd)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", dir)
+                .env("GIT_AUTHOR_NAME", "t")
+                .env("GIT_AUTHOR_EMAIL", "t@example.com")
+                .env("GIT_COMMITTER_NAME", "t")
+                .env("GIT_COMMITTER_EMAIL", "t@example.com")
+                .args(args)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&work, &["init", "-q", "-b", "main"]);
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-q", "-m", "one"]);
+        let bare = dir.join(format!("{name}.git"));
+        git(
+            dir,
+            &[
+                "clone",
+                "-q",
+                "--bare",
+                work.to_str().unwrap(),
+                bare.to_str().unwrap(),
+            ],
+        );
+        format!("file://{}", bare.display())
+    }
+
+    #[derive(Default)]
+    struct Recorder(std::sync::Mutex<Vec<String>>);
+
+    impl Progress for Recorder {
+        fn start(&self, repo: &str, deps: usize) {
+            self.0.lock().unwrap().push(format!("start {repo} {deps}"));
+        }
+        fn step(&self, _: &str, _: &str) {}
+        fn finish(&self, repo: &str, result: Result<&str, &str>) {
+            let r = match result {
+                Ok(m) => m.to_string(),
+                Err(_) => "error".to_string(),
+            };
+            self.0.lock().unwrap().push(format!("finish {repo} {r}"));
+        }
+    }
+
+    #[test]
+    fn fetches_repositories_in_parallel_and_reports_each() {
+        let tmp = tempfile::tempdir().unwrap();
+        let urls: Vec<String> = (0..3)
+            .map(|i| bare_repo(tmp.path(), &format!("r{i}"), &[("a/f", "x"), ("b/g", "y")]))
+            .collect();
+        let mut deps = Vec::new();
+        for (i, u) in urls.iter().enumerate() {
+            for sub in ["a", "b"] {
+                deps.push(Dependency {
+                    name: format!("d{i}{sub}"),
+                    url: u.clone(),
+                    version: "main".into(),
+                    path: Some(sub.into()),
+                });
+            }
+        }
+        let mut opts = FetchOptions::new(tmp.path().join("work"));
+        opts.parallelism = 2;
+        let rec = Recorder::default();
+        let fetched = fetch(&deps, &opts, &rec).unwrap();
+        let names: Vec<&str> = fetched.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["d0a", "d0b", "d1a", "d1b", "d2a", "d2b"]);
+        assert!(fetched.iter().all(|f| f.changed));
+        let mut events = rec.0.lock().unwrap().clone();
+        events.sort();
+        let mut want: Vec<String> = urls
+            .iter()
+            .flat_map(|u| {
+                [
+                    format!("finish {u} 2 checked out, 2 changed"),
+                    format!("start {u} 2"),
+                ]
+            })
+            .collect();
+        want.sort();
+        assert_eq!(events, want);
+        // Sparse: `d0a` sees `a/f`, and its checkout has no `b/`.
+        let d0a = opts.dependencies_dir().join("d0a");
+        assert_eq!(std::fs::read_to_string(d0a.join("f")).unwrap(), "x");
+        assert!(!opts.dependencies_dir().join(".d0a/b").exists());
+
+        // A second run changes nothing.
+        let again = fetch(&deps, &opts, &NoProgress).unwrap();
+        assert!(again.iter().all(|f| !f.changed));
+        // Offline resolves from disk.
+        opts.offline = true;
+        assert_eq!(fetch(&deps, &opts, &NoProgress).unwrap().len(), 6);
+    }
+
     #[test]
     fn rejects_bad_dependencies() {
         let d = |name: &str, url: &str, version: &str| Dependency {
