@@ -98,8 +98,10 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
     } else {
         Box::new(Lines)
     };
-    let fetched = fetch::fetch(&deps, &opts, progress.as_ref())?;
+    let fetched = fetch::fetch(&deps, &opts, progress.as_ref());
+    // Bars leave the cursor on their last line: end it before anything else.
     drop(progress);
+    let fetched = fetched?;
     let repos: std::collections::BTreeSet<&str> = fetched.iter().map(|f| f.url.as_str()).collect();
     for f in &fetched {
         let state = if f.changed { "updated" } else { "up to date" };
@@ -229,6 +231,15 @@ struct Bars {
 impl Bars {
     fn bar(&self, repo: &str) -> Option<indicatif::ProgressBar> {
         self.bars.lock().ok()?.get(repo).cloned()
+    }
+}
+
+impl Drop for Bars {
+    fn drop(&mut self) {
+        let started = self.bars.lock().map(|m| !m.is_empty()).unwrap_or(false);
+        if started {
+            eprintln!();
+        }
     }
 }
 
