@@ -634,6 +634,20 @@ mod tests {
         // Offline resolves from disk.
         opts.offline = true;
         assert_eq!(fetch(&deps, &opts, &NoProgress).unwrap().len(), 6);
+
+        // Dropping `path`: the sub-directory checkout and its link make way
+        // for a whole checkout; adding it back reverses that.
+        let dir = opts.dependencies_dir();
+        deps[0].path = None;
+        fetch(&deps, &opts, &NoProgress).unwrap();
+        assert!(!dir.join(".d0a").exists());
+        assert!(!dir.join("d0a").is_symlink());
+        assert_eq!(std::fs::read_to_string(dir.join("d0a/b/g")).unwrap(), "y");
+        deps[0].path = Some("b".into());
+        fetch(&deps, &opts, &NoProgress).unwrap();
+        assert!(dir.join("d0a").is_symlink());
+        assert_eq!(std::fs::read_to_string(dir.join("d0a/g")).unwrap(), "y");
+        assert!(!dir.join(".d0a/a").exists());
     }
 
     #[test]

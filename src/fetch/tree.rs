@@ -18,6 +18,9 @@ pub(crate) enum CheckoutError {
 #[derive(Serialize, Deserialize, Default)]
 struct State {
     commit: String,
+    /// The checkout directory's name in `dependencies/` (`name` or `.name`).
+    #[serde(default)]
+    root: String,
     files: BTreeMap<String, Written>,
 }
 
@@ -105,9 +108,38 @@ pub(crate) fn checkout(
         _ => (deps_dir.join(&dep.name), None),
     };
     let state_file = state_path(deps_dir, &dep.name);
-    let old: Option<State> = std::fs::read(&state_file)
+    let mut old: Option<State> = std::fs::read(&state_file)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
+    let root_name = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // `path` was added or removed since the last run: the old checkout
+    // goes (unless edited), and this one starts afresh.
+    if let Some(s) = old
+        .as_ref()
+        .filter(|s| !s.root.is_empty() && s.root != root_name)
+    {
+        let old_root = deps_dir.join(&s.root);
+        if std::fs::symlink_metadata(&old_root).is_ok() {
+            let edited: Vec<String> = s
+                .files
+                .iter()
+                .filter(|(rel, w)| !unchanged(&old_root, rel, w))
+                .map(|(rel, _)| rel.clone())
+                .collect();
+            if !edited.is_empty() && !force {
+                return Err(CheckoutError::LocalChanges(old_root, list(&edited)));
+            }
+            remove_path(&old_root)?;
+        }
+        let link_path = deps_dir.join(&dep.name);
+        if std::fs::symlink_metadata(&link_path).is_ok_and(|m| m.file_type().is_symlink()) {
+            std::fs::remove_file(&link_path).map_err(|e| io_err(&link_path, e))?;
+        }
+        old = None;
+    }
     let root_exists = std::fs::symlink_metadata(&root).is_ok();
     let mut changed = false;
 
@@ -156,6 +188,7 @@ pub(crate) fn checkout(
         };
         let mut new_state = State {
             commit: commit.to_string(),
+            root: root_name.clone(),
             files: BTreeMap::new(),
         };
         // Files the new tree no longer has.
