@@ -246,6 +246,7 @@ pub(crate) fn checkout(
         if let Some(parent) = state_file.parent() {
             std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
         }
+        link_worktree(repo, &dep.name, &root, commit, tree, link.as_deref())?;
         let json = serde_json::to_vec_pretty(&new_state)
             .map_err(|e| CheckoutError::Other(e.to_string()))?;
         std::fs::write(&state_file, json).map_err(|e| io_err(&state_file, e))?;
@@ -286,6 +287,59 @@ pub(crate) fn checkout(
         }
     }
     Ok((link_path, changed))
+}
+
+/// Makes the checkout a linked worktree of the bare repository (as `git
+/// worktree add --detach` would), so people can work and commit in it: an
+/// admin directory `worktrees/<name>` with a detached `HEAD` and an index
+/// of the commit's tree, and a `.git` file pointing at it. For a `path`
+/// checkout, entries outside `path` are marked skip-worktree, so git does
+/// not see them as deleted. The index carries no stat data: git re-hashes
+/// the files once on the first `git status`.
+fn link_worktree(
+    repo: &CacheRepo,
+    name: &str,
+    root: &Path,
+    commit: ObjectId,
+    tree: ObjectId,
+    sparse: Option<&str>,
+) -> Result<(), CheckoutError> {
+    let other = |m: String| CheckoutError::Other(m);
+    let git_dir = std::fs::canonicalize(repo.path()).map_err(|e| io_err(repo.path(), e))?;
+    let admin = git_dir.join("worktrees").join(name);
+    std::fs::create_dir_all(&admin).map_err(|e| io_err(&admin, e))?;
+    std::fs::create_dir_all(root).map_err(|e| io_err(root, e))?;
+    let root_abs = std::fs::canonicalize(root).map_err(|e| io_err(root, e))?;
+    let write = |p: PathBuf, text: String| std::fs::write(&p, text).map_err(|e| io_err(&p, e));
+    write(
+        admin.join("gitdir"),
+        format!("{}\n", root_abs.join(".git").display()),
+    )?;
+    write(admin.join("commondir"), "../..\n".into())?;
+    write(admin.join("HEAD"), format!("{commit}\n"))?;
+    write(
+        root_abs.join(".git"),
+        format!("gitdir: {}\n", admin.display()),
+    )?;
+    let index = repo
+        .repo()
+        .index_from_tree(&tree)
+        .map_err(|e| other(format!("building the index of {tree}: {e}")))?;
+    let (mut state, _) = index.into_parts();
+    if let Some(sub) = sparse {
+        let prefix = format!("{sub}/");
+        for (entry, path) in state.entries_mut_with_paths() {
+            if !path.starts_with(prefix.as_bytes()) {
+                entry.flags.insert(
+                    gix::index::entry::Flags::SKIP_WORKTREE | gix::index::entry::Flags::EXTENDED,
+                );
+            }
+        }
+    }
+    let mut file = gix::index::File::from_state(state, admin.join("index"));
+    file.write(Default::default())
+        .map_err(|e| other(format!("writing {}: {e}", admin.join("index").display())))?;
+    Ok(())
 }
 
 fn list(files: &[String]) -> String {

@@ -199,6 +199,25 @@ fn clones_each_remote_once_and_checks_out_every_dependency() {
         "s: 1\n"
     );
 
+    // Every checkout is a linked git worktree, clean, also the sparse ones.
+    let head = env.git(&env.path("multi-src"), &["rev-parse", "HEAD"]);
+    for d in ["one", "whole", "p"] {
+        let dir = env.path(&format!("work/dependencies/{d}"));
+        assert_eq!(env.git(&dir, &["status", "--porcelain"]), "", "{d}");
+        assert_eq!(env.git(&dir, &["rev-parse", "HEAD"]), head, "{d}");
+    }
+    let single = env.path("work/dependencies/single");
+    assert_eq!(env.git(&single, &["status", "--porcelain"]), "");
+    std::fs::write(env.path("work/dependencies/whole/README.md"), "edited\n").unwrap();
+    assert_eq!(
+        env.git(
+            &env.path("work/dependencies/whole"),
+            &["status", "--porcelain"]
+        ),
+        " M README.md\n"
+    );
+    std::fs::write(env.path("work/dependencies/whole/README.md"), "multi\n").unwrap();
+
     // Up to date: nothing written.
     let o = env.fetch(&deps).assert().success().get_output().clone();
     let (stdout, _) = out(&o);
@@ -244,6 +263,10 @@ fn a_version_change_moves_the_checkout_and_local_edits_are_kept() {
     assert!(out(&o).0.contains(&second[..12]), "{}", out(&o).0);
     assert_eq!(env.read("work/dependencies/c/class/c.yml"), "v: 2\n");
     assert!(!env.path("work/dependencies/c/old.txt").exists());
+    // The worktree moved with it.
+    let checkout = env.path("work/dependencies/c");
+    assert_eq!(env.git(&checkout, &["rev-parse", "HEAD"]).trim(), second);
+    assert_eq!(env.git(&checkout, &["status", "--porcelain"]), "");
     assert_eq!(env.read("work/dependencies/c/new/n.txt"), "n\n");
 
     // A commit id (abbreviated) works too.
@@ -428,6 +451,12 @@ fn fetches_over_http_with_a_token_that_never_leaks() {
     assert!(
         config.contains("pushurl = \"git@127.0.0.1:comp.git\""),
         "{config}"
+    );
+    let checkout = env.path("work/dependencies/comp");
+    assert_eq!(
+        env.git(&checkout, &["remote", "get-url", "--push", "origin"])
+            .trim(),
+        "git@127.0.0.1:comp.git"
     );
     for (path, bytes) in all_bytes(&env.path("work"))
         .into_iter()
