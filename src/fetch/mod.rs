@@ -3,8 +3,9 @@
 //! repository under `dependencies/.repos/`, each dependency checked out at
 //! `dependencies/<name>` at its pinned version (branch, tag or commit).
 //!
-//! Everything goes through gix (no `git` binary). A checkout is a plain
-//! tree written from the bare repository; what was written is recorded in
+//! Everything goes through gix (no `git` binary for http(s) and ssh). A
+//! checkout is a tree written from the bare repository and registered as
+//! a linked worktree of it; what was written is recorded in
 //! `dependencies/.repos/.state/<name>.json` so a later run can tell local
 //! edits (never thrown away without `force`) from files it may replace.
 
