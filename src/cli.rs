@@ -38,6 +38,8 @@ pub enum Command {
     Comment(commands::comment::CommentArgs),
     /// Render ytt-style templates, data values and overlays (ytt flags)
     Template(Box<commands::template::TemplateArgs>),
+    /// Fetch git dependencies into dependencies/ (or jsonnet-bundler ones into vendor/)
+    Fetch(commands::fetch::FetchArgs),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -74,6 +76,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Lint(args) => commands::lint::run(args),
         Command::Comment(args) => commands::comment::run(args),
         Command::Template(args) => commands::template::run(*args),
+        Command::Fetch(args) => commands::fetch::run(args),
     }
 }
 

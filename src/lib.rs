@@ -12,6 +12,7 @@ pub mod compile;
 pub mod diagnostics;
 pub mod diff;
 pub mod error;
+pub mod fetch;
 pub mod git;
 pub mod github;
 pub mod inventory;

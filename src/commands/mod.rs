@@ -4,6 +4,7 @@
 pub mod comment;
 pub mod compile;
 pub mod diff;
+pub mod fetch;
 pub mod inventory;
 pub mod lint;
 pub mod order;

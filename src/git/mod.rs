@@ -7,8 +7,10 @@
 //! a callback, and `git push` through an inline credential helper that reads
 //! them from its environment (see [`push`]).
 
+mod mirror;
 mod push;
 
+pub use mirror::MirrorOutcome;
 pub use push::{push, PushOutcome};
 
 use gix::bstr::{BStr, ByteSlice};
@@ -195,7 +197,7 @@ const CACHE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(600)
 
 /// The error and its causes on one line: gix's top-level messages alone
 /// ("Transport handshake failed") do not say what to fix.
-fn gix_msg(e: impl std::error::Error) -> String {
+pub(crate) fn gix_msg(e: impl std::error::Error) -> String {
     // Some causes dump a whole credential context over several lines: the
     // first line says what went wrong.
     let first_line = |s: String| s.lines().next().unwrap_or_default().trim().to_string();

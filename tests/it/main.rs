@@ -2,6 +2,7 @@
 
 mod cli;
 mod compile;
+mod fetch;
 mod inventory;
 mod order;
 mod packages;

@@ -741,7 +741,7 @@ fn a_moved_branch_is_reapplied_or_reported_after_the_last_attempt() {
     assert_eq!(env.count(&bare), count);
 }
 
-mod http {
+pub(crate) mod http {
     //! A minimal HTTP/1.1 server forwarding every request to `git
     //! http-backend` (CGI), after checking a Basic-auth token.
 

@@ -1,0 +1,628 @@
+//! `strata fetch` against repositories created by each test: bare
+//! repositories over file:// and a `git http-backend` on 127.0.0.1 behind a
+//! token (the server of the publish tests). No test touches the network.
+
+use crate::publish::http;
+use crate::strata;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Env {
+    tmp: tempfile::TempDir,
+}
+
+fn git_in(home: &Path, dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Seeder")
+        .env("GIT_AUTHOR_EMAIL", "seed@example.com")
+        .env("GIT_COMMITTER_NAME", "Seeder")
+        .env("GIT_COMMITTER_EMAIL", "seed@example.com")
+        .env_remove("GIT_DIR")
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+impl Env {
+    fn new() -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("home")).unwrap();
+        Env { tmp }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.tmp.path().join(rel)
+    }
+
+    fn git(&self, dir: &Path, args: &[&str]) -> String {
+        git_in(&self.path("home"), dir, args)
+    }
+
+    /// A work repository `<name>-src` with one commit of `files` on `main`,
+    /// and its bare copy `<root>/<name>.git` that dependencies fetch from.
+    fn repo(&self, root: &str, name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let work = self.path(&format!("{name}-src"));
+        write_files(&work, files);
+        self.git(&work, &["init", "-q", "-b", "main"]);
+        self.git(&work, &["add", "-A"]);
+        self.git(&work, &["commit", "-q", "-m", "one"]);
+        let bare = self.path(root).join(format!("{name}.git"));
+        std::fs::create_dir_all(bare.parent().unwrap()).unwrap();
+        self.git(
+            self.tmp.path(),
+            &[
+                "clone",
+                "-q",
+                "--bare",
+                work.to_str().unwrap(),
+                bare.to_str().unwrap(),
+            ],
+        );
+        bare
+    }
+
+    /// Commits `files` in the work repository of `name` and pushes `main`
+    /// (and `tag`, if given) to its bare copy.
+    fn commit(&self, bare: &Path, name: &str, files: &[(&str, &str)], tag: Option<&str>) -> String {
+        let work = self.path(&format!("{name}-src"));
+        write_files(&work, files);
+        self.git(&work, &["add", "-A"]);
+        self.git(&work, &["commit", "-q", "-m", "more"]);
+        if let Some(t) = tag {
+            self.git(&work, &["tag", t]);
+        }
+        let url = bare.to_str().unwrap();
+        self.git(&work, &["push", "-q", "--tags", url, "main"]);
+        self.git(&work, &["rev-parse", "HEAD"]).trim().to_string()
+    }
+
+    fn fetch(&self, deps: &str) -> assert_cmd::Command {
+        std::fs::write(self.path("deps.yaml"), deps).unwrap();
+        let mut c = strata();
+        c.current_dir(self.tmp.path())
+            .env("HOME", self.path("home"))
+            .env("XDG_CONFIG_HOME", self.path("home/.config"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("GITHUB_TOKEN")
+            .args(["fetch", "--deps", "deps.yaml", "--work-dir", "work"]);
+        c
+    }
+
+    fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    }
+}
+
+fn write_files(root: &Path, files: &[(&str, &str)]) {
+    for (path, content) in files {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+}
+
+fn url(p: &Path) -> String {
+    format!("file://{}", p.display())
+}
+
+fn out(o: &std::process::Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Bare repositories below `dir` (directories holding `HEAD` and `objects`).
+fn bare_repos(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        if d.join("HEAD").is_file() && d.join("objects").is_dir() {
+            found.push(d);
+            continue;
+        }
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn clones_each_remote_once_and_checks_out_every_dependency() {
+    let env = Env::new();
+    let a = env.repo(
+        "srv",
+        "multi",
+        &[
+            ("component/class/one.yml", "one: 1\n"),
+            ("packages/p/class/p.yml", "p: 1\n"),
+            ("README.md", "multi\n"),
+        ],
+    );
+    let b = env.repo(
+        "srv",
+        "single",
+        &[("class/single.yml", "s: 1\n"), ("bin/run", "x")],
+    );
+    let deps = format!(
+        "parameters:\n  components:\n    one: {{url: {u}, version: main, path: component}}\n    p: {{url: {u}, version: main, path: packages/p}}\n    whole: {{url: {u}, version: main}}\n    single: {{url: {s}, version: main}}\n",
+        u = url(&a),
+        s = url(&b)
+    );
+    let o = env.fetch(&deps).assert().success().get_output().clone();
+    let (stdout, stderr) = out(&o);
+    assert_eq!(stdout.lines().count(), 4, "{stdout}");
+    assert!(stdout.lines().all(|l| l.ends_with(" updated")), "{stdout}");
+    assert!(
+        stderr.contains("4 dependencies from 2 repositories"),
+        "{stderr}"
+    );
+    // Not a terminal: one line per repository.
+    assert!(
+        stderr.contains(&format!("{}: 3 checked out, 3 changed", url(&a))),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("{}: 1 checked out, 1 changed", url(&b))),
+        "{stderr}"
+    );
+
+    // One bare repository per remote, however many dependencies use it.
+    let repos = bare_repos(&env.path("work/dependencies/.repos"));
+    assert_eq!(repos.len(), 2, "{repos:?}");
+    assert!(repos
+        .iter()
+        .all(|r| r.extension().is_some_and(|e| e == "git")));
+
+    // `path` dependencies are symlinks into their sub-directory.
+    assert_eq!(env.read("work/dependencies/one/class/one.yml"), "one: 1\n");
+    assert_eq!(env.read("work/dependencies/p/class/p.yml"), "p: 1\n");
+    let link = std::fs::read_link(env.path("work/dependencies/one")).unwrap();
+    assert_eq!(link, Path::new(".one/component"));
+    assert_eq!(env.read("work/dependencies/whole/README.md"), "multi\n");
+    assert_eq!(
+        env.read("work/dependencies/single/class/single.yml"),
+        "s: 1\n"
+    );
+
+    // Every checkout is a linked git worktree, clean, also the sparse ones.
+    let head = env.git(&env.path("multi-src"), &["rev-parse", "HEAD"]);
+    for d in ["one", "whole", "p"] {
+        let dir = env.path(&format!("work/dependencies/{d}"));
+        assert_eq!(env.git(&dir, &["status", "--porcelain"]), "", "{d}");
+        assert_eq!(env.git(&dir, &["rev-parse", "HEAD"]), head, "{d}");
+    }
+    let single = env.path("work/dependencies/single");
+    assert_eq!(env.git(&single, &["status", "--porcelain"]), "");
+    std::fs::write(env.path("work/dependencies/whole/README.md"), "edited\n").unwrap();
+    assert_eq!(
+        env.git(
+            &env.path("work/dependencies/whole"),
+            &["status", "--porcelain"]
+        ),
+        " M README.md\n"
+    );
+    std::fs::write(env.path("work/dependencies/whole/README.md"), "multi\n").unwrap();
+
+    // Up to date: nothing written.
+    let o = env.fetch(&deps).assert().success().get_output().clone();
+    let (stdout, _) = out(&o);
+    assert!(
+        stdout.lines().all(|l| l.ends_with(" up to date")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_version_change_moves_the_checkout_and_local_edits_are_kept() {
+    let env = Env::new();
+    let bare = env.repo(
+        "srv",
+        "c",
+        &[("class/c.yml", "v: 1\n"), ("old.txt", "old\n")],
+    );
+    env.git(&env.path("c-src"), &["tag", "v1.0.0"]);
+    env.git(
+        &env.path("c-src"),
+        &["push", "-q", "--tags", bare.to_str().unwrap()],
+    );
+    std::fs::remove_file(env.path("c-src/old.txt")).unwrap();
+    let second = env.commit(
+        &bare,
+        "c",
+        &[("class/c.yml", "v: 2\n"), ("new/n.txt", "n\n")],
+        Some("v2.0.0"),
+    );
+    let deps = |v: &str| format!("- {{name: c, url: {}, version: {v}}}\n", url(&bare));
+
+    env.fetch(&deps("v1.0.0")).assert().success();
+    assert_eq!(env.read("work/dependencies/c/class/c.yml"), "v: 1\n");
+    assert!(env.path("work/dependencies/c/old.txt").is_file());
+
+    // A new version: changed files rewritten, removed ones deleted.
+    let o = env
+        .fetch(&deps("v2.0.0"))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(out(&o).0.contains(&second[..12]), "{}", out(&o).0);
+    assert_eq!(env.read("work/dependencies/c/class/c.yml"), "v: 2\n");
+    assert!(!env.path("work/dependencies/c/old.txt").exists());
+    // The worktree moved with it.
+    let checkout = env.path("work/dependencies/c");
+    assert_eq!(env.git(&checkout, &["rev-parse", "HEAD"]).trim(), second);
+    assert_eq!(env.git(&checkout, &["status", "--porcelain"]), "");
+    assert_eq!(env.read("work/dependencies/c/new/n.txt"), "n\n");
+
+    // A commit id (abbreviated) works too.
+    env.fetch(&deps(&second[..10])).assert().success();
+
+    // A local edit blocks the move back, naming the dependency and file.
+    std::fs::write(env.path("work/dependencies/c/class/c.yml"), "mine\n").unwrap();
+    let o = env
+        .fetch(&deps("v1.0.0"))
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let (_, stderr) = out(&o);
+    assert!(stderr.contains("dependency `c`"), "{stderr}");
+    assert!(stderr.contains("class/c.yml"), "{stderr}");
+    assert!(stderr.contains("--force"), "{stderr}");
+    assert_eq!(env.read("work/dependencies/c/class/c.yml"), "mine\n");
+    // Untouched even when the version does not change.
+    env.fetch(&deps("v2.0.0")).assert().code(2);
+    assert_eq!(env.read("work/dependencies/c/class/c.yml"), "mine\n");
+
+    // --force discards it.
+    env.fetch(&deps("v1.0.0")).arg("--force").assert().success();
+    assert_eq!(env.read("work/dependencies/c/class/c.yml"), "v: 1\n");
+
+    // A branch moves with the remote.
+    env.fetch(&deps("main")).assert().success();
+    let third = env.commit(&bare, "c", &[("class/c.yml", "v: 3\n")], None);
+    let o = env
+        .fetch(&deps("main"))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(out(&o).0.contains(&third[..12]));
+    assert_eq!(env.read("work/dependencies/c/class/c.yml"), "v: 3\n");
+}
+
+#[test]
+fn errors_name_the_dependency_url_and_version() {
+    let env = Env::new();
+    let bare = env.repo("srv", "c", &[("a", "a")]);
+    let o = env
+        .fetch(&format!(
+            "- {{name: c, url: {}, version: nope}}\n",
+            url(&bare)
+        ))
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let (_, stderr) = out(&o);
+    assert!(stderr.contains("dependency `c`"), "{stderr}");
+    assert!(stderr.contains(&url(&bare)), "{stderr}");
+    assert!(stderr.contains("version `nope`"), "{stderr}");
+    assert!(stderr.contains("unknown version"), "{stderr}");
+
+    let missing = env.path("srv/missing.git");
+    let o = env
+        .fetch(&format!(
+            "- {{name: m, url: {}, version: main}}\n",
+            url(&missing)
+        ))
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let (_, stderr) = out(&o);
+    assert!(
+        stderr.contains("dependency `m`") && stderr.contains("missing.git"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("cannot fetch"), "{stderr}");
+
+    // A password in the URL is refused and not echoed.
+    let o = env
+        .fetch("- {name: s, url: 'https://me:hunter2@example.com/x.git', version: main}\n")
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let (stdout, stderr) = out(&o);
+    assert!(
+        !stderr.contains("hunter2") && !stdout.contains("hunter2"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn offline_uses_what_is_on_disk_and_fails_clearly() {
+    let env = Env::new();
+    let bare = env.repo("srv", "c", &[("a", "1")]);
+    let deps = format!("- {{name: c, url: {}, version: main}}\n", url(&bare));
+    let o = env
+        .fetch(&deps)
+        .arg("--offline")
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let (_, stderr) = out(&o);
+    assert!(
+        stderr.contains("offline") && stderr.contains("dependency `c`"),
+        "{stderr}"
+    );
+
+    env.fetch(&deps).assert().success();
+    // The remote disappears: offline still works from disk.
+    std::fs::rename(&bare, env.path("srv/gone.git")).unwrap();
+    env.fetch(&deps).arg("--offline").assert().success();
+    env.fetch(&deps).assert().code(2);
+}
+
+fn all_bytes(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let ft = e.file_type().unwrap();
+            if ft.is_dir() {
+                stack.push(p);
+            } else if ft.is_file() {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn fetches_over_http_with_a_token_that_never_leaks() {
+    let env = Env::new();
+    const TOKEN: &str = "fetch-tok-7a6b5c4d3e2f-SECRET";
+    let bare = env.repo("srv", "comp", &[("class/comp.yml", "c: 1\n")]);
+    env.git(&env.path("comp-src"), &["tag", "v1"]);
+    env.git(
+        &env.path("comp-src"),
+        &["push", "-q", "--tags", bare.to_str().unwrap()],
+    );
+    let server = http::start(env.path("srv"), TOKEN);
+    let http_url = format!("http://127.0.0.1:{}/comp.git", server.port);
+    let deps = format!("- {{name: comp, url: '{http_url}', version: v1}}\n");
+    let check = |o: &std::process::Output| {
+        let (stdout, stderr) = out(o);
+        assert!(
+            !stdout.contains(TOKEN) && !stderr.contains(TOKEN),
+            "{stdout}{stderr}"
+        );
+    };
+
+    // No token: refused by the server, a clear error.
+    let o = env.fetch(&deps).assert().code(2).get_output().clone();
+    check(&o);
+    assert!(out(&o).1.contains("dependency `comp`"), "{}", out(&o).1);
+    // Wrong token.
+    let o = env
+        .fetch(&deps)
+        .env("GITHUB_TOKEN", "not-the-token-123")
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    check(&o);
+
+    let o = env
+        .fetch(&deps)
+        .args(["--token-env", "COMP_TOKEN"])
+        .env("COMP_TOKEN", TOKEN)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    check(&o);
+    assert_eq!(env.read("work/dependencies/comp/class/comp.yml"), "c: 1\n");
+
+    // The push URL is the SSH form; the config holds no token.
+    let repos = bare_repos(&env.path("work/dependencies/.repos"));
+    assert_eq!(repos.len(), 1);
+    let config = std::fs::read_to_string(repos[0].join("config")).unwrap();
+    assert!(
+        config.contains("pushurl = \"git@127.0.0.1:comp.git\""),
+        "{config}"
+    );
+    let checkout = env.path("work/dependencies/comp");
+    assert_eq!(
+        env.git(&checkout, &["remote", "get-url", "--push", "origin"])
+            .trim(),
+        "git@127.0.0.1:comp.git"
+    );
+    for (path, bytes) in all_bytes(&env.path("work"))
+        .into_iter()
+        .chain(all_bytes(&env.path("home")))
+    {
+        assert!(
+            !bytes.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes()),
+            "token found in {}",
+            path.display()
+        );
+    }
+
+    // Up to date with a tag already on disk: no request at all.
+    let before = server.log.lock().unwrap().len();
+    let o = env
+        .fetch(&deps)
+        .env("GITHUB_TOKEN", TOKEN)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    check(&o);
+    assert_eq!(
+        server.log.lock().unwrap().len(),
+        before,
+        "a request was made"
+    );
+    assert!(out(&o).0.contains("up to date"));
+
+    // A branch asks the remote, and a new commit moves the checkout.
+    let deps = format!("- {{name: comp, url: '{http_url}', version: main}}\n");
+    let third = env.commit(&bare, "comp", &[("class/comp.yml", "c: 2\n")], None);
+    let o = env
+        .fetch(&deps)
+        .env("GITHUB_TOKEN", TOKEN)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    check(&o);
+    assert!(out(&o).0.contains(&third[..12]));
+    assert_eq!(env.read("work/dependencies/comp/class/comp.yml"), "c: 2\n");
+
+    // The branch unchanged: the ref listing only, no pack negotiated.
+    let before = server.log.lock().unwrap().len();
+    env.fetch(&deps)
+        .env("GITHUB_TOKEN", TOKEN)
+        .assert()
+        .success();
+    let log = server.log.lock().unwrap()[before..].to_vec();
+    let posts = log.iter().filter(|l| l.starts_with("POST")).count();
+    assert_eq!(posts, 1, "{log:?}");
+}
+
+#[test]
+fn installs_jsonnet_bundler_dependencies_with_a_lock() {
+    let env = Env::new();
+    // A library whose sub-directory depends on another library.
+    let base = env.repo("srv", "base-lib", &[("base.libsonnet", "{ b: 1 }\n")]);
+    let lib_deps = format!(
+        r#"{{"version": 1, "dependencies": [{{"source": {{"git": {{"remote": "{}"}}}}, "version": "main"}}]}}"#,
+        url(&base)
+    );
+    let lib = env.repo(
+        "srv",
+        "kube",
+        &[
+            ("jsonnet/kube/kube.libsonnet", "{ k: 1 }\n"),
+            ("jsonnet/kube/jsonnetfile.json", &lib_deps),
+            ("other/x", "x"),
+        ],
+    );
+    let comp = env.path("comp");
+    std::fs::create_dir_all(&comp).unwrap();
+    std::fs::write(
+        comp.join("jsonnetfile.jsonnet"),
+        r#"{ version: 1, dependencies: [ { source: { git: { remote: std.extVar('kube_url'), subdir: 'jsonnet/kube' } }, version: std.extVar('kube_version') } ], legacyImports: true }"#,
+    )
+    .unwrap();
+    let run = |version: &str| {
+        let mut c = strata();
+        c.current_dir(env.path(""))
+            .env("HOME", env.path("home"))
+            .env_remove("GITHUB_TOKEN")
+            .args(["fetch", "--jsonnetfile", "comp", "--work-dir", "work"])
+            .arg("--ext-str")
+            .arg(format!("kube_url={}", url(&lib)))
+            .arg("--ext-str")
+            .arg(format!("kube_version={version}"));
+        c
+    };
+    let o = run("main").assert().success().get_output().clone();
+    let (stdout, _) = out(&o);
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+    let kube_name = format!("local{}/jsonnet/kube", env.path("srv/kube").display());
+    let vendored = comp.join("vendor").join(&kube_name);
+    assert_eq!(
+        std::fs::read_to_string(vendored.join("kube.libsonnet")).unwrap(),
+        "{ k: 1 }\n"
+    );
+    assert!(!comp
+        .join("vendor")
+        .join(format!("local{}/other", env.path("srv/kube").display()))
+        .exists());
+    // Legacy names: the last element of the subdir, the repository name.
+    assert_eq!(
+        std::fs::read_to_string(comp.join("vendor/kube/kube.libsonnet")).unwrap(),
+        "{ k: 1 }\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(comp.join("vendor/base-lib/base.libsonnet")).unwrap(),
+        "{ b: 1 }\n"
+    );
+    let lock: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(comp.join("jsonnetfile.lock.json")).unwrap())
+            .unwrap();
+    let head = env.git(&lib, &["rev-parse", "main"]).trim().to_string();
+    let entries = lock["dependencies"].as_array().unwrap();
+    assert_eq!(entries.len(), 2);
+    let kube = entries
+        .iter()
+        .find(|e| e["source"]["git"]["subdir"] == "jsonnet/kube")
+        .unwrap();
+    assert_eq!(kube["version"], head.as_str());
+
+    // The lock pins: a new commit upstream is not taken without --update.
+    env.commit(
+        &lib,
+        "kube",
+        &[("jsonnet/kube/kube.libsonnet", "{ k: 2 }\n")],
+        None,
+    );
+    let o = run("main").assert().success().get_output().clone();
+    assert!(
+        out(&o).0.lines().all(|l| l.ends_with("up to date")),
+        "{}",
+        out(&o).0
+    );
+    run("main").arg("--update").assert().success();
+    assert_eq!(
+        std::fs::read_to_string(vendored.join("kube.libsonnet")).unwrap(),
+        "{ k: 2 }\n"
+    );
+    // Unknown versions name the package and the version.
+    let o = run("no-such")
+        .arg("--update")
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    assert!(out(&o).1.contains("version `no-such`"), "{}", out(&o).1);
+}
+
+#[test]
+fn a_version_only_override_without_a_dependency_is_an_error() {
+    let env = Env::new();
+    let o = env
+        .fetch("parameters:\n  components:\n    ghost:\n      version: v1.2.3\n")
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let (_, stderr) = out(&o);
+    assert!(
+        stderr.contains("`version`-only override for `ghost`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("deps.yaml"), "{stderr}");
+}
