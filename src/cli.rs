@@ -30,6 +30,8 @@ pub enum Command {
     Order(commands::order::OrderArgs),
     /// Commit a compiled catalog to the catalog repository and push it
     Push(commands::push::PushArgs),
+    /// Commodore-compatible cluster catalogs (`catalog compile <cluster-id>`)
+    Catalog(commands::catalog::CatalogArgs),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -62,6 +64,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compile(args) => commands::compile::run(args),
         Command::Order(args) => commands::order::run(args),
         Command::Push(args) => commands::push::run(args),
+        Command::Catalog(args) => commands::catalog::run(args),
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod commodore;
 pub mod compile;
 pub mod diagnostics;
 pub mod error;

@@ -1,6 +1,7 @@
 //! Subcommand handlers: parse-free glue between clap arguments, the core
 //! library and rendering. Only this layer (and `cli`) uses `anyhow` and prints.
 
+pub mod catalog;
 pub mod compile;
 pub mod inventory;
 pub mod order;
