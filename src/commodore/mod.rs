@@ -945,6 +945,13 @@ pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, Commodore
     let build = tmp.join("build");
     compile::compile_into(&prepared, &selected, &copts, &build, &|_| {}).map_err(from_display)?;
     let compiled = build.join("compiled");
+    if !refs.is_empty() {
+        for instance in &selected {
+            if let Some(plan) = prepared.plans.get(instance) {
+                compile_ref_tokens(&compiled.join(&plan.dir), plan, &refs)?;
+            }
+        }
+    }
     for (instance, cn) in &deps.instances {
         if let Some(node) = nodes.get(instance) {
             let spec = &deps.instance_specs[instance];
@@ -964,9 +971,44 @@ pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, Commodore
     Ok(CatalogReport {
         instances: deps.instances.keys().cloned().collect(),
         deps,
-        refs,
+        refs: refs.len(),
         warnings,
     })
+}
+
+/// Rewrites reference tokens in a target's compiled files the way Kapitan
+/// does for jsonnet and Jinja2 output (copied files keep them as written).
+fn compile_ref_tokens(
+    root: &Path,
+    plan: &compile::model::TargetPlan,
+    refs: &BTreeMap<String, String>,
+) -> Result<(), CommodoreError> {
+    let copied: Vec<PathBuf> = plan
+        .entries
+        .iter()
+        .filter(|e| e.input_type == compile::model::InputType::Copy)
+        .map(|e| root.join(e.output_path.as_deref().unwrap_or("")))
+        .collect();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries.filter_map(Result::ok) {
+            let p = e.path();
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_dir() {
+                stack.push(p);
+            } else if ft.is_file() && !copied.iter().any(|c| p.starts_with(c)) {
+                let Ok(text) = std::fs::read_to_string(&p) else { continue };
+                if text.contains("?{") {
+                    let new = refs::compile_tokens(&text, refs);
+                    if new != text {
+                        std::fs::write(&p, new).map_err(|e| CommodoreError::io(&p, e))?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Copies `src`'s contents into `dst` (`shutil.copytree(dirs_exist_ok=True)`),
