@@ -4,6 +4,9 @@
 # dependency) on every working directory under tests/fixtures/commodore/.
 # Prints one line per catalog file (identical / differs / only-in-...) and
 # the byte-identical count. Usage: bench/commodore-compare.sh [venv-dir]
+# With SAVE_EXPECTED=1, Commodore's catalogs are stored as
+# tests/fixtures/commodore/<name>.expected/ (what tests/it/commodore.rs
+# compares strata with).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=${1:-/tmp/commodore-venv}
@@ -41,6 +44,12 @@ for fx in "$root"/tests/fixtures/commodore/*/; do
   gitinit "$c/inventory/classes/global"; gitinit "$c/inventory/classes/$tenant"; gitinit "$c/catalog"
   (cd "$c" && "$venv/bin/commodore" catalog compile --local "$cluster" > "$work/$name.log" 2>&1) || {
     echo "$name: commodore failed:"; tail -20 "$work/$name.log"; continue; }
+  if [ -n "${SAVE_EXPECTED:-}" ]; then
+    # The expected catalogs the integration tests compare with.
+    rm -rf "$root/tests/fixtures/commodore/$name.expected"
+    mkdir -p "$root/tests/fixtures/commodore/$name.expected"
+    cp -r "$c/catalog/manifests" "$c/catalog/refs" "$root/tests/fixtures/commodore/$name.expected/"
+  fi
   while IFS= read -r f; do
     total=$((total+1))
     if [ ! -f "$s/catalog/$f" ]; then echo "only-in-commodore $name/$f"

@@ -26,7 +26,12 @@ pub struct CompileArgs {
     /// The cluster's id (must match inventory/classes/params/cluster.yml)
     pub cluster_id: String,
     /// The working directory (holds inventory/, dependencies/, catalog/)
-    #[arg(short = 'd', long = "working-dir", value_name = "DIR", default_value = ".")]
+    #[arg(
+        short = 'd',
+        long = "working-dir",
+        value_name = "DIR",
+        default_value = "."
+    )]
     pub working_dir: PathBuf,
     /// Use the dependencies already in the working directory (the only mode strata has)
     #[arg(long)]
@@ -38,7 +43,12 @@ pub struct CompileArgs {
     #[arg(long, env = "COMMODORE_API_URL", value_name = "URL")]
     pub api_url: Option<String>,
     /// Lieutenant API token
-    #[arg(long, env = "COMMODORE_API_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "COMMODORE_API_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
     pub api_token: Option<String>,
     /// Instances compiled at once [default: number of CPUs]
     #[arg(short = 'p', long, value_name = "N")]

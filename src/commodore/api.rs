@@ -23,7 +23,9 @@ fn get(base: &str, token: Option<&str>, path: &str) -> Result<Value, CommodoreEr
         format!("{hostport}:80")
     };
     let url = format!("http://{hostport}{prefix}/{path}");
-    let err = |m: String| CommodoreError::new(format!("While fetching cluster specification: {url}: {m}"));
+    let err = |m: String| {
+        CommodoreError::new(format!("While fetching cluster specification: {url}: {m}"))
+    };
     let mut stream = TcpStream::connect(&addr).map_err(|e| err(e.to_string()))?;
     let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
     let mut req = format!(
@@ -33,9 +35,13 @@ fn get(base: &str, token: Option<&str>, path: &str) -> Result<Value, CommodoreEr
         req.push_str(&format!("Authorization: Bearer {t}\r\n"));
     }
     req.push_str("\r\n");
-    stream.write_all(req.as_bytes()).map_err(|e| err(e.to_string()))?;
+    stream
+        .write_all(req.as_bytes())
+        .map_err(|e| err(e.to_string()))?;
     let mut buf = Vec::new();
-    stream.read_to_end(&mut buf).map_err(|e| err(e.to_string()))?;
+    stream
+        .read_to_end(&mut buf)
+        .map_err(|e| err(e.to_string()))?;
     let text = String::from_utf8_lossy(&buf);
     let (head, body) = text
         .split_once("\r\n\r\n")
@@ -45,10 +51,15 @@ fn get(base: &str, token: Option<&str>, path: &str) -> Result<Value, CommodoreEr
         .nth(1)
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| err("malformed HTTP status line".into()))?;
-    let chunked = head
-        .lines()
-        .any(|l| l.to_ascii_lowercase().starts_with("transfer-encoding:") && l.to_ascii_lowercase().contains("chunked"));
-    let body = if chunked { dechunk(body) } else { body.to_string() };
+    let chunked = head.lines().any(|l| {
+        l.to_ascii_lowercase().starts_with("transfer-encoding:")
+            && l.to_ascii_lowercase().contains("chunked")
+    });
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
     let json: serde_json::Value = serde_json::from_str(&body)
         .map_err(|e| err(format!("HTTP {status}, body is not JSON: {e}")))?;
     if status != 200 {
@@ -73,9 +84,15 @@ fn dechunk(body: &str) -> String {
 }
 
 /// Reads the cluster, then its tenant.
-pub fn load_cluster(api: &str, token: Option<&str>, cluster_id: &str) -> Result<ClusterInfo, CommodoreError> {
+pub fn load_cluster(
+    api: &str,
+    token: Option<&str>,
+    cluster_id: &str,
+) -> Result<ClusterInfo, CommodoreError> {
     let Value::Map(cluster) = get(api, token, &format!("clusters/{cluster_id}"))? else {
-        return Err(CommodoreError::new("the cluster API response is not an object"));
+        return Err(CommodoreError::new(
+            "the cluster API response is not an object",
+        ));
     };
     let tenant_id = cluster
         .get("tenant")
@@ -83,7 +100,9 @@ pub fn load_cluster(api: &str, token: Option<&str>, cluster_id: &str) -> Result<
         .ok_or_else(|| CommodoreError::new("cluster does not have a tenant reference"))?
         .to_string();
     let Value::Map(tenant) = get(api, token, &format!("tenants/{tenant_id}"))? else {
-        return Err(CommodoreError::new("the tenant API response is not an object"));
+        return Err(CommodoreError::new(
+            "the tenant API response is not an object",
+        ));
     };
     ClusterInfo::new(cluster, tenant)
 }

@@ -24,7 +24,10 @@ fn field<'a>(m: &'a Map, path: &[&str]) -> Option<&'a Value> {
 fn string(m: &Map, path: &[&str], what: &str) -> Result<String, CommodoreError> {
     match field(m, path) {
         Some(Value::String(s)) => Ok(s.clone()),
-        _ => Err(CommodoreError::new(format!("{what} `{}` is missing", path.join(".")))),
+        _ => Err(CommodoreError::new(format!(
+            "{what} `{}` is missing",
+            path.join(".")
+        ))),
     }
 }
 
@@ -72,7 +75,11 @@ impl ClusterInfo {
 
     /// `params/cluster.yml`'s content (Commodore's `render_params`).
     pub fn render_params(&self) -> Result<Value, CommodoreError> {
-        let facts = self.cluster.get("facts").cloned().unwrap_or(Value::Map(Map::new()));
+        let facts = self
+            .cluster
+            .get("facts")
+            .cloned()
+            .unwrap_or(Value::Map(Map::new()));
         for fact in ["distribution", "cloud"] {
             let set = match facts.get_path(&[fact]) {
                 None | Some(Value::Null) => false,
@@ -84,8 +91,10 @@ impl ClusterInfo {
                 Some(Value::Float(f)) => *f != 0.0,
             };
             if !set {
-                return Err(CommodoreError::new(format!("Required fact '{fact}' not set"))
-                    .hint(format!("set facts.{fact} on the cluster")));
+                return Err(
+                    CommodoreError::new(format!("Required fact '{fact}' not set"))
+                        .hint(format!("set facts.{fact} on the cluster")),
+                );
             }
         }
         let dynfacts = self
@@ -106,7 +115,10 @@ impl ClusterInfo {
                     super::BOOTSTRAP,
                     map(vec![
                         ("name", s(&self.id()?)),
-                        ("display_name", s(&string(&self.cluster, &["displayName"], "cluster")?)),
+                        (
+                            "display_name",
+                            s(&string(&self.cluster, &["displayName"], "cluster")?),
+                        ),
                         ("catalog_url", s(&catalog_url)),
                         ("tenant", s(&string(&self.tenant, &["id"], "tenant")?)),
                         (
@@ -141,22 +153,31 @@ mod tests {
             ("gitRepo", map(vec![("url", s("ssh://git@h/c.git"))])),
         ]);
         let t = map(vec![("id", s("t-x")), ("displayName", s("X"))]);
-        let (Value::Map(c), Value::Map(t)) = (c, t) else { unreachable!() };
+        let (Value::Map(c), Value::Map(t)) = (c, t) else {
+            unreachable!()
+        };
         ClusterInfo::new(c, t).unwrap()
     }
 
     #[test]
     fn required_facts() {
-        let e = info(map(vec![("cloud", s("x"))])).render_params().unwrap_err();
+        let e = info(map(vec![("cloud", s("x"))]))
+            .render_params()
+            .unwrap_err();
         assert_eq!(e.message, "Required fact 'distribution' not set");
         let e = info(map(vec![("cloud", s("")), ("distribution", s("k3s"))]))
             .render_params()
             .unwrap_err();
         assert_eq!(e.message, "Required fact 'cloud' not set");
-        let text = commodore_yaml(&[info(map(vec![("cloud", s("c")), ("distribution", s("d"))]))
-            .render_params()
-            .unwrap()]);
-        assert!(text.starts_with("parameters:\n  cluster:\n    catalog_url: ssh://git@h/c.git\n"), "{text}");
+        let text = commodore_yaml(
+            &[info(map(vec![("cloud", s("c")), ("distribution", s("d"))]))
+                .render_params()
+                .unwrap()],
+        );
+        assert!(
+            text.starts_with("parameters:\n  cluster:\n    catalog_url: ssh://git@h/c.git\n"),
+            "{text}"
+        );
         assert!(text.contains("  dynamic_facts: {}\n"), "{text}");
     }
 }

@@ -128,7 +128,9 @@ impl Layout {
         self.inventory_dir().join("targets")
     }
     pub fn params_file(&self) -> PathBuf {
-        self.classes_dir().join("params").join(format!("{BOOTSTRAP}.yml"))
+        self.classes_dir()
+            .join("params")
+            .join(format!("{BOOTSTRAP}.yml"))
     }
     pub fn dependencies_dir(&self) -> PathBuf {
         self.work_dir.join("dependencies")
@@ -140,7 +142,8 @@ impl Layout {
         self.dependencies_dir().join(name)
     }
     pub fn package_dir(&self, name: &str) -> PathBuf {
-        self.dependencies_dir().join(format!("{PACKAGE_PREFIX}{name}"))
+        self.dependencies_dir()
+            .join(format!("{PACKAGE_PREFIX}{name}"))
     }
     pub fn catalog_dir(&self) -> PathBuf {
         self.work_dir.join("catalog")
@@ -243,7 +246,11 @@ pub fn sort_keys(v: &Value) -> Value {
         Value::Map(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
             keys.sort();
-            Value::Map(keys.into_iter().map(|k| (k.clone(), sort_keys(&m[k]))).collect())
+            Value::Map(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sort_keys(&m[k])))
+                    .collect(),
+            )
         }
         Value::List(l) => Value::List(l.iter().map(sort_keys).collect()),
         other => other.clone(),
@@ -258,7 +265,12 @@ fn write(path: &Path, text: &str) -> Result<(), CommodoreError> {
 }
 
 fn map(entries: Vec<(&str, Value)>) -> Value {
-    Value::Map(entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    Value::Map(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
 }
 
 fn s(v: &str) -> Value {
@@ -326,10 +338,10 @@ fn parse_spec(
     };
     for f in ["url", "version"] {
         if field(f).is_none() && base.is_none() {
-            return Err(CommodoreError::new(format!(
-                "{cap} '{name}' is missing field '{f}'"
-            ))
-            .hint(format!("set parameters.{kind}s.{name}.{f}")));
+            return Err(
+                CommodoreError::new(format!("{cap} '{name}' is missing field '{f}'"))
+                    .hint(format!("set parameters.{kind}s.{name}.{f}")),
+            );
         }
     }
     let mut path = field("path").unwrap_or_default();
@@ -340,7 +352,11 @@ fn parse_spec(
         Some(b) => DependencySpec {
             url: field("url").unwrap_or_else(|| b.url.clone()),
             version: field("version").unwrap_or_else(|| b.version.clone()),
-            path: if path.is_empty() { b.path.clone() } else { path },
+            path: if path.is_empty() {
+                b.path.clone()
+            } else {
+                path
+            },
         },
         None => DependencySpec {
             url: field("url").unwrap_or_default(),
@@ -405,7 +421,8 @@ pub fn discover_components(
     for (alias, cns) in by_alias {
         if cns.len() > 1 {
             if cns.contains(&alias) {
-                let others: BTreeSet<String> = cns.iter().filter(|c| **c != alias).cloned().collect();
+                let others: BTreeSet<String> =
+                    cns.iter().filter(|c| **c != alias).cloned().collect();
                 if others.len() > 1 {
                     return Err(CommodoreError::new(format!(
                         "While discovering components: Components {} alias existing component '{alias}'",
@@ -457,7 +474,10 @@ fn register_packages(layout: &Layout, deps: &mut Dependencies) -> Result<(), Com
     let pkgs = discover_packages(&node.applications)?;
     let specs = params_of(&node, "packages");
     for p in pkgs {
-        let known = specs.and_then(|s| s.as_map()).map(|m| m.contains_key(&p)).unwrap_or(false);
+        let known = specs
+            .and_then(|s| s.as_map())
+            .map(|m| m.contains_key(&p))
+            .unwrap_or(false);
         if !known {
             return Err(CommodoreError::new(format!(
                 "Unknown package '{p}'. Please add it to 'parameters.packages'"
@@ -471,7 +491,11 @@ fn register_packages(layout: &Layout, deps: &mut Dependencies) -> Result<(), Com
             ));
             continue;
         }
-        let target = if spec.path.is_empty() { dir.clone() } else { dir.join(&spec.path) };
+        let target = if spec.path.is_empty() {
+            dir.clone()
+        } else {
+            dir.join(&spec.path)
+        };
         if !target.is_dir() {
             return Err(CommodoreError::new(format!(
                 "Can't symlink package subpath {}, not a directory",
@@ -497,7 +521,11 @@ pub fn instance_dir(layout: &Layout, instance: &str, spec: &DependencySpec) -> P
 
 /// `lib/` files of a component must start with its name, and not with the
 /// name of another deployed component that starts with its name.
-fn check_library_name(components: &BTreeSet<String>, cname: &str, lib: &str) -> Result<(), CommodoreError> {
+fn check_library_name(
+    components: &BTreeSet<String>,
+    cname: &str,
+    lib: &str,
+) -> Result<(), CommodoreError> {
     let stem = Path::new(lib)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -556,7 +584,10 @@ fn register_components(layout: &Layout, deps: &mut Dependencies) -> Result<(), C
                 "Unknown component '{cn}'. Please add it to 'parameters.components'"
             )));
         }
-        cspecs.insert((*cn).clone(), parse_spec("component", cn, spec_map.get(cn.as_str()), None)?);
+        cspecs.insert(
+            (*cn).clone(),
+            parse_spec("component", cn, spec_map.get(cn.as_str()), None)?,
+        );
     }
     for (alias, cn) in &aliases {
         if component_names.contains(alias) {
@@ -579,24 +610,42 @@ fn register_components(layout: &Layout, deps: &mut Dependencies) -> Result<(), C
     }
     for cn in &registered {
         let dir = instance_dir(layout, cn, &cspecs[cn]);
-        relsymlink(&dir.join("class").join(format!("{cn}.yml")), &layout.components_dir(), &format!("{cn}.yml"))?;
-        relsymlink(&dir.join("class").join("defaults.yml"), &layout.defaults_dir(), &format!("{cn}.yml"))?;
+        relsymlink(
+            &dir.join("class").join(format!("{cn}.yml")),
+            &layout.components_dir(),
+            &format!("{cn}.yml"),
+        )?;
+        relsymlink(
+            &dir.join("class").join("defaults.yml"),
+            &layout.defaults_dir(),
+            &format!("{cn}.yml"),
+        )?;
         for lib in lib_files(&dir)? {
-            let name = lib.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = lib
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             check_library_name(&registered, cn, &name)?;
             relsymlink(&lib, &layout.lib_dir(), &name)?;
         }
     }
-    let pruned: Vec<&String> = aliases.iter().filter(|(_, c)| !registered.contains(*c)).map(|(a, _)| a).collect();
+    let pruned: Vec<&String> = aliases
+        .iter()
+        .filter(|(_, c)| !registered.contains(*c))
+        .map(|(a, _)| a)
+        .collect();
     if !pruned.is_empty() {
-        deps.warnings.push(format!("Dropping alias(es) {pruned:?} with missing component(s)."));
+        deps.warnings.push(format!(
+            "Dropping alias(es) {pruned:?} with missing component(s)."
+        ));
     }
     for (alias, cn) in &aliases {
         if !registered.contains(cn) {
             continue;
         }
         deps.instances.insert(alias.clone(), cn.clone());
-        deps.instance_specs.insert(alias.clone(), cspecs[alias].clone());
+        deps.instance_specs
+            .insert(alias.clone(), cspecs[alias].clone());
         if alias == cn {
             continue;
         }
@@ -604,11 +653,21 @@ fn register_components(layout: &Layout, deps: &mut Dependencies) -> Result<(), C
             return Err(CommodoreError::new(format!(
                 "Missing alias checkout for '{alias} as {cn}'"
             ))
-            .hint(format!("check out the component {cn} in dependencies/{alias}")));
+            .hint(format!(
+                "check out the component {cn} in dependencies/{alias}"
+            )));
         }
         let dir = instance_dir(layout, alias, &cspecs[alias]);
-        relsymlink(&dir.join("class").join(format!("{cn}.yml")), &layout.components_dir(), &format!("{alias}.yml"))?;
-        relsymlink(&dir.join("class").join("defaults.yml"), &layout.defaults_dir(), &format!("{alias}.yml"))?;
+        relsymlink(
+            &dir.join("class").join(format!("{cn}.yml")),
+            &layout.components_dir(),
+            &format!("{alias}.yml"),
+        )?;
+        relsymlink(
+            &dir.join("class").join("defaults.yml"),
+            &layout.defaults_dir(),
+            &format!("{alias}.yml"),
+        )?;
     }
     Ok(())
 }
@@ -624,7 +683,11 @@ pub fn render_target(
     let bootstrap = instance == BOOTSTRAP;
     let mut classes = vec![s(&format!("params.{BOOTSTRAP}"))];
     for c in deps.components.keys() {
-        let stem = if c == component && instance != component { instance } else { c };
+        let stem = if c == component && instance != component {
+            instance
+        } else {
+            c
+        };
         if layout.defaults_dir().join(format!("{stem}.yml")).is_file() {
             classes.push(s(&format!("defaults.{stem}")));
         }
@@ -633,17 +696,25 @@ pub fn render_target(
     let mut params = Map::new();
     params.insert("_instance".into(), s(instance));
     if !bootstrap {
-        if !layout.components_dir().join(format!("{instance}.yml")).is_file() {
+        if !layout
+            .components_dir()
+            .join(format!("{instance}.yml"))
+            .is_file()
+        {
             return Err(CommodoreError::new(format!(
                 "Target rendering failed for {instance}: component class is missing"
             )));
         }
         classes.push(s(&format!("components.{instance}")));
-        let spec = deps.instance_specs.get(instance).cloned().unwrap_or(DependencySpec {
-            url: String::new(),
-            version: String::new(),
-            path: String::new(),
-        });
+        let spec = deps
+            .instance_specs
+            .get(instance)
+            .cloned()
+            .unwrap_or(DependencySpec {
+                url: String::new(),
+                version: String::new(),
+                path: String::new(),
+            });
         params.insert(
             "_base_directory".into(),
             s(&instance_dir(layout, instance, &spec).to_string_lossy()),
@@ -652,7 +723,10 @@ pub fn render_target(
         // strata has neither, so the names are plain commands.
         params.insert("_kustomize_wrapper".into(), s("run-kustomize"));
         params.insert("_python3".into(), s("python3"));
-        params.insert("kapitan".into(), map(vec![("vars", map(vec![("target", s(instance))]))]));
+        params.insert(
+            "kapitan".into(),
+            map(vec![("vars", map(vec![("target", s(instance))]))]),
+        );
     }
     if component != instance {
         let ckey = parameters_key(component);
@@ -660,21 +734,34 @@ pub fn render_target(
         params.insert(tkey.clone(), Value::Map(Map::new()));
         params.insert(ckey, s(&format!("${{{tkey}}}")));
     }
-    Ok(map(vec![("classes", Value::List(classes)), ("parameters", Value::Map(params))]))
+    Ok(map(vec![
+        ("classes", Value::List(classes)),
+        ("parameters", Value::Map(params)),
+    ]))
 }
 
-fn write_target(layout: &Layout, deps: &Dependencies, instance: &str, component: &str) -> Result<(), CommodoreError> {
+fn write_target(
+    layout: &Layout,
+    deps: &Dependencies,
+    instance: &str,
+    component: &str,
+) -> Result<(), CommodoreError> {
     let t = render_target(layout, deps, instance, component)?;
-    write(&layout.targets_dir().join(format!("{instance}.yml")), &commodore_yaml(&[t]))
+    write(
+        &layout.targets_dir().join(format!("{instance}.yml")),
+        &commodore_yaml(&[t]),
+    )
 }
 
 /// Reads the cluster id and tenant from `params/cluster.yml`.
 pub fn read_cluster_and_tenant(layout: &Layout) -> Result<(String, String), CommodoreError> {
     let file = layout.params_file();
     if !file.is_file() {
-        return Err(CommodoreError::new(format!("params file for {BOOTSTRAP} does not exist"))
-            .file(&file)
-            .hint("pass --cluster-file with the cluster's Lieutenant object"));
+        return Err(
+            CommodoreError::new(format!("params file for {BOOTSTRAP} does not exist"))
+                .file(&file)
+                .hint("pass --cluster-file with the cluster's Lieutenant object"),
+        );
     }
     let text = std::fs::read_to_string(&file).map_err(|e| CommodoreError::io(&file, e))?;
     let v = compile::pyyaml_load::load(&text).map_err(|e| CommodoreError::new(e).file(&file))?;
@@ -682,7 +769,9 @@ pub fn read_cluster_and_tenant(layout: &Layout) -> Result<(String, String), Comm
         v.get_path(&["parameters", BOOTSTRAP, k])
             .and_then(Value::as_str)
             .map(str::to_string)
-            .ok_or_else(|| CommodoreError::new(format!("parameters.{BOOTSTRAP}.{k} is missing")).file(&file))
+            .ok_or_else(|| {
+                CommodoreError::new(format!("parameters.{BOOTSTRAP}.{k} is missing")).file(&file)
+            })
     };
     Ok((get("name")?, get("tenant")?))
 }
@@ -722,7 +811,11 @@ fn metadata<'a>(cluster: &'a Value, component: &str) -> Option<&'a Map> {
 
 /// Library aliases (`_metadata.library_aliases`) with Commodore's prefix
 /// and collision checks, then their symlinks in `dependencies/lib/`.
-fn library_aliases(layout: &Layout, deps: &Dependencies, cluster: &Value) -> Result<Vec<String>, CommodoreError> {
+fn library_aliases(
+    layout: &Layout,
+    deps: &Dependencies,
+    cluster: &Value,
+) -> Result<Vec<String>, CommodoreError> {
     let mut warnings = Vec::new();
     let prefixes: BTreeSet<String> = cluster
         .get_path(&["components"])
@@ -739,8 +832,14 @@ fn library_aliases(layout: &Layout, deps: &Dependencies, cluster: &Value) -> Res
             .to_string();
         if !additional.is_empty() && deps.components.contains_key(&additional) {
             let om = metadata(cluster, &additional);
-            let deprecated = om.and_then(|m| m.get("deprecated")).and_then(Value::as_bool).unwrap_or(false);
-            let replaced_by = om.and_then(|m| m.get("replaced_by")).and_then(Value::as_str).unwrap_or("");
+            let deprecated = om
+                .and_then(|m| m.get("deprecated"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let replaced_by = om
+                .and_then(|m| m.get("replaced_by"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
             if !deprecated {
                 warnings.push(format!("Ignoring additional library prefix '{additional}' requested by '{cn}'. Component '{additional}' is also deployed on the cluster and isn't deprecated."));
                 additional.clear();
@@ -749,7 +848,10 @@ fn library_aliases(layout: &Layout, deps: &Dependencies, cluster: &Value) -> Res
                 additional.clear();
             }
         }
-        let Some(aliases) = meta.and_then(|m| m.get("library_aliases")).and_then(Value::as_map) else {
+        let Some(aliases) = meta
+            .and_then(|m| m.get("library_aliases"))
+            .and_then(Value::as_map)
+        else {
             continue;
         };
         for libalias in aliases.keys() {
@@ -763,7 +865,10 @@ fn library_aliases(layout: &Layout, deps: &Dependencies, cluster: &Value) -> Res
                     )));
                 }
             }
-            collisions.entry(libalias.clone()).or_default().insert(cn.clone());
+            collisions
+                .entry(libalias.clone())
+                .or_default()
+                .insert(cn.clone());
         }
     }
     for (libalias, cnames) in &collisions {
@@ -776,7 +881,10 @@ fn library_aliases(layout: &Layout, deps: &Dependencies, cluster: &Value) -> Res
         }
     }
     for (cn, spec) in &deps.components {
-        let Some(aliases) = metadata(cluster, cn).and_then(|m| m.get("library_aliases")).and_then(Value::as_map) else {
+        let Some(aliases) = metadata(cluster, cn)
+            .and_then(|m| m.get("library_aliases"))
+            .and_then(Value::as_map)
+        else {
             continue;
         };
         let dir = instance_dir(layout, cn, spec).join("lib");
@@ -817,12 +925,16 @@ fn verify(
             return Err(CommodoreError::new(format!(
                 "Component {cn} with alias {alias} does not support instantiation."
             ))
-            .hint(format!("the component must set parameters.{}._metadata.multi_instance: true", parameters_key(cn))));
+            .hint(format!(
+                "the component must set parameters.{}._metadata.multi_instance: true",
+                parameters_key(cn)
+            )));
         }
         let cv = cluster.get_path(&["components", alias.as_str()]);
-        let has_version = ["url", "version"]
-            .iter()
-            .any(|k| cv.and_then(|c| c.get_path(&[k])).is_some_and(|v| !v.is_null()));
+        let has_version = ["url", "version"].iter().any(|k| {
+            cv.and_then(|c| c.get_path(&[k]))
+                .is_some_and(|v| !v.is_null())
+        });
         let flag = |m: Option<&Map>| {
             m.and_then(|m| m.get("multi_version"))
                 .and_then(Value::as_bool)
@@ -830,16 +942,27 @@ fn verify(
         };
         let ameta = nodes
             .get(alias)
-            .and_then(|n| n.parameters.get_path(&[parameters_key(cn).as_str(), "_metadata"]))
+            .and_then(|n| {
+                n.parameters
+                    .get_path(&[parameters_key(cn).as_str(), "_metadata"])
+            })
             .and_then(Value::as_map);
         if has_version && !(flag(metadata(cluster, cn)) && flag(ameta)) {
             return Err(CommodoreError::new(format!(
                 "Component {cn} with alias {alias} does not support overriding instance version."
             ))
-            .hint(format!("the component must set parameters.{}._metadata.multi_version: true", parameters_key(cn))));
+            .hint(format!(
+                "the component must set parameters.{}._metadata.multi_version: true",
+                parameters_key(cn)
+            )));
         }
     }
-    let alias_only: BTreeSet<&String> = deps.instances.iter().filter(|(a, c)| a != c).map(|(a, _)| a).collect();
+    let alias_only: BTreeSet<&String> = deps
+        .instances
+        .iter()
+        .filter(|(a, c)| a != c)
+        .map(|(a, _)| a)
+        .collect();
     let mut errors = Vec::new();
     if let Some(Value::Map(cs)) = cluster.get_path(&["components"]) {
         for (name, spec) in cs {
@@ -861,12 +984,24 @@ fn verify(
         }
     }
     if !errors.is_empty() {
-        let (sfx, have) = if errors.len() > 1 { ("s", "have") } else { ("", "has") };
+        let (sfx, have) = if errors.len() > 1 {
+            ("s", "have")
+        } else {
+            ("", "has")
+        };
         let set: BTreeSet<String> = errors.into_iter().collect();
         let names: Vec<&String> = set.iter().collect();
         let joined = match names.len() {
             1 => names[0].clone(),
-            n => format!("{} and {}", names[..n - 1].iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "), names[n - 1]),
+            n => format!(
+                "{} and {}",
+                names[..n - 1]
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                names[n - 1]
+            ),
         };
         return Err(CommodoreError::new(format!(
             "Version override{sfx} specified for {joined} which {have} no URL"
@@ -923,7 +1058,10 @@ pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, Commodore
 
     // Commodore's own jsonnet library, found as `lib/commodore.libjsonnet`.
     let libroot = tmp.join("commodore-lib");
-    write(&libroot.join("lib").join("commodore.libjsonnet"), COMMODORE_LIBJSONNET)?;
+    write(
+        &libroot.join("lib").join("commodore.libjsonnet"),
+        COMMODORE_LIBJSONNET,
+    )?;
     let mut search_paths = Vec::new();
     let vendor = layout.work_dir.join("vendor");
     if vendor.is_dir() {
@@ -956,7 +1094,9 @@ pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, Commodore
         if let Some(node) = nodes.get(instance) {
             let spec = &deps.instance_specs[instance];
             let dir = instance_dir(&layout, instance, spec);
-            warnings.extend(postprocess::run_filters(&compiled, instance, cn, &dir, node)?);
+            warnings.extend(postprocess::run_filters(
+                &compiled, instance, cn, &dir, node,
+            )?);
         }
     }
     let manifests = tmp.join("catalog").join("manifests");
@@ -991,14 +1131,18 @@ fn compile_ref_tokens(
         .collect();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for e in entries.filter_map(Result::ok) {
             let p = e.path();
             let Ok(ft) = e.file_type() else { continue };
             if ft.is_dir() {
                 stack.push(p);
             } else if ft.is_file() && !copied.iter().any(|c| p.starts_with(c)) {
-                let Ok(text) = std::fs::read_to_string(&p) else { continue };
+                let Ok(text) = std::fs::read_to_string(&p) else {
+                    continue;
+                };
                 if text.contains("?{") {
                     let new = refs::compile_tokens(&text, refs);
                     if new != text {
@@ -1045,9 +1189,21 @@ fn install(layout: &Layout, tmp: &Path) -> Result<(), CommodoreError> {
     let old = tmp.join("old");
     std::fs::create_dir_all(&old).map_err(|e| CommodoreError::io(&old, e))?;
     let moves = [
-        (tmp.join("catalog").join("manifests"), catalog.join("manifests"), "manifests"),
-        (tmp.join("catalog").join("refs"), catalog.join("refs"), "refs"),
-        (tmp.join("build").join("compiled"), layout.work_dir.join("compiled"), "compiled"),
+        (
+            tmp.join("catalog").join("manifests"),
+            catalog.join("manifests"),
+            "manifests",
+        ),
+        (
+            tmp.join("catalog").join("refs"),
+            catalog.join("refs"),
+            "refs",
+        ),
+        (
+            tmp.join("build").join("compiled"),
+            layout.work_dir.join("compiled"),
+            "compiled",
+        ),
     ];
     for (new, dest, name) in moves {
         if std::fs::symlink_metadata(&dest).is_ok() {
@@ -1068,7 +1224,8 @@ pub fn discover(work_dir: &Path, cluster_id: &str) -> Result<Dependencies, Commo
 
 #[allow(dead_code)]
 fn is_inside(p: &Path) -> bool {
-    !p.components().any(|c| matches!(c, PathComponent::ParentDir))
+    !p.components()
+        .any(|c| matches!(c, PathComponent::ParentDir))
 }
 
 #[cfg(test)]
@@ -1086,7 +1243,11 @@ mod tests {
         assert_eq!(a.get("b2").map(String::as_str), Some("b"));
         assert_eq!(a.get("b").map(String::as_str), Some("b"));
         let e = discover_components(&apps(&["a", "b as a"])).unwrap_err();
-        assert!(e.message.contains("Component 'b' aliases existing component 'a'"), "{e}");
+        assert!(
+            e.message
+                .contains("Component 'b' aliases existing component 'a'"),
+            "{e}"
+        );
         let e = discover_components(&apps(&["a as x", "b as x"])).unwrap_err();
         assert!(e.message.contains("Duplicate component alias 'x'"), "{e}");
         assert!(check_identity_duplicates(&apps(&["c", "c as c"])).is_err());
@@ -1106,14 +1267,28 @@ mod tests {
         let v = map(vec![("version", s("v1"))]);
         let e = parse_spec("component", "x", Some(&v), None).unwrap_err();
         assert_eq!(e.message, "Component 'x' is missing field 'url'");
-        let base = DependencySpec { url: "u".into(), version: "v".into(), path: "p".into() };
+        let base = DependencySpec {
+            url: "u".into(),
+            version: "v".into(),
+            path: "p".into(),
+        };
         let a = parse_spec("component", "y", Some(&v), Some(&base)).unwrap();
-        assert_eq!(a, DependencySpec { url: "u".into(), version: "v1".into(), path: "p".into() });
+        assert_eq!(
+            a,
+            DependencySpec {
+                url: "u".into(),
+                version: "v1".into(),
+                path: "p".into()
+            }
+        );
     }
 
     #[test]
     fn library_names() {
-        let comps: BTreeSet<String> = ["foo", "foo-operator"].iter().map(|s| s.to_string()).collect();
+        let comps: BTreeSet<String> = ["foo", "foo-operator"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         assert!(check_library_name(&comps, "foo", "foo.libsonnet").is_ok());
         assert!(check_library_name(&comps, "foo", "foo-operator.libsonnet").is_err());
         assert!(check_library_name(&comps, "foo", "bar.libsonnet").is_err());
@@ -1122,7 +1297,10 @@ mod tests {
     #[test]
     fn relpaths() {
         assert_eq!(
-            relpath(Path::new("/w/dependencies/a/class/a.yml"), Path::new("/w/inventory/classes/components")),
+            relpath(
+                Path::new("/w/dependencies/a/class/a.yml"),
+                Path::new("/w/inventory/classes/components")
+            ),
             PathBuf::from("../../../dependencies/a/class/a.yml")
         );
     }

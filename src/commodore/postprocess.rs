@@ -28,12 +28,21 @@ pub fn run_filters(
         return Ok(warnings);
     };
     for fd in filters {
-        let name = fd.get_path(&["filter"]).and_then(Value::as_str).unwrap_or("<unknown>");
+        let name = fd
+            .get_path(&["filter"])
+            .and_then(Value::as_str)
+            .unwrap_or("<unknown>");
         let Some(m) = fd.as_map() else {
-            warnings.push(format!("Skipping filter '{name}' of {instance}: not a mapping"));
+            warnings.push(format!(
+                "Skipping filter '{name}' of {instance}: not a mapping"
+            ));
             continue;
         };
-        let missing: Vec<&str> = REQUIRED.iter().copied().filter(|k| !m.contains_key(*k)).collect();
+        let missing: Vec<&str> = REQUIRED
+            .iter()
+            .copied()
+            .filter(|k| !m.contains_key(*k))
+            .collect();
         if !missing.is_empty() {
             warnings.push(format!(
                 "Skipping filter '{name}' of {instance} with invalid definition: missing key(s) {}",
@@ -53,11 +62,17 @@ pub fn run_filters(
         };
         let path = m.get("path").and_then(Value::as_str).unwrap_or("");
         let out_dir = compiled.join(instance).join(path);
-        let args = m.get("filterargs").and_then(Value::as_map).cloned().unwrap_or_default();
+        let args = m
+            .get("filterargs")
+            .and_then(Value::as_map)
+            .cloned()
+            .unwrap_or_default();
         match m.get("type").and_then(Value::as_str) {
             Some("builtin") => {
                 if name != "helm_namespace" {
-                    warnings.push(format!("Skipping filter '{name}' of {instance}: Unknown builtin filter: {name}"));
+                    warnings.push(format!(
+                        "Skipping filter '{name}' of {instance}: Unknown builtin filter: {name}"
+                    ));
                     continue;
                 }
                 if !m.contains_key("filterargs") {
@@ -102,9 +117,14 @@ pub fn run_filters(
 /// `metadata.namespace` set on each object, except `exclude_objects`
 /// (`{kind, name}`); `create_namespace` adds `00_namespace.yaml`.
 pub fn helm_namespace(dir: &Path, args: &Map) -> Result<(), CommodoreError> {
-    let ns = args.get("namespace").and_then(Value::as_str).ok_or_else(|| {
-        CommodoreError::new("Builtin filter 'helm_namespace': filter argument 'namespace' is required")
-    })?;
+    let ns = args
+        .get("namespace")
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            CommodoreError::new(
+                "Builtin filter 'helm_namespace': filter argument 'namespace' is required",
+            )
+        })?;
     let create = match args.get("create_namespace") {
         Some(Value::Bool(b)) => *b,
         Some(Value::String(s)) => s == "true",
@@ -131,7 +151,10 @@ pub fn helm_namespace(dir: &Path, args: &Map) -> Result<(), CommodoreError> {
     files.sort();
     let mut outputs: Vec<(String, Value)> = Vec::new();
     for f in &files {
-        let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let parts: Vec<&str> = name.split('.').collect();
         let stem = parts[..parts.len() - 1].join(".");
         let text = std::fs::read_to_string(f)
@@ -143,11 +166,16 @@ pub fn helm_namespace(dir: &Path, args: &Map) -> Result<(), CommodoreError> {
             .filter(|d| !d.is_null())
             .map(|mut o| {
                 let kind = o.get_path(&["kind"]).cloned().unwrap_or(Value::Null);
-                let oname = o.get_path(&["metadata", "name"]).cloned().unwrap_or(Value::Null);
+                let oname = o
+                    .get_path(&["metadata", "name"])
+                    .cloned()
+                    .unwrap_or(Value::Null);
                 let excluded = excludes.iter().any(|(k, n)| *k == kind && *n == oname);
                 if !excluded {
                     if let Value::Map(m) = &mut o {
-                        let meta = m.entry("metadata".to_string()).or_insert_with(|| Value::Map(Map::new()));
+                        let meta = m
+                            .entry("metadata".to_string())
+                            .or_insert_with(|| Value::Map(Map::new()));
                         if let Value::Map(mm) = meta {
                             mm.insert("namespace".into(), s(ns));
                         }
@@ -179,7 +207,8 @@ pub fn helm_namespace(dir: &Path, args: &Map) -> Result<(), CommodoreError> {
             other => commodore_yaml(std::slice::from_ref(other)),
         };
         let out = dir.join(format!("{stem}.yaml"));
-        std::fs::write(&out, text).map_err(|e| CommodoreError::new(format!("{}: {e}", out.display())))?;
+        std::fs::write(&out, text)
+            .map_err(|e| CommodoreError::new(format!("{}: {e}", out.display())))?;
     }
     Ok(())
 }

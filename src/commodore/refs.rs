@@ -127,7 +127,9 @@ pub fn compile_tokens(text: &str, refs: &BTreeMap<String, String>) -> String {
     while let Some(i) = rest.find("?{") {
         out.push_str(&rest[..i]);
         let after = &rest[i + 2..];
-        let end = after.find(|c: char| !is_path_char(c)).unwrap_or(after.len());
+        let end = after
+            .find(|c: char| !is_path_char(c))
+            .unwrap_or(after.len());
         let tag = &after[..end];
         let closed = after[end..].starts_with('}');
         let replaced = tag.split_once(':').and_then(|(ty, path)| {
@@ -168,14 +170,23 @@ mod tests {
             "t-acme/c-prod/argocd/admin-password".to_string(),
             "dC1hY21lL2MtcHJvZC9hcmdvY2Q6YWRtaW4tcGFzc3dvcmQ=".to_string(),
         );
-        let t = compile_tokens("p: ?{vaultkv:t-acme/c-prod/argocd/admin-password} ?{vaultkv:x/y}", &refs);
-        assert_eq!(t, "p: ?{vaultkv:t-acme/c-prod/argocd/admin-password:1a2b8b75} ?{vaultkv:x/y}");
+        let t = compile_tokens(
+            "p: ?{vaultkv:t-acme/c-prod/argocd/admin-password} ?{vaultkv:x/y}",
+            &refs,
+        );
+        assert_eq!(
+            t,
+            "p: ?{vaultkv:t-acme/c-prod/argocd/admin-password:1a2b8b75} ?{vaultkv:x/y}"
+        );
     }
 
     #[test]
     fn finds_refs() {
         let mut out = BTreeSet::new();
         find_in_str("a ?{vaultkv:x/y/z} b ?{vaultkv:q/r}?{}", &mut out);
-        assert_eq!(out.into_iter().collect::<Vec<_>>(), vec!["vaultkv:q/r", "vaultkv:x/y/z"]);
+        assert_eq!(
+            out.into_iter().collect::<Vec<_>>(),
+            vec!["vaultkv:q/r", "vaultkv:x/y/z"]
+        );
     }
 }
