@@ -21,7 +21,7 @@ use crate::diagnostics::{Diagnostic, ToDiagnostic};
 use crate::inventory::{Inventory, InventoryOptions, RenderedNode};
 use crate::value::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Component as PathComponent, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 pub use cluster::ClusterInfo;
 
@@ -1220,12 +1220,6 @@ fn install(layout: &Layout, tmp: &Path) -> Result<(), CommodoreError> {
 /// compiling (used by `strata inventory components|packages|show`).
 pub fn discover(work_dir: &Path, cluster_id: &str) -> Result<Dependencies, CommodoreError> {
     setup(&Layout::new(work_dir), cluster_id)
-}
-
-#[allow(dead_code)]
-fn is_inside(p: &Path) -> bool {
-    !p.components()
-        .any(|c| matches!(c, PathComponent::ParentDir))
 }
 
 #[cfg(test)]

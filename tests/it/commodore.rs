@@ -104,7 +104,7 @@ fn catalogs_match_commodore() {
             compared += 1;
         }
     }
-    assert!(compared >= 12, "only {compared} files compared");
+    assert!(compared >= 19, "only {compared} files compared");
 }
 
 #[test]
@@ -409,4 +409,24 @@ fn lieutenant_api_mode() {
         .path()
         .join("catalog/manifests/argocd/10_secret.yaml")
         .is_file());
+}
+
+#[test]
+fn successor_takes_predecessor_prefix_only_when_nominated() {
+    let dir = work("successor");
+    replace(
+        &dir.path()
+            .join("dependencies/legacy-backup/class/defaults.yml"),
+        "      replaced_by: backup\n",
+        "      replaced_by: other\n",
+    );
+    let a = compile(dir.path(), "c-lab").code(2);
+    let e = stderr(&a);
+    assert!(
+        e.contains(
+            "Invalid alias prefix 'legacy-backup' for template library alias of component 'backup'"
+        ),
+        "{e}"
+    );
+    assert!(!dir.path().join("catalog").exists());
 }
