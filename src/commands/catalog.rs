@@ -4,7 +4,7 @@
 
 use crate::cli::diag_err;
 use crate::commodore::{self, CatalogOptions, ClusterInfo, Layout};
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -107,6 +107,93 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
             report.refs,
             started.elapsed().as_secs_f64()
         );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `strata inventory <VIEW>` lists from a Commodore working directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DependencyView {
+    Components,
+    Packages,
+    Show,
+}
+
+/// Discovers the working directory's dependencies (setting up symlinks
+/// and targets as `catalog compile` does) and prints them.
+pub fn show_dependencies(
+    view: DependencyView,
+    dir: &std::path::Path,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let layout = Layout::new(dir);
+    let (cluster, _) = commodore::read_cluster_and_tenant(&layout).map_err(diag_err)?;
+    let deps = commodore::discover(dir, &cluster).map_err(diag_err)?;
+    for w in &deps.warnings {
+        eprintln!("warning: {w}");
+    }
+    let mut instances: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for (i, c) in &deps.instances {
+        instances.entry(c.clone()).or_default().push(i.clone());
+    }
+    if json {
+        let spec = |s: &commodore::DependencySpec| serde_json::json!({"url": s.url, "version": s.version, "path": s.path});
+        let comps: serde_json::Map<String, serde_json::Value> = deps
+            .components
+            .iter()
+            .map(|(n, s)| {
+                let mut v = spec(s);
+                let insts: serde_json::Map<String, serde_json::Value> = instances
+                    .get(n)
+                    .into_iter()
+                    .flatten()
+                    .map(|i| (i.clone(), spec(&deps.instance_specs[i])))
+                    .collect();
+                v["instances"] = serde_json::Value::Object(insts);
+                (n.clone(), v)
+            })
+            .collect();
+        let pkgs: serde_json::Map<String, serde_json::Value> = deps
+            .packages
+            .iter()
+            .map(|(n, s)| (n.clone(), spec(s)))
+            .collect();
+        let out = match view {
+            DependencyView::Components => serde_json::Value::Object(comps),
+            DependencyView::Packages => serde_json::Value::Object(pkgs),
+            DependencyView::Show => serde_json::json!({
+                "cluster": cluster,
+                "components": comps,
+                "packages": pkgs,
+            }),
+        };
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let fmt = |s: &commodore::DependencySpec| {
+        let path = if s.path.is_empty() {
+            String::new()
+        } else {
+            format!(" (path {})", s.path)
+        };
+        format!("{} @ {}{path}", s.url, s.version)
+    };
+    if matches!(view, DependencyView::Packages | DependencyView::Show) {
+        println!("Packages:");
+        for (n, s) in &deps.packages {
+            println!("  {n}: {}", fmt(s));
+        }
+    }
+    if matches!(view, DependencyView::Components | DependencyView::Show) {
+        println!("Components:");
+        for (n, s) in &deps.components {
+            println!("  {n}: {}", fmt(s));
+            for i in instances.get(n).into_iter().flatten() {
+                if i != n {
+                    println!("    instance {i}: {}", fmt(&deps.instance_specs[i]));
+                }
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -430,3 +430,36 @@ fn successor_takes_predecessor_prefix_only_when_nominated() {
     );
     assert!(!dir.path().join("catalog").exists());
 }
+
+#[test]
+fn inventory_lists_dependencies() {
+    let dir = work("basic");
+    compile(dir.path(), "c-prod").success();
+    let a = strata()
+        .args(["inventory", "show", "--format", "json", "-d"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(v["cluster"], "c-prod");
+    // The ingress package raises nginx's version; the instance overrides its own.
+    assert_eq!(v["components"]["nginx"]["version"], "v1.9.0");
+    assert_eq!(
+        v["components"]["prometheus"]["instances"]["prometheus-infra"]["version"],
+        "v2.4.0"
+    );
+    assert_eq!(v["packages"]["ingress"]["path"], "config");
+    assert!(v["components"].get("cert-manager").is_none());
+    let a = strata()
+        .args(["inventory", "packages", "--format", "yaml", "-d"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(
+        text.contains(
+            "  ingress: https://git.example.com/packages/ingress.git @ v0.2.0 (path config)\n"
+        ),
+        "{text}"
+    );
+}
