@@ -104,7 +104,7 @@ fn catalogs_match_commodore() {
             compared += 1;
         }
     }
-    assert!(compared >= 19, "only {compared} files compared");
+    assert!(compared >= 27, "only {compared} files compared");
 }
 
 #[test]
@@ -462,4 +462,27 @@ fn inventory_lists_dependencies() {
         ),
         "{text}"
     );
+}
+
+#[test]
+fn component_paths_and_instance_parameters() {
+    let dir = work("monorepo");
+    let d = dir.path();
+    let a = compile(d, "c-edge-01").success();
+    // Invalid filter definitions are skipped with a warning, as Commodore does.
+    assert!(stderr(&a).contains("Builtin filter called on path which doesn't exist"));
+    assert_eq!(
+        fs::read_link(d.join("inventory/classes/components/gateway-public.yml")).unwrap(),
+        PathBuf::from("../../../dependencies/gateway-public/components/gateway/class/gateway.yml")
+    );
+    assert_eq!(
+        fs::read_link(d.join("inventory/classes/edge")).unwrap(),
+        PathBuf::from("../../dependencies/pkg.edge/packages/edge")
+    );
+    let public = read(&d.join("catalog/manifests/gateway-public/20_service.yaml"));
+    assert!(public.contains("type: LoadBalancer"), "{public}");
+    let internal = read(&d.join("catalog/manifests/gateway-internal/20_service.yaml"));
+    assert!(internal.contains("type: ClusterIP"), "{internal}");
+    let chart = read(&d.join("catalog/manifests/gateway-internal/10_chart/deployment.yaml"));
+    assert!(chart.contains("  namespace: gateway-internal\n"), "{chart}");
 }
