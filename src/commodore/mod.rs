@@ -12,6 +12,7 @@
 
 pub mod api;
 pub mod cluster;
+pub mod jsonnet_filter;
 pub mod postprocess;
 pub mod refs;
 
@@ -1095,7 +1096,12 @@ pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, Commodore
             let spec = &deps.instance_specs[instance];
             let dir = instance_dir(&layout, instance, spec);
             warnings.extend(postprocess::run_filters(
-                &compiled, instance, cn, &dir, node,
+                &compiled,
+                instance,
+                cn,
+                &dir,
+                node,
+                &layout.work_dir,
             )?);
         }
     }

@@ -1,7 +1,8 @@
 //! Postprocessing filters of `parameters.commodore.postprocess.filters`,
 //! run on `compiled/<instance>/<path>` after Kapitan's compile. The builtin
 //! `helm_namespace` filter is implemented natively with the behaviour of
-//! Commodore's jsonnet filter; invalid definitions are skipped with a
+//! Commodore's jsonnet filter, `jsonnet` filters run through
+//! [`super::jsonnet_filter`]; invalid definitions are skipped with a
 //! warning, as Commodore does.
 
 use super::{commodore_yaml, map, s, CommodoreError};
@@ -18,6 +19,7 @@ pub fn run_filters(
     component: &str,
     instance_dir: &Path,
     node: &RenderedNode,
+    work_dir: &Path,
 ) -> Result<Vec<String>, CommodoreError> {
     let mut warnings = Vec::new();
     let Some(filters) = node
@@ -97,11 +99,27 @@ pub fn run_filters(
                 if !enabled {
                     continue;
                 }
-                return Err(CommodoreError::new(format!(
-                    "jsonnet postprocessing filter {name} of {instance} (component {component}): strata does not run jsonnet filters yet"
-                ))
-                .file(&file)
-                .hint("disable it with `enabled: false` or use the builtin helm_namespace filter"));
+                let inventory = crate::value::Value::Map(
+                    [
+                        (
+                            "applications",
+                            Value::List(node.applications.iter().map(|a| s(a)).collect()),
+                        ),
+                        (
+                            "classes",
+                            Value::List(node.classes.iter().map(|c| s(c)).collect()),
+                        ),
+                        ("environment", s(&node.environment)),
+                        ("exports", node.exports.clone()),
+                        ("parameters", node.parameters.clone()),
+                    ]
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect(),
+                );
+                super::jsonnet_filter::run(
+                    &file, work_dir, component, &out_dir, &inventory, &args,
+                )?;
             }
             other => warnings.push(format!(
                 "Skipping filter '{name}' of {instance}: Filter has unknown type {}",

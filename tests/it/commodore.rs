@@ -343,16 +343,44 @@ fn required_facts_and_cluster_id() {
 
 #[test]
 fn disabled_and_invalid_filters() {
-    // The jsonnet filter of nginx is `enabled: false`: enabling it is refused
-    // clearly (strata does not run jsonnet filters yet).
-    let e = failing(|d| {
-        replace(
-            &d.join("dependencies/nginx/class/nginx.yml"),
-            "          enabled: false\n",
-            "",
-        )
-    });
-    assert!(e.contains("strata does not run jsonnet filters yet"), "{e}");
+    // nginx's jsonnet filter is `enabled: false`; enabled, it runs (and
+    // writes nothing, it returns `{}`); a filter whose file is missing is
+    // skipped with a warning, as Commodore does.
+    let dir = work("basic");
+    let class = dir.path().join("dependencies/nginx/class/nginx.yml");
+    replace(&class, "          enabled: false\n", "");
+    replace(
+        &class,
+        "filter: postprocess/disabled.jsonnet",
+        "filter: postprocess/missing.jsonnet",
+    );
+    let a = compile(dir.path(), "c-prod").success();
+    assert!(
+        stderr(&a).contains("Jsonnet filter definition does not exist"),
+        "{}",
+        stderr(&a)
+    );
+    let dir = work("basic");
+    replace(
+        &dir.path().join("dependencies/nginx/class/nginx.yml"),
+        "          enabled: false\n",
+        "",
+    );
+    compile(dir.path(), "c-prod").success();
+    let expected = files(&fixtures().join("basic.expected"));
+    assert_eq!(files(&dir.path().join("catalog")), expected);
+}
+
+#[test]
+fn jsonnet_filter_errors_name_the_filter() {
+    let dir = work("monorepo");
+    let f = dir
+        .path()
+        .join("dependencies/site-config/components/site-config/postprocess/annotate.jsonnet");
+    replace(&f, "std.extVar('owner')", "std.extVar('no-such-var')");
+    let a = compile(dir.path(), "c-edge-01").code(2);
+    assert!(stderr(&a).contains("annotate.jsonnet"), "{}", stderr(&a));
+    assert!(!dir.path().join("catalog").exists());
 }
 
 #[test]
