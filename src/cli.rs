@@ -40,6 +40,8 @@ pub enum Command {
     Template(Box<commands::template::TemplateArgs>),
     /// Fetch git dependencies into dependencies/ (or jsonnet-bundler ones into vendor/)
     Fetch(commands::fetch::FetchArgs),
+    /// Commodore-compatible cluster catalogs (`catalog compile <cluster-id>`)
+    Catalog(commands::catalog::CatalogArgs),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -77,6 +79,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Comment(args) => commands::comment::run(args),
         Command::Template(args) => commands::template::run(*args),
         Command::Fetch(args) => commands::fetch::run(args),
+        Command::Catalog(args) => commands::catalog::run(args),
     }
 }
 

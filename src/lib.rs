@@ -8,6 +8,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod commands;
+pub mod commodore;
 pub mod compile;
 pub mod diagnostics;
 pub mod diff;

@@ -64,9 +64,28 @@ pub struct InventoryArgs {
     /// Output format
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
+    /// Commodore working directory: list its components, packages or both (with instances)
+    #[arg(value_enum, value_name = "VIEW")]
+    pub view: Option<crate::commands::catalog::DependencyView>,
+    /// With VIEW: the Commodore working directory
+    #[arg(
+        short = 'd',
+        long = "working-dir",
+        value_name = "DIR",
+        requires = "view"
+    )]
+    pub working_dir: Option<PathBuf>,
 }
 
 pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
+    if let Some(view) = args.view {
+        let dir = args.working_dir.unwrap_or_else(|| PathBuf::from("."));
+        return crate::commands::catalog::show_dependencies(
+            view,
+            &dir,
+            args.format == Format::Json,
+        );
+    }
     let opts = args.inv.options("inventory")?;
     let inv = Inventory::load(&opts).map_err(diag_err)?;
     let nodes = inv.render(&args.targets).map_err(diag_err)?;

@@ -2,6 +2,7 @@
 //! library and rendering. Only this layer (and `cli`) uses `anyhow` and prints.
 
 pub mod comment;
+pub mod catalog;
 pub mod compile;
 pub mod diff;
 pub mod fetch;

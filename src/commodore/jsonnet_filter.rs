@@ -1,0 +1,250 @@
+//! Jsonnet postprocessing filters as Commodore runs them: the filter file
+//! (relative to the instance's checkout) is evaluated with the ext vars
+//! `target`/`component` (the component name), `output_path` and the
+//! filter's `filterargs`, the natives `yaml_load`, `yaml_load_all`,
+//! `list_dir` and `commodore_inventory`, and each top-level key is written
+//! to `<output_path>/<key>.yaml` (a list as a YAML stream).
+
+use super::{commodore_yaml, CommodoreError};
+use crate::compile::jsonnet::{normpath, val_to_value};
+use crate::value::{Map, Value};
+use jrsonnet_evaluator::error::ErrorKind;
+use jrsonnet_evaluator::function::builtin::{NativeCallback, NativeCallbackHandler};
+use jrsonnet_evaluator::trace::PathResolver;
+use jrsonnet_evaluator::{AsPathLike, ImportResolver, Result as JrResult, SourcePath, State, Val};
+use jrsonnet_gcmodule::{Acyclic, Trace};
+use jrsonnet_ir::{SourceFile, SourceVirtual};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+const COMMODORE_LIB: &str = "lib/commodore.libjsonnet";
+const KAPITAN_LIB: &str = "lib/kapitan.libjsonnet";
+
+fn rt_err(msg: impl AsRef<str>) -> jrsonnet_evaluator::Error {
+    ErrorKind::RuntimeError(msg.as_ref().into()).into()
+}
+
+#[derive(Acyclic)]
+struct Resolver {
+    search: Vec<PathBuf>,
+}
+
+impl ImportResolver for Resolver {
+    fn resolve_from(&self, from: &SourcePath, path: &dyn AsPathLike) -> JrResult<SourcePath> {
+        let rel: PathBuf = path.as_path().as_ref().to_path_buf();
+        let base = match from.downcast_ref::<SourceFile>() {
+            Some(f) => f.path().parent().map(Path::to_path_buf).unwrap_or_default(),
+            None => std::env::current_dir().map_err(|e| rt_err(e.to_string()))?,
+        };
+        let direct = normpath(&base.join(&rel));
+        if direct.is_file() {
+            return Ok(SourcePath::new(SourceFile::new(direct)));
+        }
+        for s in &self.search {
+            let p = s.join(&rel);
+            if p.is_file() {
+                return Ok(SourcePath::new(SourceFile::new(normpath(&p))));
+            }
+        }
+        let r = rel.to_string_lossy();
+        if r == COMMODORE_LIB || r == KAPITAN_LIB {
+            return Ok(SourcePath::new(SourceVirtual(r.as_ref().into())));
+        }
+        Err(rt_err(format!("couldn't open import \"{r}\"")))
+    }
+
+    fn load_file_contents(&self, resolved: &SourcePath) -> JrResult<Vec<u8>> {
+        if let Some(v) = resolved.downcast_ref::<SourceVirtual>() {
+            if &*v.0 == COMMODORE_LIB {
+                return Ok(super::COMMODORE_LIBJSONNET.as_bytes().to_vec());
+            }
+            if &*v.0 == KAPITAN_LIB {
+                return Ok(crate::compile::jsonnet::KAPITAN_LIBJSONNET
+                    .as_bytes()
+                    .to_vec());
+            }
+        }
+        match resolved.downcast_ref::<SourceFile>() {
+            Some(f) => std::fs::read(f.path())
+                .map_err(|e| rt_err(format!("cannot read {}: {e}", f.path().display()))),
+            None => Err(rt_err(format!("cannot load {resolved}"))),
+        }
+    }
+}
+
+fn to_val(v: &Value) -> JrResult<Val> {
+    Ok(match v {
+        Value::Null => Val::Null,
+        Value::Bool(b) => Val::Bool(*b),
+        Value::Int(i) => Val::try_num(*i as f64)?,
+        Value::Float(f) => Val::try_num(*f)?,
+        Value::String(s) => Val::string(s.as_str()),
+        Value::List(l) => Val::arr(l.iter().map(to_val).collect::<JrResult<Vec<_>>>()?),
+        Value::Map(m) => {
+            let mut b = jrsonnet_evaluator::ObjValue::builder_with_capacity(m.len());
+            for (k, item) in m {
+                b.field(k.as_str()).value(to_val(item)?);
+            }
+            Val::Obj(b.build())
+        }
+    })
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    YamlLoad,
+    YamlLoadAll,
+    ListDir,
+    Inventory,
+}
+
+struct Handler {
+    kind: Kind,
+    inventory: Rc<Value>,
+}
+
+impl Trace for Handler {
+    fn is_type_tracked() -> bool {
+        false
+    }
+}
+
+fn arg_str(args: &[Val], i: usize) -> JrResult<String> {
+    match args.get(i) {
+        Some(Val::Str(s)) => Ok(s.clone().into_flat().to_string()),
+        _ => Err(rt_err(format!("argument {} must be a string", i + 1))),
+    }
+}
+
+impl NativeCallbackHandler for Handler {
+    fn call(&self, args: &[Val]) -> JrResult<Val> {
+        match self.kind {
+            Kind::YamlLoad | Kind::YamlLoadAll => {
+                let file = arg_str(args, 0)?;
+                let text =
+                    std::fs::read_to_string(&file).map_err(|e| rt_err(format!("{file}: {e}")))?;
+                let docs = crate::compile::pyyaml_load::load_all(&text)
+                    .map_err(|e| rt_err(format!("{file}: {e}")))?;
+                if matches!(self.kind, Kind::YamlLoad) {
+                    to_val(docs.first().unwrap_or(&Value::Null))
+                } else {
+                    to_val(&Value::List(docs))
+                }
+            }
+            Kind::ListDir => {
+                let dir = arg_str(args, 0)?;
+                let basename = matches!(args.get(1), Some(Val::Bool(true)));
+                let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+                    .map_err(|e| rt_err(format!("{dir}: {e}")))?
+                    .filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| p.is_file())
+                    .collect();
+                files.sort();
+                let names = files
+                    .iter()
+                    .map(|p| {
+                        let s = if basename {
+                            p.file_name()
+                                .map(|n| n.to_string_lossy().into_owned())
+                                .unwrap_or_default()
+                        } else {
+                            p.to_string_lossy().into_owned()
+                        };
+                        Value::String(s)
+                    })
+                    .collect();
+                to_val(&Value::List(names))
+            }
+            Kind::Inventory => to_val(&self.inventory),
+        }
+    }
+}
+
+/// Runs one jsonnet filter and writes its output.
+pub fn run(
+    filter: &Path,
+    work_dir: &Path,
+    component: &str,
+    out_dir: &Path,
+    inventory: &Value,
+    args: &Map,
+) -> Result<(), CommodoreError> {
+    let ctx = jrsonnet_stdlib::ContextInitializer::new(PathResolver::Absolute);
+    let mut ext: Vec<(String, String)> = args
+        .iter()
+        .map(|(k, v)| {
+            let s = match v {
+                Value::String(s) => s.clone(),
+                other => crate::compile::jsonnet::python_json_dumps(other),
+            };
+            (k.clone(), s)
+        })
+        .collect();
+    ext.push(("target".into(), component.into()));
+    ext.push(("component".into(), component.into()));
+    ext.push(("output_path".into(), out_dir.to_string_lossy().into_owned()));
+    for (k, v) in ext {
+        ctx.add_ext_str(k.into(), v.into());
+    }
+    let inv = Rc::new(inventory.clone());
+    let natives: [(&str, Kind, &[&str]); 4] = [
+        ("yaml_load", Kind::YamlLoad, &["file"]),
+        ("yaml_load_all", Kind::YamlLoadAll, &["file"]),
+        ("list_dir", Kind::ListDir, &["dir", "basename"]),
+        ("commodore_inventory", Kind::Inventory, &[]),
+    ];
+    for (name, kind, params) in natives {
+        #[allow(deprecated)]
+        let cb = NativeCallback::new(
+            params.iter().map(|s| s.to_string()).collect(),
+            Handler {
+                kind,
+                inventory: inv.clone(),
+            },
+        );
+        ctx.add_native(name, cb);
+    }
+    let mut builder = State::builder();
+    builder
+        .import_resolver(Resolver {
+            search: vec![
+                work_dir.to_path_buf(),
+                work_dir.join("vendor"),
+                work_dir.join("dependencies"),
+            ],
+        })
+        .context_initializer(ctx);
+    let state = builder.build();
+    let _guard = state.enter();
+    let result = state.import(filter).and_then(|v| val_to_value(&v));
+    let v = result.map_err(|e| {
+        CommodoreError::new(format!(
+            "jsonnet filter {}: {}",
+            filter.display(),
+            format!("{e}").trim_end()
+        ))
+        .file(filter)
+    })?;
+    let Value::Map(m) = v else {
+        return Err(CommodoreError::new(format!(
+            "jsonnet filter {} must return an object (file name -> content)",
+            filter.display()
+        ))
+        .file(filter));
+    };
+    for (key, content) in m {
+        let text = match &content {
+            Value::List(l) => commodore_yaml(l),
+            other => commodore_yaml(std::slice::from_ref(other)),
+        };
+        let out = out_dir.join(format!("{key}.yaml"));
+        if let Some(p) = out.parent() {
+            std::fs::create_dir_all(p)
+                .map_err(|e| CommodoreError::new(format!("{}: {e}", p.display())))?;
+        }
+        std::fs::write(&out, text)
+            .map_err(|e| CommodoreError::new(format!("{}: {e}", out.display())))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,1307 @@
+//! Commodore-compatible cluster catalogs: from a working directory laid out
+//! like `commodore catalog compile --local` expects (global and tenant
+//! configuration under `inventory/classes/`, components and packages under
+//! `dependencies/`), discover packages, components and instances from the
+//! `applications` list, create the symlinks and Kapitan targets Commodore
+//! creates, write the `?{vaultkv:...}` reference files, compile every
+//! instance through [`crate::compile`], run the postprocessing filters and
+//! write `catalog/manifests/` and `catalog/refs/`.
+//!
+//! Fetching dependencies from git is not done here: every dependency must
+//! already be checked out (Commodore's local mode).
+
+pub mod api;
+pub mod cluster;
+pub mod jsonnet_filter;
+pub mod postprocess;
+pub mod refs;
+
+use crate::compile::yaml_dump::{self, DumpOptions, MultilineStyle};
+use crate::compile::{self, CompileOptions};
+use crate::diagnostics::{Diagnostic, ToDiagnostic};
+use crate::inventory::{Inventory, InventoryOptions, RenderedNode};
+use crate::value::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+pub use cluster::ClusterInfo;
+
+/// The bootstrap target Commodore renders cluster-wide parameters from.
+pub const BOOTSTRAP: &str = "cluster";
+const PACKAGE_PREFIX: &str = "pkg.";
+
+/// A Commodore error: what went wrong, where (file), and what to do.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct CommodoreError {
+    pub message: String,
+    pub file: Option<PathBuf>,
+    pub hint: Option<String>,
+}
+
+impl CommodoreError {
+    pub fn new(message: impl Into<String>) -> Self {
+        CommodoreError {
+            message: message.into(),
+            file: None,
+            hint: None,
+        }
+    }
+
+    pub fn file(mut self, f: &Path) -> Self {
+        self.file = Some(f.to_path_buf());
+        self
+    }
+
+    pub fn hint(mut self, h: impl Into<String>) -> Self {
+        self.hint = Some(h.into());
+        self
+    }
+
+    fn io(path: &Path, e: std::io::Error) -> Self {
+        CommodoreError::new(format!("{}: {e}", path.display())).file(path)
+    }
+}
+
+impl ToDiagnostic for CommodoreError {
+    fn to_diagnostic(&self) -> Diagnostic {
+        let mut d = Diagnostic::error(self.message.clone());
+        if let Some(f) = &self.file {
+            d = d.with_file(f);
+        }
+        if let Some(h) = &self.hint {
+            d = d.with_hint(h.clone());
+        }
+        d
+    }
+}
+
+fn from_display(e: impl std::fmt::Display) -> CommodoreError {
+    CommodoreError::new(e.to_string())
+}
+
+/// The parameters key of a component or instance (`-` becomes `_`).
+pub fn parameters_key(name: &str) -> String {
+    name.replace('-', "_")
+}
+
+/// Where a dependency comes from: `parameters.components.<name>` or
+/// `parameters.packages.<name>`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DependencySpec {
+    pub url: String,
+    pub version: String,
+    pub path: String,
+}
+
+/// One component instance: its name and the component it instantiates.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Instance {
+    pub name: String,
+    pub component: String,
+}
+
+/// The working directory's layout (Commodore's `Inventory` class).
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub work_dir: PathBuf,
+}
+
+impl Layout {
+    pub fn new(work_dir: &Path) -> Self {
+        Layout {
+            work_dir: absolute(work_dir),
+        }
+    }
+    pub fn inventory_dir(&self) -> PathBuf {
+        self.work_dir.join("inventory")
+    }
+    pub fn classes_dir(&self) -> PathBuf {
+        self.inventory_dir().join("classes")
+    }
+    pub fn components_dir(&self) -> PathBuf {
+        self.classes_dir().join("components")
+    }
+    pub fn defaults_dir(&self) -> PathBuf {
+        self.classes_dir().join("defaults")
+    }
+    pub fn targets_dir(&self) -> PathBuf {
+        self.inventory_dir().join("targets")
+    }
+    pub fn params_file(&self) -> PathBuf {
+        self.classes_dir()
+            .join("params")
+            .join(format!("{BOOTSTRAP}.yml"))
+    }
+    pub fn dependencies_dir(&self) -> PathBuf {
+        self.work_dir.join("dependencies")
+    }
+    pub fn lib_dir(&self) -> PathBuf {
+        self.dependencies_dir().join("lib")
+    }
+    pub fn component_dir(&self, name: &str) -> PathBuf {
+        self.dependencies_dir().join(name)
+    }
+    pub fn package_dir(&self, name: &str) -> PathBuf {
+        self.dependencies_dir()
+            .join(format!("{PACKAGE_PREFIX}{name}"))
+    }
+    pub fn catalog_dir(&self) -> PathBuf {
+        self.work_dir.join("catalog")
+    }
+}
+
+/// Makes `p` absolute and drops `.`/`..` without touching the disk.
+pub fn absolute(p: &Path) -> PathBuf {
+    let p = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    };
+    compile::jsonnet::normpath(&p)
+}
+
+/// `os.path.relpath(target, start)` for two absolute, normalized paths.
+pub fn relpath(target: &Path, start: &Path) -> PathBuf {
+    let t: Vec<_> = target.components().collect();
+    let s: Vec<_> = start.components().collect();
+    let common = t.iter().zip(&s).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..s.len() {
+        out.push("..");
+    }
+    for c in &t[common..] {
+        out.push(c.as_os_str());
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+/// Commodore's `relsymlink`: a relative symlink `dest_dir/dest_name` to
+/// `src`, replacing whatever is there.
+fn relsymlink(src: &Path, dest_dir: &Path, dest_name: &str) -> Result<(), CommodoreError> {
+    let link_src = relpath(src, dest_dir);
+    let link_dst = dest_dir.join(dest_name);
+    if !src.exists() {
+        return Err(CommodoreError::new(format!(
+            "Can't link {} to {}. Source does not exist.",
+            link_src.display(),
+            link_dst.display()
+        ))
+        .file(src));
+    }
+    if std::fs::symlink_metadata(&link_dst).is_ok() {
+        std::fs::remove_file(&link_dst).map_err(|e| CommodoreError::io(&link_dst, e))?;
+    }
+    symlink(&link_src, &link_dst)
+}
+
+#[cfg(unix)]
+fn symlink(src: &Path, dst: &Path) -> Result<(), CommodoreError> {
+    std::os::unix::fs::symlink(src, dst).map_err(|e| CommodoreError::io(dst, e))
+}
+
+#[cfg(not(unix))]
+fn symlink(_src: &Path, dst: &Path) -> Result<(), CommodoreError> {
+    Err(CommodoreError::new("symlinks are only supported on Unix").file(dst))
+}
+
+/// Empties a directory (creating it when missing), like `rm_tree_contents`.
+fn reset_dir(dir: &Path) -> Result<(), CommodoreError> {
+    std::fs::create_dir_all(dir).map_err(|e| CommodoreError::io(dir, e))?;
+    let entries = std::fs::read_dir(dir).map_err(|e| CommodoreError::io(dir, e))?;
+    for e in entries {
+        let e = e.map_err(|e| CommodoreError::io(dir, e))?;
+        let p = e.path();
+        let ft = e.file_type().map_err(|e| CommodoreError::io(&p, e))?;
+        if ft.is_dir() {
+            std::fs::remove_dir_all(&p).map_err(|e| CommodoreError::io(&p, e))?;
+        } else {
+            std::fs::remove_file(&p).map_err(|e| CommodoreError::io(&p, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// PyYAML's `yaml.dump(obj, Dumper=IndentedListDumper)` as Commodore uses
+/// it: sorted keys, indented lists, block literals for multi-line strings.
+pub fn commodore_yaml(docs: &[Value]) -> String {
+    let opts = DumpOptions {
+        indent: 2,
+        indentless_sequences: false,
+        multiline: Some(MultilineStyle::Literal),
+        null_as_empty: false,
+        integral_floats_as_ints: true,
+    };
+    let sorted: Vec<Value> = docs.iter().map(sort_keys).collect();
+    yaml_dump::dump_all(&sorted, &opts)
+}
+
+/// Sorts every mapping by key (PyYAML's `sort_keys=True`).
+pub fn sort_keys(v: &Value) -> Value {
+    match v {
+        Value::Map(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Map(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sort_keys(&m[k])))
+                    .collect(),
+            )
+        }
+        Value::List(l) => Value::List(l.iter().map(sort_keys).collect()),
+        other => other.clone(),
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), CommodoreError> {
+    if let Some(p) = path.parent() {
+        std::fs::create_dir_all(p).map_err(|e| CommodoreError::io(p, e))?;
+    }
+    std::fs::write(path, text).map_err(|e| CommodoreError::io(path, e))
+}
+
+fn map(entries: Vec<(&str, Value)>) -> Value {
+    Value::Map(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
+fn s(v: &str) -> Value {
+    Value::String(v.to_string())
+}
+
+/// The dependencies a cluster uses, as discovered from its inventory.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Dependencies {
+    /// Package name -> spec (only packages present in `dependencies/`).
+    pub packages: BTreeMap<String, DependencySpec>,
+    /// Component name -> spec (only components present in `dependencies/`).
+    pub components: BTreeMap<String, DependencySpec>,
+    /// Instance name -> component, sorted by instance.
+    pub instances: BTreeMap<String, String>,
+    /// Instance spec (url/version/path after falling back to the component's).
+    pub instance_specs: BTreeMap<String, DependencySpec>,
+    /// Warnings Commodore prints (skipped dependencies, missing defaults).
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+}
+
+fn render_cluster(layout: &Layout, ignore_missing: bool) -> Result<RenderedNode, CommodoreError> {
+    let opts = InventoryOptions {
+        path: layout.inventory_dir(),
+        ignore_class_notfound: ignore_missing,
+        ..Default::default()
+    };
+    let inv = Inventory::load(&opts).map_err(from_display)?;
+    inv.render_target(BOOTSTRAP).map_err(from_display)
+}
+
+/// `DependencySpec.parse` of Commodore: `url` and `version` are required
+/// unless a base spec (the aliased component's) provides them.
+fn parse_spec(
+    kind: &str,
+    name: &str,
+    info: Option<&Value>,
+    base: Option<&DependencySpec>,
+) -> Result<DependencySpec, CommodoreError> {
+    let empty = Map::new();
+    let info = match info {
+        Some(Value::Map(m)) => m,
+        None | Some(Value::Null) => &empty,
+        Some(other) => {
+            return Err(CommodoreError::new(format!(
+                "parameters.{kind}s.{name} must be a mapping with url and version, not {}",
+                other.type_name()
+            )))
+        }
+    };
+    let field = |k: &str| -> Option<String> {
+        info.get(k).map(|v| match v {
+            Value::String(s) => s.clone(),
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => f.to_string(),
+            Value::Bool(b) => b.to_string(),
+            _ => String::new(),
+        })
+    };
+    let cap = if kind == "component" {
+        "Component"
+    } else {
+        "Package"
+    };
+    for f in ["url", "version"] {
+        if field(f).is_none() && base.is_none() {
+            return Err(
+                CommodoreError::new(format!("{cap} '{name}' is missing field '{f}'"))
+                    .hint(format!("set parameters.{kind}s.{name}.{f}")),
+            );
+        }
+    }
+    let mut path = field("path").unwrap_or_default();
+    if let Some(p) = path.strip_prefix('/') {
+        path = p.to_string();
+    }
+    Ok(match base {
+        Some(b) => DependencySpec {
+            url: field("url").unwrap_or_else(|| b.url.clone()),
+            version: field("version").unwrap_or_else(|| b.version.clone()),
+            path: if path.is_empty() {
+                b.path.clone()
+            } else {
+                path
+            },
+        },
+        None => DependencySpec {
+            url: field("url").unwrap_or_default(),
+            version: field("version").unwrap_or_default(),
+            path,
+        },
+    })
+}
+
+/// Splits `applications` into packages and component aliases, with
+/// Commodore's checks.
+pub fn discover_packages(applications: &[String]) -> Result<BTreeSet<String>, CommodoreError> {
+    let mut out = BTreeSet::new();
+    for app in applications {
+        let Some(name) = app.strip_prefix(PACKAGE_PREFIX) else {
+            continue;
+        };
+        if matches!(name, "components" | "defaults" | "global" | "params") {
+            return Err(CommodoreError::new(format!(
+                "Can't use reserved name '{name}' as package name."
+            )));
+        }
+        if name.starts_with("t-") {
+            return Err(CommodoreError::new(
+                "Package names can't be prefixed with 't-'. This prefix is reserved for tenant configurations.",
+            ));
+        }
+        out.insert(name.to_string());
+    }
+    Ok(out)
+}
+
+fn format_list(names: &BTreeSet<String>) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    match quoted.len() {
+        0 => String::new(),
+        1 => quoted[0].clone(),
+        n => format!("{} and {}", quoted[..n - 1].join(", "), quoted[n - 1]),
+    }
+}
+
+/// Components and instance -> component map from `applications`, checking
+/// duplicate instance names and aliases of an existing component.
+pub fn discover_components(
+    applications: &[String],
+) -> Result<(BTreeSet<String>, BTreeMap<String, String>), CommodoreError> {
+    let mut components = BTreeSet::new();
+    let mut by_alias: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for app in applications {
+        if app.starts_with(PACKAGE_PREFIX) {
+            continue;
+        }
+        let parts: Vec<&str> = app.split(" as ").collect();
+        let (cn, alias) = match parts.as_slice() {
+            [c, a] => (c.to_string(), a.to_string()),
+            _ => (app.clone(), app.clone()),
+        };
+        components.insert(cn.clone());
+        by_alias.entry(alias).or_default().insert(cn);
+    }
+    let mut aliases = BTreeMap::new();
+    for (alias, cns) in by_alias {
+        if cns.len() > 1 {
+            if cns.contains(&alias) {
+                let others: BTreeSet<String> =
+                    cns.iter().filter(|c| **c != alias).cloned().collect();
+                if others.len() > 1 {
+                    return Err(CommodoreError::new(format!(
+                        "While discovering components: Components {} alias existing component '{alias}'",
+                        format_list(&others)
+                    )));
+                }
+                let other = others.iter().next().cloned().unwrap_or_default();
+                return Err(CommodoreError::new(format!(
+                    "While discovering components: Component '{other}' aliases existing component '{alias}'"
+                )));
+            }
+            return Err(CommodoreError::new(format!(
+                "While discovering components: Duplicate component alias '{alias}': components {} are aliased to '{alias}'",
+                format_list(&cns)
+            )));
+        }
+        if let Some(cn) = cns.into_iter().next() {
+            aliases.insert(alias, cn);
+        }
+    }
+    Ok((components, aliases))
+}
+
+/// `c` and `c as c` both listed: Commodore refuses an identity alias next
+/// to the plain entry (they name the same instance twice).
+fn check_identity_duplicates(applications: &[String]) -> Result<(), CommodoreError> {
+    let plain: BTreeSet<&str> = applications.iter().map(String::as_str).collect();
+    for app in applications {
+        if let Some((c, a)) = app.split_once(" as ") {
+            if c == a && plain.contains(c) {
+                return Err(CommodoreError::new(format!(
+                    "Component '{c}' is listed both as `{c}` and as `{app}`: an instance name can be used only once"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn params_of<'a>(node: &'a RenderedNode, key: &str) -> Option<&'a Value> {
+    node.parameters.get_path(&[key])
+}
+
+/// Registers packages: discovers them (with missing classes ignored, since
+/// packages are not linked yet), checks their specs and links the ones
+/// checked out under `dependencies/pkg.<name>`.
+fn register_packages(layout: &Layout, deps: &mut Dependencies) -> Result<(), CommodoreError> {
+    let node = render_cluster(layout, true)?;
+    let pkgs = discover_packages(&node.applications)?;
+    let specs = params_of(&node, "packages");
+    for p in pkgs {
+        let known = specs
+            .and_then(|s| s.as_map())
+            .map(|m| m.contains_key(&p))
+            .unwrap_or(false);
+        if !known {
+            return Err(CommodoreError::new(format!(
+                "Unknown package '{p}'. Please add it to 'parameters.packages'"
+            )));
+        }
+        let spec = parse_spec("package", &p, specs.and_then(|s| s.get_path(&[&p])), None)?;
+        let dir = layout.package_dir(&p);
+        if !dir.is_dir() {
+            deps.warnings.push(format!(
+                "Skipping registration of package '{p}': repo is not available"
+            ));
+            continue;
+        }
+        let target = if spec.path.is_empty() {
+            dir.clone()
+        } else {
+            dir.join(&spec.path)
+        };
+        if !target.is_dir() {
+            return Err(CommodoreError::new(format!(
+                "Can't symlink package subpath {}, not a directory",
+                spec.path
+            ))
+            .file(&target));
+        }
+        relsymlink(&target, &layout.classes_dir(), &p)?;
+        deps.packages.insert(p, spec);
+    }
+    Ok(())
+}
+
+/// The checkout directory of an instance (`dependencies/<instance>/<path>`).
+pub fn instance_dir(layout: &Layout, instance: &str, spec: &DependencySpec) -> PathBuf {
+    let d = layout.component_dir(instance);
+    if spec.path.is_empty() {
+        d
+    } else {
+        d.join(&spec.path)
+    }
+}
+
+/// `lib/` files of a component must start with its name, and not with the
+/// name of another deployed component that starts with its name.
+fn check_library_name(
+    components: &BTreeSet<String>,
+    cname: &str,
+    lib: &str,
+) -> Result<(), CommodoreError> {
+    let stem = Path::new(lib)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if components
+        .iter()
+        .any(|c| c != cname && c.starts_with(cname) && stem.starts_with(c.as_str()))
+    {
+        return Err(CommodoreError::new(format!(
+            "Component '{cname}' defines component library '{lib}' which is reserved for another component."
+        )));
+    }
+    if !stem.starts_with(cname) {
+        return Err(CommodoreError::new(format!(
+            "Component '{cname}' uses invalid component library name '{lib}'. Consider using a library alias."
+        ))
+        .hint("prefix the library file with the component name, or expose it with _metadata.library_aliases"));
+    }
+    Ok(())
+}
+
+fn lib_files(dir: &Path) -> Result<Vec<PathBuf>, CommodoreError> {
+    let lib = dir.join("lib");
+    if !lib.exists() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&lib).map_err(|e| CommodoreError::io(&lib, e))? {
+        let e = e.map_err(|e| CommodoreError::io(&lib, e))?;
+        if !e.file_name().to_string_lossy().starts_with('.') {
+            out.push(e.path());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn register_components(layout: &Layout, deps: &mut Dependencies) -> Result<(), CommodoreError> {
+    let node = render_cluster(layout, false)?;
+    check_identity_duplicates(&node.applications)?;
+    let (components, aliases) = discover_components(&node.applications)?;
+    let specs = params_of(&node, "components");
+    let spec_map = match specs {
+        Some(Value::Map(m)) if !m.is_empty() => m.clone(),
+        _ => {
+            return Err(CommodoreError::new(
+                "Components list ('parameters.components') missing",
+            ))
+        }
+    };
+    let mut cspecs = BTreeMap::new();
+    let component_names: BTreeSet<&String> = aliases.values().collect();
+    for cn in &component_names {
+        if !spec_map.contains_key(cn.as_str()) {
+            return Err(CommodoreError::new(format!(
+                "Unknown component '{cn}'. Please add it to 'parameters.components'"
+            )));
+        }
+        cspecs.insert(
+            (*cn).clone(),
+            parse_spec("component", cn, spec_map.get(cn.as_str()), None)?,
+        );
+    }
+    for (alias, cn) in &aliases {
+        if component_names.contains(alias) {
+            continue;
+        }
+        let spec = parse_spec("component", alias, spec_map.get(alias), cspecs.get(cn))?;
+        cspecs.insert(alias.clone(), spec);
+    }
+    let mut registered = BTreeSet::new();
+    for cn in &components {
+        let Some(spec) = cspecs.get(cn) else { continue };
+        if !layout.component_dir(cn).is_dir() {
+            deps.warnings.push(format!(
+                "Skipping registration of component {cn}: repo is not available"
+            ));
+            continue;
+        }
+        registered.insert(cn.clone());
+        deps.components.insert(cn.clone(), spec.clone());
+    }
+    for cn in &registered {
+        let dir = instance_dir(layout, cn, &cspecs[cn]);
+        relsymlink(
+            &dir.join("class").join(format!("{cn}.yml")),
+            &layout.components_dir(),
+            &format!("{cn}.yml"),
+        )?;
+        relsymlink(
+            &dir.join("class").join("defaults.yml"),
+            &layout.defaults_dir(),
+            &format!("{cn}.yml"),
+        )?;
+        for lib in lib_files(&dir)? {
+            let name = lib
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            check_library_name(&registered, cn, &name)?;
+            relsymlink(&lib, &layout.lib_dir(), &name)?;
+        }
+    }
+    let pruned: Vec<&String> = aliases
+        .iter()
+        .filter(|(_, c)| !registered.contains(*c))
+        .map(|(a, _)| a)
+        .collect();
+    if !pruned.is_empty() {
+        deps.warnings.push(format!(
+            "Dropping alias(es) {pruned:?} with missing component(s)."
+        ));
+    }
+    for (alias, cn) in &aliases {
+        if !registered.contains(cn) {
+            continue;
+        }
+        deps.instances.insert(alias.clone(), cn.clone());
+        deps.instance_specs
+            .insert(alias.clone(), cspecs[alias].clone());
+        if alias == cn {
+            continue;
+        }
+        if !layout.component_dir(alias).is_dir() {
+            return Err(CommodoreError::new(format!(
+                "Missing alias checkout for '{alias} as {cn}'"
+            ))
+            .hint(format!(
+                "check out the component {cn} in dependencies/{alias}"
+            )));
+        }
+        let dir = instance_dir(layout, alias, &cspecs[alias]);
+        relsymlink(
+            &dir.join("class").join(format!("{cn}.yml")),
+            &layout.components_dir(),
+            &format!("{alias}.yml"),
+        )?;
+        relsymlink(
+            &dir.join("class").join("defaults.yml"),
+            &layout.defaults_dir(),
+            &format!("{alias}.yml"),
+        )?;
+    }
+    Ok(())
+}
+
+/// Commodore's `render_target`: the target of an instance (or the
+/// bootstrap target when `instance` is `cluster`).
+pub fn render_target(
+    layout: &Layout,
+    deps: &Dependencies,
+    instance: &str,
+    component: &str,
+) -> Result<Value, CommodoreError> {
+    let bootstrap = instance == BOOTSTRAP;
+    let mut classes = vec![s(&format!("params.{BOOTSTRAP}"))];
+    for c in deps.components.keys() {
+        let stem = if c == component && instance != component {
+            instance
+        } else {
+            c
+        };
+        if layout.defaults_dir().join(format!("{stem}.yml")).is_file() {
+            classes.push(s(&format!("defaults.{stem}")));
+        }
+    }
+    classes.push(s("global.commodore"));
+    let mut params = Map::new();
+    params.insert("_instance".into(), s(instance));
+    if !bootstrap {
+        if !layout
+            .components_dir()
+            .join(format!("{instance}.yml"))
+            .is_file()
+        {
+            return Err(CommodoreError::new(format!(
+                "Target rendering failed for {instance}: component class is missing"
+            )));
+        }
+        classes.push(s(&format!("components.{instance}")));
+        let spec = deps
+            .instance_specs
+            .get(instance)
+            .cloned()
+            .unwrap_or(DependencySpec {
+                url: String::new(),
+                version: String::new(),
+                path: String::new(),
+            });
+        params.insert(
+            "_base_directory".into(),
+            s(&instance_dir(layout, instance, &spec).to_string_lossy()),
+        );
+        // Host-specific in Commodore (its install directory and Python);
+        // strata has neither, so the names are plain commands.
+        params.insert("_kustomize_wrapper".into(), s("run-kustomize"));
+        params.insert("_python3".into(), s("python3"));
+        params.insert(
+            "kapitan".into(),
+            map(vec![("vars", map(vec![("target", s(instance))]))]),
+        );
+    }
+    if component != instance {
+        let ckey = parameters_key(component);
+        let tkey = parameters_key(instance);
+        params.insert(tkey.clone(), Value::Map(Map::new()));
+        params.insert(ckey, s(&format!("${{{tkey}}}")));
+    }
+    Ok(map(vec![
+        ("classes", Value::List(classes)),
+        ("parameters", Value::Map(params)),
+    ]))
+}
+
+fn write_target(
+    layout: &Layout,
+    deps: &Dependencies,
+    instance: &str,
+    component: &str,
+) -> Result<(), CommodoreError> {
+    let t = render_target(layout, deps, instance, component)?;
+    write(
+        &layout.targets_dir().join(format!("{instance}.yml")),
+        &commodore_yaml(&[t]),
+    )
+}
+
+/// Reads the cluster id and tenant from `params/cluster.yml`.
+pub fn read_cluster_and_tenant(layout: &Layout) -> Result<(String, String), CommodoreError> {
+    let file = layout.params_file();
+    if !file.is_file() {
+        return Err(
+            CommodoreError::new(format!("params file for {BOOTSTRAP} does not exist"))
+                .file(&file)
+                .hint("pass --cluster-file with the cluster's Lieutenant object"),
+        );
+    }
+    let text = std::fs::read_to_string(&file).map_err(|e| CommodoreError::io(&file, e))?;
+    let v = compile::pyyaml_load::load(&text).map_err(|e| CommodoreError::new(e).file(&file))?;
+    let get = |k: &str| {
+        v.get_path(&["parameters", BOOTSTRAP, k])
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| {
+                CommodoreError::new(format!("parameters.{BOOTSTRAP}.{k} is missing")).file(&file)
+            })
+    };
+    Ok((get("name")?, get("tenant")?))
+}
+
+/// Prepares the working directory as `commodore catalog compile --local`
+/// does: resets targets and component symlinks, registers packages and
+/// components, writes every target.
+pub fn setup(layout: &Layout, cluster_id: &str) -> Result<Dependencies, CommodoreError> {
+    let (current, _tenant) = read_cluster_and_tenant(layout)?;
+    if current != cluster_id {
+        return Err(CommodoreError::new(format!(
+            "[Local mode] Cluster ID mismatch: local state targets {current}, compilation was requested for {cluster_id}"
+        )));
+    }
+    reset_dir(&layout.targets_dir())?;
+    reset_dir(&layout.defaults_dir())?;
+    reset_dir(&layout.components_dir())?;
+    for d in [layout.lib_dir(), layout.dependencies_dir().join("libs")] {
+        std::fs::create_dir_all(&d).map_err(|e| CommodoreError::io(&d, e))?;
+    }
+    let mut deps = Dependencies::default();
+    write_target(layout, &deps, BOOTSTRAP, BOOTSTRAP)?;
+    register_packages(layout, &mut deps)?;
+    register_components(layout, &mut deps)?;
+    for (alias, cn) in &deps.instances.clone() {
+        write_target(layout, &deps, alias, cn)?;
+    }
+    write_target(layout, &deps, BOOTSTRAP, BOOTSTRAP)?;
+    Ok(deps)
+}
+
+fn metadata<'a>(cluster: &'a Value, component: &str) -> Option<&'a Map> {
+    cluster
+        .get_path(&[parameters_key(component).as_str(), "_metadata"])
+        .and_then(Value::as_map)
+}
+
+/// Library aliases (`_metadata.library_aliases`) with Commodore's prefix
+/// and collision checks, then their symlinks in `dependencies/lib/`.
+fn library_aliases(
+    layout: &Layout,
+    deps: &Dependencies,
+    cluster: &Value,
+) -> Result<Vec<String>, CommodoreError> {
+    let mut warnings = Vec::new();
+    let prefixes: BTreeSet<String> = cluster
+        .get_path(&["components"])
+        .and_then(Value::as_map)
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    let mut collisions: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for cn in deps.components.keys() {
+        let meta = metadata(cluster, cn);
+        let mut additional = meta
+            .and_then(|m| m.get("replaces"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        if !additional.is_empty() && deps.components.contains_key(&additional) {
+            let om = metadata(cluster, &additional);
+            let deprecated = om
+                .and_then(|m| m.get("deprecated"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let replaced_by = om
+                .and_then(|m| m.get("replaced_by"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if !deprecated {
+                warnings.push(format!("Ignoring additional library prefix '{additional}' requested by '{cn}'. Component '{additional}' is also deployed on the cluster and isn't deprecated."));
+                additional.clear();
+            } else if replaced_by != cn {
+                warnings.push(format!("Ignoring additional library prefix '{additional}' requested by '{cn}'. Component '{additional}' is also deployed on the cluster and hasn't nominated '{cn}' as its replacement."));
+                additional.clear();
+            }
+        }
+        let Some(aliases) = meta
+            .and_then(|m| m.get("library_aliases"))
+            .and_then(Value::as_map)
+        else {
+            continue;
+        };
+        for libalias in aliases.keys() {
+            for p in &prefixes {
+                if p == cn || (!additional.is_empty() && *p == additional) {
+                    continue;
+                }
+                if libalias.starts_with(p.as_str()) {
+                    return Err(CommodoreError::new(format!(
+                        "Invalid alias prefix '{p}' for template library alias of component '{cn}'"
+                    )));
+                }
+            }
+            collisions
+                .entry(libalias.clone())
+                .or_default()
+                .insert(cn.clone());
+        }
+    }
+    for (libalias, cnames) in &collisions {
+        if cnames.len() > 1 {
+            let all = if cnames.len() > 2 { "all" } else { "both" };
+            return Err(CommodoreError::new(format!(
+                "Components {} {all} define component library alias '{libalias}'",
+                format_list(cnames)
+            )));
+        }
+    }
+    for (cn, spec) in &deps.components {
+        let Some(aliases) = metadata(cluster, cn)
+            .and_then(|m| m.get("library_aliases"))
+            .and_then(Value::as_map)
+        else {
+            continue;
+        };
+        let dir = instance_dir(layout, cn, spec).join("lib");
+        for (libalias, libname) in aliases {
+            let libname = libname.as_str().unwrap_or("");
+            let f = dir.join(libname);
+            if libname.is_empty() || !f.is_file() {
+                warnings.push(format!("[WARN] '{cn}' template library alias '{libalias}' refers to nonexistent template library '{libname}'"));
+                continue;
+            }
+            relsymlink(&f, &layout.lib_dir(), libalias)?;
+        }
+    }
+    Ok(warnings)
+}
+
+/// Checks `multi_instance`, `component_versions` and version overrides
+/// without URL, as Commodore does before compiling.
+fn verify(
+    deps: &Dependencies,
+    cluster: &Value,
+    nodes: &BTreeMap<String, RenderedNode>,
+) -> Result<(), CommodoreError> {
+    if let Some(Value::Map(m)) = cluster.get_path(&["component_versions"]) {
+        if !m.is_empty() {
+            return Err(CommodoreError::new("Specifying component versions in parameter `component_versions` is no longer suppported. Please migrate your configuration to parameter `components`."));
+        }
+    }
+    for (alias, cn) in &deps.instances {
+        if alias == cn {
+            continue;
+        }
+        let multi = metadata(cluster, cn)
+            .and_then(|m| m.get("multi_instance"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if !multi {
+            return Err(CommodoreError::new(format!(
+                "Component {cn} with alias {alias} does not support instantiation."
+            ))
+            .hint(format!(
+                "the component must set parameters.{}._metadata.multi_instance: true",
+                parameters_key(cn)
+            )));
+        }
+        let cv = cluster.get_path(&["components", alias.as_str()]);
+        let has_version = ["url", "version"].iter().any(|k| {
+            cv.and_then(|c| c.get_path(&[k]))
+                .is_some_and(|v| !v.is_null())
+        });
+        let flag = |m: Option<&Map>| {
+            m.and_then(|m| m.get("multi_version"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+        };
+        let ameta = nodes
+            .get(alias)
+            .and_then(|n| {
+                n.parameters
+                    .get_path(&[parameters_key(cn).as_str(), "_metadata"])
+            })
+            .and_then(Value::as_map);
+        if has_version && !(flag(metadata(cluster, cn)) && flag(ameta)) {
+            return Err(CommodoreError::new(format!(
+                "Component {cn} with alias {alias} does not support overriding instance version."
+            ))
+            .hint(format!(
+                "the component must set parameters.{}._metadata.multi_version: true",
+                parameters_key(cn)
+            )));
+        }
+    }
+    let alias_only: BTreeSet<&String> = deps
+        .instances
+        .iter()
+        .filter(|(a, c)| a != c)
+        .map(|(a, _)| a)
+        .collect();
+    let mut errors = Vec::new();
+    if let Some(Value::Map(cs)) = cluster.get_path(&["components"]) {
+        for (name, spec) in cs {
+            if alias_only.contains(name) {
+                let base = &deps.instances[name];
+                if !cs.contains_key(base) {
+                    errors.push(format!("component '{base}' (imported as {name})"));
+                }
+            } else if spec.get_path(&["url"]).is_none() {
+                errors.push(format!("component '{name}'"));
+            }
+        }
+    }
+    if let Some(Value::Map(ps)) = cluster.get_path(&["packages"]) {
+        for (name, spec) in ps {
+            if spec.get_path(&["url"]).is_none() {
+                errors.push(format!("package '{name}'"));
+            }
+        }
+    }
+    if !errors.is_empty() {
+        let (sfx, have) = if errors.len() > 1 {
+            ("s", "have")
+        } else {
+            ("", "has")
+        };
+        let set: BTreeSet<String> = errors.into_iter().collect();
+        let names: Vec<&String> = set.iter().collect();
+        let joined = match names.len() {
+            1 => names[0].clone(),
+            n => format!(
+                "{} and {}",
+                names[..n - 1]
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                names[n - 1]
+            ),
+        };
+        return Err(CommodoreError::new(format!(
+            "Version override{sfx} specified for {joined} which {have} no URL"
+        ))
+        .hint("an entry in parameters.components/packages with only `version` is usually a typo in the name"));
+    }
+    Ok(())
+}
+
+/// What `compile_catalog` did.
+#[derive(Debug, Default)]
+pub struct CatalogReport {
+    pub deps: Dependencies,
+    pub instances: Vec<String>,
+    pub refs: usize,
+    pub warnings: Vec<String>,
+}
+
+/// Settings of one catalog compile.
+#[derive(Debug, Clone)]
+pub struct CatalogOptions {
+    pub work_dir: PathBuf,
+    pub cluster_id: String,
+    pub parallelism: usize,
+}
+
+const COMMODORE_LIBJSONNET: &str = include_str!("commodore.libjsonnet");
+
+/// Compiles the catalog of `cluster_id` in a prepared working directory.
+pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, CommodoreError> {
+    let layout = Layout::new(&opts.work_dir);
+    let deps = setup(&layout, &opts.cluster_id)?;
+    let inv_opts = InventoryOptions {
+        path: layout.inventory_dir(),
+        ..Default::default()
+    };
+    let inv = Inventory::load(&inv_opts).map_err(from_display)?;
+    let nodes = inv.render(&[]).map_err(from_display)?;
+    let cluster = nodes
+        .get(BOOTSTRAP)
+        .map(|n| n.parameters.clone())
+        .ok_or_else(|| CommodoreError::new("the bootstrap target `cluster` did not render"))?;
+    let mut warnings = deps.warnings.clone();
+    warnings.extend(library_aliases(&layout, &deps, &cluster)?);
+    verify(&deps, &cluster, &nodes)?;
+
+    let temp = tempfile::Builder::new()
+        .prefix(".strata-catalog-")
+        .tempdir_in(&layout.work_dir)
+        .map_err(|e| CommodoreError::io(&layout.work_dir, e))?;
+    let tmp = temp.path();
+    let refs_dir = tmp.join("catalog").join("refs");
+    let refs = refs::write_refs(&refs_dir, &nodes, &deps.instances)?;
+
+    // Commodore's own jsonnet library, found as `lib/commodore.libjsonnet`.
+    let libroot = tmp.join("commodore-lib");
+    write(
+        &libroot.join("lib").join("commodore.libjsonnet"),
+        COMMODORE_LIBJSONNET,
+    )?;
+    let mut search_paths = Vec::new();
+    let vendor = layout.work_dir.join("vendor");
+    if vendor.is_dir() {
+        search_paths.push(vendor);
+    }
+    search_paths.push(layout.work_dir.clone());
+    search_paths.push(layout.dependencies_dir());
+    search_paths.push(libroot.clone());
+    let prepared = compile::prepare(&nodes, &layout.inventory_dir()).map_err(from_display)?;
+    let selected: Vec<String> = deps.instances.keys().cloned().collect();
+    let copts = CompileOptions {
+        inventory_path: layout.inventory_dir(),
+        search_paths,
+        indent: 2,
+        multiline: MultilineStyle::Literal,
+        null_as_empty: false,
+        parallelism: opts.parallelism.max(1),
+    };
+    let build = tmp.join("build");
+    compile::compile_into(&prepared, &selected, &copts, &build, &|_| {}).map_err(from_display)?;
+    let compiled = build.join("compiled");
+    if !refs.is_empty() {
+        for instance in &selected {
+            if let Some(plan) = prepared.plans.get(instance) {
+                compile_ref_tokens(&compiled.join(&plan.dir), plan, &refs)?;
+            }
+        }
+    }
+    for (instance, cn) in &deps.instances {
+        if let Some(node) = nodes.get(instance) {
+            let spec = &deps.instance_specs[instance];
+            let dir = instance_dir(&layout, instance, spec);
+            warnings.extend(postprocess::run_filters(
+                &compiled,
+                instance,
+                cn,
+                &dir,
+                node,
+                &layout.work_dir,
+            )?);
+        }
+    }
+    let manifests = tmp.join("catalog").join("manifests");
+    std::fs::create_dir_all(&manifests).map_err(|e| CommodoreError::io(&manifests, e))?;
+    for instance in deps.instances.keys() {
+        let src = compiled.join(instance);
+        if src.is_dir() {
+            copy_tree(&src, &manifests)?;
+        }
+    }
+    install(&layout, tmp)?;
+    Ok(CatalogReport {
+        instances: deps.instances.keys().cloned().collect(),
+        deps,
+        refs: refs.len(),
+        warnings,
+    })
+}
+
+/// Rewrites reference tokens in a target's compiled files the way Kapitan
+/// does for jsonnet and Jinja2 output (copied files keep them as written).
+fn compile_ref_tokens(
+    root: &Path,
+    plan: &compile::model::TargetPlan,
+    refs: &BTreeMap<String, String>,
+) -> Result<(), CommodoreError> {
+    let copied: Vec<PathBuf> = plan
+        .entries
+        .iter()
+        .filter(|e| e.input_type == compile::model::InputType::Copy)
+        .map(|e| root.join(e.output_path.as_deref().unwrap_or("")))
+        .collect();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.filter_map(Result::ok) {
+            let p = e.path();
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_dir() {
+                stack.push(p);
+            } else if ft.is_file() && !copied.iter().any(|c| p.starts_with(c)) {
+                let Ok(text) = std::fs::read_to_string(&p) else {
+                    continue;
+                };
+                if text.contains("?{") {
+                    let new = refs::compile_tokens(&text, refs);
+                    if new != text {
+                        std::fs::write(&p, new).map_err(|e| CommodoreError::io(&p, e))?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Copies `src`'s contents into `dst` (`shutil.copytree(dirs_exist_ok=True)`),
+/// keeping symlinks as symlinks.
+fn copy_tree(src: &Path, dst: &Path) -> Result<(), CommodoreError> {
+    std::fs::create_dir_all(dst).map_err(|e| CommodoreError::io(dst, e))?;
+    let mut entries: Vec<_> = std::fs::read_dir(src)
+        .map_err(|e| CommodoreError::io(src, e))?
+        .filter_map(Result::ok)
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let from = e.path();
+        let to = dst.join(e.file_name());
+        let meta = std::fs::symlink_metadata(&from).map_err(|e| CommodoreError::io(&from, e))?;
+        if meta.is_dir() {
+            copy_tree(&from, &to)?;
+        } else {
+            if std::fs::symlink_metadata(&to).is_ok() {
+                let _ = std::fs::remove_file(&to);
+            }
+            std::fs::copy(&from, &to).map_err(|e| CommodoreError::io(&to, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Moves the new `catalog/manifests`, `catalog/refs` and `compiled/` into
+/// the working directory, each with one rename (the old ones go to the
+/// temporary directory, which is removed afterwards).
+fn install(layout: &Layout, tmp: &Path) -> Result<(), CommodoreError> {
+    let catalog = layout.catalog_dir();
+    std::fs::create_dir_all(&catalog).map_err(|e| CommodoreError::io(&catalog, e))?;
+    let old = tmp.join("old");
+    std::fs::create_dir_all(&old).map_err(|e| CommodoreError::io(&old, e))?;
+    let moves = [
+        (
+            tmp.join("catalog").join("manifests"),
+            catalog.join("manifests"),
+            "manifests",
+        ),
+        (
+            tmp.join("catalog").join("refs"),
+            catalog.join("refs"),
+            "refs",
+        ),
+        (
+            tmp.join("build").join("compiled"),
+            layout.work_dir.join("compiled"),
+            "compiled",
+        ),
+    ];
+    for (new, dest, name) in moves {
+        if std::fs::symlink_metadata(&dest).is_ok() {
+            std::fs::rename(&dest, old.join(name)).map_err(|e| CommodoreError::io(&dest, e))?;
+        }
+        if new.exists() {
+            std::fs::rename(&new, &dest).map_err(|e| CommodoreError::io(&dest, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Lists the dependencies of the working directory's cluster without
+/// compiling (used by `strata inventory components|packages|show`).
+pub fn discover(work_dir: &Path, cluster_id: &str) -> Result<Dependencies, CommodoreError> {
+    setup(&Layout::new(work_dir), cluster_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn apps(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn aliases_and_duplicates() {
+        let (c, a) = discover_components(&apps(&["a", "b as b2", "b", "pkg.x"])).unwrap();
+        assert_eq!(c.into_iter().collect::<Vec<_>>(), vec!["a", "b"]);
+        assert_eq!(a.get("b2").map(String::as_str), Some("b"));
+        assert_eq!(a.get("b").map(String::as_str), Some("b"));
+        let e = discover_components(&apps(&["a", "b as a"])).unwrap_err();
+        assert!(
+            e.message
+                .contains("Component 'b' aliases existing component 'a'"),
+            "{e}"
+        );
+        let e = discover_components(&apps(&["a as x", "b as x"])).unwrap_err();
+        assert!(e.message.contains("Duplicate component alias 'x'"), "{e}");
+        assert!(check_identity_duplicates(&apps(&["c", "c as c"])).is_err());
+        assert!(check_identity_duplicates(&apps(&["c as c"])).is_ok());
+    }
+
+    #[test]
+    fn package_names() {
+        assert!(discover_packages(&apps(&["pkg.params"])).is_err());
+        assert!(discover_packages(&apps(&["pkg.t-foo"])).is_err());
+        let p = discover_packages(&apps(&["pkg.monitoring", "a"])).unwrap();
+        assert_eq!(p.into_iter().collect::<Vec<_>>(), vec!["monitoring"]);
+    }
+
+    #[test]
+    fn spec_parsing() {
+        let v = map(vec![("version", s("v1"))]);
+        let e = parse_spec("component", "x", Some(&v), None).unwrap_err();
+        assert_eq!(e.message, "Component 'x' is missing field 'url'");
+        let base = DependencySpec {
+            url: "u".into(),
+            version: "v".into(),
+            path: "p".into(),
+        };
+        let a = parse_spec("component", "y", Some(&v), Some(&base)).unwrap();
+        assert_eq!(
+            a,
+            DependencySpec {
+                url: "u".into(),
+                version: "v1".into(),
+                path: "p".into()
+            }
+        );
+    }
+
+    #[test]
+    fn library_names() {
+        let comps: BTreeSet<String> = ["foo", "foo-operator"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert!(check_library_name(&comps, "foo", "foo.libsonnet").is_ok());
+        assert!(check_library_name(&comps, "foo", "foo-operator.libsonnet").is_err());
+        assert!(check_library_name(&comps, "foo", "bar.libsonnet").is_err());
+    }
+
+    #[test]
+    fn relpaths() {
+        assert_eq!(
+            relpath(
+                Path::new("/w/dependencies/a/class/a.yml"),
+                Path::new("/w/inventory/classes/components")
+            ),
+            PathBuf::from("../../../dependencies/a/class/a.yml")
+        );
+    }
+}

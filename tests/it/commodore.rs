@@ -1,0 +1,516 @@
+//! `strata catalog compile`: Commodore's local mode on the working
+//! directories under `tests/fixtures/commodore/`, compared byte for byte
+//! with the catalogs the real Commodore produced from them
+//! (`<name>.expected/`, written by `bench/commodore-compare.sh`), plus the
+//! checks Commodore makes (instances, aliases, versions, libraries, facts)
+//! and the Lieutenant API mode against a local HTTP server.
+
+use crate::strata;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/commodore")
+}
+
+fn copy(src: &Path, dst: &Path) {
+    fs::create_dir_all(dst).unwrap();
+    for e in fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let to = dst.join(e.file_name());
+        if e.path().is_dir() {
+            copy(&e.path(), &to);
+        } else {
+            fs::copy(e.path(), &to).unwrap();
+        }
+    }
+}
+
+/// A writable copy of a fixture working directory.
+fn work(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy(&fixtures().join(name), dir.path());
+    dir
+}
+
+fn compile(dir: &Path, cluster: &str) -> assert_cmd::assert::Assert {
+    strata()
+        .args([
+            "catalog",
+            "compile",
+            cluster,
+            "--local",
+            "--quiet",
+            "--cluster-file",
+        ])
+        .arg(dir.join("cluster.json"))
+        .arg("-d")
+        .arg(dir)
+        .assert()
+}
+
+fn files(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(root).unwrap().to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn read(p: &Path) -> String {
+    fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn stderr(a: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&a.get_output().stderr).into_owned()
+}
+
+#[test]
+fn catalogs_match_commodore() {
+    let mut compared = 0;
+    for e in fs::read_dir(fixtures()).unwrap() {
+        let p = e.unwrap().path();
+        let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let Some(base) = name.strip_suffix(".expected") else {
+            continue;
+        };
+        let info: serde_json::Value =
+            serde_json::from_str(&read(&fixtures().join(base).join("cluster.json"))).unwrap();
+        let cluster = info["cluster"]["id"].as_str().unwrap().to_string();
+        let dir = work(base);
+        compile(dir.path(), &cluster).success();
+        let catalog = dir.path().join("catalog");
+        let ours = files(&catalog);
+        let theirs = files(&p);
+        assert_eq!(ours, theirs, "{base}: catalog file lists differ");
+        for f in &theirs {
+            assert_eq!(
+                read(&catalog.join(f)),
+                read(&p.join(f)),
+                "{base}: {}",
+                f.display()
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared >= 27, "only {compared} files compared");
+}
+
+#[test]
+fn working_directory_is_set_up_like_commodore() {
+    let dir = work("basic");
+    let d = dir.path();
+    compile(d, "c-prod").success();
+    let link = |p: &str| fs::read_link(d.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
+    assert_eq!(
+        link("inventory/classes/monitoring"),
+        PathBuf::from("../../dependencies/pkg.monitoring")
+    );
+    assert_eq!(
+        link("inventory/classes/ingress"),
+        PathBuf::from("../../dependencies/pkg.ingress/config")
+    );
+    assert_eq!(
+        link("inventory/classes/components/prometheus-infra.yml"),
+        PathBuf::from("../../../dependencies/prometheus-infra/class/prometheus.yml")
+    );
+    assert_eq!(
+        link("inventory/classes/defaults/prometheus-infra.yml"),
+        PathBuf::from("../../../dependencies/prometheus-infra/class/defaults.yml")
+    );
+    assert_eq!(
+        link("dependencies/lib/storage.libsonnet"),
+        PathBuf::from("../storage-lib/lib/storage-lib.libsonnet")
+    );
+    // cert-manager is removed with `~cert-manager` by the tenant.
+    assert!(!d
+        .join("inventory/classes/components/cert-manager.yml")
+        .exists());
+    let target = read(&d.join("inventory/targets/prometheus-infra.yml"));
+    assert!(target.starts_with(
+        "classes:\n  - params.cluster\n  - defaults.argocd\n  - defaults.nginx\n  - defaults.prometheus-infra\n  - defaults.storage-lib\n  - global.commodore\n  - components.prometheus-infra\nparameters:\n"
+    ), "{target}");
+    assert!(
+        target.contains("  _instance: prometheus-infra\n"),
+        "{target}"
+    );
+    assert!(
+        target.contains("  prometheus: ${prometheus_infra}\n  prometheus_infra: {}\n"),
+        "{target}"
+    );
+    let boot = read(&d.join("inventory/targets/cluster.yml"));
+    assert!(
+        boot.ends_with("  - global.commodore\nparameters:\n  _instance: cluster\n"),
+        "{boot}"
+    );
+    let params = read(&d.join("inventory/classes/params/cluster.yml"));
+    assert!(params.contains("  cluster:\n    catalog_url: ssh://git@git.example.com/catalogs/c-prod.git\n    display_name: Production\n    name: c-prod\n    tenant: t-acme\n    tenant_display_name: ACME Corp.\n"), "{params}");
+    assert!(
+        params.contains("  dynamic_facts:\n    kubernetesVersion:\n      major: '1'\n"),
+        "{params}"
+    );
+    // Compiling again gives the same catalog (and leaves no temporary directory).
+    let before = files(&d.join("catalog"));
+    compile(d, "c-prod").success();
+    assert_eq!(before, files(&d.join("catalog")));
+    assert!(!fs::read_dir(d).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with(".strata")));
+}
+
+/// Runs a failing compile on a modified copy of `basic` and returns stderr.
+fn failing(edit: impl FnOnce(&Path)) -> String {
+    let dir = work("basic");
+    edit(dir.path());
+    let a = compile(dir.path(), "c-prod").code(2);
+    let before = dir.path().join("catalog").exists();
+    assert!(!before, "a failed compile must not write a catalog");
+    stderr(&a)
+}
+
+fn replace(p: &Path, from: &str, to: &str) {
+    let text = read(p);
+    assert!(text.contains(from), "{}: {from}", p.display());
+    fs::write(p, text.replace(from, to)).unwrap();
+}
+
+#[test]
+fn aliasing_needs_multi_instance() {
+    let e = failing(|d| {
+        replace(
+            &d.join("dependencies/prometheus/class/defaults.yml"),
+            "multi_instance: true",
+            "multi_instance: false",
+        );
+    });
+    assert!(
+        e.contains(
+            "Component prometheus with alias prometheus-infra does not support instantiation."
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn instance_version_needs_multi_version() {
+    let e = failing(|d| {
+        replace(
+            &d.join("dependencies/prometheus/class/defaults.yml"),
+            "multi_version: true",
+            "multi_version: false",
+        );
+    });
+    assert!(
+        e.contains("does not support overriding instance version"),
+        "{e}"
+    );
+}
+
+#[test]
+fn duplicate_instances_are_refused() {
+    let tenant = "inventory/classes/t-acme/c-prod.yml";
+    let e = failing(|d| {
+        replace(
+            &d.join(tenant),
+            "  - ~cert-manager\n",
+            "  - ~cert-manager\n  - nginx as prometheus-infra\n",
+        )
+    });
+    assert!(
+        e.contains("Duplicate component alias 'prometheus-infra'"),
+        "{e}"
+    );
+    let e = failing(|d| {
+        replace(
+            &d.join(tenant),
+            "  - ~cert-manager\n",
+            "  - ~cert-manager\n  - nginx as argocd\n",
+        )
+    });
+    assert!(
+        e.contains("Component 'nginx' aliases existing component 'argocd'"),
+        "{e}"
+    );
+    let e = failing(|d| {
+        replace(
+            &d.join(tenant),
+            "  - ~cert-manager\n",
+            "  - ~cert-manager\n  - argocd as argocd\n",
+        )
+    });
+    assert!(
+        e.contains("listed both as `argocd` and as `argocd as argocd`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn identity_alias_alone_is_fine() {
+    let dir = work("basic");
+    replace(
+        &dir.path().join("inventory/classes/global/common.yml"),
+        "  - argocd\n",
+        "  - argocd as argocd\n",
+    );
+    compile(dir.path(), "c-prod").success();
+    assert!(dir
+        .path()
+        .join("catalog/manifests/argocd/10_secret.yaml")
+        .is_file());
+}
+
+#[test]
+fn version_only_entry_is_a_typo() {
+    let e = failing(|d| {
+        replace(
+            &d.join("inventory/classes/t-acme/c-prod.yml"),
+            "    prometheus-infra:\n",
+            "    argcd:\n      version: v1\n    prometheus-infra:\n",
+        );
+    });
+    assert!(
+        e.contains("Version override specified for component 'argcd' which has no URL"),
+        "{e}"
+    );
+}
+
+#[test]
+fn missing_version_is_an_error() {
+    let e = failing(|d| {
+        replace(
+            &d.join("inventory/classes/global/common.yml"),
+            "      version: v7.1.0\n",
+            "",
+        )
+    });
+    assert!(
+        e.contains("Component 'argocd' is missing field 'version'"),
+        "{e}"
+    );
+}
+
+#[test]
+fn library_names_are_checked() {
+    let e = failing(|d| {
+        fs::rename(
+            d.join("dependencies/storage-lib/lib/storage-lib.libsonnet"),
+            d.join("dependencies/storage-lib/lib/volumes.libsonnet"),
+        )
+        .unwrap();
+    });
+    assert!(
+        e.contains(
+            "Component 'storage-lib' uses invalid component library name 'volumes.libsonnet'"
+        ),
+        "{e}"
+    );
+    let e = failing(|d| {
+        replace(
+            &d.join("dependencies/storage-lib/class/defaults.yml"),
+            "storage.libsonnet: storage-lib.libsonnet",
+            "argocd-storage.libsonnet: storage-lib.libsonnet",
+        );
+    });
+    assert!(
+        e.contains(
+            "Invalid alias prefix 'argocd' for template library alias of component 'storage-lib'"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn required_facts_and_cluster_id() {
+    let e = failing(|d| replace(&d.join("cluster.json"), "\"cloud\": \"exoscale\", ", ""));
+    assert!(e.contains("Required fact 'cloud' not set"), "{e}");
+    let dir = work("basic");
+    let a = compile(dir.path(), "c-other").code(2);
+    assert!(stderr(&a).contains("c-prod"), "{}", stderr(&a));
+}
+
+#[test]
+fn disabled_and_invalid_filters() {
+    // nginx's jsonnet filter is `enabled: false`; enabled, it runs (and
+    // writes nothing, it returns `{}`); a filter whose file is missing is
+    // skipped with a warning, as Commodore does.
+    let dir = work("basic");
+    let class = dir.path().join("dependencies/nginx/class/nginx.yml");
+    replace(&class, "          enabled: false\n", "");
+    replace(
+        &class,
+        "filter: postprocess/disabled.jsonnet",
+        "filter: postprocess/missing.jsonnet",
+    );
+    let a = compile(dir.path(), "c-prod").success();
+    assert!(
+        stderr(&a).contains("Jsonnet filter definition does not exist"),
+        "{}",
+        stderr(&a)
+    );
+    let dir = work("basic");
+    replace(
+        &dir.path().join("dependencies/nginx/class/nginx.yml"),
+        "          enabled: false\n",
+        "",
+    );
+    compile(dir.path(), "c-prod").success();
+    let expected = files(&fixtures().join("basic.expected"));
+    assert_eq!(files(&dir.path().join("catalog")), expected);
+}
+
+#[test]
+fn jsonnet_filter_errors_name_the_filter() {
+    let dir = work("monorepo");
+    let f = dir
+        .path()
+        .join("dependencies/site-config/components/site-config/postprocess/annotate.jsonnet");
+    replace(&f, "std.extVar('owner')", "std.extVar('no-such-var')");
+    let a = compile(dir.path(), "c-edge-01").code(2);
+    assert!(stderr(&a).contains("annotate.jsonnet"), "{}", stderr(&a));
+    assert!(!dir.path().join("catalog").exists());
+}
+
+#[test]
+fn lieutenant_api_mode() {
+    use std::io::{BufRead, BufReader, Write};
+    let info: serde_json::Value =
+        serde_json::from_str(&read(&fixtures().join("basic/cluster.json"))).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = std::thread::spawn(move || {
+        let mut auth = Vec::new();
+        for _ in 0..2 {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut line = String::new();
+            r.read_line(&mut line).unwrap();
+            let path = line.split_whitespace().nth(1).unwrap().to_string();
+            loop {
+                let mut h = String::new();
+                r.read_line(&mut h).unwrap();
+                if h.to_ascii_lowercase().starts_with("authorization:") {
+                    auth.push(h.trim().to_string());
+                }
+                if h == "\r\n" || h.is_empty() {
+                    break;
+                }
+            }
+            let body = match path.as_str() {
+                "/api/clusters/c-prod" => info["cluster"].to_string(),
+                "/api/tenants/t-acme" => info["tenant"].to_string(),
+                _ => "{\"reason\":\"not found\"}".to_string(),
+            };
+            write!(s, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        }
+        auth
+    });
+    let dir = work("basic");
+    strata()
+        .args(["catalog", "compile", "c-prod", "--quiet", "--api-url"])
+        .arg(format!("http://{addr}/api"))
+        .env("COMMODORE_API_TOKEN", "secret-token")
+        .arg("-d")
+        .arg(dir.path())
+        .assert()
+        .success();
+    let auth = server.join().unwrap();
+    assert_eq!(auth, vec!["Authorization: Bearer secret-token"; 2]);
+    let params = read(&dir.path().join("inventory/classes/params/cluster.yml"));
+    assert!(
+        params.contains("    tenant_display_name: ACME Corp.\n"),
+        "{params}"
+    );
+    assert!(dir
+        .path()
+        .join("catalog/manifests/argocd/10_secret.yaml")
+        .is_file());
+}
+
+#[test]
+fn successor_takes_predecessor_prefix_only_when_nominated() {
+    let dir = work("successor");
+    replace(
+        &dir.path()
+            .join("dependencies/legacy-backup/class/defaults.yml"),
+        "      replaced_by: backup\n",
+        "      replaced_by: other\n",
+    );
+    let a = compile(dir.path(), "c-lab").code(2);
+    let e = stderr(&a);
+    assert!(
+        e.contains(
+            "Invalid alias prefix 'legacy-backup' for template library alias of component 'backup'"
+        ),
+        "{e}"
+    );
+    assert!(!dir.path().join("catalog").exists());
+}
+
+#[test]
+fn inventory_lists_dependencies() {
+    let dir = work("basic");
+    compile(dir.path(), "c-prod").success();
+    let a = strata()
+        .args(["inventory", "show", "--format", "json", "-d"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(v["cluster"], "c-prod");
+    // The ingress package raises nginx's version; the instance overrides its own.
+    assert_eq!(v["components"]["nginx"]["version"], "v1.9.0");
+    assert_eq!(
+        v["components"]["prometheus"]["instances"]["prometheus-infra"]["version"],
+        "v2.4.0"
+    );
+    assert_eq!(v["packages"]["ingress"]["path"], "config");
+    assert!(v["components"].get("cert-manager").is_none());
+    let a = strata()
+        .args(["inventory", "packages", "--format", "yaml", "-d"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(
+        text.contains(
+            "  ingress: https://git.example.com/packages/ingress.git @ v0.2.0 (path config)\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn component_paths_and_instance_parameters() {
+    let dir = work("monorepo");
+    let d = dir.path();
+    let a = compile(d, "c-edge-01").success();
+    // Invalid filter definitions are skipped with a warning, as Commodore does.
+    assert!(stderr(&a).contains("Builtin filter called on path which doesn't exist"));
+    assert_eq!(
+        fs::read_link(d.join("inventory/classes/components/gateway-public.yml")).unwrap(),
+        PathBuf::from("../../../dependencies/gateway-public/components/gateway/class/gateway.yml")
+    );
+    assert_eq!(
+        fs::read_link(d.join("inventory/classes/edge")).unwrap(),
+        PathBuf::from("../../dependencies/pkg.edge/packages/edge")
+    );
+    let public = read(&d.join("catalog/manifests/gateway-public/20_service.yaml"));
+    assert!(public.contains("type: LoadBalancer"), "{public}");
+    let internal = read(&d.join("catalog/manifests/gateway-internal/20_service.yaml"));
+    assert!(internal.contains("type: ClusterIP"), "{internal}");
+    let chart = read(&d.join("catalog/manifests/gateway-internal/10_chart/deployment.yaml"));
+    assert!(chart.contains("  namespace: gateway-internal\n"), "{chart}");
+}
