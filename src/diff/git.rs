@@ -26,10 +26,12 @@ fn git_err(rev: &str, message: impl Into<String>) -> DiffError {
 /// The error and its causes on one line: gix's top-level messages alone
 /// rarely say what to fix.
 fn gix_msg(e: &dyn std::error::Error) -> String {
-    let mut msg = e.to_string();
+    // Some messages span several lines of context: the first says it.
+    let first_line = |s: String| s.lines().next().unwrap_or_default().trim().to_string();
+    let mut msg = first_line(e.to_string());
     let mut source = e.source();
     while let Some(s) = source {
-        let text = s.to_string();
+        let text = first_line(s.to_string());
         if !msg.contains(&text) {
             msg.push_str(": ");
             msg.push_str(&text);
@@ -148,11 +150,9 @@ pub fn extract(repo: &Path, rev: &str, subpath: &str, dest: &Path) -> Result<usi
 }
 
 /// The entries of a tree: kind, name, object.
-fn read_tree(
-    r: &gix::Repository,
-    id: ObjectId,
-    rev: &str,
-) -> Result<Vec<(EntryKind, Vec<u8>, ObjectId)>, DiffError> {
+type TreeEntries = Vec<(EntryKind, Vec<u8>, ObjectId)>;
+
+fn read_tree(r: &gix::Repository, id: ObjectId, rev: &str) -> Result<TreeEntries, DiffError> {
     let tree = r
         .find_tree(id)
         .map_err(|e| git_err(rev, format!("cannot read tree {id}: {}", gix_msg(&e))))?;
