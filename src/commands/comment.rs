@@ -97,7 +97,7 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
     if pr.from_fork {
         notice = Some("This pull request comes from a fork, whose token cannot comment: the review is in this job summary and the lint findings are annotations.".to_string());
     } else {
-        let client = Client::new(&args.api_url, &repo, &token);
+        let client = Client::new(&args.api_url, &repo, &token).map_err(diag_err)?;
         match github::publish(&client, pr.number, &args.marker, &comment.markdown) {
             Ok(Outcome::Created(id)) => eprintln!("created comment {id} on #{}", pr.number),
             Ok(Outcome::Updated(id)) => eprintln!("updated comment {id} on #{}", pr.number),

@@ -1,16 +1,20 @@
 //! Reading a directory as it is at a git revision, without touching the
-//! working tree or the index: the files are written to a directory the
-//! caller owns (a temporary one). Only symlinks that stay inside the tree
-//! are recreated.
+//! working tree or the index: the revision is resolved and its tree walked
+//! with gix straight from the object database, and the files are written to
+//! a directory the caller owns (a temporary one). Nothing is checked out, so
+//! uncommitted edits and a dirty index stay as they are.
 //!
-//! This uses git's plumbing (`rev-parse`, `ls-tree`, `cat-file --batch`)
-//! through the `git` binary rather than `gix`: gix is a large build, and the
-//! plumbing output is stable and enough for reading one tree.
+//! Writing is done so that no path can leave that directory: tree entry
+//! names are checked (`..`, `/`, NUL are refused, `.git` is skipped as git
+//! itself does), regular files are created before any symlink exists (so
+//! no write goes through a link) and never over an existing path, and only
+//! symlinks whose target provably stays inside the tree are recreated.
 
 use super::DiffError;
-use std::io::{BufRead, BufReader, Read, Write};
+use gix::bstr::ByteSlice;
+use gix::objs::tree::EntryKind;
+use gix::ObjectId;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 fn git_err(rev: &str, message: impl Into<String>) -> DiffError {
     DiffError::Git {
@@ -19,128 +23,229 @@ fn git_err(rev: &str, message: impl Into<String>) -> DiffError {
     }
 }
 
-fn git(repo: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.arg("-C").arg(repo);
-    c
+/// The error and its causes on one line: gix's top-level messages alone
+/// rarely say what to fix.
+fn gix_msg(e: &dyn std::error::Error) -> String {
+    // Some messages span several lines of context: the first says it.
+    let first_line = |s: String| s.lines().next().unwrap_or_default().trim().to_string();
+    let mut msg = first_line(e.to_string());
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = first_line(s.to_string());
+        if !msg.contains(&text) {
+            msg.push_str(": ");
+            msg.push_str(&text);
+        }
+        source = s.source();
+    }
+    msg
+}
+
+/// The repository containing `dir` (like `git -C dir`: a subdirectory,
+/// a linked worktree or a bare repository all work).
+fn open(dir: &Path, rev: &str) -> Result<gix::Repository, DiffError> {
+    let mut repo = gix::discover(dir).map_err(|e| {
+        git_err(
+            rev,
+            format!(
+                "cannot open the git repository {}: {}",
+                dir.display(),
+                gix_msg(&e)
+            ),
+        )
+    })?;
+    // Merge-base walks and tree reads revisit objects.
+    repo.object_cache_size_if_unset(8 * 1024 * 1024);
+    Ok(repo)
+}
+
+fn commit_id(repo: &gix::Repository, dir: &Path, rev: &str) -> Result<ObjectId, DiffError> {
+    let spec = format!("{rev}^{{commit}}");
+    repo.rev_parse_single(spec.as_str())
+        .map(|id| id.detach())
+        .map_err(|_| git_err(rev, format!("not a commit in {}", dir.display())))
 }
 
 /// The commit id a revision names.
 pub fn resolve(repo: &Path, rev: &str) -> Result<String, DiffError> {
-    let out = git(repo)
-        .args(["rev-parse", "--verify", "--quiet", "--end-of-options"])
-        .arg(format!("{rev}^{{commit}}"))
-        .output()
-        .map_err(|e| git_err(rev, format!("cannot run git: {e}")))?;
-    if !out.status.success() {
-        return Err(git_err(rev, format!("not a commit in {}", repo.display())));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    let r = open(repo, rev)?;
+    commit_id(&r, repo, rev).map(|id| id.to_string())
 }
 
-/// The best common ancestor of two revisions, if git finds one (a shallow
-/// clone may not have it).
+/// The best common ancestor of two revisions, if there is one that can be
+/// found (a shallow clone may not have it).
 pub fn merge_base(repo: &Path, a: &str, b: &str) -> Option<String> {
-    let out = git(repo)
-        .args(["merge-base", "--end-of-options", a, b])
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-        .filter(|s| !s.is_empty())
+    let r = open(repo, a).ok()?;
+    let one = commit_id(&r, repo, a).ok()?;
+    let two = commit_id(&r, repo, b).ok()?;
+    r.merge_base(one, two)
+        .ok()
+        .flatten()
+        .map(|id| id.detach().to_string())
+}
+
+/// One file of the tree to write: its kind, blob and path relative to the
+/// extracted directory.
+struct File {
+    kind: EntryKind,
+    id: ObjectId,
+    rel: String,
 }
 
 /// Writes the files under `subpath` (the whole tree when empty) at `rev`
 /// into `dest`, keeping their paths relative to `subpath`. Returns how many
 /// files were written; a `subpath` missing at that revision gives none.
 pub fn extract(repo: &Path, rev: &str, subpath: &str, dest: &Path) -> Result<usize, DiffError> {
-    let commit = resolve(repo, rev)?;
-    let sub = subpath.trim_matches('/');
-    let mut ls = git(repo);
-    ls.args(["ls-tree", "-r", "-z", "--full-tree", &commit]);
-    if !sub.is_empty() {
-        ls.arg("--").arg(sub);
-    }
-    let out = ls
-        .output()
-        .map_err(|e| git_err(rev, format!("cannot run git: {e}")))?;
-    if !out.status.success() {
-        return Err(git_err(rev, String::from_utf8_lossy(&out.stderr).trim()));
-    }
-    // `<mode> <type> <object>\t<path>\0`; submodules (`commit`) are skipped.
-    let mut blobs: Vec<(String, String, String)> = Vec::new();
-    for entry in out.stdout.split(|b| *b == 0).filter(|e| !e.is_empty()) {
-        let entry = String::from_utf8_lossy(entry);
-        let Some((meta, path)) = entry.split_once('\t') else {
-            continue;
-        };
-        let parts: Vec<&str> = meta.split(' ').collect();
-        if parts.len() != 3 || parts[1] != "blob" {
-            continue;
-        }
-        let rel = if sub.is_empty() {
-            path.to_string()
-        } else {
-            match path.strip_prefix(sub).and_then(|p| p.strip_prefix('/')) {
-                Some(r) => r.to_string(),
-                None => continue,
+    let r = open(repo, rev)?;
+    let commit = commit_id(&r, repo, rev)?;
+    let obj_err = |what: String, e: &dyn std::error::Error| {
+        git_err(rev, format!("cannot read {what}: {}", gix_msg(e)))
+    };
+    let mut tree = r
+        .find_commit(commit)
+        .map_err(|e| obj_err(format!("commit {commit}"), &e))?
+        .tree_id()
+        .map_err(|e| obj_err(format!("the tree of commit {commit}"), &e))?
+        .detach();
+    // Down to `subpath`; anything else than a directory there is no files.
+    let mut found = true;
+    for part in subpath.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        let entries = read_tree(&r, tree, rev)?;
+        match entries
+            .into_iter()
+            .find(|(_, name, _)| name.as_slice() == part.as_bytes())
+        {
+            Some((EntryKind::Tree, _, id)) => tree = id,
+            _ => {
+                found = false;
+                break;
             }
-        };
-        blobs.push((parts[0].to_string(), parts[2].to_string(), rel));
+        }
+    }
+    let mut files = Vec::new();
+    if found {
+        walk(&r, tree, "", rev, &mut files)?;
     }
     std::fs::create_dir_all(dest).map_err(|e| io_err(dest, e))?;
-    if blobs.is_empty() {
-        return Ok(0);
-    }
-    let mut child = git(repo)
-        .args(["cat-file", "--batch"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| git_err(rev, format!("cannot run git: {e}")))?;
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let ids: String = blobs.iter().map(|(_, id, _)| format!("{id}\n")).collect();
-    // Write from another thread: git answers while it reads, and both pipes
-    // would fill up otherwise.
-    let writer = std::thread::spawn(move || stdin.write_all(ids.as_bytes()));
-    let mut reader = BufReader::new(child.stdout.take().expect("stdout is piped"));
-    for (mode, id, rel) in &blobs {
-        let mut header = String::new();
-        reader
-            .read_line(&mut header)
-            .map_err(|e| git_err(rev, e.to_string()))?;
-        let size: usize = header
-            .split(' ')
-            .nth(2)
-            .and_then(|s| s.trim().parse().ok())
-            .ok_or_else(|| {
-                git_err(
-                    rev,
-                    format!("unexpected `git cat-file` answer for {id}: {header}"),
-                )
-            })?;
-        let mut data = vec![0; size + 1]; // content, then a newline
-        reader
-            .read_exact(&mut data)
-            .map_err(|e| git_err(rev, e.to_string()))?;
-        data.pop();
-        let target = dest.join(rel);
+    // Regular files first: once a symlink exists, a later write below it
+    // could go through it.
+    for f in files.iter().filter(|f| f.kind != EntryKind::Link) {
+        let data = blob(&r, f, rev)?;
+        let target = dest.join(&f.rel);
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
         }
-        if mode == "120000" {
-            write_symlink(&data, rel, &target)?;
+        write_new(&target, &data, f.kind == EntryKind::BlobExecutable)
+            .map_err(|e| io_err(&target, e))?;
+    }
+    for f in files.iter().filter(|f| f.kind == EntryKind::Link) {
+        let data = blob(&r, f, rev)?;
+        let target = dest.join(&f.rel);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
+        }
+        write_symlink(&data, &f.rel, &target)?;
+    }
+    Ok(files.len())
+}
+
+/// The entries of a tree: kind, name, object.
+type TreeEntries = Vec<(EntryKind, Vec<u8>, ObjectId)>;
+
+fn read_tree(r: &gix::Repository, id: ObjectId, rev: &str) -> Result<TreeEntries, DiffError> {
+    let tree = r
+        .find_tree(id)
+        .map_err(|e| git_err(rev, format!("cannot read tree {id}: {}", gix_msg(&e))))?;
+    let decoded = tree
+        .decode()
+        .map_err(|e| git_err(rev, format!("cannot decode tree {id}: {}", gix_msg(&e))))?;
+    Ok(decoded
+        .entries
+        .iter()
+        .map(|e| (e.mode.kind(), e.filename.to_vec(), e.oid.to_owned()))
+        .collect())
+}
+
+/// Every blob and symlink below tree `id`; submodules are skipped.
+fn walk(
+    r: &gix::Repository,
+    id: ObjectId,
+    prefix: &str,
+    rev: &str,
+    out: &mut Vec<File>,
+) -> Result<(), DiffError> {
+    for (kind, name, oid) in read_tree(r, id, rev)? {
+        let Some(name) = safe_name(&name, rev, prefix)? else {
+            continue;
+        };
+        let rel = if prefix.is_empty() {
+            name
         } else {
-            std::fs::write(&target, &data).map_err(|e| io_err(&target, e))?;
+            format!("{prefix}/{name}")
+        };
+        match kind {
+            EntryKind::Tree => walk(r, oid, &rel, rev, out)?,
+            EntryKind::Blob | EntryKind::BlobExecutable | EntryKind::Link => {
+                out.push(File { kind, id: oid, rel })
+            }
+            EntryKind::Commit => {}
         }
     }
-    let _ = writer.join();
-    let status = child.wait().map_err(|e| git_err(rev, e.to_string()))?;
-    if !status.success() {
-        return Err(git_err(rev, "`git cat-file` failed"));
+    Ok(())
+}
+
+/// A tree entry name usable as one path component. Git never writes the
+/// refused ones, but a crafted tree can hold them, and joining `..` or a
+/// name with a `/` would write outside the directory. `.git` is skipped as
+/// `git checkout` does: a repository's own metadata is not content.
+fn safe_name(name: &[u8], rev: &str, prefix: &str) -> Result<Option<String>, DiffError> {
+    let text = name.to_str_lossy();
+    if text.eq_ignore_ascii_case(".git") {
+        return Ok(None);
     }
-    Ok(blobs.len())
+    let bad = name.is_empty()
+        || name == b"."
+        || name == b".."
+        || name.contains(&b'/')
+        || name.contains(&0)
+        || (cfg!(windows) && (name.contains(&b'\\') || name.contains(&b':')));
+    if bad {
+        return Err(git_err(
+            rev,
+            format!("the tree holds an unsafe file name {text:?} in `{prefix}`; nothing was written from it"),
+        ));
+    }
+    Ok(Some(text.into_owned()))
+}
+
+fn blob(r: &gix::Repository, f: &File, rev: &str) -> Result<Vec<u8>, DiffError> {
+    r.find_object(f.id).map(|o| o.detach().data).map_err(|e| {
+        git_err(
+            rev,
+            format!(
+                "cannot read `{}` ({}): {} (a shallow or partial clone may lack it: check out with `fetch-depth: 0` and no `filter:`)",
+                f.rel,
+                f.id,
+                gix_msg(&e)
+            ),
+        )
+    })
+}
+
+/// Creates `path` (never over an existing file or link) with git's modes:
+/// 0777 or 0666 before the umask.
+fn write_new(path: &Path, data: &[u8], executable: bool) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(if executable { 0o777 } else { 0o666 });
+    }
+    #[cfg(not(unix))]
+    let _ = executable;
+    opts.open(path)?.write_all(data)
 }
 
 /// A symlink whose target stays inside the extracted tree (relative, not
@@ -161,22 +266,29 @@ fn write_symlink(data: &[u8], rel: &str, target: &Path) -> Result<(), DiffError>
 }
 
 /// Whether link `rel` (a path inside the tree) pointing at `to` resolves
-/// inside the tree.
+/// inside the tree. `..` is only allowed before the first name: the
+/// directories above the link are real ones, but a name may itself be a
+/// link, and `link/..` would then not be where it looks (`a/l -> ..` makes
+/// `a/l/../x` the parent of the tree).
 fn stays_inside(rel: &str, to: &str) -> bool {
-    if to.is_empty() || to.starts_with('/') || to.contains('\\') {
+    if to.is_empty() || to.starts_with('/') || to.contains('\\') || to.contains('\0') {
         return false;
     }
     let mut depth: Vec<&str> = rel.split('/').collect();
     depth.pop(); // the link's own name
+    let mut descended = false;
     for part in to.split('/') {
         match part {
             "" | "." => {}
             ".." => {
-                if depth.pop().is_none() {
+                if descended || depth.pop().is_none() {
                     return false;
                 }
             }
-            p => depth.push(p),
+            p => {
+                descended = true;
+                depth.push(p)
+            }
         }
     }
     true
@@ -202,5 +314,9 @@ mod tests {
         assert!(!stays_inside("link", "/etc/passwd"));
         assert!(!stays_inside("link", ".."));
         assert!(!stays_inside("link", ""));
+        // Through another link: `a/l -> ..` is inside, `a/l/../x` is not.
+        assert!(stays_inside("a/l", ".."));
+        assert!(!stays_inside("link", "a/l/../x"));
+        assert!(!stays_inside("a/link", "../a/../../x"));
     }
 }

@@ -2,8 +2,8 @@
 //! repository, event payload, token), finds strata's earlier comment by its
 //! hidden marker and updates it in place, or creates it once.
 //!
-//! The REST calls go through `ureq` (blocking, rustls): `octocrab` brings in
-//! tokio and hyper, which is a large build for three HTTP requests.
+//! The REST calls go through `octocrab` on a current-thread tokio runtime
+//! owned by [`Client`]: the rest of strata is synchronous.
 
 pub mod body;
 
@@ -38,6 +38,26 @@ pub enum GithubError {
         url: String,
         message: String,
     },
+    #[error("cannot set up a GitHub API client for {url}: {message}")]
+    Setup { url: String, message: String },
+    #[error("GITHUB_TOKEN is not a valid token (empty, or spaces or control characters inside)")]
+    BadToken,
+}
+
+/// An error and its causes on one line: octocrab's top-level messages
+/// ("Service error") do not say what went wrong.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut msg = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !msg.contains(&text) {
+            msg.push_str(": ");
+            msg.push_str(&text);
+        }
+        source = s.source();
+    }
+    msg
 }
 
 impl GithubError {
@@ -63,6 +83,9 @@ impl crate::diagnostics::ToDiagnostic for GithubError {
             GithubError::Io { path, .. }
             | GithubError::BadEvent { path, .. }
             | GithubError::BadInput { path, .. } => d.with_file(path),
+            GithubError::BadToken => {
+                d.with_hint("pass the token alone, e.g. `GITHUB_TOKEN: ${{ github.token }}`")
+            }
             GithubError::Http { status: 401, .. } => {
                 d.with_hint("check GITHUB_TOKEN; the workflow needs `permissions: pull-requests: write`")
             }
@@ -164,11 +187,18 @@ impl PullRequest {
     }
 }
 
-/// A minimal client for the issue-comment endpoints of the REST API.
+/// A client for the issue-comment endpoints of the REST API, on `octocrab`.
+///
+/// strata is synchronous: the client owns a current-thread tokio runtime
+/// and blocks on each request. The requests go through octocrab's raw
+/// `_get`/`_post`/`_patch` (its base URI, token, headers, TLS and timeouts)
+/// rather than its typed models, so the answers are read as loosely as
+/// GitHub Enterprise versions differ, and the status of every failure is
+/// known (the fork fallback and the one retry depend on it).
 pub struct Client {
-    agent: ureq::Agent,
+    runtime: tokio::runtime::Runtime,
+    octocrab: octocrab::Octocrab,
     api_url: String,
-    token: String,
     repo: String,
 }
 
@@ -179,100 +209,133 @@ pub struct Comment {
     pub body: Option<String>,
 }
 
-impl Client {
-    pub fn new(api_url: &str, repo: &str, token: &str) -> Client {
-        Client {
-            agent: ureq::AgentBuilder::new()
-                .timeout(Duration::from_secs(30))
-                .user_agent(concat!("strata/", env!("CARGO_PKG_VERSION")))
-                .build(),
-            api_url: api_url.trim_end_matches('/').to_string(),
-            token: token.to_string(),
-            repo: repo.to_string(),
-        }
-    }
+const TIMEOUT: Duration = Duration::from_secs(30);
 
-    fn request(&self, method: &'static str, url: &str) -> ureq::Request {
-        self.agent
-            .request(method, url)
-            .set("Accept", "application/vnd.github+json")
-            .set("X-GitHub-Api-Version", "2022-11-28")
-            .set("Authorization", &format!("Bearer {}", self.token))
+impl Client {
+    /// A client for `repo` (`owner/name`) on the API at `api_url` (the
+    /// routes are joined to it, so `https://ghe.example.com/api/v3` works).
+    pub fn new(api_url: &str, repo: &str, token: &str) -> Result<Client, GithubError> {
+        let api_url = api_url.trim_end_matches('/').to_string();
+        // A token pasted with its newline, or with a space inside, cannot go
+        // in a header (octocrab would panic on it).
+        let token = token.trim();
+        if token.is_empty() || !token.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(GithubError::BadToken);
+        }
+        let setup = |message: String| GithubError::Setup {
+            url: api_url.clone(),
+            message,
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| setup(format!("cannot start the HTTP runtime: {e}")))?;
+        // octocrab spawns its request queue on the current runtime.
+        let octocrab = {
+            let _in_runtime = runtime.enter();
+            octocrab::Octocrab::builder()
+                .base_uri(api_url.as_str())
+                .map_err(|e| setup(error_chain(&e)))?
+                .personal_token(token.to_string())
+                .add_header(
+                    http::header::ACCEPT,
+                    "application/vnd.github+json".to_string(),
+                )
+                .set_connect_timeout(Some(TIMEOUT))
+                .set_read_timeout(Some(TIMEOUT))
+                .set_write_timeout(Some(TIMEOUT))
+                .build()
+                .map_err(|e| setup(error_chain(&e)))?
+        };
+        Ok(Client {
+            runtime,
+            octocrab,
+            api_url,
+            repo: repo.to_string(),
+        })
     }
 
     /// One request; idempotent ones (`GET`, `PATCH`) are tried once more
     /// after a server error or a dropped connection, which GitHub has now
     /// and then. `POST` is not, so a comment is never created twice.
+    /// (octocrab's own retry layer is not built in: it would retry `POST`.)
     fn call(
         &self,
         method: &'static str,
-        url: &str,
+        route: &str,
         body: Option<serde_json::Value>,
     ) -> Result<serde_json::Value, GithubError> {
         let retryable = |e: &GithubError| {
             matches!(e, GithubError::Http { status, .. } if *status >= 500)
                 || matches!(e, GithubError::Transport { .. })
         };
-        match self.call_once(method, url, body.clone()) {
+        match self.call_once(method, route, body.as_ref()) {
             Err(e) if method != "POST" && retryable(&e) => {
                 std::thread::sleep(Duration::from_secs(1));
-                self.call_once(method, url, body)
+                self.call_once(method, route, body.as_ref())
             }
             r => r,
         }
     }
 
+    /// `route` is relative (`/repos/...`): octocrab joins it to the base URI
+    /// and only then adds the token.
     fn call_once(
         &self,
         method: &'static str,
-        url: &str,
-        body: Option<serde_json::Value>,
+        route: &str,
+        body: Option<&serde_json::Value>,
     ) -> Result<serde_json::Value, GithubError> {
-        let req = self.request(method, url);
-        let res = match body {
-            Some(b) => req.send_json(b),
-            None => req.call(),
+        let url = format!("{}{route}", self.api_url);
+        let transport = |message: String| GithubError::Transport {
+            method,
+            url: url.clone(),
+            message,
         };
-        match res {
-            Ok(r) => r.into_json().map_err(|e| GithubError::Transport {
-                method,
-                url: url.into(),
-                message: format!("invalid JSON in the answer: {e}"),
-            }),
-            Err(ureq::Error::Status(status, r)) => {
-                let text = r.into_string().unwrap_or_default();
+        let octo = &self.octocrab;
+        self.runtime.block_on(async {
+            let sent = match method {
+                "GET" => octo._get(route).await,
+                "POST" => octo._post(route, body).await,
+                "PATCH" => octo._patch(route, body).await,
+                _ => unreachable!("only GET, POST and PATCH are used"),
+            };
+            let res = sent.map_err(|e| transport(error_chain(&e)))?;
+            let status = res.status().as_u16();
+            let text = octo
+                .body_to_string(res)
+                .await
+                .map_err(|e| transport(error_chain(&e)))?;
+            if !(200..300).contains(&status) {
                 let message = serde_json::from_str::<serde_json::Value>(&text)
                     .ok()
                     .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(String::from))
                     .unwrap_or(text);
-                Err(GithubError::Http {
+                return Err(GithubError::Http {
                     method,
-                    url: url.into(),
+                    url: url.clone(),
                     status,
                     message,
-                })
+                });
             }
-            Err(e) => Err(GithubError::Transport {
-                method,
-                url: url.into(),
-                message: e.to_string(),
-            }),
-        }
+            serde_json::from_str(&text)
+                .map_err(|e| transport(format!("invalid JSON in the answer: {e}")))
+        })
     }
 
     /// Every comment on the pull request, oldest first (all pages).
     pub fn list_comments(&self, pr: u64) -> Result<Vec<Comment>, GithubError> {
         let mut all = Vec::new();
         for page in 1.. {
-            let url = format!(
-                "{}/repos/{}/issues/{pr}/comments?per_page=100&page={page}",
-                self.api_url, self.repo
+            let route = format!(
+                "/repos/{}/issues/{pr}/comments?per_page=100&page={page}",
+                self.repo
             );
-            let v = self.call("GET", &url, None)?;
+            let v = self.call("GET", &route, None)?;
             let batch: Vec<Comment> =
                 serde_json::from_value(v).map_err(|e| GithubError::Transport {
                     method: "GET",
-                    url: url.clone(),
+                    url: format!("{}{route}", self.api_url),
                     message: format!("unexpected answer: {e}"),
                 })?;
             let n = batch.len();
@@ -285,14 +348,14 @@ impl Client {
     }
 
     pub fn create_comment(&self, pr: u64, body: &str) -> Result<u64, GithubError> {
-        let url = format!("{}/repos/{}/issues/{pr}/comments", self.api_url, self.repo);
-        let v = self.call("POST", &url, Some(serde_json::json!({ "body": body })))?;
+        let route = format!("/repos/{}/issues/{pr}/comments", self.repo);
+        let v = self.call("POST", &route, Some(serde_json::json!({ "body": body })))?;
         Ok(v.get("id").and_then(|i| i.as_u64()).unwrap_or(0))
     }
 
     pub fn update_comment(&self, id: u64, body: &str) -> Result<(), GithubError> {
-        let url = format!("{}/repos/{}/issues/comments/{id}", self.api_url, self.repo);
-        self.call("PATCH", &url, Some(serde_json::json!({ "body": body })))?;
+        let route = format!("/repos/{}/issues/comments/{id}", self.repo);
+        self.call("PATCH", &route, Some(serde_json::json!({ "body": body })))?;
         Ok(())
     }
 }

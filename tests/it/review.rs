@@ -1424,3 +1424,187 @@ fn symlinks_in_a_revision_never_leave_the_tree() {
         "{out}"
     );
 }
+
+/// Every file of the working tree and of `.git` (the index included), with
+/// its content, plus what `git status` says (without letting it refresh
+/// the index).
+fn repo_snapshot(repo: &Path) -> (Vec<(PathBuf, Vec<u8>)>, String) {
+    fn walk(dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(repo, &mut files);
+    files.sort();
+    let status = std::process::Command::new("git")
+        .current_dir(repo)
+        .args(["--no-optional-locks", "status", "--porcelain", "-uall"])
+        .output()
+        .unwrap();
+    assert!(status.status.success());
+    (files, String::from_utf8(status.stdout).unwrap())
+}
+
+/// Reading two revisions (for a committed catalog, and for compiling each
+/// tree) neither reads nor changes uncommitted edits, a dirty index or
+/// untracked files, and leaves `.git` byte for byte as it was.
+#[test]
+fn reading_revisions_leaves_the_working_tree_and_index_alone() {
+    let dir = catalog_repo();
+    let repo = dir.path();
+    // Staged, then edited again: index and working tree differ from HEAD and
+    // from each other.
+    std::fs::write(
+        repo.join("catalog/dev/app.yaml"),
+        "kind: ConfigMap\nmetadata: {name: staged}\n",
+    )
+    .unwrap();
+    git(repo, &["add", "catalog/dev/app.yaml"]);
+    std::fs::write(
+        repo.join("catalog/dev/app.yaml"),
+        "kind: ConfigMap\nmetadata: {name: edited-after-staging}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("catalog/dev/untracked.yaml"),
+        "kind: ConfigMap\nmetadata: {name: untracked}\n",
+    )
+    .unwrap();
+    let before = repo_snapshot(repo);
+    assert!(
+        // Staged (index column) and edited again (working-tree column).
+        before.1.lines().any(|l| l.len() > 3
+            && !l.starts_with([' ', '?'])
+            && l[1..].starts_with('M')
+            && l.ends_with(" catalog/dev/app.yaml"))
+            && before.1.contains("?? catalog/dev/untracked.yaml"),
+        "{}",
+        before.1
+    );
+    let r = repo.to_str().unwrap();
+    let (code, committed, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        r,
+        "--base",
+        "HEAD~1",
+        "--catalog-path",
+        "catalog",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, compiled, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        r,
+        "--base",
+        "HEAD~1",
+        "--compile-command",
+        COPY_COMPILER,
+        "--compiled-dir",
+        "out/compiled",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for out in [&committed, &compiled] {
+        for word in ["staged", "edited-after-staging", "untracked", "uncommitted"] {
+            assert!(!out.contains(word), "{word} seen: {out}");
+        }
+    }
+    let (_, direct, _) = run_diff(&["--format", "json"]);
+    let direct: serde_json::Value = serde_json::from_str(&direct).unwrap();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&committed).unwrap(),
+        direct
+    );
+    let after = repo_snapshot(repo);
+    assert_eq!(before.1, after.1, "git status");
+    assert_eq!(
+        before.0.iter().map(|f| &f.0).collect::<Vec<_>>(),
+        after.0.iter().map(|f| &f.0).collect::<Vec<_>>(),
+        "the same files in the working tree and .git"
+    );
+    assert!(before.0 == after.0, "file contents changed");
+}
+
+/// Files are written with their executable bit, so a compile script
+/// committed in the repository runs from the extracted tree.
+#[cfg(unix)]
+#[test]
+fn executable_files_keep_their_bit() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    std::fs::create_dir_all(repo.join("catalog/t")).unwrap();
+    std::fs::write(
+        repo.join("catalog/t/cm.yaml"),
+        "kind: ConfigMap\nmetadata: {name: cm}\n",
+    )
+    .unwrap();
+    let script = repo.join("gen.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nmkdir -p compiled && cp -r catalog/t compiled/t\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    git(repo, &["init", "-q", "-b", "main"]);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "v1"]);
+    let (code, out, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--base",
+        "HEAD",
+        "--compile-command",
+        "./gen.sh",
+        "--exit-code",
+    ]);
+    assert_eq!((code, out.as_str()), (0, "no differences\n"), "{err}");
+}
+
+/// A link that looks inside the tree when read as text but climbs out
+/// through another link (`t/l -> ..`, so `t/l/t/l/..` is not `t/l/t`)
+/// is not recreated: it would show a file of the machine in the diff.
+#[cfg(unix)]
+#[test]
+fn symlinks_chained_through_other_links_never_leave_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    std::fs::create_dir_all(repo.join("catalog/t")).unwrap();
+    std::fs::write(
+        repo.join("catalog/t/real.yaml"),
+        "kind: ConfigMap\nmetadata: {name: real}\n",
+    )
+    .unwrap();
+    git(repo, &["init", "-q", "-b", "main"]);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "v1"]);
+    std::os::unix::fs::symlink("..", repo.join("catalog/t/l")).unwrap();
+    let climb = format!("{}{}etc/passwd", "l/t/".repeat(10), "../".repeat(21));
+    std::os::unix::fs::symlink(&climb, repo.join("catalog/t/passwd.txt")).unwrap();
+    git(repo, &["add", "catalog"]);
+    git(repo, &["commit", "-q", "-m", "links"]);
+    let (code, out, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--base",
+        "HEAD~1",
+        "--catalog-path",
+        "catalog",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("root:"), "{out}");
+    assert!(out.contains(&format!("+(symlink to {climb})")), "{out}");
+}
