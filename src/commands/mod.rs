@@ -1,8 +1,8 @@
 //! Subcommand handlers: parse-free glue between clap arguments, the core
 //! library and rendering. Only this layer (and `cli`) uses `anyhow` and prints.
 
-pub mod comment;
 pub mod catalog;
+pub mod comment;
 pub mod compile;
 pub mod diff;
 pub mod fetch;
