@@ -265,22 +265,7 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
             stdout.write_all(out.to_yaml().as_bytes())?;
         }
         Some(dir) => {
-            let mut per_file: Vec<(String, Vec<crate::template::node::Node>)> = Vec::new();
-            for (d, name) in out.docs.into_iter().zip(out.doc_files) {
-                match per_file.iter_mut().find(|(n, _)| *n == name) {
-                    Some((_, v)) => v.push(d),
-                    None => per_file.push((name, vec![d])),
-                }
-            }
-            for (name, docs) in per_file {
-                let p = dir.join(&name);
-                if let Some(parent) = p.parent() {
-                    std::fs::create_dir_all(parent)?;
-                }
-                std::fs::write(&p, template::emit::encode_docs(docs.iter()))
-                    .with_context(|| format!("cannot write {}", p.display()))?;
-            }
-            for (name, text) in out.files {
+            for (name, text) in out.into_files() {
                 let p = dir.join(&name);
                 if let Some(parent) = p.parent() {
                     std::fs::create_dir_all(parent)?;

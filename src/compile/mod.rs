@@ -524,6 +524,9 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
         // Checks the directory itself (check_inside looks at a path's parent).
         check_inside(&ctx.target_root, &out_dir.join("x")).map_err(err)?;
     }
+    if entry.input_type == InputType::Ytt {
+        return compile_ytt(ctx, entry, &out_dir).map_err(err);
+    }
     for pattern in &entry.input_paths {
         let inputs = resolve_inputs(pattern, &ctx.search_paths);
         if inputs.is_empty() && !entry.ignore_missing {
@@ -547,6 +550,45 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
             };
             res.map_err(|m| err(m).input(&input))?;
         }
+    }
+    Ok(())
+}
+
+/// `input_type: ytt` (strata's extension): every input path of the entry
+/// (templates, overlays, data values, libraries) is one ytt run, as
+/// `strata template -f ...` would do; the data values are the entry's
+/// `input_params` when given, else the target's parameters. Each
+/// template's documents go to a file named after it under `output_path`.
+fn compile_ytt(ctx: &TargetCtx, entry: &Entry, out_dir: &Path) -> Result<(), String> {
+    let mut inputs = Vec::new();
+    for pattern in &entry.input_paths {
+        let found = resolve_inputs(pattern, &ctx.search_paths);
+        if found.is_empty() && !entry.ignore_missing {
+            return Err(format!(
+                "{pattern} not found in search_paths: {:?}",
+                ctx.search_paths
+            ));
+        }
+        inputs.extend(found);
+    }
+    let values = if entry.input_params.is_empty() {
+        ctx.prepared
+            .dumps
+            .get(&ctx.plan.name)
+            .and_then(|d| d.get_path(&["parameters"]))
+            .cloned()
+            .unwrap_or(Value::Null)
+    } else {
+        Value::Map(entry.input_params.clone())
+    };
+    let out = crate::template::render_paths(&inputs, Some(&values)).map_err(|e| e.0)?;
+    for (name, text) in out.into_files() {
+        check_relative(&name, "output file")?;
+        let path = out_dir.join(&name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        write_file(ctx, &path, text.as_bytes())?;
     }
     Ok(())
 }

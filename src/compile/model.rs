@@ -20,6 +20,8 @@ pub enum InputType {
     Kadet,
     Kustomize,
     Cuelang,
+    /// strata's extension: ytt-style templates, overlays and data values.
+    Ytt,
 }
 
 impl InputType {
@@ -34,6 +36,7 @@ impl InputType {
             "kadet" => InputType::Kadet,
             "kustomize" => InputType::Kustomize,
             "cuelang" => InputType::Cuelang,
+            "ytt" => InputType::Ytt,
             _ => return None,
         })
     }
@@ -49,6 +52,7 @@ impl InputType {
             InputType::Kadet => "kadet",
             InputType::Kustomize => "kustomize",
             InputType::Cuelang => "cuelang",
+            InputType::Ytt => "ytt",
         }
     }
 

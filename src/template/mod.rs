@@ -67,6 +67,24 @@ impl Output {
     pub fn to_yaml(&self) -> String {
         emit::encode_docs(self.docs.iter())
     }
+
+    /// The output as files, as `--output-files` writes them: each template's
+    /// documents in a file named after it, then the non-YAML outputs.
+    pub fn into_files(self) -> Vec<(String, String)> {
+        let mut per_file: Vec<(String, Vec<node::Node>)> = Vec::new();
+        for (d, name) in self.docs.into_iter().zip(self.doc_files) {
+            match per_file.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, v)) => v.push(d),
+                None => per_file.push((name, vec![d])),
+            }
+        }
+        let mut out: Vec<(String, String)> = per_file
+            .into_iter()
+            .map(|(name, docs)| (name, emit::encode_docs(docs.iter())))
+            .collect();
+        out.extend(self.files);
+        out
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -317,3 +317,35 @@ fn order_argocd_sync_waves_annotates_objects() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn ytt_input_type_renders_templates_with_target_parameters() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("inventory/targets")).unwrap();
+    std::fs::create_dir_all(root.join("ytt")).unwrap();
+    std::fs::write(
+        root.join("inventory/targets/web.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: web}\n    compile:\n      - output_path: manifests\n        input_type: ytt\n        input_paths: [ytt]\n  app: {name: web, replicas: 3}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("ytt/deploy.yml"),
+        "#@ load(\"@ytt:data\", \"data\")\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: #@ data.values.app.name\nspec:\n  replicas: #@ data.values.app.replicas\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("ytt/overlay.yml"),
+        "#@ load(\"@ytt:overlay\", \"overlay\")\n#@overlay/match by=overlay.subset({\"kind\": \"Deployment\"})\n---\nmetadata:\n  #@overlay/match missing_ok=True\n  labels:\n    team: platform\n",
+    )
+    .unwrap();
+    crate::strata()
+        .current_dir(root)
+        .args(["compile"])
+        .assert()
+        .success();
+    let out = std::fs::read_to_string(root.join("compiled/web/manifests/deploy.yml")).unwrap();
+    assert!(out.contains("name: web"), "{out}");
+    assert!(out.contains("replicas: 3"), "{out}");
+    assert!(out.contains("team: platform"), "overlay applied: {out}");
+}
