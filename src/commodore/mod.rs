@@ -298,6 +298,7 @@ fn render_cluster(layout: &Layout, ignore_missing: bool) -> Result<RenderedNode,
     let opts = InventoryOptions {
         path: layout.inventory_dir(),
         ignore_class_notfound: ignore_missing,
+        applications_negate_earlier_only: true,
         ..Default::default()
     };
     let inv = Inventory::load(&opts).map_err(from_display)?;
@@ -1037,6 +1038,7 @@ pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, Commodore
     let deps = setup(&layout, &opts.cluster_id)?;
     let inv_opts = InventoryOptions {
         path: layout.inventory_dir(),
+        applications_negate_earlier_only: true,
         ..Default::default()
     };
     let inv = Inventory::load(&inv_opts).map_err(from_display)?;

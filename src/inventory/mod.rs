@@ -36,6 +36,10 @@ pub struct InventoryOptions {
     pub ignore_class_notfound: bool,
     pub ignore_class_notfound_regexp: Vec<String>,
     pub compose_node_name: bool,
+    /// Commodore's documented `applications` rule: `~app` removes only an
+    /// `app` added earlier (kapicorp-reclass), instead of reclass-rs's
+    /// remembered negation that also keeps a later `app` out.
+    pub applications_negate_earlier_only: bool,
 }
 
 /// One rendered target.
@@ -78,6 +82,8 @@ enum Include {
 struct AppList {
     items: Vec<String>,
     negations: Vec<String>,
+    /// The file's entries as written, for the earlier-only rule.
+    raw: Vec<String>,
 }
 
 impl AppList {
@@ -90,12 +96,28 @@ impl AppList {
     }
 
     fn add(&mut self, item: &str) {
+        self.raw.push(item.to_string());
         if let Some(neg) = item.strip_prefix('~') {
             self.negate(neg);
         } else if let Some(pos) = self.negations.iter().position(|n| n == item) {
             self.negations.remove(pos);
         } else if !self.items.iter().any(|i| i == item) {
             self.items.push(item.to_string());
+        }
+    }
+
+    /// Applies another file's entries in order: `~app` removes an `app`
+    /// already present, nothing more.
+    fn merge_earlier_only(&mut self, other: &AppList) {
+        for entry in &other.raw {
+            match entry.strip_prefix('~') {
+                Some(neg) => self.items.retain(|i| i != neg),
+                None => {
+                    if !self.items.iter().any(|i| i == entry) {
+                        self.items.push(entry.clone());
+                    }
+                }
+            }
         }
     }
 
@@ -646,7 +668,11 @@ impl Build<'_> {
                 self.listed.insert(c.clone());
             }
         }
-        self.apps.merge(&f.apps);
+        if inv.opts.applications_negate_earlier_only {
+            self.apps.merge_earlier_only(&f.apps);
+        } else {
+            self.apps.merge(&f.apps);
+        }
         let conflict = |c: MergeConflict| Resolver::new(&UMap::default(), &inv.files).conflict(c);
         merge_maps(&mut self.params, &f.parameters, &mut Vec::new()).map_err(conflict)?;
         merge_maps(&mut self.exports, &f.exports, &mut Vec::new()).map_err(conflict)?;
@@ -942,6 +968,44 @@ mod tests {
         assert!(
             ok > 10 && failed > 10,
             "the generator covers both outcomes: {ok} ok, {failed} failed"
+        );
+    }
+
+    #[test]
+    fn applications_negate_earlier_only_for_commodore() {
+        let files = [
+            ("classes/a.yml", "applications: [foo, bar]\n"),
+            ("classes/b.yml", "applications: [~bar, ~baz]\n"),
+            ("classes/c.yml", "applications: [baz, qux]\n"),
+            (
+                "targets/t.yml",
+                "classes: [a, b, c]\napplications: [~qux]\n",
+            ),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        for (p, text) in files {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let apps = |earlier_only: bool| {
+            let inv = Inventory::load(&InventoryOptions {
+                path: dir.path().to_path_buf(),
+                applications_negate_earlier_only: earlier_only,
+                ..Default::default()
+            })
+            .unwrap();
+            inv.render_target("t").unwrap().applications
+        };
+        assert_eq!(
+            apps(false),
+            ["foo"],
+            "reclass-rs: ~baz keeps the later baz out"
+        );
+        assert_eq!(
+            apps(true),
+            ["foo", "baz"],
+            "Commodore: ~baz only removes an earlier baz"
         );
     }
 
