@@ -56,21 +56,7 @@ impl CacheRepo {
             .connect(gix::remote::Direction::Fetch)
             .map_err(|e| fetch_err(gix_msg(e)))?;
         if let Some(c) = credentials.cloned() {
-            // The token, and only it: configured helpers are not asked and
-            // nothing is stored.
-            connection.set_credentials(move |action| match action {
-                gix::credentials::helper::Action::Get(ctx) => {
-                    Ok(Some(gix::credentials::protocol::Outcome {
-                        identity: gix::sec::identity::Account {
-                            username: c.username.clone(),
-                            password: c.token.clone(),
-                            oauth_refresh_token: None,
-                        },
-                        next: ctx.into(),
-                    }))
-                }
-                _ => Ok(None),
-            });
+            connection.set_credentials(super::token_only(c));
         }
         let prepare = connection
             .prepare_fetch(gix::progress::Discard, Default::default())

@@ -294,21 +294,7 @@ impl CacheRepo {
             .connect(gix::remote::Direction::Fetch)
             .map_err(|e| fetch_err(gix_msg(e)))?;
         if let Some(c) = credentials.cloned() {
-            // The token, and only it: configured helpers are not asked and
-            // nothing is stored (`Store`/`Erase` are ignored).
-            connection.set_credentials(move |action| match action {
-                gix::credentials::helper::Action::Get(ctx) => {
-                    Ok(Some(gix::credentials::protocol::Outcome {
-                        identity: gix::sec::identity::Account {
-                            username: c.username.clone(),
-                            password: c.token.clone(),
-                            oauth_refresh_token: None,
-                        },
-                        next: ctx.into(),
-                    }))
-                }
-                _ => Ok(None),
-            });
+            connection.set_credentials(token_only(c));
         }
         let prepare = connection
             .prepare_fetch(gix::progress::Discard, Default::default())
@@ -626,6 +612,29 @@ fn author_of(repo: &gix::Repository) -> Option<Identity> {
         return None;
     }
     Some(Identity { name, email })
+}
+
+/// A credential callback that answers with the token and nothing else:
+/// configured helpers are not asked and nothing is stored (`Store` and
+/// `Erase` are ignored).
+pub(crate) fn token_only(
+    c: Credentials,
+) -> impl FnMut(
+    gix::credentials::helper::Action,
+) -> gix::Result<Option<gix::credentials::protocol::Outcome>> {
+    move |action| match action {
+        gix::credentials::helper::Action::Get(ctx) => {
+            Ok(Some(gix::credentials::protocol::Outcome {
+                identity: gix::sec::identity::Account {
+                    username: c.username.clone(),
+                    password: c.token.clone(),
+                    oauth_refresh_token: None,
+                },
+                next: ctx.into(),
+            }))
+        }
+        _ => Ok(None),
+    }
 }
 
 #[cfg(test)]
