@@ -56,6 +56,33 @@ pub struct CompileArgs {
     /// Print nothing but errors
     #[arg(long)]
     pub quiet: bool,
+    /// After a successful compile, commit catalog/manifests and catalog/refs
+    /// to the cluster's catalog repository (`gitRepo.url`, or --catalog-repo)
+    #[arg(long)]
+    pub push: bool,
+    #[command(flatten)]
+    pub publish: crate::commands::push::PublishFlags,
+}
+
+/// The cluster's catalog repository URL, as Commodore wrote it into
+/// `inventory/classes/params/cluster.yml` (`parameters.cluster.catalog_url`).
+fn catalog_url(layout: &Layout) -> anyhow::Result<String> {
+    let path = layout.work_dir.join("inventory/classes/params/cluster.yml");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let doc = crate::yaml::load_one(&text)
+        .map_err(|e| anyhow::anyhow!("invalid yaml in {}: {e}", path.display()))?
+        .map(|n| n.to_value())
+        .unwrap_or_default();
+    doc.get_path(&["parameters", "cluster", "catalog_url"])
+        .and_then(|v| v.as_str())
+        .map(str::to_string)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{} has no parameters.cluster.catalog_url: pass --catalog-repo URL",
+                path.display()
+            )
+        })
 }
 
 pub fn run(args: CatalogArgs) -> anyhow::Result<ExitCode> {
@@ -106,6 +133,18 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
             report.instances.len(),
             report.refs,
             started.elapsed().as_secs_f64()
+        );
+    }
+    if args.push {
+        let url = match &args.publish.catalog_repo {
+            Some(u) => u.clone(),
+            None => catalog_url(&layout)?,
+        };
+        return crate::commands::push::publish_catalog(
+            &args.publish,
+            layout.work_dir.join("catalog"),
+            crate::publish::Layout::Commodore,
+            &url,
         );
     }
     Ok(ExitCode::SUCCESS)

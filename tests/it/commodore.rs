@@ -514,3 +514,77 @@ fn component_paths_and_instance_parameters() {
     let chart = read(&d.join("catalog/manifests/gateway-internal/10_chart/deployment.yaml"));
     assert!(chart.contains("  namespace: gateway-internal\n"), "{chart}");
 }
+
+/// `catalog compile --push` commits catalog/manifests and catalog/refs to
+/// the catalog repository; a compile that fails pushes nothing.
+#[test]
+fn compile_and_push_to_the_catalog_repository() {
+    let git = |args: &[&str], dir: &Path| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let remote = tempfile::tempdir().unwrap();
+    assert!(git(&["init", "--bare", "-q", "-b", "main"], remote.path()).0);
+    let url = format!("file://{}", remote.path().display());
+    let cache = tempfile::tempdir().unwrap();
+    let push = |dir: &Path| {
+        strata()
+            .args([
+                "catalog", "compile", "c-prod", "--local", "--quiet", "--push",
+            ])
+            .arg("--cluster-file")
+            .arg(dir.join("cluster.json"))
+            .arg("-d")
+            .arg(dir)
+            .args([
+                "--catalog-repo",
+                &url,
+                "--author",
+                "CI <ci@example.com>",
+                "--cache-dir",
+            ])
+            .arg(cache.path())
+            .assert()
+    };
+
+    // A failing compile pushes nothing.
+    let broken = work("basic");
+    let cluster = broken.path().join("cluster.json");
+    replace(&cluster, "\"distribution\"", "\"distro\"");
+    push(broken.path()).code(2);
+    assert!(
+        !git(&["rev-parse", "--verify", "-q", "main"], remote.path()).0,
+        "nothing pushed"
+    );
+
+    let dir = work("basic");
+    push(dir.path()).success();
+    let (ok, files) = git(&["ls-tree", "-r", "--name-only", "main"], remote.path());
+    assert!(ok);
+    let pushed: Vec<&str> = files.lines().collect();
+    let mut compiled: Vec<String> = files_under(&dir.path().join("catalog"));
+    compiled.sort();
+    assert_eq!(
+        pushed,
+        compiled.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    assert!(
+        pushed.iter().any(|f| f.starts_with("manifests/")),
+        "{pushed:?}"
+    );
+}
+
+fn files_under(root: &Path) -> Vec<String> {
+    files(root)
+        .into_iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .filter(|p| !p.starts_with(".git/"))
+        .collect()
+}
