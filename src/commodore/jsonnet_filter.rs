@@ -6,70 +6,20 @@
 //! to `<output_path>/<key>.yaml` (a list as a YAML stream).
 
 use super::{commodore_yaml, CommodoreError};
-use crate::compile::jsonnet::{normpath, val_to_value};
+use crate::compile::jsonnet::{val_to_value, BundledResolver, LIB_IMPORT as KAPITAN_LIB};
 use crate::value::{Map, Value};
 use jrsonnet_evaluator::error::ErrorKind;
 use jrsonnet_evaluator::function::builtin::{NativeCallback, NativeCallbackHandler};
 use jrsonnet_evaluator::trace::PathResolver;
-use jrsonnet_evaluator::{AsPathLike, ImportResolver, Result as JrResult, SourcePath, State, Val};
-use jrsonnet_gcmodule::{Acyclic, Trace};
-use jrsonnet_ir::{SourceFile, SourceVirtual};
+use jrsonnet_evaluator::{Result as JrResult, State, Val};
+use jrsonnet_gcmodule::Trace;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 const COMMODORE_LIB: &str = "lib/commodore.libjsonnet";
-const KAPITAN_LIB: &str = "lib/kapitan.libjsonnet";
 
 fn rt_err(msg: impl AsRef<str>) -> jrsonnet_evaluator::Error {
     ErrorKind::RuntimeError(msg.as_ref().into()).into()
-}
-
-#[derive(Acyclic)]
-struct Resolver {
-    search: Vec<PathBuf>,
-}
-
-impl ImportResolver for Resolver {
-    fn resolve_from(&self, from: &SourcePath, path: &dyn AsPathLike) -> JrResult<SourcePath> {
-        let rel: PathBuf = path.as_path().as_ref().to_path_buf();
-        let base = match from.downcast_ref::<SourceFile>() {
-            Some(f) => f.path().parent().map(Path::to_path_buf).unwrap_or_default(),
-            None => std::env::current_dir().map_err(|e| rt_err(e.to_string()))?,
-        };
-        let direct = normpath(&base.join(&rel));
-        if direct.is_file() {
-            return Ok(SourcePath::new(SourceFile::new(direct)));
-        }
-        for s in &self.search {
-            let p = s.join(&rel);
-            if p.is_file() {
-                return Ok(SourcePath::new(SourceFile::new(normpath(&p))));
-            }
-        }
-        let r = rel.to_string_lossy();
-        if r == COMMODORE_LIB || r == KAPITAN_LIB {
-            return Ok(SourcePath::new(SourceVirtual(r.as_ref().into())));
-        }
-        Err(rt_err(format!("couldn't open import \"{r}\"")))
-    }
-
-    fn load_file_contents(&self, resolved: &SourcePath) -> JrResult<Vec<u8>> {
-        if let Some(v) = resolved.downcast_ref::<SourceVirtual>() {
-            if &*v.0 == COMMODORE_LIB {
-                return Ok(super::COMMODORE_LIBJSONNET.as_bytes().to_vec());
-            }
-            if &*v.0 == KAPITAN_LIB {
-                return Ok(crate::compile::jsonnet::KAPITAN_LIBJSONNET
-                    .as_bytes()
-                    .to_vec());
-            }
-        }
-        match resolved.downcast_ref::<SourceFile>() {
-            Some(f) => std::fs::read(f.path())
-                .map_err(|e| rt_err(format!("cannot read {}: {e}", f.path().display()))),
-            None => Err(rt_err(format!("cannot load {resolved}"))),
-        }
-    }
 }
 
 fn to_val(v: &Value) -> JrResult<Val> {
@@ -207,12 +157,17 @@ pub fn run(
     }
     let mut builder = State::builder();
     builder
-        .import_resolver(Resolver {
-            search: vec![
+        .import_resolver(BundledResolver {
+            search_paths: vec![
                 work_dir.to_path_buf(),
                 work_dir.join("vendor"),
                 work_dir.join("dependencies"),
             ],
+            bundled: vec![
+                (COMMODORE_LIB, super::COMMODORE_LIBJSONNET),
+                (KAPITAN_LIB, crate::compile::jsonnet::KAPITAN_LIBJSONNET),
+            ],
+            bundled_first: false,
         })
         .context_initializer(ctx);
     let state = builder.build();

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 /// strata's own `kapitan.libjsonnet`, importable as `lib/kapitan.libjsonnet`.
 pub const KAPITAN_LIBJSONNET: &str = include_str!("kapitan.libjsonnet");
-const LIB_IMPORT: &str = "lib/kapitan.libjsonnet";
+pub const LIB_IMPORT: &str = "lib/kapitan.libjsonnet";
 
 /// What `kap.inventory()` can see: every target's model dump.
 #[derive(Debug, Default)]
@@ -61,12 +61,29 @@ pub fn normpath(p: &Path) -> PathBuf {
     out
 }
 
+/// Jsonnet imports as Kapitan (and Commodore) resolve them: the importing
+/// file's directory, then the search paths, plus libraries strata bundles
+/// (`lib/kapitan.libjsonnet`, ...). Kapitan looks at its bundled library
+/// before the search paths; Commodore's filters look at it after them.
 #[derive(Acyclic)]
-struct KapitanResolver {
-    search_paths: Vec<PathBuf>,
+pub struct BundledResolver {
+    pub search_paths: Vec<PathBuf>,
+    /// (import path, contents) of the bundled libraries.
+    pub bundled: Vec<(&'static str, &'static str)>,
+    /// Bundled libraries win over files of the same path in the search paths.
+    pub bundled_first: bool,
 }
 
-impl ImportResolver for KapitanResolver {
+impl BundledResolver {
+    fn bundled(&self, rel: &Path) -> Option<SourcePath> {
+        self.bundled
+            .iter()
+            .find(|(name, _)| rel == Path::new(name))
+            .map(|(name, _)| SourcePath::new(SourceVirtual((*name).into())))
+    }
+}
+
+impl ImportResolver for BundledResolver {
     fn resolve_from(&self, from: &SourcePath, path: &dyn AsPathLike) -> JrResult<SourcePath> {
         let rel: PathBuf = path.as_path().as_ref().to_path_buf();
         let base = match from.downcast_ref::<SourceFile>() {
@@ -77,14 +94,19 @@ impl ImportResolver for KapitanResolver {
         if direct.is_file() {
             return Ok(SourcePath::new(SourceFile::new(direct)));
         }
-        if rel == Path::new(LIB_IMPORT) {
-            return Ok(SourcePath::new(SourceVirtual(LIB_IMPORT.into())));
+        if self.bundled_first {
+            if let Some(b) = self.bundled(&rel) {
+                return Ok(b);
+            }
         }
         for s in &self.search_paths {
             let p = s.join(&rel);
             if p.is_file() {
                 return Ok(SourcePath::new(SourceFile::new(normpath(&p))));
             }
+        }
+        if let Some(b) = self.bundled(&rel) {
+            return Ok(b);
         }
         Err(rt_err(format!(
             "couldn't open import \"{}\": no match locally or in the search paths {:?}",
@@ -95,8 +117,8 @@ impl ImportResolver for KapitanResolver {
 
     fn load_file_contents(&self, resolved: &SourcePath) -> JrResult<Vec<u8>> {
         if let Some(v) = resolved.downcast_ref::<SourceVirtual>() {
-            if &*v.0 == LIB_IMPORT {
-                return Ok(KAPITAN_LIBJSONNET.as_bytes().to_vec());
+            if let Some((_, text)) = self.bundled.iter().find(|(name, _)| *name == &*v.0) {
+                return Ok(text.as_bytes().to_vec());
             }
         }
         match resolved.downcast_ref::<SourceFile>() {
@@ -609,8 +631,10 @@ pub fn evaluate(file: &Path, target: &str, env: &JsonnetEnv) -> Result<Value, St
     }
     let mut builder = State::builder();
     builder
-        .import_resolver(KapitanResolver {
+        .import_resolver(BundledResolver {
             search_paths: env.search_paths.clone(),
+            bundled: vec![(LIB_IMPORT, KAPITAN_LIBJSONNET)],
+            bundled_first: true,
         })
         .context_initializer(ctx);
     let state = builder.build();
