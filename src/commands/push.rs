@@ -3,11 +3,13 @@
 //! branch moved).
 
 use crate::cli::diag_err;
+use crate::diff::redact::Redactor;
+use crate::diff::{self, DiffOptions};
 use crate::git::{Credentials, Identity};
 use crate::publish::{self, Layout, Plan, Publisher, Request, SourceInfo};
 use anyhow::{anyhow, bail};
 use clap::{Args, ValueEnum};
-use std::io::{BufRead, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -132,6 +134,7 @@ pub fn publish_catalog(
     }
     if flags.dry_run {
         writeln!(out, "Dry run: would push to {target}:")?;
+        out.write_all(review_diff(&publisher, &plan, layout)?.as_bytes())?;
         write_changes(&mut out, &plan)?;
         writeln!(out, "\nCommit message:\n{}", indent(&plan.message))?;
         writeln!(out, "Nothing was pushed.")?;
@@ -139,6 +142,7 @@ pub fn publish_catalog(
     }
     if flags.interactive {
         writeln!(out, "Changes to push to {target}:")?;
+        out.write_all(review_diff(&publisher, &plan, layout)?.as_bytes())?;
         write_changes(&mut out, &plan)?;
         out.flush()?;
         eprint!("Push these changes? [y/N] ");
@@ -191,10 +195,41 @@ pub fn publish_catalog(
     Ok(ExitCode::SUCCESS)
 }
 
-fn write_changes(out: &mut impl Write, plan: &Plan) -> std::io::Result<()> {
-    for c in &plan.changes {
-        writeln!(out, "  {} {}", c.kind.letter(), c.path)?;
+/// The plan's changes rendered by `strata diff`'s renderer (semantic,
+/// secrets redacted), so a dry run reads like a review.
+fn review_diff(publisher: &Publisher, plan: &Plan, layout: Layout) -> anyhow::Result<String> {
+    let tmp = tempfile::Builder::new()
+        .prefix("strata-push-")
+        .tempdir()
+        .map_err(|e| anyhow::anyhow!("cannot create a temporary directory: {e}"))?;
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    publisher
+        .checkout_sides(plan, &old, &new)
+        .map_err(diag_err)?;
+    let opts = DiffOptions {
+        redactor: Redactor::new(&[], true).map_err(diag_err)?,
+        ..DiffOptions::default()
+    };
+    // Commodore catalogs are read per instance under manifests/, not as
+    // one `manifests` target.
+    let roots: &[&str] = match layout {
+        Layout::Kapitan => &[""],
+        Layout::Commodore => &["manifests", "refs"],
+    };
+    let mut d = diff::CatalogDiff::default();
+    for root in roots {
+        let (o, n) = (old.join(root), new.join(root));
+        for dir in [&o, &n] {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+        }
+        d.append_prefixed(root, diff::diff_dirs(&o, &n, &opts).map_err(diag_err)?);
     }
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    Ok(diff::render::text(&d, color))
+}
+
+fn write_changes(out: &mut impl Write, plan: &Plan) -> std::io::Result<()> {
     writeln!(out)?;
     for s in &plan.summary {
         writeln!(

@@ -175,6 +175,27 @@ impl CatalogDiff {
     pub fn is_empty(&self) -> bool {
         self.targets.is_empty()
     }
+
+    /// Appends `other`, naming its targets `<prefix>/<target>`; used when a
+    /// catalog has several roots (Commodore's `manifests/` and `refs/`).
+    pub fn append_prefixed(&mut self, prefix: &str, other: CatalogDiff) {
+        let s = &mut self.summary;
+        let o = other.summary;
+        s.targets_changed += o.targets_changed;
+        s.targets_added += o.targets_added;
+        s.targets_removed += o.targets_removed;
+        s.files_added += o.files_added;
+        s.files_removed += o.files_removed;
+        s.files_changed += o.files_changed;
+        s.files_renamed += o.files_renamed;
+        s.objects_changed += o.objects_changed;
+        self.targets.extend(other.targets.into_iter().map(|mut t| {
+            if !prefix.is_empty() {
+                t.name = format!("{prefix}/{}", t.name);
+            }
+            t
+        }));
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -398,6 +398,28 @@ impl CacheRepo {
         Ok(())
     }
 
+    /// Writes the blobs of `files` below `dir` (a symbolic link becomes a
+    /// small file holding its target), so a tree can be compared with the
+    /// tools that read directories.
+    pub fn checkout_files(&self, files: &FileMap, dir: &Path) -> Result<()> {
+        for (path, entry) in files {
+            let dest = dir.join(path);
+            let io = |source| GitError::Io {
+                path: dest.clone(),
+                source,
+            };
+            if let Some(parent) = dest.parent() {
+                std::fs::create_dir_all(parent).map_err(io)?;
+            }
+            let blob = self
+                .repo
+                .find_blob(entry.id)
+                .map_err(|e| obj_err(format!("reading blob {} ({path})", entry.id), e))?;
+            std::fs::write(&dest, &blob.data).map_err(io)?;
+        }
+        Ok(())
+    }
+
     /// Writes every file below `dir` as a blob and returns them keyed by
     /// `prefix/relative/path`. Directories named `.git` are skipped.
     pub fn write_dir(&self, dir: &Path, prefix: &str) -> Result<FileMap> {

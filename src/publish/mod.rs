@@ -129,6 +129,8 @@ pub struct Plan {
     pub message: String,
     /// The commit to push; `None` when nothing changed.
     pub commit: Option<ObjectId>,
+    /// The managed files at `tip`, which the plan replaces.
+    pub old_files: FileMap,
 }
 
 impl Plan {
@@ -279,6 +281,14 @@ impl Publisher {
         })
     }
 
+    /// Writes the managed files as the branch holds them (`old_dir`) and as
+    /// the publish would leave them (`new_dir`), for a reviewable diff.
+    pub fn checkout_sides(&self, plan: &Plan, old_dir: &Path, new_dir: &Path) -> Result<()> {
+        self.cache.checkout_files(&plan.old_files, old_dir)?;
+        self.cache.checkout_files(&self.files, new_dir)?;
+        Ok(())
+    }
+
     /// The repository paths this publish replaces.
     pub fn managed(&self) -> &[String] {
         &self.managed
@@ -336,6 +346,7 @@ impl Publisher {
             summary,
             message,
             commit,
+            old_files: old,
         })
     }
 

@@ -342,14 +342,64 @@ fn dry_run_lists_changes_and_pushes_nothing() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(
-        text.contains("  M dev/a.yaml\n  D dev/b.yaml\n  A dev/c.yaml\n"),
-        "{text}"
-    );
+    assert!(text.contains("target dev (changed)"), "{text}");
+    for line in [
+        "  changed  a.yaml",
+        "  removed  b.yaml",
+        "  added    c.yaml",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
     assert!(
         text.contains("dev: 1 added, 1 changed, 1 removed"),
         "{text}"
     );
+    assert!(text.contains("Nothing was pushed."), "{text}");
+    assert_eq!(env.head(&bare), before);
+}
+
+#[test]
+fn dry_run_shows_the_review_diff_with_secrets_redacted() {
+    let env = Env::new();
+    let cm = |v: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: web\ndata:\n  replicas: \"{v}\"\n")
+    };
+    let secret = |v: &str| {
+        format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: web\nstringData:\n  password: {v}\n")
+    };
+    let bare = env.seeded(
+        "catalog.git",
+        &[
+            ("manifests/web/cm.yaml", &cm("1")),
+            ("manifests/web/secret.yaml", &secret("hunter2-old")),
+            ("manifests/gone/x.yaml", "a: 1\n"),
+        ],
+    );
+    let before = env.head(&bare);
+    let cat = env.catalog(
+        "catalog",
+        &[
+            ("manifests/web/cm.yaml", &cm("3")),
+            ("manifests/web/secret.yaml", &secret("hunter2-new")),
+            ("refs/web/password", "?{vaultkv:web/password}\n"),
+        ],
+    );
+    let out = env
+        .push(&cat, &url(&bare), "cache")
+        .args(["--layout", "commodore", "--dry-run", "--author", AUTHOR])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    // The same renderer as `strata diff`: targets per instance, objects by
+    // kind/namespace/name, a unified diff of the changed field.
+    assert!(text.contains("target manifests/web (changed)"), "{text}");
+    assert!(text.contains("target manifests/gone (removed)"), "{text}");
+    assert!(text.contains("target refs/web (added)"), "{text}");
+    assert!(text.contains("ConfigMap"), "{text}");
+    assert!(text.contains("-  replicas: \"1\""), "{text}");
+    assert!(text.contains("+  replicas: \"3\""), "{text}");
+    assert!(!text.contains("hunter2"), "secret value leaked: {text}");
     assert!(text.contains("Nothing was pushed."), "{text}");
     assert_eq!(env.head(&bare), before);
 }
@@ -368,7 +418,11 @@ fn interactive_push_asks_first() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("Push these changes? [y/N]"));
-    assert!(stdout(&out).contains("  M dev/a.yaml"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("  changed  a.yaml"),
+        "{}",
+        stdout(&out)
+    );
     assert!(stdout(&out).contains("Not pushed."));
     assert_eq!(env.head(&bare), before);
 
@@ -1017,7 +1071,11 @@ fn pushes_over_http_with_a_token_that_never_leaks() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("  A dev/a.yaml"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("  added    a.yaml"),
+        "{}",
+        stdout(&out)
+    );
     check_no_leak(&out);
     let out = env
         .push(&cat, &repo_url, "cache")
