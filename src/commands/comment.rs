@@ -20,6 +20,10 @@ pub struct CommentArgs {
     /// `strata lint --format json` output
     #[arg(long, value_name = "FILE")]
     pub lint: Option<PathBuf>,
+    /// The base and head catalogs: targets whose kapp apply order changed
+    /// get the new order as a Mermaid graph in the comment
+    #[arg(long, num_args = 2, value_names = ["OLD_DIR", "NEW_DIR"])]
+    pub order_catalogs: Option<Vec<PathBuf>>,
     /// Where to write the full report (upload it as an artifact)
     #[arg(long, value_name = "FILE", default_value = "strata-review.md")]
     pub output: PathBuf,
@@ -67,14 +71,37 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
         }
         _ => None,
     };
+    let order = match args.order_catalogs.as_deref() {
+        Some([old, new]) => {
+            for dir in [old, new] {
+                if !dir.is_dir() {
+                    anyhow::bail!(
+                        "--order-catalogs: {} is not a directory (pass the base and head compiled catalogs)",
+                        dir.display()
+                    );
+                }
+            }
+            crate::order::changed_orders(old, new, &crate::order::Options::default()).map_err(
+                |e| anyhow::anyhow!("cannot read the catalogs for --order-catalogs: {e}"),
+            )?
+        }
+        _ => Vec::new(),
+    };
     let revs = Revisions {
         base_sha: pr.as_ref().and_then(|p| p.base_sha.clone()),
         head_sha: pr.as_ref().and_then(|p| p.head_sha.clone()),
     };
-    let full = body::build(&diff, &lint, &revs, None, usize::MAX);
+    let full = body::build_with_order(&diff, &lint, &order, &revs, None, usize::MAX);
     std::fs::write(&args.output, &full.markdown)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", args.output.display()))?;
-    let comment = body::build(&diff, &lint, &revs, Some(&args.marker), COMMENT_LIMIT);
+    let comment = body::build_with_order(
+        &diff,
+        &lint,
+        &order,
+        &revs,
+        Some(&args.marker),
+        COMMENT_LIMIT,
+    );
     if args.dry_run {
         std::io::stdout()
             .lock()
@@ -125,7 +152,9 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
         std::io::stdout().lock().write_all(out.as_bytes())?;
     }
     if let Some(path) = &args.step_summary {
-        let mut report = body::build(&diff, &lint, &revs, None, SUMMARY_LIMIT - 1024).markdown;
+        let mut report =
+            body::build_with_order(&diff, &lint, &order, &revs, None, SUMMARY_LIMIT - 1024)
+                .markdown;
         if let Some(n) = &notice {
             report = body::with_notice(n, &report);
         }

@@ -102,7 +102,7 @@ pub fn run(args: OrderArgs) -> anyhow::Result<ExitCode> {
         Format::Json => render_json(&graph)?,
         Format::Edges => render_edges(&graph),
         Format::Yaml => render_yaml(&graph),
-        Format::Mermaid => render_mermaid(&graph),
+        Format::Mermaid => order::mermaid(&graph),
         Format::Waves => render_waves(&graph),
     };
     let mut out = std::io::stdout().lock();
@@ -206,37 +206,6 @@ fn render_edges(graph: &ChangeGraph) -> String {
         out.push_str(" -> ");
         out.push_str(&descs[b]);
         out.push('\n');
-    }
-    out
-}
-
-/// Beyond this many edges a drawing is unreadable (and too large for
-/// GitHub's renderer): only the waves are drawn.
-const MERMAID_MAX_EDGES: usize = 300;
-
-/// A flowchart with one subgraph per wave; an arrow `B --> A` means B is
-/// applied before A.
-fn render_mermaid(graph: &ChangeGraph) -> String {
-    let descs = descriptions(graph);
-    let label = |s: &str| s.replace('"', "#quot;");
-    let mut out = String::from("flowchart LR\n");
-    for (w, wave) in graph.waves().iter().enumerate() {
-        out.push_str(&format!("  subgraph wave{}[\"wave {}\"]\n", w + 1, w + 1));
-        for &i in wave {
-            out.push_str(&format!("    c{i}[\"{}\"]\n", label(&descs[i])));
-        }
-        out.push_str("  end\n");
-    }
-    let edges: Vec<(usize, usize)> = graph.edges().collect();
-    if edges.len() > MERMAID_MAX_EDGES {
-        out.push_str(&format!(
-            "  %% {} edges not drawn (more than {MERMAID_MAX_EDGES}); see --format edges\n",
-            edges.len()
-        ));
-    } else {
-        for (a, b) in edges {
-            out.push_str(&format!("  c{b} --> c{a}\n"));
-        }
     }
     out
 }

@@ -4,8 +4,9 @@
 //! largest diffs first and saying which.
 
 use super::LintFinding;
-use crate::diff::render::{html_escape, summary_table, targets_markdown};
+use crate::diff::render::{fence, html_escape, summary_table, targets_markdown};
 use crate::diff::CatalogDiff;
+use crate::order::OrderChange;
 use std::collections::HashSet;
 use std::fmt::Write;
 
@@ -66,11 +67,28 @@ pub fn build(
     marker_name: Option<&str>,
     limit: usize,
 ) -> Report {
+    build_with_order(diff, lint, &[], revs, marker_name, limit)
+}
+
+/// Mermaid graphs larger than this are named, not drawn: GitHub's renderer
+/// gives up on them and they would crowd the diffs out of the comment.
+const MAX_GRAPH_BYTES: usize = 16 * 1024;
+
+/// [`build`], with the targets whose apply order changed: each with the
+/// changes that moved and the new order as a Mermaid graph.
+pub fn build_with_order(
+    diff: &CatalogDiff,
+    lint: &[LintFinding],
+    order: &[OrderChange],
+    revs: &Revisions,
+    marker_name: Option<&str>,
+    limit: usize,
+) -> Report {
     let head = match marker_name {
         Some(m) => format!("{}\n", marker(m)),
         None => String::new(),
     };
-    if diff.is_empty() && lint.is_empty() {
+    if diff.is_empty() && lint.is_empty() && order.is_empty() {
         return Report {
             markdown: format!("{head}{NOTHING}\n"),
             omitted: Vec::new(),
@@ -90,7 +108,7 @@ pub fn build(
     let mut next = 0;
     let mut detail = Detail::Objects;
     loop {
-        let md = render(diff, lint, revs, &head, &omitted, detail);
+        let md = render(diff, lint, order, revs, &head, &omitted, detail);
         if md.len() <= limit {
             let names = omitted_names(diff, &omitted);
             return Report {
@@ -162,6 +180,7 @@ fn omitted_names(diff: &CatalogDiff, omitted: &HashSet<(usize, usize, usize)>) -
 fn render(
     diff: &CatalogDiff,
     lint: &[LintFinding],
+    order: &[OrderChange],
     revs: &Revisions,
     head: &str,
     omitted: &HashSet<(usize, usize, usize)>,
@@ -233,6 +252,7 @@ fn render(
         }
         out.push_str("\n</details>\n\n");
     }
+    render_order(&mut out, order, detail);
     if diff.is_empty() {
         out.push_str("No catalog changes.\n\n");
     } else {
@@ -281,6 +301,37 @@ fn render(
         let _ = writeln!(out, "<sub>base {} → head {}</sub>", short(b), short(h));
     }
     out
+}
+
+/// One block per target whose apply order changed; the graphs go first
+/// when the report has to shrink.
+fn render_order(out: &mut String, order: &[OrderChange], detail: Detail) {
+    for c in order {
+        let n = c.moved.len();
+        let _ = writeln!(
+            out,
+            "<details><summary>Apply order changed in <code>{}</code> ({n} change{} moved)</summary>\n",
+            html_escape(&c.target),
+            if n == 1 { "" } else { "s" }
+        );
+        for m in c.moved.iter().take(MAX_OMITTED_LISTED) {
+            let _ = writeln!(out, "- `{}`", m.replace('`', "'"));
+        }
+        if n > MAX_OMITTED_LISTED {
+            let _ = writeln!(out, "- … and {} more", n - MAX_OMITTED_LISTED);
+        }
+        out.push('\n');
+        if detail == Detail::Objects && c.mermaid.len() <= MAX_GRAPH_BYTES {
+            out.push_str(&fence("mermaid", &c.mermaid));
+        } else {
+            let _ = writeln!(
+                out,
+                "_The graph is left out here; `strata order --catalog <catalog>/{} --format mermaid` draws it._",
+                c.target.replace('`', "'")
+            );
+        }
+        out.push_str("\n</details>\n\n");
+    }
 }
 
 /// The job-summary form of a report that could not be posted.

@@ -182,41 +182,13 @@ pub fn order_findings(catalog: &Path) -> Result<Vec<Diagnostic>, LintError> {
             path: catalog.to_path_buf(),
         });
     }
-    let read_dir = |d: &Path| -> Result<Vec<std::path::PathBuf>, LintError> {
-        let rd = std::fs::read_dir(d).map_err(|e| LintError::Io {
-            path: d.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        let mut v: Vec<_> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        v.sort();
-        Ok(v)
-    };
+    let targets = crate::order::catalog_documents(catalog).map_err(|e| LintError::Io {
+        path: catalog.to_path_buf(),
+        message: e.to_string(),
+    })?;
     let mut out = Vec::new();
-    for target in read_dir(catalog)?.into_iter().filter(|p| p.is_dir()) {
-        let mut files = Vec::new();
-        collect_files(&target, &mut files)?;
-        files.sort();
-        let mut docs = Vec::new();
-        for f in files {
-            if !f.extension().is_some_and(|e| e == "yml" || e == "yaml") {
-                continue;
-            }
-            let Ok(text) = std::fs::read_to_string(&f) else {
-                continue;
-            };
-            // Files that are not YAML are another rule's business.
-            let Ok(parsed) = crate::order::parse_documents(&f, &text) else {
-                continue;
-            };
-            docs.extend(
-                parsed
-                    .into_iter()
-                    .filter(|d| d.node.get("apiVersion").is_some() && d.node.get("kind").is_some()),
-            );
-        }
-        if !docs.is_empty() {
-            out.extend(crate::order::lint(&docs, &crate::order::Options::default()));
-        }
+    for docs in targets.values() {
+        out.extend(crate::order::lint(docs, &crate::order::Options::default()));
     }
     Ok(out)
 }

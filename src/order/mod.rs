@@ -15,6 +15,7 @@ mod graph;
 mod lint;
 mod matcher;
 mod resource;
+mod review;
 mod rule;
 
 pub use argocd::{annotate_sync_waves, SYNC_WAVE_ANNOTATION};
@@ -23,6 +24,7 @@ pub use graph::{Change, ChangeGraph};
 pub use lint::{lint, CODE_CYCLE, CODE_INVALID, CODE_MALFORMED, CODE_UNMATCHED};
 pub use matcher::{Matcher, PathPart};
 pub use resource::{Origin, Resource};
+pub use review::{catalog_documents, changed_orders, mermaid, OrderChange};
 pub use rule::{substitute_placeholders, validate_group_name, ChangeRule, Op, Order};
 
 use crate::diagnostics::{Diagnostic, ToDiagnostic};

@@ -1608,3 +1608,89 @@ fn symlinks_chained_through_other_links_never_leave_the_tree() {
     assert!(!out.contains("root:"), "{out}");
     assert!(out.contains(&format!("+(symlink to {climb})")), "{out}");
 }
+
+// ---------------------------------------------------------------- order
+
+#[test]
+fn comment_draws_the_new_apply_order_when_it_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let job = |name: &str, annotation: &str| {
+        format!("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: web\n{annotation}")
+    };
+    for side in ["old", "new"] {
+        write(
+            &format!("{side}/web/ns.yaml"),
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n",
+        );
+        // Another target whose order stays as it is.
+        write(&format!("{side}/db/job.yaml"), &job("backup", ""));
+    }
+    write(
+        "old/web/jobs.yaml",
+        &format!("{}---\n{}", job("migrate", ""), job("app", "")),
+    );
+    write(
+        "new/web/jobs.yaml",
+        &format!(
+            "{}---\n{}",
+            job(
+                "migrate",
+                "  annotations:\n    kapp.k14s.io/change-group: migrations\n"
+            ),
+            job(
+                "app",
+                "  annotations:\n    kapp.k14s.io/change-rule: upsert after upserting migrations\n"
+            )
+        ),
+    );
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+    let args = diff_args(&old, &new, &["--format", "json"]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, json, err) = stdout_of(&refs);
+    assert_eq!(code, 0, "{err}");
+    let diff = dir.path().join("diff.json");
+    std::fs::write(&diff, json).unwrap();
+    let run = |order: bool| {
+        let mut cmd = strata();
+        cmd.args(["comment", "--dry-run", "--diff"])
+            .arg(&diff)
+            .arg("--output")
+            .arg(dir.path().join("review.md"))
+            .env_remove("GITHUB_EVENT_PATH");
+        if order {
+            cmd.arg("--order-catalogs").arg(&old).arg(&new);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let body = run(true);
+    assert!(
+        body.contains("Apply order changed in <code>web</code> (1 change moved)"),
+        "{body}"
+    );
+    assert!(
+        !body.contains("Apply order changed in <code>db</code>"),
+        "{body}"
+    );
+    assert!(
+        body.contains("- `(upsert) job/app (batch/v1) namespace: web`"),
+        "{body}"
+    );
+    let graph = body.split("```mermaid\n").nth(1).expect("a mermaid block");
+    assert!(graph.starts_with("flowchart LR\n"), "{body}");
+    assert!(graph.contains("subgraph wave3[\"wave 3\"]"), "{body}");
+    // The full report (artifact) has it too; without the flag nothing is drawn.
+    let artifact = std::fs::read_to_string(dir.path().join("review.md")).unwrap();
+    assert!(artifact.contains("```mermaid"), "{artifact}");
+    assert!(!run(false).contains("mermaid"));
+}

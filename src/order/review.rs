@@ -1,0 +1,248 @@
+//! Apply order as a reviewer sees it: the Kubernetes objects of each
+//! compiled target, the targets whose kapp apply order differs between two
+//! catalogs, and the Mermaid flowchart that shows the new order.
+
+use super::{plan, ChangeGraph, Document, Options};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Beyond this many edges a drawing is unreadable (and too large for
+/// GitHub's renderer): only the waves are drawn.
+pub const MERMAID_MAX_EDGES: usize = 300;
+
+/// A flowchart with one subgraph per wave; an arrow `B --> A` means B is
+/// applied before A.
+pub fn mermaid(graph: &ChangeGraph) -> String {
+    let descs: Vec<String> = graph.changes().iter().map(|c| c.description()).collect();
+    let label = |s: &str| s.replace('"', "#quot;");
+    let mut out = String::from("flowchart LR\n");
+    for (w, wave) in graph.waves().iter().enumerate() {
+        out.push_str(&format!("  subgraph wave{}[\"wave {}\"]\n", w + 1, w + 1));
+        for &i in wave {
+            out.push_str(&format!("    c{i}[\"{}\"]\n", label(&descs[i])));
+        }
+        out.push_str("  end\n");
+    }
+    let edges: Vec<(usize, usize)> = graph.edges().collect();
+    if edges.len() > MERMAID_MAX_EDGES {
+        out.push_str(&format!(
+            "  %% {} edges not drawn (more than {MERMAID_MAX_EDGES}); see --format edges\n",
+            edges.len()
+        ));
+    } else {
+        for (a, b) in edges {
+            out.push_str(&format!("  c{b} --> c{a}\n"));
+        }
+    }
+    out
+}
+
+/// The Kubernetes objects (documents with `apiVersion` and `kind`) of each
+/// target, a top-level directory of `catalog`, in sorted file order. Files
+/// that are not YAML, or not valid YAML, are skipped: reporting them is
+/// another check's business.
+pub fn catalog_documents(catalog: &Path) -> std::io::Result<BTreeMap<String, Vec<Document>>> {
+    let mut out = BTreeMap::new();
+    for target in sorted_entries(catalog)? {
+        if !target.is_dir() {
+            continue;
+        }
+        let Some(name) = target.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let mut files = Vec::new();
+        collect_files(&target, &mut files)?;
+        files.sort();
+        let mut docs = Vec::new();
+        for f in files {
+            if !f.extension().is_some_and(|e| e == "yml" || e == "yaml") {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&f) else {
+                continue;
+            };
+            let Ok(parsed) = super::parse_documents(&f, &text) else {
+                continue;
+            };
+            docs.extend(
+                parsed
+                    .into_iter()
+                    .filter(|d| d.node.get("apiVersion").is_some() && d.node.get("kind").is_some()),
+            );
+        }
+        if !docs.is_empty() {
+            out.insert(name.to_string(), docs);
+        }
+    }
+    Ok(out)
+}
+
+fn sorted_entries(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir)? {
+        v.push(e?.path());
+    }
+    v.sort();
+    Ok(v)
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for p in sorted_entries(dir)? {
+        if p.is_dir() {
+            if p.file_name().is_some_and(|n| n != ".git") {
+                collect_files(&p, out)?;
+            }
+        } else {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// A target whose apply order differs between the two catalogs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderChange {
+    pub target: String,
+    /// Changes present on both sides that now go in another relative
+    /// position (kapp's change descriptions), sorted.
+    pub moved: Vec<String>,
+    /// The new order as a Mermaid flowchart.
+    pub mermaid: String,
+}
+
+/// Targets present in both catalogs whose apply order changed: the waves,
+/// restricted to the changes both sides have, differ. Adding or removing a
+/// resource alone is not an order change (the diff shows it); a rule, a
+/// change group or a new dependency that moves existing resources is.
+/// Targets that cannot be ordered on either side are skipped: `strata
+/// lint` reports them.
+pub fn changed_orders(
+    old: &Path,
+    new: &Path,
+    options: &Options,
+) -> std::io::Result<Vec<OrderChange>> {
+    let old_docs = catalog_documents(old)?;
+    let new_docs = catalog_documents(new)?;
+    let mut out = Vec::new();
+    for (target, new_target_docs) in &new_docs {
+        let Some(old_target_docs) = old_docs.get(target) else {
+            continue;
+        };
+        let (Ok(a), Ok(b)) = (
+            plan(old_target_docs, options),
+            plan(new_target_docs, options),
+        ) else {
+            continue;
+        };
+        let (wa, wb) = (wave_of(&a), wave_of(&b));
+        let common: Vec<&String> = wa.keys().filter(|k| wb.contains_key(*k)).collect();
+        let rank = |w: &BTreeMap<String, usize>| -> BTreeMap<String, usize> {
+            // Dense ranks over the common changes, so that a wave emptied or
+            // added by other resources does not count as a move.
+            let mut levels: Vec<usize> = common.iter().map(|k| w[*k]).collect();
+            levels.sort_unstable();
+            levels.dedup();
+            common
+                .iter()
+                .map(|k| {
+                    let r = levels.binary_search(&w[*k]).unwrap_or_default();
+                    ((*k).clone(), r)
+                })
+                .collect()
+        };
+        let (ra, rb) = (rank(&wa), rank(&wb));
+        let moved: Vec<String> = common
+            .iter()
+            .filter(|k| ra.get(**k) != rb.get(**k))
+            .map(|k| (*k).clone())
+            .collect();
+        if !moved.is_empty() {
+            out.push(OrderChange {
+                target: target.clone(),
+                moved,
+                mermaid: mermaid(&b),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The wave (0-based) of each change, by description.
+fn wave_of(graph: &ChangeGraph) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for (w, wave) in graph.waves().iter().enumerate() {
+        for &i in wave {
+            out.insert(graph.changes()[i].description(), w);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    const NS: &str = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n";
+    fn job(name: &str, annotations: &str) -> String {
+        format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: web\n{annotations}"
+        )
+    }
+
+    #[test]
+    fn a_new_rule_that_moves_a_resource_is_an_order_change() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+        write(&old, "web/ns.yaml", NS);
+        write(&old, "web/migrate.yaml", &job("migrate", ""));
+        write(&old, "web/app.yaml", &job("app", ""));
+        write(&new, "web/ns.yaml", NS);
+        write(
+            &new,
+            "web/migrate.yaml",
+            &job(
+                "migrate",
+                "  annotations:\n    kapp.k14s.io/change-group: db-migrations\n",
+            ),
+        );
+        write(
+            &new,
+            "web/app.yaml",
+            &job(
+                "app",
+                "  annotations:\n    kapp.k14s.io/change-rule: upsert after upserting db-migrations\n",
+            ),
+        );
+        let changes = changed_orders(&old, &new, &Options::default()).unwrap();
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(changes[0].target, "web");
+        assert_eq!(changes[0].moved.len(), 1, "{changes:?}");
+        assert!(changes[0].moved[0].contains("job/app"), "{changes:?}");
+        let m = &changes[0].mermaid;
+        assert!(m.starts_with("flowchart LR\n"), "{m}");
+        assert!(m.contains("subgraph wave3"), "{m}");
+    }
+
+    #[test]
+    fn adding_a_resource_alone_is_not_an_order_change() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+        write(&old, "web/ns.yaml", NS);
+        write(&old, "web/app.yaml", &job("app", ""));
+        write(&new, "web/ns.yaml", NS);
+        write(&new, "web/app.yaml", &job("app", ""));
+        write(&new, "web/other.yaml", &job("other", ""));
+        // Not YAML at all: skipped, not an error.
+        write(&new, "web/notes.yaml", "a: [\n");
+        assert_eq!(
+            changed_orders(&old, &new, &Options::default()).unwrap(),
+            vec![]
+        );
+    }
+}
