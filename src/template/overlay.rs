@@ -845,104 +845,7 @@ fn array_item(
     defaults: &Expects,
     c: &mut dyn Caller,
 ) -> Result<(), OverlayError> {
-    let op = which_op(item)?;
-    match op {
-        Op::Merge => {
-            let cd = child_defaults(item, defaults)?;
-            let Some(idxs) = skip_conditional(array_indexes(l, item, defaults, c))? else {
-                return Ok(());
-            };
-            if idxs.is_empty() {
-                let mut n = item.clone();
-                strip_overlay_anns(&mut n);
-                l.items.push(n);
-                return Ok(());
-            }
-            for i in idxs {
-                let replace = if !l.items[i].val.is_null() {
-                    apply(&mut l.items[i].val, &item.val, &cd, c)?
-                } else {
-                    true
-                };
-                if replace {
-                    let mut v = item.val.clone();
-                    strip_overlay_anns_val(&mut v);
-                    l.items[i].val = v;
-                    l.items[i].pos = item.pos.clone();
-                }
-            }
-        }
-        Op::Remove => {
-            let Some(idxs) = skip_conditional(array_indexes(l, item, defaults, c))? else {
-                return Ok(());
-            };
-            let mut k = 0;
-            l.items.retain(|_| {
-                let keep = !idxs.contains(&k);
-                k += 1;
-                keep
-            });
-        }
-        Op::Replace => {
-            let or_add = replace_or_add(item)?;
-            let Some(idxs) = skip_conditional(array_indexes(l, item, defaults, c))? else {
-                return Ok(());
-            };
-            for &i in &idxs {
-                let v = replace_value(item, Some(&l.items[i]), c)?;
-                let mut n = item.clone();
-                strip_overlay_anns(&mut n);
-                n.val = v;
-                l.items[i] = n;
-            }
-            if idxs.is_empty() && or_add {
-                let v = replace_value(item, None, c)?;
-                let mut n = item.clone();
-                strip_overlay_anns(&mut n);
-                n.val = v;
-                l.items.push(n);
-            }
-        }
-        Op::Insert => {
-            let Some(idxs) = skip_conditional(array_indexes(l, item, defaults, c))? else {
-                return Ok(());
-            };
-            let (before, after) = insert_where(item)?;
-            let mut out = Vec::new();
-            for (i, li) in std::mem::take(&mut l.items).into_iter().enumerate() {
-                if idxs.contains(&i) {
-                    let n = insert_value(item, &li, c)?;
-                    if before {
-                        out.push(n.clone());
-                    }
-                    out.push(li);
-                    if after {
-                        out.push(n);
-                    }
-                } else {
-                    out.push(li);
-                }
-            }
-            l.items = out;
-        }
-        Op::Append => {
-            let mut n = item.clone();
-            strip_overlay_anns(&mut n);
-            l.items.push(n);
-        }
-        Op::Assert => {
-            let cd = child_defaults(item, defaults)?;
-            let Some(idxs) = skip_conditional(array_indexes(l, item, defaults, c))? else {
-                return Ok(());
-            };
-            for i in idxs {
-                assert_check(item, &l.items[i], c)?;
-                let mut copy = l.items[i].val.clone();
-                apply(&mut copy, &item.val, &cd, c)?;
-            }
-        }
-    }
-    Ok(())
+    apply_to_items(l, item, defaults, c, Items::ArrayItems)
 }
 
 fn insert_value(item: &Node, existing: &Node, c: &mut dyn Caller) -> Result<Node, OverlayError> {
@@ -1064,66 +967,99 @@ fn apply_doc(
     defaults: &Expects,
     c: &mut dyn Caller,
 ) -> Result<(), OverlayError> {
-    let op = which_op(doc)?;
+    apply_to_items(left, doc, defaults, c, Items::Documents)
+}
+
+/// What an overlay node is applied to: the items of an array or the
+/// documents of a document set. The operations are the same; the matching
+/// differs, and an unmatched array item merge appends while a document
+/// merge does not.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Items {
+    ArrayItems,
+    Documents,
+}
+
+fn apply_to_items(
+    l: &mut Node,
+    item: &Node,
+    defaults: &Expects,
+    c: &mut dyn Caller,
+    kind: Items,
+) -> Result<(), OverlayError> {
+    let indexes = |l: &Node, c: &mut dyn Caller| match kind {
+        Items::ArrayItems => array_indexes(l, item, defaults, c),
+        Items::Documents => doc_indexes(l, item, defaults, c),
+    };
+    let op = which_op(item)?;
     match op {
         Op::Merge => {
-            let cd = child_defaults(doc, defaults)?;
-            let Some(idxs) = skip_conditional(doc_indexes(left, doc, defaults, c))? else {
+            let cd = child_defaults(item, defaults)?;
+            let Some(idxs) = skip_conditional(indexes(l, c))? else {
                 return Ok(());
             };
+            if idxs.is_empty() && kind == Items::ArrayItems {
+                let mut n = item.clone();
+                strip_overlay_anns(&mut n);
+                l.items.push(n);
+                return Ok(());
+            }
             for i in idxs {
-                let replace = if !left.items[i].val.is_null() {
-                    apply(&mut left.items[i].val, &doc.val, &cd, c)?
+                let replace = if !l.items[i].val.is_null() {
+                    apply(&mut l.items[i].val, &item.val, &cd, c)?
                 } else {
                     true
                 };
                 if replace {
-                    let mut v = doc.val.clone();
+                    let mut v = item.val.clone();
                     strip_overlay_anns_val(&mut v);
-                    left.items[i].val = v;
+                    l.items[i].val = v;
+                    if kind == Items::ArrayItems {
+                        l.items[i].pos = item.pos.clone();
+                    }
                 }
             }
         }
         Op::Remove => {
-            let Some(idxs) = skip_conditional(doc_indexes(left, doc, defaults, c))? else {
+            let Some(idxs) = skip_conditional(indexes(l, c))? else {
                 return Ok(());
             };
             let mut k = 0;
-            left.items.retain(|_| {
+            l.items.retain(|_| {
                 let keep = !idxs.contains(&k);
                 k += 1;
                 keep
             });
         }
         Op::Replace => {
-            let or_add = replace_or_add(doc)?;
-            let Some(idxs) = skip_conditional(doc_indexes(left, doc, defaults, c))? else {
+            let or_add = replace_or_add(item)?;
+            let Some(idxs) = skip_conditional(indexes(l, c))? else {
                 return Ok(());
             };
             for &i in &idxs {
-                let v = replace_value(doc, Some(&left.items[i]), c)?;
-                let mut n = doc.clone();
+                let v = replace_value(item, Some(&l.items[i]), c)?;
+                let mut n = item.clone();
                 strip_overlay_anns(&mut n);
                 n.val = v;
-                left.items[i] = n;
+                l.items[i] = n;
             }
             if idxs.is_empty() && or_add {
-                let v = replace_value(doc, None, c)?;
-                let mut n = doc.clone();
+                let v = replace_value(item, None, c)?;
+                let mut n = item.clone();
                 strip_overlay_anns(&mut n);
                 n.val = v;
-                left.items.push(n);
+                l.items.push(n);
             }
         }
         Op::Insert => {
-            let Some(idxs) = skip_conditional(doc_indexes(left, doc, defaults, c))? else {
+            let Some(idxs) = skip_conditional(indexes(l, c))? else {
                 return Ok(());
             };
-            let (before, after) = insert_where(doc)?;
+            let (before, after) = insert_where(item)?;
             let mut out = Vec::new();
-            for (i, li) in std::mem::take(&mut left.items).into_iter().enumerate() {
+            for (i, li) in std::mem::take(&mut l.items).into_iter().enumerate() {
                 if idxs.contains(&i) {
-                    let n = insert_value(doc, &li, c)?;
+                    let n = insert_value(item, &li, c)?;
                     if before {
                         out.push(n.clone());
                     }
@@ -1135,22 +1071,22 @@ fn apply_doc(
                     out.push(li);
                 }
             }
-            left.items = out;
+            l.items = out;
         }
         Op::Append => {
-            let mut n = doc.clone();
+            let mut n = item.clone();
             strip_overlay_anns(&mut n);
-            left.items.push(n);
+            l.items.push(n);
         }
         Op::Assert => {
-            let cd = child_defaults(doc, defaults)?;
-            let Some(idxs) = skip_conditional(doc_indexes(left, doc, defaults, c))? else {
+            let cd = child_defaults(item, defaults)?;
+            let Some(idxs) = skip_conditional(indexes(l, c))? else {
                 return Ok(());
             };
             for i in idxs {
-                assert_check(doc, &left.items[i], c)?;
-                let mut copy = left.items[i].val.clone();
-                apply(&mut copy, &doc.val, &cd, c)?;
+                assert_check(item, &l.items[i], c)?;
+                let mut copy = l.items[i].val.clone();
+                apply(&mut copy, &item.val, &cd, c)?;
             }
         }
     }
