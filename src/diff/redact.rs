@@ -5,7 +5,9 @@
 //! Redacted: every value under `data` and `stringData` of a `kind: Secret`
 //! object (at any depth, so `List` items count), and the value of any key
 //! matching one of the key patterns. Booleans and nulls stay visible
-//! (`automountServiceAccountToken: false` is not a secret).
+//! (`automountServiceAccountToken: false` is not a secret). The password of
+//! a URL (`postgres://app:<password>@db/app`) is redacted in every string,
+//! whatever its key: connection strings live in ConfigMaps too.
 
 use super::DiffError;
 use crate::value::{Map, Value};
@@ -113,6 +115,16 @@ impl Redactor {
             // Different shapes: walk each side alone.
             (Some(o), Some(n)) if is_container(o) || is_container(n) => {
                 (self.walk(Some(o), None).0, self.walk(None, Some(n)).1)
+            }
+            (Some(Value::String(o)), Some(Value::String(n))) => {
+                let (a, b) = url_passwords_pair(o, n);
+                (Some(Value::String(a)), Some(Value::String(b)))
+            }
+            (Some(Value::String(o)), None) => {
+                (Some(Value::String(url_passwords_pair(o, "").0)), None)
+            }
+            (None, Some(Value::String(n))) => {
+                (None, Some(Value::String(url_passwords_pair("", n).1)))
             }
             (o, n) => (o.cloned(), n.cloned()),
         }
@@ -226,10 +238,51 @@ impl Redactor {
                     }
                     out.push_str(nl);
                 }
-                _ => out.push_str(line),
+                _ => out.push_str(&mask_url_passwords(line, OLD)),
             }
         }
         out
+    }
+}
+
+/// `scheme://user:password@`: the password is group 2.
+fn url_password_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"([A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]*:)([^\s/@]+)@")
+            .expect("static regex is valid")
+    })
+}
+
+fn mask_url_passwords(text: &str, with: &str) -> String {
+    let re = url_password_re();
+    if !re.is_match(text) {
+        return text.to_string();
+    }
+    re.replace_all(text, |c: &regex::Captures| format!("{}{with}@", &c[1]))
+        .into_owned()
+}
+
+/// Both sides with URL passwords hidden; the placeholders say whether the
+/// passwords changed, like the other redactions.
+fn url_passwords_pair(old: &str, new: &str) -> (String, String) {
+    let re = url_password_re();
+    let passwords =
+        |t: &str| -> Vec<String> { re.captures_iter(t).map(|c| c[2].to_string()).collect() };
+    let (po, pn) = (passwords(old), passwords(new));
+    if po.is_empty() && pn.is_empty() {
+        return (old.to_string(), new.to_string());
+    }
+    if po == pn {
+        (
+            mask_url_passwords(old, UNCHANGED),
+            mask_url_passwords(new, UNCHANGED),
+        )
+    } else {
+        (
+            mask_url_passwords(old, OLD),
+            mask_url_passwords(new, CHANGED),
+        )
     }
 }
 
@@ -264,6 +317,40 @@ fn hide_always(old: Option<&Value>, new: Option<&Value>) -> (Option<Value>, Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn url_passwords_are_hidden_under_any_key() {
+        let r = Redactor::new(&[], true).unwrap();
+        let old = v("data:\n  url: 'postgres://app:s3cr3t@db:5432/app'\n  mirror: https://u:same@git.example/x and ftp://a:b@c\n  plain: https://example.com/a:b@c\n");
+        let new = v("data:\n  url: 'postgres://app:n3w@db:5432/app'\n  mirror: https://u:same@git.example/x and ftp://a:b@c\n  plain: https://example.com/a:b@c\n");
+        let (a, b) = r.redact_pair(Some(&old), Some(&new));
+        let a = crate::yaml::emit::to_yaml_string(&a);
+        let b = crate::yaml::emit::to_yaml_string(&b);
+        assert!(a.contains("postgres://app:<redacted>@db:5432/app"), "{a}");
+        assert!(
+            b.contains("postgres://app:<redacted: changed>@db:5432/app"),
+            "{b}"
+        );
+        assert!(
+            b.contains(
+                "https://u:<redacted: unchanged>@git.example/x and ftp://a:<redacted: unchanged>@c"
+            ),
+            "{b}"
+        );
+        // A path with `:` and `@` is not a password.
+        assert!(b.contains("https://example.com/a:b@c"), "{b}");
+        for secret in ["s3cr3t", "n3w", ":same@"] {
+            assert!(
+                !a.contains(secret) && !b.contains(secret),
+                "{secret}:\n{a}\n{b}"
+            );
+        }
+        let text = r.redact_text("DATABASE_URL is mysql://root:hunter2@localhost/db\n");
+        assert_eq!(
+            text,
+            "DATABASE_URL is mysql://root:<redacted>@localhost/db\n"
+        );
+    }
 
     fn v(s: &str) -> Value {
         crate::yaml::load_values(s).unwrap().remove(0)

@@ -259,9 +259,17 @@ fn secrets_never_leak_in_any_format() {
         "job summary",
         &std::fs::read_to_string(ws.path("summary.md")).unwrap(),
     );
-    // Without the extra pattern the connection string is shown: the flag works.
+    // Without the extra pattern the connection string is shown, but not the
+    // password inside it.
     let (_, out, _) = run_diff(&[]);
-    assert!(out.contains("N3wS3cretPw"));
+    assert!(
+        out.contains("postgres://app:<redacted: changed>@db:5432/app"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("N3wS3cretPw") && !out.contains("Old5ecretPw"),
+        "{out}"
+    );
 }
 
 // ---------------------------------------------------------------- lint
