@@ -11,7 +11,6 @@ use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use std::error::Error as _;
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -32,20 +31,21 @@ fn describe_transport_error(e: &(dyn std::error::Error + 'static)) -> String {
         if let Some(t) = err.downcast_ref::<rustls::Error>() {
             tls = Some(t.to_string());
         }
-        if let Some(io) = err.downcast_ref::<std::io::Error>() {
-            if io.kind() == std::io::ErrorKind::ConnectionRefused {
-                refused = true;
-            }
-            // io::Error::source() skips the wrapped error itself.
-            if let Some(t) = io.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
-                tls = Some(t.to_string());
-            }
-        }
         let text = err.to_string();
         if !chain.iter().any(|c: &String| c.contains(&text)) {
             chain.push(text);
         }
         cur = err.source();
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                refused = true;
+            }
+            // io::Error::source() skips the error it wraps (hyper-rustls
+            // wraps tokio-rustls' io::Error, which wraps rustls' error).
+            if let Some(inner) = io.get_ref() {
+                cur = Some(inner as &(dyn std::error::Error + 'static));
+            }
+        }
     }
     if let Some(t) = tls {
         format!("TLS failure: {t}")
@@ -92,7 +92,7 @@ fn fetch(url: &str, token: Option<&str>) -> Result<Response, String> {
                 .map_err(|e| format!("reading the response: {}", describe_transport_error(&e)))?
                 .to_bytes()
                 .to_vec();
-            Ok(Response { status, body })
+            Ok::<Response, String>(Response { status, body })
         };
         tokio::time::timeout(TIMEOUT, work)
             .await

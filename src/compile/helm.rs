@@ -59,12 +59,13 @@ pub fn invocation(
         ("--include-crds".into(), Flag::Switch(true)),
         ("--skip-tests".into(), Flag::Switch(true)),
     ];
-    let mut set = |flags: &mut Vec<(String, Flag)>, k: String, v: Flag| {
+    // A Python dict: setting a flag again keeps its place.
+    fn set(flags: &mut Vec<(String, Flag)>, k: String, v: Flag) {
         match flags.iter_mut().find(|(f, _)| *f == k) {
             Some(slot) => slot.1 = v,
             None => flags.push((k, v)),
         }
-    };
+    }
     if let Some(kv) = extra.get("kube_version").filter(|v| super::output::is_truthy(v)) {
         // Kapitan passes `kube_version` as --api-versions.
         set(&mut flags, "--api-versions".into(), Flag::Arg(python_str(kv)));
@@ -123,10 +124,9 @@ pub fn invocation(
         .iter()
         .position(|(f, v)| f == "--release-name" && matches!(v, Flag::Arg(_)))
     {
-        let (_, Flag::Arg(release)) = flags.remove(i) else {
-            unreachable!("matched above")
-        };
-        name = name.or(Some(release));
+        if let (_, Flag::Arg(release)) = flags.remove(i) {
+            name = name.or(Some(release));
+        }
     }
     let mut args = vec!["template".to_string()];
     for (flag, v) in flags {
@@ -204,9 +204,7 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
     let values_file = match extra.get("helm_values") {
         Some(v) if super::output::is_truthy(v) => {
             let f = tmp.path().join("values.yml");
-            let mut opts = DumpOptions::safe_dump();
-            opts.indentless_sequences = false;
-            std::fs::write(&f, yaml_dump::dump(v, &opts))
+            std::fs::write(&f, yaml_dump::dump(v, &DumpOptions::safe_dump()))
                 .map_err(|e| format!("{}: {e}", f.display()))?;
             Some(f)
         }

@@ -798,10 +798,19 @@ mod tests {
 { sum: j.a + 1, f: j.b[0] * 2, n: j.b[1], t: std.type(j.a), big: j.c, d: j.d, s: std.parseJson('"s"'), y: std.parseYaml('a: 1').a + 1, this: std.length(std.thisFile) > 0 }"#,
         )
         .unwrap();
+        let get = |k: &str| v.get_path(&[k]).cloned().unwrap();
+        assert_eq!(get("sum"), Value::Int(2));
+        assert_eq!(get("f"), Value::Int(5));
+        assert_eq!(get("n"), Value::Int(-3));
+        assert_eq!(get("t"), Value::String("number".into()));
+        assert_eq!(get("big"), Value::Float(12345678901234567890.0));
         assert_eq!(
-            serde_json::to_string(&v).unwrap(),
-            r#"{"big":1.2345678901234567e19,"d":{"e":null,"f":"x"},"f":5.0,"n":-3,"s":"s","sum":2,"t":"number","this":true,"y":2}"#
+            serde_json::to_string(&get("d")).unwrap(),
+            r#"{"e":null,"f":"x"}"#
         );
+        assert_eq!(get("s"), Value::String("s".into()));
+        assert_eq!(get("y"), Value::Int(2));
+        assert_eq!(get("this"), Value::Bool(true));
         let e = eval("std.parseJson('{')").unwrap_err();
         assert!(e.contains("failed to parse json"), "{e}");
     }
