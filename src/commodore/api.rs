@@ -73,7 +73,10 @@ fn fetch(url: &str, token: Option<&str>) -> Result<Response, String> {
         .https_or_http()
         .enable_http1()
         .build();
-    let client: Client<_, Empty<Bytes>> = Client::builder(TokioExecutor::new()).build(connector);
+    // Title-case header names, as Commodore (python-requests) sends them.
+    let client: Client<_, Empty<Bytes>> = Client::builder(TokioExecutor::new())
+        .http1_title_case_headers(true)
+        .build(connector);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -187,7 +190,10 @@ mod tests {
                 let mut r = BufReader::new(s.try_clone().unwrap());
                 // A TLS client hello (record type 0x16) has no line ends:
                 // answer it at once with the plain-http response.
-                if r.fill_buf().map(|b| b.first() == Some(&0x16)).unwrap_or(false) {
+                if r.fill_buf()
+                    .map(|b| b.first() == Some(&0x16))
+                    .unwrap_or(false)
+                {
                     seen.push("<tls client hello>".to_string());
                     s.write_all(resp.as_bytes()).unwrap();
                     continue;
@@ -227,8 +233,14 @@ mod tests {
         let info = load_cluster(&format!("http://{addr}/api/"), Some("tok"), "c-1").unwrap();
         assert_eq!(info.id().unwrap(), "c-1");
         let seen = h.join().unwrap();
-        assert!(seen.contains(&"GET /api/clusters/c-1 HTTP/1.1".to_string()), "{seen:?}");
-        assert!(seen.contains(&"GET /api/tenants/t-1 HTTP/1.1".to_string()), "{seen:?}");
+        assert!(
+            seen.contains(&"GET /api/clusters/c-1 HTTP/1.1".to_string()),
+            "{seen:?}"
+        );
+        assert!(
+            seen.contains(&"GET /api/tenants/t-1 HTTP/1.1".to_string()),
+            "{seen:?}"
+        );
         let auth: Vec<_> = seen
             .iter()
             .filter(|l| l.to_ascii_lowercase().starts_with("authorization:"))
@@ -247,7 +259,11 @@ mod tests {
             let (addr, h) = serve(vec![response(status, r#"{"reason":"nope"}"#)]);
             let e = load_cluster(&format!("http://{addr}"), Some("s3cret"), "c-x").unwrap_err();
             h.join().unwrap();
-            assert!(e.message.contains(&format!("http://{addr}/clusters/c-x")), "{}", e.message);
+            assert!(
+                e.message.contains(&format!("http://{addr}/clusters/c-x")),
+                "{}",
+                e.message
+            );
             assert!(e.message.contains(want), "{}", e.message);
             assert!(e.message.contains("nope"), "{}", e.message);
             assert!(!e.message.contains("s3cret"), "{}", e.message);
@@ -271,7 +287,11 @@ mod tests {
         };
         let e = load_cluster(&format!("http://{addr}"), None, "c-x").unwrap_err();
         assert!(e.message.contains("connection refused"), "{}", e.message);
-        assert!(e.message.contains(&format!("http://{addr}/clusters/c-x")), "{}", e.message);
+        assert!(
+            e.message.contains(&format!("http://{addr}/clusters/c-x")),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
@@ -282,7 +302,11 @@ mod tests {
         let e = load_cluster(&format!("https://{addr}"), None, "c-x").unwrap_err();
         h.join().unwrap();
         assert!(e.message.contains("TLS failure"), "{}", e.message);
-        assert!(e.message.contains(&format!("https://{addr}/clusters/c-x")), "{}", e.message);
+        assert!(
+            e.message.contains(&format!("https://{addr}/clusters/c-x")),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -13,7 +13,13 @@ use std::process::{Command, Stdio};
 
 /// Flags Kapitan refuses in `helm_params`: they would change where or
 /// whether helm writes its output.
-const DENIED_FLAGS: [&str; 5] = ["dry-run", "generate-name", "help", "output-dir", "show-only"];
+const DENIED_FLAGS: [&str; 5] = [
+    "dry-run",
+    "generate-name",
+    "help",
+    "output-dir",
+    "show-only",
+];
 
 /// `str(value)` for the scalar types a flag value can have.
 fn python_str(v: &Value) -> String {
@@ -66,9 +72,16 @@ pub fn invocation(
             None => flags.push((k, v)),
         }
     }
-    if let Some(kv) = extra.get("kube_version").filter(|v| super::output::is_truthy(v)) {
+    if let Some(kv) = extra
+        .get("kube_version")
+        .filter(|v| super::output::is_truthy(v))
+    {
         // Kapitan passes `kube_version` as --api-versions.
-        set(&mut flags, "--api-versions".into(), Flag::Arg(python_str(kv)));
+        set(
+            &mut flags,
+            "--api-versions".into(),
+            Flag::Arg(python_str(kv)),
+        );
     }
     let params = match extra.get("helm_params") {
         None | Some(Value::Null) => Map::new(),
@@ -95,9 +108,7 @@ pub fn invocation(
             ));
         }
         if param.contains('-') {
-            return Err(format!(
-                "helm flag names must use '_' and not '-': {param}"
-            ));
+            return Err(format!("helm flag names must use '_' and not '-': {param}"));
         }
         let flag = param.replace('_', "-");
         if matches!(flag.as_str(), "set" | "set-file" | "set-string") {
@@ -213,12 +224,13 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
     let inv = invocation(extra, chart, values_file.as_deref(), &out_dir)?;
     let bin = helm_binary(extra);
     let mut cmd = Command::new(&bin);
-    cmd.args(&inv.args).stdin(Stdio::null()).stderr(Stdio::piped());
+    cmd.args(&inv.args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped());
     match &inv.output_file {
         Some(f) => {
             let p = out_dir.join(f);
-            let file =
-                std::fs::File::create(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let file = std::fs::File::create(&p).map_err(|e| format!("{}: {e}", p.display()))?;
             cmd.stdout(file);
         }
         None => {

@@ -515,7 +515,12 @@ fn compile_external(entry: &Entry, input: &Path, out_dir: &Path) -> Result<(), S
 
 /// `input_type: helm`: one output file per rendered template, at the path
 /// helm gave it below `output_path` (Kapitan's `Helm.compile_file`).
-fn compile_helm(ctx: &TargetCtx, entry: &Entry, input: &Path, out_dir: &Path) -> Result<(), String> {
+fn compile_helm(
+    ctx: &TargetCtx,
+    entry: &Entry,
+    input: &Path,
+    out_dir: &Path,
+) -> Result<(), String> {
     for (rel, docs) in helm::render(&entry.extra, input)? {
         let docs = Value::List(docs);
         let value = if entry.prune {

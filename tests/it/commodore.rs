@@ -720,7 +720,7 @@ printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-kustomize\n' > 
         .map(str::to_string)
         .collect();
     let chart = d.join("dependencies/nginx/helmcharts/ingress-nginx/4.0.0");
-    assert_eq!(helm.len(), 12, "{helm:?}");
+    assert_eq!(helm.len(), 13, "{helm:?}");
     assert_eq!(
         helm[..7],
         [
@@ -735,9 +735,10 @@ printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-kustomize\n' > 
     );
     assert_eq!(helm[7], "--values");
     assert_eq!(helm[9], "--output-dir");
-    assert_eq!(helm[10..], ["ingress-nginx", chart.to_str().unwrap()]);
+    assert_eq!(helm[11..], ["ingress-nginx", chart.to_str().unwrap()]);
     let values = read(&PathBuf::from(format!("{}.values", log.display())));
-    assert_eq!(values, "controller:\n  replicaCount: 1\n");
+    // pkg.ingress sets nginx.replicas to 2.
+    assert_eq!(values, "controller:\n  replicaCount: 2\n");
 
     let kustomize: Vec<String> = read(&PathBuf::from(format!("{}.kustomize", log.display())))
         .lines()
@@ -750,7 +751,10 @@ printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-kustomize\n' > 
         d.join("dependencies/nginx/kustomize")
     );
     assert_eq!(kustomize[2], "-o");
-    assert!(kustomize[3].ends_with("/nginx/10_kustomize"), "{kustomize:?}");
+    assert!(
+        kustomize[3].ends_with("/nginx/10_kustomize"),
+        "{kustomize:?}"
+    );
 
     let m = d.join("catalog/manifests/nginx");
     let mut got: Vec<String> = files(&m)
@@ -803,8 +807,12 @@ fn missing_helm_and_kustomize_are_named() {
     // Without the helm entry, the kustomize wrapper reports its tool.
     let f = dir.path().join("dependencies/nginx/class/nginx.yml");
     let text = read(&f);
-    let start = text.find("      - input_paths:\n          - ${_base_directory}/helm").unwrap();
-    let end = text.find("      - input_paths:\n          - ${_kustomize").unwrap();
+    let start = text
+        .find("      - input_paths:\n          - ${_base_directory}/helm")
+        .unwrap();
+    let end = text
+        .find("      - input_paths:\n          - ${_kustomize")
+        .unwrap();
     fs::write(&f, format!("{}{}", &text[..start], &text[end..])).unwrap();
     let a = strata()
         .args(["catalog", "compile", "c-prod", "--quiet", "--cluster-file"])
@@ -863,17 +871,45 @@ fn make_certs(dir: &Path, name: &str) -> bool {
         format!("{name}.key"),
         format!("{name}.csr"),
     );
-    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
     let mut a = vec!["req", "-x509"];
     a.extend(ec);
-    a.extend(["-keyout", &ca_key, "-out", &ca, "-days", "2", "-subj", "/CN=strata test CA"]);
+    a.extend([
+        "-keyout",
+        &ca_key,
+        "-out",
+        &ca,
+        "-days",
+        "2",
+        "-subj",
+        "/CN=strata test CA",
+    ]);
     let mut b = vec!["req"];
     b.extend(ec);
     b.extend(["-keyout", &key, "-out", &csr, "-subj", "/CN=127.0.0.1"]);
     let ext_name = format!("{name}.ext");
     let c = [
-        "x509", "-req", "-in", &csr, "-CA", &ca, "-CAkey", &ca_key, "-CAcreateserial", "-out",
-        &cert, "-days", "2", "-extfile", &ext_name,
+        "x509",
+        "-req",
+        "-in",
+        &csr,
+        "-CA",
+        &ca,
+        "-CAkey",
+        &ca_key,
+        "-CAcreateserial",
+        "-out",
+        &cert,
+        "-days",
+        "2",
+        "-extfile",
+        &ext_name,
     ];
     openssl(dir, &a) && openssl(dir, &b) && openssl(dir, &c)
 }
@@ -891,8 +927,16 @@ fn lieutenant_api_over_https() {
     let www = tempfile::tempdir().unwrap();
     fs::create_dir_all(www.path().join("api/clusters")).unwrap();
     fs::create_dir_all(www.path().join("api/tenants")).unwrap();
-    fs::write(www.path().join("api/clusters/c-prod"), info["cluster"].to_string()).unwrap();
-    fs::write(www.path().join("api/tenants/t-acme"), info["tenant"].to_string()).unwrap();
+    fs::write(
+        www.path().join("api/clusters/c-prod"),
+        info["cluster"].to_string(),
+    )
+    .unwrap();
+    fs::write(
+        www.path().join("api/tenants/t-acme"),
+        info["tenant"].to_string(),
+    )
+    .unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -933,7 +977,10 @@ fn lieutenant_api_over_https() {
         let (dir, a) = run("server-ca.pem");
         a.success();
         let params = read(&dir.path().join("inventory/classes/params/cluster.yml"));
-        assert!(params.contains("    tenant_display_name: ACME Corp.\n"), "{params}");
+        assert!(
+            params.contains("    tenant_display_name: ACME Corp.\n"),
+            "{params}"
+        );
         // A server whose certificate is not signed by a trusted CA.
         let (_dir, a) = run("other-ca.pem");
         let e = stderr(&a.code(2));
