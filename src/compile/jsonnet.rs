@@ -158,9 +158,11 @@ pub fn val_to_value(v: &Val) -> JrResult<Value> {
         Val::Obj(o) => {
             let mut fields = o.fields();
             // starlark (the template engine) turns on serde_json's
-            // `arbitrary_precision`, under which jrsonnet's `std.parseJson`
-            // reads a number as this one-field object; read it back as the
-            // number it is.
+            // `arbitrary_precision`, under which jrsonnet's own
+            // `std.parseJson` reads a number as this one-field object.
+            // `StdContext` replaces it, but contexts built on plain
+            // `jrsonnet_stdlib` (src/fetch) still produce it: read it back
+            // as the number it is.
             if let [only] = fields.as_slice() {
                 if only.as_str() == ARBITRARY_PRECISION_KEY {
                     if let Some(Val::Str(text)) = o.get(only.clone())? {
