@@ -120,7 +120,7 @@ pub fn run(
     inventory: &Value,
     args: &Map,
 ) -> Result<(), CommodoreError> {
-    let ctx = jrsonnet_stdlib::ContextInitializer::new(PathResolver::Absolute);
+    let ctx = crate::compile::jsonnet::StdContext::new(PathResolver::Absolute);
     let mut ext: Vec<(String, String)> = args
         .iter()
         .map(|(k, v)| {

@@ -721,10 +721,11 @@ pub fn render_target(
             "_base_directory".into(),
             s(&instance_dir(layout, instance, &spec).to_string_lossy()),
         );
-        // Host-specific in Commodore (its install directory and Python);
-        // strata has neither, so the names are plain commands.
-        params.insert("_kustomize_wrapper".into(), s("run-kustomize"));
-        params.insert("_python3".into(), s("python3"));
+        // Host-specific in Commodore too (its install directory and its
+        // Python interpreter).
+        let wrapper = kustomize_wrapper(layout)?;
+        params.insert("_kustomize_wrapper".into(), s(&wrapper.to_string_lossy()));
+        params.insert("_python3".into(), s(&python3_on_path()));
         params.insert(
             "kapitan".into(),
             map(vec![("vars", map(vec![("target", s(instance))]))]),
@@ -740,6 +741,63 @@ pub fn render_target(
         ("classes", Value::List(classes)),
         ("parameters", Value::Map(params)),
     ]))
+}
+
+/// What `${_kustomize_wrapper}` runs, as Commodore's `run-kustomize`:
+/// `run-kustomize <output-dir> [kustomize build args...]` with the
+/// kustomization directory in `$INPUT_DIR`.
+const KUSTOMIZE_WRAPPER: &str = r#"#!/bin/sh
+# Written by strata for Commodore components that compile through
+# ${_kustomize_wrapper} (an `external` compile entry):
+#   INPUT_DIR=<kustomization> run-kustomize <output-dir> [kustomize build args...]
+set -e
+kustomize=$(command -v kustomize) || {
+  echo "kustomize not found on PATH ($PATH): install kustomize (https://kubectl.docs.kubernetes.io/installation/kustomize/)" >&2
+  exit 7
+}
+if [ -z "$INPUT_DIR" ]; then
+  echo "run-kustomize: INPUT_DIR is not set: the compile entry's env_vars must name the kustomization directory" >&2
+  exit 2
+fi
+if [ -z "$1" ]; then
+  echo "run-kustomize: the first argument must be the output directory" >&2
+  exit 2
+fi
+mkdir -p "$1"
+exec "$kustomize" build "$INPUT_DIR" -o "$@"
+"#;
+
+/// Writes the kustomize wrapper to `dependencies/.strata/run-kustomize`
+/// (Commodore ships it in its install directory) and returns its path.
+fn kustomize_wrapper(layout: &Layout) -> Result<PathBuf, CommodoreError> {
+    let path = layout.work_dir.join("dependencies/.strata/run-kustomize");
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(KUSTOMIZE_WRAPPER) {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| CommodoreError::io(dir, e))?;
+        }
+        std::fs::write(&path, KUSTOMIZE_WRAPPER).map_err(|e| CommodoreError::io(&path, e))?;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| CommodoreError::io(&path, e))?;
+    }
+    Ok(path)
+}
+
+/// `${_python3}`: Commodore gives its own interpreter, else `python3` from
+/// PATH, else `NOT_AVAILABLE`; strata has no interpreter of its own, so it
+/// takes the first `python3` on PATH (an absolute path, as compile entries
+/// use it as an input path).
+fn python3_on_path() -> String {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|d| d.join("python3"))
+        .find(|p| p.is_file())
+        .map(|p| absolute(&p).to_string_lossy().into_owned())
+        .unwrap_or_else(|| "NOT_AVAILABLE".into())
 }
 
 fn write_target(

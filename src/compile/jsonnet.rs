@@ -158,9 +158,11 @@ pub fn val_to_value(v: &Val) -> JrResult<Value> {
         Val::Obj(o) => {
             let mut fields = o.fields();
             // starlark (the template engine) turns on serde_json's
-            // `arbitrary_precision`, under which jrsonnet's `std.parseJson`
-            // reads a number as this one-field object; read it back as the
-            // number it is.
+            // `arbitrary_precision`, under which jrsonnet's own
+            // `std.parseJson` reads a number as this one-field object.
+            // `StdContext` replaces it, but contexts built on plain
+            // `jrsonnet_stdlib` (src/fetch) still produce it: read it back
+            // as the number it is.
             if let [only] = fields.as_slice() {
                 if only.as_str() == ARBITRARY_PRECISION_KEY {
                     if let Some(Val::Str(text)) = o.get(only.clone())? {
@@ -568,6 +570,104 @@ impl NativeCallbackHandler for Handler {
     }
 }
 
+/// `std.parseJson` through serde_json and strata's `Value`: jrsonnet's own
+/// deserializes into `Val` through serde, and starlark (the template
+/// engine) turns on serde_json's `arbitrary_precision` for the whole build,
+/// under which every number would arrive as a one-field object.
+struct ParseJson;
+
+impl Trace for ParseJson {
+    fn is_type_tracked() -> bool {
+        false
+    }
+}
+
+impl NativeCallbackHandler for ParseJson {
+    fn call(&self, args: &[Val]) -> JrResult<Val> {
+        let text = arg_str(args, 0, "std.parseJson")?;
+        let json: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| rt_err(format!("failed to parse json: {e}")))?;
+        value_to_val(&Value::from_json(&json))
+    }
+}
+
+/// jrsonnet's standard library context with strata's `std.parseJson`
+/// (see [`ParseJson`]); same API as `jrsonnet_stdlib::ContextInitializer`.
+#[derive(Trace)]
+pub struct StdContext {
+    stdlib_obj: jrsonnet_evaluator::ObjValue,
+    settings: jrsonnet_gcmodule::Cc<std::cell::RefCell<jrsonnet_stdlib::Settings>>,
+}
+
+impl StdContext {
+    pub fn new(resolver: PathResolver) -> Self {
+        let settings = jrsonnet_stdlib::Settings {
+            ext_vars: Default::default(),
+            ext_natives: Default::default(),
+            trace_printer: Rc::new(jrsonnet_stdlib::StdTracePrinter::new(resolver.clone())),
+            path_resolver: resolver,
+        };
+        let settings = jrsonnet_gcmodule::Cc::new(std::cell::RefCell::new(settings));
+        let mut std = jrsonnet_evaluator::ObjValueBuilder::new();
+        std.with_super(jrsonnet_stdlib::stdlib_uncached(settings.clone()));
+        #[allow(deprecated)]
+        std.method(
+            "parseJson",
+            NativeCallback::new(vec!["str".into()], ParseJson),
+        );
+        StdContext {
+            stdlib_obj: std.build(),
+            settings,
+        }
+    }
+
+    pub fn add_ext_str(&self, name: jrsonnet_evaluator::IStr, value: jrsonnet_evaluator::IStr) {
+        self.settings
+            .borrow_mut()
+            .ext_vars
+            .insert(name, jrsonnet_evaluator::tla::TlaArg::String(value));
+    }
+
+    pub fn add_native(
+        &self,
+        name: impl Into<jrsonnet_evaluator::IStr>,
+        cb: impl Into<jrsonnet_evaluator::function::FuncVal>,
+    ) {
+        self.settings
+            .borrow_mut()
+            .ext_natives
+            .insert(name.into(), cb.into());
+    }
+}
+
+impl jrsonnet_evaluator::ContextInitializer for StdContext {
+    fn populate(
+        &self,
+        source: jrsonnet_evaluator::Source,
+        builder: &mut jrsonnet_evaluator::InitialContextBuilder,
+    ) {
+        // As jrsonnet_stdlib does: `std.thisFile` is per file.
+        let mut std = jrsonnet_evaluator::ObjValueBuilder::new();
+        std.with_super(self.stdlib_obj.clone());
+        let this_file = {
+            let sp = source.source_path();
+            sp.path().map_or_else(
+                || sp.to_string(),
+                |p| self.settings.borrow().path_resolver.resolve(p),
+            )
+        };
+        std.field("thisFile").hide().value(this_file);
+        builder.bind(
+            "std",
+            jrsonnet_evaluator::Thunk::evaluated(Val::Obj(std.build())),
+        );
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 /// `json.dumps(v)`: `, `/`: ` separators, keys in order, ASCII only.
 pub fn python_json_dumps(v: &Value) -> String {
     let mut out = String::new();
@@ -590,7 +690,7 @@ pub fn gzip_b64(data: &[u8]) -> String {
 
 /// Evaluates one jsonnet file for a target (ext var `target`).
 pub fn evaluate(file: &Path, target: &str, env: &JsonnetEnv) -> Result<Value, String> {
-    let ctx = jrsonnet_stdlib::ContextInitializer::new(PathResolver::Absolute);
+    let ctx = StdContext::new(PathResolver::Absolute);
     ctx.add_ext_str("target".into(), target.into());
     let shared = Rc::new(env.clone());
     let natives: [(&str, NativeKind, &[&str]); 15] = [
@@ -691,6 +791,30 @@ mod tests {
             v.get_path(&["d"]).and_then(Value::as_str),
             Some("a: 'l1\n\n  l2'\nb:\n- 1\n")
         );
+    }
+
+    #[test]
+    fn parsed_json_numbers_are_numbers() {
+        let v = eval(
+            r#"local j = std.parseJson('{"a": 1, "b": [2.5, -3], "c": 12345678901234567890, "d": {"e": null, "f": "x"}}');
+{ sum: j.a + 1, f: j.b[0] * 2, n: j.b[1], t: std.type(j.a), big: j.c, d: j.d, s: std.parseJson('"s"'), y: std.parseYaml('a: 1').a + 1, this: std.length(std.thisFile) > 0 }"#,
+        )
+        .unwrap();
+        let get = |k: &str| v.get_path(&[k]).cloned().unwrap();
+        assert_eq!(get("sum"), Value::Int(2));
+        assert_eq!(get("f"), Value::Int(5));
+        assert_eq!(get("n"), Value::Int(-3));
+        assert_eq!(get("t"), Value::String("number".into()));
+        assert_eq!(get("big"), Value::Float(12345678901234567890.0));
+        assert_eq!(
+            serde_json::to_string(&get("d")).unwrap(),
+            r#"{"e":null,"f":"x"}"#
+        );
+        assert_eq!(get("s"), Value::String("s".into()));
+        assert_eq!(get("y"), Value::Int(2));
+        assert_eq!(get("this"), Value::Bool(true));
+        let e = eval("std.parseJson('{')").unwrap_err();
+        assert!(e.contains("failed to parse json"), "{e}");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! moved into place only when every target succeeded, so a failure never
 //! leaves a half-written catalog. Targets compile in parallel.
 
+pub mod helm;
 pub mod jinja;
 pub mod jsonnet;
 pub mod model;
@@ -512,6 +513,30 @@ fn compile_external(entry: &Entry, input: &Path, out_dir: &Path) -> Result<(), S
     Ok(())
 }
 
+/// `input_type: helm`: one output file per rendered template, at the path
+/// helm gave it below `output_path` (Kapitan's `Helm.compile_file`).
+fn compile_helm(
+    ctx: &TargetCtx,
+    entry: &Entry,
+    input: &Path,
+    out_dir: &Path,
+) -> Result<(), String> {
+    for (rel, docs) in helm::render(&entry.extra, input)? {
+        let docs = Value::List(docs);
+        let value = if entry.prune {
+            output::prune_empty(&docs)
+        } else {
+            docs
+        };
+        let (name, format) = output::file_for_key(&rel, entry.output_type);
+        check_relative(&name, "output file")?;
+        let text = output::render_file(&value, format, &ctx.write)
+            .map_err(|e| format!("cannot write {rel} as {}: {e}", format_name(format)))?;
+        write_file(ctx, &out_dir.join(&name), text.as_bytes())?;
+    }
+    Ok(())
+}
+
 fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<(), CompileError> {
     let target = ctx.plan.name.as_str();
     let err = |m: String| CompileError::new(m).target(target).entry(entry);
@@ -543,8 +568,13 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
                 InputType::Copy => compile_copy(ctx, &input, &out_dir),
                 InputType::Remove => compile_remove(&input, catalog_root),
                 InputType::External => compile_external(entry, &input, &out_dir),
+                InputType::Helm => compile_helm(ctx, entry, &input, &out_dir),
+                InputType::Kadet => Err(
+                    "input type `kadet` runs Python code (Kapitan's kadet), which strata does not support: port the entry to jsonnet, or compile this target with Kapitan"
+                        .to_string(),
+                ),
                 other => Err(format!(
-                    "input type `{}` is not supported by strata (only jsonnet, jinja2, copy, remove and external)",
+                    "input type `{}` is not supported by strata (only jsonnet, jinja2, copy, remove, external and helm)",
                     other.as_str()
                 )),
             };

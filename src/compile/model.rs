@@ -110,6 +110,9 @@ pub struct Entry {
     pub suffix_stripped: String,
     pub args: Vec<String>,
     pub env_vars: Vec<(String, String)>,
+    /// The input type's own fields (`helm_params`, `helm_values`, ...) as
+    /// written.
+    pub extra: Map,
 }
 
 impl Entry {
@@ -358,6 +361,11 @@ fn parse_entry(target: &str, number: usize, v: &Value) -> Result<(Entry, Value),
         suffix_stripped,
         args,
         env_vars,
+        extra: m
+            .iter()
+            .filter(|(k, _)| input_type.extra_fields().contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
     };
     Ok((entry, Value::Map(d)))
 }

@@ -588,3 +588,413 @@ fn files_under(root: &Path) -> Vec<String> {
         .filter(|p| !p.starts_with(".git/"))
         .collect()
 }
+
+/// Writes an executable script.
+#[cfg(unix)]
+fn script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::write(path, body).unwrap();
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `nginx` of `basic` rendered through `helm template` and kustomize (via
+/// `${_kustomize_wrapper}`) instead of copying pre-rendered files.
+const HELM_AND_KUSTOMIZE: &str = r#"parameters:
+  kapitan:
+    compile:
+      - input_paths:
+          - ${_base_directory}/helmcharts/ingress-nginx/4.0.0
+        input_type: helm
+        output_path: ${_instance}/01_helmchart
+        helm_values:
+          controller:
+            replicaCount: ${nginx:replicas}
+        helm_params:
+          name: ingress-nginx
+          namespace: ${nginx:namespace}
+          api_versions: networking.k8s.io/v1/Ingress
+      - input_paths:
+          - ${_kustomize_wrapper}
+        input_type: external
+        output_path: .
+        env_vars:
+          INPUT_DIR: ${_base_directory}/kustomize
+        args:
+          - \${compiled_target_dir}/${_instance}/10_kustomize
+  commodore:
+    postprocess:
+      filters:
+        - type: builtin
+          path: ${_instance}/01_helmchart/ingress-nginx/templates
+          filter: helm_namespace
+          filterargs:
+            namespace: ${nginx:namespace}
+"#;
+
+fn helm_and_kustomize_work() -> tempfile::TempDir {
+    let dir = work("basic");
+    let c = dir.path().join("dependencies/nginx");
+    fs::write(c.join("class/nginx.yml"), HELM_AND_KUSTOMIZE).unwrap();
+    fs::create_dir_all(c.join("helmcharts/ingress-nginx/4.0.0")).unwrap();
+    fs::write(
+        c.join("helmcharts/ingress-nginx/4.0.0/Chart.yaml"),
+        "name: ingress-nginx\n",
+    )
+    .unwrap();
+    fs::create_dir_all(c.join("kustomize")).unwrap();
+    fs::write(c.join("kustomize/kustomization.yaml"), "resources: []\n").unwrap();
+    dir
+}
+
+#[cfg(unix)]
+#[test]
+fn helm_and_kustomize_run_the_binaries() {
+    let dir = helm_and_kustomize_work();
+    let bin = tempfile::tempdir().unwrap();
+    let log = bin.path().join("log");
+    // Fake binaries: record argv (one line each) and write known manifests
+    // where the real tools would.
+    script(
+        &bin.path().join("helm"),
+        &format!(
+            r#"#!/bin/sh
+printf '%s\n' "$@" > '{log}.helm'
+out=""; values=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --output-dir) out="$2"; shift ;;
+    --values) values="$2"; shift ;;
+  esac
+  shift
+done
+cp "$values" '{log}.values'
+mkdir -p "$out/ingress-nginx/templates"
+cat > "$out/ingress-nginx/templates/deployment.yaml" <<'X'
+---
+# Source: ingress-nginx/templates/deployment.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ingress-nginx-controller
+spec:
+  replicas: 1
+---
+# Source: ingress-nginx/templates/deployment.yaml
+apiVersion: v1
+kind: Service
+metadata:
+  name: ingress-nginx-controller
+X
+"#,
+            log = log.display()
+        ),
+    );
+    script(
+        &bin.path().join("kustomize"),
+        &format!(
+            r#"#!/bin/sh
+printf '%s\n' "$@" > '{log}.kustomize'
+mkdir -p "$4"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-kustomize\n' > "$4/v1_configmap_from-kustomize.yaml"
+"#,
+            log = log.display()
+        ),
+    );
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    strata()
+        .args(["catalog", "compile", "c-prod", "--quiet", "--cluster-file"])
+        .arg(dir.path().join("cluster.json"))
+        .arg("-d")
+        .arg(dir.path())
+        .env("PATH", &path)
+        .assert()
+        .success();
+    let d = dir.path();
+
+    let helm: Vec<String> = read(&PathBuf::from(format!("{}.helm", log.display())))
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let chart = d.join("dependencies/nginx/helmcharts/ingress-nginx/4.0.0");
+    assert_eq!(helm.len(), 13, "{helm:?}");
+    assert_eq!(
+        helm[..7],
+        [
+            "template",
+            "--include-crds",
+            "--skip-tests",
+            "--namespace",
+            "ingress-nginx",
+            "--api-versions",
+            "networking.k8s.io/v1/Ingress"
+        ]
+    );
+    assert_eq!(helm[7], "--values");
+    assert_eq!(helm[9], "--output-dir");
+    assert_eq!(helm[11..], ["ingress-nginx", chart.to_str().unwrap()]);
+    let values = read(&PathBuf::from(format!("{}.values", log.display())));
+    // pkg.ingress sets nginx.replicas to 2.
+    assert_eq!(values, "controller:\n  replicaCount: 2\n");
+
+    let kustomize: Vec<String> = read(&PathBuf::from(format!("{}.kustomize", log.display())))
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(kustomize.len(), 4, "{kustomize:?}");
+    assert_eq!(kustomize[0], "build");
+    assert_eq!(
+        Path::new(&kustomize[1]),
+        d.join("dependencies/nginx/kustomize")
+    );
+    assert_eq!(kustomize[2], "-o");
+    assert!(
+        kustomize[3].ends_with("/nginx/10_kustomize"),
+        "{kustomize:?}"
+    );
+
+    let m = d.join("catalog/manifests/nginx");
+    let mut got: Vec<String> = files(&m)
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "01_helmchart/ingress-nginx/templates/deployment.yaml",
+            "10_kustomize/v1_configmap_from-kustomize.yaml"
+        ]
+    );
+    assert_eq!(
+        read(&m.join("01_helmchart/ingress-nginx/templates/deployment.yaml")),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ingress-nginx-controller\n  namespace: ingress-nginx\nspec:\n  replicas: 1\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: ingress-nginx-controller\n  namespace: ingress-nginx\n"
+    );
+    assert_eq!(
+        read(&m.join("10_kustomize/v1_configmap_from-kustomize.yaml")),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-kustomize\n"
+    );
+    let target = read(&d.join("inventory/targets/nginx.yml"));
+    let wrapper = d.join("dependencies/.strata/run-kustomize");
+    assert!(
+        target.contains(&format!("  _kustomize_wrapper: {}\n", wrapper.display())),
+        "{target}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn missing_helm_and_kustomize_are_named() {
+    // An empty PATH: neither tool can be found, whatever the machine has.
+    let empty = tempfile::tempdir().unwrap();
+    let dir = helm_and_kustomize_work();
+    let a = strata()
+        .args(["catalog", "compile", "c-prod", "--quiet", "--cluster-file"])
+        .arg(dir.path().join("cluster.json"))
+        .arg("-d")
+        .arg(dir.path())
+        .env("PATH", empty.path())
+        .assert()
+        .code(2);
+    let e = stderr(&a);
+    assert!(e.contains("nginx"), "{e}");
+    assert!(e.contains("compile entry #1"), "{e}");
+    assert!(e.contains("install helm"), "{e}");
+
+    // Without the helm entry, the kustomize wrapper reports its tool.
+    let f = dir.path().join("dependencies/nginx/class/nginx.yml");
+    let text = read(&f);
+    let start = text
+        .find("      - input_paths:\n          - ${_base_directory}/helm")
+        .unwrap();
+    let end = text
+        .find("      - input_paths:\n          - ${_kustomize")
+        .unwrap();
+    fs::write(&f, format!("{}{}", &text[..start], &text[end..])).unwrap();
+    let a = strata()
+        .args(["catalog", "compile", "c-prod", "--quiet", "--cluster-file"])
+        .arg(dir.path().join("cluster.json"))
+        .arg("-d")
+        .arg(dir.path())
+        .env("PATH", empty.path())
+        .assert()
+        .code(2);
+    let e = stderr(&a);
+    assert!(e.contains("nginx"), "{e}");
+    assert!(e.contains("compile entry #1"), "{e}");
+    assert!(e.contains("kustomize not found"), "{e}");
+    assert!(e.contains("install kustomize"), "{e}");
+}
+
+#[test]
+fn kadet_is_refused_with_the_entry() {
+    let e = failing(|d| {
+        replace(
+            &d.join("dependencies/nginx/class/nginx.yml"),
+            "input_type: copy",
+            "input_type: kadet",
+        );
+    });
+    assert!(e.contains("kadet"), "{e}");
+    assert!(e.contains("not support"), "{e}");
+    assert!(e.contains("nginx"), "{e}");
+    assert!(e.contains("compile entry #1"), "{e}");
+}
+
+/// Runs `openssl` with `args` in `dir`; false when it is missing or fails.
+fn openssl(dir: &Path, args: &[&str]) -> bool {
+    std::process::Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// A CA (`<name>-ca.pem`) and a server certificate for 127.0.0.1 signed by
+/// it (`<name>.pem`, `<name>.key`).
+fn make_certs(dir: &Path, name: &str) -> bool {
+    let ext = dir.join(format!("{name}.ext"));
+    fs::write(
+        &ext,
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    let (ca, ca_key) = (format!("{name}-ca.pem"), format!("{name}-ca.key"));
+    let (cert, key, csr) = (
+        format!("{name}.pem"),
+        format!("{name}.key"),
+        format!("{name}.csr"),
+    );
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let mut a = vec!["req", "-x509"];
+    a.extend(ec);
+    a.extend([
+        "-keyout",
+        &ca_key,
+        "-out",
+        &ca,
+        "-days",
+        "2",
+        "-subj",
+        "/CN=strata test CA",
+    ]);
+    let mut b = vec!["req"];
+    b.extend(ec);
+    b.extend(["-keyout", &key, "-out", &csr, "-subj", "/CN=127.0.0.1"]);
+    let ext_name = format!("{name}.ext");
+    let c = [
+        "x509",
+        "-req",
+        "-in",
+        &csr,
+        "-CA",
+        &ca,
+        "-CAkey",
+        &ca_key,
+        "-CAcreateserial",
+        "-out",
+        &cert,
+        "-days",
+        "2",
+        "-extfile",
+        &ext_name,
+    ];
+    openssl(dir, &a) && openssl(dir, &b) && openssl(dir, &c)
+}
+
+#[test]
+fn lieutenant_api_over_https() {
+    let certs = tempfile::tempdir().unwrap();
+    if !make_certs(certs.path(), "server") || !make_certs(certs.path(), "other") {
+        eprintln!("skipped: the openssl CLI is missing or cannot make certificates");
+        return;
+    }
+    // `openssl s_server -WWW` serves files below its working directory.
+    let info: serde_json::Value =
+        serde_json::from_str(&read(&fixtures().join("basic/cluster.json"))).unwrap();
+    let www = tempfile::tempdir().unwrap();
+    fs::create_dir_all(www.path().join("api/clusters")).unwrap();
+    fs::create_dir_all(www.path().join("api/tenants")).unwrap();
+    fs::write(
+        www.path().join("api/clusters/c-prod"),
+        info["cluster"].to_string(),
+    )
+    .unwrap();
+    fs::write(
+        www.path().join("api/tenants/t-acme"),
+        info["tenant"].to_string(),
+    )
+    .unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = std::process::Command::new("openssl")
+        .args(["s_server", "-quiet", "-WWW", "-accept"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("-cert")
+        .arg(certs.path().join("server.pem"))
+        .arg("-key")
+        .arg(certs.path().join("server.key"))
+        .current_dir(www.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let up = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    let run = |ca: &str| {
+        let dir = work("basic");
+        let a = strata()
+            .args(["catalog", "compile", "c-prod", "--quiet", "--api-url"])
+            .arg(format!("https://127.0.0.1:{port}/api"))
+            .env("COMMODORE_API_TOKEN", "secret-token")
+            .env("SSL_CERT_FILE", certs.path().join(ca))
+            .env_remove("SSL_CERT_DIR")
+            .arg("-d")
+            .arg(dir.path())
+            .assert();
+        (dir, a)
+    };
+    let result = std::panic::catch_unwind(|| {
+        assert!(up, "openssl s_server did not start");
+        let (dir, a) = run("server-ca.pem");
+        a.success();
+        let params = read(&dir.path().join("inventory/classes/params/cluster.yml"));
+        assert!(
+            params.contains("    tenant_display_name: ACME Corp.\n"),
+            "{params}"
+        );
+        // A server whose certificate is not signed by a trusted CA.
+        let (_dir, a) = run("other-ca.pem");
+        let e = stderr(&a.code(2));
+        assert!(e.contains("TLS failure"), "{e}");
+        assert!(
+            e.contains(&format!("https://127.0.0.1:{port}/api/clusters/c-prod")),
+            "{e}"
+        );
+        assert!(e.contains("SSL_CERT_FILE"), "{e}");
+        assert!(!e.contains("secret-token"), "{e}");
+    });
+    let _ = server.kill();
+    let _ = server.wait();
+    if let Err(p) = result {
+        std::panic::resume_unwind(p);
+    }
+}

@@ -1,0 +1,333 @@
+//! `input_type: helm`: renders a chart directory with the `helm template`
+//! binary, building its argument list the way Kapitan's `inputs/helm.py`
+//! does (`helm_params` become long flags, `helm_values` a values file,
+//! `--include-crds --skip-tests` by default), then reads every file helm
+//! wrote as a YAML stream so the caller can write it like Kapitan's
+//! `to_file` (one output file per rendered template, same relative path).
+
+use super::pyyaml_load;
+use super::yaml_dump::{self, DumpOptions};
+use crate::value::{Map, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Flags Kapitan refuses in `helm_params`: they would change where or
+/// whether helm writes its output.
+const DENIED_FLAGS: [&str; 5] = [
+    "dry-run",
+    "generate-name",
+    "help",
+    "output-dir",
+    "show-only",
+];
+
+/// `str(value)` for the scalar types a flag value can have.
+fn python_str(v: &Value) -> String {
+    match v {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => yaml_dump::python_float_repr(*f),
+        Value::String(s) => s.clone(),
+        // Lists and maps are not meaningful flag values; JSON keeps them
+        // readable in helm's error message.
+        other => serde_json::to_string(other).unwrap_or_default(),
+    }
+}
+
+/// A flag value: a bool switches the flag on or off, anything else is
+/// passed as the flag's argument.
+enum Flag {
+    Switch(bool),
+    Arg(String),
+}
+
+/// What `helm template` is run with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invocation {
+    /// Arguments after the binary.
+    pub args: Vec<String>,
+    /// `helm_params.output_file`: helm's stdout goes to this file (relative
+    /// to the output directory) instead of `--output-dir`.
+    pub output_file: Option<String>,
+}
+
+/// Builds the argument list as Kapitan's `render_chart` does.
+/// `values_file` is the file holding `helm_values`, if any.
+pub fn invocation(
+    extra: &Map,
+    chart: &Path,
+    values_file: Option<&Path>,
+    output_dir: &Path,
+) -> Result<Invocation, String> {
+    let mut flags: Vec<(String, Flag)> = vec![
+        ("--include-crds".into(), Flag::Switch(true)),
+        ("--skip-tests".into(), Flag::Switch(true)),
+    ];
+    // A Python dict: setting a flag again keeps its place.
+    fn set(flags: &mut Vec<(String, Flag)>, k: String, v: Flag) {
+        match flags.iter_mut().find(|(f, _)| *f == k) {
+            Some(slot) => slot.1 = v,
+            None => flags.push((k, v)),
+        }
+    }
+    if let Some(kv) = extra
+        .get("kube_version")
+        .filter(|v| super::output::is_truthy(v))
+    {
+        // Kapitan passes `kube_version` as --api-versions.
+        set(
+            &mut flags,
+            "--api-versions".into(),
+            Flag::Arg(python_str(kv)),
+        );
+    }
+    let params = match extra.get("helm_params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Map(m)) => m.clone(),
+        Some(_) => return Err("helm_params must be a mapping".into()),
+    };
+    let mut name = None;
+    let mut output_file = None;
+    for (param, value) in &params {
+        match param.as_str() {
+            "name" => {
+                name = Some(python_str(value));
+                continue;
+            }
+            "output_file" => {
+                output_file = Some(python_str(value));
+                continue;
+            }
+            _ => {}
+        }
+        if param.chars().count() == 1 {
+            return Err(format!(
+                "invalid helm flag: '{param}'. helm_params supports only long flag names"
+            ));
+        }
+        if param.contains('-') {
+            return Err(format!("helm flag names must use '_' and not '-': {param}"));
+        }
+        let flag = param.replace('_', "-");
+        if matches!(flag.as_str(), "set" | "set-file" | "set-string") {
+            return Err(format!(
+                "helm '{flag}' flag is not supported. Use 'helm_values' to specify template values"
+            ));
+        }
+        if flag == "values" {
+            return Err(format!(
+                "helm '{flag}' flag is not supported. Use 'helm_values_files' to specify template values files"
+            ));
+        }
+        if DENIED_FLAGS.contains(&flag.as_str()) {
+            return Err(format!("helm flag '{flag}' is not supported."));
+        }
+        let v = match value {
+            Value::Bool(b) => Flag::Switch(*b),
+            other => Flag::Arg(python_str(other)),
+        };
+        set(&mut flags, format!("--{flag}"), v);
+    }
+    // The old `release_name` parameter: a name unless it is a bool switch.
+    if let Some(i) = flags
+        .iter()
+        .position(|(f, v)| f == "--release-name" && matches!(v, Flag::Arg(_)))
+    {
+        if let (_, Flag::Arg(release)) = flags.remove(i) {
+            name = name.or(Some(release));
+        }
+    }
+    let mut args = vec!["template".to_string()];
+    for (flag, v) in flags {
+        match v {
+            Flag::Switch(true) => args.push(flag),
+            Flag::Switch(false) => {}
+            Flag::Arg(a) => {
+                args.push(flag);
+                args.push(a);
+            }
+        }
+    }
+    if let Some(v) = values_file {
+        args.push("--values".into());
+        args.push(v.to_string_lossy().into_owned());
+    }
+    match extra.get("helm_values_files") {
+        None | Some(Value::Null) => {}
+        Some(Value::List(l)) => {
+            for f in l {
+                let Value::String(f) = f else {
+                    return Err("helm_values_files must be a list of strings".into());
+                };
+                args.push("--values".into());
+                args.push(f.clone());
+            }
+        }
+        Some(_) => return Err("helm_values_files must be a list of strings".into()),
+    }
+    if output_file.is_none() {
+        args.push("--output-dir".into());
+        args.push(output_dir.to_string_lossy().into_owned());
+    }
+    args.push(name.unwrap_or_else(|| "--generate-name".into()));
+    args.push(chart.to_string_lossy().into_owned());
+    Ok(Invocation { args, output_file })
+}
+
+/// The binary: `helm_path`, else `$KAPITAN_HELM_PATH`, else `helm`.
+fn helm_binary(extra: &Map) -> String {
+    extra
+        .get("helm_path")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .or_else(|| std::env::var("KAPITAN_HELM_PATH").ok())
+        .unwrap_or_else(|| "helm".into())
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(root, &p, out)?;
+        } else {
+            out.push(p.strip_prefix(root).unwrap_or(&p).to_path_buf());
+        }
+    }
+    Ok(())
+}
+
+/// Runs `helm template` on `chart` and returns every rendered file as
+/// (path relative to the output directory, YAML documents), sorted by path.
+pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, String> {
+    let tmp = tempfile::Builder::new()
+        .prefix("strata-helm-")
+        .tempdir()
+        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    let out_dir = tmp.path().join("out");
+    std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    let values_file = match extra.get("helm_values") {
+        Some(v) if super::output::is_truthy(v) => {
+            let f = tmp.path().join("values.yml");
+            std::fs::write(&f, yaml_dump::dump(v, &DumpOptions::safe_dump()))
+                .map_err(|e| format!("{}: {e}", f.display()))?;
+            Some(f)
+        }
+        _ => None,
+    };
+    let inv = invocation(extra, chart, values_file.as_deref(), &out_dir)?;
+    let bin = helm_binary(extra);
+    let mut cmd = Command::new(&bin);
+    cmd.args(&inv.args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped());
+    match &inv.output_file {
+        Some(f) => {
+            let p = out_dir.join(f);
+            let file = std::fs::File::create(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            cmd.stdout(file);
+        }
+        None => {
+            cmd.stdout(Stdio::null());
+        }
+    }
+    let out = cmd.output().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            format!(
+                "`{bin}` not found: the helm input type runs the helm binary; install helm 3 (https://helm.sh/docs/intro/install/) on PATH, or set helm_path / KAPITAN_HELM_PATH"
+            )
+        } else {
+            format!("cannot run `{bin}`: {e}")
+        }
+    })?;
+    if !out.status.success() {
+        return Err(format!(
+            "`{bin} {}` failed ({}): {}",
+            inv.args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim_end()
+        ));
+    }
+    let mut files = Vec::new();
+    walk(&out_dir, &out_dir, &mut files)?;
+    let mut rendered = Vec::with_capacity(files.len());
+    for rel in files {
+        let p = out_dir.join(&rel);
+        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let docs = pyyaml_load::load_all(&text)
+            .map_err(|e| format!("helm output {}: {e}", rel.display()))?;
+        rendered.push((rel.to_string_lossy().into_owned(), docs));
+    }
+    Ok(rendered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(yaml: &str) -> Map {
+        match pyyaml_load::load(yaml).unwrap() {
+            Value::Map(m) => m,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn args(yaml: &str) -> Result<Vec<String>, String> {
+        invocation(
+            &params(yaml),
+            Path::new("/c/chart"),
+            Some(Path::new("/t/values.yml")),
+            Path::new("/t/out"),
+        )
+        .map(|i| i.args)
+    }
+
+    #[test]
+    fn flags_follow_kapitan() {
+        let a = args(
+            "helm_params: {name: rel, namespace: ns, include_crds: false, api_versions: v1, skip_tests: true}\nkube_version: '1.30'\nhelm_values_files: [a.yml]",
+        )
+        .unwrap();
+        assert_eq!(
+            a.join(" "),
+            "template --skip-tests --api-versions v1 --namespace ns --values /t/values.yml --values a.yml --output-dir /t/out rel /c/chart"
+        );
+        let a = args("helm_params: {release_name: old}").unwrap();
+        assert_eq!(
+            a.join(" "),
+            "template --include-crds --skip-tests --values /t/values.yml --output-dir /t/out old /c/chart"
+        );
+        let i = invocation(
+            &params("helm_params: {output_file: all.yaml}"),
+            Path::new("/c"),
+            None,
+            Path::new("/o"),
+        )
+        .unwrap();
+        assert_eq!(i.output_file.as_deref(), Some("all.yaml"));
+        assert_eq!(
+            i.args.join(" "),
+            "template --include-crds --skip-tests --generate-name /c"
+        );
+    }
+
+    #[test]
+    fn refused_params() {
+        for (p, want) in [
+            ("n: x", "only long flag names"),
+            ("kube-version: x", "must use '_'"),
+            ("set: x", "Use 'helm_values'"),
+            ("values: x", "Use 'helm_values_files'"),
+            ("output_dir: x", "'output-dir' is not supported"),
+        ] {
+            let e = args(&format!("helm_params: {{{p}}}")).unwrap_err();
+            assert!(e.contains(want), "{p}: {e}");
+        }
+    }
+}
