@@ -210,7 +210,9 @@ mod tests {
         assert!(is_strata_hook(PRE_COMMIT_HOOK.as_bytes()));
         assert!(!is_strata_hook(b"#!/bin/sh\nexec lint-staged\n"));
         // The marker must be a whole line, not a mention inside another one.
-        assert!(!is_strata_hook(b"echo '# strata-managed-hook: pre-commit'\n"));
+        assert!(!is_strata_hook(
+            b"echo '# strata-managed-hook: pre-commit'\n"
+        ));
     }
 
     #[test]

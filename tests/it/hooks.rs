@@ -111,7 +111,10 @@ fn example_repo(dir: &Path) {
     assert!(dir.join("compiled").is_dir());
     init_repo(dir);
     git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-q", "-m", "example inventory and catalog"]);
+    git(
+        dir,
+        &["commit", "-q", "-m", "example inventory and catalog"],
+    );
 }
 
 /// Breaks the inventory: a target now includes a class that does not exist.
@@ -141,7 +144,10 @@ fn install_into_a_fresh_repository_then_again() {
 
     let (code, out, err) = install(&repo, &[]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("installed the strata pre-commit hook"), "{out}");
+    assert!(
+        out.contains("installed the strata pre-commit hook"),
+        "{out}"
+    );
     assert!(out.contains(".git/hooks/pre-commit"), "{out}");
     assert_eq!(std::fs::read_to_string(&hook).unwrap(), HOOK);
     assert!(is_executable(&hook));
@@ -173,7 +179,10 @@ fn foreign_hook_is_refused_and_force_keeps_a_backup() {
 
     let (code, out, err) = install(&repo, &[]);
     assert_eq!(code, 2, "{out}{err}");
-    assert!(err.contains("pre-commit already exists and is not strata's hook"), "{err}");
+    assert!(
+        err.contains("pre-commit already exists and is not strata's hook"),
+        "{err}"
+    );
     assert!(err.contains(&hook.display().to_string()), "{err}");
     assert!(err.contains("--force"), "{err}");
     assert_eq!(std::fs::read_to_string(&hook).unwrap(), foreign);
@@ -276,7 +285,8 @@ fn the_git_hook_passes_a_clean_repository_and_blocks_a_broken_one() {
     git(&repo, &["add", "-A"]);
     let out = commit("stale");
     assert!(!out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("catalog differs"), "{text}");
     assert!(text.contains("compiled/dev/"), "{text}");
 
@@ -284,7 +294,8 @@ fn the_git_hook_passes_a_clean_repository_and_blocks_a_broken_one() {
     git(&repo, &["add", "-A"]);
     let out = commit("broken");
     assert!(!out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("no.such.klass"), "{text}");
 
     // Without strata, a clear message (and the commit is stopped).
@@ -326,11 +337,9 @@ fn pre_commit() -> Option<PathBuf> {
 /// built strata first on PATH.
 fn try_repo(pre_commit: &Path, hooks_repo: &Path, repo: &Path, hook: &str, home: &Path) -> Output {
     let bin_dir = strata_bin().parent().unwrap().to_path_buf();
-    let path = std::env::join_paths(
-        std::iter::once(bin_dir).chain(std::env::split_paths(
-            &std::env::var_os("PATH").unwrap_or_default(),
-        )),
-    )
+    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
     .unwrap();
     let mut cmd = Command::new(pre_commit);
     cmd.current_dir(repo)
@@ -375,14 +384,23 @@ fn pre_commit_try_repo_runs_the_system_hooks() {
         assert!(t.contains("Passed"), "{hook}: {t}");
     }
 
+    // Staged, as a commit would have them (pre-commit stashes unstaged edits).
     stale_catalog(&repo);
-    let out = try_repo(&pre_commit, &hooks_repo, &repo, "strata-compile-check-system", &home);
+    git(&repo, &["add", "-A"]);
+    let out = try_repo(
+        &pre_commit,
+        &hooks_repo,
+        &repo,
+        "strata-compile-check-system",
+        &home,
+    );
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("Failed"), "{t}");
     assert!(t.contains("catalog differs"), "{t}");
 
     break_inventory(&repo);
+    git(&repo, &["add", "-A"]);
     let out = try_repo(&pre_commit, &hooks_repo, &repo, "strata-lint-system", &home);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
