@@ -94,7 +94,9 @@ pub fn hooks_dir(dir: &Path) -> Result<PathBuf, HooksError> {
         });
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.trim_end_matches(['\n', '\r']);
+    // Gits older than 2.31 echo the unknown --path-format flag on a line of
+    // its own before the path.
+    let line = text.lines().last().unwrap_or("").trim_end_matches('\r');
     if line.is_empty() {
         return Err(HooksError::NotARepository {
             dir: dir.to_path_buf(),
