@@ -42,6 +42,10 @@ pub enum Command {
     Fetch(commands::fetch::FetchArgs),
     /// Commodore-compatible cluster catalogs (`catalog compile <cluster-id>`)
     Catalog(commands::catalog::CatalogArgs),
+    /// Git hooks: `hooks install` puts strata's pre-commit hook in place
+    Hooks(commands::hooks::HooksArgs),
+    /// Print a shell completion script (bash, zsh or fish)
+    Completions(commands::completions::CompletionsArgs),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -80,6 +84,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Template(args) => commands::template::run(*args),
         Command::Fetch(args) => commands::fetch::run(args),
         Command::Catalog(args) => commands::catalog::run(args),
+        Command::Hooks(args) => commands::hooks::run(args),
+        Command::Completions(args) => commands::completions::run(args),
     }
 }
 

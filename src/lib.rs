@@ -16,6 +16,7 @@ pub mod error;
 pub mod fetch;
 pub mod git;
 pub mod github;
+pub mod hooks;
 pub mod inventory;
 pub mod lint;
 pub mod order;

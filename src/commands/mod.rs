@@ -4,8 +4,10 @@
 pub mod catalog;
 pub mod comment;
 pub mod compile;
+pub mod completions;
 pub mod diff;
 pub mod fetch;
+pub mod hooks;
 pub mod inventory;
 pub mod lint;
 pub mod order;

@@ -4,6 +4,7 @@ mod cli;
 mod commodore;
 mod compile;
 mod fetch;
+mod hooks;
 mod inventory;
 mod order;
 mod packages;
