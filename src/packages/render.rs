@@ -374,8 +374,9 @@ fn content_files(work: &Path) -> Result<Vec<(String, String)>, RenderError> {
 }
 
 /// Runs one `ytt` template step. `input` is the previous step's output
-/// (ytt's stdin); `install_values` is set for the step that takes the
-/// PackageInstall's values (the first ytt step, as kapp-controller does).
+/// (ytt's stdin); `first` is set for the first ytt step, which takes the
+/// PackageInstall's values and extra paths, as kapp-controller does (the
+/// steps that could take them earlier, helmTemplate and cue, are unsupported).
 fn ytt_step(
     p: &Package,
     index: usize,
@@ -383,8 +384,7 @@ fn ytt_step(
     work: &Path,
     input: Option<&[(String, String)]>,
     inputs: &RenderInputs,
-    install_values: bool,
-    first_ytt: bool,
+    first: bool,
 ) -> Result<Vec<(String, String)>, RenderError> {
     let fail = |message: String| RenderError::Step {
         package: p.meta.name.clone(),
@@ -506,7 +506,7 @@ fn ytt_step(
     // The install's extra ytt paths (annotation
     // `...ytt-paths-from-secret-name[.suffix]`, ordered by suffix) go to the
     // first ytt step.
-    if let (true, Some(install)) = (first_ytt, inputs.install) {
+    if let (true, Some(install)) = (first, inputs.install) {
         let mut named: Vec<(&str, &str)> = install
             .meta
             .annotations
@@ -567,7 +567,7 @@ fn ytt_step(
             )));
         }
     }
-    if install_values {
+    if first {
         if let Some(install) = inputs.install {
             let overlays = install.meta.annotations.contains_key(ANN_DV_OVERLAYS);
             for (j, (name, _)) in install.values.iter().enumerate() {
@@ -660,7 +660,6 @@ pub fn render_package(
         fetch_step(p, step, &dest)?;
     }
     let mut stream: Option<Vec<(String, String)>> = None;
-    let mut values_taken = false;
     let mut seen_ytt = false;
     for (i, step) in steps("template").iter().enumerate() {
         let Some((kind, body)) = step.as_map().and_then(|m| m.iter().next()) else {
@@ -680,10 +679,8 @@ pub fn render_package(
                     work,
                     stream.as_deref(),
                     &inputs,
-                    !values_taken,
                     !seen_ytt,
                 )?;
-                values_taken = true;
                 seen_ytt = true;
                 stream = Some(out);
             }
