@@ -6,10 +6,10 @@ use crate::cli::{diag_err, DiagnosticError};
 use crate::diagnostics::{Diagnostic, ToDiagnostic};
 use crate::packages::install::{resolve_install, ClusterVersions, InstallError, Resolution};
 use crate::packages::model::{self, Package, PackageInstall, Resource, Strictness};
-use crate::packages::{render, target};
 use crate::packages::repo::{self, Catalog, RepoContent};
 use crate::packages::select::SelectError;
 use crate::packages::version::Version;
+use crate::packages::{render, target};
 use crate::yaml::NodeValue;
 use anyhow::Context;
 use clap::{Args, Subcommand};
@@ -425,10 +425,7 @@ fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
         work.path(),
     )
     .map_err(|e| anyhow::Error::new(DiagnosticError(e.to_diagnostic())))?;
-    eprintln!(
-        "note: {}: {} {}",
-        install.meta.name, r.ref_name, r.version
-    );
+    eprintln!("note: {}: {} {}", install.meta.name, r.ref_name, r.version);
     if let Some(dir) = &a.output_dir {
         let mut files = rendered.files;
         if files.iter().any(|(n, _)| n == target::VERSION_FILE) {

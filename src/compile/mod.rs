@@ -671,7 +671,9 @@ pub fn compile_into(
     let plans: Vec<&TargetPlan> = selected
         .iter()
         .filter_map(|t| prepared.plans.get(t))
-        .filter(|p| !p.entries.is_empty() || (!p.dir.is_empty() && declares_packages(prepared, &p.name)))
+        .filter(|p| {
+            !p.entries.is_empty() || (!p.dir.is_empty() && declares_packages(prepared, &p.name))
+        })
         .collect();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.parallelism.max(1))

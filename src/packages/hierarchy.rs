@@ -160,7 +160,10 @@ pub fn declared_installs(source: &Path, value: &Value) -> Result<Vec<DeclaredIns
 #[derive(Debug, Clone)]
 pub enum DeclaredRepository {
     /// `{path: DIR}`: a repository directory (relative to the search paths).
-    Directory { name: String, path: String },
+    Directory {
+        name: String,
+        path: String,
+    },
     Repository(PackageRepository),
 }
 

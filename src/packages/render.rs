@@ -298,7 +298,9 @@ fn object_files(
     }
     for k in files.keys() {
         if !repo::safe_relative(k) {
-            return Err(format!("{kind} `{name}`: key `{k}` is not a relative file name"));
+            return Err(format!(
+                "{kind} `{name}`: key `{k}` is not a relative file name"
+            ));
         }
     }
     Ok(files.into_iter().collect())
@@ -498,7 +500,11 @@ fn ytt_step(
             for (k, text) in object_files(inputs.objects, kind, name, ns)
                 .map_err(|e| fail(format!("inline.pathsFrom[{j}]: {e}")))?
             {
-                let path = if dir.is_empty() { k } else { format!("{dir}/{k}") };
+                let path = if dir.is_empty() {
+                    k
+                } else {
+                    format!("{dir}/{k}")
+                };
                 inline_files.push((path, text));
             }
         }
@@ -853,13 +859,17 @@ mod tests {
 
     #[test]
     fn unsupported_steps_name_package_and_step() {
-        let p = package(&format!("{FETCH}      template:\n      - kbld: {{}}\n      - helmTemplate: {{}}\n"));
+        let p = package(&format!(
+            "{FETCH}      template:\n      - kbld: {{}}\n      - helmTemplate: {{}}\n"
+        ));
         let work = tempfile::tempdir().unwrap();
         let e = render_package(&p, RenderInputs::default(), work.path())
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("Package app.example.com.1.0.0: template step 1 (`helmTemplate`): not supported"),
+            e.starts_with(
+                "Package app.example.com.1.0.0: template step 1 (`helmTemplate`): not supported"
+            ),
             "{e}"
         );
     }
@@ -871,7 +881,10 @@ mod tests {
         write_dir_atomically(&dir, &[("a.yml".into(), "a: 1\n".into())]).unwrap();
         write_dir_atomically(&dir, &[("sub/b.yml".into(), "b: 1\n".into())]).unwrap();
         assert!(!dir.join("a.yml").exists());
-        assert_eq!(std::fs::read_to_string(dir.join("sub/b.yml")).unwrap(), "b: 1\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("sub/b.yml")).unwrap(),
+            "b: 1\n"
+        );
         let left: Vec<_> = std::fs::read_dir(d.path().join("pk")).unwrap().collect();
         assert_eq!(left.len(), 1, "no staging directory is left");
     }

@@ -43,10 +43,7 @@ struct Wanted {
 }
 
 fn is_yaml(p: &Path) -> bool {
-    matches!(
-        p.extension().and_then(|e| e.to_str()),
-        Some("yml" | "yaml")
-    )
+    matches!(p.extension().and_then(|e| e.to_str()), Some("yml" | "yaml"))
 }
 
 fn walk(dir: &Path, skip: &Path, out: &mut Vec<PathBuf>) -> Result<(), PackagesError> {
@@ -213,8 +210,9 @@ pub fn compile_target_packages(
                     ))
                 })?;
                 contents.push(
-                    repo::content_from_dir(&name, &dir, Strictness::Lenient)
-                        .map_err(|e| PackagesError(format!("parameters.package_repositories.{name}: {e}")))?,
+                    repo::content_from_dir(&name, &dir, Strictness::Lenient).map_err(|e| {
+                        PackagesError(format!("parameters.package_repositories.{name}: {e}"))
+                    })?,
                 );
             }
             DeclaredRepository::Repository(r) if r.paused => {}

@@ -667,7 +667,9 @@ fn render_reports_unsupported_steps() {
     assert_eq!(code, 2);
     assert!(out.is_empty(), "{out}");
     assert!(
-        err.contains("Package chart.example.com.1.0.0: template step 0 (`helmTemplate`): not supported"),
+        err.contains(
+            "Package chart.example.com.1.0.0: template step 0 (`helmTemplate`): not supported"
+        ),
         "{err}"
     );
 }
@@ -688,7 +690,13 @@ fn copy_tree(src: &Path, dst: &Path) {
 fn compile(project: &Path, out: &Path) -> (i32, String) {
     let o = strata()
         .current_dir(project)
-        .args(["compile", "--inventory-path", "inventory", "--quiet", "--output-path"])
+        .args([
+            "compile",
+            "--inventory-path",
+            "inventory",
+            "--quiet",
+            "--output-path",
+        ])
         .arg(out)
         .output()
         .unwrap();
@@ -745,17 +753,25 @@ fn compile_renders_installs_and_a_version_bump_is_one_diff_line() {
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    let removed: Vec<&str> = out
-        .lines()
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The text report indents the unified diff under the file.
+    let body: Vec<&str> = out.lines().map(str::trim_start).collect();
+    let removed: Vec<&&str> = body
+        .iter()
         .filter(|l| l.starts_with('-') && !l.starts_with("---"))
         .collect();
-    let added: Vec<&str> = out
-        .lines()
+    let added: Vec<&&str> = body
+        .iter()
         .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
         .collect();
-    assert_eq!(removed, ["-version: 1.0.0"], "{out}");
-    assert_eq!(added, ["+version: 1.1.0"], "{out}");
+    assert_eq!(removed, [&"-version: 1.0.0"], "{out}");
+    assert_eq!(added, [&"+version: 1.1.0"], "{out}");
+    assert!(out.contains("1 target changed, 1 file changed"), "{out}");
 }
 
 #[test]
@@ -769,11 +785,21 @@ fn compile_errors_name_target_and_parameter() {
     let (code, err) = compile(project.path(), out.path());
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("target prod"), "{err}");
-    assert!(err.contains("parameters.packages_install.web: Expected to find at least one version"), "{err}");
+    assert!(
+        err.contains("parameters.packages_install.web: Expected to find at least one version"),
+        "{err}"
+    );
     assert!(err.contains("rejected 1.0.0"), "{err}");
-    assert!(!out.path().join("compiled").exists(), "nothing written on failure");
+    assert!(
+        !out.path().join("compiled").exists(),
+        "nothing written on failure"
+    );
 
-    fs::write(&target, text.replace("refName: web.example.com", "refname: web.example.com")).unwrap();
+    fs::write(
+        &target,
+        text.replace("refName: web.example.com", "refname: web.example.com"),
+    )
+    .unwrap();
     let (code, err) = compile(project.path(), out.path());
     assert_eq!(code, 2, "{err}");
     assert!(
