@@ -164,7 +164,7 @@ pub enum DeclaredRepository {
         name: String,
         path: String,
     },
-    Repository(PackageRepository),
+    Repository(Box<PackageRepository>),
 }
 
 /// Reads `parameters.package_repositories` (in order). Errors carry the
@@ -247,13 +247,13 @@ pub fn repositories_from_parameters(
                     doc.insert("spec".into(), Value::Map(spec));
                     Value::Map(doc)
                 };
-                out.push(DeclaredRepository::Repository(parse(&label, &doc)?));
+                out.push(DeclaredRepository::Repository(Box::new(parse(&label, &doc)?)));
             }
         }
         Value::List(items) => {
             for (i, doc) in items.iter().enumerate() {
                 let label = format!("parameters.package_repositories[{i}]");
-                out.push(DeclaredRepository::Repository(parse(&label, doc)?));
+                out.push(DeclaredRepository::Repository(Box::new(parse(&label, doc)?)));
             }
         }
         _ => {

@@ -64,47 +64,61 @@ fn walk(dir: &Path, skip: &Path, out: &mut Vec<PathBuf>) -> Result<(), PackagesE
     Ok(())
 }
 
-/// The documents of the target's output that matter here: PackageInstalls
-/// (as (file, index, document)) and the Secrets / ConfigMaps their values
-/// may name. Files that cannot mention either are not parsed.
-fn output_documents(
-    target_root: &Path,
-) -> Result<(Vec<(PathBuf, Value)>, Vec<Value>), PackagesError> {
+/// The target's output YAML files that may hold a PackageInstall or a
+/// Secret / ConfigMap, with their text (other files are not kept).
+fn output_files(target_root: &Path) -> Result<Vec<(PathBuf, String)>, PackagesError> {
     let mut files = Vec::new();
     walk(target_root, &target_root.join(PACKAGES_DIR), &mut files)?;
-    let mut installs = Vec::new();
-    let mut objects = Vec::new();
+    let mut out = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f)
             .map_err(|e| PackagesError(format!("cannot read {}: {e}", f.display())))?;
-        let wants_install = text.contains("PackageInstall");
-        if !wants_install && !text.contains("Secret") && !text.contains("ConfigMap") {
-            continue;
-        }
-        let docs = match crate::yaml::load_values(&text) {
-            Ok(d) => d,
-            // Not every `.yml` a template writes is YAML; it only matters
-            // when it may hold an install.
-            Err(e) if wants_install => {
-                return Err(PackagesError(format!(
-                    "{}:{}:{}: invalid YAML: {}",
-                    f.display(),
-                    e.line,
-                    e.col,
-                    e.message
-                )))
-            }
-            Err(_) => continue,
-        };
-        for d in docs {
-            match d.get_path(&["kind"]).and_then(Value::as_str) {
-                Some("PackageInstall") => installs.push((f.clone(), d)),
-                Some("Secret" | "ConfigMap") => objects.push(d),
-                _ => {}
-            }
+        if text.contains("PackageInstall") || text.contains("Secret") || text.contains("ConfigMap")
+        {
+            out.push((f, text));
         }
     }
-    Ok((installs, objects))
+    Ok(out)
+}
+
+/// The PackageInstall documents of the output files, as (file, document).
+fn output_installs(files: &[(PathBuf, String)]) -> Result<Vec<(PathBuf, Value)>, PackagesError> {
+    let mut out = Vec::new();
+    for (f, text) in files.iter().filter(|(_, t)| t.contains("PackageInstall")) {
+        let docs = crate::yaml::load_values(text).map_err(|e| {
+            PackagesError(format!(
+                "{}:{}:{}: invalid YAML: {}",
+                f.display(),
+                e.line,
+                e.col,
+                e.message
+            ))
+        })?;
+        out.extend(
+            docs.into_iter()
+                .filter(|d| d.get_path(&["kind"]).and_then(Value::as_str) == Some("PackageInstall"))
+                .map(|d| (f.clone(), d)),
+        );
+    }
+    Ok(out)
+}
+
+/// The Secrets / ConfigMaps of the output files (files that do not parse
+/// are skipped: not every `.yml` a template writes is YAML, and these only
+/// matter when an install names them).
+fn output_objects(files: &[(PathBuf, String)]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (_, text) in files {
+        if let Ok(docs) = crate::yaml::load_values(text) {
+            out.extend(docs.into_iter().filter(|d| {
+                matches!(
+                    d.get_path(&["kind"]).and_then(Value::as_str),
+                    Some("Secret" | "ConfigMap")
+                )
+            }));
+        }
+    }
+    out
 }
 
 fn find_dir(path: &str, search_paths: &[PathBuf]) -> Option<PathBuf> {
@@ -161,8 +175,8 @@ pub fn compile_target_packages(
             });
         }
     }
-    let (docs, objects) = output_documents(target_root)?;
-    for (file, doc) in &docs {
+    let files = output_files(target_root)?;
+    for (file, doc) in &output_installs(&files)? {
         let rel = file.strip_prefix(target_root).unwrap_or(file);
         let found = hierarchy::installs_from_documents(rel, std::slice::from_ref(doc))
             .map_err(|e| PackagesError(e.to_string()))?;
@@ -233,6 +247,7 @@ pub fn compile_target_packages(
     let catalog = repo::merge(contents)
         .map_err(|e| PackagesError(format!("parameters.package_repositories: {e}")))?;
     let cluster = hierarchy::cluster_from_parameters(params);
+    let objects = output_objects(&files);
 
     let mut done = Vec::new();
     for w in &wanted {
