@@ -6,10 +6,10 @@ use crate::cli::{diag_err, DiagnosticError};
 use crate::diagnostics::{Diagnostic, ToDiagnostic};
 use crate::packages::install::{resolve_install, ClusterVersions, InstallError, Resolution};
 use crate::packages::model::{self, Package, PackageInstall, Resource, Strictness};
-use crate::packages::render;
 use crate::packages::repo::{self, Catalog, RepoContent};
 use crate::packages::select::SelectError;
 use crate::packages::version::Version;
+use crate::packages::{render, target};
 use crate::yaml::NodeValue;
 use anyhow::Context;
 use clap::{Args, Subcommand};
@@ -98,9 +98,22 @@ pub struct RenderArgs {
     pub install: PathBuf,
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// Write the manifests here instead of stdout
-    #[arg(long, short, value_name = "FILE")]
+    /// YAML file of Secret / ConfigMap documents that the install's
+    /// `spec.values[].secretRef` (and the ytt steps' valuesFrom / pathsFrom)
+    /// name; the --install file may hold them too (repeatable)
+    #[arg(long = "values", value_name = "FILE")]
+    pub values: Vec<PathBuf>,
+    /// Plain YAML data values for the package's ytt step, applied after the
+    /// install's secrets (repeatable)
+    #[arg(long = "data-values-file", value_name = "FILE")]
+    pub data_values_files: Vec<PathBuf>,
+    /// Write the manifests here instead of stdout (one YAML stream)
+    #[arg(long, short, value_name = "FILE", conflicts_with = "output_dir")]
     pub output: Option<PathBuf>,
+    /// Write `<DIR>/<install name>/<file>` plus a `VERSION` file, replacing
+    /// that directory atomically
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
 }
 
 pub fn run(args: PackageArgs) -> anyhow::Result<ExitCode> {
@@ -343,20 +356,98 @@ fn resolve(a: ResolveArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Secret / ConfigMap documents of a file (other kinds are skipped).
+fn value_objects(f: &Path) -> anyhow::Result<Vec<crate::value::Value>> {
+    let docs = crate::error::read_yaml_all(f).map_err(diag_err)?;
+    Ok(docs
+        .iter()
+        .map(|n| n.to_value())
+        .filter(|v| {
+            matches!(
+                v.get_path(&["kind"]).and_then(crate::value::Value::as_str),
+                Some("Secret" | "ConfigMap")
+            )
+        })
+        .collect())
+}
+
 fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
-    let resolved = resolve_all(&a.sources, &a.install, &a.cluster)?;
-    if resolved.len() != 1 {
+    // The install file may carry the Secrets its values name.
+    let install_docs = crate::error::read_yaml_all(&a.install).map_err(diag_err)?;
+    let mut objects = Vec::new();
+    let mut install_nodes = Vec::new();
+    for n in install_docs {
+        let v = n.to_value();
+        match v.get_path(&["kind"]).and_then(crate::value::Value::as_str) {
+            Some("Secret" | "ConfigMap") => objects.push(v),
+            _ => install_nodes.push(n),
+        }
+    }
+    let (res, warnings) =
+        model::parse_stream(&a.install, &install_nodes, strictness(&a.sources), false)
+            .map_err(diag_err)?;
+    print_warnings(&warnings);
+    let installs: Vec<PackageInstall> = res
+        .into_iter()
+        .filter_map(|r| match r {
+            Resource::PackageInstall(i) => Some(i),
+            _ => None,
+        })
+        .collect();
+    if installs.len() != 1 {
         anyhow::bail!(
-            "{}: render takes exactly one PackageInstall, found {}",
+            "{}: render takes exactly one PackageInstall (plus the Secrets / ConfigMaps its values name), found {}",
             a.install.display(),
-            resolved.len()
+            installs.len()
         );
     }
-    let (_, r) = &resolved[0];
+    for f in &a.values {
+        objects.extend(value_objects(f)?);
+    }
+    let mut extra = Vec::new();
+    for f in &a.data_values_files {
+        let text = crate::error::read_to_string(f).map_err(diag_err)?;
+        extra.push((f.display().to_string(), text));
+    }
+    let catalog = load_catalog(&a.sources)?;
+    let cluster = cluster_versions(&a.cluster)?;
+    let install = &installs[0];
+    let r = resolve_install(install, &catalog.packages, &cluster)
+        .map_err(|e| install_error(install, &e))?;
     let work = tempfile::tempdir().context("creating a work directory")?;
-    let docs = render::render_package(&r.package, work.path())
-        .map_err(|e| anyhow::Error::new(DiagnosticError(e.to_diagnostic())))?;
-    let text = crate::yaml::emit::to_yaml_stream(&docs);
+    let rendered = render::render_package(
+        &r.package,
+        render::RenderInputs {
+            install: Some(install),
+            objects: &objects,
+            extra_values: &extra,
+        },
+        work.path(),
+    )
+    .map_err(|e| anyhow::Error::new(DiagnosticError(e.to_diagnostic())))?;
+    eprintln!("note: {}: {} {}", install.meta.name, r.ref_name, r.version);
+    if let Some(dir) = &a.output_dir {
+        let mut files = rendered.files;
+        if files.iter().any(|(n, _)| n == target::VERSION_FILE) {
+            anyhow::bail!(
+                "Package {} renders a file named {}, which strata keeps for the chosen version",
+                r.package.meta.name,
+                target::VERSION_FILE
+            );
+        }
+        files.push((
+            target::VERSION_FILE.to_string(),
+            target::version_file(install, &r),
+        ));
+        let name = &install.meta.name;
+        if name.contains(['/', '\\']) || name == "." || name == ".." {
+            anyhow::bail!("install name `{name}` cannot be a directory name");
+        }
+        render::write_dir_atomically(&dir.join(name), &files)
+            .map_err(|e| anyhow::Error::new(DiagnosticError(e.to_diagnostic())))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = rendered.to_stream();
     match &a.output {
         Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
         None => std::io::stdout().write_all(text.as_bytes())?,

@@ -660,7 +660,31 @@ fn compile_target(
             }
         }
     }
+    // Carvel packages (issue 10): after the entries, whose output may hold
+    // PackageInstall documents.
+    if let Some(params) = prepared
+        .dumps
+        .get(&plan.name)
+        .and_then(|d| d.get_path(&["parameters"]))
+    {
+        crate::packages::target::compile_target_packages(
+            params,
+            &ctx.target_root,
+            &ctx.search_paths,
+        )
+        .map_err(|e| CompileError::new(e.0).target(&plan.name))?;
+    }
     Ok(warnings)
+}
+
+/// A target without compile entries is still compiled when it declares
+/// `parameters.packages_install`.
+fn declares_packages(prepared: &Prepared, target: &str) -> bool {
+    prepared
+        .dumps
+        .get(target)
+        .and_then(|d| d.get_path(&["parameters", "packages_install"]))
+        .is_some_and(|v| !v.is_null())
 }
 
 /// Compiles the selected targets into `<catalog_root>/compiled/`.
@@ -677,7 +701,9 @@ pub fn compile_into(
     let plans: Vec<&TargetPlan> = selected
         .iter()
         .filter_map(|t| prepared.plans.get(t))
-        .filter(|p| !p.entries.is_empty())
+        .filter(|p| {
+            !p.entries.is_empty() || (!p.dir.is_empty() && declares_packages(prepared, &p.name))
+        })
         .collect();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.parallelism.max(1))

@@ -7,10 +7,18 @@
 //! `parameters.packages_install` is a map of install name to a
 //! `PackageInstall` (full document, or only its `spec`-level fields
 //! `packageRef`, `serviceAccountName`, ... plus optional `namespace` and
-//! `annotations`), or a list of full `PackageInstall` documents.
+//! `annotations`), or a list of full `PackageInstall` documents. In the short
+//! form, `values` may be a mapping: plain data values for the package's ytt
+//! step (a list is `spec.values`, secret references, as in the document).
+//!
+//! `parameters.package_repositories` is a map of repository name to a
+//! `PackageRepository` (full document, or its spec fields `fetch`, `paused`
+//! plus optional `namespace`), or `{path: DIR}` for a local directory.
 
 use super::install::{ClusterVersions, Resolution};
-use super::model::{parse_resource, ModelError, PackageInstall, Resource, Strictness, PKG_API};
+use super::model::{
+    parse_resource, ModelError, PackageInstall, PackageRepository, Resource, Strictness, PKG_API,
+};
 use crate::value::{Map, Value};
 use crate::yaml::Node;
 use std::path::Path;
@@ -39,6 +47,16 @@ fn parse_install(source: &Path, doc: &Value, label: &str) -> Result<PackageInsta
     }
 }
 
+/// One install the inventory declares, with strata's inline values.
+#[derive(Debug, Clone)]
+pub struct DeclaredInstall {
+    pub install: PackageInstall,
+    /// `values` given as a mapping in the short form.
+    pub values: Option<Value>,
+    /// `parameters.packages_install.<name>` (or `[i]`), for messages.
+    pub param_path: String,
+}
+
 /// Normalises one `packages_install` entry into a full document.
 fn entry_document(name: &str, entry: &Value) -> Value {
     let Some(m) = entry.as_map() else {
@@ -60,6 +78,7 @@ fn entry_document(name: &str, entry: &Value) -> Value {
             "namespace" | "annotations" | "labels" => {
                 meta.insert(k.clone(), v.clone());
             }
+            "values" if matches!(v, Value::Map(_)) => {}
             _ => {
                 spec.insert(k.clone(), v.clone());
             }
@@ -78,19 +97,50 @@ pub fn installs_from_parameters(
     source: &Path,
     value: &Value,
 ) -> Result<Vec<PackageInstall>, ModelError> {
+    Ok(declared_installs(source, value)?
+        .into_iter()
+        .map(|d| d.install)
+        .collect())
+}
+
+/// Reads `parameters.packages_install` with the inline values of the short
+/// form. Errors carry the parameter path in `doc`.
+pub fn declared_installs(source: &Path, value: &Value) -> Result<Vec<DeclaredInstall>, ModelError> {
+    let relabel = |label: &str, mut e: ModelError| {
+        e.doc = label.to_string();
+        e
+    };
     let mut out = Vec::new();
     match value {
         Value::Null => {}
         Value::Map(m) => {
             for (name, entry) in m {
                 let label = format!("parameters.packages_install.{name}");
-                out.push(parse_install(source, &entry_document(name, entry), &label)?);
+                let short = entry
+                    .as_map()
+                    .is_some_and(|m| !m.contains_key("kind") && !m.contains_key("apiVersion"));
+                let install = parse_install(source, &entry_document(name, entry), &label)
+                    .map_err(|e| relabel(&label, e))?;
+                let values = entry
+                    .get_path(&["values"])
+                    .filter(|v| short && matches!(v, Value::Map(_)))
+                    .cloned();
+                out.push(DeclaredInstall {
+                    install,
+                    values,
+                    param_path: label,
+                });
             }
         }
         Value::List(items) => {
             for (i, doc) in items.iter().enumerate() {
                 let label = format!("parameters.packages_install[{i}]");
-                out.push(parse_install(source, doc, &label)?);
+                let install = parse_install(source, doc, &label).map_err(|e| relabel(&label, e))?;
+                out.push(DeclaredInstall {
+                    install,
+                    values: None,
+                    param_path: label,
+                });
             }
         }
         _ => {
@@ -101,6 +151,117 @@ pub fn installs_from_parameters(
                 field: "packages_install".into(),
                 message: "expected a map of install name to PackageInstall, or a list of PackageInstall documents".into(),
             })
+        }
+    }
+    Ok(out)
+}
+
+/// One repository the inventory declares.
+#[derive(Debug, Clone)]
+pub enum DeclaredRepository {
+    /// `{path: DIR}`: a repository directory (relative to the search paths).
+    Directory {
+        name: String,
+        path: String,
+    },
+    Repository(Box<PackageRepository>),
+}
+
+/// Reads `parameters.package_repositories` (in order). Errors carry the
+/// parameter path in `doc`.
+pub fn repositories_from_parameters(
+    source: &Path,
+    value: &Value,
+) -> Result<Vec<DeclaredRepository>, ModelError> {
+    let bad = |label: &str, field: &str, message: &str| ModelError {
+        file: source.to_path_buf(),
+        line: 0,
+        doc: label.to_string(),
+        field: field.into(),
+        message: message.into(),
+    };
+    let parse = |label: &str, doc: &Value| -> Result<PackageRepository, ModelError> {
+        let mut warnings = Vec::new();
+        match parse_resource(
+            source,
+            &Node::from_value(doc, 0),
+            label,
+            Strictness::Strict,
+            &mut warnings,
+        ) {
+            Ok(Some(Resource::PackageRepository(r))) => Ok(r),
+            Ok(_) => Err(bad(label, "kind", "expected a PackageRepository")),
+            Err(mut e) => {
+                e.doc = label.to_string();
+                Err(e)
+            }
+        }
+    };
+    let mut out = Vec::new();
+    match value {
+        Value::Null => {}
+        Value::Map(m) => {
+            for (name, entry) in m {
+                let label = format!("parameters.package_repositories.{name}");
+                let Some(em) = entry.as_map() else {
+                    return Err(bad(&label, "", "expected a mapping (a PackageRepository, its spec fields, or `path: DIR`)"));
+                };
+                if let Some(path) = em.get("path") {
+                    let Some(path) = path.as_str().filter(|p| !p.is_empty()) else {
+                        return Err(bad(&label, "path", "expected a directory path"));
+                    };
+                    if em.len() > 1 {
+                        return Err(bad(&label, "path", "a directory repository takes only `path`"));
+                    }
+                    out.push(DeclaredRepository::Directory {
+                        name: name.clone(),
+                        path: path.to_string(),
+                    });
+                    continue;
+                }
+                let doc = if em.contains_key("kind") || em.contains_key("apiVersion") {
+                    let mut doc = em.clone();
+                    if let Some(Value::Map(meta)) = doc.get_mut("metadata") {
+                        meta.entry("name".to_string())
+                            .or_insert_with(|| Value::String(name.clone()));
+                    }
+                    Value::Map(doc)
+                } else {
+                    let mut meta = Map::new();
+                    meta.insert("name".into(), Value::String(name.clone()));
+                    let mut spec = Map::new();
+                    for (k, v) in em {
+                        match k.as_str() {
+                            "namespace" | "annotations" | "labels" => {
+                                meta.insert(k.clone(), v.clone());
+                            }
+                            _ => {
+                                spec.insert(k.clone(), v.clone());
+                            }
+                        }
+                    }
+                    let mut doc = Map::new();
+                    doc.insert("apiVersion".into(), Value::String(PKG_API.into()));
+                    doc.insert("kind".into(), Value::String("PackageRepository".into()));
+                    doc.insert("metadata".into(), Value::Map(meta));
+                    doc.insert("spec".into(), Value::Map(spec));
+                    Value::Map(doc)
+                };
+                out.push(DeclaredRepository::Repository(Box::new(parse(&label, &doc)?)));
+            }
+        }
+        Value::List(items) => {
+            for (i, doc) in items.iter().enumerate() {
+                let label = format!("parameters.package_repositories[{i}]");
+                out.push(DeclaredRepository::Repository(Box::new(parse(&label, doc)?)));
+            }
+        }
+        _ => {
+            return Err(bad(
+                "parameters",
+                "package_repositories",
+                "expected a map of repository name to PackageRepository (or `path: DIR`), or a list of PackageRepository documents",
+            ))
         }
     }
     Ok(out)
@@ -239,7 +400,7 @@ mod tests {
             p.get_path(&["packages_install"]).unwrap(),
         )
         .unwrap_err();
-        assert_eq!(e.doc, "PackageInstall app");
+        assert_eq!(e.doc, "parameters.packages_install.app");
         assert_eq!(e.field, "spec.packageRef.refname");
     }
 

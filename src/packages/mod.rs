@@ -7,7 +7,8 @@
 //! reproduce vendir's version grammar and selection, [`model`] reads the four
 //! custom resources, [`install`] resolves installs, [`overlap`] decides what
 //! happens when two repositories offer the same package, and [`repo`] fetches
-//! repository contents.
+//! repository contents, [`render`] runs a package's template steps and
+//! [`target`] is `strata compile`'s packages phase.
 
 pub mod constraint;
 pub mod hierarchy;
@@ -17,4 +18,5 @@ pub mod overlap;
 pub mod render;
 pub mod repo;
 pub mod select;
+pub mod target;
 pub mod version;

@@ -547,39 +547,263 @@ fn image_repositories_are_reported_unsupported() {
     );
 }
 
+fn run(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
+    let out = strata().args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn render_args(install: &Path, extra: &[&str]) -> Vec<std::ffi::OsString> {
+    let mut v: Vec<std::ffi::OsString> = vec![
+        "package".into(),
+        "render".into(),
+        "--packages".into(),
+        fixture("render.yml").into(),
+        "--install".into(),
+        install.into(),
+    ];
+    v.extend(extra.iter().map(|s| s.into()));
+    v
+}
+
+fn run_render(install: &Path, extra: &[&str]) -> (i32, String, String) {
+    let args = render_args(install, extra);
+    let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    run(&refs)
+}
+
 #[test]
-fn render_passes_kbld_through_and_waits_for_ytt() {
-    let out = strata()
-        .args(["package", "render", "--packages"])
-        .arg(fixture("render.yml"))
-        .arg("--install")
-        .arg(fixture("render-install.yml"))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let docs = strata::yaml::load_values(&String::from_utf8_lossy(&out.stdout)).unwrap();
+fn render_passes_kbld_through() {
+    let (code, out, err) = run_render(&fixture("render-install.yml"), &[]);
+    assert_eq!(code, 0, "{err}");
+    let docs = strata::yaml::load_values(&out).unwrap();
     let images: Vec<&str> = docs
         .iter()
         .filter_map(|d| d.get_path(&["spec", "image"]).and_then(Value::as_str))
         .collect();
     assert_eq!(images, ["nginx:1.25"]);
+}
 
-    let out = strata()
-        .args(["package", "render", "--packages"])
-        .arg(fixture("render.yml"))
-        .arg("--install")
-        .arg(fixture("render-install-ytt.yml"))
+fn str_at<'v>(d: &'v Value, path: &[&str]) -> Option<&'v str> {
+    d.get_path(path).and_then(Value::as_str)
+}
+
+/// The ytt step gets the schema defaults, then the install's Secret (base64
+/// `data` and `stringData`, from the --install file), then
+/// --data-values-file; kbld after it passes the stream through.
+#[test]
+fn render_runs_ytt_with_the_install_values() {
+    let install = fixture("render-install-ytt.yml");
+    let (code, out, err) = run_render(&install, &[]);
+    assert_eq!(code, 0, "{err}");
+    let docs = strata::yaml::load_values(&out).unwrap();
+    assert_eq!(docs.len(), 1, "{out}");
+    assert_eq!(str_at(&docs[0], &["metadata", "name"]), Some("web-prod"));
+    assert_eq!(str_at(&docs[0], &["spec", "image"]), Some("nginx:1.27"));
+    assert_eq!(
+        str_at(&docs[0], &["metadata", "annotations", "replicas"]),
+        Some("1")
+    );
+    assert!(err.contains("web.example.com 2.0.0"), "{err}");
+
+    let dv = fixture("render-data-values.yml");
+    let (code, out, err) = run_render(&install, &["--data-values-file", dv.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let docs = strata::yaml::load_values(&out).unwrap();
+    assert_eq!(
+        str_at(&docs[0], &["metadata", "annotations", "replicas"]),
+        Some("4")
+    );
+
+    // Into a directory: <dir>/<install>/<ytt output file> and VERSION; a
+    // second render replaces the directory (stale files go).
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("web")).unwrap();
+    fs::write(dir.path().join("web/stale.yml"), "x: 1\n").unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (code, _, err) = run_render(&install, &["--output-dir", d]);
+    assert_eq!(code, 0, "{err}");
+    let mut files: Vec<String> = fs::read_dir(dir.path().join("web"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["VERSION", "pod.yml"]);
+    let version = read(&dir.path().join("web/VERSION"));
+    assert!(version.lines().any(|l| l == "version: 2.0.0"), "{version}");
+    let pod = strata::yaml::load_values(&read(&dir.path().join("web/pod.yml"))).unwrap();
+    assert_eq!(str_at(&pod[0], &["metadata", "name"]), Some("web-prod"));
+    let top: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(top.len(), 1, "no staging directory is left");
+}
+
+#[test]
+fn render_without_the_values_secret_names_it() {
+    let text = read(&fixture("render-install-ytt.yml"));
+    let only_install = text.split("\n---\n").next().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("pkgi.yml");
+    fs::write(&f, only_install).unwrap();
+    let (code, _, err) = run_render(&f, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("Package web.example.com.2.0.0: template step 0 (`ytt`): PackageInstall web: spec.values[0].secretRef: Secret `web-values` not found"),
+        "{err}"
+    );
+    // --values supplies it from another file.
+    let secret = dir.path().join("secret.yml");
+    fs::write(&secret, text.split("\n---\n").nth(1).unwrap()).unwrap();
+    let (code, out, err) = run_render(&f, &["--values", secret.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("name: web-prod"), "{out}");
+}
+
+#[test]
+fn render_reports_unsupported_steps() {
+    let (code, out, err) = run_render(&fixture("render-install-helm.yml"), &[]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains(
+            "Package chart.example.com.1.0.0: template step 0 (`helmTemplate`): not supported"
+        ),
+        "{err}"
+    );
+}
+
+fn copy_tree(src: &Path, dst: &Path) {
+    fs::create_dir_all(dst).unwrap();
+    for e in fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let to = dst.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &to);
+        } else {
+            fs::copy(e.path(), &to).unwrap();
+        }
+    }
+}
+
+fn compile(project: &Path, out: &Path) -> (i32, String) {
+    let o = strata()
+        .current_dir(project)
+        .args([
+            "compile",
+            "--inventory-path",
+            "inventory",
+            "--quiet",
+            "--output-path",
+        ])
+        .arg(out)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2));
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// `strata compile` resolves `parameters.packages_install` and the
+/// PackageInstall documents a compile entry wrote, renders them into
+/// `compiled/<target>/packages/<install>/`, and a newer package version
+/// shows up as one changed line in `strata diff`.
+#[test]
+fn compile_renders_installs_and_a_version_bump_is_one_diff_line() {
+    let project = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("compile"), project.path());
+    let old = tempfile::tempdir().unwrap();
+    let (code, err) = compile(project.path(), old.path());
+    assert_eq!(code, 0, "{err}");
+    let web = old.path().join("compiled/prod/packages/web");
+    assert_eq!(
+        read(&web.join("VERSION")),
+        "install: apps/web\nrefName: web.example.com\nversion: 1.0.0\nconstraints: >=1.0.0 <2.0.0\n"
+    );
+    let deploy = strata::yaml::load_values(&read(&web.join("deployment.yml"))).unwrap();
+    // `values: {replicas: 3}` in the inventory overrides the schema default.
+    assert_eq!(
+        deploy[0].get_path(&["spec", "replicas"]),
+        Some(&Value::Int(3))
+    );
+    assert!(web.join("service.yml").is_file());
+    // The install a compile entry wrote, with its values Secret.
+    let tool = old.path().join("compiled/prod/packages/tool");
+    let cm = strata::yaml::load_values(&read(&tool.join("cm.yml"))).unwrap();
+    assert_eq!(str_at(&cm[0], &["data", "greeting"]), Some("bonjour"));
+    assert!(read(&tool.join("VERSION")).contains("version: 0.1.0\n"));
+
+    // The repository gains 1.1.0 (same templates): one line changes.
+    let repo = project.path().join("repo/packages/web.example.com");
+    let v1 = read(&repo.join("1.0.0.yml"));
+    fs::write(repo.join("1.1.0.yml"), v1.replace("1.0.0", "1.1.0")).unwrap();
+    let new = tempfile::tempdir().unwrap();
+    let (code, err) = compile(project.path(), new.path());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        read(&new.path().join("compiled/prod/packages/web/deployment.yml")),
+        read(&web.join("deployment.yml"))
+    );
+    let o = strata()
+        .args(["diff", "--color", "never", "--catalogs"])
+        .arg(old.path().join("compiled"))
+        .arg(new.path().join("compiled"))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The text report indents the unified diff under the file.
+    let body: Vec<&str> = out.lines().map(str::trim_start).collect();
+    let removed: Vec<&&str> = body
+        .iter()
+        .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+        .collect();
+    let added: Vec<&&str> = body
+        .iter()
+        .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+        .collect();
+    assert_eq!(removed, [&"-version: 1.0.0"], "{out}");
+    assert_eq!(added, [&"+version: 1.1.0"], "{out}");
+    assert!(out.contains("1 target changed, 1 file changed"), "{out}");
+}
+
+#[test]
+fn compile_errors_name_target_and_parameter() {
+    let project = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("compile"), project.path());
+    let target = project.path().join("inventory/targets/prod.yml");
+    let text = read(&target);
+    fs::write(&target, text.replace("'>=1.0.0 <2.0.0'", "'>=5.0.0'")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let (code, err) = compile(project.path(), out.path());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("target prod"), "{err}");
     assert!(
-        stderr.contains("ytt templates need strata's template engine"),
-        "{stderr}"
+        err.contains("parameters.packages_install.web: Expected to find at least one version"),
+        "{err}"
+    );
+    assert!(err.contains("rejected 1.0.0"), "{err}");
+    assert!(
+        !out.path().join("compiled").exists(),
+        "nothing written on failure"
+    );
+
+    fs::write(
+        &target,
+        text.replace("refName: web.example.com", "refname: web.example.com"),
+    )
+    .unwrap();
+    let (code, err) = compile(project.path(), out.path());
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("parameters.packages_install.web: field `spec.packageRef.refname`"),
+        "{err}"
     );
 }

@@ -1,0 +1,306 @@
+//! The packages phase of `strata compile` for one target: the installs the
+//! inventory declares (`parameters.packages_install`) and the
+//! `PackageInstall` documents the target's other compile entries wrote are
+//! resolved against `parameters.package_repositories`, and each chosen
+//! package is rendered into `compiled/<target>/packages/<install>/` beside a
+//! small `VERSION` file, so that a version change is one line of the
+//! catalog diff.
+
+use super::hierarchy::{self, DeclaredRepository};
+use super::install::{resolve_install, InstallError};
+use super::model::{ModelError, PackageInstall, Strictness};
+use super::render::{self, RenderInputs};
+use super::repo::{self, RepoContent};
+use super::select::SelectError;
+use crate::value::Value;
+use std::path::{Path, PathBuf};
+
+/// The stable file that records the choice (not YAML on purpose: tools that
+/// apply every `*.yaml` / `*.yml` of a catalog directory skip it).
+pub const VERSION_FILE: &str = "VERSION";
+
+/// Directory below the target's output.
+pub const PACKAGES_DIR: &str = "packages";
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct PackagesError(pub String);
+
+fn model_err(e: ModelError) -> PackagesError {
+    let field = if e.field.is_empty() {
+        String::new()
+    } else {
+        format!(": field `{}`", e.field)
+    };
+    PackagesError(format!("{}{field}: {}", e.doc, e.message))
+}
+
+/// An install to resolve, and where it came from (for messages).
+struct Wanted {
+    install: PackageInstall,
+    values: Option<Value>,
+    origin: String,
+}
+
+fn is_yaml(p: &Path) -> bool {
+    matches!(p.extension().and_then(|e| e.to_str()), Some("yml" | "yaml"))
+}
+
+fn walk(dir: &Path, skip: &Path, out: &mut Vec<PathBuf>) -> Result<(), PackagesError> {
+    let rd = std::fs::read_dir(dir)
+        .map_err(|e| PackagesError(format!("cannot read {}: {e}", dir.display())))?;
+    let mut paths: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for p in paths {
+        if p == skip {
+            continue;
+        }
+        if p.is_dir() {
+            walk(&p, skip, out)?;
+        } else if is_yaml(&p) {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// The target's output YAML files that may hold a PackageInstall or a
+/// Secret / ConfigMap, with their text (other files are not kept).
+fn output_files(target_root: &Path) -> Result<Vec<(PathBuf, String)>, PackagesError> {
+    let mut files = Vec::new();
+    walk(target_root, &target_root.join(PACKAGES_DIR), &mut files)?;
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f)
+            .map_err(|e| PackagesError(format!("cannot read {}: {e}", f.display())))?;
+        if text.contains("PackageInstall") || text.contains("Secret") || text.contains("ConfigMap")
+        {
+            out.push((f, text));
+        }
+    }
+    Ok(out)
+}
+
+/// The PackageInstall documents of the output files, as (file, document).
+fn output_installs(files: &[(PathBuf, String)]) -> Result<Vec<(PathBuf, Value)>, PackagesError> {
+    let mut out = Vec::new();
+    for (f, text) in files.iter().filter(|(_, t)| t.contains("PackageInstall")) {
+        let docs = crate::yaml::load_values(text).map_err(|e| {
+            PackagesError(format!(
+                "{}:{}:{}: invalid YAML: {}",
+                f.display(),
+                e.line,
+                e.col,
+                e.message
+            ))
+        })?;
+        out.extend(
+            docs.into_iter()
+                .filter(|d| d.get_path(&["kind"]).and_then(Value::as_str) == Some("PackageInstall"))
+                .map(|d| (f.clone(), d)),
+        );
+    }
+    Ok(out)
+}
+
+/// The Secrets / ConfigMaps of the output files (files that do not parse
+/// are skipped: not every `.yml` a template writes is YAML, and these only
+/// matter when an install names them).
+fn output_objects(files: &[(PathBuf, String)]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (_, text) in files {
+        if let Ok(docs) = crate::yaml::load_values(text) {
+            out.extend(docs.into_iter().filter(|d| {
+                matches!(
+                    d.get_path(&["kind"]).and_then(Value::as_str),
+                    Some("Secret" | "ConfigMap")
+                )
+            }));
+        }
+    }
+    out
+}
+
+fn find_dir(path: &str, search_paths: &[PathBuf]) -> Option<PathBuf> {
+    let p = Path::new(path);
+    if p.is_absolute() {
+        return p.is_dir().then(|| p.to_path_buf());
+    }
+    search_paths.iter().map(|s| s.join(p)).find(|c| c.is_dir())
+}
+
+fn install_error(origin: &str, e: &InstallError) -> PackagesError {
+    let mut msg = format!("{origin}: {e}");
+    if let InstallError::Select(SelectError::NoneFound { rejected, .. }) = e {
+        for (v, why) in rejected {
+            msg.push_str(&format!("\n  rejected {v}: {why}"));
+        }
+    }
+    if let Some(h) = e.hint() {
+        msg.push_str(&format!("\n  hint: {h}"));
+    }
+    PackagesError(msg)
+}
+
+/// The `VERSION` file: one `key: value` per line, in a fixed order.
+pub fn version_file(install: &PackageInstall, r: &super::install::Resolution) -> String {
+    let mut out = String::new();
+    let ns = install.meta.namespace.as_deref().unwrap_or("default");
+    out.push_str(&format!("install: {ns}/{}\n", install.meta.name));
+    out.push_str(&format!("refName: {}\n", r.ref_name));
+    out.push_str(&format!("version: {}\n", r.version));
+    if !install.selection.constraints.is_empty() {
+        out.push_str(&format!("constraints: {}\n", install.selection.constraints));
+    }
+    out
+}
+
+/// Runs the packages phase for one target: `params` are its parameters,
+/// `target_root` its output directory (inside the catalog being built),
+/// `search_paths` where relative repository directories are looked up.
+/// Returns the install names rendered.
+pub fn compile_target_packages(
+    params: &Value,
+    target_root: &Path,
+    search_paths: &[PathBuf],
+) -> Result<Vec<String>, PackagesError> {
+    let source = Path::new("parameters");
+    let mut wanted = Vec::new();
+    if let Some(v) = params.get_path(&["packages_install"]) {
+        for d in hierarchy::declared_installs(source, v).map_err(model_err)? {
+            wanted.push(Wanted {
+                install: d.install,
+                values: d.values,
+                origin: d.param_path,
+            });
+        }
+    }
+    let files = output_files(target_root)?;
+    for (file, doc) in &output_installs(&files)? {
+        let rel = file.strip_prefix(target_root).unwrap_or(file);
+        let found = hierarchy::installs_from_documents(rel, std::slice::from_ref(doc))
+            .map_err(|e| PackagesError(e.to_string()))?;
+        for install in found {
+            let origin = format!("PackageInstall {} in {}", install.meta.name, rel.display());
+            wanted.push(Wanted {
+                install,
+                values: None,
+                origin,
+            });
+        }
+    }
+    if wanted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut names: Vec<(&str, &str)> = Vec::new();
+    for w in &wanted {
+        if let Some((_, first)) = names.iter().find(|(n, _)| *n == w.install.meta.name) {
+            return Err(PackagesError(format!(
+                "{}: another install ({first}) has the same name `{}`; each install renders into packages/<name>/, so names must be unique per target",
+                w.origin, w.install.meta.name
+            )));
+        }
+        names.push((&w.install.meta.name, &w.origin));
+    }
+
+    let repos_value = params
+        .get_path(&["package_repositories"])
+        .filter(|v| !v.is_null())
+        .ok_or_else(|| {
+            PackagesError(format!(
+                "{}: parameters.package_repositories is not set; declare the repositories that offer the package (`path: DIR`, fetch.inline, git or http)",
+                wanted[0].origin
+            ))
+        })?;
+    let declared =
+        hierarchy::repositories_from_parameters(source, repos_value).map_err(model_err)?;
+    let mut contents: Vec<RepoContent> = Vec::new();
+    for r in declared {
+        match r {
+            DeclaredRepository::Directory { name, path } => {
+                let dir = find_dir(&path, search_paths).ok_or_else(|| {
+                    PackagesError(format!(
+                        "parameters.package_repositories.{name}.path: directory `{path}` not found in the search paths {search_paths:?}"
+                    ))
+                })?;
+                contents.push(
+                    repo::content_from_dir(&name, &dir, Strictness::Lenient).map_err(|e| {
+                        PackagesError(format!("parameters.package_repositories.{name}: {e}"))
+                    })?,
+                );
+            }
+            DeclaredRepository::Repository(r) if r.paused => {}
+            DeclaredRepository::Repository(r) => {
+                let work = tempfile::tempdir()
+                    .map_err(|e| PackagesError(format!("cannot create a work directory: {e}")))?;
+                contents.push(
+                    repo::fetch_repository(&r, work.path(), Strictness::Lenient).map_err(|e| {
+                        PackagesError(format!(
+                            "parameters.package_repositories.{}: {e}",
+                            r.meta.name
+                        ))
+                    })?,
+                );
+            }
+        }
+    }
+    let catalog = repo::merge(contents)
+        .map_err(|e| PackagesError(format!("parameters.package_repositories: {e}")))?;
+    let cluster = hierarchy::cluster_from_parameters(params);
+    let objects = output_objects(&files);
+
+    let mut done = Vec::new();
+    for w in &wanted {
+        let r = resolve_install(&w.install, &catalog.packages, &cluster)
+            .map_err(|e| install_error(&w.origin, &e))?;
+        let extra: Vec<(String, String)> = w
+            .values
+            .iter()
+            .map(|v| {
+                (
+                    format!("{}.values", w.origin),
+                    crate::yaml::emit::to_yaml_string(v),
+                )
+            })
+            .collect();
+        let work = tempfile::tempdir()
+            .map_err(|e| PackagesError(format!("cannot create a work directory: {e}")))?;
+        let rendered = render::render_package(
+            &r.package,
+            RenderInputs {
+                install: Some(&w.install),
+                objects: &objects,
+                extra_values: &extra,
+            },
+            work.path(),
+        )
+        .map_err(|e| PackagesError(format!("{}: {e}", w.origin)))?;
+        let mut files = rendered.files;
+        if files.iter().any(|(n, _)| n == VERSION_FILE) {
+            return Err(PackagesError(format!(
+                "{}: Package {} renders a file named {VERSION_FILE}, which strata keeps for the chosen version",
+                w.origin, r.package.meta.name
+            )));
+        }
+        files.push((VERSION_FILE.into(), version_file(&w.install, &r)));
+        let name = &w.install.meta.name;
+        if name.contains(['/', '\\']) || !repo::safe_relative(name) {
+            return Err(PackagesError(format!(
+                "{}: install name `{name}` cannot be a directory name",
+                w.origin
+            )));
+        }
+        let dir = target_root.join(PACKAGES_DIR).join(name);
+        if dir.exists() {
+            return Err(PackagesError(format!(
+                "{}: {} already exists (written by a compile entry); strata renders installs there",
+                w.origin,
+                dir.strip_prefix(target_root).unwrap_or(&dir).display()
+            )));
+        }
+        render::write_dir_atomically(&dir, &files)
+            .map_err(|e| PackagesError(format!("{}: {e}", w.origin)))?;
+        done.push(w.install.meta.name.clone());
+    }
+    Ok(done)
+}
