@@ -158,6 +158,17 @@ pub fn prepare(
         plans.insert(name.clone(), plan);
     }
     for plan in plans.values() {
+        let installs = dumps
+            .get(&plan.name)
+            .and_then(|d| d.get_path(&["parameters", "packages_install"]))
+            .is_some_and(|v| !v.is_null());
+        if installs && plan.target_var.is_empty() {
+            return Err(CompileError::new(
+                "parameters.packages_install is set but parameters.kapitan.vars.target is not: the packages have no output directory",
+            )
+            .target(&plan.name)
+            .hint("set parameters.kapitan.vars.target to the target's own name, e.g. ${_reclass_:name:short}"));
+        }
         if !plan.entries.is_empty() && !plans.contains_key(&plan.target_var) {
             return Err(CompileError::new(format!(
                 "parameters.kapitan.vars.target is `{}`, which is not a target name",

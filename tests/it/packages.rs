@@ -806,4 +806,21 @@ fn compile_errors_name_target_and_parameter() {
         err.contains("parameters.packages_install.web: field `spec.packageRef.refname`"),
         "{err}"
     );
+
+    // Installs without an output directory are an error, not skipped.
+    fs::write(
+        &target,
+        text.replace("    vars:\n      target: prod\n    compile:", "    compile:")
+            .replace("kapitan:\n    compile:\n      - input_type: copy\n        input_paths:\n          - manifests/tool-install.yml\n        output_path: manifests\n", "kapitan: {}\n"),
+    )
+    .unwrap();
+    let (code, err) = compile(project.path(), out.path());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("prod"), "{err}");
+    assert!(
+        err.contains(
+            "parameters.packages_install is set but parameters.kapitan.vars.target is not"
+        ),
+        "{err}"
+    );
 }
