@@ -42,6 +42,8 @@ pub enum Command {
     Fetch(commands::fetch::FetchArgs),
     /// Commodore-compatible cluster catalogs (`catalog compile <cluster-id>`)
     Catalog(commands::catalog::CatalogArgs),
+    /// Do what the GitHub Actions event calls for: review a pull request, publish on push, else compile and lint
+    Ci(commands::ci::CiArgs),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -80,6 +82,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Template(args) => commands::template::run(*args),
         Command::Fetch(args) => commands::fetch::run(args),
         Command::Catalog(args) => commands::catalog::run(args),
+        Command::Ci(args) => commands::ci::run(args),
     }
 }
 
