@@ -131,13 +131,16 @@ impl Event {
                 name: "local".into(),
             });
         };
-        let needs_payload = matches!(name.as_str(), "pull_request" | "pull_request_target" | "push");
+        let needs_payload = matches!(
+            name.as_str(),
+            "pull_request" | "pull_request_target" | "push"
+        );
         if !needs_payload {
             return Ok(Event::Other { name });
         }
-        let path = PathBuf::from(set("GITHUB_EVENT_PATH").ok_or_else(|| CiError::NoEventPath {
-            name: name.clone(),
-        })?);
+        let path = PathBuf::from(
+            set("GITHUB_EVENT_PATH").ok_or_else(|| CiError::NoEventPath { name: name.clone() })?,
+        );
         let text = std::fs::read_to_string(&path).map_err(|e| CiError::EventIo {
             path: path.clone(),
             message: e.to_string(),
@@ -343,10 +346,7 @@ mod tests {
 
     #[test]
     fn shards_parse_and_reject() {
-        assert_eq!(
-            Shard::parse("2/3").unwrap(),
-            Shard { index: 2, total: 3 }
-        );
+        assert_eq!(Shard::parse("2/3").unwrap(), Shard { index: 2, total: 3 });
         for bad in ["0/2", "3/2", "x", "1/0", "a/2", "1/b", "", "1/2/3"] {
             assert!(
                 matches!(Shard::parse(bad), Err(CiError::BadShard { .. })),
@@ -379,9 +379,7 @@ mod tests {
             Shard { index: 1, total: 3 }.select(&all),
             vec!["t00", "t03", "t06", "t09"]
         );
-        assert!(Shard { index: 5, total: 5 }
-            .select(&names(2))
-            .is_empty());
+        assert!(Shard { index: 5, total: 5 }.select(&names(2)).is_empty());
     }
 
     #[test]

@@ -234,7 +234,15 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
                 "summary": {"errors": errors, "warnings": warnings},
             });
             std::fs::write(&lint_json, serde_json::to_string_pretty(&json)? + "\n")?;
-            review(&args, pr, work.path(), &head_catalog, collected.is_some(), &lint_json, &mut outputs)?;
+            review(
+                &args,
+                pr,
+                work.path(),
+                &head_catalog,
+                collected.is_some(),
+                &lint_json,
+                &mut outputs,
+            )?;
         }
         _ => {
             if collected.is_none() {

@@ -140,20 +140,31 @@ fn shards_are_disjoint_and_together_the_full_compile() {
 
     // Sharding applies after -t; an empty shard is not an error.
     let (code, _, err) = output(strata_in(d).args([
-        "compile", "-t", "b", "e", "--shard", "2/2", "--output-path", "t",
+        "compile",
+        "-t",
+        "b",
+        "e",
+        "--shard",
+        "2/2",
+        "--output-path",
+        "t",
     ]));
     assert_eq!(code, 0, "{err}");
     let t: Vec<String> = files(&d.join("t/compiled")).into_keys().collect();
     assert_eq!(t, vec!["e/manifests/app.yaml"]);
-    let (code, _, err) = output(strata_in(d).args([
-        "compile", "--shard", "9/9", "--output-path", "empty",
-    ]));
+    let (code, _, err) =
+        output(strata_in(d).args(["compile", "--shard", "9/9", "--output-path", "empty"]));
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("shard 9/9 has no targets"), "{err}");
     assert!(files(&d.join("empty/compiled")).is_empty());
     // --check works per shard.
     let (code, _, err) = output(strata_in(d).args([
-        "compile", "--shard", "2/3", "--check", "--output-path", "s2",
+        "compile",
+        "--shard",
+        "2/3",
+        "--check",
+        "--output-path",
+        "s2",
     ]));
     assert_eq!(code, 0, "{err}");
 
@@ -168,24 +179,24 @@ fn shards_are_disjoint_and_together_the_full_compile() {
         "merged",
     ]));
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("collected 5 target(s) from 3 shard(s)"), "{err}");
+    assert!(
+        err.contains("collected 5 target(s) from 3 shard(s)"),
+        "{err}"
+    );
     assert_eq!(files(&d.join("merged/compiled")), full);
 
     // A target in two shards is refused, naming both.
-    let (code, _, err) = output(strata_in(d).args([
-        "ci",
-        "--collect",
-        "s1",
-        "full",
-        "--output-path",
-        "bad",
-    ]));
+    let (code, _, err) =
+        output(strata_in(d).args(["ci", "--collect", "s1", "full", "--output-path", "bad"]));
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("compiled/a/manifests/app.yaml is in two shards: s1 and full"),
         "{err}"
     );
-    assert!(err.contains("hint: a target was compiled by two shards"), "{err}");
+    assert!(
+        err.contains("hint: a target was compiled by two shards"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -250,16 +261,16 @@ impl Job {
         gh: Option<&FakeGithub>,
         inputs: &[(&str, &str)],
     ) -> (i32, String, String) {
-        let payload = std::fs::read_to_string(
-            root().join(format!("tests/fixtures/ci/events/{event}.json")),
-        )
-        .unwrap()
-        .replace("BASE_SHA", &self.base)
-        .replace("HEAD_SHA", &self.head);
+        let payload =
+            std::fs::read_to_string(root().join(format!("tests/fixtures/ci/events/{event}.json")))
+                .unwrap()
+                .replace("BASE_SHA", &self.base)
+                .replace("HEAD_SHA", &self.head);
         let event_path = self.path(&format!("{event}.json"));
         std::fs::write(&event_path, payload).unwrap();
         let mut cmd = Command::new("bash");
-        cmd.arg(root().join("action/run.sh")).current_dir(self.repo());
+        cmd.arg(root().join("action/run.sh"))
+            .current_dir(self.repo());
         for (k, _) in std::env::vars() {
             if ["GITHUB_", "RUNNER_", "INPUT_", "STRATA_"]
                 .iter()
@@ -316,7 +327,12 @@ impl Job {
     }
 }
 
-fn expected_outputs(changed: &str, files: &str, errors: &str, url: &str) -> BTreeMap<String, String> {
+fn expected_outputs(
+    changed: &str,
+    files: &str,
+    errors: &str,
+    url: &str,
+) -> BTreeMap<String, String> {
     [
         ("changed-targets", changed),
         ("diff-files", files),
@@ -368,10 +384,7 @@ fn action_on_a_pull_request_comments_the_diff() {
     std::fs::remove_file(job.path("output")).unwrap();
     let (code, out, err) = job.run("pull_request", "refs/pull/7/merge", Some(&gh), &[]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(gh
-        .requests()
-        .iter()
-        .all(|r| r.method == "GET"));
+    assert!(gh.requests().iter().all(|r| r.method == "GET"));
     assert_eq!(
         job.outputs()["comment-url"],
         "https://github.com/acme/infra/pull/7#issuecomment-1001"
@@ -389,14 +402,21 @@ fn action_on_a_pull_request_comments_the_diff() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(gh.requests().is_empty());
     assert_eq!(job.outputs(), expected_outputs("", "0", "0", ""));
-    assert!(job.summary().contains("no catalog changes"), "{}", job.summary());
+    assert!(
+        job.summary().contains("no catalog changes"),
+        "{}",
+        job.summary()
+    );
 }
 
 #[test]
 fn action_on_push_to_the_default_branch_publishes() {
     let job = Job::new();
     let bare = job.path("catalog.git");
-    git(job.dir.path(), &["init", "-q", "--bare", "-b", "main", "catalog.git"]);
+    git(
+        job.dir.path(),
+        &["init", "-q", "--bare", "-b", "main", "catalog.git"],
+    );
     let url = format!("file://{}", bare.display());
     // A feature branch publishes nothing.
     let (code, out, err) = job.run(
@@ -425,8 +445,14 @@ fn action_on_push_to_the_default_branch_publishes() {
     assert!(msg.contains(&job.head), "{msg}");
     assert_eq!(job.outputs(), expected_outputs("", "0", "0", ""));
     let summary = job.summary();
-    assert!(summary.contains("Event `push`: compiled 2 target(s)."), "{summary}");
-    assert!(summary.contains("Published the catalog to file://"), "{summary}");
+    assert!(
+        summary.contains("Event `push`: compiled 2 target(s)."),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("Published the catalog to file://"),
+        "{summary}"
+    );
 
     // No catalog repository: compiled and linted, nothing pushed, said so.
     let (code, _, err) = job.run("push", "refs/heads/main", None, &[]);
@@ -443,20 +469,28 @@ fn action_on_other_events_compiles_and_lints() {
     assert!(err.contains("Compiled 2 targets"), "{err}");
     assert_eq!(job.outputs(), expected_outputs("", "0", "0", ""));
     assert!(
-        job.summary()
-            .contains("Event `workflow_dispatch`: compiled 2 target(s).\n\nLint: 0 error(s), 0 warning(s)."),
+        job.summary().contains(
+            "Event `workflow_dispatch`: compiled 2 target(s).\n\nLint: 0 error(s), 0 warning(s)."
+        ),
         "{}",
         job.summary()
     );
 
     // An unused class is a warning: it fails only with fail-on: warning,
     // and a failed lint publishes nothing.
-    write(&job.repo(), "inventory/classes/unused.yml", "parameters: {}\n");
+    write(
+        &job.repo(),
+        "inventory/classes/unused.yml",
+        "parameters: {}\n",
+    );
     let (code, out, err) = job.run("workflow_dispatch", "refs/heads/main", None, &[]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("::warning file="), "{out}");
     let bare = job.path("catalog.git");
-    git(job.dir.path(), &["init", "-q", "--bare", "-b", "main", "catalog.git"]);
+    git(
+        job.dir.path(),
+        &["init", "-q", "--bare", "-b", "main", "catalog.git"],
+    );
     let url = format!("file://{}", bare.display());
     let (code, out, err) = job.run(
         "push",
@@ -465,7 +499,10 @@ fn action_on_other_events_compiles_and_lints() {
         &[("fail-on", "warning"), ("catalog-repo", &url)],
     );
     assert_eq!(code, 1, "{out}{err}");
-    assert!(err.contains("Lint failed: the catalog was not published."), "{err}");
+    assert!(
+        err.contains("Lint failed: the catalog was not published."),
+        "{err}"
+    );
     assert!(git(&bare, &["branch", "--list"]).is_empty());
     // A lint error (a plaintext secret) counts in lint-errors.
     write(
@@ -507,7 +544,10 @@ fn action_pull_request_with_collected_shards() {
         &[("args", "--collect ../shard1 ../shard2")],
     );
     assert_eq!(code, 0, "{out}{err}");
-    assert!(err.contains("collected 2 target(s) from 2 shard(s)"), "{err}");
+    assert!(
+        err.contains("collected 2 target(s) from 2 shard(s)"),
+        "{err}"
+    );
     assert_eq!(job.outputs()["changed-targets"], "dev");
     assert_eq!(job.outputs()["diff-files"], "1");
     let posts: Vec<_> = gh
@@ -516,7 +556,11 @@ fn action_pull_request_with_collected_shards() {
         .filter(|r| r.method == "POST")
         .collect();
     assert_eq!(posts.len(), 1);
-    assert!(posts[0].body.contains("+  replicas: 2"), "{}", posts[0].body);
+    assert!(
+        posts[0].body.contains("+  replicas: 2"),
+        "{}",
+        posts[0].body
+    );
 }
 
 /// The download path of `action/install.sh`, from a `file://` release: the
@@ -563,7 +607,10 @@ fn install_script_checks_the_release_sha256() {
             .arg("download")
             .env_remove("STRATA_BIN")
             .env("STRATA_VERSION", version)
-            .env("STRATA_RELEASE_URL", format!("file://{}", release.display()))
+            .env(
+                "STRATA_RELEASE_URL",
+                format!("file://{}", release.display()),
+            )
             .env("RUNNER_TEMP", d.join(format!("tmp-{version}")))
             .env("GITHUB_OUTPUT", &out_file)
             .env("GITHUB_ACTION_PATH", root());
