@@ -46,6 +46,8 @@ pub enum Command {
     Hooks(commands::hooks::HooksArgs),
     /// Print a shell completion script (bash, zsh or fish)
     Completions(commands::completions::CompletionsArgs),
+    /// Do what the GitHub Actions event calls for: review a pull request, publish on push, else compile and lint
+    Ci(commands::ci::CiArgs),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -86,6 +88,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Catalog(args) => commands::catalog::run(args),
         Command::Hooks(args) => commands::hooks::run(args),
         Command::Completions(args) => commands::completions::run(args),
+        Command::Ci(args) => commands::ci::run(args),
     }
 }
 

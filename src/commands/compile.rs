@@ -66,6 +66,10 @@ pub struct CompileArgs {
     /// Print nothing but errors
     #[arg(long)]
     pub quiet: bool,
+    /// Compile only shard I of N (1-based) of the selected targets: sorted by
+    /// name, every N-th from the I-th (for a CI matrix; merge with `strata ci --collect`)
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
 }
 
 fn absolute(p: &Path) -> PathBuf {
@@ -156,12 +160,35 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         labels.push((k.to_string(), v.to_string()));
     }
 
+    let shard = args
+        .shard
+        .as_deref()
+        .map(crate::ci::Shard::parse)
+        .transpose()
+        .map_err(diag_err)?;
+
     let inventory = Inventory::load(&inv_opts).map_err(diag_err)?;
     let nodes = inventory.render(&[]).map_err(diag_err)?;
     let prepared = compile::prepare(&nodes, &absolute(&inv_opts.path)).map_err(diag_err)?;
-    let selected = compile::select_targets(&prepared, &args.targets, &labels);
+    let mut selected = compile::select_targets(&prepared, &args.targets, &labels);
     if selected.is_empty() {
         anyhow::bail!("no targets found (check --targets / --labels)");
+    }
+    if let Some(shard) = &shard {
+        selected = shard.select(&selected);
+        if selected.is_empty() {
+            // More shards than targets: this one has nothing to do, which
+            // is not an error in a fixed-size matrix.
+            if !args.check {
+                let dir = absolute(&output_path).join("compiled");
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+            }
+            if !args.quiet {
+                eprintln!("shard {shard} has no targets");
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
     }
     let all_targets = selected.len() == prepared.plans.len();
     let opts = CompileOptions {

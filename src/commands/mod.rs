@@ -2,6 +2,7 @@
 //! library and rendering. Only this layer (and `cli`) uses `anyhow` and prints.
 
 pub mod catalog;
+pub mod ci;
 pub mod comment;
 pub mod compile;
 pub mod completions;

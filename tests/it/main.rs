@@ -1,9 +1,11 @@
 //! Integration tests: one binary, one module per area.
 
+mod ci;
 mod cli;
 mod commodore;
 mod compile;
 mod fetch;
+mod github_api;
 mod hooks;
 mod inventory;
 mod order;
