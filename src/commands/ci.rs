@@ -361,22 +361,23 @@ fn review(
         os("--json-out"),
         os(&diff_json),
     ];
-    if collected {
-        // The shards compiled the head; the base is compiled here.
-        let src = work.join("base-src");
-        crate::diff::git::extract(repo, &base, "", &src).map_err(diag_err)?;
-        let base_out = work.join("base-out");
-        compile_revision(&src, &base_out, &compile_argv(args), &base)?;
-        argv.extend([
-            os("--catalogs"),
-            os(base_out.join("compiled")),
-            os(head_catalog),
-        ]);
+    // Both sides are compiled here (the head only when the shards did not),
+    // so the comment can also compare their apply order.
+    let src = work.join("base-src");
+    crate::diff::git::extract(repo, &base, "", &src).map_err(diag_err)?;
+    let base_out = work.join("base-out");
+    compile_revision(&src, &base_out, &compile_argv(args), &base)?;
+    let base_catalog = base_out.join("compiled");
+    let head_catalog = if collected {
+        head_catalog.to_path_buf()
     } else {
-        argv.extend([os("--repo"), os(repo), os("--base"), os(&base)]);
-        argv.extend([os("--head"), os(head), os("--")]);
-        argv.extend(compile_argv(args));
-    }
+        let src = work.join("head-src");
+        crate::diff::git::extract(repo, head, "", &src).map_err(diag_err)?;
+        let head_out = work.join("head-out");
+        compile_revision(&src, &head_out, &compile_argv(args), head)?;
+        head_out.join("compiled")
+    };
+    argv.extend([os("--catalogs"), os(&base_catalog), os(&head_catalog)]);
     sub(argv)?;
     let diff = crate::github::read_diff(&diff_json).map_err(diag_err)?;
     let (changed, files) = Outputs::from_diff(&diff);
@@ -395,6 +396,9 @@ fn review(
             os(work.join("strata-review.md")),
             os("--marker"),
             os(&args.marker),
+            os("--order-catalogs"),
+            os(&base_catalog),
+            os(&head_catalog),
         ])?;
         if !pr.from_fork {
             outputs.comment_url = find_comment(args, pr.number, token.as_deref().unwrap_or(""));
@@ -413,7 +417,18 @@ fn review(
             base_sha: Some(base.clone()),
             head_sha: Some(head.clone()),
         };
-        let report = body::build(&diff, &lint, &revs, None, SUMMARY_LIMIT - 1024).markdown;
+        let order = crate::order::changed_orders(
+            &base_catalog,
+            &head_catalog,
+            &crate::order::Options::default(),
+        )
+        .unwrap_or_else(|e| {
+            eprintln!("warning: cannot compare the apply order: {e}");
+            Vec::new()
+        });
+        let report =
+            body::build_with_order(&diff, &lint, &order, &revs, None, SUMMARY_LIMIT - 1024)
+                .markdown;
         append(path, &report, "the job summary")?;
     }
     Ok(())
