@@ -59,9 +59,18 @@ pub struct DeclaredInstall {
 
 /// Normalises one `packages_install` entry into a full document.
 fn entry_document(name: &str, entry: &Value) -> Value {
-    let Some(m) = entry.as_map() else {
-        return entry.clone();
-    };
+    match entry.as_map() {
+        Some(m) => short_document("PackageInstall", name, m),
+        None => entry.clone(),
+    }
+}
+
+/// A document from the hierarchy's short form: a full document (with `kind`
+/// or `apiVersion`) gets its `metadata.name` defaulted to the key; anything
+/// else is the spec, with `namespace`/`annotations`/`labels` lifted into
+/// metadata (a PackageInstall's `values` map is strata's own and stays out
+/// of the spec).
+fn short_document(kind: &str, name: &str, m: &Map) -> Value {
     if m.contains_key("kind") || m.contains_key("apiVersion") {
         let mut doc = m.clone();
         if let Some(Value::Map(meta)) = doc.get_mut("metadata") {
@@ -78,7 +87,7 @@ fn entry_document(name: &str, entry: &Value) -> Value {
             "namespace" | "annotations" | "labels" => {
                 meta.insert(k.clone(), v.clone());
             }
-            "values" if matches!(v, Value::Map(_)) => {}
+            "values" if kind == "PackageInstall" && matches!(v, Value::Map(_)) => {}
             _ => {
                 spec.insert(k.clone(), v.clone());
             }
@@ -86,7 +95,7 @@ fn entry_document(name: &str, entry: &Value) -> Value {
     }
     let mut doc = Map::new();
     doc.insert("apiVersion".into(), Value::String(PKG_API.into()));
-    doc.insert("kind".into(), Value::String("PackageInstall".into()));
+    doc.insert("kind".into(), Value::String(kind.into()));
     doc.insert("metadata".into(), Value::Map(meta));
     doc.insert("spec".into(), Value::Map(spec));
     Value::Map(doc)
@@ -219,34 +228,7 @@ pub fn repositories_from_parameters(
                     });
                     continue;
                 }
-                let doc = if em.contains_key("kind") || em.contains_key("apiVersion") {
-                    let mut doc = em.clone();
-                    if let Some(Value::Map(meta)) = doc.get_mut("metadata") {
-                        meta.entry("name".to_string())
-                            .or_insert_with(|| Value::String(name.clone()));
-                    }
-                    Value::Map(doc)
-                } else {
-                    let mut meta = Map::new();
-                    meta.insert("name".into(), Value::String(name.clone()));
-                    let mut spec = Map::new();
-                    for (k, v) in em {
-                        match k.as_str() {
-                            "namespace" | "annotations" | "labels" => {
-                                meta.insert(k.clone(), v.clone());
-                            }
-                            _ => {
-                                spec.insert(k.clone(), v.clone());
-                            }
-                        }
-                    }
-                    let mut doc = Map::new();
-                    doc.insert("apiVersion".into(), Value::String(PKG_API.into()));
-                    doc.insert("kind".into(), Value::String("PackageRepository".into()));
-                    doc.insert("metadata".into(), Value::Map(meta));
-                    doc.insert("spec".into(), Value::Map(spec));
-                    Value::Map(doc)
-                };
+                let doc = short_document("PackageRepository", name, em);
                 out.push(DeclaredRepository::Repository(Box::new(parse(&label, &doc)?)));
             }
         }
