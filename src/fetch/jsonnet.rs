@@ -141,6 +141,12 @@ fn read_jsonnetfile(dir: &Path, ext_vars: &[(String, String)]) -> Result<Option<
     Ok(None)
 }
 
+/// Renders a `jsonnetfile.jsonnet` with external variables (Commodore does
+/// this for each component before installing).
+pub fn render_jsonnetfile(file: &Path, ext_vars: &[(String, String)]) -> Result<Json, String> {
+    render(file, ext_vars)
+}
+
 fn render(file: &Path, ext_vars: &[(String, String)]) -> Result<Json, String> {
     use jrsonnet_evaluator::trace::PathResolver;
     use jrsonnet_evaluator::{FileImportResolver, State};

@@ -100,21 +100,25 @@ pub(crate) fn checkout(
 ) -> Result<(PathBuf, bool), CheckoutError> {
     let other = |e: crate::git::GitError| CheckoutError::Other(e.to_string());
     // With `path`, the repository goes to `.name` and `name` links into it.
-    let (root, link) = match &dep.path {
-        Some(p) if !p.trim_matches('/').is_empty() => (
+    // A checkout elsewhere in the working directory is recorded relative
+    // to `dependencies/`, so a change of place is noticed like one of `path`.
+    let (root, link, root_name) = match (&dep.dir, &dep.path) {
+        (Some(d), _) => (
+            deps_dir.parent().unwrap_or(deps_dir).join(d),
+            None,
+            Path::new("..").join(d).to_string_lossy().into_owned(),
+        ),
+        (None, Some(p)) if !p.trim_matches('/').is_empty() => (
             deps_dir.join(format!(".{}", dep.name)),
             Some(p.trim_matches('/').to_string()),
+            format!(".{}", dep.name),
         ),
-        _ => (deps_dir.join(&dep.name), None),
+        _ => (deps_dir.join(&dep.name), None, dep.name.clone()),
     };
     let state_file = state_path(deps_dir, &dep.name);
     let mut old: Option<State> = std::fs::read(&state_file)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
-    let root_name = root
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
     // `path` was added or removed since the last run: the old checkout
     // goes (unless edited), and this one starts afresh.
     if let Some(s) = old
