@@ -109,11 +109,7 @@ fn catalog_url(layout: &Layout) -> anyhow::Result<String> {
 /// once the packages are in it, each stage fetched in parallel over
 /// repositories. Returns how to install the jsonnet dependencies, which
 /// needs the rendered parameters and so happens in the compile.
-fn fetch_all(
-    args: &CompileArgs,
-    layout: &Layout,
-    info: &ClusterInfo,
-) -> anyhow::Result<JbOptions> {
+fn fetch_all(args: &CompileArgs, layout: &Layout, info: &ClusterInfo) -> anyhow::Result<JbOptions> {
     let started = Instant::now();
     let credentials = crate::commands::fetch::token_credentials(
         args.publish.token_env.as_deref(),

@@ -1138,8 +1138,9 @@ fn install_jsonnet_dependencies(
                         .collect()
                 })
                 .unwrap_or_default();
-            let v = crate::fetch::jsonnet::render_jsonnetfile(&jsonnet, &ext)
-                .map_err(|m| CommodoreError::new(format!("{}: {m}", jsonnet.display())).file(&jsonnet))?;
+            let v = crate::fetch::jsonnet::render_jsonnetfile(&jsonnet, &ext).map_err(|m| {
+                CommodoreError::new(format!("{}: {m}", jsonnet.display())).file(&jsonnet)
+            })?;
             let mut text = serde_json::to_string_pretty(&v).map_err(from_display)?;
             text.push('\n');
             write(&dir.join("jsonnetfile.json"), &text)?;

@@ -758,7 +758,10 @@ mod catalog {
             "version: v7.1.0",
             "version: v9-missing",
         );
-        r.repo("global", &[(&global, None, &["good"]), (&global_bad, None, &[])]);
+        r.repo(
+            "global",
+            &[(&global, None, &["good"]), (&global_bad, None, &[])],
+        );
         let tenant = fx.join("inventory/classes/t-acme");
         let tenant_new = variant(
             "t-acme",
@@ -767,20 +770,33 @@ mod catalog {
             "namespace: syn-argocd",
             "namespace: changed-ns",
         );
-        r.repo("t-acme", &[(&tenant, None, &["t-good"]), (&tenant_new, None, &[])]);
-        r.repo("component-argocd", &[(&deps.join("argocd"), None, &["v7.1.0"])]);
-        r.repo("storage-lib", &[(&deps.join("storage-lib"), None, &["v1.0.0"])]);
+        r.repo(
+            "t-acme",
+            &[(&tenant, None, &["t-good"]), (&tenant_new, None, &[])],
+        );
+        r.repo(
+            "component-argocd",
+            &[(&deps.join("argocd"), None, &["v7.1.0"])],
+        );
+        r.repo(
+            "storage-lib",
+            &[(&deps.join("storage-lib"), None, &["v1.0.0"])],
+        );
         r.repo(
             "prometheus",
             &[
                 (&deps.join("prometheus"), None, &["v2.3.1"]),
-                (&deps.join("prometheus-infra"), Some(("NEWS", "2.4.0\n")), &["v2.4.0"]),
+                (
+                    &deps.join("prometheus-infra"),
+                    Some(("NEWS", "2.4.0\n")),
+                    &["v2.4.0"],
+                ),
             ],
         );
         let nginx_master = variant(
             "nginx",
             &deps.join("nginx"),
-            "manifests/controller.yaml",
+            "manifests/templates/controller.yaml",
             "nginx",
             "nginx-from-master",
         );
@@ -791,7 +807,10 @@ mod catalog {
                 (&nginx_master, None, &["branch:master"]),
             ],
         );
-        r.repo("monitoring", &[(&deps.join("pkg.monitoring"), None, &["v1.4.0"])]);
+        r.repo(
+            "monitoring",
+            &[(&deps.join("pkg.monitoring"), None, &["v1.4.0"])],
+        );
         r.repo("ingress", &[(&deps.join("pkg.ingress"), None, &["v0.2.0"])]);
         let cluster = std::fs::read_to_string(fx.join("cluster.json"))
             .unwrap()
@@ -879,7 +898,13 @@ mod catalog {
         assert!(work.join("inventory/classes/global/common.yml").is_file());
         assert!(work.join("inventory/classes/t-acme/c-prod.yml").is_file());
         assert!(work.join("inventory/classes/ingress").is_symlink());
-        for d in ["argocd", "storage-lib", "prometheus", "prometheus-infra", "nginx"] {
+        for d in [
+            "argocd",
+            "storage-lib",
+            "prometheus",
+            "prometheus-infra",
+            "nginx",
+        ] {
             assert!(deps.join(d).join("class").is_dir(), "{d}");
         }
         assert!(deps.join("pkg.ingress/config/nginx.yml").is_file());
@@ -888,12 +913,22 @@ mod catalog {
         // The instance has its own version, the package's nginx version won.
         assert!(deps.join("prometheus-infra/NEWS").is_file());
         assert!(!deps.join("prometheus/NEWS").exists());
-        let controller = std::fs::read_to_string(deps.join("nginx/manifests/controller.yaml")).unwrap();
+        let controller =
+            std::fs::read_to_string(deps.join("nginx/manifests/templates/controller.yaml"))
+                .unwrap();
         assert!(!controller.contains("nginx-from-master"));
         // The config checkouts are git worktrees at the overridden revision.
         let home = r.env.path("home");
-        let head = git_in(&home, &work.join("inventory/classes/global"), &["rev-parse", "HEAD"]);
-        let good = git_in(&home, &r.root.join("global.git"), &["rev-parse", "good^{commit}"]);
+        let head = git_in(
+            &home,
+            &work.join("inventory/classes/global"),
+            &["rev-parse", "HEAD"],
+        );
+        let good = git_in(
+            &home,
+            &r.root.join("global.git"),
+            &["rev-parse", "good^{commit}"],
+        );
         assert_eq!(head, good);
         // Jsonnet-bundler ran at the working directory, as Commodore does.
         assert!(work.join("jsonnetfile.json").is_file());
@@ -921,7 +956,9 @@ mod catalog {
         let argocd = files(&work.join("catalog/manifests/argocd"));
         let all: String = argocd
             .iter()
-            .map(|f| std::fs::read_to_string(work.join("catalog/manifests/argocd").join(f)).unwrap())
+            .map(|f| {
+                std::fs::read_to_string(work.join("catalog/manifests/argocd").join(f)).unwrap()
+            })
             .collect();
         assert!(all.contains("changed-ns"), "{all}");
         // The global default branch pins a version argocd does not have:
@@ -944,7 +981,10 @@ mod catalog {
         let err = stderr(&a);
         assert!(err.contains("dependency `config.global`"), "{err}");
         assert!(err.contains("global.git"), "{err}");
-        assert!(err.contains("offline: the repository is not on disk"), "{err}");
+        assert!(
+            err.contains("offline: the repository is not on disk"),
+            "{err}"
+        );
         assert!(err.contains("run once without --offline"), "{err}");
     }
 }
