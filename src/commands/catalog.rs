@@ -184,7 +184,6 @@ fn fetch_all(args: &CompileArgs, layout: &Layout, info: &ClusterInfo) -> anyhow:
     stage("configuration packages", as_deps(packages, "pkg."))?;
     let instances = commodore::instance_specs(layout).map_err(diag_err)?;
     stage("components", as_deps(instances, ""))?;
-    drop(stage);
     drop(progress);
     if !args.quiet {
         let changed = fetched.iter().filter(|f| f.changed).count();

@@ -577,7 +577,7 @@ type ComponentSpecs = (
 fn read_component_specs(node: &RenderedNode) -> Result<ComponentSpecs, CommodoreError> {
     check_identity_duplicates(&node.applications)?;
     let (components, aliases) = discover_components(&node.applications)?;
-    let specs = params_of(&node, "components");
+    let specs = params_of(node, "components");
     let spec_map = match specs {
         Some(Value::Map(m)) if !m.is_empty() => m.clone(),
         _ => {

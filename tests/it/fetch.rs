@@ -684,6 +684,10 @@ mod catalog {
         }
     }
 
+    /// A source directory, an extra file to add, and the refs to create
+    /// (`branch:NAME` or a tag) on the commit holding them.
+    type Version<'a> = (&'a Path, Option<(&'a str, &'a str)>, &'a [&'a str]);
+
     struct Remotes {
         env: Env,
         root: PathBuf,
@@ -692,7 +696,7 @@ mod catalog {
     impl Remotes {
         /// A bare repository `<name>.git` whose commits hold, in turn, each
         /// `(source directory, extra file, refs to create)` version.
-        fn repo(&self, name: &str, versions: &[(&Path, Option<(&str, &str)>, &[&str])]) {
+        fn repo(&self, name: &str, versions: &[Version]) {
             let home = self.env.path("home");
             let work = self.env.path(&format!("src-{name}"));
             std::fs::create_dir_all(&work).unwrap();
