@@ -171,13 +171,19 @@ fn fetch_all(args: &CompileArgs, layout: &Layout, info: &ClusterInfo) -> anyhow:
             ),
         ],
     )?;
-    // Checkouts go to `dependencies/<name>` whole, `path` inside them, as
-    // Commodore lays them out (`_base_directory` is `<checkout>/<path>`).
+    // Checkouts go to `dependencies/<name>` with `path` inside them, as
+    // Commodore lays them out (`_base_directory` is `<checkout>/<path>`);
+    // only `path` is written, which is what the hierarchy reads.
     let as_deps = |specs: std::collections::BTreeMap<String, commodore::DependencySpec>,
                    prefix: &str| {
         specs
             .into_iter()
-            .map(|(n, s)| Dependency::new(&format!("{prefix}{n}"), &s.url, &s.version, None))
+            .map(|(n, s)| {
+                let name = format!("{prefix}{n}");
+                let mut d = Dependency::new(&name, &s.url, &s.version, Some(&s.path));
+                d.dir = Some(PathBuf::from("dependencies").join(&name));
+                d
+            })
             .collect::<Vec<_>>()
     };
     let packages = commodore::package_specs(layout).map_err(diag_err)?;

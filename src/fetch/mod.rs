@@ -29,7 +29,9 @@ pub struct Dependency {
     pub path: Option<String>,
     /// Where the checkout goes, relative to the working directory, instead
     /// of `dependencies/<name>` (Commodore clones the global and tenant
-    /// configuration into `inventory/classes/`). Not combined with `path`.
+    /// configuration into `inventory/classes/`). With `path`, only that
+    /// sub-directory is written there, in place (no symlink): Commodore's
+    /// layout, where the hierarchy reads `<checkout>/<path>`.
     pub dir: Option<PathBuf>,
 }
 
@@ -249,9 +251,9 @@ fn check(deps: &[Dependency]) -> Result<(), FetchError> {
                 || dir
                     .components()
                     .any(|c| matches!(c, std::path::Component::ParentDir));
-            if outside || d.path.is_some() {
+            if outside {
                 errors.push(invalid(format!(
-                    "checkout directory {} must be inside the working directory, without `path`",
+                    "checkout directory {} must be inside the working directory",
                     dir.display()
                 )));
             }
