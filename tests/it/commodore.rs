@@ -419,7 +419,14 @@ fn lieutenant_api_mode() {
     });
     let dir = work("basic");
     strata()
-        .args(["catalog", "compile", "c-prod", "--local", "--quiet", "--api-url"])
+        .args([
+            "catalog",
+            "compile",
+            "c-prod",
+            "--local",
+            "--quiet",
+            "--api-url",
+        ])
         .arg(format!("http://{addr}/api"))
         .env("COMMODORE_API_TOKEN", "secret-token")
         .arg("-d")
