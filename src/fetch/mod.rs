@@ -683,6 +683,33 @@ mod tests {
     }
 
     #[test]
+    fn checks_out_in_place_at_the_default_branch() {
+        let tmp = tempfile::tempdir().unwrap();
+        let url = bare_repo(tmp.path(), "r", &[("a/f", "x"), ("b/g", "y"), ("top", "t")]);
+        let opts = FetchOptions::new(tmp.path().join("work"));
+        let mut d = Dependency::new("c", &url, DEFAULT_BRANCH, Some("a"));
+        d.dir = Some(PathBuf::from("dependencies/c"));
+        let f = fetch(std::slice::from_ref(&d), &opts, &NoProgress).unwrap();
+        let dir = opts.work_dir.join("dependencies/c");
+        assert_eq!(f[0].dir, dir);
+        assert!(!dir.is_symlink());
+        assert_eq!(std::fs::read_to_string(dir.join("a/f")).unwrap(), "x");
+        assert!(!dir.join("b").exists() && !dir.join("top").exists());
+        assert!(dir.join(".git").is_file());
+        // Another `path` at the same commit is not "up to date".
+        d.path = Some("b".into());
+        let f = fetch(std::slice::from_ref(&d), &opts, &NoProgress).unwrap();
+        assert!(f[0].changed);
+        assert!(!dir.join("a").exists());
+        assert_eq!(std::fs::read_to_string(dir.join("b/g")).unwrap(), "y");
+        let f = fetch(std::slice::from_ref(&d), &opts, &NoProgress).unwrap();
+        assert!(!f[0].changed);
+        // A directory outside the working directory is refused.
+        d.dir = Some(PathBuf::from("../elsewhere"));
+        assert!(check(&[d]).is_err());
+    }
+
+    #[test]
     fn rejects_bad_dependencies() {
         let d = |name: &str, url: &str, version: &str| Dependency::new(name, url, version, None);
         assert!(check(&[d("a", "file:///x", "main")]).is_ok());
