@@ -78,3 +78,24 @@ read -r again again_fetch <<< "$(run)"
 echo "Commodore $("$venv/bin/commodore" --version | awk '{print $3}') catalog compile, 30 components (total / until fetching is done):"
 echo "  from scratch: ${scratch}s / ${scratch_fetch}s"
 echo "  up to date:   ${again}s / ${again_fetch}s"
+
+# strata's whole `catalog compile` (fetching in Commodore's order, then
+# compiling) on the same API and repositories, from scratch and up to date.
+strata=${STRATA:-$(dirname "$here")/target/debug/strata}
+sw=$work/strata-cw
+srun() {
+  local start end
+  start=$(date +%s.%N)
+  "$strata" catalog compile c-bench --api-url "http://127.0.0.1:$port" --api-token x -d "$sw" > "$work/strata.log" 2>&1 \
+    || { tail -20 "$work/strata.log"; exit 1; }
+  end=$(date +%s.%N)
+  echo "$end - $start" | bc
+}
+echo "strata catalog compile, same hierarchy (3 runs each; whole run, and the fetch phase):"
+for i in 1 2 3; do
+  rm -rf "$sw"
+  s=$(srun)
+  sf=$(grep -o 'Fetched.*' "$work/strata.log")
+  u=$(srun)
+  echo "  from scratch: ${s}s ($sf); up to date: ${u}s ($(grep -o 'Fetched.*' "$work/strata.log"))"
+done

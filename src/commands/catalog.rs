@@ -1,9 +1,12 @@
-//! `strata catalog compile <cluster-id>`: Commodore's `catalog compile` on
-//! a working directory whose dependencies are already checked out (local
-//! mode), with cluster facts from `--cluster-file` or the Lieutenant API.
+//! `strata catalog compile <cluster-id>`: Commodore's `catalog compile`,
+//! with cluster facts from `--cluster-file` or the Lieutenant API: the
+//! configuration, packages and components fetched from git in Commodore's
+//! order, or (`--local`) taken as they are in the working directory.
 
 use crate::cli::diag_err;
 use crate::commodore::{self, CatalogOptions, ClusterInfo, Layout};
+use crate::fetch::jsonnet::JbOptions;
+use crate::fetch::{self, Dependency, FetchOptions, NoProgress, Progress};
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,9 +36,25 @@ pub struct CompileArgs {
         default_value = "."
     )]
     pub working_dir: PathBuf,
-    /// Use the dependencies already in the working directory (the only mode strata has)
+    /// Use the configuration and dependencies already in the working
+    /// directory instead of fetching them from git
     #[arg(long)]
     pub local: bool,
+    /// Revision of the global configuration [default: globalGitRepoRevision
+    /// of the cluster or tenant, else the remote's default branch]
+    #[arg(long, value_name = "REV")]
+    pub global_repo_revision_override: Option<String>,
+    /// Revision of the tenant configuration [default: tenantGitRepoRevision
+    /// of the cluster or tenant, else the remote's default branch]
+    #[arg(long, value_name = "REV")]
+    pub tenant_repo_revision_override: Option<String>,
+    /// Fetch nothing: use the repositories already in dependencies/.repos;
+    /// fail when one is missing
+    #[arg(long, conflicts_with = "local")]
+    pub offline: bool,
+    /// Discard local edits in the configuration and dependency checkouts
+    #[arg(long, conflicts_with = "local")]
+    pub force: bool,
     /// Lieutenant-style cluster object (JSON or YAML) to render params/cluster.yml from
     #[arg(long, value_name = "FILE")]
     pub cluster_file: Option<PathBuf>,
@@ -85,6 +104,110 @@ fn catalog_url(layout: &Layout) -> anyhow::Result<String> {
         })
 }
 
+/// Commodore's regular setup: the global and tenant configuration, then
+/// the packages, then the components and instances the hierarchy names
+/// once the packages are in it, each stage fetched in parallel over
+/// repositories. Returns how to install the jsonnet dependencies, which
+/// needs the rendered parameters and so happens in the compile.
+fn fetch_all(args: &CompileArgs, layout: &Layout, info: &ClusterInfo) -> anyhow::Result<JbOptions> {
+    let started = Instant::now();
+    let credentials = crate::commands::fetch::token_credentials(
+        args.publish.token_env.as_deref(),
+        &args.publish.token_user,
+    )?;
+    let opts = FetchOptions {
+        work_dir: layout.work_dir.clone(),
+        offline: args.offline,
+        force: args.force,
+        credentials: credentials.clone(),
+        parallelism: 0,
+    };
+    let progress: Box<dyn Progress> = if args.quiet {
+        Box::new(NoProgress)
+    } else {
+        crate::commands::fetch::progress_reporter()
+    };
+    let mut fetched = Vec::new();
+    let mut stage = |what: &str, deps: Vec<Dependency>| -> anyhow::Result<()> {
+        let r = fetch::fetch(&deps, &opts, progress.as_ref());
+        fetched.extend(r.map_err(|e| anyhow::anyhow!("while fetching {what}:\n{e}"))?);
+        Ok(())
+    };
+
+    commodore::prepare_regular(layout).map_err(diag_err)?;
+    let tenant = info.tenant_id().map_err(diag_err)?;
+    let version = |flag: &Option<String>, own: Option<String>| {
+        flag.clone()
+            .or(own)
+            .unwrap_or_else(|| fetch::DEFAULT_BRANCH.to_string())
+    };
+    let config = |name: &str, url: String, version: String, dir: PathBuf| Dependency {
+        name: format!("config.{name}"),
+        url,
+        version,
+        path: None,
+        dir: Some(dir),
+    };
+    stage(
+        "the global and tenant configuration",
+        vec![
+            config(
+                "global",
+                info.global_git_repo_url().map_err(diag_err)?,
+                version(
+                    &args.global_repo_revision_override,
+                    info.global_git_repo_revision(),
+                ),
+                PathBuf::from("inventory/classes/global"),
+            ),
+            config(
+                &tenant,
+                info.config_repo_url().map_err(diag_err)?,
+                version(
+                    &args.tenant_repo_revision_override,
+                    info.config_git_repo_revision(),
+                ),
+                PathBuf::from("inventory/classes").join(&tenant),
+            ),
+        ],
+    )?;
+    // Checkouts go to `dependencies/<name>` with `path` inside them, as
+    // Commodore lays them out (`_base_directory` is `<checkout>/<path>`);
+    // only `path` is written, which is what the hierarchy reads.
+    let as_deps = |specs: std::collections::BTreeMap<String, commodore::DependencySpec>,
+                   prefix: &str| {
+        specs
+            .into_iter()
+            .map(|(n, s)| {
+                let name = format!("{prefix}{n}");
+                let mut d = Dependency::new(&name, &s.url, &s.version, Some(&s.path));
+                d.dir = Some(PathBuf::from("dependencies").join(&name));
+                d
+            })
+            .collect::<Vec<_>>()
+    };
+    let packages = commodore::package_specs(layout).map_err(diag_err)?;
+    stage("configuration packages", as_deps(packages, "pkg."))?;
+    let instances = commodore::instance_specs(layout).map_err(diag_err)?;
+    stage("components", as_deps(instances, ""))?;
+    drop(progress);
+    if !args.quiet {
+        let changed = fetched.iter().filter(|f| f.changed).count();
+        eprintln!(
+            "Fetched {} dependencies ({changed} updated) in {:.2}s",
+            fetched.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(JbOptions {
+        repos_dir: opts.dependencies_dir().join(".repos"),
+        offline: args.offline,
+        credentials,
+        ext_vars: Vec::new(),
+        update: true,
+    })
+}
+
 pub fn run(args: CatalogArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         CatalogCommand::Compile(a) => compile(a),
@@ -114,6 +237,17 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
         }
         info.write_params(&layout).map_err(diag_err)?;
     }
+    let jsonnet = if args.local {
+        None
+    } else {
+        let Some(info) = &info else {
+            anyhow::bail!(
+                "fetching the configuration needs the cluster object: pass --cluster-file FILE or --api-url URL (or --local to use what is in {})",
+                layout.work_dir.display()
+            );
+        };
+        Some(fetch_all(&args, &layout, info)?)
+    };
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
@@ -121,6 +255,7 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
         work_dir: layout.work_dir.clone(),
         cluster_id: args.cluster_id.clone(),
         parallelism: args.parallelism.unwrap_or(cpus),
+        jsonnet,
     })
     .map_err(diag_err)?;
     for w in &report.warnings {

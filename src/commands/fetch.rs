@@ -93,11 +93,7 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
         credentials,
         parallelism: args.parallelism,
     };
-    let progress: Box<dyn Progress> = if std::io::stderr().is_terminal() {
-        Box::new(Bars::default())
-    } else {
-        Box::new(Lines)
-    };
+    let progress = progress_reporter();
     let fetched = fetch::fetch(&deps, &opts, progress.as_ref());
     // Bars leave the cursor on their last line: end it before anything else.
     drop(progress);
@@ -122,7 +118,15 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn credentials(args: &FetchArgs) -> anyhow::Result<Option<Credentials>> {
-    let token = match &args.token_env {
+    token_credentials(args.token_env.as_deref(), &args.token_user)
+}
+
+/// The HTTPS token from `token_env` (which must be set) or `GITHUB_TOKEN`.
+pub(crate) fn token_credentials(
+    token_env: Option<&str>,
+    token_user: &str,
+) -> anyhow::Result<Option<Credentials>> {
+    let token = match token_env {
         Some(var) => match std::env::var(var) {
             Ok(t) if !t.is_empty() => Some(t),
             _ => bail!("--token-env {var}: the environment variable {var} is not set or empty"),
@@ -130,7 +134,7 @@ fn credentials(args: &FetchArgs) -> anyhow::Result<Option<Credentials>> {
         None => std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty()),
     };
     Ok(token.map(|token| Credentials {
-        username: args.token_user.clone(),
+        username: token_user.to_string(),
         token,
     }))
 }
@@ -179,6 +183,7 @@ pub fn read_deps(file: &Path) -> anyhow::Result<Vec<Dependency>> {
             url,
             version,
             path: field(m, at, "path")?.filter(|p| !p.is_empty()),
+            dir: None,
         })
     };
     let mut out = Vec::new();
@@ -205,6 +210,15 @@ pub fn read_deps(file: &Path) -> anyhow::Result<Vec<Dependency>> {
         _ => bail!("{}: expected a list or map of dependencies", file.display()),
     }
     Ok(out)
+}
+
+/// Spinners on a terminal, else a line per repository.
+pub(crate) fn progress_reporter() -> Box<dyn Progress> {
+    if std::io::stderr().is_terminal() {
+        Box::new(Bars::default())
+    } else {
+        Box::new(Lines)
+    }
 }
 
 /// One line per repository when it is done (CI logs).

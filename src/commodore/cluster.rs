@@ -133,6 +133,52 @@ impl ClusterInfo {
         )]))
     }
 
+    /// The tenant's id (the directory of the tenant configuration).
+    pub fn tenant_id(&self) -> Result<String, CommodoreError> {
+        string(&self.tenant, &["id"], "tenant")
+    }
+
+    /// The global configuration repository (`globalGitRepoURL` of the tenant).
+    pub fn global_git_repo_url(&self) -> Result<String, CommodoreError> {
+        string(&self.tenant, &["globalGitRepoURL"], "tenant").map_err(|_| {
+            CommodoreError::new(format!(
+                "URL of the global git repository is missing on tenant '{}'",
+                self.tenant_id().unwrap_or_default()
+            ))
+        })
+    }
+
+    /// The tenant configuration repository (`gitRepo.url` of the tenant).
+    pub fn config_repo_url(&self) -> Result<String, CommodoreError> {
+        string(&self.tenant, &["gitRepo", "url"], "tenant").map_err(|_| {
+            CommodoreError::new(format!(
+                " > API did not return a repository URL for tenant '{}'",
+                self.tenant_id().unwrap_or_default()
+            ))
+        })
+    }
+
+    /// A field of the cluster, else of the tenant (Commodore's
+    /// `_extract_field`): revisions can be set on either.
+    fn revision(&self, field: &str) -> Option<String> {
+        self.cluster
+            .get(field)
+            .or_else(|| self.tenant.get(field))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    }
+
+    /// `globalGitRepoRevision` of the cluster or the tenant.
+    pub fn global_git_repo_revision(&self) -> Option<String> {
+        self.revision("globalGitRepoRevision")
+    }
+
+    /// `tenantGitRepoRevision` of the cluster or the tenant.
+    pub fn config_git_repo_revision(&self) -> Option<String> {
+        self.revision("tenantGitRepoRevision")
+    }
+
     /// Writes `inventory/classes/params/cluster.yml`.
     pub fn write_params(&self, layout: &super::Layout) -> Result<(), CommodoreError> {
         let v = self.render_params()?;

@@ -565,11 +565,19 @@ fn lib_files(dir: &Path) -> Result<Vec<PathBuf>, CommodoreError> {
     Ok(out)
 }
 
-fn register_components(layout: &Layout, deps: &mut Dependencies) -> Result<(), CommodoreError> {
-    let node = render_cluster(layout, false)?;
+/// What the hierarchy asks for: the components, the instance -> component
+/// map and the spec of every component and instance (instances fall back
+/// to their component's url/version/path).
+type ComponentSpecs = (
+    BTreeSet<String>,
+    BTreeMap<String, String>,
+    BTreeMap<String, DependencySpec>,
+);
+
+fn read_component_specs(node: &RenderedNode) -> Result<ComponentSpecs, CommodoreError> {
     check_identity_duplicates(&node.applications)?;
     let (components, aliases) = discover_components(&node.applications)?;
-    let specs = params_of(&node, "components");
+    let specs = params_of(node, "components");
     let spec_map = match specs {
         Some(Value::Map(m)) if !m.is_empty() => m.clone(),
         _ => {
@@ -598,6 +606,12 @@ fn register_components(layout: &Layout, deps: &mut Dependencies) -> Result<(), C
         let spec = parse_spec("component", alias, spec_map.get(alias), cspecs.get(cn))?;
         cspecs.insert(alias.clone(), spec);
     }
+    Ok((components, aliases, cspecs))
+}
+
+fn register_components(layout: &Layout, deps: &mut Dependencies) -> Result<(), CommodoreError> {
+    let node = render_cluster(layout, false)?;
+    let (components, aliases, cspecs) = read_component_specs(&node)?;
     let mut registered = BTreeSet::new();
     for cn in &components {
         let Some(spec) = cspecs.get(cn) else { continue };
@@ -863,6 +877,64 @@ pub fn setup(layout: &Layout, cluster_id: &str) -> Result<Dependencies, Commodor
     Ok(deps)
 }
 
+/// The first step of Commodore's regular (fetching) mode, once
+/// `params/cluster.yml` is written: resets targets and component symlinks
+/// (and package symlinks left by an earlier run) and writes the bootstrap
+/// target, so the hierarchy can be rendered to discover packages.
+pub fn prepare_regular(layout: &Layout) -> Result<(), CommodoreError> {
+    reset_dir(&layout.targets_dir())?;
+    reset_dir(&layout.defaults_dir())?;
+    reset_dir(&layout.components_dir())?;
+    let classes = layout.classes_dir();
+    if let Ok(entries) = std::fs::read_dir(&classes) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_symlink() {
+                std::fs::remove_file(&p).map_err(|e| CommodoreError::io(&p, e))?;
+            }
+        }
+    }
+    for d in [layout.lib_dir(), layout.dependencies_dir().join("libs")] {
+        std::fs::create_dir_all(&d).map_err(|e| CommodoreError::io(&d, e))?;
+    }
+    write_target(layout, &Dependencies::default(), BOOTSTRAP, BOOTSTRAP)
+}
+
+/// The packages the hierarchy uses (`pkg.` entries of `applications`) and
+/// their specs, rendered with missing classes ignored (packages are not
+/// there yet), as Commodore's `fetch_packages` reads them.
+pub fn package_specs(layout: &Layout) -> Result<BTreeMap<String, DependencySpec>, CommodoreError> {
+    let node = render_cluster(layout, true)?;
+    let specs = params_of(&node, "packages");
+    let mut out = BTreeMap::new();
+    for p in discover_packages(&node.applications)? {
+        if !specs
+            .and_then(|s| s.as_map())
+            .is_some_and(|m| m.contains_key(&p))
+        {
+            return Err(CommodoreError::new(format!(
+                "Unknown package '{p}'. Please add it to 'parameters.packages'"
+            )));
+        }
+        let spec = parse_spec("package", &p, specs.and_then(|s| s.get_path(&[&p])), None)?;
+        out.insert(p, spec);
+    }
+    Ok(out)
+}
+
+/// The component instances to fetch, with their specs, after linking the
+/// fetched packages into the hierarchy (so a package can add components
+/// and change their versions), as Commodore's `fetch_components` reads
+/// them. Keys are instance names (a plain component is its own instance).
+pub fn instance_specs(layout: &Layout) -> Result<BTreeMap<String, DependencySpec>, CommodoreError> {
+    let mut deps = Dependencies::default();
+    register_packages(layout, &mut deps)?;
+    let node = render_cluster(layout, false)?;
+    // Every component (also one used only through aliases) and every alias.
+    let (_, _, cspecs) = read_component_specs(&node)?;
+    Ok(cspecs)
+}
+
 fn metadata<'a>(cluster: &'a Value, component: &str) -> Option<&'a Map> {
     cluster
         .get_path(&[parameters_key(component).as_str(), "_metadata"])
@@ -1086,6 +1158,76 @@ pub struct CatalogOptions {
     pub work_dir: PathBuf,
     pub cluster_id: String,
     pub parallelism: usize,
+    /// Install the components' jsonnet dependencies into `vendor/` before
+    /// compiling (Commodore's regular mode); `None` in local mode.
+    pub jsonnet: Option<crate::fetch::jsonnet::JbOptions>,
+}
+
+/// Commodore's `fetch_jsonnet_libraries`: each component's
+/// `jsonnetfile.jsonnet` is rendered to `jsonnetfile.json` with
+/// `parameters.<component>.jsonnetfile_parameters` as external variables,
+/// the working directory gets a `jsonnetfile.json` naming every component
+/// checkout and `dependencies/lib` as local sources, and its dependencies
+/// (the components' own, transitively) are installed into `vendor/`, with
+/// no stale lock file.
+fn install_jsonnet_dependencies(
+    layout: &Layout,
+    deps: &Dependencies,
+    cluster: &Value,
+    jb: &crate::fetch::jsonnet::JbOptions,
+) -> Result<(), CommodoreError> {
+    let mut sources = Vec::new();
+    for cn in deps.components.keys() {
+        let dir = layout.component_dir(cn);
+        let jsonnet = dir.join("jsonnetfile.jsonnet");
+        if jsonnet.is_file() {
+            let ext: Vec<(String, String)> = cluster
+                .get_path(&[parameters_key(cn).as_str(), "jsonnetfile_parameters"])
+                .and_then(Value::as_map)
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| {
+                            let text = match v {
+                                Value::String(s) => s.clone(),
+                                other => serde_json::to_string(other).unwrap_or_default(),
+                            };
+                            (k.clone(), text)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let v = crate::fetch::jsonnet::render_jsonnetfile(&jsonnet, &ext).map_err(|m| {
+                CommodoreError::new(format!("{}: {m}", jsonnet.display())).file(&jsonnet)
+            })?;
+            let mut text = serde_json::to_string_pretty(&v).map_err(from_display)?;
+            text.push('\n');
+            write(&dir.join("jsonnetfile.json"), &text)?;
+        }
+        sources.push(serde_json::json!({"source": {"local": {"directory":
+            relpath(&dir, &layout.work_dir).to_string_lossy()}}}));
+    }
+    sources.push(serde_json::json!({"source": {"local": {"directory":
+        relpath(&layout.lib_dir(), &layout.work_dir).to_string_lossy()}}}));
+    let file = serde_json::json!({"version": 1, "dependencies": sources, "legacyImports": true});
+    let mut buf = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+    serde::Serialize::serialize(&file, &mut ser).map_err(from_display)?;
+    buf.push(b'\n');
+    write(
+        &layout.work_dir.join("jsonnetfile.json"),
+        &String::from_utf8_lossy(&buf),
+    )?;
+    let lock = layout.work_dir.join("jsonnetfile.lock.json");
+    if lock.exists() {
+        std::fs::remove_file(&lock).map_err(|e| CommodoreError::io(&lock, e))?;
+    }
+    let opts = crate::fetch::jsonnet::JbOptions {
+        update: true,
+        ..jb.clone()
+    };
+    crate::fetch::jsonnet::install(&layout.work_dir, &opts).map_err(from_display)?;
+    Ok(())
 }
 
 const COMMODORE_LIBJSONNET: &str = include_str!("commodore.libjsonnet");
@@ -1108,6 +1250,9 @@ pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, Commodore
     let mut warnings = deps.warnings.clone();
     warnings.extend(library_aliases(&layout, &deps, &cluster)?);
     verify(&deps, &cluster, &nodes)?;
+    if let Some(jb) = &opts.jsonnet {
+        install_jsonnet_dependencies(&layout, &deps, &cluster, jb)?;
+    }
 
     let temp = tempfile::Builder::new()
         .prefix(".strata-catalog-")

@@ -141,10 +141,17 @@ fn read_jsonnetfile(dir: &Path, ext_vars: &[(String, String)]) -> Result<Option<
     Ok(None)
 }
 
+/// Renders a `jsonnetfile.jsonnet` with external variables (Commodore does
+/// this for each component before installing).
+pub fn render_jsonnetfile(file: &Path, ext_vars: &[(String, String)]) -> Result<Json, String> {
+    render(file, ext_vars)
+}
+
 fn render(file: &Path, ext_vars: &[(String, String)]) -> Result<Json, String> {
     use jrsonnet_evaluator::trace::PathResolver;
     use jrsonnet_evaluator::{FileImportResolver, State};
-    let ctx = jrsonnet_stdlib::ContextInitializer::new(PathResolver::Absolute);
+    // strata's std: `std.parseJson` keeps numbers as numbers.
+    let ctx = crate::compile::jsonnet::StdContext::new(PathResolver::Absolute);
     for (k, v) in ext_vars {
         ctx.add_ext_str(k.as_str().into(), v.as_str().into());
     }

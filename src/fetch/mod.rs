@@ -27,7 +27,31 @@ pub struct Dependency {
     pub version: String,
     /// A sub-directory of the repository that the hierarchy sees.
     pub path: Option<String>,
+    /// Where the checkout goes, relative to the working directory, instead
+    /// of `dependencies/<name>` (Commodore clones the global and tenant
+    /// configuration into `inventory/classes/`). With `path`, only that
+    /// sub-directory is written there, in place (no symlink): Commodore's
+    /// layout, where the hierarchy reads `<checkout>/<path>`.
+    pub dir: Option<PathBuf>,
 }
+
+impl Dependency {
+    /// A dependency checked out at `dependencies/<name>`.
+    pub fn new(name: &str, url: &str, version: &str, path: Option<&str>) -> Dependency {
+        Dependency {
+            name: name.to_string(),
+            url: url.to_string(),
+            version: version.to_string(),
+            path: path.filter(|p| !p.is_empty()).map(str::to_string),
+            dir: None,
+        }
+    }
+}
+
+/// The version that stands for the remote's default branch (its `HEAD`),
+/// for a repository pinned to no version (Commodore's config repositories
+/// without a revision).
+pub const DEFAULT_BRANCH: &str = "HEAD";
 
 /// How to fetch.
 #[derive(Debug, Clone)]
@@ -221,6 +245,18 @@ fn check(deps: &[Dependency]) -> Result<(), FetchError> {
         }
         if d.version.is_empty() {
             errors.push(invalid("no `version`".into()));
+        }
+        if let Some(dir) = &d.dir {
+            let outside = dir.is_absolute()
+                || dir
+                    .components()
+                    .any(|c| matches!(c, std::path::Component::ParentDir));
+            if outside {
+                errors.push(invalid(format!(
+                    "checkout directory {} must be inside the working directory",
+                    dir.display()
+                )));
+            }
         }
         if let Some(p) = &d.path {
             if p.split('/').any(|c| c == "..") || p.starts_with('/') {
@@ -596,12 +632,7 @@ mod tests {
         let mut deps = Vec::new();
         for (i, u) in urls.iter().enumerate() {
             for sub in ["a", "b"] {
-                deps.push(Dependency {
-                    name: format!("d{i}{sub}"),
-                    url: u.clone(),
-                    version: "main".into(),
-                    path: Some(sub.into()),
-                });
+                deps.push(Dependency::new(&format!("d{i}{sub}"), u, "main", Some(sub)));
             }
         }
         let mut opts = FetchOptions::new(tmp.path().join("work"));
@@ -652,13 +683,35 @@ mod tests {
     }
 
     #[test]
+    fn checks_out_in_place_at_the_default_branch() {
+        let tmp = tempfile::tempdir().unwrap();
+        let url = bare_repo(tmp.path(), "r", &[("a/f", "x"), ("b/g", "y"), ("top", "t")]);
+        let opts = FetchOptions::new(tmp.path().join("work"));
+        let mut d = Dependency::new("c", &url, DEFAULT_BRANCH, Some("a"));
+        d.dir = Some(PathBuf::from("dependencies/c"));
+        let f = fetch(std::slice::from_ref(&d), &opts, &NoProgress).unwrap();
+        let dir = opts.work_dir.join("dependencies/c");
+        assert_eq!(f[0].dir, dir);
+        assert!(!dir.is_symlink());
+        assert_eq!(std::fs::read_to_string(dir.join("a/f")).unwrap(), "x");
+        assert!(!dir.join("b").exists() && !dir.join("top").exists());
+        assert!(dir.join(".git").is_file());
+        // Another `path` at the same commit is not "up to date".
+        d.path = Some("b".into());
+        let f = fetch(std::slice::from_ref(&d), &opts, &NoProgress).unwrap();
+        assert!(f[0].changed);
+        assert!(!dir.join("a").exists());
+        assert_eq!(std::fs::read_to_string(dir.join("b/g")).unwrap(), "y");
+        let f = fetch(std::slice::from_ref(&d), &opts, &NoProgress).unwrap();
+        assert!(!f[0].changed);
+        // A directory outside the working directory is refused.
+        d.dir = Some(PathBuf::from("../elsewhere"));
+        assert!(check(&[d]).is_err());
+    }
+
+    #[test]
     fn rejects_bad_dependencies() {
-        let d = |name: &str, url: &str, version: &str| Dependency {
-            name: name.into(),
-            url: url.into(),
-            version: version.into(),
-            path: None,
-        };
+        let d = |name: &str, url: &str, version: &str| Dependency::new(name, url, version, None);
         assert!(check(&[d("a", "file:///x", "main")]).is_ok());
         assert!(check(&[d("../a", "file:///x", "main")]).is_err());
         assert!(check(&[d("a", "", "main")]).is_err());

@@ -21,6 +21,9 @@ struct State {
     /// The checkout directory's name in `dependencies/` (`name` or `.name`).
     #[serde(default)]
     root: String,
+    /// The sub-directory written (empty: the whole tree).
+    #[serde(default)]
+    sparse: String,
     files: BTreeMap<String, Written>,
 }
 
@@ -100,21 +103,27 @@ pub(crate) fn checkout(
 ) -> Result<(PathBuf, bool), CheckoutError> {
     let other = |e: crate::git::GitError| CheckoutError::Other(e.to_string());
     // With `path`, the repository goes to `.name` and `name` links into it.
-    let (root, link) = match &dep.path {
-        Some(p) if !p.trim_matches('/').is_empty() => (
+    // A checkout elsewhere in the working directory is recorded relative
+    // to `dependencies/`, so a change of place is noticed like one of `path`.
+    // With `dir` and `path`, only `path` is written, in place, without a
+    // symlink (Commodore's layout: the hierarchy reads `<dir>/<path>`).
+    let (root, link, root_name) = match (&dep.dir, &dep.path) {
+        (Some(d), _) => (
+            deps_dir.parent().unwrap_or(deps_dir).join(d),
+            None,
+            Path::new("..").join(d).to_string_lossy().into_owned(),
+        ),
+        (None, Some(p)) if !p.trim_matches('/').is_empty() => (
             deps_dir.join(format!(".{}", dep.name)),
             Some(p.trim_matches('/').to_string()),
+            format!(".{}", dep.name),
         ),
-        _ => (deps_dir.join(&dep.name), None),
+        _ => (deps_dir.join(&dep.name), None, dep.name.clone()),
     };
     let state_file = state_path(deps_dir, &dep.name);
     let mut old: Option<State> = std::fs::read(&state_file)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
-    let root_name = root
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
     // `path` was added or removed since the last run: the old checkout
     // goes (unless edited), and this one starts afresh.
     if let Some(s) = old
@@ -140,6 +149,15 @@ pub(crate) fn checkout(
         }
         old = None;
     }
+    let sparse: Option<String> = match (&dep.dir, &link) {
+        (Some(_), _) => dep
+            .path
+            .as_deref()
+            .map(|p| p.trim_matches('/').to_string())
+            .filter(|p| !p.is_empty()),
+        (None, l) => l.clone(),
+    };
+    let sparse_name = sparse.clone().unwrap_or_default();
     let root_exists = std::fs::symlink_metadata(&root).is_ok();
     let mut changed = false;
 
@@ -152,7 +170,9 @@ pub(crate) fn checkout(
             .collect(),
         _ => Vec::new(),
     };
-    let up_to_date = old.as_ref().is_some_and(|s| same_id(commit, &s.commit))
+    let up_to_date = old
+        .as_ref()
+        .is_some_and(|s| same_id(commit, &s.commit) && s.sparse == sparse_name)
         && root_exists
         && edited.is_empty();
 
@@ -165,7 +185,7 @@ pub(crate) fn checkout(
         // never sees the rest, and it is most of the files of a repository
         // holding many components.
         let files = repo
-            .list_tree(tree, link.as_deref().unwrap_or_default())
+            .list_tree(tree, sparse.as_deref().unwrap_or_default())
             .map_err(other)?;
         let old_files = match (&old, root_exists) {
             (Some(s), true) => s.files.clone(),
@@ -189,6 +209,7 @@ pub(crate) fn checkout(
         let mut new_state = State {
             commit: commit.to_string(),
             root: root_name.clone(),
+            sparse: sparse_name.clone(),
             files: BTreeMap::new(),
         };
         // Files the new tree no longer has.
@@ -246,13 +267,20 @@ pub(crate) fn checkout(
         if let Some(parent) = state_file.parent() {
             std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
         }
-        link_worktree(repo, &dep.name, &root, commit, tree, link.as_deref())?;
+        link_worktree(repo, &dep.name, &root, commit, tree, sparse.as_deref())?;
         let json = serde_json::to_vec_pretty(&new_state)
             .map_err(|e| CheckoutError::Other(e.to_string()))?;
         std::fs::write(&state_file, json).map_err(|e| io_err(&state_file, e))?;
     }
 
     let Some(sub) = link else {
+        if let Some(sub) = &sparse {
+            if !root.join(sub).is_dir() {
+                return Err(CheckoutError::Other(format!(
+                    "`path` {sub} is not a directory of the repository at this version"
+                )));
+            }
+        }
         return Ok((root, changed));
     };
     if !root.join(&sub).is_dir() {

@@ -48,6 +48,8 @@ impl CacheRepo {
                 [
                     "+refs/heads/*:refs/remotes/origin/*",
                     "+refs/tags/*:refs/tags/*",
+                    // The default branch, for dependencies pinned to none.
+                    "+HEAD:refs/remotes/origin/HEAD",
                 ],
                 gix::remote::Direction::Fetch,
             )

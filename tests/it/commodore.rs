@@ -419,7 +419,14 @@ fn lieutenant_api_mode() {
     });
     let dir = work("basic");
     strata()
-        .args(["catalog", "compile", "c-prod", "--quiet", "--api-url"])
+        .args([
+            "catalog",
+            "compile",
+            "c-prod",
+            "--local",
+            "--quiet",
+            "--api-url",
+        ])
         .arg(format!("http://{addr}/api"))
         .env("COMMODORE_API_TOKEN", "secret-token")
         .arg("-d")
@@ -706,7 +713,14 @@ printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-kustomize\n' > 
         std::env::var("PATH").unwrap_or_default()
     );
     strata()
-        .args(["catalog", "compile", "c-prod", "--quiet", "--cluster-file"])
+        .args([
+            "catalog",
+            "compile",
+            "c-prod",
+            "--local",
+            "--quiet",
+            "--cluster-file",
+        ])
         .arg(dir.path().join("cluster.json"))
         .arg("-d")
         .arg(dir.path())
@@ -792,7 +806,14 @@ fn missing_helm_and_kustomize_are_named() {
     let empty = tempfile::tempdir().unwrap();
     let dir = helm_and_kustomize_work();
     let a = strata()
-        .args(["catalog", "compile", "c-prod", "--quiet", "--cluster-file"])
+        .args([
+            "catalog",
+            "compile",
+            "c-prod",
+            "--local",
+            "--quiet",
+            "--cluster-file",
+        ])
         .arg(dir.path().join("cluster.json"))
         .arg("-d")
         .arg(dir.path())
@@ -815,7 +836,14 @@ fn missing_helm_and_kustomize_are_named() {
         .unwrap();
     fs::write(&f, format!("{}{}", &text[..start], &text[end..])).unwrap();
     let a = strata()
-        .args(["catalog", "compile", "c-prod", "--quiet", "--cluster-file"])
+        .args([
+            "catalog",
+            "compile",
+            "c-prod",
+            "--local",
+            "--quiet",
+            "--cluster-file",
+        ])
         .arg(dir.path().join("cluster.json"))
         .arg("-d")
         .arg(dir.path())
@@ -962,7 +990,14 @@ fn lieutenant_api_over_https() {
     let run = |ca: &str| {
         let dir = work("basic");
         let a = strata()
-            .args(["catalog", "compile", "c-prod", "--quiet", "--api-url"])
+            .args([
+                "catalog",
+                "compile",
+                "c-prod",
+                "--local",
+                "--quiet",
+                "--api-url",
+            ])
             .arg(format!("https://127.0.0.1:{port}/api"))
             .env("COMMODORE_API_TOKEN", "secret-token")
             .env("SSL_CERT_FILE", certs.path().join(ca))

@@ -626,3 +626,369 @@ fn a_version_only_override_without_a_dependency_is_an_error() {
     );
     assert!(stderr.contains("deps.yaml"), "{stderr}");
 }
+
+/// `strata catalog compile` without `--local`: the global and tenant
+/// configuration, two packages and the components of the `basic` Commodore
+/// fixture, each committed into its own bare repository (file://), fetched
+/// in Commodore's order into an empty working directory.
+mod catalog {
+    use super::{git_in, Env};
+    use crate::strata;
+    use std::path::{Path, PathBuf};
+
+    fn fixture() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/commodore/basic")
+    }
+
+    fn expected() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/commodore/basic.expected")
+    }
+
+    /// Copies `src` into `dst`, rewriting the fixture's remote URLs to the
+    /// test's bare repositories.
+    fn copy(src: &Path, dst: &Path, remotes: &Path) {
+        std::fs::create_dir_all(dst).unwrap();
+        for e in std::fs::read_dir(src).unwrap() {
+            let e = e.unwrap();
+            let to = dst.join(e.file_name());
+            if e.path().is_dir() {
+                copy(&e.path(), &to, remotes);
+            } else {
+                let text = std::fs::read_to_string(e.path()).unwrap();
+                std::fs::write(to, rewrite(&text, remotes)).unwrap();
+            }
+        }
+    }
+
+    fn rewrite(text: &str, remotes: &Path) -> String {
+        let base = format!("file://{}/", remotes.display());
+        [
+            "https://github.com/projectsyn/",
+            "https://git.example.com/components/",
+            "https://git.example.com/packages/",
+        ]
+        .iter()
+        .fold(text.to_string(), |t, from| t.replace(from, &base))
+    }
+
+    fn clear(dir: &Path) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name().is_some_and(|n| n != ".git") {
+                if p.is_dir() {
+                    std::fs::remove_dir_all(&p).unwrap();
+                } else {
+                    std::fs::remove_file(&p).unwrap();
+                }
+            }
+        }
+    }
+
+    /// A source directory, an extra file to add, and the refs to create
+    /// (`branch:NAME` or a tag) on the commit holding them.
+    type Version<'a> = (&'a Path, Option<(&'a str, &'a str)>, &'a [&'a str]);
+
+    struct Remotes {
+        env: Env,
+        root: PathBuf,
+    }
+
+    impl Remotes {
+        /// A bare repository `<name>.git` whose commits hold, in turn, each
+        /// `(source directory, extra file, refs to create)` version.
+        fn repo(&self, name: &str, versions: &[Version]) {
+            let home = self.env.path("home");
+            let work = self.env.path(&format!("src-{name}"));
+            std::fs::create_dir_all(&work).unwrap();
+            git_in(&home, &work, &["init", "-q", "-b", "main"]);
+            for (i, (src, extra, refs)) in versions.iter().enumerate() {
+                clear(&work);
+                copy(src, &work, &self.root);
+                if let Some((f, text)) = extra {
+                    std::fs::write(work.join(f), text).unwrap();
+                }
+                git_in(&home, &work, &["add", "-A"]);
+                git_in(&home, &work, &["commit", "-q", "-m", &format!("v{i}")]);
+                for r in *refs {
+                    if let Some(branch) = r.strip_prefix("branch:") {
+                        git_in(&home, &work, &["branch", "-f", branch]);
+                    } else {
+                        git_in(&home, &work, &["tag", r]);
+                    }
+                }
+            }
+            let bare = self.root.join(format!("{name}.git"));
+            git_in(
+                &home,
+                &self.env.path(""),
+                &[
+                    "clone",
+                    "-q",
+                    "--bare",
+                    work.to_str().unwrap(),
+                    bare.to_str().unwrap(),
+                ],
+            );
+        }
+    }
+
+    /// Remotes for the `basic` fixture; `main` of the global repository
+    /// pins a version argocd does not have, `main` of the tenant repository
+    /// changes argocd's namespace, and nginx's `master` (the global
+    /// version) differs from `v1.9.0` (the version the ingress package sets).
+    fn remotes() -> Remotes {
+        let env = Env::new();
+        let root = env.path("remotes");
+        std::fs::create_dir_all(&root).unwrap();
+        let r = Remotes { env, root };
+        let fx = fixture();
+        let deps = fx.join("dependencies");
+        let scratch = r.env.path("variants");
+        // The variants: edited copies of fixture directories.
+        let variant = |name: &str, src: &Path, file: &str, from: &str, to: &str| -> PathBuf {
+            let dir = scratch.join(name);
+            copy(src, &dir, &r.root);
+            let f = dir.join(file);
+            let text = std::fs::read_to_string(&f).unwrap();
+            assert!(text.contains(from), "{}", f.display());
+            std::fs::write(&f, text.replace(from, to)).unwrap();
+            dir
+        };
+        let global = fx.join("inventory/classes/global");
+        let global_bad = variant(
+            "global",
+            &global,
+            "common.yml",
+            "version: v7.1.0",
+            "version: v9-missing",
+        );
+        r.repo(
+            "global",
+            &[(&global, None, &["good"]), (&global_bad, None, &[])],
+        );
+        let tenant = fx.join("inventory/classes/t-acme");
+        let tenant_new = variant(
+            "t-acme",
+            &tenant,
+            "c-prod.yml",
+            "namespace: syn-argocd",
+            "namespace: changed-ns",
+        );
+        r.repo(
+            "t-acme",
+            &[(&tenant, None, &["t-good"]), (&tenant_new, None, &[])],
+        );
+        r.repo(
+            "component-argocd",
+            &[(&deps.join("argocd"), None, &["v7.1.0"])],
+        );
+        r.repo(
+            "storage-lib",
+            &[(&deps.join("storage-lib"), None, &["v1.0.0"])],
+        );
+        r.repo(
+            "prometheus",
+            &[
+                (&deps.join("prometheus"), None, &["v2.3.1"]),
+                (
+                    &deps.join("prometheus-infra"),
+                    Some(("NEWS", "2.4.0\n")),
+                    &["v2.4.0"],
+                ),
+            ],
+        );
+        let nginx_master = variant(
+            "nginx",
+            &deps.join("nginx"),
+            "manifests/templates/controller.yaml",
+            "nginx",
+            "nginx-from-master",
+        );
+        r.repo(
+            "nginx",
+            &[
+                (&deps.join("nginx"), None, &["v1.9.0"]),
+                (&nginx_master, None, &["branch:master"]),
+            ],
+        );
+        r.repo(
+            "monitoring",
+            &[(&deps.join("pkg.monitoring"), None, &["v1.4.0"])],
+        );
+        r.repo("ingress", &[(&deps.join("pkg.ingress"), None, &["v0.2.0"])]);
+        let cluster = std::fs::read_to_string(fx.join("cluster.json"))
+            .unwrap()
+            .replace(
+                "ssh://git@git.example.com/global.git",
+                &format!("file://{}/global.git", r.root.display()),
+            )
+            .replace(
+                "ssh://git@git.example.com/t-acme.git",
+                &format!("file://{}/t-acme.git", r.root.display()),
+            );
+        std::fs::write(r.env.path("cluster.json"), cluster).unwrap();
+        r
+    }
+
+    fn compile(r: &Remotes, work: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
+        std::fs::create_dir_all(work).unwrap();
+        strata()
+            .current_dir(work)
+            .env("HOME", r.env.path("home"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("GITHUB_TOKEN")
+            .args(["catalog", "compile", "c-prod", "--cluster-file"])
+            .arg(r.env.path("cluster.json"))
+            .args(extra)
+            .assert()
+    }
+
+    fn files(root: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    out.push(p.strip_prefix(root).unwrap().to_path_buf());
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// `catalog/` equals Commodore's catalog of the fixture (which local
+    /// mode reproduces, see tests/it/commodore.rs), file by file.
+    fn assert_catalog(work: &Path) {
+        let ours = work.join("catalog");
+        let theirs = expected();
+        let list = files(&theirs);
+        assert_eq!(files(&ours), list);
+        for f in &list {
+            assert_eq!(
+                std::fs::read_to_string(ours.join(f)).unwrap(),
+                std::fs::read_to_string(theirs.join(f)).unwrap(),
+                "{}",
+                f.display()
+            );
+        }
+        assert!(list.len() >= 12);
+    }
+
+    fn stderr(a: &assert_cmd::assert::Assert) -> String {
+        String::from_utf8_lossy(&a.get_output().stderr).into_owned()
+    }
+
+    const OVERRIDES: [&str; 4] = [
+        "--global-repo-revision-override",
+        "good",
+        "--tenant-repo-revision-override",
+        "t-good",
+    ];
+
+    #[test]
+    fn compiles_from_git_like_local_mode() {
+        let r = remotes();
+        let work = r.env.path("work");
+        let a = compile(&r, &work, &OVERRIDES).success();
+        let err = stderr(&a);
+        assert!(err.contains("Fetched 9 dependencies (9 updated)"), "{err}");
+        assert_catalog(&work);
+        // Where Commodore puts everything.
+        let deps = work.join("dependencies");
+        assert!(work.join("inventory/classes/global/common.yml").is_file());
+        assert!(work.join("inventory/classes/t-acme/c-prod.yml").is_file());
+        assert!(work.join("inventory/classes/ingress").is_symlink());
+        for d in [
+            "argocd",
+            "storage-lib",
+            "prometheus",
+            "prometheus-infra",
+            "nginx",
+        ] {
+            assert!(deps.join(d).join("class").is_dir(), "{d}");
+        }
+        assert!(deps.join("pkg.ingress/config/nginx.yml").is_file());
+        // `~cert-manager` removed it before fetching: no repository exists.
+        assert!(!deps.join("cert-manager").exists());
+        // The instance has its own version, the package's nginx version won.
+        assert!(deps.join("prometheus-infra/NEWS").is_file());
+        assert!(!deps.join("prometheus/NEWS").exists());
+        let controller =
+            std::fs::read_to_string(deps.join("nginx/manifests/templates/controller.yaml"))
+                .unwrap();
+        assert!(!controller.contains("nginx-from-master"));
+        // The config checkouts are git worktrees at the overridden revision.
+        let home = r.env.path("home");
+        let head = git_in(
+            &home,
+            &work.join("inventory/classes/global"),
+            &["rev-parse", "HEAD"],
+        );
+        let good = git_in(
+            &home,
+            &r.root.join("global.git"),
+            &["rev-parse", "good^{commit}"],
+        );
+        assert_eq!(head, good);
+        // Jsonnet-bundler ran at the working directory, as Commodore does.
+        assert!(work.join("jsonnetfile.json").is_file());
+        assert!(work.join("vendor/argocd").is_symlink());
+
+        // A second run fetches nothing new and compiles the same catalog.
+        let a = compile(&r, &work, &OVERRIDES).success();
+        let err = stderr(&a);
+        assert!(err.contains("Fetched 9 dependencies (0 updated)"), "{err}");
+        assert_catalog(&work);
+
+        // Offline works from what is on disk.
+        let mut offline = OVERRIDES.to_vec();
+        offline.push("--offline");
+        compile(&r, &work, &offline).success();
+        assert_catalog(&work);
+    }
+
+    #[test]
+    fn revision_overrides_pick_the_revision() {
+        let r = remotes();
+        // The tenant's default branch changes argocd's namespace.
+        let work = r.env.path("work");
+        compile(&r, &work, &OVERRIDES[..2]).success();
+        let argocd = files(&work.join("catalog/manifests/argocd"));
+        let all: String = argocd
+            .iter()
+            .map(|f| {
+                std::fs::read_to_string(work.join("catalog/manifests/argocd").join(f)).unwrap()
+            })
+            .collect();
+        assert!(all.contains("changed-ns"), "{all}");
+        // The global default branch pins a version argocd does not have:
+        // the error names the dependency, its URL and the version.
+        let a = compile(&r, &r.env.path("work2"), &OVERRIDES[2..]).code(2);
+        let err = stderr(&a);
+        assert!(err.contains("while fetching components"), "{err}");
+        assert!(err.contains("dependency `argocd`"), "{err}");
+        assert!(err.contains("component-argocd.git"), "{err}");
+        assert!(err.contains("version `v9-missing`"), "{err}");
+        assert!(err.contains("unknown version"), "{err}");
+    }
+
+    #[test]
+    fn offline_without_repositories_fails_clearly() {
+        let r = remotes();
+        let mut args = OVERRIDES.to_vec();
+        args.push("--offline");
+        let a = compile(&r, &r.env.path("work"), &args).code(2);
+        let err = stderr(&a);
+        assert!(err.contains("dependency `config.global`"), "{err}");
+        assert!(err.contains("global.git"), "{err}");
+        assert!(
+            err.contains("offline: the repository is not on disk"),
+            "{err}"
+        );
+        assert!(err.contains("run once without --offline"), "{err}");
+    }
+}
