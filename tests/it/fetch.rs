@@ -4,33 +4,11 @@
 
 use crate::publish::http;
 use crate::strata;
+use crate::support::git_in;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 struct Env {
     tmp: tempfile::TempDir,
-}
-
-fn git_in(home: &Path, dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Seeder")
-        .env("GIT_AUTHOR_EMAIL", "seed@example.com")
-        .env("GIT_COMMITTER_NAME", "Seeder")
-        .env("GIT_COMMITTER_EMAIL", "seed@example.com")
-        .env_remove("GIT_DIR")
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 impl Env {

@@ -12,6 +12,7 @@ mod order;
 mod packages;
 mod publish;
 mod review;
+mod support;
 mod template;
 
 /// The shared conformance corpora beside the project root (`../shared/conformance`).

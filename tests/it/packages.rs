@@ -1,6 +1,7 @@
 //! Carvel packages: the 107-case conformance corpus
 //! (`../shared/conformance/packages/`) and CLI behaviour of `strata package`.
 
+use crate::support::git;
 use crate::{conformance_dir, strata};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -322,27 +323,6 @@ fn conflicting_repositories_fail_for_the_later_one() {
     assert!(
         stderr.contains("Conflicting resources: Package/app.example.com.1.10.0 is already present but not identical (mismatch in spec.releaseNotes)"),
         "{stderr}"
-    );
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let st = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&st.stderr)
     );
 }
 

@@ -3,38 +3,10 @@
 //! each test with the `git` CLI. No test touches the network.
 
 use crate::strata;
+use crate::support::git_in as git;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const AUTHOR: &str = "Catalog Bot <bot@example.com>";
-
-/// A `git` command isolated from the user's configuration.
-fn git_cmd(home: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Seeder")
-        .env("GIT_AUTHOR_EMAIL", "seed@example.com")
-        .env("GIT_COMMITTER_NAME", "Seeder")
-        .env("GIT_COMMITTER_EMAIL", "seed@example.com")
-        .env_remove("GIT_DIR");
-    c
-}
-
-fn git(home: &Path, dir: &Path, args: &[&str]) -> String {
-    let out = git_cmd(home)
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 struct Env {
     tmp: tempfile::TempDir,

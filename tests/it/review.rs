@@ -4,6 +4,7 @@
 
 use crate::github_api::FakeGithub;
 use crate::strata;
+use crate::support::git;
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
@@ -839,27 +840,6 @@ fn lint_runs_over_every_conformance_inventory() {
 }
 
 // ---------------------------------------------------------------- git revisions
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .current_dir(dir)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.invalid",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// A repository with the fixture catalogs committed twice under `catalog/`,
 /// then the working tree changed again (uncommitted) to prove it is not read.

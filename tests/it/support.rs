@@ -1,0 +1,59 @@
+//! Helpers shared by the test modules: `git` run with a fixed identity and
+//! without the user's or the system's configuration.
+
+use std::path::Path;
+use std::process::Command;
+
+/// `git` with its configuration confined to `home` and a fixed author and
+/// committer.
+pub fn git_cmd(home: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Seeder")
+        .env("GIT_AUTHOR_EMAIL", "seed@example.com")
+        .env("GIT_COMMITTER_NAME", "Seeder")
+        .env("GIT_COMMITTER_EMAIL", "seed@example.com")
+        .env_remove("GIT_DIR");
+    c
+}
+
+/// Runs `git args` in `dir` with [`git_cmd`], asserts it succeeded and
+/// returns its standard output.
+pub fn git_in(home: &Path, dir: &Path, args: &[&str]) -> String {
+    let out = git_cmd(home)
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// [`git_in`] with a throw-away home, `main` as the default branch and no
+/// commit signing; returns standard output without the trailing newline.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let home = tempfile::tempdir().expect("a temporary home");
+    let out = git_cmd(home.path())
+        .current_dir(dir)
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
