@@ -8,6 +8,7 @@
 
 use crate::ci::{self, Event, Outputs};
 use crate::cli::{diag_err, render_diagnostic, render_github, Cli, EXIT_FINDINGS};
+use crate::commands::comment::GithubEnv;
 use crate::commands::inventory::InventoryFlags;
 use crate::commands::push::PublishFlags;
 use crate::diagnostics::{Diagnostic, Severity};
@@ -53,13 +54,8 @@ pub struct CiArgs {
     /// Flags passed to `strata compile` (e.g. `-- --search-paths . lib`)
     #[arg(last = true, value_name = "COMPILE FLAGS")]
     pub compile_flags: Vec<String>,
-    #[arg(
-        long,
-        env = "GITHUB_API_URL",
-        default_value = "https://api.github.com",
-        hide = true
-    )]
-    pub api_url: String,
+    #[command(flatten)]
+    pub github: GithubEnv,
     #[arg(
         long,
         env = "GITHUB_SERVER_URL",
@@ -67,12 +63,6 @@ pub struct CiArgs {
         hide = true
     )]
     pub server_url: String,
-    #[arg(long, env = "GITHUB_REPOSITORY", hide = true)]
-    pub repository: Option<String>,
-    #[arg(long, env = "GITHUB_TOKEN", hide = true, hide_env_values = true)]
-    pub token: Option<String>,
-    #[arg(long, env = "GITHUB_STEP_SUMMARY", hide = true)]
-    pub step_summary: Option<PathBuf>,
     #[arg(long, env = "GITHUB_OUTPUT", hide = true)]
     pub github_output: Option<PathBuf>,
 }
@@ -295,7 +285,7 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
                 eprintln!("{}", p.replace('`', ""));
                 summary.push_str(&format!("\n{p}\n"));
             }
-            if let Some(path) = &args.step_summary {
+            if let Some(path) = &args.github.step_summary {
                 append(path, &summary, "the job summary")?;
             }
         }
@@ -384,7 +374,7 @@ fn review(
     outputs.changed_targets = changed;
     outputs.diff_files = files;
 
-    let token = args.token.clone().filter(|t| !t.trim().is_empty());
+    let token = args.github.token.clone().filter(|t| !t.trim().is_empty());
     if !args.no_comment && token.is_some() {
         sub([
             os("comment"),
@@ -411,7 +401,7 @@ fn review(
         "GITHUB_TOKEN is not set"
     };
     eprintln!("not commenting: {why}; the review is in the job summary");
-    if let Some(path) = &args.step_summary {
+    if let Some(path) = &args.github.step_summary {
         let lint = crate::github::read_lint(lint_json).map_err(diag_err)?;
         let revs = Revisions {
             base_sha: Some(base.clone()),
@@ -436,9 +426,9 @@ fn review(
 
 /// The address of strata's comment on the pull request (after posting it).
 fn find_comment(args: &CiArgs, pr: u64, token: &str) -> Option<String> {
-    let repo = args.repository.as_deref()?;
+    let repo = args.github.repository.as_deref()?;
     let marker = body::marker(&args.marker);
-    let found = crate::github::Client::new(&args.api_url, repo, token)
+    let found = crate::github::Client::new(&args.github.api_url, repo, token)
         .and_then(|c| c.list_comments(pr))
         .map(|cs| {
             cs.into_iter()

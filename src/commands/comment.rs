@@ -33,6 +33,16 @@ pub struct CommentArgs {
     /// Print the comment instead of posting it
     #[arg(long)]
     pub dry_run: bool,
+    #[arg(long, env = "GITHUB_EVENT_PATH", hide = true)]
+    pub event_path: Option<PathBuf>,
+    #[command(flatten)]
+    pub github: GithubEnv,
+}
+
+/// What GitHub Actions tells a step through its environment, as hidden
+/// flags (so tests can pass them too).
+#[derive(Debug, Args)]
+pub struct GithubEnv {
     #[arg(
         long,
         env = "GITHUB_API_URL",
@@ -42,8 +52,6 @@ pub struct CommentArgs {
     pub api_url: String,
     #[arg(long, env = "GITHUB_REPOSITORY", hide = true)]
     pub repository: Option<String>,
-    #[arg(long, env = "GITHUB_EVENT_PATH", hide = true)]
-    pub event_path: Option<PathBuf>,
     #[arg(long, env = "GITHUB_TOKEN", hide = true, hide_env_values = true)]
     pub token: Option<String>,
     #[arg(long, env = "GITHUB_STEP_SUMMARY", hide = true)]
@@ -112,8 +120,8 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
         v.clone()
             .ok_or_else(|| diag_err(github::GithubError::MissingEnv { name }))
     };
-    let repo = need(&args.repository, "GITHUB_REPOSITORY")?;
-    let token = need(&args.token, "GITHUB_TOKEN")?;
+    let repo = need(&args.github.repository, "GITHUB_REPOSITORY")?;
+    let token = need(&args.github.token, "GITHUB_TOKEN")?;
     let pr = pr.ok_or_else(|| {
         diag_err(github::GithubError::MissingEnv {
             name: "GITHUB_EVENT_PATH",
@@ -124,7 +132,7 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
     if pr.from_fork {
         notice = Some("This pull request comes from a fork, whose token cannot comment: the review is in this job summary and the lint findings are annotations.".to_string());
     } else {
-        let client = Client::new(&args.api_url, &repo, &token).map_err(diag_err)?;
+        let client = Client::new(&args.github.api_url, &repo, &token).map_err(diag_err)?;
         match github::publish(&client, pr.number, &args.marker, &comment.markdown) {
             Ok(Outcome::Created(id)) => eprintln!("created comment {id} on #{}", pr.number),
             Ok(Outcome::Updated(id)) => eprintln!("updated comment {id} on #{}", pr.number),
@@ -151,7 +159,7 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
         }
         std::io::stdout().lock().write_all(out.as_bytes())?;
     }
-    if let Some(path) = &args.step_summary {
+    if let Some(path) = &args.github.step_summary {
         let mut report =
             body::build_with_order(&diff, &lint, &order, &revs, None, SUMMARY_LIMIT - 1024)
                 .markdown;

@@ -22,38 +22,31 @@ pub fn git_cmd(home: &Path) -> Command {
 /// Runs `git args` in `dir` with [`git_cmd`], asserts it succeeded and
 /// returns its standard output.
 pub fn git_in(home: &Path, dir: &Path, args: &[&str]) -> String {
-    let out = git_cmd(home)
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    let mut cmd = git_cmd(home);
+    cmd.current_dir(dir);
+    run(cmd, args)
 }
 
 /// [`git_in`] with a throw-away home, `main` as the default branch and no
 /// commit signing; returns standard output without the trailing newline.
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let home = tempfile::tempdir().expect("a temporary home");
-    let out = git_cmd(home.path())
-        .current_dir(dir)
-        .args([
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .output()
-        .expect("git runs");
+    let mut cmd = git_cmd(home.path());
+    cmd.current_dir(dir).args([
+        "-c",
+        "commit.gpgsign=false",
+        "-c",
+        "init.defaultBranch=main",
+    ]);
+    run(cmd, args).trim().to_string()
+}
+
+fn run(mut cmd: Command, args: &[&str]) -> String {
+    let out = cmd.args(args).output().expect("git runs");
     assert!(
         out.status.success(),
         "git {args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
