@@ -618,88 +618,7 @@ fn map_item(
     defaults: &Expects,
     c: &mut dyn Caller,
 ) -> Result<(), OverlayError> {
-    let op = which_op(item)?;
-    match op {
-        Op::Merge => {
-            let cd = child_defaults(item, defaults)?;
-            let Some(idxs) = skip_conditional(map_indexes(l, item, defaults, c))? else {
-                return Ok(());
-            };
-            if idxs.is_empty() {
-                let mut n = item.clone();
-                strip_overlay_anns(&mut n);
-                l.items.push(n);
-                return Ok(());
-            }
-            for i in idxs {
-                let replace = if !l.items[i].val.is_null() {
-                    apply(&mut l.items[i].val, &item.val, &cd, c)?
-                } else {
-                    true
-                };
-                if replace {
-                    let mut v = item.val.clone();
-                    strip_overlay_anns_val(&mut v);
-                    l.items[i].val = v;
-                    l.items[i].pos = item.pos.clone();
-                }
-            }
-        }
-        Op::Remove => {
-            let Some(idxs) = skip_conditional(map_indexes(l, item, defaults, c))? else {
-                return Ok(());
-            };
-            let mut k = 0;
-            l.items.retain(|_| {
-                let keep = !idxs.contains(&k);
-                k += 1;
-                keep
-            });
-        }
-        Op::Replace => {
-            let or_add = replace_or_add(item)?;
-            let Some(idxs) = skip_conditional(map_indexes(l, item, defaults, c))? else {
-                return Ok(());
-            };
-            for &i in &idxs {
-                let v = replace_value(item, Some(&l.items[i]), c)?;
-                let mut n = item.clone();
-                strip_overlay_anns(&mut n);
-                n.val = v;
-                l.items[i] = n;
-            }
-            if idxs.is_empty() && or_add {
-                let v = replace_value(item, None, c)?;
-                let mut n = item.clone();
-                strip_overlay_anns(&mut n);
-                n.val = v;
-                l.items.push(n);
-            }
-        }
-        Op::Assert => {
-            let cd = child_defaults(item, defaults)?;
-            let Some(idxs) = skip_conditional(map_indexes(l, item, defaults, c))? else {
-                return Ok(());
-            };
-            for i in idxs {
-                assert_check(item, &l.items[i], c)?;
-                let mut copy = l.items[i].val.clone();
-                apply(&mut copy, &item.val, &cd, c)?;
-            }
-        }
-        Op::Insert | Op::Append => {
-            let name = if op == Op::Insert {
-                "overlay/insert"
-            } else {
-                "overlay/append"
-            };
-            return Err(oerr(format!(
-                "Found @{name} on map item ({}); only array items can be annotated with @{name}",
-                item.pos
-            )));
-        }
-    }
-    Ok(())
+    apply_to_items(l, item, defaults, c, Items::MapItems)
 }
 
 fn replace_or_add(item: &Node) -> Result<bool, OverlayError> {
@@ -970,12 +889,13 @@ fn apply_doc(
     apply_to_items(left, doc, defaults, c, Items::Documents)
 }
 
-/// What an overlay node is applied to: the items of an array or the
-/// documents of a document set. The operations are the same; the matching
-/// differs, and an unmatched array item merge appends while a document
-/// merge does not.
+/// What an overlay node is applied to: the items of a map or an array, or
+/// the documents of a document set. The operations are the same; the
+/// matching differs, an unmatched map or array item merge appends while a
+/// document merge does not, and map items cannot be inserted or appended.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Items {
+    MapItems,
     ArrayItems,
     Documents,
 }
@@ -988,6 +908,7 @@ fn apply_to_items(
     kind: Items,
 ) -> Result<(), OverlayError> {
     let indexes = |l: &Node, c: &mut dyn Caller| match kind {
+        Items::MapItems => map_indexes(l, item, defaults, c),
         Items::ArrayItems => array_indexes(l, item, defaults, c),
         Items::Documents => doc_indexes(l, item, defaults, c),
     };
@@ -998,7 +919,7 @@ fn apply_to_items(
             let Some(idxs) = skip_conditional(indexes(l, c))? else {
                 return Ok(());
             };
-            if idxs.is_empty() && kind == Items::ArrayItems {
+            if idxs.is_empty() && kind != Items::Documents {
                 let mut n = item.clone();
                 strip_overlay_anns(&mut n);
                 l.items.push(n);
@@ -1014,7 +935,7 @@ fn apply_to_items(
                     let mut v = item.val.clone();
                     strip_overlay_anns_val(&mut v);
                     l.items[i].val = v;
-                    if kind == Items::ArrayItems {
+                    if kind != Items::Documents {
                         l.items[i].pos = item.pos.clone();
                     }
                 }
@@ -1050,6 +971,17 @@ fn apply_to_items(
                 n.val = v;
                 l.items.push(n);
             }
+        }
+        Op::Insert | Op::Append if kind == Items::MapItems => {
+            let name = if op == Op::Insert {
+                "overlay/insert"
+            } else {
+                "overlay/append"
+            };
+            return Err(oerr(format!(
+                "Found @{name} on map item ({}); only array items can be annotated with @{name}",
+                item.pos
+            )));
         }
         Op::Insert => {
             let Some(idxs) = skip_conditional(indexes(l, c))? else {
