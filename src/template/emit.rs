@@ -242,6 +242,16 @@ impl Writer {
     }
     fn newline_indent(&mut self, indent: usize) {
         self.out.push('\n');
+        self.indent_to(indent);
+    }
+
+    fn end_line(&mut self) {
+        self.out.push('\n');
+        self.column = 0;
+    }
+
+    /// At the start of a line: writes `indent` spaces.
+    fn indent_to(&mut self, indent: usize) {
         for _ in 0..indent {
             self.out.push(' ');
         }
@@ -393,19 +403,14 @@ impl Writer {
                 self.put(chomp);
                 let body = s;
                 let mut at_line_start = true;
-                self.out.push('\n');
-                self.column = 0;
+                self.end_line();
                 for c in body.chars() {
                     if c == '\n' {
-                        self.out.push('\n');
-                        self.column = 0;
+                        self.end_line();
                         at_line_start = true;
                     } else {
                         if at_line_start {
-                            for _ in 0..indent {
-                                self.out.push(' ');
-                            }
-                            self.column = indent;
+                            self.indent_to(indent);
                             at_line_start = false;
                         }
                         self.out.push(c);
@@ -426,8 +431,7 @@ impl Writer {
         match val {
             Val::Scalar(s) => {
                 self.scalar(s, indent + 2, false);
-                self.out.push('\n');
-                self.column = 0;
+                self.end_line();
             }
             Val::Node(n) => self.node(n, indent, in_seq),
         }
@@ -438,28 +442,22 @@ impl Writer {
             Kind::Map => {
                 if n.items.is_empty() {
                     self.put("{}");
-                    self.out.push('\n');
-                    self.column = 0;
+                    self.end_line();
                     return;
                 }
                 for (i, it) in n.items.iter().enumerate() {
                     if i > 0 || !inline_first {
-                        for _ in 0..indent {
-                            self.out.push(' ');
-                        }
-                        self.column = indent;
+                        self.indent_to(indent);
                     }
                     self.scalar(&it.key, indent + 2, true);
                     self.put(":");
                     match &it.val {
                         Val::Node(v) if matches!(v.kind, Kind::Map) && !v.items.is_empty() => {
-                            self.out.push('\n');
-                            self.column = 0;
+                            self.end_line();
                             self.node(v, indent + 2, false);
                         }
                         Val::Node(v) if matches!(v.kind, Kind::Array) && !v.items.is_empty() => {
-                            self.out.push('\n');
-                            self.column = 0;
+                            self.end_line();
                             self.node(v, indent, false);
                         }
                         other => {
@@ -472,16 +470,12 @@ impl Writer {
             Kind::Array => {
                 if n.items.is_empty() {
                     self.put("[]");
-                    self.out.push('\n');
-                    self.column = 0;
+                    self.end_line();
                     return;
                 }
                 for (i, it) in n.items.iter().enumerate() {
                     if i > 0 || !inline_first {
-                        for _ in 0..indent {
-                            self.out.push(' ');
-                        }
-                        self.column = indent;
+                        self.indent_to(indent);
                     }
                     self.put("- ");
                     match &it.val {
@@ -496,8 +490,7 @@ impl Writer {
             }
             _ => {
                 self.put("null");
-                self.out.push('\n');
-                self.column = 0;
+                self.end_line();
             }
         }
     }
