@@ -288,30 +288,36 @@ impl Builder {
 /// Strips a trailing `# comment` outside strings (rough: enough to see
 /// whether a code line opens a block).
 fn code_without_comment(s: &str) -> &str {
+    let end = code_bytes(s)
+        .find(|&(_, c)| c == b'#')
+        .map_or(s.len(), |(i, _)| i);
+    &s[..end]
+}
+
+/// The bytes of a line of code outside string literals, with their
+/// offsets, comment included.
+fn code_bytes(s: &str) -> impl Iterator<Item = (usize, u8)> + '_ {
     let b = s.as_bytes();
     let mut q: Option<u8> = None;
     let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        match q {
-            Some(qc) => {
-                if c == b'\\' {
-                    i += 1;
-                } else if c == qc {
-                    q = None;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            let (at, c) = (i, b[i]);
+            i += 1;
+            match q {
+                Some(qc) => {
+                    if c == b'\\' {
+                        i += 1;
+                    } else if c == qc {
+                        q = None;
+                    }
                 }
-            }
-            None => {
-                if c == b'"' || c == b'\'' {
-                    q = Some(c);
-                } else if c == b'#' {
-                    return &s[..i];
-                }
+                None if c == b'"' || c == b'\'' => q = Some(c),
+                None => return Some((at, c)),
             }
         }
-        i += 1;
-    }
-    s
+        None
+    })
 }
 
 fn first_word(s: &str) -> &str {
@@ -527,31 +533,14 @@ fn layout(
 }
 
 fn bracket_delta(s: &str) -> i32 {
-    let b = s.as_bytes();
-    let mut q: Option<u8> = None;
-    let mut d = 0;
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        match q {
-            Some(qc) => {
-                if c == b'\\' {
-                    i += 1;
-                } else if c == qc {
-                    q = None;
-                }
-            }
-            None => match c {
-                b'"' | b'\'' => q = Some(c),
-                b'#' => break,
-                b'(' | b'[' | b'{' => d += 1,
-                b')' | b']' | b'}' => d -= 1,
-                _ => {}
-            },
-        }
-        i += 1;
-    }
-    d
+    code_bytes(s)
+        .take_while(|&(_, c)| c != b'#')
+        .map(|(_, c)| match c {
+            b'(' | b'[' | b'{' => 1,
+            b')' | b']' | b'}' => -1,
+            _ => 0,
+        })
+        .sum()
 }
 
 /// starlark-rust reserves `assert`, which ytt code uses as the name of the

@@ -618,7 +618,7 @@ fn map_item(
     defaults: &Expects,
     c: &mut dyn Caller,
 ) -> Result<(), OverlayError> {
-    apply_to_items(l, item, defaults, c, Items::MapItems)
+    apply_to_items(l, item, defaults, c, Items::Map)
 }
 
 fn replace_or_add(item: &Node) -> Result<bool, OverlayError> {
@@ -764,7 +764,7 @@ fn array_item(
     defaults: &Expects,
     c: &mut dyn Caller,
 ) -> Result<(), OverlayError> {
-    apply_to_items(l, item, defaults, c, Items::ArrayItems)
+    apply_to_items(l, item, defaults, c, Items::Array)
 }
 
 fn insert_value(item: &Node, existing: &Node, c: &mut dyn Caller) -> Result<Node, OverlayError> {
@@ -886,7 +886,7 @@ fn apply_doc(
     defaults: &Expects,
     c: &mut dyn Caller,
 ) -> Result<(), OverlayError> {
-    apply_to_items(left, doc, defaults, c, Items::Documents)
+    apply_to_items(left, doc, defaults, c, Items::DocumentSet)
 }
 
 /// What an overlay node is applied to: the items of a map or an array, or
@@ -895,9 +895,9 @@ fn apply_doc(
 /// document merge does not, and map items cannot be inserted or appended.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Items {
-    MapItems,
-    ArrayItems,
-    Documents,
+    Map,
+    Array,
+    DocumentSet,
 }
 
 fn apply_to_items(
@@ -908,9 +908,9 @@ fn apply_to_items(
     kind: Items,
 ) -> Result<(), OverlayError> {
     let indexes = |l: &Node, c: &mut dyn Caller| match kind {
-        Items::MapItems => map_indexes(l, item, defaults, c),
-        Items::ArrayItems => array_indexes(l, item, defaults, c),
-        Items::Documents => doc_indexes(l, item, defaults, c),
+        Items::Map => map_indexes(l, item, defaults, c),
+        Items::Array => array_indexes(l, item, defaults, c),
+        Items::DocumentSet => doc_indexes(l, item, defaults, c),
     };
     let op = which_op(item)?;
     match op {
@@ -919,7 +919,7 @@ fn apply_to_items(
             let Some(idxs) = skip_conditional(indexes(l, c))? else {
                 return Ok(());
             };
-            if idxs.is_empty() && kind != Items::Documents {
+            if idxs.is_empty() && kind != Items::DocumentSet {
                 let mut n = item.clone();
                 strip_overlay_anns(&mut n);
                 l.items.push(n);
@@ -935,7 +935,7 @@ fn apply_to_items(
                     let mut v = item.val.clone();
                     strip_overlay_anns_val(&mut v);
                     l.items[i].val = v;
-                    if kind != Items::Documents {
+                    if kind != Items::DocumentSet {
                         l.items[i].pos = item.pos.clone();
                     }
                 }
@@ -972,7 +972,7 @@ fn apply_to_items(
                 l.items.push(n);
             }
         }
-        Op::Insert | Op::Append if kind == Items::MapItems => {
+        Op::Insert | Op::Append if kind == Items::Map => {
             let name = if op == Op::Insert {
                 "overlay/insert"
             } else {
