@@ -33,20 +33,25 @@ fn work(name: &str) -> tempfile::TempDir {
     dir
 }
 
+/// `strata catalog compile <cluster> --local` on the working directory `dir`.
+fn compile_cmd(dir: &Path, cluster: &str) -> assert_cmd::Command {
+    let mut cmd = strata();
+    cmd.args([
+        "catalog",
+        "compile",
+        cluster,
+        "--local",
+        "--quiet",
+        "--cluster-file",
+    ])
+    .arg(dir.join("cluster.json"))
+    .arg("-d")
+    .arg(dir);
+    cmd
+}
+
 fn compile(dir: &Path, cluster: &str) -> assert_cmd::assert::Assert {
-    strata()
-        .args([
-            "catalog",
-            "compile",
-            cluster,
-            "--local",
-            "--quiet",
-            "--cluster-file",
-        ])
-        .arg(dir.join("cluster.json"))
-        .arg("-d")
-        .arg(dir)
-        .assert()
+    compile_cmd(dir, cluster).assert()
 }
 
 fn files(root: &Path) -> Vec<PathBuf> {
@@ -712,18 +717,7 @@ printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-kustomize\n' > 
         bin.path().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    strata()
-        .args([
-            "catalog",
-            "compile",
-            "c-prod",
-            "--local",
-            "--quiet",
-            "--cluster-file",
-        ])
-        .arg(dir.path().join("cluster.json"))
-        .arg("-d")
-        .arg(dir.path())
+    compile_cmd(dir.path(), "c-prod")
         .env("PATH", &path)
         .assert()
         .success();
@@ -805,18 +799,7 @@ fn missing_helm_and_kustomize_are_named() {
     // An empty PATH: neither tool can be found, whatever the machine has.
     let empty = tempfile::tempdir().unwrap();
     let dir = helm_and_kustomize_work();
-    let a = strata()
-        .args([
-            "catalog",
-            "compile",
-            "c-prod",
-            "--local",
-            "--quiet",
-            "--cluster-file",
-        ])
-        .arg(dir.path().join("cluster.json"))
-        .arg("-d")
-        .arg(dir.path())
+    let a = compile_cmd(dir.path(), "c-prod")
         .env("PATH", empty.path())
         .assert()
         .code(2);
@@ -835,18 +818,7 @@ fn missing_helm_and_kustomize_are_named() {
         .find("      - input_paths:\n          - ${_kustomize")
         .unwrap();
     fs::write(&f, format!("{}{}", &text[..start], &text[end..])).unwrap();
-    let a = strata()
-        .args([
-            "catalog",
-            "compile",
-            "c-prod",
-            "--local",
-            "--quiet",
-            "--cluster-file",
-        ])
-        .arg(dir.path().join("cluster.json"))
-        .arg("-d")
-        .arg(dir.path())
+    let a = compile_cmd(dir.path(), "c-prod")
         .env("PATH", empty.path())
         .assert()
         .code(2);
