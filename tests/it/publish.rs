@@ -590,59 +590,12 @@ fn other_rejections_fail_at_once() {
 fn racing_pushes_all_land() {
     let env = Env::new();
     let bare = env.seeded("catalog.git", &[("README.md", "r\n")]);
-    let hook = bare.join("hooks/pre-receive");
-    std::fs::write(&hook, "#!/bin/sh\ncat >/dev/null\nsleep 1\n").unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    slow_receive(&bare);
     const ROUNDS: usize = 3;
     let env = std::sync::Arc::new(env);
-    let bare = std::sync::Arc::new(bare);
-    let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
-    let handles: Vec<_> = ["a", "b"]
-        .into_iter()
-        .map(|who| {
-            let env = env.clone();
-            let bare = bare.clone();
-            let barrier = barrier.clone();
-            std::thread::spawn(move || {
-                let mut outputs = Vec::new();
-                for round in 0..ROUNDS {
-                    let cat = env.catalog(
-                        &format!("compiled-{who}"),
-                        &[(&format!("{who}/round.yaml"), &format!("round: {round}\n"))],
-                    );
-                    barrier.wait();
-                    let out = env
-                        .push(&cat, &url(&bare), &format!("cache-{who}"))
-                        .args(["--author", AUTHOR, "--max-attempts", "10"])
-                        .args(["--message", &format!("{who} round {round}")])
-                        .output()
-                        .unwrap();
-                    assert!(out.status.success(), "{who}: {}", stderr(&out));
-                    outputs.push(stdout(&out));
-                }
-                outputs
-            })
-        })
-        .collect();
-    let outputs: Vec<String> = handles
-        .into_iter()
-        .flat_map(|h| h.join().unwrap())
-        .collect();
+    let outputs = race(&env, &url(&bare), ROUNDS, None);
     // Seed plus every round of both pushers, in one linear history.
-    assert_eq!(env.count(&bare), 1 + 2 * ROUNDS);
-    let subjects = env.git(&bare, &["log", "--format=%s", "main"]);
-    for who in ["a", "b"] {
-        for round in 0..ROUNDS {
-            assert!(
-                subjects.contains(&format!("{who} round {round}\n")),
-                "{subjects}"
-            );
-        }
-    }
+    assert_every_round_landed(&env, &bare, ROUNDS);
     assert_eq!(
         env.git(&bare, &["rev-list", "--merges", "main"]).trim(),
         "",
@@ -656,6 +609,79 @@ fn racing_pushes_all_land() {
     // loser of every round had to re-apply.
     let retried = outputs.iter().filter(|o| o.contains("re-applied")).count();
     assert!(retried >= 1, "no push had to retry: {outputs:#?}");
+}
+
+/// A pre-receive hook that holds every push for a second, so that racing
+/// pushes overlap.
+fn slow_receive(bare: &Path) {
+    let hook = bare.join("hooks/pre-receive");
+    std::fs::write(&hook, "#!/bin/sh\ncat >/dev/null\nsleep 1\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+/// Two pushers `a` and `b`, `rounds` rounds each, released together every
+/// round; each push must succeed (and, with a token, never print it).
+/// Returns the standard output of every push.
+fn race(
+    env: &std::sync::Arc<Env>,
+    repo_url: &str,
+    rounds: usize,
+    token: Option<&'static str>,
+) -> Vec<String> {
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let handles: Vec<_> = ["a", "b"]
+        .into_iter()
+        .map(|who| {
+            let env = env.clone();
+            let barrier = barrier.clone();
+            let repo_url = repo_url.to_string();
+            std::thread::spawn(move || {
+                let mut outputs = Vec::new();
+                for round in 0..rounds {
+                    let cat = env.catalog(
+                        &format!("compiled-{who}"),
+                        &[(&format!("{who}/round.yaml"), &format!("round: {round}\n"))],
+                    );
+                    barrier.wait();
+                    let mut cmd = env.push(&cat, &repo_url, &format!("cache-{who}"));
+                    cmd.args(["--author", AUTHOR, "--max-attempts", "10"])
+                        .args(["--message", &format!("{who} round {round}")]);
+                    if let Some(t) = token {
+                        cmd.env("GITHUB_TOKEN", t);
+                    }
+                    let out = cmd.output().unwrap();
+                    assert!(out.status.success(), "{who}: {}", stderr(&out));
+                    if let Some(t) = token {
+                        assert!(!stdout(&out).contains(t) && !stderr(&out).contains(t));
+                    }
+                    outputs.push(stdout(&out));
+                }
+                outputs
+            })
+        })
+        .collect();
+    handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect()
+}
+
+/// The seed commit plus one commit per round of both pushers.
+fn assert_every_round_landed(env: &Env, bare: &Path, rounds: usize) {
+    assert_eq!(env.count(bare), 1 + 2 * rounds);
+    let subjects = env.git(bare, &["log", "--format=%s", "main"]);
+    for who in ["a", "b"] {
+        for round in 0..rounds {
+            assert!(
+                subjects.contains(&format!("{who} round {round}\n")),
+                "{subjects}"
+            );
+        }
+    }
 }
 
 /// Two runs on one machine sharing the default cache take turns.
@@ -1131,62 +1157,14 @@ fn racing_pushes_over_http_all_land() {
     let root = env.path("srv");
     std::fs::create_dir_all(&root).unwrap();
     let bare = env.seeded("srv/catalog.git", &[("README.md", "r\n")]);
-    let hook = bare.join("hooks/pre-receive");
-    std::fs::write(&hook, "#!/bin/sh\ncat >/dev/null\nsleep 1\n").unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    slow_receive(&bare);
     const TOKEN: &str = "race-token-0a1b2c3d";
     let server = http::start(root, TOKEN);
     let repo_url = format!("http://127.0.0.1:{}/catalog.git", server.port);
     const ROUNDS: usize = 2;
     let env = std::sync::Arc::new(env);
-    let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
-    let handles: Vec<_> = ["a", "b"]
-        .into_iter()
-        .map(|who| {
-            let env = env.clone();
-            let barrier = barrier.clone();
-            let repo_url = repo_url.clone();
-            std::thread::spawn(move || {
-                let mut outputs = Vec::new();
-                for round in 0..ROUNDS {
-                    let cat = env.catalog(
-                        &format!("compiled-{who}"),
-                        &[(&format!("{who}/round.yaml"), &format!("round: {round}\n"))],
-                    );
-                    barrier.wait();
-                    let out = env
-                        .push(&cat, &repo_url, &format!("cache-{who}"))
-                        .args(["--author", AUTHOR, "--max-attempts", "10"])
-                        .args(["--message", &format!("{who} round {round}")])
-                        .env("GITHUB_TOKEN", TOKEN)
-                        .output()
-                        .unwrap();
-                    assert!(out.status.success(), "{who}: {}", stderr(&out));
-                    assert!(!stdout(&out).contains(TOKEN) && !stderr(&out).contains(TOKEN));
-                    outputs.push(stdout(&out));
-                }
-                outputs
-            })
-        })
-        .collect();
-    let outputs: Vec<String> = handles
-        .into_iter()
-        .flat_map(|h| h.join().unwrap())
-        .collect();
-    assert_eq!(env.count(&bare), 1 + 2 * ROUNDS);
-    let subjects = env.git(&bare, &["log", "--format=%s", "main"]);
-    for who in ["a", "b"] {
-        for round in 0..ROUNDS {
-            assert!(
-                subjects.contains(&format!("{who} round {round}\n")),
-                "{subjects}"
-            );
-        }
-    }
+    let outputs = race(&env, &repo_url, ROUNDS, Some(TOKEN));
+    assert_every_round_landed(&env, &bare, ROUNDS);
     let retried = outputs.iter().filter(|o| o.contains("re-applied")).count();
     assert!(retried >= 1, "no push had to retry: {outputs:#?}");
 }
