@@ -1197,11 +1197,8 @@ fn diff_compiles_two_revisions_with_strata_compile() {
     assert_eq!((code, out.as_str()), (0, "no differences\n"), "{err}");
 }
 
-/// A pull request cannot make the diff read files outside the repository
-/// through symlinks; links inside the tree still work.
-#[cfg(unix)]
-#[test]
-fn symlinks_in_a_revision_never_leave_the_tree() {
+/// A repository whose first commit holds `catalog/t/real.yaml`.
+fn one_configmap_repository() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path();
     std::fs::create_dir_all(repo.join("catalog/t")).unwrap();
@@ -1213,6 +1210,16 @@ fn symlinks_in_a_revision_never_leave_the_tree() {
     git(repo, &["init", "-q", "-b", "main"]);
     git(repo, &["add", "-A"]);
     git(repo, &["commit", "-q", "-m", "v1"]);
+    dir
+}
+
+/// A pull request cannot make the diff read files outside the repository
+/// through symlinks; links inside the tree still work.
+#[cfg(unix)]
+#[test]
+fn symlinks_in_a_revision_never_leave_the_tree() {
+    let dir = one_configmap_repository();
+    let repo = dir.path();
     let outside = repo.join("outside-secret.txt");
     std::fs::write(&outside, "TOP-SECRET-OUTSIDE-VALUE\n").unwrap();
     std::os::unix::fs::symlink(&outside, repo.join("catalog/t/escape.yaml")).unwrap();
@@ -1401,17 +1408,8 @@ fn executable_files_keep_their_bit() {
 #[cfg(unix)]
 #[test]
 fn symlinks_chained_through_other_links_never_leave_the_tree() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = one_configmap_repository();
     let repo = dir.path();
-    std::fs::create_dir_all(repo.join("catalog/t")).unwrap();
-    std::fs::write(
-        repo.join("catalog/t/real.yaml"),
-        "kind: ConfigMap\nmetadata: {name: real}\n",
-    )
-    .unwrap();
-    git(repo, &["init", "-q", "-b", "main"]);
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-q", "-m", "v1"]);
     std::os::unix::fs::symlink("..", repo.join("catalog/t/l")).unwrap();
     let climb = format!("{}{}etc/passwd", "l/t/".repeat(10), "../".repeat(21));
     std::os::unix::fs::symlink(&climb, repo.join("catalog/t/passwd.txt")).unwrap();
