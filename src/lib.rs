@@ -15,6 +15,7 @@ pub mod diagnostics;
 pub mod diff;
 pub mod error;
 pub mod fetch;
+pub mod fswalk;
 pub mod git;
 pub mod github;
 pub mod hooks;

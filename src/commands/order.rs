@@ -133,27 +133,17 @@ fn read_input(path: &Path, docs: &mut Vec<Document>) -> anyhow::Result<()> {
 
 /// YAML/JSON files under a directory, sorted by path for a stable order.
 fn yaml_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(d) = pending.pop() {
-        let entries =
-            std::fs::read_dir(&d).map_err(|e| diag_err(crate::error::Error::io(&d, e)))?;
-        for entry in entries {
-            let p = entry
-                .map_err(|e| diag_err(crate::error::Error::io(&d, e)))?
-                .path();
-            if p.is_dir() {
-                pending.push(p);
-            } else if matches!(
+    let files = crate::fswalk::files_below(dir, &|_| true)
+        .map_err(|e| diag_err(crate::error::Error::io(&e.path, e.source)))?;
+    Ok(files
+        .into_iter()
+        .filter(|p| {
+            matches!(
                 p.extension().and_then(|e| e.to_str()),
                 Some("yml" | "yaml" | "json")
-            ) {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
+            )
+        })
+        .collect())
 }
 
 fn descriptions(graph: &ChangeGraph) -> Vec<String> {

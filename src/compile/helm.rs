@@ -8,7 +8,7 @@
 use super::pyyaml_load;
 use super::yaml_dump::{self, DumpOptions};
 use crate::value::{Map, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// Flags Kapitan refuses in `helm_params`: they would change where or
@@ -187,22 +187,6 @@ fn helm_binary(extra: &Map) -> String {
         .unwrap_or_else(|| "helm".into())
 }
 
-fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk(root, &p, out)?;
-        } else {
-            out.push(p.strip_prefix(root).unwrap_or(&p).to_path_buf());
-        }
-    }
-    Ok(())
-}
-
 /// Runs `helm template` on `chart` and returns every rendered file as
 /// (path relative to the output directory, YAML documents), sorted by path.
 pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, String> {
@@ -254,11 +238,10 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
             String::from_utf8_lossy(&out.stderr).trim_end()
         ));
     }
-    let mut files = Vec::new();
-    walk(&out_dir, &out_dir, &mut files)?;
+    let files = crate::fswalk::files_below(&out_dir, &|_| true).map_err(|e| e.to_string())?;
     let mut rendered = Vec::with_capacity(files.len());
-    for rel in files {
-        let p = out_dir.join(&rel);
+    for p in files {
+        let rel = p.strip_prefix(&out_dir).unwrap_or(&p).to_path_buf();
         let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
         let docs = pyyaml_load::load_all(&text)
             .map_err(|e| format!("helm output {}: {e}", rel.display()))?;

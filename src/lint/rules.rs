@@ -203,9 +203,12 @@ pub fn vaultkv_base64(catalog: &Path) -> Result<Vec<Diagnostic>, LintError> {
     }
     let token = Regex::new(r"[A-Za-z0-9+/_-]{16,}={0,2}").expect("static regex is valid");
     let reference = Regex::new(r"\?\{vaultkv:[^}]*\}").expect("static regex is valid");
-    let mut files = Vec::new();
-    collect_files(catalog, &mut files)?;
-    files.sort();
+    let files = crate::fswalk::files_below(catalog, &crate::fswalk::not_git).map_err(|e| {
+        LintError::Io {
+            path: e.path,
+            message: e.source.to_string(),
+        }
+    })?;
     let mut out = Vec::new();
     for f in files {
         let Ok(text) = std::fs::read_to_string(&f) else {
@@ -233,28 +236,6 @@ pub fn vaultkv_base64(catalog: &Path) -> Result<Vec<Diagnostic>, LintError> {
         }
     }
     Ok(out)
-}
-
-fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LintError> {
-    let rd = std::fs::read_dir(dir).map_err(|e| LintError::Io {
-        path: dir.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    for entry in rd {
-        let entry = entry.map_err(|e| LintError::Io {
-            path: dir.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        let p = entry.path();
-        if p.is_dir() {
-            if entry.file_name() != ".git" {
-                collect_files(&p, out)?;
-            }
-        } else {
-            out.push(p);
-        }
-    }
-    Ok(())
 }
 
 /// The Commodore rules on one rendered target. Only targets with a

@@ -4,7 +4,7 @@
 
 use super::{plan, ChangeGraph, Document, Options};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Beyond this many edges a drawing is unreadable (and too large for
 /// GitHub's renderer): only the waves are drawn.
@@ -43,21 +43,22 @@ pub fn mermaid(graph: &ChangeGraph) -> String {
 /// another check's business.
 pub fn catalog_documents(catalog: &Path) -> std::io::Result<BTreeMap<String, Vec<Document>>> {
     let mut out = BTreeMap::new();
-    for target in sorted_entries(catalog)? {
+    let mut targets = Vec::new();
+    for e in std::fs::read_dir(catalog)? {
+        targets.push(e?.path());
+    }
+    targets.sort();
+    for target in targets {
         if !target.is_dir() {
             continue;
         }
         let Some(name) = target.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
-        let mut files = Vec::new();
-        collect_files(&target, &mut files)?;
-        files.sort();
+        let files = crate::fswalk::files_below(&target, &crate::fswalk::not_git)
+            .map_err(|e| std::io::Error::new(e.source.kind(), e.to_string()))?;
         let mut docs = Vec::new();
-        for f in files {
-            if !f.extension().is_some_and(|e| e == "yml" || e == "yaml") {
-                continue;
-            }
+        for f in files.into_iter().filter(|f| crate::fswalk::is_yaml(f)) {
             let Ok(text) = std::fs::read_to_string(&f) else {
                 continue;
             };
@@ -75,28 +76,6 @@ pub fn catalog_documents(catalog: &Path) -> std::io::Result<BTreeMap<String, Vec
         }
     }
     Ok(out)
-}
-
-fn sorted_entries(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut v = Vec::new();
-    for e in std::fs::read_dir(dir)? {
-        v.push(e?.path());
-    }
-    v.sort();
-    Ok(v)
-}
-
-fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for p in sorted_entries(dir)? {
-        if p.is_dir() {
-            if p.file_name().is_some_and(|n| n != ".git") {
-                collect_files(&p, out)?;
-            }
-        } else {
-            out.push(p);
-        }
-    }
-    Ok(())
 }
 
 /// A target whose apply order differs between the two catalogs.

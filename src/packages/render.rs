@@ -361,8 +361,7 @@ fn to_src(files: &[(String, String)]) -> Vec<SrcFile> {
 
 /// The YAML files under the fetched content, verbatim, by relative path.
 fn content_files(work: &Path) -> Result<Vec<(String, String)>, RenderError> {
-    let mut paths = Vec::new();
-    repo::yaml_files(work, &mut paths)?;
+    let paths = repo::yaml_files(work)?;
     let mut out = Vec::new();
     for f in paths {
         let rel = f

@@ -123,26 +123,20 @@ pub fn content_from_files(
     Ok(content)
 }
 
-pub(crate) fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), crate::error::Error> {
-    let entries = std::fs::read_dir(dir).map_err(|e| crate::error::Error::io(dir, e))?;
-    let mut paths: Vec<PathBuf> = Vec::new();
-    for e in entries {
-        paths.push(e.map_err(|e| crate::error::Error::io(dir, e))?.path());
-    }
-    paths.sort();
-    for p in paths {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name.starts_with('.') {
-            // `.imgpkg/` holds image locks, not packages.
-            continue;
-        }
-        if p.is_dir() {
-            yaml_files(&p, out)?;
-        } else if name.ends_with(".yml") || name.ends_with(".yaml") {
-            out.push(p);
-        }
-    }
-    Ok(())
+/// The `.yml`/`.yaml` files below `dir`, sorted; names starting with `.`
+/// are skipped (`.imgpkg/` holds image locks, not packages).
+pub(crate) fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>, crate::error::Error> {
+    let hidden = |p: &Path| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with('.'))
+    };
+    let files = crate::fswalk::files_below(dir, &|d| !hidden(d))
+        .map_err(|e| crate::error::Error::io(&e.path, e.source))?;
+    Ok(files
+        .into_iter()
+        .filter(|f| !hidden(f) && crate::fswalk::is_yaml(f))
+        .collect())
 }
 
 /// Reads a repository laid out as kapp-controller expects (YAML files under
@@ -163,8 +157,7 @@ pub fn content_from_dir(
     } else {
         dir.to_path_buf()
     };
-    let mut files = Vec::new();
-    yaml_files(&root, &mut files)?;
+    let files = yaml_files(&root)?;
     let mut texts = Vec::with_capacity(files.len());
     for f in files {
         let text = crate::error::read_to_string(&f)?;

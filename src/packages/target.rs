@@ -42,35 +42,14 @@ struct Wanted {
     origin: String,
 }
 
-fn is_yaml(p: &Path) -> bool {
-    matches!(p.extension().and_then(|e| e.to_str()), Some("yml" | "yaml"))
-}
-
-fn walk(dir: &Path, skip: &Path, out: &mut Vec<PathBuf>) -> Result<(), PackagesError> {
-    let rd = std::fs::read_dir(dir)
-        .map_err(|e| PackagesError(format!("cannot read {}: {e}", dir.display())))?;
-    let mut paths: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        if p == skip {
-            continue;
-        }
-        if p.is_dir() {
-            walk(&p, skip, out)?;
-        } else if is_yaml(&p) {
-            out.push(p);
-        }
-    }
-    Ok(())
-}
-
 /// The target's output YAML files that may hold a PackageInstall or a
 /// Secret / ConfigMap, with their text (other files are not kept).
 fn output_files(target_root: &Path) -> Result<Vec<(PathBuf, String)>, PackagesError> {
-    let mut files = Vec::new();
-    walk(target_root, &target_root.join(PACKAGES_DIR), &mut files)?;
+    let skip = target_root.join(PACKAGES_DIR);
+    let files = crate::fswalk::files_below(target_root, &|d| d != skip)
+        .map_err(|e| PackagesError(e.to_string()))?;
     let mut out = Vec::new();
-    for f in files {
+    for f in files.into_iter().filter(|f| crate::fswalk::is_yaml(f)) {
         let text = std::fs::read_to_string(&f)
             .map_err(|e| PackagesError(format!("cannot read {}: {e}", f.display())))?;
         if text.contains("PackageInstall") || text.contains("Secret") || text.contains("ConfigMap")
