@@ -39,9 +39,10 @@ pub struct TemplateArgs {
     /// Print the data values schema (with --output openapi-v3)
     #[arg(long = "data-values-schema-inspect")]
     pub data_values_schema_inspect: bool,
-    /// Output format of inspections (openapi-v3)
-    #[arg(short = 'o', long = "output", value_name = "FORMAT")]
-    pub output: Option<String>,
+    /// Output format: yaml (default) or json, and/or openapi-v3 for
+    /// --data-values-schema-inspect (comma-separated or repeated, as ytt)
+    #[arg(short = 'o', long = "output", value_name = "FORMAT", value_delimiter = ',')]
+    pub output: Vec<String>,
     /// Write results as files into this directory instead of stdout
     #[arg(long = "output-files", value_name = "DIR")]
     pub output_files: Option<PathBuf>,
@@ -111,6 +112,55 @@ fn expand(spec: &str) -> anyhow::Result<Vec<(String, PathBuf)>> {
 
 fn read(path: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// ytt's name for a file read from standard input (`-f -`).
+const STDIN_NAME: &str = "stdin.yml";
+
+/// Standard input, readable once per run (`-f -`, `--data-values-file -`).
+#[derive(Default)]
+struct Stdin {
+    used: bool,
+}
+
+impl Stdin {
+    fn read(&mut self) -> anyhow::Result<String> {
+        if self.used {
+            anyhow::bail!(
+                "Reading file '{STDIN_NAME}':\n    Standard input has already been read, has the '-' argument been used in more than one flag?"
+            );
+        }
+        self.used = true;
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text)
+            .with_context(|| format!("Reading file '{STDIN_NAME}' from standard input"))?;
+        Ok(text)
+    }
+}
+
+/// The `-o` values split as ytt does: one file format (yaml, json) and at
+/// most one schema type (openapi-v3).
+fn output_types(types: &[String]) -> anyhow::Result<(bool, Option<String>)> {
+    let mut json = None;
+    let mut schema = None;
+    for t in types {
+        match t.as_str() {
+            "yaml" => {
+                json.get_or_insert(false);
+            }
+            "json" => {
+                json.get_or_insert(true);
+            }
+            "openapi-v3" => {
+                schema.get_or_insert_with(|| t.clone());
+            }
+            "pos" => anyhow::bail!(
+                "Output type 'pos' (source positions) is not supported by strata; use yaml or json"
+            ),
+            other => anyhow::bail!("Unknown output type '{other}'"),
+        }
+    }
+    Ok((json.unwrap_or(false), schema))
 }
 
 fn split_kv(s: &str, flag: &str) -> anyhow::Result<(String, String)> {
@@ -193,10 +243,12 @@ fn env_values(prefix: &str, as_yaml: bool, strict: bool) -> anyhow::Result<Vec<F
 }
 
 pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
+    let (json, schema_type) = output_types(&args.output)?;
+    let mut stdin = Stdin::default();
     let mut opts = Options {
         data_values_inspect: args.data_values_inspect,
         schema_inspect: args.data_values_schema_inspect,
-        output: args.output.clone(),
+        output: schema_type,
         strict: args.strict,
         ignore_unknown_comments: args.ignore_unknown_comments,
         implicit_map_key_overrides: args.implicit_map_key_overrides,
@@ -204,12 +256,23 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
         ..Default::default()
     };
     for spec in &args.files {
+        if spec == "-" {
+            opts.files.push(SrcFile::new(STDIN_NAME, stdin.read()?));
+            continue;
+        }
         for (rel, path) in expand(spec)? {
             opts.files.push(SrcFile::new(rel, read(&path)?));
         }
     }
     apply_file_marks(&mut opts.files, &args.file_mark)?;
     for spec in &args.data_values_file {
+        if spec == "-" {
+            let text = stdin
+                .read()
+                .context("Extracting data value from file")?;
+            opts.data_values_files.push(SrcFile::new(STDIN_NAME, text));
+            continue;
+        }
         let p = PathBuf::from(spec);
         if p.is_dir() {
             let mut out = Vec::new();
@@ -261,8 +324,13 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
     let out = template::run(&opts).map_err(|e| anyhow::anyhow!("{}", e.0))?;
     match &args.output_files {
         None => {
+            let text = if json {
+                out.to_json().map_err(|e| anyhow::anyhow!("Marshaling combined template result: {e}"))?
+            } else {
+                out.to_yaml()
+            };
             let mut stdout = std::io::stdout().lock();
-            stdout.write_all(out.to_yaml().as_bytes())?;
+            stdout.write_all(text.as_bytes())?;
         }
         Some(dir) => {
             for (name, text) in out.into_files() {

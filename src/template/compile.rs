@@ -543,6 +543,116 @@ fn bracket_delta(s: &str) -> i32 {
         .sum()
 }
 
+/// starlark-rust's `f(**x)` takes only a dict, where ytt (starlark-go)
+/// takes any mapping: a YAML map fragment, data values, an overlay `via`
+/// argument. Wrap every call-site `**expr` as `**__ytt_kw(expr)`, which
+/// turns such maps into dicts; `def f(**kw)` and `lambda **kw:` stay.
+pub fn rewrite_kwargs_splat(code: &str) -> String {
+    if !code.contains("**") {
+        return code.to_string();
+    }
+    // structural bytes only: outside strings and comments
+    let mut toks: Vec<(usize, u8)> = Vec::new();
+    let mut comment = false;
+    for (at, c) in code_bytes(code) {
+        if comment {
+            if c == b'\n' {
+                comment = false;
+                toks.push((at, c));
+            }
+            continue;
+        }
+        if c == b'#' {
+            comment = true;
+            continue;
+        }
+        toks.push((at, c));
+    }
+    let mut inserts: Vec<(usize, &str)> = Vec::new();
+    let mut k = 0;
+    while k + 1 < toks.len() {
+        let (at, c) = toks[k];
+        if !(c == b'*' && toks[k + 1] == (at + 1, b'*')) {
+            k += 1;
+            continue;
+        }
+        // the enclosing bracket (or the statement start)
+        let mut depth = 0i32;
+        let mut open: Option<usize> = None;
+        let mut j = k;
+        while j > 0 {
+            j -= 1;
+            let (p, b) = toks[j];
+            match b {
+                b')' | b']' | b'}' => depth += 1,
+                b'(' | b'[' | b'{' if depth == 0 => {
+                    open = Some(p);
+                    break;
+                }
+                b'(' | b'[' | b'{' => depth -= 1,
+                b'\n' if depth == 0 => {
+                    open = None;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let seg_start = open.map(|p| p + 1).unwrap_or_else(|| {
+            code[..at].rfind('\n').map(|p| p + 1).unwrap_or(0)
+        });
+        let is_def = open.is_some_and(|p| {
+            let before = code[..p].trim_end();
+            let word_start = before
+                .rfind(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+                .map(|x| x + 1)
+                .unwrap_or(0);
+            code[..word_start].trim_end().ends_with("def")
+        });
+        let seg = &code[seg_start..at];
+        let is_lambda = seg
+            .rfind("lambda")
+            .is_some_and(|l| !seg[l..].contains(':'));
+        if is_def || is_lambda {
+            k += 2;
+            continue;
+        }
+        // the splatted expression ends at `,` or the closing bracket
+        let mut depth = 0i32;
+        let mut end = code.len();
+        let mut m = k + 2;
+        while m < toks.len() {
+            let (p, b) = toks[m];
+            match b {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' if depth == 0 => {
+                    end = p;
+                    break;
+                }
+                b')' | b']' | b'}' => depth -= 1,
+                b',' | b'\n' if depth == 0 => {
+                    end = p;
+                    break;
+                }
+                _ => {}
+            }
+            m += 1;
+        }
+        inserts.push((at + 2, "__ytt_kw("));
+        inserts.push((end, ")"));
+        k += 2;
+    }
+    inserts.sort_by_key(|(p, _)| *p);
+    let mut out = String::with_capacity(code.len() + inserts.len() * 10);
+    let mut last = 0;
+    for (p, t) in inserts {
+        out.push_str(&code[last..p]);
+        out.push_str(t);
+        last = p;
+    }
+    out.push_str(&code[last..]);
+    out
+}
+
 /// starlark-rust reserves `assert`, which ytt code uses as the name of the
 /// `@ytt:assert` module: rename the identifier outside string literals.
 pub fn rewrite_reserved(code: &str) -> String {
@@ -633,7 +743,7 @@ pub fn compile_yaml(
         file_id,
         name: name.to_string(),
         nodes: b.nodes,
-        code: rewrite_reserved(&code),
+        code: rewrite_kwargs_splat(&rewrite_reserved(&code)),
         line_map,
     })
 }
@@ -659,7 +769,7 @@ pub fn compile_star(text: &str, file_id: usize, name: &str) -> Result<Compiled, 
         file_id,
         name: name.to_string(),
         nodes: Vec::new(),
-        code: rewrite_reserved(&code),
+        code: rewrite_kwargs_splat(&rewrite_reserved(&code)),
         line_map,
     })
 }
@@ -850,7 +960,24 @@ pub fn compile_text(text: &str, file_id: usize, name: &str) -> Result<Compiled, 
         file_id,
         name: name.to_string(),
         nodes: b.nodes,
-        code: rewrite_reserved(&code),
+        code: rewrite_kwargs_splat(&rewrite_reserved(&code)),
         line_map,
     })
+}
+
+#[cfg(test)]
+mod splat_tests {
+    use super::rewrite_kwargs_splat as r;
+
+    #[test]
+    fn wraps_call_site_splats_only() {
+        assert_eq!(r("dict(**left)"), "dict(**__ytt_kw(left))");
+        assert_eq!(
+            r("f(a, **g(x, y), b=1)"),
+            "f(a, **__ytt_kw(g(x, y)), b=1)"
+        );
+        assert_eq!(r("def f(a, **kw):\n  return g(**kw)\n"), "def f(a, **kw):\n  return g(**__ytt_kw(kw))\n");
+        assert_eq!(r("x = lambda **kw: dict(**kw)"), "x = lambda **kw: dict(**__ytt_kw(kw))");
+        assert_eq!(r("s = '**a' # f(**b)\n"), "s = '**a' # f(**b)\n");
+    }
 }

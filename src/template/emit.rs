@@ -535,9 +535,128 @@ pub fn encode_docs<'a>(docs: impl Iterator<Item = &'a Node>) -> String {
     out
 }
 
+/// The same documents as `-o json` prints them: one compact JSON text per
+/// document with nothing between them, maps with sorted keys and strings
+/// escaped as Go's `encoding/json` escapes them.
+pub fn encode_docs_json<'a>(docs: impl Iterator<Item = &'a Node>) -> Result<String, String> {
+    let mut out = String::new();
+    for d in docs {
+        let empty = match &d.val {
+            Val::Scalar(Scalar::Null) => true,
+            Val::Node(n) => matches!(n.kind, Kind::Map | Kind::Array) && n.items.is_empty(),
+            _ => false,
+        };
+        if empty || d.injected {
+            continue;
+        }
+        go_json(&d.val, &mut out)?;
+    }
+    Ok(out)
+}
+
+fn go_json_str(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Go's `encoding/json` float format: shortest digits, exponent form below
+/// 1e-6 and from 1e21 on (`1e-7`, `1e+21`).
+fn go_json_float(f: f64) -> Result<String, String> {
+    if !f.is_finite() {
+        return Err(format!("json: unsupported value: {}", format_float(f)));
+    }
+    let a = f.abs();
+    if a != 0.0 && !(1e-6..1e21).contains(&a) {
+        let e = format!("{f:e}");
+        let (m, x) = e.split_once('e').unwrap_or((&e, "0"));
+        let (sign, digits) = match x.strip_prefix('-') {
+            Some(d) => ("-", d),
+            None => ("+", x),
+        };
+        let digits = if sign == "+" && digits.len() < 2 {
+            format!("0{digits}")
+        } else {
+            digits.to_string()
+        };
+        return Ok(format!("{m}e{sign}{digits}"));
+    }
+    Ok(format!("{f}"))
+}
+
+fn go_json(v: &Val, out: &mut String) -> Result<(), String> {
+    match v {
+        Val::Scalar(Scalar::Null) => out.push_str("null"),
+        Val::Scalar(Scalar::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
+        Val::Scalar(Scalar::Int(i)) => out.push_str(&i.to_string()),
+        Val::Scalar(Scalar::Float(f)) => out.push_str(&go_json_float(*f)?),
+        Val::Scalar(Scalar::Str(s)) => go_json_str(s, out),
+        Val::Node(n) if n.kind == Kind::Map => {
+            // Go maps: one entry per key (the last), sorted
+            let mut items: Vec<(String, &Val)> = Vec::new();
+            for i in &n.items {
+                let k = i.key.display();
+                match items.iter_mut().find(|(x, _)| *x == k) {
+                    Some(e) => e.1 = &i.val,
+                    None => items.push((k, &i.val)),
+                }
+            }
+            items.sort_by(|a, b| a.0.cmp(&b.0));
+            out.push('{');
+            for (i, (k, v)) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                go_json_str(k, out);
+                out.push(':');
+                go_json(v, out)?;
+            }
+            out.push('}');
+        }
+        Val::Node(n) => {
+            out.push('[');
+            for (i, it) in n.items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                go_json(&it.val, out)?;
+            }
+            out.push(']');
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_output_like_go() {
+        let v = super::super::yamlmeta::parse(
+            "b: [1, 2.5, 1.0e-7, 1.0e+21, 100.0]\na: \"<&>\\x01\"\n---\n---\nx: null\n",
+            "t",
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            encode_docs_json(v.items.iter()).unwrap(),
+            "{\"a\":\"\\u003c\\u0026\\u003e\\u0001\",\"b\":[1,2.5,1e-7,1e+21,100]}{\"x\":null}"
+        );
+    }
 
     #[test]
     fn floats_like_go() {

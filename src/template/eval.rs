@@ -1350,6 +1350,50 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
         Ok(out)
     }
 
+    /// `**x` at a call site: maps of any kind as a dict (see
+    /// `compile::rewrite_kwargs_splat`).
+    fn __ytt_kw<'v>(v: Value<'v>, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
+        let Some(f) = Frag::from_value(v) else {
+            return Ok(v);
+        };
+        if f.0.kind != Kind::Map {
+            return Ok(v);
+        }
+        let heap = eval.heap();
+        let items: Vec<(Value, Value)> = f
+            .0
+            .items
+            .iter()
+            .map(|i| (scalar_to_value(&i.key, heap), from_val(&i.val, heap)))
+            .collect();
+        Ok(heap.alloc(AllocDict(items)))
+    }
+
+    fn __toml_encode<'v>(
+        #[starlark(args)] args: UnpackTuple<Value<'v>>,
+        #[starlark(require = named)] indent: Option<i64>,
+    ) -> anyhow::Result<String> {
+        let [v] = args.items[..] else {
+            return Err(err("expected exactly one argument"));
+        };
+        let val = to_val(v, &Pos::unknown()).map_err(err)?;
+        super::ytoml::encode(&val, indent.unwrap_or(0)).map_err(err)
+    }
+
+    fn __toml_decode<'v>(
+        #[starlark(args)] args: UnpackTuple<Value<'v>>,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> anyhow::Result<Value<'v>> {
+        let [v] = args.items[..] else {
+            return Err(err("expected exactly one argument"));
+        };
+        let Some(s) = v.unpack_str() else {
+            return Err(err(format!("expected string, but was {}", v.get_type())));
+        };
+        let val = super::ytoml::decode(s).map_err(err)?;
+        Ok(from_val_plain(&val, eval.heap()))
+    }
+
     fn __base64_encode(s: &str) -> anyhow::Result<String> {
         Ok(base64_encode(s.as_bytes()))
     }
@@ -1819,6 +1863,7 @@ fn ytt_module_src(name: &str) -> Option<&'static str> {
         "base64" => "base64 = __ns(encode = __base64_encode, decode = __base64_decode)\n",
         "sha256" => "sha256 = __ns(sum = __sha256_sum)\n",
         "md5" => "md5 = __ns(sum = __md5_sum)\n",
+        "toml" => "toml = __ns(encode = __toml_encode, decode = __toml_decode)\n",
         "regexp" => "regexp = __ns(match = __regexp_match, replace = __regexp_replace)\n",
         _ => return None,
     })

@@ -10,6 +10,7 @@ pub mod overlay;
 pub mod schema;
 pub mod validate;
 pub mod yamlmeta;
+pub mod ytoml;
 
 use eval::{SrcFile, Workspace};
 use node::{Kind, Node, Pos, Scalar, Val};
@@ -66,6 +67,11 @@ pub struct Output {
 impl Output {
     pub fn to_yaml(&self) -> String {
         emit::encode_docs(self.docs.iter())
+    }
+
+    /// The documents as `-o json` prints them (one JSON text each).
+    pub fn to_json(&self) -> Result<String, String> {
+        emit::encode_docs_json(self.docs.iter())
     }
 
     /// The output as files, as `--output-files` writes them: each template's
