@@ -269,7 +269,7 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
         if spec == "-" {
             let text = stdin
                 .read()
-                .context("Extracting data value from file")?;
+                .map_err(|e| anyhow::anyhow!("Extracting data value from file:\n  {e}"))?;
             opts.data_values_files.push(SrcFile::new(STDIN_NAME, text));
             continue;
         }

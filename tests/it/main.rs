@@ -14,6 +14,7 @@ mod publish;
 mod review;
 mod support;
 mod template;
+mod ytt_upstream;
 
 /// The shared conformance corpora beside the project root (`../shared/conformance`).
 #[allow(dead_code)]
