@@ -169,7 +169,7 @@ impl Builder {
                         return Err(CompileError {
                             pos: c.pos.clone(),
                             message: format!(
-                                "Expected YAML node at {} to have either computed or YAML value, but found both",
+                                "Expected YAML node at line {} to have either computed or YAML value, but found both",
                                 c.pos
                             ),
                         });
@@ -181,7 +181,7 @@ impl Builder {
                         return Err(CompileError {
                             pos: c.pos.clone(),
                             message: format!(
-                                "Unexpected code at {} after use of '*/end', expected YAML node",
+                                "Unexpected code at line {} after use of '*/end', expected YAML node",
                                 c.pos
                             ),
                         });

@@ -352,10 +352,10 @@ pub fn to_val(v: Value, pos: &Pos) -> Result<Val, String> {
     }
     if let Some(s) = StructRef::from_value(v) {
         if let Some((_, hint)) = s.iter().find(|(k, _)| k.as_str() == "__ytt_wont_encode") {
-            return Err(hint
-                .unpack_str()
-                .unwrap_or("value does not encode")
-                .to_string());
+            return Err(format!(
+                "Unable to convert value: {}",
+                hint.unpack_str().unwrap_or("value does not encode")
+            ));
         }
         let mut m = Node::map(pos.clone());
         for (k, val) in s.iter() {

@@ -589,11 +589,19 @@ pub fn parse(text: &str, file: &str, strict: bool) -> Result<Node, ParseError> {
     // Lines inside block scalars carry no comments.
     let mut skip = vec![false; lines.len() + 2];
     for &l in &b.block_scalars {
-        let Some(head) = lines.get(l.wrapping_sub(1)) else {
+        // the parser's mark may be past the `|`/`>` line: go back to it
+        let mut h = l;
+        while h > 1 && !lines.get(h - 1).is_some_and(|t| is_block_head(t)) {
+            h -= 1;
+        }
+        if !lines.get(h.wrapping_sub(1)).is_some_and(|t| is_block_head(t)) {
+            h = l;
+        }
+        let Some(head) = lines.get(h.wrapping_sub(1)) else {
             continue;
         };
         let base = indent_of(head);
-        let mut i = l; // 0-based index of the next line
+        let mut i = h; // 0-based index of the next line
         while i < lines.len() {
             let t = lines[i];
             if t.trim().is_empty() || indent_of(t) > base {
@@ -628,6 +636,21 @@ pub fn parse(text: &str, file: &str, strict: bool) -> Result<Node, ParseError> {
         }
     }
     Ok(root)
+}
+
+/// A line that opens a block scalar: ends with `|` or `>` and optional
+/// chomping/indentation indicators (and maybe a comment).
+fn is_block_head(line: &str) -> bool {
+    let code = match find_comment(line) {
+        Some((at, _)) => &line[..at],
+        None => line,
+    };
+    let t = code.trim_end().trim_end_matches(|c: char| c == '-' || c == '+' || c.is_ascii_digit());
+    (t.ends_with('|') || t.ends_with('>'))
+        && t[..t.len() - 1]
+            .chars()
+            .last()
+            .is_none_or(|c| c == ' ' || c == ':' || c == '-')
 }
 
 fn collect_lines(n: &Node, path: &mut Vec<usize>, out: &mut Vec<(usize, Vec<usize>)>) {

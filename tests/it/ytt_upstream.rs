@@ -384,11 +384,25 @@ fn judge_error(got: &str, want: &str) -> Verdict {
     if got == want {
         return Verdict::Exact;
     }
+    // ytt's first error line; a Starlark backtrace line `- fn: message`
+    // names the failing function first, which is not part of the message
     let first = want
         .lines()
-        .map(|l| l.trim().trim_start_matches("- ").trim())
+        .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or("");
+    let first = match first.strip_prefix("- ") {
+        Some(rest) => match rest.split_once(": ") {
+            Some((f, msg))
+                if !f.is_empty()
+                    && f.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') =>
+            {
+                msg
+            }
+            _ => rest,
+        },
+        None => first,
+    };
     if !first.is_empty() && got.contains(first) {
         Verdict::Message
     } else {
