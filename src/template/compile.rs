@@ -813,6 +813,11 @@ fn parse_text(data: &str, start_line: usize) -> Result<Vec<Piece>, String> {
     let mut start = 0;
     let mut start_line_of_piece = line;
     let b = data.as_bytes();
+    // ytt's column: 1-based, counted in characters, of the pair's 2nd char
+    let col_at = |i: usize| -> usize {
+        let ls = data[..i].rfind('\n').map(|p| p + 1).unwrap_or(0);
+        data[ls..i].chars().count() + 1
+    };
     let mut i = 0;
     while i < b.len() {
         if !in_code && b[i] == b'(' && b.get(i + 1) == Some(&b'@') {
@@ -825,7 +830,10 @@ fn parse_text(data: &str, start_line: usize) -> Result<Vec<Piece>, String> {
         }
         if b[i] == b'@' && b.get(i + 1) == Some(&b')') {
             if !in_code {
-                return Err(format!("Unexpected code closing '@)' at line {line}"));
+                return Err(format!(
+                    "Unexpected code closing '@)' at line {line} col {}",
+                    col_at(i + 1)
+                ));
             }
             pieces.push(Piece::Code(data[start..i].to_string(), start_line_of_piece));
             in_code = false;
@@ -835,7 +843,10 @@ fn parse_text(data: &str, start_line: usize) -> Result<Vec<Piece>, String> {
             continue;
         }
         if in_code && b[i] == b'(' && b.get(i + 1) == Some(&b'@') {
-            return Err(format!("Unexpected code opening '(@' at line {line}"));
+            return Err(format!(
+                "Unexpected code opening '(@' at line {line} col {}",
+                col_at(i + 1)
+            ));
         }
         if b[i] == b'\n' {
             line += 1;
@@ -843,7 +854,10 @@ fn parse_text(data: &str, start_line: usize) -> Result<Vec<Piece>, String> {
         i += 1;
     }
     if in_code {
-        return Err(format!("Missing code closing '@)' at line {line}"));
+        return Err(format!(
+            "Missing code closing '@)' at line {line} col {}",
+            col_at(data.len())
+        ));
     }
     pieces.push(Piece::Text(data[start..].to_string(), start_line_of_piece));
     Ok(pieces)

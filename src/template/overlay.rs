@@ -507,7 +507,7 @@ pub fn apply(
             for item in &r.items {
                 map_item(l, item, defaults, c).map_err(|e| OverlayError {
                     message: format!(
-                        "Map item (key '{}') on {}: {}",
+                        "Map item (key '{}') on line {}: {}",
                         item.key.display(),
                         item.pos,
                         e.message
@@ -526,7 +526,7 @@ pub fn apply(
             };
             for item in &r.items {
                 array_item(l, item, defaults, c).map_err(|e| OverlayError {
-                    message: format!("Array item on {}: {}", item.pos, e.message),
+                    message: format!("Array item on line {}: {}", item.pos, e.message),
                     conditional: false,
                 })?;
             }
@@ -676,7 +676,7 @@ fn assert_check(item: &Node, left: &Node, c: &mut dyn Caller) -> Result<(), Over
                 strip_overlay_anns_val(&mut r);
                 let res = c
                     .call(f, vec![Arg::Val(left.val.clone()), Arg::Val(r)])
-                    .map_err(|e| oerr(format!("Overlay assertion failed: {e}")))?;
+                    .map_err(oerr)?;
                 return match res {
                     Val::Scalar(Scalar::Null) | Val::Scalar(Scalar::Bool(true)) => Ok(()),
                     Val::Scalar(Scalar::Bool(false)) => Err(oerr(
@@ -708,7 +708,8 @@ fn assert_check(item: &Node, left: &Node, c: &mut dyn Caller) -> Result<(), Over
             None => {}
         }
     }
-    compare(&left.val, &item.val).map_err(oerr)
+    compare(&left.val, &item.val)
+        .map_err(|e| oerr(format!("Expected objects to equal, but did not: {e}")))
 }
 
 fn array_indexes(
@@ -873,7 +874,7 @@ fn apply_docset(
 ) -> Result<(), OverlayError> {
     for doc in &right.items {
         apply_doc(left, doc, defaults, c).map_err(|e| OverlayError {
-            message: format!("Document on {}: {}", doc.pos, e.message),
+            message: format!("Document on line {}: {}", doc.pos, e.message),
             conditional: false,
         })?;
     }
