@@ -269,6 +269,154 @@ impl<'v> StarlarkValue<'v> for Frag {
     }
 }
 
+/// ytt's `yamlfragment`: what a function made of YAML returns (a map, an
+/// array, a document set, or nothing when no node was produced). Indexable
+/// by key or position, iterable, a mapping for `**` and `dict()`, without
+/// attributes; values inside are fragments too.
+#[derive(Debug, ProvidesStaticType, NoSerialize, Allocative, StarlarkPagablePanic)]
+pub struct YFrag(#[allocative(skip)] pub Option<Arc<Node>>);
+starlark_simple_value!(YFrag);
+
+impl std::fmt::Display for YFrag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // ytt prints the Go type it wraps
+        let t = match self.0.as_ref().map(|n| n.kind) {
+            Some(Kind::Map) => "*yamlmeta.Map",
+            Some(Kind::Array) => "*yamlmeta.Array",
+            Some(Kind::DocSet) => "*yamlmeta.DocumentSet",
+            _ => "<nil>",
+        };
+        write!(f, "yamlfragment({t})")
+    }
+}
+
+/// A YAML value seen from a fragment: collections stay fragments.
+pub fn from_val_frag<'v>(v: &Val, heap: Heap<'v>) -> Value<'v> {
+    match v {
+        Val::Scalar(s) => scalar_to_value(s, heap),
+        Val::Node(n) => match n.kind {
+            Kind::Map | Kind::Array | Kind::DocSet => heap.alloc(YFrag(Some(Arc::new((**n).clone())))),
+            _ => Value::new_none(),
+        },
+    }
+}
+
+impl YFrag {
+    fn items(&self) -> &[Node] {
+        self.0.as_ref().map(|n| n.items.as_slice()).unwrap_or(&[])
+    }
+    fn is_map(&self) -> bool {
+        self.0.as_ref().is_some_and(|n| n.kind == Kind::Map)
+    }
+    fn index(&self, index: Value) -> Option<usize> {
+        let n = self.items().len() as i64;
+        let mut i = index.unpack_i32()? as i64;
+        if i < 0 {
+            i += n;
+        }
+        (0..n).contains(&i).then_some(i as usize)
+    }
+}
+
+#[starlark_value(type = "yamlfragment")]
+impl<'v> StarlarkValue<'v> for YFrag {
+    fn at(&self, index: Value<'v>, heap: Heap<'v>) -> starlark::Result<Value<'v>> {
+        if self.is_map() {
+            for i in self.items().iter().rev() {
+                if scalar_matches_value(&i.key, index) {
+                    return Ok(from_val_frag(&i.val, heap));
+                }
+            }
+            return Err(starlark::Error::new_other(anyhow::anyhow!(
+                "key {} not found",
+                index.to_repr()
+            )));
+        }
+        if index.unpack_i32().is_none() {
+            return Err(starlark::Error::new_other(anyhow::anyhow!(
+                "yamlfragment index: got {}, want int",
+                index.get_type()
+            )));
+        }
+        match self.index(index) {
+            Some(i) => Ok(from_val_frag(&self.items()[i].val, heap)),
+            None => Err(starlark::Error::new_other(anyhow::anyhow!(
+                "index {} out of range: yamlfragment has {} elements",
+                index,
+                self.items().len()
+            ))),
+        }
+    }
+    fn length(&self) -> starlark::Result<i32> {
+        Ok(self.items().len() as i32)
+    }
+    fn to_bool(&self) -> bool {
+        !self.items().is_empty()
+    }
+    fn iterate_collect(&self, heap: Heap<'v>) -> starlark::Result<Vec<Value<'v>>> {
+        Ok(if self.is_map() {
+            self.items()
+                .iter()
+                .map(|i| scalar_to_value(&i.key, heap))
+                .collect()
+        } else {
+            self.items()
+                .iter()
+                .map(|i| from_val_frag(&i.val, heap))
+                .collect()
+        })
+    }
+    fn is_in(&self, other: Value<'v>) -> starlark::Result<bool> {
+        // ytt looks the value up as a key, or for arrays as an index
+        Ok(if self.is_map() {
+            self.items()
+                .iter()
+                .any(|i| scalar_matches_value(&i.key, other))
+        } else {
+            self.index(other).is_some()
+        })
+    }
+    fn equals(&self, other: Value<'v>) -> starlark::Result<bool> {
+        match YFrag::from_value(other) {
+            Some(o) => match (&self.0, &o.0) {
+                (Some(a), Some(b)) => Ok(super::overlay::val_equal(
+                    &Val::Node(Box::new((**a).clone())),
+                    &Val::Node(Box::new((**b).clone())),
+                )),
+                (None, None) => Ok(true),
+                _ => Ok(false),
+            },
+            None => Ok(false),
+        }
+    }
+}
+
+/// A fragment as a plain dict (for `**` and `dict()`), else `None`.
+fn frag_as_dict<'v>(v: Value<'v>, heap: Heap<'v>) -> Option<Value<'v>> {
+    if let Some(f) = YFrag::from_value(v) {
+        if !(f.is_map() || f.0.is_none()) {
+            return None;
+        }
+        let items: Vec<(Value, Value)> = f
+            .items()
+            .iter()
+            .map(|i| (scalar_to_value(&i.key, heap), from_val_frag(&i.val, heap)))
+            .collect();
+        return Some(heap.alloc(AllocDict(items)));
+    }
+    let f = Frag::from_value(v)?;
+    if f.0.kind != Kind::Map {
+        return None;
+    }
+    let items: Vec<(Value, Value)> = f
+        .0
+        .items
+        .iter()
+        .map(|i| (scalar_to_value(&i.key, heap), from_val(&i.val, heap)))
+        .collect();
+    Some(heap.alloc(AllocDict(items)))
+}
+
 pub fn scalar_to_value<'v>(s: &Scalar, heap: Heap<'v>) -> Value<'v> {
     match s {
         Scalar::Null => Value::new_none(),
@@ -331,6 +479,16 @@ pub fn to_val(v: Value, pos: &Pos) -> Result<Val, String> {
         let mut n = (*f.0).clone();
         n.set_pos_deep(pos);
         return Ok(Val::Node(Box::new(n)));
+    }
+    if let Some(f) = YFrag::from_value(v) {
+        return Ok(match &f.0 {
+            Some(n) => {
+                let mut n = (**n).clone();
+                n.set_pos_deep(pos);
+                Val::Node(Box::new(n))
+            }
+            None => Val::null(),
+        });
     }
     if let Some(l) = ListRef::from_value(v) {
         return list_to_val(l.iter(), pos);
@@ -845,7 +1003,7 @@ impl Ctx {
             .last_mut()
             .ok_or_else(|| err("internal: empty stack"))?;
         let pos = top.node.pos.clone();
-        let strict = Frag::from_value(v).is_some();
+        let strict = Frag::from_value(v).is_some() || YFrag::from_value(v).is_some();
         top.replace = Some((to_val(v, &pos).map_err(err)?, strict));
         Ok(())
     }
@@ -936,7 +1094,7 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
         Ok(match root {
             Some(n) if n.kind == Kind::TextRoot => eval.heap().alloc(text_root_string(&n)),
             Some(n) => frag_value(n, eval.heap()),
-            None => Value::new_none(),
+            None => eval.heap().alloc(YFrag(None)),
         })
     }
 
@@ -1294,7 +1452,8 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
         Ok(match r {
             Ok(v) => heap.alloc((v, Value::new_none())),
             Err(e) => {
-                let msg = format!("{}", e.without_diagnostic());
+                let raw = format!("{}", e.without_diagnostic());
+                let msg = go_message(&raw).unwrap_or(raw);
                 heap.alloc((Value::new_none(), heap.alloc(msg)))
             }
         })
@@ -1353,20 +1512,7 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
     /// `**x` at a call site: maps of any kind as a dict (see
     /// `compile::rewrite_kwargs_splat`).
     fn __ytt_kw<'v>(v: Value<'v>, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
-        let Some(f) = Frag::from_value(v) else {
-            return Ok(v);
-        };
-        if f.0.kind != Kind::Map {
-            return Ok(v);
-        }
-        let heap = eval.heap();
-        let items: Vec<(Value, Value)> = f
-            .0
-            .items
-            .iter()
-            .map(|i| (scalar_to_value(&i.key, heap), from_val(&i.val, heap)))
-            .collect();
-        Ok(heap.alloc(AllocDict(items)))
+        Ok(frag_as_dict(v, eval.heap()).unwrap_or(v))
     }
 
     fn __toml_encode<'v>(
@@ -1588,7 +1734,8 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
     }
 
     fn __json_decode<'v>(s: &str, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
-        let j: serde_json::Value = serde_json::from_str(s).map_err(|e| err(e.to_string()))?;
+        let j: serde_json::Value = serde_json::from_str(s)
+            .map_err(|e| err(format!("json.decode: {}", go_json_error(s, &e))))?;
         Ok(json_to_value(&j, eval.heap()))
     }
 
@@ -1624,15 +1771,7 @@ pub fn text_root_string(n: &Node) -> String {
 /// annotations behave as dicts and lists (as in ytt); fragments that carry
 /// annotations (e.g. for `overlay.apply`) or document sets stay fragments.
 fn frag_value<'v>(n: Node, heap: Heap<'v>) -> Value<'v> {
-    fn annotated(n: &Node) -> bool {
-        !n.anns.is_empty()
-            || n.val.as_node().map(annotated).unwrap_or(false)
-            || n.items.iter().any(annotated)
-    }
-    if matches!(n.kind, Kind::Map | Kind::Array) && !annotated(&n) {
-        return from_val_plain(&Val::Node(Box::new(n)), heap);
-    }
-    heap.alloc(Frag(Arc::new(n)))
+    heap.alloc(YFrag(Some(Arc::new(n))))
 }
 
 /// YAML value -> plain Starlark dicts and lists.
@@ -1760,6 +1899,43 @@ pub fn val_to_json(v: &Val, indent: i64) -> String {
         return String::new();
     }
     String::from_utf8(buf).unwrap_or_default()
+}
+
+/// starlark-go's exact wording for a starlark-rust message, where the
+/// two only differ in words (what `assert.try_to` hands back).
+fn go_message(kind: &str) -> Option<String> {
+    if let Some(rest) = kind.strip_prefix("Object of type `") {
+        let parts: Vec<&str> = rest.split('`').collect();
+        if parts.len() >= 4 && parts[1] == " has no attribute " {
+            return Some(format!("{} has no .{} field or method", parts[0], parts[2]));
+        }
+    }
+    if let Some(rest) = kind.strip_prefix("Missing parameter `") {
+        let parts: Vec<&str> = rest.split('`').collect();
+        if parts.len() >= 4 && parts[1] == " for call to " {
+            let f = parts[2].rsplit('.').next().unwrap_or(parts[2]);
+            return Some(format!("function {f} missing 1 argument ({})", parts[0]));
+        }
+    }
+    None
+}
+
+/// Go's `encoding/json` wording for the common syntax errors.
+fn go_json_error(text: &str, e: &serde_json::Error) -> String {
+    let msg = e.to_string();
+    if e.is_eof() {
+        return "unexpected end of JSON input".into();
+    }
+    let at = text
+        .lines()
+        .nth(e.line().saturating_sub(1))
+        .and_then(|l| l.chars().nth(e.column().saturating_sub(1)));
+    match at {
+        Some(c) if msg.starts_with("expected value") => {
+            format!("invalid character '{c}' looking for beginning of value")
+        }
+        _ => msg,
+    }
 }
 
 /// Adds ytt's wording to starlark-rust messages (users search for it).
