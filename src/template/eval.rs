@@ -10,6 +10,7 @@ use starlark::any::ProvidesStaticType;
 use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, LibraryExtension, Module};
 use starlark::eval::{Evaluator, FileLoader};
 use starlark::starlark_module;
+use starlark::starlark_complex_value;
 use starlark::starlark_simple_value;
 use starlark::syntax::{AstModule, Dialect};
 use starlark::values::dict::{AllocDict, DictRef};
@@ -157,6 +158,10 @@ fn repr_val(v: &Val) -> String {
 
 impl std::fmt::Display for Frag {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // a data values map is a struct in ytt, printed without its fields
+        if self.0.kind == Kind::Map {
+            return write!(f, "struct(...)");
+        }
         write!(f, "{}", repr_val(&Val::Node(Box::new((*self.0).clone()))))
     }
 }
@@ -404,6 +409,9 @@ fn frag_as_dict<'v>(v: Value<'v>, heap: Heap<'v>) -> Option<Value<'v>> {
             .collect();
         return Some(heap.alloc(AllocDict(items)));
     }
+    if let Some(s) = YStruct::from_value(v) {
+        return Some(heap.alloc(AllocDict(s.0.clone())));
+    }
     let f = Frag::from_value(v)?;
     if f.0.kind != Kind::Map {
         return None;
@@ -415,6 +423,94 @@ fn frag_as_dict<'v>(v: Value<'v>, heap: Heap<'v>) -> Option<Value<'v>> {
         .map(|i| (scalar_to_value(&i.key, heap), from_val(&i.val, heap)))
         .collect();
     Some(heap.alloc(AllocDict(items)))
+}
+
+/// ytt's `struct` (`struct.make`, `struct.make_and_bind`, `__ns`): fields
+/// read as attributes and, as in ytt, also as a mapping (`s["k"]`, `in`,
+/// iteration over the names, `len`).
+#[derive(
+    Debug,
+    starlark::values::Trace,
+    starlark::values::Freeze,
+    starlark::coerce::Coerce,
+    ProvidesStaticType,
+    NoSerialize,
+    Allocative,
+    StarlarkPagablePanic
+)]
+#[repr(C)]
+pub struct YStructGen<V: starlark::values::ValueLifetimeless>(pub Vec<(V, V)>);
+starlark_complex_value!(pub YStruct);
+
+impl<'v, V: starlark::values::ValueLike<'v>> std::fmt::Display for YStructGen<V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "struct(...)")
+    }
+}
+
+impl<'v, V: starlark::values::ValueLike<'v>> YStructGen<V> {
+    fn get(&self, name: &str) -> Option<Value<'v>> {
+        self.0
+            .iter()
+            .find(|(k, _)| k.to_value().unpack_str() == Some(name))
+            .map(|(_, v)| v.to_value())
+    }
+}
+
+#[starlark_value(type = "struct")]
+impl<'v, V: starlark::values::ValueLike<'v>> StarlarkValue<'v> for YStructGen<V>
+where
+    Self: ProvidesStaticType<'v>,
+{
+    fn get_attr(&self, attribute: &str, _heap: Heap<'v>) -> Option<Value<'v>> {
+        self.get(attribute)
+    }
+    fn has_attr(&self, attribute: &str, _heap: Heap<'v>) -> bool {
+        self.get(attribute).is_some()
+    }
+    fn dir_attr(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .filter_map(|(k, _)| k.to_value().unpack_str().map(str::to_string))
+            .collect()
+    }
+    fn at(&self, index: Value<'v>, _heap: Heap<'v>) -> starlark::Result<Value<'v>> {
+        let Some(name) = index.unpack_str() else {
+            return Err(starlark::Error::new_other(anyhow::anyhow!(
+                "struct key must be a string, but was {}",
+                index.get_type()
+            )));
+        };
+        self.get(name).ok_or_else(|| {
+            starlark::Error::new_other(anyhow::anyhow!("struct has no .{name} attribute"))
+        })
+    }
+    fn is_in(&self, other: Value<'v>) -> starlark::Result<bool> {
+        Ok(other.unpack_str().is_some_and(|k| self.get(k).is_some()))
+    }
+    fn length(&self) -> starlark::Result<i32> {
+        Ok(self.0.len() as i32)
+    }
+    fn iterate_collect(&self, _heap: Heap<'v>) -> starlark::Result<Vec<Value<'v>>> {
+        Ok(self.0.iter().map(|(k, _)| k.to_value()).collect())
+    }
+    fn equals(&self, other: Value<'v>) -> starlark::Result<bool> {
+        let Some(o) = YStruct::from_value(other) else {
+            return Ok(false);
+        };
+        if o.0.len() != self.0.len() {
+            return Ok(false);
+        }
+        for (k, v) in &self.0 {
+            let Some(ov) = k.to_value().unpack_str().and_then(|k| o.get(k)) else {
+                return Ok(false);
+            };
+            if !v.to_value().equals(ov)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
 }
 
 pub fn scalar_to_value<'v>(s: &Scalar, heap: Heap<'v>) -> Value<'v> {
@@ -525,6 +621,17 @@ pub fn to_val(v: Value, pos: &Pos) -> Result<Val, String> {
         }
         return Ok(Val::Node(Box::new(m)));
     }
+    if let Some(s) = YStruct::from_value(v) {
+        let mut m = Node::map(pos.clone());
+        for (k, val) in &s.0 {
+            m.items.push(Node::map_item(
+                Scalar::Str(k.unpack_str().unwrap_or_default().to_string()),
+                to_val(*val, pos)?,
+                pos.clone(),
+            ));
+        }
+        return Ok(Val::Node(Box::new(m)));
+    }
     Err(format!(
         "Unable to convert value: {} (type {})",
         v,
@@ -597,6 +704,7 @@ fn arg_value<'v>(
         Arg::Int(i) => heap.alloc(*i),
         Arg::Str(s) => heap.alloc(s.as_str()),
         Arg::Val(v) => from_val(v, heap),
+        Arg::Plain(v) => from_val_plain(v, heap),
         Arg::Kept(f) => func_value(f, eval, c).map_err(|e| e.to_string())?,
         Arg::List(items) => {
             let vs: Result<Vec<Value>, String> =
@@ -1515,6 +1623,20 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
         Ok(frag_as_dict(v, eval.heap()).unwrap_or(v))
     }
 
+    /// `struct.make(**fields)`.
+    fn __struct_make<'v>(
+        #[starlark(args)] args: UnpackTuple<Value<'v>>,
+        #[starlark(kwargs)] kwargs: Value<'v>,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> anyhow::Result<Value<'v>> {
+        if !args.items.is_empty() {
+            return Err(err("struct: unexpected positional arguments"));
+        }
+        let d = DictRef::from_value(kwargs).ok_or_else(|| err("internal: kwargs not a dict"))?;
+        let fields: Vec<(Value, Value)> = d.iter().collect();
+        Ok(eval.heap().alloc(YStructGen(fields)))
+    }
+
     fn __toml_encode<'v>(
         #[starlark(args)] args: UnpackTuple<Value<'v>>,
         #[starlark(require = named)] indent: Option<i64>,
@@ -1744,7 +1866,7 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> anyhow::Result<Value<'v>> {
         let val = to_val(v, &Pos::unknown()).map_err(err)?;
-        Ok(from_val_plain(&val, eval.heap()))
+        Ok(val_to_struct(&val, eval.heap()))
     }
 
     fn __struct_decode<'v>(
@@ -1772,6 +1894,28 @@ pub fn text_root_string(n: &Node) -> String {
 /// annotations (e.g. for `overlay.apply`) or document sets stay fragments.
 fn frag_value<'v>(n: Node, heap: Heap<'v>) -> Value<'v> {
     heap.alloc(YFrag(Some(Arc::new(n))))
+}
+
+/// `struct.encode`: maps become structs (all the way down), arrays lists.
+fn val_to_struct<'v>(v: &Val, heap: Heap<'v>) -> Value<'v> {
+    match v {
+        Val::Scalar(s) => scalar_to_value(s, heap),
+        Val::Node(n) => match n.kind {
+            Kind::Map => {
+                let fields: Vec<(Value, Value)> = n
+                    .items
+                    .iter()
+                    .map(|i| (heap.alloc(i.key.display()), val_to_struct(&i.val, heap)))
+                    .collect();
+                heap.alloc(YStructGen(fields))
+            }
+            Kind::Array | Kind::DocSet => {
+                let items: Vec<Value> = n.items.iter().map(|i| val_to_struct(&i.val, heap)).collect();
+                heap.alloc(AllocList(items))
+            }
+            _ => Value::new_none(),
+        },
+    }
 }
 
 /// YAML value -> plain Starlark dicts and lists.

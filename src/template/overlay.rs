@@ -26,6 +26,8 @@ pub enum Arg {
     Int(i64),
     Str(String),
     Val(Val),
+    /// A value that was a plain Starlark dict/list (annotation arguments).
+    Plain(Val),
     /// A value kept from an evaluation (function, tuple, struct).
     Kept(FuncRef),
     List(Vec<Arg>),

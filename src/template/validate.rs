@@ -14,7 +14,7 @@ struct Invalid {
 
 fn ann_arg(v: &AnnVal) -> Arg {
     match v {
-        AnnVal::Data(d) => Arg::Val(d.clone()),
+        AnnVal::Data(d) => Arg::Plain(d.clone()),
         AnnVal::Func(f) => Arg::Kept(f.clone()),
         AnnVal::Matcher(_) | AnnVal::Other(_) => Arg::Val(Val::null()),
     }

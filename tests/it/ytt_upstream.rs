@@ -483,7 +483,20 @@ fn run_text_filetest(tpl: &str, expected: &str, work: &Path) -> Verdict {
 
 /// Filetests for features strata does not have, with the reason. They run
 /// too: one that starts passing must be taken off this list.
-const UNSUPPORTED: &[(&str, &str)] = &[];
+const UNSUPPORTED: &[(&str, &str)] = &[
+    (
+        "yamltemplate/ytt-library/overlay/array-output-position.tpltest",
+        "`-o pos` (source position) output is not implemented",
+    ),
+    (
+        "yamltemplate/ytt-library/overlay/map-output-position.tpltest",
+        "`-o pos` (source position) output is not implemented",
+    ),
+    (
+        "yamltemplate/ytt-library/version-constraint-err.tpltest",
+        "ytt's harness runs as version 0.0.0; strata reports the ytt language version it implements (0.48.0)",
+    ),
+];
 
 #[test]
 fn ytt_filetests_conformance() {
