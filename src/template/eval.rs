@@ -878,6 +878,9 @@ pub struct Ctx {
     ctxs: RefCell<Vec<ECtx>>,
     root: RefCell<Option<Node>>,
     collected: RefCell<Vec<Collected>>,
+    /// Per collected annotation: its positional tuples kept as values
+    /// (validation annotations check that a rule is a tuple).
+    collected_tuples: RefCell<Vec<Vec<Option<AnnVal>>>>,
     pub data_values: Val,
     pub implicit_map_key_overrides: bool,
 }
@@ -899,6 +902,7 @@ impl Ctx {
             ctxs: RefCell::new(Vec::new()),
             root: RefCell::new(None),
             collected: RefCell::new(Vec::new()),
+            collected_tuples: RefCell::new(Vec::new()),
             data_values,
             implicit_map_key_overrides: implicit,
         }
@@ -1262,6 +1266,16 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
                 to_ann_val(v, &pos, eval, c),
             ));
         }
+        let tuples: Vec<Option<AnnVal>> = args
+            .items
+            .iter()
+            .map(|v| {
+                TupleRef::from_value(*v)
+                    .is_some()
+                    .then(|| AnnVal::Func(keep_func(*v, eval, c)))
+            })
+            .collect();
+        c.collected_tuples.borrow_mut().push(tuples);
         let mut col = c.collected.borrow_mut();
         col.push((a, kw));
         Ok(col.len() as i64 - 1)
@@ -1282,12 +1296,21 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
             .find(|a| a.name == name)
             .map(|a| a.pos.clone())
             .unwrap_or_default();
-        let (args, kwargs) = c
+        let (mut args, kwargs) = c
             .collected
             .borrow()
             .get(handle as usize)
             .cloned()
             .unwrap_or_default();
+        if name == "assert/validate" || name == "schema/validation" {
+            if let Some(ts) = c.collected_tuples.borrow().get(handle as usize) {
+                for (a, t) in args.iter_mut().zip(ts) {
+                    if let Some(t) = t {
+                        *a = t.clone();
+                    }
+                }
+            }
+        }
         let mut ctxs = c.ctxs.borrow_mut();
         let ec = ctxs.last_mut().ok_or_else(|| err("internal: no context"))?;
         let list = ec.pending_anns.entry(tag as u64).or_default();

@@ -52,6 +52,14 @@ impl Walk<'_> {
         let Val::Node(m) = res else {
             return Err("internal: validation helper returned no map".into());
         };
+        if let Some(e) = m.get("when_error") {
+            let msg = match &e.val {
+                Val::Scalar(s) => s.display(),
+                _ => String::new(),
+            };
+            let at = if path.is_empty() { "(document)" } else { path };
+            return Err(format!("Validating {at}: {msg}"));
+        }
         if let Some(e) = m.get("error") {
             let msg = match &e.val {
                 Val::Scalar(s) => s.display(),
