@@ -41,7 +41,12 @@ pub struct TemplateArgs {
     pub data_values_schema_inspect: bool,
     /// Output format: yaml (default) or json, and/or openapi-v3 for
     /// --data-values-schema-inspect (comma-separated or repeated, as ytt)
-    #[arg(short = 'o', long = "output", value_name = "FORMAT", value_delimiter = ',')]
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FORMAT",
+        value_delimiter = ','
+    )]
     pub output: Vec<String>,
     /// Write results as files into this directory instead of stdout
     #[arg(long = "output-files", value_name = "DIR")]
@@ -325,7 +330,8 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
     match &args.output_files {
         None => {
             let text = if json {
-                out.to_json().map_err(|e| anyhow::anyhow!("Marshaling combined template result: {e}"))?
+                out.to_json()
+                    .map_err(|e| anyhow::anyhow!("Marshaling combined template result: {e}"))?
             } else {
                 out.to_yaml()
             };

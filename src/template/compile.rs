@@ -597,9 +597,9 @@ pub fn rewrite_kwargs_splat(code: &str) -> String {
                 _ => {}
             }
         }
-        let seg_start = open.map(|p| p + 1).unwrap_or_else(|| {
-            code[..at].rfind('\n').map(|p| p + 1).unwrap_or(0)
-        });
+        let seg_start = open
+            .map(|p| p + 1)
+            .unwrap_or_else(|| code[..at].rfind('\n').map(|p| p + 1).unwrap_or(0));
         let is_def = open.is_some_and(|p| {
             let before = code[..p].trim_end();
             let word_start = before
@@ -609,9 +609,7 @@ pub fn rewrite_kwargs_splat(code: &str) -> String {
             code[..word_start].trim_end().ends_with("def")
         });
         let seg = &code[seg_start..at];
-        let is_lambda = seg
-            .rfind("lambda")
-            .is_some_and(|l| !seg[l..].contains(':'));
+        let is_lambda = seg.rfind("lambda").is_some_and(|l| !seg[l..].contains(':'));
         if is_def || is_lambda {
             k += 2;
             continue;
@@ -986,12 +984,15 @@ mod splat_tests {
     #[test]
     fn wraps_call_site_splats_only() {
         assert_eq!(r("dict(**left)"), "dict(**__ytt_kw(left))");
+        assert_eq!(r("f(a, **g(x, y), b=1)"), "f(a, **__ytt_kw(g(x, y)), b=1)");
         assert_eq!(
-            r("f(a, **g(x, y), b=1)"),
-            "f(a, **__ytt_kw(g(x, y)), b=1)"
+            r("def f(a, **kw):\n  return g(**kw)\n"),
+            "def f(a, **kw):\n  return g(**__ytt_kw(kw))\n"
         );
-        assert_eq!(r("def f(a, **kw):\n  return g(**kw)\n"), "def f(a, **kw):\n  return g(**__ytt_kw(kw))\n");
-        assert_eq!(r("x = lambda **kw: dict(**kw)"), "x = lambda **kw: dict(**__ytt_kw(kw))");
+        assert_eq!(
+            r("x = lambda **kw: dict(**kw)"),
+            "x = lambda **kw: dict(**__ytt_kw(kw))"
+        );
         assert_eq!(r("s = '**a' # f(**b)\n"), "s = '**a' # f(**b)\n");
     }
 }

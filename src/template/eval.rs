@@ -9,8 +9,8 @@ use allocative::Allocative;
 use starlark::any::ProvidesStaticType;
 use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, LibraryExtension, Module};
 use starlark::eval::{Evaluator, FileLoader};
-use starlark::starlark_module;
 use starlark::starlark_complex_value;
+use starlark::starlark_module;
 use starlark::starlark_simple_value;
 use starlark::syntax::{AstModule, Dialect};
 use starlark::values::dict::{AllocDict, DictRef};
@@ -300,7 +300,9 @@ pub fn from_val_frag<'v>(v: &Val, heap: Heap<'v>) -> Value<'v> {
     match v {
         Val::Scalar(s) => scalar_to_value(s, heap),
         Val::Node(n) => match n.kind {
-            Kind::Map | Kind::Array | Kind::DocSet => heap.alloc(YFrag(Some(Arc::new((**n).clone())))),
+            Kind::Map | Kind::Array | Kind::DocSet => {
+                heap.alloc(YFrag(Some(Arc::new((**n).clone()))))
+            }
             _ => Value::new_none(),
         },
     }
@@ -416,12 +418,11 @@ fn frag_as_dict<'v>(v: Value<'v>, heap: Heap<'v>) -> Option<Value<'v>> {
     if f.0.kind != Kind::Map {
         return None;
     }
-    let items: Vec<(Value, Value)> = f
-        .0
-        .items
-        .iter()
-        .map(|i| (scalar_to_value(&i.key, heap), from_val(&i.val, heap)))
-        .collect();
+    let items: Vec<(Value, Value)> =
+        f.0.items
+            .iter()
+            .map(|i| (scalar_to_value(&i.key, heap), from_val(&i.val, heap)))
+            .collect();
     Some(heap.alloc(AllocDict(items)))
 }
 
@@ -436,7 +437,7 @@ fn frag_as_dict<'v>(v: Value<'v>, heap: Heap<'v>) -> Option<Value<'v>> {
     ProvidesStaticType,
     NoSerialize,
     Allocative,
-    StarlarkPagablePanic
+    StarlarkPagablePanic,
 )]
 #[repr(C)]
 pub struct YStructGen<V: starlark::values::ValueLifetimeless>(pub Vec<(V, V)>);
@@ -1933,7 +1934,11 @@ fn val_to_struct<'v>(v: &Val, heap: Heap<'v>) -> Value<'v> {
                 heap.alloc(YStructGen(fields))
             }
             Kind::Array | Kind::DocSet => {
-                let items: Vec<Value> = n.items.iter().map(|i| val_to_struct(&i.val, heap)).collect();
+                let items: Vec<Value> = n
+                    .items
+                    .iter()
+                    .map(|i| val_to_struct(&i.val, heap))
+                    .collect();
                 heap.alloc(AllocList(items))
             }
             _ => Value::new_none(),

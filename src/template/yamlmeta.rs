@@ -594,7 +594,10 @@ pub fn parse(text: &str, file: &str, strict: bool) -> Result<Node, ParseError> {
         while h > 1 && !lines.get(h - 1).is_some_and(|t| is_block_head(t)) {
             h -= 1;
         }
-        if !lines.get(h.wrapping_sub(1)).is_some_and(|t| is_block_head(t)) {
+        if !lines
+            .get(h.wrapping_sub(1))
+            .is_some_and(|t| is_block_head(t))
+        {
             h = l;
         }
         let Some(head) = lines.get(h.wrapping_sub(1)) else {
@@ -645,7 +648,9 @@ fn is_block_head(line: &str) -> bool {
         Some((at, _)) => &line[..at],
         None => line,
     };
-    let t = code.trim_end().trim_end_matches(|c: char| c == '-' || c == '+' || c.is_ascii_digit());
+    let t = code
+        .trim_end()
+        .trim_end_matches(|c: char| c == '-' || c == '+' || c.is_ascii_digit());
     (t.ends_with('|') || t.ends_with('>'))
         && t[..t.len() - 1]
             .chars()

@@ -79,8 +79,7 @@ fn quote(s: &str) -> String {
 
 fn key_part(k: &str) -> String {
     if !k.is_empty()
-        && k
-            .chars()
+        && k.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
     {
         k.to_string()
@@ -163,7 +162,12 @@ impl Enc {
         Ok(())
     }
 
-    fn map(&mut self, key: &[String], items: &[(String, &Val)], inline: bool) -> Result<(), String> {
+    fn map(
+        &mut self,
+        key: &[String],
+        items: &[(String, &Val)],
+        inline: bool,
+    ) -> Result<(), String> {
         let (sub, direct): (Vec<_>, Vec<_>) = items.iter().partition(|(_, v)| is_table(v));
         if inline {
             self.out.push('{');
@@ -202,8 +206,7 @@ impl Enc {
                     };
                     self.newline();
                     let ind = self.indent_for(key);
-                    self.out
-                        .push_str(&format!("{ind}[[{}]]", key_path(key)));
+                    self.out.push_str(&format!("{ind}[[{}]]", key_path(key)));
                     self.newline();
                     self.map(key, &entries, false)?;
                 }

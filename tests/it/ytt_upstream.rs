@@ -258,7 +258,9 @@ fn ytt_examples_as_ytts_e2e_test_runs_them() {
             args.push(f);
         }
         args.extend(c.flags);
-        let stdin = c.stdin.map(|p| std::fs::read(ex.join(p)).expect("stdin file"));
+        let stdin = c
+            .stdin
+            .map(|p| std::fs::read(ex.join(p)).expect("stdin file"));
         let out = template(&ex, &args, stdin.as_deref(), c.env);
         let want = match &c.expected {
             Expected::File(p) => read(&ex.join(p)),
@@ -285,7 +287,12 @@ fn ytt_examples_as_ytts_e2e_test_runs_them() {
 #[test]
 fn ytt_e2e_standard_input_is_read_once_and_version_constraint_holds() {
     let ex = root().join("examples");
-    let out = template(&ex, &["--data-values-file", "-", "-f", "-"], Some(b"a: 1\n"), &[]);
+    let out = template(
+        &ex,
+        &["--data-values-file", "-", "-f", "-"],
+        Some(b"a: 1\n"),
+        &[],
+    );
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -293,7 +300,11 @@ fn ytt_e2e_standard_input_is_read_once_and_version_constraint_holds() {
         "{err}"
     );
     let out = template(&ex, &["-f", "version-constraint"], None, &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The playground examples ytt's e2e test runs (basics less three it skips,
@@ -341,7 +352,10 @@ const FILETEST_VALUES: &str = "int: 123\nintNeg: -49\nfloat: 123.123\nt: true\nf
 /// Trailing whitespace off every line and trailing empty lines off the end
 /// (ytt's `TrimTrailingMultilineWhitespace`).
 fn trim_ws(s: &str) -> String {
-    let lines: Vec<&str> = s.split('\n').map(|l| l.trim_end_matches([' ', '\t'])).collect();
+    let lines: Vec<&str> = s
+        .split('\n')
+        .map(|l| l.trim_end_matches([' ', '\t']))
+        .collect();
     lines.join("\n").trim_end_matches('\n').to_string()
 }
 
@@ -395,7 +409,8 @@ fn judge_error(got: &str, want: &str) -> Verdict {
         Some(rest) => match rest.split_once(": ") {
             Some((f, msg))
                 if !f.is_empty()
-                    && f.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') =>
+                    && f.chars()
+                        .all(|c| c.is_alphanumeric() || c == '_' || c == '.') =>
             {
                 msg
             }
@@ -406,7 +421,9 @@ fn judge_error(got: &str, want: &str) -> Verdict {
     if !first.is_empty() && got.contains(first) {
         Verdict::Message
     } else {
-        Verdict::Fail(format!("error differs\n--- expected\n{want}\n--- got\n{got}"))
+        Verdict::Fail(format!(
+            "error differs\n--- expected\n{want}\n--- got\n{got}"
+        ))
     }
 }
 
@@ -530,7 +547,9 @@ fn run_validation_filetest(tpl: &str, expected: &str, work: &Path) -> Verdict {
         return if missing.is_empty() {
             Verdict::Message
         } else {
-            Verdict::Fail(format!("missing {missing:?}\n--- expected\n{err}\n--- got\n{got}"))
+            Verdict::Fail(format!(
+                "missing {missing:?}\n--- expected\n{err}\n--- got\n{got}"
+            ))
         };
     }
     let got = String::from_utf8_lossy(&out.stdout);
@@ -579,11 +598,7 @@ fn ytt_filetests_conformance() {
         ("validations", "\n+++\n\n"),
     ] {
         for f in files_under(&base.join(suite)) {
-            let rel = f
-                .strip_prefix(&base)
-                .unwrap()
-                .to_string_lossy()
-                .to_string();
+            let rel = f.strip_prefix(&base).unwrap().to_string_lossy().to_string();
             let text = read(&f);
             let Some((tpl, expected)) = text.split_once(sep) else {
                 panic!("{rel}: no +++ separator");
@@ -621,6 +636,12 @@ fn ytt_filetests_conformance() {
     let listed: BTreeSet<&str> = UNSUPPORTED.iter().map(|(n, _)| *n).collect();
     let unexpected: Vec<&&str> = names.difference(&listed).collect();
     let fixed: Vec<&&str> = listed.difference(&names).collect();
-    assert!(unexpected.is_empty(), "filetests failing that are not listed as unsupported: {unexpected:?}");
-    assert!(fixed.is_empty(), "filetests listed as unsupported now pass: {fixed:?}");
+    assert!(
+        unexpected.is_empty(),
+        "filetests failing that are not listed as unsupported: {unexpected:?}"
+    );
+    assert!(
+        fixed.is_empty(),
+        "filetests listed as unsupported now pass: {fixed:?}"
+    );
 }
