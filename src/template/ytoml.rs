@@ -309,8 +309,8 @@ mod tests {
             "array = [1, 2, \"three\"]\n\n[map]\n  foo = \"bar\"\n"
         );
         assert_eq!(
-            encode(&yaml("a: {b: {c: 1.0}, x: {y: 1}}\n\"k k\": 2\n"), 0).unwrap(),
-            "\"k k\" = 2\n\n[a]\n  [a.b]\n    c = 1.0\n  [a.x]\n    y = 1\n"
+            encode(&yaml("a: {b: {c: 1.0}, x: {yy: 1}}\n\"k k\": 2\n"), 0).unwrap(),
+            "\"k k\" = 2\n\n[a]\n  [a.b]\n    c = 1.0\n  [a.x]\n    yy = 1\n"
         );
         assert!(encode(&yaml("{}"), 9).is_err());
     }
