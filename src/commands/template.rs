@@ -51,6 +51,13 @@ pub struct TemplateArgs {
     /// Write results as files into this directory instead of stdout
     #[arg(long = "output-files", value_name = "DIR")]
     pub output_files: Option<PathBuf>,
+    /// Delete this directory, then write the results into it as files
+    #[arg(
+        long = "dangerous-emptied-output-directory",
+        value_name = "DIR",
+        conflicts_with = "output_files"
+    )]
+    pub emptied_output_directory: Option<PathBuf>,
     /// File marks (path:type=yaml-plain, ...); accepted, partly honoured
     #[arg(long = "file-mark", value_name = "MARK")]
     pub file_mark: Vec<String>,
@@ -247,6 +254,31 @@ fn env_values(prefix: &str, as_yaml: bool, strict: bool) -> anyhow::Result<Vec<F
     Ok(out)
 }
 
+/// `--dangerous-emptied-output-directory`: ytt's refusals ("/", ".", "")
+/// and, beyond them, any directory that holds the working directory or is
+/// not a directory.
+fn check_emptied_dir(dir: &Path) -> anyhow::Result<()> {
+    let shown = dir.to_string_lossy();
+    if ["/", ".", "./", ""].contains(&shown.as_ref()) {
+        anyhow::bail!("Expected output directory path to not be one of '/', '.', './', ''");
+    }
+    if dir.exists() {
+        if !dir.is_dir() || dir.is_symlink() {
+            anyhow::bail!(
+                "Expected output directory {shown} to be a directory (it is not; nothing was deleted)"
+            );
+        }
+        let canon = dir.canonicalize()?;
+        let cwd = std::env::current_dir()?.canonicalize()?;
+        if cwd.starts_with(&canon) {
+            anyhow::bail!(
+                "Expected output directory {shown} to not contain the current directory (nothing was deleted)"
+            );
+        }
+    }
+    Ok(())
+}
+
 pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
     let (json, schema_type) = output_types(&args.output)?;
     let mut stdin = Stdin::default();
@@ -327,7 +359,14 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
         });
     }
     let out = template::run(&opts).map_err(|e| anyhow::anyhow!("{}", e.0))?;
-    match &args.output_files {
+    if let Some(dir) = &args.emptied_output_directory {
+        check_emptied_dir(dir)?;
+    }
+    match args
+        .output_files
+        .as_ref()
+        .or(args.emptied_output_directory.as_ref())
+    {
         None => {
             let text = if json {
                 out.to_json()
@@ -339,7 +378,18 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
             stdout.write_all(text.as_bytes())?;
         }
         Some(dir) => {
-            for (name, text) in out.into_files() {
+            let files = out.into_files();
+            let mut seen = std::collections::BTreeSet::new();
+            for (name, _) in &files {
+                if !seen.insert(name.as_str()) {
+                    anyhow::bail!("Multiple files have same output destination paths: {name}");
+                }
+            }
+            if args.emptied_output_directory.is_some() && dir.exists() {
+                std::fs::remove_dir_all(dir)
+                    .with_context(|| format!("cannot empty {}", dir.display()))?;
+            }
+            for (name, text) in files {
                 let p = dir.join(&name);
                 if let Some(parent) = p.parent() {
                     std::fs::create_dir_all(parent)?;

@@ -307,6 +307,51 @@ fn ytt_e2e_standard_input_is_read_once_and_version_constraint_holds() {
     );
 }
 
+/// TestCheckDirectoryOutput: `--dangerous-emptied-output-directory` empties
+/// the directory and writes one file per template; refuses `.` and any
+/// directory holding the working directory.
+#[test]
+fn ytt_e2e_emptied_output_directory() {
+    let ex = root().join("examples");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let outdir = tmp.path().join("out");
+    std::fs::create_dir_all(&outdir).expect("mkdir");
+    std::fs::write(outdir.join("stale.yml"), "old: true\n").expect("write");
+    let flag = format!("--dangerous-emptied-output-directory={}", outdir.display());
+    let out = template(&ex, &["-f", "eirini/", &flag], None, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        read(&outdir.join("config-result.yml")),
+        read(&ex.join("eirini/config-result.yml"))
+    );
+    assert!(
+        !outdir.join("stale.yml").exists(),
+        "the directory was not emptied"
+    );
+    for bad in [".", tmp.path().to_str().unwrap()] {
+        let out = template(
+            &outdir,
+            &[
+                "-f",
+                ex.join("eirini/input.yml").to_str().unwrap(),
+                "--dangerous-emptied-output-directory",
+                bad,
+            ],
+            None,
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(2), "{bad} accepted");
+        assert!(
+            outdir.join("config-result.yml").exists(),
+            "{bad}: files deleted"
+        );
+    }
+}
+
 /// The playground examples ytt's e2e test runs (basics less three it skips,
 /// all overlays) and, beyond it, the getting-started ones: each must run.
 #[test]
