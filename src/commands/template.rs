@@ -150,29 +150,38 @@ impl Stdin {
     }
 }
 
+/// How documents are printed to standard output.
+#[derive(Clone, Copy, PartialEq)]
+enum Format {
+    Yaml,
+    Json,
+    /// Each line with the source position of its node.
+    Pos,
+}
+
 /// The `-o` values split as ytt does: one file format (yaml, json) and at
 /// most one schema type (openapi-v3).
-fn output_types(types: &[String]) -> anyhow::Result<(bool, Option<String>)> {
+fn output_types(types: &[String]) -> anyhow::Result<(Format, Option<String>)> {
     let mut json = None;
     let mut schema = None;
     for t in types {
         match t.as_str() {
             "yaml" => {
-                json.get_or_insert(false);
+                json.get_or_insert(Format::Yaml);
             }
             "json" => {
-                json.get_or_insert(true);
+                json.get_or_insert(Format::Json);
+            }
+            "pos" => {
+                json.get_or_insert(Format::Pos);
             }
             "openapi-v3" => {
                 schema.get_or_insert_with(|| t.clone());
             }
-            "pos" => anyhow::bail!(
-                "Output type 'pos' (source positions) is not supported by strata; use yaml or json"
-            ),
             other => anyhow::bail!("Unknown output type '{other}'"),
         }
     }
-    Ok((json.unwrap_or(false), schema))
+    Ok((json.unwrap_or(Format::Yaml), schema))
 }
 
 fn split_kv(s: &str, flag: &str) -> anyhow::Result<(String, String)> {
@@ -280,7 +289,7 @@ fn check_emptied_dir(dir: &Path) -> anyhow::Result<()> {
 }
 
 pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
-    let (json, schema_type) = output_types(&args.output)?;
+    let (format, schema_type) = output_types(&args.output)?;
     let mut stdin = Stdin::default();
     let mut opts = Options {
         data_values_inspect: args.data_values_inspect,
@@ -368,11 +377,12 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
         .or(args.emptied_output_directory.as_ref())
     {
         None => {
-            let text = if json {
-                out.to_json()
-                    .map_err(|e| anyhow::anyhow!("Marshaling combined template result: {e}"))?
-            } else {
-                out.to_yaml()
+            let text = match format {
+                Format::Json => out
+                    .to_json()
+                    .map_err(|e| anyhow::anyhow!("Marshaling combined template result: {e}"))?,
+                Format::Pos => out.to_pos(),
+                Format::Yaml => out.to_yaml(),
             };
             let mut stdout = std::io::stdout().lock();
             stdout.write_all(text.as_bytes())?;

@@ -640,6 +640,89 @@ fn go_json(v: &Val, out: &mut String) -> Result<(), String> {
     Ok(())
 }
 
+/// The documents as `-o pos` prints them: every line prefixed with the
+/// source position of the node it comes from (ytt's FilePositionPrinter,
+/// including its column width that grows by 10 past the widest position).
+pub fn encode_docs_pos<'a>(docs: impl Iterator<Item = &'a Node>) -> String {
+    struct P {
+        out: String,
+        width: usize,
+    }
+    impl P {
+        fn pad(&mut self, s: &str) -> String {
+            if s.len() > self.width {
+                self.width = s.len() + 10;
+            }
+            format!("{s:>w$} | ", w = self.width)
+        }
+        fn line(&mut self, pos: &super::node::Pos) -> String {
+            if pos.is_known() {
+                let s = pos.to_string();
+                self.pad(&s)
+            } else {
+                String::new()
+            }
+        }
+        fn leaf(v: &Val) -> Option<String> {
+            match v {
+                Val::Scalar(s) => {
+                    let e = encode_val(&Val::Scalar(s.clone()));
+                    Some(e.strip_suffix('\n').unwrap_or(&e).to_string())
+                }
+                Val::Node(_) => None,
+            }
+        }
+        fn val(&mut self, v: &Val, indent: &str) {
+            match v {
+                Val::Scalar(_) => {
+                    let l = Self::leaf(v).unwrap_or_default();
+                    let pad = self.pad("");
+                    self.out.push_str(&format!("{pad}{indent}{l}\n"));
+                }
+                Val::Node(n) => {
+                    let deeper = format!("{indent}  ");
+                    for (i, it) in n.items.iter().enumerate() {
+                        let head = match n.kind {
+                            Kind::Map => format!("{}:", it.key.display()),
+                            _ => format!("[{i}]"),
+                        };
+                        let sep = if n.kind == Kind::Map { " " } else { " " };
+                        let line = self.line(&it.pos);
+                        match Self::leaf(&it.val) {
+                            Some(l) if !l.contains('\n') => {
+                                self.out
+                                    .push_str(&format!("{line}{indent}{head}{sep}{l}\n"));
+                            }
+                            _ => {
+                                self.out.push_str(&format!("{line}{indent}{head}\n"));
+                                self.val(&it.val, &deeper);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut p = P {
+        out: String::new(),
+        width: 0,
+    };
+    for d in docs {
+        let empty = match &d.val {
+            Val::Scalar(Scalar::Null) => true,
+            Val::Node(n) => matches!(n.kind, Kind::Map | Kind::Array) && n.items.is_empty(),
+            _ => false,
+        };
+        if empty || d.injected {
+            continue;
+        }
+        let line = p.line(&d.pos);
+        p.out.push_str(&format!("{line}[doc]\n"));
+        p.val(&d.val, "  ");
+    }
+    p.out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -69,6 +69,11 @@ impl Output {
         emit::encode_docs(self.docs.iter())
     }
 
+    /// The documents as `-o pos` prints them (source position per line).
+    pub fn to_pos(&self) -> String {
+        emit::encode_docs_pos(self.docs.iter())
+    }
+
     /// The documents as `-o json` prints them (one JSON text each).
     pub fn to_json(&self) -> Result<String, String> {
         emit::encode_docs_json(self.docs.iter())

@@ -477,19 +477,23 @@ fn judge_error(got: &str, want: &str) -> Verdict {
 fn run_yaml_filetest(tpl: &str, expected: &str, work: &Path) -> Verdict {
     std::fs::write(work.join("stdin"), tpl).expect("write template");
     std::fs::write(work.join("values.yml"), FILETEST_VALUES).expect("write values");
-    let out = template(
-        work,
-        &[
-            "-f",
-            "stdin",
-            "--file-mark",
-            "stdin:type=yaml-template",
-            "--data-values-file",
-            "values.yml",
-        ],
-        None,
-        &[],
-    );
+    // `OUTPUT POSITION:` tests compare ytt's `-o pos` output
+    let (pos, expected) = match expected.strip_prefix("OUTPUT POSITION:\n") {
+        Some(rest) => (true, rest),
+        None => (false, expected),
+    };
+    let mut args = vec![
+        "-f",
+        "stdin",
+        "--file-mark",
+        "stdin:type=yaml-template",
+        "--data-values-file",
+        "values.yml",
+    ];
+    if pos {
+        args.extend(["-o", "pos"]);
+    }
+    let out = template(work, &args, None, &[]);
     let want = expected.replace("__YTT_VERSION__", "0.0.0");
     if let Some(err) = want.strip_prefix("ERR:") {
         if out.status.success() {
@@ -612,14 +616,6 @@ fn run_validation_filetest(tpl: &str, expected: &str, work: &Path) -> Verdict {
 /// too: one that starts passing must be taken off this list.
 const UNSUPPORTED: &[(&str, &str)] = &[
     (
-        "yamltemplate/ytt-library/overlay/array-output-position.tpltest",
-        "`-o pos` (source position) output is not implemented",
-    ),
-    (
-        "yamltemplate/ytt-library/overlay/map-output-position.tpltest",
-        "`-o pos` (source position) output is not implemented",
-    ),
-    (
         "validations/when=/can-use-context.tpltest",
         "uses ctx.root as the template's document set, which only ytt's filetest harness provides; the CLI (and strata) validates data values, where ctx.root is the data values",
     ),
@@ -651,9 +647,7 @@ fn ytt_filetests_conformance() {
             total += 1;
             let work = tmp.path().join(total.to_string());
             std::fs::create_dir_all(&work).expect("work dir");
-            let verdict = if expected.starts_with("OUTPUT POSITION:") {
-                Verdict::Fail("`-o pos` output (source positions) is not supported".into())
-            } else if suite == "texttemplate" {
+            let verdict = if suite == "texttemplate" {
                 run_text_filetest(tpl, expected, &work)
             } else if suite == "validations" {
                 run_validation_filetest(tpl, expected, &work)
