@@ -686,12 +686,10 @@ pub fn encode_docs_pos<'a>(docs: impl Iterator<Item = &'a Node>) -> String {
                             Kind::Map => format!("{}:", it.key.display()),
                             _ => format!("[{i}]"),
                         };
-                        let sep = if n.kind == Kind::Map { " " } else { " " };
                         let line = self.line(&it.pos);
                         match Self::leaf(&it.val) {
                             Some(l) if !l.contains('\n') => {
-                                self.out
-                                    .push_str(&format!("{line}{indent}{head}{sep}{l}\n"));
+                                self.out.push_str(&format!("{line}{indent}{head} {l}\n"));
                             }
                             _ => {
                                 self.out.push_str(&format!("{line}{indent}{head}\n"));
