@@ -489,6 +489,17 @@ fn run_in(
         });
     }
 
+    // A library's own `@library/ref` documents come first: those its parent
+    // passed down apply after them and win, as in ytt. (No ref was taken
+    // yet: libraries are only fetched while templates run.)
+    {
+        let inherited = lib.refs.len();
+        let mut refs = ws.scope.refs.borrow_mut();
+        if inherited > 0 && inherited <= refs.len() {
+            refs.rotate_left(inherited);
+        }
+    }
+
     // 5. templates
     ws.set_data_values(values);
     let mut out_docs: Vec<(Node, String)> = Vec::new();
