@@ -590,10 +590,6 @@ pub fn rewrite_kwargs_splat(code: &str) -> String {
                     break;
                 }
                 b'(' | b'[' | b'{' => depth -= 1,
-                b'\n' if depth == 0 => {
-                    open = None;
-                    break;
-                }
                 _ => {}
             }
         }
@@ -994,5 +990,9 @@ mod splat_tests {
             "x = lambda **kw: dict(**__ytt_kw(kw))"
         );
         assert_eq!(r("s = '**a' # f(**b)\n"), "s = '**a' # f(**b)\n");
+        assert_eq!(
+            r("def f(a,\n      **kw):\n  return g(x,\n    **kw)\n"),
+            "def f(a,\n      **kw):\n  return g(x,\n    **__ytt_kw(kw))\n"
+        );
     }
 }
