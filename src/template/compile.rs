@@ -543,12 +543,14 @@ fn bracket_delta(s: &str) -> i32 {
         .sum()
 }
 
-/// starlark-rust's `f(**x)` takes only a dict, where ytt (starlark-go)
-/// takes any mapping: a YAML map fragment, data values, an overlay `via`
-/// argument. Wrap every call-site `**expr` as `**__ytt_kw(expr)`, which
-/// turns such maps into dicts; `def f(**kw)` and `lambda **kw:` stay.
+/// starlark-rust's `f(**x)` and `dict(x)` take only a dict (or pairs),
+/// where ytt (starlark-go) takes any mapping: a YAML map fragment, data
+/// values, a struct, an overlay `via` argument. Wrap every call-site
+/// `**expr` as `**__ytt_kw(expr)` and the positional argument of
+/// `dict(expr, ...)` as `__ytt_kw(expr)`, which turns such maps into dicts;
+/// `def f(**kw)` and `lambda **kw:` stay.
 pub fn rewrite_kwargs_splat(code: &str) -> String {
-    if !code.contains("**") {
+    if !code.contains("**") && !code.contains("dict(") {
         return code.to_string();
     }
     // structural bytes only: outside strings and comments
@@ -569,6 +571,53 @@ pub fn rewrite_kwargs_splat(code: &str) -> String {
         toks.push((at, c));
     }
     let mut inserts: Vec<(usize, &str)> = Vec::new();
+    // `dict(` (not `.dict(`, not `def dict(`) with a positional argument
+    for (i, &(at, c)) in toks.iter().enumerate() {
+        if c != b'(' || at < 4 || &code[at - 4..at] != "dict" {
+            continue;
+        }
+        let before = &code[..at - 4];
+        if before
+            .chars()
+            .last()
+            .is_some_and(|ch| ch.is_alphanumeric() || ch == '_' || ch == '.')
+            || before.trim_end().ends_with("def")
+        {
+            continue;
+        }
+        let mut depth = 0i32;
+        let mut end = None;
+        for &(p, b) in &toks[i + 1..] {
+            match b {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' if depth == 0 => {
+                    end = Some(p);
+                    break;
+                }
+                b')' | b']' | b'}' => depth -= 1,
+                b',' if depth == 0 => {
+                    end = Some(p);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else { continue };
+        let arg = code[at + 1..end].trim();
+        let is_kwarg = {
+            let name_end = arg
+                .find(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+                .unwrap_or(arg.len());
+            name_end > 0
+                && arg[name_end..].trim_start().starts_with('=')
+                && !arg[name_end..].trim_start().starts_with("==")
+        };
+        if arg.is_empty() || arg.starts_with('*') || is_kwarg {
+            continue;
+        }
+        inserts.push((at + 1, "__ytt_kw("));
+        inserts.push((end, ")"));
+    }
     let mut k = 0;
     while k + 1 < toks.len() {
         let (at, c) = toks[k];
@@ -990,6 +1039,10 @@ mod splat_tests {
             "x = lambda **kw: dict(**__ytt_kw(kw))"
         );
         assert_eq!(r("s = '**a' # f(**b)\n"), "s = '**a' # f(**b)\n");
+        assert_eq!(r("x = dict(m(), a=1)"), "x = dict(__ytt_kw(m()), a=1)");
+        assert_eq!(r("x = dict(a=1) + d.dict(y)"), "x = dict(a=1) + d.dict(y)");
+        assert_eq!(r("x = dict()"), "x = dict()");
+        assert_eq!(r("x = dict(**m())"), "x = dict(**__ytt_kw(m()))");
         assert_eq!(
             r("def f(a,\n      **kw):\n  return g(x,\n    **kw)\n"),
             "def f(a,\n      **kw):\n  return g(x,\n    **__ytt_kw(kw))\n"

@@ -220,3 +220,25 @@ fn wrong_data_value_type_names_file_line_and_types() {
             "expected: integer (by schema.yml:3)",
         ));
 }
+
+/// Fragments (what a function made of YAML returns) are mappings for
+/// `dict()` and `**` and say `yamlfragment`; `-o json` prints one compact
+/// JSON text per document; `-f -` reads the template from standard input.
+#[test]
+fn fragments_are_mappings_and_json_output_from_stdin() {
+    let tpl = "#@ def m():\na: 1\nb: [x, \"<y>\"]\n#@ end\n#@ def f(a=None, b=None):\n#@   return [a, type(b)]\n#@ end\n---\nd: #@ dict(m(), c=2)\nk: #@ f(**m())\nt: #@ type(m())\ni: #@ [\"a\" in m(), 1 in m()[\"b\"], 2 in m()[\"b\"]]\n---\nsecond: 1.5\n";
+    let out = crate::strata()
+        .args(["template", "-f", "-", "-o", "json"])
+        .write_stdin(tpl)
+        .output()
+        .expect("strata runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "{\"d\":{\"a\":1,\"b\":[\"x\",\"\\u003cy\\u003e\"],\"c\":2},\"i\":[true,true,false],\"k\":[1,\"yamlfragment\"],\"t\":\"yamlfragment\"}{\"second\":1.5}"
+    );
+}
