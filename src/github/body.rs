@@ -351,6 +351,7 @@ mod tests {
             added_lines: lines,
             removed_lines: 0,
             diff: format!("@@ -1 +1,{lines} @@\n{}", "+ x: y\n".repeat(lines)),
+            changes: Vec::new(),
         };
         let mut d = CatalogDiff::default();
         d.targets.push(TargetDiff {
@@ -410,6 +411,7 @@ mod tests {
                             added_lines: 1,
                             removed_lines: 1,
                             diff: "@@ -1 +1 @@\n-a: 1\n+a: 2\n".repeat(5),
+                            changes: Vec::new(),
                         }],
                     })
                     .collect(),
