@@ -164,7 +164,7 @@ pub enum GroupKey {
 }
 
 /// One object (or text file) in a group, by index into the diff.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Member {
     pub target: usize,
     pub file: usize,

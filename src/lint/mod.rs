@@ -8,6 +8,7 @@
 //! a compiled catalog base64-encoded, and the Commodore rules on
 //! `parameters.components` / `applications`.
 
+pub mod baseline;
 pub mod rules;
 
 use crate::diagnostics::{Diagnostic, Severity};
