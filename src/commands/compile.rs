@@ -171,6 +171,21 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     let nodes = inventory.render(&[]).map_err(diag_err)?;
     let prepared = compile::prepare(&nodes, &absolute(&inv_opts.path)).map_err(diag_err)?;
     let mut selected = compile::select_targets(&prepared, &args.targets, &labels);
+    let unknown: Vec<&String> = args
+        .targets
+        .iter()
+        .filter(|t| !prepared.plans.contains_key(*t))
+        .collect();
+    if !unknown.is_empty() {
+        let known: Vec<&str> = prepared.plans.keys().map(String::as_str).collect();
+        let msg = unknown_targets_message(&unknown, &known);
+        // Like Kapitan, names that match nothing are skipped when others
+        // match (said on stderr), and an error when none does.
+        if selected.is_empty() {
+            anyhow::bail!("{msg}");
+        }
+        eprintln!("warning: {msg}");
+    }
     if selected.is_empty() {
         anyhow::bail!("no targets found (check --targets / --labels)");
     }
@@ -266,4 +281,76 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `unknown target `nope``, with the closest known name for each.
+fn unknown_targets_message(unknown: &[&String], known: &[&str]) -> String {
+    let names: Vec<String> = unknown.iter().map(|t| format!("`{t}`")).collect();
+    let mut msg = format!(
+        "unknown target{} {} (in --targets)",
+        if unknown.len() == 1 { "" } else { "s" },
+        names.join(", ")
+    );
+    for t in unknown {
+        if let Some(c) = closest(t, known) {
+            msg.push_str(&format!("\nhint: `{t}`: did you mean `{c}`?"));
+        }
+    }
+    if known.is_empty() {
+        msg.push_str("\nhint: the inventory has no targets with a compile section");
+    } else if known.len() <= 10 {
+        msg.push_str(&format!("\nhint: known targets: {}", known.join(", ")));
+    } else {
+        msg.push_str(&format!(
+            "\nhint: {} targets are known; `strata inventory` lists them",
+            known.len()
+        ));
+    }
+    msg
+}
+
+/// The known name nearest to `name` by edit distance, if it is near enough
+/// to be a typo (at most a third of the name's length, at least 1).
+fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).max(1);
+    known
+        .iter()
+        .map(|k| (edit_distance(name, k), *k))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod unknown_target_tests {
+    use super::*;
+
+    #[test]
+    fn names_the_target_and_suggests_a_close_one() {
+        let nope = "prdo".to_string();
+        let msg = unknown_targets_message(&[&nope], &["dev", "prod", "staging"]);
+        assert!(
+            msg.starts_with("unknown target `prdo` (in --targets)"),
+            "{msg}"
+        );
+        assert!(msg.contains("did you mean `prod`?"), "{msg}");
+        assert!(msg.contains("known targets: dev, prod, staging"), "{msg}");
+        let far = "zzzzzz".to_string();
+        assert!(!unknown_targets_message(&[&far], &["dev"]).contains("did you mean"));
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
 }
