@@ -48,6 +48,9 @@ impl crate::diagnostics::ToDiagnostic for DiffError {
                 d.with_hint("for example `apps:Deployment:web` or `:ConfigMap:*`")
             }
             DiffError::BadRegex { .. } => d,
+            DiffError::Git { message, .. } if message.starts_with("cannot open the git repository") => d.with_hint(
+                "--base and --head compare git revisions: run it inside a git repository (or pass --repo DIR); to compare two compiled directories use `--catalogs OLD_DIR NEW_DIR`",
+            ),
             DiffError::Git { .. } => d.with_hint(
                 "pass a branch, tag or commit that exists in the repository (fetch it first in CI: `fetch-depth: 0`)",
             ),
