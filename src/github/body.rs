@@ -19,7 +19,7 @@ use crate::diff::render::{fence, html_escape, summary_table};
 use crate::diff::{CatalogDiff, ObjectDiff};
 use crate::lint::baseline::{self, Partition, StableKey};
 use crate::order::OrderChange;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
 /// The default name in the hidden marker that identifies strata's comment
@@ -171,14 +171,14 @@ pub fn build_review(
         head: &head,
         // The comment leaves out what the groups already show.
         compact: marker_name.is_some(),
-        covered: covered(&groups),
+        covered: covered(diff, &groups),
     };
     // Object diffs by size, largest first: the order they are left out in.
     let mut sizes: Vec<(usize, (usize, usize, usize))> = Vec::new();
     for (ti, t) in diff.targets.iter().enumerate() {
         for (fi, f) in t.files.iter().enumerate() {
             for (oi, o) in f.objects.iter().enumerate() {
-                if ctx.compact && ctx.covered.contains(&(ti, fi, oi)) {
+                if ctx.compact && ctx.covered.contains_key(&(ti, fi, oi)) {
                     continue;
                 }
                 sizes.push((o.diff.len(), (ti, fi, oi)));
@@ -268,25 +268,39 @@ struct Ctx<'a> {
     revs: &'a Revisions,
     head: &'a str,
     compact: bool,
-    /// Objects each of whose changes is in a group with other objects:
-    /// that group's example shows the change.
-    covered: HashSet<(usize, usize, usize)>,
+    /// Objects each of whose changes is in a listed group (numbered from
+    /// 1), with those groups: the groups' example diffs show the change.
+    covered: HashMap<(usize, usize, usize), Vec<usize>>,
 }
 
-fn covered(groups: &[ChangeGroup]) -> HashSet<(usize, usize, usize)> {
-    let mut shared: HashSet<Member> = HashSet::new();
-    let mut alone: HashSet<Member> = HashSet::new();
-    for g in groups {
-        let set = if g.members.len() > 1 {
-            &mut shared
-        } else {
-            &mut alone
-        };
-        set.extend(g.members.iter().copied());
+/// Up to this many objects shown by groups are still named, each with its
+/// group, in the comment's per-target details; more are only counted.
+const MAX_COVERED_NAMED: usize = 60;
+
+fn covered(
+    diff: &CatalogDiff,
+    groups: &[ChangeGroup],
+) -> HashMap<(usize, usize, usize), Vec<usize>> {
+    let mut listed: HashMap<Member, Vec<usize>> = HashMap::new();
+    let mut unlisted: HashSet<Member> = HashSet::new();
+    for (i, g) in groups.iter().enumerate() {
+        for m in &g.members {
+            let size = diff.targets[m.target].files[m.file].objects[m.object]
+                .diff
+                .len();
+            // An object alone in its group is shown by the group's example,
+            // unless the example had to be cut.
+            if i < MAX_GROUPS && (g.members.len() > 1 || size <= MAX_EXAMPLE_BYTES) {
+                listed.entry(*m).or_default().push(i + 1);
+            } else {
+                unlisted.insert(*m);
+            }
+        }
     }
-    shared
-        .difference(&alone)
-        .map(|m| (m.target, m.file, m.object))
+    listed
+        .into_iter()
+        .filter(|(m, _)| !unlisted.contains(m))
+        .map(|(m, g)| ((m.target, m.file, m.object), g))
         .collect()
 }
 
@@ -708,13 +722,22 @@ fn render_targets(
     let diff = ctx.diff;
     let _ = writeln!(out, "#### Per target\n");
     let mut all_grouped: Vec<&str> = Vec::new();
+    // Few objects shown by groups: still named, with their group.
+    let name_covered = !ctx.compact || ctx.covered.len() <= MAX_COVERED_NAMED;
     for (ti, t) in diff.targets.iter().enumerate() {
+        let in_group = |fi: usize, oi: usize| -> Option<&Vec<usize>> {
+            if ctx.compact {
+                ctx.covered.get(&(ti, fi, oi))
+            } else {
+                None
+            }
+        };
         let shown: Vec<(usize, usize)> = t
             .files
             .iter()
             .enumerate()
             .flat_map(|(fi, f)| (0..f.objects.len()).map(move |oi| (fi, oi)))
-            .filter(|(fi, oi)| !(ctx.compact && ctx.covered.contains(&(ti, *fi, *oi))))
+            .filter(|(fi, oi)| name_covered || in_group(*fi, *oi).is_none())
             .collect();
         let objects: usize = t.files.iter().map(|f| f.objects.len()).sum();
         if shown.is_empty() {
@@ -774,7 +797,15 @@ fn render_targets(
                             o.removed_lines
                         );
                     }
-                    if omitted.contains(&(ti, fi, oi)) {
+                    if let Some(gs) = in_group(fi, oi) {
+                        let gs: Vec<String> = gs.iter().map(|g| g.to_string()).collect();
+                        let _ = writeln!(
+                            out,
+                            "{}as in group {} above\n",
+                            if one_header { "" } else { ": " },
+                            gs.join(", ")
+                        );
+                    } else if omitted.contains(&(ti, fi, oi)) {
                         out.push_str(if one_header { "Diff" } else { ": diff" });
                         out.push_str(" left out to fit, see the job summary\n\n");
                     } else {
@@ -952,12 +983,13 @@ mod tests {
             COMMENT_LIMIT,
         );
         assert!(r.markdown.len() <= COMMENT_LIMIT);
-        assert_eq!(r.omitted.len(), 1000);
+        // The first 50 are shown by their groups' examples.
+        assert_eq!(r.omitted.len(), 950);
         // 1,000 distinct changes: their 50 listed groups and the file
         // list do not fit together, so the per-target list is one line each.
         assert!(
             r.markdown
-                .contains("**1,000 diffs left out, and the list of files**"),
+                .contains("**950 diffs left out, and the list of files**"),
             "{}",
             &r.markdown[..2000]
         );

@@ -13,6 +13,7 @@ mod packages;
 mod publish;
 mod readme;
 mod review;
+mod review_render;
 mod support;
 mod template;
 
