@@ -8,6 +8,7 @@ mod fetch;
 mod github_api;
 mod hooks;
 mod inventory;
+mod newcomer;
 mod order;
 mod packages;
 mod publish;
