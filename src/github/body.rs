@@ -489,6 +489,7 @@ fn describe(ctx: &Ctx, g: &ChangeGroup) -> String {
             },
             status.as_str()
         ),
+        GroupKey::Text(_) if g.members.len() == 1 => format!("{} changed", code(&f.path)),
         GroupKey::Text(_) => format!("the same change to {}", code(&f.path)),
     }
 }
@@ -523,13 +524,21 @@ fn render_groups(out: &mut String, ctx: &Ctx, examples: bool) {
         if g.targets.len() > MAX_GROUP_TARGETS {
             targets.push(format!("and {} more", g.targets.len() - MAX_GROUP_TARGETS));
         }
+        // Text files are files, not objects of a kind.
+        let what = if g.kinds.keys().all(|k| k == "file") {
+            plural(g.members.len(), "file", "files")
+        } else {
+            format!(
+                "{} ({})",
+                plural(g.members.len(), "object", "objects"),
+                kinds.join(", ")
+            )
+        };
         let _ = writeln!(
             out,
-            "**{}.** {}  \nin {} ({}) across {}: {}\n",
+            "**{}.** {}  \nin {what} across {}: {}\n",
             i + 1,
             describe(ctx, g),
-            plural(g.members.len(), "object", "objects"),
-            kinds.join(", "),
             plural(g.targets.len(), "target", "targets"),
             targets.join(", ")
         );
@@ -801,8 +810,9 @@ fn render_targets(
                         let gs: Vec<String> = gs.iter().map(|g| g.to_string()).collect();
                         let _ = writeln!(
                             out,
-                            "{}as in group {} above\n",
+                            "{}as in group{} {} above\n",
                             if one_header { "" } else { ": " },
+                            if gs.len() == 1 { "" } else { "s" },
                             gs.join(", ")
                         );
                     } else if omitted.contains(&(ti, fi, oi)) {
