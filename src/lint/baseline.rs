@@ -163,9 +163,9 @@ mod tests {
     #[test]
     fn duplicates_are_counted() {
         let a = f("x", "f", 1, "same");
-        let p = partition(&[a.clone()], &[a.clone(), a.clone()], key);
+        let p = partition(std::slice::from_ref(&a), &[a.clone(), a.clone()], key);
         assert_eq!((p.new.len(), p.existing.len(), p.fixed.len()), (1, 1, 0));
-        let p = partition(&[a.clone(), a.clone()], &[a.clone()], key);
+        let p = partition(&[a.clone(), a.clone()], std::slice::from_ref(&a), key);
         assert_eq!((p.new.len(), p.existing.len(), p.fixed.len()), (0, 1, 1));
     }
 
