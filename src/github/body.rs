@@ -1177,6 +1177,54 @@ mod tests {
     }
 
     #[test]
+    fn groups_and_summary_outlast_every_other_detail() {
+        // 60 distinct changes, each with a 4 KiB example: with the
+        // per-target details gone the examples alone are too long.
+        let mut d = CatalogDiff::default();
+        for t in 0..60 {
+            let body: String = (0..200).map(|i| format!(" line {i:04}\n")).collect();
+            d.targets.push(TargetDiff {
+                name: format!("t{t:02}"),
+                status: Status::Changed,
+                files: vec![FileDiff {
+                    path: "f.yaml".into(),
+                    old_path: None,
+                    status: Status::Changed,
+                    objects: vec![ObjectDiff {
+                        name: "ConfigMap/ns/c".into(),
+                        status: Status::Changed,
+                        added_lines: 1,
+                        removed_lines: 1,
+                        diff: format!("@@ -1 +1 @@\n-v: {t}\n+v: x{t}\n{body}"),
+                        changes: vec![crate::diff::groups::Change {
+                            path: "data.v".into(),
+                            old: Some(format!("{t}")),
+                            new: Some(format!("\"x{t}\"")),
+                        }],
+                    }],
+                }],
+            });
+        }
+        d.summary.targets_changed = 60;
+        let r = build(&d, &[], &Revisions::default(), Some(DEFAULT_MARKER), 30_000);
+        let md = &r.markdown;
+        assert!(md.len() <= 30_000);
+        assert!(md.contains("| 60 |"), "the summary stays");
+        assert!(
+            md.contains("the per-target details and the groups' example diffs**"),
+            "{}",
+            &md[..1500]
+        );
+        assert!(
+            md.contains("**50.** `data.v`: `49` → `\"x49\"`"),
+            "every listed group stays"
+        );
+        assert!(md.contains("… and 10 more changes (in the job summary)."));
+        assert!(!md.contains("```diff") && !md.contains("#### Per target"));
+        assert!(!md.contains("cut here"), "no blind cut was needed");
+    }
+
+    #[test]
     fn tiny_limit_cuts_text() {
         let r = build(
             &big_diff(),
