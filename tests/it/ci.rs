@@ -442,7 +442,9 @@ fn pull_request_comment_shows_only_new_lint_findings() {
         "{out}"
     );
     // The job summary lists the existing ones.
-    let summary = std::fs::read_to_string(job.path("summary.md")).unwrap_or_default();
+    let summary = std::fs::read_to_string(job.path("summary.md")).unwrap();
+    assert!(summary.contains("Already in the base (3)"), "{summary}");
+    assert!(summary.contains("old.yml"), "{summary}");
     for text in [body.to_string(), out.clone(), err.clone(), summary] {
         assert!(!text.contains(secret));
     }
