@@ -67,10 +67,64 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprint!("{}", render_error(&e));
+            let text = render_error(&e);
+            if color_for(&std::io::stderr()) {
+                eprint!("{}", colorize(&text));
+            } else {
+                eprint!("{text}");
+            }
             ExitCode::from(EXIT_ERROR)
         }
     }
+}
+
+/// Whether to colour what goes to `stream`: a terminal, and `NO_COLOR`
+/// unset or empty (<https://no-color.org>).
+pub fn color_for(stream: &impl std::io::IsTerminal) -> bool {
+    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Colours rendered diagnostics line by line, like rustc: `error` red,
+/// `warning` yellow, `hint:` cyan, locations blue; other lines unchanged.
+pub fn colorize(text: &str) -> String {
+    const RESET: &str = "\x1b[0m";
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.split_inclusive('\n') {
+        let (body, nl) = match line.strip_suffix('\n') {
+            Some(b) => (b, "\n"),
+            None => (line, ""),
+        };
+        let styled = [
+            ("error", "\x1b[1;31m"),
+            ("warning", "\x1b[1;33m"),
+            ("note", "\x1b[1;36m"),
+            ("hint:", "\x1b[1;36m"),
+            ("  --> ", "\x1b[34m"),
+            ("  at: ", "\x1b[34m"),
+        ]
+        .iter()
+        .find_map(|(p, c)| {
+            let rest = body.strip_prefix(p)?;
+            // `error: ...` and `error[rule]: ...`, not a word starting so.
+            let head_len = if p.ends_with(' ') || p.ends_with(':') {
+                p.len()
+            } else if rest.starts_with(':') {
+                p.len() + 1
+            } else if rest.starts_with('[') {
+                p.len() + rest.find("]:")? + 2
+            } else {
+                return None;
+            };
+            Some(format!(
+                "{c}{}{RESET}{}",
+                &body[..head_len],
+                &body[head_len..]
+            ))
+        });
+        out.push_str(styled.as_deref().unwrap_or(body));
+        out.push_str(nl);
+    }
+    out
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -115,6 +169,19 @@ pub fn render_error(e: &anyhow::Error) -> String {
         return render_diagnostic(d);
     }
     format!("error: {e:#}\n")
+}
+
+#[cfg(test)]
+mod color_tests {
+    #[test]
+    fn colours_the_heads_of_diagnostic_lines_only() {
+        let t = "error[unused-class]: class `a`\n  --> a.yml:3\nhint: remove it\nerrors are fine\nwarning: w";
+        let c = super::colorize(t);
+        assert_eq!(
+            c,
+            "\x1b[1;31merror[unused-class]:\x1b[0m class `a`\n\x1b[34m  --> \x1b[0ma.yml:3\n\x1b[1;36mhint:\x1b[0m remove it\nerrors are fine\n\x1b[1;33mwarning:\x1b[0m w"
+        );
+    }
 }
 
 /// Human rendering of one diagnostic.

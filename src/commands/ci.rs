@@ -43,6 +43,9 @@ pub struct CiArgs {
     /// Exit 1 when a lint finding of this severity or worse exists (and then publish nothing)
     #[arg(long, value_enum, default_value = "error")]
     pub fail_on: FailOn,
+    /// On pull requests, let --fail-on count the findings the base already had too (by default only the new ones count)
+    #[arg(long)]
+    pub fail_on_existing: bool,
     /// On pull requests, write the review to the job summary only
     #[arg(long)]
     pub no_comment: bool,
@@ -193,7 +196,27 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
         },
     )
     .map_err(diag_err)?;
-    let rendered: String = findings
+    // A pull request is judged (and annotated) by the findings it adds.
+    let base_findings = match &event {
+        Event::PullRequest { pr, .. } => base_lint(&inv_opts, pr, work.path()),
+        _ => None,
+    };
+    let partition = base_findings
+        .as_ref()
+        .map(|b| lint::baseline::partition(b, &findings, diagnostic_key));
+    if let Some(p) = &partition {
+        eprintln!(
+            "lint: {} new, {} fixed, {} already in the base (listed in the job summary)",
+            p.new.len(),
+            p.fixed.len(),
+            p.existing.len()
+        );
+    }
+    let shown: &[Diagnostic] = match &partition {
+        Some(p) => &p.new,
+        None => &findings,
+    };
+    let rendered: String = shown
         .iter()
         .map(|d| {
             if in_actions {
@@ -206,6 +229,11 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
     std::io::stdout().lock().write_all(rendered.as_bytes())?;
     let (errors, warnings) = lint::counts(&findings);
     eprintln!("lint: {errors} error(s), {warnings} warning(s)");
+    let (errors, warnings) = if args.fail_on_existing {
+        (errors, warnings)
+    } else {
+        lint::counts(shown)
+    };
     let failed = match args.fail_on {
         FailOn::Error => errors > 0,
         FailOn::Warning => errors + warnings > 0,
@@ -224,6 +252,13 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
                 "summary": {"errors": errors, "warnings": warnings},
             });
             std::fs::write(&lint_json, serde_json::to_string_pretty(&json)? + "\n")?;
+            if let Some(b) = &base_findings {
+                let json = serde_json::json!({ "findings": b });
+                std::fs::write(
+                    work.path().join("lint-base.json"),
+                    serde_json::to_string_pretty(&json)? + "\n",
+                )?;
+            }
             review(
                 &args,
                 pr,
@@ -354,7 +389,10 @@ fn review(
     // Both sides are compiled here (the head only when the shards did not),
     // so the comment can also compare their apply order.
     let src = work.join("base-src");
-    crate::diff::git::extract(repo, &base, "", &src).map_err(diag_err)?;
+    // Already there when the base was linted.
+    if !src.exists() {
+        crate::diff::git::extract(repo, &base, "", &src).map_err(diag_err)?;
+    }
     let base_out = work.join("base-out");
     compile_revision(&src, &base_out, &compile_argv(args), &base)?;
     let base_catalog = base_out.join("compiled");
@@ -374,8 +412,13 @@ fn review(
     outputs.changed_targets = changed;
     outputs.diff_files = files;
 
+    let lint_base = work.join("lint-base.json");
     let token = args.github.token.clone().filter(|t| !t.trim().is_empty());
     if !args.no_comment && token.is_some() {
+        let mut base_args = Vec::new();
+        if lint_base.exists() {
+            base_args = vec![os("--lint-base"), os(&lint_base)];
+        }
         sub([
             os("comment"),
             os("--diff"),
@@ -389,7 +432,9 @@ fn review(
             os("--order-catalogs"),
             os(&base_catalog),
             os(&head_catalog),
-        ])?;
+        ]
+        .into_iter()
+        .chain(base_args))?;
         if !pr.from_fork {
             outputs.comment_url = find_comment(args, pr.number, token.as_deref().unwrap_or(""));
         }
@@ -406,6 +451,7 @@ fn review(
         let revs = Revisions {
             base_sha: Some(base.clone()),
             head_sha: Some(head.clone()),
+            run_url: Revisions::run_url_from_env(&|k| std::env::var(k).ok()),
         };
         let order = crate::order::changed_orders(
             &base_catalog,
@@ -416,9 +462,21 @@ fn review(
             eprintln!("warning: cannot compare the apply order: {e}");
             Vec::new()
         });
-        let report =
-            body::build_with_order(&diff, &lint, &order, &revs, None, SUMMARY_LIMIT - 1024)
-                .markdown;
+        let base_lint = if lint_base.exists() {
+            Some(crate::github::read_lint(&lint_base).map_err(diag_err)?)
+        } else {
+            None
+        };
+        let report = body::build_review(
+            &diff,
+            &lint,
+            base_lint.as_deref(),
+            &order,
+            &revs,
+            None,
+            SUMMARY_LIMIT - 1024,
+        )
+        .markdown;
         append(path, &report, "the job summary")?;
     }
     Ok(())
@@ -442,6 +500,58 @@ fn find_comment(args: &CiArgs, pr: u64, token: &str) -> Option<String> {
             None
         }
     }
+}
+
+fn diagnostic_key(d: &Diagnostic) -> lint::baseline::StableKey {
+    let file = d.file.as_ref().map(|f| f.to_string_lossy().into_owned());
+    lint::baseline::StableKey::new(&d.code, file.as_deref(), &d.message)
+}
+
+/// The base revision's lint findings, with paths as the head's are
+/// written (relative to the repository); `None` (and a warning) when the
+/// base cannot be read, so that every finding counts as before.
+fn base_lint(
+    inv: &crate::inventory::InventoryOptions,
+    pr: &crate::github::PullRequest,
+    work: &Path,
+) -> Option<Vec<Diagnostic>> {
+    let (Some(base), Some(head)) = (&pr.base_sha, &pr.head_sha) else {
+        return None;
+    };
+    let repo = Path::new(".");
+    let base = crate::diff::git::merge_base(repo, base, head).unwrap_or_else(|| base.clone());
+    let src = work.join("base-src");
+    if let Err(e) = crate::diff::git::extract(repo, &base, "", &src) {
+        eprintln!("warning: cannot read the base revision for lint: {e}");
+        return None;
+    }
+    let mut opts = inv.clone();
+    if opts.path.is_relative() {
+        opts.path = src.join(&opts.path);
+    }
+    let found = match lint::lint_path(&opts, &LintOptions::default()) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("warning: cannot lint the base revision: {e}");
+            return None;
+        }
+    };
+    let prefix = format!("{}/", src.display());
+    Some(
+        found
+            .into_iter()
+            .map(|mut d| {
+                if let Some(f) = &d.file {
+                    if let Ok(rel) = f.strip_prefix(&src) {
+                        d.file = Some(Path::new(".").join(rel));
+                    }
+                }
+                d.message = d.message.replace(&prefix, "");
+                d.hints = d.hints.iter().map(|h| h.replace(&prefix, "")).collect();
+                d
+            })
+            .collect(),
+    )
 }
 
 /// Compiles a revision's tree (extracted into `src`) with this strata into

@@ -20,6 +20,11 @@ pub struct CommentArgs {
     /// `strata lint --format json` output
     #[arg(long, value_name = "FILE")]
     pub lint: Option<PathBuf>,
+    /// `strata lint --format json` output for the base revision: the
+    /// comment then shows the findings the pull request adds (and, collapsed,
+    /// fixes) and only counts the ones the base already had
+    #[arg(long, value_name = "FILE", requires = "lint")]
+    pub lint_base: Option<PathBuf>,
     /// The base and head catalogs: targets whose kapp apply order changed
     /// get the new order as a Mermaid graph in the comment
     #[arg(long, num_args = 2, value_names = ["OLD_DIR", "NEW_DIR"])]
@@ -73,6 +78,10 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
         Some(p) => github::read_lint(p).map_err(diag_err)?,
         None => Vec::new(),
     };
+    let lint_base = match &args.lint_base {
+        Some(p) => Some(github::read_lint(p).map_err(diag_err)?),
+        None => None,
+    };
     let pr = match &args.event_path {
         Some(p) if !args.dry_run || p.exists() => {
             Some(PullRequest::from_event(p).map_err(diag_err)?)
@@ -98,13 +107,23 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
     let revs = Revisions {
         base_sha: pr.as_ref().and_then(|p| p.base_sha.clone()),
         head_sha: pr.as_ref().and_then(|p| p.head_sha.clone()),
+        run_url: Revisions::run_url_from_env(&|k| std::env::var(k).ok()),
     };
-    let full = body::build_with_order(&diff, &lint, &order, &revs, None, usize::MAX);
-    std::fs::write(&args.output, &full.markdown)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", args.output.display()))?;
-    let comment = body::build_with_order(
+    let full = body::build_review(
         &diff,
         &lint,
+        lint_base.as_deref(),
+        &order,
+        &revs,
+        None,
+        usize::MAX,
+    );
+    std::fs::write(&args.output, &full.markdown)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", args.output.display()))?;
+    let comment = body::build_review(
+        &diff,
+        &lint,
+        lint_base.as_deref(),
         &order,
         &revs,
         Some(&args.marker),
@@ -154,15 +173,27 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(n) = &notice {
         let mut out = format!("::notice title=strata review::{}\n", n.replace('\n', " "));
-        for f in &lint {
+        // Annotations show what the pull request adds, like the comment.
+        let shown = match &lint_base {
+            Some(base) => crate::lint::baseline::partition(base, &lint, body::finding_key).new,
+            None => lint.clone(),
+        };
+        for f in &shown {
             out.push_str(&render_github(&to_diagnostic(f)));
         }
         std::io::stdout().lock().write_all(out.as_bytes())?;
     }
     if let Some(path) = &args.github.step_summary {
-        let mut report =
-            body::build_with_order(&diff, &lint, &order, &revs, None, SUMMARY_LIMIT - 1024)
-                .markdown;
+        let mut report = body::build_review(
+            &diff,
+            &lint,
+            lint_base.as_deref(),
+            &order,
+            &revs,
+            None,
+            SUMMARY_LIMIT - 1024,
+        )
+        .markdown;
         if let Some(n) = &notice {
             report = body::with_notice(n, &report);
         }

@@ -50,6 +50,9 @@ pub struct CompileArgs {
     /// Compile into a temporary directory and exit 1 when it differs from --output-path
     #[arg(long)]
     pub check: bool,
+    /// Compile every target that can be compiled when some fail: list the failures and exit 2 (the failed targets' old output is kept)
+    #[arg(long)]
+    pub keep_going: bool,
     /// Annotate every object with its apply order: `argocd-sync-waves` sets
     /// `argocd.argoproj.io/sync-wave` to the object's kapp wave
     #[arg(long, value_name = "MODE", value_parser = ["argocd-sync-waves"])]
@@ -171,6 +174,21 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     let nodes = inventory.render(&[]).map_err(diag_err)?;
     let prepared = compile::prepare(&nodes, &absolute(&inv_opts.path)).map_err(diag_err)?;
     let mut selected = compile::select_targets(&prepared, &args.targets, &labels);
+    let unknown: Vec<&String> = args
+        .targets
+        .iter()
+        .filter(|t| !prepared.plans.contains_key(*t))
+        .collect();
+    if !unknown.is_empty() {
+        let known: Vec<&str> = prepared.plans.keys().map(String::as_str).collect();
+        let msg = unknown_targets_message(&unknown, &known);
+        // Like Kapitan, names that match nothing are skipped when others
+        // match (said on stderr), and an error when none does.
+        if selected.is_empty() {
+            anyhow::bail!("{msg}");
+        }
+        eprintln!("warning: {msg}");
+    }
     if selected.is_empty() {
         anyhow::bail!("no targets found (check --targets / --labels)");
     }
@@ -219,11 +237,18 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             eprintln!("Compiled {name}");
         }
     };
-    let report = compile::compile_into(&prepared, &selected, &opts, temp.path(), &on_done);
+    let report = if args.keep_going {
+        compile::compile_into_keep_going(&prepared, &selected, &opts, temp.path(), &on_done)
+    } else {
+        compile::compile_into(&prepared, &selected, &opts, temp.path(), &on_done)
+    };
     if let Some(pb) = &pb {
         pb.finish_and_clear();
     }
     let report = report.map_err(diag_err)?;
+    // --keep-going: the failed targets' old output stays as it was; only
+    // whole, compiled targets are installed.
+    let all_targets = all_targets && report.failed.is_empty();
     if args.order.is_some() {
         let dump = compile::yaml_dump::DumpOptions::kapitan(indent, multiline, null_as_empty);
         for (_, dir) in &report.targets {
@@ -233,6 +258,10 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     }
     for w in &report.warnings {
         eprintln!("warning: {w} (continue_on_compile_error is set)");
+    }
+    if args.check && !report.failed.is_empty() {
+        report_failures(&report);
+        return Ok(ExitCode::from(crate::cli::EXIT_ERROR));
     }
     if args.check {
         let dirs: Vec<String> = report.targets.iter().map(|(_, d)| d.clone()).collect();
@@ -258,6 +287,10 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_FINDINGS));
     }
     compile::install(temp.path(), &output_path, &report, all_targets).map_err(diag_err)?;
+    if !report.failed.is_empty() {
+        report_failures(&report);
+        return Ok(ExitCode::from(crate::cli::EXIT_ERROR));
+    }
     if !args.quiet {
         eprintln!(
             "Compiled {} targets in {:.2}s",
@@ -266,4 +299,114 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--keep-going`: each failed target's error, then one line naming them.
+fn report_failures(report: &compile::CompileReport) {
+    let color = crate::cli::color_for(&std::io::stderr());
+    for (_, e) in &report.failed {
+        let text =
+            crate::cli::render_diagnostic(&crate::diagnostics::ToDiagnostic::to_diagnostic(e));
+        eprint!(
+            "{}",
+            if color {
+                crate::cli::colorize(&text)
+            } else {
+                text
+            }
+        );
+    }
+    let names: Vec<&str> = report.failed.iter().map(|(n, _)| n.as_str()).collect();
+    eprintln!(
+        "Compiled {} of {} targets; {} failed: {}",
+        report.targets.len(),
+        report.targets.len() + report.failed.len(),
+        report.failed.len(),
+        names.join(", ")
+    );
+}
+
+/// `unknown target `nope``, with the closest known name for each.
+fn unknown_targets_message(unknown: &[&String], known: &[&str]) -> String {
+    let names: Vec<String> = unknown.iter().map(|t| format!("`{t}`")).collect();
+    let mut msg = format!(
+        "unknown target{} {} (in --targets)",
+        if unknown.len() == 1 { "" } else { "s" },
+        names.join(", ")
+    );
+    for t in unknown {
+        if let Some(c) = closest(t, known) {
+            msg.push_str(&format!("\nhint: `{t}`: did you mean `{c}`?"));
+        }
+    }
+    if known.is_empty() {
+        msg.push_str("\nhint: the inventory has no targets with a compile section");
+    } else if known.len() <= 10 {
+        msg.push_str(&format!("\nhint: known targets: {}", known.join(", ")));
+    } else {
+        msg.push_str(&format!(
+            "\nhint: {} targets are known; `strata inventory` lists them",
+            known.len()
+        ));
+    }
+    msg
+}
+
+/// The known name nearest to `name` by edit distance, if it is near enough
+/// to be a typo (at most a third of the name's length, at least 1).
+fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).max(1);
+    known
+        .iter()
+        .map(|k| (edit_distance(name, k), *k))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Edit distance with adjacent transpositions (`prdo` is one edit from `prod`).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod unknown_target_tests {
+    use super::*;
+
+    #[test]
+    fn names_the_target_and_suggests_a_close_one() {
+        let nope = "prdo".to_string();
+        let msg = unknown_targets_message(&[&nope], &["dev", "prod", "staging"]);
+        assert!(
+            msg.starts_with("unknown target `prdo` (in --targets)"),
+            "{msg}"
+        );
+        assert!(msg.contains("did you mean `prod`?"), "{msg}");
+        assert!(msg.contains("known targets: dev, prod, staging"), "{msg}");
+        let far = "zzzzzz".to_string();
+        assert!(!unknown_targets_message(&[&far], &["dev"]).contains("did you mean"));
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("prdo", "prod"), 1);
+    }
 }

@@ -49,8 +49,8 @@ pub struct DiffArgs {
     /// Colour the text output: auto (on a terminal, unless NO_COLOR is set), always, never
     #[arg(long, value_enum, default_value = "auto")]
     pub color: Color,
-    /// Git revisions: flags passed to the compiler (not --output-path: strata picks it)
-    #[arg(last = true, value_name = "COMPILE FLAGS")]
+    /// With --base: flags for compiling each revision, after `--` (e.g. `-- --search-paths . lib`; strata sets --output-path)
+    #[arg(last = true, value_name = "COMPILE_FLAG")]
     pub compile_flags: Vec<String>,
     /// Output format
     #[arg(long, value_enum, default_value = "text")]

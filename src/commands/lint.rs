@@ -49,6 +49,9 @@ pub fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
     )
     .map_err(diag_err)?;
     let out = match args.format {
+        Format::Text if crate::cli::color_for(&std::io::stdout()) => {
+            crate::cli::colorize(&text(&findings))
+        }
         Format::Text => text(&findings),
         Format::Json => serde_json::to_string_pretty(&json(&findings))? + "\n",
         Format::Github => findings.iter().map(render_github).collect(),

@@ -124,6 +124,8 @@ pub struct CompileReport {
     pub targets: Vec<(String, String)>,
     /// Entries that failed with `continue_on_compile_error`.
     pub warnings: Vec<String>,
+    /// Targets that failed, with why (only with [`compile_into_keep_going`]).
+    pub failed: Vec<(String, CompileError)>,
 }
 
 /// The validated inventory: plans for every target and the model dumps
@@ -707,6 +709,31 @@ pub fn compile_into(
     catalog_root: &Path,
     on_done: &(dyn Fn(&str) + Sync),
 ) -> Result<CompileReport, CompileError> {
+    compile_selected(prepared, selected, opts, catalog_root, on_done, false)
+}
+
+/// [`compile_into`], but a target that fails does not stop the others:
+/// the report lists the compiled targets and, in `failed`, the others with
+/// their errors (a failed target's partial output stays in `catalog_root`,
+/// which [`install`] never reads for it).
+pub fn compile_into_keep_going(
+    prepared: &Prepared,
+    selected: &[String],
+    opts: &CompileOptions,
+    catalog_root: &Path,
+    on_done: &(dyn Fn(&str) + Sync),
+) -> Result<CompileReport, CompileError> {
+    compile_selected(prepared, selected, opts, catalog_root, on_done, true)
+}
+
+fn compile_selected(
+    prepared: &Prepared,
+    selected: &[String],
+    opts: &CompileOptions,
+    catalog_root: &Path,
+    on_done: &(dyn Fn(&str) + Sync),
+    keep_going: bool,
+) -> Result<CompileReport, CompileError> {
     std::fs::create_dir_all(catalog_root.join("compiled"))
         .map_err(|e| CompileError::io(catalog_root, e))?;
     let plans: Vec<&TargetPlan> = selected
@@ -735,8 +762,14 @@ pub fn compile_into(
     });
     let mut report = CompileReport::default();
     for (plan, r) in plans.iter().zip(results) {
-        report.warnings.extend(r?);
-        report.targets.push((plan.name.clone(), plan.dir.clone()));
+        match r {
+            Ok(w) => {
+                report.warnings.extend(w);
+                report.targets.push((plan.name.clone(), plan.dir.clone()));
+            }
+            Err(e) if keep_going => report.failed.push((plan.name.clone(), e)),
+            Err(e) => return Err(e),
+        }
     }
     Ok(report)
 }

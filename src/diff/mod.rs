@@ -8,6 +8,7 @@
 //! serializable [`CatalogDiff`]; [`render`] turns it into text or markdown.
 
 pub mod git;
+pub mod groups;
 pub mod redact;
 pub mod render;
 
@@ -47,6 +48,9 @@ impl crate::diagnostics::ToDiagnostic for DiffError {
                 d.with_hint("for example `apps:Deployment:web` or `:ConfigMap:*`")
             }
             DiffError::BadRegex { .. } => d,
+            DiffError::Git { message, .. } if message.starts_with("cannot open the git repository") => d.with_hint(
+                "--base and --head compare git revisions: run it inside a git repository (or pass --repo DIR); to compare two compiled directories use `--catalogs OLD_DIR NEW_DIR`",
+            ),
             DiffError::Git { .. } => d.with_hint(
                 "pass a branch, tag or commit that exists in the repository (fetch it first in CI: `fetch-depth: 0`)",
             ),
@@ -227,6 +231,10 @@ pub struct ObjectDiff {
     pub removed_lines: usize,
     /// A unified diff of the (redacted) canonical rendering.
     pub diff: String,
+    /// The leaf changes of a changed object, on redacted values (empty for
+    /// text files, added or removed objects, and objects with too many).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<groups::Change>,
 }
 
 /// Diffs two catalog directories.
@@ -607,6 +615,7 @@ fn diff_content(
                     added_lines: 0,
                     removed_lines: 0,
                     diff: note.into(),
+                    changes: Vec::new(),
                 }];
             }
             vec![object_diff(file_name.to_string(), status, &a, &b, opts)]
@@ -656,9 +665,16 @@ fn diff_docs(old: &[Value], new: &[Value], opts: &DiffOptions) -> Vec<ObjectDiff
             Some(ov) if *ov == *nv => {}
             Some(ov) => {
                 let (a, b) = opts.redactor.redact_pair(Some(ov), Some(nv));
+                let changes = groups::changes(&a, &b).unwrap_or_default();
                 let a = to_text(&align(&a, &b));
                 let b = to_text(&b);
-                out.push(object_diff(name.clone(), Status::Changed, &a, &b, opts));
+                let mut d = object_diff(name.clone(), Status::Changed, &a, &b, opts);
+                // A change only redaction saw has no visible leaf: its
+                // diff is its description.
+                if d.added_lines + d.removed_lines > 0 {
+                    d.changes = changes;
+                }
+                out.push(d);
             }
             None => {
                 let (_, b) = opts.redactor.redact_pair(None, Some(nv));
@@ -750,6 +766,7 @@ fn object_diff(name: String, status: Status, a: &str, b: &str, opts: &DiffOption
         added_lines: added,
         removed_lines: removed,
         diff,
+        changes: Vec::new(),
     }
 }
 

@@ -86,7 +86,94 @@ pub fn text(d: &CatalogDiff, color: bool) -> String {
             }
         }
     }
+    out.push_str(&groups_text(d, color));
     let _ = writeln!(out, "{}", summary_line(d));
+    out
+}
+
+/// Change groups listed in the text output; more are counted.
+const MAX_TEXT_GROUPS: usize = 20;
+
+/// The change groups (see [`super::groups`]) as plain lines, for the
+/// terminal: what changed, in how many objects of which kinds, where.
+/// Empty when every change is in one object only (the diff above says it
+/// all).
+pub fn groups_text(d: &CatalogDiff, color: bool) -> String {
+    use super::groups::{self, GroupKey};
+    let gs = groups::group(d);
+    if gs.iter().all(|g| g.members.len() < 2) {
+        return String::new();
+    }
+    let mut out = String::new();
+    let head = format!(
+        "{} change{} across targets:",
+        gs.len(),
+        if gs.len() == 1 { "" } else { "s" }
+    );
+    let _ = writeln!(
+        out,
+        "{}",
+        if color {
+            format!("{BOLD}{head}{RESET}")
+        } else {
+            head
+        }
+    );
+    let one = |v: &str| -> String {
+        let v: String = v
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        if v.chars().count() > 80 {
+            format!("{}…", v.chars().take(80).collect::<String>())
+        } else {
+            v
+        }
+    };
+    for (i, g) in gs.iter().enumerate().take(MAX_TEXT_GROUPS) {
+        let m = g.members[0];
+        let f = &d.targets[m.target].files[m.file];
+        let what = match &g.key {
+            GroupKey::Change(c) => {
+                let path = if c.path.is_empty() {
+                    "(whole document)"
+                } else {
+                    c.path.as_str()
+                };
+                match (&c.old, &c.new) {
+                    (Some(o), Some(n)) => format!("{path}: {} -> {}", one(o), one(n)),
+                    (None, Some(n)) => format!("{path} added: {}", one(n)),
+                    (Some(o), None) => format!("{path} removed (was {})", one(o)),
+                    (None, None) => path.to_string(),
+                }
+            }
+            GroupKey::Objects { status, kind } => format!("{kind} objects {}", status.as_str()),
+            GroupKey::Target { status } => format!("targets {}", status.as_str()),
+            GroupKey::Text(_) => format!("{} changed", f.path),
+        };
+        let kinds: Vec<String> = g.kinds.iter().map(|(k, n)| format!("{k} x{n}")).collect();
+        let targets: Vec<&str> = g.targets.iter().take(5).map(String::as_str).collect();
+        let more = g.targets.len().saturating_sub(5);
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "  {}. {what}\n     in {} object{} ({}) of {} target{}: {}{more}",
+            i + 1,
+            g.members.len(),
+            if g.members.len() == 1 { "" } else { "s" },
+            kinds.join(", "),
+            g.targets.len(),
+            if g.targets.len() == 1 { "" } else { "s" },
+            targets.join(", "),
+        );
+    }
+    if gs.len() > MAX_TEXT_GROUPS {
+        let _ = writeln!(out, "  ... and {} more", gs.len() - MAX_TEXT_GROUPS);
+    }
     out
 }
 
@@ -219,6 +306,42 @@ pub fn html_escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_lists_groups_shared_by_objects() {
+        use crate::diff::{groups::Change, FileDiff, Status, TargetDiff};
+        let mut d = CatalogDiff::default();
+        for t in ["a", "b"] {
+            d.targets.push(TargetDiff {
+                name: t.into(),
+                status: Status::Changed,
+                files: vec![FileDiff {
+                    path: "x.yaml".into(),
+                    old_path: None,
+                    status: Status::Changed,
+                    objects: vec![ObjectDiff {
+                        name: "Deployment/ns/x".into(),
+                        status: Status::Changed,
+                        added_lines: 1,
+                        removed_lines: 1,
+                        diff: "@@ -1 +1 @@\n-o: 1\n+o: 2\n".into(),
+                        changes: vec![Change {
+                            path: "spec.o".into(),
+                            old: Some("1".into()),
+                            new: Some("2".into()),
+                        }],
+                    }],
+                }],
+            });
+        }
+        let t = text(&d, false);
+        assert!(
+            t.contains("1 change across targets:\n  1. spec.o: 1 -> 2\n     in 2 objects (Deployment x2) of 2 targets: a, b\n"),
+            "{t}"
+        );
+        d.targets.pop();
+        assert!(!text(&d, false).contains("across targets"));
+    }
 
     #[test]
     fn fence_outgrows_backticks() {

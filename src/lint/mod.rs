@@ -8,6 +8,7 @@
 //! a compiled catalog base64-encoded, and the Commodore rules on
 //! `parameters.components` / `applications`.
 
+pub mod baseline;
 pub mod rules;
 
 use crate::diagnostics::{Diagnostic, Severity};
@@ -26,7 +27,7 @@ pub const RULES: &[(&str, Severity, &str)] = &[
     ("reference-cycle", Severity::Error, "${...} references refer to each other in a loop"),
     ("render-error", Severity::Error, "a target cannot be rendered (merge or constant conflict)"),
     ("unused-class", Severity::Warning, "no target includes this class"),
-    ("plaintext-secret", Severity::Error, "a value under a secret-like key looks like a plaintext secret"),
+    ("plaintext-secret", Severity::Error, "a value under a secret-like key is not a ?{...} reference (an error when it looks like a real secret, a warning otherwise)"),
     ("vaultkv-base64", Severity::Error, "a ?{vaultkv:...} reference is base64-encoded in the compiled catalog, so it is never resolved"),
     ("component-without-version", Severity::Error, "a Commodore component has no version"),
     ("duplicate-instance", Severity::Error, "two applications entries use the same instance name"),

@@ -91,6 +91,41 @@ pub fn looks_like_secret(s: &str) -> bool {
     (classes >= 3 && h >= 3.0) || (len >= 20 && h >= 3.5)
 }
 
+/// Keys that name or point at a secret rather than hold one:
+/// `secretName`, `existingSecret`, `tokenPath`, `passwordFile`, `secretRef`.
+fn names_a_secret(key: &str) -> bool {
+    let k = key.to_ascii_lowercase().replace(['-', '_', '.'], "");
+    k.starts_with("existing")
+        || [
+            "name",
+            "names",
+            "ref",
+            "refs",
+            "file",
+            "path",
+            "dir",
+            "mount",
+            "key",
+            "keys",
+            "enabled",
+            "type",
+            "length",
+            "policy",
+            "namespace",
+            "field",
+            "selector",
+            "env",
+        ]
+        .iter()
+        .any(|s| k.ends_with(s) && k.len() > s.len())
+}
+
+/// Empty values and references (resolved, and checked, elsewhere).
+fn is_reference(s: &str) -> bool {
+    let t = s.trim();
+    t.is_empty() || t.contains("?{") || t.contains("${")
+}
+
 /// `plaintext-secret`: high-entropy strings under secret-like keys below
 /// `parameters`. The message never includes the value.
 pub fn plaintext_secrets(file: &Path, cache: &mut FileCache) -> Vec<Diagnostic> {
@@ -117,8 +152,26 @@ fn walk_secrets(
         NodeValue::Map(entries) => {
             for (k, v) in entries {
                 let key = k.key_string();
+                let own = secret_key_re().is_match(&key) && !names_a_secret(&key);
                 let secret = under_secret || secret_key_re().is_match(&key);
-                walk_secrets(v, &format!("{path}.{key}"), secret, file, out);
+                let p = format!("{path}.{key}");
+                walk_secrets(v, &p, secret, file, out);
+                if own {
+                    if let NodeValue::Str { value, .. } = &v.value {
+                        if !looks_like_secret(value) && !is_reference(value) {
+                            out.push(
+                                Diagnostic::warning(format!(
+                                    "`{p}` is a plaintext value under a secret-like key, not a `?{{...}}` secret reference"
+                                ))
+                                .with_code("plaintext-secret")
+                                .with_file(file)
+                                .with_line(v.line)
+                                .with_param_path(&p)
+                                .with_hint("keep secrets out of git: store it in a secret backend and reference it, e.g. `?{vaultkv:${cluster:name}/app/password}`"),
+                            );
+                        }
+                    }
+                }
             }
         }
         NodeValue::Seq(items) => {
@@ -414,6 +467,35 @@ mod tests {
             "hunter2",
         ] {
             assert!(!looks_like_secret(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn any_plaintext_value_under_a_secret_key_warns() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("c.yml");
+        std::fs::write(
+            &f,
+            "parameters:\n  password: hunter2plaintext\n  db:\n    token: ''\n    api_key: '?{vaultkv:a/b}'\n    secretName: my-tls\n    existingSecret: x\n    passwordRef: ${x}\n    secret: changeme\n  app_token: Sup3rS3cr3tP@ss!\n",
+        )
+        .unwrap();
+        let mut cache = FileCache::default();
+        let found: Vec<(crate::diagnostics::Severity, String, Option<usize>)> =
+            plaintext_secrets(&f, &mut cache)
+                .into_iter()
+                .map(|d| (d.severity, d.param_path.clone().unwrap_or_default(), d.line))
+                .collect();
+        use crate::diagnostics::Severity::*;
+        assert_eq!(
+            found,
+            vec![
+                (Warning, "parameters.password".to_string(), Some(2)),
+                (Warning, "parameters.db.secret".to_string(), Some(9)),
+                (Error, "parameters.app_token".to_string(), Some(10)),
+            ]
+        );
+        for d in plaintext_secrets(&f, &mut cache) {
+            assert!(!d.message.contains("hunter2") && !d.message.contains("changeme"));
         }
     }
 

@@ -208,16 +208,28 @@ struct Job {
 
 impl Job {
     fn new() -> Job {
+        Job::with_files(&[], &[])
+    }
+
+    /// [`Job::new`] with extra files in the base and in the head commit.
+    fn with_files(base_files: &[(&str, &str)], head_files: &[(&str, &str)]) -> Job {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path().join("repo");
         std::fs::create_dir_all(&repo).unwrap();
         git(&repo, &["init", "-q", "-b", "main"]);
         project(&repo, &[("dev", 1), ("prod", 3)]);
+        for (rel, text) in base_files {
+            write(&repo, rel, text);
+        }
         git(&repo, &["add", "-A"]);
         git(&repo, &["commit", "-q", "-m", "base"]);
         let base = git(&repo, &["rev-parse", "HEAD"]);
         project(&repo, &[("dev", 2), ("prod", 3)]);
-        git(&repo, &["commit", "-q", "-am", "dev: two replicas"]);
+        for (rel, text) in head_files {
+            write(&repo, rel, text);
+        }
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "dev: two replicas"]);
         let head = git(&repo, &["rev-parse", "HEAD"]);
         Job { dir, base, head }
     }
@@ -384,6 +396,58 @@ fn action_on_a_pull_request_comments_the_diff() {
         "{}",
         job.summary()
     );
+}
+
+#[test]
+fn pull_request_comment_shows_only_new_lint_findings() {
+    // The base already has two unused classes, one with a plaintext
+    // secret (an error); the pull request adds one more unused class.
+    let secret = "Xk9#mP2vL8qR4tZw";
+    let job = Job::with_files(
+        &[
+            ("inventory/classes/old.yml", "parameters:\n  x: 1\n"),
+            (
+                "inventory/classes/leak.yml",
+                &format!("parameters:\n  db:\n    password: '{secret}'\n"),
+            ),
+        ],
+        &[("inventory/classes/added-later.yml", "parameters:\n  y: 1\n")],
+    );
+    let gh = FakeGithub::start();
+    let (code, out, err) = job.run("pull_request", "refs/pull/7/merge", Some(&gh), &[]);
+    // The pre-existing error does not fail the pull request.
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("lint: 1 new, 0 fixed, 3 already in the base"),
+        "{err}"
+    );
+    let reqs = gh.requests();
+    let post = reqs.iter().find(|r| r.method == "POST").expect("a comment");
+    let body: serde_json::Value = serde_json::from_str(&post.body).unwrap();
+    let body = body["body"].as_str().unwrap();
+    assert!(
+        body.contains("#### Lint: 1 new (0 errors, 1 warning), 0 fixed, 3 already in the base"),
+        "{body}"
+    );
+    assert!(body.contains("added-later"), "{body}");
+    assert!(
+        !body.contains("old.yml") && !body.contains("leak.yml"),
+        "{body}"
+    );
+    // Annotations: only the new finding.
+    assert!(out.contains("added-later"), "{out}");
+    assert!(
+        !out.contains("title=unused-class,file=./inventory/classes/old.yml")
+            && !out.contains("leak.yml"),
+        "{out}"
+    );
+    // The job summary lists the existing ones.
+    let summary = std::fs::read_to_string(job.path("summary.md")).unwrap();
+    assert!(summary.contains("Already in the base (3)"), "{summary}");
+    assert!(summary.contains("old.yml"), "{summary}");
+    for text in [body.to_string(), out.clone(), err.clone(), summary] {
+        assert!(!text.contains(secret));
+    }
 }
 
 #[test]

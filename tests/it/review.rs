@@ -545,7 +545,7 @@ fn comment_is_created_once_then_updated_then_left_alone() {
     );
     assert!(body.contains("class not found"), "{body}");
     assert!(
-        body.contains("base 1111111111aa → head 2222222222bb"),
+        body.contains("Compared base `1111111` with head `2222222`"),
         "{body}"
     );
     assert!(std::fs::read_to_string(ws.path("summary.md"))
