@@ -60,6 +60,10 @@ pub struct CompileArgs {
     /// Accepted for Kapitan compatibility (Kapitan 0.36 ignores it too)
     #[arg(long)]
     pub prune: bool,
+    /// Python interpreter for kadet inputs and Python jinja2 filters, with the
+    /// `kadet` package installed [default: $STRATA_PYTHON, else python3]
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
     /// Print each compiled target
     #[arg(short = 'v', long)]
     pub verbose: bool,
@@ -198,6 +202,9 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         multiline,
         null_as_empty,
         parallelism,
+        python: compile::python::PythonOptions {
+            python: args.python.clone(),
+        },
     };
     let output_path = absolute(&output_path);
     // --check never writes beside the catalog; a real run builds next to it

@@ -11,6 +11,7 @@ mod inventory;
 mod order;
 mod packages;
 mod publish;
+mod python;
 mod review;
 mod support;
 mod template;

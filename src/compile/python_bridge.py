@@ -1,0 +1,319 @@
+# strata's Python bridge: one interpreter per compile runs kadet inputs and
+# Python jinja2 filter functions for the strata binary, which ships this file
+# inside itself. It speaks JSON lines: one request per line on stdin, one
+# reply per line on the original stdout. User code's print() goes to stderr so
+# it cannot corrupt the protocol.
+#
+# The `kapitan.*` modules below are a small stand-in for what kadet inputs
+# import from Kapitan 0.36.3 (kapitan/inputs/kadet.py), so no Kapitan
+# install is needed: only the `kadet` package from PyPI.
+
+import contextvars
+import inspect
+import json
+import os
+import sys
+import traceback
+import types
+from functools import cache
+from importlib.util import module_from_spec, spec_from_file_location
+
+_proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+# Kapitan's entry script puts its own directory first, never the cwd.
+if sys.path and sys.path[0] in ("", "."):
+    del sys.path[0]
+
+KADET_COMPONENT_MODULE_PREFIX = "kadet_component_"
+
+
+def _module(name, **attrs):
+    m = types.ModuleType(name)
+    m.__dict__.update(attrs)
+    sys.modules[name] = m
+    return m
+
+
+class CompileError(Exception):
+    pass
+
+
+class KapitanError(Exception):
+    pass
+
+
+class _Args(dict):
+    """argparse.Namespace that also answers dict-style `.get`."""
+
+    def __getattr__(self, k):
+        try:
+            return self[k]
+        except KeyError:
+            raise AttributeError(k) from None
+
+
+try:
+    import kadet
+    from kadet import BaseModel, BaseObj, Dict
+
+    _kadet_error = None
+except Exception as e:  # noqa: BLE001 - reported to strata as text
+    kadet = None
+    BaseModel = BaseObj = Dict = None
+    _kadet_error = f"{type(e).__name__}: {e}"
+
+current_target = contextvars.ContextVar("kapitan_current_target", default=None)
+search_paths = contextvars.ContextVar("current search_paths in thread")
+
+cached = _module(
+    "kapitan.cached",
+    inv={},
+    global_inv={},
+    inventory_global_kadet={},
+    args=_Args(search_paths=[]),
+    dot_kapitan={},
+)
+
+
+@cache
+def inventory_global(lazy=False):
+    if not cached.inventory_global_kadet:
+        cached.inventory_global_kadet = Dict(cached.global_inv, default_box=lazy)
+    return cached.inventory_global_kadet
+
+
+def inventory(lazy=False):
+    return inventory_global(lazy)[current_target.get()]
+
+
+def inventory_frozen():
+    return kadet.Box(data=inventory().dump(), frozen_box=True)
+
+
+def module_from_path(path, check_name=None):
+    if not os.path.isdir(path):
+        raise FileNotFoundError(f"path: {path} must be an existing directory")
+    module_name = os.path.basename(os.path.normpath(path))
+    init_path = os.path.join(path, "__init__.py")
+    spec = spec_from_file_location(
+        f"{KADET_COMPONENT_MODULE_PREFIX}{module_name}", init_path
+    )
+    mod = module_from_spec(spec)
+    if spec is None:
+        raise ModuleNotFoundError(f"Could not load module in path {path}")
+    if check_name is not None and check_name != module_name:
+        raise ModuleNotFoundError(
+            f"Module name {module_name} does not match check_name {check_name}"
+        )
+    return mod, spec
+
+
+def load_from_search_paths(module_name):
+    for path in search_paths.get():
+        try:
+            _path = os.path.join(path, module_name)
+            mod, spec = module_from_path(_path, check_name=module_name)
+            spec.loader.exec_module(mod)
+        except (ModuleNotFoundError, FileNotFoundError):
+            pass
+        else:
+            return mod
+    raise ModuleNotFoundError(f"Could not load module name {module_name}")
+
+
+def _to_dict(obj):
+    if isinstance(obj, BaseObj | BaseModel):
+        for k, v in obj.root.items():
+            obj.root[k] = _to_dict(v)
+        return obj.root.to_dict()
+    if isinstance(obj, list):
+        return [_to_dict(item) for item in obj]
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            obj[k] = _to_dict(v)
+        return obj
+    return obj
+
+
+def render_jinja2_file(name, context, jinja2_filters=None, search_paths=None):
+    import jinja2
+
+    path, filename = os.path.split(name)
+    env = jinja2.Environment(
+        undefined=jinja2.StrictUndefined,
+        loader=jinja2.FileSystemLoader([path or "./"] + (search_paths or [])),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        extensions=["jinja2.ext.do"],
+    )
+    env.filters.update(_filters)
+    return env.get_template(filename).render(context)
+
+
+class HelmChart:
+    def __init__(self, *args, **kwargs):
+        raise CompileError(
+            "kapitan.inputs.helm.HelmChart is not available in strata's kadet bridge: "
+            "render the chart with an `input_type: helm` entry instead"
+        )
+
+
+_kapitan = _module("kapitan", cached=cached)
+_kapitan.__path__ = []
+_module("kapitan.errors", CompileError=CompileError, KapitanError=KapitanError)
+_module("kapitan.defaults", KADET_COMPONENT_MODULE_PREFIX=KADET_COMPONENT_MODULE_PREFIX)
+_module("kapitan.utils", render_jinja2_file=render_jinja2_file)
+_inputs = _module("kapitan.inputs")
+_inputs.__path__ = []
+_module("kapitan.inputs.helm", HelmChart=HelmChart)
+_module(
+    "kapitan.inputs.kadet",
+    BaseModel=BaseModel,
+    BaseObj=BaseObj,
+    Dict=Dict,
+    CompileError=CompileError,
+    inventory=inventory,
+    inventory_global=inventory_global,
+    inventory_frozen=inventory_frozen,
+    load_from_search_paths=load_from_search_paths,
+    module_from_path=module_from_path,
+    search_paths=search_paths,
+    current_target=current_target,
+    kadet=kadet,
+)
+if kadet is not None:
+    kadet.ABORT_EXCEPTION_TYPE = CompileError
+
+
+def _error_text(exc):
+    """The exception chain, innermost cause last, without bridge frames."""
+    parts = []
+    e = exc
+    while e is not None:
+        tb = [
+            f
+            for f in traceback.extract_tb(e.__traceback__)
+            if f.filename != "<string>"
+        ]
+        where = ""
+        if tb:
+            where = f" ({tb[-1].filename}:{tb[-1].lineno})"
+        parts.append(f"{type(e).__name__}: {e}{where}")
+        e = e.__cause__ or e.__context__
+    return "\n  caused by ".join(parts)
+
+
+def _kadet(req):
+    if kadet is None:
+        return {"ok": False, "missing": "kadet", "error": _kadet_error}
+    target = req["target"]
+    token = current_target.set(target)
+    try:
+        search_paths.set(req["search_paths"])
+        cached.args["search_paths"] = req["search_paths"]
+        input_params = dict(req["input_params"])
+        input_params.setdefault("compile_path", req["compile_path"])
+        kadet_module, spec = module_from_path(req["input_path"])
+        sys.modules[spec.name] = kadet_module
+        spec.loader.exec_module(kadet_module)
+        arg_spec = inspect.getfullargspec(kadet_module.main)
+        if len(arg_spec.args) > 1:
+            raise ValueError(f"Kadet {spec.name} main parameters not equal to 1 or 0")
+        try:
+            if len(arg_spec.args) == 1:
+                out = kadet_module.main(input_params)
+            else:
+                out = kadet_module.main()
+        except Exception as exc:
+            raise CompileError(
+                f"Could not load Kadet module: {spec.name[16:]}"
+            ) from exc
+        out = _to_dict(out)
+        if not out:
+            return {"ok": True, "output": None}
+        if not isinstance(out, dict):
+            raise CompileError(
+                f"Kadet module {spec.name[16:]}: main() returned {type(out).__name__}, "
+                "not a BaseObj or dict of output files"
+            )
+        return {"ok": True, "output": out}
+    finally:
+        current_target.reset(token)
+
+
+_filters = {}
+
+
+def _load_filters(req):
+    path = req["path"]
+    try:
+        module_name = os.path.basename(path).split(".")[0]
+        spec = spec_from_file_location(module_name, path)
+        mod = module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    except Exception as e:
+        raise OSError(
+            f"jinja2 failed to render, could not load filter at {path}: {e}"
+        ) from e
+    names = []
+    for name in dir(mod):
+        f = getattr(mod, name)
+        if isinstance(f, types.FunctionType):
+            _filters[name] = f
+            names.append(name)
+    return {"ok": True, "names": names}
+
+
+def _call_filter(req):
+    f = _filters[req["name"]]
+    return {"ok": True, "value": f(*req["args"], **req.get("kwargs", {}))}
+
+
+def _init(req):
+    cached.global_inv = req["inventory"]
+    cached.inv = req["inventory"]
+    cached.inventory_global_kadet = {}
+    inventory_global.cache_clear()
+    return {"ok": True}
+
+
+_ops = {
+    "init": _init,
+    "kadet": _kadet,
+    "load_filters": _load_filters,
+    "filter": _call_filter,
+}
+
+
+def _reply(obj):
+    try:
+        line = json.dumps(obj, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as e:
+        line = json.dumps(
+            {"ok": False, "error": f"the result cannot be written as YAML/JSON: {e}"}
+        )
+    _proto.write(line + "\n")
+    _proto.flush()
+
+
+def _main():
+    _reply(
+        {
+            "ready": True,
+            "python": sys.version.split()[0],
+            "kadet": _kadet_error is None,
+            "kadet_error": _kadet_error,
+        }
+    )
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            req = json.loads(line)
+            _reply(_ops[req["op"]](req))
+        except Exception as e:  # noqa: BLE001 - every failure goes back to strata
+            _reply({"ok": False, "error": _error_text(e)})
+
+
+_main()

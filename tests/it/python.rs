@@ -1,0 +1,193 @@
+//! The Python bridge (issue 16): kadet inputs and Python jinja2 filter
+//! files against output made by Kapitan 0.36.3, one interpreter per compile,
+//! and the errors when Python or kadet is missing.
+//!
+//! These tests need a Python 3 with the `kadet` package: `STRATA_TEST_PYTHON`,
+//! else `.ci/.venv/bin/python` (which `.ci/run` installs), else `python3`.
+//! Without one they are skipped with a message, except when `CI` or
+//! `STRATA_REQUIRE_PYTHON` is set: then they fail.
+
+use crate::strata;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/kapitan16")
+        .join(name)
+}
+
+fn has_kadet(python: &Path) -> bool {
+    Command::new(python)
+        .args(["-c", "import kadet"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A Python with kadet, or None (after saying why) when tests may skip.
+fn python() -> Option<PathBuf> {
+    let mut candidates = Vec::new();
+    if let Some(p) = std::env::var_os("STRATA_TEST_PYTHON") {
+        candidates.push(PathBuf::from(p));
+    }
+    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/.venv/bin/python"));
+    candidates.push(PathBuf::from("python3"));
+    if let Some(p) = candidates.into_iter().find(|p| has_kadet(p)) {
+        return Some(p);
+    }
+    let required =
+        std::env::var_os("CI").is_some() || std::env::var_os("STRATA_REQUIRE_PYTHON").is_some();
+    assert!(
+        !required,
+        "no Python with the kadet package: set STRATA_TEST_PYTHON (`.ci/run` installs one in .ci/.venv)"
+    );
+    eprintln!("skipped: no Python with the kadet package (set STRATA_TEST_PYTHON)");
+    None
+}
+
+fn copy_tree(src: &Path, dst: &Path) {
+    fs::create_dir_all(dst).unwrap();
+    for e in fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let to = dst.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &to);
+        } else {
+            fs::copy(e.path(), &to).unwrap();
+        }
+    }
+}
+
+/// A writable copy of a case (Python writes `__pycache__` beside modules).
+fn project(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture(name), dir.path());
+    dir
+}
+
+fn files(root: &Path, rel: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = fs::read_dir(root.join(rel))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let r = rel.join(e.file_name());
+        if e.path().is_dir() {
+            files(root, &r, out);
+        } else {
+            out.push(r);
+        }
+    }
+}
+
+/// Every file of `expected` is in `got` with the same bytes, and no more.
+fn assert_same_tree(got: &Path, expected: &Path) {
+    let (mut g, mut e) = (Vec::new(), Vec::new());
+    files(got, Path::new(""), &mut g);
+    files(expected, Path::new(""), &mut e);
+    assert_eq!(g, e, "file lists differ");
+    for rel in &e {
+        let a = fs::read_to_string(got.join(rel)).unwrap();
+        let b = fs::read_to_string(expected.join(rel)).unwrap();
+        assert_eq!(a, b, "{} differs from Kapitan's", rel.display());
+    }
+}
+
+fn compile(dir: &Path, python: &Path) -> assert_cmd::assert::Assert {
+    strata()
+        .current_dir(dir)
+        .args(["compile", "--quiet", "--output-path", "out", "--python"])
+        .arg(python)
+        .assert()
+}
+
+#[test]
+fn kadet_inputs_give_kapitans_bytes() {
+    let Some(py) = python() else { return };
+    let p = project("kadet");
+    let out = compile(p.path(), &py).success();
+    // The generator's print() must not corrupt the bridge's protocol.
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("kadet says hello"), "{stderr}");
+    assert_same_tree(&p.path().join("out/compiled"), &p.path().join("expected"));
+}
+
+/// One interpreter serves every target of a compile.
+#[cfg(unix)]
+#[test]
+fn one_python_process_per_compile() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(py) = python() else { return };
+    let p = project("kadet");
+    let log = p.path().join("starts.log");
+    let wrapper = p.path().join("counting-python");
+    fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho start >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            py.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    compile(p.path(), &wrapper).success();
+    // 2 targets x 3 kadet entries, one interpreter.
+    assert_eq!(fs::read_to_string(&log).unwrap(), "start\n");
+}
+
+#[test]
+fn missing_python_names_target_entry_and_install() {
+    let p = project("kadet");
+    let out = compile(p.path(), Path::new("/nonexistent/python3"))
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("target alpha"), "{err}");
+    assert!(err.contains("compile entry #1 (kadet"), "{err}");
+    assert!(err.contains("/nonexistent/python3"), "{err}");
+    assert!(err.contains("pip install kadet"), "{err}");
+    assert!(!p.path().join("out/compiled/alpha").exists());
+}
+
+/// A Python without kadet: `-S` hides the site-packages kadet is in.
+#[cfg(unix)]
+#[test]
+fn missing_kadet_says_how_to_install_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(py) = python() else { return };
+    let p = project("kadet");
+    let wrapper = p.path().join("bare-python");
+    fs::write(
+        &wrapper,
+        format!("#!/bin/sh\nexec '{}' -S \"$@\"\n", py.display()),
+    )
+    .unwrap();
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    let out = compile(p.path(), &wrapper).code(2).get_output().stderr.clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("kadet package is not available"), "{err}");
+    assert!(err.contains("-m pip install kadet"), "{err}");
+    assert!(err.contains("target alpha"), "{err}");
+}
+
+#[test]
+fn kadet_exception_names_target_input_and_cause() {
+    let Some(py) = python() else { return };
+    let p = project("kadet");
+    fs::write(
+        p.path().join("components/allnames/__init__.py"),
+        "def main():\n    raise RuntimeError('no such cluster: mars')\n",
+    )
+    .unwrap();
+    let out = compile(p.path(), &py).code(2).get_output().stderr.clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("Could not load Kadet module: allnames"), "{err}");
+    assert!(err.contains("RuntimeError: no such cluster: mars"), "{err}");
+    assert!(err.contains("components/allnames"), "{err}");
+    assert!(!p.path().join("out/compiled").join("alpha").exists());
+}
