@@ -64,6 +64,10 @@ pub struct CompileArgs {
     /// `kadet` package installed [default: $STRATA_PYTHON, else python3]
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
+    /// Python file whose functions are Jinja2 filters (needs Python)
+    /// [default: lib/jinja2_filters.py when it exists, or .kapitan]
+    #[arg(long, value_name = "FILE")]
+    pub jinja2_filters: Option<PathBuf>,
     /// Print each compiled target
     #[arg(short = 'v', long)]
     pub verbose: bool,
@@ -97,6 +101,22 @@ fn progress_bar(len: usize, quiet: bool) -> Option<indicatif::ProgressBar> {
         pb.set_style(style);
     }
     Some(pb)
+}
+
+/// Kapitan's `load_jinja2_filters_from_file`: the default file counts only
+/// when it exists; any other path must.
+fn jinja2_filters_file(args: &CompileArgs, defaults: &KapitanDefaults) -> Option<PathBuf> {
+    const DEFAULT: &str = "lib/jinja2_filters.py";
+    let p = args
+        .jinja2_filters
+        .clone()
+        .or_else(|| defaults.get_str("compile", "jinja2-filters").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from(DEFAULT));
+    let p = compile::jsonnet::normpath(&p);
+    if p == Path::new(DEFAULT) && !p.is_file() {
+        return None;
+    }
+    Some(absolute(&p))
 }
 
 pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
@@ -204,6 +224,7 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         parallelism,
         python: compile::python::PythonOptions {
             python: args.python.clone(),
+            jinja2_filters: jinja2_filters_file(&args, &defaults),
         },
     };
     let output_path = absolute(&output_path);

@@ -321,7 +321,7 @@ struct TargetCtx<'a> {
     target_root: PathBuf,
     write: WriteOptions,
     /// The compile's one Python interpreter (started on first use).
-    python: &'a python::Bridge,
+    python: &'a Arc<python::Bridge>,
 }
 
 fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -447,7 +447,11 @@ fn compile_jinja2(
         c.push((k.clone(), jinja::to_template_value(v)));
     }
     let tctx = minijinja::Value::from_iter(c);
-    for r in jinja::render_path(input, &tctx, &ctx.search_paths)? {
+    let filters = ctx.python.jinja_filters().map_err(|e| e.to_string())?;
+    let configure = |env: &mut minijinja::Environment<'static>| {
+        python::add_filters(ctx.python, &filters, env);
+    };
+    for r in jinja::render_path(input, &tctx, &ctx.search_paths, &configure)? {
         let mut name = r.name;
         if entry.suffix_remove && name.ends_with(&entry.suffix_stripped) {
             // Kapitan uses str.rstrip, which strips any trailing run of the
@@ -671,7 +675,7 @@ fn compile_target(
     prepared: &Prepared,
     opts: &CompileOptions,
     catalog_root: &Path,
-    bridge: &python::Bridge,
+    bridge: &Arc<python::Bridge>,
 ) -> Result<Vec<String>, CompileError> {
     let mut search_paths = opts.search_paths.clone();
     search_paths.push(catalog_root.to_path_buf());
@@ -757,7 +761,7 @@ pub fn compile_into(
         .stack_size(64 << 20)
         .build()
         .map_err(|e| CompileError::new(format!("cannot start worker threads: {e}")))?;
-    let bridge = python::Bridge::new(&opts.python, prepared.dumps.clone());
+    let bridge = Arc::new(python::Bridge::new(&opts.python, prepared.dumps.clone()));
     let results: Vec<Result<Vec<String>, CompileError>> = pool.install(|| {
         plans
             .par_iter()

@@ -25,6 +25,9 @@ const INSTALL_HINT: &str =
 pub struct PythonOptions {
     /// `--python`; else `STRATA_PYTHON`; else `python3` on PATH.
     pub python: Option<PathBuf>,
+    /// A Python file whose functions become Jinja2 filters (Kapitan's
+    /// `--jinja2-filters`); the caller leaves out a default that is absent.
+    pub jinja2_filters: Option<PathBuf>,
 }
 
 impl PythonOptions {
@@ -82,6 +85,9 @@ enum State {
 /// requests are serialised (Python runs one at a time anyway).
 pub struct Bridge {
     program: PathBuf,
+    jinja2_filters: Option<PathBuf>,
+    /// The filter file's function names, looked up once.
+    filter_names: std::sync::OnceLock<Result<FilterNames, BridgeError>>,
     /// The inventory every kadet input sees as `inventory_global()`.
     inventory: Arc<std::collections::BTreeMap<String, Value>>,
     state: Mutex<State>,
@@ -94,6 +100,8 @@ impl Bridge {
     ) -> Self {
         Bridge {
             program: opts.program(),
+            jinja2_filters: opts.jinja2_filters.clone(),
+            filter_names: std::sync::OnceLock::new(),
             inventory,
             state: Mutex::new(State::NotStarted),
         }
@@ -223,6 +231,43 @@ impl Bridge {
         })
     }
 
+    /// The filters of the `--jinja2-filters` file, loaded on first use. When
+    /// Python cannot start, the file's top-level `def`s are still filters,
+    /// which fail with the reason when a template uses one: templates that
+    /// do not use them render without Python.
+    pub fn jinja_filters(&self) -> Result<FilterNames, BridgeError> {
+        self.filter_names
+            .get_or_init(|| {
+                let Some(path) = &self.jinja2_filters else {
+                    return Ok(FilterNames::default());
+                };
+                if !path.is_file() {
+                    return Err(BridgeError {
+                        message: format!("jinja2 filter file {} does not exist", path.display()),
+                        hint: Some("fix --jinja2-filters or `jinja2-filters` in .kapitan".into()),
+                    });
+                }
+                if let Err(e) = self.with_proc(|_, _| Ok(())) {
+                    let text = std::fs::read_to_string(path).unwrap_or_default();
+                    return Ok(FilterNames {
+                        path: path.clone(),
+                        names: static_defs(&text),
+                        unavailable: Some(e),
+                    });
+                }
+                let names = self.load_filters(path).map_err(|e| BridgeError {
+                    message: format!("cannot load jinja2 filters from {}: {}", path.display(), e.message),
+                    hint: e.hint,
+                })?;
+                Ok(FilterNames {
+                    path: path.clone(),
+                    names,
+                    unavailable: None,
+                })
+            })
+            .clone()
+    }
+
     /// Loads a Python jinja2 filter file (Kapitan's `load_module_from_path`)
     /// once; returns the names of the functions it defines.
     pub fn load_filters(&self, path: &Path) -> Result<Vec<String>, BridgeError> {
@@ -256,6 +301,68 @@ impl Bridge {
             let mut reply = call(p, prog, &req)?;
             Ok(reply["value"].take())
         })
+    }
+}
+
+/// The filters a Python filter file defines.
+#[derive(Debug, Clone, Default)]
+pub struct FilterNames {
+    pub path: PathBuf,
+    pub names: Vec<String>,
+    /// Why Python is not available, when it is not.
+    pub unavailable: Option<BridgeError>,
+}
+
+/// Top-level `def name(` lines of a Python file: the filter names when
+/// Python itself is not there to say.
+fn static_defs(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("def ").or_else(|| l.strip_prefix("async def "))?;
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            (!name.is_empty()).then_some(name)
+        })
+        .collect()
+}
+
+/// Registers a filter file's functions on a Jinja2 environment; each call
+/// goes through the bridge with JSON arguments.
+pub fn add_filters(
+    bridge: &Arc<Bridge>,
+    filters: &FilterNames,
+    env: &mut minijinja::Environment<'static>,
+) {
+    use crate::compile::jinja::{from_template_value, to_template_value};
+    use minijinja::{Error, ErrorKind};
+    for name in &filters.names {
+        let b = bridge.clone();
+        let n = name.clone();
+        let path = filters.path.display().to_string();
+        let unavailable = filters.unavailable.clone();
+        env.add_filter(
+            name.clone(),
+            move |args: minijinja::value::Rest<minijinja::Value>| -> Result<minijinja::Value, Error> {
+                if let Some(e) = &unavailable {
+                    return Err(Error::new(
+                        ErrorKind::InvalidOperation,
+                        format!("filter `{n}` is defined in {path}, which needs Python: {e}"),
+                    ));
+                }
+                let json: Vec<serde_json::Value> =
+                    args.iter().map(|a| from_template_value(a).to_json()).collect();
+                b.call_filter(&n, &json)
+                    .map(|v| to_template_value(&Value::from_json(&v)))
+                    .map_err(|e| {
+                        Error::new(
+                            ErrorKind::InvalidOperation,
+                            format!("filter `{n}` from {path} failed: {e}"),
+                        )
+                    })
+            },
+        );
     }
 }
 

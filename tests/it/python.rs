@@ -191,3 +191,59 @@ fn kadet_exception_names_target_input_and_cause() {
     assert!(err.contains("components/allnames"), "{err}");
     assert!(!p.path().join("out/compiled").join("alpha").exists());
 }
+
+#[test]
+fn python_jinja2_filters_give_kapitans_bytes() {
+    let Some(py) = python() else { return };
+    let p = project("filters");
+    compile(p.path(), &py).success();
+    assert_same_tree(&p.path().join("out/compiled"), &p.path().join("expected"));
+}
+
+/// Without Python, templates that do not use the file's filters still
+/// render; one that does gets an error naming the filter, file and cause.
+#[test]
+fn filter_file_without_python() {
+    let p = project("filters");
+    let no_python = Path::new("/nonexistent/python3");
+    fs::write(p.path().join("templates/out.txt"), "{{ 'x' | b64encode }}\n").unwrap();
+    compile(p.path(), no_python).success();
+    assert_eq!(
+        fs::read_to_string(p.path().join("out/compiled/one/out.txt")).unwrap(),
+        "eA=="
+    );
+    fs::write(p.path().join("templates/out.txt"), "{{ 'x' | shout }}\n").unwrap();
+    let out = compile(p.path(), no_python).code(2).get_output().stderr.clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("filter `shout`"), "{err}");
+    assert!(err.contains("jinja2_filters.py, which needs Python"), "{err}");
+    assert!(err.contains("/nonexistent/python3"), "{err}");
+}
+
+/// `.kapitan`'s `jinja2-filters` names another file; a named file that is
+/// missing is an error (only the default may be absent).
+#[test]
+fn filter_file_from_dot_kapitan() {
+    let Some(py) = python() else { return };
+    let p = project("filters");
+    fs::rename(
+        p.path().join("lib/jinja2_filters.py"),
+        p.path().join("lib/my_filters.py"),
+    )
+    .unwrap();
+    fs::write(
+        p.path().join(".kapitan"),
+        "compile:\n  jinja2-filters: lib/my_filters.py\n",
+    )
+    .unwrap();
+    compile(p.path(), &py).success();
+    assert_same_tree(&p.path().join("out/compiled"), &p.path().join("expected"));
+    fs::write(
+        p.path().join(".kapitan"),
+        "compile:\n  jinja2-filters: lib/missing.py\n",
+    )
+    .unwrap();
+    let out = compile(p.path(), &py).code(2).get_output().stderr.clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("missing.py does not exist"), "{err}");
+}
