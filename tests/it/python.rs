@@ -247,3 +247,61 @@ fn filter_file_from_dot_kapitan() {
     let err = String::from_utf8_lossy(&out);
     assert!(err.contains("missing.py does not exist"), "{err}");
 }
+
+fn compile_model(env: &[(&str, &str)]) -> tempfile::TempDir {
+    let p = project("model");
+    let mut cmd = strata();
+    cmd.current_dir(p.path())
+        .args(["compile", "--quiet", "--output-path", "out"]);
+    for k in [
+        "VAULT_ADDR",
+        "VAULT_SKIP_VERIFY",
+        "VAULT_NAMESPACE",
+        "VAULT_CACERT",
+        "VAULT_CAPATH",
+        "VAULT_CLIENT_KEY",
+        "VAULT_CLIENT_CERT",
+    ] {
+        cmd.env_remove(k);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.assert().success();
+    p
+}
+
+/// Kapitan's pydantic model defaults in `parameters.kapitan` (no Python).
+#[test]
+fn kapitan_model_defaults_in_the_inventory() {
+    let p = compile_model(&[]);
+    assert_same_tree(&p.path().join("out/compiled"), &p.path().join("expected"));
+    let p = compile_model(&[
+        ("VAULT_ADDR", "http://v:8200"),
+        ("VAULT_SKIP_VERIFY", "false"),
+        ("VAULT_NAMESPACE", "ns"),
+    ]);
+    assert_same_tree(
+        &p.path().join("out/compiled"),
+        &p.path().join("expected-vault-env"),
+    );
+}
+
+#[test]
+fn unknown_secrets_backend_is_an_error() {
+    let p = project("model");
+    let t = p.path().join("inventory/targets/bare.yml");
+    let text = fs::read_to_string(&t).unwrap().replace("gkms:", "gkmz:");
+    fs::write(&t, text).unwrap();
+    let out = strata()
+        .current_dir(p.path())
+        .args(["compile", "--quiet", "--output-path", "out"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("parameters.kapitan.secrets.gkmz"), "{err}");
+    assert!(err.contains("target bare"), "{err}");
+}
