@@ -11,7 +11,7 @@ mod inventory;
 mod order;
 mod packages;
 mod publish;
-mod python;
+mod kapitan_compat;
 mod review;
 mod support;
 mod template;

@@ -1,8 +1,9 @@
-//! The Python bridge (issue 16): kadet inputs and Python jinja2 filter
-//! files against output made by Kapitan 0.36.3, one interpreter per compile,
-//! and the errors when Python or kadet is missing.
+//! Compiling what real Kapitan repositories contain (issue 16), against
+//! output made by Kapitan 0.36.3: kadet inputs and Python jinja2 filter
+//! files (one interpreter per compile; errors when Python or kadet is
+//! missing), Kapitan's model defaults, C++ jsonnet number formatting.
 //!
-//! These tests need a Python 3 with the `kadet` package: `STRATA_TEST_PYTHON`,
+//! The Python tests need a Python 3 with the `kadet` package: `STRATA_TEST_PYTHON`,
 //! else `.ci/.venv/bin/python` (which `.ci/run` installs), else `python3`.
 //! Without one they are skipped with a message, except when `CI` or
 //! `STRATA_REQUIRE_PYTHON` is set: then they fail.
@@ -14,7 +15,7 @@ use std::process::Command;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/kapitan16")
+        .join("tests/fixtures/kapitan_compat")
         .join(name)
 }
 
@@ -304,4 +305,18 @@ fn unknown_secrets_backend_is_an_error() {
     let err = String::from_utf8_lossy(&out);
     assert!(err.contains("parameters.kapitan.secrets.gkmz"), "{err}");
     assert!(err.contains("target bare"), "{err}");
+}
+
+/// jsonnet numbers become strings as in the C++ jsonnet (no Python).
+#[test]
+fn jsonnet_numbers_in_strings_match_cpp_jsonnet() {
+    let p = project("numbers");
+    strata()
+        .current_dir(p.path())
+        .args(["compile", "--quiet", "--output-path", "out"])
+        .assert()
+        .success();
+    assert_same_tree(&p.path().join("out/compiled"), &p.path().join("expected"));
+    let yaml = fs::read_to_string(p.path().join("out/compiled/nums/strings.yaml")).unwrap();
+    assert!(yaml.contains("'0.029999999999999999'"), "{yaml}");
 }
