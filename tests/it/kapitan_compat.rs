@@ -320,3 +320,47 @@ fn jsonnet_numbers_in_strings_match_cpp_jsonnet() {
     let yaml = fs::read_to_string(p.path().join("out/compiled/nums/strings.yaml")).unwrap();
     assert!(yaml.contains("'0.029999999999999999'"), "{yaml}");
 }
+
+/// Duplicate keys stay an error (reclass-rs refuses them; Kapitan's reclass
+/// keeps the last); `strata lint` lists all of them at once.
+#[test]
+fn lint_lists_every_duplicate_key() {
+    let d = tempfile::tempdir().unwrap();
+    let inv = d.path().join("inventory");
+    fs::create_dir_all(inv.join("classes")).unwrap();
+    fs::create_dir_all(inv.join("targets")).unwrap();
+    fs::write(inv.join("classes/c1.yml"), "parameters:\n  a: 1\n  a: 2\n").unwrap();
+    fs::write(
+        inv.join("classes/c2.yml"),
+        "parameters:\n  x:\n    y: 1\n    y: 2\n",
+    )
+    .unwrap();
+    fs::write(inv.join("targets/t.yml"), "classes: [c1, c2]\n").unwrap();
+    let out = strata()
+        .current_dir(d.path())
+        .arg("lint")
+        .assert()
+        .code(1)
+        .get_output()
+        .stderr
+        .clone();
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out),
+        String::from_utf8_lossy(
+            &strata()
+                .current_dir(d.path())
+                .arg("lint")
+                .output()
+                .unwrap()
+                .stdout
+        )
+    );
+    assert!(out.contains("c1.yml:3:3: duplicate key `a`"), "{out}");
+    assert!(out.contains("c2.yml:4:5: duplicate key `y`"), "{out}");
+    strata()
+        .current_dir(d.path())
+        .args(["compile", "--output-path", "out"])
+        .assert()
+        .code(2);
+}
