@@ -364,3 +364,148 @@ fn lint_lists_every_duplicate_key() {
         .assert()
         .code(2);
 }
+
+/// A loopback HTTP server for `www`: answers 200 with the file, 404 when
+/// there is none, 503 once `down` is set (the network is gone).
+fn serve(www: PathBuf, down: std::sync::Arc<std::sync::atomic::AtomicBool>) -> u16 {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut line = String::new();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                    break;
+                }
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let file = www.join(path.trim_start_matches('/'));
+            let (status, body) = if down.load(std::sync::atomic::Ordering::SeqCst) {
+                ("503 Service Unavailable", Vec::new())
+            } else {
+                match fs::read(&file) {
+                    Ok(b) if !path.contains("..") => ("200 OK", b),
+                    _ => ("404 Not Found", Vec::new()),
+                }
+            };
+            let mut resp = format!(
+                "HTTP/1.0 {status}\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            )
+            .into_bytes();
+            resp.extend_from_slice(&body);
+            let _ = stream.write_all(&resp);
+        }
+    });
+    port
+}
+
+/// `parameters.kapitan.dependencies` with `--fetch`, `--force-fetch` and
+/// the cache used offline, against a local bare repository and a loopback
+/// HTTP server; the files are Kapitan's.
+#[test]
+fn kapitan_dependencies_fetch_like_kapitan() {
+    use crate::support::git;
+    let fx = fixture("deps");
+    let tmp = tempfile::tempdir().unwrap();
+    // The repository: `repo-v1` tagged v1, then `repo-v2` on main.
+    let src = tmp.path().join("src");
+    copy_tree(&fx.join("repo-v1"), &src);
+    git(&src, &["init", "-q"]);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-qm", "one"]);
+    git(&src, &["tag", "v1"]);
+    copy_tree(&fx.join("repo-v2"), &src);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-qm", "two"]);
+    let bare = tmp.path().join("repo.git");
+    git(tmp.path(), &["clone", "-q", "--bare", "src", "repo.git"]);
+    let down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let port = serve(fx.join("www"), down.clone());
+
+    let proj = tmp.path().join("proj");
+    copy_tree(&fx.join("inventory"), &proj.join("inventory"));
+    fs::create_dir_all(proj.join("inventory/classes")).unwrap();
+    let t = proj.join("inventory/targets/t1.yml");
+    let text = fs::read_to_string(&t)
+        .unwrap()
+        .replace("@REPO@", &bare.display().to_string())
+        .replace("@PORT@", &port.to_string());
+    fs::write(&t, text).unwrap();
+    let cache = tmp.path().join("cache");
+    let run = |args: &[&str]| {
+        strata()
+            .current_dir(&proj)
+            .env("STRATA_DEPENDENCY_CACHE", &cache)
+            .args(["compile", "--output-path", "."])
+            .args(args)
+            .assert()
+    };
+
+    // Without --fetch nothing is fetched (and the copy input is missing).
+    run(&[]).code(2);
+    assert!(!proj.join("vendor").exists());
+
+    run(&["--fetch"]).success();
+    assert_same_tree(&proj.join("vendor"), &fx.join("expected/vendor"));
+    assert_same_tree(&proj.join("compiled"), &fx.join("expected/compiled"));
+
+    // A fetch never overwrites what is there; a forced one does.
+    let edited = proj.join("vendor/repo-head/lib/one.libsonnet");
+    fs::write(&edited, "edited\n").unwrap();
+    run(&["--fetch"]).success();
+    assert_eq!(fs::read_to_string(&edited).unwrap(), "edited\n");
+    run(&["--force-fetch"]).success();
+    assert_eq!(
+        fs::read_to_string(&edited).unwrap(),
+        fs::read_to_string(fx.join("expected/vendor/repo-head/lib/one.libsonnet")).unwrap()
+    );
+
+    // Offline: the remote and the server are gone, the cache serves.
+    fs::rename(&bare, tmp.path().join("moved.git")).unwrap();
+    down.store(true, std::sync::atomic::Ordering::SeqCst);
+    fs::remove_dir_all(proj.join("vendor")).unwrap();
+    let out = run(&["--fetch"]).success().get_output().stderr.clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("using the cached copy"), "{err}");
+    assert_same_tree(&proj.join("vendor"), &fx.join("expected/vendor"));
+    // --force-fetch needs the network for http.
+    let out = run(&["--force-fetch"]).code(2).get_output().stderr.clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("fetching unsuccessful"), "{err}");
+    assert!(err.contains("target t1"), "{err}");
+}
+
+/// A helm chart dependency without the helm binary: a clear error.
+#[test]
+fn helm_dependency_without_helm_is_a_clear_error() {
+    let d = tempfile::tempdir().unwrap();
+    let inv = d.path().join("inventory");
+    fs::create_dir_all(inv.join("classes")).unwrap();
+    fs::create_dir_all(inv.join("targets")).unwrap();
+    fs::write(
+        inv.join("targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars:\n      target: t\n    dependencies:\n      - type: helm\n        source: http://127.0.0.1:9/charts\n        chart_name: demo\n        version: 1.0.0\n        output_path: charts/demo\n        helm_path: /nonexistent/helm\n",
+    )
+    .unwrap();
+    let out = strata()
+        .current_dir(d.path())
+        .env("STRATA_DEPENDENCY_CACHE", d.path().join("cache"))
+        .args(["compile", "--fetch", "--output-path", "."])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("needs the helm binary"), "{err}");
+    assert!(err.contains("target t"), "{err}");
+    assert!(err.contains("install helm"), "{err}");
+}
