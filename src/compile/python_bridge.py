@@ -32,6 +32,9 @@ def _module(name, **attrs):
     m = types.ModuleType(name)
     m.__dict__.update(attrs)
     sys.modules[name] = m
+    parent, _, leaf = name.rpartition(".")
+    if parent in sys.modules:
+        setattr(sys.modules[parent], leaf, m)
     return m
 
 
@@ -159,7 +162,93 @@ class HelmChart:
         )
 
 
+def _find(search_paths, name):
+    for path in search_paths:
+        full = os.path.join(path, name)
+        if os.path.exists(full):
+            return full
+    return None
+
+
+def _res_jinja2_render_file(search_paths, name, ctx):
+    full = _find(search_paths, name)
+    if full is None:
+        raise OSError(f"Could not find file {name}")
+    return render_jinja2_file(full, json.loads(ctx), search_paths=search_paths)
+
+
+def _res_yaml_load(search_paths, name):
+    import yaml
+
+    full = _find(search_paths, name) if name.endswith((".yml", ".yaml")) else None
+    if full is None:
+        raise OSError(f"could not find any input yaml file: {name}")
+    with open(full) as f:
+        return json.dumps(yaml.safe_load(f.read()))
+
+
+def _res_yaml_load_stream(search_paths, name):
+    import yaml
+
+    full = _find(search_paths, name) if name.endswith((".yml", ".yaml")) else None
+    if full is None:
+        raise OSError(f"could not find any input yaml file: {name}")
+    with open(full) as f:
+        return json.dumps(list(yaml.load_all(f.read(), Loader=yaml.SafeLoader)))
+
+
+def _res_read_file(search_paths, name):
+    full = _find(search_paths, name)
+    if full is None:
+        raise OSError(f"Could not find file {name}")
+    with open(full, newline="") as f:
+        return f.read()
+
+
+def _res_file_exists(search_paths, name):
+    full = _find(search_paths, name)
+    return {"exists": full is not None, "path": full or ""}
+
+
+def _res_dir_files_list(search_paths, name):
+    full = _find(search_paths, name)
+    if full is None:
+        raise OSError(f"Could not find folder {name}")
+    return [f for f in os.listdir(full) if os.path.isfile(os.path.join(full, f))]
+
+
+def _res_dir_files_read(search_paths, name):
+    full = _find(search_paths, name)
+    if full is None:
+        return None
+    return {f: _res_read_file([full], f) for f in _res_dir_files_list([full], "")}
+
+
+def _res_yaml_dump(obj):
+    import yaml
+
+    return yaml.safe_dump(json.loads(obj), default_flow_style=False)
+
+
+def _res_yaml_dump_stream(obj):
+    import yaml
+
+    return yaml.safe_dump_all(json.loads(obj), default_flow_style=False)
+
+
 _kapitan = _module("kapitan", cached=cached)
+_module(
+    "kapitan.resources",
+    jinja2_render_file=_res_jinja2_render_file,
+    yaml_load=_res_yaml_load,
+    yaml_load_stream=_res_yaml_load_stream,
+    read_file=_res_read_file,
+    file_exists=_res_file_exists,
+    dir_files_list=_res_dir_files_list,
+    dir_files_read=_res_dir_files_read,
+    yaml_dump=_res_yaml_dump,
+    yaml_dump_stream=_res_yaml_dump_stream,
+)
 _kapitan.__path__ = []
 _module("kapitan.errors", CompileError=CompileError, KapitanError=KapitanError)
 _module("kapitan.defaults", KADET_COMPONENT_MODULE_PREFIX=KADET_COMPONENT_MODULE_PREFIX)

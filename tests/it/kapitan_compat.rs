@@ -135,7 +135,7 @@ fn one_python_process_per_compile() {
     .unwrap();
     fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
     compile(p.path(), &wrapper).success();
-    // 2 targets x 3 kadet entries, one interpreter.
+    // 2 targets x 4 kadet entries, one interpreter.
     assert_eq!(fs::read_to_string(&log).unwrap(), "start\n");
 }
 
