@@ -116,7 +116,11 @@ fn jinja2_filters_file(args: &CompileArgs, defaults: &KapitanDefaults) -> Option
     let p = args
         .jinja2_filters
         .clone()
-        .or_else(|| defaults.get_str("compile", "jinja2-filters").map(PathBuf::from))
+        .or_else(|| {
+            defaults
+                .get_str("compile", "jinja2-filters")
+                .map(PathBuf::from)
+        })
         .unwrap_or_else(|| PathBuf::from(DEFAULT));
     let p = compile::jsonnet::normpath(&p);
     if p == Path::new(DEFAULT) && !p.is_file() {
@@ -127,7 +131,11 @@ fn jinja2_filters_file(args: &CompileArgs, defaults: &KapitanDefaults) -> Option
 
 /// Where fetched dependencies are kept between runs.
 fn dependency_cache() -> PathBuf {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     if let Some(d) = env("STRATA_DEPENDENCY_CACHE") {
         return d;
     }
@@ -251,7 +259,14 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             .map_err(diag_err)?;
         let prepared = compile::prepare(&nodes, &absolute(&inv_opts.path)).map_err(diag_err)?;
         let selected = compile::select_targets(&prepared, &args.targets, &labels);
-        fetch_dependencies(&prepared, &selected, true, force_fetch, &output_path, args.quiet)?;
+        fetch_dependencies(
+            &prepared,
+            &selected,
+            true,
+            force_fetch,
+            &output_path,
+            args.quiet,
+        )?;
     }
     let inventory = Inventory::load(&inv_opts).map_err(diag_err)?;
     let nodes = inventory.render(&[]).map_err(diag_err)?;

@@ -677,7 +677,10 @@ pub fn secrets_dump(
                             ("addr", e(&["addr", "VAULT_ADDR"], NULL)),
                             ("skip_verify", skip),
                             ("client_key", e(&["client_key", "VAULT_CLIENT_KEY"], NULL)),
-                            ("client_cert", e(&["client_cert", "VAULT_CLIENT_CERT"], NULL)),
+                            (
+                                "client_cert",
+                                e(&["client_cert", "VAULT_CLIENT_CERT"], NULL),
+                            ),
                             ("cacert", e(&["cacert", "VAULT_CACERT"], NULL)),
                             ("capath", e(&["capath", "VAULT_CAPATH"], NULL)),
                             ("namespace", e(&["namespace", "VAULT_NAMESPACE"], NULL)),

@@ -139,7 +139,10 @@ impl Bridge {
             filters: Vec::new(),
         };
         let hello = read_reply(&mut p, &prog).map_err(|e| BridgeError {
-            message: format!("`{prog}` did not start strata's Python bridge: {}", e.message),
+            message: format!(
+                "`{prog}` did not start strata's Python bridge: {}",
+                e.message
+            ),
             hint: Some("strata needs Python 3.10 or newer".into()),
         })?;
         if hello.get("ready").and_then(|v| v.as_bool()) != Some(true) {
@@ -256,7 +259,11 @@ impl Bridge {
                     });
                 }
                 let names = self.load_filters(path).map_err(|e| BridgeError {
-                    message: format!("cannot load jinja2 filters from {}: {}", path.display(), e.message),
+                    message: format!(
+                        "cannot load jinja2 filters from {}: {}",
+                        path.display(),
+                        e.message
+                    ),
                     hint: e.hint,
                 })?;
                 Ok(FilterNames {
@@ -318,7 +325,9 @@ pub struct FilterNames {
 fn static_defs(text: &str) -> Vec<String> {
     text.lines()
         .filter_map(|l| {
-            let rest = l.strip_prefix("def ").or_else(|| l.strip_prefix("async def "))?;
+            let rest = l
+                .strip_prefix("def ")
+                .or_else(|| l.strip_prefix("async def "))?;
             let name: String = rest
                 .chars()
                 .take_while(|c| c.is_alphanumeric() || *c == '_')

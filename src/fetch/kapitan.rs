@@ -173,12 +173,10 @@ pub fn fetch_dependencies(
             0 => fetch_http(group, opts, &mut log)?,
             1 => fetch_git(group, opts, &mut log)?,
             2 => fetch_helm(group, opts, &mut log)?,
-            _ => {
-                return Err(group[0].err(format!(
-                    "dependency type `{}` is not supported by strata (git, http, https and helm are)",
-                    group[0].kind
-                )))
-            }
+            _ => return Err(group[0].err(format!(
+                "dependency type `{}` is not supported by strata (git, http, https and helm are)",
+                group[0].kind
+            ))),
         }
     }
     Ok(log)
@@ -277,9 +275,7 @@ fn fetch_git(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resul
         let commit = super::resolve(repo.repo(), r)
             .ok_or_else(|| d.err(format!("ref `{r}` not found in the repository")))?
             .id();
-        let tree = repo
-            .commit_tree(commit)
-            .map_err(|e| d.err(e.to_string()))?;
+        let tree = repo.commit_tree(commit).map_err(|e| d.err(e.to_string()))?;
         let subdir = d
             .str("subdir")
             .unwrap_or_default()
@@ -340,7 +336,8 @@ fn fetch_http(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resu
             .map_err(|e| first.err(format!("fetching unsuccessful: {e}")))?;
         put_file(&cached, &data, false, true).map_err(|e| first.err(e))?;
     }
-    let data = std::fs::read(&cached).map_err(|e| first.err(format!("{}: {e}", cached.display())))?;
+    let data =
+        std::fs::read(&cached).map_err(|e| first.err(format!("{}: {e}", cached.display())))?;
     for d in group {
         if !d.flag("unpack") {
             put_file(&d.dest, &data, false, opts.force).map_err(|e| d.err(e))?;
@@ -443,7 +440,11 @@ fn unzip(data: &[u8], into: &Path) -> Result<(), String> {
                     .map_err(|e| format!("{name}: {e}"))?;
                 out
             }
-            m => return Err(format!("entry `{name}`: compression method {m} is not supported")),
+            m => {
+                return Err(format!(
+                    "entry `{name}`: compression method {m} is not supported"
+                ))
+            }
         };
         if let Some(p) = dest.parent() {
             std::fs::create_dir_all(p).map_err(|e| e.to_string())?;
@@ -473,7 +474,9 @@ fn fetch_helm(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resu
         if !cached.is_dir() || opts.force {
             let tmp = tempfile::tempdir().map_err(|e| d.err(e.to_string()))?;
             let mut cmd = std::process::Command::new(&helm);
-            cmd.args(["pull", "--destination"]).arg(tmp.path()).arg("--untar");
+            cmd.args(["pull", "--destination"])
+                .arg(tmp.path())
+                .arg("--untar");
             if let Some(v) = version {
                 cmd.args(["--version", v]);
             }

@@ -169,7 +169,11 @@ fn missing_kadet_says_how_to_install_it() {
     )
     .unwrap();
     fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
-    let out = compile(p.path(), &wrapper).code(2).get_output().stderr.clone();
+    let out = compile(p.path(), &wrapper)
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
     let err = String::from_utf8_lossy(&out);
     assert!(err.contains("kadet package is not available"), "{err}");
     assert!(err.contains("-m pip install kadet"), "{err}");
@@ -187,7 +191,10 @@ fn kadet_exception_names_target_input_and_cause() {
     .unwrap();
     let out = compile(p.path(), &py).code(2).get_output().stderr.clone();
     let err = String::from_utf8_lossy(&out);
-    assert!(err.contains("Could not load Kadet module: allnames"), "{err}");
+    assert!(
+        err.contains("Could not load Kadet module: allnames"),
+        "{err}"
+    );
     assert!(err.contains("RuntimeError: no such cluster: mars"), "{err}");
     assert!(err.contains("components/allnames"), "{err}");
     assert!(!p.path().join("out/compiled").join("alpha").exists());
@@ -207,17 +214,28 @@ fn python_jinja2_filters_give_kapitans_bytes() {
 fn filter_file_without_python() {
     let p = project("filters");
     let no_python = Path::new("/nonexistent/python3");
-    fs::write(p.path().join("templates/out.txt"), "{{ 'x' | b64encode }}\n").unwrap();
+    fs::write(
+        p.path().join("templates/out.txt"),
+        "{{ 'x' | b64encode }}\n",
+    )
+    .unwrap();
     compile(p.path(), no_python).success();
     assert_eq!(
         fs::read_to_string(p.path().join("out/compiled/one/out.txt")).unwrap(),
         "eA=="
     );
     fs::write(p.path().join("templates/out.txt"), "{{ 'x' | shout }}\n").unwrap();
-    let out = compile(p.path(), no_python).code(2).get_output().stderr.clone();
+    let out = compile(p.path(), no_python)
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
     let err = String::from_utf8_lossy(&out);
     assert!(err.contains("filter `shout`"), "{err}");
-    assert!(err.contains("jinja2_filters.py, which needs Python"), "{err}");
+    assert!(
+        err.contains("jinja2_filters.py, which needs Python"),
+        "{err}"
+    );
     assert!(err.contains("/nonexistent/python3"), "{err}");
 }
 
