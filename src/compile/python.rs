@@ -69,7 +69,6 @@ struct Proc {
     /// None only while the bridge is being closed.
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
-    kadet_error: Option<String>,
     /// Filter files loaded so far and the names they define.
     filters: Vec<(PathBuf, Vec<String>)>,
 }
@@ -135,7 +134,6 @@ impl Bridge {
             child,
             stdin: Some(stdin),
             stdout: BufReader::new(stdout),
-            kadet_error: None,
             filters: Vec::new(),
         };
         let hello = read_reply(&mut p, &prog).map_err(|e| BridgeError {
@@ -149,15 +147,6 @@ impl Bridge {
             return Err(BridgeError::new(format!(
                 "`{prog}` answered the bridge's handshake unexpectedly"
             )));
-        }
-        if hello.get("kadet").and_then(|v| v.as_bool()) != Some(true) {
-            p.kadet_error = Some(
-                hello
-                    .get("kadet_error")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("kadet cannot be imported")
-                    .to_string(),
-            );
         }
         let init = serde_json::json!({"op": "init", "inventory": &*self.inventory});
         call(&mut p, &prog, &init)?;
@@ -205,14 +194,6 @@ impl Bridge {
         search_paths: &[PathBuf],
     ) -> Result<Option<Map>, BridgeError> {
         self.with_proc(|p, prog| {
-            if let Some(e) = &p.kadet_error {
-                return Err(BridgeError {
-                    message: format!("the kadet package is not available to `{prog}` ({e})"),
-                    hint: Some(format!(
-                        "run `{prog} -m pip install kadet`, or pass --python PATH to an interpreter that has it"
-                    )),
-                });
-            }
             let req = serde_json::json!({
                 "op": "kadet",
                 "target": target,
@@ -222,6 +203,14 @@ impl Bridge {
                 "search_paths": search_paths,
             });
             let reply = call(p, prog, &req)?;
+            if let Some(e) = reply.get("missing").and_then(|v| v.as_str()) {
+                return Err(BridgeError {
+                    message: format!("the kadet package is not available to `{prog}` ({e})"),
+                    hint: Some(format!(
+                        "run `{prog} -m pip install kadet`, or pass --python PATH to an interpreter that has it"
+                    )),
+                });
+            }
             match reply.get("output") {
                 Some(serde_json::Value::Object(_)) => {
                     match Value::from_json(&reply["output"]) {

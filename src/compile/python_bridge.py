@@ -56,15 +56,29 @@ class _Args(dict):
             raise AttributeError(k) from None
 
 
-try:
-    import kadet
-    from kadet import BaseModel, BaseObj, Dict
+# kadet (and the pydantic it imports) loads on first use: a compile that
+# only needs Jinja2 filter functions does not pay for it.
+kadet = None
+BaseModel = BaseObj = Dict = None
+_kadet_error = None
 
-    _kadet_error = None
-except Exception as e:  # noqa: BLE001 - reported to strata as text
-    kadet = None
-    BaseModel = BaseObj = Dict = None
-    _kadet_error = f"{type(e).__name__}: {e}"
+
+def _load_kadet():
+    global kadet, BaseModel, BaseObj, Dict, _kadet_error
+    if kadet is not None or _kadet_error is not None:
+        return kadet is not None
+    try:
+        import kadet as _k
+    except Exception as e:  # noqa: BLE001 - reported to strata as text
+        _kadet_error = f"{type(e).__name__}: {e}"
+        return False
+    kadet = _k
+    BaseModel, BaseObj, Dict = _k.BaseModel, _k.BaseObj, _k.Dict
+    _k.ABORT_EXCEPTION_TYPE = CompileError
+    m = sys.modules["kapitan.inputs.kadet"]
+    m.__dict__.update(BaseModel=BaseModel, BaseObj=BaseObj, Dict=Dict, kadet=_k)
+    return True
+
 
 current_target = contextvars.ContextVar("kapitan_current_target", default=None)
 search_paths = contextvars.ContextVar("current search_paths in thread")
@@ -256,11 +270,17 @@ _module("kapitan.utils", render_jinja2_file=render_jinja2_file)
 _inputs = _module("kapitan.inputs")
 _inputs.__path__ = []
 _module("kapitan.inputs.helm", HelmChart=HelmChart)
+def _kadet_attr(name):
+    # `from kapitan.inputs.kadet import BaseObj` before any kadet input ran
+    # (a filter file, say) loads kadet then.
+    if name in ("BaseModel", "BaseObj", "Dict", "kadet") and _load_kadet():
+        return sys.modules["kapitan.inputs.kadet"].__dict__[name]
+    raise AttributeError(f"module 'kapitan.inputs.kadet' has no attribute '{name}'")
+
+
 _module(
     "kapitan.inputs.kadet",
-    BaseModel=BaseModel,
-    BaseObj=BaseObj,
-    Dict=Dict,
+    __getattr__=_kadet_attr,
     CompileError=CompileError,
     inventory=inventory,
     inventory_global=inventory_global,
@@ -269,10 +289,7 @@ _module(
     module_from_path=module_from_path,
     search_paths=search_paths,
     current_target=current_target,
-    kadet=kadet,
 )
-if kadet is not None:
-    kadet.ABORT_EXCEPTION_TYPE = CompileError
 
 
 def _error_text(exc):
@@ -294,8 +311,8 @@ def _error_text(exc):
 
 
 def _kadet(req):
-    if kadet is None:
-        return {"ok": False, "missing": "kadet", "error": _kadet_error}
+    if not _load_kadet():
+        return {"ok": True, "missing": _kadet_error}
     target = req["target"]
     token = current_target.set(target)
     try:
@@ -387,14 +404,7 @@ def _reply(obj):
 
 
 def _main():
-    _reply(
-        {
-            "ready": True,
-            "python": sys.version.split()[0],
-            "kadet": _kadet_error is None,
-            "kadet_error": _kadet_error,
-        }
-    )
+    _reply({"ready": True, "python": sys.version.split()[0]})
     for line in sys.stdin:
         if not line.strip():
             continue
