@@ -411,7 +411,7 @@ def _main():
         try:
             req = json.loads(line)
             _reply(_ops[req["op"]](req))
-        except Exception as e:  # noqa: BLE001 - every failure goes back to strata
+        except (Exception, SystemExit) as e:  # noqa: BLE001 - every failure goes back to strata
             _reply({"ok": False, "error": _error_text(e)})
 
 
