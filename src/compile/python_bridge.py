@@ -168,6 +168,22 @@ def render_jinja2_file(name, context, jinja2_filters=None, search_paths=None):
     return env.get_template(filename).render(context)
 
 
+def prune_empty(d):
+    """Kapitan's `utils.prune_empty`: drops empty lists and dicts."""
+    if not isinstance(d, dict | list):
+        return d
+    if isinstance(d, list):
+        if len(d) > 0:
+            return [v for v in (prune_empty(v) for v in d) if v is not None]
+    if isinstance(d, dict):
+        if len(d) > 0:
+            return {
+                k: v
+                for k, v in ((k, prune_empty(v)) for k, v in d.items())
+                if v is not None
+            }
+
+
 class HelmChart:
     def __init__(self, *args, **kwargs):
         raise CompileError(
@@ -250,6 +266,14 @@ def _res_yaml_dump_stream(obj):
     return yaml.safe_dump_all(json.loads(obj), default_flow_style=False)
 
 
+def _res_inventory(search_paths=None, target_name=None, inventory_path="./inventory"):
+    # The compile's own inventory (as strata rendered it); another
+    # inventory_path is not read.
+    if target_name:
+        return cached.global_inv[target_name]
+    return cached.global_inv
+
+
 _kapitan = _module("kapitan", cached=cached)
 _module(
     "kapitan.resources",
@@ -262,11 +286,12 @@ _module(
     dir_files_read=_res_dir_files_read,
     yaml_dump=_res_yaml_dump,
     yaml_dump_stream=_res_yaml_dump_stream,
+    inventory=_res_inventory,
 )
 _kapitan.__path__ = []
 _module("kapitan.errors", CompileError=CompileError, KapitanError=KapitanError)
 _module("kapitan.defaults", KADET_COMPONENT_MODULE_PREFIX=KADET_COMPONENT_MODULE_PREFIX)
-_module("kapitan.utils", render_jinja2_file=render_jinja2_file)
+_module("kapitan.utils", render_jinja2_file=render_jinja2_file, prune_empty=prune_empty)
 _inputs = _module("kapitan.inputs")
 _inputs.__path__ = []
 _module("kapitan.inputs.helm", HelmChart=HelmChart)
