@@ -164,8 +164,59 @@ def render_jinja2_file(name, context, jinja2_filters=None, search_paths=None):
         lstrip_blocks=True,
         extensions=["jinja2.ext.do"],
     )
+    env.filters.update(_kapitan_filters())
     env.filters.update(_filters)
     return env.get_template(filename).render(context)
+
+
+def _kapitan_filters():
+    """Kapitan's own Jinja2 filters (`load_jinja2_filters`), for templates
+    that Python code renders; templates of jinja2 entries use strata's."""
+    import base64
+    import glob
+    import hashlib
+    import re
+    import time
+
+    import yaml
+
+    def to_bool(a):
+        if a is None or isinstance(a, bool):
+            return a
+        if isinstance(a, str):
+            a = a.lower()
+        return a in ("yes", "on", "1", "true", 1)
+
+    def regex_replace(value="", pattern="", replacement="", ignorecase=False):
+        flags = re.IGNORECASE if ignorecase else 0
+        return re.compile(pattern, flags=flags).sub(replacement, value)
+
+    def regex_findall(value, regex, multiline=False, ignorecase=False):
+        flags = (re.IGNORECASE if ignorecase else 0) | (re.MULTILINE if multiline else 0)
+        return re.findall(regex, value, flags)
+
+    def ternary(value, true_val, false_val, none_val=None):
+        if value is None and none_val is not None:
+            return none_val
+        return true_val if bool(value) else false_val
+
+    def strftime(string_format, second=None):
+        return time.strftime(string_format, time.localtime(None if second is None else int(second)))
+
+    return {
+        "sha256": lambda s: hashlib.sha256(s.encode("UTF-8")).hexdigest(),
+        "b64encode": lambda s: base64.b64encode(s.encode("UTF-8")).decode("UTF-8"),
+        "b64decode": lambda s: base64.b64decode(s).decode("UTF-8"),
+        "yaml": lambda o: yaml.safe_dump(o, default_flow_style=False),
+        "fileglob": lambda p: [g for g in glob.glob(p) if os.path.isfile(g)],
+        "bool": to_bool,
+        "strftime": strftime,
+        "regex_replace": regex_replace,
+        "regex_escape": re.escape,
+        "regex_findall": regex_findall,
+        "reveal_maybe": lambda ref: ref,
+        "ternary": ternary,
+    }
 
 
 def prune_empty(d):

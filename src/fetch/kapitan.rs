@@ -173,10 +173,12 @@ pub fn fetch_dependencies(
             0 => fetch_http(group, opts, &mut log)?,
             1 => fetch_git(group, opts, &mut log)?,
             2 => fetch_helm(group, opts, &mut log)?,
-            _ => return Err(group[0].err(format!(
+            _ => {
+                return Err(group[0].err(format!(
                 "dependency type `{}` is not supported by strata (git, http, https and helm are)",
                 group[0].kind
-            ))),
+            )))
+            }
         }
     }
     Ok(log)

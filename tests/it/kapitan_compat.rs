@@ -3,7 +3,7 @@
 //! files (one interpreter per compile; errors when Python or kadet is
 //! missing), Kapitan's model defaults, C++ jsonnet number formatting.
 //!
-//! The Python tests need a Python 3 with the `kadet` package: `STRATA_TEST_PYTHON`,
+//! The Python tests need a Python 3 with `kadet` and `jinja2`: `STRATA_TEST_PYTHON`,
 //! else `.ci/.venv/bin/python` (which `.ci/run` installs), else `python3`.
 //! Without one they are skipped with a message, except when `CI` or
 //! `STRATA_REQUIRE_PYTHON` is set: then they fail.
@@ -21,7 +21,7 @@ fn fixture(name: &str) -> PathBuf {
 
 fn has_kadet(python: &Path) -> bool {
     Command::new(python)
-        .args(["-c", "import kadet"])
+        .args(["-c", "import kadet, jinja2"])
         .output()
         .is_ok_and(|o| o.status.success())
 }
@@ -41,9 +41,9 @@ fn python() -> Option<PathBuf> {
         std::env::var_os("CI").is_some() || std::env::var_os("STRATA_REQUIRE_PYTHON").is_some();
     assert!(
         !required,
-        "no Python with the kadet package: set STRATA_TEST_PYTHON (`.ci/run` installs one in .ci/.venv)"
+        "no Python with the kadet and jinja2 packages: set STRATA_TEST_PYTHON (`.ci/run` installs one in .ci/.venv)"
     );
-    eprintln!("skipped: no Python with the kadet package (set STRATA_TEST_PYTHON)");
+    eprintln!("skipped: no Python with the kadet and jinja2 packages (set STRATA_TEST_PYTHON)");
     None
 }
 
