@@ -486,6 +486,13 @@ fn kapitan_dependencies_fetch_like_kapitan() {
         fs::read_to_string(fx.join("expected/vendor/repo-head/lib/one.libsonnet")).unwrap()
     );
 
+    // `.kapitan`'s `fetch: true` stands for --fetch.
+    fs::remove_dir_all(proj.join("vendor")).unwrap();
+    fs::write(proj.join(".kapitan"), "compile:\n  fetch: true\n").unwrap();
+    run(&[]).success();
+    assert_same_tree(&proj.join("vendor"), &fx.join("expected/vendor"));
+    fs::remove_file(proj.join(".kapitan")).unwrap();
+
     // Offline: the remote and the server are gone, the cache serves.
     fs::rename(&bare, tmp.path().join("moved.git")).unwrap();
     down.store(true, std::sync::atomic::Ordering::SeqCst);
