@@ -835,4 +835,72 @@ mod tests {
             .to_string()
             .contains("helmfile"));
     }
+
+    #[test]
+    fn secrets_get_every_backend_and_vault_defaults() {
+        let v = Value::from_json(
+            &serde_json::from_str(r#"{"vaultkv": {"VAULT_ADDR": "http://a", "auth": "token"}}"#)
+                .unwrap(),
+        );
+        let env = |k: &str| (k == "VAULT_NAMESPACE").then(|| "ns".to_string());
+        let d = secrets_dump("t", Some(&v), &env).unwrap();
+        let keys: Vec<&str> = d.as_map().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            ["gpg", "awskms", "vaultkv", "gkms", "vaulttransit", "azkms"]
+        );
+        let kv = d.get_path(&["vaultkv"]).unwrap();
+        assert_eq!(
+            kv.get_path(&["addr"]),
+            Some(&Value::String("http://a".into()))
+        );
+        assert_eq!(
+            kv.get_path(&["namespace"]),
+            Some(&Value::String("ns".into()))
+        );
+        assert_eq!(
+            kv.get_path(&["mount"]),
+            Some(&Value::String("secret".into()))
+        );
+        assert_eq!(kv.get_path(&["skip_verify"]), Some(&Value::Bool(true)));
+        let bad = Value::from_json(&serde_json::from_str(r#"{"gpg": {"keys": []}}"#).unwrap());
+        let e = secrets_dump("t", Some(&bad), &env).unwrap_err();
+        assert!(e.to_string().contains("secrets.gpg.keys"), "{e}");
+    }
+
+    #[test]
+    fn dependencies_are_checked_per_type() {
+        let deps = |j: &str| Value::from_json(&serde_json::from_str(j).unwrap());
+        let ok = dependencies_dump(
+            "t",
+            Some(&deps(
+                r#"[{"type": "https", "source": "s", "output_path": "o"}]"#,
+            )),
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::to_string(&ok).unwrap(),
+            r#"[{"type":"https","source":"s","output_path":"o","force_fetch":false,"unpack":false}]"#
+        );
+        let e = dependencies_dump(
+            "t",
+            Some(&deps(
+                r#"[{"type": "helm", "source": "s", "output_path": "o"}]"#,
+            )),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("dependencies[0].chart_name: is required"),
+            "{e}"
+        );
+        let e = dependencies_dump(
+            "t",
+            Some(&deps(
+                r#"[{"type": "svn", "source": "s", "output_path": "o"}]"#,
+            )),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("`svn` is not one of"), "{e}");
+    }
 }

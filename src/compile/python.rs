@@ -426,3 +426,32 @@ fn call(
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_level_defs_are_filter_names() {
+        let src = "import os\ndef shout(s):\n    def inner(): pass\n    return s\nasync def later(x): pass\nclass C:\n    def method(self): pass\n";
+        assert_eq!(static_defs(src), vec!["shout", "later"]);
+    }
+
+    #[test]
+    fn a_missing_interpreter_is_reported_with_the_install_hint() {
+        let b = Bridge::new(
+            &PythonOptions {
+                python: Some(PathBuf::from("/nonexistent/python3")),
+                jinja2_filters: None,
+            },
+            Arc::new(Default::default()),
+        );
+        let e = b
+            .kadet("t", Path::new("/x"), &Map::new(), Path::new("/o"), &[])
+            .unwrap_err();
+        assert!(e.message.contains("/nonexistent/python3"), "{e}");
+        assert!(e.to_string().contains("pip install kadet"), "{e}");
+        // The failure is remembered: no second start attempt.
+        assert!(b.load_filters(Path::new("/f.py")).is_err());
+    }
+}
