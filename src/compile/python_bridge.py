@@ -128,14 +128,21 @@ def module_from_path(path, check_name=None):
 
 def load_from_search_paths(module_name):
     for path in search_paths.get():
+        _path = os.path.join(path, module_name)
         try:
-            _path = os.path.join(path, module_name)
             mod, spec = module_from_path(_path, check_name=module_name)
-            spec.loader.exec_module(mod)
         except (ModuleNotFoundError, FileNotFoundError):
-            pass
-        else:
-            return mod
+            continue
+        try:
+            spec.loader.exec_module(mod)
+        except ModuleNotFoundError as e:
+            # Kapitan reports this as the module itself missing; say which
+            # import inside it failed (a package missing from this Python).
+            raise ModuleNotFoundError(
+                f"Could not load module name {module_name}: {_path} imports "
+                f"`{e.name}`, which this Python does not have ({e})"
+            ) from e
+        return mod
     raise ModuleNotFoundError(f"Could not load module name {module_name}")
 
 

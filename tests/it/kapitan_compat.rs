@@ -534,3 +534,20 @@ fn helm_dependency_without_helm_is_a_clear_error() {
     assert!(err.contains("target t"), "{err}");
     assert!(err.contains("install helm"), "{err}");
 }
+
+/// A library module that imports a package this Python lacks: the error
+/// names the package (Kapitan only says the library is not found).
+#[test]
+fn missing_package_of_a_kadet_library_is_named() {
+    let Some(py) = python() else { return };
+    let p = project("kadet");
+    fs::write(
+        p.path().join("lib/kgen/__init__.py"),
+        "import no_such_package_for_strata\n",
+    )
+    .unwrap();
+    let out = compile(p.path(), &py).code(2).get_output().stderr.clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("Could not load module name kgen"), "{err}");
+    assert!(err.contains("`no_such_package_for_strata`"), "{err}");
+}
