@@ -143,10 +143,24 @@ impl Bridge {
             ),
             hint: Some("strata needs Python 3.10 or newer".into()),
         })?;
-        if hello.get("ready").and_then(|v| v.as_bool()) != Some(true) {
-            return Err(BridgeError::new(format!(
-                "`{prog}` answered the bridge's handshake unexpectedly"
-            )));
+        match hello.get("ready").and_then(|v| v.as_bool()) {
+            Some(true) => {}
+            Some(false) => {
+                let v = hello.get("python").and_then(|v| v.as_str()).unwrap_or("?");
+                return Err(BridgeError {
+                    message: format!(
+                        "`{prog}` is Python {v}; strata's Python bridge needs 3.10 or newer"
+                    ),
+                    hint: Some(
+                        "pass --python PATH to a newer interpreter (with the kadet package)".into(),
+                    ),
+                });
+            }
+            None => {
+                return Err(BridgeError::new(format!(
+                    "`{prog}` answered the bridge's handshake unexpectedly"
+                )))
+            }
         }
         let init = serde_json::json!({"op": "init", "inventory": &*self.inventory});
         call(&mut p, &prog, &init)?;

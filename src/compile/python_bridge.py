@@ -487,7 +487,9 @@ def _reply(obj):
 
 
 def _main():
-    _reply({"ready": True, "python": sys.version.split()[0]})
+    version = sys.version.split()[0]
+    # kadet and this shim use 3.10 syntax (`X | Y` in isinstance).
+    _reply({"ready": sys.version_info >= (3, 10), "python": version})
     for line in sys.stdin:
         if not line.strip():
             continue
