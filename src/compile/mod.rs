@@ -341,6 +341,7 @@ fn compile_jsonnet(
     let env = jsonnet::JsonnetEnv {
         search_paths: ctx.search_paths.clone(),
         inventory: ctx.prepared.jsonnet_view.clone(),
+        python: Some(ctx.python.clone()),
     };
     let v = jsonnet::evaluate(input, &ctx.plan.target_var, &env)?;
     let v = match v {

@@ -243,39 +243,40 @@ impl Bridge {
     /// do not use them render without Python.
     pub fn jinja_filters(&self) -> Result<FilterNames, BridgeError> {
         self.filter_names
-            .get_or_init(|| {
-                let Some(path) = &self.jinja2_filters else {
-                    return Ok(FilterNames::default());
-                };
-                if !path.is_file() {
-                    return Err(BridgeError {
-                        message: format!("jinja2 filter file {} does not exist", path.display()),
-                        hint: Some("fix --jinja2-filters or `jinja2-filters` in .kapitan".into()),
-                    });
-                }
-                if let Err(e) = self.with_proc(|_, _| Ok(())) {
-                    let text = std::fs::read_to_string(path).unwrap_or_default();
-                    return Ok(FilterNames {
-                        path: path.clone(),
-                        names: static_defs(&text),
-                        unavailable: Some(e),
-                    });
-                }
-                let names = self.load_filters(path).map_err(|e| BridgeError {
-                    message: format!(
-                        "cannot load jinja2 filters from {}: {}",
-                        path.display(),
-                        e.message
-                    ),
-                    hint: e.hint,
-                })?;
-                Ok(FilterNames {
-                    path: path.clone(),
-                    names,
-                    unavailable: None,
-                })
+            .get_or_init(|| match &self.jinja2_filters {
+                None => Ok(FilterNames::default()),
+                Some(path) if !path.is_file() => Err(BridgeError {
+                    message: format!("jinja2 filter file {} does not exist", path.display()),
+                    hint: Some("fix --jinja2-filters or `jinja2-filters` in .kapitan".into()),
+                }),
+                Some(path) => self.filters_at(path),
             })
             .clone()
+    }
+
+    /// The filters a Python file defines (see [`Bridge::jinja_filters`]).
+    pub fn filters_at(&self, path: &Path) -> Result<FilterNames, BridgeError> {
+        if let Err(e) = self.with_proc(|_, _| Ok(())) {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            return Ok(FilterNames {
+                path: path.to_path_buf(),
+                names: static_defs(&text),
+                unavailable: Some(e),
+            });
+        }
+        let names = self.load_filters(path).map_err(|e| BridgeError {
+            message: format!(
+                "cannot load jinja2 filters from {}: {}",
+                path.display(),
+                e.message
+            ),
+            hint: e.hint,
+        })?;
+        Ok(FilterNames {
+            path: path.to_path_buf(),
+            names,
+            unavailable: None,
+        })
     }
 
     /// Loads a Python jinja2 filter file (Kapitan's `load_module_from_path`)
