@@ -17,6 +17,10 @@ const SHIM: &str = include_str!("python_bridge.py");
 /// The program run when neither `--python` nor `STRATA_PYTHON` names one.
 pub const DEFAULT_PYTHON: &str = "python3";
 
+/// How every "the interpreter is gone" error starts; after one, later
+/// calls fail at once instead of writing to a dead pipe.
+const STOPPED: &str = "the Python bridge stopped";
+
 const INSTALL_HINT: &str =
     "install Python 3 and the kadet package (`python3 -m pip install kadet`), or pass --python PATH to an interpreter that has it";
 
@@ -184,7 +188,7 @@ impl Bridge {
             State::Running(p) => {
                 let r = f(p, &prog);
                 if let Err(e) = &r {
-                    if e.message.contains("bridge stopped") {
+                    if e.message.starts_with(STOPPED) {
                         let e = e.clone();
                         *st = State::Failed(e);
                     }
@@ -402,7 +406,7 @@ fn read_reply(p: &mut Proc, prog: &str) -> Result<serde_json::Value, BridgeError
                 .map(|s| format!(" ({s})"))
                 .unwrap_or_default();
             Err(BridgeError::new(format!(
-                "the Python bridge stopped{status}: `{prog}` exited; see its messages above"
+                "{STOPPED}{status}: `{prog}` exited; see its messages above"
             )))
         }
         Ok(_) => serde_json::from_str(&line).map_err(|e| {
@@ -425,7 +429,7 @@ fn call(
     };
     if !sent {
         return Err(BridgeError::new(format!(
-            "the Python bridge stopped: `{prog}` exited; see its messages above"
+            "{STOPPED}: `{prog}` exited; see its messages above"
         )));
     }
     let reply = read_reply(p, prog)?;

@@ -578,3 +578,21 @@ fn missing_package_of_a_kadet_library_is_named() {
     assert!(err.contains("Could not load module name kgen"), "{err}");
     assert!(err.contains("`no_such_package_for_strata`"), "{err}");
 }
+
+/// A generator that kills its interpreter: a clear error, no hang, and
+/// the catalog on disk is left alone.
+#[test]
+fn python_dying_mid_compile_is_an_error() {
+    let Some(py) = python() else { return };
+    let p = project("kadet");
+    fs::write(
+        p.path().join("components/allnames/__init__.py"),
+        "import os\n\ndef main():\n    os._exit(3)\n",
+    )
+    .unwrap();
+    let out = compile(p.path(), &py).code(2).get_output().stderr.clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("the Python bridge stopped"), "{err}");
+    assert!(err.contains("components/allnames"), "{err}");
+    assert!(!p.path().join("out/compiled").exists());
+}
