@@ -519,6 +519,11 @@ fn model_fields(
     let mut out = Map::new();
     for (f, default) in fields {
         match (m.get(*f), default) {
+            // pydantic coerces `"false"`, `0`, ... for a bool field.
+            (Some(v), Some(Value::Bool(_))) => {
+                let b = as_bool(v).map(Value::Bool).unwrap_or_else(|| v.clone());
+                out.insert(f.to_string(), b);
+            }
             (Some(v), _) => {
                 out.insert(f.to_string(), v.clone());
             }
@@ -666,13 +671,9 @@ pub fn secrets_dump(
                                 }
                             }
                         }
-                        let skip = match vault_env(&["skip_verify", "VAULT_SKIP_VERIFY"], env) {
-                            Some(Value::String(s)) => match s.to_ascii_lowercase().as_str() {
-                                "0" | "false" | "f" | "n" | "no" | "off" => FALSE,
-                                _ => TRUE,
-                            },
-                            _ => TRUE,
-                        };
+                        let skip = vault_env(&["skip_verify", "VAULT_SKIP_VERIFY"], env)
+                            .and_then(|v| as_bool(&v))
+                            .map_or(TRUE, |b| Some(Value::Bool(b)));
                         let fields = vec![
                             ("addr", e(&["addr", "VAULT_ADDR"], NULL)),
                             ("skip_verify", skip),
@@ -863,6 +864,14 @@ mod tests {
             Some(&Value::String("secret".into()))
         );
         assert_eq!(kv.get_path(&["skip_verify"]), Some(&Value::Bool(true)));
+        let v = Value::from_json(
+            &serde_json::from_str(r#"{"vaultkv": {"VAULT_SKIP_VERIFY": "false"}}"#).unwrap(),
+        );
+        let d = secrets_dump("t", Some(&v), &env).unwrap();
+        assert_eq!(
+            d.get_path(&["vaultkv", "skip_verify"]),
+            Some(&Value::Bool(false))
+        );
         let bad = Value::from_json(&serde_json::from_str(r#"{"gpg": {"keys": []}}"#).unwrap());
         let e = secrets_dump("t", Some(&bad), &env).unwrap_err();
         assert!(e.to_string().contains("secrets.gpg.keys"), "{e}");
