@@ -63,6 +63,20 @@ pub struct CompileArgs {
     /// Accepted for Kapitan compatibility (Kapitan 0.36 ignores it too)
     #[arg(long)]
     pub prune: bool,
+    /// Fetch parameters.kapitan.dependencies (git, http(s), helm) before compiling
+    #[arg(long)]
+    pub fetch: bool,
+    /// Fetch dependencies again and overwrite files already at their output_path
+    #[arg(long)]
+    pub force_fetch: bool,
+    /// Python interpreter for kadet inputs and Python jinja2 filters, with the
+    /// `kadet` package installed [default: $STRATA_PYTHON, else python3]
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+    /// Python file whose functions are Jinja2 filters (needs Python)
+    /// [default: lib/jinja2_filters.py when it exists, or .kapitan]
+    #[arg(long, value_name = "FILE")]
+    pub jinja2_filters: Option<PathBuf>,
     /// Print each compiled target
     #[arg(short = 'v', long)]
     pub verbose: bool,
@@ -96,6 +110,72 @@ fn progress_bar(len: usize, quiet: bool) -> Option<indicatif::ProgressBar> {
         pb.set_style(style);
     }
     Some(pb)
+}
+
+/// Kapitan's `load_jinja2_filters_from_file`: the default file counts only
+/// when it exists; any other path must.
+fn jinja2_filters_file(args: &CompileArgs, defaults: &KapitanDefaults) -> Option<PathBuf> {
+    const DEFAULT: &str = "lib/jinja2_filters.py";
+    let p = args
+        .jinja2_filters
+        .clone()
+        .or_else(|| {
+            defaults
+                .get_str("compile", "jinja2-filters")
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| PathBuf::from(DEFAULT));
+    let p = compile::jsonnet::normpath(&p);
+    if p == Path::new(DEFAULT) && !p.is_file() {
+        return None;
+    }
+    Some(absolute(&p))
+}
+
+/// Where fetched dependencies are kept between runs.
+fn dependency_cache() -> PathBuf {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(d) = env("STRATA_DEPENDENCY_CACHE") {
+        return d;
+    }
+    match (env("XDG_CACHE_HOME"), env("HOME")) {
+        (Some(x), _) => x.join("strata/kapitan-dependencies"),
+        (None, Some(h)) => h.join(".cache/strata/kapitan-dependencies"),
+        (None, None) => std::env::temp_dir().join("strata-kapitan-dependencies"),
+    }
+}
+
+/// `parameters.kapitan.dependencies` of the selected targets (Kapitan's
+/// `fetch_dependencies`), before anything is compiled.
+fn fetch_dependencies(
+    prepared: &compile::Prepared,
+    selected: &[String],
+    fetch: bool,
+    force: bool,
+    output_path: &Path,
+    quiet: bool,
+) -> anyhow::Result<()> {
+    use crate::fetch::kapitan as deps;
+    let (items, force) = deps::select(&prepared.dumps, selected, fetch, force);
+    if items.is_empty() {
+        return Ok(());
+    }
+    let opts = deps::DepsOptions {
+        output_path: absolute(output_path),
+        cache_dir: dependency_cache(),
+        force,
+    };
+    let log = deps::fetch_dependencies(&items, &opts).map_err(diag_err)?;
+    if !quiet {
+        for line in log {
+            eprintln!("{line}");
+        }
+    }
+    Ok(())
 }
 
 pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
@@ -170,6 +250,27 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         .transpose()
         .map_err(diag_err)?;
 
+    let fetch = args.fetch || defaults.get_bool("compile", "fetch");
+    let force_fetch = args.force_fetch || defaults.get_bool("compile", "force-fetch");
+    if fetch || force_fetch {
+        // Like Kapitan: classes may come from the dependencies themselves,
+        // so the inventory that names them is read ignoring missing ones.
+        let mut lenient = inv_opts.clone();
+        lenient.ignore_class_notfound = true;
+        let nodes = Inventory::load(&lenient)
+            .and_then(|i| i.render(&[]))
+            .map_err(diag_err)?;
+        let prepared = compile::prepare(&nodes, &absolute(&inv_opts.path)).map_err(diag_err)?;
+        let selected = compile::select_targets(&prepared, &args.targets, &labels);
+        fetch_dependencies(
+            &prepared,
+            &selected,
+            true,
+            force_fetch,
+            &output_path,
+            args.quiet,
+        )?;
+    }
     let inventory = Inventory::load(&inv_opts).map_err(diag_err)?;
     let nodes = inventory.render(&[]).map_err(diag_err)?;
     let prepared = compile::prepare(&nodes, &absolute(&inv_opts.path)).map_err(diag_err)?;
@@ -188,6 +289,10 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             anyhow::bail!("{msg}");
         }
         eprintln!("warning: {msg}");
+    }
+    if !fetch && !force_fetch {
+        // Entries marked `force_fetch: true` are fetched on every compile.
+        fetch_dependencies(&prepared, &selected, false, false, &output_path, args.quiet)?;
     }
     if selected.is_empty() {
         anyhow::bail!("no targets found (check --targets / --labels)");
@@ -216,6 +321,10 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         multiline,
         null_as_empty,
         parallelism,
+        python: compile::python::PythonOptions {
+            python: args.python.clone(),
+            jinja2_filters: jinja2_filters_file(&args, &defaults),
+        },
     };
     let output_path = absolute(&output_path);
     // --check never writes beside the catalog; a real run builds next to it

@@ -1285,6 +1285,7 @@ pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, Commodore
         multiline: MultilineStyle::Literal,
         null_as_empty: false,
         parallelism: opts.parallelism.max(1),
+        python: Default::default(),
     };
     let build = tmp.join("build");
     compile::compile_into(&prepared, &selected, &copts, &build, &|_| {}).map_err(from_display)?;

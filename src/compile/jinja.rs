@@ -984,12 +984,27 @@ pub fn render_file(
     ctx: &minijinja::Value,
     search_paths: &[PathBuf],
 ) -> Result<String, String> {
+    render_file_with(path, ctx, search_paths, &|_| {})
+}
+
+/// Adds the caller's own filters (Python filter files) to an environment
+/// after the built-in ones, which they replace (as in Kapitan).
+pub type Configure<'a> = &'a dyn Fn(&mut Environment<'static>);
+
+/// [`render_file`] with extra filters.
+pub fn render_file_with(
+    path: &Path,
+    ctx: &minijinja::Value,
+    search_paths: &[PathBuf],
+    configure: Configure,
+) -> Result<String, String> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let env = environment(dir, search_paths);
+    let mut env = environment(dir, search_paths);
+    configure(&mut env);
     let tmpl = env
         .get_template(&name)
         .map_err(|e| describe_error(&e, path))?;
@@ -1031,6 +1046,7 @@ pub fn render_path(
     input: &Path,
     ctx: &minijinja::Value,
     search_paths: &[PathBuf],
+    configure: Configure,
 ) -> Result<Vec<Rendered>, String> {
     let mut files: Vec<(PathBuf, String)> = Vec::new();
     if input.is_file() {
@@ -1047,7 +1063,7 @@ pub fn render_path(
     }
     let mut out = Vec::new();
     for (path, name) in files {
-        let content = render_file(&path, ctx, search_paths)?;
+        let content = render_file_with(&path, ctx, search_paths, configure)?;
         out.push(Rendered {
             name,
             content,

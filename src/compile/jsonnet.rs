@@ -38,6 +38,9 @@ pub struct JsonnetEnv {
     /// `-J` paths then the temporary catalog root, all absolute.
     pub search_paths: Vec<PathBuf>,
     pub inventory: Arc<InventoryView>,
+    /// For `jinja2_render_file`: Kapitan loads the default Python filter
+    /// file (`lib/jinja2_filters.py` in the working directory) there.
+    pub python: Option<Arc<super::python::Bridge>>,
 }
 
 fn rt_err(msg: impl AsRef<str>) -> jrsonnet_evaluator::Error {
@@ -533,10 +536,26 @@ impl Native {
                         "jinja2_render_file: {name} not found in search paths"
                     ))
                 })?;
-                jinja::render_file(
+                let default = Path::new("lib/jinja2_filters.py");
+                let filters = match &self.env.python {
+                    Some(b) if default.is_file() => {
+                        let abs = std::env::current_dir()
+                            .map(|d| d.join(default))
+                            .unwrap_or_else(|_| default.to_path_buf());
+                        let f = b.filters_at(&abs).map_err(|e| rt_err(e.to_string()))?;
+                        Some((b.clone(), f))
+                    }
+                    _ => None,
+                };
+                jinja::render_file_with(
                     &path,
                     &jinja::to_template_value(&ctx),
                     &self.env.search_paths,
+                    &|env| {
+                        if let Some((b, f)) = &filters {
+                            super::python::add_filters(b, f, env);
+                        }
+                    },
                 )
                 .map(Val::string)
                 .map_err(rt_err)
@@ -768,6 +787,7 @@ mod tests {
         let env = JsonnetEnv {
             search_paths: vec![dir.path().to_path_buf()],
             inventory: Arc::new(InventoryView::default()),
+            python: None,
         };
         evaluate(&p, "tgt", &env)
     }

@@ -12,6 +12,7 @@ pub mod jinja;
 pub mod jsonnet;
 pub mod model;
 pub mod output;
+pub mod python;
 pub mod pyyaml_load;
 pub mod schema;
 pub mod yaml_dump;
@@ -115,6 +116,8 @@ pub struct CompileOptions {
     pub multiline: MultilineStyle,
     pub null_as_empty: bool,
     pub parallelism: usize,
+    /// The interpreter for kadet inputs and Python jinja2 filters.
+    pub python: python::PythonOptions,
 }
 
 /// What a successful run did.
@@ -319,6 +322,8 @@ struct TargetCtx<'a> {
     /// `<tmp>/compiled/<target dir>`.
     target_root: PathBuf,
     write: WriteOptions,
+    /// The compile's one Python interpreter (started on first use).
+    python: &'a Arc<python::Bridge>,
 }
 
 fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -338,6 +343,7 @@ fn compile_jsonnet(
     let env = jsonnet::JsonnetEnv {
         search_paths: ctx.search_paths.clone(),
         inventory: ctx.prepared.jsonnet_view.clone(),
+        python: Some(ctx.python.clone()),
     };
     let v = jsonnet::evaluate(input, &ctx.plan.target_var, &env)?;
     let v = match v {
@@ -359,7 +365,13 @@ fn compile_jsonnet(
             m
         }
     };
-    for (key, value) in &v {
+    write_outputs(ctx, entry, &v, out_dir)
+}
+
+/// Writes every key of an input's result as one output file (Kapitan's
+/// `InputType.to_file`), for jsonnet and kadet.
+fn write_outputs(ctx: &TargetCtx, entry: &Entry, v: &Map, out_dir: &Path) -> Result<(), String> {
+    for (key, value) in v {
         let pruned;
         let value = if entry.prune {
             pruned = output::prune_empty(value);
@@ -374,6 +386,30 @@ fn compile_jsonnet(
         write_file(ctx, &out_dir.join(&name), text.as_bytes())?;
     }
     Ok(())
+}
+
+/// `input_type: kadet`: the input directory's `main()` runs in the compile's
+/// Python bridge; its files are written by strata's emitters.
+fn compile_kadet(
+    ctx: &TargetCtx,
+    entry: &Entry,
+    input: &Path,
+    out_dir: &Path,
+) -> Result<(), String> {
+    let out = ctx
+        .python
+        .kadet(
+            &ctx.plan.name,
+            input,
+            &entry.input_params,
+            out_dir,
+            &ctx.search_paths,
+        )
+        .map_err(|e| e.to_string())?;
+    match out {
+        Some(m) => write_outputs(ctx, entry, &m, out_dir),
+        None => Ok(()),
+    }
 }
 
 fn format_name(f: Format) -> &'static str {
@@ -414,7 +450,11 @@ fn compile_jinja2(
         c.push((k.clone(), jinja::to_template_value(v)));
     }
     let tctx = minijinja::Value::from_iter(c);
-    for r in jinja::render_path(input, &tctx, &ctx.search_paths)? {
+    let filters = ctx.python.jinja_filters().map_err(|e| e.to_string())?;
+    let configure = |env: &mut minijinja::Environment<'static>| {
+        python::add_filters(ctx.python, &filters, env);
+    };
+    for r in jinja::render_path(input, &tctx, &ctx.search_paths, &configure)? {
         let mut name = r.name;
         if entry.suffix_remove && name.ends_with(&entry.suffix_stripped) {
             // Kapitan uses str.rstrip, which strips any trailing run of the
@@ -582,10 +622,7 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
                 InputType::Remove => compile_remove(&input, catalog_root),
                 InputType::External => compile_external(entry, &input, &out_dir),
                 InputType::Helm => compile_helm(ctx, entry, &input, &out_dir),
-                InputType::Kadet => Err(
-                    "input type `kadet` runs Python code (Kapitan's kadet), which strata does not support: port the entry to jsonnet, or compile this target with Kapitan"
-                        .to_string(),
-                ),
+                InputType::Kadet => compile_kadet(ctx, entry, &input, &out_dir),
                 other => Err(format!(
                     "input type `{}` is not supported by strata (only jsonnet, jinja2, copy, remove, external and helm)",
                     other.as_str()
@@ -641,6 +678,7 @@ fn compile_target(
     prepared: &Prepared,
     opts: &CompileOptions,
     catalog_root: &Path,
+    bridge: &Arc<python::Bridge>,
 ) -> Result<Vec<String>, CompileError> {
     let mut search_paths = opts.search_paths.clone();
     search_paths.push(catalog_root.to_path_buf());
@@ -661,6 +699,7 @@ fn compile_target(
             yaml,
             json_indent: opts.indent,
         },
+        python: bridge,
     };
     std::fs::create_dir_all(&ctx.target_root).map_err(|e| CompileError::io(&ctx.target_root, e))?;
     let mut warnings = Vec::new();
@@ -750,11 +789,12 @@ fn compile_selected(
         .stack_size(64 << 20)
         .build()
         .map_err(|e| CompileError::new(format!("cannot start worker threads: {e}")))?;
+    let bridge = Arc::new(python::Bridge::new(&opts.python, prepared.dumps.clone()));
     let results: Vec<Result<Vec<String>, CompileError>> = pool.install(|| {
         plans
             .par_iter()
             .map(|p| {
-                let r = compile_target(p, prepared, opts, catalog_root);
+                let r = compile_target(p, prepared, opts, catalog_root, &bridge);
                 on_done(&p.name);
                 r
             })

@@ -466,14 +466,12 @@ pub fn plan_target(node: &RenderedNode) -> Result<(TargetPlan, Map), CompileErro
     kd.insert("labels".into(), Value::Map(labels));
     kd.insert(
         "dependencies".into(),
-        kap.get("dependencies")
-            .cloned()
-            .unwrap_or(Value::List(Vec::new())),
+        dependencies_dump(target, kap.get("dependencies"))?,
     );
     kd.insert("target_full_path".into(), Value::String(String::new()));
     kd.insert(
         "secrets".into(),
-        kap.get("secrets").cloned().unwrap_or(Value::Null),
+        secrets_dump(target, kap.get("secrets"), &|k| std::env::var(k).ok())?,
     );
     kd.insert(
         "validate".into(),
@@ -496,6 +494,217 @@ pub fn plan_target(node: &RenderedNode) -> Result<(TargetPlan, Map), CompileErro
         multiline_style,
     };
     Ok((plan, kd))
+}
+
+/// Fills a pydantic model's fields in declaration order: the given value,
+/// else the default; keys that are not fields are an error (`extra="forbid"`).
+fn model_fields(
+    target: &str,
+    at: &str,
+    v: &Value,
+    fields: &[(&str, Option<Value>)],
+) -> Result<Map, CompileError> {
+    let Value::Map(m) = v else {
+        return Err(invalid(target, at, "must be a mapping"));
+    };
+    for k in m.keys() {
+        if !fields.iter().any(|(f, _)| f == k) {
+            return Err(invalid(
+                target,
+                &format!("{at}.{k}"),
+                "unknown key (extra fields are not permitted)",
+            ));
+        }
+    }
+    let mut out = Map::new();
+    for (f, default) in fields {
+        match (m.get(*f), default) {
+            // pydantic coerces `"false"`, `0`, ... for a bool field.
+            (Some(v), Some(Value::Bool(_))) => {
+                let b = as_bool(v).map(Value::Bool).unwrap_or_else(|| v.clone());
+                out.insert(f.to_string(), b);
+            }
+            (Some(v), _) => {
+                out.insert(f.to_string(), v.clone());
+            }
+            (None, Some(d)) => {
+                out.insert(f.to_string(), d.clone());
+            }
+            (None, None) => {
+                return Err(invalid(target, &format!("{at}.{f}"), "is required"));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn s(v: &str) -> Option<Value> {
+    Some(Value::String(v.into()))
+}
+
+const NULL: Option<Value> = Some(Value::Null);
+const FALSE: Option<Value> = Some(Value::Bool(false));
+const TRUE: Option<Value> = Some(Value::Bool(true));
+
+/// `parameters.kapitan.dependencies` as Kapitan's `DependencyTypeConfig`
+/// models dump it: every field of the entry's `type`, defaults filled in.
+pub fn dependencies_dump(target: &str, v: Option<&Value>) -> Result<Value, CompileError> {
+    let items = match v {
+        None => return Ok(Value::List(Vec::new())),
+        Some(Value::Null) => return Ok(Value::Null),
+        Some(Value::List(items)) => items,
+        Some(_) => {
+            return Err(invalid(
+                target,
+                "parameters.kapitan.dependencies",
+                "must be a list",
+            ))
+        }
+    };
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("parameters.kapitan.dependencies[{i}]");
+        let ty = item
+            .get_path(&["type"])
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let base = [
+            ("type", None),
+            ("source", None),
+            ("output_path", None),
+            ("force_fetch", FALSE),
+        ];
+        let extra: &[(&str, Option<Value>)] = match ty {
+            "git" => &[("ref", NULL), ("subdir", NULL), ("submodules", FALSE)],
+            "http" | "https" => &[("unpack", FALSE)],
+            "helm" => &[("chart_name", None), ("version", NULL), ("helm_path", NULL)],
+            "oci" => &[
+                ("subpath", NULL),
+                ("media_type", NULL),
+                ("insecure", FALSE),
+                ("tls_verify", TRUE),
+            ],
+            other => {
+                return Err(invalid(
+                    target,
+                    &format!("{at}.type"),
+                    format!("`{other}` is not one of git, http, https, helm, oci"),
+                ))
+            }
+        };
+        let fields: Vec<(&str, Option<Value>)> =
+            base.into_iter().chain(extra.iter().cloned()).collect();
+        out.push(Value::Map(model_fields(target, &at, item, &fields)?));
+    }
+    Ok(Value::List(out))
+}
+
+/// pydantic-settings' environment lookup for a Vault field: either alias,
+/// any case.
+fn vault_env(names: &[&str], env: &dyn Fn(&str) -> Option<String>) -> Option<Value> {
+    for n in names {
+        for k in [n.to_string(), n.to_uppercase(), n.to_lowercase()] {
+            if let Some(v) = env(&k) {
+                return Some(Value::String(v));
+            }
+        }
+    }
+    None
+}
+
+/// `parameters.kapitan.secrets` as Kapitan's `KapitanReferenceConfig`
+/// dumps it: every backend key (null when unset) and the Vault models'
+/// defaults, which pydantic-settings also reads from `VAULT_*` variables.
+pub fn secrets_dump(
+    target: &str,
+    v: Option<&Value>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Value, CompileError> {
+    let m = match v {
+        None | Some(Value::Null) => return Ok(Value::Null),
+        Some(Value::Map(m)) => m,
+        Some(_) => {
+            return Err(invalid(
+                target,
+                "parameters.kapitan.secrets",
+                "must be a mapping",
+            ))
+        }
+    };
+    let at = "parameters.kapitan.secrets";
+    let backends = ["gpg", "awskms", "vaultkv", "gkms", "vaulttransit", "azkms"];
+    for k in m.keys() {
+        if !backends.contains(&k.as_str()) {
+            return Err(invalid(
+                target,
+                &format!("{at}.{k}"),
+                "unknown key (extra fields are not permitted)",
+            ));
+        }
+    }
+    let mut out = Map::new();
+    for b in backends {
+        let v = match m.get(b) {
+            None | Some(Value::Null) => Value::Null,
+            Some(v) => {
+                let at = format!("{at}.{b}");
+                let fields: Vec<(&str, Option<Value>)> = match b {
+                    "gpg" => vec![("recipients", Some(Value::List(Vec::new())))],
+                    "awskms" | "gkms" | "azkms" => vec![("key", None)],
+                    _ => {
+                        let transit = b == "vaulttransit";
+                        let e = |names: &[&str], d: Option<Value>| vault_env(names, env).or(d);
+                        // The env-settings aliases are accepted as keys too.
+                        let mut given = v.clone();
+                        if let Value::Map(gm) = &mut given {
+                            for (field, alias) in [
+                                ("addr", "VAULT_ADDR"),
+                                ("skip_verify", "VAULT_SKIP_VERIFY"),
+                                ("client_key", "VAULT_CLIENT_KEY"),
+                                ("client_cert", "VAULT_CLIENT_CERT"),
+                                ("cacert", "VAULT_CACERT"),
+                                ("capath", "VAULT_CAPATH"),
+                                ("namespace", "VAULT_NAMESPACE"),
+                            ] {
+                                if let Some(x) = gm.shift_remove(alias) {
+                                    gm.insert(field.into(), x);
+                                }
+                            }
+                        }
+                        let skip = vault_env(&["skip_verify", "VAULT_SKIP_VERIFY"], env)
+                            .and_then(|v| as_bool(&v))
+                            .map_or(TRUE, |b| Some(Value::Bool(b)));
+                        let fields = vec![
+                            ("addr", e(&["addr", "VAULT_ADDR"], NULL)),
+                            ("skip_verify", skip),
+                            ("client_key", e(&["client_key", "VAULT_CLIENT_KEY"], NULL)),
+                            (
+                                "client_cert",
+                                e(&["client_cert", "VAULT_CLIENT_CERT"], NULL),
+                            ),
+                            ("cacert", e(&["cacert", "VAULT_CACERT"], NULL)),
+                            ("capath", e(&["capath", "VAULT_CAPATH"], NULL)),
+                            ("namespace", e(&["namespace", "VAULT_NAMESPACE"], NULL)),
+                            ("engine", if transit { s("transit") } else { s("kv-v2") }),
+                            ("auth", NULL),
+                            ("crypto_key", NULL),
+                            ("always_latest", FALSE),
+                            ("mount", if transit { s("transit") } else { s("secret") }),
+                            ("key", NULL),
+                        ];
+                        out.insert(
+                            b.to_string(),
+                            Value::Map(model_fields(target, &at, &given, &fields)?),
+                        );
+                        continue;
+                    }
+                };
+                Value::Map(model_fields(target, &at, v, &fields)?)
+            }
+        };
+        out.insert(b.to_string(), v);
+    }
+    Ok(Value::Map(out))
 }
 
 /// `InventoryTarget.model_dump(by_alias=True)` of a target.
@@ -626,5 +835,81 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("helmfile"));
+    }
+
+    #[test]
+    fn secrets_get_every_backend_and_vault_defaults() {
+        let v = Value::from_json(
+            &serde_json::from_str(r#"{"vaultkv": {"VAULT_ADDR": "http://a", "auth": "token"}}"#)
+                .unwrap(),
+        );
+        let env = |k: &str| (k == "VAULT_NAMESPACE").then(|| "ns".to_string());
+        let d = secrets_dump("t", Some(&v), &env).unwrap();
+        let keys: Vec<&str> = d.as_map().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            ["gpg", "awskms", "vaultkv", "gkms", "vaulttransit", "azkms"]
+        );
+        let kv = d.get_path(&["vaultkv"]).unwrap();
+        assert_eq!(
+            kv.get_path(&["addr"]),
+            Some(&Value::String("http://a".into()))
+        );
+        assert_eq!(
+            kv.get_path(&["namespace"]),
+            Some(&Value::String("ns".into()))
+        );
+        assert_eq!(
+            kv.get_path(&["mount"]),
+            Some(&Value::String("secret".into()))
+        );
+        assert_eq!(kv.get_path(&["skip_verify"]), Some(&Value::Bool(true)));
+        let v = Value::from_json(
+            &serde_json::from_str(r#"{"vaultkv": {"VAULT_SKIP_VERIFY": "false"}}"#).unwrap(),
+        );
+        let d = secrets_dump("t", Some(&v), &env).unwrap();
+        assert_eq!(
+            d.get_path(&["vaultkv", "skip_verify"]),
+            Some(&Value::Bool(false))
+        );
+        let bad = Value::from_json(&serde_json::from_str(r#"{"gpg": {"keys": []}}"#).unwrap());
+        let e = secrets_dump("t", Some(&bad), &env).unwrap_err();
+        assert!(e.to_string().contains("secrets.gpg.keys"), "{e}");
+    }
+
+    #[test]
+    fn dependencies_are_checked_per_type() {
+        let deps = |j: &str| Value::from_json(&serde_json::from_str(j).unwrap());
+        let ok = dependencies_dump(
+            "t",
+            Some(&deps(
+                r#"[{"type": "https", "source": "s", "output_path": "o"}]"#,
+            )),
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::to_string(&ok).unwrap(),
+            r#"[{"type":"https","source":"s","output_path":"o","force_fetch":false,"unpack":false}]"#
+        );
+        let e = dependencies_dump(
+            "t",
+            Some(&deps(
+                r#"[{"type": "helm", "source": "s", "output_path": "o"}]"#,
+            )),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("dependencies[0].chart_name: is required"),
+            "{e}"
+        );
+        let e = dependencies_dump(
+            "t",
+            Some(&deps(
+                r#"[{"type": "svn", "source": "s", "output_path": "o"}]"#,
+            )),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("`svn` is not one of"), "{e}");
     }
 }

@@ -10,6 +10,7 @@
 //! edits (never thrown away without `force`) from files it may replace.
 
 pub mod jsonnet;
+pub mod kapitan;
 mod tree;
 
 use crate::git::{redact_url, CacheRepo, Credentials, GitError};

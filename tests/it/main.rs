@@ -8,6 +8,7 @@ mod fetch;
 mod github_api;
 mod hooks;
 mod inventory;
+mod kapitan_compat;
 mod newcomer;
 mod order;
 mod packages;

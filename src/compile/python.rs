@@ -1,0 +1,476 @@
+//! The Python bridge: kadet inputs and Python jinja2 filter files run in
+//! the user's Python (`python3` on PATH, or `--python`), in ONE interpreter
+//! per compile that speaks JSON lines with strata. The interpreter runs the
+//! shim in `python_bridge.py` (shipped inside the binary), which stands in
+//! for the `kapitan.*` modules generators import, so only the `kadet`
+//! package from PyPI is needed. Python is started on first use: a compile
+//! without kadet or filter files never needs it.
+
+use crate::value::{Map, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+const SHIM: &str = include_str!("python_bridge.py");
+
+/// The program run when neither `--python` nor `STRATA_PYTHON` names one.
+pub const DEFAULT_PYTHON: &str = "python3";
+
+/// How every "the interpreter is gone" error starts; after one, later
+/// calls fail at once instead of writing to a dead pipe.
+const STOPPED: &str = "the Python bridge stopped";
+
+const INSTALL_HINT: &str =
+    "install Python 3 and the kadet package (`python3 -m pip install kadet`), or pass --python PATH to an interpreter that has it";
+
+/// Which interpreter the bridge runs.
+#[derive(Debug, Clone, Default)]
+pub struct PythonOptions {
+    /// `--python`; else `STRATA_PYTHON`; else `python3` on PATH.
+    pub python: Option<PathBuf>,
+    /// A Python file whose functions become Jinja2 filters (Kapitan's
+    /// `--jinja2-filters`); the caller leaves out a default that is absent.
+    pub jinja2_filters: Option<PathBuf>,
+}
+
+impl PythonOptions {
+    pub fn program(&self) -> PathBuf {
+        self.python
+            .clone()
+            .or_else(|| std::env::var_os("STRATA_PYTHON").map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_PYTHON))
+    }
+}
+
+/// A bridge failure, with what to do about it when strata knows.
+#[derive(Debug, Clone)]
+pub struct BridgeError {
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl BridgeError {
+    fn new(m: impl Into<String>) -> Self {
+        BridgeError {
+            message: m.into(),
+            hint: None,
+        }
+    }
+}
+
+impl std::fmt::Display for BridgeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.hint {
+            Some(h) => write!(f, "{} ({h})", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+struct Proc {
+    child: Child,
+    /// None only while the bridge is being closed.
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    /// Filter files loaded so far and the names they define.
+    filters: Vec<(PathBuf, Vec<String>)>,
+}
+
+enum State {
+    NotStarted,
+    Running(Box<Proc>),
+    /// Start failed or the interpreter died: every later call gets this.
+    Failed(BridgeError),
+}
+
+/// One lazily started interpreter shared by all targets of a compile;
+/// requests are serialised (Python runs one at a time anyway).
+pub struct Bridge {
+    program: PathBuf,
+    jinja2_filters: Option<PathBuf>,
+    /// The filter file's function names, looked up once.
+    filter_names: std::sync::OnceLock<Result<FilterNames, BridgeError>>,
+    /// The inventory every kadet input sees as `inventory_global()`.
+    inventory: Arc<std::collections::BTreeMap<String, Value>>,
+    state: Mutex<State>,
+}
+
+impl Bridge {
+    pub fn new(
+        opts: &PythonOptions,
+        inventory: Arc<std::collections::BTreeMap<String, Value>>,
+    ) -> Self {
+        Bridge {
+            program: opts.program(),
+            jinja2_filters: opts.jinja2_filters.clone(),
+            filter_names: std::sync::OnceLock::new(),
+            inventory,
+            state: Mutex::new(State::NotStarted),
+        }
+    }
+
+    fn start(&self) -> Result<Proc, BridgeError> {
+        let prog = self.program.display().to_string();
+        let mut child = Command::new(&self.program)
+            .arg("-u")
+            .arg("-c")
+            .arg(SHIM)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| {
+                let msg = if e.kind() == std::io::ErrorKind::NotFound {
+                    format!("Python is needed but `{prog}` was not found")
+                } else {
+                    format!("cannot start `{prog}`: {e}")
+                };
+                BridgeError {
+                    message: msg,
+                    hint: Some(INSTALL_HINT.into()),
+                }
+            })?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(BridgeError::new(format!("cannot talk to `{prog}`")));
+        };
+        let mut p = Proc {
+            child,
+            stdin: Some(stdin),
+            stdout: BufReader::new(stdout),
+            filters: Vec::new(),
+        };
+        let hello = read_reply(&mut p, &prog).map_err(|e| BridgeError {
+            message: format!(
+                "`{prog}` did not start strata's Python bridge: {}",
+                e.message
+            ),
+            hint: Some("strata needs Python 3.10 or newer".into()),
+        })?;
+        match hello.get("ready").and_then(|v| v.as_bool()) {
+            Some(true) => {}
+            Some(false) => {
+                let v = hello.get("python").and_then(|v| v.as_str()).unwrap_or("?");
+                return Err(BridgeError {
+                    message: format!(
+                        "`{prog}` is Python {v}; strata's Python bridge needs 3.10 or newer"
+                    ),
+                    hint: Some(
+                        "pass --python PATH to a newer interpreter (with the kadet package)".into(),
+                    ),
+                });
+            }
+            None => {
+                return Err(BridgeError::new(format!(
+                    "`{prog}` answered the bridge's handshake unexpectedly"
+                )))
+            }
+        }
+        let init = serde_json::json!({"op": "init", "inventory": &*self.inventory});
+        call(&mut p, &prog, &init)?;
+        Ok(p)
+    }
+
+    /// Runs `f` with the running interpreter, starting it first if needed.
+    fn with_proc<T>(
+        &self,
+        f: impl FnOnce(&mut Proc, &str) -> Result<T, BridgeError>,
+    ) -> Result<T, BridgeError> {
+        let prog = self.program.display().to_string();
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let State::NotStarted = *st {
+            *st = match self.start() {
+                Ok(p) => State::Running(Box::new(p)),
+                Err(e) => State::Failed(e),
+            };
+        }
+        match &mut *st {
+            State::Running(p) => {
+                let r = f(p, &prog);
+                if let Err(e) = &r {
+                    if e.message.starts_with(STOPPED) {
+                        let e = e.clone();
+                        *st = State::Failed(e);
+                    }
+                }
+                r
+            }
+            State::Failed(e) => Err(e.clone()),
+            State::NotStarted => unreachable!("started above"),
+        }
+    }
+
+    /// Runs one kadet input (`input_path`, a directory with `__init__.py`)
+    /// for `target` as Kapitan's `Kadet.compile_file` does; returns the
+    /// output files' values, or None when `main()` returned nothing.
+    pub fn kadet(
+        &self,
+        target: &str,
+        input_path: &Path,
+        input_params: &Map,
+        compile_path: &Path,
+        search_paths: &[PathBuf],
+    ) -> Result<Option<Map>, BridgeError> {
+        self.with_proc(|p, prog| {
+            let req = serde_json::json!({
+                "op": "kadet",
+                "target": target,
+                "input_path": input_path,
+                "input_params": input_params,
+                "compile_path": compile_path,
+                "search_paths": search_paths,
+            });
+            let reply = call(p, prog, &req)?;
+            if let Some(e) = reply.get("missing").and_then(|v| v.as_str()) {
+                return Err(BridgeError {
+                    message: format!("the kadet package is not available to `{prog}` ({e})"),
+                    hint: Some(format!(
+                        "run `{prog} -m pip install kadet`, or pass --python PATH to an interpreter that has it"
+                    )),
+                });
+            }
+            match reply.get("output") {
+                Some(serde_json::Value::Object(_)) => {
+                    match Value::from_json(&reply["output"]) {
+                        Value::Map(m) => Ok(Some(m)),
+                        _ => Ok(None),
+                    }
+                }
+                _ => Ok(None),
+            }
+        })
+    }
+
+    /// The filters of the `--jinja2-filters` file, loaded on first use. When
+    /// Python cannot start, the file's top-level `def`s are still filters,
+    /// which fail with the reason when a template uses one: templates that
+    /// do not use them render without Python.
+    pub fn jinja_filters(&self) -> Result<FilterNames, BridgeError> {
+        self.filter_names
+            .get_or_init(|| match &self.jinja2_filters {
+                None => Ok(FilterNames::default()),
+                Some(path) if !path.is_file() => Err(BridgeError {
+                    message: format!("jinja2 filter file {} does not exist", path.display()),
+                    hint: Some("fix --jinja2-filters or `jinja2-filters` in .kapitan".into()),
+                }),
+                Some(path) => self.filters_at(path),
+            })
+            .clone()
+    }
+
+    /// The filters a Python file defines (see [`Bridge::jinja_filters`]).
+    pub fn filters_at(&self, path: &Path) -> Result<FilterNames, BridgeError> {
+        if let Err(e) = self.with_proc(|_, _| Ok(())) {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            return Ok(FilterNames {
+                path: path.to_path_buf(),
+                names: static_defs(&text),
+                unavailable: Some(e),
+            });
+        }
+        let names = self.load_filters(path).map_err(|e| BridgeError {
+            message: format!(
+                "cannot load jinja2 filters from {}: {}",
+                path.display(),
+                e.message
+            ),
+            hint: e.hint,
+        })?;
+        Ok(FilterNames {
+            path: path.to_path_buf(),
+            names,
+            unavailable: None,
+        })
+    }
+
+    /// Loads a Python jinja2 filter file (Kapitan's `load_module_from_path`)
+    /// once; returns the names of the functions it defines.
+    pub fn load_filters(&self, path: &Path) -> Result<Vec<String>, BridgeError> {
+        self.with_proc(|p, prog| {
+            if let Some((_, names)) = p.filters.iter().find(|(f, _)| f == path) {
+                return Ok(names.clone());
+            }
+            let req = serde_json::json!({"op": "load_filters", "path": path});
+            let reply = call(p, prog, &req)?;
+            let names: Vec<String> = reply["names"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|n| n.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            p.filters.push((path.to_path_buf(), names.clone()));
+            Ok(names)
+        })
+    }
+
+    /// Calls a loaded filter function with JSON arguments.
+    pub fn call_filter(
+        &self,
+        name: &str,
+        args: &[serde_json::Value],
+    ) -> Result<serde_json::Value, BridgeError> {
+        self.with_proc(|p, prog| {
+            let req = serde_json::json!({"op": "filter", "name": name, "args": args});
+            let mut reply = call(p, prog, &req)?;
+            Ok(reply["value"].take())
+        })
+    }
+}
+
+/// The filters a Python filter file defines.
+#[derive(Debug, Clone, Default)]
+pub struct FilterNames {
+    pub path: PathBuf,
+    pub names: Vec<String>,
+    /// Why Python is not available, when it is not.
+    pub unavailable: Option<BridgeError>,
+}
+
+/// Top-level `def name(` lines of a Python file: the filter names when
+/// Python itself is not there to say.
+fn static_defs(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let rest = l
+                .strip_prefix("def ")
+                .or_else(|| l.strip_prefix("async def "))?;
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            (!name.is_empty()).then_some(name)
+        })
+        .collect()
+}
+
+/// Registers a filter file's functions on a Jinja2 environment; each call
+/// goes through the bridge with JSON arguments.
+pub fn add_filters(
+    bridge: &Arc<Bridge>,
+    filters: &FilterNames,
+    env: &mut minijinja::Environment<'static>,
+) {
+    use crate::compile::jinja::{from_template_value, to_template_value};
+    use minijinja::{Error, ErrorKind};
+    for name in &filters.names {
+        let b = bridge.clone();
+        let n = name.clone();
+        let path = filters.path.display().to_string();
+        let unavailable = filters.unavailable.clone();
+        env.add_filter(
+            name.clone(),
+            move |args: minijinja::value::Rest<minijinja::Value>| -> Result<minijinja::Value, Error> {
+                if let Some(e) = &unavailable {
+                    return Err(Error::new(
+                        ErrorKind::InvalidOperation,
+                        format!("filter `{n}` is defined in {path}, which needs Python: {e}"),
+                    ));
+                }
+                let json: Vec<serde_json::Value> =
+                    args.iter().map(|a| from_template_value(a).to_json()).collect();
+                b.call_filter(&n, &json)
+                    .map(|v| to_template_value(&Value::from_json(&v)))
+                    .map_err(|e| {
+                        Error::new(
+                            ErrorKind::InvalidOperation,
+                            format!("filter `{n}` from {path} failed: {e}"),
+                        )
+                    })
+            },
+        );
+    }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let State::Running(p) = st {
+            // Closing stdin ends the bridge's read loop.
+            drop(p.stdin.take());
+            let _ = p.child.wait();
+        }
+    }
+}
+
+fn read_reply(p: &mut Proc, prog: &str) -> Result<serde_json::Value, BridgeError> {
+    let mut line = String::new();
+    match p.stdout.read_line(&mut line) {
+        Ok(0) | Err(_) => {
+            let status = p
+                .child
+                .try_wait()
+                .ok()
+                .flatten()
+                .map(|s| format!(" ({s})"))
+                .unwrap_or_default();
+            Err(BridgeError::new(format!(
+                "{STOPPED}{status}: `{prog}` exited; see its messages above"
+            )))
+        }
+        Ok(_) => serde_json::from_str(&line).map_err(|e| {
+            BridgeError::new(format!("the Python bridge sent an unreadable reply: {e}"))
+        }),
+    }
+}
+
+fn call(
+    p: &mut Proc,
+    prog: &str,
+    req: &serde_json::Value,
+) -> Result<serde_json::Value, BridgeError> {
+    let mut line = serde_json::to_vec(req)
+        .map_err(|e| BridgeError::new(format!("cannot encode a bridge request: {e}")))?;
+    line.push(b'\n');
+    let sent = match p.stdin.as_mut() {
+        Some(s) => s.write_all(&line).and_then(|_| s.flush()).is_ok(),
+        None => false,
+    };
+    if !sent {
+        return Err(BridgeError::new(format!(
+            "{STOPPED}: `{prog}` exited; see its messages above"
+        )));
+    }
+    let reply = read_reply(p, prog)?;
+    if reply.get("ok").and_then(|v| v.as_bool()) == Some(true) {
+        Ok(reply)
+    } else {
+        Err(BridgeError::new(
+            reply
+                .get("error")
+                .and_then(|v| v.as_str())
+                .unwrap_or("the Python bridge failed without a message")
+                .to_string(),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_level_defs_are_filter_names() {
+        let src = "import os\ndef shout(s):\n    def inner(): pass\n    return s\nasync def later(x): pass\nclass C:\n    def method(self): pass\n";
+        assert_eq!(static_defs(src), vec!["shout", "later"]);
+    }
+
+    #[test]
+    fn a_missing_interpreter_is_reported_with_the_install_hint() {
+        let b = Bridge::new(
+            &PythonOptions {
+                python: Some(PathBuf::from("/nonexistent/python3")),
+                jinja2_filters: None,
+            },
+            Arc::new(Default::default()),
+        );
+        let e = b
+            .kadet("t", Path::new("/x"), &Map::new(), Path::new("/o"), &[])
+            .unwrap_err();
+        assert!(e.message.contains("/nonexistent/python3"), "{e}");
+        assert!(e.to_string().contains("pip install kadet"), "{e}");
+        // The failure is remembered: no second start attempt.
+        assert!(b.load_filters(Path::new("/f.py")).is_err());
+    }
+}

@@ -1,0 +1,556 @@
+//! Kapitan's `parameters.kapitan.dependencies` (`compile --fetch`,
+//! `--force-fetch`, `.kapitan`'s `fetch: true`): git repositories (a `ref`,
+//! a `subdir`), http(s) files (optionally unpacked from tar, tar.gz or zip)
+//! and helm charts (with the `helm` binary), copied to each entry's
+//! `output_path` below the compile's output directory before compiling.
+//!
+//! As in Kapitan, a normal fetch never overwrites a file that is already
+//! there and skips names starting with `.`; a forced one overwrites. Unlike
+//! Kapitan (which fetches into a temporary directory every run), what was
+//! fetched is kept in a cache keyed by source: a git remote is a bare
+//! mirror (refreshed on each fetch unless the ref is a tag or full commit
+//! already there, and used as it is when the remote cannot be reached), an
+//! http file is downloaded once (again with `--force-fetch`).
+
+use crate::git::{redact_url, CacheRepo, FileKind};
+use crate::value::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Component, Path, PathBuf};
+
+/// How to fetch.
+#[derive(Debug, Clone)]
+pub struct DepsOptions {
+    /// The compile's `--output-path`: entries' `output_path` are below it.
+    pub output_path: PathBuf,
+    /// Where fetched sources are kept between runs.
+    pub cache_dir: PathBuf,
+    /// `--force-fetch`: fetch again and overwrite existing files.
+    pub force: bool,
+}
+
+/// A dependency that could not be fetched.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("target {target}: dependency {source_shown}: {message}")]
+pub struct DepsError {
+    pub target: String,
+    pub source_shown: String,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl crate::diagnostics::ToDiagnostic for DepsError {
+    fn to_diagnostic(&self) -> crate::diagnostics::Diagnostic {
+        let d = crate::diagnostics::Diagnostic::error(self.to_string());
+        match &self.hint {
+            Some(h) => d.with_hint(h.clone()),
+            None => d,
+        }
+    }
+}
+
+struct Dep {
+    target: String,
+    kind: String,
+    source: String,
+    /// Absolute destination.
+    dest: PathBuf,
+    fields: Map,
+}
+
+impl Dep {
+    fn str(&self, k: &str) -> Option<&str> {
+        self.fields.get(k).and_then(Value::as_str)
+    }
+    fn flag(&self, k: &str) -> bool {
+        matches!(self.fields.get(k), Some(Value::Bool(true)))
+    }
+    fn err(&self, message: impl Into<String>) -> DepsError {
+        DepsError {
+            target: self.target.clone(),
+            source_shown: redact_url(&self.source),
+            message: message.into(),
+            hint: None,
+        }
+    }
+}
+
+fn short_hash(s: &str) -> String {
+    crate::packages::repo::sha256_hex(s.as_bytes())[..16].to_string()
+}
+
+/// The targets whose dependencies Kapitan fetches: all with `--fetch`,
+/// else (without `--force-fetch`) those with an entry marked `force_fetch`,
+/// which are then fetched with force.
+pub fn select(
+    dumps: &BTreeMap<String, Value>,
+    targets: &[String],
+    fetch: bool,
+    force_fetch: bool,
+) -> (Vec<(String, Value)>, bool) {
+    let deps_of = |t: &String| -> Option<(String, Value)> {
+        let d = dumps
+            .get(t)?
+            .get_path(&["parameters", "kapitan", "dependencies"])?;
+        Some((t.clone(), d.clone()))
+    };
+    let all: Vec<(String, Value)> = targets.iter().filter_map(deps_of).collect();
+    if fetch || force_fetch {
+        return (all, force_fetch);
+    }
+    let marked: Vec<(String, Value)> = all
+        .into_iter()
+        .filter(|(_, d)| {
+            matches!(d, Value::List(items) if items.iter().any(|i| {
+                matches!(i.get_path(&["force_fetch"]), Some(Value::Bool(true)))
+            }))
+        })
+        .collect();
+    (marked, true)
+}
+
+/// Fetches every dependency of `items` (`(target, model-dumped
+/// dependencies)`); returns one line per dependency written.
+pub fn fetch_dependencies(
+    items: &[(String, Value)],
+    opts: &DepsOptions,
+) -> Result<Vec<String>, DepsError> {
+    let mut seen = BTreeSet::new();
+    let mut deps = Vec::new();
+    for (target, list) in items {
+        let Value::List(list) = list else { continue };
+        for item in list {
+            let Value::Map(fields) = item else { continue };
+            let get = |k: &str| fields.get(k).and_then(Value::as_str).unwrap_or_default();
+            let source = get("source").to_string();
+            let rel = get("output_path");
+            let bad = |m: String| DepsError {
+                target: target.clone(),
+                source_shown: redact_url(&source),
+                message: m,
+                hint: Some("give output_path relative to the compile's --output-path".into()),
+            };
+            let rel_path = Path::new(rel);
+            if rel.is_empty()
+                || rel_path.is_absolute()
+                || rel_path
+                    .components()
+                    .any(|c| matches!(c, Component::ParentDir))
+            {
+                return Err(bad(format!(
+                    "output_path `{rel}` must be a relative path inside the output directory"
+                )));
+            }
+            let dest = crate::compile::jsonnet::normpath(&opts.output_path.join(rel));
+            if !seen.insert((source.clone(), dest.clone())) {
+                continue;
+            }
+            deps.push(Dep {
+                target: target.clone(),
+                kind: get("type").to_string(),
+                source,
+                dest,
+                fields: fields.clone(),
+            });
+        }
+    }
+    let mut log = Vec::new();
+    // Kapitan's order: http, git, helm.
+    let mut by_source: BTreeMap<(u8, String), Vec<&Dep>> = BTreeMap::new();
+    for d in &deps {
+        let order = match d.kind.as_str() {
+            "http" | "https" => 0,
+            "git" => 1,
+            "helm" => 2,
+            _ => 3,
+        };
+        by_source
+            .entry((order, d.source.clone()))
+            .or_default()
+            .push(d);
+    }
+    for ((order, _), group) in &by_source {
+        match order {
+            0 => fetch_http(group, opts, &mut log)?,
+            1 => fetch_git(group, opts, &mut log)?,
+            2 => fetch_helm(group, opts, &mut log)?,
+            _ => {
+                return Err(group[0].err(format!(
+                "dependency type `{}` is not supported by strata (git, http, https and helm are)",
+                group[0].kind
+            )))
+            }
+        }
+    }
+    Ok(log)
+}
+
+/// Writes `data` to `dest` unless (without force) a file is there.
+fn put_file(dest: &Path, data: &[u8], exec: bool, force: bool) -> Result<bool, String> {
+    if !force && dest.exists() {
+        return Ok(false);
+    }
+    if let Some(p) = dest.parent() {
+        std::fs::create_dir_all(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    if std::fs::symlink_metadata(dest).is_ok_and(|m| m.file_type().is_symlink()) {
+        std::fs::remove_file(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    }
+    std::fs::write(dest, data).map_err(|e| format!("{}: {e}", dest.display()))?;
+    #[cfg(unix)]
+    if exec {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(dest, std::fs::Permissions::from_mode(0o755));
+    }
+    #[cfg(not(unix))]
+    let _ = exec;
+    Ok(true)
+}
+
+/// Kapitan's `safe_copy_tree` (no overwrite, no dot-names) or, with force,
+/// `copy_tree` (overwrite).
+fn copy_tree(src: &Path, dst: &Path, force: bool) -> Result<(), String> {
+    let mut entries: Vec<_> = std::fs::read_dir(src)
+        .map_err(|e| format!("{}: {e}", src.display()))?
+        .filter_map(Result::ok)
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    std::fs::create_dir_all(dst).map_err(|e| format!("{}: {e}", dst.display()))?;
+    for e in entries {
+        let name = e.file_name();
+        if !force && name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let meta = std::fs::symlink_metadata(e.path()).map_err(|err| err.to_string())?;
+        if meta.is_dir() {
+            copy_tree(&e.path(), &dst.join(&name), force)?;
+        } else if meta.is_file() {
+            let data = std::fs::read(e.path()).map_err(|err| err.to_string())?;
+            put_file(&dst.join(&name), &data, is_exec(&meta), force)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn is_exec(m: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    m.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_exec(_m: &std::fs::Metadata) -> bool {
+    false
+}
+
+fn fetch_git(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Result<(), DepsError> {
+    let first = group[0];
+    let cache = opts.cache_dir.join("git").join(short_hash(&first.source));
+    let repo = CacheRepo::open_or_init(&cache).map_err(|e| first.err(e.to_string()))?;
+    let refs: Vec<String> = group
+        .iter()
+        .map(|d| d.str("ref").unwrap_or(super::DEFAULT_BRANCH).to_string())
+        .collect();
+    let pinned = refs
+        .iter()
+        .all(|r| super::present_and_pinned(repo.repo(), r));
+    if opts.force || !pinned {
+        if let Err(e) = repo.fetch_mirror(&first.source, None) {
+            let all_cached = refs
+                .iter()
+                .all(|r| super::resolve(repo.repo(), r).is_some());
+            if !all_cached {
+                return Err(DepsError {
+                    hint: Some("check the source URL and your network; fetched repositories are then kept in the cache for offline use".into()),
+                    ..first.err(format!("fetching unsuccessful: {e}"))
+                });
+            }
+            log.push(format!(
+                "warning: Dependency {}: cannot reach the remote ({e}); using the cached copy",
+                redact_url(&first.source)
+            ));
+        }
+    }
+    for (d, r) in group.iter().zip(&refs) {
+        if d.flag("submodules") {
+            return Err(d.err("`submodules: true` is not supported by strata"));
+        }
+        let commit = super::resolve(repo.repo(), r)
+            .ok_or_else(|| d.err(format!("ref `{r}` not found in the repository")))?
+            .id();
+        let tree = repo.commit_tree(commit).map_err(|e| d.err(e.to_string()))?;
+        let subdir = d
+            .str("subdir")
+            .unwrap_or_default()
+            .trim_matches('/')
+            .to_string();
+        let files = repo
+            .list_tree(tree, &subdir)
+            .map_err(|e| d.err(e.to_string()))?;
+        if !subdir.is_empty() && files.keys().all(|k| !k.starts_with(&format!("{subdir}/"))) {
+            return Err(d.err(format!("subdir {subdir} not found in repo")));
+        }
+        for (path, entry) in &files {
+            let rel = if subdir.is_empty() {
+                path.as_str()
+            } else {
+                &path[subdir.len() + 1..]
+            };
+            if !opts.force && rel.split('/').any(|p| p.starts_with('.')) {
+                continue;
+            }
+            let blob = repo
+                .repo()
+                .find_blob(entry.id)
+                .map_err(|e| d.err(format!("reading {path}: {e}")))?;
+            let dest = d.dest.join(rel);
+            put_file(
+                &dest,
+                &blob.data,
+                entry.kind == FileKind::Executable,
+                opts.force,
+            )
+            .map_err(|e| d.err(e))?;
+        }
+        log.push(format!(
+            "Dependency {}: saved to {}",
+            redact_url(&d.source),
+            d.dest.display()
+        ));
+    }
+    Ok(())
+}
+
+fn base_name(source: &str) -> String {
+    let s = source.split(['?', '#']).next().unwrap_or(source);
+    s.rsplit('/').next().unwrap_or_default().to_string()
+}
+
+fn fetch_http(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Result<(), DepsError> {
+    let first = group[0];
+    let name = base_name(&first.source);
+    let cached = opts
+        .cache_dir
+        .join("http")
+        .join(short_hash(&first.source))
+        .join(if name.is_empty() { "download" } else { &name });
+    if opts.force || !cached.is_file() {
+        let data = crate::packages::repo::download(&first.source)
+            .map_err(|e| first.err(format!("fetching unsuccessful: {e}")))?;
+        put_file(&cached, &data, false, true).map_err(|e| first.err(e))?;
+    }
+    let data =
+        std::fs::read(&cached).map_err(|e| first.err(format!("{}: {e}", cached.display())))?;
+    for d in group {
+        if !d.flag("unpack") {
+            put_file(&d.dest, &data, false, opts.force).map_err(|e| d.err(e))?;
+            log.push(format!(
+                "Dependency {}: saved to {}",
+                redact_url(&d.source),
+                d.dest.display()
+            ));
+            continue;
+        }
+        let is_zip = data.starts_with(b"PK\x03\x04");
+        let is_tar = data.len() > 262 && &data[257..262] == b"ustar";
+        let is_tgz = data.starts_with(&[0x1f, 0x8b])
+            && (name.ends_with(".tar.gz") || name.ends_with(".tgz"));
+        if !(is_zip || is_tar || is_tgz) {
+            log.push(format!(
+                "Dependency {}: not a tar, tar.gz or zip archive; nothing unpacked (as Kapitan)",
+                redact_url(&d.source)
+            ));
+            continue;
+        }
+        let tmp = tempfile::tempdir().map_err(|e| d.err(e.to_string()))?;
+        if is_zip {
+            unzip(&data, tmp.path()).map_err(|e| d.err(format!("unzip: {e}")))?;
+        } else {
+            crate::packages::repo::unpack(&data, &name, tmp.path()).map_err(|e| d.err(e))?;
+        }
+        copy_tree(tmp.path(), &d.dest, opts.force).map_err(|e| d.err(e))?;
+        log.push(format!(
+            "Dependency {}: extracted to {}",
+            redact_url(&d.source),
+            d.dest.display()
+        ));
+    }
+    Ok(())
+}
+
+fn le16(b: &[u8], at: usize) -> Option<usize> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?) as usize)
+}
+
+fn le32(b: &[u8], at: usize) -> Option<usize> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize)
+}
+
+/// Largest file unpacked from a zip archive (a bound against zip bombs).
+const MAX_ZIP_ENTRY: usize = 1 << 30;
+
+/// Extracts a zip archive (stored and deflated entries) below `into`;
+/// names leaving the directory are refused.
+fn unzip(data: &[u8], into: &Path) -> Result<(), String> {
+    use std::io::Read;
+    let eocd = (0..data.len().saturating_sub(21))
+        .rev()
+        .find(|&i| data[i..].starts_with(b"PK\x05\x06"))
+        .ok_or("no end of central directory")?;
+    let count = le16(data, eocd + 10).ok_or("truncated")?;
+    let mut at = le32(data, eocd + 16).ok_or("truncated")?;
+    for _ in 0..count {
+        if !data.get(at..).is_some_and(|d| d.starts_with(b"PK\x01\x02")) {
+            return Err("bad central directory entry".into());
+        }
+        let method = le16(data, at + 10).ok_or("truncated")?;
+        let csize = le32(data, at + 20).ok_or("truncated")?;
+        let usize_ = le32(data, at + 24).ok_or("truncated")?;
+        let nlen = le16(data, at + 28).ok_or("truncated")?;
+        let elen = le16(data, at + 30).ok_or("truncated")?;
+        let clen = le16(data, at + 32).ok_or("truncated")?;
+        let local = le32(data, at + 42).ok_or("truncated")?;
+        let name = String::from_utf8_lossy(data.get(at + 46..at + 46 + nlen).ok_or("truncated")?)
+            .into_owned();
+        at += 46 + nlen + elen + clen;
+        let rel = Path::new(&name);
+        if rel.is_absolute()
+            || rel
+                .components()
+                .any(|c| matches!(c, Component::ParentDir | Component::Prefix(_)))
+        {
+            return Err(format!("entry `{name}` leaves the directory"));
+        }
+        let dest = into.join(rel);
+        if name.ends_with('/') {
+            std::fs::create_dir_all(&dest).map_err(|e| e.to_string())?;
+            continue;
+        }
+        if usize_ > MAX_ZIP_ENTRY {
+            return Err(format!("entry `{name}` is larger than 1 GiB"));
+        }
+        let lnlen = le16(data, local + 26).ok_or("truncated")?;
+        let lelen = le16(data, local + 28).ok_or("truncated")?;
+        let start = local + 30 + lnlen + lelen;
+        let raw = data.get(start..start + csize).ok_or("truncated entry")?;
+        let content = match method {
+            0 => raw.to_vec(),
+            8 => {
+                let mut out = Vec::with_capacity(usize_);
+                flate2::read::DeflateDecoder::new(raw)
+                    .take(MAX_ZIP_ENTRY as u64 + 1)
+                    .read_to_end(&mut out)
+                    .map_err(|e| format!("{name}: {e}"))?;
+                out
+            }
+            m => {
+                return Err(format!(
+                    "entry `{name}`: compression method {m} is not supported"
+                ))
+            }
+        };
+        if let Some(p) = dest.parent() {
+            std::fs::create_dir_all(p).map_err(|e| e.to_string())?;
+        }
+        std::fs::write(&dest, content).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn fetch_helm(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Result<(), DepsError> {
+    for d in group {
+        if d.dest.exists() && !opts.force {
+            continue;
+        }
+        let chart = d.str("chart_name").unwrap_or_default();
+        let version = d.str("version");
+        let helm = d
+            .str("helm_path")
+            .map(str::to_string)
+            .or_else(|| std::env::var("KAPITAN_HELM_PATH").ok())
+            .unwrap_or_else(|| "helm".into());
+        let cached = opts
+            .cache_dir
+            .join("helm")
+            .join(short_hash(&d.source))
+            .join(format!("{chart}-{}", version.unwrap_or("latest")));
+        if !cached.is_dir() || opts.force {
+            let tmp = tempfile::tempdir().map_err(|e| d.err(e.to_string()))?;
+            let mut cmd = std::process::Command::new(&helm);
+            cmd.args(["pull", "--destination"])
+                .arg(tmp.path())
+                .arg("--untar");
+            if let Some(v) = version {
+                cmd.args(["--version", v]);
+            }
+            if d.source.starts_with("oci://") {
+                cmd.arg(&d.source);
+            } else {
+                cmd.args(["--repo", &d.source, chart]);
+            }
+            let out = cmd.output().map_err(|e| {
+                let mut err = d.err(if e.kind() == std::io::ErrorKind::NotFound {
+                    format!("helm chart `{chart}` needs the helm binary, and `{helm}` was not found")
+                } else {
+                    format!("cannot run `{helm}`: {e}")
+                });
+                err.hint = Some("install helm (https://helm.sh/docs/intro/install/), or set helm_path / KAPITAN_HELM_PATH".into());
+                err
+            })?;
+            if !out.status.success() {
+                return Err(d.err(format!(
+                    "helm pull failed: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )));
+            }
+            if cached.exists() {
+                let _ = std::fs::remove_dir_all(&cached);
+            }
+            if let Some(p) = cached.parent() {
+                std::fs::create_dir_all(p).map_err(|e| d.err(e.to_string()))?;
+            }
+            copy_tree(&tmp.path().join(chart), &cached, true).map_err(|e| d.err(e))?;
+        }
+        copy_tree(&cached, &d.dest, opts.force).map_err(|e| d.err(e))?;
+        log.push(format!("Dependency {chart}: saved to {}", d.dest.display()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_names() {
+        assert_eq!(base_name("http://h/a/b.tar.gz?x=1"), "b.tar.gz");
+        assert_eq!(base_name("http://h/"), "");
+    }
+
+    #[test]
+    fn unzip_refuses_escaping_names() {
+        // A stored entry named `../x`.
+        let name = b"../x";
+        let mut z = Vec::new();
+        z.extend_from_slice(b"PK\x03\x04");
+        z.extend_from_slice(&[0; 22]);
+        z.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        z.extend_from_slice(&0u16.to_le_bytes());
+        z.extend_from_slice(name);
+        let cd = z.len();
+        z.extend_from_slice(b"PK\x01\x02");
+        z.extend_from_slice(&[0; 24]);
+        z.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        z.extend_from_slice(&[0; 16]);
+        z.extend_from_slice(name);
+        let cd_len = z.len() - cd;
+        z.extend_from_slice(b"PK\x05\x06");
+        z.extend_from_slice(&[0; 6]);
+        z.extend_from_slice(&1u16.to_le_bytes());
+        z.extend_from_slice(&(cd_len as u32).to_le_bytes());
+        z.extend_from_slice(&(cd as u32).to_le_bytes());
+        z.extend_from_slice(&[0; 2]);
+        let d = tempfile::tempdir().unwrap();
+        let e = unzip(&z, d.path()).unwrap_err();
+        assert!(e.contains("leaves the directory"), "{e}");
+    }
+}
