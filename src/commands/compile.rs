@@ -66,6 +66,13 @@ pub struct CompileArgs {
     /// Print nothing but errors
     #[arg(long)]
     pub quiet: bool,
+    /// Where Kapitan secret references (`?{...}`) are read and created [default: ./refs, or .kapitan]
+    #[arg(long, value_name = "DIR")]
+    pub refs_path: Option<PathBuf>,
+    /// Write the references' values into the catalog instead of hashed tags
+    /// (a local catalog only: never commit or push it)
+    #[arg(long)]
+    pub reveal: bool,
     /// Compile only shard I of N (1-based) of the selected targets: sorted by
     /// name, every N-th from the I-th (for a CI matrix; merge with `strata ci --collect`)
     #[arg(long, value_name = "I/N")]
@@ -219,7 +226,23 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             eprintln!("Compiled {name}");
         }
     };
-    let report = compile::compile_into(&prepared, &selected, &opts, temp.path(), &on_done);
+    let refs_path = args
+        .refs_path
+        .clone()
+        .or_else(|| defaults.get_str("compile", "refs-path").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("./refs"));
+    let refs = compile::RefsSetup {
+        refs: std::sync::Arc::new(crate::refs::Refs::new(absolute(&refs_path))),
+        reveal: args.reveal,
+    };
+    let report = compile::compile_into_with_refs(
+        &prepared,
+        &selected,
+        &opts,
+        Some(&refs),
+        temp.path(),
+        &on_done,
+    );
     if let Some(pb) = &pb {
         pb.finish_and_clear();
     }

@@ -45,6 +45,16 @@ impl RefError {
     }
 }
 
+impl crate::diagnostics::ToDiagnostic for RefError {
+    fn to_diagnostic(&self) -> crate::diagnostics::Diagnostic {
+        let d = crate::diagnostics::Diagnostic::error(self.message.clone());
+        match &self.hint {
+            Some(h) => d.with_hint(h.clone()),
+            None => d,
+        }
+    }
+}
+
 /// Kapitan's `REF_TOKEN_TAG_PATTERN`: the tag, its token and the function
 /// chain. The `regex` crate's leftmost-first matching gives Python's
 /// groups for this pattern (no look-around, no back-references).
@@ -59,6 +69,17 @@ pub fn tag_regex() -> &'static Regex {
 /// True when `text` holds at least one reference tag.
 pub fn has_tag(text: &str) -> bool {
     text.contains("?{") && tag_regex().is_match(text)
+}
+
+/// True when a string anywhere in `v` may hold a tag (a cheap scan that
+/// spares copying values without any).
+pub fn value_has_tags(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.contains("?{"),
+        Value::List(l) => l.iter().any(value_has_tags),
+        Value::Map(m) => m.values().any(value_has_tags),
+        _ => false,
+    }
 }
 
 /// Every tag in `text`, as written.
