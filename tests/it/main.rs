@@ -11,6 +11,7 @@ mod inventory;
 mod order;
 mod packages;
 mod publish;
+mod refs;
 mod review;
 mod support;
 mod template;

@@ -1,0 +1,390 @@
+//! Kapitan secret references: the corpus Kapitan 0.36.3 wrote
+//! (tests/fixtures/refs: refs from `kapitan refs --write`, catalogs from
+//! `kapitan compile` and `--reveal`), errors, functions, `strata refs`,
+//! gpg round trips with a key made here, and no secret in review output.
+
+use crate::strata;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/refs")
+}
+
+fn copy(src: &Path, dst: &Path) {
+    fs::create_dir_all(dst).unwrap();
+    for e in fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let to = dst.join(e.file_name());
+        if e.path().is_dir() {
+            copy(&e.path(), &to);
+        } else {
+            fs::copy(e.path(), &to).unwrap();
+        }
+    }
+}
+
+/// A writable copy of the corpus project.
+fn project() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    copy(&corpus().join("project"), d.path());
+    d
+}
+
+/// Every file below `root`, relative path -> bytes.
+fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        let Ok(rd) = fs::read_dir(dir) else { return };
+        for e in rd {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+fn assert_same_tree(expected: &Path, actual: &Path) {
+    let e = tree(expected);
+    let a = tree(actual);
+    assert_eq!(
+        e.keys().collect::<Vec<_>>(),
+        a.keys().collect::<Vec<_>>(),
+        "file lists differ"
+    );
+    for (k, v) in &e {
+        assert!(
+            a[k] == *v,
+            "{k} differs:\n--- kapitan\n{}\n--- strata\n{}",
+            String::from_utf8_lossy(v),
+            String::from_utf8_lossy(&a[k])
+        );
+    }
+}
+
+const COMPILE_TARGETS: &[&str] = &[
+    "base64", "plain", "env", "b64enc", "subvar", "gpg", "vault", "hashed", "functions", "kms",
+];
+const REVEAL_TARGETS: &[&str] = &[
+    "base64", "plain", "env", "b64enc", "subvar", "hashed", "functions",
+];
+
+#[test]
+fn compiled_catalog_equals_kapitans_byte_for_byte() {
+    let p = project();
+    let refs_before = tree(&p.path().join("refs"));
+    let out = tempfile::tempdir().unwrap();
+    strata()
+        .current_dir(p.path())
+        .args(["compile", "--quiet", "--output-path"])
+        .arg(out.path())
+        .arg("-t")
+        .args(COMPILE_TARGETS)
+        .assert()
+        .success();
+    assert_same_tree(&corpus().join("expected/compiled"), &out.path().join("compiled"));
+    // Every reference existed (Kapitan wrote them): nothing was created.
+    assert_eq!(refs_before, tree(&p.path().join("refs")));
+}
+
+#[test]
+fn revealed_catalog_equals_kapitans_byte_for_byte() {
+    let p = project();
+    let out = tempfile::tempdir().unwrap();
+    strata()
+        .current_dir(p.path())
+        .env("KAPITAN_VAR_db_host", "from-env")
+        .args(["compile", "--quiet", "--reveal", "--output-path"])
+        .arg(out.path())
+        .arg("-t")
+        .args(REVEAL_TARGETS)
+        .assert()
+        .success();
+    assert_same_tree(
+        &corpus().join("expected-reveal/compiled"),
+        &out.path().join("compiled"),
+    );
+}
+
+#[test]
+fn refs_path_flag_and_dot_kapitan() {
+    let p = project();
+    fs::rename(p.path().join("refs"), p.path().join("secrets")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    // Without the setting the references are missing.
+    strata()
+        .current_dir(p.path())
+        .args(["compile", "--quiet", "-t", "base64", "--output-path"])
+        .arg(out.path())
+        .assert()
+        .code(2);
+    strata()
+        .current_dir(p.path())
+        .args(["compile", "--quiet", "-t", "base64", "--refs-path", "secrets", "--output-path"])
+        .arg(out.path())
+        .assert()
+        .success();
+    fs::write(p.path().join(".kapitan"), "compile:\n  refs-path: ./secrets\n").unwrap();
+    let out2 = tempfile::tempdir().unwrap();
+    strata()
+        .current_dir(p.path())
+        .args(["compile", "--quiet", "-t", "base64", "--output-path"])
+        .arg(out2.path())
+        .assert()
+        .success();
+    assert_eq!(
+        fs::read(out2.path().join("compiled/base64/secrets.yaml")).unwrap(),
+        fs::read(corpus().join("expected/compiled/base64/secrets.yaml")).unwrap()
+    );
+}
+
+#[test]
+fn errors_name_tag_file_target_and_leave_the_catalog_alone() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "missing",
+            &[
+                "?{base64:targets/missing/nothing_here}",
+                "refs/targets/missing/nothing_here does not exist",
+                "target missing",
+                "strata refs --write base64:targets/missing/nothing_here",
+            ],
+        ),
+        ("badfunc", &["nosuchfunction: unknown ref function used", "target badfunc"]),
+        (
+            "mismatch",
+            &["token hash does not match with stored reference hash: base64:common/shared:f326a4c9"],
+        ),
+    ];
+    for (target, needles) in cases {
+        let p = project();
+        let out = tempfile::tempdir().unwrap();
+        let marker = out.path().join("compiled/keep/me.yaml");
+        fs::create_dir_all(marker.parent().unwrap()).unwrap();
+        fs::write(&marker, "a: 1\n").unwrap();
+        let a = strata()
+            .current_dir(p.path())
+            .args(["compile", "--quiet", "-t", target, "--output-path"])
+            .arg(out.path())
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+        for n in *needles {
+            assert!(err.contains(n), "{target}: `{n}` not in:\n{err}");
+        }
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(fs::read_to_string(&marker).unwrap(), "a: 1\n");
+        assert!(!out.path().join("compiled").join(target).exists());
+    }
+}
+
+#[test]
+fn cloud_kms_reveal_is_a_clear_error() {
+    let p = project();
+    let out = tempfile::tempdir().unwrap();
+    let a = strata()
+        .current_dir(p.path())
+        .args(["compile", "--quiet", "--reveal", "-t", "kms", "--output-path"])
+        .arg(out.path())
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    assert!(err.contains("?{gkms:targets/kms/key}"), "{err}");
+    assert!(err.contains("target kms"), "{err}");
+    assert!(err.contains("not built into strata"), "{err}");
+}
+
+#[test]
+fn functions_create_references_once() {
+    let p = project();
+    fs::remove_dir_all(p.path().join("refs/targets/functions")).unwrap();
+    let compile = |out: &Path| {
+        strata()
+            .current_dir(p.path())
+            .args(["compile", "--quiet", "-t", "functions", "--output-path"])
+            .arg(out)
+            .assert()
+            .success();
+    };
+    let o1 = tempfile::tempdir().unwrap();
+    let o2 = tempfile::tempdir().unwrap();
+    compile(o1.path());
+    let refs1 = tree(&p.path().join("refs/targets/functions"));
+    compile(o2.path());
+    assert_eq!(refs1, tree(&p.path().join("refs/targets/functions")));
+    assert_same_tree(&o1.path().join("compiled"), &o2.path().join("compiled"));
+    assert_eq!(refs1.len(), 12, "{:?}", refs1.keys());
+    let yaml = fs::read_to_string(o1.path().join("compiled/functions/secrets.yaml")).unwrap();
+    assert!(yaml.contains("first: ?{base64:targets/functions/random:"), "{yaml}");
+    // The reference file layout Kapitan writes (and reads).
+    let rs = String::from_utf8(refs1["randomstr"].clone()).unwrap();
+    assert!(rs.starts_with("data: ") && rs.ends_with("encoding: base64\ntype: base64\n"), "{rs}");
+    let reveal = |tag: &str| -> String {
+        let a = strata()
+            .current_dir(p.path())
+            .args(["refs", "--reveal", "--tag", tag])
+            .assert()
+            .success();
+        String::from_utf8(a.get_output().stdout.clone()).unwrap()
+    };
+    assert_eq!(reveal("?{base64:targets/functions/random}").len(), 43);
+    assert_eq!(reveal("?{base64:targets/functions/lower}").len(), 12);
+    assert!(reveal("?{base64:targets/functions/int}").chars().all(|c| c.is_ascii_digit()));
+    assert_eq!(reveal("?{base64:targets/functions/basicauth}"), "YWRtaW46c2VjcmV0");
+    assert!(reveal("?{base64:targets/functions/rsa}").starts_with("-----BEGIN PRIVATE KEY-----"));
+    assert!(reveal("?{base64:targets/functions/rsa_pub}").starts_with("-----BEGIN PUBLIC KEY-----"));
+    assert!(reveal("?{base64:targets/functions/ed}").starts_with("-----BEGIN PRIVATE KEY-----"));
+    assert!(reveal("?{base64:targets/functions/ed_pub}").starts_with("-----BEGIN PUBLIC KEY-----"));
+    assert_eq!(reveal("?{base64:targets/functions/hashed}").len(), 64);
+}
+
+#[test]
+fn refs_write_gives_kapitans_files() {
+    let d = tempfile::tempdir().unwrap();
+    let cases = [
+        ("base64:common/shared", "s3cr3t-shared", false),
+        ("base64:common/encoded", "encoded secret", true),
+        ("plain:common/plain_b64", "plain with base64", true),
+        ("env:targets/env/db_host", "db.example.internal", false),
+        ("base64:common/binaryish", "line1\nline2: x\n", false),
+        ("plain:common/plain_yaml", "a:\n  b: nested-plain\n", false),
+    ];
+    for (token, value, b64) in cases {
+        let mut c = strata();
+        c.current_dir(d.path())
+            .args(["refs", "--write", token, "-f", "-"])
+            .write_stdin(value);
+        if b64 {
+            c.arg("--base64");
+        }
+        c.assert().success();
+        let path = token.split_once(':').unwrap().1;
+        assert_eq!(
+            fs::read_to_string(d.path().join("refs").join(path)).unwrap(),
+            fs::read_to_string(corpus().join("project/refs").join(path)).unwrap(),
+            "{token}"
+        );
+    }
+    // Reveal: tags in a file, a reference file, and a bad write.
+    let f = d.path().join("x.txt");
+    fs::write(&f, "a=?{base64:common/shared} b=?{plain:common/plain_b64}\n").unwrap();
+    let a = strata()
+        .current_dir(d.path())
+        .args(["refs", "--reveal", "-f"])
+        .arg(&f)
+        .assert()
+        .success();
+    assert_eq!(
+        String::from_utf8_lossy(&a.get_output().stdout),
+        "a=s3cr3t-shared b=cGxhaW4gd2l0aCBiYXNlNjQ=\n"
+    );
+    strata()
+        .current_dir(d.path())
+        .args(["refs", "--write", "nope:x", "-f", "-"])
+        .write_stdin("v")
+        .assert()
+        .code(2);
+    strata()
+        .current_dir(d.path())
+        .args(["refs", "--write", "plain:../escape", "-f", "-"])
+        .write_stdin("v")
+        .assert()
+        .code(2);
+    assert!(!d.path().join("escape").exists());
+}
+
+fn have_gpg() -> bool {
+    std::process::Command::new("gpg")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn gpg_round_trip_with_a_key_made_here() {
+    if !have_gpg() {
+        eprintln!("gpg not installed: skipped");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(home.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let st = std::process::Command::new("gpg")
+        .env("GNUPGHOME", home.path())
+        .args([
+            "--batch",
+            "--passphrase",
+            "",
+            "--quick-gen-key",
+            "Strata Test <strata-test@example.com>",
+            "future-default",
+            "default",
+            "never",
+        ])
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let p = project();
+    strata()
+        .current_dir(p.path())
+        .env("GNUPGHOME", home.path())
+        .args(["refs", "--write", "gpg:targets/gpg/password", "-R", "strata-test@example.com", "-f", "-"])
+        .write_stdin("gpg-protected")
+        .assert()
+        .success();
+    let file = fs::read_to_string(p.path().join("refs/targets/gpg/password")).unwrap();
+    assert!(file.contains("recipients:\n- fingerprint: "), "{file}");
+    assert!(file.ends_with("type: gpg\n"), "{file}");
+    assert!(!file.contains("gpg-protected"));
+    // The target lists Kapitan's fixture key; strata's file names its own.
+    let out = tempfile::tempdir().unwrap();
+    strata()
+        .current_dir(p.path())
+        .env("GNUPGHOME", home.path())
+        .args(["compile", "--quiet", "--reveal", "-t", "gpg", "--output-path"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let y = fs::read_to_string(out.path().join("compiled/gpg/secrets.yaml")).unwrap();
+    assert_eq!(y, "data:\n  first: gpg-protected\n  list:\n    - gpg-protected\n");
+    let hashed = tempfile::tempdir().unwrap();
+    strata()
+        .current_dir(p.path())
+        .env("GNUPGHOME", home.path())
+        .args(["compile", "--quiet", "-t", "gpg", "--output-path"])
+        .arg(hashed.path())
+        .assert()
+        .success();
+    let y = fs::read_to_string(hashed.path().join("compiled/gpg/secrets.yaml")).unwrap();
+    assert!(y.starts_with("data:\n  first: ?{gpg:targets/gpg/password:"), "{y}");
+    // A function creates a gpg reference for the target's recipients.
+    fs::write(
+        p.path().join("inventory/targets/gpg.yml"),
+        "classes:\n  - common\nparameters:\n  kapitan:\n    secrets:\n      gpg:\n        recipients:\n          - name: strata-test@example.com\n  data:\n    first: ?{gpg:targets/gpg/made||random:str:20}\n    list: []\n",
+    )
+    .unwrap();
+    strata()
+        .current_dir(p.path())
+        .env("GNUPGHOME", home.path())
+        .args(["compile", "--quiet", "-t", "gpg", "--output-path"])
+        .arg(hashed.path())
+        .assert()
+        .success();
+    let a = strata()
+        .current_dir(p.path())
+        .env("GNUPGHOME", home.path())
+        .args(["refs", "--reveal", "--tag", "?{gpg:targets/gpg/made}"])
+        .assert()
+        .success();
+    assert_eq!(a.get_output().stdout.len(), 20);
+}
