@@ -231,8 +231,11 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .or_else(|| defaults.get_str("compile", "refs-path").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("./refs"));
+    let mut engine = crate::refs::Refs::new(absolute(&refs_path));
+    engine.create_missing = !std::env::var(crate::refs::READ_ONLY_ENV)
+        .is_ok_and(|v| !v.is_empty() && v != "0");
     let refs = compile::RefsSetup {
-        refs: std::sync::Arc::new(crate::refs::Refs::new(absolute(&refs_path))),
+        refs: std::sync::Arc::new(engine),
         reveal: args.reveal,
     };
     let report = compile::compile_into_with_refs(
@@ -281,6 +284,15 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_FINDINGS));
     }
     compile::install(temp.path(), &output_path, &report, all_targets).map_err(diag_err)?;
+    if args.reveal {
+        // Marks the catalog so diff, ci and push refuse it.
+        let marker = output_path.join("compiled").join(crate::refs::REVEALED_MARKER);
+        std::fs::write(
+            &marker,
+            "This catalog was compiled with --reveal: it holds secret values. Never commit or push it.\n",
+        )
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", marker.display()))?;
+    }
     if !args.quiet {
         eprintln!(
             "Compiled {} targets in {:.2}s",

@@ -238,3 +238,28 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Refuses a catalog written by `strata compile --reveal` in a command
+/// whose output others read (diff, comment, ci, push).
+pub fn refuse_revealed(dir: &Path, what: &str) -> anyhow::Result<()> {
+    if let Some(m) = crate::refs::revealed_marker(dir) {
+        anyhow::bail!(
+            "{} holds revealed secrets ({} exists): {what} never uses a catalog compiled with --reveal; compile again without --reveal",
+            dir.display(),
+            m.display()
+        );
+    }
+    Ok(())
+}
+
+/// Refuses `--reveal` among compile flags passed through a review or
+/// publish command.
+pub fn refuse_reveal_flag<S: AsRef<std::ffi::OsStr>>(flags: &[S], what: &str) -> anyhow::Result<()> {
+    if flags
+        .iter()
+        .any(|f| matches!(f.as_ref().to_str(), Some("--reveal" | "-r")))
+    {
+        anyhow::bail!("{what} never reveals secrets: remove --reveal from the compile flags");
+    }
+    Ok(())
+}

@@ -93,6 +93,33 @@ pub fn tags_in(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The file `strata compile --reveal` leaves at the top of `compiled/`:
+/// diff, ci and push refuse a catalog that holds it, so revealed values
+/// never reach a review or a catalog repository.
+pub const REVEALED_MARKER: &str = ".strata-revealed";
+
+/// The revealed-catalog marker in `dir`, `dir/compiled` or any parent of
+/// `dir` (a target directory of a revealed catalog counts too).
+pub fn revealed_marker(dir: &Path) -> Option<PathBuf> {
+    let abs = if dir.is_absolute() {
+        dir.to_path_buf()
+    } else {
+        std::env::current_dir().ok()?.join(dir)
+    };
+    let below = abs.join("compiled").join(REVEALED_MARKER);
+    if below.is_file() {
+        return Some(below);
+    }
+    abs.ancestors()
+        .map(|a| a.join(REVEALED_MARKER))
+        .find(|m| m.is_file())
+}
+
+/// Set (to anything but empty or `0`) in the environment of a compile run
+/// for a review: missing references are an error instead of being created
+/// (a review must not invent secrets that nobody committed).
+pub const READ_ONLY_ENV: &str = "STRATA_REFS_READ_ONLY";
+
 /// The backends Kapitan 0.36.3 knows.
 pub const BACKENDS: &[&str] = &[
     "plain",

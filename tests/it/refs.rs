@@ -107,6 +107,10 @@ fn revealed_catalog_equals_kapitans_byte_for_byte() {
         .args(REVEAL_TARGETS)
         .assert()
         .success();
+    // strata's only addition: the marker that keeps this catalog out of reviews.
+    let marker = out.path().join("compiled/.strata-revealed");
+    assert!(marker.is_file());
+    fs::remove_file(marker).unwrap();
     assert_same_tree(
         &corpus().join("expected-reveal/compiled"),
         &out.path().join("compiled"),
@@ -387,4 +391,206 @@ fn gpg_round_trip_with_a_key_made_here() {
         .assert()
         .success();
     assert_eq!(a.get_output().stdout.len(), 20);
+}
+
+// ------------------------------------------------------------ no leaks
+
+const OLD_VALUE: &str = "s3cr3t-shared";
+const NEW_VALUE: &str = "n3w-r0tated-Secret";
+
+fn assert_no_value(what: &str, text: &str) {
+    use base64::Engine;
+    for v in [OLD_VALUE, NEW_VALUE, "alpha value"] {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(v);
+        assert!(!text.contains(v), "{what} leaks `{v}`:\n{text}");
+        assert!(!text.contains(&b64), "{what} leaks base64 `{b64}`:\n{text}");
+    }
+}
+
+/// Base and head catalogs of the corpus where `common/shared` was rotated.
+fn rotated() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let p = project();
+    let compile = |out: &Path| {
+        strata()
+            .current_dir(p.path())
+            .args(["compile", "--quiet", "-t", "base64", "hashed", "--output-path"])
+            .arg(out)
+            .assert()
+            .success();
+    };
+    let base = p.path().join("base-out");
+    let head = p.path().join("head-out");
+    compile(&base);
+    strata()
+        .current_dir(p.path())
+        .args(["refs", "--write", "base64:common/shared", "-f", "-"])
+        .write_stdin(NEW_VALUE)
+        .assert()
+        .success();
+    // The `hashed` target pins the old hash: point it at the new file.
+    fs::write(
+        p.path().join("inventory/targets/hashed.yml"),
+        "classes:\n  - common\nparameters:\n  data:\n    first: ?{base64:common/shared}\n    list: []\n",
+    )
+    .unwrap();
+    compile(&head);
+    (p, base.join("compiled"), head.join("compiled"))
+}
+
+#[test]
+fn no_secret_value_in_any_review_output() {
+    let (p, base, head) = rotated();
+    let mut json = String::new();
+    for fmt in ["text", "markdown", "json"] {
+        let a = strata()
+            .args(["diff", "--color", "never", "--format", fmt, "--catalogs"])
+            .arg(&base)
+            .arg(&head)
+            .assert();
+        let out = a.get_output();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_no_value(fmt, &text);
+        assert_no_value(fmt, &err);
+        assert!(text.contains("secret changed, value not shown"), "{fmt}: {text}");
+        assert!(text.contains("?{base64:common/shared:"), "{fmt}: {text}");
+        if fmt == "json" {
+            json = text;
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let diff = dir.path().join("diff.json");
+    fs::write(&diff, &json).unwrap();
+    let artifact = dir.path().join("review.md");
+    let out = strata()
+        .args(["comment", "--dry-run", "--diff"])
+        .arg(&diff)
+        .arg("--output")
+        .arg(&artifact)
+        .env_remove("GITHUB_EVENT_PATH")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let body = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_no_value("comment", &body);
+    assert!(body.contains("secret changed, value not shown"), "{body}");
+    assert_no_value("comment stderr", &String::from_utf8_lossy(&out.stderr));
+    if artifact.exists() {
+        assert_no_value("artifact", &fs::read_to_string(&artifact).unwrap());
+    }
+    // A fork's pull request: job summary and annotations instead.
+    let gh = crate::github_api::FakeGithub::start();
+    let mut event: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/review/github/pull_request_event.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    event["pull_request"]["head"]["repo"]["full_name"] = "someone/infra".into();
+    fs::write(dir.path().join("event.json"), event.to_string()).unwrap();
+    let out = strata()
+        .current_dir(dir.path())
+        .args(["comment", "--diff"])
+        .arg(&diff)
+        .env("GITHUB_API_URL", &gh.url)
+        .env("GITHUB_REPOSITORY", "acme/infra")
+        .env("GITHUB_EVENT_PATH", dir.path().join("event.json"))
+        .env("GITHUB_TOKEN", "ghs_testtoken")
+        .env("GITHUB_STEP_SUMMARY", dir.path().join("summary.md"))
+        .output()
+        .unwrap();
+    assert_no_value("annotations", &String::from_utf8_lossy(&out.stdout));
+    assert_no_value("comment stderr", &String::from_utf8_lossy(&out.stderr));
+    let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap_or_default();
+    assert_no_value("job summary", &summary);
+    // Push dry-run of the head catalog.
+    let bare = p.path().join("catalog.git");
+    let st = std::process::Command::new("git")
+        .args(["init", "--quiet", "--bare"])
+        .arg(&bare)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = strata()
+        .current_dir(p.path())
+        .args(["push", "--dry-run", "--author", "Dev <dev@example.com>", "--catalog-dir"])
+        .arg(&head)
+        .arg("--catalog-repo")
+        .arg(format!("file://{}", bare.display()))
+        .arg("--cache-dir")
+        .arg(p.path().join("cache"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_no_value("push dry-run", &String::from_utf8_lossy(&out.stdout));
+    assert_no_value("push dry-run stderr", &String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn revealed_catalogs_are_refused_by_review_and_publish() {
+    let p = project();
+    let out = p.path().join("revealed");
+    strata()
+        .current_dir(p.path())
+        .args(["compile", "--quiet", "--reveal", "-t", "base64", "--output-path"])
+        .arg(&out)
+        .assert()
+        .success();
+    let compiled = out.join("compiled");
+    assert!(compiled.join(".strata-revealed").is_file());
+    let yaml = fs::read_to_string(compiled.join("base64/secrets.yaml")).unwrap();
+    assert!(yaml.contains(OLD_VALUE), "{yaml}");
+    let check = |a: assert_cmd::assert::Assert, what: &str| {
+        let o = a.code(2);
+        let out = o.get_output();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(all.contains("reveal"), "{what}: {all}");
+        assert_no_value(what, &all);
+    };
+    check(
+        strata()
+            .args(["diff", "--catalogs"])
+            .arg(&compiled)
+            .arg(&compiled)
+            .assert(),
+        "diff",
+    );
+    check(
+        strata()
+            .args(["diff", "--catalogs"])
+            .arg(compiled.join("base64"))
+            .arg(compiled.join("base64"))
+            .assert(),
+        "diff of a target dir",
+    );
+    check(
+        strata()
+            .current_dir(p.path())
+            .args(["push", "--dry-run", "--author", "Dev <dev@example.com>", "--catalog-dir"])
+            .arg(&compiled)
+            .arg("--catalog-repo")
+            .arg(format!("file://{}", p.path().join("none.git").display()))
+            .assert(),
+        "push",
+    );
+    check(
+        strata()
+            .current_dir(p.path())
+            .args(["ci", "--", "--reveal"])
+            .env("GITHUB_EVENT_NAME", "push")
+            .assert(),
+        "ci",
+    );
+    check(
+        strata()
+            .current_dir(p.path())
+            .args(["diff", "--base", "HEAD", "--", "--reveal"])
+            .assert(),
+        "diff --base",
+    );
 }
