@@ -195,6 +195,7 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
         &inv_opts,
         &LintOptions {
             catalog: collected.as_ref().map(|_| head_catalog.clone()),
+            ..Default::default()
         },
     )
     .map_err(diag_err)?;

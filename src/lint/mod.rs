@@ -27,6 +27,7 @@ pub const RULES: &[(&str, Severity, &str)] = &[
     ("render-error", Severity::Error, "a target cannot be rendered (merge or constant conflict)"),
     ("unused-class", Severity::Warning, "no target includes this class"),
     ("plaintext-secret", Severity::Error, "a value under a secret-like key looks like a plaintext secret"),
+    ("missing-secret-ref", Severity::Error, "a ?{type:path} secret reference has no reference file and no function to create it (strata compile would fail)"),
     ("vaultkv-base64", Severity::Error, "a ?{vaultkv:...} reference is base64-encoded in the compiled catalog, so it is never resolved"),
     ("component-without-version", Severity::Error, "a Commodore component has no version"),
     ("duplicate-instance", Severity::Error, "two applications entries use the same instance name"),
@@ -64,6 +65,9 @@ impl crate::diagnostics::ToDiagnostic for LintError {
 pub struct LintOptions {
     /// A compiled catalog to check for base64-encoded secret references.
     pub catalog: Option<PathBuf>,
+    /// Kapitan's refs directory: every `?{...}` tag in the parameters must
+    /// have its reference file (or a function). Unset: no check.
+    pub refs_path: Option<PathBuf>,
 }
 
 /// Loads the inventory and lints it. Problems that stop the inventory from
@@ -181,6 +185,35 @@ pub fn lint(inv: &Inventory, opts: &LintOptions) -> Result<Vec<Diagnostic>, Lint
             found.add(d, Some(t));
         }
     }
+    if let Some(refs_path) = &opts.refs_path {
+        let refs = crate::refs::Refs::new(refs_path);
+        for (t, node) in &rendered {
+            let mut node_files: Vec<PathBuf> = node
+                .classes
+                .iter()
+                .filter_map(|c| class_map.get(c.as_str()).map(|p| (*p).clone()))
+                .collect();
+            if let Some(tf) = inv.target_file(t) {
+                node_files.push(tf.to_path_buf());
+            }
+            // The target's own file wins: it is the most specific.
+            node_files.reverse();
+            let mut problems = Vec::new();
+            missing_refs(&refs, t, &node.parameters, "parameters", &mut problems);
+            for (param, e) in problems {
+                let mut d = Diagnostic::error(e.message)
+                    .with_code("missing-secret-ref")
+                    .with_param_path(param.clone());
+                if let Some(h) = e.hint {
+                    d = d.with_hint(h);
+                }
+                if let Some((f, l)) = rules::locate_param(&node_files, &mut cache, &param) {
+                    d = d.with_file(f).with_line(l);
+                }
+                found.add(d, Some(t));
+            }
+        }
+    }
     if let Some(cat) = &opts.catalog {
         for d in rules::vaultkv_base64(cat)? {
             found.add(d, None);
@@ -190,6 +223,37 @@ pub fn lint(inv: &Inventory, opts: &LintOptions) -> Result<Vec<Diagnostic>, Lint
         }
     }
     Ok(found.finish())
+}
+
+/// Every tag under `v` that a compile would fail on, with its parameter path.
+fn missing_refs(
+    refs: &crate::refs::Refs,
+    target: &str,
+    v: &crate::value::Value,
+    path: &str,
+    out: &mut Vec<(String, crate::refs::RefError)>,
+) {
+    use crate::value::Value;
+    match v {
+        Value::String(s) => {
+            for tag in crate::refs::tags_in(s) {
+                if let Err(e) = refs.check_tag(&tag, target) {
+                    out.push((path.to_string(), e));
+                }
+            }
+        }
+        Value::Map(m) => {
+            for (k, x) in m {
+                missing_refs(refs, target, x, &format!("{path}.{k}"), out);
+            }
+        }
+        Value::List(l) => {
+            for x in l {
+                missing_refs(refs, target, x, path, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The rule an inventory error belongs to, with its location.

@@ -422,6 +422,34 @@ impl Refs {
         ))
     }
 
+    /// What a compile of this tag would fail on, without compiling or
+    /// creating anything (for `strata lint`).
+    pub fn check_tag(&self, text: &str, target: &str) -> Result<(), RefError> {
+        let tag = parse_tag(text)?;
+        let t = TargetRefs {
+            target: target.to_string(),
+            secrets: None,
+        };
+        if self.from_token(tag.token, tag.tag)?.is_some() {
+            return Ok(());
+        }
+        match tag.funcs {
+            None => Err(self.missing(tag.tag, tag.token, &t)),
+            Some(f) => {
+                let body = f.strip_prefix("||").unwrap_or(f);
+                for name in body.split('|').map(|x| x.trim().split(':').next().unwrap_or("")) {
+                    if name != "base64" && !FUNCTION_NAMES.contains(&name) {
+                        return Err(RefError::new(format!(
+                            "{}: {name}: unknown ref function used. Choose one of: {FUNCTION_NAMES:?}",
+                            tag.tag
+                        )));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// The compiled form of one tag (Kapitan's `compile_replace_match`).
     pub fn compile_tag(&self, text: &str, t: &TargetRefs) -> Result<String, RefError> {
         let tag = parse_tag(text)?;

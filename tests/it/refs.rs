@@ -594,3 +594,29 @@ fn revealed_catalogs_are_refused_by_review_and_publish() {
         "diff --base",
     );
 }
+
+#[test]
+fn lint_reports_missing_refs_without_compiling() {
+    let p = project();
+    let a = strata()
+        .current_dir(p.path())
+        .args(["lint", "--format", "json"])
+        .assert()
+        .code(1);
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let list = v.as_array().cloned().unwrap_or_else(|| v["findings"].as_array().cloned().unwrap_or_default());
+    let text = serde_json::to_string(&list).unwrap();
+    let refs: Vec<&serde_json::Value> = list
+        .iter()
+        .filter(|d| d.to_string().contains("missing-secret-ref"))
+        .collect();
+    assert_eq!(refs.len(), 3, "{text}");
+    assert!(text.contains("?{base64:targets/missing/nothing_here}"), "{text}");
+    assert!(text.contains("targets/missing.yml"), "{text}");
+    assert!(text.contains("strata refs --write base64:targets/missing/nothing_here"), "{text}");
+    // gpg recipients' fingerprints are settings, not plaintext secrets.
+    assert!(!text.contains("plaintext-secret"), "{text}");
+    // Nothing was compiled or created.
+    assert!(!p.path().join("compiled").exists());
+    assert!(!p.path().join("refs/targets/missing").exists());
+}
