@@ -48,6 +48,18 @@ pub struct RefsArgs {
     /// gpg recipients (key names or fingerprints)
     #[arg(short = 'R', long, num_args = 1.., value_name = "RECIPIENT")]
     pub recipients: Vec<String>,
+    /// vaultkv: authentication (token or approle) when the target does not set it
+    #[arg(long, value_name = "AUTH")]
+    pub vault_auth: Option<String>,
+    /// vaultkv: mount point [default: secret]
+    #[arg(long, value_name = "MOUNT")]
+    pub vault_mount: Option<String>,
+    /// vaultkv: path in Vault [default: the reference path]
+    #[arg(long, value_name = "PATH")]
+    pub vault_path: Option<String>,
+    /// vaultkv: key in Vault
+    #[arg(long, value_name = "KEY")]
+    pub vault_key: Option<String>,
     /// Where references live [default: ./refs, or .kapitan]
     #[arg(long, value_name = "DIR")]
     pub refs_path: Option<PathBuf>,
@@ -106,6 +118,26 @@ fn target_refs(args: &RefsArgs) -> anyhow::Result<TargetRefs> {
             _ => Map::new(),
         };
         secrets.insert("gpg".into(), Value::Map(recips));
+        t.secrets = Some(Value::Map(secrets));
+    }
+    if args.vault_key.is_some() || args.vault_mount.is_some() || args.vault_path.is_some() {
+        t.vault_location = Some([
+            args.vault_mount.clone().unwrap_or_default(),
+            args.vault_path.clone().unwrap_or_default(),
+            args.vault_key.clone().unwrap_or_default(),
+        ]);
+    }
+    if let Some(auth) = &args.vault_auth {
+        let mut secrets = match t.secrets.take() {
+            Some(Value::Map(m)) => m,
+            _ => Map::new(),
+        };
+        let mut kv = match secrets.shift_remove("vaultkv") {
+            Some(Value::Map(m)) => m,
+            _ => Map::new(),
+        };
+        kv.insert("auth".into(), Value::String(auth.clone()));
+        secrets.insert("vaultkv".into(), Value::Map(kv));
         t.secrets = Some(Value::Map(secrets));
     }
     Ok(t)

@@ -726,6 +726,7 @@ fn compile_target(
                 .get(&plan.name)
                 .and_then(|d| d.get_path(&["parameters", "kapitan", "secrets"]))
                 .cloned(),
+            ..Default::default()
         },
     };
     std::fs::create_dir_all(&ctx.target_root).map_err(|e| CompileError::io(&ctx.target_root, e))?;

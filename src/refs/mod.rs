@@ -8,6 +8,7 @@
 
 mod functions;
 mod gpg;
+pub mod vault;
 
 use crate::compile::pyyaml_load;
 use crate::compile::yaml_dump::{self, DumpOptions};
@@ -139,6 +140,8 @@ pub const BACKENDS: &[&str] = &[
 pub struct TargetRefs {
     pub target: String,
     pub secrets: Option<Value>,
+    /// vaultkv writes: mount, path in Vault and key (empty: defaults).
+    pub vault_location: Option<[String; 3]>,
 }
 
 /// One reference file as stored (and as Kapitan stores it).
@@ -162,8 +165,20 @@ impl RefFile {
             m.insert(k.clone(), v.clone());
         }
         m.insert("type".into(), Value::String(self.type_name.clone()));
-        m.sort_keys();
-        yaml_dump::dump(&Value::Map(m), &DumpOptions::safe_dump())
+        yaml_dump::dump(&sorted(Value::Map(m)), &DumpOptions::safe_dump())
+    }
+}
+
+/// `yaml.safe_dump` sorts the keys of every mapping.
+fn sorted(v: Value) -> Value {
+    match v {
+        Value::Map(m) => {
+            let mut m: Map = m.into_iter().map(|(k, v)| (k, sorted(v))).collect();
+            m.sort_keys();
+            Value::Map(m)
+        }
+        Value::List(l) => Value::List(l.into_iter().map(sorted).collect()),
+        other => other,
     }
 }
 
@@ -428,7 +443,7 @@ impl Refs {
         let tag = parse_tag(text)?;
         let t = TargetRefs {
             target: target.to_string(),
-            secrets: None,
+            ..Default::default()
         };
         if self.from_token(tag.token, tag.tag)?.is_some() {
             return Ok(());
@@ -494,6 +509,11 @@ impl Refs {
             return Err(RefError::new(format!("{token}: is not a valid token")));
         }
         let (ty, path) = (attrs[0], attrs[1]);
+        let mut t = t.clone();
+        if attrs.len() == 5 {
+            t.vault_location = Some([attrs[2].into(), attrs[3].into(), attrs[4].into()]);
+        }
+        let t = &t;
         let (data, encoding) = if out.base64 {
             (B64.encode(out.data.as_bytes()), "base64")
         } else {
@@ -541,6 +561,30 @@ impl Refs {
                 );
                 (B64.encode(enc), encoding.to_string())
             }
+            "vaultkv" => {
+                let secrets = t.secrets.as_ref();
+                let pv = secrets.and_then(|s| s.get_path(&["vaultkv"]));
+                let params = vault::VaultParams::from_value(pv, false);
+                let [mount, in_vault, key] = t.vault_location.clone().unwrap_or_default();
+                if key.is_empty() {
+                    return Err(RefError::new(format!(
+                        "Could not create ?{{vaultkv:{path}}}: vaultkv: key is missing"
+                    ))
+                    .hint("name the key: ?{vaultkv:path:mount:path/in/vault:KEY||function}, or --vault-key with strata refs"));
+                }
+                let mount = if mount.is_empty() { params.mount.clone() } else { mount };
+                let in_vault = if in_vault.is_empty() { path.to_string() } else { in_vault };
+                let d = vault::kv_write(&params, &mount, &in_vault, &key, &text)?;
+                extra.insert("vault_params".into(), params.dump(false));
+                (d, encoding.to_string())
+            }
+            "vaulttransit" => {
+                let pv = t.secrets.as_ref().and_then(|s| s.get_path(&["vaulttransit"]));
+                let params = vault::VaultParams::from_value(pv, true);
+                let (d, enc) = vault::transit_write(&params, data, encoding == "base64")?;
+                extra.insert("vault_params".into(), params.dump(true));
+                (d, enc)
+            }
             other => return Err(unsupported(other, "write", path, &t.target)),
         };
         Ok(RefFile {
@@ -579,6 +623,22 @@ impl Refs {
                             "import the private key of one of the recipients into gpg (GNUPGHOME)"
                                 .into()
                         }))
+                })
+            }
+            "vaultkv" | "vaulttransit" => {
+                let transit = f.type_name == "vaulttransit";
+                let params = vault::VaultParams::from_value(f.extra.get("vault_params"), transit);
+                let res = if transit {
+                    vault::transit_reveal(&params, &f.data)
+                } else {
+                    vault::kv_reveal(&params, &f.data, &f.encoding)
+                };
+                res.map_err(|e| {
+                    let on = if target.is_empty() { String::new() } else { format!(" (target {target})") };
+                    RefError {
+                        message: format!("cannot reveal ?{{{}:{}}}{on}: {}", f.type_name, r.path, e.message),
+                        hint: e.hint,
+                    }
                 })
             }
             other => Err(unsupported(other, "reveal", &r.path, target)),
@@ -748,10 +808,7 @@ fn unsupported(ty: &str, what: &str, path: &str, target: &str) -> RefError {
     } else {
         format!(" for target {target}")
     };
-    let why = match ty {
-        "gkms" | "awskms" | "azkms" => "cloud KMS backends are not built into strata",
-        _ => "this backend needs a Vault server, which strata does not talk to yet",
-    };
+    let why = "cloud KMS backends are not built into strata";
     RefError::new(format!(
         "cannot {what} ?{{{ty}:{path}}}{on}: {why}"
     ))
@@ -835,7 +892,7 @@ mod tests {
     fn t() -> TargetRefs {
         TargetRefs {
             target: "prod".into(),
-            secrets: None,
+            ..Default::default()
         }
     }
 

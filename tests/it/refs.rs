@@ -620,3 +620,203 @@ fn lint_reports_missing_refs_without_compiling() {
     assert!(!p.path().join("compiled").exists());
     assert!(!p.path().join("refs/targets/missing").exists());
 }
+
+// ------------------------------------------------------------ fake Vault
+
+/// A loopback Vault: token and AppRole login, KV v2 at `secret/`, KV v1 at
+/// `kv1/`, transit at `transit/` (ciphertext = `vault:v1:` + reversed
+/// base64, enough to prove the round trip).
+struct FakeVault {
+    url: String,
+    store: std::sync::Arc<std::sync::Mutex<BTreeMap<String, serde_json::Value>>>,
+}
+
+const VAULT_TOKEN: &str = "s.test-token";
+
+impl FakeVault {
+    fn start() -> FakeVault {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        let store = std::sync::Arc::new(std::sync::Mutex::new(BTreeMap::new()));
+        let st = store.clone();
+        std::thread::spawn(move || {
+            for conn in l.incoming() {
+                let Ok(mut conn) = conn else { continue };
+                let mut r = BufReader::new(conn.try_clone().unwrap());
+                let mut line = String::new();
+                r.read_line(&mut line).unwrap();
+                let mut parts = line.split_whitespace();
+                let method = parts.next().unwrap_or("").to_string();
+                let path = parts.next().unwrap_or("").trim_start_matches("/v1/").to_string();
+                let mut len = 0;
+                let mut token = String::new();
+                loop {
+                    let mut h = String::new();
+                    r.read_line(&mut h).unwrap();
+                    if h.trim().is_empty() {
+                        break;
+                    }
+                    let (k, v) = h.split_once(':').unwrap();
+                    match k.to_ascii_lowercase().as_str() {
+                        "content-length" => len = v.trim().parse().unwrap(),
+                        "x-vault-token" => token = v.trim().to_string(),
+                        _ => {}
+                    }
+                }
+                let mut body = vec![0; len];
+                r.read_exact(&mut body).unwrap();
+                let body: serde_json::Value =
+                    serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
+                let (status, out) = Self::answer(&st, &method, &path, &token, &body);
+                let text = out.to_string();
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{text}",
+                    text.len()
+                );
+            }
+        });
+        FakeVault { url, store }
+    }
+
+    fn answer(
+        st: &std::sync::Mutex<BTreeMap<String, serde_json::Value>>,
+        method: &str,
+        path: &str,
+        token: &str,
+        body: &serde_json::Value,
+    ) -> (u16, serde_json::Value) {
+        use serde_json::json;
+        if path == "auth/approle/login" {
+            return if body["role_id"] == "role" && body["secret_id"] == "sec" {
+                (200, json!({"auth": {"client_token": VAULT_TOKEN}}))
+            } else {
+                (400, json!({"errors": ["invalid role or secret ID"]}))
+            };
+        }
+        if token != VAULT_TOKEN {
+            return (403, json!({"errors": ["permission denied"]}));
+        }
+        let mut st = st.lock().unwrap();
+        if let Some(key) = path.strip_prefix("transit/encrypt/") {
+            let p = body["plaintext"].as_str().unwrap().chars().rev().collect::<String>();
+            return (200, json!({"data": {"ciphertext": format!("vault:v1:{key}:{p}")}}));
+        }
+        if let Some(key) = path.strip_prefix("transit/decrypt/") {
+            let c = body["ciphertext"].as_str().unwrap();
+            let p = c.strip_prefix(&format!("vault:v1:{key}:")).unwrap();
+            return (200, json!({"data": {"plaintext": p.chars().rev().collect::<String>()}}));
+        }
+        let (key, v2) = if let Some(p) = path.strip_prefix("secret/data/") {
+            (format!("secret/{p}"), true)
+        } else {
+            (path.to_string(), false)
+        };
+        match method {
+            "GET" => match st.get(&key) {
+                Some(d) if v2 => (200, json!({"data": {"data": d}})),
+                Some(d) => (200, json!({"data": d})),
+                None => (404, json!({"errors": []})),
+            },
+            _ => {
+                let d = if v2 { body["data"].clone() } else { body.clone() };
+                st.insert(key, d);
+                (204, serde_json::Value::Null)
+            }
+        }
+    }
+}
+
+fn vault_project(v: &FakeVault) -> tempfile::TempDir {
+    let p = project();
+    fs::write(
+        p.path().join("inventory/targets/vault.yml"),
+        format!(
+            "classes:\n  - common\nparameters:\n  kapitan:\n    secrets:\n      vaultkv:\n        addr: {url}\n        auth: token\n        engine: kv-v2\n        mount: secret\n      vaulttransit:\n        addr: {url}\n        auth: token\n        crypto_key: k1\n  data:\n    first: ?{{vaultkv:targets/vault/made:secret:apps/db:password||random:str:24}}\n    list:\n      - ?{{vaultkv:targets/vault/manual}}\n      - ?{{vaulttransit:targets/vault/tr}}\n",
+            url = v.url
+        ),
+    )
+    .unwrap();
+    fs::write(
+        p.path().join("inventory/targets/approle.yml"),
+        format!(
+            "classes:\n  - common\nparameters:\n  kapitan:\n    secrets:\n      vaultkv:\n        addr: {url}\n        auth: approle\n        engine: kv\n        mount: kv1\n  data:\n    first: ?{{vaultkv:targets/approle/pw:kv1:team/app:pw||random:loweralpha:9}}\n    list: []\n",
+            url = v.url
+        ),
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn vault_kv_v1_v2_transit_token_and_approle() {
+    let v = FakeVault::start();
+    let p = vault_project(&v);
+    let run = |args: &[&str], stdin: Option<&str>| {
+        let mut c = strata();
+        c.current_dir(p.path())
+            .env("VAULT_TOKEN", VAULT_TOKEN)
+            .env("VAULT_ROLE_ID", "role")
+            .env("VAULT_SECRET_ID", "sec")
+            .args(args);
+        if let Some(s) = stdin {
+            c.write_stdin(s);
+        }
+        c.assert()
+    };
+    run(
+        &["refs", "--write", "vaultkv:targets/vault/manual", "-t", "vault", "--vault-key", "token", "-f", "-"],
+        Some("manual-vault-value"),
+    )
+    .success();
+    run(
+        &["refs", "--write", "vaulttransit:targets/vault/tr", "-t", "vault", "-f", "-"],
+        Some("transit-value"),
+    )
+    .success();
+    let manual = fs::read_to_string(p.path().join("refs/targets/vault/manual")).unwrap();
+    assert!(manual.starts_with("data: dGFyZ2V0cy92YXVsdC9tYW51YWw6dG9rZW4=\nencoding: original\ntype: vaultkv\nvault_params:\n"), "{manual}");
+    assert!(!manual.contains("manual-vault-value"));
+    assert_eq!(
+        v.store.lock().unwrap()["secret/targets/vault/manual"]["token"],
+        "manual-vault-value"
+    );
+    // Compile creates the function's secret in Vault (KV v2 and, through
+    // AppRole, KV v1), then --reveal reads every value back.
+    let out = p.path().join("out");
+    run(&["compile", "--quiet", "-t", "vault", "approle", "--output-path", out.to_str().unwrap()], None)
+        .success();
+    let y = fs::read_to_string(out.join("compiled/vault/secrets.yaml")).unwrap();
+    assert!(y.starts_with("data:\n  first: ?{vaultkv:targets/vault/made:"), "{y}");
+    let made = v.store.lock().unwrap()["secret/apps/db"]["password"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(made.len(), 24);
+    let pw = v.store.lock().unwrap()["kv1/team/app"]["pw"].as_str().unwrap().to_string();
+    assert_eq!(pw.len(), 9);
+    let rev = p.path().join("rev");
+    run(&["compile", "--quiet", "--reveal", "-t", "vault", "approle", "--output-path", rev.to_str().unwrap()], None)
+        .success();
+    let y = fs::read_to_string(rev.join("compiled/vault/secrets.yaml")).unwrap();
+    use base64::Engine;
+    // Kapitan's transit reveal gives the base64 of the value.
+    let tr = base64::engine::general_purpose::STANDARD.encode("transit-value");
+    assert_eq!(
+        y,
+        format!("data:\n  first: {made}\n  list:\n    - manual-vault-value\n    - {tr}\n")
+    );
+    let y = fs::read_to_string(rev.join("compiled/approle/secrets.yaml")).unwrap();
+    assert!(y.contains(&format!("first: {pw}")), "{y}");
+    // A wrong token: a clear error that names the reference, not the token.
+    let bad = strata()
+        .current_dir(p.path())
+        .env("VAULT_TOKEN", "s.wrong")
+        .args(["refs", "--reveal", "--tag", "?{vaultkv:targets/vault/manual}"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&bad.get_output().stderr).into_owned();
+    assert!(err.contains("Permission Denied") && err.contains("targets/vault/manual"), "{err}");
+    assert!(!err.contains("s.wrong"), "{err}");
+}
