@@ -232,8 +232,8 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         .or_else(|| defaults.get_str("compile", "refs-path").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("./refs"));
     let mut engine = crate::refs::Refs::new(absolute(&refs_path));
-    engine.create_missing = !std::env::var(crate::refs::READ_ONLY_ENV)
-        .is_ok_and(|v| !v.is_empty() && v != "0");
+    engine.create_missing =
+        !std::env::var(crate::refs::READ_ONLY_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
     let refs = compile::RefsSetup {
         refs: std::sync::Arc::new(engine),
         reveal: args.reveal,
@@ -286,7 +286,9 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     compile::install(temp.path(), &output_path, &report, all_targets).map_err(diag_err)?;
     if args.reveal {
         // Marks the catalog so diff, ci and push refuse it.
-        let marker = output_path.join("compiled").join(crate::refs::REVEALED_MARKER);
+        let marker = output_path
+            .join("compiled")
+            .join(crate::refs::REVEALED_MARKER);
         std::fs::write(
             &marker,
             "This catalog was compiled with --reveal: it holds secret values. Never commit or push it.\n",

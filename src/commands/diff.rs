@@ -86,7 +86,10 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
     let mut _scratch = None;
     crate::commands::refs::refuse_reveal_flag(&args.compile_flags, "strata diff")?;
     if let Some(c) = &args.compile_command {
-        crate::commands::refs::refuse_reveal_flag(&c.split_whitespace().collect::<Vec<_>>(), "strata diff")?;
+        crate::commands::refs::refuse_reveal_flag(
+            &c.split_whitespace().collect::<Vec<_>>(),
+            "strata diff",
+        )?;
     }
     let revisions = match &args.catalogs {
         Some(_) if args.base.is_some() || args.head.is_some() => {

@@ -92,15 +92,17 @@ fn target_refs(args: &RefsArgs) -> anyhow::Result<TargetRefs> {
             .get(name)
             .ok_or_else(|| anyhow::anyhow!("target `{name}` not found in the inventory"))?;
         t.target = name.clone();
-        t.secrets = node
-            .parameters
-            .get_path(&["kapitan", "secrets"])
-            .cloned();
+        t.secrets = node.parameters.get_path(&["kapitan", "secrets"]).cloned();
         if t.secrets.is_none() {
             anyhow::bail!("parameters.kapitan.secrets not defined in {name}");
         }
     }
-    if !args.recipients.is_empty() && t.secrets.as_ref().and_then(|s| s.get_path(&["gpg"])).is_none() {
+    if !args.recipients.is_empty()
+        && t.secrets
+            .as_ref()
+            .and_then(|s| s.get_path(&["gpg"]))
+            .is_none()
+    {
         // Kapitan: the target's recipients win over --recipients.
         let list = args
             .recipients
@@ -180,7 +182,9 @@ pub fn run(args: RefsArgs) -> anyhow::Result<ExitCode> {
         } else {
             (data, "original")
         };
-        let f = refs.encode(ty, path, &data, encoding, &t).map_err(diag_err)?;
+        let f = refs
+            .encode(ty, path, &data, encoding, &t)
+            .map_err(diag_err)?;
         let written = refs.write_file(path, &f).map_err(diag_err)?;
         eprintln!("Wrote {}", written.display());
         return Ok(ExitCode::SUCCESS);
@@ -286,7 +290,10 @@ pub fn refuse_revealed(dir: &Path, what: &str) -> anyhow::Result<()> {
 
 /// Refuses `--reveal` among compile flags passed through a review or
 /// publish command.
-pub fn refuse_reveal_flag<S: AsRef<std::ffi::OsStr>>(flags: &[S], what: &str) -> anyhow::Result<()> {
+pub fn refuse_reveal_flag<S: AsRef<std::ffi::OsStr>>(
+    flags: &[S],
+    what: &str,
+) -> anyhow::Result<()> {
     if flags
         .iter()
         .any(|f| matches!(f.as_ref().to_str(), Some("--reveal" | "-r")))

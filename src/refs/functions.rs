@@ -169,9 +169,8 @@ fn call(ctx: &mut Ctx, name: &str, p: &[&str]) -> Result<(), RefError> {
             } else {
                 arg(1).to_string()
             };
-            ctx.data = Some(
-                base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}")),
-            );
+            ctx.data =
+                Some(base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}")));
         }
         other => {
             return Err(RefError::new(format!(
@@ -276,10 +275,17 @@ mod tests {
     fn random_pools_and_lengths() {
         let o = run("||random:str").unwrap();
         assert_eq!(o.data.len(), 43);
-        assert!(o.data.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+        assert!(o
+            .data
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
         assert_eq!(run("||random:int").unwrap().data.len(), 16);
         let l = run("||loweralphanum:20").unwrap().data;
-        assert!(l.len() == 20 && l.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));
+        assert!(
+            l.len() == 20
+                && l.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        );
         let s = run("||random:special:10:#").unwrap().data;
         assert!(s.chars().all(|c| c.is_ascii_alphanumeric() || c == '#'));
         assert!(run("||random:str:10:#").is_err());

@@ -96,9 +96,18 @@ pub fn fingerprints(recipients: &[Value]) -> Result<Vec<String>, RefError> {
 
 fn fingerprint_for_name(name: &str) -> Result<String, RefError> {
     let mut c = gpg();
-    c.args(["--with-colons", "--fixed-list-mode", "--list-keys", "--", name]);
+    c.args([
+        "--with-colons",
+        "--fixed-list-mode",
+        "--list-keys",
+        "--",
+        name,
+    ]);
     let out = run(c, b"").map_err(|e| {
-        RefError::new(format!("Could not find valid key for recipient: {name} ({})", e.message))
+        RefError::new(format!(
+            "Could not find valid key for recipient: {name} ({})",
+            e.message
+        ))
     })?;
     let text = String::from_utf8_lossy(&out);
     let now = std::time::SystemTime::now()

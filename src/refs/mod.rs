@@ -313,7 +313,8 @@ impl Refs {
         let p = Path::new(path);
         let bad = path.is_empty()
             || p.is_absolute()
-            || p.components().any(|c| !matches!(c, Component::Normal(_)) && !matches!(c, Component::CurDir));
+            || p.components()
+                .any(|c| !matches!(c, Component::Normal(_)) && !matches!(c, Component::CurDir));
         if bad {
             return Err(RefError::new(format!(
                 "reference path `{path}` leaves the refs directory (absolute or `..`)"
@@ -383,7 +384,9 @@ impl Refs {
         if file.type_name != type_name && type_name == "env" {
             file.encoding = "original".into();
         }
-        let hash = hex(&sha2::Sha256::digest(format!("{file_path}{}", file.data).as_bytes()));
+        let hash = hex(&sha2::Sha256::digest(
+            format!("{file_path}{}", file.data).as_bytes(),
+        ));
         file.type_name = type_name.to_string();
         Ok(Some(Ref {
             file,
@@ -395,7 +398,7 @@ impl Refs {
 
     /// The reference a token names (`type:path`, `type:path:hash`, or
     /// vaultkv's `type:path:mount:path_in_vault:key`).
-    fn from_token(&self, token: &str, tag: &str) -> Result<Option<Ref>, RefError> {
+    fn by_token(&self, token: &str, tag: &str) -> Result<Option<Ref>, RefError> {
         let attrs: Vec<&str> = token.split(':').collect();
         match attrs.len() {
             2 | 5 => self.get(attrs[0], attrs[1]),
@@ -413,7 +416,9 @@ impl Refs {
                         attrs[1],
                         &r.hash[..8]
                     ))
-                    .hint("the reference file changed after this catalog was compiled: compile again"));
+                    .hint(
+                        "the reference file changed after this catalog was compiled: compile again",
+                    ));
                 }
                 Ok(Some(r))
             }
@@ -426,7 +431,10 @@ impl Refs {
         let path = token.split(':').nth(1).unwrap_or("");
         let file = self.root.join(strip_subvars(path));
         let ty = token.split(':').next().unwrap_or("base64");
-        let mut msg = format!("reference {tag} not found: {} does not exist", file.display());
+        let mut msg = format!(
+            "reference {tag} not found: {} does not exist",
+            file.display()
+        );
         if !t.target.is_empty() {
             msg.push_str(&format!(" (target {})", t.target));
         }
@@ -445,14 +453,17 @@ impl Refs {
             target: target.to_string(),
             ..Default::default()
         };
-        if self.from_token(tag.token, tag.tag)?.is_some() {
+        if self.by_token(tag.token, tag.tag)?.is_some() {
             return Ok(());
         }
         match tag.funcs {
             None => Err(self.missing(tag.tag, tag.token, &t)),
             Some(f) => {
                 let body = f.strip_prefix("||").unwrap_or(f);
-                for name in body.split('|').map(|x| x.trim().split(':').next().unwrap_or("")) {
+                for name in body
+                    .split('|')
+                    .map(|x| x.trim().split(':').next().unwrap_or(""))
+                {
                     if name != "base64" && !FUNCTION_NAMES.contains(&name) {
                         return Err(RefError::new(format!(
                             "{}: {name}: unknown ref function used. Choose one of: {FUNCTION_NAMES:?}",
@@ -468,7 +479,7 @@ impl Refs {
     /// The compiled form of one tag (Kapitan's `compile_replace_match`).
     pub fn compile_tag(&self, text: &str, t: &TargetRefs) -> Result<String, RefError> {
         let tag = parse_tag(text)?;
-        if let Some(r) = self.from_token(tag.token, tag.tag)? {
+        if let Some(r) = self.by_token(tag.token, tag.tag)? {
             return r.compiled();
         }
         let Some(funcs) = tag.funcs else {
@@ -487,11 +498,11 @@ impl Refs {
         }
         let _guard = self.create.lock().unwrap_or_else(|e| e.into_inner());
         // Another target may have created it while this one waited.
-        if let Some(r) = self.from_token(tag.token, tag.tag)? {
+        if let Some(r) = self.by_token(tag.token, tag.tag)? {
             return r.compiled();
         }
         self.create_from_functions(tag.token, funcs, t)?;
-        match self.from_token(tag.token, tag.tag)? {
+        match self.by_token(tag.token, tag.tag)? {
             Some(r) => r.compiled(),
             None => Err(self.missing(tag.tag, tag.token, t)),
         }
@@ -572,14 +583,25 @@ impl Refs {
                     ))
                     .hint("name the key: ?{vaultkv:path:mount:path/in/vault:KEY||function}, or --vault-key with strata refs"));
                 }
-                let mount = if mount.is_empty() { params.mount.clone() } else { mount };
-                let in_vault = if in_vault.is_empty() { path.to_string() } else { in_vault };
+                let mount = if mount.is_empty() {
+                    params.mount.clone()
+                } else {
+                    mount
+                };
+                let in_vault = if in_vault.is_empty() {
+                    path.to_string()
+                } else {
+                    in_vault
+                };
                 let d = vault::kv_write(&params, &mount, &in_vault, &key, &text)?;
                 extra.insert("vault_params".into(), params.dump(false));
                 (d, encoding.to_string())
             }
             "vaulttransit" => {
-                let pv = t.secrets.as_ref().and_then(|s| s.get_path(&["vaulttransit"]));
+                let pv = t
+                    .secrets
+                    .as_ref()
+                    .and_then(|s| s.get_path(&["vaulttransit"]));
                 let params = vault::VaultParams::from_value(pv, true);
                 let (d, enc) = vault::transit_write(&params, data, encoding == "base64")?;
                 extra.insert("vault_params".into(), params.dump(true));
@@ -618,11 +640,12 @@ impl Refs {
                     RefError::new(format!("{}: data is not valid base64: {e}", r.path))
                 })?;
                 gpg::decrypt(&bytes).map_err(|e| {
-                    RefError::new(format!("cannot reveal ?{{gpg:{}}}: {}", r.path, e.message))
-                        .hint(e.hint.unwrap_or_else(|| {
+                    RefError::new(format!("cannot reveal ?{{gpg:{}}}: {}", r.path, e.message)).hint(
+                        e.hint.unwrap_or_else(|| {
                             "import the private key of one of the recipients into gpg (GNUPGHOME)"
                                 .into()
-                        }))
+                        }),
+                    )
                 })
             }
             "vaultkv" | "vaulttransit" => {
@@ -634,9 +657,16 @@ impl Refs {
                     vault::kv_reveal(&params, &f.data, &f.encoding)
                 };
                 res.map_err(|e| {
-                    let on = if target.is_empty() { String::new() } else { format!(" (target {target})") };
+                    let on = if target.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (target {target})")
+                    };
                     RefError {
-                        message: format!("cannot reveal ?{{{}:{}}}{on}: {}", f.type_name, r.path, e.message),
+                        message: format!(
+                            "cannot reveal ?{{{}:{}}}{on}: {}",
+                            f.type_name, r.path, e.message
+                        ),
                         hint: e.hint,
                     }
                 })
@@ -651,9 +681,13 @@ impl Refs {
         if let Some(i) = tag.token.find('@') {
             // Sub-variable: reveal the whole reference, read the key.
             let token_plain = strip_subvars(tag.token);
-            let sub = tag.token[i + 1..].split(':').next().unwrap_or("").to_string();
+            let sub = tag.token[i + 1..]
+                .split(':')
+                .next()
+                .unwrap_or("")
+                .to_string();
             let r = self
-                .from_token(&token_plain, tag.tag)?
+                .by_token(&token_plain, tag.tag)?
                 .ok_or_else(|| self.missing(tag.tag, tag.token, t))?;
             let plain = self.reveal_cached(&token_plain, &r, &t.target)?;
             let b64 = r.file.encoding == "base64";
@@ -662,7 +696,7 @@ impl Refs {
             return Ok(if b64 { B64.encode(v) } else { v });
         }
         let r = self
-            .from_token(tag.token, tag.tag)?
+            .by_token(tag.token, tag.tag)?
             .ok_or_else(|| self.missing(tag.tag, tag.token, t))?;
         self.reveal_cached(tag.token, &r, &t.target)
     }
@@ -905,7 +939,9 @@ mod tests {
         assert_eq!(&c[2], "base64:a/b");
         assert_eq!(&c[3], "||random:str|base64");
         // Greedy `\S*` runs to the last `}` when nothing separates tags.
-        let c = tag_regex().captures("?{base64:a||random:str}?{base64:b}").unwrap();
+        let c = tag_regex()
+            .captures("?{base64:a||random:str}?{base64:b}")
+            .unwrap();
         assert_eq!(&c[3], "||random:str}?{base64:b");
         assert_eq!(tags_in("?{base64:a} and ?{plain:b/c}").len(), 2);
         assert!(!has_tag("?{}"));
@@ -946,7 +982,10 @@ mod tests {
     fn paths_out_of_refs_are_refused() {
         let (_d, r) = refs();
         for p in ["../x", "/etc/passwd", "a/../../b"] {
-            assert!(r.compile_str(&format!("?{{plain:{p}}}"), &t()).is_err(), "{p}");
+            assert!(
+                r.compile_str(&format!("?{{plain:{p}}}"), &t()).is_err(),
+                "{p}"
+            );
         }
     }
 

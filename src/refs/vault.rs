@@ -79,7 +79,11 @@ impl VaultParams {
         m.insert("mount".into(), s(&self.mount));
         m.insert(
             "key".into(),
-            if transit { o(&self.crypto_key) } else { Value::Null },
+            if transit {
+                o(&self.crypto_key)
+            } else {
+                Value::Null
+            },
         );
         Value::Map(m)
     }
@@ -136,8 +140,10 @@ fn request(
     let url = parse_addr(&p.addr)?;
     let net = |e: std::io::Error| RefError::new(format!("Vault at {}: {e}", p.addr));
     let tcp = TcpStream::connect((url.host.as_str(), url.port)).map_err(net)?;
-    tcp.set_read_timeout(Some(Duration::from_secs(30))).map_err(net)?;
-    tcp.set_write_timeout(Some(Duration::from_secs(30))).map_err(net)?;
+    tcp.set_read_timeout(Some(Duration::from_secs(30)))
+        .map_err(net)?;
+    tcp.set_write_timeout(Some(Duration::from_secs(30)))
+        .map_err(net)?;
     let mut stream: Box<dyn Stream> = if url.tls {
         use openssl::ssl::{SslConnector, SslMethod, SslVerifyMode};
         let ssl = |e: openssl::error::ErrorStack| RefError::new(format!("Vault TLS: {e}"));
@@ -181,7 +187,10 @@ fn request(
         .read_to_end(&mut raw)
         .map_err(net)?;
     if raw.len() > MAX_RESPONSE {
-        return Err(RefError::new(format!("Vault at {}: answer too large", p.addr)));
+        return Err(RefError::new(format!(
+            "Vault at {}: answer too large",
+            p.addr
+        )));
     }
     let split = raw
         .windows(4)
@@ -194,10 +203,10 @@ fn request(
         .nth(1)
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| RefError::new(format!("Vault at {}: not an HTTP answer", p.addr)))?;
-    if head
-        .lines()
-        .any(|l| l.to_ascii_lowercase().starts_with("transfer-encoding:") && l.to_ascii_lowercase().contains("chunked"))
-    {
+    if head.lines().any(|l| {
+        l.to_ascii_lowercase().starts_with("transfer-encoding:")
+            && l.to_ascii_lowercase().contains("chunked")
+    }) {
         body = dechunk(&body);
     }
     let json = if body.iter().all(u8::is_ascii_whitespace) {
@@ -213,7 +222,11 @@ fn dechunk(b: &[u8]) -> Vec<u8> {
     let mut rest = b;
     while let Some(i) = rest.windows(2).position(|w| w == b"\r\n") {
         let size = usize::from_str_radix(
-            String::from_utf8_lossy(&rest[..i]).split(';').next().unwrap_or("").trim(),
+            String::from_utf8_lossy(&rest[..i])
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim(),
             16,
         )
         .unwrap_or(0);
@@ -281,8 +294,12 @@ fn check(status: u16, what: &str) -> Result<(), RefError> {
         403 => Err(RefError::new(format!(
             "Permission Denied. make sure the token is authorised to access '{what}' on Vault"
         ))),
-        404 => Err(RefError::new(format!("path '{what}' does not exist on Vault"))),
-        s => Err(RefError::new(format!("Vault answered HTTP {s} for '{what}'"))),
+        404 => Err(RefError::new(format!(
+            "path '{what}' does not exist on Vault"
+        ))),
+        s => Err(RefError::new(format!(
+            "Vault answered HTTP {s} for '{what}'"
+        ))),
     }
 }
 
@@ -344,9 +361,15 @@ pub fn kv_write(
 ) -> Result<String, RefError> {
     let token = login(p)?;
     let mut secrets = kv_read(p, &token, mount, path)?.unwrap_or_default();
-    secrets.insert(key.to_string(), serde_json::Value::String(value.to_string()));
+    secrets.insert(
+        key.to_string(),
+        serde_json::Value::String(value.to_string()),
+    );
     let (api, body) = if p.engine == "kv" {
-        (format!("{mount}/{path}"), serde_json::Value::Object(secrets))
+        (
+            format!("{mount}/{path}"),
+            serde_json::Value::Object(secrets),
+        )
     } else {
         (
             format!("{mount}/data/{path}"),
@@ -387,9 +410,15 @@ pub fn transit_reveal(p: &VaultParams, data: &str) -> Result<String, RefError> {
 
 /// `vaulttransit` write: encrypt and return the reference data (base64 of
 /// the ciphertext) and its encoding, as Kapitan's `_encrypt` does.
-pub fn transit_write(p: &VaultParams, value: &[u8], already_b64: bool) -> Result<(String, String), RefError> {
+pub fn transit_write(
+    p: &VaultParams,
+    value: &[u8],
+    already_b64: bool,
+) -> Result<(String, String), RefError> {
     let key = p.crypto_key.clone().ok_or_else(|| {
-        RefError::new("vaulttransit needs a key: set parameters.kapitan.secrets.vaulttransit.crypto_key")
+        RefError::new(
+            "vaulttransit needs a key: set parameters.kapitan.secrets.vaulttransit.crypto_key",
+        )
     })?;
     let (inner, encoding) = if already_b64 {
         (value.to_vec(), "original")

@@ -70,10 +70,25 @@ fn assert_same_tree(expected: &Path, actual: &Path) {
 }
 
 const COMPILE_TARGETS: &[&str] = &[
-    "base64", "plain", "env", "b64enc", "subvar", "gpg", "vault", "hashed", "functions", "kms",
+    "base64",
+    "plain",
+    "env",
+    "b64enc",
+    "subvar",
+    "gpg",
+    "vault",
+    "hashed",
+    "functions",
+    "kms",
 ];
 const REVEAL_TARGETS: &[&str] = &[
-    "base64", "plain", "env", "b64enc", "subvar", "hashed", "functions",
+    "base64",
+    "plain",
+    "env",
+    "b64enc",
+    "subvar",
+    "hashed",
+    "functions",
 ];
 
 #[test]
@@ -89,7 +104,10 @@ fn compiled_catalog_equals_kapitans_byte_for_byte() {
         .args(COMPILE_TARGETS)
         .assert()
         .success();
-    assert_same_tree(&corpus().join("expected/compiled"), &out.path().join("compiled"));
+    assert_same_tree(
+        &corpus().join("expected/compiled"),
+        &out.path().join("compiled"),
+    );
     // Every reference existed (Kapitan wrote them): nothing was created.
     assert_eq!(refs_before, tree(&p.path().join("refs")));
 }
@@ -131,11 +149,23 @@ fn refs_path_flag_and_dot_kapitan() {
         .code(2);
     strata()
         .current_dir(p.path())
-        .args(["compile", "--quiet", "-t", "base64", "--refs-path", "secrets", "--output-path"])
+        .args([
+            "compile",
+            "--quiet",
+            "-t",
+            "base64",
+            "--refs-path",
+            "secrets",
+            "--output-path",
+        ])
         .arg(out.path())
         .assert()
         .success();
-    fs::write(p.path().join(".kapitan"), "compile:\n  refs-path: ./secrets\n").unwrap();
+    fs::write(
+        p.path().join(".kapitan"),
+        "compile:\n  refs-path: ./secrets\n",
+    )
+    .unwrap();
     let out2 = tempfile::tempdir().unwrap();
     strata()
         .current_dir(p.path())
@@ -195,7 +225,14 @@ fn cloud_kms_reveal_is_a_clear_error() {
     let out = tempfile::tempdir().unwrap();
     let a = strata()
         .current_dir(p.path())
-        .args(["compile", "--quiet", "--reveal", "-t", "kms", "--output-path"])
+        .args([
+            "compile",
+            "--quiet",
+            "--reveal",
+            "-t",
+            "kms",
+            "--output-path",
+        ])
         .arg(out.path())
         .assert()
         .code(2);
@@ -226,10 +263,16 @@ fn functions_create_references_once() {
     assert_same_tree(&o1.path().join("compiled"), &o2.path().join("compiled"));
     assert_eq!(refs1.len(), 12, "{:?}", refs1.keys());
     let yaml = fs::read_to_string(o1.path().join("compiled/functions/secrets.yaml")).unwrap();
-    assert!(yaml.contains("first: ?{base64:targets/functions/random:"), "{yaml}");
+    assert!(
+        yaml.contains("first: ?{base64:targets/functions/random:"),
+        "{yaml}"
+    );
     // The reference file layout Kapitan writes (and reads).
     let rs = String::from_utf8(refs1["randomstr"].clone()).unwrap();
-    assert!(rs.starts_with("data: ") && rs.ends_with("encoding: base64\ntype: base64\n"), "{rs}");
+    assert!(
+        rs.starts_with("data: ") && rs.ends_with("encoding: base64\ntype: base64\n"),
+        "{rs}"
+    );
     let reveal = |tag: &str| -> String {
         let a = strata()
             .current_dir(p.path())
@@ -240,8 +283,13 @@ fn functions_create_references_once() {
     };
     assert_eq!(reveal("?{base64:targets/functions/random}").len(), 43);
     assert_eq!(reveal("?{base64:targets/functions/lower}").len(), 12);
-    assert!(reveal("?{base64:targets/functions/int}").chars().all(|c| c.is_ascii_digit()));
-    assert_eq!(reveal("?{base64:targets/functions/basicauth}"), "YWRtaW46c2VjcmV0");
+    assert!(reveal("?{base64:targets/functions/int}")
+        .chars()
+        .all(|c| c.is_ascii_digit()));
+    assert_eq!(
+        reveal("?{base64:targets/functions/basicauth}"),
+        "YWRtaW46c2VjcmV0"
+    );
     assert!(reveal("?{base64:targets/functions/rsa}").starts_with("-----BEGIN PRIVATE KEY-----"));
     assert!(reveal("?{base64:targets/functions/rsa_pub}").starts_with("-----BEGIN PUBLIC KEY-----"));
     assert!(reveal("?{base64:targets/functions/ed}").starts_with("-----BEGIN PRIVATE KEY-----"));
@@ -278,7 +326,11 @@ fn refs_write_gives_kapitans_files() {
     }
     // Reveal: tags in a file, a reference file, and a bad write.
     let f = d.path().join("x.txt");
-    fs::write(&f, "a=?{base64:common/shared} b=?{plain:common/plain_b64}\n").unwrap();
+    fs::write(
+        &f,
+        "a=?{base64:common/shared} b=?{plain:common/plain_b64}\n",
+    )
+    .unwrap();
     let a = strata()
         .current_dir(d.path())
         .args(["refs", "--reveal", "-f"])
@@ -337,12 +389,24 @@ fn gpg_round_trip_with_a_key_made_here() {
         ])
         .output()
         .unwrap();
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
     let p = project();
     strata()
         .current_dir(p.path())
         .env("GNUPGHOME", home.path())
-        .args(["refs", "--write", "gpg:targets/gpg/password", "-R", "strata-test@example.com", "-f", "-"])
+        .args([
+            "refs",
+            "--write",
+            "gpg:targets/gpg/password",
+            "-R",
+            "strata-test@example.com",
+            "-f",
+            "-",
+        ])
         .write_stdin("gpg-protected")
         .assert()
         .success();
@@ -355,12 +419,22 @@ fn gpg_round_trip_with_a_key_made_here() {
     strata()
         .current_dir(p.path())
         .env("GNUPGHOME", home.path())
-        .args(["compile", "--quiet", "--reveal", "-t", "gpg", "--output-path"])
+        .args([
+            "compile",
+            "--quiet",
+            "--reveal",
+            "-t",
+            "gpg",
+            "--output-path",
+        ])
         .arg(out.path())
         .assert()
         .success();
     let y = fs::read_to_string(out.path().join("compiled/gpg/secrets.yaml")).unwrap();
-    assert_eq!(y, "data:\n  first: gpg-protected\n  list:\n    - gpg-protected\n");
+    assert_eq!(
+        y,
+        "data:\n  first: gpg-protected\n  list:\n    - gpg-protected\n"
+    );
     let hashed = tempfile::tempdir().unwrap();
     strata()
         .current_dir(p.path())
@@ -370,7 +444,10 @@ fn gpg_round_trip_with_a_key_made_here() {
         .assert()
         .success();
     let y = fs::read_to_string(hashed.path().join("compiled/gpg/secrets.yaml")).unwrap();
-    assert!(y.starts_with("data:\n  first: ?{gpg:targets/gpg/password:"), "{y}");
+    assert!(
+        y.starts_with("data:\n  first: ?{gpg:targets/gpg/password:"),
+        "{y}"
+    );
     // A function creates a gpg reference for the target's recipients.
     fs::write(
         p.path().join("inventory/targets/gpg.yml"),
@@ -413,7 +490,14 @@ fn rotated() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let compile = |out: &Path| {
         strata()
             .current_dir(p.path())
-            .args(["compile", "--quiet", "-t", "base64", "hashed", "--output-path"])
+            .args([
+                "compile",
+                "--quiet",
+                "-t",
+                "base64",
+                "hashed",
+                "--output-path",
+            ])
             .arg(out)
             .assert()
             .success();
@@ -452,7 +536,10 @@ fn no_secret_value_in_any_review_output() {
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         assert_no_value(fmt, &text);
         assert_no_value(fmt, &err);
-        assert!(text.contains("secret changed, value not shown"), "{fmt}: {text}");
+        assert!(
+            text.contains("secret changed, value not shown"),
+            "{fmt}: {text}"
+        );
         assert!(text.contains("?{base64:common/shared:"), "{fmt}: {text}");
         if fmt == "json" {
             json = text;
@@ -482,7 +569,8 @@ fn no_secret_value_in_any_review_output() {
     let gh = crate::github_api::FakeGithub::start();
     let mut event: serde_json::Value = serde_json::from_str(
         &fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/review/github/pull_request_event.json"),
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/review/github/pull_request_event.json"),
         )
         .unwrap(),
     )
@@ -514,7 +602,13 @@ fn no_secret_value_in_any_review_output() {
     assert!(st.success());
     let out = strata()
         .current_dir(p.path())
-        .args(["push", "--dry-run", "--author", "Dev <dev@example.com>", "--catalog-dir"])
+        .args([
+            "push",
+            "--dry-run",
+            "--author",
+            "Dev <dev@example.com>",
+            "--catalog-dir",
+        ])
         .arg(&head)
         .arg("--catalog-repo")
         .arg(format!("file://{}", bare.display()))
@@ -522,7 +616,11 @@ fn no_secret_value_in_any_review_output() {
         .arg(p.path().join("cache"))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_no_value("push dry-run", &String::from_utf8_lossy(&out.stdout));
     assert_no_value("push dry-run stderr", &String::from_utf8_lossy(&out.stderr));
 }
@@ -533,7 +631,14 @@ fn revealed_catalogs_are_refused_by_review_and_publish() {
     let out = p.path().join("revealed");
     strata()
         .current_dir(p.path())
-        .args(["compile", "--quiet", "--reveal", "-t", "base64", "--output-path"])
+        .args([
+            "compile",
+            "--quiet",
+            "--reveal",
+            "-t",
+            "base64",
+            "--output-path",
+        ])
         .arg(&out)
         .assert()
         .success();
@@ -571,7 +676,13 @@ fn revealed_catalogs_are_refused_by_review_and_publish() {
     check(
         strata()
             .current_dir(p.path())
-            .args(["push", "--dry-run", "--author", "Dev <dev@example.com>", "--catalog-dir"])
+            .args([
+                "push",
+                "--dry-run",
+                "--author",
+                "Dev <dev@example.com>",
+                "--catalog-dir",
+            ])
             .arg(&compiled)
             .arg("--catalog-repo")
             .arg(format!("file://{}", p.path().join("none.git").display()))
@@ -604,16 +715,25 @@ fn lint_reports_missing_refs_without_compiling() {
         .assert()
         .code(1);
     let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
-    let list = v.as_array().cloned().unwrap_or_else(|| v["findings"].as_array().cloned().unwrap_or_default());
+    let list = v
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| v["findings"].as_array().cloned().unwrap_or_default());
     let text = serde_json::to_string(&list).unwrap();
     let refs: Vec<&serde_json::Value> = list
         .iter()
         .filter(|d| d.to_string().contains("missing-secret-ref"))
         .collect();
     assert_eq!(refs.len(), 3, "{text}");
-    assert!(text.contains("?{base64:targets/missing/nothing_here}"), "{text}");
+    assert!(
+        text.contains("?{base64:targets/missing/nothing_here}"),
+        "{text}"
+    );
     assert!(text.contains("targets/missing.yml"), "{text}");
-    assert!(text.contains("strata refs --write base64:targets/missing/nothing_here"), "{text}");
+    assert!(
+        text.contains("strata refs --write base64:targets/missing/nothing_here"),
+        "{text}"
+    );
     // gpg recipients' fingerprints are settings, not plaintext secrets.
     assert!(!text.contains("plaintext-secret"), "{text}");
     // Nothing was compiled or created.
@@ -648,7 +768,11 @@ impl FakeVault {
                 r.read_line(&mut line).unwrap();
                 let mut parts = line.split_whitespace();
                 let method = parts.next().unwrap_or("").to_string();
-                let path = parts.next().unwrap_or("").trim_start_matches("/v1/").to_string();
+                let path = parts
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches("/v1/")
+                    .to_string();
                 let mut len = 0;
                 let mut token = String::new();
                 loop {
@@ -700,13 +824,24 @@ impl FakeVault {
         }
         let mut st = st.lock().unwrap();
         if let Some(key) = path.strip_prefix("transit/encrypt/") {
-            let p = body["plaintext"].as_str().unwrap().chars().rev().collect::<String>();
-            return (200, json!({"data": {"ciphertext": format!("vault:v1:{key}:{p}")}}));
+            let p = body["plaintext"]
+                .as_str()
+                .unwrap()
+                .chars()
+                .rev()
+                .collect::<String>();
+            return (
+                200,
+                json!({"data": {"ciphertext": format!("vault:v1:{key}:{p}")}}),
+            );
         }
         if let Some(key) = path.strip_prefix("transit/decrypt/") {
             let c = body["ciphertext"].as_str().unwrap();
             let p = c.strip_prefix(&format!("vault:v1:{key}:")).unwrap();
-            return (200, json!({"data": {"plaintext": p.chars().rev().collect::<String>()}}));
+            return (
+                200,
+                json!({"data": {"plaintext": p.chars().rev().collect::<String>()}}),
+            );
         }
         let (key, v2) = if let Some(p) = path.strip_prefix("secret/data/") {
             (format!("secret/{p}"), true)
@@ -720,7 +855,11 @@ impl FakeVault {
                 None => (404, json!({"errors": []})),
             },
             _ => {
-                let d = if v2 { body["data"].clone() } else { body.clone() };
+                let d = if v2 {
+                    body["data"].clone()
+                } else {
+                    body.clone()
+                };
                 st.insert(key, d);
                 (204, serde_json::Value::Null)
             }
@@ -766,12 +905,30 @@ fn vault_kv_v1_v2_transit_token_and_approle() {
         c.assert()
     };
     run(
-        &["refs", "--write", "vaultkv:targets/vault/manual", "-t", "vault", "--vault-key", "token", "-f", "-"],
+        &[
+            "refs",
+            "--write",
+            "vaultkv:targets/vault/manual",
+            "-t",
+            "vault",
+            "--vault-key",
+            "token",
+            "-f",
+            "-",
+        ],
         Some("manual-vault-value"),
     )
     .success();
     run(
-        &["refs", "--write", "vaulttransit:targets/vault/tr", "-t", "vault", "-f", "-"],
+        &[
+            "refs",
+            "--write",
+            "vaulttransit:targets/vault/tr",
+            "-t",
+            "vault",
+            "-f",
+            "-",
+        ],
         Some("transit-value"),
     )
     .success();
@@ -785,20 +942,49 @@ fn vault_kv_v1_v2_transit_token_and_approle() {
     // Compile creates the function's secret in Vault (KV v2 and, through
     // AppRole, KV v1), then --reveal reads every value back.
     let out = p.path().join("out");
-    run(&["compile", "--quiet", "-t", "vault", "approle", "--output-path", out.to_str().unwrap()], None)
-        .success();
+    run(
+        &[
+            "compile",
+            "--quiet",
+            "-t",
+            "vault",
+            "approle",
+            "--output-path",
+            out.to_str().unwrap(),
+        ],
+        None,
+    )
+    .success();
     let y = fs::read_to_string(out.join("compiled/vault/secrets.yaml")).unwrap();
-    assert!(y.starts_with("data:\n  first: ?{vaultkv:targets/vault/made:"), "{y}");
+    assert!(
+        y.starts_with("data:\n  first: ?{vaultkv:targets/vault/made:"),
+        "{y}"
+    );
     let made = v.store.lock().unwrap()["secret/apps/db"]["password"]
         .as_str()
         .unwrap()
         .to_string();
     assert_eq!(made.len(), 24);
-    let pw = v.store.lock().unwrap()["kv1/team/app"]["pw"].as_str().unwrap().to_string();
+    let pw = v.store.lock().unwrap()["kv1/team/app"]["pw"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!(pw.len(), 9);
     let rev = p.path().join("rev");
-    run(&["compile", "--quiet", "--reveal", "-t", "vault", "approle", "--output-path", rev.to_str().unwrap()], None)
-        .success();
+    run(
+        &[
+            "compile",
+            "--quiet",
+            "--reveal",
+            "-t",
+            "vault",
+            "approle",
+            "--output-path",
+            rev.to_str().unwrap(),
+        ],
+        None,
+    )
+    .success();
     let y = fs::read_to_string(rev.join("compiled/vault/secrets.yaml")).unwrap();
     use base64::Engine;
     // Kapitan's transit reveal gives the base64 of the value.
@@ -813,10 +999,18 @@ fn vault_kv_v1_v2_transit_token_and_approle() {
     let bad = strata()
         .current_dir(p.path())
         .env("VAULT_TOKEN", "s.wrong")
-        .args(["refs", "--reveal", "--tag", "?{vaultkv:targets/vault/manual}"])
+        .args([
+            "refs",
+            "--reveal",
+            "--tag",
+            "?{vaultkv:targets/vault/manual}",
+        ])
         .assert()
         .code(2);
     let err = String::from_utf8_lossy(&bad.get_output().stderr).into_owned();
-    assert!(err.contains("Permission Denied") && err.contains("targets/vault/manual"), "{err}");
+    assert!(
+        err.contains("Permission Denied") && err.contains("targets/vault/manual"),
+        "{err}"
+    );
     assert!(!err.contains("s.wrong"), "{err}");
 }
