@@ -296,7 +296,7 @@ pub fn refuse_reveal_flag<S: AsRef<std::ffi::OsStr>>(
 ) -> anyhow::Result<()> {
     if flags
         .iter()
-        .any(|f| matches!(f.as_ref().to_str(), Some("--reveal" | "-r")))
+        .any(|f| matches!(f.as_ref().to_str(), Some("--reveal")))
     {
         anyhow::bail!("{what} never reveals secrets: remove --reveal from the compile flags");
     }
