@@ -267,7 +267,12 @@ fn decode_utf8(data: &str) -> Result<String, RefError> {
 
 /// `a.b.c` in the YAML document `text`.
 fn subvar_value(text: &str, path: &str, who: &str) -> Result<String, RefError> {
-    let doc = pyyaml_load::load(text).map_err(|e| RefError::new(format!("{who}: {e}")))?;
+    // The parser's message may quote the secret: never pass it on.
+    let doc = pyyaml_load::load(text).map_err(|_| {
+        RefError::new(format!(
+            "{who}: the revealed secret is not valid YAML, cannot access sub-variable {path}"
+        ))
+    })?;
     if doc.as_map().is_none() {
         return Err(RefError::new(format!(
             "{who}: revealed secret is not in embedded yaml, cannot access sub-variable at {path}"

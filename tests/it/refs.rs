@@ -468,6 +468,23 @@ fn gpg_round_trip_with_a_key_made_here() {
         .assert()
         .success();
     assert_eq!(a.get_output().stdout.len(), 20);
+    // --update re-encrypts for the target's recipients, keeping the value.
+    let before = fs::read_to_string(p.path().join("refs/targets/gpg/password")).unwrap();
+    strata()
+        .current_dir(p.path())
+        .env("GNUPGHOME", home.path())
+        .args(["refs", "--update", "gpg:targets/gpg/password", "-t", "gpg"])
+        .assert()
+        .success();
+    let after = fs::read_to_string(p.path().join("refs/targets/gpg/password")).unwrap();
+    assert_ne!(before, after);
+    let a = strata()
+        .current_dir(p.path())
+        .env("GNUPGHOME", home.path())
+        .args(["refs", "--reveal", "--tag", "?{gpg:targets/gpg/password}"])
+        .assert()
+        .success();
+    assert_eq!(a.get_output().stdout, b"gpg-protected");
 }
 
 // ------------------------------------------------------------ no leaks
@@ -1013,4 +1030,34 @@ fn vault_kv_v1_v2_transit_token_and_approle() {
         "{err}"
     );
     assert!(!err.contains("s.wrong"), "{err}");
+}
+
+#[test]
+fn ytt_output_gets_the_same_hashed_tags() {
+    let p = project();
+    fs::create_dir_all(p.path().join("ytt")).unwrap();
+    fs::write(
+        p.path().join("inventory/targets/yttcase.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: yttcase}\n    compile:\n      - output_path: m\n        input_type: ytt\n        input_paths: [ytt]\n  pw: ?{base64:common/shared}\n",
+    )
+    .unwrap();
+    fs::write(
+        p.path().join("ytt/secret.yml"),
+        "#@ load(\"@ytt:data\", \"data\")\nkind: Secret\nstringData:\n  password: #@ data.values.pw\n  inline: \"x-?{plain:common/plain}-y\"\n",
+    )
+    .unwrap();
+    let out = p.path().join("out");
+    strata()
+        .current_dir(p.path())
+        .args(["compile", "--quiet", "-t", "yttcase", "--output-path"])
+        .arg(&out)
+        .assert()
+        .success();
+    let y = fs::read_to_string(out.join("compiled/yttcase/m/secret.yml")).unwrap();
+    // The hash Kapitan wrote for this reference in the corpus.
+    assert!(
+        y.contains("password: ?{base64:common/shared:f326a4c9}"),
+        "{y}"
+    );
+    assert!(y.contains("inline: x-plainuser-y"), "{y}");
 }
