@@ -242,7 +242,12 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
         }
         _ => {
             if collected.is_none() {
-                let mut argv = vec![os("compile"), os("--output-path"), os(&out_root)];
+                let mut argv = vec![
+                    os("compile"),
+                    os("--refs-read-only"),
+                    os("--output-path"),
+                    os(&out_root),
+                ];
                 argv.extend(compile_argv(&args));
                 sub(argv)?;
             }

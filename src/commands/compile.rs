@@ -73,6 +73,10 @@ pub struct CompileArgs {
     /// (a local catalog only: never commit or push it)
     #[arg(long)]
     pub reveal: bool,
+    /// Never create missing references from their functions (what `strata
+    /// ci` compiles with: a review or a publish must not invent secrets)
+    #[arg(long)]
+    pub refs_read_only: bool,
     /// Compile only shard I of N (1-based) of the selected targets: sorted by
     /// name, every N-th from the I-th (for a CI matrix; merge with `strata ci --collect`)
     #[arg(long, value_name = "I/N")]
@@ -232,8 +236,8 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         .or_else(|| defaults.get_str("compile", "refs-path").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("./refs"));
     let mut engine = crate::refs::Refs::new(absolute(&refs_path));
-    engine.create_missing =
-        !std::env::var(crate::refs::READ_ONLY_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
+    engine.create_missing = !args.refs_read_only
+        && !std::env::var(crate::refs::READ_ONLY_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
     let refs = compile::RefsSetup {
         refs: std::sync::Arc::new(engine),
         reveal: args.reveal,

@@ -1061,3 +1061,32 @@ fn ytt_output_gets_the_same_hashed_tags() {
     );
     assert!(y.contains("inline: x-plainuser-y"), "{y}");
 }
+
+#[test]
+fn read_only_compiles_never_create_references() {
+    let p = project();
+    fs::remove_dir_all(p.path().join("refs/targets/functions")).unwrap();
+    for how in ["flag", "env"] {
+        let mut c = strata();
+        c.current_dir(p.path()).args([
+            "compile",
+            "--quiet",
+            "-t",
+            "functions",
+            "--output-path",
+            "out",
+        ]);
+        if how == "flag" {
+            c.arg("--refs-read-only");
+        } else {
+            c.env("STRATA_REFS_READ_ONLY", "1");
+        }
+        let a = c.assert().code(2);
+        let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+        assert!(
+            err.contains("reviews never create references"),
+            "{how}: {err}"
+        );
+        assert!(!p.path().join("refs/targets/functions").exists(), "{how}");
+    }
+}
