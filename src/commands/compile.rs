@@ -77,6 +77,9 @@ pub struct CompileArgs {
     /// ci` compiles with: a review or a publish must not invent secrets)
     #[arg(long)]
     pub refs_read_only: bool,
+    /// Write each reference into its tag (`?{type:<base64>:embedded}`), as Kapitan's --embed-refs
+    #[arg(long)]
+    pub embed_refs: bool,
     /// Compile only shard I of N (1-based) of the selected targets: sorted by
     /// name, every N-th from the I-th (for a CI matrix; merge with `strata ci --collect`)
     #[arg(long, value_name = "I/N")]
@@ -238,6 +241,7 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     let mut engine = crate::refs::Refs::new(absolute(&refs_path));
     engine.create_missing = !args.refs_read_only
         && !std::env::var(crate::refs::READ_ONLY_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
+    engine.embed = args.embed_refs || defaults.get_bool("compile", "embed-refs");
     let refs = compile::RefsSetup {
         refs: std::sync::Arc::new(engine),
         reveal: args.reveal,

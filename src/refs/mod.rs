@@ -182,6 +182,39 @@ fn sorted(v: Value) -> Value {
     }
 }
 
+/// `json.dumps(v)`: one line, `, ` and `: ` separators, ASCII only.
+fn python_json(v: &Value, out: &mut String) {
+    match v {
+        Value::Map(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                crate::compile::output::json_string(k, out);
+                out.push_str(": ");
+                python_json(x, out);
+            }
+            out.push('}');
+        }
+        Value::List(l) => {
+            out.push('[');
+            for (i, x) in l.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                python_json(x, out);
+            }
+            out.push(']');
+        }
+        Value::String(s) => crate::compile::output::json_string(s, out),
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => out.push_str(&i.to_string()),
+        Value::Float(f) => out.push_str(&yaml_dump::python_float_repr(*f)),
+    }
+}
+
 /// Python's `str()` of a YAML scalar, as the hash and `compile()` see it.
 fn python_str(v: &Value) -> String {
     match v {
@@ -230,9 +263,12 @@ pub struct Ref {
 
 impl Ref {
     /// The compiled form Kapitan writes into the catalog.
-    fn compiled(&self) -> Result<String, RefError> {
+    fn compiled(&self, embed: bool) -> Result<String, RefError> {
         if self.file.type_name == "plain" {
             return self.plain_value();
+        }
+        if embed && self.file.type_name != "env" {
+            return Ok(self.embedded_tag());
         }
         Ok(format!(
             "?{{{}:{}:{}}}",
@@ -240,6 +276,40 @@ impl Ref {
             self.path,
             &self.hash[..8]
         ))
+    }
+
+    /// Kapitan's `compile_embedded`: the reference itself, as base64 of
+    /// `json.dumps(ref.dump())`, in the tag.
+    fn embedded_tag(&self) -> String {
+        let mut m = Map::new();
+        m.insert("data".into(), Value::String(self.file.data.clone()));
+        m.insert("encoding".into(), Value::String(self.file.encoding.clone()));
+        let ty = self.file.type_name.as_str();
+        if matches!(ty, "vaultkv" | "vaulttransit") {
+            // VaultSecret.dump(): the pydantic model_dump of vault_params.
+            m.insert("type".into(), Value::String(ty.to_string()));
+            m.insert(
+                "vault_params".into(),
+                vault::model_dump(self.file.extra.get("vault_params"), ty == "vaulttransit"),
+            );
+        } else {
+            for (k, v) in &self.file.extra {
+                m.insert(k.clone(), v.clone());
+            }
+            m.insert("type".into(), Value::String(ty.to_string()));
+            // dump()'s keys are in sorted order for the other backends.
+            m.sort_keys();
+        }
+        if let Some(sub) = &self.subvar {
+            m.insert("embedded_subvar_path".into(), Value::String(sub.clone()));
+        }
+        let mut json = String::new();
+        python_json(&Value::Map(m), &mut json);
+        format!(
+            "?{{{}:{}:embedded}}",
+            self.file.type_name,
+            B64.encode(json.as_bytes())
+        )
     }
 
     /// Plain references are their value, also in compiled output.
@@ -295,6 +365,8 @@ pub struct Refs {
     revealed: Mutex<HashMap<String, String>>,
     /// False in reviews: a missing reference is never created there.
     pub create_missing: bool,
+    /// Kapitan's `--embed-refs`: tags carry the reference itself.
+    pub embed: bool,
 }
 
 impl Refs {
@@ -304,6 +376,7 @@ impl Refs {
             create: Mutex::new(()),
             revealed: Mutex::new(HashMap::new()),
             create_missing: true,
+            embed: false,
         }
     }
 
@@ -485,7 +558,7 @@ impl Refs {
     pub fn compile_tag(&self, text: &str, t: &TargetRefs) -> Result<String, RefError> {
         let tag = parse_tag(text)?;
         if let Some(r) = self.by_token(tag.token, tag.tag)? {
-            return r.compiled();
+            return r.compiled(self.embed);
         }
         let Some(funcs) = tag.funcs else {
             return Err(self.missing(tag.tag, tag.token, t));
@@ -504,11 +577,11 @@ impl Refs {
         let _guard = self.create.lock().unwrap_or_else(|e| e.into_inner());
         // Another target may have created it while this one waited.
         if let Some(r) = self.by_token(tag.token, tag.tag)? {
-            return r.compiled();
+            return r.compiled(self.embed);
         }
         self.create_from_functions(tag.token, funcs, t)?;
         match self.by_token(tag.token, tag.tag)? {
-            Some(r) => r.compiled(),
+            Some(r) => r.compiled(self.embed),
             None => Err(self.missing(tag.tag, tag.token, t)),
         }
     }
@@ -703,7 +776,12 @@ impl Refs {
         let r = self
             .by_token(tag.token, tag.tag)?
             .ok_or_else(|| self.missing(tag.tag, tag.token, t))?;
-        self.reveal_cached(tag.token, &r, &t.target)
+        let v = self.reveal_cached(tag.token, &r, &t.target)?;
+        match &r.subvar {
+            // An embedded reference that carries its sub-variable path.
+            Some(sub) => subvar_value(&v, sub, "Revealer"),
+            None => Ok(v),
+        }
     }
 
     fn reveal_cached(&self, key: &str, r: &Ref, target: &str) -> Result<String, RefError> {
@@ -902,12 +980,24 @@ fn embedded(ty: &str, b64: &str) -> Result<Ref, RefError> {
         .get("encoding")
         .and_then(|d| d.as_str())
         .unwrap_or("original");
+    let extra = match Value::from_json(&v) {
+        Value::Map(m) => m
+            .into_iter()
+            .filter(|(k, _)| {
+                !matches!(
+                    k.as_str(),
+                    "data" | "encoding" | "type" | "embedded_subvar_path"
+                )
+            })
+            .collect(),
+        _ => Map::new(),
+    };
     Ok(Ref {
         file: RefFile {
             type_name: ty.to_string(),
             data: data.to_string(),
             encoding: encoding.to_string(),
-            extra: Map::new(),
+            extra,
         },
         path: b64.to_string(),
         hash: hex(&sha2::Sha256::digest(data.as_bytes())),

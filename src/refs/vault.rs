@@ -89,6 +89,34 @@ impl VaultParams {
     }
 }
 
+/// `KapitanReferenceVault*Config(**v).model_dump()`: every field in the
+/// model's order, defaults filled in (environment fallbacks left out).
+pub fn model_dump(v: Option<&Value>, transit: bool) -> Value {
+    let m = v.and_then(Value::as_map);
+    let s = |x: &str| Value::String(x.to_string());
+    let fields: [(&str, Value); 13] = [
+        ("addr", Value::Null),
+        ("skip_verify", Value::Bool(true)),
+        ("client_key", Value::Null),
+        ("client_cert", Value::Null),
+        ("cacert", Value::Null),
+        ("capath", Value::Null),
+        ("namespace", Value::Null),
+        ("engine", s(if transit { "transit" } else { "kv-v2" })),
+        ("auth", Value::Null),
+        ("crypto_key", Value::Null),
+        ("always_latest", Value::Bool(false)),
+        ("mount", s(if transit { "transit" } else { "secret" })),
+        ("key", Value::Null),
+    ];
+    let mut out = Map::new();
+    for (k, default) in fields {
+        let v = m.and_then(|m| m.get(k)).cloned().unwrap_or(default);
+        out.insert(k.to_string(), v);
+    }
+    Value::Map(out)
+}
+
 struct Url {
     tls: bool,
     host: String,

@@ -1090,3 +1090,37 @@ fn read_only_compiles_never_create_references() {
         assert!(!p.path().join("refs/targets/functions").exists(), "{how}");
     }
 }
+
+#[test]
+fn embedded_refs_equal_kapitans_and_reveal() {
+    let p = project();
+    let out = p.path().join("out");
+    strata()
+        .current_dir(p.path())
+        .args(["compile", "--quiet", "--embed-refs", "--output-path"])
+        .arg(&out)
+        .args([
+            "-t", "base64", "subvar", "gpg", "b64enc", "hashed", "env", "kms", "vault",
+        ])
+        .assert()
+        .success();
+    assert_same_tree(
+        &corpus().join("expected-embedded/compiled"),
+        &out.join("compiled"),
+    );
+    // Revealing needs no refs directory: the reference is in the tag.
+    let empty = tempfile::tempdir().unwrap();
+    for t in ["subvar", "base64", "b64enc"] {
+        let a = strata()
+            .current_dir(empty.path())
+            .args(["refs", "--reveal", "-f"])
+            .arg(corpus().join(format!("expected-embedded/compiled/{t}/text/app.conf")))
+            .assert()
+            .success();
+        assert_eq!(
+            a.get_output().stdout,
+            fs::read(corpus().join(format!("expected-reveal/compiled/{t}/text/app.conf"))).unwrap(),
+            "{t}"
+        );
+    }
+}
