@@ -241,12 +241,58 @@ pub fn run(args: RefsArgs) -> anyhow::Result<ExitCode> {
             } else {
                 files.push(p);
             }
-            for f in files {
-                let text = std::fs::read_to_string(&f)
+            // Kapitan prints one kind for a directory: YAML files if there
+            // are any, else JSON files, else the others.
+            let kind = |f: &Path| match f.extension().and_then(|e| e.to_str()) {
+                Some("yml" | "yaml") => 0,
+                Some("json") => 1,
+                _ => 2,
+            };
+            let shown = files.iter().map(|f| kind(f)).min().unwrap_or(2);
+            for f in files.iter().filter(|f| kind(f) == shown) {
+                let text = std::fs::read_to_string(f)
                     .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", f.display()))?;
-                let v = refs
-                    .reveal_str(&text, &t)
-                    .map_err(|e| anyhow::anyhow!("Reveal failed for file {}: {e}", f.display()))?;
+                let failed = |e: crate::refs::RefError| {
+                    anyhow::anyhow!("Reveal failed for file {}: {e}", f.display())
+                };
+                let v = match kind(f) {
+                    0 => {
+                        let docs = crate::compile::pyyaml_load::load_all(&text)
+                            .map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
+                        let mut outs = String::new();
+                        // Kapitan's PrettyDumper without a multiline style.
+                        let opts = crate::compile::yaml_dump::DumpOptions {
+                            indent: 2,
+                            indentless_sequences: false,
+                            multiline: None,
+                            null_as_empty: false,
+                            integral_floats_as_ints: false,
+                        };
+                        for d in docs {
+                            let d = refs.reveal_value(&d, &t).map_err(failed)?;
+                            let body = crate::compile::yaml_dump::dump(&d, &opts);
+                            // yaml.dump_all(explicit_start=True)
+                            if matches!(d, Value::Map(_) | Value::List(_)) {
+                                outs.push_str("---\n");
+                            } else {
+                                outs.push_str("--- ");
+                            }
+                            outs.push_str(&body);
+                        }
+                        outs
+                    }
+                    1 => {
+                        let j: serde_json::Value = serde_json::from_str(&text)
+                            .map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
+                        let d = refs
+                            .reveal_value(&Value::from_json(&j), &t)
+                            .map_err(failed)?;
+                        let mut s = String::new();
+                        crate::compile::output::json_dump(&d, 4, 0, true, &mut s);
+                        s
+                    }
+                    _ => refs.reveal_str(&text, &t).map_err(failed)?,
+                };
                 out.write_all(v.as_bytes())?;
             }
         } else {

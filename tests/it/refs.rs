@@ -1124,3 +1124,31 @@ fn embedded_refs_equal_kapitans_and_reveal() {
         );
     }
 }
+
+#[test]
+fn refs_reveal_files_and_directories_like_kapitan() {
+    let p = project();
+    for (input, expected) in [
+        (
+            "expected-embedded/compiled/b64enc/secrets.yaml",
+            "b64enc-secrets.yaml.out",
+        ),
+        (
+            "expected/compiled/subvar/json/secrets.json",
+            "subvar-secrets.json.out",
+        ),
+        ("expected/compiled/base64", "base64-dir.out"),
+    ] {
+        let a = strata()
+            .current_dir(p.path())
+            .args(["refs", "--reveal", "-f"])
+            .arg(corpus().join(input))
+            .assert()
+            .success();
+        assert_eq!(
+            String::from_utf8_lossy(&a.get_output().stdout),
+            fs::read_to_string(corpus().join("reveal-cli").join(expected)).unwrap(),
+            "{input}"
+        );
+    }
+}
