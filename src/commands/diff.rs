@@ -195,6 +195,8 @@ fn compile_tree(args: &DiffArgs, rev: &str, dir: &std::path::Path) -> anyhow::Re
     };
     let out = cmd
         .args(&args.compile_flags)
+        // A review compiles what was committed: no secret is invented.
+        .env(crate::refs::READ_ONLY_ENV, "1")
         .current_dir(dir)
         .stdin(std::process::Stdio::null())
         .output()
