@@ -24,6 +24,14 @@ pub struct RefsArgs {
     /// Re-encrypt a gpg reference (TYPE:PATH) for --recipients or the target's recipients
     #[arg(long, value_name = "TYPE:PATH", conflicts_with = "reveal")]
     pub update: Option<String>,
+    /// Check that every gpg reference under refs/<target>/ is encrypted for
+    /// its target's recipients; exit 1 when one is not
+    #[arg(long, conflicts_with_all = ["write", "update", "reveal", "update_targets"])]
+    pub validate_targets: bool,
+    /// Re-encrypt the gpg references under refs/<target>/ whose recipients
+    /// differ from the target's
+    #[arg(long, conflicts_with_all = ["write", "update", "reveal"])]
+    pub update_targets: bool,
     /// Reveal the tags in --file (a file, a directory or - for stdin) or --tag
     #[arg(short = 'r', long)]
     pub reveal: bool,
@@ -207,6 +215,9 @@ pub fn run(args: RefsArgs) -> anyhow::Result<ExitCode> {
         eprintln!("Updated recipients of {token}");
         return Ok(ExitCode::SUCCESS);
     }
+    if args.validate_targets || args.update_targets {
+        return validate_targets(&args, &refs);
+    }
     if args.reveal {
         let t = TargetRefs::default();
         let mut out = std::io::stdout().lock();
@@ -347,4 +358,87 @@ pub fn refuse_reveal_flag<S: AsRef<std::ffi::OsStr>>(
         anyhow::bail!("{what} never reveals secrets: remove --reveal from the compile flags");
     }
     Ok(())
+}
+
+/// Kapitan's `refs --validate-targets` / `--update-targets` for gpg
+/// references stored under `refs/<target name>/`.
+fn validate_targets(args: &RefsArgs, refs: &Refs) -> anyhow::Result<ExitCode> {
+    let opts = args.inv.options("refs")?;
+    let inventory = Inventory::load(&opts).map_err(diag_err)?;
+    let nodes = inventory.render(&[]).map_err(diag_err)?;
+    let mut mismatched = 0;
+    for (name, node) in &nodes {
+        let dir = refs.root().join(name);
+        if !dir.is_dir() {
+            continue;
+        }
+        let secrets = node.parameters.get_path(&["kapitan", "secrets"]).cloned();
+        let Some(recipients) = secrets
+            .as_ref()
+            .and_then(|s| s.get_path(&["gpg", "recipients"]))
+            .and_then(|r| match r {
+                Value::List(l) => Some(l.clone()),
+                _ => None,
+            })
+        else {
+            continue;
+        };
+        let want = crate::refs::gpg_fingerprints(&recipients).map_err(diag_err)?;
+        let mut files = Vec::new();
+        collect(&dir, &mut files)?;
+        for f in files {
+            let rel = f
+                .strip_prefix(refs.root())
+                .unwrap_or(&f)
+                .to_string_lossy()
+                .into_owned();
+            let Some(file) = refs.read_file(&rel).map_err(diag_err)? else {
+                continue;
+            };
+            if file.type_name != "gpg" && !file.type_name.is_empty() {
+                continue;
+            }
+            let have_list = match file.extra.get("recipients") {
+                Some(Value::List(l)) => l.clone(),
+                _ => Vec::new(),
+            };
+            let have = crate::refs::gpg_fingerprints(&have_list).map_err(diag_err)?;
+            if have == want {
+                continue;
+            }
+            mismatched += 1;
+            if args.validate_targets {
+                let remove: Vec<&String> = have.iter().filter(|f| !want.contains(f)).collect();
+                let add: Vec<&String> = want.iter().filter(|f| !have.contains(f)).collect();
+                println!("?{{gpg:{rel}}} recipient mismatch (target {name})");
+                if !remove.is_empty() {
+                    println!("  needs removal: {remove:?}");
+                }
+                if !add.is_empty() {
+                    println!("  needs addition: {add:?}");
+                }
+            } else {
+                let t = TargetRefs {
+                    target: name.clone(),
+                    secrets: secrets.clone(),
+                    ..Default::default()
+                };
+                let r = refs
+                    .get("gpg", &rel)
+                    .map_err(diag_err)?
+                    .ok_or_else(|| anyhow::anyhow!("{rel} disappeared"))?;
+                let value = refs.reveal_ref(&r, name).map_err(diag_err)?;
+                let new = refs
+                    .encode("gpg", &rel, value.as_bytes(), &r.file.encoding, &t)
+                    .map_err(diag_err)?;
+                refs.write_file(&rel, &new).map_err(diag_err)?;
+                eprintln!("Updated recipients of ?{{gpg:{rel}}}");
+            }
+        }
+    }
+    Ok(if args.validate_targets && mismatched > 0 {
+        ExitCode::from(crate::cli::EXIT_FINDINGS)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

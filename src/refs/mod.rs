@@ -22,6 +22,12 @@ use std::sync::{Mutex, OnceLock};
 
 pub use functions::FUNCTION_NAMES;
 
+/// Sorted, deduplicated fingerprints of gpg recipients (`fingerprint:` or
+/// `name:` looked up in the keyring), as Kapitan's `lookup_fingerprints`.
+pub fn gpg_fingerprints(recipients: &[Value]) -> Result<Vec<String>, RefError> {
+    gpg::fingerprints(recipients)
+}
+
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
 /// A reference that could not be compiled, revealed or written.

@@ -1152,3 +1152,96 @@ fn refs_reveal_files_and_directories_like_kapitan() {
         );
     }
 }
+
+/// A fresh GnuPG home with one key per uid; returns the home and the
+/// keys' fingerprints.
+fn gpg_home(uids: &[&str]) -> (tempfile::TempDir, Vec<String>) {
+    let home = tempfile::tempdir().unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(home.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let mut fps = Vec::new();
+    for uid in uids {
+        let st = std::process::Command::new("gpg")
+            .env("GNUPGHOME", home.path())
+            .args([
+                "--batch",
+                "--passphrase",
+                "",
+                "--quick-gen-key",
+                uid,
+                "future-default",
+                "default",
+                "never",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            st.status.success(),
+            "{}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+        let out = std::process::Command::new("gpg")
+            .env("GNUPGHOME", home.path())
+            .args(["--batch", "--with-colons", "--list-keys", uid])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let fp = text
+            .lines()
+            .find(|l| l.starts_with("fpr:"))
+            .and_then(|l| l.split(':').nth(9))
+            .unwrap()
+            .to_string();
+        fps.push(fp);
+    }
+    (home, fps)
+}
+
+#[test]
+fn validate_and_update_targets_for_gpg_recipients() {
+    if !have_gpg() {
+        eprintln!("gpg not installed: skipped");
+        return;
+    }
+    let (home, fps) = gpg_home(&["One <one@example.com>", "Two <two@example.com>"]);
+    let p = project();
+    let target = |fp: &str| {
+        fs::write(
+            p.path().join("inventory/targets/gpg.yml"),
+            format!("classes:\n  - common\nparameters:\n  kapitan:\n    secrets:\n      gpg:\n        recipients:\n          - fingerprint: {fp}\n  data:\n    first: ?{{gpg:gpg/db}}\n    list: []\n"),
+        )
+        .unwrap();
+    };
+    target(&fps[0]);
+    let run = |args: &[&str]| {
+        let mut c = strata();
+        c.current_dir(p.path())
+            .env("GNUPGHOME", home.path())
+            .args(args);
+        c
+    };
+    run(&["refs", "--write", "gpg:gpg/db", "-t", "gpg", "-f", "-"])
+        .write_stdin("rotate-me")
+        .assert()
+        .success();
+    run(&["refs", "--validate-targets"]).assert().success();
+    target(&fps[1]);
+    let a = run(&["refs", "--validate-targets"]).assert().code(1);
+    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(
+        out.contains("?{gpg:gpg/db} recipient mismatch (target gpg)"),
+        "{out}"
+    );
+    assert!(out.contains(&fps[1]) && out.contains(&fps[0]), "{out}");
+    run(&["refs", "--update-targets"]).assert().success();
+    run(&["refs", "--validate-targets"]).assert().success();
+    let file = fs::read_to_string(p.path().join("refs/gpg/db")).unwrap();
+    assert!(file.contains(&fps[1]) && !file.contains(&fps[0]), "{file}");
+    let a = run(&["refs", "--reveal", "--tag", "?{gpg:gpg/db}"])
+        .assert()
+        .success();
+    assert_eq!(a.get_output().stdout, b"rotate-me");
+}
