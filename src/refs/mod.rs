@@ -369,6 +369,9 @@ pub struct Refs {
     root: PathBuf,
     create: Mutex<()>,
     revealed: Mutex<HashMap<String, String>>,
+    /// Parsed reference files: a reference used by many targets is read
+    /// once per run.
+    files: Mutex<HashMap<String, RefFile>>,
     /// False in reviews: a missing reference is never created there.
     pub create_missing: bool,
     /// Kapitan's `--embed-refs`: tags carry the reference itself.
@@ -381,6 +384,7 @@ impl Refs {
             root: root.into(),
             create: Mutex::new(()),
             revealed: Mutex::new(HashMap::new()),
+            files: Mutex::new(HashMap::new()),
             create_missing: true,
             embed: false,
         }
@@ -430,11 +434,17 @@ impl Refs {
         if !full.is_file() {
             return Ok(None);
         }
+        if let Some(f) = self.files.lock().ok().and_then(|m| m.get(path).cloned()) {
+            return Ok(Some(f));
+        }
         let text = std::fs::read_to_string(&full)
             .map_err(|e| RefError::new(format!("{}: {e}", full.display())))?;
-        parse_ref_file(&text)
-            .map(Some)
-            .map_err(|m| RefError::new(format!("{}: {m}", full.display())))
+        let f =
+            parse_ref_file(&text).map_err(|m| RefError::new(format!("{}: {m}", full.display())))?;
+        if let Ok(mut m) = self.files.lock() {
+            m.insert(path.to_string(), f.clone());
+        }
+        Ok(Some(f))
     }
 
     /// Writes a reference file as Kapitan does (parents created).
@@ -452,6 +462,9 @@ impl Refs {
         }
         std::fs::write(&full, file.to_yaml())
             .map_err(|e| RefError::new(format!("{}: {e}", full.display())))?;
+        if let Ok(mut m) = self.files.lock() {
+            m.insert(path.to_string(), file.clone());
+        }
         Ok(full)
     }
 
@@ -1107,7 +1120,9 @@ mod tests {
             "data: b3RoZXI=\nencoding: original\ntype: base64\n",
         )
         .unwrap();
-        assert!(r.reveal_str(&a, &t()).is_err());
+        // A later run (files are read once per run) sees the new data.
+        let later = Refs::new(d.path());
+        assert!(later.reveal_str(&a, &t()).is_err());
     }
 
     #[test]
