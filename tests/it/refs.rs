@@ -772,17 +772,34 @@ const VAULT_TOKEN: &str = "s.test-token";
 
 impl FakeVault {
     fn start() -> FakeVault {
+        Self::start_with(None)
+    }
+
+    /// With `tls`, the server speaks HTTPS with that acceptor.
+    fn start_with(tls: Option<openssl::ssl::SslAcceptor>) -> FakeVault {
         use std::io::{BufRead, BufReader, Read, Write};
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", l.local_addr().unwrap());
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://{}", l.local_addr().unwrap());
         let store = std::sync::Arc::new(std::sync::Mutex::new(BTreeMap::new()));
         let st = store.clone();
+        trait Rw: Read + Write {}
+        impl<T: Read + Write> Rw for T {}
         std::thread::spawn(move || {
             for conn in l.incoming() {
-                let Ok(mut conn) = conn else { continue };
-                let mut r = BufReader::new(conn.try_clone().unwrap());
+                let Ok(conn) = conn else { continue };
+                let conn: Box<dyn Rw> = match &tls {
+                    Some(a) => match a.accept(conn) {
+                        Ok(s) => Box::new(s),
+                        Err(_) => continue,
+                    },
+                    None => Box::new(conn),
+                };
+                let mut r = BufReader::new(conn);
                 let mut line = String::new();
-                r.read_line(&mut line).unwrap();
+                if r.read_line(&mut line).is_err() {
+                    continue;
+                }
                 let mut parts = line.split_whitespace();
                 let method = parts.next().unwrap_or("").to_string();
                 let path = parts
@@ -811,11 +828,13 @@ impl FakeVault {
                     serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
                 let (status, out) = Self::answer(&st, &method, &path, &token, &body);
                 let text = out.to_string();
+                let mut conn = r.into_inner();
                 let _ = write!(
                     conn,
                     "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{text}",
                     text.len()
                 );
+                let _ = conn.flush();
             }
         });
         FakeVault { url, store }
@@ -1244,4 +1263,82 @@ fn validate_and_update_targets_for_gpg_recipients() {
         .assert()
         .success();
     assert_eq!(a.get_output().stdout, b"rotate-me");
+}
+
+/// A self-signed certificate for 127.0.0.1 and an acceptor using it;
+/// returns the acceptor and the certificate's PEM.
+fn tls_acceptor() -> (openssl::ssl::SslAcceptor, Vec<u8>) {
+    use openssl::{asn1::Asn1Time, hash::MessageDigest, pkey::PKey, rsa::Rsa, x509};
+    let key = PKey::from_rsa(Rsa::generate(2048).unwrap()).unwrap();
+    let mut name = x509::X509NameBuilder::new().unwrap();
+    name.append_entry_by_text("CN", "127.0.0.1").unwrap();
+    let name = name.build();
+    let mut b = x509::X509Builder::new().unwrap();
+    b.set_version(2).unwrap();
+    b.set_subject_name(&name).unwrap();
+    b.set_issuer_name(&name).unwrap();
+    b.set_pubkey(&key).unwrap();
+    b.set_not_before(&Asn1Time::days_from_now(0).unwrap())
+        .unwrap();
+    b.set_not_after(&Asn1Time::days_from_now(2).unwrap())
+        .unwrap();
+    let san = x509::extension::SubjectAlternativeName::new()
+        .ip("127.0.0.1")
+        .build(&b.x509v3_context(None, None))
+        .unwrap();
+    b.append_extension(san).unwrap();
+    b.sign(&key, MessageDigest::sha256()).unwrap();
+    let cert = b.build();
+    let mut a =
+        openssl::ssl::SslAcceptor::mozilla_intermediate(openssl::ssl::SslMethod::tls()).unwrap();
+    a.set_private_key(&key).unwrap();
+    a.set_certificate(&cert).unwrap();
+    (a.build(), cert.to_pem().unwrap())
+}
+
+#[test]
+fn vault_over_https_with_cacert_or_skip_verify() {
+    let (acceptor, pem) = tls_acceptor();
+    let v = FakeVault::start_with(Some(acceptor));
+    v.store
+        .lock()
+        .unwrap()
+        .insert("secret/app".into(), serde_json::json!({"pw": "over-tls"}));
+    let p = project();
+    let ca = p.path().join("ca.pem");
+    fs::write(&ca, &pem).unwrap();
+    let write_ref = |extra: &str| {
+        fs::write(
+            p.path().join("refs/app-pw"),
+            format!(
+                "data: YXBwOnB3\nencoding: original\ntype: vaultkv\nvault_params:\n  addr: {}\n  auth: token\n  engine: kv-v2\n  mount: secret\n{extra}",
+                v.url
+            ),
+        )
+        .unwrap();
+    };
+    let reveal = || {
+        strata()
+            .current_dir(p.path())
+            .env("VAULT_TOKEN", VAULT_TOKEN)
+            .env_remove("VAULT_CACERT")
+            .args(["refs", "--reveal", "--tag", "?{vaultkv:app-pw}"])
+            .assert()
+    };
+    // Verified against the CA file.
+    write_ref(&format!(
+        "  skip_verify: false\n  cacert: {}\n",
+        ca.display()
+    ));
+    let a = reveal().success();
+    assert_eq!(a.get_output().stdout, b"over-tls");
+    // Kapitan's default, skip_verify: true.
+    write_ref("");
+    let a = reveal().success();
+    assert_eq!(a.get_output().stdout, b"over-tls");
+    // Verification on, without the CA: refused.
+    write_ref("  skip_verify: false\n");
+    let a = reveal().code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    assert!(err.contains("TLS"), "{err}");
 }
