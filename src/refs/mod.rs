@@ -415,27 +415,22 @@ impl Refs {
     /// Reads `refs/<path>`; `Ok(None)` when there is no such file.
     pub fn read_file(&self, path: &str) -> Result<Option<RefFile>, RefError> {
         let full = self.file_path(path)?;
-        let meta = match std::fs::symlink_metadata(&full) {
-            Ok(m) => m,
-            Err(_) => return Ok(None),
-        };
-        if meta.file_type().is_symlink() {
-            // A symlink may only point inside the refs directory.
-            let (Ok(r), Ok(t)) = (self.root.canonicalize(), full.canonicalize()) else {
-                return Ok(None);
-            };
-            if !t.starts_with(&r) {
-                return Err(RefError::new(format!(
-                    "{}: is a symlink out of the refs directory; strata does not follow it",
-                    full.display()
-                )));
-            }
-        }
-        if !full.is_file() {
-            return Ok(None);
-        }
         if let Some(f) = self.files.lock().ok().and_then(|m| m.get(path).cloned()) {
             return Ok(Some(f));
+        }
+        if std::fs::symlink_metadata(&full).is_err() || !full.is_file() {
+            return Ok(None);
+        }
+        // Symlinks (the file, or a directory on the way) may only lead to
+        // files inside the refs directory.
+        let (Ok(r), Ok(t)) = (self.root.canonicalize(), full.canonicalize()) else {
+            return Ok(None);
+        };
+        if !t.starts_with(&r) {
+            return Err(RefError::new(format!(
+                "{}: resolves outside the refs directory (through a symlink); strata does not follow it",
+                full.display()
+            )));
         }
         let text = std::fs::read_to_string(&full)
             .map_err(|e| RefError::new(format!("{}: {e}", full.display())))?;
@@ -454,9 +449,16 @@ impl Refs {
             std::fs::create_dir_all(parent)
                 .map_err(|e| RefError::new(format!("{}: {e}", parent.display())))?;
         }
-        if std::fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink()) {
+        let outside = match (
+            self.root.canonicalize(),
+            full.parent().map(Path::canonicalize),
+        ) {
+            (Ok(r), Some(Ok(p))) => !p.starts_with(&r),
+            _ => false,
+        };
+        if outside || std::fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink()) {
             return Err(RefError::new(format!(
-                "{}: is a symlink; strata does not write through it",
+                "{}: is a symlink or below one out of the refs directory; strata does not write through it",
                 full.display()
             )));
         }
@@ -1094,12 +1096,38 @@ mod tests {
 
     #[test]
     fn paths_out_of_refs_are_refused() {
-        let (_d, r) = refs();
+        let (d, r) = refs();
         for p in ["../x", "/etc/passwd", "a/../../b"] {
             assert!(
                 r.compile_str(&format!("?{{plain:{p}}}"), &t()).is_err(),
                 "{p}"
             );
+        }
+        // Symlinks out of the refs directory: a file and a directory.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(
+            outside.path().join("f"),
+            "data: host-secret\nencoding: original\ntype: plain\n",
+        )
+        .unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(outside.path().join("f"), d.path().join("link")).unwrap();
+            std::os::unix::fs::symlink(outside.path(), d.path().join("dir")).unwrap();
+            for p in ["link", "dir/f"] {
+                let e = r.compile_str(&format!("?{{plain:{p}}}"), &t()).unwrap_err();
+                assert!(
+                    e.message.contains("outside the refs directory"),
+                    "{p}: {}",
+                    e.message
+                );
+                assert!(!e.message.contains("host-secret"));
+            }
+            let f = r
+                .encode("plain", "dir/new", b"x", "original", &t())
+                .unwrap();
+            assert!(r.write_file("dir/new", &f).is_err());
+            assert!(!outside.path().join("new").exists());
         }
     }
 
