@@ -239,7 +239,9 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         .or_else(|| defaults.get_str("compile", "refs-path").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("./refs"));
     let mut engine = crate::refs::Refs::new(absolute(&refs_path));
+    // A check (pre-commit, CI) reports; it never writes into refs/ either.
     engine.create_missing = !args.refs_read_only
+        && !args.check
         && !std::env::var(crate::refs::READ_ONLY_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
     engine.embed = args.embed_refs || defaults.get_bool("compile", "embed-refs");
     let refs = compile::RefsSetup {

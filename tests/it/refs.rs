@@ -1085,7 +1085,7 @@ fn ytt_output_gets_the_same_hashed_tags() {
 fn read_only_compiles_never_create_references() {
     let p = project();
     fs::remove_dir_all(p.path().join("refs/targets/functions")).unwrap();
-    for how in ["flag", "env"] {
+    for how in ["flag", "env", "check"] {
         let mut c = strata();
         c.current_dir(p.path()).args([
             "compile",
@@ -1097,6 +1097,8 @@ fn read_only_compiles_never_create_references() {
         ]);
         if how == "flag" {
             c.arg("--refs-read-only");
+        } else if how == "check" {
+            c.arg("--check");
         } else {
             c.env("STRATA_REFS_READ_ONLY", "1");
         }
