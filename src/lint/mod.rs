@@ -212,6 +212,27 @@ pub fn lint(inv: &Inventory, opts: &LintOptions) -> Result<Vec<Diagnostic>, Lint
                 }
                 found.add(d, Some(t));
             }
+            // Tags written literally in the entries' input files (a
+            // template's `?{...}`), looked up from the working directory.
+            for file in input_files(&node.parameters) {
+                let Ok(text) = std::fs::read_to_string(&file) else {
+                    continue;
+                };
+                for (i, line) in text.lines().enumerate() {
+                    for tag in crate::refs::tags_in(line) {
+                        if let Err(e) = refs.check_tag(&tag, t) {
+                            let mut d = Diagnostic::error(e.message)
+                                .with_code("missing-secret-ref")
+                                .with_file(&file)
+                                .with_line(i + 1);
+                            if let Some(h) = e.hint {
+                                d = d.with_hint(h);
+                            }
+                            found.add(d, Some(t));
+                        }
+                    }
+                }
+            }
         }
     }
     if let Some(cat) = &opts.catalog {
@@ -223,6 +244,59 @@ pub fn lint(inv: &Inventory, opts: &LintOptions) -> Result<Vec<Diagnostic>, Lint
         }
     }
     Ok(found.finish())
+}
+
+/// The regular files (at most 1 MiB, 2000 per target) named by the
+/// target's `kapitan.compile` input paths, below the working directory;
+/// glob patterns are skipped.
+fn input_files(params: &crate::value::Value) -> Vec<PathBuf> {
+    use crate::value::Value;
+    let mut out = Vec::new();
+    let Some(Value::List(entries)) = params.get_path(&["kapitan", "compile"]) else {
+        return out;
+    };
+    for e in entries {
+        if !matches!(
+            e.get_path(&["input_type"]).and_then(Value::as_str),
+            Some("jinja2" | "jsonnet" | "helm" | "ytt")
+        ) {
+            continue;
+        }
+        let Some(Value::List(paths)) = e.get_path(&["input_paths"]) else {
+            continue;
+        };
+        for p in paths.iter().filter_map(Value::as_str) {
+            let path = std::path::Path::new(p);
+            if p.contains(['*', '?', '[']) || path.is_absolute() || p.contains("..") {
+                continue;
+            }
+            collect_files(path, 0, &mut out);
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn collect_files(p: &std::path::Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth > 16 || out.len() >= 2000 {
+        return;
+    }
+    let Ok(meta) = std::fs::symlink_metadata(p) else {
+        return;
+    };
+    if meta.is_file() {
+        if meta.len() <= 1 << 20 {
+            out.push(p.to_path_buf());
+        }
+    } else if meta.is_dir() {
+        let Ok(rd) = std::fs::read_dir(p) else { return };
+        let mut entries: Vec<PathBuf> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
+        entries.sort();
+        for e in entries {
+            collect_files(&e, depth + 1, out);
+        }
+    }
 }
 
 /// Every tag under `v` that a compile would fail on, with its parameter path.

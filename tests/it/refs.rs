@@ -1344,3 +1344,23 @@ fn vault_over_https_with_cacert_or_skip_verify() {
     let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
     assert!(err.contains("TLS"), "{err}");
 }
+
+#[test]
+fn lint_reports_missing_refs_in_templates() {
+    let p = project();
+    fs::write(
+        p.path().join("templates/extra.conf"),
+        "ok=?{base64:common/shared}\nbad=?{base64:templates/not_there}\ntemplated=?{base64:targets/{{ target }}/x}\n",
+    )
+    .unwrap();
+    let a = strata()
+        .current_dir(p.path())
+        .args(["lint", "--format", "json"])
+        .assert()
+        .code(1);
+    let text = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(text.contains("?{base64:templates/not_there}"), "{text}");
+    assert!(text.contains("templates/extra.conf"), "{text}");
+    assert!(!text.contains("common/shared}"), "{text}");
+    assert!(!text.contains("{{ target }}"), "{text}");
+}
