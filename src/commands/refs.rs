@@ -18,7 +18,7 @@ use std::process::ExitCode;
 pub struct RefsArgs {
     #[command(flatten)]
     pub inv: InventoryFlags,
-    /// Write a reference: TYPE:PATH (plain, base64, env, gpg), value from --file
+    /// Write a reference: TYPE:PATH (plain, base64, env, gpg, vaultkv, vaulttransit), value from --file
     #[arg(short = 'w', long, value_name = "TYPE:PATH", conflicts_with_all = ["reveal", "update"])]
     pub write: Option<String>,
     /// Re-encrypt a gpg reference (TYPE:PATH) for --recipients or the target's recipients
