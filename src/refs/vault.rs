@@ -1,5 +1,6 @@
 //! The `vaultkv` and `vaulttransit` backends: Vault's HTTP API (KV v1 and
-//! v2, transit encrypt/decrypt) with token or AppRole login, as Kapitan's
+//! v2, transit encrypt/decrypt) with token, AppRole, userpass, ldap or
+//! github login, as Kapitan's
 //! hvac client does. A small blocking HTTP/1.1 client: plain TCP, or TLS
 //! through the system OpenSSL (`cacert`/`capath`, `skip_verify`).
 
@@ -268,7 +269,8 @@ fn dechunk(b: &[u8]) -> Vec<u8> {
 }
 
 /// Kapitan's `VaultClient.authenticate`: token (VAULT_TOKEN or
-/// ~/.vault-token) or AppRole (VAULT_ROLE_ID, VAULT_SECRET_ID).
+/// ~/.vault-token), AppRole (VAULT_ROLE_ID, VAULT_SECRET_ID), userpass and
+/// ldap (VAULT_USERNAME, VAULT_PASSWORD), github (VAULT_TOKEN).
 fn login(p: &VaultParams) -> Result<String, RefError> {
     match p.auth.as_str() {
         "token" => {
@@ -277,21 +279,7 @@ fn login(p: &VaultParams) -> Result<String, RefError> {
                     return Ok(t);
                 }
             }
-            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-            let file = home
-                .map(|h| h.join(".vault-token"))
-                .ok_or_else(|| RefError::new("VAULT_TOKEN is not set and there is no home directory"))?;
-            if std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_symlink()) {
-                return Err(RefError::new(format!(
-                    "Token file {} is a symbolic link and will not be read",
-                    file.display()
-                )));
-            }
-            let t = std::fs::read_to_string(&file).map_err(|_| {
-                RefError::new("Vault Authentication Error: VAULT_TOKEN is not set and ~/.vault-token cannot be read")
-                    .hint("export VAULT_TOKEN, or use auth: approle with VAULT_ROLE_ID and VAULT_SECRET_ID")
-            })?;
-            Ok(t.trim().to_string())
+            read_token_file()
         }
         "approle" => {
             let role = std::env::var("VAULT_ROLE_ID").unwrap_or_default();
@@ -307,13 +295,64 @@ fn login(p: &VaultParams) -> Result<String, RefError> {
                         .hint("check VAULT_ROLE_ID and VAULT_SECRET_ID")
                 })
         }
+        "userpass" | "ldap" | "github" => {
+            let env = |k: &str| std::env::var(k).unwrap_or_default();
+            let (path, body) = if p.auth == "github" {
+                let token = match std::env::var("VAULT_TOKEN") {
+                    Ok(t) if !t.is_empty() => t,
+                    _ => read_token_file()?,
+                };
+                ("auth/github/login".to_string(), serde_json::json!({ "token": token }))
+            } else {
+                let user = env("VAULT_USERNAME");
+                (
+                    format!("auth/{}/login/{user}", p.auth),
+                    serde_json::json!({ "password": env("VAULT_PASSWORD") }),
+                )
+            };
+            let (status, v) = request(p, "POST", &path, None, Some(&body))?;
+            v.pointer("/auth/client_token")
+                .and_then(|t| t.as_str())
+                .filter(|_| status == 200)
+                .map(str::to_string)
+                .ok_or_else(|| {
+                    RefError::new(format!("Vault {} login failed (HTTP {status})", p.auth)).hint(
+                        if p.auth == "github" {
+                            "check VAULT_TOKEN (a GitHub token)"
+                        } else {
+                            "check VAULT_USERNAME and VAULT_PASSWORD"
+                        },
+                    )
+                })
+        }
         "" => Err(RefError::new(
             "No Authentication type parameter specified: set parameters.kapitan.secrets.vaultkv.auth (token or approle)",
         )),
         other => Err(RefError::new(format!(
-            "Vault authentication type '{other}' is not supported by strata (token, approle)"
+            "Vault authentication type '{other}' is not supported (token, approle, userpass, ldap, github)"
         ))),
     }
+}
+
+/// `~/.vault-token`, never through a symlink (as Kapitan).
+fn read_token_file() -> Result<String, RefError> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let file = home
+        .map(|h| h.join(".vault-token"))
+        .ok_or_else(|| RefError::new("VAULT_TOKEN is not set and there is no home directory"))?;
+    if std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(RefError::new(format!(
+            "Token file {} is a symbolic link and will not be read",
+            file.display()
+        )));
+    }
+    let t = std::fs::read_to_string(&file).map_err(|_| {
+        RefError::new(
+            "Vault Authentication Error: VAULT_TOKEN is not set and ~/.vault-token cannot be read",
+        )
+        .hint("export VAULT_TOKEN, or use auth: approle with VAULT_ROLE_ID and VAULT_SECRET_ID")
+    })?;
+    Ok(t.trim().to_string())
 }
 
 fn check(status: u16, what: &str) -> Result<(), RefError> {

@@ -848,6 +848,13 @@ impl FakeVault {
         body: &serde_json::Value,
     ) -> (u16, serde_json::Value) {
         use serde_json::json;
+        if path == "auth/userpass/login/alice" {
+            return if body["password"] == "wonder" {
+                (200, json!({"auth": {"client_token": VAULT_TOKEN}}))
+            } else {
+                (400, json!({"errors": ["invalid username or password"]}))
+            };
+        }
         if path == "auth/approle/login" {
             return if body["role_id"] == "role" && body["secret_id"] == "sec" {
                 (200, json!({"auth": {"client_token": VAULT_TOKEN}}))
@@ -1363,4 +1370,36 @@ fn lint_reports_missing_refs_in_templates() {
     assert!(text.contains("templates/extra.conf"), "{text}");
     assert!(!text.contains("common/shared}"), "{text}");
     assert!(!text.contains("{{ target }}"), "{text}");
+}
+
+#[test]
+fn vault_userpass_login() {
+    let v = FakeVault::start();
+    v.store.lock().unwrap().insert(
+        "secret/app".into(),
+        serde_json::json!({"pw": "via-userpass"}),
+    );
+    let p = project();
+    fs::write(
+        p.path().join("refs/app-pw"),
+        format!(
+            "data: YXBwOnB3\nencoding: original\ntype: vaultkv\nvault_params:\n  addr: {}\n  auth: userpass\n  engine: kv-v2\n  mount: secret\n",
+            v.url
+        ),
+    )
+    .unwrap();
+    let reveal = |pw: &str| {
+        strata()
+            .current_dir(p.path())
+            .env("VAULT_USERNAME", "alice")
+            .env("VAULT_PASSWORD", pw)
+            .args(["refs", "--reveal", "--tag", "?{vaultkv:app-pw}"])
+            .assert()
+    };
+    let a = reveal("wonder").success();
+    assert_eq!(a.get_output().stdout, b"via-userpass");
+    let a = reveal("nope").code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    assert!(err.contains("userpass login failed"), "{err}");
+    assert!(!err.contains("nope"), "{err}");
 }
