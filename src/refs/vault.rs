@@ -1,8 +1,8 @@
 //! The `vaultkv` and `vaulttransit` backends: Vault's HTTP API (KV v1 and
 //! v2, transit encrypt/decrypt) with token, AppRole, userpass, ldap or
-//! github login, as Kapitan's
-//! hvac client does. A small blocking HTTP/1.1 client: plain TCP, or TLS
-//! through the system OpenSSL (`cacert`/`capath`, `skip_verify`).
+//! github login, as Kapitan's hvac client does. A small blocking HTTP/1.1
+//! client: plain TCP, or TLS through the system OpenSSL (`cacert`,
+//! `skip_verify`; the system's CA store otherwise).
 
 use super::RefError;
 use crate::value::{Map, Value};
