@@ -168,7 +168,33 @@ fn request(
 ) -> Result<(u16, serde_json::Value), RefError> {
     let url = parse_addr(&p.addr)?;
     let net = |e: std::io::Error| RefError::new(format!("Vault at {}: {e}", p.addr));
-    let tcp = TcpStream::connect((url.host.as_str(), url.port)).map_err(net)?;
+    // Bounded: an unreachable address must not hang the compile.
+    use std::net::ToSocketAddrs;
+    let addrs: Vec<_> = (url.host.as_str(), url.port)
+        .to_socket_addrs()
+        .map_err(net)?
+        .collect();
+    let mut tcp = None;
+    let mut last = None;
+    for a in addrs {
+        match TcpStream::connect_timeout(&a, Duration::from_secs(10)) {
+            Ok(s) => {
+                tcp = Some(s);
+                break;
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    let tcp = match (tcp, last) {
+        (Some(t), _) => t,
+        (None, Some(e)) => return Err(net(e)),
+        (None, None) => {
+            return Err(RefError::new(format!(
+                "Vault at {}: the host has no address",
+                p.addr
+            )))
+        }
+    };
     tcp.set_read_timeout(Some(Duration::from_secs(30)))
         .map_err(net)?;
     tcp.set_write_timeout(Some(Duration::from_secs(30)))
