@@ -46,6 +46,8 @@ pub enum Command {
     Hooks(commands::hooks::HooksArgs),
     /// Print a shell completion script (bash, zsh or fish)
     Completions(commands::completions::CompletionsArgs),
+    /// Kapitan secret references: write, reveal and re-encrypt (`?{type:path}`)
+    Refs(commands::refs::RefsArgs),
     /// Do what the GitHub Actions event calls for: review a pull request, publish on push, else compile and lint
     Ci(commands::ci::CiArgs),
 }
@@ -143,6 +145,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Hooks(args) => commands::hooks::run(args),
         Command::Completions(args) => commands::completions::run(args),
         Command::Ci(args) => commands::ci::run(args),
+        Command::Refs(args) => commands::refs::run(args),
     }
 }
 

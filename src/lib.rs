@@ -24,6 +24,7 @@ pub mod lint;
 pub mod order;
 pub mod packages;
 pub mod publish;
+pub mod refs;
 pub mod template;
 pub mod value;
 pub mod yaml;

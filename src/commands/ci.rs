@@ -155,6 +155,11 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
             args.marker
         );
     }
+    // Issue 15: a review or a publish never reveals secrets.
+    crate::commands::refs::refuse_reveal_flag(&args.compile_flags, "strata ci")?;
+    for dir in &args.collect {
+        crate::commands::refs::refuse_revealed(dir, "strata ci")?;
+    }
     let env = |k: &str| std::env::var(k).ok();
     let event = ci::Event::detect(&env).map_err(diag_err)?;
     let in_actions = env("GITHUB_ACTIONS").as_deref() == Some("true");
@@ -193,6 +198,7 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
         &inv_opts,
         &LintOptions {
             catalog: collected.as_ref().map(|_| head_catalog.clone()),
+            ..Default::default()
         },
     )
     .map_err(diag_err)?;
@@ -271,7 +277,12 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
         }
         _ => {
             if collected.is_none() {
-                let mut argv = vec![os("compile"), os("--output-path"), os(&out_root)];
+                let mut argv = vec![
+                    os("compile"),
+                    os("--refs-read-only"),
+                    os("--output-path"),
+                    os(&out_root),
+                ];
                 argv.extend(compile_argv(&args));
                 sub(argv)?;
             }
@@ -564,6 +575,7 @@ fn compile_revision(src: &Path, out: &Path, flags: &[OsString], rev: &str) -> an
         .arg("--output-path")
         .arg(out)
         .args(flags)
+        .env(crate::refs::READ_ONLY_ENV, "1")
         .current_dir(src)
         .stdin(std::process::Stdio::null())
         .output()

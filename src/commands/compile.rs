@@ -83,6 +83,20 @@ pub struct CompileArgs {
     /// Print nothing but errors
     #[arg(long)]
     pub quiet: bool,
+    /// Where Kapitan secret references (`?{...}`) are read and created [default: ./refs, or .kapitan]
+    #[arg(long, value_name = "DIR")]
+    pub refs_path: Option<PathBuf>,
+    /// Write the references' values into the catalog instead of hashed tags
+    /// (a local catalog only: never commit or push it)
+    #[arg(long)]
+    pub reveal: bool,
+    /// Never create missing references from their functions (what `strata
+    /// ci` compiles with: a review or a publish must not invent secrets)
+    #[arg(long)]
+    pub refs_read_only: bool,
+    /// Write each reference into its tag (`?{type:<base64>:embedded}`), as Kapitan's --embed-refs
+    #[arg(long)]
+    pub embed_refs: bool,
     /// Compile only shard I of N (1-based) of the selected targets: sorted by
     /// name, every N-th from the I-th (for a CI matrix; merge with `strata ci --collect`)
     #[arg(long, value_name = "I/N")]
@@ -346,11 +360,30 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             eprintln!("Compiled {name}");
         }
     };
-    let report = if args.keep_going {
-        compile::compile_into_keep_going(&prepared, &selected, &opts, temp.path(), &on_done)
-    } else {
-        compile::compile_into(&prepared, &selected, &opts, temp.path(), &on_done)
+    let refs_path = args
+        .refs_path
+        .clone()
+        .or_else(|| defaults.get_str("compile", "refs-path").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("./refs"));
+    let mut engine = crate::refs::Refs::new(absolute(&refs_path));
+    // A check (pre-commit, CI) reports; it never writes into refs/ either.
+    engine.create_missing = !args.refs_read_only
+        && !args.check
+        && !std::env::var(crate::refs::READ_ONLY_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
+    engine.embed = args.embed_refs || defaults.get_bool("compile", "embed-refs");
+    let refs = compile::RefsSetup {
+        refs: std::sync::Arc::new(engine),
+        reveal: args.reveal,
     };
+    let report = compile::compile_selected(
+        &prepared,
+        &selected,
+        &opts,
+        Some(&refs),
+        temp.path(),
+        &on_done,
+        args.keep_going,
+    );
     if let Some(pb) = &pb {
         pb.finish_and_clear();
     }
@@ -396,6 +429,17 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_FINDINGS));
     }
     compile::install(temp.path(), &output_path, &report, all_targets).map_err(diag_err)?;
+    if args.reveal {
+        // Marks the catalog so diff, ci and push refuse it.
+        let marker = output_path
+            .join("compiled")
+            .join(crate::refs::REVEALED_MARKER);
+        std::fs::write(
+            &marker,
+            "This catalog was compiled with --reveal: it holds secret values. Never commit or push it.\n",
+        )
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", marker.display()))?;
+    }
     if !report.failed.is_empty() {
         report_failures(&report);
         return Ok(ExitCode::from(crate::cli::EXIT_ERROR));

@@ -84,6 +84,13 @@ pub struct DiffArgs {
 pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
     // Trees read from git live here until the diff is printed.
     let mut _scratch = None;
+    crate::commands::refs::refuse_reveal_flag(&args.compile_flags, "strata diff")?;
+    if let Some(c) = &args.compile_command {
+        crate::commands::refs::refuse_reveal_flag(
+            &c.split_whitespace().collect::<Vec<_>>(),
+            "strata diff",
+        )?;
+    }
     let revisions = match &args.catalogs {
         Some(_) if args.base.is_some() || args.head.is_some() => {
             anyhow::bail!("--catalogs OLD_DIR NEW_DIR cannot be combined with --base/--head")
@@ -120,6 +127,8 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
         }
         _ => anyhow::bail!("pass --catalogs OLD_DIR NEW_DIR, or --base REF [--head REF]"),
     };
+    crate::commands::refs::refuse_revealed(&old, "strata diff")?;
+    crate::commands::refs::refuse_revealed(&new, "strata diff")?;
     let opts = DiffOptions {
         semantic: !args.no_semantic,
         redactor: Redactor::new(&args.redact_key, !args.no_default_redact).map_err(diag_err)?,
@@ -186,6 +195,8 @@ fn compile_tree(args: &DiffArgs, rev: &str, dir: &std::path::Path) -> anyhow::Re
     };
     let out = cmd
         .args(&args.compile_flags)
+        // A review compiles what was committed: no secret is invented.
+        .env(crate::refs::READ_ONLY_ENV, "1")
         .current_dir(dir)
         .stdin(std::process::Stdio::null())
         .output()

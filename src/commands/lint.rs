@@ -31,6 +31,10 @@ pub struct LintArgs {
     /// A compiled catalog to check for base64-encoded `?{vaultkv:...}` references
     #[arg(long, value_name = "DIR")]
     pub catalog: Option<PathBuf>,
+    /// Kapitan's refs directory: report `?{...}` tags whose reference file is
+    /// missing [default: ./refs (or .kapitan's compile refs-path) when it exists]
+    #[arg(long, value_name = "DIR")]
+    pub refs_path: Option<PathBuf>,
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -45,6 +49,14 @@ pub fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
         &opts,
         &LintOptions {
             catalog: args.catalog.clone(),
+            refs_path: args.refs_path.clone().or_else(|| {
+                let d = crate::inventory::config::KapitanDefaults::load(std::path::Path::new("."))
+                    .ok()
+                    .and_then(|d| d.get_str("compile", "refs-path"))
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| PathBuf::from("./refs"));
+                d.is_dir().then_some(d)
+            }),
         },
     )
     .map_err(diag_err)?;

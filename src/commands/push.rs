@@ -97,6 +97,7 @@ pub fn publish_catalog(
     layout: Layout,
     url: &str,
 ) -> anyhow::Result<ExitCode> {
+    crate::commands::refs::refuse_revealed(&catalog_dir, "publishing")?;
     let env = |k: &str| std::env::var(k).ok();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let author = resolve_author(flags.author.as_deref(), flags.dry_run, &env, &cwd)?;

@@ -324,6 +324,53 @@ struct TargetCtx<'a> {
     write: WriteOptions,
     /// The compile's one Python interpreter (started on first use).
     python: &'a Arc<python::Bridge>,
+    refs: Option<&'a RefsSetup>,
+    target_refs: crate::refs::TargetRefs,
+}
+
+/// Kapitan secret references for a compile run: where they live and
+/// whether values are written (`--reveal`) or only hashed tags.
+pub struct RefsSetup {
+    pub refs: Arc<crate::refs::Refs>,
+    pub reveal: bool,
+}
+
+/// Marks the hint part of a reference error inside the entry's error text.
+const HINT_SEP: &str = "\u{1f}hint:";
+
+fn ref_err(e: crate::refs::RefError) -> String {
+    match e.hint {
+        Some(h) => format!("{}{HINT_SEP}{h}", e.message),
+        None => e.message,
+    }
+}
+
+/// A compiled value with its reference tags compiled (or revealed).
+fn refs_value(ctx: &TargetCtx, v: &Value) -> Result<Option<Value>, String> {
+    let Some(r) = ctx.refs else { return Ok(None) };
+    if !crate::refs::value_has_tags(v) {
+        return Ok(None);
+    }
+    let res = if r.reveal {
+        r.refs.reveal_value(v, &ctx.target_refs)
+    } else {
+        r.refs.compile_value(v, &ctx.target_refs)
+    };
+    res.map(Some).map_err(ref_err)
+}
+
+/// Text output (jinja2, ytt, plain) with its reference tags compiled.
+fn refs_text(ctx: &TargetCtx, text: String) -> Result<String, String> {
+    let Some(r) = ctx.refs else { return Ok(text) };
+    if !text.contains("?{") {
+        return Ok(text);
+    }
+    let res = if r.reveal {
+        r.refs.reveal_str(&text, &ctx.target_refs)
+    } else {
+        r.refs.compile_str(&text, &ctx.target_refs)
+    };
+    res.map_err(ref_err)
 }
 
 fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -381,6 +428,8 @@ fn write_outputs(ctx: &TargetCtx, entry: &Entry, v: &Map, out_dir: &Path) -> Res
         };
         let (name, format) = output::file_for_key(key, entry.output_type);
         check_relative(&name, "output file")?;
+        let with_refs = refs_value(ctx, value)?;
+        let value = with_refs.as_ref().unwrap_or(value);
         let text = output::render_file(value, format, &ctx.write)
             .map_err(|e| format!("cannot write key `{key}` as {}: {e}", format_name(format)))?;
         write_file(ctx, &out_dir.join(&name), text.as_bytes())?;
@@ -464,7 +513,8 @@ fn compile_jinja2(
         }
         check_relative(&name, "output file")?;
         let path = out_dir.join(&name);
-        write_file(ctx, &path, r.content.as_bytes())?;
+        let content = refs_text(ctx, r.content)?;
+        write_file(ctx, &path, content.as_bytes())?;
         set_mode(&path, r.mode);
     }
     Ok(())
@@ -583,6 +633,7 @@ fn compile_helm(
         };
         let (name, format) = output::file_for_key(&rel, entry.output_type);
         check_relative(&name, "output file")?;
+        let value = refs_value(ctx, &value)?.unwrap_or(value);
         let text = output::render_file(&value, format, &ctx.write)
             .map_err(|e| format!("cannot write {rel} as {}: {e}", format_name(format)))?;
         write_file(ctx, &out_dir.join(&name), text.as_bytes())?;
@@ -603,7 +654,10 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
         check_inside(&ctx.target_root, &out_dir.join("x")).map_err(err)?;
     }
     if entry.input_type == InputType::Ytt {
-        return compile_ytt(ctx, entry, &out_dir).map_err(err);
+        return compile_ytt(ctx, entry, &out_dir).map_err(|m| match m.split_once(HINT_SEP) {
+            Some((m, h)) => err(m.to_string()).hint(h),
+            None => err(m),
+        });
     }
     for pattern in &entry.input_paths {
         let inputs = resolve_inputs(pattern, &ctx.search_paths);
@@ -628,7 +682,10 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
                     other.as_str()
                 )),
             };
-            res.map_err(|m| err(m).input(&input))?;
+            res.map_err(|m| match m.split_once(HINT_SEP) {
+                Some((m, h)) => err(m.to_string()).input(&input).hint(h),
+                None => err(m).input(&input),
+            })?;
         }
     }
     Ok(())
@@ -668,6 +725,7 @@ fn compile_ytt(ctx: &TargetCtx, entry: &Entry, out_dir: &Path) -> Result<(), Str
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
         }
+        let text = refs_text(ctx, text)?;
         write_file(ctx, &path, text.as_bytes())?;
     }
     Ok(())
@@ -677,6 +735,7 @@ fn compile_target(
     plan: &TargetPlan,
     prepared: &Prepared,
     opts: &CompileOptions,
+    refs: Option<&RefsSetup>,
     catalog_root: &Path,
     bridge: &Arc<python::Bridge>,
 ) -> Result<Vec<String>, CompileError> {
@@ -700,6 +759,16 @@ fn compile_target(
             json_indent: opts.indent,
         },
         python: bridge,
+        refs,
+        target_refs: crate::refs::TargetRefs {
+            target: plan.name.clone(),
+            secrets: prepared
+                .dumps
+                .get(&plan.name)
+                .and_then(|d| d.get_path(&["parameters", "kapitan", "secrets"]))
+                .cloned(),
+            ..Default::default()
+        },
     };
     std::fs::create_dir_all(&ctx.target_root).map_err(|e| CompileError::io(&ctx.target_root, e))?;
     let mut warnings = Vec::new();
@@ -748,7 +817,7 @@ pub fn compile_into(
     catalog_root: &Path,
     on_done: &(dyn Fn(&str) + Sync),
 ) -> Result<CompileReport, CompileError> {
-    compile_selected(prepared, selected, opts, catalog_root, on_done, false)
+    compile_selected(prepared, selected, opts, None, catalog_root, on_done, false)
 }
 
 /// [`compile_into`], but a target that fails does not stop the others:
@@ -762,13 +831,29 @@ pub fn compile_into_keep_going(
     catalog_root: &Path,
     on_done: &(dyn Fn(&str) + Sync),
 ) -> Result<CompileReport, CompileError> {
-    compile_selected(prepared, selected, opts, catalog_root, on_done, true)
+    compile_selected(prepared, selected, opts, None, catalog_root, on_done, true)
 }
 
-fn compile_selected(
+/// `compile_into` with Kapitan secret references compiled (or revealed)
+/// in every jsonnet, jinja2, helm and ytt output.
+pub fn compile_into_with_refs(
     prepared: &Prepared,
     selected: &[String],
     opts: &CompileOptions,
+    refs: Option<&RefsSetup>,
+    catalog_root: &Path,
+    on_done: &(dyn Fn(&str) + Sync),
+) -> Result<CompileReport, CompileError> {
+    compile_selected(prepared, selected, opts, refs, catalog_root, on_done, false)
+}
+
+/// Compiles the selected targets; with `keep_going` a failing target is
+/// listed in the report's `failed` instead of stopping the others.
+pub fn compile_selected(
+    prepared: &Prepared,
+    selected: &[String],
+    opts: &CompileOptions,
+    refs: Option<&RefsSetup>,
     catalog_root: &Path,
     on_done: &(dyn Fn(&str) + Sync),
     keep_going: bool,
@@ -794,7 +879,7 @@ fn compile_selected(
         plans
             .par_iter()
             .map(|p| {
-                let r = compile_target(p, prepared, opts, catalog_root, &bridge);
+                let r = compile_target(p, prepared, opts, refs, catalog_root, &bridge);
                 on_done(&p.name);
                 r
             })

@@ -118,6 +118,7 @@ impl Redactor {
             }
             (Some(Value::String(o)), Some(Value::String(n))) => {
                 let (a, b) = url_passwords_pair(o, n);
+                let b = note_changed_refs(o, n, b);
                 (Some(Value::String(a)), Some(Value::String(b)))
             }
             (Some(Value::String(o)), None) => {
@@ -242,6 +243,29 @@ impl Redactor {
             }
         }
         out
+    }
+}
+
+/// A compiled Kapitan reference (`?{type:path:hash}`) whose hash changed
+/// while its path stayed: the new side says so, since the hash is all a
+/// review ever shows of a secret.
+fn note_changed_refs(old: &str, new: &str, shown: String) -> String {
+    if old == new || !new.contains("?{") {
+        return shown;
+    }
+    let old_tags: Vec<String> = crate::refs::tags_in(old);
+    let new_tags: Vec<String> = crate::refs::tags_in(new);
+    let stem = |t: &str| t.rsplit_once(':').map(|(a, _)| a.to_string());
+    let changed = new_tags.iter().any(|n| {
+        !old_tags.contains(n)
+            && old_tags
+                .iter()
+                .any(|o| stem(o).is_some() && stem(o) == stem(n))
+    });
+    if changed {
+        format!("{shown} (secret changed, value not shown)")
+    } else {
+        shown
     }
 }
 

@@ -28,6 +28,7 @@ pub const RULES: &[(&str, Severity, &str)] = &[
     ("render-error", Severity::Error, "a target cannot be rendered (merge or constant conflict)"),
     ("unused-class", Severity::Warning, "no target includes this class"),
     ("plaintext-secret", Severity::Error, "a value under a secret-like key is not a ?{...} reference (an error when it looks like a real secret, a warning otherwise)"),
+    ("missing-secret-ref", Severity::Error, "a ?{type:path} secret reference has no reference file and no function to create it (strata compile would fail)"),
     ("vaultkv-base64", Severity::Error, "a ?{vaultkv:...} reference is base64-encoded in the compiled catalog, so it is never resolved"),
     ("component-without-version", Severity::Error, "a Commodore component has no version"),
     ("duplicate-instance", Severity::Error, "two applications entries use the same instance name"),
@@ -65,6 +66,9 @@ impl crate::diagnostics::ToDiagnostic for LintError {
 pub struct LintOptions {
     /// A compiled catalog to check for base64-encoded secret references.
     pub catalog: Option<PathBuf>,
+    /// Kapitan's refs directory: every `?{...}` tag in the parameters must
+    /// have its reference file (or a function). Unset: no check.
+    pub refs_path: Option<PathBuf>,
 }
 
 /// Loads the inventory and lints it. Problems that stop the inventory from
@@ -182,6 +186,56 @@ pub fn lint(inv: &Inventory, opts: &LintOptions) -> Result<Vec<Diagnostic>, Lint
             found.add(d, Some(t));
         }
     }
+    if let Some(refs_path) = &opts.refs_path {
+        let refs = crate::refs::Refs::new(refs_path);
+        for (t, node) in &rendered {
+            let mut node_files: Vec<PathBuf> = node
+                .classes
+                .iter()
+                .filter_map(|c| class_map.get(c.as_str()).map(|p| (*p).clone()))
+                .collect();
+            if let Some(tf) = inv.target_file(t) {
+                node_files.push(tf.to_path_buf());
+            }
+            // The target's own file wins: it is the most specific.
+            node_files.reverse();
+            let mut problems = Vec::new();
+            missing_refs(&refs, t, &node.parameters, "parameters", &mut problems);
+            for (param, e) in problems {
+                let mut d = Diagnostic::error(e.message)
+                    .with_code("missing-secret-ref")
+                    .with_param_path(param.clone());
+                if let Some(h) = e.hint {
+                    d = d.with_hint(h);
+                }
+                if let Some((f, l)) = rules::locate_param(&node_files, &mut cache, &param) {
+                    d = d.with_file(f).with_line(l);
+                }
+                found.add(d, Some(t));
+            }
+            // Tags written literally in the entries' input files (a
+            // template's `?{...}`), looked up from the working directory.
+            for file in input_files(&node.parameters) {
+                let Ok(text) = std::fs::read_to_string(&file) else {
+                    continue;
+                };
+                for (i, line) in text.lines().enumerate() {
+                    for tag in crate::refs::tags_in(line) {
+                        if let Err(e) = refs.check_tag(&tag, t) {
+                            let mut d = Diagnostic::error(e.message)
+                                .with_code("missing-secret-ref")
+                                .with_file(&file)
+                                .with_line(i + 1);
+                            if let Some(h) = e.hint {
+                                d = d.with_hint(h);
+                            }
+                            found.add(d, Some(t));
+                        }
+                    }
+                }
+            }
+        }
+    }
     if let Some(cat) = &opts.catalog {
         for d in rules::vaultkv_base64(cat)? {
             found.add(d, None);
@@ -191,6 +245,90 @@ pub fn lint(inv: &Inventory, opts: &LintOptions) -> Result<Vec<Diagnostic>, Lint
         }
     }
     Ok(found.finish())
+}
+
+/// The regular files (at most 1 MiB, 2000 per target) named by the
+/// target's `kapitan.compile` input paths, below the working directory;
+/// glob patterns are skipped.
+fn input_files(params: &crate::value::Value) -> Vec<PathBuf> {
+    use crate::value::Value;
+    let mut out = Vec::new();
+    let Some(Value::List(entries)) = params.get_path(&["kapitan", "compile"]) else {
+        return out;
+    };
+    for e in entries {
+        if !matches!(
+            e.get_path(&["input_type"]).and_then(Value::as_str),
+            Some("jinja2" | "jsonnet" | "helm" | "ytt")
+        ) {
+            continue;
+        }
+        let Some(Value::List(paths)) = e.get_path(&["input_paths"]) else {
+            continue;
+        };
+        for p in paths.iter().filter_map(Value::as_str) {
+            let path = std::path::Path::new(p);
+            if p.contains(['*', '?', '[']) || path.is_absolute() || p.contains("..") {
+                continue;
+            }
+            collect_files(path, 0, &mut out);
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn collect_files(p: &std::path::Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth > 16 || out.len() >= 2000 {
+        return;
+    }
+    let Ok(meta) = std::fs::symlink_metadata(p) else {
+        return;
+    };
+    if meta.is_file() {
+        if meta.len() <= 1 << 20 {
+            out.push(p.to_path_buf());
+        }
+    } else if meta.is_dir() {
+        let Ok(rd) = std::fs::read_dir(p) else { return };
+        let mut entries: Vec<PathBuf> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
+        entries.sort();
+        for e in entries {
+            collect_files(&e, depth + 1, out);
+        }
+    }
+}
+
+/// Every tag under `v` that a compile would fail on, with its parameter path.
+fn missing_refs(
+    refs: &crate::refs::Refs,
+    target: &str,
+    v: &crate::value::Value,
+    path: &str,
+    out: &mut Vec<(String, crate::refs::RefError)>,
+) {
+    use crate::value::Value;
+    match v {
+        Value::String(s) => {
+            for tag in crate::refs::tags_in(s) {
+                if let Err(e) = refs.check_tag(&tag, target) {
+                    out.push((path.to_string(), e));
+                }
+            }
+        }
+        Value::Map(m) => {
+            for (k, x) in m {
+                missing_refs(refs, target, x, &format!("{path}.{k}"), out);
+            }
+        }
+        Value::List(l) => {
+            for x in l {
+                missing_refs(refs, target, x, path, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The rule an inventory error belongs to, with its location.

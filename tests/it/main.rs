@@ -14,6 +14,7 @@ mod order;
 mod packages;
 mod publish;
 mod readme;
+mod refs;
 mod review;
 mod review_render;
 mod support;

@@ -1,0 +1,156 @@
+//! The `gpg` backend through the `gpg` program, as Kapitan does through
+//! python-gnupg: the user's keyring, agent and pinentry (smartcards,
+//! passphrases) keep working, and no OpenPGP implementation is compiled
+//! into strata. `GNUPGHOME` selects the keyring.
+
+use super::{RefError, TargetRefs};
+use crate::value::Value;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn gpg() -> Command {
+    let mut c = Command::new(std::env::var_os("STRATA_GPG").unwrap_or_else(|| "gpg".into()));
+    c.args(["--batch", "--no-tty", "--yes"]);
+    c
+}
+
+fn run(mut c: Command, input: &[u8]) -> Result<Vec<u8>, RefError> {
+    let mut child = c
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            RefError::new(format!("cannot run gpg: {e}"))
+                .hint("install GnuPG (the `gpg` program) or set STRATA_GPG to its path")
+        })?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // Large inputs: write from a thread so gpg's stdout cannot fill up.
+        let data = input.to_vec();
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&data);
+        });
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| RefError::new(format!("gpg: {e}")))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+        return Err(RefError::new(format!(
+            "gpg failed ({}): {}",
+            out.status,
+            last.join("; ")
+        )));
+    }
+    Ok(out.stdout)
+}
+
+/// `parameters.kapitan.secrets.gpg.recipients` of the target.
+pub fn recipients_for(t: &TargetRefs, path: &str) -> Result<Vec<Value>, RefError> {
+    let r = t
+        .secrets
+        .as_ref()
+        .and_then(|s| s.get_path(&["gpg", "recipients"]))
+        .and_then(|r| match r {
+            Value::List(l) => Some(l.clone()),
+            _ => None,
+        });
+    match r {
+        Some(l) if !l.is_empty() => Ok(l),
+        _ => {
+            let on = if t.target.is_empty() {
+                "(no target given)".to_string()
+            } else {
+                format!("target {}", t.target)
+            };
+            Err(RefError::new(format!(
+                "cannot create ?{{gpg:{path}}}: parameters.kapitan.secrets.gpg.recipients is not set for {on}"
+            ))
+            .hint("list recipients (each `fingerprint:` or `name:`) under parameters.kapitan.secrets.gpg.recipients, or pass --recipients to strata refs"))
+        }
+    }
+}
+
+/// Kapitan's `lookup_fingerprints`: fingerprints as given, names looked
+/// up (first key that has not expired), sorted and deduplicated.
+pub fn fingerprints(recipients: &[Value]) -> Result<Vec<String>, RefError> {
+    let mut out = Vec::new();
+    for r in recipients {
+        if let Some(f) = r.get_path(&["fingerprint"]).and_then(Value::as_str) {
+            out.push(f.to_string());
+        } else if let Some(n) = r.get_path(&["name"]).and_then(Value::as_str) {
+            out.push(fingerprint_for_name(n)?);
+        } else if let Some(s) = r.as_str() {
+            out.push(s.to_string());
+        } else {
+            return Err(RefError::new(
+                "a gpg recipient needs `fingerprint:` or `name:`",
+            ));
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+fn fingerprint_for_name(name: &str) -> Result<String, RefError> {
+    let mut c = gpg();
+    c.args([
+        "--with-colons",
+        "--fixed-list-mode",
+        "--list-keys",
+        "--",
+        name,
+    ]);
+    let out = run(c, b"").map_err(|e| {
+        RefError::new(format!(
+            "Could not find valid key for recipient: {name} ({})",
+            e.message
+        ))
+    })?;
+    let text = String::from_utf8_lossy(&out);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut expires_ok = false;
+    for line in text.lines() {
+        let f: Vec<&str> = line.split(':').collect();
+        match f.first() {
+            Some(&"pub") => {
+                let exp = f.get(6).copied().unwrap_or("");
+                let revoked = f.get(1).is_some_and(|v| *v == "r" || *v == "e");
+                expires_ok =
+                    !revoked && (exp.is_empty() || exp.parse::<u64>().is_ok_and(|e| e > now));
+            }
+            Some(&"fpr") if expires_ok => {
+                if let Some(fp) = f.get(9).filter(|s| !s.is_empty()) {
+                    return Ok(fp.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    Err(RefError::new(format!(
+        "Could not find valid key for recipient: {name}"
+    )))
+}
+
+/// Binary OpenPGP message for the recipients, signed with the default key
+/// (python-gnupg's `encrypt(sign=True, armor=False)`).
+pub fn encrypt(data: &[u8], fingerprints: &[String]) -> Result<Vec<u8>, RefError> {
+    let mut c = gpg();
+    c.args(["--encrypt", "--sign"]);
+    for f in fingerprints {
+        c.args(["--recipient", f]);
+    }
+    run(c, data)
+}
+
+pub fn decrypt(data: &[u8]) -> Result<String, RefError> {
+    let mut c = gpg();
+    c.arg("--decrypt");
+    let out = run(c, data)?;
+    String::from_utf8(out).map_err(|_| RefError::new("decrypted gpg data is not UTF-8 text"))
+}

@@ -1,0 +1,536 @@
+//! The `vaultkv` and `vaulttransit` backends: Vault's HTTP API (KV v1 and
+//! v2, transit encrypt/decrypt) with token, AppRole, userpass, ldap or
+//! github login, as Kapitan's hvac client does. A small blocking HTTP/1.1
+//! client: plain TCP, or TLS through the system OpenSSL (`cacert`,
+//! `skip_verify`; the system's CA store otherwise).
+
+use super::RefError;
+use crate::value::{Map, Value};
+use base64::Engine;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
+/// A Vault answer larger than this is not a secret: refuse it.
+const MAX_RESPONSE: usize = 16 << 20;
+
+/// Kapitan's vault parameters (file's `vault_params` or the target's
+/// `parameters.kapitan.secrets.vaultkv`), with the `VAULT_*` variables as
+/// fallbacks.
+#[derive(Debug, Clone)]
+pub struct VaultParams {
+    pub addr: String,
+    pub auth: String,
+    pub engine: String,
+    pub mount: String,
+    pub namespace: Option<String>,
+    pub skip_verify: bool,
+    pub cacert: Option<String>,
+    pub crypto_key: Option<String>,
+}
+
+fn get_str(m: Option<&Map>, k: &str) -> Option<String> {
+    m.and_then(|m| m.get(k)).and_then(|v| match v {
+        Value::String(s) => Some(s.clone()),
+        _ => None,
+    })
+}
+
+impl VaultParams {
+    pub fn from_value(v: Option<&Value>, transit: bool) -> VaultParams {
+        let m = v.and_then(Value::as_map);
+        let env = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
+        VaultParams {
+            addr: get_str(m, "addr")
+                .or_else(|| env("VAULT_ADDR"))
+                .unwrap_or_else(|| "http://localhost:8200".into()),
+            auth: get_str(m, "auth").unwrap_or_default(),
+            engine: get_str(m, "engine")
+                .unwrap_or_else(|| if transit { "transit" } else { "kv-v2" }.into()),
+            mount: get_str(m, "mount")
+                .unwrap_or_else(|| if transit { "transit" } else { "secret" }.into()),
+            namespace: get_str(m, "namespace").or_else(|| env("VAULT_NAMESPACE")),
+            skip_verify: m
+                .and_then(|m| m.get("skip_verify"))
+                .and_then(Value::as_bool)
+                .or_else(|| env("VAULT_SKIP_VERIFY").map(|v| v == "true" || v == "1"))
+                .unwrap_or(true),
+            cacert: get_str(m, "cacert").or_else(|| env("VAULT_CACERT")),
+            crypto_key: get_str(m, "crypto_key"),
+        }
+    }
+
+    /// `vault_params` as Kapitan's `model_dump()` writes them.
+    pub fn dump(&self, transit: bool) -> Value {
+        let s = |v: &str| Value::String(v.to_string());
+        let o = |v: &Option<String>| v.as_deref().map(s).unwrap_or(Value::Null);
+        let mut m = Map::new();
+        m.insert("addr".into(), s(&self.addr));
+        m.insert("skip_verify".into(), Value::Bool(self.skip_verify));
+        m.insert("client_key".into(), Value::Null);
+        m.insert("client_cert".into(), Value::Null);
+        m.insert("cacert".into(), o(&self.cacert));
+        m.insert("capath".into(), Value::Null);
+        m.insert("namespace".into(), o(&self.namespace));
+        m.insert("engine".into(), s(&self.engine));
+        m.insert("auth".into(), s(&self.auth));
+        m.insert("crypto_key".into(), o(&self.crypto_key));
+        m.insert("always_latest".into(), Value::Bool(false));
+        m.insert("mount".into(), s(&self.mount));
+        m.insert(
+            "key".into(),
+            if transit {
+                o(&self.crypto_key)
+            } else {
+                Value::Null
+            },
+        );
+        Value::Map(m)
+    }
+}
+
+/// `KapitanReferenceVault*Config(**v).model_dump()`: every field in the
+/// model's order, defaults filled in (environment fallbacks left out).
+pub fn model_dump(v: Option<&Value>, transit: bool) -> Value {
+    let m = v.and_then(Value::as_map);
+    let s = |x: &str| Value::String(x.to_string());
+    let fields: [(&str, Value); 13] = [
+        ("addr", Value::Null),
+        ("skip_verify", Value::Bool(true)),
+        ("client_key", Value::Null),
+        ("client_cert", Value::Null),
+        ("cacert", Value::Null),
+        ("capath", Value::Null),
+        ("namespace", Value::Null),
+        ("engine", s(if transit { "transit" } else { "kv-v2" })),
+        ("auth", Value::Null),
+        ("crypto_key", Value::Null),
+        ("always_latest", Value::Bool(false)),
+        ("mount", s(if transit { "transit" } else { "secret" })),
+        ("key", Value::Null),
+    ];
+    let mut out = Map::new();
+    for (k, default) in fields {
+        let v = m.and_then(|m| m.get(k)).cloned().unwrap_or(default);
+        out.insert(k.to_string(), v);
+    }
+    Value::Map(out)
+}
+
+struct Url {
+    tls: bool,
+    host: String,
+    port: u16,
+    base: String,
+}
+
+fn parse_addr(addr: &str) -> Result<Url, RefError> {
+    let (tls, rest) = if let Some(r) = addr.strip_prefix("https://") {
+        (true, r)
+    } else if let Some(r) = addr.strip_prefix("http://") {
+        (false, r)
+    } else {
+        return Err(RefError::new(format!(
+            "Vault address `{addr}` must start with http:// or https://"
+        )));
+    };
+    let (hostport, base) = match rest.find('/') {
+        Some(i) => (&rest[..i], rest[i..].trim_end_matches('/').to_string()),
+        None => (rest, String::new()),
+    };
+    let (host, port) = match hostport.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(']') || hostport.starts_with('[') => (
+            h.trim_matches(['[', ']']).to_string(),
+            p.parse()
+                .map_err(|_| RefError::new(format!("Vault address `{addr}`: bad port")))?,
+        ),
+        _ => (hostport.to_string(), if tls { 443 } else { 80 }),
+    };
+    Ok(Url {
+        tls,
+        host,
+        port,
+        base,
+    })
+}
+
+trait Stream: Read + Write {}
+impl<T: Read + Write> Stream for T {}
+
+/// One request; returns the status and the JSON body.
+fn request(
+    p: &VaultParams,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&serde_json::Value>,
+) -> Result<(u16, serde_json::Value), RefError> {
+    let url = parse_addr(&p.addr)?;
+    let net = |e: std::io::Error| RefError::new(format!("Vault at {}: {e}", p.addr));
+    // Bounded: an unreachable address must not hang the compile.
+    use std::net::ToSocketAddrs;
+    let addrs: Vec<_> = (url.host.as_str(), url.port)
+        .to_socket_addrs()
+        .map_err(net)?
+        .collect();
+    let mut tcp = None;
+    let mut last = None;
+    for a in addrs {
+        match TcpStream::connect_timeout(&a, Duration::from_secs(10)) {
+            Ok(s) => {
+                tcp = Some(s);
+                break;
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    let tcp = match (tcp, last) {
+        (Some(t), _) => t,
+        (None, Some(e)) => return Err(net(e)),
+        (None, None) => {
+            return Err(RefError::new(format!(
+                "Vault at {}: the host has no address",
+                p.addr
+            )))
+        }
+    };
+    tcp.set_read_timeout(Some(Duration::from_secs(30)))
+        .map_err(net)?;
+    tcp.set_write_timeout(Some(Duration::from_secs(30)))
+        .map_err(net)?;
+    let mut stream: Box<dyn Stream> = if url.tls {
+        use openssl::ssl::{SslConnector, SslMethod, SslVerifyMode};
+        let ssl = |e: openssl::error::ErrorStack| RefError::new(format!("Vault TLS: {e}"));
+        let mut b = SslConnector::builder(SslMethod::tls()).map_err(ssl)?;
+        if let Some(ca) = &p.cacert {
+            b.set_ca_file(ca).map_err(ssl)?;
+        }
+        if p.skip_verify {
+            b.set_verify(SslVerifyMode::NONE);
+        }
+        let c = b.build();
+        let s = c
+            .connect(&url.host, tcp)
+            .map_err(|e| RefError::new(format!("Vault TLS to {}: {e}", p.addr)))?;
+        Box::new(s)
+    } else {
+        Box::new(tcp)
+    };
+    let payload = body.map(|b| b.to_string()).unwrap_or_default();
+    let mut req = format!(
+        "{method} {}/v1/{path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: application/json\r\nContent-Length: {}\r\n",
+        url.base,
+        url.host,
+        payload.len()
+    );
+    if let Some(t) = token {
+        req.push_str(&format!("X-Vault-Token: {t}\r\n"));
+    }
+    if let Some(ns) = &p.namespace {
+        req.push_str(&format!("X-Vault-Namespace: {ns}\r\n"));
+    }
+    if body.is_some() {
+        req.push_str("Content-Type: application/json\r\n");
+    }
+    req.push_str("\r\n");
+    req.push_str(&payload);
+    stream.write_all(req.as_bytes()).map_err(net)?;
+    let mut raw = Vec::new();
+    stream
+        .take(MAX_RESPONSE as u64 + 1)
+        .read_to_end(&mut raw)
+        .map_err(net)?;
+    if raw.len() > MAX_RESPONSE {
+        return Err(RefError::new(format!(
+            "Vault at {}: answer too large",
+            p.addr
+        )));
+    }
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(|| RefError::new(format!("Vault at {}: not an HTTP answer", p.addr)))?;
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut body = raw[split + 4..].to_vec();
+    let status: u16 = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| RefError::new(format!("Vault at {}: not an HTTP answer", p.addr)))?;
+    if head.lines().any(|l| {
+        l.to_ascii_lowercase().starts_with("transfer-encoding:")
+            && l.to_ascii_lowercase().contains("chunked")
+    }) {
+        body = dechunk(&body);
+    }
+    let json = if body.iter().all(u8::is_ascii_whitespace) {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null)
+    };
+    Ok((status, json))
+}
+
+fn dechunk(b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut rest = b;
+    while let Some(i) = rest.windows(2).position(|w| w == b"\r\n") {
+        let size = usize::from_str_radix(
+            String::from_utf8_lossy(&rest[..i])
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim(),
+            16,
+        )
+        .unwrap_or(0);
+        if size == 0 || rest.len() < i + 2 + size {
+            break;
+        }
+        out.extend_from_slice(&rest[i + 2..i + 2 + size]);
+        rest = &rest[(i + 4 + size).min(rest.len())..];
+    }
+    out
+}
+
+/// Kapitan's `VaultClient.authenticate`: token (VAULT_TOKEN or
+/// ~/.vault-token), AppRole (VAULT_ROLE_ID, VAULT_SECRET_ID), userpass and
+/// ldap (VAULT_USERNAME, VAULT_PASSWORD), github (VAULT_TOKEN).
+fn login(p: &VaultParams) -> Result<String, RefError> {
+    match p.auth.as_str() {
+        "token" => {
+            if let Ok(t) = std::env::var("VAULT_TOKEN") {
+                if !t.is_empty() {
+                    return Ok(t);
+                }
+            }
+            read_token_file()
+        }
+        "approle" => {
+            let role = std::env::var("VAULT_ROLE_ID").unwrap_or_default();
+            let secret = std::env::var("VAULT_SECRET_ID").unwrap_or_default();
+            let body = serde_json::json!({"role_id": role, "secret_id": secret});
+            let (status, v) = request(p, "POST", "auth/approle/login", None, Some(&body))?;
+            v.pointer("/auth/client_token")
+                .and_then(|t| t.as_str())
+                .filter(|_| status == 200)
+                .map(str::to_string)
+                .ok_or_else(|| {
+                    RefError::new(format!("Vault AppRole login failed (HTTP {status})"))
+                        .hint("check VAULT_ROLE_ID and VAULT_SECRET_ID")
+                })
+        }
+        "userpass" | "ldap" | "github" => {
+            let env = |k: &str| std::env::var(k).unwrap_or_default();
+            let (path, body) = if p.auth == "github" {
+                let token = match std::env::var("VAULT_TOKEN") {
+                    Ok(t) if !t.is_empty() => t,
+                    _ => read_token_file()?,
+                };
+                ("auth/github/login".to_string(), serde_json::json!({ "token": token }))
+            } else {
+                let user = env("VAULT_USERNAME");
+                (
+                    format!("auth/{}/login/{user}", p.auth),
+                    serde_json::json!({ "password": env("VAULT_PASSWORD") }),
+                )
+            };
+            let (status, v) = request(p, "POST", &path, None, Some(&body))?;
+            v.pointer("/auth/client_token")
+                .and_then(|t| t.as_str())
+                .filter(|_| status == 200)
+                .map(str::to_string)
+                .ok_or_else(|| {
+                    RefError::new(format!("Vault {} login failed (HTTP {status})", p.auth)).hint(
+                        if p.auth == "github" {
+                            "check VAULT_TOKEN (a GitHub token)"
+                        } else {
+                            "check VAULT_USERNAME and VAULT_PASSWORD"
+                        },
+                    )
+                })
+        }
+        "" => Err(RefError::new(
+            "No Authentication type parameter specified: set parameters.kapitan.secrets.vaultkv.auth (token or approle)",
+        )),
+        other => Err(RefError::new(format!(
+            "Vault authentication type '{other}' is not supported (token, approle, userpass, ldap, github)"
+        ))),
+    }
+}
+
+/// `~/.vault-token`, never through a symlink (as Kapitan).
+fn read_token_file() -> Result<String, RefError> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let file = home
+        .map(|h| h.join(".vault-token"))
+        .ok_or_else(|| RefError::new("VAULT_TOKEN is not set and there is no home directory"))?;
+    if std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(RefError::new(format!(
+            "Token file {} is a symbolic link and will not be read",
+            file.display()
+        )));
+    }
+    let t = std::fs::read_to_string(&file).map_err(|_| {
+        RefError::new(
+            "Vault Authentication Error: VAULT_TOKEN is not set and ~/.vault-token cannot be read",
+        )
+        .hint("export VAULT_TOKEN, or use auth: approle with VAULT_ROLE_ID and VAULT_SECRET_ID")
+    })?;
+    Ok(t.trim().to_string())
+}
+
+fn check(status: u16, what: &str) -> Result<(), RefError> {
+    match status {
+        200 | 204 => Ok(()),
+        403 => Err(RefError::new(format!(
+            "Permission Denied. make sure the token is authorised to access '{what}' on Vault"
+        ))),
+        404 => Err(RefError::new(format!(
+            "path '{what}' does not exist on Vault"
+        ))),
+        s => Err(RefError::new(format!(
+            "Vault answered HTTP {s} for '{what}'"
+        ))),
+    }
+}
+
+/// Reads `path` (KV v1 or v2) and returns its key/value map.
+fn kv_read(
+    p: &VaultParams,
+    token: &str,
+    mount: &str,
+    path: &str,
+) -> Result<Option<serde_json::Map<String, serde_json::Value>>, RefError> {
+    let (api, ptr) = if p.engine == "kv" {
+        (format!("{mount}/{path}"), "/data")
+    } else {
+        (format!("{mount}/data/{path}"), "/data/data")
+    };
+    let (status, v) = request(p, "GET", &api, Some(token), None)?;
+    if status == 404 {
+        return Ok(None);
+    }
+    check(status, path)?;
+    Ok(v.pointer(ptr).and_then(|d| d.as_object()).cloned())
+}
+
+/// `vaultkv` reveal: the data is base64 of `path/in/vault:key`.
+pub fn kv_reveal(p: &VaultParams, data: &str, encoding: &str) -> Result<String, RefError> {
+    let decoded = super::decode_utf8(data)?;
+    let Some((path, key)) = decoded.split_once(':').filter(|(_, k)| !k.contains(':')) else {
+        return Err(RefError::new(format!(
+            "Invalid vault secret: secret should be stored as 'path/in/vault:key', not '{decoded}'"
+        )));
+    };
+    let token = login(p)?;
+    let secrets = kv_read(p, &token, &p.mount, path)?
+        .ok_or_else(|| RefError::new(format!("path '{path}' does not exist on Vault")))?;
+    let v = secrets
+        .get(key)
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| RefError::new(format!("key '{key}' does not exist on Vault")))?;
+    if v.is_empty() {
+        return Err(RefError::new(format!("'{key}' doesn't exist on '{path}'")));
+    }
+    if encoding == "base64" {
+        let b = B64
+            .decode(v)
+            .map_err(|e| RefError::new(format!("'{key}' on '{path}' is not base64: {e}")))?;
+        return String::from_utf8(b).map_err(|_| RefError::new("Vault value is not UTF-8 text"));
+    }
+    Ok(v.to_string())
+}
+
+/// `vaultkv` write: stores `value` under `key` at `path` (keeping the
+/// other keys) and returns the reference data, base64 of `path:key`.
+pub fn kv_write(
+    p: &VaultParams,
+    mount: &str,
+    path: &str,
+    key: &str,
+    value: &str,
+) -> Result<String, RefError> {
+    let token = login(p)?;
+    let mut secrets = kv_read(p, &token, mount, path)?.unwrap_or_default();
+    secrets.insert(
+        key.to_string(),
+        serde_json::Value::String(value.to_string()),
+    );
+    let (api, body) = if p.engine == "kv" {
+        (
+            format!("{mount}/{path}"),
+            serde_json::Value::Object(secrets),
+        )
+    } else {
+        (
+            format!("{mount}/data/{path}"),
+            serde_json::json!({ "data": serde_json::Value::Object(secrets) }),
+        )
+    };
+    let (status, _) = request(p, "POST", &api, Some(&token), Some(&body))?;
+    check(status, path)?;
+    Ok(B64.encode(format!("{path}:{key}")))
+}
+
+/// `vaulttransit` reveal: decrypt the stored ciphertext.
+pub fn transit_reveal(p: &VaultParams, data: &str) -> Result<String, RefError> {
+    let cipher = super::decode_utf8(data)?;
+    let key = p
+        .crypto_key
+        .clone()
+        .ok_or_else(|| RefError::new("Cannot access vault params: crypto_key is not set"))?;
+    let token = login(p)?;
+    let body = serde_json::json!({ "ciphertext": cipher });
+    let (status, v) = request(
+        p,
+        "POST",
+        &format!("{}/decrypt/{key}", p.mount),
+        Some(&token),
+        Some(&body),
+    )?;
+    check(status, &key)?;
+    let plain = v
+        .pointer("/data/plaintext")
+        .and_then(|x| x.as_str())
+        .ok_or_else(|| RefError::new("Vault transit answer has no plaintext"))?;
+    let b = B64
+        .decode(plain)
+        .map_err(|e| RefError::new(format!("Vault transit plaintext is not base64: {e}")))?;
+    String::from_utf8(b).map_err(|_| RefError::new("Vault transit plaintext is not UTF-8 text"))
+}
+
+/// `vaulttransit` write: encrypt and return the reference data (base64 of
+/// the ciphertext) and its encoding, as Kapitan's `_encrypt` does.
+pub fn transit_write(
+    p: &VaultParams,
+    value: &[u8],
+    already_b64: bool,
+) -> Result<(String, String), RefError> {
+    let key = p.crypto_key.clone().ok_or_else(|| {
+        RefError::new(
+            "vaulttransit needs a key: set parameters.kapitan.secrets.vaulttransit.crypto_key",
+        )
+    })?;
+    let (inner, encoding) = if already_b64 {
+        (value.to_vec(), "original")
+    } else {
+        (B64.encode(value).into_bytes(), "base64")
+    };
+    let token = login(p)?;
+    let body = serde_json::json!({ "plaintext": B64.encode(&inner) });
+    let (status, v) = request(
+        p,
+        "POST",
+        &format!("{}/encrypt/{key}", p.mount),
+        Some(&token),
+        Some(&body),
+    )?;
+    check(status, &key)?;
+    let cipher = v
+        .pointer("/data/ciphertext")
+        .and_then(|x| x.as_str())
+        .ok_or_else(|| RefError::new("Vault transit answer has no ciphertext"))?;
+    Ok((B64.encode(cipher), encoding.to_string()))
+}
