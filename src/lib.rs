@@ -26,4 +26,5 @@ pub mod packages;
 pub mod publish;
 pub mod template;
 pub mod value;
+pub mod workspace;
 pub mod yaml;

@@ -276,7 +276,7 @@ fn has_magic(s: &str) -> bool {
 
 /// Kapitan's input lookup: every search path, globbing when the path has
 /// glob characters. Sorted and deduplicated (Kapitan uses a set).
-fn resolve_inputs(pattern: &str, search_paths: &[PathBuf]) -> Vec<PathBuf> {
+pub(crate) fn resolve_inputs(pattern: &str, search_paths: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for s in search_paths {
         if has_magic(pattern) {

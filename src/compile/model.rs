@@ -9,7 +9,7 @@ use super::CompileError;
 use crate::inventory::RenderedNode;
 use crate::value::{Map, Value};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum InputType {
     Jsonnet,
     Jinja2,
