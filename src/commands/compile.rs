@@ -4,11 +4,8 @@
 
 use crate::cli::{diag_err, EXIT_FINDINGS};
 use crate::commands::inventory::InventoryFlags;
-use crate::compile::yaml_dump::MultilineStyle;
-use crate::compile::{self, CompileOptions};
-use crate::inventory::config::KapitanDefaults;
-use crate::inventory::Inventory;
-use crate::value::Value;
+use crate::compile;
+use crate::workspace::{CompileFlags, Workspace};
 use clap::Args;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -72,16 +69,6 @@ pub struct CompileArgs {
     pub shard: Option<String>,
 }
 
-fn absolute(p: &Path) -> PathBuf {
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|d| compile::jsonnet::normpath(&d.join(p)))
-            .unwrap_or_else(|_| p.to_path_buf())
-    }
-}
-
 fn progress_bar(len: usize, quiet: bool) -> Option<indicatif::ProgressBar> {
     let on_terminal = std::io::stderr().is_terminal();
     if quiet || !on_terminal || std::env::var_os("CI").is_some() || len < 2 {
@@ -95,10 +82,27 @@ fn progress_bar(len: usize, quiet: bool) -> Option<indicatif::ProgressBar> {
     Some(pb)
 }
 
+impl CompileArgs {
+    /// The flags that decide what the catalog holds, for the library.
+    pub fn flags(&self) -> CompileFlags {
+        CompileFlags {
+            inventory_path: self.inv.inventory_path.clone(),
+            enable_class_wildcards: self.inv.enable_class_wildcards,
+            ignore_class_not_found: self.inv.ignore_class_not_found,
+            ignore_class_not_found_regexp: self.inv.ignore_class_not_found_regexp.clone(),
+            compose_node_name: self.inv.compose_node_name,
+            search_paths: self.search_paths.clone(),
+            parallelism: self.parallelism,
+            indent: self.indent,
+            yaml_multiline_string_style: self.yaml_multiline_string_style.clone(),
+            yaml_dump_null_as_empty: self.yaml_dump_null_as_empty,
+            output_path: self.output_path.clone(),
+        }
+    }
+}
+
 pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    let defaults = KapitanDefaults::load(Path::new(".")).map_err(diag_err)?;
-    let inv_opts = args.inv.options("compile")?;
     if let Some(b) = args.inventory_backend.as_deref() {
         if !matches!(b, "reclass" | "reclass-rs") {
             anyhow::bail!(
@@ -106,52 +110,10 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let output_path = args
-        .output_path
-        .clone()
-        .or_else(|| {
-            defaults
-                .get_str("compile", "output-path")
-                .map(PathBuf::from)
-        })
-        .unwrap_or_else(|| PathBuf::from("."));
-    let search_paths: Vec<PathBuf> = if !args.search_paths.is_empty() {
-        args.search_paths.clone()
-    } else {
-        let d = defaults.get_strings("compile", "search-paths");
-        if d.is_empty() {
-            vec![PathBuf::from("."), PathBuf::from("lib")]
-        } else {
-            d.into_iter().map(PathBuf::from).collect()
-        }
-    };
-    let number = |flag: &str| -> Option<usize> {
-        match defaults.get("compile", flag) {
-            Some(Value::Int(i)) if *i >= 0 => Some(*i as usize),
-            Some(Value::String(s)) => s.parse().ok(),
-            _ => None,
-        }
-    };
-    let indent = args.indent.or_else(|| number("indent")).unwrap_or(2);
-    let style_name = args
-        .yaml_multiline_string_style
-        .clone()
-        .or_else(|| defaults.get_str("compile", "yaml-multiline-string-style"))
-        .unwrap_or_else(|| "literal".into());
-    let multiline = MultilineStyle::parse(&style_name).ok_or_else(|| {
-        anyhow::anyhow!(
-            "--yaml-multiline-string-style `{style_name}`: use literal, folded or double-quotes"
-        )
-    })?;
-    let null_as_empty =
-        args.yaml_dump_null_as_empty || defaults.get_bool("compile", "yaml-dump-null-as-empty");
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    let parallelism = args
-        .parallelism
-        .or_else(|| number("parallelism"))
-        .unwrap_or(cpus);
+    let ws = Workspace::open(Path::new("."), &args.flags()).map_err(diag_err)?;
+    let indent = ws.compile.indent;
+    let multiline = ws.compile.multiline;
+    let null_as_empty = ws.compile.null_as_empty;
     let mut labels = Vec::new();
     for l in &args.labels {
         let (k, v) = l
@@ -167,10 +129,9 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         .transpose()
         .map_err(diag_err)?;
 
-    let inventory = Inventory::load(&inv_opts).map_err(diag_err)?;
-    let nodes = inventory.render(&[]).map_err(diag_err)?;
-    let prepared = compile::prepare(&nodes, &absolute(&inv_opts.path)).map_err(diag_err)?;
-    let mut selected = compile::select_targets(&prepared, &args.targets, &labels);
+    let rendered = ws.render().map_err(diag_err)?;
+    let prepared = &rendered.prepared;
+    let mut selected = compile::select_targets(prepared, &args.targets, &labels);
     if selected.is_empty() {
         anyhow::bail!("no targets found (check --targets / --labels)");
     }
@@ -180,7 +141,7 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             // More shards than targets: this one has nothing to do, which
             // is not an error in a fixed-size matrix.
             if !args.check {
-                let dir = absolute(&output_path).join("compiled");
+                let dir = ws.output_path.join("compiled");
                 std::fs::create_dir_all(&dir)
                     .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
             }
@@ -191,15 +152,7 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let all_targets = selected.len() == prepared.plans.len();
-    let opts = CompileOptions {
-        inventory_path: absolute(&inv_opts.path),
-        search_paths: search_paths.iter().map(|p| absolute(p)).collect(),
-        indent,
-        multiline,
-        null_as_empty,
-        parallelism,
-    };
-    let output_path = absolute(&output_path);
+    let output_path = ws.output_path.clone();
     // --check never writes beside the catalog; a real run builds next to it
     // so that the final rename stays on one file system.
     let temp = if args.check {
@@ -219,7 +172,7 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             eprintln!("Compiled {name}");
         }
     };
-    let report = compile::compile_into(&prepared, &selected, &opts, temp.path(), &on_done);
+    let report = ws.compile_into(&rendered, &selected, temp.path(), &on_done);
     if let Some(pb) = &pb {
         pb.finish_and_clear();
     }
