@@ -10,6 +10,7 @@
 //! a scratch directory compiles exactly like the checkout it came from.
 
 pub mod fingerprint;
+pub mod review;
 
 use crate::compile::yaml_dump::MultilineStyle;
 use crate::compile::{self, CompileError, CompileOptions, CompileReport, Prepared};
@@ -25,6 +26,8 @@ pub enum WorkspaceError {
     Inventory(#[from] InventoryError),
     #[error(transparent)]
     Compile(#[from] CompileError),
+    #[error(transparent)]
+    Diff(#[from] crate::diff::DiffError),
     #[error("{message}")]
     Config { message: String, hint: Option<String> },
 }
@@ -34,6 +37,7 @@ impl ToDiagnostic for WorkspaceError {
         match self {
             WorkspaceError::Inventory(e) => e.to_diagnostic(),
             WorkspaceError::Compile(e) => e.to_diagnostic(),
+            WorkspaceError::Diff(e) => e.to_diagnostic(),
             WorkspaceError::Config { message, hint } => {
                 let d = Diagnostic::error(message.clone());
                 match hint {
@@ -228,10 +232,7 @@ pub fn open_revision(
     dest: &Path,
     flags: &CompileFlags,
 ) -> Result<Workspace, WorkspaceError> {
-    crate::diff::git::extract(repo, rev, "", dest).map_err(|e| WorkspaceError::Config {
-        message: e.to_string(),
-        hint: e.to_diagnostic().hints.first().cloned(),
-    })?;
+    crate::diff::git::extract(repo, rev, "", dest)?;
     let root = if subdir.is_empty() {
         dest.to_path_buf()
     } else {
