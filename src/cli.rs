@@ -48,6 +48,8 @@ pub enum Command {
     Completions(commands::completions::CompletionsArgs),
     /// Do what the GitHub Actions event calls for: review a pull request, publish on push, else compile and lint
     Ci(commands::ci::CiArgs),
+    /// Build the pull-request review locally: compile base and head from git, diff, lint, print the comment
+    Review(commands::review::ReviewArgs),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -89,6 +91,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Hooks(args) => commands::hooks::run(args),
         Command::Completions(args) => commands::completions::run(args),
         Command::Ci(args) => commands::ci::run(args),
+        Command::Review(args) => commands::review::run(args),
     }
 }
 

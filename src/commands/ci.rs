@@ -2,20 +2,22 @@
 //! event calls for. A pull request compiles base and head, diffs, lints and
 //! comments; a push to the default branch compiles, lints and publishes the
 //! catalog; anything else compiles and lints. The job summary and the step
-//! outputs are written in every case. The steps are strata's own
-//! subcommands, run in this process with the arguments they would get on
-//! the command line.
+//! outputs are written in every case. Every step is a library call
+//! ([`crate::workspace`]): no command line is rebuilt, strata never runs
+//! itself, and nothing passes between steps through files.
 
 use crate::ci::{self, Event, Outputs};
-use crate::cli::{diag_err, render_diagnostic, render_github, Cli, EXIT_FINDINGS};
+use crate::cli::{diag_err, render_diagnostic, render_github, EXIT_FINDINGS};
 use crate::commands::comment::GithubEnv;
 use crate::commands::inventory::InventoryFlags;
 use crate::commands::push::PublishFlags;
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::github::body::{self, Revisions, SUMMARY_LIMIT};
 use crate::lint::{self, LintOptions};
-use clap::{Args, Parser as _, ValueEnum};
-use std::ffi::OsString;
+use crate::commands::review::RevisionFlags;
+use crate::workspace::review::{Head, ReviewRequest};
+use crate::workspace::Workspace;
+use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,6 +33,11 @@ pub enum FailOn {
 pub struct CiArgs {
     #[command(flatten)]
     pub inv: InventoryFlags,
+    #[command(flatten)]
+    pub rev: RevisionFlags,
+    /// Compile every target on both sides of a pull request (no fingerprints)
+    #[arg(long)]
+    pub full: bool,
     /// Compile (and diff) only these targets
     #[arg(short = 't', long = "targets", num_args = 1.., value_name = "TARGET")]
     pub targets: Vec<String>,
@@ -51,7 +58,7 @@ pub struct CiArgs {
     pub marker: String,
     #[command(flatten)]
     pub publish: PublishFlags,
-    /// Flags passed to `strata compile` (e.g. `-- --search-paths . lib`)
+    /// Flags passed to `strata compile` (older usage; the same flags are accepted directly)
     #[arg(last = true, value_name = "COMPILE FLAGS")]
     pub compile_flags: Vec<String>,
     #[command(flatten)]
@@ -65,60 +72,6 @@ pub struct CiArgs {
     pub server_url: String,
     #[arg(long, env = "GITHUB_OUTPUT", hide = true)]
     pub github_output: Option<PathBuf>,
-}
-
-/// Runs one strata subcommand in this process, as if from the command line.
-fn sub<I: IntoIterator<Item = OsString>>(argv: I) -> anyhow::Result<ExitCode> {
-    let argv: Vec<OsString> = std::iter::once(OsString::from("strata"))
-        .chain(argv)
-        .collect();
-    let cli = Cli::try_parse_from(&argv).map_err(|e| {
-        anyhow::anyhow!(
-            "invalid arguments for `{}`: {}",
-            argv.iter()
-                .map(|a| a.to_string_lossy())
-                .collect::<Vec<_>>()
-                .join(" "),
-            e.to_string().lines().next().unwrap_or_default()
-        )
-    })?;
-    crate::cli::run(cli)
-}
-
-fn os<S: AsRef<std::ffi::OsStr>>(s: S) -> OsString {
-    s.as_ref().to_os_string()
-}
-
-/// The inventory flags, back on a command line for `compile`.
-fn inventory_argv(inv: &InventoryFlags) -> Vec<OsString> {
-    let mut a = Vec::new();
-    if let Some(p) = &inv.inventory_path {
-        a.extend([os("--inventory-path"), os(p)]);
-    }
-    if inv.enable_class_wildcards {
-        a.push(os("--enable-class-wildcards"));
-    }
-    if inv.ignore_class_not_found {
-        a.push(os("--ignore-class-not-found"));
-    }
-    for r in &inv.ignore_class_not_found_regexp {
-        a.extend([os("--ignore-class-not-found-regexp"), os(r)]);
-    }
-    if inv.compose_node_name {
-        a.push(os("--compose-node-name"));
-    }
-    a
-}
-
-/// Everything `strata compile` gets besides `--output-path`.
-fn compile_argv(args: &CiArgs) -> Vec<OsString> {
-    let mut a = inventory_argv(&args.inv);
-    if !args.targets.is_empty() {
-        a.push(os("-t"));
-        a.extend(args.targets.iter().map(os));
-    }
-    a.extend(args.compile_flags.iter().map(os));
-    a
 }
 
 fn append(path: &Path, text: &str, what: &str) -> anyhow::Result<()> {
@@ -218,27 +171,37 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
 
     match &event {
         Event::PullRequest { pr, .. } => {
-            let lint_json = work.path().join("lint.json");
-            let json = serde_json::json!({
-                "findings": findings,
-                "summary": {"errors": errors, "warnings": warnings},
-            });
-            std::fs::write(&lint_json, serde_json::to_string_pretty(&json)? + "\n")?;
             review(
                 &args,
                 pr,
                 work.path(),
                 &head_catalog,
                 collected.is_some(),
-                &lint_json,
+                &findings,
                 &mut outputs,
             )?;
         }
         _ => {
             if collected.is_none() {
-                let mut argv = vec![os("compile"), os("--output-path"), os(&out_root)];
-                argv.extend(compile_argv(&args));
-                sub(argv)?;
+                let mut flags = crate::commands::review::compile_flags(
+                    &args.inv,
+                    &args.rev,
+                    &args.compile_flags,
+                )?;
+                flags.output_path = Some(out_root.clone());
+                let ws = Workspace::open(Path::new("."), &flags).map_err(diag_err)?;
+                let rendered = ws.render().map_err(diag_err)?;
+                let selected =
+                    crate::compile::select_targets(&rendered.prepared, &args.targets, &[]);
+                if selected.is_empty() {
+                    anyhow::bail!("no targets found (check --targets)");
+                }
+                let report = ws
+                    .compile_catalog(&rendered, &selected)
+                    .map_err(diag_err)?;
+                for w in &report.warnings {
+                    eprintln!("warning: {w} (continue_on_compile_error is set)");
+                }
             }
             let targets = catalog_entries(&head_catalog);
             let mut summary = format!(
@@ -333,7 +296,7 @@ fn review(
     work: &Path,
     head_catalog: &Path,
     collected: bool,
-    lint_json: &Path,
+    findings: &[Diagnostic],
     outputs: &mut Outputs,
 ) -> anyhow::Result<()> {
     let (Some(base), Some(head)) = (&pr.base_sha, &pr.head_sha) else {
@@ -341,55 +304,47 @@ fn review(
     };
     let repo = Path::new(".");
     let base = crate::diff::git::merge_base(repo, base, head).unwrap_or_else(|| base.clone());
-    let diff_json = work.join("diff.json");
-    let mut argv = vec![
-        os("diff"),
-        os("--format"),
-        os("text"),
-        os("--color"),
-        os("never"),
-        os("--json-out"),
-        os(&diff_json),
-    ];
     // Both sides are compiled here (the head only when the shards did not),
     // so the comment can also compare their apply order.
-    let src = work.join("base-src");
-    crate::diff::git::extract(repo, &base, "", &src).map_err(diag_err)?;
-    let base_out = work.join("base-out");
-    compile_revision(&src, &base_out, &compile_argv(args), &base)?;
-    let base_catalog = base_out.join("compiled");
-    let head_catalog = if collected {
-        head_catalog.to_path_buf()
-    } else {
-        let src = work.join("head-src");
-        crate::diff::git::extract(repo, head, "", &src).map_err(diag_err)?;
-        let head_out = work.join("head-out");
-        compile_revision(&src, &head_out, &compile_argv(args), head)?;
-        head_out.join("compiled")
-    };
-    argv.extend([os("--catalogs"), os(&base_catalog), os(&head_catalog)]);
-    sub(argv)?;
-    let diff = crate::github::read_diff(&diff_json).map_err(diag_err)?;
-    let (changed, files) = Outputs::from_diff(&diff);
+    let r = crate::commands::review::build(&ReviewRequest {
+        repo,
+        base: base.clone(),
+        head: if collected {
+            Head::Catalog(head_catalog.to_path_buf())
+        } else {
+            Head::Rev(head.clone())
+        },
+        flags: crate::commands::review::compile_flags(&args.inv, &args.rev, &args.compile_flags)?,
+        targets: args.targets.clone(),
+        incremental: !args.full,
+    })?;
+    let (changed, files) = Outputs::from_diff(&r.diff);
     outputs.changed_targets = changed;
     outputs.diff_files = files;
+    let order = crate::commands::review::order_changes(&r);
+    let lint = crate::commands::comment::findings(findings);
+    let revs = Revisions {
+        base_sha: Some(base.clone()),
+        head_sha: Some(head.clone()),
+    };
 
     let token = args.github.token.clone().filter(|t| !t.trim().is_empty());
     if !args.no_comment && token.is_some() {
-        sub([
-            os("comment"),
-            os("--diff"),
-            os(&diff_json),
-            os("--lint"),
-            os(lint_json),
-            os("--output"),
-            os(work.join("strata-review.md")),
-            os("--marker"),
-            os(&args.marker),
-            os("--order-catalogs"),
-            os(&base_catalog),
-            os(&head_catalog),
-        ])?;
+        crate::commands::comment::post(
+            &crate::commands::comment::ReviewParts {
+                diff: &r.diff,
+                lint: &lint,
+                order: &order,
+                revs,
+            },
+            &crate::commands::comment::PostOptions {
+                output: &work.join("strata-review.md"),
+                marker: &args.marker,
+                dry_run: false,
+                pr: Some(pr.clone()),
+                github: &args.github,
+            },
+        )?;
         if !pr.from_fork {
             outputs.comment_url = find_comment(args, pr.number, token.as_deref().unwrap_or(""));
         }
@@ -402,22 +357,8 @@ fn review(
     };
     eprintln!("not commenting: {why}; the review is in the job summary");
     if let Some(path) = &args.github.step_summary {
-        let lint = crate::github::read_lint(lint_json).map_err(diag_err)?;
-        let revs = Revisions {
-            base_sha: Some(base.clone()),
-            head_sha: Some(head.clone()),
-        };
-        let order = crate::order::changed_orders(
-            &base_catalog,
-            &head_catalog,
-            &crate::order::Options::default(),
-        )
-        .unwrap_or_else(|e| {
-            eprintln!("warning: cannot compare the apply order: {e}");
-            Vec::new()
-        });
         let report =
-            body::build_with_order(&diff, &lint, &order, &revs, None, SUMMARY_LIMIT - 1024)
+            body::build_with_order(&r.diff, &lint, &order, &revs, None, SUMMARY_LIMIT - 1024)
                 .markdown;
         append(path, &report, "the job summary")?;
     }
@@ -444,59 +385,3 @@ fn find_comment(args: &CiArgs, pr: u64, token: &str) -> Option<String> {
     }
 }
 
-/// Compiles a revision's tree (extracted into `src`) with this strata into
-/// `out/compiled`, in a child process so the tree's `.kapitan` applies.
-fn compile_revision(src: &Path, out: &Path, flags: &[OsString], rev: &str) -> anyhow::Result<()> {
-    let exe = std::env::current_exe()
-        .map_err(|e| anyhow::anyhow!("cannot find the strata binary: {e}"))?;
-    let res = std::process::Command::new(exe)
-        .arg("compile")
-        .arg("--output-path")
-        .arg(out)
-        .args(flags)
-        .current_dir(src)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| anyhow::anyhow!("cannot run the compiler for `{rev}`: {e}"))?;
-    if !res.status.success() {
-        let stderr = String::from_utf8_lossy(&res.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        anyhow::bail!(
-            "compiling revision `{rev}` failed ({}):\n{}",
-            res.status,
-            tail.join("\n")
-        );
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[test]
-    fn inventory_flags_round_trip() {
-        #[derive(Parser)]
-        struct T {
-            #[command(flatten)]
-            inv: InventoryFlags,
-        }
-        let argv = [
-            "t",
-            "--inventory-path",
-            "inv",
-            "--ignore-class-not-found",
-            "--ignore-class-not-found-regexp",
-            "^x",
-            "--compose-node-name",
-        ];
-        let t = T::try_parse_from(argv).unwrap();
-        let back: Vec<String> = inventory_argv(&t.inv)
-            .iter()
-            .map(|s| s.to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(back, argv[1..]);
-    }
-}

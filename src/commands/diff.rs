@@ -49,7 +49,11 @@ pub struct DiffArgs {
     /// Colour the text output: auto (on a terminal, unless NO_COLOR is set), always, never
     #[arg(long, value_enum, default_value = "auto")]
     pub color: Color,
-    /// Git revisions: flags passed to the compiler (not --output-path: strata picks it)
+    #[command(flatten)]
+    pub inv: crate::commands::inventory::InventoryFlags,
+    #[command(flatten)]
+    pub rev: crate::commands::review::RevisionFlags,
+    /// Git revisions: flags passed to the compiler (not --output-path: strata picks it); strata's own compile flags are also accepted directly
     #[arg(last = true, value_name = "COMPILE FLAGS")]
     pub compile_flags: Vec<String>,
     /// Output format
@@ -84,6 +88,7 @@ pub struct DiffArgs {
 pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
     // Trees read from git live here until the diff is printed.
     let mut _scratch = None;
+    let mut reviewed: Option<crate::workspace::review::Review> = None;
     let revisions = match &args.catalogs {
         Some(_) if args.base.is_some() || args.head.is_some() => {
             anyhow::bail!("--catalogs OLD_DIR NEW_DIR cannot be combined with --base/--head")
@@ -106,7 +111,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
                     diff::git::extract(&args.repo, head, path, &n).map_err(diag_err)?;
                     (o, n)
                 }
-                None => {
+                None if args.compile_command.is_some() => {
                     let mut out = Vec::new();
                     for (rev, dir) in [(base, &o), (head, &n)] {
                         diff::git::extract(&args.repo, rev, "", dir).map_err(diag_err)?;
@@ -114,25 +119,37 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
                     }
                     (out[0].clone(), out[1].clone())
                 }
+                None => {
+                    // strata's own compile: in this process, from git objects.
+                    let r = crate::workspace::review::review(
+                        &crate::workspace::review::ReviewRequest {
+                            repo: &args.repo,
+                            base: base.to_string(),
+                            head: crate::workspace::review::Head::Rev(head.to_string()),
+                            flags: crate::commands::review::compile_flags(
+                                &args.inv,
+                                &args.rev,
+                                &args.compile_flags,
+                            )?,
+                            targets: Vec::new(),
+                            incremental: true,
+                        },
+                        &diff_options(&args)?,
+                    )
+                    .map_err(diag_err)?;
+                    reviewed = Some(r);
+                    (PathBuf::new(), PathBuf::new())
+                }
             };
             _scratch = Some(tmp);
             sides
         }
         _ => anyhow::bail!("pass --catalogs OLD_DIR NEW_DIR, or --base REF [--head REF]"),
     };
-    let opts = DiffOptions {
-        semantic: !args.no_semantic,
-        redactor: Redactor::new(&args.redact_key, !args.no_default_redact).map_err(diag_err)?,
-        ignore_resources: args
-            .ignore_resource
-            .iter()
-            .map(|s| ResourceFilter::parse(s))
-            .collect::<Result<_, _>>()
-            .map_err(diag_err)?,
-        ignore_paths: DiffOptions::ignore_path_regexes(&args.ignore_path).map_err(diag_err)?,
-        context: args.context,
+    let d = match reviewed {
+        Some(r) => r.diff,
+        None => diff::diff_dirs(&old, &new, &diff_options(&args)?).map_err(diag_err)?,
     };
-    let d = diff::diff_dirs(&old, &new, &opts).map_err(diag_err)?;
     let json = || serde_json::to_string_pretty(&d).map(|s| s + "\n");
     if let Some(path) = &args.json_out {
         std::fs::write(path, json()?)
@@ -160,7 +177,23 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Compiles the tree of one revision and returns its catalog directory.
+fn diff_options(args: &DiffArgs) -> anyhow::Result<DiffOptions> {
+    Ok(DiffOptions {
+        semantic: !args.no_semantic,
+        redactor: Redactor::new(&args.redact_key, !args.no_default_redact).map_err(diag_err)?,
+        ignore_resources: args
+            .ignore_resource
+            .iter()
+            .map(|s| ResourceFilter::parse(s))
+            .collect::<Result<_, _>>()
+            .map_err(diag_err)?,
+        ignore_paths: DiffOptions::ignore_path_regexes(&args.ignore_path).map_err(diag_err)?,
+        context: args.context,
+    })
+}
+
+/// Compiles the tree of one revision with `--compile-command` and returns
+/// its catalog directory.
 /// strata's own `compile` runs in the tree with `--output-path` beside it
 /// (so a `.kapitan` output path cannot send it elsewhere); a
 /// `--compile-command` writes `--compiled-dir` inside the tree. A revision

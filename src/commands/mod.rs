@@ -14,4 +14,5 @@ pub mod lint;
 pub mod order;
 pub mod package;
 pub mod push;
+pub mod review;
 pub mod template;

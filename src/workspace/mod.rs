@@ -249,3 +249,20 @@ pub fn open_revision(
     flags.output_path = Some(dest.with_extension("out"));
     Workspace::open(&root, &flags)
 }
+
+impl Workspace {
+    /// Compiles `selected` and replaces `<output_path>/compiled` with the
+    /// result (only the selected targets' directories when not all are
+    /// selected); a failure leaves the previous catalog as it was.
+    pub fn compile_catalog(
+        &self,
+        rendered: &Rendered,
+        selected: &[String],
+    ) -> Result<CompileReport, WorkspaceError> {
+        let temp = compile::temp_root(&self.output_path)?;
+        let report = self.compile_into(rendered, selected, temp.path(), &|_| {})?;
+        let all = selected.len() == rendered.prepared.plans.len();
+        compile::install(temp.path(), &self.output_path, &report, all)?;
+        Ok(report)
+    }
+}
