@@ -11,10 +11,10 @@ use crate::cli::{diag_err, render_diagnostic, render_github, EXIT_FINDINGS};
 use crate::commands::comment::GithubEnv;
 use crate::commands::inventory::InventoryFlags;
 use crate::commands::push::PublishFlags;
+use crate::commands::review::RevisionFlags;
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::github::body::{self, Revisions, SUMMARY_LIMIT};
 use crate::lint::{self, LintOptions};
-use crate::commands::review::RevisionFlags;
 use crate::workspace::review::{Head, ReviewRequest};
 use crate::workspace::Workspace;
 use clap::{Args, ValueEnum};
@@ -105,6 +105,7 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
             args.marker
         );
     }
+    let started = std::time::Instant::now();
     let env = |k: &str| std::env::var(k).ok();
     let event = ci::Event::detect(&env).map_err(diag_err)?;
     let in_actions = env("GITHUB_ACTIONS").as_deref() == Some("true");
@@ -191,17 +192,27 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
                 flags.output_path = Some(out_root.clone());
                 let ws = Workspace::open(Path::new("."), &flags).map_err(diag_err)?;
                 let rendered = ws.render().map_err(diag_err)?;
-                let selected =
-                    crate::compile::select_targets(&rendered.prepared, &args.targets, &[]);
+                let selected = crate::compile::select_targets(
+                    &rendered.prepared,
+                    if args.targets.is_empty() {
+                        &flags.targets
+                    } else {
+                        &args.targets
+                    },
+                    &[],
+                );
                 if selected.is_empty() {
                     anyhow::bail!("no targets found (check --targets)");
                 }
-                let report = ws
-                    .compile_catalog(&rendered, &selected)
-                    .map_err(diag_err)?;
+                let report = ws.compile_catalog(&rendered, &selected).map_err(diag_err)?;
                 for w in &report.warnings {
                     eprintln!("warning: {w} (continue_on_compile_error is set)");
                 }
+                eprintln!(
+                    "Compiled {} targets in {:.2}s",
+                    report.targets.len(),
+                    started.elapsed().as_secs_f64()
+                );
             }
             let targets = catalog_entries(&head_catalog);
             let mut summary = format!(
@@ -318,6 +329,10 @@ fn review(
         targets: args.targets.clone(),
         incremental: !args.full,
     })?;
+    // The text diff goes to the log.
+    std::io::stdout()
+        .lock()
+        .write_all(crate::diff::render::text(&r.diff, false).as_bytes())?;
     let (changed, files) = Outputs::from_diff(&r.diff);
     outputs.changed_targets = changed;
     outputs.diff_files = files;
@@ -384,4 +399,3 @@ fn find_comment(args: &CiArgs, pr: u64, token: &str) -> Option<String> {
         }
     }
 }
-

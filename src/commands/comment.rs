@@ -144,14 +144,7 @@ pub fn post(parts: &ReviewParts, opts: &PostOptions) -> anyhow::Result<()> {
     let full = body::build_with_order(diff, lint, order, revs, None, usize::MAX);
     std::fs::write(opts.output, &full.markdown)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", opts.output.display()))?;
-    let comment = body::build_with_order(
-        diff,
-        lint,
-        order,
-        revs,
-        Some(opts.marker),
-        COMMENT_LIMIT,
-    );
+    let comment = body::build_with_order(diff, lint, order, revs, Some(opts.marker), COMMENT_LIMIT);
     if opts.dry_run {
         std::io::stdout()
             .lock()

@@ -97,6 +97,7 @@ impl CompileArgs {
             yaml_multiline_string_style: self.yaml_multiline_string_style.clone(),
             yaml_dump_null_as_empty: self.yaml_dump_null_as_empty,
             output_path: self.output_path.clone(),
+            targets: self.targets.clone(),
         }
     }
 }

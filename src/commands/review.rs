@@ -22,20 +22,16 @@ use std::process::ExitCode;
 #[derive(Debug, Clone, Default, Args)]
 pub struct RevisionFlags {
     /// Where inputs and imports are looked up [default: . lib, or .kapitan]
-    #[arg(short = 'J', long = "search-paths", num_args = 1.., value_name = "DIR")]
+    #[arg(long = "search-paths", num_args = 1.., value_name = "DIR")]
     pub search_paths: Vec<PathBuf>,
     /// Targets compiled at once [default: number of CPUs]
-    #[arg(short = 'p', long, value_name = "N")]
+    #[arg(long, value_name = "N")]
     pub parallelism: Option<usize>,
     /// YAML and JSON indentation [default: 2]
-    #[arg(short = 'i', long, value_name = "N")]
+    #[arg(long, value_name = "N")]
     pub indent: Option<usize>,
     /// How YAML writes strings with line breaks: literal, folded or double-quotes
-    #[arg(
-        short = 'L',
-        long = "yaml-multiline-string-style",
-        value_name = "STYLE"
-    )]
+    #[arg(long = "yaml-multiline-string-style", value_name = "STYLE")]
     pub yaml_multiline_string_style: Option<String>,
     /// Write YAML nulls as nothing (`key:`) instead of `null`
     #[arg(long)]
@@ -68,19 +64,26 @@ pub fn compile_flags(
         yaml_multiline_string_style: rev.yaml_multiline_string_style.clone(),
         yaml_dump_null_as_empty: rev.yaml_dump_null_as_empty,
         output_path: None,
+        targets: Vec::new(),
     };
     if trailing.is_empty() {
         return Ok(f);
     }
-    let t = Trailing::try_parse_from(trailing)
+    let c = Trailing::try_parse_from(trailing)
         .map_err(|e| {
             anyhow::anyhow!(
                 "compile flags after `--`: {}",
                 e.to_string().lines().next().unwrap_or_default()
             )
         })?
-        .c
-        .flags();
+        .c;
+    if !c.labels.is_empty() || c.shard.is_some() || c.output_path.is_some() {
+        anyhow::bail!(
+            "compile flags after `--`: --labels, --shard and --output-path do not apply to a review; select targets with -t"
+        );
+    }
+    let t = c.flags();
+    f.targets = t.targets;
     if t.inventory_path.is_some() {
         f.inventory_path = t.inventory_path;
     }
@@ -118,10 +121,7 @@ pub fn build(req: &ReviewRequest) -> anyhow::Result<Review> {
         r.compiled.0, r.compiled.1
     );
     if req.incremental {
-        line.push_str(&format!(
-            ", {} unchanged (same fingerprint)",
-            r.unchanged
-        ));
+        line.push_str(&format!(", {} unchanged (same fingerprint)", r.unchanged));
         if let Some((t, why)) = r.always.first() {
             line.push_str(&format!(
                 "; {} always compiled (e.g. `{t}`: {why})",

@@ -71,16 +71,20 @@ fn jsonnet_reads_files_re() -> &'static Regex {
 fn jsonnet_global_re() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
-        Regex::new(r#"\binventory_global\b|\binventory\s*\(\s*[^)\s]|std\.native\s*\(\s*['"]inventory"#)
-            .unwrap()
+        Regex::new(
+            r#"\binventory_global\b|\binventory\s*\(\s*[^)\s]|std\.native\s*\(\s*['"]inventory"#,
+        )
+        .unwrap()
     })
 }
 
 fn jinja_tag_re() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
-        Regex::new(r#"\{%[-+]?\s*(include|import|from|extends)\s+(?:'([^'\n]*)'|"([^"\n]*)"|(\S+))"#)
-            .unwrap()
+        Regex::new(
+            r#"\{%[-+]?\s*(include|import|from|extends)\s+(?:'([^'\n]*)'|"([^"\n]*)"|(\S+))"#,
+        )
+        .unwrap()
     })
 }
 
@@ -163,7 +167,10 @@ impl<'a> Fingerprinter<'a> {
             opts.null_as_empty
         ));
         let search: Vec<String> = opts.search_paths.iter().map(|p| self.rel(p)).collect();
-        h.update(format!("search {search:?}\ninventory {}\n", self.rel(&opts.inventory_path)));
+        h.update(format!(
+            "search {search:?}\ninventory {}\n",
+            self.rel(&opts.inventory_path)
+        ));
         h.update(format!("target {name}\ndir {}\n", plan.dir));
         let mut views = vec![name.to_string()];
         if plan.target_var != name {
@@ -205,13 +212,14 @@ impl<'a> Fingerprinter<'a> {
                 h.update(format!("input {pattern} -> {}\n", found.len()));
                 for input in found {
                     match self.deps(entry.input_type, &input) {
-                        Deps::Known { files: f, global: g } => {
+                        Deps::Known {
+                            files: f,
+                            global: g,
+                        } => {
                             files.extend(f);
                             global |= g;
                         }
-                        Deps::Unknown(why) => {
-                            return Err(format!("{}: {why}", entry.describe()))
-                        }
+                        Deps::Unknown(why) => return Err(format!("{}: {why}", entry.describe())),
                     }
                 }
             }
@@ -255,9 +263,7 @@ impl<'a> Fingerprinter<'a> {
             if meta.is_dir() {
                 let rd = match std::fs::read_dir(&p) {
                     Ok(rd) => rd,
-                    Err(e) => {
-                        return Deps::Unknown(format!("cannot read {}: {e}", p.display()))
-                    }
+                    Err(e) => return Deps::Unknown(format!("cannot read {}: {e}", p.display())),
                 };
                 // A directory's entries, empty ones included, are part of
                 // what a copy writes.
@@ -272,9 +278,7 @@ impl<'a> Fingerprinter<'a> {
                         d[0] ^= mode_byte(&meta);
                         files.insert(self.rel(&p), d);
                     }
-                    Err(e) => {
-                        return Deps::Unknown(format!("cannot read {}: {e}", p.display()))
-                    }
+                    Err(e) => return Deps::Unknown(format!("cannot read {}: {e}", p.display())),
                 }
             }
         }
@@ -332,7 +336,10 @@ impl<'a> Fingerprinter<'a> {
                 match candidates.into_iter().find(|p| p.is_file()) {
                     Some(p) => {
                         let p = crate::compile::jsonnet::normpath(&p);
-                        files.insert(format!("import {rel} in {}", self.rel(&path)), digest(self.rel(&p).as_bytes()));
+                        files.insert(
+                            format!("import {rel} in {}", self.rel(&path)),
+                            digest(self.rel(&p).as_bytes()),
+                        );
                         todo.push((p, is_code));
                     }
                     // strata's bundled kapitan.libjsonnet (covered by the
@@ -409,7 +416,13 @@ impl<'a> Fingerprinter<'a> {
                 };
                 files.insert(
                     format!("include {name} in {}", self.rel(&path)),
-                    digest(found.as_deref().map(|p| self.rel(p)).unwrap_or_default().as_bytes()),
+                    digest(
+                        found
+                            .as_deref()
+                            .map(|p| self.rel(p))
+                            .unwrap_or_default()
+                            .as_bytes(),
+                    ),
                 );
                 if let Some(p) = found {
                     todo.push((p, false));

@@ -29,7 +29,10 @@ pub enum WorkspaceError {
     #[error(transparent)]
     Diff(#[from] crate::diff::DiffError),
     #[error("{message}")]
-    Config { message: String, hint: Option<String> },
+    Config {
+        message: String,
+        hint: Option<String>,
+    },
 }
 
 impl ToDiagnostic for WorkspaceError {
@@ -72,6 +75,8 @@ pub struct CompileFlags {
     pub yaml_multiline_string_style: Option<String>,
     pub yaml_dump_null_as_empty: bool,
     pub output_path: Option<PathBuf>,
+    /// Only these targets (all when empty).
+    pub targets: Vec<String>,
 }
 
 /// One repository tree with its settings resolved.
@@ -140,7 +145,11 @@ impl Workspace {
         let output_path = flags
             .output_path
             .clone()
-            .or_else(|| defaults.get_str("compile", "output-path").map(PathBuf::from))
+            .or_else(|| {
+                defaults
+                    .get_str("compile", "output-path")
+                    .map(PathBuf::from)
+            })
             .unwrap_or_else(|| PathBuf::from("."));
         let search_paths: Vec<PathBuf> = if !flags.search_paths.is_empty() {
             flags.search_paths.clone()

@@ -28,7 +28,7 @@ pub struct ReviewRequest<'a> {
     pub base: String,
     pub head: Head,
     pub flags: CompileFlags,
-    /// Only these targets (all when empty).
+    /// Only these targets (all when empty: then `flags.targets`).
     pub targets: Vec<String>,
     /// Compile only targets whose fingerprints differ (false: everything).
     pub incremental: bool,
@@ -61,7 +61,7 @@ fn select(r: &Rendered, targets: &[String]) -> Vec<String> {
 
 fn named(rev: &str, e: WorkspaceError) -> WorkspaceError {
     WorkspaceError::Config {
-        message: format!("revision `{rev}`: {e}"),
+        message: format!("compiling revision `{rev}` failed: {e}"),
         hint: match &e {
             WorkspaceError::Config { hint, .. } => hint.clone(),
             other => crate::diagnostics::ToDiagnostic::to_diagnostic(other)
@@ -81,20 +81,19 @@ pub fn review(req: &ReviewRequest, diff_opts: &DiffOptions) -> Result<Review, Wo
     let subdir = diff::git::subdir(req.repo)?;
     let root = scratch.path().to_path_buf();
     let open = |rev: &str, name: &str| -> Result<(Workspace, Rendered), WorkspaceError> {
-        let ws = open_revision(
-            req.repo,
-            rev,
-            &subdir,
-            &root.join(name),
-            &req.flags,
-        )
-        .map_err(|e| named(rev, e))?;
+        let ws = open_revision(req.repo, rev, &subdir, &root.join(name), &req.flags)
+            .map_err(|e| named(rev, e))?;
         let r = ws.render().map_err(|e| named(rev, e))?;
         Ok((ws, r))
     };
     let (base_ws, base_r) = open(&req.base, "base")?;
     let base_catalog = root.join("base-catalog");
-    let base_all = select(&base_r, &req.targets);
+    let wanted = if req.targets.is_empty() {
+        &req.flags.targets
+    } else {
+        &req.targets
+    };
+    let base_all = select(&base_r, wanted);
     let mut review = Review {
         diff: CatalogDiff::default(),
         base_catalog: base_catalog.join("compiled"),
@@ -116,7 +115,7 @@ pub fn review(req: &ReviewRequest, diff_opts: &DiffOptions) -> Result<Review, Wo
         }
         Head::Rev(head) => {
             let (head_ws, head_r) = open(head, "head")?;
-            let head_all = select(&head_r, &req.targets);
+            let head_all = select(&head_r, wanted);
             let (base_sel, head_sel) = if req.incremental {
                 let mut fb = Fingerprinter::new(&base_ws, &base_r);
                 let mut fh = Fingerprinter::new(&head_ws, &head_r);
@@ -140,7 +139,10 @@ pub fn review(req: &ReviewRequest, diff_opts: &DiffOptions) -> Result<Review, Wo
                     }
                 }
                 let keep = |all: &[String]| -> Vec<String> {
-                    all.iter().filter(|t| changed.contains(*t)).cloned().collect()
+                    all.iter()
+                        .filter(|t| changed.contains(*t))
+                        .cloned()
+                        .collect()
                 };
                 (keep(&base_all), keep(&head_all))
             } else {
