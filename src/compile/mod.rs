@@ -22,7 +22,8 @@ use crate::value::{Map, Value};
 use model::{Entry, InputType, TargetPlan};
 use output::{Format, WriteOptions};
 use rayon::prelude::*;
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use yaml_dump::{DumpOptions, MultilineStyle};
@@ -317,14 +318,46 @@ struct TargetCtx<'a> {
     /// `<tmp>/compiled/<target dir>`.
     target_root: PathBuf,
     write: WriteOptions,
+    /// Directories this target created (or found) below `target_root`.
+    dirs: RefCell<HashSet<PathBuf>>,
+    /// Something other than strata's own writers (an external program,
+    /// helm) writes into the catalog, so a symlink may appear anywhere in
+    /// it: every write is then checked against the file system.
+    careful: bool,
 }
 
 fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    if ctx.careful {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        check_inside(&ctx.target_root, path)?;
+        return std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()));
     }
-    check_inside(&ctx.target_root, path)?;
+    // The catalog is a fresh directory that only strata's writers fill,
+    // with regular files and directories: names were checked lexically
+    // (check_relative), so no path can leave it and nothing needs a look
+    // at the file system besides creating each directory once.
+    if let Some(parent) = path.parent() {
+        ensure_dir(ctx, parent)?;
+    }
     std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn ensure_dir(ctx: &TargetCtx, dir: &Path) -> Result<(), String> {
+    if ctx.dirs.borrow().contains(dir) {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut dirs = ctx.dirs.borrow_mut();
+    let mut d = Some(dir);
+    while let Some(p) = d {
+        if !dirs.insert(p.to_path_buf()) || p == ctx.target_root {
+            break;
+        }
+        d = p.parent();
+    }
+    Ok(())
 }
 
 fn compile_jsonnet(
@@ -441,7 +474,11 @@ fn set_mode(_path: &Path, _mode: Option<u32>) {}
 
 fn copy_into(ctx: &TargetCtx, src: &Path, dst: &Path) -> Result<(), String> {
     if src.is_dir() {
-        std::fs::create_dir_all(dst).map_err(|e| format!("{}: {e}", dst.display()))?;
+        if ctx.careful {
+            std::fs::create_dir_all(dst).map_err(|e| format!("{}: {e}", dst.display()))?;
+        } else {
+            ensure_dir(ctx, dst)?;
+        }
         let mut entries: Vec<_> = std::fs::read_dir(src)
             .map_err(|e| format!("{}: {e}", src.display()))?
             .filter_map(Result::ok)
@@ -559,6 +596,7 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
             .map_err(|e| err(format!("{}: {e}", out_dir.display())))?;
         // Checks the directory itself (check_inside looks at a path's parent).
         check_inside(&ctx.target_root, &out_dir.join("x")).map_err(err)?;
+        ctx.dirs.borrow_mut().insert(out_dir.clone());
     }
     if entry.input_type == InputType::Ytt {
         return compile_ytt(ctx, entry, &out_dir).map_err(err);
@@ -625,11 +663,7 @@ fn compile_ytt(ctx: &TargetCtx, entry: &Entry, out_dir: &Path) -> Result<(), Str
     let out = crate::template::render_paths(&inputs, Some(&values)).map_err(|e| e.0)?;
     for (name, text) in out.into_files() {
         check_relative(&name, "output file")?;
-        let path = out_dir.join(&name);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-        }
-        write_file(ctx, &path, text.as_bytes())?;
+        write_file(ctx, &out_dir.join(&name), text.as_bytes())?;
     }
     Ok(())
 }
@@ -639,6 +673,7 @@ fn compile_target(
     prepared: &Prepared,
     opts: &CompileOptions,
     catalog_root: &Path,
+    careful: bool,
 ) -> Result<Vec<String>, CompileError> {
     let mut search_paths = opts.search_paths.clone();
     search_paths.push(catalog_root.to_path_buf());
@@ -659,8 +694,10 @@ fn compile_target(
             yaml,
             json_indent: opts.indent,
         },
+        dirs: RefCell::new(HashSet::new()),
+        careful,
     };
-    std::fs::create_dir_all(&ctx.target_root).map_err(|e| CompileError::io(&ctx.target_root, e))?;
+    ensure_dir(&ctx, &ctx.target_root.clone()).map_err(CompileError::new)?;
     let mut warnings = Vec::new();
     for entry in &plan.entries {
         if let Err(e) = compile_entry(&ctx, entry, catalog_root) {
@@ -716,6 +753,16 @@ pub fn compile_into(
             !p.entries.is_empty() || (!p.dir.is_empty() && declares_packages(prepared, &p.name))
         })
         .collect();
+    // Programs other than strata may leave symlinks in the catalog (and
+    // two targets may share an output directory).
+    let careful = plans.iter().any(|p| {
+        p.entries.iter().any(|e| {
+            matches!(
+                e.input_type,
+                InputType::External | InputType::Helm | InputType::Kadet
+            )
+        })
+    });
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.parallelism.max(1))
         // jsonnet evaluation and the writers recurse over deeply nested
@@ -727,7 +774,7 @@ pub fn compile_into(
         plans
             .par_iter()
             .map(|p| {
-                let r = compile_target(p, prepared, opts, catalog_root);
+                let r = compile_target(p, prepared, opts, catalog_root, careful);
                 on_done(&p.name);
                 r
             })
