@@ -47,6 +47,9 @@ pub struct CompileArgs {
     /// Compile into a temporary directory and exit 1 when it differs from --output-path
     #[arg(long)]
     pub check: bool,
+    /// Keep each target's catalog in DIR under its fingerprint and compile only targets not found there
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["check", "order"])]
+    pub cache: Option<PathBuf>,
     /// Annotate every object with its apply order: `argocd-sync-waves` sets
     /// `argocd.argoproj.io/sync-wave` to the object's kapp wave
     #[arg(long, value_name = "MODE", value_parser = ["argocd-sync-waves"])]
@@ -153,6 +156,32 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let all_targets = selected.len() == prepared.plans.len();
+    if let Some(cache) = &args.cache {
+        let pb = progress_bar(selected.len(), args.quiet);
+        let on_done = |_: &str| {
+            if let Some(pb) = &pb {
+                pb.inc(1);
+            }
+        };
+        let res = ws.compile_catalog_cached(&rendered, &selected, cache, &on_done);
+        if let Some(pb) = &pb {
+            pb.finish_and_clear();
+        }
+        let (report, stats) = res.map_err(diag_err)?;
+        for w in &report.warnings {
+            eprintln!("warning: {w} (continue_on_compile_error is set)");
+        }
+        if !args.quiet {
+            eprintln!(
+                "Compiled {} targets in {:.2}s ({} from the cache, {} compiled)",
+                report.targets.len(),
+                started.elapsed().as_secs_f64(),
+                stats.hits,
+                stats.compiled
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let output_path = ws.output_path.clone();
     // --check never writes beside the catalog; a real run builds next to it
     // so that the final rename stays on one file system.

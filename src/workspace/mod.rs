@@ -9,6 +9,7 @@
 //! root, not to the process's working directory: a revision extracted into
 //! a scratch directory compiles exactly like the checkout it came from.
 
+pub mod cache;
 pub mod fingerprint;
 pub mod review;
 

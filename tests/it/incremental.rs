@@ -247,3 +247,78 @@ fn review_runs_from_a_subdirectory_with_compile_flags() {
     assert!(out.contains("ConfigMap"), "{out}");
     assert!(err.contains("unchanged (same fingerprint)"), "{err}");
 }
+
+fn tree(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+fn compile(dir: &Path, extra: &[&str]) -> (bool, String) {
+    let out_dir = if extra.contains(&"--output-path") {
+        &[][..]
+    } else {
+        &["--output-path", "out"][..]
+    };
+    let out = strata()
+        .current_dir(dir)
+        .arg("compile")
+        .args(out_dir)
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn compile_cache_reuses_unchanged_targets_and_matches_a_full_compile() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    copy_dir(&fixture, &work);
+    let cache = dir.path().join("cache");
+    let cache_arg = cache.to_str().unwrap();
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert!(err.contains("(0 from the cache, 5 compiled)"), "{err}");
+    let first = tree(&work.join("out/compiled"));
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert!(err.contains("(5 from the cache, 0 compiled)"), "{err}");
+    assert_eq!(tree(&work.join("out/compiled")), first);
+
+    // The jsonnet component changes: its four targets are compiled again,
+    // t3 (docs only) comes from the cache; the result is a full compile's.
+    edit(&work.join("components/web/banner.txt"), |_| "hi\n".into());
+    std::fs::remove_file(work.join("inventory/targets/t5.yml")).unwrap();
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert!(err.contains("(1 from the cache, 3 compiled)"), "{err}");
+    let cached = tree(&work.join("out/compiled"));
+    let (ok, err) = compile(&work, &["--output-path", "full"]);
+    assert!(ok, "{err}");
+    assert_eq!(cached, tree(&work.join("full/compiled")));
+    assert!(!cached.keys().any(|k| k.starts_with("t5/")));
+
+    // A failing compile leaves the previous catalog in place.
+    edit(&work.join("components/web/helpers.libsonnet"), |s| {
+        s.replace("spec:", "spec: error 'broken',")
+    });
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(!ok, "{err}");
+    assert_eq!(tree(&work.join("out/compiled")), cached);
+}
