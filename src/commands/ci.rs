@@ -38,6 +38,9 @@ pub struct CiArgs {
     /// Compile every target on both sides of a pull request (no fingerprints)
     #[arg(long)]
     pub full: bool,
+    /// Pushes and other events: compile with this cache (see `strata compile --cache`)
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
     /// Compile (and diff) only these targets
     #[arg(short = 't', long = "targets", num_args = 1.., value_name = "TARGET")]
     pub targets: Vec<String>,
