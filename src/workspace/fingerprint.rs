@@ -256,10 +256,14 @@ impl<'a> Fingerprinter<'a> {
         let mut files = BTreeMap::new();
         let mut stack = vec![input.to_path_buf()];
         while let Some(p) = stack.pop() {
-            let meta = match std::fs::metadata(&p) {
+            let meta = match std::fs::symlink_metadata(&p) {
                 Ok(m) => m,
                 Err(e) => return Deps::Unknown(format!("cannot read {}: {e}", p.display())),
             };
+            // A link may point anywhere (or at its own directory).
+            if meta.file_type().is_symlink() {
+                return Deps::Unknown(format!("{} is a symlink", self.rel(&p)));
+            }
             if meta.is_dir() {
                 let rd = match std::fs::read_dir(&p) {
                     Ok(rd) => rd,
@@ -362,27 +366,24 @@ impl<'a> Fingerprinter<'a> {
         let mut files = BTreeMap::new();
         let mut global = false;
         let mut seen = BTreeSet::new();
-        let mut todo = Vec::new();
+        // (template, the directory of the template being rendered): the
+        // loader looks there first, for includes at any depth.
+        let mut todo: Vec<(PathBuf, PathBuf)> = Vec::new();
         match self.tree_deps(input) {
             Deps::Known { files: f, .. } => {
                 for k in f.keys() {
                     if !k.ends_with('/') {
-                        todo.push((self.root.join(k.trim_start_matches("./")), input.is_dir()));
+                        let p = self.root.join(k.trim_start_matches("./"));
+                        let top = p.parent().unwrap_or(Path::new(".")).to_path_buf();
+                        todo.push((p, top));
                     }
                 }
                 files.extend(f);
             }
             u => return u,
         }
-        // Templates resolve includes against the input template's own
-        // directory, then the search paths.
-        let template_dir = if input.is_dir() {
-            input.to_path_buf()
-        } else {
-            input.parent().unwrap_or(Path::new(".")).to_path_buf()
-        };
-        while let Some((path, _)) = todo.pop() {
-            if !seen.insert(path.clone()) {
+        while let Some((path, top)) = todo.pop() {
+            if !seen.insert((path.clone(), top.clone())) {
                 continue;
             }
             let bytes = match std::fs::read(&path) {
@@ -407,7 +408,7 @@ impl<'a> Fingerprinter<'a> {
                         c.get(4).map_or("", |m| m.as_str())
                     ));
                 };
-                let mut dirs = vec![template_dir.clone()];
+                let mut dirs = vec![top.clone()];
                 dirs.extend(search.iter().cloned());
                 let found = if name.split('/').any(|p| p == "..") {
                     None
@@ -415,7 +416,7 @@ impl<'a> Fingerprinter<'a> {
                     dirs.iter().map(|d| d.join(name)).find(|p| p.is_file())
                 };
                 files.insert(
-                    format!("include {name} in {}", self.rel(&path)),
+                    format!("include {name} in {} from {}", self.rel(&path), self.rel(&top)),
                     digest(
                         found
                             .as_deref()
@@ -425,7 +426,7 @@ impl<'a> Fingerprinter<'a> {
                     ),
                 );
                 if let Some(p) = found {
-                    todo.push((p, false));
+                    todo.push((p, top.clone()));
                 }
             }
         }
