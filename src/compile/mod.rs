@@ -135,9 +135,30 @@ pub struct Prepared {
     pub dumps: Arc<BTreeMap<String, Value>>,
     /// Dumps with `target_full_path` set (jsonnet's `kap.inventory()`).
     pub jsonnet_view: Arc<jsonnet::InventoryView>,
-    /// The Jinja2 views, converted once (template values share memory).
-    jinja_targets: BTreeMap<String, minijinja::Value>,
-    jinja_global: minijinja::Value,
+    /// The Jinja2 views, converted once (template values share memory),
+    /// on the first jinja2 entry: most compiles have none, and converting
+    /// every target's parameters costs as much as rendering them.
+    jinja: std::sync::OnceLock<JinjaViews>,
+}
+
+struct JinjaViews {
+    targets: BTreeMap<String, minijinja::Value>,
+    global: minijinja::Value,
+}
+
+impl Prepared {
+    fn jinja(&self) -> &JinjaViews {
+        self.jinja.get_or_init(|| {
+            let targets: BTreeMap<String, minijinja::Value> = self
+                .dumps
+                .iter()
+                .map(|(k, v)| (k.clone(), jinja::to_template_value(v)))
+                .collect();
+            let global =
+                minijinja::Value::from_iter(targets.iter().map(|(k, v)| (k.clone(), v.clone())));
+            JinjaViews { targets, global }
+        })
+    }
 }
 
 /// Validates every target's compile settings (Kapitan validates the whole
@@ -179,16 +200,9 @@ pub fn prepare(
             .hint("set vars.target to the target's own name, e.g. ${_reclass_:name:short}"));
         }
     }
-    let jinja_targets: BTreeMap<String, minijinja::Value> = dumps
-        .iter()
-        .map(|(k, v)| (k.clone(), jinja::to_template_value(v)))
-        .collect();
-    let jinja_global =
-        minijinja::Value::from_iter(jinja_targets.iter().map(|(k, v)| (k.clone(), v.clone())));
     Ok(Prepared {
         plans,
-        jinja_targets,
-        jinja_global,
+        jinja: std::sync::OnceLock::new(),
         dumps: Arc::new(dumps),
         jsonnet_view: Arc::new(jsonnet::InventoryView {
             targets: jviews,
@@ -427,11 +441,12 @@ fn compile_jinja2(
         .entry("compile_path".to_string())
         .or_insert_with(|| Value::String(out_dir.to_string_lossy().into_owned()));
     let mut c: Vec<(String, minijinja::Value)> = vec![
-        ("inventory_global".into(), ctx.prepared.jinja_global.clone()),
+        ("inventory_global".into(), ctx.prepared.jinja().global.clone()),
         (
             "inventory".into(),
             ctx.prepared
-                .jinja_targets
+                .jinja()
+                .targets
                 .get(&ctx.plan.target_var)
                 .cloned()
                 .unwrap_or_default(),

@@ -128,7 +128,7 @@ impl<'a> Fingerprinter<'a> {
         for (name, v) in &self.rendered.prepared.jsonnet_view.targets {
             h.update(name.as_bytes());
             h.update([0]);
-            h.update(serde_json::to_vec(v).unwrap_or_default());
+            let _ = serde_json::to_writer(&mut h, v);
             h.update([0]);
         }
         let g: [u8; 32] = h.finalize().into();
@@ -179,7 +179,7 @@ impl<'a> Fingerprinter<'a> {
         for v in &views {
             if let Some(d) = prepared.jsonnet_view.targets.get(v) {
                 h.update(v.as_bytes());
-                h.update(serde_json::to_vec(d).unwrap_or_default());
+                let _ = serde_json::to_writer(&mut h, d);
                 h.update([0]);
             }
         }
