@@ -441,7 +441,10 @@ fn compile_jinja2(
         .entry("compile_path".to_string())
         .or_insert_with(|| Value::String(out_dir.to_string_lossy().into_owned()));
     let mut c: Vec<(String, minijinja::Value)> = vec![
-        ("inventory_global".into(), ctx.prepared.jinja().global.clone()),
+        (
+            "inventory_global".into(),
+            ctx.prepared.jinja().global.clone(),
+        ),
         (
             "inventory".into(),
             ctx.prepared

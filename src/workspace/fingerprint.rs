@@ -416,7 +416,11 @@ impl<'a> Fingerprinter<'a> {
                     dirs.iter().map(|d| d.join(name)).find(|p| p.is_file())
                 };
                 files.insert(
-                    format!("include {name} in {} from {}", self.rel(&path), self.rel(&top)),
+                    format!(
+                        "include {name} in {} from {}",
+                        self.rel(&path),
+                        self.rel(&top)
+                    ),
                     digest(
                         found
                             .as_deref()

@@ -86,7 +86,31 @@ pub fn review(req: &ReviewRequest, diff_opts: &DiffOptions) -> Result<Review, Wo
         let r = ws.render().map_err(|e| named(rev, e))?;
         Ok((ws, r))
     };
-    let (base_ws, base_r) = open(&req.base, "base")?;
+    // Both sides are read and rendered at once (two independent trees).
+    let (base_side, head_side) = std::thread::scope(|s| {
+        // Rendering recurses over nested values: the main thread's stack size.
+        let head = std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn_scoped(s, || match &req.head {
+                Head::Rev(h) => Some(open(h, "head")),
+                Head::Catalog(_) => None,
+            });
+        let base = open(&req.base, "base");
+        (
+            base,
+            head.map_err(|_| ()).and_then(|h| h.join().map_err(|_| ())),
+        )
+    });
+    let (base_ws, base_r) = base_side?;
+    let mut head_side = match head_side {
+        Ok(h) => h,
+        Err(()) => {
+            return Err(WorkspaceError::Config {
+                message: "rendering the head revision failed (thread)".into(),
+                hint: None,
+            })
+        }
+    };
     let base_catalog = root.join("base-catalog");
     let wanted = if req.targets.is_empty() {
         &req.flags.targets
@@ -114,7 +138,10 @@ pub fn review(req: &ReviewRequest, diff_opts: &DiffOptions) -> Result<Review, Wo
             review.head_catalog = dir.clone();
         }
         Head::Rev(head) => {
-            let (head_ws, head_r) = open(head, "head")?;
+            let (head_ws, head_r) = match head_side.take() {
+                Some(h) => h?,
+                None => open(head, "head")?,
+            };
             let head_all = select(&head_r, wanted);
             let (base_sel, head_sel) = if req.incremental {
                 let mut fb = Fingerprinter::new(&base_ws, &base_r);
