@@ -472,6 +472,75 @@ mod tests {
         assert!(jsonnet_reads_files_re().is_match("kap.yaml_load('x')"));
     }
 
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    fn fingerprints(root: &Path) -> BTreeMap<String, Fingerprint> {
+        let ws = Workspace::open(root, &super::super::CompileFlags::default()).unwrap();
+        let r = ws.render().unwrap();
+        Fingerprinter::new(&ws, &r).all(&r.targets())
+    }
+
+    #[test]
+    fn fingerprints_follow_what_a_target_reads() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        let entry = |t: &str, input: &str| {
+            format!(
+                "parameters:\n  kapitan:\n    vars:\n      target: {t}\n    compile:\n      - input_type: {input}\n        output_path: out\n"
+            )
+        };
+        write(
+            root,
+            "inventory/targets/a.yml",
+            &(entry("a", "jsonnet") + "        input_paths: [c/a.jsonnet]\n"),
+        );
+        write(
+            root,
+            "inventory/targets/b.yml",
+            &(entry("b", "jsonnet") + "        input_paths: [c/b.jsonnet]\n"),
+        );
+        write(
+            root,
+            "inventory/targets/x.yml",
+            &(entry("x", "external") + "        input_paths: [c/run.sh]\n"),
+        );
+        write(
+            root,
+            "c/a.jsonnet",
+            "local l = import 'lib.libsonnet'; { a: l.v }",
+        );
+        write(root, "c/lib.libsonnet", "{ v: 1 }");
+        write(root, "c/b.jsonnet", "{ b: importstr 'b.txt' }");
+        write(root, "c/b.txt", "one");
+        write(root, "c/run.sh", "true");
+        let first = fingerprints(root);
+        assert!(first["a"].is_ok() && first["b"].is_ok(), "{first:?}");
+        assert!(first["x"].as_ref().unwrap_err().contains("external"));
+        // An import of a changes a only; an importstr of b changes b only.
+        write(root, "c/lib.libsonnet", "{ v: 2 }");
+        let second = fingerprints(root);
+        assert_ne!(first["a"], second["a"]);
+        assert_eq!(first["b"], second["b"]);
+        write(root, "c/b.txt", "two");
+        let third = fingerprints(root);
+        assert_eq!(second["a"], third["a"]);
+        assert_ne!(second["b"], third["b"]);
+        // A file nobody reads changes nothing.
+        write(root, "c/unused.libsonnet", "{}");
+        assert_eq!(fingerprints(root), third);
+        // A computed import cannot be followed: always compiled.
+        write(
+            root,
+            "c/a.jsonnet",
+            "local n = 'lib'; local l = import (n + '.libsonnet'); l",
+        );
+        assert!(fingerprints(root)["a"].is_err());
+    }
+
     #[test]
     fn jinja_tags() {
         let t = "{% include 'a.j2' %}{%- from \"m.j2\" import x %}{% include name %}";
