@@ -500,7 +500,9 @@ pub fn plan_target(node: &RenderedNode) -> Result<(TargetPlan, Map), CompileErro
 
 /// `InventoryTarget.model_dump(by_alias=True)` of a target.
 pub fn model_dump(node: &RenderedNode, kapitan: &Map, target_full_path: &str) -> Value {
-    let params = node.parameters.as_map().cloned().unwrap_or_default();
+    // Borrowed: every value is cloned once below, not the whole map twice.
+    let empty = Map::new();
+    let params = node.parameters.as_map().unwrap_or(&empty);
     let mut kap = kapitan.clone();
     kap.insert(
         "target_full_path".into(),
@@ -536,7 +538,7 @@ pub fn model_dump(node: &RenderedNode, kapitan: &Map, target_full_path: &str) ->
         other => other.cloned().unwrap_or(Value::Null),
     };
     p.insert("_reclass_".into(), reclass);
-    for (k, v) in &params {
+    for (k, v) in params {
         if !p.contains_key(k) {
             p.insert(k.clone(), v.clone());
         }
