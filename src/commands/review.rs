@@ -148,10 +148,10 @@ pub fn order_changes(r: &Review) -> Vec<crate::order::OrderChange> {
 
 #[derive(Debug, Args)]
 pub struct ReviewArgs {
-    /// The base revision (a branch, tag or commit); the review starts where HEAD forked off it
+    /// The base revision (a branch, tag or commit); the review starts where the head forked off it
     #[arg(long, value_name = "REF")]
     pub base: String,
-    /// The head revision [default: HEAD]
+    /// The head revision
     #[arg(long, value_name = "REF", default_value = "HEAD")]
     pub head: String,
     #[command(flatten)]
