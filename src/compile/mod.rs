@@ -338,9 +338,23 @@ struct TargetCtx<'a> {
     /// helm) writes into the catalog, so a symlink may appear anywhere in
     /// it: every write is then checked against the file system.
     careful: bool,
+    /// A written file mentions `PackageInstall`: the Carvel package step
+    /// has to read the outputs back (otherwise it has nothing to find).
+    wrote_install: std::cell::Cell<bool>,
+}
+
+fn mentions_install(bytes: &[u8]) -> bool {
+    const NEEDLE: &[u8] = b"PackageInstall";
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.contains("PackageInstall"),
+        Err(_) => bytes.windows(NEEDLE.len()).any(|w| w == NEEDLE),
+    }
 }
 
 fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> {
+    if !ctx.wrote_install.get() && mentions_install(bytes) {
+        ctx.wrote_install.set(true);
+    }
     if ctx.careful {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
@@ -714,6 +728,7 @@ fn compile_target(
         },
         dirs: RefCell::new(HashSet::new()),
         careful,
+        wrote_install: std::cell::Cell::new(false),
     };
     ensure_dir(&ctx, &ctx.target_root.clone()).map_err(CompileError::new)?;
     let mut warnings = Vec::new();
@@ -727,10 +742,14 @@ fn compile_target(
         }
     }
     // Carvel packages (issue 10): after the entries, whose output may hold
-    // PackageInstall documents.
+    // PackageInstall documents. Reading every output back is only needed
+    // when one may hold one (or a program wrote outputs strata did not see).
+    let may_install =
+        ctx.careful || ctx.wrote_install.get() || declares_packages(prepared, &plan.name);
     if let Some(params) = prepared
         .dumps
         .get(&plan.name)
+        .filter(|_| may_install)
         .and_then(|d| d.get_path(&["parameters"]))
     {
         crate::packages::target::compile_target_packages(
