@@ -36,6 +36,13 @@ case "$command" in
     fi
     ;;
 esac
+case "$command" in
+  ci | compile)
+    if [ -n "${INPUT_CACHE:-}" ]; then
+      argv+=(--cache "$INPUT_CACHE")
+    fi
+    ;;
+esac
 if [ "$command" = ci ]; then
   if [ -n "${INPUT_CATALOG_REPO:-}" ]; then
     argv+=(--catalog-repo "$INPUT_CATALOG_REPO")

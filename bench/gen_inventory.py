@@ -32,6 +32,11 @@ double-quoted), no duplicate keys, no floats, no null, no prefixed keys inside
 lists, no references inside class-name reference values.
 
 Every target renders to more than 2,000 leaf parameters.
+
+With --platform every target also includes `platform`, a class whose
+compile entry runs one jsonnet component (components/platform.jsonnet,
+written by bench/pr-loop.sh) that writes a Deployment and a ConfigMap per
+enabled component: the platform of issue 18 (bench/pr-loop.sh).
 """
 import argparse
 import json
@@ -396,7 +401,24 @@ def gen_classes(root, rng):
     return count
 
 
-def gen_target(root, i, rng):
+PLATFORM_CLASS = {
+    "parameters": {
+        "kapitan": {
+            "vars": {"target": "${_reclass_:name:short}"},
+            "compile": [
+                {
+                    "input_type": "jsonnet",
+                    "input_paths": ["components/platform.jsonnet"],
+                    "output_path": "manifests",
+                    "output_type": "yaml",
+                }
+            ],
+        }
+    }
+}
+
+
+def gen_target(root, i, rng, platform=False):
     name = "t-%04d" % i
     k = rng.randrange(N_CLUSTERS)
     comps = {}
@@ -410,7 +432,7 @@ def gen_target(root, i, rng):
         root,
         "targets/%s.yml" % name,
         {
-            "classes": ["cluster.k%03d" % k],
+            "classes": ["cluster.k%03d" % k] + (["platform"] if platform else []),
             "parameters": {
                 "target": {
                     "name": "${_reclass_:name:short}",
@@ -429,13 +451,17 @@ def main():
     ap.add_argument("out")
     ap.add_argument("targets", type=int)
     ap.add_argument("--seed", type=int, default=20261121)
+    ap.add_argument("--platform", action="store_true", help="add the compile entry (see above)")
     a = ap.parse_args()
     if os.path.exists(a.out):
         shutil.rmtree(a.out)
     ncls = gen_classes(a.out, random.Random(a.seed))
+    if a.platform:
+        write(a.out, "classes/platform.yml", PLATFORM_CLASS)
+        ncls += 1
     for i in range(a.targets):
         # one RNG per target, so a target does not depend on the target count
-        gen_target(a.out, i, random.Random("%d/%d" % (a.seed, i)))
+        gen_target(a.out, i, random.Random("%d/%d" % (a.seed, i)), a.platform)
     print("generated %s: %d classes, %d targets" % (a.out, ncls, a.targets))
 
 

@@ -50,6 +50,8 @@ pub enum Command {
     Refs(commands::refs::RefsArgs),
     /// Do what the GitHub Actions event calls for: review a pull request, publish on push, else compile and lint
     Ci(commands::ci::CiArgs),
+    /// Build the pull-request review locally: compile base and head from git, diff, lint, print the comment
+    Review(commands::review::ReviewArgs),
 }
 
 /// Exit code for "a check found something" (diff in --check, lint errors).
@@ -146,6 +148,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Completions(args) => commands::completions::run(args),
         Command::Ci(args) => commands::ci::run(args),
         Command::Refs(args) => commands::refs::run(args),
+        Command::Review(args) => commands::review::run(args),
     }
 }
 

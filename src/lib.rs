@@ -27,4 +27,5 @@ pub mod publish;
 pub mod refs;
 pub mod template;
 pub mod value;
+pub mod workspace;
 pub mod yaml;

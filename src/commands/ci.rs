@@ -2,20 +2,22 @@
 //! event calls for. A pull request compiles base and head, diffs, lints and
 //! comments; a push to the default branch compiles, lints and publishes the
 //! catalog; anything else compiles and lints. The job summary and the step
-//! outputs are written in every case. The steps are strata's own
-//! subcommands, run in this process with the arguments they would get on
-//! the command line.
+//! outputs are written in every case. Every step is a library call
+//! ([`crate::workspace`]): no command line is rebuilt, strata never runs
+//! itself, and nothing passes between steps through files.
 
 use crate::ci::{self, Event, Outputs};
-use crate::cli::{diag_err, render_diagnostic, render_github, Cli, EXIT_FINDINGS};
+use crate::cli::{diag_err, render_diagnostic, render_github, EXIT_FINDINGS};
 use crate::commands::comment::GithubEnv;
 use crate::commands::inventory::InventoryFlags;
 use crate::commands::push::PublishFlags;
+use crate::commands::review::RevisionFlags;
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::github::body::{self, Revisions, SUMMARY_LIMIT};
 use crate::lint::{self, LintOptions};
-use clap::{Args, Parser as _, ValueEnum};
-use std::ffi::OsString;
+use crate::workspace::review::{Head, ReviewRequest};
+use crate::workspace::Workspace;
+use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,6 +33,14 @@ pub enum FailOn {
 pub struct CiArgs {
     #[command(flatten)]
     pub inv: InventoryFlags,
+    #[command(flatten)]
+    pub rev: RevisionFlags,
+    /// Compile every target on both sides of a pull request (no fingerprints)
+    #[arg(long)]
+    pub full: bool,
+    /// Pushes and other events: compile with this cache (see `strata compile --cache`)
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
     /// Compile (and diff) only these targets
     #[arg(short = 't', long = "targets", num_args = 1.., value_name = "TARGET")]
     pub targets: Vec<String>,
@@ -54,7 +64,7 @@ pub struct CiArgs {
     pub marker: String,
     #[command(flatten)]
     pub publish: PublishFlags,
-    /// Flags passed to `strata compile` (e.g. `-- --search-paths . lib`)
+    /// Flags passed to `strata compile` (older usage; the same flags are accepted directly)
     #[arg(last = true, value_name = "COMPILE FLAGS")]
     pub compile_flags: Vec<String>,
     #[command(flatten)]
@@ -68,60 +78,6 @@ pub struct CiArgs {
     pub server_url: String,
     #[arg(long, env = "GITHUB_OUTPUT", hide = true)]
     pub github_output: Option<PathBuf>,
-}
-
-/// Runs one strata subcommand in this process, as if from the command line.
-fn sub<I: IntoIterator<Item = OsString>>(argv: I) -> anyhow::Result<ExitCode> {
-    let argv: Vec<OsString> = std::iter::once(OsString::from("strata"))
-        .chain(argv)
-        .collect();
-    let cli = Cli::try_parse_from(&argv).map_err(|e| {
-        anyhow::anyhow!(
-            "invalid arguments for `{}`: {}",
-            argv.iter()
-                .map(|a| a.to_string_lossy())
-                .collect::<Vec<_>>()
-                .join(" "),
-            e.to_string().lines().next().unwrap_or_default()
-        )
-    })?;
-    crate::cli::run(cli)
-}
-
-fn os<S: AsRef<std::ffi::OsStr>>(s: S) -> OsString {
-    s.as_ref().to_os_string()
-}
-
-/// The inventory flags, back on a command line for `compile`.
-fn inventory_argv(inv: &InventoryFlags) -> Vec<OsString> {
-    let mut a = Vec::new();
-    if let Some(p) = &inv.inventory_path {
-        a.extend([os("--inventory-path"), os(p)]);
-    }
-    if inv.enable_class_wildcards {
-        a.push(os("--enable-class-wildcards"));
-    }
-    if inv.ignore_class_not_found {
-        a.push(os("--ignore-class-not-found"));
-    }
-    for r in &inv.ignore_class_not_found_regexp {
-        a.extend([os("--ignore-class-not-found-regexp"), os(r)]);
-    }
-    if inv.compose_node_name {
-        a.push(os("--compose-node-name"));
-    }
-    a
-}
-
-/// Everything `strata compile` gets besides `--output-path`.
-fn compile_argv(args: &CiArgs) -> Vec<OsString> {
-    let mut a = inventory_argv(&args.inv);
-    if !args.targets.is_empty() {
-        a.push(os("-t"));
-        a.extend(args.targets.iter().map(os));
-    }
-    a.extend(args.compile_flags.iter().map(os));
-    a
 }
 
 fn append(path: &Path, text: &str, what: &str) -> anyhow::Result<()> {
@@ -155,6 +111,7 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
             args.marker
         );
     }
+    let started = std::time::Instant::now();
     // Issue 15: a review or a publish never reveals secrets.
     crate::commands::refs::refuse_reveal_flag(&args.compile_flags, "strata ci")?;
     for dir in &args.collect {
@@ -252,39 +209,48 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
 
     match &event {
         Event::PullRequest { pr, .. } => {
-            let lint_json = work.path().join("lint.json");
-            let json = serde_json::json!({
-                "findings": findings,
-                "summary": {"errors": errors, "warnings": warnings},
-            });
-            std::fs::write(&lint_json, serde_json::to_string_pretty(&json)? + "\n")?;
-            if let Some(b) = &base_findings {
-                let json = serde_json::json!({ "findings": b });
-                std::fs::write(
-                    work.path().join("lint-base.json"),
-                    serde_json::to_string_pretty(&json)? + "\n",
-                )?;
-            }
             review(
                 &args,
                 pr,
                 work.path(),
                 &head_catalog,
                 collected.is_some(),
-                &lint_json,
+                &findings,
+                base_findings.as_deref(),
                 &mut outputs,
             )?;
         }
         _ => {
             if collected.is_none() {
-                let mut argv = vec![
-                    os("compile"),
-                    os("--refs-read-only"),
-                    os("--output-path"),
-                    os(&out_root),
-                ];
-                argv.extend(compile_argv(&args));
-                sub(argv)?;
+                let mut flags = crate::commands::review::compile_flags(
+                    &args.inv,
+                    &args.rev,
+                    &args.compile_flags,
+                )?;
+                flags.output_path = Some(out_root.clone());
+                let ws = Workspace::open(Path::new("."), &flags).map_err(diag_err)?;
+                let rendered = ws.render().map_err(diag_err)?;
+                let selected = crate::compile::select_targets(
+                    &rendered.prepared,
+                    if args.targets.is_empty() {
+                        &flags.targets
+                    } else {
+                        &args.targets
+                    },
+                    &[],
+                );
+                if selected.is_empty() {
+                    anyhow::bail!("no targets found (check --targets)");
+                }
+                let report = ws.compile_catalog(&rendered, &selected).map_err(diag_err)?;
+                for w in &report.warnings {
+                    eprintln!("warning: {w} (continue_on_compile_error is set)");
+                }
+                eprintln!(
+                    "Compiled {} targets in {:.2}s",
+                    report.targets.len(),
+                    started.elapsed().as_secs_f64()
+                );
             }
             let targets = catalog_entries(&head_catalog);
             let mut summary = format!(
@@ -379,7 +345,8 @@ fn review(
     work: &Path,
     head_catalog: &Path,
     collected: bool,
-    lint_json: &Path,
+    findings: &[Diagnostic],
+    base_findings: Option<&[Diagnostic]>,
     outputs: &mut Outputs,
 ) -> anyhow::Result<()> {
     let (Some(base), Some(head)) = (&pr.base_sha, &pr.head_sha) else {
@@ -387,65 +354,54 @@ fn review(
     };
     let repo = Path::new(".");
     let base = crate::diff::git::merge_base(repo, base, head).unwrap_or_else(|| base.clone());
-    let diff_json = work.join("diff.json");
-    let mut argv = vec![
-        os("diff"),
-        os("--format"),
-        os("text"),
-        os("--color"),
-        os("never"),
-        os("--json-out"),
-        os(&diff_json),
-    ];
     // Both sides are compiled here (the head only when the shards did not),
     // so the comment can also compare their apply order.
-    let src = work.join("base-src");
-    // Already there when the base was linted.
-    if !src.exists() {
-        crate::diff::git::extract(repo, &base, "", &src).map_err(diag_err)?;
-    }
-    let base_out = work.join("base-out");
-    compile_revision(&src, &base_out, &compile_argv(args), &base)?;
-    let base_catalog = base_out.join("compiled");
-    let head_catalog = if collected {
-        head_catalog.to_path_buf()
-    } else {
-        let src = work.join("head-src");
-        crate::diff::git::extract(repo, head, "", &src).map_err(diag_err)?;
-        let head_out = work.join("head-out");
-        compile_revision(&src, &head_out, &compile_argv(args), head)?;
-        head_out.join("compiled")
-    };
-    argv.extend([os("--catalogs"), os(&base_catalog), os(&head_catalog)]);
-    sub(argv)?;
-    let diff = crate::github::read_diff(&diff_json).map_err(diag_err)?;
-    let (changed, files) = Outputs::from_diff(&diff);
+    let r = crate::commands::review::build(&ReviewRequest {
+        repo,
+        base: base.clone(),
+        head: if collected {
+            Head::Catalog(head_catalog.to_path_buf())
+        } else {
+            Head::Rev(head.clone())
+        },
+        flags: crate::commands::review::compile_flags(&args.inv, &args.rev, &args.compile_flags)?,
+        targets: args.targets.clone(),
+        incremental: !args.full,
+    })?;
+    // The text diff goes to the log.
+    std::io::stdout()
+        .lock()
+        .write_all(crate::diff::render::text(&r.diff, false).as_bytes())?;
+    let (changed, files) = Outputs::from_diff(&r.diff);
     outputs.changed_targets = changed;
     outputs.diff_files = files;
+    let order = crate::commands::review::order_changes(&r);
+    let lint = crate::commands::comment::findings(findings);
+    let lint_base = base_findings.map(crate::commands::comment::findings);
+    let revs = Revisions {
+        base_sha: Some(base.clone()),
+        head_sha: Some(head.clone()),
+        run_url: Revisions::run_url_from_env(&|k| std::env::var(k).ok()),
+    };
 
-    let lint_base = work.join("lint-base.json");
     let token = args.github.token.clone().filter(|t| !t.trim().is_empty());
     if !args.no_comment && token.is_some() {
-        let mut base_args = Vec::new();
-        if lint_base.exists() {
-            base_args = vec![os("--lint-base"), os(&lint_base)];
-        }
-        sub([
-            os("comment"),
-            os("--diff"),
-            os(&diff_json),
-            os("--lint"),
-            os(lint_json),
-            os("--output"),
-            os(work.join("strata-review.md")),
-            os("--marker"),
-            os(&args.marker),
-            os("--order-catalogs"),
-            os(&base_catalog),
-            os(&head_catalog),
-        ]
-        .into_iter()
-        .chain(base_args))?;
+        crate::commands::comment::post(
+            &crate::commands::comment::ReviewParts {
+                diff: &r.diff,
+                lint: &lint,
+                lint_base: lint_base.as_deref(),
+                order: &order,
+                revs,
+            },
+            &crate::commands::comment::PostOptions {
+                output: &work.join("strata-review.md"),
+                marker: &args.marker,
+                dry_run: false,
+                pr: Some(pr.clone()),
+                github: &args.github,
+            },
+        )?;
         if !pr.from_fork {
             outputs.comment_url = find_comment(args, pr.number, token.as_deref().unwrap_or(""));
         }
@@ -458,30 +414,10 @@ fn review(
     };
     eprintln!("not commenting: {why}; the review is in the job summary");
     if let Some(path) = &args.github.step_summary {
-        let lint = crate::github::read_lint(lint_json).map_err(diag_err)?;
-        let revs = Revisions {
-            base_sha: Some(base.clone()),
-            head_sha: Some(head.clone()),
-            run_url: Revisions::run_url_from_env(&|k| std::env::var(k).ok()),
-        };
-        let order = crate::order::changed_orders(
-            &base_catalog,
-            &head_catalog,
-            &crate::order::Options::default(),
-        )
-        .unwrap_or_else(|e| {
-            eprintln!("warning: cannot compare the apply order: {e}");
-            Vec::new()
-        });
-        let base_lint = if lint_base.exists() {
-            Some(crate::github::read_lint(&lint_base).map_err(diag_err)?)
-        } else {
-            None
-        };
         let report = body::build_review(
-            &diff,
+            &r.diff,
             &lint,
-            base_lint.as_deref(),
+            lint_base.as_deref(),
             &order,
             &revs,
             None,
@@ -493,27 +429,7 @@ fn review(
     Ok(())
 }
 
-/// The address of strata's comment on the pull request (after posting it).
-fn find_comment(args: &CiArgs, pr: u64, token: &str) -> Option<String> {
-    let repo = args.github.repository.as_deref()?;
-    let marker = body::marker(&args.marker);
-    let found = crate::github::Client::new(&args.github.api_url, repo, token)
-        .and_then(|c| c.list_comments(pr))
-        .map(|cs| {
-            cs.into_iter()
-                .find(|c| c.body.as_deref().is_some_and(|b| b.contains(&marker)))
-        });
-    match found {
-        Ok(Some(c)) => Some(ci::comment_url(&args.server_url, repo, pr, c.id)),
-        Ok(None) => None,
-        Err(e) => {
-            eprintln!("warning: cannot read back the comment's address: {e}");
-            None
-        }
-    }
-}
-
-fn diagnostic_key(d: &Diagnostic) -> lint::baseline::StableKey {
+pub(crate) fn diagnostic_key(d: &Diagnostic) -> lint::baseline::StableKey {
     let file = d.file.as_ref().map(|f| f.to_string_lossy().into_owned());
     lint::baseline::StableKey::new(&d.code, file.as_deref(), &d.message)
 }
@@ -531,8 +447,19 @@ fn base_lint(
     };
     let repo = Path::new(".");
     let base = crate::diff::git::merge_base(repo, base, head).unwrap_or_else(|| base.clone());
-    let src = work.join("base-src");
-    if let Err(e) = crate::diff::git::extract(repo, &base, "", &src) {
+    lint_revision(inv, &base, work)
+}
+
+/// The lint findings of revision `base` (read from git into `work`), with
+/// paths written as the working tree's are.
+pub(crate) fn lint_revision(
+    inv: &crate::inventory::InventoryOptions,
+    base: &str,
+    work: &Path,
+) -> Option<Vec<Diagnostic>> {
+    let repo = Path::new(".");
+    let src = work.join("base-lint-src");
+    if let Err(e) = crate::diff::git::extract(repo, base, "", &src) {
         eprintln!("warning: cannot read the base revision for lint: {e}");
         return None;
     }
@@ -565,60 +492,22 @@ fn base_lint(
     )
 }
 
-/// Compiles a revision's tree (extracted into `src`) with this strata into
-/// `out/compiled`, in a child process so the tree's `.kapitan` applies.
-fn compile_revision(src: &Path, out: &Path, flags: &[OsString], rev: &str) -> anyhow::Result<()> {
-    let exe = std::env::current_exe()
-        .map_err(|e| anyhow::anyhow!("cannot find the strata binary: {e}"))?;
-    let res = std::process::Command::new(exe)
-        .arg("compile")
-        .arg("--output-path")
-        .arg(out)
-        .args(flags)
-        .env(crate::refs::READ_ONLY_ENV, "1")
-        .current_dir(src)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| anyhow::anyhow!("cannot run the compiler for `{rev}`: {e}"))?;
-    if !res.status.success() {
-        let stderr = String::from_utf8_lossy(&res.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        anyhow::bail!(
-            "compiling revision `{rev}` failed ({}):\n{}",
-            res.status,
-            tail.join("\n")
-        );
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[test]
-    fn inventory_flags_round_trip() {
-        #[derive(Parser)]
-        struct T {
-            #[command(flatten)]
-            inv: InventoryFlags,
+/// The address of strata's comment on the pull request (after posting it).
+fn find_comment(args: &CiArgs, pr: u64, token: &str) -> Option<String> {
+    let repo = args.github.repository.as_deref()?;
+    let marker = body::marker(&args.marker);
+    let found = crate::github::Client::new(&args.github.api_url, repo, token)
+        .and_then(|c| c.list_comments(pr))
+        .map(|cs| {
+            cs.into_iter()
+                .find(|c| c.body.as_deref().is_some_and(|b| b.contains(&marker)))
+        });
+    match found {
+        Ok(Some(c)) => Some(ci::comment_url(&args.server_url, repo, pr, c.id)),
+        Ok(None) => None,
+        Err(e) => {
+            eprintln!("warning: cannot read back the comment's address: {e}");
+            None
         }
-        let argv = [
-            "t",
-            "--inventory-path",
-            "inv",
-            "--ignore-class-not-found",
-            "--ignore-class-not-found-regexp",
-            "^x",
-            "--compose-node-name",
-        ];
-        let t = T::try_parse_from(argv).unwrap();
-        let back: Vec<String> = inventory_argv(&t.inv)
-            .iter()
-            .map(|s| s.to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(back, argv[1..]);
     }
 }

@@ -109,39 +109,78 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
         head_sha: pr.as_ref().and_then(|p| p.head_sha.clone()),
         run_url: Revisions::run_url_from_env(&|k| std::env::var(k).ok()),
     };
-    let full = body::build_review(
-        &diff,
-        &lint,
-        lint_base.as_deref(),
-        &order,
-        &revs,
-        None,
-        usize::MAX,
-    );
-    std::fs::write(&args.output, &full.markdown)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", args.output.display()))?;
+    post(
+        &ReviewParts {
+            diff: &diff,
+            lint: &lint,
+            lint_base: lint_base.as_deref(),
+            order: &order,
+            revs,
+        },
+        &PostOptions {
+            output: &args.output,
+            marker: &args.marker,
+            dry_run: args.dry_run,
+            pr,
+            github: &args.github,
+        },
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What a review comment is made of.
+pub struct ReviewParts<'a> {
+    pub diff: &'a crate::diff::CatalogDiff,
+    pub lint: &'a [LintFinding],
+    /// The base's findings: only the ones the pull request adds are shown
+    /// (and annotated); `None` shows every finding.
+    pub lint_base: Option<&'a [LintFinding]>,
+    pub order: &'a [crate::order::OrderChange],
+    pub revs: Revisions,
+}
+
+/// Where it goes.
+pub struct PostOptions<'a> {
+    /// The full report (the artifact).
+    pub output: &'a Path,
+    pub marker: &'a str,
+    /// Print the comment on stdout instead of posting it.
+    pub dry_run: bool,
+    pub pr: Option<PullRequest>,
+    pub github: &'a GithubEnv,
+}
+
+/// Writes the full report, then posts (or prints) the comment and writes
+/// the job summary: what `strata comment` does, for `ci` and the local
+/// review to call with values in memory.
+pub fn post(parts: &ReviewParts, opts: &PostOptions) -> anyhow::Result<()> {
+    let (diff, lint, order, revs) = (parts.diff, parts.lint, parts.order, &parts.revs);
+    let lint_base = parts.lint_base;
+    let full = body::build_review(diff, lint, lint_base, order, revs, None, usize::MAX);
+    std::fs::write(opts.output, &full.markdown)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", opts.output.display()))?;
     let comment = body::build_review(
-        &diff,
-        &lint,
-        lint_base.as_deref(),
-        &order,
-        &revs,
-        Some(&args.marker),
+        diff,
+        lint,
+        lint_base,
+        order,
+        revs,
+        Some(opts.marker),
         COMMENT_LIMIT,
     );
-    if args.dry_run {
+    if opts.dry_run {
         std::io::stdout()
             .lock()
             .write_all(comment.markdown.as_bytes())?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(());
     }
     let need = |v: &Option<String>, name: &'static str| {
         v.clone()
             .ok_or_else(|| diag_err(github::GithubError::MissingEnv { name }))
     };
-    let repo = need(&args.github.repository, "GITHUB_REPOSITORY")?;
-    let token = need(&args.github.token, "GITHUB_TOKEN")?;
-    let pr = pr.ok_or_else(|| {
+    let repo = need(&opts.github.repository, "GITHUB_REPOSITORY")?;
+    let token = need(&opts.github.token, "GITHUB_TOKEN")?;
+    let pr = opts.pr.as_ref().ok_or_else(|| {
         diag_err(github::GithubError::MissingEnv {
             name: "GITHUB_EVENT_PATH",
         })
@@ -151,8 +190,8 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
     if pr.from_fork {
         notice = Some("This pull request comes from a fork, whose token cannot comment: the review is in this job summary and the lint findings are annotations.".to_string());
     } else {
-        let client = Client::new(&args.github.api_url, &repo, &token).map_err(diag_err)?;
-        match github::publish(&client, pr.number, &args.marker, &comment.markdown) {
+        let client = Client::new(&opts.github.api_url, &repo, &token).map_err(diag_err)?;
+        match github::publish(&client, pr.number, opts.marker, &comment.markdown) {
             Ok(Outcome::Created(id)) => eprintln!("created comment {id} on #{}", pr.number),
             Ok(Outcome::Updated(id)) => eprintln!("updated comment {id} on #{}", pr.number),
             Ok(Outcome::Unchanged(id)) => {
@@ -168,28 +207,28 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
         eprintln!(
             "{} diff(s) left out of the comment to fit; full report in {}",
             comment.omitted.len(),
-            args.output.display()
+            opts.output.display()
         );
     }
     if let Some(n) = &notice {
         let mut out = format!("::notice title=strata review::{}\n", n.replace('\n', " "));
         // Annotations show what the pull request adds, like the comment.
-        let shown = match &lint_base {
-            Some(base) => crate::lint::baseline::partition(base, &lint, body::finding_key).new,
-            None => lint.clone(),
+        let shown = match lint_base {
+            Some(base) => crate::lint::baseline::partition(base, lint, body::finding_key).new,
+            None => lint.to_vec(),
         };
         for f in &shown {
             out.push_str(&render_github(&to_diagnostic(f)));
         }
         std::io::stdout().lock().write_all(out.as_bytes())?;
     }
-    if let Some(path) = &args.github.step_summary {
+    if let Some(path) = &opts.github.step_summary {
         let mut report = body::build_review(
-            &diff,
-            &lint,
-            lint_base.as_deref(),
-            &order,
-            &revs,
+            diff,
+            lint,
+            lint_base,
+            order,
+            revs,
             None,
             SUMMARY_LIMIT - 1024,
         )
@@ -199,7 +238,17 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
         }
         append(path, &report)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// Lint findings as the comment reads them (the same fields `strata lint
+/// --format json` writes).
+pub fn findings(diags: &[Diagnostic]) -> Vec<LintFinding> {
+    diags
+        .iter()
+        .filter_map(|d| serde_json::to_value(d).ok())
+        .filter_map(|v| serde_json::from_value(v).ok())
+        .collect()
 }
 
 fn append(path: &Path, text: &str) -> anyhow::Result<()> {

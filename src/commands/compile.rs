@@ -4,11 +4,10 @@
 
 use crate::cli::{diag_err, EXIT_FINDINGS};
 use crate::commands::inventory::InventoryFlags;
-use crate::compile::yaml_dump::MultilineStyle;
-use crate::compile::{self, CompileOptions};
+use crate::compile;
 use crate::inventory::config::KapitanDefaults;
 use crate::inventory::Inventory;
-use crate::value::Value;
+use crate::workspace::{CompileFlags, Workspace};
 use clap::Args;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -53,6 +52,9 @@ pub struct CompileArgs {
     /// Compile every target that can be compiled when some fail: list the failures and exit 2 (the failed targets' old output is kept)
     #[arg(long)]
     pub keep_going: bool,
+    /// Keep each target's catalog in DIR under its fingerprint and compile only targets not found there
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["check", "order"])]
+    pub cache: Option<PathBuf>,
     /// Annotate every object with its apply order: `argocd-sync-waves` sets
     /// `argocd.argoproj.io/sync-wave` to the object's kapp wave
     #[arg(long, value_name = "MODE", value_parser = ["argocd-sync-waves"])]
@@ -103,16 +105,6 @@ pub struct CompileArgs {
     pub shard: Option<String>,
 }
 
-fn absolute(p: &Path) -> PathBuf {
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|d| compile::jsonnet::normpath(&d.join(p)))
-            .unwrap_or_else(|_| p.to_path_buf())
-    }
-}
-
 fn progress_bar(len: usize, quiet: bool) -> Option<indicatif::ProgressBar> {
     let on_terminal = std::io::stderr().is_terminal();
     if quiet || !on_terminal || std::env::var_os("CI").is_some() || len < 2 {
@@ -124,26 +116,6 @@ fn progress_bar(len: usize, quiet: bool) -> Option<indicatif::ProgressBar> {
         pb.set_style(style);
     }
     Some(pb)
-}
-
-/// Kapitan's `load_jinja2_filters_from_file`: the default file counts only
-/// when it exists; any other path must.
-fn jinja2_filters_file(args: &CompileArgs, defaults: &KapitanDefaults) -> Option<PathBuf> {
-    const DEFAULT: &str = "lib/jinja2_filters.py";
-    let p = args
-        .jinja2_filters
-        .clone()
-        .or_else(|| {
-            defaults
-                .get_str("compile", "jinja2-filters")
-                .map(PathBuf::from)
-        })
-        .unwrap_or_else(|| PathBuf::from(DEFAULT));
-    let p = compile::jsonnet::normpath(&p);
-    if p == Path::new(DEFAULT) && !p.is_file() {
-        return None;
-    }
-    Some(absolute(&p))
 }
 
 /// Where fetched dependencies are kept between runs.
@@ -179,7 +151,7 @@ fn fetch_dependencies(
         return Ok(());
     }
     let opts = deps::DepsOptions {
-        output_path: absolute(output_path),
+        output_path: output_path.to_path_buf(),
         cache_dir: dependency_cache(),
         force,
     };
@@ -192,10 +164,36 @@ fn fetch_dependencies(
     Ok(())
 }
 
+impl CompileArgs {
+    /// The flags that decide what the catalog holds, for the library.
+    pub fn flags(&self) -> CompileFlags {
+        CompileFlags {
+            inventory_path: self.inv.inventory_path.clone(),
+            enable_class_wildcards: self.inv.enable_class_wildcards,
+            ignore_class_not_found: self.inv.ignore_class_not_found,
+            ignore_class_not_found_regexp: self.inv.ignore_class_not_found_regexp.clone(),
+            compose_node_name: self.inv.compose_node_name,
+            search_paths: self.search_paths.clone(),
+            parallelism: self.parallelism,
+            indent: self.indent,
+            yaml_multiline_string_style: self.yaml_multiline_string_style.clone(),
+            yaml_dump_null_as_empty: self.yaml_dump_null_as_empty,
+            output_path: self.output_path.clone(),
+            targets: self.targets.clone(),
+            python: self.python.clone(),
+            jinja2_filters: self.jinja2_filters.clone(),
+            refs_path: self.refs_path.clone(),
+            reveal: self.reveal,
+            embed_refs: self.embed_refs,
+            // A check (pre-commit, CI) reports; it never writes into refs/.
+            refs_read_only: self.refs_read_only || self.check,
+            keep_going: self.keep_going,
+        }
+    }
+}
+
 pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    let defaults = KapitanDefaults::load(Path::new(".")).map_err(diag_err)?;
-    let inv_opts = args.inv.options("compile")?;
     if let Some(b) = args.inventory_backend.as_deref() {
         if !matches!(b, "reclass" | "reclass-rs") {
             anyhow::bail!(
@@ -203,52 +201,10 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let output_path = args
-        .output_path
-        .clone()
-        .or_else(|| {
-            defaults
-                .get_str("compile", "output-path")
-                .map(PathBuf::from)
-        })
-        .unwrap_or_else(|| PathBuf::from("."));
-    let search_paths: Vec<PathBuf> = if !args.search_paths.is_empty() {
-        args.search_paths.clone()
-    } else {
-        let d = defaults.get_strings("compile", "search-paths");
-        if d.is_empty() {
-            vec![PathBuf::from("."), PathBuf::from("lib")]
-        } else {
-            d.into_iter().map(PathBuf::from).collect()
-        }
-    };
-    let number = |flag: &str| -> Option<usize> {
-        match defaults.get("compile", flag) {
-            Some(Value::Int(i)) if *i >= 0 => Some(*i as usize),
-            Some(Value::String(s)) => s.parse().ok(),
-            _ => None,
-        }
-    };
-    let indent = args.indent.or_else(|| number("indent")).unwrap_or(2);
-    let style_name = args
-        .yaml_multiline_string_style
-        .clone()
-        .or_else(|| defaults.get_str("compile", "yaml-multiline-string-style"))
-        .unwrap_or_else(|| "literal".into());
-    let multiline = MultilineStyle::parse(&style_name).ok_or_else(|| {
-        anyhow::anyhow!(
-            "--yaml-multiline-string-style `{style_name}`: use literal, folded or double-quotes"
-        )
-    })?;
-    let null_as_empty =
-        args.yaml_dump_null_as_empty || defaults.get_bool("compile", "yaml-dump-null-as-empty");
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    let parallelism = args
-        .parallelism
-        .or_else(|| number("parallelism"))
-        .unwrap_or(cpus);
+    let ws = Workspace::open(Path::new("."), &args.flags()).map_err(diag_err)?;
+    let indent = ws.compile.indent;
+    let multiline = ws.compile.multiline;
+    let null_as_empty = ws.compile.null_as_empty;
     let mut labels = Vec::new();
     for l in &args.labels {
         let (k, v) = l
@@ -264,31 +220,31 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         .transpose()
         .map_err(diag_err)?;
 
+    let defaults = KapitanDefaults::load(Path::new(".")).map_err(diag_err)?;
     let fetch = args.fetch || defaults.get_bool("compile", "fetch");
     let force_fetch = args.force_fetch || defaults.get_bool("compile", "force-fetch");
     if fetch || force_fetch {
         // Like Kapitan: classes may come from the dependencies themselves,
         // so the inventory that names them is read ignoring missing ones.
-        let mut lenient = inv_opts.clone();
+        let mut lenient = ws.inventory.clone();
         lenient.ignore_class_notfound = true;
         let nodes = Inventory::load(&lenient)
             .and_then(|i| i.render(&[]))
             .map_err(diag_err)?;
-        let prepared = compile::prepare(&nodes, &absolute(&inv_opts.path)).map_err(diag_err)?;
+        let prepared = compile::prepare(&nodes, &ws.compile.inventory_path).map_err(diag_err)?;
         let selected = compile::select_targets(&prepared, &args.targets, &labels);
         fetch_dependencies(
             &prepared,
             &selected,
             true,
             force_fetch,
-            &output_path,
+            &ws.output_path,
             args.quiet,
         )?;
     }
-    let inventory = Inventory::load(&inv_opts).map_err(diag_err)?;
-    let nodes = inventory.render(&[]).map_err(diag_err)?;
-    let prepared = compile::prepare(&nodes, &absolute(&inv_opts.path)).map_err(diag_err)?;
-    let mut selected = compile::select_targets(&prepared, &args.targets, &labels);
+    let rendered = ws.render().map_err(diag_err)?;
+    let prepared = &rendered.prepared;
+    let mut selected = compile::select_targets(prepared, &args.targets, &labels);
     let unknown: Vec<&String> = args
         .targets
         .iter()
@@ -306,7 +262,14 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     }
     if !fetch && !force_fetch {
         // Entries marked `force_fetch: true` are fetched on every compile.
-        fetch_dependencies(&prepared, &selected, false, false, &output_path, args.quiet)?;
+        fetch_dependencies(
+            prepared,
+            &selected,
+            false,
+            false,
+            &ws.output_path,
+            args.quiet,
+        )?;
     }
     if selected.is_empty() {
         anyhow::bail!("no targets found (check --targets / --labels)");
@@ -317,7 +280,7 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             // More shards than targets: this one has nothing to do, which
             // is not an error in a fixed-size matrix.
             if !args.check {
-                let dir = absolute(&output_path).join("compiled");
+                let dir = ws.output_path.join("compiled");
                 std::fs::create_dir_all(&dir)
                     .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
             }
@@ -328,19 +291,33 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let all_targets = selected.len() == prepared.plans.len();
-    let opts = CompileOptions {
-        inventory_path: absolute(&inv_opts.path),
-        search_paths: search_paths.iter().map(|p| absolute(p)).collect(),
-        indent,
-        multiline,
-        null_as_empty,
-        parallelism,
-        python: compile::python::PythonOptions {
-            python: args.python.clone(),
-            jinja2_filters: jinja2_filters_file(&args, &defaults),
-        },
-    };
-    let output_path = absolute(&output_path);
+    if let Some(cache) = &args.cache {
+        let pb = progress_bar(selected.len(), args.quiet);
+        let on_done = |_: &str| {
+            if let Some(pb) = &pb {
+                pb.inc(1);
+            }
+        };
+        let res = ws.compile_catalog_cached(&rendered, &selected, cache, &on_done);
+        if let Some(pb) = &pb {
+            pb.finish_and_clear();
+        }
+        let (report, stats) = res.map_err(diag_err)?;
+        for w in &report.warnings {
+            eprintln!("warning: {w} (continue_on_compile_error is set)");
+        }
+        if !args.quiet {
+            eprintln!(
+                "Compiled {} targets in {:.2}s ({} from the cache, {} compiled)",
+                report.targets.len(),
+                started.elapsed().as_secs_f64(),
+                stats.hits,
+                stats.compiled
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let output_path = ws.output_path.clone();
     // --check never writes beside the catalog; a real run builds next to it
     // so that the final rename stays on one file system.
     let temp = if args.check {
@@ -360,30 +337,7 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             eprintln!("Compiled {name}");
         }
     };
-    let refs_path = args
-        .refs_path
-        .clone()
-        .or_else(|| defaults.get_str("compile", "refs-path").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("./refs"));
-    let mut engine = crate::refs::Refs::new(absolute(&refs_path));
-    // A check (pre-commit, CI) reports; it never writes into refs/ either.
-    engine.create_missing = !args.refs_read_only
-        && !args.check
-        && !std::env::var(crate::refs::READ_ONLY_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
-    engine.embed = args.embed_refs || defaults.get_bool("compile", "embed-refs");
-    let refs = compile::RefsSetup {
-        refs: std::sync::Arc::new(engine),
-        reveal: args.reveal,
-    };
-    let report = compile::compile_selected(
-        &prepared,
-        &selected,
-        &opts,
-        Some(&refs),
-        temp.path(),
-        &on_done,
-        args.keep_going,
-    );
+    let report = ws.compile_into(&rendered, &selected, temp.path(), &on_done);
     if let Some(pb) = &pb {
         pb.finish_and_clear();
     }

@@ -49,7 +49,11 @@ pub struct DiffArgs {
     /// Colour the text output: auto (on a terminal, unless NO_COLOR is set), always, never
     #[arg(long, value_enum, default_value = "auto")]
     pub color: Color,
-    /// With --base: flags for compiling each revision, after `--` (e.g. `-- --search-paths . lib`; strata sets --output-path)
+    #[command(flatten)]
+    pub inv: crate::commands::inventory::InventoryFlags,
+    #[command(flatten)]
+    pub rev: crate::commands::review::RevisionFlags,
+    /// With --base: more compile flags after `--` (e.g. `-- -t prod`; strata sets --output-path); the common ones are also accepted directly
     #[arg(last = true, value_name = "COMPILE_FLAG")]
     pub compile_flags: Vec<String>,
     /// Output format
@@ -91,6 +95,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
             "strata diff",
         )?;
     }
+    let mut reviewed: Option<crate::workspace::review::Review> = None;
     let revisions = match &args.catalogs {
         Some(_) if args.base.is_some() || args.head.is_some() => {
             anyhow::bail!("--catalogs OLD_DIR NEW_DIR cannot be combined with --base/--head")
@@ -113,7 +118,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
                     diff::git::extract(&args.repo, head, path, &n).map_err(diag_err)?;
                     (o, n)
                 }
-                None => {
+                None if args.compile_command.is_some() => {
                     let mut out = Vec::new();
                     for (rev, dir) in [(base, &o), (head, &n)] {
                         diff::git::extract(&args.repo, rev, "", dir).map_err(diag_err)?;
@@ -121,27 +126,41 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
                     }
                     (out[0].clone(), out[1].clone())
                 }
+                None => {
+                    // strata's own compile: in this process, from git objects.
+                    let r = crate::workspace::review::review(
+                        &crate::workspace::review::ReviewRequest {
+                            repo: &args.repo,
+                            base: base.to_string(),
+                            head: crate::workspace::review::Head::Rev(head.to_string()),
+                            flags: crate::commands::review::compile_flags(
+                                &args.inv,
+                                &args.rev,
+                                &args.compile_flags,
+                            )?,
+                            targets: Vec::new(),
+                            incremental: true,
+                        },
+                        &diff_options(&args)?,
+                    )
+                    .map_err(diag_err)?;
+                    reviewed = Some(r);
+                    (PathBuf::new(), PathBuf::new())
+                }
             };
             _scratch = Some(tmp);
             sides
         }
         _ => anyhow::bail!("pass --catalogs OLD_DIR NEW_DIR, or --base REF [--head REF]"),
     };
-    crate::commands::refs::refuse_revealed(&old, "strata diff")?;
-    crate::commands::refs::refuse_revealed(&new, "strata diff")?;
-    let opts = DiffOptions {
-        semantic: !args.no_semantic,
-        redactor: Redactor::new(&args.redact_key, !args.no_default_redact).map_err(diag_err)?,
-        ignore_resources: args
-            .ignore_resource
-            .iter()
-            .map(|s| ResourceFilter::parse(s))
-            .collect::<Result<_, _>>()
-            .map_err(diag_err)?,
-        ignore_paths: DiffOptions::ignore_path_regexes(&args.ignore_path).map_err(diag_err)?,
-        context: args.context,
+    let d = match reviewed {
+        Some(r) => r.diff,
+        None => {
+            crate::commands::refs::refuse_revealed(&old, "strata diff")?;
+            crate::commands::refs::refuse_revealed(&new, "strata diff")?;
+            diff::diff_dirs(&old, &new, &diff_options(&args)?).map_err(diag_err)?
+        }
     };
-    let d = diff::diff_dirs(&old, &new, &opts).map_err(diag_err)?;
     let json = || serde_json::to_string_pretty(&d).map(|s| s + "\n");
     if let Some(path) = &args.json_out {
         std::fs::write(path, json()?)
@@ -169,7 +188,23 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Compiles the tree of one revision and returns its catalog directory.
+fn diff_options(args: &DiffArgs) -> anyhow::Result<DiffOptions> {
+    Ok(DiffOptions {
+        semantic: !args.no_semantic,
+        redactor: Redactor::new(&args.redact_key, !args.no_default_redact).map_err(diag_err)?,
+        ignore_resources: args
+            .ignore_resource
+            .iter()
+            .map(|s| ResourceFilter::parse(s))
+            .collect::<Result<_, _>>()
+            .map_err(diag_err)?,
+        ignore_paths: DiffOptions::ignore_path_regexes(&args.ignore_path).map_err(diag_err)?,
+        context: args.context,
+    })
+}
+
+/// Compiles the tree of one revision with `--compile-command` and returns
+/// its catalog directory.
 /// strata's own `compile` runs in the tree with `--output-path` beside it
 /// (so a `.kapitan` output path cannot send it elsewhere); a
 /// `--compile-command` writes `--compiled-dir` inside the tree. A revision

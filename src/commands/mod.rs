@@ -15,4 +15,5 @@ pub mod order;
 pub mod package;
 pub mod push;
 pub mod refs;
+pub mod review;
 pub mod template;

@@ -23,7 +23,8 @@ use crate::value::{Map, Value};
 use model::{Entry, InputType, TargetPlan};
 use output::{Format, WriteOptions};
 use rayon::prelude::*;
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use yaml_dump::{DumpOptions, MultilineStyle};
@@ -139,9 +140,30 @@ pub struct Prepared {
     pub dumps: Arc<BTreeMap<String, Value>>,
     /// Dumps with `target_full_path` set (jsonnet's `kap.inventory()`).
     pub jsonnet_view: Arc<jsonnet::InventoryView>,
-    /// The Jinja2 views, converted once (template values share memory).
-    jinja_targets: BTreeMap<String, minijinja::Value>,
-    jinja_global: minijinja::Value,
+    /// The Jinja2 views, converted once (template values share memory),
+    /// on the first jinja2 entry: most compiles have none, and converting
+    /// every target's parameters costs as much as rendering them.
+    jinja: std::sync::OnceLock<JinjaViews>,
+}
+
+struct JinjaViews {
+    targets: BTreeMap<String, minijinja::Value>,
+    global: minijinja::Value,
+}
+
+impl Prepared {
+    fn jinja(&self) -> &JinjaViews {
+        self.jinja.get_or_init(|| {
+            let targets: BTreeMap<String, minijinja::Value> = self
+                .dumps
+                .iter()
+                .map(|(k, v)| (k.clone(), jinja::to_template_value(v)))
+                .collect();
+            let global =
+                minijinja::Value::from_iter(targets.iter().map(|(k, v)| (k.clone(), v.clone())));
+            JinjaViews { targets, global }
+        })
+    }
 }
 
 /// Validates every target's compile settings (Kapitan validates the whole
@@ -183,16 +205,9 @@ pub fn prepare(
             .hint("set vars.target to the target's own name, e.g. ${_reclass_:name:short}"));
         }
     }
-    let jinja_targets: BTreeMap<String, minijinja::Value> = dumps
-        .iter()
-        .map(|(k, v)| (k.clone(), jinja::to_template_value(v)))
-        .collect();
-    let jinja_global =
-        minijinja::Value::from_iter(jinja_targets.iter().map(|(k, v)| (k.clone(), v.clone())));
     Ok(Prepared {
         plans,
-        jinja_targets,
-        jinja_global,
+        jinja: std::sync::OnceLock::new(),
         dumps: Arc::new(dumps),
         jsonnet_view: Arc::new(jsonnet::InventoryView {
             targets: jviews,
@@ -281,7 +296,7 @@ fn has_magic(s: &str) -> bool {
 
 /// Kapitan's input lookup: every search path, globbing when the path has
 /// glob characters. Sorted and deduplicated (Kapitan uses a set).
-fn resolve_inputs(pattern: &str, search_paths: &[PathBuf]) -> Vec<PathBuf> {
+pub(crate) fn resolve_inputs(pattern: &str, search_paths: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for s in search_paths {
         if has_magic(pattern) {
@@ -326,6 +341,15 @@ struct TargetCtx<'a> {
     python: &'a Arc<python::Bridge>,
     refs: Option<&'a RefsSetup>,
     target_refs: crate::refs::TargetRefs,
+    /// Directories this target created (or found) below `target_root`.
+    dirs: RefCell<HashSet<PathBuf>>,
+    /// Something other than strata's own writers (an external program,
+    /// helm) writes into the catalog, so a symlink may appear anywhere in
+    /// it: every write is then checked against the file system.
+    careful: bool,
+    /// A written file mentions `PackageInstall`: the Carvel package step
+    /// has to read the outputs back (otherwise it has nothing to find).
+    wrote_install: std::cell::Cell<bool>,
 }
 
 /// Kapitan secret references for a compile run: where they live and
@@ -373,12 +397,49 @@ fn refs_text(ctx: &TargetCtx, text: String) -> Result<String, String> {
     res.map_err(ref_err)
 }
 
-fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+fn mentions_install(bytes: &[u8]) -> bool {
+    const NEEDLE: &[u8] = b"PackageInstall";
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.contains("PackageInstall"),
+        Err(_) => bytes.windows(NEEDLE.len()).any(|w| w == NEEDLE),
     }
-    check_inside(&ctx.target_root, path)?;
+}
+
+fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> {
+    if !ctx.wrote_install.get() && mentions_install(bytes) {
+        ctx.wrote_install.set(true);
+    }
+    if ctx.careful {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        check_inside(&ctx.target_root, path)?;
+        return std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()));
+    }
+    // The catalog is a fresh directory that only strata's writers fill,
+    // with regular files and directories: names were checked lexically
+    // (check_relative), so no path can leave it and nothing needs a look
+    // at the file system besides creating each directory once.
+    if let Some(parent) = path.parent() {
+        ensure_dir(ctx, parent)?;
+    }
     std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn ensure_dir(ctx: &TargetCtx, dir: &Path) -> Result<(), String> {
+    if ctx.dirs.borrow().contains(dir) {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut dirs = ctx.dirs.borrow_mut();
+    let mut d = Some(dir);
+    while let Some(p) = d {
+        if !dirs.insert(p.to_path_buf()) || p == ctx.target_root {
+            break;
+        }
+        d = p.parent();
+    }
+    Ok(())
 }
 
 fn compile_jsonnet(
@@ -481,11 +542,15 @@ fn compile_jinja2(
         .entry("compile_path".to_string())
         .or_insert_with(|| Value::String(out_dir.to_string_lossy().into_owned()));
     let mut c: Vec<(String, minijinja::Value)> = vec![
-        ("inventory_global".into(), ctx.prepared.jinja_global.clone()),
+        (
+            "inventory_global".into(),
+            ctx.prepared.jinja().global.clone(),
+        ),
         (
             "inventory".into(),
             ctx.prepared
-                .jinja_targets
+                .jinja()
+                .targets
                 .get(&ctx.plan.target_var)
                 .cloned()
                 .unwrap_or_default(),
@@ -533,7 +598,11 @@ fn set_mode(_path: &Path, _mode: Option<u32>) {}
 
 fn copy_into(ctx: &TargetCtx, src: &Path, dst: &Path) -> Result<(), String> {
     if src.is_dir() {
-        std::fs::create_dir_all(dst).map_err(|e| format!("{}: {e}", dst.display()))?;
+        if ctx.careful {
+            std::fs::create_dir_all(dst).map_err(|e| format!("{}: {e}", dst.display()))?;
+        } else {
+            ensure_dir(ctx, dst)?;
+        }
         let mut entries: Vec<_> = std::fs::read_dir(src)
             .map_err(|e| format!("{}: {e}", src.display()))?
             .filter_map(Result::ok)
@@ -652,6 +721,7 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
             .map_err(|e| err(format!("{}: {e}", out_dir.display())))?;
         // Checks the directory itself (check_inside looks at a path's parent).
         check_inside(&ctx.target_root, &out_dir.join("x")).map_err(err)?;
+        ctx.dirs.borrow_mut().insert(out_dir.clone());
     }
     if entry.input_type == InputType::Ytt {
         return compile_ytt(ctx, entry, &out_dir).map_err(|m| match m.split_once(HINT_SEP) {
@@ -721,12 +791,8 @@ fn compile_ytt(ctx: &TargetCtx, entry: &Entry, out_dir: &Path) -> Result<(), Str
     let out = crate::template::render_paths(&inputs, Some(&values)).map_err(|e| e.0)?;
     for (name, text) in out.into_files() {
         check_relative(&name, "output file")?;
-        let path = out_dir.join(&name);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-        }
         let text = refs_text(ctx, text)?;
-        write_file(ctx, &path, text.as_bytes())?;
+        write_file(ctx, &out_dir.join(&name), text.as_bytes())?;
     }
     Ok(())
 }
@@ -738,6 +804,7 @@ fn compile_target(
     refs: Option<&RefsSetup>,
     catalog_root: &Path,
     bridge: &Arc<python::Bridge>,
+    careful: bool,
 ) -> Result<Vec<String>, CompileError> {
     let mut search_paths = opts.search_paths.clone();
     search_paths.push(catalog_root.to_path_buf());
@@ -769,8 +836,11 @@ fn compile_target(
                 .cloned(),
             ..Default::default()
         },
+        dirs: RefCell::new(HashSet::new()),
+        careful,
+        wrote_install: std::cell::Cell::new(false),
     };
-    std::fs::create_dir_all(&ctx.target_root).map_err(|e| CompileError::io(&ctx.target_root, e))?;
+    ensure_dir(&ctx, &ctx.target_root.clone()).map_err(CompileError::new)?;
     let mut warnings = Vec::new();
     for entry in &plan.entries {
         if let Err(e) = compile_entry(&ctx, entry, catalog_root) {
@@ -782,10 +852,14 @@ fn compile_target(
         }
     }
     // Carvel packages (issue 10): after the entries, whose output may hold
-    // PackageInstall documents.
+    // PackageInstall documents. Reading every output back is only needed
+    // when one may hold one (or a program wrote outputs strata did not see).
+    let may_install =
+        ctx.careful || ctx.wrote_install.get() || declares_packages(prepared, &plan.name);
     if let Some(params) = prepared
         .dumps
         .get(&plan.name)
+        .filter(|_| may_install)
         .and_then(|d| d.get_path(&["parameters"]))
     {
         crate::packages::target::compile_target_packages(
@@ -867,6 +941,16 @@ pub fn compile_selected(
             !p.entries.is_empty() || (!p.dir.is_empty() && declares_packages(prepared, &p.name))
         })
         .collect();
+    // Programs other than strata may leave symlinks in the catalog (and
+    // two targets may share an output directory).
+    let careful = plans.iter().any(|p| {
+        p.entries.iter().any(|e| {
+            matches!(
+                e.input_type,
+                InputType::External | InputType::Helm | InputType::Kadet
+            )
+        })
+    });
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.parallelism.max(1))
         // jsonnet evaluation and the writers recurse over deeply nested
@@ -879,7 +963,7 @@ pub fn compile_selected(
         plans
             .par_iter()
             .map(|p| {
-                let r = compile_target(p, prepared, opts, refs, catalog_root, &bridge);
+                let r = compile_target(p, prepared, opts, refs, catalog_root, &bridge, careful);
                 on_done(&p.name);
                 r
             })

@@ -9,7 +9,7 @@ use super::CompileError;
 use crate::inventory::RenderedNode;
 use crate::value::{Map, Value};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum InputType {
     Jsonnet,
     Jinja2,
@@ -709,7 +709,9 @@ pub fn secrets_dump(
 
 /// `InventoryTarget.model_dump(by_alias=True)` of a target.
 pub fn model_dump(node: &RenderedNode, kapitan: &Map, target_full_path: &str) -> Value {
-    let params = node.parameters.as_map().cloned().unwrap_or_default();
+    // Borrowed: every value is cloned once below, not the whole map twice.
+    let empty = Map::new();
+    let params = node.parameters.as_map().unwrap_or(&empty);
     let mut kap = kapitan.clone();
     kap.insert(
         "target_full_path".into(),
@@ -745,7 +747,7 @@ pub fn model_dump(node: &RenderedNode, kapitan: &Map, target_full_path: &str) ->
         other => other.cloned().unwrap_or(Value::Null),
     };
     p.insert("_reclass_".into(), reclass);
-    for (k, v) in &params {
+    for (k, v) in params {
         if !p.contains_key(k) {
             p.insert(k.clone(), v.clone());
         }

@@ -84,6 +84,25 @@ pub fn merge_base(repo: &Path, a: &str, b: &str) -> Option<String> {
         .map(|id| id.detach().to_string())
 }
 
+/// Where `dir` sits inside its repository's work tree, as a `/`-separated
+/// path (empty at the root): a revision's tree is compiled from the same
+/// subdirectory the user stands in.
+pub fn subdir(dir: &Path) -> Result<String, DiffError> {
+    let r = open(dir, "HEAD")?;
+    let Some(work) = r.workdir() else {
+        return Ok(String::new());
+    };
+    let (Ok(work), Ok(here)) = (work.canonicalize(), dir.canonicalize()) else {
+        return Ok(String::new());
+    };
+    let rel = here.strip_prefix(&work).unwrap_or(Path::new(""));
+    Ok(rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/"))
+}
+
 /// One file of the tree to write: its kind, blob and path relative to the
 /// extracted directory.
 struct File {

@@ -1,0 +1,553 @@
+//! Target fingerprints: a SHA-256 of everything a target's catalog
+//! depends on, so that a review compiles only the targets whose
+//! fingerprint differs between base and head (and a cache can key a
+//! target's catalog by it).
+//!
+//! A fingerprint covers strata's version, the flags that change output
+//! (indent, multiline style, null-as-empty, the search paths relative to
+//! the tree), the target's rendered parameters (after references; they
+//! hold its compile entries and `vars`), those of `vars.target` when it
+//! names another target, and the path and bytes of every file its compile
+//! reads: input files and directories, jsonnet `import`/`importstr`/
+//! `importbin` with a literal path followed transitively (resolved like the
+//! compiler: the importing file's directory, then the search paths), Jinja2
+//! `include`/`import`/`from`/`extends` with a literal name (the template's
+//! directory, then the search paths), copy sources, ytt inputs, helm chart
+//! directories. A template that reads the whole inventory
+//! (`inventory_global`, `kap.inventory('other')`) also covers every
+//! target's parameters.
+//!
+//! A target has no fingerprint (it is always compiled) when a dependency
+//! cannot be known before compiling: an `external` or `kadet` entry,
+//! `parameters.packages_install`, an input that does not exist yet, a
+//! computed import or include, a jsonnet file calling the file-reading
+//! helpers (`file_read`, `yaml_load`, `dir_files_*`, `jinja2_template`,
+//! ...), or a Jinja2 template using `compile_path`.
+
+use super::{Rendered, Workspace};
+use crate::compile::model::InputType;
+use regex::Regex;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// A target's fingerprint, hex; `None` when it must always be compiled
+/// (with the reason).
+pub type Fingerprint = Result<String, String>;
+
+/// What the compile of one input reads.
+#[derive(Clone)]
+enum Deps {
+    /// Files (path relative to the tree, digest) and whether the whole
+    /// inventory is read.
+    Known {
+        files: BTreeMap<String, [u8; 32]>,
+        global: bool,
+    },
+    Unknown(String),
+}
+
+fn jsonnet_import_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r#"\bimport(?:str|bin)?\s*(?:'([^'\\\n]*)'|"([^"\\\n]*)")"#).unwrap()
+    })
+}
+
+fn jsonnet_any_import_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(r"\bimport(?:str|bin)?\b").unwrap())
+}
+
+fn jsonnet_reads_files_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r#"\b(?:file_read|file_exists|yaml_load|yaml_load_stream|dir_files_list|dir_files_read|jinja2_template|jinja2_render_file)\b"#)
+            .unwrap()
+    })
+}
+
+fn jsonnet_global_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(
+            r#"\binventory_global\b|\binventory\s*\(\s*[^)\s]|std\.native\s*\(\s*['"]inventory"#,
+        )
+        .unwrap()
+    })
+}
+
+fn jinja_tag_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(
+            r#"\{%[-+]?\s*(include|import|from|extends)\s+(?:'([^'\n]*)'|"([^"\n]*)"|(\S+))"#,
+        )
+        .unwrap()
+    })
+}
+
+fn digest(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+/// Computes fingerprints for one tree; reuses what several targets share.
+pub struct Fingerprinter<'a> {
+    ws: &'a Workspace,
+    rendered: &'a Rendered,
+    /// The tree's root, absolute (paths in fingerprints are relative to it).
+    root: PathBuf,
+    cache: HashMap<(InputType, PathBuf), Deps>,
+    global: Option<[u8; 32]>,
+}
+
+impl<'a> Fingerprinter<'a> {
+    pub fn new(ws: &'a Workspace, rendered: &'a Rendered) -> Self {
+        Fingerprinter {
+            ws,
+            rendered,
+            root: super::anchor(&ws.root, Path::new(".")),
+            cache: HashMap::new(),
+            global: None,
+        }
+    }
+
+    fn rel(&self, p: &Path) -> String {
+        match p.strip_prefix(&self.root) {
+            Ok(r) => format!("./{}", r.to_string_lossy()),
+            Err(_) => p.to_string_lossy().into_owned(),
+        }
+    }
+
+    fn global_digest(&mut self) -> [u8; 32] {
+        if let Some(g) = self.global {
+            return g;
+        }
+        let mut h = Sha256::new();
+        for (name, v) in &self.rendered.prepared.jsonnet_view.targets {
+            h.update(name.as_bytes());
+            h.update([0]);
+            let _ = serde_json::to_writer(&mut h, v);
+            h.update([0]);
+        }
+        let g: [u8; 32] = h.finalize().into();
+        self.global = Some(g);
+        g
+    }
+
+    /// The fingerprint of every target in `targets`.
+    pub fn all(&mut self, targets: &[String]) -> BTreeMap<String, Fingerprint> {
+        targets
+            .iter()
+            .map(|t| (t.clone(), self.target(t)))
+            .collect()
+    }
+
+    /// One target's fingerprint.
+    pub fn target(&mut self, name: &str) -> Fingerprint {
+        let prepared = &self.rendered.prepared;
+        let Some(plan) = prepared.plans.get(name) else {
+            return Err(format!("`{name}` is not a target"));
+        };
+        let dump = prepared.jsonnet_view.targets.get(name);
+        if dump
+            .and_then(|d| d.get_path(&["parameters", "packages_install"]))
+            .is_some_and(|v| !v.is_null())
+        {
+            return Err("it installs packages (parameters.packages_install)".into());
+        }
+        let mut h = Sha256::new();
+        let opts = &self.ws.compile;
+        h.update(format!(
+            "strata {}\nindent {}\nmultiline {:?}\nnull_as_empty {}\n",
+            env!("CARGO_PKG_VERSION"),
+            opts.indent,
+            opts.multiline,
+            opts.null_as_empty
+        ));
+        let search: Vec<String> = opts.search_paths.iter().map(|p| self.rel(p)).collect();
+        h.update(format!(
+            "search {search:?}\ninventory {}\n",
+            self.rel(&opts.inventory_path)
+        ));
+        h.update(format!("target {name}\ndir {}\n", plan.dir));
+        let mut views = vec![name.to_string()];
+        if plan.target_var != name {
+            views.push(plan.target_var.clone());
+        }
+        for v in &views {
+            if let Some(d) = prepared.jsonnet_view.targets.get(v) {
+                h.update(v.as_bytes());
+                let _ = serde_json::to_writer(&mut h, d);
+                h.update([0]);
+            }
+        }
+        let entries = plan.entries.clone();
+        let mut files: BTreeMap<String, [u8; 32]> = BTreeMap::new();
+        let mut global = false;
+        for entry in &entries {
+            match entry.input_type {
+                InputType::External => {
+                    return Err(format!(
+                        "{} runs an external program, whose inputs strata cannot know",
+                        entry.describe()
+                    ))
+                }
+                InputType::Kadet => {
+                    return Err(format!("{} runs Python (kadet)", entry.describe()))
+                }
+                // What a `remove` entry names is in the catalog being built.
+                InputType::Remove => continue,
+                _ => {}
+            }
+            for pattern in &entry.input_paths {
+                let found = crate::compile::resolve_inputs(pattern, &opts.search_paths);
+                if found.is_empty() {
+                    return Err(format!(
+                        "{}: input `{pattern}` is not in the search paths (it may come from the catalog being built)",
+                        entry.describe()
+                    ));
+                }
+                h.update(format!("input {pattern} -> {}\n", found.len()));
+                for input in found {
+                    match self.deps(entry.input_type, &input) {
+                        Deps::Known {
+                            files: f,
+                            global: g,
+                        } => {
+                            files.extend(f);
+                            global |= g;
+                        }
+                        Deps::Unknown(why) => return Err(format!("{}: {why}", entry.describe())),
+                    }
+                }
+            }
+        }
+        for (path, d) in &files {
+            h.update(path.as_bytes());
+            h.update([0]);
+            h.update(d);
+        }
+        if global {
+            h.update(b"global");
+            h.update(self.global_digest());
+        }
+        Ok(hex(&h.finalize()))
+    }
+
+    fn deps(&mut self, kind: InputType, input: &Path) -> Deps {
+        let key = (kind, input.to_path_buf());
+        if let Some(d) = self.cache.get(&key) {
+            return d.clone();
+        }
+        let d = match kind {
+            InputType::Jsonnet => self.jsonnet_deps(input),
+            InputType::Jinja2 => self.jinja_deps(input),
+            _ => self.tree_deps(input),
+        };
+        self.cache.insert(key, d.clone());
+        d
+    }
+
+    /// Every file below `input` (or `input` itself), as the copy, ytt and
+    /// helm inputs read them.
+    fn tree_deps(&self, input: &Path) -> Deps {
+        let mut files = BTreeMap::new();
+        let mut stack = vec![input.to_path_buf()];
+        while let Some(p) = stack.pop() {
+            let meta = match std::fs::symlink_metadata(&p) {
+                Ok(m) => m,
+                Err(e) => return Deps::Unknown(format!("cannot read {}: {e}", p.display())),
+            };
+            // A link may point anywhere (or at its own directory).
+            if meta.file_type().is_symlink() {
+                return Deps::Unknown(format!("{} is a symlink", self.rel(&p)));
+            }
+            if meta.is_dir() {
+                let rd = match std::fs::read_dir(&p) {
+                    Ok(rd) => rd,
+                    Err(e) => return Deps::Unknown(format!("cannot read {}: {e}", p.display())),
+                };
+                // A directory's entries, empty ones included, are part of
+                // what a copy writes.
+                let mut names: Vec<PathBuf> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
+                names.sort();
+                files.insert(format!("{}/", self.rel(&p)), digest(b"dir"));
+                stack.extend(names);
+            } else {
+                match std::fs::read(&p) {
+                    Ok(b) => {
+                        let mut d = digest(&b);
+                        d[0] ^= mode_byte(&meta);
+                        files.insert(self.rel(&p), d);
+                    }
+                    Err(e) => return Deps::Unknown(format!("cannot read {}: {e}", p.display())),
+                }
+            }
+        }
+        Deps::Known {
+            files,
+            global: false,
+        }
+    }
+
+    fn jsonnet_deps(&self, input: &Path) -> Deps {
+        let search = &self.ws.compile.search_paths;
+        let mut files = BTreeMap::new();
+        let mut global = false;
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![(input.to_path_buf(), true)];
+        while let Some((path, code)) = todo.pop() {
+            if !seen.insert(path.clone()) {
+                continue;
+            }
+            let bytes = match std::fs::read(&path) {
+                Ok(b) => b,
+                Err(e) => return Deps::Unknown(format!("cannot read {}: {e}", path.display())),
+            };
+            files.insert(self.rel(&path), digest(&bytes));
+            // importstr/importbin targets are data, not code.
+            if !code {
+                continue;
+            }
+            // Kapitan's own helper library forwards to the natives; what
+            // counts is whether the component calls them.
+            if path.file_name().is_some_and(|n| n == "kapitan.libjsonnet") {
+                continue;
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            if jsonnet_reads_files_re().is_match(&text) {
+                return Deps::Unknown(format!(
+                    "{} reads files named at run time (file_read, yaml_load, ...)",
+                    self.rel(&path)
+                ));
+            }
+            global |= jsonnet_global_re().is_match(&text);
+            let literal: Vec<_> = jsonnet_import_re().captures_iter(&text).collect();
+            if literal.len() != jsonnet_any_import_re().find_iter(&text).count() {
+                return Deps::Unknown(format!(
+                    "{} imports a computed path (or mentions `import` outside an import)",
+                    self.rel(&path)
+                ));
+            }
+            let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+            for c in literal {
+                let rel = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
+                let is_code = !c[0].starts_with("importstr") && !c[0].starts_with("importbin");
+                let mut candidates = vec![dir.join(rel)];
+                candidates.extend(search.iter().map(|s| s.join(rel)));
+                match candidates.into_iter().find(|p| p.is_file()) {
+                    Some(p) => {
+                        let p = crate::compile::jsonnet::normpath(&p);
+                        files.insert(
+                            format!("import {rel} in {}", self.rel(&path)),
+                            digest(self.rel(&p).as_bytes()),
+                        );
+                        todo.push((p, is_code));
+                    }
+                    // strata's bundled kapitan.libjsonnet (covered by the
+                    // version), or an import that fails on compile.
+                    None if rel.ends_with("kapitan.libjsonnet") => {}
+                    None => {
+                        return Deps::Unknown(format!(
+                            "{} imports `{rel}`, which is not found",
+                            self.rel(&path)
+                        ))
+                    }
+                }
+            }
+        }
+        Deps::Known { files, global }
+    }
+
+    fn jinja_deps(&self, input: &Path) -> Deps {
+        let search = &self.ws.compile.search_paths;
+        let mut files = BTreeMap::new();
+        let mut global = false;
+        let mut seen = BTreeSet::new();
+        // (template, the directory of the template being rendered): the
+        // loader looks there first, for includes at any depth.
+        let mut todo: Vec<(PathBuf, PathBuf)> = Vec::new();
+        match self.tree_deps(input) {
+            Deps::Known { files: f, .. } => {
+                for k in f.keys() {
+                    if !k.ends_with('/') {
+                        let p = self.root.join(k.trim_start_matches("./"));
+                        let top = p.parent().unwrap_or(Path::new(".")).to_path_buf();
+                        todo.push((p, top));
+                    }
+                }
+                files.extend(f);
+            }
+            u => return u,
+        }
+        while let Some((path, top)) = todo.pop() {
+            if !seen.insert((path.clone(), top.clone())) {
+                continue;
+            }
+            let bytes = match std::fs::read(&path) {
+                Ok(b) => b,
+                Err(e) => return Deps::Unknown(format!("cannot read {}: {e}", path.display())),
+            };
+            files.insert(self.rel(&path), digest(&bytes));
+            let text = String::from_utf8_lossy(&bytes);
+            if text.contains("compile_path") {
+                return Deps::Unknown(format!(
+                    "{} uses compile_path (a scratch directory)",
+                    self.rel(&path)
+                ));
+            }
+            global |= text.contains("inventory_global");
+            for c in jinja_tag_re().captures_iter(&text) {
+                let Some(name) = c.get(2).or_else(|| c.get(3)).map(|m| m.as_str()) else {
+                    return Deps::Unknown(format!(
+                        "{} has a computed {} (`{}`)",
+                        self.rel(&path),
+                        &c[1],
+                        c.get(4).map_or("", |m| m.as_str())
+                    ));
+                };
+                let mut dirs = vec![top.clone()];
+                dirs.extend(search.iter().cloned());
+                let found = if name.split('/').any(|p| p == "..") {
+                    None
+                } else {
+                    dirs.iter().map(|d| d.join(name)).find(|p| p.is_file())
+                };
+                files.insert(
+                    format!(
+                        "include {name} in {} from {}",
+                        self.rel(&path),
+                        self.rel(&top)
+                    ),
+                    digest(
+                        found
+                            .as_deref()
+                            .map(|p| self.rel(p))
+                            .unwrap_or_default()
+                            .as_bytes(),
+                    ),
+                );
+                if let Some(p) = found {
+                    todo.push((p, top.clone()));
+                }
+            }
+        }
+        Deps::Known { files, global }
+    }
+}
+
+#[cfg(unix)]
+fn mode_byte(m: &std::fs::Metadata) -> u8 {
+    use std::os::unix::fs::PermissionsExt;
+    // Copy and jinja2 keep the executable bits.
+    ((m.permissions().mode() & 0o111) != 0) as u8
+}
+
+#[cfg(not(unix))]
+fn mode_byte(_m: &std::fs::Metadata) -> u8 {
+    0
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn import_patterns() {
+        let t = r#"local a = import 'a.libsonnet'; local b = importstr "b.txt"; x"#;
+        let caps: Vec<_> = jsonnet_import_re().captures_iter(t).collect();
+        assert_eq!(caps.len(), 2);
+        assert_eq!(jsonnet_any_import_re().find_iter(t).count(), 2);
+        let computed = "local a = import ('x' + y);";
+        assert_eq!(jsonnet_import_re().captures_iter(computed).count(), 0);
+        assert_eq!(jsonnet_any_import_re().find_iter(computed).count(), 1);
+        assert!(jsonnet_global_re().is_match("kap.inventory('other')"));
+        assert!(!jsonnet_global_re().is_match("kap.inventory()"));
+        assert!(jsonnet_reads_files_re().is_match("kap.yaml_load('x')"));
+    }
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    fn fingerprints(root: &Path) -> BTreeMap<String, Fingerprint> {
+        let ws = Workspace::open(root, &super::super::CompileFlags::default()).unwrap();
+        let r = ws.render().unwrap();
+        Fingerprinter::new(&ws, &r).all(&r.targets())
+    }
+
+    #[test]
+    fn fingerprints_follow_what_a_target_reads() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        let entry = |t: &str, input: &str| {
+            format!(
+                "parameters:\n  kapitan:\n    vars:\n      target: {t}\n    compile:\n      - input_type: {input}\n        output_path: out\n"
+            )
+        };
+        write(
+            root,
+            "inventory/targets/a.yml",
+            &(entry("a", "jsonnet") + "        input_paths: [c/a.jsonnet]\n"),
+        );
+        write(
+            root,
+            "inventory/targets/b.yml",
+            &(entry("b", "jsonnet") + "        input_paths: [c/b.jsonnet]\n"),
+        );
+        write(
+            root,
+            "inventory/targets/x.yml",
+            &(entry("x", "external") + "        input_paths: [c/run.sh]\n"),
+        );
+        write(
+            root,
+            "c/a.jsonnet",
+            "local l = import 'lib.libsonnet'; { a: l.v }",
+        );
+        write(root, "c/lib.libsonnet", "{ v: 1 }");
+        write(root, "c/b.jsonnet", "{ b: importstr 'b.txt' }");
+        write(root, "c/b.txt", "one");
+        write(root, "c/run.sh", "true");
+        let first = fingerprints(root);
+        assert!(first["a"].is_ok() && first["b"].is_ok(), "{first:?}");
+        assert!(first["x"].as_ref().unwrap_err().contains("external"));
+        // An import of a changes a only; an importstr of b changes b only.
+        write(root, "c/lib.libsonnet", "{ v: 2 }");
+        let second = fingerprints(root);
+        assert_ne!(first["a"], second["a"]);
+        assert_eq!(first["b"], second["b"]);
+        write(root, "c/b.txt", "two");
+        let third = fingerprints(root);
+        assert_eq!(second["a"], third["a"]);
+        assert_ne!(second["b"], third["b"]);
+        // A file nobody reads changes nothing.
+        write(root, "c/unused.libsonnet", "{}");
+        assert_eq!(fingerprints(root), third);
+        // A computed import cannot be followed: always compiled.
+        write(
+            root,
+            "c/a.jsonnet",
+            "local n = 'lib'; local l = import (n + '.libsonnet'); l",
+        );
+        assert!(fingerprints(root)["a"].is_err());
+    }
+
+    #[test]
+    fn jinja_tags() {
+        let t = "{% include 'a.j2' %}{%- from \"m.j2\" import x %}{% include name %}";
+        let caps: Vec<_> = jinja_tag_re().captures_iter(t).collect();
+        assert_eq!(caps.len(), 3);
+        assert_eq!(caps[0].get(2).unwrap().as_str(), "a.j2");
+        assert_eq!(caps[1].get(3).unwrap().as_str(), "m.j2");
+        assert_eq!(caps[2].get(4).unwrap().as_str(), "name");
+    }
+}

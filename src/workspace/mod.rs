@@ -1,0 +1,359 @@
+//! The pipeline as a library: one repository tree (the working directory
+//! or a revision read from git), its `.kapitan` defaults and the compile
+//! flags resolved once, the inventory rendered once, any set of targets
+//! compiled into a catalog directory. `compile`, `diff --base`, `ci` and
+//! the local review all go through here, so none of them rebuilds a
+//! command line or runs strata as a child process.
+//!
+//! Relative paths (flags and `.kapitan`) are taken relative to the tree's
+//! root, not to the process's working directory: a revision extracted into
+//! a scratch directory compiles exactly like the checkout it came from.
+
+pub mod cache;
+pub mod fingerprint;
+pub mod review;
+
+use crate::compile::yaml_dump::MultilineStyle;
+use crate::compile::{self, CompileError, CompileOptions, CompileReport, Prepared};
+use crate::diagnostics::{Diagnostic, ToDiagnostic};
+use crate::inventory::config::KapitanDefaults;
+use crate::inventory::{Inventory, InventoryError, InventoryOptions};
+use crate::value::Value;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error(transparent)]
+    Inventory(#[from] InventoryError),
+    #[error(transparent)]
+    Compile(#[from] CompileError),
+    #[error(transparent)]
+    Diff(#[from] crate::diff::DiffError),
+    #[error("{message}")]
+    Config {
+        message: String,
+        hint: Option<String>,
+    },
+}
+
+impl ToDiagnostic for WorkspaceError {
+    fn to_diagnostic(&self) -> Diagnostic {
+        match self {
+            WorkspaceError::Inventory(e) => e.to_diagnostic(),
+            WorkspaceError::Compile(e) => e.to_diagnostic(),
+            WorkspaceError::Diff(e) => e.to_diagnostic(),
+            WorkspaceError::Config { message, hint } => {
+                let d = Diagnostic::error(message.clone());
+                match hint {
+                    Some(h) => d.with_hint(h.clone()),
+                    None => d,
+                }
+            }
+        }
+    }
+}
+
+fn config_err(message: impl Into<String>) -> WorkspaceError {
+    WorkspaceError::Config {
+        message: message.into(),
+        hint: None,
+    }
+}
+
+/// The flags of `strata compile` that decide what a catalog holds, as
+/// given (unset fields fall back to `.kapitan`, then to Kapitan's
+/// defaults). Plain data: the CLI fills it from clap, tests by hand.
+#[derive(Debug, Clone, Default)]
+pub struct CompileFlags {
+    pub inventory_path: Option<PathBuf>,
+    pub enable_class_wildcards: bool,
+    pub ignore_class_not_found: bool,
+    pub ignore_class_not_found_regexp: Vec<String>,
+    pub compose_node_name: bool,
+    pub search_paths: Vec<PathBuf>,
+    pub parallelism: Option<usize>,
+    pub indent: Option<usize>,
+    pub yaml_multiline_string_style: Option<String>,
+    pub yaml_dump_null_as_empty: bool,
+    pub output_path: Option<PathBuf>,
+    /// Only these targets (all when empty).
+    pub targets: Vec<String>,
+    /// `--python`: the interpreter for kadet and Python jinja2 filters.
+    pub python: Option<PathBuf>,
+    /// `--jinja2-filters` [default: `.kapitan`, else `lib/jinja2_filters.py` when it exists].
+    pub jinja2_filters: Option<PathBuf>,
+    /// `--refs-path` [default: `.kapitan`, else `./refs`].
+    pub refs_path: Option<PathBuf>,
+    /// `--reveal`: write secret values (a local catalog only).
+    pub reveal: bool,
+    /// `--embed-refs` (or `.kapitan`).
+    pub embed_refs: bool,
+    /// Never create a missing reference (checks, reviews, publishing).
+    pub refs_read_only: bool,
+    /// A failing target does not stop the others (`--keep-going`).
+    pub keep_going: bool,
+}
+
+/// Where Kapitan secret references live and how a compile treats them.
+#[derive(Debug, Clone)]
+pub struct RefsConfig {
+    pub path: PathBuf,
+    pub create_missing: bool,
+    pub embed: bool,
+    pub reveal: bool,
+}
+
+impl RefsConfig {
+    /// A fresh reference engine for one compile run.
+    pub fn setup(&self) -> compile::RefsSetup {
+        let mut engine = crate::refs::Refs::new(self.path.clone());
+        engine.create_missing = self.create_missing;
+        engine.embed = self.embed;
+        compile::RefsSetup {
+            refs: std::sync::Arc::new(engine),
+            reveal: self.reveal,
+        }
+    }
+}
+
+/// One repository tree with its settings resolved.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    /// The tree's root (`.` for the working directory).
+    pub root: PathBuf,
+    pub inventory: InventoryOptions,
+    pub compile: CompileOptions,
+    /// Where `compiled/` goes (absolute).
+    pub output_path: PathBuf,
+    /// Kapitan secret references.
+    pub refs: RefsConfig,
+    /// A failing target does not stop the others.
+    pub keep_going: bool,
+}
+
+/// A rendered and validated inventory.
+pub struct Rendered {
+    pub prepared: Prepared,
+}
+
+impl Rendered {
+    /// Every target name, sorted.
+    pub fn targets(&self) -> Vec<String> {
+        self.prepared.plans.keys().cloned().collect()
+    }
+}
+
+/// `p` relative to `root`, made absolute without touching the file
+/// system (no canonicalisation: symlinked roots stay as given).
+fn anchor(root: &Path, p: &Path) -> PathBuf {
+    let joined = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        root.join(p)
+    };
+    if joined.is_absolute() {
+        compile::jsonnet::normpath(&joined)
+    } else {
+        std::env::current_dir()
+            .map(|d| compile::jsonnet::normpath(&d.join(&joined)))
+            .unwrap_or(joined)
+    }
+}
+
+impl Workspace {
+    /// Reads `root/.kapitan` and resolves `flags` against it. `section` is
+    /// the `.kapitan` section the inventory settings come from (`compile`).
+    pub fn open(root: &Path, flags: &CompileFlags) -> Result<Workspace, WorkspaceError> {
+        let defaults = KapitanDefaults::load(root)?;
+        let section = "compile";
+        let mut inv = InventoryOptions {
+            path: flags
+                .inventory_path
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("./inventory")),
+            enable_class_wildcards: flags.enable_class_wildcards,
+            ignore_class_notfound: flags.ignore_class_not_found,
+            ignore_class_notfound_regexp: flags.ignore_class_not_found_regexp.clone(),
+            compose_node_name: flags.compose_node_name,
+            applications_negate_earlier_only: false,
+        };
+        defaults.apply(section, &mut inv, flags.inventory_path.is_some());
+        // The working directory keeps its relative paths (they appear in
+        // diagnostics as the user wrote them); any other tree is anchored.
+        if root != Path::new(".") {
+            inv.path = anchor(root, &inv.path);
+        }
+        let output_path = flags
+            .output_path
+            .clone()
+            .or_else(|| {
+                defaults
+                    .get_str("compile", "output-path")
+                    .map(PathBuf::from)
+            })
+            .unwrap_or_else(|| PathBuf::from("."));
+        let search_paths: Vec<PathBuf> = if !flags.search_paths.is_empty() {
+            flags.search_paths.clone()
+        } else {
+            let d = defaults.get_strings("compile", "search-paths");
+            if d.is_empty() {
+                vec![PathBuf::from("."), PathBuf::from("lib")]
+            } else {
+                d.into_iter().map(PathBuf::from).collect()
+            }
+        };
+        let number = |flag: &str| -> Option<usize> {
+            match defaults.get("compile", flag) {
+                Some(Value::Int(i)) if *i >= 0 => Some(*i as usize),
+                Some(Value::String(s)) => s.parse().ok(),
+                _ => None,
+            }
+        };
+        let indent = flags.indent.or_else(|| number("indent")).unwrap_or(2);
+        let style_name = flags
+            .yaml_multiline_string_style
+            .clone()
+            .or_else(|| defaults.get_str("compile", "yaml-multiline-string-style"))
+            .unwrap_or_else(|| "literal".into());
+        let multiline = MultilineStyle::parse(&style_name).ok_or_else(|| {
+            config_err(format!(
+                "--yaml-multiline-string-style `{style_name}`: use literal, folded or double-quotes"
+            ))
+        })?;
+        let null_as_empty = flags.yaml_dump_null_as_empty
+            || defaults.get_bool("compile", "yaml-dump-null-as-empty");
+        let cpus = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        let parallelism = flags
+            .parallelism
+            .or_else(|| number("parallelism"))
+            .unwrap_or(cpus);
+        // Kapitan's `load_jinja2_filters_from_file`: the default file counts
+        // only when it exists; any other path must.
+        const DEFAULT_FILTERS: &str = "lib/jinja2_filters.py";
+        let jinja2_filters = flags
+            .jinja2_filters
+            .clone()
+            .or_else(|| {
+                defaults
+                    .get_str("compile", "jinja2-filters")
+                    .map(PathBuf::from)
+            })
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_FILTERS));
+        let jinja2_filters = anchor(root, &jinja2_filters);
+        let jinja2_filters = if anchor(root, Path::new(DEFAULT_FILTERS)) == jinja2_filters
+            && !jinja2_filters.is_file()
+        {
+            None
+        } else {
+            Some(jinja2_filters)
+        };
+        let refs_path = flags
+            .refs_path
+            .clone()
+            .or_else(|| defaults.get_str("compile", "refs-path").map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("./refs"));
+        let read_only_env =
+            std::env::var(crate::refs::READ_ONLY_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
+        Ok(Workspace {
+            root: root.to_path_buf(),
+            compile: CompileOptions {
+                inventory_path: anchor(root, &inv.path),
+                search_paths: search_paths.iter().map(|p| anchor(root, p)).collect(),
+                indent,
+                multiline,
+                null_as_empty,
+                parallelism,
+                python: compile::python::PythonOptions {
+                    python: flags.python.clone(),
+                    jinja2_filters,
+                },
+            },
+            output_path: anchor(root, &output_path),
+            inventory: inv,
+            refs: RefsConfig {
+                path: anchor(root, &refs_path),
+                create_missing: !flags.refs_read_only && !read_only_env,
+                embed: flags.embed_refs || defaults.get_bool("compile", "embed-refs"),
+                reveal: flags.reveal,
+            },
+            keep_going: flags.keep_going,
+        })
+    }
+
+    /// Loads and renders the whole inventory and validates every target's
+    /// compile settings (Kapitan validates all of them, not only the
+    /// selected ones).
+    pub fn render(&self) -> Result<Rendered, WorkspaceError> {
+        let inventory = Inventory::load(&self.inventory)?;
+        let nodes = inventory.render(&[])?;
+        let prepared = compile::prepare(&nodes, &self.compile.inventory_path)?;
+        Ok(Rendered { prepared })
+    }
+
+    /// Compiles `selected` into `<catalog_root>/compiled/`.
+    pub fn compile_into(
+        &self,
+        rendered: &Rendered,
+        selected: &[String],
+        catalog_root: &Path,
+        on_done: &(dyn Fn(&str) + Sync),
+    ) -> Result<CompileReport, WorkspaceError> {
+        let refs = self.refs.setup();
+        Ok(compile::compile_selected(
+            &rendered.prepared,
+            selected,
+            &self.compile,
+            Some(&refs),
+            catalog_root,
+            on_done,
+            self.keep_going,
+        )?)
+    }
+}
+
+/// A revision's tree read from git objects into `dest` (nothing is checked
+/// out), opened as a workspace at the same subdirectory the caller stands
+/// in (`subdir`, relative to the repository root).
+pub fn open_revision(
+    repo: &Path,
+    rev: &str,
+    subdir: &str,
+    dest: &Path,
+    flags: &CompileFlags,
+) -> Result<Workspace, WorkspaceError> {
+    crate::diff::git::extract(repo, rev, "", dest)?;
+    let root = if subdir.is_empty() {
+        dest.to_path_buf()
+    } else {
+        dest.join(subdir)
+    };
+    if !root.is_dir() {
+        return Err(config_err(format!(
+            "`{subdir}` does not exist at revision `{rev}`: nothing to compile there"
+        )));
+    }
+    let mut flags = flags.clone();
+    // The revision's catalog goes beside its tree, never where a
+    // `.kapitan` output path would send it.
+    flags.output_path = Some(dest.with_extension("out"));
+    Workspace::open(&root, &flags)
+}
+
+impl Workspace {
+    /// Compiles `selected` and replaces `<output_path>/compiled` with the
+    /// result (only the selected targets' directories when not all are
+    /// selected); a failure leaves the previous catalog as it was.
+    pub fn compile_catalog(
+        &self,
+        rendered: &Rendered,
+        selected: &[String],
+    ) -> Result<CompileReport, WorkspaceError> {
+        let temp = compile::temp_root(&self.output_path)?;
+        let report = self.compile_into(rendered, selected, temp.path(), &|_| {})?;
+        let all = selected.len() == rendered.prepared.plans.len();
+        compile::install(temp.path(), &self.output_path, &report, all)?;
+        Ok(report)
+    }
+}

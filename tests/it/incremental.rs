@@ -1,0 +1,324 @@
+//! Incremental review == full review: random edits to a fixture inventory
+//! and its components (classes, targets, jsonnet imports, Jinja2 includes,
+//! copied files, targets added and removed), then `strata review` with
+//! fingerprints must print byte for byte what `strata review --full`
+//! (every target compiled on both sides) prints.
+
+use crate::strata;
+use crate::support::git;
+use std::path::Path;
+
+/// A small deterministic generator (no dependency, same sequence everywhere).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+fn targets(repo: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(repo.join("inventory/targets"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn edit(path: &Path, f: impl FnOnce(String) -> String) {
+    let text = std::fs::read_to_string(path).unwrap();
+    std::fs::write(path, f(text)).unwrap();
+}
+
+/// One random edit; returns what it did (for failure messages).
+fn random_edit(repo: &Path, rng: &mut Rng, n: usize) -> String {
+    let ts = targets(repo);
+    let pick = |rng: &mut Rng| ts[rng.below(ts.len())].clone();
+    match rng.below(11) {
+        0 => {
+            let t = ["alpha", "beta"][rng.below(2)];
+            edit(
+                &repo.join(format!("inventory/classes/tenants/{t}.yml")),
+                |_| format!("parameters:\n  owner: {t}-{n}@example.invalid\n"),
+            );
+            format!("owner of tenant {t}")
+        }
+        1 => {
+            let t = pick(rng);
+            let r = rng.below(5);
+            edit(&repo.join(format!("inventory/targets/{t}")), |s| {
+                let i = s.find("replicas:").unwrap();
+                format!("{}replicas: {r}\n", &s[..i])
+            });
+            format!("replicas of {t} -> {r}")
+        }
+        2 => {
+            edit(&repo.join("components/web/helpers.libsonnet"), |s| {
+                s.replace(
+                    "annotations: { owner: owner",
+                    &format!("annotations: {{ rev: '{n}', owner: owner"),
+                )
+            });
+            "jsonnet import helpers.libsonnet".into()
+        }
+        3 => {
+            edit(&repo.join("templates/partials/footer.j2"), |s| {
+                format!("{s}-- edit {n}\n")
+            });
+            "jinja2 include footer.j2".into()
+        }
+        4 => {
+            let name = ["one.txt", "two.txt"][rng.below(2)];
+            let p = repo.join("files/static").join(name);
+            let old = std::fs::read_to_string(&p).unwrap_or_default();
+            std::fs::write(&p, format!("{old}line {n}\n")).unwrap();
+            format!("copied file {name}")
+        }
+        5 => {
+            edit(&repo.join("components/web/banner.txt"), |s| {
+                format!("{s}banner {n}\n")
+            });
+            "importstr banner.txt".into()
+        }
+        6 => {
+            let from = pick(rng);
+            let to = format!("n{n}.yml");
+            std::fs::copy(
+                repo.join("inventory/targets").join(&from),
+                repo.join("inventory/targets").join(&to),
+            )
+            .unwrap();
+            format!("added target {to} (copy of {from})")
+        }
+        7 if ts.len() > 1 => {
+            let t = pick(rng);
+            std::fs::remove_file(repo.join("inventory/targets").join(&t)).unwrap();
+            format!("removed target {t}")
+        }
+        8 => {
+            let t = pick(rng);
+            edit(&repo.join(format!("inventory/targets/{t}")), |s| {
+                if s.contains("tenants.alpha") {
+                    s.replace("tenants.alpha", "tenants.beta")
+                } else {
+                    s.replace("tenants.beta", "tenants.alpha")
+                }
+            });
+            format!("tenant of {t} swapped")
+        }
+        9 => {
+            // Changes no parameter: every fingerprint stays.
+            edit(&repo.join("inventory/classes/common.yml"), |s| {
+                format!("# note {n}\n{s}")
+            });
+            "comment in common.yml".into()
+        }
+        _ => {
+            edit(&repo.join("inventory/classes/components/docs.yml"), |s| {
+                let i = s.find("title: ").unwrap();
+                let j = i + s[i..].find('\n').unwrap();
+                format!("{}title: Docs {n}{}", &s[..i], &s[j..])
+            });
+            "docs title".into()
+        }
+    }
+}
+
+fn review(repo: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut cmd = strata();
+    cmd.current_dir(repo)
+        .args(["review", "--base", "base", "--head", "HEAD"])
+        .args(extra);
+    for v in [
+        "GITHUB_EVENT_PATH",
+        "GITHUB_STEP_SUMMARY",
+        "GITHUB_TOKEN",
+        "GITHUB_REPOSITORY",
+        "GITHUB_EVENT_NAME",
+    ] {
+        cmd.env_remove(v);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn incremental_review_equals_full_review_under_random_edits() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
+    let seeds: u64 = std::env::var("STRATA_EQUIVALENCE_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(12);
+    let (mut skipped_some, mut changed_some) = (false, false);
+    for seed in 1..=seeds {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        copy_dir(&fixture, repo);
+        git(repo, &["init", "-q"]);
+        git(repo, &["add", "-A"]);
+        git(repo, &["commit", "-q", "-m", "base"]);
+        git(repo, &["branch", "base"]);
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ seed.wrapping_mul(0x1000_0001));
+        let mut done = Vec::new();
+        for n in 0..1 + rng.below(3) {
+            done.push(random_edit(repo, &mut rng, n));
+        }
+        git(repo, &["add", "-A"]);
+        git(repo, &["commit", "-q", "--allow-empty", "-m", "head"]);
+        let inc = review(repo, &[]);
+        let full = review(repo, &["--full"]);
+        assert_eq!(inc.0, 0, "seed {seed} {done:?}: {}", inc.2);
+        assert_eq!(
+            (inc.0, &inc.1),
+            (full.0, &full.1),
+            "seed {seed}: edits {done:?}\nincremental stderr: {}\nfull stderr: {}",
+            inc.2,
+            full.2
+        );
+        skipped_some |= !inc.2.contains(", 0 unchanged");
+        changed_some |= inc.1.contains("ConfigMap") || inc.1.contains("README.md");
+    }
+    assert!(
+        skipped_some,
+        "no seed left any target out: the test does not exercise fingerprints"
+    );
+    assert!(changed_some);
+}
+
+#[test]
+fn review_runs_from_a_subdirectory_with_compile_flags() {
+    // `diff --base` and `review` compile each revision from the directory
+    // the user stands in, with compile flags given directly.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    copy_dir(&fixture, &repo.join("platform"));
+    git(repo, &["init", "-q"]);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "base"]);
+    git(repo, &["branch", "base"]);
+    edit(&repo.join("platform/components/web/banner.txt"), |_| {
+        "hello\n".into()
+    });
+    git(repo, &["commit", "-qam", "head"]);
+    let sub = repo.join("platform");
+    let out = strata()
+        .current_dir(&sub)
+        .args(["diff", "--base", "base", "--search-paths", ".", "lib"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("ConfigMap"), "{text}");
+    assert!(text.contains("+  banner: \"hello\\n\""), "{text}");
+    // Targets without the web component did not change.
+    assert!(!text.contains("target t3"), "{text}");
+    let (code, out, err) = review(&sub, &["--inventory-path", "inventory"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("ConfigMap"), "{out}");
+    assert!(err.contains("unchanged (same fingerprint)"), "{err}");
+}
+
+fn tree(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+fn compile(dir: &Path, extra: &[&str]) -> (bool, String) {
+    let out_dir = if extra.contains(&"--output-path") {
+        &[][..]
+    } else {
+        &["--output-path", "out"][..]
+    };
+    let out = strata()
+        .current_dir(dir)
+        .arg("compile")
+        .args(out_dir)
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn compile_cache_reuses_unchanged_targets_and_matches_a_full_compile() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    copy_dir(&fixture, &work);
+    let cache = dir.path().join("cache");
+    let cache_arg = cache.to_str().unwrap();
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert!(err.contains("(0 from the cache, 5 compiled)"), "{err}");
+    let first = tree(&work.join("out/compiled"));
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert!(err.contains("(5 from the cache, 0 compiled)"), "{err}");
+    assert_eq!(tree(&work.join("out/compiled")), first);
+
+    // The jsonnet component changes: its four targets are compiled again,
+    // t3 (docs only) comes from the cache; the result is a full compile's.
+    edit(&work.join("components/web/banner.txt"), |_| "hi\n".into());
+    std::fs::remove_file(work.join("inventory/targets/t5.yml")).unwrap();
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert!(err.contains("(1 from the cache, 3 compiled)"), "{err}");
+    let cached = tree(&work.join("out/compiled"));
+    let (ok, err) = compile(&work, &["--output-path", "full"]);
+    assert!(ok, "{err}");
+    assert_eq!(cached, tree(&work.join("full/compiled")));
+    assert!(!cached.keys().any(|k| k.starts_with("t5/")));
+
+    // A failing compile leaves the previous catalog in place.
+    edit(&work.join("components/web/helpers.libsonnet"), |s| {
+        s.replace("spec:", "spec: error 'broken',")
+    });
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(!ok, "{err}");
+    assert_eq!(tree(&work.join("out/compiled")), cached);
+}
