@@ -100,6 +100,9 @@ pub struct Fingerprinter<'a> {
     root: PathBuf,
     cache: HashMap<(InputType, PathBuf), Deps>,
     global: Option<[u8; 32]>,
+    /// The secret references' directory: a rotated secret changes the
+    /// hash its tags compile to.
+    refs: Option<Result<[u8; 32], String>>,
 }
 
 impl<'a> Fingerprinter<'a> {
@@ -110,7 +113,33 @@ impl<'a> Fingerprinter<'a> {
             root: super::anchor(&ws.root, Path::new(".")),
             cache: HashMap::new(),
             global: None,
+            refs: None,
         }
+    }
+
+    fn refs_digest(&mut self) -> Result<[u8; 32], String> {
+        if let Some(r) = &self.refs {
+            return r.clone();
+        }
+        let dir = self.ws.refs.path.clone();
+        let r = if std::fs::symlink_metadata(&dir).is_err() {
+            Ok(digest(b"no refs"))
+        } else {
+            match self.tree_deps(&dir) {
+                Deps::Known { files, .. } => {
+                    let mut h = Sha256::new();
+                    for (path, d) in &files {
+                        h.update(path.as_bytes());
+                        h.update([0]);
+                        h.update(d);
+                    }
+                    Ok(h.finalize().into())
+                }
+                Deps::Unknown(why) => Err(format!("secret references: {why}")),
+            }
+        };
+        self.refs = Some(r.clone());
+        r
     }
 
     fn rel(&self, p: &Path) -> String {
@@ -166,6 +195,22 @@ impl<'a> Fingerprinter<'a> {
             opts.multiline,
             opts.null_as_empty
         ));
+        let refs = &self.ws.refs;
+        h.update(format!(
+            "refs {} embed {} reveal {}\npython {:?} filters {:?}\n",
+            self.rel(&refs.path),
+            refs.embed,
+            refs.reveal,
+            opts.python.python,
+            opts.python.jinja2_filters.as_ref().map(|p| self.rel(p)),
+        ));
+        h.update(self.refs_digest()?);
+        if let Some(f) = &opts.python.jinja2_filters {
+            match std::fs::read(f) {
+                Ok(b) => h.update(digest(&b)),
+                Err(e) => return Err(format!("cannot read {}: {e}", f.display())),
+            }
+        }
         let search: Vec<String> = opts.search_paths.iter().map(|p| self.rel(p)).collect();
         h.update(format!(
             "search {search:?}\ninventory {}\n",
