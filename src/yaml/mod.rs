@@ -139,16 +139,30 @@ fn format_float(f: f64) -> String {
 /// Parses every document of a YAML stream. An empty stream gives no documents.
 pub fn load_all(text: &str) -> Result<Vec<Node>, YamlError> {
     let mut builder = Builder::default();
+    drive(text, &mut builder, |b| b.error.clone())?;
+    Ok(builder.docs)
+}
+
+/// Feeds the events of `text` to `recv`, enforcing [`MAX_DEPTH`] and
+/// [`MAX_ALIAS_NODES`] on the way, for every YAML reader in strata.
+///
+/// Events are pulled one at a time rather than through `Parser::load`,
+/// which recurses once per nesting level and so overflows the stack on a
+/// deep enough document before any limit could apply. `failed` reports the
+/// receiver's own error, which stops the stream early.
+pub fn drive<R: MarkedEventReceiver>(
+    text: &str,
+    recv: &mut R,
+    failed: impl Fn(&R) -> Option<YamlError>,
+) -> Result<(), YamlError> {
     let mut parser = Parser::new_from_str(text);
-    // Events are pulled one at a time rather than through `Parser::load`,
-    // which recurses once per nesting level and so overflows the stack on
-    // a deep enough document before any limit of ours could apply.
+    let mut guard = Guard::default();
     loop {
         let (ev, mark) = match parser.next_token() {
             Ok(x) => x,
             Err(e) => {
-                // A limit hit first is the more useful message.
-                if let Some(err) = builder.error {
+                // A receiver error met first is the more useful message.
+                if let Some(err) = failed(recv) {
                     return Err(err);
                 }
                 let m = e.marker();
@@ -159,16 +173,74 @@ pub fn load_all(text: &str) -> Result<Vec<Node>, YamlError> {
                 });
             }
         };
+        if let Err(message) = guard.check(&ev) {
+            return Err(YamlError {
+                message,
+                line: mark.line(),
+                col: mark.col() + 1,
+            });
+        }
         let end = ev == Event::StreamEnd;
-        builder.on_event(ev, mark);
-        if let Some(err) = builder.error {
+        recv.on_event(ev, mark);
+        if let Some(err) = failed(recv) {
             return Err(err);
         }
         if end {
-            break;
+            return Ok(());
         }
     }
-    Ok(builder.docs)
+}
+
+/// Counts nesting and the nodes each anchor stands for, so that an alias
+/// bomb (the "billion laughs") is refused before it is copied.
+#[derive(Default)]
+struct Guard {
+    /// Open collections: anchor id and nodes so far (itself included).
+    open: Vec<(usize, usize)>,
+    /// Node count of each anchor in the current document.
+    sizes: HashMap<usize, usize>,
+    alias_nodes: usize,
+}
+
+impl Guard {
+    fn check(&mut self, ev: &Event) -> Result<(), String> {
+        match ev {
+            Event::DocumentStart => self.sizes.clear(),
+            Event::Scalar(_, _, anchor, _) => self.node(1, *anchor),
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                if self.open.len() >= MAX_DEPTH {
+                    return Err(too_deep());
+                }
+                self.open.push((*anchor, 1));
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                if let Some((anchor, size)) = self.open.pop() {
+                    self.node(size, anchor);
+                }
+            }
+            Event::Alias(id) => {
+                let size = self.sizes.get(id).copied().unwrap_or(1);
+                self.alias_nodes = self.alias_nodes.saturating_add(size);
+                if self.alias_nodes > MAX_ALIAS_NODES {
+                    return Err(format!(
+                        "aliases expand to more than {MAX_ALIAS_NODES} nodes: write the values out or nest fewer aliases"
+                    ));
+                }
+                self.node(size, 0);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn node(&mut self, size: usize, anchor: usize) {
+        if anchor > 0 {
+            self.sizes.insert(anchor, size);
+        }
+        if let Some(top) = self.open.last_mut() {
+            top.1 = top.1.saturating_add(size);
+        }
+    }
 }
 
 /// Parses a single-document stream; an empty stream is `None`.
@@ -195,8 +267,6 @@ enum Frame {
         anchor: usize,
         items: Vec<Node>,
         mark: Marker,
-        /// Nodes in this collection, itself included.
-        size: usize,
     },
     Map {
         anchor: usize,
@@ -204,7 +274,6 @@ enum Frame {
         /// Key text to its line: duplicate checks in constant time, so
         /// that a map of n keys loads in linear, not quadratic, time.
         index: HashMap<String, usize>,
-        size: usize,
         pending_key: Option<Node>,
         /// Keys from `<<` merges, applied at the end (explicit keys win).
         merges: Vec<Node>,
@@ -216,10 +285,7 @@ enum Frame {
 struct Builder {
     stack: Vec<Frame>,
     docs: Vec<Node>,
-    /// Anchored nodes with their node counts.
-    anchors: HashMap<usize, (Node, usize)>,
-    /// Nodes produced by alias expansion so far in this stream.
-    alias_nodes: usize,
+    anchors: HashMap<usize, Node>,
     error: Option<YamlError>,
 }
 
@@ -234,29 +300,22 @@ impl Builder {
         }
     }
 
-    /// Adds a finished node (of `size` nodes) to the collection being built.
-    fn push_node(&mut self, node: Node, anchor: usize, size: usize) {
+    /// Adds a finished node to the collection being built.
+    fn push_node(&mut self, node: Node, anchor: usize) {
         if anchor > 0 {
-            self.anchors.insert(anchor, (node.clone(), size));
+            self.anchors.insert(anchor, node.clone());
         }
         let mut fail = None;
         match self.stack.last_mut() {
             None => self.docs.push(node),
-            Some(Frame::Seq {
-                items, size: total, ..
-            }) => {
-                *total += size;
-                items.push(node);
-            }
+            Some(Frame::Seq { items, .. }) => items.push(node),
             Some(Frame::Map {
                 entries,
                 index,
-                size: total,
                 pending_key,
                 merges,
                 ..
             }) => {
-                *total += size;
                 match pending_key.take() {
                     None => {
                         if matches!(node.value, NodeValue::Seq(_) | NodeValue::Map(_)) {
@@ -357,21 +416,11 @@ impl MarkedEventReceiver for Builder {
             // Anchors are per document.
             Event::DocumentStart => self.anchors.clear(),
             Event::Alias(id) => match self.anchors.get(&id) {
-                Some((n, size)) => {
-                    let size = *size;
-                    // Count before copying: a few lines of nested aliases
-                    // expand to billions of nodes (the "billion laughs").
-                    self.alias_nodes = self.alias_nodes.saturating_add(size);
-                    if self.alias_nodes > MAX_ALIAS_NODES {
-                        return self.fail(
-                            format!("aliases expand to more than {MAX_ALIAS_NODES} nodes: write the values out or use fewer nested aliases"),
-                            mark,
-                        );
-                    }
+                Some(n) => {
                     let mut n = n.clone();
                     n.line = mark.line();
                     n.col = mark.col() + 1;
-                    self.push_node(n, 0, size);
+                    self.push_node(n, 0);
                 }
                 None => self.fail("unknown alias".into(), mark),
             },
@@ -382,7 +431,7 @@ impl MarkedEventReceiver for Builder {
                         line: mark.line(),
                         col: mark.col() + 1,
                     };
-                    self.push_node(node, anchor, 1);
+                    self.push_node(node, anchor);
                 }
                 Err(msg) => self.fail(msg, mark),
             },
@@ -397,7 +446,6 @@ impl MarkedEventReceiver for Builder {
                     anchor,
                     items: Vec::new(),
                     mark,
-                    size: 1,
                 });
             }
             Event::MappingStart(anchor, tag) => {
@@ -411,7 +459,6 @@ impl MarkedEventReceiver for Builder {
                     anchor,
                     entries: Vec::new(),
                     index: HashMap::new(),
-                    size: 1,
                     pending_key: None,
                     merges: Vec::new(),
                     mark,
@@ -422,7 +469,6 @@ impl MarkedEventReceiver for Builder {
                     anchor,
                     items,
                     mark,
-                    size,
                 }) = self.stack.pop()
                 {
                     let node = Node {
@@ -430,7 +476,7 @@ impl MarkedEventReceiver for Builder {
                         line: mark.line(),
                         col: mark.col() + 1,
                     };
-                    self.push_node(node, anchor, size);
+                    self.push_node(node, anchor);
                 }
             }
             Event::MappingEnd => {
@@ -439,7 +485,6 @@ impl MarkedEventReceiver for Builder {
                     mut entries,
                     merges,
                     mark,
-                    size,
                     ..
                 }) = self.stack.pop()
                 {
@@ -451,7 +496,7 @@ impl MarkedEventReceiver for Builder {
                         line: mark.line(),
                         col: mark.col() + 1,
                     };
-                    self.push_node(node, anchor, size);
+                    self.push_node(node, anchor);
                 }
             }
         }
