@@ -6,6 +6,7 @@ mod commodore;
 mod compile;
 mod fetch;
 mod github_api;
+mod hostile;
 mod hooks;
 mod inventory;
 mod order;
