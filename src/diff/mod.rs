@@ -7,6 +7,7 @@
 //! produced, so no output format can leak them. The result is a plain,
 //! serializable [`CatalogDiff`]; [`render`] turns it into text or markdown.
 
+pub mod escape;
 pub mod git;
 pub mod redact;
 pub mod render;

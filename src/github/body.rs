@@ -4,6 +4,7 @@
 //! largest diffs first and saying which.
 
 use super::LintFinding;
+use crate::diff::escape;
 use crate::diff::render::{fence, html_escape, summary_table, targets_markdown};
 use crate::diff::CatalogDiff;
 use crate::order::OrderChange;
@@ -207,7 +208,7 @@ fn render(
             }
         );
         for n in names.iter().take(MAX_OMITTED_LISTED) {
-            let _ = writeln!(out, "- `{}`", n.replace('`', "'"));
+            let _ = writeln!(out, "- `{}`", escape::code(n));
         }
         if names.len() > MAX_OMITTED_LISTED {
             let _ = writeln!(out, "- … and {} more", names.len() - MAX_OMITTED_LISTED);
@@ -227,20 +228,20 @@ fn render(
         );
         for f in lint.iter().take(MAX_FINDINGS_LISTED) {
             let loc = match (&f.file, f.line) {
-                (Some(file), Some(l)) => format!(" `{file}:{l}`"),
-                (Some(file), None) => format!(" `{file}`"),
+                (Some(file), Some(l)) => format!(" `{}:{l}`", escape::code(file)),
+                (Some(file), None) => format!(" `{}`", escape::code(file)),
                 _ => String::new(),
             };
             let code = if f.code.is_empty() {
                 String::new()
             } else {
-                format!(" `{}`", f.code)
+                format!(" `{}`", escape::code(&f.code))
             };
             let _ = writeln!(
                 out,
                 "- **{}**{code}{loc}: {}",
                 f.severity,
-                html_escape(&f.message.replace('\n', " "))
+                escape::text(&f.message.replace('\n', " "))
             );
         }
         if lint.len() > MAX_FINDINGS_LISTED {
@@ -275,7 +276,7 @@ fn render(
                             out,
                             "- {} `{}` ({n} object{})",
                             f.status.as_str(),
-                            f.path.replace('`', "'"),
+                            escape::code(&f.path),
                             if n == 1 { "" } else { "s" }
                         );
                     }
@@ -287,7 +288,7 @@ fn render(
                     let _ = writeln!(
                         out,
                         "- `{}` ({}, {})",
-                        t.name.replace('`', "'"),
+                        escape::code(&t.name),
                         t.status.as_str(),
                         files_count(t.files.len())
                     );
@@ -315,7 +316,7 @@ fn render_order(out: &mut String, order: &[OrderChange], detail: Detail) {
             if n == 1 { "" } else { "s" }
         );
         for m in c.moved.iter().take(MAX_OMITTED_LISTED) {
-            let _ = writeln!(out, "- `{}`", m.replace('`', "'"));
+            let _ = writeln!(out, "- `{}`", escape::code(m));
         }
         if n > MAX_OMITTED_LISTED {
             let _ = writeln!(out, "- … and {} more", n - MAX_OMITTED_LISTED);
@@ -327,7 +328,7 @@ fn render_order(out: &mut String, order: &[OrderChange], detail: Detail) {
             let _ = writeln!(
                 out,
                 "_The graph is left out here; `strata order --catalog <catalog>/{} --format mermaid` draws it._",
-                c.target.replace('`', "'")
+                escape::code(&c.target)
             );
         }
         out.push_str("\n</details>\n\n");

@@ -78,8 +78,14 @@ mod tests {
     #[test]
     fn suggestions() {
         assert_eq!(did_you_mean("clases", TOP_LEVEL_KEYS), Some("classes"));
-        assert_eq!(did_you_mean("Parameters", TOP_LEVEL_KEYS), Some("parameters"));
-        assert_eq!(did_you_mean("paramters", TOP_LEVEL_KEYS), Some("parameters"));
+        assert_eq!(
+            did_you_mean("Parameters", TOP_LEVEL_KEYS),
+            Some("parameters")
+        );
+        assert_eq!(
+            did_you_mean("paramters", TOP_LEVEL_KEYS),
+            Some("parameters")
+        );
         assert_eq!(did_you_mean("foo", TOP_LEVEL_KEYS), None);
     }
 }

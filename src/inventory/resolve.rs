@@ -339,7 +339,11 @@ impl<'a> Resolver<'a> {
         let key: String = path.replace(':', &SEP.to_string());
         self.lookups += 1;
         if self.lookups > MAX_LOOKUPS {
-            let param = self.frames.first().map(|(p, _)| p.as_str()).unwrap_or(&self.cur);
+            let param = self
+                .frames
+                .first()
+                .map(|(p, _)| p.as_str())
+                .unwrap_or(&self.cur);
             return Err(InventoryError::TooManyLookups {
                 param: display_path(param),
                 limit: MAX_LOOKUPS,
@@ -457,7 +461,7 @@ impl<'a> Resolver<'a> {
                         Some(c) => c.clone(),
                         None => {
                             let cur = self.cur.clone();
-                    self.check_loop(&cur, false).map_err(Failed)?;
+                            self.check_loop(&cur, false).map_err(Failed)?;
                             let r = self.render(v).map_err(Failed)?;
                             self.cache.insert(self.cur.clone(), r.clone());
                             r

@@ -409,10 +409,7 @@ impl MarkedEventReceiver for Builder {
             return;
         }
         match ev {
-            Event::Nothing
-            | Event::StreamStart
-            | Event::StreamEnd
-            | Event::DocumentEnd => {}
+            Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
             // Anchors are per document.
             Event::DocumentStart => self.anchors.clear(),
             Event::Alias(id) => match self.anchors.get(&id) {
@@ -761,10 +758,17 @@ mod tests {
             text += &format!("a{i}: &a{i} [{refs}]\n");
         }
         let e = load_one(&text).unwrap_err();
-        assert!(e.message.contains("aliases expand to more than 1000000 nodes"), "{e}");
+        assert!(
+            e.message
+                .contains("aliases expand to more than 1000000 nodes"),
+            "{e}"
+        );
         // Ordinary alias use stays fine.
         let v = one("b: &b {x: [1, 2]}\nc: *b\nd: *b\n");
-        assert_eq!(v.get_path(&["d", "x"]), Some(&Value::List(vec![Value::Int(1), Value::Int(2)])));
+        assert_eq!(
+            v.get_path(&["d", "x"]),
+            Some(&Value::List(vec![Value::Int(1), Value::Int(2)]))
+        );
     }
 
     #[test]
@@ -775,14 +779,21 @@ mod tests {
         assert_eq!(v.as_map().unwrap().len(), 200_000);
         let dup = text + "k7: 1\n";
         let e = load_one(&dup).unwrap_err();
-        assert!(e.message.contains("duplicate key `k7` (first defined at line 8)"), "{e}");
+        assert!(
+            e.message
+                .contains("duplicate key `k7` (first defined at line 8)"),
+            "{e}"
+        );
     }
 
     #[test]
     fn complex_keys_are_refused() {
         for text in ["? [a, b]\n: 1\n", "? {a: 1}\n: 1\n", "{[a]: 1}\n"] {
             let e = load_one(text).unwrap_err();
-            assert!(e.message.contains("a mapping key must be a scalar"), "{text}: {e}");
+            assert!(
+                e.message.contains("a mapping key must be a scalar"),
+                "{text}: {e}"
+            );
         }
     }
 

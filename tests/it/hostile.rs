@@ -43,11 +43,15 @@ fn run(dir: &Path, args: &[&str], code: i32) -> String {
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned()
-        + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     let got = out.status.code();
     let ok = got == Some(code) || (args[0] == "lint" && code == 2 && got == Some(1));
-    assert!(ok, "strata {args:?} in {} exited {got:?}: {text}", dir.display());
+    assert!(
+        ok,
+        "strata {args:?} in {} exited {got:?}: {text}",
+        dir.display()
+    );
     text
 }
 
@@ -163,7 +167,11 @@ fn long_reference_chains_and_many_keys_are_fine() {
         .timeout(Duration::from_secs(120))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let p = &v["nodes"]["t"]["parameters"];
     assert_eq!(p["r19999"], "end");
@@ -181,7 +189,10 @@ fn reference_chain_deeper_than_the_limit_is_a_clear_error() {
     text += "  r20000: end\n";
     write(&tmp.path().join("inventory/targets/t.yml"), &text);
     let err = run(tmp.path(), &["inventory"], 2);
-    assert!(err.contains("references nest deeper than 256 levels at parameters.r0"), "{err}");
+    assert!(
+        err.contains("references nest deeper than 256 levels at parameters.r0"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -220,8 +231,8 @@ fn top_level_key_typo_is_an_error_with_a_hint() {
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned()
-        + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("unknown top-level key `foo`"), "{text}");
 }
@@ -235,4 +246,156 @@ fn complex_keys_are_an_error() {
             && err.contains("targets/t.yml:2"),
         "{err}"
     );
+}
+
+mod comment {
+    use super::*;
+    use crate::github_api::FakeGithub;
+
+    /// A review of one changed object whose names are hostile.
+    fn diff_json(target: &str, file: &str, object: &str) -> String {
+        serde_json::json!({
+            "summary": {"targets_changed": 1, "files_changed": 1, "objects_changed": 1},
+            "targets": [{"name": target, "status": "changed", "files": [{
+                "path": file, "status": "changed", "objects": [{
+                    "name": object, "status": "changed", "added_lines": 1, "removed_lines": 1,
+                    "diff": "@@ -1 +1 @@\n-a: 1\n+a: 2\n"
+                }]
+            }]}]
+        })
+        .to_string()
+    }
+
+    fn post(gh: &FakeGithub, dir: &Path, diff: &str, token: &str) -> String {
+        let event = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/review/github/pull_request_event.json");
+        std::fs::write(dir.join("diff.json"), diff).unwrap();
+        let out = strata()
+            .current_dir(dir)
+            .args(["comment", "--diff", "diff.json"])
+            .env("GITHUB_API_URL", &gh.url)
+            .env("GITHUB_REPOSITORY", "acme/infra")
+            .env("GITHUB_EVENT_PATH", event)
+            .env("GITHUB_TOKEN", token)
+            .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"))
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        err
+    }
+
+    #[test]
+    fn a_planted_marker_is_not_updated() {
+        let gh = FakeGithub::start();
+        let planted = "<!-- strata-review -->\nplease review me";
+        gh.state
+            .lock()
+            .unwrap()
+            .comments
+            .push((55, "mallory".into(), planted.into()));
+        let tmp = tempfile::tempdir().unwrap();
+        post(
+            &gh,
+            tmp.path(),
+            &diff_json("dev", "a.yaml", "ConfigMap/x/y"),
+            "ghs_testtoken",
+        );
+        {
+            let s = gh.state.lock().unwrap();
+            assert_eq!(s.comments.len(), 2, "{:?}", s.comments);
+            assert_eq!(s.comments[0].2, planted, "mallory's comment untouched");
+            assert_eq!(s.comments[1].1, "github-actions[bot]");
+        }
+        let reqs = gh.requests();
+        assert!(reqs
+            .iter()
+            .all(|r| r.method != "PATCH" || !r.path.ends_with("/55")));
+        // The second run updates our own comment, still not mallory's.
+        post(
+            &gh,
+            tmp.path(),
+            &diff_json("dev", "b.yaml", "ConfigMap/x/y"),
+            "ghs_testtoken",
+        );
+        let reqs = gh.requests();
+        let patches: Vec<_> = reqs.iter().filter(|r| r.method == "PATCH").collect();
+        assert_eq!(patches.len(), 1, "{reqs:?}");
+        assert_eq!(patches[0].path, "/repos/acme/infra/issues/comments/1001");
+    }
+
+    #[test]
+    fn with_a_personal_token_only_its_users_comment_is_updated() {
+        let gh = FakeGithub::start();
+        {
+            let mut s = gh.state.lock().unwrap();
+            s.token_user = Some("carol".into());
+            s.comments.push((
+                55,
+                "github-actions[bot]".into(),
+                "<!-- strata-review -->\nold".into(),
+            ));
+            s.comments
+                .push((56, "carol".into(), "<!-- strata-review -->\nmine".into()));
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        post(
+            &gh,
+            tmp.path(),
+            &diff_json("dev", "a.yaml", "ConfigMap/x/y"),
+            "ghp_personal",
+        );
+        let reqs = gh.requests();
+        assert!(
+            reqs.iter().any(|r| r.method == "GET" && r.path == "/user"),
+            "{reqs:?}"
+        );
+        let patches: Vec<_> = reqs.iter().filter(|r| r.method == "PATCH").collect();
+        assert_eq!(patches.len(), 1, "{reqs:?}");
+        assert_eq!(patches[0].path, "/repos/acme/infra/issues/comments/56");
+        let s = gh.state.lock().unwrap();
+        assert!(s.comments[0].2.ends_with("old"));
+    }
+
+    #[test]
+    fn hostile_names_are_escaped_in_the_comment() {
+        let gh = FakeGithub::start();
+        let tmp = tempfile::tempdir().unwrap();
+        let evil = "x\n<!--\n</code></summary>`@admin`";
+        post(
+            &gh,
+            tmp.path(),
+            &diff_json(evil, evil, evil),
+            "ghs_testtoken",
+        );
+        let s = gh.state.lock().unwrap();
+        let body = &s.comments[0].2;
+        // No name starts a line (an HTML block): `<!--` appears only inside
+        // code spans closed on the same line, and every line a name is on
+        // still holds the rest of its markup.
+        assert!(
+            body.lines()
+                .skip(1)
+                .all(|l| !l.trim_start().starts_with('<')
+                    || l.starts_with("<details>")
+                    || l.starts_with("</details>")
+                    || l.starts_with("<sub>")),
+            "{body}"
+        );
+        assert!(body.starts_with("<!-- strata-review -->\n"), "{body}");
+        assert!(!body.contains("</code></summary>`"), "{body}");
+        assert!(
+            body.contains("x\\n&lt;!--\\n&lt;/code&gt;&lt;/summary&gt;"),
+            "{body}"
+        );
+        assert!(
+            body.contains("`x\\n<!--\\n</code></summary>'@admin'`"),
+            "{body}"
+        );
+        // The diff still shows.
+        assert!(body.contains("+a: 2"), "{body}");
+        let summary = std::fs::read_to_string(tmp.path().join("summary.md")).unwrap_or_default();
+        assert!(!summary.contains("\n<!--\n"), "{summary}");
+    }
 }
