@@ -399,3 +399,80 @@ mod comment {
         assert!(!summary.contains("\n<!--\n"), "{summary}");
     }
 }
+
+/// A one-thread HTTP server on `addr` answering every request with
+/// `response(path)`, recording each request's Authorization header.
+fn http_server(
+    addr: &str,
+    response: impl Fn(&str) -> String + Send + 'static,
+) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind(addr).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let mut auth = String::from("-");
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).is_err() || h.trim().is_empty() {
+                    break;
+                }
+                if h.to_ascii_lowercase().starts_with("authorization:") {
+                    auth = h.trim().to_string();
+                }
+            }
+            log.lock().unwrap().push(format!("{path} {auth}"));
+            let _ = stream.write_all(response(&path).as_bytes());
+        }
+    });
+    (port, seen)
+}
+
+#[test]
+fn push_never_sends_the_token_to_a_redirected_host() {
+    const TOKEN: &str = "tok-redirect-5e3c9a1f";
+    // The other host: asks for credentials, as a thief would.
+    let (evil_port, evil_log) = http_server("127.0.0.2:0", |_| {
+        "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"x\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string()
+    });
+    let (port, _) = http_server("127.0.0.1:0", move |path| {
+        format!("HTTP/1.1 302 Found\r\nLocation: http://127.0.0.2:{evil_port}{path}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    write(&tmp.path().join("compiled/dev/a.yaml"), "a: 1\n");
+    std::fs::create_dir_all(tmp.path().join("home")).unwrap();
+    let out = strata()
+        .current_dir(tmp.path())
+        .env("HOME", tmp.path().join("home"))
+        .env("XDG_CONFIG_HOME", tmp.path().join("home/.config"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GITHUB_TOKEN", TOKEN)
+        .env_remove("GITHUB_ACTIONS")
+        .args(["push", "--catalog-dir", "compiled", "--cache-dir", "cache"])
+        .args([
+            "--catalog-repo",
+            &format!("http://127.0.0.1:{port}/catalog.git"),
+        ])
+        .args(["--author", "CI <ci@example.com>"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(!text.contains(TOKEN), "{text}");
+    let log = evil_log.lock().unwrap();
+    assert!(
+        log.iter().all(|l| l.ends_with(" -")),
+        "token sent to the other host: {log:?}"
+    );
+}
