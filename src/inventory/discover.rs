@@ -104,7 +104,8 @@ fn walk_dir(
             rel.pop();
             seen.remove(&canon);
             r?;
-        } else if name.ends_with(".yml") || name.ends_with(".yaml") {
+        } else if meta.is_file() && (name.ends_with(".yml") || name.ends_with(".yaml")) {
+            // FIFOs and devices (a link to /dev/zero) are never read.
             let stem = name.rsplit_once('.').map_or(name.as_str(), |(s, _)| s);
             let mut parts = rel.clone();
             parts.push(stem.to_string());

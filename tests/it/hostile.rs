@@ -476,3 +476,48 @@ fn push_never_sends_the_token_to_a_redirected_host() {
         "token sent to the other host: {log:?}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn catalog_readers_do_not_follow_links_out_or_read_special_files() {
+    use std::os::unix::fs::symlink;
+    let tmp = tempfile::tempdir().unwrap();
+    let secret = tmp.path().join("shadow");
+    std::fs::write(&secret, "root:SECRET-HASH-123:19000::::::\n").unwrap();
+    for side in ["old", "new"] {
+        write(
+            &tmp.path().join(format!("{side}/t/a.yaml")),
+            &format!("a: {side}\n"),
+        );
+    }
+    let t = tmp.path().join("new/t");
+    symlink(&secret, t.join("shadow.yaml")).unwrap();
+    symlink("/dev/zero", t.join("zero.yaml")).unwrap();
+    symlink("../..", t.join("up")).unwrap();
+    assert!(std::process::Command::new("mkfifo")
+        .arg(t.join("fifo.yaml"))
+        .status()
+        .unwrap()
+        .success());
+    let out = strata()
+        .current_dir(tmp.path())
+        .args(["diff", "--catalogs", "old", "new"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{text}");
+    assert!(!text.contains("SECRET-HASH"), "{text}");
+    assert!(text.contains("outside the catalog, not read"), "{text}");
+    assert!(text.contains("not a regular file, not read"), "{text}");
+    let out = strata()
+        .current_dir(tmp.path())
+        .args(["lint", "--inventory-path", "new", "--catalog", "new"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!text.contains("SECRET-HASH"), "{text}");
+}
