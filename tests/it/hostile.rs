@@ -521,3 +521,36 @@ fn catalog_readers_do_not_follow_links_out_or_read_special_files() {
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(!text.contains("SECRET-HASH"), "{text}");
 }
+
+#[test]
+fn stale_compile_temp_dirs_are_removed_but_live_ones_kept() {
+    let tmp = copy_fixture("target-dot");
+    std::fs::remove_file(tmp.path().join("inventory/targets/..yml")).unwrap();
+    let out = tmp.path().join("out");
+    for name in [
+        ".strata-compile-stale1",
+        ".strata-compile-stale2",
+        ".strata-compile-live",
+    ] {
+        write(&out.join(name).join("compiled/x/big.yaml"), "x: 1\n");
+        write(&out.join(name).join(".lock"), "");
+        // Older than the minute a starting compile is given.
+        let status = std::process::Command::new("touch")
+            .args(["-d", "2 hours ago"])
+            .arg(out.join(name))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    // A compile that is still running holds its lock.
+    let live = std::fs::File::open(out.join(".strata-compile-live/.lock")).unwrap();
+    live.lock().unwrap();
+    run(tmp.path(), &["compile", "--output-path", "out"], 0);
+    let mut left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, [".strata-compile-live", "compiled"]);
+    drop(live);
+}
