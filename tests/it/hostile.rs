@@ -554,3 +554,91 @@ fn stale_compile_temp_dirs_are_removed_but_live_ones_kept() {
     assert_eq!(left, [".strata-compile-live", "compiled"]);
     drop(live);
 }
+
+/// One row per line of the redaction table in docs/review.md: the object
+/// (old and new version) and the secret that must never be shown.
+const REDACTION_ROWS: &[(&str, &str, &str)] = &[
+    ("secret-kind", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n  k: {V}\n", "c2VjcmV0LXZhbHVl"),
+    ("last-applied", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: '{\"data\":{\"k\":\"{V}\"}}'\ndata:\n  k: eA==\n", "bGFzdC1hcHBsaWVk"),
+    ("env-name", "kind: Deployment\nmetadata:\n  name: d\nspec:\n  env:\n  - name: DB_PASSWORD\n    value: {V}\n", "envpass-7731"),
+    ("key-suffix", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  aws_secret_access_key: {V}\n  secretKey: {V}\n  SECRET_KEY: {V}\n", "awskey-8842"),
+    ("inline-lines", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  app.conf: |\n    password = {V}\n    api_token = \"{V}\"\n    export X_PASSWORD={V}\n    <password>{V}</password>\n    opts: {password: {V}}\n", "inline-9953"),
+    ("jdbc-query", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  url: jdbc:mysql://db/app?user=a&password={V}\n", "jdbcpw-1164"),
+    ("args-flag", "kind: Deployment\nmetadata:\n  name: d\nspec:\n  args: [--password, {V}, --token={V}]\n", "argpw-2275"),
+    ("github-token", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  note: use {V} here\n", "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"),
+    ("aws-key-id", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  note: id {V}\n", "AKIAIOSFODNN7EXAMPLE"),
+    ("jwt", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  jwt: {V}\n", "eyJhbGciOiJIUzI1NiIsInR5cCI6.eyJzdWIiOiIxMjM0NTY3ODkwIiwi.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"),
+    ("pem", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  key.pem: |\n    -----BEGIN RSA PRIVATE KEY-----\n    {V}\n    -----END RSA PRIVATE KEY-----\n", "MIIEpQIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM"),
+];
+
+#[test]
+fn redaction_rows_hold_in_every_output() {
+    let gh = crate::github_api::FakeGithub::start();
+    for (row, template, secret) in REDACTION_ROWS {
+        let tmp = tempfile::tempdir().unwrap();
+        let old_value = format!("{}ZZZZ", &secret[..secret.len() - 4]);
+        write(
+            &tmp.path().join("old/t/o.yaml"),
+            &template.replace("{V}", &old_value),
+        );
+        write(
+            &tmp.path().join("new/t/o.yaml"),
+            &template.replace("{V}", secret),
+        );
+        for mode in [&[][..], &["--no-semantic"][..]] {
+            for format in ["text", "markdown", "json"] {
+                let out = strata()
+                    .current_dir(tmp.path())
+                    .args(["diff", "--catalogs", "old", "new", "--format", format])
+                    .args(mode)
+                    .timeout(Duration::from_secs(60))
+                    .output()
+                    .unwrap();
+                let text = String::from_utf8_lossy(&out.stdout).into_owned()
+                    + &String::from_utf8_lossy(&out.stderr);
+                assert!(matches!(out.status.code(), Some(0 | 1)), "{row}: {text}");
+                for s in [*secret, old_value.as_str()] {
+                    assert!(
+                        !text.contains(s),
+                        "{row} {mode:?} {format}: {s} shown:\n{text}"
+                    );
+                }
+                if format == "json" && mode.is_empty() {
+                    std::fs::write(tmp.path().join("diff.json"), &out.stdout).unwrap();
+                }
+            }
+        }
+        // The comment body, the job summary and the review artifact.
+        comment_post(&gh, tmp.path());
+        let body = gh.state.lock().unwrap().comments.last().unwrap().2.clone();
+        let summary = std::fs::read_to_string(tmp.path().join("summary.md")).unwrap_or_default();
+        for text in [&body, &summary] {
+            assert!(
+                !text.contains(*secret) && !text.contains(&old_value),
+                "{row}: {text}"
+            );
+        }
+    }
+}
+
+fn comment_post(gh: &crate::github_api::FakeGithub, dir: &Path) {
+    let event = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/review/github/pull_request_event.json");
+    let out = strata()
+        .current_dir(dir)
+        .args(["comment", "--diff", "diff.json"])
+        .env("GITHUB_API_URL", &gh.url)
+        .env("GITHUB_REPOSITORY", "acme/infra")
+        .env("GITHUB_EVENT_PATH", event)
+        .env("GITHUB_TOKEN", "ghs_testtoken")
+        .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
