@@ -217,7 +217,12 @@ impl ToDiagnostic for InventoryError {
                     "prefix the key with `~` to replace the inherited value instead of merging",
                 )
             }
-            InventoryError::Unresolved { param, .. } => {
+            InventoryError::Unresolved { param, origin, .. } => {
+                if let Some((f, l)) = origin.rsplit_once(':') {
+                    if let Ok(l) = l.parse::<usize>() {
+                        d = d.with_file(std::path::Path::new(f)).with_line(l);
+                    }
+                }
                 d = d.with_param_path(format!("parameters.{param}")).with_hint(
                     "define the referenced key, give a default with `${path::default}`, or escape the reference as `\\${...}`",
                 )
@@ -249,6 +254,24 @@ impl ToDiagnostic for InventoryError {
                     .with_file(from)
                     .with_line(*line)
                     .with_hint("flatten the class hierarchy")
+            }
+            InventoryError::RefSyntax { origin, message } => {
+                // `path:line`, or `path` with the line in the message, so
+                // that annotations carry file= and line=.
+                let (file, line) = match origin.rsplit_once(':') {
+                    Some((f, l)) if l.parse::<usize>().is_ok() => (f, l.parse().ok()),
+                    _ => (
+                        origin.as_str(),
+                        message
+                            .strip_prefix("line ")
+                            .and_then(|m| m.split(':').next())
+                            .and_then(|l| l.parse::<usize>().ok()),
+                    ),
+                };
+                d = d.with_file(std::path::Path::new(file));
+                if let Some(l) = line {
+                    d = d.with_line(l);
+                }
             }
             InventoryError::UnknownTarget { known, .. } => {
                 let list: Vec<_> = known.iter().take(10).cloned().collect();

@@ -642,3 +642,31 @@ fn comment_post(gh: &crate::github_api::FakeGithub, dir: &Path) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn reference_errors_quote_no_secret_and_annotate_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        &tmp.path().join("inventory/targets/t.yml"),
+        "parameters:\n  a: 1\n  b: \"x ${foo TOPSECRET-4411\"\n",
+    );
+    let err = run(tmp.path(), &["inventory"], 2);
+    assert!(!err.contains("TOPSECRET"), "{err}");
+    assert!(err.contains("unclosed reference"), "{err}");
+    let out = run(tmp.path(), &["lint", "--format", "github"], 2);
+    assert!(!out.contains("TOPSECRET"), "{out}");
+    assert!(
+        out.contains("file=./inventory/targets/t.yml,line=3"),
+        "{out}"
+    );
+    write(
+        &tmp.path().join("inventory/targets/t.yml"),
+        "parameters:\n  a: 1\n  b: \"${missing} TOPSECRET-4411\"\n",
+    );
+    let out = run(tmp.path(), &["lint", "--format", "github"], 2);
+    assert!(!out.contains("TOPSECRET"), "{out}");
+    assert!(
+        out.contains("file=./inventory/targets/t.yml,line=3"),
+        "{out}"
+    );
+}
