@@ -670,3 +670,23 @@ fn reference_errors_quote_no_secret_and_annotate_file_and_line() {
         "{out}"
     );
 }
+
+#[test]
+fn inf_and_nan_are_not_silently_null_in_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        &tmp.path().join("inventory/targets/t.yml"),
+        "parameters:\n  ok: 1.5\n  big: .inf\n",
+    );
+    let err = run(tmp.path(), &["inventory", "--format", "json"], 2);
+    assert!(
+        err.contains("nodes.t.parameters.big is .inf or .nan, which JSON cannot represent"),
+        "{err}"
+    );
+    let out = strata()
+        .current_dir(tmp.path())
+        .args(["inventory", "--format", "yaml"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("big: .inf"));
+}
