@@ -690,3 +690,65 @@ fn inf_and_nan_are_not_silently_null_in_json() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("big: .inf"));
 }
+
+#[test]
+fn redaction_rows_hold_in_push_dry_run() {
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let bare = tmp.path().join("catalog.git");
+    std::fs::create_dir_all(&bare).unwrap();
+    git(&bare, &["init", "--bare", "-q", "-b", "main"]);
+    let seed = tmp.path().join("seed");
+    for (row, template, secret) in REDACTION_ROWS {
+        let old_value = format!("{}ZZZZ", &secret[..secret.len() - 4]);
+        write(
+            &seed.join(format!("{row}/o.yaml")),
+            &template.replace("{V}", &old_value),
+        );
+        write(
+            &tmp.path().join(format!("compiled/{row}/o.yaml")),
+            &template.replace("{V}", secret),
+        );
+    }
+    git(&seed, &["init", "-q", "-b", "main"]);
+    git(&seed, &["add", "-A"]);
+    git(&seed, &["commit", "-q", "-m", "seed"]);
+    git(
+        &seed,
+        &["push", "-q", &format!("file://{}", bare.display()), "main"],
+    );
+    let out = strata()
+        .current_dir(tmp.path())
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GITHUB_ACTIONS")
+        .args([
+            "push",
+            "--catalog-dir",
+            "compiled",
+            "--cache-dir",
+            "cache",
+            "--dry-run",
+        ])
+        .args(["--catalog-repo", &format!("file://{}", bare.display())])
+        .args(["--author", "CI <ci@example.com>"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("Nothing was pushed."), "{text}");
+    for (row, _, secret) in REDACTION_ROWS {
+        let old_value = format!("{}ZZZZ", &secret[..secret.len() - 4]);
+        assert!(text.contains(&format!("target {row}")), "{row}: {text}");
+        assert!(
+            !text.contains(*secret) && !text.contains(&old_value),
+            "{row}: {text}"
+        );
+    }
+}
