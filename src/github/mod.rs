@@ -403,30 +403,39 @@ pub enum Outcome {
     Unchanged(u64),
 }
 
-/// Creates the comment, or updates the one carrying the marker (the oldest
-/// if there are several); posts nothing when its text is already current.
-/// Only a comment written by this token's own account counts: anyone can
-/// type the marker into a comment, and must not be handed the review.
-pub fn publish(
+/// strata's own comment for `marker_name` on the pull request: the oldest
+/// one that starts with the marker *and* was written by this token's
+/// account. Anyone can type the marker into a comment; such a comment is
+/// never taken for ours (neither updated nor linked to).
+pub fn own_comment(
     client: &Client,
     pr: u64,
     marker_name: &str,
-    text: &str,
-) -> Result<Outcome, GithubError> {
+) -> Result<Option<Comment>, GithubError> {
     let marker = body::marker(marker_name);
     let candidates: Vec<Comment> = client
         .list_comments(pr)?
         .into_iter()
         .filter(|c| c.body.as_deref().is_some_and(|b| b.starts_with(&marker)))
         .collect();
-    let existing = if candidates.is_empty() {
-        None
-    } else {
-        let me = client.author()?;
-        candidates
-            .into_iter()
-            .find(|c| c.user.as_ref().is_some_and(|u| u.login == me))
-    };
+    if candidates.is_empty() {
+        return Ok(None);
+    }
+    let me = client.author()?;
+    Ok(candidates
+        .into_iter()
+        .find(|c| c.user.as_ref().is_some_and(|u| u.login == me)))
+}
+
+/// Creates the comment, or updates strata's own one ([`own_comment`]);
+/// posts nothing when its text is already current.
+pub fn publish(
+    client: &Client,
+    pr: u64,
+    marker_name: &str,
+    text: &str,
+) -> Result<Outcome, GithubError> {
+    let existing = own_comment(client, pr, marker_name)?;
     match existing {
         Some(c) if c.body.as_deref().is_some_and(|b| same_text(b, text)) => {
             Ok(Outcome::Unchanged(c.id))
