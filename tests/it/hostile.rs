@@ -752,3 +752,21 @@ fn redaction_rows_hold_in_push_dry_run() {
         );
     }
 }
+
+#[test]
+fn values_nested_by_references_are_held_to_the_depth_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Each level is 200 maps deep and refers to the previous one: without
+    // the limit the rendered value would be 40,000 levels deep.
+    let deep = |inner: &str| "{x: ".repeat(200) + inner + &"}".repeat(200);
+    let mut text = "parameters:\n  r0: end\n".to_string();
+    for i in 1..200 {
+        text += &format!("  r{i}: {}\n", deep(&format!("\"${{r{}}}\"", i - 1)));
+    }
+    write(&tmp.path().join("inventory/targets/t.yml"), &text);
+    let err = run(tmp.path(), &["inventory"], 2);
+    assert!(
+        err.contains("build a value nested deeper than 256 levels"),
+        "{err}"
+    );
+}
