@@ -5,7 +5,7 @@
 //!
 //! `mutate TARGET SECONDS [SEED]` runs one target for that long and prints
 //! `target=... execs=... crashes=... over_1s=... max_ms=...`; inputs that
-//! panic are saved under fuzz/artifacts/TARGET/.
+//! panic or take over 1 s are saved under fuzz/artifacts/TARGET/.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -154,6 +154,8 @@ fn main() {
         max = max.max(took);
         if took > Duration::from_secs(1) {
             slow += 1;
+            let _ = std::fs::create_dir_all(&artifacts);
+            let _ = std::fs::write(artifacts.join(format!("slow-{seed}-{execs}")), &input);
         }
         if !ok {
             crashes += 1;
