@@ -30,11 +30,49 @@ impl Rng {
 }
 
 const TOKENS: &[&str] = &[
-    "${", "}", "${a}", "${b:c}", "\\${", "::", "&a ", "*a", "<<: *a\n", "[", "]", "{", "}",
-    "- ", ": ", "\n", "\n  ", "\n    ", "---\n", "!!str ", "!!int ", "? ", "'", "\"", "~",
-    "=", "classes:\n  - c0\n", "parameters:\n", "#@ ", "#@overlay/match by=", "#@ def f():\n",
-    "\n===\n", "kind: Secret\n", "password: ", "ghp_", "-----BEGIN PRIVATE KEY-----\n",
-    ".inf", ".nan", "0x", "1e400", "\u{0}", "\u{feff}", "é",
+    "${",
+    "}",
+    "${a}",
+    "${b:c}",
+    "\\${",
+    "::",
+    "&a ",
+    "*a",
+    "<<: *a\n",
+    "[",
+    "]",
+    "{",
+    "}",
+    "- ",
+    ": ",
+    "\n",
+    "\n  ",
+    "\n    ",
+    "---\n",
+    "!!str ",
+    "!!int ",
+    "? ",
+    "'",
+    "\"",
+    "~",
+    "=",
+    "classes:\n  - c0\n",
+    "parameters:\n",
+    "#@ ",
+    "#@overlay/match by=",
+    "#@ def f():\n",
+    "\n===\n",
+    "kind: Secret\n",
+    "password: ",
+    "ghp_",
+    "-----BEGIN PRIVATE KEY-----\n",
+    ".inf",
+    ".nan",
+    "0x",
+    "1e400",
+    "\u{0}",
+    "\u{feff}",
+    "é",
 ];
 
 fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], input: &mut Vec<u8>) {
@@ -91,7 +129,11 @@ fn seeds(root: &Path, target: &str) -> Vec<Vec<u8>> {
     let dirs: &[&str] = match target {
         "overlay" => &["tests/fixtures/template"],
         "redact" => &["tests/fixtures/review", "tests/fixtures/order"],
-        _ => &["tests/fixtures/inventory", "tests/fixtures/hostile", "tests/fixtures/commodore"],
+        _ => &[
+            "tests/fixtures/inventory",
+            "tests/fixtures/hostile",
+            "tests/fixtures/commodore",
+        ],
     };
     let mut out = Vec::new();
     for d in dirs {
@@ -120,7 +162,10 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let target = args.get(1).cloned().unwrap_or_else(|| "yaml".into());
     let seconds: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10);
-    let seed: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(0x5eed_1919);
+    let seed: u64 = args
+        .get(3)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5eed_1919);
     let run: fn(&[u8]) = match target.as_str() {
         "yaml" => strata_fuzz::yaml,
         "refs" => strata_fuzz::refs,
