@@ -75,6 +75,34 @@ impl Value {
         }
     }
 
+    /// The path (`a.b[0]`) of the first `.inf`/`.nan` float, which JSON
+    /// cannot represent (serde_json would silently write `null`).
+    pub fn non_finite_path(&self) -> Option<String> {
+        let mut todo = vec![(self, String::new())];
+        while let Some((v, path)) = todo.pop() {
+            match v {
+                Value::Float(f) if !f.is_finite() => return Some(path),
+                Value::List(items) => {
+                    for (i, x) in items.iter().enumerate().rev() {
+                        todo.push((x, format!("{path}[{i}]")));
+                    }
+                }
+                Value::Map(m) => {
+                    for (k, x) in m.iter().rev() {
+                        let p = if path.is_empty() {
+                            k.clone()
+                        } else {
+                            format!("{path}.{k}")
+                        };
+                        todo.push((x, p));
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
     }

@@ -495,13 +495,9 @@ pub(crate) fn lint_revision(
 /// The address of strata's comment on the pull request (after posting it).
 fn find_comment(args: &CiArgs, pr: u64, token: &str) -> Option<String> {
     let repo = args.github.repository.as_deref()?;
-    let marker = body::marker(&args.marker);
+    // Only strata's own comment: a planted marker is never linked to.
     let found = crate::github::Client::new(&args.github.api_url, repo, token)
-        .and_then(|c| c.list_comments(pr))
-        .map(|cs| {
-            cs.into_iter()
-                .find(|c| c.body.as_deref().is_some_and(|b| b.contains(&marker)))
-        });
+        .and_then(|c| crate::github::own_comment(&c, pr, &args.marker));
     match found {
         Ok(Some(c)) => Some(ci::comment_url(&args.server_url, repo, pr, c.id)),
         Ok(None) => None,

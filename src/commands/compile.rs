@@ -341,7 +341,13 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     if let Some(pb) = &pb {
         pb.finish_and_clear();
     }
-    let report = report.map_err(diag_err)?;
+    let report = report.map_err(|e| {
+        hide_temp(
+            crate::diagnostics::ToDiagnostic::to_diagnostic(&e),
+            temp.path(),
+            &output_path,
+        )
+    })?;
     // --keep-going: the failed targets' old output stays as it was; only
     // whole, compiled targets are installed.
     let all_targets = all_targets && report.failed.is_empty();
@@ -495,6 +501,28 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     d[a.len()][b.len()]
+}
+
+/// An error about a file in the temporary catalog root names the file
+/// where it will be (`<output>/compiled/...`): the temporary directory is
+/// gone when the user reads the message.
+fn hide_temp(
+    mut d: crate::diagnostics::Diagnostic,
+    temp: &Path,
+    output_path: &Path,
+) -> anyhow::Error {
+    let (from, to) = (
+        temp.display().to_string(),
+        output_path.display().to_string(),
+    );
+    d.message = d.message.replace(&from, &to);
+    d.hints = d.hints.iter().map(|h| h.replace(&from, &to)).collect();
+    if let Some(f) = &d.file {
+        if let Ok(rel) = f.strip_prefix(temp) {
+            d.file = Some(output_path.join(rel));
+        }
+    }
+    anyhow::Error::new(crate::cli::DiagnosticError(d))
 }
 
 #[cfg(test)]

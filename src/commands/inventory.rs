@@ -126,6 +126,11 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
     let mut w = std::io::BufWriter::new(stdout.lock());
     match args.format {
         Format::Json => {
+            if let Some(path) = out.non_finite_path() {
+                anyhow::bail!(
+                    "{path} is .inf or .nan, which JSON cannot represent (it would become null): use --format yaml, or quote the value"
+                );
+            }
             serde_json::to_writer_pretty(&mut w, &out)?;
             writeln!(w)?;
         }

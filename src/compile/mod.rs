@@ -983,13 +983,64 @@ pub fn compile_selected(
     Ok(report)
 }
 
+const TEMP_PREFIX: &str = ".strata-compile-";
+const TEMP_LOCK: &str = ".lock";
+
 /// A temporary catalog root beside the output, removed when dropped.
+///
+/// A killed compile cannot remove its own: each holds a lock on
+/// `<temp>/.lock` for as long as the process lives (the kernel releases it
+/// on any exit, SIGKILL included), and every compile first removes the
+/// temporary roots whose lock it can take: those are left over.
 pub fn temp_root(output_path: &Path) -> Result<tempfile::TempDir, CompileError> {
     std::fs::create_dir_all(output_path).map_err(|e| CompileError::io(output_path, e))?;
-    tempfile::Builder::new()
-        .prefix(".strata-compile-")
+    remove_stale_temp_roots(output_path);
+    let dir = tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
         .tempdir_in(output_path)
-        .map_err(|e| CompileError::io(output_path, e))
+        .map_err(|e| CompileError::io(output_path, e))?;
+    let lock = std::fs::File::create(dir.path().join(TEMP_LOCK))
+        .map_err(|e| CompileError::io(output_path, e))?;
+    lock.lock().map_err(|e| CompileError::io(output_path, e))?;
+    // Held until the process ends; the directory (and file) go with the
+    // TempDir, the descriptor with the process.
+    std::mem::forget(lock);
+    Ok(dir)
+}
+
+/// Removes `.strata-compile-*` directories under `output_path` that no
+/// running compile holds. Best effort: what cannot be removed stays.
+pub fn remove_stale_temp_roots(output_path: &Path) -> usize {
+    let Ok(rd) = std::fs::read_dir(output_path) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in rd.filter_map(Result::ok) {
+        let name = e.file_name();
+        if !name.to_string_lossy().starts_with(TEMP_PREFIX)
+            || !e.file_type().is_ok_and(|t| t.is_dir())
+        {
+            continue;
+        }
+        // A compile starting right now may not hold its lock yet: leave
+        // directories younger than a minute alone.
+        let young = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_none_or(|age| age.as_secs() < 60);
+        let held = young
+            || match std::fs::File::open(e.path().join(TEMP_LOCK)) {
+                // The lock taken here is dropped with `f`.
+                Ok(f) => f.try_lock().is_err(),
+                Err(_) => false,
+            };
+        if !held && std::fs::remove_dir_all(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 /// Moves a finished catalog into `<output_path>/compiled`: the whole

@@ -7,7 +7,7 @@
 use super::yaml_dump::resolves_to_non_string;
 use crate::value::{Map, Value};
 use std::collections::HashMap;
-use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
+use yaml_rust2::parser::{Event, MarkedEventReceiver};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
 enum Frame {
@@ -215,13 +215,18 @@ fn resolve_plain(text: &str) -> Value {
 /// Every document of a YAML stream, PyYAML style.
 pub fn load_all(text: &str) -> Result<Vec<Value>, String> {
     let mut loader = Loader::default();
-    let mut parser = Parser::new_from_str(text);
-    parser
-        .load(&mut loader, true)
-        .map_err(|e| format!("{} at line {}", e.info(), e.marker().line()))?;
-    if let Some(e) = loader.error {
-        return Err(e);
-    }
+    // The shared driver bounds nesting and alias expansion.
+    crate::yaml::drive(text, &mut loader, |l| {
+        l.error.as_ref().map(|m| crate::yaml::YamlError {
+            message: m.clone(),
+            line: 0,
+            col: 0,
+        })
+    })
+    .map_err(|e| match loader.error.take() {
+        Some(m) => m,
+        None => format!("{} at line {}", e.message, e.line),
+    })?;
     Ok(loader.docs)
 }
 

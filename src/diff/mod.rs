@@ -7,6 +7,7 @@
 //! produced, so no output format can leak them. The result is a plain,
 //! serializable [`CatalogDiff`]; [`render`] turns it into text or markdown.
 
+pub mod escape;
 pub mod git;
 pub mod groups;
 pub mod redact;
@@ -302,6 +303,15 @@ fn walk(root: &Path) -> Result<FileMap, DiffError> {
     Ok(out)
 }
 
+/// Paths cannot hold NUL, so a map entry starting with it is no file but
+/// the text shown in its place: what a symlink out of the catalog points to,
+/// or that a FIFO or device was not read.
+const REFUSED: &str = "\0refused:";
+
+fn refused(text: String) -> PathBuf {
+    PathBuf::from(format!("{REFUSED}{text}"))
+}
+
 /// Directory symlinks are followed (catalogs sometimes link shared
 /// manifests), but never into a directory that is already one of the
 /// current directory's ancestors, so a link back up the tree ends there.
@@ -319,12 +329,21 @@ fn walk_dir(
     if ancestors.contains(&real) {
         return Ok(());
     }
+    let real_root = std::fs::canonicalize(root).map_err(|e| io(root, e))?;
     ancestors.push(real);
     for entry in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
         let entry = entry.map_err(|e| io(dir, e))?;
         let path = entry.path();
-        let meta = std::fs::metadata(&path).map_err(|e| io(&path, e))?;
-        if meta.is_dir() {
+        let lmeta = std::fs::symlink_metadata(&path).map_err(|e| io(&path, e))?;
+        // A link out of the catalog (or dangling) is shown, never read.
+        let outside =
+            lmeta.file_type().is_symlink() && crate::fswalk::inside(&path, &real_root).is_none();
+        let meta = if outside {
+            None
+        } else {
+            Some(std::fs::metadata(&path).map_err(|e| io(&path, e))?)
+        };
+        if meta.as_ref().is_some_and(|m| m.is_dir()) {
             if entry.file_name() != ".git" {
                 walk_dir(root, &path, ancestors, out)?;
             }
@@ -340,13 +359,26 @@ fn walk_dir(
         } else {
             (parts[0].clone(), parts[1..].join("/"))
         };
-        out.insert((target, file), path);
+        let shown = match &meta {
+            None => refused(format!(
+                "(symlink to {}: outside the catalog, not read)",
+                std::fs::read_link(&path)
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_default()
+            )),
+            Some(m) if !m.is_file() => refused("(not a regular file, not read)".into()),
+            Some(_) => path,
+        };
+        out.insert((target, file), shown);
     }
     ancestors.pop();
     Ok(())
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, DiffError> {
+    if let Some(text) = path.to_str().and_then(|p| p.strip_prefix(REFUSED)) {
+        return Ok(format!("{text}\n").into_bytes());
+    }
     std::fs::read(path).map_err(|e| DiffError::Io {
         path: path.to_path_buf(),
         message: e.to_string(),

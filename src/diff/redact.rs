@@ -13,9 +13,27 @@ use super::DiffError;
 use crate::value::{Map, Value};
 use regex::Regex;
 
-/// Key names redacted without being asked (searched, case-insensitive).
-pub const DEFAULT_KEY_PATTERN: &str =
-    "(?i)(password|passwd|secret|token|api[_-]?key|private[_-]?key|credentials?)$";
+/// Key names redacted without being asked (searched, case-insensitive):
+/// the key ends in one of these words (`DB_PASSWORD`, `apiToken`,
+/// `aws_secret_access_key`, `secretKey`, `SECRET_KEY`).
+pub const DEFAULT_KEY_PATTERN: &str = "(?i)(password|passwd|pwd|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|credentials?)$";
+
+/// Values that are credentials whatever their key, after gitleaks'
+/// default rules (github-pat, github-fine-grained-pat, github-oauth,
+/// github-app-token, gitlab-pat, aws-access-token, slack tokens, jwt,
+/// private-key): <https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml>.
+pub const CREDENTIAL_PATTERNS: &[&str] = &[
+    r"gh[pousr]_[0-9A-Za-z]{36}",
+    r"github_pat_[0-9A-Za-z_]{82}",
+    r"glpat-[0-9A-Za-z_\-]{20}",
+    r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
+    r"xox[baprs]-[0-9A-Za-z-]{10,}",
+    r"\bey[A-Za-z0-9]{17,}\.ey[A-Za-z0-9/\\_-]{17,}\.(?:[A-Za-z0-9/\\_-]{10,}={0,2})?",
+    r"(?s)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----.*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----",
+];
+
+/// The annotation in which `kubectl apply` keeps a whole copy of the object.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 pub const CHANGED: &str = "<redacted: changed>";
 pub const UNCHANGED: &str = "<redacted: unchanged>";
@@ -26,6 +44,14 @@ pub const OLD: &str = "<redacted>";
 pub struct Redactor {
     keys: Vec<Regex>,
     secret_kind: Regex,
+    credentials: Vec<Regex>,
+    /// `key: value`, `key = value`, `key="value"` inside a longer string:
+    /// the key (group 2) is checked against the key patterns, group 4 hidden.
+    inline: Regex,
+    /// `<password>value</password>`.
+    xml: Regex,
+    /// `--password VALUE` / `--password, VALUE` (a flow list of args).
+    flag: Regex,
 }
 
 impl Default for Redactor {
@@ -56,11 +82,110 @@ impl Redactor {
         }
         let secret_kind =
             Regex::new(r#"(?m)["']?kind["']?\s*:\s*["']?Secret\b"#).expect("static regex is valid");
-        Ok(Redactor { keys, secret_kind })
+        let credentials = CREDENTIAL_PATTERNS
+            .iter()
+            .map(|p| Regex::new(p).expect("static regex is valid"))
+            .collect();
+        // Keys end at `:`/`=` (options `--password=x`, query `?password=x`,
+        // flow maps `{password: x}`, `export X_PASSWORD=x`, `a = "x"`).
+        let inline = Regex::new(
+            r#"(^|[\s{,;?&(]|--?)["']?([A-Za-z_][A-Za-z0-9_.\-]*)(["']?\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)"#,
+        )
+        .expect("static regex is valid");
+        let xml =
+            Regex::new(r"<([A-Za-z_][A-Za-z0-9_.\-]*)>([^<\n]*)</([A-Za-z_][A-Za-z0-9_.\-]*)>")
+                .expect("static regex is valid");
+        let flag = Regex::new(r#"(^|[\s\[,"'])(--?[A-Za-z][A-Za-z0-9_.\-]*)(["']?(?:\s*,\s*|\s+)["']?)([^\s,\[\]"'-][^\s,\[\]"']*)"#)
+            .expect("static regex is valid");
+        Ok(Redactor {
+            keys,
+            secret_kind,
+            credentials,
+            inline,
+            xml,
+            flag,
+        })
     }
 
     fn key_matches(&self, key: &str) -> bool {
         self.keys.iter().any(|r| r.is_match(key))
+    }
+
+    /// Hides, inside one string, what is a secret whatever the string's
+    /// key: credential-shaped values, and values of secret-named keys
+    /// written inline (`password=x`, `{token: x}`, `<secret>x</secret>`,
+    /// `--password=x`). The same rules serve the semantic and text modes.
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = mask_url_passwords(text, OLD);
+        for re in &self.credentials {
+            if re.is_match(&out) {
+                out = re.replace_all(&out, OLD).into_owned();
+            }
+        }
+        if out.contains([':', '=']) {
+            out = self
+                .inline
+                .replace_all(&out, |c: &regex::Captures| {
+                    let key = c[2].trim_start_matches("export ");
+                    if self.key_matches(key) && &c[4] != OLD && !c[4].is_empty() {
+                        format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
+                    } else {
+                        c[0].to_string()
+                    }
+                })
+                .into_owned();
+        }
+        if out.contains('-') {
+            out = self
+                .flag
+                .replace_all(&out, |c: &regex::Captures| {
+                    if self.key_matches(c[2].trim_start_matches('-')) && &c[4] != OLD {
+                        format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
+                    } else {
+                        c[0].to_string()
+                    }
+                })
+                .into_owned();
+        }
+        if out.contains("</") {
+            out = self
+                .xml
+                .replace_all(&out, |c: &regex::Captures| {
+                    if c[1] == c[3] && self.key_matches(&c[1]) {
+                        format!("<{}>{OLD}</{}>", &c[1], &c[3])
+                    } else {
+                        c[0].to_string()
+                    }
+                })
+                .into_owned();
+        }
+        out
+    }
+
+    /// `--password` or `-token`: an option whose value is the next item.
+    fn is_secret_flag(&self, v: Option<&Value>) -> bool {
+        v.and_then(Value::as_str).is_some_and(|s| {
+            s.starts_with('-') && !s.contains('=') && self.key_matches(s.trim_start_matches('-'))
+        })
+    }
+
+    /// Both sides of a string scrubbed; a hidden change says so.
+    fn scrub_pair(&self, old: Option<&str>, new: Option<&str>) -> (Option<String>, Option<String>) {
+        let (a, b) = (old.map(|o| self.scrub(o)), new.map(|n| self.scrub(n)));
+        let hid_new = match (new, &b) {
+            (Some(n), Some(b)) => n != b,
+            _ => false,
+        };
+        let b = match (old, new, b) {
+            (Some(o), Some(n), Some(b))
+                if hid_new && o != n && a.as_deref() == Some(b.as_str()) =>
+            {
+                // Only the hidden part changed: say so.
+                Some(format!("{b} {CHANGED}"))
+            }
+            (_, _, b) => b,
+        };
+        (a, b)
     }
 
     /// Redacts an old and a new version of one object together, so each
@@ -94,39 +219,46 @@ impl Redactor {
                     a.extend(x);
                     b.extend(y);
                 }
+                // `args: [--password, VALUE]`: the item after a secret flag.
+                for i in 1..len {
+                    if self.is_secret_flag(o.get(i - 1)) || self.is_secret_flag(n.get(i - 1)) {
+                        let (x, y) = hide(o.get(i), n.get(i));
+                        if let (Some(x), Some(slot)) = (x, a.get_mut(i)) {
+                            *slot = x;
+                        }
+                        if let (Some(y), Some(slot)) = (y, b.get_mut(i)) {
+                            *slot = y;
+                        }
+                    }
+                }
                 (Some(Value::List(a)), Some(Value::List(b)))
             }
-            (Some(Value::List(o)), None) => (
-                Some(Value::List(
-                    o.iter()
-                        .filter_map(|x| self.walk(Some(x), None).0)
-                        .collect(),
-                )),
-                None,
-            ),
-            (None, Some(Value::List(n))) => (
-                None,
-                Some(Value::List(
-                    n.iter()
-                        .filter_map(|x| self.walk(None, Some(x)).1)
-                        .collect(),
-                )),
-            ),
+            (Some(Value::List(o)), None) => {
+                let (a, _) = self.walk(
+                    Some(&Value::List(o.clone())),
+                    Some(&Value::List(Vec::new())),
+                );
+                (a, None)
+            }
+            (None, Some(Value::List(n))) => {
+                let (_, b) = self.walk(
+                    Some(&Value::List(Vec::new())),
+                    Some(&Value::List(n.clone())),
+                );
+                (None, b)
+            }
             // Different shapes: walk each side alone.
             (Some(o), Some(n)) if is_container(o) || is_container(n) => {
                 (self.walk(Some(o), None).0, self.walk(None, Some(n)).1)
             }
             (Some(Value::String(o)), Some(Value::String(n))) => {
                 let (a, b) = url_passwords_pair(o, n);
-                let b = note_changed_refs(o, n, b);
-                (Some(Value::String(a)), Some(Value::String(b)))
+                let (a, b) = self.scrub_pair(Some(&a), Some(&b));
+                let b = b.map(|b| note_changed_refs(o, n, b));
+                (a.map(Value::String), b.map(Value::String))
             }
-            (Some(Value::String(o)), None) => {
-                (Some(Value::String(url_passwords_pair(o, "").0)), None)
-            }
-            (None, Some(Value::String(n))) => {
-                (None, Some(Value::String(url_passwords_pair("", n).1)))
-            }
+            (Some(Value::String(o)), None) => (Some(Value::String(self.scrub(o))), None),
+            (None, Some(Value::String(n))) => (None, Some(Value::String(self.scrub(n)))),
             (o, n) => (o.cloned(), n.cloned()),
         }
     }
@@ -139,10 +271,35 @@ impl Redactor {
         let mut b = Map::with_capacity(n.len());
         let mut keys: Vec<&String> = o.keys().collect();
         keys.extend(n.keys().filter(|k| !o.contains_key(*k)));
+        // `{name: DB_PASSWORD, value: x}` (container env, Helm-style lists).
+        let named_secret = |m: &Map| {
+            m.get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|name| self.key_matches(name))
+        };
+        let env_secret = named_secret(o) || named_secret(n);
         for k in keys {
             let (ov, nv) = (o.get(k), n.get(k));
             let (x, y) = if secret && (k == "data" || k == "stringData") {
                 self.hide_children(ov, nv)
+            } else if env_secret && k == "value" {
+                hide(ov, nv)
+            } else if secret && k == "metadata" {
+                // A Secret's last-applied annotation is a copy of its data.
+                let (mut x, mut y) = self.walk(ov, nv);
+                let annotation = |v: Option<&Value>| {
+                    v.and_then(|m| m.get_path(&["annotations", LAST_APPLIED]))
+                        .cloned()
+                };
+                let (la, lb) = hide_always(annotation(ov).as_ref(), annotation(nv).as_ref());
+                for (side, hidden) in [(&mut x, la), (&mut y, lb)] {
+                    if let (Some(Value::Map(m)), Some(h)) = (side.as_mut(), hidden) {
+                        if let Some(Value::Map(ann)) = m.get_mut("annotations") {
+                            ann.insert(LAST_APPLIED.to_string(), h);
+                        }
+                    }
+                }
+                (x, y)
             } else if self.key_matches(k) {
                 hide(ov, nv)
             } else {
@@ -205,10 +362,20 @@ impl Redactor {
                 .expect("static regex is valid")
         });
         let indent = |l: &str| l.len() - l.trim_start().len();
+        // Credential shapes first, over the whole text: a PEM block spans lines.
+        let mut whole = text.to_string();
+        for re in &self.credentials {
+            if re.is_match(&whole) {
+                whole = re.replace_all(&whole, OLD).into_owned();
+            }
+        }
+        let text = whole.as_str();
         let mut out = String::with_capacity(text.len());
         // After `key: |`, `key: >` or `key:` with nothing after it, the more
         // indented lines that follow are the secret's value too.
         let mut hiding_below: Option<usize> = None;
+        let mut named_secret_at: Option<usize> = None;
+        let mut after_secret_flag = false;
         for line in text.split_inclusive('\n') {
             let (body, nl) = match line.strip_suffix('\n') {
                 Some(b) => (b, "\n"),
@@ -225,8 +392,31 @@ impl Redactor {
                 }
                 hiding_below = None;
             }
-            match line_re.captures(body) {
-                Some(c) if self.key_matches(&c[2]) => {
+            let flag_before = std::mem::take(&mut after_secret_flag);
+            let item = body.trim_start().strip_prefix("- ").map(str::trim);
+            if let Some(item) = item {
+                if flag_before && !item.starts_with('-') {
+                    out.push_str(&body[..body.len() - body.trim_start().len()]);
+                    out.push_str("- ");
+                    out.push_str(OLD);
+                    out.push_str(nl);
+                    continue;
+                }
+                after_secret_flag = item.starts_with('-')
+                    && !item.contains(['=', ' '])
+                    && self.key_matches(item.trim_matches(['"', '\'']).trim_start_matches('-'));
+            }
+            let caps = line_re.captures(body);
+            // `- name: DB_PASSWORD` then `value: ...` at the same column.
+            let env_value = caps.as_ref().is_some_and(|c| {
+                &c[2] == "value" && named_secret_at.is_some_and(|col| col == c[1].len())
+            });
+            named_secret_at = caps.as_ref().and_then(|c| {
+                (&c[2] == "name" && self.key_matches(c[4].trim().trim_matches(['"', '\''])))
+                    .then(|| c[1].len())
+            });
+            match caps {
+                Some(c) if self.key_matches(&c[2]) || env_value => {
                     let value = c[4].trim();
                     if value.is_empty() || value.starts_with('|') || value.starts_with('>') {
                         hiding_below = Some(indent(body));
@@ -239,7 +429,7 @@ impl Redactor {
                     }
                     out.push_str(nl);
                 }
-                _ => out.push_str(&mask_url_passwords(line, OLD)),
+                _ => out.push_str(&self.scrub(line)),
             }
         }
         out

@@ -294,13 +294,11 @@ pub fn fence(lang: &str, content: &str) -> String {
 }
 
 fn md_code(s: &str) -> String {
-    s.replace('`', "'")
+    super::escape::code(s)
 }
 
 pub fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    super::escape::html(s)
 }
 
 #[cfg(test)]

@@ -58,7 +58,7 @@ impl CacheRepo {
             .connect(gix::remote::Direction::Fetch)
             .map_err(|e| fetch_err(gix_msg(e)))?;
         if let Some(c) = credentials.cloned() {
-            connection.set_credentials(super::token_only(c));
+            connection.set_credentials(super::token_only(c, url));
         }
         let prepare = connection
             .prepare_fetch(gix::progress::Discard, Default::default())

@@ -246,7 +246,11 @@ impl CacheRepo {
         // Credential helpers from the user's configuration may run (when no
         // token is given), but never a terminal prompt: CI must not hang.
         let options = gix::open::Options::default()
-            .config_overrides(["gitoxide.credentials.terminalPrompt=false"]);
+            // A redirect must not carry the token to another host.
+            .config_overrides([
+                "gitoxide.credentials.terminalPrompt=false",
+                "http.followRedirects=false",
+            ]);
         let repo = gix::open_opts(path, options).map_err(|e| cache_err(gix_msg(e)))?;
         Ok(CacheRepo {
             repo,
@@ -294,7 +298,7 @@ impl CacheRepo {
             .connect(gix::remote::Direction::Fetch)
             .map_err(|e| fetch_err(gix_msg(e)))?;
         if let Some(c) = credentials.cloned() {
-            connection.set_credentials(token_only(c));
+            connection.set_credentials(token_only(c, url));
         }
         let prepare = connection
             .prepare_fetch(gix::progress::Discard, Default::default())
@@ -639,13 +643,35 @@ fn author_of(repo: &gix::Repository) -> Option<Identity> {
 /// A credential callback that answers with the token and nothing else:
 /// configured helpers are not asked and nothing is stored (`Store` and
 /// `Erase` are ignored).
+/// `host[:port]` of a URL, as git's credential protocol names it.
+pub(crate) fn url_host(url: &str) -> Option<String> {
+    let u = gix::Url::try_from(url).ok()?;
+    let host = u.host()?.to_string();
+    Some(match u.port {
+        Some(p) => format!("{host}:{p}"),
+        None => host,
+    })
+}
+
+/// A credential callback that hands the token only to `url`'s host: after
+/// a redirect to another host it answers nothing, so the token stays home.
 pub(crate) fn token_only(
     c: Credentials,
+    url: &str,
 ) -> impl FnMut(
     gix::credentials::helper::Action,
 ) -> gix::Result<Option<gix::credentials::protocol::Outcome>> {
+    let expected = url_host(url);
     move |action| match action {
         gix::credentials::helper::Action::Get(ctx) => {
+            let asked = ctx.host.clone().or_else(|| {
+                ctx.url
+                    .as_ref()
+                    .and_then(|u| url_host(&String::from_utf8_lossy(u)))
+            });
+            if asked.is_none() || asked != expected {
+                return Ok(None);
+            }
             Ok(Some(gix::credentials::protocol::Outcome {
                 identity: gix::sec::identity::Account {
                     username: c.username.clone(),

@@ -21,7 +21,11 @@ pub enum PushOutcome {
     Stale { message: String },
 }
 
-const HELPER: &str = "!f() { test \"$1\" = get || exit 0; \
+/// Answers only when git asks for the configured host (`host=` on stdin,
+/// with its port): a redirect elsewhere gets no token.
+const HELPER: &str = "!f() { test \"$1\" = get || exit 0; h=; \
+while IFS= read -r l; do case \"$l\" in host=*) h=\"${l#host=}\";; esac; done; \
+test -n \"$h\" && test \"$h\" = \"$STRATA_GIT_HOST\" || exit 0; \
 echo \"username=${STRATA_GIT_USERNAME}\"; echo \"password=${STRATA_GIT_TOKEN}\"; }; f";
 
 /// Pushes `commit` from the repository at `git_dir` to `refs/heads/<branch>`
@@ -47,7 +51,8 @@ pub fn push(
         .env_remove("GIT_ASKPASS")
         .env_remove("SSH_ASKPASS")
         .env_remove("STRATA_GIT_TOKEN")
-        .env_remove("STRATA_GIT_USERNAME");
+        .env_remove("STRATA_GIT_USERNAME")
+        .env_remove("STRATA_GIT_HOST");
     // Keep any GIT_CONFIG_* the user set, appending ours after them.
     let base = std::env::var("GIT_CONFIG_COUNT")
         .ok()
@@ -55,8 +60,11 @@ pub fn push(
         .unwrap_or(0);
     // With a token, replace the configured helpers by ours; without one,
     // the user's helpers (a credential manager on a laptop) stay.
-    let mut config = vec![];
+    // Redirects are not followed at all: git would ask for credentials for
+    // the new host (the helper refuses those too).
+    let mut config = vec![("http.followRedirects", "false")];
     if let Some(c) = credentials {
+        cmd.env("STRATA_GIT_HOST", super::url_host(url).unwrap_or_default());
         config.push(("credential.helper", ""));
         config.push(("credential.helper", HELPER));
         cmd.env("STRATA_GIT_USERNAME", &c.username)

@@ -14,6 +14,7 @@
 //! top says what was left out and where to find it.
 
 use super::LintFinding;
+use crate::diff::escape;
 use crate::diff::groups::{self, ChangeGroup, GroupKey, Member};
 use crate::diff::render::{fence, html_escape, summary_table};
 use crate::diff::{CatalogDiff, ObjectDiff};
@@ -328,23 +329,12 @@ fn thousands(n: usize) -> String {
 /// Inline code for markdown: no backtick or line break from the input can
 /// end it early.
 fn code(s: &str) -> String {
-    let s: String = s
-        .chars()
-        .map(|c| match c {
-            '`' => '\'',
-            '\n' | '\r' => ' ',
-            c => c,
-        })
-        .collect();
-    format!("`{s}`")
+    format!("`{}`", escape::code(s))
 }
 
 /// `<code>` for HTML blocks (`<summary>`), escaped.
 fn html_code(s: &str) -> String {
-    format!(
-        "<code>{}</code>",
-        html_escape(&s.replace(['\n', '\r'], " "))
-    )
+    format!("<code>{}</code>", escape::html(s))
 }
 
 fn cut_value(s: &str) -> String {
@@ -619,21 +609,8 @@ fn finding_line(out: &mut String, f: &LintFinding) {
 /// Text from a finding's message: no HTML, no line breaks, and markdown
 /// that could restructure the list (links, emphasis) neutralised.
 fn md_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '\n' | '\r' => out.push(' '),
-            '\\' | '*' | '_' | '[' | ']' | '|' | '#' | '!' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    // Also `|` and `#`: the text may stand in a table cell or start a line.
+    escape::text(s).replace('|', "\\|").replace('#', "\\#")
 }
 
 fn findings_list(out: &mut String, list: &[LintFinding], more: &str) {
@@ -894,7 +871,7 @@ fn render_order(out: &mut String, order: &[OrderChange], detail: Detail) {
             let _ = writeln!(
                 out,
                 "_The graph is left out here; `strata order --catalog <catalog>/{} --format mermaid` draws it._",
-                c.target.replace('`', "'")
+                escape::code(&c.target)
             );
         }
         out.push_str("\n</details>\n\n");

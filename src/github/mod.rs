@@ -200,6 +200,8 @@ pub struct Client {
     octocrab: octocrab::Octocrab,
     api_url: String,
     repo: String,
+    /// The token is an installation token (`ghs_`), as the Actions token is.
+    installation_token: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -207,7 +209,19 @@ pub struct Comment {
     pub id: u64,
     #[serde(default)]
     pub body: Option<String>,
+    #[serde(default)]
+    pub user: Option<User>,
 }
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct User {
+    #[serde(default)]
+    pub login: String,
+}
+
+/// The account GitHub Actions' own token (`GITHUB_TOKEN`, an installation
+/// token) writes comments as.
+pub const ACTIONS_BOT: &str = "github-actions[bot]";
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -252,6 +266,7 @@ impl Client {
             octocrab,
             api_url,
             repo: repo.to_string(),
+            installation_token: token.starts_with("ghs_"),
         })
     }
 
@@ -347,6 +362,25 @@ impl Client {
         Ok(all)
     }
 
+    /// The login comments made with this token carry: `github-actions[bot]`
+    /// for an installation token (which cannot read `/user`), else the
+    /// token's user.
+    pub fn author(&self) -> Result<String, GithubError> {
+        if self.installation_token {
+            return Ok(ACTIONS_BOT.to_string());
+        }
+        match self.call("GET", "/user", None) {
+            Ok(v) => Ok(v
+                .get("login")
+                .and_then(|l| l.as_str())
+                .unwrap_or_default()
+                .to_string()),
+            // An app's token answers 403 here: it is a bot like the Actions one.
+            Err(e) if e.is_forbidden() => Ok(ACTIONS_BOT.to_string()),
+            Err(e) => Err(e),
+        }
+    }
+
     pub fn create_comment(&self, pr: u64, body: &str) -> Result<u64, GithubError> {
         let route = format!("/repos/{}/issues/{pr}/comments", self.repo);
         let v = self.call("POST", &route, Some(serde_json::json!({ "body": body })))?;
@@ -369,19 +403,39 @@ pub enum Outcome {
     Unchanged(u64),
 }
 
-/// Creates the comment, or updates the one carrying the marker (the oldest
-/// if there are several); posts nothing when its text is already current.
+/// strata's own comment for `marker_name` on the pull request: the oldest
+/// one that starts with the marker *and* was written by this token's
+/// account. Anyone can type the marker into a comment; such a comment is
+/// never taken for ours (neither updated nor linked to).
+pub fn own_comment(
+    client: &Client,
+    pr: u64,
+    marker_name: &str,
+) -> Result<Option<Comment>, GithubError> {
+    let marker = body::marker(marker_name);
+    let candidates: Vec<Comment> = client
+        .list_comments(pr)?
+        .into_iter()
+        .filter(|c| c.body.as_deref().is_some_and(|b| b.starts_with(&marker)))
+        .collect();
+    if candidates.is_empty() {
+        return Ok(None);
+    }
+    let me = client.author()?;
+    Ok(candidates
+        .into_iter()
+        .find(|c| c.user.as_ref().is_some_and(|u| u.login == me)))
+}
+
+/// Creates the comment, or updates strata's own one ([`own_comment`]);
+/// posts nothing when its text is already current.
 pub fn publish(
     client: &Client,
     pr: u64,
     marker_name: &str,
     text: &str,
 ) -> Result<Outcome, GithubError> {
-    let marker = body::marker(marker_name);
-    let existing = client
-        .list_comments(pr)?
-        .into_iter()
-        .find(|c| c.body.as_deref().is_some_and(|b| b.contains(&marker)));
+    let existing = own_comment(client, pr, marker_name)?;
     match existing {
         Some(c) if c.body.as_deref().is_some_and(|b| same_text(b, text)) => {
             Ok(Outcome::Unchanged(c.id))

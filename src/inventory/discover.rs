@@ -38,6 +38,19 @@ pub fn walk(root: &Path, kind: Kind, compose: bool) -> Result<Vec<Entity>, Inven
     let mut by_name: BTreeMap<String, Entity> = BTreeMap::new();
     for (path, rel) in files {
         let e = entity(path, rel, kind, compose);
+        if kind == Kind::Target {
+            // The file's stem too: `a/..yml` composes to `a..` but is no name.
+            let stem = e.parts.last().map(String::as_str).unwrap_or("");
+            if let Some(reason) = super::checks::bad_target_name(&e.name)
+                .or_else(|| super::checks::bad_target_name(stem))
+            {
+                return Err(InventoryError::BadTargetName {
+                    path: e.path,
+                    name: e.name,
+                    reason,
+                });
+            }
+        }
         if let Some(prev) = by_name.get(&e.name) {
             let (first, second) = if prev.path <= e.path {
                 (prev.path.clone(), e.path.clone())
@@ -91,7 +104,8 @@ fn walk_dir(
             rel.pop();
             seen.remove(&canon);
             r?;
-        } else if name.ends_with(".yml") || name.ends_with(".yaml") {
+        } else if meta.is_file() && (name.ends_with(".yml") || name.ends_with(".yaml")) {
+            // FIFOs and devices (a link to /dev/zero) are never read.
             let stem = name.rsplit_once('.').map_or(name.as_str(), |(s, _)| s);
             let mut parts = rel.clone();
             parts.push(stem.to_string());

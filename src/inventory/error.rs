@@ -85,6 +85,22 @@ pub enum InventoryError {
         reason: String,
     },
 
+    #[error("references at parameters.{param} expand to more than {limit} bytes: a reference is copied too often (a reference bomb?)")]
+    TooLarge { param: String, limit: usize },
+
+    #[error("resolving parameters.{param} took more than {limit} reference lookups: look for a reference loop through overriding classes")]
+    TooManyLookups { param: String, limit: usize },
+
+    #[error("references at parameters.{param} build a value nested deeper than {limit} levels")]
+    ValueTooDeep { param: String, limit: usize },
+
+    #[error("references nest deeper than {limit} levels at parameters.{param}: {chain}")]
+    RefTooDeep {
+        param: String,
+        chain: String,
+        limit: usize,
+    },
+
     #[error("reference loop at parameters.{param}: {chain}")]
     Loop { param: String, chain: String },
 
@@ -93,6 +109,29 @@ pub enum InventoryError {
 
     #[error("invalid regular expression `{regex}` for ignore_class_notfound_regexp: {message}")]
     BadRegex { regex: String, message: String },
+
+    #[error("invalid target name {name:?} from {}: {reason}", path.display())]
+    BadTargetName {
+        path: PathBuf,
+        name: String,
+        reason: &'static str,
+    },
+
+    #[error("unknown top-level key `{key}` in {}:{line}{}", path.display(), suggestion.map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
+    UnknownKey {
+        path: PathBuf,
+        line: usize,
+        key: String,
+        suggestion: Option<&'static str>,
+    },
+
+    #[error("classes nest deeper than {limit} levels at `{class}` (included from {}:{line})", from.display())]
+    ClassTooDeep {
+        class: String,
+        from: PathBuf,
+        line: usize,
+        limit: usize,
+    },
 
     #[error("unknown target `{name}`")]
     UnknownTarget { name: String, known: Vec<String> },
@@ -135,11 +174,19 @@ impl ToDiagnostic for InventoryError {
                 )
             }
             InventoryError::Io { path, .. } => d = d.with_file(path),
-            InventoryError::Yaml { path, line, .. } => {
-                d = d
-                    .with_file(path)
-                    .with_line(*line)
-                    .with_hint("fix the YAML syntax at that line (quote values that start with `*`, `&`, `!`, `{` or `[`)")
+            InventoryError::Yaml {
+                path,
+                line,
+                message,
+                ..
+            } => {
+                let limit = message.starts_with("nesting deeper than")
+                    || message.starts_with("aliases expand to more than");
+                d = d.with_file(path).with_line(*line).with_hint(if limit {
+                    "this is one of strata's limits against hostile input (docs/reliability.md)"
+                } else {
+                    "fix the YAML syntax at that line (quote values that start with `*`, `&`, `!`, `{` or `[`)"
+                })
             }
             InventoryError::Collides { second, .. } => {
                 d = d
@@ -170,13 +217,61 @@ impl ToDiagnostic for InventoryError {
                     "prefix the key with `~` to replace the inherited value instead of merging",
                 )
             }
-            InventoryError::Unresolved { param, .. } => {
+            InventoryError::Unresolved { param, origin, .. } => {
+                if let Some((f, l)) = origin.rsplit_once(':') {
+                    if let Ok(l) = l.parse::<usize>() {
+                        d = d.with_file(std::path::Path::new(f)).with_line(l);
+                    }
+                }
                 d = d.with_param_path(format!("parameters.{param}")).with_hint(
                     "define the referenced key, give a default with `${path::default}`, or escape the reference as `\\${...}`",
                 )
             }
+            InventoryError::TooLarge { param, .. }
+            | InventoryError::ValueTooDeep { param, .. }
+            | InventoryError::TooManyLookups { param, .. }
+            | InventoryError::RefTooDeep { param, .. } => {
+                d = d
+                    .with_param_path(format!("parameters.{param}"))
+                    .with_hint("see docs/reliability.md for strata's limits")
+            }
             InventoryError::Loop { param, .. } => {
                 d = d.with_param_path(format!("parameters.{param}"))
+            }
+            InventoryError::BadTargetName { path, .. } => {
+                d = d.with_file(path).with_hint(
+                    "rename the file: a target name becomes a catalog directory name",
+                )
+            }
+            InventoryError::UnknownKey { path, line, .. } => {
+                d = d.with_file(path).with_line(*line).with_hint(format!(
+                    "a class or target file has only these top-level keys: {}",
+                    super::checks::TOP_LEVEL_KEYS.join(", ")
+                ))
+            }
+            InventoryError::ClassTooDeep { from, line, .. } => {
+                d = d
+                    .with_file(from)
+                    .with_line(*line)
+                    .with_hint("flatten the class hierarchy")
+            }
+            InventoryError::RefSyntax { origin, message } => {
+                // `path:line`, or `path` with the line in the message, so
+                // that annotations carry file= and line=.
+                let (file, line) = match origin.rsplit_once(':') {
+                    Some((f, l)) if l.parse::<usize>().is_ok() => (f, l.parse().ok()),
+                    _ => (
+                        origin.as_str(),
+                        message
+                            .strip_prefix("line ")
+                            .and_then(|m| m.split(':').next())
+                            .and_then(|l| l.parse::<usize>().ok()),
+                    ),
+                };
+                d = d.with_file(std::path::Path::new(file));
+                if let Some(l) = line {
+                    d = d.with_line(l);
+                }
             }
             InventoryError::UnknownTarget { known, .. } => {
                 let list: Vec<_> = known.iter().take(10).cloned().collect();

@@ -7,6 +7,7 @@
 //! Class files are read and parsed at most once per run (lazily, on first
 //! use, shared by all targets); targets render in parallel.
 
+pub mod checks;
 pub mod config;
 mod discover;
 pub mod error;
@@ -67,6 +68,10 @@ struct EntityFile {
     apps: AppList,
     parameters: UMap,
     exports: UMap,
+    /// Top-level keys that are no reclass key and no near-miss of one:
+    /// Kapitan and reclass-rs ignore them (and real inventories have them),
+    /// so only lint reports them. Near-misses are errors at parse time.
+    unknown_keys: Vec<InventoryError>,
 }
 
 #[derive(Debug)]
@@ -244,15 +249,17 @@ impl Inventory {
     /// problem found, sorted by file: for linting, where one error per run
     /// is not enough.
     pub fn check_files(&self) -> Vec<InventoryError> {
+        let problems = |r: Result<Arc<EntityFile>, InventoryError>| match r {
+            Ok(f) => f.unknown_keys.clone(),
+            Err(e) => vec![e],
+        };
         let mut errors: Vec<InventoryError> = (0..self.classes.len())
             .into_par_iter()
-            .filter_map(|i| self.class_file(i).err())
+            .flat_map_iter(|i| problems(self.class_file(i)))
             .collect();
-        errors.extend(
-            self.targets
-                .values()
-                .filter_map(|(e, idx)| self.parse_entity(e, *idx, String::new()).err()),
-        );
+        errors.extend(self.targets.values().flat_map(|(e, idx)| {
+            problems(self.parse_entity(e, *idx, String::new()).map(Arc::new))
+        }));
         errors.sort_by_key(|e| e.to_string());
         errors
     }
@@ -427,6 +434,7 @@ impl Inventory {
         let mut apps = AppList::default();
         let mut parameters = UMap::default();
         let mut exports = UMap::default();
+        let mut unknown_keys = Vec::new();
         for (k, v) in entries {
             let key = k.key_string();
             match key.as_str() {
@@ -474,7 +482,20 @@ impl Inventory {
                         exports = m;
                     }
                 }
-                _ => {}
+                "environment" => {}
+                _ => {
+                    let suggestion = checks::did_you_mean(&key, checks::TOP_LEVEL_KEYS);
+                    let err = InventoryError::UnknownKey {
+                        path: path.clone(),
+                        line: k.line,
+                        suggestion,
+                        key,
+                    };
+                    if suggestion.is_some() {
+                        return Err(err);
+                    }
+                    unknown_keys.push(err);
+                }
             }
         }
         let (includes, listed) = self.expand_classes(&raw_classes, &loc, file, path)?;
@@ -486,6 +507,7 @@ impl Inventory {
             apps,
             parameters,
             exports,
+            unknown_keys,
         })
     }
 
@@ -657,6 +679,14 @@ impl Build<'_> {
                     line,
                 });
             };
+            if self.stack.len() >= checks::MAX_CLASS_DEPTH {
+                return Err(InventoryError::ClassTooDeep {
+                    class: name,
+                    from: from.clone(),
+                    line,
+                    limit: checks::MAX_CLASS_DEPTH,
+                });
+            }
             let cf = inv.class_file(idx)?;
             self.stack.push(name.clone());
             self.include(&cf)?;

@@ -112,9 +112,10 @@ impl Parser<'_> {
         let mut tokens = Vec::new();
         loop {
             if self.i >= self.b.len() {
+                // The rest of the string is not quoted: it may be a secret.
                 return Err(format!(
-                    "unclosed reference `{}`: add the closing `}}` or escape it as `\\${{`",
-                    &self.s[open..]
+                    "unclosed reference: the `${{` at character {} has no closing `}}`: add it or escape it as `\\${{`",
+                    self.s[..open].chars().count() + 1
                 ));
             }
             if self.at("\\\\${") || self.at("\\\\}") {

@@ -14,7 +14,20 @@ use std::sync::Arc;
 /// Separates keys in internal paths; cannot occur in YAML keys we match.
 const SEP: char = '\u{1f}';
 /// A safety net against pathological chains that are not loops.
-const MAX_DEPTH: usize = 256;
+pub const MAX_DEPTH: usize = 256;
+/// Bytes (string bytes plus [`NODE_WEIGHT`] per node) that reference
+/// resolution may copy for one target: `r1: ${r0}${r0}` forty levels deep
+/// would be a terabyte. 64 MiB is two million nodes, far above what real
+/// inventories copy (a few thousand nodes per target).
+pub const MAX_EXPANSION: usize = 64 * 1024 * 1024;
+/// What one node (a list item, a map entry, a scalar) counts, roughly its
+/// size in memory.
+const NODE_WEIGHT: usize = 32;
+/// References one target may look up (cache hits included). Overriding
+/// layers whose references fail are tried one by one, so a reference loop
+/// spread over many classes is exponential in the loop's length; this
+/// bound turns that into an error in about a second.
+pub const MAX_LOOKUPS: usize = 1_000_000;
 
 pub struct Resolver<'a> {
     root: &'a UMap,
@@ -24,6 +37,45 @@ pub struct Resolver<'a> {
     /// the reference's target.
     frames: Vec<(String, String)>,
     cur: String,
+    /// What reference resolution copied so far, against [`MAX_EXPANSION`].
+    expanded: usize,
+    /// References looked up so far, against [`MAX_LOOKUPS`].
+    lookups: usize,
+    /// A unique id per pushed frame, parallel to `frames`.
+    frame_ids: Vec<u64>,
+    next_id: u64,
+    /// The innermost frame a loop found while resolving the current
+    /// reference ran into.
+    loop_hit: Option<usize>,
+    /// Reference paths that failed by looping into an outer frame: they fail
+    /// the same way while that frame (index, id) is still being resolved.
+    /// Without this, a loop through n keys each overridden in m classes is
+    /// tried m^n times.
+    failures: HashMap<String, (InventoryError, usize, u64)>,
+}
+
+/// Weighted nodes plus string bytes of a value, and its depth, without
+/// recursion (values can be as deep as references make them).
+fn value_size(v: &Value) -> (usize, usize) {
+    let mut n = 0usize;
+    let mut deepest = 0;
+    let mut todo = vec![(v, 1usize)];
+    while let Some((v, depth)) = todo.pop() {
+        n += NODE_WEIGHT;
+        deepest = deepest.max(depth);
+        match v {
+            Value::String(s) => n += s.len(),
+            Value::List(items) => todo.extend(items.iter().map(|x| (x, depth + 1))),
+            Value::Map(m) => {
+                for (k, x) in m {
+                    n += k.len();
+                    todo.push((x, depth + 1));
+                }
+            }
+            _ => {}
+        }
+    }
+    (n, deepest)
 }
 
 /// Human form of an internal path: `a.b[0].c`.
@@ -55,6 +107,12 @@ impl<'a> Resolver<'a> {
             cache: HashMap::new(),
             frames: Vec::new(),
             cur: String::new(),
+            expanded: 0,
+            lookups: 0,
+            frame_ids: Vec::new(),
+            next_id: 0,
+            loop_hit: None,
+            failures: HashMap::new(),
         }
     }
 
@@ -228,10 +286,18 @@ impl<'a> Resolver<'a> {
 
     /// A loop is a reference to a path that is being rendered, or to an
     /// ancestor of one. `with_cur` also checks the path rendered right now.
-    fn check_loop(&self, key: &str, with_cur: bool) -> Result<(), InventoryError> {
-        let hit = (with_cur && is_prefix_or_equal(key, &self.cur))
-            || self.frames.iter().any(|(p, _)| is_prefix_or_equal(key, p));
+    fn check_loop(&mut self, key: &str, with_cur: bool) -> Result<(), InventoryError> {
+        let at = if with_cur && is_prefix_or_equal(key, &self.cur) {
+            Some(self.frames.len())
+        } else {
+            self.frames
+                .iter()
+                .rposition(|(p, _)| is_prefix_or_equal(key, p))
+        };
+        let hit = at.is_some();
         if hit || self.frames.len() > MAX_DEPTH {
+            // Too deep is no loop but depends on the frames all the same.
+            self.note_hit(at.unwrap_or(self.frames.len()));
             let mut chain: Vec<String> = self.frames.iter().map(|(_, t)| ref_text(t)).collect();
             chain.push(ref_text(key));
             let param = self
@@ -239,6 +305,19 @@ impl<'a> Resolver<'a> {
                 .first()
                 .map(|(p, _)| p.as_str())
                 .unwrap_or(&self.cur);
+            if !hit {
+                // Not a loop, only long: name its ends, not 256 links.
+                let chain = format!(
+                    "{} -> ... -> {}",
+                    chain.first().cloned().unwrap_or_default(),
+                    ref_text(key)
+                );
+                return Err(InventoryError::RefTooDeep {
+                    param: display_path(param),
+                    chain,
+                    limit: MAX_DEPTH,
+                });
+            }
             return Err(InventoryError::Loop {
                 param: display_path(param),
                 chain: chain.join(" -> "),
@@ -258,23 +337,93 @@ impl<'a> Resolver<'a> {
             None => (path_with_default, None),
         };
         let key: String = path.replace(':', &SEP.to_string());
+        self.lookups += 1;
+        if self.lookups > MAX_LOOKUPS {
+            let param = self
+                .frames
+                .first()
+                .map(|(p, _)| p.as_str())
+                .unwrap_or(&self.cur);
+            return Err(InventoryError::TooManyLookups {
+                param: display_path(param),
+                limit: MAX_LOOKUPS,
+            });
+        }
         if let Some(v) = self.cache.get(&key) {
-            return Ok(v.clone());
+            let v = v.clone();
+            self.count(&v)?;
+            return Ok(v);
+        }
+        if let Some((e, j, id)) = self.failures.get(&key) {
+            if self.frame_ids.get(*j) == Some(id) {
+                let (e, j) = (e.clone(), *j);
+                self.note_hit(j);
+                return Err(e);
+            }
         }
         self.check_loop(&key, true)?;
+        let my = self.frames.len();
+        let saved = self.loop_hit.take();
         let from = std::mem::take(&mut self.cur);
         self.frames.push((from, key.clone()));
+        self.next_id += 1;
+        self.frame_ids.push(self.next_id);
         let r = self.navigate(&key, origin);
         let (from, _) = self.frames.pop().unwrap_or_default();
+        self.frame_ids.pop();
         self.cur = from;
+        // Hits at this frame or deeper are gone with it.
+        let sub = self.loop_hit.take().filter(|j| *j < my);
+        self.loop_hit = saved.max(sub);
+        if let (Err(Failed(e)), Some(j)) = (&r, sub) {
+            self.failures
+                .insert(key.clone(), (e.clone(), j, self.frame_ids[j]));
+        }
         match r {
             Err(Missing { key: missing }) => match default {
                 Some(d) => parse_default(d, origin, self),
                 None => Err(self.unresolved(path, origin, format!("key `{missing}` not found"))),
             },
             Err(Failed(e)) => Err(e),
-            Ok(v) => Ok(v),
+            Ok(v) => {
+                self.count(&v)?;
+                Ok(v)
+            }
         }
+    }
+
+    fn note_hit(&mut self, j: usize) {
+        self.loop_hit = self.loop_hit.max(Some(j));
+    }
+
+    /// Adds a resolved value to the expansion budget.
+    /// Values nested by references (`a: {x: ${b}}`, `b: {x: ${c}}`, ...)
+    /// are held to the YAML nesting limit too, so that nothing that walks
+    /// them recursively (clone, merge, output, drop) can overflow the stack.
+    fn count(&mut self, v: &Value) -> Result<(), InventoryError> {
+        let (size, depth) = value_size(v);
+        self.expanded = self.expanded.saturating_add(size);
+        let param = || {
+            display_path(
+                self.frames
+                    .first()
+                    .map(|(p, _)| p.as_str())
+                    .unwrap_or(&self.cur),
+            )
+        };
+        if self.expanded > MAX_EXPANSION {
+            return Err(InventoryError::TooLarge {
+                param: param(),
+                limit: MAX_EXPANSION,
+            });
+        }
+        if depth > crate::yaml::MAX_DEPTH {
+            return Err(InventoryError::ValueTooDeep {
+                param: param(),
+                limit: crate::yaml::MAX_DEPTH,
+            });
+        }
+        Ok(())
     }
 
     fn unresolved(&self, path: &str, origin: Origin, reason: String) -> InventoryError {
@@ -301,7 +450,8 @@ impl<'a> Resolver<'a> {
             match &entry.value {
                 UValue::Map(m) if !last => map = m,
                 v if last => {
-                    self.check_loop(&self.cur, false).map_err(Failed)?;
+                    let cur = self.cur.clone();
+                    self.check_loop(&cur, false).map_err(Failed)?;
                     let v = self.render(v).map_err(Failed)?;
                     self.cache.insert(self.cur.clone(), v.clone());
                     return Ok(v);
@@ -310,7 +460,8 @@ impl<'a> Resolver<'a> {
                     let rendered = match self.cache.get(&self.cur) {
                         Some(c) => c.clone(),
                         None => {
-                            self.check_loop(&self.cur, false).map_err(Failed)?;
+                            let cur = self.cur.clone();
+                            self.check_loop(&cur, false).map_err(Failed)?;
                             let r = self.render(v).map_err(Failed)?;
                             self.cache.insert(self.cur.clone(), r.clone());
                             r

@@ -7,7 +7,7 @@
 use super::node::{Comment, Kind, Node, Pos, Scalar, Val};
 use std::collections::HashMap;
 use std::sync::Arc;
-use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Tag};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -567,17 +567,22 @@ pub fn parse(text: &str, file: &str, strict: bool) -> Result<Node, ParseError> {
         error_line: 0,
         strict,
     };
-    let mut parser = Parser::new_from_str(text);
-    if let Err(e) = parser.load(&mut b, true) {
-        return Err(ParseError {
-            file: file.to_string(),
-            line: e.marker().line(),
-            message: format!(
-                "yaml: line {}: {}",
-                e.marker().line(),
-                go_yaml_wording(e.info())
-            ),
-        });
+    // The shared driver bounds nesting and alias expansion.
+    let driven = crate::yaml::drive(text, &mut b, |b| {
+        b.error.as_ref().map(|m| crate::yaml::YamlError {
+            message: m.clone(),
+            line: b.error_line,
+            col: 0,
+        })
+    });
+    if let Err(e) = driven {
+        if b.error.is_none() {
+            return Err(ParseError {
+                file: file.to_string(),
+                line: e.line,
+                message: format!("yaml: line {}: {}", e.line, go_yaml_wording(&e.message)),
+            });
+        }
     }
     if let Some(msg) = b.error.take() {
         return Err(ParseError {

@@ -9,7 +9,7 @@
 pub mod emit;
 
 use crate::value::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
@@ -139,19 +139,108 @@ fn format_float(f: f64) -> String {
 /// Parses every document of a YAML stream. An empty stream gives no documents.
 pub fn load_all(text: &str) -> Result<Vec<Node>, YamlError> {
     let mut builder = Builder::default();
-    let mut parser = Parser::new_from_str(text);
-    if let Err(e) = parser.load(&mut builder, true) {
-        let m = e.marker();
-        return Err(YamlError {
-            message: e.info().to_string(),
-            line: m.line(),
-            col: m.col() + 1,
-        });
-    }
-    if let Some(err) = builder.error {
-        return Err(err);
-    }
+    drive(text, &mut builder, |b| b.error.clone())?;
     Ok(builder.docs)
+}
+
+/// Feeds the events of `text` to `recv`, enforcing [`MAX_DEPTH`] and
+/// [`MAX_ALIAS_NODES`] on the way, for every YAML reader in strata.
+///
+/// Events are pulled one at a time rather than through `Parser::load`,
+/// which recurses once per nesting level and so overflows the stack on a
+/// deep enough document before any limit could apply. `failed` reports the
+/// receiver's own error, which stops the stream early.
+pub fn drive<R: MarkedEventReceiver>(
+    text: &str,
+    recv: &mut R,
+    failed: impl Fn(&R) -> Option<YamlError>,
+) -> Result<(), YamlError> {
+    let mut parser = Parser::new_from_str(text);
+    let mut guard = Guard::default();
+    loop {
+        let (ev, mark) = match parser.next_token() {
+            Ok(x) => x,
+            Err(e) => {
+                // A receiver error met first is the more useful message.
+                if let Some(err) = failed(recv) {
+                    return Err(err);
+                }
+                let m = e.marker();
+                return Err(YamlError {
+                    message: e.info().to_string(),
+                    line: m.line(),
+                    col: m.col() + 1,
+                });
+            }
+        };
+        if let Err(message) = guard.check(&ev) {
+            return Err(YamlError {
+                message,
+                line: mark.line(),
+                col: mark.col() + 1,
+            });
+        }
+        let end = ev == Event::StreamEnd;
+        recv.on_event(ev, mark);
+        if let Some(err) = failed(recv) {
+            return Err(err);
+        }
+        if end {
+            return Ok(());
+        }
+    }
+}
+
+/// Counts nesting and the nodes each anchor stands for, so that an alias
+/// bomb (the "billion laughs") is refused before it is copied.
+#[derive(Default)]
+struct Guard {
+    /// Open collections: anchor id and nodes so far (itself included).
+    open: Vec<(usize, usize)>,
+    /// Node count of each anchor in the current document.
+    sizes: HashMap<usize, usize>,
+    alias_nodes: usize,
+}
+
+impl Guard {
+    fn check(&mut self, ev: &Event) -> Result<(), String> {
+        match ev {
+            Event::DocumentStart => self.sizes.clear(),
+            Event::Scalar(_, _, anchor, _) => self.node(1, *anchor),
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                if self.open.len() >= MAX_DEPTH {
+                    return Err(too_deep());
+                }
+                self.open.push((*anchor, 1));
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                if let Some((anchor, size)) = self.open.pop() {
+                    self.node(size, anchor);
+                }
+            }
+            Event::Alias(id) => {
+                let size = self.sizes.get(id).copied().unwrap_or(1);
+                self.alias_nodes = self.alias_nodes.saturating_add(size);
+                if self.alias_nodes > MAX_ALIAS_NODES {
+                    return Err(format!(
+                        "aliases expand to more than {MAX_ALIAS_NODES} nodes: write the values out or nest fewer aliases"
+                    ));
+                }
+                self.node(size, 0);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn node(&mut self, size: usize, anchor: usize) {
+        if anchor > 0 {
+            self.sizes.insert(anchor, size);
+        }
+        if let Some(top) = self.open.last_mut() {
+            top.1 = top.1.saturating_add(size);
+        }
+    }
 }
 
 /// Parses a single-document stream; an empty stream is `None`.
@@ -182,6 +271,9 @@ enum Frame {
     Map {
         anchor: usize,
         entries: Vec<(Node, Node)>,
+        /// Key text to its line: duplicate checks in constant time, so
+        /// that a map of n keys loads in linear, not quadratic, time.
+        index: HashMap<String, usize>,
         pending_key: Option<Node>,
         /// Keys from `<<` merges, applied at the end (explicit keys win).
         merges: Vec<Node>,
@@ -208,43 +300,64 @@ impl Builder {
         }
     }
 
+    /// Adds a finished node to the collection being built.
     fn push_node(&mut self, node: Node, anchor: usize) {
         if anchor > 0 {
             self.anchors.insert(anchor, node.clone());
         }
+        let mut fail = None;
         match self.stack.last_mut() {
             None => self.docs.push(node),
             Some(Frame::Seq { items, .. }) => items.push(node),
             Some(Frame::Map {
                 entries,
+                index,
                 pending_key,
                 merges,
                 ..
-            }) => match pending_key.take() {
-                None => *pending_key = Some(node),
-                Some(key) => {
-                    let is_merge = matches!(&key.value, NodeValue::Str { value, quoted: false } if value == "<<");
-                    if is_merge {
-                        merges.push(node);
-                        return;
-                    }
-                    let ks = key.key_string();
-                    if let Some((prev, _)) = entries.iter().find(|(k, _)| k.key_string() == ks) {
-                        let msg =
-                            format!("duplicate key `{ks}` (first defined at line {})", prev.line);
-                        let (line, col) = (key.line, key.col);
-                        if self.error.is_none() {
-                            self.error = Some(YamlError {
-                                message: msg,
-                                line,
-                                col,
-                            });
+            }) => {
+                match pending_key.take() {
+                    None => {
+                        if matches!(node.value, NodeValue::Seq(_) | NodeValue::Map(_)) {
+                            let kind = if matches!(node.value, NodeValue::Seq(_)) {
+                                "sequence"
+                            } else {
+                                "mapping"
+                            };
+                            fail = Some((
+                                format!("a mapping key must be a scalar, found a {kind}: use a string key"),
+                                node.line,
+                                node.col,
+                            ));
+                        } else {
+                            *pending_key = Some(node);
                         }
-                        return;
                     }
-                    entries.push((key, node));
+                    Some(key) => {
+                        let is_merge = matches!(&key.value, NodeValue::Str { value, quoted: false } if value == "<<");
+                        if is_merge {
+                            merges.push(node);
+                            return;
+                        }
+                        let ks = key.key_string();
+                        if let Some(prev) = index.get(&ks) {
+                            fail = Some((
+                                format!("duplicate key `{ks}` (first defined at line {prev})"),
+                                key.line,
+                                key.col,
+                            ));
+                        } else {
+                            index.insert(ks, key.line);
+                            entries.push((key, node));
+                        }
+                    }
                 }
-            },
+            }
+        }
+        if let Some((message, line, col)) = fail {
+            if self.error.is_none() {
+                self.error = Some(YamlError { message, line, col });
+            }
         }
     }
 }
@@ -255,12 +368,12 @@ fn apply_merges(entries: &mut Vec<(Node, Node)>, merges: Vec<Node>) -> Result<()
     }
     // Merged keys go first (in merge order), explicit keys override them.
     let mut merged: Vec<(Node, Node)> = Vec::new();
-    let add = |src: &Node, merged: &mut Vec<(Node, Node)>| -> Result<(), String> {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut add = |src: &Node, merged: &mut Vec<(Node, Node)>| -> Result<(), String> {
         match &src.value {
             NodeValue::Map(es) => {
                 for (k, v) in es {
-                    let ks = k.key_string();
-                    if !merged.iter().any(|(mk, _)| mk.key_string() == ks) {
+                    if seen.insert(k.key_string()) {
                         merged.push((k.clone(), v.clone()));
                     }
                 }
@@ -280,9 +393,9 @@ fn apply_merges(entries: &mut Vec<(Node, Node)>, merges: Vec<Node>) -> Result<()
         }
     }
     let explicit = std::mem::take(entries);
+    let explicit_keys: HashSet<String> = explicit.iter().map(|(k, _)| k.key_string()).collect();
     for (k, v) in merged {
-        let ks = k.key_string();
-        if !explicit.iter().any(|(ek, _)| ek.key_string() == ks) {
+        if !explicit_keys.contains(&k.key_string()) {
             entries.push((k, v));
         }
     }
@@ -296,11 +409,9 @@ impl MarkedEventReceiver for Builder {
             return;
         }
         match ev {
-            Event::Nothing
-            | Event::StreamStart
-            | Event::StreamEnd
-            | Event::DocumentStart
-            | Event::DocumentEnd => {}
+            Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
+            // Anchors are per document.
+            Event::DocumentStart => self.anchors.clear(),
             Event::Alias(id) => match self.anchors.get(&id) {
                 Some(n) => {
                     let mut n = n.clone();
@@ -344,6 +455,7 @@ impl MarkedEventReceiver for Builder {
                 self.stack.push(Frame::Map {
                     anchor,
                     entries: Vec::new(),
+                    index: HashMap::new(),
                     pending_key: None,
                     merges: Vec::new(),
                     mark,
@@ -390,7 +502,13 @@ impl MarkedEventReceiver for Builder {
 
 /// Deeper nesting than this is refused: recursion over it could exhaust the
 /// stack, and no real configuration comes near it.
-const MAX_DEPTH: usize = 256;
+pub const MAX_DEPTH: usize = 256;
+
+/// At most this many nodes may be produced by alias expansion in one stream
+/// (each alias counts the nodes it copies). Real files use aliases for a few
+/// shared blocks; a bound is what serious YAML parsers (libyaml-based
+/// serde_yaml, go-yaml) also apply against alias bombs.
+pub const MAX_ALIAS_NODES: usize = 1_000_000;
 
 fn too_deep() -> String {
     format!("nesting deeper than {MAX_DEPTH} levels")
@@ -608,6 +726,80 @@ mod tests {
             e.message.contains("nesting deeper than") || e.message.contains("recursion limit"),
             "{e}"
         );
+    }
+
+    /// Runs `f` on a thread with a small stack, as test threads and
+    /// embedders may have: limits must hold before recursion, not after.
+    fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    #[test]
+    fn deep_block_nesting_is_an_error_on_a_small_stack() {
+        let map: String = (0..20_000).map(|i| " ".repeat(i) + "a:\n").collect();
+        let seq: String = (0..20_000).map(|i| " ".repeat(i) + "-\n").collect();
+        for text in [map, seq] {
+            let e = on_small_stack(move || load_one(&text).unwrap_err());
+            assert!(e.message.contains("nesting deeper than 256 levels"), "{e}");
+            assert_eq!(e.line, 257);
+        }
+    }
+
+    #[test]
+    fn alias_bomb_is_refused() {
+        let mut text = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n".to_string();
+        for i in 1..10 {
+            let refs = vec![format!("*a{}", i - 1); 9].join(", ");
+            text += &format!("a{i}: &a{i} [{refs}]\n");
+        }
+        let e = load_one(&text).unwrap_err();
+        assert!(
+            e.message
+                .contains("aliases expand to more than 1000000 nodes"),
+            "{e}"
+        );
+        // Ordinary alias use stays fine.
+        let v = one("b: &b {x: [1, 2]}\nc: *b\nd: *b\n");
+        assert_eq!(
+            v.get_path(&["d", "x"]),
+            Some(&Value::List(vec![Value::Int(1), Value::Int(2)]))
+        );
+    }
+
+    #[test]
+    fn many_keys_load() {
+        // Quadratic duplicate checks made this take minutes.
+        let text: String = (0..200_000).map(|i| format!("k{i}: {i}\n")).collect();
+        let v = one(&text);
+        assert_eq!(v.as_map().unwrap().len(), 200_000);
+        let dup = text + "k7: 1\n";
+        let e = load_one(&dup).unwrap_err();
+        assert!(
+            e.message
+                .contains("duplicate key `k7` (first defined at line 8)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn complex_keys_are_refused() {
+        for text in ["? [a, b]\n: 1\n", "? {a: 1}\n: 1\n", "{[a]: 1}\n"] {
+            let e = load_one(text).unwrap_err();
+            assert!(
+                e.message.contains("a mapping key must be a scalar"),
+                "{text}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn anchors_do_not_cross_documents() {
+        assert!(load_all("a: &x 1\n---\nb: *x\n").is_err());
     }
 
     #[test]

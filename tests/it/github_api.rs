@@ -27,6 +27,9 @@ pub struct GithubState {
     /// Answer this many requests with 502 first.
     pub fail_next: usize,
     pub next_id: u64,
+    /// The login `GET /user` answers; `None` answers 403 as GitHub does
+    /// for an installation token.
+    pub token_user: Option<String>,
 }
 
 /// A GitHub REST API stand-in on 127.0.0.1 for the issue-comment endpoints.
@@ -133,6 +136,10 @@ fn answer(s: &mut GithubState, method: &str, path: &str, body: &str) -> (u16, se
     }
     let route = path.split('?').next().unwrap();
     match (method, route) {
+        ("GET", "/user") => match &s.token_user {
+            Some(u) => (200, serde_json::json!({ "login": u, "type": "User" })),
+            None => (403, forbidden),
+        },
         ("GET", "/repos/acme/infra/issues/7/comments") => {
             let page: usize = path
                 .split("page=")
@@ -153,9 +160,12 @@ fn answer(s: &mut GithubState, method: &str, path: &str, body: &str) -> (u16, se
             let id = s.next_id;
             s.next_id += 1;
             let b = new_body();
-            s.comments
-                .push((id, "github-actions[bot]".into(), b.clone()));
-            (201, comment_json(id, "github-actions[bot]", &b))
+            let user = s
+                .token_user
+                .clone()
+                .unwrap_or_else(|| "github-actions[bot]".into());
+            s.comments.push((id, user.clone(), b.clone()));
+            (201, comment_json(id, &user, &b))
         }
         ("PATCH", p) if p.starts_with("/repos/acme/infra/issues/comments/") => {
             if s.forbid_writes {

@@ -7,6 +7,7 @@ mod compile;
 mod fetch;
 mod github_api;
 mod hooks;
+mod hostile;
 mod incremental;
 mod inventory;
 mod kapitan_compat;

@@ -1,0 +1,7 @@
+//! libFuzzer entry point for the `overlay` target (see src/lib.rs).
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    strata_fuzz::overlay(data);
+});

@@ -1,0 +1,772 @@
+//! Hostile inputs (issue 19): each case under tests/fixtures/hostile/ or
+//! generated here must end in a clear error naming the file, never in a
+//! hang, a crash or unbounded memory. Every run has a time-out so that a
+//! regression fails the test instead of hanging the suite.
+
+use crate::strata;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hostile")
+        .join(name)
+}
+
+/// Copies a fixture to a temporary directory (compile writes into it).
+fn copy_fixture(name: &str) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(name), tmp.path());
+    tmp
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// Runs strata in `dir`, expecting exit code `code` (`lint` reports
+/// a broken file as a finding, exit 1, or fails to load, exit 2); returns
+/// stdout and stderr.
+fn run(dir: &Path, args: &[&str], code: i32) -> String {
+    let out = strata()
+        .current_dir(dir)
+        .args(args)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let got = out.status.code();
+    let ok = got == Some(code) || (args[0] == "lint" && code == 2 && got == Some(1));
+    assert!(
+        ok,
+        "strata {args:?} in {} exited {got:?}: {text}",
+        dir.display()
+    );
+    text
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn target_names_dot_dotdot_and_empty_are_refused() {
+    for (case, file, name) in [
+        ("target-dot", "..yml", "\".\""),
+        ("target-dotdot", "...yml", "\"..\""),
+        ("target-empty", ".yml", "\"\""),
+    ] {
+        let tmp = copy_fixture(case);
+        for args in [
+            &["compile", "--output-path", "out"][..],
+            &["inventory"][..],
+            &["lint"][..],
+        ] {
+            let err = run(tmp.path(), args, 2);
+            assert!(
+                err.contains(&format!("invalid target name {name}")) && err.contains(file),
+                "{case} {args:?}: {err}"
+            );
+        }
+        // Nothing was written for the good target either: no half catalog.
+        assert!(!tmp.path().join("out/ok").exists(), "{case}");
+    }
+}
+
+#[test]
+fn alias_bomb_is_refused_everywhere() {
+    let tmp = copy_fixture("alias-bomb");
+    for args in [
+        &["inventory"][..],
+        &["compile", "--output-path", "out"][..],
+        &["lint"][..],
+    ] {
+        let err = run(tmp.path(), args, 2);
+        assert!(
+            err.contains("aliases expand to more than 1000000 nodes")
+                && err.contains("targets/t.yml:8"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn reference_bombs_are_refused() {
+    for case in ["reference-bomb", "reference-list-bomb"] {
+        let tmp = copy_fixture(case);
+        for args in [&["inventory"][..], &["compile", "--output-path", "out"][..]] {
+            let err = run(tmp.path(), args, 2);
+            assert!(
+                err.contains("expand to more than 67108864 bytes"),
+                "{case} {args:?}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn deep_block_nesting_is_an_error_not_a_stack_overflow() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Compact block sequences: 20,000 levels in 40 kB.
+    let deep = "parameters:\n  x:\n    ".to_string() + &"- ".repeat(20_000) + "end\n";
+    write(&tmp.path().join("inventory/targets/t.yml"), &deep);
+    for args in [&["inventory"][..], &["lint"][..]] {
+        let err = run(tmp.path(), args, 2);
+        assert!(
+            err.contains("nesting deeper than 256 levels") && err.contains("targets/t.yml:3"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn deep_class_chain_is_an_error_not_a_stack_overflow() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inv = tmp.path().join("inventory");
+    write(&inv.join("targets/t.yml"), "classes: [c0]\n");
+    for i in 0..20_000 {
+        write(
+            &inv.join(format!("classes/c{i}.yml")),
+            &format!("classes: [c{}]\n", i + 1),
+        );
+    }
+    write(&inv.join("classes/c20000.yml"), "parameters: {}\n");
+    let err = run(tmp.path(), &["inventory"], 2);
+    assert!(
+        err.contains("classes nest deeper than 256 levels at `c256`")
+            && err.contains("classes/c255.yml:1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn long_reference_chains_and_many_keys_are_fine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text = "parameters:\n  r0: end\n".to_string();
+    for i in 1..20_000 {
+        text += &format!("  r{i}: ${{r{}}}\n", i - 1);
+    }
+    for i in 0..80_000 {
+        text += &format!("  k{i}: {i}\n");
+    }
+    write(&tmp.path().join("inventory/targets/t.yml"), &text);
+    let out = strata()
+        .current_dir(tmp.path())
+        .args(["inventory", "--format", "json"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &v["nodes"]["t"]["parameters"];
+    assert_eq!(p["r19999"], "end");
+    assert_eq!(p["k79999"], 79999);
+}
+
+#[test]
+fn reference_chain_deeper_than_the_limit_is_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Declared backwards, so resolving r0 needs the whole chain at once.
+    let mut text = "parameters:\n".to_string();
+    for i in 0..20_000 {
+        text += &format!("  r{i}: ${{r{}}}\n", i + 1);
+    }
+    text += "  r20000: end\n";
+    write(&tmp.path().join("inventory/targets/t.yml"), &text);
+    let err = run(tmp.path(), &["inventory"], 2);
+    assert!(
+        err.contains("references nest deeper than 256 levels at parameters.r0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn reference_loop_over_overriding_classes_is_found_quickly() {
+    let tmp = copy_fixture("loop-over-100-classes");
+    let err = run(tmp.path(), &["inventory"], 2);
+    assert!(
+        err.contains("reference loop at parameters.k0: ${k1} -> ${k2} -> ${k3} -> ${k4} -> ${k5} -> ${k6} -> ${k7} -> ${k0}"),
+        "{err}"
+    );
+}
+
+#[test]
+fn top_level_key_typo_is_an_error_with_a_hint() {
+    let tmp = copy_fixture("typo-top-level-key");
+    for args in [
+        &["inventory"][..],
+        &["compile", "--output-path", "out"][..],
+        &["lint"][..],
+    ] {
+        let err = run(tmp.path(), args, 2);
+        assert!(
+            err.contains("unknown top-level key `clases`")
+                && err.contains("(did you mean `classes`?)")
+                && err.contains("targets/t.yml:1"),
+            "{args:?}: {err}"
+        );
+    }
+    // A key that is no near-miss is ignored as Kapitan and reclass-rs do,
+    // but lint reports it.
+    let tmp = copy_fixture("unknown-top-level-key");
+    run(tmp.path(), &["inventory"], 0);
+    let out = strata()
+        .current_dir(tmp.path())
+        .args(["lint"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("unknown top-level key `foo`"), "{text}");
+}
+
+#[test]
+fn complex_keys_are_an_error() {
+    let tmp = copy_fixture("complex-key");
+    let err = run(tmp.path(), &["inventory"], 2);
+    assert!(
+        err.contains("a mapping key must be a scalar, found a sequence")
+            && err.contains("targets/t.yml:2"),
+        "{err}"
+    );
+}
+
+mod comment {
+    use super::*;
+    use crate::github_api::FakeGithub;
+
+    /// A review of one changed object whose names are hostile.
+    fn diff_json(target: &str, file: &str, object: &str) -> String {
+        serde_json::json!({
+            "summary": {"targets_changed": 1, "files_changed": 1, "objects_changed": 1},
+            "targets": [{"name": target, "status": "changed", "files": [{
+                "path": file, "status": "changed", "objects": [{
+                    "name": object, "status": "changed", "added_lines": 1, "removed_lines": 1,
+                    "diff": "@@ -1 +1 @@\n-a: 1\n+a: 2\n"
+                }]
+            }]}]
+        })
+        .to_string()
+    }
+
+    fn post(gh: &FakeGithub, dir: &Path, diff: &str, token: &str) -> String {
+        let event = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/review/github/pull_request_event.json");
+        std::fs::write(dir.join("diff.json"), diff).unwrap();
+        let out = strata()
+            .current_dir(dir)
+            .args(["comment", "--diff", "diff.json"])
+            .env("GITHUB_API_URL", &gh.url)
+            .env("GITHUB_REPOSITORY", "acme/infra")
+            .env("GITHUB_EVENT_PATH", event)
+            .env("GITHUB_TOKEN", token)
+            .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"))
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        err
+    }
+
+    #[test]
+    fn a_planted_marker_is_not_updated() {
+        let gh = FakeGithub::start();
+        let planted = "<!-- strata-review -->\nplease review me";
+        gh.state
+            .lock()
+            .unwrap()
+            .comments
+            .push((55, "mallory".into(), planted.into()));
+        let tmp = tempfile::tempdir().unwrap();
+        post(
+            &gh,
+            tmp.path(),
+            &diff_json("dev", "a.yaml", "ConfigMap/x/y"),
+            "ghs_testtoken",
+        );
+        {
+            let s = gh.state.lock().unwrap();
+            assert_eq!(s.comments.len(), 2, "{:?}", s.comments);
+            assert_eq!(s.comments[0].2, planted, "mallory's comment untouched");
+            assert_eq!(s.comments[1].1, "github-actions[bot]");
+        }
+        let reqs = gh.requests();
+        assert!(reqs
+            .iter()
+            .all(|r| r.method != "PATCH" || !r.path.ends_with("/55")));
+        // The second run updates our own comment, still not mallory's.
+        post(
+            &gh,
+            tmp.path(),
+            &diff_json("dev", "b.yaml", "ConfigMap/x/y"),
+            "ghs_testtoken",
+        );
+        let reqs = gh.requests();
+        let patches: Vec<_> = reqs.iter().filter(|r| r.method == "PATCH").collect();
+        assert_eq!(patches.len(), 1, "{reqs:?}");
+        assert_eq!(patches[0].path, "/repos/acme/infra/issues/comments/1001");
+    }
+
+    #[test]
+    fn with_a_personal_token_only_its_users_comment_is_updated() {
+        let gh = FakeGithub::start();
+        {
+            let mut s = gh.state.lock().unwrap();
+            s.token_user = Some("carol".into());
+            s.comments.push((
+                55,
+                "github-actions[bot]".into(),
+                "<!-- strata-review -->\nold".into(),
+            ));
+            s.comments
+                .push((56, "carol".into(), "<!-- strata-review -->\nmine".into()));
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        post(
+            &gh,
+            tmp.path(),
+            &diff_json("dev", "a.yaml", "ConfigMap/x/y"),
+            "ghp_personal",
+        );
+        let reqs = gh.requests();
+        assert!(
+            reqs.iter().any(|r| r.method == "GET" && r.path == "/user"),
+            "{reqs:?}"
+        );
+        let patches: Vec<_> = reqs.iter().filter(|r| r.method == "PATCH").collect();
+        assert_eq!(patches.len(), 1, "{reqs:?}");
+        assert_eq!(patches[0].path, "/repos/acme/infra/issues/comments/56");
+        let s = gh.state.lock().unwrap();
+        assert!(s.comments[0].2.ends_with("old"));
+    }
+
+    #[test]
+    fn hostile_names_are_escaped_in_the_comment() {
+        let gh = FakeGithub::start();
+        let tmp = tempfile::tempdir().unwrap();
+        let evil = "x\n<!--\n</code></summary>`@admin`";
+        post(
+            &gh,
+            tmp.path(),
+            &diff_json(evil, evil, evil),
+            "ghs_testtoken",
+        );
+        let s = gh.state.lock().unwrap();
+        let body = &s.comments[0].2;
+        // No name starts a line (an HTML block): `<!--` appears only inside
+        // code spans closed on the same line, and every line a name is on
+        // still holds the rest of its markup.
+        assert!(
+            body.lines()
+                .skip(1)
+                .all(|l| !l.trim_start().starts_with('<')
+                    || l.starts_with("<details>")
+                    || l.starts_with("</details>")
+                    || l.starts_with("<sub>")),
+            "{body}"
+        );
+        assert!(body.starts_with("<!-- strata-review -->\n"), "{body}");
+        assert!(!body.contains("</code></summary>`"), "{body}");
+        assert!(
+            body.contains("x\\n&lt;!--\\n&lt;/code&gt;&lt;/summary&gt;"),
+            "{body}"
+        );
+        assert!(
+            body.contains("`x\\n<!--\\n</code></summary>'@admin'`"),
+            "{body}"
+        );
+        // The diff still shows.
+        assert!(body.contains("+a: 2"), "{body}");
+        let summary = std::fs::read_to_string(tmp.path().join("summary.md")).unwrap_or_default();
+        assert!(!summary.contains("\n<!--\n"), "{summary}");
+    }
+}
+
+/// A one-thread HTTP server on `addr` answering every request with
+/// `response(path)`, recording each request's Authorization header.
+fn http_server(
+    addr: &str,
+    response: impl Fn(&str) -> String + Send + 'static,
+) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind(addr).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let mut auth = String::from("-");
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).is_err() || h.trim().is_empty() {
+                    break;
+                }
+                if h.to_ascii_lowercase().starts_with("authorization:") {
+                    auth = h.trim().to_string();
+                }
+            }
+            log.lock().unwrap().push(format!("{path} {auth}"));
+            let _ = stream.write_all(response(&path).as_bytes());
+        }
+    });
+    (port, seen)
+}
+
+#[test]
+fn push_never_sends_the_token_to_a_redirected_host() {
+    const TOKEN: &str = "tok-redirect-5e3c9a1f";
+    // The other host: asks for credentials, as a thief would.
+    let (evil_port, evil_log) = http_server("127.0.0.2:0", |_| {
+        "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"x\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string()
+    });
+    let (port, _) = http_server("127.0.0.1:0", move |path| {
+        format!("HTTP/1.1 302 Found\r\nLocation: http://127.0.0.2:{evil_port}{path}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    write(&tmp.path().join("compiled/dev/a.yaml"), "a: 1\n");
+    std::fs::create_dir_all(tmp.path().join("home")).unwrap();
+    let out = strata()
+        .current_dir(tmp.path())
+        .env("HOME", tmp.path().join("home"))
+        .env("XDG_CONFIG_HOME", tmp.path().join("home/.config"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GITHUB_TOKEN", TOKEN)
+        .env_remove("GITHUB_ACTIONS")
+        .args(["push", "--catalog-dir", "compiled", "--cache-dir", "cache"])
+        .args([
+            "--catalog-repo",
+            &format!("http://127.0.0.1:{port}/catalog.git"),
+        ])
+        .args(["--author", "CI <ci@example.com>"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(!text.contains(TOKEN), "{text}");
+    let log = evil_log.lock().unwrap();
+    assert!(
+        log.iter().all(|l| l.ends_with(" -")),
+        "token sent to the other host: {log:?}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn catalog_readers_do_not_follow_links_out_or_read_special_files() {
+    use std::os::unix::fs::symlink;
+    let tmp = tempfile::tempdir().unwrap();
+    let secret = tmp.path().join("shadow");
+    std::fs::write(&secret, "root:SECRET-HASH-123:19000::::::\n").unwrap();
+    for side in ["old", "new"] {
+        write(
+            &tmp.path().join(format!("{side}/t/a.yaml")),
+            &format!("a: {side}\n"),
+        );
+    }
+    let t = tmp.path().join("new/t");
+    symlink(&secret, t.join("shadow.yaml")).unwrap();
+    symlink("/dev/zero", t.join("zero.yaml")).unwrap();
+    symlink("../..", t.join("up")).unwrap();
+    assert!(std::process::Command::new("mkfifo")
+        .arg(t.join("fifo.yaml"))
+        .status()
+        .unwrap()
+        .success());
+    let out = strata()
+        .current_dir(tmp.path())
+        .args(["diff", "--catalogs", "old", "new"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{text}");
+    assert!(!text.contains("SECRET-HASH"), "{text}");
+    assert!(text.contains("outside the catalog, not read"), "{text}");
+    assert!(text.contains("not a regular file, not read"), "{text}");
+    let out = strata()
+        .current_dir(tmp.path())
+        .args(["lint", "--inventory-path", "new", "--catalog", "new"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!text.contains("SECRET-HASH"), "{text}");
+}
+
+#[test]
+fn stale_compile_temp_dirs_are_removed_but_live_ones_kept() {
+    let tmp = copy_fixture("target-dot");
+    std::fs::remove_file(tmp.path().join("inventory/targets/..yml")).unwrap();
+    let out = tmp.path().join("out");
+    for name in [
+        ".strata-compile-stale1",
+        ".strata-compile-stale2",
+        ".strata-compile-live",
+    ] {
+        write(&out.join(name).join("compiled/x/big.yaml"), "x: 1\n");
+        write(&out.join(name).join(".lock"), "");
+        // Older than the minute a starting compile is given.
+        let status = std::process::Command::new("touch")
+            .args(["-d", "2 hours ago"])
+            .arg(out.join(name))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    // A compile that is still running holds its lock.
+    let live = std::fs::File::open(out.join(".strata-compile-live/.lock")).unwrap();
+    live.lock().unwrap();
+    run(tmp.path(), &["compile", "--output-path", "out"], 0);
+    let mut left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, [".strata-compile-live", "compiled"]);
+    drop(live);
+}
+
+/// One row per line of the redaction table in docs/review.md: the object
+/// (old and new version) and the secret that must never be shown.
+const REDACTION_ROWS: &[(&str, &str, &str)] = &[
+    ("secret-kind", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n  k: {V}\n", "c2VjcmV0LXZhbHVl"),
+    ("last-applied", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: '{\"data\":{\"k\":\"{V}\"}}'\ndata:\n  k: eA==\n", "bGFzdC1hcHBsaWVk"),
+    ("env-name", "kind: Deployment\nmetadata:\n  name: d\nspec:\n  env:\n  - name: DB_PASSWORD\n    value: {V}\n", "envpass-7731"),
+    ("key-suffix", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  aws_secret_access_key: {V}\n  secretKey: {V}\n  SECRET_KEY: {V}\n", "awskey-8842"),
+    ("inline-lines", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  app.conf: |\n    password = {V}\n    api_token = \"{V}\"\n    export X_PASSWORD={V}\n    <password>{V}</password>\n    opts: {password: {V}}\n", "inline-9953"),
+    ("jdbc-query", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  url: jdbc:mysql://db/app?user=a&password={V}\n", "jdbcpw-1164"),
+    ("args-flag", "kind: Deployment\nmetadata:\n  name: d\nspec:\n  args: [--password, {V}, --token={V}]\n", "argpw-2275"),
+    ("github-token", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  note: use {V} here\n", "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"),
+    ("aws-key-id", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  note: id {V}\n", "AKIAIOSFODNN7EXAMPLE"),
+    ("jwt", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  jwt: {V}\n", "eyJhbGciOiJIUzI1NiIsInR5cCI6.eyJzdWIiOiIxMjM0NTY3ODkwIiwi.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"),
+    ("pem", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  key.pem: |\n    -----BEGIN RSA PRIVATE KEY-----\n    {V}\n    -----END RSA PRIVATE KEY-----\n", "MIIEpQIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM"),
+];
+
+#[test]
+fn redaction_rows_hold_in_every_output() {
+    let gh = crate::github_api::FakeGithub::start();
+    for (row, template, secret) in REDACTION_ROWS {
+        let tmp = tempfile::tempdir().unwrap();
+        let old_value = format!("{}ZZZZ", &secret[..secret.len() - 4]);
+        write(
+            &tmp.path().join("old/t/o.yaml"),
+            &template.replace("{V}", &old_value),
+        );
+        write(
+            &tmp.path().join("new/t/o.yaml"),
+            &template.replace("{V}", secret),
+        );
+        for mode in [&[][..], &["--no-semantic"][..]] {
+            for format in ["text", "markdown", "json"] {
+                let out = strata()
+                    .current_dir(tmp.path())
+                    .args(["diff", "--catalogs", "old", "new", "--format", format])
+                    .args(mode)
+                    .timeout(Duration::from_secs(60))
+                    .output()
+                    .unwrap();
+                let text = String::from_utf8_lossy(&out.stdout).into_owned()
+                    + &String::from_utf8_lossy(&out.stderr);
+                assert!(matches!(out.status.code(), Some(0 | 1)), "{row}: {text}");
+                for s in [*secret, old_value.as_str()] {
+                    assert!(
+                        !text.contains(s),
+                        "{row} {mode:?} {format}: {s} shown:\n{text}"
+                    );
+                }
+                if format == "json" && mode.is_empty() {
+                    std::fs::write(tmp.path().join("diff.json"), &out.stdout).unwrap();
+                }
+            }
+        }
+        // The comment body, the job summary and the review artifact.
+        comment_post(&gh, tmp.path());
+        let body = gh.state.lock().unwrap().comments.last().unwrap().2.clone();
+        let summary = std::fs::read_to_string(tmp.path().join("summary.md")).unwrap_or_default();
+        for text in [&body, &summary] {
+            assert!(
+                !text.contains(*secret) && !text.contains(&old_value),
+                "{row}: {text}"
+            );
+        }
+    }
+}
+
+fn comment_post(gh: &crate::github_api::FakeGithub, dir: &Path) {
+    let event = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/review/github/pull_request_event.json");
+    let out = strata()
+        .current_dir(dir)
+        .args(["comment", "--diff", "diff.json"])
+        .env("GITHUB_API_URL", &gh.url)
+        .env("GITHUB_REPOSITORY", "acme/infra")
+        .env("GITHUB_EVENT_PATH", event)
+        .env("GITHUB_TOKEN", "ghs_testtoken")
+        .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn reference_errors_quote_no_secret_and_annotate_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        &tmp.path().join("inventory/targets/t.yml"),
+        "parameters:\n  a: 1\n  b: \"x ${foo TOPSECRET-4411\"\n",
+    );
+    let err = run(tmp.path(), &["inventory"], 2);
+    assert!(!err.contains("TOPSECRET"), "{err}");
+    assert!(err.contains("unclosed reference"), "{err}");
+    let out = run(tmp.path(), &["lint", "--format", "github"], 2);
+    assert!(!out.contains("TOPSECRET"), "{out}");
+    assert!(
+        out.contains("file=./inventory/targets/t.yml,line=3"),
+        "{out}"
+    );
+    write(
+        &tmp.path().join("inventory/targets/t.yml"),
+        "parameters:\n  a: 1\n  b: \"${missing} TOPSECRET-4411\"\n",
+    );
+    let out = run(tmp.path(), &["lint", "--format", "github"], 2);
+    assert!(!out.contains("TOPSECRET"), "{out}");
+    assert!(
+        out.contains("file=./inventory/targets/t.yml,line=3"),
+        "{out}"
+    );
+}
+
+#[test]
+fn inf_and_nan_are_not_silently_null_in_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        &tmp.path().join("inventory/targets/t.yml"),
+        "parameters:\n  ok: 1.5\n  big: .inf\n",
+    );
+    let err = run(tmp.path(), &["inventory", "--format", "json"], 2);
+    assert!(
+        err.contains("nodes.t.parameters.big is .inf or .nan, which JSON cannot represent"),
+        "{err}"
+    );
+    let out = strata()
+        .current_dir(tmp.path())
+        .args(["inventory", "--format", "yaml"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("big: .inf"));
+}
+
+#[test]
+fn redaction_rows_hold_in_push_dry_run() {
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let bare = tmp.path().join("catalog.git");
+    std::fs::create_dir_all(&bare).unwrap();
+    git(&bare, &["init", "--bare", "-q", "-b", "main"]);
+    let seed = tmp.path().join("seed");
+    for (row, template, secret) in REDACTION_ROWS {
+        let old_value = format!("{}ZZZZ", &secret[..secret.len() - 4]);
+        write(
+            &seed.join(format!("{row}/o.yaml")),
+            &template.replace("{V}", &old_value),
+        );
+        write(
+            &tmp.path().join(format!("compiled/{row}/o.yaml")),
+            &template.replace("{V}", secret),
+        );
+    }
+    git(&seed, &["init", "-q", "-b", "main"]);
+    git(&seed, &["add", "-A"]);
+    git(&seed, &["commit", "-q", "-m", "seed"]);
+    git(
+        &seed,
+        &["push", "-q", &format!("file://{}", bare.display()), "main"],
+    );
+    let out = strata()
+        .current_dir(tmp.path())
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GITHUB_ACTIONS")
+        .args([
+            "push",
+            "--catalog-dir",
+            "compiled",
+            "--cache-dir",
+            "cache",
+            "--dry-run",
+        ])
+        .args(["--catalog-repo", &format!("file://{}", bare.display())])
+        .args(["--author", "CI <ci@example.com>"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("Nothing was pushed."), "{text}");
+    for (row, _, secret) in REDACTION_ROWS {
+        let old_value = format!("{}ZZZZ", &secret[..secret.len() - 4]);
+        assert!(text.contains(&format!("target {row}")), "{row}: {text}");
+        assert!(
+            !text.contains(*secret) && !text.contains(&old_value),
+            "{row}: {text}"
+        );
+    }
+}
+
+#[test]
+fn values_nested_by_references_are_held_to_the_depth_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Each level is 200 maps deep and refers to the previous one: without
+    // the limit the rendered value would be 40,000 levels deep.
+    let deep = |inner: &str| "{x: ".repeat(200) + inner + &"}".repeat(200);
+    let mut text = "parameters:\n  r0: end\n".to_string();
+    for i in 1..200 {
+        text += &format!("  r{i}: {}\n", deep(&format!("\"${{r{}}}\"", i - 1)));
+    }
+    write(&tmp.path().join("inventory/targets/t.yml"), &text);
+    let err = run(tmp.path(), &["inventory"], 2);
+    assert!(
+        err.contains("build a value nested deeper than 256 levels"),
+        "{err}"
+    );
+}
