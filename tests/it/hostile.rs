@@ -379,6 +379,7 @@ mod comment {
                 .skip(1)
                 .all(|l| !l.trim_start().starts_with('<')
                     || l.starts_with("<details>")
+                    || l.starts_with("<details open>")
                     || l.starts_with("</details>")
                     || l.starts_with("<sub>")),
             "{body}"
