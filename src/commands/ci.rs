@@ -215,8 +215,7 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
                 work.path(),
                 &head_catalog,
                 collected.is_some(),
-                &findings,
-                base_findings.as_deref(),
+                (&findings, base_findings.as_deref()),
                 &mut outputs,
             )?;
         }
@@ -345,8 +344,8 @@ fn review(
     work: &Path,
     head_catalog: &Path,
     collected: bool,
-    findings: &[Diagnostic],
-    base_findings: Option<&[Diagnostic]>,
+    // The head's lint findings, and the base's (when it could be linted).
+    (findings, base_findings): (&[Diagnostic], Option<&[Diagnostic]>),
     outputs: &mut Outputs,
 ) -> anyhow::Result<()> {
     let (Some(base), Some(head)) = (&pr.base_sha, &pr.head_sha) else {
