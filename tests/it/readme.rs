@@ -73,7 +73,11 @@ fn readme_quick_start_and_own_inventory_commands_work_as_written() {
         .iter()
         .find(|l| l.contains("examples/minimal"))
         .expect("the quick start compiles examples/minimal");
-    assert_eq!(compile_line, "(cd examples/minimal && strata compile)");
+    // `cargo run --release --` is this very binary (built by `cargo test`).
+    assert_eq!(
+        compile_line,
+        "(cd examples/minimal && cargo run --release -- compile)"
+    );
     let clone = tmp.path().join("clone");
     copy_tree(
         &root().join("examples/minimal"),
@@ -127,13 +131,14 @@ fn readme_quick_start_and_own_inventory_commands_work_as_written() {
                 );
                 assert!(!out.contains("target dev"), "{out}");
             }
+            "review" => {
+                assert!(out.contains("### strata review"), "{out}");
+                assert!(out.contains("replicas"), "{out}");
+                assert!(!out.contains("`dev`"), "{out}");
+            }
             other => panic!("the test does not know README command `{other}`: add it"),
         }
         seen.push(sub);
     }
-    assert_eq!(seen, ["inventory", "compile", "lint", "diff"]);
-    // TODO(i18 merge): the README's one-step local review command
-    // (`strata review --base REF` / `strata ci --dry-run`) is built on
-    // branch i18; when it is merged, add it to the README block above and
-    // to the match here.
+    assert_eq!(seen, ["inventory", "compile", "lint", "diff", "review"]);
 }
