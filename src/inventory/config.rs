@@ -15,6 +15,13 @@ pub struct ReclassConfig {
     pub ignore_class_notfound_regexp: Vec<String>,
     pub compose_node_name: Option<bool>,
     pub enable_class_wildcards: Option<bool>,
+    /// `"<glob or /regex/> <class>..."` entries, in file order.
+    pub class_mappings: Vec<String>,
+    /// Match `class_mappings` against the node's path under the nodes
+    /// directory (`test/a`) instead of its name.
+    pub class_mappings_match_path: bool,
+    /// One line per key strata does not understand, naming file and key.
+    pub warnings: Vec<String>,
 }
 
 fn read_yaml_value(path: &Path) -> Result<Option<Value>, InventoryError> {
@@ -47,12 +54,70 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 
 impl ReclassConfig {
     pub fn load(inventory: &Path) -> Result<ReclassConfig, InventoryError> {
-        let Some(v) = read_yaml_value(&inventory.join("reclass-config.yml"))? else {
+        let path = inventory.join("reclass-config.yml");
+        let Some(v) = read_yaml_value(&path)? else {
             return Ok(ReclassConfig::default());
         };
         let get = |k: &str| v.as_map().and_then(|m| m.get(k));
         let s = |k: &str| get(k).and_then(|x| x.as_str()).map(str::to_string);
         let b = |k: &str| get(k).and_then(Value::as_bool);
+        let unsupported = |key: &str, message: &str| InventoryError::UnsupportedConfig {
+            path: path.clone(),
+            key: key.to_string(),
+            message: message.to_string(),
+        };
+        let class_mappings = match get("class_mappings") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::List(l)) => l
+                .iter()
+                .map(|x| {
+                    x.as_str().map(str::to_string).ok_or_else(|| {
+                        unsupported("class_mappings", "every entry must be a string")
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(unsupported("class_mappings", "expected a list")),
+        };
+        if get("ignore_overwritten_missing_references").and_then(Value::as_bool) == Some(false) {
+            return Err(unsupported(
+                "ignore_overwritten_missing_references",
+                "strata always ignores a missing reference that a later value overwrites (reclass-rs's default); remove the key or set it to true",
+            ));
+        }
+        if let Some(flags) = get("reclass_rs_compat_flags") {
+            if !matches!(flags, Value::Null) && flags.as_list().is_none_or(|l| !l.is_empty()) {
+                return Err(unsupported(
+                    "reclass_rs_compat_flags",
+                    "strata renders as reclass-rs does without compatibility flags; remove the key",
+                ));
+            }
+        }
+        let mut warnings = Vec::new();
+        if let Some(m) = v.as_map() {
+            for k in m.keys() {
+                let known = matches!(
+                    k.as_str(),
+                    "nodes_uri"
+                        | "classes_uri"
+                        | "ignore_class_notfound"
+                        | "ignore_class_notfound_regexp"
+                        | "compose_node_name"
+                        | "enable_class_wildcards"
+                        | "class_mappings"
+                        | "class_mappings_match_path"
+                        | "ignore_overwritten_missing_references"
+                        | "reclass_rs_compat_flags"
+                        | "verbose_warnings"
+                );
+                if !known {
+                    warnings.push(format!(
+                        "{}: unknown key `{k}` ignored (strata reads the keys reclass-rs 0.11 supports)",
+                        path.display()
+                    ));
+                }
+            }
+        }
+        warnings.sort();
         Ok(ReclassConfig {
             nodes_uri: s("nodes_uri"),
             classes_uri: s("classes_uri"),
@@ -60,6 +125,9 @@ impl ReclassConfig {
             ignore_class_notfound_regexp: strings(get("ignore_class_notfound_regexp")),
             compose_node_name: b("compose_node_name"),
             enable_class_wildcards: b("enable_class_wildcards"),
+            class_mappings,
+            class_mappings_match_path: b("class_mappings_match_path").unwrap_or(false),
+            warnings,
         })
     }
 

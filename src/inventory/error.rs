@@ -94,6 +94,20 @@ pub enum InventoryError {
     #[error("invalid regular expression `{regex}` for ignore_class_notfound_regexp: {message}")]
     BadRegex { regex: String, message: String },
 
+    #[error("{}: class_mappings entry `{entry}`: {message}", path.display())]
+    BadClassMapping {
+        path: PathBuf,
+        entry: String,
+        message: String,
+    },
+
+    #[error("{}: unsupported key `{key}`: {message}", path.display())]
+    UnsupportedConfig {
+        path: PathBuf,
+        key: String,
+        message: String,
+    },
+
     #[error("unknown target `{name}`")]
     UnknownTarget { name: String, known: Vec<String> },
 

@@ -7,6 +7,7 @@
 //! Class files are read and parsed at most once per run (lazily, on first
 //! use, shared by all targets); targets render in parallel.
 
+pub mod class_mapping;
 pub mod config;
 mod discover;
 pub mod error;
@@ -147,6 +148,12 @@ pub struct Inventory {
     wildcard_names: Vec<String>,
     targets: BTreeMap<String, (Entity, u32)>,
     ignore_regexps: Vec<regex::Regex>,
+    class_mappings: Vec<class_mapping::ClassMapping>,
+    class_mappings_match_path: bool,
+    /// `reclass-config.yml`'s index in `files`, for errors in mapped classes.
+    config_file: u32,
+    targets_dir: PathBuf,
+    warnings: Vec<String>,
 }
 
 impl Inventory {
@@ -203,6 +210,14 @@ impl Inventory {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let config_path = dir.join("reclass-config.yml");
+        let class_mappings = cfg
+            .class_mappings
+            .iter()
+            .map(|s| class_mapping::ClassMapping::parse(s, &config_path))
+            .collect::<Result<Vec<_>, _>>()?;
+        let config_file = files.len() as u32;
+        files.push(config_path);
         Ok(Inventory {
             opts,
             files,
@@ -211,7 +226,47 @@ impl Inventory {
             wildcard_names,
             targets,
             ignore_regexps,
+            class_mappings,
+            class_mappings_match_path: cfg.class_mappings_match_path,
+            config_file,
+            targets_dir,
+            warnings: cfg.warnings,
         })
+    }
+
+    /// Warnings about the configuration (unknown `reclass-config.yml`
+    /// keys), each naming file and key, sorted.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The classes `class_mappings` gives a target, in reclass's order.
+    pub fn mapped_classes(&self, name: &str) -> Result<Vec<String>, InventoryError> {
+        let mut out = Vec::new();
+        if self.class_mappings.is_empty() {
+            return Ok(out);
+        }
+        let Some((entity, _)) = self.targets.get(name) else {
+            return Ok(out);
+        };
+        let matchname = if self.class_mappings_match_path {
+            let rel = entity
+                .path
+                .strip_prefix(&self.targets_dir)
+                .unwrap_or(&entity.path)
+                .with_extension("");
+            rel.components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/")
+        } else {
+            name.to_string()
+        };
+        let config = &self.files[self.config_file as usize];
+        for cm in &self.class_mappings {
+            cm.append_if_matches(&matchname, &mut out, config)?;
+        }
+        Ok(out)
     }
 
     /// The effective options (flags merged with `reclass-config.yml`).
@@ -323,6 +378,24 @@ impl Inventory {
                 replace: false,
             },
         );
+        let mapped = self.mapped_classes(name)?;
+        if !mapped.is_empty() {
+            // reclass renders the mapped classes into a base node first,
+            // then the node's own file on top, sharing one seen-list.
+            let base = EntityFile {
+                file: self.config_file,
+                loc: String::new(),
+                includes: mapped
+                    .iter()
+                    .map(|c| Include::Name(c.clone(), 0))
+                    .collect(),
+                listed: mapped,
+                apps: AppList::default(),
+                parameters: UMap::default(),
+                exports: UMap::default(),
+            };
+            b.include(&base)?;
+        }
         b.include(&tfile)?;
         let Build {
             params,
