@@ -226,3 +226,84 @@ fn output_is_deterministic() {
         .unwrap();
     assert_eq!(a.stdout, b.stdout);
 }
+
+/// reclass-rs's own `tests/inventory-class-mapping`, rendered by
+/// reclass-rs 0.11 in all four combinations of `compose_node_name` and
+/// `class_mappings_match_path` (class-mapping.gen.py made the expectation).
+#[test]
+fn class_mappings_match_reclass_rs() {
+    let src = fixture("class-mapping");
+    let expected: J = serde_json::from_str(
+        &std::fs::read_to_string(src.with_file_name("class-mapping.expected.json")).unwrap(),
+    )
+    .unwrap();
+    let config = std::fs::read_to_string(src.join("reclass-config.yml")).unwrap();
+    for (variant, want) in expected.as_object().unwrap() {
+        let compose = variant.contains("compose=true");
+        let match_path = variant.contains("match_path=true");
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["classes", "nodes"] {
+            copy_dir(&src.join(sub), &dir.path().join(sub));
+        }
+        let cfg = config
+            .replace(
+                "compose_node_name: false",
+                &format!("compose_node_name: {compose}"),
+            )
+            .replace(
+                "class_mappings_match_path: true",
+                &format!("class_mappings_match_path: {match_path}"),
+            );
+        std::fs::write(dir.path().join("reclass-config.yml"), cfg).unwrap();
+        let got = render(&["--inventory-path", dir.path().to_str().unwrap()]);
+        let nodes = got["nodes"].as_object().unwrap();
+        let want = want.as_object().unwrap();
+        assert_eq!(
+            nodes.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>(),
+            "{variant}"
+        );
+        for (name, w) in want {
+            for key in ["classes", "applications", "parameters"] {
+                assert_eq!(nodes[name][key], w[key], "{variant} {name} {key}");
+            }
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn bad_class_mapping_and_unsupported_config_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("targets")).unwrap();
+    std::fs::write(dir.path().join("targets/t.yml"), "classes: []\n").unwrap();
+    for (cfg, want) in [
+        ("class_mappings: ['/abc  x']\n", "class_mappings entry `/abc  x`"),
+        (
+            "reclass_rs_compat_flags: [nested-reference-null-as-none]\n",
+            "unsupported key `reclass_rs_compat_flags`",
+        ),
+    ] {
+        std::fs::write(dir.path().join("reclass-config.yml"), cfg).unwrap();
+        let out = strata()
+            .args(["inventory", "--inventory-path"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(want) && err.contains("reclass-config.yml"), "{err}");
+    }
+}
