@@ -66,6 +66,9 @@ pub struct CompileArgs {
     /// Print nothing but errors
     #[arg(long)]
     pub quiet: bool,
+    /// Unknown keys in reclass-config.yml are errors, not warnings
+    #[arg(long)]
+    pub strict: bool,
     /// Compile only shard I of N (1-based) of the selected targets: sorted by
     /// name, every N-th from the I-th (for a CI matrix; merge with `strata ci --collect`)
     #[arg(long, value_name = "I/N")]
@@ -168,7 +171,14 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         .map_err(diag_err)?;
 
     let inventory = Inventory::load(&inv_opts).map_err(diag_err)?;
-    let nodes = inventory.render(&[]).map_err(diag_err)?;
+    for w in inventory.warnings() {
+        eprintln!("warning: {w}");
+    }
+    if args.strict && !inventory.warnings().is_empty() {
+        anyhow::bail!("--strict: the configuration has unknown keys (see the warnings above)");
+    }
+    let total_targets = inventory.target_names().len();
+    let nodes = render_for_compile(&inventory, &args.targets, args.quiet)?;
     let prepared = compile::prepare(&nodes, &absolute(&inv_opts.path)).map_err(diag_err)?;
     let mut selected = compile::select_targets(&prepared, &args.targets, &labels);
     if selected.is_empty() {
@@ -190,7 +200,7 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     }
-    let all_targets = selected.len() == prepared.plans.len();
+    let all_targets = selected.len() == total_targets;
     let opts = CompileOptions {
         inventory_path: absolute(&inv_opts.path),
         search_paths: search_paths.iter().map(|p| absolute(p)).collect(),
@@ -266,4 +276,44 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The rendered targets compile sees. A full compile needs every target and
+/// reports every one that fails (each naming its broken class); with
+/// `--targets`, only the asked targets must render: a broken class outside
+/// their closure leaves the other targets out of the global inventory view
+/// with a warning instead of stopping the run.
+fn render_for_compile(
+    inventory: &Inventory,
+    asked: &[String],
+    quiet: bool,
+) -> anyhow::Result<std::collections::BTreeMap<String, crate::inventory::RenderedNode>> {
+    let mut nodes = std::collections::BTreeMap::new();
+    let mut failed = Vec::new();
+    for (name, r) in inventory.render_each() {
+        match r {
+            Ok(node) => {
+                nodes.insert(name, node);
+            }
+            Err(e) if asked.is_empty() || asked.contains(&name) => failed.push(e),
+            Err(e) => {
+                if !quiet {
+                    eprintln!(
+                        "warning: target `{name}` is not compiled and left out of the inventory: {e}"
+                    );
+                }
+            }
+        }
+    }
+    let last = failed.pop();
+    for e in &failed {
+        eprint!(
+            "{}",
+            crate::cli::render_diagnostic(&crate::diagnostics::ToDiagnostic::to_diagnostic(e))
+        );
+    }
+    match last {
+        Some(e) => Err(diag_err(e)),
+        None => Ok(nodes),
+    }
 }

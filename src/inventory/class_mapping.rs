@@ -53,7 +53,10 @@ impl ClassMapping {
             .next()
             .ok_or_else(|| bad("expected `<pattern> <class> [<class>...]`".into()))?;
         // A leading `*` is escaped as `\*` so YAML does not read an alias.
-        let pat = pat.strip_prefix('\\').filter(|p| p.starts_with('*')).unwrap_or(pat);
+        let pat = pat
+            .strip_prefix('\\')
+            .filter(|p| p.starts_with('*'))
+            .unwrap_or(pat);
         let classes: Vec<&str> = parts.collect();
         if classes.is_empty() {
             return Err(bad(format!("no classes mapped for `{pat}`")));
@@ -153,12 +156,18 @@ mod tests {
             "\\*  common",
         ];
         assert_eq!(mapped(&specs, "dev-a"), ["env.develop", "common"]);
-        assert_eq!(mapped(&specs, "prod-b"), ["env.production", "app.b", "common"]);
+        assert_eq!(
+            mapped(&specs, "prod-b"),
+            ["env.production", "app.b", "common"]
+        );
         assert_eq!(
             mapped(&specs, "test/a"),
             ["regex.rust-test", "cluster.test", "common"]
         );
-        assert_eq!(mapped(&specs, "test/x-stg-test"), ["regex.rust-test", "common"]);
+        assert_eq!(
+            mapped(&specs, "test/x-stg-test"),
+            ["regex.rust-test", "common"]
+        );
     }
 
     #[test]
@@ -171,7 +180,10 @@ mod tests {
             ("/(/  x", "invalid regex"),
         ] {
             let e = ClassMapping::parse(spec, p).err().unwrap().to_string();
-            assert!(e.contains(want) && e.contains("inv/reclass-config.yml"), "{e}");
+            assert!(
+                e.contains(want) && e.contains("inv/reclass-config.yml"),
+                "{e}"
+            );
         }
     }
 }

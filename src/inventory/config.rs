@@ -20,8 +20,26 @@ pub struct ReclassConfig {
     /// Match `class_mappings` against the node's path under the nodes
     /// directory (`test/a`) instead of its name.
     pub class_mappings_match_path: bool,
-    /// One line per key strata does not understand, naming file and key.
-    pub warnings: Vec<String>,
+    /// The keys strata does not understand.
+    pub warnings: Vec<ConfigWarning>,
+}
+
+/// A configuration key strata does not understand (and ignores).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ConfigWarning {
+    pub path: std::path::PathBuf,
+    pub key: String,
+}
+
+impl std::fmt::Display for ConfigWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: unknown key `{}` ignored (strata reads the keys reclass-rs 0.11 supports)",
+            self.path.display(),
+            self.key
+        )
+    }
 }
 
 fn read_yaml_value(path: &Path) -> Result<Option<Value>, InventoryError> {
@@ -110,10 +128,10 @@ impl ReclassConfig {
                         | "verbose_warnings"
                 );
                 if !known {
-                    warnings.push(format!(
-                        "{}: unknown key `{k}` ignored (strata reads the keys reclass-rs 0.11 supports)",
-                        path.display()
-                    ));
+                    warnings.push(ConfigWarning {
+                        path: path.clone(),
+                        key: k.to_string(),
+                    });
                 }
             }
         }

@@ -153,7 +153,7 @@ pub struct Inventory {
     /// `reclass-config.yml`'s index in `files`, for errors in mapped classes.
     config_file: u32,
     targets_dir: PathBuf,
-    warnings: Vec<String>,
+    warnings: Vec<config::ConfigWarning>,
 }
 
 impl Inventory {
@@ -236,7 +236,7 @@ impl Inventory {
 
     /// Warnings about the configuration (unknown `reclass-config.yml`
     /// keys), each naming file and key, sorted.
-    pub fn warnings(&self) -> &[String] {
+    pub fn warnings(&self) -> &[config::ConfigWarning] {
         &self.warnings
     }
 
@@ -347,6 +347,17 @@ impl Inventory {
         Ok(out)
     }
 
+    /// Renders every target on its own, in parallel, keeping each result:
+    /// a broken class only fails the targets whose closure includes it.
+    pub fn render_each(&self) -> BTreeMap<String, Result<RenderedNode, InventoryError>> {
+        let names = self.target_names();
+        let results: Vec<Result<RenderedNode, InventoryError>> = names
+            .par_iter()
+            .map(|n| self.render_target(n).map_err(|e| e.in_target(n)))
+            .collect();
+        names.into_iter().zip(results).collect()
+    }
+
     /// Renders one target.
     pub fn render_target(&self, name: &str) -> Result<RenderedNode, InventoryError> {
         let (entity, file_idx) =
@@ -385,10 +396,7 @@ impl Inventory {
             let base = EntityFile {
                 file: self.config_file,
                 loc: String::new(),
-                includes: mapped
-                    .iter()
-                    .map(|c| Include::Name(c.clone(), 0))
-                    .collect(),
+                includes: mapped.iter().map(|c| Include::Name(c.clone(), 0)).collect(),
                 listed: mapped,
                 apps: AppList::default(),
                 parameters: UMap::default(),

@@ -290,7 +290,10 @@ fn bad_class_mapping_and_unsupported_config_are_named() {
     std::fs::create_dir_all(dir.path().join("targets")).unwrap();
     std::fs::write(dir.path().join("targets/t.yml"), "classes: []\n").unwrap();
     for (cfg, want) in [
-        ("class_mappings: ['/abc  x']\n", "class_mappings entry `/abc  x`"),
+        (
+            "class_mappings: ['/abc  x']\n",
+            "class_mappings entry `/abc  x`",
+        ),
         (
             "reclass_rs_compat_flags: [nested-reference-null-as-none]\n",
             "unsupported key `reclass_rs_compat_flags`",
@@ -304,6 +307,91 @@ fn bad_class_mapping_and_unsupported_config_are_named() {
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
-        assert!(err.contains(want) && err.contains("reclass-config.yml"), "{err}");
+        assert!(
+            err.contains(want) && err.contains("reclass-config.yml"),
+            "{err}"
+        );
     }
+}
+
+#[test]
+fn unknown_reclass_config_keys_warn_and_strict_fails() {
+    let inv = fixture("class-mapping");
+    let run = |extra: &[&str]| {
+        strata()
+            .args(["inventory", "--inventory-path", inv.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("warning:")
+            && err.contains("reclass-config.yml")
+            && err.contains("unknown key `allow_none_override`"),
+        "{err}"
+    );
+    let out = run(&["--strict"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--strict"));
+    let out = strata()
+        .args(["lint", "--inventory-path", inv.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("unknown key `allow_none_override`"), "{text}");
+}
+
+/// `compile -t T` needs only T's closure: a class broken elsewhere leaves
+/// the other target out with a warning; a full compile names every broken
+/// target and its class.
+#[test]
+fn compile_targets_render_only_what_they_need() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let w = |p: &str, s: &str| {
+        let p = d.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, s).unwrap();
+    };
+    w("inventory/classes/ok.yml", "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: .\n        output_type: yaml\n        input_type: jsonnet\n        input_paths: [main.jsonnet]\n");
+    w(
+        "inventory/classes/broken1.yml",
+        "parameters:\n  a: 1\n  a: 2\n",
+    );
+    w("inventory/classes/broken2.yml", "parameters: [\n");
+    w("inventory/targets/good.yml", "classes: [ok]\n");
+    w("inventory/targets/bad1.yml", "classes: [ok, broken1]\n");
+    w("inventory/targets/bad2.yml", "classes: [ok, broken2]\n");
+    w("main.jsonnet", "{ out: { v: 1 } }\n");
+    let out = strata()
+        .current_dir(d)
+        .args(["compile", "-t", "good"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(d.join("compiled/good/out.yaml").is_file(), "{err}");
+    assert!(err.contains("bad1") && err.contains("bad2"), "{err}");
+    let out = strata()
+        .current_dir(d)
+        .args(["inventory", "-t", "good"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = strata().current_dir(d).args(["compile"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("broken1.yml") && err.contains("broken2.yml"),
+        "{err}"
+    );
 }
