@@ -656,7 +656,10 @@ impl StdContext {
         let settings = jrsonnet_gcmodule::Cc::new(std::cell::RefCell::new(settings));
         let mut std = jrsonnet_evaluator::ObjValueBuilder::new();
         std.with_super(jrsonnet_stdlib::stdlib_uncached(settings.clone()));
-        std.method("setMember", jrsonnet_evaluator::function::FuncVal::builtin(SetMember));
+        std.method(
+            "setMember",
+            jrsonnet_evaluator::function::FuncVal::builtin(SetMember),
+        );
         #[allow(deprecated)]
         std.method(
             "parseJson",
