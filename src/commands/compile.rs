@@ -171,10 +171,12 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         .map_err(diag_err)?;
 
     let inventory = Inventory::load(&inv_opts).map_err(diag_err)?;
-    for w in inventory.warnings() {
+    let mut config_warnings = inventory.warnings().to_vec();
+    config_warnings.extend(defaults.unknown_keys(std::path::Path::new(".")));
+    for w in &config_warnings {
         eprintln!("warning: {w}");
     }
-    if args.strict && !inventory.warnings().is_empty() {
+    if args.strict && !config_warnings.is_empty() {
         anyhow::bail!("--strict: the configuration has unknown keys (see the warnings above)");
     }
     let total_targets = inventory.target_names().len();

@@ -92,10 +92,16 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
     }
     let opts = args.inv.options("inventory")?;
     let inv = Inventory::load(&opts).map_err(diag_err)?;
-    for w in inv.warnings() {
+    let mut config_warnings = inv.warnings().to_vec();
+    config_warnings.extend(
+        KapitanDefaults::load(std::path::Path::new("."))
+            .map_err(diag_err)?
+            .unknown_keys(std::path::Path::new(".")),
+    );
+    for w in &config_warnings {
         eprintln!("warning: {w}");
     }
-    if args.strict && !inv.warnings().is_empty() {
+    if args.strict && !config_warnings.is_empty() {
         anyhow::bail!("--strict: the configuration has unknown keys (see the warnings above)");
     }
     let nodes = inv.render(&args.targets).map_err(diag_err)?;

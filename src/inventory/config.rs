@@ -35,7 +35,7 @@ impl std::fmt::Display for ConfigWarning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{}: unknown key `{}` ignored (strata reads the keys reclass-rs 0.11 supports)",
+            "{}: unknown key `{}` ignored",
             self.path.display(),
             self.key
         )
@@ -174,6 +174,42 @@ impl KapitanDefaults {
         })
     }
 
+    /// Top-level keys Kapitan does not read (its sections are its command
+    /// names, `global` and `version`; `inventory_backend` is strata's),
+    /// sorted. `dir` is where `.kapitan` was read from.
+    pub fn unknown_keys(&self, dir: &Path) -> Vec<ConfigWarning> {
+        const KNOWN: &[&str] = &[
+            "global",
+            "version",
+            "eval",
+            "compile",
+            "inventory",
+            "searchvar",
+            "secrets",
+            "refs",
+            "lint",
+            "init",
+            "validate",
+            "inventory_backend",
+        ];
+        let mut out: Vec<ConfigWarning> = self
+            .root
+            .as_ref()
+            .and_then(Value::as_map)
+            .map(|m| {
+                m.keys()
+                    .filter(|k| !KNOWN.contains(&k.as_str()))
+                    .map(|k| ConfigWarning {
+                        path: dir.join(".kapitan"),
+                        key: k.to_string(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort();
+        out
+    }
+
     /// The value for `flag` (e.g. `inventory-path`) in `section` (e.g.
     /// `compile`), falling back to the `global` section. Underscores and
     /// dashes are interchangeable, as in Kapitan.
@@ -245,6 +281,25 @@ impl KapitanDefaults {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unknown_kapitan_sections_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(".kapitan"),
+            "version: 0.36\ncomplie:\n  inventory-path: x\nglobal: {}\nzz: 1\n",
+        )
+        .unwrap();
+        let k = KapitanDefaults::load(dir.path()).unwrap();
+        let w: Vec<String> = k
+            .unknown_keys(dir.path())
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].contains(".kapitan: unknown key `complie`"), "{w:?}");
+        assert!(w[1].contains("unknown key `zz`"), "{w:?}");
+    }
 
     #[test]
     fn kapitan_defaults_sections() {
