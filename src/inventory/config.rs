@@ -17,6 +17,8 @@ pub struct ReclassConfig {
     pub enable_class_wildcards: Option<bool>,
     /// `"<glob or /regex/> <class>..."` entries, in file order.
     pub class_mappings: Vec<String>,
+    /// The line of each `class_mappings` entry.
+    pub class_mapping_lines: Vec<usize>,
     /// Match `class_mappings` against the node's path under the nodes
     /// directory (`test/a`) instead of its name.
     pub class_mappings_match_path: bool,
@@ -110,6 +112,18 @@ impl ReclassConfig {
                 ));
             }
         }
+        let class_mapping_lines = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| crate::yaml::load_one(&t).ok().flatten())
+            .and_then(|n| {
+                n.get("class_mappings").and_then(|l| match &l.value {
+                    crate::yaml::NodeValue::Seq(items) => {
+                        Some(items.iter().map(|i| i.line).collect::<Vec<_>>())
+                    }
+                    _ => None,
+                })
+            })
+            .unwrap_or_default();
         let mut warnings = Vec::new();
         if let Some(m) = v.as_map() {
             for k in m.keys() {
@@ -144,6 +158,7 @@ impl ReclassConfig {
             compose_node_name: b("compose_node_name"),
             enable_class_wildcards: b("enable_class_wildcards"),
             class_mappings,
+            class_mapping_lines,
             class_mappings_match_path: b("class_mappings_match_path").unwrap_or(false),
             warnings,
         })

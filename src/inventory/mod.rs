@@ -150,6 +150,7 @@ pub struct Inventory {
     ignore_regexps: Vec<regex::Regex>,
     class_mappings: Vec<class_mapping::ClassMapping>,
     class_mappings_match_path: bool,
+    class_mapping_lines: Vec<usize>,
     /// `reclass-config.yml`'s index in `files`, for errors in mapped classes.
     config_file: u32,
     targets_dir: PathBuf,
@@ -228,6 +229,7 @@ impl Inventory {
             ignore_regexps,
             class_mappings,
             class_mappings_match_path: cfg.class_mappings_match_path,
+            class_mapping_lines: cfg.class_mapping_lines,
             config_file,
             targets_dir,
             warnings: cfg.warnings,
@@ -240,8 +242,9 @@ impl Inventory {
         &self.warnings
     }
 
-    /// The classes `class_mappings` gives a target, in reclass's order.
-    pub fn mapped_classes(&self, name: &str) -> Result<Vec<String>, InventoryError> {
+    /// The classes `class_mappings` gives a target, in reclass's order,
+    /// each with the index of the entry that mapped it.
+    pub fn mapped_classes(&self, name: &str) -> Result<Vec<(String, usize)>, InventoryError> {
         let mut out = Vec::new();
         if self.class_mappings.is_empty() {
             return Ok(out);
@@ -263,8 +266,14 @@ impl Inventory {
             name.to_string()
         };
         let config = &self.files[self.config_file as usize];
-        for cm in &self.class_mappings {
-            cm.append_if_matches(&matchname, &mut out, config)?;
+        for (i, cm) in self.class_mappings.iter().enumerate() {
+            let mut classes = Vec::new();
+            cm.append_if_matches(&matchname, &mut classes, config)?;
+            for c in classes {
+                if !out.iter().any(|(o, _)| *o == c) {
+                    out.push((c, i));
+                }
+            }
         }
         Ok(out)
     }
@@ -391,13 +400,17 @@ impl Inventory {
         );
         let mapped = self.mapped_classes(name)?;
         if !mapped.is_empty() {
+            let lines = &self.class_mapping_lines;
             // reclass renders the mapped classes into a base node first,
             // then the node's own file on top, sharing one seen-list.
             let base = EntityFile {
                 file: self.config_file,
                 loc: String::new(),
-                includes: mapped.iter().map(|c| Include::Name(c.clone(), 0)).collect(),
-                listed: mapped,
+                includes: mapped
+                    .iter()
+                    .map(|(c, i)| Include::Name(c.clone(), lines.get(*i).copied().unwrap_or(1)))
+                    .collect(),
+                listed: mapped.into_iter().map(|(c, _)| c).collect(),
                 apps: AppList::default(),
                 parameters: UMap::default(),
                 exports: UMap::default(),
