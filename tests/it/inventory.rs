@@ -395,3 +395,29 @@ fn compile_targets_render_only_what_they_need() {
         "{err}"
     );
 }
+
+/// reclass-rs 0.11 renders node `good` (its `nodeinfo`) although class
+/// `broken` (duplicate key) is in the inventory; so does `inventory -t`.
+/// The full inventory fails naming the broken class file.
+#[test]
+fn broken_class_outside_the_closure_does_not_stop_a_target() {
+    let inv = fixture("broken-elsewhere");
+    let expected: J = serde_json::from_str(
+        &std::fs::read_to_string(inv.with_file_name("broken-elsewhere.expected.json")).unwrap(),
+    )
+    .unwrap();
+    let got = render(&["--inventory-path", inv.to_str().unwrap(), "-t", "good"]);
+    for key in ["classes", "applications", "parameters"] {
+        assert_eq!(got["nodes"]["good"][key], expected["good"][key], "{key}");
+    }
+    let out = strata()
+        .args(["inventory", "--inventory-path", inv.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("broken.yml") && err.contains("duplicate key"),
+        "{err}"
+    );
+}
