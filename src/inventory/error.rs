@@ -173,6 +173,12 @@ impl ToDiagnostic for InventoryError {
                 )
             }
             InventoryError::BadPattern { from, .. } => d = d.with_file(from),
+            InventoryError::BadClassMapping { path, .. } => {
+                d = d.with_file(path).with_hint(
+                    "write each entry as `<glob or /regex/> <class> [<class>...]`, as reclass-rs reads it",
+                )
+            }
+            InventoryError::UnsupportedConfig { path, .. } => d = d.with_file(path),
             InventoryError::ClassCycle { from, line, .. } => d = d.with_file(from).with_line(*line),
             InventoryError::Constant { key, .. } => {
                 d = d

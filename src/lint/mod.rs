@@ -79,7 +79,9 @@ pub fn lint_path(
         Err(
             e @ (InventoryError::Collides { .. }
             | InventoryError::Yaml { .. }
-            | InventoryError::Shape { .. }),
+            | InventoryError::Shape { .. }
+            | InventoryError::BadClassMapping { .. }
+            | InventoryError::UnsupportedConfig { .. }),
         ) => {
             let mut found = Findings::default();
             found.add(inventory_diagnostic(&e), None);
