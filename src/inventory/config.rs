@@ -207,20 +207,92 @@ impl KapitanDefaults {
             "validate",
             "inventory_backend",
         ];
-        let mut out: Vec<ConfigWarning> = self
-            .root
-            .as_ref()
-            .and_then(Value::as_map)
-            .map(|m| {
-                m.keys()
-                    .filter(|k| !KNOWN.contains(&k.as_str()))
-                    .map(|k| ConfigWarning {
-                        path: dir.join(".kapitan"),
-                        key: k.to_string(),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        // Kapitan 0.36.3's flags of these commands (`kapitan C --help`),
+        // plus the inventory flags strata adds.
+        const COMPILE: &[&str] = &[
+            "cache",
+            "compose-target-name",
+            "embed-refs",
+            "enable-class-wildcards",
+            "fetch",
+            "force",
+            "force-fetch",
+            "ignore-version-check",
+            "indent",
+            "inventory-backend",
+            "inventory-path",
+            "inventory-pool-cache",
+            "jinja2-filters",
+            "labels",
+            "migrate",
+            "no-reveal",
+            "output-path",
+            "parallelism",
+            "prune",
+            "quiet",
+            "refs-path",
+            "reveal",
+            "schemas-path",
+            "search-paths",
+            "targets",
+            "use-go-jsonnet",
+            "validate",
+            "verbose",
+            "yaml-dump-null-as-empty",
+            "yaml-multiline-string-style",
+            "yaml-use-rapidyaml",
+        ];
+        const INVENTORY: &[&str] = &[
+            "compose-target-name",
+            "enable-class-wildcards",
+            "flat",
+            "indent",
+            "inventory-backend",
+            "inventory-path",
+            "migrate",
+            "multiline-string-style",
+            "pattern",
+            "target-name",
+            "topics",
+            "verbose",
+        ];
+        const STRATA: &[&str] = &[
+            "ignore-class-not-found",
+            "ignore-class-not-found-regexp",
+            "compose-node-name",
+        ];
+        let path = dir.join(".kapitan");
+        let mut out = Vec::new();
+        let Some(m) = self.root.as_ref().and_then(Value::as_map) else {
+            return out;
+        };
+        for (k, v) in m {
+            if !KNOWN.contains(&k.as_str()) {
+                out.push(ConfigWarning {
+                    path: path.clone(),
+                    key: k.to_string(),
+                });
+                continue;
+            }
+            let flags = match k.as_str() {
+                "compile" => COMPILE,
+                "inventory" => INVENTORY,
+                _ => continue,
+            };
+            for f in v
+                .as_map()
+                .map(|m| m.keys().collect::<Vec<_>>())
+                .unwrap_or_default()
+            {
+                let dashed = f.replace('_', "-");
+                if !flags.contains(&dashed.as_str()) && !STRATA.contains(&dashed.as_str()) {
+                    out.push(ConfigWarning {
+                        path: path.clone(),
+                        key: format!("{k}.{f}"),
+                    });
+                }
+            }
+        }
         out.sort();
         out
     }
@@ -302,7 +374,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join(".kapitan"),
-            "version: 0.36\ncomplie:\n  inventory-path: x\nglobal: {}\nzz: 1\n",
+            "version: 0.36\ncomplie:\n  inventory-path: x\nglobal: {}\nzz: 1\ncompile:\n  inventory_path: i\n  output-pth: o\n",
         )
         .unwrap();
         let k = KapitanDefaults::load(dir.path()).unwrap();
@@ -311,9 +383,13 @@ mod tests {
             .iter()
             .map(|w| w.to_string())
             .collect();
-        assert_eq!(w.len(), 2, "{w:?}");
-        assert!(w[0].contains(".kapitan: unknown key `complie`"), "{w:?}");
-        assert!(w[1].contains("unknown key `zz`"), "{w:?}");
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(
+            w[0].contains(".kapitan: unknown key `compile.output-pth`"),
+            "{w:?}"
+        );
+        assert!(w[1].contains("unknown key `complie`"), "{w:?}");
+        assert!(w[2].contains("unknown key `zz`"), "{w:?}");
     }
 
     #[test]
