@@ -99,6 +99,9 @@ pub struct CompileArgs {
     /// Write each reference into its tag (`?{type:<base64>:embedded}`), as Kapitan's --embed-refs
     #[arg(long)]
     pub embed_refs: bool,
+    /// Unknown keys in reclass-config.yml are errors, not warnings
+    #[arg(long)]
+    pub strict: bool,
     /// Compile only shard I of N (1-based) of the selected targets: sorted by
     /// name, every N-th from the I-th (for a CI matrix; merge with `strata ci --collect`)
     #[arg(long, value_name = "I/N")]
@@ -242,7 +245,20 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             args.quiet,
         )?;
     }
-    let rendered = ws.render().map_err(diag_err)?;
+    let inventory = Inventory::load(&ws.inventory).map_err(diag_err)?;
+    let mut config_warnings = inventory.warnings().to_vec();
+    config_warnings.extend(defaults.unknown_keys(Path::new(".")));
+    for w in &config_warnings {
+        eprintln!("warning: {w}");
+    }
+    if args.strict && !config_warnings.is_empty() {
+        anyhow::bail!("--strict: the configuration has unknown keys (see the warnings above)");
+    }
+    let total_targets = inventory.target_names().len();
+    let nodes = render_for_compile(&inventory, &args.targets, args.quiet)?;
+    let rendered = crate::workspace::Rendered {
+        prepared: compile::prepare(&nodes, &ws.compile.inventory_path).map_err(diag_err)?,
+    };
     let prepared = &rendered.prepared;
     let mut selected = compile::select_targets(prepared, &args.targets, &labels);
     let unknown: Vec<&String> = args
@@ -290,7 +306,7 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     }
-    let all_targets = selected.len() == prepared.plans.len();
+    let all_targets = selected.len() == total_targets;
     if let Some(cache) = &args.cache {
         let pb = progress_bar(selected.len(), args.quiet);
         let on_done = |_: &str| {
@@ -523,6 +539,46 @@ fn hide_temp(
         }
     }
     anyhow::Error::new(crate::cli::DiagnosticError(d))
+}
+
+/// The rendered targets compile sees. A full compile needs every target and
+/// reports every one that fails (each naming its broken class); with
+/// `--targets`, only the asked targets must render: a broken class outside
+/// their closure leaves the other targets out of the global inventory view
+/// with a warning instead of stopping the run.
+fn render_for_compile(
+    inventory: &Inventory,
+    asked: &[String],
+    quiet: bool,
+) -> anyhow::Result<std::collections::BTreeMap<String, crate::inventory::RenderedNode>> {
+    let mut nodes = std::collections::BTreeMap::new();
+    let mut failed = Vec::new();
+    for (name, r) in inventory.render_each() {
+        match r {
+            Ok(node) => {
+                nodes.insert(name, node);
+            }
+            Err(e) if asked.is_empty() || asked.contains(&name) => failed.push(e),
+            Err(e) => {
+                if !quiet {
+                    eprintln!(
+                        "warning: target `{name}` is not compiled and left out of the inventory: {e}"
+                    );
+                }
+            }
+        }
+    }
+    let last = failed.pop();
+    for e in &failed {
+        eprint!(
+            "{}",
+            crate::cli::render_diagnostic(&crate::diagnostics::ToDiagnostic::to_diagnostic(e))
+        );
+    }
+    match last {
+        Some(e) => Err(diag_err(e)),
+        None => Ok(nodes),
+    }
 }
 
 #[cfg(test)]

@@ -76,6 +76,9 @@ pub struct InventoryArgs {
         requires = "view"
     )]
     pub working_dir: Option<PathBuf>,
+    /// Unknown keys in reclass-config.yml are errors, not warnings
+    #[arg(long)]
+    pub strict: bool,
 }
 
 pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
@@ -89,6 +92,18 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
     }
     let opts = args.inv.options("inventory")?;
     let inv = Inventory::load(&opts).map_err(diag_err)?;
+    let mut config_warnings = inv.warnings().to_vec();
+    config_warnings.extend(
+        KapitanDefaults::load(std::path::Path::new("."))
+            .map_err(diag_err)?
+            .unknown_keys(std::path::Path::new(".")),
+    );
+    for w in &config_warnings {
+        eprintln!("warning: {w}");
+    }
+    if args.strict && !config_warnings.is_empty() {
+        anyhow::bail!("--strict: the configuration has unknown keys (see the warnings above)");
+    }
     let nodes = inv.render(&args.targets).map_err(diag_err)?;
     let mut out = crate::value::Map::new();
     let mut rendered = crate::value::Map::new();

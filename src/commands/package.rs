@@ -271,8 +271,48 @@ pub fn cluster_versions(c: &ClusterArgs) -> anyhow::Result<ClusterVersions> {
     Ok(v)
 }
 
+/// An install file may be a whole release file (kapp-controller's own holds
+/// CRDs, Deployments, Secrets...): packaging documents are parsed, any other
+/// Kubernetes document (`apiVersion` and `kind` set) is passed over and its
+/// content never printed; anything else is an error naming the document.
+fn install_documents(
+    f: &Path,
+    docs: Vec<crate::yaml::Node>,
+) -> anyhow::Result<Vec<crate::yaml::Node>> {
+    let mut out = Vec::new();
+    for (i, n) in docs.into_iter().enumerate() {
+        if matches!(n.value, NodeValue::Null) {
+            continue;
+        }
+        let field = |k: &str| {
+            n.get(k).and_then(|v| match &v.value {
+                NodeValue::Str { value, .. } => Some(value.clone()),
+                _ => None,
+            })
+        };
+        let (Some(_), Some(kind)) = (field("apiVersion"), field("kind")) else {
+            anyhow::bail!(
+                "{}:{}: document {} is not a Kubernetes object (it needs apiVersion and kind)",
+                f.display(),
+                n.line,
+                i + 1
+            );
+        };
+        // The kind alone decides, so a wrong apiVersion on a packaging
+        // kind still gets the model's error.
+        if matches!(
+            kind.as_str(),
+            "Package" | "PackageMetadata" | "PackageRepository" | "PackageInstall"
+        ) {
+            out.push(n);
+        }
+    }
+    Ok(out)
+}
+
 fn load_installs(f: &Path, strict: Strictness) -> anyhow::Result<Vec<PackageInstall>> {
     let docs = crate::error::read_yaml_all(f).map_err(diag_err)?;
+    let docs = install_documents(f, docs)?;
     let (res, warnings) = model::parse_stream(f, &docs, strict, false).map_err(diag_err)?;
     print_warnings(&warnings);
     let mut out = Vec::new();
@@ -383,6 +423,7 @@ fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
             _ => install_nodes.push(n),
         }
     }
+    let install_nodes = install_documents(&a.install, install_nodes)?;
     let (res, warnings) =
         model::parse_stream(&a.install, &install_nodes, strictness(&a.sources), false)
             .map_err(diag_err)?;

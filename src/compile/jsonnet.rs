@@ -610,6 +610,52 @@ impl NativeCallbackHandler for ParseJson {
     }
 }
 
+/// `std.setMember` that, like the C++ jsonnet's (which indexes its `arr`
+/// argument), also takes a string as the set: Kapitan's examples call
+/// `std.setMember(c, "-0123456789abc...")`. jrsonnet's wants an array.
+struct SetMember;
+
+impl Trace for SetMember {
+    fn is_type_tracked() -> bool {
+        false
+    }
+}
+
+impl jrsonnet_evaluator::function::builtin::Builtin for SetMember {
+    fn name(&self) -> &str {
+        "setMember"
+    }
+
+    fn params(&self) -> jrsonnet_evaluator::function::FunctionSignature {
+        jrsonnet_stdlib::builtin_set_member {}.params()
+    }
+
+    fn call(
+        &self,
+        loc: jrsonnet_evaluator::function::CallLocation<'_>,
+        args: &[Option<jrsonnet_evaluator::Thunk<Val>>],
+    ) -> JrResult<Val> {
+        let mut args = args.to_vec();
+        if let Some(Some(arr)) = args.get(1) {
+            if let Val::Str(s) = arr.evaluate()? {
+                let chars: Vec<Val> = s
+                    .to_string()
+                    .chars()
+                    .map(|c| Val::string(c.to_string()))
+                    .collect();
+                args[1] = Some(jrsonnet_evaluator::Thunk::evaluated(Val::Arr(
+                    jrsonnet_evaluator::val::ArrValue::from(chars),
+                )));
+            }
+        }
+        jrsonnet_stdlib::builtin_set_member {}.call(loc, &args)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 /// jrsonnet's standard library context with strata's `std.parseJson`
 /// (see [`ParseJson`]); same API as `jrsonnet_stdlib::ContextInitializer`.
 #[derive(Trace)]
@@ -629,6 +675,10 @@ impl StdContext {
         let settings = jrsonnet_gcmodule::Cc::new(std::cell::RefCell::new(settings));
         let mut std = jrsonnet_evaluator::ObjValueBuilder::new();
         std.with_super(jrsonnet_stdlib::stdlib_uncached(settings.clone()));
+        std.method(
+            "setMember",
+            jrsonnet_evaluator::function::FuncVal::builtin(SetMember),
+        );
         #[allow(deprecated)]
         std.method(
             "parseJson",

@@ -15,6 +15,33 @@ pub struct ReclassConfig {
     pub ignore_class_notfound_regexp: Vec<String>,
     pub compose_node_name: Option<bool>,
     pub enable_class_wildcards: Option<bool>,
+    /// `"<glob or /regex/> <class>..."` entries, in file order.
+    pub class_mappings: Vec<String>,
+    /// The line of each `class_mappings` entry.
+    pub class_mapping_lines: Vec<usize>,
+    /// Match `class_mappings` against the node's path under the nodes
+    /// directory (`test/a`) instead of its name.
+    pub class_mappings_match_path: bool,
+    /// The keys strata does not understand.
+    pub warnings: Vec<ConfigWarning>,
+}
+
+/// A configuration key strata does not understand (and ignores).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ConfigWarning {
+    pub path: std::path::PathBuf,
+    pub key: String,
+}
+
+impl std::fmt::Display for ConfigWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: unknown key `{}` ignored",
+            self.path.display(),
+            self.key
+        )
+    }
 }
 
 fn read_yaml_value(path: &Path) -> Result<Option<Value>, InventoryError> {
@@ -47,12 +74,82 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 
 impl ReclassConfig {
     pub fn load(inventory: &Path) -> Result<ReclassConfig, InventoryError> {
-        let Some(v) = read_yaml_value(&inventory.join("reclass-config.yml"))? else {
+        let path = inventory.join("reclass-config.yml");
+        let Some(v) = read_yaml_value(&path)? else {
             return Ok(ReclassConfig::default());
         };
         let get = |k: &str| v.as_map().and_then(|m| m.get(k));
         let s = |k: &str| get(k).and_then(|x| x.as_str()).map(str::to_string);
         let b = |k: &str| get(k).and_then(Value::as_bool);
+        let unsupported = |key: &str, message: &str| InventoryError::UnsupportedConfig {
+            path: path.clone(),
+            key: key.to_string(),
+            message: message.to_string(),
+        };
+        let class_mappings = match get("class_mappings") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::List(l)) => l
+                .iter()
+                .map(|x| {
+                    x.as_str().map(str::to_string).ok_or_else(|| {
+                        unsupported("class_mappings", "every entry must be a string")
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(unsupported("class_mappings", "expected a list")),
+        };
+        if get("ignore_overwritten_missing_references").and_then(Value::as_bool) == Some(false) {
+            return Err(unsupported(
+                "ignore_overwritten_missing_references",
+                "strata always ignores a missing reference that a later value overwrites (reclass-rs's default); remove the key or set it to true",
+            ));
+        }
+        if let Some(flags) = get("reclass_rs_compat_flags") {
+            if !matches!(flags, Value::Null) && flags.as_list().is_none_or(|l| !l.is_empty()) {
+                return Err(unsupported(
+                    "reclass_rs_compat_flags",
+                    "strata renders as reclass-rs does without compatibility flags; remove the key",
+                ));
+            }
+        }
+        let class_mapping_lines = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| crate::yaml::load_one(&t).ok().flatten())
+            .and_then(|n| {
+                n.get("class_mappings").and_then(|l| match &l.value {
+                    crate::yaml::NodeValue::Seq(items) => {
+                        Some(items.iter().map(|i| i.line).collect::<Vec<_>>())
+                    }
+                    _ => None,
+                })
+            })
+            .unwrap_or_default();
+        let mut warnings = Vec::new();
+        if let Some(m) = v.as_map() {
+            for k in m.keys() {
+                let known = matches!(
+                    k.as_str(),
+                    "nodes_uri"
+                        | "classes_uri"
+                        | "ignore_class_notfound"
+                        | "ignore_class_notfound_regexp"
+                        | "compose_node_name"
+                        | "enable_class_wildcards"
+                        | "class_mappings"
+                        | "class_mappings_match_path"
+                        | "ignore_overwritten_missing_references"
+                        | "reclass_rs_compat_flags"
+                        | "verbose_warnings"
+                );
+                if !known {
+                    warnings.push(ConfigWarning {
+                        path: path.clone(),
+                        key: k.to_string(),
+                    });
+                }
+            }
+        }
+        warnings.sort();
         Ok(ReclassConfig {
             nodes_uri: s("nodes_uri"),
             classes_uri: s("classes_uri"),
@@ -60,6 +157,10 @@ impl ReclassConfig {
             ignore_class_notfound_regexp: strings(get("ignore_class_notfound_regexp")),
             compose_node_name: b("compose_node_name"),
             enable_class_wildcards: b("enable_class_wildcards"),
+            class_mappings,
+            class_mapping_lines,
+            class_mappings_match_path: b("class_mappings_match_path").unwrap_or(false),
+            warnings,
         })
     }
 
@@ -86,6 +187,114 @@ impl KapitanDefaults {
         Ok(KapitanDefaults {
             root: read_yaml_value(&dir.join(".kapitan"))?,
         })
+    }
+
+    /// Top-level keys Kapitan does not read (its sections are its command
+    /// names, `global` and `version`; `inventory_backend` is strata's),
+    /// sorted. `dir` is where `.kapitan` was read from.
+    pub fn unknown_keys(&self, dir: &Path) -> Vec<ConfigWarning> {
+        const KNOWN: &[&str] = &[
+            "global",
+            "version",
+            "eval",
+            "compile",
+            "inventory",
+            "searchvar",
+            "secrets",
+            "refs",
+            "lint",
+            "init",
+            "validate",
+            "inventory_backend",
+        ];
+        // Kapitan 0.36.3's flags of these commands (`kapitan C --help`),
+        // plus the inventory flags strata adds.
+        const COMPILE: &[&str] = &[
+            "cache",
+            "compose-target-name",
+            "embed-refs",
+            "enable-class-wildcards",
+            "fetch",
+            "force",
+            "force-fetch",
+            "ignore-version-check",
+            "indent",
+            "inventory-backend",
+            "inventory-path",
+            "inventory-pool-cache",
+            "jinja2-filters",
+            "labels",
+            "migrate",
+            "no-reveal",
+            "output-path",
+            "parallelism",
+            "prune",
+            "quiet",
+            "refs-path",
+            "reveal",
+            "schemas-path",
+            "search-paths",
+            "targets",
+            "use-go-jsonnet",
+            "validate",
+            "verbose",
+            "yaml-dump-null-as-empty",
+            "yaml-multiline-string-style",
+            "yaml-use-rapidyaml",
+        ];
+        const INVENTORY: &[&str] = &[
+            "compose-target-name",
+            "enable-class-wildcards",
+            "flat",
+            "indent",
+            "inventory-backend",
+            "inventory-path",
+            "migrate",
+            "multiline-string-style",
+            "pattern",
+            "target-name",
+            "topics",
+            "verbose",
+        ];
+        const STRATA: &[&str] = &[
+            "ignore-class-not-found",
+            "ignore-class-not-found-regexp",
+            "compose-node-name",
+        ];
+        let path = dir.join(".kapitan");
+        let mut out = Vec::new();
+        let Some(m) = self.root.as_ref().and_then(Value::as_map) else {
+            return out;
+        };
+        for (k, v) in m {
+            if !KNOWN.contains(&k.as_str()) {
+                out.push(ConfigWarning {
+                    path: path.clone(),
+                    key: k.to_string(),
+                });
+                continue;
+            }
+            let flags = match k.as_str() {
+                "compile" => COMPILE,
+                "inventory" => INVENTORY,
+                _ => continue,
+            };
+            for f in v
+                .as_map()
+                .map(|m| m.keys().collect::<Vec<_>>())
+                .unwrap_or_default()
+            {
+                let dashed = f.replace('_', "-");
+                if !flags.contains(&dashed.as_str()) && !STRATA.contains(&dashed.as_str()) {
+                    out.push(ConfigWarning {
+                        path: path.clone(),
+                        key: format!("{k}.{f}"),
+                    });
+                }
+            }
+        }
+        out.sort();
+        out
     }
 
     /// The value for `flag` (e.g. `inventory-path`) in `section` (e.g.
@@ -159,6 +368,29 @@ impl KapitanDefaults {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unknown_kapitan_sections_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(".kapitan"),
+            "version: 0.36\ncomplie:\n  inventory-path: x\nglobal: {}\nzz: 1\ncompile:\n  inventory_path: i\n  output-pth: o\n",
+        )
+        .unwrap();
+        let k = KapitanDefaults::load(dir.path()).unwrap();
+        let w: Vec<String> = k
+            .unknown_keys(dir.path())
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(
+            w[0].contains(".kapitan: unknown key `compile.output-pth`"),
+            "{w:?}"
+        );
+        assert!(w[1].contains("unknown key `complie`"), "{w:?}");
+        assert!(w[2].contains("unknown key `zz`"), "{w:?}");
+    }
 
     #[test]
     fn kapitan_defaults_sections() {

@@ -133,6 +133,20 @@ pub enum InventoryError {
         limit: usize,
     },
 
+    #[error("{}: class_mappings entry `{entry}`: {message}", path.display())]
+    BadClassMapping {
+        path: PathBuf,
+        entry: String,
+        message: String,
+    },
+
+    #[error("{}: unsupported key `{key}`: {message}", path.display())]
+    UnsupportedConfig {
+        path: PathBuf,
+        key: String,
+        message: String,
+    },
+
     #[error("unknown target `{name}`")]
     UnknownTarget { name: String, known: Vec<String> },
 
@@ -206,6 +220,12 @@ impl ToDiagnostic for InventoryError {
                 )
             }
             InventoryError::BadPattern { from, .. } => d = d.with_file(from),
+            InventoryError::BadClassMapping { path, .. } => {
+                d = d.with_file(path).with_hint(
+                    "write each entry as `<glob or /regex/> <class> [<class>...]`, as reclass-rs reads it",
+                )
+            }
+            InventoryError::UnsupportedConfig { path, .. } => d = d.with_file(path),
             InventoryError::ClassCycle { from, line, .. } => d = d.with_file(from).with_line(*line),
             InventoryError::Constant { key, .. } => {
                 d = d

@@ -8,6 +8,7 @@
 //! use, shared by all targets); targets render in parallel.
 
 pub mod checks;
+pub mod class_mapping;
 pub mod config;
 mod discover;
 pub mod error;
@@ -152,6 +153,13 @@ pub struct Inventory {
     wildcard_names: Vec<String>,
     targets: BTreeMap<String, (Entity, u32)>,
     ignore_regexps: Vec<regex::Regex>,
+    class_mappings: Vec<class_mapping::ClassMapping>,
+    class_mappings_match_path: bool,
+    class_mapping_lines: Vec<usize>,
+    /// `reclass-config.yml`'s index in `files`, for errors in mapped classes.
+    config_file: u32,
+    targets_dir: PathBuf,
+    warnings: Vec<config::ConfigWarning>,
 }
 
 impl Inventory {
@@ -208,6 +216,14 @@ impl Inventory {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let config_path = dir.join("reclass-config.yml");
+        let class_mappings = cfg
+            .class_mappings
+            .iter()
+            .map(|s| class_mapping::ClassMapping::parse(s, &config_path))
+            .collect::<Result<Vec<_>, _>>()?;
+        let config_file = files.len() as u32;
+        files.push(config_path);
         Ok(Inventory {
             opts,
             files,
@@ -216,7 +232,55 @@ impl Inventory {
             wildcard_names,
             targets,
             ignore_regexps,
+            class_mappings,
+            class_mappings_match_path: cfg.class_mappings_match_path,
+            class_mapping_lines: cfg.class_mapping_lines,
+            config_file,
+            targets_dir,
+            warnings: cfg.warnings,
         })
+    }
+
+    /// Warnings about the configuration (unknown `reclass-config.yml`
+    /// keys), each naming file and key, sorted.
+    pub fn warnings(&self) -> &[config::ConfigWarning] {
+        &self.warnings
+    }
+
+    /// The classes `class_mappings` gives a target, in reclass's order,
+    /// each with the index of the entry that mapped it.
+    pub fn mapped_classes(&self, name: &str) -> Result<Vec<(String, usize)>, InventoryError> {
+        let mut out = Vec::new();
+        if self.class_mappings.is_empty() {
+            return Ok(out);
+        }
+        let Some((entity, _)) = self.targets.get(name) else {
+            return Ok(out);
+        };
+        let matchname = if self.class_mappings_match_path {
+            let rel = entity
+                .path
+                .strip_prefix(&self.targets_dir)
+                .unwrap_or(&entity.path)
+                .with_extension("");
+            rel.components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/")
+        } else {
+            name.to_string()
+        };
+        let config = &self.files[self.config_file as usize];
+        for (i, cm) in self.class_mappings.iter().enumerate() {
+            let mut classes = Vec::new();
+            cm.append_if_matches(&matchname, &mut classes, config)?;
+            for c in classes {
+                if !out.iter().any(|(o, _)| *o == c) {
+                    out.push((c, i));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The effective options (flags merged with `reclass-config.yml`).
@@ -299,6 +363,17 @@ impl Inventory {
         Ok(out)
     }
 
+    /// Renders every target on its own, in parallel, keeping each result:
+    /// a broken class only fails the targets whose closure includes it.
+    pub fn render_each(&self) -> BTreeMap<String, Result<RenderedNode, InventoryError>> {
+        let names = self.target_names();
+        let results: Vec<Result<RenderedNode, InventoryError>> = names
+            .par_iter()
+            .map(|n| self.render_target(n).map_err(|e| e.in_target(n)))
+            .collect();
+        names.into_iter().zip(results).collect()
+    }
+
     /// Renders one target.
     pub fn render_target(&self, name: &str) -> Result<RenderedNode, InventoryError> {
         let (entity, file_idx) =
@@ -330,6 +405,26 @@ impl Inventory {
                 replace: false,
             },
         );
+        let mapped = self.mapped_classes(name)?;
+        if !mapped.is_empty() {
+            let lines = &self.class_mapping_lines;
+            // reclass renders the mapped classes into a base node first,
+            // then the node's own file on top, sharing one seen-list.
+            let base = EntityFile {
+                file: self.config_file,
+                loc: String::new(),
+                includes: mapped
+                    .iter()
+                    .map(|(c, i)| Include::Name(c.clone(), lines.get(*i).copied().unwrap_or(1)))
+                    .collect(),
+                listed: mapped.into_iter().map(|(c, _)| c).collect(),
+                apps: AppList::default(),
+                parameters: UMap::default(),
+                exports: UMap::default(),
+                unknown_keys: Vec::new(),
+            };
+            b.include(&base)?;
+        }
         b.include(&tfile)?;
         let Build {
             params,

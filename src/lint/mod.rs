@@ -84,7 +84,9 @@ pub fn lint_path(
         Err(
             e @ (InventoryError::Collides { .. }
             | InventoryError::Yaml { .. }
-            | InventoryError::Shape { .. }),
+            | InventoryError::Shape { .. }
+            | InventoryError::BadClassMapping { .. }
+            | InventoryError::UnsupportedConfig { .. }),
         ) => {
             let mut found = Findings::default();
             found.add(inventory_diagnostic(&e), None);
@@ -103,6 +105,15 @@ pub fn lint_path(
 /// targets reports once, naming the targets) and sorted by file, line, rule.
 pub fn lint(inv: &Inventory, opts: &LintOptions) -> Result<Vec<Diagnostic>, LintError> {
     let mut found = Findings::default();
+    for w in inv.warnings() {
+        found.add(
+            Diagnostic::error(format!("unknown key `{}` in {}", w.key, w.path.display()))
+                .with_file(&w.path)
+                .with_code("config-unknown-key")
+                .with_hint("remove the key, or check its spelling against reclass-rs's reclass-config.yml keys"),
+            None,
+        );
+    }
     for e in inv.check_files() {
         found.add(inventory_diagnostic(&e), None);
     }

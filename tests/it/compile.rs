@@ -349,3 +349,39 @@ fn ytt_input_type_renders_templates_with_target_parameters() {
     assert!(out.contains("replicas: 3"), "{out}");
     assert!(out.contains("team: platform"), "overlay applied: {out}");
 }
+
+/// Kapitan's `examples/terraform` (class_mappings by path) compiles file
+/// for file as Kapitan 0.36.3 compiled it.
+#[test]
+fn kapitan_terraform_example_compiles_like_kapitan() {
+    let project = copy_fixture("kapitan-terraform");
+    let out = tempfile::tempdir().unwrap();
+    compile_in(project.path(), out.path()).success();
+    let expected = fixture("kapitan-terraform").join("expected");
+    fn files(root: &Path, dir: &Path, acc: &mut Vec<PathBuf>) {
+        for e in fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                files(root, &p, acc);
+            } else {
+                acc.push(p.strip_prefix(root).unwrap().to_path_buf());
+            }
+        }
+    }
+    let (mut want, mut got) = (Vec::new(), Vec::new());
+    files(&expected, &expected, &mut want);
+    let compiled = out.path().join("compiled");
+    files(&compiled, &compiled, &mut got);
+    want.sort();
+    got.sort();
+    assert_eq!(got, want);
+    assert_eq!(want.len(), 36);
+    for f in &want {
+        assert_eq!(
+            read(&compiled.join(f)),
+            read(&expected.join(f)),
+            "{}",
+            f.display()
+        );
+    }
+}

@@ -226,3 +226,198 @@ fn output_is_deterministic() {
         .unwrap();
     assert_eq!(a.stdout, b.stdout);
 }
+
+/// reclass-rs's own `tests/inventory-class-mapping`, rendered by
+/// reclass-rs 0.11 in all four combinations of `compose_node_name` and
+/// `class_mappings_match_path` (class-mapping.gen.py made the expectation).
+#[test]
+fn class_mappings_match_reclass_rs() {
+    let src = fixture("class-mapping");
+    let expected: J = serde_json::from_str(
+        &std::fs::read_to_string(src.with_file_name("class-mapping.expected.json")).unwrap(),
+    )
+    .unwrap();
+    let config = std::fs::read_to_string(src.join("reclass-config.yml")).unwrap();
+    for (variant, want) in expected.as_object().unwrap() {
+        let compose = variant.contains("compose=true");
+        let match_path = variant.contains("match_path=true");
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["classes", "nodes"] {
+            copy_dir(&src.join(sub), &dir.path().join(sub));
+        }
+        let cfg = config
+            .replace(
+                "compose_node_name: false",
+                &format!("compose_node_name: {compose}"),
+            )
+            .replace(
+                "class_mappings_match_path: true",
+                &format!("class_mappings_match_path: {match_path}"),
+            );
+        std::fs::write(dir.path().join("reclass-config.yml"), cfg).unwrap();
+        let got = render(&["--inventory-path", dir.path().to_str().unwrap()]);
+        let nodes = got["nodes"].as_object().unwrap();
+        let want = want.as_object().unwrap();
+        assert_eq!(
+            nodes.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>(),
+            "{variant}"
+        );
+        for (name, w) in want {
+            for key in ["classes", "applications", "parameters"] {
+                assert_eq!(nodes[name][key], w[key], "{variant} {name} {key}");
+            }
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn bad_class_mapping_and_unsupported_config_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("targets")).unwrap();
+    std::fs::write(dir.path().join("targets/t.yml"), "classes: []\n").unwrap();
+    for (cfg, want) in [
+        (
+            "class_mappings: ['/abc  x']\n",
+            "class_mappings entry `/abc  x`",
+        ),
+        (
+            "reclass_rs_compat_flags: [nested-reference-null-as-none]\n",
+            "unsupported key `reclass_rs_compat_flags`",
+        ),
+    ] {
+        std::fs::write(dir.path().join("reclass-config.yml"), cfg).unwrap();
+        let out = strata()
+            .args(["inventory", "--inventory-path"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(want) && err.contains("reclass-config.yml"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn unknown_reclass_config_keys_warn_and_strict_fails() {
+    let inv = fixture("class-mapping");
+    let run = |extra: &[&str]| {
+        strata()
+            .args(["inventory", "--inventory-path", inv.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("warning:")
+            && err.contains("reclass-config.yml")
+            && err.contains("unknown key `allow_none_override`"),
+        "{err}"
+    );
+    let out = run(&["--strict"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--strict"));
+    let out = strata()
+        .args(["lint", "--inventory-path", inv.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("unknown key `allow_none_override`"), "{text}");
+}
+
+/// `compile -t T` needs only T's closure: a class broken elsewhere leaves
+/// the other target out with a warning; a full compile names every broken
+/// target and its class.
+#[test]
+fn compile_targets_render_only_what_they_need() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let w = |p: &str, s: &str| {
+        let p = d.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, s).unwrap();
+    };
+    w("inventory/classes/ok.yml", "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: .\n        output_type: yaml\n        input_type: jsonnet\n        input_paths: [main.jsonnet]\n");
+    w(
+        "inventory/classes/broken1.yml",
+        "parameters:\n  a: 1\n  a: 2\n",
+    );
+    w("inventory/classes/broken2.yml", "parameters: [\n");
+    w("inventory/targets/good.yml", "classes: [ok]\n");
+    w("inventory/targets/bad1.yml", "classes: [ok, broken1]\n");
+    w("inventory/targets/bad2.yml", "classes: [ok, broken2]\n");
+    w("main.jsonnet", "{ out: { v: 1 } }\n");
+    let out = strata()
+        .current_dir(d)
+        .args(["compile", "-t", "good"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(d.join("compiled/good/out.yaml").is_file(), "{err}");
+    assert!(err.contains("bad1") && err.contains("bad2"), "{err}");
+    let out = strata()
+        .current_dir(d)
+        .args(["inventory", "-t", "good"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = strata().current_dir(d).args(["compile"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("broken1.yml") && err.contains("broken2.yml"),
+        "{err}"
+    );
+}
+
+/// reclass-rs 0.11 renders node `good` (its `nodeinfo`) although class
+/// `broken` (duplicate key) is in the inventory; so does `inventory -t`.
+/// The full inventory fails naming the broken class file.
+#[test]
+fn broken_class_outside_the_closure_does_not_stop_a_target() {
+    let inv = fixture("broken-elsewhere");
+    let expected: J = serde_json::from_str(
+        &std::fs::read_to_string(inv.with_file_name("broken-elsewhere.expected.json")).unwrap(),
+    )
+    .unwrap();
+    let got = render(&["--inventory-path", inv.to_str().unwrap(), "-t", "good"]);
+    for key in ["classes", "applications", "parameters"] {
+        assert_eq!(got["nodes"]["good"][key], expected["good"][key], "{key}");
+    }
+    let out = strata()
+        .args(["inventory", "--inventory-path", inv.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("broken.yml") && err.contains("duplicate key"),
+        "{err}"
+    );
+}

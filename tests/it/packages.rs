@@ -804,3 +804,50 @@ fn compile_errors_name_target_and_parameter() {
         "{err}"
     );
 }
+
+/// An install file that is a whole release file: CRDs, a Namespace and a
+/// Secret around the PackageInstall. They are passed over, the secret's
+/// value never printed; a document that is no Kubernetes object is named.
+#[test]
+fn resolve_install_accepts_any_kubernetes_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let install = dir.path().join("release.yml");
+    let pkgi = std::fs::read_to_string(fixture("install.yml")).unwrap();
+    std::fs::write(
+        &install,
+        format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kapp-controller\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: kc-config\nstringData:\n  token: s3cr3t-v4lue\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: packageinstalls.packaging.carvel.dev\n---\n{pkgi}"
+        ),
+    )
+    .unwrap();
+    let out = strata()
+        .args(["package", "resolve", "--packages"])
+        .arg(fixture("repo-a.yml"))
+        .arg("--repo")
+        .arg(fixture("repo-b"))
+        .arg("--install")
+        .arg(&install)
+        .args(["--kubernetes-version", "1.28.3"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "1.2.0\n");
+    assert!(!stdout.contains("s3cr3t") && !stderr.contains("s3cr3t"));
+
+    std::fs::write(&install, format!("just: text\n---\n{pkgi}")).unwrap();
+    let out = strata()
+        .args(["package", "resolve", "--packages"])
+        .arg(fixture("repo-a.yml"))
+        .arg("--install")
+        .arg(&install)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("release.yml") && stderr.contains("document 1 is not a Kubernetes object"),
+        "{stderr}"
+    );
+}

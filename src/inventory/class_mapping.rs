@@ -1,0 +1,189 @@
+//! `class_mappings` from `reclass-config.yml`: classes every node whose
+//! name (or path, with `class_mappings_match_path`) matches a glob or a
+//! `/regex/` gets before its own classes, exactly as reclass-rs 0.11 does.
+
+use super::InventoryError;
+use std::path::Path;
+
+enum Pattern {
+    Glob(globset::GlobMatcher),
+    Regex(fancy_regex::Regex),
+}
+
+/// One `class_mappings` entry: a pattern and the classes it maps to.
+pub struct ClassMapping {
+    pattern: Pattern,
+    classes: Vec<String>,
+}
+
+/// reclass writes back-references as `\\1` (two backslashes in the YAML
+/// value); the regex crate expands `${1}`.
+fn replace_backrefs(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("\\\\") {
+        let after = &rest[i + 2..];
+        let digits = after.chars().take_while(char::is_ascii_digit).count();
+        if digits == 0 {
+            out.push_str(&rest[..i + 2]);
+            rest = after;
+            continue;
+        }
+        out.push_str(&rest[..i]);
+        out.push_str("${");
+        out.push_str(&after[..digits]);
+        out.push('}');
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+impl ClassMapping {
+    /// Parses `"<pattern> <class> [<class>...]"`, reporting errors against
+    /// `config` (the `reclass-config.yml` path).
+    pub fn parse(spec: &str, config: &Path) -> Result<ClassMapping, InventoryError> {
+        let bad = |message: String| InventoryError::BadClassMapping {
+            path: config.to_path_buf(),
+            entry: spec.to_string(),
+            message,
+        };
+        let mut parts = spec.split_whitespace();
+        let pat = parts
+            .next()
+            .ok_or_else(|| bad("expected `<pattern> <class> [<class>...]`".into()))?;
+        // A leading `*` is escaped as `\*` so YAML does not read an alias.
+        let pat = pat
+            .strip_prefix('\\')
+            .filter(|p| p.starts_with('*'))
+            .unwrap_or(pat);
+        let classes: Vec<&str> = parts.collect();
+        if classes.is_empty() {
+            return Err(bad(format!("no classes mapped for `{pat}`")));
+        }
+        let pattern = if let Some(body) = pat.strip_prefix('/') {
+            let Some(body) = body.strip_suffix('/') else {
+                return Err(bad("a regex pattern must be enclosed in `/`".into()));
+            };
+            if body.is_empty() {
+                return Err(bad("empty regex patterns are not supported".into()));
+            }
+            Pattern::Regex(
+                fancy_regex::Regex::new(body)
+                    .map_err(|e| bad(format!("invalid regex `{body}`: {e}")))?,
+            )
+        } else {
+            Pattern::Glob(
+                globset::GlobBuilder::new(pat)
+                    .literal_separator(false)
+                    .backslash_escape(true)
+                    .build()
+                    .map_err(|e| bad(format!("invalid glob `{pat}`: {e}")))?
+                    .compile_matcher(),
+            )
+        };
+        Ok(ClassMapping {
+            pattern,
+            classes: classes.iter().map(|c| replace_backrefs(c)).collect(),
+        })
+    }
+
+    /// Appends the mapped classes to `out` (without duplicates) when
+    /// `node` matches.
+    pub fn append_if_matches(
+        &self,
+        node: &str,
+        out: &mut Vec<String>,
+        config: &Path,
+    ) -> Result<(), InventoryError> {
+        let mut push = |c: String| {
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        };
+        match &self.pattern {
+            Pattern::Regex(re) => {
+                let caps = re
+                    .captures(node)
+                    .map_err(|e| InventoryError::BadClassMapping {
+                        path: config.to_path_buf(),
+                        entry: re.as_str().to_string(),
+                        message: format!("matching `{node}`: {e}"),
+                    })?;
+                if let Some(cap) = caps {
+                    for c in &self.classes {
+                        let mut s = String::new();
+                        cap.expand(c, &mut s);
+                        push(s);
+                    }
+                }
+            }
+            Pattern::Glob(g) => {
+                if g.is_match(node) {
+                    for c in &self.classes {
+                        push(c.clone());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mapped(specs: &[&str], node: &str) -> Vec<String> {
+        let p = Path::new("reclass-config.yml");
+        let mut out = Vec::new();
+        for s in specs {
+            ClassMapping::parse(s, p)
+                .unwrap()
+                .append_if_matches(node, &mut out, p)
+                .unwrap();
+        }
+        out
+    }
+
+    #[test]
+    fn globs_regexes_and_backrefs() {
+        let specs = [
+            "dev-*  env.develop",
+            "/^prod-(.*)$/  env.production app.\\\\1",
+            "/(test)\\/.*/ regex.rust-${1}",
+            "/^test(?!.*-stg-test).*/  cluster.test",
+            "\\*  common",
+        ];
+        assert_eq!(mapped(&specs, "dev-a"), ["env.develop", "common"]);
+        assert_eq!(
+            mapped(&specs, "prod-b"),
+            ["env.production", "app.b", "common"]
+        );
+        assert_eq!(
+            mapped(&specs, "test/a"),
+            ["regex.rust-test", "cluster.test", "common"]
+        );
+        assert_eq!(
+            mapped(&specs, "test/x-stg-test"),
+            ["regex.rust-test", "common"]
+        );
+    }
+
+    #[test]
+    fn bad_entries_are_named() {
+        let p = Path::new("inv/reclass-config.yml");
+        for (spec, want) in [
+            ("dev-*", "no classes mapped"),
+            ("/abc  x", "enclosed in `/`"),
+            ("//  x", "empty regex"),
+            ("/(/  x", "invalid regex"),
+        ] {
+            let e = ClassMapping::parse(spec, p).err().unwrap().to_string();
+            assert!(
+                e.contains(want) && e.contains("inv/reclass-config.yml"),
+                "{e}"
+            );
+        }
+    }
+}
