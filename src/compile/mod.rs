@@ -128,7 +128,7 @@ pub struct CompileReport {
     pub targets: Vec<(String, String)>,
     /// Entries that failed with `continue_on_compile_error`.
     pub warnings: Vec<String>,
-    /// Targets that failed, with why (only with [`compile_into_keep_going`]).
+    /// Targets that failed, with why (only with `keep_going`, see [`compile_selected`]).
     pub failed: Vec<(String, CompileError)>,
 }
 
@@ -894,35 +894,11 @@ pub fn compile_into(
     compile_selected(prepared, selected, opts, None, catalog_root, on_done, false)
 }
 
-/// [`compile_into`], but a target that fails does not stop the others:
-/// the report lists the compiled targets and, in `failed`, the others with
-/// their errors (a failed target's partial output stays in `catalog_root`,
-/// which [`install`] never reads for it).
-pub fn compile_into_keep_going(
-    prepared: &Prepared,
-    selected: &[String],
-    opts: &CompileOptions,
-    catalog_root: &Path,
-    on_done: &(dyn Fn(&str) + Sync),
-) -> Result<CompileReport, CompileError> {
-    compile_selected(prepared, selected, opts, None, catalog_root, on_done, true)
-}
-
-/// `compile_into` with Kapitan secret references compiled (or revealed)
-/// in every jsonnet, jinja2, helm and ytt output.
-pub fn compile_into_with_refs(
-    prepared: &Prepared,
-    selected: &[String],
-    opts: &CompileOptions,
-    refs: Option<&RefsSetup>,
-    catalog_root: &Path,
-    on_done: &(dyn Fn(&str) + Sync),
-) -> Result<CompileReport, CompileError> {
-    compile_selected(prepared, selected, opts, refs, catalog_root, on_done, false)
-}
-
-/// Compiles the selected targets; with `keep_going` a failing target is
-/// listed in the report's `failed` instead of stopping the others.
+/// Compiles the selected targets, with Kapitan secret references compiled
+/// (or revealed) in every jsonnet, jinja2, helm and ytt output when `refs`
+/// is given; with `keep_going` a failing target is listed in the report's
+/// `failed` (its partial output stays in `catalog_root`, which [`install`]
+/// never reads for it) instead of stopping the others.
 pub fn compile_selected(
     prepared: &Prepared,
     selected: &[String],
