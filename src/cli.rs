@@ -42,6 +42,8 @@ pub enum Command {
     Fetch(commands::fetch::FetchArgs),
     /// Commodore-compatible cluster catalogs (`catalog compile <cluster-id>`)
     Catalog(commands::catalog::CatalogArgs),
+    /// Commodore component authors: `component compile PATH` with golden tests
+    Component(commands::component::ComponentArgs),
     /// Git hooks: `hooks install` puts strata's pre-commit hook in place
     Hooks(commands::hooks::HooksArgs),
     /// Print a shell completion script (bash, zsh or fish)
@@ -144,6 +146,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Template(args) => commands::template::run(*args),
         Command::Fetch(args) => commands::fetch::run(args),
         Command::Catalog(args) => commands::catalog::run(args),
+        Command::Component(args) => commands::component::run(args),
         Command::Hooks(args) => commands::hooks::run(args),
         Command::Completions(args) => commands::completions::run(args),
         Command::Ci(args) => commands::ci::run(args),

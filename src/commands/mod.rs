@@ -6,6 +6,7 @@ pub mod ci;
 pub mod comment;
 pub mod compile;
 pub mod completions;
+pub mod component;
 pub mod diff;
 pub mod fetch;
 pub mod hooks;

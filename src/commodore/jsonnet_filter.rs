@@ -16,8 +16,6 @@ use jrsonnet_gcmodule::Trace;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-const COMMODORE_LIB: &str = "lib/commodore.libjsonnet";
-
 fn rt_err(msg: impl AsRef<str>) -> jrsonnet_evaluator::Error {
     ErrorKind::RuntimeError(msg.as_ref().into()).into()
 }
@@ -163,10 +161,11 @@ pub fn run(
                 work_dir.join("vendor"),
                 work_dir.join("dependencies"),
             ],
-            bundled: vec![
-                (COMMODORE_LIB, super::COMMODORE_LIBJSONNET),
-                (KAPITAN_LIB, crate::compile::jsonnet::KAPITAN_LIBJSONNET),
-            ],
+            bundled: super::BUNDLED_LIBS
+                .iter()
+                .copied()
+                .chain([(KAPITAN_LIB, crate::compile::jsonnet::KAPITAN_LIBJSONNET)])
+                .collect(),
             bundled_first: false,
         })
         .context_initializer(ctx);

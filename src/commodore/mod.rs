@@ -12,6 +12,7 @@
 
 pub mod api;
 pub mod cluster;
+pub mod component;
 pub mod jsonnet_filter;
 pub mod postprocess;
 pub mod refs;
@@ -1230,7 +1231,29 @@ fn install_jsonnet_dependencies(
     Ok(())
 }
 
-const COMMODORE_LIBJSONNET: &str = include_str!("commodore.libjsonnet");
+/// Commodore's bundled jsonnet libraries (its install directory is a
+/// search path, so components import them as `lib/commodore.libjsonnet`,
+/// `lib/kube.libjsonnet`, ...), with their licences in `src/commodore/lib/`.
+pub const BUNDLED_LIBS: [(&str, &str); 4] = [
+    (
+        "lib/commodore.libjsonnet",
+        include_str!("lib/commodore.libjsonnet"),
+    ),
+    ("lib/kube.libjsonnet", include_str!("lib/kube.libjsonnet")),
+    ("lib/kube.libsonnet", include_str!("lib/kube.libsonnet")),
+    (
+        "lib/kube-libsonnet/kube.libsonnet",
+        include_str!("lib/kube-libsonnet/kube.libsonnet"),
+    ),
+];
+
+/// Writes [`BUNDLED_LIBS`] under `root` (a search path for the compile).
+fn write_bundled_libs(root: &Path) -> Result<(), CommodoreError> {
+    for (rel, text) in BUNDLED_LIBS {
+        write(&root.join(rel), text)?;
+    }
+    Ok(())
+}
 
 /// Compiles the catalog of `cluster_id` in a prepared working directory.
 pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, CommodoreError> {
@@ -1262,12 +1285,9 @@ pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, Commodore
     let refs_dir = tmp.join("catalog").join("refs");
     let refs = refs::write_refs(&refs_dir, &nodes, &deps.instances)?;
 
-    // Commodore's own jsonnet library, found as `lib/commodore.libjsonnet`.
+    // Commodore's own jsonnet libraries, found as `lib/commodore.libjsonnet`, ...
     let libroot = tmp.join("commodore-lib");
-    write(
-        &libroot.join("lib").join("commodore.libjsonnet"),
-        COMMODORE_LIBJSONNET,
-    )?;
+    write_bundled_libs(&libroot)?;
     let mut search_paths = Vec::new();
     let vendor = layout.work_dir.join("vendor");
     if vendor.is_dir() {

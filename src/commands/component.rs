@@ -1,0 +1,187 @@
+//! `strata component compile PATH`: Commodore's `component compile` for
+//! component authors, with golden testing (`--golden DIR` exits 1 with the
+//! diff when the output differs, `--update-golden` rewrites DIR).
+
+use crate::cli::{diag_err, EXIT_FINDINGS};
+use crate::commodore::component::{self, ComponentOptions, GoldenStatus};
+use crate::diff::{self, DiffOptions};
+use crate::fetch::jsonnet::JbOptions;
+use clap::{Args, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Debug, Args)]
+pub struct ComponentArgs {
+    #[command(subcommand)]
+    pub command: ComponentCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ComponentCommand {
+    /// Compile a component's test instance into <output>/compiled/<instance> (Commodore's `component compile`)
+    Compile(CompileArgs),
+}
+
+/// Golden testing, shared by `component compile` and `package compile`.
+#[derive(Debug, Args, Clone)]
+pub struct GoldenArgs {
+    /// Compare the compiled output (the `compiled/` directory) with DIR byte
+    /// for byte, e.g. tests/golden/<instance>; exit 1 with the diff when it
+    /// differs. The output is compiled into a temporary directory unless
+    /// -o is given.
+    #[arg(long, value_name = "DIR")]
+    pub golden: Option<PathBuf>,
+    /// With --golden: replace DIR's contents with the compiled output
+    #[arg(long, requires = "golden")]
+    pub update_golden: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompileArgs {
+    /// The component's directory (a repository, or a directory inside one)
+    pub path: PathBuf,
+    /// Values file, added as a class after the component's (repeatable)
+    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    pub values: Vec<PathBuf>,
+    /// Compile the component as this instance (`component as alias`)
+    #[arg(short = 'a', long = "alias", value_name = "INSTANCE")]
+    pub alias: Option<String>,
+    /// Additional jsonnet search path (repeatable)
+    #[arg(short = 'J', long = "search-paths", value_name = "DIR")]
+    pub search_paths: Vec<PathBuf>,
+    /// Where `compiled/<instance>` is written [default: ./]
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// The component's name [default: the directory's name without `component-`]
+    #[arg(short = 'n', long = "name")]
+    pub name: Option<String>,
+    /// Do not install the jsonnetfile.json dependencies: use vendor/ as it is
+    #[arg(long)]
+    pub no_fetch: bool,
+    /// Install jsonnet dependencies only from repositories already cached
+    #[arg(long, conflicts_with = "no_fetch")]
+    pub offline: bool,
+    #[command(flatten)]
+    pub golden: GoldenArgs,
+    /// Print nothing but errors and the golden diff
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+pub fn run(args: ComponentArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        ComponentCommand::Compile(a) => compile(a),
+    }
+}
+
+fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
+    let started = Instant::now();
+    let temp_out = if args.golden.golden.is_some() && args.output.is_none() {
+        Some(
+            tempfile::Builder::new()
+                .prefix("strata-golden-")
+                .tempdir()?,
+        )
+    } else {
+        None
+    };
+    let output = match (&temp_out, &args.output) {
+        (Some(t), _) => t.path().to_path_buf(),
+        (None, Some(o)) => o.clone(),
+        (None, None) => PathBuf::from("."),
+    };
+    let jsonnet = if args.no_fetch {
+        None
+    } else {
+        Some(JbOptions {
+            repos_dir: crate::commodore::absolute(&args.path).join("dependencies/.repos"),
+            offline: args.offline,
+            credentials: crate::commands::fetch::token_credentials(None, "x-access-token")?,
+            ext_vars: Vec::new(),
+            update: true,
+        })
+    };
+    let report = component::compile_component(&ComponentOptions {
+        path: args.path.clone(),
+        values: args.values.clone(),
+        alias: args.alias.clone(),
+        search_paths: args.search_paths.clone(),
+        output: output.clone(),
+        name: args.name.clone(),
+        parallelism: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        jsonnet,
+    })
+    .map_err(diag_err)?;
+    if !args.quiet {
+        for w in &report.warnings {
+            eprintln!("warning: {w}");
+        }
+        let what = if report.instance == report.component {
+            report.component.clone()
+        } else {
+            format!("{} as {}", report.component, report.instance)
+        };
+        eprintln!(
+            "Compiled component {what} to {} in {:.2}s",
+            report.compiled.display(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    match &args.golden.golden {
+        Some(golden) => check_golden(golden, &output.join("compiled"), &args.golden, args.quiet),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// Compares (or, with --update-golden, rewrites) the golden directory.
+pub fn check_golden(
+    golden: &Path,
+    compiled: &Path,
+    args: &GoldenArgs,
+    quiet: bool,
+) -> anyhow::Result<ExitCode> {
+    if args.update_golden {
+        component::update_golden(golden, compiled).map_err(diag_err)?;
+        if !quiet {
+            eprintln!("Updated golden files in {}", golden.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let report = component::compare_golden(golden, compiled).map_err(diag_err)?;
+    let total = report.files.len();
+    if report.is_clean() {
+        if !quiet {
+            eprintln!(
+                "Golden files: {total} of {total} identical ({})",
+                golden.display()
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if golden.is_dir() {
+        let opts = DiffOptions {
+            semantic: false,
+            ..Default::default()
+        };
+        let d = diff::diff_dirs(golden, compiled, &opts)?;
+        print!("{}", diff::render::text(&d, false));
+    }
+    for (path, status) in &report.files {
+        let what = match status {
+            GoldenStatus::Identical => continue,
+            GoldenStatus::Differs => "differs",
+            GoldenStatus::Missing => "missing from the output",
+            GoldenStatus::Extra => "not in the golden files",
+        };
+        eprintln!("golden: {path}: {what}");
+    }
+    eprintln!(
+        "Golden files: {} of {total} identical ({}); run again with --update-golden to accept the new output",
+        report.identical(),
+        golden.display()
+    );
+    Ok(ExitCode::from(EXIT_FINDINGS))
+}
