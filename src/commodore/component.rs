@@ -367,6 +367,7 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
         multiline: MultilineStyle::Literal,
         null_as_empty: false,
         parallelism: opts.parallelism.max(1),
+        python: Default::default(),
     };
     let build = work.join("build");
     compile::compile_into(&prepared, &[instance.clone()], &copts, &build, &|_| {}).map_err(
