@@ -3,6 +3,7 @@
 mod ci;
 mod cli;
 mod commodore;
+mod component;
 mod compile;
 mod fetch;
 mod github_api;
