@@ -114,7 +114,10 @@ fn real_components_compile_to_their_golden_files() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{err}");
         let n = want.len();
-        assert!(err.contains(&format!("Golden files: {n} of {n} identical")), "{err}");
+        assert!(
+            err.contains(&format!("Golden files: {n} of {n} identical")),
+            "{err}"
+        );
     }
 }
 

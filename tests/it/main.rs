@@ -3,8 +3,8 @@
 mod ci;
 mod cli;
 mod commodore;
-mod component;
 mod compile;
+mod component;
 mod fetch;
 mod github_api;
 mod hooks;
