@@ -369,17 +369,22 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
         parallelism: opts.parallelism.max(1),
     };
     let build = work.join("build");
-    compile::compile_into(&prepared, &[instance.clone()], &copts, &build, &|_| {}).map_err(
-        |e| {
-            let msg = e.to_string();
-            let mut err = CommodoreError::new(msg.clone());
-            let hint = missing_import_hint(&msg, &name, &component_path);
-            if !hint.is_empty() {
-                err = err.hint(hint);
-            }
-            err
-        },
-    )?;
+    compile::compile_into(
+        &prepared,
+        std::slice::from_ref(&instance),
+        &copts,
+        &build,
+        &|_| {},
+    )
+    .map_err(|e| {
+        let msg = e.to_string();
+        let mut err = CommodoreError::new(msg.clone());
+        let hint = missing_import_hint(&msg, &name, &component_path);
+        if !hint.is_empty() {
+            err = err.hint(hint);
+        }
+        err
+    })?;
     let compiled_root = build.join("compiled");
     reveal_fake_refs(&compiled_root.join(&instance))?;
     warnings.extend(super::postprocess::run_filters(
