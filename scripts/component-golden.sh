@@ -3,7 +3,8 @@
 # the way the Project Syn component template's `make golden-diff` runs them:
 #   component compile . -f tests/<instance>.yml --search-paths . -n <name> [--alias <instance>]
 # compared byte for byte with tests/golden/<instance>/.
-# Usage: scripts/component-golden.sh STRATA COMPONENT_DIR... (prints one line per instance:
+# Usage: [GOLDEN_ARGS=--no-fetch] scripts/component-golden.sh STRATA COMPONENT_DIR...
+# (prints one line per instance:
 #   <component> <instance> <identical>/<total> <status>)
 set -u
 strata=$1; shift
@@ -18,7 +19,7 @@ for dir in "$@"; do
     [ -f "$t" ] || continue
     inst=$(basename "$t" .yml)
     [ -d "$dir/tests/golden/$inst" ] || continue
-    args=(component compile . -f "tests/$inst.yml" --search-paths . -n "$name" --golden "tests/golden/$inst" --no-fetch)
+    args=(component compile . -f "tests/$inst.yml" --search-paths . -n "$name" --golden "tests/golden/$inst" ${GOLDEN_ARGS:-})
     $alias && args+=(--alias "$inst")
     out=$(cd "$dir" && "$strata" "${args[@]}" 2>&1 >/dev/null)
     rc=$?

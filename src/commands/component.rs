@@ -4,7 +4,6 @@
 
 use crate::cli::{diag_err, EXIT_FINDINGS};
 use crate::commodore::component::{self, ComponentOptions, GoldenStatus};
-use crate::diff::{self, DiffOptions};
 use crate::fetch::jsonnet::JbOptions;
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
@@ -161,14 +160,30 @@ pub fn check_golden(
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if golden.is_dir() {
-        let opts = DiffOptions {
-            semantic: false,
-            ..Default::default()
+    // Like `make golden-diff` (`git diff --no-index`): a plain unified
+    // diff per file. Component tests compile with fake references, so the
+    // files hold nothing secret.
+    let mut out = String::new();
+    for (path, status) in &report.files {
+        let (old, new) = match status {
+            GoldenStatus::Identical => continue,
+            GoldenStatus::Differs => (
+                read_lossy(&golden.join(path)),
+                read_lossy(&compiled.join(path)),
+            ),
+            GoldenStatus::Missing => (read_lossy(&golden.join(path)), String::new()),
+            GoldenStatus::Extra => (String::new(), read_lossy(&compiled.join(path))),
         };
-        let d = diff::diff_dirs(golden, compiled, &opts)?;
-        print!("{}", diff::render::text(&d, false));
+        let diff = similar::TextDiff::from_lines(&old, &new);
+        out.push_str(
+            &diff
+                .unified_diff()
+                .context_radius(3)
+                .header(&format!("golden/{path}"), &format!("compiled/{path}"))
+                .to_string(),
+        );
     }
+    print!("{out}");
     for (path, status) in &report.files {
         let what = match status {
             GoldenStatus::Identical => continue,
@@ -184,4 +199,10 @@ pub fn check_golden(
         golden.display()
     );
     Ok(ExitCode::from(EXIT_FINDINGS))
+}
+
+fn read_lossy(p: &Path) -> String {
+    std::fs::read(p)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
 }

@@ -901,6 +901,31 @@ mod tests {
     }
 
     #[test]
+    fn self_reference_inside_a_map_overridden_by_a_reference() {
+        // Commodore's instance aliases: `comp: ${inst}` over the component's
+        // defaults, which refer to themselves (reclass-rs resolves this).
+        let p = params(&[
+            (
+                "classes/c.yml",
+                "parameters:\n  comp:\n    a: 1\n    b: ${comp:a}\n",
+            ),
+            (
+                "targets/t.yml",
+                "classes: [c]\nparameters:\n  comp: ${inst}\n  inst: {c: 2}\n",
+            ),
+        ]);
+        assert_eq!(p["comp"], serde_json::json!({"a": 1, "b": 1, "c": 2}));
+        let e = error(&[
+            ("classes/c.yml", "parameters:\n  comp:\n    a: 1\n"),
+            (
+                "targets/t.yml",
+                "classes: [c]\nparameters:\n  comp: ${comp:a}\n",
+            ),
+        ]);
+        assert!(e.contains("reference loop"), "{e}");
+    }
+
+    #[test]
     fn loops_are_errors_not_hangs() {
         let e = error(&[("targets/t.yml", "parameters:\n  a: ${b}\n  b: x-${a}\n")]);
         assert!(e.contains("reference loop"), "{e}");

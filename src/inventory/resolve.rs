@@ -52,6 +52,8 @@ pub struct Resolver<'a> {
     /// Without this, a loop through n keys each overridden in m classes is
     /// tried m^n times.
     failures: HashMap<String, (InventoryError, usize, u64)>,
+    /// Layered values whose layers are being merged for a lookup below them.
+    merging: Vec<String>,
 }
 
 /// Weighted nodes plus string bytes of a value, and its depth, without
@@ -113,6 +115,7 @@ impl<'a> Resolver<'a> {
             next_id: 0,
             loop_hit: None,
             failures: HashMap::new(),
+            merging: Vec::new(),
         }
     }
 
@@ -200,6 +203,13 @@ impl<'a> Resolver<'a> {
     /// renders the result. A failing reference in a layer that a later
     /// scalar overwrites is ignored, as reclass-rs does.
     fn flatten(&mut self, layers: &[Layer]) -> Result<Value, InventoryError> {
+        let base = self.merge_layers(layers)?;
+        self.render(&base)
+    }
+
+    /// The layers merged, with only the layers that are references
+    /// resolved: what they hold stays unrendered.
+    fn merge_layers(&mut self, layers: &[Layer]) -> Result<UValue, InventoryError> {
         let mut base = UValue::Null;
         let mut base_origin = Origin::default();
         let last = layers.len().saturating_sub(1);
@@ -219,7 +229,7 @@ impl<'a> Resolver<'a> {
                 .map_err(|c| self.conflict(c))?;
             base_origin = layer.origin;
         }
-        self.render(&base)
+        Ok(base)
     }
 
     pub fn conflict(&self, c: MergeConflict) -> InventoryError {
@@ -437,8 +447,21 @@ impl<'a> Resolver<'a> {
 
     fn navigate(&mut self, key: &str, origin: Origin) -> Result<Value, Lookup> {
         let keys: Vec<&str> = key.split(SEP).collect();
-        let mut map: &UMap = self.root;
-        for (i, k) in keys.iter().enumerate() {
+        let root = self.root;
+        self.navigate_from(root, &keys, 0, key, origin)
+    }
+
+    /// Looks `keys[start..]` up in `map` (what `keys[..start]` holds).
+    fn navigate_from(
+        &mut self,
+        start_map: &UMap,
+        keys: &[&str],
+        start: usize,
+        key: &str,
+        origin: Origin,
+    ) -> Result<Value, Lookup> {
+        let mut map: &UMap = start_map;
+        for (i, k) in keys.iter().enumerate().skip(start) {
             if i > 0 {
                 self.cur.push(SEP);
             }
@@ -455,6 +478,26 @@ impl<'a> Resolver<'a> {
                     let v = self.render(v).map_err(Failed)?;
                     self.cache.insert(self.cur.clone(), v.clone());
                     return Ok(v);
+                }
+                UValue::Layers(layers)
+                    if !self.cache.contains_key(&self.cur) && !self.merging.contains(&self.cur) =>
+                {
+                    // As reclass-rs: a lookup below layered values (a map
+                    // overridden by `${other}`, as Commodore's instance
+                    // aliases do) merges the layers without rendering the
+                    // rest of them, so `${comp:a}` inside `comp` resolves.
+                    self.merging.push(self.cur.clone());
+                    let merged = self.merge_layers(layers);
+                    self.merging.pop();
+                    return match merged.map_err(Failed)? {
+                        UValue::Map(m) => self.navigate_from(&m, keys, i + 1, key, origin),
+                        other => Err(Failed(self.lookup_error(
+                            &keys[..=i],
+                            keys[i + 1],
+                            other.kind(),
+                            origin,
+                        ))),
+                    };
                 }
                 v @ (UValue::Tmpl(_) | UValue::Layers(_)) => {
                     let rendered = match self.cache.get(&self.cur) {
