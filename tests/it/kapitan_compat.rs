@@ -104,6 +104,12 @@ fn compile(dir: &Path, python: &Path) -> assert_cmd::assert::Assert {
         .assert()
 }
 
+/// [`compile`] that fails with exit 2: its stderr.
+fn compile_error(dir: &Path, python: &Path) -> String {
+    let out = compile(dir, python).code(2).get_output().stderr.clone();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 #[test]
 fn kadet_inputs_give_kapitans_bytes() {
     let Some(py) = python() else { return };
@@ -169,12 +175,7 @@ fn missing_kadet_says_how_to_install_it() {
     )
     .unwrap();
     fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
-    let out = compile(p.path(), &wrapper)
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let err = String::from_utf8_lossy(&out);
+    let err = compile_error(p.path(), &wrapper);
     assert!(err.contains("kadet package is not available"), "{err}");
     assert!(err.contains("-m pip install kadet"), "{err}");
     assert!(err.contains("target alpha"), "{err}");
@@ -189,8 +190,7 @@ fn kadet_exception_names_target_input_and_cause() {
         "def main():\n    raise RuntimeError('no such cluster: mars')\n",
     )
     .unwrap();
-    let out = compile(p.path(), &py).code(2).get_output().stderr.clone();
-    let err = String::from_utf8_lossy(&out);
+    let err = compile_error(p.path(), &py);
     assert!(
         err.contains("Could not load Kadet module: allnames"),
         "{err}"
@@ -289,8 +289,7 @@ fn filter_file_from_dot_kapitan() {
         "compile:\n  jinja2-filters: lib/missing.py\n",
     )
     .unwrap();
-    let out = compile(p.path(), &py).code(2).get_output().stderr.clone();
-    let err = String::from_utf8_lossy(&out);
+    let err = compile_error(p.path(), &py);
     assert!(err.contains("missing.py does not exist"), "{err}");
 }
 
@@ -573,8 +572,7 @@ fn missing_package_of_a_kadet_library_is_named() {
         "import no_such_package_for_strata\n",
     )
     .unwrap();
-    let out = compile(p.path(), &py).code(2).get_output().stderr.clone();
-    let err = String::from_utf8_lossy(&out);
+    let err = compile_error(p.path(), &py);
     assert!(err.contains("Could not load module name kgen"), "{err}");
     assert!(err.contains("`no_such_package_for_strata`"), "{err}");
 }
@@ -590,8 +588,7 @@ fn python_dying_mid_compile_is_an_error() {
         "import os\n\ndef main():\n    os._exit(3)\n",
     )
     .unwrap();
-    let out = compile(p.path(), &py).code(2).get_output().stderr.clone();
-    let err = String::from_utf8_lossy(&out);
+    let err = compile_error(p.path(), &py);
     assert!(err.contains("the Python bridge stopped"), "{err}");
     assert!(err.contains("components/allnames"), "{err}");
     assert!(!p.path().join("out/compiled").exists());
