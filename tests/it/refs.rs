@@ -369,31 +369,7 @@ fn gpg_round_trip_with_a_key_made_here() {
         eprintln!("gpg not installed: skipped");
         return;
     }
-    let home = tempfile::tempdir().unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(home.path(), fs::Permissions::from_mode(0o700)).unwrap();
-    }
-    let st = std::process::Command::new("gpg")
-        .env("GNUPGHOME", home.path())
-        .args([
-            "--batch",
-            "--passphrase",
-            "",
-            "--quick-gen-key",
-            "Strata Test <strata-test@example.com>",
-            "future-default",
-            "default",
-            "never",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
+    let (home, _) = gpg_home(&["Strata Test <strata-test@example.com>"]);
     let p = project();
     strata()
         .current_dir(p.path())
