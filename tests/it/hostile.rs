@@ -60,6 +60,22 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
+/// The commands that read an inventory.
+const INVENTORY: &[&str] = &["inventory"];
+const COMPILE: &[&str] = &["compile", "--output-path", "out"];
+const LINT: &[&str] = &["lint"];
+
+/// Each command exits 2 in `dir` with an error holding every one of `needles`.
+fn refused_by(dir: &Path, commands: &[&[&str]], needles: &[&str], case: &str) {
+    for args in commands {
+        let err = run(dir, args, 2);
+        assert!(
+            needles.iter().all(|n| err.contains(n)),
+            "{case} {args:?}: {err}"
+        );
+    }
+}
+
 #[test]
 fn target_names_dot_dotdot_and_empty_are_refused() {
     for (case, file, name) in [
@@ -68,17 +84,12 @@ fn target_names_dot_dotdot_and_empty_are_refused() {
         ("target-empty", ".yml", "\"\""),
     ] {
         let tmp = copy_fixture(case);
-        for args in [
-            &["compile", "--output-path", "out"][..],
-            &["inventory"][..],
-            &["lint"][..],
-        ] {
-            let err = run(tmp.path(), args, 2);
-            assert!(
-                err.contains(&format!("invalid target name {name}")) && err.contains(file),
-                "{case} {args:?}: {err}"
-            );
-        }
+        refused_by(
+            tmp.path(),
+            &[COMPILE, INVENTORY, LINT],
+            &[&format!("invalid target name {name}"), file],
+            case,
+        );
         // Nothing was written for the good target either: no half catalog.
         assert!(!tmp.path().join("out/ok").exists(), "{case}");
     }
@@ -87,31 +98,27 @@ fn target_names_dot_dotdot_and_empty_are_refused() {
 #[test]
 fn alias_bomb_is_refused_everywhere() {
     let tmp = copy_fixture("alias-bomb");
-    for args in [
-        &["inventory"][..],
-        &["compile", "--output-path", "out"][..],
-        &["lint"][..],
-    ] {
-        let err = run(tmp.path(), args, 2);
-        assert!(
-            err.contains("aliases expand to more than 1000000 nodes")
-                && err.contains("targets/t.yml:8"),
-            "{args:?}: {err}"
-        );
-    }
+    refused_by(
+        tmp.path(),
+        &[INVENTORY, COMPILE, LINT],
+        &[
+            "aliases expand to more than 1000000 nodes",
+            "targets/t.yml:8",
+        ],
+        "alias-bomb",
+    );
 }
 
 #[test]
 fn reference_bombs_are_refused() {
     for case in ["reference-bomb", "reference-list-bomb"] {
         let tmp = copy_fixture(case);
-        for args in [&["inventory"][..], &["compile", "--output-path", "out"][..]] {
-            let err = run(tmp.path(), args, 2);
-            assert!(
-                err.contains("expand to more than 67108864 bytes"),
-                "{case} {args:?}: {err}"
-            );
-        }
+        refused_by(
+            tmp.path(),
+            &[INVENTORY, COMPILE],
+            &["expand to more than 67108864 bytes"],
+            case,
+        );
     }
 }
 
@@ -121,13 +128,12 @@ fn deep_block_nesting_is_an_error_not_a_stack_overflow() {
     // Compact block sequences: 20,000 levels in 40 kB.
     let deep = "parameters:\n  x:\n    ".to_string() + &"- ".repeat(20_000) + "end\n";
     write(&tmp.path().join("inventory/targets/t.yml"), &deep);
-    for args in [&["inventory"][..], &["lint"][..]] {
-        let err = run(tmp.path(), args, 2);
-        assert!(
-            err.contains("nesting deeper than 256 levels") && err.contains("targets/t.yml:3"),
-            "{args:?}: {err}"
-        );
-    }
+    refused_by(
+        tmp.path(),
+        &[INVENTORY, LINT],
+        &["nesting deeper than 256 levels", "targets/t.yml:3"],
+        "deep nesting",
+    );
 }
 
 #[test]
@@ -208,19 +214,16 @@ fn reference_loop_over_overriding_classes_is_found_quickly() {
 #[test]
 fn top_level_key_typo_is_an_error_with_a_hint() {
     let tmp = copy_fixture("typo-top-level-key");
-    for args in [
-        &["inventory"][..],
-        &["compile", "--output-path", "out"][..],
-        &["lint"][..],
-    ] {
-        let err = run(tmp.path(), args, 2);
-        assert!(
-            err.contains("unknown top-level key `clases`")
-                && err.contains("(did you mean `classes`?)")
-                && err.contains("targets/t.yml:1"),
-            "{args:?}: {err}"
-        );
-    }
+    refused_by(
+        tmp.path(),
+        &[INVENTORY, COMPILE, LINT],
+        &[
+            "unknown top-level key `clases`",
+            "(did you mean `classes`?)",
+            "targets/t.yml:1",
+        ],
+        "typo",
+    );
     // A key that is no near-miss is ignored as Kapitan and reclass-rs do,
     // but lint reports it.
     let tmp = copy_fixture("unknown-top-level-key");
