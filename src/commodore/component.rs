@@ -305,33 +305,7 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
     let mut warnings = library_aliases(&layout, &deps, &cluster)?;
 
     // jsonnetfile.jsonnet -> jsonnetfile.json, then the jsonnet-bundler step.
-    let jsonnetfile = component_path.join("jsonnetfile.jsonnet");
-    if jsonnetfile.is_file() {
-        let ext: Vec<(String, String)> = cluster
-            .get_path(&[
-                super::parameters_key(&name).as_str(),
-                "jsonnetfile_parameters",
-            ])
-            .and_then(Value::as_map)
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| {
-                        let text = match v {
-                            Value::String(s) => s.clone(),
-                            other => serde_json::to_string(other).unwrap_or_default(),
-                        };
-                        (k.clone(), text)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let v = crate::fetch::jsonnet::render_jsonnetfile(&jsonnetfile, &ext).map_err(|m| {
-            CommodoreError::new(format!("{}: {m}", jsonnetfile.display())).file(&jsonnetfile)
-        })?;
-        let mut text = serde_json::to_string_pretty(&v).map_err(super::from_display)?;
-        text.push('\n');
-        write(&component_path.join("jsonnetfile.json"), &text)?;
-    }
+    super::render_jsonnetfile(&component_path, &name, &cluster)?;
     if let Some(jb) = &opts.jsonnet {
         if component_path.join("jsonnetfile.json").is_file() {
             let jb = crate::fetch::jsonnet::JbOptions {

@@ -259,6 +259,40 @@ pub fn sort_keys(v: &Value) -> Value {
     }
 }
 
+/// A component's `jsonnetfile.jsonnet`, if it has one, rendered into its
+/// `jsonnetfile.json` with `parameters.<component>.jsonnetfile_parameters`
+/// as external variables (Commodore's `render_jsonnetfile_json`).
+pub(crate) fn render_jsonnetfile(
+    dir: &Path,
+    component: &str,
+    cluster: &Value,
+) -> Result<(), CommodoreError> {
+    let jsonnet = dir.join("jsonnetfile.jsonnet");
+    if !jsonnet.is_file() {
+        return Ok(());
+    }
+    let ext: Vec<(String, String)> = cluster
+        .get_path(&[parameters_key(component).as_str(), "jsonnetfile_parameters"])
+        .and_then(Value::as_map)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| {
+                    let text = match v {
+                        Value::String(s) => s.clone(),
+                        other => serde_json::to_string(other).unwrap_or_default(),
+                    };
+                    (k.clone(), text)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let v = crate::fetch::jsonnet::render_jsonnetfile(&jsonnet, &ext)
+        .map_err(|m| CommodoreError::new(format!("{}: {m}", jsonnet.display())).file(&jsonnet))?;
+    let mut text = serde_json::to_string_pretty(&v).map_err(from_display)?;
+    text.push('\n');
+    write(&dir.join("jsonnetfile.json"), &text)
+}
+
 fn write(path: &Path, text: &str) -> Result<(), CommodoreError> {
     if let Some(p) = path.parent() {
         std::fs::create_dir_all(p).map_err(|e| CommodoreError::io(p, e))?;
@@ -1180,30 +1214,7 @@ fn install_jsonnet_dependencies(
     let mut sources = Vec::new();
     for cn in deps.components.keys() {
         let dir = layout.component_dir(cn);
-        let jsonnet = dir.join("jsonnetfile.jsonnet");
-        if jsonnet.is_file() {
-            let ext: Vec<(String, String)> = cluster
-                .get_path(&[parameters_key(cn).as_str(), "jsonnetfile_parameters"])
-                .and_then(Value::as_map)
-                .map(|m| {
-                    m.iter()
-                        .map(|(k, v)| {
-                            let text = match v {
-                                Value::String(s) => s.clone(),
-                                other => serde_json::to_string(other).unwrap_or_default(),
-                            };
-                            (k.clone(), text)
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            let v = crate::fetch::jsonnet::render_jsonnetfile(&jsonnet, &ext).map_err(|m| {
-                CommodoreError::new(format!("{}: {m}", jsonnet.display())).file(&jsonnet)
-            })?;
-            let mut text = serde_json::to_string_pretty(&v).map_err(from_display)?;
-            text.push('\n');
-            write(&dir.join("jsonnetfile.json"), &text)?;
-        }
+        render_jsonnetfile(&dir, cn, cluster)?;
         sources.push(serde_json::json!({"source": {"local": {"directory":
             relpath(&dir, &layout.work_dir).to_string_lossy()}}}));
     }
