@@ -172,8 +172,11 @@ impl Bridge {
     }
 
     /// Runs `f` with the running interpreter, starting it first if needed.
+    /// `what` names the call: when the interpreter dies during it, every
+    /// later call (of any target) says which one it died in.
     fn with_proc<T>(
         &self,
+        what: &dyn Fn() -> String,
         f: impl FnOnce(&mut Proc, &str) -> Result<T, BridgeError>,
     ) -> Result<T, BridgeError> {
         let prog = self.program.display().to_string();
@@ -189,8 +192,10 @@ impl Bridge {
                 let r = f(p, &prog);
                 if let Err(e) = &r {
                     if e.message.starts_with(STOPPED) {
-                        let e = e.clone();
-                        *st = State::Failed(e);
+                        let mut later = e.clone();
+                        later.message =
+                            format!("{} (it stopped while running {})", e.message, what());
+                        *st = State::Failed(later);
                     }
                 }
                 r
@@ -211,7 +216,8 @@ impl Bridge {
         compile_path: &Path,
         search_paths: &[PathBuf],
     ) -> Result<Option<Map>, BridgeError> {
-        self.with_proc(|p, prog| {
+        let what = || format!("{} for target {target}", input_path.display());
+        self.with_proc(&what, |p, prog| {
             let req = serde_json::json!({
                 "op": "kadet",
                 "target": target,
@@ -260,7 +266,7 @@ impl Bridge {
 
     /// The filters a Python file defines (see [`Bridge::jinja_filters`]).
     pub fn filters_at(&self, path: &Path) -> Result<FilterNames, BridgeError> {
-        if let Err(e) = self.with_proc(|_, _| Ok(())) {
+        if let Err(e) = self.with_proc(&|| "its start".to_string(), |_, _| Ok(())) {
             let text = std::fs::read_to_string(path).unwrap_or_default();
             return Ok(FilterNames {
                 path: path.to_path_buf(),
@@ -286,7 +292,8 @@ impl Bridge {
     /// Loads a Python jinja2 filter file (Kapitan's `load_module_from_path`)
     /// once; returns the names of the functions it defines.
     pub fn load_filters(&self, path: &Path) -> Result<Vec<String>, BridgeError> {
-        self.with_proc(|p, prog| {
+        let what = || format!("the jinja2 filter file {}", path.display());
+        self.with_proc(&what, |p, prog| {
             if let Some((_, names)) = p.filters.iter().find(|(f, _)| f == path) {
                 return Ok(names.clone());
             }
@@ -311,7 +318,8 @@ impl Bridge {
         name: &str,
         args: &[serde_json::Value],
     ) -> Result<serde_json::Value, BridgeError> {
-        self.with_proc(|p, prog| {
+        let what = || format!("the jinja2 filter `{name}`");
+        self.with_proc(&what, |p, prog| {
             let req = serde_json::json!({"op": "filter", "name": name, "args": args});
             let mut reply = call(p, prog, &req)?;
             Ok(reply["value"].take())
