@@ -342,6 +342,9 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
         null_as_empty: false,
         parallelism: opts.parallelism.max(1),
         python: Default::default(),
+        // The component directory is `${_base_directory}`: kustomize
+        // components write their kustomization there.
+        absolute_roots: [(instance.clone(), vec![component_path.clone()])].into(),
     };
     let build = work.join("build");
     compile::compile_into(

@@ -1317,6 +1317,7 @@ pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, Commodore
         null_as_empty: false,
         parallelism: opts.parallelism.max(1),
         python: Default::default(),
+        absolute_roots: base_directories(&layout, &deps),
     };
     let build = tmp.join("build");
     compile::compile_into(&prepared, &selected, &copts, &build, &|_| {}).map_err(from_display)?;
@@ -1357,6 +1358,17 @@ pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, Commodore
         refs: refs.len(),
         warnings,
     })
+}
+
+/// Each instance's `${_base_directory}` (its checkout under
+/// `dependencies/`), the one place outside the catalog an absolute
+/// `output_path` of its compile entries may name: components that run
+/// kustomize generate their `kustomization.yaml` there.
+fn base_directories(layout: &Layout, deps: &Dependencies) -> BTreeMap<String, Vec<PathBuf>> {
+    deps.instance_specs
+        .iter()
+        .map(|(i, spec)| (i.clone(), vec![absolute(&instance_dir(layout, i, spec))]))
+        .collect()
 }
 
 /// Rewrites reference tokens in a target's compiled files the way Kapitan

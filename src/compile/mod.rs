@@ -119,6 +119,10 @@ pub struct CompileOptions {
     pub parallelism: usize,
     /// The interpreter for kadet inputs and Python jinja2 filters.
     pub python: python::PythonOptions,
+    /// Per target, the directories an absolute `output_path` may name
+    /// (Commodore: the instance's `${_base_directory}`); everywhere else,
+    /// and for every target not listed, absolute paths are refused.
+    pub absolute_roots: BTreeMap<String, Vec<PathBuf>>,
 }
 
 /// What a successful run did.
@@ -266,16 +270,87 @@ fn check_relative(p: &str, what: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// An absolute `output_path` is taken only inside one of the target's
+/// allowed roots (lexically, after `.`/`..` are folded): the root it lies
+/// in, and the normalised directory.
+fn absolute_output<'a>(ctx: &'a TargetCtx, p: &str) -> Result<Option<(&'a Path, PathBuf)>, String> {
+    let path = Path::new(p);
+    if !path.is_absolute() || ctx.abs_roots.is_empty() {
+        return Ok(None);
+    }
+    let dir = jsonnet::normpath(path);
+    match ctx.abs_roots.iter().find(|r| dir.starts_with(r)) {
+        Some(r) => Ok(Some((r.as_path(), dir))),
+        None => Err(format!(
+            "output_path `{p}` is absolute and outside {}: an absolute output_path must lie inside the component's own directory (`${{_base_directory}}`), any other must be relative to the target's output directory",
+            ctx.abs_roots
+                .iter()
+                .map(|r| format!("`{}`", r.display()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// The root a write below `path` has to stay in: the target's output
+/// directory, or the allowed root `path` lies in (lexically).
+fn root_of<'a>(ctx: &'a TargetCtx, path: &Path) -> Result<&'a Path, String> {
+    if path.starts_with(&ctx.target_root) {
+        return Ok(&ctx.target_root);
+    }
+    ctx.abs_roots
+        .iter()
+        .find(|r| path.starts_with(r))
+        .map(PathBuf::as_path)
+        .ok_or_else(|| {
+            format!(
+                "{} is outside the target's output directory",
+                path.display()
+            )
+        })
+}
+
+/// `create_dir_all(dir)` that refuses to start when the deepest existing
+/// ancestor of `dir` resolves (through symlinks) outside `root`, so no
+/// directory is ever created outside it; then checks `dir` itself.
+fn create_dir_inside(ctx: &TargetCtx, root: &Path, dir: &Path) -> Result<(), String> {
+    let name = root_name(ctx, root);
+    let mut existing = dir;
+    while std::fs::symlink_metadata(existing).is_err() {
+        match existing.parent() {
+            Some(p) => existing = p,
+            None => break,
+        }
+    }
+    check_inside_named(root, &existing.join("x"), &name)?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    check_inside_named(root, &dir.join("x"), &name)
+}
+
+/// How errors call a root writes must stay in.
+fn root_name(ctx: &TargetCtx, root: &Path) -> String {
+    if root == ctx.target_root {
+        "the target's output directory".into()
+    } else {
+        format!("the component directory `{}`", root.display())
+    }
+}
+
 /// After creating `path`'s parent, checks that no symlink took it outside
 /// `root`.
 fn check_inside(root: &Path, path: &Path) -> Result<(), String> {
+    check_inside_named(root, path, "the target's output directory")
+}
+
+/// [`check_inside`] for a root the error calls `name`.
+fn check_inside_named(root: &Path, path: &Path, name: &str) -> Result<(), String> {
     let parent = path.parent().unwrap_or(path);
     let (Ok(r), Ok(p)) = (root.canonicalize(), parent.canonicalize()) else {
         return Ok(());
     };
     if !p.starts_with(&r) {
         return Err(format!(
-            "{} resolves outside the target's output directory (through a symlink)",
+            "{} resolves outside {name} (through a symlink)",
             path.display()
         ));
     }
@@ -337,6 +412,9 @@ struct TargetCtx<'a> {
     /// `<tmp>/compiled/<target dir>`.
     target_root: PathBuf,
     write: WriteOptions,
+    /// Normalised directories an absolute `output_path` may name
+    /// ([`CompileOptions::absolute_roots`]); writes there are always careful.
+    abs_roots: Vec<PathBuf>,
     /// The compile's one Python interpreter (started on first use).
     python: &'a Arc<python::Bridge>,
     refs: Option<&'a RefsSetup>,
@@ -409,11 +487,12 @@ fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> 
     if !ctx.wrote_install.get() && mentions_install(bytes) {
         ctx.wrote_install.set(true);
     }
-    if ctx.careful {
+    if ctx.careful || !path.starts_with(&ctx.target_root) {
+        let root = root_of(ctx, path)?;
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+            create_dir_inside(ctx, root, parent)?;
         }
-        check_inside(&ctx.target_root, path)?;
+        check_inside_named(root, path, &root_name(ctx, root))?;
         return std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()));
     }
     // The catalog is a fresh directory that only strata's writers fill,
@@ -598,8 +677,8 @@ fn set_mode(_path: &Path, _mode: Option<u32>) {}
 
 fn copy_into(ctx: &TargetCtx, src: &Path, dst: &Path) -> Result<(), String> {
     if src.is_dir() {
-        if ctx.careful {
-            std::fs::create_dir_all(dst).map_err(|e| format!("{}: {e}", dst.display()))?;
+        if ctx.careful || !dst.starts_with(&ctx.target_root) {
+            create_dir_inside(ctx, root_of(ctx, dst)?, dst)?;
         } else {
             ensure_dir(ctx, dst)?;
         }
@@ -629,13 +708,19 @@ fn compile_copy(ctx: &TargetCtx, input: &Path, out_dir: &Path) -> Result<(), Str
     }
 }
 
-fn compile_remove(input: &Path, catalog_root: &Path) -> Result<(), String> {
+fn compile_remove(input: &Path, catalog_root: &Path, abs_roots: &[PathBuf]) -> Result<(), String> {
     // Only the catalog being built may lose files: Kapitan would also delete
     // matches below `.` (a previous catalog), strata leaves them alone.
-    let (Ok(root), Ok(p)) = (catalog_root.canonicalize(), input.canonicalize()) else {
+    // Below an allowed root (a Commodore component's directory, where its
+    // kustomizations are generated) files may go too, but never the root.
+    let Ok(p) = input.canonicalize() else {
         return Ok(());
     };
-    if !p.starts_with(&root) {
+    let inside = |root: &Path, strict: bool| {
+        root.canonicalize()
+            .is_ok_and(|r| p.starts_with(&r) && !(strict && p == r))
+    };
+    if !inside(catalog_root, false) && !abs_roots.iter().any(|r| inside(r, true)) {
         return Ok(());
     }
     let res = if p.is_dir() {
@@ -714,15 +799,26 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
     let target = ctx.plan.name.as_str();
     let err = |m: String| CompileError::new(m).target(target).entry(entry);
     let output_path = entry.output_path.as_deref().unwrap_or(".");
-    check_relative(output_path, "output_path").map_err(err)?;
-    let out_dir = jsonnet::normpath(&ctx.target_root.join(output_path));
-    if entry.input_type != InputType::Remove {
-        std::fs::create_dir_all(&out_dir)
-            .map_err(|e| err(format!("{}: {e}", out_dir.display())))?;
-        // Checks the directory itself (check_inside looks at a path's parent).
-        check_inside(&ctx.target_root, &out_dir.join("x")).map_err(err)?;
-        ctx.dirs.borrow_mut().insert(out_dir.clone());
-    }
+    let out_dir = match absolute_output(ctx, output_path).map_err(err)? {
+        Some((root, dir)) => {
+            if entry.input_type != InputType::Remove {
+                create_dir_inside(ctx, root, &dir).map_err(err)?;
+            }
+            dir
+        }
+        None => {
+            check_relative(output_path, "output_path").map_err(err)?;
+            let out_dir = jsonnet::normpath(&ctx.target_root.join(output_path));
+            if entry.input_type != InputType::Remove {
+                std::fs::create_dir_all(&out_dir)
+                    .map_err(|e| err(format!("{}: {e}", out_dir.display())))?;
+                // Checks the directory itself (check_inside looks at a path's parent).
+                check_inside(&ctx.target_root, &out_dir.join("x")).map_err(err)?;
+                ctx.dirs.borrow_mut().insert(out_dir.clone());
+            }
+            out_dir
+        }
+    };
     if entry.input_type == InputType::Ytt {
         return compile_ytt(ctx, entry, &out_dir).map_err(|m| match m.split_once(HINT_SEP) {
             Some((m, h)) => err(m.to_string()).hint(h),
@@ -743,7 +839,7 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
                 InputType::Jsonnet => compile_jsonnet(ctx, entry, &input, &out_dir),
                 InputType::Jinja2 => compile_jinja2(ctx, entry, &input, &out_dir),
                 InputType::Copy => compile_copy(ctx, &input, &out_dir),
-                InputType::Remove => compile_remove(&input, catalog_root),
+                InputType::Remove => compile_remove(&input, catalog_root, &ctx.abs_roots),
                 InputType::External => compile_external(entry, &input, &out_dir),
                 InputType::Helm => compile_helm(ctx, entry, &input, &out_dir),
                 InputType::Kadet => compile_kadet(ctx, entry, &input, &out_dir),
@@ -825,6 +921,15 @@ fn compile_target(
             yaml,
             json_indent: opts.indent,
         },
+        abs_roots: opts
+            .absolute_roots
+            .get(&plan.name)
+            .into_iter()
+            .flatten()
+            .map(|r| jsonnet::normpath(r))
+            // Never the file system root: that would allow everything.
+            .filter(|r| r.is_absolute() && r.parent().is_some())
+            .collect(),
         python: bridge,
         refs,
         target_refs: crate::refs::TargetRefs {

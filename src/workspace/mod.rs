@@ -269,6 +269,7 @@ impl Workspace {
                     python: flags.python.clone(),
                     jinja2_filters,
                 },
+                absolute_roots: Default::default(),
             },
             output_path: anchor(root, &output_path),
             inventory: inv,

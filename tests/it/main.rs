@@ -3,6 +3,7 @@
 mod ci;
 mod cli;
 mod commodore;
+mod commodore_base_dir;
 mod compile;
 mod component;
 mod fetch;
