@@ -327,13 +327,8 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
     write_bundled_libs(&libroot)?;
     search_paths.push(work.clone());
     search_paths.push(libroot);
-    let prepared = compile::prepare(&nodes, &layout.inventory_dir()).map_err(|e| {
-        CommodoreError::new(e.to_string()).hint(missing_import_hint(
-            &e.to_string(),
-            &name,
-            &component_path,
-        ))
-    })?;
+    let prepared =
+        compile::prepare(&nodes, &layout.inventory_dir()).map_err(super::from_compile)?;
     let copts = CompileOptions {
         inventory_path: layout.inventory_dir(),
         search_paths,
@@ -355,13 +350,23 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
         &|_| {},
     )
     .map_err(|e| {
-        let msg = e.to_string();
-        let mut err = CommodoreError::new(msg.clone());
-        let hint = missing_import_hint(&msg, &name, &component_path);
-        if !hint.is_empty() {
-            err = err.hint(hint);
+        let vendor = component_path.join("vendor");
+        let skipped = format!(
+            "`strata component compile` without --no-fetch (or `strata fetch --jsonnetfile {}`, Commodore runs `jb install` there)",
+            component_path.display()
+        );
+        let fetch = super::ImportFetch {
+            skipped: opts.jsonnet.is_none().then_some(skipped.as_str()),
+            vendor: &vendor,
+            other: Some("pass the library's directory with -J/--search-paths"),
+        };
+        let hint =
+            super::missing_import_hint(&e.message, &name, &instance, &component_path, &fetch);
+        let err = super::from_compile(e);
+        match hint {
+            Some(h) => err.hint(h),
+            None => err,
         }
-        err
     })?;
     let compiled_root = build.join("compiled");
     reveal_fake_refs(&compiled_root.join(&instance))?;
@@ -393,26 +398,17 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
     })
 }
 
-/// For a missing jsonnet import: which component needs it, where its
-/// jsonnet dependencies are declared and how they get installed.
+/// For a missing jsonnet import in a component compile that installed
+/// the component's jsonnet dependencies: which component needs it, where
+/// they are declared, what to do (see [`super::missing_import_hint`]).
 pub fn missing_import_hint(message: &str, component: &str, dir: &Path) -> String {
-    let lower = message.to_lowercase();
-    if !(lower.contains("import") && (lower.contains("not found") || lower.contains("no such"))) {
-        return String::new();
-    }
-    let jf = dir.join("jsonnetfile.json");
-    if jf.is_file() || dir.join("jsonnetfile.jsonnet").is_file() {
-        format!(
-            "component {component} declares its jsonnet libraries in {}; they are installed into {} by `strata component compile` (without --no-fetch) or `jb install` in that directory",
-            jf.display(),
-            dir.join("vendor").display()
-        )
-    } else {
-        format!(
-            "component {component} has no jsonnetfile.json ({}): add the library there (jsonnet-bundler format) so it is installed into vendor/, or pass its directory with -J/--search-paths",
-            jf.display()
-        )
-    }
+    let vendor = dir.join("vendor");
+    let fetch = super::ImportFetch {
+        skipped: None,
+        vendor: &vendor,
+        other: Some("pass the library's directory with -J/--search-paths"),
+    };
+    super::missing_import_hint(message, component, component, dir, &fetch).unwrap_or_default()
 }
 
 /// Commodore compiles component tests with a fake Vault backend and

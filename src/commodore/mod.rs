@@ -81,6 +81,70 @@ fn from_display(e: impl std::fmt::Display) -> CommodoreError {
     CommodoreError::new(e.to_string())
 }
 
+/// A compile error with its input file and hint kept.
+fn from_compile(e: compile::CompileError) -> CommodoreError {
+    CommodoreError {
+        message: e.to_string(),
+        file: e.input.clone(),
+        hint: e.hint.clone(),
+    }
+}
+
+/// Where a missing jsonnet library would have come from, in one mode.
+pub(crate) struct ImportFetch<'a> {
+    /// The command that installs the component's `jsonnetfile.json`
+    /// dependencies, when this compile did not (`None`: it did).
+    pub skipped: Option<&'a str>,
+    /// Where they are installed.
+    pub vendor: &'a Path,
+    /// What else makes a library importable (`-J`), if anything.
+    pub other: Option<&'a str>,
+}
+
+/// For a jsonnet import that is not found, Commodore-style: the component
+/// whose compile needed it, the `jsonnetfile.json` that declares its
+/// libraries (or that it has none), and the step that installs them.
+/// `None` when `message` is not about a missing import.
+pub(crate) fn missing_import_hint(
+    message: &str,
+    component: &str,
+    instance: &str,
+    dir: &Path,
+    fetch: &ImportFetch,
+) -> Option<String> {
+    if !message.contains("couldn't open import") {
+        return None;
+    }
+    let who = if instance == component {
+        format!("component {component}")
+    } else {
+        format!("component {component} (instance {instance})")
+    };
+    let json = dir.join("jsonnetfile.json");
+    let declared = if json.is_file() {
+        Some(json.clone())
+    } else {
+        Some(dir.join("jsonnetfile.jsonnet")).filter(|p| p.is_file())
+    };
+    let other = fetch.other.map(|o| format!(", or {o}")).unwrap_or_default();
+    let vendor = fetch.vendor.display();
+    Some(match (declared, fetch.skipped) {
+        (Some(file), Some(cmd)) => format!(
+            "{who} declares its jsonnet libraries in {}, which were not installed: {cmd} installs them into {vendor}{other}",
+            file.display()
+        ),
+        (Some(file), None) => format!(
+            "{who} declares its jsonnet libraries in {}, installed into {vendor}, and this import is not among them: add the library to {}{other}",
+            file.display(),
+            file.display()
+        ),
+        (None, _) => format!(
+            "{who} has no jsonnetfile.json ({}): declare the library there (jsonnet-bundler format) to have it installed into {vendor}{other}",
+            json.display()
+        ),
+    })
+}
+
 /// The parameters key of a component or instance (`-` becomes `_`).
 pub fn parameters_key(name: &str) -> String {
     name.replace('-', "_")
@@ -1320,7 +1384,28 @@ pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, Commodore
         absolute_roots: base_directories(&layout, &deps),
     };
     let build = tmp.join("build");
-    compile::compile_into(&prepared, &selected, &copts, &build, &|_| {}).map_err(from_display)?;
+    compile::compile_into(&prepared, &selected, &copts, &build, &|_| {}).map_err(|e| {
+        let instance = e.target.clone().unwrap_or_default();
+        let hint = deps.instances.get(&instance).and_then(|cn| {
+            let skipped = format!(
+                "`strata catalog compile {}` without --local (Commodore's fetch step)",
+                opts.cluster_id
+            );
+            let fetch = ImportFetch {
+                skipped: opts.jsonnet.is_none().then_some(skipped.as_str()),
+                vendor: &layout.work_dir.join("vendor"),
+                other: None,
+            };
+            // The checkout whose jsonnetfile.json the fetch step installs.
+            let dir = layout.component_dir(cn);
+            missing_import_hint(&e.message, cn, &instance, &dir, &fetch)
+        });
+        let err = from_compile(e);
+        match hint {
+            Some(h) => err.hint(h),
+            None => err,
+        }
+    })?;
     let compiled = build.join("compiled");
     if !refs.is_empty() {
         for instance in &selected {

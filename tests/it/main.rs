@@ -4,6 +4,7 @@ mod ci;
 mod cli;
 mod commodore;
 mod commodore_base_dir;
+mod commodore_imports;
 mod compile;
 mod component;
 mod fetch;
