@@ -920,4 +920,16 @@ mod tests {
             "H4sIAAAAAAAC/8tIzcnJVyjPL8pJ4QIALTsIrwwAAAA="
         );
     }
+
+    #[test]
+    fn block_comments_end_at_double_star_slash() {
+        // projectsyn's libraries open with `/** ... **/`: the comment ends
+        // there, as in the C++ jsonnet (vendor/jrsonnet-lexer/STRATA.md).
+        let v = eval(
+            "/**\n * \\file doc\n **/\nlocal x = 1;\n/* a ***/ local y = 2; /*** b */\n/**/\n{ x: x, y: y /* c **** d */ }",
+        )
+        .unwrap();
+        assert_eq!(serde_json::to_string(&v).unwrap(), r#"{"x":1,"y":2}"#);
+        assert!(eval("/* never closed **\n{}").is_err());
+    }
 }
