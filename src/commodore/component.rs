@@ -341,6 +341,28 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
         // components write their kustomization there.
         absolute_roots: [(instance.clone(), vec![component_path.clone()])].into(),
     };
+    // A missing jsonnet import (in a compile entry or a jsonnet filter):
+    // the component, its jsonnetfile.json and the fetch step.
+    let vendor = component_path.join("vendor");
+    let skipped = format!(
+        "`strata component compile` without --no-fetch (or `strata fetch --jsonnetfile {}`, Commodore runs `jb install` there)",
+        component_path.display()
+    );
+    let fetch = super::ImportFetch {
+        skipped: opts.jsonnet.is_none().then_some(skipped.as_str()),
+        vendor: &vendor,
+        other: Some("pass the library's directory with -J/--search-paths"),
+    };
+    let with_import_hint = |err: CommodoreError| match super::missing_import_hint(
+        &err.message,
+        &name,
+        &instance,
+        &component_path,
+        &fetch,
+    ) {
+        Some(h) if err.hint.is_none() => err.hint(h),
+        _ => err,
+    };
     let build = work.join("build");
     compile::compile_into(
         &prepared,
@@ -349,35 +371,20 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
         &build,
         &|_| {},
     )
-    .map_err(|e| {
-        let vendor = component_path.join("vendor");
-        let skipped = format!(
-            "`strata component compile` without --no-fetch (or `strata fetch --jsonnetfile {}`, Commodore runs `jb install` there)",
-            component_path.display()
-        );
-        let fetch = super::ImportFetch {
-            skipped: opts.jsonnet.is_none().then_some(skipped.as_str()),
-            vendor: &vendor,
-            other: Some("pass the library's directory with -J/--search-paths"),
-        };
-        let hint =
-            super::missing_import_hint(&e.message, &name, &instance, &component_path, &fetch);
-        let err = super::from_compile(e);
-        match hint {
-            Some(h) => err.hint(h),
-            None => err,
-        }
-    })?;
+    .map_err(|e| with_import_hint(super::from_compile(e)))?;
     let compiled_root = build.join("compiled");
     reveal_fake_refs(&compiled_root.join(&instance))?;
-    warnings.extend(super::postprocess::run_filters(
-        &compiled_root,
-        &instance,
-        &name,
-        &component_path,
-        node,
-        &output,
-    )?);
+    warnings.extend(
+        super::postprocess::run_filters(
+            &compiled_root,
+            &instance,
+            &name,
+            &component_path,
+            node,
+            &output,
+        )
+        .map_err(with_import_hint)?,
+    );
 
     // Kapitan replaces `<output>/compiled/<instance>` as a whole.
     let dest = output.join("compiled").join(&instance);

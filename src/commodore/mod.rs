@@ -1384,27 +1384,32 @@ pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, Commodore
         absolute_roots: base_directories(&layout, &deps),
     };
     let build = tmp.join("build");
-    compile::compile_into(&prepared, &selected, &copts, &build, &|_| {}).map_err(|e| {
-        let instance = e.target.clone().unwrap_or_default();
-        let hint = deps.instances.get(&instance).and_then(|cn| {
-            let skipped = format!(
-                "`strata catalog compile {}` without --local (Commodore's fetch step)",
-                opts.cluster_id
-            );
-            let fetch = ImportFetch {
-                skipped: opts.jsonnet.is_none().then_some(skipped.as_str()),
-                vendor: &layout.work_dir.join("vendor"),
-                other: None,
-            };
+    // A missing jsonnet import (in a compile entry or a jsonnet filter):
+    // the component, its jsonnetfile.json and the fetch step.
+    let skipped = format!(
+        "`strata catalog compile {}` without --local (Commodore's fetch step)",
+        opts.cluster_id
+    );
+    let vendor = layout.work_dir.join("vendor");
+    let fetch = ImportFetch {
+        skipped: opts.jsonnet.is_none().then_some(skipped.as_str()),
+        vendor: &vendor,
+        other: None,
+    };
+    let with_import_hint = |err: CommodoreError, instance: &str| {
+        let hint = deps.instances.get(instance).and_then(|cn| {
             // The checkout whose jsonnetfile.json the fetch step installs.
             let dir = layout.component_dir(cn);
-            missing_import_hint(&e.message, cn, &instance, &dir, &fetch)
+            missing_import_hint(&err.message, cn, instance, &dir, &fetch)
         });
-        let err = from_compile(e);
         match hint {
-            Some(h) => err.hint(h),
-            None => err,
+            Some(h) if err.hint.is_none() => err.hint(h),
+            _ => err,
         }
+    };
+    compile::compile_into(&prepared, &selected, &copts, &build, &|_| {}).map_err(|e| {
+        let instance = e.target.clone().unwrap_or_default();
+        with_import_hint(from_compile(e), &instance)
     })?;
     let compiled = build.join("compiled");
     if !refs.is_empty() {
@@ -1418,14 +1423,10 @@ pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, Commodore
         if let Some(node) = nodes.get(instance) {
             let spec = &deps.instance_specs[instance];
             let dir = instance_dir(&layout, instance, spec);
-            warnings.extend(postprocess::run_filters(
-                &compiled,
-                instance,
-                cn,
-                &dir,
-                node,
-                &layout.work_dir,
-            )?);
+            warnings.extend(
+                postprocess::run_filters(&compiled, instance, cn, &dir, node, &layout.work_dir)
+                    .map_err(|e| with_import_hint(e, instance))?,
+            );
         }
     }
     let manifests = tmp.join("catalog").join("manifests");

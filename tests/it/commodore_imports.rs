@@ -113,6 +113,42 @@ fn catalog_compile_names_a_missing_jsonnetfile() {
     );
 }
 
+#[test]
+fn catalog_compile_names_the_component_for_a_jsonnet_filter_import() {
+    let dir = tempfile::tempdir().unwrap();
+    copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/commodore/basic"),
+        dir.path(),
+    );
+    let work = dir.path().canonicalize().unwrap();
+    let c = work.join("dependencies/nginx");
+    let class = c.join("class/nginx.yml");
+    let text = fs::read_to_string(&class)
+        .unwrap()
+        .replace("          enabled: false\n", "");
+    fs::write(&class, text).unwrap();
+    write(
+        &c.join("postprocess/disabled.jsonnet"),
+        "local k = import 'kube-ssl/kube.libsonnet';\n{ x: k.x }\n",
+    );
+    write(&c.join("jsonnetfile.json"), NO_DEPENDENCIES);
+    let out = catalog_compile(&work);
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("couldn't open import \"kube-ssl/kube.libsonnet\""),
+        "{e}"
+    );
+    assert_eq!(
+        hints(&out.stderr),
+        [format!(
+            "hint: component nginx declares its jsonnet libraries in {}, which were not installed: `strata catalog compile c-prod` without --local (Commodore's fetch step) installs them into {}",
+            c.join("jsonnetfile.json").display(),
+            work.join("vendor").display()
+        )]
+    );
+}
+
 /// A component (`component-importer`) whose jsonnet imports a library
 /// its jsonnetfile.json does not declare.
 fn component(jsonnetfile: bool) -> (tempfile::TempDir, PathBuf) {
