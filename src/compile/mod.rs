@@ -314,7 +314,6 @@ fn root_of<'a>(ctx: &'a TargetCtx, path: &Path) -> Result<&'a Path, String> {
 /// ancestor of `dir` resolves (through symlinks) outside `root`, so no
 /// directory is ever created outside it; then checks `dir` itself.
 fn create_dir_inside(ctx: &TargetCtx, root: &Path, dir: &Path) -> Result<(), String> {
-    let name = root_name(ctx, root);
     let mut existing = dir;
     while std::fs::symlink_metadata(existing).is_err() {
         match existing.parent() {
@@ -322,9 +321,27 @@ fn create_dir_inside(ctx: &TargetCtx, root: &Path, dir: &Path) -> Result<(), Str
             None => break,
         }
     }
-    check_inside_named(root, &existing.join("x"), &name)?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    check_inside_named(root, &dir.join("x"), &name)
+    if existing != dir {
+        dir_inside(root, existing, &root_name(ctx, root))?;
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    dir_inside(root, dir, &root_name(ctx, root))
+}
+
+/// Checks that the existing directory `dir` resolves (through symlinks)
+/// inside `root`, which errors call `name`.
+fn dir_inside(root: &Path, dir: &Path, name: &str) -> Result<(), String> {
+    let (Ok(r), Ok(d)) = (root.canonicalize(), dir.canonicalize()) else {
+        return Ok(());
+    };
+    if d.starts_with(&r) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} resolves outside {name} (through a symlink)",
+            dir.display()
+        ))
+    }
 }
 
 /// How errors call a root writes must stay in.
@@ -354,6 +371,10 @@ fn check_inside_named(root: &Path, path: &Path, name: &str) -> Result<(), String
             path.display()
         ));
     }
+    refuse_symlink(path)
+}
+
+fn refuse_symlink(path: &Path) -> Result<(), String> {
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if meta.file_type().is_symlink() {
             return Err(format!(
@@ -489,10 +510,11 @@ fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> 
     }
     if ctx.careful || !path.starts_with(&ctx.target_root) {
         let root = root_of(ctx, path)?;
-        if let Some(parent) = path.parent() {
-            create_dir_inside(ctx, root, parent)?;
+        match path.parent() {
+            Some(parent) => create_dir_inside(ctx, root, parent)?,
+            None => check_inside_named(root, path, &root_name(ctx, root))?,
         }
-        check_inside_named(root, path, &root_name(ctx, root))?;
+        refuse_symlink(path)?;
         return std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()));
     }
     // The catalog is a fresh directory that only strata's writers fill,

@@ -295,7 +295,7 @@ fn a_symlink_in_the_component_dir_does_not_lead_writes_out() {
     assert!(e.contains("target nginx, compile entry #1"), "{e}");
     assert!(
         e.contains(&format!(
-            "{}/x resolves outside the component directory `{}` (through a symlink)",
+            "{} resolves outside the component directory `{}` (through a symlink)",
             manifests.display(),
             dir.path().join("dependencies/nginx").display()
         )),
@@ -303,6 +303,26 @@ fn a_symlink_in_the_component_dir_does_not_lead_writes_out() {
     );
     // Nothing was created through the link.
     assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
+
+    // A generated file that is a symlink to a file outside is not written through.
+    fs::remove_file(&manifests).unwrap();
+    fs::create_dir_all(manifests.join("nginx")).unwrap();
+    let victim = outside.path().join("victim");
+    fs::write(&victim, "keep\n").unwrap();
+    let link = manifests.join("nginx/kustomization.json");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let out = catalog_compile(dir.path(), &path);
+    assert_eq!(out.status.code(), Some(2));
+    let e = stderr(&out);
+    assert!(e.contains("target nginx, compile entry #1"), "{e}");
+    assert!(
+        e.contains(&format!(
+            "{} is a symlink; strata does not write through symlinks",
+            link.display()
+        )),
+        "{e}"
+    );
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "keep\n");
 }
 
 /// Plain Kapitan mode keeps refusing every absolute output_path (strata's
