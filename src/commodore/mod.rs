@@ -14,6 +14,7 @@ pub mod api;
 pub mod cluster;
 pub mod component;
 pub mod jsonnet_filter;
+pub mod package;
 pub mod postprocess;
 pub mod refs;
 
