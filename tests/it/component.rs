@@ -156,3 +156,218 @@ fn a_changed_golden_file_fails_with_its_diff_and_update_golden_rewrites_it() {
     assert!(out.status.success());
     assert_eq!(fs::read_to_string(&file).unwrap(), original);
 }
+
+/// `strata package compile`: the `demo` configuration package
+/// (tests/fixtures/commodore/packages) with the real `secrets` component and
+/// the fixture's multi-instance `greeter`, each committed into a local bare
+/// repository (tag v1.0.0) that the package's `parameters.components` URLs
+/// are rewritten to; the golden files are Commodore 1.35.1's output
+/// (packages/commodore-golden.sh).
+mod package {
+    use super::{copy, files};
+    use crate::strata;
+    use crate::support::git;
+    use std::fs;
+    use std::path::{Path, PathBuf};
+
+    fn fixtures() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/commodore")
+    }
+
+    /// A temporary directory with `remotes/component-{secrets,greeter}.git`
+    /// and the package in `demo/`, its URLs pointing at the remotes.
+    fn setup() -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let remotes = tmp.path().join("remotes");
+        for (name, src) in [
+            ("secrets", fixtures().join("components/secrets")),
+            ("greeter", fixtures().join("packages/greeter")),
+        ] {
+            let work = tmp.path().join(format!("src-{name}"));
+            copy(&src, &work);
+            git(&work, &["init", "-q"]);
+            git(&work, &["add", "-A"]);
+            git(&work, &["commit", "-q", "-m", "v1"]);
+            git(&work, &["tag", "v1.0.0"]);
+            fs::create_dir_all(&remotes).unwrap();
+            let bare = remotes.join(format!("component-{name}.git"));
+            git(
+                tmp.path(),
+                &[
+                    "clone",
+                    "-q",
+                    "--bare",
+                    work.to_str().unwrap(),
+                    bare.to_str().unwrap(),
+                ],
+            );
+        }
+        let pkg = tmp.path().join("demo");
+        copy(&fixtures().join("packages/demo"), &pkg);
+        let common = pkg.join("common.yml");
+        let text = fs::read_to_string(&common).unwrap().replace(
+            "https://github.com/projectsyn/",
+            &format!("file://{}/", remotes.display()),
+        );
+        assert!(text.contains("file://"));
+        fs::write(&common, text).unwrap();
+        tmp
+    }
+
+    fn assert_same_tree(got: &Path, want: &Path) {
+        let names = files(want);
+        assert!(!names.is_empty());
+        assert_eq!(files(got), names, "{}", got.display());
+        for f in &names {
+            assert_eq!(
+                fs::read_to_string(got.join(f)).unwrap(),
+                fs::read_to_string(want.join(f)).unwrap(),
+                "{}",
+                f.display()
+            );
+        }
+    }
+
+    #[test]
+    fn compiles_a_package_as_commodore_does() {
+        let tmp = setup();
+        let pkg = tmp.path().join("demo");
+        for (case, args) in [
+            ("defaults", vec!["tests/defaults.yml", "-f", "tests/extra.yml"]),
+            ("region", vec!["tests/region.yml"]),
+        ] {
+            let _ = fs::remove_dir_all(pkg.join("compiled"));
+            let out = strata()
+                .args(["package", "compile", "."])
+                .args(&args)
+                .current_dir(&pkg)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{case}: {err}");
+            assert!(
+                err.contains("3 instances: greeter, greeter-b, secrets"),
+                "{err}"
+            );
+            // Commodore's layout: <package>/compiled/<instance>/...
+            assert_same_tree(&pkg.join("compiled"), &pkg.join("tests/golden").join(case));
+            // The Vault reference is a compiled Kapitan token, never revealed.
+            let secret = fs::read_to_string(pkg.join("compiled/secrets/secrets/10_secrets.yaml"))
+                .unwrap();
+            assert!(
+                secret.contains(
+                    "password: ?{vaultkv:t-silent-test-1234/c-green-test-1234/app/db/password:"
+                ),
+                "{secret}"
+            );
+
+            // --golden compiles beside the package and compares.
+            let _ = fs::remove_dir_all(pkg.join("compiled"));
+            let golden = format!("tests/golden/{case}");
+            let out = strata()
+                .args(["package", "compile", "."])
+                .args(&args)
+                .args(["--golden", &golden])
+                .current_dir(&pkg)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{case}: {err}");
+            assert!(err.contains("Golden files: 10 of 10 identical"), "{err}");
+            assert!(!pkg.join("compiled").exists());
+        }
+    }
+
+    #[test]
+    fn golden_differences_exit_1_and_update_golden_rewrites() {
+        let tmp = setup();
+        let pkg = tmp.path().join("demo");
+        // The region test's golden files checked against the defaults test.
+        let out = strata()
+            .args(["package", "compile", ".", "tests/defaults.yml", "-f", "tests/extra.yml"])
+            .args(["--golden", "tests/golden/region"])
+            .current_dir(&pkg)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+        assert!(
+            stderr.contains("golden: greeter/greeter/10_config.yaml: differs"),
+            "{stderr}"
+        );
+        assert!(stdout.contains("-  region: test-region"), "{stdout}");
+        assert!(stdout.contains("+  region: x-fake-region"), "{stdout}");
+
+        let out = strata()
+            .args(["package", "compile", ".", "tests/defaults.yml", "-f", "tests/extra.yml"])
+            .args(["--golden", "tests/golden/region", "--update-golden"])
+            .current_dir(&pkg)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert_same_tree(
+            &pkg.join("tests/golden/region"),
+            &pkg.join("tests/golden/defaults"),
+        );
+    }
+
+    #[test]
+    fn a_kept_working_directory_recompiles_in_local_mode_without_fetching() {
+        let tmp = setup();
+        let pkg = tmp.path().join("demo");
+        let work = tmp.path().join("work");
+        let ok = |args: &[&str]| {
+            let out = strata()
+                .args(["package", "compile", ".", "tests/region.yml"])
+                .args(args)
+                .current_dir(&pkg)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        ok(&["--tmp-dir", work.to_str().unwrap()]);
+        assert!(work.join("dependencies/greeter-b/class/greeter.yml").is_file());
+        // The remotes are gone: local mode needs none of them.
+        fs::remove_dir_all(tmp.path().join("remotes")).unwrap();
+        fs::remove_dir_all(pkg.join("compiled")).unwrap();
+        ok(&["--tmp-dir", work.to_str().unwrap(), "--local", "-F"]);
+        assert_same_tree(&pkg.join("compiled"), &pkg.join("tests/golden/region"));
+    }
+
+    #[test]
+    fn a_missing_test_class_or_component_repository_is_a_clear_error() {
+        let tmp = setup();
+        let pkg = tmp.path().join("demo");
+        let out = strata()
+            .args(["package", "compile", ".", "tests/nope.yml"])
+            .current_dir(&pkg)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("Test class 'tests.nope' doesn't exist."), "{err}");
+
+        fs::rename(
+            tmp.path().join("remotes/component-greeter.git"),
+            tmp.path().join("remotes/gone.git"),
+        )
+        .unwrap();
+        let out = strata()
+            .args(["package", "compile", ".", "tests/region.yml"])
+            .current_dir(&pkg)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("while fetching components"), "{err}");
+        assert!(err.contains("component-greeter.git"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
