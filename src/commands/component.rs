@@ -55,7 +55,8 @@ pub struct CompileArgs {
     /// The component's name [default: the directory's name without `component-`]
     #[arg(short = 'n', long = "name")]
     pub name: Option<String>,
-    /// Do not install the jsonnetfile.json dependencies: use vendor/ as it is
+    /// Do not install the jsonnetfile.json dependencies (use vendor/ as it
+    /// is) nor fetch the Kapitan dependencies (helm charts, ...)
     #[arg(long)]
     pub no_fetch: bool,
     /// Install jsonnet dependencies only from repositories already cached
@@ -112,6 +113,7 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
             .map(|n| n.get())
             .unwrap_or(1),
         jsonnet,
+        kapitan_cache: (!args.no_fetch).then(crate::commands::compile::dependency_cache),
     })
     .map_err(diag_err)?;
     if !args.quiet {

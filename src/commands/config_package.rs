@@ -91,7 +91,7 @@ pub fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
             offline: args.offline,
             credentials: crate::commands::fetch::token_credentials(None, "x-access-token")?,
             parallelism: args.parallelism.unwrap_or(cpus).max(1),
-            kapitan_dependencies: None,
+            kapitan_dependencies: Some(crate::commands::compile::dependency_cache()),
         },
         progress.as_ref(),
     )

@@ -40,6 +40,9 @@ pub struct ComponentOptions {
     /// Install the `jsonnetfile.json` dependencies into `<component>/vendor`
     /// first (Commodore runs `jb install`); `None` uses `vendor/` as it is.
     pub jsonnet: Option<crate::fetch::jsonnet::JbOptions>,
+    /// Fetch the Kapitan `dependencies` (git, http, helm charts) first,
+    /// cached in this directory (Commodore compiles with `--fetch`).
+    pub kapitan_cache: Option<PathBuf>,
 }
 
 /// What a component compile did.
@@ -334,6 +337,20 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
             &component_path,
         ))
     })?;
+    if let Some(cache) = &opts.kapitan_cache {
+        let instances = BTreeMap::from([(instance.clone(), name.clone())]);
+        let log = super::fetch_kapitan_dependencies(
+            &prepared,
+            &instances,
+            &output,
+            vec![repo_dir.clone(), output.clone(), work.clone()],
+            cache,
+        )?;
+        warnings.extend(
+            log.into_iter()
+                .filter_map(|l| l.strip_prefix("warning: ").map(str::to_string)),
+        );
+    }
     let copts = CompileOptions {
         inventory_path: layout.inventory_dir(),
         search_paths,
@@ -352,7 +369,11 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
         &|_| {},
     )
     .map_err(|e| {
-        let msg = e.to_string();
+        let mut msg = e.to_string();
+        if msg.contains("the helm input type runs the helm binary") {
+            // Which component needs helm, not only which target and chart.
+            msg = format!("component {name}: {msg}");
+        }
         let mut err = CommodoreError::new(msg.clone());
         let hint = missing_import_hint(&msg, &name, &component_path);
         if !hint.is_empty() {

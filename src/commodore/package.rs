@@ -11,7 +11,7 @@
 //! wherever the caller says).
 
 use super::{
-    commodore_yaml, compile_catalog, copy_tree, map, relsymlink, s, write, write_target,
+    commodore_yaml, compile_catalog_with, copy_tree, map, relsymlink, s, write, write_target,
     CatalogOptions, CommodoreError, Dependencies, Layout, BOOTSTRAP,
 };
 use crate::fetch::{self, Dependency, FetchOptions, Progress};
@@ -316,12 +316,19 @@ pub fn compile_package(
             ext_vars: Vec::new(),
             update: true,
         });
-    let report = compile_catalog(&CatalogOptions {
-        work_dir: work.clone(),
-        cluster_id: FAKE_CLUSTER.to_string(),
-        parallelism: opts.parallelism,
-        jsonnet,
-    })?;
+    let kapitan_cache = opts
+        .kapitan_dependencies
+        .as_deref()
+        .filter(|_| opts.fetch_dependencies);
+    let report = compile_catalog_with(
+        &CatalogOptions {
+            work_dir: work.clone(),
+            cluster_id: FAKE_CLUSTER.to_string(),
+            parallelism: opts.parallelism,
+            jsonnet,
+        },
+        kapitan_cache,
+    )?;
     let compiled = work.join("compiled");
     if compiled.is_dir() {
         copy_tree(&compiled, &opts.output)?;

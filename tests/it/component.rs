@@ -371,3 +371,175 @@ mod package {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// Helm-based components: the chart from `parameters.<component>.charts`
+/// fetched through the Kapitan `dependencies` entry (type helm) into the
+/// component's `helmcharts/`, then rendered by the `helm` compile entry;
+/// with a fake `helm` on PATH, and without one.
+#[cfg(unix)]
+mod helm {
+    use super::copy;
+    use crate::strata;
+    use std::fs;
+    use std::path::Path;
+
+    fn podinfo() -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        copy(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/commodore/helm-component/podinfo"),
+            &tmp.path().join("podinfo"),
+        );
+        fs::create_dir_all(tmp.path().join("bin")).unwrap();
+        fs::create_dir_all(tmp.path().join("empty")).unwrap();
+        tmp
+    }
+
+    /// A fake helm: logs its arguments (one per line, runs separated by
+    /// `--`), `pull` writes a Chart.yaml where helm untars the chart,
+    /// `template` writes fixed manifests into --output-dir.
+    fn fake_helm(dir: &Path) {
+        let log = dir.join("helm.log");
+        let script = format!(
+            r#"#!/bin/sh
+printf '%s\n' "$@" -- >> '{log}'
+cmd="$1"; shift
+dest=""; out=""; chart=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --destination) dest="$2"; shift ;;
+    --output-dir) out="$2"; shift ;;
+    --version|--repo|--namespace|--values) shift ;;
+    -*) ;;
+    *) chart="$1" ;;
+  esac
+  shift
+done
+case "$cmd" in
+  pull)
+    mkdir -p "$dest/$chart/templates"
+    printf 'apiVersion: v2\nname: %s\nversion: 6.5.0\n' "$chart" > "$dest/$chart/Chart.yaml"
+    ;;
+  template)
+    mkdir -p "$out/podinfo/templates"
+    cat > "$out/podinfo/templates/deployment.yaml" <<'X'
+---
+# Source: podinfo/templates/deployment.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: podinfo
+  namespace: syn-podinfo
+spec:
+  replicas: 2
+X
+    ;;
+esac
+"#,
+            log = log.display()
+        );
+        let p = dir.join("bin/helm");
+        fs::write(&p, script).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// PATH with the fake helm first (its script needs mkdir and cat).
+    fn with_fake_helm(tmp: &Path) -> String {
+        format!(
+            "{}:{}",
+            tmp.join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        )
+    }
+
+    fn compile(tmp: &Path, path: &str) -> std::process::Output {
+        strata()
+            .args(["component", "compile", ".", "-f", "tests/defaults.yml"])
+            .args(["-o", "out"])
+            .current_dir(tmp.join("podinfo"))
+            .env("PATH", path)
+            .env("STRATA_DEPENDENCY_CACHE", tmp.join("cache"))
+            .output()
+            .unwrap()
+    }
+
+    #[test]
+    fn fetches_the_chart_and_renders_it_with_helm() {
+        let tmp = podinfo();
+        fake_helm(tmp.path());
+        let path = with_fake_helm(tmp.path());
+        let out = compile(tmp.path(), &path);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        let c = tmp.path().join("podinfo");
+        // The Kapitan dependency, in the component's helmcharts/.
+        assert!(c.join("helmcharts/podinfo/6.5.0/Chart.yaml").is_file());
+        let deployment = fs::read_to_string(
+            c.join("out/compiled/podinfo/podinfo/01_helmchart/podinfo/templates/deployment.yaml"),
+        )
+        .unwrap();
+        assert_eq!(
+            deployment,
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: podinfo\n  namespace: syn-podinfo\nspec:\n  replicas: 2\n"
+        );
+        let log = fs::read_to_string(tmp.path().join("helm.log")).unwrap();
+        let runs: Vec<Vec<&str>> = log
+            .split("--\n")
+            .filter(|r| !r.is_empty())
+            .map(|r| r.lines().collect())
+            .collect();
+        assert_eq!(runs.len(), 2, "{log}");
+        assert_eq!(runs[0][0], "pull");
+        assert!(
+            runs[0].ends_with(&[
+                "--untar",
+                "--version",
+                "6.5.0",
+                "--repo",
+                "https://stefanprodan.github.io/podinfo",
+                "podinfo"
+            ]),
+            "{log}"
+        );
+        assert_eq!(runs[1][0], "template");
+        let ns = runs[1].iter().position(|a| *a == "--namespace").unwrap();
+        assert_eq!(runs[1][ns + 1], "syn-podinfo");
+        let chart = c.join("helmcharts/podinfo/6.5.0");
+        assert_eq!(runs[1][runs[1].len() - 2..], ["podinfo", chart.to_str().unwrap()]);
+
+        // The chart is there: a second compile renders without pulling.
+        let out = compile(tmp.path(), &path);
+        assert!(out.status.success());
+        let log = fs::read_to_string(tmp.path().join("helm.log")).unwrap();
+        assert_eq!(log.matches("pull\n").count(), 1, "{log}");
+        assert_eq!(log.matches("template\n").count(), 2, "{log}");
+    }
+
+    #[test]
+    fn without_helm_the_error_names_the_component_the_chart_and_how_to_install_helm() {
+        let tmp = podinfo();
+        let empty = tmp.path().join("empty").display().to_string();
+        // The chart must be fetched with helm.
+        let out = compile(tmp.path(), &empty);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("component podinfo"), "{err}");
+        assert!(err.contains("helm chart `podinfo`"), "{err}");
+        assert!(err.contains("https://helm.sh/docs/intro/install/"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!tmp.path().join("podinfo/out/compiled/podinfo").exists());
+
+        // The chart already fetched: rendering it needs helm too.
+        fake_helm(tmp.path());
+        let bin = with_fake_helm(tmp.path());
+        assert!(compile(tmp.path(), &bin).status.success());
+        let out = compile(tmp.path(), &empty);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("component podinfo"), "{err}");
+        assert!(err.contains("helmcharts/podinfo/6.5.0"), "{err}");
+        assert!(err.contains("https://helm.sh/docs/intro/install/"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
