@@ -26,7 +26,11 @@ pub struct CompileArgs {
     #[arg(long)]
     pub local: bool,
     /// Do not install the components' jsonnet (and Kapitan) dependencies
-    #[arg(short = 'F', long = "no-fetch-dependencies", overrides_with = "fetch_dependencies")]
+    #[arg(
+        short = 'F',
+        long = "no-fetch-dependencies",
+        overrides_with = "fetch_dependencies"
+    )]
     pub no_fetch_dependencies: bool,
     /// Install the components' jsonnet and Kapitan dependencies (the default)
     #[arg(long = "fetch-dependencies", overrides_with = "no_fetch_dependencies")]

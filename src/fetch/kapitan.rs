@@ -146,7 +146,9 @@ pub fn fetch_dependencies(
                                 .collect::<Vec<_>>()
                                 .join(" or ")
                         )),
-                        ..bad(format!("output_path `{rel}` is outside the allowed directories"))
+                        ..bad(format!(
+                            "output_path `{rel}` is outside the allowed directories"
+                        ))
                     });
                 }
                 dest

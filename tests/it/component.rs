@@ -233,7 +233,10 @@ mod package {
         let tmp = setup();
         let pkg = tmp.path().join("demo");
         for (case, args) in [
-            ("defaults", vec!["tests/defaults.yml", "-f", "tests/extra.yml"]),
+            (
+                "defaults",
+                vec!["tests/defaults.yml", "-f", "tests/extra.yml"],
+            ),
             ("region", vec!["tests/region.yml"]),
         ] {
             let _ = fs::remove_dir_all(pkg.join("compiled"));
@@ -252,8 +255,8 @@ mod package {
             // Commodore's layout: <package>/compiled/<instance>/...
             assert_same_tree(&pkg.join("compiled"), &pkg.join("tests/golden").join(case));
             // The Vault reference is a compiled Kapitan token, never revealed.
-            let secret = fs::read_to_string(pkg.join("compiled/secrets/secrets/10_secrets.yaml"))
-                .unwrap();
+            let secret =
+                fs::read_to_string(pkg.join("compiled/secrets/secrets/10_secrets.yaml")).unwrap();
             assert!(
                 secret.contains(
                     "password: ?{vaultkv:t-silent-test-1234/c-green-test-1234/app/db/password:"
@@ -284,7 +287,14 @@ mod package {
         let pkg = tmp.path().join("demo");
         // The region test's golden files checked against the defaults test.
         let out = strata()
-            .args(["package", "compile", ".", "tests/defaults.yml", "-f", "tests/extra.yml"])
+            .args([
+                "package",
+                "compile",
+                ".",
+                "tests/defaults.yml",
+                "-f",
+                "tests/extra.yml",
+            ])
             .args(["--golden", "tests/golden/region"])
             .current_dir(&pkg)
             .output()
@@ -302,7 +312,14 @@ mod package {
         assert!(stdout.contains("+  region: x-fake-region"), "{stdout}");
 
         let out = strata()
-            .args(["package", "compile", ".", "tests/defaults.yml", "-f", "tests/extra.yml"])
+            .args([
+                "package",
+                "compile",
+                ".",
+                "tests/defaults.yml",
+                "-f",
+                "tests/extra.yml",
+            ])
             .args(["--golden", "tests/golden/region", "--update-golden"])
             .current_dir(&pkg)
             .output()
@@ -333,7 +350,9 @@ mod package {
             );
         };
         ok(&["--tmp-dir", work.to_str().unwrap()]);
-        assert!(work.join("dependencies/greeter-b/class/greeter.yml").is_file());
+        assert!(work
+            .join("dependencies/greeter-b/class/greeter.yml")
+            .is_file());
         // The remotes are gone: local mode needs none of them.
         fs::remove_dir_all(tmp.path().join("remotes")).unwrap();
         fs::remove_dir_all(pkg.join("compiled")).unwrap();
@@ -352,7 +371,10 @@ mod package {
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
-        assert!(err.contains("Test class 'tests.nope' doesn't exist."), "{err}");
+        assert!(
+            err.contains("Test class 'tests.nope' doesn't exist."),
+            "{err}"
+        );
 
         fs::rename(
             tmp.path().join("remotes/component-greeter.git"),
@@ -506,7 +528,10 @@ esac
         let ns = runs[1].iter().position(|a| *a == "--namespace").unwrap();
         assert_eq!(runs[1][ns + 1], "syn-podinfo");
         let chart = c.join("helmcharts/podinfo/6.5.0");
-        assert_eq!(runs[1][runs[1].len() - 2..], ["podinfo", chart.to_str().unwrap()]);
+        assert_eq!(
+            runs[1][runs[1].len() - 2..],
+            ["podinfo", chart.to_str().unwrap()]
+        );
 
         // The chart is there: a second compile renders without pulling.
         let out = compile(tmp.path(), &path);
