@@ -261,6 +261,18 @@ pub fn compile_package(
         .map(|f| resolve(f, "values file"))
         .collect::<Result<Vec<_>, _>>()?;
     let package = package_name(&pkg_path);
+    let class_path = Path::new(&opts.test_class);
+    if class_path.is_absolute()
+        || class_path
+            .components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    {
+        return Err(CommodoreError::new(format!(
+            "test class `{}` is not a path inside the package",
+            opts.test_class
+        ))
+        .hint("give the test class relative to the package directory, e.g. tests/defaults.yml"));
+    }
     let root_class = opts.test_class.replace(".yml", "").replace('/', ".");
     let root_class_path = pkg_path.join(&opts.test_class);
     if !root_class_path.is_file() {

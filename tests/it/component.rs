@@ -375,6 +375,14 @@ mod package {
             err.contains("Test class 'tests.nope' doesn't exist."),
             "{err}"
         );
+        let out = strata()
+            .args(["package", "compile", ".", "../demo/tests/defaults.yml"])
+            .current_dir(&pkg)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("is not a path inside the package"), "{err}");
 
         fs::rename(
             tmp.path().join("remotes/component-greeter.git"),
