@@ -114,6 +114,7 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or(1),
         jsonnet,
         kapitan_cache: (!args.no_fetch).then(crate::commands::compile::dependency_cache),
+        dependencies_output: Some(args.output.clone().unwrap_or_else(|| PathBuf::from("."))),
     })
     .map_err(diag_err)?;
     if !args.quiet {

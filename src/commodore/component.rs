@@ -43,6 +43,10 @@ pub struct ComponentOptions {
     /// Fetch the Kapitan `dependencies` (git, http, helm charts) first,
     /// cached in this directory (Commodore compiles with `--fetch`).
     pub kapitan_cache: Option<PathBuf>,
+    /// Where relative `output_path`s of Kapitan dependencies go (Kapitan's
+    /// output directory, `-o`); `None`: `output`. A golden check compiles
+    /// into a temporary output but fetches where `make golden-diff` would.
+    pub dependencies_output: Option<PathBuf>,
 }
 
 /// What a component compile did.
@@ -339,11 +343,21 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
     })?;
     if let Some(cache) = &opts.kapitan_cache {
         let instances = BTreeMap::from([(instance.clone(), name.clone())]);
+        let deps_output = opts
+            .dependencies_output
+            .as_deref()
+            .map(absolute)
+            .unwrap_or_else(|| output.clone());
         let log = super::fetch_kapitan_dependencies(
             &prepared,
             &instances,
-            &output,
-            vec![repo_dir.clone(), output.clone(), work.clone()],
+            &deps_output,
+            vec![
+                repo_dir.clone(),
+                output.clone(),
+                deps_output.clone(),
+                work.clone(),
+            ],
             cache,
         )?;
         warnings.extend(

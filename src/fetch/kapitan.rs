@@ -357,6 +357,18 @@ fn fetch_http(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resu
         .join("http")
         .join(short_hash(&first.source))
         .join(if name.is_empty() { "download" } else { &name });
+    // Without force an existing file is never overwritten, so when every
+    // destination is already there, there is nothing to download.
+    if !opts.force && group.iter().all(|d| !d.flag("unpack") && d.dest.is_file()) {
+        for d in group {
+            log.push(format!(
+                "Dependency {}: {} already exists, kept",
+                redact_url(&d.source),
+                d.dest.display()
+            ));
+        }
+        return Ok(());
+    }
     if opts.force || !cached.is_file() {
         let data = crate::packages::repo::download(&first.source)
             .map_err(|e| first.err(format!("fetching unsuccessful: {e}")))?;

@@ -576,3 +576,39 @@ esac
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// A jsonnet comment closed by `**/` (the header of projectsyn's
+/// `lib/prometheus.libsonnet`) ends there: the code after it is code, as
+/// in the C++ jsonnet (vendor/jrsonnet-lexer/STRATA.md).
+#[test]
+fn a_comment_closed_by_double_star_slash_ends_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    fs::create_dir_all(d.join("inventory/targets")).unwrap();
+    fs::create_dir_all(d.join("lib")).unwrap();
+    fs::write(
+        d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - input_paths: [main.jsonnet]\n        input_type: jsonnet\n        output_path: .\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("lib/doc.libsonnet"),
+        "/**\n * \\file doc\n **/\nlocal a = 1;\n/** b ***/\nlocal b = a + 1;\n/**/ /***/\n{\n  /* x * y **/ B: b,\n}\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("main.jsonnet"),
+        "local doc = import 'lib/doc.libsonnet';\n{ out: { b: doc.B } }\n",
+    )
+    .unwrap();
+    let out = strata().arg("compile").current_dir(d).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        fs::read_to_string(d.join("compiled/t/out.yaml")).unwrap(),
+        "b: 2\n"
+    );
+}
