@@ -260,6 +260,13 @@ pub fn compile_package(
         .iter()
         .map(|f| resolve(f, "values file"))
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(f) = values.iter().find(|f| !f.is_file()) {
+        return Err(
+            CommodoreError::new(format!("values file {} is not a file", f.display()))
+                .file(f)
+                .hint("-f takes a YAML class file, e.g. tests/extra.yml"),
+        );
+    }
     let package = package_name(&pkg_path);
     let class_path = Path::new(&opts.test_class);
     if class_path.is_absolute()

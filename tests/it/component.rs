@@ -383,6 +383,14 @@ mod package {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(err.contains("is not a path inside the package"), "{err}");
+        let out = strata()
+            .args(["package", "compile", ".", "tests/region.yml", "-f", "tests"])
+            .current_dir(&pkg)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("is not a file"), "{err}");
 
         fs::rename(
             tmp.path().join("remotes/component-greeter.git"),
@@ -547,6 +555,27 @@ esac
         let log = fs::read_to_string(tmp.path().join("helm.log")).unwrap();
         assert_eq!(log.matches("pull\n").count(), 1, "{log}");
         assert_eq!(log.matches("template\n").count(), 2, "{log}");
+    }
+
+    #[test]
+    fn a_dependency_outside_the_component_is_refused_before_anything_is_fetched() {
+        let tmp = podinfo();
+        let outside = tmp.path().join("outside/chart");
+        let class = tmp.path().join("podinfo/class/podinfo.yml");
+        let text = fs::read_to_string(&class).unwrap().replace(
+            "${_base_directory}/helmcharts/podinfo/${podinfo:charts:podinfo:version}\n        source",
+            &format!("{}\n        source", outside.display()),
+        );
+        assert!(text.contains(outside.to_str().unwrap()));
+        fs::write(&class, text).unwrap();
+        fake_helm(tmp.path());
+        let out = compile(tmp.path(), &with_fake_helm(tmp.path()));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("component podinfo"), "{err}");
+        assert!(err.contains("is outside the allowed directories"), "{err}");
+        assert!(!outside.exists());
+        assert!(!tmp.path().join("helm.log").exists(), "helm ran");
     }
 
     #[test]
