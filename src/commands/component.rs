@@ -27,8 +27,8 @@ pub enum ComponentCommand {
 pub struct GoldenArgs {
     /// Compare the compiled output (the `compiled/` directory) with DIR byte
     /// for byte, e.g. tests/golden/<instance>; exit 1 with the diff when it
-    /// differs. The output is compiled into a temporary directory unless
-    /// -o is given.
+    /// differs. The output goes to a temporary directory (for component
+    /// compile: unless -o is given).
     #[arg(long, value_name = "DIR")]
     pub golden: Option<PathBuf>,
     /// With --golden: replace DIR's contents with the compiled output
