@@ -12,6 +12,8 @@ for dir in "$@"; do
   dir=${dir%/}
   [ -d "$dir/tests" ] || continue
   name=$(sed -n 's/^COMPONENT_NAME ?= *//p' "$dir/Makefile.vars.mk" 2>/dev/null)
+  # A name computed by make (`$(shell basename ${PWD} ...)`): the directory's.
+  case $name in *'$('*) name= ;; esac
   [ -n "$name" ] || name=$(basename "$dir" | sed 's/^component-//')
   alias=false
   grep -qs -- '--alias $(instance)' "$dir/Makefile.custom.mk" "$dir/Makefile.vars.mk" && alias=true

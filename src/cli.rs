@@ -22,7 +22,7 @@ pub struct Cli {
 pub enum Command {
     /// Render the inventory (reclass semantics) and print every target
     Inventory(commands::inventory::InventoryArgs),
-    /// Carvel packages: list repositories' packages, resolve and render PackageInstalls
+    /// Carvel packages: list, resolve and render PackageInstalls; Commodore config packages: compile
     Package(commands::package::PackageArgs),
     /// Compile targets into a catalog (Kapitan-compatible `compile`)
     Compile(commands::compile::CompileArgs),

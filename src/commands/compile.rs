@@ -122,7 +122,7 @@ fn progress_bar(len: usize, quiet: bool) -> Option<indicatif::ProgressBar> {
 }
 
 /// Where fetched dependencies are kept between runs.
-fn dependency_cache() -> PathBuf {
+pub(crate) fn dependency_cache() -> PathBuf {
     let env = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -157,6 +157,7 @@ fn fetch_dependencies(
         output_path: output_path.to_path_buf(),
         cache_dir: dependency_cache(),
         force,
+        absolute_roots: Vec::new(),
     };
     let log = deps::fetch_dependencies(&items, &opts).map_err(diag_err)?;
     if !quiet {

@@ -27,8 +27,8 @@ pub enum ComponentCommand {
 pub struct GoldenArgs {
     /// Compare the compiled output (the `compiled/` directory) with DIR byte
     /// for byte, e.g. tests/golden/<instance>; exit 1 with the diff when it
-    /// differs. The output is compiled into a temporary directory unless
-    /// -o is given.
+    /// differs. The output goes to a temporary directory (for component
+    /// compile: unless -o is given).
     #[arg(long, value_name = "DIR")]
     pub golden: Option<PathBuf>,
     /// With --golden: replace DIR's contents with the compiled output
@@ -55,7 +55,8 @@ pub struct CompileArgs {
     /// The component's name [default: the directory's name without `component-`]
     #[arg(short = 'n', long = "name")]
     pub name: Option<String>,
-    /// Do not install the jsonnetfile.json dependencies: use vendor/ as it is
+    /// Do not install the jsonnetfile.json dependencies (use vendor/ as it
+    /// is) nor fetch the Kapitan dependencies (helm charts, ...)
     #[arg(long)]
     pub no_fetch: bool,
     /// Install jsonnet dependencies only from repositories already cached
@@ -112,6 +113,8 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
             .map(|n| n.get())
             .unwrap_or(1),
         jsonnet,
+        kapitan_cache: (!args.no_fetch).then(crate::commands::compile::dependency_cache),
+        dependencies_output: Some(args.output.clone().unwrap_or_else(|| PathBuf::from("."))),
     })
     .map_err(diag_err)?;
     if !args.quiet {

@@ -7,6 +7,7 @@ pub mod comment;
 pub mod compile;
 pub mod completions;
 pub mod component;
+pub mod config_package;
 pub mod diff;
 pub mod fetch;
 pub mod hooks;

@@ -1,6 +1,7 @@
 //! `strata package list|resolve|render`: Carvel packages offered by
 //! repositories, the version a `PackageInstall` gets, and the chosen
-//! package's rendered manifests.
+//! package's rendered manifests. (`package compile`, Commodore's
+//! configuration packages, lives in `config_package`.)
 
 use crate::cli::{diag_err, DiagnosticError};
 use crate::diagnostics::{Diagnostic, ToDiagnostic};
@@ -32,6 +33,9 @@ pub enum PackageCommand {
     Resolve(ResolveArgs),
     /// Render the chosen package's template steps for a PackageInstall
     Render(RenderArgs),
+    /// Compile a Commodore configuration package with a test class into
+    /// <package>/compiled (Commodore's `package compile`)
+    Compile(Box<crate::commands::config_package::CompileArgs>),
 }
 
 /// Where packages come from. Repositories are merged in this order:
@@ -121,6 +125,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<ExitCode> {
         PackageCommand::List(a) => list(a),
         PackageCommand::Resolve(a) => resolve(a),
         PackageCommand::Render(a) => render_cmd(a),
+        PackageCommand::Compile(a) => crate::commands::config_package::compile(*a),
     }
 }
 

@@ -40,6 +40,13 @@ pub struct ComponentOptions {
     /// Install the `jsonnetfile.json` dependencies into `<component>/vendor`
     /// first (Commodore runs `jb install`); `None` uses `vendor/` as it is.
     pub jsonnet: Option<crate::fetch::jsonnet::JbOptions>,
+    /// Fetch the Kapitan `dependencies` (git, http, helm charts) first,
+    /// cached in this directory (Commodore compiles with `--fetch`).
+    pub kapitan_cache: Option<PathBuf>,
+    /// Where relative `output_path`s of Kapitan dependencies go (Kapitan's
+    /// output directory, `-o`); `None`: `output`. A golden check compiles
+    /// into a temporary output but fetches where `make golden-diff` would.
+    pub dependencies_output: Option<PathBuf>,
 }
 
 /// What a component compile did.
@@ -329,6 +336,30 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
     search_paths.push(libroot);
     let prepared =
         compile::prepare(&nodes, &layout.inventory_dir()).map_err(super::from_compile)?;
+    if let Some(cache) = &opts.kapitan_cache {
+        let instances = BTreeMap::from([(instance.clone(), name.clone())]);
+        let deps_output = opts
+            .dependencies_output
+            .as_deref()
+            .map(absolute)
+            .unwrap_or_else(|| output.clone());
+        let log = super::fetch_kapitan_dependencies(
+            &prepared,
+            &instances,
+            &deps_output,
+            vec![
+                repo_dir.clone(),
+                output.clone(),
+                deps_output.clone(),
+                work.clone(),
+            ],
+            cache,
+        )?;
+        warnings.extend(
+            log.into_iter()
+                .filter_map(|l| l.strip_prefix("warning: ").map(str::to_string)),
+        );
+    }
     let copts = CompileOptions {
         inventory_path: layout.inventory_dir(),
         search_paths,
@@ -371,7 +402,17 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
         &build,
         &|_| {},
     )
-    .map_err(|e| with_import_hint(super::from_compile(e)))?;
+    .map_err(|e| {
+        let mut err = super::from_compile(e);
+        if err
+            .message
+            .contains("the helm input type runs the helm binary")
+        {
+            // Which component needs helm, not only which target and chart.
+            err.message = format!("component {name}: {}", err.message);
+        }
+        with_import_hint(err)
+    })?;
     let compiled_root = build.join("compiled");
     reveal_fake_refs(&compiled_root.join(&instance))?;
     warnings.extend(

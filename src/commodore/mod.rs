@@ -14,6 +14,7 @@ pub mod api;
 pub mod cluster;
 pub mod component;
 pub mod jsonnet_filter;
+pub mod package;
 pub mod postprocess;
 pub mod refs;
 
@@ -1330,8 +1331,61 @@ fn write_bundled_libs(root: &Path) -> Result<(), CommodoreError> {
     Ok(())
 }
 
+/// Kapitan's dependency fetch as Commodore runs it before compiling
+/// (`--fetch`): every `parameters.kapitan.dependencies` entry of the
+/// `instances` (instance -> component), relative `output_path`s below
+/// `output_path`, absolute ones (`${_base_directory}/helmcharts/...`) only
+/// below `roots`. Unlike Commodore (`--force-fetch`), what is already
+/// there is kept, so a fetched chart is not downloaded again. Errors name
+/// the component, the dependency and (for helm) the chart.
+pub(crate) fn fetch_kapitan_dependencies(
+    prepared: &compile::Prepared,
+    instances: &BTreeMap<String, String>,
+    output_path: &Path,
+    roots: Vec<PathBuf>,
+    cache_dir: &Path,
+) -> Result<Vec<String>, CommodoreError> {
+    use crate::fetch::kapitan as deps;
+    let selected: Vec<String> = instances.keys().cloned().collect();
+    let (items, _) = deps::select(&prepared.dumps, &selected, true, false);
+    if items.is_empty() {
+        return Ok(Vec::new());
+    }
+    let opts = deps::DepsOptions {
+        output_path: output_path.to_path_buf(),
+        cache_dir: cache_dir.to_path_buf(),
+        force: false,
+        absolute_roots: roots,
+    };
+    deps::fetch_dependencies(&items, &opts).map_err(|e| {
+        let component = instances.get(&e.target).cloned().unwrap_or_default();
+        let what = if component == e.target || component.is_empty() {
+            format!("component {}", e.target)
+        } else {
+            format!("component {component} (instance {})", e.target)
+        };
+        let mut err = CommodoreError::new(format!(
+            "{what}: Kapitan dependency {}: {}",
+            e.source_shown, e.message
+        ));
+        if let Some(h) = e.hint {
+            err = err.hint(h);
+        }
+        err
+    })
+}
+
 /// Compiles the catalog of `cluster_id` in a prepared working directory.
 pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, CommodoreError> {
+    compile_catalog_with(opts, None)
+}
+
+/// [`compile_catalog`], fetching the instances' Kapitan `dependencies`
+/// first when `kapitan_cache` (their cache directory) is given.
+pub(crate) fn compile_catalog_with(
+    opts: &CatalogOptions,
+    kapitan_cache: Option<&Path>,
+) -> Result<CatalogReport, CommodoreError> {
     let layout = Layout::new(&opts.work_dir);
     let deps = setup(&layout, &opts.cluster_id)?;
     let inv_opts = InventoryOptions {
@@ -1373,6 +1427,19 @@ pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, Commodore
     search_paths.push(libroot.clone());
     let prepared = compile::prepare(&nodes, &layout.inventory_dir()).map_err(from_display)?;
     let selected: Vec<String> = deps.instances.keys().cloned().collect();
+    if let Some(cache) = kapitan_cache {
+        warnings.extend(
+            fetch_kapitan_dependencies(
+                &prepared,
+                &deps.instances,
+                &layout.work_dir,
+                vec![layout.work_dir.clone()],
+                cache,
+            )?
+            .into_iter()
+            .filter_map(|l| l.strip_prefix("warning: ").map(str::to_string)),
+        );
+    }
     let copts = CompileOptions {
         inventory_path: layout.inventory_dir(),
         search_paths,
@@ -1409,7 +1476,17 @@ pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, Commodore
     };
     compile::compile_into(&prepared, &selected, &copts, &build, &|_| {}).map_err(|e| {
         let instance = e.target.clone().unwrap_or_default();
-        with_import_hint(from_compile(e), &instance)
+        let mut err = from_compile(e);
+        // A missing helm: say which component needs it.
+        if err
+            .message
+            .contains("the helm input type runs the helm binary")
+        {
+            if let Some(c) = deps.instances.get(&instance) {
+                err.message = format!("component {c}: {}", err.message);
+            }
+        }
+        with_import_hint(err, &instance)
     })?;
     let compiled = build.join("compiled");
     if !refs.is_empty() {

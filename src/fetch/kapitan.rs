@@ -26,6 +26,10 @@ pub struct DepsOptions {
     pub cache_dir: PathBuf,
     /// `--force-fetch`: fetch again and overwrite existing files.
     pub force: bool,
+    /// Absolute `output_path`s are allowed below these directories (Commodore
+    /// components fetch into `${_base_directory}/...`); elsewhere, and
+    /// when empty, an absolute `output_path` is refused.
+    pub absolute_roots: Vec<PathBuf>,
 }
 
 /// A dependency that could not be fetched.
@@ -130,17 +134,37 @@ pub fn fetch_dependencies(
                 hint: Some("give output_path relative to the compile's --output-path".into()),
             };
             let rel_path = Path::new(rel);
-            if rel.is_empty()
-                || rel_path.is_absolute()
-                || rel_path
-                    .components()
-                    .any(|c| matches!(c, Component::ParentDir))
-            {
-                return Err(bad(format!(
-                    "output_path `{rel}` must be a relative path inside the output directory"
-                )));
-            }
-            let dest = crate::compile::jsonnet::normpath(&opts.output_path.join(rel));
+            let dest = if rel_path.is_absolute() && !opts.absolute_roots.is_empty() {
+                let dest = crate::compile::jsonnet::normpath(rel_path);
+                if !opts.absolute_roots.iter().any(|r| dest.starts_with(r)) {
+                    return Err(DepsError {
+                        hint: Some(format!(
+                            "an absolute output_path must be inside {}",
+                            opts.absolute_roots
+                                .iter()
+                                .map(|r| r.display().to_string())
+                                .collect::<Vec<_>>()
+                                .join(" or ")
+                        )),
+                        ..bad(format!(
+                            "output_path `{rel}` is outside the allowed directories"
+                        ))
+                    });
+                }
+                dest
+            } else {
+                if rel.is_empty()
+                    || rel_path.is_absolute()
+                    || rel_path
+                        .components()
+                        .any(|c| matches!(c, Component::ParentDir))
+                {
+                    return Err(bad(format!(
+                        "output_path `{rel}` must be a relative path inside the output directory"
+                    )));
+                }
+                crate::compile::jsonnet::normpath(&opts.output_path.join(rel))
+            };
             if !seen.insert((source.clone(), dest.clone())) {
                 continue;
             }
@@ -333,6 +357,18 @@ fn fetch_http(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resu
         .join("http")
         .join(short_hash(&first.source))
         .join(if name.is_empty() { "download" } else { &name });
+    // Without force an existing file is never overwritten, so when every
+    // destination is already there, there is nothing to download.
+    if !opts.force && group.iter().all(|d| !d.flag("unpack") && d.dest.is_file()) {
+        for d in group {
+            log.push(format!(
+                "Dependency {}: {} already exists, kept",
+                redact_url(&d.source),
+                d.dest.display()
+            ));
+        }
+        return Ok(());
+    }
     if opts.force || !cached.is_file() {
         let data = crate::packages::repo::download(&first.source)
             .map_err(|e| first.err(format!("fetching unsuccessful: {e}")))?;
