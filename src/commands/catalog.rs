@@ -251,12 +251,19 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
-    let report = commodore::compile_catalog(&CatalogOptions {
-        work_dir: layout.work_dir.clone(),
-        cluster_id: args.cluster_id.clone(),
-        parallelism: args.parallelism.unwrap_or(cpus),
-        jsonnet,
-    })
+    // Kapitan `dependencies` (helm charts, https libraries) are fetched with
+    // everything else, as Commodore's `--fetch-dependencies` does; `--local`
+    // uses what is already in the working directory.
+    let kapitan_cache = (!args.local).then(crate::commands::compile::dependency_cache);
+    let report = commodore::compile_catalog_with(
+        &CatalogOptions {
+            work_dir: layout.work_dir.clone(),
+            cluster_id: args.cluster_id.clone(),
+            parallelism: args.parallelism.unwrap_or(cpus),
+            jsonnet,
+        },
+        kapitan_cache.as_deref(),
+    )
     .map_err(diag_err)?;
     for w in &report.warnings {
         eprintln!("warning: {w}");
