@@ -9,6 +9,7 @@
 
 pub mod checks;
 pub mod class_mapping;
+pub mod closure;
 pub mod config;
 mod discover;
 pub mod error;
@@ -73,6 +74,9 @@ struct EntityFile {
     /// Kapitan and reclass-rs ignore them (and real inventories have them),
     /// so only lint reports them. Near-misses are errors at parse time.
     unknown_keys: Vec<InventoryError>,
+    /// The `classes` list has a wildcard pattern (its matches depend on
+    /// which class files exist).
+    patterns: bool,
 }
 
 #[derive(Debug)]
@@ -158,6 +162,7 @@ pub struct Inventory {
     class_mapping_lines: Vec<usize>,
     /// `reclass-config.yml`'s index in `files`, for errors in mapped classes.
     config_file: u32,
+    classes_dir: PathBuf,
     targets_dir: PathBuf,
     warnings: Vec<config::ConfigWarning>,
 }
@@ -236,6 +241,7 @@ impl Inventory {
             class_mappings_match_path: cfg.class_mappings_match_path,
             class_mapping_lines: cfg.class_mapping_lines,
             config_file,
+            classes_dir,
             targets_dir,
             warnings: cfg.warnings,
         })
@@ -422,6 +428,7 @@ impl Inventory {
                 parameters: UMap::default(),
                 exports: UMap::default(),
                 unknown_keys: Vec::new(),
+                patterns: false,
             };
             b.include(&base)?;
         }
@@ -593,7 +600,7 @@ impl Inventory {
                 }
             }
         }
-        let (includes, listed) = self.expand_classes(&raw_classes, &loc, file, path)?;
+        let (includes, listed, patterns) = self.expand_classes(&raw_classes, &loc, file, path)?;
         Ok(EntityFile {
             file,
             loc,
@@ -603,6 +610,7 @@ impl Inventory {
             parameters,
             exports,
             unknown_keys,
+            patterns,
         })
     }
 
@@ -613,8 +621,9 @@ impl Inventory {
         loc: &str,
         file: u32,
         path: &Path,
-    ) -> Result<(Vec<Include>, Vec<String>), InventoryError> {
+    ) -> Result<(Vec<Include>, Vec<String>, bool), InventoryError> {
         let mut includes = Vec::new();
+        let mut patterns = false;
         let mut listed: IndexSet<String> = IndexSet::new();
         let mut add = |inc: Include, shown: String, includes: &mut Vec<Include>| {
             if listed.insert(shown) {
@@ -656,6 +665,7 @@ impl Inventory {
                 && s.contains(['*', '?', '['])
                 && !self.class_index.contains_key(s.as_str());
             if is_pattern {
+                patterns = true;
                 let glob = globset::GlobBuilder::new(s)
                     .literal_separator(false)
                     .backslash_escape(false)
@@ -688,7 +698,7 @@ impl Inventory {
             let abs = absolute(s, loc);
             add(Include::Name(abs.clone(), *line), abs, &mut includes);
         }
-        Ok((includes, listed.into_iter().collect()))
+        Ok((includes, listed.into_iter().collect(), patterns))
     }
 }
 
