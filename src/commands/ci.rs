@@ -158,9 +158,7 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
         Event::PullRequest { pr, .. } if collected.is_none() => Some(pr_request(&args, pr)?),
         _ => None,
     };
-    let mut pr_open = pr_req
-        .as_ref()
-        .map(|r| wreview::open(r, Some(&inv_opts)));
+    let mut pr_open = pr_req.as_ref().map(|r| wreview::open(r, Some(&inv_opts)));
     let (findings, base_findings) = match (&pr_open, &pr_req) {
         (Some(opened), Some(req)) => pr_lint(opened, &inv_opts, &req.base, work.path(), timings)?,
         _ => {
@@ -408,19 +406,22 @@ pub(crate) fn pr_lint(
         None => lint_revision(inv_opts, base, work),
     };
     if timings {
-        if let Some(p) = pr {
-            for (what, d) in &p.timings {
-                eprintln!("timing: {what}: {:.3}s", d.as_secs_f64());
-            }
-        }
         eprintln!(
             "timing: lint the head{}: {:.3}s",
-            if shared.is_some() { " (shared renders)" } else { "" },
+            if shared.is_some() {
+                " (shared renders)"
+            } else {
+                ""
+            },
             head_time.as_secs_f64()
         );
         eprintln!(
             "timing: lint the base{}: {:.3}s",
-            if base_input.is_some() { " (shared renders)" } else { "" },
+            if base_input.is_some() {
+                " (shared renders)"
+            } else {
+                ""
+            },
             clock.elapsed().as_secs_f64()
         );
     }

@@ -211,7 +211,8 @@ pub fn unaffected(
     let hc = head.relative_classes();
     let bc = base.relative_classes();
     let same_names = hc.len() == bc.len() && hc.keys().eq(bc.keys());
-    let rel = |inv: &Inventory, p: &Path| p.strip_prefix(&inv.opts.path).ok().map(Path::to_path_buf);
+    let rel =
+        |inv: &Inventory, p: &Path| p.strip_prefix(&inv.opts.path).ok().map(Path::to_path_buf);
     let mut out = BTreeSet::new();
     for t in head.targets.keys() {
         let (Some(hf), Some(bf)) = (head.target_file(t), base.target_file(t)) else {

@@ -90,7 +90,11 @@ fn select_names(all: &BTreeSet<String>, wanted: &[String]) -> Vec<String> {
     let mut out: Vec<String> = if wanted.is_empty() {
         all.iter().cloned().collect()
     } else {
-        wanted.iter().filter(|t| all.contains(*t)).cloned().collect()
+        wanted
+            .iter()
+            .filter(|t| all.contains(*t))
+            .cloned()
+            .collect()
     };
     out.sort();
     out.dedup();
@@ -226,7 +230,12 @@ pub fn open<'r>(
     let todo: Vec<&String> = base_names.iter().filter(|t| !reused.contains(*t)).collect();
     let base_nodes: Renders = todo
         .par_iter()
-        .map(|t| ((*t).clone(), base_inv.render_target(t).map_err(|e| e.in_target(t))))
+        .map(|t| {
+            (
+                (*t).clone(),
+                base_inv.render_target(t).map_err(|e| e.in_target(t)),
+            )
+        })
         .collect::<Vec<_>>()
         .into_iter()
         .collect();
@@ -272,7 +281,10 @@ impl Pr<'_> {
         }
         Some((
             &self.head_inv,
-            self.head_nodes.iter().map(|(t, r)| (t.clone(), r)).collect(),
+            self.head_nodes
+                .iter()
+                .map(|(t, r)| (t.clone(), r))
+                .collect(),
         ))
     }
 
@@ -295,7 +307,10 @@ impl Pr<'_> {
 
     /// How many base targets were rendered (of how many).
     pub fn base_rendered(&self) -> (usize, usize) {
-        (self.base_nodes.len(), self.base_nodes.len() + self.reused.len())
+        (
+            self.base_nodes.len(),
+            self.base_nodes.len() + self.reused.len(),
+        )
     }
 
     /// Compiles what differs on each side and diffs.
@@ -387,8 +402,7 @@ impl Pr<'_> {
                     }
                     Ok((_, true)) if any_params_differ || !same_params => {
                         changed.insert(t.clone());
-                        need_full
-                            .get_or_insert_with(|| format!("`{t}` reads the whole inventory"));
+                        need_full.get_or_insert_with(|| format!("`{t}` reads the whole inventory"));
                         continue;
                     }
                     Ok(_) => {}
