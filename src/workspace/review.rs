@@ -178,8 +178,11 @@ pub fn open<'r>(
         hint: None,
     })??;
     lap("read both revisions from git".into(), &mut timings);
+    // `--full` shares nothing with lint either: the reference to compare
+    // the incremental review with.
     let lint_opts = worktree.filter(|w| {
-        w.path.is_relative()
+        req.incremental
+            && w.path.is_relative()
             && same_options(w, &head_ws.inventory)
             && same_options(w, &base_ws.inventory)
     });

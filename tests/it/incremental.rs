@@ -55,7 +55,7 @@ fn edit(path: &Path, f: impl FnOnce(String) -> String) {
 fn random_edit(repo: &Path, rng: &mut Rng, n: usize) -> String {
     let ts = targets(repo);
     let pick = |rng: &mut Rng| ts[rng.below(ts.len())].clone();
-    match rng.below(20) {
+    match rng.below(21) {
         0 => {
             let t = ["alpha", "beta"][rng.below(2)];
             edit(
@@ -219,6 +219,13 @@ fn random_edit(repo: &Path, rng: &mut Rng, n: usize) -> String {
                 format!("{s}  broken: ${{nowhere:{n}}}\n")
             });
             "unresolved reference in tenants.alpha".into()
+        }
+        20 => {
+            // A class file removed: missing classes are ignored, and a
+            // wildcard pattern matches one class less.
+            let class = ["tenants/alpha.yml", "extras/a.yml"][rng.below(2)];
+            let _ = std::fs::remove_file(repo.join("inventory/classes").join(class));
+            format!("class file {class} removed")
         }
         _ => {
             edit(&repo.join("inventory/classes/components/docs.yml"), |s| {
