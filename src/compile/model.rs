@@ -790,6 +790,7 @@ mod tests {
             parameters: Value::from_json(&serde_json::from_str(params).unwrap()),
             exports: Value::Map(Map::new()),
             environment: "base".into(),
+            sources: Default::default(),
         }
     }
 

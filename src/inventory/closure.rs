@@ -1,120 +1,35 @@
-//! A target's class closure without rendering it: its target file and every
-//! class file it includes, transitively, and every class name it looks up.
-//! Two revisions of an inventory give a target the same parameters when
-//! none of those files changed, every name resolves to the same file on
-//! both sides, and nothing in the closure depends on rendered values or on
-//! which class files exist (an interpolated class name, a wildcard pattern
-//! when the set of class names differs, a missing class). A review uses
-//! this to render on the base only the targets a change can reach.
+//! A target's class closure: its target file and every class file it
+//! includes, transitively, and every class name it looks up (names with
+//! references as they resolved), recorded while rendering. Two revisions
+//! of an inventory give a target the same parameters when none of those
+//! files changed, every name names the same file on both sides (a class
+//! added or removed that an ignored missing name or a wildcard pattern
+//! could now match is caught there), and the options and configuration are
+//! the same. A review uses this to render on the base only the targets a
+//! change can reach.
 
-use super::{checks, EntityFile, Include, Inventory, InventoryError};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use super::{Inventory, InventoryError};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// What rendering one target reads of the inventory.
-#[derive(Debug, Clone, Default)]
-pub struct Closure {
+/// What rendering one target read of the inventory, recorded by the
+/// renderer: class names with references are recorded as they resolved.
+/// Every step of a render depends only on the files read before it (a
+/// reference in a class name sees the parameters merged so far), so a
+/// revision in which these files are the same and these names name the
+/// same files renders the target alike.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sources {
     /// The target file, every class file included, and `reclass-config.yml`
     /// when class mappings apply (paths as the inventory has them).
     pub files: BTreeSet<PathBuf>,
-    /// Every class name looked up, found or not.
+    /// Every class name looked up, found or ignored as missing.
     pub names: BTreeSet<String>,
     /// Some `classes` list has a wildcard pattern.
     pub patterns: bool,
-    /// Why the closure cannot be known without rendering, if so.
-    pub dynamic: Option<String>,
 }
 
 impl Inventory {
-    /// The class closure of target `name`. An error only when a file in it
-    /// does not parse (the target does not render either).
-    pub fn closure(&self, name: &str) -> Result<Closure, InventoryError> {
-        let (entity, file_idx) =
-            self.targets
-                .get(name)
-                .ok_or_else(|| InventoryError::UnknownTarget {
-                    name: name.to_string(),
-                    known: self.target_names(),
-                })?;
-        let mut c = Closure::default();
-        c.files.insert(entity.path.clone());
-        let mut done = HashSet::new();
-        let mut stack = Vec::new();
-        let mapped = self.mapped_classes(name)?;
-        if !mapped.is_empty() {
-            c.files
-                .insert(self.files[self.config_file as usize].clone());
-            let base = EntityFile {
-                file: self.config_file,
-                loc: String::new(),
-                includes: mapped
-                    .iter()
-                    .map(|(n, _)| Include::Name(n.clone(), 1))
-                    .collect(),
-                listed: Vec::new(),
-                apps: Default::default(),
-                parameters: Default::default(),
-                exports: Default::default(),
-                unknown_keys: Vec::new(),
-                patterns: false,
-            };
-            self.walk_closure(&base, &mut c, &mut done, &mut stack)?;
-        }
-        let tfile = self.parse_entity(entity, *file_idx, String::new())?;
-        if c.dynamic.is_none() {
-            self.walk_closure(&tfile, &mut c, &mut done, &mut stack)?;
-        }
-        Ok(c)
-    }
-
-    fn walk_closure(
-        &self,
-        f: &EntityFile,
-        c: &mut Closure,
-        done: &mut HashSet<String>,
-        stack: &mut Vec<String>,
-    ) -> Result<(), InventoryError> {
-        c.patterns |= f.patterns;
-        for inc in &f.includes {
-            let name = match inc {
-                Include::Name(n, _) => n,
-                Include::Interpolated(..) => {
-                    c.dynamic = Some("a class name with a reference".into());
-                    return Ok(());
-                }
-            };
-            if done.contains(name) {
-                continue;
-            }
-            if stack.contains(name) {
-                c.dynamic = Some("a class cycle".into());
-                return Ok(());
-            }
-            c.names.insert(name.clone());
-            let Some(&idx) = self.class_index.get(name) else {
-                if self.is_ignored(name) {
-                    continue;
-                }
-                c.dynamic = Some(format!("class `{name}` is missing"));
-                return Ok(());
-            };
-            if stack.len() >= checks::MAX_CLASS_DEPTH {
-                c.dynamic = Some("classes nested too deep".into());
-                return Ok(());
-            }
-            let cf = self.class_file(idx)?;
-            c.files.insert(self.classes[idx].entity.path.clone());
-            stack.push(name.clone());
-            self.walk_closure(&cf, c, done, stack)?;
-            stack.pop();
-            if c.dynamic.is_some() {
-                return Ok(());
-            }
-            done.insert(name.clone());
-        }
-        Ok(())
-    }
-
     /// The inventory directory (as given in the options).
     pub fn root(&self) -> &Path {
         &self.opts.path
@@ -174,12 +89,14 @@ pub fn changed_files(a: &Path, b: &Path) -> Option<BTreeSet<PathBuf>> {
 
 /// The targets of `head` that render to the same parameters on `base`
 /// (`changed`: the files that differ between the two inventory
-/// directories, relative to them). `Err` with the reason when no target
+/// directories, relative to them; `rendered`: the head's renders, whose
+/// [`Sources`] say what each read). `Err` with the reason when no target
 /// can be trusted to (the options or configuration differ).
 pub fn unaffected(
     head: &Inventory,
     base: &Inventory,
     changed: &BTreeSet<PathBuf>,
+    rendered: &BTreeMap<String, Result<super::RenderedNode, InventoryError>>,
 ) -> Result<BTreeSet<String>, String> {
     let mut ho = head.opts.clone();
     let mut bo = base.opts.clone();
@@ -214,7 +131,8 @@ pub fn unaffected(
     let rel =
         |inv: &Inventory, p: &Path| p.strip_prefix(&inv.opts.path).ok().map(Path::to_path_buf);
     let mut out = BTreeSet::new();
-    for t in head.targets.keys() {
+    for (t, r) in rendered {
+        let Ok(node) = r else { continue };
         let (Some(hf), Some(bf)) = (head.target_file(t), base.target_file(t)) else {
             continue;
         };
@@ -222,15 +140,15 @@ pub fn unaffected(
         if Some(&hrel) != rel(base, bf).as_ref() || changed.contains(&hrel) {
             continue;
         }
-        let Ok(c) = head.closure(t) else { continue };
-        if c.dynamic.is_some() || (c.patterns && !same_names) {
+        let s = &node.sources;
+        if s.patterns && !same_names {
             continue;
         }
-        let files_same = c
+        let files_same = s
             .files
             .iter()
             .all(|f| rel(head, f).is_some_and(|r| !changed.contains(&r)));
-        let names_same = c.names.iter().all(|n| {
+        let names_same = s.names.iter().all(|n| {
             hc.get(n.as_str()).cloned().flatten() == bc.get(n.as_str()).cloned().flatten()
                 && hc.contains_key(n.as_str()) == bc.contains_key(n.as_str())
         });

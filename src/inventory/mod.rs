@@ -55,6 +55,9 @@ pub struct RenderedNode {
     pub parameters: Value,
     pub exports: Value,
     pub environment: String,
+    /// What rendering it read of the inventory (its class closure).
+    #[serde(skip)]
+    pub sources: closure::Sources,
 }
 
 /// A class or target file after parsing.
@@ -398,6 +401,7 @@ impl Inventory {
             apps: AppList::default(),
             done: HashSet::new(),
             stack: Vec::new(),
+            sources: closure::Sources::default(),
         };
         b.params.entries.insert(
             Arc::from("_reclass_"),
@@ -438,6 +442,7 @@ impl Inventory {
             exports,
             listed,
             apps,
+            sources,
             ..
         } = b;
         let mut r = Resolver::new(&params, &self.files);
@@ -450,6 +455,7 @@ impl Inventory {
             parameters: Value::Map(parameters),
             exports: Value::Map(exports),
             environment: "base".to_string(),
+            sources,
         })
     }
 
@@ -745,12 +751,15 @@ struct Build<'a> {
     done: HashSet<String>,
     /// Classes being included right now, for cycle errors.
     stack: Vec<String>,
+    sources: closure::Sources,
 }
 
 impl Build<'_> {
     fn include(&mut self, f: &EntityFile) -> Result<(), InventoryError> {
         let inv = self.inv;
         let from = &inv.files[f.file as usize];
+        self.sources.files.insert(from.clone());
+        self.sources.patterns |= f.patterns;
         for inc in &f.includes {
             let (name, line) = match inc {
                 Include::Name(n, line) => (n.clone(), *line),
@@ -762,6 +771,7 @@ impl Build<'_> {
                     (absolute(&s, &f.loc), origin.line as usize)
                 }
             };
+            self.sources.names.insert(name.clone());
             if self.done.contains(&name) {
                 continue;
             }

@@ -132,10 +132,54 @@ pub struct Pr<'r> {
     /// The head's inventory is the working tree's (same options, same
     /// files): the head's renders are the working tree's lint's.
     head_is_worktree: bool,
+    /// The working tree's inventory and renders, when it differs from the
+    /// head's.
+    worktree: Option<Worktree>,
     /// The base's inventory was opened as the working tree's is, below
     /// this root (its lint's paths are made relative to it).
     base_lint_root: Option<PathBuf>,
     pub timings: Timings,
+}
+
+/// The working tree's inventory (lint's) when it is not the head's.
+struct Worktree {
+    inv: Inventory,
+    /// Its renders, but for the targets the head's renders stand in for.
+    nodes: Renders,
+    stand_in: BTreeSet<String>,
+}
+
+/// The targets of `other` that render as on the head (see
+/// [`closure::unaffected`]); `Err` with the reason when none can be
+/// trusted to.
+fn unaffected(
+    other: &Inventory,
+    head: &Inventory,
+    head_nodes: &Renders,
+) -> Result<BTreeSet<String>, String> {
+    let changed = closure::changed_files(head.root(), other.root())
+        .ok_or("an inventory directory has a symlink or an unreadable file")?;
+    let mut u = closure::unaffected(head, other, &changed, head_nodes)?;
+    // A target that does not render on the head is rendered on each side
+    // (its error names that side's files).
+    u.retain(|t| head_nodes.get(t).is_some_and(|r| r.is_ok()));
+    let names: BTreeSet<String> = other.target_names().into_iter().collect();
+    u.retain(|t| names.contains(t));
+    Ok(u)
+}
+
+/// Every target of `inv` but `skip` rendered, in parallel.
+fn render_except(inv: &Inventory, skip: &BTreeSet<String>) -> Renders {
+    let todo: Vec<String> = inv
+        .target_names()
+        .into_iter()
+        .filter(|t| !skip.contains(t))
+        .collect();
+    todo.par_iter()
+        .map(|t| (t.clone(), inv.render_target(t).map_err(|e| e.in_target(t))))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect()
 }
 
 /// Reads both revisions and renders what the change needs.
@@ -208,50 +252,46 @@ pub fn open<'r>(
         format!("render the head ({} targets)", head_nodes.len()),
         &mut timings,
     );
-    let (mut unaffected, full_reason) = if !req.incremental {
+    // A working tree that is not the head (a merge commit checked out, an
+    // uncommitted edit): the head's renders stand in for its targets that
+    // its differences cannot reach, as for the base.
+    let worktree = match lint_opts {
+        Some(w) if !head_is_worktree => Inventory::load(w).ok().map(|inv| {
+            let stand_in = unaffected(&inv, &head_inv, &head_nodes).unwrap_or_default();
+            let nodes = render_except(&inv, &stand_in);
+            lap(
+                format!("render the working tree ({} targets)", nodes.len()),
+                &mut timings,
+            );
+            Worktree {
+                inv,
+                nodes,
+                stand_in,
+            }
+        }),
+        _ => None,
+    };
+    let (reused, full_reason) = if !req.incremental {
         (BTreeSet::new(), Some("--full".to_string()))
     } else {
-        match closure::changed_files(head_inv.root(), base_inv.root()) {
-            None => (
-                BTreeSet::new(),
-                Some("an inventory directory has a symlink or an unreadable file".into()),
-            ),
-            Some(changed) => match closure::unaffected(&head_inv, &base_inv, &changed) {
-                Ok(u) => (u, None),
-                Err(why) => (BTreeSet::new(), Some(why)),
-            },
+        match unaffected(&base_inv, &head_inv, &head_nodes) {
+            Ok(u) => (u, None),
+            Err(why) => (BTreeSet::new(), Some(why)),
         }
     };
-    unaffected.retain(|t| head_nodes.get(t).is_some_and(|r| r.is_ok()));
-    let base_names = base_inv.target_names();
-    let reused: BTreeSet<String> = base_names
-        .iter()
-        .filter(|t| unaffected.contains(*t))
-        .cloned()
-        .collect();
     lap("class closures".into(), &mut timings);
-    let todo: Vec<&String> = base_names.iter().filter(|t| !reused.contains(*t)).collect();
-    let base_nodes: Renders = todo
-        .par_iter()
-        .map(|t| {
-            (
-                (*t).clone(),
-                base_inv.render_target(t).map_err(|e| e.in_target(t)),
-            )
-        })
-        .collect::<Vec<_>>()
-        .into_iter()
-        .collect();
+    let base_nodes = render_except(&base_inv, &reused);
     lap(
         format!(
             "render the base ({} of {} targets)",
             base_nodes.len(),
-            base_names.len()
+            base_nodes.len() + reused.len()
         ),
         &mut timings,
     );
     let base_lint_root = lint_opts.map(|_| base_ws.root.clone());
     Ok(Pr {
+        worktree,
         req,
         head_rev: head_rev.clone(),
         scratch,
@@ -276,9 +316,21 @@ pub type LintInput<'p> = (
 );
 
 impl Pr<'_> {
-    /// The working tree's inventory and renders, when the head's are
-    /// the working tree's.
+    /// The working tree's inventory and renders (the head's where they
+    /// stand in), when lint can share them.
     pub fn head_lint_input(&self) -> Option<LintInput<'_>> {
+        if let Some(w) = &self.worktree {
+            let mut m = BTreeMap::new();
+            for t in w.inv.target_names() {
+                let r = if w.stand_in.contains(&t) {
+                    self.head_nodes.get(&t)
+                } else {
+                    w.nodes.get(&t)
+                };
+                m.insert(t, r?);
+            }
+            return Some((&w.inv, m));
+        }
         if !self.head_is_worktree {
             return None;
         }

@@ -284,6 +284,11 @@ fn incremental_review_equals_full_review_under_random_edits() {
         }
         git(repo, &["add", "-A"]);
         git(repo, &["commit", "-q", "--allow-empty", "-m", "head"]);
+        if seed % 3 == 0 {
+            // A working tree that is not the head commit (lint reads the
+            // working tree, the review the commits).
+            done.push(format!("uncommitted: {}", random_edit(repo, &mut rng, 9)));
+        }
         let inc = review(repo, &[]);
         let full = review(repo, &["--full"]);
         assert_eq!(
