@@ -146,10 +146,11 @@ pub fn report(req: &ReviewRequest, r: &Review) {
             ));
         }
         line.push_str(&format!(
-            "; {} base target(s) rendered{}",
-            r.base_rendered,
+            "; base: {} of {} target(s) rendered{}",
+            r.base_rendered.0,
+            r.base_rendered.1,
             match &r.full_reason {
-                Some(why) => format!(" (all: {why})"),
+                Some(why) => format!(", all prepared: {why}"),
                 None => String::new(),
             }
         ));

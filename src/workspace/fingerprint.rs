@@ -25,7 +25,7 @@
 //! ...), or a Jinja2 template using `compile_path`.
 
 use super::{Rendered, Workspace};
-use crate::compile::model::InputType;
+use crate::compile::model::{InputType, TargetPlan};
 use crate::compile::Prepared;
 use regex::Regex;
 use sha2::{Digest, Sha256};
@@ -206,15 +206,27 @@ impl<'a> Fingerprinter<'a> {
     /// revision's, when a review knows both render the same). Also whether
     /// the target reads the whole inventory.
     pub fn inputs(&mut self, src: &Prepared, name: &str) -> Result<([u8; 32], bool), String> {
-        let prepared = src;
-        let Some(plan) = prepared.plans.get(name) else {
+        let Some(plan) = src.plans.get(name) else {
             return Err(format!("`{name}` is not a target"));
         };
-        let dump = prepared.jsonnet_view.targets.get(name);
-        if dump
+        let installs = src
+            .jsonnet_view
+            .targets
+            .get(name)
             .and_then(|d| d.get_path(&["parameters", "packages_install"]))
-            .is_some_and(|v| !v.is_null())
-        {
+            .is_some_and(|v| !v.is_null());
+        self.plan_inputs(name, plan, installs)
+    }
+
+    /// [`Self::inputs`] from the target's plan (and whether it sets
+    /// `parameters.packages_install` to something else than null).
+    pub fn plan_inputs(
+        &mut self,
+        name: &str,
+        plan: &TargetPlan,
+        installs: bool,
+    ) -> Result<([u8; 32], bool), String> {
+        if installs {
             return Err("it installs packages (parameters.packages_install)".into());
         }
         let mut h = Sha256::new();

@@ -47,8 +47,9 @@ pub struct Review {
     pub unchanged: usize,
     /// Targets compiled on both sides although unchanged, and why.
     pub always: Vec<(String, String)>,
-    /// Base targets rendered and prepared (the others render as on the head).
-    pub base_rendered: usize,
+    /// Base targets rendered, of all base targets (the others render as
+    /// on the head).
+    pub base_rendered: (usize, usize),
     /// Why the base was prepared in full, if it was.
     pub full_reason: Option<String>,
     /// Time spent in each phase.
@@ -390,6 +391,7 @@ impl Pr<'_> {
             timings.push((what, clock.elapsed()));
             clock = std::time::Instant::now();
         };
+        let base_rendered = (base_nodes.len(), base_nodes.len() + reused.len());
         // Errors as full renders report them: the base's first, each
         // side's first in target order.
         if let Some(e) = base_nodes.values().find_map(|r| r.as_ref().err()) {
@@ -398,16 +400,11 @@ impl Pr<'_> {
         if let Some(e) = head_nodes.values().find_map(|r| r.as_ref().err()) {
             return Err(named(&head_rev, e.clone().into()));
         }
-        let head_map: BTreeMap<String, RenderedNode> = head_nodes
+        let mut head_map: BTreeMap<String, RenderedNode> = head_nodes
             .into_iter()
             .filter_map(|(t, r)| r.ok().map(|n| (t, n)))
             .collect();
         drop(head_inv);
-        let head_r = Rendered {
-            prepared: crate::compile::prepare(&head_map, &head_ws.compile.inventory_path)
-                .map_err(|e| named(&head_rev, e.into()))?,
-        };
-        lap("prepare the head".into(), &mut timings);
         let wanted = if req.targets.is_empty() {
             &req.flags.targets
         } else {
@@ -421,20 +418,58 @@ impl Pr<'_> {
         let head_set: BTreeSet<&String> = head_all.iter().collect();
         let base_set: BTreeSet<&String> = base_all.iter().collect();
 
-        let mut fh = Fingerprinter::new(&head_ws, &head_r);
+        // Every head target's plan. A full prepare validates every target
+        // and writes two model dumps per target; only the targets compiled
+        // or fingerprinted in full need the dumps. When a plan might not
+        // validate (a superset of what `prepare` refuses), both sides are
+        // prepared in full, so the error is `prepare`'s own.
+        let mut need_full = if req.incremental {
+            None
+        } else {
+            full_reason.clone()
+        };
+        let mut plans = BTreeMap::new();
+        for (t, n) in &head_map {
+            match crate::compile::model::plan_target(n) {
+                Ok((plan, _)) => {
+                    if n.parameters.get_path(&["packages_install"]).is_some() {
+                        need_full.get_or_insert_with(|| format!("`{t}` installs packages"));
+                    }
+                    plans.insert(t.clone(), plan);
+                }
+                Err(_) => {
+                    need_full.get_or_insert_with(|| format!("`{t}` has an invalid plan"));
+                }
+            }
+        }
+        if let Some(p) = plans
+            .values()
+            .find(|p| !p.entries.is_empty() && !plans.contains_key(&p.target_var))
+        {
+            need_full.get_or_insert_with(|| format!("`{}` names no vars.target", p.name));
+        }
+        lap("plan the head".into(), &mut timings);
+
         let mut unchanged = 0;
         let mut always = Vec::new();
         let mut changed: BTreeSet<String> = BTreeSet::new();
-        // Targets the base prepares (and, of those, the ones whose full
-        // fingerprints decide).
+        // Base targets prepared, and the targets decided by their full
+        // fingerprints (rendered on the base).
         let mut needed: BTreeSet<String> = BTreeSet::new();
         let mut later: Vec<String> = Vec::new();
-        let mut need_full = full_reason.clone().filter(|_| !req.incremental);
-        if req.incremental {
+        if need_full.is_none() {
             // A target reading the whole inventory changes whenever any
             // target's parameters may.
             let any_params_differ = !base_nodes.is_empty() || head_names != base_names;
-            let mut fb_in = Fingerprinter::new(&base_ws, &head_r);
+            let empty = Rendered {
+                prepared: crate::compile::prepare(
+                    &BTreeMap::new(),
+                    &head_ws.compile.inventory_path,
+                )
+                .map_err(|e| named(&head_rev, e.into()))?,
+            };
+            let mut fh_in = Fingerprinter::new(&head_ws, &empty);
+            let mut fb_in = Fingerprinter::new(&base_ws, &empty);
             for t in base_set.union(&head_set) {
                 let t: &String = t;
                 if !(base_set.contains(t) && head_set.contains(t)) {
@@ -444,21 +479,20 @@ impl Pr<'_> {
                     }
                     continue;
                 }
-                let kh = fh.inputs(&head_r.prepared, t);
-                let tv = &head_r.prepared.plans[t].target_var;
+                let plan = &plans[t];
+                let kh = fh_in.plan_inputs(t, plan, false);
+                let tv = &plan.target_var;
                 let same_params =
                     reused.contains(t) && (tv == t || tv.is_empty() || reused.contains(tv));
                 match &kh {
                     Err(why) => {
-                        always.push((t.clone(), why.clone()));
-                        changed.insert(t.clone());
-                        need_full.get_or_insert_with(|| format!("`{t}` is always compiled"));
-                        continue;
+                        need_full
+                            .get_or_insert_with(|| format!("`{t}` is always compiled ({why})"));
+                        break;
                     }
                     Ok((_, true)) if any_params_differ || !same_params => {
-                        changed.insert(t.clone());
                         need_full.get_or_insert_with(|| format!("`{t}` reads the whole inventory"));
-                        continue;
+                        break;
                     }
                     Ok(_) => {}
                 }
@@ -467,12 +501,18 @@ impl Pr<'_> {
                     needed.insert(t.clone());
                     continue;
                 }
-                match (fb_in.inputs(&head_r.prepared, t), kh) {
+                match (fb_in.plan_inputs(t, plan, false), kh) {
                     (Ok(a), Ok(b)) if a == b => unchanged += 1,
+                    // Compiled with every target's parameters.
+                    (_, Ok((_, true))) => {
+                        need_full
+                            .get_or_insert_with(|| format!("`{t}` reads the whole inventory"));
+                        break;
+                    }
                     (Err(why), _) => {
-                        always.push((t.clone(), why));
-                        changed.insert(t.clone());
-                        need_full.get_or_insert_with(|| format!("`{t}` is always compiled"));
+                        need_full
+                            .get_or_insert_with(|| format!("`{t}` is always compiled ({why})"));
+                        break;
                     }
                     _ => {
                         changed.insert(t.clone());
@@ -482,31 +522,33 @@ impl Pr<'_> {
             }
         }
         lap("compare compile inputs".into(), &mut timings);
+        let full = need_full.is_some();
         // The base's nodes: its own renders, the head's for the others
         // (the same parameters).
-        let mut node = |t: &str| -> Option<RenderedNode> {
-            match base_nodes.remove(t) {
-                Some(r) => r.ok(),
-                None if reused.contains(t) => head_map.get(t).cloned(),
-                None => None,
-            }
-        };
         let mut base_map: BTreeMap<String, RenderedNode> = BTreeMap::new();
-        if need_full.is_some() {
-            for t in &base_names {
-                if let Some(n) = node(t) {
-                    base_map.insert(t.clone(), n);
+        {
+            let mut node = |t: &str| -> Option<RenderedNode> {
+                match base_nodes.remove(t) {
+                    Some(r) => r.ok(),
+                    None if reused.contains(t) => head_map.get(t).cloned(),
+                    None => None,
                 }
-            }
-        } else {
-            for t in &needed {
+            };
+            let wanted: Vec<&String> = if full {
+                base_names.iter().collect()
+            } else {
+                needed.iter().collect()
+            };
+            for t in wanted {
                 if let Some(n) = node(t) {
                     // Its vars.target's parameters (validated, and read by
                     // its compile) come too, when that is a base target.
-                    if let Ok((plan, _)) = crate::compile::model::plan_target(&n) {
-                        if plan.target_var != *t && base_names.contains(&plan.target_var) {
-                            if let Some(v) = node(&plan.target_var) {
-                                base_map.insert(plan.target_var.clone(), v);
+                    if !full {
+                        if let Ok((plan, _)) = crate::compile::model::plan_target(&n) {
+                            if plan.target_var != *t && base_names.contains(&plan.target_var) {
+                                if let Some(v) = node(&plan.target_var) {
+                                    base_map.insert(plan.target_var.clone(), v);
+                                }
                             }
                         }
                     }
@@ -515,7 +557,31 @@ impl Pr<'_> {
             }
         }
         drop(base_nodes);
+        // The head's: what it compiles or fingerprints in full, with their
+        // vars.target.
+        if !full {
+            let mut keep: BTreeSet<&String> = BTreeSet::new();
+            for t in changed.iter().chain(later.iter()) {
+                if let Some(p) = plans.get(t) {
+                    keep.insert(t);
+                    if !p.target_var.is_empty() && plans.contains_key(&p.target_var) {
+                        keep.insert(&p.target_var);
+                    }
+                }
+            }
+            let keep: BTreeSet<String> = keep.into_iter().cloned().collect();
+            head_map.retain(|t, _| keep.contains(t));
+        }
+        drop(plans);
+        let head_r = Rendered {
+            prepared: crate::compile::prepare(&head_map, &head_ws.compile.inventory_path)
+                .map_err(|e| named(&head_rev, e.into()))?,
+        };
         drop(head_map);
+        lap(
+            format!("prepare the head ({} targets)", head_r.prepared.plans.len()),
+            &mut timings,
+        );
         let base_r = Rendered {
             prepared: crate::compile::prepare(&base_map, &base_ws.compile.inventory_path)
                 .map_err(|e| named(&req.base, e.into()))?,
@@ -525,40 +591,53 @@ impl Pr<'_> {
             format!("prepare the base ({} targets)", base_r.prepared.plans.len()),
             &mut timings,
         );
+        let mut fh = Fingerprinter::new(&head_ws, &head_r);
         let mut fb = Fingerprinter::new(&base_ws, &base_r);
-        if need_full.is_some() && req.incremental {
+        let decide = |t: &String,
+                      changed: &mut BTreeSet<String>,
+                      unchanged: &mut usize,
+                      always: &mut Vec<(String, String)>,
+                      fb: &mut Fingerprinter,
+                      fh: &mut Fingerprinter| {
+            match (fb.target(t), fh.target(t)) {
+                (Ok(a), Ok(b)) if a == b => *unchanged += 1,
+                (Err(why), _) | (_, Err(why)) => {
+                    always.push((t.clone(), why));
+                    changed.insert(t.clone());
+                }
+                _ => {
+                    changed.insert(t.clone());
+                }
+            }
+        };
+        if full && req.incremental {
             // Every target's full fingerprints, as before.
             changed.clear();
-            always.clear();
             unchanged = 0;
             for t in base_set.union(&head_set) {
                 if !(base_set.contains(t) && head_set.contains(t)) {
                     changed.insert((*t).clone());
                     continue;
                 }
-                match (fb.target(t), fh.target(t)) {
-                    (Ok(a), Ok(b)) if a == b => unchanged += 1,
-                    (Err(why), _) | (_, Err(why)) => {
-                        always.push(((*t).clone(), why));
-                        changed.insert((*t).clone());
-                    }
-                    _ => {
-                        changed.insert((*t).clone());
-                    }
-                }
+                decide(
+                    t,
+                    &mut changed,
+                    &mut unchanged,
+                    &mut always,
+                    &mut fb,
+                    &mut fh,
+                );
             }
-        } else {
+        } else if !full {
             for t in &later {
-                match (fb.target(t), fh.target(t)) {
-                    (Ok(a), Ok(b)) if a == b => unchanged += 1,
-                    (Err(why), _) | (_, Err(why)) => {
-                        always.push((t.clone(), why));
-                        changed.insert(t.clone());
-                    }
-                    _ => {
-                        changed.insert(t.clone());
-                    }
-                }
+                decide(
+                    t,
+                    &mut changed,
+                    &mut unchanged,
+                    &mut always,
+                    &mut fb,
+                    &mut fh,
+                );
             }
         }
         lap("fingerprints".into(), &mut timings);
@@ -598,7 +677,7 @@ impl Pr<'_> {
             compiled,
             unchanged,
             always,
-            base_rendered: base_r.prepared.plans.len(),
+            base_rendered,
             full_reason: need_full,
             timings: Vec::new(),
             _scratch: scratch,
@@ -608,6 +687,8 @@ impl Pr<'_> {
         }
         review.diff = diff::diff_dirs(&review.base_catalog, &review.head_catalog, diff_opts)?;
         lap("diff".into(), &mut timings);
+        drop((head_r, base_r));
+        lap("free the renders".into(), &mut timings);
         review.timings = timings;
         Ok(review)
     }
@@ -666,7 +747,7 @@ fn review_catalog(
         compiled: (n, 0),
         unchanged: 0,
         always: Vec::new(),
-        base_rendered: r.prepared.plans.len(),
+        base_rendered: (r.prepared.plans.len(), r.prepared.plans.len()),
         full_reason: None,
         timings,
         _scratch: scratch,
