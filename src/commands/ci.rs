@@ -319,6 +319,12 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.github_output {
         append(path, &outputs.render(), "the step outputs")?;
     }
+    if timings {
+        eprintln!(
+            "timing: strata ci until cleanup: {:.3}s",
+            started.elapsed().as_secs_f64()
+        );
+    }
     Ok(if failed {
         ExitCode::from(EXIT_FINDINGS)
     } else {
@@ -506,7 +512,14 @@ fn review(
     let (changed, files) = Outputs::from_diff(&r.diff);
     outputs.changed_targets = changed;
     outputs.diff_files = files;
+    let clock = std::time::Instant::now();
     let order = crate::commands::review::order_changes(&r);
+    if timings {
+        eprintln!(
+            "timing: compare apply orders: {:.3}s",
+            clock.elapsed().as_secs_f64()
+        );
+    }
     let lint = crate::commands::comment::findings(findings);
     let lint_base = base_findings.map(crate::commands::comment::findings);
     let revs = Revisions {
@@ -556,6 +569,12 @@ fn review(
         )
         .markdown;
         append(path, &report, "the job summary")?;
+    }
+    if timings {
+        eprintln!(
+            "timing: apply orders, comment and job summary: {:.3}s",
+            clock.elapsed().as_secs_f64()
+        );
     }
     Ok(())
 }
