@@ -505,8 +505,7 @@ impl Pr<'_> {
                     (Ok(a), Ok(b)) if a == b => unchanged += 1,
                     // Compiled with every target's parameters.
                     (_, Ok((_, true))) => {
-                        need_full
-                            .get_or_insert_with(|| format!("`{t}` reads the whole inventory"));
+                        need_full.get_or_insert_with(|| format!("`{t}` reads the whole inventory"));
                         break;
                     }
                     (Err(why), _) => {
