@@ -80,11 +80,34 @@ pub fn changed_files(a: &Path, b: &Path) -> Option<BTreeSet<PathBuf>> {
     let (la, lb) = (list(a)?, list(b)?);
     let mut changed: BTreeSet<PathBuf> = la.symmetric_difference(&lb).cloned().collect();
     for rel in la.intersection(&lb) {
-        if std::fs::read(a.join(rel)).ok()? != std::fs::read(b.join(rel)).ok()? {
+        if !same_bytes(&a.join(rel), &b.join(rel))? {
             changed.insert(rel.clone());
         }
     }
     Some(changed)
+}
+
+/// Whether two files hold the same bytes, read in bounded chunks (a large
+/// file is never held in memory); `None` when one cannot be read.
+fn same_bytes(a: &Path, b: &Path) -> Option<bool> {
+    use std::io::Read;
+    let (fa, fb) = (std::fs::File::open(a).ok()?, std::fs::File::open(b).ok()?);
+    if fa.metadata().ok()?.len() != fb.metadata().ok()?.len() {
+        return Some(false);
+    }
+    let (mut ra, mut rb) = (std::io::BufReader::new(fa), std::io::BufReader::new(fb));
+    let (mut ba, mut bb) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    loop {
+        let n = ra.read(&mut ba).ok()?;
+        if n == 0 {
+            // Same length: the other is at its end too.
+            return Some(rb.read(&mut bb[..1]).ok()? == 0);
+        }
+        rb.read_exact(&mut bb[..n]).ok()?;
+        if ba[..n] != bb[..n] {
+            return Some(false);
+        }
+    }
 }
 
 /// The targets of `head` that render to the same parameters on `base`
@@ -157,4 +180,127 @@ pub fn unaffected(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changed_files_lists_added_removed_and_edited_files() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let write = |root: &Path, rel: &str, text: &str| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        write(a.path(), "classes/same.yml", "x: 1\n");
+        write(b.path(), "classes/same.yml", "x: 1\n");
+        write(a.path(), "classes/edited.yml", "x: 1\n");
+        write(b.path(), "classes/edited.yml", "x: 2\n");
+        write(a.path(), "classes/longer.yml", "x: 1\n");
+        write(b.path(), "classes/longer.yml", "x: 1\ny: 2\n");
+        write(a.path(), "targets/gone.yml", "");
+        write(b.path(), "targets/new.yml", "");
+        let big = "a".repeat(200_000);
+        write(a.path(), "classes/big.yml", &big);
+        write(b.path(), "classes/big.yml", &format!("{}b", &big[1..]));
+        let changed = changed_files(a.path(), b.path()).unwrap();
+        let names: Vec<String> = changed
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "classes/big.yml",
+                "classes/edited.yml",
+                "classes/longer.yml",
+                "targets/gone.yml",
+                "targets/new.yml"
+            ]
+        );
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(a.path().join("classes/same.yml"), b.path().join("l.yml"))
+                .unwrap();
+            assert!(changed_files(a.path(), b.path()).is_none());
+        }
+    }
+
+    fn inventory(root: &Path) -> Inventory {
+        Inventory::load(&crate::inventory::InventoryOptions {
+            path: root.to_path_buf(),
+            ignore_class_notfound: true,
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_target_is_unaffected_only_when_its_closure_is() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        for root in [a.path(), b.path()] {
+            let write = |rel: &str, text: &str| {
+                let p = root.join(rel);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(p, text).unwrap();
+            };
+            write("classes/common.yml", "parameters:\n  env: prod\n");
+            write("classes/apps/prod.yml", "parameters:\n  app: 1\n");
+            write("classes/tenant/a.yml", "parameters:\n  owner: a\n");
+            write("classes/tenant/b.yml", "parameters:\n  owner: b\n");
+            write("targets/ta.yml", "classes: [common, tenant.a]\n");
+            write("targets/tb.yml", "classes: [common, tenant.b]\n");
+            // A class named through a reference, resolved while rendering.
+            write("targets/tr.yml", "classes:\n  - common\n  - apps.${env}\n");
+            // A class that does not exist (ignored).
+            write("targets/tm.yml", "classes: [common, optional.extra]\n");
+        }
+        let head = inventory(a.path());
+        let renders = head.render_each();
+        let unaffected = |base_root: &Path| {
+            let base = inventory(base_root);
+            let changed = changed_files(a.path(), base_root).unwrap();
+            unaffected(&head, &base, &changed, &renders).unwrap()
+        };
+        let all: BTreeSet<String> = ["ta", "tb", "tm", "tr"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(unaffected(b.path()), all);
+        // One tenant changes: its target only.
+        std::fs::write(
+            b.path().join("classes/tenant/b.yml"),
+            "parameters:\n  owner: c\n",
+        )
+        .unwrap();
+        let got = unaffected(b.path());
+        assert!(!got.contains("tb") && got.contains("ta"), "{got:?}");
+        // The class a reference resolved to changes: that target.
+        std::fs::write(
+            b.path().join("classes/apps/prod.yml"),
+            "parameters:\n  app: 2\n",
+        )
+        .unwrap();
+        assert!(!unaffected(b.path()).contains("tr"));
+        // The class the missing name names appears on one side.
+        std::fs::create_dir_all(b.path().join("classes/optional")).unwrap();
+        std::fs::write(
+            b.path().join("classes/optional/extra.yml"),
+            "parameters: {}\n",
+        )
+        .unwrap();
+        let got = unaffected(b.path());
+        assert!(!got.contains("tm") && got.contains("ta"), "{got:?}");
+        // reclass-config.yml changes: no target can be trusted.
+        std::fs::write(
+            b.path().join("reclass-config.yml"),
+            "ignore_class_notfound: true\n",
+        )
+        .unwrap();
+        let base = inventory(b.path());
+        let changed = changed_files(a.path(), b.path()).unwrap();
+        assert!(super::unaffected(&head, &base, &changed, &renders).is_err());
+    }
 }
