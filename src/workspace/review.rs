@@ -230,6 +230,10 @@ pub fn open<'r>(
             && w.path.is_relative()
             && same_options(w, &head_ws.inventory)
             && same_options(w, &base_ws.inventory)
+            // The same directory too (`.kapitan` may name another one for
+            // `compile` than for `inventory`).
+            && super::anchor(&head_ws.root, &w.path) == head_ws.inventory.path
+            && super::anchor(&base_ws.root, &w.path) == base_ws.inventory.path
     });
     let head_is_worktree = lint_opts.is_some_and(|w| {
         closure::changed_files(&w.path, &head_ws.inventory.path).is_some_and(|c| c.is_empty())
