@@ -117,10 +117,15 @@ for n in $SIZES; do
   dir="$WORK/platform-$n"
   files=$(cd "$dir" && git diff --stat base HEAD | tail -1)
   r=$(cd "$dir" && GITHUB_EVENT_NAME=pull_request GITHUB_EVENT_PATH="$dir/event.json" \
-    measure "$STRATA" ci --no-comment --fail-on never)
+    STRATA_TIMINGS=1 measure "$STRATA" ci --no-comment --fail-on never)
   printf '%-44s %8s %9s\n' "ci, pull request ($n targets)" $r
-  grep -h "^review:" "$WORK/stderr.log" | sed 's/^/    /'
+  grep -h "^review:\|^timing:" "$WORK/stderr.log" | sed 's/^/    /'
 done
+# PR_ONLY=1: the pull-request loop only (no compile figures).
+if [ -n "${PR_ONLY:-}" ]; then
+  echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  exit 0
+fi
 n=$(echo "$SIZES" | tr ' ' '\n' | tail -1)
 dir="$WORK/platform-$n"
 rm -rf "$dir/out" "$dir/copy" "$dir/cache" "$dir/cached"

@@ -15,7 +15,7 @@ use crate::commands::review::RevisionFlags;
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::github::body::{self, Revisions, SUMMARY_LIMIT};
 use crate::lint::{self, LintOptions};
-use crate::workspace::review::{Head, ReviewRequest};
+use crate::workspace::review::{self as wreview, Head, ReviewRequest};
 use crate::workspace::Workspace;
 use clap::{Args, ValueEnum};
 use std::io::Write;
@@ -151,18 +151,32 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
         Some(targets)
     };
     let inv_opts = args.inv.options("inventory")?;
-    let findings = lint::lint_path(
-        &inv_opts,
-        &LintOptions {
-            catalog: collected.as_ref().map(|_| head_catalog.clone()),
-            ..Default::default()
-        },
-    )
-    .map_err(diag_err)?;
-    // A pull request is judged (and annotated) by the findings it adds.
-    let base_findings = match &event {
-        Event::PullRequest { pr, .. } => base_lint(&inv_opts, pr, work.path()),
+    let timings = std::env::var("STRATA_TIMINGS").is_ok_and(|v| !v.is_empty() && v != "0");
+    // A pull request (compiled here): both revisions read and rendered
+    // once, for lint and review alike.
+    let pr_req = match &event {
+        Event::PullRequest { pr, .. } if collected.is_none() => Some(pr_request(&args, pr)?),
         _ => None,
+    };
+    let mut pr_open = pr_req.as_ref().map(|r| wreview::open(r, Some(&inv_opts)));
+    let (findings, base_findings) = match (&pr_open, &pr_req) {
+        (Some(opened), Some(req)) => pr_lint(opened, &inv_opts, &req.base, work.path(), timings)?,
+        _ => {
+            let findings = lint::lint_path(
+                &inv_opts,
+                &LintOptions {
+                    catalog: collected.as_ref().map(|_| head_catalog.clone()),
+                    ..Default::default()
+                },
+            )
+            .map_err(diag_err)?;
+            // A pull request is judged (and annotated) by the findings it adds.
+            let base_findings = match &event {
+                Event::PullRequest { pr, .. } => base_lint(&inv_opts, pr, work.path()),
+                _ => None,
+            };
+            (findings, base_findings)
+        }
     };
     let partition = base_findings
         .as_ref()
@@ -214,9 +228,10 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
                 pr,
                 work.path(),
                 &head_catalog,
-                collected.is_some(),
+                (pr_req.as_ref(), pr_open.take()),
                 (&findings, base_findings.as_deref()),
                 &mut outputs,
+                timings,
             )?;
         }
         _ => {
@@ -304,6 +319,12 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.github_output {
         append(path, &outputs.render(), "the step outputs")?;
     }
+    if timings {
+        eprintln!(
+            "timing: strata ci until cleanup: {:.3}s",
+            started.elapsed().as_secs_f64()
+        );
+    }
     Ok(if failed {
         ExitCode::from(EXIT_FINDINGS)
     } else {
@@ -336,17 +357,119 @@ fn lint_markdown(findings: &[Diagnostic], errors: usize, warnings: usize) -> Str
     s
 }
 
+/// The review of a pull request's base (where the branch forked off) and
+/// head.
+fn pr_request(
+    args: &CiArgs,
+    pr: &crate::github::PullRequest,
+) -> anyhow::Result<ReviewRequest<'static>> {
+    let (Some(base), Some(head)) = (&pr.base_sha, &pr.head_sha) else {
+        anyhow::bail!("the pull request event has no base or head sha");
+    };
+    let repo = Path::new(".");
+    let base = crate::diff::git::merge_base(repo, base, head).unwrap_or_else(|| base.clone());
+    Ok(ReviewRequest {
+        repo,
+        base,
+        head: Head::Rev(head.clone()),
+        flags: crate::commands::review::compile_flags(&args.inv, &args.rev, &args.compile_flags)?,
+        targets: args.targets.clone(),
+        incremental: !args.full,
+    })
+}
+
+/// A pull request's lint findings: the working tree's, and the base's
+/// (`None` when the base cannot be linted), from the review's renders
+/// when they are the working tree's (else each side rendered again).
+pub(crate) fn pr_lint(
+    opened: &Result<wreview::Pr, crate::workspace::WorkspaceError>,
+    inv_opts: &crate::inventory::InventoryOptions,
+    base: &str,
+    work: &Path,
+    timings: bool,
+) -> anyhow::Result<(Vec<Diagnostic>, Option<Vec<Diagnostic>>)> {
+    let clock = std::time::Instant::now();
+    let pr = opened.as_ref().ok();
+    let shared = pr.and_then(|p| p.head_lint_input());
+    let findings = match &shared {
+        Some((inv, rendered)) => lint::lint_rendered(inv, rendered, &LintOptions::default()),
+        None => lint::lint_path(inv_opts, &LintOptions::default()),
+    }
+    .map_err(diag_err)?;
+    let head_time = clock.elapsed();
+    let clock = std::time::Instant::now();
+    let base_input = pr.and_then(|p| p.base_lint_input());
+    let base_findings = match &base_input {
+        Some(((inv, rendered), root)) => {
+            match lint::lint_rendered(inv, rendered, &LintOptions::default()) {
+                Ok(found) => Some(relative_to(found, root)),
+                Err(e) => {
+                    eprintln!("warning: cannot lint the base revision: {e}");
+                    None
+                }
+            }
+        }
+        None => lint_revision(inv_opts, base, work),
+    };
+    if timings {
+        eprintln!(
+            "timing: lint the head{}: {:.3}s",
+            if shared.is_some() {
+                " (shared renders)"
+            } else {
+                ""
+            },
+            head_time.as_secs_f64()
+        );
+        eprintln!(
+            "timing: lint the base{}: {:.3}s",
+            if base_input.is_some() {
+                " (shared renders)"
+            } else {
+                ""
+            },
+            clock.elapsed().as_secs_f64()
+        );
+    }
+    Ok((findings, base_findings))
+}
+
+/// Lint findings of a revision read below `root`, with paths written as
+/// the working tree's are.
+fn relative_to(found: Vec<Diagnostic>, root: &Path) -> Vec<Diagnostic> {
+    let prefix = format!("{}/", root.display());
+    found
+        .into_iter()
+        .map(|mut d| {
+            if let Some(f) = &d.file {
+                if let Ok(rel) = f.strip_prefix(root) {
+                    d.file = Some(Path::new(".").join(rel));
+                }
+            }
+            d.message = d.message.replace(&prefix, "");
+            d.hints = d.hints.iter().map(|h| h.replace(&prefix, "")).collect();
+            d
+        })
+        .collect()
+}
+
 /// A pull request: diff the base (where the branch forked off) and the
 /// head, then comment (or write the summary only).
+#[allow(clippy::too_many_arguments)]
 fn review(
     args: &CiArgs,
     pr: &crate::github::PullRequest,
     work: &Path,
     head_catalog: &Path,
-    collected: bool,
+    // The pull request's review, already opened (not with --collect).
+    (req, opened): (
+        Option<&ReviewRequest>,
+        Option<Result<wreview::Pr, crate::workspace::WorkspaceError>>,
+    ),
     // The head's lint findings, and the base's (when it could be linted).
     (findings, base_findings): (&[Diagnostic], Option<&[Diagnostic]>),
     outputs: &mut Outputs,
+    timings: bool,
 ) -> anyhow::Result<()> {
     let (Some(base), Some(head)) = (&pr.base_sha, &pr.head_sha) else {
         anyhow::bail!("the pull request event has no base or head sha");
@@ -355,18 +478,33 @@ fn review(
     let base = crate::diff::git::merge_base(repo, base, head).unwrap_or_else(|| base.clone());
     // Both sides are compiled here (the head only when the shards did not),
     // so the comment can also compare their apply order.
-    let r = crate::commands::review::build(&ReviewRequest {
-        repo,
-        base: base.clone(),
-        head: if collected {
-            Head::Catalog(head_catalog.to_path_buf())
-        } else {
-            Head::Rev(head.clone())
-        },
-        flags: crate::commands::review::compile_flags(&args.inv, &args.rev, &args.compile_flags)?,
-        targets: args.targets.clone(),
-        incremental: !args.full,
-    })?;
+    let r = match (req, opened) {
+        (Some(req), Some(opened)) => {
+            let pr = opened.map_err(diag_err)?;
+            let r = pr
+                .finish(&crate::commands::review::diff_options()?)
+                .map_err(diag_err)?;
+            crate::commands::review::report(req, &r);
+            r
+        }
+        _ => crate::commands::review::build(&ReviewRequest {
+            repo,
+            base: base.clone(),
+            head: Head::Catalog(head_catalog.to_path_buf()),
+            flags: crate::commands::review::compile_flags(
+                &args.inv,
+                &args.rev,
+                &args.compile_flags,
+            )?,
+            targets: args.targets.clone(),
+            incremental: !args.full,
+        })?,
+    };
+    if timings {
+        for (what, d) in &r.timings {
+            eprintln!("timing: {what}: {:.3}s", d.as_secs_f64());
+        }
+    }
     // The text diff goes to the log.
     std::io::stdout()
         .lock()
@@ -374,7 +512,14 @@ fn review(
     let (changed, files) = Outputs::from_diff(&r.diff);
     outputs.changed_targets = changed;
     outputs.diff_files = files;
+    let clock = std::time::Instant::now();
     let order = crate::commands::review::order_changes(&r);
+    if timings {
+        eprintln!(
+            "timing: compare apply orders: {:.3}s",
+            clock.elapsed().as_secs_f64()
+        );
+    }
     let lint = crate::commands::comment::findings(findings);
     let lint_base = base_findings.map(crate::commands::comment::findings);
     let revs = Revisions {
@@ -425,6 +570,12 @@ fn review(
         .markdown;
         append(path, &report, "the job summary")?;
     }
+    if timings {
+        eprintln!(
+            "timing: apply orders, comment and job summary: {:.3}s",
+            clock.elapsed().as_secs_f64()
+        );
+    }
     Ok(())
 }
 
@@ -473,22 +624,7 @@ pub(crate) fn lint_revision(
             return None;
         }
     };
-    let prefix = format!("{}/", src.display());
-    Some(
-        found
-            .into_iter()
-            .map(|mut d| {
-                if let Some(f) = &d.file {
-                    if let Ok(rel) = f.strip_prefix(&src) {
-                        d.file = Some(Path::new(".").join(rel));
-                    }
-                }
-                d.message = d.message.replace(&prefix, "");
-                d.hints = d.hints.iter().map(|h| h.replace(&prefix, "")).collect();
-                d
-            })
-            .collect(),
-    )
+    Some(relative_to(found, &src))
 }
 
 /// The address of strata's comment on the pull request (after posting it).

@@ -126,6 +126,13 @@ pub fn diff_options() -> anyhow::Result<DiffOptions> {
 /// Builds the review of `base..head` and says on stderr what it compiled.
 pub fn build(req: &ReviewRequest) -> anyhow::Result<Review> {
     let r = wreview::review(req, &diff_options()?).map_err(diag_err)?;
+    report(req, &r);
+    Ok(r)
+}
+
+/// Says on stderr what a review compiled (and, with `STRATA_TIMINGS=1`,
+/// nothing more: the caller prints the timings).
+pub fn report(req: &ReviewRequest, r: &Review) {
     let mut line = format!(
         "review: compiled {} base and {} head target(s)",
         r.compiled.0, r.compiled.1
@@ -138,9 +145,17 @@ pub fn build(req: &ReviewRequest) -> anyhow::Result<Review> {
                 r.always.len()
             ));
         }
+        line.push_str(&format!(
+            "; base: {} of {} target(s) rendered{}",
+            r.base_rendered.0,
+            r.base_rendered.1,
+            match &r.full_reason {
+                Some(why) => format!(", all prepared: {why}"),
+                None => String::new(),
+            }
+        ));
     }
     eprintln!("{line}");
-    Ok(r)
 }
 
 /// The targets whose apply order differs between the two catalogs.
@@ -198,11 +213,21 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<ExitCode> {
     let base = crate::diff::git::merge_base(repo, &base, &head).unwrap_or(base);
     let flags = compile_flags(&args.inv, &args.rev, &args.compile_flags)?;
     let inv = args.inv.options("inventory")?;
-    let findings =
-        crate::lint::lint_path(&inv, &crate::lint::LintOptions::default()).map_err(diag_err)?;
+    let req = ReviewRequest {
+        repo,
+        base: base.clone(),
+        head: Head::Rev(head.clone()),
+        flags,
+        targets: args.targets.clone(),
+        incremental: !args.full,
+    };
+    let timings = std::env::var("STRATA_TIMINGS").is_ok_and(|v| !v.is_empty() && v != "0");
+    // Both sides read and rendered once, for lint and review alike.
+    let opened = wreview::open(&req, Some(&inv));
     // As on a pull request: the findings the change adds, the others counted.
     let scratch = tempfile::tempdir()?;
-    let base_findings = crate::commands::ci::lint_revision(&inv, &base, scratch.path());
+    let (findings, base_findings) =
+        crate::commands::ci::pr_lint(&opened, &inv, &base, scratch.path(), timings)?;
     let shown = match &base_findings {
         Some(b) => {
             crate::lint::baseline::partition(b, &findings, crate::commands::ci::diagnostic_key).new
@@ -212,14 +237,16 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<ExitCode> {
     for d in &shown {
         eprint!("{}", render_diagnostic(d));
     }
-    let r = build(&ReviewRequest {
-        repo,
-        base: base.clone(),
-        head: Head::Rev(head.clone()),
-        flags,
-        targets: args.targets.clone(),
-        incremental: !args.full,
-    })?;
+    let r = opened
+        .map_err(diag_err)?
+        .finish(&diff_options()?)
+        .map_err(diag_err)?;
+    report(&req, &r);
+    if timings {
+        for (what, d) in &r.timings {
+            eprintln!("timing: {what}: {:.3}s", d.as_secs_f64());
+        }
+    }
     let order = order_changes(&r);
     let lint = comment::findings(&findings);
     let lint_base = base_findings.as_deref().map(comment::findings);

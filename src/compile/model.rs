@@ -374,7 +374,9 @@ fn parse_entry(target: &str, number: usize, v: &Value) -> Result<(Entry, Value),
 /// completed `kapitan` section for the model dump.
 pub fn plan_target(node: &RenderedNode) -> Result<(TargetPlan, Map), CompileError> {
     let target = node.name.as_str();
-    let params = node.parameters.as_map().cloned().unwrap_or_default();
+    // Borrowed: a target's parameters are large, its plan reads two keys.
+    let no_params = Map::new();
+    let params = node.parameters.as_map().unwrap_or(&no_params);
     let kap = match params.get("kapitan") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Map(k)) => k.clone(),
@@ -790,6 +792,7 @@ mod tests {
             parameters: Value::from_json(&serde_json::from_str(params).unwrap()),
             exports: Value::Map(Map::new()),
             environment: "base".into(),
+            sources: Default::default(),
         }
     }
 

@@ -476,11 +476,17 @@ fn diff_target(
     let compared: Vec<Result<Old, DiffError>> = olds_v
         .par_iter()
         .map(|(name, path)| {
-            let old = load(name, read(path)?, opts);
+            let old_bytes = read(path)?;
             let Some(np) = news.get(name) else {
-                return Ok(Old::Removed(name, old));
+                return Ok(Old::Removed(name, load(name, old_bytes, opts)));
             };
-            let new = load(name, read(np)?, opts);
+            let new_bytes = read(np)?;
+            // The same bytes are the same file: nothing to parse.
+            if old_bytes == new_bytes {
+                return Ok(Old::Same);
+            }
+            let old = load(name, old_bytes, opts);
+            let new = load(name, new_bytes, opts);
             if same(&old, &new) {
                 return Ok(Old::Same);
             }

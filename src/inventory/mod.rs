@@ -9,6 +9,7 @@
 
 pub mod checks;
 pub mod class_mapping;
+pub mod closure;
 pub mod config;
 mod discover;
 pub mod error;
@@ -54,6 +55,9 @@ pub struct RenderedNode {
     pub parameters: Value,
     pub exports: Value,
     pub environment: String,
+    /// What rendering it read of the inventory (its class closure).
+    #[serde(skip)]
+    pub sources: closure::Sources,
 }
 
 /// A class or target file after parsing.
@@ -73,6 +77,9 @@ struct EntityFile {
     /// Kapitan and reclass-rs ignore them (and real inventories have them),
     /// so only lint reports them. Near-misses are errors at parse time.
     unknown_keys: Vec<InventoryError>,
+    /// The `classes` list has a wildcard pattern (its matches depend on
+    /// which class files exist).
+    patterns: bool,
 }
 
 #[derive(Debug)]
@@ -158,6 +165,7 @@ pub struct Inventory {
     class_mapping_lines: Vec<usize>,
     /// `reclass-config.yml`'s index in `files`, for errors in mapped classes.
     config_file: u32,
+    classes_dir: PathBuf,
     targets_dir: PathBuf,
     warnings: Vec<config::ConfigWarning>,
 }
@@ -236,6 +244,7 @@ impl Inventory {
             class_mappings_match_path: cfg.class_mappings_match_path,
             class_mapping_lines: cfg.class_mapping_lines,
             config_file,
+            classes_dir,
             targets_dir,
             warnings: cfg.warnings,
         })
@@ -392,6 +401,7 @@ impl Inventory {
             apps: AppList::default(),
             done: HashSet::new(),
             stack: Vec::new(),
+            sources: closure::Sources::default(),
         };
         b.params.entries.insert(
             Arc::from("_reclass_"),
@@ -422,6 +432,7 @@ impl Inventory {
                 parameters: UMap::default(),
                 exports: UMap::default(),
                 unknown_keys: Vec::new(),
+                patterns: false,
             };
             b.include(&base)?;
         }
@@ -431,6 +442,7 @@ impl Inventory {
             exports,
             listed,
             apps,
+            sources,
             ..
         } = b;
         let mut r = Resolver::new(&params, &self.files);
@@ -443,6 +455,7 @@ impl Inventory {
             parameters: Value::Map(parameters),
             exports: Value::Map(exports),
             environment: "base".to_string(),
+            sources,
         })
     }
 
@@ -593,7 +606,7 @@ impl Inventory {
                 }
             }
         }
-        let (includes, listed) = self.expand_classes(&raw_classes, &loc, file, path)?;
+        let (includes, listed, patterns) = self.expand_classes(&raw_classes, &loc, file, path)?;
         Ok(EntityFile {
             file,
             loc,
@@ -603,6 +616,7 @@ impl Inventory {
             parameters,
             exports,
             unknown_keys,
+            patterns,
         })
     }
 
@@ -613,8 +627,9 @@ impl Inventory {
         loc: &str,
         file: u32,
         path: &Path,
-    ) -> Result<(Vec<Include>, Vec<String>), InventoryError> {
+    ) -> Result<(Vec<Include>, Vec<String>, bool), InventoryError> {
         let mut includes = Vec::new();
+        let mut patterns = false;
         let mut listed: IndexSet<String> = IndexSet::new();
         let mut add = |inc: Include, shown: String, includes: &mut Vec<Include>| {
             if listed.insert(shown) {
@@ -656,6 +671,7 @@ impl Inventory {
                 && s.contains(['*', '?', '['])
                 && !self.class_index.contains_key(s.as_str());
             if is_pattern {
+                patterns = true;
                 let glob = globset::GlobBuilder::new(s)
                     .literal_separator(false)
                     .backslash_escape(false)
@@ -688,7 +704,7 @@ impl Inventory {
             let abs = absolute(s, loc);
             add(Include::Name(abs.clone(), *line), abs, &mut includes);
         }
-        Ok((includes, listed.into_iter().collect()))
+        Ok((includes, listed.into_iter().collect(), patterns))
     }
 }
 
@@ -735,12 +751,15 @@ struct Build<'a> {
     done: HashSet<String>,
     /// Classes being included right now, for cycle errors.
     stack: Vec<String>,
+    sources: closure::Sources,
 }
 
 impl Build<'_> {
     fn include(&mut self, f: &EntityFile) -> Result<(), InventoryError> {
         let inv = self.inv;
         let from = &inv.files[f.file as usize];
+        self.sources.files.insert(from.clone());
+        self.sources.patterns |= f.patterns;
         for inc in &f.includes {
             let (name, line) = match inc {
                 Include::Name(n, line) => (n.clone(), *line),
@@ -752,6 +771,7 @@ impl Build<'_> {
                     (absolute(&s, &f.loc), origin.line as usize)
                 }
             };
+            self.sources.names.insert(name.clone());
             if self.done.contains(&name) {
                 continue;
             }

@@ -104,6 +104,35 @@ pub fn lint_path(
 /// Runs every rule. Findings are deduplicated (a class shared by several
 /// targets reports once, naming the targets) and sorted by file, line, rule.
 pub fn lint(inv: &Inventory, opts: &LintOptions) -> Result<Vec<Diagnostic>, LintError> {
+    let results = render_all(inv);
+    let refs: BTreeMap<String, &Result<RenderedNode, InventoryError>> =
+        results.iter().map(|(t, r)| (t.clone(), r)).collect();
+    lint_rendered(inv, &refs, opts)
+}
+
+/// Every target rendered on its own (so every broken target reports), in
+/// parallel: what [`lint_rendered`] takes.
+pub fn render_all(inv: &Inventory) -> BTreeMap<String, Result<RenderedNode, InventoryError>> {
+    inv.target_names()
+        .into_par_iter()
+        .map(|t| {
+            let r = inv.render_target(&t);
+            (t, r)
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// [`lint`] with every target already rendered ([`render_all`]'s results;
+/// `rendered` has one entry per target of `inv`). A review lints a
+/// revision with the renders of the targets a change cannot reach taken
+/// from the other revision: the findings are those of [`lint`].
+pub fn lint_rendered(
+    inv: &Inventory,
+    results: &BTreeMap<String, &Result<RenderedNode, InventoryError>>,
+    opts: &LintOptions,
+) -> Result<Vec<Diagnostic>, LintError> {
     let mut found = Findings::default();
     for w in inv.warnings() {
         found.add(
@@ -125,26 +154,21 @@ pub fn lint(inv: &Inventory, opts: &LintOptions) -> Result<Vec<Diagnostic>, Lint
             .filter_map(|t| inv.target_file(t).map(|p| p.to_path_buf())),
     );
     let mut cache = rules::FileCache::default();
-    let mut rendered: BTreeMap<String, RenderedNode> = BTreeMap::new();
+    let mut rendered: BTreeMap<&str, &RenderedNode> = BTreeMap::new();
     let mut failed = false;
-    // Each target on its own (so every broken target reports), in parallel;
-    // results are handled in target order.
-    let results: Vec<(String, Result<RenderedNode, InventoryError>)> = inv
-        .target_names()
-        .into_par_iter()
-        .map(|t| {
-            let r = inv.render_target(&t);
-            (t, r)
-        })
-        .collect();
-    for (t, r) in results {
+    // Results are handled in target order.
+    for t in inv.target_names() {
+        let Some(r) = results.get(&t) else {
+            continue;
+        };
         match r {
             Ok(node) => {
-                rendered.insert(t, node);
+                let (k, _) = results.get_key_value(&t).expect("present");
+                rendered.insert(k.as_str(), node);
             }
             Err(e) => {
                 failed = true;
-                let mut d = inventory_diagnostic(&e);
+                let mut d = inventory_diagnostic(e);
                 // Loops and merge conflicts name a parameter, not a file:
                 // point at the first file that sets it.
                 if d.file.is_none() {

@@ -25,7 +25,8 @@
 //! ...), or a Jinja2 template using `compile_path`.
 
 use super::{Rendered, Workspace};
-use crate::compile::model::InputType;
+use crate::compile::model::{InputType, TargetPlan};
+use crate::compile::Prepared;
 use regex::Regex;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -175,15 +176,57 @@ impl<'a> Fingerprinter<'a> {
 
     /// One target's fingerprint.
     pub fn target(&mut self, name: &str) -> Fingerprint {
-        let prepared = &self.rendered.prepared;
-        let Some(plan) = prepared.plans.get(name) else {
+        let src: &'a Prepared = &self.rendered.prepared;
+        let (inputs, global) = self.inputs(src, name)?;
+        let mut h = Sha256::new();
+        h.update(inputs);
+        let plan = &src.plans[name];
+        let mut views = vec![name.to_string()];
+        if plan.target_var != name {
+            views.push(plan.target_var.clone());
+        }
+        for v in &views {
+            if let Some(d) = src.jsonnet_view.targets.get(v) {
+                h.update(v.as_bytes());
+                let _ = serde_json::to_writer(&mut h, d);
+                h.update([0]);
+            }
+        }
+        if global {
+            h.update(b"global");
+            h.update(self.global_digest());
+        }
+        Ok(hex(&h.finalize()))
+    }
+
+    /// Everything in target `name`'s fingerprint but its parameters and
+    /// the global inventory: the version, the flags, the secret
+    /// references and the files its compile entries read *in this tree*,
+    /// with the target's plan and parameters taken from `src` (the other
+    /// revision's, when a review knows both render the same). Also whether
+    /// the target reads the whole inventory.
+    pub fn inputs(&mut self, src: &Prepared, name: &str) -> Result<([u8; 32], bool), String> {
+        let Some(plan) = src.plans.get(name) else {
             return Err(format!("`{name}` is not a target"));
         };
-        let dump = prepared.jsonnet_view.targets.get(name);
-        if dump
+        let installs = src
+            .jsonnet_view
+            .targets
+            .get(name)
             .and_then(|d| d.get_path(&["parameters", "packages_install"]))
-            .is_some_and(|v| !v.is_null())
-        {
+            .is_some_and(|v| !v.is_null());
+        self.plan_inputs(name, plan, installs)
+    }
+
+    /// [`Self::inputs`] from the target's plan (and whether it sets
+    /// `parameters.packages_install` to something else than null).
+    pub fn plan_inputs(
+        &mut self,
+        name: &str,
+        plan: &TargetPlan,
+        installs: bool,
+    ) -> Result<([u8; 32], bool), String> {
+        if installs {
             return Err("it installs packages (parameters.packages_install)".into());
         }
         let mut h = Sha256::new();
@@ -217,17 +260,6 @@ impl<'a> Fingerprinter<'a> {
             self.rel(&opts.inventory_path)
         ));
         h.update(format!("target {name}\ndir {}\n", plan.dir));
-        let mut views = vec![name.to_string()];
-        if plan.target_var != name {
-            views.push(plan.target_var.clone());
-        }
-        for v in &views {
-            if let Some(d) = prepared.jsonnet_view.targets.get(v) {
-                h.update(v.as_bytes());
-                let _ = serde_json::to_writer(&mut h, d);
-                h.update([0]);
-            }
-        }
         let entries = plan.entries.clone();
         let mut files: BTreeMap<String, [u8; 32]> = BTreeMap::new();
         let mut global = false;
@@ -274,11 +306,7 @@ impl<'a> Fingerprinter<'a> {
             h.update([0]);
             h.update(d);
         }
-        if global {
-            h.update(b"global");
-            h.update(self.global_digest());
-        }
-        Ok(hex(&h.finalize()))
+        Ok((h.finalize().into(), global))
     }
 
     fn deps(&mut self, kind: InputType, input: &Path) -> Deps {

@@ -8,7 +8,9 @@
 use super::fingerprint::Fingerprinter;
 use super::{open_revision, CompileFlags, Rendered, Workspace, WorkspaceError};
 use crate::diff::{self, CatalogDiff, DiffOptions};
-use std::collections::BTreeSet;
+use crate::inventory::{closure, Inventory, InventoryError, InventoryOptions, RenderedNode};
+use rayon::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Where the head side comes from.
@@ -45,6 +47,13 @@ pub struct Review {
     pub unchanged: usize,
     /// Targets compiled on both sides although unchanged, and why.
     pub always: Vec<(String, String)>,
+    /// Base targets rendered, of all base targets (the others render as
+    /// on the head).
+    pub base_rendered: (usize, usize),
+    /// Why the base was prepared in full, if it was.
+    pub full_reason: Option<String>,
+    /// Time spent in each phase.
+    pub timings: Timings,
     _scratch: tempfile::TempDir,
 }
 
@@ -72,116 +81,680 @@ fn named(rev: &str, e: WorkspaceError) -> WorkspaceError {
     }
 }
 
-/// Builds the review.
-pub fn review(req: &ReviewRequest, diff_opts: &DiffOptions) -> Result<Review, WorkspaceError> {
+/// Time spent in each phase of a review, in order (`STRATA_TIMINGS=1`
+/// prints them).
+pub type Timings = Vec<(String, std::time::Duration)>;
+
+/// The names in `all` that `wanted` selects (all when empty), sorted, as
+/// [`crate::compile::select_targets`] does.
+fn select_names(all: &BTreeSet<String>, wanted: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = if wanted.is_empty() {
+        all.iter().cloned().collect()
+    } else {
+        wanted
+            .iter()
+            .filter(|t| all.contains(*t))
+            .cloned()
+            .collect()
+    };
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn same_options(a: &InventoryOptions, b: &InventoryOptions) -> bool {
+    let (mut a, mut b) = (a.clone(), b.clone());
+    a.path = PathBuf::new();
+    b.path = PathBuf::new();
+    a == b
+}
+
+type Renders = BTreeMap<String, Result<RenderedNode, InventoryError>>;
+
+/// A pull request's two revisions read from git, and their inventories
+/// rendered as far as the change needs: the head in full, the base only
+/// for the targets the change can reach (see
+/// [`crate::inventory::closure`]); every other base target renders as on
+/// the head. Lint (of both sides) and the review share these renders.
+pub struct Pr<'r> {
+    req: &'r ReviewRequest<'r>,
+    head_rev: String,
+    scratch: tempfile::TempDir,
+    base_ws: Workspace,
+    head_ws: Workspace,
+    base_inv: Inventory,
+    head_inv: Inventory,
+    head_nodes: Renders,
+    base_nodes: Renders,
+    /// Base targets not rendered there: they render as on the head.
+    reused: BTreeSet<String>,
+    /// Why every base target was rendered, if so.
+    pub full_reason: Option<String>,
+    /// The head's inventory is the working tree's (same options, same
+    /// files): the head's renders are the working tree's lint's.
+    head_is_worktree: bool,
+    /// The working tree's inventory and renders, when it differs from the
+    /// head's.
+    worktree: Option<Worktree>,
+    /// The base's inventory was opened as the working tree's is, below
+    /// this root (its lint's paths are made relative to it).
+    base_lint_root: Option<PathBuf>,
+    pub timings: Timings,
+}
+
+/// The working tree's inventory (lint's) when it is not the head's.
+struct Worktree {
+    inv: Inventory,
+    /// Its renders, but for the targets the head's renders stand in for.
+    nodes: Renders,
+    stand_in: BTreeSet<String>,
+}
+
+/// The targets of `other` that render as on the head (see
+/// [`closure::unaffected`]); `Err` with the reason when none can be
+/// trusted to.
+fn unaffected(
+    other: &Inventory,
+    head: &Inventory,
+    head_nodes: &Renders,
+) -> Result<BTreeSet<String>, String> {
+    let changed = closure::changed_files(head.root(), other.root())
+        .ok_or("an inventory directory has a symlink or an unreadable file")?;
+    let mut u = closure::unaffected(head, other, &changed, head_nodes)?;
+    // A target that does not render on the head is rendered on each side
+    // (its error names that side's files).
+    u.retain(|t| head_nodes.get(t).is_some_and(|r| r.is_ok()));
+    let names: BTreeSet<String> = other.target_names().into_iter().collect();
+    u.retain(|t| names.contains(t));
+    Ok(u)
+}
+
+/// Every target of `inv` but `skip` rendered, in parallel.
+fn render_except(inv: &Inventory, skip: &BTreeSet<String>) -> Renders {
+    let todo: Vec<String> = inv
+        .target_names()
+        .into_iter()
+        .filter(|t| !skip.contains(t))
+        .collect();
+    todo.par_iter()
+        .map(|t| (t.clone(), inv.render_target(t).map_err(|e| e.in_target(t))))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// Reads both revisions and renders what the change needs.
+/// `worktree`: the working tree's inventory options (lint's); when they
+/// are the revisions', lint can take its renders from here.
+pub fn open<'r>(
+    req: &'r ReviewRequest<'r>,
+    worktree: Option<&InventoryOptions>,
+) -> Result<Pr<'r>, WorkspaceError> {
+    let Head::Rev(head_rev) = &req.head else {
+        return Err(WorkspaceError::Config {
+            message: "a review of a compiled head catalog renders no head".into(),
+            hint: None,
+        });
+    };
+    let mut timings = Timings::new();
+    let mut clock = std::time::Instant::now();
+    let mut lap = |what: String, timings: &mut Timings| {
+        timings.push((what, clock.elapsed()));
+        clock = std::time::Instant::now();
+    };
     let scratch = tempfile::Builder::new()
         .prefix("strata-review-")
         .tempdir()
         .map_err(scratch_err)?;
     let subdir = diff::git::subdir(req.repo)?;
     let root = scratch.path().to_path_buf();
-    let open = |rev: &str, name: &str| -> Result<(Workspace, Rendered), WorkspaceError> {
-        let ws = open_revision(req.repo, rev, &subdir, &root.join(name), &req.flags)
-            .map_err(|e| named(rev, e))?;
-        let r = ws.render().map_err(|e| named(rev, e))?;
-        Ok((ws, r))
+    let open_ws = |rev: &str, name: &str| {
+        open_revision(req.repo, rev, &subdir, &root.join(name), &req.flags)
+            .map_err(|e| named(rev, e))
     };
-    // Both sides are read and rendered at once (two independent trees).
-    let (base_side, head_side) = std::thread::scope(|s| {
-        // Rendering recurses over nested values: the main thread's stack size.
-        let head = std::thread::Builder::new()
-            .stack_size(64 << 20)
-            .spawn_scoped(s, || match &req.head {
-                Head::Rev(h) => Some(open(h, "head")),
-                Head::Catalog(_) => None,
-            });
-        let base = open(&req.base, "base");
-        (
-            base,
-            head.map_err(|_| ()).and_then(|h| h.join().map_err(|_| ())),
-        )
+    let (base_ws, head_ws) = std::thread::scope(|s| {
+        let head = s.spawn(|| open_ws(head_rev, "head"));
+        let base = open_ws(&req.base, "base");
+        (base, head.join())
     });
-    let (base_ws, base_r) = base_side?;
-    let mut head_side = match head_side {
-        Ok(h) => h,
-        Err(()) => {
-            return Err(WorkspaceError::Config {
-                message: "rendering the head revision failed (thread)".into(),
-                hint: None,
-            })
+    let base_ws = base_ws?;
+    let head_ws = head_ws.map_err(|_| WorkspaceError::Config {
+        message: "reading the head revision failed (thread)".into(),
+        hint: None,
+    })??;
+    lap("read both revisions from git".into(), &mut timings);
+    // `--full` shares nothing with lint either: the reference to compare
+    // the incremental review with.
+    let lint_opts = worktree.filter(|w| {
+        req.incremental
+            && w.path.is_relative()
+            && same_options(w, &head_ws.inventory)
+            && same_options(w, &base_ws.inventory)
+            // The same directory too (`.kapitan` may name another one for
+            // `compile` than for `inventory`).
+            && super::anchor(&head_ws.root, &w.path) == head_ws.inventory.path
+            && super::anchor(&base_ws.root, &w.path) == base_ws.inventory.path
+    });
+    let head_is_worktree = lint_opts.is_some_and(|w| {
+        closure::changed_files(&w.path, &head_ws.inventory.path).is_some_and(|c| c.is_empty())
+    });
+    let base_opts = match lint_opts {
+        Some(w) => InventoryOptions {
+            path: base_ws.root.join(&w.path),
+            ..w.clone()
+        },
+        None => base_ws.inventory.clone(),
+    };
+    let base_inv = Inventory::load(&base_opts).map_err(|e| named(&req.base, e.into()))?;
+    let head_inv = match (head_is_worktree, lint_opts) {
+        (true, Some(w)) => Inventory::load(w),
+        _ => Inventory::load(&head_ws.inventory),
+    }
+    .map_err(|e| named(head_rev, e.into()))?;
+    lap("load both inventories".into(), &mut timings);
+    let head_nodes = head_inv.render_each();
+    lap(
+        format!("render the head ({} targets)", head_nodes.len()),
+        &mut timings,
+    );
+    // A working tree that is not the head (a merge commit checked out, an
+    // uncommitted edit): the head's renders stand in for its targets that
+    // its differences cannot reach, as for the base.
+    let worktree = match lint_opts {
+        Some(w) if !head_is_worktree => Inventory::load(w).ok().map(|inv| {
+            let stand_in = unaffected(&inv, &head_inv, &head_nodes).unwrap_or_default();
+            let nodes = render_except(&inv, &stand_in);
+            lap(
+                format!("render the working tree ({} targets)", nodes.len()),
+                &mut timings,
+            );
+            Worktree {
+                inv,
+                nodes,
+                stand_in,
+            }
+        }),
+        _ => None,
+    };
+    let (reused, full_reason) = if !req.incremental {
+        (BTreeSet::new(), Some("--full".to_string()))
+    } else {
+        match unaffected(&base_inv, &head_inv, &head_nodes) {
+            Ok(u) => (u, None),
+            Err(why) => (BTreeSet::new(), Some(why)),
         }
     };
-    let base_catalog = root.join("base-catalog");
+    lap("class closures".into(), &mut timings);
+    let base_nodes = render_except(&base_inv, &reused);
+    lap(
+        format!(
+            "render the base ({} of {} targets)",
+            base_nodes.len(),
+            base_nodes.len() + reused.len()
+        ),
+        &mut timings,
+    );
+    let base_lint_root = lint_opts.map(|_| base_ws.root.clone());
+    Ok(Pr {
+        worktree,
+        req,
+        head_rev: head_rev.clone(),
+        scratch,
+        base_ws,
+        head_ws,
+        base_inv,
+        head_inv,
+        head_nodes,
+        base_nodes,
+        reused,
+        full_reason,
+        head_is_worktree,
+        base_lint_root,
+        timings,
+    })
+}
+
+/// One revision's inventory and every target's render, for lint.
+pub type LintInput<'p> = (
+    &'p Inventory,
+    BTreeMap<String, &'p Result<RenderedNode, InventoryError>>,
+);
+
+impl Pr<'_> {
+    /// The working tree's inventory and renders (the head's where they
+    /// stand in), when lint can share them.
+    pub fn head_lint_input(&self) -> Option<LintInput<'_>> {
+        if let Some(w) = &self.worktree {
+            let mut m = BTreeMap::new();
+            for t in w.inv.target_names() {
+                let r = if w.stand_in.contains(&t) {
+                    self.head_nodes.get(&t)
+                } else {
+                    w.nodes.get(&t)
+                };
+                m.insert(t, r?);
+            }
+            return Some((&w.inv, m));
+        }
+        if !self.head_is_worktree {
+            return None;
+        }
+        Some((
+            &self.head_inv,
+            self.head_nodes
+                .iter()
+                .map(|(t, r)| (t.clone(), r))
+                .collect(),
+        ))
+    }
+
+    /// The base's inventory and renders (the head's for the targets the
+    /// change cannot reach), opened as the working tree's inventory is
+    /// below the returned root, when the options allow.
+    pub fn base_lint_input(&self) -> Option<(LintInput<'_>, &Path)> {
+        let root = self.base_lint_root.as_deref()?;
+        let mut m = BTreeMap::new();
+        for t in self.base_inv.target_names() {
+            let r = if self.reused.contains(&t) {
+                self.head_nodes.get(&t)
+            } else {
+                self.base_nodes.get(&t)
+            };
+            m.insert(t, r?);
+        }
+        Some(((&self.base_inv, m), root))
+    }
+
+    /// How many base targets were rendered (of how many).
+    pub fn base_rendered(&self) -> (usize, usize) {
+        (
+            self.base_nodes.len(),
+            self.base_nodes.len() + self.reused.len(),
+        )
+    }
+
+    /// Compiles what differs on each side and diffs.
+    pub fn finish(self, diff_opts: &DiffOptions) -> Result<Review, WorkspaceError> {
+        let Pr {
+            req,
+            head_rev,
+            scratch,
+            base_ws,
+            head_ws,
+            base_inv,
+            head_inv,
+            head_nodes,
+            mut base_nodes,
+            reused,
+            full_reason,
+            mut timings,
+            ..
+        } = self;
+        let mut clock = std::time::Instant::now();
+        let mut lap = |what: String, timings: &mut Timings| {
+            timings.push((what, clock.elapsed()));
+            clock = std::time::Instant::now();
+        };
+        let base_rendered = (base_nodes.len(), base_nodes.len() + reused.len());
+        // Errors as full renders report them: the base's first, each
+        // side's first in target order.
+        if let Some(e) = base_nodes.values().find_map(|r| r.as_ref().err()) {
+            return Err(named(&req.base, e.clone().into()));
+        }
+        if let Some(e) = head_nodes.values().find_map(|r| r.as_ref().err()) {
+            return Err(named(&head_rev, e.clone().into()));
+        }
+        let mut head_map: BTreeMap<String, RenderedNode> = head_nodes
+            .into_iter()
+            .filter_map(|(t, r)| r.ok().map(|n| (t, n)))
+            .collect();
+        drop(head_inv);
+        let wanted = if req.targets.is_empty() {
+            &req.flags.targets
+        } else {
+            &req.targets
+        };
+        let head_names: BTreeSet<String> = head_map.keys().cloned().collect();
+        let base_names: BTreeSet<String> = base_inv.target_names().into_iter().collect();
+        drop(base_inv);
+        let head_all = select_names(&head_names, wanted);
+        let base_all = select_names(&base_names, wanted);
+        let head_set: BTreeSet<&String> = head_all.iter().collect();
+        let base_set: BTreeSet<&String> = base_all.iter().collect();
+
+        // Every head target's plan. A full prepare validates every target
+        // and writes two model dumps per target; only the targets compiled
+        // or fingerprinted in full need the dumps. When a plan might not
+        // validate (a superset of what `prepare` refuses), both sides are
+        // prepared in full, so the error is `prepare`'s own.
+        let mut need_full = if req.incremental {
+            None
+        } else {
+            full_reason.clone()
+        };
+        let mut plans = BTreeMap::new();
+        for (t, n) in &head_map {
+            match crate::compile::model::plan_target(n) {
+                Ok((plan, _)) => {
+                    if n.parameters.get_path(&["packages_install"]).is_some() {
+                        need_full.get_or_insert_with(|| format!("`{t}` installs packages"));
+                    }
+                    plans.insert(t.clone(), plan);
+                }
+                Err(_) => {
+                    need_full.get_or_insert_with(|| format!("`{t}` has an invalid plan"));
+                }
+            }
+        }
+        if let Some(p) = plans
+            .values()
+            .find(|p| !p.entries.is_empty() && !plans.contains_key(&p.target_var))
+        {
+            need_full.get_or_insert_with(|| format!("`{}` names no vars.target", p.name));
+        }
+        lap("plan the head".into(), &mut timings);
+
+        let mut unchanged = 0;
+        let mut always = Vec::new();
+        let mut changed: BTreeSet<String> = BTreeSet::new();
+        // Base targets prepared, and the targets decided by their full
+        // fingerprints (rendered on the base).
+        let mut needed: BTreeSet<String> = BTreeSet::new();
+        let mut later: Vec<String> = Vec::new();
+        if need_full.is_none() {
+            // A target reading the whole inventory changes whenever any
+            // target's parameters may.
+            let any_params_differ = !base_nodes.is_empty() || head_names != base_names;
+            let empty = Rendered {
+                prepared: crate::compile::prepare(
+                    &BTreeMap::new(),
+                    &head_ws.compile.inventory_path,
+                )
+                .map_err(|e| named(&head_rev, e.into()))?,
+            };
+            let mut fh_in = Fingerprinter::new(&head_ws, &empty);
+            let mut fb_in = Fingerprinter::new(&base_ws, &empty);
+            for t in base_set.union(&head_set) {
+                let t: &String = t;
+                if !(base_set.contains(t) && head_set.contains(t)) {
+                    changed.insert(t.clone());
+                    if base_set.contains(t) {
+                        needed.insert(t.clone());
+                    }
+                    continue;
+                }
+                let plan = &plans[t];
+                let kh = fh_in.plan_inputs(t, plan, false);
+                let tv = &plan.target_var;
+                let same_params =
+                    reused.contains(t) && (tv == t || tv.is_empty() || reused.contains(tv));
+                match &kh {
+                    Err(why) => {
+                        need_full
+                            .get_or_insert_with(|| format!("`{t}` is always compiled ({why})"));
+                        break;
+                    }
+                    Ok((_, true)) if any_params_differ || !same_params => {
+                        need_full.get_or_insert_with(|| format!("`{t}` reads the whole inventory"));
+                        break;
+                    }
+                    Ok(_) => {}
+                }
+                if !same_params {
+                    later.push(t.clone());
+                    needed.insert(t.clone());
+                    continue;
+                }
+                match (fb_in.plan_inputs(t, plan, false), kh) {
+                    (Ok(a), Ok(b)) if a == b => unchanged += 1,
+                    // Compiled with every target's parameters.
+                    (_, Ok((_, true))) => {
+                        need_full.get_or_insert_with(|| format!("`{t}` reads the whole inventory"));
+                        break;
+                    }
+                    (Err(why), _) => {
+                        need_full
+                            .get_or_insert_with(|| format!("`{t}` is always compiled ({why})"));
+                        break;
+                    }
+                    _ => {
+                        changed.insert(t.clone());
+                        needed.insert(t.clone());
+                    }
+                }
+            }
+        }
+        lap("compare compile inputs".into(), &mut timings);
+        let full = need_full.is_some();
+        // The base's nodes: its own renders, the head's for the others
+        // (the same parameters).
+        let mut base_map: BTreeMap<String, RenderedNode> = BTreeMap::new();
+        {
+            let mut node = |t: &str| -> Option<RenderedNode> {
+                match base_nodes.remove(t) {
+                    Some(r) => r.ok(),
+                    None if reused.contains(t) => head_map.get(t).cloned(),
+                    None => None,
+                }
+            };
+            let wanted: Vec<&String> = if full {
+                base_names.iter().collect()
+            } else {
+                needed.iter().collect()
+            };
+            for t in wanted {
+                if let Some(n) = node(t) {
+                    // Its vars.target's parameters (validated, and read by
+                    // its compile) come too, when that is a base target.
+                    if !full {
+                        if let Ok((plan, _)) = crate::compile::model::plan_target(&n) {
+                            if plan.target_var != *t && base_names.contains(&plan.target_var) {
+                                if let Some(v) = node(&plan.target_var) {
+                                    base_map.insert(plan.target_var.clone(), v);
+                                }
+                            }
+                        }
+                    }
+                    base_map.insert(t.clone(), n);
+                }
+            }
+        }
+        drop(base_nodes);
+        // The head's: what it compiles or fingerprints in full, with their
+        // vars.target.
+        if !full {
+            let mut keep: BTreeSet<&String> = BTreeSet::new();
+            for t in changed.iter().chain(later.iter()) {
+                if let Some(p) = plans.get(t) {
+                    keep.insert(t);
+                    if !p.target_var.is_empty() && plans.contains_key(&p.target_var) {
+                        keep.insert(&p.target_var);
+                    }
+                }
+            }
+            let keep: BTreeSet<String> = keep.into_iter().cloned().collect();
+            head_map.retain(|t, _| keep.contains(t));
+        }
+        drop(plans);
+        let head_r = Rendered {
+            prepared: crate::compile::prepare(&head_map, &head_ws.compile.inventory_path)
+                .map_err(|e| named(&head_rev, e.into()))?,
+        };
+        drop(head_map);
+        lap(
+            format!("prepare the head ({} targets)", head_r.prepared.plans.len()),
+            &mut timings,
+        );
+        let base_r = Rendered {
+            prepared: crate::compile::prepare(&base_map, &base_ws.compile.inventory_path)
+                .map_err(|e| named(&req.base, e.into()))?,
+        };
+        drop(base_map);
+        lap(
+            format!("prepare the base ({} targets)", base_r.prepared.plans.len()),
+            &mut timings,
+        );
+        let mut fh = Fingerprinter::new(&head_ws, &head_r);
+        let mut fb = Fingerprinter::new(&base_ws, &base_r);
+        let decide = |t: &String,
+                      changed: &mut BTreeSet<String>,
+                      unchanged: &mut usize,
+                      always: &mut Vec<(String, String)>,
+                      fb: &mut Fingerprinter,
+                      fh: &mut Fingerprinter| {
+            match (fb.target(t), fh.target(t)) {
+                (Ok(a), Ok(b)) if a == b => *unchanged += 1,
+                (Err(why), _) | (_, Err(why)) => {
+                    always.push((t.clone(), why));
+                    changed.insert(t.clone());
+                }
+                _ => {
+                    changed.insert(t.clone());
+                }
+            }
+        };
+        if full && req.incremental {
+            // Every target's full fingerprints, as before.
+            changed.clear();
+            unchanged = 0;
+            for t in base_set.union(&head_set) {
+                if !(base_set.contains(t) && head_set.contains(t)) {
+                    changed.insert((*t).clone());
+                    continue;
+                }
+                decide(
+                    t,
+                    &mut changed,
+                    &mut unchanged,
+                    &mut always,
+                    &mut fb,
+                    &mut fh,
+                );
+            }
+        } else if !full {
+            for t in &later {
+                decide(
+                    t,
+                    &mut changed,
+                    &mut unchanged,
+                    &mut always,
+                    &mut fb,
+                    &mut fh,
+                );
+            }
+        }
+        lap("fingerprints".into(), &mut timings);
+        let keep = |all: &[String]| -> Vec<String> {
+            if !req.incremental {
+                return all.to_vec();
+            }
+            all.iter()
+                .filter(|t| changed.contains(*t))
+                .cloned()
+                .collect()
+        };
+        let (base_sel, head_sel) = (keep(&base_all), keep(&head_all));
+        let root = scratch.path().to_path_buf();
+        let base_catalog = root.join("base-catalog");
+        let head_catalog = root.join("head-catalog");
+        let compile = |ws: &Workspace, r: &Rendered, sel: &[String], root: &Path, rev: &str| {
+            ws.compile_into(r, sel, root, &|_| {})
+                .map_err(|e| named(rev, e))
+                .map(|rep| rep.targets.len())
+        };
+        let compiled = (
+            compile(&base_ws, &base_r, &base_sel, &base_catalog, &req.base)?,
+            compile(&head_ws, &head_r, &head_sel, &head_catalog, &head_rev)?,
+        );
+        lap(
+            format!(
+                "compile {} base and {} head targets",
+                compiled.0, compiled.1
+            ),
+            &mut timings,
+        );
+        let mut review = Review {
+            diff: CatalogDiff::default(),
+            base_catalog: base_catalog.join("compiled"),
+            head_catalog: head_catalog.join("compiled"),
+            compiled,
+            unchanged,
+            always,
+            base_rendered,
+            full_reason: need_full,
+            timings: Vec::new(),
+            _scratch: scratch,
+        };
+        for dir in [&review.base_catalog, &review.head_catalog] {
+            std::fs::create_dir_all(dir).map_err(scratch_err)?;
+        }
+        review.diff = diff::diff_dirs(&review.base_catalog, &review.head_catalog, diff_opts)?;
+        lap("diff".into(), &mut timings);
+        drop((head_r, base_r));
+        lap("free the renders".into(), &mut timings);
+        review.timings = timings;
+        Ok(review)
+    }
+}
+
+/// Builds the review.
+pub fn review(req: &ReviewRequest, diff_opts: &DiffOptions) -> Result<Review, WorkspaceError> {
+    match &req.head {
+        Head::Rev(_) => open(req, None)?.finish(diff_opts),
+        Head::Catalog(dir) => review_catalog(req, dir, diff_opts),
+    }
+}
+
+/// `ci --collect`: the head is a compiled catalog; the base is compiled
+/// in full.
+fn review_catalog(
+    req: &ReviewRequest,
+    head_catalog: &Path,
+    diff_opts: &DiffOptions,
+) -> Result<Review, WorkspaceError> {
+    let mut clock = std::time::Instant::now();
+    let mut timings = Timings::new();
+    let scratch = tempfile::Builder::new()
+        .prefix("strata-review-")
+        .tempdir()
+        .map_err(scratch_err)?;
+    let subdir = diff::git::subdir(req.repo)?;
+    let ws = open_revision(
+        req.repo,
+        &req.base,
+        &subdir,
+        &scratch.path().join("base"),
+        &req.flags,
+    )
+    .map_err(|e| named(&req.base, e))?;
+    let r = ws.render().map_err(|e| named(&req.base, e))?;
+    timings.push(("read and render the base".into(), clock.elapsed()));
+    clock = std::time::Instant::now();
     let wanted = if req.targets.is_empty() {
         &req.flags.targets
     } else {
         &req.targets
     };
-    let base_all = select(&base_r, wanted);
+    let all = select(&r, wanted);
+    let base_root = scratch.path().join("base-catalog");
+    let n = ws
+        .compile_into(&r, &all, &base_root, &|_| {})
+        .map_err(|e| named(&req.base, e))?
+        .targets
+        .len();
+    timings.push(("compile the base".into(), clock.elapsed()));
     let mut review = Review {
         diff: CatalogDiff::default(),
-        base_catalog: base_catalog.join("compiled"),
-        head_catalog: PathBuf::new(),
-        compiled: (0, 0),
+        base_catalog: base_root.join("compiled"),
+        head_catalog: head_catalog.to_path_buf(),
+        compiled: (n, 0),
         unchanged: 0,
         always: Vec::new(),
+        base_rendered: (r.prepared.plans.len(), r.prepared.plans.len()),
+        full_reason: None,
+        timings,
         _scratch: scratch,
     };
-    let compile = |ws: &Workspace, r: &Rendered, sel: &[String], root: &Path, rev: &str| {
-        ws.compile_into(r, sel, root, &|_| {})
-            .map_err(|e| named(rev, e))
-            .map(|rep| rep.targets.len())
-    };
-    match &req.head {
-        Head::Catalog(dir) => {
-            review.compiled.0 = compile(&base_ws, &base_r, &base_all, &base_catalog, &req.base)?;
-            review.head_catalog = dir.clone();
-        }
-        Head::Rev(head) => {
-            let (head_ws, head_r) = match head_side.take() {
-                Some(h) => h?,
-                None => open(head, "head")?,
-            };
-            let head_all = select(&head_r, wanted);
-            let (base_sel, head_sel) = if req.incremental {
-                let mut fb = Fingerprinter::new(&base_ws, &base_r);
-                let mut fh = Fingerprinter::new(&head_ws, &head_r);
-                let base_set: BTreeSet<&String> = base_all.iter().collect();
-                let head_set: BTreeSet<&String> = head_all.iter().collect();
-                let mut changed = BTreeSet::new();
-                for t in base_set.union(&head_set) {
-                    if !(base_set.contains(t) && head_set.contains(t)) {
-                        changed.insert((*t).clone());
-                        continue;
-                    }
-                    match (fb.target(t), fh.target(t)) {
-                        (Ok(a), Ok(b)) if a == b => review.unchanged += 1,
-                        (Err(why), _) | (_, Err(why)) => {
-                            review.always.push(((*t).clone(), why));
-                            changed.insert((*t).clone());
-                        }
-                        _ => {
-                            changed.insert((*t).clone());
-                        }
-                    }
-                }
-                let keep = |all: &[String]| -> Vec<String> {
-                    all.iter()
-                        .filter(|t| changed.contains(*t))
-                        .cloned()
-                        .collect()
-                };
-                (keep(&base_all), keep(&head_all))
-            } else {
-                (base_all, head_all)
-            };
-            let head_catalog = root.join("head-catalog");
-            review.compiled.0 = compile(&base_ws, &base_r, &base_sel, &base_catalog, &req.base)?;
-            review.compiled.1 = compile(&head_ws, &head_r, &head_sel, &head_catalog, head)?;
-            review.head_catalog = head_catalog.join("compiled");
-        }
-    }
-    // An empty side still needs a directory to diff against.
     for dir in [&review.base_catalog, &review.head_catalog] {
         std::fs::create_dir_all(dir).map_err(scratch_err)?;
     }

@@ -55,7 +55,7 @@ fn edit(path: &Path, f: impl FnOnce(String) -> String) {
 fn random_edit(repo: &Path, rng: &mut Rng, n: usize) -> String {
     let ts = targets(repo);
     let pick = |rng: &mut Rng| ts[rng.below(ts.len())].clone();
-    match rng.below(11) {
+    match rng.below(21) {
         0 => {
             let t = ["alpha", "beta"][rng.below(2)];
             edit(
@@ -134,6 +134,99 @@ fn random_edit(repo: &Path, rng: &mut Rng, n: usize) -> String {
             });
             "comment in common.yml".into()
         }
+        11 => {
+            // The tenant's class named through a reference.
+            let t = pick(rng);
+            let tenant = ["alpha", "beta"][rng.below(2)];
+            edit(&repo.join(format!("inventory/targets/{t}")), |s| {
+                s.replace("tenants.alpha", "tenants.${tenant}")
+                    .replace("tenants.beta", "tenants.${tenant}")
+                    .replacen(
+                        "parameters:\n",
+                        &format!("parameters:\n  tenant: {tenant}\n"),
+                        1,
+                    )
+            });
+            format!("{t}: class tenants.${{tenant}} with tenant {tenant}")
+        }
+        12 => {
+            // A new class file, included by one target.
+            let t = pick(rng);
+            let class = repo.join(format!("inventory/classes/extra/x{n}.yml"));
+            std::fs::create_dir_all(class.parent().unwrap()).unwrap();
+            std::fs::write(
+                &class,
+                format!("parameters:\n  owner: x{n}@example.invalid\n"),
+            )
+            .unwrap();
+            edit(&repo.join(format!("inventory/targets/{t}")), |s| {
+                s.replacen("classes:\n", &format!("classes:\n  - extra.x{n}\n"), 1)
+            });
+            format!("new class extra.x{n} in {t}")
+        }
+        13 => {
+            // A class no target uses (lint: unused-class).
+            let class = repo.join(format!("inventory/classes/unused/u{n}.yml"));
+            std::fs::create_dir_all(class.parent().unwrap()).unwrap();
+            std::fs::write(&class, "parameters:\n  unused: true\n").unwrap();
+            format!("unused class u{n}")
+        }
+        14 => {
+            // Lint: a plaintext secret.
+            edit(&repo.join("inventory/classes/tenants/beta.yml"), |s| {
+                format!("{s}  api_token: Zx9{n}qLm2Vt8RkP4wY7sHc3Nd6Fj1Gb5\n")
+            });
+            "plaintext secret in tenants.beta".into()
+        }
+        15 => {
+            // The reclass configuration changes: every target may.
+            edit(&repo.join("inventory/reclass-config.yml"), |s| {
+                format!("{s}# note {n}\n")
+            });
+            "comment in reclass-config.yml".into()
+        }
+        16 => {
+            // A class t4 names but the base does not have (ignored there).
+            let class = repo.join("inventory/classes/optional/missing.yml");
+            std::fs::create_dir_all(class.parent().unwrap()).unwrap();
+            std::fs::write(
+                &class,
+                format!("parameters:\n  owner: optional-{n}@example.invalid\n"),
+            )
+            .unwrap();
+            "class optional.missing added".into()
+        }
+        17 => {
+            // A class a wildcard pattern (`extras.*`) now matches.
+            std::fs::write(
+                repo.join(format!("inventory/classes/extras/b{n}.yml")),
+                format!("parameters:\n  owner: extras-{n}@example.invalid\n"),
+            )
+            .unwrap();
+            format!("class extras.b{n} added")
+        }
+        18 => {
+            // A template reads the whole inventory.
+            edit(&repo.join("templates/docs/README.md.j2"), |s| {
+                format!("{s}Targets: {{{{ inventory_global | length }}}}\n")
+            });
+            "docs template reads inventory_global".into()
+        }
+        19 => {
+            // A reference that does not resolve: rendering fails (both
+            // reviews must fail alike, lint reports it).
+            edit(&repo.join("inventory/classes/tenants/alpha.yml"), |s| {
+                format!("{s}  broken: ${{nowhere:{n}}}\n")
+            });
+            "unresolved reference in tenants.alpha".into()
+        }
+        20 => {
+            // A class file removed: missing classes are ignored, and a
+            // wildcard pattern matches one class less.
+            let class = ["tenants/alpha.yml", "extras/a.yml"][rng.below(2)];
+            let _ = std::fs::remove_file(repo.join("inventory/classes").join(class));
+            format!("class file {class} removed")
+        }
         _ => {
             edit(&repo.join("inventory/classes/components/docs.yml"), |s| {
                 let i = s.find("title: ").unwrap();
@@ -174,7 +267,8 @@ fn incremental_review_equals_full_review_under_random_edits() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(12);
-    let (mut skipped_some, mut changed_some) = (false, false);
+    let (mut skipped_some, mut changed_some, mut base_skipped) = (false, false, false);
+    let mut ok = 0;
     for seed in 1..=seeds {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path();
@@ -190,9 +284,13 @@ fn incremental_review_equals_full_review_under_random_edits() {
         }
         git(repo, &["add", "-A"]);
         git(repo, &["commit", "-q", "--allow-empty", "-m", "head"]);
+        if seed % 3 == 0 {
+            // A working tree that is not the head commit (lint reads the
+            // working tree, the review the commits).
+            done.push(format!("uncommitted: {}", random_edit(repo, &mut rng, 9)));
+        }
         let inc = review(repo, &[]);
         let full = review(repo, &["--full"]);
-        assert_eq!(inc.0, 0, "seed {seed} {done:?}: {}", inc.2);
         assert_eq!(
             (inc.0, &inc.1),
             (full.0, &full.1),
@@ -200,14 +298,83 @@ fn incremental_review_equals_full_review_under_random_edits() {
             inc.2,
             full.2
         );
-        skipped_some |= !inc.2.contains(", 0 unchanged");
-        changed_some |= inc.1.contains("ConfigMap") || inc.1.contains("README.md");
+        // `strata ci` on the pull request: stdout (lint findings and the
+        // diff), job summary, step outputs and exit code.
+        let ci_inc = ci(repo, &[]);
+        let ci_full = ci(repo, &["--full"]);
+        assert_eq!(
+            ci_inc.0, ci_full.0,
+            "seed {seed}: edits {done:?}\nincremental stderr: {}\nfull stderr: {}",
+            ci_inc.2, ci_full.2
+        );
+        assert_eq!(ci_inc.1, ci_full.1, "seed {seed}: edits {done:?}");
+        if inc.0 == 0 {
+            ok += 1;
+            skipped_some |= !inc.2.contains(", 0 unchanged");
+            changed_some |= inc.1.contains("ConfigMap") || inc.1.contains("README.md");
+            base_skipped |= !inc.2.contains("all prepared") && !inc.2.contains("base: 5 of 5");
+        }
     }
+    assert!(
+        ok * 2 > seeds,
+        "only {ok} of {seeds} seeds reviewed without an error"
+    );
     assert!(
         skipped_some,
         "no seed left any target out: the test does not exercise fingerprints"
     );
     assert!(changed_some);
+    assert!(base_skipped, "no seed rendered only part of the base");
+}
+
+/// `strata ci` on a pull_request event from `base` to HEAD (comment off):
+/// exit code, then stdout + job summary + step outputs, then stderr.
+fn ci(repo: &Path, extra: &[&str]) -> (i32, String, String) {
+    let rev = |r: &str| {
+        let out = std::process::Command::new("git")
+            .current_dir(repo)
+            .args(["rev-parse", r])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let work = tempfile::tempdir().unwrap();
+    let event = work.path().join("event.json");
+    std::fs::write(
+        &event,
+        format!(
+            r#"{{"pull_request": {{"number": 1, "base": {{"sha": "{}"}}, "head": {{"sha": "{}"}}}}}}"#,
+            rev("base"),
+            rev("HEAD")
+        ),
+    )
+    .unwrap();
+    let (summary, output) = (work.path().join("summary.md"), work.path().join("output"));
+    let mut cmd = strata();
+    cmd.current_dir(repo)
+        .args(["ci", "--no-comment", "--fail-on", "warning"])
+        .args(extra);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("GITHUB_") || k.starts_with("RUNNER_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("GITHUB_EVENT_NAME", "pull_request")
+        .env("GITHUB_EVENT_PATH", &event)
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("GITHUB_OUTPUT", &output);
+    let out = cmd.output().unwrap();
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    (
+        out.status.code().unwrap_or(-1),
+        format!(
+            "{}\n--- summary\n{}\n--- outputs\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            read(&summary),
+            read(&output)
+        ),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
