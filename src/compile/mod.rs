@@ -15,6 +15,7 @@ pub mod output;
 pub mod python;
 pub mod pyyaml_load;
 pub mod schema;
+pub mod timings;
 pub mod yaml_dump;
 
 use crate::diagnostics::{Diagnostic, ToDiagnostic};
@@ -138,7 +139,8 @@ pub struct Prepared {
     pub plans: BTreeMap<String, TargetPlan>,
     /// Dumps with `target_full_path` empty (Jinja2's view).
     pub dumps: Arc<BTreeMap<String, Value>>,
-    /// Dumps with `target_full_path` set (jsonnet's `kap.inventory()`).
+    /// The same dumps as jsonnet's `kap.inventory()` sees them
+    /// (`target_full_path` set on conversion).
     pub jsonnet_view: Arc<jsonnet::InventoryView>,
     /// The Jinja2 views, converted once (template values share memory),
     /// on the first jinja2 entry: most compiles have none, and converting
@@ -174,14 +176,9 @@ pub fn prepare(
 ) -> Result<Prepared, CompileError> {
     let mut plans = BTreeMap::new();
     let mut dumps = BTreeMap::new();
-    let mut jviews = BTreeMap::new();
     for (name, node) in nodes {
         let (plan, kap) = model::plan_target(node)?;
         dumps.insert(name.clone(), model::model_dump(node, &kap, ""));
-        jviews.insert(
-            name.clone(),
-            model::model_dump(node, &kap, &name.replace('.', "/")),
-        );
         plans.insert(name.clone(), plan);
     }
     for plan in plans.values() {
@@ -205,14 +202,15 @@ pub fn prepare(
             .hint("set vars.target to the target's own name, e.g. ${_reclass_:name:short}"));
         }
     }
+    let dumps = Arc::new(dumps);
     Ok(Prepared {
         plans,
         jinja: std::sync::OnceLock::new(),
-        dumps: Arc::new(dumps),
         jsonnet_view: Arc::new(jsonnet::InventoryView {
-            targets: jviews,
+            targets: dumps.clone(),
             inventory_path: inventory_path.to_path_buf(),
         }),
+        dumps,
     })
 }
 
@@ -423,14 +421,17 @@ fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> 
     if let Some(parent) = path.parent() {
         ensure_dir(ctx, parent)?;
     }
-    std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+    timings::time("write files (summed over threads)", || {
+        std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+    })
 }
 
 fn ensure_dir(ctx: &TargetCtx, dir: &Path) -> Result<(), String> {
     if ctx.dirs.borrow().contains(dir) {
         return Ok(());
     }
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    timings::time("mkdir (summed over threads)", || std::fs::create_dir_all(dir))
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut dirs = ctx.dirs.borrow_mut();
     let mut d = Some(dir);
     while let Some(p) = d {
@@ -453,7 +454,9 @@ fn compile_jsonnet(
         inventory: ctx.prepared.jsonnet_view.clone(),
         python: Some(ctx.python.clone()),
     };
-    let v = jsonnet::evaluate(input, &ctx.plan.target_var, &env)?;
+    let v = timings::time("jsonnet eval (summed over threads)", || {
+        jsonnet::evaluate(input, &ctx.plan.target_var, &env)
+    })?;
     let v = match v {
         Value::Map(m) => m,
         other => {
@@ -491,8 +494,10 @@ fn write_outputs(ctx: &TargetCtx, entry: &Entry, v: &Map, out_dir: &Path) -> Res
         check_relative(&name, "output file")?;
         let with_refs = refs_value(ctx, value)?;
         let value = with_refs.as_ref().unwrap_or(value);
-        let text = output::render_file(value, format, &ctx.write)
-            .map_err(|e| format!("cannot write key `{key}` as {}: {e}", format_name(format)))?;
+        let text = timings::time("serialise (summed over threads)", || {
+            output::render_file(value, format, &ctx.write)
+        })
+        .map_err(|e| format!("cannot write key `{key}` as {}: {e}", format_name(format)))?;
         write_file(ctx, &out_dir.join(&name), text.as_bytes())?;
     }
     Ok(())
@@ -568,7 +573,10 @@ fn compile_jinja2(
     let configure = |env: &mut minijinja::Environment<'static>| {
         python::add_filters(ctx.python, &filters, env);
     };
-    for r in jinja::render_path(input, &tctx, &ctx.search_paths, &configure)? {
+    let rendered = timings::time("jinja2 render (summed over threads)", || {
+        jinja::render_path(input, &tctx, &ctx.search_paths, &configure)
+    })?;
+    for r in rendered {
         let mut name = r.name;
         if entry.suffix_remove && name.ends_with(&entry.suffix_stripped) {
             // Kapitan uses str.rstrip, which strips any trailing run of the
@@ -862,11 +870,13 @@ fn compile_target(
         .filter(|_| may_install)
         .and_then(|d| d.get_path(&["parameters"]))
     {
-        crate::packages::target::compile_target_packages(
-            params,
-            &ctx.target_root,
-            &ctx.search_paths,
-        )
+        timings::time("packages (summed over threads)", || {
+            crate::packages::target::compile_target_packages(
+                params,
+                &ctx.target_root,
+                &ctx.search_paths,
+            )
+        })
         .map_err(|e| CompileError::new(e.0).target(&plan.name))?;
     }
     Ok(warnings)
@@ -935,6 +945,7 @@ pub fn compile_selected(
         .build()
         .map_err(|e| CompileError::new(format!("cannot start worker threads: {e}")))?;
     let bridge = Arc::new(python::Bridge::new(&opts.python, prepared.dumps.clone()));
+    let started = std::time::Instant::now();
     let results: Vec<Result<Vec<String>, CompileError>> = pool.install(|| {
         plans
             .par_iter()
@@ -945,6 +956,9 @@ pub fn compile_selected(
             })
             .collect()
     });
+    if timings::enabled() {
+        timings::add("compile targets (wall)", started.elapsed());
+    }
     let mut report = CompileReport::default();
     for (plan, r) in plans.iter().zip(results) {
         match r {
@@ -1023,6 +1037,17 @@ pub fn remove_stale_temp_roots(output_path: &Path) -> usize {
 /// catalog when every target was compiled, else only the compiled targets'
 /// directories (Kapitan keeps the others).
 pub fn install(
+    temp: &Path,
+    output_path: &Path,
+    report: &CompileReport,
+    all_targets: bool,
+) -> Result<(), CompileError> {
+    timings::time("install (swap)", || {
+        install_inner(temp, output_path, report, all_targets)
+    })
+}
+
+fn install_inner(
     temp: &Path,
     output_path: &Path,
     report: &CompileReport,
