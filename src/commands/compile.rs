@@ -216,7 +216,11 @@ impl Drop for TimingsGuard {
         for (phase, d, n) in compile::timings::report() {
             eprintln!("  {:<44} {:>8.3}s  x{n}", phase, d.as_secs_f64());
         }
-        eprintln!("  {:<44} {:>8.3}s", "total (wall)", self.0.elapsed().as_secs_f64());
+        eprintln!(
+            "  {:<44} {:>8.3}s",
+            "total (wall)",
+            self.0.elapsed().as_secs_f64()
+        );
     }
 }
 
@@ -271,9 +275,8 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             args.quiet,
         )?;
     }
-    let inventory =
-        compile::timings::time("inventory load", || Inventory::load(&ws.inventory))
-            .map_err(diag_err)?;
+    let inventory = compile::timings::time("inventory load", || Inventory::load(&ws.inventory))
+        .map_err(diag_err)?;
     let mut config_warnings = inventory.warnings().to_vec();
     config_warnings.extend(defaults.unknown_keys(Path::new(".")));
     for w in &config_warnings {

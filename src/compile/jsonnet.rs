@@ -58,14 +58,14 @@ impl InventoryView {
 /// A model dump as a jsonnet value with `parameters.kapitan.target_full_path`
 /// replaced (the rest converted as [`value_to_val`] does, keys in order).
 fn dump_to_val(dump: &Value, full_path: &str) -> JrResult<Val> {
-    fn with_field(
-        m: &Map,
-        key: &str,
-        f: &dyn Fn(&Value) -> JrResult<Val>,
-    ) -> JrResult<Val> {
+    fn with_field(m: &Map, key: &str, f: &dyn Fn(&Value) -> JrResult<Val>) -> JrResult<Val> {
         let mut b = jrsonnet_evaluator::ObjValue::builder_with_capacity(m.len());
         for (k, item) in m {
-            let v = if k == key { f(item)? } else { value_to_val(item)? };
+            let v = if k == key {
+                f(item)?
+            } else {
+                value_to_val(item)?
+            };
             b.field(k.as_str()).value(v);
         }
         Ok(Val::Obj(b.build()))
@@ -75,9 +75,7 @@ fn dump_to_val(dump: &Value, full_path: &str) -> JrResult<Val> {
     };
     with_field(top, "parameters", &|p| match p {
         Value::Map(p) => with_field(p, "kapitan", &|k| match k {
-            Value::Map(k) => with_field(k, "target_full_path", &|_| {
-                Ok(Val::string(full_path))
-            }),
+            Value::Map(k) => with_field(k, "target_full_path", &|_| Ok(Val::string(full_path))),
             other => value_to_val(other),
         }),
         other => value_to_val(other),

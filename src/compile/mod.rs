@@ -430,8 +430,10 @@ fn ensure_dir(ctx: &TargetCtx, dir: &Path) -> Result<(), String> {
     if ctx.dirs.borrow().contains(dir) {
         return Ok(());
     }
-    timings::time("mkdir (summed over threads)", || std::fs::create_dir_all(dir))
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    timings::time("mkdir (summed over threads)", || {
+        std::fs::create_dir_all(dir)
+    })
+    .map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut dirs = ctx.dirs.borrow_mut();
     let mut d = Some(dir);
     while let Some(p) = d {

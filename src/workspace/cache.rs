@@ -95,7 +95,11 @@ pub fn inventory_digest(inventory: &Inventory) -> Option<String> {
     ));
     let mut file = |kind: &str, name: &str, path: &Path| -> Option<()> {
         let bytes = std::fs::read(path).ok()?;
-        h.update(format!("{kind} {name} {} {}\n", path.display(), bytes.len()));
+        h.update(format!(
+            "{kind} {name} {} {}\n",
+            path.display(),
+            bytes.len()
+        ));
         h.update(&bytes);
         Some(())
     };
@@ -161,6 +165,37 @@ fn catalog_state(dir: &Path) -> Option<String> {
     Some(hex(&h.finalize()))
 }
 
+fn state_path(cache: &Path, key: &str) -> PathBuf {
+    cache.join(format!("{key}.state"))
+}
+
+/// The entry `cache/<key>` is there and looks as it did when it was stored
+/// (its files are hard-linked into catalogs, where anyone may write to
+/// them).
+fn entry_intact(cache: &Path, key: &str) -> bool {
+    let Ok(kept) = std::fs::read_to_string(state_path(cache, key)) else {
+        return false;
+    };
+    catalog_state(&cache.join(key)).is_some_and(|s| s == kept)
+}
+
+/// Moves a finished target directory `partial` into the cache as `key`,
+/// with its state beside it. Best effort: a target that cannot be stored
+/// is compiled again next time.
+fn store_entry(cache: &Path, key: &str, partial: &Path) {
+    let entry = cache.join(key);
+    let state = state_path(cache, key);
+    // An entry that failed its check is replaced.
+    let _ = std::fs::remove_file(&state);
+    let _ = std::fs::remove_dir_all(&entry);
+    let stored = std::fs::rename(partial, &entry).is_ok()
+        && catalog_state(&entry).is_some_and(|s| std::fs::write(&state, s).is_ok());
+    if !stored {
+        let _ = std::fs::remove_dir_all(partial);
+        let _ = std::fs::remove_file(&state);
+    }
+}
+
 fn record_path(cache: &Path, output_path: &Path) -> PathBuf {
     let id = hex(&Sha256::digest(output_path.to_string_lossy().as_bytes()));
     cache.join(".catalogs").join(format!("{id}.json"))
@@ -198,8 +233,7 @@ impl Workspace {
     /// with exactly these `keys`, untouched since.
     fn catalog_is(&self, cache: &Path, keys: &BTreeMap<String, (String, String)>) -> bool {
         timings::time("cache: check installed catalog", || {
-            let Some(rec) =
-                read_record::<CatalogRecord>(&record_path(cache, &self.output_path))
+            let Some(rec) = read_record::<CatalogRecord>(&record_path(cache, &self.output_path))
             else {
                 return false;
             };
@@ -269,6 +303,15 @@ impl Workspace {
         };
         if self.catalog_is(cache, &keys) {
             return Ok(Some((report, stats)));
+        }
+        // Linking from an entry that was written to through the catalog
+        // would spread the edit: such an entry is a miss (the usual path
+        // compiles the target again).
+        let intact = timings::time("cache: check entries", || {
+            keys.values().all(|(_, key)| entry_intact(cache, key))
+        });
+        if !intact {
+            return Ok(None);
         }
         let temp = compile::temp_root(&self.output_path)?;
         let new_root = temp.path().join("compiled");
@@ -351,8 +394,8 @@ impl Workspace {
         if timings::enabled() {
             timings::add("cache: fingerprints", t0.elapsed());
         }
-        let everything_cached = to_compile.is_empty()
-            && keys.values().all(|(_, k)| cache.join(k).is_dir());
+        let everything_cached =
+            to_compile.is_empty() && keys.values().all(|(_, k)| cache.join(k).is_dir());
         if all && everything_cached && self.catalog_is(cache, &keys) {
             // The catalog on disk is the one these keys make: keep it.
             stats.hits = keys.len();
@@ -370,7 +413,7 @@ impl Workspace {
         let mut missed: BTreeMap<String, String> = BTreeMap::new();
         for (name, (dir, key)) in &keys {
             let hit = cache.join(key);
-            if hit.is_dir() {
+            if entry_intact(cache, key) {
                 link_tree(&hit, &new_root.join(dir)).map_err(|e| io_err(&hit, e))?;
                 report.targets.push((name.clone(), dir.clone()));
                 stats.hits += 1;
@@ -398,9 +441,7 @@ impl Workspace {
                 // A target that cannot be stored is simply compiled again
                 // next time.
                 if link_tree(&new_root.join(dir), &partial).is_ok() {
-                    if std::fs::rename(&partial, cache.join(key)).is_err() {
-                        let _ = std::fs::remove_dir_all(&partial);
-                    }
+                    store_entry(cache, key, &partial);
                 } else {
                     let _ = std::fs::remove_dir_all(&partial);
                 }
@@ -438,7 +479,10 @@ fn declares_packages(rendered: &Rendered, target: &str) -> bool {
 /// ones are fetched on every compile, so such a compile is never skipped.
 fn fetches_dependencies(rendered: &Rendered) -> bool {
     rendered.prepared.dumps.values().any(|d| {
-        d.get_path(&["parameters", "kapitan", "dependencies"])
-            .is_some_and(|v| !v.is_null())
+        match d.get_path(&["parameters", "kapitan", "dependencies"]) {
+            None | Some(crate::value::Value::Null) => false,
+            Some(crate::value::Value::List(l)) => !l.is_empty(),
+            Some(_) => true,
+        }
     })
 }
