@@ -327,7 +327,9 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         })
         .map_err(diag_err)?,
     };
-    compile::timings::time("drop rendered nodes", || drop(nodes));
+    // Freeing every rendered target takes a while and nothing waits for
+    // it: beside the compile, not before it.
+    std::thread::spawn(move || drop(nodes));
     let prepared = &rendered.prepared;
     let mut selected = compile::select_targets(prepared, &args.targets, &labels);
     let unknown: Vec<&String> = args

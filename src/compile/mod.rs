@@ -174,11 +174,21 @@ pub fn prepare(
     nodes: &BTreeMap<String, RenderedNode>,
     inventory_path: &Path,
 ) -> Result<Prepared, CompileError> {
+    // Each target's plan and dump are its own work: in parallel, then the
+    // first error in target order (as a sequential loop would report).
+    let done: Vec<(&String, Result<(TargetPlan, Value), CompileError>)> = nodes
+        .par_iter()
+        .map(|(name, node)| {
+            let r = model::plan_target(node)
+                .map(|(plan, kap)| (plan, model::model_dump(node, &kap, "")));
+            (name, r)
+        })
+        .collect();
     let mut plans = BTreeMap::new();
     let mut dumps = BTreeMap::new();
-    for (name, node) in nodes {
-        let (plan, kap) = model::plan_target(node)?;
-        dumps.insert(name.clone(), model::model_dump(node, &kap, ""));
+    for (name, r) in done {
+        let (plan, dump) = r?;
+        dumps.insert(name.clone(), dump);
         plans.insert(name.clone(), plan);
     }
     for plan in plans.values() {
