@@ -176,7 +176,8 @@ pub fn prepare(
 ) -> Result<Prepared, CompileError> {
     // Each target's plan and dump are its own work: in parallel, then the
     // first error in target order (as a sequential loop would report).
-    let done: Vec<(&String, Result<(TargetPlan, Value), CompileError>)> = nodes
+    type Planned = Result<(TargetPlan, Value), CompileError>;
+    let done: Vec<(&String, Planned)> = nodes
         .par_iter()
         .map(|(name, node)| {
             let r = model::plan_target(node)
