@@ -196,7 +196,37 @@ impl CompileArgs {
     }
 }
 
+/// `STRATA_TIMINGS=1`: per-phase timings on stderr when the command ends
+/// (on any exit path, hence a guard).
+struct TimingsGuard(Instant);
+
+impl TimingsGuard {
+    fn start() -> Option<TimingsGuard> {
+        let on = std::env::var("STRATA_TIMINGS").is_ok_and(|v| !v.is_empty() && v != "0");
+        if !on {
+            return None;
+        }
+        compile::timings::enable();
+        Some(TimingsGuard(Instant::now()))
+    }
+}
+
+impl Drop for TimingsGuard {
+    fn drop(&mut self) {
+        eprintln!("timings:");
+        for (phase, d, n) in compile::timings::report() {
+            eprintln!("  {:<44} {:>8.3}s  x{n}", phase, d.as_secs_f64());
+        }
+        eprintln!(
+            "  {:<44} {:>8.3}s",
+            "total (wall)",
+            self.0.elapsed().as_secs_f64()
+        );
+    }
+}
+
 pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
+    let _timings = TimingsGuard::start();
     let started = Instant::now();
     if let Some(b) = args.inventory_backend.as_deref() {
         if !matches!(b, "reclass" | "reclass-rs") {
@@ -246,7 +276,8 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             args.quiet,
         )?;
     }
-    let inventory = Inventory::load(&ws.inventory).map_err(diag_err)?;
+    let inventory = compile::timings::time("inventory load", || Inventory::load(&ws.inventory))
+        .map_err(diag_err)?;
     let mut config_warnings = inventory.warnings().to_vec();
     config_warnings.extend(defaults.unknown_keys(Path::new(".")));
     for w in &config_warnings {
@@ -256,10 +287,50 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--strict: the configuration has unknown keys (see the warnings above)");
     }
     let total_targets = inventory.target_names().len();
-    let nodes = render_for_compile(&inventory, &args.targets, args.quiet)?;
-    let rendered = crate::workspace::Rendered {
-        prepared: compile::prepare(&nodes, &ws.compile.inventory_path).map_err(diag_err)?,
+    // With a cache, a compile of every target whose inventory files did not
+    // change since a cached run may need no rendering at all.
+    let inventory_digest = match &args.cache {
+        Some(_) => compile::timings::time("cache: inventory digest", || {
+            crate::workspace::cache::inventory_digest(&inventory)
+        }),
+        None => None,
     };
+    if let (Some(cache), Some(digest)) = (&args.cache, &inventory_digest) {
+        let whole = args.targets.is_empty()
+            && args.labels.is_empty()
+            && shard.is_none()
+            && !fetch
+            && !force_fetch;
+        if whole {
+            if let Some((report, stats)) = ws
+                .compile_catalog_unrendered(digest, cache)
+                .map_err(diag_err)?
+            {
+                if !args.quiet {
+                    eprintln!(
+                        "Compiled {} targets in {:.2}s ({} from the cache, {} compiled; inventory unchanged, not rendered)",
+                        report.targets.len(),
+                        started.elapsed().as_secs_f64(),
+                        stats.hits,
+                        stats.compiled
+                    );
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+        }
+    }
+    let nodes = compile::timings::time("render", || {
+        render_for_compile(&inventory, &args.targets, args.quiet)
+    })?;
+    let rendered = crate::workspace::Rendered {
+        prepared: compile::timings::time("prepare", || {
+            compile::prepare(&nodes, &ws.compile.inventory_path)
+        })
+        .map_err(diag_err)?,
+    };
+    // Freeing every rendered target takes a while and nothing waits for
+    // it: beside the compile, not before it.
+    std::thread::spawn(move || drop(nodes));
     let prepared = &rendered.prepared;
     let mut selected = compile::select_targets(prepared, &args.targets, &labels);
     let unknown: Vec<&String> = args
@@ -315,7 +386,13 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
                 pb.inc(1);
             }
         };
-        let res = ws.compile_catalog_cached(&rendered, &selected, cache, &on_done);
+        let res = ws.compile_catalog_cached_with(
+            &rendered,
+            &selected,
+            cache,
+            &on_done,
+            inventory_digest.as_deref(),
+        );
         if let Some(pb) = &pb {
             pb.finish_and_clear();
         }
@@ -406,6 +483,9 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_FINDINGS));
     }
     compile::install(temp.path(), &output_path, &report, all_targets).map_err(diag_err)?;
+    // The previous catalog went into the temporary root: removing it is part
+    // of the run's cost.
+    compile::timings::time("remove previous catalog", || drop(temp));
     if args.reveal {
         // Marks the catalog so diff, ci and push refuse it.
         let marker = output_path

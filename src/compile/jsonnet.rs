@@ -26,10 +26,60 @@ pub const KAPITAN_LIBJSONNET: &str = include_str!("kapitan.libjsonnet");
 pub const LIB_IMPORT: &str = "lib/kapitan.libjsonnet";
 
 /// What `kap.inventory()` can see: every target's model dump.
+///
+/// The dumps are the ones Jinja2 sees, shared (one per target, not two):
+/// they hold `parameters.kapitan.target_full_path` empty, and jsonnet's
+/// view sets it to the target's name with `.` as `/` when a dump becomes a
+/// jsonnet value ([`InventoryView::target_val`]).
 #[derive(Debug, Default)]
 pub struct InventoryView {
-    pub targets: BTreeMap<String, Value>,
+    pub targets: Arc<BTreeMap<String, Value>>,
     pub inventory_path: PathBuf,
+}
+
+impl InventoryView {
+    /// `kap.inventory(name)`: the target's dump with its `target_full_path`.
+    pub fn target_val(&self, name: &str) -> Option<JrResult<Val>> {
+        let dump = self.targets.get(name)?;
+        Some(dump_to_val(dump, &name.replace('.', "/")))
+    }
+
+    /// `kap.inventory()` of every target.
+    fn all_val(&self) -> JrResult<Val> {
+        let mut b = jrsonnet_evaluator::ObjValue::builder_with_capacity(self.targets.len());
+        for (name, dump) in self.targets.iter() {
+            b.field(name.as_str())
+                .value(dump_to_val(dump, &name.replace('.', "/"))?);
+        }
+        Ok(Val::Obj(b.build()))
+    }
+}
+
+/// A model dump as a jsonnet value with `parameters.kapitan.target_full_path`
+/// replaced (the rest converted as [`value_to_val`] does, keys in order).
+fn dump_to_val(dump: &Value, full_path: &str) -> JrResult<Val> {
+    fn with_field(m: &Map, key: &str, f: &dyn Fn(&Value) -> JrResult<Val>) -> JrResult<Val> {
+        let mut b = jrsonnet_evaluator::ObjValue::builder_with_capacity(m.len());
+        for (k, item) in m {
+            let v = if k == key {
+                f(item)?
+            } else {
+                value_to_val(item)?
+            };
+            b.field(k.as_str()).value(v);
+        }
+        Ok(Val::Obj(b.build()))
+    }
+    let Value::Map(top) = dump else {
+        return value_to_val(dump);
+    };
+    with_field(top, "parameters", &|p| match p {
+        Value::Map(p) => with_field(p, "kapitan", &|k| match k {
+            Value::Map(k) => with_field(k, "target_full_path", &|_| Ok(Val::string(full_path))),
+            other => value_to_val(other),
+        }),
+        other => value_to_val(other),
+    })
 }
 
 /// Everything a jsonnet evaluation needs besides the file.
@@ -513,15 +563,13 @@ impl Native {
                     }
                     _ => return Err(rt_err("inventory: inv_path must be a string or null")),
                 }
-                let inv = &self.env.inventory.targets;
+                let inv = &self.env.inventory;
                 match target {
-                    Some(t) => match inv.get(&t) {
-                        Some(v) => value_to_val(v),
+                    Some(t) => match inv.target_val(&t) {
+                        Some(v) => v,
                         None => Err(rt_err(format!("inventory: target not found: {t}"))),
                     },
-                    None => value_to_val(&Value::Map(
-                        inv.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-                    )),
+                    None => inv.all_val(),
                 }
             }
             Topics => Err(rt_err("kap.topics() is not supported by strata")),

@@ -15,6 +15,7 @@ pub mod output;
 pub mod python;
 pub mod pyyaml_load;
 pub mod schema;
+pub mod timings;
 pub mod yaml_dump;
 
 use crate::diagnostics::{Diagnostic, ToDiagnostic};
@@ -142,7 +143,8 @@ pub struct Prepared {
     pub plans: BTreeMap<String, TargetPlan>,
     /// Dumps with `target_full_path` empty (Jinja2's view).
     pub dumps: Arc<BTreeMap<String, Value>>,
-    /// Dumps with `target_full_path` set (jsonnet's `kap.inventory()`).
+    /// The same dumps as jsonnet's `kap.inventory()` sees them
+    /// (`target_full_path` set on conversion).
     pub jsonnet_view: Arc<jsonnet::InventoryView>,
     /// The Jinja2 views, converted once (template values share memory),
     /// on the first jinja2 entry: most compiles have none, and converting
@@ -176,16 +178,22 @@ pub fn prepare(
     nodes: &BTreeMap<String, RenderedNode>,
     inventory_path: &Path,
 ) -> Result<Prepared, CompileError> {
+    // Each target's plan and dump are its own work: in parallel, then the
+    // first error in target order (as a sequential loop would report).
+    type Planned = Result<(TargetPlan, Value), CompileError>;
+    let done: Vec<(&String, Planned)> = nodes
+        .par_iter()
+        .map(|(name, node)| {
+            let r = model::plan_target(node)
+                .map(|(plan, kap)| (plan, model::model_dump(node, &kap, "")));
+            (name, r)
+        })
+        .collect();
     let mut plans = BTreeMap::new();
     let mut dumps = BTreeMap::new();
-    let mut jviews = BTreeMap::new();
-    for (name, node) in nodes {
-        let (plan, kap) = model::plan_target(node)?;
-        dumps.insert(name.clone(), model::model_dump(node, &kap, ""));
-        jviews.insert(
-            name.clone(),
-            model::model_dump(node, &kap, &name.replace('.', "/")),
-        );
+    for (name, r) in done {
+        let (plan, dump) = r?;
+        dumps.insert(name.clone(), dump);
         plans.insert(name.clone(), plan);
     }
     for plan in plans.values() {
@@ -209,14 +217,15 @@ pub fn prepare(
             .hint("set vars.target to the target's own name, e.g. ${_reclass_:name:short}"));
         }
     }
+    let dumps = Arc::new(dumps);
     Ok(Prepared {
         plans,
         jinja: std::sync::OnceLock::new(),
-        dumps: Arc::new(dumps),
         jsonnet_view: Arc::new(jsonnet::InventoryView {
-            targets: jviews,
+            targets: dumps.clone(),
             inventory_path: inventory_path.to_path_buf(),
         }),
+        dumps,
     })
 }
 
@@ -524,14 +533,19 @@ fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> 
     if let Some(parent) = path.parent() {
         ensure_dir(ctx, parent)?;
     }
-    std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+    timings::time("write files (summed over threads)", || {
+        std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+    })
 }
 
 fn ensure_dir(ctx: &TargetCtx, dir: &Path) -> Result<(), String> {
     if ctx.dirs.borrow().contains(dir) {
         return Ok(());
     }
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    timings::time("mkdir (summed over threads)", || {
+        std::fs::create_dir_all(dir)
+    })
+    .map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut dirs = ctx.dirs.borrow_mut();
     let mut d = Some(dir);
     while let Some(p) = d {
@@ -554,7 +568,9 @@ fn compile_jsonnet(
         inventory: ctx.prepared.jsonnet_view.clone(),
         python: Some(ctx.python.clone()),
     };
-    let v = jsonnet::evaluate(input, &ctx.plan.target_var, &env)?;
+    let v = timings::time("jsonnet eval (summed over threads)", || {
+        jsonnet::evaluate(input, &ctx.plan.target_var, &env)
+    })?;
     let v = match v {
         Value::Map(m) => m,
         other => {
@@ -592,8 +608,10 @@ fn write_outputs(ctx: &TargetCtx, entry: &Entry, v: &Map, out_dir: &Path) -> Res
         check_relative(&name, "output file")?;
         let with_refs = refs_value(ctx, value)?;
         let value = with_refs.as_ref().unwrap_or(value);
-        let text = output::render_file(value, format, &ctx.write)
-            .map_err(|e| format!("cannot write key `{key}` as {}: {e}", format_name(format)))?;
+        let text = timings::time("serialise (summed over threads)", || {
+            output::render_file(value, format, &ctx.write)
+        })
+        .map_err(|e| format!("cannot write key `{key}` as {}: {e}", format_name(format)))?;
         write_file(ctx, &out_dir.join(&name), text.as_bytes())?;
     }
     Ok(())
@@ -669,7 +687,10 @@ fn compile_jinja2(
     let configure = |env: &mut minijinja::Environment<'static>| {
         python::add_filters(ctx.python, &filters, env);
     };
-    for r in jinja::render_path(input, &tctx, &ctx.search_paths, &configure)? {
+    let rendered = timings::time("jinja2 render (summed over threads)", || {
+        jinja::render_path(input, &tctx, &ctx.search_paths, &configure)
+    })?;
+    for r in rendered {
         let mut name = r.name;
         if entry.suffix_remove && name.ends_with(&entry.suffix_stripped) {
             // Kapitan uses str.rstrip, which strips any trailing run of the
@@ -989,11 +1010,13 @@ fn compile_target(
         .filter(|_| may_install)
         .and_then(|d| d.get_path(&["parameters"]))
     {
-        crate::packages::target::compile_target_packages(
-            params,
-            &ctx.target_root,
-            &ctx.search_paths,
-        )
+        timings::time("packages (summed over threads)", || {
+            crate::packages::target::compile_target_packages(
+                params,
+                &ctx.target_root,
+                &ctx.search_paths,
+            )
+        })
         .map_err(|e| CompileError::new(e.0).target(&plan.name))?;
     }
     Ok(warnings)
@@ -1062,6 +1085,7 @@ pub fn compile_selected(
         .build()
         .map_err(|e| CompileError::new(format!("cannot start worker threads: {e}")))?;
     let bridge = Arc::new(python::Bridge::new(&opts.python, prepared.dumps.clone()));
+    let started = std::time::Instant::now();
     let results: Vec<Result<Vec<String>, CompileError>> = pool.install(|| {
         plans
             .par_iter()
@@ -1072,6 +1096,9 @@ pub fn compile_selected(
             })
             .collect()
     });
+    if timings::enabled() {
+        timings::add("compile targets (wall)", started.elapsed());
+    }
     let mut report = CompileReport::default();
     for (plan, r) in plans.iter().zip(results) {
         match r {
@@ -1150,6 +1177,17 @@ pub fn remove_stale_temp_roots(output_path: &Path) -> usize {
 /// catalog when every target was compiled, else only the compiled targets'
 /// directories (Kapitan keeps the others).
 pub fn install(
+    temp: &Path,
+    output_path: &Path,
+    report: &CompileReport,
+    all_targets: bool,
+) -> Result<(), CompileError> {
+    timings::time("install (swap)", || {
+        install_inner(temp, output_path, report, all_targets)
+    })
+}
+
+fn install_inner(
     temp: &Path,
     output_path: &Path,
     report: &CompileReport,

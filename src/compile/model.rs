@@ -25,7 +25,7 @@ pub enum InputType {
 }
 
 impl InputType {
-    fn parse(s: &str) -> Option<InputType> {
+    pub(crate) fn parse(s: &str) -> Option<InputType> {
         Some(match s {
             "jsonnet" => InputType::Jsonnet,
             "jinja2" => InputType::Jinja2,
@@ -374,9 +374,10 @@ fn parse_entry(target: &str, number: usize, v: &Value) -> Result<(Entry, Value),
 /// completed `kapitan` section for the model dump.
 pub fn plan_target(node: &RenderedNode) -> Result<(TargetPlan, Map), CompileError> {
     let target = node.name.as_str();
-    // Borrowed: a target's parameters are large, its plan reads two keys.
-    let no_params = Map::new();
-    let params = node.parameters.as_map().unwrap_or(&no_params);
+    // Borrowed: a target's parameters are large, and only `kapitan` and
+    // one style setting are read here.
+    let empty = Map::new();
+    let params = node.parameters.as_map().unwrap_or(&empty);
     let kap = match params.get("kapitan") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Map(k)) => k.clone(),

@@ -10,12 +10,27 @@
 //! [`super::fingerprint`]), targets sharing their output directory with
 //! another target, and every target of a run that had
 //! `continue_on_compile_error` warnings.
+//!
+//! Two records make a compile with nothing changed cheap:
+//! - `.catalogs/<output>.json`: the keys of the catalog a run of every
+//!   target installed, and a digest of what every entry below `compiled/`
+//!   looked like then (path, size, modification time, inode). When a run
+//!   would install exactly those keys and the catalog still looks the same,
+//!   it is left as it is: nothing linked, written, swapped or removed.
+//! - `.inventories/<digest>.json`: the [`InventoryFacts`] of an inventory,
+//!   under a digest of every file rendering reads ([`inventory_digest`]).
+//!   A compile whose inventory files are byte for byte those of an earlier
+//!   run takes the facts from there and fingerprints every target without
+//!   rendering; only when every target is then in the cache is the
+//!   rendering skipped (any miss renders and compiles as usual).
 
-use super::fingerprint::Fingerprinter;
+use super::fingerprint::{Fingerprinter, InventoryFacts};
 use super::{Rendered, Workspace, WorkspaceError};
-use crate::compile::{self, CompileReport};
+use crate::compile::{self, timings, CompileReport};
+use crate::inventory::Inventory;
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What a cached compile did.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -61,7 +76,259 @@ fn link_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// A digest of every file rendering `inventory` reads (class and target
+/// files with their names and paths, `reclass-config.yml`), the effective
+/// inventory options and strata's version; `None` when a file cannot be
+/// read (the run then renders, and reports it).
+pub fn inventory_digest(inventory: &Inventory) -> Option<String> {
+    let mut h = Sha256::new();
+    h.update(format!(
+        "strata {}
+{:?}
+",
+        env!("CARGO_PKG_VERSION"),
+        inventory.options()
+    ));
+    let mut file = |kind: &str, name: &str, path: &Path| -> Option<()> {
+        let bytes = std::fs::read(path).ok()?;
+        h.update(format!(
+            "{kind} {name} {} {}\n",
+            path.display(),
+            bytes.len()
+        ));
+        h.update(&bytes);
+        Some(())
+    };
+    for (name, path) in inventory.class_files() {
+        file("class", &name, &path)?;
+    }
+    for name in inventory.target_names() {
+        file("target", &name, inventory.target_file(&name)?)?;
+    }
+    let config = inventory.options().path.join("reclass-config.yml");
+    if std::fs::symlink_metadata(&config).is_ok() {
+        file("config", "", &config)?;
+    }
+    Some(hex(&h.finalize()))
+}
+
+/// What the catalog a run of every target installed holds.
+#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct CatalogRecord {
+    /// Target name -> (output directory, cache key).
+    targets: BTreeMap<String, (String, String)>,
+    /// [`catalog_state`] right after the install.
+    state: String,
+}
+
+/// A digest of every entry below `dir` as the file system shows it (path,
+/// type, size, modification time, inode): any file written, replaced,
+/// added or removed since changes it. `None` when `dir` cannot be read or
+/// holds something other than files and directories.
+fn catalog_state(dir: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    fn walk(dir: &Path, rel: &str, h: &mut Sha256) -> Option<()> {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .ok()?
+            .collect::<Result<_, _>>()
+            .ok()?;
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let name = e.file_name();
+            let name = name.to_str()?;
+            let r = format!("{rel}/{name}");
+            let m = e.metadata().ok()?;
+            if m.is_dir() {
+                h.update(format!("d {r}\n"));
+                walk(&e.path(), &r, h)?;
+            } else if m.is_file() {
+                h.update(format!(
+                    "f {r} {} {} {} {} {}\n",
+                    m.len(),
+                    m.mtime(),
+                    m.mtime_nsec(),
+                    m.ino(),
+                    m.mode()
+                ));
+            } else {
+                return None;
+            }
+        }
+        Some(())
+    }
+    let mut h = Sha256::new();
+    walk(dir, "", &mut h)?;
+    Some(hex(&h.finalize()))
+}
+
+fn state_path(cache: &Path, key: &str) -> PathBuf {
+    cache.join(format!("{key}.state"))
+}
+
+/// The entry `cache/<key>` is there and looks as it did when it was stored
+/// (its files are hard-linked into catalogs, where anyone may write to
+/// them).
+fn entry_intact(cache: &Path, key: &str) -> bool {
+    let Ok(kept) = std::fs::read_to_string(state_path(cache, key)) else {
+        return false;
+    };
+    catalog_state(&cache.join(key)).is_some_and(|s| s == kept)
+}
+
+/// Moves a finished target directory `partial` into the cache as `key`,
+/// with its state beside it. Best effort: a target that cannot be stored
+/// is compiled again next time.
+fn store_entry(cache: &Path, key: &str, partial: &Path) {
+    let entry = cache.join(key);
+    let state = state_path(cache, key);
+    // An entry that failed its check is replaced.
+    let _ = std::fs::remove_file(&state);
+    let _ = std::fs::remove_dir_all(&entry);
+    let stored = std::fs::rename(partial, &entry).is_ok()
+        && catalog_state(&entry).is_some_and(|s| std::fs::write(&state, s).is_ok());
+    if !stored {
+        let _ = std::fs::remove_dir_all(partial);
+        let _ = std::fs::remove_file(&state);
+    }
+}
+
+fn record_path(cache: &Path, output_path: &Path) -> PathBuf {
+    let id = hex(&Sha256::digest(output_path.to_string_lossy().as_bytes()));
+    cache.join(".catalogs").join(format!("{id}.json"))
+}
+
+fn facts_path(cache: &Path, digest: &str) -> PathBuf {
+    cache.join(".inventories").join(format!("{digest}.json"))
+}
+
+/// Writes `value` as JSON at `path` through a temporary file (a reader
+/// never sees half of it). Best effort: a record that cannot be written
+/// only makes the next run do more work.
+fn write_record<T: serde::Serialize>(path: &Path, value: &T) {
+    let Some(dir) = path.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let Ok(bytes) = serde_json::to_vec(value) else {
+        return;
+    };
+    let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir) else {
+        return;
+    };
+    if std::io::Write::write_all(&mut tmp, &bytes).is_ok() {
+        let _ = tmp.persist(path);
+    }
+}
+
+fn read_record<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
 impl Workspace {
+    /// The catalog at `<output_path>/compiled` is the one a run installed
+    /// with exactly these `keys`, untouched since.
+    fn catalog_is(&self, cache: &Path, keys: &BTreeMap<String, (String, String)>) -> bool {
+        timings::time("cache: check installed catalog", || {
+            let Some(rec) = read_record::<CatalogRecord>(&record_path(cache, &self.output_path))
+            else {
+                return false;
+            };
+            rec.targets == *keys
+                && catalog_state(&self.output_path.join("compiled")).as_deref()
+                    == Some(rec.state.as_str())
+        })
+    }
+
+    fn remember_catalog(&self, cache: &Path, keys: BTreeMap<String, (String, String)>) {
+        timings::time("cache: record installed catalog", || {
+            if let Some(state) = catalog_state(&self.output_path.join("compiled")) {
+                let rec = CatalogRecord {
+                    targets: keys,
+                    state,
+                };
+                write_record(&record_path(cache, &self.output_path), &rec);
+            }
+        })
+    }
+
+    /// A compile of every target without rendering: when the inventory's
+    /// files are those of an earlier cached run ([`inventory_digest`]) and
+    /// every target's fingerprint, made from the facts kept then, is in
+    /// the cache. The catalog is then left as it is when it is the one
+    /// those keys make, else rebuilt from the cache and swapped in.
+    /// `None`: not possible, render and compile as usual.
+    pub fn compile_catalog_unrendered(
+        &self,
+        digest: &str,
+        cache: &Path,
+    ) -> Result<Option<(CompileReport, CacheStats)>, WorkspaceError> {
+        let Some(facts) = read_record::<InventoryFacts>(&facts_path(cache, digest)) else {
+            return Ok(None);
+        };
+        let mut per_dir: BTreeMap<&str, usize> = BTreeMap::new();
+        for f in facts.targets.values() {
+            *per_dir.entry(f.dir.as_str()).or_default() += 1;
+        }
+        let mut fp = Fingerprinter::from_facts(self, &facts);
+        let mut keys = BTreeMap::new();
+        for (name, f) in &facts.targets {
+            if f.entries.is_empty() && !f.installs_packages {
+                continue; // nothing to compile
+            }
+            if f.dir.is_empty() || per_dir.get(f.dir.as_str()) != Some(&1) {
+                return Ok(None);
+            }
+            let Ok(key) = fp.target(name) else {
+                return Ok(None);
+            };
+            if !cache.join(&key).is_dir() {
+                return Ok(None);
+            }
+            keys.insert(name.clone(), (f.dir.clone(), key));
+        }
+        let report = CompileReport {
+            targets: keys
+                .iter()
+                .map(|(n, (d, _))| (n.clone(), d.clone()))
+                .collect(),
+            ..Default::default()
+        };
+        let stats = CacheStats {
+            hits: keys.len(),
+            ..Default::default()
+        };
+        if self.catalog_is(cache, &keys) {
+            return Ok(Some((report, stats)));
+        }
+        // Linking from an entry that was written to through the catalog
+        // would spread the edit: such an entry is a miss (the usual path
+        // compiles the target again).
+        let intact = timings::time("cache: check entries", || {
+            keys.values().all(|(_, key)| entry_intact(cache, key))
+        });
+        if !intact {
+            return Ok(None);
+        }
+        let temp = compile::temp_root(&self.output_path)?;
+        let new_root = temp.path().join("compiled");
+        timings::time("cache: link hits", || -> Result<(), WorkspaceError> {
+            std::fs::create_dir_all(&new_root).map_err(|e| io_err(&new_root, e))?;
+            for (dir, key) in keys.values() {
+                let hit = cache.join(key);
+                link_tree(&hit, &new_root.join(dir)).map_err(|e| io_err(&hit, e))?;
+            }
+            Ok(())
+        })?;
+        compile::install(temp.path(), &self.output_path, &report, true)?;
+        timings::time("remove previous catalog", || drop(temp));
+        self.remember_catalog(cache, keys);
+        Ok(Some((report, stats)))
+    }
+
     /// [`Workspace::compile_catalog`] with a cache directory.
     pub fn compile_catalog_cached(
         &self,
@@ -70,49 +337,103 @@ impl Workspace {
         cache: &Path,
         on_done: &(dyn Fn(&str) + Sync),
     ) -> Result<(CompileReport, CacheStats), WorkspaceError> {
+        self.compile_catalog_cached_with(rendered, selected, cache, on_done, None)
+    }
+
+    /// [`Workspace::compile_catalog_cached`]; with `inventory_digest` (the
+    /// [`inventory_digest`] of the inventory `rendered` came from), a run
+    /// of every target keeps the facts that let the next run with the same
+    /// inventory files skip rendering
+    /// ([`Workspace::compile_catalog_unrendered`]).
+    pub fn compile_catalog_cached_with(
+        &self,
+        rendered: &Rendered,
+        selected: &[String],
+        cache: &Path,
+        on_done: &(dyn Fn(&str) + Sync),
+        inventory_digest: Option<&str>,
+    ) -> Result<(CompileReport, CacheStats), WorkspaceError> {
         std::fs::create_dir_all(cache).map_err(|e| io_err(cache, e))?;
         let plans = &rendered.prepared.plans;
         let mut per_dir: BTreeMap<&str, usize> = BTreeMap::new();
         for p in plans.values() {
             *per_dir.entry(p.dir.as_str()).or_default() += 1;
         }
+        let t0 = std::time::Instant::now();
         let mut fp = Fingerprinter::new(self, rendered);
-        let temp = compile::temp_root(&self.output_path)?;
-        let new_root = temp.path().join("compiled");
-        std::fs::create_dir_all(&new_root).map_err(|e| io_err(&new_root, e))?;
         let mut stats = CacheStats::default();
-        let mut report = CompileReport::default();
         let mut to_compile = Vec::new();
-        let mut keys: BTreeMap<String, String> = BTreeMap::new();
+        // Target -> (output directory, key) of every cacheable target.
+        let mut keys: BTreeMap<String, (String, String)> = BTreeMap::new();
         for name in selected {
             let Some(plan) = plans.get(name) else {
                 continue;
             };
-            let key = match fp.target(name) {
-                Ok(k) if per_dir.get(plan.dir.as_str()) == Some(&1) && !plan.dir.is_empty() => k,
+            if plan.entries.is_empty() && !declares_packages(rendered, name) {
+                continue; // nothing to compile (compile_selected skips it too)
+            }
+            match fp.target(name) {
+                Ok(k) if per_dir.get(plan.dir.as_str()) == Some(&1) && !plan.dir.is_empty() => {
+                    keys.insert(name.clone(), (plan.dir.clone(), k));
+                }
                 _ => {
                     stats.uncacheable += 1;
                     to_compile.push(name.clone());
-                    continue;
                 }
+            }
+        }
+        let all = selected.len() == plans.len();
+        if let (Some(digest), true) = (inventory_digest, all) {
+            if !fetches_dependencies(rendered) {
+                let path = facts_path(cache, digest);
+                if !path.exists() {
+                    write_record(&path, &fp.inventory_facts());
+                }
+            }
+        }
+        if timings::enabled() {
+            timings::add("cache: fingerprints", t0.elapsed());
+        }
+        let everything_cached =
+            to_compile.is_empty() && keys.values().all(|(_, k)| cache.join(k).is_dir());
+        if all && everything_cached && self.catalog_is(cache, &keys) {
+            // The catalog on disk is the one these keys make: keep it.
+            stats.hits = keys.len();
+            let report = CompileReport {
+                targets: keys.into_iter().map(|(n, (d, _))| (n, d)).collect(),
+                ..Default::default()
             };
-            let hit = cache.join(&key);
-            if hit.is_dir() {
-                let dest = new_root.join(&plan.dir);
-                link_tree(&hit, &dest).map_err(|e| io_err(&hit, e))?;
-                report.targets.push((name.clone(), plan.dir.clone()));
+            return Ok((report, stats));
+        }
+        let t0 = std::time::Instant::now();
+        let temp = compile::temp_root(&self.output_path)?;
+        let new_root = temp.path().join("compiled");
+        std::fs::create_dir_all(&new_root).map_err(|e| io_err(&new_root, e))?;
+        let mut report = CompileReport::default();
+        let mut missed: BTreeMap<String, String> = BTreeMap::new();
+        for (name, (dir, key)) in &keys {
+            let hit = cache.join(key);
+            if entry_intact(cache, key) {
+                link_tree(&hit, &new_root.join(dir)).map_err(|e| io_err(&hit, e))?;
+                report.targets.push((name.clone(), dir.clone()));
                 stats.hits += 1;
                 on_done(name);
             } else {
-                keys.insert(name.clone(), key);
+                missed.insert(name.clone(), key.clone());
                 to_compile.push(name.clone());
             }
         }
+        to_compile.sort();
+        if timings::enabled() {
+            timings::add("cache: link hits", t0.elapsed());
+        }
         let compiled = self.compile_into(rendered, &to_compile, temp.path(), on_done)?;
+        let t0 = std::time::Instant::now();
         stats.compiled = to_compile.len();
+        let failed = !compiled.failed.is_empty();
         if compiled.warnings.is_empty() {
             for (name, dir) in &compiled.targets {
-                let Some(key) = keys.get(name) else {
+                let Some(key) = missed.get(name) else {
                     continue;
                 };
                 let partial = cache.join(format!(".partial-{key}"));
@@ -120,19 +441,48 @@ impl Workspace {
                 // A target that cannot be stored is simply compiled again
                 // next time.
                 if link_tree(&new_root.join(dir), &partial).is_ok() {
-                    if std::fs::rename(&partial, cache.join(key)).is_err() {
-                        let _ = std::fs::remove_dir_all(&partial);
-                    }
+                    store_entry(cache, key, &partial);
                 } else {
                     let _ = std::fs::remove_dir_all(&partial);
                 }
             }
         }
+        if timings::enabled() {
+            timings::add("cache: store", t0.elapsed());
+        }
         report.targets.extend(compiled.targets);
         report.targets.sort();
         report.warnings = compiled.warnings;
-        let all = selected.len() == plans.len();
         compile::install(temp.path(), &self.output_path, &report, all)?;
+        timings::time("remove previous catalog", || drop(temp));
+        // Only a catalog made of cached targets alone can be recognised
+        // next time.
+        if all && stats.uncacheable == 0 && report.warnings.is_empty() && !failed {
+            self.remember_catalog(cache, keys);
+        } else {
+            let _ = std::fs::remove_file(record_path(cache, &self.output_path));
+        }
         Ok((report, stats))
     }
+}
+
+fn declares_packages(rendered: &Rendered, target: &str) -> bool {
+    rendered
+        .prepared
+        .dumps
+        .get(target)
+        .and_then(|d| d.get_path(&["parameters", "packages_install"]))
+        .is_some_and(|v| !v.is_null())
+}
+
+/// Some target declares `parameters.kapitan.dependencies`: `force_fetch`
+/// ones are fetched on every compile, so such a compile is never skipped.
+fn fetches_dependencies(rendered: &Rendered) -> bool {
+    rendered.prepared.dumps.values().any(|d| {
+        match d.get_path(&["parameters", "kapitan", "dependencies"]) {
+            None | Some(crate::value::Value::Null) => false,
+            Some(crate::value::Value::List(l)) => !l.is_empty(),
+            Some(_) => true,
+        }
+    })
 }

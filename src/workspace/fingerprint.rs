@@ -25,8 +25,7 @@
 //! ...), or a Jinja2 template using `compile_path`.
 
 use super::{Rendered, Workspace};
-use crate::compile::model::{InputType, TargetPlan};
-use crate::compile::Prepared;
+use crate::compile::model::InputType;
 use regex::Regex;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -93,10 +92,45 @@ fn digest(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
 }
 
+/// What a fingerprint needs of one rendered target, small enough to keep:
+/// the compile cache stores them so that a compile whose inventory files
+/// did not change can fingerprint its targets without rendering them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TargetFacts {
+    pub dir: String,
+    pub target_var: String,
+    pub installs_packages: bool,
+    /// SHA-256 of the target's model dump (as JSON), hex.
+    pub dump: String,
+    pub entries: Vec<EntryFacts>,
+}
+
+/// One compile entry as fingerprints see it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EntryFacts {
+    pub input_type: String,
+    pub input_paths: Vec<String>,
+    /// [`crate::compile::model::Entry::describe`], for reasons.
+    pub describe: String,
+}
+
+/// [`TargetFacts`] of every target of an inventory.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InventoryFacts {
+    pub targets: BTreeMap<String, TargetFacts>,
+}
+
+enum Source<'a> {
+    Rendered(&'a Rendered),
+    Facts(&'a InventoryFacts),
+}
+
 /// Computes fingerprints for one tree; reuses what several targets share.
 pub struct Fingerprinter<'a> {
     ws: &'a Workspace,
-    rendered: &'a Rendered,
+    source: Source<'a>,
+    /// Facts of the targets looked at so far.
+    facts: HashMap<String, Option<TargetFacts>>,
     /// The tree's root, absolute (paths in fingerprints are relative to it).
     root: PathBuf,
     cache: HashMap<(InputType, PathBuf), Deps>,
@@ -108,9 +142,21 @@ pub struct Fingerprinter<'a> {
 
 impl<'a> Fingerprinter<'a> {
     pub fn new(ws: &'a Workspace, rendered: &'a Rendered) -> Self {
+        Self::with_source(ws, Source::Rendered(rendered))
+    }
+
+    /// Fingerprints from kept facts (no rendered inventory): the same
+    /// fingerprints as [`Fingerprinter::new`] gives for the inventory the
+    /// facts were taken from.
+    pub fn from_facts(ws: &'a Workspace, facts: &'a InventoryFacts) -> Self {
+        Self::with_source(ws, Source::Facts(facts))
+    }
+
+    fn with_source(ws: &'a Workspace, source: Source<'a>) -> Self {
         Fingerprinter {
             ws,
-            rendered,
+            source,
+            facts: HashMap::new(),
             root: super::anchor(&ws.root, Path::new(".")),
             cache: HashMap::new(),
             global: None,
@@ -155,10 +201,13 @@ impl<'a> Fingerprinter<'a> {
             return g;
         }
         let mut h = Sha256::new();
-        for (name, v) in &self.rendered.prepared.jsonnet_view.targets {
+        for name in self.names() {
+            let Some(f) = self.facts_of(&name) else {
+                continue;
+            };
             h.update(name.as_bytes());
             h.update([0]);
-            let _ = serde_json::to_writer(&mut h, v);
+            h.update(f.dump.as_bytes());
             h.update([0]);
         }
         let g: [u8; 32] = h.finalize().into();
@@ -174,21 +223,83 @@ impl<'a> Fingerprinter<'a> {
             .collect()
     }
 
+    /// Every target name, sorted.
+    fn names(&self) -> Vec<String> {
+        match &self.source {
+            Source::Rendered(r) => r.prepared.plans.keys().cloned().collect(),
+            Source::Facts(f) => f.targets.keys().cloned().collect(),
+        }
+    }
+
+    /// What the fingerprint of `name` needs (`None`: not a target).
+    fn facts_of(&mut self, name: &str) -> Option<TargetFacts> {
+        if let Some(f) = self.facts.get(name) {
+            return f.clone();
+        }
+        let f = match &self.source {
+            Source::Facts(f) => f.targets.get(name).cloned(),
+            Source::Rendered(r) => {
+                let prepared = &r.prepared;
+                prepared.plans.get(name).map(|plan| {
+                    let dump = prepared.dumps.get(name);
+                    let mut h = Sha256::new();
+                    if let Some(d) = dump {
+                        let _ = serde_json::to_writer(&mut h, d);
+                    }
+                    TargetFacts {
+                        dir: plan.dir.clone(),
+                        target_var: plan.target_var.clone(),
+                        installs_packages: dump
+                            .and_then(|d| d.get_path(&["parameters", "packages_install"]))
+                            .is_some_and(|v| !v.is_null()),
+                        dump: hex(&h.finalize()),
+                        entries: plan
+                            .entries
+                            .iter()
+                            .map(|e| EntryFacts {
+                                input_type: e.input_type.as_str().to_string(),
+                                input_paths: e.input_paths.clone(),
+                                describe: e.describe(),
+                            })
+                            .collect(),
+                    }
+                })
+            }
+        };
+        self.facts.insert(name.to_string(), f.clone());
+        f
+    }
+
+    /// The facts of every target, to keep (see [`TargetFacts`]).
+    pub fn inventory_facts(&mut self) -> InventoryFacts {
+        let mut targets = BTreeMap::new();
+        for name in self.names() {
+            if let Some(f) = self.facts_of(&name) {
+                targets.insert(name, f);
+            }
+        }
+        InventoryFacts { targets }
+    }
+
     /// One target's fingerprint.
     pub fn target(&mut self, name: &str) -> Fingerprint {
-        let src: &'a Prepared = &self.rendered.prepared;
-        let (inputs, global) = self.inputs(src, name)?;
+        let Some(plan) = self.facts_of(name) else {
+            return Err(format!("`{name}` is not a target"));
+        };
+        if plan.installs_packages {
+            return Err("it installs packages (parameters.packages_install)".into());
+        }
+        let (inputs, global) = self.facts_inputs(name, &plan.dir, &plan.entries)?;
         let mut h = Sha256::new();
         h.update(inputs);
-        let plan = &src.plans[name];
         let mut views = vec![name.to_string()];
         if plan.target_var != name {
             views.push(plan.target_var.clone());
         }
         for v in &views {
-            if let Some(d) = src.jsonnet_view.targets.get(v) {
+            if let Some(d) = self.facts_of(v) {
                 h.update(v.as_bytes());
-                let _ = serde_json::to_writer(&mut h, d);
+                h.update(d.dump.as_bytes());
                 h.update([0]);
             }
         }
@@ -202,33 +313,37 @@ impl<'a> Fingerprinter<'a> {
     /// Everything in target `name`'s fingerprint but its parameters and
     /// the global inventory: the version, the flags, the secret
     /// references and the files its compile entries read *in this tree*,
-    /// with the target's plan and parameters taken from `src` (the other
-    /// revision's, when a review knows both render the same). Also whether
-    /// the target reads the whole inventory.
-    pub fn inputs(&mut self, src: &Prepared, name: &str) -> Result<([u8; 32], bool), String> {
-        let Some(plan) = src.plans.get(name) else {
-            return Err(format!("`{name}` is not a target"));
-        };
-        let installs = src
-            .jsonnet_view
-            .targets
-            .get(name)
-            .and_then(|d| d.get_path(&["parameters", "packages_install"]))
-            .is_some_and(|v| !v.is_null());
-        self.plan_inputs(name, plan, installs)
-    }
-
-    /// [`Self::inputs`] from the target's plan (and whether it sets
-    /// `parameters.packages_install` to something else than null).
+    /// with the target's plan taken from `plan` (the other revision's,
+    /// when a review knows both render the same). Also whether the target
+    /// reads the whole inventory. `installs`: the target sets
+    /// `parameters.packages_install` to something else than null.
     pub fn plan_inputs(
         &mut self,
         name: &str,
-        plan: &TargetPlan,
+        plan: &crate::compile::model::TargetPlan,
         installs: bool,
     ) -> Result<([u8; 32], bool), String> {
         if installs {
             return Err("it installs packages (parameters.packages_install)".into());
         }
+        let entries: Vec<EntryFacts> = plan
+            .entries
+            .iter()
+            .map(|e| EntryFacts {
+                input_type: e.input_type.as_str().to_string(),
+                input_paths: e.input_paths.clone(),
+                describe: e.describe(),
+            })
+            .collect();
+        self.facts_inputs(name, &plan.dir, &entries)
+    }
+
+    fn facts_inputs(
+        &mut self,
+        name: &str,
+        dir: &str,
+        entries: &[EntryFacts],
+    ) -> Result<([u8; 32], bool), String> {
         let mut h = Sha256::new();
         let opts = &self.ws.compile;
         h.update(format!(
@@ -259,21 +374,21 @@ impl<'a> Fingerprinter<'a> {
             "search {search:?}\ninventory {}\n",
             self.rel(&opts.inventory_path)
         ));
-        h.update(format!("target {name}\ndir {}\n", plan.dir));
-        let entries = plan.entries.clone();
+        h.update(format!("target {name}\ndir {}\n", dir));
         let mut files: BTreeMap<String, [u8; 32]> = BTreeMap::new();
         let mut global = false;
-        for entry in &entries {
-            match entry.input_type {
+        for entry in entries {
+            let Some(input_type) = InputType::parse(&entry.input_type) else {
+                return Err(format!("{}: unknown input type", entry.describe));
+            };
+            match input_type {
                 InputType::External => {
                     return Err(format!(
                         "{} runs an external program, whose inputs strata cannot know",
-                        entry.describe()
+                        entry.describe
                     ))
                 }
-                InputType::Kadet => {
-                    return Err(format!("{} runs Python (kadet)", entry.describe()))
-                }
+                InputType::Kadet => return Err(format!("{} runs Python (kadet)", entry.describe)),
                 // What a `remove` entry names is in the catalog being built.
                 InputType::Remove => continue,
                 _ => {}
@@ -283,12 +398,12 @@ impl<'a> Fingerprinter<'a> {
                 if found.is_empty() {
                     return Err(format!(
                         "{}: input `{pattern}` is not in the search paths (it may come from the catalog being built)",
-                        entry.describe()
+                        entry.describe
                     ));
                 }
                 h.update(format!("input {pattern} -> {}\n", found.len()));
                 for input in found {
-                    match self.deps(entry.input_type, &input) {
+                    match self.deps(input_type, &input) {
                         Deps::Known {
                             files: f,
                             global: g,
@@ -296,7 +411,7 @@ impl<'a> Fingerprinter<'a> {
                             files.extend(f);
                             global |= g;
                         }
-                        Deps::Unknown(why) => return Err(format!("{}: {why}", entry.describe())),
+                        Deps::Unknown(why) => return Err(format!("{}: {why}", entry.describe)),
                     }
                 }
             }

@@ -465,7 +465,7 @@ fn compile_cache_reuses_unchanged_targets_and_matches_a_full_compile() {
     let first = tree(&work.join("out/compiled"));
     let (ok, err) = compile(&work, &["--cache", cache_arg]);
     assert!(ok, "{err}");
-    assert!(err.contains("(5 from the cache, 0 compiled)"), "{err}");
+    assert!(err.contains("(5 from the cache, 0 compiled"), "{err}");
     assert_eq!(tree(&work.join("out/compiled")), first);
 
     // The jsonnet component changes: its four targets are compiled again,
@@ -488,4 +488,90 @@ fn compile_cache_reuses_unchanged_targets_and_matches_a_full_compile() {
     let (ok, err) = compile(&work, &["--cache", cache_arg]);
     assert!(!ok, "{err}");
     assert_eq!(tree(&work.join("out/compiled")), cached);
+}
+
+/// Every file below `root` (relative path) with its inode: a catalog left
+/// in place keeps its inodes, a rebuilt one gets new directories at least.
+fn inodes(root: &Path) -> std::collections::BTreeMap<String, u64> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            out.insert(rel, std::fs::symlink_metadata(&p).unwrap().ino());
+            if p.is_dir() {
+                stack.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn compile_cache_with_nothing_changed_neither_renders_nor_rebuilds_and_stays_exact() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    copy_dir(&fixture, &work);
+    let cache = dir.path().join("cache");
+    let cache_arg = cache.to_str().unwrap();
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    let (ok, err) = compile(&work, &["--output-path", "full"]);
+    assert!(ok, "{err}");
+    let full = tree(&work.join("full/compiled"));
+    assert_eq!(tree(&work.join("out/compiled")), full);
+    let before = inodes(&work.join("out/compiled"));
+
+    // Nothing changed: not rendered, the catalog is left as it is.
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("(5 from the cache, 0 compiled; inventory unchanged, not rendered)"),
+        "{err}"
+    );
+    assert_eq!(inodes(&work.join("out/compiled")), before);
+    assert_eq!(tree(&work.join("out/compiled")), full);
+
+    // A catalog file edited, another added, one removed: the next run puts
+    // back exactly the compiled catalog.
+    let files: Vec<String> = full.keys().cloned().collect();
+    std::fs::write(work.join("out/compiled").join(&files[0]), "edited\n").unwrap();
+    std::fs::write(work.join("out/compiled/stray.yml"), "x: 1\n").unwrap();
+    std::fs::remove_file(work.join("out/compiled").join(&files[1])).unwrap();
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert_eq!(tree(&work.join("out/compiled")), full);
+    // Editing a file in place also edited the cache entry it was linked
+    // from: nothing the cache kept may have changed with it.
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert_eq!(tree(&work.join("out/compiled")), full);
+
+    // An inventory edit that changes no parameter: rendered (the files
+    // differ), every target from the cache, the catalog left in place.
+    let before = inodes(&work.join("out/compiled"));
+    edit(&work.join("inventory/targets/t1.yml"), |s| {
+        format!("# a comment\n{s}")
+    });
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert!(err.contains("(5 from the cache, 0 compiled)"), "{err}");
+    assert_eq!(inodes(&work.join("out/compiled")), before);
+
+    // A parameter changes: rendered and compiled, as a full compile.
+    edit(&work.join("inventory/targets/t1.yml"), |s| {
+        format!("{s}\n  extra_for_cache_test: 1\n")
+    });
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert!(!err.contains("not rendered"), "{err}");
+    let (ok, err) = compile(&work, &["--output-path", "full2"]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        tree(&work.join("out/compiled")),
+        tree(&work.join("full2/compiled"))
+    );
 }
