@@ -297,7 +297,10 @@ pub fn vaultkv_base64(catalog: &Path) -> Result<Vec<Diagnostic>, LintError> {
 }
 
 /// The Commodore rules on one rendered target. Only targets with a
-/// `parameters.components` map are Commodore targets.
+/// `parameters.components` map are Commodore targets, and only entries with
+/// a `url` are Commodore component specs: Kapitan inventories (e.g.
+/// kapitan-reference's generators) use `parameters.components` for their
+/// own settings, without `url` or `version`.
 pub fn commodore(node: &RenderedNode, files: &[PathBuf], cache: &mut FileCache) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let Some(components) = node
@@ -308,6 +311,9 @@ pub fn commodore(node: &RenderedNode, files: &[PathBuf], cache: &mut FileCache) 
         return out;
     };
     for (name, spec) in components {
+        if spec.as_map().is_none_or(|m| m.get("url").is_none()) {
+            continue;
+        }
         let has_version = spec
             .as_map()
             .and_then(|m| m.get("version"))
