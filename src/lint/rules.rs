@@ -158,7 +158,11 @@ fn walk_secrets(
                     continue;
                 }
                 let own = secret_key_re().is_match(&key) && !names_a_secret(&key);
-                let secret = under_secret || secret_key_re().is_match(&key);
+                // `importCredentialsSecret: {name: my-user2}`,
+                // `secretKeyRef: {name: ..}`: a Kubernetes object's name
+                // inside a secret-like map names the Secret, it is no secret.
+                let naming = ["name", "namespace", "kind"].contains(&key.as_str());
+                let secret = (under_secret && !naming) || secret_key_re().is_match(&key);
                 let p = format!("{path}.{key}");
                 walk_secrets(v, &p, secret, file, out);
                 if own {
