@@ -158,7 +158,11 @@ fn walk_secrets(
                     continue;
                 }
                 let own = secret_key_re().is_match(&key) && !names_a_secret(&key);
-                let secret = under_secret || secret_key_re().is_match(&key);
+                // `importCredentialsSecret: {name: my-user2}`,
+                // `secretKeyRef: {name: ..}`: a Kubernetes object's name
+                // inside a secret-like map names the Secret, it is no secret.
+                let naming = ["name", "namespace", "kind"].contains(&key.as_str());
+                let secret = (under_secret && !naming) || secret_key_re().is_match(&key);
                 let p = format!("{path}.{key}");
                 walk_secrets(v, &p, secret, file, out);
                 if own {
@@ -297,7 +301,10 @@ pub fn vaultkv_base64(catalog: &Path) -> Result<Vec<Diagnostic>, LintError> {
 }
 
 /// The Commodore rules on one rendered target. Only targets with a
-/// `parameters.components` map are Commodore targets.
+/// `parameters.components` map are Commodore targets, and only entries with
+/// a `url` are Commodore component specs: Kapitan inventories (e.g.
+/// kapitan-reference's generators) use `parameters.components` for their
+/// own settings, without `url` or `version`.
 pub fn commodore(node: &RenderedNode, files: &[PathBuf], cache: &mut FileCache) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let Some(components) = node
@@ -308,6 +315,9 @@ pub fn commodore(node: &RenderedNode, files: &[PathBuf], cache: &mut FileCache) 
         return out;
     };
     for (name, spec) in components {
+        if spec.as_map().is_none_or(|m| m.get("url").is_none()) {
+            continue;
+        }
         let has_version = spec
             .as_map()
             .and_then(|m| m.get("version"))

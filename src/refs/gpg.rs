@@ -14,7 +14,25 @@ fn gpg() -> Command {
     c
 }
 
-fn run(mut c: Command, input: &[u8]) -> Result<Vec<u8>, RefError> {
+fn run(c: Command, input: &[u8]) -> Result<Vec<u8>, RefError> {
+    let out = spawn(c, input)?;
+    if !out.status.success() {
+        return Err(failed(&out));
+    }
+    Ok(out.stdout)
+}
+
+/// gpg's error lines (without `[GNUPG:]` status lines) for the message.
+fn failed(out: &std::process::Output) -> RefError {
+    let err = String::from_utf8_lossy(&out.stderr);
+    let last: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("[GNUPG:]"))
+        .collect();
+    RefError::new(format!("gpg failed ({}): {}", out.status, last.join("; ")))
+}
+
+fn spawn(mut c: Command, input: &[u8]) -> Result<std::process::Output, RefError> {
     let mut child = c
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -31,19 +49,24 @@ fn run(mut c: Command, input: &[u8]) -> Result<Vec<u8>, RefError> {
             let _ = stdin.write_all(&data);
         });
     }
-    let out = child
+    child
         .wait_with_output()
-        .map_err(|e| RefError::new(format!("gpg: {e}")))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let last: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-        return Err(RefError::new(format!(
-            "gpg failed ({}): {}",
-            out.status,
-            last.join("; ")
-        )));
-    }
-    Ok(out.stdout)
+        .map_err(|e| RefError::new(format!("gpg: {e}")))
+}
+
+/// Whether gpg decrypted the message, by its status lines as python-gnupg
+/// (Kapitan) decides: `DECRYPTION_OKAY` without `DECRYPTION_FAILED`. gpg
+/// exits 2 when the data decrypted but a signature could not be checked
+/// (signer's public key not in the keyring); Kapitan reveals those.
+fn decryption_okay(stderr: &[u8]) -> bool {
+    let err = String::from_utf8_lossy(stderr);
+    let status = |k: &str| {
+        err.lines().any(|l| {
+            l.strip_prefix("[GNUPG:] ")
+                .is_some_and(|r| r.split_whitespace().next() == Some(k))
+        })
+    };
+    status("DECRYPTION_OKAY") && !status("DECRYPTION_FAILED")
 }
 
 /// `parameters.kapitan.secrets.gpg.recipients` of the target.
@@ -150,7 +173,10 @@ pub fn encrypt(data: &[u8], fingerprints: &[String]) -> Result<Vec<u8>, RefError
 
 pub fn decrypt(data: &[u8]) -> Result<String, RefError> {
     let mut c = gpg();
-    c.arg("--decrypt");
-    let out = run(c, data)?;
-    String::from_utf8(out).map_err(|_| RefError::new("decrypted gpg data is not UTF-8 text"))
+    c.args(["--status-fd", "2", "--decrypt"]);
+    let out = spawn(c, data)?;
+    if !out.status.success() && !decryption_okay(&out.stderr) {
+        return Err(failed(&out));
+    }
+    String::from_utf8(out.stdout).map_err(|_| RefError::new("decrypted gpg data is not UTF-8 text"))
 }

@@ -593,3 +593,48 @@ fn python_dying_mid_compile_is_an_error() {
     assert!(err.contains("components/allnames"), "{err}");
     assert!(!p.path().join("out/compiled").exists());
 }
+
+/// kapitan-reference keeps its generators' settings in
+/// `parameters.components` (no `url`, no `version`): `strata lint` must not
+/// report them as unpinned Commodore components, while a Commodore spec
+/// (with `url`) without `version` still is.
+#[test]
+fn lint_leaves_kapitan_generator_components_and_secret_names_alone() {
+    let d = tempfile::tempdir().unwrap();
+    let inv = d.path().join("inventory");
+    fs::create_dir_all(inv.join("classes")).unwrap();
+    fs::create_dir_all(inv.join("targets")).unwrap();
+    fs::write(
+        inv.join("classes/echo.yml"),
+        "parameters:\n  components:\n    echo-server:\n      image: jmalloc/echo-server\n      service:\n        type: ClusterIP\n  rabbitmq_user:\n    another-user:\n      importCredentialsSecret:\n        name: my-rabbit-user2\n      credentials:\n        value: Xk9#mP2$vL8qR4wZ\n",
+    )
+    .unwrap();
+    fs::write(inv.join("targets/echo.yml"), "classes:\n  - echo\n").unwrap();
+    // kapitan-reference's rabbitmq class: a Secret's *name* is no secret,
+    // while a high-entropy value under `credentials` still is.
+    let out = strata()
+        .current_dir(d.path())
+        .args(["lint", "--format", "json"])
+        .assert()
+        .code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(!text.contains("component-without-version"), "{text}");
+    assert!(!text.contains("importCredentialsSecret.name"), "{text}");
+    assert!(text.contains("another-user.credentials.value"), "{text}");
+    assert!(
+        !text.contains("Xk9#mP2"),
+        "the value is never shown: {text}"
+    );
+    fs::write(
+        inv.join("classes/echo.yml"),
+        "parameters:\n  components:\n    echo-server:\n      url: https://example.com/component-echo.git\n",
+    )
+    .unwrap();
+    let out = strata()
+        .current_dir(d.path())
+        .args(["lint", "--format", "json"])
+        .assert()
+        .code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(text.contains("component-without-version"), "{text}");
+}

@@ -1379,3 +1379,58 @@ fn vault_userpass_login() {
     assert!(err.contains("userpass login failed"), "{err}");
     assert!(!err.contains("nope"), "{err}");
 }
+
+/// Kapitan's examples/kubernetes gpg references are signed by a key whose
+/// public half is not published: gpg decrypts them but exits 2. Kapitan goes
+/// by python-gnupg's DECRYPTION_OKAY status and reveals them; so must strata.
+#[test]
+fn gpg_reveals_a_reference_signed_by_an_unknown_key_like_kapitan() {
+    if !have_gpg() {
+        eprintln!("gpg not installed: skipped");
+        return;
+    }
+    let f = corpus().join("gpg-unknown-signer");
+    let home = tempfile::tempdir().unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(home.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let st = std::process::Command::new("gpg")
+        .env("GNUPGHOME", home.path())
+        .args(["--batch", "--import"])
+        .arg(f.join("example@kapitan.dev.key"))
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let tag = "?{gpg:targets/minikube-mysql/mysql/password}";
+    let a = strata()
+        .current_dir(&f)
+        .env("GNUPGHOME", home.path())
+        .args(["refs", "--reveal", "--tag", tag, "--refs-path", "refs"])
+        .assert()
+        .success();
+    let expected = fs::read(f.join("expected-reveal")).unwrap();
+    assert_eq!(a.get_output().stdout, expected);
+    // A message for a key we do not hold still fails, without gpg's status lines.
+    let empty = tempfile::tempdir().unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(empty.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let b = strata()
+        .current_dir(&f)
+        .env("GNUPGHOME", empty.path())
+        .args(["refs", "--reveal", "--tag", tag, "--refs-path", "refs"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&b.get_output().stderr).into_owned();
+    assert!(err.contains("gpg failed"), "{err}");
+    assert!(!err.contains("[GNUPG:]"), "{err}");
+    assert!(b.get_output().stdout.is_empty());
+}
