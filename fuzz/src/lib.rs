@@ -25,7 +25,14 @@ pub fn yaml(data: &[u8]) {
 fn scratch() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let d = tempfile::tempdir().expect("a temporary directory");
+        // Every run rewrites a small inventory: on tmpfs when there is one.
+        let shm = std::path::Path::new("/dev/shm");
+        let d = if shm.is_dir() {
+            tempfile::tempdir_in(shm)
+        } else {
+            tempfile::tempdir()
+        }
+        .expect("a temporary directory");
         let p = d.keep();
         p
     })
