@@ -194,21 +194,75 @@ pub fn val_to_value(v: &Val) -> JrResult<Value> {
 /// Builds a jsonnet value (jrsonnet's serde bridge would turn integers
 /// into strings).
 fn value_to_val(v: &Value) -> JrResult<Val> {
+    value_to_val_at(v, &mut Vec::new(), "")
+}
+
+/// One step of a parameter path, kept only to name a non-finite number.
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// `value_to_val` for inventory data: jsonnet has no `.inf`/`.nan`, so such
+/// a number becomes a field or element that fails, naming `what` and its
+/// path, only when the jsonnet code uses it. Kapitan likewise fails only
+/// when the number reaches the output (its `json.loads` of the result),
+/// with a message that names neither.
+fn value_to_val_at<'a>(v: &'a Value, path: &mut Vec<Seg<'a>>, what: &str) -> JrResult<Val> {
+    let lazy =
+        |item: &'a Value, path: &mut Vec<Seg<'a>>| -> JrResult<jrsonnet_evaluator::Thunk<Val>> {
+            Ok(match item {
+                Value::Float(f) if !f.is_finite() => {
+                    jrsonnet_evaluator::Thunk::errored(rt_err(non_finite_message(path, what)))
+                }
+                _ => jrsonnet_evaluator::Thunk::evaluated(value_to_val_at(item, path, what)?),
+            })
+        };
     Ok(match v {
         Value::Null => Val::Null,
         Value::Bool(b) => Val::Bool(*b),
         Value::Int(i) => Val::try_num(*i as f64)?,
+        Value::Float(f) if !f.is_finite() => return Err(rt_err(non_finite_message(path, what))),
         Value::Float(f) => Val::try_num(*f)?,
         Value::String(s) => Val::string(s.as_str()),
-        Value::List(l) => Val::arr(l.iter().map(value_to_val).collect::<JrResult<Vec<_>>>()?),
+        Value::List(l) => {
+            let mut items = Vec::with_capacity(l.len());
+            for (i, item) in l.iter().enumerate() {
+                path.push(Seg::Index(i));
+                let t = lazy(item, path);
+                path.pop();
+                items.push(t?);
+            }
+            Val::arr(items)
+        }
         Value::Map(m) => {
             let mut b = jrsonnet_evaluator::ObjValue::builder_with_capacity(m.len());
             for (k, item) in m {
-                b.field(k.as_str()).value(value_to_val(item)?);
+                path.push(Seg::Key(k));
+                let t = lazy(item, path);
+                path.pop();
+                b.field(k.as_str()).thunk(t?);
             }
             Val::Obj(b.build())
         }
     })
+}
+
+fn non_finite_message(path: &[Seg], what: &str) -> String {
+    let mut p = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) if p.is_empty() => p.push_str(k),
+            Seg::Key(k) => {
+                p.push('.');
+                p.push_str(k);
+            }
+            Seg::Index(i) => p.push_str(&format!("[{i}]")),
+        }
+    }
+    format!(
+        "{what}{p} is .inf or .nan, which jsonnet cannot represent: quote it in the inventory (\".inf\") to pass a string, or use a finite number"
+    )
 }
 
 /// `%.17g`, as the C++ jsonnet prints non-integral numbers.
@@ -516,12 +570,22 @@ impl Native {
                 let inv = &self.env.inventory.targets;
                 match target {
                     Some(t) => match inv.get(&t) {
-                        Some(v) => value_to_val(v),
+                        Some(v) => value_to_val_at(
+                            v,
+                            &mut Vec::new(),
+                            &format!("inventory of target {t}: "),
+                        ),
                         None => Err(rt_err(format!("inventory: target not found: {t}"))),
                     },
-                    None => value_to_val(&Value::Map(
-                        inv.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-                    )),
+                    None => {
+                        let mut b = jrsonnet_evaluator::ObjValue::builder_with_capacity(inv.len());
+                        for (k, v) in inv.iter() {
+                            let what = format!("inventory of target {k}: ");
+                            b.field(k.as_str())
+                                .value(value_to_val_at(v, &mut Vec::new(), &what)?);
+                        }
+                        Ok(Val::Obj(b.build()))
+                    }
                 }
             }
             Topics => Err(rt_err("kap.topics() is not supported by strata")),
