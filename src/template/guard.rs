@@ -94,10 +94,8 @@ pub fn check_depth(code: &str) -> Result<(), String> {
                 continue;
             }
             b'(' | b'[' | b'{' => levels.push(0),
-            b')' | b']' | b'}' => {
-                if levels.len() > 1 {
-                    levels.pop();
-                }
+            b')' | b']' | b'}' if levels.len() > 1 => {
+                levels.pop();
             }
             b',' | b':' | b';' => {
                 if let Some(top) = levels.last_mut() {
