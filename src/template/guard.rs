@@ -140,7 +140,9 @@ fn depth(levels: &[usize], indents: &[usize]) -> usize {
     levels.len() + levels.iter().sum::<usize>() + indents.len()
 }
 
-/// Installs the step and heap budget on an evaluator.
+/// Installs the step and heap budget on an evaluator. starlark 0.14 has no
+/// public budget API; its statement hook (`before_stmt_for_dap`, public but
+/// doc-hidden, made for debuggers) is the one place that can stop a run.
 pub fn limit(eval: &mut Evaluator<'_, '_, '_>) {
     eval.before_stmt_for_dap(BeforeStmtFunc::from_dyn(Box::new(Budget { steps: 0 })));
 }
