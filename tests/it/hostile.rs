@@ -909,3 +909,34 @@ fn template_code_depth_steps_and_heap_are_bounded() {
         "{out}"
     );
 }
+
+/// Inputs found by `bench/fuzz.sh` (cargo-fuzz, target `overlay`), split as
+/// the fuzz target splits them (template, line `===`, overlay): both
+/// panicked slicing code inside a multi-byte character. Now the template
+/// renders or fails with an error, never a panic.
+#[test]
+fn fuzz_found_overlay_inputs_do_not_panic() {
+    for name in [
+        "overlay-dict-char-boundary.bin",
+        "overlay-def-char-boundary.bin",
+    ] {
+        let bytes = std::fs::read(fixture("fuzz").join(name)).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        let mut parts = text.splitn(2, "\n===\n");
+        let tmp = tempfile::tempdir().unwrap();
+        write(&tmp.path().join("config.yml"), parts.next().unwrap_or(""));
+        write(&tmp.path().join("overlay.yml"), parts.next().unwrap_or(""));
+        let out = strata()
+            .current_dir(tmp.path())
+            .args(["template", "-f", "config.yml", "-f", "overlay.yml"])
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            matches!(out.status.code(), Some(0 | 2)) && !err.contains("panicked"),
+            "{name}: {:?} {err}",
+            out.status
+        );
+    }
+}
