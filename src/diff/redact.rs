@@ -181,7 +181,8 @@ impl Redactor {
                     if self.key_matches(key) && value != OLD && !value.is_empty() {
                         format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
                     } else if value.len() >= 2
-                        && (value.starts_with('"') || value.starts_with('\''))
+                        && ((value.starts_with('"') && value.ends_with('"'))
+                            || (value.starts_with('\'') && value.ends_with('\'')))
                     {
                         // A quoted value is matched whole: what it quotes
                         // (`config.json: '{"password": "x"}'`) is scrubbed
@@ -725,6 +726,21 @@ mod tests {
         assert!(!crate::yaml::emit::to_yaml_string(&b).contains("Q0ND"));
         let (a, _) = r.redact_pair(Some(&old), None);
         assert!(!crate::yaml::emit::to_yaml_string(&a).contains("QkJC"));
+    }
+
+    #[test]
+    /// Found by `bench/fuzz.sh` (cargo-fuzz, target `redact`): a value that
+    /// opens a quote it never closes, ending in a multi-byte character, was
+    /// sliced inside that character.
+    #[test]
+    fn unclosed_quote_before_a_multibyte_character_found_by_fuzzing() {
+        let r = Redactor::default();
+        let input = include_bytes!("../../tests/fixtures/hostile/fuzz/redact-unclosed-quote.bin");
+        let text = String::from_utf8_lossy(input);
+        let _ = r.redact_text(&text);
+        let _ = r.scrub(&text);
+        assert_eq!(r.scrub("a: \"x\u{e9}"), "a: \"x\u{e9}");
+        assert_eq!(r.scrub("a: 'b: \u{e9}'"), "a: 'b: \u{e9}'");
     }
 
     #[test]
