@@ -41,45 +41,64 @@ impl InventoryView {
     /// `kap.inventory(name)`: the target's dump with its `target_full_path`.
     pub fn target_val(&self, name: &str) -> Option<JrResult<Val>> {
         let dump = self.targets.get(name)?;
-        Some(dump_to_val(dump, &name.replace('.', "/")))
+        Some(dump_to_val(
+            dump,
+            &name.replace('.', "/"),
+            &format!("inventory of target {name}: "),
+        ))
     }
 
     /// `kap.inventory()` of every target.
     fn all_val(&self) -> JrResult<Val> {
         let mut b = jrsonnet_evaluator::ObjValue::builder_with_capacity(self.targets.len());
         for (name, dump) in self.targets.iter() {
-            b.field(name.as_str())
-                .value(dump_to_val(dump, &name.replace('.', "/"))?);
+            b.field(name.as_str()).value(dump_to_val(
+                dump,
+                &name.replace('.', "/"),
+                &format!("inventory of target {name}: "),
+            )?);
         }
         Ok(Val::Obj(b.build()))
     }
 }
 
 /// A model dump as a jsonnet value with `parameters.kapitan.target_full_path`
-/// replaced (the rest converted as [`value_to_val`] does, keys in order).
-fn dump_to_val(dump: &Value, full_path: &str) -> JrResult<Val> {
-    fn with_field(m: &Map, key: &str, f: &dyn Fn(&Value) -> JrResult<Val>) -> JrResult<Val> {
-        let mut b = jrsonnet_evaluator::ObjValue::builder_with_capacity(m.len());
-        for (k, item) in m {
-            let v = if k == key {
-                f(item)?
-            } else {
-                value_to_val(item)?
-            };
-            b.field(k.as_str()).value(v);
-        }
-        Ok(Val::Obj(b.build()))
-    }
+/// replaced (the rest converted as [`value_to_val_at`] does, keys in order;
+/// `what` names the target in a non-finite number's error).
+fn dump_to_val(dump: &Value, full_path: &str, what: &str) -> JrResult<Val> {
     let Value::Map(top) = dump else {
-        return value_to_val(dump);
+        return value_to_val_at(dump, &mut Vec::new(), what);
     };
-    with_field(top, "parameters", &|p| match p {
-        Value::Map(p) => with_field(p, "kapitan", &|k| match k {
-            Value::Map(k) => with_field(k, "target_full_path", &|_| Ok(Val::string(full_path))),
-            other => value_to_val(other),
-        }),
-        other => value_to_val(other),
-    })
+    let route = ["parameters", "kapitan", "target_full_path"];
+    obj_along(top, &mut Vec::new(), what, &route, full_path)
+}
+
+/// A map as a jsonnet object whose field along `route` is replaced by
+/// `full_path` at the end of the route.
+fn obj_along<'a>(
+    m: &'a Map,
+    path: &mut Vec<Seg<'a>>,
+    what: &str,
+    route: &[&str],
+    full_path: &str,
+) -> JrResult<Val> {
+    let mut b = jrsonnet_evaluator::ObjValue::builder_with_capacity(m.len());
+    for (k, item) in m {
+        path.push(Seg::Key(k));
+        let t = match (route.split_first(), item) {
+            (Some((first, rest)), _) if k == first && rest.is_empty() => {
+                Ok(jrsonnet_evaluator::Thunk::evaluated(Val::string(full_path)))
+            }
+            (Some((first, rest)), Value::Map(inner)) if k == first => {
+                obj_along(inner, path, what, rest, full_path)
+                    .map(jrsonnet_evaluator::Thunk::evaluated)
+            }
+            _ => lazy_val(item, path, what),
+        };
+        path.pop();
+        b.field(k.as_str()).thunk(t?);
+    }
+    Ok(Val::Obj(b.build()))
 }
 
 /// Everything a jsonnet evaluation needs besides the file.
@@ -244,21 +263,80 @@ pub fn val_to_value(v: &Val) -> JrResult<Value> {
 /// Builds a jsonnet value (jrsonnet's serde bridge would turn integers
 /// into strings).
 fn value_to_val(v: &Value) -> JrResult<Val> {
+    value_to_val_at(v, &mut Vec::new(), "")
+}
+
+/// An element or field: a non-finite number fails only when used.
+fn lazy_val<'a>(
+    item: &'a Value,
+    path: &mut Vec<Seg<'a>>,
+    what: &str,
+) -> JrResult<jrsonnet_evaluator::Thunk<Val>> {
+    Ok(match item {
+        Value::Float(f) if !f.is_finite() => {
+            jrsonnet_evaluator::Thunk::errored(rt_err(non_finite_message(path, what)))
+        }
+        _ => jrsonnet_evaluator::Thunk::evaluated(value_to_val_at(item, path, what)?),
+    })
+}
+
+/// One step of a parameter path, kept only to name a non-finite number.
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// `value_to_val` for inventory data: jsonnet has no `.inf`/`.nan`, so such
+/// a number becomes a field or element that fails, naming `what` and its
+/// path, only when the jsonnet code uses it. Kapitan likewise fails only
+/// when the number reaches the output (its `json.loads` of the result),
+/// with a message that names neither.
+fn value_to_val_at<'a>(v: &'a Value, path: &mut Vec<Seg<'a>>, what: &str) -> JrResult<Val> {
     Ok(match v {
         Value::Null => Val::Null,
         Value::Bool(b) => Val::Bool(*b),
         Value::Int(i) => Val::try_num(*i as f64)?,
+        Value::Float(f) if !f.is_finite() => return Err(rt_err(non_finite_message(path, what))),
         Value::Float(f) => Val::try_num(*f)?,
         Value::String(s) => Val::string(s.as_str()),
-        Value::List(l) => Val::arr(l.iter().map(value_to_val).collect::<JrResult<Vec<_>>>()?),
+        Value::List(l) => {
+            let mut items = Vec::with_capacity(l.len());
+            for (i, item) in l.iter().enumerate() {
+                path.push(Seg::Index(i));
+                let t = lazy_val(item, path, what);
+                path.pop();
+                items.push(t?);
+            }
+            Val::arr(items)
+        }
         Value::Map(m) => {
             let mut b = jrsonnet_evaluator::ObjValue::builder_with_capacity(m.len());
             for (k, item) in m {
-                b.field(k.as_str()).value(value_to_val(item)?);
+                path.push(Seg::Key(k));
+                let t = lazy_val(item, path, what);
+                path.pop();
+                b.field(k.as_str()).thunk(t?);
             }
             Val::Obj(b.build())
         }
     })
+}
+
+fn non_finite_message(path: &[Seg], what: &str) -> String {
+    let mut p = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) if p.is_empty() => p.push_str(k),
+            Seg::Key(k) => {
+                p.push('.');
+                p.push_str(k);
+            }
+            Seg::Index(i) => p.push_str(&format!("[{i}]")),
+        }
+    }
+    format!(
+        "{what}{p} is .inf or .nan, which jsonnet cannot represent: quote it in the inventory (\".inf\") to pass a string, or use a finite number"
+    )
 }
 
 /// `%.17g`, as the C++ jsonnet prints non-integral numbers.

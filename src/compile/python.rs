@@ -166,8 +166,10 @@ impl Bridge {
                 )))
             }
         }
-        let init = serde_json::json!({"op": "init", "inventory": &*self.inventory});
-        call(&mut p, &prog, &init)?;
+        let init = with_value(&serde_json::json!({"op": "init"}), "inventory", |out| {
+            python_json_map(self.inventory.iter(), out)
+        });
+        call_line(&mut p, &prog, init)?;
         Ok(p)
     }
 
@@ -222,11 +224,13 @@ impl Bridge {
                 "op": "kadet",
                 "target": target,
                 "input_path": input_path,
-                "input_params": input_params,
                 "compile_path": compile_path,
                 "search_paths": search_paths,
             });
-            let reply = call(p, prog, &req)?;
+            let req = with_value(&req, "input_params", |out| {
+                python_json_map(input_params.iter(), out)
+            });
+            let reply = call_line(p, prog, req)?;
             if let Some(e) = reply.get("missing").and_then(|v| v.as_str()) {
                 return Err(BridgeError {
                     message: format!("the kadet package is not available to `{prog}` ({e})"),
@@ -423,13 +427,67 @@ fn read_reply(p: &mut Proc, prog: &str) -> Result<serde_json::Value, BridgeError
     }
 }
 
+/// `req` (a JSON object) with one more member holding inventory data, in
+/// the JSON dialect of Python's `json`: `.inf`/`.nan` travel as `Infinity`
+/// and `NaN` (which `json.loads` reads back as floats, so a kadet input sees
+/// what Kapitan would hand it), where serde_json would write `null`.
+fn with_value(req: &serde_json::Value, key: &str, value: impl FnOnce(&mut String)) -> String {
+    let mut line = req.to_string();
+    line.pop(); // the closing brace
+    if !line.ends_with('{') {
+        line.push(',');
+    }
+    line.push_str(&serde_json::Value::String(key.into()).to_string());
+    line.push(':');
+    value(&mut line);
+    line.push('}');
+    line
+}
+
+fn python_json(v: &Value, out: &mut String) {
+    match v {
+        Value::Float(f) if f.is_nan() => out.push_str("NaN"),
+        Value::Float(f) if f.is_infinite() => {
+            out.push_str(if *f > 0.0 { "Infinity" } else { "-Infinity" })
+        }
+        Value::List(l) => {
+            out.push('[');
+            for (i, x) in l.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                python_json(x, out);
+            }
+            out.push(']');
+        }
+        Value::Map(m) => python_json_map(m.iter(), out),
+        scalar => out.push_str(&serde_json::to_string(scalar).unwrap_or_else(|_| "null".into())),
+    }
+}
+
+fn python_json_map<'a>(entries: impl Iterator<Item = (&'a String, &'a Value)>, out: &mut String) {
+    out.push('{');
+    for (i, (k, x)) in entries.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&serde_json::Value::String(k.clone()).to_string());
+        out.push(':');
+        python_json(x, out);
+    }
+    out.push('}');
+}
+
 fn call(
     p: &mut Proc,
     prog: &str,
     req: &serde_json::Value,
 ) -> Result<serde_json::Value, BridgeError> {
-    let mut line = serde_json::to_vec(req)
-        .map_err(|e| BridgeError::new(format!("cannot encode a bridge request: {e}")))?;
+    call_line(p, prog, req.to_string())
+}
+
+fn call_line(p: &mut Proc, prog: &str, line: String) -> Result<serde_json::Value, BridgeError> {
+    let mut line = line.into_bytes();
     line.push(b'\n');
     let sent = match p.stdin.as_mut() {
         Some(s) => s.write_all(&line).and_then(|_| s.flush()).is_ok(),
@@ -457,6 +515,32 @@ fn call(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bridge_requests_carry_inf_and_nan_as_python_json_reads_them() {
+        let mut params = Map::new();
+        params.insert(
+            "lim".into(),
+            Value::List(vec![
+                Value::Float(f64::INFINITY),
+                Value::Float(-f64::INFINITY),
+            ]),
+        );
+        params.insert("r".into(), Value::Float(f64::NAN));
+        params.insert("s".into(), Value::String("a\"b".into()));
+        params.insert("i".into(), Value::Int(3));
+        let line = with_value(&serde_json::json!({"op": "kadet"}), "input_params", |out| {
+            python_json_map(params.iter(), out)
+        });
+        assert_eq!(
+            line,
+            r#"{"op":"kadet","input_params":{"lim":[Infinity,-Infinity],"r":NaN,"s":"a\"b","i":3}}"#
+        );
+        let empty = with_value(&serde_json::json!({}), "k", |out| {
+            python_json(&Value::Null, out)
+        });
+        assert_eq!(empty, r#"{"k":null}"#);
+    }
 
     #[test]
     fn top_level_defs_are_filter_names() {

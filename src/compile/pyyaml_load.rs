@@ -152,9 +152,14 @@ fn parse_int_body(s: &str) -> Option<i64> {
     } else if let Some(h) = body.strip_prefix("0x") {
         i64::from_str_radix(h, 16).ok()?
     } else if body.contains(':') {
+        // Too big for i64 (Python's int has no bound): None, so it is read
+        // as a float like any other too-big integer (found by fuzzing: the
+        // unchecked `acc * 60` overflowed).
         let mut acc = 0i64;
         for part in body.split(':') {
-            acc = acc * 60 + part.parse::<i64>().ok()?;
+            acc = acc
+                .checked_mul(60)?
+                .checked_add(part.parse::<i64>().ok()?)?;
         }
         acc
     } else if body.len() > 1 && body.starts_with('0') {
@@ -247,6 +252,21 @@ mod tests {
             serde_json::to_string(&v).unwrap(),
             r#"{"a":true,"b":493,"c":1000,"d":31,"e":90,"f":1.1,"g":"1e3","h":null,"i":true}"#
         );
+    }
+
+    /// Found by `bench/fuzz.sh` (cargo-fuzz, target `yaml`): a sexagesimal
+    /// integer past i64 overflowed (a panic in debug builds, a wrong value in
+    /// release ones). It is read as a float, as other too-big integers are.
+    #[test]
+    fn sexagesimal_overflow_found_by_fuzzing() {
+        let input =
+            include_bytes!("../../tests/fixtures/hostile/fuzz/yaml-sexagesimal-overflow.bin");
+        let text = String::from_utf8_lossy(input);
+        let _ = load_all(&text);
+        let _ = crate::yaml::load_values(&text);
+        let v = load("a: 33333333333333333333:33\nb: -1:00:00\n").unwrap();
+        assert_eq!(v.get_path(&["a"]), Some(&Value::Float(2e21)));
+        assert_eq!(v.get_path(&["b"]), Some(&Value::Int(-3600)));
     }
 
     #[test]

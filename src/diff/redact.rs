@@ -15,8 +15,9 @@ use regex::Regex;
 
 /// Key names redacted without being asked (searched, case-insensitive):
 /// the key ends in one of these words (`DB_PASSWORD`, `apiToken`,
-/// `aws_secret_access_key`, `secretKey`, `SECRET_KEY`).
-pub const DEFAULT_KEY_PATTERN: &str = "(?i)(password|passwd|pwd|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|credentials?)$";
+/// `aws_secret_access_key`, `secretKey`, `SECRET_KEY`), or in the word
+/// `pass` on its own (`ADMIN_PASS`, `db.pass`, `adminPass`, not `bypass`).
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|credentials?|(^|[_.-])pass)$|[a-z0-9]Pass$";
 
 /// Values that are credentials whatever their key, after gitleaks'
 /// default rules (github-pat, github-fine-grained-pat, github-oauth,
@@ -30,6 +31,9 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     r"xox[baprs]-[0-9A-Za-z-]{10,}",
     r"\bey[A-Za-z0-9]{17,}\.ey[A-Za-z0-9/\\_-]{17,}\.(?:[A-Za-z0-9/\\_-]{10,}={0,2})?",
     r"(?s)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----.*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----",
+    // slack-webhook-url (gitleaks wants 43-56 characters of path; shorter
+    // test-style paths are hidden too)
+    r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,}",
 ];
 
 /// The annotation in which `kubectl apply` keeps a whole copy of the object.
@@ -52,6 +56,13 @@ pub struct Redactor {
     xml: Regex,
     /// `--password VALUE` / `--password, VALUE` (a flow list of args).
     flag: Regex,
+    /// `Authorization: Bearer VALUE` / `Basic VALUE` (gitleaks'
+    /// `curl-auth-header`, wherever the header is written).
+    auth_header: Regex,
+    /// A flow map `{name: DB_PASSWORD, value: x}` in either order.
+    flow_map: Regex,
+    flow_name: Regex,
+    flow_value: Regex,
 }
 
 impl Default for Redactor {
@@ -80,8 +91,8 @@ impl Redactor {
                 message: e.to_string(),
             })?);
         }
-        let secret_kind =
-            Regex::new(r#"(?m)["']?kind["']?\s*:\s*["']?Secret\b"#).expect("static regex is valid");
+        let secret_kind = Regex::new(r#"(?m)["']?kind["']?\s*:\s*["']?(?i:Secret)\b"#)
+            .expect("static regex is valid");
         let credentials = CREDENTIAL_PATTERNS
             .iter()
             .map(|p| Regex::new(p).expect("static regex is valid"))
@@ -89,7 +100,7 @@ impl Redactor {
         // Keys end at `:`/`=` (options `--password=x`, query `?password=x`,
         // flow maps `{password: x}`, `export X_PASSWORD=x`, `a = "x"`).
         let inline = Regex::new(
-            r#"(^|[\s{,;?&(]|--?)["']?([A-Za-z_][A-Za-z0-9_.\-]*)(["']?\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)"#,
+            r#"(^|[\s{,;?&(]|--?)["']?([A-Za-z_][A-Za-z0-9_.\-]*)(["']?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
         let xml =
@@ -97,6 +108,17 @@ impl Redactor {
                 .expect("static regex is valid");
         let flag = Regex::new(r#"(^|[\s\[,"'])(--?[A-Za-z][A-Za-z0-9_.\-]*)(["']?(?:\s*,\s*|\s+)["']?)([^\s,\[\]"'-][^\s,\[\]"']*)"#)
             .expect("static regex is valid");
+        let auth_header = Regex::new(
+            r#"(?i)(authorization["']?[ \t]*[:=]?[ \t]*["']?[ \t]*(?:basic|bearer|token|digest|apikey)[ \t]+)([^\s"',;]+)"#,
+        )
+        .expect("static regex is valid");
+        let flow_map = Regex::new(r"\{[^{}\n]*\}").expect("static regex is valid");
+        let flow_name = Regex::new(r#"(?:^|[{,\s])["']?name["']?[ \t]*:[ \t]*["']?([^,"'}\s]+)"#)
+            .expect("static regex is valid");
+        let flow_value = Regex::new(
+            r#"((?:^|[{,\s])["']?value["']?[ \t]*:[ \t]*)("[^"]*"|'[^']*'|[^,}\s][^,}]*)"#,
+        )
+        .expect("static regex is valid");
         Ok(Redactor {
             keys,
             secret_kind,
@@ -104,6 +126,10 @@ impl Redactor {
             inline,
             xml,
             flag,
+            auth_header,
+            flow_map,
+            flow_name,
+            flow_value,
         })
     }
 
@@ -122,13 +148,48 @@ impl Redactor {
                 out = re.replace_all(&out, OLD).into_owned();
             }
         }
+        if self.auth_header.is_match(&out) {
+            out = self
+                .auth_header
+                .replace_all(&out, |c: &regex::Captures| format!("{}{OLD}", &c[1]))
+                .into_owned();
+        }
+        if out.contains('{') && out.contains("value") {
+            out = self
+                .flow_map
+                .replace_all(&out, |c: &regex::Captures| {
+                    let named = self
+                        .flow_name
+                        .captures(&c[0])
+                        .is_some_and(|n| self.key_matches(&n[1]));
+                    if named {
+                        self.flow_value
+                            .replace_all(&c[0], |v: &regex::Captures| format!("{}{OLD}", &v[1]))
+                            .into_owned()
+                    } else {
+                        c[0].to_string()
+                    }
+                })
+                .into_owned();
+        }
         if out.contains([':', '=']) {
             out = self
                 .inline
                 .replace_all(&out, |c: &regex::Captures| {
                     let key = c[2].trim_start_matches("export ");
-                    if self.key_matches(key) && &c[4] != OLD && !c[4].is_empty() {
+                    let value = &c[4];
+                    if self.key_matches(key) && value != OLD && !value.is_empty() {
                         format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
+                    } else if value.len() >= 2
+                        && ((value.starts_with('"') && value.ends_with('"'))
+                            || (value.starts_with('\'') && value.ends_with('\'')))
+                    {
+                        // A quoted value is matched whole: what it quotes
+                        // (`config.json: '{"password": "x"}'`) is scrubbed
+                        // in turn. Its inside holds no quote of its kind, so
+                        // this ends after two levels.
+                        let (q, inner) = (&value[..1], &value[1..value.len() - 1]);
+                        format!("{}{}{}{q}{}{q}", &c[1], &c[2], &c[3], self.scrub(inner))
                     } else {
                         c[0].to_string()
                     }
@@ -374,9 +435,9 @@ impl Redactor {
         // After `key: |`, `key: >` or `key:` with nothing after it, the more
         // indented lines that follow are the secret's value too.
         let mut hiding_below: Option<usize> = None;
-        let mut named_secret_at: Option<usize> = None;
         let mut after_secret_flag = false;
-        for line in text.split_inclusive('\n') {
+        let env_values = self.secret_env_value_lines(text, line_re);
+        for (i, line) in text.split_inclusive('\n').enumerate() {
             let (body, nl) = match line.strip_suffix('\n') {
                 Some(b) => (b, "\n"),
                 None => (line, ""),
@@ -407,14 +468,7 @@ impl Redactor {
                     && self.key_matches(item.trim_matches(['"', '\'']).trim_start_matches('-'));
             }
             let caps = line_re.captures(body);
-            // `- name: DB_PASSWORD` then `value: ...` at the same column.
-            let env_value = caps.as_ref().is_some_and(|c| {
-                &c[2] == "value" && named_secret_at.is_some_and(|col| col == c[1].len())
-            });
-            named_secret_at = caps.as_ref().and_then(|c| {
-                (&c[2] == "name" && self.key_matches(c[4].trim().trim_matches(['"', '\''])))
-                    .then(|| c[1].len())
-            });
+            let env_value = env_values.contains(&i);
             match caps {
                 Some(c) if self.key_matches(&c[2]) || env_value => {
                     let value = c[4].trim();
@@ -433,6 +487,57 @@ impl Redactor {
             }
         }
         out
+    }
+}
+
+impl Redactor {
+    /// The lines `value: ...` of a block list item that also has
+    /// `name: DB_PASSWORD` at the same column, before or after it
+    /// (container `env`, Helm-style name/value lists).
+    fn secret_env_value_lines(
+        &self,
+        text: &str,
+        line_re: &Regex,
+    ) -> std::collections::HashSet<usize> {
+        let mut hidden = std::collections::HashSet::new();
+        // The open item: its key column, its `value` lines, whether its name is secret.
+        let mut item: Option<(usize, Vec<usize>, bool)> = None;
+        let close = |item: &mut Option<(usize, Vec<usize>, bool)>,
+                     hidden: &mut std::collections::HashSet<usize>| {
+            if let Some((_, values, true)) = item.take() {
+                hidden.extend(values);
+            }
+        };
+        for (i, line) in text.split('\n').enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let indent = line.len() - line.trim_start().len();
+            let starts_item = line.trim_start().starts_with("- ");
+            let caps = line_re.captures(line);
+            let col = caps.as_ref().map(|c| c[1].len());
+            if starts_item {
+                close(&mut item, &mut hidden);
+                if let Some(col) = col {
+                    item = Some((col, Vec::new(), false));
+                }
+            } else if item.as_ref().is_some_and(|(c, _, _)| indent < *c) {
+                close(&mut item, &mut hidden);
+            }
+            let (Some(c), Some((item_col, values, secret))) = (caps, item.as_mut()) else {
+                continue;
+            };
+            if c[1].len() != *item_col {
+                continue;
+            }
+            match &c[2] {
+                "value" => values.push(i),
+                "name" => *secret |= self.key_matches(c[4].trim().trim_matches(['"', '\''])),
+                _ => {}
+            }
+        }
+        close(&mut item, &mut hidden);
+        hidden
     }
 }
 
@@ -505,7 +610,9 @@ fn is_container(v: &Value) -> bool {
 }
 
 fn is_secret(m: &Map) -> bool {
-    m.get("kind").and_then(Value::as_str) == Some("Secret")
+    m.get("kind")
+        .and_then(Value::as_str)
+        .is_some_and(|k| k.eq_ignore_ascii_case("Secret"))
 }
 
 /// Redacts a value a key pattern marked; booleans and nulls stay visible.
@@ -619,6 +726,20 @@ mod tests {
         assert!(!crate::yaml::emit::to_yaml_string(&b).contains("Q0ND"));
         let (a, _) = r.redact_pair(Some(&old), None);
         assert!(!crate::yaml::emit::to_yaml_string(&a).contains("QkJC"));
+    }
+
+    /// Found by `bench/fuzz.sh` (cargo-fuzz, target `redact`): a value that
+    /// opens a quote it never closes, ending in a multi-byte character, was
+    /// sliced inside that character.
+    #[test]
+    fn unclosed_quote_before_a_multibyte_character_found_by_fuzzing() {
+        let r = Redactor::default();
+        let input = include_bytes!("../../tests/fixtures/hostile/fuzz/redact-unclosed-quote.bin");
+        let text = String::from_utf8_lossy(input);
+        let _ = r.redact_text(&text);
+        let _ = r.scrub(&text);
+        assert_eq!(r.scrub("a: \"x\u{e9}"), "a: \"x\u{e9}");
+        assert_eq!(r.scrub("a: 'b: \u{e9}'"), "a: 'b: \u{e9}'");
     }
 
     #[test]

@@ -573,7 +573,9 @@ pub fn rewrite_kwargs_splat(code: &str) -> String {
     let mut inserts: Vec<(usize, &str)> = Vec::new();
     // `dict(` (not `.dict(`, not `def dict(`) with a positional argument
     for (i, &(at, c)) in toks.iter().enumerate() {
-        if c != b'(' || at < 4 || &code[at - 4..at] != "dict" {
+        // Bytes, not `&code[at - 4..at]`: `at - 4` may fall inside a
+        // multi-byte character (found by fuzzing).
+        if c != b'(' || !code.as_bytes()[..at].ends_with(b"dict") {
             continue;
         }
         let before = &code[..at - 4];
@@ -647,9 +649,13 @@ pub fn rewrite_kwargs_splat(code: &str) -> String {
             .unwrap_or_else(|| code[..at].rfind('\n').map(|p| p + 1).unwrap_or(0));
         let is_def = open.is_some_and(|p| {
             let before = code[..p].trim_end();
+            // After the last non-word character, whatever its width
+            // (`+ 1` split a multi-byte one: found by fuzzing).
             let word_start = before
-                .rfind(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
-                .map(|x| x + 1)
+                .char_indices()
+                .rev()
+                .find(|&(_, ch)| !(ch.is_alphanumeric() || ch == '_'))
+                .map(|(x, ch)| x + ch.len_utf8())
                 .unwrap_or(0);
             code[..word_start].trim_end().ends_with("def")
         });

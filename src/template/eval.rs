@@ -2613,6 +2613,7 @@ impl Workspace {
         code: &str,
         fid: Option<usize>,
     ) -> Result<(FrozenModule, Option<Node>), EvalError> {
+        super::guard::check_depth(code).map_err(|e| EvalError(format!("{path}: {e}")))?;
         let ast = AstModule::parse(path, code.to_string(), &dialect())
             .map_err(|e| EvalError(self.describe(e, fid)))?;
         let ctx = Ctx::new(
@@ -2630,6 +2631,7 @@ impl Workspace {
                 let mut eval = Evaluator::new(&module);
                 eval.extra = Some(&ctx);
                 eval.set_loader(&loader);
+                super::guard::limit(&mut eval);
                 eval.eval_module(ast, &self.globals)
             };
             if let Err(e) = res {
@@ -2669,6 +2671,7 @@ impl Workspace {
             let mut eval = Evaluator::new(&module);
             eval.extra = Some(&ctx);
             eval.set_loader(&loader);
+            super::guard::limit(&mut eval);
             let mut caller = EvalCaller {
                 eval: &mut eval,
                 globals: Some(&self.globals),

@@ -5,6 +5,7 @@
 pub mod compile;
 pub mod emit;
 pub mod eval;
+pub mod guard;
 pub mod node;
 pub mod overlay;
 pub mod schema;

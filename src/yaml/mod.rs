@@ -191,27 +191,49 @@ pub fn drive<R: MarkedEventReceiver>(
     }
 }
 
-/// Counts nesting and the nodes each anchor stands for, so that an alias
-/// bomb (the "billion laughs") is refused before it is copied.
+/// Counts nesting and the nodes and scalar bytes each anchor stands for, so
+/// that an alias bomb (the "billion laughs", or one long string aliased a
+/// million times) is refused before it is copied.
 #[derive(Default)]
 struct Guard {
-    /// Open collections: anchor id and nodes so far (itself included).
-    open: Vec<(usize, usize)>,
-    /// Node count of each anchor in the current document.
-    sizes: HashMap<usize, usize>,
-    alias_nodes: usize,
+    /// Open collections: anchor id and size so far (itself included).
+    open: Vec<(usize, Size)>,
+    /// Size of each anchor in the current document.
+    sizes: HashMap<usize, Size>,
+    /// What aliases have copied so far in this stream.
+    copied: Size,
+}
+
+/// Nodes and scalar bytes.
+#[derive(Default, Clone, Copy)]
+struct Size {
+    nodes: usize,
+    bytes: usize,
+}
+
+impl Size {
+    fn add(&mut self, other: Size) {
+        self.nodes = self.nodes.saturating_add(other.nodes);
+        self.bytes = self.bytes.saturating_add(other.bytes);
+    }
 }
 
 impl Guard {
     fn check(&mut self, ev: &Event) -> Result<(), String> {
         match ev {
             Event::DocumentStart => self.sizes.clear(),
-            Event::Scalar(_, _, anchor, _) => self.node(1, *anchor),
+            Event::Scalar(text, _, anchor, _) => self.node(
+                Size {
+                    nodes: 1,
+                    bytes: text.len(),
+                },
+                *anchor,
+            ),
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
                 if self.open.len() >= MAX_DEPTH {
                     return Err(too_deep());
                 }
-                self.open.push((*anchor, 1));
+                self.open.push((*anchor, Size { nodes: 1, bytes: 0 }));
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 if let Some((anchor, size)) = self.open.pop() {
@@ -219,11 +241,20 @@ impl Guard {
                 }
             }
             Event::Alias(id) => {
-                let size = self.sizes.get(id).copied().unwrap_or(1);
-                self.alias_nodes = self.alias_nodes.saturating_add(size);
-                if self.alias_nodes > MAX_ALIAS_NODES {
+                let size = self
+                    .sizes
+                    .get(id)
+                    .copied()
+                    .unwrap_or(Size { nodes: 1, bytes: 0 });
+                self.copied.add(size);
+                if self.copied.nodes > MAX_ALIAS_NODES {
                     return Err(format!(
                         "aliases expand to more than {MAX_ALIAS_NODES} nodes: write the values out or nest fewer aliases"
+                    ));
+                }
+                if self.copied.bytes > MAX_ALIAS_BYTES {
+                    return Err(format!(
+                        "aliases copy more than {MAX_ALIAS_BYTES} bytes of text: write the values out or alias long strings less often"
                     ));
                 }
                 self.node(size, 0);
@@ -233,12 +264,12 @@ impl Guard {
         Ok(())
     }
 
-    fn node(&mut self, size: usize, anchor: usize) {
+    fn node(&mut self, size: Size, anchor: usize) {
         if anchor > 0 {
             self.sizes.insert(anchor, size);
         }
         if let Some(top) = self.open.last_mut() {
-            top.1 = top.1.saturating_add(size);
+            top.1.add(size);
         }
     }
 }
@@ -510,6 +541,10 @@ pub const MAX_DEPTH: usize = 256;
 /// serde_yaml, go-yaml) also apply against alias bombs.
 pub const MAX_ALIAS_NODES: usize = 1_000_000;
 
+/// At most this many bytes of scalar text may be copied by alias expansion
+/// in one stream: a long string aliased often is a bomb with few nodes.
+pub const MAX_ALIAS_BYTES: usize = 64 << 20;
+
 fn too_deep() -> String {
     format!("nesting deeper than {MAX_DEPTH} levels")
 }
@@ -768,6 +803,27 @@ mod tests {
         assert_eq!(
             v.get_path(&["d", "x"]),
             Some(&Value::List(vec![Value::Int(1), Value::Int(2)]))
+        );
+    }
+
+    #[test]
+    fn long_string_aliased_often_is_refused() {
+        // Few nodes, but each alias copies 1 MiB: 2^24 copies would be 16 TiB.
+        let mut text = format!("a0: &a0 \"{}\"\n", "x".repeat(1 << 20));
+        for i in 1..25 {
+            text += &format!("a{i}: &a{i} [*a{}, *a{}]\n", i - 1, i - 1);
+        }
+        let e = load_one(&text).unwrap_err();
+        assert!(
+            e.message
+                .contains("aliases copy more than 67108864 bytes of text"),
+            "{e}"
+        );
+        // A long string aliased a few times is fine.
+        let few = format!("a: &a \"{}\"\nb: [*a, *a, *a]\n", "y".repeat(1 << 20));
+        assert_eq!(
+            one(&few).get_path(&["b"]).unwrap().as_list().unwrap().len(),
+            3
         );
     }
 

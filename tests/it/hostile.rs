@@ -328,6 +328,46 @@ mod comment {
         assert_eq!(patches[0].path, "/repos/acme/infra/issues/comments/1001");
     }
 
+    /// Re-probe: the marker in other cases and spacing, and an account
+    /// whose login only resembles the Actions bot, are never updated.
+    #[test]
+    fn marker_variants_and_look_alike_accounts_are_not_updated() {
+        let gh = FakeGithub::start();
+        let planted = [
+            (61, "mallory", "<!-- STRATA-REVIEW -->\nmine"),
+            (62, "mallory", "<!--strata-review-->\nmine"),
+            (63, "mallory", "  <!-- strata-review -->\nmine"),
+            (64, "mallory", "<!--  strata-review  -->\r\nmine"),
+            (65, "github-actions", "<!-- strata-review -->\nlook-alike"),
+            (
+                66,
+                "github-actions[bot] ",
+                "<!-- strata-review -->\nlook-alike",
+            ),
+        ];
+        {
+            let mut s = gh.state.lock().unwrap();
+            for (id, user, body) in planted {
+                s.comments.push((id, user.into(), body.into()));
+            }
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        post(
+            &gh,
+            tmp.path(),
+            &diff_json("dev", "a.yaml", "ConfigMap/x/y"),
+            "ghs_testtoken",
+        );
+        let s = gh.state.lock().unwrap();
+        for (i, (_, _, body)) in planted.iter().enumerate() {
+            assert_eq!(s.comments[i].2, *body, "planted comment {i} untouched");
+        }
+        assert_eq!(s.comments.len(), planted.len() + 1, "{:?}", s.comments);
+        assert_eq!(s.comments.last().unwrap().1, "github-actions[bot]");
+        drop(s);
+        assert!(gh.requests().iter().all(|r| r.method != "PATCH"));
+    }
+
     #[test]
     fn with_a_personal_token_only_its_users_comment_is_updated() {
         let gh = FakeGithub::start();
@@ -573,6 +613,14 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("aws-key-id", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  note: id {V}\n", "AKIAIOSFODNN7EXAMPLE"),
     ("jwt", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  jwt: {V}\n", "eyJhbGciOiJIUzI1NiIsInR5cCI6.eyJzdWIiOiIxMjM0NTY3ODkwIiwi.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"),
     ("pem", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  key.pem: |\n    -----BEGIN RSA PRIVATE KEY-----\n    {V}\n    -----END RSA PRIVATE KEY-----\n", "MIIEpQIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM"),
+    // Re-probe with shapes not above (issue 19, "cases not in the repository").
+    ("env-value-before-name", "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: c\nspec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          initContainers:\n            - name: i\n              env:\n                - value: {V}\n                  name: API_TOKEN\n", "cronpw-3391"),
+    ("env-flow-pass", "kind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      containers:\n        - name: c\n          env:\n            - {name: ADMIN_PASS, value: {V}}\n            - {value: {V}, name: dbPass}\n", "flowpw-4402"),
+    ("helm-values-in-configmap", "kind: ConfigMap\nmetadata:\n  name: values\ndata:\n  values.yaml: |\n    auth:\n      secret: {V}\n    db:\n      pass: {V}\n", "helmpw-5513"),
+    ("json-in-quoted-string", "kind: ConfigMap\nmetadata:\n  name: j\ndata:\n  config.json: '{\"db\": {\"password\": \"{V}\"}}'\n", "jsonpw-6624"),
+    ("authorization-header", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  nginx.conf: |\n    proxy_set_header Authorization \"Basic {V}\";\n  curl: curl -H 'Authorization: Bearer {V}' https://x\n", "YWRtaW46aHVudGVyMg7735"),
+    ("slack-webhook", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  hook: https://hooks.slack.com/services/T0000000/B0000000/{V}\n", "XXXXXXXXXXXXXXXXXXXX8846"),
+    ("secret-kind-any-case", "apiVersion: v1\nkind: secret\nmetadata:\n  name: s\nstringData:\n  conf: {V}\n", "lowerkind-9957"),
 ];
 
 #[test]
@@ -695,6 +743,54 @@ fn inf_and_nan_are_not_silently_null_in_json() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("big: .inf"));
 }
 
+/// jsonnet has no `.inf`/`.nan`: a jsonnet input that uses one from the
+/// inventory fails naming the target and parameter path (Kapitan fails too,
+/// later and with a bare JSON error); one it does not use is no error, as
+/// in Kapitan.
+#[test]
+fn inf_and_nan_reaching_jsonnet_are_an_error_naming_the_parameter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let target = |uses: &str| {
+        format!(
+            "parameters:\n  limits:\n    cpu: [1, .inf]\n    ratio: .nan\n    ok: 2.5\n  kapitan:\n    vars:\n      target: ${{_reclass_:name:short}}\n    compile:\n      - input_type: jsonnet\n        input_paths: [components/{uses}.jsonnet]\n        output_path: .\n        output_type: yaml\n"
+        )
+    };
+    write(
+        &tmp.path().join("inventory/targets/uses.yml"),
+        &target("uses"),
+    );
+    write(
+        &tmp.path().join("inventory/targets/skips.yml"),
+        &target("skips"),
+    );
+    write(
+        &tmp.path().join("components/uses.jsonnet"),
+        "local kap = import 'lib/kapitan.libjsonnet';\nlocal p = kap.inventory().parameters;\n{ out: { n: std.length(p.limits.cpu), cpu: p.limits.cpu[1] } }\n",
+    );
+    write(
+        &tmp.path().join("components/skips.jsonnet"),
+        "local kap = import 'lib/kapitan.libjsonnet';\nlocal p = kap.inventory().parameters;\n{ out: { ok: p.limits.ok, n: std.length(p.limits.cpu) } }\n",
+    );
+    let err = run(
+        tmp.path(),
+        &["compile", "-t", "uses", "--output-path", "out"],
+        2,
+    );
+    assert!(
+        err.contains("inventory of target uses: parameters.limits.cpu[1] is .inf or .nan, which jsonnet cannot represent"),
+        "{err}"
+    );
+    assert!(!err.contains("non-finite"), "{err}");
+    assert!(!tmp.path().join("out/compiled/uses").exists());
+    run(
+        tmp.path(),
+        &["compile", "-t", "skips", "--output-path", "out"],
+        0,
+    );
+    let out = std::fs::read_to_string(tmp.path().join("out/compiled/skips/out.yaml")).unwrap();
+    assert_eq!(out, "n: 2\nok: 2.5\n");
+}
+
 #[test]
 fn redaction_rows_hold_in_push_dry_run() {
     use crate::support::git;
@@ -773,4 +869,74 @@ fn values_nested_by_references_are_held_to_the_depth_limit() {
         err.contains("build a value nested deeper than 256 levels"),
         "{err}"
     );
+}
+
+/// Starlark in templates (re-probe, issue 19): an expression nested
+/// thousands deep overflowed the parser's stack (SIGABRT), a loop ran
+/// forever, a value doubled in a loop took memory until a panic or OOM.
+/// Each is now an error naming the file.
+#[test]
+fn template_code_depth_steps_and_heap_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        ("deep-list.yml", format!("a: #@ {}1{}\n", "[".repeat(20_000), "]".repeat(20_000)), "nested deeper than 512 levels"),
+        ("long-sum.yml", format!("a: #@ 1{}\n", "+1".repeat(100_000)), "nested deeper than 512 levels"),
+        ("deep-unary.yml", format!("a: #@ {}1\n", "-".repeat(50_000)), "nested deeper than 512 levels"),
+        ("growth.yml", "#@ x = [1]\n#@ for i in range(40):\n#@   x = x + x\n#@ end\na: #@ len(x)\n".to_string(), "values take more than"),
+        ("string-growth.yml", "#@ s = \"ab\"\n#@ for i in range(60):\n#@   s = s + s\n#@ end\na: #@ len(s)\n".to_string(), "values take more than"),
+        ("endless.yml", "#@ def f():\n#@   n = 0\n#@   for i in range(2000000000):\n#@     n += 1\n#@   end\n#@   return n\n#@ end\na: #@ f()\n".to_string(), "statements (an endless loop?)"),
+    ];
+    for (file, text, needle) in cases {
+        write(&tmp.path().join(file), &text);
+        let err = run(tmp.path(), &["template", "-f", file], 2);
+        assert!(err.contains(needle) && err.contains(file), "{file}: {err}");
+    }
+    // Ordinary code, a deep-ish YAML document and a long loop still run.
+    let nested: String = (0..200)
+        .map(|d| format!("{}k{d}:\n", "  ".repeat(d)))
+        .collect::<String>()
+        + &"  ".repeat(200)
+        + "v: #@ 1 + 2\n";
+    write(
+        &tmp.path().join("ok.yml"),
+        &format!(
+            "#@ n = 0\n#@ for i in range(100000):\n#@   n += i\n#@ end\nsum: #@ n\n---\n{nested}"
+        ),
+    );
+    let out = run(tmp.path(), &["template", "-f", "ok.yml"], 0);
+    assert!(
+        out.contains("sum: 4999950000") && out.contains("v: 3"),
+        "{out}"
+    );
+}
+
+/// Inputs found by `bench/fuzz.sh` (cargo-fuzz, target `overlay`), split as
+/// the fuzz target splits them (template, line `===`, overlay): both
+/// panicked slicing code inside a multi-byte character. Now the template
+/// renders or fails with an error, never a panic.
+#[test]
+fn fuzz_found_overlay_inputs_do_not_panic() {
+    for name in [
+        "overlay-dict-char-boundary.bin",
+        "overlay-def-char-boundary.bin",
+    ] {
+        let bytes = std::fs::read(fixture("fuzz").join(name)).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        let mut parts = text.splitn(2, "\n===\n");
+        let tmp = tempfile::tempdir().unwrap();
+        write(&tmp.path().join("config.yml"), parts.next().unwrap_or(""));
+        write(&tmp.path().join("overlay.yml"), parts.next().unwrap_or(""));
+        let out = strata()
+            .current_dir(tmp.path())
+            .args(["template", "-f", "config.yml", "-f", "overlay.yml"])
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            matches!(out.status.code(), Some(0 | 2)) && !err.contains("panicked"),
+            "{name}: {:?} {err}",
+            out.status
+        );
+    }
 }
