@@ -371,6 +371,7 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
         // The component directory is `${_base_directory}`: kustomize
         // components write their kustomization there.
         absolute_roots: [(instance.clone(), vec![component_path.clone()])].into(),
+        confine: None,
     };
     // A missing jsonnet import (in a compile entry or a jsonnet filter):
     // the component, its jsonnetfile.json and the fetch step.

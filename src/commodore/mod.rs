@@ -1449,6 +1449,7 @@ pub(crate) fn compile_catalog_with(
         parallelism: opts.parallelism.max(1),
         python: Default::default(),
         absolute_roots: base_directories(&layout, &deps),
+        confine: None,
     };
     let build = tmp.join("build");
     // A missing jsonnet import (in a compile entry or a jsonnet filter):

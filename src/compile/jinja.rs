@@ -809,6 +809,8 @@ pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment
         for d in &dirs {
             let p = d.join(name);
             if p.is_file() {
+                super::confine::check(&p)
+                    .map_err(|m| Error::new(ErrorKind::InvalidOperation, m))?;
                 return std::fs::read_to_string(&p)
                     .map(|t| Some(mutable_literals(&t)))
                     .map_err(|e| {
@@ -1063,6 +1065,7 @@ pub fn render_path(
     }
     let mut out = Vec::new();
     for (path, name) in files {
+        super::confine::check(&path)?;
         let content = render_file_with(&path, ctx, search_paths, configure)?;
         out.push(Rendered {
             name,

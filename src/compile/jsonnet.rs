@@ -194,8 +194,11 @@ impl ImportResolver for BundledResolver {
             }
         }
         match resolved.downcast_ref::<SourceFile>() {
-            Some(f) => std::fs::read(f.path())
-                .map_err(|e| rt_err(format!("cannot read {}: {e}", f.path().display()))),
+            Some(f) => {
+                super::confine::check(f.path()).map_err(rt_err)?;
+                std::fs::read(f.path())
+                    .map_err(|e| rt_err(format!("cannot read {}: {e}", f.path().display())))
+            }
             None => Err(rt_err(format!("cannot load {resolved}"))),
         }
     }
@@ -500,15 +503,24 @@ impl Native {
             .find(|p| p.exists() && pred(p))
     }
 
+    /// [`Self::first_match`] for a read: refused outside a confined
+    /// compile's roots.
+    fn find_to_read(&self, name: &str, pred: impl Fn(&Path) -> bool) -> JrResult<Option<PathBuf>> {
+        match self.first_match(name, pred) {
+            Some(p) => super::confine::check(&p).map(|()| Some(p)).map_err(rt_err),
+            None => Ok(None),
+        }
+    }
+
     fn read_yaml(&self, name: &str, fname: &str) -> JrResult<Vec<Value>> {
         let path = self
-            .first_match(name, |p| {
+            .find_to_read(name, |p| {
                 p.is_file()
                     && matches!(
                         p.extension().and_then(|e| e.to_str()),
                         Some("yml") | Some("yaml")
                     )
-            })
+            })?
             .ok_or_else(|| {
                 rt_err(format!(
                     "{fname}: could not find any input yaml file: {name}"
@@ -569,7 +581,7 @@ impl Native {
             }
             FileRead => {
                 let name = arg_str(args, 0, "file_read")?;
-                let p = self.first_match(&name, Path::is_file).ok_or_else(|| {
+                let p = self.find_to_read(&name, Path::is_file)?.ok_or_else(|| {
                     rt_err(format!("file_read: {name} not found in search paths"))
                 })?;
                 std::fs::read_to_string(&p)
@@ -578,7 +590,7 @@ impl Native {
             }
             FileExists => {
                 let name = arg_str(args, 0, "file_exists")?;
-                let found = self.first_match(&name, |_| true);
+                let found = self.find_to_read(&name, |_| true)?;
                 let mut m = Map::new();
                 m.insert("exists".into(), Value::Bool(found.is_some()));
                 m.insert(
@@ -593,7 +605,7 @@ impl Native {
             }
             DirFilesList | DirFilesRead => {
                 let name = arg_str(args, 0, "dir_files_list")?;
-                let dir = self.first_match(&name, Path::is_dir).ok_or_else(|| {
+                let dir = self.find_to_read(&name, Path::is_dir)?.ok_or_else(|| {
                     rt_err(format!("{name}: directory not found in search paths"))
                 })?;
                 let mut files: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
@@ -610,6 +622,7 @@ impl Native {
                 }
                 let mut m = Map::new();
                 for (n, p) in files {
+                    super::confine::check(&p).map_err(rt_err)?;
                     let text = std::fs::read_to_string(&p)
                         .map_err(|e| rt_err(format!("cannot read {}: {e}", p.display())))?;
                     m.insert(n, Value::String(text));
@@ -657,7 +670,7 @@ impl Native {
                     &arg_str(args, 1, "jinja2_render_file")?,
                     "jinja2_render_file",
                 )?;
-                let path = self.first_match(&name, Path::is_file).ok_or_else(|| {
+                let path = self.find_to_read(&name, Path::is_file)?.ok_or_else(|| {
                     rt_err(format!(
                         "jinja2_render_file: {name} not found in search paths"
                     ))

@@ -7,6 +7,7 @@
 //! moved into place only when every target succeeded, so a failure never
 //! leaves a half-written catalog. Targets compile in parallel.
 
+pub mod confine;
 pub mod helm;
 pub mod jinja;
 pub mod jsonnet;
@@ -124,6 +125,10 @@ pub struct CompileOptions {
     /// (Commodore: the instance's `${_base_directory}`); everywhere else,
     /// and for every target not listed, absolute paths are refused.
     pub absolute_roots: BTreeMap<String, Vec<PathBuf>>,
+    /// When set (reviews of pull requests), every file the compile reads
+    /// must lie below one of these roots (the catalog being built is added);
+    /// `None` reads what the inventory names, as Kapitan does.
+    pub confine: Option<confine::Confine>,
 }
 
 /// What a successful run did.
@@ -735,6 +740,7 @@ fn copy_into(ctx: &TargetCtx, src: &Path, dst: &Path) -> Result<(), String> {
         }
         Ok(())
     } else {
+        confine::check(src)?;
         let bytes = std::fs::read(src).map_err(|e| format!("{}: {e}", src.display()))?;
         write_file(ctx, dst, &bytes)?;
         set_mode(dst, jinja::file_mode(src));
@@ -878,6 +884,11 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
             .hint("check input_paths, or pass the directory with --search-paths (-J)"));
         }
         for input in inputs {
+            // `external` runs a program (often an absolute one) and
+            // `remove` only deletes below the catalog: neither is a read.
+            if !matches!(entry.input_type, InputType::External | InputType::Remove) {
+                confine::check(&input).map_err(|m| err(m).input(&input))?;
+            }
             let res = match entry.input_type {
                 InputType::Jsonnet => compile_jsonnet(ctx, entry, &input, &out_dir),
                 InputType::Jinja2 => compile_jinja2(ctx, entry, &input, &out_dir),
@@ -914,6 +925,9 @@ fn compile_ytt(ctx: &TargetCtx, entry: &Entry, out_dir: &Path) -> Result<(), Str
                 "{pattern} not found in search_paths: {:?}",
                 ctx.search_paths
             ));
+        }
+        for f in &found {
+            confine::check(f)?;
         }
         inputs.extend(found);
     }
@@ -990,8 +1004,16 @@ fn compile_target(
     };
     ensure_dir(&ctx, &ctx.target_root.clone()).map_err(CompileError::new)?;
     let mut warnings = Vec::new();
+    let confined = opts.confine.as_ref().map(|c| {
+        let mut c = c.clone();
+        c.add(catalog_root);
+        Arc::new(c)
+    });
     for entry in &plan.entries {
-        if let Err(e) = compile_entry(&ctx, entry, catalog_root) {
+        let res = confine::scoped(confined.clone(), || {
+            compile_entry(&ctx, entry, catalog_root)
+        });
+        if let Err(e) = res {
             if entry.continue_on_compile_error {
                 warnings.push(e.to_string());
             } else {

@@ -270,6 +270,7 @@ impl Workspace {
                     jinja2_filters,
                 },
                 absolute_roots: Default::default(),
+                confine: None,
             },
             output_path: anchor(root, &output_path),
             inventory: inv,
@@ -339,7 +340,15 @@ pub fn open_revision(
     // The revision's catalog goes beside its tree, never where a
     // `.kapitan` output path would send it.
     flags.output_path = Some(dest.with_extension("out"));
-    Workspace::open(&root, &flags)
+    let mut ws = Workspace::open(&root, &flags)?;
+    // A revision is a pull request's (or its base's): its compile reads
+    // only its own tree and the search paths the user gave as flags
+    // (trusted), never what its inventory or `.kapitan` names elsewhere.
+    ws.compile.confine = Some(compile::confine::Confine::new(
+        std::iter::once(dest.to_path_buf())
+            .chain(flags.search_paths.iter().map(|p| anchor(&root, p))),
+    ));
+    Ok(ws)
 }
 
 impl Workspace {
