@@ -161,6 +161,13 @@ pub fn invocation(
                 let Value::String(f) = f else {
                     return Err("helm_values_files must be a list of strings".into());
                 };
+                // helm reads these relative to the working directory (the
+                // checkout); one naming a file elsewhere is refused in a
+                // confined compile.
+                let p = std::path::Path::new(f);
+                if p.is_absolute() || super::jsonnet::normpath(p).starts_with("..") {
+                    super::confine::check(p)?;
+                }
                 args.push("--values".into());
                 args.push(f.clone());
             }

@@ -940,3 +940,84 @@ fn fuzz_found_overlay_inputs_do_not_panic() {
         );
     }
 }
+
+/// Issue 19's known gap: a pull request whose inventory names a file outside
+/// the repository (an absolute copy input, a jsonnet `importstr` of an
+/// absolute or `../..` path, `file_read`, a Jinja2 include) must not get it
+/// into the review: the review fails naming the target and the path, and
+/// the file's content appears in no output. `strata compile` of the same
+/// inventory still reads it, as Kapitan does.
+#[test]
+fn reviews_never_read_outside_the_repository() {
+    use crate::support::git;
+    const MARKER: &str = "M4rker-0utside-7f3a9c";
+    let fx = fixture("outside-reads");
+    for case in [
+        "copy-absolute",
+        "importstr-absolute",
+        "importstr-dotdot",
+        "file-read",
+        "jinja2-include",
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("outside/secret.txt");
+        write(&outside, &format!("{MARKER}\n"));
+        let abs = outside.to_str().unwrap().to_string();
+        let subst = |text: String| {
+            text.replace("@OUTSIDE_REL@", abs.trim_start_matches('/'))
+                .replace("@OUTSIDE@", &abs)
+        };
+        let repo = tmp.path().join("repo");
+        copy_dir(&fx.join("base"), &repo);
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "base"]);
+        git(&repo, &["branch", "base"]);
+        for e in std::fs::read_dir(fx.join("head/components")).unwrap() {
+            let e = e.unwrap();
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            write(&repo.join("components").join(e.file_name()), &subst(text));
+        }
+        let target = std::fs::read_to_string(fx.join(format!("head/{case}.yml"))).unwrap();
+        write(&repo.join("inventory/targets/t.yml"), &subst(target));
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "head"]);
+
+        // The review (comment on stdout, the report in --output) and the
+        // catalog diff of two revisions.
+        let summary = tmp.path().join("summary.md");
+        let out = strata()
+            .current_dir(&repo)
+            .args(["review", "--base", "base", "--output"])
+            .arg(&summary)
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let mut all = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        all += &std::fs::read_to_string(&summary).unwrap_or_default();
+        assert_ne!(out.status.code(), Some(0), "{case}: review passed: {all}");
+        let diff = run(&repo, &["diff", "--base", "base", "--head", "HEAD"], 2);
+        for text in [&all, &diff] {
+            assert!(!text.contains(MARKER), "{case}: the marker leaked: {text}");
+            assert!(
+                text.contains("outside the repository")
+                    && text.contains("secret.txt")
+                    && text.contains("target t, compile entry #"),
+                "{case}: no clear error naming the target and the path: {text}"
+            );
+        }
+        // Plain compile keeps Kapitan's behaviour: the file is read.
+        run(&repo, COMPILE, 0);
+        let mut found = false;
+        let mut stack = vec![repo.join("out/compiled/t/stolen")];
+        while let Some(p) = stack.pop() {
+            if p.is_dir() {
+                stack.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+            } else if std::fs::read_to_string(&p).is_ok_and(|t| t.contains(MARKER)) {
+                found = true;
+            }
+        }
+        assert!(found, "{case}: strata compile did not read the file");
+    }
+}

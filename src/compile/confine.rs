@@ -1,0 +1,158 @@
+//! Confining what a compile reads to a few allowed directories.
+//!
+//! A review compiles a pull request's inventory: an input path, a jsonnet
+//! import, a file-reading native or a Jinja2 include could otherwise name
+//! any file on the machine (`/proc/self/environ`, `~/.git-credentials`) and
+//! put it into the catalog diff shown in the PR. When a compile is confined,
+//! every file it reads must lie inside one of the roots, lexically and after
+//! following symlinks. The check sits deep in jrsonnet's importer and
+//! minijinja's loader callbacks, so the active confinement is a per-thread
+//! value set around each target's entries (an entry compiles on one thread).
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::jsonnet::normpath;
+
+/// The directories a confined compile may read below.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Confine {
+    lexical: Vec<PathBuf>,
+    canonical: Vec<PathBuf>,
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        normpath(p)
+    } else {
+        normpath(&std::env::current_dir().unwrap_or_default().join(p))
+    }
+}
+
+/// The path with its longest existing prefix resolved through symlinks.
+fn canonical(p: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut cur = p.to_path_buf();
+    loop {
+        if let Ok(mut c) = cur.canonicalize() {
+            c.extend(rest.iter().rev());
+            return c;
+        }
+        match (cur.file_name(), cur.parent()) {
+            (Some(n), Some(parent)) => {
+                rest.push(n.to_os_string());
+                cur = parent.to_path_buf();
+            }
+            _ => return p.to_path_buf(),
+        }
+    }
+}
+
+impl Confine {
+    /// Reads are allowed below `roots` (a revision's tree, the search paths
+    /// the user gave on the command line).
+    pub fn new(roots: impl IntoIterator<Item = PathBuf>) -> Confine {
+        let mut c = Confine::default();
+        for r in roots {
+            c.add(&r);
+        }
+        c
+    }
+
+    /// Allows one more root.
+    pub fn add(&mut self, root: &Path) {
+        let lex = absolute(root);
+        let can = canonical(&lex);
+        if !self.lexical.contains(&lex) {
+            self.lexical.push(lex);
+        }
+        if !self.canonical.contains(&can) {
+            self.canonical.push(can);
+        }
+    }
+
+    /// Whether reading `path` is allowed: `Err` with the message to show.
+    pub fn check(&self, path: &Path) -> Result<(), String> {
+        let lex = absolute(path);
+        let inside = |roots: &[PathBuf], p: &Path| roots.iter().any(|r| p.starts_with(r));
+        let how = if !inside(&self.lexical, &lex) && !inside(&self.canonical, &lex) {
+            ""
+        } else if !inside(&self.canonical, &canonical(&lex)) {
+            " (through a symlink)"
+        } else {
+            return Ok(());
+        };
+        Err(format!(
+            "refusing to read {}{how}: it is outside the repository, and reviews of pull requests only read files inside the repository (and the search paths given with -J on the command line); `strata compile` reads it",
+            path.display()
+        ))
+    }
+}
+
+thread_local! {
+    static ACTIVE: RefCell<Option<Arc<Confine>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with `confine` active on this thread (none: reads are free).
+pub(crate) fn scoped<R>(confine: Option<Arc<Confine>>, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Arc<Confine>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let prev = self.0.take();
+            ACTIVE.with(|a| *a.borrow_mut() = prev);
+        }
+    }
+    let prev = ACTIVE.with(|a| a.replace(confine));
+    let _restore = Restore(prev);
+    f()
+}
+
+/// Checks a read against the confinement active on this thread.
+pub(crate) fn check(path: &Path) -> Result<(), String> {
+    ACTIVE.with(|a| match &*a.borrow() {
+        Some(c) => c.check(path),
+        None => Ok(()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inside_outside_dotdot_and_symlinks() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = d.path().join("repo");
+        std::fs::create_dir_all(repo.join("lib")).unwrap();
+        std::fs::write(repo.join("lib/a.txt"), "a").unwrap();
+        std::fs::write(d.path().join("secret"), "s").unwrap();
+        let c = Confine::new([repo.clone()]);
+        assert!(c.check(&repo.join("lib/a.txt")).is_ok());
+        assert!(c.check(&repo.join("lib/missing")).is_ok());
+        let e = c.check(&d.path().join("secret")).unwrap_err();
+        assert!(e.contains("outside the repository"), "{e}");
+        assert!(c.check(&repo.join("lib/../../secret")).is_err());
+        assert!(c.check(Path::new("/proc/self/environ")).is_err());
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(d.path().join("secret"), repo.join("lib/link")).unwrap();
+            let e = c.check(&repo.join("lib/link")).unwrap_err();
+            assert!(e.contains("through a symlink"), "{e}");
+            std::os::unix::fs::symlink(d.path(), repo.join("up")).unwrap();
+            assert!(c.check(&repo.join("up/secret")).is_err());
+        }
+    }
+
+    #[test]
+    fn only_active_in_scope() {
+        let d = tempfile::tempdir().unwrap();
+        let c = Arc::new(Confine::new([d.path().to_path_buf()]));
+        assert!(check(Path::new("/etc/hostname")).is_ok());
+        scoped(Some(c), || {
+            assert!(check(Path::new("/etc/hostname")).is_err());
+            assert!(check(&d.path().join("x")).is_ok());
+        });
+        assert!(check(Path::new("/etc/hostname")).is_ok());
+    }
+}
