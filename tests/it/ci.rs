@@ -685,3 +685,32 @@ fn install_script_checks_the_release_sha256() {
     assert!(outputs.contains("cache-key=strata-"), "{outputs}");
     assert!(outputs.contains("-v3-"), "{outputs}");
 }
+
+/// `strata ci` on a pull request compiles the pull request's inventory
+/// confined to the repository: a head that copies a file from outside the
+/// repository fails, and that file's content reaches no output (log,
+/// summary, comment, any request sent to GitHub).
+#[test]
+fn pull_request_reading_outside_the_repository_reveals_nothing() {
+    const MARKER: &str = "M4rker-ci-0utside-2b9e";
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("credentials");
+    std::fs::write(&secret, format!("{MARKER}\n")).unwrap();
+    let dev = format!(
+        "classes: [common]\nparameters:\n  replicas: 2\n  kapitan:\n    compile:\n      - output_path: stolen\n        input_type: copy\n        input_paths: ['{}']\n",
+        secret.display()
+    );
+    let job = Job::with_files(&[], &[("inventory/targets/dev.yml", &dev)]);
+    let gh = FakeGithub::start();
+    let (code, out, err) = job.run("pull_request", "refs/pull/7/merge", Some(&gh), &[]);
+    assert_ne!(code, 0, "{out}{err}");
+    let mut all = out + &err + &std::fs::read_to_string(job.path("summary.md")).unwrap_or_default();
+    for r in gh.requests() {
+        all += &r.body;
+    }
+    assert!(!all.contains(MARKER), "the file leaked: {all}");
+    assert!(
+        all.contains("outside the repository") && all.contains("target dev, compile entry #2"),
+        "{all}"
+    );
+}
