@@ -1024,8 +1024,10 @@ fn describe_error(e: &Error, path: &Path) -> String {
         } else {
             path.parent().unwrap_or(Path::new(".")).join(&name)
         };
-        if let Some(text) = std::fs::read_to_string(&file)
+        // Only a file the compile may read is quoted (a confined review).
+        if let Some(text) = super::confine::check(&file)
             .ok()
+            .and_then(|()| std::fs::read_to_string(&file).ok())
             .and_then(|t| t.lines().nth(line.saturating_sub(1)).map(str::to_string))
         {
             msg.push_str(&format!("\n  at {name}:{line}: {}", text.trim()));

@@ -1021,3 +1021,61 @@ fn reviews_never_read_outside_the_repository() {
         assert!(found, "{case}: strata compile did not read the file");
     }
 }
+
+/// Search paths the user gives on the command line are trusted: a review
+/// may import from an absolute `--search-paths` directory outside the
+/// repository, while the same import without the flag is refused.
+#[test]
+fn reviews_read_search_paths_given_as_flags() {
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let shared = tmp.path().join("shared");
+    write(&shared.join("shared.libsonnet"), "{ replicas: 4 }\n");
+    let repo = tmp.path().join("repo");
+    let target = |entries: &str| {
+        format!("parameters:\n  kapitan:\n    vars:\n      target: t\n    compile:\n{entries}")
+    };
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        &target("      []\n").replace("compile:\n      []", "compile: []"),
+    );
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        &target("      - output_path: app\n        input_type: jsonnet\n        output_type: yaml\n        input_paths: [app.jsonnet]\n"),
+    );
+    write(
+        &repo.join("app.jsonnet"),
+        "{ app: { replicas: (import 'shared.libsonnet').replicas } }\n",
+    );
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "head"]);
+    let sp = shared.to_str().unwrap();
+    let out = run(
+        &repo,
+        &[
+            "diff",
+            "--base",
+            "base",
+            "--head",
+            "HEAD",
+            "--",
+            "--search-paths",
+            ".",
+            sp,
+        ],
+        0,
+    );
+    assert!(out.contains("replicas: 4"), "{out}");
+    // Named by absolute path from the inventory instead: refused.
+    write(
+        &repo.join("app.jsonnet"),
+        &format!("{{ app: {{ replicas: (import '{sp}/shared.libsonnet').replicas }} }}\n"),
+    );
+    git(&repo, &["commit", "-q", "-am", "absolute"]);
+    let err = run(&repo, &["diff", "--base", "base", "--head", "HEAD"], 2);
+    assert!(err.contains("outside the repository"), "{err}");
+}
