@@ -115,9 +115,14 @@ enum Tag {
 #[derive(Debug)]
 struct Scalar {
     text: Vec<char>,
-    tag: Tag,
     /// Requested style: None (plain if possible), `|`, `>` or `"`.
     style: Option<char>,
+    /// [`analyze`] of `text`, once per scalar: a mapping key's analysis is
+    /// needed twice (simple-key check, then style).
+    analysis: Analysis,
+    /// No requested style and the plain text reads back with this tag
+    /// (PyYAML's `implicit[0]`).
+    implicit_plain: bool,
 }
 
 #[derive(Debug)]
@@ -128,10 +133,18 @@ enum Node {
 }
 
 fn scalar(text: &str, tag: Tag, style: Option<char>) -> Node {
+    let chars: Vec<char> = text.chars().collect();
+    let analysis = analyze(&chars);
+    let implicit_plain = style.is_none()
+        && match tag {
+            Tag::Str => !resolves_to_non_string(text),
+            Tag::Other => true,
+        };
     Node::Scalar(Scalar {
-        text: text.chars().collect(),
-        tag,
+        text: chars,
         style,
+        analysis,
+        implicit_plain,
     })
 }
 
@@ -289,6 +302,7 @@ pub fn resolves_to_non_string(text: &str) -> bool {
         .any(|(firsts, re)| firsts.contains(first) && (re.is_match(text) || re.is_match(body)))
 }
 
+#[derive(Debug)]
 struct Analysis {
     empty: bool,
     multiline: bool,
@@ -316,6 +330,22 @@ fn analyze(s: &[char]) -> Analysis {
             allow_block_plain: true,
             allow_single_quoted: true,
             allow_block: false,
+        };
+    }
+    // The common case (names, image tags, paths, versions): nothing to
+    // quote, no indicator, no space or break; the full scan below would
+    // find the same.
+    if s[0].is_ascii_alphanumeric()
+        && s
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+    {
+        return Analysis {
+            empty: false,
+            multiline: false,
+            allow_block_plain: true,
+            allow_single_quoted: true,
+            allow_block: true,
         };
     }
     let mut block_indicators = false;
@@ -521,12 +551,8 @@ impl Emitter {
         if s.style == Some('"') {
             return '"';
         }
-        let implicit_plain = match s.tag {
-            Tag::Str => !resolves_to_non_string(&s.text.iter().collect::<String>()),
-            Tag::Other => true,
-        };
         if s.style.is_none()
-            && implicit_plain
+            && s.implicit_plain
             && !(self.simple_key_context && (a.empty || a.multiline))
             && a.allow_block_plain
         {
@@ -544,8 +570,7 @@ impl Emitter {
     }
 
     fn process_scalar(&mut self, s: &Scalar) {
-        let a = analyze(&s.text);
-        let style = self.choose_style(s, &a);
+        let style = self.choose_style(s, &s.analysis);
         let split = !self.simple_key_context;
         match style {
             '"' => self.write_double_quoted(&s.text, split),
@@ -617,6 +642,11 @@ impl Emitter {
         }
         self.whitespace = false;
         self.indention = false;
+        // Without spaces or breaks the loop below writes the text in one go.
+        if !text.iter().any(|&c| c == ' ' || is_break(c)) {
+            self.write_raw(text);
+            return;
+        }
         let (mut spaces, mut breaks) = (false, false);
         let (mut start, mut end) = (0usize, 0usize);
         while end <= text.len() {
@@ -875,7 +905,7 @@ impl Emitter {
 fn check_simple_key(k: &Node) -> bool {
     match k {
         Node::Scalar(s) => {
-            let a = analyze(&s.text);
+            let a = &s.analysis;
             s.text.len() < 128 && !a.empty && !a.multiline
         }
         Node::Seq(items) => items.is_empty(),
