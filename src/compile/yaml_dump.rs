@@ -311,8 +311,20 @@ pub fn resolves_to_non_string(text: &str) -> bool {
     };
     // Python's `$` also matches before a final newline.
     let body = text.strip_suffix('\n').unwrap_or(text);
-    res.iter()
-        .any(|(firsts, re)| firsts.contains(first) && (re.is_match(text) || re.is_match(body)))
+    // The bool, null, merge and value patterns match at most five
+    // characters: a longer key such as `name` or `nodeSelector` skips them.
+    let longest = |firsts: &str| match firsts {
+        "yYnNtTfFoO" => 5,
+        "~nN" => 4,
+        "<" => 2,
+        "=" => 1,
+        _ => usize::MAX,
+    };
+    res.iter().any(|(firsts, re)| {
+        firsts.contains(first)
+            && body.len() <= longest(firsts)
+            && (re.is_match(text) || re.is_match(body))
+    })
 }
 
 #[derive(Debug)]
