@@ -363,8 +363,7 @@ impl Analysis {
 /// or character to escape, so [`analyze`] would find [`Analysis::SIMPLE`].
 fn simple_ascii(s: &str) -> bool {
     s.as_bytes().first().is_some_and(u8::is_ascii_alphanumeric)
-        && s
-            .bytes()
+        && s.bytes()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'/'))
 }
 
