@@ -323,7 +323,7 @@ pub fn resolves_to_non_string(text: &str) -> bool {
     res.iter().any(|(firsts, re)| {
         firsts.contains(first)
             && body.len() <= longest(firsts)
-            && (re.is_match(text) || re.is_match(body))
+            && (re.is_match(body) || (body.len() < text.len() && re.is_match(text)))
     })
 }
 
