@@ -11,6 +11,7 @@
 
 use crate::value::Value;
 use regex::Regex;
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 /// How Kapitan's `PrettyDumper` writes strings that contain a line break
@@ -113,29 +114,50 @@ enum Tag {
 }
 
 #[derive(Debug)]
-struct Scalar {
-    text: Vec<char>,
-    tag: Tag,
+struct Scalar<'a> {
+    /// Borrowed from the value for strings: no copy per scalar.
+    text: Cow<'a, str>,
+    /// Characters in `text` (PyYAML counts code points).
+    len: usize,
     /// Requested style: None (plain if possible), `|`, `>` or `"`.
     style: Option<char>,
+    /// [`analyze`] of `text`, once per scalar: a mapping key's analysis is
+    /// needed twice (simple-key check, then style).
+    analysis: Analysis,
+    /// No requested style and the plain text reads back with this tag
+    /// (PyYAML's `implicit[0]`).
+    implicit_plain: bool,
 }
 
 #[derive(Debug)]
-enum Node {
-    Scalar(Scalar),
-    Seq(Vec<Node>),
-    Map(Vec<(Node, Node)>),
+enum Node<'a> {
+    Scalar(Scalar<'a>),
+    Seq(Vec<Node<'a>>),
+    Map(Vec<(Node<'a>, Node<'a>)>),
 }
 
-fn scalar(text: &str, tag: Tag, style: Option<char>) -> Node {
+fn scalar(text: Cow<'_, str>, tag: Tag, style: Option<char>) -> Node<'_> {
+    let (analysis, len) = if simple_ascii(&text) {
+        (Analysis::SIMPLE, text.len())
+    } else {
+        let chars: Vec<char> = text.chars().collect();
+        (analyze(&chars), chars.len())
+    };
+    let implicit_plain = style.is_none()
+        && match tag {
+            Tag::Str => !resolves_to_non_string(&text),
+            Tag::Other => true,
+        };
     Node::Scalar(Scalar {
-        text: text.chars().collect(),
-        tag,
+        text,
+        len,
         style,
+        analysis,
+        implicit_plain,
     })
 }
 
-fn represent_str(s: &str, opts: &DumpOptions) -> Node {
+fn represent_str<'a>(s: &'a str, opts: &DumpOptions) -> Node<'a> {
     let style = match opts.multiline {
         Some(style) if s.contains('\n') => Some(match style {
             MultilineStyle::Literal => '|',
@@ -144,25 +166,29 @@ fn represent_str(s: &str, opts: &DumpOptions) -> Node {
         }),
         _ => None,
     };
-    scalar(s, Tag::Str, style)
+    scalar(Cow::Borrowed(s), Tag::Str, style)
 }
 
-fn represent(v: &Value, opts: &DumpOptions) -> Node {
+fn represent<'a>(v: &'a Value, opts: &DumpOptions) -> Node<'a> {
     match v {
         Value::Null => scalar(
-            if opts.null_as_empty { "" } else { "null" },
+            Cow::Borrowed(if opts.null_as_empty { "" } else { "null" }),
             Tag::Other,
             None,
         ),
-        Value::Bool(b) => scalar(if *b { "true" } else { "false" }, Tag::Other, None),
-        Value::Int(i) => scalar(&i.to_string(), Tag::Other, None),
+        Value::Bool(b) => scalar(
+            Cow::Borrowed(if *b { "true" } else { "false" }),
+            Tag::Other,
+            None,
+        ),
+        Value::Int(i) => scalar(Cow::Owned(i.to_string()), Tag::Other, None),
         Value::Float(f) => {
             let text = if opts.integral_floats_as_ints {
                 integral_text(*f).unwrap_or_else(|| yaml_float(*f))
             } else {
                 yaml_float(*f)
             };
-            scalar(&text, Tag::Other, None)
+            scalar(Cow::Owned(text), Tag::Other, None)
         }
         Value::String(s) => represent_str(s, opts),
         Value::List(items) => Node::Seq(items.iter().map(|i| represent(i, opts)).collect()),
@@ -285,10 +311,23 @@ pub fn resolves_to_non_string(text: &str) -> bool {
     };
     // Python's `$` also matches before a final newline.
     let body = text.strip_suffix('\n').unwrap_or(text);
-    res.iter()
-        .any(|(firsts, re)| firsts.contains(first) && (re.is_match(text) || re.is_match(body)))
+    // The bool, null, merge and value patterns match at most five
+    // characters: a longer key such as `name` or `nodeSelector` skips them.
+    let longest = |firsts: &str| match firsts {
+        "yYnNtTfFoO" => 5,
+        "~nN" => 4,
+        "<" => 2,
+        "=" => 1,
+        _ => usize::MAX,
+    };
+    res.iter().any(|(firsts, re)| {
+        firsts.contains(first)
+            && body.len() <= longest(firsts)
+            && (re.is_match(body) || (body.len() < text.len() && re.is_match(text)))
+    })
 }
 
+#[derive(Debug)]
 struct Analysis {
     empty: bool,
     multiline: bool,
@@ -306,6 +345,26 @@ fn is_space_or_break0(c: char) -> bool {
         c,
         '\0' | ' ' | '\t' | '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}'
     )
+}
+
+impl Analysis {
+    /// What [`analyze`] finds for a [`simple_ascii`] text.
+    const SIMPLE: Analysis = Analysis {
+        empty: false,
+        multiline: false,
+        allow_block_plain: true,
+        allow_single_quoted: true,
+        allow_block: true,
+    };
+}
+
+/// The common case (names, image tags, paths, versions): a letter or digit
+/// first, then only letters, digits and `-_./`. No indicator, space, break
+/// or character to escape, so [`analyze`] would find [`Analysis::SIMPLE`].
+fn simple_ascii(s: &str) -> bool {
+    s.as_bytes().first().is_some_and(u8::is_ascii_alphanumeric)
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'/'))
 }
 
 fn analyze(s: &[char]) -> Analysis {
@@ -521,12 +580,8 @@ impl Emitter {
         if s.style == Some('"') {
             return '"';
         }
-        let implicit_plain = match s.tag {
-            Tag::Str => !resolves_to_non_string(&s.text.iter().collect::<String>()),
-            Tag::Other => true,
-        };
         if s.style.is_none()
-            && implicit_plain
+            && s.implicit_plain
             && !(self.simple_key_context && (a.empty || a.multiline))
             && a.allow_block_plain
         {
@@ -544,15 +599,32 @@ impl Emitter {
     }
 
     fn process_scalar(&mut self, s: &Scalar) {
-        let a = analyze(&s.text);
-        let style = self.choose_style(s, &a);
+        let style = self.choose_style(s, &s.analysis);
         let split = !self.simple_key_context;
+        if style == ' ' && !s.text.chars().any(|c| c == ' ' || is_break(c)) {
+            // What `write_plain` does for a text without spaces or breaks.
+            if self.root_context {
+                self.open_ended = true;
+            }
+            if s.text.is_empty() {
+                return;
+            }
+            if !self.whitespace {
+                self.write_str(" ");
+            }
+            self.whitespace = false;
+            self.indention = false;
+            self.column += s.len;
+            self.out.push_str(&s.text);
+            return;
+        }
+        let text: Vec<char> = s.text.chars().collect();
         match style {
-            '"' => self.write_double_quoted(&s.text, split),
-            '\'' => self.write_single_quoted(&s.text, split),
-            '>' => self.write_folded(&s.text),
-            '|' => self.write_literal(&s.text),
-            _ => self.write_plain(&s.text, split),
+            '"' => self.write_double_quoted(&text, split),
+            '\'' => self.write_single_quoted(&text, split),
+            '>' => self.write_folded(&text),
+            '|' => self.write_literal(&text),
+            _ => self.write_plain(&text, split),
         }
     }
 
@@ -617,6 +689,11 @@ impl Emitter {
         }
         self.whitespace = false;
         self.indention = false;
+        // Without spaces or breaks the loop below writes the text in one go.
+        if !text.iter().any(|&c| c == ' ' || is_break(c)) {
+            self.write_raw(text);
+            return;
+        }
         let (mut spaces, mut breaks) = (false, false);
         let (mut start, mut end) = (0usize, 0usize);
         while end <= text.len() {
@@ -875,8 +952,8 @@ impl Emitter {
 fn check_simple_key(k: &Node) -> bool {
     match k {
         Node::Scalar(s) => {
-            let a = analyze(&s.text);
-            s.text.len() < 128 && !a.empty && !a.multiline
+            let a = &s.analysis;
+            s.len < 128 && !a.empty && !a.multiline
         }
         Node::Seq(items) => items.is_empty(),
         Node::Map(entries) => entries.is_empty(),
