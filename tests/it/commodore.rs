@@ -6,6 +6,7 @@
 //! and the Lieutenant API mode against a local HTTP server.
 
 use crate::strata;
+use crate::support::copy_tree;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -13,23 +14,10 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/commodore")
 }
 
-fn copy(src: &Path, dst: &Path) {
-    fs::create_dir_all(dst).unwrap();
-    for e in fs::read_dir(src).unwrap() {
-        let e = e.unwrap();
-        let to = dst.join(e.file_name());
-        if e.path().is_dir() {
-            copy(&e.path(), &to);
-        } else {
-            fs::copy(e.path(), &to).unwrap();
-        }
-    }
-}
-
 /// A writable copy of a fixture working directory.
 fn work(name: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    copy(&fixtures().join(name), dir.path());
+    copy_tree(&fixtures().join(name), dir.path());
     dir
 }
 

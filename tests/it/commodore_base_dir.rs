@@ -6,24 +6,12 @@
 //! absolute path.
 
 use crate::strata;
+use crate::support::copy_tree;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/commodore")
-}
-
-fn copy(src: &Path, dst: &Path) {
-    fs::create_dir_all(dst).unwrap();
-    for e in fs::read_dir(src).unwrap() {
-        let e = e.unwrap();
-        let to = dst.join(e.file_name());
-        if e.path().is_dir() {
-            copy(&e.path(), &to);
-        } else {
-            fs::copy(e.path(), &to).unwrap();
-        }
-    }
 }
 
 fn write(path: &Path, text: &str) {
@@ -106,7 +94,7 @@ fn expected_configmap(namespace: &str, replicas: u32) -> String {
 /// `basic` with `nginx` replaced by the kustomize component.
 fn catalog_work() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    copy(&fixtures().join("basic"), dir.path());
+    copy_tree(&fixtures().join("basic"), dir.path());
     let c = dir.path().join("dependencies/nginx");
     fs::write(c.join("class/nginx.yml"), KUSTOMIZE_CLASS).unwrap();
     write(

@@ -4,21 +4,9 @@
 //! installs the component's jsonnet libraries.
 
 use crate::strata;
+use crate::support::copy_tree;
 use std::fs;
 use std::path::{Path, PathBuf};
-
-fn copy(src: &Path, dst: &Path) {
-    fs::create_dir_all(dst).unwrap();
-    for e in fs::read_dir(src).unwrap() {
-        let e = e.unwrap();
-        let to = dst.join(e.file_name());
-        if e.path().is_dir() {
-            copy(&e.path(), &to);
-        } else {
-            fs::copy(e.path(), &to).unwrap();
-        }
-    }
-}
 
 fn write(path: &Path, text: &str) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -39,7 +27,7 @@ fn hints(stderr: &[u8]) -> Vec<String> {
 /// `basic` whose `argocd` component imports a library nobody installed.
 fn catalog_work(jsonnetfile: bool) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    copy(
+    copy_tree(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/commodore/basic"),
         dir.path(),
     );
@@ -116,7 +104,7 @@ fn catalog_compile_names_a_missing_jsonnetfile() {
 #[test]
 fn catalog_compile_names_the_component_for_a_jsonnet_filter_import() {
     let dir = tempfile::tempdir().unwrap();
-    copy(
+    copy_tree(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/commodore/basic"),
         dir.path(),
     );

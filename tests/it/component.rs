@@ -4,6 +4,7 @@
 //! files Commodore wrote; golden checking and updating.
 
 use crate::strata;
+use crate::support::copy_tree;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -12,21 +13,8 @@ fn component(name: &str) -> tempfile::TempDir {
         .join("tests/fixtures/commodore/components")
         .join(name);
     let tmp = tempfile::tempdir().unwrap();
-    copy(&src, tmp.path());
+    copy_tree(&src, tmp.path());
     tmp
-}
-
-fn copy(src: &Path, dst: &Path) {
-    fs::create_dir_all(dst).unwrap();
-    for e in fs::read_dir(src).unwrap() {
-        let e = e.unwrap();
-        let to = dst.join(e.file_name());
-        if e.path().is_dir() {
-            copy(&e.path(), &to);
-        } else {
-            fs::copy(e.path(), &to).unwrap();
-        }
-    }
 }
 
 /// Every file below `dir`, relative, sorted.
@@ -164,8 +152,9 @@ fn a_changed_golden_file_fails_with_its_diff_and_update_golden_rewrites_it() {
 /// are rewritten to; the golden files are Commodore 1.35.1's output
 /// (packages/commodore-golden.sh).
 mod package {
-    use super::{copy, files};
+    use super::files;
     use crate::strata;
+    use crate::support::copy_tree;
     use crate::support::git;
     use std::fs;
     use std::path::{Path, PathBuf};
@@ -184,7 +173,7 @@ mod package {
             ("greeter", fixtures().join("packages/greeter")),
         ] {
             let work = tmp.path().join(format!("src-{name}"));
-            copy(&src, &work);
+            copy_tree(&src, &work);
             git(&work, &["init", "-q"]);
             git(&work, &["add", "-A"]);
             git(&work, &["commit", "-q", "-m", "v1"]);
@@ -203,7 +192,7 @@ mod package {
             );
         }
         let pkg = tmp.path().join("demo");
-        copy(&fixtures().join("packages/demo"), &pkg);
+        copy_tree(&fixtures().join("packages/demo"), &pkg);
         let common = pkg.join("common.yml");
         let text = fs::read_to_string(&common).unwrap().replace(
             "https://github.com/projectsyn/",
@@ -416,14 +405,14 @@ mod package {
 /// with a fake `helm` on PATH, and without one.
 #[cfg(unix)]
 mod helm {
-    use super::copy;
     use crate::strata;
+    use crate::support::copy_tree;
     use std::fs;
     use std::path::Path;
 
     fn podinfo() -> tempfile::TempDir {
         let tmp = tempfile::tempdir().unwrap();
-        copy(
+        copy_tree(
             &Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("tests/fixtures/commodore/helm-component/podinfo"),
             &tmp.path().join("podinfo"),

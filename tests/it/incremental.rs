@@ -5,6 +5,7 @@
 //! (every target compiled on both sides) prints.
 
 use crate::strata;
+use crate::support::copy_tree;
 use crate::support::git;
 use std::path::Path;
 
@@ -21,19 +22,6 @@ impl Rng {
     }
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
     }
 }
 
@@ -272,7 +260,7 @@ fn incremental_review_equals_full_review_under_random_edits() {
     for seed in 1..=seeds {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path();
-        copy_dir(&fixture, repo);
+        copy_tree(&fixture, repo);
         git(repo, &["init", "-q"]);
         git(repo, &["add", "-A"]);
         git(repo, &["commit", "-q", "-m", "base"]);
@@ -384,7 +372,7 @@ fn review_runs_from_a_subdirectory_with_compile_flags() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path();
-    copy_dir(&fixture, &repo.join("platform"));
+    copy_tree(&fixture, &repo.join("platform"));
     git(repo, &["init", "-q"]);
     git(repo, &["add", "-A"]);
     git(repo, &["commit", "-q", "-m", "base"]);
@@ -456,7 +444,7 @@ fn compile_cache_reuses_unchanged_targets_and_matches_a_full_compile() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("w");
-    copy_dir(&fixture, &work);
+    copy_tree(&fixture, &work);
     let cache = dir.path().join("cache");
     let cache_arg = cache.to_str().unwrap();
     let (ok, err) = compile(&work, &["--cache", cache_arg]);
@@ -514,7 +502,7 @@ fn compile_cache_with_nothing_changed_neither_renders_nor_rebuilds_and_stays_exa
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("w");
-    copy_dir(&fixture, &work);
+    copy_tree(&fixture, &work);
     let cache = dir.path().join("cache");
     let cache_arg = cache.to_str().unwrap();
     let (ok, err) = compile(&work, &["--cache", cache_arg]);

@@ -9,6 +9,7 @@
 //! `STRATA_REQUIRE_PYTHON` is set: then they fail.
 
 use crate::strata;
+use crate::support::copy_tree;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -45,19 +46,6 @@ fn python() -> Option<PathBuf> {
     );
     eprintln!("skipped: no Python with the kadet and jinja2 packages (set STRATA_TEST_PYTHON)");
     None
-}
-
-fn copy_tree(src: &Path, dst: &Path) {
-    fs::create_dir_all(dst).unwrap();
-    for e in fs::read_dir(src).unwrap() {
-        let e = e.unwrap();
-        let to = dst.join(e.file_name());
-        if e.path().is_dir() {
-            copy_tree(&e.path(), &to);
-        } else {
-            fs::copy(e.path(), &to).unwrap();
-        }
-    }
 }
 
 /// A writable copy of a case (Python writes `__pycache__` beside modules).

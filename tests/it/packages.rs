@@ -1,6 +1,7 @@
 //! Carvel packages: the 107-case conformance corpus
 //! (`../shared/conformance/packages/`) and CLI behaviour of `strata package`.
 
+use crate::support::copy_tree;
 use crate::support::git;
 use crate::{conformance_dir, strata};
 use std::fs;
@@ -652,19 +653,6 @@ fn render_reports_unsupported_steps() {
         ),
         "{err}"
     );
-}
-
-fn copy_tree(src: &Path, dst: &Path) {
-    fs::create_dir_all(dst).unwrap();
-    for e in fs::read_dir(src).unwrap() {
-        let e = e.unwrap();
-        let to = dst.join(e.file_name());
-        if e.path().is_dir() {
-            copy_tree(&e.path(), &to);
-        } else {
-            fs::copy(e.path(), &to).unwrap();
-        }
-    }
 }
 
 fn compile(project: &Path, out: &Path) -> (i32, String) {

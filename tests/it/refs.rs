@@ -4,6 +4,7 @@
 //! gpg round trips with a key made here, and no secret in review output.
 
 use crate::strata;
+use crate::support::copy_tree;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -12,23 +13,10 @@ fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/refs")
 }
 
-fn copy(src: &Path, dst: &Path) {
-    fs::create_dir_all(dst).unwrap();
-    for e in fs::read_dir(src).unwrap() {
-        let e = e.unwrap();
-        let to = dst.join(e.file_name());
-        if e.path().is_dir() {
-            copy(&e.path(), &to);
-        } else {
-            fs::copy(e.path(), &to).unwrap();
-        }
-    }
-}
-
 /// A writable copy of the corpus project.
 fn project() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
-    copy(&corpus().join("project"), d.path());
+    copy_tree(&corpus().join("project"), d.path());
     d
 }
 
