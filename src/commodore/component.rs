@@ -404,15 +404,10 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
         &|_| {},
     )
     .map_err(|e| {
-        let mut err = super::from_compile(e);
-        if err
-            .message
-            .contains("the helm input type runs the helm binary")
-        {
-            // Which component needs helm, not only which target and chart.
-            err.message = format!("component {name}: {}", err.message);
-        }
-        with_import_hint(err)
+        with_import_hint(super::name_component_needing_helm(
+            super::from_compile(e),
+            &name,
+        ))
     })?;
     let compiled_root = build.join("compiled");
     reveal_fake_refs(&compiled_root.join(&instance))?;

@@ -1375,6 +1375,18 @@ pub(crate) fn fetch_kapitan_dependencies(
     })
 }
 
+/// A missing helm binary's error names the component that needs it, not
+/// only the target and the chart.
+pub(crate) fn name_component_needing_helm(
+    mut err: CommodoreError,
+    component: &str,
+) -> CommodoreError {
+    if err.message.contains(compile::helm::HELM_MISSING) {
+        err.message = format!("component {component}: {}", err.message);
+    }
+    err
+}
+
 /// Compiles the catalog of `cluster_id` in a prepared working directory.
 pub fn compile_catalog(opts: &CatalogOptions) -> Result<CatalogReport, CommodoreError> {
     compile_catalog_with(opts, None)
@@ -1477,16 +1489,10 @@ pub(crate) fn compile_catalog_with(
     };
     compile::compile_into(&prepared, &selected, &copts, &build, &|_| {}).map_err(|e| {
         let instance = e.target.clone().unwrap_or_default();
-        let mut err = from_compile(e);
-        // A missing helm: say which component needs it.
-        if err
-            .message
-            .contains("the helm input type runs the helm binary")
-        {
-            if let Some(c) = deps.instances.get(&instance) {
-                err.message = format!("component {c}: {}", err.message);
-            }
-        }
+        let err = match deps.instances.get(&instance) {
+            Some(c) => name_component_needing_helm(from_compile(e), c),
+            None => from_compile(e),
+        };
         with_import_hint(err, &instance)
     })?;
     let compiled = build.join("compiled");

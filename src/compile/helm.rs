@@ -11,6 +11,10 @@ use crate::value::{Map, Value};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+/// The words of the error for a missing helm binary (callers that know
+/// which component needs helm add its name).
+pub const HELM_MISSING: &str = "the helm input type runs the helm binary";
+
 /// Flags Kapitan refuses in `helm_params`: they would change where or
 /// whether helm writes its output.
 const DENIED_FLAGS: [&str; 5] = [
@@ -231,7 +235,7 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
     let out = cmd.output().map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             format!(
-                "`{bin}` not found: the helm input type runs the helm binary; install helm 3 (https://helm.sh/docs/intro/install/) on PATH, or set helm_path / KAPITAN_HELM_PATH"
+                "`{bin}` not found: {HELM_MISSING}; install helm 3 (https://helm.sh/docs/intro/install/) on PATH, or set helm_path / KAPITAN_HELM_PATH"
             )
         } else {
             format!("cannot run `{bin}`: {e}")
