@@ -442,19 +442,6 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
     })
 }
 
-/// For a missing jsonnet import in a component compile that installed
-/// the component's jsonnet dependencies: which component needs it, where
-/// they are declared, what to do (see [`super::missing_import_hint`]).
-pub fn missing_import_hint(message: &str, component: &str, dir: &Path) -> String {
-    let vendor = dir.join("vendor");
-    let fetch = super::ImportFetch {
-        skipped: None,
-        vendor: &vendor,
-        other: Some("pass the library's directory with -J/--search-paths"),
-    };
-    super::missing_import_hint(message, component, component, dir, &fetch).unwrap_or_default()
-}
-
 /// Commodore compiles component tests with a fake Vault backend and
 /// `--reveal`: every `?{vaultkv:PATH}` reference reads as `PATH`.
 fn reveal_fake_refs(dir: &Path) -> Result<(), CommodoreError> {
