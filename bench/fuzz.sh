@@ -5,6 +5,8 @@
 #   bench/fuzz.sh [SECONDS] [TARGET...]           cargo-fuzz / libFuzzer (nightly)
 #   bench/fuzz.sh --stable [SECONDS] [TARGET...]  the stable `mutate` driver
 # Targets: yaml refs inventory overlay redact (default: all five).
+# FUZZ_RUNS=N stops a target after N executions (SECONDS stays the upper
+# bound); FUZZ_JOBS=N runs N fuzzing processes at once (default 1).
 #
 # libFuzzer runs in fork mode (-fork=1 -ignore_crashes=1 -ignore_timeouts=1
 # -ignore_ooms=1), so a finding does not end the run and every finding is
@@ -56,7 +58,7 @@ for t in "${targets[@]}"; do
   touch "$stamp"
   # The parent process only schedules jobs; -max_total_time bounds the run.
   timeout --kill-after=30 $((secs + 120)) nice -n 19 "$bindir/$t" \
-    -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+    -fork="${FUZZ_JOBS:-1}" -runs="${FUZZ_RUNS:--1}" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
     -rss_limit_mb=2048 -timeout=1 -max_total_time="$secs" -max_len=65536 \
     -artifact_prefix="fuzz/artifacts/$t/" \
     "fuzz/corpus/$t" "fuzz/seeds/$t" >"$log" 2>&1 || true

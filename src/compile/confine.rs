@@ -88,6 +88,42 @@ impl Confine {
             path.display()
         ))
     }
+
+    /// [`Self::check`] for a directory that a program reads as a whole (a
+    /// helm chart, a ytt directory): the directory and every symlink below
+    /// it, following links that stay inside, each real directory once.
+    pub fn check_tree(&self, root: &Path) -> Result<(), String> {
+        self.check(root)?;
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            let Ok(real) = dir.canonicalize() else {
+                continue;
+            };
+            if !real.is_dir() || !seen.insert(real) {
+                continue;
+            }
+            // An unreadable directory fails the program that reads it, with
+            // its own message; only escapes are this check's business.
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            let mut names: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+            names.sort();
+            for p in names {
+                let Ok(meta) = p.symlink_metadata() else {
+                    continue;
+                };
+                if meta.file_type().is_symlink() {
+                    self.check(&p)?;
+                    stack.push(p);
+                } else if meta.is_dir() {
+                    stack.push(p);
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 thread_local! {
@@ -112,6 +148,14 @@ pub(crate) fn scoped<R>(confine: Option<Arc<Confine>>, f: impl FnOnce() -> R) ->
 pub(crate) fn check(path: &Path) -> Result<(), String> {
     ACTIVE.with(|a| match &*a.borrow() {
         Some(c) => c.check(path),
+        None => Ok(()),
+    })
+}
+
+/// [`check`] of a directory read as a whole ([`Confine::check_tree`]).
+pub(crate) fn check_tree(path: &Path) -> Result<(), String> {
+    ACTIVE.with(|a| match &*a.borrow() {
+        Some(c) => c.check_tree(path),
         None => Ok(()),
     })
 }
@@ -142,6 +186,35 @@ mod tests {
             std::os::unix::fs::symlink(d.path(), repo.join("up")).unwrap();
             assert!(c.check(&repo.join("up/secret")).is_err());
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn trees_are_checked_through_every_symlink_inside() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = d.path().join("repo");
+        let chart = repo.join("charts/app");
+        std::fs::create_dir_all(chart.join("templates")).unwrap();
+        std::fs::create_dir_all(repo.join("shared")).unwrap();
+        std::fs::write(chart.join("templates/a.yaml"), "a").unwrap();
+        std::fs::write(d.path().join("secret"), "s").unwrap();
+        let c = Confine::new([repo.clone()]);
+        assert!(c.check_tree(&chart).is_ok());
+        // A link to a directory inside the repository, and a loop: fine.
+        std::os::unix::fs::symlink(repo.join("shared"), chart.join("shared")).unwrap();
+        std::os::unix::fs::symlink("..", chart.join("templates/up")).unwrap();
+        assert!(c.check_tree(&chart).is_ok());
+        // A link out, two levels down or behind the inside link: refused.
+        std::os::unix::fs::symlink(d.path().join("secret"), repo.join("shared/s")).unwrap();
+        let e = c.check_tree(&chart).unwrap_err();
+        assert!(
+            e.contains("through a symlink") && e.contains("shared/s"),
+            "{e}"
+        );
+        std::fs::remove_file(repo.join("shared/s")).unwrap();
+        std::os::unix::fs::symlink("/etc", chart.join("templates/etc")).unwrap();
+        let e = c.check_tree(&chart).unwrap_err();
+        assert!(e.contains("templates/etc"), "{e}");
     }
 
     #[test]

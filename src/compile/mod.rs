@@ -886,7 +886,10 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
         for input in inputs {
             // `external` runs a program (often an absolute one) and
             // `remove` only deletes below the catalog: neither is a read.
-            if !matches!(entry.input_type, InputType::External | InputType::Remove) {
+            // A helm chart is read by another program, file by file.
+            if entry.input_type == InputType::Helm {
+                confine::check_tree(&input).map_err(|m| err(m).input(&input))?;
+            } else if !matches!(entry.input_type, InputType::External | InputType::Remove) {
                 confine::check(&input).map_err(|m| err(m).input(&input))?;
             }
             let res = match entry.input_type {
@@ -927,7 +930,7 @@ fn compile_ytt(ctx: &TargetCtx, entry: &Entry, out_dir: &Path) -> Result<(), Str
             ));
         }
         for f in &found {
-            confine::check(f)?;
+            confine::check_tree(f)?;
         }
         inputs.extend(found);
     }

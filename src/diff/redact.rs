@@ -3,7 +3,9 @@
 //! ever sees `<redacted: changed>` / `<redacted: unchanged>`.
 //!
 //! Redacted: every value under `data` and `stringData` of a `kind: Secret`
-//! object (at any depth, so `List` items count), and the value of any key
+//! object (at any depth, so `List` items count) and of a SealedSecret's
+//! `spec.template` (copied unencrypted into the Secret it makes), and the
+//! value of any key
 //! matching one of the key patterns. Booleans and nulls stay visible
 //! (`automountServiceAccountToken: false` is not a secret). The password of
 //! a URL (`postgres://app:<password>@db/app`) is redacted in every string,
@@ -91,7 +93,7 @@ impl Redactor {
                 message: e.to_string(),
             })?);
         }
-        let secret_kind = Regex::new(r#"(?m)["']?kind["']?\s*:\s*["']?(?i:Secret)\b"#)
+        let secret_kind = Regex::new(r#"(?m)["']?kind["']?\s*:\s*["']?(?i:(?:Sealed)?Secret)\b"#)
             .expect("static regex is valid");
         let credentials = CREDENTIAL_PATTERNS
             .iter()
@@ -259,17 +261,16 @@ impl Redactor {
     fn walk(&self, old: Option<&Value>, new: Option<&Value>) -> (Option<Value>, Option<Value>) {
         match (old, new) {
             (Some(Value::Map(o)), Some(Value::Map(n))) => {
-                let secret = is_secret(o) || is_secret(n);
-                let (a, b) = self.walk_maps(Some(o), Some(n), secret);
+                let (a, b) = self.walk_maps(Some(o), Some(n), Part::of(o).or(Part::of(n)));
                 (Some(Value::Map(a)), Some(Value::Map(b)))
             }
             (Some(Value::Map(o)), None) => (
-                Some(Value::Map(self.walk_maps(Some(o), None, is_secret(o)).0)),
+                Some(Value::Map(self.walk_maps(Some(o), None, Part::of(o)).0)),
                 None,
             ),
             (None, Some(Value::Map(n))) => (
                 None,
-                Some(Value::Map(self.walk_maps(None, Some(n), is_secret(n)).1)),
+                Some(Value::Map(self.walk_maps(None, Some(n), Part::of(n)).1)),
             ),
             (Some(Value::List(o)), Some(Value::List(n))) => {
                 let len = o.len().max(n.len());
@@ -324,7 +325,31 @@ impl Redactor {
         }
     }
 
-    fn walk_maps(&self, old: Option<&Map>, new: Option<&Map>, secret: bool) -> (Map, Map) {
+    /// [`Self::walk`] of a map that is `part` of a secret-bearing object
+    /// because of where it sits, not of its own `kind`.
+    fn walk_part(
+        &self,
+        old: Option<&Value>,
+        new: Option<&Value>,
+        part: Part,
+    ) -> (Option<Value>, Option<Value>) {
+        match (old, new) {
+            (Some(Value::Map(_)) | None, Some(Value::Map(_)) | None)
+                if old.is_some() || new.is_some() =>
+            {
+                let (a, b) = self.walk_maps(
+                    old.and_then(Value::as_map),
+                    new.and_then(Value::as_map),
+                    part,
+                );
+                (old.map(|_| Value::Map(a)), new.map(|_| Value::Map(b)))
+            }
+            _ => self.walk(old, new),
+        }
+    }
+
+    fn walk_maps(&self, old: Option<&Map>, new: Option<&Map>, part: Part) -> (Map, Map) {
+        let secret = part == Part::Secret;
         let empty = Map::new();
         let o = old.unwrap_or(&empty);
         let n = new.unwrap_or(&empty);
@@ -343,9 +368,15 @@ impl Redactor {
             let (ov, nv) = (o.get(k), n.get(k));
             let (x, y) = if secret && (k == "data" || k == "stringData") {
                 self.hide_children(ov, nv)
+            } else if part == Part::SealedSecret && k == "spec" {
+                self.walk_part(ov, nv, Part::SealedSpec)
+            } else if part == Part::SealedSpec && k == "template" {
+                // The Secret the controller makes: `template.data` is copied
+                // into it unencrypted, next to the decrypted `encryptedData`.
+                self.walk_part(ov, nv, Part::Secret)
             } else if env_secret && k == "value" {
                 hide(ov, nv)
-            } else if secret && k == "metadata" {
+            } else if matches!(part, Part::Secret | Part::SealedSecret) && k == "metadata" {
                 // A Secret's last-applied annotation is a copy of its data.
                 let (mut x, mut y) = self.walk(ov, nv);
                 let annotation = |v: Option<&Value>| {
@@ -609,10 +640,37 @@ fn is_container(v: &Value) -> bool {
     matches!(v, Value::Map(_) | Value::List(_))
 }
 
-fn is_secret(m: &Map) -> bool {
-    m.get("kind")
-        .and_then(Value::as_str)
-        .is_some_and(|k| k.eq_ignore_ascii_case("Secret"))
+/// Where a map sits in an object whose values are hidden by position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// Nothing hidden by position (key patterns and shapes still apply).
+    Plain,
+    /// A `kind: Secret` object, or a SealedSecret's `spec.template`: its
+    /// `data` and `stringData` values are hidden.
+    Secret,
+    /// A `kind: SealedSecret` object.
+    SealedSecret,
+    /// A SealedSecret's `spec`.
+    SealedSpec,
+}
+
+impl Part {
+    fn of(m: &Map) -> Part {
+        match m.get("kind").and_then(Value::as_str) {
+            Some(k) if k.eq_ignore_ascii_case("Secret") => Part::Secret,
+            Some(k) if k.eq_ignore_ascii_case("SealedSecret") => Part::SealedSecret,
+            _ => Part::Plain,
+        }
+    }
+
+    /// The first that is not plain.
+    fn or(self, other: Part) -> Part {
+        if self == Part::Plain {
+            other
+        } else {
+            self
+        }
+    }
 }
 
 /// Redacts a value a key pattern marked; booleans and nulls stay visible.
@@ -700,6 +758,31 @@ mod tests {
         assert!(b.contains("<redacted: unchanged>"));
         assert!(b.contains("automountServiceAccountToken: false"));
         assert!(a.contains("<redacted>"));
+    }
+
+    #[test]
+    fn sealed_secret_template_data_is_hidden_but_not_its_ciphertext() {
+        let r = Redactor::default();
+        let doc = |plain: &str| {
+            v(&format!("kind: SealedSecret\nmetadata: {{name: s}}\nspec:\n  encryptedData: {{k: AgBcipher}}\n  template:\n    type: Opaque\n    metadata: {{labels: {{app: a}}}}\n    data: {{plain: {plain}}}\n    stringData: {{other: {plain}-2}}\n"))
+        };
+        let (a, b) = r.redact_pair(Some(&doc("sealedold")), Some(&doc("sealednew")));
+        let text = crate::yaml::emit::to_yaml_string(&a) + &crate::yaml::emit::to_yaml_string(&b);
+        assert!(
+            !text.contains("sealedold") && !text.contains("sealednew"),
+            "{text}"
+        );
+        assert!(
+            text.contains("AgBcipher") && text.contains("app: a"),
+            "{text}"
+        );
+        assert!(text.contains("type: Opaque"), "{text}");
+        // Only a SealedSecret's own `spec.template` counts.
+        let other = v("kind: Deployment\nspec:\n  template:\n    data: {plain: visible}\n");
+        let (_, b) = r.redact_pair(None, Some(&other));
+        assert!(crate::yaml::emit::to_yaml_string(&b).contains("visible"));
+        let t = r.redact_text("kind: SealedSecret\nspec: {template: {data: {k: textplain}}}\n");
+        assert!(!t.contains("textplain"), "{t}");
     }
 
     #[test]

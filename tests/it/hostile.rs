@@ -621,6 +621,7 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("authorization-header", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  nginx.conf: |\n    proxy_set_header Authorization \"Basic {V}\";\n  curl: curl -H 'Authorization: Bearer {V}' https://x\n", "YWRtaW46aHVudGVyMg7735"),
     ("slack-webhook", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  hook: https://hooks.slack.com/services/T0000000/B0000000/{V}\n", "XXXXXXXXXXXXXXXXXXXX8846"),
     ("secret-kind-any-case", "apiVersion: v1\nkind: secret\nmetadata:\n  name: s\nstringData:\n  conf: {V}\n", "lowerkind-9957"),
+    ("sealed-secret-template", "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata:\n  name: s\nspec:\n  encryptedData:\n    k: AgBy3i4OJSWK+PiTySYZZA==\n  template:\n    metadata:\n      name: s\n    data:\n      plain: {V}\n", "sealedplain-6608"),
 ];
 
 #[test]
