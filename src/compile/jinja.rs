@@ -20,11 +20,59 @@ pub fn to_template_value(v: &Value) -> minijinja::Value {
     minijinja::Value::from_serialize(v)
 }
 
-/// Converts a template value back (for filters that dump data).
+/// Converts a template value back (for filters that dump data, and the
+/// arguments of Python filters).
 pub fn from_template_value(v: &minijinja::Value) -> Value {
     match serde_json::to_value(v) {
-        Ok(j) => Value::from_json(&j),
+        Ok(j) => restore_non_finite(v, Value::from_json(&j)),
         Err(_) => Value::String(v.to_string()),
+    }
+}
+
+/// JSON has no `inf`/`nan`: serde writes them as `null`. Puts back the
+/// non-finite numbers of `v` where the conversion left a null.
+fn restore_non_finite(v: &minijinja::Value, converted: Value) -> Value {
+    match converted {
+        Value::Null if v.kind() == ValueKind::Number => f64::try_from(v.clone())
+            .map(Value::Float)
+            .unwrap_or(Value::Null),
+        Value::List(items) if items.iter().any(has_null) => {
+            let Ok(iter) = v.try_iter() else {
+                return Value::List(items);
+            };
+            let originals: Vec<minijinja::Value> = iter.collect();
+            if originals.len() != items.len() {
+                return Value::List(items);
+            }
+            Value::List(
+                items
+                    .into_iter()
+                    .zip(&originals)
+                    .map(|(c, o)| restore_non_finite(o, c))
+                    .collect(),
+            )
+        }
+        Value::Map(m) if m.values().any(has_null) => Value::Map(
+            m.into_iter()
+                .map(|(k, c)| {
+                    let c = match v.get_item(&minijinja::Value::from(k.as_str())) {
+                        Ok(o) if !o.is_undefined() => restore_non_finite(&o, c),
+                        _ => c,
+                    };
+                    (k, c)
+                })
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+fn has_null(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::List(l) => l.iter().any(has_null),
+        Value::Map(m) => m.values().any(has_null),
+        _ => false,
     }
 }
 

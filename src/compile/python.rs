@@ -316,16 +316,27 @@ impl Bridge {
         })
     }
 
-    /// Calls a loaded filter function with JSON arguments.
+    /// Calls a loaded filter function; the arguments travel in Python's
+    /// JSON dialect, so `.inf` and `.nan` arrive as floats, as in Kapitan.
     pub fn call_filter(
         &self,
         name: &str,
-        args: &[serde_json::Value],
+        args: &[Value],
     ) -> Result<serde_json::Value, BridgeError> {
         let what = || format!("the jinja2 filter `{name}`");
         self.with_proc(&what, |p, prog| {
-            let req = serde_json::json!({"op": "filter", "name": name, "args": args});
-            let mut reply = call(p, prog, &req)?;
+            let req = serde_json::json!({"op": "filter", "name": name});
+            let line = with_value(&req, "args", |out| {
+                out.push('[');
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    python_json(a, out);
+                }
+                out.push(']');
+            });
+            let mut reply = call_line(p, prog, line)?;
             Ok(reply["value"].take())
         })
     }
@@ -380,9 +391,8 @@ pub fn add_filters(
                         format!("filter `{n}` is defined in {path}, which needs Python: {e}"),
                     ));
                 }
-                let json: Vec<serde_json::Value> =
-                    args.iter().map(|a| from_template_value(a).to_json()).collect();
-                b.call_filter(&n, &json)
+                let values: Vec<Value> = args.iter().map(from_template_value).collect();
+                b.call_filter(&n, &values)
                     .map(|v| to_template_value(&Value::from_json(&v)))
                     .map_err(|e| {
                         Error::new(

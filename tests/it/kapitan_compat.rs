@@ -196,6 +196,16 @@ fn python_jinja2_filters_give_kapitans_bytes() {
     assert_same_tree(&p.path().join("out/compiled"), &p.path().join("expected"));
 }
 
+/// `.inf`/`.nan` reach a Python filter as floats (serde_json would write
+/// `null`), and the YAML filter writes them as PyYAML does.
+#[test]
+fn python_jinja2_filters_get_non_finite_numbers_as_floats() {
+    let Some(py) = python() else { return };
+    let p = project("filters-inf");
+    compile(p.path(), &py).success();
+    assert_same_tree(&p.path().join("out/compiled"), &p.path().join("expected"));
+}
+
 /// Without Python, templates that do not use the file's filters still
 /// render; one that does gets an error naming the filter, file and cause.
 #[test]
