@@ -210,10 +210,19 @@ impl ToDiagnostic for InventoryError {
             }
             InventoryError::Shape { path, line, .. } => d = d.with_file(path).with_line(*line),
             InventoryError::ClassNotFound { class, from, line } => {
-                d = d.with_file(from).with_line(*line).with_hint(format!(
-                    "create classes/{}.yml, fix the name, or pass --ignore-class-not-found",
-                    class.replace('.', "/")
-                ))
+                // A name with empty parts or path separators names no file
+                // that could be created: say how class names map to files.
+                let odd = class
+                    .split('.')
+                    .any(|p| p.is_empty() || p.contains(['/', '\\']));
+                d = d.with_file(from).with_line(*line).with_hint(if odd {
+                    "a class name is directory and file names under classes/ joined by `.` (`a.b` is classes/a/b.yml); fix the name, or pass --ignore-class-not-found".to_string()
+                } else {
+                    format!(
+                        "create classes/{}.yml, fix the name, or pass --ignore-class-not-found",
+                        class.replace('.', "/")
+                    )
+                })
             }
             InventoryError::PatternNoMatch { from, .. } => {
                 d = d.with_file(from).with_hint(

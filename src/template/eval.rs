@@ -2328,6 +2328,7 @@ pub fn globals() -> Globals {
     ]);
     tpl_natives(&mut b);
     data_natives(&mut b);
+    super::guard::natives(&mut b);
     b.set("__ov_all", StarMatcher(Matcher::All));
     b.build()
 }
@@ -2614,8 +2615,8 @@ impl Workspace {
         fid: Option<usize>,
     ) -> Result<(FrozenModule, Option<Node>), EvalError> {
         super::guard::check_depth(code).map_err(|e| EvalError(format!("{path}: {e}")))?;
-        let ast = AstModule::parse(path, code.to_string(), &dialect())
-            .map_err(|e| EvalError(self.describe(e, fid)))?;
+        let ast = super::guard::parse(path, code, &dialect())
+            .map_err(|e| EvalError(self.describe(e, fid, path)))?;
         let ctx = Ctx::new(
             self.reg.clone(),
             self.scope.clone(),
@@ -2635,7 +2636,7 @@ impl Workspace {
                 eval.eval_module(ast, &self.globals)
             };
             if let Err(e) = res {
-                return Err(EvalError(self.describe(e, fid)));
+                return Err(EvalError(self.describe(e, fid, path)));
             }
             let root = ctx.root.borrow_mut().take();
             let fm = module
@@ -2681,9 +2682,11 @@ impl Workspace {
     }
 
     /// Error text naming the template file and line.
-    fn describe(&self, e: starlark::Error, fid: Option<usize>) -> String {
+    /// `path` names the file when the error has no span (starlark's own
+    /// heap and tick limits are detected away from any statement).
+    fn describe(&self, e: starlark::Error, fid: Option<usize>, path: &str) -> String {
         let kind = format!("{}", e.without_diagnostic());
-        let msg = ytt_message(&kind);
+        let msg = super::guard::limit_message(&kind).unwrap_or_else(|| ytt_message(&kind));
         let loc = e.span().map(|s| {
             let r = s.resolve_span();
             (s.filename().to_string(), r.begin.line + 1)
@@ -2700,7 +2703,7 @@ impl Workspace {
             None => (String::new(), 0),
         };
         if file.is_empty() {
-            msg
+            format!("{path}: {msg}")
         } else {
             format!("{file}:{line}: {msg}")
         }

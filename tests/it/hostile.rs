@@ -885,7 +885,18 @@ fn template_code_depth_steps_and_heap_are_bounded() {
         ("deep-unary.yml", format!("a: #@ {}1\n", "-".repeat(50_000)), "nested deeper than 512 levels"),
         ("growth.yml", "#@ x = [1]\n#@ for i in range(40):\n#@   x = x + x\n#@ end\na: #@ len(x)\n".to_string(), "values take more than"),
         ("string-growth.yml", "#@ s = \"ab\"\n#@ for i in range(60):\n#@   s = s + s\n#@ end\na: #@ len(s)\n".to_string(), "values take more than"),
-        ("endless.yml", "#@ def f():\n#@   n = 0\n#@   for i in range(2000000000):\n#@     n += 1\n#@   end\n#@   return n\n#@ end\na: #@ f()\n".to_string(), "statements (an endless loop?)"),
+        ("endless.yml", "#@ def f():\n#@   n = 0\n#@   for i in range(10000000):\n#@     for j in range(10000000):\n#@       n += 1\n#@     end\n#@   end\n#@   return n\n#@ end\na: #@ f()\n".to_string(), "statements (an endless loop?)"),
+        ("range.yml", "a: #@ len(list(range(2000000000)))\n".to_string(), "range() of 2000000000 elements: templates may use at most 10000000"),
+        ("range-step.yml", "a: #@ len(list(range(2000000000, -2000000000, -3)))\n".to_string(), "range() of 1333333334 elements"),
+        // One statement that builds a huge value at once: measured before
+        // it is built (these took 2-16 GB, or aborted the process).
+        ("repeat.yml", "a: #@ len(\"x\" * 2000000000)\n".to_string(), "values take more than"),
+        ("repeat-list.yml", "a: #@ len([0, 1] * 1000000000)\n".to_string(), "values take more than"),
+        ("repeat-assign.yml", "#@ s = \"xy\"\n#@ s *= 1000000000\na: #@ len(s)\n".to_string(), "values take more than"),
+        ("repeat-index.yml", "#@ d = {\"k\": \"xy\"}\n#@ d[\"k\"] *= 1000000000\na: #@ len(d[\"k\"])\n".to_string(), "values take more than"),
+        ("comprehension.yml", "a: #@ len([\"x\" * 1000000 for i in range(100000)])\n".to_string(), "values take more than"),
+        ("comprehension-concat.yml", "#@ s = \"x\" * 100000\na: #@ len([s + s for i in range(1000000)])\n".to_string(), "values take more than"),
+        ("comprehension-endless.yml", "a: #@ len([i for i in range(10000000) for j in range(10000000) if False])\n".to_string(), "more than 200000000 calls or loop iterations"),
     ];
     for (file, text, needle) in cases {
         write(&tmp.path().join(file), &text);
@@ -901,12 +912,14 @@ fn template_code_depth_steps_and_heap_are_bounded() {
     write(
         &tmp.path().join("ok.yml"),
         &format!(
-            "#@ n = 0\n#@ for i in range(100000):\n#@   n += i\n#@ end\nsum: #@ n\n---\n{nested}"
+            "#@ n = 0\n#@ for i in range(100000):\n#@   n += i\n#@ end\nsum: #@ n\n#@ m = 3\n#@ m *= 2\n#@ l = [1] * 3\n#@ l *= 2\nprod: #@ [m * 7, \"ab\" * 2, 2 * \"c\", len(l)]\n---\n{nested}"
         ),
     );
     let out = run(tmp.path(), &["template", "-f", "ok.yml"], 0);
     assert!(
-        out.contains("sum: 4999950000") && out.contains("v: 3"),
+        out.contains("sum: 4999950000")
+            && out.contains("v: 3")
+            && out.contains("- 42\n- abab\n- cc\n- 6"),
         "{out}"
     );
 }

@@ -142,6 +142,34 @@ fn errors_name_file_parameter_and_exit_2() {
 }
 
 #[test]
+fn a_class_name_that_names_no_file_gets_a_hint_on_class_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let inv = dir.path().join("inventory");
+    std::fs::create_dir_all(inv.join("classes")).unwrap();
+    std::fs::create_dir_all(inv.join("targets")).unwrap();
+    std::fs::write(
+        inv.join("targets/t.yml"),
+        "classes:\n  - ../../etc/passwd\n",
+    )
+    .unwrap();
+    let out = strata()
+        .args(["inventory", "--inventory-path"])
+        .arg(&inv)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("class not found"), "{err}");
+    assert!(err.contains("targets/t.yml:2"), "{err}");
+    assert!(
+        err.contains("hint: a class name is directory and file names under classes/ joined by `.`"),
+        "{err}"
+    );
+    // No path made of the bad name is suggested.
+    assert!(!err.contains("create classes/"), "{err}");
+}
+
+#[test]
 fn missing_inventory_directory() {
     strata()
         .args(["inventory", "--inventory-path", "/nonexistent/strata-inv"])
