@@ -21,6 +21,7 @@ pub mod github;
 pub mod hooks;
 pub mod inventory;
 pub mod lint;
+pub mod memguard;
 pub mod order;
 pub mod packages;
 pub mod publish;

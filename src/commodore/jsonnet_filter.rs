@@ -118,6 +118,24 @@ pub fn run(
     inventory: &Value,
     args: &Map,
 ) -> Result<(), CommodoreError> {
+    // The filter is component code: its memory is metered like compile's.
+    let what = format!(
+        "component {component}, jsonnet postprocess filter {}",
+        filter.display()
+    );
+    crate::memguard::metered(&what, || {
+        run_metered(filter, work_dir, component, out_dir, inventory, args)
+    })
+}
+
+fn run_metered(
+    filter: &Path,
+    work_dir: &Path,
+    component: &str,
+    out_dir: &Path,
+    inventory: &Value,
+    args: &Map,
+) -> Result<(), CommodoreError> {
     let ctx = crate::compile::jsonnet::StdContext::new(PathResolver::Absolute);
     let mut ext: Vec<(String, String)> = args
         .iter()

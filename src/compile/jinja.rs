@@ -827,9 +827,14 @@ fn jinja_indent(
     rv
 }
 
+/// Instructions one Jinja2 render may run (minijinja's fuel): a loop nested
+/// in a loop must not run forever. Memory is metered by `memguard`.
+pub const MAX_FUEL: u64 = 100_000_000;
+
 /// A Jinja2 environment as Kapitan builds it for one template directory.
 pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment<'static> {
     let mut env = Environment::new();
+    env.set_fuel(Some(MAX_FUEL));
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_trim_blocks(true);
     env.set_lstrip_blocks(true);
@@ -1064,6 +1069,11 @@ pub fn render_file_with(
 fn describe_error(e: &Error, path: &Path) -> String {
     let name = e.name().unwrap_or_default().to_string();
     let mut msg = format!("Jinja2 error in {}: {e}", path.display());
+    if e.kind() == minijinja::ErrorKind::OutOfFuel {
+        msg.push_str(&format!(
+            " (more than {MAX_FUEL} instructions in one render: an endless loop?)"
+        ));
+    }
     // minijinja's messages do not repeat the expression; quote the line so
     // the user sees which name was undefined.
     if let Some(line) = e.line() {

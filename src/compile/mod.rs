@@ -868,8 +868,19 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
             out_dir
         }
     };
+    // Code from the repository runs here: its memory is metered (a value
+    // doubled in a loop would otherwise take all of it).
+    let what = |input: Option<&Path>| match input {
+        Some(i) => format!(
+            "target {target}, {}, input {}",
+            entry.describe(),
+            i.display()
+        ),
+        None => format!("target {target}, {}", entry.describe()),
+    };
     if entry.input_type == InputType::Ytt {
-        return compile_ytt(ctx, entry, &out_dir).map_err(|m| match m.split_once(HINT_SEP) {
+        let res = crate::memguard::metered(&what(None), || compile_ytt(ctx, entry, &out_dir));
+        return res.map_err(|m| match m.split_once(HINT_SEP) {
             Some((m, h)) => err(m.to_string()).hint(h),
             None => err(m),
         });
@@ -893,8 +904,12 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
                 confine::check(&input).map_err(|m| err(m).input(&input))?;
             }
             let res = match entry.input_type {
-                InputType::Jsonnet => compile_jsonnet(ctx, entry, &input, &out_dir),
-                InputType::Jinja2 => compile_jinja2(ctx, entry, &input, &out_dir),
+                InputType::Jsonnet => crate::memguard::metered(&what(Some(&input)), || {
+                    compile_jsonnet(ctx, entry, &input, &out_dir)
+                }),
+                InputType::Jinja2 => crate::memguard::metered(&what(Some(&input)), || {
+                    compile_jinja2(ctx, entry, &input, &out_dir)
+                }),
                 InputType::Copy => compile_copy(ctx, &input, &out_dir),
                 InputType::Remove => compile_remove(&input, catalog_root, &ctx.abs_roots),
                 InputType::External => compile_external(entry, &input, &out_dir),

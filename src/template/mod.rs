@@ -165,7 +165,20 @@ fn empty_map() -> Val {
 
 /// Runs the whole pipeline.
 pub fn run(opts: &Options) -> Result<Output, TemplateError> {
-    run_in(opts, None, &eval::LibState::default(), LibMode::Eval)
+    // Templates are code from the repository: their memory is metered (the
+    // Starlark heap limit does not see values kept outside its heap).
+    let mut what = String::from("templates");
+    for (i, f) in opts.files.iter().enumerate() {
+        if i == 3 {
+            what.push_str(&format!(" and {} more", opts.files.len() - 3));
+            break;
+        }
+        what.push_str(if i == 0 { " " } else { ", " });
+        what.push_str(&f.path);
+    }
+    crate::memguard::metered(&what, || {
+        run_in(opts, None, &eval::LibState::default(), LibMode::Eval)
+    })
 }
 
 /// Evaluates a private library (`library.get(...).eval()` and friends).

@@ -1093,3 +1093,137 @@ fn reviews_read_search_paths_given_as_flags() {
     let err = run(&repo, &["diff", "--base", "base", "--head", "HEAD"], 2);
     assert!(err.contains("outside the repository"), "{err}");
 }
+
+/// Re-probe (issue 19): code in a pull request built huge values that no
+/// step count sees. jsonnet `f(s + s, n - 1)` was killed by the kernel at
+/// 23 GB, `std.strReplace` of every character by a long string panicked
+/// past 4 GB, Jinja2's `namespace` doubling and `replace` took 2-24 GB, two
+/// nested Jinja2 loops ran forever, and Starlark's `str.replace` was not
+/// measured. Each is now an error naming the target, entry and input, exit
+/// 2, and the previous catalog stays. `STRATA_EVAL_MEMORY` lowers the
+/// budget (2 GiB by default) so the test holds 64 MB at most per case.
+#[test]
+fn evaluations_are_held_to_a_memory_budget_and_jinja2_to_fuel() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let cases: [(&str, &str, &str); 6] = [
+        (
+            "jsonnet",
+            "m.jsonnet",
+            "local f(s, n) = if n == 0 then std.length(s) else f(s + s, n - 1);\n{ a: { n: f('x', 40) } }\n",
+        ),
+        (
+            "jsonnet",
+            "m.jsonnet",
+            "{ a: { n: std.length(std.strReplace(std.repeat('x', 20000), 'x', std.repeat('y', 20000))) } }\n",
+        ),
+        (
+            "jsonnet",
+            "m.jsonnet",
+            "{ a: { n: std.length(std.makeArray(100000000, function(i) i)) } }\n",
+        ),
+        (
+            "jinja2",
+            "t.j2",
+            "{% set ns = namespace(s='x') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}\n",
+        ),
+        (
+            "jinja2",
+            "t.j2",
+            "{{ 'x'|replace('x', 'y' * 20000)|replace('y', 'z' * 20000) }}\n",
+        ),
+        (
+            "jinja2",
+            "t.j2",
+            "{% set s = 'x' * 100000 %}{% for i in range(100000) %}{{ s }}{% endfor %}\n",
+        ),
+    ];
+    std::fs::create_dir_all(dir.join("inventory/targets")).unwrap();
+    let target = |kind: &str, file: &str| {
+        format!(
+            "parameters:\n  kapitan:\n    vars:\n      target: t\n    compile:\n      - input_type: {kind}\n        input_paths: [src/{file}]\n        output_path: out\n        output_type: yaml\n"
+        )
+    };
+    // A first, good catalog.
+    write(&dir.join("src/ok.jsonnet"), "{ a: { v: 1 } }\n");
+    write(
+        &dir.join("inventory/targets/t.yml"),
+        &target("jsonnet", "ok.jsonnet"),
+    );
+    run(dir, &["compile"], 0);
+    let good = std::fs::read_to_string(dir.join("compiled/t/out/a.yaml")).unwrap();
+    for (kind, file, code) in cases {
+        write(&dir.join("src").join(file), code);
+        write(&dir.join("inventory/targets/t.yml"), &target(kind, file));
+        let out = strata()
+            .current_dir(dir)
+            .args(["compile"])
+            .env("STRATA_EVAL_MEMORY", "64000000")
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{code}: {err}");
+        assert!(
+            err.contains(&format!(
+                "target t, compile entry #1 ({kind} -> out), input "
+            )) && err.contains(file)
+                && err.contains("the evaluation holds more than 64000000 bytes of memory"),
+            "{code}: {err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("compiled/t/out/a.yaml")).unwrap(),
+            good,
+            "{code}"
+        );
+    }
+    // Two nested loops: minijinja's fuel ends the render.
+    write(
+        &dir.join("src/t.j2"),
+        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}\n",
+    );
+    write(
+        &dir.join("inventory/targets/t.yml"),
+        &target("jinja2", "t.j2"),
+    );
+    let err = run(dir, &["compile"], 2);
+    assert!(
+        err.contains("t.j2") && err.contains("more than 100000000 instructions in one render"),
+        "{err}"
+    );
+    // Starlark's `str.replace` in `strata template`, metered the same way.
+    write(
+        &dir.join("rep.yml"),
+        "#@ s = \"x\" * 100000\n#@ t = s.replace(\"x\", s)\na: #@ len(t)\n",
+    );
+    let out = strata()
+        .current_dir(dir)
+        .args(["template", "-f", "rep.yml"])
+        .env("STRATA_EVAL_MEMORY", "64000000")
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("templates rep.yml: the evaluation holds more than 64000000 bytes"),
+        "{err}"
+    );
+    // Ordinary evaluations under that budget still compile.
+    write(
+        &dir.join("src/t.j2"),
+        "{% for i in range(1000) %}{{ i }}{% endfor %}\n",
+    );
+    let out = strata()
+        .current_dir(dir)
+        .args(["compile"])
+        .env("STRATA_EVAL_MEMORY", "64000000")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

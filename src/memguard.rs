@@ -1,0 +1,167 @@
+//! A per-thread memory budget for evaluating code a pull request can
+//! change (jsonnet, Jinja2, Starlark templates). Those languages can build
+//! a huge value in a few steps (`f(s + s, n - 1)`, a `replace` of every
+//! character by a long string) that no step count sees: jrsonnet and
+//! minijinja have no memory limit, so an evaluation took memory until the
+//! kernel killed strata, or panicked past 4 GB.
+//!
+//! The library only keeps the account: [`metered`] marks the current thread
+//! as evaluating something, and [`charge`] (called by the binary's global
+//! allocator for every allocation, reallocation and free) says when the
+//! bytes held since the evaluation began pass its budget. An allocator
+//! cannot return an error, so the binary then ends the process with exit
+//! code 2 and [`describe`]'s message; the catalog being written is still in
+//! its temporary directory, so the previous one stays intact.
+
+use std::cell::Cell;
+use std::fmt::Write as _;
+
+/// Bytes one evaluation may hold at once (allocated and not yet freed on
+/// its thread), unless `STRATA_EVAL_MEMORY` (bytes) says otherwise.
+pub const DEFAULT_LIMIT: usize = 2 << 30;
+
+/// Longest description kept for the message (the allocator cannot allocate).
+const WHAT_CAP: usize = 400;
+
+thread_local! {
+    /// The active budget in bytes; 0 when nothing is metered.
+    static LIMIT: Cell<isize> = const { Cell::new(0) };
+    /// The budget of the current (or last) scope, for the message.
+    static BUDGET: Cell<usize> = const { Cell::new(0) };
+    /// Bytes allocated minus bytes freed on this thread since metering began.
+    static USED: Cell<isize> = const { Cell::new(0) };
+    static WHAT: Cell<[u8; WHAT_CAP]> = const { Cell::new([0; WHAT_CAP]) };
+    static WHAT_LEN: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The budget for one evaluation: `STRATA_EVAL_MEMORY` or [`DEFAULT_LIMIT`].
+pub fn limit() -> usize {
+    std::env::var("STRATA_EVAL_MEMORY")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or(DEFAULT_LIMIT)
+}
+
+/// Runs `f` with this thread's allocations counted against [`limit`];
+/// `what` names the evaluation in the message. Inside another metered
+/// evaluation (`jinja2_render_file` called from jsonnet), the outer budget
+/// and name stay.
+pub fn metered<R>(what: &str, f: impl FnOnce() -> R) -> R {
+    if LIMIT.with(Cell::get) > 0 {
+        return f();
+    }
+    let mut buf = [0u8; WHAT_CAP];
+    // Cut at a character boundary so the message stays valid UTF-8.
+    let mut n = what.len().min(WHAT_CAP);
+    while !what.is_char_boundary(n) {
+        n -= 1;
+    }
+    buf[..n].copy_from_slice(&what.as_bytes()[..n]);
+    WHAT.with(|w| w.set(buf));
+    WHAT_LEN.with(|l| l.set(n));
+    USED.with(|u| u.set(0));
+    let budget = limit();
+    BUDGET.with(|b| b.set(budget));
+    LIMIT.with(|l| l.set(isize::try_from(budget).unwrap_or(isize::MAX)));
+    // Reset on unwind too, so a panic does not leave the thread metered.
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            let _ = LIMIT.try_with(|l| l.set(0));
+        }
+    }
+    let _reset = Reset;
+    f()
+}
+
+/// Counts `delta` bytes (negative for a free) against the current thread's
+/// budget; `false` when the evaluation now holds more than it may. Never
+/// allocates, never panics (it runs inside the global allocator, also while
+/// a thread is being torn down).
+#[inline]
+pub fn charge(delta: isize) -> bool {
+    let Ok(limit) = LIMIT.try_with(Cell::get) else {
+        return true;
+    };
+    if limit == 0 {
+        return true;
+    }
+    USED.try_with(|u| {
+        let used = u.get().saturating_add(delta);
+        u.set(used);
+        if used > limit {
+            // Stop metering, so the caller can format its message.
+            let _ = LIMIT.try_with(|l| l.set(0));
+            return false;
+        }
+        true
+    })
+    .unwrap_or(true)
+}
+
+/// The error line for an evaluation that went over its budget, written into
+/// `out` without allocating; returns its length.
+pub fn describe(out: &mut [u8]) -> usize {
+    let what = WHAT.try_with(Cell::get).unwrap_or([0; WHAT_CAP]);
+    let len = WHAT_LEN.try_with(Cell::get).unwrap_or(0).min(WHAT_CAP);
+    let what = std::str::from_utf8(&what[..len]).unwrap_or("an evaluation");
+    let mut w = SliceWriter { buf: out, len: 0 };
+    let _ = writeln!(
+        w,
+        "error: {what}: the evaluation holds more than {} bytes of memory (a value built too large, e.g. a string doubled in a loop): build smaller values, or raise STRATA_EVAL_MEMORY",
+        BUDGET.try_with(Cell::get).unwrap_or(0)
+    );
+    w.len
+}
+
+/// `fmt::Write` into a fixed buffer; output past its end is dropped.
+struct SliceWriter<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl std::fmt::Write for SliceWriter<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let room = self.buf.len() - self.len;
+        let n = s.len().min(room);
+        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_is_per_scope_and_names_the_evaluation() {
+        // Outside a scope nothing is counted.
+        assert!(charge(isize::MAX / 2));
+        let over = metered("target t, compile entry #1 (jsonnet)", || {
+            assert!(charge(1000));
+            assert!(charge(-1000));
+            // Nested scopes keep the outer budget and name.
+            metered("inner", || charge(limit() as isize + 1))
+        });
+        assert!(!over);
+        let mut buf = [0u8; 600];
+        let n = describe(&mut buf);
+        let msg = std::str::from_utf8(&buf[..n]).unwrap();
+        assert!(
+            msg.starts_with(
+                "error: target t, compile entry #1 (jsonnet): the evaluation holds more than"
+            ),
+            "{msg}"
+        );
+        // After the scope, metering is off again.
+        assert!(charge(isize::MAX / 2));
+        // A long name is cut at a character boundary.
+        let long = "é".repeat(300);
+        metered(&long, || {
+            let n = describe(&mut buf);
+            assert!(std::str::from_utf8(&buf[..n]).is_ok());
+        });
+    }
+}
