@@ -23,13 +23,19 @@ pub const DEFAULT_LIMIT: usize = 2 << 30;
 /// Longest description kept for the message (the allocator cannot allocate).
 const WHAT_CAP: usize = 400;
 
+/// What a thread that meters nothing has left: far from both ends, so the
+/// allocations and frees of a whole run never reach zero or overflow.
+const UNMETERED: isize = isize::MAX / 2;
+
 thread_local! {
-    /// The active budget in bytes; 0 when nothing is metered.
-    static LIMIT: Cell<isize> = const { Cell::new(0) };
+    /// Bytes the current evaluation may still allocate (its budget minus
+    /// what it holds); [`UNMETERED`] when nothing is metered. One counter,
+    /// so the allocator's fast path is one read, one write and one compare.
+    static REMAINING: Cell<isize> = const { Cell::new(UNMETERED) };
+    /// Whether an evaluation is metered on this thread.
+    static ACTIVE: Cell<bool> = const { Cell::new(false) };
     /// The budget of the current (or last) scope, for the message.
     static BUDGET: Cell<usize> = const { Cell::new(0) };
-    /// Bytes allocated minus bytes freed on this thread since metering began.
-    static USED: Cell<isize> = const { Cell::new(0) };
     static WHAT: Cell<[u8; WHAT_CAP]> = const { Cell::new([0; WHAT_CAP]) };
     static WHAT_LEN: Cell<usize> = const { Cell::new(0) };
 }
@@ -48,7 +54,7 @@ pub fn limit() -> usize {
 /// evaluation (`jinja2_render_file` called from jsonnet), the outer budget
 /// and name stay.
 pub fn metered<R>(what: &str, f: impl FnOnce() -> R) -> R {
-    if LIMIT.with(Cell::get) > 0 {
+    if ACTIVE.with(Cell::get) {
         return f();
     }
     let mut buf = [0u8; WHAT_CAP];
@@ -60,44 +66,50 @@ pub fn metered<R>(what: &str, f: impl FnOnce() -> R) -> R {
     buf[..n].copy_from_slice(&what.as_bytes()[..n]);
     WHAT.with(|w| w.set(buf));
     WHAT_LEN.with(|l| l.set(n));
-    USED.with(|u| u.set(0));
     let budget = limit();
     BUDGET.with(|b| b.set(budget));
-    LIMIT.with(|l| l.set(isize::try_from(budget).unwrap_or(isize::MAX)));
+    ACTIVE.with(|a| a.set(true));
+    REMAINING.with(|r| r.set(isize::try_from(budget).unwrap_or(UNMETERED)));
     // Reset on unwind too, so a panic does not leave the thread metered.
     struct Reset;
     impl Drop for Reset {
         fn drop(&mut self) {
-            let _ = LIMIT.try_with(|l| l.set(0));
+            stop();
         }
     }
     let _reset = Reset;
     f()
 }
 
+fn stop() {
+    let _ = ACTIVE.try_with(|a| a.set(false));
+    let _ = REMAINING.try_with(|r| r.set(UNMETERED));
+}
+
 /// Counts `delta` bytes (negative for a free) against the current thread's
-/// budget; `false` when the evaluation now holds more than it may. Never
-/// allocates, never panics (it runs inside the global allocator, also while
-/// a thread is being torn down).
-#[inline]
+/// budget; `false` when the evaluation now holds more than it may (metering
+/// then stops, so the caller may allocate its message). Never allocates,
+/// never panics (it runs inside the global allocator, also while a thread
+/// is being torn down).
+#[inline(always)]
 pub fn charge(delta: isize) -> bool {
-    let Ok(limit) = LIMIT.try_with(Cell::get) else {
-        return true;
-    };
-    if limit == 0 {
-        return true;
-    }
-    USED.try_with(|u| {
-        let used = u.get().saturating_add(delta);
-        u.set(used);
-        if used > limit {
-            // Stop metering, so the caller can format its message.
-            let _ = LIMIT.try_with(|l| l.set(0));
-            return false;
-        }
-        true
-    })
-    .unwrap_or(true)
+    REMAINING
+        .try_with(|r| {
+            let left = r.get().wrapping_sub(delta);
+            r.set(left);
+            left >= 0
+        })
+        .unwrap_or(true)
+        || over()
+}
+
+/// The counter went below zero: over budget if an evaluation is metered
+/// (then metering stops); else only drift, and the counter starts afresh.
+#[cold]
+fn over() -> bool {
+    let active = ACTIVE.try_with(Cell::get).unwrap_or(false);
+    stop();
+    !active
 }
 
 /// The error line for an evaluation that went over its budget, written into
@@ -137,8 +149,10 @@ mod tests {
 
     #[test]
     fn budget_is_per_scope_and_names_the_evaluation() {
-        // Outside a scope nothing is counted.
+        // Outside a scope nothing is counted, nor ever refused.
         assert!(charge(isize::MAX / 2));
+        assert!(charge(isize::MAX / 2));
+        assert!(charge(1));
         let over = metered("target t, compile entry #1 (jsonnet)", || {
             assert!(charge(1000));
             assert!(charge(-1000));
