@@ -341,6 +341,7 @@ pub fn open_revision(
     // `.kapitan` output path would send it.
     flags.output_path = Some(dest.with_extension("out"));
     let mut ws = Workspace::open(&root, &flags)?;
+    confine_inventory(&ws, dest, &flags)?;
     // A revision is a pull request's (or its base's): its compile reads
     // only its own tree and the search paths the user gave as flags
     // (trusted), never what its inventory or `.kapitan` names elsewhere.
@@ -349,6 +350,57 @@ pub fn open_revision(
             .chain(flags.search_paths.iter().map(|p| anchor(&root, p))),
     ));
     Ok(ws)
+}
+
+/// A revision's `.kapitan` and `reclass-config.yml` are the pull request's:
+/// the inventory, its `classes_uri`/`nodes_uri` and the refs directory they
+/// name must lie inside the revision's tree (else a pull request could make
+/// the review render, and print, YAML files of the machine it runs on).
+/// Paths given as flags are the user's own and stay as they are.
+fn confine_inventory(
+    ws: &Workspace,
+    dest: &Path,
+    flags: &CompileFlags,
+) -> Result<(), WorkspaceError> {
+    let tree = dest.canonicalize().unwrap_or_else(|_| dest.to_path_buf());
+    let inside = |p: &Path| {
+        let p = compile::jsonnet::normpath(p);
+        // Resolved through symlinks where it exists (a link in the tree to
+        // `/` is as far outside as `/` itself).
+        let p = p.canonicalize().unwrap_or(p);
+        p.starts_with(&tree) || p.starts_with(dest)
+    };
+    let refuse = |what: String| {
+        Err(config_err(format!(
+            "{what}, outside the repository: a review reads only the revision's own tree"
+        )))
+    };
+    let show = |p: &Path| compile::jsonnet::normpath(p).display().to_string();
+    if flags.inventory_path.is_none() && !inside(&ws.inventory.path) {
+        return refuse(format!(
+            "`.kapitan` sets the inventory path to `{}`",
+            show(&ws.inventory.path)
+        ));
+    }
+    if flags.refs_path.is_none() && !inside(&ws.refs.path) {
+        return refuse(format!(
+            "`.kapitan` sets the refs path to `{}`",
+            show(&ws.refs.path)
+        ));
+    }
+    let cfg = crate::inventory::config::ReclassConfig::load(&ws.inventory.path)?;
+    for (key, value) in [
+        ("classes_uri", &cfg.classes_uri),
+        ("nodes_uri", &cfg.nodes_uri),
+    ] {
+        if let Some(v) = value {
+            let p = ws.inventory.path.join(v);
+            if !inside(&p) {
+                return refuse(format!("reclass-config.yml sets `{key}` to `{v}`"));
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Workspace {

@@ -1227,3 +1227,90 @@ fn evaluations_are_held_to_a_memory_budget_and_jinja2_to_fuel() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Re-probe (issue 19): a pull request's `reclass-config.yml`
+/// (`classes_uri`, `nodes_uri`) or `.kapitan` (`inventory-path`,
+/// `refs-path`) could point the review at a directory outside the
+/// repository, whose YAML then became classes and reached the comment.
+/// Both revisions' settings are now held to the revision's tree.
+#[test]
+fn reviews_never_read_an_inventory_outside_the_repository() {
+    use crate::support::git;
+    const MARKER: &str = "0utside-Inv3ntory-4242";
+    let cases: [(&str, &str, &str); 4] = [
+        (
+            "inventory/reclass-config.yml",
+            "classes_uri: @OUT@/classes\n",
+            "`classes_uri`",
+        ),
+        (
+            "inventory/reclass-config.yml",
+            "nodes_uri: ../../outside/targets\n",
+            "`nodes_uri`",
+        ),
+        (
+            ".kapitan",
+            "compile:\n  inventory-path: @OUT@\n",
+            "inventory path",
+        ),
+        (
+            ".kapitan",
+            "compile:\n  refs-path: @OUT@/refs\n",
+            "refs path",
+        ),
+    ];
+    for (file, text, needle) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let out_dir = tmp.path().join("outside");
+        write(
+            &out_dir.join("classes/loot.yml"),
+            &format!("parameters:\n  stolen: {MARKER}\n"),
+        );
+        write(
+            &out_dir.join("targets/t.yml"),
+            &format!("classes: [loot]\nparameters:\n  stolen: {MARKER}\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - {{output_path: x, input_type: jinja2, input_paths: [cm.yaml.j2]}}\n"),
+        );
+        write(&out_dir.join("refs/r"), &format!("data: {MARKER}\n"));
+        let repo = tmp.path().join("repo");
+        write(
+            &repo.join("inventory/targets/t.yml"),
+            "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: x, input_type: jinja2, input_paths: [cm.yaml.j2]}\n",
+        );
+        write(
+            &repo.join("inventory/classes/loot.yml"),
+            "parameters:\n  stolen: none\n",
+        );
+        write(
+            &repo.join("cm.yaml.j2"),
+            "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  v: \"{{ inventory.parameters.stolen | default('none') }}\"\n",
+        );
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "base"]);
+        git(&repo, &["branch", "base"]);
+        write(
+            &repo.join(file),
+            &text.replace("@OUT@", out_dir.to_str().unwrap()),
+        );
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "head"]);
+        let out = strata()
+            .current_dir(&repo)
+            .args(["review", "--base", "base"])
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let all = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{file} {text}: {all}");
+        let diff = run(&repo, &["diff", "--base", "base", "--head", "HEAD"], 2);
+        for t in [&all, &diff] {
+            assert!(!t.contains(MARKER), "{file} {text}: leaked: {t}");
+            assert!(
+                t.contains(needle) && t.contains("outside the repository"),
+                "{file} {text}: {t}"
+            );
+            assert!(!t.contains("strata-review-"), "{file} {text}: {t}");
+        }
+    }
+}
