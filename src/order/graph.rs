@@ -300,6 +300,13 @@ struct Reachability {
     /// Reused rows for `add_edge` (it runs once per optional edge).
     sources: Vec<u64>,
     targets: Vec<u64>,
+    /// Whether row `v` of `reach` / `reached_by` has any bit set: an edge
+    /// from a change nothing waits for to one that waits for nothing (every
+    /// workload to every ConfigMap under kapp's default rules) is then two
+    /// bits, not two passes over whole rows (which made n workloads and n
+    /// ConfigMaps cost n³/64).
+    reach_any: Vec<bool>,
+    reached_by_any: Vec<bool>,
 }
 
 impl Reachability {
@@ -313,6 +320,8 @@ impl Reachability {
             reached_by: vec![0; n * words],
             sources: vec![0; words],
             targets: vec![0; words],
+            reach_any: vec![false; n],
+            reached_by_any: vec![false; n],
         };
         // Post-order: everything a change waits for is complete before it.
         for &v in post_order {
@@ -325,6 +334,8 @@ impl Reachability {
         for v in 0..n {
             for x in ones(&r.reach[v * words..(v + 1) * words]).collect::<Vec<_>>() {
                 set(r.row_mut(Table::ReachedBy, x), v);
+                r.reach_any[v] = true;
+                r.reached_by_any[x] = true;
             }
         }
         r
@@ -362,6 +373,14 @@ impl Reachability {
         if self.reaches(a, b) {
             return; // the closure already has it
         }
+        if !self.reached_by_any[a] && !self.reach_any[b] {
+            // Sources are {a}, targets {b}.
+            set(self.row_mut(Table::Reach, a), b);
+            set(self.row_mut(Table::ReachedBy, b), a);
+            self.reach_any[a] = true;
+            self.reached_by_any[b] = true;
+            return;
+        }
         let w = self.words;
         let (mut sources, mut targets) = (
             std::mem::take(&mut self.sources),
@@ -373,9 +392,11 @@ impl Reachability {
         set(&mut targets, b);
         for u in ones(&sources) {
             or_into(self.row_mut(Table::Reach, u), &targets);
+            self.reach_any[u] = true;
         }
         for v in ones(&targets) {
             or_into(self.row_mut(Table::ReachedBy, v), &sources);
+            self.reached_by_any[v] = true;
         }
         (self.sources, self.targets) = (sources, targets);
     }
