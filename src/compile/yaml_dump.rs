@@ -218,60 +218,7 @@ pub(crate) fn integral_text(f: f64) -> Option<String> {
     }
 }
 
-/// Python's `repr(float)`: shortest round-trip digits, exponent form when
-/// the decimal exponent is below -4 or above 16.
-pub(crate) fn python_float_repr(f: f64) -> String {
-    if f.is_nan() {
-        return "nan".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "inf" } else { "-inf" }.into();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.into();
-    }
-    let sci = format!("{:e}", f.abs());
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mant.chars().filter(|c| *c != '.').collect();
-    let decpt = exp + 1;
-    let sign = if f < 0.0 { "-" } else { "" };
-    let body = if decpt <= -4 || decpt > 16 {
-        let mut s = digits[..1].to_string();
-        if digits.len() > 1 {
-            s.push('.');
-            s.push_str(&digits[1..]);
-        }
-        let e = decpt - 1;
-        format!("{s}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
-    } else if decpt <= 0 {
-        format!("0.{}{}", "0".repeat((-decpt) as usize), digits)
-    } else if decpt as usize >= digits.len() {
-        format!("{}{}.0", digits, "0".repeat(decpt as usize - digits.len()))
-    } else {
-        format!(
-            "{}.{}",
-            &digits[..decpt as usize],
-            &digits[decpt as usize..]
-        )
-    };
-    format!("{sign}{body}")
-}
-
-/// PyYAML's `represent_float`.
-fn yaml_float(f: f64) -> String {
-    if f.is_nan() {
-        return ".nan".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { ".inf" } else { "-.inf" }.into();
-    }
-    let mut v = python_float_repr(f).to_lowercase();
-    if !v.contains('.') && v.contains('e') {
-        v = v.replacen('e', ".0e", 1);
-    }
-    v
-}
+pub(crate) use crate::yaml::{python_float_repr, yaml_float};
 
 /// True when a plain scalar with this text would be read back as something
 /// other than a string under YAML 1.1 (PyYAML's implicit resolvers).

@@ -5,7 +5,6 @@
 //! PyYAML byte layout for compiled catalogs lives beside it in the compile code.
 
 use crate::value::Value;
-use std::fmt::Write;
 
 /// Serializes one value as a YAML document (no `---`), ending in a newline.
 pub fn to_yaml_string(v: &Value) -> String {
@@ -99,19 +98,10 @@ fn scalar(v: &Value) -> String {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Int(i) => i.to_string(),
-        Value::Float(f) => {
-            if f.is_nan() {
-                ".nan".into()
-            } else if f.is_infinite() {
-                if *f > 0.0 { ".inf" } else { "-.inf" }.into()
-            } else if f.fract() == 0.0 && f.abs() < 1e16 {
-                format!("{f:.1}")
-            } else {
-                let mut s = String::new();
-                let _ = write!(s, "{f}");
-                s
-            }
-        }
+        // PyYAML's form (`1.5e+300`, `1.0e-05`): it reads back as a float
+        // in YAML 1.1 and 1.2 alike, where Rust's `1500...0` read back as an
+        // integer.
+        Value::Float(f) => super::yaml_float(*f),
         Value::String(s) => quote_str(s),
         Value::Map(_) => "{}".into(),
         Value::List(_) => "[]".into(),
@@ -150,5 +140,26 @@ mod tests {
         let out = to_yaml_string(&v);
         let back = load_one(&out).unwrap().unwrap().to_value();
         assert_eq!(v, back, "{out}");
+    }
+
+    /// Large and small floats read back as the same floats (Rust's `{}`
+    /// wrote 1.5e300 as 301 digits, which read back as an integer), in
+    /// PyYAML's spelling.
+    #[test]
+    fn floats_read_back_as_floats() {
+        for (f, text) in [
+            (1.5e300, "1.5e+300"),
+            (1e20, "1.0e+20"),
+            (12345678901234567890.0, "1.2345678901234567e+19"),
+            (1e-5, "1.0e-05"),
+            (0.25, "0.25"),
+            (1000.0, "1000.0"),
+            (-2.5e-300, "-2.5e-300"),
+        ] {
+            let out = to_yaml_string(&Value::Float(f));
+            assert_eq!(out, format!("{text}\n"));
+            let back = load_one(&out).unwrap().unwrap().to_value();
+            assert_eq!(back, Value::Float(f), "{out}");
+        }
     }
 }

@@ -123,17 +123,64 @@ impl Node {
     }
 }
 
-/// Python-like float text (`1000.0`, `1e+20`), used for keys only.
+/// PyYAML's float text (`1000.0`, `1.0e+20`), used for keys only.
 fn format_float(f: f64) -> String {
+    yaml_float(f)
+}
+
+/// Python's `repr(float)`: shortest round-trip digits, exponent form when
+/// the decimal exponent is below -4 or above 16.
+pub fn python_float_repr(f: f64) -> String {
     if f.is_nan() {
-        ".nan".into()
-    } else if f.is_infinite() {
-        if f > 0.0 { ".inf" } else { "-.inf" }.into()
-    } else if f.fract() == 0.0 && f.abs() < 1e16 {
-        format!("{f:.1}")
-    } else {
-        format!("{f}")
+        return "nan".into();
     }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.into();
+    }
+    let sci = format!("{:e}", f.abs());
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    let decpt = exp + 1;
+    let sign = if f < 0.0 { "-" } else { "" };
+    let body = if decpt <= -4 || decpt > 16 {
+        let mut s = digits[..1].to_string();
+        if digits.len() > 1 {
+            s.push('.');
+            s.push_str(&digits[1..]);
+        }
+        let e = decpt - 1;
+        format!("{s}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+    } else if decpt <= 0 {
+        format!("0.{}{}", "0".repeat((-decpt) as usize), digits)
+    } else if decpt as usize >= digits.len() {
+        format!("{}{}.0", digits, "0".repeat(decpt as usize - digits.len()))
+    } else {
+        format!(
+            "{}.{}",
+            &digits[..decpt as usize],
+            &digits[decpt as usize..]
+        )
+    };
+    format!("{sign}{body}")
+}
+
+/// PyYAML's `represent_float`.
+pub fn yaml_float(f: f64) -> String {
+    if f.is_nan() {
+        return ".nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { ".inf" } else { "-.inf" }.into();
+    }
+    let mut v = python_float_repr(f).to_lowercase();
+    if !v.contains('.') && v.contains('e') {
+        v = v.replacen('e', ".0e", 1);
+    }
+    v
 }
 
 /// Parses every document of a YAML stream. An empty stream gives no documents.
@@ -155,6 +202,9 @@ pub fn drive<R: MarkedEventReceiver>(
     recv: &mut R,
     failed: impl Fn(&R) -> Option<YamlError>,
 ) -> Result<(), YamlError> {
+    // A byte order mark may start a YAML stream (YAML 1.2, 5.2; PyYAML and
+    // reclass-rs accept it); yaml-rust2 reads it as part of the first key.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut parser = Parser::new_from_str(text);
     let mut guard = Guard::default();
     loop {
@@ -713,6 +763,21 @@ mod tests {
         assert_eq!(m["j"], Value::Float(f64::INFINITY));
         assert_eq!(m["k"], Value::Float(1.5));
         assert_eq!(m["l"], Value::String("nan".into()));
+    }
+
+    /// A leading byte order mark is no part of the first key (a target file
+    /// saved by an editor that writes one failed with "unknown top-level
+    /// key `\u{feff}parameters`"; reclass-rs and PyYAML accept it).
+    #[test]
+    fn byte_order_mark_starts_a_stream() {
+        let v = one("\u{feff}parameters:\n  a: 1\n");
+        assert_eq!(
+            v.as_map().unwrap()["parameters"].as_map().unwrap()["a"],
+            Value::Int(1)
+        );
+        // Anywhere else it is still content.
+        let v = one("a: \u{feff}x\n");
+        assert_eq!(v.as_map().unwrap()["a"], Value::String("\u{feff}x".into()));
     }
 
     #[test]

@@ -169,6 +169,24 @@ fn a_class_name_that_names_no_file_gets_a_hint_on_class_names() {
     assert!(!err.contains("create classes/"), "{err}");
 }
 
+/// Files saved with a UTF-8 byte order mark load as without it (reclass-rs
+/// and Kapitan accept them), classes and targets alike.
+#[test]
+fn files_with_a_byte_order_mark_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let inv = dir.path().join("inventory");
+    std::fs::create_dir_all(inv.join("classes")).unwrap();
+    std::fs::create_dir_all(inv.join("targets")).unwrap();
+    std::fs::write(inv.join("classes/c.yml"), "\u{feff}parameters:\n  a: 1\n").unwrap();
+    std::fs::write(
+        inv.join("targets/t.yml"),
+        "\u{feff}classes: [c]\nparameters:\n  b: ${a}\n",
+    )
+    .unwrap();
+    let v = render(&["--inventory-path", inv.to_str().unwrap()]);
+    assert_eq!(v["nodes"]["t"]["parameters"]["b"], serde_json::json!(1));
+}
+
 #[test]
 fn missing_inventory_directory() {
     strata()
