@@ -77,7 +77,10 @@ pub enum InventoryError {
         new_origin: String,
     },
 
-    #[error("cannot resolve reference `{reference}` in parameters.{param} ({origin}): {reason}")]
+    #[error(
+        "cannot resolve reference `{reference}` in {} ({origin}): {reason}",
+        reference_place(param)
+    )]
     Unresolved {
         reference: String,
         param: String,
@@ -253,7 +256,10 @@ impl ToDiagnostic for InventoryError {
                         d = d.with_file(std::path::Path::new(f)).with_line(l);
                     }
                 }
-                d = d.with_param_path(format!("parameters.{param}")).with_hint(
+                if !param.is_empty() {
+                    d = d.with_param_path(format!("parameters.{param}"));
+                }
+                d = d.with_hint(
                     "define the referenced key, give a default with `${path::default}`, or escape the reference as `\\${...}`",
                 )
             }
@@ -310,5 +316,15 @@ impl ToDiagnostic for InventoryError {
             _ => {}
         }
         d
+    }
+}
+
+/// Where an unresolved reference was: a parameter, or (no parameter path)
+/// an interpolated class name such as `classes: [${cluster}]`.
+fn reference_place(param: &str) -> String {
+    if param.is_empty() {
+        "a class name".into()
+    } else {
+        format!("parameters.{param}")
     }
 }

@@ -167,6 +167,21 @@ fn a_class_name_that_names_no_file_gets_a_hint_on_class_names() {
     );
     // No path made of the bad name is suggested.
     assert!(!err.contains("create classes/"), "{err}");
+    // An interpolated class name whose reference is missing says so (it
+    // read "in parameters." with an empty parameter path).
+    std::fs::write(inv.join("targets/t.yml"), "classes:\n  - ${foo}\n").unwrap();
+    let out = strata()
+        .args(["inventory", "--inventory-path"])
+        .arg(&inv)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot resolve reference `${foo}` in a class name")
+            && err.contains("targets/t.yml:2"),
+        "{err}"
+    );
+    assert!(!err.contains("parameters."), "{err}");
 }
 
 /// Files saved with a UTF-8 byte order mark load as without it (reclass-rs
