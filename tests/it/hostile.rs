@@ -1227,3 +1227,126 @@ fn evaluations_are_held_to_a_memory_budget_and_jinja2_to_fuel() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// jsonnet builds a value that contains itself (`local o = {a: o}`) or is
+/// 100,000 levels deep without complaint; converting it for the output (or
+/// for `kap.to_string`) overflowed the stack and aborted the whole compile.
+#[test]
+fn jsonnet_output_nested_too_deep_is_an_error_naming_the_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let cases = [
+        (
+            "selfref.jsonnet",
+            "local o = {a: o}; { out: o }\n",
+            "at `out.a.a.a.a.a.a.a...a.a (256 levels)`",
+        ),
+        (
+            "deep.jsonnet",
+            "{ out: std.foldl(function(acc, i) [acc], std.range(1, 100000), []) }\n",
+            "at `out[0][0][0][0][0][0][0]...[0][0] (256 levels)`",
+        ),
+        (
+            "tostring.jsonnet",
+            "local o = {a: o}; { out: std.native('strata_to_string')(o) }\n",
+            "at `a.a.a.a.a.a.a.a...a.a (256 levels)`",
+        ),
+    ];
+    for (file, code, path) in cases {
+        write(&dir.join(file), code);
+        for output_type in ["yaml", "json"] {
+            write(
+                &dir.join("inventory/targets/t.yml"),
+                &format!("parameters:\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - {{output_path: x, input_type: jsonnet, output_type: {output_type}, input_paths: [{file}]}}\n"),
+            );
+            let err = run(dir, &["compile"], 2);
+            assert!(
+                err.contains("target t, compile entry #1 (jsonnet -> x)")
+                    && err.contains(file)
+                    && err.contains("nested deeper than 256 levels")
+                    && err.contains(path),
+                "{file} {output_type}: {err}"
+            );
+        }
+    }
+    // 250 levels are written as usual.
+    write(
+        &dir.join("ok.jsonnet"),
+        "{ out: std.foldl(function(acc, i) {x: acc}, std.range(1, 249), {}) }\n",
+    );
+    write(
+        &dir.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: x, input_type: jsonnet, output_type: json, input_paths: [ok.jsonnet]}\n",
+    );
+    run(dir, &["compile"], 0);
+    let out = std::fs::read_to_string(dir.join("compiled/t/x/out.json")).unwrap();
+    assert_eq!(out.matches("\"x\"").count(), 249, "{out}");
+}
+
+/// A Starlark value that contains itself, or one nested 100,000 deep by a
+/// loop, overflowed the stack when emitted, encoded, `str()`'d or compared.
+#[test]
+fn template_values_nested_too_deep_are_an_error_not_a_stack_overflow() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let deep = |build: &str, use_: &str| {
+        format!("#@ load(\"@ytt:json\", \"json\")\n#@ d = []\n#@ e = []\n#@ for i in range(100000):\n#@   d = {build}\n#@   e = [e]\n#@ end\na: #@ {use_}\n")
+    };
+    let too_deep = "a value nested deeper than 256 levels";
+    let cases = [
+        (
+            "value.yml",
+            "#@ d = {}\n#@ d[\"x\"] = d\na: #@ d\n".to_string(),
+            too_deep,
+        ),
+        (
+            "json.yml",
+            "#@ load(\"@ytt:json\", \"json\")\n#@ l = []\n#@ l.append(l)\na: #@ json.encode(l)\n"
+                .to_string(),
+            too_deep,
+        ),
+        (
+            "yaml.yml",
+            "#@ load(\"@ytt:yaml\", \"yaml\")\n#@ d = {}\n#@ d[\"x\"] = d\na: #@ yaml.encode(d)\n"
+                .to_string(),
+            too_deep,
+        ),
+        ("emit.yml", deep("{\"x\": d}", "d"), too_deep),
+        ("encode.yml", deep("[d]", "json.encode(d)"), too_deep),
+        // starlark's own guard (3,000 levels in release, 200 in debug).
+        ("eq.yml", deep("[d]", "d == e"), "Too many recursion levels"),
+    ];
+    for (file, text, needle) in cases {
+        write(&dir.join(file), &text);
+        let err = run(dir, &["template", "-f", file], 2);
+        assert!(err.contains(needle) && err.contains(file), "{file}: {err}");
+    }
+    // starlark's collector and `str()` recurse without a guard: the
+    // evaluation's stack holds them.
+    write(&dir.join("str.yml"), &deep("[d]", "str(d)[:12]"));
+    let out = run(dir, &["template", "-f", "str.yml"], 0);
+    assert!(out.contains("a: '[[[[[[[[[[[['"), "{out}");
+    // The same through a compile's ytt entry.
+    write(
+        &dir.join("ytt/value.yml"),
+        "#@ d = {}\n#@ d[\"x\"] = d\na: #@ d\n",
+    );
+    write(
+        &dir.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: x, input_type: ytt, input_paths: [ytt]}\n",
+    );
+    let err = run(dir, &["compile"], 2);
+    assert!(
+        err.contains("target t, compile entry #1 (ytt -> x)")
+            && err.contains("value.yml:3")
+            && err.contains(too_deep),
+        "{err}"
+    );
+    // 200 levels are emitted as usual.
+    write(
+        &dir.join("ok.yml"),
+        "#@ d = 1\n#@ for i in range(200):\n#@   d = [d]\n#@ end\na: #@ d\n",
+    );
+    let out = run(dir, &["template", "-f", "ok.yml"], 0);
+    assert_eq!(out.matches("- ").count(), 200, "{out}");
+}
