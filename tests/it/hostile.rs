@@ -1350,3 +1350,78 @@ fn template_values_nested_too_deep_are_an_error_not_a_stack_overflow() {
     let out = run(dir, &["template", "-f", "ok.yml"], 0);
     assert_eq!(out.matches("- ").count(), 200, "{out}");
 }
+
+/// `copy` read a FIFO (blocking forever) or a device (`/dev/zero`, until
+/// memory ran out); of `.` it copied its own temporary catalog into itself
+/// until the path was too long, with an error naming the temporary path.
+#[cfg(unix)]
+#[test]
+fn copy_refuses_special_files_and_never_copies_its_own_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let target = |input: &str| {
+        format!("parameters:\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - {{output_path: x, input_type: copy, input_paths: [{input}]}}\n")
+    };
+    write(&dir.join("files/a.txt"), "hello\n");
+    let fifo = dir.join("files/pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let cases = [
+        (
+            "files",
+            "files/pipe: a FIFO (named pipe), not a regular file or directory",
+        ),
+        (
+            "files/pipe",
+            "files/pipe: a FIFO (named pipe), not a regular file or directory",
+        ),
+        (
+            "/dev/zero",
+            "/dev/zero: a device, not a regular file or directory",
+        ),
+    ];
+    for (input, needle) in cases {
+        write(&dir.join("inventory/targets/t.yml"), &target(input));
+        let err = run(dir, &["compile"], 2);
+        assert!(
+            err.contains("target t, compile entry #1 (copy -> x)") && err.contains(needle),
+            "{input}: {err}"
+        );
+    }
+    std::fs::remove_file(&fifo).unwrap();
+    // A symlink back up the tree is a loop, not a path grown too long.
+    std::os::unix::fs::symlink("..", dir.join("files/up")).unwrap();
+    write(&dir.join("inventory/targets/t.yml"), &target("files"));
+    let err = run(dir, &["compile"], 2);
+    assert!(
+        err.contains("files/up/files: leads back to a directory being copied (a symlink loop)"),
+        "{err}"
+    );
+    assert!(!err.contains(".strata-compile-"), "{err}");
+    std::fs::remove_file(dir.join("files/up")).unwrap();
+    // `.` holds the catalog being built and the previous one: neither is
+    // copied, however often the compile runs.
+    write(&dir.join("inventory/targets/t.yml"), &target("."));
+    for _ in 0..2 {
+        run(dir, &["compile"], 0);
+    }
+    let out = dir.join("compiled/t/x");
+    assert_eq!(
+        std::fs::read_to_string(out.join("files/a.txt")).unwrap(),
+        "hello\n"
+    );
+    assert!(out.join("inventory/targets/t.yml").is_file());
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| n == "compiled" || n.starts_with(".strata-compile-")),
+        "{names:?}"
+    );
+}
