@@ -2382,7 +2382,6 @@ pub fn globals() -> Globals {
         LibraryExtension::StructType,
         LibraryExtension::Map,
         LibraryExtension::Filter,
-        LibraryExtension::Json,
     ]);
     tpl_natives(&mut b);
     data_natives(&mut b);

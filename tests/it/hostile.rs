@@ -1315,6 +1315,14 @@ fn template_values_nested_too_deep_are_an_error_not_a_stack_overflow() {
         ("encode.yml", deep("[d]", "json.encode(d)"), too_deep),
         // starlark's own guard (3,000 levels in release, 200 in debug).
         ("eq.yml", deep("[d]", "d == e"), "Too many recursion levels"),
+        // starlark's own `json` (its serializer overflowed even a 1 GiB
+        // stack) is not a global: as in ytt, `json` is `@ytt:json`.
+        (
+            "global-json.yml",
+            "#@ d = []\n#@ for i in range(100000):\n#@   d = [d]\n#@ end\na: #@ json.encode(d)\n"
+                .to_string(),
+            "Variable `json` not found",
+        ),
     ];
     for (file, text, needle) in cases {
         write(&dir.join(file), &text);
