@@ -1313,6 +1313,8 @@ fn template_values_nested_too_deep_are_an_error_not_a_stack_overflow() {
         ),
         ("emit.yml", deep("{\"x\": d}", "d"), too_deep),
         ("encode.yml", deep("[d]", "json.encode(d)"), too_deep),
+        // A function's YAML fragment holding the previous one.
+        ("fragment.yml", "#@ def f(x):\na: #@ x\n#@ end\n#@ d = None\n#@ for i in range(100000):\n#@   d = f(d)\n#@ end\nout: #@ d\n".to_string(), too_deep),
         // starlark's own guard (3,000 levels in release, 200 in debug).
         ("eq.yml", deep("[d]", "d == e"), "Too many recursion levels"),
         // starlark's own `json` (its serializer overflowed even a 1 GiB
