@@ -176,6 +176,8 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
         what.push_str(if i == 0 { " " } else { ", " });
         what.push_str(&f.path);
     }
+    // A compile's ytt entry is metered under its target and entry name.
+    let what = crate::memguard::current().unwrap_or(what);
     // starlark's garbage collector, `freeze`, `str()` and hashing recurse
     // over a value's depth with no guard of their own, and a loop
     // (`d = [d]`) nests millions of levels within the heap limit: the

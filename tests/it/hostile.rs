@@ -1352,6 +1352,26 @@ fn template_values_nested_too_deep_are_an_error_not_a_stack_overflow() {
             && err.contains(too_deep),
         "{err}"
     );
+    // The template thread keeps the entry's name for the memory budget.
+    write(
+        &dir.join("ytt/value.yml"),
+        "#@ l = []\n#@ for i in range(2000):\n#@   l.append(\"y\" * 1000000)\n#@ end\na: #@ len(l)\n",
+    );
+    let out = strata()
+        .current_dir(dir)
+        .args(["compile"])
+        .env("STRATA_EVAL_MEMORY", "100000000")
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "target t, compile entry #1 (ytt -> x): the evaluation holds more than 100000000 bytes"
+        ),
+        "{err}"
+    );
     // 200 levels are emitted as usual.
     write(
         &dir.join("ok.yml"),
