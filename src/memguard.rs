@@ -81,6 +81,18 @@ pub fn metered<R>(what: &str, f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// The name of the evaluation metered on this thread, if any: an
+/// evaluation handed to another thread (templates get their own stack)
+/// keeps it there.
+pub fn current() -> Option<String> {
+    if !ACTIVE.with(Cell::get) {
+        return None;
+    }
+    let n = WHAT_LEN.with(Cell::get);
+    let buf = WHAT.with(Cell::get);
+    Some(String::from_utf8_lossy(&buf[..n]).into_owned())
+}
+
 fn stop() {
     let _ = ACTIVE.try_with(|a| a.set(false));
     let _ = REMAINING.try_with(|r| r.set(UNMETERED));

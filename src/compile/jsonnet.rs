@@ -211,6 +211,52 @@ const ARBITRARY_PRECISION_KEY: &str = "$serde_json::private::Number";
 /// numbers in the `i64` range become integers, like Python's `json.loads`
 /// of jsonnet's output (larger ones stay floats and print as integers).
 pub fn val_to_value(v: &Val) -> JrResult<Value> {
+    val_to_value_at(v, &mut Vec::new())
+}
+
+/// Deepest nesting of arrays and objects strata converts from jsonnet (the
+/// YAML readers' limit, so every catalog strata writes can be read back).
+/// A value that contains itself (`local o = {a: o}; o`) is infinitely deep
+/// and jrsonnet builds it lazily without complaint: this limit is what
+/// stops its conversion before the stack runs out.
+pub const MAX_OUTPUT_DEPTH: usize = 256;
+
+/// `a.b[3].c`, shortened in the middle when long (the path of an endless
+/// value is the same key hundreds of times).
+fn out_path(path: &[String]) -> String {
+    let join = |segs: &[String]| {
+        let mut p = String::new();
+        for s in segs {
+            if !p.is_empty() && !s.starts_with('[') {
+                p.push('.');
+            }
+            p.push_str(s);
+        }
+        p
+    };
+    if path.len() <= 12 {
+        join(path)
+    } else {
+        format!(
+            "{}...{} ({} levels)",
+            join(&path[..8]),
+            join(&path[path.len() - 2..]),
+            path.len()
+        )
+    }
+}
+
+fn too_deep(path: &[String]) -> jrsonnet_evaluator::Error {
+    rt_err(format!(
+        "the output is nested deeper than {MAX_OUTPUT_DEPTH} levels at `{}` (a value that contains itself?): build a flatter value",
+        out_path(path)
+    ))
+}
+
+fn val_to_value_at(v: &Val, path: &mut Vec<String>) -> JrResult<Value> {
+    if matches!(v, Val::Arr(_) | Val::Obj(_)) && path.len() >= MAX_OUTPUT_DEPTH {
+        return Err(too_deep(path));
+    }
     Ok(match v {
         Val::Null => Value::Null,
         Val::Bool(b) => Value::Bool(*b),
@@ -225,8 +271,11 @@ pub fn val_to_value(v: &Val) -> JrResult<Value> {
         }
         Val::Arr(a) => {
             let mut out = Vec::with_capacity(a.len() as usize);
-            for item in a.iter() {
-                out.push(val_to_value(&item?)?);
+            for (i, item) in a.iter().enumerate() {
+                path.push(format!("[{i}]"));
+                let r = val_to_value_at(&item?, path);
+                path.pop();
+                out.push(r?);
             }
             Value::List(out)
         }
@@ -255,7 +304,10 @@ pub fn val_to_value(v: &Val) -> JrResult<Value> {
             let mut m = Map::with_capacity(fields.len());
             for f in fields {
                 let item = o.get(f.clone())?.unwrap_or(Val::Null);
-                m.insert(f.to_string(), val_to_value(&item)?);
+                path.push(f.to_string());
+                let r = val_to_value_at(&item, path);
+                path.pop();
+                m.insert(f.to_string(), r?);
             }
             Value::Map(m)
         }
@@ -369,6 +421,13 @@ fn format_g17(f: f64) -> String {
 /// numbers in full and others with 17 significant digits. Kapitan hashes
 /// and zips exactly this text (`kap.sha256`, `kap.gzip_b64`).
 pub fn cpp_to_string(v: &Val, out: &mut String) -> JrResult<()> {
+    cpp_to_string_at(v, out, &mut Vec::new())
+}
+
+fn cpp_to_string_at(v: &Val, out: &mut String, path: &mut Vec<String>) -> JrResult<()> {
+    if matches!(v, Val::Arr(_) | Val::Obj(_)) && path.len() >= MAX_OUTPUT_DEPTH {
+        return Err(too_deep(path));
+    }
     match v {
         Val::Null => out.push_str("null"),
         Val::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -407,7 +466,10 @@ pub fn cpp_to_string(v: &Val, out: &mut String) -> JrResult<()> {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                cpp_to_string(&item?, out)?;
+                path.push(format!("[{i}]"));
+                let r = cpp_to_string_at(&item?, out, path);
+                path.pop();
+                r?;
             }
             out.push(']');
         }
@@ -423,10 +485,14 @@ pub fn cpp_to_string(v: &Val, out: &mut String) -> JrResult<()> {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                cpp_to_string(&Val::string(f.to_string()), out)?;
+                cpp_to_string_at(&Val::string(f.to_string()), out, path)?;
                 out.push_str(": ");
-                let item = o.get(f)?.unwrap_or(Val::Null);
-                cpp_to_string(&item, out)?;
+                path.push(f.to_string());
+                let r = o
+                    .get(f)
+                    .and_then(|item| cpp_to_string_at(&item.unwrap_or(Val::Null), out, path));
+                path.pop();
+                r?;
             }
             out.push('}');
         }

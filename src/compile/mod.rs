@@ -446,6 +446,8 @@ struct TargetCtx<'a> {
     search_paths: Vec<PathBuf>,
     /// `<tmp>/compiled/<target dir>`.
     target_root: PathBuf,
+    /// `<tmp>`, the catalog being built.
+    catalog_root: PathBuf,
     write: WriteOptions,
     /// Normalised directories an absolute `output_path` may name
     /// ([`CompileOptions::absolute_roots`]); writes there are always careful.
@@ -723,8 +725,64 @@ fn set_mode(path: &Path, mode: Option<u32>) {
 #[cfg(not(unix))]
 fn set_mode(_path: &Path, _mode: Option<u32>) {}
 
+/// Whether `dir` is the catalog being built, the catalog it replaces, or
+/// another compile's temporary catalog: `copy` of a directory that holds
+/// them (`input_paths: [.]`) would copy its own output into itself, level
+/// after level, and the previous catalog one level deeper every compile.
+fn is_own_output(ctx: &TargetCtx, dir: &Path) -> bool {
+    let Ok(real) = dir.canonicalize() else {
+        return false;
+    };
+    let Ok(catalog) = ctx.catalog_root.canonicalize() else {
+        return false;
+    };
+    if real == catalog {
+        return true;
+    }
+    // A temporary catalog lives in the output directory, beside `compiled`.
+    let temporary = catalog
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with(TEMP_PREFIX));
+    let Some(output) = catalog.parent().filter(|_| temporary) else {
+        return false;
+    };
+    real == output.join("compiled")
+        || (real.parent() == Some(output)
+            && real
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(TEMP_PREFIX)))
+}
+
+/// `copy` of a regular file, or of a directory (its files, directories and
+/// symlinks to them, recursively). A FIFO would block the read forever and
+/// a device (`/dev/zero`) never ends: both are refused, as are sockets.
 fn copy_into(ctx: &TargetCtx, src: &Path, dst: &Path) -> Result<(), String> {
-    if src.is_dir() {
+    copy_into_at(ctx, src, dst, &mut Vec::new())
+}
+
+fn copy_into_at(
+    ctx: &TargetCtx,
+    src: &Path,
+    dst: &Path,
+    ancestors: &mut Vec<PathBuf>,
+) -> Result<(), String> {
+    // Follows symlinks, as the copy does; opens nothing.
+    let meta = std::fs::metadata(src).map_err(|e| format!("{}: {e}", src.display()))?;
+    if meta.is_dir() {
+        if is_own_output(ctx, src) {
+            return Ok(());
+        }
+        // A symlink to a directory above it (`up -> ..`) would repeat the
+        // tree until the path is too long.
+        let real = src
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", src.display()))?;
+        if ancestors.contains(&real) {
+            return Err(format!(
+                "{}: leads back to a directory being copied (a symlink loop): copy cannot follow it",
+                src.display()
+            ));
+        }
         if ctx.careful || !dst.starts_with(&ctx.target_root) {
             create_dir_inside(ctx, root_of(ctx, dst)?, dst)?;
         } else {
@@ -735,17 +793,49 @@ fn copy_into(ctx: &TargetCtx, src: &Path, dst: &Path) -> Result<(), String> {
             .filter_map(Result::ok)
             .collect();
         entries.sort_by_key(|e| e.file_name());
+        ancestors.push(real);
         for e in entries {
-            copy_into(ctx, &e.path(), &dst.join(e.file_name()))?;
+            let r = copy_into_at(ctx, &e.path(), &dst.join(e.file_name()), ancestors);
+            if r.is_err() {
+                ancestors.pop();
+                return r;
+            }
         }
+        ancestors.pop();
         Ok(())
-    } else {
+    } else if meta.is_file() {
         confine::check(src)?;
         let bytes = std::fs::read(src).map_err(|e| format!("{}: {e}", src.display()))?;
         write_file(ctx, dst, &bytes)?;
         set_mode(dst, jinja::file_mode(src));
         Ok(())
+    } else {
+        Err(format!(
+            "{}: {}, not a regular file or directory: copy reads only files and directories (and symlinks to them)",
+            src.display(),
+            special_kind(&meta)
+        ))
     }
+}
+
+#[cfg(unix)]
+fn special_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else {
+        "a special file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_meta: &std::fs::Metadata) -> &'static str {
+    "a special file"
 }
 
 fn compile_copy(ctx: &TargetCtx, input: &Path, out_dir: &Path) -> Result<(), String> {
@@ -992,6 +1082,7 @@ fn compile_target(
         prepared,
         search_paths,
         target_root: catalog_root.join("compiled").join(&plan.dir),
+        catalog_root: catalog_root.to_path_buf(),
         write: WriteOptions {
             yaml,
             json_indent: opts.indent,

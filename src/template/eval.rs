@@ -539,8 +539,47 @@ pub fn from_val<'v>(v: &Val, heap: Heap<'v>) -> Value<'v> {
     }
 }
 
+/// Deepest nesting of lists, dicts, structs and YAML fragments converted
+/// from Starlark into YAML (emitted, or given to `yaml.encode`,
+/// `json.encode`, `toml.encode`, `struct.encode`): the YAML readers' limit.
+/// A dict that contains itself (`d["x"] = d`) is infinitely deep; a loop
+/// (`d = [d]`) builds millions of levels within the heap limit.
+pub const MAX_VALUE_DEPTH: usize = 256;
+
+fn value_too_deep() -> String {
+    format!(
+        "a value nested deeper than {MAX_VALUE_DEPTH} levels (a list or dict that contains itself?): build a flatter value"
+    )
+}
+
+/// Whether a YAML value nests maps, arrays or document sets more than
+/// `budget` levels (recursion bounded by `budget`).
+fn val_deeper_than(v: &Val, budget: usize) -> bool {
+    match v {
+        Val::Scalar(_) => false,
+        Val::Node(n) => node_deeper_than(n, budget),
+    }
+}
+
+fn node_deeper_than(n: &Node, budget: usize) -> bool {
+    let budget = if matches!(n.kind, Kind::Map | Kind::Array | Kind::DocSet) {
+        match budget.checked_sub(1) {
+            Some(b) => b,
+            None => return true,
+        }
+    } else {
+        budget
+    };
+    val_deeper_than(&n.val, budget) || n.items.iter().any(|i| node_deeper_than(i, budget))
+}
+
 /// Starlark -> YAML value.
 pub fn to_val(v: Value, pos: &Pos) -> Result<Val, String> {
+    to_val_at(v, pos, 0)
+}
+
+/// [`to_val`] of a value `depth` levels down.
+fn to_val_at(v: Value, pos: &Pos, depth: usize) -> Result<Val, String> {
     if v.is_none() {
         return Ok(Val::null());
     }
@@ -572,7 +611,15 @@ pub fn to_val(v: Value, pos: &Pos) -> Result<Val, String> {
         }
         _ => {}
     }
+    // Everything below holds values: one level deeper.
+    if depth >= MAX_VALUE_DEPTH {
+        return Err(value_too_deep());
+    }
+    let depth = depth + 1;
     if let Some(f) = Frag::from_value(v) {
+        if node_deeper_than(&f.0, MAX_VALUE_DEPTH - depth + 1) {
+            return Err(value_too_deep());
+        }
         let mut n = (*f.0).clone();
         n.set_pos_deep(pos);
         return Ok(Val::Node(Box::new(n)));
@@ -580,6 +627,9 @@ pub fn to_val(v: Value, pos: &Pos) -> Result<Val, String> {
     if let Some(f) = YFrag::from_value(v) {
         return Ok(match &f.0 {
             Some(n) => {
+                if node_deeper_than(n, MAX_VALUE_DEPTH - depth + 1) {
+                    return Err(value_too_deep());
+                }
                 let mut n = (**n).clone();
                 n.set_pos_deep(pos);
                 Val::Node(Box::new(n))
@@ -588,20 +638,23 @@ pub fn to_val(v: Value, pos: &Pos) -> Result<Val, String> {
         });
     }
     if let Some(l) = ListRef::from_value(v) {
-        return list_to_val(l.iter(), pos);
+        return list_to_val(l.iter(), pos, depth);
     }
     if let Some(t) = TupleRef::from_value(v) {
-        return list_to_val(t.iter(), pos);
+        return list_to_val(t.iter(), pos, depth);
     }
     if let Some(d) = DictRef::from_value(v) {
         let mut m = Node::map(pos.clone());
         for (k, val) in d.iter() {
-            let key = match to_val(k, pos)? {
+            let key = match to_val_at(k, pos, depth)? {
                 Val::Scalar(s) => s,
                 Val::Node(_) => return Err("map keys must be scalars".into()),
             };
-            m.items
-                .push(Node::map_item(key, to_val(val, pos)?, pos.clone()));
+            m.items.push(Node::map_item(
+                key,
+                to_val_at(val, pos, depth)?,
+                pos.clone(),
+            ));
         }
         return Ok(Val::Node(Box::new(m)));
     }
@@ -616,7 +669,7 @@ pub fn to_val(v: Value, pos: &Pos) -> Result<Val, String> {
         for (k, val) in s.iter() {
             m.items.push(Node::map_item(
                 Scalar::Str(k.as_str().to_string()),
-                to_val(val, pos)?,
+                to_val_at(val, pos, depth)?,
                 pos.clone(),
             ));
         }
@@ -627,7 +680,7 @@ pub fn to_val(v: Value, pos: &Pos) -> Result<Val, String> {
         for (k, val) in &s.0 {
             m.items.push(Node::map_item(
                 Scalar::Str(k.unpack_str().unwrap_or_default().to_string()),
-                to_val(*val, pos)?,
+                to_val_at(*val, pos, depth)?,
                 pos.clone(),
             ));
         }
@@ -640,10 +693,15 @@ pub fn to_val(v: Value, pos: &Pos) -> Result<Val, String> {
     ))
 }
 
-fn list_to_val<'v>(it: impl Iterator<Item = Value<'v>>, pos: &Pos) -> Result<Val, String> {
+fn list_to_val<'v>(
+    it: impl Iterator<Item = Value<'v>>,
+    pos: &Pos,
+    depth: usize,
+) -> Result<Val, String> {
     let mut a = Node::array(pos.clone());
     for x in it {
-        a.items.push(Node::array_item(to_val(x, pos)?, pos.clone()));
+        a.items
+            .push(Node::array_item(to_val_at(x, pos, depth)?, pos.clone()));
     }
     Ok(Val::Node(Box::new(a)))
 }
@@ -2324,7 +2382,6 @@ pub fn globals() -> Globals {
         LibraryExtension::StructType,
         LibraryExtension::Map,
         LibraryExtension::Filter,
-        LibraryExtension::Json,
     ]);
     tpl_natives(&mut b);
     data_natives(&mut b);

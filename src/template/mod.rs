@@ -176,10 +176,33 @@ pub fn run(opts: &Options) -> Result<Output, TemplateError> {
         what.push_str(if i == 0 { " " } else { ", " });
         what.push_str(&f.path);
     }
-    crate::memguard::metered(&what, || {
-        run_in(opts, None, &eval::LibState::default(), LibMode::Eval)
+    // A compile's ytt entry is metered under its target and entry name.
+    let what = crate::memguard::current().unwrap_or(what);
+    // starlark's garbage collector, `freeze`, `str()` and hashing recurse
+    // over a value's depth with no guard of their own, and a loop
+    // (`d = [d]`) nests millions of levels within the heap limit: the
+    // evaluation gets a stack deep enough for that (docs/reliability.md).
+    std::thread::scope(|s| {
+        let worker = std::thread::Builder::new()
+            .name("template".into())
+            .stack_size(EVAL_STACK_BYTES)
+            .spawn_scoped(s, || {
+                crate::memguard::metered(&what, || {
+                    run_in(opts, None, &eval::LibState::default(), LibMode::Eval)
+                })
+            })
+            .map_err(|e| terr(format!("cannot start the template thread: {e}")))?;
+        worker
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
     })
 }
+
+/// Stack of the thread that evaluates templates: 1 GiB of address space,
+/// touched only as deep as a value is nested (measured in a debug build:
+/// 2,600,000 nested lists, the most the 256 MiB heap limit lets a loop
+/// build, are collected and `str()`'d within it).
+const EVAL_STACK_BYTES: usize = 1 << 30;
 
 /// Evaluates a private library (`library.get(...).eval()` and friends).
 pub fn run_library(

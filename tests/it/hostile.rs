@@ -1314,3 +1314,231 @@ fn reviews_never_read_an_inventory_outside_the_repository() {
         }
     }
 }
+
+/// jsonnet builds a value that contains itself (`local o = {a: o}`) or is
+/// 100,000 levels deep without complaint; converting it for the output (or
+/// for `kap.to_string`) overflowed the stack and aborted the whole compile.
+#[test]
+fn jsonnet_output_nested_too_deep_is_an_error_naming_the_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let cases = [
+        (
+            "selfref.jsonnet",
+            "local o = {a: o}; { out: o }\n",
+            "at `out.a.a.a.a.a.a.a...a.a (256 levels)`",
+        ),
+        (
+            "deep.jsonnet",
+            "{ out: std.foldl(function(acc, i) [acc], std.range(1, 100000), []) }\n",
+            "at `out[0][0][0][0][0][0][0]...[0][0] (256 levels)`",
+        ),
+        (
+            "tostring.jsonnet",
+            "local o = {a: o}; { out: std.native('strata_to_string')(o) }\n",
+            "at `a.a.a.a.a.a.a.a...a.a (256 levels)`",
+        ),
+    ];
+    for (file, code, path) in cases {
+        write(&dir.join(file), code);
+        for output_type in ["yaml", "json"] {
+            write(
+                &dir.join("inventory/targets/t.yml"),
+                &format!("parameters:\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - {{output_path: x, input_type: jsonnet, output_type: {output_type}, input_paths: [{file}]}}\n"),
+            );
+            let err = run(dir, &["compile"], 2);
+            assert!(
+                err.contains("target t, compile entry #1 (jsonnet -> x)")
+                    && err.contains(file)
+                    && err.contains("nested deeper than 256 levels")
+                    && err.contains(path),
+                "{file} {output_type}: {err}"
+            );
+        }
+    }
+    // 250 levels are written as usual.
+    write(
+        &dir.join("ok.jsonnet"),
+        "{ out: std.foldl(function(acc, i) {x: acc}, std.range(1, 249), {}) }\n",
+    );
+    write(
+        &dir.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: x, input_type: jsonnet, output_type: json, input_paths: [ok.jsonnet]}\n",
+    );
+    run(dir, &["compile"], 0);
+    let out = std::fs::read_to_string(dir.join("compiled/t/x/out.json")).unwrap();
+    assert_eq!(out.matches("\"x\"").count(), 249, "{out}");
+}
+
+/// A Starlark value that contains itself, or one nested 100,000 deep by a
+/// loop, overflowed the stack when emitted, encoded, `str()`'d or compared.
+#[test]
+fn template_values_nested_too_deep_are_an_error_not_a_stack_overflow() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let deep = |build: &str, use_: &str| {
+        format!("#@ load(\"@ytt:json\", \"json\")\n#@ d = []\n#@ e = []\n#@ for i in range(100000):\n#@   d = {build}\n#@   e = [e]\n#@ end\na: #@ {use_}\n")
+    };
+    let too_deep = "a value nested deeper than 256 levels";
+    let cases = [
+        (
+            "value.yml",
+            "#@ d = {}\n#@ d[\"x\"] = d\na: #@ d\n".to_string(),
+            too_deep,
+        ),
+        (
+            "json.yml",
+            "#@ load(\"@ytt:json\", \"json\")\n#@ l = []\n#@ l.append(l)\na: #@ json.encode(l)\n"
+                .to_string(),
+            too_deep,
+        ),
+        (
+            "yaml.yml",
+            "#@ load(\"@ytt:yaml\", \"yaml\")\n#@ d = {}\n#@ d[\"x\"] = d\na: #@ yaml.encode(d)\n"
+                .to_string(),
+            too_deep,
+        ),
+        ("emit.yml", deep("{\"x\": d}", "d"), too_deep),
+        ("encode.yml", deep("[d]", "json.encode(d)"), too_deep),
+        // A function's YAML fragment holding the previous one.
+        ("fragment.yml", "#@ def f(x):\na: #@ x\n#@ end\n#@ d = None\n#@ for i in range(100000):\n#@   d = f(d)\n#@ end\nout: #@ d\n".to_string(), too_deep),
+        // starlark's own guard (3,000 levels in release, 200 in debug).
+        ("eq.yml", deep("[d]", "d == e"), "Too many recursion levels"),
+        // starlark's own `json` (its serializer overflowed even a 1 GiB
+        // stack) is not a global: as in ytt, `json` is `@ytt:json`.
+        (
+            "global-json.yml",
+            "#@ d = []\n#@ for i in range(100000):\n#@   d = [d]\n#@ end\na: #@ json.encode(d)\n"
+                .to_string(),
+            "Variable `json` not found",
+        ),
+    ];
+    for (file, text, needle) in cases {
+        write(&dir.join(file), &text);
+        let err = run(dir, &["template", "-f", file], 2);
+        assert!(err.contains(needle) && err.contains(file), "{file}: {err}");
+    }
+    // starlark's collector and `str()` recurse without a guard: the
+    // evaluation's stack holds them.
+    write(&dir.join("str.yml"), &deep("[d]", "str(d)[:12]"));
+    let out = run(dir, &["template", "-f", "str.yml"], 0);
+    assert!(out.contains("a: '[[[[[[[[[[[['"), "{out}");
+    // The same through a compile's ytt entry.
+    write(
+        &dir.join("ytt/value.yml"),
+        "#@ d = {}\n#@ d[\"x\"] = d\na: #@ d\n",
+    );
+    write(
+        &dir.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: x, input_type: ytt, input_paths: [ytt]}\n",
+    );
+    let err = run(dir, &["compile"], 2);
+    assert!(
+        err.contains("target t, compile entry #1 (ytt -> x)")
+            && err.contains("value.yml:3")
+            && err.contains(too_deep),
+        "{err}"
+    );
+    // The template thread keeps the entry's name for the memory budget.
+    write(
+        &dir.join("ytt/value.yml"),
+        "#@ l = []\n#@ for i in range(2000):\n#@   l.append(\"y\" * 1000000)\n#@ end\na: #@ len(l)\n",
+    );
+    let out = strata()
+        .current_dir(dir)
+        .args(["compile"])
+        .env("STRATA_EVAL_MEMORY", "100000000")
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "target t, compile entry #1 (ytt -> x): the evaluation holds more than 100000000 bytes"
+        ),
+        "{err}"
+    );
+    // 200 levels are emitted as usual.
+    write(
+        &dir.join("ok.yml"),
+        "#@ d = 1\n#@ for i in range(200):\n#@   d = [d]\n#@ end\na: #@ d\n",
+    );
+    let out = run(dir, &["template", "-f", "ok.yml"], 0);
+    assert_eq!(out.matches("- ").count(), 200, "{out}");
+}
+
+/// `copy` read a FIFO (blocking forever) or a device (`/dev/zero`, until
+/// memory ran out); of `.` it copied its own temporary catalog into itself
+/// until the path was too long, with an error naming the temporary path.
+#[cfg(unix)]
+#[test]
+fn copy_refuses_special_files_and_never_copies_its_own_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let target = |input: &str| {
+        format!("parameters:\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - {{output_path: x, input_type: copy, input_paths: [{input}]}}\n")
+    };
+    write(&dir.join("files/a.txt"), "hello\n");
+    let fifo = dir.join("files/pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let cases = [
+        (
+            "files",
+            "files/pipe: a FIFO (named pipe), not a regular file or directory",
+        ),
+        (
+            "files/pipe",
+            "files/pipe: a FIFO (named pipe), not a regular file or directory",
+        ),
+        (
+            "/dev/zero",
+            "/dev/zero: a device, not a regular file or directory",
+        ),
+    ];
+    for (input, needle) in cases {
+        write(&dir.join("inventory/targets/t.yml"), &target(input));
+        let err = run(dir, &["compile"], 2);
+        assert!(
+            err.contains("target t, compile entry #1 (copy -> x)") && err.contains(needle),
+            "{input}: {err}"
+        );
+    }
+    std::fs::remove_file(&fifo).unwrap();
+    // A symlink back up the tree is a loop, not a path grown too long.
+    std::os::unix::fs::symlink("..", dir.join("files/up")).unwrap();
+    write(&dir.join("inventory/targets/t.yml"), &target("files"));
+    let err = run(dir, &["compile"], 2);
+    assert!(
+        err.contains("files/up/files: leads back to a directory being copied (a symlink loop)"),
+        "{err}"
+    );
+    assert!(!err.contains(".strata-compile-"), "{err}");
+    std::fs::remove_file(dir.join("files/up")).unwrap();
+    // `.` holds the catalog being built and the previous one: neither is
+    // copied, however often the compile runs.
+    write(&dir.join("inventory/targets/t.yml"), &target("."));
+    for _ in 0..2 {
+        run(dir, &["compile"], 0);
+    }
+    let out = dir.join("compiled/t/x");
+    assert_eq!(
+        std::fs::read_to_string(out.join("files/a.txt")).unwrap(),
+        "hello\n"
+    );
+    assert!(out.join("inventory/targets/t.yml").is_file());
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| n == "compiled" || n.starts_with(".strata-compile-")),
+        "{names:?}"
+    );
+}
