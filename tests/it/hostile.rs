@@ -1418,6 +1418,12 @@ fn template_values_nested_too_deep_are_an_error_not_a_stack_overflow() {
         let err = run(dir, &["template", "-f", file], 2);
         assert!(err.contains(needle) && err.contains(file), "{file}: {err}");
     }
+    // The position is named once (it was `value.yml:3: value.yml:3: ...`).
+    let err = run(dir, &["template", "-f", "value.yml"], 2);
+    assert!(
+        err.contains("value.yml:3: a value nested deeper than 256 levels"),
+        "{err}"
+    );
     // starlark's collector and `str()` recurse without a guard: the
     // evaluation's stack holds them.
     write(&dir.join("str.yml"), &deep("[d]", "str(d)[:12]"));
