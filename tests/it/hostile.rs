@@ -724,6 +724,47 @@ fn reference_errors_quote_no_secret_and_annotate_file_and_line() {
     );
 }
 
+/// `password: !!int <value>`: a core-tag error names the tag, file and
+/// line, never the value (it reaches lint output, `::error` annotations
+/// and the review's log).
+#[test]
+fn tag_errors_quote_no_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (tag, what) in [
+        ("!!int", "an int"),
+        ("!!float", "a float"),
+        ("!!bool", "a bool"),
+    ] {
+        write(
+            &tmp.path().join("inventory/targets/t.yml"),
+            &format!("parameters:\n  db:\n    password: {tag} Tok3n-S3cret-333\n"),
+        );
+        let err = run(tmp.path(), &["inventory"], 2);
+        assert!(!err.contains("Tok3n"), "{tag}: {err}");
+        assert!(
+            err.contains(&format!("the value tagged `{tag}` is not {what}")),
+            "{tag}: {err}"
+        );
+        assert!(err.contains("t.yml:3:"), "{tag}: {err}");
+        for format in ["text", "github", "json"] {
+            let out = run(tmp.path(), &["lint", "--format", format], 2);
+            assert!(!out.contains("Tok3n"), "{tag} {format}: {out}");
+        }
+        let out = run(tmp.path(), &["lint", "--format", "github"], 2);
+        assert!(
+            out.contains("file=./inventory/targets/t.yml,line=3"),
+            "{out}"
+        );
+    }
+    // A reference's default value that does not parse.
+    write(
+        &tmp.path().join("inventory/targets/t.yml"),
+        "parameters:\n  db:\n    password: ${missing::!!int Tok3n-S3cret-444}\n",
+    );
+    let err = run(tmp.path(), &["inventory"], 2);
+    assert!(!err.contains("Tok3n"), "{err}");
+}
+
 #[test]
 fn inf_and_nan_are_not_silently_null_in_json() {
     let tmp = tempfile::tempdir().unwrap();
