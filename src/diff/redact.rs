@@ -177,12 +177,17 @@ impl Redactor {
     /// continued on the next line: YAML can spell `Secret` in all of
     /// these) or that contains `secret` in any case counts.
     pub fn looks_like_secret(&self, text: &str) -> bool {
-        let text = text.replace('\u{feff}', "");
-        if self.secret_kind.is_match(&text) {
-            return true;
-        }
+        // Most strings hold no `kind`: no regex, no copy.
         if !text.contains("kind") {
             return false;
+        }
+        let text: std::borrow::Cow<str> = if text.contains('\u{feff}') {
+            text.replace('\u{feff}', "").into()
+        } else {
+            text.into()
+        };
+        if self.secret_kind.is_match(&text) {
+            return true;
         }
         for c in self.kind_key.captures_iter(&text) {
             let (Some(whole), Some(rest)) = (c.get(0), c.get(1)) else {
