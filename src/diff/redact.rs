@@ -68,8 +68,7 @@ pub struct Redactor {
     flow_map: Regex,
     flow_name: Regex,
     flow_value: Regex,
-    /// `kind:` written as a key (line start, list item, flow map or JSON):
-    /// group 1 is the rest of the line.
+    /// `kind:` written as a key (line start, list item, flow map or JSON).
     kind_key: Regex,
     /// Ruby/Perl/PHP hashes: `:password => "x"`, `'password' => 'x'`.
     rocket: Regex,
@@ -133,9 +132,8 @@ impl Redactor {
             r#"((?:^|[{,\s])["']?value["']?[ \t]*:[ \t]*)("[^"]*"|'[^']*'|[^,}\s][^,}]*)"#,
         )
         .expect("static regex is valid");
-        let kind_key =
-            Regex::new(r#"(?m)(?:^[ \t]*(?:-[ \t]+)*|[{,][ \t]*)["']?kind["']?[ \t]*:(.*)$"#)
-                .expect("static regex is valid");
+        let kind_key = Regex::new(r#"(?m)(?:^[ \t]*(?:-[ \t]+)*|[{,][ \t]*)["']?kind["']?[ \t]*:"#)
+            .expect("static regex is valid");
         let rocket = Regex::new(
             r#"(^|[\s{,(])(:?["']?)([A-Za-z_][A-Za-z0-9_]*)(["']?[ \t]*=>[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}\)\n]+)"#,
         )
@@ -189,28 +187,29 @@ impl Redactor {
         if self.secret_kind.is_match(&text) {
             return true;
         }
-        for c in self.kind_key.captures_iter(&text) {
-            let (Some(whole), Some(rest)) = (c.get(0), c.get(1)) else {
-                continue;
-            };
-            if !plain_kind(rest.as_str()) {
+        // `find_iter`, not captures: this runs on every string holding `kind`.
+        for m in self.kind_key.find_iter(&text) {
+            let line_end = text[m.end()..]
+                .find('\n')
+                .map_or(text.len(), |i| m.end() + i);
+            let rest = &text[m.end()..line_end];
+            if !plain_kind(rest) {
                 return true;
             }
             // A deeper line right after continues the value (`kind: Sec` /
             // `  ret` is a plain scalar over two lines).
             let key_col = {
-                let line_start = text[..whole.start()].rfind('\n').map_or(0, |i| i + 1);
-                let line = &text[line_start..whole.end()];
+                let line_start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+                let line = &text[line_start..m.end()];
                 line.len() - line.trim_start_matches([' ', '\t', '-']).len()
             };
-            let next = text[whole.end()..]
+            let next = text[line_end..]
                 .split('\n')
                 .skip(1)
                 .find(|l| !l.trim().is_empty());
             if let Some(next) = next {
                 let ind = next.len() - next.trim_start().len();
                 let plain_line = rest
-                    .as_str()
                     .trim_start()
                     .starts_with(|ch: char| ch.is_ascii_alphanumeric());
                 if plain_line && ind > key_col && !next.trim_start().starts_with('#') {
