@@ -816,7 +816,7 @@ fn url_passwords_pair(old: &str, new: &str) -> (String, String) {
 }
 
 /// The rest of a `kind:` line is a plain identifier that is not a Secret
-/// (`ConfigMap`, `"Deployment"`, `Service, "metadata": ...` in JSON).
+/// (`ConfigMap`, `"Deployment"`, `Service, "metadata": ...` in JSON, `""`).
 fn plain_kind(rest: &str) -> bool {
     let rest = rest.trim_start();
     let (token, after) = match rest.chars().next() {
@@ -831,15 +831,18 @@ fn plain_kind(rest: &str) -> bool {
             (&rest[..end], &rest[end..])
         }
     };
-    let identifier = token
+    // Quoted, the token may be empty (`"kind": ""`); unquoted, an empty
+    // token is a value on the next line and a leading character other than
+    // a letter or digit may be a YAML indicator. Neither set of characters
+    // can spell `Secret` through an escape, tag, anchor or alias.
+    let quoted = rest.starts_with(['"', '\'']);
+    let shaped = token
         .chars()
-        .next()
-        .is_some_and(|ch| ch.is_ascii_alphabetic())
-        && token
-            .chars()
-            .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '.' | '-'));
+        .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '.' | '-' | '/'));
+    let starts = quoted || token.starts_with(|ch: char| ch.is_ascii_alphanumeric());
     let after = after.trim_start();
-    identifier
+    shaped
+        && starts
         && !token.to_ascii_lowercase().contains("secret")
         && (after.is_empty() || after.starts_with([',', '}', ']', '#']))
 }
@@ -1108,6 +1111,9 @@ mod tests {
             "{\"kind\": \"ConfigMap\", \"data\": {\"secretName\": \"x\"}}",
             "{kind: Role, rules: []}\n",
             "this kind: of prose\n",
+            "{\"kind\": \"\", \"x\": 1}",
+            "kind: 2\n",
+            "kind: example.com/Widget\n",
         ] {
             assert!(!r.looks_like_secret(text), "{text:?}");
         }
