@@ -400,7 +400,7 @@ fn is_structured(path: &str) -> bool {
 
 fn load(path: &str, bytes: Vec<u8>, opts: &DiffOptions) -> Content {
     let text = match String::from_utf8(bytes) {
-        Ok(t) => t,
+        Ok(t) => strip_boms(t),
         Err(e) => return Content::Binary(e.into_bytes()),
     };
     if opts.semantic && is_structured(path) {
@@ -420,6 +420,18 @@ fn load(path: &str, bytes: Vec<u8>, opts: &DiffOptions) -> Content {
         }
     }
     Content::Text(text)
+}
+
+/// Without the byte-order marks at the start of the file and of its lines
+/// (a later document's): Kubernetes' reader drops them, and a `\u{feff}kind`
+/// key would hide that the object is a Secret from redaction.
+fn strip_boms(text: String) -> String {
+    if !text.contains('\u{feff}') {
+        return text;
+    }
+    text.split_inclusive('\n')
+        .map(|l| l.trim_start_matches('\u{feff}'))
+        .collect()
 }
 
 /// Removes every field whose path matches one of `res`.

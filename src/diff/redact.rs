@@ -19,7 +19,10 @@ use regex::Regex;
 /// the key ends in one of these words (`DB_PASSWORD`, `apiToken`,
 /// `aws_secret_access_key`, `secretKey`, `SECRET_KEY`), or in the word
 /// `pass` on its own (`ADMIN_PASS`, `db.pass`, `adminPass`, not `bypass`).
-pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|credentials?|(^|[_.-])pass)$|[a-z0-9]Pass$";
+/// Also `passphrase` and Azure's `AccountKey` / `SharedAccessKey` (the key
+/// of a storage or Service Bus connection string, after detect-secrets'
+/// `AzureStorageKeyDetector`).
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass)$|[a-z0-9]Pass$";
 
 /// Values that are credentials whatever their key, after gitleaks'
 /// default rules (github-pat, github-fine-grained-pat, github-oauth,
@@ -65,6 +68,14 @@ pub struct Redactor {
     flow_map: Regex,
     flow_name: Regex,
     flow_value: Regex,
+    /// `kind:` written as a key (line start, list item, flow map or JSON).
+    kind_key: Regex,
+    /// Ruby/Perl/PHP hashes: `:password => "x"`, `'password' => 'x'`.
+    rocket: Regex,
+    /// `.netrc`: `password X` after `machine`/`login`/`default` tokens.
+    netrc: Regex,
+    /// `mysql -pX` (the password glued to `-p`) in a MySQL client command.
+    mysql_p: Regex,
 }
 
 impl Default for Redactor {
@@ -121,7 +132,25 @@ impl Redactor {
             r#"((?:^|[{,\s])["']?value["']?[ \t]*:[ \t]*)("[^"]*"|'[^']*'|[^,}\s][^,}]*)"#,
         )
         .expect("static regex is valid");
+        let kind_key = Regex::new(r#"(?m)(?:^[ \t]*(?:-[ \t]+)*|[{,][ \t]*)["']?kind["']?[ \t]*:"#)
+            .expect("static regex is valid");
+        let rocket = Regex::new(
+            r#"(^|[\s{,(])(:?["']?)([A-Za-z_][A-Za-z0-9_]*)(["']?[ \t]*=>[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}\)\n]+)"#,
+        )
+        .expect("static regex is valid");
+        let netrc = Regex::new(
+            r"(?m)(^[ \t]*(?:(?:machine|default|login)[ \t][^\n]*?[ \t])?password[ \t]+)(\S+)([^\n]*)",
+        )
+        .expect("static regex is valid");
+        let mysql_p = Regex::new(
+            r"(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)\b[^\n;|&]*?\s-p)([^\s-][^\s]*)",
+        )
+        .expect("static regex is valid");
         Ok(Redactor {
+            kind_key,
+            rocket,
+            netrc,
+            mysql_p,
             keys,
             secret_kind,
             credentials,
@@ -137,6 +166,81 @@ impl Redactor {
 
     fn key_matches(&self, key: &str) -> bool {
         self.keys.iter().any(|r| r.is_match(key))
+    }
+
+    /// Whether a text (a file not compared as YAML, or a string value)
+    /// may be a Secret or SealedSecret manifest. Conservative: besides a
+    /// plain `kind: Secret`, any `kind` key whose value is not a plain
+    /// identifier (a tag, anchor, alias, escape, block scalar or a value
+    /// continued on the next line: YAML can spell `Secret` in all of
+    /// these) or that contains `secret` in any case counts.
+    pub fn looks_like_secret(&self, text: &str) -> bool {
+        // Most strings hold no `kind`: no regex, no copy.
+        if !text.contains("kind") {
+            return false;
+        }
+        let text: std::borrow::Cow<str> = if text.contains('\u{feff}') {
+            text.replace('\u{feff}', "").into()
+        } else {
+            text.into()
+        };
+        if self.secret_kind.is_match(&text) {
+            return true;
+        }
+        // `find_iter`, not captures: this runs on every string holding `kind`.
+        for m in self.kind_key.find_iter(&text) {
+            let line_end = text[m.end()..]
+                .find('\n')
+                .map_or(text.len(), |i| m.end() + i);
+            let rest = &text[m.end()..line_end];
+            if !plain_kind(rest) {
+                return true;
+            }
+            // A deeper line right after continues the value (`kind: Sec` /
+            // `  ret` is a plain scalar over two lines).
+            let key_col = {
+                let line_start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+                let line = &text[line_start..m.end()];
+                line.len() - line.trim_start_matches([' ', '\t', '-']).len()
+            };
+            let next = text[line_end..]
+                .split('\n')
+                .skip(1)
+                .find(|l| !l.trim().is_empty());
+            if let Some(next) = next {
+                let ind = next.len() - next.trim_start().len();
+                let plain_line = rest
+                    .trim_start()
+                    .starts_with(|ch: char| ch.is_ascii_alphanumeric());
+                if plain_line && ind > key_col && !next.trim_start().starts_with('#') {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// A string value under a key named `auth` (docker `config.json`'s
+    /// `auths.<registry>.auth`, base64 of `user:password`; htpasswd-style
+    /// `auth: "admin:password"`) that has the shape of a credential.
+    fn auth_value(&self, key: &str, value: &str) -> bool {
+        let key = key.trim_matches(['"', '\'']);
+        if !(key.eq_ignore_ascii_case("auth")
+            || key.eq_ignore_ascii_case("basicAuth")
+            || key.eq_ignore_ascii_case("basic_auth"))
+        {
+            return false;
+        }
+        let v = value.trim().trim_matches(['"', '\'']);
+        let user_pass = v.split_once(':').is_some_and(|(u, p)| {
+            !u.is_empty() && !p.is_empty() && !v.contains(char::is_whitespace) && !v.contains("//")
+        });
+        let base64 = v.len() >= 8
+            && v.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+            && v.bytes()
+                .any(|b| b.is_ascii_digit() || b == b'=' || b.is_ascii_uppercase());
+        user_pass || base64
     }
 
     /// Hides, inside one string, what is a secret whatever the string's
@@ -174,13 +278,32 @@ impl Redactor {
                 })
                 .into_owned();
         }
+        if out.contains("=>") {
+            out = self
+                .rocket
+                .replace_all(&out, |c: &regex::Captures| {
+                    if self.key_matches(&c[3]) && &c[5] != OLD {
+                        format!("{}{}{}{}{OLD}", &c[1], &c[2], &c[3], &c[4])
+                    } else {
+                        c[0].to_string()
+                    }
+                })
+                .into_owned();
+        }
         if out.contains([':', '=']) {
             out = self
                 .inline
                 .replace_all(&out, |c: &regex::Captures| {
                     let key = c[2].trim_start_matches("export ");
                     let value = &c[4];
-                    if self.key_matches(key) && value != OLD && !value.is_empty() {
+                    if value.starts_with('>') && c[3].ends_with('=') {
+                        // `key => value`: the hash-rocket rule's.
+                        return c[0].to_string();
+                    }
+                    if (self.key_matches(key) || self.auth_value(key, value))
+                        && value != OLD
+                        && !value.is_empty()
+                    {
                         format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
                     } else if value.len() >= 2
                         && ((value.starts_with('"') && value.ends_with('"'))
@@ -206,6 +329,33 @@ impl Redactor {
                         format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
                     } else {
                         c[0].to_string()
+                    }
+                })
+                .into_owned();
+        }
+        if out.contains("password") {
+            out = self
+                .netrc
+                .replace_all(&out, |c: &regex::Captures| {
+                    // A line that is only `password X` (netrc's multi-line
+                    // form) or a `machine ... password X` entry; not prose.
+                    let entry = !c[1].trim_start().starts_with("password");
+                    if (entry || c[3].trim().is_empty()) && &c[2] != OLD {
+                        format!("{}{OLD}{}", &c[1], &c[3])
+                    } else {
+                        c[0].to_string()
+                    }
+                })
+                .into_owned();
+        }
+        if out.contains(" -p") {
+            out = self
+                .mysql_p
+                .replace_all(&out, |c: &regex::Captures| {
+                    if &c[2] == OLD {
+                        c[0].to_string()
+                    } else {
+                        format!("{}{OLD}", &c[1])
                     }
                 })
                 .into_owned();
@@ -313,12 +463,22 @@ impl Redactor {
             (Some(o), Some(n)) if is_container(o) || is_container(n) => {
                 (self.walk(Some(o), None).0, self.walk(None, Some(n)).1)
             }
+            (Some(Value::String(o)), Some(Value::String(n)))
+                if self.looks_like_secret(o) || self.looks_like_secret(n) =>
+            {
+                // A Secret manifest carried as text (a ClusterResourceSet's
+                // ConfigMap, inline Helm values, a JSON string): withheld
+                // whole, as text mode withholds such a file.
+                hide_always(old, new)
+            }
             (Some(Value::String(o)), Some(Value::String(n))) => {
                 let (a, b) = url_passwords_pair(o, n);
                 let (a, b) = self.scrub_pair(Some(&a), Some(&b));
                 let b = b.map(|b| note_changed_refs(o, n, b));
                 (a.map(Value::String), b.map(Value::String))
             }
+            (Some(Value::String(o)), None) if self.looks_like_secret(o) => hide_always(old, None),
+            (None, Some(Value::String(n))) if self.looks_like_secret(n) => hide_always(None, new),
             (Some(Value::String(o)), None) => (Some(Value::String(self.scrub(o))), None),
             (None, Some(Value::String(n))) => (None, Some(Value::String(self.scrub(n)))),
             (o, n) => (o.cloned(), n.cloned()),
@@ -392,7 +552,12 @@ impl Redactor {
                     }
                 }
                 (x, y)
-            } else if self.key_matches(k) {
+            } else if self.key_matches(k)
+                || [ov, nv]
+                    .iter()
+                    .flatten()
+                    .any(|v| v.as_str().is_some_and(|s| self.auth_value(k, s)))
+            {
                 hide(ov, nv)
             } else {
                 self.walk(ov, nv)
@@ -445,7 +610,7 @@ impl Redactor {
     /// Redacts `key: value` / `key = value` lines of a file that is not
     /// compared as YAML; a file that looks like a Secret is withheld whole.
     pub fn redact_text(&self, text: &str) -> String {
-        if self.secret_kind.is_match(text) {
+        if self.looks_like_secret(text) {
             return "(content not shown: the file looks like a Kubernetes Secret that is not compared as YAML)\n".into();
         }
         static LINE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
@@ -464,8 +629,11 @@ impl Redactor {
         let text = whole.as_str();
         let mut out = String::with_capacity(text.len());
         // After `key: |`, `key: >` or `key:` with nothing after it, the more
-        // indented lines that follow are the secret's value too.
+        // indented lines that follow are the secret's value too; after a
+        // bare `key:` also the list items at its own indent (YAML's compact
+        // `password:` / `- value`), unless the key is itself a list item.
         let mut hiding_below: Option<usize> = None;
+        let mut compact_items = false;
         let mut after_secret_flag = false;
         let env_values = self.secret_env_value_lines(text, line_re);
         for (i, line) in text.split_inclusive('\n').enumerate() {
@@ -474,6 +642,16 @@ impl Redactor {
                 None => (line, ""),
             };
             if let Some(ind) = hiding_below {
+                let compact_item = compact_items
+                    && indent(body) == ind
+                    && (body.trim_start().starts_with("- ") || body.trim() == "-");
+                if compact_item {
+                    out.push_str(&body[..indent(body)]);
+                    out.push_str("- ");
+                    out.push_str(OLD);
+                    out.push_str(nl);
+                    continue;
+                }
                 if body.trim().is_empty() || indent(body) > ind {
                     if !body.trim().is_empty() {
                         out.push_str(&body[..indent(body)]);
@@ -505,6 +683,7 @@ impl Redactor {
                     let value = c[4].trim();
                     if value.is_empty() || value.starts_with('|') || value.starts_with('>') {
                         hiding_below = Some(indent(body));
+                        compact_items = value.is_empty() && !body.trim_start().starts_with('-');
                     }
                     out.push_str(&c[1]);
                     out.push_str(&c[2]);
@@ -634,6 +813,38 @@ fn url_passwords_pair(old: &str, new: &str) -> (String, String) {
             mask_url_passwords(new, CHANGED),
         )
     }
+}
+
+/// The rest of a `kind:` line is a plain identifier that is not a Secret
+/// (`ConfigMap`, `"Deployment"`, `Service, "metadata": ...` in JSON, `""`).
+fn plain_kind(rest: &str) -> bool {
+    let rest = rest.trim_start();
+    let (token, after) = match rest.chars().next() {
+        Some(q @ ('"' | '\'')) => match rest[1..].find(q) {
+            Some(end) => (&rest[1..1 + end], &rest[2 + end..]),
+            None => return false,
+        },
+        _ => {
+            let end = rest
+                .find(|ch: char| ch.is_whitespace() || matches!(ch, ',' | '}' | ']' | '#'))
+                .unwrap_or(rest.len());
+            (&rest[..end], &rest[end..])
+        }
+    };
+    // Quoted, the token may be empty (`"kind": ""`); unquoted, an empty
+    // token is a value on the next line and a leading character other than
+    // a letter or digit may be a YAML indicator. Neither set of characters
+    // can spell `Secret` through an escape, tag, anchor or alias.
+    let quoted = rest.starts_with(['"', '\'']);
+    let shaped = token
+        .chars()
+        .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '.' | '-' | '/'));
+    let starts = quoted || token.starts_with(|ch: char| ch.is_ascii_alphanumeric());
+    let after = after.trim_start();
+    shaped
+        && starts
+        && !token.to_ascii_lowercase().contains("secret")
+        && (after.is_empty() || after.starts_with([',', '}', ']', '#']))
 }
 
 fn is_container(v: &Value) -> bool {
@@ -823,6 +1034,99 @@ mod tests {
         let _ = r.scrub(&text);
         assert_eq!(r.scrub("a: \"x\u{e9}"), "a: \"x\u{e9}");
         assert_eq!(r.scrub("a: 'b: \u{e9}'"), "a: 'b: \u{e9}'");
+    }
+
+    /// Hostile-input probe of 2026-11-26: credential shapes in free text.
+    #[test]
+    fn credential_shapes_in_text() {
+        let r = Redactor::default();
+        for (text, secret) in [
+            ("machine h login u password hunter2x\n", "hunter2x"),
+            ("machine h\n  login u\n  password hunter2x\n", "hunter2x"),
+            ("mysql -uroot -phunter2x db\n", "hunter2x"),
+            ("mysqldump --password hunter2x db\n", "hunter2x"),
+            (
+                "{\"auths\": {\"r.io\": {\"auth\": \"ZG9ja2VyOmh1bnRlcjI=\"}}}",
+                "ZG9ja2Vy",
+            ),
+            (":password => \"hunter2x\"\n", "hunter2x"),
+            ("'api_token' => 'hunter2x',\n", "hunter2x"),
+            (
+                "AccountName=a;AccountKey=aHVudGVyMg==;EndpointSuffix=x",
+                "aHVudGVyMg",
+            ),
+            ("passphrase: hunter2x\n", "hunter2x"),
+            ("auth: \"admin:hunter2x\"\n", "hunter2x"),
+        ] {
+            let scrubbed = r.scrub(text);
+            assert!(!scrubbed.contains(secret), "{text:?}: {scrubbed}");
+            let t = r.redact_text(text);
+            assert!(!t.contains(secret), "{text:?}: {t}");
+        }
+        // Ordinary text stays.
+        for text in [
+            "the password must be rotated monthly\n",
+            "mysql -u root -p db\n",
+            "mysql --port 3306\n",
+            "auth: ldap\n",
+            "auth: none\n",
+            ":timeout => 30\n",
+            "endpoint: https://example.com/a:b@c\n",
+        ] {
+            assert_eq!(r.scrub(text), text);
+            assert_eq!(r.redact_text(text), text);
+        }
+    }
+
+    /// Hostile-input probe of 2026-11-26: spellings of `kind: Secret` that
+    /// text mode must withhold, and kinds it must not.
+    #[test]
+    fn secret_kind_spellings() {
+        let r = Redactor::default();
+        for text in [
+            "kind: !!str Secret\n",
+            "kind: &k Secret\n",
+            "kind: *k\n",
+            "kind: \"Secr\\x65t\"\n",
+            "kind: >-\n  Secret\n",
+            "kind: |\n  Secret\n",
+            "kind:\n  Secret\n",
+            "kind: Sec\n  ret\n",
+            "kind: 'SealedSecret'\n",
+            "kind: ExternalSecret\n",
+            "- kind: !<tag:yaml.org,2002:str> Secret\n",
+            "{\"kind\": \"Secr\\u0065t\", \"data\": {}}",
+            "\u{feff}kind: Secret\n",
+        ] {
+            assert!(r.looks_like_secret(text), "{text:?}");
+            assert!(
+                r.redact_text(text).starts_with("(content not shown"),
+                "{text:?}"
+            );
+        }
+        for text in [
+            "kind: ConfigMap\nmetadata:\n  name: c\n",
+            "kind: \"Deployment\"  # comment\n",
+            "- kind: Service\n  name: x\n",
+            "{\"kind\": \"ConfigMap\", \"data\": {\"secretName\": \"x\"}}",
+            "{kind: Role, rules: []}\n",
+            "this kind: of prose\n",
+            "{\"kind\": \"\", \"x\": 1}",
+            "kind: 2\n",
+            "kind: example.com/Widget\n",
+        ] {
+            assert!(!r.looks_like_secret(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn compact_lists_under_secret_keys() {
+        let r = Redactor::default();
+        let t = r.redact_text(
+            "password:\n- hunter2x\n-   other2x\nx: 1\nitems:\n- password:\n- visible\n",
+        );
+        assert!(!t.contains("hunter2x") && !t.contains("other2x"), "{t}");
+        assert!(t.contains("x: 1\n") && t.contains("- visible\n"), "{t}");
     }
 
     #[test]

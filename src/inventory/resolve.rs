@@ -602,7 +602,12 @@ fn parse_default(d: &str, origin: Origin, r: &Resolver) -> Result<Value, Invento
         Ok(Some(n)) => Ok(n.to_value()),
         Err(e) => Err(InventoryError::RefSyntax {
             origin: r.origin_text(origin),
-            message: format!("the default value `{d}` is not valid YAML: {}", e.message),
+            // The default is not quoted: it may be a password
+            // (`${db:password::hunter2}`) and errors reach CI logs.
+            message: format!(
+                "the default value of a reference is not valid YAML (value not shown): {}",
+                e.message
+            ),
         }),
     }
 }

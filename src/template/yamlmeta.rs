@@ -294,7 +294,12 @@ fn resolve_scalar(text: &str, style: TScalarStyle, tag: Option<&Tag>) -> Result<
                     ("!!int", r @ Scalar::Int(_)) => Ok(r),
                     ("!!float", Scalar::Int(i)) => Ok(Scalar::Float(i as f64)),
                     ("!!float", r @ Scalar::Float(_)) => Ok(r),
-                    (_, r) => Err(format!("cannot decode {} `{text}` as a {t}", tag_of(&r))),
+                    // The value is not quoted: it may be a password
+                    // (`password: !!int hunter2`); the caller names the line.
+                    (_, r) => Err(format!(
+                        "cannot decode a {} value as a {t} (value not shown): fix the value or remove the tag",
+                        tag_of(&r)
+                    )),
                 }
             }
             _ => Ok(Scalar::Str(text.to_string())),
@@ -742,6 +747,23 @@ mod tests {
         assert_eq!(resolve_plain("abc"), Scalar::Str("abc".into()));
         assert!(looks_like_timestamp("2006-01-02"));
         assert!(is_base60_float("1:20"));
+    }
+
+    /// `password: !!int <value>`: the error names the tag, not the value.
+    #[test]
+    fn tag_errors_quote_no_value() {
+        for tag in ["!!int", "!!float", "!!bool"] {
+            let err = parse(
+                &format!("password: {tag} Tok3n-S3cret-333\n"),
+                "t.yml",
+                false,
+            )
+            .err()
+            .unwrap_or_else(|| panic!("{tag} must not parse"));
+            let text = format!("{err:?} {err}");
+            assert!(!text.contains("Tok3n"), "{text}");
+            assert!(text.contains(&format!("as a {tag}")), "{text}");
+        }
     }
 
     #[test]

@@ -603,6 +603,16 @@ fn tag_name(tag: &Tag) -> String {
     format!("{}{}", tag.handle, tag.suffix)
 }
 
+/// The error for a scalar its tag does not fit. The scalar itself is not
+/// quoted: it may be a password (`password: !!int hunter2`), and the error
+/// reaches lint output, CI annotations and review logs; the caller adds the
+/// file and line.
+fn not_of_type(tag: &str, what: &str) -> String {
+    format!(
+        "the value tagged `{tag}` is not {what} (value not shown): fix the value or remove the tag"
+    )
+}
+
 fn check_collection_tag(tag: &Option<Tag>, kind: &str) -> Option<String> {
     let tag = tag.as_ref()?;
     let full = tag_name(tag);
@@ -633,14 +643,14 @@ fn resolve_scalar(
             "!!null" => Ok(NodeValue::Null),
             "!!bool" => parse_bool(&text)
                 .map(NodeValue::Bool)
-                .ok_or_else(|| format!("`{text}` is not a bool")),
+                .ok_or_else(|| not_of_type("!!bool", "a bool")),
             "!!int" => parse_int(&text)
                 .map(NodeValue::Int)
-                .ok_or_else(|| format!("`{text}` is not an int")),
+                .ok_or_else(|| not_of_type("!!int", "an int")),
             "!!float" => parse_float(&text)
                 .or_else(|| parse_int(&text).map(|i| i as f64))
                 .map(NodeValue::Float)
-                .ok_or_else(|| format!("`{text}` is not a float")),
+                .ok_or_else(|| not_of_type("!!float", "a float")),
             _ => Err(format!(
                 "unsupported YAML tag `{full}`: strata reads plain YAML only; quote the value or remove the tag"
             )),

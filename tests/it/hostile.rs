@@ -622,6 +622,28 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("slack-webhook", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  hook: https://hooks.slack.com/services/T0000000/B0000000/{V}\n", "XXXXXXXXXXXXXXXXXXXX8846"),
     ("secret-kind-any-case", "apiVersion: v1\nkind: secret\nmetadata:\n  name: s\nstringData:\n  conf: {V}\n", "lowerkind-9957"),
     ("sealed-secret-template", "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata:\n  name: s\nspec:\n  encryptedData:\n    k: AgBy3i4OJSWK+PiTySYZZA==\n  template:\n    metadata:\n      name: s\n    data:\n      plain: {V}\n", "sealedplain-6608"),
+    // Hostile-input probe of 2026-11-26 (findings secret-*).
+    ("bom-secret-kind", "\u{feff}kind: Secret\napiVersion: v1\nmetadata:\n  name: db\ndata:\n  k: {V}\n", "bomkind-1172"),
+    ("bom-secret-json", "\u{feff}{\"kind\":\"Secret\",\"metadata\":{\"name\":\"j\"},\"data\":{\"k\":\"{V}\"}}\n", "bomjson-1173"),
+    ("bom-later-document", "kind: ConfigMap\nmetadata:\n  name: c\n---\n\u{feff}kind: Secret\nmetadata:\n  name: s\ndata:\n  k: {V}\n", "bomdoc-1174"),
+    ("kind-tagged", "apiVersion: v1\nkind: !!str Secret\nmetadata:\n  name: s\ndata:\n  k: {V}\n", "kindtag-2281"),
+    ("kind-anchored", "apiVersion: v1\nkind: &k Secret\nmetadata:\n  name: s\ndata:\n  k: {V}\n", "kindanchor-2282"),
+    ("kind-escaped", "apiVersion: v1\nkind: \"Secr\\x65t\"\nmetadata:\n  name: s\ndata:\n  k: {V}\n", "kindescape-2283"),
+    ("kind-folded", "apiVersion: v1\nkind: >-\n  Secret\nmetadata:\n  name: s\ndata:\n  k: {V}\n", "kindfold-2284"),
+    ("kind-tagged-duplicate-key", "apiVersion: v1\nkind: !!str Secret\nmetadata:\n  name: s\ndata:\n  k: {V}\n  k: dup\n", "kinddup-2285"),
+    ("kind-sealed-quoted", "apiVersion: bitnami.com/v1alpha1\nkind: 'SealedSecret'\nmetadata:\n  name: s\nspec:\n  template:\n    data:\n      plain: {V}\n  x: 1\n  x: 2\n", "kindsealed-2286"),
+    ("compact-list", "kind: ConfigMap\nmetadata: {name: c}\npassword:\n- {V}\n- {V}-2\nx: 1\nx: 2\n", "compactpw-3371"),
+    ("compact-list-nested", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  api_token:\n  - {V}\n  other: 1\n", "compacttok-3372"),
+    ("embedded-secret-yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: crs-secrets}\ndata:\n  secret.yaml: |\n    apiVersion: v1\n    kind: Secret\n    metadata:\n      name: cloud-creds\n    data:\n      creds: {V}\n", "embedyaml-4481"),
+    ("embedded-secret-helm-values", "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a}\nspec:\n  source:\n    helm:\n      values: |\n        extraObjects:\n        - kind: Secret\n          data:\n            k: {V}\n", "embedhelm-4482"),
+    ("embedded-secret-json", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: crs}\ndata:\n  s.json: '{\"kind\":\"Secret\",\"data\":{\"k\":\"{V}\"}}'\n", "embedjson-4483"),
+    ("netrc", "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  netrc: |\n    machine h login u password {V}\n    machine g\n      login v\n      password {V}\n", "netrcpw-5591"),
+    ("mysql-p", "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  run.sh: |\n    mysql -uroot -p{V} db\n    mysqldump --password {V} db\n", "mysqlpw-5592"),
+    ("docker-auth", "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  config.json: |\n    {\"auths\": {\"r.io\": {\"auth\": \"{V}\"}}}\n", "ZG9ja2VyOmF1dGg5593"),
+    ("ruby-hash-rocket", "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  x.rb: |\n    :password => \"{V}\"\n    'api_token' => '{V}'\n", "rubypw-5594"),
+    ("azure-account-key", "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  conn: \"DefaultEndpointsProtocol=https;AccountName=a;AccountKey={V};\"\n", "azurekey-5595"),
+    ("passphrase", "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  passphrase: {V}\n  gpg.conf: |\n    passphrase: {V}\n", "passphrase-5596"),
+    ("basic-auth-pair", "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  auth: \"admin:{V}\"\n", "basicpw-5597"),
 ];
 
 #[test]
@@ -722,6 +744,47 @@ fn reference_errors_quote_no_secret_and_annotate_file_and_line() {
         out.contains("file=./inventory/targets/t.yml,line=3"),
         "{out}"
     );
+}
+
+/// `password: !!int <value>`: a core-tag error names the tag, file and
+/// line, never the value (it reaches lint output, `::error` annotations
+/// and the review's log).
+#[test]
+fn tag_errors_quote_no_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (tag, what) in [
+        ("!!int", "an int"),
+        ("!!float", "a float"),
+        ("!!bool", "a bool"),
+    ] {
+        write(
+            &tmp.path().join("inventory/targets/t.yml"),
+            &format!("parameters:\n  db:\n    password: {tag} Tok3n-S3cret-333\n"),
+        );
+        let err = run(tmp.path(), &["inventory"], 2);
+        assert!(!err.contains("Tok3n"), "{tag}: {err}");
+        assert!(
+            err.contains(&format!("the value tagged `{tag}` is not {what}")),
+            "{tag}: {err}"
+        );
+        assert!(err.contains("t.yml:3:"), "{tag}: {err}");
+        for format in ["text", "github", "json"] {
+            let out = run(tmp.path(), &["lint", "--format", format], 2);
+            assert!(!out.contains("Tok3n"), "{tag} {format}: {out}");
+        }
+        let out = run(tmp.path(), &["lint", "--format", "github"], 2);
+        assert!(
+            out.contains("file=./inventory/targets/t.yml,line=3"),
+            "{out}"
+        );
+    }
+    // A reference's default value that does not parse.
+    write(
+        &tmp.path().join("inventory/targets/t.yml"),
+        "parameters:\n  db:\n    password: ${missing::!!int Tok3n-S3cret-444}\n",
+    );
+    let err = run(tmp.path(), &["inventory"], 2);
+    assert!(!err.contains("Tok3n"), "{err}");
 }
 
 #[test]
