@@ -1023,10 +1023,15 @@ pub fn evaluate(file: &Path, target: &str, env: &JsonnetEnv) -> Result<Value, St
             max_trace: 10,
             padding: 4,
         };
+        // jrsonnet's message names its own command-line flag, which strata
+        // does not have.
         fmt.format(&e)
             .unwrap_or_else(|_| e.to_string())
             .trim_end()
-            .to_string()
+            .replace(
+                "stack overflow, try to reduce recursion, or set --max-stack to bigger value",
+                "stack overflow: the jsonnet call stack is full (an endless recursion, or a value nested too deep?)",
+            )
     })
 }
 

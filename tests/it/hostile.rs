@@ -1611,3 +1611,26 @@ fn copy_refuses_special_files_and_never_copies_its_own_output() {
         "{names:?}"
     );
 }
+
+/// jrsonnet's stack-overflow message told the user to pass `--max-stack`,
+/// a flag of the jsonnet command, not of strata.
+#[test]
+fn endless_jsonnet_recursion_names_no_foreign_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        &dir.join("m.jsonnet"),
+        "local f(x) = f(x + 1);\n{ a: { b: f(0) } }\n",
+    );
+    write(
+        &dir.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: x, input_type: jsonnet, input_paths: [m.jsonnet]}\n",
+    );
+    let err = run(dir, &["compile"], 2);
+    assert!(
+        err.contains("target t, compile entry #1 (jsonnet -> x)")
+            && err.contains("the jsonnet call stack is full (an endless recursion")
+            && !err.contains("--max-stack"),
+        "{err}"
+    );
+}
