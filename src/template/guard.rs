@@ -30,8 +30,11 @@ pub const MAX_STEPS: u64 = 100_000_000;
 /// above [`MAX_STEPS`], so a loop of statements meets the statement budget
 /// (whose message says what it is) first; this one stops comprehensions.
 pub const MAX_TICKS: u64 = 2 * MAX_STEPS;
-/// Bytes the Starlark heap of one evaluation may hold.
-pub const MAX_HEAP_BYTES: usize = 256 << 20;
+/// Bytes the Starlark heap of one evaluation may hold: small enough that
+/// the deepest value a loop can build in it (about 1,300,000 nested tuples)
+/// is collected and printed within the evaluation thread's stack (tuples
+/// overflowed 1 GiB from 3,000,000, which a 256 MiB heap allowed).
+pub const MAX_HEAP_BYTES: usize = 64 << 20;
 /// Elements a `range` may have: `list(range(2000000000))` is one native call
 /// that no statement or tick budget sees, and would take 16 GB.
 pub const MAX_RANGE: u64 = 10_000_000;
@@ -397,15 +400,15 @@ mod tests {
         ] {
             let e = run(code).unwrap_err();
             assert!(
-                e.contains("values take more than 268435456 bytes"),
+                e.contains("values take more than 67108864 bytes"),
                 "{code}: {e}"
             );
         }
         // Inside a comprehension, whichever check comes first.
         let e = run("[('x' * 1000000) for i in range(100000)]").unwrap_err();
         assert!(
-            e.contains("values take more than 268435456 bytes")
-                || e.contains("Heap memory limit of 268435456 bytes exceeded"),
+            e.contains("values take more than 67108864 bytes")
+                || e.contains("Heap memory limit of 67108864 bytes exceeded"),
             "{e}"
         );
         let e = run("list(range(2000000000))").unwrap_err();

@@ -950,6 +950,9 @@ fn template_code_depth_steps_and_heap_are_bounded() {
         ("string-growth.yml", "#@ s = \"ab\"\n#@ for i in range(60):\n#@   s = s + s\n#@ end\na: #@ len(s)\n".to_string(), "values take more than"),
         ("endless.yml", "#@ def f():\n#@   n = 0\n#@   for i in range(10000000):\n#@     for j in range(10000000):\n#@       n += 1\n#@     end\n#@   end\n#@   return n\n#@ end\na: #@ f()\n".to_string(), "statements (an endless loop?)"),
         ("range.yml", "a: #@ len(list(range(2000000000)))\n".to_string(), "range() of 2000000000 elements: templates may use at most 10000000"),
+        // Tuples nested 3,000,000 deep overflowed the evaluation's stack in
+        // `str()`; the heap limit now stops the loop well before.
+        ("tuples.yml", "#@ t = ()\n#@ for i in range(5000000):\n#@   t = (t,)\n#@ end\na: #@ len(str(t))\n".to_string(), "values take more than 67108864 bytes"),
         ("range-step.yml", "a: #@ len(list(range(2000000000, -2000000000, -3)))\n".to_string(), "range() of 1333333334 elements"),
         // One statement that builds a huge value at once: measured before
         // it is built (these took 2-16 GB, or aborted the process).
