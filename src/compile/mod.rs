@@ -1003,8 +1003,13 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
                 InputType::Copy => compile_copy(ctx, &input, &out_dir),
                 InputType::Remove => compile_remove(&input, catalog_root, &ctx.abs_roots),
                 InputType::External => compile_external(entry, &input, &out_dir),
-                InputType::Helm => compile_helm(ctx, entry, &input, &out_dir),
-                InputType::Kadet => compile_kadet(ctx, entry, &input, &out_dir),
+                // What helm and kadet print is read into memory here.
+                InputType::Helm => crate::memguard::metered(&what(Some(&input)), || {
+                    compile_helm(ctx, entry, &input, &out_dir)
+                }),
+                InputType::Kadet => crate::memguard::metered(&what(Some(&input)), || {
+                    compile_kadet(ctx, entry, &input, &out_dir)
+                }),
                 other => Err(format!(
                     "input type `{}` is not supported by strata (only jsonnet, jinja2, copy, remove, external and helm)",
                     other.as_str()

@@ -636,3 +636,42 @@ fn lint_leaves_kapitan_generator_components_and_secret_names_alone() {
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     assert!(text.contains("component-without-version"), "{text}");
 }
+
+/// What a kadet input (or helm) prints is read into strata's memory: a
+/// generator that returns a huge value meets the evaluation memory budget
+/// (`STRATA_EVAL_MEMORY`, lowered here) with exit 2 naming the target,
+/// entry and input, instead of taking all of the machine's memory.
+#[test]
+fn kadet_output_is_held_to_the_evaluation_memory_budget() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::create_dir_all(d.join("components/big")).unwrap();
+    fs::write(
+        d.join("components/big/__init__.py"),
+        "from kapitan.inputs.kadet import BaseObj\n\n\ndef main():\n    obj = BaseObj()\n    obj.root.big = {'v': 'x' * 200000000}\n    return obj\n",
+    )
+    .unwrap();
+    fs::create_dir_all(d.join("inventory/targets")).unwrap();
+    fs::write(
+        d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: x, input_type: kadet, input_paths: [components/big], output_type: yaml}\n",
+    )
+    .unwrap();
+    let out = strata()
+        .current_dir(d)
+        .args(["compile", "--output-path", "out", "--python"])
+        .arg(&py)
+        .env("STRATA_EVAL_MEMORY", "100000000")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("target t, compile entry #1 (kadet -> x), input ")
+            && err.contains("components/big")
+            && err.contains("the evaluation holds more than 100000000 bytes of memory"),
+        "{err}"
+    );
+    assert!(!d.join("out/compiled/t").exists());
+}
