@@ -211,7 +211,7 @@ const ARBITRARY_PRECISION_KEY: &str = "$serde_json::private::Number";
 /// numbers in the `i64` range become integers, like Python's `json.loads`
 /// of jsonnet's output (larger ones stay floats and print as integers).
 pub fn val_to_value(v: &Val) -> JrResult<Value> {
-    val_to_value_at(v, &mut Vec::new())
+    val_to_value_at(v, 0).map_err(Conv::into_error)
 }
 
 /// Deepest nesting of arrays and objects strata converts from jsonnet (the
@@ -246,17 +246,56 @@ fn out_path(path: &[String]) -> String {
     }
 }
 
-fn too_deep(path: &[String]) -> jrsonnet_evaluator::Error {
-    rt_err(format!(
-        "the output is nested deeper than {MAX_OUTPUT_DEPTH} levels at `{}` (a value that contains itself?): build a flatter value",
-        out_path(path)
-    ))
+/// A conversion's failure. Only the depth is tracked on the way down (the
+/// conversion of every output runs here); the path of a value too deep is
+/// collected on the way back up, innermost segment first.
+enum Conv {
+    Jr(jrsonnet_evaluator::Error),
+    TooDeep(Vec<String>),
 }
 
-fn val_to_value_at(v: &Val, path: &mut Vec<String>) -> JrResult<Value> {
-    if matches!(v, Val::Arr(_) | Val::Obj(_)) && path.len() >= MAX_OUTPUT_DEPTH {
-        return Err(too_deep(path));
+impl From<jrsonnet_evaluator::Error> for Conv {
+    fn from(e: jrsonnet_evaluator::Error) -> Self {
+        Conv::Jr(e)
     }
+}
+
+impl Conv {
+    /// The same failure, one level up: `seg` is where it happened.
+    fn within(self, seg: impl FnOnce() -> String) -> Conv {
+        match self {
+            Conv::TooDeep(mut p) => {
+                p.push(seg());
+                Conv::TooDeep(p)
+            }
+            other => other,
+        }
+    }
+
+    fn into_error(self) -> jrsonnet_evaluator::Error {
+        match self {
+            Conv::Jr(e) => e,
+            Conv::TooDeep(mut path) => {
+                path.reverse();
+                rt_err(format!(
+                    "the output is nested deeper than {MAX_OUTPUT_DEPTH} levels at `{}` (a value that contains itself?): build a flatter value",
+                    out_path(&path)
+                ))
+            }
+        }
+    }
+}
+
+/// Refuses an array or object at `depth` levels or deeper.
+fn check_depth(v: &Val, depth: usize) -> Result<(), Conv> {
+    if matches!(v, Val::Arr(_) | Val::Obj(_)) && depth >= MAX_OUTPUT_DEPTH {
+        return Err(Conv::TooDeep(Vec::new()));
+    }
+    Ok(())
+}
+
+fn val_to_value_at(v: &Val, depth: usize) -> Result<Value, Conv> {
+    check_depth(v, depth)?;
     Ok(match v {
         Val::Null => Value::Null,
         Val::Bool(b) => Value::Bool(*b),
@@ -272,10 +311,10 @@ fn val_to_value_at(v: &Val, path: &mut Vec<String>) -> JrResult<Value> {
         Val::Arr(a) => {
             let mut out = Vec::with_capacity(a.len() as usize);
             for (i, item) in a.iter().enumerate() {
-                path.push(format!("[{i}]"));
-                let r = val_to_value_at(&item?, path);
-                path.pop();
-                out.push(r?);
+                out.push(
+                    val_to_value_at(&item?, depth + 1)
+                        .map_err(|e| e.within(|| format!("[{i}]")))?,
+                );
             }
             Value::List(out)
         }
@@ -304,14 +343,13 @@ fn val_to_value_at(v: &Val, path: &mut Vec<String>) -> JrResult<Value> {
             let mut m = Map::with_capacity(fields.len());
             for f in fields {
                 let item = o.get(f.clone())?.unwrap_or(Val::Null);
-                path.push(f.to_string());
-                let r = val_to_value_at(&item, path);
-                path.pop();
-                m.insert(f.to_string(), r?);
+                let v =
+                    val_to_value_at(&item, depth + 1).map_err(|e| e.within(|| f.to_string()))?;
+                m.insert(f.to_string(), v);
             }
             Value::Map(m)
         }
-        Val::Func(_) => return Err(rt_err("tried to manifest function")),
+        Val::Func(_) => return Err(rt_err("tried to manifest function").into()),
     })
 }
 
@@ -421,13 +459,11 @@ fn format_g17(f: f64) -> String {
 /// numbers in full and others with 17 significant digits. Kapitan hashes
 /// and zips exactly this text (`kap.sha256`, `kap.gzip_b64`).
 pub fn cpp_to_string(v: &Val, out: &mut String) -> JrResult<()> {
-    cpp_to_string_at(v, out, &mut Vec::new())
+    cpp_to_string_at(v, out, 0).map_err(Conv::into_error)
 }
 
-fn cpp_to_string_at(v: &Val, out: &mut String, path: &mut Vec<String>) -> JrResult<()> {
-    if matches!(v, Val::Arr(_) | Val::Obj(_)) && path.len() >= MAX_OUTPUT_DEPTH {
-        return Err(too_deep(path));
-    }
+fn cpp_to_string_at(v: &Val, out: &mut String, depth: usize) -> Result<(), Conv> {
+    check_depth(v, depth)?;
     match v {
         Val::Null => out.push_str("null"),
         Val::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -466,10 +502,8 @@ fn cpp_to_string_at(v: &Val, out: &mut String, path: &mut Vec<String>) -> JrResu
                 if i > 0 {
                     out.push_str(", ");
                 }
-                path.push(format!("[{i}]"));
-                let r = cpp_to_string_at(&item?, out, path);
-                path.pop();
-                r?;
+                cpp_to_string_at(&item?, out, depth + 1)
+                    .map_err(|e| e.within(|| format!("[{i}]")))?;
             }
             out.push(']');
         }
@@ -485,18 +519,14 @@ fn cpp_to_string_at(v: &Val, out: &mut String, path: &mut Vec<String>) -> JrResu
                 if i > 0 {
                     out.push_str(", ");
                 }
-                cpp_to_string_at(&Val::string(f.to_string()), out, path)?;
+                cpp_to_string_at(&Val::string(f.to_string()), out, depth)?;
                 out.push_str(": ");
-                path.push(f.to_string());
-                let r = o
-                    .get(f)
-                    .and_then(|item| cpp_to_string_at(&item.unwrap_or(Val::Null), out, path));
-                path.pop();
-                r?;
+                let item = o.get(f.clone())?.unwrap_or(Val::Null);
+                cpp_to_string_at(&item, out, depth + 1).map_err(|e| e.within(|| f.to_string()))?;
             }
             out.push('}');
         }
-        Val::Func(_) => return Err(rt_err("couldn't manifest function as JSON")),
+        Val::Func(_) => return Err(rt_err("couldn't manifest function as JSON").into()),
     }
     Ok(())
 }

@@ -794,15 +794,11 @@ fn copy_into_at(
             .collect();
         entries.sort_by_key(|e| e.file_name());
         ancestors.push(real);
-        for e in entries {
-            let r = copy_into_at(ctx, &e.path(), &dst.join(e.file_name()), ancestors);
-            if r.is_err() {
-                ancestors.pop();
-                return r;
-            }
-        }
+        let res = entries
+            .iter()
+            .try_for_each(|e| copy_into_at(ctx, &e.path(), &dst.join(e.file_name()), ancestors));
         ancestors.pop();
-        Ok(())
+        res
     } else if meta.is_file() {
         confine::check(src)?;
         let bytes = std::fs::read(src).map_err(|e| format!("{}: {e}", src.display()))?;
@@ -993,27 +989,28 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
             } else if !matches!(entry.input_type, InputType::External | InputType::Remove) {
                 confine::check(&input).map_err(|m| err(m).input(&input))?;
             }
-            let res = match entry.input_type {
-                InputType::Jsonnet => crate::memguard::metered(&what(Some(&input)), || {
-                    compile_jsonnet(ctx, entry, &input, &out_dir)
-                }),
-                InputType::Jinja2 => crate::memguard::metered(&what(Some(&input)), || {
-                    compile_jinja2(ctx, entry, &input, &out_dir)
-                }),
+            let run = || {
+                match entry.input_type {
+                InputType::Jsonnet => compile_jsonnet(ctx, entry, &input, &out_dir),
+                InputType::Jinja2 => compile_jinja2(ctx, entry, &input, &out_dir),
                 InputType::Copy => compile_copy(ctx, &input, &out_dir),
                 InputType::Remove => compile_remove(&input, catalog_root, &ctx.abs_roots),
                 InputType::External => compile_external(entry, &input, &out_dir),
-                // What helm and kadet print is read into memory here.
-                InputType::Helm => crate::memguard::metered(&what(Some(&input)), || {
-                    compile_helm(ctx, entry, &input, &out_dir)
-                }),
-                InputType::Kadet => crate::memguard::metered(&what(Some(&input)), || {
-                    compile_kadet(ctx, entry, &input, &out_dir)
-                }),
+                InputType::Helm => compile_helm(ctx, entry, &input, &out_dir),
+                InputType::Kadet => compile_kadet(ctx, entry, &input, &out_dir),
                 other => Err(format!(
                     "input type `{}` is not supported by strata (only jsonnet, jinja2, copy, remove, external and helm)",
                     other.as_str()
                 )),
+            }
+            };
+            // jsonnet and Jinja2 run the repository's code; what helm and
+            // kadet print is read into memory here.
+            let res = match entry.input_type {
+                InputType::Jsonnet | InputType::Jinja2 | InputType::Helm | InputType::Kadet => {
+                    crate::memguard::metered(&what(Some(&input)), run)
+                }
+                _ => run(),
             };
             res.map_err(|m| match m.split_once(HINT_SEP) {
                 Some((m, h)) => err(m.to_string()).input(&input).hint(h),

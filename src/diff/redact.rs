@@ -250,127 +250,101 @@ impl Redactor {
     pub fn scrub(&self, text: &str) -> String {
         let mut out = mask_url_passwords(text, OLD);
         for re in &self.credentials {
-            if re.is_match(&out) {
-                out = re.replace_all(&out, OLD).into_owned();
-            }
+            replace_in(&mut out, re, OLD);
         }
-        if self.auth_header.is_match(&out) {
-            out = self
-                .auth_header
-                .replace_all(&out, |c: &regex::Captures| format!("{}{OLD}", &c[1]))
-                .into_owned();
-        }
+        replace_in(&mut out, &self.auth_header, |c: &regex::Captures| {
+            format!("{}{OLD}", &c[1])
+        });
         if out.contains('{') && out.contains("value") {
-            out = self
-                .flow_map
-                .replace_all(&out, |c: &regex::Captures| {
-                    let named = self
-                        .flow_name
-                        .captures(&c[0])
-                        .is_some_and(|n| self.key_matches(&n[1]));
-                    if named {
-                        self.flow_value
-                            .replace_all(&c[0], |v: &regex::Captures| format!("{}{OLD}", &v[1]))
-                            .into_owned()
-                    } else {
-                        c[0].to_string()
-                    }
-                })
-                .into_owned();
+            replace_in(&mut out, &self.flow_map, |c: &regex::Captures| {
+                let named = self
+                    .flow_name
+                    .captures(&c[0])
+                    .is_some_and(|n| self.key_matches(&n[1]));
+                if named {
+                    self.flow_value
+                        .replace_all(&c[0], |v: &regex::Captures| format!("{}{OLD}", &v[1]))
+                        .into_owned()
+                } else {
+                    c[0].to_string()
+                }
+            });
         }
         if out.contains("=>") {
-            out = self
-                .rocket
-                .replace_all(&out, |c: &regex::Captures| {
-                    if self.key_matches(&c[3]) && &c[5] != OLD {
-                        format!("{}{}{}{}{OLD}", &c[1], &c[2], &c[3], &c[4])
-                    } else {
-                        c[0].to_string()
-                    }
-                })
-                .into_owned();
+            replace_in(&mut out, &self.rocket, |c: &regex::Captures| {
+                if self.key_matches(&c[3]) && &c[5] != OLD {
+                    format!("{}{}{}{}{OLD}", &c[1], &c[2], &c[3], &c[4])
+                } else {
+                    c[0].to_string()
+                }
+            });
         }
         if out.contains([':', '=']) {
-            out = self
-                .inline
-                .replace_all(&out, |c: &regex::Captures| {
-                    let key = c[2].trim_start_matches("export ");
-                    let value = &c[4];
-                    if value.starts_with('>') && c[3].ends_with('=') {
-                        // `key => value`: the hash-rocket rule's.
-                        return c[0].to_string();
-                    }
-                    if (self.key_matches(key) || self.auth_value(key, value))
-                        && value != OLD
-                        && !value.is_empty()
-                    {
-                        format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
-                    } else if value.len() >= 2
-                        && ((value.starts_with('"') && value.ends_with('"'))
-                            || (value.starts_with('\'') && value.ends_with('\'')))
-                    {
-                        // A quoted value is matched whole: what it quotes
-                        // (`config.json: '{"password": "x"}'`) is scrubbed
-                        // in turn. Its inside holds no quote of its kind, so
-                        // this ends after two levels.
-                        let (q, inner) = (&value[..1], &value[1..value.len() - 1]);
-                        format!("{}{}{}{q}{}{q}", &c[1], &c[2], &c[3], self.scrub(inner))
-                    } else {
-                        c[0].to_string()
-                    }
-                })
-                .into_owned();
+            replace_in(&mut out, &self.inline, |c: &regex::Captures| {
+                let key = c[2].trim_start_matches("export ");
+                let value = &c[4];
+                if value.starts_with('>') && c[3].ends_with('=') {
+                    // `key => value`: the hash-rocket rule's.
+                    return c[0].to_string();
+                }
+                if (self.key_matches(key) || self.auth_value(key, value))
+                    && value != OLD
+                    && !value.is_empty()
+                {
+                    format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
+                } else if value.len() >= 2
+                    && ((value.starts_with('"') && value.ends_with('"'))
+                        || (value.starts_with('\'') && value.ends_with('\'')))
+                {
+                    // A quoted value is matched whole: what it quotes
+                    // (`config.json: '{"password": "x"}'`) is scrubbed
+                    // in turn. Its inside holds no quote of its kind, so
+                    // this ends after two levels.
+                    let (q, inner) = (&value[..1], &value[1..value.len() - 1]);
+                    format!("{}{}{}{q}{}{q}", &c[1], &c[2], &c[3], self.scrub(inner))
+                } else {
+                    c[0].to_string()
+                }
+            });
         }
         if out.contains('-') {
-            out = self
-                .flag
-                .replace_all(&out, |c: &regex::Captures| {
-                    if self.key_matches(c[2].trim_start_matches('-')) && &c[4] != OLD {
-                        format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
-                    } else {
-                        c[0].to_string()
-                    }
-                })
-                .into_owned();
+            replace_in(&mut out, &self.flag, |c: &regex::Captures| {
+                if self.key_matches(c[2].trim_start_matches('-')) && &c[4] != OLD {
+                    format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
+                } else {
+                    c[0].to_string()
+                }
+            });
         }
         if out.contains("password") {
-            out = self
-                .netrc
-                .replace_all(&out, |c: &regex::Captures| {
-                    // A line that is only `password X` (netrc's multi-line
-                    // form) or a `machine ... password X` entry; not prose.
-                    let entry = !c[1].trim_start().starts_with("password");
-                    if (entry || c[3].trim().is_empty()) && &c[2] != OLD {
-                        format!("{}{OLD}{}", &c[1], &c[3])
-                    } else {
-                        c[0].to_string()
-                    }
-                })
-                .into_owned();
+            replace_in(&mut out, &self.netrc, |c: &regex::Captures| {
+                // A line that is only `password X` (netrc's multi-line
+                // form) or a `machine ... password X` entry; not prose.
+                let entry = !c[1].trim_start().starts_with("password");
+                if (entry || c[3].trim().is_empty()) && &c[2] != OLD {
+                    format!("{}{OLD}{}", &c[1], &c[3])
+                } else {
+                    c[0].to_string()
+                }
+            });
         }
         if out.contains(" -p") {
-            out = self
-                .mysql_p
-                .replace_all(&out, |c: &regex::Captures| {
-                    if &c[2] == OLD {
-                        c[0].to_string()
-                    } else {
-                        format!("{}{OLD}", &c[1])
-                    }
-                })
-                .into_owned();
+            replace_in(&mut out, &self.mysql_p, |c: &regex::Captures| {
+                if &c[2] == OLD {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}", &c[1])
+                }
+            });
         }
         if out.contains("</") {
-            out = self
-                .xml
-                .replace_all(&out, |c: &regex::Captures| {
-                    if c[1] == c[3] && self.key_matches(&c[1]) {
-                        format!("<{}>{OLD}</{}>", &c[1], &c[3])
-                    } else {
-                        c[0].to_string()
-                    }
-                })
-                .into_owned();
+            replace_in(&mut out, &self.xml, |c: &regex::Captures| {
+                if c[1] == c[3] && self.key_matches(&c[1]) {
+                    format!("<{}>{OLD}</{}>", &c[1], &c[3])
+                } else {
+                    c[0].to_string()
+                }
+            });
         }
         out
     }
@@ -901,6 +875,18 @@ fn hide_always(old: Option<&Value>, new: Option<&Value>) -> (Option<Value>, Opti
         (Some(_), None) => (s(OLD), None),
         (None, Some(_)) => (None, s(CHANGED)),
         (None, None) => (None, None),
+    }
+}
+
+/// `re`'s replacements made in `out`, which is left as it is (not copied)
+/// when nothing matches.
+fn replace_in(out: &mut String, re: &Regex, rep: impl regex::Replacer) {
+    let new = match re.replace_all(out, rep) {
+        std::borrow::Cow::Owned(s) => Some(s),
+        std::borrow::Cow::Borrowed(_) => None,
+    };
+    if let Some(s) = new {
+        *out = s;
     }
 }
 

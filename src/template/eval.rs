@@ -1127,15 +1127,8 @@ impl Ctx {
                     top.node.val = Val::Scalar(Scalar::Str(text.to_string()));
                     return Ok(());
                 }
-                // The error's span already names the position for the
-                // depth limit (strata's own message, not one of ytt's).
-                let val = to_val(v, &pos).map_err(|m| {
-                    err(if m == value_too_deep() {
-                        m
-                    } else {
-                        format!("{pos}: {m}")
-                    })
-                })?;
+                // The error's span names the position (as ytt's messages do).
+                let val = to_val(v, &pos).map_err(err)?;
                 if let Val::Node(n) = &val {
                     if n.kind == Kind::DocSet {
                         let (what, kinds) = match top.node.kind {

@@ -167,17 +167,15 @@ fn empty_map() -> Val {
 pub fn run(opts: &Options) -> Result<Output, TemplateError> {
     // Templates are code from the repository: their memory is metered (the
     // Starlark heap limit does not see values kept outside its heap).
-    let mut what = String::from("templates");
-    for (i, f) in opts.files.iter().enumerate() {
-        if i == 3 {
-            what.push_str(&format!(" and {} more", opts.files.len() - 3));
-            break;
-        }
-        what.push_str(if i == 0 { " " } else { ", " });
-        what.push_str(&f.path);
-    }
     // A compile's ytt entry is metered under its target and entry name.
-    let what = crate::memguard::current().unwrap_or(what);
+    let what = crate::memguard::current().unwrap_or_else(|| {
+        let names: Vec<&str> = opts.files.iter().take(3).map(|f| f.path.as_str()).collect();
+        let mut what = format!("templates {}", names.join(", "));
+        if opts.files.len() > 3 {
+            what.push_str(&format!(" and {} more", opts.files.len() - 3));
+        }
+        what
+    });
     // starlark's garbage collector, `freeze`, `str()` and hashing recurse
     // over a value's depth with no guard of their own, and a loop
     // (`d = [d]`) nests millions of levels within the heap limit: the

@@ -37,9 +37,15 @@ fn copy_dir(from: &Path, to: &Path) {
 /// a broken file as a finding, exit 1, or fails to load, exit 2); returns
 /// stdout and stderr.
 fn run(dir: &Path, args: &[&str], code: i32) -> String {
+    run_env(dir, args, &[], code)
+}
+
+/// [`run`] with environment variables set (`STRATA_EVAL_MEMORY`).
+fn run_env(dir: &Path, args: &[&str], env: &[(&str, &str)], code: i32) -> String {
     let out = strata()
         .current_dir(dir)
         .args(args)
+        .envs(env.iter().copied())
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
@@ -1170,6 +1176,7 @@ fn reviews_read_search_paths_given_as_flags() {
 /// budget (2 GiB by default) so the test holds 64 MB at most per case.
 #[test]
 fn evaluations_are_held_to_a_memory_budget_and_jinja2_to_fuel() {
+    const BUDGET: &[(&str, &str)] = &[("STRATA_EVAL_MEMORY", "64000000")];
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let cases: [(&str, &str, &str); 6] = [
@@ -1221,15 +1228,7 @@ fn evaluations_are_held_to_a_memory_budget_and_jinja2_to_fuel() {
     for (kind, file, code) in cases {
         write(&dir.join("src").join(file), code);
         write(&dir.join("inventory/targets/t.yml"), &target(kind, file));
-        let out = strata()
-            .current_dir(dir)
-            .args(["compile"])
-            .env("STRATA_EVAL_MEMORY", "64000000")
-            .timeout(Duration::from_secs(60))
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{code}: {err}");
+        let err = run_env(dir, &["compile"], BUDGET, 2);
         assert!(
             err.contains(&format!(
                 "target t, compile entry #1 ({kind} -> out), input "
@@ -1262,15 +1261,7 @@ fn evaluations_are_held_to_a_memory_budget_and_jinja2_to_fuel() {
         &dir.join("rep.yml"),
         "#@ s = \"x\" * 100000\n#@ t = s.replace(\"x\", s)\na: #@ len(t)\n",
     );
-    let out = strata()
-        .current_dir(dir)
-        .args(["template", "-f", "rep.yml"])
-        .env("STRATA_EVAL_MEMORY", "64000000")
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = run_env(dir, &["template", "-f", "rep.yml"], BUDGET, 2);
     assert!(
         err.contains("templates rep.yml: the evaluation holds more than 64000000 bytes"),
         "{err}"
@@ -1280,18 +1271,7 @@ fn evaluations_are_held_to_a_memory_budget_and_jinja2_to_fuel() {
         &dir.join("src/t.j2"),
         "{% for i in range(1000) %}{{ i }}{% endfor %}\n",
     );
-    let out = strata()
-        .current_dir(dir)
-        .args(["compile"])
-        .env("STRATA_EVAL_MEMORY", "64000000")
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_env(dir, &["compile"], BUDGET, 0);
 }
 
 /// Re-probe (issue 19): a pull request's `reclass-config.yml`
@@ -1360,15 +1340,7 @@ fn reviews_never_read_an_inventory_outside_the_repository() {
         );
         git(&repo, &["add", "-A"]);
         git(&repo, &["commit", "-q", "-m", "head"]);
-        let out = strata()
-            .current_dir(&repo)
-            .args(["review", "--base", "base"])
-            .timeout(Duration::from_secs(60))
-            .output()
-            .unwrap();
-        let all = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{file} {text}: {all}");
+        let all = run(&repo, &["review", "--base", "base"], 2);
         let diff = run(&repo, &["diff", "--base", "base", "--head", "HEAD"], 2);
         for t in [&all, &diff] {
             assert!(!t.contains(MARKER), "{file} {text}: leaked: {t}");
@@ -1516,15 +1488,7 @@ fn template_values_nested_too_deep_are_an_error_not_a_stack_overflow() {
         &dir.join("ytt/value.yml"),
         "#@ l = []\n#@ for i in range(2000):\n#@   l.append(\"y\" * 1000000)\n#@ end\na: #@ len(l)\n",
     );
-    let out = strata()
-        .current_dir(dir)
-        .args(["compile"])
-        .env("STRATA_EVAL_MEMORY", "100000000")
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = run_env(dir, &["compile"], &[("STRATA_EVAL_MEMORY", "100000000")], 2);
     assert!(
         err.contains(
             "target t, compile entry #1 (ytt -> x): the evaluation holds more than 100000000 bytes"
