@@ -1,5 +1,5 @@
-//! A per-thread memory budget for evaluating code a pull request can
-//! change (jsonnet, Jinja2, Starlark templates). Those languages can build
+//! A memory budget for evaluating code a pull request can change (jsonnet,
+//! Jinja2, Starlark templates), shared by the evaluations running at once. Those languages can build
 //! a huge value in a few steps (`f(s + s, n - 1)`, a `replace` of every
 //! character by a long string) that no step count sees: jrsonnet and
 //! minijinja have no memory limit, so an evaluation took memory until the
@@ -8,17 +8,30 @@
 //! The library only keeps the account: [`metered`] marks the current thread
 //! as evaluating something, and [`charge`] (called by the binary's global
 //! allocator for every allocation, reallocation and free) says when the
-//! bytes held since the evaluation began pass its budget. An allocator
+//! bytes held since the evaluation began pass the budget. Each thread counts
+//! on its own and takes what it needs from one process-wide pool in chunks
+//! (its high-water mark, rounded up), giving it back when its evaluation
+//! ends: a compile on N cores holds at most the budget, not N times it, and
+//! the allocator's fast path stays one thread-local add and compare. An allocator
 //! cannot return an error, so the binary then ends the process with exit
 //! code 2 and [`describe`]'s message; the catalog being written is still in
 //! its temporary directory, so the previous one stays intact.
 
 use std::cell::Cell;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Bytes one evaluation may hold at once (allocated and not yet freed on
-/// its thread), unless `STRATA_EVAL_MEMORY` (bytes) says otherwise.
+/// Bytes the evaluations running at once may hold (allocated and not yet
+/// freed on their threads), unless `STRATA_EVAL_MEMORY` (bytes) says
+/// otherwise.
 pub const DEFAULT_LIMIT: usize = 2 << 30;
+
+/// What a thread takes from the pool at a time: one atomic operation per
+/// MiB of growth, and at most a MiB per thread taken but not used.
+const CHUNK: usize = 1 << 20;
+
+/// Bytes taken from the pool by the evaluations running now.
+static POOL_TAKEN: AtomicUsize = AtomicUsize::new(0);
 
 /// Longest description kept for the message (the allocator cannot allocate).
 const WHAT_CAP: usize = 400;
@@ -28,10 +41,13 @@ const WHAT_CAP: usize = 400;
 const UNMETERED: isize = isize::MAX / 2;
 
 thread_local! {
-    /// Bytes the current evaluation may still allocate (its budget minus
-    /// what it holds); [`UNMETERED`] when nothing is metered. One counter,
-    /// so the allocator's fast path is one read, one write and one compare.
+    /// Bytes the current evaluation may still allocate before it takes
+    /// more from the pool (what it took minus what it holds); [`UNMETERED`]
+    /// when nothing is metered. One counter, so the allocator's fast path
+    /// is one read, one write and one compare.
     static REMAINING: Cell<isize> = const { Cell::new(UNMETERED) };
+    /// Bytes this thread's evaluation took from the pool.
+    static TAKEN: Cell<usize> = const { Cell::new(0) };
     /// Whether an evaluation is metered on this thread.
     static ACTIVE: Cell<bool> = const { Cell::new(false) };
     /// The budget of the current (or last) scope, for the message.
@@ -49,7 +65,8 @@ pub fn limit() -> usize {
         .unwrap_or(DEFAULT_LIMIT)
 }
 
-/// Runs `f` with this thread's allocations counted against [`limit`];
+/// Runs `f` with this thread's allocations counted against [`limit`]
+/// (shared with the evaluations running on other threads);
 /// `what` names the evaluation in the message. Inside another metered
 /// evaluation (`jinja2_render_file` called from jsonnet), the outer budget
 /// and name stay.
@@ -69,7 +86,8 @@ pub fn metered<R>(what: &str, f: impl FnOnce() -> R) -> R {
     let budget = limit();
     BUDGET.with(|b| b.set(budget));
     ACTIVE.with(|a| a.set(true));
-    REMAINING.with(|r| r.set(isize::try_from(budget).unwrap_or(UNMETERED)));
+    TAKEN.with(|t| t.set(0));
+    REMAINING.with(|r| r.set(0));
     // Reset on unwind too, so a panic does not leave the thread metered.
     struct Reset;
     impl Drop for Reset {
@@ -96,10 +114,14 @@ pub fn current() -> Option<String> {
 fn stop() {
     let _ = ACTIVE.try_with(|a| a.set(false));
     let _ = REMAINING.try_with(|r| r.set(UNMETERED));
+    if let Ok(taken) = TAKEN.try_with(|t| t.replace(0)) {
+        POOL_TAKEN.fetch_sub(taken, Ordering::Relaxed);
+    }
 }
 
 /// Counts `delta` bytes (negative for a free) against the current thread's
-/// budget; `false` when the evaluation now holds more than it may (metering
+/// share of the budget; `false` when the evaluations now hold more than
+/// they may (metering
 /// then stops, so the caller may allocate its message). Never allocates,
 /// never panics (it runs inside the global allocator, also while a thread
 /// is being torn down).
@@ -112,16 +134,31 @@ pub fn charge(delta: isize) -> bool {
             left >= 0
         })
         .unwrap_or(true)
-        || over()
+        || take_more()
 }
 
-/// The counter went below zero: over budget if an evaluation is metered
-/// (then metering stops); else only drift, and the counter starts afresh.
+/// The counter went below zero. Outside an evaluation that is only drift,
+/// and the counter starts afresh; inside one, the thread takes what it is
+/// short of (at least a [`CHUNK`]) from the pool, and is over budget when
+/// the pool has not got it (metering then stops).
 #[cold]
-fn over() -> bool {
-    let active = ACTIVE.try_with(Cell::get).unwrap_or(false);
-    stop();
-    !active
+fn take_more() -> bool {
+    if !ACTIVE.try_with(Cell::get).unwrap_or(false) {
+        stop();
+        return true;
+    }
+    let short = REMAINING.try_with(Cell::get).unwrap_or(0).unsigned_abs();
+    let want = short.div_ceil(CHUNK).max(1).saturating_mul(CHUNK);
+    let budget = BUDGET.try_with(Cell::get).unwrap_or(0);
+    let before = POOL_TAKEN.fetch_add(want, Ordering::Relaxed);
+    if before.saturating_add(want) > budget {
+        POOL_TAKEN.fetch_sub(want, Ordering::Relaxed);
+        stop();
+        return false;
+    }
+    let _ = TAKEN.try_with(|t| t.set(t.get() + want));
+    let _ = REMAINING.try_with(|r| r.set(r.get().saturating_add_unsigned(want)));
+    true
 }
 
 /// The error line for an evaluation that went over its budget, written into
@@ -133,7 +170,7 @@ pub fn describe(out: &mut [u8]) -> usize {
     let mut w = SliceWriter { buf: out, len: 0 };
     let _ = writeln!(
         w,
-        "error: {what}: the evaluation holds more than {} bytes of memory (a value built too large, e.g. a string doubled in a loop): build smaller values, or raise STRATA_EVAL_MEMORY",
+        "error: {what}: the evaluations in progress hold more than {} bytes of memory (this one and any running beside it: a value built too large, e.g. a string doubled in a loop?): build smaller values, or raise STRATA_EVAL_MEMORY",
         BUDGET.try_with(Cell::get).unwrap_or(0)
     );
     w.len
@@ -177,7 +214,7 @@ mod tests {
         let msg = std::str::from_utf8(&buf[..n]).unwrap();
         assert!(
             msg.starts_with(
-                "error: target t, compile entry #1 (jsonnet): the evaluation holds more than"
+                "error: target t, compile entry #1 (jsonnet): the evaluations in progress hold more than"
             ),
             "{msg}"
         );
@@ -189,5 +226,34 @@ mod tests {
             let n = describe(&mut buf);
             assert!(std::str::from_utf8(&buf[..n]).is_ok());
         });
+    }
+
+    #[test]
+    fn evaluations_on_several_threads_share_one_budget() {
+        // Each of two evaluations holds 60% of the budget: alone either
+        // fits, together they do not, whichever thread allocates last.
+        let share = (limit() / 10 * 6) as isize;
+        let first_holds = std::sync::Barrier::new(2);
+        let second_done = std::sync::Barrier::new(2);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                metered("first", || {
+                    assert!(charge(share));
+                    first_holds.wait();
+                    second_done.wait();
+                });
+            });
+            s.spawn(|| {
+                first_holds.wait();
+                let fits = metered("second", || charge(share));
+                assert!(!fits, "two evaluations held 120% of the budget");
+                second_done.wait();
+            });
+        });
+        // Both ended: their shares are back in the pool.
+        std::thread::spawn(move || metered("third", || charge(share)))
+            .join()
+            .map(|fits| assert!(fits, "a finished evaluation kept its share"))
+            .unwrap();
     }
 }

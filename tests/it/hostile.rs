@@ -1233,7 +1233,9 @@ fn evaluations_are_held_to_a_memory_budget_and_jinja2_to_fuel() {
             err.contains(&format!(
                 "target t, compile entry #1 ({kind} -> out), input "
             )) && err.contains(file)
-                && err.contains("the evaluation holds more than 64000000 bytes of memory"),
+                && err.contains(
+                    "the evaluations in progress hold more than 64000000 bytes of memory"
+                ),
             "{code}: {err}"
         );
         assert_eq!(
@@ -1263,7 +1265,9 @@ fn evaluations_are_held_to_a_memory_budget_and_jinja2_to_fuel() {
     );
     let err = run_env(dir, &["template", "-f", "rep.yml"], BUDGET, 2);
     assert!(
-        err.contains("templates rep.yml: the evaluation holds more than 64000000 bytes"),
+        err.contains(
+            "templates rep.yml: the evaluations in progress hold more than 64000000 bytes"
+        ),
         "{err}"
     );
     // Ordinary evaluations under that budget still compile.
@@ -1491,7 +1495,7 @@ fn template_values_nested_too_deep_are_an_error_not_a_stack_overflow() {
     let err = run_env(dir, &["compile"], &[("STRATA_EVAL_MEMORY", "100000000")], 2);
     assert!(
         err.contains(
-            "target t, compile entry #1 (ytt -> x): the evaluation holds more than 100000000 bytes"
+            "target t, compile entry #1 (ytt -> x): the evaluations in progress hold more than 100000000 bytes"
         ),
         "{err}"
     );

@@ -670,7 +670,7 @@ fn kadet_output_is_held_to_the_evaluation_memory_budget() {
     assert!(
         err.contains("target t, compile entry #1 (kadet -> x), input ")
             && err.contains("components/big")
-            && err.contains("the evaluation holds more than 100000000 bytes of memory"),
+            && err.contains("the evaluations in progress hold more than 100000000 bytes of memory"),
         "{err}"
     );
     assert!(!d.join("out/compiled/t").exists());
