@@ -634,10 +634,25 @@ fn render_for_compile(
 ) -> anyhow::Result<std::collections::BTreeMap<String, crate::inventory::RenderedNode>> {
     let mut nodes = std::collections::BTreeMap::new();
     let mut failed = Vec::new();
+    // Targets left unrendered past the render limit: one line for all.
+    let mut unrendered = Vec::new();
+    let mut left_out = 0usize;
     for (name, r) in inventory.render_each() {
         match r {
             Ok(node) => {
                 nodes.insert(name, node);
+            }
+            Err(e)
+                if matches!(
+                    e.root(),
+                    crate::inventory::InventoryError::RenderedAfterLimit { .. }
+                ) =>
+            {
+                if asked.is_empty() || asked.contains(&name) {
+                    unrendered.push(name)
+                } else {
+                    left_out += 1;
+                }
             }
             Err(e) if asked.is_empty() || asked.contains(&name) => failed.push(e),
             Err(e) => {
@@ -649,12 +664,31 @@ fn render_for_compile(
             }
         }
     }
+    if left_out > 0 && !quiet {
+        eprintln!("warning: {left_out} more target(s) not rendered past the render limit (STRATA_RENDER_MEMORY) are left out of the inventory");
+    }
     let last = failed.pop();
     for e in &failed {
         eprint!(
             "{}",
             crate::cli::render_diagnostic(&crate::diagnostics::ToDiagnostic::to_diagnostic(e))
         );
+    }
+    if !unrendered.is_empty() {
+        let shown: Vec<&str> = unrendered.iter().take(5).map(String::as_str).collect();
+        let more = match unrendered.len() - shown.len() {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        let msg = format!(
+            "{} target(s) not rendered ({}{more}): the targets before them (in name order) already take more than the render limit (STRATA_RENDER_MEMORY)",
+            unrendered.len(),
+            shown.join(", ")
+        );
+        if last.is_none() {
+            anyhow::bail!(msg);
+        }
+        eprintln!("error: {msg}");
     }
     match last {
         Some(e) => Err(diag_err(e)),

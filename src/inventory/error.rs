@@ -91,6 +91,17 @@ pub enum InventoryError {
     #[error("references at parameters.{param} expand to more than {limit} bytes: a reference is copied too often (a reference bomb?)")]
     TooLarge { param: String, limit: usize },
 
+    #[error("the targets rendered so far take more than {limit} bytes together, this one {size} (parameters.{param}: {param_size}): a class that copies a large value into every target? Render fewer targets, or raise STRATA_RENDER_MEMORY")]
+    RenderedTooLarge {
+        limit: usize,
+        size: usize,
+        param: String,
+        param_size: usize,
+    },
+
+    #[error("not rendered: the targets before it (in name order) already take more than {limit} bytes together (see the first target that failed): raise STRATA_RENDER_MEMORY if they are right")]
+    RenderedAfterLimit { limit: usize },
+
     #[error("resolving parameters.{param} took more than {limit} reference lookups: look for a reference loop through overriding classes")]
     TooManyLookups { param: String, limit: usize },
 
@@ -264,6 +275,7 @@ impl ToDiagnostic for InventoryError {
                 )
             }
             InventoryError::TooLarge { param, .. }
+            | InventoryError::RenderedTooLarge { param, .. }
             | InventoryError::ValueTooDeep { param, .. }
             | InventoryError::TooManyLookups { param, .. }
             | InventoryError::RefTooDeep { param, .. } => {

@@ -45,6 +45,47 @@ pub struct InventoryOptions {
     pub applications_negate_earlier_only: bool,
 }
 
+/// What the rendered parameters and exports of the targets of one render
+/// may take together, counted as reference expansion counts (string bytes
+/// plus 32 per node, about half of what they take in memory):
+/// `STRATA_RENDER_MEMORY` bytes, or 1 GiB.
+pub fn render_limit() -> usize {
+    std::env::var("STRATA_RENDER_MEMORY")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or(DEFAULT_RENDER_LIMIT)
+}
+
+/// See [`render_limit`]. The bench's generated platform (`bench/platform.sh`:
+/// ~3,400 parameters per target) counts 175 KB per target and peaks at
+/// 0.6 GB for 1,000 targets: the default is about 6,000 such targets, in
+/// about 3.5 GB.
+pub const DEFAULT_RENDER_LIMIT: usize = 1 << 30;
+
+fn rendered_size(node: &RenderedNode) -> usize {
+    resolve::value_size(&node.parameters)
+        .0
+        .saturating_add(resolve::value_size(&node.exports).0)
+}
+
+/// The top-level parameter that takes the most (the first by name among
+/// equals), and its size, for the error.
+fn largest_parameter(parameters: &Value) -> (String, usize) {
+    let mut best = (String::new(), 0);
+    if let Value::Map(m) = parameters {
+        let mut keys: Vec<&String> = m.keys().collect();
+        keys.sort();
+        for k in keys {
+            let size = resolve::value_size(&m[k.as_str()]).0;
+            if size > best.1 {
+                best = (k.clone(), size);
+            }
+        }
+    }
+    best
+}
+
 /// One rendered target.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RenderedNode {
@@ -360,12 +401,8 @@ impl Inventory {
             names.dedup();
             names
         };
-        let results: Vec<Result<RenderedNode, InventoryError>> = names
-            .par_iter()
-            .map(|n| self.render_target(n).map_err(|e| e.in_target(n)))
-            .collect();
         let mut out = BTreeMap::new();
-        for r in results {
+        for (_, r) in self.render_many(&names) {
             let node = r?;
             out.insert(node.name.clone(), node);
         }
@@ -375,12 +412,84 @@ impl Inventory {
     /// Renders every target on its own, in parallel, keeping each result:
     /// a broken class only fails the targets whose closure includes it.
     pub fn render_each(&self) -> BTreeMap<String, Result<RenderedNode, InventoryError>> {
-        let names = self.target_names();
-        let results: Vec<Result<RenderedNode, InventoryError>> = names
-            .par_iter()
-            .map(|n| self.render_target(n).map_err(|e| e.in_target(n)))
-            .collect();
-        names.into_iter().zip(results).collect()
+        self.render_many(&self.target_names()).collect()
+    }
+
+    /// Renders `names` (sorted, distinct) in parallel, holding their
+    /// rendered parameters together to [`render_limit`]: each target is
+    /// held to the reference expansion limit, but a class that copies a
+    /// large value (its own, or one references built) into every target
+    /// would otherwise take that many times the memory.
+    ///
+    /// Sizes are added up in name order, so the target that crosses the
+    /// limit is the same on every run; the targets after it are not
+    /// rendered. Targets are rendered in slices; inside a slice, no target
+    /// starts once those rendered (in any order) pass the limit, so at most
+    /// one target per thread is held past it, and the ones left out are
+    /// then rendered one at a time, in order, to find the target that
+    /// crosses.
+    pub fn render_many<'n>(
+        &'n self,
+        names: &'n [String],
+    ) -> impl Iterator<Item = (String, Result<RenderedNode, InventoryError>)> + 'n {
+        const SLICE: usize = 64;
+        let limit = render_limit();
+        let mut total = 0usize;
+        names.chunks(SLICE).flat_map(move |slice| {
+            type Sized = Option<(Result<RenderedNode, InventoryError>, usize)>;
+            let render = |n: &String| -> (Result<RenderedNode, InventoryError>, usize) {
+                match self.render_target(n) {
+                    Ok(node) => {
+                        let size = rendered_size(&node);
+                        (Ok(node), size)
+                    }
+                    Err(e) => (Err(e.in_target(n)), 0),
+                }
+            };
+            let seen = std::sync::atomic::AtomicUsize::new(total);
+            let rendered: Vec<Sized> = if total > limit {
+                slice.iter().map(|_| None).collect()
+            } else {
+                slice
+                    .par_iter()
+                    .map(|n| {
+                        if seen.load(std::sync::atomic::Ordering::Relaxed) > limit {
+                            return None;
+                        }
+                        let (r, size) = render(n);
+                        seen.fetch_add(size, std::sync::atomic::Ordering::Relaxed);
+                        Some((r, size))
+                    })
+                    .collect()
+            };
+            let mut out = Vec::with_capacity(slice.len());
+            for (n, r) in slice.iter().zip(rendered) {
+                if total > limit {
+                    out.push((
+                        n.clone(),
+                        Err(InventoryError::RenderedAfterLimit { limit }.in_target(n)),
+                    ));
+                    continue;
+                }
+                let (r, size) = r.unwrap_or_else(|| render(n));
+                total = total.saturating_add(size);
+                let r = match r {
+                    Ok(node) if total > limit => {
+                        let (param, param_size) = largest_parameter(&node.parameters);
+                        Err(InventoryError::RenderedTooLarge {
+                            limit,
+                            size,
+                            param,
+                            param_size,
+                        }
+                        .in_target(n))
+                    }
+                    r => r,
+                };
+                out.push((n.clone(), r));
+            }
+            out
+        })
     }
 
     /// Renders one target.

@@ -58,7 +58,7 @@ pub struct Resolver<'a> {
 
 /// Weighted nodes plus string bytes of a value, and its depth, without
 /// recursion (values can be as deep as references make them).
-fn value_size(v: &Value) -> (usize, usize) {
+pub(crate) fn value_size(v: &Value) -> (usize, usize) {
     let mut n = 0usize;
     let mut deepest = 0;
     let mut todo = vec![(v, 1usize)];

@@ -13,7 +13,6 @@ pub mod rules;
 
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::inventory::{Inventory, InventoryError, RenderedNode};
-use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -113,14 +112,15 @@ pub fn lint(inv: &Inventory, opts: &LintOptions) -> Result<Vec<Diagnostic>, Lint
 /// Every target rendered on its own (so every broken target reports), in
 /// parallel: what [`lint_rendered`] takes.
 pub fn render_all(inv: &Inventory) -> BTreeMap<String, Result<RenderedNode, InventoryError>> {
-    inv.target_names()
-        .into_par_iter()
-        .map(|t| {
-            let r = inv.render_target(&t);
-            (t, r)
-        })
-        .collect::<Vec<_>>()
+    // Without the target in the message, so that one broken class shared
+    // by many targets is reported once, naming them.
+    let bare = |e| match e {
+        InventoryError::InTarget { source, .. } => *source,
+        e => e,
+    };
+    inv.render_each()
         .into_iter()
+        .map(|(t, r)| (t, r.map_err(bare)))
         .collect()
 }
 

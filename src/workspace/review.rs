@@ -9,7 +9,6 @@ use super::fingerprint::Fingerprinter;
 use super::{open_revision, CompileFlags, Rendered, Workspace, WorkspaceError};
 use crate::diff::{self, CatalogDiff, DiffOptions};
 use crate::inventory::{closure, Inventory, InventoryError, InventoryOptions, RenderedNode};
-use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -176,11 +175,7 @@ fn render_except(inv: &Inventory, skip: &BTreeSet<String>) -> Renders {
         .into_iter()
         .filter(|t| !skip.contains(t))
         .collect();
-    todo.par_iter()
-        .map(|t| (t.clone(), inv.render_target(t).map_err(|e| e.in_target(t))))
-        .collect::<Vec<_>>()
-        .into_iter()
-        .collect()
+    inv.render_many(&todo).collect()
 }
 
 /// Reads both revisions and renders what the change needs.

@@ -1605,3 +1605,47 @@ fn endless_jsonnet_recursion_names_no_foreign_flag() {
         "{err}"
     );
 }
+
+#[test]
+fn rendered_targets_are_held_to_one_total() {
+    // Each target stays far below the reference expansion limit, but a
+    // class that copies a large value into every target multiplies it by
+    // the number of targets: 40 x 300 KB against a 5 MB limit is crossed
+    // by the 17th target in name order, on every run.
+    let tmp = tempfile::tempdir().unwrap();
+    let inv = tmp.path().join("inventory");
+    write(
+        &inv.join("classes/big.yml"),
+        &format!("parameters:\n  blob: {}\n", "x".repeat(300_000)),
+    );
+    for i in 0..40 {
+        write(
+            &inv.join(format!("targets/t{i:02}.yml")),
+            "classes: [big]\nparameters:\n  kapitan:\n    compile: []\n",
+        );
+    }
+    let env = [("STRATA_RENDER_MEMORY", "5000000")];
+    let first = run_env(tmp.path(), COMPILE, &env, 2);
+    assert!(
+        first.contains(
+            "target `t16`: the targets rendered so far take more than 5000000 bytes together"
+        ) && first.contains("(parameters.blob: ")
+            && first.contains("23 target(s) not rendered (t17, t18, t19, t20, t21 and 18 more)"),
+        "{first}"
+    );
+    assert!(!first.contains("target `t15`"), "{first}");
+    assert_eq!(run_env(tmp.path(), COMPILE, &env, 2), first);
+    let inventory = run_env(tmp.path(), INVENTORY, &env, 2);
+    assert!(
+        inventory.contains("target `t16`: the targets rendered so far"),
+        "{inventory}"
+    );
+    let lint = run_env(tmp.path(), LINT, &env, 2);
+    assert!(
+        lint.contains("the targets rendered so far take more than 5000000 bytes")
+            && lint.contains("in target: t16"),
+        "{lint}"
+    );
+    // The same inventory within the default limit renders.
+    run(tmp.path(), INVENTORY, 0);
+}
