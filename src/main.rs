@@ -15,12 +15,12 @@ struct Metered;
 // before it neither allocates nor unwinds.
 unsafe impl GlobalAlloc for Metered {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        charge(layout.size() as isize);
+        charge_alloc(layout.size() as isize);
         unsafe { mimalloc::MiMalloc.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        charge(layout.size() as isize);
+        charge_alloc(layout.size() as isize);
         unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) }
     }
 
@@ -30,18 +30,19 @@ unsafe impl GlobalAlloc for Metered {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        charge(new_size as isize - layout.size() as isize);
+        charge_alloc(new_size as isize - layout.size() as isize);
         unsafe { mimalloc::MiMalloc.realloc(ptr, layout, new_size) }
     }
 }
 
-/// Past the budget an allocator cannot return an error: the process ends
+/// Past either budget (memory, or the number of allocations, which bounds
+/// jsonnet's work) an allocator cannot return an error: the process ends
 /// with exit code 2 and a message naming the evaluation. The catalog being
 /// compiled is still in its temporary directory, which the next compile
 /// removes; the previous catalog stays.
 #[inline]
-fn charge(delta: isize) {
-    if !strata::memguard::charge(delta) {
+fn charge_alloc(delta: isize) {
+    if !strata::memguard::charge_alloc(delta) {
         use std::io::Write;
         let mut buf = [0u8; 1024];
         let n = strata::memguard::describe(&mut buf);

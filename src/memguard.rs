@@ -26,6 +26,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// otherwise.
 pub const DEFAULT_LIMIT: usize = 2 << 30;
 
+/// Allocations one evaluation may make, unless `STRATA_EVAL_ALLOCATIONS`
+/// says otherwise. jsonnet has no step limit: `f(n-1) + f(n-1)` recursion
+/// or nested `std.foldl` loops run for hours in a few bytes of memory. Every
+/// jsonnet function call and array element allocates, so a bound on
+/// allocations is a bound on work: 1,000,000,000 is about 20 s of jsonnet in
+/// a release build, and hundreds of times what the heaviest evaluation of
+/// the bench platform and the conformance corpora makes.
+pub const DEFAULT_ALLOCATIONS: u64 = 1_000_000_000;
+
 /// What a thread takes from the pool at a time: one atomic operation per
 /// MiB of growth, and at most a MiB per thread taken but not used.
 const CHUNK: usize = 1 << 20;
@@ -48,6 +57,14 @@ thread_local! {
     static REMAINING: Cell<isize> = const { Cell::new(UNMETERED) };
     /// Bytes this thread's evaluation took from the pool.
     static TAKEN: Cell<usize> = const { Cell::new(0) };
+    /// Allocations the current evaluation may still make; [`UNMETERED`]
+    /// when nothing is metered.
+    static ALLOCS_LEFT: Cell<isize> = const { Cell::new(UNMETERED) };
+    /// Whether the evaluation was stopped for its allocations (else for
+    /// its memory), for the message.
+    static OUT_OF_ALLOCS: Cell<bool> = const { Cell::new(false) };
+    /// The allocation budget of the current (or last) scope.
+    static ALLOC_BUDGET: Cell<u64> = const { Cell::new(0) };
     /// Whether an evaluation is metered on this thread.
     static ACTIVE: Cell<bool> = const { Cell::new(false) };
     /// The budget of the current (or last) scope, for the message.
@@ -63,6 +80,16 @@ pub fn limit() -> usize {
         .and_then(|v| v.trim().parse::<usize>().ok())
         .filter(|&v| v > 0)
         .unwrap_or(DEFAULT_LIMIT)
+}
+
+/// The allocations one evaluation may make: `STRATA_EVAL_ALLOCATIONS` or
+/// [`DEFAULT_ALLOCATIONS`].
+pub fn alloc_limit() -> u64 {
+    std::env::var("STRATA_EVAL_ALLOCATIONS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or(DEFAULT_ALLOCATIONS)
 }
 
 /// Runs `f` with this thread's allocations counted against [`limit`]
@@ -88,6 +115,10 @@ pub fn metered<R>(what: &str, f: impl FnOnce() -> R) -> R {
     ACTIVE.with(|a| a.set(true));
     TAKEN.with(|t| t.set(0));
     REMAINING.with(|r| r.set(0));
+    let allocs = alloc_limit();
+    ALLOC_BUDGET.with(|b| b.set(allocs));
+    OUT_OF_ALLOCS.with(|o| o.set(false));
+    ALLOCS_LEFT.with(|a| a.set(isize::try_from(allocs).unwrap_or(UNMETERED)));
     // Reset on unwind too, so a panic does not leave the thread metered.
     struct Reset;
     impl Drop for Reset {
@@ -114,6 +145,7 @@ pub fn current() -> Option<String> {
 fn stop() {
     let _ = ACTIVE.try_with(|a| a.set(false));
     let _ = REMAINING.try_with(|r| r.set(UNMETERED));
+    let _ = ALLOCS_LEFT.try_with(|a| a.set(UNMETERED));
     if let Ok(taken) = TAKEN.try_with(|t| t.replace(0)) {
         POOL_TAKEN.fetch_sub(taken, Ordering::Relaxed);
     }
@@ -135,6 +167,33 @@ pub fn charge(delta: isize) -> bool {
         })
         .unwrap_or(true)
         || take_more()
+}
+
+/// [`charge`] for an allocation or reallocation, which also counts against
+/// the evaluation's allocations; `false` when it is over either budget.
+#[inline(always)]
+pub fn charge_alloc(delta: isize) -> bool {
+    charge(delta)
+        && (ALLOCS_LEFT
+            .try_with(|a| {
+                let left = a.get() - 1;
+                a.set(left);
+                left >= 0
+            })
+            .unwrap_or(true)
+            || out_of_allocs())
+}
+
+/// The allocation counter went below zero: over budget if an evaluation is
+/// metered (then metering stops); else only drift.
+#[cold]
+fn out_of_allocs() -> bool {
+    let active = ACTIVE.try_with(Cell::get).unwrap_or(false);
+    stop();
+    if active {
+        let _ = OUT_OF_ALLOCS.try_with(|o| o.set(true));
+    }
+    !active
 }
 
 /// The counter went below zero. Outside an evaluation that is only drift,
@@ -168,11 +227,19 @@ pub fn describe(out: &mut [u8]) -> usize {
     let len = WHAT_LEN.try_with(Cell::get).unwrap_or(0).min(WHAT_CAP);
     let what = std::str::from_utf8(&what[..len]).unwrap_or("an evaluation");
     let mut w = SliceWriter { buf: out, len: 0 };
-    let _ = writeln!(
-        w,
-        "error: {what}: the evaluations in progress hold more than {} bytes of memory (this one and any running beside it: a value built too large, e.g. a string doubled in a loop?): build smaller values, or raise STRATA_EVAL_MEMORY",
-        BUDGET.try_with(Cell::get).unwrap_or(0)
-    );
+    let _ = if OUT_OF_ALLOCS.try_with(Cell::get).unwrap_or(false) {
+        writeln!(
+            w,
+            "error: {what}: the evaluation made more than {} allocations (an endless loop, or a recursion that calls itself more than once per step?): do less work in one evaluation, or raise STRATA_EVAL_ALLOCATIONS",
+            ALLOC_BUDGET.try_with(Cell::get).unwrap_or(0)
+        )
+    } else {
+        writeln!(
+            w,
+            "error: {what}: the evaluations in progress hold more than {} bytes of memory (this one and any running beside it: a value built too large, e.g. a string doubled in a loop?): build smaller values, or raise STRATA_EVAL_MEMORY",
+            BUDGET.try_with(Cell::get).unwrap_or(0)
+        )
+    };
     w.len
 }
 

@@ -1649,3 +1649,42 @@ fn rendered_targets_are_held_to_one_total() {
     // The same inventory within the default limit renders.
     run(tmp.path(), INVENTORY, 0);
 }
+
+#[test]
+fn jsonnet_work_is_bounded_by_its_allocations() {
+    // jsonnet has no step limit and these take almost no memory: hours of
+    // work in one line. Every call and array element allocates, so the
+    // allocation budget (lowered here so the test is quick) ends them.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let target = "parameters:\n  kapitan:\n    vars:\n      target: t\n    compile:\n      - input_type: jsonnet\n        input_paths: [src/m.jsonnet]\n        output_path: out\n        output_type: yaml\n";
+    write(&dir.join("inventory/targets/t.yml"), target);
+    let budget = [("STRATA_EVAL_ALLOCATIONS", "3000000")];
+    // Under the budget, an ordinary recursion compiles.
+    write(
+        &dir.join("src/m.jsonnet"),
+        "local f(n) = if n == 0 then 1 else f(n - 1) + f(n - 1);\n{ a: { n: f(10) } }\n",
+    );
+    run_env(dir, &["compile"], &budget, 0);
+    let good = std::fs::read_to_string(dir.join("compiled/t/out/a.yaml")).unwrap();
+    assert_eq!(good, "n: 1024\n");
+    for code in [
+        "local f(n) = if n == 0 then 1 else f(n - 1) + f(n - 1);\n{ a: { n: f(40) } }\n",
+        "{ a: { n: std.foldl(function(x, i) std.foldl(function(y, j) y + 1, std.range(1, 30000), x), std.range(1, 30000), 0) } }\n",
+        "{ a: { n: std.length([1 for x in std.range(1, 100000) for y in std.range(1, 100000) if x == y]) } }\n",
+    ] {
+        write(&dir.join("src/m.jsonnet"), code);
+        let err = run_env(dir, &["compile"], &budget, 2);
+        assert!(
+            err.contains("target t, compile entry #1 (jsonnet -> out), input ")
+                && err.contains("m.jsonnet: the evaluation made more than 3000000 allocations")
+                && err.contains("raise STRATA_EVAL_ALLOCATIONS"),
+            "{code}: {err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("compiled/t/out/a.yaml")).unwrap(),
+            good,
+            "{code}"
+        );
+    }
+}
