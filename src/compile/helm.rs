@@ -219,9 +219,7 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
     let inv = invocation(extra, chart, values_file.as_deref(), &out_dir)?;
     let bin = helm_binary(extra);
     let mut cmd = Command::new(&bin);
-    cmd.args(&inv.args)
-        .stdin(Stdio::null())
-        .stderr(Stdio::piped());
+    cmd.args(&inv.args);
     match &inv.output_file {
         Some(f) => {
             let p = out_dir.join(f);
@@ -232,7 +230,7 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
             cmd.stdout(Stdio::null());
         }
     }
-    let out = cmd.output().map_err(|e| {
+    let ended = super::child::run(&mut cmd).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             format!(
                 "`{bin}` not found: {HELM_MISSING}; install helm 3 (https://helm.sh/docs/intro/install/) on PATH, or set helm_path / KAPITAN_HELM_PATH"
@@ -241,13 +239,22 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
             format!("cannot run `{bin}`: {e}")
         }
     })?;
-    if !out.status.success() {
-        return Err(format!(
-            "`{bin} {}` failed ({}): {}",
-            inv.args.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim_end()
-        ));
+    match ended {
+        super::child::Ended::TimedOut(limit) => {
+            return Err(format!(
+                "`{bin} {}` {}",
+                inv.args.join(" "),
+                super::child::timed_out_message(limit)
+            ))
+        }
+        super::child::Ended::Exited(status, stderr) if !status.success() => {
+            return Err(format!(
+                "`{bin} {}` failed ({status}): {}",
+                inv.args.join(" "),
+                stderr.trim_end()
+            ));
+        }
+        super::child::Ended::Exited(..) => {}
     }
     let files = crate::fswalk::files_below(&out_dir, &|_| true).map_err(|e| e.to_string())?;
     let mut rendered = Vec::with_capacity(files.len());

@@ -7,6 +7,7 @@
 //! moved into place only when every target succeeded, so a failure never
 //! leaves a half-written catalog. Targets compile in parallel.
 
+pub mod child;
 pub mod confine;
 pub mod helm;
 pub mod jinja;
@@ -890,19 +891,22 @@ fn compile_external(entry: &Entry, input: &Path, out_dir: &Path) -> Result<(), S
             c.env("HOME", h);
         }
     }
-    let out = c
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", input.display()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "external command `{}` failed ({}): {}",
+    // What it prints on stdout is not used (nor kept: `yes` would fill
+    // memory); the end of its stderr goes into the error.
+    c.stdout(std::process::Stdio::null());
+    match child::run(&mut c).map_err(|e| format!("cannot run {}: {e}", input.display()))? {
+        child::Ended::TimedOut(limit) => Err(format!(
+            "external command `{}` {}",
             cmd.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim_end()
-        ));
+            child::timed_out_message(limit)
+        )),
+        child::Ended::Exited(status, _) if status.success() => Ok(()),
+        child::Ended::Exited(status, stderr) => Err(format!(
+            "external command `{}` failed ({status}): {}",
+            cmd.join(" "),
+            stderr.trim_end()
+        )),
     }
-    Ok(())
 }
 
 /// `input_type: helm`: one output file per rendered template, at the path

@@ -191,7 +191,20 @@ impl Bridge {
         }
         match &mut *st {
             State::Running(p) => {
+                // A kadet input or filter that never returns (`while True`)
+                // is killed; the next call starts a new interpreter.
+                let limit = super::child::timeout();
+                let dog = super::child::Watchdog::start(p.child.id(), false, limit);
                 let r = f(p, &prog);
+                if dog.finish() {
+                    let _ = p.child.wait();
+                    *st = State::NotStarted;
+                    return Err(BridgeError::new(format!(
+                        "`{prog}` running {} {}",
+                        what(),
+                        super::child::timed_out_message(limit)
+                    )));
+                }
                 if let Err(e) = &r {
                     if e.message.starts_with(STOPPED) {
                         let mut later = e.clone();

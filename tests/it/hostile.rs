@@ -1688,3 +1688,32 @@ fn jsonnet_work_is_bounded_by_its_allocations() {
         );
     }
 }
+
+#[test]
+fn external_programs_are_stopped_and_their_output_not_kept() {
+    // `yes` prints without end: strata used to keep all of it in memory;
+    // a sleeping shell (and its child) used to hold the compile forever.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let target = |script: &str| {
+        format!(
+            "parameters:\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - input_type: external\n        input_paths: [{script}]\n        output_path: out\n"
+        )
+    };
+    write(&dir.join("spin.sh"), "#!/bin/sh\nsleep 600 &\nsleep 600\n");
+    write(&dir.join("loud.sh"), "#!/bin/sh\nyes\n");
+    for f in ["spin.sh", "loud.sh"] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let limit = [("STRATA_PROGRAM_TIMEOUT", "2")];
+    for script in ["spin.sh", "loud.sh"] {
+        write(&dir.join("inventory/targets/t.yml"), &target(script));
+        let err = run_env(dir, &["compile"], &limit, 2);
+        assert!(
+            err.contains(&format!("external command `{}", dir.join(script).display()))
+                && err.contains("did not finish within 2 s and was stopped"),
+            "{script}: {err}"
+        );
+    }
+}

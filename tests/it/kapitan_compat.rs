@@ -675,3 +675,59 @@ fn kadet_output_is_held_to_the_evaluation_memory_budget() {
     );
     assert!(!d.join("out/compiled/t").exists());
 }
+
+/// A kadet input that never returns is stopped past the program time limit
+/// (`STRATA_PROGRAM_TIMEOUT`, lowered here), and the next kadet input runs
+/// in a new interpreter.
+#[test]
+fn a_kadet_input_that_never_returns_is_stopped() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, body) in [
+        ("spin", "    while True:\n        pass\n"),
+        (
+            "ok",
+            "    obj = BaseObj()\n    obj.root.a = 1\n    return obj\n",
+        ),
+    ] {
+        fs::create_dir_all(d.join("components").join(name)).unwrap();
+        fs::write(
+            d.join("components").join(name).join("__init__.py"),
+            format!("from kapitan.inputs.kadet import BaseObj\n\n\ndef main():\n{body}"),
+        )
+        .unwrap();
+    }
+    fs::create_dir_all(d.join("inventory/targets")).unwrap();
+    fs::write(
+        d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: x, input_type: kadet, input_paths: [components/spin], output_type: yaml}\n      - {output_path: y, input_type: kadet, input_paths: [components/ok], output_type: yaml}\n",
+    )
+    .unwrap();
+    let out = strata()
+        .current_dir(d)
+        .args([
+            "compile",
+            "--keep-going",
+            "-p",
+            "1",
+            "--output-path",
+            "out",
+            "--python",
+        ])
+        .arg(&py)
+        .env("STRATA_PROGRAM_TIMEOUT", "2")
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("components/spin for target t did not finish within 2 s and was stopped")
+            && err.contains("raise STRATA_PROGRAM_TIMEOUT"),
+        "{err}"
+    );
+    // The second entry ran in a new interpreter: its error is not "the
+    // Python bridge stopped".
+    assert!(!err.contains("bridge stopped"), "{err}");
+}

@@ -1,0 +1,184 @@
+//! The programs a compile starts (`external` commands, `helm`, the Python
+//! bridge for kadet and Jinja2 filters) under a time limit, keeping only the
+//! end of what they print on stderr. A pull request can change what they
+//! run: `while True: pass` in a kadet input, or `yes` as an external
+//! command, would otherwise hang the compile or fill strata's memory.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Seconds one program may run, unless `STRATA_PROGRAM_TIMEOUT` says
+/// otherwise: far above what `helm template`, kadet or an external script
+/// of a real repository takes, and below a CI job's patience.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
+
+/// Bytes of a program's stderr kept for the error message (its end).
+const STDERR_TAIL: usize = 64 * 1024;
+
+/// The time limit: `STRATA_PROGRAM_TIMEOUT` (seconds) or
+/// [`DEFAULT_TIMEOUT_SECS`].
+pub fn timeout() -> Duration {
+    let secs = std::env::var("STRATA_PROGRAM_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or(DEFAULT_TIMEOUT_SECS);
+    Duration::from_secs(secs)
+}
+
+/// What [`run`] says of a program that did not finish in time.
+pub fn timed_out_message(limit: Duration) -> String {
+    format!(
+        "did not finish within {} s and was stopped (an endless loop?): raise STRATA_PROGRAM_TIMEOUT (seconds) if it needs longer",
+        limit.as_secs()
+    )
+}
+
+/// Kills a process (or its whole process group) unless disarmed in time.
+pub struct Watchdog {
+    disarm: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<bool>>,
+}
+
+impl Watchdog {
+    /// Watches process `pid`; with `group`, `pid` leads its own process
+    /// group and the whole group is killed (a shell's children too).
+    pub fn start(pid: u32, group: bool, limit: Duration) -> Watchdog {
+        let (tx, rx) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("strata-watchdog".into())
+            .spawn(move || match rx.recv_timeout(limit) {
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    let Ok(pid) = libc::pid_t::try_from(pid) else {
+                        return false;
+                    };
+                    let target = if group { -pid } else { pid };
+                    // SAFETY: sends a signal; no memory is shared.
+                    unsafe { libc::kill(target, libc::SIGKILL) };
+                    true
+                }
+                _ => false,
+            })
+            .ok();
+        Watchdog {
+            disarm: Some(tx),
+            thread,
+        }
+    }
+
+    /// Stops watching; `true` when the time ran out and the process was
+    /// killed.
+    pub fn finish(mut self) -> bool {
+        self.stop()
+    }
+
+    fn stop(&mut self) -> bool {
+        drop(self.disarm.take());
+        self.thread
+            .take()
+            .map(|t| t.join().unwrap_or(false))
+            .unwrap_or(false)
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// How a program run by [`run`] ended.
+#[derive(Debug)]
+pub enum Ended {
+    /// It exited (or was killed by something else); the end of its stderr.
+    Exited(ExitStatus, String),
+    /// It ran past the limit and was killed.
+    TimedOut(Duration),
+}
+
+/// Runs `cmd` in its own process group with stdin closed and stderr
+/// captured (the caller sets stdout), killing the group past [`timeout`].
+pub fn run(cmd: &mut Command) -> std::io::Result<Ended> {
+    let limit = timeout();
+    cmd.stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = cmd.spawn()?;
+    let dog = Watchdog::start(child.id(), true, limit);
+    let mut tail = Vec::new();
+    if let Some(mut err) = child.stderr.take() {
+        let mut buf = [0u8; 8192];
+        loop {
+            match err.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    tail.extend_from_slice(&buf[..n]);
+                    if tail.len() > 2 * STDERR_TAIL {
+                        tail.drain(..tail.len() - STDERR_TAIL);
+                    }
+                }
+            }
+        }
+    }
+    let status = child.wait()?;
+    if dog.finish() {
+        return Ok(Ended::TimedOut(limit));
+    }
+    if tail.len() > STDERR_TAIL {
+        tail.drain(..tail.len() - STDERR_TAIL);
+    }
+    Ok(Ended::Exited(
+        status,
+        String::from_utf8_lossy(&tail).into_owned(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_past_its_limit_is_killed_with_its_children() {
+        let started = std::time::Instant::now();
+        let mut cmd = Command::new("/bin/sh");
+        // The shell's child holds stderr open too: only killing the group
+        // ends the read.
+        cmd.arg("-c")
+            .arg("sleep 30 & sleep 30")
+            .stdout(Stdio::null());
+        let limit = Duration::from_millis(300);
+        let dog_run = {
+            cmd.stdin(Stdio::null())
+                .stderr(Stdio::piped())
+                .process_group(0);
+            let mut child = cmd.spawn().unwrap();
+            let dog = Watchdog::start(child.id(), true, limit);
+            let mut s = String::new();
+            let _ = child.stderr.take().unwrap().read_to_string(&mut s);
+            child.wait().unwrap();
+            dog.finish()
+        };
+        assert!(dog_run, "the watchdog did not fire");
+        assert!(started.elapsed() < Duration::from_secs(20));
+    }
+
+    #[test]
+    fn a_quick_program_keeps_the_end_of_its_stderr() {
+        let mut cmd = Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg("i=0; while [ $i -lt 3000 ]; do echo line $i >&2; i=$((i+1)); done; exit 3")
+            .stdout(Stdio::null());
+        match run(&mut cmd).unwrap() {
+            Ended::Exited(status, tail) => {
+                assert_eq!(status.code(), Some(3));
+                assert!(tail.ends_with("line 2999\n"), "{tail}");
+                assert!(tail.len() <= STDERR_TAIL);
+            }
+            Ended::TimedOut(_) => panic!("timed out"),
+        }
+    }
+}
