@@ -1717,3 +1717,74 @@ fn external_programs_are_stopped_and_their_output_not_kept() {
         );
     }
 }
+
+#[test]
+fn deeply_nested_jsonnet_code_is_an_error_not_a_stack_overflow() {
+    // 100,000 levels in a few hundred kilobytes: brackets, one long
+    // operator chain (a left-deep tree), unary operators, `local` bodies,
+    // `if` chains, call chains. Each overflowed the compile thread's stack
+    // (SIGABRT) in the parser or the evaluator.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        &dir.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars:\n      target: t\n    compile:\n      - input_type: jsonnet\n        input_paths: [m.jsonnet]\n        output_path: out\n        output_type: json\n",
+    );
+    let n = 100_000;
+    let locals: String = (0..n).map(|i| format!("local a{i} = 1; ")).collect();
+    let cases = [
+        format!("{{x: std.length({}{})}}", "[".repeat(n), "]".repeat(n)),
+        format!("{{x: {}1}}", "1+".repeat(n)),
+        format!("{{x: {}1}}", "-".repeat(n)),
+        format!("{{x: {locals}1}}"),
+        format!(
+            "{{x: {}1{}}}",
+            "if true then ".repeat(n),
+            " else 0".repeat(n)
+        ),
+        format!("local f(x) = f; {{x: std.type(f{})}}", "(1)".repeat(n)),
+    ];
+    for code in &cases {
+        write(
+            &dir.join("m.jsonnet"),
+            &format!("{{\n  y: 1,\n  z: {code}}}\n"),
+        );
+        let err = run(dir, &["compile"], 2);
+        assert!(
+            err.contains("code nested deeper than 1000 levels") && err.contains("m.jsonnet:3:"),
+            "{}: {err}",
+            &code[..40]
+        );
+    }
+    // 900 levels of each still compile.
+    let n = 900;
+    let locals: String = (0..n).map(|i| format!("local a{i} = 1; ")).collect();
+    for code in [
+        format!("{{x: std.length({}{})}}", "[".repeat(n), "]".repeat(n)),
+        format!("{{x: {}1}}", "1+".repeat(n)),
+        format!("{{x: {locals}1}}"),
+    ] {
+        write(&dir.join("m.jsonnet"), &code);
+        run(dir, &["compile"], 0);
+    }
+}
+
+#[test]
+fn an_absurd_jsonnet_format_width_does_not_panic() {
+    // jrsonnet reads the width into a u16 unchecked: a debug build
+    // panicked (exit 101); now both builds wrap it.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        &dir.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars:\n      target: t\n    compile:\n      - input_type: jsonnet\n        input_paths: [m.jsonnet]\n        output_path: out\n        output_type: json\n",
+    );
+    write(
+        &dir.join("m.jsonnet"),
+        "{x: [std.length(std.format('%9999999999d', 1)), std.length('%99999s' % 'a'), std.length(std.format('%.9999999999f', 1.5))]}\n",
+    );
+    let out = run(dir, &["compile"], 0);
+    assert!(!out.contains("panicked"), "{out}");
+    let x = std::fs::read_to_string(dir.join("compiled/t/out/x.json")).unwrap();
+    assert!(x.starts_with('['), "{x}");
+}
