@@ -758,13 +758,14 @@ fn is_own_output(ctx: &TargetCtx, dir: &Path) -> bool {
 /// symlinks to them, recursively). A FIFO would block the read forever and
 /// a device (`/dev/zero`) never ends: both are refused, as are sockets.
 fn copy_into(ctx: &TargetCtx, src: &Path, dst: &Path) -> Result<(), String> {
-    copy_into_at(ctx, src, dst, &mut Vec::new())
+    copy_into_at(ctx, src, dst, dst, &mut Vec::new())
 }
 
 fn copy_into_at(
     ctx: &TargetCtx,
     src: &Path,
     dst: &Path,
+    top: &Path,
     ancestors: &mut Vec<PathBuf>,
 ) -> Result<(), String> {
     // Follows symlinks, as the copy does; opens nothing.
@@ -778,6 +779,13 @@ fn copy_into_at(
         let real = src
             .canonicalize()
             .map_err(|e| format!("{}: {e}", src.display()))?;
+        // The directory being copied into, met inside what is copied (a
+        // glob such as `*` matches the target's own output in the catalog
+        // being built): copying it would copy it into itself, level after
+        // level.
+        if top.canonicalize().is_ok_and(|t| t == real) {
+            return Ok(());
+        }
         if ancestors.contains(&real) {
             return Err(format!(
                 "{}: leads back to a directory being copied (a symlink loop): copy cannot follow it",
@@ -795,9 +803,9 @@ fn copy_into_at(
             .collect();
         entries.sort_by_key(|e| e.file_name());
         ancestors.push(real);
-        let res = entries
-            .iter()
-            .try_for_each(|e| copy_into_at(ctx, &e.path(), &dst.join(e.file_name()), ancestors));
+        let res = entries.iter().try_for_each(|e| {
+            copy_into_at(ctx, &e.path(), &dst.join(e.file_name()), top, ancestors)
+        });
         ancestors.pop();
         res
     } else if meta.is_file() {

@@ -1788,3 +1788,25 @@ fn an_absurd_jsonnet_format_width_does_not_panic() {
     let x = std::fs::read_to_string(dir.join("compiled/t/out/x.json")).unwrap();
     assert!(x.starts_with('['), "{x}");
 }
+
+#[test]
+fn copy_globs_never_copy_the_output_into_itself() {
+    // The catalog being built is a search path (as in Kapitan), so `*`
+    // matched the target's own output directory, which was copied into
+    // itself level after level until the path was too long (211 s).
+    for pattern in ["*", "**/*"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        write(&dir.join("a"), "x\n");
+        write(
+            &dir.join("inventory/targets/t.yml"),
+            &format!("parameters:\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - {{output_path: o, input_type: copy, input_paths: [\"{pattern}\"]}}\n"),
+        );
+        run(dir, &["compile"], 0);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("compiled/t/o/a")).unwrap(),
+            "x\n"
+        );
+        assert!(!dir.join("compiled/t/o/t/o").exists(), "{pattern}");
+    }
+}
