@@ -391,9 +391,15 @@ pub(crate) fn pr_lint(
     let clock = std::time::Instant::now();
     let pr = opened.as_ref().ok();
     let shared = pr.and_then(|p| p.head_lint_input());
+    // A review reads only the repository: in the working tree, a pull
+    // request's committed symlink is a real link (to `/etc/shadow`, say).
+    let confined = crate::inventory::InventoryOptions {
+        confine: Some(std::env::current_dir()?.canonicalize()?),
+        ..inv_opts.clone()
+    };
     let findings = match &shared {
         Some((inv, rendered)) => lint::lint_rendered(inv, rendered, &LintOptions::default()),
-        None => lint::lint_path(inv_opts, &LintOptions::default()),
+        None => lint::lint_path(&confined, &LintOptions::default()),
     }
     .map_err(diag_err)?;
     let head_time = clock.elapsed();

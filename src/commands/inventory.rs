@@ -49,6 +49,7 @@ impl InventoryFlags {
             ignore_class_notfound_regexp: self.ignore_class_not_found_regexp.clone(),
             compose_node_name: self.compose_node_name,
             applications_negate_earlier_only: false,
+            confine: None,
         };
         defaults.apply(section, &mut o, self.inventory_path.is_some());
         Ok(o)

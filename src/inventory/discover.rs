@@ -25,15 +25,27 @@ pub struct Entity {
     pub hidden: bool,
 }
 
-/// Lists the entities under `root` (which may be missing: no entities).
-pub fn walk(root: &Path, kind: Kind, compose: bool) -> Result<Vec<Entity>, InventoryError> {
+/// Lists the entities under `root` (which may be missing: no entities);
+/// with `confine`, every file and directory must resolve inside it.
+pub fn walk(
+    root: &Path,
+    kind: Kind,
+    compose: bool,
+    confine: Option<&Path>,
+) -> Result<Vec<Entity>, InventoryError> {
     let mut files = Vec::new();
     if root.is_dir() {
         let mut seen = HashSet::new();
         if let Ok(c) = root.canonicalize() {
             seen.insert(c);
         }
-        walk_dir(root, &mut Vec::new(), &mut files, &mut seen)?;
+        let confine = confine.map(|c| c.canonicalize().unwrap_or_else(|_| c.to_path_buf()));
+        Walk {
+            out: &mut files,
+            seen: &mut seen,
+            confine: confine.as_deref(),
+        }
+        .walk_dir(root, &mut Vec::new())?;
     }
     let mut by_name: BTreeMap<String, Entity> = BTreeMap::new();
     for (path, rel) in files {
@@ -73,46 +85,65 @@ pub fn walk(root: &Path, kind: Kind, compose: bool) -> Result<Vec<Entity>, Inven
     Ok(by_name.into_values().collect())
 }
 
-fn walk_dir(
-    dir: &Path,
-    rel: &mut Vec<String>,
-    out: &mut Vec<(PathBuf, Vec<String>)>,
-    seen: &mut HashSet<PathBuf>,
-) -> Result<(), InventoryError> {
-    let rd = std::fs::read_dir(dir).map_err(|e| InventoryError::Io {
-        path: dir.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    let mut entries: Vec<(String, PathBuf)> = rd
-        .filter_map(|e| e.ok())
-        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-        .collect();
-    entries.sort();
-    for (name, path) in entries {
-        // `metadata` follows symlinks; a dangling link is skipped.
-        let Ok(meta) = std::fs::metadata(&path) else {
-            continue;
-        };
-        if meta.is_dir() {
-            // A symlink back up the tree would loop forever.
-            let canon = path.canonicalize().unwrap_or_else(|_| path.clone());
-            if !seen.insert(canon.clone()) {
-                continue;
-            }
-            rel.push(name);
-            let r = walk_dir(&path, rel, out, seen);
-            rel.pop();
-            seen.remove(&canon);
-            r?;
-        } else if meta.is_file() && (name.ends_with(".yml") || name.ends_with(".yaml")) {
-            // FIFOs and devices (a link to /dev/zero) are never read.
-            let stem = name.rsplit_once('.').map_or(name.as_str(), |(s, _)| s);
-            let mut parts = rel.clone();
-            parts.push(stem.to_string());
-            out.push((path, parts));
+struct Walk<'a> {
+    out: &'a mut Vec<(PathBuf, Vec<String>)>,
+    seen: &'a mut HashSet<PathBuf>,
+    confine: Option<&'a Path>,
+}
+
+impl Walk<'_> {
+    fn walk_dir(&mut self, dir: &Path, rel: &mut Vec<String>) -> Result<(), InventoryError> {
+        if let Some(c) = self.confine {
+            check_inside(dir, c)?;
         }
+        let rd = std::fs::read_dir(dir).map_err(|e| InventoryError::Io {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let mut entries: Vec<(String, PathBuf)> = rd
+            .filter_map(|e| e.ok())
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+            .collect();
+        entries.sort();
+        for (name, path) in entries {
+            // `metadata` follows symlinks; a dangling link is skipped.
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                // A symlink back up the tree would loop forever.
+                let canon = path.canonicalize().unwrap_or_else(|_| path.clone());
+                if !self.seen.insert(canon.clone()) {
+                    continue;
+                }
+                rel.push(name);
+                let r = self.walk_dir(&path, rel);
+                rel.pop();
+                self.seen.remove(&canon);
+                r?;
+            } else if meta.is_file() && (name.ends_with(".yml") || name.ends_with(".yaml")) {
+                // FIFOs and devices (a link to /dev/zero) are never read.
+                if let Some(c) = self.confine {
+                    check_inside(&path, c)?;
+                }
+                let stem = name.rsplit_once('.').map_or(name.as_str(), |(s, _)| s);
+                let mut parts = rel.clone();
+                parts.push(stem.to_string());
+                self.out.push((path, parts));
+            }
+        }
+        Ok(())
     }
-    Ok(())
+}
+
+/// `path` resolved through symlinks lies inside `root` (canonical).
+fn check_inside(path: &Path, root: &Path) -> Result<(), InventoryError> {
+    match path.canonicalize() {
+        Ok(real) if real.starts_with(root) => Ok(()),
+        _ => Err(InventoryError::OutsideTree {
+            path: path.to_path_buf(),
+        }),
+    }
 }
 
 fn entity(path: PathBuf, parts: Vec<String>, kind: Kind, compose: bool) -> Entity {

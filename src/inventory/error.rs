@@ -124,6 +124,9 @@ pub enum InventoryError {
     #[error("invalid regular expression `{regex}` for ignore_class_notfound_regexp: {message}")]
     BadRegex { regex: String, message: String },
 
+    #[error("{} leads outside the repository (a symlink): a review reads only the repository's own files", path.display())]
+    OutsideTree { path: PathBuf },
+
     #[error("invalid target name {name:?} from {}: {reason}", path.display())]
     BadTargetName {
         path: PathBuf,
@@ -285,6 +288,11 @@ impl ToDiagnostic for InventoryError {
             }
             InventoryError::Loop { param, .. } => {
                 d = d.with_param_path(format!("parameters.{param}"))
+            }
+            InventoryError::OutsideTree { path } => {
+                d = d.with_file(path).with_hint(
+                    "commit the file itself instead of a symlink to it (what it points at is not read)",
+                )
             }
             InventoryError::BadTargetName { path, .. } => {
                 d = d.with_file(path).with_hint(

@@ -43,6 +43,11 @@ pub struct InventoryOptions {
     /// `app` added earlier (kapicorp-reclass), instead of reclass-rs's
     /// remembered negation that also keeps a later `app` out.
     pub applications_negate_earlier_only: bool,
+    /// Class and target files (and the directories holding them) must lie
+    /// in this directory once symlinks are resolved: a review lints the
+    /// working tree, where a pull request's committed symlink to
+    /// `/etc/shadow` is a real link.
+    pub confine: Option<PathBuf>,
 }
 
 /// What the rendered parameters and exports of the targets of one render
@@ -229,9 +234,18 @@ impl Inventory {
             }
             None => dir.join("targets"),
         };
-        let class_entities = discover::walk(&classes_dir, discover::Kind::Class, false)?;
-        let target_entities =
-            discover::walk(&targets_dir, discover::Kind::Target, opts.compose_node_name)?;
+        let class_entities = discover::walk(
+            &classes_dir,
+            discover::Kind::Class,
+            false,
+            opts.confine.as_deref(),
+        )?;
+        let target_entities = discover::walk(
+            &targets_dir,
+            discover::Kind::Target,
+            opts.compose_node_name,
+            opts.confine.as_deref(),
+        )?;
 
         let mut files = Vec::with_capacity(class_entities.len() + target_entities.len());
         let mut classes = Vec::with_capacity(class_entities.len());

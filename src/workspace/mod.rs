@@ -176,6 +176,7 @@ impl Workspace {
             ignore_class_notfound_regexp: flags.ignore_class_not_found_regexp.clone(),
             compose_node_name: flags.compose_node_name,
             applications_negate_earlier_only: false,
+            confine: None,
         };
         defaults.apply(section, &mut inv, flags.inventory_path.is_some());
         // The working directory keeps its relative paths (they appear in

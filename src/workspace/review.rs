@@ -230,12 +230,26 @@ pub fn open<'r>(
             && super::anchor(&head_ws.root, &w.path) == head_ws.inventory.path
             && super::anchor(&base_ws.root, &w.path) == base_ws.inventory.path
     });
+    // The working tree is where a committed symlink is a real link (to
+    // `/etc/shadow`, say): its inventory is read only inside it.
+    let confined = match (
+        lint_opts,
+        std::env::current_dir().and_then(|d| d.canonicalize()),
+    ) {
+        (Some(w), Ok(cwd)) => Some(InventoryOptions {
+            confine: Some(cwd),
+            ..w.clone()
+        }),
+        _ => None,
+    };
+    let lint_opts = confined.as_ref();
     let head_is_worktree = lint_opts.is_some_and(|w| {
         closure::changed_files(&w.path, &head_ws.inventory.path).is_some_and(|c| c.is_empty())
     });
     let base_opts = match lint_opts {
         Some(w) => InventoryOptions {
             path: base_ws.root.join(&w.path),
+            confine: None,
             ..w.clone()
         },
         None => base_ws.inventory.clone(),

@@ -1810,3 +1810,57 @@ fn copy_globs_never_copy_the_output_into_itself() {
         assert!(!dir.join("compiled/t/o/t/o").exists(), "{pattern}");
     }
 }
+
+/// In the working tree a pull request's committed symlink is a real link:
+/// the review's lint read the working tree's inventory and printed the
+/// linked file's lines (an `/etc/shadow` entry) as "unknown top-level key"
+/// errors, in the log, the annotations and the comment.
+#[test]
+fn reviews_never_lint_a_class_symlinked_out_of_the_repository() {
+    use crate::support::git;
+    const MARKER: &str = "0utside-Cl4ss-5151";
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside/creds");
+    write(
+        &outside,
+        &format!("{MARKER}: x\nroot:$6$planted${MARKER}:19000:0:99999:7:::\n"),
+    );
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n",
+    );
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    std::os::unix::fs::symlink(&outside, repo.join("inventory/classes/evil.yml")).unwrap_or_else(
+        |_| {
+            std::fs::create_dir_all(repo.join("inventory/classes")).unwrap();
+            std::os::unix::fs::symlink(&outside, repo.join("inventory/classes/evil.yml")).unwrap()
+        },
+    );
+    for included in [false, true] {
+        let classes = if included { "classes: [evil]\n" } else { "" };
+        write(
+            &repo.join("inventory/targets/t.yml"),
+            &format!("{classes}parameters:\n  kapitan:\n    vars: {{target: t}}\n"),
+        );
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "head"]);
+        let out = strata()
+            .current_dir(&repo)
+            .args(["review", "--base", "base"])
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(!text.contains(MARKER), "leaked: {text}");
+        assert!(
+            text.contains("inventory/classes/evil.yml leads outside the repository"),
+            "{text}"
+        );
+        assert_eq!(out.status.code(), Some(2), "{text}");
+    }
+}
