@@ -70,6 +70,12 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // Parallel walks (renders, diffs, redaction) recurse as deep as the
+    // values they read, up to the YAML readers' 256 levels: rayon's 2 MiB
+    // default stacks overflowed on a 200-level map in a debug build.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .stack_size(64 << 20)
+        .build_global();
     match run(cli) {
         Ok(code) => code,
         Err(e) => {

@@ -1864,3 +1864,28 @@ fn reviews_never_lint_a_class_symlinked_out_of_the_repository() {
         assert_eq!(out.status.code(), Some(2), "{text}");
     }
 }
+
+#[test]
+fn diffs_of_values_as_deep_as_the_yaml_limit_do_not_overflow() {
+    // 250 nested maps (inside the 256-level limit) beside another changed
+    // file: the redactor walked them on a rayon worker's 2 MiB stack and
+    // aborted (SIGABRT) in a debug build.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let d = 250;
+    for (side, v) in [("A", 1), ("B", 2)] {
+        write(
+            &dir.join(side).join("t/deep.yaml"),
+            &format!("a: {}{v}{}\n", "{a: ".repeat(d), "}".repeat(d)),
+        );
+        write(&dir.join(side).join("t/x.yaml"), &format!("a: {v}\n"));
+    }
+    for format in ["text", "markdown", "json"] {
+        let out = run(
+            dir,
+            &["diff", "--catalogs", "A", "B", "--format", format],
+            0,
+        );
+        assert!(out.contains("deep.yaml") && out.contains("x.yaml"), "{out}");
+    }
+}
