@@ -60,6 +60,8 @@ pub enum OrderError {
     },
     #[error("Detected cycle while ordering changes: [{}] (found repeated: {repeated})", path.join("] -> ["))]
     Cycle { path: Vec<String>, repeated: String },
+    #[error("the change rules make more than {limit} dependencies between changes (a rule on a group that holds thousands of resources, e.g. `upsert after upserting all`, waited for by thousands): use fewer, narrower groups")]
+    TooManyDependencies { limit: usize },
     #[error("no resource matches `{key}` (expected <kind>/<name>, e.g. deployment/web)")]
     UnknownOpTarget { key: String },
     #[error("Found resource '{resource}' multiple times with different content ({}:{} and {}:{})", first.file.display(), first.line, second.file.display(), second.line)]
@@ -88,6 +90,9 @@ impl ToDiagnostic for OrderError {
                 "break the cycle by removing a change rule, or mark a config binding `ignoreIfCyclical: true`",
             ),
             OrderError::UnknownOpTarget { .. } => d,
+            OrderError::TooManyDependencies { .. } => {
+                d.with_hint("see docs/reliability.md for strata's limits")
+            }
             OrderError::Duplicate { second, .. } => d
                 .with_file(&second.file)
                 .with_line(second.line)
