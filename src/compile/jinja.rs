@@ -1120,7 +1120,7 @@ pub fn render_path(
             files.push((input.to_path_buf(), name));
         }
     } else {
-        walk(input, input, &mut files).map_err(|e| format!("{}: {e}", input.display()))?;
+        walk(input, input, &mut files)?;
         files.sort_by(|a, b| a.1.cmp(&b.1));
     }
     let mut out = Vec::new();
@@ -1136,22 +1136,62 @@ pub fn render_path(
     Ok(out)
 }
 
-fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, String)>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
+/// The templates below `root`, following symlinks as Kapitan's renderer
+/// opens them, but each real directory once on a path: two links back up
+/// the tree (`self -> .`, `sub/up -> ..`) made the walk branch at every
+/// level (2^k paths at depth k: minutes and gigabytes). FIFOs, sockets and
+/// devices are refused, as `copy` refuses them: a FIFO blocks the read.
+fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, String)>) -> Result<(), String> {
+    walk_at(root, dir, out, &mut Vec::new())
+}
+
+fn walk_at(
+    root: &Path,
+    dir: &Path,
+    out: &mut Vec<(PathBuf, String)>,
+    ancestors: &mut Vec<PathBuf>,
+) -> Result<(), String> {
+    let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    let real = dir.canonicalize().map_err(|e| io(dir, e))?;
+    if ancestors.contains(&real) {
+        return Err(format!(
+            "{}: leads back to a directory being read (a symlink loop): the template directory cannot hold it",
+            dir.display()
+        ));
+    }
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| io(dir, e))?
+        .filter_map(Result::ok)
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    ancestors.push(real);
+    let res = entries.iter().try_for_each(|entry| {
         let path = entry.path();
-        if path.is_dir() {
-            walk(root, &path, out)?;
-        } else if !entry.file_name().to_string_lossy().starts_with('.') {
+        // Follows symlinks; a dangling one is skipped.
+        let Ok(meta) = std::fs::metadata(&path) else {
+            return Ok(());
+        };
+        if meta.is_dir() {
+            walk_at(root, &path, out, ancestors)
+        } else if entry.file_name().to_string_lossy().starts_with('.') {
+            Ok(())
+        } else if !meta.is_file() {
+            Err(format!(
+                "{}: not a regular file (a FIFO, socket or device): a template directory holds only files and directories",
+                path.display()
+            ))
+        } else {
             let rel = path
                 .strip_prefix(root)
                 .unwrap_or(&path)
                 .to_string_lossy()
                 .into_owned();
             out.push((path, rel));
+            Ok(())
         }
-    }
-    Ok(())
+    });
+    ancestors.pop();
+    res
 }
 
 #[cfg(unix)]

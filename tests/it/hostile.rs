@@ -1934,3 +1934,42 @@ fn change_rules_making_too_many_dependencies_are_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn jinja2_template_directories_with_symlink_loops_end_at_once() {
+    // Two links back up the tree make the walk branch at every level
+    // (compile ran past 60 s at 1.9 GB); a FIFO blocked the read forever.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(&dir.join("d/a.j2"), "x\n");
+    std::fs::create_dir_all(dir.join("d/sub")).unwrap();
+    write(
+        &dir.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jinja2, input_paths: [d]}\n",
+    );
+    std::os::unix::fs::symlink(".", dir.join("d/self")).unwrap();
+    std::os::unix::fs::symlink("..", dir.join("d/sub/up")).unwrap();
+    let err = run(dir, &["compile"], 2);
+    assert!(
+        err.contains("d/self: leads back to a directory being read (a symlink loop)"),
+        "{err}"
+    );
+    std::fs::remove_file(dir.join("d/self")).unwrap();
+    std::fs::remove_file(dir.join("d/sub/up")).unwrap();
+    assert!(std::process::Command::new("mkfifo")
+        .arg(dir.join("d/pipe"))
+        .status()
+        .unwrap()
+        .success());
+    let err = run(dir, &["compile"], 2);
+    assert!(err.contains("d/pipe: not a regular file"), "{err}");
+    // A link inside the tree that loops nowhere is still followed.
+    std::fs::remove_file(dir.join("d/pipe")).unwrap();
+    write(&dir.join("shared/b.j2"), "y\n");
+    std::os::unix::fs::symlink(dir.join("shared"), dir.join("d/sub/shared")).unwrap();
+    run(dir, &["compile"], 0);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("compiled/t/o/sub/shared/b.j2")).unwrap(),
+        "y\n"
+    );
+}
