@@ -1970,6 +1970,6 @@ fn jinja2_template_directories_with_symlink_loops_end_at_once() {
     run(dir, &["compile"], 0);
     assert_eq!(
         std::fs::read_to_string(dir.join("compiled/t/o/sub/shared/b.j2")).unwrap(),
-        "y\n"
+        "y"
     );
 }
