@@ -2745,15 +2745,33 @@ impl Workspace {
     fn describe(&self, e: starlark::Error, fid: Option<usize>, path: &str) -> String {
         let kind = format!("{}", e.without_diagnostic());
         let msg = super::guard::limit_message(&kind).unwrap_or_else(|| ytt_message(&kind));
-        let loc = e.span().map(|s| {
+        // An error raised inside a built-in module (`@ytt:url`) is named by
+        // the innermost call from the user's files, which is what to fix.
+        let user_call = || {
+            e.call_stack()
+                .frames
+                .iter()
+                .rev()
+                .filter_map(|f| f.location.as_ref())
+                .find(|s| !s.filename().starts_with('@'))
+                .cloned()
+        };
+        let loc = match e.span() {
+            Some(s) if s.filename().starts_with('@') => user_call().or_else(|| Some(s.clone())),
+            Some(s) => Some(s.clone()),
+            None => None,
+        }
+        .map(|s| {
             let r = s.resolve_span();
             (s.filename().to_string(), r.begin.line + 1)
         });
         let (file, line) = match loc {
             Some((f, l)) => {
+                let compiled = self.reg.compiled.borrow();
                 let mapped = fid
-                    .and_then(|id| self.reg.compiled.borrow().get(id).cloned())
+                    .and_then(|id| compiled.get(id))
                     .filter(|c| c.name == f)
+                    .or_else(|| compiled.iter().find(|c| c.name == f))
                     .and_then(|c| c.line_map.get(l - 1).copied())
                     .unwrap_or(l);
                 (f, mapped)

@@ -1973,3 +1973,29 @@ fn jinja2_template_directories_with_symlink_loops_end_at_once() {
         "y"
     );
 }
+
+#[test]
+fn errors_raised_in_ytt_modules_name_the_users_file_and_line() {
+    // They named the module's own line (`@ytt:ip:23`), not the template.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        &dir.join("y/main.yml"),
+        "#@ load(\"helpers.star\", \"f\")\n#@ load(\"@ytt:ip\", \"ip\")\na: #@ f()\nb: #@ ip.parse_addr(\"300.1.1.1\")\n",
+    );
+    write(
+        &dir.join("y/helpers.star"),
+        "load(\"@ytt:url\", \"url\")\ndef f():\n  return url.query_params_decode(\"%%\")\nend\n",
+    );
+    let err = run(dir, &["template", "-f", "y"], 2);
+    assert!(
+        err.contains("helpers.star:3: invalid URL escape") && !err.contains("@ytt:url"),
+        "{err}"
+    );
+    write(&dir.join("y/helpers.star"), "def f():\n  return 1\nend\n");
+    let err = run(dir, &["template", "-f", "y"], 2);
+    assert!(
+        err.contains("main.yml:4: ip.parse_addr: invalid IP address") && !err.contains("@ytt:ip"),
+        "{err}"
+    );
+}
