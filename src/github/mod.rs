@@ -362,10 +362,18 @@ impl Client {
         Ok(all)
     }
 
-    /// The login comments made with this token carry: `github-actions[bot]`
-    /// for an installation token (which cannot read `/user`), else the
-    /// token's user.
+    /// The login comments made with this token carry: `$STRATA_COMMENT_AUTHOR`
+    /// when set (a GitHub App's own token comments as `<app>[bot]`, which an
+    /// installation token cannot look up), else `github-actions[bot]` for
+    /// an installation token (which cannot read `/user`), else the token's
+    /// user.
     pub fn author(&self) -> Result<String, GithubError> {
+        if let Some(login) = std::env::var("STRATA_COMMENT_AUTHOR")
+            .ok()
+            .filter(|l| !l.trim().is_empty())
+        {
+            return Ok(login.trim().to_string());
+        }
         if self.installation_token {
             return Ok(ACTIONS_BOT.to_string());
         }

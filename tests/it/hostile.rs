@@ -276,6 +276,16 @@ mod comment {
     }
 
     fn post(gh: &FakeGithub, dir: &Path, diff: &str, token: &str) -> String {
+        post_env(gh, dir, diff, token, &[])
+    }
+
+    fn post_env(
+        gh: &FakeGithub,
+        dir: &Path,
+        diff: &str,
+        token: &str,
+        env: &[(&str, &str)],
+    ) -> String {
         let event = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/review/github/pull_request_event.json");
         std::fs::write(dir.join("diff.json"), diff).unwrap();
@@ -287,12 +297,48 @@ mod comment {
             .env("GITHUB_EVENT_PATH", event)
             .env("GITHUB_TOKEN", token)
             .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"))
+            .envs(env.iter().copied())
             .timeout(Duration::from_secs(60))
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         assert_eq!(out.status.code(), Some(0), "{err}");
         err
+    }
+
+    /// A GitHub App's installation token comments as `<app>[bot]`, which
+    /// the token cannot look up: STRATA_COMMENT_AUTHOR names it, and only
+    /// that account's comment is updated (it posted a new one every run).
+    #[test]
+    fn an_apps_token_updates_the_apps_own_comment() {
+        let gh = FakeGithub::start();
+        {
+            let mut s = gh.state.lock().unwrap();
+            s.token_user = Some("strata-app[bot]".into());
+            s.comments.push((
+                55,
+                "github-actions[bot]".into(),
+                "<!-- strata-review -->\nold".into(),
+            ));
+            s.comments.push((
+                56,
+                "strata-app[bot]".into(),
+                "<!-- strata-review -->\nmine".into(),
+            ));
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        post_env(
+            &gh,
+            tmp.path(),
+            &diff_json("dev", "a.yaml", "ConfigMap/x/y"),
+            "ghs_apptoken",
+            &[("STRATA_COMMENT_AUTHOR", "strata-app[bot]")],
+        );
+        let reqs = gh.requests();
+        let patches: Vec<_> = reqs.iter().filter(|r| r.method == "PATCH").collect();
+        assert_eq!(patches.len(), 1, "{reqs:?}");
+        assert_eq!(patches[0].path, "/repos/acme/infra/issues/comments/56");
+        assert!(reqs.iter().all(|r| r.method != "POST"), "{reqs:?}");
     }
 
     #[test]
