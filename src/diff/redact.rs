@@ -76,6 +76,10 @@ pub struct Redactor {
     netrc: Regex,
     /// `mysql -pX` (the password glued to `-p`) in a MySQL client command.
     mysql_p: Regex,
+    /// A URL query parameter `?name=value` / `&name=value`: matched on its
+    /// own, since the first one after a scheme (`jdbc:mysql://db?password=x`)
+    /// is inside what [`Self::inline`] reads as the value of `jdbc:`.
+    query: Regex,
 }
 
 impl Default for Redactor {
@@ -146,7 +150,10 @@ impl Redactor {
             r"(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)\b[^\n;|&]*?\s-p)([^\s-][^\s]*)",
         )
         .expect("static regex is valid");
+        let query = Regex::new(r#"([?&])([A-Za-z_][A-Za-z0-9_.\-]*)(=)([^&#\s"'<>]+)"#)
+            .expect("static regex is valid");
         Ok(Redactor {
+            query,
             kind_key,
             rocket,
             netrc,
@@ -274,6 +281,15 @@ impl Redactor {
             replace_in(&mut out, &self.rocket, |c: &regex::Captures| {
                 if self.key_matches(&c[3]) && &c[5] != OLD {
                     format!("{}{}{}{}{OLD}", &c[1], &c[2], &c[3], &c[4])
+                } else {
+                    c[0].to_string()
+                }
+            });
+        }
+        if out.contains(['?', '&']) && out.contains('=') {
+            replace_in(&mut out, &self.query, |c: &regex::Captures| {
+                if self.key_matches(&c[2]) {
+                    format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
                 } else {
                     c[0].to_string()
                 }
@@ -1129,5 +1145,59 @@ mod tests {
         assert!(t.contains("  name: x\nb: 1\n"), "{t}");
         let s = r.redact_text("{\"kind\": \"Secret\", \"data\": {\"x\": \"eHl6\"}}");
         assert!(!s.contains("eHl6"));
+    }
+
+    /// Re-probe of 2026-11-26 (redact-first-query-param-after-scheme): a
+    /// secret-named parameter first after `?` in a URL with a scheme was
+    /// read as part of the value of the key before the scheme (`jdbc:`).
+    #[test]
+    fn first_query_parameter_after_a_scheme() {
+        let r = Redactor::default();
+        for (text, shown) in [
+            (
+                "jdbc:mysql://db/app?password=qp1x",
+                "jdbc:mysql://db/app?password=<redacted>",
+            ),
+            (
+                "url: https://api.example.com/v1?access_token=qp2x&page=2",
+                "url: https://api.example.com/v1?access_token=<redacted>&page=2",
+            ),
+            (
+                "https://api.example.com/v1?api_key=qp3x",
+                "https://api.example.com/v1?api_key=<redacted>",
+            ),
+            (
+                "postgresql://db/app?sslpassword=qp4x#frag",
+                "postgresql://db/app?sslpassword=<redacted>#frag",
+            ),
+            (
+                "u=jdbc:mysql://db/app?user=a&password=qp5x",
+                "u=jdbc:mysql://db/app?user=a&password=<redacted>",
+            ),
+        ] {
+            assert_eq!(r.scrub(text), shown);
+            assert_eq!(r.redact_text(&format!("{text}\n")), format!("{shown}\n"));
+        }
+        // Other parameters, and secret words as values, stay.
+        for text in [
+            "https://example.com/search?q=password&page=2",
+            "jdbc:mysql://db/app?user=a&useSSL=true",
+        ] {
+            assert_eq!(r.scrub(text), text);
+            assert_eq!(r.redact_text(&format!("{text}\n")), format!("{text}\n"));
+        }
+        // The semantic mode says the hidden parameter changed.
+        let doc = |p: &str| {
+            v(&format!(
+                "data:\n  url: 'jdbc:mysql://db/app?password={p}'\n"
+            ))
+        };
+        let (a, b) = r.redact_pair(Some(&doc("qpold")), Some(&doc("qpnew")));
+        let (a, b) = (
+            crate::yaml::emit::to_yaml_string(&a),
+            crate::yaml::emit::to_yaml_string(&b),
+        );
+        assert!(!a.contains("qpold") && !b.contains("qpnew"), "{a}{b}");
+        assert!(b.contains(CHANGED), "{b}");
     }
 }

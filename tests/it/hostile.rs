@@ -650,6 +650,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("azure-account-key", "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  conn: \"DefaultEndpointsProtocol=https;AccountName=a;AccountKey={V};\"\n", "azurekey-5595"),
     ("passphrase", "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  passphrase: {V}\n  gpg.conf: |\n    passphrase: {V}\n", "passphrase-5596"),
     ("basic-auth-pair", "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  auth: \"admin:{V}\"\n", "basicpw-5597"),
+    // Re-probe of 2026-11-26 (findings redact-*).
+    ("query-first-param", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  url: jdbc:mysql://db/app?password={V}\n  api: https://api.example.com/v1?access_token={V}&page=2\n", "qfirst-7201"),
 ];
 
 #[test]
