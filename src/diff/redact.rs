@@ -115,9 +115,10 @@ impl Redactor {
             .map(|p| Regex::new(p).expect("static regex is valid"))
             .collect();
         // Keys end at `:`/`=` (options `--password=x`, query `?password=x`,
-        // flow maps `{password: x}`, `export X_PASSWORD=x`, `a = "x"`).
+        // flow maps `{password: x}`, `export X_PASSWORD=x`, `a = "x"`). A
+        // key's opening quote is in group 1, so a rewritten match keeps it.
         let inline = Regex::new(
-            r#"(^|[\s{,;?&(]|--?)["']?([A-Za-z_][A-Za-z0-9_.\-]*)(["']?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)"#,
+            r#"((?:^|[\s{,;?&(]|--?)["']?)([A-Za-z_][A-Za-z0-9_.\-]*)(["']?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
         let xml =
@@ -764,11 +765,17 @@ fn note_changed_refs(old: &str, new: &str, shown: String) -> String {
     }
 }
 
-/// `scheme://user:password@`: the password is group 2.
+/// `scheme://user:password@`: the password is group 2. It runs to the
+/// last `@` of the URL (which ends at whitespace, a quote or `<>`): RFC 3986
+/// wants `/`, `?`, `#` and `@` percent-encoded in a password, but real
+/// connection strings hold generated passwords unencoded (base64 has `/`),
+/// and URL readers such as libpq, redis-py and Python's `urlsplit` take the
+/// host after the last `@`. A path or query holding an `@` after a port
+/// (`http://h:8080/x?mail=a@b`) is hidden too: over-redaction, not a leak.
 fn url_password_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"([A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]*:)([^\s/@]+)@")
+        Regex::new(r#"([A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@"'<>`]*:)([^\s"'<>`]+)@"#)
             .expect("static regex is valid")
     })
 }
@@ -1199,5 +1206,63 @@ mod tests {
         );
         assert!(!a.contains("qpold") && !b.contains("qpnew"), "{a}{b}");
         assert!(b.contains(CHANGED), "{b}");
+    }
+
+    /// Re-probe of 2026-11-26 (redact-url-password-with-slash-or-at): a URL
+    /// password holding `/` or `@` (base64 and generated passwords, written
+    /// unencoded in real connection strings) was shown, or only its start
+    /// hidden. The userinfo now runs to the last `@` of the URL.
+    #[test]
+    fn url_passwords_with_slash_or_at() {
+        let r = Redactor::default();
+        for (text, shown) in [
+            (
+                "postgres://app:Zm9v/c2Vj@db:5432/app",
+                "postgres://app:<redacted>@db:5432/app",
+            ),
+            (
+                "amqp://app:c2Vj+a/b==@mq:5672/",
+                "amqp://app:<redacted>@mq:5672/",
+            ),
+            (
+                "redis://default:p@ssw0rd@redis:6379/0",
+                "redis://default:<redacted>@redis:6379/0",
+            ),
+            (
+                "DATABASE_URL=postgres://app:x/y?z#w@db/app",
+                "DATABASE_URL=postgres://app:<redacted>@db/app",
+            ),
+            (
+                "a https://u:p/q@h/x and ftp://a:b@c",
+                "a https://u:<redacted>@h/x and ftp://a:<redacted>@c",
+            ),
+            (
+                "{\"url\": \"mongodb://u:p@ss/w@m:27017\", \"mail\": \"a@b.c\"}",
+                "{\"url\": \"mongodb://u:<redacted>@m:27017\", \"mail\": \"a@b.c\"}",
+            ),
+        ] {
+            assert_eq!(r.scrub(text), shown);
+            assert_eq!(r.redact_text(&format!("{text}\n")), format!("{shown}\n"));
+        }
+        // No userinfo: paths with `:` and `@`, scp-style git remotes.
+        for text in [
+            "https://example.com/a:b@c",
+            "git@github.com:org/repo.git",
+            "ssh://git@host:22/repo",
+        ] {
+            assert_eq!(r.scrub(text), text);
+        }
+        // Only the part after the first `@` changed: the label says so.
+        let doc = |p: &str| v(&format!("url: 'redis://default:p@ss{p}@redis:6379/0'\n"));
+        let (a, b) = r.redact_pair(Some(&doc("urlold")), Some(&doc("urlnew")));
+        let (a, b) = (
+            crate::yaml::emit::to_yaml_string(&a),
+            crate::yaml::emit::to_yaml_string(&b),
+        );
+        assert!(!a.contains("urlold") && !b.contains("urlnew"), "{a}{b}");
+        assert!(
+            b.contains("redis://default:<redacted: changed>@redis:6379/0"),
+            "{b}"
+        );
     }
 }
