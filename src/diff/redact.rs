@@ -21,8 +21,9 @@ use regex::Regex;
 /// `pass` on its own (`ADMIN_PASS`, `db.pass`, `adminPass`, not `bypass`).
 /// Also `passphrase` and Azure's `AccountKey` / `SharedAccessKey` (the key
 /// of a storage or Service Bus connection string, after detect-secrets'
-/// `AzureStorageKeyDetector`).
-pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass)$|[a-z0-9]Pass$";
+/// `AzureStorageKeyDetector`), and npm's `_auth` (base64 of `user:password`
+/// in `.npmrc`; a plain `auth` key has its own rule, [`Redactor::auth_value`]).
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass)$|[a-z0-9]Pass$|(?i:^_auth$)";
 
 /// Values that are credentials whatever their key, after gitleaks'
 /// default rules (github-pat, github-fine-grained-pat, github-oauth,
@@ -117,8 +118,10 @@ impl Redactor {
         // Keys end at `:`/`=` (options `--password=x`, query `?password=x`,
         // flow maps `{password: x}`, `export X_PASSWORD=x`, `a = "x"`). A
         // key's opening quote is in group 1, so a rewritten match keeps it.
+        // `/:` starts a key too: `.npmrc` scopes keys to a registry
+        // (`//registry.npmjs.org/:_authToken=x`).
         let inline = Regex::new(
-            r#"((?:^|[\s{,;?&(]|--?)["']?)([A-Za-z_][A-Za-z0-9_.\-]*)(["']?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)"#,
+            r#"((?:^|[\s{,;?&(]|--?|/:)["']?)([A-Za-z_][A-Za-z0-9_.\-]*)(["']?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
         let xml =
@@ -1263,6 +1266,49 @@ mod tests {
         assert!(
             b.contains("redis://default:<redacted: changed>@redis:6379/0"),
             "{b}"
+        );
+    }
+
+    /// Re-probe of 2026-11-26 (redact-npmrc-auth-token): `.npmrc` registry
+    /// credentials, whose key follows `//registry/:`.
+    #[test]
+    fn npmrc_registry_credentials() {
+        let r = Redactor::default();
+        for (text, shown) in [
+            (
+                "//registry.npmjs.org/:_authToken=npm1x",
+                "//registry.npmjs.org/:_authToken=<redacted>",
+            ),
+            (
+                "//nexus.example.com/repository/npm/:_password=bnBtMng=",
+                "//nexus.example.com/repository/npm/:_password=<redacted>",
+            ),
+            (
+                "//r.example/:_auth=dXNlcjpwdw==",
+                "//r.example/:_auth=<redacted>",
+            ),
+            ("_auth=dXNlcjpwdw==", "_auth=<redacted>"),
+            ("_auth = dXNlcjpwdw==", "_auth = <redacted>"),
+        ] {
+            assert_eq!(r.scrub(text), shown);
+            assert_eq!(r.redact_text(&format!("{text}\n")), format!("{shown}\n"));
+        }
+        for text in [
+            "//r.example/:username=bob",
+            "//r.example/:always-auth=true",
+            "registry=https://registry.npmjs.org/",
+            "auth: ldap",
+        ] {
+            assert_eq!(r.scrub(text), text);
+            assert_eq!(r.redact_text(&format!("{text}\n")), format!("{text}\n"));
+        }
+        // A whole `.npmrc` in a ConfigMap string (semantic mode).
+        let s = r.scrub(
+            "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken=npm2x\n",
+        );
+        assert_eq!(
+            s,
+            "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken=<redacted>\n"
         );
     }
 }

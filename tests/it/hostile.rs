@@ -653,6 +653,7 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     // Re-probe of 2026-11-26 (findings redact-*).
     ("query-first-param", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  url: jdbc:mysql://db/app?password={V}\n  api: https://api.example.com/v1?access_token={V}&page=2\n", "qfirst-7201"),
     ("url-password-slash-at", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  pg: postgres://app:Zm9v/{V}@db:5432/app\n  redis: redis://default:p@ss{V}@redis:6379/0\n  app.env: |\n    DATABASE_URL=amqp://app:{V}+a/b==@mq:5672/\n", "urlslash-7202"),
+    ("npmrc", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  .npmrc: |\n    registry=https://registry.npmjs.org/\n    //registry.npmjs.org/:_authToken={V}\n    //nexus.example.com/npm/:_password={V}\n    _auth={V}\n", "npmrc-7203"),
 ];
 
 #[test]
