@@ -25,6 +25,93 @@ use regex::Regex;
 /// in `.npmrc`; a plain `auth` key has its own rule, [`Redactor::auth_value`]).
 pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass)$|[a-z0-9]Pass$|(?i:^_auth$)";
 
+/// Secret words found anywhere in a key name, after detect-secrets'
+/// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
+/// `password.txt`, a kubeconfig's `client-key-data`): the key is secret
+/// unless the last word after the last of them is one of
+/// [`REFERENCE_WORDS`].
+pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|passphrase|secret|token|credential|api[_.-]?key|private[_.-]?key|access[_.-]?key|account[_.-]?key|encryption[_.-]?key|signing[_.-]?key|client[_.-]?key";
+
+/// The last word of a key that names or points at a secret rather than
+/// holding it (`secretName`, `passwordSecretRef`, `tokenPath`,
+/// `DB_PASSWORD_FILE`, `tokenUrl`, `passwordPolicy`). A word, not a
+/// suffix: `tokenProfile` does not end in the word `file`.
+pub const REFERENCE_WORDS: &[&str] = &[
+    "name",
+    "names",
+    "ref",
+    "refs",
+    "reference",
+    "path",
+    "paths",
+    "file",
+    "files",
+    "dir",
+    "namespace",
+    "selector",
+    "url",
+    "uri",
+    "endpoint",
+    "type",
+    "ttl",
+    "policy",
+    "length",
+    "template",
+    "version",
+    "class",
+    "provider",
+    "stdin",
+];
+
+/// Keys holding a list of Secret names (a ServiceAccount's `secrets`, a pod's
+/// `imagePullSecrets`): `secret` and a plural `s`, which in `DB_SECRETS` or
+/// `DB_PASSWORDS` hides a value.
+const SECRET_NAME_LISTS: &[&str] = &["secrets", "imagepullsecrets", "pullsecrets"];
+
+/// [`KEYWORD_PATTERN`]'s rule.
+fn keyword_in_key(key: &str) -> bool {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| Regex::new(KEYWORD_PATTERN).expect("static regex is valid"));
+    let Some(last) = re.find_iter(key).last() else {
+        return false;
+    };
+    if SECRET_NAME_LISTS
+        .iter()
+        .any(|k| key.eq_ignore_ascii_case(k))
+    {
+        return false;
+    }
+    match last_word(&key[last.end()..]) {
+        None => true,
+        Some(word) => !REFERENCE_WORDS.iter().any(|w| word.eq_ignore_ascii_case(w)),
+    }
+}
+
+/// The last word of a key's tail: after its last character that is not a
+/// letter or digit, and after its last lower-case-to-capital step
+/// (`KeyRef` gives `Ref`, `_MOUNT_PATH` gives `PATH`, `TTL` gives `TTL`).
+fn last_word(tail: &str) -> Option<&str> {
+    let tail = tail.trim_end_matches(|c: char| !c.is_alphanumeric());
+    if tail.is_empty() {
+        return None;
+    }
+    let start = tail
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !c.is_alphanumeric())
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let word = &tail[start..];
+    let b = word.as_bytes();
+    let cut = (1..b.len())
+        .rev()
+        .find(|&i| {
+            b[i].is_ascii_uppercase()
+                && (b[i - 1].is_ascii_lowercase() || b[i - 1].is_ascii_digit())
+        })
+        .unwrap_or(0);
+    Some(&word[cut..])
+}
+
 /// Values that are credentials whatever their key, after gitleaks'
 /// default rules (github-pat, github-fine-grained-pat, github-oauth,
 /// github-app-token, gitlab-pat, aws-access-token, slack tokens, jwt,
@@ -53,6 +140,9 @@ pub const OLD: &str = "<redacted>";
 #[derive(Debug, Clone)]
 pub struct Redactor {
     keys: Vec<Regex>,
+    /// Whether the default key rules apply ([`DEFAULT_KEY_PATTERN`] and
+    /// [`KEYWORD_PATTERN`]).
+    defaults: bool,
     secret_kind: Regex,
     credentials: Vec<Regex>,
     /// `key: value`, `key = value`, `key="value"` inside a longer string:
@@ -163,6 +253,7 @@ impl Redactor {
             netrc,
             mysql_p,
             keys,
+            defaults,
             secret_kind,
             credentials,
             inline,
@@ -175,8 +266,8 @@ impl Redactor {
         })
     }
 
-    fn key_matches(&self, key: &str) -> bool {
-        self.keys.iter().any(|r| r.is_match(key))
+    pub(crate) fn key_matches(&self, key: &str) -> bool {
+        self.keys.iter().any(|r| r.is_match(key)) || (self.defaults && keyword_in_key(key))
     }
 
     /// Whether a text (a file not compared as YAML, or a string value)
@@ -1310,5 +1401,86 @@ mod tests {
             s,
             "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken=<redacted>\n"
         );
+    }
+
+    /// Re-probe of 2026-11-26 (redact-key-pattern-misses-common-names): a
+    /// secret word followed by more of the name (detect-secrets'
+    /// `KeywordDetector` finds the word anywhere), unless the rest says the
+    /// key names or points at the secret rather than holding it.
+    #[test]
+    fn secret_words_anywhere_in_a_key() {
+        let r = Redactor::default();
+        for key in [
+            "SECRET_KEY_BASE",
+            "ENCRYPTION_KEY",
+            "DB_PASSWORDS",
+            "ADMIN_PASSWORD_2",
+            "JWT_PRIVATE_KEY_PEM",
+            "API_KEY_1",
+            "OIDC_CLIENT_SECRET_VALUE",
+            "password.txt",
+            "token.txt",
+            "credentials.json",
+            "client-key-data",
+            "signingKey",
+            "private_key_id",
+            // Matched before, still matched.
+            "aws_secret_access_key",
+            "secretKey",
+            "SECRET_KEY",
+            "DB_PASSWORD",
+            "ADMIN_PASS",
+            "adminPass",
+            "db.pass",
+            "existingSecret",
+            "apiToken",
+            "AccountKey",
+        ] {
+            assert!(r.key_matches(key), "{key} not matched");
+        }
+        for key in [
+            "secretName",
+            "secretRef",
+            "secretKeyRef",
+            "passwordSecretRef",
+            "tokenSecretRef",
+            "credentialsRef",
+            "secretStoreRef",
+            "tokenPath",
+            "passwordFile",
+            "DB_PASSWORD_FILE",
+            "secretMountPath",
+            "secretNamespace",
+            "imagePullSecrets",
+            "secrets",
+            "tokenUrl",
+            "token_endpoint",
+            "passwordPolicy",
+            "tokenTTL",
+            "client-certificate-data",
+            "bypass",
+            "compass",
+            "auth",
+            "name",
+            "value",
+        ] {
+            assert!(!r.key_matches(key), "{key} matched");
+        }
+        // Through the key rules of both modes.
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v("env:\n- {name: SECRET_KEY_BASE, value: kw1x}\ndata:\n  password.txt: kw2x\n  client-key-data: kw3x\n  secretName: visible\n")),
+        );
+        let b = crate::yaml::emit::to_yaml_string(&b);
+        assert!(
+            !b.contains("kw1x") && !b.contains("kw2x") && !b.contains("kw3x"),
+            "{b}"
+        );
+        assert!(b.contains("secretName: visible"), "{b}");
+        let t = r.redact_text(
+            "- name: API_KEY_1\n  value: kw4x\nDB_PASSWORDS=kw5x\nsecretName: visible\n",
+        );
+        assert!(!t.contains("kw4x") && !t.contains("kw5x"), "{t}");
+        assert!(t.contains("secretName: visible"), "{t}");
     }
 }

@@ -654,6 +654,7 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("query-first-param", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  url: jdbc:mysql://db/app?password={V}\n  api: https://api.example.com/v1?access_token={V}&page=2\n", "qfirst-7201"),
     ("url-password-slash-at", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  pg: postgres://app:Zm9v/{V}@db:5432/app\n  redis: redis://default:p@ss{V}@redis:6379/0\n  app.env: |\n    DATABASE_URL=amqp://app:{V}+a/b==@mq:5672/\n", "urlslash-7202"),
     ("npmrc", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  .npmrc: |\n    registry=https://registry.npmjs.org/\n    //registry.npmjs.org/:_authToken={V}\n    //nexus.example.com/npm/:_password={V}\n    _auth={V}\n", "npmrc-7203"),
+    ("key-holds-secret-word", "kind: Deployment\nmetadata:\n  name: d\nspec:\n  env:\n  - name: SECRET_KEY_BASE\n    value: {V}\n  - name: ADMIN_PASSWORD_2\n    value: {V}\n---\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  password.txt: {V}\n  credentials.json: {V}\n  client-key-data: {V}\n  JWT_PRIVATE_KEY_PEM: {V}\n", "keyword-7204"),
 ];
 
 #[test]
