@@ -68,6 +68,41 @@ pub const REFERENCE_WORDS: &[&str] = &[
 /// `DB_PASSWORDS` hides a value.
 const SECRET_NAME_LISTS: &[&str] = &["secrets", "imagepullsecrets", "pullsecrets"];
 
+/// Query parameters that sign a URL, so that the URL is a credential:
+/// Azure SAS `sig`, S3 and GCS presigned `X-Amz-Signature` /
+/// `X-Goog-Signature`, CloudFront's `Signature`.
+fn signature_param(name: &str) -> bool {
+    ["sig", "signature", "x-amz-signature", "x-goog-signature"]
+        .iter()
+        .any(|p| name.eq_ignore_ascii_case(p))
+}
+
+/// A command-line option whose next argument is a secret although its
+/// name is not a secret word: `redis-cli -a PASSWORD`, `curl -u
+/// user:password` (the user is hidden with it).
+fn command_secret_flag(program: &str, flag: &str) -> bool {
+    match program {
+        "redis-cli" => flag == "-a",
+        "curl" => matches!(flag, "-u" | "-U" | "--user" | "--proxy-user"),
+        _ => false,
+    }
+}
+
+/// The programs of [`command_secret_flag`] a list of args or a text runs.
+fn command_programs(items: impl IntoIterator<Item = impl AsRef<str>>) -> Vec<&'static str> {
+    let mut found = Vec::new();
+    for item in items {
+        let word = item.as_ref();
+        let base = word.rsplit('/').next().unwrap_or(word);
+        for p in ["redis-cli", "curl"] {
+            if (base == p || word.contains(&format!("{p} "))) && !found.contains(&p) {
+                found.push(p);
+            }
+        }
+    }
+    found
+}
+
 /// [`KEYWORD_PATTERN`]'s rule.
 fn keyword_in_key(key: &str) -> bool {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
@@ -115,7 +150,9 @@ fn last_word(tail: &str) -> Option<&str> {
 /// Values that are credentials whatever their key, after gitleaks'
 /// default rules (github-pat, github-fine-grained-pat, github-oauth,
 /// github-app-token, gitlab-pat, aws-access-token, slack tokens, jwt,
-/// private-key): <https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml>.
+/// private-key, stripe-access-token, gcp-api-key, sendgrid-api-token),
+/// and PuTTY private key files:
+/// <https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml>.
 pub const CREDENTIAL_PATTERNS: &[&str] = &[
     r"gh[pousr]_[0-9A-Za-z]{36}",
     r"github_pat_[0-9A-Za-z_]{82}",
@@ -123,7 +160,15 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
     r"xox[baprs]-[0-9A-Za-z-]{10,}",
     r"\bey[A-Za-z0-9]{17,}\.ey[A-Za-z0-9/\\_-]{17,}\.(?:[A-Za-z0-9/\\_-]{10,}={0,2})?",
-    r"(?s)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----.*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----",
+    // A key whose END line is missing (cut short) is hidden to the end of
+    // the string or file.
+    r"(?s)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|.*)",
+    // A PuTTY key file, to its `Private-MAC` line (or the end).
+    r"(?s)PuTTY-User-Key-File-[0-9]+:.*?(?:Private-MAC:[^\n]*|\z)",
+    // stripe-access-token, gcp-api-key, sendgrid-api-token
+    r"\b(?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{10,99}",
+    r"\bAIza[0-9A-Za-z_\-]{35,}",
+    r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
     // slack-webhook-url (gitleaks wants 43-56 characters of path; shorter
     // test-style paths are hidden too)
     r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,}",
@@ -171,6 +216,13 @@ pub struct Redactor {
     /// own, since the first one after a scheme (`jdbc:mysql://db?password=x`)
     /// is inside what [`Self::inline`] reads as the value of `jdbc:`.
     query: Regex,
+    /// `curl -u user:password` / `--user` (gitleaks' `curl-auth-user`).
+    curl_user: Regex,
+    /// `redis-cli -a PASSWORD`, in a command line or a flow list of args.
+    redis_a: Regex,
+    /// `<add key="DbPassword" value="x"/>` (.NET `appSettings`, Spring
+    /// `<property name=… value=…/>`): the secret name is an attribute value.
+    attr_pair: Regex,
 }
 
 impl Default for Redactor {
@@ -246,7 +298,22 @@ impl Redactor {
         .expect("static regex is valid");
         let query = Regex::new(r#"([?&])([A-Za-z_][A-Za-z0-9_.\-]*)(=)([^&#\s"'<>]+)"#)
             .expect("static regex is valid");
+        let curl_user = Regex::new(
+            r#"(\b(?:curl|wget)\b[^\n;|&]*?\s(?:-u|-U|--user|--proxy-user)(?:=|[ \t]+)["']?[^\s:"']*:)([^\s"']+)"#,
+        )
+        .expect("static regex is valid");
+        let redis_a = Regex::new(
+            r#"(\bredis-cli\b[^\n;|&]*?[\s,\[]-a(?:[ \t]*,[ \t]*|[ \t]+)["']?)([^\s"',\]]+)"#,
+        )
+        .expect("static regex is valid");
+        let attr_pair = Regex::new(
+            r#"(<[A-Za-z][A-Za-z0-9:_.\-]*\s+(?i:key|name)\s*=\s*["']([^"'\n]*)["']\s+(?i:value)\s*=\s*["'])([^"'\n]*)"#,
+        )
+        .expect("static regex is valid");
         Ok(Redactor {
+            curl_user,
+            redis_a,
+            attr_pair,
             query,
             kind_key,
             rocket,
@@ -381,9 +448,28 @@ impl Redactor {
                 }
             });
         }
+        if out.contains("curl") || out.contains("wget") {
+            replace_in(&mut out, &self.curl_user, |c: &regex::Captures| {
+                format!("{}{OLD}", &c[1])
+            });
+        }
+        if out.contains("redis-cli") {
+            replace_in(&mut out, &self.redis_a, |c: &regex::Captures| {
+                format!("{}{OLD}", &c[1])
+            });
+        }
+        if out.contains('<') {
+            replace_in(&mut out, &self.attr_pair, |c: &regex::Captures| {
+                if self.key_matches(&c[2]) && !c[3].is_empty() {
+                    format!("{}{OLD}", &c[1])
+                } else {
+                    c[0].to_string()
+                }
+            });
+        }
         if out.contains(['?', '&']) && out.contains('=') {
             replace_in(&mut out, &self.query, |c: &regex::Captures| {
-                if self.key_matches(&c[2]) {
+                if self.key_matches(&c[2]) || signature_param(&c[2]) {
                     format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
                 } else {
                     c[0].to_string()
@@ -508,26 +594,7 @@ impl Redactor {
                 Some(Value::Map(self.walk_maps(None, Some(n), Part::of(n)).1)),
             ),
             (Some(Value::List(o)), Some(Value::List(n))) => {
-                let len = o.len().max(n.len());
-                let mut a = Vec::with_capacity(o.len());
-                let mut b = Vec::with_capacity(n.len());
-                for i in 0..len {
-                    let (x, y) = self.walk(o.get(i), n.get(i));
-                    a.extend(x);
-                    b.extend(y);
-                }
-                // `args: [--password, VALUE]`: the item after a secret flag.
-                for i in 1..len {
-                    if self.is_secret_flag(o.get(i - 1)) || self.is_secret_flag(n.get(i - 1)) {
-                        let (x, y) = hide(o.get(i), n.get(i));
-                        if let (Some(x), Some(slot)) = (x, a.get_mut(i)) {
-                            *slot = x;
-                        }
-                        if let (Some(y), Some(slot)) = (y, b.get_mut(i)) {
-                            *slot = y;
-                        }
-                    }
-                }
+                let (a, b) = self.walk_list(o, n, &[]);
                 (Some(Value::List(a)), Some(Value::List(b)))
             }
             (Some(Value::List(o)), None) => {
@@ -570,6 +637,48 @@ impl Redactor {
         }
     }
 
+    /// [`Self::walk`] of two lists. `programs` are run by a sibling
+    /// `command` list, whose flags these args may be.
+    fn walk_list(&self, o: &[Value], n: &[Value], programs: &[&str]) -> (Vec<Value>, Vec<Value>) {
+        let len = o.len().max(n.len());
+        let mut a = Vec::with_capacity(o.len());
+        let mut b = Vec::with_capacity(n.len());
+        for i in 0..len {
+            let (x, y) = self.walk(o.get(i), n.get(i));
+            a.extend(x);
+            b.extend(y);
+        }
+        // `args: [--password, VALUE]`: the item after a secret flag;
+        // `[redis-cli, -a, VALUE]`: after a flag of the program run.
+        let mut programs = programs.to_vec();
+        for p in command_programs(o.iter().chain(n).filter_map(Value::as_str)) {
+            if !programs.contains(&p) {
+                programs.push(p);
+            }
+        }
+        let command_flag = |l: &[Value], i: usize| {
+            l.get(i - 1)
+                .and_then(Value::as_str)
+                .is_some_and(|f| programs.iter().any(|p| command_secret_flag(p, f)))
+        };
+        for i in 1..len {
+            if self.is_secret_flag(o.get(i - 1))
+                || self.is_secret_flag(n.get(i - 1))
+                || command_flag(o, i)
+                || command_flag(n, i)
+            {
+                let (x, y) = hide(o.get(i), n.get(i));
+                if let (Some(x), Some(slot)) = (x, a.get_mut(i)) {
+                    *slot = x;
+                }
+                if let (Some(y), Some(slot)) = (y, b.get_mut(i)) {
+                    *slot = y;
+                }
+            }
+        }
+        (a, b)
+    }
+
     /// [`Self::walk`] of a map that is `part` of a secret-bearing object
     /// because of where it sits, not of its own `kind`.
     fn walk_part(
@@ -609,6 +718,16 @@ impl Redactor {
                 .is_some_and(|name| self.key_matches(name))
         };
         let env_secret = named_secret(o) || named_secret(n);
+        let sibling_programs = command_programs(
+            [o.get("command"), n.get("command")]
+                .into_iter()
+                .flatten()
+                .filter_map(|c| match c {
+                    Value::List(l) => Some(l.iter().filter_map(Value::as_str)),
+                    _ => None,
+                })
+                .flatten(),
+        );
         for k in keys {
             let (ov, nv) = (o.get(k), n.get(k));
             let (x, y) = if secret && (k == "data" || k == "stringData") {
@@ -621,6 +740,25 @@ impl Redactor {
                 self.walk_part(ov, nv, Part::Secret)
             } else if env_secret && k == "value" {
                 hide(ov, nv)
+            } else if k == "args" && !sibling_programs.is_empty() {
+                // A container's `args` after `command: [redis-cli]`.
+                fn list(v: Option<&Value>) -> Option<&[Value]> {
+                    match v {
+                        Some(Value::List(l)) => Some(l.as_slice()),
+                        _ => None,
+                    }
+                }
+                match (list(ov), list(nv)) {
+                    (Some(_) | None, Some(_) | None) if ov.is_some() || nv.is_some() => {
+                        let (x, y) = self.walk_list(
+                            list(ov).unwrap_or(&[]),
+                            list(nv).unwrap_or(&[]),
+                            &sibling_programs,
+                        );
+                        (ov.map(|_| Value::List(x)), nv.map(|_| Value::List(y)))
+                    }
+                    _ => self.walk(ov, nv),
+                }
             } else if matches!(part, Part::Secret | Part::SealedSecret) && k == "metadata" {
                 // A Secret's last-applied annotation is a copy of its data.
                 let (mut x, mut y) = self.walk(ov, nv);
@@ -721,6 +859,12 @@ impl Redactor {
         let mut compact_items = false;
         let mut after_secret_flag = false;
         let env_values = self.secret_env_value_lines(text, line_re);
+        // A block list of args (`- redis-cli` / `- -a` / `- VALUE`), maybe
+        // split over `command:` and `args:`: the programs the file names.
+        let programs: Vec<&str> = ["redis-cli", "curl"]
+            .into_iter()
+            .filter(|p| text.contains(p))
+            .collect();
         for (i, line) in text.split_inclusive('\n').enumerate() {
             let (body, nl) = match line.strip_suffix('\n') {
                 Some(b) => (b, "\n"),
@@ -757,9 +901,11 @@ impl Redactor {
                     out.push_str(nl);
                     continue;
                 }
+                let flag = item.trim_matches(['"', '\'']);
                 after_secret_flag = item.starts_with('-')
                     && !item.contains(['=', ' '])
-                    && self.key_matches(item.trim_matches(['"', '\'']).trim_start_matches('-'));
+                    && (self.key_matches(flag.trim_start_matches('-'))
+                        || programs.iter().any(|p| command_secret_flag(p, flag)));
             }
             let caps = line_re.captures(body);
             let env_value = env_values.contains(&i);
@@ -1482,5 +1628,78 @@ mod tests {
         );
         assert!(!t.contains("kw4x") && !t.contains("kw5x"), "{t}");
         assert!(t.contains("secretName: visible"), "{t}");
+    }
+
+    /// Re-probe of 2026-11-26 (redact-credential-shapes-not-covered): more
+    /// of gitleaks' default rules, credentials on command lines, .NET
+    /// `appSettings`, PuTTY keys and a PEM key cut before its END line.
+    #[test]
+    fn more_credential_shapes() {
+        let r = Redactor::default();
+        for (text, secret) in [
+            ("billing: sk_live_51Hcs1xabcdefghijklmnopqrstuv", "cs1x"),
+            ("k: rk_live_51Hcs1yabcdefghijkl", "cs1y"),
+            ("maps: AIzaSyDcs2xabcdefghijklmnopqrstu12345678", "cs2x"),
+            (
+                "mail: SG.abcdefghijklmnopqrstuv.cs3xabcdefghijklmnopqrstuvwxyz0123456",
+                "cs3x",
+            ),
+            (
+                "curl -fsS -u deploy:cs4x https://nexus.example.com/upload",
+                "cs4x",
+            ),
+            ("curl --user 'deploy:cs4y' https://x", "cs4y"),
+            ("wget --user=a --password=cs4z https://x", "cs4z"),
+            ("<add key=\"DbPassword\" value=\"cs5x\" />", "cs5x"),
+            ("<add key='ApiToken' value='cs5y'/>", "cs5y"),
+            ("command: [redis-cli, -h, redis, -a, \"cs6x\", ping]", "cs6x"),
+            ("redis-cli -h redis -a cs6y ping", "cs6y"),
+            (
+                "blob: https://acct.blob.core.windows.net/c/x?sv=2022-11-02&ss=b&sig=cs7x%3D",
+                "cs7x",
+            ),
+            (
+                "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\nAAAAIcs8xQ\nPrivate-MAC: 0d5a\n",
+                "cs8x",
+            ),
+            (
+                "k: |\n  -----BEGIN EC PRIVATE KEY-----\n  MHcCAQEEIcs9xoAoGCCqGSM49\n",
+                "cs9x",
+            ),
+        ] {
+            let s = r.scrub(text);
+            assert!(!s.contains(secret), "{text:?}: {s}");
+            let t = r.redact_text(text);
+            assert!(!t.contains(secret), "{text:?}: {t}");
+        }
+        // The list form of a command, in the semantic mode.
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v(
+                "command: [redis-cli, -h, redis, -a, cs6z, ping]\nother: [ls, -a, visible]\n",
+            )),
+        );
+        let b = crate::yaml::emit::to_yaml_string(&b);
+        assert!(!b.contains("cs6z") && b.contains("visible"), "{b}");
+        // A container's `command` and `args` apart.
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v("containers:\n- command: [/usr/local/bin/redis-cli]\n  args: [-h, redis, -a, cs6w]\n- command: [curl]\n  args: [-fsS, -u, 'deploy:cs4w', https://x]\n")),
+        );
+        let b = crate::yaml::emit::to_yaml_string(&b);
+        assert!(!b.contains("cs6w") && !b.contains("cs4w"), "{b}");
+        assert!(b.contains("redis") && b.contains("https://x"), "{b}");
+        // Ordinary text stays.
+        for text in [
+            "curl -u deploy https://x\n",
+            "<add key=\"Timeout\" value=\"30\" />\n",
+            "redis-cli -h redis ping\n",
+            "ls -a /tmp\n",
+            "https://x.example/a?sv=1&se=2\n",
+            "sk_live_short\n",
+        ] {
+            assert_eq!(r.scrub(text), text);
+            assert_eq!(r.redact_text(text), text);
+        }
     }
 }
