@@ -4,7 +4,9 @@
 //!
 //! Redacted: every value under `data` and `stringData` of a `kind: Secret`
 //! object (at any depth, so `List` items count) and of a SealedSecret's
-//! `spec.template` (copied unencrypted into the Secret it makes), and the
+//! `spec.template` (copied unencrypted into the Secret it makes) and of an
+//! ExternalSecret's `spec.target.template` (the operator writes it into
+//! the Secret it makes), and the
 //! value of any key
 //! matching one of the key patterns. Booleans and nulls stay visible
 //! (`automountServiceAccountToken: false` is not a secret). The password of
@@ -181,6 +183,9 @@ pub const CHANGED: &str = "<redacted: changed>";
 pub const UNCHANGED: &str = "<redacted: unchanged>";
 /// The old side of a changed or removed value: the new side says `changed`.
 pub const OLD: &str = "<redacted>";
+/// What a YAML alias of a value anchored under a secret key copies, in the
+/// semantic mode (the anchor's own key shows whether the value changed).
+pub const ALIASED: &str = "<redacted: alias of a secret value>";
 
 #[derive(Debug, Clone)]
 pub struct Redactor {
@@ -732,12 +737,8 @@ impl Redactor {
             let (ov, nv) = (o.get(k), n.get(k));
             let (x, y) = if secret && (k == "data" || k == "stringData") {
                 self.hide_children(ov, nv)
-            } else if part == Part::SealedSecret && k == "spec" {
-                self.walk_part(ov, nv, Part::SealedSpec)
-            } else if part == Part::SealedSpec && k == "template" {
-                // The Secret the controller makes: `template.data` is copied
-                // into it unencrypted, next to the decrypted `encryptedData`.
-                self.walk_part(ov, nv, Part::Secret)
+            } else if let Some(child) = part.child(k) {
+                self.walk_part(ov, nv, child)
             } else if env_secret && k == "value" {
                 hide(ov, nv)
             } else if k == "args" && !sibling_programs.is_empty() {
@@ -759,7 +760,11 @@ impl Redactor {
                     }
                     _ => self.walk(ov, nv),
                 }
-            } else if matches!(part, Part::Secret | Part::SealedSecret) && k == "metadata" {
+            } else if matches!(
+                part,
+                Part::Secret | Part::SealedSecret | Part::Toward { top: true, .. }
+            ) && k == "metadata"
+            {
                 // A Secret's last-applied annotation is a copy of its data.
                 let (mut x, mut y) = self.walk(ov, nv);
                 let annotation = |v: Option<&Value>| {
@@ -1100,6 +1105,13 @@ enum Part {
     SealedSecret,
     /// A SealedSecret's `spec`.
     SealedSpec,
+    /// An object (`top`) or a map inside it on the way (`rest`) to a map
+    /// that makes a Secret: an ExternalSecret's `spec.target.template`, whose
+    /// `data` the operator writes into the Secret it creates.
+    Toward {
+        rest: &'static [&'static str],
+        top: bool,
+    },
 }
 
 impl Part {
@@ -1107,7 +1119,35 @@ impl Part {
         match m.get("kind").and_then(Value::as_str) {
             Some(k) if k.eq_ignore_ascii_case("Secret") => Part::Secret,
             Some(k) if k.eq_ignore_ascii_case("SealedSecret") => Part::SealedSecret,
+            Some(k) if k.eq_ignore_ascii_case("ExternalSecret") => Part::Toward {
+                rest: &["spec", "target", "template"],
+                top: true,
+            },
+            Some(k) if k.eq_ignore_ascii_case("ClusterExternalSecret") => Part::Toward {
+                rest: &["spec", "externalSecretSpec", "target", "template"],
+                top: true,
+            },
             _ => Part::Plain,
+        }
+    }
+
+    /// The part of the value under key `k` of a map that is `self`, when
+    /// that is not found from the value's own `kind`.
+    fn child(self, k: &str) -> Option<Part> {
+        match self {
+            Part::SealedSecret if k == "spec" => Some(Part::SealedSpec),
+            // The Secret the controller makes: `template.data` is copied
+            // into it unencrypted, next to the decrypted `encryptedData`.
+            Part::SealedSpec if k == "template" => Some(Part::Secret),
+            Part::Toward { rest, .. } if rest.first() == Some(&k) => Some(if rest.len() == 1 {
+                Part::Secret
+            } else {
+                Part::Toward {
+                    rest: &rest[1..],
+                    top: false,
+                }
+            }),
+            _ => None,
         }
     }
 
@@ -1701,5 +1741,34 @@ mod tests {
             assert_eq!(r.scrub(text), text);
             assert_eq!(r.redact_text(text), text);
         }
+    }
+
+    /// Re-probe of 2026-11-26 (redact-semantic-mode-shows-what-text-mode-hides):
+    /// an ExternalSecret's `spec.target.template` makes the Secret the
+    /// operator writes, like a SealedSecret's `spec.template`.
+    #[test]
+    fn external_secret_template_data_is_hidden() {
+        let r = Redactor::default();
+        let doc = |plain: &str| {
+            v(&format!("kind: ExternalSecret\nmetadata: {{name: e}}\nspec:\n  secretStoreRef: {{name: vault}}\n  target:\n    name: db\n    template:\n      type: Opaque\n      data:\n        fallback: {plain}\n        conn: \"{plain}-2\"\n"))
+        };
+        let (a, b) = r.redact_pair(Some(&doc("extold")), Some(&doc("extnew")));
+        let text = crate::yaml::emit::to_yaml_string(&a) + &crate::yaml::emit::to_yaml_string(&b);
+        assert!(
+            !text.contains("extold") && !text.contains("extnew"),
+            "{text}"
+        );
+        assert!(
+            text.contains("type: Opaque") && text.contains("name: vault"),
+            "{text}"
+        );
+        let cluster = v("kind: ClusterExternalSecret\nspec:\n  externalSecretSpec:\n    target:\n      template:\n        stringData: {k: extcluster}\n");
+        let (_, b) = r.redact_pair(None, Some(&cluster));
+        assert!(!crate::yaml::emit::to_yaml_string(&b).contains("extcluster"));
+        // Only that path of those kinds.
+        let other =
+            v("kind: Deployment\nspec:\n  target:\n    template:\n      data: {plain: visible}\n");
+        let (_, b) = r.redact_pair(None, Some(&other));
+        assert!(crate::yaml::emit::to_yaml_string(&b).contains("visible"));
     }
 }

@@ -662,6 +662,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("azure-sas-sig", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  blob: https://acct.blob.core.windows.net/c/x?sv=2022-11-02&ss=b&sig={V}%3D\n", "sassig-7209"),
     ("putty-key", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  key.ppk: |\n    PuTTY-User-Key-File-3: ssh-ed25519\n    Encryption: none\n    Public-Lines: 1\n    AAAAC3NzaC1lZDI1NTE5AAAAIOx\n    Private-Lines: 1\n    AAAAI{V}Q\n    Private-MAC: 0d5a\n", "puttykey7210x"),
     ("pem-without-end", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: |\n    -----BEGIN EC PRIVATE KEY-----\n    MHcCAQEEI{V}oAoGCCqGSM49\n", "pemnoend7211x"),
+    ("externalsecret-template", "apiVersion: external-secrets.io/v1beta1\nkind: ExternalSecret\nmetadata:\n  name: db\nspec:\n  secretStoreRef: {name: vault, kind: ClusterSecretStore}\n  target:\n    template:\n      data:\n        fallback: \"{V}\"\n", "extsecret-7212"),
+    ("yaml-alias-of-secret", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  password: &pw \"{V}\"\n  DB_CONN_ARG: *pw\n", "aliaspw-7213"),
 ];
 
 #[test]
