@@ -95,9 +95,13 @@ fn command_programs(items: impl IntoIterator<Item = impl AsRef<str>>) -> Vec<&'s
     let mut found = Vec::new();
     for item in items {
         let word = item.as_ref();
+        // Most items name neither: no more work for them.
+        if !word.contains("redis-cli") && !word.contains("curl") {
+            continue;
+        }
         let base = word.rsplit('/').next().unwrap_or(word);
-        for p in ["redis-cli", "curl"] {
-            if (base == p || word.contains(&format!("{p} "))) && !found.contains(&p) {
+        for (p, with_arg) in [("redis-cli", "redis-cli "), ("curl", "curl ")] {
+            if (base == p || word.contains(with_arg)) && !found.contains(&p) {
                 found.push(p);
             }
         }
