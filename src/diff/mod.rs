@@ -404,7 +404,12 @@ fn load(path: &str, bytes: Vec<u8>, opts: &DiffOptions) -> Content {
         Err(e) => return Content::Binary(e.into_bytes()),
     };
     if opts.semantic && is_structured(path) {
-        if let Ok(docs) = crate::yaml::load_values(&text) {
+        // An alias of a value anchored under a secret key is hidden where it
+        // is copied: redaction goes by key, and the alias's key may be neutral.
+        let secret_key = |k: &str| opts.redactor.key_matches(k);
+        if let Ok(docs) =
+            crate::yaml::load_values_hiding_secret_aliases(&text, &secret_key, redact::ALIASED)
+        {
             let docs = docs
                 .into_iter()
                 .filter(|d| !d.is_null())
@@ -778,7 +783,12 @@ fn align(old: &Value, new: &Value) -> Value {
 /// they read as markers, not as values.
 fn to_text(v: &Value) -> String {
     let mut s = crate::yaml::emit::to_yaml_string(v);
-    for p in [redact::CHANGED, redact::UNCHANGED, redact::OLD] {
+    for p in [
+        redact::CHANGED,
+        redact::UNCHANGED,
+        redact::OLD,
+        redact::ALIASED,
+    ] {
         s = s
             .replace(&format!("\"{p}\""), p)
             .replace(&format!("'{p}'"), p);

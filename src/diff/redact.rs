@@ -4,7 +4,9 @@
 //!
 //! Redacted: every value under `data` and `stringData` of a `kind: Secret`
 //! object (at any depth, so `List` items count) and of a SealedSecret's
-//! `spec.template` (copied unencrypted into the Secret it makes), and the
+//! `spec.template` (copied unencrypted into the Secret it makes) and of an
+//! ExternalSecret's `spec.target.template` (the operator writes it into
+//! the Secret it makes), and the
 //! value of any key
 //! matching one of the key patterns. Booleans and nulls stay visible
 //! (`automountServiceAccountToken: false` is not a secret). The password of
@@ -21,13 +23,142 @@ use regex::Regex;
 /// `pass` on its own (`ADMIN_PASS`, `db.pass`, `adminPass`, not `bypass`).
 /// Also `passphrase` and Azure's `AccountKey` / `SharedAccessKey` (the key
 /// of a storage or Service Bus connection string, after detect-secrets'
-/// `AzureStorageKeyDetector`).
-pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass)$|[a-z0-9]Pass$";
+/// `AzureStorageKeyDetector`), and npm's `_auth` (base64 of `user:password`
+/// in `.npmrc`; a plain `auth` key has its own rule, [`Redactor::auth_value`]).
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass)$|[a-z0-9]Pass$|(?i:^_auth$)";
+
+/// Secret words found anywhere in a key name, after detect-secrets'
+/// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
+/// `password.txt`, a kubeconfig's `client-key-data`): the key is secret
+/// unless the last word after the last of them is one of
+/// [`REFERENCE_WORDS`].
+pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|passphrase|secret|token|credential|api[_.-]?key|private[_.-]?key|access[_.-]?key|account[_.-]?key|encryption[_.-]?key|signing[_.-]?key|client[_.-]?key";
+
+/// The last word of a key that names or points at a secret rather than
+/// holding it (`secretName`, `passwordSecretRef`, `tokenPath`,
+/// `DB_PASSWORD_FILE`, `tokenUrl`, `passwordPolicy`). A word, not a
+/// suffix: `tokenProfile` does not end in the word `file`.
+pub const REFERENCE_WORDS: &[&str] = &[
+    "name",
+    "names",
+    "ref",
+    "refs",
+    "reference",
+    "path",
+    "paths",
+    "file",
+    "files",
+    "dir",
+    "namespace",
+    "selector",
+    "url",
+    "uri",
+    "endpoint",
+    "type",
+    "ttl",
+    "policy",
+    "length",
+    "template",
+    "version",
+    "class",
+    "provider",
+    "stdin",
+];
+
+/// Keys holding a list of Secret names (a ServiceAccount's `secrets`, a pod's
+/// `imagePullSecrets`): `secret` and a plural `s`, which in `DB_SECRETS` or
+/// `DB_PASSWORDS` hides a value.
+const SECRET_NAME_LISTS: &[&str] = &["secrets", "imagepullsecrets", "pullsecrets"];
+
+/// Query parameters that sign a URL, so that the URL is a credential:
+/// Azure SAS `sig`, S3 and GCS presigned `X-Amz-Signature` /
+/// `X-Goog-Signature`, CloudFront's `Signature`.
+fn signature_param(name: &str) -> bool {
+    ["sig", "signature", "x-amz-signature", "x-goog-signature"]
+        .iter()
+        .any(|p| name.eq_ignore_ascii_case(p))
+}
+
+/// A command-line option whose next argument is a secret although its
+/// name is not a secret word: `redis-cli -a PASSWORD`, `curl -u
+/// user:password` (the user is hidden with it).
+fn command_secret_flag(program: &str, flag: &str) -> bool {
+    match program {
+        "redis-cli" => flag == "-a",
+        "curl" => matches!(flag, "-u" | "-U" | "--user" | "--proxy-user"),
+        _ => false,
+    }
+}
+
+/// The programs of [`command_secret_flag`] a list of args or a text runs.
+fn command_programs(items: impl IntoIterator<Item = impl AsRef<str>>) -> Vec<&'static str> {
+    let mut found = Vec::new();
+    for item in items {
+        let word = item.as_ref();
+        // Most items name neither: no more work for them.
+        if !word.contains("redis-cli") && !word.contains("curl") {
+            continue;
+        }
+        let base = word.rsplit('/').next().unwrap_or(word);
+        for (p, with_arg) in [("redis-cli", "redis-cli "), ("curl", "curl ")] {
+            if (base == p || word.contains(with_arg)) && !found.contains(&p) {
+                found.push(p);
+            }
+        }
+    }
+    found
+}
+
+/// [`KEYWORD_PATTERN`]'s rule.
+fn keyword_in_key(key: &str) -> bool {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| Regex::new(KEYWORD_PATTERN).expect("static regex is valid"));
+    let Some(last) = re.find_iter(key).last() else {
+        return false;
+    };
+    if SECRET_NAME_LISTS
+        .iter()
+        .any(|k| key.eq_ignore_ascii_case(k))
+    {
+        return false;
+    }
+    match last_word(&key[last.end()..]) {
+        None => true,
+        Some(word) => !REFERENCE_WORDS.iter().any(|w| word.eq_ignore_ascii_case(w)),
+    }
+}
+
+/// The last word of a key's tail: after its last character that is not a
+/// letter or digit, and after its last lower-case-to-capital step
+/// (`KeyRef` gives `Ref`, `_MOUNT_PATH` gives `PATH`, `TTL` gives `TTL`).
+fn last_word(tail: &str) -> Option<&str> {
+    let tail = tail.trim_end_matches(|c: char| !c.is_alphanumeric());
+    if tail.is_empty() {
+        return None;
+    }
+    let start = tail
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !c.is_alphanumeric())
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let word = &tail[start..];
+    let b = word.as_bytes();
+    let cut = (1..b.len())
+        .rev()
+        .find(|&i| {
+            b[i].is_ascii_uppercase()
+                && (b[i - 1].is_ascii_lowercase() || b[i - 1].is_ascii_digit())
+        })
+        .unwrap_or(0);
+    Some(&word[cut..])
+}
 
 /// Values that are credentials whatever their key, after gitleaks'
 /// default rules (github-pat, github-fine-grained-pat, github-oauth,
 /// github-app-token, gitlab-pat, aws-access-token, slack tokens, jwt,
-/// private-key): <https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml>.
+/// private-key, stripe-access-token, gcp-api-key, sendgrid-api-token),
+/// and PuTTY private key files:
+/// <https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml>.
 pub const CREDENTIAL_PATTERNS: &[&str] = &[
     r"gh[pousr]_[0-9A-Za-z]{36}",
     r"github_pat_[0-9A-Za-z_]{82}",
@@ -35,7 +166,15 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
     r"xox[baprs]-[0-9A-Za-z-]{10,}",
     r"\bey[A-Za-z0-9]{17,}\.ey[A-Za-z0-9/\\_-]{17,}\.(?:[A-Za-z0-9/\\_-]{10,}={0,2})?",
-    r"(?s)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----.*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----",
+    // A key whose END line is missing (cut short) is hidden to the end of
+    // the string or file.
+    r"(?s)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|.*)",
+    // A PuTTY key file, to its `Private-MAC` line (or the end).
+    r"(?s)PuTTY-User-Key-File-[0-9]+:.*?(?:Private-MAC:[^\n]*|\z)",
+    // stripe-access-token, gcp-api-key, sendgrid-api-token
+    r"\b(?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{10,99}",
+    r"\bAIza[0-9A-Za-z_\-]{35,}",
+    r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
     // slack-webhook-url (gitleaks wants 43-56 characters of path; shorter
     // test-style paths are hidden too)
     r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,}",
@@ -48,10 +187,16 @@ pub const CHANGED: &str = "<redacted: changed>";
 pub const UNCHANGED: &str = "<redacted: unchanged>";
 /// The old side of a changed or removed value: the new side says `changed`.
 pub const OLD: &str = "<redacted>";
+/// What a YAML alias of a value anchored under a secret key copies, in the
+/// semantic mode (the anchor's own key shows whether the value changed).
+pub const ALIASED: &str = "<redacted: alias of a secret value>";
 
 #[derive(Debug, Clone)]
 pub struct Redactor {
     keys: Vec<Regex>,
+    /// Whether the default key rules apply ([`DEFAULT_KEY_PATTERN`] and
+    /// [`KEYWORD_PATTERN`]).
+    defaults: bool,
     secret_kind: Regex,
     credentials: Vec<Regex>,
     /// `key: value`, `key = value`, `key="value"` inside a longer string:
@@ -76,6 +221,17 @@ pub struct Redactor {
     netrc: Regex,
     /// `mysql -pX` (the password glued to `-p`) in a MySQL client command.
     mysql_p: Regex,
+    /// A URL query parameter `?name=value` / `&name=value`: matched on its
+    /// own, since the first one after a scheme (`jdbc:mysql://db?password=x`)
+    /// is inside what [`Self::inline`] reads as the value of `jdbc:`.
+    query: Regex,
+    /// `curl -u user:password` / `--user` (gitleaks' `curl-auth-user`).
+    curl_user: Regex,
+    /// `redis-cli -a PASSWORD`, in a command line or a flow list of args.
+    redis_a: Regex,
+    /// `<add key="DbPassword" value="x"/>` (.NET `appSettings`, Spring
+    /// `<property name=… value=…/>`): the secret name is an attribute value.
+    attr_pair: Regex,
 }
 
 impl Default for Redactor {
@@ -111,9 +267,12 @@ impl Redactor {
             .map(|p| Regex::new(p).expect("static regex is valid"))
             .collect();
         // Keys end at `:`/`=` (options `--password=x`, query `?password=x`,
-        // flow maps `{password: x}`, `export X_PASSWORD=x`, `a = "x"`).
+        // flow maps `{password: x}`, `export X_PASSWORD=x`, `a = "x"`). A
+        // key's opening quote is in group 1, so a rewritten match keeps it.
+        // `/:` starts a key too: `.npmrc` scopes keys to a registry
+        // (`//registry.npmjs.org/:_authToken=x`).
         let inline = Regex::new(
-            r#"(^|[\s{,;?&(]|--?)["']?([A-Za-z_][A-Za-z0-9_.\-]*)(["']?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)"#,
+            r#"((?:^|[\s{,;?&(]|--?|/:)["']?)([A-Za-z_][A-Za-z0-9_.\-]*)(["']?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
         let xml =
@@ -146,12 +305,31 @@ impl Redactor {
             r"(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)\b[^\n;|&]*?\s-p)([^\s-][^\s]*)",
         )
         .expect("static regex is valid");
+        let query = Regex::new(r#"([?&])([A-Za-z_][A-Za-z0-9_.\-]*)(=)([^&#\s"'<>]+)"#)
+            .expect("static regex is valid");
+        let curl_user = Regex::new(
+            r#"(\b(?:curl|wget)\b[^\n;|&]*?\s(?:-u|-U|--user|--proxy-user)(?:=|[ \t]+)["']?[^\s:"']*:)([^\s"']+)"#,
+        )
+        .expect("static regex is valid");
+        let redis_a = Regex::new(
+            r#"(\bredis-cli\b[^\n;|&]*?[\s,\[]-a(?:[ \t]*,[ \t]*|[ \t]+)["']?)([^\s"',\]]+)"#,
+        )
+        .expect("static regex is valid");
+        let attr_pair = Regex::new(
+            r#"(<[A-Za-z][A-Za-z0-9:_.\-]*\s+(?i:key|name)\s*=\s*["']([^"'\n]*)["']\s+(?i:value)\s*=\s*["'])([^"'\n]*)"#,
+        )
+        .expect("static regex is valid");
         Ok(Redactor {
+            curl_user,
+            redis_a,
+            attr_pair,
+            query,
             kind_key,
             rocket,
             netrc,
             mysql_p,
             keys,
+            defaults,
             secret_kind,
             credentials,
             inline,
@@ -164,8 +342,8 @@ impl Redactor {
         })
     }
 
-    fn key_matches(&self, key: &str) -> bool {
-        self.keys.iter().any(|r| r.is_match(key))
+    pub(crate) fn key_matches(&self, key: &str) -> bool {
+        self.keys.iter().any(|r| r.is_match(key)) || (self.defaults && keyword_in_key(key))
     }
 
     /// Whether a text (a file not compared as YAML, or a string value)
@@ -274,6 +452,34 @@ impl Redactor {
             replace_in(&mut out, &self.rocket, |c: &regex::Captures| {
                 if self.key_matches(&c[3]) && &c[5] != OLD {
                     format!("{}{}{}{}{OLD}", &c[1], &c[2], &c[3], &c[4])
+                } else {
+                    c[0].to_string()
+                }
+            });
+        }
+        if out.contains("curl") || out.contains("wget") {
+            replace_in(&mut out, &self.curl_user, |c: &regex::Captures| {
+                format!("{}{OLD}", &c[1])
+            });
+        }
+        if out.contains("redis-cli") {
+            replace_in(&mut out, &self.redis_a, |c: &regex::Captures| {
+                format!("{}{OLD}", &c[1])
+            });
+        }
+        if out.contains('<') {
+            replace_in(&mut out, &self.attr_pair, |c: &regex::Captures| {
+                if self.key_matches(&c[2]) && !c[3].is_empty() {
+                    format!("{}{OLD}", &c[1])
+                } else {
+                    c[0].to_string()
+                }
+            });
+        }
+        if out.contains(['?', '&']) && out.contains('=') {
+            replace_in(&mut out, &self.query, |c: &regex::Captures| {
+                if self.key_matches(&c[2]) || signature_param(&c[2]) {
+                    format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
                 } else {
                     c[0].to_string()
                 }
@@ -397,26 +603,7 @@ impl Redactor {
                 Some(Value::Map(self.walk_maps(None, Some(n), Part::of(n)).1)),
             ),
             (Some(Value::List(o)), Some(Value::List(n))) => {
-                let len = o.len().max(n.len());
-                let mut a = Vec::with_capacity(o.len());
-                let mut b = Vec::with_capacity(n.len());
-                for i in 0..len {
-                    let (x, y) = self.walk(o.get(i), n.get(i));
-                    a.extend(x);
-                    b.extend(y);
-                }
-                // `args: [--password, VALUE]`: the item after a secret flag.
-                for i in 1..len {
-                    if self.is_secret_flag(o.get(i - 1)) || self.is_secret_flag(n.get(i - 1)) {
-                        let (x, y) = hide(o.get(i), n.get(i));
-                        if let (Some(x), Some(slot)) = (x, a.get_mut(i)) {
-                            *slot = x;
-                        }
-                        if let (Some(y), Some(slot)) = (y, b.get_mut(i)) {
-                            *slot = y;
-                        }
-                    }
-                }
+                let (a, b) = self.walk_list(o, n, &[]);
                 (Some(Value::List(a)), Some(Value::List(b)))
             }
             (Some(Value::List(o)), None) => {
@@ -459,6 +646,48 @@ impl Redactor {
         }
     }
 
+    /// [`Self::walk`] of two lists. `programs` are run by a sibling
+    /// `command` list, whose flags these args may be.
+    fn walk_list(&self, o: &[Value], n: &[Value], programs: &[&str]) -> (Vec<Value>, Vec<Value>) {
+        let len = o.len().max(n.len());
+        let mut a = Vec::with_capacity(o.len());
+        let mut b = Vec::with_capacity(n.len());
+        for i in 0..len {
+            let (x, y) = self.walk(o.get(i), n.get(i));
+            a.extend(x);
+            b.extend(y);
+        }
+        // `args: [--password, VALUE]`: the item after a secret flag;
+        // `[redis-cli, -a, VALUE]`: after a flag of the program run.
+        let mut programs = programs.to_vec();
+        for p in command_programs(o.iter().chain(n).filter_map(Value::as_str)) {
+            if !programs.contains(&p) {
+                programs.push(p);
+            }
+        }
+        let command_flag = |l: &[Value], i: usize| {
+            l.get(i - 1)
+                .and_then(Value::as_str)
+                .is_some_and(|f| programs.iter().any(|p| command_secret_flag(p, f)))
+        };
+        for i in 1..len {
+            if self.is_secret_flag(o.get(i - 1))
+                || self.is_secret_flag(n.get(i - 1))
+                || command_flag(o, i)
+                || command_flag(n, i)
+            {
+                let (x, y) = hide(o.get(i), n.get(i));
+                if let (Some(x), Some(slot)) = (x, a.get_mut(i)) {
+                    *slot = x;
+                }
+                if let (Some(y), Some(slot)) = (y, b.get_mut(i)) {
+                    *slot = y;
+                }
+            }
+        }
+        (a, b)
+    }
+
     /// [`Self::walk`] of a map that is `part` of a secret-bearing object
     /// because of where it sits, not of its own `kind`.
     fn walk_part(
@@ -498,19 +727,48 @@ impl Redactor {
                 .is_some_and(|name| self.key_matches(name))
         };
         let env_secret = named_secret(o) || named_secret(n);
+        let sibling_programs = command_programs(
+            [o.get("command"), n.get("command")]
+                .into_iter()
+                .flatten()
+                .filter_map(|c| match c {
+                    Value::List(l) => Some(l.iter().filter_map(Value::as_str)),
+                    _ => None,
+                })
+                .flatten(),
+        );
         for k in keys {
             let (ov, nv) = (o.get(k), n.get(k));
             let (x, y) = if secret && (k == "data" || k == "stringData") {
                 self.hide_children(ov, nv)
-            } else if part == Part::SealedSecret && k == "spec" {
-                self.walk_part(ov, nv, Part::SealedSpec)
-            } else if part == Part::SealedSpec && k == "template" {
-                // The Secret the controller makes: `template.data` is copied
-                // into it unencrypted, next to the decrypted `encryptedData`.
-                self.walk_part(ov, nv, Part::Secret)
+            } else if let Some(child) = part.child(k) {
+                self.walk_part(ov, nv, child)
             } else if env_secret && k == "value" {
                 hide(ov, nv)
-            } else if matches!(part, Part::Secret | Part::SealedSecret) && k == "metadata" {
+            } else if k == "args" && !sibling_programs.is_empty() {
+                // A container's `args` after `command: [redis-cli]`.
+                fn list(v: Option<&Value>) -> Option<&[Value]> {
+                    match v {
+                        Some(Value::List(l)) => Some(l.as_slice()),
+                        _ => None,
+                    }
+                }
+                match (list(ov), list(nv)) {
+                    (Some(_) | None, Some(_) | None) if ov.is_some() || nv.is_some() => {
+                        let (x, y) = self.walk_list(
+                            list(ov).unwrap_or(&[]),
+                            list(nv).unwrap_or(&[]),
+                            &sibling_programs,
+                        );
+                        (ov.map(|_| Value::List(x)), nv.map(|_| Value::List(y)))
+                    }
+                    _ => self.walk(ov, nv),
+                }
+            } else if matches!(
+                part,
+                Part::Secret | Part::SealedSecret | Part::Toward { top: true, .. }
+            ) && k == "metadata"
+            {
                 // A Secret's last-applied annotation is a copy of its data.
                 let (mut x, mut y) = self.walk(ov, nv);
                 let annotation = |v: Option<&Value>| {
@@ -610,6 +868,12 @@ impl Redactor {
         let mut compact_items = false;
         let mut after_secret_flag = false;
         let env_values = self.secret_env_value_lines(text, line_re);
+        // A block list of args (`- redis-cli` / `- -a` / `- VALUE`), maybe
+        // split over `command:` and `args:`: the programs the file names.
+        let programs: Vec<&str> = ["redis-cli", "curl"]
+            .into_iter()
+            .filter(|p| text.contains(p))
+            .collect();
         for (i, line) in text.split_inclusive('\n').enumerate() {
             let (body, nl) = match line.strip_suffix('\n') {
                 Some(b) => (b, "\n"),
@@ -646,9 +910,11 @@ impl Redactor {
                     out.push_str(nl);
                     continue;
                 }
+                let flag = item.trim_matches(['"', '\'']);
                 after_secret_flag = item.starts_with('-')
                     && !item.contains(['=', ' '])
-                    && self.key_matches(item.trim_matches(['"', '\'']).trim_start_matches('-'));
+                    && (self.key_matches(flag.trim_start_matches('-'))
+                        || programs.iter().any(|p| command_secret_flag(p, flag)));
             }
             let caps = line_re.captures(body);
             let env_value = env_values.contains(&i);
@@ -748,11 +1014,17 @@ fn note_changed_refs(old: &str, new: &str, shown: String) -> String {
     }
 }
 
-/// `scheme://user:password@`: the password is group 2.
+/// `scheme://user:password@`: the password is group 2. It runs to the
+/// last `@` of the URL (which ends at whitespace, a quote or `<>`): RFC 3986
+/// wants `/`, `?`, `#` and `@` percent-encoded in a password, but real
+/// connection strings hold generated passwords unencoded (base64 has `/`),
+/// and URL readers such as libpq, redis-py and Python's `urlsplit` take the
+/// host after the last `@`. A path or query holding an `@` after a port
+/// (`http://h:8080/x?mail=a@b`) is hidden too: over-redaction, not a leak.
 fn url_password_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"([A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]*:)([^\s/@]+)@")
+        Regex::new(r#"([A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@"'<>`]*:)([^\s"'<>`]+)@"#)
             .expect("static regex is valid")
     })
 }
@@ -837,6 +1109,13 @@ enum Part {
     SealedSecret,
     /// A SealedSecret's `spec`.
     SealedSpec,
+    /// An object (`top`) or a map inside it on the way (`rest`) to a map
+    /// that makes a Secret: an ExternalSecret's `spec.target.template`, whose
+    /// `data` the operator writes into the Secret it creates.
+    Toward {
+        rest: &'static [&'static str],
+        top: bool,
+    },
 }
 
 impl Part {
@@ -844,7 +1123,35 @@ impl Part {
         match m.get("kind").and_then(Value::as_str) {
             Some(k) if k.eq_ignore_ascii_case("Secret") => Part::Secret,
             Some(k) if k.eq_ignore_ascii_case("SealedSecret") => Part::SealedSecret,
+            Some(k) if k.eq_ignore_ascii_case("ExternalSecret") => Part::Toward {
+                rest: &["spec", "target", "template"],
+                top: true,
+            },
+            Some(k) if k.eq_ignore_ascii_case("ClusterExternalSecret") => Part::Toward {
+                rest: &["spec", "externalSecretSpec", "target", "template"],
+                top: true,
+            },
             _ => Part::Plain,
+        }
+    }
+
+    /// The part of the value under key `k` of a map that is `self`, when
+    /// that is not found from the value's own `kind`.
+    fn child(self, k: &str) -> Option<Part> {
+        match self {
+            Part::SealedSecret if k == "spec" => Some(Part::SealedSpec),
+            // The Secret the controller makes: `template.data` is copied
+            // into it unencrypted, next to the decrypted `encryptedData`.
+            Part::SealedSpec if k == "template" => Some(Part::Secret),
+            Part::Toward { rest, .. } if rest.first() == Some(&k) => Some(if rest.len() == 1 {
+                Part::Secret
+            } else {
+                Part::Toward {
+                    rest: &rest[1..],
+                    top: false,
+                }
+            }),
+            _ => None,
         }
     }
 
@@ -1129,5 +1436,343 @@ mod tests {
         assert!(t.contains("  name: x\nb: 1\n"), "{t}");
         let s = r.redact_text("{\"kind\": \"Secret\", \"data\": {\"x\": \"eHl6\"}}");
         assert!(!s.contains("eHl6"));
+    }
+
+    /// Re-probe of 2026-11-26 (redact-first-query-param-after-scheme): a
+    /// secret-named parameter first after `?` in a URL with a scheme was
+    /// read as part of the value of the key before the scheme (`jdbc:`).
+    #[test]
+    fn first_query_parameter_after_a_scheme() {
+        let r = Redactor::default();
+        for (text, shown) in [
+            (
+                "jdbc:mysql://db/app?password=qp1x",
+                "jdbc:mysql://db/app?password=<redacted>",
+            ),
+            (
+                "url: https://api.example.com/v1?access_token=qp2x&page=2",
+                "url: https://api.example.com/v1?access_token=<redacted>&page=2",
+            ),
+            (
+                "https://api.example.com/v1?api_key=qp3x",
+                "https://api.example.com/v1?api_key=<redacted>",
+            ),
+            (
+                "postgresql://db/app?sslpassword=qp4x#frag",
+                "postgresql://db/app?sslpassword=<redacted>#frag",
+            ),
+            (
+                "u=jdbc:mysql://db/app?user=a&password=qp5x",
+                "u=jdbc:mysql://db/app?user=a&password=<redacted>",
+            ),
+        ] {
+            assert_eq!(r.scrub(text), shown);
+            assert_eq!(r.redact_text(&format!("{text}\n")), format!("{shown}\n"));
+        }
+        // Other parameters, and secret words as values, stay.
+        for text in [
+            "https://example.com/search?q=password&page=2",
+            "jdbc:mysql://db/app?user=a&useSSL=true",
+        ] {
+            assert_eq!(r.scrub(text), text);
+            assert_eq!(r.redact_text(&format!("{text}\n")), format!("{text}\n"));
+        }
+        // The semantic mode says the hidden parameter changed.
+        let doc = |p: &str| {
+            v(&format!(
+                "data:\n  url: 'jdbc:mysql://db/app?password={p}'\n"
+            ))
+        };
+        let (a, b) = r.redact_pair(Some(&doc("qpold")), Some(&doc("qpnew")));
+        let (a, b) = (
+            crate::yaml::emit::to_yaml_string(&a),
+            crate::yaml::emit::to_yaml_string(&b),
+        );
+        assert!(!a.contains("qpold") && !b.contains("qpnew"), "{a}{b}");
+        assert!(b.contains(CHANGED), "{b}");
+    }
+
+    /// Re-probe of 2026-11-26 (redact-url-password-with-slash-or-at): a URL
+    /// password holding `/` or `@` (base64 and generated passwords, written
+    /// unencoded in real connection strings) was shown, or only its start
+    /// hidden. The userinfo now runs to the last `@` of the URL.
+    #[test]
+    fn url_passwords_with_slash_or_at() {
+        let r = Redactor::default();
+        for (text, shown) in [
+            (
+                "postgres://app:Zm9v/c2Vj@db:5432/app",
+                "postgres://app:<redacted>@db:5432/app",
+            ),
+            (
+                "amqp://app:c2Vj+a/b==@mq:5672/",
+                "amqp://app:<redacted>@mq:5672/",
+            ),
+            (
+                "redis://default:p@ssw0rd@redis:6379/0",
+                "redis://default:<redacted>@redis:6379/0",
+            ),
+            (
+                "DATABASE_URL=postgres://app:x/y?z#w@db/app",
+                "DATABASE_URL=postgres://app:<redacted>@db/app",
+            ),
+            (
+                "a https://u:p/q@h/x and ftp://a:b@c",
+                "a https://u:<redacted>@h/x and ftp://a:<redacted>@c",
+            ),
+            (
+                "{\"url\": \"mongodb://u:p@ss/w@m:27017\", \"mail\": \"a@b.c\"}",
+                "{\"url\": \"mongodb://u:<redacted>@m:27017\", \"mail\": \"a@b.c\"}",
+            ),
+        ] {
+            assert_eq!(r.scrub(text), shown);
+            assert_eq!(r.redact_text(&format!("{text}\n")), format!("{shown}\n"));
+        }
+        // No userinfo: paths with `:` and `@`, scp-style git remotes.
+        for text in [
+            "https://example.com/a:b@c",
+            "git@github.com:org/repo.git",
+            "ssh://git@host:22/repo",
+        ] {
+            assert_eq!(r.scrub(text), text);
+        }
+        // Only the part after the first `@` changed: the label says so.
+        let doc = |p: &str| v(&format!("url: 'redis://default:p@ss{p}@redis:6379/0'\n"));
+        let (a, b) = r.redact_pair(Some(&doc("urlold")), Some(&doc("urlnew")));
+        let (a, b) = (
+            crate::yaml::emit::to_yaml_string(&a),
+            crate::yaml::emit::to_yaml_string(&b),
+        );
+        assert!(!a.contains("urlold") && !b.contains("urlnew"), "{a}{b}");
+        assert!(
+            b.contains("redis://default:<redacted: changed>@redis:6379/0"),
+            "{b}"
+        );
+    }
+
+    /// Re-probe of 2026-11-26 (redact-npmrc-auth-token): `.npmrc` registry
+    /// credentials, whose key follows `//registry/:`.
+    #[test]
+    fn npmrc_registry_credentials() {
+        let r = Redactor::default();
+        for (text, shown) in [
+            (
+                "//registry.npmjs.org/:_authToken=npm1x",
+                "//registry.npmjs.org/:_authToken=<redacted>",
+            ),
+            (
+                "//nexus.example.com/repository/npm/:_password=bnBtMng=",
+                "//nexus.example.com/repository/npm/:_password=<redacted>",
+            ),
+            (
+                "//r.example/:_auth=dXNlcjpwdw==",
+                "//r.example/:_auth=<redacted>",
+            ),
+            ("_auth=dXNlcjpwdw==", "_auth=<redacted>"),
+            ("_auth = dXNlcjpwdw==", "_auth = <redacted>"),
+        ] {
+            assert_eq!(r.scrub(text), shown);
+            assert_eq!(r.redact_text(&format!("{text}\n")), format!("{shown}\n"));
+        }
+        for text in [
+            "//r.example/:username=bob",
+            "//r.example/:always-auth=true",
+            "registry=https://registry.npmjs.org/",
+            "auth: ldap",
+        ] {
+            assert_eq!(r.scrub(text), text);
+            assert_eq!(r.redact_text(&format!("{text}\n")), format!("{text}\n"));
+        }
+        // A whole `.npmrc` in a ConfigMap string (semantic mode).
+        let s = r.scrub(
+            "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken=npm2x\n",
+        );
+        assert_eq!(
+            s,
+            "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken=<redacted>\n"
+        );
+    }
+
+    /// Re-probe of 2026-11-26 (redact-key-pattern-misses-common-names): a
+    /// secret word followed by more of the name (detect-secrets'
+    /// `KeywordDetector` finds the word anywhere), unless the rest says the
+    /// key names or points at the secret rather than holding it.
+    #[test]
+    fn secret_words_anywhere_in_a_key() {
+        let r = Redactor::default();
+        for key in [
+            "SECRET_KEY_BASE",
+            "ENCRYPTION_KEY",
+            "DB_PASSWORDS",
+            "ADMIN_PASSWORD_2",
+            "JWT_PRIVATE_KEY_PEM",
+            "API_KEY_1",
+            "OIDC_CLIENT_SECRET_VALUE",
+            "password.txt",
+            "token.txt",
+            "credentials.json",
+            "client-key-data",
+            "signingKey",
+            "private_key_id",
+            // Matched before, still matched.
+            "aws_secret_access_key",
+            "secretKey",
+            "SECRET_KEY",
+            "DB_PASSWORD",
+            "ADMIN_PASS",
+            "adminPass",
+            "db.pass",
+            "existingSecret",
+            "apiToken",
+            "AccountKey",
+        ] {
+            assert!(r.key_matches(key), "{key} not matched");
+        }
+        for key in [
+            "secretName",
+            "secretRef",
+            "secretKeyRef",
+            "passwordSecretRef",
+            "tokenSecretRef",
+            "credentialsRef",
+            "secretStoreRef",
+            "tokenPath",
+            "passwordFile",
+            "DB_PASSWORD_FILE",
+            "secretMountPath",
+            "secretNamespace",
+            "imagePullSecrets",
+            "secrets",
+            "tokenUrl",
+            "token_endpoint",
+            "passwordPolicy",
+            "tokenTTL",
+            "client-certificate-data",
+            "bypass",
+            "compass",
+            "auth",
+            "name",
+            "value",
+        ] {
+            assert!(!r.key_matches(key), "{key} matched");
+        }
+        // Through the key rules of both modes.
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v("env:\n- {name: SECRET_KEY_BASE, value: kw1x}\ndata:\n  password.txt: kw2x\n  client-key-data: kw3x\n  secretName: visible\n")),
+        );
+        let b = crate::yaml::emit::to_yaml_string(&b);
+        assert!(
+            !b.contains("kw1x") && !b.contains("kw2x") && !b.contains("kw3x"),
+            "{b}"
+        );
+        assert!(b.contains("secretName: visible"), "{b}");
+        let t = r.redact_text(
+            "- name: API_KEY_1\n  value: kw4x\nDB_PASSWORDS=kw5x\nsecretName: visible\n",
+        );
+        assert!(!t.contains("kw4x") && !t.contains("kw5x"), "{t}");
+        assert!(t.contains("secretName: visible"), "{t}");
+    }
+
+    /// Re-probe of 2026-11-26 (redact-credential-shapes-not-covered): more
+    /// of gitleaks' default rules, credentials on command lines, .NET
+    /// `appSettings`, PuTTY keys and a PEM key cut before its END line.
+    #[test]
+    fn more_credential_shapes() {
+        let r = Redactor::default();
+        for (text, secret) in [
+            ("billing: sk_live_51Hcs1xabcdefghijklmnopqrstuv", "cs1x"),
+            ("k: rk_live_51Hcs1yabcdefghijkl", "cs1y"),
+            ("maps: AIzaSyDcs2xabcdefghijklmnopqrstu12345678", "cs2x"),
+            (
+                "mail: SG.abcdefghijklmnopqrstuv.cs3xabcdefghijklmnopqrstuvwxyz0123456",
+                "cs3x",
+            ),
+            (
+                "curl -fsS -u deploy:cs4x https://nexus.example.com/upload",
+                "cs4x",
+            ),
+            ("curl --user 'deploy:cs4y' https://x", "cs4y"),
+            ("wget --user=a --password=cs4z https://x", "cs4z"),
+            ("<add key=\"DbPassword\" value=\"cs5x\" />", "cs5x"),
+            ("<add key='ApiToken' value='cs5y'/>", "cs5y"),
+            ("command: [redis-cli, -h, redis, -a, \"cs6x\", ping]", "cs6x"),
+            ("redis-cli -h redis -a cs6y ping", "cs6y"),
+            (
+                "blob: https://acct.blob.core.windows.net/c/x?sv=2022-11-02&ss=b&sig=cs7x%3D",
+                "cs7x",
+            ),
+            (
+                "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\nAAAAIcs8xQ\nPrivate-MAC: 0d5a\n",
+                "cs8x",
+            ),
+            (
+                "k: |\n  -----BEGIN EC PRIVATE KEY-----\n  MHcCAQEEIcs9xoAoGCCqGSM49\n",
+                "cs9x",
+            ),
+        ] {
+            let s = r.scrub(text);
+            assert!(!s.contains(secret), "{text:?}: {s}");
+            let t = r.redact_text(text);
+            assert!(!t.contains(secret), "{text:?}: {t}");
+        }
+        // The list form of a command, in the semantic mode.
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v(
+                "command: [redis-cli, -h, redis, -a, cs6z, ping]\nother: [ls, -a, visible]\n",
+            )),
+        );
+        let b = crate::yaml::emit::to_yaml_string(&b);
+        assert!(!b.contains("cs6z") && b.contains("visible"), "{b}");
+        // A container's `command` and `args` apart.
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v("containers:\n- command: [/usr/local/bin/redis-cli]\n  args: [-h, redis, -a, cs6w]\n- command: [curl]\n  args: [-fsS, -u, 'deploy:cs4w', https://x]\n")),
+        );
+        let b = crate::yaml::emit::to_yaml_string(&b);
+        assert!(!b.contains("cs6w") && !b.contains("cs4w"), "{b}");
+        assert!(b.contains("redis") && b.contains("https://x"), "{b}");
+        // Ordinary text stays.
+        for text in [
+            "curl -u deploy https://x\n",
+            "<add key=\"Timeout\" value=\"30\" />\n",
+            "redis-cli -h redis ping\n",
+            "ls -a /tmp\n",
+            "https://x.example/a?sv=1&se=2\n",
+            "sk_live_short\n",
+        ] {
+            assert_eq!(r.scrub(text), text);
+            assert_eq!(r.redact_text(text), text);
+        }
+    }
+
+    /// Re-probe of 2026-11-26 (redact-semantic-mode-shows-what-text-mode-hides):
+    /// an ExternalSecret's `spec.target.template` makes the Secret the
+    /// operator writes, like a SealedSecret's `spec.template`.
+    #[test]
+    fn external_secret_template_data_is_hidden() {
+        let r = Redactor::default();
+        let doc = |plain: &str| {
+            v(&format!("kind: ExternalSecret\nmetadata: {{name: e}}\nspec:\n  secretStoreRef: {{name: vault}}\n  target:\n    name: db\n    template:\n      type: Opaque\n      data:\n        fallback: {plain}\n        conn: \"{plain}-2\"\n"))
+        };
+        let (a, b) = r.redact_pair(Some(&doc("extold")), Some(&doc("extnew")));
+        let text = crate::yaml::emit::to_yaml_string(&a) + &crate::yaml::emit::to_yaml_string(&b);
+        assert!(
+            !text.contains("extold") && !text.contains("extnew"),
+            "{text}"
+        );
+        assert!(
+            text.contains("type: Opaque") && text.contains("name: vault"),
+            "{text}"
+        );
+        let cluster = v("kind: ClusterExternalSecret\nspec:\n  externalSecretSpec:\n    target:\n      template:\n        stringData: {k: extcluster}\n");
+        let (_, b) = r.redact_pair(None, Some(&cluster));
+        assert!(!crate::yaml::emit::to_yaml_string(&b).contains("extcluster"));
+        // Only that path of those kinds.
+        let other =
+            v("kind: Deployment\nspec:\n  target:\n    template:\n      data: {plain: visible}\n");
+        let (_, b) = r.redact_pair(None, Some(&other));
+        assert!(crate::yaml::emit::to_yaml_string(&b).contains("visible"));
     }
 }

@@ -343,6 +343,24 @@ pub fn load_values(text: &str) -> Result<Vec<Value>, YamlError> {
     Ok(load_all(text)?.iter().map(Node::to_value).collect())
 }
 
+/// [`load_values`] for a reader that hides values by their key (the diff's
+/// redaction): where an alias copies an anchor written under a key that
+/// `secret_key` accepts, or under `data`/`stringData`, its scalars become
+/// `placeholder` (`password: &pw x` / `DB_CONN_ARG: *pw` would otherwise
+/// show `x` under a key that says nothing). The anchor itself is kept.
+pub fn load_values_hiding_secret_aliases(
+    text: &str,
+    secret_key: &dyn Fn(&str) -> bool,
+    placeholder: &str,
+) -> Result<Vec<Value>, YamlError> {
+    let mut builder = Builder {
+        hide: Some((secret_key, placeholder)),
+        ..Builder::default()
+    };
+    drive(text, &mut builder, |b| b.error.clone())?;
+    Ok(builder.docs.iter().map(Node::to_value).collect())
+}
+
 enum Frame {
     Seq {
         anchor: usize,
@@ -362,15 +380,43 @@ enum Frame {
     },
 }
 
+/// Whether a map key names a secret.
+type SecretKey<'a> = dyn Fn(&str) -> bool + 'a;
+
 #[derive(Default)]
-struct Builder {
+struct Builder<'a> {
     stack: Vec<Frame>,
     docs: Vec<Node>,
     anchors: HashMap<usize, Node>,
     error: Option<YamlError>,
+    /// For [`load_values_hiding_secret_aliases`]: which keys are secret,
+    /// and what an alias of an anchor under one copies instead of scalars.
+    hide: Option<(&'a SecretKey<'a>, &'a str)>,
+    /// Anchors written under a secret key, in the current document.
+    secret_anchors: HashSet<usize>,
 }
 
-impl Builder {
+/// Replaces every scalar of `node` but booleans and nulls (which redaction
+/// leaves visible) by `with`; keys stay. Iterative: an alias may copy a
+/// node made of other aliases, deeper than the parser's nesting limit.
+fn mask_scalars(node: &mut Node, with: &str) {
+    let mut todo = vec![node];
+    while let Some(n) = todo.pop() {
+        match &mut n.value {
+            NodeValue::Null | NodeValue::Bool(_) => {}
+            v @ (NodeValue::Int(_) | NodeValue::Float(_) | NodeValue::Str { .. }) => {
+                *v = NodeValue::Str {
+                    value: with.to_string(),
+                    quoted: true,
+                };
+            }
+            NodeValue::Seq(items) => todo.extend(items.iter_mut()),
+            NodeValue::Map(entries) => todo.extend(entries.iter_mut().map(|(_, v)| v)),
+        }
+    }
+}
+
+impl Builder<'_> {
     fn fail(&mut self, message: String, mark: Marker) {
         if self.error.is_none() {
             self.error = Some(YamlError {
@@ -385,6 +431,25 @@ impl Builder {
     fn push_node(&mut self, node: Node, anchor: usize) {
         if anchor > 0 {
             self.anchors.insert(anchor, node.clone());
+            if let Some((secret, _)) = self.hide {
+                // Under a secret key at any depth, or under `data` /
+                // `stringData` (a Secret's values).
+                let under_secret = self.stack.iter().any(|f| match f {
+                    Frame::Map {
+                        pending_key: Some(k),
+                        ..
+                    } => {
+                        let k = k.key_string();
+                        secret(&k) || k == "data" || k == "stringData"
+                    }
+                    _ => false,
+                });
+                if under_secret {
+                    self.secret_anchors.insert(anchor);
+                } else {
+                    self.secret_anchors.remove(&anchor);
+                }
+            }
         }
         let mut fail = None;
         match self.stack.last_mut() {
@@ -484,7 +549,7 @@ fn apply_merges(entries: &mut Vec<(Node, Node)>, merges: Vec<Node>) -> Result<()
     Ok(())
 }
 
-impl MarkedEventReceiver for Builder {
+impl MarkedEventReceiver for Builder<'_> {
     fn on_event(&mut self, ev: Event, mark: Marker) {
         if self.error.is_some() {
             return;
@@ -492,10 +557,18 @@ impl MarkedEventReceiver for Builder {
         match ev {
             Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
             // Anchors are per document.
-            Event::DocumentStart => self.anchors.clear(),
+            Event::DocumentStart => {
+                self.anchors.clear();
+                self.secret_anchors.clear();
+            }
             Event::Alias(id) => match self.anchors.get(&id) {
                 Some(n) => {
                     let mut n = n.clone();
+                    if let Some((_, with)) = self.hide {
+                        if self.secret_anchors.contains(&id) {
+                            mask_scalars(&mut n, with);
+                        }
+                    }
                     n.line = mark.line();
                     n.col = mark.col() + 1;
                     self.push_node(n, 0);
@@ -938,5 +1011,41 @@ mod tests {
         let docs = load_values("a: 1\n---\nb: 2\n").unwrap();
         assert_eq!(docs.len(), 2);
         assert!(load_all("").unwrap().is_empty());
+    }
+
+    /// Re-probe of 2026-11-26 (redact-semantic-mode-shows-what-text-mode-hides):
+    /// an alias copying a value anchored under a secret key.
+    #[test]
+    fn aliases_of_secret_anchors_can_be_hidden() {
+        let secret = |k: &str| k == "password";
+        let text = "a:\n  password: &pw s3cr3t\n  conn: *pw\n  plain: &p visible\n  copy: *p\nb:\n  password: &m {user: u, n: 1, on: true, l: [x]}\n  other: *m\n  merged: {<<: *m, extra: 2}\n---\nkind: Secret\ndata: {k: &d c2Vj}\nmetadata: {annotations: {x: *d}}\n---\npw: *pw\n";
+        let got = load_values_hiding_secret_aliases(text, &secret, "<hidden>");
+        // An anchor is per document: the last one's alias is an error.
+        assert!(got.is_err());
+        let text = text.rsplit_once("---").unwrap().0;
+        let docs = load_values_hiding_secret_aliases(text, &secret, "<hidden>").unwrap();
+        let y: String = docs.iter().map(emit::to_yaml_string).collect();
+        assert!(!y.contains("conn: s3cr3t"), "{y}");
+        assert!(
+            y.contains("conn: <hidden>") || y.contains("conn: '<hidden>'"),
+            "{y}"
+        );
+        assert!(y.contains("copy: visible"), "{y}");
+        assert!(!y.contains("x: c2Vj"), "{y}");
+        // The anchor stays (redaction hides it by its key); keys and
+        // booleans of a copied map stay, so a merge still works.
+        assert!(y.contains("password: s3cr3t"), "{y}");
+        for hidden in ["user: u", "n: 1", "- x"] {
+            assert_eq!(y.matches(hidden).count(), 1, "{hidden}: {y}");
+        }
+        assert_eq!(y.matches("on: true").count(), 3, "{y}");
+        assert!(y.contains("extra: 2"), "{y}");
+        // The plain reader is unchanged.
+        let plain: String = load_values(text)
+            .unwrap()
+            .iter()
+            .map(emit::to_yaml_string)
+            .collect();
+        assert!(plain.contains("conn: s3cr3t"), "{plain}");
     }
 }

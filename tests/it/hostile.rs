@@ -696,6 +696,20 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("azure-account-key", "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  conn: \"DefaultEndpointsProtocol=https;AccountName=a;AccountKey={V};\"\n", "azurekey-5595"),
     ("passphrase", "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  passphrase: {V}\n  gpg.conf: |\n    passphrase: {V}\n", "passphrase-5596"),
     ("basic-auth-pair", "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  auth: \"admin:{V}\"\n", "basicpw-5597"),
+    // Re-probe of 2026-11-26 (findings redact-*).
+    ("query-first-param", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  url: jdbc:mysql://db/app?password={V}\n  api: https://api.example.com/v1?access_token={V}&page=2\n", "qfirst-7201"),
+    ("url-password-slash-at", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  pg: postgres://app:Zm9v/{V}@db:5432/app\n  redis: redis://default:p@ss{V}@redis:6379/0\n  app.env: |\n    DATABASE_URL=amqp://app:{V}+a/b==@mq:5672/\n", "urlslash-7202"),
+    ("npmrc", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  .npmrc: |\n    registry=https://registry.npmjs.org/\n    //registry.npmjs.org/:_authToken={V}\n    //nexus.example.com/npm/:_password={V}\n    _auth={V}\n", "npmrc-7203"),
+    ("key-holds-secret-word", "kind: Deployment\nmetadata:\n  name: d\nspec:\n  env:\n  - name: SECRET_KEY_BASE\n    value: {V}\n  - name: ADMIN_PASSWORD_2\n    value: {V}\n---\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  password.txt: {V}\n  credentials.json: {V}\n  client-key-data: {V}\n  JWT_PRIVATE_KEY_PEM: {V}\n", "keyword-7204"),
+    ("gitleaks-provider-keys", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  stripe: sk_live_51H{V}abcdefghijklmnop\n  gcp: AIzaSyD{V}abcdefghijklmnopqrstu\n  mail: SG.abcdefghijklmnopqrstuv.{V}abcdefghijklmnopqrstuvwxyz0123456\n", "shapes7205x"),
+    ("curl-user", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  run.sh: |\n    curl -fsS -u deploy:{V} https://nexus.example.com/upload\n", "curlpw-7206"),
+    ("dotnet-add-key", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  web.config: |\n    <appSettings>\n      <add key=\"DbPassword\" value=\"{V}\" />\n    </appSettings>\n", "dotnetpw-7207"),
+    ("redis-cli-a", "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      containers:\n      - name: a\n        command: [redis-cli, -h, redis, -a, \"{V}\", ping]\n      - name: b\n        command:\n        - redis-cli\n        args:\n        - -a\n        - \"{V}\"\n", "redispw-7208"),
+    ("azure-sas-sig", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  blob: https://acct.blob.core.windows.net/c/x?sv=2022-11-02&ss=b&sig={V}%3D\n", "sassig-7209"),
+    ("putty-key", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  key.ppk: |\n    PuTTY-User-Key-File-3: ssh-ed25519\n    Encryption: none\n    Public-Lines: 1\n    AAAAC3NzaC1lZDI1NTE5AAAAIOx\n    Private-Lines: 1\n    AAAAI{V}Q\n    Private-MAC: 0d5a\n", "puttykey7210x"),
+    ("pem-without-end", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: |\n    -----BEGIN EC PRIVATE KEY-----\n    MHcCAQEEI{V}oAoGCCqGSM49\n", "pemnoend7211x"),
+    ("externalsecret-template", "apiVersion: external-secrets.io/v1beta1\nkind: ExternalSecret\nmetadata:\n  name: db\nspec:\n  secretStoreRef: {name: vault, kind: ClusterSecretStore}\n  target:\n    template:\n      data:\n        fallback: \"{V}\"\n", "extsecret-7212"),
+    ("yaml-alias-of-secret", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  password: &pw \"{V}\"\n  DB_CONN_ARG: *pw\n", "aliaspw-7213"),
 ];
 
 #[test]
