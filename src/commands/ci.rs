@@ -400,8 +400,13 @@ pub(crate) fn pr_lint(
     let findings = match &shared {
         Some((inv, rendered)) => lint::lint_rendered(inv, rendered, &LintOptions::default()),
         None => lint::lint_path(&confined, &LintOptions::default()),
-    }
-    .map_err(diag_err)?;
+    };
+    // When the review itself could not open the revisions, its error is
+    // the one to report (it names the cause: `classes_uri` outside...).
+    let findings = match findings {
+        Err(_) if opened.is_err() => Vec::new(),
+        f => f.map_err(diag_err)?,
+    };
     let head_time = clock.elapsed();
     let clock = std::time::Instant::now();
     let base_input = pr.and_then(|p| p.base_lint_input());

@@ -1269,14 +1269,18 @@ const TEMP_LOCK: &str = ".lock";
 /// temporary roots whose lock it can take: those are left over.
 pub fn temp_root(output_path: &Path) -> Result<tempfile::TempDir, CompileError> {
     std::fs::create_dir_all(output_path).map_err(|e| CompileError::io(output_path, e))?;
-    remove_stale_temp_roots(output_path);
-    let dir = tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
-        .tempdir_in(output_path)
-        .map_err(|e| CompileError::io(output_path, e))?;
-    let lock = std::fs::File::create(dir.path().join(TEMP_LOCK))
-        .map_err(|e| CompileError::io(output_path, e))?;
-    lock.lock().map_err(|e| CompileError::io(output_path, e))?;
+    locked_temp_dir(output_path, TEMP_PREFIX).map_err(|e| CompileError::io(output_path, e))
+}
+
+/// A directory `<parent>/<prefix>XXXX`, removed when dropped, and locked
+/// for as long as the process lives; left-over ones (of killed processes)
+/// under `parent` are removed first. Reviews keep their scratch trees in
+/// such directories too.
+pub fn locked_temp_dir(parent: &Path, prefix: &str) -> std::io::Result<tempfile::TempDir> {
+    remove_stale_locked_dirs(parent, prefix);
+    let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent)?;
+    let lock = std::fs::File::create(dir.path().join(TEMP_LOCK))?;
+    lock.lock()?;
     // Held until the process ends; the directory (and file) go with the
     // TempDir, the descriptor with the process.
     std::mem::forget(lock);
@@ -1286,15 +1290,17 @@ pub fn temp_root(output_path: &Path) -> Result<tempfile::TempDir, CompileError> 
 /// Removes `.strata-compile-*` directories under `output_path` that no
 /// running compile holds. Best effort: what cannot be removed stays.
 pub fn remove_stale_temp_roots(output_path: &Path) -> usize {
-    let Ok(rd) = std::fs::read_dir(output_path) else {
+    remove_stale_locked_dirs(output_path, TEMP_PREFIX)
+}
+
+fn remove_stale_locked_dirs(parent: &Path, prefix: &str) -> usize {
+    let Ok(rd) = std::fs::read_dir(parent) else {
         return 0;
     };
     let mut removed = 0;
     for e in rd.filter_map(Result::ok) {
         let name = e.file_name();
-        if !name.to_string_lossy().starts_with(TEMP_PREFIX)
-            || !e.file_type().is_ok_and(|t| t.is_dir())
-        {
+        if !name.to_string_lossy().starts_with(prefix) || !e.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
         // A compile starting right now may not hold its lock yet: leave

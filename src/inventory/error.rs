@@ -124,7 +124,7 @@ pub enum InventoryError {
     #[error("invalid regular expression `{regex}` for ignore_class_notfound_regexp: {message}")]
     BadRegex { regex: String, message: String },
 
-    #[error("{} leads outside the repository (a symlink): a review reads only the repository's own files", path.display())]
+    #[error("{} leads outside the repository (through a symlink, or an inventory path set outside it): a review reads only the repository's own files", path.display())]
     OutsideTree { path: PathBuf },
 
     #[error("invalid target name {name:?} from {}: {reason}", path.display())]

@@ -178,6 +178,13 @@ fn render_except(inv: &Inventory, skip: &BTreeSet<String>) -> Renders {
     inv.render_many(&todo).collect()
 }
 
+/// The review's scratch tree under the system's temporary directory,
+/// locked while this process lives: a killed review's is removed by the
+/// next one.
+fn scratch_dir() -> Result<tempfile::TempDir, WorkspaceError> {
+    crate::compile::locked_temp_dir(&std::env::temp_dir(), "strata-review-").map_err(scratch_err)
+}
+
 /// Reads both revisions and renders what the change needs.
 /// `worktree`: the working tree's inventory options (lint's); when they
 /// are the revisions', lint can take its renders from here.
@@ -197,10 +204,7 @@ pub fn open<'r>(
         timings.push((what, clock.elapsed()));
         clock = std::time::Instant::now();
     };
-    let scratch = tempfile::Builder::new()
-        .prefix("strata-review-")
-        .tempdir()
-        .map_err(scratch_err)?;
+    let scratch = scratch_dir()?;
     let subdir = diff::git::subdir(req.repo)?;
     let root = scratch.path().to_path_buf();
     let open_ws = |rev: &str, name: &str| {
@@ -723,10 +727,7 @@ fn review_catalog(
 ) -> Result<Review, WorkspaceError> {
     let mut clock = std::time::Instant::now();
     let mut timings = Timings::new();
-    let scratch = tempfile::Builder::new()
-        .prefix("strata-review-")
-        .tempdir()
-        .map_err(scratch_err)?;
+    let scratch = scratch_dir()?;
     let subdir = diff::git::subdir(req.repo)?;
     let ws = open_revision(
         req.repo,

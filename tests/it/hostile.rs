@@ -2059,3 +2059,47 @@ fn errors_raised_in_ytt_modules_name_the_users_file_and_line() {
         "{err}"
     );
 }
+
+#[test]
+fn a_killed_reviews_scratch_tree_is_removed_by_the_next_review() {
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let scratch_root = tmp.path().join("tmp");
+    let stale = scratch_root.join("strata-review-KiLLeD");
+    write(&stale.join("head/inventory/targets/t.yml"), "x: 1\n");
+    // Older than a minute, and nobody holds its lock.
+    assert!(std::process::Command::new("touch")
+        .args(["-d", "2 hours ago"])
+        .arg(&stale)
+        .status()
+        .unwrap()
+        .success());
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n",
+    );
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    let out = strata()
+        .current_dir(&repo)
+        .args(["review", "--base", "base"])
+        .env("TMPDIR", &scratch_root)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(!stale.exists(), "the stale scratch tree is still there");
+    let left: Vec<_> = std::fs::read_dir(&scratch_root)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("strata-review-")
+        })
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
