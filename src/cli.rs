@@ -70,6 +70,10 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    if let Some(bad) = bad_limit_variable() {
+        eprintln!("error: {bad}");
+        return ExitCode::from(EXIT_ERROR);
+    }
     // Parallel walks (renders, diffs, redaction) recurse as deep as the
     // values they read, up to the YAML readers' 256 levels: rayon's 2 MiB
     // default stacks overflowed on a 200-level map in a debug build.
@@ -88,6 +92,29 @@ pub fn main() -> ExitCode {
             ExitCode::from(EXIT_ERROR)
         }
     }
+}
+
+/// The limits set through the environment must be positive whole numbers:
+/// a typo used to leave the default in place without a word.
+fn bad_limit_variable() -> Option<String> {
+    [
+        ("STRATA_EVAL_MEMORY", "bytes"),
+        ("STRATA_EVAL_ALLOCATIONS", "allocations"),
+        ("STRATA_RENDER_MEMORY", "bytes"),
+        ("STRATA_PROGRAM_TIMEOUT", "seconds"),
+    ]
+    .into_iter()
+    .find_map(|(name, unit)| {
+        let v = std::env::var_os(name)?;
+        let text = v.to_string_lossy();
+        match text.trim().parse::<u64>() {
+            Ok(n) if n > 0 => None,
+            _ => Some(format!(
+                "{name}={text:?} is not a positive whole number of {unit}: set it to one (e.g. {name}={}), or unset it for the default",
+                if unit == "seconds" { "600" } else { "4294967296" }
+            )),
+        }
+    })
 }
 
 /// Whether to colour what goes to `stream`: a terminal, and `NO_COLOR`

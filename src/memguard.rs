@@ -30,10 +30,10 @@ pub const DEFAULT_LIMIT: usize = 2 << 30;
 /// says otherwise. jsonnet has no step limit: `f(n-1) + f(n-1)` recursion
 /// or nested `std.foldl` loops run for hours in a few bytes of memory. Every
 /// jsonnet function call and array element allocates, so a bound on
-/// allocations is a bound on work: 1,000,000,000 is about 20 s of jsonnet in
-/// a release build, and hundreds of times what the heaviest evaluation of
-/// the bench platform and the conformance corpora makes.
-pub const DEFAULT_ALLOCATIONS: u64 = 1_000_000_000;
+/// allocations is a bound on work: 200,000,000 is 15 s (nested `std.foldl`)
+/// to 28 s (`f(n-1) + f(n-1)`) of jsonnet in a release build, and 40 times
+/// what the heaviest evaluation of the conformance corpora makes.
+pub const DEFAULT_ALLOCATIONS: u64 = 200_000_000;
 
 /// What a thread takes from the pool at a time: one atomic operation per
 /// MiB of growth, and at most a MiB per thread taken but not used.

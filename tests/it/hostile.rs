@@ -2103,3 +2103,23 @@ fn a_killed_reviews_scratch_tree_is_removed_by_the_next_review() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn a_limit_variable_that_is_not_a_number_is_an_error() {
+    // A typo (`2G`) used to leave the default in place without a word.
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, value) in [
+        ("STRATA_EVAL_MEMORY", "2G"),
+        ("STRATA_EVAL_ALLOCATIONS", "-1"),
+        ("STRATA_RENDER_MEMORY", "0"),
+        ("STRATA_PROGRAM_TIMEOUT", "5m"),
+    ] {
+        let err = run_env(tmp.path(), INVENTORY, &[(name, value)], 2);
+        assert!(
+            err.contains(&format!(
+                "{name}=\"{value}\" is not a positive whole number"
+            )),
+            "{err}"
+        );
+    }
+}
