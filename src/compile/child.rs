@@ -102,6 +102,9 @@ pub enum Ended {
 
 /// Runs `cmd` in its own process group with stdin closed and stderr
 /// captured (the caller sets stdout), killing the group past [`timeout`].
+/// The end of stderr is read on a thread and waited for only briefly once
+/// the program has exited: a daemon it started in a session of its own
+/// (`setsid`), which the group kill misses, may hold the pipe open forever.
 pub fn run(cmd: &mut Command) -> std::io::Result<Ended> {
     let limit = timeout();
     cmd.stdin(Stdio::null())
@@ -109,25 +112,38 @@ pub fn run(cmd: &mut Command) -> std::io::Result<Ended> {
         .process_group(0);
     let mut child = cmd.spawn()?;
     let dog = Watchdog::start(child.id(), true, limit);
-    let mut tail = Vec::new();
+    let tail = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (done_tx, done_rx) = mpsc::channel::<()>();
     if let Some(mut err) = child.stderr.take() {
-        let mut buf = [0u8; 8192];
-        loop {
-            match err.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    tail.extend_from_slice(&buf[..n]);
-                    if tail.len() > 2 * STDERR_TAIL {
-                        tail.drain(..tail.len() - STDERR_TAIL);
+        let tail = std::sync::Arc::clone(&tail);
+        let _ = std::thread::Builder::new()
+            .name("strata-stderr".into())
+            .spawn(move || {
+                let mut buf = [0u8; 8192];
+                loop {
+                    match err.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => {
+                            let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
+                            t.extend_from_slice(&buf[..n]);
+                            if t.len() > 2 * STDERR_TAIL {
+                                let cut = t.len() - STDERR_TAIL;
+                                t.drain(..cut);
+                            }
+                        }
                     }
                 }
-            }
-        }
+                let _ = done_tx.send(());
+            });
     }
     let status = child.wait()?;
-    if dog.finish() {
+    let killed = dog.finish();
+    // The program is gone; what still holds its stderr is not waited for.
+    let _ = done_rx.recv_timeout(Duration::from_secs(2));
+    if killed {
         return Ok(Ended::TimedOut(limit));
     }
+    let mut tail = std::mem::take(&mut *tail.lock().unwrap_or_else(|e| e.into_inner()));
     if tail.len() > STDERR_TAIL {
         tail.drain(..tail.len() - STDERR_TAIL);
     }
@@ -163,6 +179,25 @@ mod tests {
             dog.finish()
         };
         assert!(dog_run, "the watchdog did not fire");
+        assert!(started.elapsed() < Duration::from_secs(20));
+    }
+
+    #[test]
+    fn a_daemon_holding_stderr_does_not_hold_the_caller() {
+        // `setsid` leaves the process group: the program exits at once, its
+        // daemon keeps the pipe open for 30 s.
+        let started = std::time::Instant::now();
+        let mut cmd = Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg("setsid sleep 30 & echo started >&2; exit 0")
+            .stdout(Stdio::null());
+        match run(&mut cmd).unwrap() {
+            Ended::Exited(status, tail) => {
+                assert!(status.success());
+                assert_eq!(tail, "started\n");
+            }
+            Ended::TimedOut(_) => panic!("reported as timed out"),
+        }
         assert!(started.elapsed() < Duration::from_secs(20));
     }
 
