@@ -211,6 +211,14 @@ fn run_metered(
             other => commodore_yaml(std::slice::from_ref(other)),
         };
         let out = out_dir.join(format!("{key}.yaml"));
+        if Path::new(&key).is_absolute() || !super::postprocess::stays_inside(out_dir, &out) {
+            return Err(CommodoreError::new(format!(
+                "jsonnet filter {}: output file `{key}` leads outside {}: a filter may only write below its path",
+                filter.display(),
+                out_dir.display()
+            ))
+            .file(filter));
+        }
         if let Some(p) = out.parent() {
             std::fs::create_dir_all(p)
                 .map_err(|e| CommodoreError::new(format!("{}: {e}", p.display())))?;

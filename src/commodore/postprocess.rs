@@ -63,7 +63,13 @@ pub fn run_filters(
             }
         };
         let path = m.get("path").and_then(Value::as_str).unwrap_or("");
-        let out_dir = compiled.join(instance).join(path);
+        let root = compiled.join(instance);
+        let out_dir = root.join(path);
+        if !stays_inside(&root, &out_dir) {
+            return Err(CommodoreError::new(format!(
+                "postprocess filter '{name}' of {instance}: path `{path}` leads outside compiled/{instance}: a filter may only rewrite its instance's own catalog"
+            )));
+        }
         let args = m
             .get("filterargs")
             .and_then(Value::as_map)
@@ -128,6 +134,29 @@ pub fn run_filters(
         }
     }
     Ok(warnings)
+}
+
+/// Whether `p` lies inside `root`, lexically (after `..`) and through the
+/// symlinks of its deepest existing ancestor: filter paths and file names
+/// come from the inventory and the filter's output, and `..` in them wrote
+/// files outside the catalog.
+pub(crate) fn stays_inside(root: &Path, p: &Path) -> bool {
+    let norm = crate::compile::jsonnet::normpath;
+    let (root_n, lex) = (norm(root), norm(p));
+    if !lex.starts_with(&root_n) {
+        return false;
+    }
+    let mut existing = lex.as_path();
+    while !existing.exists() {
+        match existing.parent() {
+            Some(up) => existing = up,
+            None => return true,
+        }
+    }
+    match (existing.canonicalize(), root_n.canonicalize()) {
+        (Ok(real), Ok(root)) => real.starts_with(root),
+        _ => true,
+    }
 }
 
 /// The builtin `helm_namespace` filter: every file directly in `dir` is

@@ -2123,3 +2123,77 @@ fn a_limit_variable_that_is_not_a_number_is_an_error() {
         );
     }
 }
+
+/// Commodore mode: a postprocess filter's `path`, or a jsonnet filter's
+/// output file name, with `..` (or absolute) rewrote and wrote YAML files
+/// outside the catalog and the working directory, with exit 0.
+#[test]
+fn commodore_postprocess_filters_never_write_outside_their_instance() {
+    let tmp = tempfile::tempdir().unwrap();
+    let victim = tmp.path().join("victim");
+    write(
+        &victim.join("keep.yml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: v}\n",
+    );
+    let fresh = || {
+        let work = tmp.path().join("work");
+        let _ = std::fs::remove_dir_all(&work);
+        copy_dir(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/commodore/basic"),
+            &work,
+        );
+        work
+    };
+    let compile = |work: &Path| {
+        run(
+            work,
+            &[
+                "catalog",
+                "compile",
+                "c-prod",
+                "--local",
+                "--cluster-file",
+                "cluster.json",
+                "-d",
+                ".",
+            ],
+            2,
+        )
+    };
+    let class = |work: &Path| work.join("dependencies/nginx/class/nginx.yml");
+    let work = fresh();
+    let text = std::fs::read_to_string(class(&work)).unwrap();
+    let escaped = text.replace(
+        "          path: ${_instance}/01_helmchart/ingress-nginx/templates",
+        "          path: ${_instance}/../../../../../../victim",
+    );
+    assert_ne!(text, escaped, "the fixture's filter path moved");
+    std::fs::write(class(&work), escaped).unwrap();
+    let err = compile(&work);
+    assert!(
+        err.contains("postprocess filter 'helm_namespace' of nginx: path `nginx/../../../../../../victim` leads outside compiled/nginx"),
+        "{err}"
+    );
+    let work = fresh();
+    let text = std::fs::read_to_string(class(&work)).unwrap();
+    std::fs::write(
+        class(&work),
+        text.replace("enabled: false", "enabled: true"),
+    )
+    .unwrap();
+    write(
+        &work.join("dependencies/nginx/postprocess/disabled.jsonnet"),
+        &format!(
+            "{{ \"../../../../../../victim/fromkey\": {{a: 1}}, \"{}/absolute\": {{a: 1}} }}\n",
+            victim.display()
+        ),
+    );
+    let err = compile(&work);
+    assert!(err.contains("leads outside"), "{err}");
+    let mut left: Vec<String> = std::fs::read_dir(&victim)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["keep.yml"]);
+}
