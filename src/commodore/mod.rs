@@ -486,9 +486,28 @@ pub fn discover_packages(applications: &[String]) -> Result<BTreeSet<String>, Co
                 "Package names can't be prefixed with 't-'. This prefix is reserved for tenant configurations.",
             ));
         }
+        check_path_name("package", name, app)?;
         out.insert(name.to_string());
     }
     Ok(out)
+}
+
+/// Component, instance and package names become directory, file and link
+/// names (`dependencies/<c>`, `inventory/classes/components/<i>.yml`,
+/// `compiled/<i>`): `..` in one read a checkout from outside `dependencies/`
+/// and left links outside the working directory.
+fn check_path_name(what: &str, name: &str, app: &str) -> Result<(), CommodoreError> {
+    let bad = name.is_empty()
+        || name == "."
+        || name == ".."
+        || name.contains(['/', '\\'])
+        || name.chars().any(char::is_control);
+    if bad {
+        return Err(CommodoreError::new(format!(
+            "invalid {what} name {name:?} in `applications` entry {app:?}: names become directory and file names, so they may not be empty, `.` or `..`, nor hold `/`, `\\` or control characters"
+        )));
+    }
+    Ok(())
 }
 
 fn format_list(names: &BTreeSet<String>) -> String {
@@ -516,6 +535,8 @@ pub fn discover_components(
             [c, a] => (c.to_string(), a.to_string()),
             _ => (app.clone(), app.clone()),
         };
+        check_path_name("component", &cn, app)?;
+        check_path_name("instance", &alias, app)?;
         components.insert(cn.clone());
         by_alias.entry(alias).or_default().insert(cn);
     }
@@ -1671,6 +1692,26 @@ mod tests {
         assert!(e.message.contains("Duplicate component alias 'x'"), "{e}");
         assert!(check_identity_duplicates(&apps(&["c", "c as c"])).is_err());
         assert!(check_identity_duplicates(&apps(&["c as c"])).is_ok());
+    }
+
+    #[test]
+    fn names_that_are_not_one_path_component_are_refused() {
+        // They became paths: `..` read a checkout outside dependencies/ and
+        // left links outside the working directory.
+        for app in [
+            "nginx as ../../../esc",
+            "../esc",
+            "nginx as a/b",
+            "nginx as ..",
+            "nginx as ",
+            "x\\y",
+        ] {
+            let e = discover_components(&apps(&[app])).unwrap_err();
+            assert!(e.message.starts_with("invalid "), "{app}: {e}");
+        }
+        let e = discover_packages(&apps(&["pkg.../../../esc"])).unwrap_err();
+        assert!(e.message.contains("invalid package name"), "{e}");
+        assert!(discover_components(&apps(&["nginx as nginx-2", "cert-manager"])).is_ok());
     }
 
     #[test]
