@@ -2240,3 +2240,36 @@ fn long_applications_lists_merge_in_linear_time() {
         .collect();
     assert_eq!(apps, expected);
 }
+
+#[test]
+fn overlay_matching_is_bounded() {
+    // Each overlay adds a label to every document, so each later one
+    // compares more keys: 1,000 overlays on 2,000 documents (264 kB) ran
+    // past 60 s. Past 20,000,000 compared items it is an error.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (docs, overlays) = (1000, 400);
+    let text: String = (0..docs)
+        .map(|i| format!("---\nkind: ConfigMap\nmetadata:\n  name: c{i}\ndata:\n  k: v\n"))
+        .collect();
+    write(&dir.join("docs.yml"), &text);
+    let mut ov = vec!["#@ load(\"@ytt:overlay\", \"overlay\")".to_string()];
+    for j in 0..overlays {
+        ov.push(format!("#@overlay/match by=overlay.all, expects=\"0+\"\n---\nmetadata:\n  #@overlay/match missing_ok=True\n  labels:\n    #@overlay/match missing_ok=True\n    l{j}: x"));
+    }
+    write(&dir.join("ov.yml"), &(ov.join("\n") + "\n"));
+    let err = run(dir, &["template", "-f", "docs.yml", "-f", "ov.yml"], 2);
+    assert!(
+        err.contains("overlays compared more than 20000000 items") && err.contains("ov.yml:"),
+        "{}",
+        &err[err.len().saturating_sub(400)..]
+    );
+    // Twenty overlays on the same documents apply.
+    let mut ov = vec!["#@ load(\"@ytt:overlay\", \"overlay\")".to_string()];
+    for j in 0..20 {
+        ov.push(format!("#@overlay/match by=overlay.all, expects=\"0+\"\n---\nmetadata:\n  #@overlay/match missing_ok=True\n  labels:\n    #@overlay/match missing_ok=True\n    l{j}: x"));
+    }
+    write(&dir.join("ov.yml"), &(ov.join("\n") + "\n"));
+    let out = run(dir, &["template", "-f", "docs.yml", "-f", "ov.yml"], 0);
+    assert!(out.contains("l19: x"), "overlays not applied");
+}
