@@ -25,7 +25,7 @@ use regex::Regex;
 /// of a storage or Service Bus connection string, after detect-secrets'
 /// `AzureStorageKeyDetector`), and npm's `_auth` (base64 of `user:password`
 /// in `.npmrc`; a plain `auth` key has its own rule, [`Redactor::auth_value`]).
-pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass)$|[a-z0-9]Pass$|(?i:^_auth$)";
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$)";
 
 /// Secret words found anywhere in a key name, after detect-secrets'
 /// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
@@ -85,6 +85,7 @@ fn signature_param(name: &str) -> bool {
 fn command_secret_flag(program: &str, flag: &str) -> bool {
     match program {
         "redis-cli" => flag == "-a",
+        "sshpass" => flag == "-p",
         "curl" => matches!(flag, "-u" | "-U" | "--user" | "--proxy-user"),
         _ => false,
     }
@@ -96,11 +97,15 @@ fn command_programs(items: impl IntoIterator<Item = impl AsRef<str>>) -> Vec<&'s
     for item in items {
         let word = item.as_ref();
         // Most items name neither: no more work for them.
-        if !word.contains("redis-cli") && !word.contains("curl") {
+        if !word.contains("redis-cli") && !word.contains("curl") && !word.contains("sshpass") {
             continue;
         }
         let base = word.rsplit('/').next().unwrap_or(word);
-        for (p, with_arg) in [("redis-cli", "redis-cli "), ("curl", "curl ")] {
+        for (p, with_arg) in [
+            ("redis-cli", "redis-cli "),
+            ("curl", "curl "),
+            ("sshpass", "sshpass "),
+        ] {
             if (base == p || word.contains(with_arg)) && !found.contains(&p) {
                 found.push(p);
             }
@@ -221,6 +226,11 @@ pub struct Redactor {
     netrc: Regex,
     /// `mysql -pX` (the password glued to `-p`) in a MySQL client command.
     mysql_p: Regex,
+    /// Configuration directives that take a password as their argument:
+    /// redis `requirepass`/`masterauth`, OpenLDAP/nslcd `bindpw`/`rootpw`.
+    directive: Regex,
+    /// `sshpass -p PASSWORD`.
+    sshpass: Regex,
     /// A URL query parameter `?name=value` / `&name=value`: matched on its
     /// own, since the first one after a scheme (`jdbc:mysql://db?password=x`)
     /// is inside what [`Self::inline`] reads as the value of `jdbc:`.
@@ -305,6 +315,16 @@ impl Redactor {
             r"(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)\b[^\n;|&]*?\s-p)([^\s-][^\s]*)",
         )
         .expect("static regex is valid");
+        let directive = Regex::new(
+            r#"(?mi)(^[ \t]*(?:requirepass|masterauth|bindpw|rootpw)[ \t]+)("[^"\n]*"|\S+)"#,
+        )
+        .expect("static regex is valid");
+        // A command line (`sshpass -p 'pw' ssh`, `-pGlued`) or a flow list
+        // of quoted args (`["sshpass", "-p", "pw"]`).
+        let sshpass = Regex::new(
+            r#"(\bsshpass\b[^\n;|&]*?[\s,\[]["']?-p(?:["']?[ \t]*,[ \t]*["']?|[ \t]*))([^\s"',\]]+|"[^"\n]*"|'[^'\n]*')"#,
+        )
+            .expect("static regex is valid");
         let query = Regex::new(r#"([?&])([A-Za-z_][A-Za-z0-9_.\-]*)(=)([^&#\s"'<>]+)"#)
             .expect("static regex is valid");
         let curl_user = Regex::new(
@@ -328,6 +348,8 @@ impl Redactor {
             rocket,
             netrc,
             mysql_p,
+            directive,
+            sshpass,
             keys,
             defaults,
             secret_kind,
@@ -531,6 +553,28 @@ impl Redactor {
                     format!("{}{OLD}{}", &c[1], &c[3])
                 } else {
                     c[0].to_string()
+                }
+            });
+        }
+        // Written in lower case by redis.conf and slapd/nslcd.conf.
+        if ["requirepass", "masterauth", "bindpw", "rootpw"]
+            .iter()
+            .any(|d| out.contains(d))
+        {
+            replace_in(&mut out, &self.directive, |c: &regex::Captures| {
+                if &c[2] == OLD {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}", &c[1])
+                }
+            });
+        }
+        if out.contains("sshpass") {
+            replace_in(&mut out, &self.sshpass, |c: &regex::Captures| {
+                if &c[2] == OLD {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}", &c[1])
                 }
             });
         }
@@ -870,7 +914,7 @@ impl Redactor {
         let env_values = self.secret_env_value_lines(text, line_re);
         // A block list of args (`- redis-cli` / `- -a` / `- VALUE`), maybe
         // split over `command:` and `args:`: the programs the file names.
-        let programs: Vec<&str> = ["redis-cli", "curl"]
+        let programs: Vec<&str> = ["redis-cli", "curl", "sshpass"]
             .into_iter()
             .filter(|p| text.contains(p))
             .collect();
@@ -1330,6 +1374,35 @@ mod tests {
     }
 
     /// Hostile-input probe of 2026-11-26: credential shapes in free text.
+    #[test]
+    fn password_directives_of_config_files() {
+        let r = Redactor::default();
+        for (text, secret) in [
+            ("requirepass s3cretRedis\n", "s3cretRedis"),
+            ("masterauth \"m4ster auth\"\n", "m4ster auth"),
+            ("  bindpw ldapS3cret\n", "ldapS3cret"),
+            ("rootpw {SSHA}abcdef\n", "{SSHA}abcdef"),
+            ("sshpass -p 'ssh pw' ssh host\n", "ssh pw"),
+            ("sshpass -pGlued ssh host\n", "Glued"),
+            (
+                "command: [\"sshpass\", \"-p\", \"fl0wList\", \"ssh\"]\n",
+                "fl0wList",
+            ),
+        ] {
+            let out = r.redact_text(text);
+            assert!(!out.contains(secret), "{text:?} -> {out:?}");
+            assert!(out.contains(OLD), "{text:?} -> {out:?}");
+        }
+        // A ConfigMap entry holding a .pgpass file is hidden by its key.
+        let keys = Regex::new(DEFAULT_KEY_PATTERN).unwrap();
+        assert!(keys.is_match(".pgpass") && keys.is_match("pgpass"));
+        let out = r.redact_text(".pgpass: |\n  db:5432:app:u:pgS3cret\n");
+        assert!(!out.contains("pgS3cret"), "{out}");
+        // Prose and other words stay.
+        let plain = "the bindpwd tool\nrequirepassword\n";
+        assert_eq!(r.redact_text(plain), plain);
+    }
+
     #[test]
     fn credential_shapes_in_text() {
         let r = Redactor::default();
