@@ -69,7 +69,7 @@ fn select(r: &Rendered, targets: &[String]) -> Vec<String> {
 
 fn named(rev: &str, e: WorkspaceError) -> WorkspaceError {
     WorkspaceError::Config {
-        message: format!("compiling revision `{rev}` failed: {e}"),
+        message: without_scratch(&format!("compiling revision `{rev}` failed: {e}")),
         hint: match &e {
             WorkspaceError::Config { hint, .. } => hint.clone(),
             other => crate::diagnostics::ToDiagnostic::to_diagnostic(other)
@@ -78,6 +78,19 @@ fn named(rev: &str, e: WorkspaceError) -> WorkspaceError {
                 .cloned(),
         },
     }
+}
+
+/// `text` with the review's scratch trees left out of the paths it names
+/// (`/tmp/strata-review-XXXX/head/d/self` is `d/self` of the revision):
+/// they are the repository's files, and the scratch path means nothing to
+/// the reader.
+fn without_scratch(text: &str) -> String {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r#"[^\s`'"(]*/strata-review-[A-Za-z0-9]+/(?:base|head)/"#)
+            .expect("static regex is valid")
+    });
+    re.replace_all(text, "").into_owned()
 }
 
 /// Time spent in each phase of a review, in order (`STRATA_TIMINGS=1`
@@ -770,4 +783,16 @@ fn review_catalog(
     }
     review.diff = diff::diff_dirs(&review.base_catalog, &review.head_catalog, diff_opts)?;
     Ok(review)
+}
+
+#[cfg(test)]
+mod scratch_tests {
+    #[test]
+    fn error_paths_name_the_revisions_files_not_the_scratch_tree() {
+        let msg = "input /tmp/strata-review-Ab12Cd/head/d/self: leads back (`/tmp/strata-review-Ab12Cd/base/x.yml`)";
+        assert_eq!(
+            super::without_scratch(msg),
+            "input d/self: leads back (`x.yml`)"
+        );
+    }
 }
