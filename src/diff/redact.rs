@@ -291,7 +291,8 @@ impl Redactor {
         let flag = Regex::new(r#"(^|[\s\[,"'])(--?[A-Za-z][A-Za-z0-9_.\-]*)(["']?(?:\s*,\s*|\s+)["']?)([^\s,\[\]"'-][^\s,\[\]"']*)"#)
             .expect("static regex is valid");
         let auth_header = Regex::new(
-            r#"(?i)(authorization["']?[ \t]*[:=]?[ \t]*["']?[ \t]*(?:basic|bearer|token|digest|apikey)[ \t]+)([^\s"',;]+)"#,
+            // Quotes may be escaped: the header inside a double-quoted string.
+            r#"(?i)(authorization\\?["']?[ \t]*[:=]?[ \t]*\\?["']?[ \t]*(?:basic|bearer|token|digest|apikey)[ \t]+)([^\s"',;\\]+)"#,
         )
         .expect("static regex is valid");
         let flow_map = Regex::new(r"\{[^{}\n]*\}").expect("static regex is valid");
@@ -1068,7 +1069,8 @@ fn note_changed_refs(old: &str, new: &str, shown: String) -> String {
 fn url_password_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r#"([A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@"'<>`]*:)([^\s"'<>`]+)@"#)
+        // `\/\/` too: a URL inside a JSON string with its slashes escaped.
+        Regex::new(r#"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^\s/\\:@"'<>`]*:)([^\s"'<>`]+)@"#)
             .expect("static regex is valid")
     })
 }
@@ -1394,6 +1396,12 @@ mod tests {
             assert!(out.contains(OLD), "{text:?} -> {out:?}");
         }
         // A ConfigMap entry holding a .pgpass file is hidden by its key.
+        let out = r.redact_text("cfg: '{\"db\": \"postgres:\\/\\/u:js0nEsc@h\\/d\"}'\n");
+        assert!(!out.contains("js0nEsc"), "{out}");
+        let out = r.redact_text(
+            "nginx.conf: \"proxy_set_header Authorization \\\"Basic hdrS3cret\\\";\"\n",
+        );
+        assert!(!out.contains("hdrS3cret"), "{out}");
         let keys = Regex::new(DEFAULT_KEY_PATTERN).unwrap();
         assert!(keys.is_match(".pgpass") && keys.is_match("pgpass"));
         let out = r.redact_text(".pgpass: |\n  db:5432:app:u:pgS3cret\n");
