@@ -225,7 +225,8 @@ fn a_version_change_moves_the_checkout_and_local_edits_are_kept() {
         &[("class/c.yml", "v: 2\n"), ("new/n.txt", "n\n")],
         Some("v2.0.0"),
     );
-    let deps = |v: &str| format!("- {{name: c, url: {}, version: {v}}}\n", url(&bare));
+    // Quoted: an abbreviated commit id such as `9e80123456` is a number in YAML.
+    let deps = |v: &str| format!("- {{name: c, url: {}, version: '{v}'}}\n", url(&bare));
 
     env.fetch(&deps("v1.0.0")).assert().success();
     assert_eq!(env.read("work/dependencies/c/class/c.yml"), "v: 1\n");
