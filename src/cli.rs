@@ -70,7 +70,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    if let Some(bad) = bad_limit_variable() {
+    if let Some(bad) = crate::limits::first_invalid() {
         eprintln!("error: {bad}");
         return ExitCode::from(EXIT_ERROR);
     }
@@ -92,29 +92,6 @@ pub fn main() -> ExitCode {
             ExitCode::from(EXIT_ERROR)
         }
     }
-}
-
-/// The limits set through the environment must be positive whole numbers:
-/// a typo used to leave the default in place without a word.
-fn bad_limit_variable() -> Option<String> {
-    [
-        ("STRATA_EVAL_MEMORY", "bytes"),
-        ("STRATA_EVAL_ALLOCATIONS", "allocations"),
-        ("STRATA_RENDER_MEMORY", "bytes"),
-        ("STRATA_PROGRAM_TIMEOUT", "seconds"),
-    ]
-    .into_iter()
-    .find_map(|(name, unit)| {
-        let v = std::env::var_os(name)?;
-        let text = v.to_string_lossy();
-        match text.trim().parse::<u64>() {
-            Ok(n) if n > 0 => None,
-            _ => Some(format!(
-                "{name}={text:?} is not a positive whole number of {unit}: set it to one (e.g. {name}={}), or unset it for the default",
-                if unit == "seconds" { "600" } else { "4294967296" }
-            )),
-        }
-    })
 }
 
 /// Whether to colour what goes to `stream`: a terminal, and `NO_COLOR`

@@ -20,6 +20,7 @@ pub mod git;
 pub mod github;
 pub mod hooks;
 pub mod inventory;
+pub mod limits;
 pub mod lint;
 pub mod memguard;
 pub mod order;

@@ -75,21 +75,17 @@ thread_local! {
 
 /// The budget for one evaluation: `STRATA_EVAL_MEMORY` or [`DEFAULT_LIMIT`].
 pub fn limit() -> usize {
-    std::env::var("STRATA_EVAL_MEMORY")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&v| v > 0)
-        .unwrap_or(DEFAULT_LIMIT)
+    usize::try_from(crate::limits::get(
+        "STRATA_EVAL_MEMORY",
+        DEFAULT_LIMIT as u64,
+    ))
+    .unwrap_or(usize::MAX)
 }
 
 /// The allocations one evaluation may make: `STRATA_EVAL_ALLOCATIONS` or
 /// [`DEFAULT_ALLOCATIONS`].
 pub fn alloc_limit() -> u64 {
-    std::env::var("STRATA_EVAL_ALLOCATIONS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&v| v > 0)
-        .unwrap_or(DEFAULT_ALLOCATIONS)
+    crate::limits::get("STRATA_EVAL_ALLOCATIONS", DEFAULT_ALLOCATIONS)
 }
 
 /// Runs `f` with this thread's allocations counted against [`limit`]

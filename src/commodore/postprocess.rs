@@ -137,26 +137,13 @@ pub fn run_filters(
 }
 
 /// Whether `p` lies inside `root`, lexically (after `..`) and through the
-/// symlinks of its deepest existing ancestor: filter paths and file names
-/// come from the inventory and the filter's output, and `..` in them wrote
-/// files outside the catalog.
+/// symlinks of its longest existing prefix (the check confined reviews make
+/// of every read): filter paths and file names come from the inventory and
+/// the filter's output, and `..` in them wrote files outside the catalog.
 pub(crate) fn stays_inside(root: &Path, p: &Path) -> bool {
-    let norm = crate::compile::jsonnet::normpath;
-    let (root_n, lex) = (norm(root), norm(p));
-    if !lex.starts_with(&root_n) {
-        return false;
-    }
-    let mut existing = lex.as_path();
-    while !existing.exists() {
-        match existing.parent() {
-            Some(up) => existing = up,
-            None => return true,
-        }
-    }
-    match (existing.canonicalize(), root_n.canonicalize()) {
-        (Ok(real), Ok(root)) => real.starts_with(root),
-        _ => true,
-    }
+    crate::compile::confine::Confine::new([root.to_path_buf()])
+        .check(p)
+        .is_ok()
 }
 
 /// The builtin `helm_namespace` filter: every file directly in `dir` is

@@ -22,12 +22,10 @@ const STDERR_TAIL: usize = 64 * 1024;
 /// The time limit: `STRATA_PROGRAM_TIMEOUT` (seconds) or
 /// [`DEFAULT_TIMEOUT_SECS`].
 pub fn timeout() -> Duration {
-    let secs = std::env::var("STRATA_PROGRAM_TIMEOUT")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&v| v > 0)
-        .unwrap_or(DEFAULT_TIMEOUT_SECS);
-    Duration::from_secs(secs)
+    Duration::from_secs(crate::limits::get(
+        "STRATA_PROGRAM_TIMEOUT",
+        DEFAULT_TIMEOUT_SECS,
+    ))
 }
 
 /// What [`run`] says of a program that did not finish in time.
@@ -106,7 +104,11 @@ pub enum Ended {
 /// the program has exited: a daemon it started in a session of its own
 /// (`setsid`), which the group kill misses, may hold the pipe open forever.
 pub fn run(cmd: &mut Command) -> std::io::Result<Ended> {
-    let limit = timeout();
+    run_within(cmd, timeout())
+}
+
+/// [`run`] with the time limit given.
+fn run_within(cmd: &mut Command, limit: Duration) -> std::io::Result<Ended> {
     cmd.stdin(Stdio::null())
         .stderr(Stdio::piped())
         .process_group(0);
@@ -161,23 +163,13 @@ mod tests {
     fn a_program_past_its_limit_is_killed_with_its_children() {
         let started = std::time::Instant::now();
         let mut cmd = Command::new("/bin/sh");
-        // The shell's child holds stderr open too: only killing the group
-        // ends the read.
+        // The shell's child holds stderr open too: the whole group is
+        // killed.
         cmd.arg("-c")
             .arg("sleep 30 & sleep 30")
             .stdout(Stdio::null());
         let limit = Duration::from_millis(300);
-        let dog_run = {
-            cmd.stdin(Stdio::null())
-                .stderr(Stdio::piped())
-                .process_group(0);
-            let mut child = cmd.spawn().unwrap();
-            let dog = Watchdog::start(child.id(), true, limit);
-            let mut s = String::new();
-            let _ = child.stderr.take().unwrap().read_to_string(&mut s);
-            child.wait().unwrap();
-            dog.finish()
-        };
+        let dog_run = matches!(run_within(&mut cmd, limit).unwrap(), Ended::TimedOut(_));
         assert!(dog_run, "the watchdog did not fire");
         assert!(started.elapsed() < Duration::from_secs(20));
     }

@@ -1287,12 +1287,8 @@ pub fn locked_temp_dir(parent: &Path, prefix: &str) -> std::io::Result<tempfile:
     Ok(dir)
 }
 
-/// Removes `.strata-compile-*` directories under `output_path` that no
-/// running compile holds. Best effort: what cannot be removed stays.
-pub fn remove_stale_temp_roots(output_path: &Path) -> usize {
-    remove_stale_locked_dirs(output_path, TEMP_PREFIX)
-}
-
+/// Removes the `<prefix>*` directories under `parent` that no running
+/// process holds. Best effort: what cannot be removed stays.
 fn remove_stale_locked_dirs(parent: &Path, prefix: &str) -> usize {
     let Ok(rd) = std::fs::read_dir(parent) else {
         return 0;

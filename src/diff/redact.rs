@@ -481,14 +481,10 @@ impl Redactor {
             });
         }
         if out.contains("curl") || out.contains("wget") {
-            replace_in(&mut out, &self.curl_user, |c: &regex::Captures| {
-                format!("{}{OLD}", &c[1])
-            });
+            replace_in(&mut out, &self.curl_user, hide_after_first);
         }
         if out.contains("redis-cli") {
-            replace_in(&mut out, &self.redis_a, |c: &regex::Captures| {
-                format!("{}{OLD}", &c[1])
-            });
+            replace_in(&mut out, &self.redis_a, hide_after_first);
         }
         if out.contains('<') {
             replace_in(&mut out, &self.attr_pair, |c: &regex::Captures| {
@@ -562,31 +558,13 @@ impl Redactor {
             .iter()
             .any(|d| out.contains(d))
         {
-            replace_in(&mut out, &self.directive, |c: &regex::Captures| {
-                if &c[2] == OLD {
-                    c[0].to_string()
-                } else {
-                    format!("{}{OLD}", &c[1])
-                }
-            });
+            replace_in(&mut out, &self.directive, hide_after_first);
         }
         if out.contains("sshpass") {
-            replace_in(&mut out, &self.sshpass, |c: &regex::Captures| {
-                if &c[2] == OLD {
-                    c[0].to_string()
-                } else {
-                    format!("{}{OLD}", &c[1])
-                }
-            });
+            replace_in(&mut out, &self.sshpass, hide_after_first);
         }
         if out.contains(" -p") {
-            replace_in(&mut out, &self.mysql_p, |c: &regex::Captures| {
-                if &c[2] == OLD {
-                    c[0].to_string()
-                } else {
-                    format!("{}{OLD}", &c[1])
-                }
-            });
+            replace_in(&mut out, &self.mysql_p, hide_after_first);
         }
         if out.contains("</") {
             replace_in(&mut out, &self.xml, |c: &regex::Captures| {
@@ -1233,6 +1211,12 @@ fn hide_always(old: Option<&Value>, new: Option<&Value>) -> (Option<Value>, Opti
 
 /// `re`'s replacements made in `out`, which is left as it is (not copied)
 /// when nothing matches.
+/// The replacement for the rules whose match is an option or directive
+/// (group 1) followed by the secret (group 2, the rest of the match).
+fn hide_after_first(c: &regex::Captures) -> String {
+    format!("{}{OLD}", &c[1])
+}
+
 fn replace_in(out: &mut String, re: &Regex, rep: impl regex::Replacer) {
     let new = match re.replace_all(out, rep) {
         std::borrow::Cow::Owned(s) => Some(s),

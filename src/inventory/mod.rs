@@ -55,11 +55,11 @@ pub struct InventoryOptions {
 /// plus 32 per node, about half of what they take in memory):
 /// `STRATA_RENDER_MEMORY` bytes, or 1 GiB.
 pub fn render_limit() -> usize {
-    std::env::var("STRATA_RENDER_MEMORY")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&v| v > 0)
-        .unwrap_or(DEFAULT_RENDER_LIMIT)
+    usize::try_from(crate::limits::get(
+        "STRATA_RENDER_MEMORY",
+        DEFAULT_RENDER_LIMIT as u64,
+    ))
+    .unwrap_or(usize::MAX)
 }
 
 /// See [`render_limit`]. The bench's generated platform (`bench/platform.sh`:

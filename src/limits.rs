@@ -1,0 +1,50 @@
+//! The limits a user may set through the environment (`STRATA_EVAL_MEMORY`,
+//! `STRATA_EVAL_ALLOCATIONS`, `STRATA_RENDER_MEMORY`,
+//! `STRATA_PROGRAM_TIMEOUT`): one reading rule for all of them, so the
+//! check of their values and their use cannot disagree.
+
+/// Every limit variable and the unit of its value.
+pub const VARIABLES: [(&str, &str); 4] = [
+    ("STRATA_EVAL_MEMORY", "bytes"),
+    ("STRATA_EVAL_ALLOCATIONS", "allocations"),
+    ("STRATA_RENDER_MEMORY", "bytes"),
+    ("STRATA_PROGRAM_TIMEOUT", "seconds"),
+];
+
+/// `name`'s value when it is a positive whole number, else `default`.
+pub fn get(name: &str, default: u64) -> u64 {
+    std::env::var_os(name)
+        .and_then(|v| parse(&v.to_string_lossy()))
+        .unwrap_or(default)
+}
+
+fn parse(text: &str) -> Option<u64> {
+    text.trim().parse::<u64>().ok().filter(|&n| n > 0)
+}
+
+/// The first limit variable that is set to something [`get`] would ignore,
+/// as an error message: a typo (`2G`) must not leave the default in place
+/// without a word.
+pub fn first_invalid() -> Option<String> {
+    VARIABLES.into_iter().find_map(|(name, unit)| {
+        let v = std::env::var_os(name)?;
+        let text = v.to_string_lossy();
+        parse(&text).is_none().then(|| {
+            format!(
+                "{name}={text:?} is not a positive whole number of {unit}: set it to one (e.g. {name}={}), or unset it for the default",
+                if unit == "seconds" { "600" } else { "4294967296" }
+            )
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_positive_whole_numbers_are_read() {
+        assert_eq!(super::parse(" 42 "), Some(42));
+        for bad in ["0", "-1", "2G", "1.5", ""] {
+            assert_eq!(super::parse(bad), None, "{bad}");
+        }
+    }
+}
