@@ -26,13 +26,36 @@ pub fn find_in_str(text: &str, out: &mut BTreeSet<String>) {
     }
 }
 
-fn find(v: &Value, out: &mut BTreeSet<String>) {
+/// Every reference below `v` with the parameter path (`a.b[0]`) where it
+/// first occurs, so an error can say where to look.
+fn find(v: &Value, at: &str, out: &mut BTreeMap<String, String>) {
     match v {
-        Value::String(t) => find_in_str(t, out),
-        Value::Map(m) => m.values().for_each(|v| find(v, out)),
-        Value::List(l) => l.iter().for_each(|v| find(v, out)),
+        Value::String(t) => {
+            let mut refs = BTreeSet::new();
+            find_in_str(t, &mut refs);
+            for r in refs {
+                out.entry(r).or_insert_with(|| at.to_string());
+            }
+        }
+        Value::Map(m) => m
+            .iter()
+            .for_each(|(k, v)| find(v, &format!("{at}.{k}"), out)),
+        Value::List(l) => l
+            .iter()
+            .enumerate()
+            .for_each(|(i, v)| find(v, &format!("{at}[{i}]"), out)),
         _ => {}
     }
+}
+
+/// The first inventory file read for `node` that spells reference `r` out
+/// (a reference built from `${...}` parts is in none).
+fn file_with(node: Option<&RenderedNode>, r: &str) -> Option<std::path::PathBuf> {
+    let needle = format!("?{{{r}}}");
+    node?.sources.files.iter().find_map(|f| {
+        let text = std::fs::read_to_string(f).ok()?;
+        text.contains(&needle).then(|| f.clone())
+    })
 }
 
 /// Collects references from the bootstrap target's non-component keys and
@@ -49,20 +72,31 @@ pub fn write_refs(
         return Ok(BTreeMap::new());
     };
     let component_keys: BTreeSet<String> = instances.values().map(|c| parameters_key(c)).collect();
-    let mut found = BTreeSet::new();
+    // Reference -> (node it was found in, parameter path).
+    let mut found: BTreeMap<String, (String, String)> = BTreeMap::new();
+    let mut add = |node: &str, paths: BTreeMap<String, String>| {
+        for (r, at) in paths {
+            found.entry(r).or_insert_with(|| (node.to_string(), at));
+        }
+    };
     if let Some(params) = cluster.parameters.as_map() {
+        let mut paths = BTreeMap::new();
         for (k, v) in params {
             if !component_keys.contains(k) {
-                find(v, &mut found);
+                find(v, &format!("parameters.{k}"), &mut paths);
             }
         }
+        add(BOOTSTRAP, paths);
     }
     for (instance, cn) in instances {
+        let key = parameters_key(cn);
         if let Some(v) = nodes
             .get(instance)
-            .and_then(|n| n.parameters.get_path(&[parameters_key(cn).as_str()]))
+            .and_then(|n| n.parameters.get_path(&[key.as_str()]))
         {
-            find(v, &mut found);
+            let mut paths = BTreeMap::new();
+            find(v, &format!("parameters.{key}"), &mut paths);
+            add(instance, paths);
         }
     }
     if found.is_empty() {
@@ -77,24 +111,31 @@ pub fn write_refs(
                 .hint("set the Vault address and mount in parameters.kapitan.secrets.vaultkv (Commodore's global defaults do)")
         })?;
     let mut written = BTreeMap::new();
-    for r in &found {
+    for (r, (node, at)) in &found {
+        let fail = |what: String| {
+            let e = CommodoreError::new(format!("secret reference `?{{{r}}}` in {at}: {what}"));
+            match file_with(nodes.get(node.as_str()), r) {
+                Some(f) => e.file(&f),
+                None => e,
+            }
+        };
         let elems: Vec<&str> = r.split(':').collect();
         let (ty, path) = (elems[0], elems.get(1).copied().unwrap_or(""));
         if ty != "vaultkv" {
-            return Err(CommodoreError::new(format!(
-                "secret reference `?{{{r}}}`: only vaultkv references are supported (ref type: {ty})"
+            return Err(fail(format!(
+                "only vaultkv references are supported (ref type: {ty})"
             )));
         }
         let Some((secret, key)) = path.rsplit_once('/') else {
-            return Err(CommodoreError::new(format!(
-                "secret reference `?{{{r}}}` must look like ?{{vaultkv:path/to/secret/key}}"
-            )));
+            return Err(fail(
+                "it must look like ?{vaultkv:path/to/secret/key}".to_string(),
+            ));
         };
         let rel = Path::new(path);
         if rel.is_absolute() || rel.components().any(|c| matches!(c, Component::ParentDir)) {
-            return Err(CommodoreError::new(format!(
-                "secret reference `?{{{r}}}` must stay inside catalog/refs (no leading / or ..)"
-            )));
+            return Err(fail(
+                "it must stay inside catalog/refs (no leading / or ..)".to_string(),
+            ));
         }
         if written.contains_key(path) {
             continue;
@@ -178,6 +219,45 @@ mod tests {
             t,
             "p: ?{vaultkv:t-acme/c-prod/argocd/admin-password:1a2b8b75} ?{vaultkv:x/y}"
         );
+    }
+
+    #[test]
+    fn a_refused_reference_names_its_parameter_and_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let class = tmp.path().join("global.yml");
+        std::fs::write(
+            &class,
+            "parameters:\n  app:\n    env: [ok, '?{vaultkv:../../escape/key}']\n",
+        )
+        .unwrap();
+        let mut sources = crate::inventory::closure::Sources::default();
+        sources.files.insert(class.clone());
+        let params = r#"{"app":{"env":["ok","?{vaultkv:../../escape/key}"]},
+            "kapitan":{"secrets":{"vaultkv":{"VAULT_ADDR":"x"}}}}"#;
+        let node = RenderedNode {
+            name: BOOTSTRAP.into(),
+            classes: vec![],
+            applications: vec![],
+            parameters: Value::from_json(&serde_json::from_str(params).unwrap()),
+            exports: Value::Map(Default::default()),
+            environment: "base".into(),
+            sources,
+        };
+        let nodes = BTreeMap::from([(BOOTSTRAP.to_string(), node)]);
+        let refs = tmp.path().join("refs");
+        let e = write_refs(&refs, &nodes, &BTreeMap::new()).unwrap_err();
+        assert!(
+            e.message.contains("in parameters.app.env[1]"),
+            "{}",
+            e.message
+        );
+        assert!(
+            e.message.contains("must stay inside catalog/refs"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.file.as_deref(), Some(class.as_path()));
+        assert!(!tmp.path().join("escape").exists());
     }
 
     #[test]

@@ -193,10 +193,24 @@ fn walk(
     rev: &str,
     out: &mut Vec<File>,
 ) -> Result<(), DiffError> {
+    let mut seen = std::collections::HashSet::new();
     for (kind, name, oid) in read_tree(r, id, rev)? {
         let Some(name) = safe_name(&name, rev, prefix)? else {
             continue;
         };
+        // Git never writes a name twice in one tree, but a crafted tree can,
+        // and the second write would fail with a misleading "File exists".
+        if !seen.insert(name.clone()) {
+            let at = if prefix.is_empty() {
+                "the top directory"
+            } else {
+                prefix
+            };
+            return Err(git_err(
+                rev,
+                format!("the tree holds `{name}` twice in {at} (git never writes that: the commit was crafted or is corrupt); nothing was written from it"),
+            ));
+        }
         let rel = if prefix.is_empty() {
             name
         } else {
@@ -322,7 +336,59 @@ fn io_err(path: &Path, e: std::io::Error) -> DiffError {
 
 #[cfg(test)]
 mod tests {
-    use super::stays_inside;
+    use super::{extract, stays_inside};
+    use std::process::Command;
+
+    fn git(dir: &std::path::Path, args: &[&str], input: &str) -> String {
+        use std::io::Write;
+        let mut child = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    #[test]
+    fn a_crafted_tree_with_a_name_twice_is_refused_before_writing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        git(&repo, &["init", "-q"], "");
+        let blob = git(&repo, &["hash-object", "-w", "--stdin"], "hi\n");
+        let sub = git(&repo, &["mktree"], &format!("100644 blob {blob}\tx\n"));
+        // `d` as a file and as a directory, below an ordinary file.
+        let inner = git(
+            &repo,
+            &["mktree"],
+            &format!("100644 blob {blob}\td\n040000 tree {sub}\td\n"),
+        );
+        let top = git(
+            &repo,
+            &["mktree"],
+            &format!("100644 blob {blob}\ta\n040000 tree {inner}\tdir\n"),
+        );
+        let commit = git(&repo, &["commit-tree", &top, "-m", "crafted"], "");
+        let dest = tmp.path().join("out");
+        let err = extract(&repo, &commit, "", &dest).unwrap_err().to_string();
+        assert!(err.contains("`d` twice in dir"), "{err}");
+        assert!(!err.contains("File exists"), "{err}");
+        assert!(!dest.join("a").exists(), "nothing is written");
+    }
 
     #[test]
     fn links_that_stay_inside_the_tree() {

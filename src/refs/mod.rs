@@ -961,10 +961,15 @@ pub fn parse_ref_file(text: &str) -> Result<RefFile, String> {
     let Value::Map(m) = v else {
         return Err("a reference file must be a mapping with `data` and `type`".into());
     };
-    let data = m
-        .get("data")
-        .map(python_str)
-        .ok_or("a reference file needs a `data` key")?;
+    let data = match m.get("data") {
+        None => return Err("a reference file needs a `data` key".into()),
+        Some(Value::List(_) | Value::Map(_)) => {
+            return Err(
+                "`data` must be a string (the base64 of the secret), not a list or mapping".into(),
+            )
+        }
+        Some(v) => python_str(v),
+    };
     let type_name = m
         .get("type")
         .and_then(Value::as_str)
@@ -1032,6 +1037,19 @@ fn embedded(ty: &str, b64: &str) -> Result<Ref, RefError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ref_file_data_that_is_not_text_is_named() {
+        for data in ["[1, 2]", "{a: b}"] {
+            let e = parse_ref_file(&format!("data: {data}\ntype: base64\n")).unwrap_err();
+            assert!(e.contains("`data` must be a string"), "{e}");
+        }
+        // Scalars keep Python's str(): Kapitan accepts `data: 12`.
+        assert_eq!(
+            parse_ref_file("data: 12\ntype: base64\n").unwrap().data,
+            "12"
+        );
+    }
 
     fn refs() -> (tempfile::TempDir, Refs) {
         let d = tempfile::tempdir().unwrap();
