@@ -24,8 +24,9 @@ use regex::Regex;
 /// Also `passphrase` and Azure's `AccountKey` / `SharedAccessKey` (the key
 /// of a storage or Service Bus connection string, after detect-secrets'
 /// `AzureStorageKeyDetector`), and npm's `_auth` (base64 of `user:password`
-/// in `.npmrc`; a plain `auth` key has its own rule, [`Redactor::auth_value`]).
-pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$)";
+/// in `.npmrc`; a plain `auth` key has its own rule, [`Redactor::auth_value`]),
+/// and `REDISCLI_AUTH` (the password `redis-cli` reads from the environment).
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$)";
 
 /// Secret words found anywhere in a key name, after detect-secrets'
 /// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
@@ -89,6 +90,26 @@ fn command_secret_flag(program: &str, flag: &str) -> bool {
         "curl" => matches!(flag, "-u" | "-U" | "--user" | "--proxy-user"),
         _ => false,
     }
+}
+
+/// `-u user:password` / `--user user:password` whatever program takes it
+/// (curl behind an entrypoint script), but not `-u 1000:1000` or
+/// `-u app:app` (a user and group, as `docker run -u` takes).
+fn user_password_flag(flag: &str, value: &str) -> bool {
+    if !matches!(flag, "-u" | "--user" | "--proxy-user") {
+        return false;
+    }
+    let v = value.trim_matches(['"', '\'']);
+    let Some((user, pass)) = v.split_once(':') else {
+        return false;
+    };
+    let numeric = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    !user.is_empty()
+        && !pass.is_empty()
+        && !v.contains([' ', '/', '@'])
+        && user != pass
+        && !(numeric(user) && numeric(pass))
+        && pass != OLD
 }
 
 /// The programs of [`command_secret_flag`] a list of args or a text runs.
@@ -239,6 +260,11 @@ pub struct Redactor {
     curl_user: Regex,
     /// `redis-cli -a PASSWORD`, in a command line or a flow list of args.
     redis_a: Regex,
+    /// `-u user:password` of any program ([`user_password_flag`]), in a
+    /// command line or a flow list of args.
+    user_flag: Regex,
+    /// A `.pgpass` line, `host:port:database:user:password`, wherever it is.
+    pgpass_line: Regex,
     /// `<add key="DbPassword" value="x"/>` (.NET `appSettings`, Spring
     /// `<property name=… value=…/>`): the secret name is an attribute value.
     attr_pair: Regex,
@@ -336,6 +362,16 @@ impl Redactor {
             r#"(\bredis-cli\b[^\n;|&]*?[\s,\[]-a(?:[ \t]*,[ \t]*|[ \t]+)["']?)([^\s"',\]]+)"#,
         )
         .expect("static regex is valid");
+        let user_flag = Regex::new(
+            r#"((?:^|[\s,\[])["']?(-u|--user|--proxy-user)["']?(?:[ \t]*,[ \t]*|[ \t]+|=)["']?)([^\s"',\]]+)"#,
+        )
+        .expect("static regex is valid");
+        // The port is digits or `*`; the host is not all digits, so that
+        // `12:00:00:00:00` is not read as one.
+        let pgpass_line = Regex::new(
+            r"(?m)^([ \t]*[^:\s#]*[^:\s#0-9][^:\s#]*:(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:)(\S+)[ \t]*$",
+        )
+        .expect("static regex is valid");
         let attr_pair = Regex::new(
             r#"(<[A-Za-z][A-Za-z0-9:_.\-]*\s+(?i:key|name)\s*=\s*["']([^"'\n]*)["']\s+(?i:value)\s*=\s*["'])([^"'\n]*)"#,
         )
@@ -343,6 +379,8 @@ impl Redactor {
         Ok(Redactor {
             curl_user,
             redis_a,
+            user_flag,
+            pgpass_line,
             attr_pair,
             query,
             kind_key,
@@ -485,6 +523,19 @@ impl Redactor {
         }
         if out.contains("redis-cli") {
             replace_in(&mut out, &self.redis_a, hide_after_first);
+        }
+        if out.contains("-u") {
+            replace_in(&mut out, &self.user_flag, |c: &regex::Captures| {
+                if user_password_flag(&c[2], &c[3]) {
+                    let (user, _) = c[3].split_once(':').unwrap_or_default();
+                    format!("{}{user}:{OLD}", &c[1])
+                } else {
+                    c[0].to_string()
+                }
+            });
+        }
+        if out.contains(':') {
+            replace_in(&mut out, &self.pgpass_line, hide_after_first);
         }
         if out.contains('<') {
             replace_in(&mut out, &self.attr_pair, |c: &regex::Captures| {
@@ -689,9 +740,12 @@ impl Redactor {
             }
         }
         let command_flag = |l: &[Value], i: usize| {
-            l.get(i - 1)
-                .and_then(Value::as_str)
-                .is_some_and(|f| programs.iter().any(|p| command_secret_flag(p, f)))
+            l.get(i - 1).and_then(Value::as_str).is_some_and(|f| {
+                programs.iter().any(|p| command_secret_flag(p, f))
+                    || l.get(i)
+                        .and_then(Value::as_str)
+                        .is_some_and(|v| user_password_flag(f, v))
+            })
         };
         for i in 1..len {
             if self.is_secret_flag(o.get(i - 1))
@@ -890,6 +944,8 @@ impl Redactor {
         let mut hiding_below: Option<usize> = None;
         let mut compact_items = false;
         let mut after_secret_flag = false;
+        // The `-u`/`--user` flag the previous list item was, if any.
+        let mut after_user_flag: Option<String> = None;
         let env_values = self.secret_env_value_lines(text, line_re);
         // A block list of args (`- redis-cli` / `- -a` / `- VALUE`), maybe
         // split over `command:` and `args:`: the programs the file names.
@@ -924,9 +980,13 @@ impl Redactor {
                 hiding_below = None;
             }
             let flag_before = std::mem::take(&mut after_secret_flag);
+            let user_flag_before = after_user_flag.take();
             let item = body.trim_start().strip_prefix("- ").map(str::trim);
             if let Some(item) = item {
-                if flag_before && !item.starts_with('-') {
+                let user_password = user_flag_before
+                    .as_deref()
+                    .is_some_and(|f| user_password_flag(f, item));
+                if (flag_before && !item.starts_with('-')) || user_password {
                     out.push_str(&body[..body.len() - body.trim_start().len()]);
                     out.push_str("- ");
                     out.push_str(OLD);
@@ -934,6 +994,7 @@ impl Redactor {
                     continue;
                 }
                 let flag = item.trim_matches(['"', '\'']);
+                after_user_flag = Some(flag.to_string());
                 after_secret_flag = item.starts_with('-')
                     && !item.contains(['=', ' '])
                     && (self.key_matches(flag.trim_start_matches('-'))
@@ -1393,6 +1454,46 @@ mod tests {
         // Prose and other words stay.
         let plain = "the bindpwd tool\nrequirepassword\n";
         assert_eq!(r.redact_text(plain), plain);
+    }
+
+    /// Known gaps after the re-probes of 2026-11-26: a `.pgpass` line under
+    /// any key, `REDISCLI_AUTH`, `-u user:password` of a program the text
+    /// does not name.
+    #[test]
+    fn pgpass_lines_rediscli_auth_and_user_flags() {
+        let r = Redactor::default();
+        for (text, secret) in [
+            (
+                "db-creds: |\n  db.example.com:5432:app:u:pgL1ne\n",
+                "pgL1ne",
+            ),
+            ("x: |\n  *:*:*:u:pgSt4r\n", "pgSt4r"),
+            ("export REDISCLI_AUTH=r3disAuth\n", "r3disAuth"),
+            (
+                "env:\n- name: REDISCLI_AUTH\n  value: r3disEnv\n",
+                "r3disEnv",
+            ),
+            ("args: [\"-u\", \"deploy:fl0wU\"]\n", "fl0wU"),
+            ("args:\n- --user\n- deploy:bl0ckU\n", "bl0ckU"),
+            ("run.sh: /entry.sh --user=deploy:gluedU x\n", "gluedU"),
+        ] {
+            let out = r.redact_text(text);
+            assert!(!out.contains(secret), "{text:?} -> {out:?}");
+            assert!(out.contains(OLD), "{text:?} -> {out:?}");
+        }
+        // Semantic mode: the item after `-u` in a list of args.
+        let args = Value::from_json(&serde_json::json!(["-u", "deploy:s3mU", "x"]));
+        let (_, b) = r.redact_pair(None, Some(&args));
+        assert!(!format!("{b:?}").contains("s3mU"), "{b:?}");
+        // A user and group, a time, a URL: not passwords.
+        for plain in [
+            "docker run -u 1000:1000 img\n",
+            "args: [-u, app:app]\n",
+            "at: 12:00:00:00:00\n",
+            "sudo -u www-data php artisan migrate\n",
+        ] {
+            assert_eq!(r.redact_text(plain), plain);
+        }
     }
 
     #[test]

@@ -709,6 +709,9 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("putty-key", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  key.ppk: |\n    PuTTY-User-Key-File-3: ssh-ed25519\n    Encryption: none\n    Public-Lines: 1\n    AAAAC3NzaC1lZDI1NTE5AAAAIOx\n    Private-Lines: 1\n    AAAAI{V}Q\n    Private-MAC: 0d5a\n", "puttykey7210x"),
     ("pem-without-end", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: |\n    -----BEGIN EC PRIVATE KEY-----\n    MHcCAQEEI{V}oAoGCCqGSM49\n", "pemnoend7211x"),
     ("externalsecret-template", "apiVersion: external-secrets.io/v1beta1\nkind: ExternalSecret\nmetadata:\n  name: db\nspec:\n  secretStoreRef: {name: vault, kind: ClusterSecretStore}\n  target:\n    template:\n      data:\n        fallback: \"{V}\"\n", "extsecret-7212"),
+    // Known gaps of 2026-11-26, closed on 2026-11-26 (evening).
+    ("password-directives", "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  redis.conf: |\n    requirepass {V}\n  ldap.conf: |\n    bindpw {V}\n  db-pass.conf: |\n    db.example.com:5432:app:app:{V}\n    *:*:*:u:{V}\n  start.sh: |\n    export REDISCLI_AUTH={V}\n    sshpass -p {V} ssh host\n", "directive-7301"),
+    ("user-flag-behind-entrypoint", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      containers:\n      - name: a\n        command: [/entrypoint.sh]\n        args: [-u, \"deploy:{V}\", https://nexus.example.com]\n      - name: b\n        command: [/entrypoint.sh]\n        args:\n        - --user\n        - deploy:{V}\n        env:\n        - name: REDISCLI_AUTH\n          value: {V}\n", "entryuser-7302"),
     ("yaml-alias-of-secret", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  password: &pw \"{V}\"\n  DB_CONN_ARG: *pw\n", "aliaspw-7213"),
 ];
 
