@@ -390,10 +390,6 @@ impl Object for MutList {
         method: &str,
         args: &[minijinja::Value],
     ) -> Result<minijinja::Value, Error> {
-        let mut items = self
-            .0
-            .lock()
-            .map_err(|_| Error::new(ErrorKind::InvalidOperation, "list lock poisoned"))?;
         let arg = |i: usize| {
             args.get(i).cloned().ok_or_else(|| {
                 Error::new(
@@ -402,12 +398,28 @@ impl Object for MutList {
                 )
             })
         };
+        // Made storable before the lock is taken: `xs.append(xs)` reads
+        // the list being changed.
+        let new: Vec<minijinja::Value> = match method {
+            "append" => vec![storable(arg(0)?)?],
+            "extend" => arg(0)?
+                .try_iter()?
+                .map(storable)
+                .collect::<Result<_, _>>()?,
+            "insert" => vec![storable(arg(1)?)?],
+            _ => Vec::new(),
+        };
+        let mut items = self
+            .0
+            .lock()
+            .map_err(|_| Error::new(ErrorKind::InvalidOperation, "list lock poisoned"))?;
         match method {
-            "append" => items.push(arg(0)?),
-            "extend" => items.extend(arg(0)?.try_iter()?),
+            "append" | "extend" => items.extend(new),
             "insert" => {
                 let at = arg(0)?.as_i64().unwrap_or(0).clamp(0, items.len() as i64) as usize;
-                items.insert(at, arg(1)?);
+                for v in new {
+                    items.insert(at, v);
+                }
             }
             "pop" => {
                 let at = match args.first() {
@@ -427,6 +439,29 @@ impl Object for MutList {
         }
         Ok(minijinja::Value::from(()))
     }
+}
+
+/// A value as a [`MutList`] or [`MutDict`] may hold it. A list or dict that
+/// can change is stored as it is at that moment, and any other mutable value
+/// (a namespace, one nested deeper) is refused, as is a value nested deeper
+/// than 256 levels: a mutable container holding another could be chained
+/// in a loop into a value so deep that printing or dropping it overflows
+/// the stack. Python's Jinja2 would keep a live reference; a template that
+/// changes a list after appending it sees the difference.
+fn storable(v: minijinja::Value) -> Result<minijinja::Value, Error> {
+    let v = if let Some(l) = v.downcast_object_ref::<MutList>() {
+        minijinja::Value::from(l.items())
+    } else if let Some(d) = v.downcast_object_ref::<MutDict>() {
+        minijinja::Value::from_iter(d.entries())
+    } else {
+        v
+    };
+    let mutable = |x: &minijinja::Value| {
+        (x.downcast_object_ref::<MutList>().is_some() || x.downcast_object_ref::<MutDict>().is_some())
+            .then_some("a list or dict built with `set` can be stored in another only directly, not inside a literal: store it first")
+    };
+    minijinja::check_stored_value(&v, true, &mutable)?;
+    Ok(v)
 }
 
 /// A dict that `{% do d.update(...) %}` can change.
@@ -463,16 +498,19 @@ impl Object for MutDict {
     ) -> Result<minijinja::Value, Error> {
         match method {
             "update" => {
+                // Read before the lock is taken: `d.update(d)` reads it.
+                let mut new = Vec::new();
+                for other in args {
+                    for k in other.try_iter()? {
+                        let v = storable(other.get_item(&k)?)?;
+                        new.push((k, v));
+                    }
+                }
                 let mut m = self
                     .0
                     .lock()
                     .map_err(|_| Error::new(ErrorKind::InvalidOperation, "dict lock poisoned"))?;
-                for other in args {
-                    for k in other.try_iter()? {
-                        let v = other.get_item(&k)?;
-                        m.insert(k, v);
-                    }
-                }
+                m.extend(new);
                 Ok(minijinja::Value::from(()))
             }
             _ => Err(Error::from(ErrorKind::UnknownMethod)),
@@ -482,7 +520,7 @@ impl Object for MutDict {
 
 fn make_list(v: Option<minijinja::Value>) -> Result<minijinja::Value, Error> {
     let items: Vec<minijinja::Value> = match v {
-        Some(v) => v.try_iter()?.collect(),
+        Some(v) => v.try_iter()?.map(storable).collect::<Result<_, _>>()?,
         None => Vec::new(),
     };
     Ok(minijinja::Value::from_object(MutList(Mutex::new(items))))
@@ -492,7 +530,7 @@ fn make_dict(v: Option<minijinja::Value>) -> Result<minijinja::Value, Error> {
     let mut m = indexmap::IndexMap::new();
     if let Some(v) = v {
         for k in v.try_iter()? {
-            let item = v.get_item(&k)?;
+            let item = storable(v.get_item(&k)?)?;
             m.insert(k, item);
         }
     }
@@ -1216,6 +1254,68 @@ mod tests {
         let p = dir.path().join("t.j2");
         std::fs::write(&p, src).unwrap();
         render_file(&p, &ctx, &[]).unwrap()
+    }
+
+    fn render_err(src: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.j2");
+        std::fs::write(&p, src).unwrap();
+        render_file(&p, &minijinja::context! {}, &[])
+            .unwrap_err()
+            .to_string()
+    }
+
+    /// Re-probe of 2026-11-26: a loop that nests a value 100,000 levels
+    /// deep in a 100-byte template overflowed the stack when the value was
+    /// printed, serialised or dropped. Every way a value outlives a loop
+    /// turn is bounded (vendor/minijinja/STRATA.md).
+    #[test]
+    fn values_cannot_grow_deep_across_loop_turns() {
+        for (src, why) in [
+            (
+                "{% set ns = namespace(v=1) %}{% for i in range(100000) %}{% set ns.v = {'a': ns.v} %}{% endfor %}{{ ns.v | tojson }}",
+                "nested deeper than 256",
+            ),
+            (
+                "{% set ns = namespace(v=1) %}{% set ns.self = ns %}{{ ns }}",
+                "cannot hold a namespace",
+            ),
+            (
+                "{% set root = namespace() %}{% set st = namespace(cur=root) %}{% for i in range(100000) %}{% set n = namespace() %}{% set st.cur.x = n %}{% set st.cur = n %}{% endfor %}{{ root }}",
+                "cannot hold a namespace",
+            ),
+            (
+                "{% set xs = [0] %}{% for i in range(100000) %}{% do xs.append([xs[-1]]) %}{% endfor %}{{ xs }}",
+                "nested deeper than 256",
+            ),
+            (
+                "{% set d = {} %}{% for i in range(100000) %}{% do d.update({'a': {'b': d.a}}) %}{% endfor %}{{ d }}",
+                "nested deeper than 256",
+            ),
+            ("{% set xs = [] %}{% do xs.append({'a': xs}) %}{{ xs }}", "store it first"),
+        ] {
+            let e = render_err(src);
+            assert!(e.contains(why), "{src}: {e}");
+        }
+        // A list appended to another is stored as it is then: a chain of
+        // lists built in a loop stays two levels deep, and a list appended
+        // to itself holds its old self.
+        let ctx = minijinja::context! {};
+        assert_eq!(
+            render(
+                "{% set root = [] %}{% set st = namespace(cur=root) %}{% for i in range(1000) %}{% set n = [] %}{% do st.cur.append(n) %}{% set st.cur = n %}{% endfor %}{{ root }} {% set xs = [1] %}{% do xs.append(xs) %}{{ xs }}",
+                ctx.clone()
+            ),
+            "[[]] [1, [1]]"
+        );
+        // What templates do: rows of rows, accumulators in namespaces.
+        assert_eq!(
+            render(
+                "{% set rows = [] %}{% for r in [1, 2] %}{% set row = [r] %}{% do row.append(r * 10) %}{% do rows.append(row) %}{% endfor %}{{ rows }} {% set ns = namespace(items=[]) %}{% for i in [1, 2] %}{% set ns.items = ns.items + [{'i': i}] %}{% endfor %}{{ ns.items | tojson }}",
+                ctx
+            ),
+            "[[1, 10], [2, 20]] [{\"i\": 1}, {\"i\": 2}]"
+        );
     }
 
     #[test]

@@ -104,12 +104,9 @@ fn user_password_flag(flag: &str, value: &str) -> bool {
         return false;
     };
     let numeric = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
-    !user.is_empty()
-        && !pass.is_empty()
-        && !v.contains([' ', '/', '@'])
-        && user != pass
-        && !(numeric(user) && numeric(pass))
-        && pass != OLD
+    let user_and_group = user == pass || (numeric(user) && numeric(pass));
+    let empty = user.is_empty() || pass.is_empty();
+    !empty && !user_and_group && !v.contains([' ', '/', '@']) && pass != OLD
 }
 
 /// The programs of [`command_secret_flag`] a list of args or a text runs.

@@ -41,6 +41,11 @@ pub fn parse(s: &str) -> Result<Option<Template>, String> {
     Ok(Some(Template { tokens }))
 }
 
+/// How deep `${` may nest inside one reference: the parser and the
+/// resolver recurse once per level, so a string of 30,000 `${` would
+/// otherwise overflow the stack.
+pub const MAX_REF_NESTING: usize = super::resolve::MAX_DEPTH;
+
 struct Parser<'a> {
     s: &'a str,
     b: &'a [u8],
@@ -81,7 +86,7 @@ impl Parser<'_> {
         let mut tokens = Vec::new();
         while self.i < self.b.len() {
             if self.at("${") {
-                let r = self.reference()?;
+                let r = self.reference(1)?;
                 tokens.push(r);
             } else if self.at("\\\\${") || self.at("\\\\}") {
                 self.i += 2;
@@ -106,8 +111,14 @@ impl Parser<'_> {
         Ok(tokens)
     }
 
-    fn reference(&mut self) -> Result<Token, String> {
+    fn reference(&mut self, depth: usize) -> Result<Token, String> {
         let open = self.i;
+        if depth > MAX_REF_NESTING {
+            return Err(format!(
+                "references nested deeper than {MAX_REF_NESTING} levels (the `${{` at character {}): flatten the reference",
+                self.s[..open].chars().count() + 1
+            ));
+        }
         self.i += 2;
         let mut tokens = Vec::new();
         loop {
@@ -131,7 +142,7 @@ impl Parser<'_> {
                 self.i += 3;
                 push_lit(&mut tokens, "$[");
             } else if self.at("${") {
-                let r = self.reference()?;
+                let r = self.reference(depth + 1)?;
                 tokens.push(r);
             } else if self.at("}") {
                 self.i += 1;
@@ -201,5 +212,24 @@ mod tests {
             .unwrap_err()
             .contains("unclosed reference"));
         assert!(parse("${}").is_err());
+    }
+
+    /// Re-probe of 2026-11-26: 30,000 nested `${` overflowed the stack.
+    #[test]
+    fn nesting_is_bounded() {
+        let ok = format!(
+            "{}a{}",
+            "${".repeat(MAX_REF_NESTING),
+            "}".repeat(MAX_REF_NESTING)
+        );
+        assert!(parse(&ok).is_ok());
+        for n in [MAX_REF_NESTING + 1, 100_000] {
+            let closed = format!("{}a{}", "${".repeat(n), "}".repeat(n));
+            let open = "${".repeat(n);
+            for s in [closed, open] {
+                let e = parse(&s).unwrap_err();
+                assert!(e.contains("nested deeper than 256"), "{e}");
+            }
+        }
     }
 }
