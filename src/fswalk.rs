@@ -3,7 +3,68 @@
 //! below a directory, in sorted path order, so what is built from it is
 //! the same byte for byte on every machine.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+/// How often one walk may enter the same directory. Only symlinks make a
+/// walk enter a directory twice; links that fan out (`a` and `b` ->
+/// `../next` on each level of a chain) give 2^n paths without any loop, so
+/// 24 levels of them ran every walker for hours and `copy` filled the disk.
+pub const MAX_DIR_VISITS: u32 = 1_000;
+
+/// Why a walk does not enter a directory.
+#[derive(Debug, PartialEq)]
+pub enum Refusal {
+    /// It is being walked already (a link back up the tree).
+    Loop,
+    /// It was entered [`MAX_DIR_VISITS`] times already.
+    FanOut,
+}
+
+impl Refusal {
+    /// Says why, after the path; `what` is what the walk does (`read`,
+    /// `copied`).
+    pub fn message(&self, what: &str) -> String {
+        match self {
+            Refusal::Loop => format!(
+                "leads back to a directory being {what} (a symlink loop)"
+            ),
+            Refusal::FanOut => format!(
+                "reached through symlinks more than {MAX_DIR_VISITS} times (links that fan out, such as `a` and `b` -> `../next` on every level)"
+            ),
+        }
+    }
+}
+
+/// The directories a walk is in and how often it entered each, by real
+/// (canonical) path. Every directory walker keeps one, so no tree of links
+/// makes a walk loop or branch without bound.
+#[derive(Debug, Default)]
+pub struct Visits {
+    ancestors: Vec<PathBuf>,
+    counts: HashMap<PathBuf, u32>,
+}
+
+impl Visits {
+    /// Enters directory `real`, unless it is being walked or was entered
+    /// too often. [`Visits::leave`] it after walking it.
+    pub fn enter(&mut self, real: PathBuf) -> Result<(), Refusal> {
+        if self.ancestors.contains(&real) {
+            return Err(Refusal::Loop);
+        }
+        let n = self.counts.entry(real.clone()).or_insert(0);
+        if *n >= MAX_DIR_VISITS {
+            return Err(Refusal::FanOut);
+        }
+        *n += 1;
+        self.ancestors.push(real);
+        Ok(())
+    }
+
+    pub fn leave(&mut self) {
+        self.ancestors.pop();
+    }
+}
 
 /// A directory that could not be read, and why.
 #[derive(Debug)]
@@ -18,6 +79,9 @@ impl std::fmt::Display for WalkError {
     }
 }
 
+/// Its message already holds the cause's.
+impl std::error::Error for WalkError {}
+
 /// Every regular file below `dir`, sorted by path. Symlinks are followed
 /// only while they stay inside `dir` (a link to `/etc/shadow`, `/dev/zero`
 /// or `../..` is left out) and never into a directory being walked (no
@@ -29,8 +93,64 @@ pub fn files_below(dir: &Path, descend: &dyn Fn(&Path) -> bool) -> Result<Vec<Pa
         path: dir.to_path_buf(),
         source,
     })?;
-    let mut stack = vec![root.clone()];
-    walk(dir, &root, &mut stack, descend, &mut out)?;
+    let mut visits = Visits::default();
+    // The root itself is entered once and cannot fail.
+    let _ = visits.enter(root.clone());
+    walk(dir, &root, &mut visits, descend, &mut out)?;
+    Ok(out)
+}
+
+/// Every file below `dir` with its path relative to `dir` (`/`-separated),
+/// in sorted order, following symlinks wherever they lead (the caller
+/// confines what it reads), each real directory once on a path and at most
+/// [`MAX_DIR_VISITS`] times in all. A FIFO, socket or device is an error: a
+/// FIFO blocks a read forever and `/dev/zero` never ends. For template
+/// inputs (`ytt`, `strata template -f DIR`), which read every file.
+pub fn files_following(dir: &Path) -> Result<Vec<(String, PathBuf)>, WalkError> {
+    fn walk(
+        dir: &Path,
+        base: &Path,
+        visits: &mut Visits,
+        out: &mut Vec<(String, PathBuf)>,
+    ) -> Result<(), WalkError> {
+        let fail = |path: &Path, source| WalkError {
+            path: path.to_path_buf(),
+            source,
+        };
+        let real = std::fs::canonicalize(dir).map_err(|e| fail(dir, e))?;
+        visits
+            .enter(real)
+            .map_err(|why| fail(dir, std::io::Error::other(why.message("read"))))?;
+        let mut entries = Vec::new();
+        for e in std::fs::read_dir(dir).map_err(|e| fail(dir, e))? {
+            entries.push(e.map_err(|e| fail(dir, e))?.path());
+        }
+        entries.sort();
+        for p in entries {
+            let meta = std::fs::metadata(&p).map_err(|e| fail(&p, e))?;
+            if meta.is_dir() {
+                walk(&p, base, visits, out)?;
+            } else if meta.is_file() {
+                let rel = p
+                    .strip_prefix(base)
+                    .unwrap_or(&p)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push((rel, p));
+            } else {
+                return Err(fail(
+                    &p,
+                    std::io::Error::other(
+                        "not a regular file (a FIFO, socket or device): only files and directories are read",
+                    ),
+                ));
+            }
+        }
+        visits.leave();
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut Visits::default(), &mut out)?;
     Ok(out)
 }
 
@@ -43,7 +163,7 @@ pub fn inside(path: &Path, root: &Path) -> Option<PathBuf> {
 fn walk(
     dir: &Path,
     root: &Path,
-    stack: &mut Vec<PathBuf>,
+    visits: &mut Visits,
     descend: &dyn Fn(&Path) -> bool,
     out: &mut Vec<PathBuf>,
 ) -> Result<(), WalkError> {
@@ -77,12 +197,22 @@ fn walk(
                 path: p.clone(),
                 source,
             })?;
-            if stack.contains(&real) || !descend(&p) {
+            if !descend(&p) {
                 continue;
             }
-            stack.push(real);
-            let r = walk(&p, root, stack, descend, out);
-            stack.pop();
+            match visits.enter(real) {
+                Ok(()) => {}
+                // A link back up adds nothing that is not read already.
+                Err(Refusal::Loop) => continue,
+                Err(why) => {
+                    return Err(WalkError {
+                        path: p,
+                        source: std::io::Error::other(why.message("read")),
+                    })
+                }
+            }
+            let r = walk(&p, root, visits, descend, out);
+            visits.leave();
             r?;
         } else if meta.is_file() {
             out.push(p);
@@ -167,5 +297,35 @@ mod tests {
             .map(|p| p.strip_prefix(&root).unwrap().to_str().unwrap().to_string())
             .collect();
         assert_eq!(rel, ["t/inside.yaml", "t/real.yaml"]);
+    }
+
+    /// `d0` .. `dN`, each `d_i` holding links `a` and `b` to `d_{i+1}`, and
+    /// a file in `dN`: 2^N paths to it, and no loop.
+    #[cfg(unix)]
+    pub fn symlink_fan_out(dir: &Path, n: usize) {
+        for i in 0..=n {
+            std::fs::create_dir_all(dir.join(format!("d{i}"))).unwrap();
+        }
+        for i in 0..n {
+            for l in ["a", "b"] {
+                let to = format!("../d{}", i + 1);
+                std::os::unix::fs::symlink(to, dir.join(format!("d{i}/{l}"))).unwrap();
+            }
+        }
+        std::fs::write(dir.join(format!("d{n}/f.yml")), "x: 1\n").unwrap();
+    }
+
+    /// Re-probe of 2026-11-26: 24 levels ran every walker past 60 s.
+    #[cfg(unix)]
+    #[test]
+    fn links_that_fan_out_are_bounded() {
+        let tmp = tempfile::tempdir().unwrap();
+        symlink_fan_out(tmp.path(), 40);
+        let e = files_below(tmp.path(), &|_| true).unwrap_err().to_string();
+        assert!(e.contains("more than 1000 times"), "{e}");
+        // A few levels are read in full: every path is a file.
+        let small = tempfile::tempdir().unwrap();
+        symlink_fan_out(small.path(), 3);
+        assert_eq!(files_below(small.path(), &|_| true).unwrap().len(), 15);
     }
 }

@@ -75,35 +75,13 @@ pub struct TemplateArgs {
     pub dangerous_disable_validation: bool,
 }
 
-fn walk(dir: &Path, base: &Path, out: &mut Vec<(String, PathBuf)>) -> anyhow::Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read directory {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk(&p, base, out)?;
-        } else {
-            let rel = p
-                .strip_prefix(base)
-                .unwrap_or(&p)
-                .to_string_lossy()
-                .replace('\\', "/");
-            out.push((rel, p));
-        }
-    }
-    Ok(())
-}
-
 fn expand(spec: &str) -> anyhow::Result<Vec<(String, PathBuf)>> {
     let (name, path) = match spec.split_once('=') {
         Some((n, p)) if !n.is_empty() => (Some(n.to_string()), PathBuf::from(p)),
         _ => (None, PathBuf::from(spec)),
     };
     if path.is_dir() {
-        let mut out = Vec::new();
-        walk(&path, &path, &mut out)?;
+        let mut out = crate::fswalk::files_following(&path)?;
         if let Some(n) = name {
             for (rel, _) in out.iter_mut() {
                 *rel = format!("{}/{}", n.trim_end_matches('/'), rel);
@@ -321,9 +299,7 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
         }
         let p = PathBuf::from(spec);
         if p.is_dir() {
-            let mut out = Vec::new();
-            walk(&p, &p, &mut out)?;
-            for (rel, path) in out {
+            for (rel, path) in crate::fswalk::files_following(&p)? {
                 if !(rel.ends_with(".yml") || rel.ends_with(".yaml")) {
                     continue;
                 }

@@ -1175,34 +1175,35 @@ pub fn render_path(
 }
 
 /// The templates below `root`, following symlinks as Kapitan's renderer
-/// opens them, but each real directory once on a path: two links back up
-/// the tree (`self -> .`, `sub/up -> ..`) made the walk branch at every
-/// level (2^k paths at depth k: minutes and gigabytes). FIFOs, sockets and
+/// opens them, but each real directory once on a path and at most
+/// [`crate::fswalk::MAX_DIR_VISITS`] times in all: two links back up the
+/// tree (`self -> .`, `sub/up -> ..`) made the walk branch at every level
+/// (2^k paths at depth k: minutes and gigabytes). FIFOs, sockets and
 /// devices are refused, as `copy` refuses them: a FIFO blocks the read.
 fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, String)>) -> Result<(), String> {
-    walk_at(root, dir, out, &mut Vec::new())
+    walk_at(root, dir, out, &mut crate::fswalk::Visits::default())
 }
 
 fn walk_at(
     root: &Path,
     dir: &Path,
     out: &mut Vec<(PathBuf, String)>,
-    ancestors: &mut Vec<PathBuf>,
+    visits: &mut crate::fswalk::Visits,
 ) -> Result<(), String> {
     let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
     let real = dir.canonicalize().map_err(|e| io(dir, e))?;
-    if ancestors.contains(&real) {
-        return Err(format!(
-            "{}: leads back to a directory being read (a symlink loop): the template directory cannot hold it",
-            dir.display()
-        ));
-    }
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| io(dir, e))?
         .filter_map(Result::ok)
         .collect();
     entries.sort_by_key(|e| e.file_name());
-    ancestors.push(real);
+    visits.enter(real).map_err(|why| {
+        format!(
+            "{}: {}: the template directory cannot hold it",
+            dir.display(),
+            why.message("read")
+        )
+    })?;
     let res = entries.iter().try_for_each(|entry| {
         let path = entry.path();
         // Follows symlinks; a dangling one is skipped.
@@ -1210,7 +1211,7 @@ fn walk_at(
             return Ok(());
         };
         if meta.is_dir() {
-            walk_at(root, &path, out, ancestors)
+            walk_at(root, &path, out, visits)
         } else if entry.file_name().to_string_lossy().starts_with('.') {
             Ok(())
         } else if !meta.is_file() {
@@ -1228,7 +1229,7 @@ fn walk_at(
             Ok(())
         }
     });
-    ancestors.pop();
+    visits.leave();
     res
 }
 

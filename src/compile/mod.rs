@@ -758,7 +758,7 @@ fn is_own_output(ctx: &TargetCtx, dir: &Path) -> bool {
 /// symlinks to them, recursively). A FIFO would block the read forever and
 /// a device (`/dev/zero`) never ends: both are refused, as are sockets.
 fn copy_into(ctx: &TargetCtx, src: &Path, dst: &Path) -> Result<(), String> {
-    copy_into_at(ctx, src, dst, dst, &mut Vec::new())
+    copy_into_at(ctx, src, dst, dst, &mut crate::fswalk::Visits::default())
 }
 
 fn copy_into_at(
@@ -766,7 +766,7 @@ fn copy_into_at(
     src: &Path,
     dst: &Path,
     top: &Path,
-    ancestors: &mut Vec<PathBuf>,
+    visits: &mut crate::fswalk::Visits,
 ) -> Result<(), String> {
     // Follows symlinks, as the copy does; opens nothing.
     let meta = std::fs::metadata(src).map_err(|e| format!("{}: {e}", src.display()))?;
@@ -786,12 +786,15 @@ fn copy_into_at(
         if top.canonicalize().is_ok_and(|t| t == real) {
             return Ok(());
         }
-        if ancestors.contains(&real) {
-            return Err(format!(
-                "{}: leads back to a directory being copied (a symlink loop): copy cannot follow it",
-                src.display()
-            ));
-        }
+        // A link back up (`up -> ..`) would repeat the tree until the path
+        // is too long; links that fan out would copy it 2^n times.
+        visits.enter(real).map_err(|why| {
+            format!(
+                "{}: {}: copy cannot follow it",
+                src.display(),
+                why.message("copied")
+            )
+        })?;
         if ctx.careful || !dst.starts_with(&ctx.target_root) {
             create_dir_inside(ctx, root_of(ctx, dst)?, dst)?;
         } else {
@@ -802,11 +805,10 @@ fn copy_into_at(
             .filter_map(Result::ok)
             .collect();
         entries.sort_by_key(|e| e.file_name());
-        ancestors.push(real);
-        let res = entries.iter().try_for_each(|e| {
-            copy_into_at(ctx, &e.path(), &dst.join(e.file_name()), top, ancestors)
-        });
-        ancestors.pop();
+        let res = entries
+            .iter()
+            .try_for_each(|e| copy_into_at(ctx, &e.path(), &dst.join(e.file_name()), top, visits));
+        visits.leave();
         res
     } else if meta.is_file() {
         confine::check(src)?;

@@ -299,7 +299,7 @@ fn walk(root: &Path) -> Result<FileMap, DiffError> {
         });
     }
     let mut out = FileMap::new();
-    walk_dir(root, root, &mut Vec::new(), &mut out)?;
+    walk_dir(root, root, &mut crate::fswalk::Visits::default(), &mut out)?;
     Ok(out)
 }
 
@@ -314,11 +314,12 @@ fn refused(text: String) -> PathBuf {
 
 /// Directory symlinks are followed (catalogs sometimes link shared
 /// manifests), but never into a directory that is already one of the
-/// current directory's ancestors, so a link back up the tree ends there.
+/// current directory's ancestors, so a link back up the tree ends there,
+/// nor more than [`crate::fswalk::MAX_DIR_VISITS`] times into one directory.
 fn walk_dir(
     root: &Path,
     dir: &Path,
-    ancestors: &mut Vec<PathBuf>,
+    visits: &mut crate::fswalk::Visits,
     out: &mut FileMap,
 ) -> Result<(), DiffError> {
     let io = |path: &Path, e: std::io::Error| DiffError::Io {
@@ -326,11 +327,17 @@ fn walk_dir(
         message: e.to_string(),
     };
     let real = std::fs::canonicalize(dir).map_err(|e| io(dir, e))?;
-    if ancestors.contains(&real) {
-        return Ok(());
+    match visits.enter(real) {
+        Ok(()) => {}
+        Err(crate::fswalk::Refusal::Loop) => return Ok(()),
+        Err(why) => {
+            return Err(DiffError::Io {
+                path: dir.to_path_buf(),
+                message: why.message("read"),
+            })
+        }
     }
     let real_root = std::fs::canonicalize(root).map_err(|e| io(root, e))?;
-    ancestors.push(real);
     for entry in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
         let entry = entry.map_err(|e| io(dir, e))?;
         let path = entry.path();
@@ -345,7 +352,7 @@ fn walk_dir(
         };
         if meta.as_ref().is_some_and(|m| m.is_dir()) {
             if entry.file_name() != ".git" {
-                walk_dir(root, &path, ancestors, out)?;
+                walk_dir(root, &path, visits, out)?;
             }
             continue;
         }
@@ -371,7 +378,7 @@ fn walk_dir(
         };
         out.insert((target, file), shown);
     }
-    ancestors.pop();
+    visits.leave();
     Ok(())
 }
 

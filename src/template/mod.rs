@@ -997,35 +997,13 @@ fn openapi(f: &schema::Field) -> Val {
 /// Reads `-f`-style inputs: files keep their name, directories are walked
 /// in sorted order with paths relative to the directory.
 pub fn collect_files(paths: &[std::path::PathBuf]) -> Result<Vec<eval::SrcFile>, TemplateError> {
-    fn walk(
-        dir: &std::path::Path,
-        base: &std::path::Path,
-        out: &mut Vec<eval::SrcFile>,
-    ) -> Result<(), TemplateError> {
-        let mut entries: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| terr(format!("cannot read directory {}: {e}", dir.display())))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                walk(&p, base, out)?;
-            } else {
-                let rel = p
-                    .strip_prefix(base)
-                    .unwrap_or(&p)
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                let text = crate::error::read_to_string(&p).map_err(|e| terr(e.to_string()))?;
-                out.push(eval::SrcFile::new(rel, text));
-            }
-        }
-        Ok(())
-    }
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
-            walk(p, p, &mut out)?;
+            for (rel, full) in crate::fswalk::files_following(p).map_err(|e| terr(e.to_string()))? {
+                let text = crate::error::read_to_string(&full).map_err(|e| terr(e.to_string()))?;
+                out.push(eval::SrcFile::new(rel, text));
+            }
         } else {
             let text = crate::error::read_to_string(p).map_err(|e| terr(e.to_string()))?;
             let name = p

@@ -2276,3 +2276,64 @@ fn overlay_matching_is_bounded() {
     let out = run(dir, &["template", "-f", "docs.yml", "-f", "ov.yml"], 0);
     assert!(out.contains("l19: x"), "overlays not applied");
 }
+
+#[test]
+fn input_directories_whose_symlinks_fan_out_end_at_once() {
+    // Re-probe of 2026-11-26: `d_i/a` and `d_i/b` -> `../d_{i+1}` on 24
+    // levels is 2^24 paths and no loop: ytt, jinja2 and copy inputs ran past
+    // 60 s (copy wrote 850 MB), in compile and in a review; `template -f`
+    // also followed a plain loop, and blocked on a FIFO.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for i in 0..=24 {
+        std::fs::create_dir_all(dir.join(format!("cfg/d{i}"))).unwrap();
+    }
+    for i in 0..24 {
+        for l in ["a", "b"] {
+            std::os::unix::fs::symlink(format!("../d{}", i + 1), dir.join(format!("cfg/d{i}/{l}")))
+                .unwrap();
+        }
+    }
+    write(&dir.join("cfg/d24/f.yml"), "x: 1\n");
+    for ty in ["copy", "jinja2", "ytt"] {
+        write(
+            &dir.join("inventory/targets/t.yml"),
+            &format!("parameters:\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - {{output_path: o, input_type: {ty}, input_paths: [cfg], output_type: yaml}}\n"),
+        );
+        let err = run(dir, &["compile"], 2);
+        assert!(
+            err.contains("reached through symlinks more than 1000 times"),
+            "{ty}: {err}"
+        );
+        assert!(!dir.join("compiled").exists(), "{ty}: nothing is written");
+    }
+    let err = run(dir, &["template", "-f", "cfg"], 2);
+    assert!(
+        err.contains("reached through symlinks more than 1000 times"),
+        "{err}"
+    );
+    // The same tree as a catalog.
+    std::fs::create_dir_all(dir.join("empty")).unwrap();
+    let err = run(dir, &["diff", "--catalogs", "empty", "cfg"], 2);
+    assert!(
+        err.contains("reached through symlinks more than 1000 times"),
+        "{err}"
+    );
+    let t = dir.join("t");
+    write(&t.join("cfg/x.yml"), "a: 1\n");
+    std::fs::create_dir_all(t.join("cfg/d")).unwrap();
+    std::os::unix::fs::symlink("..", t.join("cfg/d/up")).unwrap();
+    let err = run(&t, &["template", "-f", "cfg"], 2);
+    assert!(
+        err.contains("cfg/d/up: leads back to a directory being read (a symlink loop)"),
+        "{err}"
+    );
+    std::fs::remove_file(t.join("cfg/d/up")).unwrap();
+    assert!(std::process::Command::new("mkfifo")
+        .arg(t.join("cfg/pipe"))
+        .status()
+        .unwrap()
+        .success());
+    let err = run(&t, &["template", "-f", "cfg"], 2);
+    assert!(err.contains("cfg/pipe: not a regular file"), "{err}");
+}
