@@ -2337,3 +2337,44 @@ fn input_directories_whose_symlinks_fan_out_end_at_once() {
     let err = run(&t, &["template", "-f", "cfg"], 2);
     assert!(err.contains("cfg/pipe: not a regular file"), "{err}");
 }
+
+#[test]
+fn jsonnet_values_nested_deep_by_a_fold_end_cleanly() {
+    // A 100-byte program nests an object 200,000 levels deep with
+    // `std.foldl`; freeing it, `std.prune`, `std.mergePatch`,
+    // `std.manifestPython` and `std.parseYaml` of 100,000 `- ` overflowed
+    // the stack and aborted the process (SIGABRT). Each now ends with a
+    // result or an error (vendor/jrsonnet-gcmodule, vendor/jrsonnet-stdlib).
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        &dir.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jsonnet, input_paths: [t.jsonnet], output_type: json}\n",
+    );
+    let obj = "std.foldl(function(acc, x) {a: acc}, std.range(1, 200000), {})";
+    let arr = "std.foldl(function(acc, x) [acc], std.range(1, 200000), [])";
+    for (expr, code) in [
+        (format!("local x = {obj}; [std.length(x)]"), 0),
+        (format!("[std.length(std.prune({arr}))]"), 0),
+        (format!("[std.length(std.mergePatch({obj}, {obj}))]"), 0),
+        (format!("[std.length(std.manifestPython({obj}))]"), 0),
+        (format!("[std.length(std.manifestJsonEx({obj}, ' '))]"), 2),
+        (
+            "[std.parseYaml(std.repeat('- ', 100000) + '1')]".to_string(),
+            2,
+        ),
+    ] {
+        write(&dir.join("t.jsonnet"), &format!("{{out: {expr}}}\n"));
+        let out = strata()
+            .current_dir(dir)
+            .arg("compile")
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{expr}: {err}");
+        if code == 2 {
+            assert!(err.contains("t.jsonnet"), "{expr}: {err}");
+        }
+    }
+}
