@@ -2276,3 +2276,111 @@ fn overlay_matching_is_bounded() {
     let out = run(dir, &["template", "-f", "docs.yml", "-f", "ov.yml"], 0);
     assert!(out.contains("l19: x"), "overlays not applied");
 }
+
+/// Commodore mode: a component's or package's `path` (the subdirectory of
+/// its repository that holds the classes) with `..` linked classes from
+/// outside the checkout and the working directory (exit 0), and left the
+/// links behind when a later step failed; a symlink in the checkout did
+/// the same without `..`. Refused before any link is made.
+#[test]
+fn commodore_dependency_path_stays_inside_its_checkout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside");
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/commodore/basic");
+    copy_dir(&base.join("dependencies/nginx"), &outside);
+    let work = tmp.path().join("work");
+    let common = work.join("inventory/classes/global/common.yml");
+    let fresh = |from: &str, to: &str| {
+        let _ = std::fs::remove_dir_all(&work);
+        copy_dir(&base, &work);
+        let text = std::fs::read_to_string(&common).unwrap();
+        let changed = text.replace(from, to);
+        assert_ne!(text, changed, "the fixture's dependency list moved");
+        std::fs::write(&common, changed).unwrap();
+    };
+    let compile = || {
+        run(
+            &work,
+            &[
+                "catalog",
+                "compile",
+                "c-prod",
+                "--local",
+                "--cluster-file",
+                "cluster.json",
+                "-d",
+                ".",
+            ],
+            2,
+        )
+    };
+    // Every link strata left in the hierarchy resolves inside `work`.
+    let links_inside = || {
+        let real = work.canonicalize().unwrap();
+        for dir in ["", "components", "defaults"] {
+            let dir = work.join("inventory/classes").join(dir);
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries {
+                let p = e.unwrap().path();
+                if p.symlink_metadata().unwrap().file_type().is_symlink() {
+                    let to = p.canonicalize().unwrap_or_default();
+                    assert!(to.starts_with(&real), "{} -> {}", p.display(), to.display());
+                }
+            }
+        }
+    };
+    let nginx = "      version: master\n";
+    fresh(nginx, &format!("{nginx}      path: ../../../outside\n"));
+    let err = compile();
+    assert!(
+        err.contains("parameters.components.nginx.path \"../../../outside\"")
+            && err.contains("dependencies/nginx"),
+        "{err}"
+    );
+    links_inside();
+    let monitoring = "      version: v1.4.0\n";
+    fresh(
+        monitoring,
+        &format!("{monitoring}      path: /../../outside\n"),
+    );
+    let err = compile();
+    assert!(
+        err.contains("parameters.packages.monitoring.path \"../../outside\""),
+        "{err}"
+    );
+    links_inside();
+    // No `..`, but a symlink in the checkout that leads out of it.
+    fresh(nginx, &format!("{nginx}      path: sub/up\n"));
+    std::fs::create_dir_all(work.join("dependencies/nginx/sub")).unwrap();
+    std::os::unix::fs::symlink(&outside, work.join("dependencies/nginx/sub/up")).unwrap();
+    let err = compile();
+    assert!(
+        err.contains("parameters.components.nginx.path \"sub/up\"") && err.contains("symlink"),
+        "{err}"
+    );
+    links_inside();
+    // A subdirectory inside the checkout is still used.
+    fresh(nginx, &format!("{nginx}      path: /./sub\n"));
+    copy_dir(&outside, &work.join("dependencies/nginx/sub"));
+    run(
+        &work,
+        &[
+            "catalog",
+            "compile",
+            "c-prod",
+            "--local",
+            "--cluster-file",
+            "cluster.json",
+            "-d",
+            ".",
+        ],
+        0,
+    );
+    let link = work.join("inventory/classes/components/nginx.yml");
+    assert_eq!(
+        std::fs::read_link(&link).unwrap(),
+        Path::new("../../../dependencies/nginx/./sub/class/nginx.yml")
+    );
+}
