@@ -2384,3 +2384,74 @@ fn commodore_dependency_path_stays_inside_its_checkout() {
         Path::new("../../../dependencies/nginx/./sub/class/nginx.yml")
     );
 }
+
+/// The Jinja2 `fileglob` filter in a review: a pattern naming a directory
+/// outside the repository listed it into the diff, and two links back up
+/// the tree (`self -> .`, `sub/up -> ..`) made `**` run until the CI
+/// timeout. Outside is refused like every read of a review; a relative
+/// pattern lists the revision's own files; the loop ends.
+#[test]
+fn reviews_fileglob_stays_in_the_revision_and_ends_on_loops() {
+    use crate::support::git;
+    let fx = fixture("outside-reads");
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside");
+    write(&outside.join("PLANTED_OUTSIDE_NAME.txt"), "x\n");
+    let repo = tmp.path().join("repo");
+    copy_dir(&fx.join("base"), &repo);
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    let d = repo.join("components/d");
+    write(&d.join("f.txt"), "x\n");
+    std::fs::create_dir_all(d.join("sub")).unwrap();
+    std::os::unix::fs::symlink(".", d.join("self")).unwrap();
+    std::os::unix::fs::symlink("..", d.join("sub/up")).unwrap();
+    let target = |template: &str| {
+        write(&repo.join("components/g.txt.j2"), template);
+        write(
+            &repo.join("inventory/targets/t.yml"),
+            "classes: [common]\nparameters:\n  kapitan:\n    compile:\n      - {output_path: g, input_type: jinja2, input_paths: [components/g.txt.j2]}\n",
+        );
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "glob"]);
+    };
+    let review = || {
+        let summary = tmp.path().join("summary.md");
+        let out = strata()
+            .current_dir(&repo)
+            .args(["review", "--base", "base", "--output"])
+            .arg(&summary)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let all = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr)
+            + &std::fs::read_to_string(&summary).unwrap_or_default();
+        (out.status.code(), all)
+    };
+    // `**` is `*`, as in Python's glob: `d/*/*` (d/self/f.txt is d/f.txt
+    // again, on a path that meets d twice: left out).
+    target("a: {{ 'components/d/**/*' | fileglob }} {{ 'components/d/*' | fileglob }} {{ 'components/*.txt' | fileglob }}\n");
+    // Not committed: the review compiles the commit, not the checkout.
+    write(&repo.join("components/uncommitted.txt"), "x\n");
+    let (code, all) = review();
+    assert!(matches!(code, Some(0 | 1)), "{code:?}: {all}");
+    assert!(
+        all.contains("a: [] ['components/d/f.txt'] ['components/inside.txt']"),
+        "{all}"
+    );
+    assert!(!all.contains("uncommitted"), "{all}");
+    target(&format!(
+        "a: {{{{ '{}/*' | fileglob }}}}\n",
+        outside.display()
+    ));
+    let (code, all) = review();
+    assert_eq!(code, Some(2), "{all}");
+    assert!(!all.contains("PLANTED"), "{all}");
+    assert!(
+        all.contains("refusing to read") && all.contains("outside the repository"),
+        "{all}"
+    );
+}
