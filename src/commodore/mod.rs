@@ -450,6 +450,11 @@ fn parse_spec(
     if let Some(p) = path.strip_prefix('/') {
         path = p.to_string();
     }
+    // Commodore only strips the leading `/`; `..` linked classes from
+    // outside the checkout (and the working directory).
+    if !path.is_empty() && !crate::packages::repo::safe_relative(&path) {
+        return Err(bad_sub_path(kind, name, &path, "may not hold `..`"));
+    }
     Ok(match base {
         Some(b) => DependencySpec {
             url: field("url").unwrap_or_else(|| b.url.clone()),
@@ -466,6 +471,47 @@ fn parse_spec(
             path,
         },
     })
+}
+
+/// The refusal of a dependency's `path` that leaves its checkout
+/// `dependencies/<name>` (`dependencies/pkg.<name>` for a package).
+fn bad_sub_path(kind: &str, name: &str, path: &str, why: &str) -> CommodoreError {
+    let checkout = if kind == "package" {
+        format!("dependencies/{PACKAGE_PREFIX}{name}")
+    } else {
+        format!("dependencies/{name}")
+    };
+    CommodoreError::new(format!(
+        "invalid parameters.{kind}s.{name}.path {path:?}: it names a directory of the {kind}'s repository and must stay inside its checkout {checkout}, so it {why}"
+    ))
+    .hint(format!(
+        "set parameters.{kind}s.{name}.path to the subdirectory of the repository that holds class/ (e.g. `path: component`), or remove it to use the repository's top level"
+    ))
+}
+
+/// The directory of a checkout that `spec.path` names, refused when a
+/// symlink on the way leads out of the checkout (the lexical check is
+/// [`parse_spec`]'s).
+fn checkout_subdir(
+    kind: &str,
+    name: &str,
+    checkout: &Path,
+    spec: &DependencySpec,
+) -> Result<PathBuf, CommodoreError> {
+    if spec.path.is_empty() {
+        return Ok(checkout.to_path_buf());
+    }
+    let target = checkout.join(&spec.path);
+    if !postprocess::stays_inside(checkout, &target) {
+        return Err(bad_sub_path(
+            kind,
+            name,
+            &spec.path,
+            "may not lead out of it through a symlink",
+        )
+        .file(&target));
+    }
+    Ok(target)
 }
 
 /// Splits `applications` into packages and component aliases, with
@@ -596,6 +642,8 @@ fn register_packages(layout: &Layout, deps: &mut Dependencies) -> Result<(), Com
     let node = render_cluster(layout, true)?;
     let pkgs = discover_packages(&node.applications)?;
     let specs = params_of(&node, "packages");
+    // Every package is checked before the first link is made.
+    let mut links = Vec::new();
     for p in pkgs {
         let known = specs
             .and_then(|s| s.as_map())
@@ -614,11 +662,7 @@ fn register_packages(layout: &Layout, deps: &mut Dependencies) -> Result<(), Com
             ));
             continue;
         }
-        let target = if spec.path.is_empty() {
-            dir.clone()
-        } else {
-            dir.join(&spec.path)
-        };
+        let target = checkout_subdir("package", &p, &dir, &spec)?;
         if !target.is_dir() {
             return Err(CommodoreError::new(format!(
                 "Can't symlink package subpath {}, not a directory",
@@ -626,6 +670,9 @@ fn register_packages(layout: &Layout, deps: &mut Dependencies) -> Result<(), Com
             ))
             .file(&target));
         }
+        links.push((p, spec, target));
+    }
+    for (p, spec, target) in links {
         relsymlink(&target, &layout.classes_dir(), &p)?;
         deps.packages.insert(p, spec);
     }
@@ -744,6 +791,15 @@ fn register_components(layout: &Layout, deps: &mut Dependencies) -> Result<(), C
         }
         registered.insert(cn.clone());
         deps.components.insert(cn.clone(), spec.clone());
+    }
+    // Every component's and instance's `path` is checked before the first
+    // link is made.
+    let instances = aliases.iter().filter(|(_, cn)| registered.contains(*cn));
+    for name in registered.iter().chain(instances.map(|(alias, _)| alias)) {
+        let checkout = layout.component_dir(name);
+        if checkout.is_dir() {
+            checkout_subdir("component", name, &checkout, &cspecs[name])?;
+        }
     }
     for cn in &registered {
         let dir = instance_dir(layout, cn, &cspecs[cn]);
@@ -1732,6 +1788,25 @@ mod tests {
             version: "v".into(),
             path: "p".into(),
         };
+        // `..` led out of dependencies/<name>; Commodore only strips a
+        // leading `/`.
+        for bad in ["../../esc", "/../esc", "a/../../esc", "..", "//etc"] {
+            let spec = map(vec![("url", s("u")), ("version", s("v")), ("path", s(bad))]);
+            let e = parse_spec("component", "nginx", Some(&spec), None).unwrap_err();
+            assert!(
+                e.message
+                    .starts_with("invalid parameters.components.nginx.path")
+                    && e.message.contains("dependencies/nginx"),
+                "{bad}: {e}"
+            );
+        }
+        let inside = map(vec![
+            ("url", s("u")),
+            ("version", s("v")),
+            ("path", s("/a/./b")),
+        ]);
+        let p = parse_spec("package", "mon", Some(&inside), None).unwrap();
+        assert_eq!(p.path, "a/./b");
         let a = parse_spec("component", "y", Some(&v), Some(&base)).unwrap();
         assert_eq!(
             a,

@@ -20,6 +20,10 @@ use super::jsonnet::normpath;
 pub struct Confine {
     lexical: Vec<PathBuf>,
     canonical: Vec<PathBuf>,
+    /// Where a path relative to the working directory (a `fileglob`
+    /// pattern) points: a review compiles a revision's copy of the working
+    /// directory, which the process does not run in.
+    base: Option<PathBuf>,
 }
 
 fn absolute(p: &Path) -> PathBuf {
@@ -58,6 +62,12 @@ impl Confine {
             c.add(&r);
         }
         c
+    }
+
+    /// Paths relative to the working directory resolve against `dir`.
+    pub fn with_base(mut self, dir: PathBuf) -> Confine {
+        self.base = Some(dir);
+        self
     }
 
     /// Allows one more root.
@@ -150,6 +160,12 @@ pub(crate) fn check(path: &Path) -> Result<(), String> {
         Some(c) => c.check(path),
         None => Ok(()),
     })
+}
+
+/// The confined compile's stand-in for the working directory
+/// ([`Confine::with_base`]); `None`: the working directory itself.
+pub(crate) fn base() -> Option<PathBuf> {
+    ACTIVE.with(|a| a.borrow().as_ref().and_then(|c| c.base.clone()))
 }
 
 /// [`check`] of a directory read as a whole ([`Confine::check_tree`]).

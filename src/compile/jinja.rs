@@ -950,22 +950,8 @@ pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment
             )),
         }
     });
-    env.add_filter("fileglob", |pattern: String| -> Vec<String> {
-        let opts = glob::MatchOptions {
-            require_literal_leading_dot: true,
-            ..Default::default()
-        };
-        let mut out: Vec<String> = glob::glob_with(&pattern, opts)
-            .map(|paths| {
-                paths
-                    .filter_map(Result::ok)
-                    .filter(|p| p.is_file())
-                    .map(|p| p.to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        out.sort();
-        out
+    env.add_filter("fileglob", |pattern: String| {
+        fileglob(&pattern).map_err(|m| Error::new(ErrorKind::InvalidOperation, m))
     });
     env.add_filter("bool", to_bool);
     env.add_filter("regex_escape", regex_escape);
@@ -1174,6 +1160,128 @@ pub fn render_path(
     Ok(out)
 }
 
+/// Kapitan's `fileglob` filter: `glob.glob(pattern)` kept to regular
+/// files, sorted (Python lists in directory order). As in Python's glob
+/// without `recursive=True`, `**` is `*` (part of one name), a name that
+/// starts with `.` is matched only by a wildcard that does too, and a
+/// relative pattern is relative to the working directory (in a review, the
+/// revision's copy of it). Every directory listed and every file returned
+/// is a read of the compile, held to a review's confinement. A directory
+/// reached again on the same path (`self -> .`, `sub/up -> ..`) is not
+/// listed again: with `**` walked recursively such links never ended, and
+/// k wildcards through them still list 2^k paths.
+/// How many paths one `fileglob` may consider, over all the levels of its
+/// pattern.
+const MAX_FILEGLOB_PATHS: usize = 100_000;
+
+fn fileglob(pattern: &str) -> Result<Vec<String>, String> {
+    if pattern.is_empty() || pattern.ends_with('/') {
+        // glob.glob("d/*/") names directories: none is a regular file.
+        return Ok(Vec::new());
+    }
+    let base = super::confine::base().unwrap_or_default();
+    let on_disk = |shown: &str| {
+        if shown.is_empty() {
+            base.join(".")
+        } else {
+            base.join(shown)
+        }
+    };
+    let join = |dir: &str, name: &str| match dir {
+        "" => name.to_string(),
+        d if d.ends_with('/') => format!("{d}{name}"),
+        d => format!("{d}/{name}"),
+    };
+    let start = if pattern.starts_with('/') { "/" } else { "" };
+    let parts: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty()).collect();
+    let real = |shown: &str| on_disk(shown).canonicalize().ok();
+    // Each candidate with the real directories on its way.
+    let mut found: Vec<(String, Vec<PathBuf>)> =
+        vec![(start.to_string(), real(start).into_iter().collect())];
+    let mut considered = 0usize;
+    for (i, part) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        let mut next = Vec::new();
+        if !part.contains(['*', '?', '[']) {
+            for (shown, mut ancestors) in found {
+                let path = join(&shown, part);
+                if last {
+                    next.push((path, ancestors));
+                } else if on_disk(&path).is_dir() {
+                    ancestors.extend(real(&path));
+                    next.push((path, ancestors));
+                }
+            }
+            found = next;
+            continue;
+        }
+        let matcher = glob_part(part);
+        for (shown, ancestors) in found {
+            let dir = on_disk(&shown);
+            super::confine::check(&dir)?;
+            // An unreadable directory matches nothing, as in Python.
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            let mut names: Vec<String> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.') || part.starts_with('.'))
+                .filter(|n| matcher.matches(n))
+                .collect();
+            names.sort();
+            for name in names {
+                let path = join(&shown, &name);
+                if last {
+                    next.push((path, Vec::new()));
+                    continue;
+                }
+                let Some(r) = real(&path).filter(|r| r.is_dir()) else {
+                    continue;
+                };
+                if !ancestors.contains(&r) {
+                    let mut a = ancestors.clone();
+                    a.push(r);
+                    next.push((path, a));
+                }
+            }
+            // Links that fan out (`a` and `b` -> `../next` on every level)
+            // double the candidates with every `*/` of the pattern.
+            if considered + next.len() > MAX_FILEGLOB_PATHS {
+                return Err(format!(
+                    "fileglob `{pattern}` reaches more than {MAX_FILEGLOB_PATHS} paths (symlinks that fan out?): narrow the pattern"
+                ));
+            }
+        }
+        considered += next.len();
+        found = next;
+    }
+    let mut out = Vec::new();
+    for (shown, _) in found {
+        let path = on_disk(&shown);
+        if path.is_file() {
+            super::confine::check(&path)?;
+            out.push(shown);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// One name's wildcard of [`fileglob`] (Python's `fnmatch`): a run of `*`
+/// is one `*`; a pattern the glob crate cannot read (an unclosed `[`) is
+/// matched literally.
+fn glob_part(part: &str) -> glob::Pattern {
+    let mut squeezed = String::new();
+    for c in part.chars() {
+        if !(c == '*' && squeezed.ends_with('*')) {
+            squeezed.push(c);
+        }
+    }
+    glob::Pattern::new(&squeezed)
+        .unwrap_or_else(|_| glob::Pattern::new(&glob::Pattern::escape(part)).unwrap_or_default())
+}
+
 /// The templates below `root`, following symlinks as Kapitan's renderer
 /// opens them, but each real directory once on a path and at most
 /// [`crate::fswalk::MAX_DIR_VISITS`] times in all: two links back up the
@@ -1249,6 +1357,131 @@ pub(crate) fn file_mode(_p: &Path) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `{{ pattern | fileglob }}` as a template sees it, one path a line,
+    /// with `strip` taken off the front.
+    fn fileglob_of(pattern: &str, strip: &Path) -> Result<Vec<String>, String> {
+        let env = environment(Path::new("."), &[]);
+        let out = env
+            .render_str(
+                "{% for f in p | fileglob %}{{ f }}\n{% endfor %}",
+                minijinja::context! { p => pattern },
+            )
+            .map_err(|e| format!("{e:#}"))?;
+        let strip = format!("{}/", strip.display());
+        Ok(out
+            .lines()
+            .map(|l| l.strip_prefix(&strip).unwrap_or(l).to_string())
+            .collect())
+    }
+
+    #[test]
+    fn fileglob_is_pythons_glob_of_regular_files_sorted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = tmp.path();
+        for f in [
+            "b.txt",
+            "a.yml",
+            ".hidden.yml",
+            "d/x.yml",
+            "d/e/y.yml",
+            "d/.h/z.yml",
+        ] {
+            std::fs::create_dir_all(t.join(f).parent().unwrap()).unwrap();
+            std::fs::write(t.join(f), "x").unwrap();
+        }
+        let glob = |p: &str| fileglob_of(&format!("{}/{p}", t.display()), t).unwrap();
+        // Expected: Python 3's `sorted(f for f in glob.glob(p) if os.path.isfile(f))`
+        // (Kapitan 0.36's filter, without recursive=True: `**` is `*`).
+        assert_eq!(glob("*.yml"), ["a.yml"]);
+        assert_eq!(glob("*"), ["a.yml", "b.txt"]);
+        assert_eq!(glob(".*"), [".hidden.yml"]);
+        assert_eq!(glob("[ab].*"), ["a.yml", "b.txt"]);
+        assert_eq!(glob("*/*"), ["d/x.yml"]);
+        assert_eq!(glob("d/**/*.yml"), ["d/e/y.yml"]);
+        assert_eq!(glob("d/**"), ["d/x.yml"]);
+        assert_eq!(glob("d/*/"), Vec::<String>::new());
+        assert_eq!(glob("d/e/y.yml"), ["d/e/y.yml"]);
+        assert_eq!(glob("d/e/missing"), Vec::<String>::new());
+        assert_eq!(glob("d/.h/*"), ["d/.h/z.yml"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn fileglob_ends_on_symlink_loops() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().join("d");
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        std::fs::write(d.join("f"), "x").unwrap();
+        std::fs::write(d.join("sub/g"), "x").unwrap();
+        std::os::unix::fs::symlink(".", d.join("self")).unwrap();
+        std::os::unix::fs::symlink("..", d.join("sub/up")).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let root = tmp.path().to_path_buf();
+        // `**` was walked recursively through the links and never ended;
+        // 30 wildcards through them were 2^30 paths.
+        std::thread::spawn(move || {
+            let deep = format!("{}/d{}", root.display(), "/*".repeat(30));
+            let _ = tx.send((
+                fileglob_of(&format!("{}/d/**/*", root.display()), &root),
+                fileglob_of(&deep, &root),
+            ));
+        });
+        let (two, deep) = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("fileglob did not end in 20 s");
+        assert_eq!(two.unwrap(), ["d/sub/g"]);
+        assert_eq!(deep.unwrap(), Vec::<String>::new());
+    }
+
+    /// Re-probe of 2026-11-26: links that fan out without a loop
+    /// (`d_i/a`, `d_i/b` -> `../d_{i+1}`) give 2^k candidates for k `*/`.
+    #[test]
+    fn fileglob_of_links_that_fan_out_is_bounded() {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = tmp.path();
+        for i in 0..=24 {
+            std::fs::create_dir_all(t.join(format!("d{i}"))).unwrap();
+        }
+        for i in 0..24 {
+            for l in ["a", "b"] {
+                std::os::unix::fs::symlink(format!("../d{}", i + 1), t.join(format!("d{i}/{l}")))
+                    .unwrap();
+            }
+        }
+        std::fs::write(t.join("d24/f"), "x").unwrap();
+        let e = fileglob_of(&format!("{}/d0{}/f", t.display(), "/*".repeat(24)), t).unwrap_err();
+        assert!(e.contains("reaches more than 100000 paths"), "{e}");
+        let few = fileglob_of(&format!("{}/d21/*/*/*/f", t.display()), t).unwrap();
+        assert_eq!(few.len(), 8);
+    }
+
+    #[test]
+    fn fileglob_is_confined_like_every_read_of_a_review() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir_all(repo.join("d")).unwrap();
+        std::fs::write(repo.join("d/in.yml"), "x").unwrap();
+        std::fs::create_dir_all(tmp.path().join("outside")).unwrap();
+        std::fs::write(tmp.path().join("outside/PLANTED"), "x").unwrap();
+        let confine = super::super::confine::Confine::new([repo.clone()]).with_base(repo.clone());
+        let confined = |p: &str| {
+            super::super::confine::scoped(Some(Arc::new(confine.clone())), || {
+                fileglob_of(p, tmp.path())
+            })
+        };
+        for p in ["outside/*", "outside/PLANTED", "repo/../outside/*"] {
+            let e = confined(&format!("{}/{p}", tmp.path().display())).unwrap_err();
+            assert!(e.contains("refusing to read"), "{p}: {e}");
+        }
+        // Relative to the revision's copy of the working directory.
+        assert_eq!(confined("d/*").unwrap(), ["d/in.yml"]);
+        let e = confined("../outside/*").unwrap_err();
+        assert!(e.contains("outside the repository"), "{e}");
+        // Not confined (`strata compile`): read as Kapitan reads it.
+        let free = fileglob_of(&format!("{}/outside/*", tmp.path().display()), tmp.path());
+        assert_eq!(free.unwrap(), ["outside/PLANTED"]);
+    }
 
     fn render(src: &str, ctx: minijinja::Value) -> String {
         let dir = tempfile::tempdir().unwrap();

@@ -346,10 +346,13 @@ pub fn open_revision(
     // A revision is a pull request's (or its base's): its compile reads
     // only its own tree and the search paths the user gave as flags
     // (trusted), never what its inventory or `.kapitan` names elsewhere.
-    ws.compile.confine = Some(compile::confine::Confine::new(
-        std::iter::once(dest.to_path_buf())
-            .chain(flags.search_paths.iter().map(|p| anchor(&root, p))),
-    ));
+    ws.compile.confine = Some(
+        compile::confine::Confine::new(
+            std::iter::once(dest.to_path_buf())
+                .chain(flags.search_paths.iter().map(|p| anchor(&root, p))),
+        )
+        .with_base(root.clone()),
+    );
     Ok(ws)
 }
 

@@ -2378,3 +2378,182 @@ fn jsonnet_values_nested_deep_by_a_fold_end_cleanly() {
         }
     }
 }
+
+/// Commodore mode: a component's or package's `path` (the subdirectory of
+/// its repository that holds the classes) with `..` linked classes from
+/// outside the checkout and the working directory (exit 0), and left the
+/// links behind when a later step failed; a symlink in the checkout did
+/// the same without `..`. Refused before any link is made.
+#[test]
+fn commodore_dependency_path_stays_inside_its_checkout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside");
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/commodore/basic");
+    copy_dir(&base.join("dependencies/nginx"), &outside);
+    let work = tmp.path().join("work");
+    let common = work.join("inventory/classes/global/common.yml");
+    let fresh = |from: &str, to: &str| {
+        let _ = std::fs::remove_dir_all(&work);
+        copy_dir(&base, &work);
+        let text = std::fs::read_to_string(&common).unwrap();
+        let changed = text.replace(from, to);
+        assert_ne!(text, changed, "the fixture's dependency list moved");
+        std::fs::write(&common, changed).unwrap();
+    };
+    let compile = || {
+        run(
+            &work,
+            &[
+                "catalog",
+                "compile",
+                "c-prod",
+                "--local",
+                "--cluster-file",
+                "cluster.json",
+                "-d",
+                ".",
+            ],
+            2,
+        )
+    };
+    // Every link strata left in the hierarchy resolves inside `work`.
+    let links_inside = || {
+        let real = work.canonicalize().unwrap();
+        for dir in ["", "components", "defaults"] {
+            let dir = work.join("inventory/classes").join(dir);
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries {
+                let p = e.unwrap().path();
+                if p.symlink_metadata().unwrap().file_type().is_symlink() {
+                    let to = p.canonicalize().unwrap_or_default();
+                    assert!(to.starts_with(&real), "{} -> {}", p.display(), to.display());
+                }
+            }
+        }
+    };
+    let nginx = "      version: master\n";
+    fresh(nginx, &format!("{nginx}      path: ../../../outside\n"));
+    let err = compile();
+    assert!(
+        err.contains("parameters.components.nginx.path \"../../../outside\"")
+            && err.contains("dependencies/nginx"),
+        "{err}"
+    );
+    links_inside();
+    let monitoring = "      version: v1.4.0\n";
+    fresh(
+        monitoring,
+        &format!("{monitoring}      path: /../../outside\n"),
+    );
+    let err = compile();
+    assert!(
+        err.contains("parameters.packages.monitoring.path \"../../outside\""),
+        "{err}"
+    );
+    links_inside();
+    // No `..`, but a symlink in the checkout that leads out of it.
+    fresh(nginx, &format!("{nginx}      path: sub/up\n"));
+    std::fs::create_dir_all(work.join("dependencies/nginx/sub")).unwrap();
+    std::os::unix::fs::symlink(&outside, work.join("dependencies/nginx/sub/up")).unwrap();
+    let err = compile();
+    assert!(
+        err.contains("parameters.components.nginx.path \"sub/up\"") && err.contains("symlink"),
+        "{err}"
+    );
+    links_inside();
+    // A subdirectory inside the checkout is still used.
+    fresh(nginx, &format!("{nginx}      path: /./sub\n"));
+    copy_dir(&outside, &work.join("dependencies/nginx/sub"));
+    run(
+        &work,
+        &[
+            "catalog",
+            "compile",
+            "c-prod",
+            "--local",
+            "--cluster-file",
+            "cluster.json",
+            "-d",
+            ".",
+        ],
+        0,
+    );
+    let link = work.join("inventory/classes/components/nginx.yml");
+    assert_eq!(
+        std::fs::read_link(&link).unwrap(),
+        Path::new("../../../dependencies/nginx/./sub/class/nginx.yml")
+    );
+}
+
+/// The Jinja2 `fileglob` filter in a review: a pattern naming a directory
+/// outside the repository listed it into the diff, and two links back up
+/// the tree (`self -> .`, `sub/up -> ..`) made `**` run until the CI
+/// timeout. Outside is refused like every read of a review; a relative
+/// pattern lists the revision's own files; the loop ends.
+#[test]
+fn reviews_fileglob_stays_in_the_revision_and_ends_on_loops() {
+    use crate::support::git;
+    let fx = fixture("outside-reads");
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside");
+    write(&outside.join("PLANTED_OUTSIDE_NAME.txt"), "x\n");
+    let repo = tmp.path().join("repo");
+    copy_dir(&fx.join("base"), &repo);
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    let d = repo.join("components/d");
+    write(&d.join("f.txt"), "x\n");
+    std::fs::create_dir_all(d.join("sub")).unwrap();
+    std::os::unix::fs::symlink(".", d.join("self")).unwrap();
+    std::os::unix::fs::symlink("..", d.join("sub/up")).unwrap();
+    let target = |template: &str| {
+        write(&repo.join("components/g.txt.j2"), template);
+        write(
+            &repo.join("inventory/targets/t.yml"),
+            "classes: [common]\nparameters:\n  kapitan:\n    compile:\n      - {output_path: g, input_type: jinja2, input_paths: [components/g.txt.j2]}\n",
+        );
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "glob"]);
+    };
+    let review = || {
+        let summary = tmp.path().join("summary.md");
+        let out = strata()
+            .current_dir(&repo)
+            .args(["review", "--base", "base", "--output"])
+            .arg(&summary)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let all = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr)
+            + &std::fs::read_to_string(&summary).unwrap_or_default();
+        (out.status.code(), all)
+    };
+    // `**` is `*`, as in Python's glob: `d/*/*` (d/self/f.txt is d/f.txt
+    // again, on a path that meets d twice: left out).
+    target("a: {{ 'components/d/**/*' | fileglob }} {{ 'components/d/*' | fileglob }} {{ 'components/*.txt' | fileglob }}\n");
+    // Not committed: the review compiles the commit, not the checkout.
+    write(&repo.join("components/uncommitted.txt"), "x\n");
+    let (code, all) = review();
+    assert!(matches!(code, Some(0 | 1)), "{code:?}: {all}");
+    assert!(
+        all.contains("a: [] ['components/d/f.txt'] ['components/inside.txt']"),
+        "{all}"
+    );
+    assert!(!all.contains("uncommitted"), "{all}");
+    target(&format!(
+        "a: {{{{ '{}/*' | fileglob }}}}\n",
+        outside.display()
+    ));
+    let (code, all) = review();
+    assert_eq!(code, Some(2), "{all}");
+    assert!(!all.contains("PLANTED"), "{all}");
+    assert!(
+        all.contains("refusing to read") && all.contains("outside the repository"),
+        "{all}"
+    );
+}
