@@ -3,7 +3,8 @@
 //! ever sees `<redacted: changed>` / `<redacted: unchanged>`.
 //!
 //! Redacted: every value under `data` and `stringData` of a `kind: Secret`
-//! object (at any depth, so `List` items count) and of a SealedSecret's
+//! object (at any depth, so `List` items count; the items of a
+//! `SecretList`, which carry no `kind`, too) and of a SealedSecret's
 //! `spec.template` (copied unencrypted into the Secret it makes) and of an
 //! ExternalSecret's `spec.target.template` (the operator writes it into
 //! the Secret it makes), and the
@@ -82,14 +83,83 @@ fn signature_param(name: &str) -> bool {
 
 /// A command-line option whose next argument is a secret although its
 /// name is not a secret word: `redis-cli -a PASSWORD`, `curl -u
-/// user:password` (the user is hidden with it).
+/// user:password` (the user is hidden with it), `docker login -p PASSWORD`
+/// (`registry-login`: a registry client and the word `login` in the same
+/// command; `docker run -p 8080:80` is a port).
 fn command_secret_flag(program: &str, flag: &str) -> bool {
     match program {
         "redis-cli" => flag == "-a",
-        "sshpass" => flag == "-p",
+        "sshpass" | "registry-login" => flag == "-p",
         "curl" => matches!(flag, "-u" | "-U" | "--user" | "--proxy-user"),
         _ => false,
     }
+}
+
+/// Container registry clients whose `login` takes `-p PASSWORD`
+/// (`helm registry login` too).
+const REGISTRY_CLIS: &[&str] = &[
+    "docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
+];
+
+/// HTTP header names whose value is a credential: in a `{name, value}`
+/// (or `{key, value}`) pair, as Kubernetes probe `httpHeaders` and
+/// Envoy/Istio header lists write headers, the `Authorization` header rule
+/// sees the value without the name.
+fn credential_header(name: &str) -> bool {
+    name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("proxy-authorization")
+}
+
+/// The escapes of a YAML double-quoted or JSON string decoded (`\t`,
+/// `\n`, `\/`, `\uXXXX`, `\xXX`, `\UXXXXXXXX`), so that the rules read
+/// `pass\u0077ord` as `password` and `password\tx` as a `password x`
+/// line. `\\` and `\"` stay as written: decoded they would open or close
+/// quotes the rules read; an escape that does not decode stays too.
+fn decode_escapes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('\\') {
+        out.push_str(&rest[..i]);
+        let esc = &rest[i + 1..];
+        let hex = |n: usize| {
+            esc.get(1..1 + n)
+                .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                .and_then(char::from_u32)
+        };
+        let (decoded, used) = match esc.chars().next() {
+            Some('t') => (Some('\t'), 1),
+            Some('n') => (Some('\n'), 1),
+            Some('r') => (Some('\r'), 1),
+            Some('/') => (Some('/'), 1),
+            Some('x') => (hex(2), 3),
+            Some('u') => (hex(4), 5),
+            Some('U') => (hex(8), 9),
+            _ => (None, 0),
+        };
+        match decoded {
+            Some(ch) => {
+                out.push(ch);
+                rest = &esc[used..];
+            }
+            None => {
+                // `\\`, `\"` or an unknown escape: both characters as written.
+                let len = esc.chars().next().map_or(0, char::len_utf8);
+                out.push('\\');
+                out.push_str(&esc[..len]);
+                rest = &esc[len..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What [`decode_escapes`] made of the control characters written back as
+/// escapes, so that a redacted line stays one line.
+fn encode_controls(text: &str) -> String {
+    text.replace('\t', "\\t")
+        .replace('\n', "\\n")
+        .replace('\r', "\\r")
 }
 
 /// `-u user:password` / `--user user:password` whatever program takes it
@@ -109,13 +179,19 @@ fn user_password_flag(flag: &str, value: &str) -> bool {
     !empty && !user_and_group && !v.contains([' ', '/', '@']) && pass != OLD
 }
 
-/// The programs of [`command_secret_flag`] a list of args or a text runs.
+/// The programs of [`command_secret_flag`] a list of args or a text runs;
+/// `registry-cli` for a registry client ([`REGISTRY_CLIS`]), which with a
+/// `login` item ([`with_registry_login`]) is a `registry-login`.
 fn command_programs(items: impl IntoIterator<Item = impl AsRef<str>>) -> Vec<&'static str> {
     let mut found = Vec::new();
     for item in items {
         let word = item.as_ref();
-        // Most items name neither: no more work for them.
-        if !word.contains("redis-cli") && !word.contains("curl") && !word.contains("sshpass") {
+        // Most items name none: no more work for them.
+        if !word.contains("redis-cli")
+            && !word.contains("curl")
+            && !word.contains("sshpass")
+            && !REGISTRY_CLIS.iter().any(|p| word.contains(p))
+        {
             continue;
         }
         let base = word.rsplit('/').next().unwrap_or(word);
@@ -128,8 +204,32 @@ fn command_programs(items: impl IntoIterator<Item = impl AsRef<str>>) -> Vec<&'s
                 found.push(p);
             }
         }
+        if REGISTRY_CLIS.contains(&base) && !found.contains(&"registry-cli") {
+            found.push("registry-cli");
+        }
     }
     found
+}
+
+/// `programs` with `registry-login` added when a registry client is among
+/// them and one of `lists` runs its `login`: the first item that is not
+/// the client, `registry` (`helm registry login`) or an option is `login`
+/// (`[docker, login, -p, x]`, or `args: [login, -p, x]` beside `command:
+/// [docker]`; not `[docker, run, --name, login, -p, 8080:80]`).
+fn with_registry_login<'p>(mut programs: Vec<&'p str>, lists: [&[Value]; 2]) -> Vec<&'p str> {
+    let runs_login = |l: &[Value]| {
+        l.iter().filter_map(Value::as_str).find(|w| {
+            let base = w.rsplit('/').next().unwrap_or(w);
+            !(REGISTRY_CLIS.contains(&base) || *w == "registry" || w.starts_with('-'))
+        }) == Some("login")
+    };
+    if programs.contains(&"registry-cli")
+        && !programs.contains(&"registry-login")
+        && lists.iter().any(|l| runs_login(l))
+    {
+        programs.push("registry-login");
+    }
+    programs
 }
 
 /// [`KEYWORD_PATTERN`]'s rule.
@@ -232,7 +332,8 @@ pub struct Redactor {
     /// `Authorization: Bearer VALUE` / `Basic VALUE` (gitleaks'
     /// `curl-auth-header`, wherever the header is written).
     auth_header: Regex,
-    /// A flow map `{name: DB_PASSWORD, value: x}` in either order.
+    /// A flow map `{name: DB_PASSWORD, value: x}` in either order (`key`
+    /// for `name` too, and the names of [`credential_header`]).
     flow_map: Regex,
     flow_name: Regex,
     flow_value: Regex,
@@ -265,6 +366,21 @@ pub struct Redactor {
     /// `<add key="DbPassword" value="x"/>` (.NET `appSettings`, Spring
     /// `<property name=… value=…/>`): the secret name is an attribute value.
     attr_pair: Regex,
+    /// `docker login -p PASSWORD` (podman, nerdctl, buildah, skopeo, oras,
+    /// `helm registry login`), in a command line or a flow list of args.
+    registry_login: Regex,
+    /// `aws configure set aws_secret_access_key X`, `npm config set
+    /// _authToken X`, `kubectl config set users.u.token X`: the key
+    /// (group 2) is checked against the key patterns.
+    config_set: Regex,
+    /// nginx `proxy_set_header X-Api-Key X;` / `add_header` /
+    /// `grpc_set_header`: the header name (group 2) is checked against the
+    /// key patterns and [`credential_header`].
+    header_directive: Regex,
+    /// A token as the only userinfo of an http(s) URL to GitHub
+    /// (`https://TOKEN@github.com/o/r.git`, the form GitHub documents for
+    /// tokens; a host with a `github` label, so GitHub Enterprise too).
+    github_userinfo: Regex,
 }
 
 impl Default for Redactor {
@@ -303,9 +419,11 @@ impl Redactor {
         // flow maps `{password: x}`, `export X_PASSWORD=x`, `a = "x"`). A
         // key's opening quote is in group 1, so a rewritten match keeps it.
         // `/:` starts a key too: `.npmrc` scopes keys to a registry
-        // (`//registry.npmjs.org/:_authToken=x`).
+        // (`//registry.npmjs.org/:_authToken=x`). A TOML (or Python)
+        // triple-quoted value runs to its closing quotes, over lines, or to
+        // the end of the text.
         let inline = Regex::new(
-            r#"((?:^|[\s{,;?&(]|--?|/:)["']?)([A-Za-z_][A-Za-z0-9_.\-]*)(["']?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)"#,
+            r#"((?:^|[\s{,;?&(]|--?|/:)["']?)([A-Za-z_][A-Za-z0-9_.\-]*)(["']?[ \t]*[:=][ \t]*)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
         let xml =
@@ -319,8 +437,9 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let flow_map = Regex::new(r"\{[^{}\n]*\}").expect("static regex is valid");
-        let flow_name = Regex::new(r#"(?:^|[{,\s])["']?name["']?[ \t]*:[ \t]*["']?([^,"'}\s]+)"#)
-            .expect("static regex is valid");
+        let flow_name =
+            Regex::new(r#"(?:^|[{,\s])["']?(?:name|key)["']?[ \t]*:[ \t]*["']?([^,"'}\s]+)"#)
+                .expect("static regex is valid");
         let flow_value = Regex::new(
             r#"((?:^|[{,\s])["']?value["']?[ \t]*:[ \t]*)("[^"]*"|'[^']*'|[^,}\s][^,}]*)"#,
         )
@@ -373,7 +492,27 @@ impl Redactor {
             r#"(<[A-Za-z][A-Za-z0-9:_.\-]*\s+(?i:key|name)\s*=\s*["']([^"'\n]*)["']\s+(?i:value)\s*=\s*["'])([^"'\n]*)"#,
         )
         .expect("static regex is valid");
+        let registry_login = Regex::new(
+            r#"(\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm["']?[ \t,]+["']?registry)["']?(?:[ \t,]+["']?-[^\s,"']*["']?)*[ \t,]+["']?login\b[^\n;|&]*?[\s,\[]["']?-p(?:["']?[ \t]*,[ \t]*["']?|[ \t]+["']?|=["']?))([^\s"',\]]+)"#,
+        )
+        .expect("static regex is valid");
+        let config_set = Regex::new(
+            r#"(\b(?:configure|config)[ \t]+set[ \t]+(?:--?[A-Za-z][A-Za-z0-9-]*(?:[ \t=][^\s-]\S*)?[ \t]+)*["']?([A-Za-z_][A-Za-z0-9_./:\-]*)["']?[ \t]+["']?)([^\s"';|&]+)"#,
+        )
+        .expect("static regex is valid");
+        let header_directive = Regex::new(
+            r#"(\b(?:proxy_set_header|grpc_set_header|add_header)[ \t]+["']?([A-Za-z0-9_\-]+)["']?[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s;]+)"#,
+        )
+        .expect("static regex is valid");
+        let github_userinfo = Regex::new(
+            r#"(\bhttps?://)([^\s/\\:@"'<>`]+)@((?:[A-Za-z0-9-]+\.)*github\.[A-Za-z0-9.-]+)"#,
+        )
+        .expect("static regex is valid");
         Ok(Redactor {
+            registry_login,
+            config_set,
+            header_directive,
+            github_userinfo,
             curl_user,
             redis_a,
             user_flag,
@@ -402,6 +541,12 @@ impl Redactor {
 
     pub(crate) fn key_matches(&self, key: &str) -> bool {
         self.keys.iter().any(|r| r.is_match(key)) || (self.defaults && keyword_in_key(key))
+    }
+
+    /// The `name` (or `key`) of a `{name, value}` pair whose value is
+    /// secret: a secret key name, or a credential header's name.
+    fn pair_name_secret(&self, name: &str) -> bool {
+        self.key_matches(name) || (self.defaults && credential_header(name))
     }
 
     /// Whether a text (a file not compared as YAML, or a string value)
@@ -483,8 +628,35 @@ impl Redactor {
     /// key: credential-shaped values, and values of secret-named keys
     /// written inline (`password=x`, `{token: x}`, `<secret>x</secret>`,
     /// `--password=x`). The same rules serve the semantic and text modes.
+    /// A text holding escapes (`"pass\u0077ord": x`, `"password\tx"`) is
+    /// read once more with them decoded; when that hides more, the decoded
+    /// text is what is shown (its control characters written as escapes).
     pub fn scrub(&self, text: &str) -> String {
+        let out = self.scrub_at(text, 0);
+        if !out.contains('\\') {
+            return out;
+        }
+        let decoded = decode_escapes(&out);
+        if decoded == out {
+            return out;
+        }
+        let again = self.scrub_at(&decoded, 0);
+        if again == decoded {
+            out
+        } else {
+            encode_controls(&again)
+        }
+    }
+
+    /// [`Self::scrub`]'s rules; `depth` counts the quoted values they read
+    /// inside (each level has one kind of quote fewer, so four are enough).
+    fn scrub_at(&self, text: &str, depth: usize) -> String {
         let mut out = mask_url_passwords(text, OLD);
+        if out.contains("github") {
+            replace_in(&mut out, &self.github_userinfo, |c: &regex::Captures| {
+                format!("{}{OLD}@{}", &c[1], &c[3])
+            });
+        }
         for re in &self.credentials {
             replace_in(&mut out, re, OLD);
         }
@@ -496,7 +668,7 @@ impl Redactor {
                 let named = self
                     .flow_name
                     .captures(&c[0])
-                    .is_some_and(|n| self.key_matches(&n[1]));
+                    .is_some_and(|n| self.pair_name_secret(&n[1]));
                 if named {
                     self.flow_value
                         .replace_all(&c[0], |v: &regex::Captures| format!("{}{OLD}", &v[1]))
@@ -534,6 +706,33 @@ impl Redactor {
         if out.contains(':') {
             replace_in(&mut out, &self.pgpass_line, hide_after_first);
         }
+        if out.contains("login") && out.contains("-p") {
+            replace_in(&mut out, &self.registry_login, hide_after_first);
+        }
+        if out.contains(" set") {
+            replace_in(&mut out, &self.config_set, |c: &regex::Captures| {
+                if self.key_matches(&c[2]) && &c[3] != OLD {
+                    format!("{}{OLD}", &c[1])
+                } else {
+                    c[0].to_string()
+                }
+            });
+        }
+        if out.contains("_header") {
+            replace_in(&mut out, &self.header_directive, |c: &regex::Captures| {
+                let (name, value) = (&c[2], &c[3]);
+                // `$http_authorization`: an nginx variable, not a secret.
+                let variable = value.trim_start_matches(['"', '\'']).starts_with('$');
+                if (self.key_matches(name) || (self.defaults && credential_header(name)))
+                    && !variable
+                    && !value.contains(OLD)
+                {
+                    format!("{}{OLD}", &c[1])
+                } else {
+                    c[0].to_string()
+                }
+            });
+        }
         if out.contains('<') {
             replace_in(&mut out, &self.attr_pair, |c: &regex::Captures| {
                 if self.key_matches(&c[2]) && !c[3].is_empty() {
@@ -565,6 +764,19 @@ impl Redactor {
                     && !value.is_empty()
                 {
                     format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
+                } else if depth >= 6 {
+                    c[0].to_string()
+                } else if let Some(q) = ["\"\"\"", "'''"].into_iter().find(|q| value.starts_with(q))
+                {
+                    // A triple-quoted value (to its end or the text's):
+                    // what it quotes is scrubbed in turn.
+                    let inner = &value[3..];
+                    let (inner, close) = match inner.strip_suffix(q) {
+                        Some(i) => (i, q),
+                        None => (inner, ""),
+                    };
+                    let inner = self.scrub_at(inner, depth + 1);
+                    format!("{}{}{}{q}{inner}{close}", &c[1], &c[2], &c[3])
                 } else if value.len() >= 2
                     && ((value.starts_with('"') && value.ends_with('"'))
                         || (value.starts_with('\'') && value.ends_with('\'')))
@@ -572,9 +784,21 @@ impl Redactor {
                     // A quoted value is matched whole: what it quotes
                     // (`config.json: '{"password": "x"}'`) is scrubbed
                     // in turn. Its inside holds no quote of its kind, so
-                    // this ends after two levels.
+                    // this ends after a few levels.
                     let (q, inner) = (&value[..1], &value[1..value.len() - 1]);
-                    format!("{}{}{}{q}{}{q}", &c[1], &c[2], &c[3], self.scrub(inner))
+                    format!(
+                        "{}{}{}{q}{}{q}",
+                        &c[1],
+                        &c[2],
+                        &c[3],
+                        self.scrub_at(inner, depth + 1)
+                    )
+                } else if let Some((k, _)) = value.split_once('=').filter(|(k, v)| {
+                    !v.is_empty() && *v != OLD && is_key_name(k) && self.key_matches(k)
+                }) {
+                    // `--from-literal=password=x`, `--env=API_TOKEN=x`: the
+                    // option's value is itself a `key=value`.
+                    format!("{}{}{}{k}={OLD}", &c[1], &c[2], &c[3])
                 } else {
                     c[0].to_string()
                 }
@@ -736,6 +960,7 @@ impl Redactor {
                 programs.push(p);
             }
         }
+        let programs = with_registry_login(programs, [o, n]);
         let command_flag = |l: &[Value], i: usize| {
             l.get(i - 1).and_then(Value::as_str).is_some_and(|f| {
                 programs.iter().any(|p| command_secret_flag(p, f))
@@ -794,11 +1019,14 @@ impl Redactor {
         let mut b = Map::with_capacity(n.len());
         let mut keys: Vec<&String> = o.keys().collect();
         keys.extend(n.keys().filter(|k| !o.contains_key(*k)));
-        // `{name: DB_PASSWORD, value: x}` (container env, Helm-style lists).
+        // `{name: DB_PASSWORD, value: x}` (container env, Helm-style lists),
+        // `{key: Authorization, value: x}` (Envoy header lists).
         let named_secret = |m: &Map| {
-            m.get("name")
-                .and_then(Value::as_str)
-                .is_some_and(|name| self.key_matches(name))
+            ["name", "key"].iter().any(|field| {
+                m.get(*field)
+                    .and_then(Value::as_str)
+                    .is_some_and(|name| self.pair_name_secret(name))
+            })
         };
         let env_secret = named_secret(o) || named_secret(n);
         let sibling_programs = command_programs(
@@ -817,6 +1045,8 @@ impl Redactor {
                 self.hide_children(ov, nv)
             } else if let Some(child) = part.child(k) {
                 self.walk_part(ov, nv, child)
+            } else if let (Part::ListOf(kind), "items") = (part, k.as_str()) {
+                self.walk_items(ov, nv, Part::of_kind(kind))
             } else if env_secret && k == "value" {
                 hide(ov, nv)
             } else if k == "args" && !sibling_programs.is_empty() {
@@ -882,6 +1112,37 @@ impl Redactor {
         (a, b)
     }
 
+    /// The `items` of a [`Part::ListOf`]: each item walked as `item`.
+    fn walk_items(
+        &self,
+        old: Option<&Value>,
+        new: Option<&Value>,
+        item: Part,
+    ) -> (Option<Value>, Option<Value>) {
+        fn list(v: Option<&Value>) -> Option<&[Value]> {
+            match v {
+                Some(Value::List(l)) => Some(l.as_slice()),
+                _ => None,
+            }
+        }
+        match (old, new) {
+            (Some(Value::List(_)) | None, Some(Value::List(_)) | None)
+                if old.is_some() || new.is_some() =>
+            {
+                let (o, n) = (list(old).unwrap_or(&[]), list(new).unwrap_or(&[]));
+                let mut a = Vec::with_capacity(o.len());
+                let mut b = Vec::with_capacity(n.len());
+                for i in 0..o.len().max(n.len()) {
+                    let (x, y) = self.walk_part(o.get(i), n.get(i), item);
+                    a.extend(x);
+                    b.extend(y);
+                }
+                (old.map(|_| Value::List(a)), new.map(|_| Value::List(b)))
+            }
+            _ => self.walk(old, new),
+        }
+    }
+
     /// Every value of a Secret's `data`/`stringData` map; key names stay.
     fn hide_children(
         &self,
@@ -924,6 +1185,13 @@ impl Redactor {
             Regex::new(r#"^(\s*-?\s*["']?)([A-Za-z0-9_.\-]+)(["']?\s*[:=]\s*)(.*)$"#)
                 .expect("static regex is valid")
         });
+        // A double-quoted key spelled with escapes (`"pass\u0077ord": x`),
+        // read decoded.
+        static ESCAPED_KEY: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let escaped_key_re = ESCAPED_KEY.get_or_init(|| {
+            Regex::new(r#"^(\s*-?\s*")((?:[^"\\\n]|\\.)*\\(?:[^"\\\n]|\\.)*)("\s*:\s*)(.*)$"#)
+                .expect("static regex is valid")
+        });
         let indent = |l: &str| l.len() - l.trim_start().len();
         // Credential shapes first, over the whole text: a PEM block spans lines.
         let mut whole = text.to_string();
@@ -938,23 +1206,95 @@ impl Redactor {
         // indented lines that follow are the secret's value too; after a
         // bare `key:` also the list items at its own indent (YAML's compact
         // `password:` / `- value`), unless the key is itself a list item.
+        // After a secret key's plain or quoted value, the more indented
+        // lines continue it (YAML folds them into the value).
         let mut hiding_below: Option<usize> = None;
         let mut compact_items = false;
+        // A quoted value (`"`, `'`) or a triple-quoted one (`"""`, `'''`)
+        // of a secret key that its line does not close: hidden to the line
+        // that does (or to the end of the text).
+        let mut hiding_quote: Option<char> = None;
+        let mut hiding_until: Option<&str> = None;
+        // The column of an explicit key `? password`, whose value is on
+        // the next line (`: value`) at that column.
+        let mut explicit_secret: Option<usize> = None;
         let mut after_secret_flag = false;
         // The `-u`/`--user` flag the previous list item was, if any.
         let mut after_user_flag: Option<String> = None;
         let env_values = self.secret_env_value_lines(text, line_re);
         // A block list of args (`- redis-cli` / `- -a` / `- VALUE`), maybe
         // split over `command:` and `args:`: the programs the file names.
-        let programs: Vec<&str> = ["redis-cli", "curl", "sshpass"]
+        let mut programs: Vec<&str> = ["redis-cli", "curl", "sshpass"]
             .into_iter()
             .filter(|p| text.contains(p))
             .collect();
+        // A block list item `- login`, or a flow list that starts with
+        // `login` (`args: [login, -p, x]`), in a file that names a registry
+        // client.
+        static LOGIN_ITEM: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let login_item = LOGIN_ITEM.get_or_init(|| {
+            Regex::new(
+                r#"(?m)^[ \t]*-[ \t]+["']?login["']?[ \t]*$|\[[ \t]*["']?login["']?[ \t]*[,\]]"#,
+            )
+            .expect("static regex is valid")
+        });
+        if text.contains("login")
+            && REGISTRY_CLIS.iter().any(|p| text.contains(p))
+            && login_item.is_match(text)
+        {
+            programs.push("registry-login");
+        }
         for (i, line) in text.split_inclusive('\n').enumerate() {
             let (body, nl) = match line.strip_suffix('\n') {
                 Some(b) => (b, "\n"),
                 None => (line, ""),
             };
+            if let Some(q) = hiding_quote {
+                if !body.trim().is_empty() {
+                    out.push_str(&body[..indent(body)]);
+                    out.push_str(OLD);
+                }
+                out.push_str(nl);
+                if closes_quote(body, q) {
+                    hiding_quote = None;
+                }
+                continue;
+            }
+            if let Some(delim) = hiding_until {
+                if body.trim() == delim {
+                    out.push_str(line);
+                } else {
+                    if !body.trim().is_empty() {
+                        out.push_str(&body[..indent(body)]);
+                        out.push_str(OLD);
+                    }
+                    out.push_str(nl);
+                }
+                if body.contains(delim) {
+                    hiding_until = None;
+                }
+                continue;
+            }
+            if let Some(col) = explicit_secret {
+                if body.trim().is_empty() {
+                    out.push_str(line);
+                    continue;
+                }
+                explicit_secret = None;
+                let value = body[indent(body)..].strip_prefix(':');
+                if let Some(value) = value.filter(|_| indent(body) == col) {
+                    out.push_str(&body[..col]);
+                    out.push(':');
+                    if !value.trim().is_empty() {
+                        out.push(' ');
+                        out.push_str(OLD);
+                    }
+                    out.push_str(nl);
+                    hiding_below = Some(col);
+                    compact_items = value.trim().is_empty();
+                    continue;
+                }
+            }
             if let Some(ind) = hiding_below {
                 let compact_item = compact_items
                     && indent(body) == ind
@@ -997,14 +1337,52 @@ impl Redactor {
                     && (self.key_matches(flag.trim_start_matches('-'))
                         || programs.iter().any(|p| command_secret_flag(p, flag)));
             }
-            let caps = line_re.captures(body);
+            // `? password` (or `- ? password`): an explicit key.
+            let explicit = body.trim_start();
+            let explicit = explicit.strip_prefix("- ").unwrap_or(explicit);
+            if let Some(key) = explicit.strip_prefix("? ") {
+                if self.key_matches(key.trim().trim_matches(['"', '\''])) {
+                    explicit_secret = Some(body.len() - explicit.len());
+                }
+            }
+            let caps = line_re.captures(body).or_else(|| {
+                if body.contains('\\') {
+                    escaped_key_re.captures(body)
+                } else {
+                    None
+                }
+            });
             let env_value = env_values.contains(&i);
+            let key_of = |c: &regex::Captures| -> String {
+                if c[2].contains('\\') {
+                    decode_escapes(&c[2])
+                } else {
+                    c[2].to_string()
+                }
+            };
             match caps {
-                Some(c) if self.key_matches(&c[2]) || env_value => {
+                Some(c) if env_value || self.key_matches(&key_of(&c)) => {
                     let value = c[4].trim();
                     if value.is_empty() || value.starts_with('|') || value.starts_with('>') {
                         hiding_below = Some(indent(body));
                         compact_items = value.is_empty() && !body.trim_start().starts_with('-');
+                    } else {
+                        // Lines more indented than the key continue a plain
+                        // or quoted value (or are not YAML).
+                        hiding_below = Some(c[1].trim_end_matches(['"', '\'']).len());
+                        compact_items = false;
+                        let triple = ["\"\"\"", "'''"];
+                        if let Some(delim) = triple.into_iter().find(|d| value.starts_with(d)) {
+                            if !value[3..].contains(delim) {
+                                hiding_until = Some(delim);
+                            }
+                        } else if let Some(q) =
+                            value.chars().next().filter(|q| matches!(q, '"' | '\''))
+                        {
+                            if !closes_quote(&value[1..], q) {
+                                hiding_quote = Some(q);
+                            }
+                        }
                     }
                     out.push_str(&c[1]);
                     out.push_str(&c[2]);
@@ -1014,11 +1392,52 @@ impl Redactor {
                     }
                     out.push_str(nl);
                 }
+                _ if !programs.is_empty() && line.contains('[') => {
+                    // `args: [-a, x]` after `command: [redis-cli]` on
+                    // another line: the flow list's item after a flag of
+                    // a program the file names.
+                    out.push_str(&hide_flow_args(&self.scrub(line), &programs));
+                }
                 _ => out.push_str(&self.scrub(line)),
             }
         }
         out
     }
+}
+
+/// `line` with each item of its flow lists (`[a, b]`) that follows a flag
+/// of one of `programs` ([`command_secret_flag`]) hidden.
+fn hide_flow_args(line: &str, programs: &[&str]) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    // A loop, not recursion: a line may hold any number of lists.
+    while let Some((open, close)) = rest
+        .find('[')
+        .and_then(|o| rest[o..].find(']').map(|c| (o, o + c)))
+    {
+        out.push_str(&rest[..=open]);
+        let items: Vec<&str> = rest[open + 1..close].split(',').collect();
+        let flag = |s: &str| s.trim().trim_matches(['"', '\'']).to_string();
+        for (i, item) in items.iter().enumerate() {
+            let secret = i > 0
+                && programs
+                    .iter()
+                    .any(|p| command_secret_flag(p, &flag(items[i - 1])));
+            if i > 0 {
+                out.push(',');
+            }
+            if secret && !item.trim().is_empty() {
+                let lead = item.len() - item.trim_start().len();
+                out.push_str(&item[..lead]);
+                out.push_str(OLD);
+            } else {
+                out.push_str(item);
+            }
+        }
+        rest = &rest[close..];
+    }
+    out.push_str(rest);
+    out
 }
 
 impl Redactor {
@@ -1063,7 +1482,9 @@ impl Redactor {
             }
             match &c[2] {
                 "value" => values.push(i),
-                "name" => *secret |= self.key_matches(c[4].trim().trim_matches(['"', '\''])),
+                "name" | "key" => {
+                    *secret |= self.pair_name_secret(c[4].trim().trim_matches(['"', '\'']))
+                }
                 _ => {}
             }
         }
@@ -1105,9 +1526,12 @@ fn note_changed_refs(old: &str, new: &str, shown: String) -> String {
 fn url_password_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
-        // `\/\/` too: a URL inside a JSON string with its slashes escaped.
-        Regex::new(r#"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^\s/\\:@"'<>`]*:)([^\s"'<>`]+)@"#)
-            .expect("static regex is valid")
+        // `\/\/` and `\u002F\u002F` too: a URL inside a JSON string with
+        // its slashes escaped.
+        Regex::new(
+            r#"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/|\\u002[Ff]){2}[^\s/\\:@"'<>`]*:)([^\s"'<>`]+)@"#,
+        )
+        .expect("static regex is valid")
     })
 }
 
@@ -1198,18 +1622,54 @@ enum Part {
         rest: &'static [&'static str],
         top: bool,
     },
+    /// A list kind of one of the kinds above (`SecretList`, what the API
+    /// returns for a list call, whose items carry no `kind`): each of its
+    /// `items` is an object of that kind.
+    ListOf(&'static str),
 }
+
+/// The kinds [`Part::of_kind`] knows, as [`Part::ListOf`] names them.
+const SECRET_BEARING_KINDS: &[&str] = &[
+    "Secret",
+    "SealedSecret",
+    "ExternalSecret",
+    "ClusterExternalSecret",
+];
 
 impl Part {
     fn of(m: &Map) -> Part {
-        match m.get("kind").and_then(Value::as_str) {
-            Some(k) if k.eq_ignore_ascii_case("Secret") => Part::Secret,
-            Some(k) if k.eq_ignore_ascii_case("SealedSecret") => Part::SealedSecret,
-            Some(k) if k.eq_ignore_ascii_case("ExternalSecret") => Part::Toward {
+        let Some(kind) = m.get("kind").and_then(Value::as_str) else {
+            return Part::Plain;
+        };
+        let part = Part::of_kind(kind);
+        if part != Part::Plain {
+            return part;
+        }
+        let stem = kind
+            .len()
+            .checked_sub(4)
+            .and_then(|cut| Some((kind.get(..cut)?, kind.get(cut..)?)))
+            .filter(|(_, list)| list.eq_ignore_ascii_case("List"))
+            .map(|(stem, _)| stem);
+        match stem.and_then(|s| {
+            SECRET_BEARING_KINDS
+                .iter()
+                .find(|k| k.eq_ignore_ascii_case(s))
+        }) {
+            Some(k) => Part::ListOf(k),
+            None => Part::Plain,
+        }
+    }
+
+    fn of_kind(kind: &str) -> Part {
+        match kind {
+            k if k.eq_ignore_ascii_case("Secret") => Part::Secret,
+            k if k.eq_ignore_ascii_case("SealedSecret") => Part::SealedSecret,
+            k if k.eq_ignore_ascii_case("ExternalSecret") => Part::Toward {
                 rest: &["spec", "target", "template"],
                 top: true,
             },
-            Some(k) if k.eq_ignore_ascii_case("ClusterExternalSecret") => Part::Toward {
+            k if k.eq_ignore_ascii_case("ClusterExternalSecret") => Part::Toward {
                 rest: &["spec", "externalSecretSpec", "target", "template"],
                 top: true,
             },
@@ -1273,6 +1733,31 @@ fn hide_always(old: Option<&Value>, new: Option<&Value>) -> (Option<Value>, Opti
 /// (group 1) followed by the secret (group 2, the rest of the match).
 fn hide_after_first(c: &regex::Captures) -> String {
     format!("{}{OLD}", &c[1])
+}
+
+/// A key as [`Redactor::inline`] reads one: `[A-Za-z_][A-Za-z0-9_.-]*`.
+fn is_key_name(k: &str) -> bool {
+    k.starts_with(|ch: char| ch.is_ascii_alphabetic() || ch == '_')
+        && k.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// Whether `rest` (what follows an opening quote `q`) closes it: a `"`
+/// not escaped by `\`, a `'` not doubled (YAML's single-quoted escape).
+fn closes_quote(rest: &str, q: char) -> bool {
+    let mut chars = rest.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if q == '"' && ch == '\\' {
+            chars.next();
+        } else if ch == q {
+            if q == '\'' && chars.peek() == Some(&'\'') {
+                chars.next();
+            } else {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 fn replace_in(out: &mut String, re: &Regex, rep: impl regex::Replacer) {
@@ -1937,5 +2422,218 @@ mod tests {
             v("kind: Deployment\nspec:\n  target:\n    template:\n      data: {plain: visible}\n");
         let (_, b) = r.redact_pair(None, Some(&other));
         assert!(crate::yaml::emit::to_yaml_string(&b).contains("visible"));
+    }
+
+    /// Third re-probe (redact-authorization-header-as-name-value-pair): an
+    /// `Authorization` header written as a `{name, value}` or `{key, value}`
+    /// pair (probe `httpHeaders`, Envoy header lists).
+    #[test]
+    fn authorization_header_as_name_value_pair() {
+        let r = Redactor::default();
+        let doc = |s: &str| {
+            format!("containers:\n- livenessProbe:\n    httpGet:\n      httpHeaders:\n      - name: Authorization\n        value: \"Bearer {s}\"\n      - name: X-Trace\n        value: visible1\n  headers:\n  - {{key: Authorization, value: \"Basic {s}-2\"}}\n  - {{key: Content-Type, value: visible2}}\n  - name: Proxy-Authorization\n    value: \"Basic {s}-3\"\n  - key: DB_PASSWORD\n    value: {s}-4\n  tolerations:\n  - {{key: dedicated, operator: Equal, value: visible3}}\n")
+        };
+        let (a, b) = r.redact_pair(Some(&v(&doc("ahold"))), Some(&v(&doc("ahnew"))));
+        let text = crate::yaml::emit::to_yaml_string(&a) + &crate::yaml::emit::to_yaml_string(&b);
+        let t = r.redact_text(&doc("ahnew"));
+        for out in [&text, &t] {
+            assert!(!out.contains("ahold") && !out.contains("ahnew"), "{out}");
+            for stays in ["visible1", "visible2", "visible3", "Authorization"] {
+                assert!(out.contains(stays), "{stays}: {out}");
+            }
+        }
+        // A header name that only contains the word stays a plain pair.
+        let t = r.redact_text("- name: authorization-mode\n  value: Webhook\n");
+        assert!(t.contains("Webhook"), "{t}");
+    }
+
+    /// Third re-probe (redact-key-value-inside-option-value): a secret
+    /// `KEY=value` as the value of an option (`--from-literal=`, `--env=`).
+    #[test]
+    fn key_value_inside_option_value() {
+        let r = Redactor::default();
+        for (text, secret) in [
+            (
+                "kubectl create secret generic db --from-literal=DB_PASSWORD=ko1x --dry-run=client\n",
+                "ko1x",
+            ),
+            ("docker run --env=API_TOKEN=ko2x app\n", "ko2x"),
+            ("args: [create, secret, generic, s, --from-literal=password=ko3x]\n", "ko3x"),
+            ("- --from-literal=password=ko4x\n", "ko4x"),
+            ("helm upgrade x --set-string=db.password=ko5x\n", "ko5x"),
+        ] {
+            let s = r.scrub(text);
+            assert!(!s.contains(secret), "{text:?}: {s}");
+            let t = r.redact_text(text);
+            assert!(!t.contains(secret), "{text:?}: {t}");
+        }
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v("args: [create, secret, generic, s, --from-literal=password=ko6x, --from-literal=user=admin]\n")),
+        );
+        let b = crate::yaml::emit::to_yaml_string(&b);
+        assert!(!b.contains("ko6x") && b.contains("user=admin"), "{b}");
+        for text in [
+            "kubectl create configmap c --from-literal=username=admin --dry-run=client\n",
+            "docker run --env=LOG_LEVEL=debug app\n",
+        ] {
+            assert_eq!(r.scrub(text), text);
+            assert_eq!(r.redact_text(text), text);
+        }
+    }
+
+    /// Third re-probe (redact-secretlist-toml-triple-quote-unicode-url): the
+    /// items of a `SecretList`, a TOML triple-quoted value, a URL whose
+    /// slashes are written `\u002F` in a JSON string.
+    #[test]
+    fn secret_list_toml_triple_quotes_and_unicode_slashes() {
+        let r = Redactor::default();
+        for doc in [
+            "kind: SecretList\nitems:\n- metadata: {name: s}\n  type: Opaque\n  data: {k: sl1x}\n",
+            "kind: SealedSecretList\nitems:\n- spec:\n    template:\n      type: Opaque\n      data: {k: sl1x}\n",
+        ] {
+            let (_, b) = r.redact_pair(None, Some(&v(doc)));
+            let b = crate::yaml::emit::to_yaml_string(&b);
+            assert!(!b.contains("sl1x") && b.contains("Opaque"), "{b}");
+            assert!(!r.redact_text(doc).contains("sl1x"));
+        }
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v("kind: ConfigMapList\nitems:\n- data: {k: visible}\n")),
+        );
+        assert!(crate::yaml::emit::to_yaml_string(&b).contains("visible"));
+        for (text, secret) in [
+            ("password = \"\"\"tq1x\"\"\"\n", "tq1x"),
+            ("token = '''tq2x'''\n", "tq2x"),
+            ("password = \"\"\"\ntq3x\n\"\"\"\nport = 5432\n", "tq3x"),
+            (r#"{"db": "postgres:\u002F\u002Fu:uf1x@h"}"#, "uf1x"),
+            (r#"cfg: '{"db": "postgres:\u002f\u002fu:uf2x@h"}'"#, "uf2x"),
+        ] {
+            let s = r.scrub(text);
+            assert!(!s.contains(secret), "{text:?}: {s}");
+            let t = r.redact_text(text);
+            assert!(!t.contains(secret), "{text:?}: {t}");
+            if text.contains("port") {
+                assert!(
+                    s.contains("port = 5432") && t.contains("port = 5432"),
+                    "{s}\n{t}"
+                );
+            }
+        }
+        for text in [
+            "name = \"\"\"visible\"\"\"\n",
+            "u: \"https:\\u002F\\u002Fh\\u002Fa:b\"\n",
+        ] {
+            assert_eq!(r.scrub(text), text);
+            assert_eq!(r.redact_text(text), text);
+        }
+    }
+
+    /// Third re-probe (redact-text-mode-multiline-yaml-values): YAML shapes
+    /// of a secret key's value that the text mode read line by line.
+    #[test]
+    fn text_mode_multiline_yaml_values() {
+        let r = Redactor::default();
+        for (text, secret) in [
+            (
+                "data:\n  password: first\n    tm1x\n  other: visible\n",
+                "tm1x",
+            ),
+            (
+                "data:\n  password: \"first\n    tm2x\"\n  other: visible\n",
+                "tm2x",
+            ),
+            (
+                "data:\n  api_token: 'first\n\n    tm2y'\n  other: visible\n",
+                "tm2y",
+            ),
+            ("data:\n  ? password\n  : tm3x\n  other: visible\n", "tm3x"),
+            (
+                "data:\n  \"pass\\u0077ord\": \"tm4x\"\n  other: visible\n",
+                "tm4x",
+            ),
+            (
+                "data:\n  pg.conf: \"password\\ttm5x\"\n  other: visible\n",
+                "tm5x",
+            ),
+        ] {
+            let t = r.redact_text(text);
+            assert!(!t.contains(secret), "{text:?}: {t}");
+            assert!(t.contains("other: visible"), "{text:?}: {t}");
+            // The semantic mode reads the same value.
+            let (_, b) = r.redact_pair(None, Some(&v(text)));
+            let b = crate::yaml::emit::to_yaml_string(&b);
+            assert!(
+                !b.contains(secret) && b.contains("visible"),
+                "{text:?}: {b}"
+            );
+        }
+        // The same shapes under a key that is not secret stay.
+        for text in [
+            "data:\n  name: first\n    continued\n  other: visible\n",
+            "data:\n  ? name\n  : visible\n",
+            "data:\n  \"na\\u006De\": \"visible\"\n",
+            "data:\n  k: \"a\\tb\"\n",
+        ] {
+            assert_eq!(r.redact_text(text), text);
+        }
+    }
+
+    /// Third re-probe (redact-command-line-credential-shapes): registry
+    /// logins, `aws configure set`, nginx header directives, a token as
+    /// the only userinfo of a GitHub URL.
+    #[test]
+    fn command_line_credential_shapes() {
+        let r = Redactor::default();
+        for (text, secret) in [
+            ("docker login -u ci -p cl1x registry.example.com\n", "cl1x"),
+            ("podman login --username ci -p 'cl2x' r.io\n", "cl2x"),
+            ("helm registry login r.io -u ci -p cl3x\n", "cl3x"),
+            ("command: [docker, login, -u, ci, -p, cl3y, r.io]\n", "cl3y"),
+            ("aws configure set aws_secret_access_key cl4x\n", "cl4x"),
+            (
+                "aws configure set --profile prod aws_session_token \"cl5x\"\n",
+                "cl5x",
+            ),
+            ("proxy_set_header X-Api-Key cl6x;\n", "cl6x"),
+            ("  add_header X-Auth-Token \"cl7x\" always;\n", "cl7x"),
+            ("repo: https://cl8x@github.com/acme/x.git\n", "cl8x"),
+            ("url = https://cl8y@github.example.com/acme/x\n", "cl8y"),
+        ] {
+            let s = r.scrub(text);
+            assert!(!s.contains(secret), "{text:?}: {s}");
+            let t = r.redact_text(text);
+            assert!(!t.contains(secret), "{text:?}: {t}");
+        }
+        for doc in [
+            "command: [docker]\nargs: [login, -u, ci, -p, cl9x, r.io]\n",
+            "command:\n- docker\n- login\n- -p\n- cl9x\n",
+        ] {
+            let (_, b) = r.redact_pair(None, Some(&v(doc)));
+            let b = crate::yaml::emit::to_yaml_string(&b);
+            assert!(!b.contains("cl9x") && b.contains("docker"), "{b}");
+            let t = r.redact_text(doc);
+            assert!(!t.contains("cl9x"), "{t}");
+        }
+        for text in [
+            "docker run -p 8080:80 app\n",
+            "docker run --name login -p 8080:80 app\n",
+            "command: [docker, run, --name, login, -p, '8080:80']\n",
+            "aws configure set region us-east-1\n",
+            "proxy_set_header X-Real-IP $remote_addr;\n",
+            "proxy_set_header Authorization $http_authorization;\n",
+            "repo: ssh://git@github.com/acme/x.git\n",
+            "repo: https://user@bitbucket.org/team/x.git\n",
+        ] {
+            assert_eq!(r.scrub(text), text);
+            assert_eq!(r.redact_text(text), text);
+        }
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v(
+                "command: [docker, run, --name, login, -p, '8080:80', app]\n",
+            )),
+        );
+        assert!(crate::yaml::emit::to_yaml_string(&b).contains("8080:80"));
     }
 }
