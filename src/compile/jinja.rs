@@ -621,8 +621,12 @@ fn jinja_round(
         return Ok(value);
     }
     let x = f64::try_from(value)?;
-    let p = precision.unwrap_or(0);
+    // Past 400 decimals a double is written exactly, so rounding there
+    // changes nothing (and `format!` refuses a precision past 65,535:
+    // `round(2000000000)` panicked).
+    let p = precision.unwrap_or(0).clamp(-400, 400);
     let out = match method.as_str() {
+        _ if p > 300 => x,
         "common" => {
             if p >= 0 {
                 format!("{:.*}", p as usize, x).parse::<f64>().unwrap_or(x)

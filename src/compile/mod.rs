@@ -979,7 +979,9 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
         None => format!("target {target}, {}", entry.describe()),
     };
     if entry.input_type == InputType::Ytt {
-        let res = crate::memguard::metered(&what(None), || compile_ytt(ctx, entry, &out_dir));
+        let res = crate::memguard::metered(&what(None), || {
+            contain_panic(|| compile_ytt(ctx, entry, &out_dir))
+        });
         return res.map_err(|m| match m.split_once(HINT_SEP) {
             Some((m, h)) => err(m.to_string()).hint(h),
             None => err(m),
@@ -1022,9 +1024,9 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
             // kadet print is read into memory here.
             let res = match entry.input_type {
                 InputType::Jsonnet | InputType::Jinja2 | InputType::Helm | InputType::Kadet => {
-                    crate::memguard::metered(&what(Some(&input)), run)
+                    crate::memguard::metered(&what(Some(&input)), || contain_panic(run))
                 }
-                _ => run(),
+                _ => contain_panic(run),
             };
             res.map_err(|m| match m.split_once(HINT_SEP) {
                 Some((m, h)) => err(m.to_string()).input(&input).hint(h),
@@ -1033,6 +1035,27 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
         }
     }
     Ok(())
+}
+
+/// Runs one compile input, turning a panic in the engines it drives
+/// (jsonnet, minijinja, starlark: code that a pull request controls
+/// reaches corners of them) into an error for this input, so one input
+/// cannot end the process with exit 101 and no file named. The panic is a
+/// bug, and says so.
+fn contain_panic(run: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "(no message)".to_string());
+            Err(format!(
+                "internal error while compiling this input: {message} (a bug in strata or an engine it uses: please report it with the input){HINT_SEP}change the input to avoid the construct named above"
+            ))
+        }
+    }
 }
 
 /// `input_type: ytt` (strata's extension): every input path of the entry
@@ -1431,6 +1454,21 @@ pub fn diff_catalogs(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panic_in_an_input_is_an_error_for_that_input() {
+        let e = contain_panic(|| panic!("index out of bounds")).unwrap_err();
+        assert!(
+            e.starts_with("internal error while compiling this input: index out of bounds"),
+            "{e}"
+        );
+        assert!(e.contains(HINT_SEP), "{e}");
+        assert_eq!(
+            contain_panic(|| Err("plain".into())),
+            Err("plain".to_string())
+        );
+        assert_eq!(contain_panic(|| Ok(())), Ok(()));
+    }
 
     #[test]
     fn paths_must_stay_inside() {

@@ -2566,3 +2566,56 @@ fn reviews_fileglob_stays_in_the_revision_and_ends_on_loops() {
         "{all}"
     );
 }
+
+#[test]
+fn jinja2_filters_and_jsonnet_std_with_hostile_arguments_do_not_panic() {
+    // Re-probe of 2026-11-26: each of these panicked (exit 101, no file
+    // named): format widths and precisions past u16::MAX, repeated
+    // sequences and slice/batch counts that overflowed a capacity, a slice
+    // step of i64::MIN, and `std.clamp` with min > max.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        &dir.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jinja2, input_paths: [t.j2]}\n      - {output_path: j, input_type: jsonnet, input_paths: [t.jsonnet], output_type: json}\n",
+    );
+    write(&dir.join("t.jsonnet"), "{out: [std.clamp(1, 3, 2)]}\n");
+    for (template, code, shown) in [
+        ("{{ 1.5 | round(2000000000) }}", 0, "1.5"),
+        ("{{ '%.999999999f' | format(1.5) }}", 2, "too large"),
+        ("{{ [1] * 9223372036854775807 }}", 2, "too large"),
+        ("{{ 'abc'[::-9223372036854775808] }}", 0, "c"),
+        (
+            "{{ [1,2,3] | batch(9223372036854775807) | list }}",
+            0,
+            "[[1, 2, 3]]",
+        ),
+        (
+            "{{ [1,2,3] | slice(9223372036854775807) | list }}",
+            2,
+            "slice count",
+        ),
+    ] {
+        write(&dir.join("t.j2"), template);
+        let out = strata()
+            .current_dir(dir)
+            .arg("compile")
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{template}: {err}");
+        assert!(!err.contains("panicked"), "{template}: {err}");
+        if code == 0 {
+            let text = std::fs::read_to_string(dir.join("compiled/t/o/t.j2")).unwrap();
+            assert_eq!(text.trim(), shown, "{template}");
+            let json = std::fs::read_to_string(dir.join("compiled/t/j/out.json")).unwrap();
+            assert_eq!(json.split_whitespace().collect::<String>(), "[3]");
+        } else {
+            assert!(
+                err.contains(shown) && err.contains("t.j2"),
+                "{template}: {err}"
+            );
+        }
+    }
+}

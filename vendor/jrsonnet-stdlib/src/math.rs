@@ -25,7 +25,16 @@ pub fn builtin_min(a: f64, b: f64) -> f64 {
 #[allow(non_snake_case)]
 #[builtin]
 pub fn builtin_clamp(x: f64, minVal: f64, maxVal: f64) -> f64 {
-	x.clamp(minVal, maxVal)
+	// strata: std.jsonnet's definition (C++ jsonnet, go-jsonnet), which
+	// Kapitan runs; `f64::clamp` panicked when minVal > maxVal
+	// (`std.clamp(1, 3, 2)` is 3 there).
+	if x < minVal {
+		minVal
+	} else if x > maxVal {
+		maxVal
+	} else {
+		x
+	}
 }
 
 #[builtin]

@@ -1025,6 +1025,15 @@ mod builtins {
         }
         let items = ok!(state.undefined_behavior().try_iter(value)).collect::<Vec<_>>();
         let len = items.len();
+        // strata: past the items, every slice is empty; a huge count
+        // (`slice(9223372036854775807)`) was a capacity-overflow panic,
+        // and would loop that many times.
+        if count > len.max(1_000_000) {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!("slice count {count} is more than the {len} items and more than 1000000"),
+            ));
+        }
         let items_per_slice = len / count;
         let slices_with_extra = len % count;
         let mut offset = 0;
@@ -1081,13 +1090,16 @@ mod builtins {
             return Err(Error::new(ErrorKind::InvalidOperation, "count cannot be 0"));
         }
         let mut rv = Vec::with_capacity(value.len().unwrap_or(0) / count);
-        let mut tmp = Vec::with_capacity(count);
+        // strata: not `count` ahead (`batch(9223372036854775807)` was a
+        // capacity-overflow panic).
+        let ahead = count.min(1024);
+        let mut tmp = Vec::with_capacity(ahead);
 
         for item in ok!(state.undefined_behavior().try_iter(value)) {
             if tmp.len() == count {
                 rv.push(Value::from(mem::replace(
                     &mut tmp,
-                    Vec::with_capacity(count),
+                    Vec::with_capacity(ahead),
                 )));
             }
             tmp.push(item);

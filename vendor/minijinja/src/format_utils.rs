@@ -950,6 +950,15 @@ fn parse_number(cursor: &mut Cursor) -> Result<Option<usize>, Error> {
             )
             .with_source(e)
         }));
+        // strata: Rust's formatting machinery takes widths and precisions
+        // up to u16::MAX and panics past it (`'%.999999999f' | format(1.5)`);
+        // Python refuses them too ("precision too big").
+        if num > u16::MAX as usize {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!("a width or precision of {num} in the format string is too large (at most 65535)"),
+            ));
+        }
         Ok(Some(num))
     }
 }

@@ -176,7 +176,7 @@ pub fn slice(value: Value, start: Value, stop: Value, step: Value) -> Result<Val
             } else {
                 let chars: Vec<char> = s.chars().collect();
                 Ok(Value::from(
-                    range_step_backwards(start, stop, -step as usize, chars.len())
+                    range_step_backwards(start, stop, step.unsigned_abs() as usize, chars.len())
                         .map(move |i| chars[i])
                         .collect::<String>(),
                 ))
@@ -195,7 +195,7 @@ pub fn slice(value: Value, start: Value, stop: Value, step: Value) -> Result<Val
                 ))
             } else {
                 Ok(Value::from_bytes(
-                    range_step_backwards(start, stop, -step as usize, b.len())
+                    range_step_backwards(start, stop, step.unsigned_abs() as usize, b.len())
                         .map(|i| b[i])
                         .collect::<Vec<u8>>(),
                 ))
@@ -218,7 +218,7 @@ pub fn slice(value: Value, start: Value, stop: Value, step: Value) -> Result<Val
                     if let Some(iter) = obj.try_iter() {
                         let vec: Vec<Value> = iter.collect();
                         Box::new(
-                            range_step_backwards(start, stop, -step as usize, vec.len())
+                            range_step_backwards(start, stop, step.unsigned_abs() as usize, vec.len())
                                 .map(move |i| vec[i].clone()),
                         )
                     } else {
@@ -371,6 +371,14 @@ fn repeat_iterable(n: &Value, seq: &DynObject) -> Result<Value, Error> {
             "cannot repeat unsized iterables",
         )
     }));
+    // strata: `[1] * 9223372036854775807` overflowed the length (a
+    // capacity-overflow panic when collected).
+    if !matches!(len.checked_mul(n), Some(total) if total <= MAX_REPEATED_STRING_LEN) {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            "repeated sequence is too large",
+        ));
+    }
 
     // This is not optimal.  We only query the enumerator for the length once
     // but we support repeated iteration.  We could both lie about our length
