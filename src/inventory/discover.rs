@@ -137,7 +137,7 @@ impl Walk<'_> {
 }
 
 /// `path` resolved through symlinks lies inside `root` (canonical).
-fn check_inside(path: &Path, root: &Path) -> Result<(), InventoryError> {
+pub(crate) fn check_inside(path: &Path, root: &Path) -> Result<(), InventoryError> {
     match path.canonicalize() {
         Ok(real) if real.starts_with(root) => Ok(()),
         _ => Err(InventoryError::OutsideTree {

@@ -258,6 +258,15 @@ impl Inventory {
         if !dir.is_dir() {
             return Err(InventoryError::NoInventory { path: dir.clone() });
         }
+        // Confined like the class files: a `reclass-config.yml` linked to a
+        // file outside showed its lines in a review's lint findings.
+        if let Some(root) = opts.confine.as_deref() {
+            let config = dir.join("reclass-config.yml");
+            if std::fs::symlink_metadata(&config).is_ok() {
+                let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+                discover::check_inside(&config, &root)?;
+            }
+        }
         let cfg = config::ReclassConfig::load(dir)?;
         cfg.apply(&mut opts);
         let classes_dir = dir.join(cfg.classes_uri.as_deref().unwrap_or("classes"));

@@ -1935,6 +1935,29 @@ fn reviews_never_lint_a_class_symlinked_out_of_the_repository() {
         );
         assert_eq!(out.status.code(), Some(2), "{text}");
     }
+    // Third re-probe: `reclass-config.yml` itself linked out (its lines
+    // became "unknown key" findings in the comment and annotations).
+    std::fs::remove_file(repo.join("inventory/classes/evil.yml")).unwrap();
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n",
+    );
+    std::os::unix::fs::symlink(&outside, repo.join("inventory/reclass-config.yml")).unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "config"]);
+    let out = strata()
+        .current_dir(&repo)
+        .args(["review", "--base", "base"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!text.contains(MARKER), "leaked: {text}");
+    assert!(
+        text.contains("inventory/reclass-config.yml leads outside the repository"),
+        "{text}"
+    );
 }
 
 #[test]
