@@ -869,6 +869,17 @@ fn compile_remove(input: &Path, catalog_root: &Path, abs_roots: &[PathBuf]) -> R
     if !inside(catalog_root, false) && !abs_roots.iter().any(|r| inside(r, true)) {
         return Ok(());
     }
+    // The whole catalog being built (`input_paths: [""]` or `[compiled]`):
+    // nothing would be left to install.
+    if [catalog_root.to_path_buf(), catalog_root.join("compiled")]
+        .iter()
+        .any(|r| r.canonicalize().is_ok_and(|r| r == p))
+    {
+        return Err(format!(
+            "`{}` is the whole catalog being built: remove only what is below a target's directory",
+            input.display()
+        ));
+    }
     let res = if p.is_dir() {
         std::fs::remove_dir_all(&p)
     } else {
@@ -1372,7 +1383,13 @@ fn install_inner(
         if dest.exists() {
             std::fs::rename(&dest, &old).map_err(|e| CompileError::io(&dest, e))?;
         }
-        std::fs::rename(&new, &dest).map_err(|e| CompileError::io(&dest, e))?;
+        if let Err(e) = std::fs::rename(&new, &dest) {
+            // The previous catalog goes back: a failed install keeps it.
+            if old.exists() {
+                let _ = std::fs::rename(&old, &dest);
+            }
+            return Err(CompileError::io(&new, e));
+        }
         return Ok(());
     }
     for (_, dir) in &report.targets {

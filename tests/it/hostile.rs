@@ -2642,3 +2642,35 @@ fn jinja2_filters_and_jsonnet_std_with_hostile_arguments_do_not_panic() {
         }
     }
 }
+
+#[test]
+fn a_remove_entry_cannot_take_the_whole_catalog() {
+    // Third re-probe: `remove` of `compiled` (or "") deleted the catalog
+    // being built, the install then failed after moving the previous
+    // catalog away, and no catalog was left.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(&dir.join("t.j2"), "hi\n");
+    let target = "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jinja2, input_paths: [t.j2]}\n";
+    write(&dir.join("inventory/targets/t.yml"), target);
+    run(dir, &["compile"], 0);
+    for path in ["compiled", "\"\""] {
+        write(
+            &dir.join("inventory/targets/t.yml"),
+            &format!(
+                "{target}      - {{output_path: ., input_type: remove, input_paths: [{path}]}}\n"
+            ),
+        );
+        let err = run(dir, &["compile"], 2);
+        assert!(
+            err.contains("is the whole catalog being built"),
+            "{path}: {err}"
+        );
+        assert!(err.contains("compile entry #2"), "{path}: {err}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("compiled/t/o/t.j2")).unwrap(),
+            "hi",
+            "{path}: the previous catalog stays"
+        );
+    }
+}
