@@ -106,6 +106,17 @@ pub struct CompileArgs {
     /// name, every N-th from the I-th (for a CI matrix; merge with `strata ci --collect`)
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
+    /// Read nothing outside the working directory and the -J search paths,
+    /// as a review reads a pull request (on by default on a GitHub
+    /// `pull_request`/`pull_request_target` event)
+    #[arg(long)]
+    pub confine: bool,
+}
+
+/// Whether this runs for a GitHub pull request, whose inventory anyone who
+/// can open one controls.
+fn pull_request_event() -> bool {
+    std::env::var("GITHUB_EVENT_NAME").is_ok_and(|e| e.starts_with("pull_request"))
 }
 
 fn progress_bar(len: usize, quiet: bool) -> Option<indicatif::ProgressBar> {
@@ -235,7 +246,12 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let ws = Workspace::open(Path::new("."), &args.flags()).map_err(diag_err)?;
+    let flags = args.flags();
+    let mut ws = Workspace::open(Path::new("."), &flags).map_err(diag_err)?;
+    if args.confine || pull_request_event() {
+        let cwd = std::env::current_dir()?;
+        ws.confine(&cwd, Path::new("."), &flags).map_err(diag_err)?;
+    }
     let indent = ws.compile.indent;
     let multiline = ws.compile.multiline;
     let null_as_empty = ws.compile.null_as_empty;

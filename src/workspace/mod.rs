@@ -342,17 +342,10 @@ pub fn open_revision(
     // `.kapitan` output path would send it.
     flags.output_path = Some(dest.with_extension("out"));
     let mut ws = Workspace::open(&root, &flags)?;
-    confine_inventory(&ws, dest, &flags)?;
     // A revision is a pull request's (or its base's): its compile reads
     // only its own tree and the search paths the user gave as flags
     // (trusted), never what its inventory or `.kapitan` names elsewhere.
-    ws.compile.confine = Some(
-        compile::confine::Confine::new(
-            std::iter::once(dest.to_path_buf())
-                .chain(flags.search_paths.iter().map(|p| anchor(&root, p))),
-        )
-        .with_base(root.clone()),
-    );
+    ws.confine(dest, &root, &flags)?;
     Ok(ws)
 }
 
@@ -408,6 +401,29 @@ fn confine_inventory(
 }
 
 impl Workspace {
+    /// Confines what this workspace reads to `tree` (the repository) and
+    /// the search paths given as flags, as a review confines each revision
+    /// it compiles: for pull-request jobs that compile the working tree
+    /// themselves (`compile --shard` before `ci --collect`). `base` is
+    /// where relative paths of the inventory's code point.
+    pub fn confine(
+        &mut self,
+        tree: &Path,
+        base: &Path,
+        flags: &CompileFlags,
+    ) -> Result<(), WorkspaceError> {
+        confine_inventory(self, tree, flags)?;
+        self.inventory.confine = Some(tree.to_path_buf());
+        self.compile.confine = Some(
+            compile::confine::Confine::new(
+                std::iter::once(tree.to_path_buf())
+                    .chain(flags.search_paths.iter().map(|p| anchor(base, p))),
+            )
+            .with_base(base.to_path_buf()),
+        );
+        Ok(())
+    }
+
     /// Compiles `selected` and replaces `<output_path>/compiled` with the
     /// result (only the selected targets' directories when not all are
     /// selected); a failure leaves the previous catalog as it was.

@@ -2674,3 +2674,38 @@ fn a_remove_entry_cannot_take_the_whole_catalog() {
         );
     }
 }
+
+#[test]
+fn compiles_of_a_pull_request_are_confined_like_reviews() {
+    // Third re-probe: the sharded workflow (`compile --shard` on the pull
+    // request's checkout, then `ci --collect`) compiled unconfined, so an
+    // `importstr` of a file of the runner reached the job summary.
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside/creds");
+    write(&outside, "0utside-Shard-6161\n");
+    let dir = tmp.path().join("repo");
+    write(
+        &dir.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}\n",
+    );
+    write(
+        &dir.join("m.jsonnet"),
+        &format!("{{cm: {{a: importstr '{}'}}}}\n", outside.display()),
+    );
+    for (args, env) in [
+        (&["compile", "--confine"][..], &[][..]),
+        (
+            &["compile", "--shard", "1/1"][..],
+            &[("GITHUB_EVENT_NAME", "pull_request")][..],
+        ),
+    ] {
+        let err = run_env(&dir, args, env, 2);
+        assert!(err.contains("refusing to read"), "{args:?}: {err}");
+        assert!(!err.contains("0utside-Shard-6161"), "{args:?}: {err}");
+        assert!(!dir.join("compiled").exists(), "{args:?}");
+    }
+    // A compile of one's own checkout reads what it names, as Kapitan does.
+    run_env(&dir, &["compile"], &[("GITHUB_EVENT_NAME", "push")], 0);
+    let out = std::fs::read_to_string(dir.join("compiled/t/o/cm.yaml")).unwrap();
+    assert!(out.contains("0utside-Shard-6161"), "{out}");
+}
