@@ -114,10 +114,14 @@ fn select_names(all: &BTreeSet<String>, wanted: &[String]) -> Vec<String> {
     out
 }
 
+/// Whether two inventories are read alike, wherever they are (the path,
+/// and the tree each is confined to, differ between revisions).
 fn same_options(a: &InventoryOptions, b: &InventoryOptions) -> bool {
     let (mut a, mut b) = (a.clone(), b.clone());
     a.path = PathBuf::new();
     b.path = PathBuf::new();
+    a.confine = None;
+    b.confine = None;
     a == b
 }
 
