@@ -3,7 +3,7 @@
 //! names, errors and output never depend on the file system's order.
 
 use super::InventoryError;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,14 +35,15 @@ pub fn walk(
 ) -> Result<Vec<Entity>, InventoryError> {
     let mut files = Vec::new();
     if root.is_dir() {
-        let mut seen = HashSet::new();
+        let mut visits = crate::fswalk::Visits::default();
         if let Ok(c) = root.canonicalize() {
-            seen.insert(c);
+            // The root is entered once: it cannot be refused.
+            let _ = visits.enter(c);
         }
         let confine = confine.map(|c| c.canonicalize().unwrap_or_else(|_| c.to_path_buf()));
         Walk {
             out: &mut files,
-            seen: &mut seen,
+            visits: &mut visits,
             confine: confine.as_deref(),
         }
         .walk_dir(root, &mut Vec::new())?;
@@ -87,7 +88,7 @@ pub fn walk(
 
 struct Walk<'a> {
     out: &'a mut Vec<(PathBuf, Vec<String>)>,
-    seen: &'a mut HashSet<PathBuf>,
+    visits: &'a mut crate::fswalk::Visits,
     confine: Option<&'a Path>,
 }
 
@@ -111,15 +112,23 @@ impl Walk<'_> {
                 continue;
             };
             if meta.is_dir() {
-                // A symlink back up the tree would loop forever.
+                // A symlink back up the tree would loop forever (skipped);
+                // links that fan out would branch without end (an error).
                 let canon = path.canonicalize().unwrap_or_else(|_| path.clone());
-                if !self.seen.insert(canon.clone()) {
-                    continue;
+                match self.visits.enter(canon) {
+                    Ok(()) => {}
+                    Err(crate::fswalk::Refusal::Loop) => continue,
+                    Err(why) => {
+                        return Err(InventoryError::Io {
+                            path,
+                            message: why.message("read"),
+                        })
+                    }
                 }
                 rel.push(name);
                 let r = self.walk_dir(&path, rel);
                 rel.pop();
-                self.seen.remove(&canon);
+                self.visits.leave();
                 r?;
             } else if meta.is_file() && (name.ends_with(".yml") || name.ends_with(".yaml")) {
                 // FIFOs and devices (a link to /dev/zero) are never read.

@@ -2344,6 +2344,14 @@ fn input_directories_whose_symlinks_fan_out_end_at_once() {
         err.contains("reached through symlinks more than 1000 times"),
         "{err}"
     );
+    // The same tree in the inventory (fourth re-probe: the class walk).
+    std::os::unix::fs::symlink("../cfg", dir.join("inventory/classes")).unwrap();
+    let err = run(dir, &["inventory"], 2);
+    assert!(
+        err.contains("reached through symlinks more than 1000 times"),
+        "{err}"
+    );
+    std::fs::remove_file(dir.join("inventory/classes")).unwrap();
     // The same tree as a catalog.
     std::fs::create_dir_all(dir.join("empty")).unwrap();
     let err = run(dir, &["diff", "--catalogs", "empty", "cfg"], 2);
@@ -2617,6 +2625,17 @@ fn jinja2_filters_and_jsonnet_std_with_hostile_arguments_do_not_panic() {
             "{{ [1,2,3] | slice(9223372036854775807) | list }}",
             2,
             "slice count",
+        ),
+        // Fourth re-probe: range lengths and items computed past i64.
+        (
+            "{{ range(10, 0, -9223372036854775807 - 1) | list }}",
+            0,
+            "[10]",
+        ),
+        (
+            "{{ range(9223372036854775807, -9223372036854775807 - 1, -1) | length }}",
+            2,
+            "range has too many elements",
         ),
     ] {
         write(&dir.join("t.j2"), template);

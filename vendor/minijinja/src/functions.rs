@@ -360,13 +360,19 @@ mod builtins {
                     None => (0, lower),
                 };
 
+                // strata: in i128, so that `start - end` and `-step` cannot
+                // overflow (`range(10, 0, i64::MIN)` panicked).
                 let len = if start <= end {
                     0
                 } else {
-                    ((start - end + (-step) - 1) / (-step)) as usize
+                    let (start, end, step) = (start as i128, end as i128, -(step as i128));
+                    ((start - end + step - 1) / step) as usize
                 };
 
-                let iter = (0..len).map(move |i| start + (i as isize) * step);
+                // Each item lies between `end` and `start`; the product
+                // alone may not fit.
+                let iter = (0..len)
+                    .map(move |i| (start as i128 + i as i128 * step as i128) as isize);
                 to_result(iter)
             }
         }
