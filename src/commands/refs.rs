@@ -314,21 +314,14 @@ pub fn run(args: RefsArgs) -> anyhow::Result<ExitCode> {
     anyhow::bail!("nothing to do: use --write, --reveal or --update")
 }
 
-/// Files below `dir`, sorted.
+/// Files below `dir`, sorted (the one walker that ends on symlink loops
+/// and links that fan out, and refuses FIFOs).
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", dir.display()))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .collect();
-    entries.sort();
-    for e in entries {
-        if e.is_dir() {
-            collect(&e, out)?;
-        } else if e.is_file() {
-            out.push(e);
-        }
-    }
+    out.extend(
+        crate::fswalk::files_following(dir)?
+            .into_iter()
+            .map(|(_, path)| path),
+    );
     Ok(())
 }
 

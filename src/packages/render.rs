@@ -165,7 +165,7 @@ fn fetch_step(p: &Package, step: &Value, dest: &Path) -> Result<(), RenderError>
 
 fn move_tree(src: &Path, dest: &Path) -> Result<(), RenderError> {
     let mut files = Vec::new();
-    collect(src, src, &mut files)?;
+    collect(src, &mut files)?;
     for rel in files {
         let to = dest.join(&rel);
         if let Some(parent) = to.parent() {
@@ -176,23 +176,17 @@ fn move_tree(src: &Path, dest: &Path) -> Result<(), RenderError> {
     Ok(())
 }
 
-fn collect(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), RenderError> {
-    let rd = std::fs::read_dir(dir).map_err(|e| crate::error::Error::io(dir, e))?;
-    let mut paths = Vec::new();
-    for e in rd {
-        paths.push(e.map_err(|e| crate::error::Error::io(dir, e))?.path());
-    }
-    paths.sort();
-    for p in paths {
-        if p.file_name().is_some_and(|n| n == ".git") {
-            continue;
-        }
-        if p.is_dir() {
-            collect(root, &p, out)?;
-        } else if let Ok(rel) = p.strip_prefix(root) {
-            out.push(rel.to_path_buf());
-        }
-    }
+/// The files of a fetched tree, relative to it: fswalk's walk, so a
+/// symlink out of the tree, a loop or links that fan out are not followed,
+/// and `.git` is left out.
+fn collect(root: &Path, out: &mut Vec<PathBuf>) -> Result<(), RenderError> {
+    let files = crate::fswalk::files_below(root, &crate::fswalk::not_git)
+        .map_err(|e| crate::error::Error::io(&e.path, e.source))?;
+    out.extend(
+        files
+            .into_iter()
+            .filter_map(|p| p.strip_prefix(root).ok().map(Path::to_path_buf)),
+    );
     Ok(())
 }
 

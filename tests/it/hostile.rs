@@ -2352,6 +2352,12 @@ fn input_directories_whose_symlinks_fan_out_end_at_once() {
         "{err}"
     );
     std::fs::remove_file(dir.join("inventory/classes")).unwrap();
+    // `refs --reveal -f DIR` (fourth re-probe).
+    let err = run(dir, &["refs", "--reveal", "-f", "cfg"], 2);
+    assert!(
+        err.contains("reached through symlinks more than 1000 times"),
+        "{err}"
+    );
     // The same tree as a catalog.
     std::fs::create_dir_all(dir.join("empty")).unwrap();
     let err = run(dir, &["diff", "--catalogs", "empty", "cfg"], 2);
