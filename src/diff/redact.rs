@@ -332,6 +332,9 @@ pub struct Redactor {
     /// `Authorization: Bearer VALUE` / `Basic VALUE` (gitleaks'
     /// `curl-auth-header`, wherever the header is written).
     auth_header: Regex,
+    /// `Bearer X` / `Basic X` wherever written (a header's value without
+    /// its name): X is hidden when it looks like a credential.
+    scheme_token: Regex,
     /// A flow map `{name: DB_PASSWORD, value: x}` in either order (`key`
     /// for `name` too, and the names of [`credential_header`]).
     flow_map: Regex,
@@ -436,10 +439,15 @@ impl Redactor {
             r#"(?i)(authorization\\?["']?[ \t]*[:=]?[ \t]*\\?["']?[ \t]*(?:basic|bearer|token|digest|apikey)[ \t]+)([^\s"',;\\]+)"#,
         )
         .expect("static regex is valid");
+        let scheme_token = Regex::new(
+            r#"(?i)((?:^|[\s:="'\[,{])(?:bearer|basic)[ \t]+)([A-Za-z0-9\-._~+/]{8,}=*)"#,
+        )
+        .expect("static regex is valid");
         let flow_map = Regex::new(r"\{[^{}\n]*\}").expect("static regex is valid");
-        let flow_name =
-            Regex::new(r#"(?:^|[{,\s])["']?(?:name|key)["']?[ \t]*:[ \t]*["']?([^,"'}\s]+)"#)
-                .expect("static regex is valid");
+        let flow_name = Regex::new(
+            r#"(?:^|[{,\s])["']?(?:name|key|header)["']?[ \t]*:[ \t]*["']?([^,"'}\s]+)"#,
+        )
+        .expect("static regex is valid");
         let flow_value = Regex::new(
             r#"((?:^|[{,\s])["']?value["']?[ \t]*:[ \t]*)("[^"]*"|'[^']*'|[^,}\s][^,}]*)"#,
         )
@@ -497,7 +505,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let config_set = Regex::new(
-            r#"(\b(?:configure|config)[ \t]+set[ \t]+(?:--?[A-Za-z][A-Za-z0-9-]*(?:[ \t=][^\s-]\S*)?[ \t]+)*["']?([A-Za-z_][A-Za-z0-9_./:\-]*)["']?[ \t]+["']?)([^\s"';|&]+)"#,
+            r#"(\b(?:configure|config)[ \t]+set[ \t]+(?:--?[A-Za-z][A-Za-z0-9-]*(?:[ \t=][^\s-]\S*)?[ \t]+)*["']?([A-Za-z_/][A-Za-z0-9_./:\-]*)["']?[ \t]+["']?)([^\s"';|&]+)"#,
         )
         .expect("static regex is valid");
         let header_directive = Regex::new(
@@ -534,13 +542,15 @@ impl Redactor {
             flag,
             auth_header,
             flow_map,
+            scheme_token,
             flow_name,
             flow_value,
         })
     }
 
     pub(crate) fn key_matches(&self, key: &str) -> bool {
-        self.keys.iter().any(|r| r.is_match(key)) || (self.defaults && keyword_in_key(key))
+        self.keys.iter().any(|r| r.is_match(key))
+            || (self.defaults && (keyword_in_key(key) || credential_header(key)))
     }
 
     /// The `name` (or `key`) of a `{name, value}` pair whose value is
@@ -663,6 +673,21 @@ impl Redactor {
         replace_in(&mut out, &self.auth_header, |c: &regex::Captures| {
             format!("{}{OLD}", &c[1])
         });
+        if out.contains("earer") || out.contains("asic") || out.contains("EARER") {
+            // A random token has a digit, a base64 sign or capitals
+            // inside; `Basic configuration` has none.
+            replace_in(&mut out, &self.scheme_token, |c: &regex::Captures| {
+                let t = &c[2];
+                let capitals = t.chars().skip(1).filter(char::is_ascii_uppercase).count();
+                if capitals >= 2
+                    || t.contains(|ch: char| ch.is_ascii_digit() || matches!(ch, '=' | '+' | '/'))
+                {
+                    format!("{}{OLD}", &c[1])
+                } else {
+                    c[0].to_string()
+                }
+            });
+        }
         if out.contains('{') && out.contains("value") {
             replace_in(&mut out, &self.flow_map, |c: &regex::Captures| {
                 let named = self
@@ -1022,7 +1047,7 @@ impl Redactor {
         // `{name: DB_PASSWORD, value: x}` (container env, Helm-style lists),
         // `{key: Authorization, value: x}` (Envoy header lists).
         let named_secret = |m: &Map| {
-            ["name", "key"].iter().any(|field| {
+            ["name", "key", "header"].iter().any(|field| {
                 m.get(*field)
                     .and_then(Value::as_str)
                     .is_some_and(|name| self.pair_name_secret(name))
@@ -1482,7 +1507,7 @@ impl Redactor {
             }
             match &c[2] {
                 "value" => values.push(i),
-                "name" | "key" => {
+                "name" | "key" | "header" => {
                     *secret |= self.pair_name_secret(c[4].trim().trim_matches(['"', '\'']))
                 }
                 _ => {}
@@ -1527,9 +1552,10 @@ fn url_password_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
         // `\/\/` and `\u002F\u002F` too: a URL inside a JSON string with
-        // its slashes escaped.
+        // its slashes escaped; `%2F%2F`: percent-encoded (a URL passed in a
+        // query parameter).
         Regex::new(
-            r#"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/|\\u002[Ff]){2}[^\s/\\:@"'<>`]*:)([^\s"'<>`]+)@"#,
+            r#"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/|\\u002[Ff]|%2[Ff]){2}[^\s/\\:@"'<>`]*:)([^\s"'<>`]+)@"#,
         )
         .expect("static regex is valid")
     })
@@ -1900,6 +1926,29 @@ mod tests {
         let _ = r.scrub(&text);
         assert_eq!(r.scrub("a: \"x\u{e9}"), "a: \"x\u{e9}");
         assert_eq!(r.scrub("a: 'b: \u{e9}'"), "a: 'b: \u{e9}'");
+    }
+
+    /// Fourth re-probe: a header's value without its name, in both modes.
+    #[test]
+    fn scheme_tokens_and_header_named_keys() {
+        let r = Redactor::default();
+        for (text, secret) in [
+            ("headers:\n  Authorization: Bearer t0kenA1\n", "t0kenA1"),
+            ("x: \"Basic dXNlcjpwYXNz\"\n", "dXNlcjpwYXNz"),
+            (
+                "- {header: Authorization, value: \"Bearer t0kenB2\"}\n",
+                "t0kenB2",
+            ),
+        ] {
+            let out = r.redact_text(text);
+            assert!(!out.contains(secret), "{text:?} -> {out:?}");
+        }
+        let v = Value::from_json(&serde_json::json!({"Authorization": "Bearer t0kenC3"}));
+        let (_, b) = r.redact_pair(None, Some(&v));
+        assert!(!format!("{b:?}").contains("t0kenC3"), "{b:?}");
+        // Words, not tokens.
+        let plain = "note: Basic configuration applies\nmode: bearer tokens expire\n";
+        assert_eq!(r.redact_text(plain), plain);
     }
 
     /// Hostile-input probe of 2026-11-26: credential shapes in free text.
