@@ -6,12 +6,23 @@ use super::InventoryError;
 use std::path::Path;
 
 /// Backtracking steps one class-mapping regex may take to match one target
-/// name. Patterns with look-around or back-references backtrack (as
-/// Python's `re` does); fancy-regex's default of 1,000,000 steps per match,
-/// times every target and mapping, let 20 mappings of 40 bytes run past 30
-/// minutes on 500 targets. Target names are short: real mappings take tens
-/// of steps.
-const MAX_BACKTRACK: usize = 10_000;
+/// name, at most. Patterns with look-around or back-references backtrack
+/// (as Python's `re` does); fancy-regex's default of 1,000,000 steps per
+/// match, times every target and mapping, let 20 mappings of 40 bytes run
+/// past 30 minutes on 500 targets. Target names are short: real mappings
+/// take tens of steps.
+pub const MAX_BACKTRACK: usize = 10_000;
+
+/// Backtracking steps all the regex mappings may take over all targets,
+/// spread evenly: each match gets this divided by targets x mappings
+/// (between 100 and [`MAX_BACKTRACK`]), so the bound is the same on every
+/// run of the same inventory.
+pub const TOTAL_BACKTRACK: usize = 100_000_000;
+
+/// The per-match limit for `mappings` regex mappings over `targets`.
+pub fn backtrack_limit(targets: usize, mappings: usize) -> usize {
+    (TOTAL_BACKTRACK / targets.max(1).saturating_mul(mappings.max(1))).clamp(100, MAX_BACKTRACK)
+}
 
 enum Pattern {
     Glob(globset::GlobMatcher),
@@ -50,7 +61,12 @@ fn replace_backrefs(s: &str) -> String {
 impl ClassMapping {
     /// Parses `"<pattern> <class> [<class>...]"`, reporting errors against
     /// `config` (the `reclass-config.yml` path).
-    pub fn parse(spec: &str, config: &Path) -> Result<ClassMapping, InventoryError> {
+    /// `backtrack` is the per-match limit ([`backtrack_limit`]).
+    pub fn parse(
+        spec: &str,
+        config: &Path,
+        backtrack: usize,
+    ) -> Result<ClassMapping, InventoryError> {
         let bad = |message: String| InventoryError::BadClassMapping {
             path: config.to_path_buf(),
             entry: spec.to_string(),
@@ -78,7 +94,7 @@ impl ClassMapping {
             }
             Pattern::Regex(
                 fancy_regex::RegexBuilder::new(body)
-                    .backtrack_limit(MAX_BACKTRACK)
+                    .backtrack_limit(backtrack)
                     .build()
                     .map_err(|e| bad(format!("invalid regex `{body}`: {e}")))?,
             )
@@ -150,12 +166,16 @@ mod tests {
     #[test]
     fn catastrophic_backtracking_is_an_error() {
         let p = Path::new("reclass-config.yml");
-        let m = ClassMapping::parse("/^((a)(?=a)|a)*b/ c", p).unwrap();
+        let m = ClassMapping::parse("/^((a)(?=a)|a)*b/ c", p, MAX_BACKTRACK).unwrap();
         let e = m
             .append_if_matches("aaaaaaaaaaaaaaaaaa-1", &mut Vec::new(), p)
             .unwrap_err()
             .to_string();
         assert!(e.contains("backtracking"), "{e}");
+        // Spread over many targets and mappings, each match gets less.
+        assert_eq!(backtrack_limit(500, 20), 10_000);
+        assert_eq!(backtrack_limit(5_000, 40), 500);
+        assert_eq!(backtrack_limit(100_000, 1_000), 100);
         // Look-around in an ordinary mapping still works.
         assert_eq!(
             mapped(&["/^(?!test-)(.*)-prod$/ env.\\\\1"], "web-prod"),
@@ -167,7 +187,7 @@ mod tests {
         let p = Path::new("reclass-config.yml");
         let mut out = Vec::new();
         for s in specs {
-            ClassMapping::parse(s, p)
+            ClassMapping::parse(s, p, MAX_BACKTRACK)
                 .unwrap()
                 .append_if_matches(node, &mut out, p)
                 .unwrap();
@@ -208,7 +228,10 @@ mod tests {
             ("//  x", "empty regex"),
             ("/(/  x", "invalid regex"),
         ] {
-            let e = ClassMapping::parse(spec, p).err().unwrap().to_string();
+            let e = ClassMapping::parse(spec, p, MAX_BACKTRACK)
+                .err()
+                .unwrap()
+                .to_string();
             assert!(
                 e.contains(want) && e.contains("inv/reclass-config.yml"),
                 "{e}"

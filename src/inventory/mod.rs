@@ -323,10 +323,16 @@ impl Inventory {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let config_path = dir.join("reclass-config.yml");
+        let regexes = cfg
+            .class_mappings
+            .iter()
+            .filter(|m| m.trim_start().starts_with('/'))
+            .count();
+        let backtrack = class_mapping::backtrack_limit(targets.len(), regexes);
         let class_mappings = cfg
             .class_mappings
             .iter()
-            .map(|s| class_mapping::ClassMapping::parse(s, &config_path))
+            .map(|s| class_mapping::ClassMapping::parse(s, &config_path, backtrack))
             .collect::<Result<Vec<_>, _>>()?;
         let config_file = files.len() as u32;
         files.push(config_path);
