@@ -154,8 +154,9 @@ struct Expansion {
     /// Unique within the inventory: lets a target skip a repeat of an
     /// expansion it has already walked.
     id: usize,
-    /// Sorted by code point (the order of `wildcard_names`).
-    names: Vec<String>,
+    /// Indexes into `Inventory::wildcard_names` (so sorted by code point):
+    /// 4 bytes a match, as many distinct patterns can each match many.
+    names: Vec<u32>,
     /// Some match looks like a `${...}` entry, so it could equal a file's
     /// interpolated entry as written: such expansions are stored per file,
     /// filtered like any other entry, to keep the old first-occurrence rule.
@@ -880,7 +881,7 @@ impl Inventory {
                     });
                 }
                 if exp.templated {
-                    for m in &exp.names {
+                    for m in self.matched(&exp) {
                         add(
                             Include::Name(m.clone(), *line),
                             m.clone(),
@@ -927,20 +928,26 @@ impl Inventory {
                 message: e.to_string(),
             })?
             .compile_matcher();
-        let names: Vec<String> = self
-            .wildcard_names
-            .iter()
-            .filter(|n| glob.is_match(n.as_str()))
-            .cloned()
+        let names: Vec<u32> = (0..self.wildcard_names.len() as u32)
+            .filter(|&i| glob.is_match(self.wildcard_names[i as usize].as_str()))
             .collect();
-        let templated = names.iter().any(|n| n.contains("${") && n.contains('}'));
-        let e = Arc::new(Expansion {
+        let templated = names.iter().any(|&i| {
+            let n = &self.wildcard_names[i as usize];
+            n.contains("${") && n.contains('}')
+        });
+        let e = Expansion {
             id: cache.len(),
             names,
             templated,
-        });
+        };
+        let e = Arc::new(e);
         cache.insert(pattern.to_string(), e.clone());
         Ok(e)
+    }
+
+    /// The class names of expansion `e`, in order.
+    fn matched<'a>(&'a self, e: &'a Expansion) -> impl Iterator<Item = &'a String> + 'a {
+        e.names.iter().map(|&i| &self.wildcard_names[i as usize])
     }
 }
 
@@ -1014,7 +1021,12 @@ impl Build<'_> {
                     // A repeat would only find every name done (and
                     // already in `sources.names`): skip it whole.
                     if !self.patterns_done.contains(&e.id) {
-                        for n in &e.names {
+                        for n in inv.matched(e) {
+                            // Done names are in `sources.names` already: skip
+                            // them without copying the name.
+                            if self.done.contains(n) {
+                                continue;
+                            }
                             self.include_name(n.clone(), *line, from)?;
                         }
                         self.patterns_done.insert(e.id);
@@ -1033,7 +1045,7 @@ impl Build<'_> {
                 }
                 Listed::Pattern(e) => {
                     if self.patterns_listed.insert(e.id) {
-                        for n in &e.names {
+                        for n in inv.matched(e) {
                             if !self.listed.contains(n) {
                                 self.listed.insert(n.clone());
                             }
@@ -1331,6 +1343,9 @@ mod tests {
             .sum();
         // One include and one listed entry per `a.x*` file, not N of each.
         assert_eq!(stored, 2 * N);
+        let cached = inv.expansions.lock().unwrap();
+        assert_eq!(cached.len(), 2, "one expansion per distinct pattern");
+        assert_eq!(cached["b.*"].names.len(), N);
     }
 
     #[test]
