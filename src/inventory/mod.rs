@@ -914,10 +914,13 @@ impl Inventory {
     fn expansion(&self, pattern: &str, path: &Path) -> Result<Arc<Expansion>, InventoryError> {
         // A poisoned lock only means another thread panicked; the map is
         // still consistent (entries are inserted whole).
-        let mut cache = self.expansions.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(e) = cache.get(pattern) {
+        let cache = || self.expansions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = cache().get(pattern) {
             return Ok(e.clone());
         }
+        // Matched without the lock, so that files listing other patterns
+        // parse meanwhile; if two threads match the same pattern, the first
+        // stored expansion is the one both use.
         let glob = globset::GlobBuilder::new(pattern)
             .literal_separator(false)
             .backslash_escape(false)
@@ -935,13 +938,18 @@ impl Inventory {
             let n = &self.wildcard_names[i as usize];
             n.contains("${") && n.contains('}')
         });
-        let e = Expansion {
-            id: cache.len(),
-            names,
-            templated,
-        };
-        let e = Arc::new(e);
-        cache.insert(pattern.to_string(), e.clone());
+        let mut cache = cache();
+        let id = cache.len();
+        let e = cache
+            .entry(pattern.to_string())
+            .or_insert_with(|| {
+                Arc::new(Expansion {
+                    id,
+                    names,
+                    templated,
+                })
+            })
+            .clone();
         Ok(e)
     }
 
