@@ -28,7 +28,7 @@ use resolve::{raw_string, Resolver};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use uvalue::{merge_maps, MergeConflict, Origin, UEntry, UMap, UValue};
 
 /// How to read an inventory; flags and config files fill it in.
@@ -114,8 +114,10 @@ struct EntityFile {
     loc: String,
     includes: Vec<Include>,
     /// The `classes` list as reported: absolute names, `${...}` entries as
-    /// written, wildcard patterns expanded.
-    listed: Vec<String>,
+    /// written, wildcard patterns expanded. May repeat names (a pattern's
+    /// matches are not filtered against the file's other entries): the
+    /// target's list keeps first occurrences.
+    listed: Vec<Listed>,
     apps: AppList,
     parameters: UMap,
     exports: UMap,
@@ -133,6 +135,32 @@ enum Include {
     /// A class name and the line of the `classes` entry it came from.
     Name(String, usize),
     Interpolated(Template, Origin),
+    /// A wildcard pattern's matches, in order, and the entry's line.
+    Pattern(Arc<Expansion>, usize),
+}
+
+/// An entry of a file's reported `classes` list.
+#[derive(Debug)]
+enum Listed {
+    Name(String),
+    Pattern(Arc<Expansion>),
+}
+
+/// The class names one wildcard pattern matches. Computed once per
+/// inventory and shared by every file that lists the pattern, so that N
+/// files repeating a pattern with N matches cost N + N, not N * N.
+#[derive(Debug)]
+struct Expansion {
+    /// Unique within the inventory: lets a target skip a repeat of an
+    /// expansion it has already walked.
+    id: usize,
+    /// Indexes into `Inventory::wildcard_names` (so sorted by code point):
+    /// 4 bytes a match, as many distinct patterns can each match many.
+    names: Vec<u32>,
+    /// Some match looks like a `${...}` entry, so it could equal a file's
+    /// interpolated entry as written: such expansions are stored per file,
+    /// filtered like any other entry, to keep the old first-occurrence rule.
+    templated: bool,
 }
 
 /// reclass-rs's removable list: `~app` removes an application, and is
@@ -238,6 +266,9 @@ pub struct Inventory {
     class_index: HashMap<String, usize>,
     /// Class names wildcard patterns can match, sorted by code point.
     wildcard_names: Vec<String>,
+    /// Each distinct pattern's matches, filled as class files are parsed
+    /// (in parallel, hence the lock).
+    expansions: Mutex<HashMap<String, Arc<Expansion>>>,
     targets: BTreeMap<String, (Entity, u32)>,
     ignore_regexps: Vec<regex::Regex>,
     class_mappings: Vec<class_mapping::ClassMapping>,
@@ -342,6 +373,7 @@ impl Inventory {
             classes,
             class_index,
             wildcard_names,
+            expansions: Mutex::new(HashMap::new()),
             targets,
             ignore_regexps,
             class_mappings,
@@ -572,6 +604,8 @@ impl Inventory {
             listed: IndexSet::new(),
             apps: AppList::default(),
             done: HashSet::new(),
+            patterns_done: HashSet::new(),
+            patterns_listed: HashSet::new(),
             stack: Vec::new(),
             sources: closure::Sources::default(),
         };
@@ -599,7 +633,7 @@ impl Inventory {
                     .iter()
                     .map(|(c, i)| Include::Name(c.clone(), lines.get(*i).copied().unwrap_or(1)))
                     .collect(),
-                listed: mapped.into_iter().map(|(c, _)| c).collect(),
+                listed: mapped.into_iter().map(|(c, _)| Listed::Name(c)).collect(),
                 apps: AppList::default(),
                 parameters: UMap::default(),
                 exports: UMap::default(),
@@ -799,15 +833,20 @@ impl Inventory {
         loc: &str,
         file: u32,
         path: &Path,
-    ) -> Result<(Vec<Include>, Vec<String>, bool), InventoryError> {
+    ) -> Result<(Vec<Include>, Vec<Listed>, bool), InventoryError> {
         let mut includes = Vec::new();
         let mut patterns = false;
-        let mut listed: IndexSet<String> = IndexSet::new();
-        let mut add = |inc: Include, shown: String, includes: &mut Vec<Include>| {
-            if listed.insert(shown) {
-                includes.push(inc);
-            }
-        };
+        // Entries as shown, deduplicated (first occurrence wins); shared
+        // pattern expansions go in unfiltered, in their place.
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut listed: Vec<Listed> = Vec::new();
+        let mut add =
+            |inc: Include, shown: String, includes: &mut Vec<Include>, listed: &mut Vec<Listed>| {
+                if seen.insert(shown.clone()) {
+                    includes.push(inc);
+                    listed.push(Listed::Name(shown));
+                }
+            };
         for (s, line) in raw {
             if s.contains("${") && s.contains('}') {
                 // Relative to the including file first, references after,
@@ -824,11 +863,13 @@ impl Inventory {
                         ),
                         s.clone(),
                         &mut includes,
+                        &mut listed,
                     ),
                     Ok(None) => add(
                         Include::Name(absolute(s, loc), *line),
                         absolute(s, loc),
                         &mut includes,
+                        &mut listed,
                     ),
                     Err(message) => {
                         return Err(InventoryError::RefSyntax {
@@ -844,22 +885,8 @@ impl Inventory {
                 && !self.class_index.contains_key(s.as_str());
             if is_pattern {
                 patterns = true;
-                let glob = globset::GlobBuilder::new(s)
-                    .literal_separator(false)
-                    .backslash_escape(false)
-                    .build()
-                    .map_err(|e| InventoryError::BadPattern {
-                        pattern: s.clone(),
-                        from: path.to_path_buf(),
-                        message: e.to_string(),
-                    })?
-                    .compile_matcher();
-                let matches: Vec<&String> = self
-                    .wildcard_names
-                    .iter()
-                    .filter(|n| glob.is_match(n.as_str()))
-                    .collect();
-                if matches.is_empty() {
+                let exp = self.expansion(s, path)?;
+                if exp.names.is_empty() {
                     if self.opts.ignore_class_notfound {
                         continue;
                     }
@@ -868,15 +895,82 @@ impl Inventory {
                         from: path.to_path_buf(),
                     });
                 }
-                for m in matches {
-                    add(Include::Name(m.clone(), *line), m.clone(), &mut includes);
+                if exp.templated {
+                    for m in self.matched(&exp) {
+                        add(
+                            Include::Name(m.clone(), *line),
+                            m.clone(),
+                            &mut includes,
+                            &mut listed,
+                        );
+                    }
+                } else {
+                    // Not filtered against the file's other entries: a match
+                    // that repeats a name entry is skipped when walked (the
+                    // name is included by then), and none can equal a
+                    // `${...}` entry as written.
+                    includes.push(Include::Pattern(exp.clone(), *line));
+                    listed.push(Listed::Pattern(exp));
                 }
                 continue;
             }
             let abs = absolute(s, loc);
-            add(Include::Name(abs.clone(), *line), abs, &mut includes);
+            add(
+                Include::Name(abs.clone(), *line),
+                abs,
+                &mut includes,
+                &mut listed,
+            );
         }
-        Ok((includes, listed.into_iter().collect(), patterns))
+        Ok((includes, listed, patterns))
+    }
+
+    /// The matches of wildcard pattern `pattern`, computed on first use.
+    fn expansion(&self, pattern: &str, path: &Path) -> Result<Arc<Expansion>, InventoryError> {
+        // A poisoned lock only means another thread panicked; the map is
+        // still consistent (entries are inserted whole).
+        let cache = || self.expansions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = cache().get(pattern) {
+            return Ok(e.clone());
+        }
+        // Matched without the lock, so that files listing other patterns
+        // parse meanwhile; if two threads match the same pattern, the first
+        // stored expansion is the one both use.
+        let glob = globset::GlobBuilder::new(pattern)
+            .literal_separator(false)
+            .backslash_escape(false)
+            .build()
+            .map_err(|e| InventoryError::BadPattern {
+                pattern: pattern.to_string(),
+                from: path.to_path_buf(),
+                message: e.to_string(),
+            })?
+            .compile_matcher();
+        let names: Vec<u32> = (0..self.wildcard_names.len() as u32)
+            .filter(|&i| glob.is_match(self.wildcard_names[i as usize].as_str()))
+            .collect();
+        let templated = names.iter().any(|&i| {
+            let n = &self.wildcard_names[i as usize];
+            n.contains("${") && n.contains('}')
+        });
+        let mut cache = cache();
+        let id = cache.len();
+        let e = cache
+            .entry(pattern.to_string())
+            .or_insert_with(|| {
+                Arc::new(Expansion {
+                    id,
+                    names,
+                    templated,
+                })
+            })
+            .clone();
+        Ok(e)
+    }
+
+    /// The class names of expansion `e`, in order.
+    fn matched<'a>(&'a self, e: &'a Expansion) -> impl Iterator<Item = &'a String> + 'a {
+        e.names.iter().map(|&i| &self.wildcard_names[i as usize])
     }
 }
 
@@ -921,6 +1015,10 @@ struct Build<'a> {
     listed: IndexSet<String>,
     apps: AppList,
     done: HashSet<String>,
+    /// Expansions (by id) walked in full: all their names are in `done`.
+    patterns_done: HashSet<usize>,
+    /// Expansions (by id) whose names are all in `listed`.
+    patterns_listed: HashSet<usize>,
     /// Classes being included right now, for cycle errors.
     stack: Vec<String>,
     sources: closure::Sources,
@@ -942,47 +1040,41 @@ impl Build<'_> {
                     raw_string(&v, &mut s);
                     (absolute(&s, &f.loc), origin.line as usize)
                 }
-            };
-            self.sources.names.insert(name.clone());
-            if self.done.contains(&name) {
-                continue;
-            }
-            if let Some(pos) = self.stack.iter().position(|s| *s == name) {
-                let mut chain: Vec<String> = self.stack[pos..].to_vec();
-                chain.push(name);
-                return Err(InventoryError::ClassCycle {
-                    chain: chain.join(" -> "),
-                    from: from.clone(),
-                    line,
-                });
-            }
-            let Some(&idx) = inv.class_index.get(&name) else {
-                if inv.is_ignored(&name) {
+                Include::Pattern(e, line) => {
+                    // A repeat would only find every name done (and
+                    // already in `sources.names`): skip it whole.
+                    if !self.patterns_done.contains(&e.id) {
+                        for n in inv.matched(e) {
+                            // Done names are in `sources.names` already: skip
+                            // them without copying the name.
+                            if self.done.contains(n) {
+                                continue;
+                            }
+                            self.include_name(n.clone(), *line, from)?;
+                        }
+                        self.patterns_done.insert(e.id);
+                    }
                     continue;
                 }
-                return Err(InventoryError::ClassNotFound {
-                    class: name,
-                    from: from.clone(),
-                    line,
-                });
             };
-            if self.stack.len() >= checks::MAX_CLASS_DEPTH {
-                return Err(InventoryError::ClassTooDeep {
-                    class: name,
-                    from: from.clone(),
-                    line,
-                    limit: checks::MAX_CLASS_DEPTH,
-                });
-            }
-            let cf = inv.class_file(idx)?;
-            self.stack.push(name.clone());
-            self.include(&cf)?;
-            self.stack.pop();
-            self.done.insert(name);
+            self.include_name(name, line, from)?;
         }
         for c in &f.listed {
-            if !self.listed.contains(c) {
-                self.listed.insert(c.clone());
+            match c {
+                Listed::Name(c) => {
+                    if !self.listed.contains(c) {
+                        self.listed.insert(c.clone());
+                    }
+                }
+                Listed::Pattern(e) => {
+                    if self.patterns_listed.insert(e.id) {
+                        for n in inv.matched(e) {
+                            if !self.listed.contains(n) {
+                                self.listed.insert(n.clone());
+                            }
+                        }
+                    }
+                }
             }
         }
         if inv.opts.applications_negate_earlier_only {
@@ -993,6 +1085,53 @@ impl Build<'_> {
         let conflict = |c: MergeConflict| Resolver::new(&UMap::default(), &inv.files).conflict(c);
         merge_maps(&mut self.params, &f.parameters, &mut Vec::new()).map_err(conflict)?;
         merge_maps(&mut self.exports, &f.exports, &mut Vec::new()).map_err(conflict)?;
+        Ok(())
+    }
+
+    /// Includes class `name`, listed at `line` of file `from`, unless done.
+    fn include_name(
+        &mut self,
+        name: String,
+        line: usize,
+        from: &Path,
+    ) -> Result<(), InventoryError> {
+        let inv = self.inv;
+        self.sources.names.insert(name.clone());
+        if self.done.contains(&name) {
+            return Ok(());
+        }
+        if let Some(pos) = self.stack.iter().position(|s| *s == name) {
+            let mut chain: Vec<String> = self.stack[pos..].to_vec();
+            chain.push(name);
+            return Err(InventoryError::ClassCycle {
+                chain: chain.join(" -> "),
+                from: from.to_path_buf(),
+                line,
+            });
+        }
+        let Some(&idx) = inv.class_index.get(&name) else {
+            if inv.is_ignored(&name) {
+                return Ok(());
+            }
+            return Err(InventoryError::ClassNotFound {
+                class: name,
+                from: from.to_path_buf(),
+                line,
+            });
+        };
+        if self.stack.len() >= checks::MAX_CLASS_DEPTH {
+            return Err(InventoryError::ClassTooDeep {
+                class: name,
+                from: from.to_path_buf(),
+                line,
+                limit: checks::MAX_CLASS_DEPTH,
+            });
+        }
+        let cf = inv.class_file(idx)?;
+        self.stack.push(name.clone());
+        self.include(&cf)?;
+        self.stack.pop();
+        self.done.insert(name);
         Ok(())
     }
 }
@@ -1184,6 +1323,52 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("class not found: `apps.*`"), "{e}");
+    }
+
+    /// Issue #19: N class files each listing `b.*` (N matches) stored N*N
+    /// include entries; a pattern's matches are now stored once and shared.
+    #[test]
+    fn repeated_wildcard_pattern_is_stored_once() {
+        const N: usize = 60;
+        let dir = tempfile::tempdir().unwrap();
+        let write = |p: &str, text: &str| {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        for i in 0..N {
+            write(&format!("classes/a/x{i:02}.yml"), "classes: ['b.*']\n");
+            write(
+                &format!("classes/b/y{i:02}.yml"),
+                &format!("parameters: {{pb{i:02}: 1}}\n"),
+            );
+        }
+        write("targets/t.yml", "classes: ['a.*', b.y00]\n");
+        let inv = Inventory::load(&InventoryOptions {
+            path: dir.path().to_path_buf(),
+            enable_class_wildcards: true,
+            ..Default::default()
+        })
+        .unwrap();
+        let node = inv.render(&["t".to_string()]).unwrap().remove("t").unwrap();
+        // Included classes are listed before the class that includes them.
+        let mut want: Vec<String> = (0..N).map(|i| format!("b.y{i:02}")).collect();
+        want.extend((0..N).map(|i| format!("a.x{i:02}")));
+        assert_eq!(node.classes, want);
+        let params = node.parameters.to_json();
+        assert_eq!(params["pb00"], 1);
+        assert_eq!(params[format!("pb{:02}", N - 1)], 1);
+        let stored: usize = (0..inv.classes.len())
+            .map(|i| {
+                let f = inv.class_file(i).unwrap();
+                f.includes.len() + f.listed.len()
+            })
+            .sum();
+        // One include and one listed entry per `a.x*` file, not N of each.
+        assert_eq!(stored, 2 * N);
+        let cached = inv.expansions.lock().unwrap();
+        assert_eq!(cached.len(), 2, "one expansion per distinct pattern");
+        assert_eq!(cached["b.*"].names.len(), N);
     }
 
     #[test]
