@@ -803,11 +803,27 @@ fn to_text(v: &Value) -> String {
     s
 }
 
+/// Time the line diffs of one process may take in all, and one file at
+/// most. Past it a diff is still correct but less minimal (whole blocks
+/// replaced): a review of a pull request that rewrites many large files
+/// took 10 s per file (50 files: minutes).
+const DIFF_TIME_TOTAL: std::time::Duration = std::time::Duration::from_secs(30);
+const DIFF_TIME_PER_FILE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// What is left of [`DIFF_TIME_TOTAL`], counted from the first diff.
+fn diff_time_left() -> std::time::Duration {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let start = START.get_or_init(std::time::Instant::now);
+    DIFF_TIME_TOTAL
+        .saturating_sub(start.elapsed())
+        .min(DIFF_TIME_PER_FILE)
+}
+
 fn object_diff(name: String, status: Status, a: &str, b: &str, opts: &DiffOptions) -> ObjectDiff {
     // A deadline keeps pathological inputs (huge generated files) from
     // stalling a review; past it the diff is correct but less minimal.
     let td = similar::TextDiff::configure()
-        .timeout(std::time::Duration::from_secs(10))
+        .timeout(diff_time_left())
         .diff_lines(a, b);
     let mut added = 0;
     let mut removed = 0;
