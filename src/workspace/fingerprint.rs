@@ -20,9 +20,10 @@
 //! A target has no fingerprint (it is always compiled) when a dependency
 //! cannot be known before compiling: an `external` or `kadet` entry,
 //! `parameters.packages_install`, an input that does not exist yet, a
-//! computed import or include, a jsonnet file calling the file-reading
-//! helpers (`file_read`, `yaml_load`, `dir_files_*`, `jinja2_template`,
-//! ...), or a Jinja2 template using `compile_path`.
+//! computed import or include (a tag whose name is more than one quoted
+//! string), a jsonnet file calling the file-reading helpers (`file_read`,
+//! `yaml_load`, `dir_files_*`, `jinja2_template`, ...) or reaching a native
+//! by a computed name, or a Jinja2 template using `compile_path`.
 
 use super::{Rendered, Workspace};
 use crate::compile::model::InputType;
@@ -82,9 +83,90 @@ fn jinja_tag_re() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
         Regex::new(
-            r#"\{%[-+]?\s*(include|import|from|extends)\s+(?:'([^'\n]*)'|"([^"\n]*)"|(\S+))"#,
+            r#"\{%[-+]?\s*(include|import|from|extends)\s+(?:'([^'\n]*)'|"([^"\n]*)"|(\S+))([^%]*(?:%[^}][^%]*)*)%\}"#,
         )
         .unwrap()
+    })
+}
+
+/// What may follow a literal template name in its tag for the name to be
+/// the whole of it: `ignore missing`, `with/without context`, `as NAME`,
+/// `import NAMES`. Anything else (`~ var`, `if ... else ...`, `+ x`) makes
+/// the name computed.
+fn jinja_tag_rest_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(
+            r#"^\s*(?:ignore\s+missing\s*)?(?:(?:with|without)\s+context\s*)?(?:as\s+[A-Za-z_]\w*\s*(?:(?:with|without)\s+context\s*)?|import\s+[A-Za-z_][\w\s,]*?(?:(?:with|without)\s+context\s*)?)?[-+]?$"#,
+        )
+        .unwrap()
+    })
+}
+
+/// Every mention of the word `inventory` in jsonnet code that is not a
+/// call of the target's own inventory (`inventory()`): an alias
+/// (`local f = kap.inventory`), a bracket access (`kap['inventory']`) or a
+/// call with a target name may read any target's parameters.
+fn jsonnet_reads_other_inventory(text: &str) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    static OWN: OnceLock<Regex> = OnceLock::new();
+    let re = R.get_or_init(|| Regex::new(r"inventory").unwrap());
+    let own = OWN.get_or_init(|| Regex::new(r"^\s*\(\s*\)").unwrap());
+    re.find_iter(text).any(|m| {
+        let before = text[..m.start()].chars().next_back();
+        let after = &text[m.end()..];
+        let word_end = !after.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+        // `parameters.kapitan.vars`-style names holding the word
+        // (`inventory_path`) are not the helper.
+        let word_start = !before.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        word_start && word_end && !own.is_match(after)
+    })
+}
+
+/// Whether jsonnet code can reach a native by a name computed at run time:
+/// `std.native(x)` with anything but a literal name, or Kapitan's helper
+/// library used other than as `NAME.field` (`std.get(kap, 'file_' +
+/// 'read')`, `kap[name]`, passing `kap` on), or imported without a name.
+fn jsonnet_computed_native(text: &str) -> bool {
+    static NATIVE: OnceLock<Regex> = OnceLock::new();
+    static LITERAL: OnceLock<Regex> = OnceLock::new();
+    static LIB: OnceLock<Regex> = OnceLock::new();
+    static BOUND: OnceLock<Regex> = OnceLock::new();
+    let native = NATIVE.get_or_init(|| Regex::new(r"\bnative\b").unwrap());
+    let literal = LITERAL.get_or_init(|| {
+        Regex::new(r#"^\s*\(\s*(?:'[A-Za-z0-9_]+'|"[A-Za-z0-9_]+")\s*\)"#).unwrap()
+    });
+    if native
+        .find_iter(text)
+        .any(|m| !literal.is_match(&text[m.end()..]))
+    {
+        return true;
+    }
+    let lib = LIB.get_or_init(|| {
+        Regex::new(r#"\bimport\s*(?:'[^'\n]*kapitan\.libjsonnet'|"[^"\n]*kapitan\.libjsonnet")"#)
+            .unwrap()
+    });
+    let bound = BOUND.get_or_init(|| {
+        Regex::new(r#"\blocal\s+([A-Za-z_]\w*)\s*=\s*import\s*(?:'[^'\n]*kapitan\.libjsonnet'|"[^"\n]*kapitan\.libjsonnet")"#)
+            .unwrap()
+    });
+    let names: Vec<String> = bound
+        .captures_iter(text)
+        .map(|c| c[1].to_string())
+        .collect();
+    if lib.find_iter(text).count() != names.len() {
+        return true;
+    }
+    names.iter().any(|name| {
+        let Ok(word) = Regex::new(&format!(r"\b{}\b", regex::escape(name))) else {
+            return true;
+        };
+        let misused = word.find_iter(text).any(|m| {
+            let after = text[m.end()..].trim_start();
+            let binding = text[..m.start()].trim_end().ends_with("local");
+            !binding && !after.starts_with('.')
+        });
+        misused
     })
 }
 
@@ -511,7 +593,13 @@ impl<'a> Fingerprinter<'a> {
                     self.rel(&path)
                 ));
             }
-            global |= jsonnet_global_re().is_match(&text);
+            if jsonnet_computed_native(&text) {
+                return Deps::Unknown(format!(
+                    "{} calls a native by a computed name (or uses Kapitan's helper library other than as `kap.name`)",
+                    self.rel(&path)
+                ));
+            }
+            global |= jsonnet_global_re().is_match(&text) || jsonnet_reads_other_inventory(&text);
             let literal: Vec<_> = jsonnet_import_re().captures_iter(&text).collect();
             if literal.len() != jsonnet_any_import_re().find_iter(&text).count() {
                 return Deps::Unknown(format!(
@@ -587,13 +675,25 @@ impl<'a> Fingerprinter<'a> {
                 ));
             }
             global |= text.contains("inventory_global");
+            // A tag opener the tag pattern does not read whole (no closing
+            // `%}` on the line, say) is not understood: computed.
+            let openers = Regex::new(r"\{%[-+]?\s*(?:include|import|from|extends)\b")
+                .map_or(0, |r| r.find_iter(&text).count());
+            if openers != jinja_tag_re().find_iter(&text).count() {
+                return Deps::Unknown(format!(
+                    "{} has an include, import or extends tag that is not read whole",
+                    self.rel(&path)
+                ));
+            }
             for c in jinja_tag_re().captures_iter(&text) {
-                let Some(name) = c.get(2).or_else(|| c.get(3)).map(|m| m.as_str()) else {
+                let literal = c.get(2).or_else(|| c.get(3)).map(|m| m.as_str());
+                let rest = c.get(5).map_or("", |m| m.as_str());
+                let Some(name) = literal.filter(|_| jinja_tag_rest_re().is_match(rest)) else {
                     return Deps::Unknown(format!(
                         "{} has a computed {} (`{}`)",
                         self.rel(&path),
                         &c[1],
-                        c.get(4).map_or("", |m| m.as_str())
+                        c[0].trim()
                     ));
                 };
                 let mut dirs = vec![top.clone()];
@@ -658,6 +758,61 @@ mod tests {
         assert!(jsonnet_global_re().is_match("kap.inventory('other')"));
         assert!(!jsonnet_global_re().is_match("kap.inventory()"));
         assert!(jsonnet_reads_files_re().is_match("kap.yaml_load('x')"));
+    }
+
+    /// Fourth re-probe: names that look literal but are not, and helpers
+    /// reached other than by name, made a changed target "unchanged".
+    #[test]
+    fn computed_names_are_seen() {
+        let tag = |t: &str| {
+            let c = jinja_tag_re().captures(t).unwrap();
+            let rest = c.get(5).map_or("", |m| m.as_str());
+            c.get(2).or_else(|| c.get(3)).is_some() && jinja_tag_rest_re().is_match(rest)
+        };
+        for literal in [
+            "{% include 'a.j2' %}",
+            "{%- include \"a.j2\" ignore missing with context -%}",
+            "{% import 'm.j2' as m %}",
+            "{% from 'm.j2' import a, b with context %}",
+            "{% extends 'base.j2' %}",
+        ] {
+            assert!(tag(literal), "{literal}");
+        }
+        for computed in [
+            "{% include 'data/' ~ inventory.parameters.f %}",
+            "{% include 'nope.txt' if false else 'data/x.txt' %}",
+            "{% import 'data/' ~ x as m %}",
+            "{% extends 'a' + b %}",
+            "{% include ['a.j2', 'b.j2'] %}",
+        ] {
+            assert!(!tag(computed), "{computed}");
+        }
+        let kap = "local kap = import 'lib/kapitan.libjsonnet';\n";
+        assert!(!jsonnet_reads_other_inventory(&format!(
+            "{kap}kap.inventory().parameters"
+        )));
+        assert!(!jsonnet_reads_other_inventory(
+            "local inventory_path = 1; x.inventory_path"
+        ));
+        for other in [
+            "local f = kap.inventory; f('u')",
+            "kap['inventory']('u')",
+            "kap.inventory('u')",
+        ] {
+            assert!(jsonnet_reads_other_inventory(other), "{other}");
+        }
+        assert!(!jsonnet_computed_native(&format!(
+            "{kap}{{a: kap.inventory(), b: std.native('sha256_string')('x')}}"
+        )));
+        for computed in [
+            "std.native('file_' + 'read')('x')".to_string(),
+            "local n = std.native; n('file_read')".to_string(),
+            format!("{kap}std.get(kap, 'file_' + 'read')('x')"),
+            format!("{kap}kap['file_read']('x')"),
+            "(import 'lib/kapitan.libjsonnet').inventory()".to_string(),
+        ] {
+            assert!(jsonnet_computed_native(&computed), "{computed}");
+        }
     }
 
     fn write(root: &Path, rel: &str, text: &str) {
