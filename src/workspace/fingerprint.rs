@@ -89,6 +89,12 @@ fn jinja_tag_re() -> &'static Regex {
     })
 }
 
+/// The start of an `include`/`import`/`from`/`extends` tag.
+fn jinja_opener_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(r"\{%[-+]?\s*(?:include|import|from|extends)\b").unwrap())
+}
+
 /// What may follow a literal template name in its tag for the name to be
 /// the whole of it: `ignore missing`, `with/without context`, `as NAME`,
 /// `import NAMES`. Anything else (`~ var`, `if ... else ...`, `+ x`) makes
@@ -677,8 +683,7 @@ impl<'a> Fingerprinter<'a> {
             global |= text.contains("inventory_global");
             // A tag opener the tag pattern does not read whole (no closing
             // `%}` on the line, say) is not understood: computed.
-            let openers = Regex::new(r"\{%[-+]?\s*(?:include|import|from|extends)\b")
-                .map_or(0, |r| r.find_iter(&text).count());
+            let openers = jinja_opener_re().find_iter(&text).count();
             if openers != jinja_tag_re().find_iter(&text).count() {
                 return Deps::Unknown(format!(
                     "{} has an include, import or extends tag that is not read whole",
