@@ -27,7 +27,7 @@ use regex::Regex;
 /// `AzureStorageKeyDetector`), and npm's `_auth` (base64 of `user:password`
 /// in `.npmrc`; a plain `auth` key has its own rule, [`Redactor::auth_value`]),
 /// and `REDISCLI_AUTH` (the password `redis-cli` reads from the environment).
-pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$)";
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$)";
 
 /// Secret words found anywhere in a key name, after detect-secrets'
 /// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
@@ -106,7 +106,14 @@ const REGISTRY_CLIS: &[&str] = &[
 /// Envoy/Istio header lists write headers, the `Authorization` header rule
 /// sees the value without the name.
 fn credential_header(name: &str) -> bool {
-    name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("proxy-authorization")
+    [
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+    ]
+    .iter()
+    .any(|h| name.eq_ignore_ascii_case(h))
 }
 
 /// The escapes of a YAML double-quoted or JSON string decoded (`\t`,
