@@ -17,7 +17,7 @@ pub const MAX_BACKTRACK: usize = 10_000;
 /// spread evenly: each match gets this divided by targets x mappings
 /// (between 100 and [`MAX_BACKTRACK`]), so the bound is the same on every
 /// run of the same inventory.
-pub const TOTAL_BACKTRACK: usize = 100_000_000;
+pub const TOTAL_BACKTRACK: usize = 20_000_000;
 
 /// The per-match limit for `mappings` regex mappings over `targets`.
 pub fn backtrack_limit(targets: usize, mappings: usize) -> usize {
@@ -173,8 +173,9 @@ mod tests {
             .to_string();
         assert!(e.contains("backtracking"), "{e}");
         // Spread over many targets and mappings, each match gets less.
-        assert_eq!(backtrack_limit(500, 20), 10_000);
-        assert_eq!(backtrack_limit(5_000, 40), 500);
+        assert_eq!(backtrack_limit(50, 20), 10_000);
+        assert_eq!(backtrack_limit(500, 20), 2_000);
+        assert_eq!(backtrack_limit(5_000, 40), 100);
         assert_eq!(backtrack_limit(100_000, 1_000), 100);
         // Look-around in an ordinary mapping still works.
         assert_eq!(
