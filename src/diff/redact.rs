@@ -555,15 +555,12 @@ impl Redactor {
         })
     }
 
+    /// Whether a key (or the `name`/`key`/`header` of a `{name, value}`
+    /// pair) names a secret: a key pattern, a secret word in it, or a
+    /// credential header's name.
     pub(crate) fn key_matches(&self, key: &str) -> bool {
         self.keys.iter().any(|r| r.is_match(key))
             || (self.defaults && (keyword_in_key(key) || credential_header(key)))
-    }
-
-    /// The `name` (or `key`) of a `{name, value}` pair whose value is
-    /// secret: a secret key name, or a credential header's name.
-    fn pair_name_secret(&self, name: &str) -> bool {
-        self.key_matches(name) || (self.defaults && credential_header(name))
     }
 
     /// Whether a text (a file not compared as YAML, or a string value)
@@ -700,7 +697,7 @@ impl Redactor {
                 let named = self
                     .flow_name
                     .captures(&c[0])
-                    .is_some_and(|n| self.pair_name_secret(&n[1]));
+                    .is_some_and(|n| self.key_matches(&n[1]));
                 if named {
                     self.flow_value
                         .replace_all(&c[0], |v: &regex::Captures| format!("{}{OLD}", &v[1]))
@@ -1057,7 +1054,7 @@ impl Redactor {
             ["name", "key", "header"].iter().any(|field| {
                 m.get(*field)
                     .and_then(Value::as_str)
-                    .is_some_and(|name| self.pair_name_secret(name))
+                    .is_some_and(|name| self.key_matches(name))
             })
         };
         let env_secret = named_secret(o) || named_secret(n);
@@ -1515,7 +1512,7 @@ impl Redactor {
             match &c[2] {
                 "value" => values.push(i),
                 "name" | "key" | "header" => {
-                    *secret |= self.pair_name_secret(c[4].trim().trim_matches(['"', '\'']))
+                    *secret |= self.key_matches(c[4].trim().trim_matches(['"', '\'']))
                 }
                 _ => {}
             }

@@ -164,15 +164,13 @@ fn jsonnet_computed_native(text: &str) -> bool {
         return true;
     }
     names.iter().any(|name| {
-        let Ok(word) = Regex::new(&format!(r"\b{}\b", regex::escape(name))) else {
-            return true;
-        };
-        let misused = word.find_iter(text).any(|m| {
-            let after = text[m.end()..].trim_start();
-            let binding = text[..m.start()].trim_end().ends_with("local");
-            !binding && !after.starts_with('.')
-        });
-        misused
+        let is_word = |c: char| c.is_alphanumeric() || c == '_';
+        text.match_indices(name.as_str()).any(|(at, _)| {
+            let (before, after) = (&text[..at], &text[at + name.len()..]);
+            let whole = !before.ends_with(is_word) && !after.starts_with(is_word);
+            let binding = before.trim_end().ends_with("local");
+            whole && !binding && !after.trim_start().starts_with('.')
+        })
     })
 }
 

@@ -2416,14 +2416,7 @@ fn jsonnet_values_nested_deep_by_a_fold_end_cleanly() {
         ),
     ] {
         write(&dir.join("t.jsonnet"), &format!("{{out: {expr}}}\n"));
-        let out = strata()
-            .current_dir(dir)
-            .arg("compile")
-            .timeout(Duration::from_secs(120))
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(code), "{expr}: {err}");
+        let err = run(dir, &["compile"], code);
         if code == 2 {
             assert!(err.contains("t.jsonnet"), "{expr}: {err}");
         }
@@ -2650,14 +2643,7 @@ fn jinja2_filters_and_jsonnet_std_with_hostile_arguments_do_not_panic() {
         ),
     ] {
         write(&dir.join("t.j2"), template);
-        let out = strata()
-            .current_dir(dir)
-            .arg("compile")
-            .timeout(Duration::from_secs(60))
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(code), "{template}: {err}");
+        let err = run(dir, &["compile"], code);
         assert!(!err.contains("panicked"), "{template}: {err}");
         if code == 0 {
             let text = std::fs::read_to_string(dir.join("compiled/t/o/t.j2")).unwrap();
