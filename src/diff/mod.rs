@@ -415,7 +415,12 @@ fn load(path: &str, bytes: Vec<u8>, opts: &DiffOptions) -> Content {
         // is copied: redaction goes by key, and the alias's key may be neutral.
         let secret_key = |k: &str| opts.redactor.key_matches(k);
         if let Ok(docs) =
-            crate::yaml::load_values_hiding_secret_aliases(&text, &secret_key, redact::ALIASED)
+            crate::yaml::load_values_hiding_secret_aliases(
+                &text,
+                &secret_key,
+                redact::ALIASED,
+                redact::ALIASED_UNDER_SECRET,
+            )
         {
             let docs = docs
                 .into_iter()
@@ -657,8 +662,17 @@ fn diff_content(
             diff_docs(od, nd, opts)
         }
         _ => {
-            let ot = old.map(|c| text_of(c, true, opts));
-            let nt = new.map(|c| text_of(c, false, opts));
+            let (ot, nt) = match (old, new) {
+                // Redacted together: an anchor one side aliases under a
+                // secret key is hidden on both.
+                (Some(Content::Text(o)), Some(Content::Text(n))) => {
+                    opts.redactor.redact_text_pair(Some(o), Some(n))
+                }
+                _ => (
+                    old.map(|c| text_of(c, true, opts)),
+                    new.map(|c| text_of(c, false, opts)),
+                ),
+            };
             let status = status_of(old.is_some(), new.is_some());
             let a = ot.unwrap_or_default();
             let b = nt.unwrap_or_default();
@@ -795,6 +809,7 @@ fn to_text(v: &Value) -> String {
         redact::UNCHANGED,
         redact::OLD,
         redact::ALIASED,
+        redact::ALIASED_UNDER_SECRET,
     ] {
         s = s
             .replace(&format!("\"{p}\""), p)

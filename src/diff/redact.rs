@@ -17,6 +17,7 @@
 use super::DiffError;
 use crate::value::{Map, Value};
 use regex::Regex;
+use std::collections::HashSet;
 
 /// Key names redacted without being asked (searched, case-insensitive):
 /// the key ends in one of these words (`DB_PASSWORD`, `apiToken`,
@@ -320,6 +321,11 @@ pub const OLD: &str = "<redacted>";
 /// What a YAML alias of a value anchored under a secret key copies, in the
 /// semantic mode (the anchor's own key shows whether the value changed).
 pub const ALIASED: &str = "<redacted: alias of a secret value>";
+
+/// What a value anchored under a neutral key shows, in the semantic mode,
+/// when an alias of it sits under a secret key (there redaction compares
+/// it by that key).
+pub const ALIASED_UNDER_SECRET: &str = "<redacted: aliased under a secret key>";
 
 #[derive(Debug, Clone)]
 pub struct Redactor {
@@ -944,6 +950,19 @@ impl Redactor {
                 );
                 (None, b)
             }
+            // A value one side aliases under a secret key is hidden on the
+            // other side too: a pull request that starts using a value as
+            // a password must not show it as the old version.
+            (Some(o), Some(n))
+                if !is_container(o)
+                    && !is_container(n)
+                    && [o, n]
+                        .iter()
+                        .any(|v| v.as_str() == Some(ALIASED_UNDER_SECRET)) =>
+            {
+                let hidden = Value::String(ALIASED_UNDER_SECRET.into());
+                (Some(hidden.clone()), Some(hidden))
+            }
             // Different shapes: walk each side alone.
             (Some(o), Some(n)) if is_container(o) || is_container(n) => {
                 (self.walk(Some(o), None).0, self.walk(None, Some(n)).1)
@@ -1206,30 +1225,70 @@ impl Redactor {
     /// Redacts `key: value` / `key = value` lines of a file that is not
     /// compared as YAML; a file that looks like a Secret is withheld whole.
     pub fn redact_text(&self, text: &str) -> String {
-        if self.looks_like_secret(text) {
-            return "(content not shown: the file looks like a Kubernetes Secret that is not compared as YAML)\n".into();
-        }
-        static LINE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
-        let line_re = LINE.get_or_init(|| {
-            Regex::new(r#"^(\s*-?\s*["']?)([A-Za-z0-9_.\-]+)(["']?\s*[:=]\s*)(.*)$"#)
-                .expect("static regex is valid")
+        self.redact_text_pair(Some(text), None).0.unwrap_or_default()
+    }
+
+    /// [`Self::redact_text`] of the old and the new version of one file
+    /// together: a YAML anchor whose alias either version hides under a
+    /// secret key (`base: &b x` / `password: *b`) is hidden in both, so a
+    /// change that starts using a value as a password does not show it as
+    /// the old line.
+    pub fn redact_text_pair(
+        &self,
+        old: Option<&str>,
+        new: Option<&str>,
+    ) -> (Option<String>, Option<String>) {
+        // Credential shapes first, over the whole text: a PEM block spans
+        // lines. `Err` is a file withheld whole.
+        let prepare = |text: &str| -> Result<String, String> {
+            if self.looks_like_secret(text) {
+                return Err("(content not shown: the file looks like a Kubernetes Secret that is not compared as YAML)\n".into());
+            }
+            let mut whole = text.to_string();
+            for re in &self.credentials {
+                if re.is_match(&whole) {
+                    whole = re.replace_all(&whole, OLD).into_owned();
+                }
+            }
+            Ok(whole)
+        };
+        let sides = [old.map(prepare), new.map(prepare)];
+        let none = HashSet::new();
+        let first = sides.clone().map(|side| {
+            side.map(|t| match t {
+                Ok(t) => self.redact_lines(&t, &none),
+                Err(withheld) => withheld,
+            })
         });
-        // A double-quoted key spelled with escapes (`"pass\u0077ord": x`),
-        // read decoded.
-        static ESCAPED_KEY: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
-        let escaped_key_re = ESCAPED_KEY.get_or_init(|| {
-            Regex::new(r#"^(\s*-?\s*")((?:[^"\\\n]|\\.)*\\(?:[^"\\\n]|\\.)*)("\s*:\s*)(.*)$"#)
-                .expect("static regex is valid")
-        });
-        let indent = |l: &str| l.len() - l.trim_start().len();
-        // Credential shapes first, over the whole text: a PEM block spans lines.
-        let mut whole = text.to_string();
-        for re in &self.credentials {
-            if re.is_match(&whole) {
-                whole = re.replace_all(&whole, OLD).into_owned();
+        // The value is written at the anchor; the aliases the first pass
+        // hid name the anchors to hide.
+        let anchored = |t: &str| t.contains('&') && t.contains('*');
+        let mut anchors = HashSet::new();
+        for (side, out) in sides.iter().zip(&first) {
+            if let (Some(Ok(t)), Some(out)) = (side, out) {
+                if anchored(t) {
+                    anchors.extend(hidden_aliases(t, out));
+                }
             }
         }
-        let text = whole.as_str();
+        if anchors.is_empty() {
+            let [a, b] = first;
+            return (a, b);
+        }
+        let [a, b] = [0, 1].map(|i| match &sides[i] {
+            Some(Ok(t)) if t.contains('&') => Some(self.redact_lines(t, &anchors)),
+            _ => first[i].clone(),
+        });
+        (a, b)
+    }
+
+    /// [`Self::redact_text`] after credential shapes, line by line; a line
+    /// that defines one of `anchors` (`&name`) hides its value as a secret
+    /// key's line does.
+    fn redact_lines(&self, text: &str, anchors: &HashSet<String>) -> String {
+        let line_re = text_line_re();
+        let escaped_key_re = escaped_key_re();
+        let indent = |l: &str| l.len() - l.trim_start().len();
         let mut out = String::with_capacity(text.len());
         // After `key: |`, `key: >` or `key:` with nothing after it, the more
         // indented lines that follow are the secret's value too; after a
@@ -1374,6 +1433,17 @@ impl Redactor {
                     explicit_secret = Some(body.len() - explicit.len());
                 }
             }
+            if let Some(at) = defines_anchor(body, anchors) {
+                out.push_str(&body[..at]);
+                if !body[at..].trim().is_empty() {
+                    out.push(' ');
+                    out.push_str(OLD);
+                }
+                out.push_str(nl);
+                hiding_below = Some(indent(body));
+                compact_items = false;
+                continue;
+            }
             let caps = line_re.captures(body).or_else(|| {
                 if body.contains('\\') {
                     escaped_key_re.captures(body)
@@ -1432,6 +1502,70 @@ impl Redactor {
         }
         out
     }
+}
+
+/// `^(indent)(- )?("|')?KEY("|')? [:=] VALUE$`: a line of a text file read
+/// as a key and its value.
+fn text_line_re() -> &'static Regex {
+    static LINE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    LINE.get_or_init(|| {
+        Regex::new(r#"^(\s*-?\s*["']?)([A-Za-z0-9_.\-]+)(["']?\s*[:=]\s*)(.*)$"#)
+            .expect("static regex is valid")
+    })
+}
+
+/// A double-quoted key spelled with escapes (`"pass\u0077ord": x`), read
+/// decoded.
+fn escaped_key_re() -> &'static Regex {
+    static ESCAPED_KEY: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    ESCAPED_KEY.get_or_init(|| {
+        Regex::new(r#"^(\s*-?\s*")((?:[^"\\\n]|\\.)*\\(?:[^"\\\n]|\\.)*)("\s*:\s*)(.*)$"#)
+            .expect("static regex is valid")
+    })
+}
+
+/// YAML anchor and alias names (`&name`, `*name`) on a line.
+fn anchor_names(line: &str, sigil: char) -> impl Iterator<Item = (usize, &str)> {
+    line.match_indices(sigil).filter_map(move |(at, _)| {
+        // A sigil starts a node: at the line's start or after a space,
+        // `-`, `:`, `[`, `{` or `,`.
+        let before = line[..at].chars().next_back();
+        if !before.is_none_or(|c| c.is_whitespace() || matches!(c, '-' | ':' | '[' | '{' | ',')) {
+            return None;
+        }
+        let rest = &line[at + 1..];
+        let end = rest
+            .find(|c: char| c.is_whitespace() || matches!(c, ',' | '[' | ']' | '{' | '}'))
+            .unwrap_or(rest.len());
+        (end > 0).then(|| (at + 1 + end, &rest[..end]))
+    })
+}
+
+/// The names of the aliases (`*name`) on lines of `text` that redaction
+/// changed in `redacted` (line for line), which `text` anchors somewhere.
+fn hidden_aliases(text: &str, redacted: &str) -> HashSet<String> {
+    let defined: HashSet<&str> = text
+        .lines()
+        .flat_map(|l| anchor_names(l, '&').map(|(_, n)| n))
+        .collect();
+    text.lines()
+        .zip(redacted.lines())
+        .filter(|(a, b)| a != b)
+        .flat_map(|(a, _)| anchor_names(a, '*').map(|(_, n)| n))
+        .filter(|n| defined.contains(n))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Where the value after an anchor in `anchors` starts on `line`, if the
+/// line defines one.
+fn defines_anchor(line: &str, anchors: &HashSet<String>) -> Option<usize> {
+    if anchors.is_empty() {
+        return None;
+    }
+    anchor_names(line, '&')
+        .find(|(_, n)| anchors.contains(*n))
+        .map(|(end, _)| end)
 }
 
 /// `line` with each item of its flow lists (`[a, b]`) that follows a flag
@@ -2688,5 +2822,42 @@ mod tests {
             )),
         );
         assert!(crate::yaml::emit::to_yaml_string(&b).contains("8080:80"));
+    }
+
+    /// Re-probe (redact-secret-alias-anchored-under-neutral-key), text mode:
+    /// the anchor's line is hidden when an alias of it is, in both versions
+    /// when only one aliases it under a secret key.
+    #[test]
+    fn text_mode_hides_anchors_aliased_under_secret_keys() {
+        let r = Redactor::default();
+        let new = "base: &b n3wv4lue\nother: *b\npassword: *b\nblock: &m\n  k: bl0ckv4lue\nconn:\n  password:\n    <<: *m\nplain: &p visible\ncopy: *p\n";
+        let old = "base: &b 0ldv4lue\nplain: &p visible\n";
+        let (a, b) = r.redact_text_pair(Some(old), Some(new));
+        let (a, b) = (a.unwrap(), b.unwrap());
+        for v in ["n3wv4lue", "0ldv4lue", "bl0ckv4lue"] {
+            assert!(!a.contains(v) && !b.contains(v), "{v}:\n{a}\n{b}");
+        }
+        assert!(a.contains("base: &b <redacted>"), "{a}");
+        assert!(b.contains("plain: &p visible") && a.contains("plain: &p visible"), "{b}");
+        // Alone, the old version aliases nothing under a secret key.
+        assert!(r.redact_text(old).contains("0ldv4lue"));
+        // `&` and `*` inside values are not anchors.
+        let t = "url: http://h/?a=1&b=2\npassword: x*b\nb: &b y\n";
+        assert!(r.redact_text(t).contains("b: &b y"));
+    }
+
+    /// The semantic mode's side of it: a value that one version aliases
+    /// under a secret key is hidden in the other version too.
+    #[test]
+    fn semantic_mode_hides_the_other_side_of_an_anchor_aliased_under_a_secret_key() {
+        let r = Redactor::default();
+        let old = Value::Map(Map::from_iter([("base".to_string(), Value::String("0ldv4lue".into()))]));
+        let new = Value::Map(Map::from_iter([
+            ("base".to_string(), Value::String(ALIASED_UNDER_SECRET.into())),
+            ("password".to_string(), Value::String("0ldv4lue".into())),
+        ]));
+        let (a, b) = r.redact_pair(Some(&old), Some(&new));
+        let shown = format!("{a:?}{b:?}");
+        assert!(!shown.contains("0ldv4lue"), "{shown}");
     }
 }

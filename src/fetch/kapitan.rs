@@ -421,12 +421,17 @@ fn le32(b: &[u8], at: usize) -> Option<usize> {
     Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize)
 }
 
-/// Largest file unpacked from a zip archive (a bound against zip bombs).
-const MAX_ZIP_ENTRY: usize = 1 << 30;
+/// Most bytes unpacked from one zip archive, all entries together (a
+/// bound against zip bombs, which also reuse one entry's data many times).
+const MAX_ZIP_TOTAL: u64 = crate::packages::repo::MAX_UNPACKED;
 
 /// Extracts a zip archive (stored and deflated entries) below `into`;
 /// names leaving the directory are refused.
 fn unzip(data: &[u8], into: &Path) -> Result<(), String> {
+    unzip_limited(data, into, MAX_ZIP_TOTAL)
+}
+
+fn unzip_limited(data: &[u8], into: &Path, limit: u64) -> Result<(), String> {
     use std::io::Read;
     let eocd = (0..data.len().saturating_sub(21))
         .rev()
@@ -434,6 +439,7 @@ fn unzip(data: &[u8], into: &Path) -> Result<(), String> {
         .ok_or("no end of central directory")?;
     let count = le16(data, eocd + 10).ok_or("truncated")?;
     let mut at = le32(data, eocd + 16).ok_or("truncated")?;
+    let mut budget = limit;
     for _ in 0..count {
         if !data.get(at..).is_some_and(|d| d.starts_with(b"PK\x01\x02")) {
             return Err("bad central directory entry".into());
@@ -461,8 +467,9 @@ fn unzip(data: &[u8], into: &Path) -> Result<(), String> {
             std::fs::create_dir_all(&dest).map_err(|e| e.to_string())?;
             continue;
         }
-        if usize_ > MAX_ZIP_ENTRY {
-            return Err(format!("entry `{name}` is larger than 1 GiB"));
+        let too_big = || format!("entry `{name}`: the archive unpacks to more than {} MiB (the limit for one archive)", limit >> 20);
+        if usize_ as u64 > budget {
+            return Err(too_big());
         }
         let lnlen = le16(data, local + 26).ok_or("truncated")?;
         let lelen = le16(data, local + 28).ok_or("truncated")?;
@@ -471,9 +478,10 @@ fn unzip(data: &[u8], into: &Path) -> Result<(), String> {
         let content = match method {
             0 => raw.to_vec(),
             8 => {
-                let mut out = Vec::with_capacity(usize_);
+                // The size in the header is only a claim: reserve little.
+                let mut out = Vec::with_capacity(usize_.min(1 << 20));
                 flate2::read::DeflateDecoder::new(raw)
-                    .take(MAX_ZIP_ENTRY as u64 + 1)
+                    .take(budget + 1)
                     .read_to_end(&mut out)
                     .map_err(|e| format!("{name}: {e}"))?;
                 out
@@ -484,6 +492,9 @@ fn unzip(data: &[u8], into: &Path) -> Result<(), String> {
                 ))
             }
         };
+        budget = budget
+            .checked_sub(content.len() as u64)
+            .ok_or_else(too_big)?;
         if let Some(p) = dest.parent() {
             std::fs::create_dir_all(p).map_err(|e| e.to_string())?;
         }
@@ -588,5 +599,55 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let e = unzip(&z, d.path()).unwrap_err();
         assert!(e.contains("leaves the directory"), "{e}");
+    }
+
+    /// A zip whose `names` all point at one deflated entry of `size` zero
+    /// bytes (the overlapping-entries bomb).
+    fn overlapping_zip(names: &[&str], size: usize) -> Vec<u8> {
+        use std::io::Write;
+        let mut enc =
+            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(&vec![0u8; size]).unwrap();
+        let packed = enc.finish().unwrap();
+        let mut z = Vec::new();
+        z.extend_from_slice(b"PK\x03\x04");
+        z.extend_from_slice(&[0; 22]);
+        z.extend_from_slice(&1u16.to_le_bytes());
+        z.extend_from_slice(&0u16.to_le_bytes());
+        z.extend_from_slice(b"x");
+        z.extend_from_slice(&packed);
+        let cd = z.len();
+        for name in names {
+            z.extend_from_slice(b"PK\x01\x02");
+            z.extend_from_slice(&[0; 6]);
+            z.extend_from_slice(&8u16.to_le_bytes());
+            z.extend_from_slice(&[0; 8]);
+            z.extend_from_slice(&(packed.len() as u32).to_le_bytes());
+            z.extend_from_slice(&(size as u32).to_le_bytes());
+            z.extend_from_slice(&(name.len() as u16).to_le_bytes());
+            z.extend_from_slice(&[0; 12]);
+            z.extend_from_slice(&0u32.to_le_bytes());
+            z.extend_from_slice(name.as_bytes());
+        }
+        let cd_len = z.len() - cd;
+        z.extend_from_slice(b"PK\x05\x06");
+        z.extend_from_slice(&[0; 6]);
+        z.extend_from_slice(&(names.len() as u16).to_le_bytes());
+        z.extend_from_slice(&(cd_len as u32).to_le_bytes());
+        z.extend_from_slice(&(cd as u32).to_le_bytes());
+        z.extend_from_slice(&[0; 2]);
+        z
+    }
+
+    #[test]
+    fn unzip_stops_at_the_archive_limit_across_entries() {
+        let z = overlapping_zip(&["a", "b", "c", "d"], 512 << 10);
+        let d = tempfile::tempdir().unwrap();
+        unzip_limited(&z, d.path(), 4 << 20).unwrap();
+        assert_eq!(std::fs::read(d.path().join("d")).unwrap().len(), 512 << 10);
+        let d = tempfile::tempdir().unwrap();
+        let e = unzip_limited(&z, d.path(), 1 << 20).unwrap_err();
+        assert!(e.contains("more than 1 MiB"), "{e}");
+        assert!(!d.path().join("c").exists());
     }
 }

@@ -337,43 +337,103 @@ pub fn sha256_hex(data: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Most bytes one archive may unpack to (a bound against gzip and tar
+/// bombs: a few kB of gzip can stand for terabytes).
+pub const MAX_UNPACKED: u64 = 1 << 30;
+
+/// A reader that fails once more than [`MAX_UNPACKED`] bytes went through
+/// it, so a bomb ends with an error instead of filling memory or the disk.
+struct Capped<R> {
+    inner: R,
+    seen: u64,
+    limit: u64,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.seen += n as u64;
+        if self.seen > self.limit {
+            return Err(std::io::Error::other(format!(
+                "unpacks to more than {} MiB (the limit for one archive)",
+                self.limit >> 20
+            )));
+        }
+        Ok(n)
+    }
+}
+
 /// Unpacks a tgz / tar archive into `into`, or stores a plain file there.
+/// The gzip stream is decoded as it is unpacked, never held whole, and at
+/// most [`MAX_UNPACKED`] bytes come out of one archive.
 pub fn unpack(data: &[u8], file_name: &str, into: &Path) -> Result<(), String> {
+    unpack_limited(data, file_name, into, MAX_UNPACKED)
+}
+
+fn unpack_limited(data: &[u8], file_name: &str, into: &Path, limit: u64) -> Result<(), String> {
     let is_gzip = data.starts_with(&[0x1f, 0x8b]);
     let is_tar = data.len() > 262 && &data[257..262] == b"ustar";
     if is_gzip {
-        let mut raw = Vec::new();
-        flate2::read::GzDecoder::new(data)
-            .read_to_end(&mut raw)
+        let mut gz = Capped {
+            inner: flate2::read::GzDecoder::new(data),
+            seen: 0,
+            limit,
+        };
+        // The first tar header tells a tarball from a gzipped plain file.
+        let mut head = Vec::with_capacity(512);
+        (&mut gz)
+            .take(512)
+            .read_to_end(&mut head)
             .map_err(|e| format!("gunzip: {e}"))?;
-        if raw.len() > 262 && &raw[257..262] == b"ustar" {
-            return untar(&raw, into);
+        let mut rest = std::io::Cursor::new(head).chain(gz);
+        if rest.get_ref().0.get_ref().get(257..262) == Some(b"ustar".as_slice()) {
+            return untar(rest, into, limit);
         }
         let name = file_name.trim_end_matches(".gz");
-        return write_plain(&raw, name, into);
+        let path = into.join(plain_name(name));
+        let mut out = std::fs::File::create(&path).map_err(|e| format!("write {name}: {e}"))?;
+        return std::io::copy(&mut rest, &mut out)
+            .map(drop)
+            .map_err(|e| format!("gunzip: {e}"));
     }
     if is_tar {
-        return untar(data, into);
+        return untar(data, into, limit);
     }
     write_plain(data, file_name, into)
 }
 
-fn untar(data: &[u8], into: &Path) -> Result<(), String> {
-    let mut archive = tar::Archive::new(data);
+fn untar(data: impl Read, into: &Path, limit: u64) -> Result<(), String> {
+    let mut archive = tar::Archive::new(Capped {
+        inner: data,
+        seen: 0,
+        limit,
+    });
     for entry in archive.entries().map_err(|e| format!("tar: {e}"))? {
         let mut entry = entry.map_err(|e| format!("tar: {e}"))?;
-        // `unpack_in` refuses paths escaping the directory.
-        entry.unpack_in(into).map_err(|e| format!("tar: {e}"))?;
+        let name = entry.path_bytes().into_owned();
+        // `unpack_in` refuses paths escaping the directory. Its error names
+        // the scratch directory; the innermost cause and the entry say more.
+        entry.unpack_in(into).map_err(|e| {
+            let mut cause: &dyn std::error::Error = &e;
+            while let Some(inner) = cause.source() {
+                cause = inner;
+            }
+            format!("tar entry `{}`: {cause}", String::from_utf8_lossy(&name))
+        })?;
     }
     Ok(())
 }
 
-fn write_plain(data: &[u8], name: &str, into: &Path) -> Result<(), String> {
-    let name = if name.is_empty() || !safe_relative(name) {
+fn plain_name(name: &str) -> &str {
+    if name.is_empty() || !safe_relative(name) {
         "content.yml"
     } else {
         name
-    };
+    }
+}
+
+fn write_plain(data: &[u8], name: &str, into: &Path) -> Result<(), String> {
+    let name = plain_name(name);
     std::fs::write(into.join(name), data).map_err(|e| format!("write {name}: {e}"))
 }
 
@@ -621,6 +681,41 @@ mod tests {
         assert_eq!(c.packages[0].version, "1.0.0");
         let d = content_from_dir("dir", &work.path().join("content"), Strictness::Strict).unwrap();
         assert_eq!(d.packages.len(), 1);
+    }
+
+    #[test]
+    fn unpack_stops_a_gzip_bomb_at_the_limit() {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(&vec![0u8; 8 << 20]).unwrap();
+        let bomb = gz.finish().unwrap();
+        assert!(bomb.len() < 64 << 10);
+        let dir = tempfile::tempdir().unwrap();
+        let err = unpack_limited(&bomb, "x.gz", dir.path(), 1 << 20).unwrap_err();
+        assert!(err.contains("more than 1 MiB"), "{err}");
+        // A tarball whose members add up past the limit stops as well.
+        let mut tar_bytes = Vec::new();
+        {
+            let mut b = tar::Builder::new(&mut tar_bytes);
+            for i in 0..4 {
+                let data = vec![b'a'; 512 << 10];
+                let mut h = tar::Header::new_gnu();
+                h.set_size(data.len() as u64);
+                h.set_mode(0o644);
+                h.set_cksum();
+                b.append_data(&mut h, format!("f{i}"), data.as_slice()).unwrap();
+            }
+            b.finish().unwrap();
+        }
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(&tar_bytes).unwrap();
+        let tgz = gz.finish().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let err = unpack_limited(&tgz, "r.tgz", dir.path(), 1 << 20).unwrap_err();
+        assert!(err.contains("more than 1 MiB"), "{err}");
+        // Under the limit the same archive unpacks.
+        let dir = tempfile::tempdir().unwrap();
+        unpack_limited(&tgz, "r.tgz", dir.path(), 4 << 20).unwrap();
+        assert_eq!(std::fs::read(dir.path().join("f3")).unwrap().len(), 512 << 10);
     }
 
     #[test]

@@ -348,17 +348,89 @@ pub fn load_values(text: &str) -> Result<Vec<Value>, YamlError> {
 /// `secret_key` accepts, or under `data`/`stringData`, its scalars become
 /// `placeholder` (`password: &pw x` / `DB_CONN_ARG: *pw` would otherwise
 /// show `x` under a key that says nothing). The anchor itself is kept.
+/// The other way round, an anchor under a neutral key whose alias sits
+/// under a secret key (`base: &b x` / `password: *b`) shows `anchored` at
+/// the anchor and at every other alias outside a secret key; the alias
+/// under the secret key keeps the value, for redaction to compare.
 pub fn load_values_hiding_secret_aliases(
     text: &str,
     secret_key: &dyn Fn(&str) -> bool,
     placeholder: &str,
+    anchored: &str,
 ) -> Result<Vec<Value>, YamlError> {
+    // A first pass finds the aliases under secret keys; only a text with
+    // both an anchor and an alias can have one.
+    let mut aliased = HashSet::new();
+    if text.contains('&') && text.contains('*') {
+        let mut scan = AliasScan {
+            secret: secret_key,
+            stack: Vec::new(),
+            doc: 0,
+            found: HashSet::new(),
+        };
+        if drive(text, &mut scan, |_| None).is_ok() {
+            aliased = scan.found;
+        }
+    }
     let mut builder = Builder {
         hide: Some((secret_key, placeholder)),
+        anchored: Some((aliased, anchored)),
         ..Builder::default()
     };
     drive(text, &mut builder, |b| b.error.clone())?;
     Ok(builder.docs.iter().map(Node::to_value).collect())
+}
+
+/// Whether a value at this point of a document sits under a secret key
+/// (at any depth) or under `data`/`stringData` (a Secret's values).
+fn under_secret_key<'k>(secret: &SecretKey, mut pending: impl Iterator<Item = &'k str>) -> bool {
+    pending.any(|k| secret(k) || k == "data" || k == "stringData")
+}
+
+/// The first pass of [`load_values_hiding_secret_aliases`]: the
+/// (document, anchor) pairs that an alias under a secret key refers to.
+struct AliasScan<'a> {
+    secret: &'a SecretKey<'a>,
+    /// Per open collection: for a map, the key whose value is being read.
+    stack: Vec<Option<Option<String>>>,
+    doc: usize,
+    found: HashSet<(usize, usize)>,
+}
+
+impl AliasScan<'_> {
+    /// A node ended: in a map it was a key (then the value follows) or a
+    /// value (then the next key).
+    fn node_done(&mut self, key_text: Option<String>) {
+        if let Some(Some(pending)) = self.stack.last_mut() {
+            *pending = match pending.take() {
+                None => Some(key_text.unwrap_or_default()),
+                Some(_) => None,
+            };
+        }
+    }
+}
+
+impl MarkedEventReceiver for AliasScan<'_> {
+    fn on_event(&mut self, ev: Event, _mark: Marker) {
+        match ev {
+            Event::DocumentStart => self.doc += 1,
+            Event::Alias(id) => {
+                let pending = self.stack.iter().filter_map(|f| f.as_ref()?.as_deref());
+                if under_secret_key(self.secret, pending) {
+                    self.found.insert((self.doc, id));
+                }
+                self.node_done(None);
+            }
+            Event::Scalar(text, ..) => self.node_done(Some(text)),
+            Event::SequenceStart(..) => self.stack.push(None),
+            Event::MappingStart(..) => self.stack.push(Some(None)),
+            Event::SequenceEnd | Event::MappingEnd => {
+                self.stack.pop();
+                self.node_done(None);
+            }
+            _ => {}
+        }
+    }
 }
 
 enum Frame {
@@ -394,6 +466,13 @@ struct Builder<'a> {
     hide: Option<(&'a SecretKey<'a>, &'a str)>,
     /// Anchors written under a secret key, in the current document.
     secret_anchors: HashSet<usize>,
+    /// The (document, anchor) pairs aliased under a secret key, and what
+    /// their anchor and their aliases outside secret keys show instead.
+    anchored: Option<(HashSet<(usize, usize)>, &'a str)>,
+    /// Anchors of the current document shown as `anchored`.
+    masked_anchors: HashSet<usize>,
+    /// Documents started so far.
+    doc: usize,
 }
 
 /// Replaces every scalar of `node` but booleans and nulls (which redaction
@@ -427,27 +506,42 @@ impl Builder<'_> {
         }
     }
 
+    /// Whether a node pushed now sits under a secret key.
+    fn under_secret(&self) -> bool {
+        let Some((secret, _)) = self.hide else {
+            return false;
+        };
+        let keys: Vec<String> = self
+            .stack
+            .iter()
+            .filter_map(|f| match f {
+                Frame::Map {
+                    pending_key: Some(k),
+                    ..
+                } => Some(k.key_string()),
+                _ => None,
+            })
+            .collect();
+        under_secret_key(secret, keys.iter().map(String::as_str))
+    }
+
     /// Adds a finished node to the collection being built.
-    fn push_node(&mut self, node: Node, anchor: usize) {
+    fn push_node(&mut self, mut node: Node, anchor: usize) {
         if anchor > 0 {
             self.anchors.insert(anchor, node.clone());
-            if let Some((secret, _)) = self.hide {
-                // Under a secret key at any depth, or under `data` /
-                // `stringData` (a Secret's values).
-                let under_secret = self.stack.iter().any(|f| match f {
-                    Frame::Map {
-                        pending_key: Some(k),
-                        ..
-                    } => {
-                        let k = k.key_string();
-                        secret(&k) || k == "data" || k == "stringData"
-                    }
-                    _ => false,
-                });
+            if self.hide.is_some() {
+                let under_secret = self.under_secret();
                 if under_secret {
                     self.secret_anchors.insert(anchor);
                 } else {
                     self.secret_anchors.remove(&anchor);
+                }
+                self.masked_anchors.remove(&anchor);
+                if let Some((aliased, with)) = &self.anchored {
+                    if !under_secret && aliased.contains(&(self.doc, anchor)) {
+                        mask_scalars(&mut node, with);
+                        self.masked_anchors.insert(anchor);
+                    }
                 }
             }
         }
@@ -560,12 +654,19 @@ impl MarkedEventReceiver for Builder<'_> {
             Event::DocumentStart => {
                 self.anchors.clear();
                 self.secret_anchors.clear();
+                self.masked_anchors.clear();
+                self.doc += 1;
             }
             Event::Alias(id) => match self.anchors.get(&id) {
                 Some(n) => {
                     let mut n = n.clone();
                     if let Some((_, with)) = self.hide {
                         if self.secret_anchors.contains(&id) {
+                            mask_scalars(&mut n, with);
+                        }
+                    }
+                    if self.masked_anchors.contains(&id) && !self.under_secret() {
+                        if let Some((_, with)) = &self.anchored {
                             mask_scalars(&mut n, with);
                         }
                     }
@@ -1019,11 +1120,11 @@ mod tests {
     fn aliases_of_secret_anchors_can_be_hidden() {
         let secret = |k: &str| k == "password";
         let text = "a:\n  password: &pw s3cr3t\n  conn: *pw\n  plain: &p visible\n  copy: *p\nb:\n  password: &m {user: u, n: 1, on: true, l: [x]}\n  other: *m\n  merged: {<<: *m, extra: 2}\n---\nkind: Secret\ndata: {k: &d c2Vj}\nmetadata: {annotations: {x: *d}}\n---\npw: *pw\n";
-        let got = load_values_hiding_secret_aliases(text, &secret, "<hidden>");
+        let got = load_values_hiding_secret_aliases(text, &secret, "<hidden>", "<anchored>");
         // An anchor is per document: the last one's alias is an error.
         assert!(got.is_err());
         let text = text.rsplit_once("---").unwrap().0;
-        let docs = load_values_hiding_secret_aliases(text, &secret, "<hidden>").unwrap();
+        let docs = load_values_hiding_secret_aliases(text, &secret, "<hidden>", "<anchored>").unwrap();
         let y: String = docs.iter().map(emit::to_yaml_string).collect();
         assert!(!y.contains("conn: s3cr3t"), "{y}");
         assert!(
@@ -1047,5 +1148,26 @@ mod tests {
             .map(emit::to_yaml_string)
             .collect();
         assert!(plain.contains("conn: s3cr3t"), "{plain}");
+    }
+
+    /// Re-probe (redact-secret-alias-anchored-under-neutral-key): the anchor
+    /// is written under a neutral key and only its alias under a secret one.
+    #[test]
+    fn anchors_aliased_under_secret_keys_are_hidden_at_the_anchor() {
+        let secret = |k: &str| k == "password";
+        let text = "base: &b s3cr3t\nother: *b\npassword: *b\nblock: &m {pw: hunter2, on: true}\nnested:\n  password:\n    <<: *m\nplain: &p visible\ncopy: *p\n---\nbase: &b kept\nother: *b\n";
+        let docs =
+            load_values_hiding_secret_aliases(text, &secret, "<hidden>", "<anchored>").unwrap();
+        let y: String = docs.iter().map(emit::to_yaml_string).collect();
+        for shown in ["s3cr3t", "hunter2"] {
+            // Once each: under the secret key, for redaction to compare.
+            assert_eq!(y.matches(shown).count(), 1, "{shown}: {y}");
+        }
+        assert!(y.contains("password: s3cr3t"), "{y}");
+        assert!(y.contains("<anchored>"), "{y}");
+        assert!(y.contains("copy: visible"), "{y}");
+        // Anchors are per document: the second document's `b` is another.
+        assert_eq!(y.matches("kept").count(), 2, "{y}");
+        assert_eq!(y.matches("on: true").count(), 2, "{y}");
     }
 }

@@ -716,6 +716,11 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     // `header`/`key` pair; npm's `config set`; a percent-encoded URL.
     ("authorization-map-key", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  remote_write:\n    headers:\n      Authorization: Bearer {V}\n  istio:\n    set:\n      authorization: Basic {V}\n  pairs:\n  - {header: Authorization, value: \"Bearer {V}\"}\n  envoy:\n  - header:\n      key: Authorization\n      value: \"Bearer {V}\"\n", "hdr4uth7301"),
     ("npm-config-set-and-encoded-url", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  run.sh: \"npm config set //registry.npmjs.org/:_authToken {V}\\n\"\n  cfg: postgres:%2F%2Fu:{V}@h\n", "npmc0nf7302"),
+    // Re-probe (redact-secret-alias-anchored-under-neutral-key): the value
+    // is written at an anchor under a neutral key, its alias under a
+    // secret key (also through a merge key).
+    ("alias-anchored-under-neutral-key", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\nsettings:\n  base: &b {V}\n  password: *b\n  copy: *b\n", "anchorneutral-8101"),
+    ("alias-anchored-map-merged-under-secret-key", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\nshared: &s {user: u, pw: {V}}\nconn:\n  password:\n    <<: *s\n", "anchormerge-8102"),
     ("grafana-secure-json-and-cookie", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  datasources:\n  - name: p\n    secureJsonData:\n      httpHeaderValue1: \"{V}\"\n  headers:\n    Cookie: session={V}\n", "gr4fck7303"),
     ("yaml-alias-of-secret", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  password: &pw \"{V}\"\n  DB_CONN_ARG: *pw\n", "aliaspw-7213"),
     // Third re-probe of 2026-11-26 (findings4 redact-*).
