@@ -414,14 +414,12 @@ fn load(path: &str, bytes: Vec<u8>, opts: &DiffOptions) -> Content {
         // An alias of a value anchored under a secret key is hidden where it
         // is copied: redaction goes by key, and the alias's key may be neutral.
         let secret_key = |k: &str| opts.redactor.key_matches(k);
-        if let Ok(docs) =
-            crate::yaml::load_values_hiding_secret_aliases(
-                &text,
-                &secret_key,
-                redact::ALIASED,
-                redact::ALIASED_UNDER_SECRET,
-            )
-        {
+        if let Ok(docs) = crate::yaml::load_values_hiding_secret_aliases(
+            &text,
+            &secret_key,
+            redact::ALIASED,
+            redact::ALIASED_UNDER_SECRET,
+        ) {
             let docs = docs
                 .into_iter()
                 .filter(|d| !d.is_null())

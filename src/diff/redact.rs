@@ -1225,7 +1225,9 @@ impl Redactor {
     /// Redacts `key: value` / `key = value` lines of a file that is not
     /// compared as YAML; a file that looks like a Secret is withheld whole.
     pub fn redact_text(&self, text: &str) -> String {
-        self.redact_text_pair(Some(text), None).0.unwrap_or_default()
+        self.redact_text_pair(Some(text), None)
+            .0
+            .unwrap_or_default()
     }
 
     /// [`Self::redact_text`] of the old and the new version of one file
@@ -1309,6 +1311,9 @@ impl Redactor {
         let mut after_secret_flag = false;
         // The `-u`/`--user` flag the previous list item was, if any.
         let mut after_user_flag: Option<String> = None;
+        // A flow mapping's secret key ends the previous line (`{password:`),
+        // its value starts this one.
+        let mut flow_value_next = false;
         let env_values = self.secret_env_value_lines(text, line_re);
         // A block list of args (`- redis-cli` / `- -a` / `- VALUE`), maybe
         // split over `command:` and `args:`: the programs the file names.
@@ -1337,6 +1342,22 @@ impl Redactor {
                 Some(b) => (b, "\n"),
                 None => (line, ""),
             };
+            if flow_value_next {
+                if body.trim().is_empty() {
+                    out.push_str(line);
+                    continue;
+                }
+                flow_value_next = false;
+                let ind = indent(body);
+                let rest = &body[ind..];
+                out.push_str(&body[..ind]);
+                out.push_str(OLD);
+                if let Some(end) = flow_value_end(rest) {
+                    out.push_str(&self.scrub(&rest[end..]));
+                }
+                out.push_str(nl);
+                continue;
+            }
             if let Some(q) = hiding_quote {
                 if !body.trim().is_empty() {
                     out.push_str(&body[..indent(body)]);
@@ -1404,6 +1425,7 @@ impl Redactor {
                 }
                 hiding_below = None;
             }
+            flow_value_next = flow_key_ends(body).is_some_and(|k| self.key_matches(k));
             let flag_before = std::mem::take(&mut after_secret_flag);
             let user_flag_before = after_user_flag.take();
             let item = body.trim_start().strip_prefix("- ").map(str::trim);
@@ -1522,6 +1544,38 @@ fn escaped_key_re() -> &'static Regex {
         Regex::new(r#"^(\s*-?\s*")((?:[^"\\\n]|\\.)*\\(?:[^"\\\n]|\\.)*)("\s*:\s*)(.*)$"#)
             .expect("static regex is valid")
     })
+}
+
+/// The key a line ends with inside a flow mapping (`cfg: {user: u, password:`),
+/// whose value is on the next line.
+fn flow_key_ends(line: &str) -> Option<&str> {
+    static FLOW_KEY: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let re = FLOW_KEY.get_or_init(|| {
+        Regex::new(r#"[{,]\s*["']?([A-Za-z0-9_.\-]+)["']?\s*:\s*$"#).expect("static regex is valid")
+    });
+    if !line.contains('{') && !line.trim_start().starts_with(',') {
+        return None;
+    }
+    re.captures(line).and_then(|c| c.get(1)).map(|m| m.as_str())
+}
+
+/// Where a flow collection's value that starts `rest` ends: after its
+/// closing quote, or at the first `,`, `}` or `]` of a plain value; `None`
+/// when it does not end on this line.
+fn flow_value_end(rest: &str) -> Option<usize> {
+    let after = match rest.chars().next() {
+        Some(q @ ('"' | '\'')) => {
+            let mut escaped = false;
+            let close = rest[1..].char_indices().find(|&(_, c)| {
+                let end = c == q && !escaped;
+                escaped = q == '"' && c == '\\' && !escaped;
+                end
+            })?;
+            1 + close.0 + 1
+        }
+        _ => 0,
+    };
+    rest[after..].find([',', '}', ']']).map(|i| after + i)
 }
 
 /// YAML anchor and alias names (`&name`, `*name`) on a line.
@@ -2838,7 +2892,10 @@ mod tests {
             assert!(!a.contains(v) && !b.contains(v), "{v}:\n{a}\n{b}");
         }
         assert!(a.contains("base: &b <redacted>"), "{a}");
-        assert!(b.contains("plain: &p visible") && a.contains("plain: &p visible"), "{b}");
+        assert!(
+            b.contains("plain: &p visible") && a.contains("plain: &p visible"),
+            "{b}"
+        );
         // Alone, the old version aliases nothing under a secret key.
         assert!(r.redact_text(old).contains("0ldv4lue"));
         // `&` and `*` inside values are not anchors.
@@ -2851,13 +2908,35 @@ mod tests {
     #[test]
     fn semantic_mode_hides_the_other_side_of_an_anchor_aliased_under_a_secret_key() {
         let r = Redactor::default();
-        let old = Value::Map(Map::from_iter([("base".to_string(), Value::String("0ldv4lue".into()))]));
+        let old = Value::Map(Map::from_iter([(
+            "base".to_string(),
+            Value::String("0ldv4lue".into()),
+        )]));
         let new = Value::Map(Map::from_iter([
-            ("base".to_string(), Value::String(ALIASED_UNDER_SECRET.into())),
+            (
+                "base".to_string(),
+                Value::String(ALIASED_UNDER_SECRET.into()),
+            ),
             ("password".to_string(), Value::String("0ldv4lue".into())),
         ]));
         let (a, b) = r.redact_pair(Some(&old), Some(&new));
         let shown = format!("{a:?}{b:?}");
         assert!(!shown.contains("0ldv4lue"), "{shown}");
+    }
+
+    /// Re-probe 4 (redact-npm-config-set-encoded-url-flow-continuation): a
+    /// flow mapping's secret key at the end of a line, its value on the next.
+    #[test]
+    fn text_mode_reads_flow_values_continued_on_the_next_line() {
+        let r = Redactor::default();
+        let t = "cfg: {user: u, password:\n  fl0wsecretA, other: 1}\nb: [x, {token:\n\n   fl0wsecretB}]\nq: {api_key:\n  \"fl0w, secretC\", n: 2}\nplain: {user:\n  visible}\n";
+        let out = r.redact_text(t);
+        for v in ["fl0wsecretA", "fl0wsecretB", "secretC"] {
+            assert!(!out.contains(v), "{v}: {out}");
+        }
+        assert!(out.contains(", other: 1}"), "{out}");
+        assert!(out.contains(", n: 2}"), "{out}");
+        assert!(out.contains("visible"), "{out}");
+        assert_eq!(out.lines().count(), t.lines().count(), "{out}");
     }
 }

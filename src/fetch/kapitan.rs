@@ -467,7 +467,9 @@ fn unzip_limited(data: &[u8], into: &Path, limit: u64) -> Result<(), String> {
             std::fs::create_dir_all(&dest).map_err(|e| e.to_string())?;
             continue;
         }
-        let too_big = || format!("entry `{name}`: the archive unpacks to more than {} MiB (the limit for one archive)", limit >> 20);
+        let too_big = || {
+            format!("entry `{name}`: the archive unpacks to more than {} MiB (the limit for one archive)", limit >> 20)
+        };
         if usize_ as u64 > budget {
             return Err(too_big());
         }

@@ -702,7 +702,8 @@ mod tests {
                 h.set_size(data.len() as u64);
                 h.set_mode(0o644);
                 h.set_cksum();
-                b.append_data(&mut h, format!("f{i}"), data.as_slice()).unwrap();
+                b.append_data(&mut h, format!("f{i}"), data.as_slice())
+                    .unwrap();
             }
             b.finish().unwrap();
         }
@@ -715,7 +716,10 @@ mod tests {
         // Under the limit the same archive unpacks.
         let dir = tempfile::tempdir().unwrap();
         unpack_limited(&tgz, "r.tgz", dir.path(), 4 << 20).unwrap();
-        assert_eq!(std::fs::read(dir.path().join("f3")).unwrap().len(), 512 << 10);
+        assert_eq!(
+            std::fs::read(dir.path().join("f3")).unwrap().len(),
+            512 << 10
+        );
     }
 
     #[test]

@@ -1124,7 +1124,8 @@ mod tests {
         // An anchor is per document: the last one's alias is an error.
         assert!(got.is_err());
         let text = text.rsplit_once("---").unwrap().0;
-        let docs = load_values_hiding_secret_aliases(text, &secret, "<hidden>", "<anchored>").unwrap();
+        let docs =
+            load_values_hiding_secret_aliases(text, &secret, "<hidden>", "<anchored>").unwrap();
         let y: String = docs.iter().map(emit::to_yaml_string).collect();
         assert!(!y.contains("conn: s3cr3t"), "{y}");
         assert!(
