@@ -87,7 +87,7 @@ fn from_compile(e: compile::CompileError) -> CommodoreError {
     CommodoreError {
         message: e.to_string(),
         file: e.input.clone(),
-        hint: e.hint.clone(),
+        hint: e.hint.as_deref().map(str::to_string),
     }
 }
 

@@ -40,7 +40,20 @@ pub struct CompileError {
     pub entry: Option<String>,
     pub input: Option<PathBuf>,
     pub message: String,
-    pub hint: Option<String>,
+    /// Boxed (with `origin`) to keep the error small: it travels in every
+    /// `Result` of compile.
+    pub hint: Option<Box<str>>,
+    /// The inventory parameter the error is about.
+    pub origin: Option<Box<ParamOrigin>>,
+}
+
+/// An inventory parameter an error is about.
+#[derive(Debug, Clone)]
+pub struct ParamOrigin {
+    /// `parameters.kapitan.compile[0].input_type`.
+    pub param: String,
+    /// The class or target file and line that wrote it, when found.
+    pub written_at: Option<(PathBuf, usize)>,
 }
 
 impl CompileError {
@@ -51,6 +64,7 @@ impl CompileError {
             input: None,
             message: message.into(),
             hint: None,
+            origin: None,
         }
     }
 
@@ -70,7 +84,7 @@ impl CompileError {
     }
 
     pub fn hint(mut self, h: impl Into<String>) -> Self {
-        self.hint = Some(h.into());
+        self.hint = Some(h.into().into_boxed_str());
         self
     }
 
@@ -103,8 +117,14 @@ impl ToDiagnostic for CompileError {
         if let Some(i) = &self.input {
             d = d.with_file(i);
         }
+        if let Some(o) = &self.origin {
+            if let Some((f, l)) = &o.written_at {
+                d = d.with_file(f).with_line(*l);
+            }
+            d = d.with_param_path(o.param.clone());
+        }
         if let Some(h) = &self.hint {
-            d = d.with_hint(h.clone());
+            d = d.with_hint(h.to_string());
         }
         d
     }
@@ -178,6 +198,32 @@ impl Prepared {
     }
 }
 
+/// An invalid `kapitan.compile` entry: the class or target file that wrote
+/// it, found among the files the target read (merged values carry none).
+pub fn locate_entry_error(mut e: CompileError, node: &RenderedNode) -> CompileError {
+    let Some(origin) = e.origin.as_deref_mut() else {
+        return e;
+    };
+    let Some(rest) = origin.param.strip_prefix("parameters.kapitan.compile[") else {
+        return e;
+    };
+    let Some((index, field)) = rest.split_once(']') else {
+        return e;
+    };
+    let field = field.strip_prefix('.');
+    let entry = index.parse::<usize>().ok().and_then(|i| {
+        node.parameters
+            .get_path(&["kapitan", "compile"])?
+            .as_list()?
+            .get(i)
+    });
+    if let Some(entry) = entry {
+        let files: Vec<&Path> = node.sources.files.iter().map(PathBuf::as_path).collect();
+        origin.written_at = crate::inventory::locate::compile_entry(&files, entry, field);
+    }
+    e
+}
+
 /// Validates every target's compile settings (Kapitan validates the whole
 /// inventory, not only the selected targets).
 pub fn prepare(
@@ -191,7 +237,8 @@ pub fn prepare(
         .par_iter()
         .map(|(name, node)| {
             let r = model::plan_target(node)
-                .map(|(plan, kap)| (plan, model::model_dump(node, &kap, "")));
+                .map(|(plan, kap)| (plan, model::model_dump(node, &kap, "")))
+                .map_err(|e| locate_entry_error(e, node));
             (name, r)
         })
         .collect();

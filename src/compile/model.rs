@@ -147,8 +147,12 @@ pub struct TargetPlan {
 }
 
 fn invalid(target: &str, field: &str, msg: impl std::fmt::Display) -> CompileError {
-    CompileError::new(format!("invalid {field}: {msg}"))
-        .target(target)
+    let mut e = CompileError::new(format!("invalid {field}: {msg}"));
+    e.origin = Some(Box::new(super::ParamOrigin {
+        param: field.to_string(),
+        written_at: None,
+    }));
+    e.target(target)
         .hint("fix parameters.kapitan in the inventory (Kapitan validates it the same way)")
 }
 

@@ -13,6 +13,7 @@ pub mod closure;
 pub mod config;
 mod discover;
 pub mod error;
+pub mod locate;
 pub mod refs;
 pub mod resolve;
 pub mod uvalue;

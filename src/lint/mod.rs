@@ -29,6 +29,7 @@ pub const RULES: &[(&str, Severity, &str)] = &[
     ("plaintext-secret", Severity::Error, "a value under a secret-like key is not a ?{...} reference (an error when it looks like a real secret, a warning otherwise)"),
     ("missing-secret-ref", Severity::Error, "a ?{type:path} secret reference has no reference file and no function to create it (strata compile would fail)"),
     ("vaultkv-base64", Severity::Error, "a ?{vaultkv:...} reference is base64-encoded in the compiled catalog, so it is never resolved"),
+    ("compile-entry-invalid", Severity::Error, "parameters.kapitan (its compile entries, vars, dependencies) is invalid: strata compile and Kapitan would refuse it"),
     ("component-without-version", Severity::Error, "a Commodore component has no version"),
     ("duplicate-instance", Severity::Error, "two applications entries use the same instance name"),
     ("unknown-component", Severity::Error, "an applications entry names a component not in parameters.components"),
@@ -219,6 +220,14 @@ pub fn lint_rendered(
         }
         for d in rules::commodore(node, &node_files, &mut cache) {
             found.add(d, Some(t));
+        }
+        if let Err(e) = crate::compile::model::plan_target(node) {
+            use crate::diagnostics::ToDiagnostic;
+            let e = crate::compile::locate_entry_error(e, node);
+            found.add(
+                e.to_diagnostic().with_code("compile-entry-invalid"),
+                Some(t),
+            );
         }
     }
     if let Some(refs_path) = &opts.refs_path {

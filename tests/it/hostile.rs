@@ -2731,3 +2731,43 @@ fn compiles_of_a_pull_request_are_confined_like_reviews() {
     let out = std::fs::read_to_string(dir.join("compiled/t/o/cm.yaml")).unwrap();
     assert!(out.contains("0utside-Shard-6161"), "{out}");
 }
+
+/// Re-probe 4 (kapitan-compile-spec-errors-name-no-file): an invalid compile
+/// entry set in a class names that class file and line, in `compile` and in
+/// `lint` (which did not check compile entries).
+#[test]
+fn invalid_compile_entries_name_the_class_file_in_compile_and_lint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "classes: [deep.er.c]\nparameters:\n  kapitan:\n    vars: {target: t}\n",
+    );
+    for (entry, field) in [
+        (
+            "{output_path: o, input_type: nope, input_paths: [m]}",
+            "input_type",
+        ),
+        (
+            "{output_path: o, input_type: jsonnet, input_paths: 5}",
+            "input_paths",
+        ),
+        (
+            "{output_path: '${out}', input_type: jsonnet, inputs_paths: [m]}",
+            "inputs_paths",
+        ),
+    ] {
+        write(
+            &d.join("inventory/classes/deep/er/c.yml"),
+            &format!("parameters:\n  out: o\n  kapitan:\n    compile:\n    - {entry}\n"),
+        );
+        for (args, code) in [(&["compile"][..], 2), (&["lint"][..], 1)] {
+            let out = run(d, args, code);
+            assert!(
+                out.contains("inventory/classes/deep/er/c.yml:5")
+                    && out.contains(&format!("parameters.kapitan.compile[0].{field}")),
+                "{args:?} {entry}: {out}"
+            );
+        }
+    }
+}
