@@ -198,6 +198,32 @@ pub struct EntryFacts {
     pub input_paths: Vec<String>,
     /// [`crate::compile::model::Entry::describe`], for reasons.
     pub describe: String,
+    /// Files the entry names besides its inputs, read by path from the
+    /// tree's root: helm's `helm_values_files`, and `helm_path` when it is
+    /// a path rather than a program looked up in `PATH`.
+    pub names: Vec<String>,
+}
+
+impl EntryFacts {
+    pub fn of(e: &crate::compile::model::Entry) -> Self {
+        let mut names = Vec::new();
+        if e.input_type == InputType::Helm {
+            if let Some(files) = e.extra.get("helm_values_files").and_then(|v| v.as_list()) {
+                names.extend(files.iter().filter_map(|f| f.as_str()).map(str::to_string));
+            }
+            if let Some(bin) = e.extra.get("helm_path").and_then(|v| v.as_str()) {
+                if bin.contains('/') {
+                    names.push(bin.to_string());
+                }
+            }
+        }
+        EntryFacts {
+            input_type: e.input_type.as_str().to_string(),
+            input_paths: e.input_paths.clone(),
+            describe: e.describe(),
+            names,
+        }
+    }
 }
 
 /// [`TargetFacts`] of every target of an inventory.
@@ -339,15 +365,7 @@ impl<'a> Fingerprinter<'a> {
                             .and_then(|d| d.get_path(&["parameters", "packages_install"]))
                             .is_some_and(|v| !v.is_null()),
                         dump: hex(&h.finalize()),
-                        entries: plan
-                            .entries
-                            .iter()
-                            .map(|e| EntryFacts {
-                                input_type: e.input_type.as_str().to_string(),
-                                input_paths: e.input_paths.clone(),
-                                describe: e.describe(),
-                            })
-                            .collect(),
+                        entries: plan.entries.iter().map(EntryFacts::of).collect(),
                     }
                 })
             }
@@ -412,15 +430,7 @@ impl<'a> Fingerprinter<'a> {
         if installs {
             return Err("it installs packages (parameters.packages_install)".into());
         }
-        let entries: Vec<EntryFacts> = plan
-            .entries
-            .iter()
-            .map(|e| EntryFacts {
-                input_type: e.input_type.as_str().to_string(),
-                input_paths: e.input_paths.clone(),
-                describe: e.describe(),
-            })
-            .collect();
+        let entries: Vec<EntryFacts> = plan.entries.iter().map(EntryFacts::of).collect();
         self.facts_inputs(name, &plan.dir, &entries)
     }
 
@@ -475,9 +485,39 @@ impl<'a> Fingerprinter<'a> {
                     ))
                 }
                 InputType::Kadet => return Err(format!("{} runs Python (kadet)", entry.describe)),
+                // A kustomization names other directories (`../base`); a
+                // CUE package imports others.
+                InputType::Kustomize | InputType::Cuelang => {
+                    return Err(format!(
+                        "{} reads files its input names, which strata does not follow",
+                        entry.describe
+                    ))
+                }
+                InputType::Jinja2 => {
+                    if let Some(f) = &opts.python.jinja2_filters {
+                        return Err(format!(
+                            "{}: Python Jinja2 filters ({}) may read any file",
+                            entry.describe,
+                            self.rel(f)
+                        ));
+                    }
+                }
                 // What a `remove` entry names is in the catalog being built.
                 InputType::Remove => continue,
                 _ => {}
+            }
+            for name in &entry.names {
+                let path = self.root.join(name);
+                if Path::new(name).is_absolute() {
+                    h.update(format!("names {name} (outside the tree)\n"));
+                    continue;
+                }
+                match std::fs::read(&path) {
+                    Ok(b) => {
+                        files.insert(format!("named {name}"), digest(&b));
+                    }
+                    Err(e) => return Err(format!("{}: cannot read `{name}`: {e}", entry.describe)),
+                }
             }
             for pattern in &entry.input_paths {
                 let found = crate::compile::resolve_inputs(pattern, &opts.search_paths);
@@ -586,24 +626,24 @@ impl<'a> Fingerprinter<'a> {
                 continue;
             }
             // Kapitan's own helper library forwards to the natives; what
-            // counts is whether the component calls them.
-            if path.file_name().is_some_and(|n| n == "kapitan.libjsonnet") {
-                continue;
-            }
+            // counts is whether the component calls them. Its imports are
+            // followed all the same.
+            let helpers = path.file_name().is_some_and(|n| n == "kapitan.libjsonnet");
             let text = String::from_utf8_lossy(&bytes);
-            if jsonnet_reads_files_re().is_match(&text) {
+            if !helpers && jsonnet_reads_files_re().is_match(&text) {
                 return Deps::Unknown(format!(
                     "{} reads files named at run time (file_read, yaml_load, ...)",
                     self.rel(&path)
                 ));
             }
-            if jsonnet_computed_native(&text) {
+            if !helpers && jsonnet_computed_native(&text) {
                 return Deps::Unknown(format!(
                     "{} calls a native by a computed name (or uses Kapitan's helper library other than as `kap.name`)",
                     self.rel(&path)
                 ));
             }
-            global |= jsonnet_global_re().is_match(&text) || jsonnet_reads_other_inventory(&text);
+            global |= !helpers
+                && (jsonnet_global_re().is_match(&text) || jsonnet_reads_other_inventory(&text));
             let literal: Vec<_> = jsonnet_import_re().captures_iter(&text).collect();
             if literal.len() != jsonnet_any_import_re().find_iter(&text).count() {
                 return Deps::Unknown(format!(
@@ -678,6 +718,12 @@ impl<'a> Fingerprinter<'a> {
                     self.rel(&path)
                 ));
             }
+            if text.contains("fileglob") {
+                return Deps::Unknown(format!(
+                    "{} lists files at run time (fileglob)",
+                    self.rel(&path)
+                ));
+            }
             global |= text.contains("inventory_global");
             // A tag opener the tag pattern does not read whole (no closing
             // `%}` on the line, say) is not understood: computed.
@@ -699,6 +745,15 @@ impl<'a> Fingerprinter<'a> {
                         c[0].trim()
                     ));
                 };
+                // An escape (`'data\/x.txt'`) names another file than
+                // the text shows: computed.
+                if name.contains('\\') {
+                    return Deps::Unknown(format!(
+                        "{} has a template name with an escape (`{}`)",
+                        self.rel(&path),
+                        c[0].trim()
+                    ));
+                }
                 let mut dirs = vec![top.clone()];
                 dirs.extend(search.iter().cloned());
                 let found = if name.split('/').any(|p| p == "..") {
@@ -706,6 +761,14 @@ impl<'a> Fingerprinter<'a> {
                 } else {
                     dirs.iter().map(|d| d.join(name)).find(|p| p.is_file())
                 };
+                // A template that is not found fails the compile, unless
+                // the tag ignores it: then its absence is what is recorded.
+                if found.is_none() && !rest.contains("ignore") {
+                    return Deps::Unknown(format!(
+                        "{} includes `{name}`, which is not found",
+                        self.rel(&path)
+                    ));
+                }
                 files.insert(
                     format!(
                         "include {name} in {} from {}",
@@ -885,6 +948,90 @@ mod tests {
             "local n = 'lib'; local l = import (n + '.libsonnet'); l",
         );
         assert!(fingerprints(root)["a"].is_err());
+    }
+
+    /// Re-probe 5 (review-fingerprint-misses-helm-values-files-escaped-include-fileglob):
+    /// files named by entry fields, escaped and missing template names,
+    /// `fileglob`, Python filters and a repository's own kapitan.libjsonnet.
+    #[test]
+    fn fingerprints_cover_named_files_and_refuse_what_they_cannot_follow() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        let entry = |t: &str, input: &str, path: &str| {
+            format!(
+                "parameters:\n  kapitan:\n    vars:\n      target: {t}\n    compile:\n      - input_type: {input}\n        output_path: out\n        input_paths: [{path}]\n"
+            )
+        };
+        write(
+            root,
+            "inventory/targets/h.yml",
+            &(entry("h", "helm", "charts/c")
+                + "        helm_values_files: [values/prod.yaml]\n        helm_path: bin/helm\n"),
+        );
+        write(root, "charts/c/Chart.yaml", "name: c\n");
+        write(root, "values/prod.yaml", "a: 1\n");
+        write(root, "bin/helm", "#!/bin/sh\n");
+        for (t, text) in [
+            ("escaped", "{% include 'data\\/x.txt' %}"),
+            ("glob", "{{ 'data/*' | fileglob }}"),
+            ("missing", "{% include 'nope.j2' %}"),
+            ("ignored", "{% include 'nope.j2' ignore missing %}"),
+        ] {
+            write(
+                root,
+                &format!("inventory/targets/{t}.yml"),
+                &entry(t, "jinja2", &format!("t/{t}.j2")),
+            );
+            write(root, &format!("t/{t}.j2"), text);
+        }
+        write(
+            root,
+            "inventory/targets/k.yml",
+            &entry("k", "jsonnet", "c/k.jsonnet"),
+        );
+        write(
+            root,
+            "c/k.jsonnet",
+            "local kap = import 'lib/kapitan.libjsonnet'; { v: kap.v }",
+        );
+        write(
+            root,
+            "lib/kapitan.libjsonnet",
+            "local h = import 'helpers.libsonnet'; { v: h.v, file_read: std.native('file_read') }",
+        );
+        write(root, "lib/helpers.libsonnet", "{ v: 1 }");
+        let first = fingerprints(root);
+        let reason = |t: &str| first[t].as_ref().err().cloned().unwrap_or_default();
+        assert!(reason("escaped").contains("escape"), "{first:?}");
+        assert!(reason("glob").contains("fileglob"), "{first:?}");
+        assert!(reason("missing").contains("not found"), "{first:?}");
+        assert!(first["ignored"].is_ok() && first["h"].is_ok(), "{first:?}");
+        assert!(first["k"].is_ok(), "{first:?}");
+        for (file, changed) in [
+            ("values/prod.yaml", "h"),
+            ("bin/helm", "h"),
+            ("lib/helpers.libsonnet", "k"),
+        ] {
+            let before = fingerprints(root);
+            write(root, file, "changed: 2\n");
+            let after = fingerprints(root);
+            assert_ne!(before[changed], after[changed], "{file}");
+            assert_eq!(before["ignored"], after["ignored"], "{file}");
+        }
+        // The template that was missing shows up: the target changes.
+        let before = fingerprints(root);
+        write(root, "t/nope.j2", "x");
+        assert_ne!(before["ignored"], fingerprints(root)["ignored"]);
+        // Python filters may read anything.
+        write(root, "lib/jinja2_filters.py", "def f(x):\n    return x\n");
+        let with_filters = fingerprints(root);
+        assert!(
+            with_filters["ignored"]
+                .as_ref()
+                .unwrap_err()
+                .contains("Python"),
+            "{with_filters:?}"
+        );
     }
 
     #[test]
