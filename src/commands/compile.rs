@@ -158,6 +158,7 @@ fn fetch_dependencies(
     force: bool,
     output_path: &Path,
     quiet: bool,
+    confined: bool,
 ) -> anyhow::Result<()> {
     use crate::fetch::kapitan as deps;
     let (items, force) = deps::select(&prepared.dumps, selected, fetch, force);
@@ -169,6 +170,7 @@ fn fetch_dependencies(
         cache_dir: dependency_cache(),
         force,
         absolute_roots: Vec::new(),
+        confined,
     };
     let log = deps::fetch_dependencies(&items, &opts).map_err(diag_err)?;
     if !quiet {
@@ -248,7 +250,8 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     }
     let flags = args.flags();
     let mut ws = Workspace::open(Path::new("."), &flags).map_err(diag_err)?;
-    if args.confine || pull_request_event() {
+    let confined = args.confine || pull_request_event();
+    if confined {
         let cwd = std::env::current_dir()?;
         ws.confine(&cwd, Path::new("."), &flags).map_err(diag_err)?;
     }
@@ -290,6 +293,7 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             force_fetch,
             &ws.output_path,
             args.quiet,
+            confined,
         )?;
     }
     let inventory = compile::timings::time("inventory load", || Inventory::load(&ws.inventory))
@@ -373,6 +377,7 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             false,
             &ws.output_path,
             args.quiet,
+            confined,
         )?;
     }
     if selected.is_empty() {

@@ -1433,6 +1433,7 @@ pub(crate) fn fetch_kapitan_dependencies(
         cache_dir: cache_dir.to_path_buf(),
         force: false,
         absolute_roots: roots,
+        confined: false,
     };
     deps::fetch_dependencies(&items, &opts).map_err(|e| {
         let component = instances.get(&e.target).cloned().unwrap_or_default();

@@ -30,6 +30,10 @@ pub struct DepsOptions {
     /// components fetch into `${_base_directory}/...`); elsewhere, and
     /// when empty, an absolute `output_path` is refused.
     pub absolute_roots: Vec<PathBuf>,
+    /// A confined compile (a review of a pull request, `--confine`): the
+    /// pull request would name what the runner fetches (a git repository
+    /// anywhere on the runner, an internal URL), so nothing is fetched.
+    pub confined: bool,
 }
 
 /// A dependency that could not be fetched.
@@ -165,6 +169,25 @@ pub fn fetch_dependencies(
                 }
                 crate::compile::jsonnet::normpath(&opts.output_path.join(rel))
             };
+            // A link committed below the output directory would carry the
+            // write elsewhere (`deps -> /outside`).
+            let base = opts
+                .absolute_roots
+                .iter()
+                .find(|r| dest.starts_with(r))
+                .unwrap_or(&opts.output_path);
+            if let Some(link) = link_below(base, &dest) {
+                return Err(bad(format!(
+                    "output_path `{rel}` goes through the symbolic link `{}`",
+                    link.display()
+                )));
+            }
+            if opts.confined {
+                return Err(DepsError {
+                    hint: Some("fetch dependencies in a trusted step (`strata compile --fetch` outside the pull request's workflow) or commit them; a compile with --confine, or on a pull_request event, reads only the checkout".into()),
+                    ..bad("a confined compile (a review of a pull request) does not fetch dependencies: the pull request would choose what the runner reads".into())
+                });
+            }
             if !seen.insert((source.clone(), dest.clone())) {
                 continue;
             }
@@ -208,6 +231,22 @@ pub fn fetch_dependencies(
     Ok(log)
 }
 
+/// The first symbolic link on the way from `base` (excluded) down to `path`
+/// (included), among the parts that exist.
+fn link_below(base: &Path, path: &Path) -> Option<PathBuf> {
+    let rest = path.strip_prefix(base).ok()?;
+    let mut at = base.to_path_buf();
+    for c in rest.components() {
+        at.push(c);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => return Some(at),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
 /// Writes `data` to `dest` unless (without force) a file is there.
 fn put_file(dest: &Path, data: &[u8], exec: bool, force: bool) -> Result<bool, String> {
     if !force && dest.exists() {
@@ -246,7 +285,14 @@ fn copy_tree(src: &Path, dst: &Path, force: bool) -> Result<(), String> {
         }
         let meta = std::fs::symlink_metadata(e.path()).map_err(|err| err.to_string())?;
         if meta.is_dir() {
-            copy_tree(&e.path(), &dst.join(&name), force)?;
+            let into = dst.join(&name);
+            if std::fs::symlink_metadata(&into).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(format!(
+                    "{} is a symbolic link: a dependency is not copied through it",
+                    into.display()
+                ));
+            }
+            copy_tree(&e.path(), &into, force)?;
         } else if meta.is_file() {
             let data = std::fs::read(e.path()).map_err(|err| err.to_string())?;
             put_file(&dst.join(&name), &data, is_exec(&meta), force)?;

@@ -2771,3 +2771,70 @@ fn invalid_compile_entries_name_the_class_file_in_compile_and_lint() {
         }
     }
 }
+
+/// Re-probe 5 (pr-compile-fetches-dependencies-unconfined): a confined
+/// compile fetches nothing (a pull request's `force_fetch` dependency named
+/// a git repository elsewhere on the runner), and no compile writes a
+/// dependency through a symbolic link committed below the output directory.
+#[cfg(unix)]
+#[test]
+fn dependencies_are_not_fetched_when_confined_nor_written_through_links() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside-repo");
+    write(&outside.join("secret.txt"), "RUNNER_SECRET_42\n");
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .current_dir(&outside)
+            .args(args)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q", "."]);
+    git(&["add", "."]);
+    git(&[
+        "-c",
+        "user.email=a@b",
+        "-c",
+        "user.name=a",
+        "commit",
+        "-qm",
+        "x",
+    ]);
+    let victim = tmp.path().join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    let d = tmp.path().join("pr");
+    std::fs::create_dir_all(&d).unwrap();
+    std::os::unix::fs::symlink(&victim, d.join("deps2")).unwrap();
+    let target = |out: &str| {
+        format!(
+            "parameters:\n  kapitan:\n    vars: {{target: t}}\n    dependencies:\n      - {{type: git, source: \"{}\", output_path: {out}, force_fetch: true}}\n    compile:\n      - {{output_path: o, input_type: copy, input_paths: [deps]}}\n",
+            outside.display()
+        )
+    };
+    write(&d.join("inventory/targets/t.yml"), &target("deps/g"));
+    let cache = tmp.path().join("cache");
+    let cache = cache.to_str().unwrap();
+    let out = run_env(
+        &d,
+        &["compile", "--confine"],
+        &[("STRATA_DEPENDENCY_CACHE", cache)],
+        2,
+    );
+    assert!(out.contains("does not fetch dependencies"), "{out}");
+    assert!(!d.join("deps").exists() && !d.join("compiled").exists());
+    // Unconfined, the same dependency is fetched (the control)...
+    run_env(&d, &["compile"], &[("STRATA_DEPENDENCY_CACHE", cache)], 0);
+    assert!(d.join("compiled/t/o/g/secret.txt").is_file());
+    // ...but never written through a link.
+    write(&d.join("inventory/targets/t.yml"), &target("deps2/g"));
+    let out = run_env(
+        &d,
+        &["compile", "--fetch"],
+        &[("STRATA_DEPENDENCY_CACHE", cache)],
+        2,
+    );
+    assert!(out.contains("goes through the symbolic link"), "{out}");
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+}
