@@ -83,7 +83,7 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            let text = render_error(&e);
+            let text = actions_safe(&render_error(&e)).into_owned();
             if color_for(&std::io::stderr()) {
                 eprint!("{}", colorize(&text));
             } else {
@@ -203,6 +203,70 @@ mod color_tests {
     }
 }
 
+/// Whether strata runs in a GitHub Actions job, whose runner reads the
+/// job's output for workflow commands.
+pub fn in_actions() -> bool {
+    static IN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *IN.get_or_init(|| std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"))
+}
+
+/// `text` made inert for a GitHub Actions log: the runner runs a line that
+/// starts with `::` (after spaces) as a workflow command (`::error`,
+/// `::add-mask`, `::stop-commands`) and one holding `##[` as a legacy one,
+/// and a pull request controls much of what strata prints (diff lines,
+/// file names, error messages). A zero-width space goes between the two
+/// characters; the text reads the same. Outside Actions, unchanged.
+pub fn actions_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    if !in_actions() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    neutralize_commands(text)
+}
+
+fn neutralize_commands(text: &str) -> std::borrow::Cow<'_, str> {
+    let risky = text.contains("##[") || text.lines().any(|l| l.trim_start().starts_with("::"));
+    if !risky {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for line in text.split_inclusive('\n') {
+        let line = line.replace("##[", "#\u{200B}#[");
+        let indent = line.len() - line.trim_start().len();
+        if line[indent..].starts_with("::") {
+            out.push_str(&line[..indent + 1]);
+            out.push('\u{200B}');
+            out.push_str(&line[indent + 1..]);
+        } else {
+            out.push_str(&line);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// `eprintln!` through [`actions_safe`]: what commands print on stderr
+/// may quote a pull request's content. Imported by the commands in place
+/// of the standard macro.
+macro_rules! eprintln {
+    () => {
+        ::std::eprintln!()
+    };
+    ($($arg:tt)*) => {
+        ::std::eprint!("{}\n", $crate::cli::actions_safe(&::std::format!($($arg)*)))
+    };
+}
+pub(crate) use eprintln;
+
+/// `println!` through [`actions_safe`] (see [`eprintln`]).
+macro_rules! println {
+    () => {
+        ::std::println!()
+    };
+    ($($arg:tt)*) => {
+        ::std::print!("{}\n", $crate::cli::actions_safe(&::std::format!($($arg)*)))
+    };
+}
+pub(crate) use println;
+
 /// Human rendering of one diagnostic.
 pub fn render_diagnostic(d: &Diagnostic) -> String {
     let mut out = format!("{}: {}\n", d.severity, d.message);
@@ -277,5 +341,20 @@ mod tests {
             render_github(&d),
             "::error file=inventory/targets/t.yml,line=3::class not found: `a.b` (at parameters.x)\n"
         );
+    }
+
+    #[test]
+    fn workflow_commands_in_printed_text_are_made_inert() {
+        let text = "a\n   ::error file=x::fake\n::add-mask::y\nkeep :: this\nv: \"##[warning]x\"\n";
+        let out = neutralize_commands(text);
+        for line in out.lines() {
+            assert!(!line.trim_start().starts_with("::"), "{out}");
+            assert!(!line.contains("##["), "{out}");
+        }
+        assert_eq!(out.replace('\u{200B}', ""), text);
+        assert!(matches!(
+            neutralize_commands("plain\n"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 }

@@ -4,6 +4,7 @@
 //! order, or (`--local`) taken as they are in the working directory.
 
 use crate::cli::diag_err;
+use crate::cli::eprintln;
 use crate::commodore::{self, CatalogOptions, ClusterInfo, Layout};
 use crate::fetch::jsonnet::JbOptions;
 use crate::fetch::{self, Dependency, FetchOptions, NoProgress, Progress};

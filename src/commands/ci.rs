@@ -7,6 +7,7 @@
 //! itself, and nothing passes between steps through files.
 
 use crate::ci::{self, Event, Outputs};
+use crate::cli::eprintln;
 use crate::cli::{diag_err, render_diagnostic, render_github, EXIT_FINDINGS};
 use crate::commands::comment::GithubEnv;
 use crate::commands::inventory::InventoryFlags;
@@ -203,6 +204,13 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
             }
         })
         .collect();
+    // Annotations are strata's own workflow commands (their text is
+    // escaped); other renderings may quote the pull request.
+    let rendered = if in_actions {
+        rendered
+    } else {
+        crate::cli::actions_safe(&rendered).into_owned()
+    };
     std::io::stdout().lock().write_all(rendered.as_bytes())?;
     let (errors, warnings) = lint::counts(&findings);
     eprintln!("lint: {errors} error(s), {warnings} warning(s)");
@@ -517,9 +525,9 @@ fn review(
         }
     }
     // The text diff goes to the log.
-    std::io::stdout()
-        .lock()
-        .write_all(crate::diff::render::text(&r.diff, false).as_bytes())?;
+    std::io::stdout().lock().write_all(
+        crate::cli::actions_safe(&crate::diff::render::text(&r.diff, false)).as_bytes(),
+    )?;
     let (changed, files) = Outputs::from_diff(&r.diff);
     outputs.changed_targets = changed;
     outputs.diff_files = files;

@@ -3,6 +3,7 @@
 //! to the job summary and a file. A fork's read-only token falls back to
 //! annotations and the job summary.
 
+use crate::cli::eprintln;
 use crate::cli::{diag_err, render_github};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::github::body::{self, Revisions, COMMENT_LIMIT, SUMMARY_LIMIT};
@@ -171,7 +172,7 @@ pub fn post(parts: &ReviewParts, opts: &PostOptions) -> anyhow::Result<()> {
     if opts.dry_run {
         std::io::stdout()
             .lock()
-            .write_all(comment.markdown.as_bytes())?;
+            .write_all(crate::cli::actions_safe(&comment.markdown).as_bytes())?;
         return Ok(());
     }
     let need = |v: &Option<String>, name: &'static str| {

@@ -3,6 +3,7 @@
 //! place or, with `--check`, reporting how it differs from the one on disk.
 
 use crate::cli::{diag_err, EXIT_FINDINGS};
+use crate::cli::{eprintln, println};
 use crate::commands::inventory::InventoryFlags;
 use crate::compile;
 use crate::inventory::config::KapitanDefaults;
@@ -543,7 +544,7 @@ fn report_failures(report: &compile::CompileReport) {
             if color {
                 crate::cli::colorize(&text)
             } else {
-                text
+                crate::cli::actions_safe(&text).into_owned()
             }
         );
     }
@@ -692,7 +693,9 @@ fn render_for_compile(
     for e in &failed {
         eprint!(
             "{}",
-            crate::cli::render_diagnostic(&crate::diagnostics::ToDiagnostic::to_diagnostic(e))
+            crate::cli::actions_safe(&crate::cli::render_diagnostic(
+                &crate::diagnostics::ToDiagnostic::to_diagnostic(e)
+            ))
         );
     }
     if !unrendered.is_empty() {

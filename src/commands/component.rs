@@ -2,6 +2,7 @@
 //! component authors, with golden testing (`--golden DIR` exits 1 with the
 //! diff when the output differs, `--update-golden` rewrites DIR).
 
+use crate::cli::eprintln;
 use crate::cli::{diag_err, EXIT_FINDINGS};
 use crate::commodore::component::{self, ComponentOptions, GoldenStatus};
 use crate::fetch::jsonnet::JbOptions;

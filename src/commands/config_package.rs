@@ -3,6 +3,7 @@
 //! with the diff when the output differs, `--update-golden` rewrites DIR).
 
 use crate::cli::diag_err;
+use crate::cli::eprintln;
 use crate::commands::component::{check_golden, GoldenArgs};
 use crate::commodore::package::{self, PackageOptions};
 use crate::fetch::{NoProgress, Progress};

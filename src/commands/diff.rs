@@ -180,6 +180,11 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
             diff::render::text(&d, color)
         }
     };
+    // Text and markdown go to a log; JSON is data (usually to a file).
+    let out = match args.format {
+        Format::Json => out,
+        _ => crate::cli::actions_safe(&out).into_owned(),
+    };
     std::io::stdout().lock().write_all(out.as_bytes())?;
     Ok(if args.exit_code && !d.is_empty() {
         ExitCode::from(crate::cli::EXIT_FINDINGS)

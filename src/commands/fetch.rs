@@ -2,6 +2,7 @@
 //! `parameters.components` map) into `dependencies/`, or install the
 //! jsonnet-bundler dependencies of a directory into its `vendor/`.
 
+use crate::cli::eprintln;
 use crate::fetch::jsonnet::{self, JbOptions};
 use crate::fetch::{self, Dependency, FetchOptions, Progress};
 use crate::git::Credentials;

@@ -1,6 +1,7 @@
 //! `strata inventory`: render targets and print them as JSON or YAML.
 
 use crate::cli::diag_err;
+use crate::cli::eprintln;
 use crate::inventory::config::KapitanDefaults;
 use crate::inventory::{Inventory, InventoryOptions};
 use clap::{Args, ValueEnum};

@@ -64,7 +64,7 @@ pub fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
         Format::Text if crate::cli::color_for(&std::io::stdout()) => {
             crate::cli::colorize(&text(&findings))
         }
-        Format::Text => text(&findings),
+        Format::Text => crate::cli::actions_safe(&text(&findings)).into_owned(),
         Format::Json => serde_json::to_string_pretty(&json(&findings))? + "\n",
         Format::Github => findings.iter().map(render_github).collect(),
         Format::Sarif => serde_json::to_string_pretty(&sarif(&findings))? + "\n",

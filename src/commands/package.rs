@@ -3,6 +3,7 @@
 //! package's rendered manifests. (`package compile`, Commodore's
 //! configuration packages, lives in `config_package`.)
 
+use crate::cli::eprintln;
 use crate::cli::{diag_err, DiagnosticError};
 use crate::diagnostics::{Diagnostic, ToDiagnostic};
 use crate::packages::install::{resolve_install, ClusterVersions, InstallError, Resolution};
@@ -139,7 +140,10 @@ fn strictness(s: &SourceArgs) -> Strictness {
 
 fn print_warnings(ws: &[Diagnostic]) {
     for w in ws {
-        eprint!("{}", crate::cli::render_diagnostic(w));
+        eprint!(
+            "{}",
+            crate::cli::actions_safe(&crate::cli::render_diagnostic(w))
+        );
     }
 }
 

@@ -3,6 +3,7 @@
 //! branch moved).
 
 use crate::cli::diag_err;
+use crate::cli::eprintln;
 use crate::diff::redact::Redactor;
 use crate::diff::{self, DiffOptions};
 use crate::git::{Credentials, Identity};
@@ -135,7 +136,9 @@ pub fn publish_catalog(
     }
     if flags.dry_run {
         writeln!(out, "Dry run: would push to {target}:")?;
-        out.write_all(review_diff(&publisher, &plan, layout)?.as_bytes())?;
+        out.write_all(
+            crate::cli::actions_safe(&review_diff(&publisher, &plan, layout)?).as_bytes(),
+        )?;
         write_changes(&mut out, &plan)?;
         writeln!(out, "\nCommit message:\n{}", indent(&plan.message))?;
         writeln!(out, "Nothing was pushed.")?;
@@ -143,7 +146,9 @@ pub fn publish_catalog(
     }
     if flags.interactive {
         writeln!(out, "Changes to push to {target}:")?;
-        out.write_all(review_diff(&publisher, &plan, layout)?.as_bytes())?;
+        out.write_all(
+            crate::cli::actions_safe(&review_diff(&publisher, &plan, layout)?).as_bytes(),
+        )?;
         write_changes(&mut out, &plan)?;
         out.flush()?;
         eprint!("Push these changes? [y/N] ");

@@ -3,6 +3,7 @@
 //! re-encrypt gpg references for new recipients (`--update`).
 
 use crate::cli::diag_err;
+use crate::cli::eprintln;
 use crate::commands::inventory::InventoryFlags;
 use crate::inventory::config::KapitanDefaults;
 use crate::inventory::Inventory;

@@ -4,6 +4,7 @@
 //! would post printed on stdout. Also the compile flags that `diff --base`,
 //! `ci` and `review` accept directly, as `compile` does.
 
+use crate::cli::eprintln;
 use crate::cli::{diag_err, render_diagnostic};
 use crate::commands::comment::{self, GithubEnv, PostOptions, ReviewParts};
 use crate::commands::inventory::InventoryFlags;
@@ -235,7 +236,7 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<ExitCode> {
         None => findings.clone(),
     };
     for d in &shown {
-        eprint!("{}", render_diagnostic(d));
+        eprint!("{}", crate::cli::actions_safe(&render_diagnostic(d)));
     }
     let r = opened
         .map_err(diag_err)?

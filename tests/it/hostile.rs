@@ -2838,3 +2838,67 @@ fn dependencies_are_not_fetched_when_confined_nor_written_through_links() {
     assert!(out.contains("goes through the symbolic link"), "{out}");
     assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
 }
+
+/// Re-probe 5 (ci-log-workflow-command-injection-from-catalog-text): in a
+/// GitHub Actions job, text a pull request controls (diff lines, file names
+/// in errors) never reaches the log as a workflow command.
+#[test]
+fn printed_text_holds_no_workflow_command_in_actions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // The first command is a context line of the diff, the others added.
+    write(
+        &d.join("old/t/run.sh"),
+        "echo start\n  ::error file=x,line=1::fake\nV=OLD\n",
+    );
+    write(
+        &d.join("new/t/run.sh"),
+        "echo start\n  ::error file=x,line=1::fake\n::add-mask::Compared\n::stop-commands::pwned\nV=NEW\n",
+    );
+    write(
+        &d.join("old/t/cm.yaml"),
+        "kind: ConfigMap\nmetadata: {name: c}\ndata: {note: OLD}\n",
+    );
+    write(
+        &d.join("new/t/cm.yaml"),
+        "kind: ConfigMap\nmetadata: {name: c}\ndata: {note: \"##[warning]legacy\"}\n",
+    );
+    let check = |out: &str| {
+        for line in out.lines() {
+            assert!(
+                !line.trim_start().starts_with("::") && !line.contains("##["),
+                "{line:?} in\n{out}"
+            );
+        }
+    };
+    let actions = [("GITHUB_ACTIONS", "true")];
+    for format in ["text", "markdown"] {
+        let out = run_env(
+            d,
+            &["diff", "--catalogs", "old", "new", "--format", format],
+            &actions,
+            0,
+        );
+        // The lines are there, made inert.
+        assert!(out.contains("add-mask"), "{out}");
+        check(&out);
+    }
+    // Outside Actions the text is as written.
+    let out = run_env(
+        d,
+        &["diff", "--catalogs", "old", "new"],
+        &[("GITHUB_ACTIONS", "false")],
+        0,
+    );
+    assert!(out.contains("+::add-mask::Compared"), "{out}");
+    // A file name in an error message.
+    let inv = d.join("repo");
+    write(&inv.join("inventory/targets/ok.yml"), "parameters: {}\n");
+    write(
+        &inv.join("inventory/targets/x\n::warning title=s::injected.yml"),
+        "parameters: {}\n",
+    );
+    let out = run_env(&inv, &["inventory"], &actions, 2);
+    assert!(out.contains("injected"), "{out}");
+    check(&out);
+}
