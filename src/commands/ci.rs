@@ -633,9 +633,17 @@ pub(crate) fn lint_revision(
         return None;
     }
     let mut opts = inv.clone();
-    if opts.path.is_relative() {
-        opts.path = src.join(&opts.path);
+    // Only the revision's own tree is read (an absolute inventory path
+    // from `.kapitan` named a directory elsewhere on the runner).
+    if opts.path.is_absolute() {
+        eprintln!(
+            "warning: cannot lint the base revision: the inventory path `{}` is outside the repository",
+            opts.path.display()
+        );
+        return None;
     }
+    opts.path = src.join(&opts.path);
+    opts.confine = Some(src.canonicalize().unwrap_or_else(|_| src.clone()));
     let found = match lint::lint_path(&opts, &LintOptions::default()) {
         Ok(f) => f,
         Err(e) => {

@@ -2902,3 +2902,42 @@ fn printed_text_holds_no_workflow_command_in_actions() {
     assert!(out.contains("injected"), "{out}");
     check(&out);
 }
+
+/// Re-probe 5 (review-lint-opens-outside-inventory-named-by-kapitan): a
+/// `.kapitan` naming an inventory outside the repository is refused by the
+/// review, and the base revision's lint does not read it either.
+#[test]
+fn reviews_never_lint_an_inventory_outside_the_repository() {
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside/inv");
+    write(
+        &outside.join("targets/t.yml"),
+        "parameters:\n  password: 0utsideS3cretVa1ue!\n",
+    );
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n",
+    );
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    write(
+        &repo.join(".kapitan"),
+        &format!("global:\n  inventory-path: {}\n", outside.display()),
+    );
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "head"]);
+    let out = run(&repo, &["review", "--base", "base"], 2);
+    assert!(out.contains("outside the repository"), "{out}");
+    assert!(
+        out.contains("cannot lint the base revision: the inventory path"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("0utsideS3cret") && !out.contains("plaintext-secret"),
+        "{out}"
+    );
+}
