@@ -261,8 +261,28 @@ pub fn fetch_git(
     Ok((commit, target))
 }
 
+/// Most bytes a download may take (a server that never ends its body, or a
+/// huge file, fills memory otherwise).
+const MAX_DOWNLOAD: u64 = 1 << 30;
+
+/// The time a whole download may take: `STRATA_PROGRAM_TIMEOUT` (seconds,
+/// default 300), as for the programs a compile starts; a server trickling a
+/// byte at a time never trips a per-read timeout.
+fn download_time_limit() -> std::time::Duration {
+    std::time::Duration::from_secs(crate::limits::get("STRATA_PROGRAM_TIMEOUT", 300))
+}
+
 /// A plain-HTTP GET (redirects not followed); enough for mirrors and tests.
 fn http_get(url: &str) -> Result<Vec<u8>, String> {
+    http_get_limited(url, MAX_DOWNLOAD, download_time_limit())
+}
+
+fn http_get_limited(
+    url: &str,
+    max_bytes: u64,
+    time_limit: std::time::Duration,
+) -> Result<Vec<u8>, String> {
+    let started = std::time::Instant::now();
     let rest = url.strip_prefix("http://").ok_or("not an http:// url")?;
     let (hostport, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
@@ -275,9 +295,6 @@ fn http_get(url: &str) -> Result<Vec<u8>, String> {
     };
     let mut stream =
         std::net::TcpStream::connect(&addr).map_err(|e| format!("connect {addr}: {e}"))?;
-    stream
-        .set_read_timeout(Some(std::time::Duration::from_secs(60)))
-        .map_err(|e| e.to_string())?;
     // One write: a server may answer and close after the first segment.
     let request = format!(
         "GET {path} HTTP/1.0\r\nHost: {hostport}\r\nUser-Agent: strata\r\nAccept: */*\r\nConnection: close\r\n\r\n"
@@ -286,9 +303,41 @@ fn http_get(url: &str) -> Result<Vec<u8>, String> {
         .write_all(request.as_bytes())
         .map_err(|e| format!("send request: {e}"))?;
     let mut buf = Vec::new();
-    stream
-        .read_to_end(&mut buf)
-        .map_err(|e| format!("read response: {e}"))?;
+    let mut chunk = vec![0u8; 64 << 10];
+    // The headers come on top of the body's bytes.
+    let max_response = max_bytes.saturating_add(64 << 10);
+    loop {
+        let left = time_limit.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return Err(format!(
+                "the download took more than {} s: raise STRATA_PROGRAM_TIMEOUT (seconds) if it needs longer",
+                time_limit.as_secs()
+            ));
+        }
+        stream
+            .set_read_timeout(Some(left.min(std::time::Duration::from_secs(60))))
+            .map_err(|e| e.to_string())?;
+        match stream.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => {
+                if buf.len() as u64 + n as u64 > max_response {
+                    return Err(format!(
+                        "the response is larger than {} MiB (the limit for one download)",
+                        max_bytes >> 20
+                    ));
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if started.elapsed() >= time_limit => {
+                return Err(format!(
+                    "the download took more than {} s: raise STRATA_PROGRAM_TIMEOUT (seconds) if it needs longer ({e})",
+                    time_limit.as_secs()
+                ))
+            }
+            Err(e) => return Err(format!("read response: {e}")),
+        }
+    }
     let split = buf
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -313,8 +362,14 @@ pub(crate) fn download(url: &str) -> Result<Vec<u8>, String> {
         return http_get(url);
     }
     if url.starts_with("https://") {
+        // The same bounds through curl; redirects stay on https.
         let out = Command::new("curl")
-            .args(["-fsSL", "--", url])
+            .args(["-fsSL", "--proto", "=https", "--proto-redir", "=https"])
+            .arg("--max-filesize")
+            .arg(MAX_DOWNLOAD.to_string())
+            .arg("--max-time")
+            .arg(download_time_limit().as_secs().to_string())
+            .args(["--", url])
             .output()
             .map_err(|e| format!("cannot run curl for https: {e}"))?;
         if !out.status.success() {
@@ -681,6 +736,50 @@ mod tests {
         assert_eq!(c.packages[0].version, "1.0.0");
         let d = content_from_dir("dir", &work.path().join("content"), Strictness::Strict).unwrap();
         assert_eq!(d.packages.len(), 1);
+    }
+
+    #[test]
+    fn downloads_are_bounded_in_size_and_time() {
+        use std::io::Write as _;
+        let serve = |body: fn(&mut std::net::TcpStream)| {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let port = listener.local_addr().unwrap().port();
+            std::thread::spawn(move || {
+                if let Ok((mut s, _)) = listener.accept() {
+                    let mut req = [0u8; 1024];
+                    let _ = s.read(&mut req);
+                    let _ = s.write_all(b"HTTP/1.0 200 OK\r\n\r\n");
+                    body(&mut s);
+                }
+            });
+            format!("http://127.0.0.1:{port}/x")
+        };
+        // A body that never ends.
+        let url = serve(|s| {
+            let block = vec![b'a'; 1 << 20];
+            while s.write_all(&block).is_ok() {}
+        });
+        let err = http_get_limited(&url, 4 << 20, std::time::Duration::from_secs(60)).unwrap_err();
+        assert!(err.contains("larger than 4 MiB"), "{err}");
+        // A byte every 200 ms: each read is quick, the whole is not.
+        let url = serve(|s| {
+            for _ in 0..100 {
+                if s.write_all(b"a").is_err() {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+        });
+        let err = http_get_limited(&url, 4 << 20, std::time::Duration::from_secs(1)).unwrap_err();
+        assert!(err.contains("took more than 1 s"), "{err}");
+        // Within both, the body.
+        let url = serve(|s| {
+            let _ = s.write_all(b"hello");
+        });
+        assert_eq!(
+            http_get_limited(&url, 4 << 20, std::time::Duration::from_secs(60)).unwrap(),
+            b"hello"
+        );
     }
 
     #[test]
