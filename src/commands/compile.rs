@@ -251,6 +251,14 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     }
     let flags = args.flags();
     let mut ws = Workspace::open(Path::new("."), &flags).map_err(diag_err)?;
+    // Revealed values come from outside the tree (the environment, Vault),
+    // which fingerprints do not cover, and the cache would keep them in
+    // plain text.
+    if args.cache.is_some() && ws.refs.reveal {
+        anyhow::bail!(
+            "--cache cannot be used with --reveal: revealed secrets come from outside the repository, so a cached catalog could hold stale ones, and the cache would store them in plain text; compile with --reveal without --cache"
+        );
+    }
     let confined = args.confine || pull_request_event();
     if confined {
         let cwd = std::env::current_dir()?;

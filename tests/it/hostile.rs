@@ -2941,3 +2941,23 @@ fn reviews_never_lint_an_inventory_outside_the_repository() {
         "{out}"
     );
 }
+
+/// Re-probe 5 (compile-cache-reveal-serves-stale-secret-values): a cached
+/// compile never reveals (a changed `env` secret was served stale, and the
+/// cache kept the plain text).
+#[test]
+fn the_compile_cache_refuses_revealed_secrets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n",
+    );
+    let out = run(d, &["compile", "--cache", ".c", "--reveal"], 2);
+    assert!(
+        out.contains("--cache cannot be used with --reveal"),
+        "{out}"
+    );
+    assert!(!d.join(".c").exists() && !d.join("compiled").exists());
+    run(d, &["compile", "--reveal"], 0);
+}
