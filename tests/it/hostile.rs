@@ -2961,3 +2961,27 @@ fn the_compile_cache_refuses_revealed_secrets() {
     assert!(!d.join(".c").exists() && !d.join("compiled").exists());
     run(d, &["compile", "--reveal"], 0);
 }
+
+/// Re-probe 5 (jsonnet-parseyaml-error-quotes-source-lines): a YAML error
+/// inside `std.parseYaml` names the line and column, not the lines around
+/// it (a password on the line before was printed).
+#[test]
+fn parse_yaml_errors_do_not_quote_the_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n    - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet]}\n",
+    );
+    write(
+        &d.join("m.jsonnet"),
+        "{ a: std.parseYaml(importstr 's.yaml') }",
+    );
+    write(
+        &d.join("s.yaml"),
+        "db:\n  password: hunter2SECRET\n  key: [unclosed\n",
+    );
+    let out = run(d, &["compile"], 2);
+    assert!(out.contains("line 3"), "{out}");
+    assert!(!out.contains("hunter2SECRET"), "{out}");
+}

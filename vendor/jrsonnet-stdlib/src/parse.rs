@@ -33,6 +33,9 @@ pub fn builtin_parse_yaml(str: IStr) -> Result<Val> {
 			// strata's YAML limit; the other limits are the parser's
 			// defaults, raised where they could refuse ordinary files.
 			budget: Some(yaml_budget()),
+			// strata: no source snippet in errors: the lines around the
+			// error may hold a secret, and errors reach review logs.
+			with_snippet: false,
 		},
 	)
 	.map_err(|e| error!("failed to parse yaml: {e}"))?;
