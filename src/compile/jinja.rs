@@ -870,7 +870,9 @@ fn jinja_indent(
 }
 
 /// Instructions one Jinja2 render may run (minijinja's fuel): a loop nested
-/// in a loop must not run forever. Memory is metered by `memguard`.
+/// in a loop must not run forever. `~` and `+` also charge what they copy
+/// (vendor/minijinja/STRATA.md): appending to a string in a loop is
+/// quadratic in bytes. Memory is metered by `memguard`.
 pub const MAX_FUEL: u64 = 100_000_000;
 
 /// A Jinja2 environment as Kapitan builds it for one template directory.
@@ -1099,7 +1101,7 @@ fn describe_error(e: &Error, path: &Path) -> String {
     let mut msg = format!("Jinja2 error in {}: {e}", path.display());
     if e.kind() == minijinja::ErrorKind::OutOfFuel {
         msg.push_str(&format!(
-            " (more than {MAX_FUEL} instructions in one render: an endless loop?)"
+            " (more than {MAX_FUEL} instructions in one render, counting one per 64 bytes of strings and 8 items of lists that `~` and `+` copy: an endless loop, or a string built by appending in a loop?)"
         ));
     }
     // minijinja's messages do not repeat the expression; quote the line so

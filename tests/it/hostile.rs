@@ -2985,3 +2985,35 @@ fn parse_yaml_errors_do_not_quote_the_input() {
     assert!(out.contains("line 3"), "{out}");
     assert!(!out.contains("hunter2SECRET"), "{out}");
 }
+
+/// Re-probe 5 (jinja2-string-append-quadratic-under-fuel): appending to a
+/// string in a loop copies it each turn; the copies count against the
+/// render's fuel, so 160 bytes of template no longer run for hours.
+#[test]
+fn jinja_string_appends_count_against_the_fuel() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n    - {output_path: o, input_type: jinja2, input_paths: [tpl]}\n",
+    );
+    let template = |n: usize| {
+        format!("{{% set ns = namespace(s='') %}}{{% for i in range({n}) %}}{{% for j in range(1000) %}}{{% set ns.s = ns.s ~ 'xxxxxxxxxx' %}}{{% endfor %}}{{% endfor %}}{{{{ ns.s|length }}}}\n")
+    };
+    // 10,000 appends (a 100 kB string): fine.
+    write(&d.join("tpl/main.j2"), &template(10));
+    run(d, &["compile"], 0);
+    assert_eq!(
+        std::fs::read_to_string(d.join("compiled/t/o/main.j2"))
+            .unwrap()
+            .trim(),
+        "100000"
+    );
+    // 1,000,000 appends: stopped.
+    write(&d.join("tpl/main.j2"), &template(1000));
+    let out = run(d, &["compile"], 2);
+    assert!(
+        out.contains("ran out of fuel") && out.contains("appending"),
+        "{out}"
+    );
+}

@@ -37,6 +37,22 @@ impl FuelTracker {
         Ok(())
     }
 
+    /// strata: charges `amount` more fuel for the work an instruction does
+    /// in proportion to what it copies (`~` and `+` copy both operands: a
+    /// loop appending to a string is quadratic in bytes, linear in
+    /// instructions).
+    pub fn charge(&self, amount: u64) -> Result<(), Error> {
+        if amount == 0 {
+            return Ok(());
+        }
+        let amount = amount.min(isize::MAX as u64 / 2) as isize;
+        let old_fuel = self.remaining.fetch_sub(amount, Ordering::Relaxed);
+        if old_fuel.saturating_sub(amount) <= 0 {
+            return Err(Error::from(ErrorKind::OutOfFuel));
+        }
+        Ok(())
+    }
+
     /// Returns the remaining fuel.
     pub fn remaining(&self) -> u64 {
         self.remaining.load(Ordering::Relaxed) as _

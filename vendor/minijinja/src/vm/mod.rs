@@ -450,7 +450,16 @@ impl<'env> Vm<'env> {
                     }
                     stack.push(Value::from(len));
                 }
-                Instruction::Add => func_binop!(add),
+                Instruction::Add => {
+                    b = stack.pop();
+                    a = stack.pop();
+                    let rv = ctx_ok!(ops::add(&a, &b));
+                    #[cfg(feature = "fuel")]
+                    if let Some(ref tracker) = state.fuel_tracker {
+                        ctx_ok!(tracker.charge(copy_cost(&rv)));
+                    }
+                    stack.push(rv);
+                }
                 Instruction::Sub => func_binop!(sub),
                 Instruction::Mul => func_binop!(mul),
                 Instruction::Div => func_binop!(div),
@@ -472,7 +481,12 @@ impl<'env> Vm<'env> {
                     b = stack.pop();
                     ctx_ok!(undefined_behavior.assert_value_not_undefined(&b));
                     ctx_ok!(undefined_behavior.assert_value_not_undefined(&a));
-                    stack.push(ops::string_concat(b, &a));
+                    let rv = ops::string_concat(b, &a);
+                    #[cfg(feature = "fuel")]
+                    if let Some(ref tracker) = state.fuel_tracker {
+                        ctx_ok!(tracker.charge(copy_cost(&rv)));
+                    }
+                    stack.push(rv);
                 }
                 Instruction::In => {
                     a = stack.pop();
@@ -1158,5 +1172,17 @@ fn process_err(err: &mut Error, pc: u32, state: &State) {
         if state.env().debug() && err.debug_info().is_none() {
             err.attach_debug_info(state.make_debug_info(pc, state.instructions));
         }
+    }
+}
+
+/// strata: the fuel a `~` or `+` result costs beyond its instruction: one
+/// unit per 64 bytes of a string, per 8 items of a list (what the
+/// operation copied).
+#[cfg(feature = "fuel")]
+fn copy_cost(v: &Value) -> u64 {
+    match v.kind() {
+        crate::value::ValueKind::String => v.as_str().map_or(0, |s| s.len() as u64 / 64),
+        crate::value::ValueKind::Seq => v.len().unwrap_or(0) as u64 / 8,
+        _ => 0,
     }
 }
