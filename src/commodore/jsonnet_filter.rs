@@ -189,14 +189,12 @@ fn run_metered(
         .context_initializer(ctx);
     let state = builder.build();
     let _guard = state.enter();
-    let result = state.import(filter).and_then(|v| val_to_value(&v));
-    let v = result.map_err(|e| {
-        CommodoreError::new(format!(
-            "jsonnet filter {}: {}",
-            filter.display(),
-            format!("{e}").trim_end()
-        ))
-        .file(filter)
+    let v = crate::compile::jsonnet::with_layer_budget(|| {
+        let result = state.import(filter).and_then(|v| val_to_value(&v));
+        result.map_err(|e| format!("{e}").trim_end().to_string())
+    })
+    .map_err(|e| {
+        CommodoreError::new(format!("jsonnet filter {}: {e}", filter.display())).file(filter)
     })?;
     let Value::Map(m) = v else {
         return Err(CommodoreError::new(format!(

@@ -992,6 +992,28 @@ pub fn gzip_b64(data: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// Object layers one jsonnet evaluation may walk looking fields up
+/// (vendor/jrsonnet-evaluator/STRATA.md): about 15 s of lookups in a
+/// release build, far past real components (a 5,000-layer object read
+/// whole takes 12,500,000).
+pub const MAX_LAYER_STEPS: u64 = 200_000_000;
+
+/// Runs one jsonnet evaluation on this thread under the layer budget; one
+/// that went past it is an error whatever it returned (its walks were cut
+/// short).
+pub fn with_layer_budget<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    jrsonnet_evaluator::set_layer_step_budget(MAX_LAYER_STEPS);
+    let r = f();
+    let exhausted = jrsonnet_evaluator::layer_steps_exhausted();
+    jrsonnet_evaluator::set_layer_step_budget(u64::MAX);
+    if exhausted {
+        return Err(format!(
+            "the evaluation looked fields up through more than {MAX_LAYER_STEPS} object layers: an object extended field by field in a long loop (`a + {{[k]: v}}` in std.foldl) costs its length in every lookup; build it with one object comprehension (`{{[k]: v for k in ks}}`) instead"
+        ));
+    }
+    r
+}
+
 /// Evaluates one jsonnet file for a target (ext var `target`).
 pub fn evaluate(file: &Path, target: &str, env: &JsonnetEnv) -> Result<Value, String> {
     let ctx = StdContext::new(PathResolver::Absolute);
@@ -1045,24 +1067,28 @@ pub fn evaluate(file: &Path, target: &str, env: &JsonnetEnv) -> Result<Value, St
     let Some(_guard) = state.try_enter() else {
         return Err("jsonnet evaluation cannot be nested".into());
     };
-    let result = state.import(file).and_then(|v| val_to_value(&v));
-    result.map_err(|e| {
-        use jrsonnet_evaluator::trace::{CompactFormat, TraceFormat};
-        let fmt = CompactFormat {
-            resolver: PathResolver::Absolute,
-            max_trace: 10,
-            padding: 4,
-        };
-        // jrsonnet's message names its own command-line flag, which strata
-        // does not have.
-        fmt.format(&e)
-            .unwrap_or_else(|_| e.to_string())
-            .trim_end()
-            .replace(
-                "stack overflow, try to reduce recursion, or set --max-stack to bigger value",
-                "stack overflow: the jsonnet call stack is full (an endless recursion, or a value nested too deep?)",
-            )
+    with_layer_budget(|| {
+        let result = state.import(file).and_then(|v| val_to_value(&v));
+        result.map_err(|e| format_error(&e))
     })
+}
+
+fn format_error(e: &jrsonnet_evaluator::Error) -> String {
+    use jrsonnet_evaluator::trace::{CompactFormat, TraceFormat};
+    let fmt = CompactFormat {
+        resolver: PathResolver::Absolute,
+        max_trace: 10,
+        padding: 4,
+    };
+    // jrsonnet's message names its own command-line flag, which strata
+    // does not have.
+    fmt.format(e)
+        .unwrap_or_else(|_| e.to_string())
+        .trim_end()
+        .replace(
+            "stack overflow, try to reduce recursion, or set --max-stack to bigger value",
+            "stack overflow: the jsonnet call stack is full (an endless recursion, or a value nested too deep?)",
+        )
 }
 
 #[cfg(test)]

@@ -162,10 +162,12 @@ fn render(file: &Path, ext_vars: &[(String, String)]) -> Result<Json, String> {
     let state = builder.build();
     let _guard = state.enter();
     let abs = std::fs::canonicalize(file).map_err(|e| e.to_string())?;
-    let v = state
-        .import(abs.as_path())
-        .and_then(|v| crate::compile::jsonnet::val_to_value(&v))
-        .map_err(|e| format!("{e}").trim_end().to_string())?;
+    let v = crate::compile::jsonnet::with_layer_budget(|| {
+        state
+            .import(abs.as_path())
+            .and_then(|v| crate::compile::jsonnet::val_to_value(&v))
+            .map_err(|e| format!("{e}").trim_end().to_string())
+    })?;
     serde_json::to_value(&v).map_err(|e| e.to_string())
 }
 

@@ -3017,3 +3017,26 @@ fn jinja_string_appends_count_against_the_fuel() {
         "{out}"
     );
 }
+
+/// Re-probe 5 (jsonnet-object-extension-chain-quadratic): an object
+/// extended field by field in a fold walks (and copies) its layers on every
+/// lookup: 70 bytes ran for days. The walks count against a budget.
+#[test]
+fn jsonnet_object_layer_walks_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n    - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: json}\n",
+    );
+    let fold = |n: usize| {
+        format!("{{ o: std.foldl(function(a, i) a + {{['f' + i]: i}}, std.range(1, {n}), {{}}) }}")
+    };
+    write(&d.join("m.jsonnet"), &fold(1000));
+    run(d, &["compile"], 0);
+    let out = std::fs::read_to_string(d.join("compiled/t/o/o.json")).unwrap();
+    assert!(out.contains("\"f1000\": 1000"), "{out}");
+    write(&d.join("m.jsonnet"), &fold(100_000));
+    let out = run(d, &["compile"], 2);
+    assert!(out.contains("object layers"), "{out}");
+}

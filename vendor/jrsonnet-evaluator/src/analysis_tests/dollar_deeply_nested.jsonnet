@@ -1,0 +1,9 @@
+{
+  top: 'outer',
+  a: {
+    b: {
+      c: $.top,
+      d: self,
+    },
+  },
+}

@@ -1,0 +1,1 @@
+local f(x, y) = x + y; f(1, 2)

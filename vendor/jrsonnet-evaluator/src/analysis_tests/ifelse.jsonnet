@@ -1,0 +1,1 @@
+if true then 1 else 2

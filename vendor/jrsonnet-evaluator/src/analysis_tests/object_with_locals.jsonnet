@@ -1,0 +1,5 @@
+{
+  local helper = 10,
+  a: helper,
+  b: helper * 2,
+}

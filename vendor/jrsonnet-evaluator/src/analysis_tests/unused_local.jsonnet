@@ -1,0 +1,1 @@
+local unused = 1; 2
