@@ -2941,3 +2941,52 @@ fn reviews_never_lint_an_inventory_outside_the_repository() {
         "{out}"
     );
 }
+
+/// Re-probe 5 (package-git-ref-option-injection): a PackageRepository's
+/// `fetch.git.ref` starting with `-` was an option of `git checkout`
+/// (`--pathspec-from-file=FILE` printed a file's lines). It is refused,
+/// naming the repository and the ref, and no file is read.
+#[test]
+fn package_git_ref_is_never_a_git_option() {
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(&d.join("outside/secret.txt"), "0utsideS3cretLine\n");
+    let src = d.join("src");
+    write(&src.join("f"), "x\n");
+    git(&src, &["init", "-q"]);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-q", "-m", "x"]);
+    let install = "apiVersion: packaging.carvel.dev/v1alpha1\nkind: PackageInstall\nmetadata: {name: i, namespace: default}\nspec:\n  packageRef: {refName: a.b.c, versionSelection: {constraints: \">=0.0.0\"}}\n";
+    write(&d.join("install.yml"), install);
+    for r in [
+        format!(
+            "--pathspec-from-file={}",
+            d.join("outside/secret.txt").display()
+        ),
+        "-f".to_string(),
+    ] {
+        write(
+            &d.join("repo.yml"),
+            &format!(
+                "apiVersion: packaging.carvel.dev/v1alpha1\nkind: PackageRepository\nmetadata: {{name: r, namespace: default}}\nspec:\n  fetch:\n    git:\n      url: file://{}\n      ref: \"{r}\"\n",
+                src.display()
+            ),
+        );
+        let out = run(
+            d,
+            &[
+                "package",
+                "resolve",
+                "--repository",
+                "repo.yml",
+                "--install",
+                "install.yml",
+            ],
+            2,
+        );
+        assert!(!out.contains("0utsideS3cretLine"), "{out}");
+        assert!(out.contains("repository default/r"), "{out}");
+        assert!(out.contains("must not start with `-`"), "{r}: {out}");
+    }
+}
