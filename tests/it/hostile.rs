@@ -2990,3 +2990,43 @@ fn package_git_ref_is_never_a_git_option() {
         assert!(out.contains("must not start with `-`"), "{r}: {out}");
     }
 }
+
+/// Re-probe 5 (component-alias-error-names-scratch-dir): `component compile
+/// -a` with a backslash or a control character is refused up front like
+/// `a/b`; the error names no scratch directory and prints no raw control
+/// character.
+#[test]
+fn component_instance_names_are_one_plain_path_component() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/commodore/components/namespaces"),
+        &tmp.path().join("namespaces"),
+    );
+    for alias in ["a\tb", "a\u{1b}[31mRED", "a\\b", "a/b", ".."] {
+        let out = run(
+            tmp.path(),
+            &[
+                "component",
+                "compile",
+                "namespaces",
+                "--no-fetch",
+                "-a",
+                alias,
+                "-f",
+                "namespaces/tests/team1.yml",
+            ],
+            2,
+        );
+        assert!(out.contains("invalid instance name"), "{alias:?}: {out}");
+        assert!(
+            out.contains("pass --name (and --alias)"),
+            "{alias:?}: {out}"
+        );
+        assert!(!out.contains("strata-component-"), "{alias:?}: {out}");
+        assert!(
+            !out.contains('\u{1b}') && !out.contains('\t'),
+            "{alias:?}: {out}"
+        );
+    }
+}
