@@ -3030,3 +3030,58 @@ fn component_instance_names_are_one_plain_path_component() {
         );
     }
 }
+
+/// Re-probe 5 (jsonnetfile-legacy-name-links-outside-vendor): a jsonnet
+/// dependency's legacy `name` is one path component under `vendor/`; an
+/// absolute name or one with `..` made (or replaced) a symlink anywhere.
+#[test]
+fn jsonnet_legacy_names_never_link_outside_vendor() {
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let src = d.join("src");
+    write(&src.join("sub/main.libsonnet"), "{}\n");
+    git(&src, &["init", "-q"]);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-q", "-m", "x"]);
+    git(&src, &["branch", "-M", "master"]);
+    let outside = d.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink("/nonexistent-victim", outside.join("existing")).unwrap();
+    let abs = outside.join("abs").display().to_string();
+    for name in [
+        "../../outside/new",
+        abs.as_str(),
+        "../../outside/existing",
+        "a\\b",
+        "..",
+        "x\u{1b}y",
+    ] {
+        let jf = serde_json::json!({"version": 1, "legacyImports": true, "dependencies": [
+            {"source": {"git": {"remote": format!("file://{}", src.display()), "subdir": "sub"}},
+             "version": "master", "name": name}]});
+        write(&d.join("proj/jsonnetfile.json"), &jf.to_string());
+        let out = run(d, &["fetch", "--jsonnetfile", "proj"], 2);
+        assert!(out.contains("jsonnetfile.json"), "{name:?}: {out}");
+        assert!(out.contains("dependencies[0]"), "{name:?}: {out}");
+        assert!(out.contains("legacy import name"), "{name:?}: {out}");
+        assert!(!out.contains('\u{1b}'), "{name:?}: {out}");
+    }
+    let mut left: Vec<String> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["existing"]);
+    assert_eq!(
+        std::fs::read_link(outside.join("existing")).unwrap(),
+        Path::new("/nonexistent-victim")
+    );
+    // A plain one-component name still links vendor/<name>.
+    let jf = serde_json::json!({"version": 1, "legacyImports": true, "dependencies": [
+        {"source": {"git": {"remote": format!("file://{}", src.display()), "subdir": "sub"}},
+         "version": "master", "name": "short"}]});
+    write(&d.join("proj/jsonnetfile.json"), &jf.to_string());
+    run(d, &["fetch", "--jsonnetfile", "proj"], 0);
+    assert!(d.join("proj/vendor/short/main.libsonnet").is_file());
+}
