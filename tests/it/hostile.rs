@@ -3085,3 +3085,69 @@ fn jsonnet_legacy_names_never_link_outside_vendor() {
     run(d, &["fetch", "--jsonnetfile", "proj"], 0);
     assert!(d.join("proj/vendor/short/main.libsonnet").is_file());
 }
+
+/// Re-probe 5 (partial-compile-writes-through-compiled-symlink): a compile
+/// of some targets (`-t`, `--shard`) never writes or deletes through a
+/// `compiled` that is a symbolic link (it replaced `<link target>/<T>`);
+/// a full compile replaces the link itself.
+#[test]
+fn a_partial_compile_never_writes_through_a_linked_catalog() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    for t in ["t", "u"] {
+        write(
+            &repo.join(format!("inventory/targets/{t}.yml")),
+            &format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}}\n"),
+        );
+    }
+    write(&repo.join("m.jsonnet"), "{a: {x: 1}}\n");
+    let victim = tmp.path().join("victim");
+    let setup = || {
+        let _ = std::fs::remove_dir_all(&victim);
+        let _ = std::fs::remove_file(repo.join("compiled"));
+        let _ = std::fs::remove_dir_all(repo.join("compiled"));
+        for t in ["t", "u"] {
+            write(&victim.join(t).join("precious.txt"), "precious\n");
+        }
+        std::os::unix::fs::symlink(&victim, repo.join("compiled")).unwrap();
+    };
+    let victim_intact = |case: &str| {
+        for t in ["t", "u"] {
+            let names: Vec<_> = std::fs::read_dir(victim.join(t))
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(names, ["precious.txt"], "{case}: {t}");
+        }
+    };
+    for event in ["pull_request", "push"] {
+        for args in [&["compile", "-t", "t"][..], &["compile", "--shard", "1/2"]] {
+            setup();
+            let out = run_env(&repo, args, &[("GITHUB_EVENT_NAME", event)], 2);
+            assert!(
+                out.contains("is a symbolic link"),
+                "{event} {args:?}: {out}"
+            );
+            assert!(out.contains("compiled"), "{event} {args:?}: {out}");
+            victim_intact(&format!("{event} {args:?}"));
+            assert!(std::fs::symlink_metadata(repo.join("compiled"))
+                .unwrap()
+                .file_type()
+                .is_symlink());
+        }
+    }
+    // A full compile replaces the link by the catalog.
+    setup();
+    run_env(
+        &repo,
+        &["compile"],
+        &[("GITHUB_EVENT_NAME", "pull_request")],
+        0,
+    );
+    victim_intact("full compile");
+    assert!(repo.join("compiled/t/o/a.yaml").is_file());
+    assert!(!std::fs::symlink_metadata(repo.join("compiled"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
