@@ -3151,3 +3151,68 @@ fn a_partial_compile_never_writes_through_a_linked_catalog() {
         .file_type()
         .is_symlink());
 }
+
+/// Re-probe 5 (pr-kapitan-output-path-outside-checkout): on a confined
+/// compile a `.kapitan` `compile: output-path` outside the working
+/// directory (relative with `..`, absolute, or through a symlink) is
+/// refused, naming `.kapitan` and the path; `--output-path` on the command
+/// line is trusted, and an unconfined compile keeps Kapitan's behaviour.
+#[test]
+fn a_confined_compile_never_installs_outside_the_checkout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}\n",
+    );
+    write(&repo.join("m.jsonnet"), "{a: {x: 1}}\n");
+    let outside = tmp.path().join("outside");
+    std::os::unix::fs::symlink(&outside, repo.join("link")).unwrap();
+    let abs = outside.display().to_string();
+    let pr = [("GITHUB_EVENT_NAME", "pull_request")];
+    for op in ["../outside", abs.as_str(), "link/sub"] {
+        let _ = std::fs::remove_dir_all(&outside);
+        write(&outside.join("compiled/keep/precious.txt"), "precious\n");
+        write(
+            &repo.join(".kapitan"),
+            &format!("compile:\n  output-path: {op}\n"),
+        );
+        let out = run_env(&repo, &["compile"], &pr, 2);
+        assert!(
+            out.contains("`.kapitan` sets the output path to"),
+            "{op}: {out}"
+        );
+        assert!(out.contains("outside the repository"), "{op}: {out}");
+        assert!(outside.join("compiled/keep/precious.txt").is_file(), "{op}");
+        assert!(!outside.join("compiled/t").exists(), "{op}");
+        assert!(!outside.join("sub").exists(), "{op}");
+        // The same with --confine outside Actions.
+        run_env(
+            &repo,
+            &["compile", "--confine"],
+            &[("GITHUB_EVENT_NAME", "push")],
+            2,
+        );
+        assert!(!outside.join("compiled/t").exists(), "{op}");
+    }
+    // Inside the checkout it is honoured.
+    write(&repo.join(".kapitan"), "compile:\n  output-path: build\n");
+    run_env(&repo, &["compile"], &pr, 0);
+    assert!(repo.join("build/compiled/t/o/a.yaml").is_file());
+    // A flag is trusted.
+    write(
+        &repo.join(".kapitan"),
+        "compile:\n  output-path: ../outside\n",
+    );
+    let flag = tmp.path().join("flagged");
+    run_env(
+        &repo,
+        &["compile", "--output-path", flag.to_str().unwrap()],
+        &pr,
+        0,
+    );
+    assert!(flag.join("compiled/t/o/a.yaml").is_file());
+    // Unconfined, `.kapitan` is followed as Kapitan does.
+    run_env(&repo, &["compile"], &[("GITHUB_EVENT_NAME", "push")], 0);
+    assert!(outside.join("compiled/t/o/a.yaml").is_file());
+}
