@@ -1470,7 +1470,7 @@ fn install_inner(
 /// install would delete and write where it points, outside the output
 /// directory (a pull request can commit `compiled -> $HOME`). The full
 /// compile replaces the link itself; this one refuses it.
-fn refuse_linked_catalog(output_path: &Path, dir: &str) -> Result<(), CompileError> {
+pub fn refuse_linked_catalog(output_path: &Path, dir: &str) -> Result<(), CompileError> {
     let mut at = output_path.join("compiled");
     let mut parts = Path::new(dir).components().peekable();
     loop {
@@ -1480,7 +1480,7 @@ fn refuse_linked_catalog(output_path: &Path, dir: &str) -> Result<(), CompileErr
                     .map(|t| format!(" (to {})", t.display()))
                     .unwrap_or_default();
                 return Err(CompileError::new(format!(
-                    "{} is a symbolic link{to}: a compile of some targets replaces only their directories in the catalog and never writes or deletes through a link",
+                    "{} is a symbolic link{to}: a compile (or --check) of some targets works on their directories in the catalog only, and never writes, deletes or compares through a link",
                     at.display()
                 ))
                 .hint("remove the link (a compile of every target replaces it with the catalog)"));

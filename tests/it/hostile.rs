@@ -3121,7 +3121,11 @@ fn a_partial_compile_never_writes_through_a_linked_catalog() {
         }
     };
     for event in ["pull_request", "push"] {
-        for args in [&["compile", "-t", "t"][..], &["compile", "--shard", "1/2"]] {
+        for args in [
+            &["compile", "-t", "t"][..],
+            &["compile", "--shard", "1/2"],
+            &["compile", "--check", "-t", "t"],
+        ] {
             setup();
             let out = run_env(&repo, args, &[("GITHUB_EVENT_NAME", event)], 2);
             assert!(
