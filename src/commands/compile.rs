@@ -491,6 +491,12 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     }
     if args.check {
         let dirs: Vec<String> = report.targets.iter().map(|(_, d)| d.clone()).collect();
+        // Nor does a check of some targets read (and list) through a link.
+        if !all_targets {
+            for d in &dirs {
+                compile::refuse_linked_catalog(&output_path, d).map_err(diag_err)?;
+            }
+        }
         let diffs = compile::diff_catalogs(
             &temp.path().join("compiled"),
             &output_path.join("compiled"),

@@ -175,8 +175,17 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
         _ => name.clone(),
     };
     for (what, v) in [("component name", &name), ("instance name", &instance)] {
-        if v.is_empty() || v.contains('/') || v.starts_with('.') {
-            return Err(CommodoreError::new(format!("invalid {what} `{v}`"))
+        // The same names a catalog compile refuses (`check_path_name`): a
+        // backslash or control character failed later, in the scratch
+        // inventory, naming its temporary path.
+        if v.is_empty()
+            || v.contains(['/', '\\'])
+            || v.starts_with('.')
+            || v.chars().any(char::is_control)
+        {
+            return Err(CommodoreError::new(format!(
+                "invalid {what} {v:?}: names become directory and file names, so they may not be empty, start with `.`, nor hold `/`, `\\` or control characters"
+            ))
                 .hint("pass --name (and --alias) with a plain name such as `my-component`"));
         }
     }

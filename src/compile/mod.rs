@@ -1427,7 +1427,8 @@ fn install_inner(
     let dest = output_path.join("compiled");
     if all_targets {
         let old = temp.join("previous");
-        if dest.exists() {
+        // A link (even a dangling one) is moved aside, never followed.
+        if std::fs::symlink_metadata(&dest).is_ok() {
             std::fs::rename(&dest, &old).map_err(|e| CompileError::io(&dest, e))?;
         }
         if let Err(e) = std::fs::rename(&new, &dest) {
@@ -1439,10 +1440,15 @@ fn install_inner(
         }
         return Ok(());
     }
+    // Checked for every target before anything moves: an install stopped
+    // half-way would leave a mixed catalog.
+    for (_, dir) in &report.targets {
+        refuse_linked_catalog(output_path, dir)?;
+    }
     for (_, dir) in &report.targets {
         let from = new.join(dir);
         let to = dest.join(dir);
-        if to.exists() {
+        if std::fs::symlink_metadata(&to).is_ok() {
             let old = temp.join("previous").join(dir);
             if let Some(p) = old.parent() {
                 std::fs::create_dir_all(p).map_err(|e| CompileError::io(p, e))?;
@@ -1457,6 +1463,36 @@ fn install_inner(
         }
     }
     Ok(())
+}
+
+/// A compile of some targets replaces `compiled/<dir>` only: were
+/// `compiled` (or a directory between it and `<dir>`) a symbolic link, the
+/// install would delete and write where it points, outside the output
+/// directory (a pull request can commit `compiled -> $HOME`). The full
+/// compile replaces the link itself; this one refuses it.
+pub fn refuse_linked_catalog(output_path: &Path, dir: &str) -> Result<(), CompileError> {
+    let mut at = output_path.join("compiled");
+    let mut parts = Path::new(dir).components().peekable();
+    loop {
+        if let Ok(meta) = std::fs::symlink_metadata(&at) {
+            if meta.file_type().is_symlink() {
+                let to = std::fs::read_link(&at)
+                    .map(|t| format!(" (to {})", t.display()))
+                    .unwrap_or_default();
+                return Err(CompileError::new(format!(
+                    "{} is a symbolic link{to}: a compile (or --check) of some targets works on their directories in the catalog only, and never writes, deletes or compares through a link",
+                    at.display()
+                ))
+                .hint("remove the link (a compile of every target replaces it with the catalog)"));
+            }
+        }
+        // The target's own directory may be a link: it is moved aside,
+        // never followed.
+        match parts.next() {
+            Some(c) if parts.peek().is_some() => at.push(c),
+            _ => return Ok(()),
+        }
+    }
 }
 
 fn list_files(root: &Path, rel: &Path, out: &mut BTreeMap<PathBuf, PathBuf>) {

@@ -227,7 +227,7 @@ fn parse_deps(file: &Path, v: &Json) -> Result<(Vec<Dep>, bool), JbError> {
                 ""
             })
             .to_string();
-        out.push(Dep {
+        let dep = Dep {
             source: src,
             version,
             legacy_name: d.get("name").and_then(Json::as_str).map(str::to_string),
@@ -235,9 +235,30 @@ fn parse_deps(file: &Path, v: &Json) -> Result<(Vec<Dep>, bool), JbError> {
                 .get("legacyImports")
                 .and_then(Json::as_bool)
                 .unwrap_or(legacy_default),
-        });
+        };
+        // The legacy name is joined to vendor/ as a link: `..` or an
+        // absolute name made (or replaced) a link anywhere. jsonnet-bundler's
+        // legacy names are one path component.
+        if dep.legacy_name.is_some() || matches!(dep.source, Source::Local { .. }) {
+            let legacy = dep.legacy();
+            if !one_component(&legacy) {
+                return Err(at(&format!(
+                    "the legacy import name {legacy:?} (`name`, linked as vendor/<name>) must be one plain path component: not empty, `.` or `..`, without `/`, `\\` or control characters"
+                )));
+            }
+        }
+        out.push(dep);
     }
     Ok((out, legacy_default))
+}
+
+/// Whether `name` is one plain path component (a link name in vendor/).
+fn one_component(name: &str) -> bool {
+    !(name.is_empty()
+        || name == "."
+        || name == ".."
+        || name.contains(['/', '\\'])
+        || name.chars().any(char::is_control))
 }
 
 /// Sum of a vendored directory: sha256 over sorted relative paths and

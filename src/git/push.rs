@@ -41,7 +41,8 @@ pub fn push(
     let mut cmd = Command::new("git");
     cmd.arg("--git-dir")
         .arg(git_dir)
-        .args(["push", "--porcelain", "--no-verify", url])
+        // `--`: a URL from a manifest is never an option of git push.
+        .args(["push", "--porcelain", "--no-verify", "--", url])
         .arg(format!("{commit}:refs/heads/{branch}"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

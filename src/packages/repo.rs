@@ -229,6 +229,14 @@ pub fn fetch_git(
     ref_selection: Option<&VersionSelection>,
     into: &Path,
 ) -> Result<(String, String), RepoError> {
+    // git never names a ref with a leading `-`; from a manifest it would be
+    // an option of `git checkout` (`--pathspec-from-file=` prints a file).
+    if let Some(r) = git_ref.filter(|r| r.starts_with('-')) {
+        return Err(fetch_err(
+            repo,
+            format!("fetch.git.ref {r:?}: a ref must not start with `-`"),
+        ));
+    }
     let dest = into.to_string_lossy().into_owned();
     run_git(
         repo,
@@ -254,7 +262,11 @@ pub fn fetch_git(
         }
         (None, None) => "origin/HEAD".to_string(),
     };
-    run_git(repo, &["checkout", "--quiet", &target, "--"], Some(into))?;
+    run_git(
+        repo,
+        &["checkout", "--quiet", "--end-of-options", &target, "--"],
+        Some(into),
+    )?;
     let commit = run_git(repo, &["rev-parse", "HEAD"], Some(into))?
         .trim()
         .to_string();

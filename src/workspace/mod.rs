@@ -362,9 +362,10 @@ fn confine_inventory(
     let tree = dest.canonicalize().unwrap_or_else(|_| dest.to_path_buf());
     let inside = |p: &Path| {
         let p = compile::jsonnet::normpath(p);
-        // Resolved through symlinks where it exists (a link in the tree to
-        // `/` is as far outside as `/` itself).
-        let p = p.canonicalize().unwrap_or(p);
+        // Resolved through symlinks as far as it exists (a link in the tree
+        // to `/` is as far outside as `/` itself, and so is a directory yet
+        // to be created below it).
+        let p = resolve_existing(&p);
         p.starts_with(&tree) || p.starts_with(dest)
     };
     let refuse = |what: String| {
@@ -385,6 +386,14 @@ fn confine_inventory(
             show(&ws.refs.path)
         ));
     }
+    // The catalog is installed there (`<output-path>/compiled` replaced): a
+    // pull request would choose which directory of the runner to replace.
+    if flags.output_path.is_none() && !inside(&ws.output_path) {
+        return Err(config_err(format!(
+            "`.kapitan` sets the output path to `{}`, outside the repository: a confined compile (a pull request's) writes only inside the working directory; give --output-path on the command line to write elsewhere",
+            show(&ws.output_path)
+        )));
+    }
     let cfg = crate::inventory::config::ReclassConfig::load(&ws.inventory.path)?;
     for (key, value) in [
         ("classes_uri", &cfg.classes_uri),
@@ -398,6 +407,25 @@ fn confine_inventory(
         }
     }
     Ok(())
+}
+
+/// `p` with its longest existing ancestor resolved through symlinks (the
+/// rest, yet to be created, appended as it is).
+fn resolve_existing(p: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = p;
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            return rest.iter().rev().fold(real, |acc, c| acc.join(c));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return p.to_path_buf(),
+        }
+    }
 }
 
 impl Workspace {

@@ -3039,4 +3039,282 @@ fn jsonnet_object_layer_walks_are_bounded() {
     write(&d.join("m.jsonnet"), &fold(100_000));
     let out = run(d, &["compile"], 2);
     assert!(out.contains("object layers"), "{out}");
+
+/// Re-probe 5 (package-git-ref-option-injection): a PackageRepository's
+/// `fetch.git.ref` starting with `-` was an option of `git checkout`
+/// (`--pathspec-from-file=FILE` printed a file's lines). It is refused,
+/// naming the repository and the ref, and no file is read.
+#[test]
+fn package_git_ref_is_never_a_git_option() {
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(&d.join("outside/secret.txt"), "0utsideS3cretLine\n");
+    let src = d.join("src");
+    write(&src.join("f"), "x\n");
+    git(&src, &["init", "-q"]);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-q", "-m", "x"]);
+    let install = "apiVersion: packaging.carvel.dev/v1alpha1\nkind: PackageInstall\nmetadata: {name: i, namespace: default}\nspec:\n  packageRef: {refName: a.b.c, versionSelection: {constraints: \">=0.0.0\"}}\n";
+    write(&d.join("install.yml"), install);
+    for r in [
+        format!(
+            "--pathspec-from-file={}",
+            d.join("outside/secret.txt").display()
+        ),
+        "-f".to_string(),
+    ] {
+        write(
+            &d.join("repo.yml"),
+            &format!(
+                "apiVersion: packaging.carvel.dev/v1alpha1\nkind: PackageRepository\nmetadata: {{name: r, namespace: default}}\nspec:\n  fetch:\n    git:\n      url: file://{}\n      ref: \"{r}\"\n",
+                src.display()
+            ),
+        );
+        let out = run(
+            d,
+            &[
+                "package",
+                "resolve",
+                "--repository",
+                "repo.yml",
+                "--install",
+                "install.yml",
+            ],
+            2,
+        );
+        assert!(!out.contains("0utsideS3cretLine"), "{out}");
+        assert!(out.contains("repository default/r"), "{out}");
+        assert!(out.contains("must not start with `-`"), "{r}: {out}");
+    }
+}
+
+/// Re-probe 5 (component-alias-error-names-scratch-dir): `component compile
+/// -a` with a backslash or a control character is refused up front like
+/// `a/b`; the error names no scratch directory and prints no raw control
+/// character.
+#[test]
+fn component_instance_names_are_one_plain_path_component() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/commodore/components/namespaces"),
+        &tmp.path().join("namespaces"),
+    );
+    for alias in ["a\tb", "a\u{1b}[31mRED", "a\\b", "a/b", ".."] {
+        let out = run(
+            tmp.path(),
+            &[
+                "component",
+                "compile",
+                "namespaces",
+                "--no-fetch",
+                "-a",
+                alias,
+                "-f",
+                "namespaces/tests/team1.yml",
+            ],
+            2,
+        );
+        assert!(out.contains("invalid instance name"), "{alias:?}: {out}");
+        assert!(
+            out.contains("pass --name (and --alias)"),
+            "{alias:?}: {out}"
+        );
+        assert!(!out.contains("strata-component-"), "{alias:?}: {out}");
+        assert!(
+            !out.contains('\u{1b}') && !out.contains('\t'),
+            "{alias:?}: {out}"
+        );
+    }
+}
+
+/// Re-probe 5 (jsonnetfile-legacy-name-links-outside-vendor): a jsonnet
+/// dependency's legacy `name` is one path component under `vendor/`; an
+/// absolute name or one with `..` made (or replaced) a symlink anywhere.
+#[test]
+fn jsonnet_legacy_names_never_link_outside_vendor() {
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let src = d.join("src");
+    write(&src.join("sub/main.libsonnet"), "{}\n");
+    git(&src, &["init", "-q"]);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-q", "-m", "x"]);
+    git(&src, &["branch", "-M", "master"]);
+    let outside = d.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink("/nonexistent-victim", outside.join("existing")).unwrap();
+    let abs = outside.join("abs").display().to_string();
+    for name in [
+        "../../outside/new",
+        abs.as_str(),
+        "../../outside/existing",
+        "a\\b",
+        "..",
+        "x\u{1b}y",
+    ] {
+        let jf = serde_json::json!({"version": 1, "legacyImports": true, "dependencies": [
+            {"source": {"git": {"remote": format!("file://{}", src.display()), "subdir": "sub"}},
+             "version": "master", "name": name}]});
+        write(&d.join("proj/jsonnetfile.json"), &jf.to_string());
+        let out = run(d, &["fetch", "--jsonnetfile", "proj"], 2);
+        assert!(out.contains("jsonnetfile.json"), "{name:?}: {out}");
+        assert!(out.contains("dependencies[0]"), "{name:?}: {out}");
+        assert!(out.contains("legacy import name"), "{name:?}: {out}");
+        assert!(!out.contains('\u{1b}'), "{name:?}: {out}");
+    }
+    let mut left: Vec<String> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["existing"]);
+    assert_eq!(
+        std::fs::read_link(outside.join("existing")).unwrap(),
+        Path::new("/nonexistent-victim")
+    );
+    // A plain one-component name still links vendor/<name>.
+    let jf = serde_json::json!({"version": 1, "legacyImports": true, "dependencies": [
+        {"source": {"git": {"remote": format!("file://{}", src.display()), "subdir": "sub"}},
+         "version": "master", "name": "short"}]});
+    write(&d.join("proj/jsonnetfile.json"), &jf.to_string());
+    run(d, &["fetch", "--jsonnetfile", "proj"], 0);
+    assert!(d.join("proj/vendor/short/main.libsonnet").is_file());
+}
+
+/// Re-probe 5 (partial-compile-writes-through-compiled-symlink): a compile
+/// of some targets (`-t`, `--shard`) never writes or deletes through a
+/// `compiled` that is a symbolic link (it replaced `<link target>/<T>`);
+/// a full compile replaces the link itself.
+#[test]
+fn a_partial_compile_never_writes_through_a_linked_catalog() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    for t in ["t", "u"] {
+        write(
+            &repo.join(format!("inventory/targets/{t}.yml")),
+            &format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}}\n"),
+        );
+    }
+    write(&repo.join("m.jsonnet"), "{a: {x: 1}}\n");
+    let victim = tmp.path().join("victim");
+    let setup = || {
+        let _ = std::fs::remove_dir_all(&victim);
+        let _ = std::fs::remove_file(repo.join("compiled"));
+        let _ = std::fs::remove_dir_all(repo.join("compiled"));
+        for t in ["t", "u"] {
+            write(&victim.join(t).join("precious.txt"), "precious\n");
+        }
+        std::os::unix::fs::symlink(&victim, repo.join("compiled")).unwrap();
+    };
+    let victim_intact = |case: &str| {
+        for t in ["t", "u"] {
+            let names: Vec<_> = std::fs::read_dir(victim.join(t))
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(names, ["precious.txt"], "{case}: {t}");
+        }
+    };
+    for event in ["pull_request", "push"] {
+        for args in [
+            &["compile", "-t", "t"][..],
+            &["compile", "--shard", "1/2"],
+            &["compile", "--check", "-t", "t"],
+        ] {
+            setup();
+            let out = run_env(&repo, args, &[("GITHUB_EVENT_NAME", event)], 2);
+            assert!(
+                out.contains("is a symbolic link"),
+                "{event} {args:?}: {out}"
+            );
+            assert!(out.contains("compiled"), "{event} {args:?}: {out}");
+            victim_intact(&format!("{event} {args:?}"));
+            assert!(std::fs::symlink_metadata(repo.join("compiled"))
+                .unwrap()
+                .file_type()
+                .is_symlink());
+        }
+    }
+    // A full compile replaces the link by the catalog.
+    setup();
+    run_env(
+        &repo,
+        &["compile"],
+        &[("GITHUB_EVENT_NAME", "pull_request")],
+        0,
+    );
+    victim_intact("full compile");
+    assert!(repo.join("compiled/t/o/a.yaml").is_file());
+    assert!(!std::fs::symlink_metadata(repo.join("compiled"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+/// Re-probe 5 (pr-kapitan-output-path-outside-checkout): on a confined
+/// compile a `.kapitan` `compile: output-path` outside the working
+/// directory (relative with `..`, absolute, or through a symlink) is
+/// refused, naming `.kapitan` and the path; `--output-path` on the command
+/// line is trusted, and an unconfined compile keeps Kapitan's behaviour.
+#[test]
+fn a_confined_compile_never_installs_outside_the_checkout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}\n",
+    );
+    write(&repo.join("m.jsonnet"), "{a: {x: 1}}\n");
+    let outside = tmp.path().join("outside");
+    std::os::unix::fs::symlink(&outside, repo.join("link")).unwrap();
+    let abs = outside.display().to_string();
+    let pr = [("GITHUB_EVENT_NAME", "pull_request")];
+    for op in ["../outside", abs.as_str(), "link/sub"] {
+        let _ = std::fs::remove_dir_all(&outside);
+        write(&outside.join("compiled/keep/precious.txt"), "precious\n");
+        write(
+            &repo.join(".kapitan"),
+            &format!("compile:\n  output-path: {op}\n"),
+        );
+        let out = run_env(&repo, &["compile"], &pr, 2);
+        assert!(
+            out.contains("`.kapitan` sets the output path to"),
+            "{op}: {out}"
+        );
+        assert!(out.contains("outside the repository"), "{op}: {out}");
+        assert!(outside.join("compiled/keep/precious.txt").is_file(), "{op}");
+        assert!(!outside.join("compiled/t").exists(), "{op}");
+        assert!(!outside.join("sub").exists(), "{op}");
+        // The same with --confine outside Actions.
+        run_env(
+            &repo,
+            &["compile", "--confine"],
+            &[("GITHUB_EVENT_NAME", "push")],
+            2,
+        );
+        assert!(!outside.join("compiled/t").exists(), "{op}");
+    }
+    // Inside the checkout it is honoured.
+    write(&repo.join(".kapitan"), "compile:\n  output-path: build\n");
+    run_env(&repo, &["compile"], &pr, 0);
+    assert!(repo.join("build/compiled/t/o/a.yaml").is_file());
+    // A flag is trusted.
+    write(
+        &repo.join(".kapitan"),
+        "compile:\n  output-path: ../outside\n",
+    );
+    let flag = tmp.path().join("flagged");
+    run_env(
+        &repo,
+        &["compile", "--output-path", flag.to_str().unwrap()],
+        &pr,
+        0,
+    );
+    assert!(flag.join("compiled/t/o/a.yaml").is_file());
+    // Unconfined, `.kapitan` is followed as Kapitan does.
+    run_env(&repo, &["compile"], &[("GITHUB_EVENT_NAME", "push")], 0);
+    assert!(outside.join("compiled/t/o/a.yaml").is_file());
 }
