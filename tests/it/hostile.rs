@@ -3039,6 +3039,7 @@ fn jsonnet_object_layer_walks_are_bounded() {
     write(&d.join("m.jsonnet"), &fold(100_000));
     let out = run(d, &["compile"], 2);
     assert!(out.contains("object layers"), "{out}");
+}
 
 /// Re-probe 5 (package-git-ref-option-injection): a PackageRepository's
 /// `fetch.git.ref` starting with `-` was an option of `git checkout`
