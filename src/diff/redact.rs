@@ -34,8 +34,18 @@ pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret
 /// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
 /// `password.txt`, a kubeconfig's `client-key-data`): the key is secret
 /// unless the last word after the last of them is one of
-/// [`REFERENCE_WORDS`].
+/// [`REFERENCE_WORDS`]. [`PRODUCT_KEY_PATTERN`] adds more.
 pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|passphrase|secret|token|credential|api[_.-]?key|private[_.-]?key|access[_.-]?key|account[_.-]?key|encryption[_.-]?key|signing[_.-]?key|client[_.-]?key";
+
+/// More of [`KEYWORD_PATTERN`]'s words (after the fifth re-probe): the
+/// `KEY` names of well-known products' secrets, Rails' `RAILS_MASTER_KEY`,
+/// New Relic's `LICENSE_KEY`, Datadog's `DD_APP_KEY`, LaunchDarkly's
+/// `SDK_KEY`, Segment's and Honeycomb's `WRITE_KEY`/`WRITEKEY`, Algolia's
+/// `ADMIN_KEY`, PagerDuty's `INTEGRATION_KEY`, `HMAC_KEY`, `SESSION_KEY`,
+/// `COOKIE_KEY`; not `primary_key`, `routing_key` or `public_key`. Run
+/// only on keys holding `key` in any case.
+pub const PRODUCT_KEY_PATTERN: &str =
+    r"(?i)(?:master|licen[cs]e|app|sdk|write|admin|hmac|session|cookie|integration)[_.-]?key";
 
 /// The last word of a key that names or points at a secret rather than
 /// holding it (`secretName`, `passwordSecretRef`, `tokenPath`,
@@ -74,6 +84,41 @@ pub const REFERENCE_WORDS: &[&str] = &[
 /// `secrets: {NAME: value}`, which the chart writes into a Secret), the
 /// key is read as a secret word again: [`names_a_secret_value`].
 const SECRET_NAME_LISTS: &[&str] = &["secrets", "imagepullsecrets", "pullsecrets"];
+
+/// Alertmanager's receiver lists whose items hold a secret under a neutral
+/// key ([`receiver_key`]).
+const SECRET_RECEIVERS: &[&str] = &["pagerduty_configs", "pushover_configs"];
+
+/// A key that Alertmanager documents as `<secret>` in an item of
+/// [`SECRET_RECEIVERS`]: PagerDuty's `routing_key` and `service_key`,
+/// Pushover's `user_key` (its `token` is a secret word already). Elsewhere
+/// an AMQP `routing_key` is ordinary configuration, so these count only in
+/// a text naming one of the receiver lists, or in the items of one.
+fn receiver_key(key: &str) -> bool {
+    ["routing_key", "service_key", "user_key"]
+        .iter()
+        .any(|k| key.eq_ignore_ascii_case(k))
+}
+
+/// Whether a text configures one of [`SECRET_RECEIVERS`].
+fn names_receivers(text: &str) -> bool {
+    SECRET_RECEIVERS.iter().any(|r| text.contains(r))
+}
+
+/// Kapitan's reference backends: `parameters.kapitan.secrets` is a map of
+/// their settings (`gpg: {recipients}`, `vaultkv: {addr, auth, mount}`),
+/// not of values, and stays visible.
+const KAPITAN_SECRET_BACKENDS: &[&str] =
+    &["gpg", "gkms", "awskms", "azkms", "vaultkv", "vaulttransit"];
+
+/// Whether a map under `secrets` is Kapitan's backend settings: a key
+/// names one of [`KAPITAN_SECRET_BACKENDS`].
+fn holds_backends(v: Option<&Value>) -> bool {
+    v.and_then(Value::as_map).is_some_and(|m| {
+        m.keys()
+            .any(|k| KAPITAN_SECRET_BACKENDS.contains(&k.as_str()))
+    })
+}
 
 /// One of [`SECRET_NAME_LISTS`].
 fn is_name_list_key(key: &str) -> bool {
@@ -185,6 +230,24 @@ fn password_option(program: &str, flag: &str) -> bool {
         p if p.starts_with("mongo") => flag == "-p",
         _ => false,
     }
+}
+
+/// Whether [`password_option`] knows options of `program` (the clients
+/// whose passwords a list of args can hold as the item after an option).
+fn has_password_options(program: &str) -> bool {
+    matches!(
+        program,
+        "keytool"
+            | "jarsigner"
+            | "sqlcmd"
+            | "bcp"
+            | "zip"
+            | "zipcloak"
+            | "unzip"
+            | "openssl"
+            | "ssh-keygen"
+    ) || program.starts_with("ldap")
+        || program.starts_with("mongo")
 }
 
 /// Where the password is in the words that follow `program` (one of
@@ -633,8 +696,23 @@ fn with_registry_login<'p>(mut programs: Vec<&'p str>, lists: [&[Value]; 2]) -> 
 /// [`KEYWORD_PATTERN`]'s rule.
 fn keyword_in_key(key: &str) -> bool {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    static PRODUCT: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| Regex::new(KEYWORD_PATTERN).expect("static regex is valid"));
-    let Some(last) = re.find_iter(key).last() else {
+    let product = || {
+        let has_key = key
+            .as_bytes()
+            .windows(3)
+            .any(|w| w.eq_ignore_ascii_case(b"key"));
+        let re =
+            PRODUCT.get_or_init(|| Regex::new(PRODUCT_KEY_PATTERN).expect("static regex is valid"));
+        has_key.then(|| re.find_iter(key).last()).flatten()
+    };
+    // The later of the two rules' last words.
+    let Some(last) = [re.find_iter(key).last(), product()]
+        .into_iter()
+        .flatten()
+        .max_by_key(|m| m.end())
+    else {
         return false;
     };
     if is_name_list_key(key) {
@@ -696,7 +774,17 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // slack-webhook-url (gitleaks wants 43-56 characters of path; shorter
     // test-style paths are hidden too)
     r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,}",
+    // Discord and Microsoft Teams (Office 365 connector) webhook URLs: the
+    // token is a part of the path (gitleaks' `microsoft-teams-webhook`,
+    // with any length of ids, as for Slack above). Last: see
+    // [`WEBHOOK_PATTERNS`].
+    r"(?:https?://)?(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api(?:/v[0-9]+)?/webhooks/[0-9]+/[A-Za-z0-9_\-]+",
+    r"(?:https?://)?(?:[A-Za-z0-9-]+\.webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/[^\s\x22'<>`]+",
 ];
+
+/// How many of [`CREDENTIAL_PATTERNS`], at its end, are webhook URLs,
+/// each holding the word `webhook`.
+const WEBHOOK_PATTERNS: usize = 2;
 
 /// The annotation in which `kubectl apply` keeps a whole copy of the object.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -948,6 +1036,17 @@ impl Redactor {
         })
     }
 
+    /// The [`CREDENTIAL_PATTERNS`] to run on `text`: the webhook URL rules
+    /// (the last [`WEBHOOK_PATTERNS`] of them, with no literal prefix for
+    /// the regex engine to scan for) only when it holds `webhook`.
+    fn credentials_for(&self, text: &str) -> &[Regex] {
+        if text.contains("webhook") {
+            &self.credentials
+        } else {
+            &self.credentials[..self.credentials.len() - WEBHOOK_PATTERNS]
+        }
+    }
+
     /// Whether a key (or the `name`/`key`/`header` of a `{name, value}`
     /// pair) names a secret: a key pattern, a secret word in it, or a
     /// credential header's name.
@@ -1058,13 +1157,14 @@ impl Redactor {
     /// [`Self::scrub`]'s rules; `depth` counts the quoted values they read
     /// inside (each level has one kind of quote fewer, so four are enough).
     fn scrub_at(&self, text: &str, depth: usize) -> String {
+        let receivers = self.defaults && names_receivers(text);
         let mut out = mask_url_passwords(text, OLD);
         if out.contains("github") {
             replace_in(&mut out, &self.github_userinfo, |c: &regex::Captures| {
                 format!("{}{OLD}@{}", &c[1], &c[3])
             });
         }
-        for re in &self.credentials {
+        for re in self.credentials_for(&out) {
             replace_in(&mut out, re, OLD);
         }
         // The literal scan for the clients' names is the pre-check.
@@ -1188,7 +1288,9 @@ impl Redactor {
                     // `key => value`: the hash-rocket rule's.
                     return c[0].to_string();
                 }
-                if (self.key_matches(key) || self.auth_value(key, value))
+                if (self.key_matches(key)
+                    || (receivers && receiver_key(key))
+                    || self.auth_value(key, value))
                     && value != OLD
                     && !value.is_empty()
                 {
@@ -1491,12 +1593,16 @@ impl Redactor {
                 self.walk_items(ov, nv, Part::of_kind(kind))
             } else if env_secret && k == "value" {
                 hide(ov, nv)
+            } else if self.defaults && SECRET_RECEIVERS.contains(&k.as_str()) {
+                self.walk_items(ov, nv, Part::Receiver)
             } else if self.defaults
                 && is_name_list_key(k)
                 && [ov, nv]
                     .iter()
                     .flatten()
                     .any(|v| matches!(v, Value::Map(_)))
+                && !holds_backends(ov)
+                && !holds_backends(nv)
             {
                 // `secrets: {DB_CONN: x}`: values, not a list of names.
                 self.hide_values_under_secrets(ov, nv)
@@ -1540,6 +1646,7 @@ impl Redactor {
                 }
                 (x, y)
             } else if self.key_matches(k)
+                || (part == Part::Receiver && receiver_key(k))
                 || [ov, nv]
                     .iter()
                     .flatten()
@@ -1690,7 +1797,7 @@ impl Redactor {
                 return Err("(content not shown: the file looks like a Kubernetes Secret that is not compared as YAML)\n".into());
             }
             let mut whole = text.to_string();
-            for re in &self.credentials {
+            for re in self.credentials_for(text) {
                 if re.is_match(&whole) {
                     whole = re.replace_all(&whole, OLD).into_owned();
                 }
@@ -1762,16 +1869,25 @@ impl Redactor {
         // a list names Secrets ([`SECRET_NAME_LISTS`]).
         let mut secret_values_below: Option<(usize, bool)> = None;
         let env_values = self.secret_env_value_lines(text, line_re);
+        // Alertmanager's PagerDuty/Pushover receivers: their keys count.
+        let receivers = self.defaults && names_receivers(text);
         // A block list of args (`- redis-cli` / `- -a` / `- VALUE`), maybe
         // split over `command:` and `args:`: the programs the file names.
         let mut programs: Vec<&str> = ["redis-cli", "curl", "sshpass"]
             .into_iter()
             .filter(|p| text.contains(p))
             .collect();
-        // A client with password options, named as a list item.
-        if PASSWORD_CLIENTS.iter().any(|p| text.contains(p)) {
-            for p in command_programs(text.lines().flat_map(list_items)) {
-                if !programs.contains(&p) && PASSWORD_CLIENTS.contains(&p) && p != "curl" {
+        // A client with password options, named as a word of its own (a
+        // list item `- sqlcmd`, `[sqlcmd, ...]`, `/usr/bin/sqlcmd`): one
+        // literal scan of the text.
+        for m in password_clients_re().find_iter(text) {
+            let before = text[..m.start()].chars().next_back();
+            let after = text[m.end()..].chars().next();
+            let word = before.is_none_or(|c| c.is_whitespace() || "[,\"'/".contains(c))
+                && after.is_none_or(|c| c.is_whitespace() || ",]\"'".contains(c));
+            let p = PASSWORD_CLIENTS.iter().find(|p| **p == m.as_str());
+            if let Some(p) = p.filter(|p| word && has_password_options(p)) {
+                if !programs.contains(p) {
                     programs.push(p);
                 }
             }
@@ -1887,7 +2003,11 @@ impl Redactor {
                 }
                 if indent(body) > col {
                     secret_values_below = Some((col, true));
-                    if seen || !body.trim_start().starts_with('-') {
+                    // A list names Secrets; Kapitan's backends are settings.
+                    let backend = line_re.captures(body).is_some_and(|c| {
+                        KAPITAN_SECRET_BACKENDS.contains(&c[2].to_ascii_lowercase().as_str())
+                    });
+                    if seen || !(body.trim_start().starts_with('-') || backend) {
                         out.push_str(&self.secret_values_line(body, line_re));
                         out.push_str(nl);
                         continue;
@@ -1952,7 +2072,11 @@ impl Redactor {
                 }
             };
             match caps {
-                Some(c) if env_value || self.key_matches(&key_of(&c)) => {
+                Some(c)
+                    if env_value
+                        || self.key_matches(&key_of(&c))
+                        || (receivers && receiver_key(&key_of(&c))) =>
+                {
                     let value = c[4].trim();
                     if value.is_empty() || value.starts_with('|') || value.starts_with('>') {
                         hiding_below = Some(indent(body));
@@ -2010,24 +2134,6 @@ impl Redactor {
         }
         out
     }
-}
-
-/// The items a text line holds as YAML list items: a block item (`- x`),
-/// the items of flow lists (`[x, y]`), quotes removed.
-fn list_items(line: &str) -> Vec<&str> {
-    fn unquote(i: &str) -> &str {
-        i.trim().trim_matches(['"', '\''])
-    }
-    let mut items: Vec<&str> = line
-        .trim()
-        .strip_prefix("- ")
-        .map(unquote)
-        .into_iter()
-        .collect();
-    if line.contains('[') {
-        items.extend(line.split(['[', ',', ']']).map(unquote));
-    }
-    items
 }
 
 /// `^(indent)(- )?("|')?KEY("|')? [:=] VALUE$`: a line of a text file read
@@ -2170,11 +2276,18 @@ impl Redactor {
     fn secret_values_line(&self, body: &str, line_re: &Regex) -> String {
         let Some(c) = line_re.captures(body) else {
             let t = body.trim();
+            // A closing bracket, or a key the line rule does not read
+            // (`ns/name:`) opening a block: shown.
             if t.trim_end_matches(',')
                 .chars()
                 .all(|ch| matches!(ch, '}' | ']'))
+                || (t.ends_with(':') && !t.starts_with('-'))
             {
                 return body.to_string();
+            }
+            // Such a key with a value: the key stays.
+            if let Some(at) = body.find(": ").filter(|_| !t.starts_with(['-', '"', '\''])) {
+                return format!("{} {OLD}", &body[..=at]);
             }
             let ind = body.len() - body.trim_start().len();
             return format!("{}{OLD}", &body[..ind]);
@@ -2442,6 +2555,9 @@ enum Part {
     /// returns for a list call, whose items carry no `kind`): each of its
     /// `items` is an object of that kind.
     ListOf(&'static str),
+    /// An item of one of Alertmanager's [`SECRET_RECEIVERS`]: its
+    /// [`receiver_key`]s are hidden.
+    Receiver,
 }
 
 /// The kinds [`Part::of_kind`] knows, as [`Part::ListOf`] names them.
@@ -3580,6 +3696,24 @@ mod tests {
         );
         assert!(!t.contains("smap4x") && !t.contains("smap5x"), "{t}");
         assert!(t.contains("name: n1") && t.contains("\"n2\""), "{t}");
+        // Keys the line rule does not read: the key stays, not its value.
+        let t = r.redact_text("secrets:\n  ns/name:\n    k: smap6x\n  ns/other: smap7x\n");
+        assert!(!t.contains("smap6x") && !t.contains("smap7x"), "{t}");
+        assert!(
+            t.contains("  ns/name:\n") && t.contains("ns/other: <redacted>"),
+            "{t}"
+        );
+        // Kapitan's `parameters.kapitan.secrets`: its backends' settings.
+        let kapitan = "kapitan:\n  secrets:\n    gpg:\n      recipients:\n      - fingerprint: ABC\n    vaultkv:\n      addr: http://visible:8200\n      mount: visible-mount\n";
+        let (_, b) = r.redact_pair(None, Some(&v(kapitan)));
+        for out in [
+            crate::yaml::emit::to_yaml_string(&b),
+            r.redact_text(kapitan),
+        ] {
+            for s in ["ABC", "http://visible:8200", "visible-mount"] {
+                assert!(out.contains(s), "{s}:\n{out}");
+            }
+        }
         // Without the default rules, `secrets` is an ordinary key.
         let plain = Redactor::new(&[], false).unwrap();
         assert!(plain
@@ -3725,5 +3859,85 @@ mod tests {
             }
             assert!(out.contains("visible") && out.contains("dc=x"), "{out}");
         }
+    }
+
+    /// Re-probe 5 (redact-secret-key-names-and-webhook-urls-not-in-the-word-list):
+    /// `*_KEY` names of well-known products' secrets, Alertmanager's
+    /// PagerDuty/Pushover receiver keys, Discord and Teams webhook URLs.
+    #[test]
+    fn product_key_names_receiver_keys_and_webhook_urls() {
+        let r = Redactor::default();
+        for key in [
+            "RAILS_MASTER_KEY",
+            "NEW_RELIC_LICENSE_KEY",
+            "DD_APP_KEY",
+            "LD_SDK_KEY",
+            "SEGMENT_WRITE_KEY",
+            "HONEYCOMB_WRITEKEY",
+            "ALGOLIA_ADMIN_KEY",
+            "HMAC_KEY",
+            "MASTER_KEY",
+            "SESSION_KEY",
+            "COOKIE_KEY",
+            "PAGERDUTY_INTEGRATION_KEY",
+            "licenseKey",
+            "APP_KEYS",
+        ] {
+            assert!(r.key_matches(key), "{key} not matched");
+        }
+        // Near misses: keys that are not secrets, or name one.
+        for key in [
+            "primary_key",
+            "routing_key",
+            "partition_key",
+            "cache_key",
+            "public_key",
+            "sort_key",
+            "LICENSE_KEY_FILE",
+            "masterKeySecretRef",
+            "app",
+            "session_timeout",
+        ] {
+            assert!(!r.key_matches(key), "{key} matched");
+        }
+        // Alertmanager's receivers: routing_key, service_key, user_key are
+        // secrets there, in a string, a text file and a parsed file.
+        let am = "receivers:\n- name: pd\n  pagerduty_configs:\n  - routing_key: rcvkey1x\n  - service_key: rcvkey2x\n  pushover_configs:\n  - user_key: rcvkey3x\n    token: rcvkey4x\n";
+        let (_, b) = r.redact_pair(None, Some(&v(am)));
+        let sem = crate::yaml::emit::to_yaml_string(&b);
+        let (_, s) = r.redact_pair(
+            None,
+            Some(&Value::Map(Map::from_iter([(
+                "alertmanager.yml".to_string(),
+                Value::String(am.into()),
+            )]))),
+        );
+        let s = crate::yaml::emit::to_yaml_string(&s);
+        let txt = r.redact_text(am);
+        for out in [&sem, &s, &txt] {
+            for k in ["rcvkey1x", "rcvkey2x", "rcvkey3x", "rcvkey4x"] {
+                assert!(!out.contains(k), "{k}:\n{out}");
+            }
+            assert!(out.contains("name: pd"), "{out}");
+        }
+        // Elsewhere an AMQP routing key is ordinary configuration.
+        let amqp = "exchange: logs\nrouting_key: app.info\n";
+        assert!(r.redact_text(amqp).contains("app.info"));
+        let (_, b) = r.redact_pair(None, Some(&v(amqp)));
+        assert!(crate::yaml::emit::to_yaml_string(&b).contains("app.info"));
+        // Webhook URLs whose token is in the path.
+        for url in [
+            "https://discord.com/api/webhooks/123456789012345678/hookTok3nx-abc",
+            "https://discordapp.com/api/webhooks/1/hookTok3nx",
+            "https://acme.webhook.office.com/webhookb2/abc@def/IncomingWebhook/hookTok3nx/xyz",
+            "https://outlook.office.com/webhook/abc@def/IncomingWebhook/hookTok3nx/xyz",
+        ] {
+            let out = r.scrub(&format!("hook: \"{url}\""));
+            assert!(!out.contains("hookTok3nx"), "{out}");
+        }
+        assert_eq!(
+            r.scrub("docs: https://discord.com/developers/docs/resources/webhook"),
+            "docs: https://discord.com/developers/docs/resources/webhook"
+        );
     }
 }
