@@ -363,8 +363,8 @@ fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> 
 /// its end or the first unquoted `;`, `|`, `&`, `)`, backquote, newline or
 /// redirection; `outer`, the quote the command line sits in (`sh -c
 /// "..."`, a JSON string), ends it too. A quote that does not close on
-/// the line ends it.
-fn command_word_ranges(text: &str, outer: Option<u8>) -> Vec<(usize, usize)> {
+/// the line ends it. Also where the command line ends.
+fn command_word_ranges(text: &str, outer: Option<u8>) -> (Vec<(usize, usize)>, usize) {
     let b = text.as_bytes();
     let mut words = Vec::new();
     let mut i = 0;
@@ -406,7 +406,7 @@ fn command_word_ranges(text: &str, outer: Option<u8>) -> Vec<(usize, usize)> {
         }
         words.push((start, i));
     }
-    words
+    (words, i)
 }
 
 /// A word's text without one pair of enclosing quotes, as a byte range.
@@ -439,7 +439,13 @@ fn password_clients_re() -> &'static Regex {
 /// followed by a space); `None` when there are none.
 fn hide_client_passwords(text: &str) -> Option<String> {
     let mut ranges = Vec::new();
+    // Where the last command line read ends: a client named inside it is
+    // one of its words (and reading each would make this quadratic).
+    let mut read_to = 0;
     for m in password_clients_re().find_iter(text) {
+        if m.start() < read_to {
+            continue;
+        }
         let before = text[..m.start()].chars().next_back();
         let starts_word = before.is_none_or(|c| {
             c.is_whitespace() || matches!(c, '/' | '"' | '\'' | '(' | ';' | '|' | '&' | '`')
@@ -449,7 +455,8 @@ fn hide_client_passwords(text: &str) -> Option<String> {
             continue;
         }
         let outer = before.filter(|c| matches!(c, '"' | '\'')).map(|c| c as u8);
-        let words = command_word_ranges(rest, outer);
+        let (words, end) = command_word_ranges(rest, outer);
+        read_to = m.end() + end;
         let texts: Vec<&str> = words
             .iter()
             .map(|&w| {
