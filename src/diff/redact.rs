@@ -34,8 +34,18 @@ pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret
 /// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
 /// `password.txt`, a kubeconfig's `client-key-data`): the key is secret
 /// unless the last word after the last of them is one of
-/// [`REFERENCE_WORDS`].
+/// [`REFERENCE_WORDS`]. [`PRODUCT_KEY_PATTERN`] adds more.
 pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|passphrase|secret|token|credential|api[_.-]?key|private[_.-]?key|access[_.-]?key|account[_.-]?key|encryption[_.-]?key|signing[_.-]?key|client[_.-]?key";
+
+/// More of [`KEYWORD_PATTERN`]'s words (after the fifth re-probe): the
+/// `KEY` names of well-known products' secrets, Rails' `RAILS_MASTER_KEY`,
+/// New Relic's `LICENSE_KEY`, Datadog's `DD_APP_KEY`, LaunchDarkly's
+/// `SDK_KEY`, Segment's and Honeycomb's `WRITE_KEY`/`WRITEKEY`, Algolia's
+/// `ADMIN_KEY`, PagerDuty's `INTEGRATION_KEY`, `HMAC_KEY`, `SESSION_KEY`,
+/// `COOKIE_KEY`; not `primary_key`, `routing_key` or `public_key`. Run
+/// only on keys holding `key` in any case.
+pub const PRODUCT_KEY_PATTERN: &str =
+    r"(?i)(?:master|licen[cs]e|app|sdk|write|admin|hmac|session|cookie|integration)[_.-]?key";
 
 /// The last word of a key that names or points at a secret rather than
 /// holding it (`secretName`, `passwordSecretRef`, `tokenPath`,
@@ -70,8 +80,60 @@ pub const REFERENCE_WORDS: &[&str] = &[
 
 /// Keys holding a list of Secret names (a ServiceAccount's `secrets`, a pod's
 /// `imagePullSecrets`): `secret` and a plural `s`, which in `DB_SECRETS` or
-/// `DB_PASSWORDS` hides a value.
+/// `DB_PASSWORDS` hides a value. Holding a map instead (Helm charts'
+/// `secrets: {NAME: value}`, which the chart writes into a Secret), the
+/// key is read as a secret word again: [`names_a_secret_value`].
 const SECRET_NAME_LISTS: &[&str] = &["secrets", "imagepullsecrets", "pullsecrets"];
+
+/// Alertmanager's receiver lists whose items hold a secret under a neutral
+/// key ([`receiver_key`]).
+const SECRET_RECEIVERS: &[&str] = &["pagerduty_configs", "pushover_configs"];
+
+/// A key that Alertmanager documents as `<secret>` in an item of
+/// [`SECRET_RECEIVERS`]: PagerDuty's `routing_key` and `service_key`,
+/// Pushover's `user_key` (its `token` is a secret word already). Elsewhere
+/// an AMQP `routing_key` is ordinary configuration, so these count only in
+/// a text naming one of the receiver lists, or in the items of one.
+fn receiver_key(key: &str) -> bool {
+    ["routing_key", "service_key", "user_key"]
+        .iter()
+        .any(|k| key.eq_ignore_ascii_case(k))
+}
+
+/// Whether a text configures one of [`SECRET_RECEIVERS`].
+fn names_receivers(text: &str) -> bool {
+    SECRET_RECEIVERS.iter().any(|r| text.contains(r))
+}
+
+/// Kapitan's reference backends: `parameters.kapitan.secrets` is a map of
+/// their settings (`gpg: {recipients}`, `vaultkv: {addr, auth, mount}`),
+/// not of values, and stays visible.
+const KAPITAN_SECRET_BACKENDS: &[&str] =
+    &["gpg", "gkms", "awskms", "azkms", "vaultkv", "vaulttransit"];
+
+/// Whether a map under `secrets` is Kapitan's backend settings: a key
+/// names one of [`KAPITAN_SECRET_BACKENDS`].
+fn holds_backends(v: Option<&Value>) -> bool {
+    v.and_then(Value::as_map).is_some_and(|m| {
+        m.keys()
+            .any(|k| KAPITAN_SECRET_BACKENDS.contains(&k.as_str()))
+    })
+}
+
+/// One of [`SECRET_NAME_LISTS`].
+fn is_name_list_key(key: &str) -> bool {
+    SECRET_NAME_LISTS
+        .iter()
+        .any(|k| key.eq_ignore_ascii_case(k))
+}
+
+/// Whether a key inside a map under `secrets` (or `pullSecrets`) holds a
+/// value rather than naming or pointing at one: every key but those whose
+/// last word is one of [`REFERENCE_WORDS`] (`secrets: {name: db,
+/// mountPath: /s}` stays, as `secretName` and `secretMountPath` do).
+fn names_a_secret_value(key: &str) -> bool {
+    last_word(key).is_none_or(|w| !REFERENCE_WORDS.iter().any(|r| w.eq_ignore_ascii_case(r)))
+}
 
 /// Query parameters that sign a URL, so that the URL is a credential:
 /// Azure SAS `sig`, S3 and GCS presigned `X-Amz-Signature` /
@@ -86,20 +148,409 @@ fn signature_param(name: &str) -> bool {
 /// name is not a secret word: `redis-cli -a PASSWORD`, `curl -u
 /// user:password` (the user is hidden with it), `docker login -p PASSWORD`
 /// (`registry-login`: a registry client and the word `login` in the same
-/// command; `docker run -p 8080:80` is a port).
+/// command; `docker run -p 8080:80` is a port), and the options of
+/// [`password_option`].
 fn command_secret_flag(program: &str, flag: &str) -> bool {
     match program {
         "redis-cli" => flag == "-a",
         "sshpass" | "registry-login" => flag == "-p",
         "curl" => matches!(flag, "-u" | "-U" | "--user" | "--proxy-user"),
+        p => password_option(p, flag),
+    }
+}
+
+/// Clients whose options or arguments hold a password that no secret word
+/// names ([`password_option`], [`command_password_words`]); `curl` for its
+/// cookies (`-b 'session=X'`).
+const PASSWORD_CLIENTS: &[&str] = &[
+    "keytool",
+    "jarsigner",
+    "sqlcmd",
+    "bcp",
+    "ldapsearch",
+    "ldapmodify",
+    "ldapadd",
+    "ldapdelete",
+    "ldapwhoami",
+    "ldapcompare",
+    "ldapmodrdn",
+    "ldappasswd",
+    "ldapexop",
+    "smbclient",
+    "rpcclient",
+    "smbcacls",
+    "smbget",
+    "zip",
+    "zipcloak",
+    "unzip",
+    "7z",
+    "7za",
+    "7zr",
+    "openssl",
+    "ssh-keygen",
+    "mongosh",
+    "mongo",
+    "mongodump",
+    "mongorestore",
+    "mongoexport",
+    "mongoimport",
+    "mongostat",
+    "mongotop",
+    "mongofiles",
+    "htpasswd",
+    "vault",
+    "mc",
+    "rabbitmqctl",
+    "curl",
+];
+
+/// An option of one of [`PASSWORD_CLIENTS`] whose next word is a password,
+/// from each client's manual: keytool/jarsigner `-storepass`, `-keypass`
+/// (and the `-src`/`-dest` forms, `-new`), sqlcmd/bcp `-P`, the OpenLDAP
+/// clients' `-w` (ldappasswd's `-a` old and `-s` new password too),
+/// zip/unzip `-P`, `openssl enc -k` (`-K`, a key in hex), ssh-keygen `-N`
+/// (new passphrase) and `-P` (old), the MongoDB tools' `-p`.
+fn password_option(program: &str, flag: &str) -> bool {
+    match program {
+        "keytool" | "jarsigner" => matches!(
+            flag,
+            "-storepass"
+                | "-keypass"
+                | "-srcstorepass"
+                | "-deststorepass"
+                | "-srckeypass"
+                | "-destkeypass"
+                | "-new"
+        ),
+        "sqlcmd" | "bcp" | "zip" | "zipcloak" | "unzip" => flag == "-P",
+        "ldappasswd" => matches!(flag, "-w" | "-a" | "-s"),
+        p if p.starts_with("ldap") => flag == "-w",
+        "openssl" => matches!(flag, "-k" | "-K"),
+        "ssh-keygen" => matches!(flag, "-N" | "-P"),
+        p if p.starts_with("mongo") => flag == "-p",
         _ => false,
     }
 }
 
+/// Whether [`password_option`] knows options of `program` (the clients
+/// whose passwords a list of args can hold as the item after an option).
+fn has_password_options(program: &str) -> bool {
+    matches!(
+        program,
+        "keytool"
+            | "jarsigner"
+            | "sqlcmd"
+            | "bcp"
+            | "zip"
+            | "zipcloak"
+            | "unzip"
+            | "openssl"
+            | "ssh-keygen"
+    ) || program.starts_with("ldap")
+        || program.starts_with("mongo")
+}
+
+/// Where the password is in the words that follow `program` (one of
+/// [`PASSWORD_CLIENTS`]) on a command line, quotes removed: (word, byte
+/// where the password starts in it). Besides [`password_option`]'s next
+/// word, glued to it (`-wX`, `ldapsearch`'s getopt reads it so; not for
+/// `openssl`, whose `-kfile` is another option) or after `=`: 7-Zip's
+/// `-pX`; the Samba clients' `-U user%X`; curl's cookies (`-b`/`--cookie
+/// 'name=X'`, not a cookie file); `htpasswd -b`'s last argument; `vault
+/// login X`; `mc alias set NAME URL KEY X` (`mc config host add` too);
+/// `rabbitmqctl add_user|change_password|authenticate_user USER X`.
+fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> {
+    let mut found = Vec::new();
+    let mut positional = Vec::new();
+    let mut batch = false;
+    let samba = matches!(program, "smbclient" | "rpcclient" | "smbcacls" | "smbget");
+    // After `%` in a Samba `user%password`, after `=` in a cookie.
+    let after = |w: &str, sep: char| w.find(sep).map(|i| i + 1);
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        if !w.starts_with('-') || w == "-" {
+            positional.push(i);
+            i += 1;
+            continue;
+        }
+        let next = words.get(i + 1).copied();
+        if program == "curl" {
+            if matches!(w, "-b" | "--cookie") {
+                if let Some(at) = next.and_then(|n| after(n, '=')) {
+                    found.push((i + 1, at));
+                }
+                i += 2;
+                continue;
+            }
+            if let Some(v) = w.strip_prefix("--cookie=") {
+                if let Some(at) = after(v, '=') {
+                    found.push((i, "--cookie=".len() + at));
+                }
+            }
+        } else if samba && matches!(w, "-U" | "--user") {
+            if let Some(at) = next.and_then(|n| after(n, '%')) {
+                found.push((i + 1, at));
+            }
+            i += 2;
+            continue;
+        } else if samba && (w.starts_with("-U") || w.starts_with("--user=")) {
+            if let Some(at) = after(w, '%') {
+                found.push((i, at));
+            }
+        } else if password_option(program, w) {
+            if next.is_some() {
+                found.push((i + 1, 0));
+            }
+            i += 2;
+            continue;
+        } else if let Some((f, _)) = w
+            .split_once('=')
+            .filter(|(f, _)| password_option(program, f))
+        {
+            found.push((i, f.len() + 1));
+        } else {
+            // Glued: 7-Zip's only form, getopt's for one-letter options.
+            let seven_zip = matches!(program, "7z" | "7za" | "7zr") && w.starts_with("-p");
+            let getopt = program != "openssl"
+                && !w.starts_with("--")
+                && w.get(..2).is_some_and(|f| password_option(program, f));
+            if w.len() > 2 && (seven_zip || getopt) {
+                found.push((i, 2));
+            }
+        }
+        batch |= program == "htpasswd" && !w.starts_with("--") && w[1..].contains('b');
+        i += 1;
+    }
+    let word = |n: usize| positional.get(n).map(|&i| words[i]);
+    let hide_positional = |n: usize, found: &mut Vec<(usize, usize)>| {
+        if let Some(&i) = positional.get(n) {
+            found.push((i, 0));
+        }
+    };
+    match program {
+        "htpasswd" if batch && positional.len() >= 2 => {
+            hide_positional(positional.len() - 1, &mut found)
+        }
+        "vault"
+            if word(0) == Some("login")
+                && word(1).is_some_and(|w| !w.contains('=') && w != "-") =>
+        {
+            hide_positional(1, &mut found)
+        }
+        "mc" if word(0) == Some("alias") && word(1) == Some("set") => {
+            hide_positional(5, &mut found)
+        }
+        "mc" if word(0) == Some("config") && word(1) == Some("host") && word(2) == Some("add") => {
+            hide_positional(6, &mut found)
+        }
+        "rabbitmqctl" => {
+            let sub = (0..positional.len()).find(|&n| {
+                word(n).is_some_and(|w| {
+                    matches!(w, "add_user" | "change_password" | "authenticate_user")
+                })
+            });
+            if let Some(n) = sub {
+                hide_positional(n + 2, &mut found);
+            }
+        }
+        _ => {}
+    }
+    found
+}
+
+/// The byte ranges of the words of a command line that starts `text`, to
+/// its end or the first unquoted `;`, `|`, `&`, `)`, backquote, newline or
+/// redirection; `outer`, the quote the command line sits in (`sh -c
+/// "..."`, a JSON string), ends it too. A quote that does not close on
+/// the line ends it. Also where the command line ends.
+fn command_word_ranges(text: &str, outer: Option<u8>) -> (Vec<(usize, usize)>, usize) {
+    let b = text.as_bytes();
+    let mut words = Vec::new();
+    let mut i = 0;
+    'words: loop {
+        while i < b.len() && matches!(b[i], b' ' | b'\t') {
+            i += 1;
+        }
+        if i >= b.len()
+            || (matches!(b[i], b'\n' | b';' | b'|' | b'&' | b')' | b'`' | b'<' | b'>')
+                && !text[i..].starts_with(OLD))
+            || Some(b[i]) == outer
+        {
+            break;
+        }
+        let start = i;
+        while i < b.len()
+            && !matches!(
+                b[i],
+                b' ' | b'\t' | b'\n' | b';' | b'|' | b'&' | b')' | b'`'
+            )
+        {
+            if matches!(b[i], b'"' | b'\'') {
+                if Some(b[i]) == outer {
+                    break;
+                }
+                let close = text[i + 1..].find(|c: char| c == b[i] as char || c == '\n');
+                match close.map(|c| i + 1 + c) {
+                    Some(end) if b[end] == b[i] => i = end + 1,
+                    _ => {
+                        if i > start {
+                            words.push((start, i));
+                        }
+                        break 'words;
+                    }
+                }
+            } else {
+                i += 1;
+            }
+        }
+        words.push((start, i));
+    }
+    (words, i)
+}
+
+/// A word's text without one pair of enclosing quotes, as a byte range.
+fn unquoted(text: &str, (start, end): (usize, usize)) -> (usize, usize) {
+    let w = &text[start..end];
+    let quoted = w.len() >= 2
+        && ((w.starts_with('"') && w.ends_with('"')) || (w.starts_with('\'') && w.ends_with('\'')));
+    if quoted {
+        (start + 1, end - 1)
+    } else {
+        (start, end)
+    }
+}
+
+/// [`PASSWORD_CLIENTS`] as one alternation, longest name first (`7za`
+/// before `7z`), which the regex engine scans for as literals.
+fn password_clients_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        let mut names: Vec<&str> = PASSWORD_CLIENTS.to_vec();
+        names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        let alternation: Vec<String> = names.iter().map(|n| regex::escape(n)).collect();
+        Regex::new(&alternation.join("|")).expect("static regex is valid")
+    })
+}
+
+/// `text` with the passwords of [`command_password_words`] hidden on each
+/// command line that runs one of [`PASSWORD_CLIENTS`] (the program a word
+/// of its own: after a space, quote, `/`, `(` or a shell separator, and
+/// followed by a space); `None` when there are none.
+fn hide_client_passwords(text: &str) -> Option<String> {
+    let mut ranges = Vec::new();
+    // Where the last command line read ends: a client named inside it is
+    // one of its words (and reading each would make this quadratic).
+    let mut read_to = 0;
+    for m in password_clients_re().find_iter(text) {
+        if m.start() < read_to {
+            continue;
+        }
+        let before = text[..m.start()].chars().next_back();
+        let starts_word = before.is_none_or(|c| {
+            c.is_whitespace() || matches!(c, '/' | '"' | '\'' | '(' | ';' | '|' | '&' | '`')
+        });
+        let rest = &text[m.end()..];
+        if !starts_word || !rest.starts_with([' ', '\t']) {
+            continue;
+        }
+        let outer = before.filter(|c| matches!(c, '"' | '\'')).map(|c| c as u8);
+        let (words, end) = command_word_ranges(rest, outer);
+        read_to = m.end() + end;
+        let texts: Vec<&str> = words
+            .iter()
+            .map(|&w| {
+                let (s, e) = unquoted(rest, w);
+                &rest[s..e]
+            })
+            .collect();
+        for (w, at) in command_password_words(m.as_str(), &texts) {
+            let (s, mut e) = unquoted(rest, words[w]);
+            let s = s + at;
+            // `--cookie='a=X'`: the closing quote stays.
+            if let Some(q) = rest[s..e]
+                .chars()
+                .last()
+                .filter(|c| matches!(c, '"' | '\''))
+            {
+                if rest[words[w].0..s].contains(q) {
+                    e -= 1;
+                }
+            }
+            if e > s && &rest[s..e] != OLD {
+                ranges.push((m.end() + s, m.end() + e));
+            }
+        }
+    }
+    if ranges.is_empty() {
+        return None;
+    }
+    ranges.sort_unstable();
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (s, e) in ranges {
+        if s < last {
+            continue;
+        }
+        out.push_str(&text[last..s]);
+        out.push_str(OLD);
+        last = e;
+    }
+    out.push_str(&text[last..]);
+    Some(out)
+}
+
+/// A password written to a program that reads it on standard input:
+/// `echo X | docker login --password-stdin` (any client's
+/// `--password-stdin`, `passwd --stdin`), `echo "user:X" | chpasswd`
+/// (the part after `:`). Group 2 is the echoed word, group 4 the command
+/// it is piped into.
+fn stdin_password_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r#"(\b(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+(?:'%s(?:\\n)?'|"%s(?:\\n)?"|%s(?:\\n)?))?[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s|;&"']+)([ \t]*\|[ \t]*)([^\n|;&]*)"#,
+        )
+        .expect("static regex is valid")
+    })
+}
+
+/// [`stdin_password_re`]'s replacement.
+fn hide_stdin_password(c: &regex::Captures) -> String {
+    let piped = c[4].trim_start();
+    let piped = piped.strip_prefix("sudo ").unwrap_or(piped).trim_start();
+    let word = &c[2];
+    let (q, inner) = match word.chars().next() {
+        Some('"' | '\'') => (&word[..1], &word[1..word.len() - 1]),
+        _ => ("", word),
+    };
+    let shown = if piped.starts_with("chpasswd") {
+        match inner.split_once(':') {
+            Some((user, pass)) if !pass.is_empty() && pass != OLD => {
+                Some(format!("{q}{user}:{OLD}{q}"))
+            }
+            _ => None,
+        }
+    } else if (piped.contains("-password-stdin")
+        || (piped.starts_with("passwd") && piped.contains("--stdin")))
+        && !inner.is_empty()
+        && inner != OLD
+    {
+        Some(format!("{q}{OLD}{q}"))
+    } else {
+        None
+    };
+    match shown {
+        Some(w) => format!("{}{w}{}{}", &c[1], &c[3], &c[4]),
+        None => c[0].to_string(),
+    }
+}
+
 /// Container registry clients whose `login` takes `-p PASSWORD`
-/// (`helm registry login` too).
+/// (`helm registry login` too), and the Azure CLI (`az login -p`, `az acr
+/// login -p`).
 const REGISTRY_CLIS: &[&str] = &[
-    "docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
+    "docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "az",
 ];
 
 /// HTTP header names whose value is a credential: in a `{name, value}`
@@ -194,6 +645,13 @@ fn command_programs(items: impl IntoIterator<Item = impl AsRef<str>>) -> Vec<&'s
     let mut found = Vec::new();
     for item in items {
         let word = item.as_ref();
+        let base = word.rsplit('/').next().unwrap_or(word);
+        // An item that is one of the clients with password options.
+        if let Some(p) = PASSWORD_CLIENTS.iter().find(|p| **p == base) {
+            if !found.contains(p) {
+                found.push(p);
+            }
+        }
         // Most items name none: no more work for them.
         if !word.contains("redis-cli")
             && !word.contains("curl")
@@ -202,7 +660,6 @@ fn command_programs(items: impl IntoIterator<Item = impl AsRef<str>>) -> Vec<&'s
         {
             continue;
         }
-        let base = word.rsplit('/').next().unwrap_or(word);
         for (p, with_arg) in [
             ("redis-cli", "redis-cli "),
             ("curl", "curl "),
@@ -221,14 +678,17 @@ fn command_programs(items: impl IntoIterator<Item = impl AsRef<str>>) -> Vec<&'s
 
 /// `programs` with `registry-login` added when a registry client is among
 /// them and one of `lists` runs its `login`: the first item that is not
-/// the client, `registry` (`helm registry login`) or an option is `login`
+/// the client, `registry` (`helm registry login`), `acr` (`az acr login`)
+/// or an option is `login`
 /// (`[docker, login, -p, x]`, or `args: [login, -p, x]` beside `command:
 /// [docker]`; not `[docker, run, --name, login, -p, 8080:80]`).
 fn with_registry_login<'p>(mut programs: Vec<&'p str>, lists: [&[Value]; 2]) -> Vec<&'p str> {
     let runs_login = |l: &[Value]| {
         l.iter().filter_map(Value::as_str).find(|w| {
             let base = w.rsplit('/').next().unwrap_or(w);
-            !(REGISTRY_CLIS.contains(&base) || *w == "registry" || w.starts_with('-'))
+            !(REGISTRY_CLIS.contains(&base)
+                || matches!(*w, "registry" | "acr")
+                || w.starts_with('-'))
         }) == Some("login")
     };
     if programs.contains(&"registry-cli")
@@ -243,14 +703,26 @@ fn with_registry_login<'p>(mut programs: Vec<&'p str>, lists: [&[Value]; 2]) -> 
 /// [`KEYWORD_PATTERN`]'s rule.
 fn keyword_in_key(key: &str) -> bool {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    static PRODUCT: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| Regex::new(KEYWORD_PATTERN).expect("static regex is valid"));
-    let Some(last) = re.find_iter(key).last() else {
+    let product = || {
+        let has_key = key
+            .as_bytes()
+            .windows(3)
+            .any(|w| w.eq_ignore_ascii_case(b"key"));
+        let re =
+            PRODUCT.get_or_init(|| Regex::new(PRODUCT_KEY_PATTERN).expect("static regex is valid"));
+        has_key.then(|| re.find_iter(key).last()).flatten()
+    };
+    // The later of the two rules' last words.
+    let Some(last) = [re.find_iter(key).last(), product()]
+        .into_iter()
+        .flatten()
+        .max_by_key(|m| m.end())
+    else {
         return false;
     };
-    if SECRET_NAME_LISTS
-        .iter()
-        .any(|k| key.eq_ignore_ascii_case(k))
-    {
+    if is_name_list_key(key) {
         return false;
     }
     match last_word(&key[last.end()..]) {
@@ -309,7 +781,17 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // slack-webhook-url (gitleaks wants 43-56 characters of path; shorter
     // test-style paths are hidden too)
     r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,}",
+    // Discord and Microsoft Teams (Office 365 connector) webhook URLs: the
+    // token is a part of the path (gitleaks' `microsoft-teams-webhook`,
+    // with any length of ids, as for Slack above). Last: see
+    // [`WEBHOOK_PATTERNS`].
+    r"(?:https?://)?(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api(?:/v[0-9]+)?/webhooks/[0-9]+/[A-Za-z0-9_\-]+",
+    r"(?:https?://)?(?:[A-Za-z0-9-]+\.webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/[^\s\x22'<>`]+",
 ];
+
+/// How many of [`CREDENTIAL_PATTERNS`], at its end, are webhook URLs,
+/// each holding the word `webhook`.
+const WEBHOOK_PATTERNS: usize = 2;
 
 /// The annotation in which `kubectl apply` keeps a whole copy of the object.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -514,11 +996,11 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let registry_login = Regex::new(
-            r#"(\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm["']?[ \t,]+["']?registry)["']?(?:[ \t,]+["']?-[^\s,"']*["']?)*[ \t,]+["']?login\b[^\n;|&]*?[\s,\[]["']?-p(?:["']?[ \t]*,[ \t]*["']?|[ \t]+["']?|=["']?))([^\s"',\]]+)"#,
+            r#"(\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm["']?[ \t,]+["']?registry|az(?:["']?[ \t,]+["']?acr)?)["']?(?:[ \t,]+["']?-[^\s,"']*["']?)*[ \t,]+["']?login\b[^\n;|&]*?[\s,\[]["']?-p(?:["']?[ \t]*,[ \t]*["']?|[ \t]+["']?|=["']?))([^\s"',\]]+)"#,
         )
         .expect("static regex is valid");
         let config_set = Regex::new(
-            r#"(\b(?:configure|config)[ \t]+set[ \t]+(?:--?[A-Za-z][A-Za-z0-9-]*(?:[ \t=][^\s-]\S*)?[ \t]+)*["']?([A-Za-z_/][A-Za-z0-9_./:\-]*)["']?[ \t]+["']?)([^\s"';|&]+)"#,
+            r#"(\b(?:(?:configure|config)[ \t]+set|npm[ \t]+(?:c[ \t]+)?set)[ \t]+(?:--?[A-Za-z][A-Za-z0-9-]*(?:[ \t=][^\s-]\S*)?[ \t]+)*["']?([A-Za-z_/][A-Za-z0-9_./:\-]*)["']?[ \t]+["']?)([^\s"';|&]+)"#,
         )
         .expect("static regex is valid");
         let header_directive = Regex::new(
@@ -561,6 +1043,17 @@ impl Redactor {
         })
     }
 
+    /// The [`CREDENTIAL_PATTERNS`] to run on `text`: the webhook URL rules
+    /// (the last [`WEBHOOK_PATTERNS`] of them, with no literal prefix for
+    /// the regex engine to scan for) only when it holds `webhook`.
+    fn credentials_for(&self, text: &str) -> &[Regex] {
+        if text.contains("webhook") {
+            &self.credentials
+        } else {
+            &self.credentials[..self.credentials.len() - WEBHOOK_PATTERNS]
+        }
+    }
+
     /// Whether a key (or the `name`/`key`/`header` of a `{name, value}`
     /// pair) names a secret: a key pattern, a secret word in it, or a
     /// credential header's name.
@@ -585,7 +1078,7 @@ impl Redactor {
         } else {
             text.into()
         };
-        if self.secret_kind.is_match(&text) {
+        if self.secret_kind.is_match(&text) || (text.contains('=') && toml_secret_kind(&text)) {
             return true;
         }
         // `find_iter`, not captures: this runs on every string holding `kind`.
@@ -671,14 +1164,22 @@ impl Redactor {
     /// [`Self::scrub`]'s rules; `depth` counts the quoted values they read
     /// inside (each level has one kind of quote fewer, so four are enough).
     fn scrub_at(&self, text: &str, depth: usize) -> String {
+        let receivers = self.defaults && names_receivers(text);
         let mut out = mask_url_passwords(text, OLD);
         if out.contains("github") {
             replace_in(&mut out, &self.github_userinfo, |c: &regex::Captures| {
                 format!("{}{OLD}@{}", &c[1], &c[3])
             });
         }
-        for re in &self.credentials {
+        for re in self.credentials_for(&out) {
             replace_in(&mut out, re, OLD);
+        }
+        // The literal scan for the clients' names is the pre-check.
+        if let Some(hidden) = hide_client_passwords(&out) {
+            out = hidden;
+        }
+        if out.contains('|') && (out.contains("stdin") || out.contains("chpasswd")) {
+            replace_in(&mut out, stdin_password_re(), hide_stdin_password);
         }
         replace_in(&mut out, &self.auth_header, |c: &regex::Captures| {
             format!("{}{OLD}", &c[1])
@@ -794,7 +1295,9 @@ impl Redactor {
                     // `key => value`: the hash-rocket rule's.
                     return c[0].to_string();
                 }
-                if (self.key_matches(key) || self.auth_value(key, value))
+                if (self.key_matches(key)
+                    || (receivers && receiver_key(key))
+                    || self.auth_value(key, value))
                     && value != OLD
                     && !value.is_empty()
                 {
@@ -1097,6 +1600,19 @@ impl Redactor {
                 self.walk_items(ov, nv, Part::of_kind(kind))
             } else if env_secret && k == "value" {
                 hide(ov, nv)
+            } else if self.defaults && SECRET_RECEIVERS.contains(&k.as_str()) {
+                self.walk_items(ov, nv, Part::Receiver)
+            } else if self.defaults
+                && is_name_list_key(k)
+                && [ov, nv]
+                    .iter()
+                    .flatten()
+                    .any(|v| matches!(v, Value::Map(_)))
+                && !holds_backends(ov)
+                && !holds_backends(nv)
+            {
+                // `secrets: {DB_CONN: x}`: values, not a list of names.
+                self.hide_values_under_secrets(ov, nv)
             } else if k == "args" && !sibling_programs.is_empty() {
                 // A container's `args` after `command: [redis-cli]`.
                 fn list(v: Option<&Value>) -> Option<&[Value]> {
@@ -1137,6 +1653,7 @@ impl Redactor {
                 }
                 (x, y)
             } else if self.key_matches(k)
+                || (part == Part::Receiver && receiver_key(k))
                 || [ov, nv]
                     .iter()
                     .flatten()
@@ -1188,6 +1705,46 @@ impl Redactor {
                 (old.map(|_| Value::List(a)), new.map(|_| Value::List(b)))
             }
             _ => self.walk(old, new),
+        }
+    }
+
+    /// A map under `secrets` ([`SECRET_NAME_LISTS`]): its values are
+    /// hidden at any depth (booleans and nulls stay), except under keys
+    /// that name or point at a secret ([`names_a_secret_value`]), which are
+    /// walked as usual. Key names stay.
+    fn hide_values_under_secrets(
+        &self,
+        old: Option<&Value>,
+        new: Option<&Value>,
+    ) -> (Option<Value>, Option<Value>) {
+        match (old, new) {
+            (Some(Value::Map(_)) | None, Some(Value::Map(_)) | None)
+                if old.is_some() || new.is_some() =>
+            {
+                let om = old.and_then(Value::as_map);
+                let nm = new.and_then(Value::as_map);
+                let empty = Map::new();
+                let (o, n) = (om.unwrap_or(&empty), nm.unwrap_or(&empty));
+                let mut a = Map::new();
+                let mut b = Map::new();
+                let mut keys: Vec<&String> = o.keys().collect();
+                keys.extend(n.keys().filter(|k| !o.contains_key(*k)));
+                for k in keys {
+                    let (x, y) = if names_a_secret_value(k) {
+                        self.hide_values_under_secrets(o.get(k), n.get(k))
+                    } else {
+                        self.walk(o.get(k), n.get(k))
+                    };
+                    if let Some(x) = x {
+                        a.insert(k.clone(), x);
+                    }
+                    if let Some(y) = y {
+                        b.insert(k.clone(), y);
+                    }
+                }
+                (om.map(|_| Value::Map(a)), nm.map(|_| Value::Map(b)))
+            }
+            _ => hide(old, new),
         }
     }
 
@@ -1247,7 +1804,7 @@ impl Redactor {
                 return Err("(content not shown: the file looks like a Kubernetes Secret that is not compared as YAML)\n".into());
             }
             let mut whole = text.to_string();
-            for re in &self.credentials {
+            for re in self.credentials_for(text) {
                 if re.is_match(&whole) {
                     whole = re.replace_all(&whole, OLD).into_owned();
                 }
@@ -1314,13 +1871,34 @@ impl Redactor {
         // A flow mapping's secret key ends the previous line (`{password:`),
         // its value starts this one.
         let mut flow_value_next = false;
+        // The key column of a bare `secrets:` (or `"secrets": {`), and
+        // whether a line below it was read: a map below it holds values,
+        // a list names Secrets ([`SECRET_NAME_LISTS`]).
+        let mut secret_values_below: Option<(usize, bool)> = None;
         let env_values = self.secret_env_value_lines(text, line_re);
+        // Alertmanager's PagerDuty/Pushover receivers: their keys count.
+        let receivers = self.defaults && names_receivers(text);
         // A block list of args (`- redis-cli` / `- -a` / `- VALUE`), maybe
         // split over `command:` and `args:`: the programs the file names.
         let mut programs: Vec<&str> = ["redis-cli", "curl", "sshpass"]
             .into_iter()
             .filter(|p| text.contains(p))
             .collect();
+        // A client with password options, named as a word of its own (a
+        // list item `- sqlcmd`, `[sqlcmd, ...]`, `/usr/bin/sqlcmd`): one
+        // literal scan of the text.
+        for m in password_clients_re().find_iter(text) {
+            let before = text[..m.start()].chars().next_back();
+            let after = text[m.end()..].chars().next();
+            let word = before.is_none_or(|c| c.is_whitespace() || "[,\"'/".contains(c))
+                && after.is_none_or(|c| c.is_whitespace() || ",]\"'".contains(c));
+            let p = PASSWORD_CLIENTS.iter().find(|p| **p == m.as_str());
+            if let Some(p) = p.filter(|p| word && has_password_options(p)) {
+                if !programs.contains(p) {
+                    programs.push(p);
+                }
+            }
+        }
         // A block list item `- login`, or a flow list that starts with
         // `login` (`args: [login, -p, x]`), in a file that names a registry
         // client.
@@ -1425,6 +2003,25 @@ impl Redactor {
                 }
                 hiding_below = None;
             }
+            if let Some((col, seen)) = secret_values_below {
+                if body.trim().is_empty() {
+                    out.push_str(line);
+                    continue;
+                }
+                if indent(body) > col {
+                    secret_values_below = Some((col, true));
+                    // A list names Secrets; Kapitan's backends are settings.
+                    let backend = line_re.captures(body).is_some_and(|c| {
+                        KAPITAN_SECRET_BACKENDS.contains(&c[2].to_ascii_lowercase().as_str())
+                    });
+                    if seen || !(body.trim_start().starts_with('-') || backend) {
+                        out.push_str(&self.secret_values_line(body, line_re));
+                        out.push_str(nl);
+                        continue;
+                    }
+                }
+                secret_values_below = None;
+            }
             flow_value_next = flow_key_ends(body).is_some_and(|k| self.key_matches(k));
             let flag_before = std::mem::take(&mut after_secret_flag);
             let user_flag_before = after_user_flag.take();
@@ -1482,7 +2079,11 @@ impl Redactor {
                 }
             };
             match caps {
-                Some(c) if env_value || self.key_matches(&key_of(&c)) => {
+                Some(c)
+                    if env_value
+                        || self.key_matches(&key_of(&c))
+                        || (receivers && receiver_key(&key_of(&c))) =>
+                {
                     let value = c[4].trim();
                     if value.is_empty() || value.starts_with('|') || value.starts_with('>') {
                         hiding_below = Some(indent(body));
@@ -1512,6 +2113,22 @@ impl Redactor {
                         out.push_str(OLD);
                     }
                     out.push_str(nl);
+                }
+                Some(c) if self.defaults && is_name_list_key(&key_of(&c)) => {
+                    let value = c[4].trim();
+                    if value.is_empty() || value == "{" {
+                        secret_values_below =
+                            Some((c[1].trim_end_matches(['"', '\'']).len(), false));
+                        out.push_str(line);
+                    } else if value.starts_with('{') {
+                        out.push_str(&c[1]);
+                        out.push_str(&c[2]);
+                        out.push_str(&c[3]);
+                        out.push_str(&self.hide_flow_values(&c[4]));
+                        out.push_str(nl);
+                    } else {
+                        out.push_str(&self.scrub(line));
+                    }
                 }
                 _ if !programs.is_empty() && line.contains('[') => {
                     // `args: [-a, x]` after `command: [redis-cli]` on
@@ -1658,6 +2275,62 @@ fn hide_flow_args(line: &str, programs: &[&str]) -> String {
 }
 
 impl Redactor {
+    /// A line of a map under a bare `secrets:` in the text mode, as
+    /// [`Self::hide_values_under_secrets`] reads the map: a value hidden
+    /// unless its key names or points at a secret, or it is a boolean or
+    /// null; a line that is not `key: value` (a list item, a block
+    /// scalar's line) hidden whole, a closing bracket kept.
+    fn secret_values_line(&self, body: &str, line_re: &Regex) -> String {
+        let Some(c) = line_re.captures(body) else {
+            let t = body.trim();
+            // A closing bracket, or a key the line rule does not read
+            // (`ns/name:`) opening a block: shown.
+            if t.trim_end_matches(',')
+                .chars()
+                .all(|ch| matches!(ch, '}' | ']'))
+                || (t.ends_with(':') && !t.starts_with('-'))
+            {
+                return body.to_string();
+            }
+            // Such a key with a value: the key stays.
+            if let Some(at) = body.find(": ").filter(|_| !t.starts_with(['-', '"', '\''])) {
+                return format!("{} {OLD}", &body[..=at]);
+            }
+            let ind = body.len() - body.trim_start().len();
+            return format!("{}{OLD}", &body[..ind]);
+        };
+        let value = c[4].trim();
+        let bare = value.trim_end_matches(',').trim_matches(['"', '\'']);
+        let opens = value.is_empty() || matches!(value, "{" | "[") || value.starts_with(['|', '>']);
+        if !names_a_secret_value(&c[2]) || opens || is_visible_scalar(bare) {
+            self.scrub(body)
+        } else if value.starts_with('{') {
+            format!(
+                "{}{}{}{}",
+                &c[1],
+                &c[2],
+                &c[3],
+                self.hide_flow_values(&c[4])
+            )
+        } else {
+            format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
+        }
+    }
+
+    /// A flow map under `secrets` (`{DB_CONN: x, name: db}`) with its
+    /// values hidden as [`Self::secret_values_line`] hides them.
+    fn hide_flow_values(&self, flow: &str) -> String {
+        let hidden = self.inline.replace_all(flow, |c: &regex::Captures| {
+            let v = c[4].trim_matches(['"', '\'']);
+            if names_a_secret_value(&c[2]) && !is_visible_scalar(v) && v != OLD {
+                format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
+            } else {
+                c[0].to_string()
+            }
+        });
+        self.scrub(&hidden)
+    }
+
     /// The lines `value: ...` of a block list item that also has
     /// `name: DB_PASSWORD` at the same column, before or after it
     /// (container `env`, Helm-style name/value lists).
@@ -1747,27 +2420,52 @@ fn url_password_re() -> &'static Regex {
         // its slashes escaped; `%2F%2F`: percent-encoded (a URL passed in a
         // query parameter).
         Regex::new(
-            r#"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/|\\u002[Ff]|%2[Ff]){2}[^\s/\\:@"'<>`]*:)([^\s"'<>`]+)@"#,
+            r#"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/|\\u002[Ff]|%2[Ff]){2}[^\s/\\:@"'<>`]*:)([^\s"'<>`]+)(@)"#,
         )
         .expect("static regex is valid")
     })
 }
 
+/// A URL percent-encoded whole, its `:` and `@` too
+/// (`?next=https%3A%2F%2Fu%3AX%40db`, a URL passed in a query parameter):
+/// the password runs from the user's `%3A` to the last `%40` of the
+/// parameter (which ends at `&`). Its scheme's `:` must be `%3A` too, so a
+/// `%40` in an ordinary URL's query (`http://h:8080/x?mail=a%40b`) is not
+/// read as one.
+fn encoded_url_password_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r#"([A-Za-z][A-Za-z0-9+.\-]*%3[Aa](?:%2[Ff]){2}[^\s/\\:@%"'<>`&]*%3[Aa])([^\s"'<>`&]+)(%40)"#,
+        )
+        .expect("static regex is valid")
+    })
+}
+
+/// The URL password rules that apply to `text`: the encoded one only when
+/// it holds an encoded `@`.
+fn url_password_res(text: &str) -> impl Iterator<Item = &'static Regex> {
+    std::iter::once(url_password_re()).chain(text.contains("%40").then(encoded_url_password_re))
+}
+
 fn mask_url_passwords(text: &str, with: &str) -> String {
-    let re = url_password_re();
-    if !re.is_match(text) {
-        return text.to_string();
+    let mut out = text.to_string();
+    for re in url_password_res(text) {
+        replace_in(&mut out, re, |c: &regex::Captures| {
+            format!("{}{with}{}", &c[1], &c[3])
+        });
     }
-    re.replace_all(text, |c: &regex::Captures| format!("{}{with}@", &c[1]))
-        .into_owned()
+    out
 }
 
 /// Both sides with URL passwords hidden; the placeholders say whether the
 /// passwords changed, like the other redactions.
 fn url_passwords_pair(old: &str, new: &str) -> (String, String) {
-    let re = url_password_re();
-    let passwords =
-        |t: &str| -> Vec<String> { re.captures_iter(t).map(|c| c[2].to_string()).collect() };
+    let passwords = |t: &str| -> Vec<String> {
+        url_password_res(t)
+            .flat_map(|re| re.captures_iter(t).map(|c| c[2].to_string()))
+            .collect()
+    };
     let (po, pn) = (passwords(old), passwords(new));
     if po.is_empty() && pn.is_empty() {
         return (old.to_string(), new.to_string());
@@ -1783,6 +2481,26 @@ fn url_passwords_pair(old: &str, new: &str) -> (String, String) {
             mask_url_passwords(new, CHANGED),
         )
     }
+}
+
+/// A TOML `kind = "Secret"` (`output_type: toml` writes manifests so): a
+/// `kind` key at a line's start or in an inline table whose string value
+/// holds `secret` in any case once its escapes are decoded
+/// (`"Sec\u0072et"`), or is a multi-line string (which can spell it over
+/// lines). TOML values are quoted, so `kind=$KIND` in a shell script is
+/// not read.
+fn toml_secret_kind(text: &str) -> bool {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(
+            r#"(?m)(?:^[ \t]*|[{,][ \t]*)["']?kind["']?[ \t]*=[ \t]*("""|'''|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"#,
+        )
+        .expect("static regex is valid")
+    });
+    re.captures_iter(text).any(|c| {
+        let v = &c[1];
+        matches!(v, r#"""""# | "'''") || decode_escapes(v).to_ascii_lowercase().contains("secret")
+    })
 }
 
 /// The rest of a `kind:` line is a plain identifier that is not a Secret
@@ -1844,6 +2562,9 @@ enum Part {
     /// returns for a list call, whose items carry no `kind`): each of its
     /// `items` is an object of that kind.
     ListOf(&'static str),
+    /// An item of one of Alertmanager's [`SECRET_RECEIVERS`]: its
+    /// [`receiver_key`]s are hidden.
+    Receiver,
 }
 
 /// The kinds [`Part::of_kind`] knows, as [`Part::ListOf`] names them.
@@ -1923,6 +2644,14 @@ impl Part {
             self
         }
     }
+}
+
+/// A YAML boolean or null written as text, which stays visible under a
+/// secret key as it does in the semantic mode.
+fn is_visible_scalar(v: &str) -> bool {
+    ["true", "false", "null", "~"]
+        .iter()
+        .any(|s| v.eq_ignore_ascii_case(s))
 }
 
 /// Redacts a value a key pattern marked; booleans and nulls stay visible.
@@ -2938,5 +3667,284 @@ mod tests {
         assert!(out.contains(", n: 2}"), "{out}");
         assert!(out.contains("visible"), "{out}");
         assert_eq!(out.lines().count(), t.lines().count(), "{out}");
+    }
+
+    /// Re-probe 5 (redact-secrets-key-holding-a-map-of-values): `secrets`
+    /// holding a map of values (Helm's `secrets: {NAME: value}`) rather
+    /// than a list of Secret names, in both modes.
+    #[test]
+    fn secrets_key_holding_a_map_of_values() {
+        let r = Redactor::default();
+        let yaml = "data:\n  secrets:\n    DB_CONN: \"smap1x\"\n    nested:\n      STRIPE: smap2x\n      enabled: true\n    name: visible-name\n    mountPath: /visible/path\n    flow: {K: smap3x, secretName: visible-ref}\n  imagePullSecrets:\n  - name: regcred\n  sa:\n    secrets:\n    - name: token-abc\n    - visible-list-name\n";
+        let (_, b) = r.redact_pair(None, Some(&v(yaml)));
+        let sem = crate::yaml::emit::to_yaml_string(&b);
+        let txt = r.redact_text(yaml);
+        for out in [&sem, &txt] {
+            for s in ["smap1x", "smap2x", "smap3x"] {
+                assert!(!out.contains(s), "{s}:\n{out}");
+            }
+            // Near misses stay: names, paths, booleans, lists of names.
+            for s in [
+                "visible-name",
+                "/visible/path",
+                "visible-ref",
+                "enabled: true",
+                "regcred",
+                "token-abc",
+                "visible-list-name",
+                "DB_CONN",
+            ] {
+                assert!(out.contains(s), "{s}:\n{out}");
+            }
+        }
+        // A flow map on the `secrets` line, and JSON text.
+        let t = r.redact_text(
+            "secrets: {DB_CONN: smap4x, name: n1}\n{\n  \"secrets\": {\n    \"A\": \"smap5x\",\n    \"name\": \"n2\"\n  },\n  \"b\": 1\n}\n",
+        );
+        assert!(!t.contains("smap4x") && !t.contains("smap5x"), "{t}");
+        assert!(t.contains("name: n1") && t.contains("\"n2\""), "{t}");
+        // Keys the line rule does not read: the key stays, not its value.
+        let t = r.redact_text("secrets:\n  ns/name:\n    k: smap6x\n  ns/other: smap7x\n");
+        assert!(!t.contains("smap6x") && !t.contains("smap7x"), "{t}");
+        assert!(
+            t.contains("  ns/name:\n") && t.contains("ns/other: <redacted>"),
+            "{t}"
+        );
+        // Kapitan's `parameters.kapitan.secrets`: its backends' settings.
+        let kapitan = "kapitan:\n  secrets:\n    gpg:\n      recipients:\n      - fingerprint: ABC\n    vaultkv:\n      addr: http://visible:8200\n      mount: visible-mount\n";
+        let (_, b) = r.redact_pair(None, Some(&v(kapitan)));
+        for out in [
+            crate::yaml::emit::to_yaml_string(&b),
+            r.redact_text(kapitan),
+        ] {
+            for s in ["ABC", "http://visible:8200", "visible-mount"] {
+                assert!(out.contains(s), "{s}:\n{out}");
+            }
+        }
+        // Without the default rules, `secrets` is an ordinary key.
+        let plain = Redactor::new(&[], false).unwrap();
+        assert!(plain
+            .redact_text("secrets:\n  A: shown\n")
+            .contains("shown"));
+    }
+
+    /// Re-probe 5 (redact-secret-kind-in-toml-output): a Secret written as
+    /// TOML (`output_type: toml`) is withheld whole, as a YAML or JSON one.
+    #[test]
+    fn toml_secret_is_withheld() {
+        let r = Redactor::default();
+        for t in [
+            "apiVersion = \"v1\"\nkind = \"Secret\"\n\n[metadata]\nname = \"db\"\n\n[stringData]\nDB_CONN = \"tomlsec1x\"\n",
+            "kind = 'Secret'\n[data]\n\"config.json\" = \"tomlsec1x\"\n",
+            "\"kind\" = \"SealedSecret\"\n[spec.template.data]\nk = \"tomlsec1x\"\n",
+            "kind = \"Sec\\u0072et\"\ndata = { DB_CONN = \"tomlsec1x\" }\n",
+            "kind = \"\"\"\nSecret\"\"\"\n[data]\nk = \"tomlsec1x\"\n",
+            "[[items]]\nkind = \"Secret\"\ndata = { k = \"tomlsec1x\" }\n",
+            "items = [{kind = \"Secret\", data = { k = \"tomlsec1x\" }}]\n",
+        ] {
+            assert!(r.looks_like_secret(t), "{t}");
+            let out = r.redact_text(t);
+            assert!(!out.contains("tomlsec1x"), "{out}");
+        }
+        // Near misses stay: another kind, a shell variable, a key that
+        // ends in `kind`.
+        for t in [
+            "apiVersion = \"v1\"\nkind = \"ConfigMap\"\n[data]\nk = \"visible\"\n",
+            "kind=\"$KIND\"\nk=visible\n",
+            "resource_kind = \"Secret\"\nk = \"visible\"\n",
+            "kind = \"a\"\nk = \"visible\"\n",
+        ] {
+            assert!(!r.looks_like_secret(t), "{t}");
+            assert!(r.redact_text(t).contains("visible"), "{t}");
+        }
+    }
+
+    /// Re-probe 5 (redact-command-line-password-options-aliases-encoded-url):
+    /// password options and positions of common clients, npm's aliases of
+    /// `config set`, a URL with its `:` and `@` percent-encoded too.
+    #[test]
+    fn command_line_password_options_and_positions() {
+        let r = Redactor::default();
+        for line in [
+            "npm set //registry.npmjs.org/:_authToken cmdpw1x",
+            "npm c set //registry.npmjs.org/:_authToken cmdpw1x",
+            "curl \"https://h/login?next=https%3A%2F%2Fu%3Acmdpw1x%40db%2Fx\"",
+            "az login --service-principal -u appid -p cmdpw1x --tenant t",
+            "az acr login --name r -u u -p cmdpw1x",
+            "mongosh --host h -u root -p cmdpw1x",
+            "mongodump -u root -pcmdpw1x --out /b",
+            "curl -b 'sessionid=cmdpw1x' https://h",
+            "curl --cookie \"a=1; sid=cmdpw1x\" https://h",
+            "echo cmdpw1x | docker login --password-stdin -u ci r.io",
+            "printf %s cmdpw1x | docker login --password-stdin -u ci r.io",
+            "echo -n \"cmdpw1x\" | helm registry login r.io -u u --password-stdin",
+            "keytool -importkeystore -srcstorepass cmdpw1x -deststorepass cmdpw1x",
+            "jarsigner -keystore k.jks -storepass cmdpw1x -keypass cmdpw1x a.jar al",
+            "sqlcmd -S db -U sa -P cmdpw1x",
+            "ldapsearch -x -D cn=admin -w cmdpw1x -b dc=x",
+            "ldapmodify -D cn=admin -wcmdpw1x -f x.ldif",
+            "smbclient //h/s -U user%cmdpw1x",
+            "smbclient //h/s -Uuser%cmdpw1x",
+            "zip -P cmdpw1x out.zip f",
+            "7z a -pcmdpw1x a.7z f",
+            "openssl enc -aes256 -k cmdpw1x -in f",
+            "ssh-keygen -N cmdpw1x -f k",
+            "ssh-keygen -p -P cmdpw1x -N cmdpw1x -f k",
+            "htpasswd -b -c /etc/pw admin cmdpw1x",
+            "htpasswd -nbB admin 'cmdpw1x'",
+            "vault login cmdpw1x",
+            "vault login -no-print cmdpw1x",
+            "mc alias set s3 https://s3 AKEY cmdpw1x",
+            "mc config host add s3 https://s3 AKEY cmdpw1x --api S3v4",
+            "rabbitmqctl add_user admin cmdpw1x",
+            "rabbitmqctl change_password admin cmdpw1x",
+            "echo \"root:cmdpw1x\" | chpasswd",
+            "echo 'app:cmdpw1x' | sudo chpasswd",
+            "sh -c \"sqlcmd -S db -U sa -P cmdpw1x\" && echo ok",
+            // Controls: hidden before too.
+            "openssl pkcs12 -export -passout pass:cmdpw1x -out k.p12",
+            "PGPASSWORD=cmdpw1x psql -h db",
+            "kubectl --token cmdpw1x get pods",
+            "yarn config set npmAuthToken cmdpw1x",
+        ] {
+            let out = r.scrub(line);
+            assert!(!out.contains("cmdpw1x"), "{line}\n{out}");
+            // A line of a text file, in the text mode.
+            let t = r.redact_text(&format!("run: |\n  {line}\n"));
+            assert!(!t.contains("cmdpw1x"), "{line}\n{t}");
+        }
+        // What the secret sat beside stays.
+        assert_eq!(r.scrub("7z a -pcmdpw1x a.7z f"), "7z a -p<redacted> a.7z f");
+        assert_eq!(
+            r.scrub("smbclient //h/s -U user%cmdpw1x -c ls"),
+            "smbclient //h/s -U user%<redacted> -c ls"
+        );
+        assert_eq!(
+            r.scrub("htpasswd -b -c /etc/pw admin cmdpw1x && echo done"),
+            "htpasswd -b -c /etc/pw admin <redacted> && echo done"
+        );
+        assert_eq!(
+            r.scrub("curl -b 'sessionid=cmdpw1x' https://h"),
+            "curl -b 'sessionid=<redacted>' https://h"
+        );
+        // Near misses stay: no password option, a password the program
+        // prompts for, a cookie file, a port, options naming files or
+        // environment variables, words that are not the program.
+        for line in [
+            "zip -r out.zip dir",
+            "7z x a.7z -o/tmp",
+            "openssl enc -d -kfile pass.txt -in f",
+            "keytool -list -storepass:env STORE_PW -keystore k.jks",
+            "htpasswd -c /etc/pw admin",
+            "vault login -method=oidc",
+            "vault status",
+            "mc alias set s3 https://s3",
+            "mc ls s3/bucket",
+            "rabbitmqctl list_users",
+            "echo hello | grep h",
+            "echo visible | docker login -u ci r.io",
+            "az group create -n rg -l westeurope",
+            "curl -b cookies.txt https://h",
+            "sqlcmd -S db -U sa -Q \"select 1\"",
+            "ldapsearch -x -b dc=x -W",
+            "smbclient //h/s -U user",
+            "ssh-keygen -t ed25519 -N '' -f k",
+            "docker run -p 8080:80 mongo",
+            "echo 'a:b' | sort",
+            "https%3A%2F%2Fh%3A8080%2Fx",
+        ] {
+            assert_eq!(r.scrub(line), line);
+        }
+        // Args lists: flags of these programs, in both modes.
+        let yaml = "c:\n  command: [sqlcmd, -S, db, -P, listpw1x]\n  args: [-Q, visible]\nd:\n  command: [ldapsearch]\n  args: [-w, listpw2x, -b, dc=x]\ne:\n  command:\n  - keytool\n  - -storepass\n  - listpw3x\n";
+        let (_, b) = r.redact_pair(None, Some(&v(yaml)));
+        let sem = crate::yaml::emit::to_yaml_string(&b);
+        let txt = r.redact_text(yaml);
+        for out in [&sem, &txt] {
+            for s in ["listpw1x", "listpw2x", "listpw3x"] {
+                assert!(!out.contains(s), "{s}:\n{out}");
+            }
+            assert!(out.contains("visible") && out.contains("dc=x"), "{out}");
+        }
+    }
+
+    /// Re-probe 5 (redact-secret-key-names-and-webhook-urls-not-in-the-word-list):
+    /// `*_KEY` names of well-known products' secrets, Alertmanager's
+    /// PagerDuty/Pushover receiver keys, Discord and Teams webhook URLs.
+    #[test]
+    fn product_key_names_receiver_keys_and_webhook_urls() {
+        let r = Redactor::default();
+        for key in [
+            "RAILS_MASTER_KEY",
+            "NEW_RELIC_LICENSE_KEY",
+            "DD_APP_KEY",
+            "LD_SDK_KEY",
+            "SEGMENT_WRITE_KEY",
+            "HONEYCOMB_WRITEKEY",
+            "ALGOLIA_ADMIN_KEY",
+            "HMAC_KEY",
+            "MASTER_KEY",
+            "SESSION_KEY",
+            "COOKIE_KEY",
+            "PAGERDUTY_INTEGRATION_KEY",
+            "licenseKey",
+            "APP_KEYS",
+        ] {
+            assert!(r.key_matches(key), "{key} not matched");
+        }
+        // Near misses: keys that are not secrets, or name one.
+        for key in [
+            "primary_key",
+            "routing_key",
+            "partition_key",
+            "cache_key",
+            "public_key",
+            "sort_key",
+            "LICENSE_KEY_FILE",
+            "masterKeySecretRef",
+            "app",
+            "session_timeout",
+        ] {
+            assert!(!r.key_matches(key), "{key} matched");
+        }
+        // Alertmanager's receivers: routing_key, service_key, user_key are
+        // secrets there, in a string, a text file and a parsed file.
+        let am = "receivers:\n- name: pd\n  pagerduty_configs:\n  - routing_key: rcvkey1x\n  - service_key: rcvkey2x\n  pushover_configs:\n  - user_key: rcvkey3x\n    token: rcvkey4x\n";
+        let (_, b) = r.redact_pair(None, Some(&v(am)));
+        let sem = crate::yaml::emit::to_yaml_string(&b);
+        let (_, s) = r.redact_pair(
+            None,
+            Some(&Value::Map(Map::from_iter([(
+                "alertmanager.yml".to_string(),
+                Value::String(am.into()),
+            )]))),
+        );
+        let s = crate::yaml::emit::to_yaml_string(&s);
+        let txt = r.redact_text(am);
+        for out in [&sem, &s, &txt] {
+            for k in ["rcvkey1x", "rcvkey2x", "rcvkey3x", "rcvkey4x"] {
+                assert!(!out.contains(k), "{k}:\n{out}");
+            }
+            assert!(out.contains("name: pd"), "{out}");
+        }
+        // Elsewhere an AMQP routing key is ordinary configuration.
+        let amqp = "exchange: logs\nrouting_key: app.info\n";
+        assert!(r.redact_text(amqp).contains("app.info"));
+        let (_, b) = r.redact_pair(None, Some(&v(amqp)));
+        assert!(crate::yaml::emit::to_yaml_string(&b).contains("app.info"));
+        // Webhook URLs whose token is in the path.
+        for url in [
+            "https://discord.com/api/webhooks/123456789012345678/hookTok3nx-abc",
+            "https://discordapp.com/api/webhooks/1/hookTok3nx",
+            "https://acme.webhook.office.com/webhookb2/abc@def/IncomingWebhook/hookTok3nx/xyz",
+            "https://outlook.office.com/webhook/abc@def/IncomingWebhook/hookTok3nx/xyz",
+        ] {
+            let out = r.scrub(&format!("hook: \"{url}\""));
+            assert!(!out.contains("hookTok3nx"), "{out}");
+        }
+        assert_eq!(
+            r.scrub("docs: https://discord.com/developers/docs/resources/webhook"),
+            "docs: https://discord.com/developers/docs/resources/webhook"
+        );
     }
 }

@@ -733,7 +733,26 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("multiline-yaml-values", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  password: first\n    {V}\n  api_token: \"first\n    {V}\"\n  ? db_password\n  : {V}\n  \"pass\\u0077ord\": \"{V}\"\n  pg.conf: \"password\\t{V}\"\n", "multiline-7406"),
     ("unparsable-file-continuation", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  password: first\n    {V}\n  bad: [unclosed\n", "unparsable-7407"),
     ("command-line-credentials", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  run.sh: |\n    docker login -u ci -p {V} registry.example.com\n    aws configure set aws_secret_access_key {V}\n  nginx.conf: |\n    proxy_set_header X-Api-Key {V};\n  repo: \"https://{V}@github.com/acme/x.git\"\n", "cmdline-7408"),
+    // Fifth re-probe (findings6 redact-*): `secrets` holding a map of
+    // values; a Secret written as TOML (a row whose name ends in `-toml`
+    // is written to `o.toml`); password options and positions of common
+    // clients; products' `*_KEY` names, Alertmanager receiver keys,
+    // Discord and Teams webhook URLs.
+    ("secrets-map-of-values", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  secrets:\n    DB_CONN: \"{V}\"\n    name: visible\n---\nimage: app\nsecrets:\n  STRIPE: {V}\n", "smapval-9101"),
+    ("secret-kind-toml", "apiVersion = \"v1\"\nkind = \"Secret\"\n\n[metadata]\nname = \"db\"\n\n[stringData]\nDB_CONN = \"{V}\"\n", "tomlkind-9102"),
+    ("command-line-password-options", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  run.sh: |\n    npm set //registry.npmjs.org/:_authToken {V}\n    curl \"https://h/login?next=https%3A%2F%2Fu%3A{V}%40db%2Fx\"\n    az acr login --name r -u u -p {V}\n    mongosh --host h -u root -p {V}\n    curl -b 'sessionid={V}' https://h\n    echo {V} | docker login --password-stdin -u ci r.io\n    keytool -importkeystore -srcstorepass {V} -deststorepass {V}\n    sqlcmd -S db -U sa -P {V}\n    ldapsearch -x -D cn=admin -w {V} -b dc=x\n    smbclient //h/s -U user%{V}\n    zip -P {V} out.zip f\n    7z a -p{V} a.7z f\n    openssl enc -aes256 -k {V} -in f\n    ssh-keygen -N {V} -f k\n    htpasswd -b -c /etc/pw admin {V}\n    vault login {V}\n    mc alias set s3 https://s3 AKEY {V}\n    rabbitmqctl add_user admin {V}\n    echo \"root:{V}\" | chpasswd\n  job: [sqlcmd, -S, db, -P, \"{V}\"]\n", "clipw9103x"),
+    ("product-key-names-receivers-webhooks", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        env:\n        - name: RAILS_MASTER_KEY\n          value: \"{V}\"\n        - name: NEW_RELIC_LICENSE_KEY\n          value: \"{V}\"\n        - name: HONEYCOMB_WRITEKEY\n          value: \"{V}\"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  alertmanager.yml: |\n    receivers:\n    - name: pd\n      pagerduty_configs:\n      - routing_key: {V}\n      pushover_configs:\n      - user_key: {V}\n  discord: \"https://discord.com/api/webhooks/123456789012345678/{V}\"\n  teams: \"https://acme.webhook.office.com/webhookb2/abc@def/IncomingWebhook/{V}/xyz\"\n", "prodkey9104x"),
 ];
+
+/// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a
+/// row whose name ends in `-toml`, else `o.yaml`.
+fn row_file(row: &str) -> &'static str {
+    if row.ends_with("-toml") {
+        "o.toml"
+    } else {
+        "o.yaml"
+    }
+}
 
 #[test]
 fn redaction_rows_hold_in_every_output() {
@@ -742,11 +761,11 @@ fn redaction_rows_hold_in_every_output() {
         let tmp = tempfile::tempdir().unwrap();
         let old_value = format!("{}ZZZZ", &secret[..secret.len() - 4]);
         write(
-            &tmp.path().join("old/t/o.yaml"),
+            &tmp.path().join(format!("old/t/{}", row_file(row))),
             &template.replace("{V}", &old_value),
         );
         write(
-            &tmp.path().join("new/t/o.yaml"),
+            &tmp.path().join(format!("new/t/{}", row_file(row))),
             &template.replace("{V}", secret),
         );
         for mode in [&[][..], &["--no-semantic"][..]] {
@@ -957,11 +976,11 @@ fn redaction_rows_hold_in_push_dry_run() {
     for (row, template, secret) in REDACTION_ROWS {
         let old_value = format!("{}ZZZZ", &secret[..secret.len() - 4]);
         write(
-            &seed.join(format!("{row}/o.yaml")),
+            &seed.join(format!("{row}/{}", row_file(row))),
             &template.replace("{V}", &old_value),
         );
         write(
-            &tmp.path().join(format!("compiled/{row}/o.yaml")),
+            &tmp.path().join(format!("compiled/{row}/{}", row_file(row))),
             &template.replace("{V}", secret),
         );
     }
