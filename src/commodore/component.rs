@@ -396,7 +396,7 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
         _ => err,
     };
     let build = work.join("build");
-    compile::compile_into(
+    let report = compile::compile_into(
         &prepared,
         std::slice::from_ref(&instance),
         &copts,
@@ -409,6 +409,7 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
             &name,
         ))
     })?;
+    warnings.extend(report.notices);
     let compiled_root = build.join("compiled");
     reveal_fake_refs(&compiled_root.join(&instance))?;
     warnings.extend(
