@@ -430,6 +430,9 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         for w in &report.warnings {
             eprintln!("warning: {w} (continue_on_compile_error is set)");
         }
+        for w in &report.notices {
+            eprintln!("warning: {w}");
+        }
         if !args.quiet {
             eprintln!(
                 "Compiled {} targets in {:.2}s ({} from the cache, {} compiled)",
@@ -484,6 +487,9 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     }
     for w in &report.warnings {
         eprintln!("warning: {w} (continue_on_compile_error is set)");
+    }
+    for w in &report.notices {
+        eprintln!("warning: {w}");
     }
     if args.check && !report.failed.is_empty() {
         report_failures(&report);

@@ -405,7 +405,7 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
         _ => err,
     };
     let build = work.join("build");
-    compile::compile_into(
+    let report = compile::compile_into(
         &prepared,
         std::slice::from_ref(&instance),
         &copts,
@@ -418,6 +418,7 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
             &name,
         ))
     })?;
+    warnings.extend(report.notices);
     let compiled_root = build.join("compiled");
     reveal_fake_refs(&compiled_root.join(&instance))?;
     warnings.extend(

@@ -1565,14 +1565,16 @@ pub(crate) fn compile_catalog_with(
             _ => err,
         }
     };
-    compile::compile_into(&prepared, &selected, &copts, &build, &|_| {}).map_err(|e| {
-        let instance = e.target.clone().unwrap_or_default();
-        let err = match deps.instances.get(&instance) {
-            Some(c) => name_component_needing_helm(from_compile(e), c),
-            None => from_compile(e),
-        };
-        with_import_hint(err, &instance)
-    })?;
+    let report =
+        compile::compile_into(&prepared, &selected, &copts, &build, &|_| {}).map_err(|e| {
+            let instance = e.target.clone().unwrap_or_default();
+            let err = match deps.instances.get(&instance) {
+                Some(c) => name_component_needing_helm(from_compile(e), c),
+                None => from_compile(e),
+            };
+            with_import_hint(err, &instance)
+        })?;
+    warnings.extend(report.notices);
     let compiled = build.join("compiled");
     if !refs.is_empty() {
         for instance in &selected {

@@ -1558,6 +1558,28 @@ mod tests {
         );
     }
 
+    /// Fifth re-probe: `loop.cycle()` with no arguments divided by zero in
+    /// minijinja (a panic in every build); Jinja2 raises "no items for
+    /// cycling given".
+    #[test]
+    fn loop_cycle_without_items_is_an_error() {
+        for src in [
+            "{% for i in range(3) %}{{ loop.cycle() }}{% endfor %}",
+            "{% for i in range(3) %}{{ loop.cycle(*[]) }}{% endfor %}",
+        ] {
+            let e = render_err(src);
+            assert!(e.contains("no items for cycling given"), "{src}: {e}");
+        }
+        let ctx = minijinja::context! {};
+        assert_eq!(
+            render(
+                "{% for i in range(5) %}{{ loop.cycle('a', 'b') }}{% if loop.changed(i // 2) %}|{% endif %}{% endfor %}",
+                ctx
+            ),
+            "a|ba|ba|"
+        );
+    }
+
     #[test]
     fn python_printing_and_trailing_newline() {
         let ctx = minijinja::context! { l => vec!["1", "22"], b => true, n => () };

@@ -159,6 +159,10 @@ pub struct CompileReport {
     pub targets: Vec<(String, String)>,
     /// Entries that failed with `continue_on_compile_error`.
     pub warnings: Vec<String>,
+    /// What went wrong once the outputs were written (the Python bridge
+    /// had to be stopped at its exit): shown as warnings, the catalog is
+    /// complete.
+    pub notices: Vec<String>,
     /// Targets that failed, with why (only with `keep_going`, see [`compile_selected`]).
     pub failed: Vec<(String, CompileError)>,
 }
@@ -1338,6 +1342,7 @@ pub fn compile_selected(
             Err(e) => return Err(e),
         }
     }
+    report.notices.extend(bridge.close());
     Ok(report)
 }
 

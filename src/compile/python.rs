@@ -8,9 +8,11 @@
 
 use crate::value::{Map, Value};
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 const SHIM: &str = include_str!("python_bridge.py");
 
@@ -75,6 +77,16 @@ struct Proc {
     stdout: BufReader<ChildStdout>,
     /// Filter files loaded so far and the names they define.
     filters: Vec<(PathBuf, Vec<String>)>,
+    /// What the last call ran (its `what`), for the exit's warning.
+    last: String,
+}
+
+/// How long the interpreter may take to exit once its stdin is closed:
+/// work a kadet input or filter left for the interpreter's exit (an
+/// `atexit` handler, a non-daemon thread) held the compile for as long as
+/// it ran. Exiting takes a fraction of a second.
+fn exit_grace() -> Duration {
+    super::child::timeout().min(Duration::from_secs(10))
 }
 
 enum State {
@@ -119,6 +131,9 @@ impl Bridge {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
+            // Its own process group, killed whole when a call or the exit
+            // runs past its time (processes a kadet input started too).
+            .process_group(0)
             .spawn()
             .map_err(|e| {
                 let msg = if e.kind() == std::io::ErrorKind::NotFound {
@@ -139,6 +154,7 @@ impl Bridge {
             stdin: Some(stdin),
             stdout: BufReader::new(stdout),
             filters: Vec::new(),
+            last: "its start".to_string(),
         };
         let hello = read_reply(&mut p, &prog).map_err(|e| BridgeError {
             message: format!(
@@ -194,7 +210,8 @@ impl Bridge {
                 // A kadet input or filter that never returns (`while True`)
                 // is killed; the next call starts a new interpreter.
                 let limit = super::child::timeout();
-                let dog = super::child::Watchdog::start(p.child.id(), false, limit);
+                p.last = what();
+                let dog = super::child::Watchdog::start(p.child.id(), true, limit);
                 let r = f(p, &prog);
                 if dog.finish() {
                     let _ = p.child.wait();
@@ -418,14 +435,42 @@ pub fn add_filters(
     }
 }
 
+impl Bridge {
+    /// Ends the interpreter, if it runs: closes its stdin (which ends the
+    /// shim's read loop) and waits [`exit_grace`] at most for it to exit,
+    /// then kills its process group. Returns a warning naming the last call
+    /// when it had to be killed: the outputs were all written by then.
+    pub fn close(&self) -> Option<String> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if !matches!(*st, State::Running(_)) {
+            return None;
+        }
+        let closed = State::Failed(BridgeError::new(format!("{STOPPED}: it was closed")));
+        let State::Running(mut p) = std::mem::replace(&mut *st, closed) else {
+            return None;
+        };
+        drop(p.stdin.take());
+        let limit = exit_grace();
+        let dog = super::child::Watchdog::start(p.child.id(), true, limit);
+        let _ = p.child.wait();
+        if !dog.finish() {
+            return None;
+        }
+        Some(format!(
+            "the Python bridge (`{}`) did not exit within {} s of its last call ({}) and was stopped: \
+             work left for the interpreter's exit (an `atexit` handler, a thread that is not a daemon) \
+             did not run to its end; every output had been written",
+            self.program.display(),
+            limit.as_secs(),
+            p.last
+        ))
+    }
+}
+
 impl Drop for Bridge {
     fn drop(&mut self) {
-        let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
-        if let State::Running(p) = st {
-            // Closing stdin ends the bridge's read loop.
-            drop(p.stdin.take());
-            let _ = p.child.wait();
-        }
+        // Bounded as [`Bridge::close`]; a compile that failed has its error.
+        let _ = self.close();
     }
 }
 

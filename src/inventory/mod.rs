@@ -355,12 +355,13 @@ impl Inventory {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let config_path = dir.join("reclass-config.yml");
-        let regexes = cfg
+        let regexes: Vec<&String> = cfg
             .class_mappings
             .iter()
             .filter(|m| m.trim_start().starts_with('/'))
-            .count();
-        let backtrack = class_mapping::backtrack_limit(targets.len(), regexes);
+            .collect();
+        class_mapping::check_regex_matches(targets.len(), &regexes, &config_path)?;
+        let backtrack = class_mapping::backtrack_limit(targets.len(), regexes.len());
         let class_mappings = cfg
             .class_mappings
             .iter()

@@ -475,20 +475,96 @@ fn untar(data: impl Read, into: &Path, limit: u64) -> Result<(), String> {
         seen: 0,
         limit,
     });
-    for entry in archive.entries().map_err(|e| format!("tar: {e}"))? {
-        let mut entry = entry.map_err(|e| format!("tar: {e}"))?;
-        let name = entry.path_bytes().into_owned();
-        // `unpack_in` refuses paths escaping the directory. Its error names
-        // the scratch directory; the innermost cause and the entry say more.
-        entry.unpack_in(into).map_err(|e| {
-            let mut cause: &dyn std::error::Error = &e;
-            while let Some(inner) = cause.source() {
-                cause = inner;
-            }
-            format!("tar entry `{}`: {cause}", String::from_utf8_lossy(&name))
+    let entries = archive
+        .entries()
+        .map_err(|e| format!("tar: {}", tar_message(&e, into)))?;
+    let mut last: Option<String> = None;
+    for entry in entries {
+        let mut entry = entry.map_err(|e| {
+            let which = match &last {
+                Some(name) => format!("the entry after `{name}`"),
+                None => "the first entry".to_string(),
+            };
+            format!("tar: cannot read {which}: {}", tar_message(&e, into))
         })?;
+        let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        // `unpack_in` refuses paths escaping the directory, but says so in
+        // terms of strata's scratch directory: say which link leads out.
+        entry.unpack_in(into).map_err(|e| {
+            let why = tar_refusal(&entry, into).unwrap_or_else(|| tar_message(&e, into));
+            format!("tar entry `{name}`: {why}")
+        })?;
+        last = Some(name);
     }
     Ok(())
+}
+
+/// Why the tar crate refused `entry`, in terms of the archive: a hard link
+/// to a file outside it (or not unpacked before it), or a path through a
+/// symlink (of an earlier entry) that leads out. None when neither.
+fn tar_refusal<R: Read>(entry: &tar::Entry<'_, R>, into: &Path) -> Option<String> {
+    let root = into.canonicalize().ok()?;
+    if entry.header().entry_type().is_hard_link() {
+        let link = entry.link_name().ok()??;
+        let shown = link.display();
+        let outside = format!("a hard link to `{shown}`, outside the archive");
+        let escapes = link.is_absolute() || link.components().any(|c| c == Component::ParentDir);
+        return match into.join(&link).canonicalize() {
+            Ok(p) if p.starts_with(&root) => None,
+            Ok(_) => Some(outside),
+            Err(_) if escapes => Some(outside),
+            Err(_) => Some(format!(
+                "a hard link to `{shown}`, which the archive does not hold before it"
+            )),
+        };
+    }
+    let path = entry.path().ok()?;
+    let parts: Vec<_> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    let mut at = into.to_path_buf();
+    for (i, part) in parts.iter().enumerate().take(parts.len().saturating_sub(1)) {
+        at.push(part);
+        if !std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            continue;
+        }
+        if !at.canonicalize().is_ok_and(|p| p.starts_with(&root)) {
+            let link: PathBuf = parts[..=i].iter().collect();
+            return Some(format!(
+                "leads outside the archive (through the symlink `{}`)",
+                link.display()
+            ));
+        }
+    }
+    None
+}
+
+/// A tar error's messages (each cause once), with strata's scratch
+/// directory left out: paths are shown relative to the archive.
+fn tar_message(e: &std::io::Error, into: &Path) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cause: Option<&dyn std::error::Error> = Some(e);
+    while let Some(c) = cause {
+        let m = c.to_string();
+        if !parts.iter().any(|p| p.contains(&m)) {
+            parts.push(m);
+        }
+        cause = c.source();
+    }
+    let mut text = parts.join(": ");
+    let mut roots = vec![into.to_path_buf()];
+    roots.extend(into.canonicalize().ok());
+    for root in roots {
+        let root = root.display().to_string();
+        text = text
+            .replace(&format!("{root}/"), "")
+            .replace(&root, "the archive's root");
+    }
+    text
 }
 
 fn plain_name(name: &str) -> &str {
@@ -831,6 +907,92 @@ mod tests {
             std::fs::read(dir.path().join("f3")).unwrap().len(),
             512 << 10
         );
+    }
+
+    /// A tar of `(kind, name, content or link target)` entries: `f` a file,
+    /// `s` a symlink, `h` a hard link.
+    fn tar_of(entries: &[(char, &str, &str)]) -> Vec<u8> {
+        let mut b = tar::Builder::new(Vec::new());
+        for (kind, name, x) in entries {
+            let mut h = tar::Header::new_gnu();
+            h.set_mode(0o644);
+            match kind {
+                'f' => {
+                    h.set_size(x.len() as u64);
+                    h.set_cksum();
+                    b.append_data(&mut h, name, x.as_bytes()).unwrap();
+                }
+                _ => {
+                    h.set_entry_type(if *kind == 's' {
+                        tar::EntryType::Symlink
+                    } else {
+                        tar::EntryType::Link
+                    });
+                    h.set_size(0);
+                    b.append_link(&mut h, name, x).unwrap();
+                }
+            }
+        }
+        b.into_inner().unwrap()
+    }
+
+    /// Fifth re-probe: a refused entry was reported by the tar crate's
+    /// message, which names strata's scratch directory (`trying to unpack
+    /// outside of destination path: /tmp/.tmpX`), not the entry and why.
+    #[test]
+    fn refused_tar_entries_are_named_without_the_scratch_directory() {
+        let outside = tempfile::tempdir().unwrap();
+        let out = outside.path().display().to_string();
+        for (entries, shown) in [
+            (
+                vec![('s', "d", out.as_str()), ('f', "d/sym.txt", "x")],
+                "tar entry `d/sym.txt`: leads outside the archive (through the symlink `d`)",
+            ),
+            (
+                vec![('s', "d", "../.."), ('f', "d/e/f.txt", "x")],
+                "tar entry `d/e/f.txt`: leads outside the archive (through the symlink `d`)",
+            ),
+            (
+                vec![('h', "passwd", "/etc/passwd")],
+                "tar entry `passwd`: a hard link to `/etc/passwd`, outside the archive",
+            ),
+            (
+                vec![('h', "x", "missing")],
+                "tar entry `x`: a hard link to `missing`, which the archive does not hold before it",
+            ),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let into = dir.path().join("content");
+            std::fs::create_dir(&into).unwrap();
+            let err = unpack(&tar_of(&entries), "a.tar", &into).unwrap_err();
+            assert!(err.contains(shown), "{entries:?}: {err}");
+            let scratch = dir.path().display().to_string();
+            assert!(!err.contains(&scratch), "{entries:?}: {err}");
+            assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+        }
+        // Links that stay inside unpack as before.
+        let dir = tempfile::tempdir().unwrap();
+        let entries = [
+            ('f', "a/b.txt", "b"),
+            ('s', "l", "a"),
+            ('f', "l/c.txt", "c"),
+            ('h', "h.txt", "a/b.txt"),
+        ];
+        unpack(&tar_of(&entries), "a.tar", dir.path()).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a/c.txt")).unwrap(),
+            "c"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("h.txt")).unwrap(),
+            "b"
+        );
+        // An archive cut inside a header names the last entry read.
+        let mut cut = tar_of(&[('f', "a.txt", "a"), ('f', "b.txt", "b")]);
+        cut.truncate(1024 + 100);
+        let dir = tempfile::tempdir().unwrap();
+        let err = unpack(&cut, "a.tar", dir.path()).unwrap_err();
+        assert!(err.contains("after `a.txt`"), "{err}");
     }
 
     #[test]

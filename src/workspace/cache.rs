@@ -456,6 +456,7 @@ impl Workspace {
         report.targets.extend(compiled.targets);
         report.targets.sort();
         report.warnings = compiled.warnings;
+        report.notices = compiled.notices;
         compile::install(temp.path(), &self.output_path, &report, all)?;
         timings::time("remove previous catalog", || drop(temp));
         // Only a catalog made of cached targets alone can be recognised

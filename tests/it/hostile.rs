@@ -3338,3 +3338,43 @@ fn a_confined_compile_never_installs_outside_the_checkout() {
     run_env(&repo, &["compile"], &[("GITHUB_EVENT_NAME", "push")], 0);
     assert!(outside.join("compiled/t/o/a.yaml").is_file());
 }
+
+#[test]
+fn class_mappings_regex_matches_are_bounded_in_number() {
+    // Fifth re-probe: each regex match was bounded, but not the number of
+    // matches (targets x regex mappings): 10,000 targets and 2,000 trivial
+    // regex mappings took 42 s in a release build.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(&dir.join("inventory/classes/c.yml"), "parameters: {}\n");
+    let config = |n: usize| {
+        let mut s = String::from("class_mappings:\n  - '* c'\n");
+        for j in 0..n {
+            s.push_str(&format!("  - '/^zzz{j}/ c'\n"));
+        }
+        s
+    };
+    for i in 0..1_001 {
+        write(
+            &dir.join(format!("inventory/targets/aaaaaaaa-{i}.yml")),
+            "parameters: {}\n",
+        );
+    }
+    write(&dir.join("inventory/reclass-config.yml"), &config(1_000));
+    let started = std::time::Instant::now();
+    let err = run(dir, &["inventory"], 2);
+    assert!(started.elapsed() < Duration::from_secs(20), "{err}");
+    assert!(
+        err.contains("reclass-config.yml")
+            && err.contains("class_mappings entry `/^zzz0/ c`")
+            && err.contains("1000 regex entries")
+            && err.contains("1001 targets")
+            && err.contains("more than 1000000"),
+        "{err}"
+    );
+    // Under the bound (and with any number of globs) the same inventory
+    // renders.
+    write(&dir.join("inventory/reclass-config.yml"), &config(50));
+    let out = run(dir, &["inventory", "-t", "aaaaaaaa-7"], 0);
+    assert!(out.contains("aaaaaaaa-7"), "{out}");
+}

@@ -731,3 +731,52 @@ fn a_kadet_input_that_never_returns_is_stopped() {
     // Python bridge stopped".
     assert!(!err.contains("bridge stopped"), "{err}");
 }
+
+/// Fifth re-probe: a kadet input that leaves work for the interpreter's
+/// exit (an `atexit` handler, a non-daemon thread) held the compile for as
+/// long as that work ran: the bridge waited for the interpreter without a
+/// bound once the last call had returned. The exit is now bounded like a
+/// call; the catalog is installed and a warning names the last call.
+/// (Before, this test waited for the sleeps: the interpreter holds stderr.)
+#[test]
+fn a_kadet_input_that_leaves_work_for_exit_does_not_hold_the_compile() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::create_dir_all(d.join("components/k")).unwrap();
+    fs::write(
+        d.join("components/k/__init__.py"),
+        "import atexit, threading, time\n\n\ndef main(p):\n    atexit.register(time.sleep, 100)\n    threading.Thread(target=time.sleep, args=(100,)).start()\n    return {\"x\": {\"a\": 1}}\n",
+    )
+    .unwrap();
+    fs::create_dir_all(d.join("inventory/targets")).unwrap();
+    fs::write(
+        d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: out, input_type: kadet, input_paths: [components/k], output_type: yaml}\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = strata()
+        .current_dir(d)
+        .args(["compile", "--python"])
+        .arg(&py)
+        .env("STRATA_PROGRAM_TIMEOUT", "2")
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{err}"
+    );
+    assert!(
+        err.contains("did not exit within 2 s of its last call")
+            && err.contains("components/k for target t"),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read_to_string(d.join("compiled/t/out/x.yaml")).unwrap(),
+        "a: 1\n"
+    );
+}
