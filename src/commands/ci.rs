@@ -268,6 +268,9 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
                 for w in &report.warnings {
                     eprintln!("warning: {w} (continue_on_compile_error is set)");
                 }
+                for w in &report.notices {
+                    eprintln!("warning: {w}");
+                }
                 eprintln!(
                     "Compiled {} targets in {:.2}s",
                     report.targets.len(),

@@ -510,7 +510,7 @@ fn unzip_limited(data: &[u8], into: &Path, limit: u64) -> Result<(), String> {
         }
         let dest = into.join(rel);
         if name.ends_with('/') {
-            std::fs::create_dir_all(&dest).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(&dest).map_err(|e| format!("entry `{name}`: {e}"))?;
             continue;
         }
         let too_big = || {
@@ -544,9 +544,9 @@ fn unzip_limited(data: &[u8], into: &Path, limit: u64) -> Result<(), String> {
             .checked_sub(content.len() as u64)
             .ok_or_else(too_big)?;
         if let Some(p) = dest.parent() {
-            std::fs::create_dir_all(p).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(p).map_err(|e| format!("entry `{name}`: {e}"))?;
         }
-        std::fs::write(&dest, content).map_err(|e| e.to_string())?;
+        std::fs::write(&dest, content).map_err(|e| format!("entry `{name}`: {e}"))?;
     }
     Ok(())
 }
