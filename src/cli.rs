@@ -203,45 +203,9 @@ mod color_tests {
     }
 }
 
-/// Whether strata runs in a GitHub Actions job, whose runner reads the
-/// job's output for workflow commands.
-pub fn in_actions() -> bool {
-    static IN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *IN.get_or_init(|| std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"))
-}
-
-/// `text` made inert for a GitHub Actions log: the runner runs a line that
-/// starts with `::` (after spaces) as a workflow command (`::error`,
-/// `::add-mask`, `::stop-commands`) and one holding `##[` as a legacy one,
-/// and a pull request controls much of what strata prints (diff lines,
-/// file names, error messages). A zero-width space goes between the two
-/// characters; the text reads the same. Outside Actions, unchanged.
-pub fn actions_safe(text: &str) -> std::borrow::Cow<'_, str> {
-    if !in_actions() {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    neutralize_commands(text)
-}
-
-fn neutralize_commands(text: &str) -> std::borrow::Cow<'_, str> {
-    let risky = text.contains("##[") || text.lines().any(|l| l.trim_start().starts_with("::"));
-    if !risky {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for line in text.split_inclusive('\n') {
-        let line = line.replace("##[", "#\u{200B}#[");
-        let indent = line.len() - line.trim_start().len();
-        if line[indent..].starts_with("::") {
-            out.push_str(&line[..indent + 1]);
-            out.push('\u{200B}');
-            out.push_str(&line[indent + 1..]);
-        } else {
-            out.push_str(&line);
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
+#[cfg(test)]
+use crate::diagnostics::neutralize_commands;
+pub use crate::diagnostics::{actions_safe, in_actions};
 
 /// `eprintln!` through [`actions_safe`]: what commands print on stderr
 /// may quote a pull request's content. Imported by the commands in place

@@ -217,9 +217,21 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
         _ => None,
     };
     let inv = invocation(extra, chart, values_file.as_deref(), &out_dir)?;
-    let bin = helm_binary(extra);
+    // A review compiles a revision in a scratch tree: the relative paths
+    // helm reads (`helm_values_files`, a `helm_path` or post-renderer in
+    // the repository) are the revision's, not the working directory's.
+    let base = super::confine::base();
+    let mut bin = helm_binary(extra);
+    if let Some(b) = &base {
+        if bin.contains('/') && Path::new(&bin).is_relative() {
+            bin = b.join(&bin).to_string_lossy().into_owned();
+        }
+    }
     let mut cmd = Command::new(&bin);
     cmd.args(&inv.args);
+    if let Some(b) = &base {
+        cmd.current_dir(b);
+    }
     match &inv.output_file {
         Some(f) => {
             let p = out_dir.join(f);

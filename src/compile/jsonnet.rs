@@ -899,12 +899,39 @@ pub struct StdContext {
     settings: jrsonnet_gcmodule::Cc<std::cell::RefCell<jrsonnet_stdlib::Settings>>,
 }
 
+/// `std.trace`'s printer: jrsonnet's line (`TRACE: FILE:LINE VALUE` on
+/// stderr, as Kapitan's jsonnet writes it), made inert for a GitHub Actions
+/// log: the value is the pull request's to choose.
+#[derive(jrsonnet_gcmodule::Acyclic)]
+struct ActionsSafeTrace(PathResolver);
+
+impl jrsonnet_stdlib::TracePrinter for ActionsSafeTrace {
+    fn print_trace(
+        &self,
+        loc: jrsonnet_evaluator::function::CallLocation,
+        value: jrsonnet_evaluator::IStr,
+    ) {
+        let mut line = String::from("TRACE:");
+        if let Some(loc) = loc.0 {
+            let locs = loc.0.map_source_locations(&[loc.1]);
+            let path = loc
+                .0
+                .source_path()
+                .path()
+                .map_or_else(|| loc.0.source_path().to_string(), |p| self.0.resolve(p));
+            line.push_str(&format!(" {path}:{}", locs[0].line));
+        }
+        line.push_str(&format!(" {value}\n"));
+        eprint!("{}", crate::diagnostics::actions_safe(&line));
+    }
+}
+
 impl StdContext {
     pub fn new(resolver: PathResolver) -> Self {
         let settings = jrsonnet_stdlib::Settings {
             ext_vars: Default::default(),
             ext_natives: Default::default(),
-            trace_printer: Rc::new(jrsonnet_stdlib::StdTracePrinter::new(resolver.clone())),
+            trace_printer: Rc::new(ActionsSafeTrace(resolver.clone())),
             path_resolver: resolver,
         };
         let settings = jrsonnet_gcmodule::Cc::new(std::cell::RefCell::new(settings));

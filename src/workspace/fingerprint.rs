@@ -211,9 +211,31 @@ impl EntryFacts {
             if let Some(files) = e.extra.get("helm_values_files").and_then(|v| v.as_list()) {
                 names.extend(files.iter().filter_map(|f| f.as_str()).map(str::to_string));
             }
+            // A helm binary outside the tree is assumed the same on both
+            // sides (as a `helm` on PATH); one in the tree is the PR's.
             if let Some(bin) = e.extra.get("helm_path").and_then(|v| v.as_str()) {
-                if bin.contains('/') {
+                if bin.contains('/') && !Path::new(bin).is_absolute() {
                     names.push(bin.to_string());
+                }
+            }
+            // helm flags that name a file helm reads or runs.
+            if let Some(params) = e.extra.get("helm_params").and_then(|v| v.as_map()) {
+                for (k, v) in params {
+                    let flag = k.replace('_', "-");
+                    let file_flag = matches!(
+                        flag.as_str(),
+                        "post-renderer"
+                            | "ca-file"
+                            | "cert-file"
+                            | "key-file"
+                            | "keyring"
+                            | "repository-config"
+                            | "registry-config"
+                            | "kubeconfig"
+                    );
+                    if let (true, Some(v)) = (file_flag, v.as_str()) {
+                        names.push(v.to_string());
+                    }
                 }
             }
         }
@@ -507,11 +529,9 @@ impl<'a> Fingerprinter<'a> {
                 _ => {}
             }
             for name in &entry.names {
+                // An absolute name (a values file outside the tree) is
+                // hashed by its bytes all the same.
                 let path = self.root.join(name);
-                if Path::new(name).is_absolute() {
-                    h.update(format!("names {name} (outside the tree)\n"));
-                    continue;
-                }
                 match std::fs::read(&path) {
                     Ok(b) => {
                         files.insert(format!("named {name}"), digest(&b));
@@ -966,8 +986,19 @@ mod tests {
             root,
             "inventory/targets/h.yml",
             &(entry("h", "helm", "charts/c")
-                + "        helm_values_files: [values/prod.yaml]\n        helm_path: bin/helm\n"),
+                + "        helm_values_files: [values/prod.yaml]\n        helm_path: bin/helm\n        helm_params: {post_renderer: bin/pr.sh}\n"),
         );
+        // A values file outside the tree: hashed by its bytes too.
+        let outside = tempfile::tempdir().unwrap();
+        let abs = outside.path().join("v.yaml");
+        std::fs::write(&abs, "a: 1\n").unwrap();
+        write(
+            root,
+            "inventory/targets/h2.yml",
+            &(entry("h2", "helm", "charts/c")
+                + &format!("        helm_values_files: ['{}']\n", abs.display())),
+        );
+        write(root, "bin/pr.sh", "#!/bin/sh\ncat\n");
         write(root, "charts/c/Chart.yaml", "name: c\n");
         write(root, "values/prod.yaml", "a: 1\n");
         write(root, "bin/helm", "#!/bin/sh\n");
@@ -1010,6 +1041,8 @@ mod tests {
         for (file, changed) in [
             ("values/prod.yaml", "h"),
             ("bin/helm", "h"),
+            ("bin/pr.sh", "h"),
+            (abs.to_str().unwrap(), "h2"),
             ("lib/helpers.libsonnet", "k"),
         ] {
             let before = fingerprints(root);

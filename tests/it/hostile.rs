@@ -3378,3 +3378,69 @@ fn class_mappings_regex_matches_are_bounded_in_number() {
     let out = run(dir, &["inventory", "-t", "aaaaaaaa-7"], 0);
     assert!(out.contains("aaaaaaaa-7"), "{out}");
 }
+
+/// Re-probe 6 (review-helm-values-files-and-helm-path-read-from-working-tree):
+/// a review runs helm in each revision's tree, so `helm_values_files` and a
+/// `helm_path` in the repository are the revision's (both sides read the
+/// working tree's before, and a changed values file showed no change).
+#[cfg(unix)]
+#[test]
+fn reviews_run_helm_in_each_revisions_tree() {
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("r");
+    // A stand-in for helm 3: writes its values files into a ConfigMap.
+    let helm = "#!/bin/bash\nout=''; vals=(); pos=()\nwhile [ $# -gt 0 ]; do case $1 in --values) vals+=(\"$2\"); shift;; --output-dir) out=$2; shift;; --*) ;; *) pos+=(\"$1\");; esac; shift; done\nchart=${pos[-1]}; mkdir -p \"$out/c/templates\"\n{ echo 'kind: ConfigMap'; echo 'metadata: {name: x}'; echo 'data:'; echo \"  v: $(cat \"${vals[@]}\" | tr -d '\\n')\"; } > \"$out/c/templates/cm.yaml\"\n";
+    write(&repo.join("bin/helm"), helm);
+    std::fs::set_permissions(
+        repo.join("bin/helm"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    write(
+        &repo.join("charts/c/Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    );
+    write(&repo.join("values/prod.yaml"), "OLDVAL\n");
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: helm, input_paths: [charts/c], helm_values_files: [values/prod.yaml], helm_path: bin/helm}\n",
+    );
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    write(&repo.join("values/prod.yaml"), "NEWVAL\n");
+    git(&repo, &["commit", "-q", "-am", "pr"]);
+    git(&repo, &["branch", "pr"]);
+    git(&repo, &["checkout", "-q", "base"]);
+    let out = run(&repo, &["review", "--base", "base", "--head", "pr"], 0);
+    assert!(
+        out.contains("v: OLDVAL") && out.contains("v: NEWVAL"),
+        "{out}"
+    );
+}
+
+/// Re-probe 6 (ci-log-workflow-command-from-jsonnet-std-trace): what
+/// `std.trace` prints is the pull request's text too.
+#[test]
+fn jsonnet_traces_hold_no_workflow_command_in_actions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n    - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet]}\n",
+    );
+    write(
+        &d.join("m.jsonnet"),
+        "std.trace('x\\n::add-mask::review\\n##[warning]legacy', { a: { b: 1 } })",
+    );
+    let out = run_env(d, &["compile"], &[("GITHUB_ACTIONS", "true")], 0);
+    assert!(out.contains("add-mask"), "{out}");
+    for line in out.lines() {
+        assert!(
+            !line.trim_start().starts_with("::") && !line.contains("##["),
+            "{line:?} in {out}"
+        );
+    }
+}
