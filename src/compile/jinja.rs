@@ -1101,7 +1101,7 @@ fn describe_error(e: &Error, path: &Path) -> String {
     let mut msg = format!("Jinja2 error in {}: {e}", path.display());
     if e.kind() == minijinja::ErrorKind::OutOfFuel {
         msg.push_str(&format!(
-            " (more than {MAX_FUEL} instructions in one render, counting one per 64 bytes of strings and 8 items of lists that `~` and `+` copy: an endless loop, or a string built by appending in a loop?)"
+            " (more than {MAX_FUEL} instructions in one render, counting the size of the strings and lists copied or passed to filters: an endless loop, or a string or list built by appending in a loop?)"
         ));
     }
     // minijinja's messages do not repeat the expression; quote the line so

@@ -3035,6 +3035,19 @@ fn jinja_string_appends_count_against_the_fuel() {
         out.contains("ran out of fuel") && out.contains("appending"),
         "{out}"
     );
+    // Re-probe 6 (jinja2-copying-operations-unbounded-under-fuel): the same
+    // through a filter, a method, a slice, a list and a stored value.
+    for body in [
+        "{% set ns = namespace(s='') %}{% for i in range(100000) %}{% set ns.s = [ns.s, 'xxxxxxxxxx']|join %}{% endfor %}",
+        "{% set ns = namespace(s='') %}{% for i in range(100000) %}{% set ns.s = '{}{}'.format(ns.s, 'xxxxxxxxxx') %}{% endfor %}",
+        "{% set ns = namespace(s='x'*100000) %}{% for i in range(100000) %}{% set _ = ns.s|tojson %}{% endfor %}",
+        "{% set ns = namespace(s='x'*100000) %}{% for i in range(100000) %}{% set ns.s = ns.s[:] %}{% endfor %}",
+        "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = ns.l + [i] %}{% endfor %}",
+    ] {
+        write(&d.join("tpl/main.j2"), &format!("{body}ok\n"));
+        let out = run(d, &["compile"], 2);
+        assert!(out.contains("ran out of fuel"), "{body}: {out}");
+    }
 }
 
 /// Re-probe 5 (jsonnet-object-extension-chain-quadratic): an object

@@ -22,18 +22,8 @@ use crate::value::{ObjectRepr, Value, ValueRepr};
 pub const MAX_VALUE_DEPTH: usize = 256;
 
 /// An error when `v` nests deeper than [`MAX_VALUE_DEPTH`] (or holds
-/// itself). Shared parts are walked once per depth they are met at, so a
-/// value such as `[x, x]` repeated costs its distinct parts, not its paths.
-pub fn check(v: &Value) -> Result<(), Error> {
-    check_stored_value(v, false, &|_| None)
-}
-
-/// [`check`], and an error when `v` is or holds a namespace.
-pub fn check_namespace_attribute(v: &Value) -> Result<(), Error> {
-    check_stored_value(v, true, &|_| None)
-}
-
-/// [`check`] for values stored by code outside the VM (strata's mutable
+/// itself); shared parts are walked once per depth they are met at. For
+/// values stored by code outside the VM (strata's mutable
 /// lists): `no_namespace` refuses namespaces too, and `refuse` names any
 /// other object that may not be held (its message becomes the error).
 pub fn check_stored_value(
@@ -41,13 +31,26 @@ pub fn check_stored_value(
     no_namespace: bool,
     refuse: &dyn Fn(&Value) -> Option<&'static str>,
 ) -> Result<(), Error> {
+    check_counted(v, no_namespace, refuse).map(drop)
+}
+
+/// [`check_stored_value`], returning how many values it walked (the VM
+/// charges them as fuel: storing a list built by `l = l + [x]` in a loop
+/// walks it each time).
+pub fn check_counted(
+    v: &Value,
+    no_namespace: bool,
+    refuse: &dyn Fn(&Value) -> Option<&'static str>,
+) -> Result<u64, Error> {
     let ValueRepr::Object(_) = v.0 else {
-        return Ok(());
+        return Ok(0);
     };
+    let mut walked: u64 = 0;
     // Object address -> the shallowest depth it was walked at.
     let mut seen: HashMap<usize, usize> = HashMap::new();
     let mut todo: Vec<(Value, usize)> = vec![(v.clone(), 1)];
     while let Some((v, depth)) = todo.pop() {
+        walked += 1;
         let ValueRepr::Object(ref obj) = v.0 else {
             continue;
         };
@@ -95,5 +98,5 @@ pub fn check_stored_value(
             _ => {}
         }
     }
-    Ok(())
+    Ok(walked)
 }

@@ -348,7 +348,12 @@ impl<'env> Vm<'env> {
                 }
                 Instruction::StoreLocal(name) => {
                     a = stack.pop();
-                    ctx_ok!(depth::check(&a));
+                    // strata: the depth check walks what is stored.
+                    let _walked = ctx_ok!(depth::check_counted(&a, false, &|_| None));
+                    #[cfg(feature = "fuel")]
+                    if let Some(ref tracker) = state.fuel_tracker {
+                        ctx_ok!(tracker.charge(_walked.saturating_mul(4)));
+                    }
                     state.ctx.store(name, a);
                 }
                 Instruction::Lookup(name) => {
@@ -372,7 +377,11 @@ impl<'env> Vm<'env> {
                     b = stack.pop();
                     a = stack.pop();
                     if let Some(ns) = b.downcast_object_ref::<Namespace>() {
-                        ctx_ok!(depth::check_namespace_attribute(&a));
+                        let _walked = ctx_ok!(depth::check_counted(&a, true, &|_| None));
+                        #[cfg(feature = "fuel")]
+                        if let Some(ref tracker) = state.fuel_tracker {
+                            ctx_ok!(tracker.charge(_walked.saturating_mul(4)));
+                        }
                         ns.set_value(name, a);
                     } else {
                         bail!(Error::new(
@@ -397,7 +406,12 @@ impl<'env> Vm<'env> {
                     if a.is_undefined() && matches!(undefined_behavior, UndefinedBehavior::Strict) {
                         bail!(Error::from(ErrorKind::UndefinedError));
                     }
-                    stack.push(ctx_ok!(ops::slice(a, b, stop, step)));
+                    let rv = ctx_ok!(ops::slice(a, b, stop, step));
+                    #[cfg(feature = "fuel")]
+                    if let Some(ref tracker) = state.fuel_tracker {
+                        ctx_ok!(tracker.charge(copy_cost(&rv)));
+                    }
+                    stack.push(rv);
                 }
                 Instruction::LoadConst(value) => {
                     stack.push(value.clone());
@@ -645,7 +659,13 @@ impl<'env> Vm<'env> {
                         }));
                     let args = stack.get_call_args(*arg_count);
                     let arg_count = args.len();
+                    #[cfg(feature = "fuel")]
+                    let read = args.iter().map(copy_cost).sum::<u64>();
                     a = ctx_ok!(filter.call(state, args));
+                    #[cfg(feature = "fuel")]
+                    if let Some(ref tracker) = state.fuel_tracker {
+                        ctx_ok!(tracker.charge(read + copy_cost(&a)));
+                    }
                     stack.drop_top(arg_count);
                     stack.push(a);
                 }
@@ -699,20 +719,37 @@ impl<'env> Vm<'env> {
                         ));
                     };
                     let arg_count = args.len();
+                    #[cfg(feature = "fuel")]
+                    if let Some(ref tracker) = state.fuel_tracker {
+                        let read = args.iter().map(copy_cost).sum::<u64>();
+                        ctx_ok!(tracker.charge(read + copy_cost(&rv)));
+                    }
                     stack.drop_top(arg_count);
                     stack.push(rv);
                 }
                 Instruction::CallMethod(name, arg_count) => {
                     let args = stack.get_call_args(*arg_count);
                     let arg_count = args.len();
+                    #[cfg(feature = "fuel")]
+                    let read = args.iter().map(copy_cost).sum::<u64>();
                     a = ctx_ok!(args[0].call_method(state, name, &args[1..]));
+                    #[cfg(feature = "fuel")]
+                    if let Some(ref tracker) = state.fuel_tracker {
+                        ctx_ok!(tracker.charge(read + copy_cost(&a)));
+                    }
                     stack.drop_top(arg_count);
                     stack.push(a);
                 }
                 Instruction::CallObject(arg_count) => {
                     let args = stack.get_call_args(*arg_count);
                     let arg_count = args.len();
+                    #[cfg(feature = "fuel")]
+                    let read = args.iter().map(copy_cost).sum::<u64>();
                     a = ctx_ok!(args[0].call(state, &args[1..]));
+                    #[cfg(feature = "fuel")]
+                    if let Some(ref tracker) = state.fuel_tracker {
+                        ctx_ok!(tracker.charge(read + copy_cost(&a)));
+                    }
                     stack.drop_top(arg_count);
                     stack.push(a);
                 }
@@ -1175,14 +1212,18 @@ fn process_err(err: &mut Error, pc: u32, state: &State) {
     }
 }
 
-/// strata: the fuel a `~` or `+` result costs beyond its instruction: one
-/// unit per 64 bytes of a string, per 8 items of a list (what the
-/// operation copied).
+/// strata: the fuel a value costs beyond its instruction when `~`, `+` or a
+/// slice makes it, or a filter, method or function reads or returns it: one
+/// unit per 8 bytes of a string, 4 per item of a list or map (the work is
+/// in proportion to them, and an item costs about what 4 instructions do:
+/// cloned, iterated, checked for depth when stored).
 #[cfg(feature = "fuel")]
 fn copy_cost(v: &Value) -> u64 {
     match v.kind() {
-        crate::value::ValueKind::String => v.as_str().map_or(0, |s| s.len() as u64 / 64),
-        crate::value::ValueKind::Seq => v.len().unwrap_or(0) as u64 / 8,
+        crate::value::ValueKind::String => v.as_str().map_or(0, |s| s.len() as u64 / 8),
+        crate::value::ValueKind::Seq | crate::value::ValueKind::Map => {
+            (v.len().unwrap_or(0) as u64).saturating_mul(4)
+        }
         _ => 0,
     }
 }
