@@ -824,8 +824,9 @@ pub struct Redactor {
     xml: Regex,
     /// `--password VALUE` / `--password, VALUE` (a flow list of args).
     flag: Regex,
-    /// `Authorization: Bearer VALUE` / `Basic VALUE` (gitleaks'
-    /// `curl-auth-header`, wherever the header is written).
+    /// `Authorization: SCHEME VALUE` (gitleaks' `curl-auth-header` for
+    /// Basic/Bearer, any scheme word here: Splunk, Bot, SSWS, GenieKey),
+    /// wherever the header is written.
     auth_header: Regex,
     /// `Bearer X` / `Basic X` wherever written (a header's value without
     /// its name): X is hidden when it looks like a credential.
@@ -931,7 +932,9 @@ impl Redactor {
             .expect("static regex is valid");
         let auth_header = Regex::new(
             // Quotes may be escaped: the header inside a double-quoted string.
-            r#"(?i)(authorization\\?["']?[ \t]*[:=]?[ \t]*\\?["']?[ \t]*(?:basic|bearer|token|digest|apikey)[ \t]+)([^\s"',;\\]+)"#,
+            // Any scheme word (Splunk, Bot, SSWS, GenieKey as well as Basic
+            // and Bearer): the credential is what follows it.
+            r#"(?i)(authorization\\?["']?[ \t]*[:=]?[ \t]*\\?["']?[ \t]*[A-Za-z][A-Za-z0-9._\-]*[ \t]+)([^\s"',;\\]+)"#,
         )
         .expect("static regex is valid");
         let scheme_token = Regex::new(

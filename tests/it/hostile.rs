@@ -722,6 +722,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("alias-anchored-under-neutral-key", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\nsettings:\n  base: &b {V}\n  password: *b\n  copy: *b\n", "anchorneutral-8101"),
     ("alias-anchored-map-merged-under-secret-key", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\nshared: &s {user: u, pw: {V}}\nconn:\n  password:\n    <<: *s\n", "anchormerge-8102"),
     ("flow-map-value-on-next-line", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\nsettings: {user: u, password:\n    {V}, other: 1}\n", "flowcont-8103"),
+    // Re-probe 6: an Authorization header of any scheme.
+    ("authorization-other-schemes", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  run.sh: |\n    curl -H 'Authorization: Splunk {V}' https://h\n  otel: \"authorization=GenieKey {V}-2\"\n", "authsplunk-9101"),
     ("grafana-secure-json-and-cookie", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  datasources:\n  - name: p\n    secureJsonData:\n      httpHeaderValue1: \"{V}\"\n  headers:\n    Cookie: session={V}\n", "gr4fck7303"),
     ("yaml-alias-of-secret", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  password: &pw \"{V}\"\n  DB_CONN_ARG: *pw\n", "aliaspw-7213"),
     // Third re-probe of 2026-11-26 (findings4 redact-*).
