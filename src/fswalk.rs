@@ -222,6 +222,23 @@ fn walk(
 }
 
 /// For [`files_below`]: every directory but `.git`.
+/// The first symbolic link on the way from `base` (excluded) down to `path`
+/// (included), among the parts that exist: a write below `base` would go
+/// through it, wherever it points.
+pub fn first_link_below(base: &Path, path: &Path) -> Option<PathBuf> {
+    let rest = path.strip_prefix(base).ok()?;
+    let mut at = base.to_path_buf();
+    for c in rest.components() {
+        at.push(c);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => return Some(at),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
 pub fn not_git(dir: &Path) -> bool {
     dir.file_name().is_none_or(|n| n != ".git")
 }

@@ -1476,28 +1476,21 @@ fn install_inner(
 /// directory (a pull request can commit `compiled -> $HOME`). The full
 /// compile replaces the link itself; this one refuses it.
 pub fn refuse_linked_catalog(output_path: &Path, dir: &str) -> Result<(), CompileError> {
-    let mut at = output_path.join("compiled");
-    let mut parts = Path::new(dir).components().peekable();
-    loop {
-        if let Ok(meta) = std::fs::symlink_metadata(&at) {
-            if meta.file_type().is_symlink() {
-                let to = std::fs::read_link(&at)
-                    .map(|t| format!(" (to {})", t.display()))
-                    .unwrap_or_default();
-                return Err(CompileError::new(format!(
-                    "{} is a symbolic link{to}: a compile (or --check) of some targets works on their directories in the catalog only, and never writes, deletes or compares through a link",
-                    at.display()
-                ))
-                .hint("remove the link (a compile of every target replaces it with the catalog)"));
-            }
-        }
-        // The target's own directory may be a link: it is moved aside,
-        // never followed.
-        match parts.next() {
-            Some(c) if parts.peek().is_some() => at.push(c),
-            _ => return Ok(()),
-        }
-    }
+    // The target's own directory may be a link: it is moved aside, never
+    // followed; `compiled` and the directories above the target's count.
+    let catalog = output_path.join("compiled");
+    let above = Path::new(dir).parent().unwrap_or(Path::new(""));
+    let Some(at) = crate::fswalk::first_link_below(output_path, &catalog.join(above)) else {
+        return Ok(());
+    };
+    let to = std::fs::read_link(&at)
+        .map(|t| format!(" (to {})", t.display()))
+        .unwrap_or_default();
+    Err(CompileError::new(format!(
+        "{} is a symbolic link{to}: a compile (or --check) of some targets works on their directories in the catalog only, and never writes, deletes or compares through a link",
+        at.display()
+    ))
+    .hint("remove the link (a compile of every target replaces it with the catalog)"))
 }
 
 fn list_files(root: &Path, rel: &Path, out: &mut BTreeMap<PathBuf, PathBuf>) {

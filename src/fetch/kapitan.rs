@@ -176,7 +176,7 @@ pub fn fetch_dependencies(
                 .iter()
                 .find(|r| dest.starts_with(r))
                 .unwrap_or(&opts.output_path);
-            if let Some(link) = link_below(base, &dest) {
+            if let Some(link) = crate::fswalk::first_link_below(base, &dest) {
                 return Err(bad(format!(
                     "output_path `{rel}` goes through the symbolic link `{}`",
                     link.display()
@@ -229,22 +229,6 @@ pub fn fetch_dependencies(
         }
     }
     Ok(log)
-}
-
-/// The first symbolic link on the way from `base` (excluded) down to `path`
-/// (included), among the parts that exist.
-fn link_below(base: &Path, path: &Path) -> Option<PathBuf> {
-    let rest = path.strip_prefix(base).ok()?;
-    let mut at = base.to_path_buf();
-    for c in rest.components() {
-        at.push(c);
-        match std::fs::symlink_metadata(&at) {
-            Ok(m) if m.file_type().is_symlink() => return Some(at),
-            Ok(_) => {}
-            Err(_) => return None,
-        }
-    }
-    None
 }
 
 /// Writes `data` to `dest` unless (without force) a file is there.

@@ -56,7 +56,9 @@ fn child<'n>(node: &'n Node, key: &str) -> Option<&'n Node> {
     key_of(node, key).map(|(_, v)| v)
 }
 
-fn key_of<'n>(node: &'n Node, key: &str) -> Option<(&'n Node, &'n Node)> {
+/// The key and value nodes of `key` in a mapping node (`~`/`=` prefixes
+/// ignored).
+pub(crate) fn key_of<'n>(node: &'n Node, key: &str) -> Option<(&'n Node, &'n Node)> {
     let NodeValue::Map(entries) = &node.value else {
         return None;
     };

@@ -407,12 +407,7 @@ pub fn locate_param(
         let mut node = doc;
         let mut line = None;
         for k in &keys {
-            let NodeValue::Map(entries) = &node.value else {
-                return None;
-            };
-            let (key, value) = entries
-                .iter()
-                .find(|(key, _)| key.key_string().trim_start_matches(['~', '=']) == *k)?;
+            let (key, value) = crate::inventory::locate::key_of(node, k)?;
             line = Some(key.line);
             node = value;
         }

@@ -314,6 +314,16 @@ impl<'env> Vm<'env> {
                 }};
             }
 
+            // strata: fuel for work in proportion to a value's size.
+            macro_rules! charge {
+                ($amount:expr) => {
+                    #[cfg(feature = "fuel")]
+                    if let Some(ref tracker) = state.fuel_tracker {
+                        ctx_ok!(tracker.charge($amount));
+                    }
+                };
+            }
+
             // if the fuel consumption feature is enabled, track the fuel
             // consumption here.
             #[cfg(feature = "fuel")]
@@ -349,11 +359,8 @@ impl<'env> Vm<'env> {
                 Instruction::StoreLocal(name) => {
                     a = stack.pop();
                     // strata: the depth check walks what is stored.
-                    let _walked = ctx_ok!(depth::check_counted(&a, false, &|_| None));
-                    #[cfg(feature = "fuel")]
-                    if let Some(ref tracker) = state.fuel_tracker {
-                        ctx_ok!(tracker.charge(_walked.saturating_mul(4)));
-                    }
+                    let walked = ctx_ok!(depth::check_counted(&a, false, &|_| None));
+                    charge!(walked.saturating_mul(4));
                     state.ctx.store(name, a);
                 }
                 Instruction::Lookup(name) => {
@@ -377,11 +384,8 @@ impl<'env> Vm<'env> {
                     b = stack.pop();
                     a = stack.pop();
                     if let Some(ns) = b.downcast_object_ref::<Namespace>() {
-                        let _walked = ctx_ok!(depth::check_counted(&a, true, &|_| None));
-                        #[cfg(feature = "fuel")]
-                        if let Some(ref tracker) = state.fuel_tracker {
-                            ctx_ok!(tracker.charge(_walked.saturating_mul(4)));
-                        }
+                        let walked = ctx_ok!(depth::check_counted(&a, true, &|_| None));
+                        charge!(walked.saturating_mul(4));
                         ns.set_value(name, a);
                     } else {
                         bail!(Error::new(
@@ -407,10 +411,7 @@ impl<'env> Vm<'env> {
                         bail!(Error::from(ErrorKind::UndefinedError));
                     }
                     let rv = ctx_ok!(ops::slice(a, b, stop, step));
-                    #[cfg(feature = "fuel")]
-                    if let Some(ref tracker) = state.fuel_tracker {
-                        ctx_ok!(tracker.charge(copy_cost(&rv)));
-                    }
+                    charge!(copy_cost(&rv));
                     stack.push(rv);
                 }
                 Instruction::LoadConst(value) => {
@@ -468,10 +469,7 @@ impl<'env> Vm<'env> {
                     b = stack.pop();
                     a = stack.pop();
                     let rv = ctx_ok!(ops::add(&a, &b));
-                    #[cfg(feature = "fuel")]
-                    if let Some(ref tracker) = state.fuel_tracker {
-                        ctx_ok!(tracker.charge(copy_cost(&rv)));
-                    }
+                    charge!(copy_cost(&rv));
                     stack.push(rv);
                 }
                 Instruction::Sub => func_binop!(sub),
@@ -496,10 +494,7 @@ impl<'env> Vm<'env> {
                     ctx_ok!(undefined_behavior.assert_value_not_undefined(&b));
                     ctx_ok!(undefined_behavior.assert_value_not_undefined(&a));
                     let rv = ops::string_concat(b, &a);
-                    #[cfg(feature = "fuel")]
-                    if let Some(ref tracker) = state.fuel_tracker {
-                        ctx_ok!(tracker.charge(copy_cost(&rv)));
-                    }
+                    charge!(copy_cost(&rv));
                     stack.push(rv);
                 }
                 Instruction::In => {
@@ -659,13 +654,8 @@ impl<'env> Vm<'env> {
                         }));
                     let args = stack.get_call_args(*arg_count);
                     let arg_count = args.len();
-                    #[cfg(feature = "fuel")]
-                    let read = args.iter().map(copy_cost).sum::<u64>();
                     a = ctx_ok!(filter.call(state, args));
-                    #[cfg(feature = "fuel")]
-                    if let Some(ref tracker) = state.fuel_tracker {
-                        ctx_ok!(tracker.charge(read + copy_cost(&a)));
-                    }
+                    charge!(args.iter().map(copy_cost).sum::<u64>() + copy_cost(&a));
                     stack.drop_top(arg_count);
                     stack.push(a);
                 }
@@ -719,37 +709,23 @@ impl<'env> Vm<'env> {
                         ));
                     };
                     let arg_count = args.len();
-                    #[cfg(feature = "fuel")]
-                    if let Some(ref tracker) = state.fuel_tracker {
-                        let read = args.iter().map(copy_cost).sum::<u64>();
-                        ctx_ok!(tracker.charge(read + copy_cost(&rv)));
-                    }
+                    charge!(args.iter().map(copy_cost).sum::<u64>() + copy_cost(&rv));
                     stack.drop_top(arg_count);
                     stack.push(rv);
                 }
                 Instruction::CallMethod(name, arg_count) => {
                     let args = stack.get_call_args(*arg_count);
                     let arg_count = args.len();
-                    #[cfg(feature = "fuel")]
-                    let read = args.iter().map(copy_cost).sum::<u64>();
                     a = ctx_ok!(args[0].call_method(state, name, &args[1..]));
-                    #[cfg(feature = "fuel")]
-                    if let Some(ref tracker) = state.fuel_tracker {
-                        ctx_ok!(tracker.charge(read + copy_cost(&a)));
-                    }
+                    charge!(args.iter().map(copy_cost).sum::<u64>() + copy_cost(&a));
                     stack.drop_top(arg_count);
                     stack.push(a);
                 }
                 Instruction::CallObject(arg_count) => {
                     let args = stack.get_call_args(*arg_count);
                     let arg_count = args.len();
-                    #[cfg(feature = "fuel")]
-                    let read = args.iter().map(copy_cost).sum::<u64>();
                     a = ctx_ok!(args[0].call(state, &args[1..]));
-                    #[cfg(feature = "fuel")]
-                    if let Some(ref tracker) = state.fuel_tracker {
-                        ctx_ok!(tracker.charge(read + copy_cost(&a)));
-                    }
+                    charge!(args.iter().map(copy_cost).sum::<u64>() + copy_cost(&a));
                     stack.drop_top(arg_count);
                     stack.push(a);
                 }
