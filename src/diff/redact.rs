@@ -787,11 +787,20 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // [`WEBHOOK_PATTERNS`].
     r"(?:https?://)?(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api(?:/v[0-9]+)?/webhooks/[0-9]+/[A-Za-z0-9_\-]+",
     r"(?:https?://)?(?:[A-Za-z0-9-]+\.webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/[^\s\x22'<>`]+",
+    // Telegram bot API URLs hold the bot's token (`bot<id>:<secret>`).
+    r"(?:https?://)?api\.telegram\.org/(?:file/)?bot[0-9]+:[A-Za-z0-9_\-]+",
+    r"(?:https?://)?hooks\.zapier\.com/hooks/catch/[0-9]+/[A-Za-z0-9_\-]+",
+    // Incoming-hook URLs whose last path segments are the key: Mattermost
+    // (`/hooks/<key>`), Rocket.Chat (`/hooks/<id>/<token>`), n8n and
+    // others (`/webhook/<uuid>`). A
+    // segment of at least 8 characters (an issue tracker's numeric hook id
+    // `/hooks/42` is shown).
+    r"https?://[^\s/\x22'<>`]+(?:/[^\s/\x22'<>`?#]+)*?/(?:hooks|webhooks?)/(?:catch/)?[A-Za-z0-9_\-]{8,}(?:/[A-Za-z0-9_\-]+)*",
 ];
 
 /// How many of [`CREDENTIAL_PATTERNS`], at its end, are webhook URLs,
-/// each holding the word `webhook`.
-const WEBHOOK_PATTERNS: usize = 2;
+/// each holding the word `hook` or `telegram`.
+const WEBHOOK_PATTERNS: usize = 5;
 
 /// The annotation in which `kubectl apply` keeps a whole copy of the object.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -849,6 +858,9 @@ pub struct Redactor {
     directive: Regex,
     /// `sshpass -p PASSWORD`.
     sshpass: Regex,
+    /// `kubectl create secret generic --from-literal KEY=VALUE`: VALUE is
+    /// a Secret's data whatever KEY says.
+    from_literal: Regex,
     /// A URL query parameter `?name=value` / `&name=value`: matched on its
     /// own, since the first one after a scheme (`jdbc:mysql://db?password=x`)
     /// is inside what [`Self::inline`] reads as the value of `jdbc:`.
@@ -974,6 +986,10 @@ impl Redactor {
             r#"(\bsshpass\b[^\n;|&]*?[\s,\[]["']?-p(?:["']?[ \t]*,[ \t]*["']?|[ \t]*))([^\s"',\]]+|"[^"\n]*"|'[^'\n]*')"#,
         )
             .expect("static regex is valid");
+        let from_literal = Regex::new(
+            r#"(--from-literal(?:=|[ \t]+|\\?["']?[ \t]*,[ \t]*)(?:\\?["'])?[^=\s"',\]\\]+=)("[^"\n]*"|'[^'\n]*'|[^\s"',\]]+)"#,
+        )
+        .expect("static regex is valid");
         let query = Regex::new(r#"([?&])([A-Za-z_][A-Za-z0-9_.\-]*)(=)([^&#\s"'<>]+)"#)
             .expect("static regex is valid");
         let curl_user = Regex::new(
@@ -1031,6 +1047,7 @@ impl Redactor {
             mysql_p,
             directive,
             sshpass,
+            from_literal,
             keys,
             defaults,
             secret_kind,
@@ -1048,9 +1065,10 @@ impl Redactor {
 
     /// The [`CREDENTIAL_PATTERNS`] to run on `text`: the webhook URL rules
     /// (the last [`WEBHOOK_PATTERNS`] of them, with no literal prefix for
-    /// the regex engine to scan for) only when it holds `webhook`.
+    /// the regex engine to scan for) only when it holds `hook` or
+    /// `telegram`.
     fn credentials_for(&self, text: &str) -> &[Regex] {
-        if text.contains("webhook") {
+        if text.contains("hook") || text.contains("telegram") {
             &self.credentials
         } else {
             &self.credentials[..self.credentials.len() - WEBHOOK_PATTERNS]
@@ -1376,6 +1394,15 @@ impl Redactor {
         if out.contains("sshpass") {
             replace_in(&mut out, &self.sshpass, hide_after_first);
         }
+        if out.contains("--from-literal") && out.contains("secret") {
+            replace_in(&mut out, &self.from_literal, |c: &regex::Captures| {
+                if &c[2] == OLD {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}", &c[1])
+                }
+            });
+        }
         if out.contains(" -p") {
             replace_in(&mut out, &self.mysql_p, hide_after_first);
         }
@@ -1394,7 +1421,7 @@ impl Redactor {
     /// `--password` or `-token`: an option whose value is the next item.
     fn is_secret_flag(&self, v: Option<&Value>) -> bool {
         v.and_then(Value::as_str).is_some_and(|s| {
-            s.starts_with('-') && !s.contains('=') && self.key_matches(s.trim_start_matches('-'))
+            (s.starts_with('-') && !s.contains('=') && self.key_matches(s.trim_start_matches('-')))
         })
     }
 
@@ -1523,6 +1550,30 @@ impl Redactor {
                         .is_some_and(|v| user_password_flag(f, v))
             })
         };
+        // `[create, secret, generic, s, --from-literal, k=v]`: a Secret's
+        // data whatever its key (a ConfigMap's literals are shown).
+        let creates_secret = [o, n]
+            .iter()
+            .any(|l| l.iter().any(|x| x.as_str() == Some("secret")));
+        let literal = |l: &[Value], i: usize| {
+            creates_secret
+                && (l
+                    .get(i)
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| s.starts_with("--from-literal="))
+                    || (i > 0 && l.get(i - 1).and_then(Value::as_str) == Some("--from-literal")))
+        };
+        for i in 0..len {
+            if literal(o, i) || literal(n, i) {
+                let (x, y) = hide(o.get(i), n.get(i));
+                if let (Some(x), Some(slot)) = (x, a.get_mut(i)) {
+                    *slot = x;
+                }
+                if let (Some(y), Some(slot)) = (y, b.get_mut(i)) {
+                    *slot = y;
+                }
+            }
+        }
         for i in 1..len {
             if self.is_secret_flag(o.get(i - 1))
                 || self.is_secret_flag(n.get(i - 1))
@@ -3445,7 +3496,8 @@ mod tests {
             Some(&v("args: [create, secret, generic, s, --from-literal=password=ko6x, --from-literal=user=admin]\n")),
         );
         let b = crate::yaml::emit::to_yaml_string(&b);
-        assert!(!b.contains("ko6x") && b.contains("user=admin"), "{b}");
+        // A Secret's literals are hidden whatever their key (re-probe 6).
+        assert!(!b.contains("ko6x") && !b.contains("user=admin"), "{b}");
         for text in [
             "kubectl create configmap c --from-literal=username=admin --dry-run=client\n",
             "docker run --env=LOG_LEVEL=debug app\n",
@@ -3949,5 +4001,37 @@ mod tests {
             r.scrub("docs: https://discord.com/developers/docs/resources/webhook"),
             "docs: https://discord.com/developers/docs/resources/webhook"
         );
+    }
+
+    /// Re-probe 6 (redact-kubectl-create-secret-from-literal-neutral-key,
+    /// redact-webhook-urls-telegram-mattermost-zapier).
+    #[test]
+    fn from_literal_values_and_chat_hook_urls() {
+        let r = Redactor::new(&[], true).unwrap();
+        for text in [
+            "kubectl create secret generic db --from-literal=DB_CONN=s3cr3tV",
+            "kubectl create secret generic s --from-literal \"dsn=s3cr3tV\" -o yaml",
+            "args: [\"create\", \"secret\", \"--from-literal\", \"api=s3cr3tV\"]",
+            "url: https://api.telegram.org/bot123456:s3cr3tV_x/sendMessage",
+            "url: https://mm.example.com/hooks/s3cr3tVabc",
+            "url: https://chat.example.com/hooks/abcdefgh123/s3cr3tV",
+            "url: https://hooks.zapier.com/hooks/catch/123456/s3cr3tV/",
+        ] {
+            let out = r.scrub(text);
+            assert!(!out.contains("s3cr3tV"), "{text} -> {out}");
+        }
+        // The key stays; a hook id of a few digits is not a key.
+        assert_eq!(
+            r.scrub("kubectl create secret generic db --from-literal=DB_CONN=x1"),
+            format!("kubectl create secret generic db --from-literal=DB_CONN={OLD}")
+        );
+        let gitlab = "url: https://gitlab.example.com/api/v4/projects/7/hooks/42";
+        assert_eq!(r.scrub(gitlab), gitlab);
+        // A list item after `--from-literal` is hidden.
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v("args: [create, secret, --from-literal, k=s3cr3tV]")),
+        );
+        assert!(!crate::yaml::emit::to_yaml_string(&b).contains("s3cr3tV"));
     }
 }
