@@ -1421,7 +1421,7 @@ impl Redactor {
     /// `--password` or `-token`: an option whose value is the next item.
     fn is_secret_flag(&self, v: Option<&Value>) -> bool {
         v.and_then(Value::as_str).is_some_and(|s| {
-            (s.starts_with('-') && !s.contains('=') && self.key_matches(s.trim_start_matches('-')))
+            s.starts_with('-') && !s.contains('=') && self.key_matches(s.trim_start_matches('-'))
         })
     }
 
