@@ -1019,23 +1019,40 @@ pub fn gzip_b64(data: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// Object layers one jsonnet evaluation may walk looking fields up
-/// (vendor/jrsonnet-evaluator/STRATA.md): about 15 s of lookups in a
-/// release build, far past real components (a 5,000-layer object read
-/// whole takes 12,500,000).
+/// Steps of work one jsonnet evaluation may do that no allocation shows
+/// (vendor/jrsonnet-evaluator/STRATA.md): object layers walked looking
+/// fields up, and large strings handed to std functions (a step per 16
+/// bytes past 4 KiB). About 15 s of lookups in a release build, far past
+/// real components (a 5,000-layer object read whole takes 12,500,000).
 pub const MAX_LAYER_STEPS: u64 = 200_000_000;
 
-/// Runs one jsonnet evaluation on this thread under the layer budget; one
-/// that went past it is an error whatever it returned (its walks were cut
-/// short).
+/// Seconds one jsonnet evaluation may run (`STRATA_EVAL_TIMEOUT`): the
+/// backstop for work no budget counts.
+pub fn eval_timeout() -> std::time::Duration {
+    std::time::Duration::from_secs(crate::limits::get("STRATA_EVAL_TIMEOUT", 300))
+}
+
+/// Runs one jsonnet evaluation on this thread under the work budget and
+/// the time limit; one that went past either is an error whatever it
+/// returned (its walks were cut short).
 pub fn with_layer_budget<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    let timeout = eval_timeout();
     jrsonnet_evaluator::set_layer_step_budget(MAX_LAYER_STEPS);
+    jrsonnet_evaluator::set_evaluation_deadline(std::time::Instant::now().checked_add(timeout));
     let r = f();
     let exhausted = jrsonnet_evaluator::layer_steps_exhausted();
+    let timed_out = jrsonnet_evaluator::evaluation_timed_out();
     jrsonnet_evaluator::set_layer_step_budget(u64::MAX);
+    jrsonnet_evaluator::set_evaluation_deadline(None);
+    if timed_out {
+        return Err(format!(
+            "the evaluation ran for more than {} s and was stopped (an endless or quadratic loop?): raise STRATA_EVAL_TIMEOUT (seconds) if it needs longer",
+            timeout.as_secs()
+        ));
+    }
     if exhausted {
         return Err(format!(
-            "the evaluation looked fields up through more than {MAX_LAYER_STEPS} object layers: an object extended field by field in a long loop (`a + {{[k]: v}}` in std.foldl) costs its length in every lookup; build it with one object comprehension (`{{[k]: v for k in ks}}`) instead"
+            "the evaluation did more than {MAX_LAYER_STEPS} steps of work that allocate nothing: an object extended field by field in a long loop (`a + {{[k]: v}}` in std.foldl) costs its length in every lookup, and a large string handed to a std function in a long loop (`std.length(s)`) costs its length in every call; build the object with one object comprehension (`{{[k]: v for k in ks}}`) and compute such values once, outside the loop"
         ));
     }
     r

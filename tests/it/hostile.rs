@@ -3050,6 +3050,9 @@ fn jinja_string_appends_count_against_the_fuel() {
         "{% set ns = namespace(s='x'*100000) %}{% for i in range(100000) %}{% set _ = ns.s|tojson %}{% endfor %}",
         "{% set ns = namespace(s='x'*100000) %}{% for i in range(100000) %}{% set ns.s = ns.s[:] %}{% endfor %}",
         "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = ns.l + [i] %}{% endfor %}",
+        // `in` and `==` read their operands (re-probe 6, in-op).
+        "{% set s = 'x' * 1000000 %}{% for i in range(100000) %}{% if 'y' in s %}{% endif %}{% endfor %}",
+        "{% set s = 'x' * 1000000 %}{% set t = 'x' * 1000000 %}{% for i in range(100000) %}{% if s == t %}{% endif %}{% endfor %}",
     ] {
         write(&d.join("tpl/main.j2"), &format!("{body}ok\n"));
         let out = run(d, &["compile"], 2);
@@ -3077,7 +3080,87 @@ fn jsonnet_object_layer_walks_are_bounded() {
     assert!(out.contains("\"f1000\": 1000"), "{out}");
     write(&d.join("m.jsonnet"), &fold(100_000));
     let out = run(d, &["compile"], 2);
-    assert!(out.contains("object layers"), "{out}");
+    assert!(out.contains("steps of work"), "{out}");
+    // Re-probe 6 (jsonnet-string-length-linear-per-call-unbounded):
+    // std.length of a 1 MB string counted its characters on every call,
+    // 10^6 calls in 144 bytes. A large string handed to a builtin counts
+    // its size; a few calls still compile.
+    let lengths = |n: usize| {
+        format!("local s = std.join('', std.makeArray(1000000, function(i) 'x'));\n{{ n: std.foldl(function(a, i) a + std.length(s), std.range(1, {n}), 0) }}")
+    };
+    write(&d.join("m.jsonnet"), &lengths(100));
+    run(d, &["compile"], 0);
+    let out = std::fs::read_to_string(d.join("compiled/t/o/n.json")).unwrap();
+    assert_eq!(out.trim(), "100000000");
+    write(&d.join("m.jsonnet"), &lengths(1_000_000));
+    let out = run(d, &["compile"], 2);
+    assert!(
+        out.contains("steps of work") && out.contains("std.length"),
+        "{out}"
+    );
+}
+
+/// A Jinja2 render whose instructions each cost more than fuel counts
+/// (sorting 1,000 strings of 100 kB 100,000 times: fuel counts the items,
+/// not the bytes compared) ends at the time limit.
+#[test]
+fn jinja_render_time_is_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n    - {output_path: o, input_type: jinja2, input_paths: [tpl]}\n",
+    );
+    write(
+        &d.join("tpl/main.j2"),
+        "{% set l = ['x' * 100000] * 1000 %}{% for i in range(100000) %}{% set _ = l|sort %}{% endfor %}ok\n",
+    );
+    let out = strata()
+        .current_dir(d)
+        .args(["compile"])
+        .env("STRATA_EVAL_TIMEOUT", "2")
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("more than 2 s") && text.contains("STRATA_EVAL_TIMEOUT"),
+        "{text}"
+    );
+    assert!(!d.join("compiled/t").exists());
+}
+
+/// Work that no budget counts (a nested fold over a 4,000-character
+/// string's length, 10^10 steps that allocate nothing) ends at the
+/// evaluation's time limit with an error that names the variable raising
+/// it.
+#[test]
+fn jsonnet_evaluation_time_is_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n    - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: json}\n",
+    );
+    write(
+        &d.join("m.jsonnet"),
+        "local s = std.join('', std.makeArray(4000, function(i) 'x'));\n{ n: std.foldl(function(a, i) std.foldl(function(b, j) b + std.length(s), std.range(1, 100000), a), std.range(1, 100000), 0) }",
+    );
+    let out = strata()
+        .current_dir(d)
+        .args(["compile"])
+        .env("STRATA_EVAL_TIMEOUT", "2")
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("more than 2 s") && text.contains("STRATA_EVAL_TIMEOUT"),
+        "{text}"
+    );
+    assert!(!d.join("compiled/t").exists());
 }
 
 /// Re-probe 5 (package-git-ref-option-injection): a PackageRepository's

@@ -65,8 +65,56 @@ impl Drop for StackDepthGuard {
 	}
 }
 
+// strata: an evaluation's deadline, checked every 4,096 frames and work
+// charges: a loop whose every step costs a scan of a large input (or any
+// other shape no budget counts) ends at the deadline instead of running for
+// hours. Unset (no deadline) until an embedder sets it.
+thread_local! {
+	static DEADLINE: Cell<Option<std::time::Instant>> = const { Cell::new(None) };
+	static DEADLINE_TICKS: Cell<u32> = const { Cell::new(0) };
+	static TIMED_OUT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// strata: the instant past which this thread's evaluation stops (frames
+/// fail, and [`evaluation_timed_out`] says why); `None` for no deadline.
+pub fn set_evaluation_deadline(deadline: Option<std::time::Instant>) {
+	DEADLINE.with(|d| d.set(deadline));
+	DEADLINE_TICKS.with(|t| t.set(0));
+	TIMED_OUT.with(|t| t.set(false));
+}
+
+/// strata: whether this thread's evaluation went past its deadline.
+pub fn evaluation_timed_out() -> bool {
+	TIMED_OUT.with(Cell::get)
+}
+
+/// strata: true once the deadline has passed (looked at every 4,096th
+/// call, so the clock costs nothing measurable).
+#[inline]
+pub fn past_deadline() -> bool {
+	if TIMED_OUT.with(Cell::get) {
+		return true;
+	}
+	let tick = DEADLINE_TICKS.with(|t| {
+		let n = t.get().wrapping_add(1);
+		t.set(n);
+		n
+	});
+	if tick & 4095 != 0 {
+		return false;
+	}
+	let late = DEADLINE.with(Cell::get).is_some_and(|d| std::time::Instant::now() >= d);
+	if late {
+		TIMED_OUT.with(|t| t.set(true));
+	}
+	late
+}
+
 // #[cfg(feature = "nightly")]
 pub fn check_depth() -> Result<StackDepthGuard, StackOverflowError> {
+	if past_deadline() {
+		return Err(StackOverflowError);
+	}
 	STACK_LIMIT.with(|limit| {
 		let current = limit.current_depth.get();
 		if current < limit.max_stack_size.get() {

@@ -133,6 +133,9 @@ pub enum ErrorKind {
     /// Engine ran out of fuel
     #[cfg(feature = "fuel")]
     OutOfFuel,
+    /// strata: the render ran past its time limit ([`crate::set_render_time_limit`]).
+    #[cfg(feature = "fuel")]
+    OutOfTime,
     #[cfg(feature = "custom_syntax")]
     /// Error creating aho-corasick delimiters
     InvalidDelimiter,
@@ -166,6 +169,8 @@ impl ErrorKind {
             ErrorKind::CannotDeserialize => "cannot deserialize",
             #[cfg(feature = "fuel")]
             ErrorKind::OutOfFuel => "engine ran out of fuel",
+            #[cfg(feature = "fuel")]
+            ErrorKind::OutOfTime => "engine ran out of time",
             #[cfg(feature = "custom_syntax")]
             ErrorKind::InvalidDelimiter => "invalid custom delimiters",
             #[cfg(feature = "multi_template")]

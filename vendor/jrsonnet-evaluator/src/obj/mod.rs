@@ -1121,6 +1121,13 @@ pub fn layer_steps_exhausted() -> bool {
 	LAYER_STEPS_OUT.with(std::cell::Cell::get)
 }
 
+/// strata: counts `n` steps of work a builtin does without allocating what
+/// it reads (`std.length` of a string scans it) against the same budget;
+/// false (and exhausted) past it, or past the evaluation's deadline.
+pub fn charge_work_steps(n: usize) -> bool {
+	!crate::stack::past_deadline() && charge_layer_steps(n)
+}
+
 /// Counts `n` layer steps at once; false (and exhausted) past the budget.
 fn charge_layer_steps(n: usize) -> bool {
 	LAYER_STEPS_LEFT.with(|c| {

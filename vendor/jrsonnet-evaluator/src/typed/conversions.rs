@@ -414,11 +414,26 @@ impl IntoUntyped for IStr {
 		Ok(Val::string(value))
 	}
 }
+/// strata: a builtin handed a large string may scan all of it (`std.length`
+/// counts its characters), so a loop passing one to a builtin costs its
+/// length per step while allocating nothing. Strings past 4 KiB count a
+/// step per 16 bytes against the evaluation's work budget.
+fn charge_string_argument(len: usize) -> Result<()> {
+	if len > 4096 && !crate::obj::charge_work_steps(len / 16) {
+		bail!("the evaluation's work budget is spent");
+	}
+	Ok(())
+}
+
 impl FromUntyped for IStr {
 	fn from_untyped(value: Val) -> Result<Self> {
 		<Self as Typed>::TYPE.check(&value)?;
 		match value {
-			Val::Str(s) => Ok(s.into_flat()),
+			Val::Str(s) => {
+				let s = s.into_flat();
+				charge_string_argument(s.len())?;
+				Ok(s)
+			}
 			_ => unreachable!(),
 		}
 	}
@@ -436,7 +451,11 @@ impl FromUntyped for String {
 	fn from_untyped(value: Val) -> Result<Self> {
 		<Self as Typed>::TYPE.check(&value)?;
 		match value {
-			Val::Str(s) => Ok(s.to_string()),
+			Val::Str(s) => {
+				let s = s.to_string();
+				charge_string_argument(s.len())?;
+				Ok(s)
+			}
 			_ => unreachable!(),
 		}
 	}

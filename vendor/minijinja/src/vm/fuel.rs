@@ -11,6 +11,20 @@ pub struct FuelTracker {
     // This should be an AtomicI64 but sadly 32bit targets do not necessarily have
     // AtomicI64 available.
     remaining: AtomicIsize,
+    // strata: the instant past which the render stops, and the instructions
+    // run (the clock is read every 256th, and on every sized charge).
+    deadline: Option<std::time::Instant>,
+    ticks: std::sync::atomic::AtomicU32,
+}
+
+/// strata: seconds a render may run, 0 for no limit.
+static RENDER_TIME_LIMIT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// strata: seconds each later render may run (0: no limit). Fuel bounds the
+/// instructions and what some of them copy; this bounds whatever an
+/// instruction costs that fuel does not see.
+pub fn set_render_time_limit(seconds: u64) {
+    RENDER_TIME_LIMIT.store(seconds, Ordering::Relaxed);
 }
 
 impl FuelTracker {
@@ -19,14 +33,22 @@ impl FuelTracker {
     /// The fuel tracker is always wrapped in an `Arc` so that it can be
     /// shared across nested invocations of the template evaluation.
     pub fn new(fuel: u64) -> Arc<FuelTracker> {
+        let limit = RENDER_TIME_LIMIT.load(Ordering::Relaxed);
         Arc::new(FuelTracker {
             initial: fuel,
             remaining: AtomicIsize::new(fuel as isize),
+            deadline: (limit > 0)
+                .then(|| {
+                    std::time::Instant::now().checked_add(std::time::Duration::from_secs(limit))
+                })
+                .flatten(),
+            ticks: std::sync::atomic::AtomicU32::new(0),
         })
     }
 
     /// Tracks an instruction.  If it runs out of fuel an error is returned.
     pub fn track(&self, instr: &Instruction) -> Result<(), Error> {
+        self.check_time(255)?;
         let fuel_to_consume = fuel_for_instruction(instr);
         if fuel_to_consume != 0 {
             let old_fuel = self.remaining.fetch_sub(fuel_to_consume, Ordering::Relaxed);
@@ -45,10 +67,24 @@ impl FuelTracker {
         if amount == 0 {
             return Ok(());
         }
+        // A sized operation costs far more than reading the clock.
+        self.check_time(0)?;
         let amount = amount.min(isize::MAX as u64 / 2) as isize;
         let old_fuel = self.remaining.fetch_sub(amount, Ordering::Relaxed);
         if old_fuel.saturating_sub(amount) <= 0 {
             return Err(Error::from(ErrorKind::OutOfFuel));
+        }
+        Ok(())
+    }
+
+    /// strata: an error once the render's deadline has passed (the clock
+    /// is read when the calls counted, masked by `mask`, come to `mask`).
+    fn check_time(&self, mask: u32) -> Result<(), Error> {
+        if let Some(deadline) = self.deadline {
+            let tick = self.ticks.fetch_add(1, Ordering::Relaxed);
+            if tick & mask == mask && std::time::Instant::now() >= deadline {
+                return Err(Error::from(ErrorKind::OutOfTime));
+            }
         }
         Ok(())
     }

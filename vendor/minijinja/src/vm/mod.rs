@@ -31,7 +31,7 @@ mod closure_object;
 mod context;
 pub(crate) mod depth;
 #[cfg(feature = "fuel")]
-mod fuel;
+pub(crate) mod fuel;
 mod loop_object;
 #[cfg(feature = "macros")]
 mod macro_object;
@@ -478,8 +478,15 @@ impl<'env> Vm<'env> {
                 Instruction::IntDiv => func_binop!(int_div),
                 Instruction::Rem => func_binop!(rem),
                 Instruction::Pow => func_binop!(pow),
-                Instruction::Eq => op_binop!(==),
-                Instruction::Ne => op_binop!(!=),
+                // strata: comparing two strings or lists reads both.
+                Instruction::Eq | Instruction::Ne => {
+                    charge!(copy_cost(stack.peek()).saturating_mul(2));
+                    if matches!(instr, Instruction::Eq) {
+                        op_binop!(==)
+                    } else {
+                        op_binop!(!=)
+                    }
+                }
                 Instruction::Gt => op_binop!(>),
                 Instruction::Gte => op_binop!(>=),
                 Instruction::Lt => op_binop!(<),
@@ -504,6 +511,8 @@ impl<'env> Vm<'env> {
                     // we are in strict mode.
                     ctx_ok!(state.undefined_behavior().assert_iterable(&a));
                     ctx_ok!(state.undefined_behavior().assert_value_not_undefined(&b));
+                    // strata: `in` scans its container.
+                    charge!(copy_cost(&a));
                     stack.push(ctx_ok!(ops::contains(&a, &b)));
                 }
                 Instruction::CompareAndPreserve(op) => {
