@@ -1029,7 +1029,7 @@ pub const MAX_LAYER_STEPS: u64 = 200_000_000;
 /// Seconds one jsonnet evaluation may run (`STRATA_EVAL_TIMEOUT`): the
 /// backstop for work no budget counts.
 pub fn eval_timeout() -> std::time::Duration {
-    std::time::Duration::from_secs(crate::limits::get("STRATA_EVAL_TIMEOUT", 300))
+    std::time::Duration::from_secs(crate::limits::get("STRATA_EVAL_TIMEOUT", 60))
 }
 
 /// Runs one jsonnet evaluation on this thread under the work budget and

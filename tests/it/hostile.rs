@@ -3098,6 +3098,18 @@ fn jsonnet_object_layer_walks_are_bounded() {
         out.contains("steps of work") && out.contains("std.length"),
         "{out}"
     );
+    // Re-probe 7: other std functions and string indexing, the same way.
+    for call in [
+        "std.length(std.findSubstr('b', s))",
+        "std.length(s[999999])",
+    ] {
+        write(
+            &d.join("m.jsonnet"),
+            &format!("local s = std.repeat('a', 1000000);\n{{ n: std.foldl(function(a, i) a + {call}, std.range(1, 1000000), 0) }}"),
+        );
+        let out = run(d, &["compile"], 2);
+        assert!(out.contains("steps of work"), "{call}: {out}");
+    }
 }
 
 /// A Jinja2 render whose instructions each cost more than fuel counts

@@ -428,6 +428,10 @@ fn index_val(ctx: Context, loc: CallLocation<'_>, value: Val, part: &LIndexPart)
 				reason = "n is checked positive, overflow will truncate as expected"
 			)]
 			let i = n as usize;
+			// strata: finding character i scans the string up to it.
+			if flat.len() > 4096 && !crate::obj::charge_work_steps(i.min(flat.len()) / 16) {
+				bail!("the evaluation's work budget is spent");
+			}
 			let Some(char) = flat.chars().nth(i) else {
 				bail!(StringBoundsError(i, flat.chars().count()))
 			};
