@@ -309,9 +309,9 @@ mod tests {
 
     #[test]
     fn workflow_commands_in_printed_text_are_made_inert() {
-        let text = "a\n   ::error file=x::fake\n::add-mask::y\nkeep :: this\nv: \"##[warning]x\"\n";
+        let text = "a\n   ::error file=x::fake\n::add-mask::y\nkeep :: this\nv: \"##[warning]x\"\nname\r::error::cr\n";
         let out = neutralize_commands(text);
-        for line in out.lines() {
+        for line in out.split(['\n', '\r']) {
             assert!(!line.trim_start().starts_with("::"), "{out}");
             assert!(!line.contains("##["), "{out}");
         }

@@ -130,12 +130,16 @@ pub fn actions_safe(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 pub(crate) fn neutralize_commands(text: &str) -> std::borrow::Cow<'_, str> {
-    let risky = text.contains("##[") || text.lines().any(|l| l.trim_start().starts_with("::"));
+    // The runner splits the log at `\r` as well as `\n`: a file name
+    // holding a carriage return starts a line there.
+    let breaks = ['\n', '\r'];
+    let risky =
+        text.contains("##[") || text.split(breaks).any(|l| l.trim_start().starts_with("::"));
     if !risky {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
-    for line in text.split_inclusive('\n') {
+    for line in text.split_inclusive(breaks) {
         let line = line.replace("##[", "#\u{200B}#[");
         let indent = line.len() - line.trim_start().len();
         if line[indent..].starts_with("::") {
