@@ -1111,21 +1111,28 @@ fn describe_error(e: &Error, path: &Path) -> String {
             super::jsonnet::eval_timeout().as_secs()
         ));
     }
-    // minijinja's messages do not repeat the expression; quote the line so
-    // the user sees which name was undefined.
-    if let Some(line) = e.line() {
+    // minijinja's messages do not repeat the expression; quote the one in
+    // error (its span) so the user sees which name was undefined. Never the
+    // whole line: the rest of it may be a password written in the template,
+    // and the error reaches a review's log. A span holding a string literal
+    // is not quoted either.
+    if let (Some(line), Some(range)) = (e.line(), e.range()) {
         let file = if name.is_empty() || path.ends_with(&name) {
             path.to_path_buf()
         } else {
             path.parent().unwrap_or(Path::new(".")).join(&name)
         };
         // Only a file the compile may read is quoted (a confined review).
-        if let Some(text) = super::confine::check(&file)
+        let source = super::confine::check(&file)
             .ok()
-            .and_then(|()| std::fs::read_to_string(&file).ok())
-            .and_then(|t| t.lines().nth(line.saturating_sub(1)).map(str::to_string))
+            .and_then(|()| std::fs::read_to_string(&file).ok());
+        if let Some(span) = source
+            .as_deref()
+            .and_then(|t| t.get(range))
+            .map(str::trim)
+            .filter(|t| !t.is_empty() && t.len() <= 120 && !t.contains(['"', '\'', '\n', '\r']))
         {
-            msg.push_str(&format!("\n  at {name}:{line}: {}", text.trim()));
+            msg.push_str(&format!("\n  at {name}:{line}: {span}"));
         }
     }
     msg

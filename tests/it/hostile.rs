@@ -3566,3 +3566,34 @@ fn jsonnet_traces_hold_no_workflow_command_in_actions() {
         );
     }
 }
+
+/// Re-probe 7 (review-log-jinja2-error-quotes-source-line): a Jinja2
+/// error quoted the whole template line, a password written on it
+/// included, into a review's log. It quotes the expression in error only.
+#[test]
+fn jinja_errors_quote_the_expression_not_the_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n    - {output_path: o, input_type: jinja2, input_paths: [tpl]}\n",
+    );
+    write(
+        &d.join("tpl/app.env"),
+        "MODE=a\nDB_PASSWORD=hunter2SECRETVAL {{ nosuchfn() }}\n",
+    );
+    let out = run(d, &["compile"], 2);
+    assert!(out.contains("app.env:2: nosuchfn()"), "{out}");
+    assert!(!out.contains("hunter2SECRETVAL"), "{out}");
+    // A span holding a string literal is not quoted.
+    write(
+        &d.join("tpl/app.env"),
+        "{{ 'hunter2SECRETVAL' | nosuchfilter }}\n",
+    );
+    let out = run(d, &["compile"], 2);
+    assert!(
+        out.contains("nosuchfilter") || out.contains("app.env:1"),
+        "{out}"
+    );
+    assert!(!out.contains("hunter2SECRETVAL"), "{out}");
+}
