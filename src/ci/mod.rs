@@ -238,6 +238,17 @@ pub fn collect(dirs: &[PathBuf], dest: &Path) -> Result<Vec<String>, CiError> {
         let mut files = BTreeMap::new();
         walk(&root, Path::new(""), &mut files)?;
         for (rel, src) in files {
+            // A shard's top-level names become target names in the step
+            // outputs and the review: the inventory's rule for them holds.
+            if let Some(std::path::Component::Normal(first)) = rel.components().next() {
+                let name = first.to_string_lossy();
+                if let Some(why) = crate::inventory::checks::bad_target_name(&name) {
+                    return Err(CiError::Collect {
+                        path: root.join(first),
+                        message: format!("invalid target name {name:?}: {why}"),
+                    });
+                }
+            }
             if let Some((first, _)) = owner.get(&rel) {
                 return Err(CiError::Overlap {
                     rel: rel.to_string_lossy().replace('\\', "/"),
@@ -315,15 +326,28 @@ impl Outputs {
         (names, files)
     }
 
-    /// `name=value` lines for `$GITHUB_OUTPUT` (no value holds a newline:
-    /// the targets are space separated).
+    /// `name=value` lines for `$GITHUB_OUTPUT` (the targets are space
+    /// separated). A control character in a value is written escaped
+    /// (`\n`): the runner would read a raw newline as the start of another
+    /// output, which a pull request could choose.
     pub fn render(&self) -> String {
+        let safe = |v: &str| -> String {
+            v.chars()
+                .map(|c| {
+                    if c.is_control() {
+                        c.escape_default().to_string()
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect()
+        };
         format!(
             "changed-targets={}\ndiff-files={}\nlint-errors={}\ncomment-url={}\n",
-            self.changed_targets.join(" "),
+            safe(&self.changed_targets.join(" ")),
             self.diff_files,
             self.lint_errors,
-            self.comment_url.as_deref().unwrap_or("")
+            safe(self.comment_url.as_deref().unwrap_or(""))
         )
     }
 }
@@ -478,5 +502,34 @@ mod tests {
             o.render(),
             "changed-targets=dev prod\ndiff-files=3\nlint-errors=0\ncomment-url=https://github.com/acme/infra/pull/7#issuecomment-9\n"
         );
+        // Re-probe 7: a newline in a value cannot start another output.
+        let o = Outputs {
+            changed_targets: vec!["t".into(), "x\ndeploy=true".into()],
+            diff_files: 1,
+            lint_errors: 0,
+            comment_url: None,
+        };
+        assert_eq!(
+            o.render(),
+            "changed-targets=t x\\ndeploy=true\ndiff-files=1\nlint-errors=0\ncomment-url=\n"
+        );
+    }
+
+    /// Re-probe 7 (ci-collect-target-names-unvalidated-github-output-injection):
+    /// a shard's top-level names are target names.
+    #[test]
+    fn collect_refuses_names_that_are_not_target_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        let shard = tmp.path().join("s1");
+        let bad = shard.join("compiled").join("x\ndeploy=true");
+        std::fs::create_dir_all(&bad).unwrap();
+        std::fs::write(bad.join("f.yaml"), "a: 1\n").unwrap();
+        let err = collect(&[shard], &tmp.path().join("out")).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("invalid target name") && msg.contains("control character"),
+            "{msg}"
+        );
+        assert!(!tmp.path().join("out").exists());
     }
 }
