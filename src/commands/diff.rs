@@ -120,9 +120,10 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
                 }
                 None if args.compile_command.is_some() => {
                     let mut out = Vec::new();
+                    let command = args.compile_command.as_deref().unwrap_or_default();
                     for (rev, dir) in [(base, &o), (head, &n)] {
                         diff::git::extract(&args.repo, rev, "", dir).map_err(diag_err)?;
-                        out.push(compile_tree(&args, rev, dir)?);
+                        out.push(compile_tree(&args, command, rev, dir)?);
                     }
                     (out[0].clone(), out[1].clone())
                 }
@@ -208,31 +209,22 @@ fn diff_options(args: &DiffArgs) -> anyhow::Result<DiffOptions> {
     })
 }
 
-/// Compiles the tree of one revision with `--compile-command` and returns
-/// its catalog directory.
-/// strata's own `compile` runs in the tree with `--output-path` beside it
-/// (so a `.kapitan` output path cannot send it elsewhere); a
-/// `--compile-command` writes `--compiled-dir` inside the tree. A revision
-/// whose compile fails is an error naming the revision, with the compiler's
-/// last lines.
-fn compile_tree(args: &DiffArgs, rev: &str, dir: &std::path::Path) -> anyhow::Result<PathBuf> {
-    let (mut cmd, catalog) = match &args.compile_command {
-        Some(c) => {
-            let mut cmd = std::process::Command::new("sh");
-            cmd.arg("-c")
-                .arg(format!("{c} \"$@\""))
-                .arg("strata-compile");
-            (cmd, dir.join(&args.compiled_dir))
-        }
-        None => {
-            let exe = std::env::current_exe()
-                .map_err(|e| anyhow::anyhow!("cannot find the strata binary: {e}"))?;
-            let out = dir.with_extension("out");
-            let mut cmd = std::process::Command::new(exe);
-            cmd.arg("compile").arg("--output-path").arg(&out);
-            (cmd, out.join("compiled"))
-        }
-    };
+/// Compiles the tree of one revision with `--compile-command`, which
+/// writes `--compiled-dir` inside the tree, and returns that catalog
+/// directory. A revision whose compile fails is an error naming the
+/// revision, with the compiler's last lines, redacted as a diff is: the
+/// compiler may quote the pull request's files.
+fn compile_tree(
+    args: &DiffArgs,
+    command: &str,
+    rev: &str,
+    dir: &std::path::Path,
+) -> anyhow::Result<PathBuf> {
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!("{command} \"$@\""))
+        .arg("strata-compile");
+    let catalog = dir.join(&args.compiled_dir);
     let out = cmd
         .args(&args.compile_flags)
         // A review compiles what was committed: no secret is invented.
@@ -245,10 +237,12 @@ fn compile_tree(args: &DiffArgs, rev: &str, dir: &std::path::Path) -> anyhow::Re
         let stderr = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
+        let redactor =
+            Redactor::new(&args.redact_key, !args.no_default_redact).map_err(diag_err)?;
         anyhow::bail!(
             "compiling revision `{rev}` failed ({}):\n{}",
             out.status,
-            tail.join("\n")
+            redactor.redact_text(&tail.join("\n"))
         );
     }
     if !catalog.is_dir() {

@@ -990,6 +990,19 @@ fn diff_compiles_both_revisions() {
         err.contains("compiling revision `HEAD~1` failed") && err.contains("boom"),
         "{err}"
     );
+    // Re-probe 7: the compiler's output may quote the pull request's
+    // files; it is redacted as a diff is.
+    let (code, _, err) = stdout_of(&[
+        "diff",
+        "--repo",
+        r,
+        "--base",
+        "HEAD~1",
+        "--compile-command",
+        "printf 'DB_PASSWORD=hunter2SECRETVAL\\nAUTH=Authorization: Bearer SECRETVAL2abcdef0123\\nboom\\n' >&2; exit 3",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("boom") && !err.contains("SECRETVAL"), "{err}");
     let (code, _, err) = stdout_of(&[
         "diff",
         "--repo",
