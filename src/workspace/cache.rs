@@ -86,11 +86,11 @@ fn hex(b: &[u8]) -> String {
 /// read (the run then renders, and reports it).
 pub fn inventory_digest(inventory: &Inventory) -> Option<String> {
     let mut h = Sha256::new();
-    // `facts 2`: entries list the files they name (facts cached before
-    // lack them).
+    // `facts 3`: entries list the files they name, their `helm_path`
+    // marked (facts cached before differ).
     h.update(format!(
         "strata {}
-facts 2
+facts 3
 {:?}
 ",
         env!("CARGO_PKG_VERSION"),

@@ -215,7 +215,10 @@ impl EntryFacts {
             // sides (as a `helm` on PATH); one in the tree is the PR's.
             if let Some(bin) = e.extra.get("helm_path").and_then(|v| v.as_str()) {
                 if bin.contains('/') && !Path::new(bin).is_absolute() {
-                    names.push(bin.to_string());
+                    names.push(format!("{HELM_PATH_MARK}{bin}"));
+                } else {
+                    // A program on PATH: `$KAPITAN_HELM_PATH` does not apply.
+                    names.push(HELM_PATH_MARK.to_string());
                 }
             }
             // helm flags that name a file helm reads or runs.
@@ -247,6 +250,18 @@ impl EntryFacts {
         }
     }
 }
+
+/// Whether a name that is not found may be a file of a catalog: a path
+/// through a `compiled` directory (Kapitan's catalog) or a compile's
+/// scratch directory.
+fn names_catalog(name: &str) -> bool {
+    name.split(['/', '\\'])
+        .any(|c| c == "compiled" || c.starts_with(".strata-compile"))
+}
+
+/// Marks the [`EntryFacts::names`] item that is the entry's `helm_path`
+/// (empty after it when that is a program looked up in `PATH`).
+const HELM_PATH_MARK: &str = "helm_path:";
 
 /// [`TargetFacts`] of every target of an inventory.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -526,9 +541,34 @@ impl<'a> Fingerprinter<'a> {
                 }
                 // What a `remove` entry names is in the catalog being built.
                 InputType::Remove => continue,
+                // helm without `helm_path` runs `$KAPITAN_HELM_PATH`: a path
+                // relative to the tree is the pull request's file.
+                InputType::Helm if !entry.names.iter().any(|n| n.starts_with(HELM_PATH_MARK)) => {
+                    if let Some(bin) = std::env::var_os("KAPITAN_HELM_PATH") {
+                        let bin = bin.to_string_lossy().into_owned();
+                        h.update(format!("KAPITAN_HELM_PATH {bin}\n"));
+                        if bin.contains('/') && !Path::new(&bin).is_absolute() {
+                            match std::fs::read(self.root.join(&bin)) {
+                                Ok(b) => {
+                                    files.insert(format!("helm {bin}"), digest(&b));
+                                }
+                                Err(e) => {
+                                    return Err(format!(
+                                        "{}: cannot read KAPITAN_HELM_PATH `{bin}`: {e}",
+                                        entry.describe
+                                    ))
+                                }
+                            }
+                        }
+                    }
+                }
                 _ => {}
             }
             for name in &entry.names {
+                let name = name.strip_prefix(HELM_PATH_MARK).unwrap_or(name);
+                if name.is_empty() {
+                    continue;
+                }
                 // An absolute name (a values file outside the tree) is
                 // hashed by its bytes all the same.
                 let path = self.root.join(name);
@@ -687,8 +727,8 @@ impl<'a> Fingerprinter<'a> {
                         todo.push((p, is_code));
                     }
                     // strata's bundled kapitan.libjsonnet (covered by the
-                    // version), or an import that fails on compile.
-                    None if rel.ends_with("kapitan.libjsonnet") => {}
+                    // version), found by that exact import path only.
+                    None if Path::new(rel) == Path::new(crate::compile::jsonnet::LIB_IMPORT) => {}
                     None => {
                         return Deps::Unknown(format!(
                             "{} imports `{rel}`, which is not found",
@@ -782,7 +822,15 @@ impl<'a> Fingerprinter<'a> {
                     dirs.iter().map(|d| d.join(name)).find(|p| p.is_file())
                 };
                 // A template that is not found fails the compile, unless
-                // the tag ignores it: then its absence is what is recorded.
+                // the tag ignores it: then its absence is what is recorded,
+                // unless it names a catalog (another target's output, which
+                // the compile may have written by then).
+                if found.is_none() && names_catalog(name) {
+                    return Deps::Unknown(format!(
+                        "{} includes `{name}`, which may be in the catalog being built",
+                        self.rel(&path)
+                    ));
+                }
                 if found.is_none() && !rest.contains("ignore") {
                     return Deps::Unknown(format!(
                         "{} includes `{name}`, which is not found",
@@ -1055,6 +1103,53 @@ mod tests {
         let before = fingerprints(root);
         write(root, "t/nope.j2", "x");
         assert_ne!(before["ignored"], fingerprints(root)["ignored"]);
+        // Re-probe 7: a missing import is the bundled library only by its
+        // exact path; a missing `ignore missing` include through a catalog
+        // may be another target's output.
+        for (t, input, file, text) in [
+            (
+                "imp",
+                "jsonnet",
+                "c/imp.jsonnet",
+                "local kap = import 'compiled/a/kapitan.libjsonnet'; { v: kap.v }",
+            ),
+            (
+                "inc",
+                "jinja2",
+                "t/inc.j2",
+                "{% include 'compiled/a/part.txt' ignore missing %}",
+            ),
+        ] {
+            write(
+                root,
+                &format!("inventory/targets/{t}.yml"),
+                &entry(t, input, file),
+            );
+            write(root, file, text);
+        }
+        let fp = fingerprints(root);
+        assert!(
+            fp["imp"].as_ref().is_err_and(|e| e.contains("not found")),
+            "{fp:?}"
+        );
+        assert!(
+            fp["inc"].as_ref().is_err_and(|e| e.contains("catalog")),
+            "{fp:?}"
+        );
+        // A relative `$KAPITAN_HELM_PATH` is the pull request's file.
+        write(
+            root,
+            "inventory/targets/hk.yml",
+            &entry("hk", "helm", "charts/c"),
+        );
+        write(root, "tools/helm", "#!/bin/sh\n");
+        std::env::set_var("KAPITAN_HELM_PATH", "tools/helm");
+        let before = fingerprints(root);
+        write(root, "tools/helm", "#!/bin/sh\necho changed\n");
+        let after = fingerprints(root);
+        std::env::remove_var("KAPITAN_HELM_PATH");
+        assert_ne!(before["hk"], after["hk"]);
+        assert_eq!(before["h"], after["h"], "helm_path wins over the variable");
         // Python filters may read anything.
         write(root, "lib/jinja2_filters.py", "def f(x):\n    return x\n");
         let with_filters = fingerprints(root);
