@@ -3060,6 +3060,10 @@ fn jinja_string_appends_count_against_the_fuel() {
         // `in` and `==` read their operands (re-probe 6, in-op).
         "{% set s = 'x' * 1000000 %}{% for i in range(100000) %}{% if 'y' in s %}{% endif %}{% endfor %}",
         "{% set s = 'x' * 1000000 %}{% set t = 'x' * 1000000 %}{% for i in range(100000) %}{% if s == t %}{% endif %}{% endfor %}",
+        // Re-probe 7: ordering, tests and a string's item read their operands.
+        "{% set l = range(100000)|list %}{% set m = range(100000)|list %}{% for i in range(10000) %}{{ (l < m) is none }}{% endfor %}",
+        "{% set s = 'x' * 1000000 %}{% for i in range(30000) %}{{ (s is lower) is none }}{% endfor %}",
+        "{% set s = 'x' * 1000000 %}{% for i in range(100000) %}{{ s[999999] is none }}{% endfor %}",
     ] {
         write(&d.join("tpl/main.j2"), &format!("{body}ok\n"));
         let out = run(d, &["compile"], 2);

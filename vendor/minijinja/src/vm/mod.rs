@@ -397,6 +397,11 @@ impl<'env> Vm<'env> {
                 Instruction::GetItem => {
                     a = stack.pop();
                     b = stack.pop();
+                    // strata: a string's item is found by walking its
+                    // characters.
+                    if b.kind() == crate::value::ValueKind::String {
+                        charge!(copy_cost(&b));
+                    }
                     stack.push(match b.get_item_opt(&a) {
                         Some(value) => assert_valid!(value),
                         None => ctx_ok!(undefined_behavior.handle_undefined(b.is_undefined())),
@@ -487,10 +492,16 @@ impl<'env> Vm<'env> {
                         op_binop!(!=)
                     }
                 }
-                Instruction::Gt => op_binop!(>),
-                Instruction::Gte => op_binop!(>=),
-                Instruction::Lt => op_binop!(<),
-                Instruction::Lte => op_binop!(<=),
+                // strata: ordering two strings or lists reads both.
+                Instruction::Gt | Instruction::Gte | Instruction::Lt | Instruction::Lte => {
+                    charge!(copy_cost(stack.peek()).saturating_mul(2));
+                    match instr {
+                        Instruction::Gt => op_binop!(>),
+                        Instruction::Gte => op_binop!(>=),
+                        Instruction::Lt => op_binop!(<),
+                        _ => op_binop!(<=),
+                    }
+                }
                 Instruction::Not => {
                     a = stack.pop();
                     stack.push(Value::from(!ctx_ok!(undefined_behavior.is_true(&a))));
@@ -681,6 +692,8 @@ impl<'env> Vm<'env> {
                     }));
                     let args = stack.get_call_args(*arg_count);
                     let arg_count = args.len();
+                    // strata: a test reads its arguments (`s is lower`).
+                    charge!(args.iter().map(copy_cost).sum::<u64>());
                     a = ctx_ok!(test.call(state, args));
                     stack.drop_top(arg_count);
                     stack.push(Value::from(a.is_true()));
