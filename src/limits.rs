@@ -12,6 +12,10 @@ pub const VARIABLES: [(&str, &str); 5] = [
     ("STRATA_EVAL_TIMEOUT", "seconds"),
 ];
 
+/// The most worker threads a compile or fetch starts, whatever
+/// `--parallelism` or `.kapitan` asks for (a pull request sets the latter).
+pub const MAX_WORKERS: usize = 64;
+
 /// `name`'s value when it is a positive whole number, else `default`.
 pub fn get(name: &str, default: u64) -> u64 {
     std::env::var_os(name)

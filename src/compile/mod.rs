@@ -1309,8 +1309,15 @@ pub fn compile_selected(
             )
         })
     });
+    // No more workers than targets, and at most MAX_WORKERS: each has a
+    // 64 MiB stack, and `.kapitan` (a pull request's file) sets the number
+    // (`parallelism: 100000` took a review past a minute for one target).
+    let workers = opts
+        .parallelism
+        .clamp(1, crate::limits::MAX_WORKERS)
+        .min(plans.len().max(1));
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.parallelism.max(1))
+        .num_threads(workers)
         // jsonnet evaluation and the writers recurse over deeply nested
         // values; the default 2 MiB thread stack is not always enough.
         .stack_size(64 << 20)

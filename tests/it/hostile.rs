@@ -3601,3 +3601,21 @@ fn jinja_errors_quote_the_expression_not_the_line() {
     );
     assert!(!out.contains("hunter2SECRETVAL"), "{out}");
 }
+
+/// Re-probe 7 (kapitan-parallelism-unbounded-threads): `.kapitan` (a pull
+/// request's file) set the number of worker threads, each with a 64 MiB
+/// stack: `parallelism: 100000` failed to start them or ran past a minute
+/// for one target. Workers are capped by the targets and a bound.
+#[test]
+fn parallelism_from_dot_kapitan_is_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(&d.join(".kapitan"), "compile:\n  parallelism: 100000\n");
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n    - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: json}\n",
+    );
+    write(&d.join("m.jsonnet"), "{ a: 1 }");
+    run(d, &["compile"], 0);
+    assert!(d.join("compiled/t/o/a.json").is_file());
+}
