@@ -16,6 +16,13 @@ pub const VARIABLES: [(&str, &str); 5] = [
 /// `--parallelism` or `.kapitan` asks for (a pull request sets the latter).
 pub const MAX_WORKERS: usize = 64;
 
+/// Seconds one evaluation (a jsonnet input or filter, a Jinja2 render, a
+/// Starlark template) may run: `STRATA_EVAL_TIMEOUT`, default 60. The
+/// backstop for work no budget counts.
+pub fn eval_timeout() -> std::time::Duration {
+    std::time::Duration::from_secs(get("STRATA_EVAL_TIMEOUT", 60))
+}
+
 /// `name`'s value when it is a positive whole number, else `default`.
 pub fn get(name: &str, default: u64) -> u64 {
     std::env::var_os(name)

@@ -879,7 +879,7 @@ pub const MAX_FUEL: u64 = 100_000_000;
 pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_fuel(Some(MAX_FUEL));
-    minijinja::set_render_time_limit(super::jsonnet::eval_timeout().as_secs());
+    minijinja::set_render_time_limit(crate::limits::eval_timeout().as_secs());
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_trim_blocks(true);
     env.set_lstrip_blocks(true);
@@ -1108,7 +1108,7 @@ fn describe_error(e: &Error, path: &Path) -> String {
     if e.kind() == minijinja::ErrorKind::OutOfTime {
         msg.push_str(&format!(
             " (the render ran for more than {} s and was stopped: an endless or quadratic loop? Raise STRATA_EVAL_TIMEOUT (seconds) if it needs longer)",
-            super::jsonnet::eval_timeout().as_secs()
+            crate::limits::eval_timeout().as_secs()
         ));
     }
     // minijinja's messages do not repeat the expression; quote the one in

@@ -1026,17 +1026,11 @@ pub fn gzip_b64(data: &[u8]) -> String {
 /// real components (a 5,000-layer object read whole takes 12,500,000).
 pub const MAX_LAYER_STEPS: u64 = 200_000_000;
 
-/// Seconds one jsonnet evaluation may run (`STRATA_EVAL_TIMEOUT`): the
-/// backstop for work no budget counts.
-pub fn eval_timeout() -> std::time::Duration {
-    std::time::Duration::from_secs(crate::limits::get("STRATA_EVAL_TIMEOUT", 60))
-}
-
 /// Runs one jsonnet evaluation on this thread under the work budget and
 /// the time limit; one that went past either is an error whatever it
 /// returned (its walks were cut short).
 pub fn with_layer_budget<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-    let timeout = eval_timeout();
+    let timeout = crate::limits::eval_timeout();
     jrsonnet_evaluator::set_layer_step_budget(MAX_LAYER_STEPS);
     jrsonnet_evaluator::set_evaluation_deadline(std::time::Instant::now().checked_add(timeout));
     let r = f();

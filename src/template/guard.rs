@@ -166,7 +166,12 @@ fn depth(levels: &[usize], indents: &[usize]) -> usize {
 /// public budget API; its statement hook (`before_stmt_for_dap`, public but
 /// doc-hidden, made for debuggers) is the one place that can stop a run.
 pub fn limit(eval: &mut Evaluator<'_, '_, '_>) {
-    eval.before_stmt_for_dap(BeforeStmtFunc::from_dyn(Box::new(Budget { steps: 0 })));
+    let timeout = crate::limits::eval_timeout();
+    eval.before_stmt_for_dap(BeforeStmtFunc::from_dyn(Box::new(Budget {
+        steps: 0,
+        deadline: std::time::Instant::now().checked_add(timeout),
+        timeout,
+    })));
     // Checked by starlark every 1,000 calls or loop iterations, inside
     // expressions too (comprehensions), where the statement hook never runs.
     // Both only fail when set twice on one evaluator, which `limit` never does.
@@ -310,6 +315,11 @@ pub fn natives(builder: &mut GlobalsBuilder) {
 
 struct Budget {
     steps: u64,
+    /// When the evaluation stops (`STRATA_EVAL_TIMEOUT`): a statement may
+    /// cost the size of a string (`s.find(x)` of 1 MB in a loop ran for
+    /// hours within the statement budget). Read every 256 statements.
+    deadline: Option<std::time::Instant>,
+    timeout: std::time::Duration,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -327,6 +337,16 @@ impl<'e> BeforeStmtFuncDyn<'e> for Budget {
         if self.steps > MAX_STEPS {
             return Err(starlark::Error::new_other(LimitError(format!(
                 "the template ran more than {MAX_STEPS} statements (an endless loop?)"
+            ))));
+        }
+        if self.steps % 256 == 0
+            && self
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+        {
+            return Err(starlark::Error::new_other(LimitError(format!(
+                "the template ran for more than {} s and was stopped (an endless or quadratic loop?): raise STRATA_EVAL_TIMEOUT (seconds) if it needs longer",
+                self.timeout.as_secs()
             ))));
         }
         // The heap only grows between collections; checking it every

@@ -3619,3 +3619,29 @@ fn parallelism_from_dot_kapitan_is_bounded() {
     run(d, &["compile"], 0);
     assert!(d.join("compiled/t/o/a.json").is_file());
 }
+
+/// Re-probe 7 (starlark-string-scans-per-call-unbounded): `s.find(x)` of a
+/// 1 MB string costs its length per statement, hours within the statement
+/// budget; a Starlark template stops at the evaluation time limit.
+#[test]
+fn starlark_template_time_is_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("tpl/t.yml"),
+        "#@ s = \"x\" * 1000000\n#@ def g():\n#@   n = 0\n#@   for i in range(100000):\n#@     n += s.find(\"y\")\n#@   end\n#@   return n\n#@ end\na: #@ g()\n",
+    );
+    let out = strata()
+        .current_dir(d)
+        .args(["template", "-f", "tpl"])
+        .env("STRATA_EVAL_TIMEOUT", "2")
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("more than 2 s") && text.contains("STRATA_EVAL_TIMEOUT"),
+        "{text}"
+    );
+}
