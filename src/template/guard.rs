@@ -339,7 +339,7 @@ impl<'e> BeforeStmtFuncDyn<'e> for Budget {
                 "the template ran more than {MAX_STEPS} statements (an endless loop?)"
             ))));
         }
-        if self.steps % 256 == 0
+        if self.steps.is_multiple_of(256)
             && self
                 .deadline
                 .is_some_and(|d| std::time::Instant::now() >= d)
