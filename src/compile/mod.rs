@@ -849,6 +849,9 @@ fn copy_into_at(
         if is_own_output(ctx, src) {
             return Ok(());
         }
+        // Before it is listed: the names of an outside directory (a key in
+        // the runner's home) are not the repository's to show either.
+        confine::check(src)?;
         // A symlink to a directory above it (`up -> ..`) would repeat the
         // tree until the path is too long.
         let real = src
