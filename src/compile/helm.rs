@@ -205,13 +205,17 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
         .prefix("strata-helm-")
         .tempdir()
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    // Errors name the scratch files by role: the directory is gone when
+    // they are read.
+    let scrub = |text: &str| scrub_scratch(text, tmp.path());
     let out_dir = tmp.path().join("out");
-    std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| scrub(&format!("cannot create the scratch directory: {e}")))?;
     let values_file = match extra.get("helm_values") {
         Some(v) if super::output::is_truthy(v) => {
             let f = tmp.path().join("values.yml");
             std::fs::write(&f, yaml_dump::dump(v, &DumpOptions::safe_dump()))
-                .map_err(|e| format!("{}: {e}", f.display()))?;
+                .map_err(|e| scrub(&format!("cannot write helm_values to a scratch file: {e}")))?;
             Some(f)
         }
         _ => None,
@@ -235,7 +239,8 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
     match &inv.output_file {
         Some(f) => {
             let p = out_dir.join(f);
-            let file = std::fs::File::create(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let file = std::fs::File::create(&p)
+                .map_err(|e| scrub(&format!("helm_params.output_file {f}: {e}")))?;
             cmd.stdout(file);
         }
         None => {
@@ -255,29 +260,54 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
         super::child::Ended::TimedOut(limit) => {
             return Err(format!(
                 "`{bin} {}` {}",
-                inv.args.join(" "),
+                scrub(&inv.args.join(" ")),
                 super::child::timed_out_message(limit)
             ))
         }
         super::child::Ended::Exited(status, stderr) if !status.success() => {
             return Err(format!(
                 "`{bin} {}` failed ({status}): {}",
-                inv.args.join(" "),
-                stderr.trim_end()
+                scrub(&inv.args.join(" ")),
+                scrub(stderr.trim_end())
             ));
         }
         super::child::Ended::Exited(..) => {}
     }
-    let files = crate::fswalk::files_below(&out_dir, &|_| true).map_err(|e| e.to_string())?;
+    let files =
+        crate::fswalk::files_below(&out_dir, &|_| true).map_err(|e| scrub(&e.to_string()))?;
     let mut rendered = Vec::with_capacity(files.len());
     for p in files {
         let rel = p.strip_prefix(&out_dir).unwrap_or(&p).to_path_buf();
-        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let text = std::fs::read_to_string(&p)
+            .map_err(|e| scrub(&format!("helm output {}: {e}", rel.display())))?;
         let docs = pyyaml_load::load_all(&text)
             .map_err(|e| format!("helm output {}: {e}", rel.display()))?;
         rendered.push((rel.to_string_lossy().into_owned(), docs));
     }
     Ok(rendered)
+}
+
+/// `text` with the scratch directory's paths named by role: the values
+/// file strata wrote as `<helm_values>`, the directory helm renders into
+/// (and the rest of the scratch directory) as `<scratch>`. Both spellings
+/// of the directory are replaced: helm may print it resolved (`/tmp` is a
+/// link on some systems).
+fn scrub_scratch(text: &str, scratch: &Path) -> String {
+    let mut roots = vec![scratch.to_path_buf()];
+    if let Ok(real) = scratch.canonicalize() {
+        if real != scratch {
+            roots.push(real);
+        }
+    }
+    let mut out = text.to_string();
+    for r in roots {
+        let r = r.to_string_lossy();
+        out = out
+            .replace(&format!("{r}/values.yml"), "<helm_values>")
+            .replace(&format!("{r}/out"), "<scratch>")
+            .replace(&*r, "<scratch>");
+    }
+    out
 }
 
 #[cfg(test)]
@@ -327,6 +357,48 @@ mod tests {
         assert_eq!(
             i.args.join(" "),
             "template --include-crds --skip-tests --generate-name /c"
+        );
+    }
+
+    /// Re-probe 7 (helm-errors-name-scratch-dir): errors named strata's
+    /// scratch directory (`/tmp/strata-helm-*`, gone after the run) in the
+    /// command line, in helm's stderr and in a read error.
+    #[cfg(unix)]
+    #[test]
+    fn errors_name_scratch_files_by_role() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let helm = dir.path().join("helm");
+        let chart = dir.path().join("chart");
+        std::fs::create_dir_all(&chart).unwrap();
+        let stand_in = |script: &str| {
+            std::fs::write(&helm, format!("#!/bin/sh\n{script}")).unwrap();
+            std::fs::set_permissions(&helm, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let extra = params(&format!(
+                "helm_path: {}\nhelm_values: {{x: 1}}",
+                helm.display()
+            ));
+            render(&extra, &chart).unwrap_err()
+        };
+        // helm fails, naming the files it was given.
+        let err = stand_in("echo \"Error: open $5/x: no such file; out: $7/c\" >&2\nexit 1\n");
+        assert!(!err.contains("strata-helm-"), "{err}");
+        assert!(
+            err.contains("--values <helm_values> --output-dir <scratch> --generate-name"),
+            "{err}"
+        );
+        assert!(
+            err.contains("Error: open <helm_values>/x: no such file; out: <scratch>/c"),
+            "{err}"
+        );
+        // A rendered file that is not UTF-8 is named inside the output.
+        let err = stand_in(
+            "while [ $# -gt 0 ]; do case \"$1\" in --output-dir) o=$2; shift;; esac; shift; done\nmkdir -p \"$o/c/templates\"; printf 'a: \\377\\376\\n' > \"$o/c/templates/bin.yaml\"\n",
+        );
+        assert!(!err.contains("strata-helm-"), "{err}");
+        assert!(
+            err.starts_with("helm output c/templates/bin.yaml: "),
+            "{err}"
         );
     }
 

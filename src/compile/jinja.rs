@@ -1097,15 +1097,45 @@ pub fn render_file_with(
     tmpl.render(ctx).map_err(|e| describe_error(&e, path))
 }
 
+/// Most causes an error lists (includes nest; a cycle stops at the
+/// recursion limit, each level one cause): the first 3 and the last ones.
+const MAX_CAUSES: usize = 6;
+
 fn describe_error(e: &Error, path: &Path) -> String {
     let name = e.name().unwrap_or_default().to_string();
     let mut msg = format!("Jinja2 error in {}: {e}", path.display());
-    if e.kind() == minijinja::ErrorKind::OutOfFuel {
+    // An include or import wraps the error inside the other template: what
+    // failed, and where, is its cause (each cause names its template and
+    // line). The innermost one decides the explanation below.
+    let mut root_kind = e.kind();
+    let mut causes = Vec::new();
+    let mut cause = std::error::Error::source(e);
+    // The chain is as deep as the includes nest (minijinja's recursion
+    // limit bounds it); the bound here only guards a cyclic chain.
+    while let Some(c) = cause.filter(|_| causes.len() < 10_000) {
+        causes.push(c.to_string());
+        if let Some(inner) = c.downcast_ref::<Error>() {
+            root_kind = inner.kind();
+        }
+        cause = c.source();
+    }
+    // A long chain (an include cycle) shows its first and last links.
+    let skipped = causes.len().saturating_sub(MAX_CAUSES);
+    for (i, c) in causes.iter().enumerate() {
+        if skipped > 0 && (3..3 + skipped).contains(&i) {
+            if i == 3 {
+                msg.push_str(&format!("\n  ... {skipped} more"));
+            }
+            continue;
+        }
+        msg.push_str(&format!("\n  caused by: {c}"));
+    }
+    if root_kind == minijinja::ErrorKind::OutOfFuel {
         msg.push_str(&format!(
             " (more than {MAX_FUEL} instructions in one render, counting the size of the strings and lists copied or passed to filters: an endless loop, or a string or list built by appending in a loop?)"
         ));
     }
-    if e.kind() == minijinja::ErrorKind::OutOfTime {
+    if root_kind == minijinja::ErrorKind::OutOfTime {
         msg.push_str(&format!(
             " (the render ran for more than {} s and was stopped: an endless or quadratic loop? Raise STRATA_EVAL_TIMEOUT (seconds) if it needs longer)",
             crate::limits::eval_timeout().as_secs()
@@ -1508,6 +1538,28 @@ mod tests {
         let p = dir.path().join("t.j2");
         std::fs::write(&p, src).unwrap();
         render_file(&p, &ctx, &[]).unwrap()
+    }
+
+    /// Re-probe 7 (jinja2-include-error-drops-cause): an error inside an
+    /// included or imported template was reported as `could not render
+    /// include: error in "u.j2"`, without what failed nor where.
+    #[test]
+    fn an_include_error_names_its_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("t.j2");
+        std::fs::write(&t, "{% include \"u.j2\" %}").unwrap();
+        std::fs::write(dir.path().join("u.j2"), "line one\n{{ nope.x }}").unwrap();
+        let e = render_file(&t, &minijinja::context! {}, &[]).unwrap_err();
+        assert!(e.contains("could not render include"), "{e}");
+        assert!(e.contains("\n  caused by: undefined value"), "{e}");
+        assert!(e.contains("(in u.j2:2)"), "{e}");
+        // Fuel spent inside the include gets the fuel explanation.
+        let inner = Error::new(minijinja::ErrorKind::OutOfFuel, "engine ran out of fuel");
+        let outer =
+            Error::new(minijinja::ErrorKind::BadInclude, "error in \"u.j2\"").with_source(inner);
+        let e = describe_error(&outer, Path::new("/nonexistent/t.j2"));
+        assert!(e.contains("caused by: engine ran out of fuel"), "{e}");
+        assert!(e.contains("instructions in one render"), "{e}");
     }
 
     fn render_err(src: &str) -> String {

@@ -322,6 +322,30 @@ pub fn select_targets(
 /// Rejects absolute paths and `..`: what an entry names must stay inside
 /// the target's output directory.
 fn check_relative(p: &str, what: &str) -> Result<(), String> {
+    // Names no file system takes are refused here, by the name the entry
+    // gave (escaped): the write's own error named the scratch catalog and
+    // printed the byte raw.
+    let shown = |p: &str| {
+        let e: String = p.escape_debug().collect();
+        match e.char_indices().nth(80) {
+            Some((i, _)) => format!("{}...", &e[..i]),
+            None => e,
+        }
+    };
+    if p.contains('\0') {
+        return Err(format!(
+            "{what} `{}` holds a NUL byte, which no file name may hold",
+            shown(p)
+        ));
+    }
+    if let Some(long) = p.split('/').find(|c| c.len() > 255) {
+        return Err(format!(
+            "{what} `{}` has a name of {} bytes (`{}`): file systems take no more than 255 bytes in one name; shorten the key that names it",
+            shown(p),
+            long.len(),
+            shown(long)
+        ));
+    }
     let path = Path::new(p);
     if path.is_absolute() {
         return Err(format!(
@@ -825,6 +849,9 @@ fn copy_into_at(
         if is_own_output(ctx, src) {
             return Ok(());
         }
+        // Before it is listed: the names of an outside directory (a key in
+        // the runner's home) are not the repository's to show either.
+        confine::check(src)?;
         // A symlink to a directory above it (`up -> ..`) would repeat the
         // tree until the path is too long.
         let real = src
@@ -1580,6 +1607,19 @@ mod tests {
         assert!(check_relative("a/b", "x").is_ok());
         assert!(check_relative("../a", "x").is_err());
         assert!(check_relative("/etc", "x").is_err());
+        // Re-probe 7: names no file system takes are refused by name
+        // (escaped), before a write fails naming the scratch catalog.
+        let e = check_relative("o/x\0y.yaml", "output file").unwrap_err();
+        assert!(
+            e.starts_with("output file `o/x\\0y.yaml` holds a NUL byte"),
+            "{e}"
+        );
+        assert!(!e.contains('\0'));
+        let long = format!("o/{}.yaml", "a".repeat(300));
+        let e = check_relative(&long, "output file").unwrap_err();
+        assert!(e.contains("305 bytes"), "{e}");
+        assert!(e.contains("more than 255"), "{e}");
+        assert!(check_relative(&format!("o/{}.yaml", "a".repeat(250)), "x").is_ok());
     }
 
     #[test]

@@ -508,16 +508,18 @@ fn diff_target(
                 return Ok(Old::Removed(name, load(name, old_bytes, opts)));
             };
             let new_bytes = read(np)?;
+            // A script that gains or loses its executable bit is a change
+            // (git's `old mode` / `new mode`), whatever its content does.
+            let mode = mode_change(path, np);
+            let mut objects: Vec<ObjectDiff> = mode.into_iter().collect();
             // The same bytes are the same file: nothing to parse.
-            if old_bytes == new_bytes {
-                return Ok(Old::Same);
+            if old_bytes != new_bytes {
+                let old = load(name, old_bytes, opts);
+                let new = load(name, new_bytes, opts);
+                if !same(&old, &new) {
+                    objects.extend(diff_content(name, Some(&old), Some(&new), opts));
+                }
             }
-            let old = load(name, old_bytes, opts);
-            let new = load(name, new_bytes, opts);
-            if same(&old, &new) {
-                return Ok(Old::Same);
-            }
-            let objects = diff_content(name, Some(&old), Some(&new), opts);
             Ok(if objects.is_empty() {
                 Old::Same
             } else {
@@ -584,6 +586,41 @@ fn diff_target(
     }
     files.sort_by(|a, b| a.path.cmp(&b.path).then(a.old_path.cmp(&b.old_path)));
     Ok(files)
+}
+
+/// Whether a file is executable, as git records it (the one mode bit it
+/// keeps); a refused entry (a link out of the catalog) has none.
+#[cfg(unix)]
+fn executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    !path.to_string_lossy().starts_with(REFUSED)
+        && std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn executable(_path: &Path) -> bool {
+    false
+}
+
+/// The name under which a mode change is listed among a file's objects.
+const MODE_CHANGE: &str = "(file mode)";
+
+/// A file whose executable bit differs between the two sides, shown as git
+/// shows it.
+fn mode_change(old: &Path, new: &Path) -> Option<ObjectDiff> {
+    let (a, b) = (executable(old), executable(new));
+    if a == b {
+        return None;
+    }
+    let git_mode = |x: bool| if x { "100755" } else { "100644" };
+    Some(ObjectDiff {
+        name: MODE_CHANGE.to_string(),
+        status: Status::Changed,
+        added_lines: 0,
+        removed_lines: 0,
+        diff: format!("old mode {}\nnew mode {}\n", git_mode(a), git_mode(b)),
+        changes: Vec::new(),
+    })
 }
 
 /// The identity of a Kubernetes object.
@@ -941,6 +978,40 @@ mod tests {
         }
         assert!(keys.contains(&("t".into(), "a.yaml".into())), "{keys:?}");
         assert!(keys.contains(&(".".into(), "top.txt".into())), "{keys:?}");
+    }
+
+    /// Re-probe 7: a file whose only change is its executable bit was
+    /// "no catalog changes"; git shows `old mode` / `new mode`.
+    #[cfg(unix)]
+    #[test]
+    fn a_mode_change_is_a_change() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let side = |name: &str, mode: u32, text: &str| {
+            let t = dir.path().join(name).join("t");
+            std::fs::create_dir_all(&t).unwrap();
+            std::fs::write(t.join("run.sh"), text).unwrap();
+            std::fs::set_permissions(t.join("run.sh"), std::fs::Permissions::from_mode(mode))
+                .unwrap();
+            std::fs::write(t.join("cm.yaml"), "x: 1\n").unwrap();
+            dir.path().join(name)
+        };
+        let o = DiffOptions::default();
+        let (a, b) = (side("a", 0o644, "echo\n"), side("b", 0o755, "echo\n"));
+        let d = diff_dirs(&a, &b, &o).unwrap();
+        assert_eq!(d.summary.files_changed, 1);
+        let f = &d.targets[0].files[0];
+        assert_eq!((f.path.as_str(), f.objects.len()), ("run.sh", 1));
+        assert_eq!(f.objects[0].diff, "old mode 100644\nnew mode 100755\n");
+        // Losing the bit along with a content change: both are shown.
+        let c = side("c", 0o600, "echo 2\n");
+        let d = diff_dirs(&b, &c, &o).unwrap();
+        let f = &d.targets[0].files[0];
+        assert_eq!(f.objects.len(), 2, "{f:?}");
+        assert_eq!(f.objects[0].diff, "old mode 100755\nnew mode 100644\n");
+        // Other permission bits are not tracked (as in git).
+        let e = side("e", 0o600, "echo\n");
+        assert!(diff_dirs(&a, &e, &o).unwrap().is_empty());
     }
 
     #[test]

@@ -400,9 +400,8 @@ fn fetch_http(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resu
         return Ok(());
     }
     if opts.force || !cached.is_file() {
-        let data = crate::packages::repo::download(&first.source)
+        put_download(&first.source, &cached)
             .map_err(|e| first.err(format!("fetching unsuccessful: {e}")))?;
-        put_file(&cached, &data, false, true).map_err(|e| first.err(e))?;
     }
     let data =
         std::fs::read(&cached).map_err(|e| first.err(format!("{}: {e}", cached.display())))?;
@@ -441,6 +440,26 @@ fn fetch_http(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resu
         ));
     }
     Ok(())
+}
+
+/// Downloads `source` to `cached` through a temporary file beside it: the
+/// body goes to disk as it arrives, and a failed download leaves nothing
+/// (nor a partial file the next run would take for the download).
+fn put_download(source: &str, cached: &Path) -> Result<(), String> {
+    let dir = cached.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let file = crate::packages::repo::download_into(source, dir)?;
+    // A temporary file is private (0600); the cache keeps the usual mode.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = file
+            .as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    file.persist(cached)
+        .map(drop)
+        .map_err(|e| format!("{}: {}", cached.display(), e.error))
 }
 
 fn le16(b: &[u8], at: usize) -> Option<usize> {

@@ -135,8 +135,10 @@ fn fetch_step(p: &Package, step: &Value, dest: &Path) -> Result<(), RenderError>
     if let Some(http) = m.get("http") {
         let url =
             get_str(http, "url").ok_or_else(|| unsupported(p, "fetch.http.url is missing"))?;
-        let data =
-            repo::download(url).map_err(|e| unsupported(p, format!("fetch.http {url}: {e}")))?;
+        let stage = dest.join(".strata-http");
+        std::fs::create_dir_all(&stage).map_err(|e| crate::error::Error::io(&stage, e))?;
+        let data = repo::download(url, &stage)
+            .map_err(|e| unsupported(p, format!("fetch.http {url}: {e}")))?;
         if let Some(want) = get_str(http, "sha256") {
             let got = repo::sha256_hex(&data);
             if !got.eq_ignore_ascii_case(want.trim()) {
@@ -146,8 +148,6 @@ fn fetch_step(p: &Package, step: &Value, dest: &Path) -> Result<(), RenderError>
                 ));
             }
         }
-        let stage = dest.join(".strata-http");
-        std::fs::create_dir_all(&stage).map_err(|e| crate::error::Error::io(&stage, e))?;
         let file_name = url.rsplit('/').next().unwrap_or("");
         repo::unpack(&data, file_name, &stage)
             .map_err(|e| unsupported(p, format!("fetch.http {url}: {e}")))?;

@@ -16,7 +16,7 @@ use super::overlap::{rebase, Decision, OverlapError};
 use super::select::{self, VersionSelection};
 use crate::diagnostics::Diagnostic;
 use crate::value::Value;
-use std::io::{Read, Write};
+use std::io::{Read, Seek, Write};
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 
@@ -284,16 +284,16 @@ fn download_time_limit() -> std::time::Duration {
     std::time::Duration::from_secs(crate::limits::get("STRATA_PROGRAM_TIMEOUT", 300))
 }
 
-/// A plain-HTTP GET (redirects not followed); enough for mirrors and tests.
-fn http_get(url: &str) -> Result<Vec<u8>, String> {
-    http_get_limited(url, MAX_DOWNLOAD, download_time_limit())
-}
-
+/// A plain-HTTP GET (redirects not followed; enough for mirrors and tests)
+/// whose body goes to `out` as it arrives, with a running count: at most
+/// `max_bytes` of it are written, and memory holds one 64 KiB read (a
+/// growing buffer reserved twice the limit once past half of it).
 fn http_get_limited(
     url: &str,
     max_bytes: u64,
     time_limit: std::time::Duration,
-) -> Result<Vec<u8>, String> {
+    out: &mut dyn Write,
+) -> Result<u64, String> {
     let started = std::time::Instant::now();
     let rest = url.strip_prefix("http://").ok_or("not an http:// url")?;
     let (hostport, path) = match rest.find('/') {
@@ -314,10 +314,11 @@ fn http_get_limited(
     stream
         .write_all(request.as_bytes())
         .map_err(|e| format!("send request: {e}"))?;
-    let mut buf = Vec::new();
+    // The status line and headers, then the body.
+    const MAX_HEAD: usize = 64 << 10;
+    let mut head: Vec<u8> = Vec::with_capacity(4096);
+    let mut body_seen: Option<u64> = None;
     let mut chunk = vec![0u8; 64 << 10];
-    // The headers come on top of the body's bytes.
-    let max_response = max_bytes.saturating_add(64 << 10);
     loop {
         let left = time_limit.saturating_sub(started.elapsed());
         if left.is_zero() {
@@ -329,18 +330,10 @@ fn http_get_limited(
         stream
             .set_read_timeout(Some(left.min(std::time::Duration::from_secs(60))))
             .map_err(|e| e.to_string())?;
-        match stream.read(&mut chunk) {
+        let n = match stream.read(&mut chunk) {
             Ok(0) => break,
-            Ok(n) => {
-                if buf.len() as u64 + n as u64 > max_response {
-                    return Err(format!(
-                        "the response is larger than {} MiB (the limit for one download)",
-                        max_bytes >> 20
-                    ));
-                }
-                buf.extend_from_slice(&chunk[..n]);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) if started.elapsed() >= time_limit => {
                 return Err(format!(
                     "the download took more than {} s: raise STRATA_PROGRAM_TIMEOUT (seconds) if it needs longer ({e})",
@@ -348,13 +341,44 @@ fn http_get_limited(
                 ))
             }
             Err(e) => return Err(format!("read response: {e}")),
+        };
+        let mut body = &chunk[..n];
+        if body_seen.is_none() {
+            // The end of the headers may straddle two reads: look from 3
+            // bytes before this read's start.
+            let from = head.len().saturating_sub(3);
+            head.extend_from_slice(body);
+            let Some(at) = head[from..].windows(4).position(|w| w == b"\r\n\r\n") else {
+                if head.len() > MAX_HEAD {
+                    return Err(
+                        "malformed HTTP response (no end of the headers in its first 64 KiB)"
+                            .into(),
+                    );
+                }
+                continue;
+            };
+            let split = from + at;
+            check_http_head(&head[..split])?;
+            body = &body[n - (head.len() - split - 4)..];
+            body_seen = Some(0);
         }
+        let seen = body_seen.get_or_insert(0);
+        if *seen + body.len() as u64 > max_bytes {
+            return Err(format!(
+                "the response is larger than {} MiB (the limit for one download)",
+                max_bytes >> 20
+            ));
+        }
+        *seen += body.len() as u64;
+        out.write_all(body)
+            .map_err(|e| format!("write the download: {e}"))?;
     }
-    let split = buf
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or("malformed HTTP response")?;
-    let head = String::from_utf8_lossy(&buf[..split]).into_owned();
+    body_seen.ok_or_else(|| "malformed HTTP response".to_string())
+}
+
+/// Refuses a response that is not `200` or is chunked.
+fn check_http_head(head: &[u8]) -> Result<(), String> {
+    let head = String::from_utf8_lossy(head);
     let status = head.lines().next().unwrap_or("");
     let code = status.split_whitespace().nth(1).unwrap_or("");
     if code != "200" {
@@ -366,22 +390,46 @@ fn http_get_limited(
     }) {
         return Err("chunked responses are not supported by the built-in http client".into());
     }
-    Ok(buf[split + 4..].to_vec())
+    Ok(())
 }
 
-pub(crate) fn download(url: &str) -> Result<Vec<u8>, String> {
+/// Downloads `url` into a new temporary file in `dir` (removed when it is
+/// dropped, so a failed download leaves nothing behind): the body is never
+/// held in memory whole. At most 1 GiB and `$STRATA_PROGRAM_TIMEOUT` seconds.
+pub(crate) fn download_into(url: &str, dir: &Path) -> Result<tempfile::NamedTempFile, String> {
+    download_limited(url, dir, MAX_DOWNLOAD, download_time_limit())
+}
+
+fn download_limited(
+    url: &str,
+    dir: &Path,
+    max_bytes: u64,
+    time_limit: std::time::Duration,
+) -> Result<tempfile::NamedTempFile, String> {
+    let mut file = tempfile::Builder::new()
+        .prefix(".strata-download-")
+        .tempfile_in(dir)
+        .map_err(|e| format!("create a temporary file in {}: {e}", dir.display()))?;
     if url.starts_with("http://") {
-        return http_get(url);
-    }
-    if url.starts_with("https://") {
-        // The same bounds through curl; redirects stay on https.
+        let mut w = std::io::BufWriter::with_capacity(256 << 10, file.as_file_mut());
+        http_get_limited(url, max_bytes, time_limit, &mut w)?;
+        w.flush().map_err(|e| format!("write the download: {e}"))?;
+        drop(w);
+    } else if url.starts_with("https://") {
+        // The same bounds through curl; redirects stay on https. Its
+        // output goes to the file, not through a pipe into memory.
+        let to = file
+            .as_file()
+            .try_clone()
+            .map_err(|e| format!("write the download: {e}"))?;
         let out = Command::new("curl")
             .args(["-fsSL", "--proto", "=https", "--proto-redir", "=https"])
             .arg("--max-filesize")
-            .arg(MAX_DOWNLOAD.to_string())
+            .arg(max_bytes.to_string())
             .arg("--max-time")
-            .arg(download_time_limit().as_secs().to_string())
+            .arg(time_limit.as_secs().to_string())
             .args(["--", url])
+            .stdout(std::process::Stdio::from(to))
             .output()
             .map_err(|e| format!("cannot run curl for https: {e}"))?;
         if !out.status.success() {
@@ -390,11 +438,29 @@ pub(crate) fn download(url: &str) -> Result<Vec<u8>, String> {
                 String::from_utf8_lossy(&out.stderr).trim()
             ));
         }
-        return Ok(out.stdout);
+    } else {
+        return Err(format!(
+            "unsupported url scheme in `{url}` (http:// or https://)"
+        ));
     }
-    Err(format!(
-        "unsupported url scheme in `{url}` (http:// or https://)"
-    ))
+    file.as_file_mut()
+        .seek(std::io::SeekFrom::Start(0))
+        .map_err(|e| format!("read the download: {e}"))?;
+    Ok(file)
+}
+
+/// Downloads `url` into memory, through a temporary file in `dir`: read
+/// back at its final size, never a buffer that doubles past the limit.
+pub(crate) fn download(url: &str, dir: &Path) -> Result<Vec<u8>, String> {
+    let file = download_into(url, dir)?;
+    read_whole(file.as_file()).map_err(|e| format!("read the download: {e}"))
+}
+
+fn read_whole(mut f: &std::fs::File) -> std::io::Result<Vec<u8>> {
+    let len = f.metadata()?.len();
+    let mut data = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    f.read_to_end(&mut data)?;
+    Ok(data)
 }
 
 /// Hex sha256 of the bytes.
@@ -624,7 +690,7 @@ pub fn fetch_repository(
             sha256,
             sub_path,
         } => {
-            let data = download(url).map_err(|e| fetch_err(&name, format!("fetch.http {url}: {e}")))?;
+            let data = download(url, work).map_err(|e| fetch_err(&name, format!("fetch.http {url}: {e}")))?;
             if let Some(want) = sha256 {
                 let got = sha256_hex(&data);
                 if !got.eq_ignore_ascii_case(want.trim()) {
@@ -842,13 +908,43 @@ mod tests {
             });
             format!("http://127.0.0.1:{port}/x")
         };
-        // A body that never ends.
-        let url = serve(|s| {
+        let limits = |max: u64, secs: u64| (max, std::time::Duration::from_secs(secs));
+        let dir = tempfile::tempdir().unwrap();
+        let leftovers = || std::fs::read_dir(dir.path()).unwrap().count();
+        // A body that never ends: an error, and nothing left behind.
+        let endless = |s: &mut std::net::TcpStream| {
             let block = vec![b'a'; 1 << 20];
             while s.write_all(&block).is_ok() {}
-        });
-        let err = http_get_limited(&url, 4 << 20, std::time::Duration::from_secs(60)).unwrap_err();
+        };
+        let (max, time) = limits(4 << 20, 60);
+        let err = download_limited(&serve(endless), dir.path(), max, time).unwrap_err();
         assert!(err.contains("larger than 4 MiB"), "{err}");
+        assert_eq!(leftovers(), 0);
+        // The body is streamed with a running count: what reached the
+        // writer is at most the limit, and it arrived in reads, never
+        // gathered in one buffer first (re-probe 7: a Vec doubled to 2 GiB).
+        struct Counting {
+            total: u64,
+            writes: usize,
+        }
+        impl Write for Counting {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.total += b.len() as u64;
+                self.writes += 1;
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut w = Counting {
+            total: 0,
+            writes: 0,
+        };
+        let err = http_get_limited(&serve(endless), max, time, &mut w).unwrap_err();
+        assert!(err.contains("larger than 4 MiB"), "{err}");
+        assert!(w.total <= max && w.total > max / 2, "{}", w.total);
+        assert!(w.writes > 8, "{}", w.writes);
         // A byte every 200 ms: each read is quick, the whole is not.
         let url = serve(|s| {
             for _ in 0..100 {
@@ -858,16 +954,42 @@ mod tests {
                 std::thread::sleep(std::time::Duration::from_millis(200));
             }
         });
-        let err = http_get_limited(&url, 4 << 20, std::time::Duration::from_secs(1)).unwrap_err();
+        let (max, time) = limits(4 << 20, 1);
+        let err = download_limited(&url, dir.path(), max, time).unwrap_err();
         assert!(err.contains("took more than 1 s"), "{err}");
+        assert_eq!(leftovers(), 0);
         // Within both, the body.
         let url = serve(|s| {
             let _ = s.write_all(b"hello");
         });
-        assert_eq!(
-            http_get_limited(&url, 4 << 20, std::time::Duration::from_secs(60)).unwrap(),
-            b"hello"
-        );
+        let (max, time) = limits(4 << 20, 60);
+        let f = download_limited(&url, dir.path(), max, time).unwrap();
+        assert_eq!(read_whole(f.as_file()).unwrap(), b"hello");
+        drop(f);
+        assert_eq!(leftovers(), 0);
+    }
+
+    #[test]
+    fn http_headers_split_across_reads() {
+        use std::io::Write as _;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            if let Ok((mut s, _)) = listener.accept() {
+                let mut req = [0u8; 1024];
+                let _ = s.read(&mut req);
+                for piece in [&b"HTTP/1.0 200 OK\r"[..], b"\nX-A: b\r\n\r", b"\nbo", b"dy"] {
+                    let _ = s.write_all(piece);
+                    let _ = s.flush();
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            }
+        });
+        let mut out = Vec::new();
+        let url = format!("http://127.0.0.1:{port}/x");
+        let n =
+            http_get_limited(&url, 1 << 20, std::time::Duration::from_secs(60), &mut out).unwrap();
+        assert_eq!((n, out.as_slice()), (4, b"body".as_slice()));
     }
 
     #[test]

@@ -652,9 +652,7 @@ impl<'a> Fingerprinter<'a> {
             } else {
                 match std::fs::read(&p) {
                     Ok(b) => {
-                        let mut d = digest(&b);
-                        d[0] ^= mode_byte(&meta);
-                        files.insert(self.rel(&p), d);
+                        files.insert(self.rel(&p), file_digest(&b, Some(&meta)));
                     }
                     Err(e) => return Deps::Unknown(format!("cannot read {}: {e}", p.display())),
                 }
@@ -770,7 +768,10 @@ impl<'a> Fingerprinter<'a> {
                 Ok(b) => b,
                 Err(e) => return Deps::Unknown(format!("cannot read {}: {e}", path.display())),
             };
-            files.insert(self.rel(&path), digest(&bytes));
+            // The mode too: an output keeps its template's mode (re-probe
+            // 7: a template made executable was served from the cache).
+            let meta = std::fs::metadata(&path).ok();
+            files.insert(self.rel(&path), file_digest(&bytes, meta.as_ref()));
             let text = String::from_utf8_lossy(&bytes);
             if text.contains("compile_path") {
                 return Deps::Unknown(format!(
@@ -860,15 +861,24 @@ impl<'a> Fingerprinter<'a> {
     }
 }
 
+/// A file's bytes and its permission bits: copy and jinja2 outputs keep
+/// the input's mode (`chmod 600` as much as `chmod +x`).
+fn file_digest(bytes: &[u8], meta: Option<&std::fs::Metadata>) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(bytes);
+    h.update(b"\0mode");
+    h.update(meta.map_or(0, mode_bits).to_le_bytes());
+    h.finalize().into()
+}
+
 #[cfg(unix)]
-fn mode_byte(m: &std::fs::Metadata) -> u8 {
+fn mode_bits(m: &std::fs::Metadata) -> u32 {
     use std::os::unix::fs::PermissionsExt;
-    // Copy and jinja2 keep the executable bits.
-    ((m.permissions().mode() & 0o111) != 0) as u8
+    m.permissions().mode() & 0o7777
 }
 
 #[cfg(not(unix))]
-fn mode_byte(_m: &std::fs::Metadata) -> u8 {
+fn mode_bits(_m: &std::fs::Metadata) -> u32 {
     0
 }
 

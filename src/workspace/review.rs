@@ -81,13 +81,14 @@ fn named(rev: &str, e: WorkspaceError) -> WorkspaceError {
 }
 
 /// `text` with the review's scratch trees left out of the paths it names
-/// (`/tmp/strata-review-XXXX/head/d/self` is `d/self` of the revision):
+/// (`/tmp/strata-review-XXXX/head/d/self` is `d/self` of the revision,
+/// `.../head-catalog/compiled/t/x` the revision's `compiled/t/x`):
 /// they are the repository's files, and the scratch path means nothing to
 /// the reader.
 fn without_scratch(text: &str) -> String {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
-        regex::Regex::new(r#"[^\s`'"(]*/strata-review-[A-Za-z0-9]+/(?:base|head)/"#)
+        regex::Regex::new(r#"[^\s`'"(]*/strata-review-[A-Za-z0-9]+/(?:base|head)(?:-catalog)?/"#)
             .expect("static regex is valid")
     });
     re.replace_all(text, "").into_owned()
@@ -797,6 +798,12 @@ mod scratch_tests {
         assert_eq!(
             super::without_scratch(msg),
             "input d/self: leads back (`x.yml`)"
+        );
+        // Re-probe 7: a write error named the scratch catalog.
+        let msg = "input m.jsonnet: /tmp/strata-review-QoWL3U/head-catalog/compiled/t/o/a.yaml: File name too long";
+        assert_eq!(
+            super::without_scratch(msg),
+            "input m.jsonnet: compiled/t/o/a.yaml: File name too long"
         );
     }
 }

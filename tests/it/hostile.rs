@@ -3645,3 +3645,40 @@ fn starlark_template_time_is_bounded() {
         "{text}"
     );
 }
+
+/// Re-probe 7 (confined-copy-lists-outside-directory-through-symlink): a
+/// `copy` input's symlink to a directory outside the repository is refused
+/// before the directory is listed: the error named the first file found
+/// there (a key's name in the runner's home), and an empty outside
+/// directory was copied into the catalog.
+#[cfg(unix)]
+#[test]
+fn a_confined_copy_never_lists_an_outside_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: ., input_type: copy, input_paths: [files]}\n",
+    );
+    write(&repo.join("files/in.txt"), "inside\n");
+    let outside = tmp.path().join("outside");
+    write(&outside.join("keys/id_ed25519_deploy_prod"), "OUTSIDE\n");
+    std::fs::create_dir_all(outside.join("empty")).unwrap();
+    let pr = [("GITHUB_EVENT_NAME", "pull_request")];
+    for dir in ["keys", "empty"] {
+        let link = repo.join("files/link");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(outside.join(dir), &link).unwrap();
+        let _ = std::fs::remove_dir_all(repo.join("compiled"));
+        let out = run_env(&repo, &["compile"], &pr, 2);
+        assert!(
+            out.contains("files/link (through a symlink)"),
+            "{dir}: {out}"
+        );
+        assert!(!out.contains("id_ed25519"), "{dir}: {out}");
+        assert!(!repo.join("compiled/t/link").exists(), "{dir}");
+        // Unconfined, the link is followed as Kapitan does.
+        run_env(&repo, &["compile"], &[("GITHUB_EVENT_NAME", "push")], 0);
+        assert!(repo.join("compiled/t/link").is_dir(), "{dir}");
+    }
+}

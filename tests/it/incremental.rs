@@ -563,3 +563,66 @@ fn compile_cache_with_nothing_changed_neither_renders_nor_rebuilds_and_stays_exa
         tree(&work.join("full2/compiled"))
     );
 }
+
+/// Re-probe 7 (cache-stale-jinja2-template-executable-bit): a Jinja2
+/// output keeps its template's mode, so the mode is part of the
+/// fingerprint: a change that only makes a template executable (or
+/// private) is compiled again, never served from the cache, and the
+/// review shows it as git does (`old mode` / `new mode`).
+#[cfg(unix)]
+#[test]
+fn a_template_mode_change_is_compiled_again_and_shown() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    std::fs::create_dir_all(work.join("inventory/targets")).unwrap();
+    std::fs::create_dir_all(work.join("tpl")).unwrap();
+    std::fs::write(work.join("tpl/run.sh"), "#!/bin/sh\necho {{ 1 + 1 }}\n").unwrap();
+    std::fs::write(
+        work.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jinja2, input_paths: [tpl], output_type: yaml}\n",
+    )
+    .unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let chmod = |m: u32| {
+        std::fs::set_permissions(work.join("tpl/run.sh"), std::fs::Permissions::from_mode(m))
+            .unwrap()
+    };
+    chmod(0o644);
+    let cache = dir.path().join("cache");
+    let cache_arg = cache.to_str().unwrap();
+    let out = work.join("out/compiled/t/o/run.sh");
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert_eq!(mode(&out), 0o644);
+    for m in [0o755, 0o600] {
+        chmod(m);
+        let (ok, err) = compile(&work, &["--cache", cache_arg]);
+        assert!(ok, "{err}");
+        assert!(
+            err.contains("(0 from the cache, 1 compiled)"),
+            "{m:o}: {err}"
+        );
+        assert_eq!(mode(&out), m);
+    }
+
+    // A pull request that only makes the script executable.
+    chmod(0o644);
+    std::fs::write(work.join(".gitignore"), "out/\n").unwrap();
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "base"]);
+    git(&work, &["branch", "base"]);
+    chmod(0o755);
+    git(&work, &["commit", "-q", "-am", "executable"]);
+    for extra in [&[][..], &["--full"][..]] {
+        let (code, out, err) = review(&work, extra);
+        assert_eq!(code, 0, "{err}");
+        assert!(!err.contains("1 unchanged"), "{extra:?}: {err}");
+        assert!(
+            out.contains("old mode 100644") && out.contains("new mode 100755"),
+            "{extra:?}: {out}\n{err}"
+        );
+        assert!(!out.contains("no catalog changes"), "{extra:?}: {out}");
+    }
+}
