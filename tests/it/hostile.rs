@@ -3064,6 +3064,7 @@ fn jinja_string_appends_count_against_the_fuel() {
         "{% set l = range(100000)|list %}{% set m = range(100000)|list %}{% for i in range(10000) %}{{ (l < m) is none }}{% endfor %}",
         "{% set s = 'x' * 1000000 %}{% for i in range(30000) %}{{ (s is lower) is none }}{% endfor %}",
         "{% set s = 'x' * 1000000 %}{% for i in range(100000) %}{{ s[999999] is none }}{% endfor %}",
+        "{% set s = 'x' * 1000 %}{% for i in range(100000) %}{% set t = s * 1000 %}{% endfor %}",
     ] {
         write(&d.join("tpl/main.j2"), &format!("{body}ok\n"));
         let out = run(d, &["compile"], 2);

@@ -478,7 +478,14 @@ impl<'env> Vm<'env> {
                     stack.push(rv);
                 }
                 Instruction::Sub => func_binop!(sub),
-                Instruction::Mul => func_binop!(mul),
+                // strata: `s * n` builds n copies.
+                Instruction::Mul => {
+                    b = stack.pop();
+                    a = stack.pop();
+                    let rv = ctx_ok!(ops::mul(&a, &b));
+                    charge!(copy_cost(&rv));
+                    stack.push(rv);
+                }
                 Instruction::Div => func_binop!(div),
                 Instruction::IntDiv => func_binop!(int_div),
                 Instruction::Rem => func_binop!(rem),
@@ -529,6 +536,8 @@ impl<'env> Vm<'env> {
                 Instruction::CompareAndPreserve(op) => {
                     b = stack.pop();
                     a = stack.pop();
+                    // strata: a chained comparison reads both, as above.
+                    charge!(copy_cost(&b).saturating_mul(2));
                     let result = match op {
                         CompareOp::Eq => {
                             ctx_ok!(undefined_behavior.assert_value_not_undefined(&a));
