@@ -553,10 +553,15 @@ enum NativeKind {
 struct Native {
     kind: NativeKind,
     env: Rc<JsonnetEnv>,
+    /// What `yaml_load`/`yaml_load_stream` returned for a file in this
+    /// evaluation: a loop loading one large file re-read and re-parsed it
+    /// on every call (830 KB x 1,000 calls: 30-40 s).
+    loaded: std::cell::RefCell<std::collections::HashMap<PathBuf, Val>>,
 }
 
-// Natives hold only plain Rust data, never jsonnet values, so there is
-// nothing for the cycle collector to visit.
+// Natives hold plain Rust data and strings (the loads they keep), never
+// jsonnet values that hold others, so there is nothing for the cycle
+// collector to visit.
 impl Trace for Native {
     fn is_type_tracked() -> bool {
         false
@@ -608,23 +613,40 @@ impl Native {
         }
     }
 
-    fn read_yaml(&self, name: &str, fname: &str) -> JrResult<Vec<Value>> {
-        let path = self
-            .find_to_read(name, |p| {
-                p.is_file()
-                    && matches!(
-                        p.extension().and_then(|e| e.to_str()),
-                        Some("yml") | Some("yaml")
-                    )
-            })?
-            .ok_or_else(|| {
-                rt_err(format!(
-                    "{fname}: could not find any input yaml file: {name}"
-                ))
-            })?;
+    /// `yaml_load`'s (or `yaml_load_stream`'s) result for `name`, read and
+    /// parsed once per evaluation.
+    fn load_yaml(&self, name: &str, fname: &str, stream: bool) -> JrResult<Val> {
+        let path = self.yaml_path(name, fname)?;
+        if let Some(v) = self.loaded.borrow().get(&path) {
+            return Ok(v.clone());
+        }
         let text = std::fs::read_to_string(&path)
             .map_err(|e| rt_err(format!("cannot read {}: {e}", path.display())))?;
-        pyyaml_load::load_all(&text).map_err(|e| rt_err(format!("{}: {e}", path.display())))
+        let docs =
+            pyyaml_load::load_all(&text).map_err(|e| rt_err(format!("{}: {e}", path.display())))?;
+        let v = if stream {
+            Value::List(docs)
+        } else {
+            docs.into_iter().next().unwrap_or(Value::Null)
+        };
+        let v = Val::string(python_json_dumps(&v));
+        self.loaded.borrow_mut().insert(path, v.clone());
+        Ok(v)
+    }
+
+    fn yaml_path(&self, name: &str, fname: &str) -> JrResult<PathBuf> {
+        self.find_to_read(name, |p| {
+            p.is_file()
+                && matches!(
+                    p.extension().and_then(|e| e.to_str()),
+                    Some("yml") | Some("yaml")
+                )
+        })?
+        .ok_or_else(|| {
+            rt_err(format!(
+                "{fname}: could not find any input yaml file: {name}"
+            ))
+        })
     }
 
     fn run(&self, args: &[Val]) -> JrResult<Val> {
@@ -666,14 +688,11 @@ impl Native {
             }
             YamlLoad => {
                 let name = arg_str(args, 0, "yaml_load")?;
-                let docs = self.read_yaml(&name, "yaml_load")?;
-                let v = docs.into_iter().next().unwrap_or(Value::Null);
-                Ok(Val::string(python_json_dumps(&v)))
+                self.load_yaml(&name, "yaml_load", false)
             }
             YamlLoadStream => {
                 let name = arg_str(args, 0, "yaml_load_stream")?;
-                let docs = self.read_yaml(&name, "yaml_load_stream")?;
-                Ok(Val::string(python_json_dumps(&Value::List(docs))))
+                self.load_yaml(&name, "yaml_load_stream", true)
             }
             FileRead => {
                 let name = arg_str(args, 0, "file_read")?;
@@ -1089,6 +1108,7 @@ pub fn evaluate(file: &Path, target: &str, env: &JsonnetEnv) -> Result<Value, St
             Handler(Native {
                 kind,
                 env: shared.clone(),
+                loaded: Default::default(),
             }),
         );
         ctx.add_native(name, cb);
@@ -1235,5 +1255,31 @@ mod tests {
         .unwrap();
         assert_eq!(serde_json::to_string(&v).unwrap(), r#"{"x":1,"y":2}"#);
         assert!(eval("/* never closed **\n{}").is_err());
+    }
+
+    /// Re-probe 7 (jsonnet-yaml-load-native-reparses-per-call): a file is
+    /// read and parsed once per evaluation, however often it is loaded.
+    #[test]
+    fn yaml_load_reads_a_file_once_per_evaluation() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("d.yml"), "a: 1\n").unwrap();
+        let native = Native {
+            kind: NativeKind::YamlLoad,
+            env: Rc::new(JsonnetEnv {
+                search_paths: vec![dir.path().to_path_buf()],
+                inventory: Arc::new(InventoryView::default()),
+                python: None,
+            }),
+            loaded: Default::default(),
+        };
+        let load = || match native.run(&[Val::string("d.yml")]) {
+            Ok(Val::Str(s)) => s.to_string(),
+            _ => panic!("yaml_load failed"),
+        };
+        assert_eq!(load(), r#"{"a": 1}"#);
+        // Changed on disk: the evaluation keeps what it read.
+        std::fs::write(dir.path().join("d.yml"), "a: 2\n").unwrap();
+        assert_eq!(load(), r#"{"a": 1}"#);
+        assert_eq!(native.loaded.borrow().len(), 1);
     }
 }
