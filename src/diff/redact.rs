@@ -792,9 +792,8 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     r"(?:https?://)?hooks\.zapier\.com/hooks/catch/[0-9]+/[A-Za-z0-9_\-]+",
     // Incoming-hook URLs whose last path segments are the key: Mattermost
     // (`/hooks/<key>`), Rocket.Chat (`/hooks/<id>/<token>`), n8n and
-    // others (`/webhook/<uuid>`). A
-    // segment of at least 8 characters (an issue tracker's numeric hook id
-    // `/hooks/42` is shown).
+    // others (`/webhook/<uuid>`): a segment of at least 8 characters (an
+    // issue tracker's numeric hook id, `/hooks/42`, is shown).
     r"https?://[^\s/\x22'<>`]+(?:/[^\s/\x22'<>`?#]+)*?/(?:hooks|webhooks?)/(?:catch/)?[A-Za-z0-9_\-]{8,}(?:/[A-Za-z0-9_\-]+)*",
 ];
 
