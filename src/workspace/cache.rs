@@ -13,8 +13,9 @@
 //!
 //! Two records make a compile with nothing changed cheap:
 //! - `.catalogs/<output>.json`: the keys of the catalog a run of every
-//!   target installed, and a digest of what every entry below `compiled/`
-//!   looked like then (path, size, modification time, inode). When a run
+//!   target installed, and what every entry below `compiled/` looked like
+//!   then (path, size, modification time, inode, mode, change time, and
+//!   the SHA-256 that settles a moved change time). When a run
 //!   would install exactly those keys and the catalog still looks the same,
 //!   it is left as it is: nothing linked, written, swapped or removed.
 //! - `.inventories/<digest>.json`: the [`InventoryFacts`] of an inventory,
@@ -125,16 +126,38 @@ struct CatalogRecord {
     /// Target name -> (output directory, cache key).
     targets: BTreeMap<String, (String, String)>,
     /// [`catalog_state`] right after the install.
-    state: String,
+    state: State,
 }
 
-/// A digest of every entry below `dir` as the file system shows it (path,
-/// type, size, modification time, inode): any file written, replaced,
-/// added or removed since changes it. `None` when `dir` cannot be read or
-/// holds something other than files and directories.
-fn catalog_state(dir: &Path) -> Option<String> {
+/// What one file looked like when it was stored or installed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct FileState {
+    /// Size, modification time, inode and mode: a write or a replacement
+    /// changes one of them, unless the modification time was set back.
+    quick: String,
+    /// The inode's change time, which no one can set back: it moves on
+    /// any write, and also when a link to the file is made or removed
+    /// (which strata does itself), so a moved one is settled by `sha256`.
+    ctime: (i64, i64),
+    sha256: String,
+}
+
+/// Every entry below a directory as the file system shows it.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+struct State {
+    dirs: Vec<String>,
+    files: BTreeMap<String, FileState>,
+}
+
+/// Files by path: the quick state, the change time, where the file is.
+type Files = BTreeMap<String, (String, (i64, i64), PathBuf)>;
+
+/// The entries below `dir`: directories, and files with their state and
+/// path (not yet hashed). `None` when `dir` cannot be read or holds
+/// something other than files and directories.
+fn scan(dir: &Path) -> Option<(Vec<String>, Files)> {
     use std::os::unix::fs::MetadataExt;
-    fn walk(dir: &Path, rel: &str, h: &mut Sha256) -> Option<()> {
+    fn walk(dir: &Path, rel: &str, dirs: &mut Vec<String>, files: &mut Files) -> Option<()> {
         let mut entries: Vec<_> = std::fs::read_dir(dir)
             .ok()?
             .collect::<Result<_, _>>()
@@ -146,26 +169,94 @@ fn catalog_state(dir: &Path) -> Option<String> {
             let r = format!("{rel}/{name}");
             let m = e.metadata().ok()?;
             if m.is_dir() {
-                h.update(format!("d {r}\n"));
-                walk(&e.path(), &r, h)?;
+                dirs.push(r.clone());
+                walk(&e.path(), &r, dirs, files)?;
             } else if m.is_file() {
-                h.update(format!(
-                    "f {r} {} {} {} {} {}\n",
+                let quick = format!(
+                    "{} {} {} {} {}",
                     m.len(),
                     m.mtime(),
                     m.mtime_nsec(),
                     m.ino(),
                     m.mode()
-                ));
+                );
+                files.insert(r, (quick, (m.ctime(), m.ctime_nsec()), e.path()));
             } else {
                 return None;
             }
         }
         Some(())
     }
+    let (mut dirs, mut files) = (Vec::new(), Files::new());
+    walk(dir, "", &mut dirs, &mut files)?;
+    Some((dirs, files))
+}
+
+fn file_sha256(path: &Path) -> Option<String> {
     let mut h = Sha256::new();
-    walk(dir, "", &mut h)?;
+    let mut f = std::fs::File::open(path).ok()?;
+    std::io::copy(&mut f, &mut h).ok()?;
     Some(hex(&h.finalize()))
+}
+
+/// The state of everything below `dir` (path, type, size, modification
+/// time, inode, mode, change time and content digest): any file written,
+/// replaced, added or removed since changes it. `None` when `dir` cannot
+/// be read or holds something other than files and directories.
+fn catalog_state(dir: &Path) -> Option<State> {
+    let (dirs, files) = scan(dir)?;
+    let files = files
+        .into_iter()
+        .map(|(r, (quick, ctime, path))| {
+            let sha256 = file_sha256(&path)?;
+            Some((
+                r,
+                FileState {
+                    quick,
+                    ctime,
+                    sha256,
+                },
+            ))
+        })
+        .collect::<Option<_>>()?;
+    Some(State { dirs, files })
+}
+
+/// Whether `dir` still looks as `kept` says: the same entries with the
+/// same size, modification time, inode and mode, and, for a file whose
+/// change time moved, the same bytes. On a match, the state now (change
+/// times updated) when one moved, so the next check reads no bytes.
+fn state_matches(dir: &Path, kept: &State) -> Option<Option<State>> {
+    let (dirs, files) = scan(dir)?;
+    if dirs != kept.dirs || files.len() != kept.files.len() {
+        return None;
+    }
+    let mut moved = false;
+    let mut now = State {
+        dirs,
+        files: BTreeMap::new(),
+    };
+    for (r, (quick, ctime, path)) in files {
+        let k = kept.files.get(&r)?;
+        if quick != k.quick {
+            return None;
+        }
+        if ctime != k.ctime {
+            if file_sha256(&path)? != k.sha256 {
+                return None;
+            }
+            moved = true;
+        }
+        now.files.insert(
+            r,
+            FileState {
+                quick,
+                ctime,
+                sha256: k.sha256.clone(),
+            },
+        );
+    }
+    Some(moved.then_some(now))
 }
 
 fn state_path(cache: &Path, key: &str) -> PathBuf {
@@ -176,10 +267,18 @@ fn state_path(cache: &Path, key: &str) -> PathBuf {
 /// (its files are hard-linked into catalogs, where anyone may write to
 /// them).
 fn entry_intact(cache: &Path, key: &str) -> bool {
-    let Ok(kept) = std::fs::read_to_string(state_path(cache, key)) else {
+    let path = state_path(cache, key);
+    let Some(kept) = read_record::<State>(&path) else {
         return false;
     };
-    catalog_state(&cache.join(key)).is_some_and(|s| s == kept)
+    match state_matches(&cache.join(key), &kept) {
+        None => false,
+        Some(None) => true,
+        Some(Some(now)) => {
+            write_record(&path, &now);
+            true
+        }
+    }
 }
 
 /// Moves a finished target directory `partial` into the cache as `key`,
@@ -192,7 +291,9 @@ fn store_entry(cache: &Path, key: &str, partial: &Path) {
     let _ = std::fs::remove_file(&state);
     let _ = std::fs::remove_dir_all(&entry);
     let stored = std::fs::rename(partial, &entry).is_ok()
-        && catalog_state(&entry).is_some_and(|s| std::fs::write(&state, s).is_ok());
+        && catalog_state(&entry)
+            .and_then(|s| serde_json::to_vec(&s).ok())
+            .is_some_and(|s| std::fs::write(&state, s).is_ok());
     if !stored {
         let _ = std::fs::remove_dir_all(partial);
         let _ = std::fs::remove_file(&state);
@@ -236,13 +337,22 @@ impl Workspace {
     /// with exactly these `keys`, untouched since.
     fn catalog_is(&self, cache: &Path, keys: &BTreeMap<String, (String, String)>) -> bool {
         timings::time("cache: check installed catalog", || {
-            let Some(rec) = read_record::<CatalogRecord>(&record_path(cache, &self.output_path))
-            else {
+            let path = record_path(cache, &self.output_path);
+            let Some(mut rec) = read_record::<CatalogRecord>(&path) else {
                 return false;
             };
-            rec.targets == *keys
-                && catalog_state(&self.output_path.join("compiled")).as_deref()
-                    == Some(rec.state.as_str())
+            if rec.targets != *keys {
+                return false;
+            }
+            match state_matches(&self.output_path.join("compiled"), &rec.state) {
+                None => false,
+                Some(None) => true,
+                Some(Some(now)) => {
+                    rec.state = now;
+                    write_record(&path, &rec);
+                    true
+                }
+            }
         })
     }
 

@@ -626,3 +626,55 @@ fn a_template_mode_change_is_compiled_again_and_shown() {
         assert!(!out.contains("no catalog changes"), "{extra:?}: {out}");
     }
 }
+
+/// Re-probe 7 (cache-poisoned-by-in-place-edit-with-mtime-kept): a write
+/// through the catalog of the same size that sets the modification time
+/// back (`touch -r`, `rsync --inplace -t`, `cp -p` onto the file) reached
+/// the cache entry the file is linked to, and every later compile served
+/// it. The inode's change time, which no one can set back, shows it.
+#[cfg(unix)]
+#[test]
+fn an_edit_through_the_catalog_that_keeps_the_mtime_is_not_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    std::fs::create_dir_all(work.join("inventory/targets")).unwrap();
+    std::fs::write(
+        work.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}\n",
+    )
+    .unwrap();
+    std::fs::write(work.join("m.jsonnet"), "{cm: {a: 1}}\n").unwrap();
+    let cache = dir.path().join("cache");
+    let cache_arg = cache.to_str().unwrap();
+    let file = work.join("out/compiled/t/o/cm.yaml");
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "a: 1\n");
+    // Nothing changed: the cache serves it, without compiling.
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert!(err.contains("(1 from the cache, 0 compiled"), "{err}");
+    let edit = || {
+        let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+        // The change time has a clock tick's resolution.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+        std::io::Write::write_all(&mut &f, b"a: 9\n").unwrap();
+        f.set_modified(mtime).unwrap();
+    };
+    edit();
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "a: 1\n", "{err}");
+    std::fs::remove_dir_all(work.join("out")).unwrap();
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "a: 1\n", "{err}");
+    // Files strata links and unlinks itself (their change time moves) are
+    // still served: checked by content once, then by state again.
+    for _ in 0..2 {
+        let (ok, err) = compile(&work, &["--cache", cache_arg]);
+        assert!(ok, "{err}");
+        assert!(err.contains("(1 from the cache, 0 compiled"), "{err}");
+    }
+}
