@@ -1,15 +1,16 @@
 //! The limits a user may set through the environment (`STRATA_EVAL_MEMORY`,
-//! `STRATA_EVAL_ALLOCATIONS`, `STRATA_RENDER_MEMORY`,
-//! `STRATA_PROGRAM_TIMEOUT`, `STRATA_EVAL_TIMEOUT`): one reading rule for all of them, so the
-//! check of their values and their use cannot disagree.
+//! `STRATA_EVAL_ALLOCATIONS`, `STRATA_EVAL_STEPS`, `STRATA_RENDER_MEMORY`,
+//! `STRATA_PROGRAM_TIMEOUT`, `STRATA_EVAL_TIMEOUT`): one reading rule for
+//! all of them, so the check of their values and their use cannot disagree.
 
 /// Every limit variable and the unit of its value.
-pub const VARIABLES: [(&str, &str); 5] = [
+pub const VARIABLES: [(&str, &str); 6] = [
     ("STRATA_EVAL_MEMORY", "bytes"),
     ("STRATA_EVAL_ALLOCATIONS", "allocations"),
     ("STRATA_RENDER_MEMORY", "bytes"),
     ("STRATA_PROGRAM_TIMEOUT", "seconds"),
     ("STRATA_EVAL_TIMEOUT", "seconds"),
+    ("STRATA_EVAL_STEPS", "steps"),
 ];
 
 /// The most worker threads a compile or fetch starts, whatever

@@ -1043,6 +1043,7 @@ pub fn gzip_b64(data: &[u8]) -> String {
 /// fields up, and large strings handed to std functions (a step per 16
 /// bytes past 4 KiB). About 15 s of lookups in a release build, far past
 /// real components (a 5,000-layer object read whole takes 12,500,000).
+/// `STRATA_EVAL_STEPS` changes it.
 pub const MAX_LAYER_STEPS: u64 = 200_000_000;
 
 /// Runs one jsonnet evaluation on this thread under the work budget and
@@ -1050,7 +1051,8 @@ pub const MAX_LAYER_STEPS: u64 = 200_000_000;
 /// returned (its walks were cut short).
 pub fn with_layer_budget<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     let timeout = crate::limits::eval_timeout();
-    jrsonnet_evaluator::set_layer_step_budget(MAX_LAYER_STEPS);
+    let steps = crate::limits::get("STRATA_EVAL_STEPS", MAX_LAYER_STEPS);
+    jrsonnet_evaluator::set_layer_step_budget(steps);
     jrsonnet_evaluator::set_evaluation_deadline(std::time::Instant::now().checked_add(timeout));
     let r = f();
     let exhausted = jrsonnet_evaluator::layer_steps_exhausted();
@@ -1065,7 +1067,7 @@ pub fn with_layer_budget<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, 
     }
     if exhausted {
         return Err(format!(
-            "the evaluation did more than {MAX_LAYER_STEPS} steps of work that allocate nothing: an object extended field by field in a long loop (`a + {{[k]: v}}` in std.foldl) costs its length in every lookup, and a large string handed to a std function in a long loop (`std.length(s)`) costs its length in every call; build the object with one object comprehension (`{{[k]: v for k in ks}}`) and compute such values once, outside the loop"
+            "the evaluation did more than {steps} steps of work that allocate nothing: an object extended field by field in a long loop (`a + {{[k]: v}}` in std.foldl) costs its length in every lookup, and a large string handed to a std function in a long loop (`std.length(s)`) costs its length in every call; build the object with one object comprehension (`{{[k]: v for k in ks}}`) and compute such values once, outside the loop, or raise STRATA_EVAL_STEPS"
         ));
     }
     r

@@ -3104,10 +3104,12 @@ fn jsonnet_object_layer_walks_are_bounded() {
     run(d, &["compile"], 0);
     let out = std::fs::read_to_string(d.join("compiled/t/o/n.json")).unwrap();
     assert_eq!(out.trim(), "100000000");
+    // A tenth of the default budget: the same error, ten times sooner.
+    let steps = [("STRATA_EVAL_STEPS", "20000000")];
     write(&d.join("m.jsonnet"), &lengths(1_000_000));
-    let out = run(d, &["compile"], 2);
+    let out = run_env(d, &["compile"], &steps, 2);
     assert!(
-        out.contains("steps of work") && out.contains("std.length"),
+        out.contains("more than 20000000 steps of work") && out.contains("STRATA_EVAL_STEPS"),
         "{out}"
     );
     // Re-probe 7: other std functions and string indexing, the same way.
@@ -3119,7 +3121,7 @@ fn jsonnet_object_layer_walks_are_bounded() {
             &d.join("m.jsonnet"),
             &format!("local s = std.repeat('a', 1000000);\n{{ n: std.foldl(function(a, i) a + {call}, std.range(1, 1000000), 0) }}"),
         );
-        let out = run(d, &["compile"], 2);
+        let out = run_env(d, &["compile"], &steps, 2);
         assert!(out.contains("steps of work"), "{call}: {out}");
     }
 }
