@@ -605,6 +605,7 @@ fn credential_header(name: &str) -> bool {
         "proxy-authorization",
         "cookie",
         "set-cookie",
+        "x-honeycomb-team",
     ]
     .iter()
     .any(|h| name.eq_ignore_ascii_case(h))
@@ -972,6 +973,15 @@ pub struct Redactor {
     /// separator of .NET configuration keys): its last segment (group 3)
     /// is checked against the key patterns.
     colon_key: Regex,
+    /// An XML element naming its key in a `name` attribute whose value is
+    /// a `<value>` child (.NET `<setting name="ApiKey">` / `<value>x`),
+    /// read over lines on the whole text.
+    xml_setting: Regex,
+    /// A here-string into a program that reads a password on standard
+    /// input (`--password-stdin`, `passwd --stdin`, `sudo -S`): `<<< "x"`.
+    here_string: Regex,
+    /// `gh secret set NAME --body x` (`-b`): a GitHub Actions secret.
+    gh_secret: Regex,
 }
 
 impl Default for Redactor {
@@ -1016,9 +1026,10 @@ impl Redactor {
         // does a quoted segment of a dotted TOML key (`db."password"`). A
         // key's quotes may be escaped (`{\"password\": \"x\"}`: JSON in
         // a double-quoted string the text mode reads as written), and so
-        // may a value's.
+        // may a value's. A YAML anchor before the value (`{password: &p
+        // x}`) is not the value; a flow list (`{"tokens": ["x"]}`) is.
         let inline = Regex::new(
-            r#"((?:^|[\s{,;?&(]|--?|/:|\$(?i:env):)(?:\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*)((?:\\?["'])?[ \t]*[:=][ \t]*)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)"#,
+            r#"((?:^|[\s{,;?&(]|--?|/:|\$(?i:env):)(?:\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*)((?:\\?["'])?[ \t]*[:=][ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|"[^"\n]*"|'[^'\n]*'|\[[^\[\]\n]*\]|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
         let xml =
@@ -1030,7 +1041,10 @@ impl Redactor {
             // Quotes may be escaped: the header inside a double-quoted string.
             // Any scheme word (Splunk, Bot, SSWS, GenieKey as well as Basic
             // and Bearer): the credential is what follows it.
-            r#"(?i)(authorization\\?["']?[ \t]*[:=]?[ \t]*\\?["']?[ \t]*[A-Za-z][A-Za-z0-9._\-]*[ \t]+)([^\s"',;\\]+)"#,
+            // A JavaScript template literal (`` `Bearer x` ``), and the
+            // name and value as two quoted arguments (Go's
+            // `Header.Set("Authorization", "Splunk x")`).
+            r#"(?i)(authorization(?:\\?["']?[ \t]*[:=]?[ \t]*\\?["'`]?|\\?["'][ \t]*,[ \t]*\\?["'`])[ \t]*[A-Za-z][A-Za-z0-9._\-]*[ \t]+)([^\s"'`,;\\]+)"#,
         )
         .expect("static regex is valid");
         let scheme_token = Regex::new(
@@ -1048,6 +1062,20 @@ impl Redactor {
         .expect("static regex is valid");
         let kind_key = Regex::new(r#"(?m)(?:^[ \t]*(?:-[ \t]+)*|[{,][ \t]*)["']?kind["']?[ \t]*:"#)
             .expect("static regex is valid");
+        // `<setting name="ApiKey">` / `<value>x</value>` (.NET
+        // `applicationSettings`), over lines.
+        let xml_setting = Regex::new(
+            r#"(<([A-Za-z_][A-Za-z0-9_.:\-]*)\s[^<>]*?\bname\s*=\s*["']([^"'\n]*)["'][^<>]*>\s*<value>)([^<]*)(</value>)"#,
+        )
+        .expect("static regex is valid");
+        let here_string = Regex::new(
+            r#"((?:-password-stdin|\bpasswd\b[^\n|;&]*--stdin|\bsudo\b[^\n|;&]*\s-[A-Za-z]*S)[^\n|;&]*?<<<[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
+        )
+        .expect("static regex is valid");
+        let gh_secret = Regex::new(
+            r#"(\bgh[ \t]+secret[ \t]+set\b[^\n;|&]*?[ \t](?:--body|-b)(?:=|[ \t]+))("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
+        )
+        .expect("static regex is valid");
         let rocket = Regex::new(
             r#"(^|[\s{,(])(:?["']?)([A-Za-z_][A-Za-z0-9_]*)(["']?[ \t]*=>[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}\)\n]+)"#,
         )
@@ -1074,10 +1102,12 @@ impl Redactor {
             r#"(--from-literal(?:=|[ \t]+|\\?["']?[ \t]*,[ \t]*)(?:\\?["'])?[^=\s"',\]\\]+=)("[^"\n]*"|'[^'\n]*'|[^\s"',\]]+)"#,
         )
         .expect("static regex is valid");
-        let query = Regex::new(r#"([?&])([A-Za-z_][A-Za-z0-9_.\-]*)(=)([^&#\s"'<>]+)"#)
+        // A URL fragment's parameters too (`#access_token=X`, OAuth's
+        // implicit flow).
+        let query = Regex::new(r#"([?&#])([A-Za-z_][A-Za-z0-9_.\-]*)(=)([^&#\s"'<>]+)"#)
             .expect("static regex is valid");
         let curl_user = Regex::new(
-            r#"(\b(?:curl|wget)\b[^\n;|&]*?\s(?:-u|-U|--user|--proxy-user)(?:=|[ \t]+)["']?[^\s:"']*:)([^\s"']+)"#,
+            r#"(\b(?:curl|wget)\b[^\n;|&]*?\s(?:(?:-u|-U)(?:=|[ \t]*)|(?:--user|--proxy-user)(?:=|[ \t]+))["']?[^\s:"'-][^\s:"']*:)([^\s"']+)"#,
         )
         .expect("static regex is valid");
         let redis_a = Regex::new(
@@ -1107,7 +1137,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let header_directive = Regex::new(
-            r#"(\b(?:proxy_set_header|grpc_set_header|add_header)[ \t]+["']?([A-Za-z0-9_\-]+)["']?[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s;]+)"#,
+            r#"(\b(?:proxy_set_header|grpc_set_header|add_header|RequestHeader[ \t]+(?:set|append|add|setifempty)|Header[ \t]+(?:always[ \t]+)?(?:set|append|add|setifempty))[ \t]+["']?([A-Za-z0-9_\-]+)["']?[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s;]+)"#,
         )
         .expect("static regex is valid");
         let github_userinfo = Regex::new(
@@ -1143,6 +1173,9 @@ impl Redactor {
         )
         .expect("static regex is valid");
         Ok(Redactor {
+            xml_setting,
+            here_string,
+            gh_secret,
             colon_key,
             space_pair,
             set_pair,
@@ -1419,7 +1452,7 @@ impl Redactor {
                 }
             });
         }
-        if out.contains("_header") {
+        if out.contains("_header") || out.contains("Header ") {
             replace_in(&mut out, &self.header_directive, |c: &regex::Captures| {
                 let (name, value) = (&c[2], &c[3]);
                 // `$http_authorization`: an nginx variable, not a secret.
@@ -1524,7 +1557,7 @@ impl Redactor {
                 }
             });
         }
-        if out.contains(['?', '&']) && out.contains('=') {
+        if out.contains(['?', '&', '#']) && out.contains('=') {
             replace_in(&mut out, &self.query, |c: &regex::Captures| {
                 if self.key_matches(&c[2]) || signature_param(&c[2]) {
                     format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
@@ -1577,6 +1610,18 @@ impl Redactor {
                         &c[3],
                         self.scrub_at(inner, depth + 1)
                     )
+                } else if let Some(inner) =
+                    value.strip_prefix('[').and_then(|v| v.strip_suffix(']'))
+                {
+                    // A flow list under a neutral key: its items are read
+                    // in turn (`args: [--password=x]`).
+                    format!(
+                        "{}{}{}[{}]",
+                        &c[1],
+                        &c[2],
+                        &c[3],
+                        self.scrub_at(inner, depth + 1)
+                    )
                 } else if let Some((k, _)) = value.split_once('=').filter(|(k, v)| {
                     !v.is_empty() && *v != OLD && is_key_name(k) && self.key_matches(k)
                 }) {
@@ -1616,6 +1661,27 @@ impl Redactor {
             .any(|d| out.contains(d))
         {
             replace_in(&mut out, &self.directive, hide_after_first);
+        }
+        if out.contains("<value>") {
+            self.hide_xml_settings(&mut out);
+        }
+        if out.contains("<<<") {
+            replace_in(&mut out, &self.here_string, |c: &regex::Captures| {
+                if c[2].contains(OLD) {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}", &c[1])
+                }
+            });
+        }
+        if out.contains("secret set") {
+            replace_in(&mut out, &self.gh_secret, |c: &regex::Captures| {
+                if c[2].contains(OLD) {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}", &c[1])
+                }
+            });
         }
         if out.contains("sshpass") {
             replace_in(&mut out, &self.sshpass, hide_after_first);
@@ -1684,11 +1750,32 @@ impl Redactor {
         if !text.trim_end_matches(['\n', '\r']).contains('\n') {
             return self.scrub(text);
         }
+        self.redact_lines(&self.whole_text_shapes(text), &HashSet::new())
+    }
+
+    /// What the line rule cannot see line by line, over a whole text
+    /// first: credential shapes (a PEM block spans lines) and an XML
+    /// setting whose `<value>` is on the next line.
+    fn whole_text_shapes(&self, text: &str) -> String {
         let mut whole = text.to_string();
         for re in self.credentials_for(text) {
             replace_in(&mut whole, re, OLD);
         }
-        self.redact_lines(&whole, &HashSet::new())
+        if whole.contains("<value>") {
+            self.hide_xml_settings(&mut whole);
+        }
+        whole
+    }
+
+    /// [`Self::xml_setting`]'s replacements in `out`.
+    fn hide_xml_settings(&self, out: &mut String) {
+        replace_in(out, &self.xml_setting, |c: &regex::Captures| {
+            if self.key_matches(&c[3]) && !c[4].trim().is_empty() && &c[4] != OLD {
+                format!("{}{OLD}{}", &c[1], &c[5])
+            } else {
+                c[0].to_string()
+            }
+        });
     }
 
     /// Redacts an old and a new version of one object together, so each
@@ -2126,13 +2213,7 @@ impl Redactor {
             if self.looks_like_secret(text) {
                 return Err("(content not shown: the file looks like a Kubernetes Secret that is not compared as YAML)\n".into());
             }
-            let mut whole = text.to_string();
-            for re in self.credentials_for(text) {
-                if re.is_match(&whole) {
-                    whole = re.replace_all(&whole, OLD).into_owned();
-                }
-            }
-            Ok(whole)
+            Ok(self.whole_text_shapes(text))
         };
         let sides = [old.map(prepare), new.map(prepare)];
         let none = HashSet::new();
@@ -2840,11 +2921,13 @@ fn note_changed_refs(old: &str, new: &str, shown: String) -> String {
 fn url_password_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
-        // `\/\/` and `\u002F\u002F` too: a URL inside a JSON string with
+        // A scheme-relative URL (`//u:X@h`, after a blank, quote, `=`,
+        // `(` or at the start) too. `\/\/` and `\u002F\u002F` too: a URL
+        // inside a JSON string with
         // its slashes escaped; `%2F%2F`: percent-encoded (a URL passed in a
         // query parameter).
         Regex::new(
-            r#"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/|\\u002[Ff]|%2[Ff]){2}[^\s/\\:@"'<>`]*:)([^\s"'<>`]+)(@)"#,
+            r#"((?:[A-Za-z][A-Za-z0-9+.\-]*:|^|[\s"'=(])(?:\\?/|\\u002[Ff]|%2[Ff]){2}[^\s/\\:@"'<>`]*:)([^\s"'<>`]+)(@)"#,
         )
         .expect("static regex is valid")
     })
@@ -4557,5 +4640,52 @@ mod tests {
             assert!(r.looks_like_secret(secret), "{secret}");
         }
         assert!(!r.looks_like_secret("\"k\\x69nd\": ConfigMap\n"));
+    }
+
+    #[test]
+    fn authorization_in_code_and_shapes_in_other_syntax() {
+        let r = Redactor::default();
+        for line in [
+            "fetch(u, {headers: {Authorization: `Bearer acs1x`}})",
+            "req.Header.Set(\"Authorization\", \"Splunk acs2x\")",
+            "OTEL_EXPORTER_OTLP_HEADERS: \"x-honeycomb-team=acs3x\"",
+            "c.json: '{\"tokens\": [\"acs4x\"]}'",
+            "cb: \"https://app/cb#access_token=acs5x&token_type=bearer\"",
+            "curl -udeploy:acs6x https://h",
+            "docker login --password-stdin -u ci r.io <<< \"acs7x\"",
+            "RequestHeader set X-Api-Key \"acs8x\"",
+            "cfg: {password: &p \"acs9x\", other: *p}",
+            "u: \"//u:acs10x@h.example/x\"",
+            "gh secret set DEPLOY_KEY --body \"acs11x\"",
+            "<setting name=\"ApiKey\"><value>acs12x</value></setting>",
+        ] {
+            let out = r.scrub(line);
+            assert!(!out.contains("acs"), "{line} -> {out}");
+            let out = r.redact_text(&format!("{line}\n"));
+            assert!(!out.contains("acs"), "text: {line} -> {out}");
+        }
+        // Over lines (a .NET settings file), in both modes.
+        let yaml = "data:\n  app.config: |\n    <setting name=\"ApiKey\" serializeAs=\"String\">\n      <value>acs13x</value>\n    </setting>\n    <setting name=\"Region\" serializeAs=\"String\">\n      <value>visible-region</value>\n    </setting>\n";
+        for out in both_modes(&r, yaml) {
+            assert!(
+                !out.contains("acs13x") && out.contains("visible-region"),
+                "{out}"
+            );
+        }
+        // Near misses: prose after `Authorization,`, a neutral list and
+        // fragment, a curl option that is not a user, a here-string into
+        // another program, a path after `//` with no password.
+        for line in [
+            "Authorization, and access control are separate",
+            "c.json: '{\"ports\": [\"8080\"]}'",
+            "docs: https://h/page#section=intro",
+            "curl -u- https://h",
+            "cat <<< \"visible\"",
+            "RequestHeader set X-Request-Id \"abc\"",
+            "see //host:8080/path",
+            "gh secret list",
+        ] {
+            assert_eq!(r.scrub(line), line);
+        }
     }
 }
