@@ -1476,7 +1476,7 @@ impl Redactor {
                 }
             });
         }
-        if out.contains("</") {
+        if out.contains("</") && out.contains('=') {
             replace_in(&mut out, &self.xml_keyed, |c: &regex::Captures| {
                 if c[2] == c[5] && self.key_matches(&c[3]) && &c[4] != OLD {
                     format!("{}{OLD}</{}>", &c[1], &c[5])
@@ -1494,7 +1494,7 @@ impl Redactor {
                 }
             });
         }
-        if out.contains(':') && out.contains(['"', '\'']) {
+        if out.contains(['"', '\'']) && colon_inside_word(&out) {
             replace_in(&mut out, &self.colon_key, |c: &regex::Captures| {
                 if self.key_matches(&c[3]) && &c[5] != OLD {
                     format!("{}{}{}{}{OLD}", &c[1], &c[2], &c[3], &c[4])
@@ -1503,7 +1503,7 @@ impl Redactor {
                 }
             });
         }
-        if out.contains("ENV") || out.contains('.') {
+        if (out.contains("ENV") || out.contains('.')) && space_pair_candidate(&out) {
             replace_in(&mut out, &self.space_pair, |c: &regex::Captures| {
                 let value = c[4].trim_end();
                 if (c.get(2).is_some() || c[3].contains('.'))
@@ -1527,10 +1527,13 @@ impl Redactor {
                 }
             });
         }
-        if out.contains("ASSWORD")
+        let sql = (out.contains("ASSWORD")
             || out.contains("assword")
             || out.contains("DENTIFIED")
-            || out.contains("dentified")
+            || out.contains("dentified"))
+            && (out.contains(" '") || out.contains(" \""));
+        if sql
+            || out.contains("insecure-password")
             || (out.contains("stats") && out.contains("auth"))
         {
             replace_in(
@@ -2603,6 +2606,30 @@ impl Redactor {
     }
 }
 
+/// Whether a `:` sits inside a word (`db:password`, a key segment after
+/// it starting with a letter): [`Redactor::colon_key`]'s pre-check, which
+/// URLs (`://`), `key: value` and times (`12:00`) do not pass.
+fn colon_inside_word(text: &str) -> bool {
+    let b = text.as_bytes();
+    text.match_indices(':').any(|(i, _)| {
+        i > 0
+            && (b[i - 1].is_ascii_alphanumeric() || matches!(b[i - 1], b'_' | b'.' | b'-'))
+            && b.get(i + 1)
+                .is_some_and(|n| n.is_ascii_alphabetic() || *n == b'_')
+    })
+}
+
+/// Whether a line starts (after its indent) with `ENV ` or with a dotted
+/// word followed by a blank: [`Redactor::space_pair`]'s pre-check.
+fn space_pair_candidate(text: &str) -> bool {
+    text.split('\n').any(|line| {
+        let t = line.trim_start_matches([' ', '\t']);
+        t.find([' ', '\t']).is_some_and(|e| {
+            t[..e] == *"ENV" || (t[..e].contains('.') && !t[..e].contains([':', '=']))
+        })
+    })
+}
+
 /// A hidden line of [`Redactor::redact_lines`]: its indent and the
 /// placeholder (nothing for a blank line).
 fn hide_line(out: &mut String, body: &str, nl: &str) {
@@ -2921,13 +2948,11 @@ fn note_changed_refs(old: &str, new: &str, shown: String) -> String {
 fn url_password_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
-        // A scheme-relative URL (`//u:X@h`, after a blank, quote, `=`,
-        // `(` or at the start) too. `\/\/` and `\u002F\u002F` too: a URL
-        // inside a JSON string with
+        // `\/\/` and `\u002F\u002F` too: a URL inside a JSON string with
         // its slashes escaped; `%2F%2F`: percent-encoded (a URL passed in a
         // query parameter).
         Regex::new(
-            r#"((?:[A-Za-z][A-Za-z0-9+.\-]*:|^|[\s"'=(])(?:\\?/|\\u002[Ff]|%2[Ff]){2}[^\s/\\:@"'<>`]*:)([^\s"'<>`]+)(@)"#,
+            r#"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/|\\u002[Ff]|%2[Ff]){2}[^\s/\\:@"'<>`]*:)([^\s"'<>`]+)(@)"#,
         )
         .expect("static regex is valid")
     })
@@ -2951,8 +2976,26 @@ fn encoded_url_password_re() -> &'static Regex {
 
 /// The URL password rules that apply to `text`: the encoded one only when
 /// it holds an encoded `@`.
+/// A scheme-relative URL's password (`//u:X@h`, after a blank, quote,
+/// `=`, `(` or at the start).
+fn relative_url_password_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r#"((?:^|[\s"'=(])//[^\s/\\:@"'<>`]+:)([^\s"'<>`]+)(@)"#)
+            .expect("static regex is valid")
+    })
+}
+
+/// Whether `text` holds `//` not after a scheme's `:`.
+fn has_relative_url(text: &str) -> bool {
+    text.match_indices("//")
+        .any(|(i, _)| i == 0 || !matches!(text.as_bytes()[i - 1], b':' | b'/'))
+}
+
 fn url_password_res(text: &str) -> impl Iterator<Item = &'static Regex> {
-    std::iter::once(url_password_re()).chain(text.contains("%40").then(encoded_url_password_re))
+    std::iter::once(url_password_re())
+        .chain(text.contains("%40").then(encoded_url_password_re))
+        .chain((text.contains('@') && has_relative_url(text)).then(relative_url_password_re))
 }
 
 fn mask_url_passwords(text: &str, with: &str) -> String {
