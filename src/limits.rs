@@ -14,8 +14,15 @@ pub const VARIABLES: [(&str, &str); 6] = [
 ];
 
 /// The most worker threads a compile or fetch starts, whatever
-/// `--parallelism` or `.kapitan` asks for (a pull request sets the latter).
-pub const MAX_WORKERS: usize = 64;
+/// `--parallelism` or `.kapitan` asks for (a pull request sets the latter):
+/// 16, or the number of CPUs when there are more. Each compile worker
+/// reserves a 64 MiB stack: 16 of them fit well under a 4 GiB address-space
+/// limit.
+pub fn max_workers() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .max(16)
+}
 
 /// Seconds one evaluation (a jsonnet input or filter, a Jinja2 render, a
 /// Starlark template) may run: `STRATA_EVAL_TIMEOUT`, default 60. The

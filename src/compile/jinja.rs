@@ -1156,8 +1156,17 @@ fn describe_error(e: &Error, path: &Path) -> String {
         let source = super::confine::check(&file)
             .ok()
             .and_then(|()| std::fs::read_to_string(&file).ok());
+        // Only a span inside a `{{ }}` or `{% %}` tag is code: a syntax
+        // error (an unclosed block) may point at the template's data.
+        let in_tag = |t: &str, start: usize| {
+            let before = t.get(..start).unwrap_or_default();
+            let open = before.rfind("{{").max(before.rfind("{%"));
+            let close = before.rfind("}}").max(before.rfind("%}"));
+            open.is_some() && open > close
+        };
         if let Some(span) = source
             .as_deref()
+            .filter(|t| in_tag(t, range.start))
             .and_then(|t| t.get(range))
             .map(str::trim)
             .filter(|t| !t.is_empty() && t.len() <= 120 && !t.contains(['"', '\'', '\n', '\r']))

@@ -1336,12 +1336,12 @@ pub fn compile_selected(
             )
         })
     });
-    // No more workers than targets, and at most MAX_WORKERS: each has a
+    // No more workers than targets, and at most max_workers(): each has a
     // 64 MiB stack, and `.kapitan` (a pull request's file) sets the number
     // (`parallelism: 100000` took a review past a minute for one target).
     let workers = opts
         .parallelism
-        .clamp(1, crate::limits::MAX_WORKERS)
+        .clamp(1, crate::limits::max_workers())
         .min(plans.len().max(1));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(workers)
@@ -1349,7 +1349,11 @@ pub fn compile_selected(
         // values; the default 2 MiB thread stack is not always enough.
         .stack_size(64 << 20)
         .build()
-        .map_err(|e| CompileError::new(format!("cannot start worker threads: {e}")))?;
+        .map_err(|e| {
+            CompileError::new(format!(
+                "cannot start {workers} worker threads ({e}): lower --parallelism or `parallelism` in .kapitan"
+            ))
+        })?;
     let bridge = Arc::new(python::Bridge::new(&opts.python, prepared.dumps.clone()));
     let started = std::time::Instant::now();
     let results: Vec<Result<Vec<String>, CompileError>> = pool.install(|| {

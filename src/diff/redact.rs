@@ -832,6 +832,9 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     r"\b(?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{10,99}",
     r"\bAIza[0-9A-Za-z_\-]{35,}",
     r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
+    // doppler-api-token, for every Doppler token kind (personal, service
+    // with its config name, CLI, service account, SCIM, audit).
+    r"\bdp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_\-]{1,64}\.)?[A-Za-z0-9]{40,44}\b",
     // slack-webhook-url (gitleaks wants 43-56 characters of path; shorter
     // test-style paths are hidden too)
     r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,}",
@@ -1040,10 +1043,12 @@ impl Redactor {
             // Quotes may be escaped: the header inside a double-quoted string.
             // Any scheme word (Splunk, Bot, SSWS, GenieKey as well as Basic
             // and Bearer): the credential is what follows it.
-            // A JavaScript template literal (`` `Bearer x` ``), and the
+            // A JavaScript template literal (`` `Bearer x` ``), the
             // name and value as two quoted arguments (Go's
-            // `Header.Set("Authorization", "Splunk x")`).
-            r#"(?i)(authorization(?:\\?["']?[ \t]*[:=]?[ \t]*\\?["'`]?|\\?["'][ \t]*,[ \t]*\\?["'`])[ \t]*[A-Za-z][A-Za-z0-9._\-]*[ \t]+)([^\s"'`,;\\]+)"#,
+            // `Header.Set("Authorization", "Splunk x")`), and an index
+            // assignment or hash entry (`h["Authorization"] = "Splunk x"`,
+            // `"Authorization" => "Bearer x"`).
+            r#"(?i)(authorization(?:\\?["']?\]?[ \t]*(?:=>|[:=])?[ \t]*\\?["'`]?|\\?["'][ \t]*,[ \t]*\\?["'`])[ \t]*[A-Za-z][A-Za-z0-9._\-]*[ \t]+)([^\s"'`,;\\]+)"#,
         )
         .expect("static regex is valid");
         let scheme_token = Regex::new(
@@ -4729,5 +4734,25 @@ mod tests {
         ] {
             assert_eq!(r.scrub(line), line);
         }
+    }
+
+    /// Re-probe 8 (redact-authorization-index-assignment): the header as an
+    /// index assignment or hash entry, and Doppler tokens.
+    #[test]
+    fn authorization_index_assignment_and_doppler_tokens() {
+        let r = Redactor::default();
+        for text in [
+            "headers[\"Authorization\"] = \"Splunk s3cr3tVx\"",
+            "headers['Authorization'] = 'SSWS s3cr3tVx';",
+            "{ \"Authorization\" => \"Bearer s3cr3tVx\" }",
+            "x: dp.st.prd.s3cr3tVx0123456789abcdefABCDEF0123456789abcd",
+            "x: dp.pt.s3cr3tVx0123456789abcdefABCDEF0123456789abcd",
+        ] {
+            let out = r.scrub(text);
+            assert!(!out.contains("s3cr3tVx"), "{text} -> {out}");
+        }
+        // A mention of the header with no value stays.
+        let t = "return headers[\"Authorization\"]";
+        assert_eq!(r.scrub(t), t);
     }
 }

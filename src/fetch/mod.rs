@@ -318,7 +318,7 @@ pub fn fetch(
     };
     let results = if opts.parallelism > 0 {
         rayon::ThreadPoolBuilder::new()
-            .num_threads(opts.parallelism.min(crate::limits::MAX_WORKERS))
+            .num_threads(opts.parallelism.min(crate::limits::max_workers()))
             .build()
             .map_err(|e| FetchError::Io(e.to_string()))?
             .install(run)

@@ -762,6 +762,9 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("authorization-in-code-and-other-syntax", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.js: |\n    fetch(u, {headers: {Authorization: `Bearer {V}`}})\n  main.go: |\n    req.Header.Set(\"Authorization\", \"Splunk {V}-2\")\n  OTEL_EXPORTER_OTLP_HEADERS: \"x-honeycomb-team={V}-3\"\n  c.json: '{\"tokens\": [\"{V}-4\"]}'\n  cb: \"https://app/cb#access_token={V}-5&token_type=bearer\"\n  run.sh: |\n    curl -udeploy:{V}-6 https://h\n    docker login --password-stdin -u ci r.io <<< \"{V}-7\"\n    gh secret set DEPLOY_KEY --body \"{V}-8\"\n  httpd.conf: |\n    RequestHeader set X-Api-Key \"{V}-9\"\n  app.config: |\n    <setting name=\"ApiKey\" serializeAs=\"String\">\n      <value>{V}-10</value>\n    </setting>\n  cfg: {password: &p \"{V}-11\", other: 1}\n  u: \"//u:{V}-12@h.example/x\"\n", "codehdr9306x"),
     ("kubectl-from-literal-neutral-key", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  run.sh: \"kubectl create secret generic db --from-literal=DB_CONN={V}\\nkubectl -n p create secret generic s --from-literal \\\"dsn={V}-2\\\" --dry-run=client\\n\"\n---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n      containers:\n      - name: a\n        args: [create, secret, generic, s, \"--from-literal=api={V}-3\", --from-literal, \"b={V}-4\"]\n", "fromlit9201x"),
     ("chat-hook-urls", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  telegram: https://api.telegram.org/bot123456:{V}/sendMessage\n  mattermost: https://mm.example.com/hooks/{V}\n  rocket: https://chat.example.com/hooks/abcdefgh123/{V}\n  zapier: https://hooks.zapier.com/hooks/catch/123456/{V}/\n  n8n: \"https://n8n.example.com/webhook/{V}-5\"\n", "chathook9202x"),
+    // Re-probe 8: the header as an index assignment or hash entry; a
+    // Doppler token under a neutral key.
+    ("authorization-index-assignment-doppler", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.py: |\n    headers[\"Authorization\"] = \"Splunk {V}\"\n  app.rb: |\n    h = { \"Authorization\" => \"Bearer {V}-2\" }\n  x: dp.st.prd.{V}abcdefghijklmnopqrstuvwxyz0123\n", "idxauth9301x"),
     ("secrets-map-of-values", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  secrets:\n    DB_CONN: \"{V}\"\n    name: visible\n---\nimage: app\nsecrets:\n  STRIPE: {V}\n", "smapval-9101"),
     ("secret-kind-toml", "apiVersion = \"v1\"\nkind = \"Secret\"\n\n[metadata]\nname = \"db\"\n\n[stringData]\nDB_CONN = \"{V}\"\n", "tomlkind-9102"),
     ("command-line-password-options", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  run.sh: |\n    npm set //registry.npmjs.org/:_authToken {V}\n    curl \"https://h/login?next=https%3A%2F%2Fu%3A{V}%40db%2Fx\"\n    az acr login --name r -u u -p {V}\n    mongosh --host h -u root -p {V}\n    curl -b 'sessionid={V}' https://h\n    echo {V} | docker login --password-stdin -u ci r.io\n    keytool -importkeystore -srcstorepass {V} -deststorepass {V}\n    sqlcmd -S db -U sa -P {V}\n    ldapsearch -x -D cn=admin -w {V} -b dc=x\n    smbclient //h/s -U user%{V}\n    zip -P {V} out.zip f\n    7z a -p{V} a.7z f\n    openssl enc -aes256 -k {V} -in f\n    ssh-keygen -N {V} -f k\n    htpasswd -b -c /etc/pw admin {V}\n    vault login {V}\n    mc alias set s3 https://s3 AKEY {V}\n    rabbitmqctl add_user admin {V}\n    echo \"root:{V}\" | chpasswd\n  job: [sqlcmd, -S, db, -P, \"{V}\"]\n", "clipw9103x"),
@@ -3619,6 +3622,14 @@ fn jinja_errors_quote_the_expression_not_the_line() {
         out.contains("nosuchfilter") || out.contains("app.env:1"),
         "{out}"
     );
+    assert!(!out.contains("hunter2SECRETVAL"), "{out}");
+    // Re-probe 8: an unclosed block's error points at the data after it.
+    write(
+        &d.join("tpl/app.env"),
+        "{% if true %}\nDB_PASSWORD=hunter2SECRETVAL\n",
+    );
+    let out = run(d, &["compile"], 2);
+    assert!(out.contains("app.env"), "{out}");
     assert!(!out.contains("hunter2SECRETVAL"), "{out}");
 }
 
