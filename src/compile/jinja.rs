@@ -1358,6 +1358,9 @@ fn walk_at(
     visits: &mut crate::fswalk::Visits,
 ) -> Result<(), String> {
     let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    // Before it is listed: the names in an outside directory (a key in the
+    // runner's home) are not the repository's to show either.
+    super::confine::check(dir)?;
     let real = dir.canonicalize().map_err(|e| io(dir, e))?;
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| io(dir, e))?

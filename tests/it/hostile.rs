@@ -3713,3 +3713,29 @@ fn a_confined_copy_never_lists_an_outside_directory() {
         assert!(repo.join("compiled/t/link").is_dir(), "{dir}");
     }
 }
+
+/// Re-probe 8 (confined-jinja2-dir-and-copy-glob-list-outside-through-symlink):
+/// a `jinja2` input directory's link to an outside directory is refused by
+/// the link's name before the directory is listed.
+#[cfg(unix)]
+#[test]
+fn a_confined_jinja2_walk_never_lists_an_outside_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: ., input_type: jinja2, input_paths: [tpl]}\n",
+    );
+    write(&repo.join("tpl/a.yml"), "a: 1\n");
+    let outside = tmp.path().join("outside");
+    write(&outside.join("keys/id_ed25519_deploy_prod"), "OUTSIDE\n");
+    std::os::unix::fs::symlink(outside.join("keys"), repo.join("tpl/keys")).unwrap();
+    let out = run_env(
+        &repo,
+        &["compile"],
+        &[("GITHUB_EVENT_NAME", "pull_request")],
+        2,
+    );
+    assert!(out.contains("tpl/keys"), "{out}");
+    assert!(!out.contains("id_ed25519"), "{out}");
+}
