@@ -3739,3 +3739,32 @@ fn a_confined_jinja2_walk_never_lists_an_outside_directory() {
     assert!(out.contains("tpl/keys"), "{out}");
     assert!(!out.contains("id_ed25519"), "{out}");
 }
+
+/// Re-probe 9 (jsonnet-array-eq-operator-ignores-eval-timeout): `==`, `!=`
+/// and `<` of two 100,000-item arrays in a fold run no frame, so the
+/// evaluation's deadline was never looked at; the compared elements count.
+#[test]
+fn jsonnet_comparisons_meet_the_time_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n    - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: json}\n",
+    );
+    for op in ["==", "<"] {
+        write(
+            &d.join("m.jsonnet"),
+            &format!("local a = std.range(1, 100000); local b = std.range(1, 100000);\n{{ n: std.foldl(function(acc, i) acc + (if a {op} b then 1 else 0), std.range(1, 200000), 0) }}"),
+        );
+        let out = strata()
+            .current_dir(d)
+            .args(["compile"])
+            .env("STRATA_EVAL_TIMEOUT", "2")
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{op}: {text}");
+        assert!(text.contains("more than 2 s"), "{op}: {text}");
+    }
+}

@@ -657,6 +657,11 @@ pub fn equals(val_a: &Val, val_b: &Val) -> Result<bool> {
 				return Ok(false);
 			}
 			for (a, b) in a.iter().zip(b.iter()) {
+				// strata: `==` of large values in a loop runs no frame in
+				// which the evaluation's deadline is looked at.
+				if crate::stack::past_deadline() {
+					bail!("the evaluation's time limit is spent");
+				}
 				if !equals(&a?, &b?)? {
 					return Ok(false);
 				}
@@ -679,6 +684,9 @@ pub fn equals(val_a: &Val, val_b: &Val) -> Result<bool> {
 				return Ok(false);
 			}
 			for field in fields {
+				if crate::stack::past_deadline() {
+					bail!("the evaluation's time limit is spent");
+				}
 				if !equals(
 					&a.get(field.clone())?.expect("field exists"),
 					&b.get(field)?.expect("field exists"),

@@ -201,6 +201,10 @@ pub fn evaluate_compare_op(a: &Val, b: &Val, op: BinaryOpType) -> Result<Orderin
 			let bi = b.iter();
 
 			for (a, b) in ai.zip(bi) {
+				// strata: see `equals`.
+				if crate::stack::past_deadline() {
+					bail!("the evaluation's time limit is spent");
+				}
 				let ord = evaluate_compare_op(&a?, &b?, op)?;
 				if !ord.is_eq() {
 					return Ok(ord);
