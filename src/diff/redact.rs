@@ -917,6 +917,10 @@ pub struct Redactor {
     /// `kubectl create secret generic --from-literal KEY=VALUE`: VALUE is
     /// a Secret's data whatever KEY says.
     from_literal: Regex,
+    /// A quoted key indexed and assigned (`os.environ["DB_PASSWORD"] = "x"`,
+    /// `ENV['API_TOKEN'] = 'x'`) or passed before its value to a setter
+    /// (`os.Setenv("DB_PASSWORD", "x")`, `System.setProperty(…)`).
+    code_pair: Regex,
     /// A URL query parameter `?name=value` / `&name=value`: matched on its
     /// own, since the first one after a scheme (`jdbc:mysql://db?password=x`)
     /// is inside what [`Self::inline`] reads as the value of `jdbc:`.
@@ -1108,6 +1112,10 @@ impl Redactor {
         .expect("static regex is valid");
         // A URL fragment's parameters too (`#access_token=X`, OAuth's
         // implicit flow).
+        let code_pair = Regex::new(
+            r#"((?:\[[ \t]*["']([A-Za-z_][A-Za-z0-9_.\-]*)["'][ \t]*\][ \t]*(?:=>|=|:)|\([ \t]*["']([A-Za-z_][A-Za-z0-9_.\-]*)["'][ \t]*,)[ \t]*["'])([^"'\n]*)"#,
+        )
+        .expect("static regex is valid");
         let query = Regex::new(r#"([?&#])([A-Za-z_][A-Za-z0-9_.\-]*)(=)([^&#\s"'<>]+)"#)
             .expect("static regex is valid");
         let curl_user = Regex::new(
@@ -1204,6 +1212,7 @@ impl Redactor {
             directive,
             sshpass,
             from_literal,
+            code_pair,
             keys,
             defaults,
             secret_kind,
@@ -1692,6 +1701,16 @@ impl Redactor {
         }
         if out.contains("sshpass") {
             replace_in(&mut out, &self.sshpass, hide_after_first);
+        }
+        if out.contains(['[', '(']) {
+            replace_in(&mut out, &self.code_pair, |c: &regex::Captures| {
+                let key = c.get(2).or_else(|| c.get(3)).map_or("", |m| m.as_str());
+                if self.key_matches(key) && !c[4].is_empty() && &c[4] != OLD {
+                    format!("{}{OLD}", &c[1])
+                } else {
+                    c[0].to_string()
+                }
+            });
         }
         if out.contains("--from-literal") && out.contains("secret") {
             replace_in(&mut out, &self.from_literal, |c: &regex::Captures| {
@@ -4754,5 +4773,31 @@ mod tests {
         // A mention of the header with no value stays.
         let t = "return headers[\"Authorization\"]";
         assert_eq!(r.scrub(t), t);
+    }
+
+    /// Re-probe 9 (redact-secret-key-index-assignment-and-setenv-calls).
+    #[test]
+    fn secret_keys_indexed_or_passed_to_a_setter() {
+        let r = Redactor::default();
+        for text in [
+            "os.environ[\"DB_PASSWORD\"] = \"s3cr3tVx\"",
+            "ENV['API_TOKEN'] = 's3cr3tVx'",
+            "$_ENV['DB_PASSWORD'] = 's3cr3tVx';",
+            "process.env['API_TOKEN'] = 's3cr3tVx';",
+            "DATABASES['default']['PASSWORD'] = 's3cr3tVx'",
+            "os.environ.setdefault(\"DB_PASSWORD\", \"s3cr3tVx\")",
+            "os.Setenv(\"API_TOKEN\", \"s3cr3tVx\")",
+            "System.setProperty(\"db.password\", \"s3cr3tVx\");",
+        ] {
+            let out = r.scrub(text);
+            assert!(!out.contains("s3cr3tVx"), "{text} -> {out}");
+        }
+        // A neutral key stays.
+        for t in [
+            "os.environ[\"LOG_LEVEL\"] = \"debug\"",
+            "os.Setenv(\"HOME\", \"/root\")",
+        ] {
+            assert_eq!(r.scrub(t), t);
+        }
     }
 }
