@@ -1928,17 +1928,6 @@ impl Redactor {
                     .is_some_and(|s| s.starts_with("--from-literal="))
                     || (i > 0 && l.get(i - 1).and_then(Value::as_str) == Some("--from-literal")))
         };
-        for i in 0..len {
-            if literal(o, i) || literal(n, i) {
-                let (x, y) = hide(o.get(i), n.get(i));
-                if let (Some(x), Some(slot)) = (x, a.get_mut(i)) {
-                    *slot = x;
-                }
-                if let (Some(y), Some(slot)) = (y, b.get_mut(i)) {
-                    *slot = y;
-                }
-            }
-        }
         // `[mysql, -pX]`, `[7z, a, -pX]`: a password glued to its option.
         let glued = |l: &[Value], i: usize| {
             l.get(i)
@@ -1946,22 +1935,12 @@ impl Redactor {
                 .is_some_and(|s| programs.iter().any(|p| glued_password(p, s)))
         };
         for i in 0..len {
-            if glued(o, i) || glued(n, i) {
-                let (x, y) = hide(o.get(i), n.get(i));
-                if let (Some(x), Some(slot)) = (x, a.get_mut(i)) {
-                    *slot = x;
-                }
-                if let (Some(y), Some(slot)) = (y, b.get_mut(i)) {
-                    *slot = y;
-                }
-            }
-        }
-        for i in 1..len {
-            if self.is_secret_flag(o.get(i - 1))
-                || self.is_secret_flag(n.get(i - 1))
-                || command_flag(o, i)
-                || command_flag(n, i)
-            {
+            let after_flag = i > 0
+                && (self.is_secret_flag(o.get(i - 1))
+                    || self.is_secret_flag(n.get(i - 1))
+                    || command_flag(o, i)
+                    || command_flag(n, i));
+            if after_flag || literal(o, i) || literal(n, i) || glued(o, i) || glued(n, i) {
                 let (x, y) = hide(o.get(i), n.get(i));
                 if let (Some(x), Some(slot)) = (x, a.get_mut(i)) {
                     *slot = x;

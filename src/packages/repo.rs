@@ -892,21 +892,29 @@ mod tests {
         assert_eq!(d.packages.len(), 1);
     }
 
+    /// A one-request HTTP server on 127.0.0.1: reads the request, then
+    /// `respond` writes the whole response. Its URL.
+    fn serve_once(respond: impl FnOnce(&mut std::net::TcpStream) + Send + 'static) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            if let Ok((mut s, _)) = listener.accept() {
+                let mut req = [0u8; 1024];
+                let _ = s.read(&mut req);
+                respond(&mut s);
+            }
+        });
+        format!("http://127.0.0.1:{port}/x")
+    }
+
     #[test]
     fn downloads_are_bounded_in_size_and_time() {
         use std::io::Write as _;
         let serve = |body: fn(&mut std::net::TcpStream)| {
-            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            let port = listener.local_addr().unwrap().port();
-            std::thread::spawn(move || {
-                if let Ok((mut s, _)) = listener.accept() {
-                    let mut req = [0u8; 1024];
-                    let _ = s.read(&mut req);
-                    let _ = s.write_all(b"HTTP/1.0 200 OK\r\n\r\n");
-                    body(&mut s);
-                }
-            });
-            format!("http://127.0.0.1:{port}/x")
+            serve_once(move |s| {
+                let _ = s.write_all(b"HTTP/1.0 200 OK\r\n\r\n");
+                body(s);
+            })
         };
         let limits = |max: u64, secs: u64| (max, std::time::Duration::from_secs(secs));
         let dir = tempfile::tempdir().unwrap();
@@ -972,21 +980,14 @@ mod tests {
     #[test]
     fn http_headers_split_across_reads() {
         use std::io::Write as _;
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        std::thread::spawn(move || {
-            if let Ok((mut s, _)) = listener.accept() {
-                let mut req = [0u8; 1024];
-                let _ = s.read(&mut req);
-                for piece in [&b"HTTP/1.0 200 OK\r"[..], b"\nX-A: b\r\n\r", b"\nbo", b"dy"] {
-                    let _ = s.write_all(piece);
-                    let _ = s.flush();
-                    std::thread::sleep(std::time::Duration::from_millis(50));
-                }
+        let url = serve_once(|s| {
+            for piece in [&b"HTTP/1.0 200 OK\r"[..], b"\nX-A: b\r\n\r", b"\nbo", b"dy"] {
+                let _ = s.write_all(piece);
+                let _ = s.flush();
+                std::thread::sleep(std::time::Duration::from_millis(50));
             }
         });
         let mut out = Vec::new();
-        let url = format!("http://127.0.0.1:{port}/x");
         let n =
             http_get_limited(&url, 1 << 20, std::time::Duration::from_secs(60), &mut out).unwrap();
         assert_eq!((n, out.as_slice()), (4, b"body".as_slice()));

@@ -3163,15 +3163,7 @@ fn jinja_render_time_is_bounded() {
         &d.join("tpl/main.j2"),
         "{% set l = ['x' * 100000] * 1000 %}{% for i in range(100000) %}{% set _ = l|sort %}{% endfor %}ok\n",
     );
-    let out = strata()
-        .current_dir(d)
-        .args(["compile"])
-        .env("STRATA_EVAL_TIMEOUT", "2")
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{text}");
+    let text = run_env(d, &["compile"], &[("STRATA_EVAL_TIMEOUT", "2")], 2);
     assert!(
         text.contains("more than 2 s") && text.contains("STRATA_EVAL_TIMEOUT"),
         "{text}"
@@ -3195,15 +3187,7 @@ fn jsonnet_evaluation_time_is_bounded() {
         &d.join("m.jsonnet"),
         "local s = std.join('', std.makeArray(4000, function(i) 'x'));\n{ n: std.foldl(function(a, i) std.foldl(function(b, j) b + std.length(s), std.range(1, 100000), a), std.range(1, 100000), 0) }",
     );
-    let out = strata()
-        .current_dir(d)
-        .args(["compile"])
-        .env("STRATA_EVAL_TIMEOUT", "2")
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{text}");
+    let text = run_env(d, &["compile"], &[("STRATA_EVAL_TIMEOUT", "2")], 2);
     assert!(
         text.contains("more than 2 s") && text.contains("STRATA_EVAL_TIMEOUT"),
         "{text}"
@@ -3664,15 +3648,12 @@ fn starlark_template_time_is_bounded() {
         &d.join("tpl/t.yml"),
         "#@ s = \"x\" * 1000000\n#@ def g():\n#@   n = 0\n#@   for i in range(100000):\n#@     n += s.find(\"y\")\n#@   end\n#@   return n\n#@ end\na: #@ g()\n",
     );
-    let out = strata()
-        .current_dir(d)
-        .args(["template", "-f", "tpl"])
-        .env("STRATA_EVAL_TIMEOUT", "2")
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{text}");
+    let text = run_env(
+        d,
+        &["template", "-f", "tpl"],
+        &[("STRATA_EVAL_TIMEOUT", "2")],
+        2,
+    );
     assert!(
         text.contains("more than 2 s") && text.contains("STRATA_EVAL_TIMEOUT"),
         "{text}"
@@ -3758,15 +3739,7 @@ fn jsonnet_comparisons_meet_the_time_limit() {
             &d.join("m.jsonnet"),
             &format!("local a = std.range(1, 100000); local b = std.range(1, 100000);\n{{ n: std.foldl(function(acc, i) acc + (if a {op} b then 1 else 0), std.range(1, 200000), 0) }}"),
         );
-        let out = strata()
-            .current_dir(d)
-            .args(["compile"])
-            .env("STRATA_EVAL_TIMEOUT", "2")
-            .timeout(Duration::from_secs(120))
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{op}: {text}");
+        let text = run_env(d, &["compile"], &[("STRATA_EVAL_TIMEOUT", "2")], 2);
         assert!(text.contains("more than 2 s"), "{op}: {text}");
     }
 }
