@@ -16,6 +16,7 @@ use crate::commands::review::RevisionFlags;
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::github::body::{self, Revisions, SUMMARY_LIMIT};
 use crate::lint::{self, LintOptions};
+use crate::workspace::mask::SecretMask;
 use crate::workspace::review::{self as wreview, Head, ReviewRequest};
 use crate::workspace::Workspace;
 use clap::{Args, ValueEnum};
@@ -251,7 +252,11 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
                 )?;
                 flags.output_path = Some(out_root.clone());
                 let ws = Workspace::open(Path::new("."), &flags).map_err(diag_err)?;
-                let rendered = ws.render().map_err(diag_err)?;
+                // The job's log is read by whoever can read the
+                // repository's runs: errors and warnings are masked.
+                let rendered = ws
+                    .render()
+                    .map_err(|e| diag_err(SecretMask::of_values([]).error(e)))?;
                 let selected = crate::compile::select_targets(
                     &rendered.prepared,
                     if args.targets.is_empty() {
@@ -264,9 +269,17 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
                 if selected.is_empty() {
                     anyhow::bail!("no targets found (check --targets)");
                 }
-                let report = ws.compile_catalog(&rendered, &selected).map_err(diag_err)?;
-                for w in &report.warnings {
-                    eprintln!("warning: {w} (continue_on_compile_error is set)");
+                let report = ws
+                    .compile_catalog(&rendered, &selected)
+                    .map_err(|e| diag_err(SecretMask::of(&rendered).error(e)))?;
+                if !report.warnings.is_empty() {
+                    let mask = SecretMask::of(&rendered);
+                    for w in &report.warnings {
+                        eprintln!(
+                            "warning: {} (continue_on_compile_error is set)",
+                            mask.text(w)
+                        );
+                    }
                 }
                 for w in &report.notices {
                     eprintln!("warning: {w}");

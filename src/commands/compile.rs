@@ -6,8 +6,10 @@ use crate::cli::{diag_err, EXIT_FINDINGS};
 use crate::cli::{eprintln, println};
 use crate::commands::inventory::InventoryFlags;
 use crate::compile;
+use crate::diagnostics::{Diagnostic, ToDiagnostic};
 use crate::inventory::config::KapitanDefaults;
 use crate::inventory::Inventory;
+use crate::workspace::mask::SecretMask;
 use crate::workspace::{CompileFlags, Workspace};
 use clap::Args;
 use std::io::IsTerminal;
@@ -360,6 +362,23 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     // Freeing every rendered target takes a while and nothing waits for
     // it: beside the compile, not before it.
     std::thread::spawn(move || drop(nodes));
+    // A pull request's compile is confined, and its log is a review
+    // output: what its errors quote is masked there.
+    let mask = std::cell::OnceCell::new();
+    let shown = |d: Diagnostic| -> Diagnostic {
+        if confined {
+            mask.get_or_init(|| SecretMask::of(&rendered)).diagnostic(d)
+        } else {
+            d
+        }
+    };
+    let shown_text = |t: &str| -> String {
+        if confined {
+            mask.get_or_init(|| SecretMask::of(&rendered)).text(t)
+        } else {
+            t.to_string()
+        }
+    };
     let prepared = &rendered.prepared;
     let mut selected = compile::select_targets(prepared, &args.targets, &labels);
     let unknown: Vec<&String> = args
@@ -426,9 +445,14 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         if let Some(pb) = &pb {
             pb.finish_and_clear();
         }
-        let (report, stats) = res.map_err(diag_err)?;
+        let (report, stats) = res.map_err(|e| {
+            anyhow::Error::new(crate::cli::DiagnosticError(shown(e.to_diagnostic())))
+        })?;
         for w in &report.warnings {
-            eprintln!("warning: {w} (continue_on_compile_error is set)");
+            eprintln!(
+                "warning: {} (continue_on_compile_error is set)",
+                shown_text(w)
+            );
         }
         for w in &report.notices {
             eprintln!("warning: {w}");
@@ -468,13 +492,8 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     if let Some(pb) = &pb {
         pb.finish_and_clear();
     }
-    let report = report.map_err(|e| {
-        hide_temp(
-            crate::diagnostics::ToDiagnostic::to_diagnostic(&e),
-            temp.path(),
-            &output_path,
-        )
-    })?;
+    let report =
+        report.map_err(|e| hide_temp(shown(e.to_diagnostic()), temp.path(), &output_path))?;
     // --keep-going: the failed targets' old output stays as it was; only
     // whole, compiled targets are installed.
     let all_targets = all_targets && report.failed.is_empty();
@@ -486,13 +505,16 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         }
     }
     for w in &report.warnings {
-        eprintln!("warning: {w} (continue_on_compile_error is set)");
+        eprintln!(
+            "warning: {} (continue_on_compile_error is set)",
+            shown_text(w)
+        );
     }
     for w in &report.notices {
         eprintln!("warning: {w}");
     }
     if args.check && !report.failed.is_empty() {
-        report_failures(&report);
+        report_failures(&report, &shown);
         return Ok(ExitCode::from(crate::cli::EXIT_ERROR));
     }
     if args.check {
@@ -540,7 +562,7 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", marker.display()))?;
     }
     if !report.failed.is_empty() {
-        report_failures(&report);
+        report_failures(&report, &shown);
         return Ok(ExitCode::from(crate::cli::EXIT_ERROR));
     }
     if !args.quiet {
@@ -554,11 +576,10 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `--keep-going`: each failed target's error, then one line naming them.
-fn report_failures(report: &compile::CompileReport) {
+fn report_failures(report: &compile::CompileReport, shown: &dyn Fn(Diagnostic) -> Diagnostic) {
     let color = crate::cli::color_for(&std::io::stderr());
     for (_, e) in &report.failed {
-        let text =
-            crate::cli::render_diagnostic(&crate::diagnostics::ToDiagnostic::to_diagnostic(e));
+        let text = crate::cli::render_diagnostic(&shown(e.to_diagnostic()));
         eprint!(
             "{}",
             if color {

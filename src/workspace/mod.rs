@@ -11,6 +11,7 @@
 
 pub mod cache;
 pub mod fingerprint;
+pub mod mask;
 pub mod review;
 
 use crate::compile::yaml_dump::MultilineStyle;
@@ -34,6 +35,10 @@ pub enum WorkspaceError {
         message: String,
         hint: Option<String>,
     },
+    /// An error as it is to be shown, already masked
+    /// ([`mask::SecretMask`]).
+    #[error("{}", .0.message)]
+    Shown(Box<Diagnostic>),
 }
 
 impl ToDiagnostic for WorkspaceError {
@@ -42,6 +47,7 @@ impl ToDiagnostic for WorkspaceError {
             WorkspaceError::Inventory(e) => e.to_diagnostic(),
             WorkspaceError::Compile(e) => e.to_diagnostic(),
             WorkspaceError::Diff(e) => e.to_diagnostic(),
+            WorkspaceError::Shown(d) => (**d).clone(),
             WorkspaceError::Config { message, hint } => {
                 let d = Diagnostic::error(message.clone());
                 match hint {

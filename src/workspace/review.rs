@@ -6,6 +6,7 @@
 //! the apply-order comparison or anything built from them.
 
 use super::fingerprint::Fingerprinter;
+use super::mask::SecretMask;
 use super::{open_revision, CompileFlags, Rendered, Workspace, WorkspaceError};
 use crate::diff::{self, CatalogDiff, DiffOptions};
 use crate::inventory::{closure, Inventory, InventoryError, InventoryOptions, RenderedNode};
@@ -429,11 +430,20 @@ impl Pr<'_> {
         let base_rendered = (base_nodes.len(), base_nodes.len() + reused.len());
         // Errors as full renders report them: the base's first, each
         // side's first in target order.
+        // Masked with what did render (a reference error may quote a value).
+        let masked = |nodes: &Renders, e: &InventoryError| {
+            SecretMask::of_values(
+                nodes
+                    .values()
+                    .filter_map(|r| r.as_ref().ok().map(|n| &n.parameters)),
+            )
+            .error(e.clone().into())
+        };
         if let Some(e) = base_nodes.values().find_map(|r| r.as_ref().err()) {
-            return Err(named(&req.base, e.clone().into()));
+            return Err(named(&req.base, masked(&base_nodes, e)));
         }
         if let Some(e) = head_nodes.values().find_map(|r| r.as_ref().err()) {
-            return Err(named(&head_rev, e.clone().into()));
+            return Err(named(&head_rev, masked(&head_nodes, e)));
         }
         let mut head_map: BTreeMap<String, RenderedNode> = head_nodes
             .into_iter()
@@ -608,8 +618,12 @@ impl Pr<'_> {
         }
         drop(plans);
         let head_r = Rendered {
-            prepared: crate::compile::prepare(&head_map, &head_ws.compile.inventory_path)
-                .map_err(|e| named(&head_rev, e.into()))?,
+            prepared: crate::compile::prepare(&head_map, &head_ws.compile.inventory_path).map_err(
+                |e| {
+                    let mask = SecretMask::of_values(head_map.values().map(|n| &n.parameters));
+                    named(&head_rev, mask.error(e.into()))
+                },
+            )?,
         };
         drop(head_map);
         lap(
@@ -617,8 +631,12 @@ impl Pr<'_> {
             &mut timings,
         );
         let base_r = Rendered {
-            prepared: crate::compile::prepare(&base_map, &base_ws.compile.inventory_path)
-                .map_err(|e| named(&req.base, e.into()))?,
+            prepared: crate::compile::prepare(&base_map, &base_ws.compile.inventory_path).map_err(
+                |e| {
+                    let mask = SecretMask::of_values(base_map.values().map(|n| &n.parameters));
+                    named(&req.base, mask.error(e.into()))
+                },
+            )?,
         };
         drop(base_map);
         lap(
@@ -690,7 +708,7 @@ impl Pr<'_> {
         let head_catalog = root.join("head-catalog");
         let compile = |ws: &Workspace, r: &Rendered, sel: &[String], root: &Path, rev: &str| {
             ws.compile_into(r, sel, root, &|_| {})
-                .map_err(|e| named(rev, e))
+                .map_err(|e| named(rev, SecretMask::of(r).error(e)))
                 .map(|rep| rep.targets.len())
         };
         let compiled = (
@@ -755,7 +773,9 @@ fn review_catalog(
         &req.flags,
     )
     .map_err(|e| named(&req.base, e))?;
-    let r = ws.render().map_err(|e| named(&req.base, e))?;
+    let r = ws
+        .render()
+        .map_err(|e| named(&req.base, SecretMask::of_values([]).error(e)))?;
     timings.push(("read and render the base".into(), clock.elapsed()));
     clock = std::time::Instant::now();
     let wanted = if req.targets.is_empty() {
@@ -767,7 +787,7 @@ fn review_catalog(
     let base_root = scratch.path().join("base-catalog");
     let n = ws
         .compile_into(&r, &all, &base_root, &|_| {})
-        .map_err(|e| named(&req.base, e))?
+        .map_err(|e| named(&req.base, SecretMask::of(&r).error(e)))?
         .targets
         .len();
     timings.push(("compile the base".into(), clock.elapsed()));

@@ -3743,3 +3743,85 @@ fn jsonnet_comparisons_meet_the_time_limit() {
         assert!(text.contains("more than 2 s"), "{op}: {text}");
     }
 }
+
+/// Re-probe 9 (review-errors-quote-inventory-values-token-unredacted): an
+/// evaluator's error quoted the inventory value the program used (`no such
+/// field: <value>`, a template name, a jsonnet `error`) into a review's
+/// log, a secret-named parameter's value and a GitHub token included. A
+/// review, `ci` and a pull request's (confined) compile mask them; a plain
+/// compile shows the value as Kapitan does.
+#[test]
+fn review_errors_mask_secret_parameters_and_credential_shapes() {
+    use crate::support::git;
+    const PW: &str = "hunter2SECRETVAL";
+    const TOK: &str = "ghp_SECRETVALabcdefghijklmnopqrstuvwxyz0";
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        &format!("parameters:\n  db:\n    password: {PW}\n  ref: {TOK}\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - {{output_path: o, input_type: jinja2, input_paths: [tpl]}}\n      - {{output_path: j, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}}\n"),
+    );
+    write(&repo.join("tpl/a.txt"), "x\n");
+    write(&repo.join("m.jsonnet"), "{main: {a: 1}}\n");
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    let inv = "local p = (import 'lib/kapitan.libjsonnet').inventory().parameters;";
+    let event = tmp.path().join("push.json");
+    write(
+        &event,
+        r#"{"ref": "refs/heads/main", "repository": {"default_branch": "main"}}"#,
+    );
+    let cases = [
+        (
+            "m.jsonnet",
+            format!("{inv} {{main: {{a: p[p.db.password]}}}}"),
+        ),
+        (
+            "m.jsonnet",
+            format!("{inv} {{main: {{a: error 'bad ' + p.ref}}}}"),
+        ),
+        (
+            "tpl/a.txt",
+            "{% include inventory.parameters.db.password %}\n".into(),
+        ),
+        (
+            "tpl/a.txt",
+            "{% include inventory.parameters.ref %}\n".into(),
+        ),
+    ];
+    for (file, body) in cases {
+        git(&repo, &["checkout", "-q", "base", "--", "tpl", "m.jsonnet"]);
+        write(&repo.join(file), &body);
+        git(&repo, &["commit", "-q", "-am", "head"]);
+        let review = run(&repo, &["review", "--base", "base"], 2);
+        let pr = run_env(
+            &repo,
+            &["compile", "--output-path", "out"],
+            &[("GITHUB_EVENT_NAME", "pull_request")],
+            2,
+        );
+        let push = run_env(
+            &repo,
+            &["ci", "--output-path", "out2"],
+            &[
+                ("GITHUB_EVENT_NAME", "push"),
+                ("GITHUB_EVENT_PATH", event.to_str().unwrap()),
+                ("GITHUB_REF", "refs/heads/main"),
+            ],
+            2,
+        );
+        for (what, text) in [("review", &review), ("pr compile", &pr), ("ci push", &push)] {
+            assert!(text.contains("<redacted>"), "{body}: {what}: {text}");
+            assert!(
+                !text.contains("SECRETVAL"),
+                "{body}: {what} shows the value: {text}"
+            );
+            assert!(text.contains(file), "{body}: {what} names no file: {text}");
+        }
+        // Outside a pull request the value is shown, as Kapitan does.
+        let plain = run(&repo, COMPILE, 2);
+        assert!(plain.contains("SECRETVAL"), "{body}: {plain}");
+    }
+}

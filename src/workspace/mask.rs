@@ -1,0 +1,177 @@
+//! What a review's error messages must not show. An evaluator's error may
+//! quote a value the program computed (`no such field: <value>`, a bad
+//! regex, a template name): when that value is an inventory parameter
+//! under a secret-named key, or has a credential's shape, the message in
+//! a review's log, comment or job summary would reveal it. Errors of a
+//! review, of `ci` and of a confined compile go through a [`SecretMask`]:
+//! the values of the inventory's secret-named parameters are replaced
+//! wherever they occur, and the diff's credential shapes (tokens, URL
+//! passwords, private keys) are hidden. Its `key: value` rules are not
+//! applied: they would read a file name in the message as a key.
+
+use super::{Rendered, WorkspaceError};
+use crate::diagnostics::{Diagnostic, ToDiagnostic};
+use crate::diff::redact::Redactor;
+use crate::value::Value;
+use std::collections::BTreeSet;
+
+/// Shorter values are not masked: a five-letter password would hide that
+/// word wherever the message says it, and such a value is no secret.
+const MIN_LEN: usize = 6;
+
+/// What replaces a masked value, as in a diff.
+const HIDDEN: &str = "<redacted>";
+
+/// The secret values of one inventory, and the credential rules.
+pub struct SecretMask {
+    redactor: Redactor,
+    values: Option<aho_corasick::AhoCorasick>,
+}
+
+impl SecretMask {
+    /// The mask of the parameters (or whole dumps) in `roots`.
+    pub fn of_values<'a>(roots: impl IntoIterator<Item = &'a Value>) -> Self {
+        let redactor = Redactor::default();
+        let mut found = BTreeSet::new();
+        for v in roots {
+            collect(&redactor, v, false, &mut found, 0);
+        }
+        // Longest first, so a value holding another is hidden whole.
+        let mut values: Vec<String> = found.into_iter().collect();
+        values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        let values = (!values.is_empty())
+            .then(|| {
+                aho_corasick::AhoCorasick::builder()
+                    .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+                    .build(&values)
+                    .ok()
+            })
+            .flatten();
+        SecretMask { redactor, values }
+    }
+
+    /// The mask of a rendered inventory (every target's parameters).
+    pub fn of(rendered: &Rendered) -> Self {
+        Self::of_values(rendered.prepared.dumps.values())
+    }
+
+    /// `text` with the secret values and credential shapes hidden.
+    pub fn text(&self, text: &str) -> String {
+        let text = match &self.values {
+            Some(ac) => ac.replace_all(text, &vec![HIDDEN; ac.patterns_len()]),
+            None => text.to_string(),
+        };
+        self.redactor.hide_credential_shapes(&text)
+    }
+
+    /// The error as it will be shown, masked. Its file, line and parameter
+    /// path are kept; they name where, not what.
+    pub fn error(&self, e: WorkspaceError) -> WorkspaceError {
+        WorkspaceError::Shown(Box::new(self.diagnostic(e.to_diagnostic())))
+    }
+
+    /// [`Self::error`] of a diagnostic.
+    pub fn diagnostic(&self, mut d: Diagnostic) -> Diagnostic {
+        d.message = self.text(&d.message);
+        d.hints = d.hints.iter().map(|h| self.text(h)).collect();
+        d
+    }
+}
+
+/// Adds the strings under secret-named keys (`secret` once one is above),
+/// and the `value` of a `{name: <secret-named>, value: ...}` pair.
+fn collect(r: &Redactor, v: &Value, secret: bool, out: &mut BTreeSet<String>, depth: usize) {
+    // Rendered values are bounded in depth; this guards the stack anyway.
+    if depth > 512 {
+        return;
+    }
+    match v {
+        Value::String(s) if secret => add(s, out),
+        Value::Int(i) if secret => add(&i.to_string(), out),
+        Value::Float(f) if secret => add(&f.to_string(), out),
+        Value::List(items) => {
+            for i in items {
+                collect(r, i, secret, out, depth + 1);
+            }
+        }
+        Value::Map(m) => {
+            let named = ["name", "key"].iter().any(|k| {
+                m.get(*k)
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| r.key_matches(n))
+            });
+            for (k, child) in m {
+                let hide = secret || r.key_matches(k) || (named && k == "value");
+                collect(r, child, hide, out, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn add(s: &str, out: &mut BTreeSet<String>) {
+    let s = s.trim();
+    // A Kapitan reference names a secret; it is not one.
+    if s.chars().count() >= MIN_LEN && !s.starts_with("?{") {
+        out.insert(s.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn yaml(text: &str) -> Value {
+        crate::yaml::load_values(text)
+            .expect("valid YAML")
+            .remove(0)
+    }
+
+    #[test]
+    fn hides_secret_named_values_and_credential_shapes() {
+        let params = yaml(
+            "db:\n  password: hunter2SECRET\n  host: db.example\nenv:\n- {name: API_TOKEN, value: tok-1234567}\n- {name: MODE, value: production}\npin: 1234\ngh: ghp_abcdefghijklmnopqrstuvwxyz0123456789\ncredentials:\n  nested: [deepvalue1]\n",
+        );
+        let m = SecretMask::of_values([&params]);
+        let msg = "no such field: hunter2SECRET (tok-1234567, deepvalue1) at db.example in production; ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        let shown = m.text(msg);
+        for gone in [
+            "hunter2SECRET",
+            "tok-1234567",
+            "deepvalue1",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        ] {
+            assert!(!shown.contains(gone), "{gone}: {shown}");
+        }
+        // Neutral values stay, and so does the message around them.
+        assert!(shown.starts_with("no such field: <redacted>"), "{shown}");
+        assert!(shown.contains("db.example in production"), "{shown}");
+    }
+
+    #[test]
+    fn short_values_and_references_are_not_masked() {
+        let params = yaml("password: admin\ntoken: '?{base64:path/to/tok}'\n");
+        let m = SecretMask::of_values([&params]);
+        assert!(m.values.is_none());
+        assert_eq!(m.text("user admin"), "user admin");
+    }
+
+    #[test]
+    fn file_names_holding_secret_words_are_not_read_as_keys() {
+        let m = SecretMask::of_values([]);
+        for t in [
+            "input password.jsonnet: no such field: abc",
+            "Jinja2 error in tpl/secret.env: unknown function (in secret.env:2)",
+            "input components/token/main.jsonnet: runtime error: x",
+        ] {
+            assert_eq!(m.text(t), t);
+        }
+    }
+
+    #[test]
+    fn the_longest_value_is_hidden_whole() {
+        let params = yaml("password: secretvalue\napi_key: secretvalue-and-more\n");
+        let m = SecretMask::of_values([&params]);
+        assert_eq!(m.text("x secretvalue-and-more y"), "x <redacted> y");
+    }
+}
