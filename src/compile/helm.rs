@@ -149,6 +149,13 @@ pub fn invocation(
             Flag::Switch(true) => args.push(flag),
             Flag::Switch(false) => {}
             Flag::Arg(a) => {
+                // A path a flag names (`kubeconfig`, `ca_file`,
+                // `post_renderer`, ...) is read by helm: outside the tree,
+                // refused in a confined compile as the values files are.
+                let p = std::path::Path::new(&a);
+                if p.is_absolute() || super::jsonnet::normpath(p).starts_with("..") {
+                    super::confine::check(p).map_err(|e| format!("helm_params `{flag}`: {e}"))?;
+                }
                 args.push(flag);
                 args.push(a);
             }

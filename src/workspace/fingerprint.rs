@@ -338,6 +338,22 @@ impl<'a> Fingerprinter<'a> {
         r
     }
 
+    /// Whether a confined compile (a review's) may read `p`: the
+    /// fingerprint reads nothing the compile would refuse to read (the
+    /// target is then compiled, and its compile fails naming the file).
+    fn confined(&self, p: &Path) -> Result<(), String> {
+        match &self.ws.compile.confine {
+            Some(c) => c.check(p),
+            None => Ok(()),
+        }
+    }
+
+    /// The bytes of a file the compile reads, within the confinement.
+    fn read(&self, p: &Path) -> Result<Vec<u8>, String> {
+        self.confined(p)?;
+        std::fs::read(p).map_err(|e| e.to_string())
+    }
+
     fn rel(&self, p: &Path) -> String {
         match p.strip_prefix(&self.root) {
             Ok(r) => format!("./{}", r.to_string_lossy()),
@@ -497,7 +513,7 @@ impl<'a> Fingerprinter<'a> {
         ));
         h.update(self.refs_digest()?);
         if let Some(f) = &opts.python.jinja2_filters {
-            match std::fs::read(f) {
+            match self.read(f) {
                 Ok(b) => h.update(digest(&b)),
                 Err(e) => return Err(format!("cannot read {}: {e}", f.display())),
             }
@@ -548,7 +564,7 @@ impl<'a> Fingerprinter<'a> {
                         let bin = bin.to_string_lossy().into_owned();
                         h.update(format!("KAPITAN_HELM_PATH {bin}\n"));
                         if bin.contains('/') && !Path::new(&bin).is_absolute() {
-                            match std::fs::read(self.root.join(&bin)) {
+                            match self.read(&self.root.join(&bin)) {
                                 Ok(b) => {
                                     files.insert(format!("helm {bin}"), digest(&b));
                                 }
@@ -572,7 +588,7 @@ impl<'a> Fingerprinter<'a> {
                 // An absolute name (a values file outside the tree) is
                 // hashed by its bytes all the same.
                 let path = self.root.join(name);
-                match std::fs::read(&path) {
+                match self.read(&path) {
                     Ok(b) => {
                         files.insert(format!("named {name}"), digest(&b));
                     }
@@ -630,6 +646,9 @@ impl<'a> Fingerprinter<'a> {
         let mut files = BTreeMap::new();
         let mut stack = vec![input.to_path_buf()];
         while let Some(p) = stack.pop() {
+            if let Err(e) = self.confined(&p) {
+                return Deps::Unknown(e);
+            }
             let meta = match std::fs::symlink_metadata(&p) {
                 Ok(m) => m,
                 Err(e) => return Deps::Unknown(format!("cannot read {}: {e}", p.display())),
@@ -650,7 +669,7 @@ impl<'a> Fingerprinter<'a> {
                 files.insert(format!("{}/", self.rel(&p)), digest(b"dir"));
                 stack.extend(names);
             } else {
-                match std::fs::read(&p) {
+                match self.read(&p) {
                     Ok(b) => {
                         files.insert(self.rel(&p), file_digest(&b, Some(&meta)));
                     }
@@ -674,7 +693,7 @@ impl<'a> Fingerprinter<'a> {
             if !seen.insert(path.clone()) {
                 continue;
             }
-            let bytes = match std::fs::read(&path) {
+            let bytes = match self.read(&path) {
                 Ok(b) => b,
                 Err(e) => return Deps::Unknown(format!("cannot read {}: {e}", path.display())),
             };
@@ -764,7 +783,7 @@ impl<'a> Fingerprinter<'a> {
             if !seen.insert((path.clone(), top.clone())) {
                 continue;
             }
-            let bytes = match std::fs::read(&path) {
+            let bytes = match self.read(&path) {
                 Ok(b) => b,
                 Err(e) => return Deps::Unknown(format!("cannot read {}: {e}", path.display())),
             };
@@ -1026,6 +1045,48 @@ mod tests {
             "local n = 'lib'; local l = import (n + '.libsonnet'); l",
         );
         assert!(fingerprints(root)["a"].is_err());
+    }
+
+    /// Re-probe 10 (a-review-opens-outside-files-fingerprint): a review's
+    /// fingerprints opened the files outside the tree that its compile
+    /// then refused to read. A confined workspace's fingerprint reads
+    /// nothing outside: the target is compiled (and its compile refuses).
+    #[test]
+    fn confined_fingerprints_read_nothing_outside_the_tree() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("repo");
+        let outside = d.path().join("outside");
+        write(&outside, "s.txt", "secret\n");
+        write(&outside, "v.yaml", "a: 1\n");
+        let abs = |n: &str| outside.join(n).display().to_string();
+        write(
+            &root,
+            "inventory/targets/j.yml",
+            "parameters:\n  kapitan:\n    vars: {target: j}\n    compile:\n      - {input_type: jsonnet, output_path: out, input_paths: [m.jsonnet]}\n",
+        );
+        write(
+            &root,
+            "m.jsonnet",
+            &format!("{{a: importstr '{}'}}\n", abs("s.txt")),
+        );
+        write(
+            &root,
+            "inventory/targets/h.yml",
+            &format!("parameters:\n  kapitan:\n    vars: {{target: h}}\n    compile:\n      - {{input_type: helm, output_path: out, input_paths: [charts/c], helm_values_files: ['{}']}}\n", abs("v.yaml")),
+        );
+        write(&root, "charts/c/Chart.yaml", "name: c\n");
+        let flags = super::super::CompileFlags::default();
+        let mut ws = Workspace::open(&root, &flags).unwrap();
+        let r = ws.render().unwrap();
+        // Unconfined (a local compile), both are hashed by their bytes.
+        let fp = Fingerprinter::new(&ws, &r).all(&r.targets());
+        assert!(fp.values().all(|f| f.is_ok()), "{fp:?}");
+        ws.confine(&root, &root, &flags).unwrap();
+        let fp = Fingerprinter::new(&ws, &r).all(&r.targets());
+        for t in ["h", "j"] {
+            let why = fp[t].as_ref().expect_err(t);
+            assert!(why.contains("outside the repository"), "{t}: {why}");
+        }
     }
 
     /// Re-probe 5 (review-fingerprint-misses-helm-values-files-escaped-include-fileglob):

@@ -392,6 +392,18 @@ fn confine_inventory(
             show(&ws.refs.path)
         ));
     }
+    // Python imports (runs) the filters file: a pull request's `.kapitan`
+    // would choose which Python file of the runner a review executes.
+    if flags.jinja2_filters.is_none() {
+        if let Some(f) = &ws.compile.python.jinja2_filters {
+            if !inside(f) {
+                return refuse(format!(
+                    "`.kapitan` sets the Jinja2 filters file to `{}`",
+                    show(f)
+                ));
+            }
+        }
+    }
     // The catalog is installed there (`<output-path>/compiled` replaced): a
     // pull request would choose which directory of the runner to replace.
     if flags.output_path.is_none() && !inside(&ws.output_path) {

@@ -1418,7 +1418,7 @@ fn evaluations_are_held_to_a_memory_budget_and_jinja2_to_fuel() {
 fn reviews_never_read_an_inventory_outside_the_repository() {
     use crate::support::git;
     const MARKER: &str = "0utside-Inv3ntory-4242";
-    let cases: [(&str, &str, &str); 4] = [
+    let cases: [(&str, &str, &str); 5] = [
         (
             "inventory/reclass-config.yml",
             "classes_uri: @OUT@/classes\n",
@@ -1439,6 +1439,12 @@ fn reviews_never_read_an_inventory_outside_the_repository() {
             "compile:\n  refs-path: @OUT@/refs\n",
             "refs path",
         ),
+        // Re-probe 10: Python imported (ran) a filters file of the runner.
+        (
+            ".kapitan",
+            "compile:\n  jinja2-filters: @OUT@/f.py\n",
+            "Jinja2 filters file",
+        ),
     ];
     for (file, text, needle) in cases {
         let tmp = tempfile::tempdir().unwrap();
@@ -1452,6 +1458,10 @@ fn reviews_never_read_an_inventory_outside_the_repository() {
             &format!("classes: [loot]\nparameters:\n  stolen: {MARKER}\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - {{output_path: x, input_type: jinja2, input_paths: [cm.yaml.j2]}}\n"),
         );
         write(&out_dir.join("refs/r"), &format!("data: {MARKER}\n"));
+        write(
+            &out_dir.join("f.py"),
+            &format!("open(__file__ + '.ran', 'w')\ndef stolen(x):\n    return '{MARKER}'\n"),
+        );
         let repo = tmp.path().join("repo");
         write(
             &repo.join("inventory/targets/t.yml"),
@@ -1485,6 +1495,7 @@ fn reviews_never_read_an_inventory_outside_the_repository() {
             );
             assert!(!t.contains("strata-review-"), "{file} {text}: {t}");
         }
+        assert!(!out_dir.join("f.py.ran").exists(), "{file} {text}: ran");
     }
 }
 
@@ -3824,4 +3835,51 @@ fn review_errors_mask_secret_parameters_and_credential_shapes() {
         let plain = run(&repo, COMPILE, 2);
         assert!(plain.contains("SECRETVAL"), "{body}: {plain}");
     }
+}
+
+/// Re-probe 10 (a-review-opens-outside-files-fingerprint): a path named
+/// by `helm_params` (`kubeconfig`, `ca_file`, ...) is read by helm; in a
+/// review one outside the tree is refused, like `helm_values_files`.
+#[cfg(unix)]
+#[test]
+fn reviews_refuse_helm_params_naming_files_outside_the_tree() {
+    use crate::support::git;
+    const MARKER: &str = "0utside-Kub3config-77";
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("r");
+    let outside = tmp.path().join("outside/kubeconfig");
+    write(&outside, &format!("{MARKER}\n"));
+    // A stand-in for helm: writes the file `--kubeconfig` names into a ConfigMap.
+    let helm = "#!/bin/bash\nout=''; kc=/dev/null; pos=()\nwhile [ $# -gt 0 ]; do case $1 in --kubeconfig) kc=$2; shift;; --output-dir) out=$2; shift;; --*) ;; *) pos+=(\"$1\");; esac; shift; done\nmkdir -p \"$out/c/templates\"\n{ echo 'kind: ConfigMap'; echo 'metadata: {name: x}'; echo 'data:'; echo \"  v: x$(tr -d '\\n' < \"$kc\")\"; } > \"$out/c/templates/cm.yaml\"\n";
+    write(&repo.join("bin/helm"), helm);
+    std::fs::set_permissions(
+        repo.join("bin/helm"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    write(
+        &repo.join("charts/c/Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    );
+    let target = |params: &str| {
+        format!("parameters:\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - {{output_path: o, input_type: helm, input_paths: [charts/c], helm_path: bin/helm{params}}}\n")
+    };
+    write(&repo.join("inventory/targets/t.yml"), &target(""));
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    let param = format!(", helm_params: {{kubeconfig: '{}'}}", outside.display());
+    write(&repo.join("inventory/targets/t.yml"), &target(&param));
+    git(&repo, &["commit", "-q", "-am", "pr"]);
+    let out = run(&repo, &["review", "--base", "base"], 2);
+    assert!(!out.contains(MARKER), "{out}");
+    assert!(
+        out.contains("helm_params `--kubeconfig`") && out.contains("outside the repository"),
+        "{out}"
+    );
+    // A local compile passes it to helm, as Kapitan does.
+    run(&repo, COMPILE, 0);
+    let cm = std::fs::read_to_string(repo.join("out/compiled/t/o/c/templates/cm.yaml")).unwrap();
+    assert!(cm.contains(MARKER), "{cm}");
 }
