@@ -493,6 +493,64 @@ impl Pr<'_> {
         {
             need_full.get_or_insert_with(|| format!("`{}` names no vars.target", p.name));
         }
+        // Two targets writing one output directory (a `vars.target` naming
+        // another target): what a side shows there depends on targets a
+        // partial compile would leave out, so every target writing such a
+        // directory, on either side, is compiled on both (re-probe 10).
+        let mut shared_dir: BTreeMap<String, String> = BTreeMap::new();
+        if req.incremental {
+            let base_plans: Vec<(String, String)> = base_names
+                .iter()
+                .filter_map(|t| match base_nodes.get(t) {
+                    Some(Ok(n)) => crate::compile::model::plan_target(n)
+                        .ok()
+                        .filter(|(p, _)| !p.entries.is_empty())
+                        .map(|(p, _)| (t.clone(), p.dir)),
+                    Some(Err(_)) => None,
+                    None => plans
+                        .get(t)
+                        .filter(|p| !p.entries.is_empty())
+                        .map(|p| (t.clone(), p.dir.clone())),
+                })
+                .collect();
+            let head_plans: Vec<(String, String)> = plans
+                .iter()
+                .filter(|(_, p)| !p.entries.is_empty())
+                .map(|(t, p)| (t.clone(), p.dir.clone()))
+                .collect();
+            let mut shared: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for side in [&base_plans, &head_plans] {
+                let mut by_dir: BTreeMap<&str, Vec<&String>> = BTreeMap::new();
+                for (t, dir) in side {
+                    by_dir.entry(dir).or_default().push(t);
+                }
+                for (dir, ts) in by_dir.into_iter().filter(|(_, ts)| ts.len() > 1) {
+                    let names = shared.entry(dir.to_string()).or_default();
+                    names.extend(ts.into_iter().cloned());
+                }
+            }
+            for side in [&base_plans, &head_plans] {
+                for (t, dir) in side {
+                    if let Some(names) = shared.get(dir) {
+                        let mut names = names.clone();
+                        names.sort();
+                        names.dedup();
+                        let why = format!(
+                            "output directory `{dir}` is written by {}",
+                            names
+                                .iter()
+                                .map(|n| format!("`{n}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        );
+                        shared_dir.entry(t.clone()).or_insert(why);
+                    }
+                }
+            }
+            if let Some((t, why)) = shared_dir.iter().next() {
+                need_full.get_or_insert_with(|| format!("`{t}`'s {why}"));
+            }
+        }
         lap("plan the head".into(), &mut timings);
 
         let mut unchanged = 0;
@@ -690,6 +748,14 @@ impl Pr<'_> {
                     &mut fb,
                     &mut fh,
                 );
+            }
+        }
+        for (t, why) in &shared_dir {
+            let on_both = base_set.contains(t) && head_set.contains(t);
+            if on_both && !changed.contains(t) {
+                changed.insert(t.clone());
+                unchanged = unchanged.saturating_sub(1);
+                always.push((t.clone(), why.clone()));
             }
         }
         lap("fingerprints".into(), &mut timings);

@@ -678,3 +678,50 @@ fn an_edit_through_the_catalog_that_keeps_the_mtime_is_not_served() {
         assert!(err.contains("(1 from the cache, 0 compiled"), "{err}");
     }
 }
+
+/// Re-probe 10 (a-incremental-review-shared-output-dir-differs-from-full):
+/// a pull request pointing a second target's `vars.target` at an existing
+/// target's output directory was reviewed as "target added" (the existing
+/// target, unchanged, was compiled on neither side), while a full review
+/// showed a changed file. Every target writing a shared directory is
+/// compiled on both sides.
+#[test]
+fn targets_sharing_an_output_directory_review_as_a_full_review_does() {
+    let target = |name: &str, dir: &str| {
+        format!("parameters:\n  kapitan:\n    vars: {{target: {dir}}}\n    compile:\n      - {{output_path: o, input_type: jinja2, input_paths: [tpl/{name}.txt]}}\n")
+    };
+    // (base vars.target of b, head vars.target of b, head edit of b's template)
+    for (base_b, head_b, edit) in [("b", "a", false), ("a", "a", true), ("a", "b", false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("w");
+        let put = |rel: &str, text: &str| {
+            let p = work.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        put("inventory/targets/a.yml", &target("a", "a"));
+        put("inventory/targets/b.yml", &target("b", base_b));
+        put("tpl/a.txt", "a\n");
+        put("tpl/b.txt", "b\n");
+        git(&work, &["init", "-q"]);
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-q", "-m", "base"]);
+        git(&work, &["branch", "base"]);
+        put("inventory/targets/b.yml", &target("b", head_b));
+        if edit {
+            put("tpl/b.txt", "b2\n");
+        }
+        git(&work, &["commit", "-q", "-am", "pr"]);
+        let (code, incremental, err) = review(&work, &[]);
+        let (full_code, full, full_err) = review(&work, &["--full"]);
+        let case = format!("{base_b} -> {head_b}, edit {edit}");
+        assert_eq!((code, full_code), (0, 0), "{case}: {err}\n{full_err}");
+        assert_eq!(incremental, full, "{case}: {err}");
+        if head_b == "a" {
+            assert!(
+                !incremental.contains("target added"),
+                "{case}: {incremental}"
+            );
+        }
+    }
+}
