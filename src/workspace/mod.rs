@@ -59,6 +59,24 @@ impl ToDiagnostic for WorkspaceError {
     }
 }
 
+/// The largest `--indent` (`.kapitan` `indent`).
+const MAX_INDENT: usize = 64;
+
+/// A `.kapitan` value of the wrong type or range, named with the file.
+fn kapitan_value_err(key: &str, v: &Value, what: &str) -> WorkspaceError {
+    let shown = match v {
+        Value::String(s) if s.chars().count() <= 60 => format!("`{s}`"),
+        Value::String(_) => "a long string".into(),
+        Value::Int(i) => format!("`{i}`"),
+        Value::Float(f) => format!("`{f}`"),
+        Value::Bool(b) => format!("`{b}`"),
+        Value::Null => "null".into(),
+        Value::List(_) => "a list".into(),
+        Value::Map(_) => "a map".into(),
+    };
+    config_err(format!("`.kapitan` sets `{key}` to {shown}: {what}"))
+}
+
 fn config_err(message: impl Into<String>) -> WorkspaceError {
     WorkspaceError::Config {
         message: message.into(),
@@ -199,6 +217,24 @@ impl Workspace {
                     .map(PathBuf::from)
             })
             .unwrap_or_else(|| PathBuf::from("."));
+        // A value of the wrong type was ignored (the default used instead):
+        // an error naming the file, as a bad flag is.
+        for key in [
+            "output-path",
+            "refs-path",
+            "jinja2-filters",
+            "yaml-multiline-string-style",
+        ] {
+            match defaults.get(section, key) {
+                None | Some(Value::Null) | Some(Value::String(_)) => {}
+                Some(v) => return Err(kapitan_value_err(key, v, "use a string")),
+            }
+        }
+        match defaults.get(section, "search-paths") {
+            None | Some(Value::Null) | Some(Value::String(_)) => {}
+            Some(Value::List(l)) if l.iter().all(|x| x.as_str().is_some()) => {}
+            Some(v) => return Err(kapitan_value_err("search-paths", v, "use a list of paths")),
+        }
         let search_paths: Vec<PathBuf> = if !flags.search_paths.is_empty() {
             flags.search_paths.clone()
         } else {
@@ -209,22 +245,49 @@ impl Workspace {
                 d.into_iter().map(PathBuf::from).collect()
             }
         };
-        let number = |flag: &str| -> Option<usize> {
-            match defaults.get("compile", flag) {
-                Some(Value::Int(i)) if *i >= 0 => Some(*i as usize),
-                Some(Value::String(s)) => s.parse().ok(),
-                _ => None,
+        let number = |flag: &str| -> Result<Option<usize>, WorkspaceError> {
+            match defaults.get(section, flag) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Int(i)) if *i >= 0 => Ok(usize::try_from(*i).ok()),
+                Some(Value::String(s)) if s.trim().parse::<usize>().is_ok() => {
+                    Ok(s.trim().parse().ok())
+                }
+                Some(v) => Err(kapitan_value_err(
+                    flag,
+                    v,
+                    "use a whole number of 0 or more",
+                )),
             }
         };
-        let indent = flags.indent.or_else(|| number("indent")).unwrap_or(2);
+        let indent = match flags.indent {
+            Some(i) => i,
+            None => number("indent")?.unwrap_or(2),
+        };
+        // JSON output indents each level by it (YAML's emitter uses 2 to
+        // 9): a huge one made a tiny input's output gigabytes.
+        if indent > MAX_INDENT {
+            let from = if flags.indent.is_some() {
+                "--indent is".to_string()
+            } else {
+                "`.kapitan` sets `indent` to".to_string()
+            };
+            return Err(config_err(format!(
+                "{from} {indent}: use at most {MAX_INDENT} (YAML output uses 2 to 9, JSON output indents each level by it)"
+            )));
+        }
         let style_name = flags
             .yaml_multiline_string_style
             .clone()
-            .or_else(|| defaults.get_str("compile", "yaml-multiline-string-style"))
+            .or_else(|| defaults.get_str(section, "yaml-multiline-string-style"))
             .unwrap_or_else(|| "literal".into());
         let multiline = MultilineStyle::parse(&style_name).ok_or_else(|| {
+            let from = if flags.yaml_multiline_string_style.is_some() {
+                "--yaml-multiline-string-style".to_string()
+            } else {
+                "`.kapitan` sets `yaml-multiline-string-style` to".to_string()
+            };
             config_err(format!(
-                "--yaml-multiline-string-style `{style_name}`: use literal, folded or double-quotes"
+                "{from} `{style_name}`: use literal, folded or double-quotes"
             ))
         })?;
         let null_as_empty = flags.yaml_dump_null_as_empty
@@ -232,10 +295,10 @@ impl Workspace {
         let cpus = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1);
-        let parallelism = flags
-            .parallelism
-            .or_else(|| number("parallelism"))
-            .unwrap_or(cpus);
+        let parallelism = match flags.parallelism {
+            Some(p) => p,
+            None => number("parallelism")?.unwrap_or(cpus),
+        };
         // Kapitan's `load_jinja2_filters_from_file`: the default file counts
         // only when it exists; any other path must.
         const DEFAULT_FILTERS: &str = "lib/jinja2_filters.py";

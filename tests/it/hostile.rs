@@ -3883,3 +3883,54 @@ fn reviews_refuse_helm_params_naming_files_outside_the_tree() {
     let cm = std::fs::read_to_string(repo.join("out/compiled/t/o/c/templates/cm.yaml")).unwrap();
     assert!(cm.contains(MARKER), "{cm}");
 }
+
+/// Re-probe 10 (a-kapitan-file-bad-values-error-names-flag-or-ignored): a
+/// `.kapitan` value of the wrong type was ignored (the default used) or
+/// its error named a flag; an indent of 100,000,000 (JSON output indents
+/// each level by it) took the compile to its 2 GiB memory budget.
+#[test]
+fn kapitan_file_values_of_the_wrong_type_or_range_are_errors_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: json}\n",
+    );
+    write(&d.join("m.jsonnet"), "{a: {b: [1, [2, [3]]]}}\n");
+    for (value, needle) in [
+        ("indent: -3", "`.kapitan` sets `indent` to `-3`"),
+        ("indent: four", "`.kapitan` sets `indent` to `four`"),
+        (
+            "indent: 100000000",
+            "`.kapitan` sets `indent` to 100000000: use at most 64",
+        ),
+        (
+            "parallelism: [2]",
+            "`.kapitan` sets `parallelism` to a list",
+        ),
+        ("search-paths: 5", "`.kapitan` sets `search-paths` to `5`"),
+        (
+            "output-path: {a: 1}",
+            "`.kapitan` sets `output-path` to a map",
+        ),
+        (
+            "yaml-multiline-string-style: weird",
+            "`.kapitan` sets `yaml-multiline-string-style` to `weird`",
+        ),
+    ] {
+        write(&d.join(".kapitan"), &format!("compile:\n  {value}\n"));
+        let out = run(d, COMPILE, 2);
+        assert!(out.contains(needle), "{value}: {out}");
+        assert!(!d.join("out/compiled").exists(), "{value}");
+    }
+    // Good values, and the flag's own bound.
+    write(
+        &d.join(".kapitan"),
+        "compile:\n  indent: \"4\"\n  parallelism: 2\n",
+    );
+    run(d, COMPILE, 0);
+    let json = std::fs::read_to_string(d.join("out/compiled/t/o/a.json")).unwrap();
+    assert!(json.contains("\n    \"b\""), "{json}");
+    let out = run(d, &["compile", "--indent", "65"], 2);
+    assert!(out.contains("--indent is 65: use at most 64"), "{out}");
+}
