@@ -306,150 +306,204 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
     )?;
     write(&layout.lib_dir().join("argocd.libjsonnet"), FAKE_ARGOCD)?;
 
-    let inv_opts = InventoryOptions {
-        path: layout.inventory_dir(),
-        applications_negate_earlier_only: true,
-        ..Default::default()
-    };
-    let inv = Inventory::load(&inv_opts).map_err(super::from_display)?;
-    let nodes = inv.render(&[]).map_err(super::from_display)?;
-    let node = nodes
-        .get(&instance)
-        .ok_or_else(|| CommodoreError::new(format!("the target `{instance}` did not render")))?;
-    let cluster = node.parameters.clone();
-    verify(&deps, &cluster, &nodes)?;
-    let mut warnings = library_aliases(&layout, &deps, &cluster)?;
-
-    // jsonnetfile.jsonnet -> jsonnetfile.json, then the jsonnet-bundler step.
-    super::render_jsonnetfile(&component_path, &name, &cluster)?;
-    if let Some(jb) = &opts.jsonnet {
-        if component_path.join("jsonnetfile.json").is_file() {
-            let jb = crate::fetch::jsonnet::JbOptions {
-                update: true,
-                ..jb.clone()
-            };
-            crate::fetch::jsonnet::install(&component_path, &jb).map_err(|e| {
-                CommodoreError::new(format!(
-                    "installing the jsonnet dependencies of component {name}: {e}"
-                ))
-                .file(&component_path.join("jsonnetfile.json"))
-            })?;
+    // Errors name the scratch inventory's links (and the repository's
+    // link below `dependencies/`); the author knows the files they point at.
+    let mut real: Vec<(PathBuf, PathBuf)> = vec![
+        (
+            layout.components_dir().join(format!("{name}.yml")),
+            class_file.clone(),
+        ),
+        (
+            layout.defaults_dir().join(format!("{name}.yml")),
+            defaults_file.clone(),
+        ),
+        (layout.dependencies_dir().join(&name), repo_dir.clone()),
+    ];
+    for f in &values {
+        if let Some(fname) = f.file_name() {
+            real.push((layout.classes_dir().join(fname), f.clone()));
         }
     }
+    let run = || -> Result<ComponentReport, CommodoreError> {
+        let inv_opts = InventoryOptions {
+            path: layout.inventory_dir(),
+            applications_negate_earlier_only: true,
+            ..Default::default()
+        };
+        let inv = Inventory::load(&inv_opts).map_err(super::from_display)?;
+        let nodes = inv.render(&[]).map_err(super::from_display)?;
+        let node = nodes.get(&instance).ok_or_else(|| {
+            CommodoreError::new(format!("the target `{instance}` did not render"))
+        })?;
+        let cluster = node.parameters.clone();
+        verify(&deps, &cluster, &nodes)?;
+        let mut warnings = library_aliases(&layout, &deps, &cluster)?;
 
-    // Kapitan's search paths: the caller's, then the working directory and
-    // Commodore's install directory (its bundled libraries).
-    let libroot = work.join(".strata-commodore-lib");
-    write_bundled_libs(&libroot)?;
-    search_paths.push(work.clone());
-    search_paths.push(libroot);
-    let prepared =
-        compile::prepare(&nodes, &layout.inventory_dir()).map_err(super::from_compile)?;
-    if let Some(cache) = &opts.kapitan_cache {
-        let instances = BTreeMap::from([(instance.clone(), name.clone())]);
-        let deps_output = opts
-            .dependencies_output
-            .as_deref()
-            .map(absolute)
-            .unwrap_or_else(|| output.clone());
-        let log = super::fetch_kapitan_dependencies(
-            &prepared,
-            &instances,
-            &deps_output,
-            vec![
-                repo_dir.clone(),
-                output.clone(),
-                deps_output.clone(),
-                work.clone(),
-            ],
-            cache,
-        )?;
-        warnings.extend(
-            log.into_iter()
-                .filter_map(|l| l.strip_prefix("warning: ").map(str::to_string)),
-        );
-    }
-    let copts = CompileOptions {
-        inventory_path: layout.inventory_dir(),
-        search_paths,
-        indent: 2,
-        multiline: MultilineStyle::Literal,
-        null_as_empty: false,
-        parallelism: opts.parallelism.max(1),
-        python: Default::default(),
-        // The component directory is `${_base_directory}`: kustomize
-        // components write their kustomization there.
-        absolute_roots: [(instance.clone(), vec![component_path.clone()])].into(),
-        confine: None,
-    };
-    // A missing jsonnet import (in a compile entry or a jsonnet filter):
-    // the component, its jsonnetfile.json and the fetch step.
-    let vendor = component_path.join("vendor");
-    let skipped = format!(
+        // jsonnetfile.jsonnet -> jsonnetfile.json, then the jsonnet-bundler step.
+        super::render_jsonnetfile(&component_path, &name, &cluster)?;
+        if let Some(jb) = &opts.jsonnet {
+            if component_path.join("jsonnetfile.json").is_file() {
+                let jb = crate::fetch::jsonnet::JbOptions {
+                    update: true,
+                    ..jb.clone()
+                };
+                crate::fetch::jsonnet::install(&component_path, &jb).map_err(|e| {
+                    CommodoreError::new(format!(
+                        "installing the jsonnet dependencies of component {name}: {e}"
+                    ))
+                    .file(&component_path.join("jsonnetfile.json"))
+                })?;
+            }
+        }
+
+        // Kapitan's search paths: the caller's, then the working directory and
+        // Commodore's install directory (its bundled libraries).
+        let libroot = work.join(".strata-commodore-lib");
+        write_bundled_libs(&libroot)?;
+        search_paths.push(work.clone());
+        search_paths.push(libroot);
+        let prepared =
+            compile::prepare(&nodes, &layout.inventory_dir()).map_err(super::from_compile)?;
+        if let Some(cache) = &opts.kapitan_cache {
+            let instances = BTreeMap::from([(instance.clone(), name.clone())]);
+            let deps_output = opts
+                .dependencies_output
+                .as_deref()
+                .map(absolute)
+                .unwrap_or_else(|| output.clone());
+            let log = super::fetch_kapitan_dependencies(
+                &prepared,
+                &instances,
+                &deps_output,
+                vec![
+                    repo_dir.clone(),
+                    output.clone(),
+                    deps_output.clone(),
+                    work.clone(),
+                ],
+                cache,
+            )?;
+            warnings.extend(
+                log.into_iter()
+                    .filter_map(|l| l.strip_prefix("warning: ").map(str::to_string)),
+            );
+        }
+        let copts = CompileOptions {
+            inventory_path: layout.inventory_dir(),
+            search_paths,
+            indent: 2,
+            multiline: MultilineStyle::Literal,
+            null_as_empty: false,
+            parallelism: opts.parallelism.max(1),
+            python: Default::default(),
+            // The component directory is `${_base_directory}`: kustomize
+            // components write their kustomization there.
+            absolute_roots: [(instance.clone(), vec![component_path.clone()])].into(),
+            confine: None,
+        };
+        // A missing jsonnet import (in a compile entry or a jsonnet filter):
+        // the component, its jsonnetfile.json and the fetch step.
+        let vendor = component_path.join("vendor");
+        let skipped = format!(
         "`strata component compile` without --no-fetch (or `strata fetch --jsonnetfile {}`, Commodore runs `jb install` there)",
         component_path.display()
     );
-    let fetch = super::ImportFetch {
-        skipped: opts.jsonnet.is_none().then_some(skipped.as_str()),
-        vendor: &vendor,
-        other: Some("pass the library's directory with -J/--search-paths"),
-    };
-    let with_import_hint = |err: CommodoreError| match super::missing_import_hint(
-        &err.message,
-        &name,
-        &instance,
-        &component_path,
-        &fetch,
-    ) {
-        Some(h) if err.hint.is_none() => err.hint(h),
-        _ => err,
-    };
-    let build = work.join("build");
-    let report = compile::compile_into(
-        &prepared,
-        std::slice::from_ref(&instance),
-        &copts,
-        &build,
-        &|_| {},
-    )
-    .map_err(|e| {
-        with_import_hint(super::name_component_needing_helm(
-            super::from_compile(e),
+        let fetch = super::ImportFetch {
+            skipped: opts.jsonnet.is_none().then_some(skipped.as_str()),
+            vendor: &vendor,
+            other: Some("pass the library's directory with -J/--search-paths"),
+        };
+        let with_import_hint = |err: CommodoreError| match super::missing_import_hint(
+            &err.message,
             &name,
-        ))
-    })?;
-    warnings.extend(report.notices);
-    let compiled_root = build.join("compiled");
-    reveal_fake_refs(&compiled_root.join(&instance))?;
-    warnings.extend(
-        super::postprocess::run_filters(
-            &compiled_root,
             &instance,
-            &name,
             &component_path,
-            node,
-            &output,
+            &fetch,
+        ) {
+            Some(h) if err.hint.is_none() => err.hint(h),
+            _ => err,
+        };
+        let build = work.join("build");
+        let report = compile::compile_into(
+            &prepared,
+            std::slice::from_ref(&instance),
+            &copts,
+            &build,
+            &|_| {},
         )
-        .map_err(with_import_hint)?,
-    );
+        .map_err(|e| {
+            with_import_hint(super::name_component_needing_helm(
+                super::from_compile(e),
+                &name,
+            ))
+        })?;
+        warnings.extend(report.notices);
+        let compiled_root = build.join("compiled");
+        reveal_fake_refs(&compiled_root.join(&instance))?;
+        warnings.extend(
+            super::postprocess::run_filters(
+                &compiled_root,
+                &instance,
+                &name,
+                &component_path,
+                node,
+                &output,
+            )
+            .map_err(with_import_hint)?,
+        );
 
-    // Kapitan replaces `<output>/compiled/<instance>` as a whole.
-    let dest = output.join("compiled").join(&instance);
-    if std::fs::symlink_metadata(&dest).is_ok() {
-        std::fs::remove_dir_all(&dest).map_err(|e| CommodoreError::io(&dest, e))?;
+        // Kapitan replaces `<output>/compiled/<instance>` as a whole.
+        let dest = output.join("compiled").join(&instance);
+        if std::fs::symlink_metadata(&dest).is_ok() {
+            std::fs::remove_dir_all(&dest).map_err(|e| CommodoreError::io(&dest, e))?;
+        }
+        let src = compiled_root.join(&instance);
+        if src.is_dir() {
+            super::copy_tree(&src, &dest)?;
+        } else {
+            std::fs::create_dir_all(&dest).map_err(|e| CommodoreError::io(&dest, e))?;
+        }
+        Ok(ComponentReport {
+            component: name,
+            instance,
+            compiled: dest,
+            warnings,
+        })
+    };
+    run().map_err(|e| unscratch(e, &real))
+}
+
+/// `e` with the scratch paths in `real` (scratch, real) replaced by the
+/// files they link to.
+fn unscratch(mut e: CommodoreError, real: &[(PathBuf, PathBuf)]) -> CommodoreError {
+    let mut pairs: Vec<(String, String)> = real
+        .iter()
+        .map(|(a, b)| (a.display().to_string(), b.display().to_string()))
+        .collect();
+    // The longest first: a link's path may begin another's.
+    pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+    let fix = |text: &str| {
+        let mut t = text.to_string();
+        for (a, b) in &pairs {
+            t = t.replace(a.as_str(), b);
+        }
+        t
+    };
+    e.message = fix(&e.message);
+    e.hint = e.hint.as_deref().map(fix);
+    if let Some(f) = &e.file {
+        for (a, b) in real {
+            if let Ok(rest) = f.strip_prefix(a) {
+                e.file = Some(if rest.as_os_str().is_empty() {
+                    b.clone()
+                } else {
+                    b.join(rest)
+                });
+                break;
+            }
+        }
     }
-    let src = compiled_root.join(&instance);
-    if src.is_dir() {
-        super::copy_tree(&src, &dest)?;
-    } else {
-        std::fs::create_dir_all(&dest).map_err(|e| CommodoreError::io(&dest, e))?;
-    }
-    Ok(ComponentReport {
-        component: name,
-        instance,
-        compiled: dest,
-        warnings,
-    })
+    e
 }
 
 /// Commodore compiles component tests with a fake Vault backend and

@@ -3934,3 +3934,46 @@ fn kapitan_file_values_of_the_wrong_type_or_range_are_errors_naming_it() {
     let out = run(d, &["compile", "--indent", "65"], 2);
     assert!(out.contains("--indent is 65: use at most 64"), "{out}");
 }
+
+/// Re-probe 10 (b-component-compile-errors-name-scratch-inventory): an
+/// inventory error in a component's class, defaults or `-f` values file
+/// named the scratch inventory's link (`/tmp/strata-component-*/inventory/
+/// classes/defaults/namespaces.yml`), gone when read. It names the file.
+#[test]
+fn component_compile_errors_name_the_authors_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let comp = tmp.path().join("namespaces");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/commodore/components/namespaces"),
+        &comp,
+    );
+    let args = |values: &str| {
+        run(
+            tmp.path(),
+            &[
+                "component",
+                "compile",
+                "namespaces",
+                "--no-fetch",
+                "-f",
+                values,
+            ],
+            2,
+        )
+    };
+    write(&tmp.path().join("bad.yml"), "parameters:\n  x: ${nosuch}\n");
+    let out = args("bad.yml");
+    assert!(
+        out.contains(&format!("{}:2", tmp.path().join("bad.yml").display())),
+        "{out}"
+    );
+    let defaults = comp.join("class/defaults.yml");
+    let text = std::fs::read_to_string(&defaults).unwrap();
+    write(&defaults, &format!("{text}\n  broken: [unclosed\n"));
+    let out = args("namespaces/tests/team1.yml");
+    assert!(out.contains(&defaults.display().to_string()), "{out}");
+    for o in [&out, &args("bad.yml")] {
+        assert!(!o.contains("strata-component-"), "{o}");
+    }
+}
