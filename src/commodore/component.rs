@@ -482,15 +482,13 @@ fn unscratch(mut e: CommodoreError, real: &[(PathBuf, PathBuf)]) -> CommodoreErr
         .collect();
     // The longest first: a link's path may begin another's.
     pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
-    let fix = |text: &str| {
-        let mut t = text.to_string();
-        for (a, b) in &pairs {
-            t = t.replace(a.as_str(), b);
-        }
-        t
-    };
-    e.message = fix(&e.message);
-    e.hint = e.hint.as_deref().map(fix);
+    fn fix(text: &str, pairs: &[(String, String)]) -> String {
+        pairs
+            .iter()
+            .fold(text.to_string(), |t, (a, b)| t.replace(a.as_str(), b))
+    }
+    e.message = fix(&e.message, &pairs);
+    e.hint = e.hint.as_deref().map(|h| fix(h, &pairs));
     if let Some(f) = &e.file {
         for (a, b) in real {
             if let Ok(rest) = f.strip_prefix(a) {
