@@ -158,6 +158,57 @@ fn parse_addr(addr: &str) -> Result<Url, RefError> {
 trait Stream: Read + Write {}
 impl<T: Read + Write> Stream for T {}
 
+/// A whole Vault request (TLS handshake, request, answer) ends within
+/// this: a server that answers a byte at a time kept every read within
+/// its own timeout, and so the request, open for as long as it liked.
+const REQUEST_DEADLINE: Duration = Duration::from_secs(30);
+
+/// A connection whose reads and writes fail once `until` has passed.
+#[derive(Debug)]
+struct Deadline {
+    tcp: TcpStream,
+    until: std::time::Instant,
+    deadline: Duration,
+}
+
+impl Deadline {
+    fn left(&self) -> std::io::Result<Duration> {
+        let left = self
+            .until
+            .saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!(
+                    "no complete answer within {} s",
+                    self.deadline.as_secs_f64()
+                ),
+            ));
+        }
+        Ok(left)
+    }
+}
+
+impl Read for Deadline {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.left()?;
+        self.tcp.set_read_timeout(Some(left))?;
+        self.tcp.read(buf)
+    }
+}
+
+impl Write for Deadline {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let left = self.left()?;
+        self.tcp.set_write_timeout(Some(left))?;
+        self.tcp.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.tcp.flush()
+    }
+}
+
 /// One request; returns the status and the JSON body.
 fn request(
     p: &VaultParams,
@@ -165,6 +216,18 @@ fn request(
     path: &str,
     token: Option<&str>,
     body: Option<&serde_json::Value>,
+) -> Result<(u16, serde_json::Value), RefError> {
+    request_within(p, method, path, token, body, REQUEST_DEADLINE)
+}
+
+/// [`request`], ended after `deadline`.
+fn request_within(
+    p: &VaultParams,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&serde_json::Value>,
+    deadline: Duration,
 ) -> Result<(u16, serde_json::Value), RefError> {
     let url = parse_addr(&p.addr)?;
     let net = |e: std::io::Error| RefError::new(format!("Vault at {}: {e}", p.addr));
@@ -195,10 +258,11 @@ fn request(
             )))
         }
     };
-    tcp.set_read_timeout(Some(Duration::from_secs(30)))
-        .map_err(net)?;
-    tcp.set_write_timeout(Some(Duration::from_secs(30)))
-        .map_err(net)?;
+    let tcp = Deadline {
+        tcp,
+        until: std::time::Instant::now() + deadline,
+        deadline,
+    };
     let mut stream: Box<dyn Stream> = if url.tls {
         use openssl::ssl::{SslConnector, SslMethod, SslVerifyMode};
         let ssl = |e: openssl::error::ErrorStack| RefError::new(format!("Vault TLS: {e}"));
@@ -533,4 +597,56 @@ pub fn transit_write(
         .and_then(|x| x.as_str())
         .ok_or_else(|| RefError::new("Vault transit answer has no ciphertext"))?;
     Ok((B64.encode(cipher), encoding.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Re-probe 10 (b-vault-trickling-server-no-total-deadline): a server
+    /// sending a byte at a time kept each read within its timeout, and so
+    /// the request open for ever. The whole request has a deadline.
+    #[test]
+    fn a_trickling_server_meets_the_request_deadline() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            // "HTTP/1.1 200 OK..." one byte every 100 ms, never ending.
+            for b in b"HTTP/1.1 200 OK\r\nX-Slow: "
+                .iter()
+                .chain([b'x'; 200].iter())
+            {
+                if s.write_all(&[*b]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        let p = VaultParams {
+            addr: format!("http://127.0.0.1:{port}"),
+            auth: "token".into(),
+            engine: "kv-v2".into(),
+            mount: "secret".into(),
+            namespace: None,
+            skip_verify: false,
+            cacert: None,
+            crypto_key: None,
+        };
+        let e = request_within(
+            &p,
+            "GET",
+            "secret/data/x",
+            None,
+            None,
+            Duration::from_secs(1),
+        )
+        .expect_err("the request must end at its deadline");
+        let msg = e.to_string();
+        assert!(msg.contains("no complete answer within 1 s"), "{msg}");
+        assert!(msg.contains(&p.addr), "{msg}");
+        drop(server);
+    }
 }
