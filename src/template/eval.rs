@@ -115,10 +115,115 @@ impl std::fmt::Display for Noop {
 #[starlark_value(type = "noop")]
 impl<'v> StarlarkValue<'v> for Noop {}
 
+/// A map, array or document set inside a tree that every value read from
+/// it shares: reading `data.values.big` points into the tree instead of
+/// copying `big` (a copy per access made a loop over a values file
+/// quadratic, 1.1 GB for a 200 KB file, and the copies lay outside the
+/// Starlark heap's limit; re-probe 10).
+#[derive(Debug, Clone)]
+pub struct SharedNode {
+    root: Arc<Node>,
+    /// `items[i].val` at each step from the root.
+    path: Arc<[u32]>,
+}
+
+impl SharedNode {
+    /// A new tree, counted against the heap limit
+    /// ([`super::guard::charge_outside`]).
+    pub fn new(root: Arc<Node>) -> Self {
+        super::guard::charge_outside(approx_size(&root));
+        Self::input(root)
+    }
+
+    /// The data values: input, not built by the template, so not charged.
+    fn input(root: Arc<Node>) -> Self {
+        SharedNode {
+            root,
+            path: Arc::from(Vec::new()),
+        }
+    }
+
+    /// The node this points at.
+    pub fn node(&self) -> &Node {
+        let mut n: &Node = &self.root;
+        for &i in self.path.iter() {
+            // Paths are only made to a child node of an immutable tree.
+            match n.items.get(i as usize).map(|it| &it.val) {
+                Some(Val::Node(b)) => n = b,
+                _ => return n,
+            }
+        }
+        n
+    }
+
+    /// The node at `items[i].val` (a map, array or document set).
+    fn child(&self, i: usize) -> SharedNode {
+        let mut path = self.path.to_vec();
+        path.push(i as u32);
+        SharedNode {
+            root: self.root.clone(),
+            path: Arc::from(path),
+        }
+    }
+}
+
+/// About the bytes a tree holds (nodes and their strings), without
+/// recursion.
+fn approx_size(root: &Node) -> usize {
+    let scalar = |s: &Scalar| match s {
+        Scalar::Str(t) => t.len(),
+        _ => 0,
+    };
+    let mut total = 0usize;
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        total = total
+            .saturating_add(std::mem::size_of::<Node>())
+            .saturating_add(scalar(&n.key));
+        match &n.val {
+            Val::Scalar(s) => total = total.saturating_add(scalar(s)),
+            Val::Node(b) => stack.push(b),
+        }
+        stack.extend(n.items.iter());
+    }
+    total
+}
+
+/// Data values as the template reads them ([`SharedNode::input`]).
+fn from_input_val<'v>(v: Val, heap: Heap<'v>) -> Value<'v> {
+    match v {
+        Val::Node(n) if matches!(n.kind, Kind::Map | Kind::DocSet) => {
+            heap.alloc(Frag(SharedNode::input(Arc::new(*n))))
+        }
+        other => from_val(&other, heap),
+    }
+}
+
 /// A YAML fragment (map, array or document set) or a data values map.
 #[derive(Debug, ProvidesStaticType, NoSerialize, Allocative, StarlarkPagablePanic)]
-pub struct Frag(#[allocative(skip)] pub Arc<Node>);
+pub struct Frag(#[allocative(skip)] pub SharedNode);
 starlark_simple_value!(Frag);
+
+/// `items[i].val` of `parent` as a data value: maps stay shared.
+fn from_val_in<'v>(parent: &SharedNode, i: usize, heap: Heap<'v>) -> Value<'v> {
+    let Some(item) = parent.node().items.get(i) else {
+        return Value::new_none();
+    };
+    match &item.val {
+        Val::Scalar(s) => scalar_to_value(s, heap),
+        Val::Node(n) => match n.kind {
+            Kind::Map | Kind::DocSet => heap.alloc(Frag(parent.child(i))),
+            Kind::Array => {
+                let child = parent.child(i);
+                let items: Vec<Value> = (0..n.items.len())
+                    .map(|j| from_val_in(&child, j, heap))
+                    .collect();
+                heap.alloc(AllocList(items))
+            }
+            _ => Value::new_none(),
+        },
+    }
+}
 
 /// Starlark-style repr of a YAML value (dicts, lists, True/None).
 fn repr_val(v: &Val) -> String {
@@ -159,10 +264,14 @@ fn repr_val(v: &Val) -> String {
 impl std::fmt::Display for Frag {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // a data values map is a struct in ytt, printed without its fields
-        if self.0.kind == Kind::Map {
+        if self.0.node().kind == Kind::Map {
             return write!(f, "struct(...)");
         }
-        write!(f, "{}", repr_val(&Val::Node(Box::new((*self.0).clone()))))
+        write!(
+            f,
+            "{}",
+            repr_val(&Val::Node(Box::new(self.0.node().clone())))
+        )
     }
 }
 
@@ -179,33 +288,39 @@ fn scalar_matches_value(s: &Scalar, v: Value) -> bool {
 #[starlark_value(type = "struct")]
 impl<'v> StarlarkValue<'v> for Frag {
     fn get_attr(&self, attribute: &str, heap: Heap<'v>) -> Option<Value<'v>> {
-        if self.0.kind != Kind::Map {
+        let n = self.0.node();
+        if n.kind != Kind::Map {
             return None;
         }
-        self.0
-            .items
+        n.items
             .iter()
+            .enumerate()
             .rev()
-            .find(|i| matches!(&i.key, Scalar::Str(k) if k == attribute))
-            .map(|i| from_val(&i.val, heap))
+            .find(|(_, i)| matches!(&i.key, Scalar::Str(k) if k == attribute))
+            .map(|(idx, _)| from_val_in(&self.0, idx, heap))
     }
     fn has_attr(&self, attribute: &str, _heap: Heap<'v>) -> bool {
-        self.0.kind == Kind::Map
-            && self
-                .0
-                .items
+        let n = self.0.node();
+        n.kind == Kind::Map
+            && n.items
                 .iter()
                 .any(|i| matches!(&i.key, Scalar::Str(k) if k == attribute))
     }
     fn dir_attr(&self) -> Vec<String> {
-        self.0.items.iter().map(|i| i.key.display()).collect()
+        self.0
+            .node()
+            .items
+            .iter()
+            .map(|i| i.key.display())
+            .collect()
     }
     fn at(&self, index: Value<'v>, heap: Heap<'v>) -> starlark::Result<Value<'v>> {
-        match self.0.kind {
+        let node = self.0.node();
+        match node.kind {
             Kind::Map => {
-                for i in self.0.items.iter().rev() {
+                for (idx, i) in node.items.iter().enumerate().rev() {
                     if scalar_matches_value(&i.key, index) {
-                        return Ok(from_val(&i.val, heap));
+                        return Ok(from_val_in(&self.0, idx, heap));
                     }
                 }
                 Err(starlark::Error::new_other(anyhow::anyhow!(
@@ -214,7 +329,7 @@ impl<'v> StarlarkValue<'v> for Frag {
                 )))
             }
             _ => {
-                let n = self.0.items.len() as i32;
+                let n = node.items.len() as i32;
                 let mut i = index.unpack_i32().ok_or_else(|| {
                     starlark::Error::new_other(anyhow::anyhow!("index must be an int"))
                 })?;
@@ -226,37 +341,33 @@ impl<'v> StarlarkValue<'v> for Frag {
                         "index out of range"
                     )));
                 }
-                let it = &self.0.items[i as usize];
-                Ok(from_val(&it.val, heap))
+                Ok(from_val_in(&self.0, i as usize, heap))
             }
         }
     }
     fn length(&self) -> starlark::Result<i32> {
-        Ok(self.0.items.len() as i32)
+        Ok(self.0.node().items.len() as i32)
     }
     fn to_bool(&self) -> bool {
-        !self.0.items.is_empty()
+        !self.0.node().items.is_empty()
     }
     fn iterate_collect(&self, heap: Heap<'v>) -> starlark::Result<Vec<Value<'v>>> {
-        Ok(match self.0.kind {
-            Kind::Map => self
-                .0
+        let node = self.0.node();
+        Ok(match node.kind {
+            Kind::Map => node
                 .items
                 .iter()
                 .map(|i| scalar_to_value(&i.key, heap))
                 .collect(),
-            _ => self
-                .0
-                .items
-                .iter()
-                .map(|i| from_val(&i.val, heap))
+            _ => (0..node.items.len())
+                .map(|idx| from_val_in(&self.0, idx, heap))
                 .collect(),
         })
     }
     fn is_in(&self, other: Value<'v>) -> starlark::Result<bool> {
-        Ok(match self.0.kind {
-            Kind::Map => self
-                .0
+        let node = self.0.node();
+        Ok(match node.kind {
+            Kind::Map => node
                 .items
                 .iter()
                 .any(|i| scalar_matches_value(&i.key, other)),
@@ -266,8 +377,8 @@ impl<'v> StarlarkValue<'v> for Frag {
     fn equals(&self, other: Value<'v>) -> starlark::Result<bool> {
         match Frag::from_value(other) {
             Some(o) => Ok(super::overlay::val_equal(
-                &Val::Node(Box::new((*self.0).clone())),
-                &Val::Node(Box::new((*o.0).clone())),
+                &Val::Node(Box::new(self.0.node().clone())),
+                &Val::Node(Box::new(o.0.node().clone())),
             )),
             None => Ok(false),
         }
@@ -279,13 +390,13 @@ impl<'v> StarlarkValue<'v> for Frag {
 /// by key or position, iterable, a mapping for `**` and `dict()`, without
 /// attributes; values inside are fragments too.
 #[derive(Debug, ProvidesStaticType, NoSerialize, Allocative, StarlarkPagablePanic)]
-pub struct YFrag(#[allocative(skip)] pub Option<Arc<Node>>);
+pub struct YFrag(#[allocative(skip)] pub Option<SharedNode>);
 starlark_simple_value!(YFrag);
 
 impl std::fmt::Display for YFrag {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // ytt prints the Go type it wraps
-        let t = match self.0.as_ref().map(|n| n.kind) {
+        let t = match self.0.as_ref().map(|n| n.node().kind) {
             Some(Kind::Map) => "*yamlmeta.Map",
             Some(Kind::Array) => "*yamlmeta.Array",
             Some(Kind::DocSet) => "*yamlmeta.DocumentSet",
@@ -295,14 +406,15 @@ impl std::fmt::Display for YFrag {
     }
 }
 
-/// A YAML value seen from a fragment: collections stay fragments.
-pub fn from_val_frag<'v>(v: &Val, heap: Heap<'v>) -> Value<'v> {
-    match v {
+/// `items[i].val` of a fragment: collections stay fragments, shared.
+fn from_val_frag_in<'v>(parent: &SharedNode, i: usize, heap: Heap<'v>) -> Value<'v> {
+    let Some(item) = parent.node().items.get(i) else {
+        return Value::new_none();
+    };
+    match &item.val {
         Val::Scalar(s) => scalar_to_value(s, heap),
         Val::Node(n) => match n.kind {
-            Kind::Map | Kind::Array | Kind::DocSet => {
-                heap.alloc(YFrag(Some(Arc::new((**n).clone()))))
-            }
+            Kind::Map | Kind::Array | Kind::DocSet => heap.alloc(YFrag(Some(parent.child(i)))),
             _ => Value::new_none(),
         },
     }
@@ -310,10 +422,20 @@ pub fn from_val_frag<'v>(v: &Val, heap: Heap<'v>) -> Value<'v> {
 
 impl YFrag {
     fn items(&self) -> &[Node] {
-        self.0.as_ref().map(|n| n.items.as_slice()).unwrap_or(&[])
+        self.0
+            .as_ref()
+            .map(|n| n.node().items.as_slice())
+            .unwrap_or(&[])
     }
     fn is_map(&self) -> bool {
-        self.0.as_ref().is_some_and(|n| n.kind == Kind::Map)
+        self.0.as_ref().is_some_and(|n| n.node().kind == Kind::Map)
+    }
+    /// `items[i].val` as a fragment value.
+    fn item<'v>(&self, i: usize, heap: Heap<'v>) -> Value<'v> {
+        match &self.0 {
+            Some(n) => from_val_frag_in(n, i, heap),
+            None => Value::new_none(),
+        }
     }
     fn index(&self, index: Value) -> Option<usize> {
         let n = self.items().len() as i64;
@@ -329,9 +451,9 @@ impl YFrag {
 impl<'v> StarlarkValue<'v> for YFrag {
     fn at(&self, index: Value<'v>, heap: Heap<'v>) -> starlark::Result<Value<'v>> {
         if self.is_map() {
-            for i in self.items().iter().rev() {
+            for (idx, i) in self.items().iter().enumerate().rev() {
                 if scalar_matches_value(&i.key, index) {
-                    return Ok(from_val_frag(&i.val, heap));
+                    return Ok(self.item(idx, heap));
                 }
             }
             return Err(starlark::Error::new_other(anyhow::anyhow!(
@@ -346,7 +468,7 @@ impl<'v> StarlarkValue<'v> for YFrag {
             )));
         }
         match self.index(index) {
-            Some(i) => Ok(from_val_frag(&self.items()[i].val, heap)),
+            Some(i) => Ok(self.item(i, heap)),
             None => Err(starlark::Error::new_other(anyhow::anyhow!(
                 "index {} out of range: yamlfragment has {} elements",
                 index,
@@ -367,9 +489,8 @@ impl<'v> StarlarkValue<'v> for YFrag {
                 .map(|i| scalar_to_value(&i.key, heap))
                 .collect()
         } else {
-            self.items()
-                .iter()
-                .map(|i| from_val_frag(&i.val, heap))
+            (0..self.items().len())
+                .map(|idx| self.item(idx, heap))
                 .collect()
         })
     }
@@ -387,8 +508,8 @@ impl<'v> StarlarkValue<'v> for YFrag {
         match YFrag::from_value(other) {
             Some(o) => match (&self.0, &o.0) {
                 (Some(a), Some(b)) => Ok(super::overlay::val_equal(
-                    &Val::Node(Box::new((**a).clone())),
-                    &Val::Node(Box::new((**b).clone())),
+                    &Val::Node(Box::new(a.node().clone())),
+                    &Val::Node(Box::new(b.node().clone())),
                 )),
                 (None, None) => Ok(true),
                 _ => Ok(false),
@@ -407,7 +528,8 @@ fn frag_as_dict<'v>(v: Value<'v>, heap: Heap<'v>) -> Option<Value<'v>> {
         let items: Vec<(Value, Value)> = f
             .items()
             .iter()
-            .map(|i| (scalar_to_value(&i.key, heap), from_val_frag(&i.val, heap)))
+            .enumerate()
+            .map(|(idx, i)| (scalar_to_value(&i.key, heap), f.item(idx, heap)))
             .collect();
         return Some(heap.alloc(AllocDict(items)));
     }
@@ -415,14 +537,16 @@ fn frag_as_dict<'v>(v: Value<'v>, heap: Heap<'v>) -> Option<Value<'v>> {
         return Some(heap.alloc(AllocDict(s.0.clone())));
     }
     let f = Frag::from_value(v)?;
-    if f.0.kind != Kind::Map {
+    let node = f.0.node();
+    if node.kind != Kind::Map {
         return None;
     }
-    let items: Vec<(Value, Value)> =
-        f.0.items
-            .iter()
-            .map(|i| (scalar_to_value(&i.key, heap), from_val(&i.val, heap)))
-            .collect();
+    let items: Vec<(Value, Value)> = node
+        .items
+        .iter()
+        .enumerate()
+        .map(|(idx, i)| (scalar_to_value(&i.key, heap), from_val_in(&f.0, idx, heap)))
+        .collect();
     Some(heap.alloc(AllocDict(items)))
 }
 
@@ -529,7 +653,7 @@ pub fn from_val<'v>(v: &Val, heap: Heap<'v>) -> Value<'v> {
     match v {
         Val::Scalar(s) => scalar_to_value(s, heap),
         Val::Node(n) => match n.kind {
-            Kind::Map | Kind::DocSet => heap.alloc(Frag(Arc::new((**n).clone()))),
+            Kind::Map | Kind::DocSet => heap.alloc(Frag(SharedNode::new(Arc::new((**n).clone())))),
             Kind::Array => {
                 let items: Vec<Value> = n.items.iter().map(|i| from_val(&i.val, heap)).collect();
                 heap.alloc(AllocList(items))
@@ -617,20 +741,20 @@ fn to_val_at(v: Value, pos: &Pos, depth: usize) -> Result<Val, String> {
     }
     let depth = depth + 1;
     if let Some(f) = Frag::from_value(v) {
-        if node_deeper_than(&f.0, MAX_VALUE_DEPTH - depth + 1) {
+        if node_deeper_than(f.0.node(), MAX_VALUE_DEPTH - depth + 1) {
             return Err(value_too_deep());
         }
-        let mut n = (*f.0).clone();
+        let mut n = f.0.node().clone();
         n.set_pos_deep(pos);
         return Ok(Val::Node(Box::new(n)));
     }
     if let Some(f) = YFrag::from_value(v) {
         return Ok(match &f.0 {
             Some(n) => {
-                if node_deeper_than(n, MAX_VALUE_DEPTH - depth + 1) {
+                if node_deeper_than(n.node(), MAX_VALUE_DEPTH - depth + 1) {
                     return Err(value_too_deep());
                 }
-                let mut n = (**n).clone();
+                let mut n = n.node().clone();
                 n.set_pos_deep(pos);
                 Val::Node(Box::new(n))
             }
@@ -1525,7 +1649,7 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
             .map_err(|e| err(format!("Evaluating library '{}': {}", st.name, e.0)))?;
         let mut ds = Node::new(Kind::DocSet, Pos::unknown());
         ds.items = out.docs;
-        Ok(eval.heap().alloc(Frag(Arc::new(ds))))
+        Ok(eval.heap().alloc(Frag(SharedNode::new(Arc::new(ds)))))
     }
 
     fn __lib_data_values<'v>(
@@ -1543,7 +1667,10 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
         mark_used(&st);
         let out = super::run_library(&st, c.reg.clone(), super::LibMode::Values)
             .map_err(|e| err(format!("Evaluating library '{}': {}", st.name, e.0)))?;
-        Ok(from_val(&out.values.unwrap_or(Val::null()), eval.heap()))
+        Ok(from_input_val(
+            out.values.unwrap_or(Val::null()),
+            eval.heap(),
+        ))
     }
 
     fn __lib_export<'v>(
@@ -1658,7 +1785,7 @@ fn tpl_natives(builder: &mut GlobalsBuilder) {
     fn __data_values<'v>(eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
         let c = ctx(eval)?;
         let v = c.data_values.clone();
-        Ok(from_val(&v, eval.heap()))
+        Ok(from_input_val(v, eval.heap()))
     }
 
     /// Fails with exactly `msg` (ytt's builtins prefix their own name).
@@ -1976,7 +2103,7 @@ pub fn text_root_string(n: &Node) -> String {
 /// annotations behave as dicts and lists (as in ytt); fragments that carry
 /// annotations (e.g. for `overlay.apply`) or document sets stay fragments.
 fn frag_value<'v>(n: Node, heap: Heap<'v>) -> Value<'v> {
-    heap.alloc(YFrag(Some(Arc::new(n))))
+    heap.alloc(YFrag(Some(SharedNode::new(Arc::new(n)))))
 }
 
 /// `struct.encode`: maps become structs (all the way down), arrays lists.

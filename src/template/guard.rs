@@ -169,6 +169,7 @@ pub fn limit(eval: &mut Evaluator<'_, '_, '_>) {
     let timeout = crate::limits::eval_timeout();
     eval.before_stmt_for_dap(BeforeStmtFunc::from_dyn(Box::new(Budget {
         steps: 0,
+        outside_base: outside(),
         deadline: std::time::Instant::now().checked_add(timeout),
         timeout,
     })));
@@ -313,8 +314,28 @@ pub fn natives(builder: &mut GlobalsBuilder) {
     }
 }
 
+thread_local! {
+    /// Bytes of YAML trees built outside the Starlark heap on this thread
+    /// (fragments a function or `overlay.apply` returned, values copied
+    /// into the template): the heap does not see them and, as it frees
+    /// nothing during an evaluation, they add up like its own values.
+    static OUTSIDE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts `bytes` of a tree built outside the heap against the heap limit
+/// of the evaluations running on this thread.
+pub fn charge_outside(bytes: usize) {
+    OUTSIDE.with(|c| c.set(c.get().saturating_add(bytes as u64)));
+}
+
+fn outside() -> u64 {
+    OUTSIDE.with(|c| c.get())
+}
+
 struct Budget {
     steps: u64,
+    /// [`outside`] when the evaluation started.
+    outside_base: u64,
     /// When the evaluation stops (`STRATA_EVAL_TIMEOUT`): a statement may
     /// cost the size of a string (`s.find(x)` of 1 MB in a loop ran for
     /// hours within the statement budget). Read every 256 statements.
@@ -351,8 +372,9 @@ impl<'e> BeforeStmtFuncDyn<'e> for Budget {
         }
         // The heap only grows between collections; checking it every
         // statement is a cheap read.
-        let bytes = eval.heap().allocated_bytes();
-        if bytes > MAX_HEAP_BYTES {
+        let bytes = (eval.heap().allocated_bytes() as u64)
+            .saturating_add(outside().saturating_sub(self.outside_base));
+        if bytes > MAX_HEAP_BYTES as u64 {
             return Err(starlark::Error::new_other(LimitError(format!(
                 "the template's values take more than {MAX_HEAP_BYTES} bytes: build smaller values"
             ))));

@@ -3977,3 +3977,45 @@ fn component_compile_errors_name_the_authors_files() {
         assert!(!o.contains("strata-component-"), "{o}");
     }
 }
+
+/// Re-probe 10 (b-ytt-data-values-access-clones-map-uncharged): reading
+/// `data.values.big` copied the whole map on every access, outside the
+/// Starlark heap: a loop over a 200 KB values file held 1.1 GB. Values are
+/// shared now; trees a template builds outside the heap (`overlay.apply`
+/// results) count against its 64 MiB heap limit.
+#[test]
+fn ytt_data_values_are_shared_and_outside_trees_are_charged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut values = String::from("#@data/values\n---\nbig:\n");
+    for i in 0..2000 {
+        values.push_str(&format!("  k{i}: {}\n", "v".repeat(100)));
+    }
+    write(&d.join("legit/values.yml"), &values);
+    write(
+        &d.join("legit/t.yml"),
+        "#@ load(\"@ytt:data\", \"data\")\nitems:\n#@ for k in data.values.big:\n- #@ data.values.big[k]\n#@ end\n",
+    );
+    // 400 MB of copies before; the budget set to 64 MiB holds now.
+    let out = run_env(
+        d,
+        &["template", "-f", "legit"],
+        &[("STRATA_EVAL_MEMORY", "67108864")],
+        0,
+    );
+    assert_eq!(out.matches(&"v".repeat(100)).count(), 2000);
+    write(
+        &d.join("apply/t.yml"),
+        "#@ load(\"@ytt:overlay\", \"overlay\")\n#@ def base():\n#@   return {\"k%d\" % i: i for i in range(20000)}\n#@ end\n#@ def ov():\nk1: 5\n#@ end\n#@ def f():\n#@   b = base()\n#@   n = 0\n#@   for i in range(1000000):\n#@     r = overlay.apply(b, ov())\n#@     n += 1\n#@   end\n#@   return n\n#@ end\nx: #@ f()\n",
+    );
+    let out = run_env(
+        d,
+        &["template", "-f", "apply"],
+        &[("STRATA_EVAL_TIMEOUT", "30")],
+        2,
+    );
+    assert!(
+        out.contains("the template's values take more than 67108864 bytes"),
+        "{out}"
+    );
+}
