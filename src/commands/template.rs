@@ -370,6 +370,24 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
                 if !seen.insert(name.as_str()) {
                     anyhow::bail!("Multiple files have same output destination paths: {name}");
                 }
+                // A name given as `-f NAME=PATH` is joined to the output
+                // directory: one that leaves it is refused before anything
+                // is written (re-probe 10).
+                let path = Path::new(name);
+                let leaves = path.is_absolute()
+                    || path.components().any(|c| {
+                        !matches!(
+                            c,
+                            std::path::Component::Normal(_) | std::path::Component::CurDir
+                        )
+                    });
+                if leaves || name.is_empty() {
+                    anyhow::bail!(
+                        "output file name `{}` leaves the output directory {}: name files with relative paths inside it (`-f NAME=PATH`)",
+                        name.escape_debug(),
+                        dir.display()
+                    );
+                }
             }
             if args.emptied_output_directory.is_some() && dir.exists() {
                 std::fs::remove_dir_all(dir)

@@ -4019,3 +4019,45 @@ fn ytt_data_values_are_shared_and_outside_trees_are_charged() {
         "{out}"
     );
 }
+
+/// Re-probe 10 (b-template-output-files-name-escapes-output-dir): a file
+/// named `-f ../x.yml=PATH` (or an absolute name, or `a/../../x`) was
+/// written outside `--output-files`' directory. Refused before anything
+/// is written; files read from outside keep their plain names.
+#[test]
+fn template_output_file_names_stay_inside_the_output_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    write(&work.join("src.yml"), "a: 1\n");
+    let abs = tmp.path().join("abs.yml");
+    for (name, flag) in [
+        ("../rel.yml", "--output-files"),
+        (abs.to_str().unwrap(), "--output-files"),
+        ("x/../../mid.yml", "--output-files"),
+        ("../dangerous.yml", "--dangerous-emptied-output-directory"),
+    ] {
+        let arg = format!("{name}=src.yml");
+        let out = run(&work, &["template", "-f", &arg, flag, "out"], 2);
+        assert!(out.contains("leaves the output directory"), "{name}: {out}");
+    }
+    let mut written: Vec<String> = Vec::new();
+    let mut stack = vec![tmp.path().to_path_buf()];
+    while let Some(p) = stack.pop() {
+        for e in std::fs::read_dir(&p).unwrap() {
+            let e = e.unwrap().path();
+            if e.is_dir() {
+                stack.push(e);
+            } else {
+                written.push(e.strip_prefix(tmp.path()).unwrap().display().to_string());
+            }
+        }
+    }
+    assert_eq!(written, ["work/src.yml"]);
+    write(&tmp.path().join("other/y.yml"), "y: 2\n");
+    run(
+        &work,
+        &["template", "-f", "../other", "--output-files", "out"],
+        0,
+    );
+    assert!(work.join("out/y.yml").is_file());
+}
