@@ -994,3 +994,63 @@ fn lieutenant_api_over_https() {
         std::panic::resume_unwind(p);
     }
 }
+
+/// Re-probe 10 (b-catalog-compile-killed-scratch-left-in-working-dir): a
+/// killed `catalog compile` left `.strata-catalog-*` (a whole catalog) in
+/// the working directory, and a killed `component compile` its
+/// `strata-component-*` scratch inventory in `$TMPDIR`, for ever. The
+/// next run removes the ones no process holds.
+#[test]
+fn killed_runs_scratch_directories_are_removed_by_the_next_run() {
+    let age = |p: &Path| {
+        assert!(std::process::Command::new("touch")
+            .args(["-d", "2 hours ago"])
+            .arg(p)
+            .status()
+            .unwrap()
+            .success());
+    };
+    let dir = work("basic");
+    let stale = dir.path().join(".strata-catalog-KiLLeD");
+    fs::create_dir_all(stale.join("catalog/manifests")).unwrap();
+    fs::write(stale.join("catalog/manifests/x.yaml"), "x: 1\n").unwrap();
+    age(&stale);
+    compile(dir.path(), "c-prod").success();
+    assert!(!stale.exists(), "the stale catalog scratch is still there");
+    let left: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".strata-catalog-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let stale = tmp.path().join("strata-component-KiLLeD");
+    fs::create_dir_all(stale.join("inventory/classes")).unwrap();
+    age(&stale);
+    let comp = tmp.path().join("c");
+    copy_tree(
+        &fixtures().join("components/namespaces"),
+        &comp.join("namespaces"),
+    );
+    let out = strata()
+        .current_dir(&comp)
+        .args([
+            "component",
+            "compile",
+            "namespaces",
+            "--no-fetch",
+            "-a",
+            "team1",
+            "-f",
+            "namespaces/tests/team1.yml",
+        ])
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        !stale.exists(),
+        "the stale component scratch is still there"
+    );
+}
