@@ -1,17 +1,26 @@
 //! The limits a user may set through the environment (`STRATA_EVAL_MEMORY`,
 //! `STRATA_EVAL_ALLOCATIONS`, `STRATA_EVAL_STEPS`, `STRATA_RENDER_MEMORY`,
-//! `STRATA_PROGRAM_TIMEOUT`, `STRATA_EVAL_TIMEOUT`): one reading rule for
+//! `STRATA_PROGRAM_TIMEOUT`, `STRATA_EVAL_TIMEOUT`, `STRATA_MAX_TARGET_FILES`):
+//! one reading rule for
 //! all of them, so the check of their values and their use cannot disagree.
 
 /// Every limit variable and the unit of its value.
-pub const VARIABLES: [(&str, &str); 6] = [
+pub const VARIABLES: [(&str, &str); 7] = [
     ("STRATA_EVAL_MEMORY", "bytes"),
     ("STRATA_EVAL_ALLOCATIONS", "allocations"),
     ("STRATA_RENDER_MEMORY", "bytes"),
     ("STRATA_PROGRAM_TIMEOUT", "seconds"),
     ("STRATA_EVAL_TIMEOUT", "seconds"),
     ("STRATA_EVAL_STEPS", "steps"),
+    ("STRATA_MAX_TARGET_FILES", "files"),
 ];
+
+/// The most files one target's compile writes: `STRATA_MAX_TARGET_FILES`,
+/// default 100,000. One jsonnet or kadet key is one file, so 51 bytes of
+/// jsonnet wrote 300,000 files and made a review run for minutes.
+pub fn max_target_files() -> u64 {
+    get("STRATA_MAX_TARGET_FILES", 100_000)
+}
 
 /// The most worker threads a compile or fetch starts, whatever
 /// `--parallelism` or `.kapitan` asks for (a pull request sets the latter):
@@ -52,7 +61,11 @@ pub fn first_invalid() -> Option<String> {
         parse(&text).is_none().then(|| {
             format!(
                 "{name}={text:?} is not a positive whole number of {unit}: set it to one (e.g. {name}={}), or unset it for the default",
-                if unit == "seconds" { "600" } else { "4294967296" }
+                match unit {
+                    "seconds" => "600",
+                    "files" => "500000",
+                    _ => "4294967296",
+                }
             )
         })
     })

@@ -541,6 +541,10 @@ struct TargetCtx<'a> {
     /// A written file mentions `PackageInstall`: the Carvel package step
     /// has to read the outputs back (otherwise it has nothing to find).
     wrote_install: std::cell::Cell<bool>,
+    /// Files written so far, and the most allowed
+    /// ([`crate::limits::max_target_files`]).
+    files: std::cell::Cell<u64>,
+    max_files: u64,
 }
 
 /// Kapitan secret references for a compile run: where they live and
@@ -597,6 +601,14 @@ fn mentions_install(bytes: &[u8]) -> bool {
 }
 
 fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let n = ctx.files.get() + 1;
+    ctx.files.set(n);
+    if n > ctx.max_files {
+        return Err(format!(
+            "the target writes more than {} files (one per top-level key of a jsonnet or kadet output): write fewer, larger files, or raise STRATA_MAX_TARGET_FILES",
+            ctx.max_files
+        ));
+    }
     if !ctx.wrote_install.get() && mentions_install(bytes) {
         ctx.wrote_install.set(true);
     }
@@ -1238,6 +1250,8 @@ fn compile_target(
         dirs: RefCell::new(HashSet::new()),
         careful,
         wrote_install: std::cell::Cell::new(false),
+        files: std::cell::Cell::new(0),
+        max_files: crate::limits::max_target_files(),
     };
     ensure_dir(&ctx, &ctx.target_root.clone()).map_err(CompileError::new)?;
     let mut warnings = Vec::new();

@@ -4061,3 +4061,38 @@ fn template_output_file_names_stay_inside_the_output_directory() {
     );
     assert!(work.join("out/y.yml").is_file());
 }
+
+/// Re-probe 10 (b-output-file-count-unbounded-review-minutes): one jsonnet
+/// key is one file, so 51 bytes of jsonnet wrote 300,000 files and a
+/// review ran for minutes. A target writes at most 100,000 files
+/// (`STRATA_MAX_TARGET_FILES`), and the catalog is left as it was.
+#[test]
+fn the_files_a_target_writes_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}\n      - {output_path: p, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}\n",
+    );
+    write(
+        &d.join("m.jsonnet"),
+        "{ ['f%d' % i]: {} for i in std.range(1, 30) }\n",
+    );
+    let limit = [("STRATA_MAX_TARGET_FILES", "60")];
+    run_env(d, COMPILE, &limit, 0);
+    assert!(d.join("out/compiled/t/p/f30.yaml").is_file());
+    // 31 keys in each of two entries: 62 files.
+    write(
+        &d.join("m.jsonnet"),
+        "{ ['f%d' % i]: {} for i in std.range(1, 31) }\n",
+    );
+    let out = run_env(d, COMPILE, &limit, 2);
+    assert!(
+        out.contains("target t, compile entry #2")
+            && out.contains("the target writes more than 60 files")
+            && out.contains("STRATA_MAX_TARGET_FILES"),
+        "{out}"
+    );
+    assert!(!d.join("out/compiled/t/p/f31.yaml").exists());
+    assert!(d.join("out/compiled/t/p/f30.yaml").is_file());
+}
