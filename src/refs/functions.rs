@@ -61,6 +61,7 @@ pub fn eval_chain(refs: &Refs, token: &str, funcs: &str) -> Result<Output, RefEr
         call(&mut ctx, name, &params)?;
     }
     let data = ctx.data.unwrap_or_default();
+    refs.charge_generated(data.len())?;
     Ok(Output { data, base64 })
 }
 
@@ -270,11 +271,32 @@ fn choose(pool: &str, n: usize) -> Result<String, RefError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::refs::MAX_GENERATED_BYTES;
 
     fn run(funcs: &str) -> Result<Output, RefError> {
         let d = tempfile::tempdir().unwrap();
         let r = Refs::new(d.path());
         eval_chain(&r, "base64:x", funcs)
+    }
+
+    /// Re-probe 10 (b-refs-random-1mib-per-tag-unbounded-total): 1 MiB per
+    /// tag and no total; the references one run creates are bounded.
+    #[test]
+    fn generated_bytes_per_run_are_bounded() {
+        let d = tempfile::tempdir().unwrap();
+        let r = Refs::new(d.path());
+        let per = (MAX_GENERATED_BYTES / 64) as usize;
+        assert_eq!(per, 1 << 20);
+        for _ in 0..64 {
+            let o = eval_chain(&r, "base64:x", "||random:str:1048576").unwrap();
+            assert_eq!(o.data.len(), per);
+        }
+        let e = eval_chain(&r, "base64:x", "||random:str:1048576")
+            .err()
+            .expect("past the bound");
+        assert!(e.to_string().contains("more than 67108864 bytes"), "{e}");
+        // Another run starts from nothing.
+        assert!(run("||random:str:1048576").is_ok());
     }
 
     #[test]

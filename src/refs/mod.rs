@@ -376,7 +376,15 @@ pub struct Refs {
     pub create_missing: bool,
     /// Kapitan's `--embed-refs`: tags carry the reference itself.
     pub embed: bool,
+    /// Bytes the reference functions made in this run
+    /// ([`MAX_GENERATED_BYTES`]).
+    generated: std::sync::atomic::AtomicU64,
 }
+
+/// The most bytes reference functions (`||random:str:N`, keys) make in one
+/// run: each tag may make 1 MiB, and 1,000 tags (42 KB of inventory) made
+/// 1.4 GB of references in 64 s.
+pub const MAX_GENERATED_BYTES: u64 = 64 << 20;
 
 impl Refs {
     pub fn new(root: impl Into<PathBuf>) -> Refs {
@@ -387,7 +395,24 @@ impl Refs {
             files: Mutex::new(HashMap::new()),
             create_missing: true,
             embed: false,
+            generated: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// Counts `bytes` a reference function made against
+    /// [`MAX_GENERATED_BYTES`].
+    pub(crate) fn charge_generated(&self, bytes: usize) -> Result<(), RefError> {
+        use std::sync::atomic::Ordering;
+        let total = self
+            .generated
+            .fetch_add(bytes as u64, Ordering::Relaxed)
+            .saturating_add(bytes as u64);
+        if total > MAX_GENERATED_BYTES {
+            return Err(RefError::new(format!(
+                "the secret references created in this run hold more than {MAX_GENERATED_BYTES} bytes (`||random:str:N` makes N characters per tag): generate smaller secrets, or create them in several runs"
+            )));
+        }
+        Ok(())
     }
 
     pub fn root(&self) -> &Path {
