@@ -172,20 +172,39 @@ struct Deadline {
 }
 
 impl Deadline {
+    fn expired(&self) -> std::io::Error {
+        std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "no complete answer within {} s",
+                self.deadline.as_secs_f64()
+            ),
+        )
+    }
+
     fn left(&self) -> std::io::Result<Duration> {
         let left = self
             .until
             .saturating_duration_since(std::time::Instant::now());
         if left.is_zero() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                format!(
-                    "no complete answer within {} s",
-                    self.deadline.as_secs_f64()
-                ),
-            ));
+            return Err(self.expired());
         }
         Ok(left)
+    }
+
+    /// A socket timeout is the deadline: it was set to the time left.
+    fn timed(&self, r: std::io::Result<usize>) -> std::io::Result<usize> {
+        match r {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                Err(self.expired())
+            }
+            other => other,
+        }
     }
 }
 
@@ -193,7 +212,8 @@ impl Read for Deadline {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let left = self.left()?;
         self.tcp.set_read_timeout(Some(left))?;
-        self.tcp.read(buf)
+        let r = self.tcp.read(buf);
+        self.timed(r)
     }
 }
 
@@ -201,7 +221,8 @@ impl Write for Deadline {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let left = self.left()?;
         self.tcp.set_write_timeout(Some(left))?;
-        self.tcp.write(buf)
+        let r = self.tcp.write(buf);
+        self.timed(r)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
