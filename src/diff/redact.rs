@@ -144,6 +144,17 @@ fn signature_param(name: &str) -> bool {
         .any(|p| name.eq_ignore_ascii_case(p))
 }
 
+/// The private members of a JSON Web Key (RFC 7518 section 6): an RSA
+/// key's `d`, `p`, `q`, `dp`, `dq`, `qi`, an EC or OKP key's `d`, a
+/// symmetric (`oct`) key's `k`. Read only in a map or text that holds a
+/// `kty` (OIDC signing keys of Dex, Hydra, oauth2-proxy in a ConfigMap).
+fn jwk_private(key: &str) -> bool {
+    matches!(
+        key.trim_matches(['"', '\'']),
+        "d" | "p" | "q" | "dp" | "dq" | "qi" | "k"
+    )
+}
+
 /// A command-line option whose next argument is a secret although its
 /// name is not a secret word: `redis-cli -a PASSWORD`, `curl -u
 /// user:password` (the user is hidden with it), `docker login -p PASSWORD`
@@ -533,8 +544,10 @@ fn hide_client_passwords(text: &str) -> Option<String> {
 /// A password written to a program that reads it on standard input:
 /// `echo X | docker login --password-stdin` (any client's
 /// `--password-stdin`, `passwd --stdin`), `echo "user:X" | chpasswd`
-/// (the part after `:`). Group 2 is the echoed word, group 4 the command
-/// it is piped into.
+/// (the part after `:`), and a secret store's or password tool's stdin:
+/// `echo X | gh secret set NAME`, `echo X | gcloud secrets create|versions
+/// add … --data-file=-`, `echo -e "X\nX" | smbpasswd -s`. Group 2 is the
+/// echoed word, group 4 the command it is piped into.
 fn stdin_password_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
@@ -563,7 +576,8 @@ fn hide_stdin_password(c: &regex::Captures) -> String {
         }
     } else if (piped.contains("-password-stdin")
         || sudo_stdin(&c[4])
-        || (piped.starts_with("passwd") && piped.contains("--stdin")))
+        || (piped.starts_with("passwd") && piped.contains("--stdin"))
+        || secret_store_stdin(piped))
         && !inner.is_empty()
         && inner != OLD
     {
@@ -577,6 +591,28 @@ fn hide_stdin_password(c: &regex::Captures) -> String {
     }
 }
 
+/// A command that stores what it reads on standard input as a secret:
+/// `gh secret set NAME` with no `--body`, `gcloud secrets create|versions
+/// add … --data-file=-`, `smbpasswd -s` (a new password, twice).
+fn secret_store_stdin(piped: &str) -> bool {
+    let words: Vec<&str> = piped.split_whitespace().collect();
+    match words.as_slice() {
+        ["gh", "secret", "set", rest @ ..] => {
+            !rest.iter().any(|w| w.starts_with("--body") || *w == "-b")
+        }
+        ["gcloud", "secrets", ..] => {
+            words
+                .windows(2)
+                .any(|w| w[0] == "--data-file=-" || (w[0] == "--data-file" && w[1] == "-"))
+                || words.last() == Some(&"--data-file=-")
+        }
+        ["smbpasswd", rest @ ..] => rest
+            .iter()
+            .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('s')),
+        _ => false,
+    }
+}
+
 /// `sudo -S ...` (also `-kS`, `--stdin`): sudo reads the password on
 /// standard input.
 fn sudo_stdin(piped: &str) -> bool {
@@ -587,6 +623,17 @@ fn sudo_stdin(piped: &str) -> bool {
         .take_while(|w| w.starts_with('-'))
         .any(|w| w == "--stdin" || (!w.starts_with("--") && w.contains('S')))
 }
+
+/// nginx directives whose name ends in the word `pass` and whose value is
+/// an upstream address, not a password ([`Redactor::blank_pair`]).
+const NGINX_PASS_DIRECTIVES: &[&str] = &[
+    "proxy_pass",
+    "fastcgi_pass",
+    "uwsgi_pass",
+    "scgi_pass",
+    "grpc_pass",
+    "memcached_pass",
+];
 
 /// Container registry clients whose `login` takes `-p PASSWORD`
 /// (`helm registry login` too), and the Azure CLI (`az login -p`, `az acr
@@ -897,7 +944,8 @@ pub struct Redactor {
     /// its name): X is hidden when it looks like a credential.
     scheme_token: Regex,
     /// A flow map `{name: DB_PASSWORD, value: x}` in either order (`key`
-    /// for `name` too, and the names of [`credential_header`]).
+    /// for `name` too, and the names of [`credential_header`]); `default`
+    /// for `value` too (Tekton and Argo params).
     flow_map: Regex,
     flow_name: Regex,
     flow_value: Regex,
@@ -918,14 +966,23 @@ pub struct Redactor {
     /// a Secret's data whatever KEY says.
     from_literal: Regex,
     /// A quoted key indexed and assigned (`os.environ["DB_PASSWORD"] = "x"`,
-    /// `ENV['API_TOKEN'] = 'x'`) or passed before its value to a setter
-    /// (`os.Setenv("DB_PASSWORD", "x")`, `System.setProperty(…)`).
+    /// `ENV['API_TOKEN'] = 'x'`, C#'s `Configuration["Db:Password"] = "x"`)
+    /// or passed before its value to a setter (`os.Setenv("DB_PASSWORD",
+    /// "x")`, `System.setProperty(…)`, also a getter's default:
+    /// `os.getenv("DB_PASSWORD", "x")`), or paired with its value by an
+    /// operator (Kotlin `"password" to "x"`, Scala `"db.password" -> "x"`).
+    /// Run before [`Self::inline`], which would hide the call (`pw =
+    /// os.getenv(…`) and leave the default after it.
     code_pair: Regex,
+    /// A secret-named variable's fallback value (`process.env.DB_PASSWORD
+    /// || 'x'`, `?? "x"`): group 2 is the name, group 3 the value.
+    fallback: Regex,
     /// A URL query parameter `?name=value` / `&name=value`: matched on its
     /// own, since the first one after a scheme (`jdbc:mysql://db?password=x`)
     /// is inside what [`Self::inline`] reads as the value of `jdbc:`.
     query: Regex,
-    /// `curl -u user:password` / `--user` (gitleaks' `curl-auth-user`).
+    /// `curl -u user:password` / `--user` (gitleaks' `curl-auth-user`),
+    /// and HTTPie's `http -a user:password` / `--auth`.
     curl_user: Regex,
     /// `redis-cli -a PASSWORD`, in a command line or a flow list of args.
     redis_a: Regex,
@@ -935,8 +992,25 @@ pub struct Redactor {
     /// A `.pgpass` line, `host:port:database:user:password`, wherever it is.
     pgpass_line: Regex,
     /// `<add key="DbPassword" value="x"/>` (.NET `appSettings`, Spring
-    /// `<property name=… value=…/>`): the secret name is an attribute value.
+    /// `<property name=… value=…/>`): the secret name is an attribute value
+    /// (group 2); or the element's own name (group 3), `<Password
+    /// value="x"/>`. Group 4 is the value.
     attr_pair: Regex,
+    /// A secret-named key and its value apart by blanks, the value the
+    /// line's last word (a `;`, `}` or comment may follow): configuration
+    /// directives (Apache `AuthLDAPBindPassword X`, keepalived `auth_pass
+    /// X`, Fluent Bit `HTTP_Passwd X`), Gradle `storePassword "X"` (also
+    /// after `{`), C `#define DB_PASSWORD "X"`. Only a key of more than
+    /// one word (`_` or a capital inside), so prose (`Password must …`)
+    /// is not read; nginx's `proxy_pass` and its kin are not secrets.
+    /// Group 2 is the key, group 3 the value.
+    blank_pair: Regex,
+    /// Cisco IOS `username U … password|secret [TYPE] X`, `enable
+    /// secret|password [TYPE] X`.
+    cisco: Regex,
+    /// A Redis ACL rule (`user NAME on >X ~* +@all`, `ACL SETUSER NAME on
+    /// >X`): its `>X` and `<X` words are passwords.
+    redis_acl: Regex,
     /// `docker login -p PASSWORD` (podman, nerdctl, buildah, skopeo, oras,
     /// `helm registry login`), in a command line or a flow list of args.
     registry_login: Regex,
@@ -958,7 +1032,12 @@ pub struct Redactor {
     /// value (the rest of the line).
     space_pair: Regex,
     /// `set -gx GITHUB_TOKEN X` (fish), `set $api_key "X";` (nginx),
-    /// `setenv API_TOKEN X` (csh): group 2 is the key.
+    /// `setenv API_TOKEN X` (csh), `setx API_TOKEN X` (Windows `cmd`),
+    /// `set(API_TOKEN X)` (CMake), `set env(API_TOKEN) X` (Tcl),
+    /// PowerShell's `Set-Item -Path Env:API_TOKEN -Value X`: group 2 is
+    /// the key. A value that is an option (`gh secret set DB_PASSWORD
+    /// --body X`, the option's own rule reads it), a redirection or a
+    /// variable is not one.
     set_pair: Regex,
     /// An XML element naming its key in an attribute, `<entry
     /// key="db.password">X</entry>` (Java properties XML), `<param
@@ -969,11 +1048,13 @@ pub struct Redactor {
     braced: Regex,
     /// Password directives written with their user or after other words:
     /// haproxy's `stats auth USER:X` and `user NAME insecure-password X`;
-    /// SQL's `PASSWORD 'X'` (`CREATE|ALTER USER|ROLE ... WITH PASSWORD`)
-    /// and MySQL's `IDENTIFIED BY 'X'`, a quoted literal.
+    /// SQL's `PASSWORD 'X'` (`CREATE|ALTER USER|ROLE ... WITH PASSWORD`),
+    /// MySQL's `SET PASSWORD [FOR u] = 'X'` and `PASSWORD('X')`, and
+    /// `IDENTIFIED [WITH plugin] BY X`, quoted (MySQL) or not (Oracle).
     auth_directive: Regex,
     /// A Go MySQL driver DSN, `user:X@tcp(host:3306)/db` (also `unix(`),
-    /// and Oracle's `sqlplus user/X@db` (`sqlldr`, `expdp`, `impdp`).
+    /// and Oracle's `sqlplus user/X@db` (`sqlldr`, `expdp`, `impdp`) and
+    /// JDBC URL (`jdbc:oracle:thin:user/X@db:1521/ORCL`).
     dsn_password: Regex,
     /// A quoted key holding `:` (`"db:password": X`, the hierarchy
     /// separator of .NET configuration keys): its last segment (group 3)
@@ -986,7 +1067,13 @@ pub struct Redactor {
     /// A here-string into a program that reads a password on standard
     /// input (`--password-stdin`, `passwd --stdin`, `sudo -S`): `<<< "x"`.
     here_string: Regex,
-    /// `gh secret set NAME --body x` (`-b`): a GitHub Actions secret.
+    /// A value written into a secret store by its CLI: `gh secret set
+    /// NAME --body x` (`-b`, a GitHub Actions secret), AWS `ssm
+    /// put-parameter --value x` and `secretsmanager create-secret|
+    /// put-secret-value|update-secret --secret-string x`, Azure `keyvault
+    /// secret set --value x`, PowerShell `ConvertTo-SecureString "x"
+    /// -AsPlainText` (the plain text of a secure string). The stdin forms
+    /// are [`stdin_password_re`]'s.
     gh_secret: Regex,
 }
 
@@ -1033,15 +1120,26 @@ impl Redactor {
         // key's quotes may be escaped (`{\"password\": \"x\"}`: JSON in
         // a double-quoted string the text mode reads as written), and so
         // may a value's. A YAML anchor before the value (`{password: &p
-        // x}`) is not the value; a flow list (`{"tokens": ["x"]}`) is.
+        // x}`) is not the value, nor is a standard tag (`!!str x`); a flow
+        // list (`{"tokens": ["x"]}`) is.
+        // Code declares and assigns with more (re-probe 10): a sigil or
+        // declarator before the key (PHP `$password`, `$this->password`,
+        // C `*password`, `password[]`, PowerShell `${env:KEY}`, Perl
+        // `$ENV{KEY}`, Objective-C `@"password"`), other operators (Go and
+        // Make `:=`, Make `?=`, `+=`, jsonnet `::`, `:::`, `+:`), a type
+        // between key and value (`password: str = "x"`, TypeScript,
+        // Kotlin; Rust's `: &str = "x"`, read as an anchor, leaves a value
+        // that starts with `=`) hidden with the value, and a value
+        // concatenated of quoted parts (`'a' + 'x'`). Make's `!=` is not
+        // read: its value is a command line, and in code `!=` compares.
         let inline = Regex::new(
-            r#"((?:^|[\s{,;?&(]|--?|/:|\$(?i:env):)(?:\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*)((?:\\?["'])?[ \t]*[:=][ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|"[^"\n]*"|'[^'\n]*'|\[[^\[\]\n]*\]|[^\s,;&{}\[\]\n]+)"#,
+            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*)((?:\[[0-9]*\])?(?:\\?["'])?\}?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"[^"\n]*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"[^"\n]*"|'[^'\n]*'))+|"[^"\n]*"|'[^'\n]*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
         let xml =
             Regex::new(r"<([A-Za-z_][A-Za-z0-9_.\-]*)>(<!\[CDATA\[(?s:.*?)\]\]>|[^<\n]*)</([A-Za-z_][A-Za-z0-9_.\-]*)>")
                 .expect("static regex is valid");
-        let flag = Regex::new(r#"(^|[\s\[,"'])(--?[A-Za-z][A-Za-z0-9_.\-]*)(["']?(?:\s*,\s*|\s+)["']?)([^\s,\[\]"'-][^\s,\[\]"']*)"#)
+        let flag = Regex::new(r#"(^|[\s\[,"'])(--?[A-Za-z][A-Za-z0-9_.\-]*)(["']?(?:\s*,\s*|\s+)["']{0,2})([^\s,\[\]"'-][^\s,\[\]"']*)"#)
             .expect("static regex is valid");
         let auth_header = Regex::new(
             // Quotes may be escaped: the header inside a double-quoted string.
@@ -1065,7 +1163,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let flow_value = Regex::new(
-            r#"((?:^|[{,\s])["']?value["']?[ \t]*:[ \t]*)("[^"]*"|'[^']*'|[^,}\s][^,}]*)"#,
+            r#"((?:^|[{,\s])["']?(?:value|default)["']?[ \t]*:[ \t]*)("[^"]*"|'[^']*'|[^,}\s][^,}]*)"#,
         )
         .expect("static regex is valid");
         let kind_key = Regex::new(r#"(?m)(?:^[ \t]*(?:-[ \t]+)*|[{,][ \t]*)["']?kind["']?[ \t]*:"#)
@@ -1081,7 +1179,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let gh_secret = Regex::new(
-            r#"(\bgh[ \t]+secret[ \t]+set\b[^\n;|&]*?[ \t](?:--body|-b)(?:=|[ \t]+))("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
+            r#"((?:\bgh[ \t]+secret[ \t]+set\b[^\n;|&]*?[ \t](?:--body|-b)|\b(?:ssm[ \t]+put-parameter|secretsmanager[ \t]+(?:create-secret|put-secret-value|update-secret)|keyvault[ \t]+secret[ \t]+set)\b[^\n;|&]*?[ \t](?:--value|--secret-string))(?:=|[ \t]+)|(?i:\bconvertto-securestring)[ \t]+(?:-string[ \t]+)?)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
         )
         .expect("static regex is valid");
         let rocket = Regex::new(
@@ -1113,13 +1211,17 @@ impl Redactor {
         // A URL fragment's parameters too (`#access_token=X`, OAuth's
         // implicit flow).
         let code_pair = Regex::new(
-            r#"((?:\[[ \t]*["']([A-Za-z_][A-Za-z0-9_.\-]*)["'][ \t]*\][ \t]*(?:=>|=|:)|\([ \t]*["']([A-Za-z_][A-Za-z0-9_.\-]*)["'][ \t]*,)[ \t]*["'])([^"'\n]*)"#,
+            r#"((?:\[[ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*\][ \t]*(?:=>|=|:)|\([ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*,|["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*(?:->|[ \t]to[ \t]))[ \t]*["'])([^"'\n]*)"#,
+        )
+        .expect("static regex is valid");
+        let fallback = Regex::new(
+            r#"(\b([A-Za-z_][A-Za-z0-9_]*)["'\]\)]*[ \t]*(?:\|\||\?\?)[ \t]*["'`])([^"'`\n]*)"#,
         )
         .expect("static regex is valid");
         let query = Regex::new(r#"([?&#])([A-Za-z_][A-Za-z0-9_.\-]*)(=)([^&#\s"'<>]+)"#)
             .expect("static regex is valid");
         let curl_user = Regex::new(
-            r#"(\b(?:curl|wget)\b[^\n;|&]*?\s(?:(?:-u|-U)(?:=|[ \t]*)|(?:--user|--proxy-user)(?:=|[ \t]+))["']?[^\s:"'-][^\s:"']*:)([^\s"']+)"#,
+            r#"(\b(?:(?:curl|wget)\b[^\n;|&]*?\s(?:(?:-u|-U)(?:=|[ \t]*)|(?:--user|--proxy-user)(?:=|[ \t]+))|https?[ \t]+(?:[^\n;|&]*?[ \t])?(?:-a|--auth)(?:=|[ \t]+))["']?[^\s:"'-][^\s:"']*:)([^\s"']+)"#,
         )
         .expect("static regex is valid");
         let redis_a = Regex::new(
@@ -1136,8 +1238,19 @@ impl Redactor {
             r"(?m)^([ \t]*[^:\s#]*[^:\s#0-9][^:\s#]*:(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:)(\S+)[ \t]*$",
         )
         .expect("static regex is valid");
+        let blank_pair = Regex::new(
+            r#"(?m)((?:^[ \t]*(?:#[ \t]*define[ \t]+)?|[{;][ \t]*)([A-Za-z_][A-Za-z0-9_]*(?i:pass|pwd|secret|token|key|credential|auth)[A-Za-z0-9_]*)[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"'{}()=:,;#<][^\s;{}]*)([ \t]*(?:[;}][^\n]*|#[^\n]*|//[^\n]*)?)$"#,
+        )
+        .expect("static regex is valid");
+        let cisco = Regex::new(
+            r"(?m)(^[ \t]*(?:username[ \t]+\S+(?:[ \t]+\S+)*?|enable)[ \t]+(?:password|secret)[ \t]+(?:[0-9][ \t]+)?)(\S+)",
+        )
+        .expect("static regex is valid");
+        let redis_acl =
+            Regex::new(r"(?m)(?:^[ \t]*user|\b(?i:acl[ \t]+setuser))[ \t]+\S+[ \t][^\n]*")
+                .expect("static regex is valid");
         let attr_pair = Regex::new(
-            r#"(<[A-Za-z][A-Za-z0-9:_.\-]*\s+(?i:key|name)\s*=\s*["']([^"'\n]*)["']\s+(?i:value)\s*=\s*["'])([^"'\n]*)"#,
+            r#"(<(?:[A-Za-z][A-Za-z0-9:_.\-]*\s+(?i:key|name)\s*=\s*["']([^"'\n]*)["']|([A-Za-z][A-Za-z0-9:_.\-]*))\s+(?i:value)\s*=\s*["'])([^"'\n]*)"#,
         )
         .expect("static regex is valid");
         let registry_login = Regex::new(
@@ -1161,7 +1274,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let set_pair = Regex::new(
-            r#"(\b(?:set|setenv)[ \t]+(?:-[A-Za-z]+[ \t]+)*\$?([A-Za-z_][A-Za-z0-9_]*)[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s;"'][^\s;]*)"#,
+            r#"((?:\bset[ \t]+env\(|\bset\([ \t]*|\b(?:set|setenv|setx)[ \t]+(?:-[A-Za-z]+[ \t]+)*\$?|(?i:\b(?:set|new)-item)[ \t]+(?:(?i:-path)[ \t]+)?(?i:env):)([A-Za-z_][A-Za-z0-9_]*)\)?[ \t]+(?:(?i:-value)[ \t]+)?)("[^"\n]*"|'[^'\n]*'|[^\s;"')][^\s;)]*)"#,
         )
         .expect("static regex is valid");
         let xml_keyed = Regex::new(
@@ -1173,11 +1286,11 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let auth_directive = Regex::new(
-            r#"(?i)(\bstats[ \t]+auth[ \t]+[^:\s]+:|\binsecure-password[ \t]+)(\S+)|(\b(?:password|identified[ \t]+by)[ \t]+['"])([^'"\n]+)"#,
+            r#"(?i)(\bstats[ \t]+auth[ \t]+[^:\s]+:|\binsecure-password[ \t]+|\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?by[ \t]+)([^\s'";]+)|(\b(?:password(?:[ \t]+|[ \t]*=[ \t]*|[ \t]*\([ \t]*|[ \t]+for[ \t]+\S+[ \t]*=[ \t]*(?:password[ \t]*\([ \t]*)?)|identified[ \t]+(?:with[ \t]+\S+[ \t]+)?by[ \t]+)['"])([^'"\n]+)"#,
         )
         .expect("static regex is valid");
         let dsn_password = Regex::new(
-            r#"((?:^|[\s"'=])[^\s:@/"'=]+:)([^\s@/"']+)(@(?:tcp|udp|unix)\()|(\b(?:sqlplus|sqlldr|expdp|impdp)[ \t]+(?:-[A-Za-z]+[ \t]+)*["']?[A-Za-z0-9_$#]+/)([^\s@/"']+)"#,
+            r#"((?:^|[\s"'=])[^\s:@/"'=]+:)([^\s@/"']+)(@(?:tcp|udp|unix)\()|(\b(?:sqlplus|sqlldr|expdp|impdp)[ \t]+(?:-[A-Za-z]+[ \t]+)*["']?[A-Za-z0-9_$#]+/|\bjdbc:oracle:[a-z0-9]+:["']?[A-Za-z0-9_$#]+/)([^\s@/"']+)"#,
         )
         .expect("static regex is valid");
         let colon_key = Regex::new(
@@ -1204,6 +1317,9 @@ impl Redactor {
             user_flag,
             pgpass_line,
             attr_pair,
+            blank_pair,
+            cisco,
+            redis_acl,
             query,
             kind_key,
             rocket,
@@ -1213,6 +1329,7 @@ impl Redactor {
             sshpass,
             from_literal,
             code_pair,
+            fallback,
             keys,
             defaults,
             secret_kind,
@@ -1374,6 +1491,7 @@ impl Redactor {
     /// inside (each level has one kind of quote fewer, so four are enough).
     fn scrub_at(&self, text: &str, depth: usize) -> String {
         let receivers = self.defaults && names_receivers(text);
+        let jwk = self.defaults && text.contains("kty");
         let mut out = mask_url_passwords(text, OLD);
         if out.contains("github") {
             replace_in(&mut out, &self.github_userinfo, |c: &regex::Captures| {
@@ -1388,7 +1506,11 @@ impl Redactor {
             out = hidden;
         }
         if out.contains('|')
-            && (out.contains("stdin") || out.contains("chpasswd") || out.contains("sudo"))
+            && (out.contains("stdin")
+                || out.contains("chpasswd")
+                || out.contains("sudo")
+                || out.contains("secret")
+                || out.contains("smbpasswd"))
         {
             replace_in(&mut out, stdin_password_re(), hide_stdin_password);
         }
@@ -1410,7 +1532,7 @@ impl Redactor {
                 }
             });
         }
-        if out.contains('{') && out.contains("value") {
+        if out.contains('{') && (out.contains("value") || out.contains("default")) {
             replace_in(&mut out, &self.flow_map, |c: &regex::Captures| {
                 let named = self
                     .flow_name
@@ -1434,7 +1556,10 @@ impl Redactor {
                 }
             });
         }
-        if out.contains("curl") || out.contains("wget") {
+        if out.contains("curl")
+            || out.contains("wget")
+            || (out.contains("http") && (out.contains("-a") || out.contains("--auth")))
+        {
             replace_in(&mut out, &self.curl_user, hide_after_first);
         }
         if out.contains("redis-cli") {
@@ -1482,11 +1607,64 @@ impl Redactor {
         }
         if out.contains('<') {
             replace_in(&mut out, &self.attr_pair, |c: &regex::Captures| {
-                if self.key_matches(&c[2]) && !c[3].is_empty() {
+                let key = c.get(2).or_else(|| c.get(3)).map_or("", |m| m.as_str());
+                if self.key_matches(key) && !c[4].is_empty() && !c[4].starts_with(OLD) {
                     format!("{}{OLD}", &c[1])
                 } else {
                     c[0].to_string()
                 }
+            });
+        }
+        if out.contains([' ', '\t']) {
+            replace_in(&mut out, &self.blank_pair, |c: &regex::Captures| {
+                let key = &c[2];
+                let b = key.as_bytes();
+                let words = key.contains('_')
+                    || b.windows(2)
+                        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+                    || c[1].contains("define");
+                let nginx = NGINX_PASS_DIRECTIVES
+                    .iter()
+                    .any(|d| key.eq_ignore_ascii_case(d));
+                if words && !nginx && self.key_matches(key) && !c[3].starts_with(OLD) {
+                    format!("{}{OLD}{}", &c[1], &c[4])
+                } else {
+                    c[0].to_string()
+                }
+            });
+        }
+        if out.contains("username") || out.contains("enable") {
+            replace_in(&mut out, &self.cisco, |c: &regex::Captures| {
+                if c[2].starts_with(OLD) {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}", &c[1])
+                }
+            });
+        }
+        if out.contains('>') && (out.contains("user") || out.contains("SETUSER")) {
+            replace_in(&mut out, &self.redis_acl, |c: &regex::Captures| {
+                let line = &c[0];
+                let acl = line
+                    .split_whitespace()
+                    .any(|w| matches!(w, "on" | "off") || w.starts_with(['~', '+', '&']));
+                if !acl {
+                    return line.to_string();
+                }
+                let mut shown = String::with_capacity(line.len());
+                for (i, word) in line.split(' ').enumerate() {
+                    if i > 0 {
+                        shown.push(' ');
+                    }
+                    match word.strip_prefix(['>', '<']) {
+                        Some(pw) if !pw.is_empty() && !pw.starts_with(OLD) => {
+                            shown.push_str(&word[..1]);
+                            shown.push_str(OLD);
+                        }
+                        _ => shown.push_str(word),
+                    }
+                }
+                shown
             });
         }
         if out.contains("</") && out.contains('=') {
@@ -1529,22 +1707,35 @@ impl Redactor {
                 }
             });
         }
-        if out.contains("set ") || out.contains("set\t") || out.contains("setenv") {
+        if out.contains("set ")
+            || out.contains("set\t")
+            || out.contains("setenv")
+            || out.contains("setx")
+            || out.contains("set(")
+            || out.contains("-Item")
+            || out.contains("-item")
+        {
             replace_in(&mut out, &self.set_pair, |c: &regex::Captures| {
                 let value = c[3].trim_start_matches(['"', '\'']);
-                // `set $key $http_x_key;`: an nginx variable.
-                if self.key_matches(&c[2]) && !value.starts_with('$') && !value.starts_with(OLD) {
+                // `set $key $http_x_key;`: an nginx variable; `gh secret
+                // set API_TOKEN --body X`: an option; `< file`: a file.
+                if self.key_matches(&c[2])
+                    && !value.starts_with(['$', '-', '<', '|'])
+                    && !value.starts_with(OLD)
+                {
                     format!("{}{OLD}", &c[1])
                 } else {
                     c[0].to_string()
                 }
             });
         }
-        let sql = (out.contains("ASSWORD")
-            || out.contains("assword")
+        let sql = ((out.contains("ASSWORD") || out.contains("assword"))
+            && (out.contains(" '")
+                || out.contains(" \"")
+                || out.contains("('")
+                || out.contains("=")))
             || out.contains("DENTIFIED")
-            || out.contains("dentified"))
-            && (out.contains(" '") || out.contains(" \""));
+            || out.contains("dentified");
         if sql
             || out.contains("insecure-password")
             || (out.contains("stats") && out.contains("auth"))
@@ -1553,14 +1744,14 @@ impl Redactor {
                 &mut out,
                 &self.auth_directive,
                 |c: &regex::Captures| match (c.get(1), c.get(3)) {
-                    (Some(d), _) if &c[2] != OLD => format!("{}{OLD}", d.as_str()),
+                    (Some(d), _) if !c[2].starts_with(OLD) => format!("{}{OLD}", d.as_str()),
                     (_, Some(d)) if !c[4].starts_with(OLD) => format!("{}{OLD}", d.as_str()),
                     _ => c[0].to_string(),
                 },
             );
         }
         if [
-            "@tcp(", "@unix(", "@udp(", "sqlplus", "sqlldr", "expdp", "impdp",
+            "@tcp(", "@unix(", "@udp(", "sqlplus", "sqlldr", "expdp", "impdp", "oracle:",
         ]
         .iter()
         .any(|w| out.contains(w))
@@ -1575,8 +1766,50 @@ impl Redactor {
         }
         if out.contains(['?', '&', '#']) && out.contains('=') {
             replace_in(&mut out, &self.query, |c: &regex::Captures| {
-                if self.key_matches(&c[2]) || signature_param(&c[2]) {
+                if self.key_matches(&c[2])
+                    || signature_param(&c[2])
+                    || c[2].eq_ignore_ascii_case("auth")
+                {
                     format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
+                } else {
+                    c[0].to_string()
+                }
+            });
+        }
+        // Before the inline rule, which reads `$pw = ConvertTo-SecureString`
+        // as a key and its value.
+        if out.contains("secret set")
+            || out.contains("put-parameter")
+            || out.contains("secretsmanager")
+            || out.contains("ecureString")
+            || out.contains("ecurestring")
+        {
+            replace_in(&mut out, &self.gh_secret, |c: &regex::Captures| {
+                // `ConvertTo-SecureString $pw`: a variable.
+                if c[2].contains(OLD) || c[2].starts_with('$') || c[2].starts_with('-') {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}", &c[1])
+                }
+            });
+        }
+        if out.contains(['[', '(']) || out.contains(" to ") || out.contains("->") {
+            replace_in(&mut out, &self.code_pair, |c: &regex::Captures| {
+                let key = [2, 3, 4]
+                    .into_iter()
+                    .find_map(|i| c.get(i))
+                    .map_or("", |m| m.as_str());
+                if self.key_matches(key) && !c[5].is_empty() && &c[5] != OLD {
+                    format!("{}{OLD}", &c[1])
+                } else {
+                    c[0].to_string()
+                }
+            });
+        }
+        if out.contains("||") || out.contains("??") {
+            replace_in(&mut out, &self.fallback, |c: &regex::Captures| {
+                if self.key_matches(&c[2]) && !c[3].is_empty() && &c[3] != OLD {
+                    format!("{}{OLD}", &c[1])
                 } else {
                     c[0].to_string()
                 }
@@ -1592,6 +1825,7 @@ impl Redactor {
                 }
                 if (self.key_matches(key)
                     || (receivers && receiver_key(key))
+                    || (jwk && jwk_private(key))
                     || self.auth_value(key, value))
                     && value != OLD
                     && !value.is_empty()
@@ -1690,27 +1924,8 @@ impl Redactor {
                 }
             });
         }
-        if out.contains("secret set") {
-            replace_in(&mut out, &self.gh_secret, |c: &regex::Captures| {
-                if c[2].contains(OLD) {
-                    c[0].to_string()
-                } else {
-                    format!("{}{OLD}", &c[1])
-                }
-            });
-        }
         if out.contains("sshpass") {
             replace_in(&mut out, &self.sshpass, hide_after_first);
-        }
-        if out.contains(['[', '(']) {
-            replace_in(&mut out, &self.code_pair, |c: &regex::Captures| {
-                let key = c.get(2).or_else(|| c.get(3)).map_or("", |m| m.as_str());
-                if self.key_matches(key) && !c[4].is_empty() && &c[4] != OLD {
-                    format!("{}{OLD}", &c[1])
-                } else {
-                    c[0].to_string()
-                }
-            });
         }
         if out.contains("--from-literal") && out.contains("secret") {
             replace_in(&mut out, &self.from_literal, |c: &regex::Captures| {
@@ -2003,6 +2218,7 @@ impl Redactor {
             })
         };
         let env_secret = named_secret(o) || named_secret(n);
+        let jwk = self.defaults && (o.contains_key("kty") || n.contains_key("kty"));
         let sibling_programs = command_programs(
             [o.get("command"), n.get("command")]
                 .into_iter()
@@ -2021,7 +2237,8 @@ impl Redactor {
                 self.walk_part(ov, nv, child)
             } else if let (Part::ListOf(kind), "items") = (part, k.as_str()) {
                 self.walk_items(ov, nv, Part::of_kind(kind))
-            } else if env_secret && k == "value" {
+            } else if env_secret && (k == "value" || k == "default") {
+                // A Tekton or Argo param gives its value as `default`.
                 hide(ov, nv)
             } else if self.defaults && SECRET_RECEIVERS.contains(&k.as_str()) {
                 self.walk_items(ov, nv, Part::Receiver)
@@ -2077,6 +2294,7 @@ impl Redactor {
                 (x, y)
             } else if self.key_matches(k)
                 || (part == Part::Receiver && receiver_key(k))
+                || (jwk && jwk_private(k))
                 || [ov, nv]
                     .iter()
                     .flatten()
@@ -2086,18 +2304,36 @@ impl Redactor {
             } else {
                 self.walk(ov, nv)
             };
+            let shown = self.credential_key(k);
             if old.is_some() {
                 if let Some(x) = x {
-                    a.insert(k.clone(), x);
+                    insert_key(&mut a, shown.as_ref().map(|_| OLD), k, x);
                 }
             }
             if new.is_some() {
                 if let Some(y) = y {
-                    b.insert(k.clone(), y);
+                    // A token key the old map did not have is a change.
+                    let placeholder = if o.contains_key(k) { OLD } else { CHANGED };
+                    insert_key(&mut b, shown.as_ref().map(|_| placeholder), k, y);
                 }
             }
         }
         (a, b)
+    }
+
+    /// A map key that holds a credential shape (a static token allow-list,
+    /// `tokens: {ghp_…: ci-bot}`): `Some` with the key scrubbed. Every
+    /// shape is at least 15 characters long, so shorter keys (most) are
+    /// not read.
+    fn credential_key(&self, key: &str) -> Option<String> {
+        if key.len() < 15 {
+            return None;
+        }
+        let mut out = key.to_string();
+        for re in self.credentials_for(key) {
+            replace_in(&mut out, re, OLD);
+        }
+        (out != key).then_some(out)
     }
 
     /// The `items` of a [`Part::ListOf`]: each item walked as `item`.
@@ -2305,6 +2541,8 @@ impl Redactor {
         let env_values = self.secret_env_value_lines(text, line_re);
         // Alertmanager's PagerDuty/Pushover receivers: their keys count.
         let receivers = self.defaults && names_receivers(text);
+        // A JSON Web Key's private members ([`jwk_private`]).
+        let jwk = self.defaults && text.contains("kty");
         // A block list of args (`- redis-cli` / `- -a` / `- VALUE`), maybe
         // split over `command:` and `args:`: the programs the file names.
         let mut programs: Vec<&str> = ["redis-cli", "curl", "sshpass"]
@@ -2546,7 +2784,8 @@ impl Redactor {
                 Some(c)
                     if env_value
                         || self.key_matches(&key_of(&c))
-                        || (receivers && receiver_key(&key_of(&c))) =>
+                        || (receivers && receiver_key(&key_of(&c)))
+                        || (jwk && jwk_private(&key_of(&c))) =>
                 {
                     let value = c[4].trim();
                     if value.is_empty() || value.starts_with('|') || value.starts_with('>') {
@@ -2913,7 +3152,7 @@ impl Redactor {
                 continue;
             }
             match &c[2] {
-                "value" => values.push(i),
+                "value" | "default" => values.push(i),
                 "name" | "key" | "header" => {
                     *secret |= self.key_matches(c[4].trim().trim_matches(['"', '\'']))
                 }
@@ -3232,6 +3471,23 @@ fn hide_always(old: Option<&Value>, new: Option<&Value>) -> (Option<Value>, Opti
         (None, Some(_)) => (None, s(CHANGED)),
         (None, None) => (None, None),
     }
+}
+
+/// Inserts `value` under `key`, or, for a key holding a credential, under
+/// `placeholder` (numbered when the map already has it: two tokens stay two
+/// entries).
+fn insert_key(map: &mut Map, placeholder: Option<&str>, key: &str, value: Value) {
+    let Some(placeholder) = placeholder else {
+        map.insert(key.to_string(), value);
+        return;
+    };
+    let mut name = placeholder.to_string();
+    let mut n = 1;
+    while map.contains_key(&name) {
+        n += 1;
+        name = format!("{placeholder} #{n}");
+    }
+    map.insert(name, value);
 }
 
 /// `re`'s replacements made in `out`, which is left as it is (not copied)
@@ -4786,5 +5042,239 @@ mod tests {
         ] {
             assert_eq!(r.scrub(t), t);
         }
+    }
+
+    /// Each line, as a one-line file in a ConfigMap, in both modes and as
+    /// a string: `s3cr3tVx` hidden.
+    fn hidden_everywhere(r: &Redactor, lines: &[&str]) {
+        let mut shown = Vec::new();
+        for line in lines {
+            let yaml = format!("data:\n  f: |\n    {line}\n");
+            let [semantic, text] = both_modes(r, &yaml);
+            for out in [r.scrub(line), semantic, text] {
+                if out.contains("s3cr3tVx") {
+                    shown.push(format!("{line} -> {out}"));
+                }
+            }
+        }
+        assert!(shown.is_empty(), "shown:\n{}", shown.join("\n"));
+    }
+
+    /// Each line, as a one-line file in a ConfigMap, unchanged in both
+    /// modes and as a string.
+    fn shown_everywhere(r: &Redactor, lines: &[&str]) {
+        let mut hidden = Vec::new();
+        for line in lines {
+            let yaml = format!("data:\n  f: |\n    {line}\n");
+            let [semantic, text] = both_modes(r, &yaml);
+            let scrubbed = r.scrub(line);
+            if scrubbed != *line || text != yaml || semantic.contains(OLD) {
+                hidden.push(format!("{line} -> {scrubbed} / {text} / {semantic}"));
+            }
+        }
+        assert!(hidden.is_empty(), "hidden:\n{}", hidden.join("\n"));
+    }
+
+    /// Re-probe 10 (a-redact-code-declarations-and-assignment-operators).
+    #[test]
+    fn code_declarations_and_assignment_operators() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "password := \"s3cr3tVx\"",
+                "DB_PASSWORD := s3cr3tVx",
+                "DB_PASSWORD ?= s3cr3tVx",
+                "DB_PASSWORD+=s3cr3tVx",
+                "{ password:: 's3cr3tVx' }",
+                "{ password+: 's3cr3tVx' }",
+                "{ password::: 's3cr3tVx' }",
+                "const password: string = \"s3cr3tVx\";",
+                "password: str = \"s3cr3tVx\"",
+                "val password: String = \"s3cr3tVx\"",
+                "const API_TOKEN: &str = \"s3cr3tVx\";",
+                "$password = \"s3cr3tVx\";",
+                "$this->password = \"s3cr3tVx\";",
+                "char *password = \"s3cr3tVx\";",
+                "static char password[] = \"s3cr3tVx\";",
+                "const char *db_password = \"s3cr3tVx\";",
+                "${env:DB_PASSWORD} = \"s3cr3tVx\"",
+                "Set-Item -Path Env:DB_PASSWORD -Value \"s3cr3tVx\"",
+                "setx DB_PASSWORD s3cr3tVx",
+                "set(DB_PASSWORD \"s3cr3tVx\")",
+                "set env(DB_PASSWORD) s3cr3tVx",
+                "$ENV{DB_PASSWORD} = \"s3cr3tVx\";",
+                "$ENV{'API_TOKEN'} = 's3cr3tVx';",
+                "builder.Configuration[\"Db:Password\"] = \"s3cr3tVx\";",
+                "val cfg = mapOf(\"password\" to \"s3cr3tVx\")",
+                "val cfg = Map(\"db.password\" -> \"s3cr3tVx\")",
+                "NSDictionary *d = @{@\"password\": @\"s3cr3tVx\"};",
+                "password: !!str s3cr3tVx",
+                "pw = os.getenv('DB_PASSWORD', 's3cr3tVx')",
+                "const pw = process.env.DB_PASSWORD || 's3cr3tVx';",
+                "const password = 'abc' + 's3cr3tVx';",
+            ],
+        );
+        // Near misses: neutral names in the same shapes, a comparison,
+        // a Rust path, a custom YAML tag's value is its own.
+        shown_everywhere(
+            &r,
+            &[
+                "timeout := 30",
+                "LOG_LEVEL ?= debug",
+                "const region: string = \"eu-west-1\";",
+                "$user = \"admin\";",
+                "char *host = \"db\";",
+                "setx LOG_LEVEL debug",
+                "set(CMAKE_BUILD_TYPE Release)",
+                "$ENV{HOME} = \"/root\";",
+                "val cfg = mapOf(\"user\" to \"admin\")",
+                "const host = process.env.HOST || 'localhost';",
+                "use std::token::Kind;",
+            ],
+        );
+    }
+
+    /// Re-probe 10 (a-redact-credential-shaped-map-key-shown): a token
+    /// used as a map key, in the semantic mode (the text mode reads the
+    /// line as text).
+    #[test]
+    fn credential_shaped_map_keys() {
+        let r = Redactor::default();
+        let yaml = "data:\n  k36: {ghp_s3cr3tVxabcdefghijklmnopqrstuvwxyz012: allowed}\n  allowlist:\n    ghp_s3cr3tVxabcdefghijklmnopqrstuvwxyz013: ci-bot\n    ghp_s3cr3tVxabcdefghijklmnopqrstuvwxyz014: other-bot\n    visible_key_of_some_length_x: visible-value\n";
+        for out in both_modes(&r, yaml) {
+            assert!(!out.contains("s3cr3tVx"), "{out}");
+            assert!(out.contains("visible_key_of_some_length_x"), "{out}");
+        }
+        // Two hidden keys of one map stay two entries.
+        let (_, b) = r.redact_pair(None, Some(&v(yaml)));
+        let allowed = b.get_path(&["data", "allowlist"]).and_then(Value::as_map);
+        assert_eq!(allowed.map(Map::len), Some(3), "{b:?}");
+    }
+
+    /// Re-probe 10 (a-redact-gh-secret-set-body-shown-when-name-is-secret-like
+    /// and a-redact-secret-store-clis-and-key-blank-value-directives, the
+    /// secret-storing commands).
+    #[test]
+    fn secret_store_commands_with_secret_like_names() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "gh secret set DB_PASSWORD --body s3cr3tVx",
+                "gh secret set API_TOKEN -b s3cr3tVx",
+                "gh secret set NPM_TOKEN --body \"s3cr3tVx\" --repo o/r",
+                "echo s3cr3tVx | gh secret set DB_PASSWORD",
+                "aws ssm put-parameter --name /app/db --value s3cr3tVx --type SecureString",
+                "aws secretsmanager create-secret --name db --secret-string s3cr3tVx",
+                "az keyvault secret set --vault-name v --name db --value s3cr3tVx",
+                "echo -n s3cr3tVx | gcloud secrets create db --data-file=-",
+                "printf s3cr3tVx | gcloud secrets versions add db --data-file=-",
+                "echo -e \"s3cr3tVx\\ns3cr3tVx\" | smbpasswd -a -s app",
+                "$pw = ConvertTo-SecureString \"s3cr3tVx\" -AsPlainText -Force",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "gh secret set DB_PASSWORD < pw.txt",
+                "gh secret list",
+                "echo done | gh secret list",
+                "aws ssm get-parameter --name /app/db --with-decryption",
+                "echo hello | gcloud secrets list",
+                "set -gx PATH /usr/bin",
+            ],
+        );
+    }
+
+    /// Re-probe 10 (a-redact-secret-store-clis-and-key-blank-value-directives,
+    /// the directives).
+    #[test]
+    fn blank_separated_secret_directives() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "AuthLDAPBindPassword s3cr3tVx",
+                "    auth_pass s3cr3tVx",
+                "signingConfigs { release { storePassword \"s3cr3tVx\" } }",
+                "#define DB_PASSWORD \"s3cr3tVx\"",
+                "username admin privilege 15 password 0 s3cr3tVx",
+                "enable secret 0 s3cr3tVx",
+                "user app on >s3cr3tVx ~* +@all",
+                "SET PASSWORD FOR 'app'@'%' = PASSWORD('s3cr3tVx');",
+                "CREATE USER app IDENTIFIED BY s3cr3tVx;",
+                "    HTTP_Passwd s3cr3tVx",
+                "CREATE USER 'app'@'%' IDENTIFIED WITH mysql_native_password BY 's3cr3tVx';",
+                "http -a admin:s3cr3tVx https://h",
+                "<Password value=\"s3cr3tVx\"/>",
+            ],
+        );
+        // Near misses: prose starting with a secret word, a neutral
+        // directive, a `#define` of a neutral name, a Cisco line without a
+        // password.
+        shown_everywhere(
+            &r,
+            &[
+                "Password must be at least 12 characters",
+                "the token expires after one hour",
+                "    HTTP_User elastic",
+                "#define MAX_CONNECTIONS 16",
+                "proxy_pass http://backend;",
+                "    fastcgi_pass 127.0.0.1:9000;",
+                "username admin privilege 15",
+                "user app on ~* +@all",
+                "http -a admin https://h",
+                "<Timeout value=\"30\"/>",
+            ],
+        );
+    }
+
+    /// Re-probe 10 (a-redact-param-default-and-textmode-quoted-arg-item).
+    #[test]
+    fn param_default_and_quoted_arg_items() {
+        let r = Redactor::default();
+        let yaml = "spec:\n  params:\n  - name: db-password\n    type: string\n    default: s3cr3tVx\n  - name: region\n    default: visible-region\n  args: ['--api-key', '\"s3cr3tVx\"', '--token:s3cr3tVx', '--password', 's3cr3tVx', '--name', '\"visible-name\"']\n  flow: [{name: API_TOKEN, default: s3cr3tVx}]\n";
+        for out in both_modes(&r, yaml) {
+            assert!(!out.contains("s3cr3tVx"), "{out}");
+            assert!(
+                out.contains("visible-region") && out.contains("visible-name"),
+                "{out}"
+            );
+        }
+    }
+
+    /// Re-probe 10 (a-redact-jdbc-oracle-thin-jwk-and-query-auth).
+    #[test]
+    fn oracle_thin_url_jwk_private_parts_and_query_auth() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "jdbc:oracle:thin:app/s3cr3tVx@db:1521/ORCL",
+                "{\"keys\": [{\"kty\": \"RSA\", \"n\": \"abc\", \"e\": \"AQAB\", \"d\": \"s3cr3tVx\", \"p\": \"s3cr3tVx\", \"qi\": \"s3cr3tVx\"}]}",
+                "{\"kty\": \"oct\", \"k\": \"s3cr3tVx\"}",
+                "https://h/x?auth=s3cr3tVx",
+            ],
+        );
+        // A JWK in YAML, in the semantic mode too.
+        let yaml = "data:\n  jwks:\n    keys:\n    - kty: EC\n      crv: P-256\n      x: visible-x\n      d: s3cr3tVx\n";
+        for out in both_modes(&r, yaml) {
+            assert!(
+                !out.contains("s3cr3tVx") && out.contains("visible-x"),
+                "{out}"
+            );
+        }
+        // Near misses: a public JWK's parts, one-letter keys without
+        // `kty`, a JDBC URL without a password.
+        shown_everywhere(
+            &r,
+            &[
+                "{\"kty\": \"RSA\", \"n\": \"abc\", \"e\": \"AQAB\", \"kid\": \"k1\"}",
+                "{\"d\": \"day\", \"k\": \"v\"}",
+                "jdbc:oracle:thin:@db:1521/ORCL",
+                "https://h/x?author=me",
+            ],
+        );
     }
 }
