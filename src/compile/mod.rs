@@ -480,9 +480,102 @@ fn has_magic(s: &str) -> bool {
     s.contains(['*', '?', '['])
 }
 
+/// The first directory that globbing `pattern` would list and `check`
+/// refuses, walking the pattern's directory components as the glob does
+/// (each directory checked before it is listed). At most 100,000
+/// directories are looked at; past that the walk stops and the glob runs
+/// (the matches are checked one by one all the same).
+fn first_refused_dir(
+    pattern: &str,
+    opts: glob::MatchOptions,
+    check: &dyn Fn(&Path) -> Result<(), String>,
+) -> Option<PathBuf> {
+    use std::path::Component;
+    let mut base = PathBuf::new();
+    let mut rest: Vec<String> = Vec::new();
+    for c in Path::new(pattern).components() {
+        let text = c.as_os_str().to_string_lossy().into_owned();
+        if rest.is_empty() && !(matches!(c, Component::Normal(_)) && has_magic(&text)) {
+            base.push(c.as_os_str());
+        } else {
+            rest.push(text);
+        }
+    }
+    if base.as_os_str().is_empty() {
+        base.push(".");
+    }
+    let mut budget = 100_000usize;
+    let mut dirs = vec![base];
+    // Every component but the last names directories to descend into;
+    // the last is matched in each directory reached (so those are listed).
+    let steps = rest.len().saturating_sub(1);
+    for comp in rest.iter().take(steps) {
+        let mut next = Vec::new();
+        for d in &dirs {
+            if check(d).is_err() {
+                return Some(d.clone());
+            }
+            if comp == "**" {
+                // Zero or more directories: `d` and everything below it.
+                let mut stack = vec![d.clone()];
+                while let Some(x) = stack.pop() {
+                    budget = budget.checked_sub(1)?;
+                    if check(&x).is_err() {
+                        return Some(x);
+                    }
+                    stack.extend(subdirs(&x));
+                    next.push(x);
+                }
+            } else if !has_magic(comp) {
+                let p = d.join(comp);
+                if p.is_dir() {
+                    next.push(p);
+                }
+            } else {
+                let pat = glob::Pattern::new(comp).ok()?;
+                for x in subdirs(d) {
+                    budget = budget.checked_sub(1)?;
+                    let name = x.file_name().map(|n| n.to_string_lossy().into_owned());
+                    if name.is_some_and(|n| pat.matches_with(&n, opts)) {
+                        next.push(x);
+                    }
+                }
+            }
+        }
+        dirs = next;
+    }
+    dirs.into_iter().find(|d| check(d).is_err())
+}
+
+/// The directories (symlinks to directories included) in `d`, sorted.
+fn subdirs(d: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(d) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = rd
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    out.sort();
+    out
+}
+
 /// Kapitan's input lookup: every search path, globbing when the path has
 /// glob characters. Sorted and deduplicated (Kapitan uses a set).
 pub(crate) fn resolve_inputs(pattern: &str, search_paths: &[PathBuf]) -> Vec<PathBuf> {
+    resolve_inputs_within(pattern, search_paths, &confine::check)
+}
+
+/// [`resolve_inputs`] that lists no directory `check` refuses: a glob
+/// meeting one (a symlink out of the tree) returns that directory alone,
+/// which the caller's own check then refuses by its name. Before, the glob
+/// listed it and the error named the first file found there (re-probe 8).
+pub(crate) fn resolve_inputs_within(
+    pattern: &str,
+    search_paths: &[PathBuf],
+    check: &dyn Fn(&Path) -> Result<(), String>,
+) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for s in search_paths {
         if has_magic(pattern) {
@@ -500,6 +593,10 @@ pub(crate) fn resolve_inputs(pattern: &str, search_paths: &[PathBuf]) -> Vec<Pat
                 require_literal_leading_dot: true,
                 ..Default::default()
             };
+            if let Some(refused) = first_refused_dir(&full, opts, check) {
+                out.push(refused);
+                continue;
+            }
             if let Ok(paths) = glob::glob_with(&full, opts) {
                 out.extend(paths.filter_map(Result::ok));
             }

@@ -596,7 +596,10 @@ impl<'a> Fingerprinter<'a> {
                 }
             }
             for pattern in &entry.input_paths {
-                let found = crate::compile::resolve_inputs(pattern, &opts.search_paths);
+                let found =
+                    crate::compile::resolve_inputs_within(pattern, &opts.search_paths, &|p| {
+                        self.confined(p)
+                    });
                 if found.is_empty() {
                     return Err(format!(
                         "{}: input `{pattern}` is not in the search paths (it may come from the catalog being built)",

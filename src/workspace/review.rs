@@ -89,10 +89,17 @@ fn named(rev: &str, e: WorkspaceError) -> WorkspaceError {
 fn without_scratch(text: &str) -> String {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
-        regex::Regex::new(r#"[^\s`'"(]*/strata-review-[A-Za-z0-9]+/(?:base|head)(?:-catalog)?/"#)
-            .expect("static regex is valid")
+        regex::Regex::new(
+            r#"[^\s`'"(\[]*/strata-review-[A-Za-z0-9]+/(?:base|head)(?:-catalog)?(/|\b)"#,
+        )
+        .expect("static regex is valid")
     });
-    re.replace_all(text, "").into_owned()
+    // A path below the tree loses the prefix; the tree itself (a search
+    // path listed in an error) is `.`.
+    re.replace_all(text, |c: &regex::Captures| {
+        if &c[1] == "/" { "" } else { "." }.to_string()
+    })
+    .into_owned()
 }
 
 /// Time spent in each phase of a review, in order (`STRATA_TIMINGS=1`
@@ -890,6 +897,12 @@ mod scratch_tests {
         assert_eq!(
             super::without_scratch(msg),
             "input m.jsonnet: compiled/t/o/a.yaml: File name too long"
+        );
+        // Re-probe 10: the search paths of a "not found" error.
+        let msg = r#"not found in search_paths: ["/tmp/strata-review-73xnEV/head", "lib", "/tmp/strata-review-73xnEV/head-catalog"]"#;
+        assert_eq!(
+            super::without_scratch(msg),
+            r#"not found in search_paths: [".", "lib", "."]"#
         );
     }
 }

@@ -4107,3 +4107,67 @@ fn the_files_a_target_writes_are_bounded() {
     assert!(!d.join("out/compiled/t/p/f31.yaml").exists());
     assert!(d.join("out/compiled/t/p/f30.yaml").is_file());
 }
+
+/// Re-probe 9 (confined-jinja2-dir-and-copy-glob-list-outside-through-symlink,
+/// the copy glob part, a known gap until now): a confined `copy` of
+/// `tpl/*/*` listed the outside directory a link below `tpl` points at and
+/// named the first file found there. The glob refuses the link by its name
+/// before listing it.
+#[cfg(unix)]
+#[test]
+fn a_confined_copy_glob_never_lists_an_outside_directory() {
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let target = |pattern: &str| {
+        format!("parameters:\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - {{output_path: o, input_type: copy, input_paths: ['{pattern}']}}\n")
+    };
+    write(&repo.join("inventory/targets/t.yml"), &target("tpl/a.yml"));
+    write(&repo.join("tpl/a.yml"), "a: 1\n");
+    write(&repo.join("tpl/in/b.yml"), "b: 1\n");
+    let outside = tmp.path().join("outside");
+    write(&outside.join("keys/id_ed25519_deploy_prod"), "OUTSIDE\n");
+    std::os::unix::fs::symlink(outside.join("keys"), repo.join("tpl/keys")).unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    for pattern in ["tpl/*/*", "tpl/k*/*", "tpl/**/*.yml"] {
+        write(&repo.join("inventory/targets/t.yml"), &target(pattern));
+        let out = run_env(
+            &repo,
+            &["compile"],
+            &[("GITHUB_EVENT_NAME", "pull_request")],
+            2,
+        );
+        assert!(
+            out.contains("tpl/keys (through a symlink)"),
+            "{pattern}: {out}"
+        );
+        assert!(!out.contains("id_ed25519"), "{pattern}: {out}");
+        // A review recreates no link that leaves the tree: nothing of it
+        // is listed there either.
+        git(&repo, &["commit", "-q", "-am", pattern]);
+        let out = strata()
+            .current_dir(&repo)
+            .args(["review", "--base", "base"])
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let review = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(!review.contains("id_ed25519"), "{pattern}: {review}");
+        assert!(!review.contains("strata-review-"), "{pattern}: {review}");
+        git(&repo, &["reset", "-q", "--hard", "base"]);
+    }
+    // Without the link the glob copies as before.
+    std::fs::remove_file(repo.join("tpl/keys")).unwrap();
+    write(&repo.join("inventory/targets/t.yml"), &target("tpl/*/*"));
+    run_env(
+        &repo,
+        &["compile"],
+        &[("GITHUB_EVENT_NAME", "pull_request")],
+        0,
+    );
+    assert!(repo.join("compiled/t/o/b.yml").is_file());
+}
