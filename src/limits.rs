@@ -1,11 +1,12 @@
 //! The limits a user may set through the environment (`STRATA_EVAL_MEMORY`,
 //! `STRATA_EVAL_ALLOCATIONS`, `STRATA_EVAL_STEPS`, `STRATA_RENDER_MEMORY`,
-//! `STRATA_PROGRAM_TIMEOUT`, `STRATA_EVAL_TIMEOUT`, `STRATA_MAX_TARGET_FILES`):
+//! `STRATA_PROGRAM_TIMEOUT`, `STRATA_EVAL_TIMEOUT`, `STRATA_MAX_TARGET_FILES`,
+//! `STRATA_MAX_FILES`):
 //! one reading rule for
 //! all of them, so the check of their values and their use cannot disagree.
 
 /// Every limit variable and the unit of its value.
-pub const VARIABLES: [(&str, &str); 7] = [
+pub const VARIABLES: [(&str, &str); 8] = [
     ("STRATA_EVAL_MEMORY", "bytes"),
     ("STRATA_EVAL_ALLOCATIONS", "allocations"),
     ("STRATA_RENDER_MEMORY", "bytes"),
@@ -13,7 +14,15 @@ pub const VARIABLES: [(&str, &str); 7] = [
     ("STRATA_EVAL_TIMEOUT", "seconds"),
     ("STRATA_EVAL_STEPS", "steps"),
     ("STRATA_MAX_TARGET_FILES", "files"),
+    ("STRATA_MAX_FILES", "files"),
 ];
+
+/// The most files one compile run writes, all targets together:
+/// `STRATA_MAX_FILES`, default 1,000,000 (a pull request adding ten
+/// targets of 100,000 files each made a review run for minutes).
+pub fn max_files() -> u64 {
+    get("STRATA_MAX_FILES", 1_000_000)
+}
 
 /// The most files one target's compile writes: `STRATA_MAX_TARGET_FILES`,
 /// default 100,000. One jsonnet or kadet key is one file, so 51 bytes of

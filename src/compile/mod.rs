@@ -321,6 +321,9 @@ pub fn select_targets(
 
 /// Rejects absolute paths and `..`: what an entry names must stay inside
 /// the target's output directory.
+/// The most components an output path or file name may have.
+const MAX_PATH_COMPONENTS: usize = 64;
+
 fn check_relative(p: &str, what: &str) -> Result<(), String> {
     // Names no file system takes are refused here, by the name the entry
     // gave (escaped): the write's own error named the scratch catalog and
@@ -350,6 +353,16 @@ fn check_relative(p: &str, what: &str) -> Result<(), String> {
     if path.is_absolute() {
         return Err(format!(
             "{what} `{p}` is absolute; it must be relative to the target's output directory"
+        ));
+    }
+    // Each level is a directory every walk of the catalog goes through by
+    // its full path: 1,500 levels (one 100-byte key) took a review past
+    // 90 s (re-probe 11).
+    let depth = path.components().count();
+    if depth > MAX_PATH_COMPONENTS {
+        return Err(format!(
+            "{what} `{}` has {depth} path components: at most {MAX_PATH_COMPONENTS} are allowed; use fewer `/` in the key that names it",
+            shown(p)
         ));
     }
     if path.components().any(|c| matches!(c, Component::ParentDir)) {
@@ -612,6 +625,16 @@ pub(crate) fn resolve_inputs_within(
     out
 }
 
+/// What one compile run's targets share.
+struct RunShared {
+    /// The run's one Python interpreter (started on first use).
+    bridge: Arc<python::Bridge>,
+    /// Files written by all targets, and the most allowed
+    /// ([`crate::limits::max_files`]).
+    files: std::sync::atomic::AtomicU64,
+    max_files: u64,
+}
+
 struct TargetCtx<'a> {
     plan: &'a TargetPlan,
     prepared: &'a Prepared,
@@ -642,6 +665,8 @@ struct TargetCtx<'a> {
     /// ([`crate::limits::max_target_files`]).
     files: std::cell::Cell<u64>,
     max_files: u64,
+    /// What the run's targets share.
+    run: &'a RunShared,
 }
 
 /// Kapitan secret references for a compile run: where they live and
@@ -704,6 +729,17 @@ fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> 
         return Err(format!(
             "the target writes more than {} files (one per top-level key of a jsonnet or kadet output): write fewer, larger files, or raise STRATA_MAX_TARGET_FILES",
             ctx.max_files
+        ));
+    }
+    let all = ctx
+        .run
+        .files
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        + 1;
+    if all > ctx.run.max_files {
+        return Err(format!(
+            "the compile writes more than {} files in all targets together: write fewer, larger files, or raise STRATA_MAX_FILES",
+            ctx.run.max_files
         ));
     }
     if !ctx.wrote_install.get() && mentions_install(bytes) {
@@ -1301,9 +1337,10 @@ fn compile_target(
     opts: &CompileOptions,
     refs: Option<&RefsSetup>,
     catalog_root: &Path,
-    bridge: &Arc<python::Bridge>,
+    run: &RunShared,
     careful: bool,
 ) -> Result<Vec<String>, CompileError> {
+    let bridge = &run.bridge;
     let mut search_paths = opts.search_paths.clone();
     search_paths.push(catalog_root.to_path_buf());
     // Kapitan reads the raw parameter; a value that is not one of its style
@@ -1349,6 +1386,7 @@ fn compile_target(
         wrote_install: std::cell::Cell::new(false),
         files: std::cell::Cell::new(0),
         max_files: crate::limits::max_target_files(),
+        run,
     };
     ensure_dir(&ctx, &ctx.target_root.clone()).map_err(CompileError::new)?;
     let mut warnings = Vec::new();
@@ -1465,13 +1503,17 @@ pub fn compile_selected(
                 "cannot start {workers} worker threads ({e}): lower --parallelism or `parallelism` in .kapitan"
             ))
         })?;
-    let bridge = Arc::new(python::Bridge::new(&opts.python, prepared.dumps.clone()));
+    let run = RunShared {
+        bridge: Arc::new(python::Bridge::new(&opts.python, prepared.dumps.clone())),
+        files: std::sync::atomic::AtomicU64::new(0),
+        max_files: crate::limits::max_files(),
+    };
     let started = std::time::Instant::now();
     let results: Vec<Result<Vec<String>, CompileError>> = pool.install(|| {
         plans
             .par_iter()
             .map(|p| {
-                let r = compile_target(p, prepared, opts, refs, catalog_root, &bridge, careful);
+                let r = compile_target(p, prepared, opts, refs, catalog_root, &run, careful);
                 on_done(&p.name);
                 r
             })
@@ -1491,7 +1533,7 @@ pub fn compile_selected(
             Err(e) => return Err(e),
         }
     }
-    report.notices.extend(bridge.close());
+    report.notices.extend(run.bridge.close());
     Ok(report)
 }
 

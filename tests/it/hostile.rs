@@ -4171,3 +4171,48 @@ fn a_confined_copy_glob_never_lists_an_outside_directory() {
     );
     assert!(repo.join("compiled/t/o/b.yml").is_file());
 }
+
+/// Re-probe 11 (file-limit-per-target-many-targets,
+/// deep-output-path-review-cubic): the per-target file limit did not bound
+/// a run (four new targets wrote 495,000 files), and one 100-byte key of
+/// 1,500 `/`-separated levels took a review past 90 s. A run writes at most
+/// 1,000,000 files (`STRATA_MAX_FILES`), and an output name has at most 64
+/// path components.
+#[test]
+fn a_runs_files_and_an_output_names_depth_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for t in ["a", "b"] {
+        write(
+            &d.join(format!("inventory/targets/{t}.yml")),
+            &format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}}\n"),
+        );
+    }
+    write(
+        &d.join("m.jsonnet"),
+        "{ ['f%d' % i]: {} for i in std.range(1, 30) }\n",
+    );
+    run_env(d, COMPILE, &[("STRATA_MAX_FILES", "60")], 0);
+    let out = run_env(d, COMPILE, &[("STRATA_MAX_FILES", "59")], 2);
+    assert!(
+        out.contains("the compile writes more than 59 files in all targets together")
+            && out.contains("STRATA_MAX_FILES"),
+        "{out}"
+    );
+    // 64 components are fine, 65 are not.
+    let key = |n: usize| vec!["d"; n].join("/");
+    write(
+        &d.join("m.jsonnet"),
+        &format!("{{ '{}': {{}} }}\n", key(64)),
+    );
+    run(d, COMPILE, 0);
+    write(
+        &d.join("m.jsonnet"),
+        &format!("{{ '{}': {{}} }}\n", key(65)),
+    );
+    let out = run(d, COMPILE, 2);
+    assert!(
+        out.contains("has 65 path components: at most 64 are allowed"),
+        "{out}"
+    );
+}
