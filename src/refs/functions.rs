@@ -50,6 +50,9 @@ pub fn eval_chain(refs: &Refs, token: &str, funcs: &str) -> Result<Output, RefEr
         encoding: "original".into(),
     };
     let mut base64 = false;
+    // Past the run's bound nothing more is generated (each later tag made
+    // its megabyte before being refused; re-probe 11).
+    refs.charge_generated(0)?;
     for f in body.split('|') {
         let mut parts = f.trim().split(':');
         let name = parts.next().unwrap_or("");
@@ -59,9 +62,11 @@ pub fn eval_chain(refs: &Refs, token: &str, funcs: &str) -> Result<Output, RefEr
             continue;
         }
         call(&mut ctx, name, &params)?;
+        // Every step's result counts (`random:str:1048576|sha256` makes a
+        // megabyte to keep 64 bytes).
+        refs.charge_generated(ctx.data.as_ref().map_or(0, String::len))?;
     }
     let data = ctx.data.unwrap_or_default();
-    refs.charge_generated(data.len())?;
     Ok(Output { data, base64 })
 }
 
@@ -295,6 +300,19 @@ mod tests {
             .err()
             .expect("past the bound");
         assert!(e.to_string().contains("more than 67108864 bytes"), "{e}");
+        // Nothing more is generated in this run, and a chain's every step
+        // counts.
+        let e = eval_chain(&r, "base64:x", "||random:str:8")
+            .err()
+            .expect("past the bound");
+        assert!(e.to_string().contains("more than 67108864 bytes"), "{e}");
+        let d2 = tempfile::tempdir().unwrap();
+        let r2 = Refs::new(d2.path());
+        for _ in 0..63 {
+            let o = eval_chain(&r2, "base64:x", "||random:str:1048576|sha256").unwrap();
+            assert_eq!(o.data.len(), 64);
+        }
+        assert!(eval_chain(&r2, "base64:x", "||random:str:1048576|sha256").is_err());
         // Another run starts from nothing.
         assert!(run("||random:str:1048576").is_ok());
     }
