@@ -123,9 +123,9 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
     let event = ci::Event::detect(&env).map_err(diag_err)?;
     let in_actions = env("GITHUB_ACTIONS").as_deref() == Some("true");
     eprintln!("strata ci: {} event", event.name());
-    let work = tempfile::Builder::new()
-        .prefix("strata-ci-")
-        .tempdir()
+    // Locked while this process lives: the next run removes the ones
+    // killed runs left (re-probe 11).
+    let work = crate::compile::locked_temp_dir(&std::env::temp_dir(), "strata-ci-")
         .map_err(|e| anyhow::anyhow!("cannot create a temporary directory: {e}"))?;
     let out_root = args
         .output_path

@@ -706,6 +706,18 @@ impl Native {
             FileExists => {
                 let name = arg_str(args, 0, "file_exists")?;
                 let found = self.find_to_read(&name, |_| true)?;
+                // A review compiles a revision in a scratch tree standing
+                // in for the working directory: the path is given as the
+                // working directory's, so both sides (and a plain compile)
+                // say the same (re-probe 11: every review showed the two
+                // scratch paths as a change).
+                let found = found.map(|p| match super::confine::base() {
+                    Some(base) => match (p.strip_prefix(&base), std::env::current_dir()) {
+                        (Ok(rel), Ok(cwd)) => cwd.join(rel),
+                        _ => p,
+                    },
+                    None => p,
+                });
                 let mut m = Map::new();
                 m.insert("exists".into(), Value::Bool(found.is_some()));
                 m.insert(

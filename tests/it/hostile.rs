@@ -4216,3 +4216,66 @@ fn a_runs_files_and_an_output_names_depth_are_bounded() {
         "{out}"
     );
 }
+
+/// Re-probe 11 (review-file-exists-scratch-path-spurious-diff): jsonnet's
+/// `file_exists` returns an absolute path, which in a review was each
+/// side's scratch tree: every review showed it as a change (and the
+/// scratch path). It is the working directory's path, as a plain compile
+/// there gives. Also (ci-killed-scratch-never-swept): `ci`'s scratch
+/// directory of a killed run is removed by the next run.
+#[test]
+fn reviews_give_file_exists_the_working_directorys_path() {
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("inventory/classes/common.yml"),
+        "parameters: {shared: s1}\n",
+    );
+    write(
+        &repo.join("inventory/targets/a.yml"),
+        "classes: [common]\nparameters:\n  kapitan:\n    vars: {target: a}\n    compile:\n      - {output_path: j, input_type: jsonnet, input_paths: [n.jsonnet], output_type: yaml}\n",
+    );
+    write(&repo.join("zz.txt"), "1\n");
+    write(
+        &repo.join("n.jsonnet"),
+        "{a: {b: std.native('file_exists')('zz.txt'), s: std.extVar('target')}}\n",
+    );
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    write(
+        &repo.join("inventory/classes/common.yml"),
+        "parameters: {shared: s2}\n",
+    );
+    git(&repo, &["commit", "-q", "-am", "pr"]);
+    let scratch = tmp.path().join("tmp");
+    let stale = scratch.join("strata-ci-KiLLeD");
+    write(&stale.join("out/compiled/t/x.yaml"), "x: 1\n");
+    assert!(std::process::Command::new("touch")
+        .args(["-d", "2 hours ago"])
+        .arg(&stale)
+        .status()
+        .unwrap()
+        .success());
+    let tmpdir = scratch.to_str().unwrap();
+    let review = run_env(
+        &repo,
+        &["review", "--base", "base"],
+        &[("TMPDIR", tmpdir)],
+        0,
+    );
+    let full = run_env(
+        &repo,
+        &["review", "--base", "base", "--full"],
+        &[("TMPDIR", tmpdir)],
+        0,
+    );
+    for out in [&review, &full] {
+        assert!(!out.contains("strata-review-"), "{out}");
+        assert!(out.contains("no catalog changes"), "{out}");
+    }
+    run_env(&repo, &["ci"], &[("TMPDIR", tmpdir)], 0);
+    assert!(!stale.exists(), "the killed ci's scratch is still there");
+}
