@@ -112,8 +112,25 @@ fn collect(r: &Redactor, v: &Value, secret: bool, out: &mut BTreeSet<String>, de
 fn add(s: &str, out: &mut BTreeSet<String>) {
     let s = s.trim();
     // A Kapitan reference names a secret; it is not one.
-    if s.chars().count() >= MIN_LEN && !s.starts_with("?{") {
-        out.insert(s.to_string());
+    if s.chars().count() < MIN_LEN || s.starts_with("?{") {
+        return;
+    }
+    out.insert(s.to_string());
+    // As messages quote it: escaped as JSON or Rust's `{:?}` do (a quote,
+    // backslash or newline in the value; re-probe 11), and line by line.
+    if s.contains(|c: char| c == '"' || c == '\\' || c.is_control()) {
+        if let Ok(json) = serde_json::to_string(s) {
+            out.insert(json[1..json.len() - 1].to_string());
+        }
+        out.insert(s.escape_debug().to_string());
+        out.insert(s.escape_default().to_string());
+    }
+    if s.contains('\n') {
+        for line in s.lines().map(str::trim) {
+            if line.chars().count() >= MIN_LEN {
+                out.insert(line.to_string());
+            }
+        }
     }
 }
 
@@ -165,6 +182,24 @@ mod tests {
             "input components/token/main.jsonnet: runtime error: x",
         ] {
             assert_eq!(m.text(t), t);
+        }
+    }
+
+    /// Re-probe 11 (error-mask-misses-escaped-values): a value holding a
+    /// quote, backslash or newline was quoted escaped, and shown.
+    #[test]
+    fn escaped_and_multi_line_values_are_hidden() {
+        let params =
+            yaml("db_password: 'PLANT1\"quo\\te'\napi_token: \"PLANT2 with\\nnewline-x\"\n");
+        let m = SecretMask::of_values([&params]);
+        for msg in [
+            r#"template "PLANT1\"quo\\te" not found"#,
+            r#"template "PLANT2 with\nnewline-x" not found"#,
+            "PLANT2 with\nnewline-x",
+            "{\n  \"a\": \"PLANT2 with\\nnewline-x\"\n}",
+        ] {
+            let shown = m.text(msg);
+            assert!(!shown.contains("PLANT"), "{msg} -> {shown}");
         }
     }
 
