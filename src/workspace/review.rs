@@ -90,14 +90,21 @@ fn without_scratch(text: &str) -> String {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
         regex::Regex::new(
-            r#"[^\s`'"(\[]*/strata-review-[A-Za-z0-9]+/(?:base|head)(?:-catalog)?(/|\b)"#,
+            r#"[^\s`'"(\[]*/strata-review-[A-Za-z0-9]+(/(?:base|head)(?:-catalog)?)?(/|\b)"#,
         )
         .expect("static regex is valid")
     });
     // A path below the tree loses the prefix; the tree itself (a search
-    // path listed in an error) is `.`.
+    // path listed in an error) is `.`; the scratch root, which holds both
+    // trees, is the tree's parent (`.kapitan` naming `../f.py`).
     re.replace_all(text, |c: &regex::Captures| {
-        if &c[1] == "/" { "" } else { "." }.to_string()
+        match (c.get(1).is_some(), &c[2] == "/") {
+            (true, true) => "",
+            (true, false) => ".",
+            (false, true) => "../",
+            (false, false) => "..",
+        }
+        .to_string()
     })
     .into_owned()
 }
@@ -903,6 +910,12 @@ mod scratch_tests {
         assert_eq!(
             super::without_scratch(msg),
             r#"not found in search_paths: [".", "lib", "."]"#
+        );
+        // Re-probe 11: the scratch root, a `..` of the revision's tree.
+        let msg = "sets the Jinja2 filters file to `/tmp/strata-review-OJ0N3m/f.py`, search_paths: [\"/tmp/strata-review-u6Ytfq\"]";
+        assert_eq!(
+            super::without_scratch(msg),
+            "sets the Jinja2 filters file to `../f.py`, search_paths: [\"..\"]"
         );
     }
 }
