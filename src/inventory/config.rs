@@ -175,6 +175,34 @@ impl ReclassConfig {
     }
 }
 
+/// A value as an error shows it: short scalars quoted, others by kind.
+pub fn describe(v: &Value) -> String {
+    match v {
+        Value::String(s) if s.is_empty() => "an empty string".into(),
+        Value::String(s) if s.chars().count() <= 60 => format!("`{s}`"),
+        Value::String(_) => "a long string".into(),
+        Value::Int(i) => format!("`{i}`"),
+        Value::Float(f) => format!("`{f}`"),
+        Value::Bool(b) => format!("`{b}`"),
+        Value::Null => "null".into(),
+        Value::List(_) => "a list".into(),
+        Value::Map(_) => "a map".into(),
+    }
+}
+
+/// Python's truth of a value.
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Int(i) => *i != 0,
+        Value::Float(f) => *f != 0.0,
+        Value::String(s) => !s.is_empty(),
+        Value::List(l) => !l.is_empty(),
+        Value::Map(m) => !m.is_empty(),
+    }
+}
+
 /// Kapitan's `.kapitan` file: per-command defaults keyed by flag name.
 #[derive(Debug, Default, Clone)]
 pub struct KapitanDefaults {
@@ -184,9 +212,39 @@ pub struct KapitanDefaults {
 impl KapitanDefaults {
     /// Reads `.kapitan` from `dir`; a missing file gives empty defaults.
     pub fn load(dir: &Path) -> Result<KapitanDefaults, InventoryError> {
-        Ok(KapitanDefaults {
-            root: read_yaml_value(&dir.join(".kapitan"))?,
-        })
+        let path = dir.join(".kapitan");
+        let d = KapitanDefaults {
+            root: read_yaml_value(&path)?,
+        };
+        d.check()
+            .map_err(|message| InventoryError::Config { path, message })?;
+        Ok(d)
+    }
+
+    /// A file or section that is not a map was ignored: an error naming
+    /// it (re-probe 11). Values of other types are read as Kapitan reads
+    /// them: they become its flags' defaults (see [`Self::get_bool`]).
+    fn check(&self) -> Result<(), String> {
+        let root = match &self.root {
+            None | Some(Value::Null) => return Ok(()),
+            Some(Value::Map(m)) => m,
+            Some(v) => {
+                return Err(format!(
+                    "the file is {}: write a map of sections (`compile:`, `inventory:`, `global:`)",
+                    describe(v)
+                ))
+            }
+        };
+        for (section, body) in root {
+            if section == "version" || matches!(body, Value::Null | Value::Map(_)) {
+                continue;
+            }
+            return Err(format!(
+                "section `{section}` is {}: write a map of settings",
+                describe(body)
+            ));
+        }
+        Ok(())
     }
 
     /// Top-level keys Kapitan does not read (its sections are its command
@@ -313,10 +371,18 @@ impl KapitanDefaults {
         None
     }
 
+    /// A switch as Kapitan reads it: the value becomes the flag's default,
+    /// so Python's truth counts (`"yes"`, `1` and any non-empty string are
+    /// true; before, anything but a YAML boolean was false; re-probe 11).
     pub fn get_bool(&self, section: &str, flag: &str) -> bool {
-        self.get(section, flag)
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
+        self.get(section, flag).is_some_and(truthy)
+    }
+
+    /// A path setting; an empty one is the working directory, as Kapitan's
+    /// `os.path.join("", ...)` reads it.
+    pub fn get_path(&self, section: &str, flag: &str) -> Option<String> {
+        self.get_str(section, flag)
+            .map(|p| if p.trim().is_empty() { ".".into() } else { p })
     }
 
     pub fn get_str(&self, section: &str, flag: &str) -> Option<String> {
@@ -342,15 +408,14 @@ impl KapitanDefaults {
                 m.get("enable-class-wildcards")
                     .or_else(|| m.get("enable_class_wildcards"))
             })
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+            .is_some_and(truthy);
         from_backend || self.get_bool("inventory", "enable-class-wildcards")
     }
 
     /// Applies the defaults of `section` to options that no flag set.
     pub fn apply(&self, section: &str, o: &mut InventoryOptions, path_from_flag: bool) {
         if !path_from_flag {
-            if let Some(p) = self.get_str(section, "inventory-path") {
+            if let Some(p) = self.get_path(section, "inventory-path") {
                 o.path = p.into();
             }
         }

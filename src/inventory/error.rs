@@ -12,6 +12,10 @@ pub enum InventoryError {
     #[error("cannot read {}: {message}", path.display())]
     Io { path: PathBuf, message: String },
 
+    /// A configuration file's value of the wrong type or range.
+    #[error("{}: {message}", path.display())]
+    Config { path: PathBuf, message: String },
+
     #[error("invalid yaml in {}:{line}:{col}: {message}", path.display())]
     Yaml {
         path: PathBuf,
@@ -205,6 +209,11 @@ impl ToDiagnostic for InventoryError {
                 )
             }
             InventoryError::Io { path, .. } => d = d.with_file(path),
+            InventoryError::Config { path, .. } => {
+                d = d
+                    .with_file(path)
+                    .with_hint("fix the value, or remove the key to use the default")
+            }
             InventoryError::Yaml {
                 path,
                 line,

@@ -64,16 +64,7 @@ const MAX_INDENT: usize = 64;
 
 /// A `.kapitan` value of the wrong type or range, named with the file.
 fn kapitan_value_err(key: &str, v: &Value, what: &str) -> WorkspaceError {
-    let shown = match v {
-        Value::String(s) if s.chars().count() <= 60 => format!("`{s}`"),
-        Value::String(_) => "a long string".into(),
-        Value::Int(i) => format!("`{i}`"),
-        Value::Float(f) => format!("`{f}`"),
-        Value::Bool(b) => format!("`{b}`"),
-        Value::Null => "null".into(),
-        Value::List(_) => "a list".into(),
-        Value::Map(_) => "a map".into(),
-    };
+    let shown = crate::inventory::config::describe(v);
     config_err(format!("`.kapitan` sets `{key}` to {shown}: {what}"))
 }
 
@@ -213,7 +204,7 @@ impl Workspace {
             .clone()
             .or_else(|| {
                 defaults
-                    .get_str("compile", "output-path")
+                    .get_path("compile", "output-path")
                     .map(PathBuf::from)
             })
             .unwrap_or_else(|| PathBuf::from("."));
@@ -249,6 +240,10 @@ impl Workspace {
             match defaults.get(section, flag) {
                 None | Some(Value::Null) => Ok(None),
                 Some(Value::Int(i)) if *i >= 0 => Ok(usize::try_from(*i).ok()),
+                // `1e3` is a float in YAML; a whole one is read as its number.
+                Some(Value::Float(f)) if *f >= 0.0 && f.fract() == 0.0 && *f < 1e15 => {
+                    Ok(Some(*f as usize))
+                }
                 Some(Value::String(s)) if s.trim().parse::<usize>().is_ok() => {
                     Ok(s.trim().parse().ok())
                 }
@@ -322,7 +317,7 @@ impl Workspace {
         let refs_path = flags
             .refs_path
             .clone()
-            .or_else(|| defaults.get_str("compile", "refs-path").map(PathBuf::from))
+            .or_else(|| defaults.get_path("compile", "refs-path").map(PathBuf::from))
             .unwrap_or_else(|| PathBuf::from("./refs"));
         let read_only_env =
             std::env::var(crate::refs::READ_ONLY_ENV).is_ok_and(|v| !v.is_empty() && v != "0");

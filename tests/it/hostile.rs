@@ -3944,6 +3944,43 @@ fn kapitan_file_values_of_the_wrong_type_or_range_are_errors_naming_it() {
     assert!(json.contains("\n    \"b\""), "{json}");
     let out = run(d, &["compile", "--indent", "65"], 2);
     assert!(out.contains("--indent is 65: use at most 64"), "{out}");
+    // Re-probe 11: a section or file that is not a map is an error; `1e3`
+    // is read as 1000; a switch is true as Kapitan's argparse default is
+    // (any non-empty string), where anything but a YAML boolean was false.
+    for (text, needle) in [
+        (
+            "compile: 5\n",
+            "section `compile` is `5`: write a map of settings",
+        ),
+        ("- a\n- b\n", "the file is a list"),
+        ("compile:\n  indent: 1e3\n", "to 1000: use at most 64"),
+    ] {
+        write(&d.join(".kapitan"), text);
+        let out = run(d, COMPILE, 2);
+        assert!(
+            out.contains(needle) && out.contains(".kapitan"),
+            "{text}: {out}"
+        );
+    }
+    write(
+        &d.join("inventory/classes/common.yml"),
+        "parameters: {x: 1}\n",
+    );
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "classes: [comm*]\nparameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: json}\n",
+    );
+    write(
+        &d.join(".kapitan"),
+        "inventory:\n  enable-class-wildcards: \"yes\"\n",
+    );
+    run(d, COMPILE, 0);
+    write(
+        &d.join(".kapitan"),
+        "inventory:\n  enable-class-wildcards: \"\"\n",
+    );
+    let out = run(d, COMPILE, 2);
+    assert!(out.contains("class not found: `comm*`"), "{out}");
 }
 
 /// Re-probe 10 (b-component-compile-errors-name-scratch-inventory): an
