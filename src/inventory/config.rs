@@ -235,8 +235,10 @@ impl KapitanDefaults {
                 ))
             }
         };
+        // The sections strata reads; an unknown key gets a warning instead.
+        const READ: &[&str] = &["compile", "inventory", "global", "inventory_backend"];
         for (section, body) in root {
-            if section == "version" || matches!(body, Value::Null | Value::Map(_)) {
+            if !READ.contains(&section.as_str()) || matches!(body, Value::Null | Value::Map(_)) {
                 continue;
             }
             return Err(format!(
