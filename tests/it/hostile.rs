@@ -4252,6 +4252,18 @@ fn a_runs_files_and_an_output_names_depth_are_bounded() {
         out.contains("has 65 path components: at most 64 are allowed"),
         "{out}"
     );
+    // A copied tree is held to the same depth.
+    write(&d.join(format!("tree/{}/f.txt", key(70))), "x\n");
+    write(
+        &d.join("inventory/targets/a.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: a}\n    compile:\n      - {output_path: o, input_type: copy, input_paths: [tree]}\n",
+    );
+    std::fs::remove_file(d.join("inventory/targets/b.yml")).unwrap();
+    let out = run(d, COMPILE, 2);
+    assert!(
+        out.contains("nests directories more than 64 levels deep"),
+        "{out}"
+    );
 }
 
 /// Re-probe 11 (review-file-exists-scratch-path-spurious-diff): jsonnet's
