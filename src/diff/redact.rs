@@ -624,15 +624,29 @@ fn sudo_stdin(piped: &str) -> bool {
         .any(|w| w == "--stdin" || (!w.starts_with("--") && w.contains('S')))
 }
 
-/// nginx directives whose name ends in the word `pass` and whose value is
-/// an upstream address, not a password ([`Redactor::blank_pair`]).
-const NGINX_PASS_DIRECTIVES: &[&str] = &[
+/// A secret word of [`Redactor::blank_pair`]'s keys, in any case: that
+/// rule's pre-check.
+fn secret_word_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)pass|pwd|secret|token|key|credential|auth").expect("static regex is valid")
+    })
+}
+
+/// Directives whose name holds a secret word but whose value is not a
+/// secret ([`Redactor::blank_pair`]): nginx's `*_pass` (an upstream
+/// address or location) and `server_tokens` (`on`/`off`), Apache's
+/// `SSLPassPhraseDialog` (how to ask for one).
+const NOT_SECRET_DIRECTIVES: &[&str] = &[
     "proxy_pass",
     "fastcgi_pass",
     "uwsgi_pass",
     "scgi_pass",
     "grpc_pass",
     "memcached_pass",
+    "upload_pass",
+    "server_tokens",
+    "sslpassphrasedialog",
 ];
 
 /// Container registry clients whose `login` takes `-p PASSWORD`
@@ -1558,7 +1572,8 @@ impl Redactor {
         }
         if out.contains("curl")
             || out.contains("wget")
-            || (out.contains("http") && (out.contains("-a") || out.contains("--auth")))
+            || ((out.contains("http ") || out.contains("https "))
+                && (out.contains(" -a") || out.contains("--auth")))
         {
             replace_in(&mut out, &self.curl_user, hide_after_first);
         }
@@ -1615,7 +1630,9 @@ impl Redactor {
                 }
             });
         }
-        if out.contains([' ', '\t']) {
+        // Only a text holding a secret word (its literals are what the
+        // engine scans for): the rule itself starts at every line.
+        if secret_word_re().is_match(&out) {
             replace_in(&mut out, &self.blank_pair, |c: &regex::Captures| {
                 let key = &c[2];
                 let b = key.as_bytes();
@@ -1623,17 +1640,20 @@ impl Redactor {
                     || b.windows(2)
                         .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
                     || c[1].contains("define");
-                let nginx = NGINX_PASS_DIRECTIVES
+                let not_secret = NOT_SECRET_DIRECTIVES
                     .iter()
                     .any(|d| key.eq_ignore_ascii_case(d));
-                if words && !nginx && self.key_matches(key) && !c[3].starts_with(OLD) {
+                if words && !not_secret && self.key_matches(key) && !c[3].starts_with(OLD) {
                     format!("{}{OLD}{}", &c[1], &c[4])
                 } else {
                     c[0].to_string()
                 }
             });
         }
-        if out.contains("username") || out.contains("enable") {
+        if out.contains("username")
+            || out.contains("enable secret")
+            || out.contains("enable password")
+        {
             replace_in(&mut out, &self.cisco, |c: &regex::Captures| {
                 if c[2].starts_with(OLD) {
                     c[0].to_string()
@@ -1642,7 +1662,9 @@ impl Redactor {
                 }
             });
         }
-        if out.contains('>') && (out.contains("user") || out.contains("SETUSER")) {
+        if out.contains(" >")
+            && (out.contains("user ") || out.contains("SETUSER") || out.contains("setuser"))
+        {
             replace_in(&mut out, &self.redis_acl, |c: &regex::Captures| {
                 let line = &c[0];
                 let acl = line
@@ -1730,10 +1752,7 @@ impl Redactor {
             });
         }
         let sql = ((out.contains("ASSWORD") || out.contains("assword"))
-            && (out.contains(" '")
-                || out.contains(" \"")
-                || out.contains("('")
-                || out.contains("=")))
+            && (out.contains(" '") || out.contains(" \"") || out.contains("('")))
             || out.contains("DENTIFIED")
             || out.contains("dentified");
         if sql
@@ -1793,7 +1812,11 @@ impl Redactor {
                 }
             });
         }
-        if out.contains(['[', '(']) || out.contains(" to ") || out.contains("->") {
+        if out.contains(['[', '('])
+            || out.contains("->")
+            || out.contains("\" to ")
+            || out.contains("' to ")
+        {
             replace_in(&mut out, &self.code_pair, |c: &regex::Captures| {
                 let key = [2, 3, 4]
                     .into_iter()
@@ -1821,6 +1844,11 @@ impl Redactor {
                 let value = &c[4];
                 if value.starts_with('>') && c[3].ends_with('=') {
                     // `key => value`: the hash-rocket rule's.
+                    return c[0].to_string();
+                }
+                if c[3].starts_with('}') && c[3].contains(':') {
+                    // `${PWD}:/src`: a shell variable in a path, not a key
+                    // (`${env:KEY} = x` and `$ENV{KEY} = x` assign with `=`).
                     return c[0].to_string();
                 }
                 if (self.key_matches(key)
@@ -5131,6 +5159,7 @@ mod tests {
                 "val cfg = mapOf(\"user\" to \"admin\")",
                 "const host = process.env.HOST || 'localhost';",
                 "use std::token::Kind;",
+                "root_volume ?= -v \"$${PWD}:/src\"",
             ],
         );
     }
@@ -5222,6 +5251,8 @@ mod tests {
                 "#define MAX_CONNECTIONS 16",
                 "proxy_pass http://backend;",
                 "    fastcgi_pass 127.0.0.1:9000;",
+                "  server_tokens off;",
+                "upload_pass   @cc_uploads;",
                 "username admin privilege 15",
                 "user app on ~* +@all",
                 "http -a admin https://h",
