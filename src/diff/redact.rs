@@ -28,8 +28,9 @@ use std::collections::HashSet;
 /// `AzureStorageKeyDetector`), and npm's `_auth` (base64 of `user:password`
 /// in `.npmrc`; a plain `auth` key has its own rule, [`Redactor::auth_value`]),
 /// and `REDISCLI_AUTH` (the password `redis-cli` reads from the environment),
-/// and `SSHPASS` (the one `sshpass -e` reads).
-pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$)";
+/// and `SSHPASS` (the one `sshpass -e` reads), and Redis's `requirepass`
+/// and `masterauth` (also `redis-server --requirepass X`).
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$)";
 
 /// Secret words found anywhere in a key name, after detect-secrets'
 /// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
@@ -606,6 +607,8 @@ fn secret_store_stdin(piped: &str) -> bool {
                 .any(|w| w[0] == "--data-file=-" || (w[0] == "--data-file" && w[1] == "-"))
                 || words.last() == Some(&"--data-file=-")
         }
+        // `vercel env add NAME ENV` reads the value on stdin.
+        ["vercel", "env", "add", ..] => true,
         ["smbpasswd", rest @ ..] => rest
             .iter()
             .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('s')),
@@ -1147,7 +1150,7 @@ impl Redactor {
         // concatenated of quoted parts (`'a' + 'x'`). Make's `!=` is not
         // read: its value is a command line, and in code `!=` compares.
         let inline = Regex::new(
-            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*)((?:\[[0-9]*\])?(?:\\?["'])?\}?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"[^"\n]*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"[^"\n]*"|'[^'\n]*'))+|"[^"\n]*"|'[^'\n]*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
+            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"[^"\n]*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"[^"\n]*"|'[^'\n]*'))+|"[^"\n]*"|'[^'\n]*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
         let xml =
@@ -1193,7 +1196,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let gh_secret = Regex::new(
-            r#"((?:\bgh[ \t]+secret[ \t]+set\b[^\n;|&]*?[ \t](?:--body|-b)|\b(?:ssm[ \t]+put-parameter|secretsmanager[ \t]+(?:create-secret|put-secret-value|update-secret)|keyvault[ \t]+secret[ \t]+set)\b[^\n;|&]*?[ \t](?:--value|--secret-string))(?:=|[ \t]+)|(?i:\bconvertto-securestring)[ \t]+(?:-string[ \t]+)?)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
+            r#"((?:\bgh[ \t]+(?:secret|variable)[ \t]+set\b[^\n;|&]*?[ \t](?:--body|-b)|\b(?:ssm[ \t]+put-parameter|secretsmanager[ \t]+(?:create-secret|put-secret-value|update-secret)|keyvault[ \t]+secret[ \t]+set)\b[^\n;|&]*?[ \t](?:--value|--secret-string))(?:=|[ \t]+)|(?i:\bconvertto-securestring)[ \t]+(?:-string[ \t]+)?)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
         )
         .expect("static regex is valid");
         let rocket = Regex::new(
@@ -1288,7 +1291,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let set_pair = Regex::new(
-            r#"((?:\bset[ \t]+env\(|\bset\([ \t]*|\b(?:set|setenv|setx)[ \t]+(?:-[A-Za-z]+[ \t]+)*\$?|(?i:\b(?:set|new)-item)[ \t]+(?:(?i:-path)[ \t]+)?(?i:env):)([A-Za-z_][A-Za-z0-9_]*)\)?[ \t]+(?:(?i:-value)[ \t]+)?)("[^"\n]*"|'[^'\n]*'|[^\s;"')][^\s;)]*)"#,
+            r#"((?:\bset[ \t]+env\(|\bset\([ \t]*(?:ENV\{)?|\b(?:set|setenv|setx)[ \t]+(?:[-/][A-Za-z]+[ \t]+)*\$?|(?i:\b(?:set|new)-item)[ \t]+(?:(?i:-path)[ \t]+)?(?i:env):)([A-Za-z_][A-Za-z0-9_]*)\}?\)?[ \t]+(?:(?i:-value)[ \t]+)?)("[^"\n]*"|'[^'\n]*'|[^\s;"')][^\s;)]*)"#,
         )
         .expect("static regex is valid");
         let xml_keyed = Regex::new(
@@ -1524,6 +1527,7 @@ impl Redactor {
                 || out.contains("chpasswd")
                 || out.contains("sudo")
                 || out.contains("secret")
+                || out.contains("vercel")
                 || out.contains("smbpasswd"))
         {
             replace_in(&mut out, stdin_password_re(), hide_stdin_password);
@@ -1798,6 +1802,7 @@ impl Redactor {
         // Before the inline rule, which reads `$pw = ConvertTo-SecureString`
         // as a key and its value.
         if out.contains("secret set")
+            || out.contains("variable set")
             || out.contains("put-parameter")
             || out.contains("secretsmanager")
             || out.contains("ecureString")
@@ -1844,6 +1849,11 @@ impl Redactor {
                 let value = &c[4];
                 if value.starts_with('>') && c[3].ends_with('=') {
                     // `key => value`: the hash-rocket rule's.
+                    return c[0].to_string();
+                }
+                if c[2].contains(':') && c[3].contains("::") {
+                    // `std::token::Kind`: a path, not a Hiera key
+                    // (`profile::db::password: x`).
                     return c[0].to_string();
                 }
                 if c[3].starts_with('}') && c[3].contains(':') {
@@ -2952,12 +2962,15 @@ fn open_bracket(value: &str) -> Option<(char, char, usize)> {
 }
 
 /// `^(indent)(- )?("|')?KEY("|')? [:=] VALUE$`: a line of a text file read
-/// as a key and its value.
+/// as a key and its value. A key may hold `:` or `::` between words
+/// (Hiera's `profile::db::password`, `db:password`).
 fn text_line_re() -> &'static Regex {
     static LINE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     LINE.get_or_init(|| {
-        Regex::new(r#"^(\s*-?\s*["']?)([A-Za-z0-9_.\-]+)(["']?\s*[:=]\s*)(.*)$"#)
-            .expect("static regex is valid")
+        Regex::new(
+            r#"^(\s*-?\s*["']?)([A-Za-z0-9_.\-]+(?:::?[A-Za-z0-9_.\-]+)*)(["']?\s*[:=]\s*)(.*)$"#,
+        )
+        .expect("static regex is valid")
     })
 }
 
@@ -3227,9 +3240,11 @@ fn url_password_re() -> &'static Regex {
     RE.get_or_init(|| {
         // `\/\/` and `\u002F\u002F` too: a URL inside a JSON string with
         // its slashes escaped; `%2F%2F`: percent-encoded (a URL passed in a
-        // query parameter).
+        // query parameter). A user already hidden as a credential shape
+        // (`s3://AKIA…:X@bucket`, the text mode hides shapes over the
+        // whole text first) still has its password read.
         Regex::new(
-            r#"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/|\\u002[Ff]|%2[Ff]){2}[^\s/\\:@"'<>`]*:)([^\s"'<>`]+)(@)"#,
+            r#"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/|\\u002[Ff]|%2[Ff]){2}(?:<redacted>|[^\s/\\:@"'<>`]*):)([^\s"'<>`]+)(@)"#,
         )
         .expect("static regex is valid")
     })
@@ -5273,6 +5288,52 @@ mod tests {
                 "{out}"
             );
         }
+    }
+
+    /// Re-probe 11 (r-redact-redis-server-requirepass-option,
+    /// r-redact-hiera-double-colon-keys, r-redact-helm-set-indexed-key,
+    /// r-redact-68ef3ba-declaration-and-setter-variants,
+    /// r-redact-url-password-after-token-shaped-user-textmode).
+    #[test]
+    fn requirepass_option_hiera_keys_helm_indexes_and_more_declarations() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "redis-server --requirepass s3cr3tVx --appendonly yes",
+                "command: [\"redis-server\", \"--requirepass\", \"s3cr3tVx\"]",
+                "command: redis-server --masterauth s3cr3tVx",
+                "profile::db::password: s3cr3tVx",
+                "mysql::root_password: 's3cr3tVx'",
+                "app::api_token: \"s3cr3tVx\"",
+                "db:password: s3cr3tVx",
+                "helm install r c --set \"users[0].password=s3cr3tVx\"",
+                "helm upgrade r c --set db.users[1].password=s3cr3tVx,x=1",
+                "helm upgrade r c --set ingress.tls[0].apiToken=s3cr3tVx",
+                "var apiToken string = \"s3cr3tVx\"",
+                "let password?: string = \"s3cr3tVx\";",
+                "password: Optional[str] = \"s3cr3tVx\"",
+                "setx /M DB_PASSWORD \"s3cr3tVx\"",
+                "set(ENV{API_TOKEN} \"s3cr3tVx\")",
+                "gh variable set DB_PASSWORD --body s3cr3tVx",
+                "echo s3cr3tVx | vercel env add API_TOKEN production",
+                "S3=s3://AKIAIOSFODNN7EXAMPLE:s3cr3tVx@bucket/path",
+                "spark.hadoop.fs.defaultFS s3a://AKIAIOSFODNN7EXAMPLE:s3cr3tVx@bucket/",
+            ],
+        );
+        let yaml = "spec:\n  containers:\n  - command: [redis-server]\n    args: [\"--requirepass\", \"s3cr3tVx\"]\n  - args:\n    - redis-server\n    - --requirepass\n    - s3cr3tVx\n    - --port\n    - \"6380\"\n";
+        for out in both_modes(&r, yaml) {
+            assert!(!out.contains("s3cr3tVx") && out.contains("6380"), "{out}");
+        }
+        shown_everywhere(
+            &r,
+            &[
+                "profile::db::host: db.example",
+                "helm install r c --set users[0].name=alice",
+                "var region string = \"eu\"",
+                "image: nginx:1.25",
+            ],
+        );
     }
 
     /// Re-probe 10 (a-redact-jdbc-oracle-thin-jwk-and-query-auth).
