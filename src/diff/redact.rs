@@ -968,7 +968,8 @@ pub struct Redactor {
     flow_value: Regex,
     /// `kind:` written as a key (line start, list item, flow map or JSON).
     kind_key: Regex,
-    /// Ruby/Perl/PHP hashes: `:password => "x"`, `'password' => 'x'`.
+    /// Ruby/Perl/PHP hashes: `:password => "x"`, `'password' => 'x'`, also
+    /// nested (`['db' => ['password' => 'x']]`, `array('db' => array(…))`).
     rocket: Regex,
     /// `.netrc`: `password X` after `machine`/`login`/`default` tokens.
     netrc: Regex,
@@ -1150,7 +1151,7 @@ impl Redactor {
         // concatenated of quoted parts (`'a' + 'x'`). Make's `!=` is not
         // read: its value is a command line, and in code `!=` compares.
         let inline = Regex::new(
-            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"[^"\n]*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"[^"\n]*"|'[^'\n]*'))+|"[^"\n]*"|'[^'\n]*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
+            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"[^"\n]*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"[^"\n]*"|'[^'\n]*'))+|"[^"\n]*"|'[^'\n]*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
         let xml =
@@ -1200,7 +1201,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let rocket = Regex::new(
-            r#"(^|[\s{,(])(:?["']?)([A-Za-z_][A-Za-z0-9_]*)(["']?[ \t]*=>[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}\)\n]+)"#,
+            r#"(^|[\s{,(\[])(:?["']?)([A-Za-z_][A-Za-z0-9_]*)(["']?[ \t]*=>[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}\)\(\[\n]+)"#,
         )
         .expect("static regex is valid");
         let netrc = Regex::new(
@@ -5293,7 +5294,8 @@ mod tests {
     /// Re-probe 11 (r-redact-redis-server-requirepass-option,
     /// r-redact-hiera-double-colon-keys, r-redact-helm-set-indexed-key,
     /// r-redact-68ef3ba-declaration-and-setter-variants,
-    /// r-redact-url-password-after-token-shaped-user-textmode).
+    /// r-redact-url-password-after-token-shaped-user-textmode,
+    /// r-redact-php-array-literal-and-withenv-list-items).
     #[test]
     fn requirepass_option_hiera_keys_helm_indexes_and_more_declarations() {
         let r = Redactor::default();
@@ -5318,6 +5320,11 @@ mod tests {
                 "gh variable set DB_PASSWORD --body s3cr3tVx",
                 "echo s3cr3tVx | vercel env add API_TOKEN production",
                 "S3=s3://AKIAIOSFODNN7EXAMPLE:s3cr3tVx@bucket/path",
+                "return ['password' => 's3cr3tVx'];",
+                "$cfg = array('db' => array('password' => 's3cr3tVx'));",
+                "return ['connections' => ['mysql' => ['password' => 's3cr3tVx']]];",
+                "withEnv([\"DB_PASSWORD=s3cr3tVx\", \"X=1\"]) { sh \"make\" }",
+                "withEnv(['API_TOKEN=s3cr3tVx']) { }",
                 "spark.hadoop.fs.defaultFS s3a://AKIAIOSFODNN7EXAMPLE:s3cr3tVx@bucket/",
             ],
         );
@@ -5332,6 +5339,9 @@ mod tests {
                 "helm install r c --set users[0].name=alice",
                 "var region string = \"eu\"",
                 "image: nginx:1.25",
+                "return ['host' => 'db'];",
+                "withEnv([\"LOG_LEVEL=debug\"]) { }",
+                "see [docs](https://example.com/password)",
             ],
         );
     }
