@@ -313,6 +313,20 @@ fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> 
         }
         let next = words.get(i + 1).copied();
         if program == "curl" {
+            // `--oauth2-bearer X`; `--cert file:X` / `-E file:X` (the
+            // certificate's password after its `:`).
+            if w == "--oauth2-bearer" && next.is_some() {
+                found.push((i + 1, 0));
+                i += 2;
+                continue;
+            }
+            if matches!(w, "-E" | "--cert") {
+                if let Some(at) = next.and_then(|n| after(n, ':')) {
+                    found.push((i + 1, at));
+                }
+                i += 2;
+                continue;
+            }
             if matches!(w, "-b" | "--cookie") {
                 if let Some(at) = next.and_then(|n| after(n, '=')) {
                     found.push((i + 1, at));
@@ -547,7 +561,8 @@ fn hide_client_passwords(text: &str) -> Option<String> {
 /// `--password-stdin`, `passwd --stdin`), `echo "user:X" | chpasswd`
 /// (the part after `:`), and a secret store's or password tool's stdin:
 /// `echo X | gh secret set NAME`, `echo X | gcloud secrets create|versions
-/// add … --data-file=-`, `echo -e "X\nX" | smbpasswd -s`. Group 2 is the
+/// add … --data-file=-`, `echo -e "X\nX" | smbpasswd -s`, `| vercel env add
+/// NAME`, `| gh auth login --with-token`. Group 2 is the
 /// echoed word, group 4 the command it is piped into.
 fn stdin_password_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
@@ -607,6 +622,7 @@ fn secret_store_stdin(piped: &str) -> bool {
                 .any(|w| w[0] == "--data-file=-" || (w[0] == "--data-file" && w[1] == "-"))
                 || words.last() == Some(&"--data-file=-")
         }
+        ["gh", "auth", "login", rest @ ..] => rest.contains(&"--with-token"),
         // `vercel env add NAME ENV` reads the value on stdin.
         ["vercel", "env", "add", ..] => true,
         ["smbpasswd", rest @ ..] => rest
@@ -1272,7 +1288,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let registry_login = Regex::new(
-            r#"(\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm["']?[ \t,]+["']?registry|az(?:["']?[ \t,]+["']?acr)?)["']?(?:[ \t,]+["']?-[^\s,"']*["']?)*[ \t,]+["']?login\b[^\n;|&]*?[\s,\[]["']?-p(?:["']?[ \t]*,[ \t]*["']?|[ \t]+["']?|=["']?))([^\s"',\]]+)"#,
+            r#"(\b(?:docker|podman|nerdctl|buildah|skopeo|oras|oc|cf|helm["']?[ \t,]+["']?registry|az(?:["']?[ \t,]+["']?acr)?)["']?(?:[ \t,]+["']?-[^\s,"']*["']?)*[ \t,]+["']?login\b[^\n;|&]*?[\s,\[]["']?-p(?:["']?[ \t]*,[ \t]*["']?|[ \t]+["']?|=["']?))([^\s"',\]]+)"#,
         )
         .expect("static regex is valid");
         let config_set = Regex::new(
@@ -1529,6 +1545,7 @@ impl Redactor {
                 || out.contains("sudo")
                 || out.contains("secret")
                 || out.contains("vercel")
+                || out.contains("--with-token")
                 || out.contains("smbpasswd"))
         {
             replace_in(&mut out, stdin_password_re(), hide_stdin_password);
@@ -5295,7 +5312,8 @@ mod tests {
     /// r-redact-hiera-double-colon-keys, r-redact-helm-set-indexed-key,
     /// r-redact-68ef3ba-declaration-and-setter-variants,
     /// r-redact-url-password-after-token-shaped-user-textmode,
-    /// r-redact-php-array-literal-and-withenv-list-items).
+    /// r-redact-php-array-literal-and-withenv-list-items,
+    /// r-redact-cli-logins-oc-cf-curl-bearer-stdin-positional).
     #[test]
     fn requirepass_option_hiera_keys_helm_indexes_and_more_declarations() {
         let r = Redactor::default();
@@ -5325,6 +5343,12 @@ mod tests {
                 "return ['connections' => ['mysql' => ['password' => 's3cr3tVx']]];",
                 "withEnv([\"DB_PASSWORD=s3cr3tVx\", \"X=1\"]) { sh \"make\" }",
                 "withEnv(['API_TOKEN=s3cr3tVx']) { }",
+                "oc login https://api.ocp:6443 -u admin -p s3cr3tVx",
+                "cf login -a https://api.cf -u admin -p s3cr3tVx",
+                "curl --oauth2-bearer s3cr3tVx https://api",
+                "curl --cert client.pem:s3cr3tVx https://api",
+                "curl -E client.p12:s3cr3tVx https://api",
+                "echo s3cr3tVx | gh auth login --with-token",
                 "spark.hadoop.fs.defaultFS s3a://AKIAIOSFODNN7EXAMPLE:s3cr3tVx@bucket/",
             ],
         );
@@ -5339,6 +5363,8 @@ mod tests {
                 "helm install r c --set users[0].name=alice",
                 "var region string = \"eu\"",
                 "image: nginx:1.25",
+                "curl --cert client.pem https://api",
+                "oc login https://api.ocp:6443 --token-file t",
                 "return ['host' => 'db'];",
                 "withEnv([\"LOG_LEVEL=debug\"]) { }",
                 "see [docs](https://example.com/password)",
