@@ -29,8 +29,11 @@ use std::collections::HashSet;
 /// in `.npmrc`; a plain `auth` key has its own rule, [`Redactor::auth_value`]),
 /// and `REDISCLI_AUTH` (the password `redis-cli` reads from the environment),
 /// and `SSHPASS` (the one `sshpass -e` reads), and Redis's `requirepass`
-/// and `masterauth` (also `redis-server --requirepass X`).
-pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$)";
+/// and `masterauth` (also `redis-server --requirepass X`), and
+/// `pass` written after one of a few words with no separator (WP-CLI's
+/// `--dbpass`, `adminpass`, `rootpass`; not `bypass`, `compass`), and
+/// `REDIS_AUTH`.
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind)pass$|redis[_.-]?auth$)";
 
 /// Secret words found anywhere in a key name, after detect-secrets'
 /// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
@@ -5313,7 +5316,8 @@ mod tests {
     /// r-redact-68ef3ba-declaration-and-setter-variants,
     /// r-redact-url-password-after-token-shaped-user-textmode,
     /// r-redact-php-array-literal-and-withenv-list-items,
-    /// r-redact-cli-logins-oc-cf-curl-bearer-stdin-positional).
+    /// r-redact-cli-logins-oc-cf-curl-bearer-stdin-positional,
+    /// r-redact-compound-pass-option-and-env-names).
     #[test]
     fn requirepass_option_hiera_keys_helm_indexes_and_more_declarations() {
         let r = Redactor::default();
@@ -5349,6 +5353,9 @@ mod tests {
                 "curl --cert client.pem:s3cr3tVx https://api",
                 "curl -E client.p12:s3cr3tVx https://api",
                 "echo s3cr3tVx | gh auth login --with-token",
+                "wp config create --dbname=wp --dbuser=wp --dbpass=s3cr3tVx",
+                "setup --adminpass s3cr3tVx",
+                "REDIS_AUTH=s3cr3tVx",
                 "spark.hadoop.fs.defaultFS s3a://AKIAIOSFODNN7EXAMPLE:s3cr3tVx@bucket/",
             ],
         );
@@ -5364,6 +5371,8 @@ mod tests {
                 "var region string = \"eu\"",
                 "image: nginx:1.25",
                 "curl --cert client.pem https://api",
+                "bypass: true",
+                "compass=north",
                 "oc login https://api.ocp:6443 --token-file t",
                 "return ['host' => 'db'];",
                 "withEnv([\"LOG_LEVEL=debug\"]) { }",
