@@ -28,8 +28,12 @@ use std::collections::HashSet;
 /// `AzureStorageKeyDetector`), and npm's `_auth` (base64 of `user:password`
 /// in `.npmrc`; a plain `auth` key has its own rule, [`Redactor::auth_value`]),
 /// and `REDISCLI_AUTH` (the password `redis-cli` reads from the environment),
-/// and `SSHPASS` (the one `sshpass -e` reads).
-pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$)";
+/// and `SSHPASS` (the one `sshpass -e` reads), and Redis's `requirepass`
+/// and `masterauth` (also `redis-server --requirepass X`), and
+/// `pass` written after one of a few words with no separator (WP-CLI's
+/// `--dbpass`, `adminpass`, `rootpass`; not `bypass`, `compass`), and
+/// `REDIS_AUTH`.
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind)pass$|redis[_.-]?auth$)";
 
 /// Secret words found anywhere in a key name, after detect-secrets'
 /// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
@@ -312,6 +316,20 @@ fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> 
         }
         let next = words.get(i + 1).copied();
         if program == "curl" {
+            // `--oauth2-bearer X`; `--cert file:X` / `-E file:X` (the
+            // certificate's password after its `:`).
+            if w == "--oauth2-bearer" && next.is_some() {
+                found.push((i + 1, 0));
+                i += 2;
+                continue;
+            }
+            if matches!(w, "-E" | "--cert") {
+                if let Some(at) = next.and_then(|n| after(n, ':')) {
+                    found.push((i + 1, at));
+                }
+                i += 2;
+                continue;
+            }
             if matches!(w, "-b" | "--cookie") {
                 if let Some(at) = next.and_then(|n| after(n, '=')) {
                     found.push((i + 1, at));
@@ -546,7 +564,8 @@ fn hide_client_passwords(text: &str) -> Option<String> {
 /// `--password-stdin`, `passwd --stdin`), `echo "user:X" | chpasswd`
 /// (the part after `:`), and a secret store's or password tool's stdin:
 /// `echo X | gh secret set NAME`, `echo X | gcloud secrets create|versions
-/// add … --data-file=-`, `echo -e "X\nX" | smbpasswd -s`. Group 2 is the
+/// add … --data-file=-`, `echo -e "X\nX" | smbpasswd -s`, `| vercel env add
+/// NAME`, `| gh auth login --with-token`. Group 2 is the
 /// echoed word, group 4 the command it is piped into.
 fn stdin_password_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
@@ -606,6 +625,9 @@ fn secret_store_stdin(piped: &str) -> bool {
                 .any(|w| w[0] == "--data-file=-" || (w[0] == "--data-file" && w[1] == "-"))
                 || words.last() == Some(&"--data-file=-")
         }
+        ["gh", "auth", "login", rest @ ..] => rest.contains(&"--with-token"),
+        // `vercel env add NAME ENV` reads the value on stdin.
+        ["vercel", "env", "add", ..] => true,
         ["smbpasswd", rest @ ..] => rest
             .iter()
             .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('s')),
@@ -624,15 +646,29 @@ fn sudo_stdin(piped: &str) -> bool {
         .any(|w| w == "--stdin" || (!w.starts_with("--") && w.contains('S')))
 }
 
-/// nginx directives whose name ends in the word `pass` and whose value is
-/// an upstream address, not a password ([`Redactor::blank_pair`]).
-const NGINX_PASS_DIRECTIVES: &[&str] = &[
+/// A secret word of [`Redactor::blank_pair`]'s keys, in any case: that
+/// rule's pre-check.
+fn secret_word_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)pass|pwd|secret|token|key|credential|auth").expect("static regex is valid")
+    })
+}
+
+/// Directives whose name holds a secret word but whose value is not a
+/// secret ([`Redactor::blank_pair`]): nginx's `*_pass` (an upstream
+/// address or location) and `server_tokens` (`on`/`off`), Apache's
+/// `SSLPassPhraseDialog` (how to ask for one).
+const NOT_SECRET_DIRECTIVES: &[&str] = &[
     "proxy_pass",
     "fastcgi_pass",
     "uwsgi_pass",
     "scgi_pass",
     "grpc_pass",
     "memcached_pass",
+    "upload_pass",
+    "server_tokens",
+    "sslpassphrasedialog",
 ];
 
 /// Container registry clients whose `login` takes `-p PASSWORD`
@@ -951,7 +987,8 @@ pub struct Redactor {
     flow_value: Regex,
     /// `kind:` written as a key (line start, list item, flow map or JSON).
     kind_key: Regex,
-    /// Ruby/Perl/PHP hashes: `:password => "x"`, `'password' => 'x'`.
+    /// Ruby/Perl/PHP hashes: `:password => "x"`, `'password' => 'x'`, also
+    /// nested (`['db' => ['password' => 'x']]`, `array('db' => array(…))`).
     rocket: Regex,
     /// `.netrc`: `password X` after `machine`/`login`/`default` tokens.
     netrc: Regex,
@@ -1133,7 +1170,7 @@ impl Redactor {
         // concatenated of quoted parts (`'a' + 'x'`). Make's `!=` is not
         // read: its value is a command line, and in code `!=` compares.
         let inline = Regex::new(
-            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*)((?:\[[0-9]*\])?(?:\\?["'])?\}?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"[^"\n]*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"[^"\n]*"|'[^'\n]*'))+|"[^"\n]*"|'[^'\n]*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
+            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"[^"\n]*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"[^"\n]*"|'[^'\n]*'))+|"[^"\n]*"|'[^'\n]*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
         let xml =
@@ -1179,11 +1216,11 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let gh_secret = Regex::new(
-            r#"((?:\bgh[ \t]+secret[ \t]+set\b[^\n;|&]*?[ \t](?:--body|-b)|\b(?:ssm[ \t]+put-parameter|secretsmanager[ \t]+(?:create-secret|put-secret-value|update-secret)|keyvault[ \t]+secret[ \t]+set)\b[^\n;|&]*?[ \t](?:--value|--secret-string))(?:=|[ \t]+)|(?i:\bconvertto-securestring)[ \t]+(?:-string[ \t]+)?)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
+            r#"((?:\bgh[ \t]+(?:secret|variable)[ \t]+set\b[^\n;|&]*?[ \t](?:--body|-b)|\b(?:ssm[ \t]+put-parameter|secretsmanager[ \t]+(?:create-secret|put-secret-value|update-secret)|keyvault[ \t]+secret[ \t]+set)\b[^\n;|&]*?[ \t](?:--value|--secret-string))(?:=|[ \t]+)|(?i:\bconvertto-securestring)[ \t]+(?:-string[ \t]+)?)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
         )
         .expect("static regex is valid");
         let rocket = Regex::new(
-            r#"(^|[\s{,(])(:?["']?)([A-Za-z_][A-Za-z0-9_]*)(["']?[ \t]*=>[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}\)\n]+)"#,
+            r#"(^|[\s{,(\[])(:?["']?)([A-Za-z_][A-Za-z0-9_]*)(["']?[ \t]*=>[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}\)\(\[\n]+)"#,
         )
         .expect("static regex is valid");
         let netrc = Regex::new(
@@ -1254,7 +1291,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let registry_login = Regex::new(
-            r#"(\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm["']?[ \t,]+["']?registry|az(?:["']?[ \t,]+["']?acr)?)["']?(?:[ \t,]+["']?-[^\s,"']*["']?)*[ \t,]+["']?login\b[^\n;|&]*?[\s,\[]["']?-p(?:["']?[ \t]*,[ \t]*["']?|[ \t]+["']?|=["']?))([^\s"',\]]+)"#,
+            r#"(\b(?:docker|podman|nerdctl|buildah|skopeo|oras|oc|cf|helm["']?[ \t,]+["']?registry|az(?:["']?[ \t,]+["']?acr)?)["']?(?:[ \t,]+["']?-[^\s,"']*["']?)*[ \t,]+["']?login\b[^\n;|&]*?[\s,\[]["']?-p(?:["']?[ \t]*,[ \t]*["']?|[ \t]+["']?|=["']?))([^\s"',\]]+)"#,
         )
         .expect("static regex is valid");
         let config_set = Regex::new(
@@ -1274,7 +1311,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let set_pair = Regex::new(
-            r#"((?:\bset[ \t]+env\(|\bset\([ \t]*|\b(?:set|setenv|setx)[ \t]+(?:-[A-Za-z]+[ \t]+)*\$?|(?i:\b(?:set|new)-item)[ \t]+(?:(?i:-path)[ \t]+)?(?i:env):)([A-Za-z_][A-Za-z0-9_]*)\)?[ \t]+(?:(?i:-value)[ \t]+)?)("[^"\n]*"|'[^'\n]*'|[^\s;"')][^\s;)]*)"#,
+            r#"((?:\bset[ \t]+env\(|\bset\([ \t]*(?:ENV\{)?|\b(?:set|setenv|setx)[ \t]+(?:[-/][A-Za-z]+[ \t]+)*\$?|(?i:\b(?:set|new)-item)[ \t]+(?:(?i:-path)[ \t]+)?(?i:env):)([A-Za-z_][A-Za-z0-9_]*)\}?\)?[ \t]+(?:(?i:-value)[ \t]+)?)("[^"\n]*"|'[^'\n]*'|[^\s;"')][^\s;)]*)"#,
         )
         .expect("static regex is valid");
         let xml_keyed = Regex::new(
@@ -1510,6 +1547,8 @@ impl Redactor {
                 || out.contains("chpasswd")
                 || out.contains("sudo")
                 || out.contains("secret")
+                || out.contains("vercel")
+                || out.contains("--with-token")
                 || out.contains("smbpasswd"))
         {
             replace_in(&mut out, stdin_password_re(), hide_stdin_password);
@@ -1558,7 +1597,8 @@ impl Redactor {
         }
         if out.contains("curl")
             || out.contains("wget")
-            || (out.contains("http") && (out.contains("-a") || out.contains("--auth")))
+            || ((out.contains("http ") || out.contains("https "))
+                && (out.contains(" -a") || out.contains("--auth")))
         {
             replace_in(&mut out, &self.curl_user, hide_after_first);
         }
@@ -1615,7 +1655,9 @@ impl Redactor {
                 }
             });
         }
-        if out.contains([' ', '\t']) {
+        // Only a text holding a secret word (its literals are what the
+        // engine scans for): the rule itself starts at every line.
+        if secret_word_re().is_match(&out) {
             replace_in(&mut out, &self.blank_pair, |c: &regex::Captures| {
                 let key = &c[2];
                 let b = key.as_bytes();
@@ -1623,17 +1665,20 @@ impl Redactor {
                     || b.windows(2)
                         .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
                     || c[1].contains("define");
-                let nginx = NGINX_PASS_DIRECTIVES
+                let not_secret = NOT_SECRET_DIRECTIVES
                     .iter()
                     .any(|d| key.eq_ignore_ascii_case(d));
-                if words && !nginx && self.key_matches(key) && !c[3].starts_with(OLD) {
+                if words && !not_secret && self.key_matches(key) && !c[3].starts_with(OLD) {
                     format!("{}{OLD}{}", &c[1], &c[4])
                 } else {
                     c[0].to_string()
                 }
             });
         }
-        if out.contains("username") || out.contains("enable") {
+        if out.contains("username")
+            || out.contains("enable secret")
+            || out.contains("enable password")
+        {
             replace_in(&mut out, &self.cisco, |c: &regex::Captures| {
                 if c[2].starts_with(OLD) {
                     c[0].to_string()
@@ -1642,7 +1687,9 @@ impl Redactor {
                 }
             });
         }
-        if out.contains('>') && (out.contains("user") || out.contains("SETUSER")) {
+        if out.contains(" >")
+            && (out.contains("user ") || out.contains("SETUSER") || out.contains("setuser"))
+        {
             replace_in(&mut out, &self.redis_acl, |c: &regex::Captures| {
                 let line = &c[0];
                 let acl = line
@@ -1730,10 +1777,7 @@ impl Redactor {
             });
         }
         let sql = ((out.contains("ASSWORD") || out.contains("assword"))
-            && (out.contains(" '")
-                || out.contains(" \"")
-                || out.contains("('")
-                || out.contains("=")))
+            && (out.contains(" '") || out.contains(" \"") || out.contains("('")))
             || out.contains("DENTIFIED")
             || out.contains("dentified");
         if sql
@@ -1779,6 +1823,7 @@ impl Redactor {
         // Before the inline rule, which reads `$pw = ConvertTo-SecureString`
         // as a key and its value.
         if out.contains("secret set")
+            || out.contains("variable set")
             || out.contains("put-parameter")
             || out.contains("secretsmanager")
             || out.contains("ecureString")
@@ -1793,7 +1838,11 @@ impl Redactor {
                 }
             });
         }
-        if out.contains(['[', '(']) || out.contains(" to ") || out.contains("->") {
+        if out.contains(['[', '('])
+            || out.contains("->")
+            || out.contains("\" to ")
+            || out.contains("' to ")
+        {
             replace_in(&mut out, &self.code_pair, |c: &regex::Captures| {
                 let key = [2, 3, 4]
                     .into_iter()
@@ -1821,6 +1870,16 @@ impl Redactor {
                 let value = &c[4];
                 if value.starts_with('>') && c[3].ends_with('=') {
                     // `key => value`: the hash-rocket rule's.
+                    return c[0].to_string();
+                }
+                if c[2].contains(':') && c[3].contains("::") {
+                    // `std::token::Kind`: a path, not a Hiera key
+                    // (`profile::db::password: x`).
+                    return c[0].to_string();
+                }
+                if c[3].starts_with('}') && c[3].contains(':') {
+                    // `${PWD}:/src`: a shell variable in a path, not a key
+                    // (`${env:KEY} = x` and `$ENV{KEY} = x` assign with `=`).
                     return c[0].to_string();
                 }
                 if (self.key_matches(key)
@@ -2924,12 +2983,15 @@ fn open_bracket(value: &str) -> Option<(char, char, usize)> {
 }
 
 /// `^(indent)(- )?("|')?KEY("|')? [:=] VALUE$`: a line of a text file read
-/// as a key and its value.
+/// as a key and its value. A key may hold `:` or `::` between words
+/// (Hiera's `profile::db::password`, `db:password`).
 fn text_line_re() -> &'static Regex {
     static LINE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     LINE.get_or_init(|| {
-        Regex::new(r#"^(\s*-?\s*["']?)([A-Za-z0-9_.\-]+)(["']?\s*[:=]\s*)(.*)$"#)
-            .expect("static regex is valid")
+        Regex::new(
+            r#"^(\s*-?\s*["']?)([A-Za-z0-9_.\-]+(?:::?[A-Za-z0-9_.\-]+)*)(["']?\s*[:=]\s*)(.*)$"#,
+        )
+        .expect("static regex is valid")
     })
 }
 
@@ -3199,9 +3261,11 @@ fn url_password_re() -> &'static Regex {
     RE.get_or_init(|| {
         // `\/\/` and `\u002F\u002F` too: a URL inside a JSON string with
         // its slashes escaped; `%2F%2F`: percent-encoded (a URL passed in a
-        // query parameter).
+        // query parameter). A user already hidden as a credential shape
+        // (`s3://AKIA…:X@bucket`, the text mode hides shapes over the
+        // whole text first) still has its password read.
         Regex::new(
-            r#"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/|\\u002[Ff]|%2[Ff]){2}[^\s/\\:@"'<>`]*:)([^\s"'<>`]+)(@)"#,
+            r#"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/|\\u002[Ff]|%2[Ff]){2}(?:<redacted>|[^\s/\\:@"'<>`]*):)([^\s"'<>`]+)(@)"#,
         )
         .expect("static regex is valid")
     })
@@ -5131,6 +5195,7 @@ mod tests {
                 "val cfg = mapOf(\"user\" to \"admin\")",
                 "const host = process.env.HOST || 'localhost';",
                 "use std::token::Kind;",
+                "root_volume ?= -v \"$${PWD}:/src\"",
             ],
         );
     }
@@ -5222,6 +5287,8 @@ mod tests {
                 "#define MAX_CONNECTIONS 16",
                 "proxy_pass http://backend;",
                 "    fastcgi_pass 127.0.0.1:9000;",
+                "  server_tokens off;",
+                "upload_pass   @cc_uploads;",
                 "username admin privilege 15",
                 "user app on ~* +@all",
                 "http -a admin https://h",
@@ -5242,6 +5309,76 @@ mod tests {
                 "{out}"
             );
         }
+    }
+
+    /// Re-probe 11 (r-redact-redis-server-requirepass-option,
+    /// r-redact-hiera-double-colon-keys, r-redact-helm-set-indexed-key,
+    /// r-redact-68ef3ba-declaration-and-setter-variants,
+    /// r-redact-url-password-after-token-shaped-user-textmode,
+    /// r-redact-php-array-literal-and-withenv-list-items,
+    /// r-redact-cli-logins-oc-cf-curl-bearer-stdin-positional,
+    /// r-redact-compound-pass-option-and-env-names).
+    #[test]
+    fn requirepass_option_hiera_keys_helm_indexes_and_more_declarations() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "redis-server --requirepass s3cr3tVx --appendonly yes",
+                "command: [\"redis-server\", \"--requirepass\", \"s3cr3tVx\"]",
+                "command: redis-server --masterauth s3cr3tVx",
+                "profile::db::password: s3cr3tVx",
+                "mysql::root_password: 's3cr3tVx'",
+                "app::api_token: \"s3cr3tVx\"",
+                "db:password: s3cr3tVx",
+                "helm install r c --set \"users[0].password=s3cr3tVx\"",
+                "helm upgrade r c --set db.users[1].password=s3cr3tVx,x=1",
+                "helm upgrade r c --set ingress.tls[0].apiToken=s3cr3tVx",
+                "var apiToken string = \"s3cr3tVx\"",
+                "let password?: string = \"s3cr3tVx\";",
+                "password: Optional[str] = \"s3cr3tVx\"",
+                "setx /M DB_PASSWORD \"s3cr3tVx\"",
+                "set(ENV{API_TOKEN} \"s3cr3tVx\")",
+                "gh variable set DB_PASSWORD --body s3cr3tVx",
+                "echo s3cr3tVx | vercel env add API_TOKEN production",
+                "S3=s3://AKIAIOSFODNN7EXAMPLE:s3cr3tVx@bucket/path",
+                "return ['password' => 's3cr3tVx'];",
+                "$cfg = array('db' => array('password' => 's3cr3tVx'));",
+                "return ['connections' => ['mysql' => ['password' => 's3cr3tVx']]];",
+                "withEnv([\"DB_PASSWORD=s3cr3tVx\", \"X=1\"]) { sh \"make\" }",
+                "withEnv(['API_TOKEN=s3cr3tVx']) { }",
+                "oc login https://api.ocp:6443 -u admin -p s3cr3tVx",
+                "cf login -a https://api.cf -u admin -p s3cr3tVx",
+                "curl --oauth2-bearer s3cr3tVx https://api",
+                "curl --cert client.pem:s3cr3tVx https://api",
+                "curl -E client.p12:s3cr3tVx https://api",
+                "echo s3cr3tVx | gh auth login --with-token",
+                "wp config create --dbname=wp --dbuser=wp --dbpass=s3cr3tVx",
+                "setup --adminpass s3cr3tVx",
+                "REDIS_AUTH=s3cr3tVx",
+                "spark.hadoop.fs.defaultFS s3a://AKIAIOSFODNN7EXAMPLE:s3cr3tVx@bucket/",
+            ],
+        );
+        let yaml = "spec:\n  containers:\n  - command: [redis-server]\n    args: [\"--requirepass\", \"s3cr3tVx\"]\n  - args:\n    - redis-server\n    - --requirepass\n    - s3cr3tVx\n    - --port\n    - \"6380\"\n";
+        for out in both_modes(&r, yaml) {
+            assert!(!out.contains("s3cr3tVx") && out.contains("6380"), "{out}");
+        }
+        shown_everywhere(
+            &r,
+            &[
+                "profile::db::host: db.example",
+                "helm install r c --set users[0].name=alice",
+                "var region string = \"eu\"",
+                "image: nginx:1.25",
+                "curl --cert client.pem https://api",
+                "bypass: true",
+                "compass=north",
+                "oc login https://api.ocp:6443 --token-file t",
+                "return ['host' => 'db'];",
+                "withEnv([\"LOG_LEVEL=debug\"]) { }",
+                "see [docs](https://example.com/password)",
+            ],
+        );
     }
 
     /// Re-probe 10 (a-redact-jdbc-oracle-thin-jwk-and-query-auth).
