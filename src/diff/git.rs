@@ -143,7 +143,34 @@ pub fn extract(repo: &Path, rev: &str, subpath: &str, dest: &Path) -> Result<usi
     }
     let mut files = Vec::new();
     if found {
-        walk(&r, tree, "", rev, &mut files)?;
+        walk(&r, tree, "", rev, &mut files, 0)?;
+    }
+    // What the review writes is bounded before anything is written: a tree
+    // whose entries share one subtree names N^L files from a few kilobytes
+    // of objects, and one zero blob of 1 GB compresses to megabytes.
+    let limits = CheckoutLimits::get();
+    let mut total: u64 = 0;
+    for f in files.iter().filter(|f| f.kind != EntryKind::Link) {
+        let size = r.find_header(f.id).map(|h| h.size()).unwrap_or(0);
+        if size > limits.file_bytes {
+            return Err(git_err(
+                rev,
+                format!(
+                    "`{}` is {size} bytes: a review checks out files of at most {} bytes (STRATA_CHECKOUT_FILE_BYTES)",
+                    f.rel, limits.file_bytes
+                ),
+            ));
+        }
+        total = total.saturating_add(size);
+        if total > limits.bytes {
+            return Err(git_err(
+                rev,
+                format!(
+                    "the revision's files hold more than {} bytes (at `{}`): a review checks out at most that much (STRATA_CHECKOUT_BYTES)",
+                    limits.bytes, f.rel
+                ),
+            ));
+        }
     }
     std::fs::create_dir_all(dest).map_err(|e| io_err(dest, e))?;
     // Regular files first: once a symlink exists, a later write below it
@@ -185,14 +212,47 @@ fn read_tree(r: &gix::Repository, id: ObjectId, rev: &str) -> Result<TreeEntries
         .collect())
 }
 
-/// Every blob and symlink below tree `id`; submodules are skipped.
+/// How deep a revision's tree may nest (each level was a frame of the
+/// walk: 1,200 levels overflowed a debug build's stack; re-probe 12).
+pub const MAX_TREE_DEPTH: usize = 256;
+
+/// What a review checks out of one revision.
+struct CheckoutLimits {
+    files: usize,
+    bytes: u64,
+    file_bytes: u64,
+}
+
+impl CheckoutLimits {
+    fn get() -> Self {
+        CheckoutLimits {
+            files: crate::limits::get("STRATA_CHECKOUT_FILES", 500_000) as usize,
+            bytes: crate::limits::get("STRATA_CHECKOUT_BYTES", 4 << 30),
+            file_bytes: crate::limits::get("STRATA_CHECKOUT_FILE_BYTES", 256 << 20),
+        }
+    }
+}
+
+/// Every blob and symlink below tree `id`; submodules are skipped. At
+/// most [`MAX_TREE_DEPTH`] levels and `STRATA_CHECKOUT_FILES` files.
 fn walk(
     r: &gix::Repository,
     id: ObjectId,
     prefix: &str,
     rev: &str,
     out: &mut Vec<File>,
+    depth: usize,
 ) -> Result<(), DiffError> {
+    if depth >= MAX_TREE_DEPTH {
+        return Err(git_err(
+            rev,
+            format!(
+                "`{}` nests directories more than {MAX_TREE_DEPTH} levels deep: a review checks out no deeper tree",
+                prefix.chars().take(120).collect::<String>()
+            ),
+        ));
+    }
+    let max_files = CheckoutLimits::get().files;
     let mut seen = std::collections::HashSet::new();
     for (kind, name, oid) in read_tree(r, id, rev)? {
         let Some(name) = safe_name(&name, rev, prefix)? else {
@@ -217,8 +277,16 @@ fn walk(
             format!("{prefix}/{name}")
         };
         match kind {
-            EntryKind::Tree => walk(r, oid, &rel, rev, out)?,
+            EntryKind::Tree => walk(r, oid, &rel, rev, out, depth + 1)?,
             EntryKind::Blob | EntryKind::BlobExecutable | EntryKind::Link => {
+                if out.len() >= max_files {
+                    return Err(git_err(
+                        rev,
+                        format!(
+                            "the revision holds more than {max_files} files (at `{rel}`): a review checks out at most that many (STRATA_CHECKOUT_FILES)"
+                        ),
+                    ));
+                }
                 out.push(File { kind, id: oid, rel })
             }
             EntryKind::Commit => {}

@@ -364,7 +364,7 @@ impl CacheRepo {
                 None => return Ok(out),
             }
         }
-        self.walk_tree(tree_id, prefix, &mut out)?;
+        self.walk_tree(tree_id, prefix, &mut out, 0)?;
         Ok(out)
     }
 
@@ -378,7 +378,20 @@ impl CacheRepo {
             .map_err(|e| obj_err(format!("decoding tree {id}"), e))
     }
 
-    fn walk_tree(&self, id: ObjectId, prefix: &str, out: &mut FileMap) -> Result<()> {
+    /// At most 256 levels and 500,000 files (`STRATA_CHECKOUT_FILES`): the
+    /// tree may be a pull request's (each level was a frame: 1,200 levels
+    /// overflowed a debug build's stack; re-probe 12).
+    fn walk_tree(&self, id: ObjectId, prefix: &str, out: &mut FileMap, depth: usize) -> Result<()> {
+        let limit = |message: String| GitError::Path {
+            path: PathBuf::from(prefix.chars().take(120).collect::<String>()),
+            message,
+        };
+        if depth >= 256 {
+            return Err(limit(
+                "the tree nests directories more than 256 levels deep".into(),
+            ));
+        }
+        let max_files = crate::limits::get("STRATA_CHECKOUT_FILES", 500_000) as usize;
         for entry in self.find_tree(id)?.entries {
             let name = entry.filename.to_str_lossy();
             let path = if prefix.is_empty() {
@@ -388,8 +401,13 @@ impl CacheRepo {
             };
             let kind = entry.mode.kind();
             if kind == EntryKind::Tree {
-                self.walk_tree(entry.oid, &path, out)?;
+                self.walk_tree(entry.oid, &path, out, depth + 1)?;
             } else if let Some(k) = file_kind(kind) {
+                if out.len() >= max_files {
+                    return Err(limit(format!(
+                        "the tree holds more than {max_files} files (STRATA_CHECKOUT_FILES)"
+                    )));
+                }
                 out.insert(
                     path,
                     FileEntry {

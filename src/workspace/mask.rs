@@ -124,6 +124,11 @@ fn add(s: &str, out: &mut BTreeSet<String>) {
         }
         out.insert(s.escape_debug().to_string());
         out.insert(s.escape_default().to_string());
+        // Python's repr (a Jinja2 filter's or kadet's error: `'a"b\\c'`,
+        // control characters as `\xNN`; re-probe 12), quoted either way.
+        let repr = python_repr_inner(s);
+        out.insert(repr.replace('\'', "\\'"));
+        out.insert(repr);
     }
     if s.contains('\n') {
         for line in s.lines().map(str::trim) {
@@ -132,6 +137,24 @@ fn add(s: &str, out: &mut BTreeSet<String>) {
             }
         }
     }
+}
+
+/// The inside of Python's `repr()` of `s`, quotes unescaped.
+fn python_repr_inner(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -193,6 +216,7 @@ mod tests {
             yaml("db_password: 'PLANT1\"quo\\te'\napi_token: \"PLANT2 with\\nnewline-x\"\n");
         let m = SecretMask::of_values([&params]);
         for msg in [
+            r#"invalid literal for int() with base 10: 'PLANT1"quo\\te'"#,
             r#"template "PLANT1\"quo\\te" not found"#,
             r#"template "PLANT2 with\nnewline-x" not found"#,
             "PLANT2 with\nnewline-x",

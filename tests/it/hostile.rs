@@ -4331,3 +4331,49 @@ fn reviews_give_file_exists_the_working_directorys_path() {
     run_env(&repo, &["ci"], &[("TMPDIR", tmpdir)], 0);
     assert!(!stale.exists(), "the killed ci's scratch is still there");
 }
+
+/// Re-probe 12 (review-deep-git-tree-stack-overflow,
+/// review-git-tree-bomb-unbounded-checkout): a pull request's tree 1,200
+/// levels deep aborted a review (stack overflow), and a tree whose entries
+/// share one subtree named a million files from 50 KB of objects, all
+/// written to the scratch directory. A review checks out at most 256
+/// levels, 500,000 files and 4 GiB (256 MiB per file), and says so.
+#[test]
+fn reviews_bound_what_they_check_out_of_a_revision() {
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n",
+    );
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    let deep = format!("zz/{}/x.txt", vec!["d"; 300].join("/"));
+    write(&repo.join(&deep), "x\n");
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "deep"]);
+    let out = run(&repo, &["review", "--base", "base"], 2);
+    assert!(out.contains("more than 256 levels deep"), "{out}");
+    git(&repo, &["reset", "-q", "--hard", "base"]);
+    for i in 0..30 {
+        write(&repo.join(format!("many/f{i}.txt")), &"y".repeat(100));
+    }
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "many"]);
+    for (var, value, needle) in [
+        ("STRATA_CHECKOUT_FILES", "20", "more than 20 files"),
+        ("STRATA_CHECKOUT_BYTES", "2000", "more than 2000 bytes"),
+        (
+            "STRATA_CHECKOUT_FILE_BYTES",
+            "50",
+            "a review checks out files of at most 50 bytes",
+        ),
+    ] {
+        let out = run_env(&repo, &["review", "--base", "base"], &[(var, value)], 2);
+        assert!(out.contains(needle) && out.contains(var), "{var}: {out}");
+    }
+    run(&repo, &["review", "--base", "base"], 0);
+}
