@@ -1549,7 +1549,6 @@ pub fn compile_selected(
 }
 
 const TEMP_PREFIX: &str = ".strata-compile-";
-const TEMP_LOCK: &str = ".lock";
 
 /// A temporary catalog root beside the output, removed when dropped.
 ///
@@ -1562,53 +1561,7 @@ pub fn temp_root(output_path: &Path) -> Result<tempfile::TempDir, CompileError> 
     locked_temp_dir(output_path, TEMP_PREFIX).map_err(|e| CompileError::io(output_path, e))
 }
 
-/// A directory `<parent>/<prefix>XXXX`, removed when dropped, and locked
-/// for as long as the process lives; left-over ones (of killed processes)
-/// under `parent` are removed first. Reviews keep their scratch trees in
-/// such directories too.
-pub fn locked_temp_dir(parent: &Path, prefix: &str) -> std::io::Result<tempfile::TempDir> {
-    remove_stale_locked_dirs(parent, prefix);
-    let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent)?;
-    let lock = std::fs::File::create(dir.path().join(TEMP_LOCK))?;
-    lock.lock()?;
-    // Held until the process ends; the directory (and file) go with the
-    // TempDir, the descriptor with the process.
-    std::mem::forget(lock);
-    Ok(dir)
-}
-
-/// Removes the `<prefix>*` directories under `parent` that no running
-/// process holds. Best effort: what cannot be removed stays.
-fn remove_stale_locked_dirs(parent: &Path, prefix: &str) -> usize {
-    let Ok(rd) = std::fs::read_dir(parent) else {
-        return 0;
-    };
-    let mut removed = 0;
-    for e in rd.filter_map(Result::ok) {
-        let name = e.file_name();
-        if !name.to_string_lossy().starts_with(prefix) || !e.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
-        // A compile starting right now may not hold its lock yet: leave
-        // directories younger than a minute alone.
-        let young = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_none_or(|age| age.as_secs() < 60);
-        let held = young
-            || match std::fs::File::open(e.path().join(TEMP_LOCK)) {
-                // The lock taken here is dropped with `f`.
-                Ok(f) => f.try_lock().is_err(),
-                Err(_) => false,
-            };
-        if !held && std::fs::remove_dir_all(e.path()).is_ok() {
-            removed += 1;
-        }
-    }
-    removed
-}
+pub use crate::fswalk::locked_temp_dir;
 
 /// Moves a finished catalog into `<output_path>/compiled`: the whole
 /// catalog when every target was compiled, else only the compiled targets'

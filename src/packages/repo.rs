@@ -821,8 +821,9 @@ pub fn catalog_from_repositories(
 ) -> Result<Catalog, RepoError> {
     let mut contents = Vec::new();
     for r in repos.iter().filter(|r| !r.paused) {
-        let work =
-            tempfile::tempdir().map_err(|e| crate::error::Error::io(std::env::temp_dir(), e))?;
+        // Locked: the next run removes the ones killed runs left.
+        let work = crate::fswalk::locked_temp_dir(&std::env::temp_dir(), "strata-pkg-")
+            .map_err(|e| crate::error::Error::io(std::env::temp_dir(), e))?;
         contents.push(fetch_repository(r, work.path(), strictness)?);
     }
     merge(contents)

@@ -210,10 +210,14 @@ pub fn compile_target_packages(
             }
             DeclaredRepository::Repository(r) if r.paused => {}
             DeclaredRepository::Repository(r) => {
-                let work = tempfile::tempdir()
+                // Locked: the next run removes the ones killed runs left.
+                let work = crate::fswalk::locked_temp_dir(&std::env::temp_dir(), "strata-pkg-")
                     .map_err(|e| PackagesError(format!("cannot create a work directory: {e}")))?;
+                // Errors name the repository's files, not the work directory.
+                let scratch = format!("{}/content/", work.path().display());
                 contents.push(
                     repo::fetch_repository(&r, work.path(), Strictness::Lenient).map_err(|e| {
+                        let e = e.to_string().replace(&scratch, "");
                         PackagesError(format!(
                             "parameters.package_repositories.{}: {e}",
                             r.meta.name
@@ -242,7 +246,7 @@ pub fn compile_target_packages(
                 )
             })
             .collect();
-        let work = tempfile::tempdir()
+        let work = crate::fswalk::locked_temp_dir(&std::env::temp_dir(), "strata-pkg-")
             .map_err(|e| PackagesError(format!("cannot create a work directory: {e}")))?;
         let rendered = render::render_package(
             &r.package,

@@ -4377,3 +4377,36 @@ fn reviews_bound_what_they_check_out_of_a_revision() {
     }
     run(&repo, &["review", "--base", "base"], 0);
 }
+
+/// Re-probe 12 (package-repo-fetch-plain-tempdir): a package repository
+/// was fetched into a plain temporary directory, left by a killed run,
+/// and named in errors (`/tmp/.tmpX/content/packages/...`). It is locked
+/// and swept like the other scratch directories, and errors name the
+/// repository's own paths.
+#[test]
+fn package_repository_scratch_is_swept_and_never_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("w");
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n  package_repositories:\n    tools:\n      namespace: apps\n      fetch:\n        inline:\n          paths:\n            packages/p0.example.com/0.1.0.yml: \"x: 1\"\n  packages_install:\n    web:\n      namespace: apps\n      serviceAccountName: sa\n      packageRef:\n        refName: p0.example.com\n        versionSelection: {constraints: \">=0.0.1\"}\n",
+    );
+    let scratch = tmp.path().join("tmp");
+    let stale = scratch.join("strata-pkg-KiLLeD");
+    write(&stale.join("content/packages/x.yml"), "x: 1\n");
+    assert!(std::process::Command::new("touch")
+        .args(["-d", "2 hours ago"])
+        .arg(&stale)
+        .status()
+        .unwrap()
+        .success());
+    let out = run_env(&d, COMPILE, &[("TMPDIR", scratch.to_str().unwrap())], 2);
+    assert!(
+        out.contains("parameters.package_repositories.tools")
+            && out.contains("packages/p0.example.com/0.1.0.yml"),
+        "{out}"
+    );
+    assert!(!out.contains(scratch.to_str().unwrap()), "{out}");
+    assert!(!out.contains("/content/"), "{out}");
+    assert!(!stale.exists(), "the killed run's scratch is still there");
+}
