@@ -121,11 +121,15 @@ pub fn normpath(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
+            // A leading `..` stays (popping it made `../../x` read as `x`,
+            // inside the tree: re-probe 12); `/..` is `/`.
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
                 }
-            }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
             Component::CurDir => {}
             other => out.push(other.as_os_str()),
         }
@@ -1166,6 +1170,28 @@ fn format_error(e: &jrsonnet_evaluator::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Re-probe 12 (review-helm-relative-outside-paths-read): `../../x`
+    /// normalised to `x`, so an even number of leading `..` looked inside
+    /// the tree to the checks that gate on it. `os.path.normpath` keeps
+    /// them, and `/..` is `/`.
+    #[test]
+    fn normpath_keeps_leading_parent_dirs() {
+        for (p, want) in [
+            ("../../x", "../../x"),
+            ("../x/../../y", "../../y"),
+            ("./../../../../a/b", "../../../../a/b"),
+            ("a/../../b", "../b"),
+            ("a/b/../c", "a/c"),
+            ("a/./b/..", "a"),
+            ("/../x", "/x"),
+            ("/a/../../b", "/b"),
+            ("..", ".."),
+            ("a/..", ""),
+        ] {
+            assert_eq!(normpath(Path::new(p)), PathBuf::from(want), "{p}");
+        }
+    }
 
     fn eval(src: &str) -> Result<Value, String> {
         let dir = tempfile::tempdir().unwrap();

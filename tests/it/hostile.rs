@@ -3892,6 +3892,20 @@ fn reviews_refuse_helm_params_naming_files_outside_the_tree() {
         out.contains("helm_params `--kubeconfig`") && out.contains("outside the repository"),
         "{out}"
     );
+    // Re-probe 12: an even number of leading `..` normalised away (`../../x`
+    // read as `x`), so the path looked inside and was not checked.
+    let tmp_name = tmp.path().file_name().unwrap().to_str().unwrap();
+    for rel in [
+        format!("../../{tmp_name}/outside/kubeconfig"),
+        format!("./../../{tmp_name}/outside/kubeconfig"),
+    ] {
+        let param = format!(", helm_params: {{kubeconfig: '{rel}'}}");
+        write(&repo.join("inventory/targets/t.yml"), &target(&param));
+        git(&repo, &["commit", "-q", "-am", "even"]);
+        let out = run(&repo, &["review", "--base", "base"], 2);
+        assert!(!out.contains(MARKER), "{rel}: {out}");
+        assert!(out.contains("outside the repository"), "{rel}: {out}");
+    }
     // A local compile passes it to helm, as Kapitan does.
     run(&repo, COMPILE, 0);
     let cm = std::fs::read_to_string(repo.join("out/compiled/t/o/c/templates/cm.yaml")).unwrap();
