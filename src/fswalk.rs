@@ -12,6 +12,11 @@ use std::path::{Path, PathBuf};
 /// 24 levels of them ran every walker for hours and `copy` filled the disk.
 pub const MAX_DIR_VISITS: u32 = 1_000;
 
+/// How deep a walk goes: each level costs every later path operation below
+/// it (a class directory 2,000 levels deep took a compile past 90 s;
+/// re-probe 12), and a review checks out no deeper tree.
+pub const MAX_WALK_DEPTH: usize = 256;
+
 /// Why a walk does not enter a directory.
 #[derive(Debug, PartialEq)]
 pub enum Refusal {
@@ -19,6 +24,8 @@ pub enum Refusal {
     Loop,
     /// It was entered [`MAX_DIR_VISITS`] times already.
     FanOut,
+    /// It is [`MAX_WALK_DEPTH`] levels below the walk's start.
+    TooDeep,
 }
 
 impl Refusal {
@@ -31,6 +38,9 @@ impl Refusal {
             ),
             Refusal::FanOut => format!(
                 "reached through symlinks more than {MAX_DIR_VISITS} times (links that fan out, such as `a` and `b` -> `../next` on every level)"
+            ),
+            Refusal::TooDeep => format!(
+                "is more than {MAX_WALK_DEPTH} directory levels deep: nest directories less deeply"
             ),
         }
     }
@@ -51,6 +61,9 @@ impl Visits {
     pub fn enter(&mut self, real: PathBuf) -> Result<(), Refusal> {
         if self.ancestors.contains(&real) {
             return Err(Refusal::Loop);
+        }
+        if self.ancestors.len() >= MAX_WALK_DEPTH {
+            return Err(Refusal::TooDeep);
         }
         let n = self.counts.entry(real.clone()).or_insert(0);
         if *n >= MAX_DIR_VISITS {

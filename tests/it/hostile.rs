@@ -4424,3 +4424,29 @@ fn package_repository_scratch_is_swept_and_never_named() {
     assert!(!out.contains("/content/"), "{out}");
     assert!(!stale.exists(), "the killed run's scratch is still there");
 }
+
+/// Re-probe 12 (deep-input-dir-walk-cubic): a class directory or a Jinja2
+/// input directory 2,000 levels deep took a compile past 90 s (each level
+/// costs every path operation below it). Walks stop at 256 levels.
+#[test]
+fn input_directory_walks_are_bounded_in_depth() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let deep = vec!["d"; 300].join("/");
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jinja2, input_paths: [tpl]}\n",
+    );
+    write(&d.join("tpl/a.txt"), "a\n");
+    write(&d.join(format!("tpl/{deep}/x.txt")), "x\n");
+    let out = run(d, COMPILE, 2);
+    assert!(out.contains("more than 256 directory levels deep"), "{out}");
+    std::fs::remove_dir_all(d.join("tpl/d")).unwrap();
+    run(d, COMPILE, 0);
+    write(
+        &d.join(format!("inventory/classes/{deep}/c.yml")),
+        "parameters: {}\n",
+    );
+    let out = run(d, COMPILE, 2);
+    assert!(out.contains("more than 256 directory levels deep"), "{out}");
+}
