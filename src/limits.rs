@@ -2,12 +2,12 @@
 //! `STRATA_EVAL_ALLOCATIONS`, `STRATA_EVAL_STEPS`, `STRATA_RENDER_MEMORY`,
 //! `STRATA_PROGRAM_TIMEOUT`, `STRATA_EVAL_TIMEOUT`, `STRATA_MAX_TARGET_FILES`,
 //! `STRATA_MAX_FILES`, `STRATA_CHECKOUT_FILES`, `STRATA_CHECKOUT_BYTES`,
-//! `STRATA_CHECKOUT_FILE_BYTES`):
+//! `STRATA_CHECKOUT_FILE_BYTES`, `STRATA_CHECKOUT_REPEATED_FILES`):
 //! one reading rule for
 //! all of them, so the check of their values and their use cannot disagree.
 
 /// Every limit variable and the unit of its value.
-pub const VARIABLES: [(&str, &str); 11] = [
+pub const VARIABLES: [(&str, &str); 12] = [
     ("STRATA_EVAL_MEMORY", "bytes"),
     ("STRATA_EVAL_ALLOCATIONS", "allocations"),
     ("STRATA_RENDER_MEMORY", "bytes"),
@@ -19,6 +19,7 @@ pub const VARIABLES: [(&str, &str); 11] = [
     ("STRATA_CHECKOUT_FILES", "files"),
     ("STRATA_CHECKOUT_BYTES", "bytes"),
     ("STRATA_CHECKOUT_FILE_BYTES", "bytes"),
+    ("STRATA_CHECKOUT_REPEATED_FILES", "files"),
 ];
 
 /// The most files one compile run writes, all targets together:

@@ -143,7 +143,8 @@ pub fn extract(repo: &Path, rev: &str, subpath: &str, dest: &Path) -> Result<usi
     }
     let mut files = Vec::new();
     if found {
-        walk(&r, tree, "", rev, &mut files, 0)?;
+        let mut repeats = Repeats::default();
+        walk(&r, tree, "", rev, &mut files, 0, &mut repeats)?;
     }
     // What the review writes is bounded before anything is written: a tree
     // whose entries share one subtree names N^L files from a few kilobytes
@@ -226,15 +227,31 @@ struct CheckoutLimits {
 impl CheckoutLimits {
     fn get() -> Self {
         CheckoutLimits {
-            files: crate::limits::get("STRATA_CHECKOUT_FILES", 500_000) as usize,
+            files: crate::limits::get("STRATA_CHECKOUT_FILES", 200_000) as usize,
             bytes: crate::limits::get("STRATA_CHECKOUT_BYTES", 4 << 30),
             file_bytes: crate::limits::get("STRATA_CHECKOUT_FILE_BYTES", 256 << 20),
         }
     }
 }
 
+/// The most files a revision's tree may repeat (`STRATA_CHECKOUT_REPEATED_FILES`,
+/// default 50,000): entries pointing at a subtree met before (a tree of
+/// 700 entries all naming one subtree of 700 files is 490,000 files from
+/// 48 KB of objects; re-probe 13).
+fn max_repeated_files() -> usize {
+    crate::limits::get("STRATA_CHECKOUT_REPEATED_FILES", 50_000) as usize
+}
+
+/// Subtrees met so far, and the files their repeats added.
+#[derive(Default)]
+struct Repeats {
+    seen: std::collections::HashSet<ObjectId>,
+    files: usize,
+}
+
 /// Every blob and symlink below tree `id`; submodules are skipped. At
-/// most [`MAX_TREE_DEPTH`] levels and `STRATA_CHECKOUT_FILES` files.
+/// most [`MAX_TREE_DEPTH`] levels, `STRATA_CHECKOUT_FILES` files and
+/// [`max_repeated_files`] files in repeated subtrees.
 fn walk(
     r: &gix::Repository,
     id: ObjectId,
@@ -242,6 +259,7 @@ fn walk(
     rev: &str,
     out: &mut Vec<File>,
     depth: usize,
+    repeats: &mut Repeats,
 ) -> Result<(), DiffError> {
     if depth >= MAX_TREE_DEPTH {
         return Err(git_err(
@@ -277,7 +295,23 @@ fn walk(
             format!("{prefix}/{name}")
         };
         match kind {
-            EntryKind::Tree => walk(r, oid, &rel, rev, out, depth + 1)?,
+            EntryKind::Tree => {
+                let again = !repeats.seen.insert(oid);
+                let before = out.len();
+                walk(r, oid, &rel, rev, out, depth + 1, repeats)?;
+                if again {
+                    repeats.files += out.len() - before;
+                    let max = max_repeated_files();
+                    if repeats.files > max {
+                        return Err(git_err(
+                            rev,
+                            format!(
+                                "the tree repeats subtrees (the same directory under many names, at `{rel}`) for more than {max} files: a review checks out no such tree (STRATA_CHECKOUT_REPEATED_FILES)"
+                            ),
+                        ));
+                    }
+                }
+            }
             EntryKind::Blob | EntryKind::BlobExecutable | EntryKind::Link => {
                 if out.len() >= max_files {
                     return Err(git_err(

@@ -378,7 +378,7 @@ impl CacheRepo {
             .map_err(|e| obj_err(format!("decoding tree {id}"), e))
     }
 
-    /// At most 256 levels and 500,000 files (`STRATA_CHECKOUT_FILES`): the
+    /// At most 256 levels and 200,000 files (`STRATA_CHECKOUT_FILES`): the
     /// tree may be a pull request's (each level was a frame: 1,200 levels
     /// overflowed a debug build's stack; re-probe 12).
     fn walk_tree(&self, id: ObjectId, prefix: &str, out: &mut FileMap, depth: usize) -> Result<()> {
@@ -391,7 +391,7 @@ impl CacheRepo {
                 "the tree nests directories more than 256 levels deep".into(),
             ));
         }
-        let max_files = crate::limits::get("STRATA_CHECKOUT_FILES", 500_000) as usize;
+        let max_files = crate::limits::get("STRATA_CHECKOUT_FILES", 200_000) as usize;
         for entry in self.find_tree(id)?.entries {
             let name = entry.filename.to_str_lossy();
             let path = if prefix.is_empty() {

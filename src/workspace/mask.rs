@@ -118,7 +118,7 @@ fn add(s: &str, out: &mut BTreeSet<String>) {
     out.insert(s.to_string());
     // As messages quote it: escaped as JSON or Rust's `{:?}` do (a quote,
     // backslash or newline in the value; re-probe 11), and line by line.
-    if s.contains(|c: char| c == '"' || c == '\\' || c.is_control()) {
+    if s.contains(|c: char| c == '"' || c == '\\' || c.is_control() || !c.is_ascii()) {
         if let Ok(json) = serde_json::to_string(s) {
             out.insert(json[1..json.len() - 1].to_string());
         }
@@ -129,6 +129,14 @@ fn add(s: &str, out: &mut BTreeSet<String>) {
         let repr = python_repr_inner(s);
         out.insert(repr.replace('\'', "\\'"));
         out.insert(repr);
+        // ASCII-only forms: Python's `ascii()` and `json.dumps` (which
+        // escape every non-ASCII character; re-probe 13).
+        if !s.is_ascii() {
+            let (py, json) = ascii_escapes(s);
+            out.insert(py.replace('\'', "\\'"));
+            out.insert(py);
+            out.insert(json);
+        }
     }
     if s.contains('\n') {
         for line in s.lines().map(str::trim) {
@@ -139,7 +147,9 @@ fn add(s: &str, out: &mut BTreeSet<String>) {
     }
 }
 
-/// The inside of Python's `repr()` of `s`, quotes unescaped.
+/// The inside of Python's `repr()` of `s`, quotes unescaped: characters
+/// Python does not print (controls, line and paragraph separators,
+/// invisible format characters) as `\xNN`, `\uNNNN` or `\UNNNNNNNN`.
 fn python_repr_inner(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
@@ -148,13 +158,57 @@ fn python_repr_inner(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
+            c if !python_printable(c) => out.push_str(&python_escape(c)),
             c => out.push(c),
         }
     }
     out
+}
+
+/// Close to Python's `str.isprintable` for one character.
+fn python_printable(c: char) -> bool {
+    !(c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
+        || (c.is_whitespace() && c != ' '))
+}
+
+/// Python's escape of one character.
+fn python_escape(c: char) -> String {
+    let n = c as u32;
+    if n < 0x100 {
+        format!("\\x{n:02x}")
+    } else if n < 0x10000 {
+        format!("\\u{n:04x}")
+    } else {
+        format!("\\U{n:08x}")
+    }
+}
+
+/// `s` as Python's `ascii()` writes it (inside the quotes) and as
+/// `json.dumps` does by default (`ensure_ascii`: `\uNNNN`, astral
+/// characters as surrogate pairs).
+fn ascii_escapes(s: &str) -> (String, String) {
+    let mut py = String::with_capacity(s.len() * 2);
+    for c in python_repr_inner(s).chars() {
+        if c.is_ascii() {
+            py.push(c);
+        } else {
+            py.push_str(&python_escape(c));
+        }
+    }
+    let mut json = String::with_capacity(s.len() * 2);
+    let inner = serde_json::to_string(s).unwrap_or_default();
+    for c in inner.trim_matches('"').chars() {
+        if c.is_ascii() {
+            json.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                json.push_str(&format!("\\u{u:04x}"));
+            }
+        }
+    }
+    (py, json)
 }
 
 #[cfg(test)]
@@ -205,6 +259,23 @@ mod tests {
             "input components/token/main.jsonnet: runtime error: x",
         ] {
             assert_eq!(m.text(t), t);
+        }
+    }
+
+    /// Re-probe 13 (error-mask-misses-python-unicode-escapes): Python's
+    /// `ascii()`, `json.dumps` and the repr of a line separator.
+    #[test]
+    fn non_ascii_values_are_hidden_in_ascii_escapes() {
+        let params = yaml("secret_key: \"PLANT6é-ü-ñ\"\nclient_secret: \"PLANT7\\u2028ls\"\n");
+        let m = SecretMask::of_values([&params]);
+        for msg in [
+            r"ValueError: bad value 'PLANT7\u2028ls'",
+            r#""PLANT6\u00e9-\u00fc-\u00f1""#,
+            r"'PLANT6\xe9-\xfc-\xf1'",
+            r#""PLANT7\u2028ls""#,
+        ] {
+            let shown = m.text(msg);
+            assert!(!shown.contains("PLANT"), "{msg} -> {shown}");
         }
     }
 

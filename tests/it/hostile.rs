@@ -4390,6 +4390,85 @@ fn reviews_bound_what_they_check_out_of_a_revision() {
         assert!(out.contains(needle) && out.contains(var), "{var}: {out}");
     }
     run(&repo, &["review", "--base", "base"], 0);
+    // Re-probe 13: one subtree under many names (a tree bomb below the file
+    // bound) is refused by the files its repeats add.
+    let sub = String::from_utf8(
+        std::process::Command::new("git")
+            .current_dir(&repo)
+            .args(["rev-parse", "HEAD:many"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let listing: String = (0..10)
+        .map(|i| format!("040000 tree {}\tcopy{i}\n", sub.trim()))
+        .collect();
+    let mut mktree = std::process::Command::new("git")
+        .current_dir(&repo)
+        .arg("mktree")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    mktree
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(listing.as_bytes())
+        .unwrap();
+    let bomb = String::from_utf8(mktree.wait_with_output().unwrap().stdout).unwrap();
+    let root = format!(
+        "040000 tree {}\tzz\n{}",
+        bomb.trim(),
+        String::from_utf8(
+            std::process::Command::new("git")
+                .current_dir(&repo)
+                .args(["ls-tree", "HEAD"])
+                .output()
+                .unwrap()
+                .stdout
+        )
+        .unwrap()
+    );
+    let mut mktree = std::process::Command::new("git")
+        .current_dir(&repo)
+        .arg("mktree")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    mktree
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(root.as_bytes())
+        .unwrap();
+    let tree = String::from_utf8(mktree.wait_with_output().unwrap().stdout).unwrap();
+    let commit = String::from_utf8(
+        std::process::Command::new("git")
+            .current_dir(&repo)
+            .args(["commit-tree", tree.trim(), "-p", "HEAD", "-m", "bomb"])
+            .env("GIT_AUTHOR_NAME", "a")
+            .env("GIT_AUTHOR_EMAIL", "a@b")
+            .env("GIT_COMMITTER_NAME", "a")
+            .env("GIT_COMMITTER_EMAIL", "a@b")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let out = run_env(
+        &repo,
+        &["review", "--base", "base", "--head", commit.trim()],
+        &[("STRATA_CHECKOUT_REPEATED_FILES", "200")],
+        2,
+    );
+    assert!(
+        out.contains("the tree repeats subtrees") && out.contains("STRATA_CHECKOUT_REPEATED_FILES"),
+        "{out}"
+    );
 }
 
 /// Re-probe 12 (package-repo-fetch-plain-tempdir): a package repository
