@@ -152,10 +152,7 @@ pub fn invocation(
                 // A path a flag names (`kubeconfig`, `ca_file`,
                 // `post_renderer`, ...) is read by helm: outside the tree,
                 // refused in a confined compile as the values files are.
-                let p = std::path::Path::new(&a);
-                if p.is_absolute() || super::jsonnet::normpath(p).starts_with("..") {
-                    super::confine::check(p).map_err(|e| format!("helm_params `{flag}`: {e}"))?;
-                }
+                check_helm_path(&a).map_err(|e| format!("helm_params `{flag}`: {e}"))?;
                 args.push(flag);
                 args.push(a);
             }
@@ -175,10 +172,7 @@ pub fn invocation(
                 // helm reads these relative to the working directory (the
                 // checkout); one naming a file elsewhere is refused in a
                 // confined compile.
-                let p = std::path::Path::new(f);
-                if p.is_absolute() || super::jsonnet::normpath(p).starts_with("..") {
-                    super::confine::check(p)?;
-                }
+                check_helm_path(f)?;
                 args.push("--values".into());
                 args.push(f.clone());
             }
@@ -192,6 +186,20 @@ pub fn invocation(
     args.push(name.unwrap_or_else(|| "--generate-name".into()));
     args.push(chart.to_string_lossy().into_owned());
     Ok(Invocation { args, output_file })
+}
+
+/// Whether a confined compile lets helm read `path`: relative to the
+/// tree helm runs in (a review's revision, or the working directory), and
+/// checked through symlinks too (a committed link `values.yaml ->
+/// /home/runner/...` was read into the catalog; re-probe 13). A flag value
+/// that is no path (`--version 1.2.3`) names nothing outside and passes.
+fn check_helm_path(path: &str) -> Result<(), String> {
+    let p = Path::new(path);
+    let full = match super::confine::base() {
+        Some(base) if p.is_relative() => base.join(p),
+        _ => p.to_path_buf(),
+    };
+    super::confine::check(&full)
 }
 
 /// The binary: `helm_path`, else `$KAPITAN_HELM_PATH`, else `helm`.

@@ -3906,6 +3906,18 @@ fn reviews_refuse_helm_params_naming_files_outside_the_tree() {
         assert!(!out.contains(MARKER), "{rel}: {out}");
         assert!(out.contains("outside the repository"), "{rel}: {out}");
     }
+    // Re-probe 13: a path inside the tree that is a committed link to an
+    // outside file was not checked (only absolute and `..` paths were):
+    // a pull request's confined compile read it into the catalog.
+    std::os::unix::fs::symlink(&outside, repo.join("kc")).unwrap();
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        &target(", helm_params: {kubeconfig: kc}"),
+    );
+    let out = run_env(&repo, COMPILE, &[("GITHUB_EVENT_NAME", "pull_request")], 2);
+    assert!(!out.contains(MARKER), "{out}");
+    assert!(out.contains("(through a symlink)"), "{out}");
+    assert!(!repo.join("out/compiled/t").exists());
     // A local compile passes it to helm, as Kapitan does.
     run(&repo, COMPILE, 0);
     let cm = std::fs::read_to_string(repo.join("out/compiled/t/o/c/templates/cm.yaml")).unwrap();
