@@ -95,13 +95,31 @@ pub fn invocation(
     let mut name = None;
     let mut output_file = None;
     for (param, value) in &params {
+        // A key with `=` reached helm as `--values=/x` (its own value, past
+        // the path check and the denied flags); a name starting with `-` is
+        // read by helm as a flag (re-probe 14).
+        if param.is_empty()
+            || param.starts_with('-')
+            || !param
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(format!(
+                "invalid helm flag: '{}'. helm_params keys are flag names of letters, digits and '_'",
+                param.escape_debug()
+            ));
+        }
         match param.as_str() {
             "name" => {
                 name = Some(python_str(value));
                 continue;
             }
             "output_file" => {
-                output_file = Some(python_str(value));
+                let f = python_str(value);
+                // Written by strata below the entry's output directory: an
+                // absolute or `..` name wrote anywhere (re-probe 14).
+                super::check_relative(&f, "helm_params.output_file")?;
+                output_file = Some(f);
                 continue;
             }
             _ => {}
@@ -182,6 +200,11 @@ pub fn invocation(
     if output_file.is_none() {
         args.push("--output-dir".into());
         args.push(output_dir.to_string_lossy().into_owned());
+    }
+    if name.as_deref().is_some_and(|n| n.starts_with('-')) {
+        return Err(
+            "the helm release name may not start with '-': helm would read it as a flag".into(),
+        );
     }
     args.push(name.unwrap_or_else(|| "--generate-name".into()));
     args.push(chart.to_string_lossy().into_owned());
@@ -373,6 +396,36 @@ mod tests {
             i.args.join(" "),
             "template --include-crds --skip-tests --generate-name /c"
         );
+    }
+
+    /// Re-probe 14 (helm-params-key-with-equals-smuggles-file-flags,
+    /// helm-output-file-writes-outside-repository): a key with `=` reached
+    /// helm as `--values=/x` past every check, a release name starting with
+    /// `-` was read as a flag, and `output_file` wrote anywhere.
+    #[test]
+    fn keys_names_and_output_files_cannot_smuggle_flags_or_paths() {
+        for yaml in [
+            "helm_params: {'values=/etc/passwd': true}",
+            "helm_params: {'kubeconfig=/x': true}",
+            "helm_params: {'output_dir=/tmp/x': true}",
+            "helm_params: {'--values': /x}",
+            "helm_params: {'dry run': true}",
+        ] {
+            let e = args(yaml).expect_err(yaml);
+            assert!(e.contains("helm_params keys are flag names"), "{yaml}: {e}");
+        }
+        for yaml in [
+            "helm_params: {name: '--values=/etc/passwd'}",
+            "helm_params: {release_name: '-x'}",
+        ] {
+            let e = args(yaml).expect_err(yaml);
+            assert!(e.contains("may not start with '-'"), "{yaml}: {e}");
+        }
+        for f in ["/tmp/x.yaml", "../x.yaml", "a/../../x.yaml"] {
+            let e = args(&format!("helm_params: {{output_file: '{f}'}}")).expect_err(f);
+            assert!(e.contains("helm_params.output_file"), "{f}: {e}");
+        }
+        assert!(args("helm_params: {output_file: sub/all.yaml, name: rel}").is_ok());
     }
 
     /// Re-probe 7 (helm-errors-name-scratch-dir): errors named strata's

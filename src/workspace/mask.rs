@@ -136,6 +136,10 @@ fn add(s: &str, out: &mut BTreeSet<String>) {
             out.insert(py.replace('\'', "\\'"));
             out.insert(py);
             out.insert(json);
+            // Its UTF-8 bytes as Python writes them (`b'\xc3\xa9'`).
+            let bytes = python_bytes_repr_inner(s);
+            out.insert(bytes.replace('\'', "\\'"));
+            out.insert(bytes);
         }
     }
     if s.contains('\n') {
@@ -160,6 +164,22 @@ fn python_repr_inner(s: &str) -> String {
             '\t' => out.push_str("\\t"),
             c if !python_printable(c) => out.push_str(&python_escape(c)),
             c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The inside of Python's `repr()` of `s.encode()`, quotes unescaped.
+fn python_bytes_repr_inner(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() * 2);
+    for b in s.bytes() {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
         }
     }
     out
@@ -273,6 +293,7 @@ mod tests {
             r#""PLANT6\u00e9-\u00fc-\u00f1""#,
             r"'PLANT6\xe9-\xfc-\xf1'",
             r#""PLANT7\u2028ls""#,
+            r"ValueError: b'PLANT6\xc3\xa9-\xc3\xbc-\xc3\xb1'",
         ] {
             let shown = m.text(msg);
             assert!(!shown.contains("PLANT"), "{msg} -> {shown}");
