@@ -125,7 +125,7 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
     eprintln!("strata ci: {} event", event.name());
     // Locked while this process lives: the next run removes the ones
     // killed runs left (re-probe 11).
-    let work = crate::compile::locked_temp_dir(&std::env::temp_dir(), "strata-ci-")
+    let work = crate::fswalk::locked_temp_dir(&std::env::temp_dir(), "strata-ci-")
         .map_err(|e| anyhow::anyhow!("cannot create a temporary directory: {e}"))?;
     let out_root = args
         .output_path

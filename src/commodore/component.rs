@@ -192,7 +192,7 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
 
     // Locked while this process lives: the next compile removes the ones
     // killed runs left (re-probe 10).
-    let temp = crate::compile::locked_temp_dir(&std::env::temp_dir(), "strata-component-")
+    let temp = crate::fswalk::locked_temp_dir(&std::env::temp_dir(), "strata-component-")
         .map_err(|e| CommodoreError::new(format!("cannot create a temporary directory: {e}")))?;
     let work =
         std::fs::canonicalize(temp.path()).map_err(|e| CommodoreError::io(temp.path(), e))?;

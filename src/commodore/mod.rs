@@ -1498,7 +1498,7 @@ pub(crate) fn compile_catalog_with(
 
     // Locked while this process lives: the next compile removes the ones
     // killed runs left (re-probe 10).
-    let temp = compile::locked_temp_dir(&layout.work_dir, ".strata-catalog-")
+    let temp = crate::fswalk::locked_temp_dir(&layout.work_dir, ".strata-catalog-")
         .map_err(|e| CommodoreError::io(&layout.work_dir, e))?;
     let tmp = temp.path();
     let refs_dir = tmp.join("catalog").join("refs");

@@ -76,10 +76,7 @@ pub fn invocation(
             None => flags.push((k, v)),
         }
     }
-    if let Some(kv) = extra
-        .get("kube_version")
-        .filter(|v| super::output::is_truthy(v))
-    {
+    if let Some(kv) = extra.get("kube_version").filter(|v| v.is_truthy()) {
         // Kapitan passes `kube_version` as --api-versions.
         set(
             &mut flags,
@@ -250,7 +247,7 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
     std::fs::create_dir_all(&out_dir)
         .map_err(|e| scrub(&format!("cannot create the scratch directory: {e}")))?;
     let values_file = match extra.get("helm_values") {
-        Some(v) if super::output::is_truthy(v) => {
+        Some(v) if v.is_truthy() => {
             let f = tmp.path().join("values.yml");
             std::fs::write(&f, yaml_dump::dump(v, &DumpOptions::safe_dump()))
                 .map_err(|e| scrub(&format!("cannot write helm_values to a scratch file: {e}")))?;

@@ -1357,7 +1357,7 @@ fn compile_target(
     // Kapitan reads the raw parameter; a value that is not one of its style
     // names leaves PyYAML's own choice (quoted multiline strings).
     let style = match &plan.multiline_style {
-        Some(v) if output::is_truthy(v) => v.as_str().and_then(MultilineStyle::parse),
+        Some(v) if v.is_truthy() => v.as_str().and_then(MultilineStyle::parse),
         _ => Some(opts.multiline),
     };
     let mut yaml = DumpOptions::kapitan(opts.indent, opts.multiline, opts.null_as_empty);
@@ -1558,10 +1558,9 @@ const TEMP_PREFIX: &str = ".strata-compile-";
 /// temporary roots whose lock it can take: those are left over.
 pub fn temp_root(output_path: &Path) -> Result<tempfile::TempDir, CompileError> {
     std::fs::create_dir_all(output_path).map_err(|e| CompileError::io(output_path, e))?;
-    locked_temp_dir(output_path, TEMP_PREFIX).map_err(|e| CompileError::io(output_path, e))
+    crate::fswalk::locked_temp_dir(output_path, TEMP_PREFIX)
+        .map_err(|e| CompileError::io(output_path, e))
 }
-
-pub use crate::fswalk::locked_temp_dir;
 
 /// Moves a finished catalog into `<output_path>/compiled`: the whole
 /// catalog when every target was compiled, else only the compiled targets'

@@ -76,19 +76,6 @@ pub fn file_for_key(key: &str, output_type: OutputType) -> (String, Format) {
     }
 }
 
-/// Python truthiness.
-pub fn is_truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Int(i) => *i != 0,
-        Value::Float(f) => *f != 0.0,
-        Value::String(s) => !s.is_empty(),
-        Value::List(l) => !l.is_empty(),
-        Value::Map(m) => !m.is_empty(),
-    }
-}
-
 /// Settings that shape every written file.
 #[derive(Debug, Clone)]
 pub struct WriteOptions {
@@ -107,7 +94,7 @@ pub fn render_file(v: &Value, format: Format, opts: &WriteOptions) -> Result<Str
                 python_type_name(other)
             )),
         },
-        _ if !is_truthy(v) => Ok(String::new()),
+        _ if !v.is_truthy() => Ok(String::new()),
         Format::Yaml => match v {
             Value::Map(_) => Ok(yaml_dump::dump(v, &opts.yaml)),
             Value::List(items) => Ok(yaml_dump::dump_all(items, &opts.yaml)),

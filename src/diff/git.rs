@@ -143,8 +143,13 @@ pub fn extract(repo: &Path, rev: &str, subpath: &str, dest: &Path) -> Result<usi
     }
     let mut files = Vec::new();
     if found {
-        let mut repeats = Repeats::default();
-        walk(&r, tree, "", rev, &mut files, 0, &mut repeats)?;
+        let mut budget = Budget {
+            seen: Default::default(),
+            repeated: 0,
+            max_files: CheckoutLimits::get().files,
+            max_repeated: max_repeated_files(),
+        };
+        walk(&r, tree, "", rev, &mut files, 0, &mut budget)?;
     }
     // What the review writes is bounded before anything is written: a tree
     // whose entries share one subtree names N^L files from a few kilobytes
@@ -242,11 +247,13 @@ fn max_repeated_files() -> usize {
     crate::limits::get("STRATA_CHECKOUT_REPEATED_FILES", 50_000) as usize
 }
 
-/// Subtrees met so far, and the files their repeats added.
-#[derive(Default)]
-struct Repeats {
+/// What one walk may still list: the subtrees met so far, the files
+/// their repeats added, and the bounds (read once per walk).
+struct Budget {
     seen: std::collections::HashSet<ObjectId>,
-    files: usize,
+    repeated: usize,
+    max_files: usize,
+    max_repeated: usize,
 }
 
 /// Every blob and symlink below tree `id`; submodules are skipped. At
@@ -259,7 +266,7 @@ fn walk(
     rev: &str,
     out: &mut Vec<File>,
     depth: usize,
-    repeats: &mut Repeats,
+    budget: &mut Budget,
 ) -> Result<(), DiffError> {
     if depth >= MAX_TREE_DEPTH {
         return Err(git_err(
@@ -270,7 +277,7 @@ fn walk(
             ),
         ));
     }
-    let max_files = CheckoutLimits::get().files;
+    let max_files = budget.max_files;
     let mut seen = std::collections::HashSet::new();
     for (kind, name, oid) in read_tree(r, id, rev)? {
         let Some(name) = safe_name(&name, rev, prefix)? else {
@@ -296,13 +303,13 @@ fn walk(
         };
         match kind {
             EntryKind::Tree => {
-                let again = !repeats.seen.insert(oid);
+                let again = !budget.seen.insert(oid);
                 let before = out.len();
-                walk(r, oid, &rel, rev, out, depth + 1, repeats)?;
+                walk(r, oid, &rel, rev, out, depth + 1, budget)?;
                 if again {
-                    repeats.files += out.len() - before;
-                    let max = max_repeated_files();
-                    if repeats.files > max {
+                    budget.repeated += out.len() - before;
+                    let max = budget.max_repeated;
+                    if budget.repeated > max {
                         return Err(git_err(
                             rev,
                             format!(

@@ -364,7 +364,8 @@ impl CacheRepo {
                 None => return Ok(out),
             }
         }
-        self.walk_tree(tree_id, prefix, &mut out, 0)?;
+        let max_files = crate::limits::get("STRATA_CHECKOUT_FILES", 200_000) as usize;
+        self.walk_tree(tree_id, prefix, &mut out, 0, max_files)?;
         Ok(out)
     }
 
@@ -381,7 +382,14 @@ impl CacheRepo {
     /// At most 256 levels and 200,000 files (`STRATA_CHECKOUT_FILES`): the
     /// tree may be a pull request's (each level was a frame: 1,200 levels
     /// overflowed a debug build's stack; re-probe 12).
-    fn walk_tree(&self, id: ObjectId, prefix: &str, out: &mut FileMap, depth: usize) -> Result<()> {
+    fn walk_tree(
+        &self,
+        id: ObjectId,
+        prefix: &str,
+        out: &mut FileMap,
+        depth: usize,
+        max_files: usize,
+    ) -> Result<()> {
         let limit = |message: String| GitError::Path {
             path: PathBuf::from(prefix.chars().take(120).collect::<String>()),
             message,
@@ -391,7 +399,6 @@ impl CacheRepo {
                 "the tree nests directories more than 256 levels deep".into(),
             ));
         }
-        let max_files = crate::limits::get("STRATA_CHECKOUT_FILES", 200_000) as usize;
         for entry in self.find_tree(id)?.entries {
             let name = entry.filename.to_str_lossy();
             let path = if prefix.is_empty() {
@@ -401,7 +408,7 @@ impl CacheRepo {
             };
             let kind = entry.mode.kind();
             if kind == EntryKind::Tree {
-                self.walk_tree(entry.oid, &path, out, depth + 1)?;
+                self.walk_tree(entry.oid, &path, out, depth + 1, max_files)?;
             } else if let Some(k) = file_kind(kind) {
                 if out.len() >= max_files {
                     return Err(limit(format!(

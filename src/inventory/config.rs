@@ -190,19 +190,6 @@ pub fn describe(v: &Value) -> String {
     }
 }
 
-/// Python's truth of a value.
-fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Int(i) => *i != 0,
-        Value::Float(f) => *f != 0.0,
-        Value::String(s) => !s.is_empty(),
-        Value::List(l) => !l.is_empty(),
-        Value::Map(m) => !m.is_empty(),
-    }
-}
-
 /// Kapitan's `.kapitan` file: per-command defaults keyed by flag name.
 #[derive(Debug, Default, Clone)]
 pub struct KapitanDefaults {
@@ -377,7 +364,7 @@ impl KapitanDefaults {
     /// so Python's truth counts (`"yes"`, `1` and any non-empty string are
     /// true; before, anything but a YAML boolean was false; re-probe 11).
     pub fn get_bool(&self, section: &str, flag: &str) -> bool {
-        self.get(section, flag).is_some_and(truthy)
+        self.get(section, flag).is_some_and(Value::is_truthy)
     }
 
     /// A path setting; an empty one is the working directory, as Kapitan's
@@ -410,7 +397,7 @@ impl KapitanDefaults {
                 m.get("enable-class-wildcards")
                     .or_else(|| m.get("enable_class_wildcards"))
             })
-            .is_some_and(truthy);
+            .is_some_and(Value::is_truthy);
         from_backend || self.get_bool("inventory", "enable-class-wildcards")
     }
 

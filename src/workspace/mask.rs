@@ -128,6 +128,7 @@ fn add(s: &str, out: &mut BTreeSet<String>) {
         // control characters as `\xNN`; re-probe 12), quoted either way.
         let repr = python_repr_inner(s);
         out.insert(repr.replace('\'', "\\'"));
+        out.insert(repr.replace("\\'", "'"));
         out.insert(repr);
         // ASCII-only forms: Python's `ascii()` and `json.dumps` (which
         // escape every non-ASCII character; re-probe 13).
@@ -151,22 +152,10 @@ fn add(s: &str, out: &mut BTreeSet<String>) {
     }
 }
 
-/// The inside of Python's `repr()` of `s`, quotes unescaped: characters
-/// Python does not print (controls, line and paragraph separators,
-/// invisible format characters) as `\xNN`, `\uNNNN` or `\UNNNNNNNN`.
+/// The inside of Python's `repr()` of `s` (its quotes dropped).
 fn python_repr_inner(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if !python_printable(c) => out.push_str(&python_escape(c)),
-            c => out.push(c),
-        }
-    }
-    out
+    let r = crate::compile::output::python_str_repr(s);
+    r[1..r.len() - 1].to_string()
 }
 
 /// The inside of Python's `repr()` of `s.encode()`, quotes unescaped.
@@ -183,13 +172,6 @@ fn python_bytes_repr_inner(s: &str) -> String {
         }
     }
     out
-}
-
-/// Close to Python's `str.isprintable` for one character.
-fn python_printable(c: char) -> bool {
-    !(c.is_control()
-        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
-        || (c.is_whitespace() && c != ' '))
 }
 
 /// Python's escape of one character.

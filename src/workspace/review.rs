@@ -215,7 +215,7 @@ fn render_except(inv: &Inventory, skip: &BTreeSet<String>) -> Renders {
 /// locked while this process lives: a killed review's is removed by the
 /// next one.
 fn scratch_dir() -> Result<tempfile::TempDir, WorkspaceError> {
-    crate::compile::locked_temp_dir(&std::env::temp_dir(), "strata-review-").map_err(scratch_err)
+    crate::fswalk::locked_temp_dir(&std::env::temp_dir(), "strata-review-").map_err(scratch_err)
 }
 
 /// Reads both revisions and renders what the change needs.

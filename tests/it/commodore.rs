@@ -1002,14 +1002,7 @@ fn lieutenant_api_over_https() {
 /// next run removes the ones no process holds.
 #[test]
 fn killed_runs_scratch_directories_are_removed_by_the_next_run() {
-    let age = |p: &Path| {
-        assert!(std::process::Command::new("touch")
-            .args(["-d", "2 hours ago"])
-            .arg(p)
-            .status()
-            .unwrap()
-            .success());
-    };
+    use crate::support::age;
     let dir = work("basic");
     let stale = dir.path().join(".strata-catalog-KiLLeD");
     fs::create_dir_all(stale.join("catalog/manifests")).unwrap();

@@ -4331,12 +4331,7 @@ fn reviews_give_file_exists_the_working_directorys_path() {
     let scratch = tmp.path().join("tmp");
     let stale = scratch.join("strata-ci-KiLLeD");
     write(&stale.join("out/compiled/t/x.yaml"), "x: 1\n");
-    assert!(std::process::Command::new("touch")
-        .args(["-d", "2 hours ago"])
-        .arg(&stale)
-        .status()
-        .unwrap()
-        .success());
+    crate::support::age(&stale);
     let tmpdir = scratch.to_str().unwrap();
     let review = run_env(
         &repo,
@@ -4404,73 +4399,18 @@ fn reviews_bound_what_they_check_out_of_a_revision() {
     run(&repo, &["review", "--base", "base"], 0);
     // Re-probe 13: one subtree under many names (a tree bomb below the file
     // bound) is refused by the files its repeats add.
-    let sub = String::from_utf8(
-        std::process::Command::new("git")
-            .current_dir(&repo)
-            .args(["rev-parse", "HEAD:many"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
+    use crate::support::git_input;
+    let sub = git(&repo, &["rev-parse", "HEAD:many"]);
     let listing: String = (0..10)
-        .map(|i| format!("040000 tree {}\tcopy{i}\n", sub.trim()))
+        .map(|i| format!("040000 tree {sub}\tcopy{i}\n"))
         .collect();
-    let mut mktree = std::process::Command::new("git")
-        .current_dir(&repo)
-        .arg("mktree")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write as _;
-    mktree
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(listing.as_bytes())
-        .unwrap();
-    let bomb = String::from_utf8(mktree.wait_with_output().unwrap().stdout).unwrap();
+    let bomb = git_input(&repo, &["mktree"], &listing);
     let root = format!(
-        "040000 tree {}\tzz\n{}",
-        bomb.trim(),
-        String::from_utf8(
-            std::process::Command::new("git")
-                .current_dir(&repo)
-                .args(["ls-tree", "HEAD"])
-                .output()
-                .unwrap()
-                .stdout
-        )
-        .unwrap()
+        "040000 tree {bomb}\tzz\n{}\n",
+        git(&repo, &["ls-tree", "HEAD"])
     );
-    let mut mktree = std::process::Command::new("git")
-        .current_dir(&repo)
-        .arg("mktree")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    mktree
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(root.as_bytes())
-        .unwrap();
-    let tree = String::from_utf8(mktree.wait_with_output().unwrap().stdout).unwrap();
-    let commit = String::from_utf8(
-        std::process::Command::new("git")
-            .current_dir(&repo)
-            .args(["commit-tree", tree.trim(), "-p", "HEAD", "-m", "bomb"])
-            .env("GIT_AUTHOR_NAME", "a")
-            .env("GIT_AUTHOR_EMAIL", "a@b")
-            .env("GIT_COMMITTER_NAME", "a")
-            .env("GIT_COMMITTER_EMAIL", "a@b")
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
+    let tree = git_input(&repo, &["mktree"], &root);
+    let commit = git(&repo, &["commit-tree", &tree, "-p", "HEAD", "-m", "bomb"]);
     let out = run_env(
         &repo,
         &["review", "--base", "base", "--head", commit.trim()],
@@ -4499,12 +4439,7 @@ fn package_repository_scratch_is_swept_and_never_named() {
     let scratch = tmp.path().join("tmp");
     let stale = scratch.join("strata-pkg-KiLLeD");
     write(&stale.join("content/packages/x.yml"), "x: 1\n");
-    assert!(std::process::Command::new("touch")
-        .args(["-d", "2 hours ago"])
-        .arg(&stale)
-        .status()
-        .unwrap()
-        .success());
+    crate::support::age(&stale);
     let out = run_env(&d, COMPILE, &[("TMPDIR", scratch.to_str().unwrap())], 2);
     assert!(
         out.contains("parameters.package_repositories.tools")

@@ -64,3 +64,36 @@ pub fn copy_tree(src: &Path, dst: &Path) {
         }
     }
 }
+
+/// [`git`] with `input` on its standard input (`git mktree`).
+pub fn git_input(dir: &Path, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let home = tempfile::tempdir().expect("a temporary home");
+    let mut child = git_cmd(home.path())
+        .current_dir(dir)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("git runs");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(input.as_bytes())
+        .expect("git reads its input");
+    let out = child.wait_with_output().expect("git ends");
+    assert!(out.status.success(), "git {args:?} failed");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Sets `path`'s modification time two hours back: older than the minute
+/// a sweep of scratch directories leaves alone.
+pub fn age(path: &Path) {
+    assert!(Command::new("touch")
+        .args(["-d", "2 hours ago"])
+        .arg(path)
+        .status()
+        .expect("touch runs")
+        .success());
+}
