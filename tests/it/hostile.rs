@@ -4387,6 +4387,12 @@ fn reviews_bound_what_they_check_out_of_a_revision() {
     for (var, value, needle) in [
         ("STRATA_CHECKOUT_FILES", "20", "more than 20 files"),
         ("STRATA_CHECKOUT_BYTES", "2000", "more than 2000 bytes"),
+        // Re-probe 14: paths are bounded in all, not only in depth.
+        (
+            "STRATA_CHECKOUT_PATH_COMPONENTS",
+            "50",
+            "more than 50 path components",
+        ),
         (
             "STRATA_CHECKOUT_FILE_BYTES",
             "50",
