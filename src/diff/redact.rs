@@ -918,6 +918,12 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // doppler-api-token, for every Doppler token kind (personal, service
     // with its config name, CLI, service account, SCIM, audit).
     r"\bdp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_\-]{1,64}\.)?[A-Za-z0-9]{40,44}\b",
+    // A Kapitan reference compiled with `--embed-refs`
+    // (`?{base64:<data>:embedded}`): the data is the stored reference,
+    // which for the base64 and plain backends is the secret itself, only
+    // encoded. A hashed tag shows nothing of it; an embedded one does not
+    // either (re-probe 15).
+    r"\?\{[A-Za-z0-9_]+:[A-Za-z0-9+/=_\-]{8,}:embedded\}",
     // slack-webhook-url (gitleaks wants 43-56 characters of path; shorter
     // test-style paths are hidden too)
     r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,}",
@@ -5080,6 +5086,29 @@ mod tests {
         // A mention of the header with no value stays.
         let t = "return headers[\"Authorization\"]";
         assert_eq!(r.scrub(t), t);
+    }
+
+    /// Re-probe 15 (r-redact-embedded-base64-refs-in-review): an embedded
+    /// reference tag carries the stored value (for base64, the secret in
+    /// base64); a hashed tag and a tag in prose stay.
+    #[test]
+    fn embedded_reference_tags_hide_their_data() {
+        let r = Redactor::default();
+        let data = "eyJkYXRhIjogIlQweEVjMlZqY21WME1YZz0iLCAiZW5jb2RpbmciOiAib3JpZ2luYWwiLCAidHlwZSI6ICJiYXNlNjQifQ==";
+        for text in [
+            format!("DB_CONN: \"?{{base64:{data}:embedded}}\""),
+            format!("conn = ?{{plain:{data}:embedded}}"),
+            format!("[\"?{{gpg:{data}:embedded}}\"]"),
+        ] {
+            let out = r.scrub(&text);
+            assert!(!out.contains(&data[..24]), "{text} -> {out}");
+        }
+        for t in [
+            "DB_CONN: ?{base64:targets/t/conn:4f2a9c1e}",
+            "write ?{base64:path:embedded} to embed",
+        ] {
+            assert_eq!(r.scrub(t), t);
+        }
     }
 
     /// Re-probe 9 (redact-secret-key-index-assignment-and-setenv-calls).

@@ -765,6 +765,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     // Re-probe 8: the header as an index assignment or hash entry; a
     // Doppler token under a neutral key.
     ("authorization-index-assignment-doppler", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.py: |\n    headers[\"Authorization\"] = \"Splunk {V}\"\n  app.rb: |\n    h = { \"Authorization\" => \"Bearer {V}-2\" }\n  x: dp.st.prd.{V}abcdefghijklmnopqrstuvwxyz0123\n", "idxauth9301x"),
+    // Re-probe 15: an embedded reference tag holds the stored value.
+    ("embedded-reference-tag", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  DB_CONN: \"?{base64:{V}:embedded}\"\n  app.conf: |\n    conn = ?{base64:{V}-2:embedded}\n", "eyJkYXRhIjogIlQweEVj9601x"),
     // Re-probe 9: a secret key indexed and assigned, or passed to a setter.
     ("secret-key-index-assignment-and-setters", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.py: |\n    os.environ[\"DB_PASSWORD\"] = \"{V}\"\n    os.environ.setdefault(\"API_TOKEN\", \"{V}-2\")\n  main.go: |\n    os.Setenv(\"DB_PASSWORD\", \"{V}-3\")\n", "idxset9401x"),
     // Re-probe 10 (findings11 redact-*): code declarations and other
