@@ -109,6 +109,49 @@ impl ToDiagnostic for crate::error::Error {
     }
 }
 
+/// A filter for what the programs a compile runs print besides their
+/// results (`std.trace`, the prints of Jinja2 filters and kadet inputs).
+pub type OutputFilter = std::sync::Arc<dyn Fn(&str) -> String + Send + Sync>;
+
+static PROGRAM_OUTPUT: std::sync::RwLock<Option<OutputFilter>> = std::sync::RwLock::new(None);
+
+/// Passes a compile's program output to the user (stderr, as Kapitan's
+/// jsonnet and Python do). It is the one place such output leaves strata:
+/// the programs print while they run, long before the CLI could render
+/// anything, and a review's log must go through [`filter_program_output`]'s
+/// filter first.
+pub fn program_output(text: &str) {
+    let filter = PROGRAM_OUTPUT.read().ok().and_then(|f| f.clone());
+    let shown = match filter {
+        Some(f) => std::borrow::Cow::Owned(f(text)),
+        None => std::borrow::Cow::Borrowed(text),
+    };
+    eprint!("{}", actions_safe(&shown));
+}
+
+/// Filters [`program_output`] until the guard drops (the previous filter
+/// then comes back).
+pub fn filter_program_output(filter: OutputFilter) -> ProgramOutputFilter {
+    let previous = PROGRAM_OUTPUT
+        .write()
+        .map(|mut f| f.replace(filter))
+        .unwrap_or(None);
+    ProgramOutputFilter { previous }
+}
+
+/// See [`filter_program_output`].
+pub struct ProgramOutputFilter {
+    previous: Option<OutputFilter>,
+}
+
+impl Drop for ProgramOutputFilter {
+    fn drop(&mut self) {
+        if let Ok(mut f) = PROGRAM_OUTPUT.write() {
+            *f = self.previous.take();
+        }
+    }
+}
+
 /// Whether strata runs in a GitHub Actions job, whose runner reads the
 /// job's output for workflow commands.
 pub fn in_actions() -> bool {

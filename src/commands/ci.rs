@@ -269,6 +269,7 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
                 if selected.is_empty() {
                     anyhow::bail!("no targets found (check --targets)");
                 }
+                let _masked = SecretMask::program_output(&rendered);
                 let report = ws
                     .compile_catalog(&rendered, &selected)
                     .map_err(|e| diag_err(SecretMask::of(&rendered).error(e)))?;

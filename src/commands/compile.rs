@@ -428,6 +428,8 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let all_targets = selected.len() == total_targets;
+    // What its programs print (`std.trace`, a filter's `print`) too.
+    let _masked = confined.then(|| SecretMask::program_output(&rendered));
     if let Some(cache) = &args.cache {
         let pb = progress_bar(selected.len(), args.quiet);
         let on_done = |_: &str| {

@@ -957,7 +957,7 @@ impl jrsonnet_stdlib::TracePrinter for ActionsSafeTrace {
             line.push_str(&format!(" {path}:{}", locs[0].line));
         }
         line.push_str(&format!(" {value}\n"));
-        eprint!("{}", crate::diagnostics::actions_safe(&line));
+        crate::diagnostics::program_output(&line);
     }
 }
 

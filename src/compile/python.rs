@@ -79,6 +79,8 @@ struct Proc {
     filters: Vec<(PathBuf, Vec<String>)>,
     /// What the last call ran (its `what`), for the exit's warning.
     last: String,
+    /// Ends (is disconnected) when everything Python printed was passed on.
+    printed: Option<std::sync::mpsc::Receiver<()>>,
 }
 
 /// How long the interpreter may take to exit once its stdin is closed:
@@ -130,7 +132,7 @@ impl Bridge {
             .arg(SHIM)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             // Its own process group, killed whole when a call or the exit
             // runs past its time (processes a kadet input started too).
             .process_group(0)
@@ -149,12 +151,14 @@ impl Bridge {
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(BridgeError::new(format!("cannot talk to `{prog}`")));
         };
+        let printed = child.stderr.take().and_then(pass_on_output);
         let mut p = Proc {
             child,
             stdin: Some(stdin),
             stdout: BufReader::new(stdout),
             filters: Vec::new(),
             last: "its start".to_string(),
+            printed,
         };
         let hello = read_reply(&mut p, &prog).map_err(|e| BridgeError {
             message: format!(
@@ -453,7 +457,13 @@ impl Bridge {
         let limit = exit_grace();
         let dog = super::child::Watchdog::start(p.child.id(), true, limit);
         let _ = p.child.wait();
-        if !dog.finish() {
+        let finished = dog.finish();
+        // Its last lines are shown before strata goes on (a process it
+        // started may still hold the pipe: not waited for long).
+        if let Some(printed) = p.printed.take() {
+            let _ = printed.recv_timeout(Duration::from_secs(2));
+        }
+        if !finished {
             return None;
         }
         Some(format!(
@@ -472,6 +482,33 @@ impl Drop for Bridge {
         // Bounded as [`Bridge::close`]; a compile that failed has its error.
         let _ = self.close();
     }
+}
+
+/// What Python prints (user code's `print`, tracebacks: the shim sends
+/// stdout there) goes on line by line through
+/// [`crate::diagnostics::program_output`], which a review masks. A line
+/// longer than 64 KiB goes on in pieces, so a print without a newline
+/// takes bounded memory. The receiver is disconnected at the end.
+fn pass_on_output(stderr: std::process::ChildStderr) -> Option<std::sync::mpsc::Receiver<()>> {
+    use std::io::Read;
+    const MAX_LINE: u64 = 64 << 10;
+    let (done, printed) = std::sync::mpsc::channel::<()>();
+    std::thread::Builder::new()
+        .name("python-output".into())
+        .spawn(move || {
+            let _done = done;
+            let mut r = BufReader::new(stderr);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match (&mut r).take(MAX_LINE).read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => crate::diagnostics::program_output(&String::from_utf8_lossy(&line)),
+                }
+            }
+        })
+        .ok()?;
+    Some(printed)
 }
 
 fn read_reply(p: &mut Proc, prog: &str) -> Result<serde_json::Value, BridgeError> {

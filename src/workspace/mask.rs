@@ -55,6 +55,18 @@ impl SecretMask {
         Self::of_values(rendered.prepared.dumps.values())
     }
 
+    /// Masks what the programs a compile of `rendered` runs print
+    /// (`std.trace`, a Jinja2 filter's or kadet input's `print`) until the
+    /// guard drops; the mask is made when the first line is printed.
+    pub fn program_output(rendered: &Rendered) -> crate::diagnostics::ProgramOutputFilter {
+        let dumps = rendered.prepared.dumps.clone();
+        let mask = std::sync::OnceLock::new();
+        crate::diagnostics::filter_program_output(std::sync::Arc::new(move |text: &str| {
+            mask.get_or_init(|| SecretMask::of_values(dumps.values()))
+                .text(text)
+        }))
+    }
+
     /// `text` with the secret values and credential shapes hidden.
     pub fn text(&self, text: &str) -> String {
         let text = match &self.values {

@@ -787,6 +787,7 @@ impl Pr<'_> {
         let base_catalog = root.join("base-catalog");
         let head_catalog = root.join("head-catalog");
         let compile = |ws: &Workspace, r: &Rendered, sel: &[String], root: &Path, rev: &str| {
+            let _masked = SecretMask::program_output(r);
             ws.compile_into(r, sel, root, &|_| {})
                 .map_err(|e| named(rev, SecretMask::of(r).error(e)))
                 .map(|rep| rep.targets.len())
@@ -865,11 +866,13 @@ fn review_catalog(
     };
     let all = select(&r, wanted);
     let base_root = scratch.path().join("base-catalog");
+    let masked = SecretMask::program_output(&r);
     let n = ws
         .compile_into(&r, &all, &base_root, &|_| {})
         .map_err(|e| named(&req.base, SecretMask::of(&r).error(e)))?
         .targets
         .len();
+    drop(masked);
     timings.push(("compile the base".into(), clock.elapsed()));
     let mut review = Review {
         diff: CatalogDiff::default(),

@@ -3853,6 +3853,89 @@ fn review_errors_mask_secret_parameters_and_credential_shapes() {
     }
 }
 
+/// Re-probe 15 (r-redact-std-trace-and-filter-output-unmasked-in-review):
+/// what a compile's programs print besides errors (`std.trace`, a Jinja2
+/// filter's `print` to stdout and stderr) reached a review's log as it
+/// was. A review, `ci` and a pull request's compile mask it like errors; a
+/// plain compile shows it.
+#[test]
+fn review_logs_mask_what_programs_print() {
+    use crate::support::git;
+    const PW: &str = "hunter2TRACEDVAL";
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let python = std::env::var("STRATA_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        &format!("parameters:\n  db:\n    password: {PW}\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - {{output_path: j, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}}\n      - {{output_path: o, input_type: jinja2, input_paths: [tpl]}}\n"),
+    );
+    write(&repo.join("m.jsonnet"), "{main: {a: 1}}\n");
+    write(&repo.join("tpl/a.txt"), "x\n");
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    write(
+        &repo.join("m.jsonnet"),
+        "local p = (import 'lib/kapitan.libjsonnet').inventory().parameters;\n{main: std.trace('connecting with ' + p.db.password, {a: 2})}\n",
+    );
+    write(
+        &repo.join("lib/jinja2_filters.py"),
+        "import sys\ndef dbg(x):\n    print('filter got ' + x, file=sys.stderr)\n    print('stdout got ' + x)\n    return 'ok'\n",
+    );
+    write(
+        &repo.join("tpl/a.txt"),
+        "{{ inventory.parameters.db.password | dbg }}\n",
+    );
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "head"]);
+    let event = tmp.path().join("push.json");
+    write(
+        &event,
+        r#"{"ref": "refs/heads/main", "repository": {"default_branch": "main"}}"#,
+    );
+    let py = [("STRATA_PYTHON", python.as_str())];
+    let review = run_env(&repo, &["review", "--base", "base"], &py, 0);
+    let pr = run_env(
+        &repo,
+        &["compile", "--output-path", "out"],
+        &[("GITHUB_EVENT_NAME", "pull_request"), py[0]],
+        0,
+    );
+    let push = run_env(
+        &repo,
+        &["ci", "--output-path", "out2"],
+        &[
+            ("GITHUB_EVENT_NAME", "push"),
+            ("GITHUB_EVENT_PATH", event.to_str().unwrap()),
+            ("GITHUB_REF", "refs/heads/main"),
+            py[0],
+        ],
+        // Lint finds the plaintext password: not published, but compiled.
+        1,
+    );
+    for (what, text) in [("review", &review), ("pr compile", &pr), ("ci push", &push)] {
+        for line in [
+            "connecting with <redacted>",
+            "filter got <redacted>",
+            "stdout got <redacted>",
+        ] {
+            assert!(text.contains(line), "{what}: no `{line}`: {text}");
+        }
+        assert!(
+            !text.contains("TRACEDVAL"),
+            "{what} shows the value: {text}"
+        );
+    }
+    // Outside a pull request it is shown, as Kapitan does.
+    let plain = run_env(&repo, COMPILE, &py, 0);
+    assert!(
+        plain.contains("connecting with hunter2TRACEDVAL")
+            && plain.contains("filter got hunter2TRACEDVAL"),
+        "{plain}"
+    );
+}
+
 /// Re-probe 10 (a-review-opens-outside-files-fingerprint): a path named
 /// by `helm_params` (`kubeconfig`, `ca_file`, ...) is read by helm; in a
 /// review one outside the tree is refused, like `helm_values_files`.
