@@ -172,6 +172,7 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
                 },
             )
             .map_err(diag_err)?;
+            let findings = masked(findings, || inventory_mask(&inv_opts));
             // A pull request is judged (and annotated) by the findings it adds.
             let base_findings = match &event {
                 Event::PullRequest { pr, .. } => base_lint(&inv_opts, pr, work.path()),
@@ -254,9 +255,7 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
                 let ws = Workspace::open(Path::new("."), &flags).map_err(diag_err)?;
                 // The job's log is read by whoever can read the
                 // repository's runs: errors and warnings are masked.
-                let rendered = ws
-                    .render()
-                    .map_err(|e| diag_err(SecretMask::of_values([]).error(e)))?;
+                let rendered = ws.render_masked().map_err(diag_err)?;
                 let selected = crate::compile::select_targets(
                     &rendered.prepared,
                     if args.targets.is_empty() {
@@ -432,13 +431,17 @@ pub(crate) fn pr_lint(
         Err(_) if opened.is_err() => Vec::new(),
         f => f.map_err(diag_err)?,
     };
+    let findings = match &shared {
+        Some((_, rendered)) => masked(findings, || renders_mask(rendered)),
+        None => masked(findings, || inventory_mask(&confined)),
+    };
     let head_time = clock.elapsed();
     let clock = std::time::Instant::now();
     let base_input = pr.and_then(|p| p.base_lint_input());
     let base_findings = match &base_input {
         Some(((inv, rendered), root)) => {
             match lint::lint_rendered(inv, rendered, &LintOptions::default()) {
-                Ok(found) => Some(relative_to(found, root)),
+                Ok(found) => Some(relative_to(masked(found, || renders_mask(rendered)), root)),
                 Err(e) => {
                     eprintln!("warning: cannot lint the base revision: {e}");
                     None
@@ -638,6 +641,47 @@ fn base_lint(
 
 /// The lint findings of revision `base` (read from git into `work`), with
 /// paths written as the working tree's are.
+/// Lint findings as `ci` and `review` show them (log, annotations, job
+/// summary, comment): the values of the inventory's secret-named
+/// parameters they quote are masked, as the errors are (a compile entry's
+/// `input_type` may come from a reference to one; re-probe 15). The mask
+/// is made only when there is something to show.
+fn masked(findings: Vec<Diagnostic>, mask: impl FnOnce() -> SecretMask) -> Vec<Diagnostic> {
+    if findings.is_empty() {
+        return findings;
+    }
+    let mask = mask();
+    findings.into_iter().map(|d| mask.diagnostic(d)).collect()
+}
+
+/// The mask of lint's renders.
+fn renders_mask(
+    rendered: &std::collections::BTreeMap<
+        String,
+        &Result<crate::inventory::RenderedNode, crate::inventory::InventoryError>,
+    >,
+) -> SecretMask {
+    SecretMask::of_values(
+        rendered
+            .values()
+            .filter_map(|r| r.as_ref().ok().map(|n| &n.parameters)),
+    )
+}
+
+/// The mask of the inventory at `opts`, rendered again (lint rendered it
+/// and kept nothing); the credential shapes only when it does not load.
+fn inventory_mask(opts: &crate::inventory::InventoryOptions) -> SecretMask {
+    match crate::inventory::Inventory::load(opts) {
+        Ok(inv) => renders_mask(
+            &lint::render_all(&inv)
+                .iter()
+                .map(|(t, r)| (t.clone(), r))
+                .collect(),
+        ),
+        Err(_) => SecretMask::of_values([]),
+    }
+}
+
 pub(crate) fn lint_revision(
     inv: &crate::inventory::InventoryOptions,
     base: &str,
@@ -662,7 +706,7 @@ pub(crate) fn lint_revision(
     opts.path = src.join(&opts.path);
     opts.confine = Some(src.canonicalize().unwrap_or_else(|_| src.clone()));
     let found = match lint::lint_path(&opts, &LintOptions::default()) {
-        Ok(f) => f,
+        Ok(f) => masked(f, || inventory_mask(&opts)),
         Err(e) => {
             eprintln!("warning: cannot lint the base revision: {e}");
             return None;

@@ -357,7 +357,15 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         prepared: compile::timings::time("prepare", || {
             compile::prepare(&nodes, &ws.compile.inventory_path)
         })
-        .map_err(diag_err)?,
+        .map_err(|e| {
+            // An invalid entry quotes its value: masked in a pull request's log.
+            let e = crate::workspace::WorkspaceError::from(e);
+            diag_err(if confined {
+                SecretMask::of_values(nodes.values().map(|n| &n.parameters)).error(e)
+            } else {
+                e
+            })
+        })?,
     };
     // Freeing every rendered target takes a while and nothing waits for
     // it: beside the compile, not before it.

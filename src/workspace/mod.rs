@@ -359,6 +359,19 @@ impl Workspace {
         Ok(Rendered { prepared })
     }
 
+    /// [`Self::render`] for a review's or `ci`'s log: its errors are
+    /// masked, those of the compile's preparation (an invalid entry quotes
+    /// its value) with the parameters that rendered.
+    pub fn render_masked(&self) -> Result<Rendered, WorkspaceError> {
+        let shapes = |e: WorkspaceError| mask::SecretMask::of_values([]).error(e);
+        let inventory = Inventory::load(&self.inventory).map_err(|e| shapes(e.into()))?;
+        let nodes = inventory.render(&[]).map_err(|e| shapes(e.into()))?;
+        let prepared = compile::prepare(&nodes, &self.compile.inventory_path).map_err(|e| {
+            mask::SecretMask::of_values(nodes.values().map(|n| &n.parameters)).error(e.into())
+        })?;
+        Ok(Rendered { prepared })
+    }
+
     /// Compiles `selected` into `<catalog_root>/compiled/`.
     pub fn compile_into(
         &self,

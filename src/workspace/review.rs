@@ -854,9 +854,7 @@ fn review_catalog(
         &req.flags,
     )
     .map_err(|e| named(&req.base, e))?;
-    let r = ws
-        .render()
-        .map_err(|e| named(&req.base, SecretMask::of_values([]).error(e)))?;
+    let r = ws.render_masked().map_err(|e| named(&req.base, e))?;
     timings.push(("read and render the base".into(), clock.elapsed()));
     clock = std::time::Instant::now();
     let wanted = if req.targets.is_empty() {

@@ -3936,6 +3936,63 @@ fn review_logs_mask_what_programs_print() {
     );
 }
 
+/// Re-probe 15 (r-redact-lint-diagnostics-unmasked-in-review-and-annotations):
+/// a lint finding quoting a value (a compile entry's `input_type` taken
+/// from a secret-named parameter) showed it in a review's log and in a
+/// `ci` annotation, while the same compile error was masked.
+#[test]
+fn review_lint_findings_are_masked() {
+    use crate::support::git;
+    const PW: &str = "Mv7q9ZpLw3XySECRET";
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let target = |input_type: &str| {
+        format!("parameters:\n  db_password: {PW}\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - {{output_path: o, input_type: {input_type}, input_paths: [tpl]}}\n")
+    };
+    write(&repo.join("inventory/targets/t.yml"), &target("jinja2"));
+    write(&repo.join("tpl/a.txt"), "x\n");
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        &target("'${db_password}'"),
+    );
+    git(&repo, &["commit", "-q", "-am", "head"]);
+    let event = tmp.path().join("push.json");
+    write(
+        &event,
+        r#"{"ref": "refs/heads/main", "repository": {"default_branch": "main"}}"#,
+    );
+    let review = run(&repo, &["review", "--base", "base"], 2);
+    let push = run_env(
+        &repo,
+        &["ci", "--output-path", "out"],
+        &[
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_EVENT_NAME", "push"),
+            ("GITHUB_EVENT_PATH", event.to_str().unwrap()),
+            ("GITHUB_REF", "refs/heads/main"),
+        ],
+        2,
+    );
+    let pr = run_env(
+        &repo,
+        &["compile", "--output-path", "out2"],
+        &[("GITHUB_EVENT_NAME", "pull_request")],
+        2,
+    );
+    for (what, text) in [("review", &review), ("ci push", &push), ("pr compile", &pr)] {
+        assert!(text.contains("input_type: `<redacted>`"), "{what}: {text}");
+        assert!(!text.contains("SECRET"), "{what} shows the value: {text}");
+    }
+    assert!(
+        push.contains("::error title=compile-entry-invalid::"),
+        "{push}"
+    );
+}
+
 /// Re-probe 10 (a-review-opens-outside-files-fingerprint): a path named
 /// by `helm_params` (`kubeconfig`, `ca_file`, ...) is read by helm; in a
 /// review one outside the tree is refused, like `helm_values_files`.
