@@ -128,33 +128,13 @@ fn add(s: &str, out: &mut BTreeSet<String>) {
         return;
     }
     out.insert(s.to_string());
-    // As messages quote it: escaped as JSON or Rust's `{:?}` do (a quote,
-    // backslash or newline in the value; re-probe 11), and line by line.
-    if s.contains(|c: char| c == '"' || c == '\\' || c.is_control() || !c.is_ascii()) {
-        if let Ok(json) = serde_json::to_string(s) {
-            out.insert(json[1..json.len() - 1].to_string());
-        }
-        out.insert(s.escape_debug().to_string());
-        out.insert(s.escape_default().to_string());
-        // Python's repr (a Jinja2 filter's or kadet's error: `'a"b\\c'`,
-        // control characters as `\xNN`; re-probe 12), quoted either way.
-        let repr = python_repr_inner(s);
-        out.insert(repr.replace('\'', "\\'"));
-        out.insert(repr.replace("\\'", "'"));
-        out.insert(repr);
-        // ASCII-only forms: Python's `ascii()` and `json.dumps` (which
-        // escape every non-ASCII character; re-probe 13).
-        if !s.is_ascii() {
-            let (py, json) = ascii_escapes(s);
-            out.insert(py.replace('\'', "\\'"));
-            out.insert(py);
-            out.insert(json);
-            // Its UTF-8 bytes as Python writes them (`b'\xc3\xa9'`).
-            let bytes = python_bytes_repr_inner(s);
-            out.insert(bytes.replace('\'', "\\'"));
-            out.insert(bytes);
-        }
+    let first = escaped_forms(s);
+    // Escaped twice: an error quoting a JSON document or a value already
+    // repr'd (`f"{json.dumps(cfg)!r}"`, a list of reprs; re-probe 15).
+    for f in &first {
+        out.extend(escaped_forms(f));
     }
+    out.extend(first);
     if s.contains('\n') {
         for line in s.lines().map(str::trim) {
             if line.chars().count() >= MIN_LEN {
@@ -162,6 +142,41 @@ fn add(s: &str, out: &mut BTreeSet<String>) {
             }
         }
     }
+}
+
+/// `s` as messages quote it: escaped as JSON or Rust's `{:?}` do (a quote,
+/// backslash or newline in the value; re-probe 11), as Python's repr,
+/// `ascii()`, `json.dumps` and bytes repr do. None for a plain value.
+fn escaped_forms(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if !s.contains(|c: char| c == '"' || c == '\\' || c.is_control() || !c.is_ascii()) {
+        return out;
+    }
+    if let Ok(json) = serde_json::to_string(s) {
+        out.push(json[1..json.len() - 1].to_string());
+    }
+    out.push(s.escape_debug().to_string());
+    out.push(s.escape_default().to_string());
+    // Python's repr (a Jinja2 filter's or kadet's error: `'a"b\\c'`,
+    // control characters as `\xNN`; re-probe 12), quoted either way.
+    let repr = python_repr_inner(s);
+    out.push(repr.replace('\'', "\\'"));
+    out.push(repr.replace("\\'", "'"));
+    out.push(repr);
+    // ASCII-only forms: Python's `ascii()` and `json.dumps` (which escape
+    // every non-ASCII character; re-probe 13).
+    if !s.is_ascii() {
+        let (py, json) = ascii_escapes(s);
+        out.push(py.replace('\'', "\\'"));
+        out.push(py);
+        out.push(json);
+        // Its UTF-8 bytes as Python writes them (`b'\xc3\xa9'`).
+        let bytes = python_bytes_repr_inner(s);
+        out.push(bytes.replace('\'', "\\'"));
+        out.push(bytes);
+    }
+    out.retain(|f| f != s);
+    out
 }
 
 /// The inside of Python's `repr()` of `s` (its quotes dropped).
@@ -288,6 +303,50 @@ mod tests {
             r"'PLANT6\xe9-\xfc-\xf1'",
             r#""PLANT7\u2028ls""#,
             r"ValueError: b'PLANT6\xc3\xa9-\xc3\xbc-\xc3\xb1'",
+        ] {
+            let shown = m.text(msg);
+            assert!(!shown.contains("PLANT"), "{msg} -> {shown}");
+        }
+    }
+
+    /// Re-probe 15 (error-mask-misses-double-escaped-forms): a value
+    /// escaped twice (JSON of JSON, repr of repr, repr of a bytes repr, a
+    /// list of reprs), as an error quoting an escaped document shows it.
+    #[test]
+    fn values_escaped_twice_are_hidden() {
+        let params = yaml(
+            "secret_key: \"PLANT6é-ü-ñ\"\nclient_secret: \"PLANT7\\u2028ls\"\nemo_password: \"PLANTemo\\U0001F600x\"\ndb_password: \"PLANT8 tab\\there 'q' \\\"dq\\\" \\\\bs\"\n",
+        );
+        let m = SecretMask::of_values([&params]);
+        for msg in [
+            r####"ValueError: "b'PLANT6\\xc3\\xa9-\\xc3\\xbc-\\xc3\\xb1'""####,
+            r####"ValueError: "\"PLANT6\\u00e9-\\u00fc-\\u00f1\"""####,
+            r####"ValueError: '"PLANT6\\u00e9-\\u00fc-\\u00f1"'"####,
+            r####"ValueError: "'PLANT6é-ü-ñ'""####,
+            r####"ValueError: "'PLANT6\u00e9-\u00fc-\u00f1'""####,
+            r####"ValueError: ["'PLANT6é-ü-ñ'"]"####,
+            r####"ValueError: "\"PLANT6é-ü-ñ\"""####,
+            r####"ValueError: "b'PLANT7\\xe2\\x80\\xa8ls'""####,
+            r####"ValueError: "\"PLANT7\\u2028ls\"""####,
+            r####"ValueError: '"PLANT7\\u2028ls"'"####,
+            r####"ValueError: "'PLANT7\\u2028ls'""####,
+            r####"ValueError: "'PLANT7\\u2028ls'""####,
+            r####"ValueError: ["'PLANT7\\u2028ls'"]"####,
+            r####"ValueError: "\"PLANT7 ls\"""####,
+            r####"ValueError: "b'PLANTemo\\xf0\\x9f\\x98\\x80x'""####,
+            r####"ValueError: "\"PLANTemo\\ud83d\\ude00x\"""####,
+            r####"ValueError: '"PLANTemo\\ud83d\\ude00x"'"####,
+            r####"ValueError: "'PLANTemo😀x'""####,
+            r####"ValueError: "'PLANTemo\ud83d\ude00x'""####,
+            r####"ValueError: ["'PLANTemo😀x'"]"####,
+            r####"ValueError: "\"PLANTemo😀x\"""####,
+            r####"ValueError: 'b\'PLANT8 tab\\there \\\'q\\\' "dq" \\\\bs\''"####,
+            r####"ValueError: "\"PLANT8 tab\\there 'q' \\\"dq\\\" \\\\bs\"""####,
+            r####"ValueError: '"PLANT8 tab\\there \'q\' \\"dq\\" \\\\bs"'"####,
+            r####"ValueError: '\'PLANT8 tab\\there \\\'q\\\' "dq" \\\\bs\''"####,
+            r####"ValueError: "'PLANT8 tab\\there \\'q\\' \"dq\" \\\\bs'""####,
+            r####"ValueError: ['\'PLANT8 tab\\there \\\'q\\\' "dq" \\\\bs\'']"####,
+            r####"ValueError: "\"PLANT8 tab\\there 'q' \\\"dq\\\" \\\\bs\"""####,
         ] {
             let shown = m.text(msg);
             assert!(!shown.contains("PLANT"), "{msg} -> {shown}");
