@@ -386,9 +386,9 @@ fn helm_binary(extra: &Map) -> String {
 /// Runs `helm template` on `chart` and returns every rendered file as
 /// (path relative to the output directory, YAML documents), sorted by path.
 pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, String> {
-    let tmp = tempfile::Builder::new()
-        .prefix("strata-helm-")
-        .tempdir()
+    // Locked: the next run removes the ones a killed run, or one the memory
+    // budget ended, left (they hold `helm_values` in plain text; re-probe 15).
+    let tmp = crate::fswalk::locked_temp_dir(&std::env::temp_dir(), "strata-helm-")
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     // Errors name the scratch files by role: the directory is gone when
     // they are read.
