@@ -268,18 +268,30 @@ pub fn is_yaml(path: &Path) -> bool {
 const LOCK_FILE: &str = ".lock";
 
 /// A directory `<parent>/<prefix>XXXX`, removed when dropped, and locked
-/// for as long as the process lives; left-over ones (of killed processes)
-/// under `parent` are removed first. Reviews keep their scratch trees in
-/// such directories too.
-pub fn locked_temp_dir(parent: &Path, prefix: &str) -> std::io::Result<tempfile::TempDir> {
+/// while it exists; left-over ones (of killed processes, or of one the
+/// memory budget ended, which skips destructors) under `parent` are removed
+/// first. Reviews keep their scratch trees in such directories too.
+pub fn locked_temp_dir(parent: &Path, prefix: &str) -> std::io::Result<LockedTempDir> {
     remove_stale_locked_dirs(parent, prefix);
     let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent)?;
     let lock = std::fs::File::create(dir.path().join(LOCK_FILE))?;
     lock.lock()?;
-    // Held until the process ends; the directory (and file) go with the
-    // TempDir, the descriptor with the process.
-    std::mem::forget(lock);
-    Ok(dir)
+    Ok(LockedTempDir { dir, _lock: lock })
+}
+
+/// A [`locked_temp_dir`]: the lock's descriptor is closed with the
+/// directory (a helm input makes one per entry: kept to the process's end,
+/// a large catalog ran out of descriptors).
+pub struct LockedTempDir {
+    // Dropped first: the directory goes while the lock is still held.
+    dir: tempfile::TempDir,
+    _lock: std::fs::File,
+}
+
+impl LockedTempDir {
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
 }
 
 /// Removes the `<prefix>*` directories under `parent` that no running

@@ -481,10 +481,9 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     let output_path = ws.output_path.clone();
     // --check never writes beside the catalog; a real run builds next to it
     // so that the final rename stays on one file system.
+    // Both locked: the next run removes what a killed one left.
     let temp = if args.check {
-        tempfile::Builder::new()
-            .prefix("strata-check-")
-            .tempdir()
+        crate::fswalk::locked_temp_dir(&std::env::temp_dir(), "strata-check-")
             .map_err(|e| anyhow::anyhow!("cannot create a temporary directory: {e}"))?
     } else {
         compile::temp_root(&output_path).map_err(diag_err)?

@@ -47,6 +47,131 @@ enum Flag {
     Arg(String),
 }
 
+/// How helm's flag parser (pflag) reads a flag, which decides how its value
+/// can be passed without taking or becoming another argument.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Kind {
+    /// A boolean: never takes the next argument, so a value passed after it
+    /// is read as an argument of its own (`--include-crds --kubeconfig=/x`
+    /// set helm's kubeconfig; re-probe 15).
+    Switch,
+    /// Takes the next argument as its value unless given `--flag=value`, so
+    /// a bare `--kubeconfig` took the release name as its file.
+    Value,
+    /// `--wait`: a switch in helm 3, a value that may be left out in helm 4;
+    /// bare it takes nothing.
+    OptionalValue,
+    /// A name strata does not know (another helm version's flag): passed as
+    /// `--flag=value` (`--flag=true` for `true`), which both kinds read as
+    /// one argument.
+    Unknown,
+}
+
+/// `helm template`'s boolean flags (helm 3 and 4, global ones included),
+/// sorted. Only names that are booleans in every version: a wrong entry
+/// here would make a bare switch take the next argument.
+const SWITCHES: [&str; 31] = [
+    "add-dir-header",
+    "alsologtostderr",
+    "atomic",
+    "create-namespace",
+    "debug",
+    "dependency-update",
+    "devel",
+    "disable-openapi-validation",
+    "enable-dns",
+    "force",
+    "force-conflicts",
+    "force-replace",
+    "hide-notes",
+    "include-crds",
+    "insecure-skip-tls-verify",
+    "is-upgrade",
+    "kube-insecure-skip-tls-verify",
+    "logtostderr",
+    "no-hooks",
+    "pass-credentials",
+    "plain-http",
+    "release-name",
+    "render-subchart-notes",
+    "replace",
+    "rollback-on-failure",
+    "skip-crds",
+    "skip-schema-validation",
+    "skip-tests",
+    "take-ownership",
+    "validate",
+    "verify",
+];
+
+/// `helm template`'s flags that take a value (helm 3 and 4, global and
+/// logging ones included), sorted.
+const VALUE_FLAGS: [&str; 41] = [
+    "api-versions",
+    "burst-limit",
+    "ca-file",
+    "cert-file",
+    "color",
+    "colour",
+    "content-cache",
+    "description",
+    "key-file",
+    "keyring",
+    "kube-apiserver",
+    "kube-as-group",
+    "kube-as-user",
+    "kube-ca-file",
+    "kube-context",
+    "kube-tls-server-name",
+    "kube-token",
+    "kube-version",
+    "kubeconfig",
+    "labels",
+    "log-backtrace-at",
+    "log-dir",
+    "log-file",
+    "log-file-max-size",
+    "name-template",
+    "namespace",
+    "password",
+    "post-renderer",
+    "post-renderer-args",
+    "qps",
+    "registry-config",
+    "repo",
+    "repository-cache",
+    "repository-config",
+    "set-json",
+    "set-literal",
+    "stderrthreshold",
+    "timeout",
+    "username",
+    "values-directory",
+    "version",
+];
+
+/// The kind of `flag` (without its dashes).
+fn kind(flag: &str) -> Kind {
+    if SWITCHES.binary_search(&flag).is_ok() {
+        Kind::Switch
+    } else if VALUE_FLAGS.binary_search(&flag).is_ok() {
+        Kind::Value
+    } else if flag == "wait" {
+        Kind::OptionalValue
+    } else {
+        Kind::Unknown
+    }
+}
+
+/// `value` for an error message: escaped, at most 80 characters.
+fn shown(value: &str) -> String {
+    let mut s: String = value.escape_debug().take(80).collect();
+    if value.escape_debug().nth(80).is_some() {
+        s.push('…');
+    }
+    s
+}
+
 /// What `helm template` is run with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Invocation {
@@ -147,6 +272,23 @@ pub fn invocation(
             Value::Bool(b) => Flag::Switch(*b),
             other => Flag::Arg(python_str(other)),
         };
+        match (kind(&flag), &v) {
+            // The old `release_name` parameter names the release (below).
+            (Kind::Switch, Flag::Arg(_)) if flag != "release-name" => {
+                // Kapitan passes the value as the next argument, which helm
+                // reads as a positional argument (an error) or as a flag.
+                return Err(format!(
+                    "helm_params.{param}: helm's --{flag} is a switch: give true or false, not '{}' (helm would read it as an argument of its own)",
+                    shown(&python_str(value))
+                ));
+            }
+            (Kind::Value, Flag::Switch(true)) => {
+                return Err(format!(
+                    "helm_params.{param}: helm's --{flag} takes a value: give it (with true helm would take the next argument, such as the release name, as the value), or false to leave the flag out"
+                ));
+            }
+            _ => {}
+        }
         set(&mut flags, format!("--{flag}"), v);
     }
     // The old `release_name` parameter: a name unless it is a bool switch.
@@ -160,16 +302,24 @@ pub fn invocation(
     }
     let mut args = vec!["template".to_string()];
     for (flag, v) in flags {
+        let k = kind(&flag[2..]);
         match v {
-            Flag::Switch(true) => args.push(flag),
             Flag::Switch(false) => {}
+            Flag::Switch(true) if k == Kind::Unknown => args.push(format!("{flag}=true")),
+            Flag::Switch(true) => args.push(flag),
             Flag::Arg(a) => {
                 // A path a flag names (`kubeconfig`, `ca_file`,
                 // `post_renderer`, ...) is read by helm: outside the tree,
                 // refused in a confined compile as the values files are.
                 check_helm_path(&a).map_err(|e| format!("helm_params `{flag}`: {e}"))?;
-                args.push(flag);
-                args.push(a);
+                // As Kapitan does where the value cannot be misread; glued
+                // where helm might not take the next argument as the value.
+                if k == Kind::Value && !a.starts_with('-') {
+                    args.push(flag);
+                    args.push(a);
+                } else {
+                    args.push(format!("{flag}={a}"));
+                }
             }
         }
     }
@@ -236,9 +386,9 @@ fn helm_binary(extra: &Map) -> String {
 /// Runs `helm template` on `chart` and returns every rendered file as
 /// (path relative to the output directory, YAML documents), sorted by path.
 pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, String> {
-    let tmp = tempfile::Builder::new()
-        .prefix("strata-helm-")
-        .tempdir()
+    // Locked: the next run removes the ones a killed run, or one the memory
+    // budget ended, left (they hold `helm_values` in plain text; re-probe 15).
+    let tmp = crate::fswalk::locked_temp_dir(&std::env::temp_dir(), "strata-helm-")
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     // Errors name the scratch files by role: the directory is gone when
     // they are read.
@@ -423,6 +573,68 @@ mod tests {
             assert!(e.contains("helm_params.output_file"), "{f}: {e}");
         }
         assert!(args("helm_params: {output_file: sub/all.yaml, name: rel}").is_ok());
+    }
+
+    /// Re-probe 15 (helm-bool-flag-values-and-switches-smuggle-file-flags):
+    /// a string given to a boolean flag was passed as the next argument,
+    /// which helm parsed as a flag of its own (`--kubeconfig=/x`); `true`
+    /// on a flag that takes a value made helm take the next argument (the
+    /// release name, unchecked) as that value.
+    #[test]
+    fn flag_values_cannot_become_flags_or_take_the_next_argument() {
+        for yaml in [
+            "helm_params: {name: r, include_crds: '--kubeconfig=/tmp/outside.txt'}",
+            "helm_params: {name: r, skip_tests: '--post-renderer=/tmp/outside.txt'}",
+            "helm_params: {name: r, no_hooks: '--kubeconfig=/tmp/outside.txt'}",
+            "helm_params: {name: r, is_upgrade: 'true'}",
+            "helm_params: {name: r, devel: 1}",
+            "helm_params: {name: r, debug: null}",
+        ] {
+            let e = args(yaml).expect_err(yaml);
+            assert!(e.contains("is a switch: give true or false"), "{yaml}: {e}");
+        }
+        for yaml in [
+            "helm_params: {name: /tmp/outside.txt, kubeconfig: true, output_file: x.yaml}",
+            "helm_params: {release_name: /tmp/outside.txt, kubeconfig: true, output_file: x.yaml}",
+            "helm_params: {name: kc, kubeconfig: true, output_file: x.yaml}",
+            "helm_params: {name: ../../tmp/outside.txt, ca_file: true, output_file: x.yaml}",
+            "helm_params: {post_renderer: true}",
+            "helm_params: {namespace: true}",
+        ] {
+            let e = args(yaml).expect_err(yaml);
+            assert!(e.contains("takes a value: give it"), "{yaml}: {e}");
+        }
+        // A flag strata does not know: a switch is given as `--flag=true`
+        // and a value glued to its flag, so neither can take or become the
+        // next argument whatever kind of flag helm has under that name.
+        let a = args("helm_params: {name: r, new_flag: true, other_flag: '--kubeconfig=/x', off_flag: false}")
+            .unwrap();
+        assert_eq!(
+            a.join(" "),
+            "template --include-crds --skip-tests --new-flag=true --other-flag=--kubeconfig=/x --values /t/values.yml --output-dir /t/out r /c/chart"
+        );
+        // A known value flag: a value starting with `-` goes glued; `false`
+        // leaves the flag out (as Kapitan does); a switch given `true` stays
+        // bare; `wait` (a switch in helm 3, an optional value in helm 4)
+        // takes either.
+        let a = args(
+            "helm_params: {name: r, namespace: '-ns', description: d, kubeconfig: false, wait: true, no_hooks: true}",
+        )
+        .unwrap();
+        assert_eq!(
+            a.join(" "),
+            "template --include-crds --skip-tests --namespace=-ns --description d --wait --no-hooks --values /t/values.yml --output-dir /t/out r /c/chart"
+        );
+        let a = args("helm_params: {name: r, wait: watcher}").unwrap();
+        assert!(a.contains(&"--wait=watcher".to_string()), "{a:?}");
+        let a = args("kube_version: '--kubeconfig=/x'").unwrap();
+        assert!(
+            a.contains(&"--api-versions=--kubeconfig=/x".to_string()),
+            "{a:?}"
+        );
+        // The tables are searched by bisection.
+        assert!(SWITCHES.windows(2).all(|w| w[0] < w[1]));
+        assert!(VALUE_FLAGS.windows(2).all(|w| w[0] < w[1]));
     }
 
     /// Re-probe 7 (helm-errors-name-scratch-dir): errors named strata's

@@ -1556,7 +1556,7 @@ const TEMP_PREFIX: &str = ".strata-compile-";
 /// `<temp>/.lock` for as long as the process lives (the kernel releases it
 /// on any exit, SIGKILL included), and every compile first removes the
 /// temporary roots whose lock it can take: those are left over.
-pub fn temp_root(output_path: &Path) -> Result<tempfile::TempDir, CompileError> {
+pub fn temp_root(output_path: &Path) -> Result<crate::fswalk::LockedTempDir, CompileError> {
     std::fs::create_dir_all(output_path).map_err(|e| CompileError::io(output_path, e))?;
     crate::fswalk::locked_temp_dir(output_path, TEMP_PREFIX)
         .map_err(|e| CompileError::io(output_path, e))

@@ -54,7 +54,7 @@ pub struct Review {
     pub full_reason: Option<String>,
     /// Time spent in each phase.
     pub timings: Timings,
-    _scratch: tempfile::TempDir,
+    _scratch: crate::fswalk::LockedTempDir,
 }
 
 fn scratch_err(e: std::io::Error) -> WorkspaceError {
@@ -151,7 +151,7 @@ type Renders = BTreeMap<String, Result<RenderedNode, InventoryError>>;
 pub struct Pr<'r> {
     req: &'r ReviewRequest<'r>,
     head_rev: String,
-    scratch: tempfile::TempDir,
+    scratch: crate::fswalk::LockedTempDir,
     base_ws: Workspace,
     head_ws: Workspace,
     base_inv: Inventory,
@@ -214,7 +214,7 @@ fn render_except(inv: &Inventory, skip: &BTreeSet<String>) -> Renders {
 /// The review's scratch tree under the system's temporary directory,
 /// locked while this process lives: a killed review's is removed by the
 /// next one.
-fn scratch_dir() -> Result<tempfile::TempDir, WorkspaceError> {
+fn scratch_dir() -> Result<crate::fswalk::LockedTempDir, WorkspaceError> {
     crate::fswalk::locked_temp_dir(&std::env::temp_dir(), "strata-review-").map_err(scratch_err)
 }
 

@@ -4624,3 +4624,55 @@ fn input_directory_walks_are_bounded_in_depth() {
     let out = run(d, COMPILE, 2);
     assert!(out.contains("more than 256 directory levels deep"), "{out}");
 }
+
+/// Re-probe 15 (helm-scratch-left-after-kill-or-budget-exit): helm's
+/// scratch directory (the `helm_values` file in plain text, helm's
+/// output) was a plain temporary directory: a killed compile, or one ended
+/// by the memory budget (which skips destructors), left it in `$TMPDIR`
+/// for good. It is locked while helm runs and swept by the next run.
+#[cfg(unix)]
+#[test]
+fn a_killed_helm_runs_scratch_is_swept_by_the_next_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("w");
+    // A stand-in for helm: tells whether the directory holding its values
+    // file is locked (holds strata's `.lock`), and renders one ConfigMap.
+    let helm = "#!/bin/bash\nout=''; vals=''\nwhile [ $# -gt 0 ]; do case $1 in --values) vals=$2; shift;; --output-dir) out=$2; shift;; esac; shift; done\nlocked=none; [ -f \"$(dirname \"$vals\")/.lock\" ] && locked=held\nmkdir -p \"$out/c/templates\"\nprintf 'kind: ConfigMap\\nmetadata: {name: x}\\ndata: {locked: %s}\\n' $locked > \"$out/c/templates/cm.yaml\"\n";
+    write(&d.join("bin/helm"), helm);
+    std::fs::set_permissions(
+        d.join("bin/helm"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    write(
+        &d.join("charts/c/Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    );
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: helm, input_paths: [charts/c], helm_path: bin/helm, helm_params: {name: r}, helm_values: {db_password: hunter2secretvalue}}\n",
+    );
+    let scratch = tmp.path().join("tmp");
+    let stale = scratch.join("strata-helm-KiLLeD");
+    write(
+        &stale.join("values.yml"),
+        "db_password: hunter2secretvalue\n",
+    );
+    crate::support::age(&stale);
+    run_env(&d, COMPILE, &[("TMPDIR", scratch.to_str().unwrap())], 0);
+    let cm = std::fs::read_to_string(d.join("out/compiled/t/o/c/templates/cm.yaml")).unwrap();
+    assert!(cm.contains("locked: held"), "{cm}");
+    assert!(
+        !stale.exists(),
+        "the killed run's helm scratch is still there"
+    );
+    let left: Vec<_> = std::fs::read_dir(&scratch).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    // `compile --check` compiles into `$TMPDIR` too.
+    let stale = scratch.join("strata-check-KiLLeD");
+    write(&stale.join("t/o/x.yaml"), "x: 1\n");
+    crate::support::age(&stale);
+    let check = [COMPILE, &["--check"]].concat();
+    run_env(&d, &check, &[("TMPDIR", scratch.to_str().unwrap())], 0);
+    assert!(!stale.exists(), "the killed check's scratch is still there");
+}
