@@ -3256,6 +3256,11 @@ fn note_changed_refs(old: &str, new: &str, shown: String) -> String {
 /// and URL readers such as libpq, redis-py and Python's `urlsplit` take the
 /// host after the last `@`. A path or query holding an `@` after a port
 /// (`http://h:8080/x?mail=a@b`) is hidden too: over-redaction, not a leak.
+/// The user may hold an `@` (an e-mail address written unencoded:
+/// django-environ's `EMAIL_URL=smtp://me@gmail.com:X@smtp.gmail.com`,
+/// Azure's `svc@tenant` database users): it runs to the first `:`, so a
+/// user with an `@`, a port and an `@` after it in the path
+/// (`ssh://git@h:22/r@v1`) is over-redacted the same way.
 fn url_password_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
@@ -3265,7 +3270,7 @@ fn url_password_re() -> &'static Regex {
         // (`s3://AKIA…:X@bucket`, the text mode hides shapes over the
         // whole text first) still has its password read.
         Regex::new(
-            r#"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/|\\u002[Ff]|%2[Ff]){2}(?:<redacted>|[^\s/\\:@"'<>`]*):)([^\s"'<>`]+)(@)"#,
+            r#"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/|\\u002[Ff]|%2[Ff]){2}(?:<redacted>|[^\s/\\:"'<>`]*):)([^\s"'<>`]+)(@)"#,
         )
         .expect("static regex is valid")
     })
@@ -3294,7 +3299,7 @@ fn encoded_url_password_re() -> &'static Regex {
 fn relative_url_password_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r#"((?:^|[\s"'=(])//[^\s/\\:@"'<>`]+:)([^\s"'<>`]+)(@)"#)
+        Regex::new(r#"((?:^|[\s"'=(])//[^\s/\\:"'<>`]+:)([^\s"'<>`]+)(@)"#)
             .expect("static regex is valid")
     })
 }
@@ -5411,6 +5416,37 @@ mod tests {
                 "{\"d\": \"day\", \"k\": \"v\"}",
                 "jdbc:oracle:thin:@db:1521/ORCL",
                 "https://h/x?author=me",
+            ],
+        );
+    }
+
+    /// Re-probe 15r (r-redact-url-password-after-email-user): a URL whose
+    /// user is an e-mail address written unencoded.
+    #[test]
+    fn url_password_after_an_email_user() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "EMAIL_URL=smtp://me@gmail.com:s3cr3tVx@smtp.gmail.com:587",
+                "mail_url: \"smtps://alerts@example.org:s3cr3tVx@smtp.example.org:465\"",
+                "DATABASE_URL=postgres://svc@tenant:s3cr3tVx@db.postgres.database.azure.com:5432/app",
+                "source = imaps://reports@corp.example:s3cr3tVx@imap.corp.example/INBOX",
+                "u: //me@gmail.com:s3cr3tVx@smtp.gmail.com",
+            ],
+        );
+        assert_eq!(
+            r.scrub("smtp://me@gmail.com:s3cr3tVx@smtp.gmail.com:587"),
+            "smtp://me@gmail.com:<redacted>@smtp.gmail.com:587"
+        );
+        // A user without a password, with or without a port.
+        shown_everywhere(
+            &r,
+            &[
+                "smtp://me@gmail.com@smtp.gmail.com:587",
+                "ssh://git@host:22/repo",
+                "git@github.com:org/repo.git",
+                "mailto:me@gmail.com",
             ],
         );
     }
