@@ -968,7 +968,8 @@ pub struct Redactor {
     /// `key: value`, `key = value`, `key="value"` inside a longer string:
     /// the key (group 2) is checked against the key patterns, group 4 hidden.
     inline: Regex,
-    /// `<password>value</password>` (the value may be a CDATA section).
+    /// `<password>value</password>` (the value may be a CDATA section; the
+    /// element may have attributes and a namespace prefix).
     xml: Regex,
     /// `--password VALUE` / `--password, VALUE` (a flow list of args).
     flag: Regex,
@@ -1173,8 +1174,11 @@ impl Redactor {
             r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"[^"\n]*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"[^"\n]*"|'[^'\n]*'))+|"[^"\n]*"|'[^'\n]*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
+        // The element may have attributes (`<password encrypted="false">`,
+        // `xml:space`) and a namespace prefix (SOAP WS-Security's
+        // `<wsse:Password Type="…#PasswordText">`): its local name is the key.
         let xml =
-            Regex::new(r"<([A-Za-z_][A-Za-z0-9_.\-]*)>(<!\[CDATA\[(?s:.*?)\]\]>|[^<\n]*)</([A-Za-z_][A-Za-z0-9_.\-]*)>")
+            Regex::new(r"<([A-Za-z_][A-Za-z0-9_.:\-]*)((?:\s[^<>]*)?)>(<!\[CDATA\[(?s:.*?)\]\]>|[^<\n]*)</([A-Za-z_][A-Za-z0-9_.:\-]*)>")
                 .expect("static regex is valid");
         let flag = Regex::new(r#"(^|[\s\[,"'])(--?[A-Za-z][A-Za-z0-9_.\-]*)(["']?(?:\s*,\s*|\s+)["']{0,2})([^\s,\[\]"'-][^\s,\[\]"']*)"#)
             .expect("static regex is valid");
@@ -2000,8 +2004,9 @@ impl Redactor {
         }
         if out.contains("</") {
             replace_in(&mut out, &self.xml, |c: &regex::Captures| {
-                if c[1] == c[3] && self.key_matches(&c[1]) && &c[2] != OLD {
-                    format!("<{}>{OLD}</{}>", &c[1], &c[3])
+                let local = c[1].rsplit(':').next().unwrap_or_default();
+                if c[1] == c[4] && self.key_matches(local) && &c[3] != OLD {
+                    format!("<{}{}>{OLD}</{}>", &c[1], &c[2], &c[4])
                 } else {
                     c[0].to_string()
                 }
@@ -2075,7 +2080,8 @@ impl Redactor {
         whole
     }
 
-    /// [`Self::xml_setting`]'s replacements in `out`.
+    /// [`Self::xml_setting`]'s and [`xml_name_child_re`]'s replacements in
+    /// `out`.
     fn hide_xml_settings(&self, out: &mut String) {
         replace_in(out, &self.xml_setting, |c: &regex::Captures| {
             if self.key_matches(&c[3]) && !c[4].trim().is_empty() && &c[4] != OLD {
@@ -2084,6 +2090,15 @@ impl Redactor {
                 c[0].to_string()
             }
         });
+        if out.contains("</name>") {
+            replace_in(out, xml_name_child_re(), |c: &regex::Captures| {
+                if self.key_matches(c[2].trim()) && !c[3].trim().is_empty() && &c[3] != OLD {
+                    format!("{}{OLD}{}", &c[1], &c[4])
+                } else {
+                    c[0].to_string()
+                }
+            });
+        }
     }
 
     /// Redacts an old and a new version of one object together, so each
@@ -3247,6 +3262,21 @@ fn note_changed_refs(old: &str, new: &str, shown: String) -> String {
     } else {
         shown
     }
+}
+
+/// A Hadoop-style configuration property (`core-site.xml`,
+/// `hive-site.xml`, `ssl-server.xml`; Spark, HBase, Ranger, Oozie):
+/// `<property><name>KEY</name><value>X</value></property>`, the key a
+/// `<name>` child, its `<description>`, `<final>`, `<source>` or `<tag>`
+/// siblings between, over lines. Group 2 is the key, group 3 the value.
+fn xml_name_child_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"(<name>([^<]*)</name>(?:\s*<(?:description|final|source|tag)>[^<]*</(?:description|final|source|tag)>)*\s*<value>)([^<]*)(</value>)",
+        )
+        .expect("static regex is valid")
+    })
 }
 
 /// `scheme://user:password@`: the password is group 2. It runs to the
@@ -5447,6 +5477,50 @@ mod tests {
                 "ssh://git@host:22/repo",
                 "git@github.com:org/repo.git",
                 "mailto:me@gmail.com",
+            ],
+        );
+    }
+
+    /// Re-probe 15r (r-redact-xml-name-child-element-and-attributed-elements):
+    /// Hadoop-style `<property>` files, whose key is a `<name>` child, and
+    /// secret-named elements with attributes or a namespace prefix.
+    #[test]
+    fn xml_name_child_and_attributed_elements() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "<property><name>fs.s3a.secret.key</name><value>s3cr3tVx</value></property>",
+                "<property><name>ssl.server.keystore.password</name><description>d</description><value>s3cr3tVx</value></property>",
+                "<password encrypted=\"false\">s3cr3tVx</password>",
+                "<Password xml:space=\"preserve\">s3cr3tVx</Password>",
+                "<wsse:Password Type=\"http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-username-token-profile-1.0#PasswordText\">s3cr3tVx</wsse:Password>",
+                "<ns:password>s3cr3tVx</ns:password>",
+            ],
+        );
+        // Over lines, with a `<description>` between, in both modes.
+        let yaml = "data:\n  hive-site.xml: |\n    <configuration>\n      <property>\n        <name>javax.jdo.option.ConnectionPassword</name>\n        <description>metastore</description>\n        <value>s3cr3tVx</value>\n      </property>\n      <property>\n        <name>hive.metastore.uris</name>\n        <value>thrift://visible:9083</value>\n      </property>\n    </configuration>\n";
+        for out in both_modes(&r, yaml) {
+            assert!(
+                !out.contains("s3cr3tVx") && out.contains("thrift://visible:9083"),
+                "{out}"
+            );
+        }
+        assert_eq!(
+            r.scrub(
+                "<name>fs.azure.account.key.a.blob.core.windows.net</name><value>s3cr3tVx</value>"
+            ),
+            "<name>fs.azure.account.key.a.blob.core.windows.net</name><value><redacted></value>"
+        );
+        // Near misses: a neutral property, a secret word in a neutral
+        // element's attribute, a reference-word key.
+        shown_everywhere(
+            &r,
+            &[
+                "<property><name>fs.defaultFS</name><value>hdfs://nn:8020</value></property>",
+                "<property><name>hadoop.security.credential.provider.path</name><value>jceks://hdfs/x</value></property>",
+                "<field type=\"password\">label</field>",
+                "<ns:user>admin</ns:user>",
             ],
         );
     }

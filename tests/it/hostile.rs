@@ -788,6 +788,7 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     // Re-probe 15r (findings16 r-redact-*): a URL whose user is an e-mail
     // address written unencoded.
     ("url-password-after-email-user", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.env: |\n    EMAIL_URL=smtp://me@gmail.com:{V}@smtp.gmail.com:587\n  mail_url: \"smtps://alerts@example.org:{V}-2@smtp.example.org:465\"\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: a\n    env:\n    - name: EMAIL_URL\n      value: smtp://me@gmail.com:{V}-3@smtp.gmail.com:587\n", "mailurl1601x"),
+    ("xml-name-child-and-attributed-elements", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  hive-site.xml: |\n    <configuration>\n      <property>\n        <name>javax.jdo.option.ConnectionPassword</name>\n        <description>metastore</description>\n        <value>{V}</value>\n      </property>\n    </configuration>\n  core-site.xml: \"<property><name>fs.s3a.secret.key</name><value>{V}-2</value></property>\"\n  ds.xml: |\n    <password encrypted=\"false\">{V}-3</password>\n    <wsse:Password Type=\"http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-username-token-profile-1.0#PasswordText\">{V}-4</wsse:Password>\n", "hadoopxml1602x"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a
