@@ -104,6 +104,24 @@ fn receiver_key(key: &str) -> bool {
         .any(|k| key.eq_ignore_ascii_case(k))
 }
 
+/// The field of a name/value pair that names it (`{name: DB_PASSWORD,
+/// value: x}`, Envoy's `{key: Authorization, …}`, `header`), any case:
+/// also ECS's `Name`/`Value` and CloudFormation parameter files'
+/// `ParameterKey`/`ParameterValue`.
+fn pair_name_field(k: &str) -> bool {
+    ["name", "key", "header", "parameterkey"]
+        .iter()
+        .any(|f| k.eq_ignore_ascii_case(f))
+}
+
+/// The field of a name/value pair that holds the value ([`pair_name_field`]);
+/// `default` too (Tekton and Argo params).
+fn pair_value_field(k: &str) -> bool {
+    ["value", "default", "parametervalue"]
+        .iter()
+        .any(|f| k.eq_ignore_ascii_case(f))
+}
+
 /// Whether a text configures one of [`SECRET_RECEIVERS`].
 fn names_receivers(text: &str) -> bool {
     SECRET_RECEIVERS.iter().any(|r| text.contains(r))
@@ -1198,13 +1216,21 @@ impl Redactor {
             r#"(?i)((?:^|[\s:="'\[,{])(?:bearer|basic)[ \t]+)([A-Za-z0-9\-._~+/]{8,}=*)"#,
         )
         .expect("static regex is valid");
-        let flow_map = Regex::new(r"\{[^{}\n]*\}").expect("static regex is valid");
+        // The key the map is the value of, if any, is group 2: a secret
+        // key's flow map (ARM's `"adminPassword": {"value": x}`) hides its
+        // values.
+        let flow_map = Regex::new(
+            r#"((?:["']?([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*)?)(\{[^{}\n]*\})"#,
+        )
+        .expect("static regex is valid");
+        // The fields of [`pair_name_field`] and [`pair_value_field`], any
+        // case, after `:` or `=` (an HCL object).
         let flow_name = Regex::new(
-            r#"(?:^|[{,\s])["']?(?:name|key|header)["']?[ \t]*:[ \t]*["']?([^,"'}\s]+)"#,
+            r#"(?:^|[{,\s])["']?(?i:name|key|header|parameterkey)["']?[ \t]*[:=][ \t]*["']?([^,"'}\s]+)"#,
         )
         .expect("static regex is valid");
         let flow_value = Regex::new(
-            r#"((?:^|[{,\s])["']?(?:value|default)["']?[ \t]*:[ \t]*)("[^"]*"|'[^']*'|[^,}\s][^,}]*)"#,
+            r#"((?:^|[{,\s])["']?(?i:value|default|parametervalue)["']?[ \t]*[:=][ \t]*)("[^"]*"|'[^']*'|[^,}\s][^,}]*)"#,
         )
         .expect("static regex is valid");
         let kind_key = Regex::new(r#"(?m)(?:^[ \t]*(?:-[ \t]+)*|[{,][ \t]*)["']?kind["']?[ \t]*:"#)
@@ -1575,16 +1601,23 @@ impl Redactor {
                 }
             });
         }
-        if out.contains('{') && (out.contains("value") || out.contains("default")) {
+        if out.contains('{')
+            && (out.contains("value") || out.contains("default") || out.contains("Value"))
+        {
             replace_in(&mut out, &self.flow_map, |c: &regex::Captures| {
+                let map = &c[3];
+                if c.get(2).is_some_and(|k| self.key_matches(k.as_str())) && !map.contains(OLD) {
+                    return format!("{}{}", &c[1], self.hide_flow_values(map));
+                }
                 let named = self
                     .flow_name
-                    .captures(&c[0])
+                    .captures(map)
                     .is_some_and(|n| self.key_matches(&n[1]));
                 if named {
-                    self.flow_value
-                        .replace_all(&c[0], |v: &regex::Captures| format!("{}{OLD}", &v[1]))
-                        .into_owned()
+                    let hidden = self
+                        .flow_value
+                        .replace_all(map, |v: &regex::Captures| format!("{}{OLD}", &v[1]));
+                    format!("{}{hidden}", &c[1])
                 } else {
                     c[0].to_string()
                 }
@@ -2285,10 +2318,8 @@ impl Redactor {
         // `{name: DB_PASSWORD, value: x}` (container env, Helm-style lists),
         // `{key: Authorization, value: x}` (Envoy header lists).
         let named_secret = |m: &Map| {
-            ["name", "key", "header"].iter().any(|field| {
-                m.get(*field)
-                    .and_then(Value::as_str)
-                    .is_some_and(|name| self.key_matches(name))
+            m.iter().any(|(field, name)| {
+                pair_name_field(field) && name.as_str().is_some_and(|name| self.key_matches(name))
             })
         };
         let env_secret = named_secret(o) || named_secret(n);
@@ -2311,7 +2342,7 @@ impl Redactor {
                 self.walk_part(ov, nv, child)
             } else if let (Part::ListOf(kind), "items") = (part, k.as_str()) {
                 self.walk_items(ov, nv, Part::of_kind(kind))
-            } else if env_secret && (k == "value" || k == "default") {
+            } else if env_secret && pair_value_field(k) {
                 // A Tekton or Argo param gives its value as `default`.
                 hide(ov, nv)
             } else if self.defaults && SECRET_RECEIVERS.contains(&k.as_str()) {
@@ -3198,10 +3229,11 @@ impl Redactor {
         line_re: &Regex,
     ) -> std::collections::HashSet<usize> {
         let mut hidden = std::collections::HashSet::new();
-        // The open item: its key column, its `value` lines, whether its name is secret.
-        let mut item: Option<(usize, Vec<usize>, bool)> = None;
-        let close = |item: &mut Option<(usize, Vec<usize>, bool)>,
-                     hidden: &mut std::collections::HashSet<usize>| {
+        // The open item: its key column (`None` until the first key line
+        // of a braced item), its `value` lines, whether its name is secret.
+        type Item = Option<(Option<usize>, Vec<usize>, bool)>;
+        let mut item: Item = None;
+        let close = |item: &mut Item, hidden: &mut std::collections::HashSet<usize>| {
             if let Some((_, values, true)) = item.take() {
                 hidden.extend(values);
             }
@@ -3211,29 +3243,41 @@ impl Redactor {
                 continue;
             }
             let indent = line.len() - line.trim_start().len();
-            let starts_item = line.trim_start().starts_with("- ");
+            let trimmed = line.trim();
+            let starts_item = trimmed.starts_with("- ");
             let caps = line_re.captures(line);
-            let col = caps.as_ref().map(|c| c[1].len());
+            // The key's column, before its opening quote (`"name": x`).
+            let key_col = |c: &regex::Captures| c[1].trim_end_matches(['"', '\'']).len();
+            let col = caps.as_ref().map(key_col);
             if starts_item {
                 close(&mut item, &mut hidden);
                 if let Some(col) = col {
-                    item = Some((col, Vec::new(), false));
+                    item = Some((Some(col), Vec::new(), false));
                 }
-            } else if item.as_ref().is_some_and(|(c, _, _)| indent < *c) {
+            } else if trimmed.ends_with('{') {
+                // A JSON object over lines (a CloudFormation parameters
+                // file), an HCL block (`setting {`, `env {`): an item whose
+                // keys are on the lines below.
+                close(&mut item, &mut hidden);
+                item = Some((None, Vec::new(), false));
+                continue;
+            } else if item
+                .as_ref()
+                .is_some_and(|(c, _, _)| c.is_some_and(|c| indent < c))
+            {
                 close(&mut item, &mut hidden);
             }
             let (Some(c), Some((item_col, values, secret))) = (caps, item.as_mut()) else {
                 continue;
             };
-            if c[1].len() != *item_col {
+            let item_col = *item_col.get_or_insert(key_col(&c));
+            if key_col(&c) != item_col {
                 continue;
             }
-            match &c[2] {
-                "value" | "default" => values.push(i),
-                "name" | "key" | "header" => {
-                    *secret |= self.key_matches(c[4].trim().trim_matches(['"', '\'']))
-                }
-                _ => {}
+            if pair_value_field(&c[2]) {
+                values.push(i);
+            } else if pair_name_field(&c[2]) {
+                *secret |= self.key_matches(c[4].trim().trim_matches(['"', '\'', ',']));
             }
         }
         close(&mut item, &mut hidden);
@@ -5521,6 +5565,50 @@ mod tests {
                 "<property><name>hadoop.security.credential.provider.path</name><value>jceks://hdfs/x</value></property>",
                 "<field type=\"password\">label</field>",
                 "<ns:user>admin</ns:user>",
+            ],
+        );
+    }
+
+    /// Re-probe 15r (r-redact-cfn-arm-parameter-pairs-and-hcl-setting):
+    /// the name/value pairs of CloudFormation and ARM parameter files, ECS
+    /// `Name`/`Value`, and HCL blocks.
+    #[test]
+    fn cloudformation_arm_and_hcl_name_value_pairs() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "[{\"ParameterKey\": \"DbPassword\", \"ParameterValue\": \"s3cr3tVx\"}]",
+                "{Name: DB_PASSWORD, Value: s3cr3tVx}",
+                "{\"parameters\": {\"adminPassword\": {\"value\": \"s3cr3tVx\"}}}",
+            ],
+        );
+        for yaml in [
+            "data:\n  params.yaml: |\n    - ParameterKey: AdminPassword\n      ParameterValue: s3cr3tVx\n    - ParameterKey: Env\n      ParameterValue: visible\n",
+            "data:\n  task.yaml: |\n    Environment:\n      - Name: DB_PASSWORD\n        Value: s3cr3tVx\n      - Name: LOG_LEVEL\n        Value: visible\n",
+            "data:\n  main.tf: |\n    setting {\n      namespace = \"aws:elasticbeanstalk:application:environment\"\n      name      = \"DB_PASSWORD\"\n      value     = \"s3cr3tVx\"\n    }\n    setting {\n      name  = \"LOG_LEVEL\"\n      value = \"visible\"\n    }\n",
+            "data:\n  params.json: |\n    [\n      {\n        \"ParameterKey\": \"DbPassword\",\n        \"ParameterValue\": \"s3cr3tVx\"\n      },\n      {\n        \"ParameterKey\": \"Env\",\n        \"ParameterValue\": \"visible\"\n      }\n    ]\n",
+        ] {
+            for out in both_modes(&r, yaml) {
+                assert!(
+                    !out.contains("s3cr3tVx") && out.contains("visible"),
+                    "{out}"
+                );
+            }
+        }
+        // A catalog file read as YAML: the pair's map.
+        let doc = v("Parameters:\n- ParameterKey: DbPassword\n  ParameterValue: s3cr3tVx\n- Name: API_TOKEN\n  Value: s3cr3tVx\n- Name: app\n  Value: visible\n");
+        let (_, b) = r.redact_pair(None, Some(&doc));
+        let b = crate::yaml::emit::to_yaml_string(&b);
+        assert!(!b.contains("s3cr3tVx") && b.contains("visible"), "{b}");
+        // Near misses: neutral pairs and a neutral key's flow map.
+        shown_everywhere(
+            &r,
+            &[
+                "[{\"ParameterKey\": \"Env\", \"ParameterValue\": \"prod\"}]",
+                "{Name: LOG_LEVEL, Value: debug}",
+                "{\"parameters\": {\"location\": {\"value\": \"westeurope\"}}}",
+                "tags = { Key = \"team\", Value = \"db\" }",
             ],
         );
     }
