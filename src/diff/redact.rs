@@ -104,6 +104,24 @@ fn receiver_key(key: &str) -> bool {
         .any(|k| key.eq_ignore_ascii_case(k))
 }
 
+/// The field of a name/value pair that names it (`{name: DB_PASSWORD,
+/// value: x}`, Envoy's `{key: Authorization, …}`, `header`), any case:
+/// also ECS's `Name`/`Value` and CloudFormation parameter files'
+/// `ParameterKey`/`ParameterValue`.
+fn pair_name_field(k: &str) -> bool {
+    ["name", "key", "header", "parameterkey"]
+        .iter()
+        .any(|f| k.eq_ignore_ascii_case(f))
+}
+
+/// The field of a name/value pair that holds the value ([`pair_name_field`]);
+/// `default` too (Tekton and Argo params).
+fn pair_value_field(k: &str) -> bool {
+    ["value", "default", "parametervalue"]
+        .iter()
+        .any(|f| k.eq_ignore_ascii_case(f))
+}
+
 /// Whether a text configures one of [`SECRET_RECEIVERS`].
 fn names_receivers(text: &str) -> bool {
     SECRET_RECEIVERS.iter().any(|r| text.contains(r))
@@ -974,7 +992,8 @@ pub struct Redactor {
     /// `key: value`, `key = value`, `key="value"` inside a longer string:
     /// the key (group 2) is checked against the key patterns, group 4 hidden.
     inline: Regex,
-    /// `<password>value</password>` (the value may be a CDATA section).
+    /// `<password>value</password>` (the value may be a CDATA section; the
+    /// element may have attributes and a namespace prefix).
     xml: Regex,
     /// `--password VALUE` / `--password, VALUE` (a flow list of args).
     flag: Regex,
@@ -1179,8 +1198,11 @@ impl Redactor {
             r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"[^"\n]*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"[^"\n]*"|'[^'\n]*'))+|"[^"\n]*"|'[^'\n]*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
+        // The element may have attributes (`<password encrypted="false">`,
+        // `xml:space`) and a namespace prefix (SOAP WS-Security's
+        // `<wsse:Password Type="…#PasswordText">`): its local name is the key.
         let xml =
-            Regex::new(r"<([A-Za-z_][A-Za-z0-9_.\-]*)>(<!\[CDATA\[(?s:.*?)\]\]>|[^<\n]*)</([A-Za-z_][A-Za-z0-9_.\-]*)>")
+            Regex::new(r"<([A-Za-z_][A-Za-z0-9_.:\-]*)((?:\s[^<>]*)?)>(<!\[CDATA\[(?s:.*?)\]\]>|[^<\n]*)</([A-Za-z_][A-Za-z0-9_.:\-]*)>")
                 .expect("static regex is valid");
         let flag = Regex::new(r#"(^|[\s\[,"'])(--?[A-Za-z][A-Za-z0-9_.\-]*)(["']?(?:\s*,\s*|\s+)["']{0,2})([^\s,\[\]"'-][^\s,\[\]"']*)"#)
             .expect("static regex is valid");
@@ -1200,13 +1222,21 @@ impl Redactor {
             r#"(?i)((?:^|[\s:="'\[,{])(?:bearer|basic)[ \t]+)([A-Za-z0-9\-._~+/]{8,}=*)"#,
         )
         .expect("static regex is valid");
-        let flow_map = Regex::new(r"\{[^{}\n]*\}").expect("static regex is valid");
+        // The key the map is the value of, if any, is group 2: a secret
+        // key's flow map (ARM's `"adminPassword": {"value": x}`) hides its
+        // values.
+        let flow_map = Regex::new(
+            r#"((?:["']?([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*)?)(\{[^{}\n]*\})"#,
+        )
+        .expect("static regex is valid");
+        // The fields of [`pair_name_field`] and [`pair_value_field`], any
+        // case, after `:` or `=` (an HCL object).
         let flow_name = Regex::new(
-            r#"(?:^|[{,\s])["']?(?:name|key|header)["']?[ \t]*:[ \t]*["']?([^,"'}\s]+)"#,
+            r#"(?:^|[{,\s])["']?(?i:name|key|header|parameterkey)["']?[ \t]*[:=][ \t]*["']?([^,"'}\s]+)"#,
         )
         .expect("static regex is valid");
         let flow_value = Regex::new(
-            r#"((?:^|[{,\s])["']?(?:value|default)["']?[ \t]*:[ \t]*)("[^"]*"|'[^']*'|[^,}\s][^,}]*)"#,
+            r#"((?:^|[{,\s])["']?(?i:value|default|parametervalue)["']?[ \t]*[:=][ \t]*)("[^"]*"|'[^']*'|[^,}\s][^,}]*)"#,
         )
         .expect("static regex is valid");
         let kind_key = Regex::new(r#"(?m)(?:^[ \t]*(?:-[ \t]+)*|[{,][ \t]*)["']?kind["']?[ \t]*:"#)
@@ -1577,16 +1607,23 @@ impl Redactor {
                 }
             });
         }
-        if out.contains('{') && (out.contains("value") || out.contains("default")) {
+        if out.contains('{')
+            && (out.contains("value") || out.contains("default") || out.contains("Value"))
+        {
             replace_in(&mut out, &self.flow_map, |c: &regex::Captures| {
+                let map = &c[3];
+                if c.get(2).is_some_and(|k| self.key_matches(k.as_str())) && !map.contains(OLD) {
+                    return format!("{}{}", &c[1], self.hide_flow_values(map));
+                }
                 let named = self
                     .flow_name
-                    .captures(&c[0])
+                    .captures(map)
                     .is_some_and(|n| self.key_matches(&n[1]));
                 if named {
-                    self.flow_value
-                        .replace_all(&c[0], |v: &regex::Captures| format!("{}{OLD}", &v[1]))
-                        .into_owned()
+                    let hidden = self
+                        .flow_value
+                        .replace_all(map, |v: &regex::Captures| format!("{}{OLD}", &v[1]));
+                    format!("{}{hidden}", &c[1])
                 } else {
                     c[0].to_string()
                 }
@@ -2006,8 +2043,9 @@ impl Redactor {
         }
         if out.contains("</") {
             replace_in(&mut out, &self.xml, |c: &regex::Captures| {
-                if c[1] == c[3] && self.key_matches(&c[1]) && &c[2] != OLD {
-                    format!("<{}>{OLD}</{}>", &c[1], &c[3])
+                let local = c[1].rsplit(':').next().unwrap_or_default();
+                if c[1] == c[4] && self.key_matches(local) && &c[3] != OLD {
+                    format!("<{}{}>{OLD}</{}>", &c[1], &c[2], &c[4])
                 } else {
                     c[0].to_string()
                 }
@@ -2081,7 +2119,8 @@ impl Redactor {
         whole
     }
 
-    /// [`Self::xml_setting`]'s replacements in `out`.
+    /// [`Self::xml_setting`]'s and [`xml_name_child_re`]'s replacements in
+    /// `out`.
     fn hide_xml_settings(&self, out: &mut String) {
         replace_in(out, &self.xml_setting, |c: &regex::Captures| {
             if self.key_matches(&c[3]) && !c[4].trim().is_empty() && &c[4] != OLD {
@@ -2090,6 +2129,15 @@ impl Redactor {
                 c[0].to_string()
             }
         });
+        if out.contains("</name>") {
+            replace_in(out, xml_name_child_re(), |c: &regex::Captures| {
+                if self.key_matches(c[2].trim()) && !c[3].trim().is_empty() && &c[3] != OLD {
+                    format!("{}{OLD}{}", &c[1], &c[4])
+                } else {
+                    c[0].to_string()
+                }
+            });
+        }
     }
 
     /// Redacts an old and a new version of one object together, so each
@@ -2276,10 +2324,8 @@ impl Redactor {
         // `{name: DB_PASSWORD, value: x}` (container env, Helm-style lists),
         // `{key: Authorization, value: x}` (Envoy header lists).
         let named_secret = |m: &Map| {
-            ["name", "key", "header"].iter().any(|field| {
-                m.get(*field)
-                    .and_then(Value::as_str)
-                    .is_some_and(|name| self.key_matches(name))
+            m.iter().any(|(field, name)| {
+                pair_name_field(field) && name.as_str().is_some_and(|name| self.key_matches(name))
             })
         };
         let env_secret = named_secret(o) || named_secret(n);
@@ -2302,7 +2348,7 @@ impl Redactor {
                 self.walk_part(ov, nv, child)
             } else if let (Part::ListOf(kind), "items") = (part, k.as_str()) {
                 self.walk_items(ov, nv, Part::of_kind(kind))
-            } else if env_secret && (k == "value" || k == "default") {
+            } else if env_secret && pair_value_field(k) {
                 // A Tekton or Argo param gives its value as `default`.
                 hide(ov, nv)
             } else if self.defaults && SECRET_RECEIVERS.contains(&k.as_str()) {
@@ -3189,10 +3235,11 @@ impl Redactor {
         line_re: &Regex,
     ) -> std::collections::HashSet<usize> {
         let mut hidden = std::collections::HashSet::new();
-        // The open item: its key column, its `value` lines, whether its name is secret.
-        let mut item: Option<(usize, Vec<usize>, bool)> = None;
-        let close = |item: &mut Option<(usize, Vec<usize>, bool)>,
-                     hidden: &mut std::collections::HashSet<usize>| {
+        // The open item: its key column (`None` until the first key line
+        // of a braced item), its `value` lines, whether its name is secret.
+        type Item = Option<(Option<usize>, Vec<usize>, bool)>;
+        let mut item: Item = None;
+        let close = |item: &mut Item, hidden: &mut std::collections::HashSet<usize>| {
             if let Some((_, values, true)) = item.take() {
                 hidden.extend(values);
             }
@@ -3202,29 +3249,41 @@ impl Redactor {
                 continue;
             }
             let indent = line.len() - line.trim_start().len();
-            let starts_item = line.trim_start().starts_with("- ");
+            let trimmed = line.trim();
+            let starts_item = trimmed.starts_with("- ");
             let caps = line_re.captures(line);
-            let col = caps.as_ref().map(|c| c[1].len());
+            // The key's column, before its opening quote (`"name": x`).
+            let key_col = |c: &regex::Captures| c[1].trim_end_matches(['"', '\'']).len();
+            let col = caps.as_ref().map(key_col);
             if starts_item {
                 close(&mut item, &mut hidden);
                 if let Some(col) = col {
-                    item = Some((col, Vec::new(), false));
+                    item = Some((Some(col), Vec::new(), false));
                 }
-            } else if item.as_ref().is_some_and(|(c, _, _)| indent < *c) {
+            } else if trimmed.ends_with('{') {
+                // A JSON object over lines (a CloudFormation parameters
+                // file), an HCL block (`setting {`, `env {`): an item whose
+                // keys are on the lines below.
+                close(&mut item, &mut hidden);
+                item = Some((None, Vec::new(), false));
+                continue;
+            } else if item
+                .as_ref()
+                .is_some_and(|(c, _, _)| c.is_some_and(|c| indent < c))
+            {
                 close(&mut item, &mut hidden);
             }
             let (Some(c), Some((item_col, values, secret))) = (caps, item.as_mut()) else {
                 continue;
             };
-            if c[1].len() != *item_col {
+            let item_col = *item_col.get_or_insert(key_col(&c));
+            if key_col(&c) != item_col {
                 continue;
             }
-            match &c[2] {
-                "value" | "default" => values.push(i),
-                "name" | "key" | "header" => {
-                    *secret |= self.key_matches(c[4].trim().trim_matches(['"', '\'']))
-                }
-                _ => {}
+            if pair_value_field(&c[2]) {
+                values.push(i);
+            } else if pair_name_field(&c[2]) {
+                *secret |= self.key_matches(c[4].trim().trim_matches(['"', '\'', ',']));
             }
         }
         close(&mut item, &mut hidden);
@@ -3255,6 +3314,21 @@ fn note_changed_refs(old: &str, new: &str, shown: String) -> String {
     }
 }
 
+/// A Hadoop-style configuration property (`core-site.xml`,
+/// `hive-site.xml`, `ssl-server.xml`; Spark, HBase, Ranger, Oozie):
+/// `<property><name>KEY</name><value>X</value></property>`, the key a
+/// `<name>` child, its `<description>`, `<final>`, `<source>` or `<tag>`
+/// siblings between, over lines. Group 2 is the key, group 3 the value.
+fn xml_name_child_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"(<name>([^<]*)</name>(?:\s*<(?:description|final|source|tag)>[^<]*</(?:description|final|source|tag)>)*\s*<value>)([^<]*)(</value>)",
+        )
+        .expect("static regex is valid")
+    })
+}
+
 /// `scheme://user:password@`: the password is group 2. It runs to the
 /// last `@` of the URL (which ends at whitespace, a quote or `<>`): RFC 3986
 /// wants `/`, `?`, `#` and `@` percent-encoded in a password, but real
@@ -3262,6 +3336,11 @@ fn note_changed_refs(old: &str, new: &str, shown: String) -> String {
 /// and URL readers such as libpq, redis-py and Python's `urlsplit` take the
 /// host after the last `@`. A path or query holding an `@` after a port
 /// (`http://h:8080/x?mail=a@b`) is hidden too: over-redaction, not a leak.
+/// The user may hold an `@` (an e-mail address written unencoded:
+/// django-environ's `EMAIL_URL=smtp://me@gmail.com:X@smtp.gmail.com`,
+/// Azure's `svc@tenant` database users): it runs to the first `:`, so a
+/// user with an `@`, a port and an `@` after it in the path
+/// (`ssh://git@h:22/r@v1`) is over-redacted the same way.
 fn url_password_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
@@ -3271,7 +3350,7 @@ fn url_password_re() -> &'static Regex {
         // (`s3://AKIA…:X@bucket`, the text mode hides shapes over the
         // whole text first) still has its password read.
         Regex::new(
-            r#"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/|\\u002[Ff]|%2[Ff]){2}(?:<redacted>|[^\s/\\:@"'<>`]*):)([^\s"'<>`]+)(@)"#,
+            r#"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/|\\u002[Ff]|%2[Ff]){2}(?:<redacted>|[^\s/\\:"'<>`]*):)([^\s"'<>`]+)(@)"#,
         )
         .expect("static regex is valid")
     })
@@ -3300,7 +3379,7 @@ fn encoded_url_password_re() -> &'static Regex {
 fn relative_url_password_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r#"((?:^|[\s"'=(])//[^\s/\\:@"'<>`]+:)([^\s"'<>`]+)(@)"#)
+        Regex::new(r#"((?:^|[\s"'=(])//[^\s/\\:"'<>`]+:)([^\s"'<>`]+)(@)"#)
             .expect("static regex is valid")
     })
 }
@@ -5440,6 +5519,125 @@ mod tests {
                 "{\"d\": \"day\", \"k\": \"v\"}",
                 "jdbc:oracle:thin:@db:1521/ORCL",
                 "https://h/x?author=me",
+            ],
+        );
+    }
+
+    /// Re-probe 15r (r-redact-url-password-after-email-user): a URL whose
+    /// user is an e-mail address written unencoded.
+    #[test]
+    fn url_password_after_an_email_user() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "EMAIL_URL=smtp://me@gmail.com:s3cr3tVx@smtp.gmail.com:587",
+                "mail_url: \"smtps://alerts@example.org:s3cr3tVx@smtp.example.org:465\"",
+                "DATABASE_URL=postgres://svc@tenant:s3cr3tVx@db.postgres.database.azure.com:5432/app",
+                "source = imaps://reports@corp.example:s3cr3tVx@imap.corp.example/INBOX",
+                "u: //me@gmail.com:s3cr3tVx@smtp.gmail.com",
+            ],
+        );
+        assert_eq!(
+            r.scrub("smtp://me@gmail.com:s3cr3tVx@smtp.gmail.com:587"),
+            "smtp://me@gmail.com:<redacted>@smtp.gmail.com:587"
+        );
+        // A user without a password, with or without a port.
+        shown_everywhere(
+            &r,
+            &[
+                "smtp://me@gmail.com@smtp.gmail.com:587",
+                "ssh://git@host:22/repo",
+                "git@github.com:org/repo.git",
+                "mailto:me@gmail.com",
+            ],
+        );
+    }
+
+    /// Re-probe 15r (r-redact-xml-name-child-element-and-attributed-elements):
+    /// Hadoop-style `<property>` files, whose key is a `<name>` child, and
+    /// secret-named elements with attributes or a namespace prefix.
+    #[test]
+    fn xml_name_child_and_attributed_elements() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "<property><name>fs.s3a.secret.key</name><value>s3cr3tVx</value></property>",
+                "<property><name>ssl.server.keystore.password</name><description>d</description><value>s3cr3tVx</value></property>",
+                "<password encrypted=\"false\">s3cr3tVx</password>",
+                "<Password xml:space=\"preserve\">s3cr3tVx</Password>",
+                "<wsse:Password Type=\"http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-username-token-profile-1.0#PasswordText\">s3cr3tVx</wsse:Password>",
+                "<ns:password>s3cr3tVx</ns:password>",
+            ],
+        );
+        // Over lines, with a `<description>` between, in both modes.
+        let yaml = "data:\n  hive-site.xml: |\n    <configuration>\n      <property>\n        <name>javax.jdo.option.ConnectionPassword</name>\n        <description>metastore</description>\n        <value>s3cr3tVx</value>\n      </property>\n      <property>\n        <name>hive.metastore.uris</name>\n        <value>thrift://visible:9083</value>\n      </property>\n    </configuration>\n";
+        for out in both_modes(&r, yaml) {
+            assert!(
+                !out.contains("s3cr3tVx") && out.contains("thrift://visible:9083"),
+                "{out}"
+            );
+        }
+        assert_eq!(
+            r.scrub(
+                "<name>fs.azure.account.key.a.blob.core.windows.net</name><value>s3cr3tVx</value>"
+            ),
+            "<name>fs.azure.account.key.a.blob.core.windows.net</name><value><redacted></value>"
+        );
+        // Near misses: a neutral property, a secret word in a neutral
+        // element's attribute, a reference-word key.
+        shown_everywhere(
+            &r,
+            &[
+                "<property><name>fs.defaultFS</name><value>hdfs://nn:8020</value></property>",
+                "<property><name>hadoop.security.credential.provider.path</name><value>jceks://hdfs/x</value></property>",
+                "<field type=\"password\">label</field>",
+                "<ns:user>admin</ns:user>",
+            ],
+        );
+    }
+
+    /// Re-probe 15r (r-redact-cfn-arm-parameter-pairs-and-hcl-setting):
+    /// the name/value pairs of CloudFormation and ARM parameter files, ECS
+    /// `Name`/`Value`, and HCL blocks.
+    #[test]
+    fn cloudformation_arm_and_hcl_name_value_pairs() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "[{\"ParameterKey\": \"DbPassword\", \"ParameterValue\": \"s3cr3tVx\"}]",
+                "{Name: DB_PASSWORD, Value: s3cr3tVx}",
+                "{\"parameters\": {\"adminPassword\": {\"value\": \"s3cr3tVx\"}}}",
+            ],
+        );
+        for yaml in [
+            "data:\n  params.yaml: |\n    - ParameterKey: AdminPassword\n      ParameterValue: s3cr3tVx\n    - ParameterKey: Env\n      ParameterValue: visible\n",
+            "data:\n  task.yaml: |\n    Environment:\n      - Name: DB_PASSWORD\n        Value: s3cr3tVx\n      - Name: LOG_LEVEL\n        Value: visible\n",
+            "data:\n  main.tf: |\n    setting {\n      namespace = \"aws:elasticbeanstalk:application:environment\"\n      name      = \"DB_PASSWORD\"\n      value     = \"s3cr3tVx\"\n    }\n    setting {\n      name  = \"LOG_LEVEL\"\n      value = \"visible\"\n    }\n",
+            "data:\n  params.json: |\n    [\n      {\n        \"ParameterKey\": \"DbPassword\",\n        \"ParameterValue\": \"s3cr3tVx\"\n      },\n      {\n        \"ParameterKey\": \"Env\",\n        \"ParameterValue\": \"visible\"\n      }\n    ]\n",
+        ] {
+            for out in both_modes(&r, yaml) {
+                assert!(
+                    !out.contains("s3cr3tVx") && out.contains("visible"),
+                    "{out}"
+                );
+            }
+        }
+        // A catalog file read as YAML: the pair's map.
+        let doc = v("Parameters:\n- ParameterKey: DbPassword\n  ParameterValue: s3cr3tVx\n- Name: API_TOKEN\n  Value: s3cr3tVx\n- Name: app\n  Value: visible\n");
+        let (_, b) = r.redact_pair(None, Some(&doc));
+        let b = crate::yaml::emit::to_yaml_string(&b);
+        assert!(!b.contains("s3cr3tVx") && b.contains("visible"), "{b}");
+        // Near misses: neutral pairs and a neutral key's flow map.
+        shown_everywhere(
+            &r,
+            &[
+                "[{\"ParameterKey\": \"Env\", \"ParameterValue\": \"prod\"}]",
+                "{Name: LOG_LEVEL, Value: debug}",
+                "{\"parameters\": {\"location\": {\"value\": \"westeurope\"}}}",
+                "tags = { Key = \"team\", Value = \"db\" }",
             ],
         );
     }
