@@ -1950,10 +1950,12 @@ fn copy_globs_never_copy_the_output_into_itself() {
     // The catalog being built is a search path (as in Kapitan), so `*`
     // matched the target's own output directory, which was copied into
     // itself level after level until the path was too long (211 s).
+    // `**` is `*`, as in Kapitan: `**/*` reaches `sub/a` (and the catalog
+    // below `compiled/`), `*` reaches `sub`, copied whole.
     for pattern in ["*", "**/*"] {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
-        write(&dir.join("a"), "x\n");
+        write(&dir.join("sub/a"), "x\n");
         write(
             &dir.join("inventory/targets/t.yml"),
             &format!("parameters:\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - {{output_path: o, input_type: copy, input_paths: [\"{pattern}\"]}}\n"),
