@@ -1777,10 +1777,10 @@ mod tests {
         assert_eq!(resolve_inputs("files/**/*", &search), want);
         assert_eq!(resolve_inputs("files/**/**", &search), want);
         assert_eq!(resolve_inputs("files/a**/*", &search), want);
-        let chain = format!("chain/{}", vec!["d"; 40].join("/"));
+        let chain = format!("chain/{}", ["d"; 40].join("/"));
         std::fs::create_dir_all(root.join(&chain)).unwrap();
         let pattern = format!("chain/{}*", "**/".repeat(8));
-        let depth9 = root.join(format!("chain/{}", vec!["d"; 9].join("/")));
+        let depth9 = root.join(format!("chain/{}", ["d"; 9].join("/")));
         assert_eq!(resolve_inputs(&pattern, &search), vec![depth9.clone()]);
         // The confined walk (which checks each directory it lists) agrees.
         assert_eq!(
