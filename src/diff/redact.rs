@@ -32,24 +32,30 @@ use std::collections::HashSet;
 /// and `masterauth` (also `redis-server --requirepass X`), and
 /// `pass` written after one of a few words with no separator (WP-CLI's
 /// `--dbpass`, `adminpass`, `rootpass`; not `bypass`, `compass`), and
-/// `REDIS_AUTH`.
-pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind)pass$|redis[_.-]?auth$)";
+/// `REDIS_AUTH`; a pre-shared key, `psk` as the last word (`IPSEC_PSK`,
+/// `wpa_psk`), and a wallet's `MNEMONIC` (its seed phrase).
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw|(^|[_.-])psk|mnemonic)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind)pass$|redis[_.-]?auth$)";
 
 /// Secret words found anywhere in a key name, after detect-secrets'
 /// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
-/// `password.txt`, a kubeconfig's `client-key-data`): the key is secret
+/// `password.txt`, a kubeconfig's `client-key-data`; Erlang's
+/// distribution cookie, `RABBITMQ_ERLANG_COOKIE`, Elixir's
+/// `RELEASE_COOKIE`, with which a node joins the cluster and runs code;
+/// `ENCRYPTKEY` and `ENCRYPT_KEY`, Mattermost's and Serf's): the key is secret
 /// unless the last word after the last of them is one of
 /// [`REFERENCE_WORDS`]. [`PRODUCT_KEY_PATTERN`] adds more.
-pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|passphrase|secret|token|credential|api[_.-]?key|private[_.-]?key|access[_.-]?key|account[_.-]?key|encryption[_.-]?key|signing[_.-]?key|client[_.-]?key";
+pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|passphrase|secret|token|credential|api[_.-]?key|private[_.-]?key|access[_.-]?key|account[_.-]?key|encrypt(?:ion)?[_.-]?key|signing[_.-]?key|client[_.-]?key|erlang[_.-]?cookie|release[_.-]?cookie";
 
 /// More of [`KEYWORD_PATTERN`]'s words (after the fifth re-probe): the
 /// `KEY` names of well-known products' secrets, Rails' `RAILS_MASTER_KEY`,
 /// New Relic's `LICENSE_KEY`, Datadog's `DD_APP_KEY`, LaunchDarkly's
 /// `SDK_KEY`, Segment's and Honeycomb's `WRITE_KEY`/`WRITEKEY`, Algolia's
 /// `ADMIN_KEY`, PagerDuty's `INTEGRATION_KEY`, `HMAC_KEY`, `SESSION_KEY`,
-/// `COOKIE_KEY`, `STRIPE_KEY`, Tailscale's `TS_AUTHKEY` (`AUTH_KEY`); not `primary_key`, `routing_key` or `public_key`. Run
+/// `COOKIE_KEY`, `STRIPE_KEY`, Tailscale's `TS_AUTHKEY` (`AUTH_KEY`);
+/// Airflow's `FERNET_KEY`, Consul's `GOSSIP_KEY`, Vault's `UNSEAL_KEY` and
+/// `RECOVERY_KEY`, Elastic Fleet's `ENROLLMENT_KEY`, `DEPLOY_KEY`; not `primary_key`, `routing_key` or `public_key`. Run
 /// only on keys holding `key` in any case.
-pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:master|licen[cs]e|app|sdk|write|admin|hmac|session|cookie|integration|stripe|auth)[_.-]?key";
+pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:master|licen[cs]e|app|sdk|write|admin|hmac|session|cookie|integration|stripe|auth|fernet|gossip|unseal|recovery|enrollment|deploy)[_.-]?key";
 
 /// The last word of a key that names or points at a secret rather than
 /// holding it (`secretName`, `passwordSecretRef`, `tokenPath`,
@@ -5611,5 +5617,52 @@ mod tests {
                 "tags = { Key = \"team\", Value = \"db\" }",
             ],
         );
+    }
+
+    /// Re-probe 15r (r-redact-secret-names-erlang-cookie-fernet-gossip-psk):
+    /// secret settings of common software under names the key rules did
+    /// not read.
+    #[test]
+    fn erlang_cookie_fernet_gossip_and_psk_names() {
+        let r = Redactor::default();
+        for name in [
+            "RABBITMQ_ERLANG_COOKIE",
+            "erlangCookie",
+            "RELEASE_COOKIE",
+            "MM_SQLSETTINGS_ATRESTENCRYPTKEY",
+            "IPSEC_PSK",
+            "wpa_psk",
+            "WALLET_MNEMONIC",
+            "AIRFLOW__CORE__FERNET_KEY",
+            "fernetKey",
+            "CONSUL_GOSSIP_KEY",
+            "SERF_ENCRYPT_KEY",
+            "VAULT_UNSEAL_KEY",
+            "recovery_key",
+            "FLEET_ENROLLMENT_KEY",
+            "DEPLOY_KEY",
+        ] {
+            assert!(r.key_matches(name), "{name}");
+            let yaml = format!(
+                "spec:\n  env:\n  - name: {name}\n    value: s3cr3tVx\n  {name}: s3cr3tVx\n"
+            );
+            for out in both_modes(&r, &yaml) {
+                assert!(!out.contains("s3cr3tVx"), "{name}: {out}");
+            }
+        }
+        // Near misses: a cookie's settings, a TLS pre-shared key's file,
+        // an encryption key's reference, another instruction set's
+        // `mnemonic_width`.
+        for name in [
+            "cookie_domain",
+            "sessionCookieName",
+            "psk_file",
+            "encryption_key_ref",
+            "mnemonic_width",
+            "deploy_key_path",
+            "recovery_mode",
+        ] {
+            assert!(!r.key_matches(name), "{name}");
+        }
     }
 }
