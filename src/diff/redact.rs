@@ -29,12 +29,13 @@ use std::collections::HashSet;
 /// in `.npmrc`; a plain `auth` key has its own rule, [`Redactor::auth_value`]),
 /// and `REDISCLI_AUTH` (the password `redis-cli` reads from the environment),
 /// and `SSHPASS` (the one `sshpass -e` reads), and Redis's `requirepass`
-/// and `masterauth` (also `redis-server --requirepass X`), and
+/// and `masterauth` (also `redis-server --requirepass X`), and OpenLDAP's
+/// `rootpw`/`bindpw` as keys (cn=config LDIF's `olcRootPW: X`), and
 /// `pass` written after one of a few words with no separator (WP-CLI's
 /// `--dbpass`, `adminpass`, `rootpass`; not `bypass`, `compass`), and
 /// `REDIS_AUTH`; a pre-shared key, `psk` as the last word (`IPSEC_PSK`,
 /// `wpa_psk`), and a wallet's `MNEMONIC` (its seed phrase).
-pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw|(^|[_.-])psk|mnemonic)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind)pass$|redis[_.-]?auth$)";
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw|(^|[_.-])psk|mnemonic)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|rootpw$|bindpw$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind)pass$|redis[_.-]?auth$)";
 
 /// Secret words found anywhere in a key name, after detect-secrets'
 /// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
@@ -53,9 +54,10 @@ pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|passphrase|secret|token|
 /// `ADMIN_KEY`, PagerDuty's `INTEGRATION_KEY`, `HMAC_KEY`, `SESSION_KEY`,
 /// `COOKIE_KEY`, `STRIPE_KEY`, Tailscale's `TS_AUTHKEY` (`AUTH_KEY`);
 /// Airflow's `FERNET_KEY`, Consul's `GOSSIP_KEY`, Vault's `UNSEAL_KEY` and
-/// `RECOVERY_KEY`, Elastic Fleet's `ENROLLMENT_KEY`, `DEPLOY_KEY`; not `primary_key`, `routing_key` or `public_key`. Run
+/// `RECOVERY_KEY`, Elastic Fleet's `ENROLLMENT_KEY`, `DEPLOY_KEY`, the
+/// Fluentd/Fluent Bit forward protocol's `shared_key`; not `primary_key`, `routing_key` or `public_key`. Run
 /// only on keys holding `key` in any case.
-pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:master|licen[cs]e|app|sdk|write|admin|hmac|session|cookie|integration|stripe|auth|fernet|gossip|unseal|recovery|enrollment|deploy)[_.-]?key";
+pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:master|licen[cs]e|app|sdk|write|admin|hmac|session|cookie|integration|stripe|auth|fernet|gossip|unseal|recovery|enrollment|deploy|shared)[_.-]?key";
 
 /// The last word of a key that names or points at a secret rather than
 /// holding it (`secretName`, `passwordSecretRef`, `tokenPath`,
@@ -114,8 +116,10 @@ fn receiver_key(key: &str) -> bool {
 /// value: x}`, Envoy's `{key: Authorization, …}`, `header`), any case:
 /// also ECS's `Name`/`Value` and CloudFormation parameter files'
 /// `ParameterKey`/`ParameterValue`.
+/// Keycloak's credentials, `{type: password, value: x}`, are named by
+/// their `type`.
 fn pair_name_field(k: &str) -> bool {
-    ["name", "key", "header", "parameterkey"]
+    ["name", "key", "header", "parameterkey", "type"]
         .iter()
         .any(|f| k.eq_ignore_ascii_case(f))
 }
@@ -1020,7 +1024,9 @@ pub struct Redactor {
     /// `mysql -pX` (the password glued to `-p`) in a MySQL client command.
     mysql_p: Regex,
     /// Configuration directives that take a password as their argument:
-    /// redis `requirepass`/`masterauth`, OpenLDAP/nslcd `bindpw`/`rootpw`.
+    /// redis `requirepass`/`masterauth`, Redis Sentinel's `sentinel
+    /// auth-pass MASTER X` and `sentinel sentinel-pass X`, OpenLDAP/nslcd
+    /// `bindpw`/`rootpw`.
     directive: Regex,
     /// `sshpass -p PASSWORD`.
     sshpass: Regex,
@@ -1232,7 +1238,7 @@ impl Redactor {
         // The fields of [`pair_name_field`] and [`pair_value_field`], any
         // case, after `:` or `=` (an HCL object).
         let flow_name = Regex::new(
-            r#"(?:^|[{,\s])["']?(?i:name|key|header|parameterkey)["']?[ \t]*[:=][ \t]*["']?([^,"'}\s]+)"#,
+            r#"(?:^|[{,\s])["']?(?i:name|key|header|parameterkey|type)["']?[ \t]*[:=][ \t]*["']?([^,"'}\s]+)"#,
         )
         .expect("static regex is valid");
         let flow_value = Regex::new(
@@ -1268,7 +1274,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let directive = Regex::new(
-            r#"(?mi)(^[ \t]*(?:requirepass|masterauth|bindpw|rootpw)[ \t]+)("[^"\n]*"|\S+)"#,
+            r#"(?mi)(^[ \t]*(?:requirepass|masterauth|bindpw|rootpw|sentinel[ \t]+auth-pass[ \t]+\S+|sentinel[ \t]+sentinel-pass)[ \t]+)("[^"\n]*"|\S+)"#,
         )
         .expect("static regex is valid");
         // A command line (`sshpass -p 'pw' ssh`, `-pGlued`) or a flow list
@@ -2007,10 +2013,18 @@ impl Redactor {
                 }
             });
         }
-        // Written in lower case by redis.conf and slapd/nslcd.conf.
-        if ["requirepass", "masterauth", "bindpw", "rootpw"]
-            .iter()
-            .any(|d| out.contains(d))
+        // Written in lower case by redis.conf, sentinel.conf and
+        // slapd/nslcd.conf.
+        if [
+            "requirepass",
+            "masterauth",
+            "bindpw",
+            "rootpw",
+            "auth-pass",
+            "sentinel-pass",
+        ]
+        .iter()
+        .any(|d| out.contains(d))
         {
             replace_in(&mut out, &self.directive, hide_after_first);
         }
@@ -5664,5 +5678,44 @@ mod tests {
         ] {
             assert!(!r.key_matches(name), "{name}");
         }
+    }
+
+    /// Re-probe 15r (r-redact-sentinel-auth-pass-fluent-shared-key-olcrootpw).
+    #[test]
+    fn sentinel_auth_pass_shared_key_olc_root_pw_and_typed_credentials() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "sentinel auth-pass mymaster s3cr3tVx",
+                "sentinel sentinel-pass s3cr3tVx",
+                "  shared_key s3cr3tVx",
+                "    Shared_Key s3cr3tVx",
+                "olcRootPW: s3cr3tVx",
+                "{\"type\": \"password\", \"value\": \"s3cr3tVx\"}",
+            ],
+        );
+        let yaml = "data:\n  fluent.conf: |\n    <source>\n      @type forward\n      <security>\n        self_hostname in\n        shared_key s3cr3tVx\n      </security>\n    </source>\n  sentinel.conf: |\n    sentinel monitor mymaster 10.0.0.1 6379 2\n    sentinel auth-pass mymaster s3cr3tVx\n    sentinel down-after-milliseconds mymaster 5000\n";
+        for out in both_modes(&r, yaml) {
+            assert!(
+                !out.contains("s3cr3tVx") && out.contains("down-after-milliseconds mymaster 5000"),
+                "{out}"
+            );
+        }
+        let doc = v("user:\n  credentials:\n  - {type: password, value: s3cr3tVx}\ncred: {type: password, value: s3cr3tVx}\nmetric: {type: Value, value: 100}\n");
+        let (_, b) = r.redact_pair(None, Some(&doc));
+        let b = crate::yaml::emit::to_yaml_string(&b);
+        assert!(!b.contains("s3cr3tVx") && b.contains("100"), "{b}");
+        // Near misses.
+        shown_everywhere(
+            &r,
+            &[
+                "sentinel monitor mymaster 10.0.0.1 6379 2",
+                "sentinel auth-user mymaster app",
+                "olcRootDN: cn=admin,dc=example,dc=org",
+                "{\"type\": \"string\", \"value\": \"visible\"}",
+                "shared_buffers 128MB",
+            ],
+        );
     }
 }
