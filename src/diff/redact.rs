@@ -1201,7 +1201,7 @@ impl Redactor {
         // concatenated of quoted parts (`'a' + 'x'`). Make's `!=` is not
         // read: its value is a command line, and in code `!=` compares.
         let inline = Regex::new(
-            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"[^"\n]*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"[^"\n]*"|'[^'\n]*'))+|"[^"\n]*"|'[^'\n]*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
+            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*'))+|"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|''|'\\'')*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
         // The element may have attributes (`<password encrypted="false">`,
@@ -1365,7 +1365,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let auth_directive = Regex::new(
-            r#"(?i)(\bstats[ \t]+auth[ \t]+[^:\s]+:|\binsecure-password[ \t]+|\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?by[ \t]+)([^\s'";]+)|(\b(?:password(?:[ \t]+|[ \t]*=[ \t]*|[ \t]*\([ \t]*|[ \t]+for[ \t]+\S+[ \t]*=[ \t]*(?:password[ \t]*\([ \t]*)?)|identified[ \t]+(?:with[ \t]+\S+[ \t]+)?by[ \t]+)['"])([^'"\n]+)"#,
+            r#"(?i)(\bstats[ \t]+auth[ \t]+[^:\s]+:|\binsecure-password[ \t]+|\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?by[ \t]+)([^\s'";]+)|(\b(?:password(?:[ \t]+|[ \t]*=[ \t]*|[ \t]*\([ \t]*|[ \t]+for[ \t]+\S+[ \t]*=[ \t]*(?:password[ \t]*\([ \t]*)?)|identified[ \t]+(?:with[ \t]+\S+[ \t]+)?by[ \t]+)['"])((?:[^'"\\\n]|\\.)+)"#,
         )
         .expect("static regex is valid");
         let dsn_password = Regex::new(
@@ -2098,14 +2098,17 @@ impl Redactor {
     }
 
     /// A string value of the semantic mode: [`Self::scrub`], or, when it
-    /// holds more than one line (a file carried in a ConfigMap), the text
+    /// holds a line break (a file carried in a ConfigMap), the text
     /// mode's reading of a file ([`Self::redact_lines`], after the
     /// credential shapes over the whole text), so that a secret key's
     /// value continued on the lines below it (a heredoc, a `\`
     /// continuation, a multi-line array, a value on the next line) is
     /// hidden in both modes alike.
     fn scrub_value(&self, text: &str) -> String {
-        if !text.trim_end_matches(['\n', '\r']).contains('\n') {
+        // One line with its newline is a file too (`app.ini: |` holding
+        // `password = ab;x`): the line rule reads its value to the line's
+        // end, as the text mode does.
+        if !text.contains('\n') {
             return self.scrub(text);
         }
         self.redact_lines(&self.whole_text_shapes(text), &HashSet::new())
@@ -5715,6 +5718,53 @@ mod tests {
                 "olcRootDN: cn=admin,dc=example,dc=org",
                 "{\"type\": \"string\", \"value\": \"visible\"}",
                 "shared_buffers 128MB",
+            ],
+        );
+    }
+
+    /// Re-probe 15r (r-redact-escaped-json-first-key-after-brace,
+    /// r-redact-value-with-escaped-quote-shows-tail): a quoted value runs
+    /// to its closing quote, past the escapes of its syntax.
+    #[test]
+    fn escaped_json_first_key_and_values_holding_escaped_quotes() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "a: \"{\\\"password\\\": \\\"s3cr3tVx\\\"}\"",
+                "a: \"{\\\"password\\\":\\\"s3cr3tVx\\\"}\"",
+                "{\"config\": \"{\\\"password\\\": \\\"s3cr3tVx\\\", \\\"u\\\": \\\"v\\\"}\"}",
+                "{\"name\": \"SPRING_APPLICATION_JSON\", \"value\": \"{\\\"spring.datasource.password\\\":\\\"s3cr3tVx\\\"}\"}",
+                "{\"password\": \"ab\\\"s3cr3tVx\"}",
+                "password: 'ab''s3cr3tVx'",
+                "password: \"ab\\\"s3cr3tVx\"",
+                "DB_PASSWORD=\"ab\\\"s3cr3tVx\"",
+                "password = \"ab\\\"s3cr3tVx\"",
+                "export DB_PASSWORD='ab'\\''s3cr3tVx'",
+            ],
+        );
+        // An INI value holding `;`, a one-line file in a ConfigMap: to the
+        // line's end in both modes (in a string without a line break `;`
+        // ends it: `Password=x;Database=app`).
+        for out in both_modes(&r, "data:\n  app.ini: |\n    password = ab;s3cr3tVx\n") {
+            assert!(!out.contains("s3cr3tVx"), "{out}");
+        }
+        // What follows the closing quote stays.
+        assert_eq!(
+            r.scrub("{\"password\": \"ab\\\"cd\", \"user\": \"visible\"}"),
+            "{\"password\": <redacted>, \"user\": \"visible\"}"
+        );
+        assert_eq!(
+            r.scrub("a: \"{\\\"password\\\": \\\"x1\\\", \\\"host\\\": \\\"visible\\\"}\""),
+            "a: \"{\\\"password\\\": <redacted>, \\\"host\\\": \\\"visible\\\"}\""
+        );
+        // Near misses: escaped JSON without a secret key; a Windows path.
+        shown_everywhere(
+            &r,
+            &[
+                "a: \"{\\\"host\\\": \\\"db\\\", \\\"port\\\": 5432}\"",
+                "path: \"C:\\\\Program Files\\\\app\"",
+                "conn: \"Server=db;Database=app\"",
             ],
         );
     }
