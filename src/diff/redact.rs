@@ -1026,7 +1026,8 @@ pub struct Redactor {
     /// Configuration directives that take a password as their argument:
     /// redis `requirepass`/`masterauth`, Redis Sentinel's `sentinel
     /// auth-pass MASTER X` and `sentinel sentinel-pass X`, OpenLDAP/nslcd
-    /// `bindpw`/`rootpw`.
+    /// `bindpw`/`rootpw`; also commented out with a glued `#`
+    /// (`#requirepass X`).
     directive: Regex,
     /// `sshpass -p PASSWORD`.
     sshpass: Regex,
@@ -1200,8 +1201,11 @@ impl Redactor {
         // that starts with `=`) hidden with the value, and a value
         // concatenated of quoted parts (`'a' + 'x'`). Make's `!=` is not
         // read: its value is a command line, and in code `!=` compares.
+        // A comment marker glued to the key (`#password: x`, `!db.password=x`
+        // in a `.properties` file) starts it too: a commented-out secret is
+        // usually a real old or alternative value (re-probe 15r).
         let inline = Regex::new(
-            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*'))+|"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|''|'\\'')*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
+            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[#!]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*'))+|"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|''|'\\'')*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
         // The element may have attributes (`<password encrypted="false">`,
@@ -1274,7 +1278,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let directive = Regex::new(
-            r#"(?mi)(^[ \t]*(?:requirepass|masterauth|bindpw|rootpw|sentinel[ \t]+auth-pass[ \t]+\S+|sentinel[ \t]+sentinel-pass)[ \t]+)("[^"\n]*"|\S+)"#,
+            r#"(?mi)(^[ \t]*#?(?:requirepass|masterauth|bindpw|rootpw|sentinel[ \t]+auth-pass[ \t]+\S+|sentinel[ \t]+sentinel-pass)[ \t]+)("[^"\n]*"|\S+)"#,
         )
         .expect("static regex is valid");
         // A command line (`sshpass -p 'pw' ssh`, `-pGlued`) or a flow list
@@ -5765,6 +5769,33 @@ mod tests {
                 "a: \"{\\\"host\\\": \\\"db\\\", \\\"port\\\": 5432}\"",
                 "path: \"C:\\\\Program Files\\\\app\"",
                 "conn: \"Server=db;Database=app\"",
+            ],
+        );
+    }
+
+    /// Re-probe 15r (r-redact-commented-out-key-glued-to-marker): a comment
+    /// marker glued to a secret key is a boundary, as a blank is.
+    #[test]
+    fn commented_out_key_glued_to_its_marker() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "#password: s3cr3tVx",
+                "#password = s3cr3tVx",
+                "#requirepass s3cr3tVx",
+                "!db.password=s3cr3tVx",
+                ";password = s3cr3tVx",
+            ],
+        );
+        // Near misses: an anchor link, a heading, a neutral commented key.
+        shown_everywhere(
+            &r,
+            &[
+                "see [reset](#password)",
+                "#user: app",
+                "#!/bin/sh",
+                "## Password rotation",
             ],
         );
     }
