@@ -42,10 +42,11 @@ pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret
 /// `password.txt`, a kubeconfig's `client-key-data`; Erlang's
 /// distribution cookie, `RABBITMQ_ERLANG_COOKIE`, Elixir's
 /// `RELEASE_COOKIE`, with which a node joins the cluster and runs code;
-/// `ENCRYPTKEY` and `ENCRYPT_KEY`, Mattermost's and Serf's): the key is secret
+/// `ENCRYPTKEY` and `ENCRYPT_KEY`, Mattermost's and Serf's; WireGuard's
+/// `PresharedKey`): the key is secret
 /// unless the last word after the last of them is one of
 /// [`REFERENCE_WORDS`]. [`PRODUCT_KEY_PATTERN`] adds more.
-pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|passphrase|secret|token|credential|api[_.-]?key|private[_.-]?key|access[_.-]?key|account[_.-]?key|encrypt(?:ion)?[_.-]?key|signing[_.-]?key|client[_.-]?key|erlang[_.-]?cookie|release[_.-]?cookie";
+pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|passphrase|secret|token|credential|api[_.-]?key|private[_.-]?key|access[_.-]?key|account[_.-]?key|encrypt(?:ion)?[_.-]?key|pre[_.-]?shared[_.-]?key|signing[_.-]?key|client[_.-]?key|erlang[_.-]?cookie|release[_.-]?cookie";
 
 /// More of [`KEYWORD_PATTERN`]'s words (after the fifth re-probe): the
 /// `KEY` names of well-known products' secrets, Rails' `RAILS_MASTER_KEY`,
@@ -936,7 +937,10 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     r"\bey[A-Za-z0-9]{17,}\.ey[A-Za-z0-9/\\_-]{17,}\.(?:[A-Za-z0-9/\\_-]{10,}={0,2})?",
     // A key whose END line is missing (cut short) is hidden to the end of
     // the string or file.
-    r"(?s)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|.*)",
+    // Also OpenVPN's static key (the `ta.key` of tls-auth/tls-crypt, inline
+    // in client `.ovpn` files) and the SSH.com / RFC 4716 frame
+    // (`---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`).
+    r"(?s)-----BEGIN[ A-Z0-9_-]{0,100}(?:PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V1)-----(?:.*?-----END[ A-Z0-9_-]{0,100}(?:PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V1)-----|.*)|---- BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY ----(?:.*?---- END[ A-Z0-9_-]{0,100}PRIVATE KEY ----|.*)",
     // A PuTTY key file, to its `Private-MAC` line (or the end).
     r"(?s)PuTTY-User-Key-File-[0-9]+:.*?(?:Private-MAC:[^\n]*|\z)",
     // stripe-access-token, gcp-api-key, sendgrid-api-token
@@ -5798,5 +5802,30 @@ mod tests {
                 "## Password rotation",
             ],
         );
+    }
+
+    /// Re-probe 15r (r-redact-openvpn-static-key-ssh2-key-wireguard-psk).
+    #[test]
+    fn openvpn_static_key_ssh2_key_and_wireguard_psk() {
+        let r = Redactor::default();
+        for text in [
+            "#\n# 2048 bit OpenVPN static key\n#\n-----BEGIN OpenVPN Static key V1-----\n0123456789abcdefs3cr3tVx0123456789abcdef\n-----END OpenVPN Static key V1-----\n",
+            "remote vpn.example 1194\n<tls-crypt>\n-----BEGIN OpenVPN Static key V1-----\nfedcbas3cr3tVx\n-----END OpenVPN Static key V1-----\n</tls-crypt>\nverb 3\n",
+            "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: \"rsa-key\"\nP2/56wAAAs3cr3tVxAAAAtZGwtbW9kcA==\n---- END SSH2 ENCRYPTED PRIVATE KEY ----\n",
+            "[Peer]\nPublicKey = cHVi\nPresharedKey = cHNrs3cr3tVxcHNr=\n",
+        ] {
+            let yaml = format!(
+                "data:\n  f: |\n{}",
+                text.lines().map(|l| format!("    {l}\n")).collect::<String>()
+            );
+            for out in both_modes(&r, &yaml) {
+                assert!(!out.contains("s3cr3tVx"), "{out}");
+            }
+            assert!(!r.redact_text(text).contains("s3cr3tVx"), "{text}");
+        }
+        // What follows the END line stays; a public key stays.
+        let out = r.redact_text("<tls-crypt>\n-----BEGIN OpenVPN Static key V1-----\nabc\n-----END OpenVPN Static key V1-----\n</tls-crypt>\nverb 3\n");
+        assert!(out.contains("verb 3") && !out.contains("abc"), "{out}");
+        shown_everywhere(&r, &["---- BEGIN SSH2 PUBLIC KEY ----", "PublicKey = cHVi"]);
     }
 }
