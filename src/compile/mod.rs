@@ -528,18 +528,7 @@ fn first_refused_dir(
             if check(d).is_err() {
                 return Some(d.clone());
             }
-            if comp == "**" {
-                // Zero or more directories: `d` and everything below it.
-                let mut stack = vec![d.clone()];
-                while let Some(x) = stack.pop() {
-                    budget = budget.checked_sub(1)?;
-                    if check(&x).is_err() {
-                        return Some(x);
-                    }
-                    stack.extend(subdirs(&x));
-                    next.push(x);
-                }
-            } else if !has_magic(comp) {
+            if !has_magic(comp) {
                 let p = d.join(comp);
                 if p.is_dir() {
                     next.push(p);
@@ -574,6 +563,18 @@ fn subdirs(d: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// `pattern` with each run of `*` made one `*` (the same wildcard for
+/// Python's `fnmatch`).
+fn squeeze_stars(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    for c in pattern.chars() {
+        if !(c == '*' && out.ends_with('*')) {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Kapitan's input lookup: every search path, globbing when the path has
 /// glob characters. Sorted and deduplicated (Kapitan uses a set).
 pub(crate) fn resolve_inputs(pattern: &str, search_paths: &[PathBuf]) -> Vec<PathBuf> {
@@ -589,6 +590,11 @@ pub(crate) fn resolve_inputs_within(
     search_paths: &[PathBuf],
     check: &dyn Fn(&Path) -> Result<(), String>,
 ) -> Vec<PathBuf> {
+    // Python's `glob.glob` without `recursive=True`, as Kapitan calls it,
+    // reads `**` as `*` (one name); the glob crate's recursive `**` matched
+    // every path below, and repeated (`**/**/**/*`) once per way of
+    // splitting a path among them (re-probe 15).
+    let pattern = &squeeze_stars(pattern);
     let mut out = Vec::new();
     for s in search_paths {
         if has_magic(pattern) {
@@ -1750,6 +1756,37 @@ mod tests {
         let found = resolve_inputs("*.jsonnet", &[d.path().to_path_buf()]);
         assert_eq!(found, vec![d.path().join("a.jsonnet")]);
         assert!(resolve_inputs("missing", &[d.path().to_path_buf()]).is_empty());
+    }
+
+    /// Re-probe 15 (copy-glob-repeated-doublestar-exponential): `**` was
+    /// recursive, so `files/**/*` matched every file and directory below
+    /// (Kapitan's `glob.glob` without `recursive=True` reads `**` as `*`:
+    /// `kapitan compile` copies `files/a/b` and `files/a/m.txt` alone), and
+    /// `**/**/**/**/**/**/*` over a 40-level chain took a review past 30 s
+    /// (each path once per way of splitting it among the `**`s).
+    #[test]
+    fn double_star_is_one_name_as_in_kapitan() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        for f in ["files/t.txt", "files/a/m.txt", "files/a/b/c/q.txt"] {
+            std::fs::create_dir_all(root.join(f).parent().unwrap()).unwrap();
+            std::fs::write(root.join(f), "x").unwrap();
+        }
+        let search = [root.to_path_buf()];
+        let want = vec![root.join("files/a/b"), root.join("files/a/m.txt")];
+        assert_eq!(resolve_inputs("files/**/*", &search), want);
+        assert_eq!(resolve_inputs("files/**/**", &search), want);
+        assert_eq!(resolve_inputs("files/a**/*", &search), want);
+        let chain = format!("chain/{}", ["d"; 40].join("/"));
+        std::fs::create_dir_all(root.join(&chain)).unwrap();
+        let pattern = format!("chain/{}*", "**/".repeat(8));
+        let depth9 = root.join(format!("chain/{}", ["d"; 9].join("/")));
+        assert_eq!(resolve_inputs(&pattern, &search), vec![depth9.clone()]);
+        // The confined walk (which checks each directory it lists) agrees.
+        assert_eq!(
+            resolve_inputs_within(&pattern, &search, &|_| Ok(())),
+            vec![depth9]
+        );
     }
 
     #[test]

@@ -29,27 +29,36 @@ use std::collections::HashSet;
 /// in `.npmrc`; a plain `auth` key has its own rule, [`Redactor::auth_value`]),
 /// and `REDISCLI_AUTH` (the password `redis-cli` reads from the environment),
 /// and `SSHPASS` (the one `sshpass -e` reads), and Redis's `requirepass`
-/// and `masterauth` (also `redis-server --requirepass X`), and
+/// and `masterauth` (also `redis-server --requirepass X`), and OpenLDAP's
+/// `rootpw`/`bindpw` as keys (cn=config LDIF's `olcRootPW: X`), and
 /// `pass` written after one of a few words with no separator (WP-CLI's
 /// `--dbpass`, `adminpass`, `rootpass`; not `bypass`, `compass`), and
-/// `REDIS_AUTH`.
-pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind)pass$|redis[_.-]?auth$)";
+/// `REDIS_AUTH`; a pre-shared key, `psk` as the last word (`IPSEC_PSK`,
+/// `wpa_psk`), and a wallet's `MNEMONIC` (its seed phrase).
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw|(^|[_.-])psk|mnemonic)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|rootpw$|bindpw$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind)pass$|redis[_.-]?auth$)";
 
 /// Secret words found anywhere in a key name, after detect-secrets'
 /// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
-/// `password.txt`, a kubeconfig's `client-key-data`): the key is secret
+/// `password.txt`, a kubeconfig's `client-key-data`; Erlang's
+/// distribution cookie, `RABBITMQ_ERLANG_COOKIE`, Elixir's
+/// `RELEASE_COOKIE`, with which a node joins the cluster and runs code;
+/// `ENCRYPTKEY` and `ENCRYPT_KEY`, Mattermost's and Serf's; WireGuard's
+/// `PresharedKey`): the key is secret
 /// unless the last word after the last of them is one of
 /// [`REFERENCE_WORDS`]. [`PRODUCT_KEY_PATTERN`] adds more.
-pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|passphrase|secret|token|credential|api[_.-]?key|private[_.-]?key|access[_.-]?key|account[_.-]?key|encryption[_.-]?key|signing[_.-]?key|client[_.-]?key";
+pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|passphrase|secret|token|credential|api[_.-]?key|private[_.-]?key|access[_.-]?key|account[_.-]?key|encrypt(?:ion)?[_.-]?key|pre[_.-]?shared[_.-]?key|signing[_.-]?key|client[_.-]?key|erlang[_.-]?cookie|release[_.-]?cookie";
 
 /// More of [`KEYWORD_PATTERN`]'s words (after the fifth re-probe): the
 /// `KEY` names of well-known products' secrets, Rails' `RAILS_MASTER_KEY`,
 /// New Relic's `LICENSE_KEY`, Datadog's `DD_APP_KEY`, LaunchDarkly's
 /// `SDK_KEY`, Segment's and Honeycomb's `WRITE_KEY`/`WRITEKEY`, Algolia's
 /// `ADMIN_KEY`, PagerDuty's `INTEGRATION_KEY`, `HMAC_KEY`, `SESSION_KEY`,
-/// `COOKIE_KEY`, `STRIPE_KEY`, Tailscale's `TS_AUTHKEY` (`AUTH_KEY`); not `primary_key`, `routing_key` or `public_key`. Run
+/// `COOKIE_KEY`, `STRIPE_KEY`, Tailscale's `TS_AUTHKEY` (`AUTH_KEY`);
+/// Airflow's `FERNET_KEY`, Consul's `GOSSIP_KEY`, Vault's `UNSEAL_KEY` and
+/// `RECOVERY_KEY`, Elastic Fleet's `ENROLLMENT_KEY`, `DEPLOY_KEY`, the
+/// Fluentd/Fluent Bit forward protocol's `shared_key`; not `primary_key`, `routing_key` or `public_key`. Run
 /// only on keys holding `key` in any case.
-pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:master|licen[cs]e|app|sdk|write|admin|hmac|session|cookie|integration|stripe|auth)[_.-]?key";
+pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:master|licen[cs]e|app|sdk|write|admin|hmac|session|cookie|integration|stripe|auth|fernet|gossip|unseal|recovery|enrollment|deploy|shared)[_.-]?key";
 
 /// The last word of a key that names or points at a secret rather than
 /// holding it (`secretName`, `passwordSecretRef`, `tokenPath`,
@@ -108,8 +117,10 @@ fn receiver_key(key: &str) -> bool {
 /// value: x}`, Envoy's `{key: Authorization, …}`, `header`), any case:
 /// also ECS's `Name`/`Value` and CloudFormation parameter files'
 /// `ParameterKey`/`ParameterValue`.
+/// Keycloak's credentials, `{type: password, value: x}`, are named by
+/// their `type`.
 fn pair_name_field(k: &str) -> bool {
-    ["name", "key", "header", "parameterkey"]
+    ["name", "key", "header", "parameterkey", "type"]
         .iter()
         .any(|f| k.eq_ignore_ascii_case(f))
 }
@@ -926,7 +937,10 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     r"\bey[A-Za-z0-9]{17,}\.ey[A-Za-z0-9/\\_-]{17,}\.(?:[A-Za-z0-9/\\_-]{10,}={0,2})?",
     // A key whose END line is missing (cut short) is hidden to the end of
     // the string or file.
-    r"(?s)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|.*)",
+    // Also OpenVPN's static key (the `ta.key` of tls-auth/tls-crypt, inline
+    // in client `.ovpn` files) and the SSH.com / RFC 4716 frame
+    // (`---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`).
+    r"(?s)-----BEGIN[ A-Z0-9_-]{0,100}(?:PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V1)-----(?:.*?-----END[ A-Z0-9_-]{0,100}(?:PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V1)-----|.*)|---- BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY ----(?:.*?---- END[ A-Z0-9_-]{0,100}PRIVATE KEY ----|.*)",
     // A PuTTY key file, to its `Private-MAC` line (or the end).
     r"(?s)PuTTY-User-Key-File-[0-9]+:.*?(?:Private-MAC:[^\n]*|\z)",
     // stripe-access-token, gcp-api-key, sendgrid-api-token
@@ -1020,7 +1034,10 @@ pub struct Redactor {
     /// `mysql -pX` (the password glued to `-p`) in a MySQL client command.
     mysql_p: Regex,
     /// Configuration directives that take a password as their argument:
-    /// redis `requirepass`/`masterauth`, OpenLDAP/nslcd `bindpw`/`rootpw`.
+    /// redis `requirepass`/`masterauth`, Redis Sentinel's `sentinel
+    /// auth-pass MASTER X` and `sentinel sentinel-pass X`, OpenLDAP/nslcd
+    /// `bindpw`/`rootpw`; also commented out with a glued `#`
+    /// (`#requirepass X`).
     directive: Regex,
     /// `sshpass -p PASSWORD`.
     sshpass: Regex,
@@ -1194,8 +1211,11 @@ impl Redactor {
         // that starts with `=`) hidden with the value, and a value
         // concatenated of quoted parts (`'a' + 'x'`). Make's `!=` is not
         // read: its value is a command line, and in code `!=` compares.
+        // A comment marker glued to the key (`#password: x`, `!db.password=x`
+        // in a `.properties` file) starts it too: a commented-out secret is
+        // usually a real old or alternative value (re-probe 15r).
         let inline = Regex::new(
-            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"[^"\n]*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"[^"\n]*"|'[^'\n]*'))+|"[^"\n]*"|'[^'\n]*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
+            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[#!]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*'))+|"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|''|'\\'')*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
         // The element may have attributes (`<password encrypted="false">`,
@@ -1232,7 +1252,7 @@ impl Redactor {
         // The fields of [`pair_name_field`] and [`pair_value_field`], any
         // case, after `:` or `=` (an HCL object).
         let flow_name = Regex::new(
-            r#"(?:^|[{,\s])["']?(?i:name|key|header|parameterkey)["']?[ \t]*[:=][ \t]*["']?([^,"'}\s]+)"#,
+            r#"(?:^|[{,\s])["']?(?i:name|key|header|parameterkey|type)["']?[ \t]*[:=][ \t]*["']?([^,"'}\s]+)"#,
         )
         .expect("static regex is valid");
         let flow_value = Regex::new(
@@ -1268,7 +1288,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let directive = Regex::new(
-            r#"(?mi)(^[ \t]*(?:requirepass|masterauth|bindpw|rootpw)[ \t]+)("[^"\n]*"|\S+)"#,
+            r#"(?mi)(^[ \t]*#?(?:requirepass|masterauth|bindpw|rootpw|sentinel[ \t]+auth-pass[ \t]+\S+|sentinel[ \t]+sentinel-pass)[ \t]+)("[^"\n]*"|\S+)"#,
         )
         .expect("static regex is valid");
         // A command line (`sshpass -p 'pw' ssh`, `-pGlued`) or a flow list
@@ -1359,7 +1379,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let auth_directive = Regex::new(
-            r#"(?i)(\bstats[ \t]+auth[ \t]+[^:\s]+:|\binsecure-password[ \t]+|\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?by[ \t]+)([^\s'";]+)|(\b(?:password(?:[ \t]+|[ \t]*=[ \t]*|[ \t]*\([ \t]*|[ \t]+for[ \t]+\S+[ \t]*=[ \t]*(?:password[ \t]*\([ \t]*)?)|identified[ \t]+(?:with[ \t]+\S+[ \t]+)?by[ \t]+)['"])([^'"\n]+)"#,
+            r#"(?i)(\bstats[ \t]+auth[ \t]+[^:\s]+:|\binsecure-password[ \t]+|\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?by[ \t]+)([^\s'";]+)|(\b(?:password(?:[ \t]+|[ \t]*=[ \t]*|[ \t]*\([ \t]*|[ \t]+for[ \t]+\S+[ \t]*=[ \t]*(?:password[ \t]*\([ \t]*)?)|identified[ \t]+(?:with[ \t]+\S+[ \t]+)?by[ \t]+)['"])((?:[^'"\\\n]|\\.)+)"#,
         )
         .expect("static regex is valid");
         let dsn_password = Regex::new(
@@ -2007,10 +2027,18 @@ impl Redactor {
                 }
             });
         }
-        // Written in lower case by redis.conf and slapd/nslcd.conf.
-        if ["requirepass", "masterauth", "bindpw", "rootpw"]
-            .iter()
-            .any(|d| out.contains(d))
+        // Written in lower case by redis.conf, sentinel.conf and
+        // slapd/nslcd.conf.
+        if [
+            "requirepass",
+            "masterauth",
+            "bindpw",
+            "rootpw",
+            "auth-pass",
+            "sentinel-pass",
+        ]
+        .iter()
+        .any(|d| out.contains(d))
         {
             replace_in(&mut out, &self.directive, hide_after_first);
         }
@@ -2084,14 +2112,17 @@ impl Redactor {
     }
 
     /// A string value of the semantic mode: [`Self::scrub`], or, when it
-    /// holds more than one line (a file carried in a ConfigMap), the text
+    /// holds a line break (a file carried in a ConfigMap), the text
     /// mode's reading of a file ([`Self::redact_lines`], after the
     /// credential shapes over the whole text), so that a secret key's
     /// value continued on the lines below it (a heredoc, a `\`
     /// continuation, a multi-line array, a value on the next line) is
     /// hidden in both modes alike.
     fn scrub_value(&self, text: &str) -> String {
-        if !text.trim_end_matches(['\n', '\r']).contains('\n') {
+        // One line with its newline is a file too (`app.ini: |` holding
+        // `password = ab;x`): the line rule reads its value to the line's
+        // end, as the text mode does.
+        if !text.contains('\n') {
             return self.scrub(text);
         }
         self.redact_lines(&self.whole_text_shapes(text), &HashSet::new())
@@ -5640,5 +5671,190 @@ mod tests {
                 "tags = { Key = \"team\", Value = \"db\" }",
             ],
         );
+    }
+
+    /// Re-probe 15r (r-redact-secret-names-erlang-cookie-fernet-gossip-psk):
+    /// secret settings of common software under names the key rules did
+    /// not read.
+    #[test]
+    fn erlang_cookie_fernet_gossip_and_psk_names() {
+        let r = Redactor::default();
+        for name in [
+            "RABBITMQ_ERLANG_COOKIE",
+            "erlangCookie",
+            "RELEASE_COOKIE",
+            "MM_SQLSETTINGS_ATRESTENCRYPTKEY",
+            "IPSEC_PSK",
+            "wpa_psk",
+            "WALLET_MNEMONIC",
+            "AIRFLOW__CORE__FERNET_KEY",
+            "fernetKey",
+            "CONSUL_GOSSIP_KEY",
+            "SERF_ENCRYPT_KEY",
+            "VAULT_UNSEAL_KEY",
+            "recovery_key",
+            "FLEET_ENROLLMENT_KEY",
+            "DEPLOY_KEY",
+        ] {
+            assert!(r.key_matches(name), "{name}");
+            let yaml = format!(
+                "spec:\n  env:\n  - name: {name}\n    value: s3cr3tVx\n  {name}: s3cr3tVx\n"
+            );
+            for out in both_modes(&r, &yaml) {
+                assert!(!out.contains("s3cr3tVx"), "{name}: {out}");
+            }
+        }
+        // Near misses: a cookie's settings, a TLS pre-shared key's file,
+        // an encryption key's reference, another instruction set's
+        // `mnemonic_width`.
+        for name in [
+            "cookie_domain",
+            "sessionCookieName",
+            "psk_file",
+            "encryption_key_ref",
+            "mnemonic_width",
+            "deploy_key_path",
+            "recovery_mode",
+        ] {
+            assert!(!r.key_matches(name), "{name}");
+        }
+    }
+
+    /// Re-probe 15r (r-redact-sentinel-auth-pass-fluent-shared-key-olcrootpw).
+    #[test]
+    fn sentinel_auth_pass_shared_key_olc_root_pw_and_typed_credentials() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "sentinel auth-pass mymaster s3cr3tVx",
+                "sentinel sentinel-pass s3cr3tVx",
+                "  shared_key s3cr3tVx",
+                "    Shared_Key s3cr3tVx",
+                "olcRootPW: s3cr3tVx",
+                "{\"type\": \"password\", \"value\": \"s3cr3tVx\"}",
+            ],
+        );
+        let yaml = "data:\n  fluent.conf: |\n    <source>\n      @type forward\n      <security>\n        self_hostname in\n        shared_key s3cr3tVx\n      </security>\n    </source>\n  sentinel.conf: |\n    sentinel monitor mymaster 10.0.0.1 6379 2\n    sentinel auth-pass mymaster s3cr3tVx\n    sentinel down-after-milliseconds mymaster 5000\n";
+        for out in both_modes(&r, yaml) {
+            assert!(
+                !out.contains("s3cr3tVx") && out.contains("down-after-milliseconds mymaster 5000"),
+                "{out}"
+            );
+        }
+        let doc = v("user:\n  credentials:\n  - {type: password, value: s3cr3tVx}\ncred: {type: password, value: s3cr3tVx}\nmetric: {type: Value, value: 100}\n");
+        let (_, b) = r.redact_pair(None, Some(&doc));
+        let b = crate::yaml::emit::to_yaml_string(&b);
+        assert!(!b.contains("s3cr3tVx") && b.contains("100"), "{b}");
+        // Near misses.
+        shown_everywhere(
+            &r,
+            &[
+                "sentinel monitor mymaster 10.0.0.1 6379 2",
+                "sentinel auth-user mymaster app",
+                "olcRootDN: cn=admin,dc=example,dc=org",
+                "{\"type\": \"string\", \"value\": \"visible\"}",
+                "shared_buffers 128MB",
+            ],
+        );
+    }
+
+    /// Re-probe 15r (r-redact-escaped-json-first-key-after-brace,
+    /// r-redact-value-with-escaped-quote-shows-tail): a quoted value runs
+    /// to its closing quote, past the escapes of its syntax.
+    #[test]
+    fn escaped_json_first_key_and_values_holding_escaped_quotes() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "a: \"{\\\"password\\\": \\\"s3cr3tVx\\\"}\"",
+                "a: \"{\\\"password\\\":\\\"s3cr3tVx\\\"}\"",
+                "{\"config\": \"{\\\"password\\\": \\\"s3cr3tVx\\\", \\\"u\\\": \\\"v\\\"}\"}",
+                "{\"name\": \"SPRING_APPLICATION_JSON\", \"value\": \"{\\\"spring.datasource.password\\\":\\\"s3cr3tVx\\\"}\"}",
+                "{\"password\": \"ab\\\"s3cr3tVx\"}",
+                "password: 'ab''s3cr3tVx'",
+                "password: \"ab\\\"s3cr3tVx\"",
+                "DB_PASSWORD=\"ab\\\"s3cr3tVx\"",
+                "password = \"ab\\\"s3cr3tVx\"",
+                "export DB_PASSWORD='ab'\\''s3cr3tVx'",
+            ],
+        );
+        // An INI value holding `;`, a one-line file in a ConfigMap: to the
+        // line's end in both modes (in a string without a line break `;`
+        // ends it: `Password=x;Database=app`).
+        for out in both_modes(&r, "data:\n  app.ini: |\n    password = ab;s3cr3tVx\n") {
+            assert!(!out.contains("s3cr3tVx"), "{out}");
+        }
+        // What follows the closing quote stays.
+        assert_eq!(
+            r.scrub("{\"password\": \"ab\\\"cd\", \"user\": \"visible\"}"),
+            "{\"password\": <redacted>, \"user\": \"visible\"}"
+        );
+        assert_eq!(
+            r.scrub("a: \"{\\\"password\\\": \\\"x1\\\", \\\"host\\\": \\\"visible\\\"}\""),
+            "a: \"{\\\"password\\\": <redacted>, \\\"host\\\": \\\"visible\\\"}\""
+        );
+        // Near misses: escaped JSON without a secret key; a Windows path.
+        shown_everywhere(
+            &r,
+            &[
+                "a: \"{\\\"host\\\": \\\"db\\\", \\\"port\\\": 5432}\"",
+                "path: \"C:\\\\Program Files\\\\app\"",
+                "conn: \"Server=db;Database=app\"",
+            ],
+        );
+    }
+
+    /// Re-probe 15r (r-redact-commented-out-key-glued-to-marker): a comment
+    /// marker glued to a secret key is a boundary, as a blank is.
+    #[test]
+    fn commented_out_key_glued_to_its_marker() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "#password: s3cr3tVx",
+                "#password = s3cr3tVx",
+                "#requirepass s3cr3tVx",
+                "!db.password=s3cr3tVx",
+                ";password = s3cr3tVx",
+            ],
+        );
+        // Near misses: an anchor link, a heading, a neutral commented key.
+        shown_everywhere(
+            &r,
+            &[
+                "see [reset](#password)",
+                "#user: app",
+                "#!/bin/sh",
+                "## Password rotation",
+            ],
+        );
+    }
+
+    /// Re-probe 15r (r-redact-openvpn-static-key-ssh2-key-wireguard-psk).
+    #[test]
+    fn openvpn_static_key_ssh2_key_and_wireguard_psk() {
+        let r = Redactor::default();
+        for text in [
+            "#\n# 2048 bit OpenVPN static key\n#\n-----BEGIN OpenVPN Static key V1-----\n0123456789abcdefs3cr3tVx0123456789abcdef\n-----END OpenVPN Static key V1-----\n",
+            "remote vpn.example 1194\n<tls-crypt>\n-----BEGIN OpenVPN Static key V1-----\nfedcbas3cr3tVx\n-----END OpenVPN Static key V1-----\n</tls-crypt>\nverb 3\n",
+            "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: \"rsa-key\"\nP2/56wAAAs3cr3tVxAAAAtZGwtbW9kcA==\n---- END SSH2 ENCRYPTED PRIVATE KEY ----\n",
+            "[Peer]\nPublicKey = cHVi\nPresharedKey = cHNrs3cr3tVxcHNr=\n",
+        ] {
+            let yaml = format!(
+                "data:\n  f: |\n{}",
+                text.lines().map(|l| format!("    {l}\n")).collect::<String>()
+            );
+            for out in both_modes(&r, &yaml) {
+                assert!(!out.contains("s3cr3tVx"), "{out}");
+            }
+            assert!(!r.redact_text(text).contains("s3cr3tVx"), "{text}");
+        }
+        // What follows the END line stays; a public key stays.
+        let out = r.redact_text("<tls-crypt>\n-----BEGIN OpenVPN Static key V1-----\nabc\n-----END OpenVPN Static key V1-----\n</tls-crypt>\nverb 3\n");
+        assert!(out.contains("verb 3") && !out.contains("abc"), "{out}");
+        shown_everywhere(&r, &["---- BEGIN SSH2 PUBLIC KEY ----", "PublicKey = cHVi"]);
     }
 }

@@ -792,6 +792,12 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("url-password-after-email-user", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.env: |\n    EMAIL_URL=smtp://me@gmail.com:{V}@smtp.gmail.com:587\n  mail_url: \"smtps://alerts@example.org:{V}-2@smtp.example.org:465\"\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: a\n    env:\n    - name: EMAIL_URL\n      value: smtp://me@gmail.com:{V}-3@smtp.gmail.com:587\n", "mailurl1601x"),
     ("xml-name-child-and-attributed-elements", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  hive-site.xml: |\n    <configuration>\n      <property>\n        <name>javax.jdo.option.ConnectionPassword</name>\n        <description>metastore</description>\n        <value>{V}</value>\n      </property>\n    </configuration>\n  core-site.xml: \"<property><name>fs.s3a.secret.key</name><value>{V}-2</value></property>\"\n  ds.xml: |\n    <password encrypted=\"false\">{V}-3</password>\n    <wsse:Password Type=\"http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-username-token-profile-1.0#PasswordText\">{V}-4</wsse:Password>\n", "hadoopxml1602x"),
     ("cfn-arm-parameter-pairs-and-hcl-blocks", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  params.json: '[{\"ParameterKey\": \"DbPassword\", \"ParameterValue\": \"{V}\"}]'\n  arm.json: '{\"parameters\": {\"adminPassword\": {\"value\": \"{V}-2\"}}}'\n  main.tf: |\n    setting {\n      namespace = \"aws:elasticbeanstalk:application:environment\"\n      name      = \"DB_PASSWORD\"\n      value     = \"{V}-3\"\n    }\n---\nResources:\n  Task:\n    Type: AWS::ECS::TaskDefinition\n    Properties:\n      ContainerDefinitions:\n      - Name: app\n        Environment:\n        - Name: DB_PASSWORD\n          Value: {V}-4\n---\n- ParameterKey: AdminPassword\n  ParameterValue: {V}-5\n", "cfnpair1603x"),
+    ("erlang-cookie-fernet-gossip-psk-names", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: a\n    env:\n    - name: RABBITMQ_ERLANG_COOKIE\n      value: \"{V}\"\n    - name: AIRFLOW__CORE__FERNET_KEY\n      value: \"{V}-2\"\n    - name: IPSEC_PSK\n      value: \"{V}-3\"\n    - name: CONSUL_GOSSIP_KEY\n      value: \"{V}-4\"\n---\nrabbitmq:\n  auth:\n    erlangCookie: {V}-5\nairflow:\n  fernetKey: {V}-6\n", "erlcookie1604x"),
+    ("sentinel-auth-pass-shared-key-olcrootpw", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  sentinel.conf: |\n    sentinel monitor mymaster 10.0.0.1 6379 2\n    sentinel auth-pass mymaster {V}\n    sentinel sentinel-pass {V}-2\n  fluent.conf: |\n    <security>\n      shared_key {V}-3\n    </security>\n  config.ldif: |\n    olcRootDN: cn=admin,dc=example,dc=org\n    olcRootPW: {V}-4\n  cred.json: '{\"type\": \"password\", \"value\": \"{V}-5\"}'\n", "sentinel1605x"),
+    ("escaped-json-first-key-after-brace", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  a: \"{\\\"password\\\": \\\"{V}\\\"}\"\n  task.json: |\n    {\"environment\": [{\"name\": \"SPRING_APPLICATION_JSON\", \"value\": \"{\\\"spring.datasource.password\\\":\\\"{V}-2\\\"}\"}]}\n", "escfirst1606x"),
+    ("value-with-escaped-quote", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  a.json: |\n    {\"password\": \"ab\\\"{V}\"}\n  a.yaml: |\n    password: 'ab''{V}-2'\n  a.toml: |\n    password = \"ab\\\"{V}-3\"\n  run.sh: |\n    export DB_PASSWORD='ab'\\''{V}-4'\n  app.ini: |\n    password = ab;{V}-5\n", "escquote1607x"),
+    ("commented-out-key-glued-to-marker", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  a.yaml: |\n    #password: {V}\n  a.ini: |\n    user = app\n    #password = {V}-2\n    password = ${DB_PASSWORD}\n  redis.conf: |\n    #requirepass {V}-3\n  a.properties: |\n    !db.password={V}-4\n", "hashkey1608x"),
+    ("openvpn-static-key-ssh2-key-wireguard-psk", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  client.ovpn: |\n    remote vpn.example 1194\n    <tls-crypt>\n    -----BEGIN OpenVPN Static key V1-----\n    fedcba98{V}\n    -----END OpenVPN Static key V1-----\n    </tls-crypt>\n  key.ssh2: |\n    ---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\n    Comment: \"rsa-key\"\n    P2/56wAAA{V}-2\n    ---- END SSH2 ENCRYPTED PRIVATE KEY ----\n  wg0.conf: |\n    [Peer]\n    PublicKey = cHVi\n    PresharedKey = cHNr{V}-3\n", "ovpnkey1609x"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a
@@ -1957,10 +1963,12 @@ fn copy_globs_never_copy_the_output_into_itself() {
     // The catalog being built is a search path (as in Kapitan), so `*`
     // matched the target's own output directory, which was copied into
     // itself level after level until the path was too long (211 s).
+    // `**` is `*`, as in Kapitan: `**/*` reaches `sub/a` (and the catalog
+    // below `compiled/`), `*` reaches `sub`, copied whole.
     for pattern in ["*", "**/*"] {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
-        write(&dir.join("a"), "x\n");
+        write(&dir.join("sub/a"), "x\n");
         write(
             &dir.join("inventory/targets/t.yml"),
             &format!("parameters:\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - {{output_path: o, input_type: copy, input_paths: [\"{pattern}\"]}}\n"),
