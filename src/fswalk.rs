@@ -273,10 +273,34 @@ const LOCK_FILE: &str = ".lock";
 /// first. Reviews keep their scratch trees in such directories too.
 pub fn locked_temp_dir(parent: &Path, prefix: &str) -> std::io::Result<LockedTempDir> {
     remove_stale_locked_dirs(parent, prefix);
-    let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent)?;
+    let dir = private(&mut tempfile::Builder::new())
+        .prefix(prefix)
+        .tempdir_in(parent)?;
     let lock = std::fs::File::create(dir.path().join(LOCK_FILE))?;
     lock.lock()?;
     Ok(LockedTempDir { dir, _lock: lock })
+}
+
+/// A scratch directory in the system's temporary directory, readable by
+/// its owner only.
+pub fn private_temp_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
+    private(&mut tempfile::Builder::new())
+        .prefix(prefix)
+        .tempdir()
+}
+
+/// Scratch directories are the user's alone (0700, as `mkdtemp(3)` and
+/// Python's `tempfile.mkdtemp` make them; tempfile leaves the mode to the
+/// umask, 0755 under the usual 022): they hold checked-out revisions with
+/// their secrets, helm values and compiled catalogs, which other users of
+/// a shared runner could read (re-probe 16).
+fn private<'a, 'b>(b: &'a mut tempfile::Builder<'b, 'b>) -> &'a mut tempfile::Builder<'b, 'b> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o700));
+    }
+    b
 }
 
 /// A [`locked_temp_dir`]: the lock's descriptor is closed with the
@@ -315,10 +339,13 @@ fn remove_stale_locked_dirs(parent: &Path, prefix: &str) -> usize {
             .and_then(|t| t.elapsed().ok())
             .is_none_or(|age| age.as_secs() < 60);
         let held = young
-            || match std::fs::File::open(e.path().join(LOCK_FILE)) {
+            || match open_lock(&e.path().join(LOCK_FILE)) {
                 // The lock taken here is dropped with `f`.
-                Ok(f) => f.try_lock().is_err(),
-                Err(_) => false,
+                Some(Ok(f)) => f.try_lock().is_err(),
+                Some(Err(_)) => false,
+                // Not a lock strata made (a link or a FIFO a pull request
+                // committed as `.strata-compile-x/.lock`): left alone.
+                None => true,
             };
         if !held && std::fs::remove_dir_all(e.path()).is_ok() {
             removed += 1;
@@ -327,9 +354,108 @@ fn remove_stale_locked_dirs(parent: &Path, prefix: &str) -> usize {
     removed
 }
 
+/// Opens a left-over directory's lock file without following a link or
+/// waiting on a FIFO (the directory may be a pull request's, with
+/// `.lock -> /dev/stdin` or a FIFO in it; re-probe 16). None when it is
+/// there but not a regular file.
+fn open_lock(path: &Path) -> Option<std::io::Result<std::fs::File>> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    match opts.open(path) {
+        Ok(f) if f.metadata().is_ok_and(|m| m.is_file()) => Some(Ok(f)),
+        Ok(_) => None,
+        // There (a link, or unreadable): not ours to judge.
+        Err(_) if std::fs::symlink_metadata(path).is_ok() => None,
+        Err(e) => Some(Err(e)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn aged(path: &Path) {
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        std::fs::File::open(path)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    }
+
+    /// Re-probe 16 (scratch-dirs-world-readable-helm-values): scratch
+    /// directories were 0755 under the usual umask.
+    #[cfg(unix)]
+    #[test]
+    fn scratch_directories_are_the_owners_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let locked = locked_temp_dir(tmp.path(), "strata-x-").unwrap();
+        let private = private_temp_dir("strata-x-").unwrap();
+        for dir in [locked.path(), private.path()] {
+            let mode = std::fs::metadata(dir).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
+        }
+    }
+
+    /// Re-probe 16 (stale-temp-sweep-follows-committed-lock-link): the
+    /// sweep opened a left-over directory's `.lock` through a link (to a
+    /// file outside, or a FIFO: the run hung). Such directories are left
+    /// alone; a plain left-over one is removed.
+    #[cfg(unix)]
+    #[test]
+    fn the_sweep_follows_no_link_and_waits_on_no_fifo() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let outside = tmp.path().join("outside");
+        std::fs::write(&outside, "x").unwrap();
+        let parent = tmp.path().join("out");
+        for (name, lock) in [
+            ("linked", Some(&outside)),
+            ("fifo", Some(&fifo)),
+            ("plain", None),
+        ] {
+            let dir = parent.join(format!(".strata-compile-{name}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            match lock {
+                Some(to) => std::os::unix::fs::symlink(to, dir.join(LOCK_FILE)).unwrap(),
+                None => std::fs::write(dir.join(LOCK_FILE), "").unwrap(),
+            }
+            aged(&dir);
+        }
+        let fifo_dir = parent.join(".strata-compile-direct");
+        std::fs::create_dir_all(&fifo_dir).unwrap();
+        assert!(std::process::Command::new("mkfifo")
+            .arg(fifo_dir.join(LOCK_FILE))
+            .status()
+            .unwrap()
+            .success());
+        aged(&fifo_dir);
+        // Would block for ever on a FIFO: run where a hang fails the test.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = parent.clone();
+        std::thread::spawn(move || tx.send(remove_stale_locked_dirs(&p, ".strata-compile-")));
+        let removed = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the sweep returns");
+        assert_eq!(removed, 1);
+        assert!(!parent.join(".strata-compile-plain").exists());
+        for name in ["linked", "fifo", "direct"] {
+            assert!(
+                parent.join(format!(".strata-compile-{name}")).exists(),
+                "{name}"
+            );
+        }
+    }
 
     #[test]
     fn sorted_and_pruned() {

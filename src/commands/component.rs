@@ -79,11 +79,7 @@ pub fn run(args: ComponentArgs) -> anyhow::Result<ExitCode> {
 fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let temp_out = if args.golden.golden.is_some() && args.output.is_none() {
-        Some(
-            tempfile::Builder::new()
-                .prefix("strata-golden-")
-                .tempdir()?,
-        )
+        Some(crate::fswalk::private_temp_dir("strata-golden-")?)
     } else {
         None
     };

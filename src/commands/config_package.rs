@@ -64,11 +64,7 @@ pub fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     // A golden check compiles beside the package, not into it.
     let temp_out = match &args.golden.golden {
-        Some(_) => Some(
-            tempfile::Builder::new()
-                .prefix("strata-golden-")
-                .tempdir()?,
-        ),
+        Some(_) => Some(crate::fswalk::private_temp_dir("strata-golden-")?),
         None => None,
     };
     let output = match &temp_out {

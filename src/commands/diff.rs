@@ -107,9 +107,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
         (Some(dirs), _) if dirs.len() == 2 => (dirs[0].clone(), dirs[1].clone()),
         (None, Some((base, head))) => {
             let (base, head) = (base.as_str(), head.as_str());
-            let tmp = tempfile::Builder::new()
-                .prefix("strata-diff-")
-                .tempdir()
+            let tmp = crate::fswalk::private_temp_dir("strata-diff-")
                 .map_err(|e| anyhow::anyhow!("cannot create a temporary directory: {e}"))?;
             let (o, n) = (tmp.path().join("base"), tmp.path().join("head"));
             let sides = match &args.catalog_path {

@@ -204,9 +204,7 @@ pub fn publish_catalog(
 /// The plan's changes rendered by `strata diff`'s renderer (semantic,
 /// secrets redacted), so a dry run reads like a review.
 fn review_diff(publisher: &Publisher, plan: &Plan, layout: Layout) -> anyhow::Result<String> {
-    let tmp = tempfile::Builder::new()
-        .prefix("strata-push-")
-        .tempdir()
+    let tmp = crate::fswalk::private_temp_dir("strata-push-")
         .map_err(|e| anyhow::anyhow!("cannot create a temporary directory: {e}"))?;
     let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
     publisher
