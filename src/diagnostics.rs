@@ -121,12 +121,40 @@ static PROGRAM_OUTPUT: std::sync::RwLock<Option<OutputFilter>> = std::sync::RwLo
 /// anything, and a review's log must go through [`filter_program_output`]'s
 /// filter first.
 pub fn program_output(text: &str) {
+    program_output_cut(text, 0, "");
+}
+
+/// [`program_output`] of a piece of a line cut short: the piece is
+/// filtered first, then its last `drop` bytes are dropped (where a value
+/// may begin that the cut split, which the filter could not recognise)
+/// and `note` is said instead.
+pub fn program_output_cut(text: &str, drop: usize, note: &str) {
     let filter = PROGRAM_OUTPUT.read().ok().and_then(|f| f.clone());
-    let shown = match filter {
+    eprint!(
+        "{}",
+        actions_safe(&shown_output(text, filter.as_ref(), drop, note))
+    );
+}
+
+/// What [`program_output_cut`] prints, before it is made inert for Actions.
+fn shown_output<'a>(
+    text: &'a str,
+    filter: Option<&OutputFilter>,
+    drop: usize,
+    note: &str,
+) -> std::borrow::Cow<'a, str> {
+    let mut shown = match filter {
         Some(f) => std::borrow::Cow::Owned(f(text)),
         None => std::borrow::Cow::Borrowed(text),
     };
-    eprint!("{}", actions_safe(&shown));
+    if drop > 0 {
+        let mut at = shown.len().saturating_sub(drop);
+        while !shown.is_char_boundary(at) {
+            at -= 1;
+        }
+        shown = std::borrow::Cow::Owned(format!("{}{note}", &shown[..at]));
+    }
+    shown
 }
 
 /// Filters [`program_output`] until the guard drops (the previous filter
@@ -194,4 +222,33 @@ pub(crate) fn neutralize_commands(text: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Re-probe 16: a cut line is masked whole first, then its tail goes,
+    /// so a value the cut split shows none of its start.
+    #[test]
+    fn cut_output_is_masked_before_its_tail_is_dropped() {
+        let filter: OutputFilter =
+            std::sync::Arc::new(|t: &str| t.replace("SECRETVALUE", "<redacted>"));
+        let split = format!("{}SECRET", "B".repeat(250));
+        assert_eq!(
+            shown_output(&split, Some(&filter), 16, "…\n"),
+            format!("{}…\n", "B".repeat(240))
+        );
+        let whole = format!("{}SECRETVALUE{}", "A".repeat(10), "é".repeat(150));
+        let shown = shown_output(&whole, Some(&filter), 16, "…\n");
+        assert!(
+            shown.starts_with(&format!("{}<redacted>é", "A".repeat(10))),
+            "{shown}"
+        );
+        assert!(
+            shown.ends_with("é…\n") && shown.len() < whole.len(),
+            "{shown}"
+        );
+        assert_eq!(shown_output("plain\n", None, 0, ""), "plain\n");
+    }
 }

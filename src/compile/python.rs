@@ -486,29 +486,69 @@ impl Drop for Bridge {
 
 /// What Python prints (user code's `print`, tracebacks: the shim sends
 /// stdout there) goes on line by line through
-/// [`crate::diagnostics::program_output`], which a review masks. A line
-/// longer than 64 KiB goes on in pieces, so a print without a newline
-/// takes bounded memory. The receiver is disconnected at the end.
+/// [`crate::diagnostics::program_output`], which a review masks. The
+/// receiver is disconnected at the end.
 fn pass_on_output(stderr: std::process::ChildStderr) -> Option<std::sync::mpsc::Receiver<()>> {
-    use std::io::Read;
-    const MAX_LINE: u64 = 64 << 10;
     let (done, printed) = std::sync::mpsc::channel::<()>();
     std::thread::Builder::new()
         .name("python-output".into())
         .spawn(move || {
             let _done = done;
-            let mut r = BufReader::new(stderr);
-            let mut line = Vec::new();
-            loop {
-                line.clear();
-                match (&mut r).take(MAX_LINE).read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => crate::diagnostics::program_output(&String::from_utf8_lossy(&line)),
-                }
-            }
+            pass_on_lines(
+                BufReader::new(stderr),
+                MAX_OUTPUT_LINE,
+                |line, cut| match cut {
+                    None => crate::diagnostics::program_output(line),
+                    Some(note) => {
+                        crate::diagnostics::program_output_cut(line, MAX_OUTPUT_LINE / 16, &note)
+                    }
+                },
+            );
         })
         .ok()?;
     Some(printed)
+}
+
+/// The longest line of program output passed on whole (so a print
+/// without a newline takes bounded memory).
+const MAX_OUTPUT_LINE: usize = 16 << 20;
+
+/// Passes each line of `r` to `out` whole, so a mask sees every value it
+/// holds (a line passed on in pieces showed a value split across two;
+/// re-probe 16). Of a line longer than `max`, only its first `max` bytes
+/// go on, with the note to show in place of their last sixteenth (where
+/// a value may begin that the cut splits: dropped after masking).
+fn pass_on_lines(mut r: impl BufRead, max: usize, mut out: impl FnMut(&str, Option<String>)) {
+    use std::io::Read;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut r).take(max as u64).read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(n) if n < max || line.ends_with(b"\n") => out(&String::from_utf8_lossy(&line), None),
+            Ok(_) => {
+                let mut rest = 0usize;
+                let mut skipped = Vec::new();
+                loop {
+                    skipped.clear();
+                    match (&mut r).take(max as u64).read_until(b'\n', &mut skipped) {
+                        Ok(0) | Err(_) => break,
+                        Ok(k) => {
+                            rest += k;
+                            if skipped.ends_with(b"\n") {
+                                break;
+                            }
+                        }
+                    }
+                }
+                let note = format!(
+                    "… (a line of more than {max} bytes: the rest, about {} bytes, is not shown)\n",
+                    max / 16 + rest
+                );
+                out(&String::from_utf8_lossy(&line), Some(note));
+            }
+        }
+    }
 }
 
 fn read_reply(p: &mut Proc, prog: &str) -> Result<serde_json::Value, BridgeError> {
@@ -620,6 +660,36 @@ fn call_line(p: &mut Proc, prog: &str, line: String) -> Result<serde_json::Value
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Re-probe 16 (program-output-mask-split-at-64k-line-chunks): a long
+    /// line went on in 64 KiB pieces, each masked alone, so a value across
+    /// a boundary was shown whole. Lines go on whole; of one past the
+    /// bound, its first part goes on with a note for what is not shown.
+    #[test]
+    fn output_lines_go_on_whole_or_cut_with_a_note() {
+        let text = format!(
+            "short\n{}SECRETVALUE tail\n{}SECRETVALUE{}\nlast",
+            "A".repeat(200),
+            "B".repeat(250),
+            "C".repeat(500)
+        );
+        let mut shown = Vec::new();
+        pass_on_lines(std::io::Cursor::new(text), 256, |l, cut| {
+            shown.push((l.to_string(), cut))
+        });
+        assert_eq!(shown.len(), 4, "{shown:?}");
+        assert_eq!(shown[0], ("short\n".to_string(), None));
+        assert_eq!(
+            shown[1],
+            (format!("{}SECRETVALUE tail\n", "A".repeat(200)), None)
+        );
+        assert_eq!(shown[2].0, format!("{}SECRET", "B".repeat(250)));
+        assert_eq!(
+            shown[2].1.as_deref(),
+            Some("… (a line of more than 256 bytes: the rest, about 522 bytes, is not shown)\n")
+        );
+        assert_eq!(shown[3], ("last".to_string(), None));
+    }
 
     #[test]
     fn bridge_requests_carry_inf_and_nan_as_python_json_reads_them() {
