@@ -15,6 +15,9 @@ use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The largest answer read (a Lieutenant cluster or tenant is kilobytes).
+const MAX_ANSWER: usize = 64 << 20;
+
 /// A response as the caller needs it: status and raw body.
 struct Response {
     status: u16,
@@ -88,11 +91,18 @@ fn fetch(url: &str, token: Option<&str>) -> Result<Response, String> {
                 .await
                 .map_err(|e| describe_transport_error(&e))?;
             let status = resp.status().as_u16();
-            let body = resp
-                .into_body()
+            // Bounded: a server (or a proxy) answering without end
+            // would take all memory (re-probe 16, the GitHub client).
+            let body = http_body_util::Limited::new(resp.into_body(), MAX_ANSWER)
                 .collect()
                 .await
-                .map_err(|e| format!("reading the response: {}", describe_transport_error(&e)))?
+                .map_err(|e| match e.downcast_ref::<hyper::Error>() {
+                    Some(e) => format!("reading the response: {}", describe_transport_error(e)),
+                    None if e.is::<http_body_util::LengthLimitError>() => {
+                        format!("the response is larger than {} MiB", MAX_ANSWER >> 20)
+                    }
+                    None => format!("reading the response: {e}"),
+                })?
                 .to_bytes()
                 .to_vec();
             Ok::<Response, String>(Response { status, body })

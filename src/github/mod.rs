@@ -225,6 +225,47 @@ pub const ACTIONS_BOT: &str = "github-actions[bot]";
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The longest one request may take, answer included: [`TIMEOUT`] bounds
+/// each read, and a server sending a byte every few seconds never hits it.
+const REQUEST_TIME: Duration = Duration::from_secs(120);
+
+/// The largest answer read: a page of 100 comments of GitHub's 65,536
+/// characters each is about 30 MB.
+const MAX_ANSWER: usize = 64 << 20;
+
+/// The most pages of comments listed (100,000 comments).
+const MAX_PAGES: u32 = 1_000;
+
+/// An answer's body, at most [`MAX_ANSWER`] bytes (octocrab's
+/// `body_to_string` reads any size: 3 GB aborted a run; re-probe 16).
+async fn read_answer<B>(body: B) -> Result<String, String>
+where
+    B: hyper::body::Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    use http_body_util::BodyExt;
+    match http_body_util::Limited::new(body, MAX_ANSWER)
+        .collect()
+        .await
+    {
+        Ok(c) => Ok(String::from_utf8_lossy(&c.to_bytes()).into_owned()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(format!(
+            "the answer is larger than {} MiB",
+            MAX_ANSWER >> 20
+        )),
+        Err(e) => Err(error_chain(e.as_ref())),
+    }
+}
+
+/// A server's error message as shown: at most 4,000 characters.
+fn cut_message(message: &str) -> String {
+    const MAX: usize = 4_000;
+    match message.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}… ({} more bytes)", &message[..at], message.len() - at),
+        None => message.to_string(),
+    }
+}
+
 impl Client {
     /// A client for `repo` (`owner/name`) on the API at `api_url` (the
     /// routes are joined to it, so `https://ghe.example.com/api/v3` works).
@@ -308,7 +349,7 @@ impl Client {
             message,
         };
         let octo = &self.octocrab;
-        self.runtime.block_on(async {
+        let work = async {
             let sent = match method {
                 "GET" => octo._get(route).await,
                 "POST" => octo._post(route, body).await,
@@ -317,15 +358,14 @@ impl Client {
             };
             let res = sent.map_err(|e| transport(error_chain(&e)))?;
             let status = res.status().as_u16();
-            let text = octo
-                .body_to_string(res)
-                .await
-                .map_err(|e| transport(error_chain(&e)))?;
+            let text = read_answer(res.into_body()).await.map_err(transport)?;
             if !(200..300).contains(&status) {
                 let message = serde_json::from_str::<serde_json::Value>(&text)
                     .ok()
                     .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(String::from))
                     .unwrap_or(text);
+                // A server's message goes to the job log: a few lines.
+                let message = cut_message(&message);
                 return Err(GithubError::Http {
                     method,
                     url: url.clone(),
@@ -335,13 +375,34 @@ impl Client {
             }
             serde_json::from_str(&text)
                 .map_err(|e| transport(format!("invalid JSON in the answer: {e}")))
+        };
+        self.runtime.block_on(async {
+            tokio::time::timeout(REQUEST_TIME, work)
+                .await
+                .map_err(|_| {
+                    transport(format!(
+                        "no complete answer within {} s",
+                        REQUEST_TIME.as_secs()
+                    ))
+                })?
         })
     }
 
-    /// Every comment on the pull request, oldest first (all pages).
+    /// Every comment on the pull request, oldest first (all pages, at most
+    /// [`MAX_PAGES`]: a server that always answers a full page would be
+    /// asked for ever).
     pub fn list_comments(&self, pr: u64) -> Result<Vec<Comment>, GithubError> {
         let mut all = Vec::new();
         for page in 1.. {
+            if page > MAX_PAGES {
+                return Err(GithubError::Transport {
+                    method: "GET",
+                    url: format!("{}/repos/{}/issues/{pr}/comments", self.api_url, self.repo),
+                    message: format!(
+                        "more than {MAX_PAGES} pages of 100 comments: the server's answers do not end"
+                    ),
+                });
+            }
             let route = format!(
                 "/repos/{}/issues/{pr}/comments?per_page=100&page={page}",
                 self.repo
@@ -465,6 +526,28 @@ fn same_text(stored: &str, new: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Re-probe 16 (github-api-answers-unbounded): an answer of any size
+    /// was read whole (3 GB aborted a run), and a server's error message
+    /// of 50 MB went to the log.
+    #[test]
+    fn answers_and_messages_are_bounded() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let big = http_body_util::Full::new(hyper::body::Bytes::from(vec![b' '; MAX_ANSWER + 1]));
+        let err = rt.block_on(read_answer(big)).unwrap_err();
+        assert_eq!(err, "the answer is larger than 64 MiB");
+        let fits = http_body_util::Full::new(hyper::body::Bytes::from_static(b"[]"));
+        assert_eq!(rt.block_on(read_answer(fits)).unwrap(), "[]");
+        let long = "é".repeat(5_000);
+        let cut = cut_message(&long);
+        assert!(
+            cut.starts_with(&"é".repeat(4_000)) && cut.ends_with("… (2000 more bytes)"),
+            "{cut}"
+        );
+        assert_eq!(cut_message("Not Found"), "Not Found");
+    }
 
     #[test]
     fn line_ends_are_not_a_change() {
