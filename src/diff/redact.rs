@@ -2082,6 +2082,20 @@ impl Redactor {
         out
     }
 
+    /// A name the outputs print (a target, a file path, an object's
+    /// `kind/namespace/name`): each `/`-separated part scrubbed as a string
+    /// (a token as a file name, `DB_PASSWORD=x.env`). Most names hold no
+    /// `=`, `:` or credential prefix and come back as they are.
+    pub fn scrub_name(&self, name: &str) -> String {
+        if !name.contains('/') {
+            return self.scrub(name);
+        }
+        name.split('/')
+            .map(|part| self.scrub(part))
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
     /// `--password` or `-token`: an option whose value is the next item.
     fn is_secret_flag(&self, v: Option<&Value>) -> bool {
         v.and_then(Value::as_str).is_some_and(|s| {
@@ -6008,5 +6022,38 @@ mod tests {
         let hcl = "resource \"aws_ssm_parameter\" \"p\" {\n  type  = \"String\"\n  value = \"visible-1\"\n}\noutput \"ip\" {\n  value     = \"visible-2\"\n  sensitive = false\n}\nresource \"kubernetes_deployment\" \"d\" {\n  value = \"visible-3\"\n}\n";
         let out = r.redact_text(hcl);
         assert_eq!(out, hcl);
+    }
+
+    /// Re-probe 15r (r-redact-file-target-and-object-names).
+    #[test]
+    fn names_and_paths_are_scrubbed() {
+        let r = Redactor::default();
+        let t36 = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ";
+        for (name, secret) in [
+            (format!("tokens/ghp_{t36}.txt"), format!("ghp_{t36}")),
+            (format!("ConfigMap/ghp_{t36}"), format!("ghp_{t36}")),
+            (
+                "env/DB_PASSWORD=s3cr3tVx.env".to_string(),
+                "s3cr3tVx".to_string(),
+            ),
+            (
+                "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx/f.txt".to_string(),
+                "AbCdEfGhIjKlMnOpQrStUvWx".to_string(),
+            ),
+        ] {
+            let out = r.scrub_name(&name);
+            assert!(
+                !out.contains(&secret) && out.contains(OLD),
+                "{name} -> {out}"
+            );
+        }
+        for name in [
+            "apps/v1/Deployment/ns/web",
+            "manifests/password-policy.yaml",
+            "ConfigMap/kube-system/coredns",
+            "secrets/db.yaml",
+        ] {
+            assert_eq!(r.scrub_name(name), name);
+        }
     }
 }
