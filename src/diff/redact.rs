@@ -254,6 +254,15 @@ const PASSWORD_CLIENTS: &[&str] = &[
     "mysqlshow",
     "mariadb",
     "mariadb-dump",
+    "twine",
+    "vsce",
+    "ovsx",
+    "rabbitmqadmin",
+    "mosquitto_pub",
+    "mosquitto_sub",
+    "mosquitto_rr",
+    "poetry",
+    "cargo",
 ];
 
 /// The MySQL and MariaDB clients: their password is glued to `-p`
@@ -278,7 +287,10 @@ fn glued_password(program: &str, item: &str) -> bool {
 /// (and the `-src`/`-dest` forms, `-new`), sqlcmd/bcp `-P`, the OpenLDAP
 /// clients' `-w` (ldappasswd's `-a` old and `-s` new password too),
 /// zip/unzip `-P`, `openssl enc -k` (`-K`, a key in hex), ssh-keygen `-N`
-/// (new passphrase) and `-P` (old), the MongoDB tools' `-p`.
+/// (new passphrase) and `-P` (old), the MongoDB tools' `-p`;
+/// twine's and rabbitmqadmin's `-p`, the VS Code and
+/// Open VSX publishers' `-p`/`--pat` (a personal access token),
+/// mosquitto_pub/sub/rr's `-P`.
 fn password_option(program: &str, flag: &str) -> bool {
     match program {
         "keytool" | "jarsigner" => matches!(
@@ -297,6 +309,9 @@ fn password_option(program: &str, flag: &str) -> bool {
         "openssl" => matches!(flag, "-k" | "-K"),
         "ssh-keygen" => matches!(flag, "-N" | "-P"),
         p if p.starts_with("mongo") => flag == "-p",
+        "twine" | "rabbitmqadmin" => flag == "-p",
+        "vsce" | "ovsx" => matches!(flag, "-p" | "--pat"),
+        "mosquitto_pub" | "mosquitto_sub" | "mosquitto_rr" => flag == "-P",
         _ => false,
     }
 }
@@ -315,6 +330,13 @@ fn has_password_options(program: &str) -> bool {
             | "unzip"
             | "openssl"
             | "ssh-keygen"
+            | "twine"
+            | "vsce"
+            | "ovsx"
+            | "rabbitmqadmin"
+            | "mosquitto_pub"
+            | "mosquitto_sub"
+            | "mosquitto_rr"
     ) || program.starts_with("ldap")
         || program.starts_with("mongo")
 }
@@ -327,7 +349,10 @@ fn has_password_options(program: &str) -> bool {
 /// `-pX`; the Samba clients' `-U user%X`; curl's cookies (`-b`/`--cookie
 /// 'name=X'`, not a cookie file); `htpasswd -b`'s last argument; `vault
 /// login X`; `mc alias set NAME URL KEY X` (`mc config host add` too);
-/// `rabbitmqctl add_user|change_password|authenticate_user USER X`.
+/// `rabbitmqctl add_user|change_password|authenticate_user USER X`;
+/// Poetry's `config http-basic.REPO USER X` and `config pypi-token.REPO
+/// X`; `cargo login X` and `openssl passwd X` (the last word:
+/// `--registry NAME`, `-salt S` come before).
 fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> {
     let mut found = Vec::new();
     let mut positional = Vec::new();
@@ -431,6 +456,20 @@ fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> 
         }
         "mc" if word(0) == Some("config") && word(1) == Some("host") && word(2) == Some("add") => {
             hide_positional(6, &mut found)
+        }
+        "poetry" if word(0) == Some("config") => {
+            if word(1).is_some_and(|w| w.starts_with("http-basic.")) {
+                hide_positional(3, &mut found)
+            } else if word(1).is_some_and(|w| w.starts_with("pypi-token.")) {
+                hide_positional(2, &mut found)
+            }
+        }
+        // `openssl passwd [-6] [-salt S] X`: the password to hash.
+        "openssl" if word(0) == Some("passwd") && positional.len() >= 2 => {
+            hide_positional(positional.len() - 1, &mut found)
+        }
+        "cargo" if word(0) == Some("login") && positional.len() >= 2 => {
+            hide_positional(positional.len() - 1, &mut found)
         }
         "rabbitmqctl" => {
             let sub = (0..positional.len()).find(|&n| {
@@ -655,6 +694,8 @@ fn secret_store_stdin(piped: &str) -> bool {
                 || words.last() == Some(&"--data-file=-")
         }
         ["gh", "auth", "login", rest @ ..] => rest.contains(&"--with-token"),
+        // `vault login -`: the token on stdin.
+        ["vault", "login", rest @ ..] => rest.contains(&"-"),
         // `vercel env add NAME ENV` reads the value on stdin.
         ["vercel", "env", "add", ..] => true,
         ["smbpasswd", rest @ ..] => rest
@@ -704,7 +745,7 @@ const NOT_SECRET_DIRECTIVES: &[&str] = &[
 /// (`helm registry login` too), and the Azure CLI (`az login -p`, `az acr
 /// login -p`).
 const REGISTRY_CLIS: &[&str] = &[
-    "docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "az",
+    "docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "az", "crane", "regctl",
 ];
 
 /// HTTP header names whose value is a credential: in a `{name, value}`
@@ -842,7 +883,7 @@ fn with_registry_login<'p>(mut programs: Vec<&'p str>, lists: [&[Value]; 2]) -> 
         l.iter().filter_map(Value::as_str).find(|w| {
             let base = w.rsplit('/').next().unwrap_or(w);
             !(REGISTRY_CLIS.contains(&base)
-                || matches!(*w, "registry" | "acr")
+                || matches!(*w, "registry" | "acr" | "auth")
                 || w.starts_with('-'))
         }) == Some("login")
     };
@@ -1085,7 +1126,8 @@ pub struct Redactor {
     /// >X`): its `>X` and `<X` words are passwords.
     redis_acl: Regex,
     /// `docker login -p PASSWORD` (podman, nerdctl, buildah, skopeo, oras,
-    /// `helm registry login`), in a command line or a flow list of args.
+    /// `helm registry login`, go-containerregistry's `crane auth login`,
+    /// `regctl registry login`), in a command line or a flow list of args.
     registry_login: Regex,
     /// `aws configure set aws_secret_access_key X`, `npm config set
     /// _authToken X`, `kubectl config set users.u.token X`: the key
@@ -1341,7 +1383,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let registry_login = Regex::new(
-            r#"(\b(?:docker|podman|nerdctl|buildah|skopeo|oras|oc|cf|helm["']?[ \t,]+["']?registry|az(?:["']?[ \t,]+["']?acr)?)["']?(?:[ \t,]+["']?-[^\s,"']*["']?)*[ \t,]+["']?login\b[^\n;|&]*?[\s,\[]["']?-p(?:["']?[ \t]*,[ \t]*["']?|[ \t]+["']?|=["']?))([^\s"',\]]+)"#,
+            r#"(\b(?:docker|podman|nerdctl|buildah|skopeo|oras|oc|cf|helm["']?[ \t,]+["']?registry|regctl["']?[ \t,]+["']?registry|crane["']?[ \t,]+["']?auth|az(?:["']?[ \t,]+["']?acr)?)["']?(?:[ \t,]+["']?-[^\s,"']*["']?)*[ \t,]+["']?login\b[^\n;|&]*?[\s,\[]["']?-p(?:["']?[ \t]*,[ \t]*["']?|[ \t]+["']?|=["']?)?)([^\s"',\]]+)"#,
         )
         .expect("static regex is valid");
         let config_set = Regex::new(
@@ -1599,6 +1641,7 @@ impl Redactor {
                 || out.contains("secret")
                 || out.contains("vercel")
                 || out.contains("--with-token")
+                || out.contains("vault login")
                 || out.contains("smbpasswd"))
         {
             replace_in(&mut out, stdin_password_re(), hide_stdin_password);
@@ -6055,5 +6098,45 @@ mod tests {
         ] {
             assert_eq!(r.scrub_name(name), name);
         }
+    }
+
+    /// Re-probe 15r (r-redact-more-client-password-options).
+    #[test]
+    fn more_clients_password_options_and_positions() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "crane auth login r.io -u ci -p s3cr3tVx",
+                "regctl registry login r.io -u ci -p s3cr3tVx",
+                "poetry config http-basic.private ci s3cr3tVx",
+                "poetry config pypi-token.private s3cr3tVx",
+                "twine upload -u __token__ -p s3cr3tVx dist/*",
+                "cargo login s3cr3tVx",
+                "cargo login --registry r s3cr3tVx",
+                "vsce publish -p s3cr3tVx",
+                "ovsx publish -p s3cr3tVx",
+                "rabbitmqadmin -u admin -p s3cr3tVx list queues",
+                "mosquitto_pub -h mq -u dev -P s3cr3tVx -t t -m hi",
+                "docker login -u ci -ps3cr3tVx r.io",
+                "useradd -m -p \"$(openssl passwd -6 s3cr3tVx)\" deploy",
+                "echo s3cr3tVx | vault login -",
+            ],
+        );
+        let yaml = "spec:\n  containers:\n  - command: [mosquitto_pub]\n    args: [\"-h\", \"mq\", \"-u\", \"dev\", \"-P\", \"s3cr3tVx\", \"-t\", \"t\"]\n";
+        for out in both_modes(&r, yaml) {
+            assert!(!out.contains("s3cr3tVx") && out.contains("mq"), "{out}");
+        }
+        // Near misses: other subcommands and options.
+        shown_everywhere(
+            &r,
+            &[
+                "cargo build --release",
+                "poetry config virtualenvs.in-project true",
+                "crane copy a b -p linux/amd64",
+                "mosquitto_sub -h mq -p 1883 -t t",
+                "twine check dist/*",
+            ],
+        );
     }
 }
