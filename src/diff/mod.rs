@@ -286,7 +286,29 @@ pub fn diff_dirs(old: &Path, new: &Path, opts: &DiffOptions) -> Result<CatalogDi
             files,
         });
     }
+    hide_secrets_in_names(&mut out, &opts.redactor);
     Ok(out)
+}
+
+/// Target names, file paths and object labels go through the same rules
+/// as values ([`Redactor::scrub_name`]): a token used as a file or
+/// directory name, `DB_PASSWORD=x.env`, or a Secret named after a token
+/// (whose `metadata.name` the body hides) would otherwise show in every
+/// output. Files keep their order: the placeholder replaces the secret in
+/// the name, not the name's place.
+fn hide_secrets_in_names(diff: &mut CatalogDiff, redactor: &Redactor) {
+    for t in &mut diff.targets {
+        t.name = redactor.scrub_name(&t.name);
+        for f in &mut t.files {
+            f.path = redactor.scrub_name(&f.path);
+            if let Some(old) = &mut f.old_path {
+                *old = redactor.scrub_name(old);
+            }
+            for o in &mut f.objects {
+                o.name = redactor.scrub_name(&o.name);
+            }
+        }
+    }
 }
 
 type FileMap = BTreeMap<(String, String), PathBuf>;

@@ -254,6 +254,15 @@ const PASSWORD_CLIENTS: &[&str] = &[
     "mysqlshow",
     "mariadb",
     "mariadb-dump",
+    "twine",
+    "vsce",
+    "ovsx",
+    "rabbitmqadmin",
+    "mosquitto_pub",
+    "mosquitto_sub",
+    "mosquitto_rr",
+    "poetry",
+    "cargo",
 ];
 
 /// The MySQL and MariaDB clients: their password is glued to `-p`
@@ -278,7 +287,10 @@ fn glued_password(program: &str, item: &str) -> bool {
 /// (and the `-src`/`-dest` forms, `-new`), sqlcmd/bcp `-P`, the OpenLDAP
 /// clients' `-w` (ldappasswd's `-a` old and `-s` new password too),
 /// zip/unzip `-P`, `openssl enc -k` (`-K`, a key in hex), ssh-keygen `-N`
-/// (new passphrase) and `-P` (old), the MongoDB tools' `-p`.
+/// (new passphrase) and `-P` (old), the MongoDB tools' `-p`;
+/// twine's and rabbitmqadmin's `-p`, the VS Code and
+/// Open VSX publishers' `-p`/`--pat` (a personal access token),
+/// mosquitto_pub/sub/rr's `-P`.
 fn password_option(program: &str, flag: &str) -> bool {
     match program {
         "keytool" | "jarsigner" => matches!(
@@ -297,6 +309,9 @@ fn password_option(program: &str, flag: &str) -> bool {
         "openssl" => matches!(flag, "-k" | "-K"),
         "ssh-keygen" => matches!(flag, "-N" | "-P"),
         p if p.starts_with("mongo") => flag == "-p",
+        "twine" | "rabbitmqadmin" => flag == "-p",
+        "vsce" | "ovsx" => matches!(flag, "-p" | "--pat"),
+        "mosquitto_pub" | "mosquitto_sub" | "mosquitto_rr" => flag == "-P",
         _ => false,
     }
 }
@@ -315,6 +330,13 @@ fn has_password_options(program: &str) -> bool {
             | "unzip"
             | "openssl"
             | "ssh-keygen"
+            | "twine"
+            | "vsce"
+            | "ovsx"
+            | "rabbitmqadmin"
+            | "mosquitto_pub"
+            | "mosquitto_sub"
+            | "mosquitto_rr"
     ) || program.starts_with("ldap")
         || program.starts_with("mongo")
 }
@@ -327,7 +349,10 @@ fn has_password_options(program: &str) -> bool {
 /// `-pX`; the Samba clients' `-U user%X`; curl's cookies (`-b`/`--cookie
 /// 'name=X'`, not a cookie file); `htpasswd -b`'s last argument; `vault
 /// login X`; `mc alias set NAME URL KEY X` (`mc config host add` too);
-/// `rabbitmqctl add_user|change_password|authenticate_user USER X`.
+/// `rabbitmqctl add_user|change_password|authenticate_user USER X`;
+/// Poetry's `config http-basic.REPO USER X` and `config pypi-token.REPO
+/// X`; `cargo login X` and `openssl passwd X` (the last word:
+/// `--registry NAME`, `-salt S` come before).
 fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> {
     let mut found = Vec::new();
     let mut positional = Vec::new();
@@ -431,6 +456,20 @@ fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> 
         }
         "mc" if word(0) == Some("config") && word(1) == Some("host") && word(2) == Some("add") => {
             hide_positional(6, &mut found)
+        }
+        "poetry" if word(0) == Some("config") => {
+            if word(1).is_some_and(|w| w.starts_with("http-basic.")) {
+                hide_positional(3, &mut found)
+            } else if word(1).is_some_and(|w| w.starts_with("pypi-token.")) {
+                hide_positional(2, &mut found)
+            }
+        }
+        // `openssl passwd [-6] [-salt S] X`: the password to hash.
+        "openssl" if word(0) == Some("passwd") && positional.len() >= 2 => {
+            hide_positional(positional.len() - 1, &mut found)
+        }
+        "cargo" if word(0) == Some("login") && positional.len() >= 2 => {
+            hide_positional(positional.len() - 1, &mut found)
         }
         "rabbitmqctl" => {
             let sub = (0..positional.len()).find(|&n| {
@@ -655,6 +694,8 @@ fn secret_store_stdin(piped: &str) -> bool {
                 || words.last() == Some(&"--data-file=-")
         }
         ["gh", "auth", "login", rest @ ..] => rest.contains(&"--with-token"),
+        // `vault login -`: the token on stdin.
+        ["vault", "login", rest @ ..] => rest.contains(&"-"),
         // `vercel env add NAME ENV` reads the value on stdin.
         ["vercel", "env", "add", ..] => true,
         ["smbpasswd", rest @ ..] => rest
@@ -704,7 +745,7 @@ const NOT_SECRET_DIRECTIVES: &[&str] = &[
 /// (`helm registry login` too), and the Azure CLI (`az login -p`, `az acr
 /// login -p`).
 const REGISTRY_CLIS: &[&str] = &[
-    "docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "az",
+    "docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "az", "crane", "regctl",
 ];
 
 /// HTTP header names whose value is a credential: in a `{name, value}`
@@ -842,7 +883,7 @@ fn with_registry_login<'p>(mut programs: Vec<&'p str>, lists: [&[Value]; 2]) -> 
         l.iter().filter_map(Value::as_str).find(|w| {
             let base = w.rsplit('/').next().unwrap_or(w);
             !(REGISTRY_CLIS.contains(&base)
-                || matches!(*w, "registry" | "acr")
+                || matches!(*w, "registry" | "acr" | "auth")
                 || w.starts_with('-'))
         }) == Some("login")
     };
@@ -1091,7 +1132,8 @@ pub struct Redactor {
     /// >X`): its `>X` and `<X` words are passwords.
     redis_acl: Regex,
     /// `docker login -p PASSWORD` (podman, nerdctl, buildah, skopeo, oras,
-    /// `helm registry login`), in a command line or a flow list of args.
+    /// `helm registry login`, go-containerregistry's `crane auth login`,
+    /// `regctl registry login`), in a command line or a flow list of args.
     registry_login: Regex,
     /// `aws configure set aws_secret_access_key X`, `npm config set
     /// _authToken X`, `kubectl config set users.u.token X`: the key
@@ -1246,7 +1288,7 @@ impl Redactor {
         // key's flow map (ARM's `"adminPassword": {"value": x}`) hides its
         // values.
         let flow_map = Regex::new(
-            r#"((?:["']?([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*)?)(\{[^{}\n]*\})"#,
+            r#"((?:["']?([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*\[?[ \t]*)?)(\{[^{}\n]*\})"#,
         )
         .expect("static regex is valid");
         // The fields of [`pair_name_field`] and [`pair_value_field`], any
@@ -1347,7 +1389,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let registry_login = Regex::new(
-            r#"(\b(?:docker|podman|nerdctl|buildah|skopeo|oras|oc|cf|helm["']?[ \t,]+["']?registry|az(?:["']?[ \t,]+["']?acr)?)["']?(?:[ \t,]+["']?-[^\s,"']*["']?)*[ \t,]+["']?login\b[^\n;|&]*?[\s,\[]["']?-p(?:["']?[ \t]*,[ \t]*["']?|[ \t]+["']?|=["']?))([^\s"',\]]+)"#,
+            r#"(\b(?:docker|podman|nerdctl|buildah|skopeo|oras|oc|cf|helm["']?[ \t,]+["']?registry|regctl["']?[ \t,]+["']?registry|crane["']?[ \t,]+["']?auth|az(?:["']?[ \t,]+["']?acr)?)["']?(?:[ \t,]+["']?-[^\s,"']*["']?)*[ \t,]+["']?login\b[^\n;|&]*?[\s,\[]["']?-p(?:["']?[ \t]*,[ \t]*["']?|[ \t]+["']?|=["']?)?)([^\s"',\]]+)"#,
         )
         .expect("static regex is valid");
         let config_set = Regex::new(
@@ -1605,6 +1647,7 @@ impl Redactor {
                 || out.contains("secret")
                 || out.contains("vercel")
                 || out.contains("--with-token")
+                || out.contains("vault login")
                 || out.contains("smbpasswd"))
         {
             replace_in(&mut out, stdin_password_re(), hide_stdin_password);
@@ -1639,7 +1682,13 @@ impl Redactor {
                     .flow_name
                     .captures(map)
                     .is_some_and(|n| self.key_matches(&n[1]));
-                if named {
+                // Terraform JSON on one line: a `set_sensitive` item (the
+                // first of its list), a sensitive variable or output, an
+                // SSM `SecureString` parameter.
+                let terraform = self.defaults
+                    && (c.get(2).is_some_and(|k| k.as_str() == "set_sensitive")
+                        || terraform_sensitive_flow(map));
+                if named || terraform {
                     let hidden = self
                         .flow_value
                         .replace_all(map, |v: &regex::Captures| format!("{}{OLD}", &v[1]));
@@ -2082,6 +2131,20 @@ impl Redactor {
         out
     }
 
+    /// A name the outputs print (a target, a file path, an object's
+    /// `kind/namespace/name`): each `/`-separated part scrubbed as a string
+    /// (a token as a file name, `DB_PASSWORD=x.env`). Most names hold no
+    /// `=`, `:` or credential prefix and come back as they are.
+    pub fn scrub_name(&self, name: &str) -> String {
+        if !name.contains('/') {
+            return self.scrub(name);
+        }
+        name.split('/')
+            .map(|part| self.scrub(part))
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
     /// `--password` or `-token`: an option whose value is the next item.
     fn is_secret_flag(&self, v: Option<&Value>) -> bool {
         v.and_then(Value::as_str).is_some_and(|s| {
@@ -2359,7 +2422,15 @@ impl Redactor {
                 pair_name_field(field) && name.as_str().is_some_and(|name| self.key_matches(name))
             })
         };
-        let env_secret = named_secret(o) || named_secret(n);
+        // Terraform JSON (`.tf.json`): a variable or output that says
+        // `sensitive: true`, an SSM parameter of `type: SecureString`.
+        let terraform_sensitive = |m: &Map| {
+            matches!(m.get("sensitive"), Some(Value::Bool(true)))
+                || m.get("type").and_then(Value::as_str) == Some("SecureString")
+        };
+        let env_secret = named_secret(o)
+            || named_secret(n)
+            || (self.defaults && (terraform_sensitive(o) || terraform_sensitive(n)));
         let jwk = self.defaults && (o.contains_key("kty") || n.contains_key("kty"));
         let sibling_programs = command_programs(
             [o.get("command"), n.get("command")]
@@ -2384,6 +2455,8 @@ impl Redactor {
                 hide(ov, nv)
             } else if self.defaults && SECRET_RECEIVERS.contains(&k.as_str()) {
                 self.walk_items(ov, nv, Part::Receiver)
+            } else if self.defaults && k == "set_sensitive" {
+                self.walk_items(ov, nv, Part::Sensitive)
             } else if self.defaults
                 && is_name_list_key(k)
                 && [ov, nv]
@@ -2436,6 +2509,7 @@ impl Redactor {
                 (x, y)
             } else if self.key_matches(k)
                 || (part == Part::Receiver && receiver_key(k))
+                || (part == Part::Sensitive && k == "value")
                 || (jwk && jwk_private(k))
                 || [ov, nv]
                     .iter()
@@ -2680,7 +2754,10 @@ impl Redactor {
         // whether a line below it was read: a map below it holds values,
         // a list names Secrets ([`SECRET_NAME_LISTS`]).
         let mut secret_values_below: Option<(usize, bool)> = None;
-        let env_values = self.secret_env_value_lines(text, line_re);
+        let mut env_values = self.secret_env_value_lines(text, line_re);
+        if self.defaults {
+            env_values.extend(terraform_secret_lines(text, |k| self.key_matches(k)));
+        }
         // Alertmanager's PagerDuty/Pushover receivers: their keys count.
         let receivers = self.defaults && names_receivers(text);
         // A JSON Web Key's private members ([`jwk_private`]).
@@ -3322,6 +3399,110 @@ impl Redactor {
     }
 }
 
+/// Whether a flow map says `sensitive: true` (`"sensitive": true`,
+/// `sensitive = true`) or `SecureString`: [`terraform_secret_lines`] for
+/// one map.
+fn terraform_sensitive_flow(map: &str) -> bool {
+    map.contains("SecureString")
+        || map.match_indices("sensitive").any(|(i, w)| {
+            let rest = map[i + w.len()..].trim_start_matches(['"', '\'', ' ', '\t']);
+            rest.strip_prefix([':', '='])
+                .is_some_and(|r| r.trim_start().starts_with("true"))
+        })
+}
+
+/// The attributes that hold a Terraform block's secret value
+/// ([`terraform_secret_lines`]): a `*secret*` resource's value
+/// (`kubernetes_secret.data`, `github_actions_secret.plaintext_value`,
+/// `azurerm_key_vault_secret.value`, `google_secret_manager_secret_version.
+/// secret_data`, `aws_secretsmanager_secret_version.secret_string`), a
+/// sensitive variable's `default`, an output's `value`.
+const TERRAFORM_VALUE_ATTRIBUTES: &[&str] = &[
+    "value",
+    "default",
+    "plaintext_value",
+    "secret_data",
+    "secret_string",
+    "secret_binary",
+    "data",
+    "binary_data",
+];
+
+/// The lines of an HCL text (a `.tf` file rendered by Jinja2, as Kapitan
+/// compiles Terraform, or one carried in a ConfigMap) whose attribute
+/// Terraform itself holds as a secret under a neutral name: one of
+/// [`TERRAFORM_VALUE_ATTRIBUTES`] directly in a block that is a resource
+/// whose type holds `secret` (`resource "kubernetes_secret" "db" {`), a
+/// helm_release's `set_sensitive {`, or a block that says `sensitive =
+/// true` (a variable or output) or `type = "SecureString"` (an SSM
+/// parameter), before or after the attribute, or a variable or output
+/// whose name matches the key rules (`variable "db_password" {`, read by
+/// `secret`). The line rule hides the value and, when it opens a bracket
+/// (`data = {`), the lines to its close. Blocks are read by their braces
+/// outside quoted strings.
+fn terraform_secret_lines(text: &str, secret: impl Fn(&str) -> bool) -> HashSet<usize> {
+    let mut hidden = HashSet::new();
+    if !(text.contains("resource")
+        || text.contains("sensitive")
+        || text.contains("SecureString")
+        || text.contains("variable")
+        || text.contains("output"))
+    {
+        return hidden;
+    }
+    // The open blocks: whether each holds secrets, and its attribute lines.
+    let mut stack: Vec<(bool, Vec<usize>)> = Vec::new();
+    for (i, line) in text.split('\n').enumerate() {
+        let t = line.trim();
+        let (mut opens, mut closes, mut quoted) = (0usize, 0usize, false);
+        let mut prev = ' ';
+        for ch in t.chars() {
+            match ch {
+                '"' if prev != '\\' => quoted = !quoted,
+                '{' if !quoted => opens += 1,
+                '}' if !quoted => closes += 1,
+                _ => {}
+            }
+            prev = ch;
+        }
+        if let (Some((flag, lines)), Some((key, value))) = (stack.last_mut(), t.split_once('=')) {
+            let key = key.trim();
+            let value = value.trim();
+            if TERRAFORM_VALUE_ATTRIBUTES.contains(&key) {
+                lines.push(i);
+            } else if (key == "sensitive" && value == "true")
+                || (key == "type" && value.trim_matches('"') == "SecureString")
+            {
+                *flag = true;
+            }
+        }
+        if opens > closes {
+            let mut words = t.split_whitespace();
+            let first = words.next().unwrap_or_default();
+            let second = words.next().map(|w| w.trim_matches('"'));
+            let secret = (first == "resource" && second.is_some_and(|ty| ty.contains("secret")))
+                || (matches!(first, "variable" | "output") && second.is_some_and(&secret))
+                || first == "set_sensitive"
+                || (first == "dynamic" && second == Some("set_sensitive"));
+            for _ in closes..opens {
+                stack.push((secret, Vec::new()));
+            }
+        } else {
+            for _ in opens..closes {
+                if let Some((true, lines)) = stack.pop() {
+                    hidden.extend(lines);
+                }
+            }
+        }
+    }
+    for (flag, lines) in stack {
+        if flag {
+            hidden.extend(lines);
+        }
+    }
+    hidden
+}
+
 /// A compiled Kapitan reference (`?{type:path:hash}`) whose hash changed
 /// while its path stayed: the new side says so, since the hash is all a
 /// review ever shows of a secret.
@@ -3544,6 +3725,9 @@ enum Part {
     /// An item of one of Alertmanager's [`SECRET_RECEIVERS`]: its
     /// [`receiver_key`]s are hidden.
     Receiver,
+    /// An item of a Terraform helm_release's `set_sensitive` (`.tf.json`):
+    /// its `value` is hidden.
+    Sensitive,
 }
 
 /// The kinds [`Part::of_kind`] knows, as [`Part::ListOf`] names them.
@@ -5856,5 +6040,132 @@ mod tests {
         let out = r.redact_text("<tls-crypt>\n-----BEGIN OpenVPN Static key V1-----\nabc\n-----END OpenVPN Static key V1-----\n</tls-crypt>\nverb 3\n");
         assert!(out.contains("verb 3") && !out.contains("abc"), "{out}");
         shown_everywhere(&r, &["---- BEGIN SSH2 PUBLIC KEY ----", "PublicKey = cHVi"]);
+    }
+
+    /// Re-probe 15r (r-redact-terraform-secret-resources-and-sensitive-markers):
+    /// values Terraform itself holds as secrets under neutral names.
+    #[test]
+    fn terraform_secret_resources_and_sensitive_markers() {
+        let r = Redactor::default();
+        for hcl in [
+            "resource \"kubernetes_secret\" \"db\" {\n  metadata { name = \"visible\" }\n  data = {\n    conn = \"s3cr3tVx\"\n  }\n}\n",
+            "resource \"github_actions_secret\" \"s\" {\n  repository      = \"visible\"\n  secret_name     = \"DEPLOY\"\n  plaintext_value = \"s3cr3tVx\"\n}\n",
+            "resource \"azurerm_key_vault_secret\" \"s\" {\n  name         = \"visible\"\n  value        = \"s3cr3tVx\"\n}\n",
+            "resource \"helm_release\" \"r\" {\n  name  = \"visible\"\n  set_sensitive {\n    name  = \"auth.conn\"\n    value = \"s3cr3tVx\"\n  }\n}\n",
+            "resource \"aws_ssm_parameter\" \"p\" {\n  name  = \"/app/visible\"\n  type  = \"SecureString\"\n  value = \"s3cr3tVx\"\n}\n",
+            "variable \"db_conn\" {\n  type      = string\n  default   = \"s3cr3tVx\"\n  sensitive = true\n}\nvariable \"region\" {\n  default = \"visible\"\n}\n",
+            "variable \"db_password\" {\n  default = \"s3cr3tVx\"\n}\noutput \"ip\" {\n  value = \"visible\"\n}\n",
+            "resource \"kubernetes_secret\" \"db\" {\n  data = { conn = \"s3cr3tVx\" }\n}\nlocals {\n  x = \"visible\"\n}\n",
+        ] {
+            let yaml = format!(
+                "data:\n  main.tf: |\n{}",
+                hcl.lines().map(|l| format!("    {l}\n")).collect::<String>()
+            );
+            for out in both_modes(&r, &yaml) {
+                assert!(
+                    !out.contains("s3cr3tVx") && out.contains("visible"),
+                    "{out}"
+                );
+            }
+            let out = r.redact_text(hcl);
+            assert!(!out.contains("s3cr3tVx") && out.contains("visible"), "{out}");
+        }
+        // The same as `.tf.json`, parsed (the semantic mode).
+        let doc = v("resource:\n  helm_release:\n    r:\n      name: visible\n      set_sensitive:\n      - {name: auth.conn, value: s3cr3tVx}\n  aws_ssm_parameter:\n    p: {name: /app/db, type: SecureString, value: s3cr3tVx}\nvariable:\n  db_conn: {type: string, default: s3cr3tVx, sensitive: true}\noutput:\n  conn: {value: s3cr3tVx, sensitive: true}\n  ip: {value: visible}\n");
+        let (_, b) = r.redact_pair(None, Some(&doc));
+        let b = crate::yaml::emit::to_yaml_string(&b);
+        assert!(!b.contains("s3cr3tVx") && b.contains("visible"), "{b}");
+        // `.tf.json` on one line, read as text.
+        for line in [
+            "{\"resource\": {\"helm_release\": {\"r\": {\"name\": \"r\", \"set_sensitive\": [{\"name\": \"auth.conn\", \"value\": \"s3cr3tVx\"}]}}}}",
+            "{\"variable\": {\"db_conn\": {\"type\": \"string\", \"default\": \"s3cr3tVx\", \"sensitive\": true}}}",
+            "{\"output\": {\"conn\": {\"value\": \"s3cr3tVx\", \"sensitive\": true}}}",
+            "{\"resource\": {\"aws_ssm_parameter\": {\"p\": {\"name\": \"/app/db\", \"type\": \"SecureString\", \"value\": \"s3cr3tVx\"}}}}",
+        ] {
+            assert!(!r.scrub(line).contains("s3cr3tVx"), "{line}");
+            assert!(!r.redact_text(line).contains("s3cr3tVx"), "{line}");
+        }
+        assert_eq!(
+            r.scrub("{\"output\": {\"ip\": {\"value\": \"10.0.0.1\", \"sensitive\": false}}}"),
+            "{\"output\": {\"ip\": {\"value\": \"10.0.0.1\", \"sensitive\": false}}}"
+        );
+        // Near misses: a String parameter, an output not sensitive, a
+        // resource that names a secret without holding it.
+        let hcl = "resource \"aws_ssm_parameter\" \"p\" {\n  type  = \"String\"\n  value = \"visible-1\"\n}\noutput \"ip\" {\n  value     = \"visible-2\"\n  sensitive = false\n}\nresource \"kubernetes_deployment\" \"d\" {\n  value = \"visible-3\"\n}\n";
+        let out = r.redact_text(hcl);
+        assert_eq!(out, hcl);
+    }
+
+    /// Re-probe 15r (r-redact-file-target-and-object-names).
+    #[test]
+    fn names_and_paths_are_scrubbed() {
+        let r = Redactor::default();
+        let t36 = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ";
+        for (name, secret) in [
+            (format!("tokens/ghp_{t36}.txt"), format!("ghp_{t36}")),
+            (format!("ConfigMap/ghp_{t36}"), format!("ghp_{t36}")),
+            (
+                "env/DB_PASSWORD=s3cr3tVx.env".to_string(),
+                "s3cr3tVx".to_string(),
+            ),
+            (
+                "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx/f.txt".to_string(),
+                "AbCdEfGhIjKlMnOpQrStUvWx".to_string(),
+            ),
+        ] {
+            let out = r.scrub_name(&name);
+            assert!(
+                !out.contains(&secret) && out.contains(OLD),
+                "{name} -> {out}"
+            );
+        }
+        for name in [
+            "apps/v1/Deployment/ns/web",
+            "manifests/password-policy.yaml",
+            "ConfigMap/kube-system/coredns",
+            "secrets/db.yaml",
+        ] {
+            assert_eq!(r.scrub_name(name), name);
+        }
+    }
+
+    /// Re-probe 15r (r-redact-more-client-password-options).
+    #[test]
+    fn more_clients_password_options_and_positions() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "crane auth login r.io -u ci -p s3cr3tVx",
+                "regctl registry login r.io -u ci -p s3cr3tVx",
+                "poetry config http-basic.private ci s3cr3tVx",
+                "poetry config pypi-token.private s3cr3tVx",
+                "twine upload -u __token__ -p s3cr3tVx dist/*",
+                "cargo login s3cr3tVx",
+                "cargo login --registry r s3cr3tVx",
+                "vsce publish -p s3cr3tVx",
+                "ovsx publish -p s3cr3tVx",
+                "rabbitmqadmin -u admin -p s3cr3tVx list queues",
+                "mosquitto_pub -h mq -u dev -P s3cr3tVx -t t -m hi",
+                "docker login -u ci -ps3cr3tVx r.io",
+                "useradd -m -p \"$(openssl passwd -6 s3cr3tVx)\" deploy",
+                "echo s3cr3tVx | vault login -",
+            ],
+        );
+        let yaml = "spec:\n  containers:\n  - command: [mosquitto_pub]\n    args: [\"-h\", \"mq\", \"-u\", \"dev\", \"-P\", \"s3cr3tVx\", \"-t\", \"t\"]\n";
+        for out in both_modes(&r, yaml) {
+            assert!(!out.contains("s3cr3tVx") && out.contains("mq"), "{out}");
+        }
+        // Near misses: other subcommands and options.
+        shown_everywhere(
+            &r,
+            &[
+                "cargo build --release",
+                "poetry config virtualenvs.in-project true",
+                "crane copy a b -p linux/amd64",
+                "mosquitto_sub -h mq -p 1883 -t t",
+                "twine check dist/*",
+            ],
+        );
     }
 }
