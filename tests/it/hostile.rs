@@ -4009,6 +4009,31 @@ fn review_lint_findings_are_masked() {
     );
 }
 
+/// Re-probe 14 (deep-walk-cost-many-branches-under-bound): branches just
+/// under the depth bound cost each level every level above it; a walk now
+/// goes through at most `STRATA_MAX_WALK_LEVELS` levels in all.
+#[test]
+fn directory_walks_count_the_levels_they_go_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "classes: [b1.d.d.d.d.d.d.d.d.x]\nparameters:\n  kapitan:\n    vars: {target: t}\n",
+    );
+    for b in 1..=4 {
+        write(
+            &d.join(format!("inventory/classes/b{b}/d/d/d/d/d/d/d/d/x.yml")),
+            "parameters: {a: 1}\n",
+        );
+    }
+    run(d, COMPILE, 0);
+    let out = run_env(d, COMPILE, &[("STRATA_MAX_WALK_LEVELS", "60")], 2);
+    assert!(
+        out.contains("directory levels walked in all") && out.contains("STRATA_MAX_WALK_LEVELS"),
+        "{out}"
+    );
+}
+
 /// Re-probe 10 (a-review-opens-outside-files-fingerprint): a path named
 /// by `helm_params` (`kubeconfig`, `ca_file`, ...) is read by helm; in a
 /// review one outside the tree is refused, like `helm_values_files`.
