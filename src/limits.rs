@@ -2,12 +2,13 @@
 //! `STRATA_EVAL_ALLOCATIONS`, `STRATA_EVAL_STEPS`, `STRATA_RENDER_MEMORY`,
 //! `STRATA_PROGRAM_TIMEOUT`, `STRATA_EVAL_TIMEOUT`, `STRATA_MAX_TARGET_FILES`,
 //! `STRATA_MAX_FILES`, `STRATA_CHECKOUT_FILES`, `STRATA_CHECKOUT_BYTES`,
-//! `STRATA_CHECKOUT_FILE_BYTES`, `STRATA_CHECKOUT_REPEATED_FILES`):
+//! `STRATA_CHECKOUT_FILE_BYTES`, `STRATA_CHECKOUT_REPEATED_FILES`,
+//! `STRATA_CHECKOUT_PATH_COMPONENTS`, `STRATA_MAX_WALK_LEVELS`):
 //! one reading rule for
 //! all of them, so the check of their values and their use cannot disagree.
 
 /// Every limit variable and the unit of its value.
-pub const VARIABLES: [(&str, &str); 12] = [
+pub const VARIABLES: [(&str, &str); 14] = [
     ("STRATA_EVAL_MEMORY", "bytes"),
     ("STRATA_EVAL_ALLOCATIONS", "allocations"),
     ("STRATA_RENDER_MEMORY", "bytes"),
@@ -20,6 +21,8 @@ pub const VARIABLES: [(&str, &str); 12] = [
     ("STRATA_CHECKOUT_BYTES", "bytes"),
     ("STRATA_CHECKOUT_FILE_BYTES", "bytes"),
     ("STRATA_CHECKOUT_REPEATED_FILES", "files"),
+    ("STRATA_CHECKOUT_PATH_COMPONENTS", "path components"),
+    ("STRATA_MAX_WALK_LEVELS", "directory levels"),
 ];
 
 /// The most files one compile run writes, all targets together:
