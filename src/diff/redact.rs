@@ -786,6 +786,9 @@ fn decode_escapes(text: &str) -> String {
             Some('n') => (Some('\n'), 1),
             Some('r') => (Some('\r'), 1),
             Some('/') => (Some('/'), 1),
+            // YAML's escape character and NUL (`"\e[1mpassword\e[0m: x"`).
+            Some('e') => (Some('\u{1b}'), 1),
+            Some('0') => (Some('\0'), 1),
             Some('x') => (hex(2), 3),
             Some('u') => (hex(4), 5),
             Some('U') => (hex(8), 9),
@@ -806,6 +809,46 @@ fn decode_escapes(text: &str) -> String {
         }
     }
     out.push_str(rest);
+    out
+}
+
+/// Whether a text holds a control character other than a tab or line
+/// break (NUL, SOH, ESC, DEL), a zero-width space (U+200B) or a
+/// byte-order mark (U+FEFF): [`Redactor::scrub_invisible`]. One scan of
+/// the bytes; most strings have none.
+fn has_invisible(text: &str) -> bool {
+    text.bytes()
+        .any(|b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f)
+        || text.contains('\u{200b}')
+        || text.contains('\u{feff}')
+}
+
+/// `text` with each ANSI escape sequence (`ESC [ … letter`) and each other
+/// character [`has_invisible`] looks for written as a blank.
+fn blank_invisible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '\u{1b}' => {
+                if chars.peek() == Some(&'[') {
+                    chars.next();
+                    // Parameters, then the final letter.
+                    for c in chars.by_ref() {
+                        if !(c.is_ascii_digit() || matches!(c, ';' | '?')) {
+                            break;
+                        }
+                    }
+                }
+                out.push(' ');
+            }
+            '\t' | '\n' | '\r' => out.push(ch),
+            c if (c as u32) < 0x20 || c == '\u{7f}' || c == '\u{200b}' || c == '\u{feff}' => {
+                out.push(' ')
+            }
+            c => out.push(c),
+        }
+    }
     out
 }
 
@@ -1600,6 +1643,32 @@ impl Redactor {
     /// read once more with them decoded; when that hides more, the decoded
     /// text is what is shown (its control characters written as escapes).
     pub fn scrub(&self, text: &str) -> String {
+        if has_invisible(text) {
+            return self.scrub_invisible(text);
+        }
+        self.scrub_visible(text)
+    }
+
+    /// [`Self::scrub`] of a text holding control or invisible characters
+    /// (a NUL, an ANSI colour code, a zero-width space, a byte-order mark
+    /// inside a line: terminal output, text copied from a web page): read
+    /// once more with each of them (an ANSI sequence whole) as a blank, so
+    /// that one glued to a key (`\e[1mDB_PASSWORD\e[0m=x`, `x\0password=x`)
+    /// does not hide it from the key rules; when that hides more, the text
+    /// with blanks is what is shown.
+    fn scrub_invisible(&self, text: &str) -> String {
+        let out = self.scrub_visible(text);
+        let blanked = blank_invisible(text);
+        let again = self.scrub_visible(&blanked);
+        if again.matches(OLD).count() > out.matches(OLD).count() {
+            again
+        } else {
+            out
+        }
+    }
+
+    /// [`Self::scrub`] of a text without control characters.
+    fn scrub_visible(&self, text: &str) -> String {
         let out = self.scrub_at(text, 0);
         if !out.contains('\\') {
             return out;
@@ -1608,6 +1677,13 @@ impl Redactor {
         if decoded == out {
             return out;
         }
+        // Escaped controls (`"x=1\u0001password=x"`) decode to controls:
+        // read as blanks ([`Self::scrub_invisible`]).
+        let decoded = if has_invisible(&decoded) {
+            blank_invisible(&decoded)
+        } else {
+            decoded
+        };
         let again = self.scrub_at(&decoded, 0);
         if again == decoded {
             out
@@ -6138,5 +6214,35 @@ mod tests {
                 "twine check dist/*",
             ],
         );
+    }
+
+    /// Re-probe 15r (r-redact-control-char-before-or-after-key).
+    #[test]
+    fn control_and_invisible_characters_around_a_key() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "x\u{0}password=s3cr3tVx",
+                "\u{0}password=s3cr3tVx",
+                "x\u{1}password=s3cr3tVx",
+                "\u{1b}[0mpassword=s3cr3tVx",
+                "password\u{1b}[0m=s3cr3tVx",
+                "x\u{7f}password=s3cr3tVx",
+                "\u{200b}password=s3cr3tVx",
+                "x \u{feff}password=s3cr3tVx",
+                "echo -e \"\u{1b}[1mDB_PASSWORD\u{1b}[0m=s3cr3tVx\"",
+            ],
+        );
+        // Written with YAML escapes in a double-quoted string.
+        let yaml = "data:\n  a: \"x=1\\u0001password=s3cr3tVx\"\n  b: \"\\e[1mpassword\\e[0m: s3cr3tVx\"\n";
+        for out in both_modes(&r, yaml) {
+            assert!(!out.contains("s3cr3tVx"), "{out}");
+        }
+        // Near misses: colour codes around a neutral key; a control
+        // character alone.
+        for text in ["\u{1b}[1mhost\u{1b}[0m=db", "a\u{0}b", "x\u{200b}y"] {
+            assert_eq!(r.scrub(text), text);
+        }
     }
 }
