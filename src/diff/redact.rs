@@ -293,8 +293,9 @@ fn glued_password(program: &str, item: &str) -> bool {
 /// mosquitto_pub/sub/rr's `-P`.
 fn password_option(program: &str, flag: &str) -> bool {
     match program {
+        // keytool reads its options in any letter case (`-STOREPASS`).
         "keytool" | "jarsigner" => matches!(
-            flag,
+            flag.to_ascii_lowercase().as_str(),
             "-storepass"
                 | "-keypass"
                 | "-srcstorepass"
@@ -1359,7 +1360,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let netrc = Regex::new(
-            r"(?m)(^[ \t]*(?:(?:machine|default|login)[ \t][^\n]*?[ \t])?password[ \t]+)(\S+)([^\n]*)",
+            r"(?mi)(^[ \t]*(?:(?:machine|default|login)[ \t][^\n]*?[ \t])?password[ \t]+)(\S+)([^\n]*)",
         )
         .expect("static regex is valid");
         let mysql_p = Regex::new(
@@ -1415,7 +1416,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let cisco = Regex::new(
-            r"(?m)(^[ \t]*(?:username[ \t]+\S+(?:[ \t]+\S+)*?|enable)[ \t]+(?:password|secret)[ \t]+(?:[0-9][ \t]+)?)(\S+)",
+            r"(?mi)(^[ \t]*(?:username[ \t]+\S+(?:[ \t]+\S+)*?|enable)[ \t]+(?:password|secret)[ \t]+(?:[0-9][ \t]+)?)(\S+)",
         )
         .expect("static regex is valid");
         let redis_acl =
@@ -1434,7 +1435,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let header_directive = Regex::new(
-            r#"(\b(?:proxy_set_header|grpc_set_header|add_header|RequestHeader[ \t]+(?:set|append|add|setifempty)|Header[ \t]+(?:always[ \t]+)?(?:set|append|add|setifempty))[ \t]+["']?([A-Za-z0-9_\-]+)["']?[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s;]+)"#,
+            r#"(\b(?:proxy_set_header|grpc_set_header|add_header|(?i:RequestHeader[ \t]+(?:set|append|add|setifempty)|Header[ \t]+(?:always[ \t]+)?(?:set|append|add|setifempty)))[ \t]+["']?([A-Za-z0-9_\-]+)["']?[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s;]+)"#,
         )
         .expect("static regex is valid");
         let github_userinfo = Regex::new(
@@ -1442,11 +1443,11 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let space_pair = Regex::new(
-            r#"(?m)^([ \t]*(ENV[ \t]+)?([A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*)[ \t]+)([^\s=:][^\n]*)"#,
+            r#"(?m)^([ \t]*((?i:ENV)[ \t]+)?([A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*)[ \t]+)([^\s=:][^\n]*)"#,
         )
         .expect("static regex is valid");
         let set_pair = Regex::new(
-            r#"((?:\bset[ \t]+env\(|\bset\([ \t]*(?:ENV\{)?|\b(?:set|setenv|setx)[ \t]+(?:[-/][A-Za-z]+[ \t]+)*\$?|(?i:\b(?:set|new)-item)[ \t]+(?:(?i:-path)[ \t]+)?(?i:env):)([A-Za-z_][A-Za-z0-9_]*)\}?\)?[ \t]+(?:(?i:-value)[ \t]+)?)("[^"\n]*"|'[^'\n]*'|[^\s;"')][^\s;)]*)"#,
+            r#"((?:\bset[ \t]+env\(|\bset\([ \t]*(?:ENV\{)?|\b(?:set|setenv|setx|SET|SETX|Setx)[ \t]+(?:[-/][A-Za-z]+[ \t]+)*\$?|(?i:\b(?:set|new)-item)[ \t]+(?:(?i:-path)[ \t]+)?(?i:env):)([A-Za-z_][A-Za-z0-9_]*)\}?\)?[ \t]+(?:(?i:-value)[ \t]+)?)("[^"\n]*"|'[^'\n]*'|[^\s;"')][^\s;)]*)"#,
         )
         .expect("static regex is valid");
         let xml_keyed = Regex::new(
@@ -1812,7 +1813,12 @@ impl Redactor {
                 }
             });
         }
-        if out.contains("_header") || out.contains("Header ") {
+        // Apache's directives are case-insensitive (`requestheader set`).
+        if out.contains("_header")
+            || out.contains("Header ")
+            || out.contains("header ")
+            || out.contains("HEADER ")
+        {
             replace_in(&mut out, &self.header_directive, |c: &regex::Captures| {
                 let (name, value) = (&c[2], &c[3]);
                 // `$http_authorization`: an nginx variable, not a secret.
@@ -1857,9 +1863,11 @@ impl Redactor {
                 }
             });
         }
-        if out.contains("username")
-            || out.contains("enable secret")
-            || out.contains("enable password")
+        // IOS reads its commands in any letter case.
+        if out.contains("sername")
+            || out.contains("SERNAME")
+            || out.contains("nable ")
+            || out.contains("NABLE ")
         {
             replace_in(&mut out, &self.cisco, |c: &regex::Captures| {
                 if c[2].starts_with(OLD) {
@@ -1923,7 +1931,9 @@ impl Redactor {
                 }
             });
         }
-        if (out.contains("ENV") || out.contains('.')) && space_pair_candidate(&out) {
+        if (out.contains("ENV") || out.contains("env") || out.contains("Env") || out.contains('.'))
+            && space_pair_candidate(&out)
+        {
             replace_in(&mut out, &self.space_pair, |c: &regex::Captures| {
                 let value = c[4].trim_end();
                 if (c.get(2).is_some() || c[3].contains('.'))
@@ -1940,6 +1950,8 @@ impl Redactor {
             || out.contains("set\t")
             || out.contains("setenv")
             || out.contains("setx")
+            || out.contains("SET")
+            || out.contains("Setx")
             || out.contains("set(")
             || out.contains("-Item")
             || out.contains("-item")
@@ -2134,11 +2146,14 @@ impl Redactor {
                 }
             });
         }
-        if out.contains("password") {
+        if out.contains("assword") || out.contains("ASSWORD") {
             replace_in(&mut out, &self.netrc, |c: &regex::Captures| {
                 // A line that is only `password X` (netrc's multi-line
                 // form) or a `machine ... password X` entry; not prose.
-                let entry = !c[1].trim_start().starts_with("password");
+                let entry = !c[1]
+                    .trim_start()
+                    .get(..8)
+                    .is_some_and(|w| w.eq_ignore_ascii_case("password"));
                 if (entry || c[3].trim().is_empty()) && &c[2] != OLD {
                     format!("{}{OLD}{}", &c[1], &c[3])
                 } else {
@@ -3163,7 +3178,8 @@ fn space_pair_candidate(text: &str) -> bool {
     text.split('\n').any(|line| {
         let t = line.trim_start_matches([' ', '\t']);
         t.find([' ', '\t']).is_some_and(|e| {
-            t[..e] == *"ENV" || (t[..e].contains('.') && !t[..e].contains([':', '=']))
+            t[..e].eq_ignore_ascii_case("ENV")
+                || (t[..e].contains('.') && !t[..e].contains([':', '=']))
         })
     })
 }
@@ -6244,5 +6260,35 @@ mod tests {
         for text in ["\u{1b}[1mhost\u{1b}[0m=db", "a\u{0}b", "x\u{200b}y"] {
             assert_eq!(r.scrub(text), text);
         }
+    }
+
+    /// Re-probe 15r (r-redact-letter-case-of-case-insensitive-directives):
+    /// the directives of case-insensitive languages and programs in any
+    /// letter case.
+    #[test]
+    fn case_insensitive_directives_in_any_letter_case() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "SETX API_TOKEN s3cr3tVx",
+                "SETX /M DB_PASSWORD s3cr3tVx",
+                "env DB_PASSWORD s3cr3tVx",
+                "Username admin Privilege 15 Password 0 s3cr3tVx",
+                "ENABLE SECRET 0 s3cr3tVx",
+                "MACHINE h LOGIN u PASSWORD s3cr3tVx",
+                "keytool -importkeystore -srckeystore a.p12 -STOREPASS s3cr3tVx",
+                "requestheader set x-api-key \"s3cr3tVx\"",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "SET LOG_LEVEL=debug",
+                "env HOME /root",
+                "Username admin Privilege 15",
+                "requestheader set X-Forwarded-Proto https",
+            ],
+        );
     }
 }
