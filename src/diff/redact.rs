@@ -1127,7 +1127,8 @@ pub struct Redactor {
     /// `ENV['API_TOKEN'] = 'x'`, C#'s `Configuration["Db:Password"] = "x"`)
     /// or passed before its value to a setter (`os.Setenv("DB_PASSWORD",
     /// "x")`, `System.setProperty(…)`, also a getter's default:
-    /// `os.getenv("DB_PASSWORD", "x")`), or paired with its value by an
+    /// `os.getenv("DB_PASSWORD", "x")`, Ruby's block form
+    /// `ENV.fetch('DB_PASSWORD') { 'x' }`), or paired with its value by an
     /// operator (Kotlin `"password" to "x"`, Scala `"db.password" -> "x"`).
     /// Run before [`Self::inline`], which would hide the call (`pw =
     /// os.getenv(…`) and leave the default after it.
@@ -1384,7 +1385,7 @@ impl Redactor {
         // A URL fragment's parameters too (`#access_token=X`, OAuth's
         // implicit flow).
         let code_pair = Regex::new(
-            r#"((?:\[[ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*\][ \t]*(?:=>|=|:)|\([ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*,|["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*(?:->|[ \t]to[ \t]))[ \t]*["'])([^"'\n]*)"#,
+            r#"((?:\[[ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*\][ \t]*(?:=>|=|:)|\([ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*(?:,|\)[ \t]*\{)|["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*(?:->|[ \t]to[ \t]))[ \t]*["'])([^"'\n]*)"#,
         )
         .expect("static regex is valid");
         let fallback = Regex::new(
@@ -6290,5 +6291,22 @@ mod tests {
                 "requestheader set X-Forwarded-Proto https",
             ],
         );
+    }
+
+    /// Re-probe 15r (r-redact-ruby-fetch-block-default).
+    #[test]
+    fn ruby_fetch_block_default() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "pw = ENV.fetch('DB_PASSWORD') { 's3cr3tVx' }",
+                "conn = ENV.fetch('DB_PASSWORD') { 's3cr3tVx' }",
+                "Stripe.api_key = ENV.fetch('STRIPE_SECRET') { 's3cr3tVx' }",
+                "client = Client.new(token: ENV.fetch('API_TOKEN') { 's3cr3tVx' })",
+                "  password: <%= ENV.fetch('DB_PASSWORD') { 's3cr3tVx' } %>",
+            ],
+        );
+        shown_everywhere(&r, &["port = ENV.fetch('PORT') { '3000' }"]);
     }
 }
