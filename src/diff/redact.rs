@@ -293,8 +293,9 @@ fn glued_password(program: &str, item: &str) -> bool {
 /// mosquitto_pub/sub/rr's `-P`.
 fn password_option(program: &str, flag: &str) -> bool {
     match program {
+        // keytool reads its options in any letter case (`-STOREPASS`).
         "keytool" | "jarsigner" => matches!(
-            flag,
+            flag.to_ascii_lowercase().as_str(),
             "-storepass"
                 | "-keypass"
                 | "-srcstorepass"
@@ -786,6 +787,9 @@ fn decode_escapes(text: &str) -> String {
             Some('n') => (Some('\n'), 1),
             Some('r') => (Some('\r'), 1),
             Some('/') => (Some('/'), 1),
+            // YAML's escape character and NUL (`"\e[1mpassword\e[0m: x"`).
+            Some('e') => (Some('\u{1b}'), 1),
+            Some('0') => (Some('\0'), 1),
             Some('x') => (hex(2), 3),
             Some('u') => (hex(4), 5),
             Some('U') => (hex(8), 9),
@@ -806,6 +810,46 @@ fn decode_escapes(text: &str) -> String {
         }
     }
     out.push_str(rest);
+    out
+}
+
+/// Whether a text holds a control character other than a tab or line
+/// break (NUL, SOH, ESC, DEL), a zero-width space (U+200B) or a
+/// byte-order mark (U+FEFF): [`Redactor::scrub_invisible`]. One scan of
+/// the bytes; most strings have none.
+fn has_invisible(text: &str) -> bool {
+    text.bytes()
+        .any(|b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f)
+        || text.contains('\u{200b}')
+        || text.contains('\u{feff}')
+}
+
+/// `text` with each ANSI escape sequence (`ESC [ … letter`) and each other
+/// character [`has_invisible`] looks for written as a blank.
+fn blank_invisible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '\u{1b}' => {
+                if chars.peek() == Some(&'[') {
+                    chars.next();
+                    // Parameters, then the final letter.
+                    for c in chars.by_ref() {
+                        if !(c.is_ascii_digit() || matches!(c, ';' | '?')) {
+                            break;
+                        }
+                    }
+                }
+                out.push(' ');
+            }
+            '\t' | '\n' | '\r' => out.push(ch),
+            c if (c as u32) < 0x20 || c == '\u{7f}' || c == '\u{200b}' || c == '\u{feff}' => {
+                out.push(' ')
+            }
+            c => out.push(c),
+        }
+    }
     out
 }
 
@@ -1089,7 +1133,8 @@ pub struct Redactor {
     /// `ENV['API_TOKEN'] = 'x'`, C#'s `Configuration["Db:Password"] = "x"`)
     /// or passed before its value to a setter (`os.Setenv("DB_PASSWORD",
     /// "x")`, `System.setProperty(…)`, also a getter's default:
-    /// `os.getenv("DB_PASSWORD", "x")`), or paired with its value by an
+    /// `os.getenv("DB_PASSWORD", "x")`, Ruby's block form
+    /// `ENV.fetch('DB_PASSWORD') { 'x' }`), or paired with its value by an
     /// operator (Kotlin `"password" to "x"`, Scala `"db.password" -> "x"`).
     /// Run before [`Self::inline`], which would hide the call (`pw =
     /// os.getenv(…`) and leave the default after it.
@@ -1322,7 +1367,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let netrc = Regex::new(
-            r"(?m)(^[ \t]*(?:(?:machine|default|login)[ \t][^\n]*?[ \t])?password[ \t]+)(\S+)([^\n]*)",
+            r"(?mi)(^[ \t]*(?:(?:machine|default|login)[ \t][^\n]*?[ \t])?password[ \t]+)(\S+)([^\n]*)",
         )
         .expect("static regex is valid");
         let mysql_p = Regex::new(
@@ -1346,7 +1391,7 @@ impl Redactor {
         // A URL fragment's parameters too (`#access_token=X`, OAuth's
         // implicit flow).
         let code_pair = Regex::new(
-            r#"((?:\[[ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*\][ \t]*(?:=>|=|:)|\([ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*,|["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*(?:->|[ \t]to[ \t]))[ \t]*["'])([^"'\n]*)"#,
+            r#"((?:\[[ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*\][ \t]*(?:=>|=|:)|\([ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*(?:,|\)[ \t]*\{)|["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*(?:->|[ \t]to[ \t]))[ \t]*["'])([^"'\n]*)"#,
         )
         .expect("static regex is valid");
         let fallback = Regex::new(
@@ -1378,7 +1423,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let cisco = Regex::new(
-            r"(?m)(^[ \t]*(?:username[ \t]+\S+(?:[ \t]+\S+)*?|enable)[ \t]+(?:password|secret)[ \t]+(?:[0-9][ \t]+)?)(\S+)",
+            r"(?mi)(^[ \t]*(?:username[ \t]+\S+(?:[ \t]+\S+)*?|enable)[ \t]+(?:password|secret)[ \t]+(?:[0-9][ \t]+)?)(\S+)",
         )
         .expect("static regex is valid");
         let redis_acl =
@@ -1397,7 +1442,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let header_directive = Regex::new(
-            r#"(\b(?:proxy_set_header|grpc_set_header|add_header|RequestHeader[ \t]+(?:set|append|add|setifempty)|Header[ \t]+(?:always[ \t]+)?(?:set|append|add|setifempty))[ \t]+["']?([A-Za-z0-9_\-]+)["']?[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s;]+)"#,
+            r#"(\b(?:proxy_set_header|grpc_set_header|add_header|(?i:RequestHeader[ \t]+(?:set|append|add|setifempty)|Header[ \t]+(?:always[ \t]+)?(?:set|append|add|setifempty)))[ \t]+["']?([A-Za-z0-9_\-]+)["']?[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s;]+)"#,
         )
         .expect("static regex is valid");
         let github_userinfo = Regex::new(
@@ -1405,11 +1450,11 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let space_pair = Regex::new(
-            r#"(?m)^([ \t]*(ENV[ \t]+)?([A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*)[ \t]+)([^\s=:][^\n]*)"#,
+            r#"(?m)^([ \t]*((?i:ENV)[ \t]+)?([A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*)[ \t]+)([^\s=:][^\n]*)"#,
         )
         .expect("static regex is valid");
         let set_pair = Regex::new(
-            r#"((?:\bset[ \t]+env\(|\bset\([ \t]*(?:ENV\{)?|\b(?:set|setenv|setx)[ \t]+(?:[-/][A-Za-z]+[ \t]+)*\$?|(?i:\b(?:set|new)-item)[ \t]+(?:(?i:-path)[ \t]+)?(?i:env):)([A-Za-z_][A-Za-z0-9_]*)\}?\)?[ \t]+(?:(?i:-value)[ \t]+)?)("[^"\n]*"|'[^'\n]*'|[^\s;"')][^\s;)]*)"#,
+            r#"((?:\bset[ \t]+env\(|\bset\([ \t]*(?:ENV\{)?|\b(?:set|setenv|setx|SET|SETX|Setx)[ \t]+(?:[-/][A-Za-z]+[ \t]+)*\$?|(?i:\b(?:set|new)-item)[ \t]+(?:(?i:-path)[ \t]+)?(?i:env):)([A-Za-z_][A-Za-z0-9_]*)\}?\)?[ \t]+(?:(?i:-value)[ \t]+)?)("[^"\n]*"|'[^'\n]*'|[^\s;"')][^\s;)]*)"#,
         )
         .expect("static regex is valid");
         let xml_keyed = Regex::new(
@@ -1606,6 +1651,32 @@ impl Redactor {
     /// read once more with them decoded; when that hides more, the decoded
     /// text is what is shown (its control characters written as escapes).
     pub fn scrub(&self, text: &str) -> String {
+        if has_invisible(text) {
+            return self.scrub_invisible(text);
+        }
+        self.scrub_visible(text)
+    }
+
+    /// [`Self::scrub`] of a text holding control or invisible characters
+    /// (a NUL, an ANSI colour code, a zero-width space, a byte-order mark
+    /// inside a line: terminal output, text copied from a web page): read
+    /// once more with each of them (an ANSI sequence whole) as a blank, so
+    /// that one glued to a key (`\e[1mDB_PASSWORD\e[0m=x`, `x\0password=x`)
+    /// does not hide it from the key rules; when that hides more, the text
+    /// with blanks is what is shown.
+    fn scrub_invisible(&self, text: &str) -> String {
+        let out = self.scrub_visible(text);
+        let blanked = blank_invisible(text);
+        let again = self.scrub_visible(&blanked);
+        if again.matches(OLD).count() > out.matches(OLD).count() {
+            again
+        } else {
+            out
+        }
+    }
+
+    /// [`Self::scrub`] of a text without control characters.
+    fn scrub_visible(&self, text: &str) -> String {
         let out = self.scrub_at(text, 0);
         if !out.contains('\\') {
             return out;
@@ -1614,6 +1685,13 @@ impl Redactor {
         if decoded == out {
             return out;
         }
+        // Escaped controls (`"x=1\u0001password=x"`) decode to controls:
+        // read as blanks ([`Self::scrub_invisible`]).
+        let decoded = if has_invisible(&decoded) {
+            blank_invisible(&decoded)
+        } else {
+            decoded
+        };
         let again = self.scrub_at(&decoded, 0);
         if again == decoded {
             out
@@ -1742,7 +1820,12 @@ impl Redactor {
                 }
             });
         }
-        if out.contains("_header") || out.contains("Header ") {
+        // Apache's directives are case-insensitive (`requestheader set`).
+        if out.contains("_header")
+            || out.contains("Header ")
+            || out.contains("header ")
+            || out.contains("HEADER ")
+        {
             replace_in(&mut out, &self.header_directive, |c: &regex::Captures| {
                 let (name, value) = (&c[2], &c[3]);
                 // `$http_authorization`: an nginx variable, not a secret.
@@ -1787,9 +1870,11 @@ impl Redactor {
                 }
             });
         }
-        if out.contains("username")
-            || out.contains("enable secret")
-            || out.contains("enable password")
+        // IOS reads its commands in any letter case.
+        if out.contains("sername")
+            || out.contains("SERNAME")
+            || out.contains("nable ")
+            || out.contains("NABLE ")
         {
             replace_in(&mut out, &self.cisco, |c: &regex::Captures| {
                 if c[2].starts_with(OLD) {
@@ -1853,7 +1938,9 @@ impl Redactor {
                 }
             });
         }
-        if (out.contains("ENV") || out.contains('.')) && space_pair_candidate(&out) {
+        if (out.contains("ENV") || out.contains("env") || out.contains("Env") || out.contains('.'))
+            && space_pair_candidate(&out)
+        {
             replace_in(&mut out, &self.space_pair, |c: &regex::Captures| {
                 let value = c[4].trim_end();
                 if (c.get(2).is_some() || c[3].contains('.'))
@@ -1870,6 +1957,8 @@ impl Redactor {
             || out.contains("set\t")
             || out.contains("setenv")
             || out.contains("setx")
+            || out.contains("SET")
+            || out.contains("Setx")
             || out.contains("set(")
             || out.contains("-Item")
             || out.contains("-item")
@@ -2064,11 +2153,14 @@ impl Redactor {
                 }
             });
         }
-        if out.contains("password") {
+        if out.contains("assword") || out.contains("ASSWORD") {
             replace_in(&mut out, &self.netrc, |c: &regex::Captures| {
                 // A line that is only `password X` (netrc's multi-line
                 // form) or a `machine ... password X` entry; not prose.
-                let entry = !c[1].trim_start().starts_with("password");
+                let entry = !c[1]
+                    .trim_start()
+                    .get(..8)
+                    .is_some_and(|w| w.eq_ignore_ascii_case("password"));
                 if (entry || c[3].trim().is_empty()) && &c[2] != OLD {
                     format!("{}{OLD}{}", &c[1], &c[3])
                 } else {
@@ -3093,7 +3185,8 @@ fn space_pair_candidate(text: &str) -> bool {
     text.split('\n').any(|line| {
         let t = line.trim_start_matches([' ', '\t']);
         t.find([' ', '\t']).is_some_and(|e| {
-            t[..e] == *"ENV" || (t[..e].contains('.') && !t[..e].contains([':', '=']))
+            t[..e].eq_ignore_ascii_case("ENV")
+                || (t[..e].contains('.') && !t[..e].contains([':', '=']))
         })
     })
 }
@@ -6167,5 +6260,82 @@ mod tests {
                 "twine check dist/*",
             ],
         );
+    }
+
+    /// Re-probe 15r (r-redact-control-char-before-or-after-key).
+    #[test]
+    fn control_and_invisible_characters_around_a_key() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "x\u{0}password=s3cr3tVx",
+                "\u{0}password=s3cr3tVx",
+                "x\u{1}password=s3cr3tVx",
+                "\u{1b}[0mpassword=s3cr3tVx",
+                "password\u{1b}[0m=s3cr3tVx",
+                "x\u{7f}password=s3cr3tVx",
+                "\u{200b}password=s3cr3tVx",
+                "x \u{feff}password=s3cr3tVx",
+                "echo -e \"\u{1b}[1mDB_PASSWORD\u{1b}[0m=s3cr3tVx\"",
+            ],
+        );
+        // Written with YAML escapes in a double-quoted string.
+        let yaml = "data:\n  a: \"x=1\\u0001password=s3cr3tVx\"\n  b: \"\\e[1mpassword\\e[0m: s3cr3tVx\"\n";
+        for out in both_modes(&r, yaml) {
+            assert!(!out.contains("s3cr3tVx"), "{out}");
+        }
+        // Near misses: colour codes around a neutral key; a control
+        // character alone.
+        for text in ["\u{1b}[1mhost\u{1b}[0m=db", "a\u{0}b", "x\u{200b}y"] {
+            assert_eq!(r.scrub(text), text);
+        }
+    }
+
+    /// Re-probe 15r (r-redact-letter-case-of-case-insensitive-directives):
+    /// the directives of case-insensitive languages and programs in any
+    /// letter case.
+    #[test]
+    fn case_insensitive_directives_in_any_letter_case() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "SETX API_TOKEN s3cr3tVx",
+                "SETX /M DB_PASSWORD s3cr3tVx",
+                "env DB_PASSWORD s3cr3tVx",
+                "Username admin Privilege 15 Password 0 s3cr3tVx",
+                "ENABLE SECRET 0 s3cr3tVx",
+                "MACHINE h LOGIN u PASSWORD s3cr3tVx",
+                "keytool -importkeystore -srckeystore a.p12 -STOREPASS s3cr3tVx",
+                "requestheader set x-api-key \"s3cr3tVx\"",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "SET LOG_LEVEL=debug",
+                "env HOME /root",
+                "Username admin Privilege 15",
+                "requestheader set X-Forwarded-Proto https",
+            ],
+        );
+    }
+
+    /// Re-probe 15r (r-redact-ruby-fetch-block-default).
+    #[test]
+    fn ruby_fetch_block_default() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "pw = ENV.fetch('DB_PASSWORD') { 's3cr3tVx' }",
+                "conn = ENV.fetch('DB_PASSWORD') { 's3cr3tVx' }",
+                "Stripe.api_key = ENV.fetch('STRIPE_SECRET') { 's3cr3tVx' }",
+                "client = Client.new(token: ENV.fetch('API_TOKEN') { 's3cr3tVx' })",
+                "  password: <%= ENV.fetch('DB_PASSWORD') { 's3cr3tVx' } %>",
+            ],
+        );
+        shown_everywhere(&r, &["port = ENV.fetch('PORT') { '3000' }"]);
     }
 }
