@@ -98,3 +98,62 @@ mod tests {
         }
     }
 }
+
+/// How long an evaluation may run before [`Watchdog`] ends the process:
+/// [`eval_timeout`] and as long again, at most 30 s more.
+pub fn watchdog_limit() -> std::time::Duration {
+    let t = eval_timeout();
+    t + t.min(std::time::Duration::from_secs(30))
+}
+
+/// The last stop for one evaluation that no budget can interrupt: a native
+/// operation (Starlark's `==`, `str()` or `sorted` of a list holding the
+/// previous one twice, 60 times over: 2^60 leaves from a few values)
+/// never returns to the statement checks that enforce the time limit
+/// (re-probe 16). Unless dropped first, the process ends at its deadline
+/// with exit code 2, saying what ran too long. A catalog is replaced only
+/// once whole, so the previous one stays; scratch directories are locked
+/// and swept by the next run. One thread watches every deadline.
+pub struct Watchdog {
+    id: u64,
+}
+
+type Deadlines = std::collections::BTreeMap<u64, (std::time::Instant, String)>;
+
+static WATCHED: std::sync::Mutex<Deadlines> = std::sync::Mutex::new(Deadlines::new());
+
+/// Starts a [`Watchdog`] for `what` (a file, an overlay).
+pub fn watchdog(limit: std::time::Duration, what: String) -> Watchdog {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    static WATCHER: std::sync::Once = std::sync::Once::new();
+    let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if let (Ok(mut w), Some(at)) = (WATCHED.lock(), std::time::Instant::now().checked_add(limit)) {
+        w.insert(id, (at, what));
+    }
+    WATCHER.call_once(|| {
+        // Without the thread there is no last stop, as before.
+        let _ = std::thread::Builder::new()
+            .name("strata-watchdog".into())
+            .spawn(|| loop {
+                std::thread::sleep(std::time::Duration::from_secs(1));
+                let now = std::time::Instant::now();
+                let Ok(w) = WATCHED.lock() else { return };
+                if let Some((_, what)) = w.values().find(|(at, _)| *at <= now) {
+                    eprintln!(
+                        "error: {what}: the evaluation ran for more than {} s inside one operation (a value shared many times over, compared or printed whole?) and strata stopped: raise STRATA_EVAL_TIMEOUT (seconds) if it needs longer",
+                        watchdog_limit().as_secs()
+                    );
+                    std::process::exit(2);
+                }
+            });
+    });
+    Watchdog { id }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        if let Ok(mut w) = WATCHED.lock() {
+            w.remove(&self.id);
+        }
+    }
+}

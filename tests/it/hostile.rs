@@ -4012,6 +4012,30 @@ fn review_lint_findings_are_masked() {
     );
 }
 
+/// Re-probe 16 (starlark-shared-value-dag-eq-hang-str-abort): a list
+/// holding the previous one twice, 60 times over, is 61 values and 2^60
+/// leaves; Starlark's `==` walks it whole without returning to the checks
+/// that enforce the time limit. A watchdog ends such a run.
+#[test]
+fn an_evaluation_stuck_in_one_operation_is_stopped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("t.yml"),
+        "#@ l = [1]\n#@ m = [1]\n#@ for i in range(60):\n#@   l = [l, l]\n#@   m = [m, m]\n#@ end\nv: #@ l == m\n",
+    );
+    let out = run_env(
+        d,
+        &["template", "-f", "t.yml"],
+        &[("STRATA_EVAL_TIMEOUT", "1")],
+        2,
+    );
+    assert!(
+        out.contains("t.yml: the evaluation ran for more than 2 s inside one operation"),
+        "{out}"
+    );
+}
+
 /// Re-probe 14 (deep-walk-cost-many-branches-under-bound): branches just
 /// under the depth bound cost each level every level above it; a walk now
 /// goes through at most `STRATA_MAX_WALK_LEVELS` levels in all.
