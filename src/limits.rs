@@ -88,17 +88,6 @@ pub fn first_invalid() -> Option<String> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn only_positive_whole_numbers_are_read() {
-        assert_eq!(super::parse(" 42 "), Some(42));
-        for bad in ["0", "-1", "2G", "1.5", ""] {
-            assert_eq!(super::parse(bad), None, "{bad}");
-        }
-    }
-}
-
 /// How long an evaluation may run before [`Watchdog`] ends the process:
 /// [`eval_timeout`] and as long again, at most 30 s more.
 pub fn watchdog_limit() -> std::time::Duration {
@@ -154,6 +143,17 @@ impl Drop for Watchdog {
     fn drop(&mut self) {
         if let Ok(mut w) = WATCHED.lock() {
             w.remove(&self.id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_positive_whole_numbers_are_read() {
+        assert_eq!(super::parse(" 42 "), Some(42));
+        for bad in ["0", "-1", "2G", "1.5", ""] {
+            assert_eq!(super::parse(bad), None, "{bad}");
         }
     }
 }
