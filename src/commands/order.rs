@@ -97,16 +97,17 @@ pub fn run(args: OrderArgs) -> anyhow::Result<ExitCode> {
         },
     };
     let graph = order::plan(&docs, &options).map_err(diag_err)?;
-    let text = match args.format {
-        Format::Text => render_text(&graph),
-        Format::Json => render_json(&graph)?,
-        Format::Edges => render_edges(&graph),
-        Format::Yaml => render_yaml(&graph),
-        Format::Mermaid => order::mermaid(&graph),
-        Format::Waves => render_waves(&graph),
-    };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
+    // Written as made: the text of millions of dependencies is gigabytes
+    // (re-probe 16 aborted on a 2 GB buffer under the graph's own bound).
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    match args.format {
+        Format::Text => render_text(&graph, &mut out)?,
+        Format::Json => render_json(&graph, &mut out)?,
+        Format::Edges => render_edges(&graph, &mut out)?,
+        Format::Yaml => out.write_all(render_yaml(&graph).as_bytes())?,
+        Format::Mermaid => out.write_all(order::mermaid(&graph).as_bytes())?,
+        Format::Waves => out.write_all(render_waves(&graph).as_bytes())?,
+    }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
@@ -150,21 +151,20 @@ fn descriptions(graph: &ChangeGraph) -> Vec<String> {
     graph.changes().iter().map(|c| c.description()).collect()
 }
 
-fn render_text(graph: &ChangeGraph) -> String {
+fn render_text(graph: &ChangeGraph, out: &mut impl Write) -> std::io::Result<()> {
     let descs = descriptions(graph);
     let waves = graph.waves();
-    let mut out = String::new();
     for (w, wave) in waves.iter().enumerate() {
         let plural = if wave.len() == 1 { "" } else { "s" };
-        out.push_str(&format!("wave {} ({} change{plural})\n", w + 1, wave.len()));
+        writeln!(out, "wave {} ({} change{plural})", w + 1, wave.len())?;
         for &i in wave {
-            out.push_str(&format!("  {}\n", descs[i]));
+            writeln!(out, "  {}", descs[i])?;
             for &dep in graph.waiting_for(i) {
-                out.push_str(&format!("    after {}\n", descs[dep]));
+                writeln!(out, "    after {}", descs[dep])?;
             }
         }
     }
-    out
+    Ok(())
 }
 
 fn render_waves(graph: &ChangeGraph) -> String {
@@ -180,7 +180,7 @@ fn render_waves(graph: &ChangeGraph) -> String {
 /// Sorted `A -> B` lines. The descriptions are ranked once and the edges
 /// sorted by rank, which keeps this cheap for the millions of edges kapp's
 /// defaults give large apps.
-fn render_edges(graph: &ChangeGraph) -> String {
+fn render_edges(graph: &ChangeGraph, out: &mut impl Write) -> std::io::Result<()> {
     let descs = descriptions(graph);
     let mut by_desc: Vec<usize> = (0..descs.len()).collect();
     by_desc.sort_by(|&a, &b| descs[a].cmp(&descs[b]));
@@ -190,41 +190,57 @@ fn render_edges(graph: &ChangeGraph) -> String {
     }
     let mut edges: Vec<(usize, usize)> = graph.edges().collect();
     edges.sort_unstable_by_key(|&(a, b)| (rank[a], rank[b]));
-    let mut out = String::new();
     for (a, b) in edges {
-        out.push_str(&descs[a]);
-        out.push_str(" -> ");
-        out.push_str(&descs[b]);
-        out.push('\n');
+        writeln!(out, "{} -> {}", descs[a], descs[b])?;
     }
-    out
+    Ok(())
 }
 
-fn render_json(graph: &ChangeGraph) -> anyhow::Result<String> {
+/// A sequence serialised as its items are made (see [`render_json`]).
+struct Lazy<I>(std::cell::RefCell<Option<I>>);
+
+impl<I, T> serde::Serialize for Lazy<I>
+where
+    I: Iterator<Item = T>,
+    T: serde::Serialize,
+{
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let items = self.0.borrow_mut().take();
+        s.collect_seq(items.into_iter().flatten())
+    }
+}
+
+/// Each change's object is made, written and dropped in turn: all of
+/// them at once held every dependency's description twice.
+fn render_json(graph: &ChangeGraph, out: &mut impl Write) -> anyhow::Result<()> {
     let changes = graph.changes();
     let desc = |i: usize| Value::String(changes[i].description());
     let list = |ids: &[usize]| Value::List(ids.iter().map(|&i| desc(i)).collect());
-    let items = changes
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let r = &c.resource;
-            let mut m = Map::new();
-            m.insert("change".into(), desc(i));
-            m.insert("op".into(), Value::String(c.op.to_string()));
-            m.insert("apiVersion".into(), Value::String(r.api_version.clone()));
-            m.insert("kind".into(), Value::String(r.kind.clone()));
-            m.insert("namespace".into(), Value::String(r.namespace.clone()));
-            m.insert("name".into(), Value::String(r.name.clone()));
-            m.insert("waitingFor".into(), list(graph.waiting_for(i)));
-            Value::Map(m)
-        })
-        .collect();
-    let waves = graph.waves().iter().map(|w| list(w)).collect();
-    let mut root = Map::new();
-    root.insert("changes".into(), Value::List(items));
-    root.insert("waves".into(), Value::List(waves));
-    Ok(serde_json::to_string_pretty(&Value::Map(root))? + "\n")
+    let items = changes.iter().enumerate().map(|(i, c)| {
+        let r = &c.resource;
+        let mut m = Map::new();
+        m.insert("change".into(), desc(i));
+        m.insert("op".into(), Value::String(c.op.to_string()));
+        m.insert("apiVersion".into(), Value::String(r.api_version.clone()));
+        m.insert("kind".into(), Value::String(r.kind.clone()));
+        m.insert("namespace".into(), Value::String(r.namespace.clone()));
+        m.insert("name".into(), Value::String(r.name.clone()));
+        m.insert("waitingFor".into(), list(graph.waiting_for(i)));
+        Value::Map(m)
+    });
+    let waves = graph.waves();
+    #[derive(serde::Serialize)]
+    struct Root<A: serde::Serialize, B: serde::Serialize> {
+        changes: A,
+        waves: B,
+    }
+    let root = Root {
+        changes: Lazy(std::cell::RefCell::new(Some(items))),
+        waves: Lazy(std::cell::RefCell::new(Some(waves.iter().map(|w| list(w))))),
+    };
+    serde_json::to_writer_pretty(&mut *out, &root)?;
+    writeln!(out)?;
+    Ok(())
 }
 
 /// The resources in apply order, each as written in its file when its text
