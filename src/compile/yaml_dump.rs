@@ -10,9 +10,7 @@
 //! `crate::yaml::emit` stays the simple writer for strata's own output.
 
 use crate::value::Value;
-use regex::Regex;
 use std::borrow::Cow;
-use std::sync::OnceLock;
 
 /// How Kapitan's `PrettyDumper` writes strings that contain a line break
 /// (`--yaml-multiline-string-style`).
@@ -220,59 +218,7 @@ pub(crate) fn integral_text(f: f64) -> Option<String> {
 
 pub(crate) use crate::yaml::{python_float_repr, yaml_float};
 
-/// True when a plain scalar with this text would be read back as something
-/// other than a string under YAML 1.1 (PyYAML's implicit resolvers).
-pub fn resolves_to_non_string(text: &str) -> bool {
-    static RES: OnceLock<Vec<(&'static str, Regex)>> = OnceLock::new();
-    let res = RES.get_or_init(|| {
-        let pats: [(&str, &str); 8] = [
-            (
-                "yYnNtTfFoO",
-                r"^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$",
-            ),
-            (
-                "-+0123456789.",
-                r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-            ),
-            (
-                "-+0123456789",
-                r"^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$",
-            ),
-            ("<", r"^(?:<<)$"),
-            ("~nN", r"^(?:~|null|Null|NULL)$"),
-            (
-                "0123456789",
-                r"^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$",
-            ),
-            ("=", r"^(?:=)$"),
-            // Kapitan imports yamllint, whose `quoted-strings` rule adds a
-            // YAML 1.2 octal (`0o17`) int resolver to PyYAML globally.
-            ("-+0123456789", r"^(?:[-+]?0o?[0-7_]+)$"),
-        ];
-        pats.iter()
-            .map(|(first, p)| (*first, Regex::new(p).expect("static regex")))
-            .collect()
-    });
-    let Some(first) = text.chars().next() else {
-        return true; // '' resolves to null
-    };
-    // Python's `$` also matches before a final newline.
-    let body = text.strip_suffix('\n').unwrap_or(text);
-    // The bool, null, merge and value patterns match at most five
-    // characters: a longer key such as `name` or `nodeSelector` skips them.
-    let longest = |firsts: &str| match firsts {
-        "yYnNtTfFoO" => 5,
-        "~nN" => 4,
-        "<" => 2,
-        "=" => 1,
-        _ => usize::MAX,
-    };
-    res.iter().any(|(firsts, re)| {
-        firsts.contains(first)
-            && body.len() <= longest(firsts)
-            && (re.is_match(body) || (body.len() < text.len() && re.is_match(text)))
-    })
-}
+pub use crate::yaml::resolves_to_non_string;
 
 #[derive(Debug)]
 struct Analysis {

@@ -115,6 +115,9 @@ fn quote_str(s: &str) -> String {
             super::resolve_plain(s.to_string()),
             super::NodeValue::Str { .. }
         )
+        // Kapitan's readers are YAML 1.1 (PyYAML): `yes`, `off`, a date,
+        // `1_000` and `<<` are strings only when quoted (re-probe 16).
+        && !super::resolves_to_non_string(s)
         && !s.starts_with(|c: char| c.is_whitespace() || "-?:,[]{}#&*!|>'\"%@`".contains(c))
         && !s.ends_with(char::is_whitespace)
         && !s.contains(": ")
@@ -140,6 +143,20 @@ mod tests {
         let out = to_yaml_string(&v);
         let back = load_one(&out).unwrap().unwrap().to_value();
         assert_eq!(v, back, "{out}");
+    }
+
+    /// Re-probe 16 (inventory-yaml-output-leaves-yaml11-strings-unquoted):
+    /// strings a YAML 1.1 reader (PyYAML, Kapitan's) resolves to another
+    /// type were written plain.
+    #[test]
+    fn strings_yaml_1_1_reads_as_other_types_are_quoted() {
+        for s in ["yes", "Off", "2001-12-14", "1_000", "<<", "0o17", "1:30"] {
+            let out = to_yaml_string(&Value::String(s.into()));
+            assert_eq!(out, format!("\"{s}\"\n"), "{s}");
+        }
+        for s in ["name", "yesterday", "2001-12", "v1_000"] {
+            assert_eq!(to_yaml_string(&Value::String(s.into())), format!("{s}\n"));
+        }
     }
 
     /// Large and small floats read back as the same floats (Rust's `{}`

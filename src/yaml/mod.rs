@@ -923,6 +923,60 @@ fn parse_float(s: &str) -> Option<f64> {
     s.parse::<f64>().ok()
 }
 
+/// True when a plain scalar with this text would be read back as something
+/// other than a string under YAML 1.1 (PyYAML's implicit resolvers).
+pub fn resolves_to_non_string(text: &str) -> bool {
+    static RES: std::sync::OnceLock<Vec<(&'static str, regex::Regex)>> = std::sync::OnceLock::new();
+    let res = RES.get_or_init(|| {
+        let pats: [(&str, &str); 8] = [
+            (
+                "yYnNtTfFoO",
+                r"^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$",
+            ),
+            (
+                "-+0123456789.",
+                r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+            ),
+            (
+                "-+0123456789",
+                r"^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$",
+            ),
+            ("<", r"^(?:<<)$"),
+            ("~nN", r"^(?:~|null|Null|NULL)$"),
+            (
+                "0123456789",
+                r"^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$",
+            ),
+            ("=", r"^(?:=)$"),
+            // Kapitan imports yamllint, whose `quoted-strings` rule adds a
+            // YAML 1.2 octal (`0o17`) int resolver to PyYAML globally.
+            ("-+0123456789", r"^(?:[-+]?0o?[0-7_]+)$"),
+        ];
+        pats.iter()
+            .map(|(first, p)| (*first, regex::Regex::new(p).expect("static regex")))
+            .collect()
+    });
+    let Some(first) = text.chars().next() else {
+        return true; // '' resolves to null
+    };
+    // Python's `$` also matches before a final newline.
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    // The bool, null, merge and value patterns match at most five
+    // characters: a longer key such as `name` or `nodeSelector` skips them.
+    let longest = |firsts: &str| match firsts {
+        "yYnNtTfFoO" => 5,
+        "~nN" => 4,
+        "<" => 2,
+        "=" => 1,
+        _ => usize::MAX,
+    };
+    res.iter().any(|(firsts, re)| {
+        firsts.contains(first)
+            && body.len() <= longest(firsts)
+            && (re.is_match(body) || (body.len() < text.len() && re.is_match(text)))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1140,7 +1194,7 @@ mod tests {
         for hidden in ["user: u", "n: 1", "- x"] {
             assert_eq!(y.matches(hidden).count(), 1, "{hidden}: {y}");
         }
-        assert_eq!(y.matches("on: true").count(), 3, "{y}");
+        assert_eq!(y.matches("\"on\": true").count(), 3, "{y}");
         assert!(y.contains("extra: 2"), "{y}");
         // The plain reader is unchanged.
         let plain: String = load_values(text)
@@ -1169,6 +1223,6 @@ mod tests {
         assert!(y.contains("copy: visible"), "{y}");
         // Anchors are per document: the second document's `b` is another.
         assert_eq!(y.matches("kept").count(), 2, "{y}");
-        assert_eq!(y.matches("on: true").count(), 2, "{y}");
+        assert_eq!(y.matches("\"on\": true").count(), 2, "{y}");
     }
 }
