@@ -1329,13 +1329,7 @@ impl Redactor {
             r#"(?i)((?:^|[\s:="'\[,{])(?:bearer|basic)[ \t]+)([A-Za-z0-9\-._~+/]{8,}=*)"#,
         )
         .expect("static regex is valid");
-        // The key the map is the value of, if any, is group 2: a secret
-        // key's flow map (ARM's `"adminPassword": {"value": x}`) hides its
-        // values.
-        let flow_map = Regex::new(
-            r#"((?:["']?([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*\[?[ \t]*)?)(\{[^{}\n]*\})"#,
-        )
-        .expect("static regex is valid");
+        let flow_map = Regex::new(r"\{[^{}\n]*\}").expect("static regex is valid");
         // The fields of [`pair_name_field`] and [`pair_value_field`], any
         // case, after `:` or `=` (an HCL object).
         let flow_name = Regex::new(
@@ -1751,10 +1745,15 @@ impl Redactor {
         if out.contains('{')
             && (out.contains("value") || out.contains("default") || out.contains("Value"))
         {
+            // The key the map is the value of, if any (read back from the
+            // map's start): a secret key's flow map (ARM's
+            // `"adminPassword": {"value": x}`) hides its values.
+            let hay = out.clone();
             replace_in(&mut out, &self.flow_map, |c: &regex::Captures| {
-                let map = &c[3];
-                if c.get(2).is_some_and(|k| self.key_matches(k.as_str())) && !map.contains(OLD) {
-                    return format!("{}{}", &c[1], self.hide_flow_values(map));
+                let map = &c[0];
+                let key = c.get(0).and_then(|m| flow_map_key(&hay[..m.start()]));
+                if key.is_some_and(|k| self.key_matches(k)) && !map.contains(OLD) {
+                    return self.hide_flow_values(map);
                 }
                 let named = self
                     .flow_name
@@ -1764,13 +1763,11 @@ impl Redactor {
                 // first of its list), a sensitive variable or output, an
                 // SSM `SecureString` parameter.
                 let terraform = self.defaults
-                    && (c.get(2).is_some_and(|k| k.as_str() == "set_sensitive")
-                        || terraform_sensitive_flow(map));
+                    && (key == Some("set_sensitive") || terraform_sensitive_flow(map));
                 if named || terraform {
-                    let hidden = self
-                        .flow_value
-                        .replace_all(map, |v: &regex::Captures| format!("{}{OLD}", &v[1]));
-                    format!("{}{hidden}", &c[1])
+                    self.flow_value
+                        .replace_all(map, |v: &regex::Captures| format!("{}{OLD}", &v[1]))
+                        .into_owned()
                 } else {
                     c[0].to_string()
                 }
@@ -2228,11 +2225,17 @@ impl Redactor {
     /// (a token as a file name, `DB_PASSWORD=x.env`). Most names hold no
     /// `=`, `:` or credential prefix and come back as they are.
     pub fn scrub_name(&self, name: &str) -> String {
-        if !name.contains('/') {
-            return self.scrub(name);
+        if !name.split('/').any(name_may_hold_secret) {
+            return name.to_string();
         }
         name.split('/')
-            .map(|part| self.scrub(part))
+            .map(|part| {
+                if name_may_hold_secret(part) {
+                    self.scrub(part)
+                } else {
+                    part.to_string()
+                }
+            })
             .collect::<Vec<_>>()
             .join("/")
     }
@@ -2509,10 +2512,21 @@ impl Redactor {
         keys.extend(n.keys().filter(|k| !o.contains_key(*k)));
         // `{name: DB_PASSWORD, value: x}` (container env, Helm-style lists),
         // `{key: Authorization, value: x}` (Envoy header lists).
+        // A pair is a small map: a larger one is looked up by the usual
+        // spellings only (this runs on every map).
         let named_secret = |m: &Map| {
-            m.iter().any(|(field, name)| {
+            let named = |(field, name): (&String, &Value)| {
                 pair_name_field(field) && name.as_str().is_some_and(|name| self.key_matches(name))
-            })
+            };
+            if m.len() <= 8 {
+                m.iter().any(named)
+            } else {
+                ["name", "key", "header"].iter().any(|f| {
+                    m.get(*f)
+                        .and_then(Value::as_str)
+                        .is_some_and(|name| self.key_matches(name))
+                })
+            }
         };
         // Terraform JSON (`.tf.json`): a variable or output that says
         // `sensitive: true`, an SSM parameter of `type: SecureString`.
@@ -3492,6 +3506,43 @@ impl Redactor {
     }
 }
 
+/// Whether a part of a name ([`Redactor::scrub_name`]) can hold what the
+/// rules hide: a `key=value`, `:`, `@` or `%`, or a run of 16 letters and
+/// digits with a digit or a capital after a small letter (a token's
+/// body: every credential shape has one). Names are scrubbed once per
+/// changed file and object, so most skip the rules.
+fn name_may_hold_secret(part: &str) -> bool {
+    if part.contains(['=', ':', '@', '%']) {
+        return true;
+    }
+    part.split(|c: char| !c.is_ascii_alphanumeric()).any(|run| {
+        run.len() >= 16
+            && (run.bytes().any(|b| b.is_ascii_digit())
+                || run
+                    .as_bytes()
+                    .windows(2)
+                    .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase()))
+    })
+}
+
+/// The key whose value a flow map is, read back from the text before the
+/// map: `KEY: {`, `"KEY": {`, `KEY: [{` (the first item of a list).
+fn flow_map_key(before: &str) -> Option<&str> {
+    let b = before.trim_end_matches([' ', '\t']);
+    let b = b
+        .strip_suffix('[')
+        .unwrap_or(b)
+        .trim_end_matches([' ', '\t']);
+    let b = b.strip_suffix(':')?.trim_end_matches([' ', '\t']);
+    let b = b.strip_suffix(['"', '\'']).unwrap_or(b);
+    let start = b
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
+        .map_or(0, |i| i + 1);
+    let key = &b[start..];
+    key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        .then_some(key)
+}
+
 /// Whether a flow map says `sensitive: true` (`"sensitive": true`,
 /// `sensitive = true`) or `SecureString`: [`terraform_secret_lines`] for
 /// one map.
@@ -3535,11 +3586,13 @@ const TERRAFORM_VALUE_ATTRIBUTES: &[&str] = &[
 /// outside quoted strings.
 fn terraform_secret_lines(text: &str, secret: impl Fn(&str) -> bool) -> HashSet<usize> {
     let mut hidden = HashSet::new();
-    if !(text.contains("resource")
+    // `resources:` and `output:` are common words of YAML: the block
+    // headers' quote is the pre-check.
+    if !(text.contains("resource \"")
         || text.contains("sensitive")
         || text.contains("SecureString")
-        || text.contains("variable")
-        || text.contains("output"))
+        || text.contains("variable \"")
+        || text.contains("output \""))
     {
         return hidden;
     }
