@@ -822,6 +822,14 @@ fn has_invisible(text: &str) -> bool {
         .any(|b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f)
         || text.contains('\u{200b}')
         || text.contains('\u{feff}')
+        || text.contains(is_other_invisible)
+}
+
+/// Zero-width characters besides U+200B and U+FEFF: the word joiner (the
+/// byte-order mark's replacement), the invisible operators and the
+/// Mongolian vowel separator (verify 17).
+fn is_other_invisible(c: char) -> bool {
+    matches!(c, '\u{2060}'..='\u{2064}' | '\u{180e}')
 }
 
 /// `text` with each ANSI escape sequence (`ESC [ … letter`) and each other
@@ -844,7 +852,12 @@ fn blank_invisible(text: &str) -> String {
                 out.push(' ');
             }
             '\t' | '\n' | '\r' => out.push(ch),
-            c if (c as u32) < 0x20 || c == '\u{7f}' || c == '\u{200b}' || c == '\u{feff}' => {
+            c if (c as u32) < 0x20
+                || c == '\u{7f}'
+                || c == '\u{200b}'
+                || c == '\u{feff}'
+                || is_other_invisible(c) =>
+            {
                 out.push(' ')
             }
             c => out.push(c),
@@ -1025,7 +1038,7 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // Also OpenVPN's static key (the `ta.key` of tls-auth/tls-crypt, inline
     // in client `.ovpn` files) and the SSH.com / RFC 4716 frame
     // (`---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`).
-    r"(?s)-----BEGIN[ A-Z0-9_-]{0,100}(?:PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V1)-----(?:.*?-----END[ A-Z0-9_-]{0,100}(?:PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V1)-----|.*)|---- BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY ----(?:.*?---- END[ A-Z0-9_-]{0,100}PRIVATE KEY ----|.*)",
+    r"(?s)-----BEGIN[ A-Z0-9_-]{0,100}(?:PRIVATE KEY(?: BLOCK)?|OpenVPN [A-Za-z0-9 _.-]{1,60}?)-----(?:.*?-----END[ A-Z0-9_-]{0,100}(?:PRIVATE KEY(?: BLOCK)?|OpenVPN [A-Za-z0-9 _.-]{1,60}?)-----|.*)|---- BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY ----(?:.*?---- END[ A-Z0-9_-]{0,100}PRIVATE KEY ----|.*)",
     // A PuTTY key file, to its `Private-MAC` line (or the end).
     r"(?s)PuTTY-User-Key-File-[0-9]+:.*?(?:Private-MAC:[^\n]*|\z)",
     // stripe-access-token, gcp-api-key, sendgrid-api-token
@@ -2305,7 +2318,29 @@ impl Redactor {
         if whole.contains("<value>") {
             self.hide_xml_settings(&mut whole);
         }
+        if whole.contains("ParameterValue=") {
+            self.hide_cfn_shorthand(&mut whole);
+        }
         whole
+    }
+
+    /// The AWS CLI's shorthand of a CloudFormation parameter,
+    /// `ParameterKey=DbPassword,ParameterValue=x` (`--parameters`): the
+    /// value of a pair whose key matches (verify 17; the JSON and YAML
+    /// forms are read as name/value pairs).
+    fn hide_cfn_shorthand(&self, out: &mut String) {
+        static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let re = RE.get_or_init(|| {
+            Regex::new(r#"(ParameterKey=([A-Za-z0-9_.\-]+),\s*ParameterValue=)("[^"\n]*"|'[^'\n]*'|[^,\s"']+)"#)
+                .expect("static regex is valid")
+        });
+        replace_in(out, re, |c: &regex::Captures| {
+            if self.key_matches(&c[2]) && &c[3] != OLD {
+                format!("{}{OLD}", &c[1])
+            } else {
+                c[0].to_string()
+            }
+        });
     }
 
     /// [`Self::xml_setting`]'s and [`xml_name_child_re`]'s replacements in
@@ -3570,6 +3605,8 @@ const TERRAFORM_VALUE_ATTRIBUTES: &[&str] = &[
     "secret_binary",
     "data",
     "binary_data",
+    // Vault's `vault_generic_secret` / `vault_kv_secret_v2` (verify 17).
+    "data_json",
 ];
 
 /// The lines of an HCL text (a `.tf` file rendered by Jinja2, as Kapitan
@@ -5526,6 +5563,28 @@ mod tests {
         // A mention of the header with no value stays.
         let t = "return headers[\"Authorization\"]";
         assert_eq!(r.scrub(t), t);
+    }
+
+    /// Verify 17 (r-redact-variants-word-joiner-tls-crypt-v2-cfn-shorthand-data-json):
+    /// shapes next to fixed ones.
+    #[test]
+    fn word_joiner_tls_crypt_v2_cfn_shorthand_and_vault_data_json() {
+        let r = Redactor::default();
+        for text in [
+            "x=1\u{2060}password=s3cr3tVx",
+            "-----BEGIN OpenVPN tls-crypt-v2 client key-----\nabcds3cr3tVxefgh\n-----END OpenVPN tls-crypt-v2 client key-----\n",
+            "aws cloudformation create-stack --parameters ParameterKey=DbPassword,ParameterValue=s3cr3tVx ParameterKey=Env,ParameterValue=prod",
+            "resource \"vault_generic_secret\" \"x\" {\n  path      = \"secret/app\"\n  data_json = \"{\\\"pw\\\": \\\"s3cr3tVx\\\"}\"\n}\n",
+        ] {
+            let out = r.redact_text(text);
+            assert!(!out.contains("s3cr3tVx"), "{text} -> {out}");
+        }
+        // A neutral parameter's value and a Vault path stay.
+        let t = "--parameters ParameterKey=Env,ParameterValue=production";
+        assert_eq!(r.redact_text(t), t);
+        let out = r
+            .redact_text("resource \"vault_generic_secret\" \"x\" {\n  path = \"secret/app\"\n}\n");
+        assert!(out.contains("secret/app"), "{out}");
     }
 
     /// Re-probe 15 (r-redact-embedded-base64-refs-in-review): an embedded

@@ -765,6 +765,9 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     // Re-probe 8: the header as an index assignment or hash entry; a
     // Doppler token under a neutral key.
     ("authorization-index-assignment-doppler", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.py: |\n    headers[\"Authorization\"] = \"Splunk {V}\"\n  app.rb: |\n    h = { \"Authorization\" => \"Bearer {V}-2\" }\n  x: dp.st.prd.{V}abcdefghijklmnopqrstuvwxyz0123\n", "idxauth9301x"),
+    // Verify 17: a word joiner glued to a key, an OpenVPN tls-crypt-v2
+    // key, the AWS CLI's parameter shorthand, Vault's `data_json`.
+    ("word-joiner-tls-crypt-v2-cfn-shorthand-data-json", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.env: \"x=1\\u2060password={V}\"\n  client.key: |\n    -----BEGIN OpenVPN tls-crypt-v2 client key-----\n    {V}-2\n    -----END OpenVPN tls-crypt-v2 client key-----\n  deploy.sh: |\n    aws cloudformation create-stack --stack-name s --parameters ParameterKey=DbPassword,ParameterValue={V}-3\n  vault.tf: |\n    resource \"vault_generic_secret\" \"x\" {\n      path      = \"secret/app\"\n      data_json = \"{V}-4\"\n    }\n", "wjoin9701x"),
     // Re-probe 15: an embedded reference tag holds the stored value.
     ("embedded-reference-tag", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  DB_CONN: \"?{base64:{V}:embedded}\"\n  app.conf: |\n    conn = ?{base64:{V}-2:embedded}\n", "eyJkYXRhIjogIlQweEVj9601x"),
     // Re-probe 9: a secret key indexed and assigned, or passed to a setter.
