@@ -92,7 +92,8 @@ pub fn first_invalid() -> Option<String> {
 /// [`eval_timeout`] and as long again, at most 30 s more.
 pub fn watchdog_limit() -> std::time::Duration {
     let t = eval_timeout();
-    t + t.min(std::time::Duration::from_secs(30))
+    // A huge STRATA_EVAL_TIMEOUT means no limit, never an overflow.
+    t.saturating_add(t.min(std::time::Duration::from_secs(30)))
 }
 
 /// The last stop for one evaluation that no budget can interrupt: a native
@@ -149,6 +150,15 @@ impl Drop for Watchdog {
 
 #[cfg(test)]
 mod tests {
+    /// Re-probe 17 (eval-timeout-near-u64-max-panics-duration-overflow):
+    /// a timeout near u64::MAX (no limit) overflowed the watchdog's sum.
+    #[test]
+    fn the_watchdog_limit_saturates() {
+        std::env::set_var("STRATA_EVAL_TIMEOUT", u64::MAX.to_string());
+        assert_eq!(super::watchdog_limit(), std::time::Duration::MAX);
+        std::env::remove_var("STRATA_EVAL_TIMEOUT");
+    }
+
     #[test]
     fn only_positive_whole_numbers_are_read() {
         assert_eq!(super::parse(" 42 "), Some(42));
