@@ -1216,7 +1216,10 @@ pub struct Redactor {
     /// PowerShell's `Set-Item -Path Env:API_TOKEN -Value X`: group 2 is
     /// the key. A value that is an option (`gh secret set DB_PASSWORD
     /// --body X`, the option's own rule reads it), a redirection or a
-    /// variable is not one.
+    /// variable is not one. An `=` between blanks (muttrc's `set
+    /// smtp_pass = "X"`) and MySQL's `FOR user` (`SET PASSWORD FOR 'u'@'%'
+    /// = 'X'`) come before the value; they had been read as it (re-probe
+    /// 17).
     set_pair: Regex,
     /// An XML element naming its key in an attribute, `<entry
     /// key="db.password">X</entry>` (Java properties XML), `<param
@@ -1461,7 +1464,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let set_pair = Regex::new(
-            r#"((?:\bset[ \t]+env\(|\bset\([ \t]*(?:ENV\{)?|\b(?:set|setenv|setx|SET|SETX|Setx)[ \t]+(?:[-/][A-Za-z]+[ \t]+)*\$?|(?i:\b(?:set|new)-item)[ \t]+(?:(?i:-path)[ \t]+)?(?i:env):)([A-Za-z_][A-Za-z0-9_]*)\}?\)?[ \t]+(?:(?i:-value)[ \t]+)?)("[^"\n]*"|'[^'\n]*'|[^\s;"')][^\s;)]*)"#,
+            r#"((?:\bset[ \t]+env\(|\bset\([ \t]*(?:ENV\{)?|\b(?:set|setenv|setx|SET|SETX|Setx)[ \t]+(?:[-/][A-Za-z]+[ \t]+)*\$?|(?i:\b(?:set|new)-item)[ \t]+(?:(?i:-path)[ \t]+)?(?i:env):)([A-Za-z_][A-Za-z0-9_]*)\}?\)?[ \t]+(?:(?i:-value)[ \t]+|(?:(?i:for)[ \t]+[^\s=]+[ \t]*)?=[ \t]*)?)("[^"\n]*"|'[^'\n]*'|[^\s;"')][^\s;)]*)"#,
         )
         .expect("static regex is valid");
         let xml_keyed = Regex::new(
@@ -5563,6 +5566,25 @@ mod tests {
         // A mention of the header with no value stays.
         let t = "return headers[\"Authorization\"]";
         assert_eq!(r.scrub(t), t);
+    }
+
+    /// Re-probe 17 (r-redact-set-directive-hides-equals-not-value): the
+    /// lone `=` of `set KEY = X`, or MySQL's `FOR user`, was hidden as the
+    /// value and the value shown.
+    #[test]
+    fn set_directives_with_a_spaced_equals_or_for_user() {
+        let r = Redactor::default();
+        for text in [
+            "set smtp_pass = \"s3cr3tVx\"\n",
+            "set imap_pass = s3cr3tVx\n",
+            "SET PASSWORD FOR 'app'@'%' = 's3cr3tVx';\n",
+            "SET PASSWORD = 's3cr3tVx';\n",
+        ] {
+            let out = r.redact_text(text);
+            assert!(!out.contains("s3cr3tVx"), "{text} -> {out}");
+        }
+        let t = "set editor = vim\n";
+        assert_eq!(r.redact_text(t), t);
     }
 
     /// Verify 17 (r-redact-variants-word-joiner-tls-crypt-v2-cfn-shorthand-data-json):

@@ -765,6 +765,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     // Re-probe 8: the header as an index assignment or hash entry; a
     // Doppler token under a neutral key.
     ("authorization-index-assignment-doppler", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.py: |\n    headers[\"Authorization\"] = \"Splunk {V}\"\n  app.rb: |\n    h = { \"Authorization\" => \"Bearer {V}-2\" }\n  x: dp.st.prd.{V}abcdefghijklmnopqrstuvwxyz0123\n", "idxauth9301x"),
+    // Re-probe 17: `set KEY = X` (muttrc) and MySQL's `SET PASSWORD FOR u = 'X'`.
+    ("set-directive-spaced-equals-and-for-user", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  muttrc: |\n    set smtp_pass = \"{V}\"\n  init.sql: |\n    SET PASSWORD FOR 'app'@'%' = '{V}-2';\n", "setfor9801x"),
     // Verify 17: a word joiner glued to a key, an OpenVPN tls-crypt-v2
     // key, the AWS CLI's parameter shorthand, Vault's `data_json`.
     ("word-joiner-tls-crypt-v2-cfn-shorthand-data-json", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.env: \"x=1\\u2060password={V}\"\n  client.key: |\n    -----BEGIN OpenVPN tls-crypt-v2 client key-----\n    {V}-2\n    -----END OpenVPN tls-crypt-v2 client key-----\n  deploy.sh: |\n    aws cloudformation create-stack --stack-name s --parameters ParameterKey=DbPassword,ParameterValue={V}-3\n  vault.tf: |\n    resource \"vault_generic_secret\" \"x\" {\n      path      = \"secret/app\"\n      data_json = \"{V}-4\"\n    }\n", "wjoin9701x"),
