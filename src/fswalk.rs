@@ -334,6 +334,13 @@ pub fn private_temp_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
         .tempdir()
 }
 
+/// [`private_temp_dir`] in `parent`.
+pub fn private_temp_dir_in(parent: &Path, prefix: &str) -> std::io::Result<tempfile::TempDir> {
+    private(&mut tempfile::Builder::new())
+        .prefix(prefix)
+        .tempdir_in(parent)
+}
+
 /// Scratch directories are the user's alone (0700, as `mkdtemp(3)` and
 /// Python's `tempfile.mkdtemp` make them; tempfile leaves the mode to the
 /// umask, 0755 under the usual 022): they hold checked-out revisions with

@@ -148,8 +148,36 @@ pub(crate) fn dependency_cache() -> PathBuf {
     match (env("XDG_CACHE_HOME"), env("HOME")) {
         (Some(x), _) => x.join("strata/kapitan-dependencies"),
         (None, Some(h)) => h.join(".cache/strata/kapitan-dependencies"),
-        (None, None) => std::env::temp_dir().join("strata-kapitan-dependencies"),
+        (None, None) => shared_tmp_cache(&std::env::temp_dir()),
     }
+}
+
+/// The cache in the shared temporary directory (no `HOME`, no
+/// `XDG_CACHE_HOME`): one per user, made 0700, and trusted only when this
+/// user owns it and no one else may write it. Another user could plant
+/// entries under the predictable paths of a shared name, and they were
+/// compiled into the catalog (re-probe 17); otherwise this run caches in
+/// a directory of its own.
+fn shared_tmp_cache(tmp: &Path) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+        // SAFETY: getuid cannot fail and has no side effects.
+        let uid = unsafe { libc::getuid() };
+        let dir = tmp.join(format!("strata-kapitan-dependencies-{uid}"));
+        let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+        let trusted = std::fs::symlink_metadata(&dir)
+            .is_ok_and(|m| m.is_dir() && m.uid() == uid && m.mode() & 0o022 == 0);
+        if trusted {
+            return dir;
+        }
+        // A fresh private directory, kept for the run's later steps.
+        crate::fswalk::private_temp_dir_in(tmp, "strata-kapitan-dependencies-")
+            .map(tempfile::TempDir::keep)
+            .unwrap_or(dir)
+    }
+    #[cfg(not(unix))]
+    tmp.join("strata-kapitan-dependencies")
 }
 
 /// `parameters.kapitan.dependencies` of the selected targets (Kapitan's
@@ -773,6 +801,29 @@ fn render_for_compile(
 #[cfg(test)]
 mod unknown_target_tests {
     use super::*;
+
+    /// Re-probe 17 (dependency-cache-fixed-path-in-shared-tmp-without-home):
+    /// with no HOME, the cache was one fixed name in the shared temporary
+    /// directory, and another user's entries there were compiled in.
+    #[cfg(unix)]
+    #[test]
+    fn the_shared_tmp_cache_is_the_users_own() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        // SAFETY: getuid cannot fail.
+        let uid = unsafe { libc::getuid() };
+        let own = tmp
+            .path()
+            .join(format!("strata-kapitan-dependencies-{uid}"));
+        assert_eq!(shared_tmp_cache(tmp.path()), own);
+        let mode = std::fs::metadata(&own).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        // Writable by others (planted, or loosened): not trusted.
+        std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let other = shared_tmp_cache(tmp.path());
+        assert_ne!(other, own);
+        assert!(other.starts_with(tmp.path()) && other.is_dir());
+    }
 
     #[test]
     fn names_the_target_and_suggests_a_close_one() {
