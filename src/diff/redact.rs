@@ -1135,7 +1135,10 @@ pub struct Redactor {
     /// redis `requirepass`/`masterauth`, Redis Sentinel's `sentinel
     /// auth-pass MASTER X` and `sentinel sentinel-pass X`, OpenLDAP/nslcd
     /// `bindpw`/`rootpw`; also commented out with a glued `#`
-    /// (`#requirepass X`).
+    /// (`#requirepass X`). Re-probe 17: net-snmp's community strings
+    /// (`rocommunity X`, `rwcommunity6 X`), FRR/Quagga's BGP `neighbor
+    /// PEER password X` and OSPF `ip ospf message-digest-key N md5 X` /
+    /// `ip ospf authentication-key X`.
     directive: Regex,
     /// `sshpass -p PASSWORD`.
     sshpass: Regex,
@@ -1385,7 +1388,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let directive = Regex::new(
-            r#"(?mi)(^[ \t]*#?(?:requirepass|masterauth|bindpw|rootpw|sentinel[ \t]+auth-pass[ \t]+\S+|sentinel[ \t]+sentinel-pass)[ \t]+)("[^"\n]*"|\S+)"#,
+            r#"(?mi)(^[ \t]*#?(?:requirepass|masterauth|bindpw|rootpw|sentinel[ \t]+auth-pass[ \t]+\S+|sentinel[ \t]+sentinel-pass|(?:ro|rw)community6?|neighbor[ \t]+\S+[ \t]+password|ip[ \t]+ospf[ \t]+message-digest-key[ \t]+[0-9]+[ \t]+md5|ip[ \t]+ospf[ \t]+authentication-key)[ \t]+)("[^"\n]*"|\S+)"#,
         )
         .expect("static regex is valid");
         // A command line (`sshpass -p 'pw' ssh`, `-pGlued`) or a flow list
@@ -2190,6 +2193,9 @@ impl Redactor {
             "rootpw",
             "auth-pass",
             "sentinel-pass",
+            "community",
+            "neighbor",
+            "ospf",
         ]
         .iter()
         .any(|d| out.contains(d))
@@ -4253,6 +4259,14 @@ mod tests {
                 "command: [\"sshpass\", \"-p\", \"fl0wList\", \"ssh\"]\n",
                 "fl0wList",
             ),
+            // Re-probe 17: SNMP communities, FRR BGP and OSPF keys.
+            ("rocommunity snmpS3cret 10.0.0.0/8\n", "snmpS3cret"),
+            ("rwcommunity6 snmpS3cret6\n", "snmpS3cret6"),
+            (" neighbor 10.0.0.2 password bgpS3cret\n", "bgpS3cret"),
+            (
+                " ip ospf message-digest-key 1 md5 ospfS3cret\n",
+                "ospfS3cret",
+            ),
         ] {
             let out = r.redact_text(text);
             assert!(!out.contains(secret), "{text:?} -> {out:?}");
@@ -4270,7 +4284,7 @@ mod tests {
         let out = r.redact_text(".pgpass: |\n  db:5432:app:u:pgS3cret\n");
         assert!(!out.contains("pgS3cret"), "{out}");
         // Prose and other words stay.
-        let plain = "the bindpwd tool\nrequirepassword\n";
+        let plain = "the bindpwd tool\nrequirepassword\n neighbor 10.0.0.2 remote-as 65001\nrocommunity\nrouser monitor\n";
         assert_eq!(r.redact_text(plain), plain);
     }
 

@@ -765,6 +765,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     // Re-probe 8: the header as an index assignment or hash entry; a
     // Doppler token under a neutral key.
     ("authorization-index-assignment-doppler", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.py: |\n    headers[\"Authorization\"] = \"Splunk {V}\"\n  app.rb: |\n    h = { \"Authorization\" => \"Bearer {V}-2\" }\n  x: dp.st.prd.{V}abcdefghijklmnopqrstuvwxyz0123\n", "idxauth9301x"),
+    // Re-probe 17: SNMP communities and FRR's BGP and OSPF keys.
+    ("snmp-community-frr-keys", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  snmpd.conf: |\n    rocommunity {V} 10.0.0.0/8\n  frr.conf: |\n    router bgp 65000\n     neighbor 10.0.0.2 password {V}-2\n    interface eth0\n     ip ospf message-digest-key 1 md5 {V}-3\n", "snmpfrr9901x"),
     // Re-probe 17: `set KEY = X` (muttrc) and MySQL's `SET PASSWORD FOR u = 'X'`.
     ("set-directive-spaced-equals-and-for-user", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  muttrc: |\n    set smtp_pass = \"{V}\"\n  init.sql: |\n    SET PASSWORD FOR 'app'@'%' = '{V}-2';\n", "setfor9801x"),
     // Verify 17: a word joiner glued to a key, an OpenVPN tls-crypt-v2
