@@ -329,9 +329,7 @@ pub fn locked_temp_dir(parent: &Path, prefix: &str) -> std::io::Result<LockedTem
 /// A scratch directory in the system's temporary directory, readable by
 /// its owner only.
 pub fn private_temp_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
-    private(&mut tempfile::Builder::new())
-        .prefix(prefix)
-        .tempdir()
+    private_temp_dir_in(&std::env::temp_dir(), prefix)
 }
 
 /// [`private_temp_dir`] in `parent`.

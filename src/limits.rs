@@ -113,11 +113,13 @@ type Deadlines = std::collections::BTreeMap<u64, (std::time::Instant, String)>;
 static WATCHED: std::sync::Mutex<Deadlines> = std::sync::Mutex::new(Deadlines::new());
 
 /// Starts a [`Watchdog`] for `what` (a file, an overlay).
-pub fn watchdog(limit: std::time::Duration, what: String) -> Watchdog {
+/// It goes off at [`watchdog_limit`].
+pub fn watchdog(what: String) -> Watchdog {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     static WATCHER: std::sync::Once = std::sync::Once::new();
     let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    if let (Ok(mut w), Some(at)) = (WATCHED.lock(), std::time::Instant::now().checked_add(limit)) {
+    let at = std::time::Instant::now().checked_add(watchdog_limit());
+    if let (Ok(mut w), Some(at)) = (WATCHED.lock(), at) {
         w.insert(id, (at, what));
     }
     WATCHER.call_once(|| {

@@ -432,7 +432,9 @@ pub(crate) fn pr_lint(
         f => f.map_err(diag_err)?,
     };
     let findings = match &shared {
-        Some((_, rendered)) => masked(findings, || renders_mask(rendered)),
+        Some((_, rendered)) => masked(findings, || {
+            SecretMask::of_renders(rendered.values().copied())
+        }),
         None => masked(findings, || inventory_mask(&confined)),
     };
     let head_time = clock.elapsed();
@@ -441,7 +443,10 @@ pub(crate) fn pr_lint(
     let base_findings = match &base_input {
         Some(((inv, rendered), root)) => {
             match lint::lint_rendered(inv, rendered, &LintOptions::default()) {
-                Ok(found) => Some(relative_to(masked(found, || renders_mask(rendered)), root)),
+                Ok(found) => Some(relative_to(
+                    masked(found, || SecretMask::of_renders(rendered.values().copied())),
+                    root,
+                )),
                 Err(e) => {
                     eprintln!("warning: cannot lint the base revision: {e}");
                     None
@@ -654,30 +659,11 @@ fn masked(findings: Vec<Diagnostic>, mask: impl FnOnce() -> SecretMask) -> Vec<D
     findings.into_iter().map(|d| mask.diagnostic(d)).collect()
 }
 
-/// The mask of lint's renders.
-fn renders_mask(
-    rendered: &std::collections::BTreeMap<
-        String,
-        &Result<crate::inventory::RenderedNode, crate::inventory::InventoryError>,
-    >,
-) -> SecretMask {
-    SecretMask::of_values(
-        rendered
-            .values()
-            .filter_map(|r| r.as_ref().ok().map(|n| &n.parameters)),
-    )
-}
-
 /// The mask of the inventory at `opts`, rendered again (lint rendered it
 /// and kept nothing); the credential shapes only when it does not load.
 fn inventory_mask(opts: &crate::inventory::InventoryOptions) -> SecretMask {
     match crate::inventory::Inventory::load(opts) {
-        Ok(inv) => renders_mask(
-            &lint::render_all(&inv)
-                .iter()
-                .map(|(t, r)| (t.clone(), r))
-                .collect(),
-        ),
+        Ok(inv) => SecretMask::of_renders(lint::render_all(&inv).values()),
         Err(_) => SecretMask::of_values([]),
     }
 }

@@ -2818,8 +2818,7 @@ impl Workspace {
                 eval.extra = Some(&ctx);
                 eval.set_loader(&loader);
                 super::guard::limit(&mut eval);
-                let _dog =
-                    crate::limits::watchdog(crate::limits::watchdog_limit(), path.to_string());
+                let _dog = crate::limits::watchdog(path.to_string());
                 eval.eval_module(ast, &self.globals)
             };
             if let Err(e) = res {
@@ -2860,10 +2859,8 @@ impl Workspace {
             eval.extra = Some(&ctx);
             eval.set_loader(&loader);
             super::guard::limit(&mut eval);
-            let _dog = crate::limits::watchdog(
-                crate::limits::watchdog_limit(),
-                "an overlay or a function a template kept".to_string(),
-            );
+            let _dog =
+                crate::limits::watchdog("an overlay or a function a template kept".to_string());
             let mut caller = EvalCaller {
                 eval: &mut eval,
                 globals: Some(&self.globals),

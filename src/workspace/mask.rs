@@ -50,6 +50,20 @@ impl SecretMask {
         SecretMask { redactor, values }
     }
 
+    /// The mask of the targets that rendered among `renders` (a render's
+    /// error may quote a value of those that did).
+    pub fn of_renders<'a>(
+        renders: impl IntoIterator<
+            Item = &'a Result<crate::inventory::RenderedNode, crate::inventory::InventoryError>,
+        >,
+    ) -> Self {
+        Self::of_values(
+            renders
+                .into_iter()
+                .filter_map(|r| r.as_ref().ok().map(|n| &n.parameters)),
+        )
+    }
+
     /// The mask of a rendered inventory (every target's parameters).
     pub fn of(rendered: &Rendered) -> Self {
         Self::of_values(rendered.prepared.dumps.values())

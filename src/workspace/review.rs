@@ -446,12 +446,7 @@ impl Pr<'_> {
         // side's first in target order.
         // Masked with what did render (a reference error may quote a value).
         let masked = |nodes: &Renders, e: &InventoryError| {
-            SecretMask::of_values(
-                nodes
-                    .values()
-                    .filter_map(|r| r.as_ref().ok().map(|n| &n.parameters)),
-            )
-            .error(e.clone().into())
+            SecretMask::of_renders(nodes.values()).error(e.clone().into())
         };
         if let Some(e) = base_nodes.values().find_map(|r| r.as_ref().err()) {
             return Err(named(&req.base, masked(&base_nodes, e)));
