@@ -40,65 +40,167 @@ pub struct InventoryView {
 impl InventoryView {
     /// `kap.inventory(name)`: the target's dump with its `target_full_path`.
     pub fn target_val(&self, name: &str) -> Option<JrResult<Val>> {
-        let dump = self.targets.get(name)?;
-        Some(dump_to_val(
-            dump,
-            &name.replace('.', "/"),
-            &format!("inventory of target {name}: "),
-        ))
+        self.targets.get(name)?;
+        Some(DumpNode::root(&self.targets, name).val())
     }
 
-    /// `kap.inventory()` of every target.
+    /// `kap.inventory()` of every target: each target's dump is converted
+    /// only when the jsonnet code reads it.
     fn all_val(&self) -> JrResult<Val> {
         let mut b = jrsonnet_evaluator::ObjValue::builder_with_capacity(self.targets.len());
-        for (name, dump) in self.targets.iter() {
-            b.field(name.as_str()).value(dump_to_val(
-                dump,
-                &name.replace('.', "/"),
-                &format!("inventory of target {name}: "),
-            )?);
+        for name in self.targets.keys() {
+            b.field(name.as_str())
+                .thunk(DumpNode::root(&self.targets, name).thunk());
         }
         Ok(Val::Obj(b.build()))
     }
 }
 
-/// A model dump as a jsonnet value with `parameters.kapitan.target_full_path`
-/// replaced (the rest converted as [`value_to_val_at`] does, keys in order;
-/// `what` names the target in a non-finite number's error).
-fn dump_to_val(dump: &Value, full_path: &str, what: &str) -> JrResult<Val> {
-    let Value::Map(top) = dump else {
-        return value_to_val_at(dump, &mut Vec::new(), what);
-    };
-    let route = ["parameters", "kapitan", "target_full_path"];
-    obj_along(top, &mut Vec::new(), what, &route, full_path)
+/// Where `parameters.kapitan.target_full_path` sits in a dump: jsonnet's
+/// view replaces it with the target's name, `.` as `/`.
+const FULL_PATH_ROUTE: [&str; 3] = ["parameters", "kapitan", "target_full_path"];
+
+/// A map or list inside one target's model dump, converted into a jsonnet
+/// value one level at a time, when the jsonnet code first reads it.
+///
+/// A component reads a few parameters of an inventory of thousands, and
+/// each `kap.inventory()` call (one per jsonnet file, every target's dump
+/// for `inventory_global()`) converted the whole dump: issue 18's
+/// platform spent 5% of a compile there. The node names its place by
+/// positions (the dumps are shared and never change while a compile
+/// runs), so it holds no borrowed data and no jsonnet values.
+#[derive(Clone)]
+struct DumpNode {
+    dumps: Arc<BTreeMap<String, Value>>,
+    target: Rc<str>,
+    /// Map entry or list positions from the dump's root.
+    path: Rc<[u32]>,
+    /// How many keys of [`FULL_PATH_ROUTE`] the path follows; `None` once
+    /// it left the route.
+    route: Option<u8>,
 }
 
-/// A map as a jsonnet object whose field along `route` is replaced by
-/// `full_path` at the end of the route.
-fn obj_along<'a>(
-    m: &'a Map,
-    path: &mut Vec<Seg<'a>>,
-    what: &str,
-    route: &[&str],
-    full_path: &str,
-) -> JrResult<Val> {
-    let mut b = jrsonnet_evaluator::ObjValue::builder_with_capacity(m.len());
-    for (k, item) in m {
-        path.push(Seg::Key(k));
-        let t = match (route.split_first(), item) {
-            (Some((first, rest)), _) if k == first && rest.is_empty() => {
-                Ok(jrsonnet_evaluator::Thunk::evaluated(Val::string(full_path)))
-            }
-            (Some((first, rest)), Value::Map(inner)) if k == first => {
-                obj_along(inner, path, what, rest, full_path)
-                    .map(jrsonnet_evaluator::Thunk::evaluated)
-            }
-            _ => lazy_val(item, path, what),
-        };
-        path.pop();
-        b.field(k.as_str()).thunk(t?);
+// A node holds plain Rust data only: nothing for the cycle collector to visit.
+impl Trace for DumpNode {
+    fn is_type_tracked() -> bool {
+        false
     }
-    Ok(Val::Obj(b.build()))
+}
+
+impl DumpNode {
+    fn root(dumps: &Arc<BTreeMap<String, Value>>, target: &str) -> Self {
+        Self {
+            dumps: dumps.clone(),
+            target: target.into(),
+            path: Rc::from(Vec::new()),
+            route: Some(0),
+        }
+    }
+
+    /// A thunk that converts this node once, on first use.
+    fn thunk(self) -> jrsonnet_evaluator::Thunk<Val> {
+        jrsonnet_evaluator::Thunk::new(jrsonnet_evaluator::val::MemoizedClosureThunk::new(
+            self,
+            |node: DumpNode| node.val(),
+        ))
+    }
+
+    fn what(&self) -> String {
+        format!("inventory of target {}: ", self.target)
+    }
+
+    /// The dump's value at this node, with the keys leading to it.
+    fn resolve(&self) -> Option<(&Value, Vec<Seg<'_>>)> {
+        let mut v = self.dumps.get(&*self.target)?;
+        let mut segs = Vec::with_capacity(self.path.len());
+        for &i in self.path.iter() {
+            v = match v {
+                Value::Map(m) => {
+                    let (k, item) = m.get_index(i as usize)?;
+                    segs.push(Seg::Key(k));
+                    item
+                }
+                Value::List(l) => {
+                    segs.push(Seg::Index(i as usize));
+                    l.get(i as usize)?
+                }
+                _ => return None,
+            };
+        }
+        Some((v, segs))
+    }
+
+    fn child(&self, i: usize, route: Option<u8>) -> Self {
+        let mut path = Vec::with_capacity(self.path.len() + 1);
+        path.extend_from_slice(&self.path);
+        path.push(i as u32);
+        Self {
+            dumps: self.dumps.clone(),
+            target: self.target.clone(),
+            path: path.into(),
+            route,
+        }
+    }
+
+    /// An element or field: scalars at once, maps and lists as nodes of
+    /// their own; a non-finite number fails only when used.
+    fn item_thunk(
+        &self,
+        i: usize,
+        item: &Value,
+        segs: &mut Vec<Seg<'_>>,
+        route: Option<u8>,
+    ) -> JrResult<jrsonnet_evaluator::Thunk<Val>> {
+        Ok(match item {
+            Value::Map(_) | Value::List(_) => self.child(i, route).thunk(),
+            Value::Float(f) if !f.is_finite() => {
+                jrsonnet_evaluator::Thunk::errored(rt_err(non_finite_message(segs, &self.what())))
+            }
+            _ => jrsonnet_evaluator::Thunk::evaluated(value_to_val_at(item, &mut Vec::new(), "")?),
+        })
+    }
+
+    /// This node as a jsonnet value, one level deep.
+    fn val(self) -> JrResult<Val> {
+        let Some((v, mut segs)) = self.resolve() else {
+            return Err(rt_err(format!("{}the value went away", self.what())));
+        };
+        match v {
+            Value::Map(m) => {
+                let mut b = jrsonnet_evaluator::ObjValue::builder_with_capacity(m.len());
+                for (i, (k, item)) in m.iter().enumerate() {
+                    let route = match self.route {
+                        Some(r) if FULL_PATH_ROUTE.get(r as usize) == Some(&k.as_str()) => {
+                            Some(r + 1)
+                        }
+                        _ => None,
+                    };
+                    if route == Some(FULL_PATH_ROUTE.len() as u8) {
+                        let full_path = self.target.replace('.', "/");
+                        b.field(k.as_str())
+                            .thunk(jrsonnet_evaluator::Thunk::evaluated(Val::string(full_path)));
+                        continue;
+                    }
+                    segs.push(Seg::Key(k));
+                    let t = self.item_thunk(i, item, &mut segs, route);
+                    segs.pop();
+                    b.field(k.as_str()).thunk(t?);
+                }
+                Ok(Val::Obj(b.build()))
+            }
+            Value::List(l) => {
+                let mut items = Vec::with_capacity(l.len());
+                for (i, item) in l.iter().enumerate() {
+                    segs.push(Seg::Index(i));
+                    let t = self.item_thunk(i, item, &mut segs, None);
+                    segs.pop();
+                    items.push(t?);
+                }
+                Ok(Val::arr(items))
+            }
+            scalar => value_to_val_at(scalar, &mut segs, &self.what()),
+        }
+    }
 }
 
 /// Everything a jsonnet evaluation needs besides the file.
@@ -785,6 +887,10 @@ impl Native {
                     }
                     _ => return Err(rt_err("inventory: inv_path must be a string or null")),
                 }
+                // Not kept for the next call: a call converts only the
+                // dump's top level (the rest on use), and kept values stayed
+                // allocated after their evaluation (115 MB more at issue
+                // 18's 200 targets; the cause was not found).
                 let inv = &self.env.inventory;
                 match target {
                     Some(t) => match inv.target_val(&t) {
@@ -1295,6 +1401,69 @@ mod tests {
         .unwrap();
         assert_eq!(serde_json::to_string(&v).unwrap(), r#"{"x":1,"y":2}"#);
         assert!(eval("/* never closed **\n{}").is_err());
+    }
+
+    /// `kap.inventory()` converts a dump one level at a time as the code
+    /// reads it (issue 18): what it reads is the dump, with
+    /// `parameters.kapitan.target_full_path` (and only that path) replaced,
+    /// and a non-finite number fails only where it is read.
+    #[test]
+    fn inventory_values_are_converted_as_read() {
+        let dump = |name: &str| {
+            let mut v = Value::from_json(&serde_json::json!({
+                "classes": ["common"],
+                "parameters": {
+                    "kapitan": {"target_full_path": "", "vars": {"target": name}},
+                    "other": {"kapitan": {"target_full_path": "kept"}},
+                    "list": [1, [2, {"x": "y"}], {"z": [true, null, 1.5]}],
+                    "bad": {"n": 0}
+                }
+            }));
+            if let Value::Map(top) = &mut v {
+                if let Some(Value::Map(p)) = top.get_mut("parameters") {
+                    p.insert("bad".into(), Value::Float(f64::INFINITY));
+                }
+            }
+            v
+        };
+        let targets: BTreeMap<String, Value> = [
+            ("a.b".to_string(), dump("a.b")),
+            ("c".to_string(), dump("c")),
+        ]
+        .into();
+        let dir = tempfile::tempdir().unwrap();
+        let env = JsonnetEnv {
+            search_paths: vec![dir.path().to_path_buf()],
+            inventory: Arc::new(InventoryView {
+                targets: Arc::new(targets),
+                inventory_path: dir.path().join("inventory"),
+            }),
+            python: None,
+        };
+        let run = |src: &str| {
+            let p = dir.path().join("main.jsonnet");
+            std::fs::write(&p, src).unwrap();
+            evaluate(&p, "a.b", &env)
+        };
+        let v = run("local kap = import 'lib/kapitan.libjsonnet';\n\
+             local p = kap.inventory().parameters;\n\
+             local g = kap.inventory_global();\n\
+             { full: p.kapitan.target_full_path, other: p.other, list: p.list, \
+               c: g.c.parameters.kapitan.target_full_path, \
+               targets: std.objectFields(g), classes: g['a.b'].classes, \
+               same: kap.inventory().parameters.list == g['a.b'].parameters.list }")
+        .unwrap();
+        assert_eq!(
+            serde_json::to_string(&v).unwrap(),
+            r#"{"c":"c","classes":["common"],"full":"a/b","list":[1,[2,{"x":"y"}],{"z":[true,null,1.5]}],"other":{"kapitan":{"target_full_path":"kept"}},"same":true,"targets":["a.b","c"]}"#
+        );
+        let err =
+            run("local kap = import 'lib/kapitan.libjsonnet'; kap.inventory().parameters.bad")
+                .unwrap_err();
+        assert!(
+            err.contains("inventory of target a.b: parameters.bad is .inf or .nan"),
+            "{err}"
+        );
     }
 
     /// Re-probe 7 (jsonnet-yaml-load-native-reparses-per-call): a file is
