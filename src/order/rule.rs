@@ -118,6 +118,10 @@ static PLACEHOLDER: LazyLock<Regex> =
 
 const PLACEHOLDERS: &str = "{api-group}, {kind}, {name}, {namespace}, {crd-kind}, {crd-group}";
 
+/// Longest group name or rule after substitution (1 MiB: a real one is a
+/// few hundred bytes).
+pub const MAX_SUBSTITUTED_LEN: usize = 1 << 20;
+
 /// Substitutes `{api-group}`, `{kind}`, `{name}`, `{namespace}`,
 /// `{crd-kind}` and `{crd-group}` with the resource's values. A placeholder
 /// that is unknown or empty for this resource is an error, as in kapp.
@@ -134,6 +138,9 @@ pub fn substitute_placeholders(template: &str, res: &Resource) -> Result<String,
         ("", "")
     };
     let mut error = None;
+    // Each placeholder repeats a value the file chose: 10,000 `{name}`s of
+    // a 100 KB name asked for gigabytes (re-probe 18).
+    let mut len = template.len();
     let out = PLACEHOLDER.replace_all(template, |caps: &regex::Captures| {
         let placeholder = &caps[0];
         let value = match placeholder {
@@ -158,6 +165,15 @@ pub fn substitute_placeholders(template: &str, res: &Resource) -> Result<String,
                     "Placeholder {placeholder} does not have a value for target resource (hint: placeholders with the 'crd-' prefix can only be used with CRDs)"
                 )
             });
+        }
+        len = len.saturating_add(value.len());
+        if len > MAX_SUBSTITUTED_LEN {
+            error.get_or_insert_with(|| {
+                format!(
+                    "the value is longer than {MAX_SUBSTITUTED_LEN} bytes once its placeholders are substituted: use fewer placeholders or shorter names"
+                )
+            });
+            return String::new();
         }
         value.to_string()
     });
@@ -293,6 +309,15 @@ mod tests {
         assert!(e.contains("Unknown placeholder {nope}"), "{e}");
         // `${x}` is another tool's syntax, but kapp still sees `{x}` in it.
         assert!(substitute_placeholders("g/${x}", &cm).is_err());
+        // Re-probe 18 (order-placeholder-substitution-unbounded-abort):
+        // repeated placeholders of a long name stop at the bound.
+        let mut long = cm.clone();
+        long.name = "a".repeat(100_000);
+        let e =
+            substitute_placeholders(&format!("g/{}", "{name}".repeat(10_000)), &long).unwrap_err();
+        assert!(e.contains("longer than 1048576 bytes"), "{e}");
+        let ok = substitute_placeholders(&format!("g/{}", "{name}".repeat(10)), &long).unwrap();
+        assert_eq!(ok.len(), 2 + 1_000_000);
     }
 
     #[test]
