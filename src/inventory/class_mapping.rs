@@ -26,6 +26,18 @@ pub const TOTAL_BACKTRACK: usize = 20_000_000;
 /// inventories ask for hundreds of targets x tens of mappings.
 pub const MAX_REGEX_MATCHES: usize = 1_000_000;
 
+/// Longest class name a regex mapping may make: a class is a file path
+/// (Linux's `PATH_MAX`).
+pub const MAX_CLASS_NAME: usize = 4096;
+
+/// The first 100 characters of a name quoted in an error.
+fn short(s: &str) -> String {
+    match s.char_indices().nth(100) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
 /// Refuses more than [`MAX_REGEX_MATCHES`] matches of `regexes` (the regex
 /// entries of `config`) against `targets` targets, naming the first entry.
 pub fn check_regex_matches(
@@ -152,8 +164,11 @@ impl ClassMapping {
         out: &mut Vec<String>,
         config: &Path,
     ) -> Result<(), InventoryError> {
+        // A set: one entry may list a hundred thousand classes, and a scan
+        // of `out` per class was quadratic (40,000 took 56 s; re-probe 18).
+        let mut seen: std::collections::HashSet<String> = out.iter().cloned().collect();
         let mut push = |c: String| {
-            if !out.contains(&c) {
+            if seen.insert(c.clone()) {
                 out.push(c);
             }
         };
@@ -182,6 +197,20 @@ impl ClassMapping {
                     for c in &self.classes {
                         let mut s = String::new();
                         cap.expand(c, &mut s);
+                        // A class name is a file path: `\\1` repeated
+                        // thousands of times made names of megabytes.
+                        if s.len() > MAX_CLASS_NAME {
+                            return Err(InventoryError::BadClassMapping {
+                                path: config.to_path_buf(),
+                                entry: re.as_str().to_string(),
+                                message: format!(
+                                    "class `{}` expands to {} bytes for `{}`, more than a class name can be ({MAX_CLASS_NAME} bytes, a file path): use fewer references to the match",
+                                    short(c),
+                                    s.len(),
+                                    short(node),
+                                ),
+                            });
+                        }
                         push(s);
                     }
                 }
@@ -201,6 +230,32 @@ impl ClassMapping {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Re-probe 18 (class-mappings-many-classes-quadratic): many classes
+    /// are deduplicated in order, and a regex mapping cannot make a class
+    /// name longer than a path.
+    #[test]
+    fn many_and_long_mapped_classes() {
+        let p = Path::new("reclass-config.yml");
+        let mut names: Vec<String> = (0..50_000).map(|i| format!("c{i}")).collect();
+        names.push("c7".into());
+        let m = ClassMapping::parse(&format!("* {}", names.join(" ")), p, MAX_BACKTRACK).unwrap();
+        let mut out = vec!["c3".to_string()];
+        m.append_if_matches("t", &mut out, p).unwrap();
+        assert_eq!(out.len(), 50_000);
+        assert_eq!(&out[..3], ["c3", "c0", "c1"]);
+        let m = ClassMapping::parse(&format!("/(.*)/ {}", "\\\\1".repeat(30)), p, MAX_BACKTRACK)
+            .unwrap();
+        let e = m
+            .append_if_matches(&"n".repeat(200), &mut Vec::new(), p)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expands to 6000 bytes"), "{e}");
+        assert!(e.len() < 600, "{e}");
+        let mut ok = Vec::new();
+        m.append_if_matches("short", &mut ok, p).unwrap();
+        assert_eq!(ok, ["short".repeat(30)]);
+    }
 
     /// Re-probe of 2026-11-26: a pattern just under fancy-regex's default
     /// of 1,000,000 steps per match, times 500 targets and 20 mappings, ran

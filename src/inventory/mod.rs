@@ -418,11 +418,12 @@ impl Inventory {
             name.to_string()
         };
         let config = &self.files[self.config_file as usize];
+        let mut seen = std::collections::HashSet::new();
         for (i, cm) in self.class_mappings.iter().enumerate() {
             let mut classes = Vec::new();
             cm.append_if_matches(&matchname, &mut classes, config)?;
             for c in classes {
-                if !out.iter().any(|(o, _)| *o == c) {
+                if seen.insert(c.clone()) {
                     out.push((c, i));
                 }
             }
