@@ -1477,6 +1477,7 @@ fn compile_target(
                 params,
                 &ctx.target_root,
                 &ctx.search_paths,
+                confined.as_deref(),
             )
         })
         .map_err(|e| CompileError::new(e.0).target(&plan.name))?;
