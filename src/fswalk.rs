@@ -28,6 +28,59 @@ fn max_walk_levels() -> u64 {
     *MAX.get_or_init(|| crate::limits::get("STRATA_MAX_WALK_LEVELS", 1_000_000))
 }
 
+/// `std::fs::canonicalize`. Resolving a path reads each of its prefixes
+/// (realpath reads every level as a possible link), so a walk that
+/// resolved each directory from the root cost every level each level above
+/// it: the walks resolve their root and symlinks only (see
+/// [`real_entry`]), and tests count what they resolve.
+pub fn resolve(path: &Path) -> std::io::Result<PathBuf> {
+    #[cfg(test)]
+    counted::note(path);
+    std::fs::canonicalize(path)
+}
+
+/// For tests: how many paths below a directory [`resolve`] resolved while
+/// a closure ran (on any thread: a compile's entries run on a pool).
+#[cfg(test)]
+pub(crate) mod counted {
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    static WATCHED: Mutex<Vec<(PathBuf, u64)>> = Mutex::new(Vec::new());
+
+    pub(super) fn note(path: &Path) {
+        let path = std::env::current_dir().unwrap_or_default().join(path);
+        let mut w = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
+        for (dir, n) in w.iter_mut() {
+            if path.starts_with(dir) {
+                *n += 1;
+            }
+        }
+    }
+
+    /// Runs `f`, and says how many paths below `dir` it resolved.
+    pub(crate) fn resolutions_below(dir: &Path, f: impl FnOnce()) -> u64 {
+        let lock = || WATCHED.lock().unwrap_or_else(|e| e.into_inner());
+        lock().push((dir.to_path_buf(), 0));
+        f();
+        let mut w = lock();
+        let at = w.iter().position(|(d, _)| d == dir).expect("watched");
+        w.remove(at).1
+    }
+}
+
+/// Where the directory entry `path` really is, given where its directory
+/// really is (`dir_real`) and whether the entry is a symlink (its own type,
+/// not its target's): an entry that is no link is its directory's real
+/// path joined with its name (an entry is never `.` or `..`); a link is
+/// resolved.
+pub fn real_entry(dir_real: &Path, path: &Path, link: bool) -> std::io::Result<PathBuf> {
+    match path.file_name() {
+        Some(name) if !link => Ok(dir_real.join(name)),
+        _ => resolve(path),
+    }
+}
+
 /// Why a walk does not enter a directory.
 #[derive(Debug, PartialEq)]
 pub enum Refusal {
@@ -147,14 +200,14 @@ impl std::error::Error for WalkError {}
 /// `descend` says false is left out, with all it holds.
 pub fn files_below(dir: &Path, descend: &dyn Fn(&Path) -> bool) -> Result<Vec<PathBuf>, WalkError> {
     let mut out = Vec::new();
-    let root = std::fs::canonicalize(dir).map_err(|source| WalkError {
+    let root = resolve(dir).map_err(|source| WalkError {
         path: dir.to_path_buf(),
         source,
     })?;
     let mut visits = Visits::default();
     // The root itself is entered once and cannot fail.
     let _ = visits.enter(root.clone());
-    walk(dir, &root, &mut visits, descend, &mut out)?;
+    walk(dir, &root, &root, &mut visits, descend, &mut out)?;
     Ok(out)
 }
 
@@ -165,8 +218,10 @@ pub fn files_below(dir: &Path, descend: &dyn Fn(&Path) -> bool) -> Result<Vec<Pa
 /// FIFO blocks a read forever and `/dev/zero` never ends. For template
 /// inputs (`ytt`, `strata template -f DIR`), which read every file.
 pub fn files_following(dir: &Path) -> Result<Vec<(String, PathBuf)>, WalkError> {
+    /// `real` is where `dir` really is: its entries are resolved from it.
     fn walk(
         dir: &Path,
+        real: PathBuf,
         base: &Path,
         visits: &mut Visits,
         out: &mut Vec<(String, PathBuf)>,
@@ -175,19 +230,21 @@ pub fn files_following(dir: &Path) -> Result<Vec<(String, PathBuf)>, WalkError> 
             path: path.to_path_buf(),
             source,
         };
-        let real = std::fs::canonicalize(dir).map_err(|e| fail(dir, e))?;
         visits
-            .enter(real)
+            .enter(real.clone())
             .map_err(|why| fail(dir, std::io::Error::other(why.message("read"))))?;
         let mut entries = Vec::new();
         for e in std::fs::read_dir(dir).map_err(|e| fail(dir, e))? {
-            entries.push(e.map_err(|e| fail(dir, e))?.path());
+            let e = e.map_err(|e| fail(dir, e))?;
+            let link = e.file_type().is_ok_and(|t| t.is_symlink());
+            entries.push((e.path(), link));
         }
         entries.sort();
-        for p in entries {
+        for (p, link) in entries {
             let meta = std::fs::metadata(&p).map_err(|e| fail(&p, e))?;
             if meta.is_dir() {
-                walk(&p, base, visits, out)?;
+                let inner = real_entry(&real, &p, link).map_err(|e| fail(&p, e))?;
+                walk(&p, inner, base, visits, out)?;
             } else if meta.is_file() {
                 let rel = p
                     .strip_prefix(base)
@@ -207,19 +264,26 @@ pub fn files_following(dir: &Path) -> Result<Vec<(String, PathBuf)>, WalkError> 
         visits.leave();
         Ok(())
     }
+    let real = resolve(dir).map_err(|source| WalkError {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let mut out = Vec::new();
-    walk(dir, dir, &mut Visits::default(), &mut out)?;
+    walk(dir, real, dir, &mut Visits::default(), &mut out)?;
     Ok(out)
 }
 
 /// Where a path really is, if that is inside `root`.
 pub fn inside(path: &Path, root: &Path) -> Option<PathBuf> {
-    let real = std::fs::canonicalize(path).ok()?;
+    let real = resolve(path).ok()?;
     real.starts_with(root).then_some(real)
 }
 
+/// `real` is where `dir` really is: entries that are no symlinks are
+/// resolved from it.
 fn walk(
     dir: &Path,
+    real: &Path,
     root: &Path,
     visits: &mut Visits,
     descend: &dyn Fn(&Path) -> bool,
@@ -238,27 +302,27 @@ fn walk(
         let Ok(meta) = std::fs::symlink_metadata(&p) else {
             continue;
         };
-        let meta = if meta.file_type().is_symlink() {
+        let (meta, inner) = if meta.file_type().is_symlink() {
             // Followed only to somewhere inside the tree.
-            if inside(&p, root).is_none() {
+            let Some(target) = inside(&p, root) else {
                 continue;
-            }
+            };
             match std::fs::metadata(&p) {
-                Ok(m) => m,
+                Ok(m) => (m, target),
                 Err(_) => continue,
             }
         } else {
-            meta
-        };
-        if meta.is_dir() {
-            let real = std::fs::canonicalize(&p).map_err(|source| WalkError {
+            let inner = real_entry(real, &p, false).map_err(|source| WalkError {
                 path: p.clone(),
                 source,
             })?;
+            (meta, inner)
+        };
+        if meta.is_dir() {
             if !descend(&p) {
                 continue;
             }
-            match visits.enter(real) {
+            match visits.enter(inner.clone()) {
                 Ok(()) => {}
                 // A link back up adds nothing that is not read already.
                 Err(Refusal::Loop) => continue,
@@ -269,7 +333,7 @@ fn walk(
                     })
                 }
             }
-            let r = walk(&p, root, visits, descend, out);
+            let r = walk(&p, &inner, root, visits, descend, out);
             visits.leave();
             r?;
         } else if meta.is_file() {
@@ -426,8 +490,46 @@ fn open_lock(path: &Path) -> Option<std::io::Result<std::fs::File>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A chain of `depth` directories below `root` ending in `x.txt`, and
+    /// its deepest directory.
+    pub(crate) fn chain(root: &Path, depth: usize) -> PathBuf {
+        let mut at = root.to_path_buf();
+        for _ in 0..depth {
+            at.push("d");
+        }
+        std::fs::create_dir_all(&at).unwrap();
+        std::fs::write(at.join("x.txt"), "x\n").unwrap();
+        at
+    }
+
+    /// Fix9 (re-probe 13/14's deep-walk cost in the other walks): a walk
+    /// resolves its root and its symlinks, not each directory from the root
+    /// (which cost each level every level above it).
+    #[cfg(unix)]
+    #[test]
+    fn walks_resolve_only_their_root_and_links() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("t");
+        let deep = chain(&root, 40);
+        std::os::unix::fs::symlink(&deep, root.join("link")).unwrap();
+        let mut below = Vec::new();
+        let n = counted::resolutions_below(tmp.path(), || {
+            below = files_below(&root, &not_git).unwrap();
+        });
+        assert_eq!(below.len(), 2, "{below:?}");
+        assert!(below[0].ends_with("d/d/x.txt") && below[1].ends_with("link/x.txt"));
+        assert!(n <= 3, "files_below resolved {n} paths");
+        let mut following = Vec::new();
+        let n = counted::resolutions_below(tmp.path(), || {
+            following = files_following(&root).unwrap();
+        });
+        assert_eq!(following.len(), 2, "{following:?}");
+        assert_eq!(following[1].0, "link/x.txt");
+        assert!(n <= 3, "files_following resolved {n} paths");
+    }
 
     /// Re-probe 14 (deep-walk-cost-many-branches-under-bound): each
     /// directory counts its depth against the walk's budget; a loop check

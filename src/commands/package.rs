@@ -471,6 +471,7 @@ fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
             install: Some(install),
             objects: &objects,
             extra_values: &extra,
+            inline_only: false,
         },
         work.path(),
     )

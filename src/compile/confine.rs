@@ -39,7 +39,7 @@ fn canonical(p: &Path) -> PathBuf {
     let mut rest = Vec::new();
     let mut cur = p.to_path_buf();
     loop {
-        if let Ok(mut c) = cur.canonicalize() {
+        if let Ok(mut c) = crate::fswalk::resolve(&cur) {
             c.extend(rest.iter().rev());
             return c;
         }
@@ -84,11 +84,26 @@ impl Confine {
 
     /// Whether reading `path` is allowed: `Err` with the message to show.
     pub fn check(&self, path: &Path) -> Result<(), String> {
+        self.check_with(path, canonical)
+    }
+
+    /// [`Self::check`] of `path` known to be really at `real` (a walk
+    /// resolves a directory from its parent's real path: resolving each
+    /// from the root cost each level every level above it).
+    pub fn check_resolved(&self, path: &Path, real: &Path) -> Result<(), String> {
+        self.check_with(path, |_| real.to_path_buf())
+    }
+
+    fn check_with(
+        &self,
+        path: &Path,
+        resolved: impl FnOnce(&Path) -> PathBuf,
+    ) -> Result<(), String> {
         let lex = absolute(path);
         let inside = |roots: &[PathBuf], p: &Path| roots.iter().any(|r| p.starts_with(r));
         let how = if !inside(&self.lexical, &lex) && !inside(&self.canonical, &lex) {
             ""
-        } else if !inside(&self.canonical, &canonical(&lex)) {
+        } else if !inside(&self.canonical, &resolved(&lex)) {
             " (through a symlink)"
         } else {
             return Ok(());
@@ -158,6 +173,15 @@ pub(crate) fn scoped<R>(confine: Option<Arc<Confine>>, f: impl FnOnce() -> R) ->
 pub(crate) fn check(path: &Path) -> Result<(), String> {
     ACTIVE.with(|a| match &*a.borrow() {
         Some(c) => c.check(path),
+        None => Ok(()),
+    })
+}
+
+/// [`check`] of `path` known to be really at `real`
+/// ([`Confine::check_resolved`]).
+pub(crate) fn check_resolved(path: &Path, real: &Path) -> Result<(), String> {
+    ACTIVE.with(|a| match &*a.borrow() {
+        Some(c) => c.check_resolved(path, real),
         None => Ok(()),
     })
 }

@@ -952,15 +952,13 @@ fn set_mode(path: &Path, mode: Option<u32>) {
 #[cfg(not(unix))]
 fn set_mode(_path: &Path, _mode: Option<u32>) {}
 
-/// Whether `dir` is the catalog being built, the catalog it replaces, or
-/// another compile's temporary catalog: `copy` of a directory that holds
-/// them (`input_paths: [.]`) would copy its own output into itself, level
-/// after level, and the previous catalog one level deeper every compile.
-fn is_own_output(ctx: &TargetCtx, dir: &Path) -> bool {
-    let Ok(real) = dir.canonicalize() else {
-        return false;
-    };
-    let Ok(catalog) = ctx.catalog_root.canonicalize() else {
+/// Whether the directory really at `real` is the catalog being built (really
+/// at `catalog`), the catalog it replaces, or another compile's temporary
+/// catalog: `copy` of a directory that holds them (`input_paths: [.]`)
+/// would copy its own output into itself, level after level, and the
+/// previous catalog one level deeper every compile.
+fn is_own_output(real: &Path, catalog: Option<&Path>) -> bool {
+    let Some(catalog) = catalog else {
         return false;
     };
     if real == catalog {
@@ -984,46 +982,95 @@ fn is_own_output(ctx: &TargetCtx, dir: &Path) -> bool {
 /// symlinks to them, recursively). A FIFO would block the read forever and
 /// a device (`/dev/zero`) never ends: both are refused, as are sockets.
 fn copy_into(ctx: &TargetCtx, src: &Path, dst: &Path) -> Result<(), String> {
-    copy_into_at(ctx, src, dst, dst, &mut crate::fswalk::Visits::default())
+    let catalog = crate::fswalk::resolve(&ctx.catalog_root).ok();
+    Copy {
+        ctx,
+        top: dst,
+        top_real: None,
+        catalog: catalog.as_deref(),
+        visits: crate::fswalk::Visits::default(),
+    }
+    .copy(src, None, dst)
 }
 
-fn copy_into_at(
-    ctx: &TargetCtx,
-    src: &Path,
-    dst: &Path,
-    top: &Path,
-    visits: &mut crate::fswalk::Visits,
-) -> Result<(), String> {
-    // Follows symlinks, as the copy does; opens nothing.
-    let meta = std::fs::metadata(src).map_err(|e| format!("{}: {e}", src.display()))?;
-    if meta.is_dir() {
-        if is_own_output(ctx, src) {
-            return Ok(());
-        }
-        // Before it is listed: the names of an outside directory (a key in
-        // the runner's home) are not the repository's to show either.
-        confine::check(src)?;
-        // A symlink to a directory above it (`up -> ..`) would repeat the
-        // tree until the path is too long.
-        let real = src
-            .canonicalize()
-            .map_err(|e| format!("{}: {e}", src.display()))?;
-        // The directory being copied into, met inside what is copied (a
-        // glob such as `*` matches the target's own output in the catalog
-        // being built): copying it would copy it into itself, level after
-        // level.
-        if top.canonicalize().is_ok_and(|t| t == real) {
-            return Ok(());
-        }
-        // A link back up (`up -> ..`) would repeat the tree until the path
-        // is too long; links that fan out would copy it 2^n times.
-        visits.enter(real).map_err(|why| {
-            format!(
-                "{}: {}: copy cannot follow it",
+/// One `copy` walk. Each directory is resolved from its parent's real path
+/// (only symlinks are resolved whole): resolving each from the root cost
+/// each level every level above it.
+struct Copy<'a> {
+    ctx: &'a TargetCtx<'a>,
+    /// The directory being copied into, and where it really is once it
+    /// exists.
+    top: &'a Path,
+    top_real: Option<PathBuf>,
+    /// Where the catalog being built really is.
+    catalog: Option<&'a Path>,
+    visits: crate::fswalk::Visits,
+}
+
+impl Copy<'_> {
+    /// Copies `src` (really at `real`, when its directory's walk knows it)
+    /// to `dst`.
+    fn copy(&mut self, src: &Path, real: Option<PathBuf>, dst: &Path) -> Result<(), String> {
+        let ctx = self.ctx;
+        // Follows symlinks, as the copy does; opens nothing.
+        let meta = std::fs::metadata(src).map_err(|e| format!("{}: {e}", src.display()))?;
+        if meta.is_dir() {
+            let real = match real {
+                Some(r) => r,
+                None => {
+                    crate::fswalk::resolve(src).map_err(|e| format!("{}: {e}", src.display()))?
+                }
+            };
+            if is_own_output(&real, self.catalog) {
+                return Ok(());
+            }
+            // Before it is listed: the names of an outside directory (a key
+            // in the runner's home) are not the repository's to show either.
+            confine::check_resolved(src, &real)?;
+            // The directory being copied into, met inside what is copied (a
+            // glob such as `*` matches the target's own output in the
+            // catalog being built): copying it would copy it into itself,
+            // level after level. It exists once the first directory is
+            // copied.
+            if self.top_real.is_none() {
+                self.top_real = crate::fswalk::resolve(self.top).ok();
+            }
+            if self.top_real.as_ref() == Some(&real) {
+                return Ok(());
+            }
+            // A link back up (`up -> ..`) would repeat the tree until the
+            // path is too long; links that fan out would copy it 2^n times.
+            self.visits.enter(real.clone()).map_err(|why| {
+                format!(
+                    "{}: {}: copy cannot follow it",
+                    src.display(),
+                    why.message("copied")
+                )
+            })?;
+            let res = self.copy_dir(src, &real, dst);
+            self.visits.leave();
+            res
+        } else if meta.is_file() {
+            match &real {
+                Some(r) => confine::check_resolved(src, r)?,
+                None => confine::check(src)?,
+            }
+            let bytes = std::fs::read(src).map_err(|e| format!("{}: {e}", src.display()))?;
+            write_file(ctx, dst, &bytes)?;
+            set_mode(dst, jinja::file_mode(src));
+            Ok(())
+        } else {
+            Err(format!(
+                "{}: {}, not a regular file or directory: copy reads only files and directories (and symlinks to them)",
                 src.display(),
-                why.message("copied")
-            )
-        })?;
+                special_kind(&meta)
+            ))
+        }
+    }
+
+    /// The entries of directory `src` (really at `real`), entered.
+    fn copy_dir(&mut self, src: &Path, real: &Path, dst: &Path) -> Result<(), String> {
+        let ctx = self.ctx;
         // As for output names: each level costs every later walk of the
         // catalog (a copied tree 800 levels deep took a review 51 s).
         let depth = dst
@@ -1045,23 +1092,13 @@ fn copy_into_at(
             .filter_map(Result::ok)
             .collect();
         entries.sort_by_key(|e| e.file_name());
-        let res = entries
-            .iter()
-            .try_for_each(|e| copy_into_at(ctx, &e.path(), &dst.join(e.file_name()), top, visits));
-        visits.leave();
-        res
-    } else if meta.is_file() {
-        confine::check(src)?;
-        let bytes = std::fs::read(src).map_err(|e| format!("{}: {e}", src.display()))?;
-        write_file(ctx, dst, &bytes)?;
-        set_mode(dst, jinja::file_mode(src));
-        Ok(())
-    } else {
-        Err(format!(
-            "{}: {}, not a regular file or directory: copy reads only files and directories (and symlinks to them)",
-            src.display(),
-            special_kind(&meta)
-        ))
+        entries.iter().try_for_each(|e| {
+            let path = e.path();
+            let link = e.file_type().is_ok_and(|t| t.is_symlink());
+            // A dangling link fails as it did: on reading what it names.
+            let inner = crate::fswalk::real_entry(real, &path, link).ok();
+            self.copy(&path, inner, &dst.join(e.file_name()))
+        })
     }
 }
 
@@ -1440,6 +1477,7 @@ fn compile_target(
                 params,
                 &ctx.target_root,
                 &ctx.search_paths,
+                confined.as_deref(),
             )
         })
         .map_err(|e| CompileError::new(e.0).target(&plan.name))?;

@@ -320,8 +320,18 @@ fn walk(root: &Path) -> Result<FileMap, DiffError> {
             path: root.to_path_buf(),
         });
     }
+    let real_root = crate::fswalk::resolve(root).map_err(|e| DiffError::Io {
+        path: root.to_path_buf(),
+        message: e.to_string(),
+    })?;
     let mut out = FileMap::new();
-    walk_dir(root, root, &mut crate::fswalk::Visits::default(), &mut out)?;
+    let mut walk = Walk {
+        root,
+        real_root: &real_root,
+        visits: crate::fswalk::Visits::default(),
+        out: &mut out,
+    };
+    walk.dir(root, real_root.clone())?;
     Ok(out)
 }
 
@@ -338,70 +348,81 @@ fn refused(text: String) -> PathBuf {
 /// manifests), but never into a directory that is already one of the
 /// current directory's ancestors, so a link back up the tree ends there,
 /// nor more than [`crate::fswalk::MAX_DIR_VISITS`] times into one directory.
-fn walk_dir(
-    root: &Path,
-    dir: &Path,
-    visits: &mut crate::fswalk::Visits,
-    out: &mut FileMap,
-) -> Result<(), DiffError> {
-    let io = |path: &Path, e: std::io::Error| DiffError::Io {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
-    let real = std::fs::canonicalize(dir).map_err(|e| io(dir, e))?;
-    match visits.enter(real) {
-        Ok(()) => {}
-        Err(crate::fswalk::Refusal::Loop) => return Ok(()),
-        Err(why) => {
-            return Err(DiffError::Io {
-                path: dir.to_path_buf(),
-                message: why.message("read"),
-            })
-        }
-    }
-    let real_root = std::fs::canonicalize(root).map_err(|e| io(root, e))?;
-    for entry in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
-        let entry = entry.map_err(|e| io(dir, e))?;
-        let path = entry.path();
-        let lmeta = std::fs::symlink_metadata(&path).map_err(|e| io(&path, e))?;
-        // A link out of the catalog (or dangling) is shown, never read.
-        let outside =
-            lmeta.file_type().is_symlink() && crate::fswalk::inside(&path, &real_root).is_none();
-        let meta = if outside {
-            None
-        } else {
-            Some(std::fs::metadata(&path).map_err(|e| io(&path, e))?)
+struct Walk<'a> {
+    root: &'a Path,
+    real_root: &'a Path,
+    visits: crate::fswalk::Visits,
+    out: &'a mut FileMap,
+}
+
+impl Walk<'_> {
+    /// `real` is where `dir` really is: entries that are no symlinks are
+    /// resolved from it, not each from the root (that cost each level
+    /// every level above it).
+    fn dir(&mut self, dir: &Path, real: PathBuf) -> Result<(), DiffError> {
+        let io = |path: &Path, e: std::io::Error| DiffError::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
         };
-        if meta.as_ref().is_some_and(|m| m.is_dir()) {
-            if entry.file_name() != ".git" {
-                walk_dir(root, &path, visits, out)?;
+        let root = self.root;
+        match self.visits.enter(real.clone()) {
+            Ok(()) => {}
+            Err(crate::fswalk::Refusal::Loop) => return Ok(()),
+            Err(why) => {
+                return Err(DiffError::Io {
+                    path: dir.to_path_buf(),
+                    message: why.message("read"),
+                })
             }
-            continue;
         }
-        let rel = path.strip_prefix(root).unwrap_or(&path);
-        let parts: Vec<String> = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
-        let (target, file) = if parts.len() == 1 {
-            (".".to_string(), parts[0].clone())
-        } else {
-            (parts[0].clone(), parts[1..].join("/"))
-        };
-        let shown = match &meta {
-            None => refused(format!(
-                "(symlink to {}: outside the catalog, not read)",
-                std::fs::read_link(&path)
-                    .map(|t| t.display().to_string())
-                    .unwrap_or_default()
-            )),
-            Some(m) if !m.is_file() => refused("(not a regular file, not read)".into()),
-            Some(_) => path,
-        };
-        out.insert((target, file), shown);
+        for entry in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
+            let entry = entry.map_err(|e| io(dir, e))?;
+            let path = entry.path();
+            let lmeta = std::fs::symlink_metadata(&path).map_err(|e| io(&path, e))?;
+            // A link out of the catalog (or dangling) is shown, never read.
+            let link = lmeta.file_type().is_symlink();
+            let inner = if link {
+                crate::fswalk::inside(&path, self.real_root)
+            } else {
+                crate::fswalk::real_entry(&real, &path, false).ok()
+            };
+            let outside = link && inner.is_none();
+            let meta = if outside {
+                None
+            } else {
+                Some(std::fs::metadata(&path).map_err(|e| io(&path, e))?)
+            };
+            if meta.as_ref().is_some_and(|m| m.is_dir()) {
+                if let Some(inner) = inner.filter(|_| entry.file_name() != ".git") {
+                    self.dir(&path, inner)?;
+                }
+                continue;
+            }
+            let rel = path.strip_prefix(root).unwrap_or(&path);
+            let parts: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            let (target, file) = if parts.len() == 1 {
+                (".".to_string(), parts[0].clone())
+            } else {
+                (parts[0].clone(), parts[1..].join("/"))
+            };
+            let shown = match &meta {
+                None => refused(format!(
+                    "(symlink to {}: outside the catalog, not read)",
+                    std::fs::read_link(&path)
+                        .map(|t| t.display().to_string())
+                        .unwrap_or_default()
+                )),
+                Some(m) if !m.is_file() => refused("(not a regular file, not read)".into()),
+                Some(_) => path,
+            };
+            self.out.insert((target, file), shown);
+        }
+        self.visits.leave();
+        Ok(())
     }
-    visits.leave();
-    Ok(())
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, DiffError> {
@@ -1000,6 +1021,27 @@ mod tests {
         }
         assert!(keys.contains(&("t".into(), "a.yaml".into())), "{keys:?}");
         assert!(keys.contains(&(".".into(), "top.txt".into())), "{keys:?}");
+    }
+
+    /// Fix9 (re-probe 13/14's deep-walk cost): the catalog walk resolves
+    /// its root and symlinks, not each directory from the root (which cost
+    /// each level every level above it).
+    #[cfg(unix)]
+    #[test]
+    fn the_catalog_walk_resolves_only_its_root_and_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("c");
+        let deep = crate::fswalk::tests::chain(&root.join("t"), 40);
+        std::os::unix::fs::symlink(&deep, root.join("t/link")).unwrap();
+        let mut files = FileMap::new();
+        let n = crate::fswalk::counted::resolutions_below(dir.path(), || {
+            files = walk(&root).unwrap();
+        });
+        let keys: Vec<_> = files.keys().map(|(t, f)| format!("{t}:{f}")).collect();
+        assert_eq!(keys.len(), 2, "{keys:?}");
+        assert!(keys[0].starts_with("t:d/d/") && keys[0].ends_with("/x.txt"));
+        assert_eq!(keys[1], "t:link/x.txt");
+        assert!(n <= 3, "the catalog walk resolved {n} paths");
     }
 
     /// Re-probe 7: a file whose only change is its executable bit was

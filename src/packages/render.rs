@@ -201,6 +201,10 @@ pub struct RenderInputs<'a> {
     /// Plain data values (name, YAML text) applied after the install's
     /// secrets: strata's inline `values` in the inventory, `--data-values-file`.
     pub extra_values: &'a [(String, String)],
+    /// Only `inline` fetch steps are taken (a confined compile: a pull
+    /// request's package would choose which repository or URL the runner
+    /// fetches, and the review would show it).
+    pub inline_only: bool,
 }
 
 /// A rendered package: its manifests as (relative file name, YAML text),
@@ -656,6 +660,16 @@ pub fn render_package(
             }
             work.join(sub)
         };
+        if inputs.inline_only && !step.as_map().is_some_and(|m| m.contains_key("inline")) {
+            let kind = step
+                .as_map()
+                .and_then(|m| m.keys().find(|k| *k != "path").cloned())
+                .unwrap_or_default();
+            return Err(unsupported(
+                p,
+                format!("fetch[{i}] `{kind}`: a confined compile (a review of a pull request) fetches only `inline` package content: the pull request would choose what the runner reads; inline the files, or compile without confinement"),
+            ));
+        }
         fetch_step(p, step, &dest)?;
     }
     let mut stream: Option<Vec<(String, String)>> = None;
@@ -814,6 +828,7 @@ mod tests {
                 install: Some(&i),
                 objects: &secret,
                 extra_values: &extra,
+                inline_only: false,
             },
             work.path(),
         )
@@ -839,6 +854,7 @@ mod tests {
                 install: Some(&i),
                 objects: &other,
                 extra_values: &[],
+                inline_only: false,
             },
             work.path(),
         )

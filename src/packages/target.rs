@@ -12,6 +12,7 @@ use super::model::{ModelError, PackageInstall, Strictness};
 use super::render::{self, RenderInputs};
 use super::repo::{self, RepoContent};
 use super::select::SelectError;
+use crate::compile::confine::Confine;
 use crate::value::Value;
 use std::path::{Path, PathBuf};
 
@@ -137,11 +138,14 @@ pub fn version_file(install: &PackageInstall, r: &super::install::Resolution) ->
 /// Runs the packages phase for one target: `params` are its parameters,
 /// `target_root` its output directory (inside the catalog being built),
 /// `search_paths` where relative repository directories are looked up.
+/// A confined compile (`confine`: a review's) reads repository directories
+/// only inside it and fetches only inline content.
 /// Returns the install names rendered.
 pub fn compile_target_packages(
     params: &Value,
     target_root: &Path,
     search_paths: &[PathBuf],
+    confine: Option<&Confine>,
 ) -> Result<Vec<String>, PackagesError> {
     let source = Path::new("parameters");
     let mut wanted = Vec::new();
@@ -202,6 +206,14 @@ pub fn compile_target_packages(
                         "parameters.package_repositories.{name}.path: directory `{path}` not found in the search paths {search_paths:?}"
                     ))
                 })?;
+                // The directory and every link below it (`packages ->
+                // /elsewhere`): the repository's files are rendered into
+                // the catalog the review shows.
+                if let Some(c) = confine {
+                    c.check_tree(&dir).map_err(|e| {
+                        PackagesError(format!("parameters.package_repositories.{name}.path: {e}"))
+                    })?;
+                }
                 contents.push(
                     repo::content_from_dir(&name, &dir, Strictness::Lenient).map_err(|e| {
                         PackagesError(format!("parameters.package_repositories.{name}: {e}"))
@@ -209,6 +221,15 @@ pub fn compile_target_packages(
                 );
             }
             DeclaredRepository::Repository(r) if r.paused => {}
+            DeclaredRepository::Repository(r)
+                if confine.is_some()
+                    && !matches!(r.source, super::model::RepoSource::Inline { .. }) =>
+            {
+                return Err(PackagesError(format!(
+                    "parameters.package_repositories.{}.fetch: a confined compile (a review of a pull request) fetches no package repository but inline ones: the pull request would choose what the runner reads; use `path:` to a directory of the repository or `fetch.inline`, or compile without confinement",
+                    r.meta.name
+                )));
+            }
             DeclaredRepository::Repository(r) => {
                 // Locked: the next run removes the ones killed runs left.
                 let work = crate::fswalk::locked_temp_dir(&std::env::temp_dir(), "strata-pkg-")
@@ -254,6 +275,7 @@ pub fn compile_target_packages(
                 install: Some(&w.install),
                 objects: &objects,
                 extra_values: &extra,
+                inline_only: confine.is_some(),
             },
             work.path(),
         )

@@ -4751,3 +4751,81 @@ fn a_killed_helm_runs_scratch_is_swept_by_the_next_run() {
     run_env(&d, &check, &[("TMPDIR", scratch.to_str().unwrap())], 0);
     assert!(!stale.exists(), "the killed check's scratch is still there");
 }
+
+/// Re-probe 18 (packages-phase-not-confined-reads-runner-files-and-fetches):
+/// a confined compile's packages phase read a package repository outside
+/// the tree (an absolute `path:`, a `packages` link out of it), cloned a
+/// repository and fetched a URL the pull request named, and rendered what
+/// it read into the catalog the review shows.
+#[cfg(unix)]
+#[test]
+fn a_confined_packages_phase_reads_and_fetches_nothing_outside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = |fetch: &str, motd: &str| {
+        format!("apiVersion: data.packaging.carvel.dev/v1alpha1\nkind: Package\nmetadata: {{name: leak.example.com.1.0.0}}\nspec:\n  refName: leak.example.com\n  version: 1.0.0\n  template:\n    spec:\n      fetch: [{fetch}]\n      template: [{{ytt: {{}}}}]\n      deploy: [{{kapp: {{}}}}]\n# {motd}\n")
+    };
+    let inline = |motd: &str| {
+        pkg(
+            &format!("{{inline: {{paths: {{a.yml: \"motd: {motd}\"}}}}}}"),
+            "",
+        )
+    };
+    let outside = tmp.path().join("outside");
+    write(
+        &outside.join("packages/p.yml"),
+        &inline("OUTSIDE_DIR_VALUE"),
+    );
+    let d = tmp.path().join("repo");
+    let target = |t: &str, repo: &str| {
+        format!("parameters:\n  kapitan: {{vars: {{target: {t}}}}}\n  package_repositories:\n    r: {repo}\n  packages_install:\n    i:\n      packageRef: {{refName: leak.example.com, versionSelection: {{constraints: \">=0.0.0\"}}}}\n")
+    };
+    write(&d.join("mine/packages/p.yml"), &inline("MINE_VALUE"));
+    write(
+        &d.join("inventory/targets/ok.yml"),
+        &target("ok", "{path: mine}"),
+    );
+    let confined = |t: &str, repo: &str| {
+        write(
+            &d.join(format!("inventory/targets/{t}.yml")),
+            &target(t, repo),
+        );
+        let out = run(&d, &["compile", "--confine", "-t", t], 2);
+        assert!(!out.contains("_VALUE"), "{out}");
+        out
+    };
+    let out = confined("abs", &format!("{{path: {}}}", outside.display()));
+    assert!(
+        out.contains("parameters.package_repositories.r.path: refusing to read"),
+        "{out}"
+    );
+    std::fs::create_dir_all(d.join("linked")).unwrap();
+    std::os::unix::fs::symlink(outside.join("packages"), d.join("linked/packages")).unwrap();
+    let out = confined("link", "{path: linked}");
+    assert!(out.contains("(through a symlink)"), "{out}");
+    let out = confined(
+        "git",
+        &format!("{{fetch: {{git: {{url: {}}}}}}}", outside.display()),
+    );
+    assert!(
+        out.contains("package_repositories.r.fetch: a confined compile"),
+        "{out}"
+    );
+    for (t, fetch) in [
+        ("pkggit", format!("{{git: {{url: {}}}}}", outside.display())),
+        (
+            "pkghttp",
+            "{http: {url: \"http://127.0.0.1:9/x.yml\"}}".into(),
+        ),
+    ] {
+        write(&d.join(format!("{t}/packages/p.yml")), &pkg(&fetch, ""));
+        let out = confined(t, &format!("{{path: {t}}}"));
+        assert!(
+            out.contains("a confined compile (a review of a pull request) fetches only `inline` package content"),
+            "{out}"
+        );
+    }
+    // The repository's own directory and inline content: rendered.
+    run(&d, &["compile", "--confine", "-t", "ok"], 0);
+    let text = std::fs::read_to_string(d.join("compiled/ok/packages/i/a.yml")).unwrap();
+    assert!(text.contains("MINE_VALUE"), "{text}");
+}
