@@ -32,10 +32,11 @@ use std::collections::HashSet;
 /// and `masterauth` (also `redis-server --requirepass X`), and OpenLDAP's
 /// `rootpw`/`bindpw` as keys (cn=config LDIF's `olcRootPW: X`), and
 /// `pass` written after one of a few words with no separator (WP-CLI's
-/// `--dbpass`, `adminpass`, `rootpass`; not `bypass`, `compass`), and
+/// `--dbpass`, `adminpass`, `rootpass`, offlineimap's `remotepass`; not
+/// `bypass`, `compass`), and
 /// `REDIS_AUTH`; a pre-shared key, `psk` as the last word (`IPSEC_PSK`,
 /// `wpa_psk`), and a wallet's `MNEMONIC` (its seed phrase).
-pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw|(^|[_.-])psk|mnemonic)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|rootpw$|bindpw$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind)pass$|redis[_.-]?auth$)";
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw|(^|[_.-])psk|mnemonic)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|rootpw$|bindpw$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind|remote|imap|pop|ftp)pass$|redis[_.-]?auth$)";
 
 /// Secret words found anywhere in a key name, after detect-secrets'
 /// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
@@ -953,6 +954,15 @@ fn with_registry_login<'p>(mut programs: Vec<&'p str>, lists: [&[Value]; 2]) -> 
     programs
 }
 
+/// A JAAS configuration's `user_NAME="X"` option (Kafka's
+/// `PlainLoginModule`, ZooKeeper's `DigestLoginModule`): the password of
+/// user NAME (re-probe 17). Read only in a text naming a `LoginModule`:
+/// elsewhere `user_agent` or `user_name` is not a password.
+fn jaas_user(key: &str) -> bool {
+    key.strip_prefix("user_")
+        .is_some_and(|name| !name.is_empty())
+}
+
 /// [`KEYWORD_PATTERN`]'s rule.
 fn keyword_in_key(key: &str) -> bool {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
@@ -1260,6 +1270,27 @@ pub struct Redactor {
     /// -AsPlainText` (the plain text of a secure string). The stdin forms
     /// are [`stdin_password_re`]'s.
     gh_secret: Regex,
+    /// A BIND TSIG (or rndc) key's `secret "X";` inside its `key { }`
+    /// block, at a line's start or after `{`/`;` (re-probe 17). The `;`
+    /// is what tells it from an HCL block (`secret "db" {`).
+    tsig_secret: Regex,
+    /// net-snmp's SNMPv3 user, `createUser [-e ID] NAME SHA "X" [AES "X"]`:
+    /// the authentication and privacy passphrases (groups 2 and 4;
+    /// re-probe 17).
+    snmp_user: Regex,
+    /// A chrony or ntpd key file line, `ID TYPE [HEX:|ASCII:]X` (`1 SHA256
+    /// HEX:…`, ntpd's `1 M X`), the key the line's last word (re-probe 17).
+    ntp_key: Regex,
+    /// squid's `cache_peer … login=USER:X` (re-probe 17).
+    squid_login: Regex,
+    /// A line that is only `Pass X` (isync/mbsync's `Pass`, an FTP
+    /// session's `PASS X`), capitalised: lower-case `pass` is Python's
+    /// statement and pf's rule (`pass out all`) (re-probe 17).
+    pass_line: Regex,
+    /// A Dovecot password with a plain-text scheme, `{PLAIN}X`,
+    /// `{CLEARTEXT}X`, `{PLAIN.b64}X` (a passwd-file's `user:{PLAIN}X::`);
+    /// hashed schemes (`{SHA512-CRYPT}`) stay (re-probe 17).
+    plain_scheme: Regex,
 }
 
 impl Default for Redactor {
@@ -1490,7 +1521,32 @@ impl Redactor {
             r#"(["'])((?:[A-Za-z0-9_.\-]+:)+)([A-Za-z_][A-Za-z0-9_.\-]*)(["'][ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
+        let tsig_secret = Regex::new(r#"(?m)((?:^|[{;])[ \t]*secret[ \t]+)("[^"\n]*")([ \t]*;)"#)
+            .expect("static regex is valid");
+        let snmp_user = Regex::new(
+            r#"(\bcreateUser[ \t]+(?:-e[ \t]+\S+[ \t]+|-[lm][ \t]+)*[^\s"'(\-]\S*[ \t]+(?i:MD5|SHA(?:-?[0-9]{3})?)[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"']+)(?:([ \t]+(?i:DES|AES(?:128|192|256)?C?)[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"']+))?"#,
+        )
+        .expect("static regex is valid");
+        let ntp_key = Regex::new(
+            r"(?m)(^[ \t]*[0-9]+[ \t]+(?:M|MD5|SHA1?|SHA(?:3-)?(?:224|256|384|512)|RMD(?:128|160|256|320)|TIGER|WHIRLPOOL|AES(?:128|256)(?:CMAC)?)[ \t]+(?:(?:HEX|ASCII):)?)(\S+)([ \t]*(?:#[^\n]*)?)$",
+        )
+        .expect("static regex is valid");
+        let squid_login = Regex::new(r"(\bcache_peer\b[^\n]*?[ \t]login=[^\s:]+:)(\S+)")
+            .expect("static regex is valid");
+        let pass_line =
+            Regex::new(r#"(?m)(^[ \t]*(?:Pass|PASS)[ \t]+)("[^"\n]*"|[^\s"]+)([ \t]*)$"#)
+                .expect("static regex is valid");
+        let plain_scheme = Regex::new(
+            r#"(\{(?i:PLAIN|CLEARTEXT)(?:-TRUNC)?(?:\.(?i:b64|base64|hex))?\})([^:\s'"][^:\s]*)"#,
+        )
+        .expect("static regex is valid");
         Ok(Redactor {
+            ntp_key,
+            squid_login,
+            pass_line,
+            plain_scheme,
+            tsig_secret,
+            snmp_user,
             xml_setting,
             here_string,
             gh_secret,
@@ -1625,7 +1681,8 @@ impl Redactor {
 
     /// A string value under a key named `auth` (docker `config.json`'s
     /// `auths.<registry>.auth`, base64 of `user:password`; htpasswd-style
-    /// `auth: "admin:password"`) that has the shape of a credential.
+    /// `auth: "admin:password"`) that has the shape of a credential; a
+    /// base64 value under `encrypt` (re-probe 17).
     fn auth_value(&self, key: &str, value: &str) -> bool {
         let key = key.trim_matches(['"', '\'']);
         // `basicAuth`, `basic_auth`, `basic-auth`, also as the last part
@@ -1641,13 +1698,21 @@ impl Redactor {
                     .any(|b| tail.ends_with(b))
             });
 
-        if !(key.eq_ignore_ascii_case("auth") || basic) {
+        // Consul's and Nomad's gossip key (`encrypt = "<base64>"`, also
+        // `consul agent -encrypt=X` and JSON): `encrypt` is also a switch
+        // (`encrypt = true`, `encrypt: tls`), so only a key's shape is.
+        let encrypt = key.eq_ignore_ascii_case("encrypt");
+        if !(key.eq_ignore_ascii_case("auth") || basic || encrypt) {
             return false;
         }
         let v = value.trim().trim_matches(['"', '\'']);
-        let user_pass = v.split_once(':').is_some_and(|(u, p)| {
-            !u.is_empty() && !p.is_empty() && !v.contains(char::is_whitespace) && !v.contains("//")
-        });
+        let user_pass = !encrypt
+            && v.split_once(':').is_some_and(|(u, p)| {
+                !u.is_empty()
+                    && !p.is_empty()
+                    && !v.contains(char::is_whitespace)
+                    && !v.contains("//")
+            });
         let base64 = v.len() >= 8
             && v.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
@@ -1718,6 +1783,7 @@ impl Redactor {
     fn scrub_at(&self, text: &str, depth: usize) -> String {
         let receivers = self.defaults && names_receivers(text);
         let jwk = self.defaults && text.contains("kty");
+        let jaas = self.defaults && text.contains("LoginModule");
         let mut out = mask_url_passwords(text, OLD);
         if out.contains("github") {
             replace_in(&mut out, &self.github_userinfo, |c: &regex::Captures| {
@@ -2102,6 +2168,7 @@ impl Redactor {
                 if (self.key_matches(key)
                     || (receivers && receiver_key(key))
                     || (jwk && jwk_private(key))
+                    || (jaas && jaas_user(key))
                     || self.auth_value(key, value))
                     && value != OLD
                     && !value.is_empty()
@@ -2182,6 +2249,55 @@ impl Redactor {
                 } else {
                     c[0].to_string()
                 }
+            });
+        }
+        if out.contains("secret \"") && out.contains(';') {
+            replace_in(&mut out, &self.tsig_secret, |c: &regex::Captures| {
+                if c[2].contains(OLD) {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}{}", &c[1], &c[3])
+                }
+            });
+        }
+        if ["MD5", "SHA", "AES", " M ", "RMD", "TIGER", "WHIRLPOOL"]
+            .iter()
+            .any(|w| out.contains(w))
+        {
+            replace_in(&mut out, &self.ntp_key, |c: &regex::Captures| {
+                if c[2].contains(OLD) {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}{}", &c[1], &c[3])
+                }
+            });
+        }
+        if out.contains("cache_peer") && out.contains("login=") {
+            replace_in(&mut out, &self.squid_login, hide_after_first);
+        }
+        if out.contains("Pass") || out.contains("PASS") {
+            replace_in(&mut out, &self.pass_line, |c: &regex::Captures| {
+                if c[2].contains(OLD) {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}{}", &c[1], &c[3])
+                }
+            });
+        }
+        if ["{PLAIN", "{CLEARTEXT", "{plain", "{cleartext"]
+            .iter()
+            .any(|w| out.contains(w))
+        {
+            replace_in(&mut out, &self.plain_scheme, hide_after_first);
+        }
+        if out.contains("createUser ") {
+            replace_in(&mut out, &self.snmp_user, |c: &regex::Captures| {
+                let mut s = format!("{}{OLD}", &c[1]);
+                if let Some(privacy) = c.get(3) {
+                    s.push_str(privacy.as_str());
+                    s.push_str(OLD);
+                }
+                s
             });
         }
         // Written in lower case by redis.conf, sentinel.conf and
@@ -2912,6 +3028,8 @@ impl Redactor {
         let receivers = self.defaults && names_receivers(text);
         // A JSON Web Key's private members ([`jwk_private`]).
         let jwk = self.defaults && text.contains("kty");
+        // A JAAS file's `user_NAME="X"` entries ([`jaas_user`]).
+        let jaas = self.defaults && text.contains("LoginModule");
         // A block list of args (`- redis-cli` / `- -a` / `- VALUE`), maybe
         // split over `command:` and `args:`: the programs the file names.
         let mut programs: Vec<&str> = ["redis-cli", "curl", "sshpass"]
@@ -3154,7 +3272,8 @@ impl Redactor {
                     if env_value
                         || self.key_matches(&key_of(&c))
                         || (receivers && receiver_key(&key_of(&c)))
-                        || (jwk && jwk_private(&key_of(&c))) =>
+                        || (jwk && jwk_private(&key_of(&c)))
+                        || (jaas && jaas_user(&key_of(&c))) =>
                 {
                     let value = c[4].trim();
                     if value.is_empty() || value.starts_with('|') || value.starts_with('>') {
@@ -6485,5 +6604,118 @@ mod tests {
             ],
         );
         shown_everywhere(&r, &["port = ENV.fetch('PORT') { '3000' }"]);
+    }
+
+    /// Each file, as a block in a ConfigMap, in both modes: `s3cr3tVx`
+    /// hidden.
+    fn file_hidden_everywhere(r: &Redactor, files: &[&str]) {
+        let mut shown = Vec::new();
+        for file in files {
+            let block: String = file.lines().map(|l| format!("    {l}\n")).collect();
+            let yaml = format!("data:\n  f: |\n{block}");
+            for out in both_modes(r, &yaml) {
+                if out.contains("s3cr3tVx") {
+                    shown.push(format!("{file} -> {out}"));
+                }
+            }
+        }
+        assert!(shown.is_empty(), "shown:\n{}", shown.join("\n"));
+    }
+
+    /// Each file, as a block in a ConfigMap, unchanged in both modes.
+    fn file_shown_everywhere(r: &Redactor, files: &[&str]) {
+        let mut hidden = Vec::new();
+        for file in files {
+            let block: String = file.lines().map(|l| format!("    {l}\n")).collect();
+            let yaml = format!("data:\n  f: |\n{block}");
+            let [semantic, text] = both_modes(r, &yaml);
+            if text != yaml || semantic.contains(OLD) {
+                hidden.push(format!("{file} -> {text} / {semantic}"));
+            }
+        }
+        assert!(hidden.is_empty(), "hidden:\n{}", hidden.join("\n"));
+    }
+
+    /// Re-probe 17 (r-redact-network-daemon-and-mail-config-secrets, the
+    /// shapes left in Known gaps): Consul/Nomad's gossip key, a BIND TSIG
+    /// key's secret, SNMPv3 `createUser` passphrases, Kafka JAAS user
+    /// entries.
+    #[test]
+    fn gossip_encrypt_tsig_secret_snmp_users_and_jaas_entries() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "encrypt = \"s3cr3tVx\"",
+                "{\"encrypt\": \"s3cr3tVx\", \"server\": true}",
+                "consul agent -encrypt=s3cr3tVx",
+                "createUser monitor SHA \"s3cr3tVx\" AES \"s3cr3tVx\"",
+                "createUser -e 0x8000000001 monitor SHA-256 s3cr3tVx AES s3cr3tVx",
+                "createUser monitor MD5 s3cr3tVx",
+                "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" password=\"adminpw\" user_alice=\"s3cr3tVx\";",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &[
+                "server {\n  enabled = true\n  encrypt = \"s3cr3tVx\"\n}",
+                "key \"ddns-key\" {\n    algorithm hmac-sha256;\n    secret \"s3cr3tVx\";\n};",
+                "key ddns { algorithm hmac-sha256; secret \"s3cr3tVx\"; };",
+                "KafkaServer {\n  org.apache.kafka.common.security.plain.PlainLoginModule required\n  username=\"admin\"\n  password=\"adminpw\"\n  user_admin=\"s3cr3tVx\"\n  user_alice=\"s3cr3tVx\";\n};",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "encrypt = true",
+                "encrypt: \"tls\"",
+                "encrypt_verify_incoming = true",
+                "user_agent=\"curl/8.0\"",
+                "createUser -e 0x8000000001 monitor",
+                "db.createUser({user: \"app\", roles: []})",
+            ],
+        );
+        file_shown_everywhere(&r, &["secret \"db\" {\n  path = \"kv/db\"\n}"]);
+    }
+
+    /// Re-probe 17 (the Known gaps' shapes, second part): chrony/ntpd key
+    /// files, squid's `cache_peer … login=u:X`, offlineimap's
+    /// `remotepass`, isync's `Pass X`, Dovecot's `{PLAIN}X`.
+    #[test]
+    fn ntp_keys_squid_peer_login_mail_client_passes_and_plain_schemes() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "1 SHA256 HEX:s3cr3tVx",
+                "10 MD5 s3cr3tVx",
+                "2 AES128 HEX:s3cr3tVx # primary",
+                "1 M s3cr3tVx",
+                "cache_peer parent.example.com parent 3128 0 no-query login=proxyuser:s3cr3tVx",
+                "remotepass = s3cr3tVx",
+                "imappass: s3cr3tVx",
+                "Pass s3cr3tVx",
+                "Pass \"s3cr3tVx\"",
+                "PASS s3cr3tVx",
+                "alice:{PLAIN}s3cr3tVx::::::",
+                "bob:{CLEARTEXT}s3cr3tVx",
+                "carol:{PLAIN.b64}s3cr3tVx:1000:1000::/home/carol",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "server 1.pool.ntp.org iburst",
+                "1 2 3",
+                "cache_peer parent.example.com parent 3128 0 no-query login=PASSTHRU",
+                "remotepassfile = ~/.imap-pw",
+                "remoteuser = me",
+                "PassCmd \"pass show mail\"",
+                "Pass the value on to the next stage.",
+                "pass",
+                "pass out all",
+                "alice:{SHA512-CRYPT}$6$abc$def::::::",
+            ],
+        );
     }
 }

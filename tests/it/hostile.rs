@@ -767,6 +767,12 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("authorization-index-assignment-doppler", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.py: |\n    headers[\"Authorization\"] = \"Splunk {V}\"\n  app.rb: |\n    h = { \"Authorization\" => \"Bearer {V}-2\" }\n  x: dp.st.prd.{V}abcdefghijklmnopqrstuvwxyz0123\n", "idxauth9301x"),
     // Re-probe 17: SNMP communities and FRR's BGP and OSPF keys.
     ("snmp-community-frr-keys", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  snmpd.conf: |\n    rocommunity {V} 10.0.0.0/8\n  frr.conf: |\n    router bgp 65000\n     neighbor 10.0.0.2 password {V}-2\n    interface eth0\n     ip ospf message-digest-key 1 md5 {V}-3\n", "snmpfrr9901x"),
+    // Re-probe 17 (Known gaps): Consul/Nomad's gossip key, a BIND TSIG
+    // secret, SNMPv3 createUser passphrases, Kafka JAAS user entries.
+    ("gossip-encrypt-tsig-snmp-user-jaas", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  consul.hcl: |\n    encrypt = \"{V}\"\n  consul.json: '{\"encrypt\": \"{V}\"}'\n  named.conf: |\n    key \"ddns\" {\n        algorithm hmac-sha256;\n        secret \"{V}-3\";\n    };\n  snmpd.conf: |\n    createUser monitor SHA \"{V}-4\" AES \"{V}-5\"\n  jaas.conf: |\n    KafkaServer {\n      org.apache.kafka.common.security.plain.PlainLoginModule required\n      username=\"admin\"\n      user_alice=\"{V}-6\";\n    };\n", "gossip9921x"),
+    // Re-probe 17 (Known gaps): chrony keys, squid's peer login, mail
+    // clients' passes, Dovecot's plain scheme.
+    ("ntp-keys-squid-login-mail-passes-plain-scheme", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  chrony.keys: |\n    1 SHA256 HEX:{V}\n  squid.conf: |\n    cache_peer parent.example.com parent 3128 0 no-query login=proxyuser:{V}-2\n  offlineimaprc: |\n    [Repository r]\n    remotepass = {V}-3\n  mbsyncrc: |\n    IMAPAccount a\n    User me\n    Pass {V}-4\n  users: |\n    alice:{PLAIN}{V}-5::::::\n", "ntpkeys9922x"),
     // Re-probe 17: `set KEY = X` (muttrc) and MySQL's `SET PASSWORD FOR u = 'X'`.
     ("set-directive-spaced-equals-and-for-user", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  muttrc: |\n    set smtp_pass = \"{V}\"\n  init.sql: |\n    SET PASSWORD FOR 'app'@'%' = '{V}-2';\n", "setfor9801x"),
     // Verify 17: a word joiner glued to a key, an OpenVPN tls-crypt-v2
