@@ -34,9 +34,10 @@ use std::collections::HashSet;
 /// `pass` written after one of a few words with no separator (WP-CLI's
 /// `--dbpass`, `adminpass`, `rootpass`, offlineimap's `remotepass`; not
 /// `bypass`, `compass`), and
-/// `REDIS_AUTH`; a pre-shared key, `psk` as the last word (`IPSEC_PSK`,
+/// `REDIS_AUTH`, the Neo4j image's `NEO4J_AUTH` (`user/password`); a
+/// pre-shared key, `psk` as the last word (`IPSEC_PSK`,
 /// `wpa_psk`), and a wallet's `MNEMONIC` (its seed phrase).
-pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw|(^|[_.-])psk|mnemonic)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|rootpw$|bindpw$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind|remote|imap|pop|ftp)pass$|redis[_.-]?auth$)";
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw|(^|[_.-])psk|mnemonic)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|rootpw$|bindpw$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind|remote|imap|pop|ftp)pass$|redis[_.-]?auth$|neo4j[_.-]?auth$)";
 
 /// Secret words found anywhere in a key name, after detect-secrets'
 /// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
@@ -1049,6 +1050,10 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // in client `.ovpn` files) and the SSH.com / RFC 4716 frame
     // (`---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`).
     r"(?s)-----BEGIN[ A-Z0-9_-]{0,100}(?:PRIVATE KEY(?: BLOCK)?|OpenVPN [A-Za-z0-9 _.-]{1,60}?)-----(?:.*?-----END[ A-Z0-9_-]{0,100}(?:PRIVATE KEY(?: BLOCK)?|OpenVPN [A-Za-z0-9 _.-]{1,60}?)-----|.*)|---- BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY ----(?:.*?---- END[ A-Z0-9_-]{0,100}PRIVATE KEY ----|.*)",
+    // A minisign or OpenBSD signify secret key file: its comment line
+    // and the base64 key below it (re-probe 17; a public key's comment
+    // says `public key`).
+    r"untrusted comment: [^\n]*secret key[^\n]*\r?\n[ \t]*[A-Za-z0-9+/]{16,}={0,2}",
     // A PuTTY key file, to its `Private-MAC` line (or the end).
     r"(?s)PuTTY-User-Key-File-[0-9]+:.*?(?:Private-MAC:[^\n]*|\z)",
     // stripe-access-token, gcp-api-key, sendgrid-api-token
@@ -1226,7 +1231,9 @@ pub struct Redactor {
     /// `set -gx GITHUB_TOKEN X` (fish), `set $api_key "X";` (nginx),
     /// `setenv API_TOKEN X` (csh), `setx API_TOKEN X` (Windows `cmd`),
     /// `set(API_TOKEN X)` (CMake), `set env(API_TOKEN) X` (Tcl),
-    /// PowerShell's `Set-Item -Path Env:API_TOKEN -Value X`: group 2 is
+    /// PowerShell's `Set-Item -Path Env:API_TOKEN -Value X` and
+    /// `Set-Variable -Name DbPassword -Value X` (`New-Variable`; re-probe
+    /// 17): group 2 is
     /// the key. A value that is an option (`gh secret set DB_PASSWORD
     /// --body X`, the option's own rule reads it), a redirection or a
     /// variable is not one. An `=` between blanks (muttrc's `set
@@ -1291,6 +1298,9 @@ pub struct Redactor {
     /// `{CLEARTEXT}X`, `{PLAIN.b64}X` (a passwd-file's `user:{PLAIN}X::`);
     /// hashed schemes (`{SHA512-CRYPT}`) stay (re-probe 17).
     plain_scheme: Regex,
+    /// MongoDB's `db.changeUserPassword("user", "X")`: the password is the
+    /// second argument (re-probe 17).
+    mongo_password: Regex,
 }
 
 impl Default for Redactor {
@@ -1498,7 +1508,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let set_pair = Regex::new(
-            r#"((?:\bset[ \t]+env\(|\bset\([ \t]*(?:ENV\{)?|\b(?:set|setenv|setx|SET|SETX|Setx)[ \t]+(?:[-/][A-Za-z]+[ \t]+)*\$?|(?i:\b(?:set|new)-item)[ \t]+(?:(?i:-path)[ \t]+)?(?i:env):)([A-Za-z_][A-Za-z0-9_]*)\}?\)?[ \t]+(?:(?i:-value)[ \t]+|(?:(?i:for)[ \t]+[^\s=]+[ \t]*)?=[ \t]*)?)("[^"\n]*"|'[^'\n]*'|[^\s;"')][^\s;)]*)"#,
+            r#"((?:\bset[ \t]+env\(|\bset\([ \t]*(?:ENV\{)?|\b(?:set|setenv|setx|SET|SETX|Setx)[ \t]+(?:[-/][A-Za-z]+[ \t]+)*\$?|(?i:\b(?:set|new)-item)[ \t]+(?:(?i:-path)[ \t]+)?(?i:env):|(?i:\b(?:set|new)-variable)[ \t]+(?:(?i:-name)[ \t]+)?)([A-Za-z_][A-Za-z0-9_]*)\}?\)?[ \t]+(?:(?i:-value)[ \t]+|(?:(?i:for)[ \t]+[^\s=]+[ \t]*)?=[ \t]*)?)("[^"\n]*"|'[^'\n]*'|[^\s;"')][^\s;)]*)"#,
         )
         .expect("static regex is valid");
         let xml_keyed = Regex::new(
@@ -1540,7 +1550,12 @@ impl Redactor {
             r#"(\{(?i:PLAIN|CLEARTEXT)(?:-TRUNC)?(?:\.(?i:b64|base64|hex))?\})([^:\s'"][^:\s]*)"#,
         )
         .expect("static regex is valid");
+        let mongo_password = Regex::new(
+            r#"(\bchangeUserPassword[ \t]*\([ \t]*(?:"[^"\n]*"|'[^'\n]*')[ \t]*,[ \t]*["'])([^"'\n]*)"#,
+        )
+        .expect("static regex is valid");
         Ok(Redactor {
+            mongo_password,
             ntp_key,
             squid_login,
             pass_line,
@@ -2044,6 +2059,8 @@ impl Redactor {
             || out.contains("set(")
             || out.contains("-Item")
             || out.contains("-item")
+            || out.contains("-Variable")
+            || out.contains("-variable")
         {
             replace_in(&mut out, &self.set_pair, |c: &regex::Captures| {
                 let value = c[3].trim_start_matches(['"', '\'']);
@@ -2289,6 +2306,15 @@ impl Redactor {
             .any(|w| out.contains(w))
         {
             replace_in(&mut out, &self.plain_scheme, hide_after_first);
+        }
+        if out.contains("changeUserPassword") {
+            replace_in(&mut out, &self.mongo_password, |c: &regex::Captures| {
+                if c[2].is_empty() || c[2].contains(OLD) {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}", &c[1])
+                }
+            });
         }
         if out.contains("createUser ") {
             replace_in(&mut out, &self.snmp_user, |c: &regex::Captures| {
@@ -3252,6 +3278,14 @@ impl Redactor {
                 compact_items = false;
                 continue;
             }
+            // An HCL block named for secrets (Consul's `acl { tokens {
+            // initial_management = "X" } }`): its lines to the closing
+            // brace, like a secret key's open bracket.
+            if body.ends_with('{') && hcl_block_name(body).is_some_and(|n| self.key_matches(n)) {
+                bracket = Some(('{', '}', 1));
+                out.push_str(line);
+                continue;
+            }
             let caps = line_re.captures(body).or_else(|| {
                 if body.contains('\\') {
                     escaped_key_re.captures(body)
@@ -3392,6 +3426,17 @@ fn heredoc_marker(value: &str) -> Option<&str> {
     marker
         .starts_with(|ch: char| ch.is_ascii_alphabetic() || ch == '_')
         .then_some(marker)
+}
+
+/// The name of an unlabelled HCL block a line opens (`tokens {`), if it
+/// is one: a single identifier before a `{` that ends the line.
+fn hcl_block_name(body: &str) -> Option<&str> {
+    let name = body.trim().strip_suffix('{')?.trim_end();
+    let ok = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    ok.then_some(name)
 }
 
 /// A value that opens a bracket (`[`, `{`, `(`) it does not close on its
@@ -6715,6 +6760,50 @@ mod tests {
                 "pass",
                 "pass out all",
                 "alice:{SHA512-CRYPT}$6$abc$def::::::",
+            ],
+        );
+    }
+
+    /// Re-probe 17 (the Known gaps' shapes, last part): MongoDB's
+    /// `changeUserPassword`, `NEO4J_AUTH`, PowerShell's `Set-Variable`,
+    /// an HCL block named for secrets (Consul's `acl { tokens { … } }`),
+    /// a minisign (or signify) secret key file.
+    #[test]
+    fn mongo_neo4j_powershell_variables_hcl_secret_blocks_and_minisign_keys() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "db.changeUserPassword(\"app\", \"s3cr3tVx\")",
+                "db.getSiblingDB('admin').changeUserPassword('app', 's3cr3tVx', {w: 1})",
+                "NEO4J_AUTH=neo4j/s3cr3tVx",
+                "NEO4J_AUTH: neo4j/s3cr3tVx",
+                "Set-Variable -Name DbPassword -Value \"s3cr3tVx\"",
+                "New-Variable -Name ApiToken -Value 's3cr3tVx' -Scope Global",
+                "Set-Variable DbPassword \"s3cr3tVx\"",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &[
+                "acl {\n  enabled = true\n  tokens {\n    initial_management = \"s3cr3tVx\"\n    agent = \"s3cr3tVx\"\n  }\n}",
+                "untrusted comment: minisign encrypted secret key\nRWRTY0Iys3cr3tVxAAAAAAAAAAAAAAAAAAAA",
+                "untrusted comment: signify secret key\nRWRCSwAAACqs3cr3tVxAAAAAAAAAAAAAAAAAA",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "db.changeUserPassword(\"app\", passwordPrompt())",
+                "Set-Variable -Name LogLevel -Value \"debug\"",
+                "NEO4J_dbms_memory_heap_max__size=1G",
+            ],
+        );
+        file_shown_everywhere(
+            &r,
+            &[
+                "acl {\n  enabled = true\n  default_policy = \"deny\"\n}",
+                "untrusted comment: minisign public key 1234\nRWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3",
             ],
         );
     }

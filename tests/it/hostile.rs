@@ -773,6 +773,10 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     // Re-probe 17 (Known gaps): chrony keys, squid's peer login, mail
     // clients' passes, Dovecot's plain scheme.
     ("ntp-keys-squid-login-mail-passes-plain-scheme", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  chrony.keys: |\n    1 SHA256 HEX:{V}\n  squid.conf: |\n    cache_peer parent.example.com parent 3128 0 no-query login=proxyuser:{V}-2\n  offlineimaprc: |\n    [Repository r]\n    remotepass = {V}-3\n  mbsyncrc: |\n    IMAPAccount a\n    User me\n    Pass {V}-4\n  users: |\n    alice:{PLAIN}{V}-5::::::\n", "ntpkeys9922x"),
+    // Re-probe 17 (Known gaps): MongoDB's changeUserPassword, NEO4J_AUTH,
+    // PowerShell's Set-Variable, an HCL block named for secrets, a
+    // minisign secret key.
+    ("mongo-neo4j-set-variable-hcl-tokens-minisign", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  init.js: |\n    db.changeUserPassword(\"app\", \"{V}\")\n  app.env: |\n    NEO4J_AUTH=neo4j/{V}-2\n  s.ps1: |\n    Set-Variable -Name DbPassword -Value \"{V}-3\"\n  consul.hcl: |\n    acl {\n      tokens {\n        initial_management = \"{V}-4\"\n      }\n    }\n  minisign.key: |\n    untrusted comment: minisign encrypted secret key\n    RWRTY0Iy{V}AAAAAAAAAAAAAAAA\n", "mongoneo9923x"),
     // Re-probe 17: `set KEY = X` (muttrc) and MySQL's `SET PASSWORD FOR u = 'X'`.
     ("set-directive-spaced-equals-and-for-user", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  muttrc: |\n    set smtp_pass = \"{V}\"\n  init.sql: |\n    SET PASSWORD FOR 'app'@'%' = '{V}-2';\n", "setfor9801x"),
     // Verify 17: a word joiner glued to a key, an OpenVPN tls-crypt-v2
