@@ -36,8 +36,11 @@ use std::collections::HashSet;
 /// `bypass`, `compass`), and
 /// `REDIS_AUTH`, the Neo4j image's `NEO4J_AUTH` (`user/password`); a
 /// pre-shared key, `psk` as the last word (`IPSEC_PSK`,
-/// `wpa_psk`), and a wallet's `MNEMONIC` (its seed phrase).
-pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw|(^|[_.-])psk|mnemonic)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|rootpw$|bindpw$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind|remote|imap|pop|ftp)pass$|redis[_.-]?auth$|neo4j[_.-]?auth$)";
+/// `wpa_psk`), and a wallet's `MNEMONIC` (its seed phrase). Re-probe 18:
+/// `creds` (`REGISTRY_CREDS`), `storepass`/`keypass` (Gradle and Ant
+/// properties), `PASSCODE`, `PASSKEY`, a key that is the token type
+/// `bearer`.
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|cred(?:s|entials?)|(^|[_.-])pass|(^|[_.-])pw|(^|[_.-])psk|mnemonic|pass[_.-]?(?:code|key)|(^|[_.-])bearer)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|rootpw$|bindpw$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind|remote|imap|pop|ftp|store|key)pass$|redis[_.-]?auth$|neo4j[_.-]?auth$)";
 
 /// Secret words found anywhere in a key name, after detect-secrets'
 /// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
@@ -45,10 +48,13 @@ pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret
 /// distribution cookie, `RABBITMQ_ERLANG_COOKIE`, Elixir's
 /// `RELEASE_COOKIE`, with which a node joins the cluster and runs code;
 /// `ENCRYPTKEY` and `ENCRYPT_KEY`, Mattermost's and Serf's; WireGuard's
-/// `PresharedKey`): the key is secret
+/// `PresharedKey`; re-probe 18: `PRIVKEY`, a wallet's `SEED_PHRASE`, a
+/// `TOTP_SEED`, and the word password in German, Dutch, Portuguese,
+/// Spanish and French; not a plain `seed`, which is a random generator's
+/// more often): the key is secret
 /// unless the last word after the last of them is one of
 /// [`REFERENCE_WORDS`]. [`PRODUCT_KEY_PATTERN`] adds more.
-pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|passphrase|secret|token|credential|api[_.-]?key|private[_.-]?key|access[_.-]?key|account[_.-]?key|encrypt(?:ion)?[_.-]?key|pre[_.-]?shared[_.-]?key|signing[_.-]?key|client[_.-]?key|erlang[_.-]?cookie|release[_.-]?cookie";
+pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|passphrase|secret|token|credential|api[_.-]?key|priv(?:ate)?[_.-]?key|seed[_.-]?phrase|otp[_.-]?seed|passwort|kennwort|wachtwoord|senha|contrase(?:n|ñ)a|mot[_.-]?de[_.-]?passe|access[_.-]?key|account[_.-]?key|encrypt(?:ion)?[_.-]?key|pre[_.-]?shared[_.-]?key|signing[_.-]?key|client[_.-]?key|erlang[_.-]?cookie|release[_.-]?cookie";
 
 /// More of [`KEYWORD_PATTERN`]'s words (after the fifth re-probe): the
 /// `KEY` names of well-known products' secrets, Rails' `RAILS_MASTER_KEY`,
@@ -1360,9 +1366,11 @@ impl Redactor {
         // read: its value is a command line, and in code `!=` compares.
         // A comment marker glued to the key (`#password: x`, `!db.password=x`
         // in a `.properties` file) starts it too: a commented-out secret is
-        // usually a real old or alternative value (re-probe 15r).
+        // usually a real old or alternative value (re-probe 15r). A `}`
+        // before the key ends a variable or template part of its name
+        // (`${PREFIX}_PASSWORD = x`, `{{ env }}_DB_PASSWORD=x`: re-probe 18).
         let inline = Regex::new(
-            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[#!]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*'))+|"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|''|'\\'')*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
+            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[#!}]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*'))+|"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|''|'\\'')*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
         // The element may have attributes (`<password encrypted="false">`,
@@ -2177,6 +2185,11 @@ impl Redactor {
                     // (`profile::db::password: x`).
                     return c[0].to_string();
                 }
+                if &c[3] == ":" && matches!(value, "env" | "file") && c[1].ends_with('-') {
+                    // keytool's `-storepass:env VAR` / `-keypass:file F`:
+                    // where the password is, which the next word names.
+                    return c[0].to_string();
+                }
                 if c[3].starts_with('}') && c[3].contains(':') {
                     // `${PWD}:/src`: a shell variable in a path, not a key
                     // (`${env:KEY} = x` and `$ENV{KEY} = x` assign with `=`).
@@ -2292,7 +2305,10 @@ impl Redactor {
         if out.contains("cache_peer") && out.contains("login=") {
             replace_in(&mut out, &self.squid_login, hide_after_first);
         }
-        if out.contains("Pass") || out.contains("PASS") {
+        if ["Pass ", "Pass\t", "PASS ", "PASS\t"]
+            .iter()
+            .any(|w| out.contains(w))
+        {
             replace_in(&mut out, &self.pass_line, |c: &regex::Captures| {
                 if c[2].contains(OLD) {
                     c[0].to_string()
@@ -6806,5 +6822,49 @@ mod tests {
                 "untrusted comment: minisign public key 1234\nRWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3",
             ],
         );
+    }
+
+    /// Re-probe 18 (r-redact-key-words-creds-privkey-storepass-passcode-seed):
+    /// short and other-language names of secrets.
+    #[test]
+    fn short_and_localized_secret_key_words() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "REGISTRY_CREDS=s3cr3tVx",
+                "creds: \"ci:s3cr3tVx\"",
+                "PRIVKEY=s3cr3tVx",
+                "privKey: s3cr3tVx",
+                "storepass=s3cr3tVx",
+                "keypass=s3cr3tVx",
+                "PASSCODE=s3cr3tVx",
+                "PASSKEY=s3cr3tVx",
+                "TOTP_SEED=s3cr3tVx",
+                "SEED_PHRASE=s3cr3tVx",
+                "bearer: s3cr3tVx",
+                "${PREFIX}_PASSWORD = s3cr3tVx",
+                "{{ env }}_DB_PASSWORD=s3cr3tVx",
+                "Passwort=s3cr3tVx",
+                "senha=s3cr3tVx",
+                "contrasena=s3cr3tVx",
+                "mot_de_passe=s3cr3tVx",
+                "wachtwoord=s3cr3tVx",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "random_seed: 42",
+                "seed: 1234",
+                "privkey_path: /etc/ssl/privkey.pem",
+                "credsFile: /etc/creds.json",
+                "${PREFIX}_HOST = db",
+                "passkey_enabled: yes",
+            ],
+        );
+        // A catalog key (semantic mode).
+        let (_, b) = r.redact_pair(None, Some(&v("tls: {privkey: s3cr3tVx}\n")));
+        assert!(!crate::yaml::emit::to_yaml_string(&b).contains("s3cr3tVx"));
     }
 }

@@ -777,6 +777,9 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     // PowerShell's Set-Variable, an HCL block named for secrets, a
     // minisign secret key.
     ("mongo-neo4j-set-variable-hcl-tokens-minisign", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  init.js: |\n    db.changeUserPassword(\"app\", \"{V}\")\n  app.env: |\n    NEO4J_AUTH=neo4j/{V}-2\n  s.ps1: |\n    Set-Variable -Name DbPassword -Value \"{V}-3\"\n  consul.hcl: |\n    acl {\n      tokens {\n        initial_management = \"{V}-4\"\n      }\n    }\n  minisign.key: |\n    untrusted comment: minisign encrypted secret key\n    RWRTY0Iy{V}AAAAAAAAAAAAAAAA\n", "mongoneo9923x"),
+    // Re-probe 18: short and other-language names of secrets, a key
+    // after a variable part.
+    ("short-and-localized-key-words", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  a.env: |\n    REGISTRY_CREDS={V}\n    PRIVKEY={V}-2\n    PASSCODE={V}-3\n    TOTP_SEED={V}-4\n    ${PREFIX}_PASSWORD = {V}-5\n  gradle.properties: |\n    storepass={V}-6\n    keypass={V}-7\n  l.properties: |\n    Passwort={V}-8\n  b.yaml: |\n    bearer: {V}-9\n---\ntls: {privkey: {V}-10}\n", "keywords9931x"),
     // Re-probe 17: `set KEY = X` (muttrc) and MySQL's `SET PASSWORD FOR u = 'X'`.
     ("set-directive-spaced-equals-and-for-user", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  muttrc: |\n    set smtp_pass = \"{V}\"\n  init.sql: |\n    SET PASSWORD FOR 'app'@'%' = '{V}-2';\n", "setfor9801x"),
     // Verify 17: a word joiner glued to a key, an OpenVPN tls-crypt-v2
