@@ -39,8 +39,9 @@ use std::collections::HashSet;
 /// `wpa_psk`), and a wallet's `MNEMONIC` (its seed phrase). Re-probe 18:
 /// `creds` (`REGISTRY_CREDS`), `storepass`/`keypass` (Gradle and Ant
 /// properties), `PASSCODE`, `PASSKEY`, a key that is the token type
-/// `bearer`.
-pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|cred(?:s|entials?)|(^|[_.-])pass|(^|[_.-])pw|(^|[_.-])psk|mnemonic|pass[_.-]?(?:code|key)|(^|[_.-])bearer)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|rootpw$|bindpw$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind|remote|imap|pop|ftp|store|key)pass$|redis[_.-]?auth$|neo4j[_.-]?auth$)";
+/// `bearer`, SSSD's `ldap_default_authtok`, the Kafka Schema Registry
+/// client's `basic.auth.user.info` (`KEY:SECRET`).
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|cred(?:s|entials?)|(^|[_.-])pass|(^|[_.-])pw|(^|[_.-])psk|mnemonic|pass[_.-]?(?:code|key)|(^|[_.-])bearer|(^|[_.-])authtok|basic[_.-]auth[_.-]user[_.-]info)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|rootpw$|bindpw$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind|remote|imap|pop|ftp|store|key)pass$|redis[_.-]?auth$|neo4j[_.-]?auth$)";
 
 /// Secret words found anywhere in a key name, after detect-secrets'
 /// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
@@ -48,13 +49,14 @@ pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret
 /// distribution cookie, `RABBITMQ_ERLANG_COOKIE`, Elixir's
 /// `RELEASE_COOKIE`, with which a node joins the cluster and runs code;
 /// `ENCRYPTKEY` and `ENCRYPT_KEY`, Mattermost's and Serf's; WireGuard's
-/// `PresharedKey`; re-probe 18: `PRIVKEY`, a wallet's `SEED_PHRASE`, a
+/// `PresharedKey`; re-probe 18: Splunk's `pass4SymmKey`, OCI's
+/// `pass_phrase`, Traefik's ACME `hmacEncoded`, `PRIVKEY`, a wallet's `SEED_PHRASE`, a
 /// `TOTP_SEED`, and the word password in German, Dutch, Portuguese,
 /// Spanish and French; not a plain `seed`, which is a random generator's
 /// more often): the key is secret
 /// unless the last word after the last of them is one of
 /// [`REFERENCE_WORDS`]. [`PRODUCT_KEY_PATTERN`] adds more.
-pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|passphrase|secret|token|credential|api[_.-]?key|priv(?:ate)?[_.-]?key|seed[_.-]?phrase|otp[_.-]?seed|passwort|kennwort|wachtwoord|senha|contrase(?:n|ñ)a|mot[_.-]?de[_.-]?passe|access[_.-]?key|account[_.-]?key|encrypt(?:ion)?[_.-]?key|pre[_.-]?shared[_.-]?key|signing[_.-]?key|client[_.-]?key|erlang[_.-]?cookie|release[_.-]?cookie";
+pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|pass[_.-]?phrase|pass4symm[_.-]?key|hmac[_.-]?encoded|secret|token|credential|api[_.-]?key|priv(?:ate)?[_.-]?key|seed[_.-]?phrase|otp[_.-]?seed|passwort|kennwort|wachtwoord|senha|contrase(?:n|ñ)a|mot[_.-]?de[_.-]?passe|access[_.-]?key|account[_.-]?key|encrypt(?:ion)?[_.-]?key|pre[_.-]?shared[_.-]?key|signing[_.-]?key|client[_.-]?key|erlang[_.-]?cookie|release[_.-]?cookie";
 
 /// More of [`KEYWORD_PATTERN`]'s words (after the fifth re-probe): the
 /// `KEY` names of well-known products' secrets, Rails' `RAILS_MASTER_KEY`,
@@ -64,13 +66,16 @@ pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|passphrase|secret|token|
 /// `COOKIE_KEY`, `STRIPE_KEY`, Tailscale's `TS_AUTHKEY` (`AUTH_KEY`);
 /// Airflow's `FERNET_KEY`, Consul's `GOSSIP_KEY`, Vault's `UNSEAL_KEY` and
 /// `RECOVERY_KEY`, Elastic Fleet's `ENROLLMENT_KEY`, `DEPLOY_KEY`, the
-/// Fluentd/Fluent Bit forward protocol's `shared_key`; not `primary_key`, `routing_key` or `public_key`. Run
+/// Fluentd/Fluent Bit forward protocol's `shared_key`; re-probe 18:
+/// Backblaze's `B2_APPLICATION_KEY` (Datadog's `DD_APPLICATION_KEY`),
+/// Artifactory's `JOINKEY`, WAL-G's `LIBSODIUM_KEY`; not `primary_key`, `routing_key` or `public_key`. Run
 /// only on keys holding `key` in any case.
-pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:master|licen[cs]e|app|sdk|write|admin|hmac|session|cookie|integration|stripe|auth|fernet|gossip|unseal|recovery|enrollment|deploy|shared)[_.-]?key";
+pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:master|licen[cs]e|app(?:lication)?|join|libsodium|sdk|write|admin|hmac|session|cookie|integration|stripe|auth|fernet|gossip|unseal|recovery|enrollment|deploy|shared)[_.-]?key";
 
 /// The last word of a key that names or points at a secret rather than
 /// holding it (`secretName`, `passwordSecretRef`, `tokenPath`,
-/// `DB_PASSWORD_FILE`, `tokenUrl`, `passwordPolicy`). A word, not a
+/// `DB_PASSWORD_FILE`, `tokenUrl`, `passwordPolicy`, Kafka's
+/// `basic.auth.credentials.source`). A word, not a
 /// suffix: `tokenProfile` does not end in the word `file`.
 pub const REFERENCE_WORDS: &[&str] = &[
     "name",
@@ -97,6 +102,7 @@ pub const REFERENCE_WORDS: &[&str] = &[
     "class",
     "provider",
     "stdin",
+    "source",
 ];
 
 /// Keys holding a list of Secret names (a ServiceAccount's `secrets`, a pod's
@@ -1725,7 +1731,10 @@ impl Redactor {
         // `consul agent -encrypt=X` and JSON): `encrypt` is also a switch
         // (`encrypt = true`, `encrypt: tls`), so only a key's shape is.
         let encrypt = key.eq_ignore_ascii_case("encrypt");
-        if !(key.eq_ignore_ascii_case("auth") || basic || encrypt) {
+        // A dotted key's last segment (Elastic Beats' `cloud.auth:
+        // "elastic:X"`: re-probe 18).
+        let last = key.rsplit('.').next().unwrap_or(key);
+        if !(last.eq_ignore_ascii_case("auth") || basic || encrypt) {
             return false;
         }
         let v = value.trim().trim_matches(['"', '\'']);
@@ -6865,6 +6874,46 @@ mod tests {
         );
         // A catalog key (semantic mode).
         let (_, b) = r.redact_pair(None, Some(&v("tls: {privkey: s3cr3tVx}\n")));
+        assert!(!crate::yaml::emit::to_yaml_string(&b).contains("s3cr3tVx"));
+    }
+
+    /// Re-probe 18 (r-redact-product-credential-key-names-pass4symmkey-
+    /// authtok-basic-auth-user-info): products' own names for secrets.
+    #[test]
+    fn product_credential_key_names() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "pass4SymmKey = s3cr3tVx",
+                "ldap_default_authtok = s3cr3tVx",
+                "basic.auth.user.info=SRKEY:s3cr3tVx",
+                "schema.registry.basic.auth.user.info=SRKEY:s3cr3tVx",
+                "pass_phrase=s3cr3tVx",
+                "cloud.auth: \"elastic:s3cr3tVx\"",
+                "hmacEncoded: s3cr3tVx",
+                "B2_APPLICATION_KEY=s3cr3tVx",
+                "DD_APPLICATION_KEY=s3cr3tVx",
+                "JF_SHARED_SECURITY_JOINKEY=s3cr3tVx",
+                "WALG_LIBSODIUM_KEY=s3cr3tVx",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "basic.auth.credentials.source=USER_INFO",
+                "ldap_default_authtok_type = password",
+                "cloud.auth: ldap",
+                "cloud.id: \"staging:ZXUtd2VzdC0x\"",
+                "application_id: app",
+            ],
+        );
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v(
+                "splunk: {pass4SymmKey: s3cr3tVx}\nsr: {basic.auth.user.info: \"K:s3cr3tVx\"}\n",
+            )),
+        );
         assert!(!crate::yaml::emit::to_yaml_string(&b).contains("s3cr3tVx"));
     }
 }

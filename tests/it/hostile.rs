@@ -780,6 +780,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     // Re-probe 18: short and other-language names of secrets, a key
     // after a variable part.
     ("short-and-localized-key-words", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  a.env: |\n    REGISTRY_CREDS={V}\n    PRIVKEY={V}-2\n    PASSCODE={V}-3\n    TOTP_SEED={V}-4\n    ${PREFIX}_PASSWORD = {V}-5\n  gradle.properties: |\n    storepass={V}-6\n    keypass={V}-7\n  l.properties: |\n    Passwort={V}-8\n  b.yaml: |\n    bearer: {V}-9\n---\ntls: {privkey: {V}-10}\n", "keywords9931x"),
+    // Re-probe 18: products' names for secrets.
+    ("product-credential-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  server.conf: |\n    [general]\n    pass4SymmKey = {V}\n  sssd.conf: |\n    ldap_default_authtok_type = password\n    ldap_default_authtok = {V}-2\n  client.properties: |\n    basic.auth.user.info=SRKEY:{V}-3\n  oci-config: |\n    pass_phrase={V}-4\n  filebeat.yml: |\n    cloud.auth: \"elastic:{V}-5\"\n  traefik.yml: |\n    hmacEncoded: {V}-6\n---\nsplunk: {pass4SymmKey: {V}-7}\nbasic.auth.user.info: \"SRKEY:{V}-8\"\n", "productkey9932x"),
     // Re-probe 17: `set KEY = X` (muttrc) and MySQL's `SET PASSWORD FOR u = 'X'`.
     ("set-directive-spaced-equals-and-for-user", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  muttrc: |\n    set smtp_pass = \"{V}\"\n  init.sql: |\n    SET PASSWORD FOR 'app'@'%' = '{V}-2';\n", "setfor9801x"),
     // Verify 17: a word joiner glued to a key, an OpenVPN tls-crypt-v2
