@@ -976,6 +976,29 @@ fn jaas_user(key: &str) -> bool {
         .is_some_and(|name| !name.is_empty())
 }
 
+/// A base64 token that starts with `-----BEGIN ` encoded (re-probe 18).
+fn base64_pem_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]*={0,2}").expect("static regex is valid")
+    })
+}
+
+/// Whether a [`base64_pem_re`] token's first line decodes to a private
+/// key's frame (`-----BEGIN RSA PRIVATE KEY-----`, an OpenVPN static key);
+/// a certificate's stays.
+fn encodes_private_key(token: &str) -> bool {
+    use base64::Engine;
+    // 96 characters are 72 bytes: more than the longest BEGIN line.
+    let head = &token[..token.len().min(96) / 4 * 4];
+    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(head) else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let line = text.split('\n').next().unwrap_or_default();
+    line.contains("PRIVATE KEY") || line.contains("OpenVPN")
+}
+
 /// [`KEYWORD_PATTERN`]'s rule.
 fn keyword_in_key(key: &str) -> bool {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
@@ -1824,6 +1847,17 @@ impl Redactor {
         }
         for re in self.credentials_for(&out) {
             replace_in(&mut out, re, OLD);
+        }
+        // `-----BEGIN ` base64-encoded (a PEM file as Helm values take
+        // it, `tls.key: LS0t…`): hidden when it decodes to a private key.
+        if out.contains("LS0tLS1CRUdJTi") {
+            replace_in(&mut out, base64_pem_re(), |c: &regex::Captures| {
+                if encodes_private_key(&c[0]) {
+                    OLD.to_string()
+                } else {
+                    c[0].to_string()
+                }
+            });
         }
         // The literal scan for the clients' names is the pre-check.
         if let Some(hidden) = hide_client_passwords(&out) {
@@ -6915,5 +6949,36 @@ mod tests {
             )),
         );
         assert!(!crate::yaml::emit::to_yaml_string(&b).contains("s3cr3tVx"));
+    }
+
+    /// Re-probe 18 (r-redact-base64-encoded-pem-private-keys-under-neutral-
+    /// keys): a PEM private key base64-encoded (Helm values' `tls.key`).
+    #[test]
+    fn base64_encoded_pem_private_keys() {
+        let r = Redactor::default();
+        let key = "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVBczNjcjN0VngKLS0tLS1FTkQgUlNBIFBSSVZBVEUgS0VZLS0tLS0K";
+        let cert = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSURkekNDQWwrZ0F3SUJBZ0lFQWdBQXVUQU5CZ2txCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K";
+        // The marker is inside the encoding: the whole token must go.
+        let marker = &key[40..60];
+        for text in [
+            format!("key: {key}"),
+            format!("tls.key: {key}"),
+            format!("{{\"caCert\": \"{cert}\", \"caKey\": \"{key}\"}}"),
+        ] {
+            let yaml = format!("data:\n  f: |\n    {text}\n");
+            let [semantic, plain] = both_modes(&r, &yaml);
+            for out in [r.scrub(&text), semantic, plain] {
+                assert!(!out.contains(marker), "{text} -> {out}");
+                assert!(out.contains(cert) == text.contains(cert), "{text} -> {out}");
+            }
+        }
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v(&format!(
+                "ingress: {{tls: {{crt: {cert}, key: {key}}}}}\n"
+            ))),
+        );
+        let out = crate::yaml::emit::to_yaml_string(&b);
+        assert!(!out.contains(marker) && out.contains(cert), "{out}");
     }
 }
