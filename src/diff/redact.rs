@@ -68,9 +68,10 @@ pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|pass[_.-]?phrase|pass4sy
 /// `RECOVERY_KEY`, Elastic Fleet's `ENROLLMENT_KEY`, `DEPLOY_KEY`, the
 /// Fluentd/Fluent Bit forward protocol's `shared_key`; re-probe 18:
 /// Backblaze's `B2_APPLICATION_KEY` (Datadog's `DD_APPLICATION_KEY`),
-/// Artifactory's `JOINKEY`, WAL-G's `LIBSODIUM_KEY`; not `primary_key`, `routing_key` or `public_key`. Run
+/// Artifactory's `JOINKEY`, WAL-G's `LIBSODIUM_KEY`, Azure Functions'
+/// `x-functions-key` and API Management's `Ocp-Apim-Subscription-Key`; not `primary_key`, `routing_key` or `public_key`. Run
 /// only on keys holding `key` in any case.
-pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:master|licen[cs]e|app(?:lication)?|join|libsodium|sdk|write|admin|hmac|session|cookie|integration|stripe|auth|fernet|gossip|unseal|recovery|enrollment|deploy|shared)[_.-]?key";
+pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:master|licen[cs]e|app(?:lication)?|join|libsodium|functions?|subscription|sdk|write|admin|hmac|session|cookie|integration|stripe|auth|fernet|gossip|unseal|recovery|enrollment|deploy|shared)[_.-]?key";
 
 /// The last word of a key that names or points at a secret rather than
 /// holding it (`secretName`, `passwordSecretRef`, `tokenPath`,
@@ -2160,10 +2161,19 @@ impl Redactor {
             });
         }
         if out.contains(['?', '&', '#']) && out.contains('=') {
+            let azure_function = out.contains("azurewebsites.net") || out.contains("/api/");
+            let influx_user = out.contains("?u=") || out.contains("&u=");
             replace_in(&mut out, &self.query, |c: &regex::Captures| {
+                // Azure Functions' function key (`…azurewebsites.net/api/
+                // fn?code=X`); InfluxDB 1.x's password beside its user
+                // (`?u=writer&p=X`): re-probe 18.
+                let function_key = azure_function && c[2].eq_ignore_ascii_case("code");
+                let influx = influx_user && &c[2] == "p";
                 if self.key_matches(&c[2])
                     || signature_param(&c[2])
                     || c[2].eq_ignore_ascii_case("auth")
+                    || function_key
+                    || influx
                 {
                     format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
                 } else {
@@ -6980,5 +6990,33 @@ mod tests {
         );
         let out = crate::yaml::emit::to_yaml_string(&b);
         assert!(!out.contains(marker) && out.contains(cert), "{out}");
+    }
+
+    /// Re-probe 18 (r-redact-function-keys-and-api-keys-in-query-and-
+    /// headers): Azure Functions and API Management keys, InfluxDB 1.x's
+    /// `p` beside `u`.
+    #[test]
+    fn function_keys_subscription_keys_and_influx_query_passwords() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "HOOK=https://app.azurewebsites.net/api/ingest?code=s3cr3tVx",
+                "https://app.azurewebsites.net/api/ingest?name=a&code=s3cr3tVx",
+                "x-functions-key: s3cr3tVx",
+                "Ocp-Apim-Subscription-Key: s3cr3tVx",
+                "url: https://api.example.com/v1/orders?subscription-key=s3cr3tVx",
+                "DD-APPLICATION-KEY: s3cr3tVx",
+                "INFLUX=http://influx:8086/write?db=m&u=writer&p=s3cr3tVx",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "https://example.com/search?code=utf8",
+                "https://example.com/list?p=2",
+                "subscription_id: 1234",
+            ],
+        );
     }
 }
