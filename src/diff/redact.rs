@@ -1000,6 +1000,26 @@ fn encodes_private_key(token: &str) -> bool {
     line.contains("PRIVATE KEY") || line.contains("OpenVPN")
 }
 
+/// Whether a method called with a string literal sets a secret: its name
+/// matches (`setPassword`, `withPassword`, `password`, `apiKey`), and is
+/// not a getter or a check (`getPassword("db")` names one), or it is
+/// node-redis' `auth`.
+fn secret_setter(method: &str, matches: impl Fn(&str) -> bool) -> bool {
+    if method == "auth" {
+        return true;
+    }
+    let verb = [
+        "get", "has", "is", "remove", "delete", "clear", "unset", "reset",
+    ]
+    .iter()
+    .any(|v| {
+        method.len() > v.len()
+            && method[..v.len()].eq_ignore_ascii_case(v)
+            && method.as_bytes()[v.len()].is_ascii_uppercase()
+    });
+    !verb && matches(method)
+}
+
 /// [`KEYWORD_PATTERN`]'s rule.
 fn keyword_in_key(key: &str) -> bool {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
@@ -1337,6 +1357,11 @@ pub struct Redactor {
     /// MongoDB's `db.changeUserPassword("user", "X")`: the password is the
     /// second argument (re-probe 17).
     mongo_password: Regex,
+    /// A method named for a secret called with a string literal
+    /// (`ds.setPassword("X")`, a builder's `.password("X")`,
+    /// Testcontainers' `.withPassword("X")`, `.apiKey("X")`, node-redis'
+    /// `.auth("X")`): group 2 is the method's name (re-probe 18).
+    setter_call: Regex,
 }
 
 impl Default for Redactor {
@@ -1592,7 +1617,11 @@ impl Redactor {
             r#"(\bchangeUserPassword[ \t]*\([ \t]*(?:"[^"\n]*"|'[^'\n]*')[ \t]*,[ \t]*["'])([^"'\n]*)"#,
         )
         .expect("static regex is valid");
+        let setter_call =
+            Regex::new(r#"(\.([A-Za-z_][A-Za-z0-9_]*)[ \t]*\([ \t]*["'])([^"'\n]*)(["'][ \t]*\))"#)
+                .expect("static regex is valid");
         Ok(Redactor {
+            setter_call,
             mongo_password,
             ntp_key,
             squid_login,
@@ -2196,6 +2225,18 @@ impl Redactor {
                     c[0].to_string()
                 } else {
                     format!("{}{OLD}", &c[1])
+                }
+            });
+        }
+        if out.contains(".") && (out.contains("(\"") || out.contains("('")) {
+            replace_in(&mut out, &self.setter_call, |c: &regex::Captures| {
+                if secret_setter(&c[2], |n| self.key_matches(n))
+                    && !c[3].is_empty()
+                    && !c[3].contains(OLD)
+                {
+                    format!("{}{OLD}{}", &c[1], &c[4])
+                } else {
+                    c[0].to_string()
                 }
             });
         }
@@ -7016,6 +7057,36 @@ mod tests {
                 "https://example.com/search?code=utf8",
                 "https://example.com/list?p=2",
                 "subscription_id: 1234",
+            ],
+        );
+    }
+
+    /// Re-probe 18 (r-redact-secret-named-setter-and-builder-calls): a
+    /// method named for a secret called with the literal.
+    #[test]
+    fn secret_named_setter_and_builder_calls() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "ds.setPassword(\"s3cr3tVx\");",
+                "cfg.setApiKey(\"s3cr3tVx\");",
+                "props.setClientSecret('s3cr3tVx');",
+                "DataSourceBuilder.create().username(\"app\").password(\"s3cr3tVx\").build();",
+                "new PostgreSQLContainer<>(\"postgres:16\").withUsername(\"app\").withPassword(\"s3cr3tVx\");",
+                "OpenAIClient.builder().apiKey(\"s3cr3tVx\").build()",
+                "client.setToken(\"s3cr3tVx\");",
+                "redis.auth(\"s3cr3tVx\");",
+                "builder.SetPassword(\"s3cr3tVx\");",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "cfg.getPassword(\"db\");",
+                "ds.setUsername(\"app\");",
+                "props.getProperty(\"db.password\");",
+                "ds.setPassword(System.getenv(\"DB_PASSWORD\"));",
             ],
         );
     }
