@@ -278,6 +278,12 @@ const PASSWORD_CLIENTS: &[&str] = &[
     "mosquitto_rr",
     "poetry",
     "cargo",
+    "fly",
+    "flyctl",
+    "doppler",
+    "snyk",
+    "codecov",
+    "ansible-vault",
 ];
 
 /// The MySQL and MariaDB clients: their password is glued to `-p`
@@ -328,6 +334,7 @@ fn password_option(program: &str, flag: &str) -> bool {
         "twine" | "rabbitmqadmin" => flag == "-p",
         "vsce" | "ovsx" => matches!(flag, "-p" | "--pat"),
         "mosquitto_pub" | "mosquitto_sub" | "mosquitto_rr" => flag == "-P",
+        "codecov" => flag == "-t",
         _ => false,
     }
 }
@@ -486,6 +493,52 @@ fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> 
         }
         "cargo" if word(0) == Some("login") && positional.len() >= 2 => {
             hide_positional(positional.len() - 1, &mut found)
+        }
+        // A secret store's write: each `KEY=VALUE` after the path or the
+        // command, whatever KEY (like `--from-literal`); a value from a
+        // file (`k=@file`) names it (re-probe 18).
+        "vault" | "fly" | "flyctl" | "doppler"
+            if matches!(
+                (word(0), word(1)),
+                (Some("kv"), Some("put" | "patch")) | (Some("secrets"), Some("set" | "import"))
+            ) =>
+        {
+            for &i in &positional[2..] {
+                if let Some(at) = words[i].find('=') {
+                    if at > 0 && !words[i][at + 1..].starts_with('@') {
+                        found.push((i, at + 1));
+                    }
+                }
+            }
+        }
+        "snyk" if word(0) == Some("auth") && positional.len() >= 2 => {
+            hide_positional(1, &mut found)
+        }
+        // `ansible-vault encrypt_string [options] X`: the plain text it
+        // encrypts, the first word that is not an option or an option's
+        // value.
+        "ansible-vault" if word(0) == Some("encrypt_string") => {
+            let valued = [
+                "--name",
+                "-n",
+                "--vault-id",
+                "--vault-password-file",
+                "--encrypt-vault-id",
+                "--output",
+                "--stdin-name",
+            ];
+            let start = positional[0] + 1;
+            let mut j = start;
+            while j < words.len() {
+                if valued.contains(&words[j]) {
+                    j += 2;
+                } else if words[j].starts_with('-') {
+                    j += 1;
+                } else {
+                    found.push((j, 0));
+                    break;
+                }
+            }
         }
         "rabbitmqctl" => {
             let sub = (0..positional.len()).find(|&n| {
@@ -679,7 +732,8 @@ fn hide_stdin_password(c: &regex::Captures) -> String {
         }
     } else if (piped.contains("-password-stdin")
         || sudo_stdin(&c[4])
-        || (piped.starts_with("passwd") && piped.contains("--stdin"))
+        || piped == "passwd"
+        || piped.starts_with("passwd ")
         || secret_store_stdin(piped))
         && !inner.is_empty()
         && inner != OLD
@@ -714,6 +768,12 @@ fn secret_store_stdin(piped: &str) -> bool {
         ["vault", "login", rest @ ..] => rest.contains(&"-"),
         // `vercel env add NAME ENV` reads the value on stdin.
         ["vercel", "env", "add", ..] => true,
+        // Re-probe 18: Cloudflare's `wrangler secret put NAME`, a Swarm
+        // secret from stdin (`docker secret create NAME -`), `kubeseal
+        // --raw` (the value it encrypts).
+        ["wrangler", "secret", "put", ..] => true,
+        ["docker" | "podman", "secret", "create", ..] => words.last() == Some(&"-"),
+        ["kubeseal", rest @ ..] => rest.contains(&"--raw"),
         ["smbpasswd", rest @ ..] => rest
             .iter()
             .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('s')),
@@ -1323,7 +1383,8 @@ pub struct Redactor {
     /// read over lines on the whole text.
     xml_setting: Regex,
     /// A here-string into a program that reads a password on standard
-    /// input (`--password-stdin`, `passwd --stdin`, `sudo -S`): `<<< "x"`.
+    /// input (`--password-stdin`, `passwd --stdin`, `sudo -S`, `terraform
+    /// login`, which reads its token there): `<<< "x"`.
     here_string: Regex,
     /// A value written into a secret store by its CLI: `gh secret set
     /// NAME --body x` (`-b`, a GitHub Actions secret), AWS `ssm
@@ -1472,7 +1533,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let here_string = Regex::new(
-            r#"((?:-password-stdin|\bpasswd\b[^\n|;&]*--stdin|\bsudo\b[^\n|;&]*\s-[A-Za-z]*S)[^\n|;&]*?<<<[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
+            r#"((?:-password-stdin|\bterraform[ \t]+login\b|\bpasswd\b[^\n|;&]*--stdin|\bsudo\b[^\n|;&]*\s-[A-Za-z]*S)[^\n|;&]*?<<<[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
         )
         .expect("static regex is valid");
         let gh_secret = Regex::new(
@@ -1901,7 +1962,8 @@ impl Redactor {
                 || out.contains("vercel")
                 || out.contains("--with-token")
                 || out.contains("vault login")
-                || out.contains("smbpasswd"))
+                || out.contains("passwd")
+                || out.contains("kubeseal"))
         {
             replace_in(&mut out, stdin_password_re(), hide_stdin_password);
         }
@@ -7087,6 +7149,44 @@ mod tests {
                 "ds.setUsername(\"app\");",
                 "props.getProperty(\"db.password\");",
                 "ds.setPassword(System.getenv(\"DB_PASSWORD\"));",
+            ],
+        );
+    }
+
+    /// Re-probe 18 (r-redact-secret-store-clis-key-value-and-stdin): other
+    /// secret stores' CLIs, by `KEY=VALUE`, position and stdin.
+    #[test]
+    fn secret_store_clis_key_values_positions_and_stdin() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "vault kv put secret/app conn=s3cr3tVx api=s3cr3tVx",
+                "vault kv patch -mount=secret app conn=s3cr3tVx",
+                "fly secrets set DATABASE_URL=s3cr3tVx SESSION=s3cr3tVx -a app",
+                "flyctl secrets set CONN=s3cr3tVx",
+                "doppler secrets set CONN=s3cr3tVx",
+                "echo \"s3cr3tVx\" | wrangler secret put CONN",
+                "printf \"s3cr3tVx\" | docker secret create db_conn -",
+                "printf s3cr3tVx | podman secret create db_conn -",
+                "echo -n s3cr3tVx | kubeseal --raw --namespace app --name db --from-file=/dev/stdin",
+                "ansible-vault encrypt_string 's3cr3tVx' --name 'db_conn'",
+                "ansible-vault encrypt_string --vault-id dev@prompt 's3cr3tVx' --name db_conn",
+                "echo -e \"s3cr3tVx\\ns3cr3tVx\" | passwd app",
+                "snyk auth s3cr3tVx",
+                "codecov -t s3cr3tVx -f coverage.xml",
+                "terraform login app.terraform.io <<< \"s3cr3tVx\"",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "vault kv get -field=conn secret/app",
+                "vault kv put secret/app conn=@conn.txt",
+                "fly secrets list -a app",
+                "echo done | docker secret ls",
+                "snyk test --all-projects",
+                "ansible-vault encrypt vars.yml",
             ],
         );
     }
