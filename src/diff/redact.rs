@@ -1287,7 +1287,9 @@ pub struct Redactor {
     /// os.getenv(…`) and leave the default after it.
     code_pair: Regex,
     /// A secret-named variable's fallback value (`process.env.DB_PASSWORD
-    /// || 'x'`, `?? "x"`): group 2 is the name, group 3 the value.
+    /// || 'x'`, `?? "x"`; re-probe 18: Kotlin's, Groovy's and PHP's `?:`,
+    /// Perl's `//` after `$ENV{KEY}`): group 2 is the name, group 3 the
+    /// value.
     fallback: Regex,
     /// A URL query parameter `?name=value` / `&name=value`: matched on its
     /// own, since the first one after a scheme (`jdbc:mysql://db?password=x`)
@@ -1418,6 +1420,10 @@ pub struct Redactor {
     /// MongoDB's `db.changeUserPassword("user", "X")`: the password is the
     /// second argument (re-probe 17).
     mongo_password: Regex,
+    /// A shell default without the colon, `${DB_PASSWORD-x}` /
+    /// `${DB_PASSWORD=x}` (`${K:-x}` is the inline rule's): group 1 is the
+    /// name, group 3 the value (re-probe 18).
+    shell_default: Regex,
     /// A method named for a secret called with a string literal
     /// (`ds.setPassword("X")`, a builder's `.password("X")`,
     /// Testcontainers' `.withPassword("X")`, `.apiKey("X")`, node-redis'
@@ -1485,8 +1491,10 @@ impl Redactor {
         // usually a real old or alternative value (re-probe 15r). A `}`
         // before the key ends a variable or template part of its name
         // (`${PREFIX}_PASSWORD = x`, `{{ env }}_DB_PASSWORD=x`: re-probe 18).
+        // Ruby's `@password ||= x`, Perl's `//=` and PHP's `.=` assign too
+        // (re-probe 18).
         let inline = Regex::new(
-            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[#!}]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*'))+|"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|''|'\\'')*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
+            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[#!}@]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:\|\|=|//=|\.=|[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*'))+|"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|''|'\\'')*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
         // The element may have attributes (`<password encrypted="false">`,
@@ -1573,7 +1581,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let fallback = Regex::new(
-            r#"(\b([A-Za-z_][A-Za-z0-9_]*)["'\]\)]*[ \t]*(?:\|\||\?\?)[ \t]*["'`])([^"'`\n]*)"#,
+            r#"(\b([A-Za-z_][A-Za-z0-9_]*)["'\]\)\}]*[ \t]*(?:\|\||\?\?|\?:|//)[ \t]*["'`])([^"'`\n]*)"#,
         )
         .expect("static regex is valid");
         let query = Regex::new(r#"([?&#])([A-Za-z_][A-Za-z0-9_.\-]*)(=)([^&#\s"'<>]+)"#)
@@ -1681,7 +1689,10 @@ impl Redactor {
         let setter_call =
             Regex::new(r#"(\.([A-Za-z_][A-Za-z0-9_]*)[ \t]*\([ \t]*["'])([^"'\n]*)(["'][ \t]*\))"#)
                 .expect("static regex is valid");
+        let shell_default = Regex::new(r"(\$\{([A-Za-z_][A-Za-z0-9_]*)[-=])([^}\n]*)\}")
+            .expect("static regex is valid");
         Ok(Redactor {
+            shell_default,
             setter_call,
             mongo_password,
             ntp_key,
@@ -2319,7 +2330,16 @@ impl Redactor {
                 }
             });
         }
-        if out.contains("||") || out.contains("??") {
+        if out.contains("${") {
+            replace_in(&mut out, &self.shell_default, |c: &regex::Captures| {
+                if self.key_matches(&c[2]) && !c[3].is_empty() && &c[3] != OLD {
+                    format!("{}{OLD}}}", &c[1])
+                } else {
+                    c[0].to_string()
+                }
+            });
+        }
+        if out.contains("||") || out.contains("??") || out.contains("?:") || out.contains(" //") {
             replace_in(&mut out, &self.fallback, |c: &regex::Captures| {
                 if self.key_matches(&c[2]) && !c[3].is_empty() && &c[3] != OLD {
                     format!("{}{OLD}", &c[1])
@@ -7187,6 +7207,38 @@ mod tests {
                 "echo done | docker secret ls",
                 "snyk test --all-projects",
                 "ansible-vault encrypt vars.yml",
+            ],
+        );
+    }
+
+    /// Re-probe 18 (r-redact-fallback-and-assign-operators-elvis-or-assign):
+    /// other languages' default-value operators.
+    #[test]
+    fn elvis_defined_or_and_assignment_operators() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "@password ||= \"s3cr3tVx\"",
+                "DB_PASSWORD ||= \"s3cr3tVx\"",
+                "val conn = System.getenv(\"DB_PASSWORD\") ?: \"s3cr3tVx\"",
+                "def pw = System.getenv(\"DB_PASSWORD\") ?: \"s3cr3tVx\"",
+                "$pw = getenv(\"DB_PASSWORD\") ?: \"s3cr3tVx\";",
+                "$password //= \"s3cr3tVx\";",
+                "my $pw = $ENV{DB_PASSWORD} // \"s3cr3tVx\";",
+                "psql -h db -U app --password=${DB_PASSWORD-s3cr3tVx}",
+                "conn=${API_TOKEN=s3cr3tVx}",
+                "$password .= \"s3cr3tVx\";",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "val host = System.getenv(\"DB_HOST\") ?: \"localhost\"",
+                "my $h = $ENV{HOME} // \"/root\";",
+                "dir=${HOME-/root}",
+                "@name ||= \"app\"",
+                "url = \"https://example.com\" // comment",
             ],
         );
     }
