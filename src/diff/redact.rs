@@ -278,6 +278,29 @@ const PASSWORD_CLIENTS: &[&str] = &[
     "mosquitto_rr",
     "poetry",
     "cargo",
+    "cqlsh",
+    "mosquitto_passwd",
+    "snmpwalk",
+    "snmpbulkwalk",
+    "snmpget",
+    "snmpgetnext",
+    "snmpbulkget",
+    "snmpset",
+    "snmptable",
+    "snmptrap",
+    "ipmitool",
+    "kadmin",
+    "ipa-server-install",
+    "ipa-replica-install",
+    "PsExec",
+    "PsExec64",
+    "psexec",
+    "PsExec.exe",
+    "PsExec64.exe",
+    "psexec.exe",
+    "doctl",
+    "radtest",
+    "mkpasswd",
     "fly",
     "flyctl",
     "doppler",
@@ -334,9 +357,24 @@ fn password_option(program: &str, flag: &str) -> bool {
         "twine" | "rabbitmqadmin" => flag == "-p",
         "vsce" | "ovsx" => matches!(flag, "-p" | "--pat"),
         "mosquitto_pub" | "mosquitto_sub" | "mosquitto_rr" => flag == "-P",
-        "codecov" => flag == "-t",
+        "codecov" | "doctl" => flag == "-t",
+        // Re-probe 18: Cassandra's shell, net-snmp's SNMPv3 passphrases,
+        // a BMC's password, Kerberos' admin password, FreeIPA's installer
+        // (Directory Server and admin), Sysinternals' PsExec.
+        "cqlsh" => flag == "-p",
+        p if p.starts_with("snmp") => matches!(flag, "-A" | "-X"),
+        "ipmitool" => flag == "-P",
+        "kadmin" => flag == "-w",
+        "ipa-server-install" | "ipa-replica-install" => matches!(flag, "-p" | "-a"),
+        p if psexec(p) => flag == "-p",
         _ => false,
     }
+}
+
+/// Sysinternals' PsExec, by any of its names.
+fn psexec(program: &str) -> bool {
+    let p = program.to_ascii_lowercase();
+    matches!(p.trim_end_matches(".exe"), "psexec" | "psexec64")
 }
 
 /// Whether [`password_option`] knows options of `program` (the clients
@@ -360,8 +398,17 @@ fn has_password_options(program: &str) -> bool {
             | "mosquitto_pub"
             | "mosquitto_sub"
             | "mosquitto_rr"
+            | "cqlsh"
+            | "ipmitool"
+            | "kadmin"
+            | "ipa-server-install"
+            | "ipa-replica-install"
+            | "doctl"
+            | "codecov"
     ) || program.starts_with("ldap")
         || program.starts_with("mongo")
+        || program.starts_with("snmp")
+        || psexec(program)
 }
 
 /// Where the password is in the words that follow `program` (one of
@@ -455,7 +502,9 @@ fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> 
                 found.push((i, 2));
             }
         }
-        batch |= program == "htpasswd" && !w.starts_with("--") && w[1..].contains('b');
+        batch |= matches!(program, "htpasswd" | "mosquitto_passwd")
+            && !w.starts_with("--")
+            && w[1..].contains('b');
         i += 1;
     }
     let word = |n: usize| positional.get(n).map(|&i| words[i]);
@@ -510,6 +559,16 @@ fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> 
                     }
                 }
             }
+        }
+        // `mosquitto_passwd -b FILE USER X`, `mkpasswd [-m M] X`: the
+        // last word; `radtest USER X HOST PORT SECRET` (re-probe 18).
+        "mosquitto_passwd" if batch && positional.len() >= 3 => {
+            hide_positional(positional.len() - 1, &mut found)
+        }
+        "mkpasswd" if !positional.is_empty() => hide_positional(positional.len() - 1, &mut found),
+        "radtest" => {
+            hide_positional(1, &mut found);
+            hide_positional(4, &mut found);
         }
         "snyk" if word(0) == Some("auth") && positional.len() >= 2 => {
             hide_positional(1, &mut found)
@@ -953,7 +1012,10 @@ fn encode_controls(text: &str) -> String {
 /// (curl behind an entrypoint script), but not `-u 1000:1000` or
 /// `-u app:app` (a user and group, as `docker run -u` takes).
 fn user_password_flag(flag: &str, value: &str) -> bool {
-    if !matches!(flag, "-u" | "--user" | "--proxy-user") {
+    if !matches!(
+        flag,
+        "-u" | "--user" | "--proxy-user" | "--creds" | "--src-creds" | "--dest-creds"
+    ) {
         return false;
     }
     let v = value.trim_matches(['"', '\'']);
@@ -1591,11 +1653,11 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let redis_a = Regex::new(
-            r#"(\bredis-cli\b[^\n;|&]*?[\s,\[]-a(?:[ \t]*,[ \t]*|[ \t]+)["']?)([^\s"',\]]+)"#,
+            r#"(\b(?:redis|valkey|keydb)-cli\b[^\n;|&]*?[\s,\[]-a(?:[ \t]*,[ \t]*|[ \t]+)["']?)([^\s"',\]]+)"#,
         )
         .expect("static regex is valid");
         let user_flag = Regex::new(
-            r#"((?:^|[\s,\[])["']?(-u|--user|--proxy-user)["']?(?:[ \t]*,[ \t]*|[ \t]+|=)["']?)([^\s"',\]]+)"#,
+            r#"((?:^|[\s,\[])["']?(-u|--user|--proxy-user|--(?:src-|dest-)?creds)["']?(?:[ \t]*,[ \t]*|[ \t]+|=)["']?)([^\s"',\]]+)"#,
         )
         .expect("static regex is valid");
         // The port is digits or `*`; the host is not all digits, so that
@@ -2043,10 +2105,10 @@ impl Redactor {
         {
             replace_in(&mut out, &self.curl_user, hide_after_first);
         }
-        if out.contains("redis-cli") {
+        if out.contains("redis-cli") || out.contains("valkey-cli") || out.contains("keydb-cli") {
             replace_in(&mut out, &self.redis_a, hide_after_first);
         }
-        if out.contains("-u") {
+        if out.contains("-u") || out.contains("-creds") {
             replace_in(&mut out, &self.user_flag, |c: &regex::Captures| {
                 if user_password_flag(&c[2], &c[3]) {
                     let (user, _) = c[3].split_once(':').unwrap_or_default();
@@ -7239,6 +7301,43 @@ mod tests {
                 "dir=${HOME-/root}",
                 "@name ||= \"app\"",
                 "url = \"https://example.com\" // comment",
+            ],
+        );
+    }
+
+    /// Re-probe 18 (r-redact-infra-client-password-options-creds-ipmitool-
+    /// snmp): more clients' password options and positions.
+    #[test]
+    fn infra_clients_password_options_and_positions() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "skopeo copy --src-creds u:s3cr3tVx --dest-creds u:s3cr3tVx docker://a docker://b",
+                "podman push --creds u:s3cr3tVx img",
+                "buildah push --creds=u:s3cr3tVx img",
+                "valkey-cli -h cache -a s3cr3tVx ping",
+                "keydb-cli -a s3cr3tVx ping",
+                "cqlsh -u cassandra -p s3cr3tVx cass",
+                "mosquitto_passwd -b /etc/mosquitto/passwd dev s3cr3tVx",
+                "snmpwalk -v3 -l authPriv -u mon -a SHA -A s3cr3tVx -x AES -X s3cr3tVx host",
+                "ipmitool -I lanplus -H bmc -U admin -P s3cr3tVx power status",
+                "kadmin -p admin/admin -w s3cr3tVx -q listprincs",
+                "ipa-server-install -p s3cr3tVx -a s3cr3tVx -U",
+                "PsExec.exe \\\\host -u admin -p s3cr3tVx cmd",
+                "doctl auth init -t s3cr3tVx",
+                "radtest alice s3cr3tVx localhost 0 s3cr3tVx",
+                "mkpasswd -m sha-512 s3cr3tVx",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "snmpwalk -v2c -c public host",
+                "ipmitool -I lanplus -H bmc -U admin power status",
+                "cqlsh -u cassandra cass",
+                "mosquitto_passwd -U /etc/mosquitto/passwd",
+                "podman push --creds-file auth.json img",
             ],
         );
     }
