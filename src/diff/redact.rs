@@ -32,10 +32,16 @@ use std::collections::HashSet;
 /// and `masterauth` (also `redis-server --requirepass X`), and OpenLDAP's
 /// `rootpw`/`bindpw` as keys (cn=config LDIF's `olcRootPW: X`), and
 /// `pass` written after one of a few words with no separator (WP-CLI's
-/// `--dbpass`, `adminpass`, `rootpass`; not `bypass`, `compass`), and
-/// `REDIS_AUTH`; a pre-shared key, `psk` as the last word (`IPSEC_PSK`,
-/// `wpa_psk`), and a wallet's `MNEMONIC` (its seed phrase).
-pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|credentials?|(^|[_.-])pass|(^|[_.-])pw|(^|[_.-])psk|mnemonic)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|rootpw$|bindpw$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind)pass$|redis[_.-]?auth$)";
+/// `--dbpass`, `adminpass`, `rootpass`, offlineimap's `remotepass`; not
+/// `bypass`, `compass`), and
+/// `REDIS_AUTH`, the Neo4j image's `NEO4J_AUTH` (`user/password`); a
+/// pre-shared key, `psk` as the last word (`IPSEC_PSK`,
+/// `wpa_psk`), and a wallet's `MNEMONIC` (its seed phrase). Re-probe 18:
+/// `creds` (`REGISTRY_CREDS`), `storepass`/`keypass` (Gradle and Ant
+/// properties), `PASSCODE`, `PASSKEY`, a key that is the token type
+/// `bearer`, SSSD's `ldap_default_authtok`, the Kafka Schema Registry
+/// client's `basic.auth.user.info` (`KEY:SECRET`).
+pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?(access[_-]?)?key|account[_-]?key|shared[_-]?access[_-]?key|cred(?:s|entials?)|(^|[_.-])pass|(^|[_.-])pw|(^|[_.-])psk|mnemonic|pass[_.-]?(?:code|key)|(^|[_.-])bearer|(^|[_.-])authtok|basic[_.-]auth[_.-]user[_.-]info)$|[a-z0-9]Pass$|(?i:^_auth$|pgpass$|^rediscli_auth$|^securejsondata$|^sshpass$|^requirepass$|^masterauth$|rootpw$|bindpw$|(?:db|admin|root|user|app|mysql|pg|smtp|mail|ldap|redis|bind|remote|imap|pop|ftp|store|key)pass$|redis[_.-]?auth$|neo4j[_.-]?auth$)";
 
 /// Secret words found anywhere in a key name, after detect-secrets'
 /// `KeywordDetector` (`SECRET_KEY_BASE`, `DB_PASSWORDS`, `API_KEY_1`,
@@ -43,10 +49,14 @@ pub const DEFAULT_KEY_PATTERN: &str = "(?i:password|passwd|pwd|passphrase|secret
 /// distribution cookie, `RABBITMQ_ERLANG_COOKIE`, Elixir's
 /// `RELEASE_COOKIE`, with which a node joins the cluster and runs code;
 /// `ENCRYPTKEY` and `ENCRYPT_KEY`, Mattermost's and Serf's; WireGuard's
-/// `PresharedKey`): the key is secret
+/// `PresharedKey`; re-probe 18: Splunk's `pass4SymmKey`, OCI's
+/// `pass_phrase`, Traefik's ACME `hmacEncoded`, `PRIVKEY`, a wallet's `SEED_PHRASE`, a
+/// `TOTP_SEED`, and the word password in German, Dutch, Portuguese,
+/// Spanish and French; not a plain `seed`, which is a random generator's
+/// more often): the key is secret
 /// unless the last word after the last of them is one of
 /// [`REFERENCE_WORDS`]. [`PRODUCT_KEY_PATTERN`] adds more.
-pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|passphrase|secret|token|credential|api[_.-]?key|private[_.-]?key|access[_.-]?key|account[_.-]?key|encrypt(?:ion)?[_.-]?key|pre[_.-]?shared[_.-]?key|signing[_.-]?key|client[_.-]?key|erlang[_.-]?cookie|release[_.-]?cookie";
+pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|pass[_.-]?phrase|pass4symm[_.-]?key|hmac[_.-]?encoded|secret|token|credential|api[_.-]?key|priv(?:ate)?[_.-]?key|seed[_.-]?phrase|otp[_.-]?seed|passwort|kennwort|wachtwoord|senha|contrase(?:n|ñ)a|mot[_.-]?de[_.-]?passe|access[_.-]?key|account[_.-]?key|encrypt(?:ion)?[_.-]?key|pre[_.-]?shared[_.-]?key|signing[_.-]?key|client[_.-]?key|erlang[_.-]?cookie|release[_.-]?cookie";
 
 /// More of [`KEYWORD_PATTERN`]'s words (after the fifth re-probe): the
 /// `KEY` names of well-known products' secrets, Rails' `RAILS_MASTER_KEY`,
@@ -56,13 +66,17 @@ pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|passphrase|secret|token|
 /// `COOKIE_KEY`, `STRIPE_KEY`, Tailscale's `TS_AUTHKEY` (`AUTH_KEY`);
 /// Airflow's `FERNET_KEY`, Consul's `GOSSIP_KEY`, Vault's `UNSEAL_KEY` and
 /// `RECOVERY_KEY`, Elastic Fleet's `ENROLLMENT_KEY`, `DEPLOY_KEY`, the
-/// Fluentd/Fluent Bit forward protocol's `shared_key`; not `primary_key`, `routing_key` or `public_key`. Run
+/// Fluentd/Fluent Bit forward protocol's `shared_key`; re-probe 18:
+/// Backblaze's `B2_APPLICATION_KEY` (Datadog's `DD_APPLICATION_KEY`),
+/// Artifactory's `JOINKEY`, WAL-G's `LIBSODIUM_KEY`, Azure Functions'
+/// `x-functions-key` and API Management's `Ocp-Apim-Subscription-Key`; not `primary_key`, `routing_key` or `public_key`. Run
 /// only on keys holding `key` in any case.
-pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:master|licen[cs]e|app|sdk|write|admin|hmac|session|cookie|integration|stripe|auth|fernet|gossip|unseal|recovery|enrollment|deploy|shared)[_.-]?key";
+pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:master|licen[cs]e|app(?:lication)?|join|libsodium|functions?|subscription|sdk|write|admin|hmac|session|cookie|integration|stripe|auth|fernet|gossip|unseal|recovery|enrollment|deploy|shared)[_.-]?key";
 
 /// The last word of a key that names or points at a secret rather than
 /// holding it (`secretName`, `passwordSecretRef`, `tokenPath`,
-/// `DB_PASSWORD_FILE`, `tokenUrl`, `passwordPolicy`). A word, not a
+/// `DB_PASSWORD_FILE`, `tokenUrl`, `passwordPolicy`, Kafka's
+/// `basic.auth.credentials.source`). A word, not a
 /// suffix: `tokenProfile` does not end in the word `file`.
 pub const REFERENCE_WORDS: &[&str] = &[
     "name",
@@ -89,6 +103,7 @@ pub const REFERENCE_WORDS: &[&str] = &[
     "class",
     "provider",
     "stdin",
+    "source",
 ];
 
 /// Keys holding a list of Secret names (a ServiceAccount's `secrets`, a pod's
@@ -263,6 +278,35 @@ const PASSWORD_CLIENTS: &[&str] = &[
     "mosquitto_rr",
     "poetry",
     "cargo",
+    "cqlsh",
+    "mosquitto_passwd",
+    "snmpwalk",
+    "snmpbulkwalk",
+    "snmpget",
+    "snmpgetnext",
+    "snmpbulkget",
+    "snmpset",
+    "snmptable",
+    "snmptrap",
+    "ipmitool",
+    "kadmin",
+    "ipa-server-install",
+    "ipa-replica-install",
+    "PsExec",
+    "PsExec64",
+    "psexec",
+    "PsExec.exe",
+    "PsExec64.exe",
+    "psexec.exe",
+    "doctl",
+    "radtest",
+    "mkpasswd",
+    "fly",
+    "flyctl",
+    "doppler",
+    "snyk",
+    "codecov",
+    "ansible-vault",
 ];
 
 /// The MySQL and MariaDB clients: their password is glued to `-p`
@@ -313,8 +357,24 @@ fn password_option(program: &str, flag: &str) -> bool {
         "twine" | "rabbitmqadmin" => flag == "-p",
         "vsce" | "ovsx" => matches!(flag, "-p" | "--pat"),
         "mosquitto_pub" | "mosquitto_sub" | "mosquitto_rr" => flag == "-P",
+        "codecov" | "doctl" => flag == "-t",
+        // Re-probe 18: Cassandra's shell, net-snmp's SNMPv3 passphrases,
+        // a BMC's password, Kerberos' admin password, FreeIPA's installer
+        // (Directory Server and admin), Sysinternals' PsExec.
+        "cqlsh" => flag == "-p",
+        p if p.starts_with("snmp") => matches!(flag, "-A" | "-X"),
+        "ipmitool" => flag == "-P",
+        "kadmin" => flag == "-w",
+        "ipa-server-install" | "ipa-replica-install" => matches!(flag, "-p" | "-a"),
+        p if psexec(p) => flag == "-p",
         _ => false,
     }
+}
+
+/// Sysinternals' PsExec, by any of its names.
+fn psexec(program: &str) -> bool {
+    let p = program.to_ascii_lowercase();
+    matches!(p.trim_end_matches(".exe"), "psexec" | "psexec64")
 }
 
 /// Whether [`password_option`] knows options of `program` (the clients
@@ -338,8 +398,17 @@ fn has_password_options(program: &str) -> bool {
             | "mosquitto_pub"
             | "mosquitto_sub"
             | "mosquitto_rr"
+            | "cqlsh"
+            | "ipmitool"
+            | "kadmin"
+            | "ipa-server-install"
+            | "ipa-replica-install"
+            | "doctl"
+            | "codecov"
     ) || program.starts_with("ldap")
         || program.starts_with("mongo")
+        || program.starts_with("snmp")
+        || psexec(program)
 }
 
 /// Where the password is in the words that follow `program` (one of
@@ -433,7 +502,9 @@ fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> 
                 found.push((i, 2));
             }
         }
-        batch |= program == "htpasswd" && !w.starts_with("--") && w[1..].contains('b');
+        batch |= matches!(program, "htpasswd" | "mosquitto_passwd")
+            && !w.starts_with("--")
+            && w[1..].contains('b');
         i += 1;
     }
     let word = |n: usize| positional.get(n).map(|&i| words[i]);
@@ -471,6 +542,62 @@ fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> 
         }
         "cargo" if word(0) == Some("login") && positional.len() >= 2 => {
             hide_positional(positional.len() - 1, &mut found)
+        }
+        // A secret store's write: each `KEY=VALUE` after the path or the
+        // command, whatever KEY (like `--from-literal`); a value from a
+        // file (`k=@file`) names it (re-probe 18).
+        "vault" | "fly" | "flyctl" | "doppler"
+            if matches!(
+                (word(0), word(1)),
+                (Some("kv"), Some("put" | "patch")) | (Some("secrets"), Some("set" | "import"))
+            ) =>
+        {
+            for &i in &positional[2..] {
+                if let Some(at) = words[i].find('=') {
+                    if at > 0 && !words[i][at + 1..].starts_with('@') {
+                        found.push((i, at + 1));
+                    }
+                }
+            }
+        }
+        // `mosquitto_passwd -b FILE USER X`, `mkpasswd [-m M] X`: the
+        // last word; `radtest USER X HOST PORT SECRET` (re-probe 18).
+        "mosquitto_passwd" if batch && positional.len() >= 3 => {
+            hide_positional(positional.len() - 1, &mut found)
+        }
+        "mkpasswd" if !positional.is_empty() => hide_positional(positional.len() - 1, &mut found),
+        "radtest" => {
+            hide_positional(1, &mut found);
+            hide_positional(4, &mut found);
+        }
+        "snyk" if word(0) == Some("auth") && positional.len() >= 2 => {
+            hide_positional(1, &mut found)
+        }
+        // `ansible-vault encrypt_string [options] X`: the plain text it
+        // encrypts, the first word that is not an option or an option's
+        // value.
+        "ansible-vault" if word(0) == Some("encrypt_string") => {
+            let valued = [
+                "--name",
+                "-n",
+                "--vault-id",
+                "--vault-password-file",
+                "--encrypt-vault-id",
+                "--output",
+                "--stdin-name",
+            ];
+            let start = positional[0] + 1;
+            let mut j = start;
+            while j < words.len() {
+                if valued.contains(&words[j]) {
+                    j += 2;
+                } else if words[j].starts_with('-') {
+                    j += 1;
+                } else {
+                    found.push((j, 0));
+                    break;
+                }
+            }
         }
         "rabbitmqctl" => {
             let sub = (0..positional.len()).find(|&n| {
@@ -664,7 +791,8 @@ fn hide_stdin_password(c: &regex::Captures) -> String {
         }
     } else if (piped.contains("-password-stdin")
         || sudo_stdin(&c[4])
-        || (piped.starts_with("passwd") && piped.contains("--stdin"))
+        || piped == "passwd"
+        || piped.starts_with("passwd ")
         || secret_store_stdin(piped))
         && !inner.is_empty()
         && inner != OLD
@@ -699,6 +827,12 @@ fn secret_store_stdin(piped: &str) -> bool {
         ["vault", "login", rest @ ..] => rest.contains(&"-"),
         // `vercel env add NAME ENV` reads the value on stdin.
         ["vercel", "env", "add", ..] => true,
+        // Re-probe 18: Cloudflare's `wrangler secret put NAME`, a Swarm
+        // secret from stdin (`docker secret create NAME -`), `kubeseal
+        // --raw` (the value it encrypts).
+        ["wrangler", "secret", "put", ..] => true,
+        ["docker" | "podman", "secret", "create", ..] => words.last() == Some(&"-"),
+        ["kubeseal", rest @ ..] => rest.contains(&"--raw"),
         ["smbpasswd", rest @ ..] => rest
             .iter()
             .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('s')),
@@ -878,7 +1012,10 @@ fn encode_controls(text: &str) -> String {
 /// (curl behind an entrypoint script), but not `-u 1000:1000` or
 /// `-u app:app` (a user and group, as `docker run -u` takes).
 fn user_password_flag(flag: &str, value: &str) -> bool {
-    if !matches!(flag, "-u" | "--user" | "--proxy-user") {
+    if !matches!(
+        flag,
+        "-u" | "--user" | "--proxy-user" | "--creds" | "--src-creds" | "--dest-creds"
+    ) {
         return false;
     }
     let v = value.trim_matches(['"', '\'']);
@@ -951,6 +1088,58 @@ fn with_registry_login<'p>(mut programs: Vec<&'p str>, lists: [&[Value]; 2]) -> 
         programs.push("registry-login");
     }
     programs
+}
+
+/// A JAAS configuration's `user_NAME="X"` option (Kafka's
+/// `PlainLoginModule`, ZooKeeper's `DigestLoginModule`): the password of
+/// user NAME (re-probe 17). Read only in a text naming a `LoginModule`:
+/// elsewhere `user_agent` or `user_name` is not a password.
+fn jaas_user(key: &str) -> bool {
+    key.strip_prefix("user_")
+        .is_some_and(|name| !name.is_empty())
+}
+
+/// A base64 token that starts with `-----BEGIN ` encoded (re-probe 18).
+fn base64_pem_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]*={0,2}").expect("static regex is valid")
+    })
+}
+
+/// Whether a [`base64_pem_re`] token's first line decodes to a private
+/// key's frame (`-----BEGIN RSA PRIVATE KEY-----`, an OpenVPN static key);
+/// a certificate's stays.
+fn encodes_private_key(token: &str) -> bool {
+    use base64::Engine;
+    // 96 characters are 72 bytes: more than the longest BEGIN line.
+    let head = &token[..token.len().min(96) / 4 * 4];
+    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(head) else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let line = text.split('\n').next().unwrap_or_default();
+    line.contains("PRIVATE KEY") || line.contains("OpenVPN")
+}
+
+/// Whether a method called with a string literal sets a secret: its name
+/// matches (`setPassword`, `withPassword`, `password`, `apiKey`), and is
+/// not a getter or a check (`getPassword("db")` names one), or it is
+/// node-redis' `auth`.
+fn secret_setter(method: &str, matches: impl Fn(&str) -> bool) -> bool {
+    if method == "auth" {
+        return true;
+    }
+    let verb = [
+        "get", "has", "is", "remove", "delete", "clear", "unset", "reset",
+    ]
+    .iter()
+    .any(|v| {
+        method.len() > v.len()
+            && method[..v.len()].eq_ignore_ascii_case(v)
+            && method.as_bytes()[v.len()].is_ascii_uppercase()
+    });
+    !verb && matches(method)
 }
 
 /// [`KEYWORD_PATTERN`]'s rule.
@@ -1039,6 +1228,10 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // in client `.ovpn` files) and the SSH.com / RFC 4716 frame
     // (`---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`).
     r"(?s)-----BEGIN[ A-Z0-9_-]{0,100}(?:PRIVATE KEY(?: BLOCK)?|OpenVPN [A-Za-z0-9 _.-]{1,60}?)-----(?:.*?-----END[ A-Z0-9_-]{0,100}(?:PRIVATE KEY(?: BLOCK)?|OpenVPN [A-Za-z0-9 _.-]{1,60}?)-----|.*)|---- BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY ----(?:.*?---- END[ A-Z0-9_-]{0,100}PRIVATE KEY ----|.*)",
+    // A minisign or OpenBSD signify secret key file: its comment line
+    // and the base64 key below it (re-probe 17; a public key's comment
+    // says `public key`).
+    r"untrusted comment: [^\n]*secret key[^\n]*\r?\n[ \t]*[A-Za-z0-9+/]{16,}={0,2}",
     // A PuTTY key file, to its `Private-MAC` line (or the end).
     r"(?s)PuTTY-User-Key-File-[0-9]+:.*?(?:Private-MAC:[^\n]*|\z)",
     // stripe-access-token, gcp-api-key, sendgrid-api-token
@@ -1156,7 +1349,9 @@ pub struct Redactor {
     /// os.getenv(…`) and leave the default after it.
     code_pair: Regex,
     /// A secret-named variable's fallback value (`process.env.DB_PASSWORD
-    /// || 'x'`, `?? "x"`): group 2 is the name, group 3 the value.
+    /// || 'x'`, `?? "x"`; re-probe 18: Kotlin's, Groovy's and PHP's `?:`,
+    /// Perl's `//` after `$ENV{KEY}`): group 2 is the name, group 3 the
+    /// value.
     fallback: Regex,
     /// A URL query parameter `?name=value` / `&name=value`: matched on its
     /// own, since the first one after a scheme (`jdbc:mysql://db?password=x`)
@@ -1216,7 +1411,9 @@ pub struct Redactor {
     /// `set -gx GITHUB_TOKEN X` (fish), `set $api_key "X";` (nginx),
     /// `setenv API_TOKEN X` (csh), `setx API_TOKEN X` (Windows `cmd`),
     /// `set(API_TOKEN X)` (CMake), `set env(API_TOKEN) X` (Tcl),
-    /// PowerShell's `Set-Item -Path Env:API_TOKEN -Value X`: group 2 is
+    /// PowerShell's `Set-Item -Path Env:API_TOKEN -Value X` and
+    /// `Set-Variable -Name DbPassword -Value X` (`New-Variable`; re-probe
+    /// 17): group 2 is
     /// the key. A value that is an option (`gh secret set DB_PASSWORD
     /// --body X`, the option's own rule reads it), a redirection or a
     /// variable is not one. An `=` between blanks (muttrc's `set
@@ -1250,7 +1447,8 @@ pub struct Redactor {
     /// read over lines on the whole text.
     xml_setting: Regex,
     /// A here-string into a program that reads a password on standard
-    /// input (`--password-stdin`, `passwd --stdin`, `sudo -S`): `<<< "x"`.
+    /// input (`--password-stdin`, `passwd --stdin`, `sudo -S`, `terraform
+    /// login`, which reads its token there): `<<< "x"`.
     here_string: Regex,
     /// A value written into a secret store by its CLI: `gh secret set
     /// NAME --body x` (`-b`, a GitHub Actions secret), AWS `ssm
@@ -1260,6 +1458,39 @@ pub struct Redactor {
     /// -AsPlainText` (the plain text of a secure string). The stdin forms
     /// are [`stdin_password_re`]'s.
     gh_secret: Regex,
+    /// A BIND TSIG (or rndc) key's `secret "X";` inside its `key { }`
+    /// block, at a line's start or after `{`/`;` (re-probe 17). The `;`
+    /// is what tells it from an HCL block (`secret "db" {`).
+    tsig_secret: Regex,
+    /// net-snmp's SNMPv3 user, `createUser [-e ID] NAME SHA "X" [AES "X"]`:
+    /// the authentication and privacy passphrases (groups 2 and 4;
+    /// re-probe 17).
+    snmp_user: Regex,
+    /// A chrony or ntpd key file line, `ID TYPE [HEX:|ASCII:]X` (`1 SHA256
+    /// HEX:…`, ntpd's `1 M X`), the key the line's last word (re-probe 17).
+    ntp_key: Regex,
+    /// squid's `cache_peer … login=USER:X` (re-probe 17).
+    squid_login: Regex,
+    /// A line that is only `Pass X` (isync/mbsync's `Pass`, an FTP
+    /// session's `PASS X`), capitalised: lower-case `pass` is Python's
+    /// statement and pf's rule (`pass out all`) (re-probe 17).
+    pass_line: Regex,
+    /// A Dovecot password with a plain-text scheme, `{PLAIN}X`,
+    /// `{CLEARTEXT}X`, `{PLAIN.b64}X` (a passwd-file's `user:{PLAIN}X::`);
+    /// hashed schemes (`{SHA512-CRYPT}`) stay (re-probe 17).
+    plain_scheme: Regex,
+    /// MongoDB's `db.changeUserPassword("user", "X")`: the password is the
+    /// second argument (re-probe 17).
+    mongo_password: Regex,
+    /// A shell default without the colon, `${DB_PASSWORD-x}` /
+    /// `${DB_PASSWORD=x}` (`${K:-x}` is the inline rule's): group 1 is the
+    /// name, group 3 the value (re-probe 18).
+    shell_default: Regex,
+    /// A method named for a secret called with a string literal
+    /// (`ds.setPassword("X")`, a builder's `.password("X")`,
+    /// Testcontainers' `.withPassword("X")`, `.apiKey("X")`, node-redis'
+    /// `.auth("X")`): group 2 is the method's name (re-probe 18).
+    setter_call: Regex,
 }
 
 impl Default for Redactor {
@@ -1319,9 +1550,13 @@ impl Redactor {
         // read: its value is a command line, and in code `!=` compares.
         // A comment marker glued to the key (`#password: x`, `!db.password=x`
         // in a `.properties` file) starts it too: a commented-out secret is
-        // usually a real old or alternative value (re-probe 15r).
+        // usually a real old or alternative value (re-probe 15r). A `}`
+        // before the key ends a variable or template part of its name
+        // (`${PREFIX}_PASSWORD = x`, `{{ env }}_DB_PASSWORD=x`: re-probe 18).
+        // Ruby's `@password ||= x`, Perl's `//=` and PHP's `.=` assign too
+        // (re-probe 18).
         let inline = Regex::new(
-            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[#!]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*'))+|"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|''|'\\'')*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
+            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[#!}@]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:\|\|=|//=|\.=|[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*'))+|"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|''|'\\'')*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
         // The element may have attributes (`<password encrypted="false">`,
@@ -1368,7 +1603,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let here_string = Regex::new(
-            r#"((?:-password-stdin|\bpasswd\b[^\n|;&]*--stdin|\bsudo\b[^\n|;&]*\s-[A-Za-z]*S)[^\n|;&]*?<<<[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
+            r#"((?:-password-stdin|\bterraform[ \t]+login\b|\bpasswd\b[^\n|;&]*--stdin|\bsudo\b[^\n|;&]*\s-[A-Za-z]*S)[^\n|;&]*?<<<[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
         )
         .expect("static regex is valid");
         let gh_secret = Regex::new(
@@ -1408,7 +1643,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let fallback = Regex::new(
-            r#"(\b([A-Za-z_][A-Za-z0-9_]*)["'\]\)]*[ \t]*(?:\|\||\?\?)[ \t]*["'`])([^"'`\n]*)"#,
+            r#"(\b([A-Za-z_][A-Za-z0-9_]*)["'\]\)\}]*[ \t]*(?:\|\||\?\?|\?:|//)[ \t]*["'`])([^"'`\n]*)"#,
         )
         .expect("static regex is valid");
         let query = Regex::new(r#"([?&#])([A-Za-z_][A-Za-z0-9_.\-]*)(=)([^&#\s"'<>]+)"#)
@@ -1418,11 +1653,11 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let redis_a = Regex::new(
-            r#"(\bredis-cli\b[^\n;|&]*?[\s,\[]-a(?:[ \t]*,[ \t]*|[ \t]+)["']?)([^\s"',\]]+)"#,
+            r#"(\b(?:redis|valkey|keydb)-cli\b[^\n;|&]*?[\s,\[]-a(?:[ \t]*,[ \t]*|[ \t]+)["']?)([^\s"',\]]+)"#,
         )
         .expect("static regex is valid");
         let user_flag = Regex::new(
-            r#"((?:^|[\s,\[])["']?(-u|--user|--proxy-user)["']?(?:[ \t]*,[ \t]*|[ \t]+|=)["']?)([^\s"',\]]+)"#,
+            r#"((?:^|[\s,\[])["']?(-u|--user|--proxy-user|--(?:src-|dest-)?creds)["']?(?:[ \t]*,[ \t]*|[ \t]+|=)["']?)([^\s"',\]]+)"#,
         )
         .expect("static regex is valid");
         // The port is digits or `*`; the host is not all digits, so that
@@ -1467,7 +1702,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let set_pair = Regex::new(
-            r#"((?:\bset[ \t]+env\(|\bset\([ \t]*(?:ENV\{)?|\b(?:set|setenv|setx|SET|SETX|Setx)[ \t]+(?:[-/][A-Za-z]+[ \t]+)*\$?|(?i:\b(?:set|new)-item)[ \t]+(?:(?i:-path)[ \t]+)?(?i:env):)([A-Za-z_][A-Za-z0-9_]*)\}?\)?[ \t]+(?:(?i:-value)[ \t]+|(?:(?i:for)[ \t]+[^\s=]+[ \t]*)?=[ \t]*)?)("[^"\n]*"|'[^'\n]*'|[^\s;"')][^\s;)]*)"#,
+            r#"((?:\bset[ \t]+env\(|\bset\([ \t]*(?:ENV\{)?|\b(?:set|setenv|setx|SET|SETX|Setx)[ \t]+(?:[-/][A-Za-z]+[ \t]+)*\$?|(?i:\b(?:set|new)-item)[ \t]+(?:(?i:-path)[ \t]+)?(?i:env):|(?i:\b(?:set|new)-variable)[ \t]+(?:(?i:-name)[ \t]+)?)([A-Za-z_][A-Za-z0-9_]*)\}?\)?[ \t]+(?:(?i:-value)[ \t]+|(?:(?i:for)[ \t]+[^\s=]+[ \t]*)?=[ \t]*)?)("[^"\n]*"|'[^'\n]*'|[^\s;"')][^\s;)]*)"#,
         )
         .expect("static regex is valid");
         let xml_keyed = Regex::new(
@@ -1490,7 +1725,44 @@ impl Redactor {
             r#"(["'])((?:[A-Za-z0-9_.\-]+:)+)([A-Za-z_][A-Za-z0-9_.\-]*)(["'][ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
+        let tsig_secret = Regex::new(r#"(?m)((?:^|[{;])[ \t]*secret[ \t]+)("[^"\n]*")([ \t]*;)"#)
+            .expect("static regex is valid");
+        let snmp_user = Regex::new(
+            r#"(\bcreateUser[ \t]+(?:-e[ \t]+\S+[ \t]+|-[lm][ \t]+)*[^\s"'(\-]\S*[ \t]+(?i:MD5|SHA(?:-?[0-9]{3})?)[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"']+)(?:([ \t]+(?i:DES|AES(?:128|192|256)?C?)[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"']+))?"#,
+        )
+        .expect("static regex is valid");
+        let ntp_key = Regex::new(
+            r"(?m)(^[ \t]*[0-9]+[ \t]+(?:M|MD5|SHA1?|SHA(?:3-)?(?:224|256|384|512)|RMD(?:128|160|256|320)|TIGER|WHIRLPOOL|AES(?:128|256)(?:CMAC)?)[ \t]+(?:(?:HEX|ASCII):)?)(\S+)([ \t]*(?:#[^\n]*)?)$",
+        )
+        .expect("static regex is valid");
+        let squid_login = Regex::new(r"(\bcache_peer\b[^\n]*?[ \t]login=[^\s:]+:)(\S+)")
+            .expect("static regex is valid");
+        let pass_line =
+            Regex::new(r#"(?m)(^[ \t]*(?:Pass|PASS)[ \t]+)("[^"\n]*"|[^\s"]+)([ \t]*)$"#)
+                .expect("static regex is valid");
+        let plain_scheme = Regex::new(
+            r#"(\{(?i:PLAIN|CLEARTEXT)(?:-TRUNC)?(?:\.(?i:b64|base64|hex))?\})([^:\s'"][^:\s]*)"#,
+        )
+        .expect("static regex is valid");
+        let mongo_password = Regex::new(
+            r#"(\bchangeUserPassword[ \t]*\([ \t]*(?:"[^"\n]*"|'[^'\n]*')[ \t]*,[ \t]*["'])([^"'\n]*)"#,
+        )
+        .expect("static regex is valid");
+        let setter_call =
+            Regex::new(r#"(\.([A-Za-z_][A-Za-z0-9_]*)[ \t]*\([ \t]*["'])([^"'\n]*)(["'][ \t]*\))"#)
+                .expect("static regex is valid");
+        let shell_default = Regex::new(r"(\$\{([A-Za-z_][A-Za-z0-9_]*)[-=])([^}\n]*)\}")
+            .expect("static regex is valid");
         Ok(Redactor {
+            shell_default,
+            setter_call,
+            mongo_password,
+            ntp_key,
+            squid_login,
+            pass_line,
+            plain_scheme,
+            tsig_secret,
+            snmp_user,
             xml_setting,
             here_string,
             gh_secret,
@@ -1625,7 +1897,8 @@ impl Redactor {
 
     /// A string value under a key named `auth` (docker `config.json`'s
     /// `auths.<registry>.auth`, base64 of `user:password`; htpasswd-style
-    /// `auth: "admin:password"`) that has the shape of a credential.
+    /// `auth: "admin:password"`) that has the shape of a credential; a
+    /// base64 value under `encrypt` (re-probe 17).
     fn auth_value(&self, key: &str, value: &str) -> bool {
         let key = key.trim_matches(['"', '\'']);
         // `basicAuth`, `basic_auth`, `basic-auth`, also as the last part
@@ -1641,13 +1914,24 @@ impl Redactor {
                     .any(|b| tail.ends_with(b))
             });
 
-        if !(key.eq_ignore_ascii_case("auth") || basic) {
+        // Consul's and Nomad's gossip key (`encrypt = "<base64>"`, also
+        // `consul agent -encrypt=X` and JSON): `encrypt` is also a switch
+        // (`encrypt = true`, `encrypt: tls`), so only a key's shape is.
+        let encrypt = key.eq_ignore_ascii_case("encrypt");
+        // A dotted key's last segment (Elastic Beats' `cloud.auth:
+        // "elastic:X"`: re-probe 18).
+        let last = key.rsplit('.').next().unwrap_or(key);
+        if !(last.eq_ignore_ascii_case("auth") || basic || encrypt) {
             return false;
         }
         let v = value.trim().trim_matches(['"', '\'']);
-        let user_pass = v.split_once(':').is_some_and(|(u, p)| {
-            !u.is_empty() && !p.is_empty() && !v.contains(char::is_whitespace) && !v.contains("//")
-        });
+        let user_pass = !encrypt
+            && v.split_once(':').is_some_and(|(u, p)| {
+                !u.is_empty()
+                    && !p.is_empty()
+                    && !v.contains(char::is_whitespace)
+                    && !v.contains("//")
+            });
         let base64 = v.len() >= 8
             && v.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
@@ -1718,6 +2002,7 @@ impl Redactor {
     fn scrub_at(&self, text: &str, depth: usize) -> String {
         let receivers = self.defaults && names_receivers(text);
         let jwk = self.defaults && text.contains("kty");
+        let jaas = self.defaults && text.contains("LoginModule");
         let mut out = mask_url_passwords(text, OLD);
         if out.contains("github") {
             replace_in(&mut out, &self.github_userinfo, |c: &regex::Captures| {
@@ -1726,6 +2011,17 @@ impl Redactor {
         }
         for re in self.credentials_for(&out) {
             replace_in(&mut out, re, OLD);
+        }
+        // `-----BEGIN ` base64-encoded (a PEM file as Helm values take
+        // it, `tls.key: LS0t…`): hidden when it decodes to a private key.
+        if out.contains("LS0tLS1CRUdJTi") {
+            replace_in(&mut out, base64_pem_re(), |c: &regex::Captures| {
+                if encodes_private_key(&c[0]) {
+                    OLD.to_string()
+                } else {
+                    c[0].to_string()
+                }
+            });
         }
         // The literal scan for the clients' names is the pre-check.
         if let Some(hidden) = hide_client_passwords(&out) {
@@ -1739,7 +2035,8 @@ impl Redactor {
                 || out.contains("vercel")
                 || out.contains("--with-token")
                 || out.contains("vault login")
-                || out.contains("smbpasswd"))
+                || out.contains("passwd")
+                || out.contains("kubeseal"))
         {
             replace_in(&mut out, stdin_password_re(), hide_stdin_password);
         }
@@ -1808,10 +2105,10 @@ impl Redactor {
         {
             replace_in(&mut out, &self.curl_user, hide_after_first);
         }
-        if out.contains("redis-cli") {
+        if out.contains("redis-cli") || out.contains("valkey-cli") || out.contains("keydb-cli") {
             replace_in(&mut out, &self.redis_a, hide_after_first);
         }
-        if out.contains("-u") {
+        if out.contains("-u") || out.contains("-creds") {
             replace_in(&mut out, &self.user_flag, |c: &regex::Captures| {
                 if user_password_flag(&c[2], &c[3]) {
                     let (user, _) = c[3].split_once(':').unwrap_or_default();
@@ -1978,6 +2275,8 @@ impl Redactor {
             || out.contains("set(")
             || out.contains("-Item")
             || out.contains("-item")
+            || out.contains("-Variable")
+            || out.contains("-variable")
         {
             replace_in(&mut out, &self.set_pair, |c: &regex::Captures| {
                 let value = c[3].trim_start_matches(['"', '\'']);
@@ -2026,10 +2325,19 @@ impl Redactor {
             });
         }
         if out.contains(['?', '&', '#']) && out.contains('=') {
+            let azure_function = out.contains("azurewebsites.net") || out.contains("/api/");
+            let influx_user = out.contains("?u=") || out.contains("&u=");
             replace_in(&mut out, &self.query, |c: &regex::Captures| {
+                // Azure Functions' function key (`…azurewebsites.net/api/
+                // fn?code=X`); InfluxDB 1.x's password beside its user
+                // (`?u=writer&p=X`): re-probe 18.
+                let function_key = azure_function && c[2].eq_ignore_ascii_case("code");
+                let influx = influx_user && &c[2] == "p";
                 if self.key_matches(&c[2])
                     || signature_param(&c[2])
                     || c[2].eq_ignore_ascii_case("auth")
+                    || function_key
+                    || influx
                 {
                     format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
                 } else {
@@ -2055,6 +2363,18 @@ impl Redactor {
                 }
             });
         }
+        if out.contains(".") && (out.contains("(\"") || out.contains("('")) {
+            replace_in(&mut out, &self.setter_call, |c: &regex::Captures| {
+                if secret_setter(&c[2], |n| self.key_matches(n))
+                    && !c[3].is_empty()
+                    && !c[3].contains(OLD)
+                {
+                    format!("{}{OLD}{}", &c[1], &c[4])
+                } else {
+                    c[0].to_string()
+                }
+            });
+        }
         if out.contains(['[', '('])
             || out.contains("->")
             || out.contains("\" to ")
@@ -2072,7 +2392,16 @@ impl Redactor {
                 }
             });
         }
-        if out.contains("||") || out.contains("??") {
+        if out.contains("${") {
+            replace_in(&mut out, &self.shell_default, |c: &regex::Captures| {
+                if self.key_matches(&c[2]) && !c[3].is_empty() && &c[3] != OLD {
+                    format!("{}{OLD}}}", &c[1])
+                } else {
+                    c[0].to_string()
+                }
+            });
+        }
+        if out.contains("||") || out.contains("??") || out.contains("?:") || out.contains(" //") {
             replace_in(&mut out, &self.fallback, |c: &regex::Captures| {
                 if self.key_matches(&c[2]) && !c[3].is_empty() && &c[3] != OLD {
                     format!("{}{OLD}", &c[1])
@@ -2094,6 +2423,11 @@ impl Redactor {
                     // (`profile::db::password: x`).
                     return c[0].to_string();
                 }
+                if &c[3] == ":" && matches!(value, "env" | "file") && c[1].ends_with('-') {
+                    // keytool's `-storepass:env VAR` / `-keypass:file F`:
+                    // where the password is, which the next word names.
+                    return c[0].to_string();
+                }
                 if c[3].starts_with('}') && c[3].contains(':') {
                     // `${PWD}:/src`: a shell variable in a path, not a key
                     // (`${env:KEY} = x` and `$ENV{KEY} = x` assign with `=`).
@@ -2102,6 +2436,7 @@ impl Redactor {
                 if (self.key_matches(key)
                     || (receivers && receiver_key(key))
                     || (jwk && jwk_private(key))
+                    || (jaas && jaas_user(key))
                     || self.auth_value(key, value))
                     && value != OLD
                     && !value.is_empty()
@@ -2182,6 +2517,67 @@ impl Redactor {
                 } else {
                     c[0].to_string()
                 }
+            });
+        }
+        if out.contains("secret \"") && out.contains(';') {
+            replace_in(&mut out, &self.tsig_secret, |c: &regex::Captures| {
+                if c[2].contains(OLD) {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}{}", &c[1], &c[3])
+                }
+            });
+        }
+        if ["MD5", "SHA", "AES", " M ", "RMD", "TIGER", "WHIRLPOOL"]
+            .iter()
+            .any(|w| out.contains(w))
+        {
+            replace_in(&mut out, &self.ntp_key, |c: &regex::Captures| {
+                if c[2].contains(OLD) {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}{}", &c[1], &c[3])
+                }
+            });
+        }
+        if out.contains("cache_peer") && out.contains("login=") {
+            replace_in(&mut out, &self.squid_login, hide_after_first);
+        }
+        if ["Pass ", "Pass\t", "PASS ", "PASS\t"]
+            .iter()
+            .any(|w| out.contains(w))
+        {
+            replace_in(&mut out, &self.pass_line, |c: &regex::Captures| {
+                if c[2].contains(OLD) {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}{}", &c[1], &c[3])
+                }
+            });
+        }
+        if ["{PLAIN", "{CLEARTEXT", "{plain", "{cleartext"]
+            .iter()
+            .any(|w| out.contains(w))
+        {
+            replace_in(&mut out, &self.plain_scheme, hide_after_first);
+        }
+        if out.contains("changeUserPassword") {
+            replace_in(&mut out, &self.mongo_password, |c: &regex::Captures| {
+                if c[2].is_empty() || c[2].contains(OLD) {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}", &c[1])
+                }
+            });
+        }
+        if out.contains("createUser ") {
+            replace_in(&mut out, &self.snmp_user, |c: &regex::Captures| {
+                let mut s = format!("{}{OLD}", &c[1]);
+                if let Some(privacy) = c.get(3) {
+                    s.push_str(privacy.as_str());
+                    s.push_str(OLD);
+                }
+                s
             });
         }
         // Written in lower case by redis.conf, sentinel.conf and
@@ -2912,6 +3308,8 @@ impl Redactor {
         let receivers = self.defaults && names_receivers(text);
         // A JSON Web Key's private members ([`jwk_private`]).
         let jwk = self.defaults && text.contains("kty");
+        // A JAAS file's `user_NAME="X"` entries ([`jaas_user`]).
+        let jaas = self.defaults && text.contains("LoginModule");
         // A block list of args (`- redis-cli` / `- -a` / `- VALUE`), maybe
         // split over `command:` and `args:`: the programs the file names.
         let mut programs: Vec<&str> = ["redis-cli", "curl", "sshpass"]
@@ -3134,6 +3532,14 @@ impl Redactor {
                 compact_items = false;
                 continue;
             }
+            // An HCL block named for secrets (Consul's `acl { tokens {
+            // initial_management = "X" } }`): its lines to the closing
+            // brace, like a secret key's open bracket.
+            if body.ends_with('{') && hcl_block_name(body).is_some_and(|n| self.key_matches(n)) {
+                bracket = Some(('{', '}', 1));
+                out.push_str(line);
+                continue;
+            }
             let caps = line_re.captures(body).or_else(|| {
                 if body.contains('\\') {
                     escaped_key_re.captures(body)
@@ -3154,7 +3560,8 @@ impl Redactor {
                     if env_value
                         || self.key_matches(&key_of(&c))
                         || (receivers && receiver_key(&key_of(&c)))
-                        || (jwk && jwk_private(&key_of(&c))) =>
+                        || (jwk && jwk_private(&key_of(&c)))
+                        || (jaas && jaas_user(&key_of(&c))) =>
                 {
                     let value = c[4].trim();
                     if value.is_empty() || value.starts_with('|') || value.starts_with('>') {
@@ -3273,6 +3680,17 @@ fn heredoc_marker(value: &str) -> Option<&str> {
     marker
         .starts_with(|ch: char| ch.is_ascii_alphabetic() || ch == '_')
         .then_some(marker)
+}
+
+/// The name of an unlabelled HCL block a line opens (`tokens {`), if it
+/// is one: a single identifier before a `{` that ends the line.
+fn hcl_block_name(body: &str) -> Option<&str> {
+    let name = body.trim().strip_suffix('{')?.trim_end();
+    let ok = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    ok.then_some(name)
 }
 
 /// A value that opens a bracket (`[`, `{`, `(`) it does not close on its
@@ -6485,5 +6903,442 @@ mod tests {
             ],
         );
         shown_everywhere(&r, &["port = ENV.fetch('PORT') { '3000' }"]);
+    }
+
+    /// Each file, as a block in a ConfigMap, in both modes: `s3cr3tVx`
+    /// hidden.
+    fn file_hidden_everywhere(r: &Redactor, files: &[&str]) {
+        let mut shown = Vec::new();
+        for file in files {
+            let block: String = file.lines().map(|l| format!("    {l}\n")).collect();
+            let yaml = format!("data:\n  f: |\n{block}");
+            for out in both_modes(r, &yaml) {
+                if out.contains("s3cr3tVx") {
+                    shown.push(format!("{file} -> {out}"));
+                }
+            }
+        }
+        assert!(shown.is_empty(), "shown:\n{}", shown.join("\n"));
+    }
+
+    /// Each file, as a block in a ConfigMap, unchanged in both modes.
+    fn file_shown_everywhere(r: &Redactor, files: &[&str]) {
+        let mut hidden = Vec::new();
+        for file in files {
+            let block: String = file.lines().map(|l| format!("    {l}\n")).collect();
+            let yaml = format!("data:\n  f: |\n{block}");
+            let [semantic, text] = both_modes(r, &yaml);
+            if text != yaml || semantic.contains(OLD) {
+                hidden.push(format!("{file} -> {text} / {semantic}"));
+            }
+        }
+        assert!(hidden.is_empty(), "hidden:\n{}", hidden.join("\n"));
+    }
+
+    /// Re-probe 17 (r-redact-network-daemon-and-mail-config-secrets, the
+    /// shapes left in Known gaps): Consul/Nomad's gossip key, a BIND TSIG
+    /// key's secret, SNMPv3 `createUser` passphrases, Kafka JAAS user
+    /// entries.
+    #[test]
+    fn gossip_encrypt_tsig_secret_snmp_users_and_jaas_entries() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "encrypt = \"s3cr3tVx\"",
+                "{\"encrypt\": \"s3cr3tVx\", \"server\": true}",
+                "consul agent -encrypt=s3cr3tVx",
+                "createUser monitor SHA \"s3cr3tVx\" AES \"s3cr3tVx\"",
+                "createUser -e 0x8000000001 monitor SHA-256 s3cr3tVx AES s3cr3tVx",
+                "createUser monitor MD5 s3cr3tVx",
+                "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" password=\"adminpw\" user_alice=\"s3cr3tVx\";",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &[
+                "server {\n  enabled = true\n  encrypt = \"s3cr3tVx\"\n}",
+                "key \"ddns-key\" {\n    algorithm hmac-sha256;\n    secret \"s3cr3tVx\";\n};",
+                "key ddns { algorithm hmac-sha256; secret \"s3cr3tVx\"; };",
+                "KafkaServer {\n  org.apache.kafka.common.security.plain.PlainLoginModule required\n  username=\"admin\"\n  password=\"adminpw\"\n  user_admin=\"s3cr3tVx\"\n  user_alice=\"s3cr3tVx\";\n};",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "encrypt = true",
+                "encrypt: \"tls\"",
+                "encrypt_verify_incoming = true",
+                "user_agent=\"curl/8.0\"",
+                "createUser -e 0x8000000001 monitor",
+                "db.createUser({user: \"app\", roles: []})",
+            ],
+        );
+        file_shown_everywhere(&r, &["secret \"db\" {\n  path = \"kv/db\"\n}"]);
+    }
+
+    /// Re-probe 17 (the Known gaps' shapes, second part): chrony/ntpd key
+    /// files, squid's `cache_peer … login=u:X`, offlineimap's
+    /// `remotepass`, isync's `Pass X`, Dovecot's `{PLAIN}X`.
+    #[test]
+    fn ntp_keys_squid_peer_login_mail_client_passes_and_plain_schemes() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "1 SHA256 HEX:s3cr3tVx",
+                "10 MD5 s3cr3tVx",
+                "2 AES128 HEX:s3cr3tVx # primary",
+                "1 M s3cr3tVx",
+                "cache_peer parent.example.com parent 3128 0 no-query login=proxyuser:s3cr3tVx",
+                "remotepass = s3cr3tVx",
+                "imappass: s3cr3tVx",
+                "Pass s3cr3tVx",
+                "Pass \"s3cr3tVx\"",
+                "PASS s3cr3tVx",
+                "alice:{PLAIN}s3cr3tVx::::::",
+                "bob:{CLEARTEXT}s3cr3tVx",
+                "carol:{PLAIN.b64}s3cr3tVx:1000:1000::/home/carol",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "server 1.pool.ntp.org iburst",
+                "1 2 3",
+                "cache_peer parent.example.com parent 3128 0 no-query login=PASSTHRU",
+                "remotepassfile = ~/.imap-pw",
+                "remoteuser = me",
+                "PassCmd \"pass show mail\"",
+                "Pass the value on to the next stage.",
+                "pass",
+                "pass out all",
+                "alice:{SHA512-CRYPT}$6$abc$def::::::",
+            ],
+        );
+    }
+
+    /// Re-probe 17 (the Known gaps' shapes, last part): MongoDB's
+    /// `changeUserPassword`, `NEO4J_AUTH`, PowerShell's `Set-Variable`,
+    /// an HCL block named for secrets (Consul's `acl { tokens { … } }`),
+    /// a minisign (or signify) secret key file.
+    #[test]
+    fn mongo_neo4j_powershell_variables_hcl_secret_blocks_and_minisign_keys() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "db.changeUserPassword(\"app\", \"s3cr3tVx\")",
+                "db.getSiblingDB('admin').changeUserPassword('app', 's3cr3tVx', {w: 1})",
+                "NEO4J_AUTH=neo4j/s3cr3tVx",
+                "NEO4J_AUTH: neo4j/s3cr3tVx",
+                "Set-Variable -Name DbPassword -Value \"s3cr3tVx\"",
+                "New-Variable -Name ApiToken -Value 's3cr3tVx' -Scope Global",
+                "Set-Variable DbPassword \"s3cr3tVx\"",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &[
+                "acl {\n  enabled = true\n  tokens {\n    initial_management = \"s3cr3tVx\"\n    agent = \"s3cr3tVx\"\n  }\n}",
+                "untrusted comment: minisign encrypted secret key\nRWRTY0Iys3cr3tVxAAAAAAAAAAAAAAAAAAAA",
+                "untrusted comment: signify secret key\nRWRCSwAAACqs3cr3tVxAAAAAAAAAAAAAAAAAA",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "db.changeUserPassword(\"app\", passwordPrompt())",
+                "Set-Variable -Name LogLevel -Value \"debug\"",
+                "NEO4J_dbms_memory_heap_max__size=1G",
+            ],
+        );
+        file_shown_everywhere(
+            &r,
+            &[
+                "acl {\n  enabled = true\n  default_policy = \"deny\"\n}",
+                "untrusted comment: minisign public key 1234\nRWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3",
+            ],
+        );
+    }
+
+    /// Re-probe 18 (r-redact-key-words-creds-privkey-storepass-passcode-seed):
+    /// short and other-language names of secrets.
+    #[test]
+    fn short_and_localized_secret_key_words() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "REGISTRY_CREDS=s3cr3tVx",
+                "creds: \"ci:s3cr3tVx\"",
+                "PRIVKEY=s3cr3tVx",
+                "privKey: s3cr3tVx",
+                "storepass=s3cr3tVx",
+                "keypass=s3cr3tVx",
+                "PASSCODE=s3cr3tVx",
+                "PASSKEY=s3cr3tVx",
+                "TOTP_SEED=s3cr3tVx",
+                "SEED_PHRASE=s3cr3tVx",
+                "bearer: s3cr3tVx",
+                "${PREFIX}_PASSWORD = s3cr3tVx",
+                "{{ env }}_DB_PASSWORD=s3cr3tVx",
+                "Passwort=s3cr3tVx",
+                "senha=s3cr3tVx",
+                "contrasena=s3cr3tVx",
+                "mot_de_passe=s3cr3tVx",
+                "wachtwoord=s3cr3tVx",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "random_seed: 42",
+                "seed: 1234",
+                "privkey_path: /etc/ssl/privkey.pem",
+                "credsFile: /etc/creds.json",
+                "${PREFIX}_HOST = db",
+                "passkey_enabled: yes",
+            ],
+        );
+        // A catalog key (semantic mode).
+        let (_, b) = r.redact_pair(None, Some(&v("tls: {privkey: s3cr3tVx}\n")));
+        assert!(!crate::yaml::emit::to_yaml_string(&b).contains("s3cr3tVx"));
+    }
+
+    /// Re-probe 18 (r-redact-product-credential-key-names-pass4symmkey-
+    /// authtok-basic-auth-user-info): products' own names for secrets.
+    #[test]
+    fn product_credential_key_names() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "pass4SymmKey = s3cr3tVx",
+                "ldap_default_authtok = s3cr3tVx",
+                "basic.auth.user.info=SRKEY:s3cr3tVx",
+                "schema.registry.basic.auth.user.info=SRKEY:s3cr3tVx",
+                "pass_phrase=s3cr3tVx",
+                "cloud.auth: \"elastic:s3cr3tVx\"",
+                "hmacEncoded: s3cr3tVx",
+                "B2_APPLICATION_KEY=s3cr3tVx",
+                "DD_APPLICATION_KEY=s3cr3tVx",
+                "JF_SHARED_SECURITY_JOINKEY=s3cr3tVx",
+                "WALG_LIBSODIUM_KEY=s3cr3tVx",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "basic.auth.credentials.source=USER_INFO",
+                "ldap_default_authtok_type = password",
+                "cloud.auth: ldap",
+                "cloud.id: \"staging:ZXUtd2VzdC0x\"",
+                "application_id: app",
+            ],
+        );
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v(
+                "splunk: {pass4SymmKey: s3cr3tVx}\nsr: {basic.auth.user.info: \"K:s3cr3tVx\"}\n",
+            )),
+        );
+        assert!(!crate::yaml::emit::to_yaml_string(&b).contains("s3cr3tVx"));
+    }
+
+    /// Re-probe 18 (r-redact-base64-encoded-pem-private-keys-under-neutral-
+    /// keys): a PEM private key base64-encoded (Helm values' `tls.key`).
+    #[test]
+    fn base64_encoded_pem_private_keys() {
+        let r = Redactor::default();
+        let key = "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVBczNjcjN0VngKLS0tLS1FTkQgUlNBIFBSSVZBVEUgS0VZLS0tLS0K";
+        let cert = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSURkekNDQWwrZ0F3SUJBZ0lFQWdBQXVUQU5CZ2txCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K";
+        // The marker is inside the encoding: the whole token must go.
+        let marker = &key[40..60];
+        for text in [
+            format!("key: {key}"),
+            format!("tls.key: {key}"),
+            format!("{{\"caCert\": \"{cert}\", \"caKey\": \"{key}\"}}"),
+        ] {
+            let yaml = format!("data:\n  f: |\n    {text}\n");
+            let [semantic, plain] = both_modes(&r, &yaml);
+            for out in [r.scrub(&text), semantic, plain] {
+                assert!(!out.contains(marker), "{text} -> {out}");
+                assert!(out.contains(cert) == text.contains(cert), "{text} -> {out}");
+            }
+        }
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v(&format!(
+                "ingress: {{tls: {{crt: {cert}, key: {key}}}}}\n"
+            ))),
+        );
+        let out = crate::yaml::emit::to_yaml_string(&b);
+        assert!(!out.contains(marker) && out.contains(cert), "{out}");
+    }
+
+    /// Re-probe 18 (r-redact-function-keys-and-api-keys-in-query-and-
+    /// headers): Azure Functions and API Management keys, InfluxDB 1.x's
+    /// `p` beside `u`.
+    #[test]
+    fn function_keys_subscription_keys_and_influx_query_passwords() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "HOOK=https://app.azurewebsites.net/api/ingest?code=s3cr3tVx",
+                "https://app.azurewebsites.net/api/ingest?name=a&code=s3cr3tVx",
+                "x-functions-key: s3cr3tVx",
+                "Ocp-Apim-Subscription-Key: s3cr3tVx",
+                "url: https://api.example.com/v1/orders?subscription-key=s3cr3tVx",
+                "DD-APPLICATION-KEY: s3cr3tVx",
+                "INFLUX=http://influx:8086/write?db=m&u=writer&p=s3cr3tVx",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "https://example.com/search?code=utf8",
+                "https://example.com/list?p=2",
+                "subscription_id: 1234",
+            ],
+        );
+    }
+
+    /// Re-probe 18 (r-redact-secret-named-setter-and-builder-calls): a
+    /// method named for a secret called with the literal.
+    #[test]
+    fn secret_named_setter_and_builder_calls() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "ds.setPassword(\"s3cr3tVx\");",
+                "cfg.setApiKey(\"s3cr3tVx\");",
+                "props.setClientSecret('s3cr3tVx');",
+                "DataSourceBuilder.create().username(\"app\").password(\"s3cr3tVx\").build();",
+                "new PostgreSQLContainer<>(\"postgres:16\").withUsername(\"app\").withPassword(\"s3cr3tVx\");",
+                "OpenAIClient.builder().apiKey(\"s3cr3tVx\").build()",
+                "client.setToken(\"s3cr3tVx\");",
+                "redis.auth(\"s3cr3tVx\");",
+                "builder.SetPassword(\"s3cr3tVx\");",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "cfg.getPassword(\"db\");",
+                "ds.setUsername(\"app\");",
+                "props.getProperty(\"db.password\");",
+                "ds.setPassword(System.getenv(\"DB_PASSWORD\"));",
+            ],
+        );
+    }
+
+    /// Re-probe 18 (r-redact-secret-store-clis-key-value-and-stdin): other
+    /// secret stores' CLIs, by `KEY=VALUE`, position and stdin.
+    #[test]
+    fn secret_store_clis_key_values_positions_and_stdin() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "vault kv put secret/app conn=s3cr3tVx api=s3cr3tVx",
+                "vault kv patch -mount=secret app conn=s3cr3tVx",
+                "fly secrets set DATABASE_URL=s3cr3tVx SESSION=s3cr3tVx -a app",
+                "flyctl secrets set CONN=s3cr3tVx",
+                "doppler secrets set CONN=s3cr3tVx",
+                "echo \"s3cr3tVx\" | wrangler secret put CONN",
+                "printf \"s3cr3tVx\" | docker secret create db_conn -",
+                "printf s3cr3tVx | podman secret create db_conn -",
+                "echo -n s3cr3tVx | kubeseal --raw --namespace app --name db --from-file=/dev/stdin",
+                "ansible-vault encrypt_string 's3cr3tVx' --name 'db_conn'",
+                "ansible-vault encrypt_string --vault-id dev@prompt 's3cr3tVx' --name db_conn",
+                "echo -e \"s3cr3tVx\\ns3cr3tVx\" | passwd app",
+                "snyk auth s3cr3tVx",
+                "codecov -t s3cr3tVx -f coverage.xml",
+                "terraform login app.terraform.io <<< \"s3cr3tVx\"",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "vault kv get -field=conn secret/app",
+                "vault kv put secret/app conn=@conn.txt",
+                "fly secrets list -a app",
+                "echo done | docker secret ls",
+                "snyk test --all-projects",
+                "ansible-vault encrypt vars.yml",
+            ],
+        );
+    }
+
+    /// Re-probe 18 (r-redact-fallback-and-assign-operators-elvis-or-assign):
+    /// other languages' default-value operators.
+    #[test]
+    fn elvis_defined_or_and_assignment_operators() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "@password ||= \"s3cr3tVx\"",
+                "DB_PASSWORD ||= \"s3cr3tVx\"",
+                "val conn = System.getenv(\"DB_PASSWORD\") ?: \"s3cr3tVx\"",
+                "def pw = System.getenv(\"DB_PASSWORD\") ?: \"s3cr3tVx\"",
+                "$pw = getenv(\"DB_PASSWORD\") ?: \"s3cr3tVx\";",
+                "$password //= \"s3cr3tVx\";",
+                "my $pw = $ENV{DB_PASSWORD} // \"s3cr3tVx\";",
+                "psql -h db -U app --password=${DB_PASSWORD-s3cr3tVx}",
+                "conn=${API_TOKEN=s3cr3tVx}",
+                "$password .= \"s3cr3tVx\";",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "val host = System.getenv(\"DB_HOST\") ?: \"localhost\"",
+                "my $h = $ENV{HOME} // \"/root\";",
+                "dir=${HOME-/root}",
+                "@name ||= \"app\"",
+                "url = \"https://example.com\" // comment",
+            ],
+        );
+    }
+
+    /// Re-probe 18 (r-redact-infra-client-password-options-creds-ipmitool-
+    /// snmp): more clients' password options and positions.
+    #[test]
+    fn infra_clients_password_options_and_positions() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "skopeo copy --src-creds u:s3cr3tVx --dest-creds u:s3cr3tVx docker://a docker://b",
+                "podman push --creds u:s3cr3tVx img",
+                "buildah push --creds=u:s3cr3tVx img",
+                "valkey-cli -h cache -a s3cr3tVx ping",
+                "keydb-cli -a s3cr3tVx ping",
+                "cqlsh -u cassandra -p s3cr3tVx cass",
+                "mosquitto_passwd -b /etc/mosquitto/passwd dev s3cr3tVx",
+                "snmpwalk -v3 -l authPriv -u mon -a SHA -A s3cr3tVx -x AES -X s3cr3tVx host",
+                "ipmitool -I lanplus -H bmc -U admin -P s3cr3tVx power status",
+                "kadmin -p admin/admin -w s3cr3tVx -q listprincs",
+                "ipa-server-install -p s3cr3tVx -a s3cr3tVx -U",
+                "PsExec.exe \\\\host -u admin -p s3cr3tVx cmd",
+                "doctl auth init -t s3cr3tVx",
+                "radtest alice s3cr3tVx localhost 0 s3cr3tVx",
+                "mkpasswd -m sha-512 s3cr3tVx",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "snmpwalk -v2c -c public host",
+                "ipmitool -I lanplus -H bmc -U admin power status",
+                "cqlsh -u cassandra cass",
+                "mosquitto_passwd -U /etc/mosquitto/passwd",
+                "podman push --creds-file auth.json img",
+            ],
+        );
     }
 }
