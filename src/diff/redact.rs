@@ -307,6 +307,10 @@ const PASSWORD_CLIENTS: &[&str] = &[
     "snyk",
     "codecov",
     "ansible-vault",
+    "dotnet",
+    "conan",
+    "mix",
+    "bundle",
 ];
 
 /// The MySQL and MariaDB clients: their password is glued to `-p`
@@ -599,6 +603,33 @@ fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> 
                 }
             }
         }
+        // Package managers' registry credentials (re-probe 18): `dotnet
+        // nuget add|update source … -p X` and `push|delete … -k X` (not
+        // `dotnet pack -p:Version=1`, an MSBuild property), Conan's `user
+        // -p X` and `remote login … -p X`, Hex's `mix hex.organization auth
+        // ORG --key X` and `hex.repo add … --auth-key X`, Bundler's `config
+        // [set] [--global] HOST user:X`.
+        "dotnet" if word(0) == Some("nuget") => {
+            option_values(words, &["-p", "--password", "-k", "--api-key"], &mut found)
+        }
+        "conan"
+            if word(0) == Some("user")
+                || (word(0) == Some("remote") && word(1) == Some("login")) =>
+        {
+            option_values(words, &["-p", "--password"], &mut found)
+        }
+        "mix" if word(0).is_some_and(|w| w.starts_with("hex.")) => {
+            option_values(words, &["--key", "--auth-key"], &mut found)
+        }
+        "bundle" if word(0) == Some("config") => {
+            let n = if word(1) == Some("set") { 2 } else { 1 };
+            if let (Some(host), Some(value)) = (word(n), word(n + 1)) {
+                if bundler_host(host) && !value.contains("://") {
+                    let at = value.find(':').map_or(0, |i| i + 1);
+                    found.push((positional[n + 1], at));
+                }
+            }
+        }
         "rabbitmqctl" => {
             let sub = (0..positional.len()).find(|&n| {
                 word(n).is_some_and(|w| {
@@ -612,6 +643,45 @@ fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> 
         _ => {}
     }
     found
+}
+
+/// The words after one of `flags` (`-p X`) or glued to it by `=`
+/// (`--password=X`), as [`command_password_words`] gives them.
+fn option_values(words: &[&str], flags: &[&str], found: &mut Vec<(usize, usize)>) {
+    for (i, w) in words.iter().enumerate() {
+        if flags.contains(w) {
+            if i + 1 < words.len() {
+                found.push((i + 1, 0));
+            }
+        } else if let Some((f, _)) = w.split_once('=').filter(|(f, _)| flags.contains(f)) {
+            found.push((i, f.len() + 1));
+        }
+    }
+}
+
+/// A Bundler source host (or URL) whose credentials `bundle config HOST
+/// user:X` sets: not one of the dotted settings (`build.nokogiri`,
+/// `mirror.URL`, `local.GEM`, `gem.test`).
+fn bundler_host(name: &str) -> bool {
+    name.contains('.')
+        && !["build.", "mirror.", "local.", "gem."]
+            .iter()
+            .any(|p| name.starts_with(p))
+}
+
+/// Bundler's credentials for a source host in the environment or in
+/// `.bundle/config`: `BUNDLE_GEMS__EXAMPLE__COM` (the host's dots written
+/// `__`), not the settings of that shape (`BUNDLE_BUILD__NOKOGIRI`,
+/// `BUNDLE_MIRROR__…`, `BUNDLE_LOCAL__…`, `BUNDLE_GEM__…`)
+/// (<https://bundler.io/man/bundle-config.1.html>, "Credentials for gem
+/// sources").
+fn bundler_host_key(key: &str) -> bool {
+    key.strip_prefix("BUNDLE_").is_some_and(|host| {
+        host.contains("__")
+            && !["BUILD__", "MIRROR__", "LOCAL__", "GEM__"]
+                .iter()
+                .any(|p| host.starts_with(p))
+    })
 }
 
 /// The byte ranges of the words of a command line that starts `text`, to
@@ -833,6 +903,8 @@ fn secret_store_stdin(piped: &str) -> bool {
         ["wrangler", "secret", "put", ..] => true,
         ["docker" | "podman", "secret", "create", ..] => words.last() == Some(&"-"),
         ["kubeseal", rest @ ..] => rest.contains(&"--raw"),
+        // `dart pub token add URL` reads the token on stdin.
+        ["dart" | "flutter", "pub", "token", "add", ..] => true,
         ["smbpasswd", rest @ ..] => rest
             .iter()
             .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('s')),
@@ -1348,6 +1420,9 @@ pub struct Redactor {
     /// Run before [`Self::inline`], which would hide the call (`pw =
     /// os.getenv(…`) and leave the default after it.
     code_pair: Regex,
+    /// SBT's `Credentials("REALM", "HOST", "USER", "X")`: group 2 the
+    /// password, the fourth argument (re-probe 18).
+    sbt_credentials: Regex,
     /// A secret-named variable's fallback value (`process.env.DB_PASSWORD
     /// || 'x'`, `?? "x"`; re-probe 18: Kotlin's, Groovy's and PHP's `?:`,
     /// Perl's `//` after `$ENV{KEY}`): group 2 is the name, group 3 the
@@ -1642,6 +1717,9 @@ impl Redactor {
             r#"((?:\[[ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*\][ \t]*(?:=>|=|:)|\([ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*(?:,|\)[ \t]*\{)|["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*(?:->|[ \t]to[ \t]))[ \t]*["'])([^"'\n]*)"#,
         )
         .expect("static regex is valid");
+        let sbt_credentials =
+            Regex::new(r#"(\bCredentials\((?:[ \t]*"[^"\n]*"[ \t]*,){3}[ \t]*")([^"\n]*)"#)
+                .expect("static regex is valid");
         let fallback = Regex::new(
             r#"(\b([A-Za-z_][A-Za-z0-9_]*)["'\]\)\}]*[ \t]*(?:\|\||\?\?|\?:|//)[ \t]*["'`])([^"'`\n]*)"#,
         )
@@ -1794,6 +1872,7 @@ impl Redactor {
             sshpass,
             from_literal,
             code_pair,
+            sbt_credentials,
             fallback,
             keys,
             defaults,
@@ -1827,7 +1906,8 @@ impl Redactor {
     /// credential header's name.
     pub(crate) fn key_matches(&self, key: &str) -> bool {
         self.keys.iter().any(|r| r.is_match(key))
-            || (self.defaults && (keyword_in_key(key) || credential_header(key)))
+            || (self.defaults
+                && (keyword_in_key(key) || credential_header(key) || bundler_host_key(key)))
     }
 
     /// Whether a text (a file not compared as YAML, or a string value)
@@ -2033,6 +2113,7 @@ impl Redactor {
                 || out.contains("sudo")
                 || out.contains("secret")
                 || out.contains("vercel")
+                || out.contains("pub token")
                 || out.contains("--with-token")
                 || out.contains("vault login")
                 || out.contains("passwd")
@@ -2398,6 +2479,15 @@ impl Redactor {
                     format!("{}{OLD}}}", &c[1])
                 } else {
                     c[0].to_string()
+                }
+            });
+        }
+        if out.contains("Credentials(") {
+            replace_in(&mut out, &self.sbt_credentials, |c: &regex::Captures| {
+                if c[2].is_empty() || &c[2] == OLD {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}", &c[1])
                 }
             });
         }
@@ -7338,6 +7428,54 @@ mod tests {
                 "cqlsh -u cassandra cass",
                 "mosquitto_passwd -U /etc/mosquitto/passwd",
                 "podman push --creds-file auth.json img",
+            ],
+        );
+    }
+
+    /// Re-probe 18 (r-redact-package-manager-credentials-bundler-sbt-nuget-conan).
+    #[test]
+    fn package_manager_registry_credentials() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "BUNDLE_GEMS__CONTRIBSYS__COM=user:s3cr3tVx",
+                "export BUNDLE_GITHUB__COM=x-access-token:s3cr3tVx",
+                "BUNDLE_RUBYGEMS__PKG__GITHUB__COM: \"ci:s3cr3tVx\"",
+                "bundle config set --global gems.contribsys.com ci:s3cr3tVx",
+                "bundle config https://gems.example.com/ s3cr3tVx",
+                "credentials += Credentials(\"Artifactory Realm\", \"art.example.com\", \"ci\", \"s3cr3tVx\")",
+                "dotnet nuget add source https://pkgs.example.com/index.json -n feed -u ci -p s3cr3tVx --store-password-in-clear-text",
+                "dotnet nuget update source feed --password=s3cr3tVx",
+                "dotnet nuget push app.nupkg -k s3cr3tVx -s https://api.nuget.org/v3/index.json",
+                "dotnet nuget push app.nupkg --api-key s3cr3tVx",
+                "conan user -p s3cr3tVx -r artifactory ci",
+                "conan remote login artifactory ci -p s3cr3tVx",
+                "mix hex.organization auth acme --key s3cr3tVx",
+                "mix hex.repo add acme https://repo.acme --auth-key s3cr3tVx",
+                "echo s3cr3tVx | dart pub token add https://pub.example.com",
+            ],
+        );
+        let yaml = "env:\n- name: BUNDLE_GITHUB__COM\n  value: x-access-token:s3cr3tVx\n";
+        for out in both_modes(&r, yaml) {
+            assert!(!out.contains("s3cr3tVx"), "{out}");
+        }
+        // Near misses: Bundler's own dotted settings, an MSBuild property
+        // and `dotnet run -p`, Conan's profile, a Hex command without a key.
+        shown_everywhere(
+            &r,
+            &[
+                "BUNDLE_BUILD__NOKOGIRI=--use-system-libraries",
+                "BUNDLE_MIRROR__RUBYGEMS__ORG=https://mirror.example",
+                "BUNDLE_PATH=vendor/bundle",
+                "bundle config set --local path vendor/bundle",
+                "bundle config set build.nokogiri --use-system-libraries",
+                "dotnet pack -p:Version=1.2.3",
+                "dotnet run -p src/App",
+                "conan create . -pr default",
+                "mix hex.publish --yes",
+                "a mix of things",
+                "val c = Credentials(Path.userHome / \".sbt\" / \".credentials\")",
             ],
         );
     }
