@@ -1403,8 +1403,16 @@ pub struct Redactor {
     /// (`#requirepass X`). Re-probe 17: net-snmp's community strings
     /// (`rocommunity X`, `rwcommunity6 X`), FRR/Quagga's BGP `neighbor
     /// PEER password X` and OSPF `ip ospf message-digest-key N md5 X` /
-    /// `ip ospf authentication-key X`.
+    /// `ip ospf authentication-key X`. Re-probe 18: Kickstart's `rootpw`
+    /// and `sshpw` read past their flags (`rootpw --plaintext X`,
+    /// `sshpw --username=root X`).
     directive: Regex,
+    /// A debconf answer whose type is `password` (a Debian preseed file's
+    /// `d-i passwd/root-password password X`, `echo "mysql-server
+    /// mysql-server/root_password password X" | debconf-set-selections`):
+    /// owner, question, type, then the value (group 2) to the line's end
+    /// or a quote (re-probe 18).
+    debconf_password: Regex,
     /// `sshpass -p PASSWORD`.
     sshpass: Regex,
     /// `kubectl create secret generic --from-literal KEY=VALUE`: VALUE is
@@ -1698,7 +1706,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let directive = Regex::new(
-            r#"(?mi)(^[ \t]*#?(?:requirepass|masterauth|bindpw|rootpw|sentinel[ \t]+auth-pass[ \t]+\S+|sentinel[ \t]+sentinel-pass|(?:ro|rw)community6?|neighbor[ \t]+\S+[ \t]+password|ip[ \t]+ospf[ \t]+message-digest-key[ \t]+[0-9]+[ \t]+md5|ip[ \t]+ospf[ \t]+authentication-key)[ \t]+)("[^"\n]*"|\S+)"#,
+            r#"(?mi)(^[ \t]*#?(?:requirepass|masterauth|bindpw|(?:rootpw|sshpw)(?:[ \t]+--[a-z-]+(?:=\S+)?)*|sentinel[ \t]+auth-pass[ \t]+\S+|sentinel[ \t]+sentinel-pass|(?:ro|rw)community6?|neighbor[ \t]+\S+[ \t]+password|ip[ \t]+ospf[ \t]+message-digest-key[ \t]+[0-9]+[ \t]+md5|ip[ \t]+ospf[ \t]+authentication-key)[ \t]+)("[^"\n]*"|\S+)"#,
         )
         .expect("static regex is valid");
         // A command line (`sshpass -p 'pw' ssh`, `-pGlued`) or a flow list
@@ -1720,6 +1728,10 @@ impl Redactor {
         let sbt_credentials =
             Regex::new(r#"(\bCredentials\((?:[ \t]*"[^"\n]*"[ \t]*,){3}[ \t]*")([^"\n]*)"#)
                 .expect("static regex is valid");
+        let debconf_password = Regex::new(
+            r#"(\b[a-z0-9][a-z0-9.+\-]*[ \t]+[a-z0-9][a-z0-9.+\-]*/[^\s"']+[ \t]+password[ \t]+)([^"'\n]+)"#,
+        )
+        .expect("static regex is valid");
         let fallback = Regex::new(
             r#"(\b([A-Za-z_][A-Za-z0-9_]*)["'\]\)\}]*[ \t]*(?:\|\||\?\?|\?:|//)[ \t]*["'`])([^"'`\n]*)"#,
         )
@@ -1873,6 +1885,7 @@ impl Redactor {
             from_literal,
             code_pair,
             sbt_credentials,
+            debconf_password,
             fallback,
             keys,
             defaults,
@@ -2677,6 +2690,7 @@ impl Redactor {
             "masterauth",
             "bindpw",
             "rootpw",
+            "sshpw",
             "auth-pass",
             "sentinel-pass",
             "community",
@@ -2688,7 +2702,16 @@ impl Redactor {
         {
             replace_in(&mut out, &self.directive, hide_after_first);
         }
-        if out.contains("<value>") {
+        if out.contains("password") && out.contains('/') {
+            replace_in(&mut out, &self.debconf_password, |c: &regex::Captures| {
+                if c[2].trim() == OLD {
+                    c[0].to_string()
+                } else {
+                    format!("{}{OLD}", &c[1])
+                }
+            });
+        }
+        if xml_value_child(&out) {
             self.hide_xml_settings(&mut out);
         }
         if out.contains("<<<") {
@@ -2810,7 +2833,7 @@ impl Redactor {
         for re in self.credentials_for(text) {
             replace_in(&mut whole, re, OLD);
         }
-        if whole.contains("<value>") {
+        if xml_value_child(&whole) {
             self.hide_xml_settings(&mut whole);
         }
         if whole.contains("ParameterValue=") {
@@ -2848,6 +2871,18 @@ impl Redactor {
                 c[0].to_string()
             }
         });
+        // Windows answer files (`autounattend.xml`): `<AdministratorPassword>`
+        // / `<Value>X</Value>` / `<PlainText>true</PlainText>`, also
+        // `<AutoLogon><Password><Value>X` (re-probe 18).
+        if out.contains("<Value>") || out.contains("<value>") || out.contains("<VALUE>") {
+            replace_in(out, xml_value_child_re(), |c: &regex::Captures| {
+                if self.key_matches(&c[2]) && !c[3].trim().is_empty() && &c[3] != OLD {
+                    format!("{}{OLD}{}", &c[1], &c[4])
+                } else {
+                    c[0].to_string()
+                }
+            });
+        }
         if out.contains("</name>") {
             replace_in(out, xml_name_child_re(), |c: &regex::Captures| {
                 if self.key_matches(c[2].trim()) && !c[3].trim().is_empty() && &c[3] != OLD {
@@ -4585,6 +4620,24 @@ fn closes_quote(rest: &str, q: char) -> bool {
         }
     }
     false
+}
+
+/// Whether a text holds a `<value>` element (in the letter cases XML
+/// files write it): the pre-check of [`Redactor::hide_xml_settings`].
+fn xml_value_child(text: &str) -> bool {
+    text.contains("<value>") || text.contains("<Value>") || text.contains("<VALUE>")
+}
+
+/// An element (group 2 its name) whose first child is `<Value>` in any
+/// of its letter cases, over lines: the value is group 3.
+fn xml_value_child_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"(<([A-Za-z_][A-Za-z0-9_.\-]*)(?:\s[^<>]*)?>\s*<(?:value|Value|VALUE)>)([^<]*)(</(?:value|Value|VALUE)>)",
+        )
+        .expect("static regex is valid")
+    })
 }
 
 fn replace_in(out: &mut String, re: &Regex, rep: impl regex::Replacer) {
@@ -7476,6 +7529,42 @@ mod tests {
                 "mix hex.publish --yes",
                 "a mix of things",
                 "val c = Credentials(Path.userHome / \".sbt\" / \".credentials\")",
+            ],
+        );
+    }
+
+    /// Re-probe 18 (r-redact-os-installer-answer-files-kickstart-preseed-unattend).
+    #[test]
+    fn os_installer_answer_files() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "rootpw --plaintext s3cr3tVx",
+                "rootpw --iscrypted --allow-ssh s3cr3tVx",
+                "sshpw --username=root s3cr3tVx --plaintext",
+                "d-i passwd/root-password password s3cr3tVx",
+                "d-i passwd/user-password-again password s3cr3tVx",
+                "echo \"mysql-server mysql-server/root_password password s3cr3tVx\" | debconf-set-selections",
+                "<AutoLogon><Password><Value>s3cr3tVx</Value><PlainText>true</PlainText></Password></AutoLogon>",
+            ],
+        );
+        let yaml = "data:\n  autounattend.xml: |\n    <UserAccounts>\n      <AdministratorPassword>\n        <Value>s3cr3tVx</Value>\n        <PlainText>true</PlainText>\n      </AdministratorPassword>\n      <Name>\n        <Value>visible-name</Value>\n      </Name>\n    </UserAccounts>\n";
+        for out in both_modes(&r, yaml) {
+            assert!(
+                !out.contains("s3cr3tVx") && out.contains("visible-name"),
+                "{out}"
+            );
+        }
+        // Near misses: a debconf answer of another type, prose, a
+        // neutral element's `<Value>`.
+        shown_everywhere(
+            &r,
+            &[
+                "d-i passwd/root-login boolean true",
+                "d-i passwd/username string admin",
+                "see docs/setup for the password reset",
+                "<TimeZone><Value>UTC</Value></TimeZone>",
             ],
         );
     }
