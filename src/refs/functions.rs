@@ -151,7 +151,18 @@ fn call(ctx: &mut Ctx, name: &str, p: &[&str]) -> Result<(), RefError> {
             } else {
                 d.to_string()
             };
-            let key = PKey::private_key_from_pem(pem.as_bytes()).map_err(ssl)?;
+            // Never OpenSSL's default passphrase callback: it prompts on the
+            // terminal and waits (re-probe 18). Kapitan refuses such a key.
+            let key = PKey::private_key_from_pem_callback(pem.as_bytes(), |_| Ok(0)).map_err(|e| {
+                if pem.contains("ENCRYPTED") {
+                    RefError::new(format!(
+                        "|{name}: the private key is encrypted with a passphrase, which strata does not ask for"
+                    ))
+                    .hint("reveal from a reference that holds the key without a passphrase (strata keeps it encrypted with the reference's backend)")
+                } else {
+                    ssl(e)
+                }
+            })?;
             let out = key.public_key_to_pem().map_err(ssl)?;
             ctx.data = Some(String::from_utf8_lossy(&out).into_owned());
         }

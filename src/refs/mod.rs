@@ -1224,4 +1224,27 @@ mod tests {
             .unwrap();
         assert!(pubk.starts_with("-----BEGIN PUBLIC KEY-----"), "{pubk}");
     }
+
+    /// Re-probe 18 (encrypted-pem-or-symmetric-gpg-ref-waits-for-a-passphrase):
+    /// a passphrase-protected key is refused at once, never prompted for
+    /// (OpenSSL's default callback read the terminal).
+    #[test]
+    fn an_encrypted_private_key_is_refused_without_a_prompt() {
+        let (d, r) = refs();
+        let key =
+            openssl::pkey::PKey::from_rsa(openssl::rsa::Rsa::generate(1024).unwrap()).unwrap();
+        let pem = key
+            .private_key_to_pem_pkcs8_passphrase(openssl::symm::Cipher::aes_128_cbc(), b"pw")
+            .unwrap();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&pem);
+        std::fs::create_dir_all(d.path().join("k")).unwrap();
+        std::fs::write(
+            d.path().join("k/enc"),
+            format!("data: {b64}\nencoding: original\ntype: base64\n"),
+        )
+        .unwrap();
+        let v = pyyaml_load::load("pub: ?{base64:k/pub||reveal:k/enc|rsapublic}\n").unwrap();
+        let e = r.compile_value(&v, &t()).unwrap_err().to_string();
+        assert!(e.contains("encrypted with a passphrase"), "{e}");
+    }
 }
