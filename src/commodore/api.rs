@@ -137,7 +137,7 @@ fn get(base: &str, token: Option<&str>, path: &str) -> Result<Value, CommodoreEr
         .ok()
         .and_then(|j| j.get("reason"))
         .and_then(|r| r.as_str())
-        .map(|r| format!(": {r}"))
+        .map(|r| format!(": {}", shown_reason(r)))
         .unwrap_or_default();
     match resp.status {
         200 => {}
@@ -180,6 +180,26 @@ pub fn load_cluster(
         ));
     };
     ClusterInfo::new(cluster, tenant)
+}
+
+/// A server's `reason` as shown: at most 4,000 characters, control
+/// characters escaped, so that a broken or hostile API cannot flood the
+/// log, drive the terminal or start a line of its own (re-probe 18).
+fn shown_reason(reason: &str) -> String {
+    const MAX: usize = 4_000;
+    let mut out = String::new();
+    for (n, (at, c)) in reason.char_indices().enumerate() {
+        if n == MAX {
+            out.push_str(&format!("... ({} more bytes)", reason.len() - at));
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -257,6 +277,23 @@ mod tests {
             .collect();
         assert_eq!(auth.len(), 2);
         assert!(auth.iter().all(|l| l.ends_with(": Bearer tok")), "{auth:?}");
+    }
+
+    /// Re-probe 18 (lieutenant-api-error-reason-printed-whole-and-raw).
+    #[test]
+    fn an_error_reason_is_cut_and_its_control_characters_escaped() {
+        let reason = format!(
+            "bad\u{1b}]0;t\u{7}\n::error title=f::forged{}",
+            "b".repeat(10_000)
+        );
+        let body = serde_json::json!({ "reason": reason }).to_string();
+        let (addr, h) = serve(vec![response("500 Internal Server Error", &body)]);
+        let e = load_cluster(&format!("http://{addr}"), None, "c-x").unwrap_err();
+        h.join().unwrap();
+        let m = &e.message;
+        assert!(m.contains("bad\\u{1b}]0;t\\u{7}\\n::error"), "{m}");
+        assert!(!m.contains('\n') && !m.contains('\u{1b}'), "{m}");
+        assert!(m.len() < 4_300 && m.ends_with("(6033 more bytes)"), "{m}");
     }
 
     #[test]
