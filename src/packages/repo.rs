@@ -174,12 +174,33 @@ pub(crate) fn safe_relative(p: &str) -> bool {
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
+/// Refuses `path` below fetched content `root` that a symlink takes
+/// outside it: the content is a third party's (a git repository, a
+/// tarball), and a link in it (`up -> /home/runner`) had the runner's files
+/// read, and rendered, as the package's (re-probe 18
+/// package-fetch-subpath-through-symlink-reads-outside). A path that does
+/// not resolve is left to the caller's own check.
+fn stays_inside(repo: &str, root: &Path, path: &Path, what: &str) -> Result<(), RepoError> {
+    let (Ok(r), Ok(p)) = (crate::fswalk::resolve(root), crate::fswalk::resolve(path)) else {
+        return Ok(());
+    };
+    if p.starts_with(&r) {
+        Ok(())
+    } else {
+        Err(fetch_err(
+            repo,
+            format!("{what} leads outside the fetched content (through a symlink): refused; point it at a directory of the content"),
+        ))
+    }
+}
+
 pub(crate) fn sub_dir(repo: &str, root: &Path, sub: Option<&str>) -> Result<PathBuf, RepoError> {
     match sub {
         None | Some("") => Ok(root.to_path_buf()),
         Some(s) if safe_relative(s) => {
             let d = root.join(s);
             if d.is_dir() {
+                stays_inside(repo, root, &d, &format!("subPath `{s}`"))?;
                 Ok(d)
             } else {
                 Err(fetch_err(
@@ -711,7 +732,7 @@ pub fn fetch_repository(
                 }
                 std::fs::write(&p, &paths[k]).map_err(|e| crate::error::Error::io(&p, e))?;
             }
-            dir
+            dir.clone()
         }
         RepoSource::Git {
             url,
@@ -758,6 +779,11 @@ pub fn fetch_repository(
             ))
         }
     };
+    // kapp-controller's layout reads `packages/`: in fetched content it may
+    // be a link too (a directory on disk is the user's own).
+    if !matches!(repo.source, RepoSource::Directory { .. }) {
+        stays_inside(&name, &dir, &root.join("packages"), "`packages`")?;
+    }
     content_from_dir(&name, &root, strictness)
 }
 
@@ -943,6 +969,47 @@ mod tests {
             }
         });
         format!("http://127.0.0.1:{port}/x")
+    }
+
+    /// Re-probe 18 (package-fetch-subpath-through-symlink-reads-outside): a
+    /// link in fetched content named as `subPath` (or as `packages`) had the
+    /// runner's directory read as the package's content.
+    #[cfg(unix)]
+    #[test]
+    fn a_sub_path_through_a_link_out_of_the_content_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runner = tmp.path().join("runner");
+        std::fs::create_dir_all(&runner).unwrap();
+        let content = tmp.path().join("content");
+        std::fs::create_dir_all(content.join("d/real")).unwrap();
+        std::os::unix::fs::symlink(&runner, content.join("d/up")).unwrap();
+        std::os::unix::fs::symlink(content.join("d/real"), content.join("inner")).unwrap();
+        let err = sub_dir("r", &content, Some("d/up"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("subPath `d/up` leads outside the fetched content (through a symlink)"),
+            "{err}"
+        );
+        assert_eq!(
+            sub_dir("r", &content, Some("d/real")).unwrap(),
+            content.join("d/real")
+        );
+        assert_eq!(
+            sub_dir("r", &content, Some("inner")).unwrap(),
+            content.join("inner")
+        );
+        std::os::unix::fs::symlink(&runner, content.join("d/real/packages")).unwrap();
+        let err = stays_inside(
+            "r",
+            &content,
+            &content.join("d/real/packages"),
+            "`packages`",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("`packages` leads outside"), "{err}");
+        assert!(stays_inside("r", &content, &content.join("d/missing"), "x").is_ok());
     }
 
     /// Re-probe 18 (http-fetch-url-crlf-injects-raw-requests): a CR/LF in a
