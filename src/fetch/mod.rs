@@ -123,7 +123,7 @@ impl Progress for NoProgress {
 pub enum FetchError {
     #[error("dependency `{name}`: {message}")]
     Invalid { name: String, message: String },
-    #[error("dependency `{name}` ({url}, version `{version}`): {message}")]
+    #[error("dependency `{name}` ({}, version `{version}`): {message}", url.escape_debug())]
     Dependency {
         name: String,
         url: String,

@@ -138,19 +138,22 @@ fn fetch_step(p: &Package, step: &Value, dest: &Path) -> Result<(), RenderError>
         let stage = dest.join(".strata-http");
         std::fs::create_dir_all(&stage).map_err(|e| crate::error::Error::io(&stage, e))?;
         let data = repo::download(url, &stage)
-            .map_err(|e| unsupported(p, format!("fetch.http {url}: {e}")))?;
+            .map_err(|e| unsupported(p, format!("fetch.http {}: {e}", url.escape_debug())))?;
         if let Some(want) = get_str(http, "sha256") {
             let got = repo::sha256_hex(&data);
             if !got.eq_ignore_ascii_case(want.trim()) {
                 return Err(unsupported(
                     p,
-                    format!("fetch.http {url}: sha256 mismatch: expected {want}, downloaded {got}"),
+                    format!(
+                        "fetch.http {}: sha256 mismatch: expected {want}, downloaded {got}",
+                        url.escape_debug()
+                    ),
                 ));
             }
         }
         let file_name = url.rsplit('/').next().unwrap_or("");
         repo::unpack(&data, file_name, &stage)
-            .map_err(|e| unsupported(p, format!("fetch.http {url}: {e}")))?;
+            .map_err(|e| unsupported(p, format!("fetch.http {}: {e}", url.escape_debug())))?;
         let src = repo::sub_dir(name, &stage, get_str(http, "subPath"))?;
         move_tree(&src, dest)?;
         let _ = std::fs::remove_dir_all(&stage);

@@ -174,12 +174,33 @@ pub(crate) fn safe_relative(p: &str) -> bool {
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
+/// Refuses `path` below fetched content `root` that a symlink takes
+/// outside it: the content is a third party's (a git repository, a
+/// tarball), and a link in it (`up -> /home/runner`) had the runner's files
+/// read, and rendered, as the package's (re-probe 18
+/// package-fetch-subpath-through-symlink-reads-outside). A path that does
+/// not resolve is left to the caller's own check.
+fn stays_inside(repo: &str, root: &Path, path: &Path, what: &str) -> Result<(), RepoError> {
+    let (Ok(r), Ok(p)) = (crate::fswalk::resolve(root), crate::fswalk::resolve(path)) else {
+        return Ok(());
+    };
+    if p.starts_with(&r) {
+        Ok(())
+    } else {
+        Err(fetch_err(
+            repo,
+            format!("{what} leads outside the fetched content (through a symlink): refused; point it at a directory of the content"),
+        ))
+    }
+}
+
 pub(crate) fn sub_dir(repo: &str, root: &Path, sub: Option<&str>) -> Result<PathBuf, RepoError> {
     match sub {
         None | Some("") => Ok(root.to_path_buf()),
         Some(s) if safe_relative(s) => {
             let d = root.join(s);
             if d.is_dir() {
+                stays_inside(repo, root, &d, &format!("subPath `{s}`"))?;
                 Ok(d)
             } else {
                 Err(fetch_err(
@@ -295,11 +316,18 @@ fn http_get_limited(
     out: &mut dyn Write,
 ) -> Result<u64, String> {
     let started = std::time::Instant::now();
+    check_url(url)?;
     let rest = url.strip_prefix("http://").ok_or("not an http:// url")?;
     let (hostport, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
+    if !hostport.is_ascii() {
+        return Err(format!(
+            "the host `{hostport}` is not ASCII: write it in its punycode (xn--) form"
+        ));
+    }
+    let path = percent_encoded(path);
     let addr = if hostport.contains(':') {
         hostport.to_string()
     } else {
@@ -400,12 +428,41 @@ pub(crate) fn download_into(url: &str, dir: &Path) -> Result<tempfile::NamedTemp
     download_limited(url, dir, MAX_DOWNLOAD, download_time_limit())
 }
 
+/// Refuses a URL holding a control character or a blank, before anything
+/// connects: the request line is built from it, so a CR/LF in an
+/// inventory's URL added headers and whole requests of its choosing to what
+/// the runner sent (re-probe 18 http-fetch-url-crlf-injects-raw-requests).
+fn check_url(url: &str) -> Result<(), String> {
+    match url.char_indices().find(|(_, c)| c.is_control() || c.is_whitespace()) {
+        Some((at, c)) => Err(format!(
+            "the URL holds {} at byte {at}: refused before connecting (a request built from it would carry what follows as headers or requests of its own); percent-encode it",
+            c.escape_debug()
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `path` with every byte outside printable ASCII percent-encoded: the
+/// request line is ASCII.
+fn percent_encoded(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_graphic() {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 fn download_limited(
     url: &str,
     dir: &Path,
     max_bytes: u64,
     time_limit: std::time::Duration,
 ) -> Result<tempfile::NamedTempFile, String> {
+    check_url(url)?;
     let mut file = tempfile::Builder::new()
         .prefix(".strata-download-")
         .tempfile_in(dir)
@@ -440,7 +497,8 @@ fn download_limited(
         }
     } else {
         return Err(format!(
-            "unsupported url scheme in `{url}` (http:// or https://)"
+            "unsupported url scheme in `{}` (http:// or https://)",
+            url.escape_debug()
         ));
     }
     file.as_file_mut()
@@ -674,7 +732,7 @@ pub fn fetch_repository(
                 }
                 std::fs::write(&p, &paths[k]).map_err(|e| crate::error::Error::io(&p, e))?;
             }
-            dir
+            dir.clone()
         }
         RepoSource::Git {
             url,
@@ -690,13 +748,13 @@ pub fn fetch_repository(
             sha256,
             sub_path,
         } => {
-            let data = download(url, work).map_err(|e| fetch_err(&name, format!("fetch.http {url}: {e}")))?;
+            let data = download(url, work).map_err(|e| fetch_err(&name, format!("fetch.http {}: {e}", url.escape_debug())))?;
             if let Some(want) = sha256 {
                 let got = sha256_hex(&data);
                 if !got.eq_ignore_ascii_case(want.trim()) {
                     return Err(fetch_err(
                         &name,
-                        format!("fetch.http {url}: sha256 mismatch: expected {want}, downloaded {got}"),
+                        format!("fetch.http {}: sha256 mismatch: expected {want}, downloaded {got}", url.escape_debug()),
                     ));
                 }
             }
@@ -705,7 +763,7 @@ pub fn fetch_repository(
                 .next()
                 .and_then(|u| u.rsplit('/').next())
                 .unwrap_or("");
-            unpack(&data, file_name, &dir).map_err(|e| fetch_err(&name, format!("fetch.http {url}: {e}")))?;
+            unpack(&data, file_name, &dir).map_err(|e| fetch_err(&name, format!("fetch.http {}: {e}", url.escape_debug())))?;
             sub_dir(&name, &dir, sub_path.as_deref())?
         }
         RepoSource::Image { url } => {
@@ -721,6 +779,11 @@ pub fn fetch_repository(
             ))
         }
     };
+    // kapp-controller's layout reads `packages/`: in fetched content it may
+    // be a link too (a directory on disk is the user's own).
+    if !matches!(repo.source, RepoSource::Directory { .. }) {
+        stays_inside(&name, &dir, &root.join("packages"), "`packages`")?;
+    }
     content_from_dir(&name, &root, strictness)
 }
 
@@ -906,6 +969,88 @@ mod tests {
             }
         });
         format!("http://127.0.0.1:{port}/x")
+    }
+
+    /// Re-probe 18 (package-fetch-subpath-through-symlink-reads-outside): a
+    /// link in fetched content named as `subPath` (or as `packages`) had the
+    /// runner's directory read as the package's content.
+    #[cfg(unix)]
+    #[test]
+    fn a_sub_path_through_a_link_out_of_the_content_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runner = tmp.path().join("runner");
+        std::fs::create_dir_all(&runner).unwrap();
+        let content = tmp.path().join("content");
+        std::fs::create_dir_all(content.join("d/real")).unwrap();
+        std::os::unix::fs::symlink(&runner, content.join("d/up")).unwrap();
+        std::os::unix::fs::symlink(content.join("d/real"), content.join("inner")).unwrap();
+        let err = sub_dir("r", &content, Some("d/up"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("subPath `d/up` leads outside the fetched content (through a symlink)"),
+            "{err}"
+        );
+        assert_eq!(
+            sub_dir("r", &content, Some("d/real")).unwrap(),
+            content.join("d/real")
+        );
+        assert_eq!(
+            sub_dir("r", &content, Some("inner")).unwrap(),
+            content.join("inner")
+        );
+        std::os::unix::fs::symlink(&runner, content.join("d/real/packages")).unwrap();
+        let err = stays_inside(
+            "r",
+            &content,
+            &content.join("d/real/packages"),
+            "`packages`",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("`packages` leads outside"), "{err}");
+        assert!(stays_inside("r", &content, &content.join("d/missing"), "x").is_ok());
+    }
+
+    /// Re-probe 18 (http-fetch-url-crlf-injects-raw-requests): a CR/LF in a
+    /// URL added headers and a second request to what the runner sent.
+    #[test]
+    fn a_url_with_control_characters_is_refused_before_connecting() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let dir = tempfile::tempdir().unwrap();
+        for url in [
+            format!("http://127.0.0.1:{port}/x HTTP/1.1\r\nHost: internal\r\n\r\nDELETE /admin HTTP/1.1\r\n\r\n"),
+            format!("http://127.0.0.1:{port}/x\ny"),
+            format!("http://127.0.0.1:{port}/x\u{0}"),
+            format!("https://127.0.0.1:{port}/x\r\n"),
+        ] {
+            let err = download_into(&url, dir.path()).unwrap_err();
+            assert!(err.contains("refused before connecting"), "{err}");
+            assert!(!err.contains(['\r', '\n', '\0']), "{err:?}");
+            let mut w = Vec::new();
+            let limit = std::time::Duration::from_secs(5);
+            assert!(http_get_limited(&url, 1 << 20, limit, &mut w).is_err());
+        }
+        assert!(listener.accept().is_err(), "a connection was made");
+        // Bytes past ASCII in the path are percent-encoded.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            if let Ok((mut s, _)) = listener.accept() {
+                let mut req = [0u8; 1024];
+                let n = s.read(&mut req).unwrap_or(0);
+                let _ = tx.send(String::from_utf8_lossy(&req[..n]).into_owned());
+                let _ = s.write_all(b"HTTP/1.0 200 OK\r\n\r\nok");
+            }
+        });
+        let mut w = Vec::new();
+        let url = format!("http://127.0.0.1:{port}/caf\u{e9}");
+        http_get_limited(&url, 1 << 20, std::time::Duration::from_secs(60), &mut w).unwrap();
+        let req = rx.recv().unwrap();
+        assert!(req.starts_with("GET /caf%C3%A9 HTTP/1.0\r\n"), "{req:?}");
     }
 
     #[test]
