@@ -3452,6 +3452,9 @@ impl Redactor {
         // the next line (`: value`) at that column.
         let mut explicit_secret: Option<usize> = None;
         let mut after_secret_flag = false;
+        // The closing tag of a secret-named XML element whose text is on
+        // the lines below its opening tag (re-probe 18).
+        let mut xml_close: Option<String> = None;
         // The `-u`/`--user` flag the previous list item was, if any.
         let mut after_user_flag: Option<String> = None;
         // A flow mapping's secret key ends the previous line (`{password:`),
@@ -3527,6 +3530,18 @@ impl Redactor {
                     out.push_str(&self.scrub(&rest[end..]));
                 }
                 out.push_str(nl);
+                continue;
+            }
+            if let Some(close) = &xml_close {
+                if body.trim_start().starts_with(close.as_str()) {
+                    out.push_str(line);
+                    xml_close = None;
+                } else {
+                    if body.contains(close.as_str()) {
+                        xml_close = None;
+                    }
+                    hide_line(&mut out, body, nl);
+                }
                 continue;
             }
             if let Some(marker) = &heredoc {
@@ -3693,6 +3708,14 @@ impl Redactor {
                 compact_items = false;
                 continue;
             }
+            if let Some(tag) = xml_open_tag(body) {
+                let local = tag.rsplit(':').next().unwrap_or(tag);
+                if self.key_matches(local) {
+                    xml_close = Some(format!("</{tag}>"));
+                    out.push_str(line);
+                    continue;
+                }
+            }
             // An HCL block named for secrets (Consul's `acl { tokens {
             // initial_management = "X" } }`): its lines to the closing
             // brace, like a secret key's open bracket.
@@ -3841,6 +3864,19 @@ fn heredoc_marker(value: &str) -> Option<&str> {
     marker
         .starts_with(|ch: char| ch.is_ascii_alphabetic() || ch == '_')
         .then_some(marker)
+}
+
+/// The element a line that is only an opening XML tag opens
+/// (`<password>`, `<wsse:Password Type="…">`), if it is one.
+fn xml_open_tag(body: &str) -> Option<&str> {
+    let t = body.trim();
+    let inner = t.strip_prefix('<')?.strip_suffix('>')?;
+    if inner.starts_with(['/', '!', '?']) || inner.ends_with('/') || inner.contains(['<', '>']) {
+        return None;
+    }
+    let name = inner.split_whitespace().next()?;
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        .then_some(name)
 }
 
 /// The name of an unlabelled HCL block a line opens (`tokens {`), if it
@@ -7641,5 +7677,24 @@ mod tests {
             )),
         );
         assert!(!crate::yaml::emit::to_yaml_string(&b).contains("s3cr3tVx"));
+    }
+
+    /// Re-probe 18 (r-redact-multiline-openers-dockerfile-continuation-xml-
+    /// over-lines-herestrings, part): a secret-named XML element whose text
+    /// is on the lines below its opening tag.
+    #[test]
+    fn xml_element_text_over_lines() {
+        let r = Redactor::default();
+        file_hidden_everywhere(
+            &r,
+            &[
+                "<datasource>\n  <password>\n    s3cr3tVx\n  </password>\n</datasource>",
+                "<wsse:Password Type=\"t\">\n  s3cr3tVx</wsse:Password>",
+            ],
+        );
+        file_shown_everywhere(
+            &r,
+            &["<datasource>\n  <user>\n    app\n  </user>\n</datasource>"],
+        );
     }
 }
