@@ -1214,6 +1214,33 @@ fn secret_setter(method: &str, matches: impl Fn(&str) -> bool) -> bool {
     !verb && matches(method)
 }
 
+/// A JSON patch's `path` into a Secret's data (`/data/conn`,
+/// `/stringData/conn`): the op's `value` is the secret (re-probe 18).
+fn secret_patch_path(path: &str) -> bool {
+    path.starts_with("/data/") || path.starts_with("/stringData/")
+}
+
+/// `kubectl patch secret … '{"data":{…}}'` (or `stringData`): group 2
+/// is the data's map.
+fn patch_secret_data_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r#"(\bpatch[ \t]+secrets?\b[^\n]*?\\?["'](?:data|stringData)\\?["'][ \t]*:[ \t]*)(\{[^{}\n]*\})"#)
+            .expect("static regex is valid")
+    })
+}
+
+/// [`secret_patch_path`] in a flow map: `"path": "/data/…"`.
+fn patch_path_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r#"(?:^|[{,\s])\\?["']?path\\?["']?[ \t]*[:=][ \t]*\\?["']?/(?:data|stringData)/"#,
+        )
+        .expect("static regex is valid")
+    })
+}
+
 /// [`KEYWORD_PATTERN`]'s rule.
 fn keyword_in_key(key: &str) -> bool {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
@@ -2152,6 +2179,13 @@ impl Redactor {
                 }
             });
         }
+        // `kubectl patch secret NAME -p '{"data":{"conn":"X"}}'`: the
+        // patch's data is the Secret's (re-probe 18).
+        if out.contains("patch") && out.contains("ecret") && out.contains("ata") {
+            replace_in(&mut out, patch_secret_data_re(), |c: &regex::Captures| {
+                format!("{}{}", &c[1], self.hide_flow_values(&c[2]))
+            });
+        }
         if out.contains('{')
             && (out.contains("value") || out.contains("default") || out.contains("Value"))
         {
@@ -2168,7 +2202,8 @@ impl Redactor {
                 let named = self
                     .flow_name
                     .captures(map)
-                    .is_some_and(|n| self.key_matches(&n[1]));
+                    .is_some_and(|n| self.key_matches(&n[1]))
+                    || (map.contains("path") && patch_path_re().is_match(map));
                 // Terraform JSON on one line: a `set_sensitive` item (the
                 // first of its list), a sensitive variable or output, an
                 // SSM `SecureString` parameter.
@@ -3081,7 +3116,8 @@ impl Redactor {
         // spellings only (this runs on every map).
         let named_secret = |m: &Map| {
             let named = |(field, name): (&String, &Value)| {
-                pair_name_field(field) && name.as_str().is_some_and(|name| self.key_matches(name))
+                (pair_name_field(field) && name.as_str().is_some_and(|name| self.key_matches(name)))
+                    || (field == "path" && name.as_str().is_some_and(secret_patch_path))
             };
             if m.len() <= 8 {
                 m.iter().any(named)
@@ -3416,6 +3452,9 @@ impl Redactor {
         // the next line (`: value`) at that column.
         let mut explicit_secret: Option<usize> = None;
         let mut after_secret_flag = false;
+        // The closing tag of a secret-named XML element whose text is on
+        // the lines below its opening tag (re-probe 18).
+        let mut xml_close: Option<String> = None;
         // The `-u`/`--user` flag the previous list item was, if any.
         let mut after_user_flag: Option<String> = None;
         // A flow mapping's secret key ends the previous line (`{password:`),
@@ -3491,6 +3530,18 @@ impl Redactor {
                     out.push_str(&self.scrub(&rest[end..]));
                 }
                 out.push_str(nl);
+                continue;
+            }
+            if let Some(close) = &xml_close {
+                if body.trim_start().starts_with(close.as_str()) {
+                    out.push_str(line);
+                    xml_close = None;
+                } else {
+                    if body.contains(close.as_str()) {
+                        xml_close = None;
+                    }
+                    hide_line(&mut out, body, nl);
+                }
                 continue;
             }
             if let Some(marker) = &heredoc {
@@ -3657,6 +3708,14 @@ impl Redactor {
                 compact_items = false;
                 continue;
             }
+            if let Some(tag) = xml_open_tag(body) {
+                let local = tag.rsplit(':').next().unwrap_or(tag);
+                if self.key_matches(local) {
+                    xml_close = Some(format!("</{tag}>"));
+                    out.push_str(line);
+                    continue;
+                }
+            }
             // An HCL block named for secrets (Consul's `acl { tokens {
             // initial_management = "X" } }`): its lines to the closing
             // brace, like a secret key's open bracket.
@@ -3805,6 +3864,19 @@ fn heredoc_marker(value: &str) -> Option<&str> {
     marker
         .starts_with(|ch: char| ch.is_ascii_alphabetic() || ch == '_')
         .then_some(marker)
+}
+
+/// The element a line that is only an opening XML tag opens
+/// (`<password>`, `<wsse:Password Type="…">`), if it is one.
+fn xml_open_tag(body: &str) -> Option<&str> {
+    let t = body.trim();
+    let inner = t.strip_prefix('<')?.strip_suffix('>')?;
+    if inner.starts_with(['/', '!', '?']) || inner.ends_with('/') || inner.contains(['<', '>']) {
+        return None;
+    }
+    let name = inner.split_whitespace().next()?;
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        .then_some(name)
 }
 
 /// The name of an unlabelled HCL block a line opens (`tokens {`), if it
@@ -4086,6 +4158,8 @@ impl Redactor {
                 values.push(i);
             } else if pair_name_field(&c[2]) {
                 *secret |= self.key_matches(c[4].trim().trim_matches(['"', '\'', ',']));
+            } else if &c[2] == "path" {
+                *secret |= secret_patch_path(c[4].trim().trim_matches(['"', '\'', ',']));
             }
         }
         close(&mut item, &mut hidden);
@@ -7566,6 +7640,61 @@ mod tests {
                 "see docs/setup for the password reset",
                 "<TimeZone><Value>UTC</Value></TimeZone>",
             ],
+        );
+    }
+
+    /// Re-probe 18 (r-redact-secret-json-patches-and-kubectl-patch-secret):
+    /// a JSON patch's value written into a Secret's data, `kubectl patch
+    /// secret -p`.
+    #[test]
+    fn json_patches_of_secret_data_and_kubectl_patch_secret() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "[{\"op\": \"replace\", \"path\": \"/data/conn\", \"value\": \"s3cr3tVx\"}]",
+                "- {op: add, path: /stringData/conn, value: s3cr3tVx}",
+                "kubectl patch secret db -p '{\"data\":{\"conn\":\"s3cr3tVx\"}}'",
+                "kubectl patch secret db --type=merge -p '{\"stringData\":{\"conn\":\"s3cr3tVx\"}}'",
+                "kubectl patch secret db --type=json -p '[{\"op\":\"replace\",\"path\":\"/data/conn\",\"value\":\"s3cr3tVx\"}]'",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &["- op: replace\n  path: /data/conn\n  value: s3cr3tVx\n- op: add\n  path: /metadata/labels/a\n  value: b"],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "[{\"op\": \"replace\", \"path\": \"/spec/replicas\", \"value\": 3}]",
+                "kubectl patch deployment web -p '{\"spec\":{\"replicas\":3}}'",
+            ],
+        );
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v(
+                "patches:\n- op: replace\n  path: /data/conn\n  value: s3cr3tVx\n",
+            )),
+        );
+        assert!(!crate::yaml::emit::to_yaml_string(&b).contains("s3cr3tVx"));
+    }
+
+    /// Re-probe 18 (r-redact-multiline-openers-dockerfile-continuation-xml-
+    /// over-lines-herestrings, part): a secret-named XML element whose text
+    /// is on the lines below its opening tag.
+    #[test]
+    fn xml_element_text_over_lines() {
+        let r = Redactor::default();
+        file_hidden_everywhere(
+            &r,
+            &[
+                "<datasource>\n  <password>\n    s3cr3tVx\n  </password>\n</datasource>",
+                "<wsse:Password Type=\"t\">\n  s3cr3tVx</wsse:Password>",
+            ],
+        );
+        file_shown_everywhere(
+            &r,
+            &["<datasource>\n  <user>\n    app\n  </user>\n</datasource>"],
         );
     }
 }
