@@ -311,6 +311,9 @@ const PASSWORD_CLIENTS: &[&str] = &[
     "conan",
     "mix",
     "bundle",
+    "mydumper",
+    "myloader",
+    "kdb5_util",
 ];
 
 /// The MySQL and MariaDB clients: their password is glued to `-p`
@@ -371,6 +374,9 @@ fn password_option(program: &str, flag: &str) -> bool {
         "kadmin" => flag == "-w",
         "ipa-server-install" | "ipa-replica-install" => matches!(flag, "-p" | "-a"),
         p if psexec(p) => flag == "-p",
+        // mydumper/myloader's `-p`, kdb5_util's master password `-P`.
+        "mydumper" | "myloader" => matches!(flag, "-p" | "--password"),
+        "kdb5_util" => flag == "-P",
         _ => false,
     }
 }
@@ -409,6 +415,9 @@ fn has_password_options(program: &str) -> bool {
             | "ipa-replica-install"
             | "doctl"
             | "codecov"
+            | "mydumper"
+            | "myloader"
+            | "kdb5_util"
     ) || program.starts_with("ldap")
         || program.starts_with("mongo")
         || program.starts_with("snmp")
@@ -860,6 +869,7 @@ fn hide_stdin_password(c: &regex::Captures) -> String {
             _ => None,
         }
     } else if (piped.contains("-password-stdin")
+        || piped.contains("--passwd-on-stdin")
         || sudo_stdin(&c[4])
         || piped == "passwd"
         || piped.starts_with("passwd ")
@@ -1455,6 +1465,11 @@ pub struct Redactor {
     /// Run before [`Self::inline`], which would hide the call (`pw =
     /// os.getenv(…`) and leave the default after it.
     code_pair: Regex,
+    /// A command that prints a password, whole: restic's
+    /// `--password-command "echo X"`, borg's `BORG_PASSCOMMAND="echo X"`,
+    /// msmtp's `passwordeval`; the option rule would hide its first word
+    /// only (re-probe 18). Group 2 the value, quoted or one word.
+    pass_command: Regex,
     /// SBT's `Credentials("REALM", "HOST", "USER", "X")`: group 2 the
     /// password, the fourth argument (re-probe 18).
     sbt_credentials: Regex,
@@ -1759,6 +1774,10 @@ impl Redactor {
             r#"(\b[a-z0-9][a-z0-9.+\-]*[ \t]+[a-z0-9][a-z0-9.+\-]*/[^\s"']+[ \t]+password[ \t]+)([^"'\n]+)"#,
         )
         .expect("static regex is valid");
+        let pass_command = Regex::new(
+            r#"((?i:password[-_]?command|passcommand|passwordeval)["']?(?:[ \t]*[=:][ \t]*|[ \t]+))("[^"\n]*"|'[^'\n]*'|[^\s"']+)"#,
+        )
+        .expect("static regex is valid");
         let fallback = Regex::new(
             r#"(\b([A-Za-z_][A-Za-z0-9_]*)["'\]\)\}]*[ \t]*(?:\|\||\?\?|\?:|//)[ \t]*["'`])([^"'`\n]*)"#,
         )
@@ -1913,6 +1932,7 @@ impl Redactor {
             code_pair,
             sbt_credentials,
             debconf_password,
+            pass_command,
             fallback,
             keys,
             defaults,
@@ -2527,6 +2547,17 @@ impl Redactor {
                     format!("{}{OLD}}}", &c[1])
                 } else {
                     c[0].to_string()
+                }
+            });
+        }
+        if out.contains("ommand") || out.contains("OMMAND") || out.contains("passwordeval") {
+            replace_in(&mut out, &self.pass_command, |c: &regex::Captures| {
+                let v = &c[2];
+                let q = &v[..usize::from(v.starts_with(['"', '\'']))];
+                if v.contains(OLD) || v.trim_matches(['"', '\'']).is_empty() {
+                    c[0].to_string()
+                } else {
+                    format!("{}{q}{OLD}{q}", &c[1])
                 }
             });
         }
@@ -7695,6 +7726,35 @@ mod tests {
         file_shown_everywhere(
             &r,
             &["<datasource>\n  <user>\n    app\n  </user>\n</datasource>"],
+        );
+    }
+
+    /// Re-probe 18 (r-redact-password-commands-backup-kerberos-vpn-clients).
+    #[test]
+    fn password_commands_backup_kerberos_and_vpn_clients() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "restic -r s3:s3.amazonaws.com/bkt init --password-command \"echo s3cr3tVx\"",
+                "BORG_PASSCOMMAND=\"echo s3cr3tVx\"",
+                "passwordeval \"echo s3cr3tVx\"",
+                "echo \"s3cr3tVx\" | openconnect --user=alice --passwd-on-stdin vpn.example.com",
+                "mydumper -h db -u backup -p s3cr3tVx -o /backup",
+                "myloader -h db -u backup -p s3cr3tVx -d /backup",
+                "kdb5_util create -s -r EXAMPLE.COM -P s3cr3tVx",
+            ],
+        );
+        // Near misses: a neutral command option, mydumper without a
+        // password, openconnect reading no stdin.
+        shown_everywhere(
+            &r,
+            &[
+                "pre_command = \"echo start\"",
+                "mydumper -h db -u backup -o /backup",
+                "echo hi | openconnect --user=alice vpn.example.com",
+                "kdb5_util dump /backup/kdc",
+            ],
         );
     }
 }
