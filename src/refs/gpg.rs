@@ -32,7 +32,14 @@ fn failed(out: &std::process::Output) -> RefError {
     RefError::new(format!("gpg failed ({}): {}", out.status, last.join("; ")))
 }
 
+/// Runs gpg under the program time limit. A message encrypted with a
+/// passphrase (`gpg -c`) makes gpg-agent ask for it on the terminal and wait
+/// for ever (`--batch` does not stop the agent's pinentry): gpg is stopped
+/// as soon as it says it needs one (`NEED_PASSPHRASE_SYM`, a status line
+/// of `decrypt`), and an error says why (re-probe 18
+/// encrypted-pem-or-symmetric-gpg-ref-waits-for-a-passphrase).
 fn spawn(mut c: Command, input: &[u8]) -> Result<std::process::Output, RefError> {
+    use std::io::{BufRead, Read};
     let mut child = c
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -49,9 +56,51 @@ fn spawn(mut c: Command, input: &[u8]) -> Result<std::process::Output, RefError>
             let _ = stdin.write_all(&data);
         });
     }
-    child
-        .wait_with_output()
-        .map_err(|e| RefError::new(format!("gpg: {e}")))
+    let limit = crate::compile::child::timeout();
+    let dog = crate::compile::child::Watchdog::start(child.id(), false, limit);
+    let stdout = child.stdout.take().map(|mut o| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = o.read_to_end(&mut v);
+            v
+        })
+    });
+    let mut stderr = Vec::new();
+    let mut symmetric = false;
+    if let Some(err) = child.stderr.take() {
+        for line in std::io::BufReader::new(err).split(b'\n') {
+            let Ok(line) = line else { break };
+            if line.starts_with(b"[GNUPG:] NEED_PASSPHRASE_SYM") && !symmetric {
+                symmetric = true;
+                let _ = child.kill();
+            }
+            // gpg's own messages are short; a flood is not kept.
+            if stderr.len() < 64 << 10 {
+                stderr.extend_from_slice(&line);
+                stderr.push(b'\n');
+            }
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| RefError::new(format!("gpg: {e}")))?;
+    let stdout = stdout.and_then(|t| t.join().ok()).unwrap_or_default();
+    if dog.finish() {
+        return Err(RefError::new(format!(
+            "gpg: {}",
+            crate::compile::child::timed_out_message(limit)
+        )));
+    }
+    if symmetric {
+        return Err(RefError::new(
+            "the gpg message is encrypted with a passphrase (symmetric, `gpg -c`), not to the target's recipients: strata never asks for a passphrase; encrypt it to the recipients (`strata refs --write gpg:...`)",
+        ));
+    }
+    Ok(std::process::Output {
+        status,
+        stdout,
+        stderr,
+    })
 }
 
 /// Whether gpg decrypted the message, by its status lines as python-gnupg

@@ -1422,3 +1422,56 @@ fn gpg_reveals_a_reference_signed_by_an_unknown_key_like_kapitan() {
     assert!(!err.contains("[GNUPG:]"), "{err}");
     assert!(b.get_output().stdout.is_empty());
 }
+
+/// Re-probe 18 (encrypted-pem-or-symmetric-gpg-ref-waits-for-a-passphrase):
+/// a gpg reference encrypted with a passphrase (`gpg -c`) made gpg-agent
+/// ask for it on the terminal, and strata waited for ever.
+#[test]
+fn a_symmetric_gpg_reference_is_an_error_not_a_prompt() {
+    use base64::Engine as _;
+    if !have_gpg() {
+        eprintln!("gpg not installed: skipped");
+        return;
+    }
+    let (home, _) = gpg_home(&[]);
+    let plain = home.path().join("plain.txt");
+    fs::write(&plain, "secret\n").unwrap();
+    let out = std::process::Command::new("gpg")
+        .env("GNUPGHOME", home.path())
+        .args([
+            "--batch",
+            "--pinentry-mode",
+            "loopback",
+            "--passphrase",
+            "pw",
+        ])
+        .args(["--armor", "--symmetric", "--output", "-"])
+        .arg(&plain)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let p = project();
+    fs::create_dir_all(p.path().join("refs/k")).unwrap();
+    let data = base64::engine::general_purpose::STANDARD.encode(&out.stdout);
+    fs::write(
+        p.path().join("refs/k/sym"),
+        format!("data: {data}\nencoding: original\ntype: gpg\n"),
+    )
+    .unwrap();
+    let a = strata()
+        .current_dir(p.path())
+        .env("GNUPGHOME", home.path())
+        .timeout(std::time::Duration::from_secs(60))
+        .args(["refs", "--reveal", "--tag", "?{gpg:k/sym}"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    assert!(
+        err.contains("the gpg message is encrypted with a passphrase (symmetric, `gpg -c`)"),
+        "{err}"
+    );
+}
