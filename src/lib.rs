@@ -6,6 +6,7 @@
 //! renders them.
 
 pub mod catalog;
+pub mod child;
 pub mod ci;
 pub mod cli;
 pub mod commands;

@@ -7,7 +7,7 @@
 //! moved into place only when every target succeeded, so a failure never
 //! leaves a half-written catalog. Targets compile in parallel.
 
-pub mod child;
+pub(crate) use crate::child;
 pub mod confine;
 pub mod helm;
 pub mod jinja;

@@ -56,8 +56,8 @@ fn spawn(mut c: Command, input: &[u8]) -> Result<std::process::Output, RefError>
             let _ = stdin.write_all(&data);
         });
     }
-    let limit = crate::compile::child::timeout();
-    let dog = crate::compile::child::Watchdog::start(child.id(), false, limit);
+    let limit = crate::child::timeout();
+    let dog = crate::child::Watchdog::start(child.id(), false, limit);
     let stdout = child.stdout.take().map(|mut o| {
         std::thread::spawn(move || {
             let mut v = Vec::new();
@@ -88,7 +88,7 @@ fn spawn(mut c: Command, input: &[u8]) -> Result<std::process::Output, RefError>
     if dog.finish() {
         return Err(RefError::new(format!(
             "gpg: {}",
-            crate::compile::child::timed_out_message(limit)
+            crate::child::timed_out_message(limit)
         )));
     }
     if symmetric {

@@ -1,8 +1,9 @@
-//! The programs a compile starts (`external` commands, `helm`, the Python
-//! bridge for kadet and Jinja2 filters) under a time limit, keeping only the
-//! end of what they print on stderr. A pull request can change what they
-//! run: `while True: pass` in a kadet input, or `yes` as an external
-//! command, would otherwise hang the compile or fill strata's memory.
+//! The programs strata starts (`external` commands, `helm`, the Python
+//! bridge for kadet and Jinja2 filters, `gpg` for secret references) under
+//! a time limit, keeping only the end of what they print on stderr. A pull
+//! request can change what they run: `while True: pass` in a kadet input,
+//! or `yes` as an external command, would otherwise hang the compile or
+//! fill strata's memory.
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
