@@ -269,6 +269,13 @@ pub fn compile_target_packages(
             .collect();
         let work = crate::fswalk::locked_temp_dir(&std::env::temp_dir(), "strata-pkg-")
             .map_err(|e| PackagesError(format!("cannot create a work directory: {e}")))?;
+        // Below the work directory, not in it: its `.lock` is not package
+        // content (every install shipped it; re-probe 18).
+        let content = work.path().join("content");
+        std::fs::create_dir(&content)
+            .map_err(|e| PackagesError(format!("cannot create a work directory: {e}")))?;
+        // Errors name the package's files, not the work directory.
+        let scratch = format!("{}/", content.display());
         let rendered = render::render_package(
             &r.package,
             RenderInputs {
@@ -277,9 +284,19 @@ pub fn compile_target_packages(
                 extra_values: &extra,
                 inline_only: confine.is_some(),
             },
-            work.path(),
+            &content,
         )
-        .map_err(|e| PackagesError(format!("{}: {e}", w.origin)))?;
+        .map_err(|e| {
+            let e = e.to_string().replace(&scratch, "");
+            if e.starts_with("Package ") {
+                PackagesError(format!("{}: {e}", w.origin))
+            } else {
+                PackagesError(format!(
+                    "{}: Package {}: {e}",
+                    w.origin, r.package.meta.name
+                ))
+            }
+        })?;
         let mut files = rendered.files;
         if files.iter().any(|(n, _)| n == VERSION_FILE) {
             return Err(PackagesError(format!(

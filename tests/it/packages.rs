@@ -839,3 +839,56 @@ fn resolve_install_accepts_any_kubernetes_document() {
         "{stderr}"
     );
 }
+
+/// Re-probe 18 (packages-render-ships-scratch-lock-file,
+/// package-render-errors-name-scratch-directory): a compiled install holds
+/// the rendered files and VERSION only (not the work directory's `.lock`),
+/// and a render error names the package, not the work directory.
+#[test]
+fn compiled_installs_hold_no_scratch_files_and_errors_name_no_scratch_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::create_dir_all(d.join("inventory/targets")).unwrap();
+    fs::create_dir_all(d.join("repo/packages")).unwrap();
+    let package = |paths: &str| {
+        format!(
+            "apiVersion: data.packaging.carvel.dev/v1alpha1\nkind: Package\nmetadata: {{name: app.example.com.1.0.0}}\nspec:\n  refName: app.example.com\n  version: 1.0.0\n  template:\n    spec:\n      fetch: [{{inline: {{paths: {paths}}}}}]\n      template: [{{ytt: {{}}}}]\n      deploy: [{{kapp: {{}}}}]\n"
+        )
+    };
+    fs::write(
+        d.join("repo/packages/p.yml"),
+        package(r#"{cm.yml: "motd: hi"}"#),
+    )
+    .unwrap();
+    fs::write(
+        d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan: {vars: {target: t}}\n  package_repositories: {r: {path: repo}}\n  packages_install:\n    i: {packageRef: {refName: app.example.com, versionSelection: {constraints: \">=0.0.0\"}}}\n",
+    )
+    .unwrap();
+    let out = strata().current_dir(d).arg("compile").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut files: Vec<String> = fs::read_dir(d.join("compiled/t/packages/i"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["VERSION", "cm.yml"]);
+
+    fs::write(
+        d.join("repo/packages/p.yml"),
+        package(r#"{a: "x: 1", a/b.yml: "y: 2"}"#),
+    )
+    .unwrap();
+    let out = strata().current_dir(d).arg("compile").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("packages_install.i: Package app.example.com.1.0.0: "),
+        "{err}"
+    );
+    assert!(!err.contains("strata-pkg-"), "{err}");
+}
