@@ -187,6 +187,24 @@ pub fn in_actions() -> bool {
     *IN.get_or_init(|| std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"))
 }
 
+/// `text` with its control characters escaped (`\n`, `\u{1b}`): a value a
+/// server or an inventory chose, shown on one line that cannot drive the
+/// terminal or start a line of its own.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// `text` made inert for a GitHub Actions log: the runner runs a line that
 /// starts with `::` (after spaces) as a workflow command (`::error`,
 /// `::add-mask`, `::stop-commands`) and one holding `##[` as a legacy one,
@@ -230,6 +248,20 @@ mod tests {
 
     /// Re-probe 16: a cut line is masked whole first, then its tail goes,
     /// so a value the cut split shows none of its start.
+    /// Re-probe 18 (dependency-url-error-not-escaped): a URL an inventory
+    /// chose stays on one line.
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(
+            escape_controls("https://h/f\n::error::x\r\nX: y\u{1b}[2J"),
+            "https://h/f\\n::error::x\\r\\nX: y\\u{1b}[2J"
+        );
+        assert!(matches!(
+            escape_controls("plain"),
+            std::borrow::Cow::Borrowed("plain")
+        ));
+    }
+
     #[test]
     fn cut_output_is_masked_before_its_tail_is_dropped() {
         let filter: OutputFilter =

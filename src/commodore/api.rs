@@ -193,13 +193,9 @@ fn shown_reason(reason: &str) -> String {
             out.push_str(&format!("... ({} more bytes)", reason.len() - at));
             break;
         }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
+        out.push(c);
     }
-    out
+    crate::diagnostics::escape_controls(&out).into_owned()
 }
 
 #[cfg(test)]

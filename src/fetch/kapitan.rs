@@ -75,7 +75,8 @@ impl Dep {
     fn err(&self, message: impl Into<String>) -> DepsError {
         DepsError {
             target: self.target.clone(),
-            source_shown: redact_url(&self.source),
+            source_shown: crate::diagnostics::escape_controls(&redact_url(&self.source))
+                .into_owned(),
             message: message.into(),
             hint: None,
         }
@@ -133,7 +134,8 @@ pub fn fetch_dependencies(
             let rel = get("output_path");
             let bad = |m: String| DepsError {
                 target: target.clone(),
-                source_shown: redact_url(&source),
+                source_shown: crate::diagnostics::escape_controls(&redact_url(&source))
+                    .into_owned(),
                 message: m,
                 hint: Some("give output_path relative to the compile's --output-path".into()),
             };
