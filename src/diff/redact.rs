@@ -1181,12 +1181,28 @@ fn jaas_user(key: &str) -> bool {
         .is_some_and(|name| !name.is_empty())
 }
 
-/// A base64 token that starts with `-----BEGIN ` encoded (re-probe 18).
+/// A base64 token that starts with `-----BEGIN ` encoded (re-probe 18),
+/// with the lines that carry it on when it ends its line: `base64` and
+/// `openssl base64` wrap at 76 and 64 columns, and each wrapped line
+/// decodes on its own (the verification of re-probe 18 read a key back
+/// from them).
 fn base64_pem_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]*={0,2}").expect("static regex is valid")
+        Regex::new(r"(?m)LS0tLS1CRUdJTi[A-Za-z0-9+/]*={0,2}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/]+={0,2}[ \t]*\r?$)*")
+            .expect("static regex is valid")
     })
+}
+
+/// Replaces each [`base64_pem_re`] token that encodes a private key.
+fn hide_base64_private_keys(out: &mut String) {
+    replace_in(out, base64_pem_re(), |c: &regex::Captures| {
+        if encodes_private_key(&c[0]) {
+            OLD.to_string()
+        } else {
+            c[0].to_string()
+        }
+    });
 }
 
 /// Whether a [`base64_pem_re`] token's first line decodes to a private
@@ -1195,7 +1211,11 @@ fn base64_pem_re() -> &'static Regex {
 fn encodes_private_key(token: &str) -> bool {
     use base64::Engine;
     // 96 characters are 72 bytes: more than the longest BEGIN line.
-    let head = &token[..token.len().min(96) / 4 * 4];
+    let first = token
+        .split(['\r', '\n', ' ', '\t'])
+        .next()
+        .unwrap_or_default();
+    let head = &first[..first.len().min(96) / 4 * 4];
     let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(head) else {
         return false;
     };
@@ -2155,13 +2175,7 @@ impl Redactor {
         // `-----BEGIN ` base64-encoded (a PEM file as Helm values take
         // it, `tls.key: LS0t…`): hidden when it decodes to a private key.
         if out.contains("LS0tLS1CRUdJTi") {
-            replace_in(&mut out, base64_pem_re(), |c: &regex::Captures| {
-                if encodes_private_key(&c[0]) {
-                    OLD.to_string()
-                } else {
-                    c[0].to_string()
-                }
-            });
+            hide_base64_private_keys(&mut out);
         }
         // The literal scan for the clients' names is the pre-check.
         if let Some(hidden) = hide_client_passwords(&out) {
@@ -2904,6 +2918,11 @@ impl Redactor {
         }
         if whole.contains("ParameterValue=") {
             self.hide_cfn_shorthand(&mut whole);
+        }
+        // A base64-encoded private key wrapped over lines (the line rules
+        // see one line of it at a time).
+        if whole.contains("LS0tLS1CRUdJTi") {
+            hide_base64_private_keys(&mut whole);
         }
         whole
     }
@@ -7423,6 +7442,32 @@ mod tests {
         );
         let out = crate::yaml::emit::to_yaml_string(&b);
         assert!(!out.contains(marker) && out.contains(cert), "{out}");
+
+        // Wrapped over lines as `base64` writes it (76 columns): every
+        // line goes, and what follows the run of base64 lines stays.
+        use base64::Engine;
+        let pem = format!(
+            "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+            "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQDs3cr3tVx".repeat(4)
+        );
+        let b64 = base64::engine::general_purpose::STANDARD.encode(pem.as_bytes());
+        let lines: Vec<&str> = b64
+            .as_bytes()
+            .chunks(76)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        assert!(lines.len() >= 4);
+        let wrapped = format!("tlsKey: |\n  {}\nnext: shown\n", lines.join("\n  "));
+        let [semantic, plain] = both_modes(
+            &r,
+            &format!("data:\n  f: |\n    {}\n", lines.join("\n    ")),
+        );
+        for out in [r.redact_text(&wrapped), semantic, plain] {
+            for l in &lines {
+                assert!(!out.contains(l), "{l} in {out}");
+            }
+        }
+        assert!(r.redact_text(&wrapped).contains("next: shown"));
     }
 
     /// Re-probe 18 (r-redact-function-keys-and-api-keys-in-query-and-
