@@ -1698,10 +1698,10 @@ impl Redactor {
         // usually a real old or alternative value (re-probe 15r). A `}`
         // before the key ends a variable or template part of its name
         // (`${PREFIX}_PASSWORD = x`, `{{ env }}_DB_PASSWORD=x`: re-probe 18).
-        // Ruby's `@password ||= x`, Perl's `//=` and PHP's `.=` assign too
-        // (re-probe 18).
+        // Ruby's `@password ||= x`, Perl's `//=`, PHP's `.=` and C#/JS/PHP's
+        // `??=` assign too (re-probe 18 and its verification).
         let inline = Regex::new(
-            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[#!}@]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:\|\|=|//=|\.=|[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*'))+|"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|''|'\\'')*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
+            r#"((?:^|\$\{?(?i:env):|[\s{,;?&(*$\[#!}@]|--?|->|/:)(?:@?\\?["'])?|\.["'])([A-Za-z_][A-Za-z0-9_.\-]*(?:(?:::?|\[[0-9]+\]\.?)[A-Za-z_][A-Za-z0-9_.\-]*)*)((?:\[[0-9]*\])?(?:\\?["'])?\}?\??(?:[ \t]+(?:string|\[\]byte)[ \t]*)?[ \t]*(?:\|\|=|//=|\?\?=|\.=|[:?+]=|::?:?|\+::?|=)[ \t]*(?:&[A-Za-z0-9_\-]+[ \t]+|!![A-Za-z]+[ \t]+)?)("""(?s:.*?)(?:"""|\z)|'''(?s:.*?)(?:'''|\z)|\\"[^"\n]*?\\"|(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*')(?:[ \t]*\+[ \t]*(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*'))+|"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|''|'\\'')*'|\[[^\[\]\n]*\]|=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[A-Za-z_][A-Za-z0-9_.]*(?:<[^<>=\n]*>)?(?:\[[^\[\]=\n]*\])?\??[ \t]+=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&{}\[\]\n]+)|[^\s,;&{}\[\]\n]+)"#,
         )
         .expect("static regex is valid");
         // The element may have attributes (`<password encrypted="false">`,
@@ -7580,6 +7580,9 @@ mod tests {
                 "def pw = System.getenv(\"DB_PASSWORD\") ?: \"s3cr3tVx\"",
                 "$pw = getenv(\"DB_PASSWORD\") ?: \"s3cr3tVx\";",
                 "$password //= \"s3cr3tVx\";",
+                // The verification of re-probe 18: `??=` of a bare variable.
+                "password ??= \"s3cr3tVx\";",
+                "DbPassword ??= \"s3cr3tVx\";",
                 "my $pw = $ENV{DB_PASSWORD} // \"s3cr3tVx\";",
                 "psql -h db -U app --password=${DB_PASSWORD-s3cr3tVx}",
                 "conn=${API_TOKEN=s3cr3tVx}",
