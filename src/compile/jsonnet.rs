@@ -109,25 +109,37 @@ impl DumpNode {
         format!("inventory of target {}: ", self.target)
     }
 
-    /// The dump's value at this node, with the keys leading to it.
-    fn resolve(&self) -> Option<(&Value, Vec<Seg<'_>>)> {
-        let mut v = self.dumps.get(&*self.target)?;
+    /// The dump's value at this node.
+    fn resolve(&self) -> Option<&Value> {
+        self.walk(|_| {})
+    }
+
+    /// The keys and indexes leading to this node, to name it in an error.
+    fn segs(&self) -> Vec<Seg<'_>> {
         let mut segs = Vec::with_capacity(self.path.len());
+        self.walk(|seg| segs.push(seg));
+        segs
+    }
+
+    /// Follows the path from the dump's root, telling `step` each key or
+    /// index it takes.
+    fn walk<'a>(&'a self, mut step: impl FnMut(Seg<'a>)) -> Option<&'a Value> {
+        let mut v = self.dumps.get(&*self.target)?;
         for &i in self.path.iter() {
             v = match v {
                 Value::Map(m) => {
                     let (k, item) = m.get_index(i as usize)?;
-                    segs.push(Seg::Key(k));
+                    step(Seg::Key(k));
                     item
                 }
                 Value::List(l) => {
-                    segs.push(Seg::Index(i as usize));
+                    step(Seg::Index(i as usize));
                     l.get(i as usize)?
                 }
                 _ => return None,
             };
         }
-        Some((v, segs))
+        Some(v)
     }
 
     fn child(&self, i: usize, route: Option<u8>) -> Self {
@@ -148,13 +160,16 @@ impl DumpNode {
         &self,
         i: usize,
         item: &Value,
-        segs: &mut Vec<Seg<'_>>,
         route: Option<u8>,
     ) -> JrResult<jrsonnet_evaluator::Thunk<Val>> {
         Ok(match item {
             Value::Map(_) | Value::List(_) => self.child(i, route).thunk(),
             Value::Float(f) if !f.is_finite() => {
-                jrsonnet_evaluator::Thunk::errored(rt_err(non_finite_message(segs, &self.what())))
+                let item = self.child(i, None);
+                jrsonnet_evaluator::Thunk::errored(rt_err(non_finite_message(
+                    &item.segs(),
+                    &self.what(),
+                )))
             }
             _ => jrsonnet_evaluator::Thunk::evaluated(value_to_val_at(item, &mut Vec::new(), "")?),
         })
@@ -162,7 +177,7 @@ impl DumpNode {
 
     /// This node as a jsonnet value, one level deep.
     fn val(self) -> JrResult<Val> {
-        let Some((v, mut segs)) = self.resolve() else {
+        let Some(v) = self.resolve() else {
             return Err(rt_err(format!("{}the value went away", self.what())));
         };
         match v {
@@ -181,24 +196,18 @@ impl DumpNode {
                             .thunk(jrsonnet_evaluator::Thunk::evaluated(Val::string(full_path)));
                         continue;
                     }
-                    segs.push(Seg::Key(k));
-                    let t = self.item_thunk(i, item, &mut segs, route);
-                    segs.pop();
-                    b.field(k.as_str()).thunk(t?);
+                    b.field(k.as_str()).thunk(self.item_thunk(i, item, route)?);
                 }
                 Ok(Val::Obj(b.build()))
             }
             Value::List(l) => {
                 let mut items = Vec::with_capacity(l.len());
                 for (i, item) in l.iter().enumerate() {
-                    segs.push(Seg::Index(i));
-                    let t = self.item_thunk(i, item, &mut segs, None);
-                    segs.pop();
-                    items.push(t?);
+                    items.push(self.item_thunk(i, item, None)?);
                 }
                 Ok(Val::arr(items))
             }
-            scalar => value_to_val_at(scalar, &mut segs, &self.what()),
+            scalar => value_to_val_at(scalar, &mut self.segs(), &self.what()),
         }
     }
 }
