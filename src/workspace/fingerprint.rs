@@ -697,7 +697,9 @@ impl<'a> Fingerprinter<'a> {
         let mut files = BTreeMap::new();
         let mut global = false;
         let mut seen = BTreeSet::new();
-        let mut todo = vec![(input.to_path_buf(), true)];
+        // The compiler reads the file at the lexically normalised path
+        // (`BundledResolver`), whatever a symlink on the way says `..` is.
+        let mut todo = vec![(crate::compile::jsonnet::normpath(input), true)];
         while let Some((path, code)) = todo.pop() {
             if !seen.insert(path.clone()) {
                 continue;
@@ -741,7 +743,13 @@ impl<'a> Fingerprinter<'a> {
             for c in literal {
                 let rel = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
                 let is_code = !c[0].starts_with("importstr") && !c[0].starts_with("importbin");
-                let mut candidates = vec![dir.join(rel)];
+                // As `BundledResolver`: the importing file's directory
+                // first, lexically normalised before it is looked at (probe
+                // 19: `lk/../x` with `lk` a symlink named another file to
+                // the file system, and the fingerprint hashed a file of the
+                // search paths the compiler never read); then the search
+                // paths.
+                let mut candidates = vec![crate::compile::jsonnet::normpath(&dir.join(rel))];
                 candidates.extend(search.iter().map(|s| s.join(rel)));
                 match candidates.into_iter().find(|p| p.is_file()) {
                     Some(p) => {
@@ -1287,6 +1295,36 @@ mod tests {
                 .contains("Python"),
             "{with_filters:?}"
         );
+    }
+
+    /// Probe 19: a review called a target unchanged whose output changed.
+    /// `lk/../x.libsonnet` with `lk` a symlink: the compiler reads the file
+    /// the path names lexically, the fingerprint hashed the one a search
+    /// path gave after the file system resolved `lk/..` elsewhere.
+    #[cfg(unix)]
+    #[test]
+    fn an_import_through_a_link_and_dotdot_is_the_file_the_compiler_reads() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        write(
+            root,
+            "inventory/targets/a.yml",
+            "parameters:\n  kapitan:\n    vars: {target: a}\n    compile:\n      - {input_type: jsonnet, input_paths: [c/w/main.jsonnet], output_path: o}\n",
+        );
+        write(
+            root,
+            "c/w/main.jsonnet",
+            "local x = import 'lk/../x.libsonnet'; { x: x }",
+        );
+        write(root, "c/w/x.libsonnet", "{ v: 1 }");
+        write(root, "x.libsonnet", "{ v: 'decoy' }");
+        write(root, "lk/.keep", "");
+        write(root, "empty/inner/.keep", "");
+        std::os::unix::fs::symlink("../../empty/inner", root.join("c/w/lk")).unwrap();
+        let before = fingerprints(root);
+        assert!(before["a"].is_ok(), "{before:?}");
+        write(root, "c/w/x.libsonnet", "{ v: 2 }");
+        assert_ne!(before["a"], fingerprints(root)["a"]);
     }
 
     #[test]
