@@ -174,6 +174,64 @@ fn jsonnet_computed_native(text: &str) -> bool {
     })
 }
 
+/// How the compile reads a file the jsonnet scan reaches.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Read {
+    /// Evaluated: its imports and natives count.
+    Code,
+    /// `importstr`/`importbin`: its bytes only.
+    Data,
+    /// A tree copy of `lib/kapitan.libjsonnet` the compiler leaves for its
+    /// bundled library: hashed and its imports followed (as before), not
+    /// scanned, since it is never evaluated.
+    Bundled,
+}
+
+/// A `kapitan.libjsonnet` with its forwarding definitions blanked: a field
+/// named after a file-reading helper that calls a file-reading native
+/// (`file_read(name):: std.native('file_read')(name)`), `inventory` with
+/// the target's own default passed on (`inventory(target=std.extVar('target'),
+/// ...):: std.native('inventory')(target, ...)`) and `inventory_global`.
+/// A component calling them names them, and its own scan sees that. What
+/// is left is scanned as any code: a file-reading native behind another
+/// name (`banner(n):: std.native('file_read')(n)`, `self.file_read` in a
+/// wrapper) or an `inventory` of another target is seen there.
+fn without_forwarding_helpers(text: &str) -> String {
+    static DEF: OnceLock<Regex> = OnceLock::new();
+    static OWN: OnceLock<Regex> = OnceLock::new();
+    static OWN_ARG: OnceLock<Regex> = OnceLock::new();
+    let def = DEF.get_or_init(|| {
+        Regex::new(
+            r#"\b([A-Za-z_]\w*)\s*\(((?:[^()]|\([^()]*\))*)\)\s*::\s*std\.native\s*\(\s*(?:'([A-Za-z0-9_]+)'|"([A-Za-z0-9_]+)")\s*\)\s*\(((?:[^()]|\([^()]*\))*)\)"#,
+        )
+        .unwrap()
+    });
+    let own = OWN.get_or_init(|| {
+        Regex::new(r#"^\s*target\s*=\s*std\.extVar\s*\(\s*(?:'target'|"target")\s*\)\s*(?:,|$)"#)
+            .unwrap()
+    });
+    let own_arg = OWN_ARG.get_or_init(|| Regex::new(r"^\s*target\s*(?:,|$)").unwrap());
+    let mut out = text.to_string();
+    for c in def.captures_iter(text) {
+        let field = &c[1];
+        let native = c.get(3).or_else(|| c.get(4)).map_or("", |m| m.as_str());
+        let reads = |w: &str| jsonnet_reads_files_re().is_match(w);
+        let forwards = if native == "inventory" {
+            field == "inventory_global"
+                || (field == "inventory" && own.is_match(&c[2]) && own_arg.is_match(&c[5]))
+        } else if reads(native) {
+            reads(field)
+        } else {
+            true
+        };
+        if forwards {
+            let m = c.get(0).expect("whole match");
+            out.replace_range(m.range(), &" ".repeat(m.len()));
+        }
+    }
+    out
+}
+
 fn digest(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
 }
@@ -699,9 +757,9 @@ impl<'a> Fingerprinter<'a> {
         let mut seen = BTreeSet::new();
         // The compiler reads the file at the lexically normalised path
         // (`BundledResolver`), whatever a symlink on the way says `..` is.
-        let mut todo = vec![(crate::compile::jsonnet::normpath(input), true)];
-        while let Some((path, code)) = todo.pop() {
-            if !seen.insert(path.clone()) {
+        let mut todo = vec![(crate::compile::jsonnet::normpath(input), Read::Code)];
+        while let Some((path, read)) = todo.pop() {
+            if !seen.insert((path.clone(), read)) {
                 continue;
             }
             let bytes = match self.read(&path) {
@@ -710,28 +768,37 @@ impl<'a> Fingerprinter<'a> {
             };
             files.insert(self.rel(&path), digest(&bytes));
             // importstr/importbin targets are data, not code.
-            if !code {
+            if read == Read::Data {
                 continue;
             }
-            // Kapitan's own helper library forwards to the natives; what
-            // counts is whether the component calls them. Its imports are
-            // followed all the same.
-            let helpers = path.file_name().is_some_and(|n| n == "kapitan.libjsonnet");
             let text = String::from_utf8_lossy(&bytes);
-            if !helpers && jsonnet_reads_files_re().is_match(&text) {
+            // Kapitan's own helper library forwards to the natives; what
+            // counts is whether the component calls them, so its
+            // forwarding definitions are not scanned. Anything else such a
+            // file does is (probe 19: a helper under another name read a
+            // file no fingerprint covered). A tree copy the compiler leaves
+            // for its bundled library is not read at all: only its bytes
+            // and imports count. Its imports are followed all the same.
+            let helpers = path.file_name().is_some_and(|n| n == "kapitan.libjsonnet");
+            let scanned = match read {
+                Read::Bundled => String::new(),
+                _ if helpers => without_forwarding_helpers(&text),
+                _ => text.to_string(),
+            };
+            if jsonnet_reads_files_re().is_match(&scanned) {
                 return Deps::Unknown(format!(
                     "{} reads files named at run time (file_read, yaml_load, ...)",
                     self.rel(&path)
                 ));
             }
-            if !helpers && jsonnet_computed_native(&text) {
+            if jsonnet_computed_native(&scanned) {
                 return Deps::Unknown(format!(
                     "{} calls a native by a computed name (or uses Kapitan's helper library other than as `kap.name`)",
                     self.rel(&path)
                 ));
             }
-            global |= !helpers
-                && (jsonnet_global_re().is_match(&text) || jsonnet_reads_other_inventory(&text));
+            global |=
+                jsonnet_global_re().is_match(&scanned) || jsonnet_reads_other_inventory(&scanned);
             let literal: Vec<_> = jsonnet_import_re().captures_iter(&text).collect();
             if literal.len() != jsonnet_any_import_re().find_iter(&text).count() {
                 return Deps::Unknown(format!(
@@ -747,9 +814,12 @@ impl<'a> Fingerprinter<'a> {
                 // first, lexically normalised before it is looked at (probe
                 // 19: `lk/../x` with `lk` a symlink named another file to
                 // the file system, and the fingerprint hashed a file of the
-                // search paths the compiler never read); then the search
-                // paths.
-                let mut candidates = vec![crate::compile::jsonnet::normpath(&dir.join(rel))];
+                // search paths the compiler never read); then the bundled
+                // library for its exact path; then the search paths.
+                let direct = crate::compile::jsonnet::normpath(&dir.join(rel));
+                let bundled = Path::new(rel) == Path::new(crate::compile::jsonnet::LIB_IMPORT)
+                    && !direct.is_file();
+                let mut candidates = vec![direct];
                 candidates.extend(search.iter().map(|s| s.join(rel)));
                 match candidates.into_iter().find(|p| p.is_file()) {
                     Some(p) => {
@@ -758,7 +828,12 @@ impl<'a> Fingerprinter<'a> {
                             format!("import {rel} in {}", self.rel(&path)),
                             digest(self.rel(&p).as_bytes()),
                         );
-                        todo.push((p, is_code));
+                        let read = match (is_code, bundled) {
+                            (false, _) => Read::Data,
+                            (true, true) => Read::Bundled,
+                            (true, false) => Read::Code,
+                        };
+                        todo.push((p, read));
                     }
                     // strata's bundled kapitan.libjsonnet (covered by the
                     // version), found by that exact import path only.
@@ -1325,6 +1400,80 @@ mod tests {
         assert!(before["a"].is_ok(), "{before:?}");
         write(root, "c/w/x.libsonnet", "{ v: 2 }");
         assert_ne!(before["a"], fingerprints(root)["a"]);
+    }
+
+    /// Probe 19: any file named kapitan.libjsonnet went unscanned, so a
+    /// helper under another name read a file no fingerprint covered, or
+    /// `inventory()` another target's parameters. Kapitan's forwarding
+    /// definitions still leave a component's fingerprint alone.
+    #[test]
+    fn a_helper_library_is_scanned_past_its_forwarding_definitions() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        let target = |t: &str, input: &str| {
+            format!(
+                "parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jsonnet, input_paths: [{input}], output_path: o}}\n"
+            )
+        };
+        for (t, lib) in [
+            ("banner", "{ banner(n):: std.native('file_read')(n) }"),
+            (
+                "wrapped",
+                "{ file_read(n):: std.native('file_read')(n), banner(n):: self.file_read(n) }",
+            ),
+            (
+                "other",
+                "{ inventory(target=std.extVar('target')):: std.native('inventory')('b', null) }",
+            ),
+            (
+                "kapitan",
+                include_str!("../../tests/fixtures/kapitan_compat/model/lib/kapitan.libjsonnet"),
+            ),
+        ] {
+            write(
+                root,
+                &format!("inventory/targets/{t}.yml"),
+                &target(t, &format!("c/{t}/main.jsonnet")),
+            );
+            write(root, &format!("c/{t}/kapitan.libjsonnet"), lib);
+            let call = if t == "other" {
+                "k.inventory()"
+            } else {
+                "k.banner('d.txt')"
+            };
+            let call = if t == "kapitan" {
+                "k.sha256('x')"
+            } else {
+                call
+            };
+            write(
+                root,
+                &format!("c/{t}/main.jsonnet"),
+                &format!("local k = import 'kapitan.libjsonnet'; {{ v: {call} }}"),
+            );
+        }
+        write(
+            root,
+            "inventory/targets/b.yml",
+            &target("b", "c/kapitan/main.jsonnet"),
+        );
+        let fp = fingerprints(root);
+        for t in ["banner", "wrapped"] {
+            assert!(
+                fp[t].as_ref().is_err_and(|e| e.contains("reads files")),
+                "{t}: {fp:?}"
+            );
+        }
+        assert!(fp["kapitan"].is_ok(), "{fp:?}");
+        // `other` reads b's parameters: b's change is its change.
+        write(
+            root,
+            "inventory/targets/b.yml",
+            &(target("b", "c/kapitan/main.jsonnet") + "  x: 1\n"),
+        );
+        let after = fingerprints(root);
+        assert_ne!(fp["other"], after["other"]);
+        assert_eq!(fp["kapitan"], after["kapitan"]);
     }
 
     #[test]
