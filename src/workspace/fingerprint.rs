@@ -232,6 +232,53 @@ fn without_forwarding_helpers(text: &str) -> String {
     out
 }
 
+/// Feeds a value to a hash, each node tagged with its type and each
+/// string and collection with its length, so that two values hash alike
+/// only when they are equal. The JSON text this replaced writes every
+/// non-finite float as `null`: a parameter changing from `.inf` to `-.inf`,
+/// `.nan` or null kept its target's fingerprint, and the review called the
+/// target unchanged (probe 19). `buf` collects the bytes between updates.
+fn hash_value(v: &crate::value::Value, buf: &mut Vec<u8>, h: &mut Sha256) {
+    use crate::value::Value;
+    if buf.len() >= 64 * 1024 {
+        h.update(&buf[..]);
+        buf.clear();
+    }
+    fn text(buf: &mut Vec<u8>, tag: u8, s: &str) {
+        buf.push(tag);
+        buf.extend_from_slice(&(s.len() as u64).to_le_bytes());
+        buf.extend_from_slice(s.as_bytes());
+    }
+    match v {
+        Value::Null => buf.push(b'n'),
+        Value::Bool(b) => buf.extend_from_slice(if *b { b"t" } else { b"f" }),
+        Value::Int(i) => {
+            buf.push(b'i');
+            buf.extend_from_slice(&i.to_le_bytes());
+        }
+        Value::Float(f) => {
+            buf.push(b'd');
+            buf.extend_from_slice(&f.to_bits().to_le_bytes());
+        }
+        Value::String(s) => text(buf, b's', s),
+        Value::List(l) => {
+            buf.push(b'l');
+            buf.extend_from_slice(&(l.len() as u64).to_le_bytes());
+            for x in l {
+                hash_value(x, buf, h);
+            }
+        }
+        Value::Map(m) => {
+            buf.push(b'm');
+            buf.extend_from_slice(&(m.len() as u64).to_le_bytes());
+            for (k, x) in m {
+                text(buf, b'k', k);
+                hash_value(x, buf, h);
+            }
+        }
+    }
+}
+
 fn digest(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
 }
@@ -467,7 +514,9 @@ impl<'a> Fingerprinter<'a> {
                     let dump = prepared.dumps.get(name);
                     let mut h = Sha256::new();
                     if let Some(d) = dump {
-                        let _ = serde_json::to_writer(&mut h, d);
+                        let mut buf = Vec::with_capacity(64 * 1024);
+                        hash_value(d, &mut buf, &mut h);
+                        h.update(&buf);
                     }
                     TargetFacts {
                         dir: plan.dir.clone(),
@@ -1474,6 +1523,27 @@ mod tests {
         let after = fingerprints(root);
         assert_ne!(fp["other"], after["other"]);
         assert_eq!(fp["kapitan"], after["kapitan"]);
+    }
+
+    /// Probe 19: parameters were hashed as JSON, which writes every
+    /// non-finite float as `null`.
+    #[test]
+    fn non_finite_parameters_are_told_apart() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        write(root, "t/x.j2", "x={{ inventory.parameters.x }}");
+        let mut seen = BTreeSet::new();
+        for x in [
+            ".inf", "-.inf", ".nan", "null", "1.0", "1", "'1'", "-0.0", "0.0",
+        ] {
+            write(
+                root,
+                "inventory/targets/a.yml",
+                &format!("parameters:\n  x: {x}\n  kapitan:\n    vars: {{target: a}}\n    compile:\n      - {{input_type: jinja2, input_paths: [t/x.j2], output_path: o}}\n"),
+            );
+            let fp = fingerprints(root)["a"].clone().unwrap();
+            assert!(seen.insert(fp), "{x} hashes as an earlier value");
+        }
     }
 
     #[test]
