@@ -307,11 +307,17 @@ pub struct EntryFacts {
     /// tree's root: helm's `helm_values_files`, and `helm_path` when it is
     /// a path rather than a program looked up in `PATH`.
     pub names: Vec<String>,
+    /// Why the entry reads files its settings do not name, when it does:
+    /// helm's `dependency_update` builds the chart's dependencies from
+    /// Chart.yaml, whose `file://../other` charts lie outside the input.
+    #[serde(default)]
+    pub unknown: Option<String>,
 }
 
 impl EntryFacts {
     pub fn of(e: &crate::compile::model::Entry) -> Self {
         let mut names = Vec::new();
+        let mut unknown = None;
         if e.input_type == InputType::Helm {
             if let Some(files) = e.extra.get("helm_values_files").and_then(|v| v.as_list()) {
                 names.extend(files.iter().filter_map(|f| f.as_str()).map(str::to_string));
@@ -344,6 +350,14 @@ impl EntryFacts {
                     if let (true, Some(v)) = (file_flag, v.as_str()) {
                         names.push(v.to_string());
                     }
+                    // Probe 19: the dependencies' charts (`file://../lib`)
+                    // are read from wherever Chart.yaml points.
+                    if flag == "dependency-update" && v.is_truthy() {
+                        unknown = Some(
+                            "helm's dependency_update reads the charts Chart.yaml names (file://...), outside the input"
+                                .to_string(),
+                        );
+                    }
                 }
             }
         }
@@ -352,6 +366,7 @@ impl EntryFacts {
             input_paths: e.input_paths.clone(),
             describe: e.describe(),
             names,
+            unknown,
         }
     }
 }
@@ -637,6 +652,9 @@ impl<'a> Fingerprinter<'a> {
             let Some(input_type) = InputType::parse(&entry.input_type) else {
                 return Err(format!("{}: unknown input type", entry.describe));
             };
+            if let Some(why) = &entry.unknown {
+                return Err(format!("{}: {why}", entry.describe));
+            }
             match input_type {
                 InputType::External => {
                     return Err(format!(
@@ -1544,6 +1562,35 @@ mod tests {
             let fp = fingerprints(root)["a"].clone().unwrap();
             assert!(seen.insert(fp), "{x} hashes as an earlier value");
         }
+    }
+
+    /// Probe 19: helm's `dependency_update` reads the charts Chart.yaml
+    /// names (`file://../lib`), which the chart directory does not hold.
+    #[test]
+    fn a_helm_dependency_update_is_always_compiled() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        write(
+            root,
+            "charts/c/Chart.yaml",
+            "name: c\ndependencies:\n  - {name: l, repository: 'file://../l'}\n",
+        );
+        write(root, "charts/l/Chart.yaml", "name: l\n");
+        for (t, on) in [("u", "true"), ("n", "false")] {
+            write(
+                root,
+                &format!("inventory/targets/{t}.yml"),
+                &format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: helm, input_paths: [charts/c], output_path: o, helm_params: {{dependency_update: {on}}}}}\n"),
+            );
+        }
+        let fp = fingerprints(root);
+        assert!(
+            fp["u"]
+                .as_ref()
+                .is_err_and(|e| e.contains("dependency_update")),
+            "{fp:?}"
+        );
+        assert!(fp["n"].is_ok(), "{fp:?}");
     }
 
     #[test]
