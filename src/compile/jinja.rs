@@ -887,6 +887,13 @@ pub fn environment(template_dir: &Path, search_paths: &[PathBuf]) -> Environment
     env.set_auto_escape_callback(|_| AutoEscape::None);
     env.set_unknown_method_callback(unknown_method);
     minijinja_contrib::add_to_environment(&mut env);
+    // minijinja's `debug()` prints the whole render context: every
+    // target's parameters (`inventory_global`) and the scratch
+    // `compile_path`, without the template naming either, so a review's
+    // fingerprint (which looks for those names) called a target unchanged
+    // whose output had changed (probe 19). Python's Jinja2, which Kapitan
+    // runs, has no such function.
+    env.remove_global("debug");
     env.add_filter("center", |s: String, width: Option<usize>| {
         // CPython's str.center: the odd space goes left when width is odd.
         let width = width.unwrap_or(80);
@@ -1581,6 +1588,24 @@ mod tests {
         let e = describe_error(&outer, Path::new("/nonexistent/t.j2"));
         assert!(e.contains("caused by: engine ran out of fuel"), "{e}");
         assert!(e.contains("instructions in one render"), "{e}");
+    }
+
+    /// Probe 19 (jinja2-debug-dumps-global-inventory-hides-change):
+    /// `debug()` printed the whole context, `inventory_global` included,
+    /// past the fingerprint's scan for that name. Kapitan's Jinja2 has no
+    /// such function: it is an undefined name, as there.
+    #[test]
+    fn debug_does_not_print_the_context() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.j2");
+        std::fs::write(&p, "{{ debug() }}").unwrap();
+        let ctx = minijinja::context! { inventory_global => minijinja::context! { other => "b-secretish" } };
+        let r = render_file(&p, &ctx, &[]);
+        let e = r.expect_err("debug() is not a function");
+        assert!(!e.contains("b-secretish"), "{e}");
+        assert!(e.contains("debug"), "{e}");
+        // The names a review scans for still work.
+        assert_eq!(render("{{ inventory_global.other }}", ctx), "b-secretish");
     }
 
     fn render_err(src: &str) -> String {
