@@ -109,6 +109,29 @@ fn jinja_tag_rest_re() -> &'static Regex {
     })
 }
 
+/// Whether a Jinja2 template reads `input_params` other than one named
+/// entry (`input_params.name`, `input_params['name']`): printed, passed to
+/// a filter or iterated (`.items()`), it holds `compile_path`, the scratch
+/// directory the catalog is built in (probe 19: `{{ input_params }}` made
+/// a full review show the base and head scratch paths as a change that the
+/// incremental review, and the cache, left out).
+fn jinja_reads_input_params_whole(text: &str) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    static ONE: OnceLock<Regex> = OnceLock::new();
+    let re = R.get_or_init(|| Regex::new(r"\binput_params\b").unwrap());
+    let one = ONE.get_or_init(|| {
+        Regex::new(r#"^\s*(?:\.\s*[A-Za-z_]\w*|\[\s*(?:'[^'\\]*'|"[^"\\]*")\s*\])"#).unwrap()
+    });
+    re.find_iter(text).any(|m| {
+        let after = &text[m.end()..];
+        match one.find(after) {
+            // A method call (`.items()`, `.get(k)`) reads more than one entry.
+            Some(e) => after[e.end()..].trim_start().starts_with('('),
+            None => true,
+        }
+    })
+}
+
 /// Every mention of the word `inventory` in jsonnet code that is not a
 /// call of the target's own inventory (`inventory()`): an alias
 /// (`local f = kap.inventory`), a bracket access (`kap['inventory']`) or a
@@ -951,9 +974,9 @@ impl<'a> Fingerprinter<'a> {
             let meta = std::fs::metadata(&path).ok();
             files.insert(self.rel(&path), file_digest(&bytes, meta.as_ref()));
             let text = String::from_utf8_lossy(&bytes);
-            if text.contains("compile_path") {
+            if text.contains("compile_path") || jinja_reads_input_params_whole(&text) {
                 return Deps::Unknown(format!(
-                    "{} uses compile_path (a scratch directory)",
+                    "{} uses compile_path (a scratch directory), or input_params whole, which holds it",
                     self.rel(&path)
                 ));
             }
@@ -1588,6 +1611,46 @@ mod tests {
             fp["u"]
                 .as_ref()
                 .is_err_and(|e| e.contains("dependency_update")),
+            "{fp:?}"
+        );
+        assert!(fp["n"].is_ok(), "{fp:?}");
+    }
+
+    /// Probe 19 (jinja2-input-params-prints-scratch-compile-path): a
+    /// template printing `input_params` whole wrote the scratch
+    /// `compile_path` without naming it, and kept its fingerprint.
+    #[test]
+    fn a_template_reading_input_params_whole_is_always_compiled() {
+        for whole in [
+            "{{ input_params }}",
+            "{{ input_params | tojson }}",
+            "{% for k, v in input_params.items() %}{{ v }}{% endfor %}",
+            "{{ input_params.get(name) }}",
+            "{{ input_params[name] }}",
+        ] {
+            assert!(jinja_reads_input_params_whole(whole), "{whole}");
+        }
+        for one in [
+            "{{ input_params.namespace }}",
+            "{{ input_params['namespace'] }}",
+            "{{ input_params . namespace | upper }}",
+            "{{ my_input_params }}",
+        ] {
+            assert!(!jinja_reads_input_params_whole(one), "{one}");
+        }
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        for (t, text) in [("w", "{{ input_params }}"), ("n", "{{ input_params.x }}")] {
+            write(
+                root,
+                &format!("inventory/targets/{t}.yml"),
+                &format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jinja2, input_paths: [t/{t}.j2], output_path: o, input_params: {{x: 1}}}}\n"),
+            );
+            write(root, &format!("t/{t}.j2"), text);
+        }
+        let fp = fingerprints(root);
+        assert!(
+            fp["w"].as_ref().is_err_and(|e| e.contains("input_params")),
             "{fp:?}"
         );
         assert!(fp["n"].is_ok(), "{fp:?}");
