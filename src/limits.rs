@@ -3,12 +3,13 @@
 //! `STRATA_PROGRAM_TIMEOUT`, `STRATA_EVAL_TIMEOUT`, `STRATA_MAX_TARGET_FILES`,
 //! `STRATA_MAX_FILES`, `STRATA_CHECKOUT_FILES`, `STRATA_CHECKOUT_BYTES`,
 //! `STRATA_CHECKOUT_FILE_BYTES`, `STRATA_CHECKOUT_REPEATED_FILES`,
-//! `STRATA_CHECKOUT_PATH_COMPONENTS`, `STRATA_MAX_WALK_LEVELS`):
+//! `STRATA_CHECKOUT_PATH_COMPONENTS`, `STRATA_MAX_WALK_LEVELS`,
+//! `STRATA_MAX_TARGET_INSTALLS`):
 //! one reading rule for
 //! all of them, so the check of their values and their use cannot disagree.
 
 /// Every limit variable and the unit of its value.
-pub const VARIABLES: [(&str, &str); 14] = [
+pub const VARIABLES: [(&str, &str); 15] = [
     ("STRATA_EVAL_MEMORY", "bytes"),
     ("STRATA_EVAL_ALLOCATIONS", "allocations"),
     ("STRATA_RENDER_MEMORY", "bytes"),
@@ -23,6 +24,7 @@ pub const VARIABLES: [(&str, &str); 14] = [
     ("STRATA_CHECKOUT_REPEATED_FILES", "files"),
     ("STRATA_CHECKOUT_PATH_COMPONENTS", "path components"),
     ("STRATA_MAX_WALK_LEVELS", "directory levels"),
+    ("STRATA_MAX_TARGET_INSTALLS", "installs"),
 ];
 
 /// The most files one compile run writes, all targets together:
@@ -37,6 +39,15 @@ pub fn max_files() -> u64 {
 /// jsonnet wrote 300,000 files and made a review run for minutes.
 pub fn max_target_files() -> u64 {
     get("STRATA_MAX_TARGET_FILES", 100_000)
+}
+
+/// The most Carvel package installs one target's compile renders:
+/// `STRATA_MAX_TARGET_INSTALLS`, default 1,000 (real clusters have tens).
+/// Each install is a package resolution, a template run and a directory of
+/// files, so a 232-byte jsonnet writing 7,500 PackageInstall documents kept
+/// a compile, and a review, busy for over a minute (re-probe 18).
+pub fn max_target_installs() -> u64 {
+    get("STRATA_MAX_TARGET_INSTALLS", 1_000)
 }
 
 /// The most worker threads a compile or fetch starts, whatever
@@ -81,6 +92,7 @@ pub fn first_invalid() -> Option<String> {
                 match unit {
                     "seconds" => "600",
                     "files" => "500000",
+                    "installs" => "5000",
                     _ => "4294967296",
                 }
             )

@@ -69,32 +69,85 @@ fn annotation_source(key: &str) -> String {
     format!("annotation {key}")
 }
 
+/// The bytes of change groups and rules one graph (or lint) may substitute
+/// and parse in all, every resource and binding together: 64 MiB. Each
+/// value is bounded by [`super::rule::MAX_SUBSTITUTED_LEN`], but a binding's
+/// rules are substituted for every resource it matches, so 1,000 rules just
+/// under that bound (a 10.8 MB config) made 1 GB and took 33 s (re-probe
+/// 18); a real config with thousands of resources makes a few megabytes.
+pub const MAX_SUBSTITUTED_TOTAL: usize = 64 << 20;
+
+/// What is left of [`MAX_SUBSTITUTED_TOTAL`]; `None` once it ran out.
+pub(crate) struct Budget(Option<usize>);
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget(Some(MAX_SUBSTITUTED_TOTAL))
+    }
+}
+
+impl Budget {
+    /// The error once the budget ran out, for a caller that skips errors.
+    pub(crate) fn spent(&self) -> Option<String> {
+        self.0.is_none().then(|| {
+            format!(
+                "the change groups and rules of all resources come to more than {MAX_SUBSTITUTED_TOTAL} bytes once their placeholders are substituted (a binding's rules are substituted for every resource it matches): use fewer or shorter rules and placeholders, or bindings that match fewer resources"
+            )
+        })
+    }
+}
+
+/// `template` with its placeholders substituted, charged to `budget`.
+fn substitute(template: &str, res: &Resource, budget: &mut Budget) -> Result<String, String> {
+    if let Some(e) = budget.spent() {
+        return Err(e);
+    }
+    let s = substitute_placeholders(template, res)?;
+    budget.0 = budget.0.and_then(|left| left.checked_sub(s.len()));
+    match budget.spent() {
+        Some(e) => Err(e),
+        None => Ok(s),
+    }
+}
+
 /// One change group annotation or binding name, placeholders substituted.
-pub(crate) fn group_name(template: &str, res: &Resource) -> Result<String, String> {
-    substitute_placeholders(template, res)
-        .and_then(|name| validate_group_name(&name).map(|()| name))
+pub(crate) fn group_name(
+    template: &str,
+    res: &Resource,
+    budget: &mut Budget,
+) -> Result<String, String> {
+    substitute(template, res, budget).and_then(|name| validate_group_name(&name).map(|()| name))
 }
 
 /// One rule string, placeholders substituted.
-pub(crate) fn rule(template: &str, res: &Resource) -> Result<ChangeRule, String> {
-    substitute_placeholders(template, res).and_then(|s| ChangeRule::parse(&s))
+pub(crate) fn rule(
+    template: &str,
+    res: &Resource,
+    budget: &mut Budget,
+) -> Result<ChangeRule, String> {
+    substitute(template, res, budget).and_then(|s| ChangeRule::parse(&s))
 }
 
 /// The change's rules: annotation rules (in document order), then the
 /// rules of every matching binding, weighted by binding index.
-fn all_rules(res: &Resource, config: &Config) -> Result<Vec<ChangeRule>, OrderError> {
+fn all_rules(
+    res: &Resource,
+    config: &Config,
+    budget: &mut Budget,
+) -> Result<Vec<ChangeRule>, OrderError> {
     let mut rules = Vec::new();
     for (key, value) in &res.annotations {
         if is_rule_annotation(key) {
             rules.push(
-                rule(value, res).map_err(|e| resource_error(res, annotation_source(key), e))?,
+                rule(value, res, budget)
+                    .map_err(|e| resource_error(res, annotation_source(key), e))?,
             );
         }
     }
     for (i, binding) in config.change_rule_bindings.iter().enumerate() {
         if binding.matchers.iter().any(|m| m.matches(res)) {
             for template in &binding.rules {
-                let mut r = rule(template, res)
+                let mut r = rule(template, res, budget)
                     .map_err(|e| resource_error(res, binding.origin.clone(), e))?;
                 r.ignore_if_cyclical = binding.ignore_if_cyclical;
                 r.weight = 100 + i;
@@ -106,12 +159,12 @@ fn all_rules(res: &Resource, config: &Config) -> Result<Vec<ChangeRule>, OrderEr
 }
 
 /// The change's groups: annotations first, then matching bindings.
-fn groups(res: &Resource, config: &Config) -> Result<Vec<String>, OrderError> {
+fn groups(res: &Resource, config: &Config, budget: &mut Budget) -> Result<Vec<String>, OrderError> {
     let mut out = Vec::new();
     for (key, value) in &res.annotations {
         if is_group_annotation(key) {
             out.push(
-                group_name(value, res)
+                group_name(value, res, budget)
                     .map_err(|e| resource_error(res, annotation_source(key), e))?,
             );
         }
@@ -119,7 +172,7 @@ fn groups(res: &Resource, config: &Config) -> Result<Vec<String>, OrderError> {
     for binding in &config.change_group_bindings {
         if binding.matchers.iter().any(|m| m.matches(res)) {
             out.push(
-                group_name(&binding.name, res)
+                group_name(&binding.name, res, budget)
                     .map_err(|e| resource_error(res, binding.origin.clone(), e))?,
             );
         }
@@ -140,8 +193,9 @@ impl ChangeGraph {
         // Rules of every change are checked first, groups only when some
         // rule needs them: a bad group name nobody refers to is no error in kapp.
         let mut rules: Vec<(usize, ChangeRule)> = Vec::new();
+        let mut budget = Budget::default();
         for (i, change) in changes.iter().enumerate() {
-            for rule in all_rules(&change.resource, config)? {
+            for rule in all_rules(&change.resource, config, &mut budget)? {
                 if change.op != Op::Noop && rule.action == change.op {
                     rules.push((i, rule));
                 }
@@ -150,7 +204,7 @@ impl ChangeGraph {
         let mut members: HashMap<String, Vec<usize>> = HashMap::new();
         if !rules.is_empty() {
             for (i, change) in changes.iter().enumerate() {
-                for g in groups(&change.resource, config)? {
+                for g in groups(&change.resource, config, &mut budget)? {
                     members.entry(g).or_default().push(i);
                 }
             }
@@ -505,6 +559,40 @@ mod tests {
             }
         }
         false
+    }
+
+    /// Re-probe 18 (order-placeholder-budget-per-value-not-per-file): each
+    /// substituted value is bounded, but the values of a whole graph were
+    /// not (1,000 rules just under 1 MiB took 33 s and 1.09 GB). The
+    /// groups and rules of one graph or lint share 64 MiB.
+    #[test]
+    fn the_substitutions_of_one_graph_share_one_budget() {
+        let mut res = crate::order::resource::test_resource(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+        );
+        res.name = "a".repeat(100_000);
+        let template = format!("g/{}", "{name}".repeat(10));
+        let mut budget = Budget::default();
+        let each = 2 + 1_000_000;
+        for _ in 0..MAX_SUBSTITUTED_TOTAL / each {
+            if let Err(e) = group_name(&template, &res, &mut budget) {
+                assert!(!e.contains("67108864"), "{}", &e[..e.len().min(200)]);
+            }
+        }
+        let e = rule(
+            &format!("upsert after upserting {template}"),
+            &res,
+            &mut budget,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("more than 67108864 bytes once their placeholders are substituted"),
+            "{e}"
+        );
+        // Spent is spent: a short value is refused too.
+        let e = group_name("g/x", &res, &mut budget).unwrap_err();
+        assert!(e.contains("more than 67108864 bytes"), "{e}");
+        assert!(group_name("g/x", &res, &mut Budget::default()).is_ok());
     }
 
     /// The incremental closure agrees with a graph walk (kapp's own check)

@@ -3,7 +3,7 @@
 //! cycles (when applying and when deleting), and rules whose target group no
 //! resource carries (kapp silently ignores those).
 
-use super::graph::{group_name, is_group_annotation, is_rule_annotation, rule};
+use super::graph::{group_name, is_group_annotation, is_rule_annotation, rule, Budget};
 use super::{collect, plan, Document, Op, Options, OrderError, Resource};
 use crate::diagnostics::{Diagnostic, ToDiagnostic};
 use crate::yaml::{Node, NodeValue};
@@ -31,19 +31,20 @@ pub fn lint(docs: &[Document], options: &Options) -> Vec<Diagnostic> {
     let mut findings = Vec::new();
     let mut carried: HashSet<String> = HashSet::new();
     let mut rules = Vec::new();
+    let mut budget = Budget::default();
     for res in &resources {
         let doc = doc_at.get(&(res.origin.file.as_path(), res.origin.line));
         for (key, value) in &res.annotations {
             let line = doc.map_or(res.origin.line, |d| annotation_line(d, key));
             if is_group_annotation(key) {
-                match group_name(value, res) {
+                match group_name(value, res, &mut budget) {
                     Ok(g) => {
                         carried.insert(g);
                     }
                     Err(e) => findings.push(malformed(res, key, line, e)),
                 }
             } else if is_rule_annotation(key) {
-                match rule(value, res) {
+                match rule(value, res, &mut budget) {
                     Ok(r) => rules.push((res, key, line, value, r)),
                     Err(e) => findings.push(malformed(res, key, line, e)),
                 }
@@ -51,10 +52,20 @@ pub fn lint(docs: &[Document], options: &Options) -> Vec<Diagnostic> {
         }
         for binding in &config.change_group_bindings {
             if binding.matchers.iter().any(|m| m.matches(res)) {
-                if let Ok(g) = group_name(&binding.name, res) {
+                if let Ok(g) = group_name(&binding.name, res, &mut budget) {
                     carried.insert(g);
                 }
             }
+        }
+        if let Some(e) = budget.spent() {
+            // Every later group and rule would be the same finding again.
+            findings.push(
+                Diagnostic::error(format!("{}: {e}", res.description()))
+                    .with_code(CODE_INVALID)
+                    .with_file(&res.origin.file)
+                    .with_line(res.origin.line),
+            );
+            return findings;
         }
     }
     for (res, key, line, text, r) in rules {
@@ -164,6 +175,35 @@ mod tests {
         assert_eq!(d[0].severity, crate::diagnostics::Severity::Warning);
         assert_eq!(d[0].line, Some(7));
         assert!(d[1].message.starts_with("when deleting: Detected cycle while ordering changes: [job/a () cluster] -> [job/b () cluster]"), "{}", d[1].message);
+    }
+
+    /// Re-probe 18: lint substitutes every binding's group for every
+    /// resource it matches and passed over the ones that fail, so 70
+    /// bindings of ten `{name}` of a 100 KB name made 70 MB of names that
+    /// nothing bounded; past the budget lint stops with one error.
+    #[test]
+    fn lint_stops_once_the_substitution_budget_is_spent() {
+        let bindings =
+            "- {name: 'g/{name}{name}{name}{name}{name}{name}{name}{name}{name}{name}', resourceMatchers: [{allMatcher: {}}]}\n"
+                .repeat(70);
+        let d = lint_text(&format!(
+            "apiVersion: kapp.k14s.io/v1alpha1\nkind: Config\nchangeGroupBindings:\n{bindings}---\nkind: Job\nmetadata: {{name: {}}}\n",
+            "a".repeat(100_000)
+        ));
+        assert_eq!(
+            d.len(),
+            1,
+            "{:?}",
+            d.iter().map(|d| &d.code).collect::<Vec<_>>()
+        );
+        assert_eq!(d[0].code, CODE_INVALID);
+        assert!(
+            d[0].message
+                .contains("more than 67108864 bytes once their placeholders are substituted")
+                && d[0].file.as_deref() == Some(Path::new("app.yml")),
+            "{:?}",
+            d[0]
+        );
     }
 
     #[test]

@@ -175,15 +175,22 @@ pub fn compile_target_packages(
     if wanted.is_empty() {
         return Ok(Vec::new());
     }
-    let mut names: Vec<(&str, &str)> = Vec::new();
+    let limit = crate::limits::max_target_installs();
+    if let Some(w) = usize::try_from(limit).ok().and_then(|l| wanted.get(l)) {
+        return Err(PackagesError(format!(
+            "{}: the target has more than {limit} package installs (parameters.packages_install and the PackageInstall documents its compile entries wrote; each is resolved, rendered and written as a directory): split them over more targets, or raise STRATA_MAX_TARGET_INSTALLS",
+            w.origin
+        )));
+    }
+    // A map, not a scan of the names so far: quadratic in the installs.
+    let mut names: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
     for w in &wanted {
-        if let Some((_, first)) = names.iter().find(|(n, _)| *n == w.install.meta.name) {
+        if let Some(first) = names.insert(&w.install.meta.name, &w.origin) {
             return Err(PackagesError(format!(
                 "{}: another install ({first}) has the same name `{}`; each install renders into packages/<name>/, so names must be unique per target",
                 w.origin, w.install.meta.name
             )));
         }
-        names.push((&w.install.meta.name, &w.origin));
     }
 
     let repos_value = params
@@ -253,8 +260,12 @@ pub fn compile_target_packages(
     let cluster = hierarchy::cluster_from_parameters(params);
     let objects = output_objects(&files);
 
+    // One work directory for the target: making a locked one sweeps the
+    // temporary directory for stale ones, a read of all of it per install.
+    let work = crate::fswalk::locked_temp_dir(&std::env::temp_dir(), "strata-pkg-")
+        .map_err(|e| PackagesError(format!("cannot create a work directory: {e}")))?;
     let mut done = Vec::new();
-    for w in &wanted {
+    for (i, w) in wanted.iter().enumerate() {
         let r = resolve_install(&w.install, &catalog.packages, &cluster)
             .map_err(|e| install_error(&w.origin, &e))?;
         let extra: Vec<(String, String)> = w
@@ -267,11 +278,9 @@ pub fn compile_target_packages(
                 )
             })
             .collect();
-        let work = crate::fswalk::locked_temp_dir(&std::env::temp_dir(), "strata-pkg-")
-            .map_err(|e| PackagesError(format!("cannot create a work directory: {e}")))?;
         // Below the work directory, not in it: its `.lock` is not package
         // content (every install shipped it; re-probe 18).
-        let content = work.path().join("content");
+        let content = work.path().join(format!("content-{i}"));
         std::fs::create_dir(&content)
             .map_err(|e| PackagesError(format!("cannot create a work directory: {e}")))?;
         // Errors name the package's files, not the work directory.
@@ -297,6 +306,9 @@ pub fn compile_target_packages(
                 ))
             }
         })?;
+        // The files are in memory now: one install's scratch at a time on
+        // disk (a fetched package may be large), not all of them.
+        let _ = std::fs::remove_dir_all(&content);
         let mut files = rendered.files;
         if files.iter().any(|(n, _)| n == VERSION_FILE) {
             return Err(PackagesError(format!(

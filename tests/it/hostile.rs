@@ -4428,6 +4428,42 @@ fn the_files_a_target_writes_are_bounded() {
     assert!(d.join("out/compiled/t/p/f30.yaml").is_file());
 }
 
+/// Re-probe 18 (packages-install-count-unbounded): a 232-byte jsonnet
+/// writing 7,500 PackageInstall documents kept a compile busy for 66-81 s
+/// (debug), each install resolved, rendered and written. A target renders
+/// at most 1,000 installs (`STRATA_MAX_TARGET_INSTALLS`), counted before
+/// any is rendered; the error names the first install past the limit.
+#[test]
+fn the_package_installs_a_target_renders_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("repo/packages/p.yml"),
+        "apiVersion: data.packaging.carvel.dev/v1alpha1\nkind: Package\nmetadata: {name: app.example.com.1.0.0}\nspec:\n  refName: app.example.com\n  version: 1.0.0\n  template:\n    spec:\n      fetch: [{inline: {paths: {cm.yml: 'motd: hi'}}}]\n      template: [{ytt: {}}]\n      deploy: [{kapp: {}}]\n",
+    );
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}\n  package_repositories: {r: {path: repo}}\n",
+    );
+    let installs = |n: u32| {
+        format!("{{ ['i%d' % i]: {{apiVersion: 'packaging.carvel.dev/v1alpha1', kind: 'PackageInstall', metadata: {{name: 'i%d' % i}}, spec: {{packageRef: {{refName: 'app.example.com', versionSelection: {{constraints: '>=0.0.0'}}}}}}}} for i in std.range(1, {n}) }}\n")
+    };
+    let limit = [("STRATA_MAX_TARGET_INSTALLS", "3")];
+    write(&d.join("m.jsonnet"), &installs(3));
+    run_env(d, COMPILE, &limit, 0);
+    assert!(d.join("out/compiled/t/packages/i3/cm.yml").is_file());
+    write(&d.join("m.jsonnet"), &installs(4));
+    let out = run_env(d, COMPILE, &limit, 2);
+    assert!(
+        out.contains("target t")
+            && out.contains("PackageInstall i4 in o/i4.yaml")
+            && out.contains("the target has more than 3 package installs")
+            && out.contains("STRATA_MAX_TARGET_INSTALLS"),
+        "{out}"
+    );
+    assert!(!d.join("out/compiled/t/packages/i4").exists());
+}
+
 /// Re-probe 9 (confined-jinja2-dir-and-copy-glob-list-outside-through-symlink,
 /// the copy glob part, a known gap until now): a confined `copy` of
 /// `tpl/*/*` listed the outside directory a link below `tpl` points at and
