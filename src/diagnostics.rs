@@ -187,16 +187,37 @@ pub fn in_actions() -> bool {
     *IN.get_or_init(|| std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"))
 }
 
-/// `text` with its control characters escaped (`\n`, `\u{1b}`): a value a
-/// server or an inventory chose, shown on one line that cannot drive the
-/// terminal or start a line of its own.
+/// Whether `c` is shown escaped in a value someone else chose: a control
+/// character (it can drive the terminal or start a line), a line or
+/// paragraph separator, or a bidirectional control (U+202A-U+202E,
+/// U+2066-U+2069, U+200E/U+200F, U+061C), which reorders what follows it
+/// on screen, so `reason: ok` can read as something else ("Trojan Source";
+/// a Lieutenant API `reason` kept them, re-probe 18).
+pub fn must_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}'
+                | '\u{2029}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{061C}'
+        )
+}
+
+/// `text` with its control characters escaped (`\n`, `\u{1b}`, `\u{202e}`;
+/// [`must_escape`]): a value a server or an inventory chose, shown on one
+/// line that cannot drive the terminal, start a line of its own or reorder
+/// what is shown.
 pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
+    if !text.chars().any(must_escape) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if c.is_control() {
+        if must_escape(c) {
             out.extend(c.escape_default());
         } else {
             out.push(c);
@@ -259,6 +280,25 @@ mod tests {
         assert!(matches!(
             escape_controls("plain"),
             std::borrow::Cow::Borrowed("plain")
+        ));
+    }
+
+    /// Re-probe 18 (lieutenant-reason-keeps-bidi-controls): a value shown
+    /// on the terminal kept U+202E and the other bidirectional controls,
+    /// which reorder what follows them; they are escaped, other text past
+    /// ASCII is not.
+    #[test]
+    fn bidirectional_controls_are_escaped() {
+        assert_eq!(
+            escape_controls("ok \u{202E}gnp.exe\u{202C} \u{2066}a\u{2069}\u{200F}\u{061C}\u{2028}"),
+            "ok \\u{202e}gnp.exe\\u{202c} \\u{2066}a\\u{2069}\\u{200f}\\u{61c}\\u{2028}"
+        );
+        for c in ('\u{202A}'..='\u{202E}').chain('\u{2066}'..='\u{2069}') {
+            assert!(must_escape(c), "{:x}", c as u32);
+        }
+        assert!(matches!(
+            escape_controls("café 名前 ü"),
+            std::borrow::Cow::Borrowed(_)
         ));
     }
 

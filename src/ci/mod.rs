@@ -334,7 +334,7 @@ impl Outputs {
         let safe = |v: &str| -> String {
             v.chars()
                 .map(|c| {
-                    if c.is_control() {
+                    if crate::diagnostics::must_escape(c) {
                         c.escape_default().to_string()
                     } else {
                         c.to_string()

@@ -279,7 +279,7 @@ mod tests {
     #[test]
     fn an_error_reason_is_cut_and_its_control_characters_escaped() {
         let reason = format!(
-            "bad\u{1b}]0;t\u{7}\n::error title=f::forged{}",
+            "bad\u{1b}]0;t\u{7}\n::error title=f::forged\u{202E}{}",
             "b".repeat(10_000)
         );
         let body = serde_json::json!({ "reason": reason }).to_string();
@@ -289,7 +289,12 @@ mod tests {
         let m = &e.message;
         assert!(m.contains("bad\\u{1b}]0;t\\u{7}\\n::error"), "{m}");
         assert!(!m.contains('\n') && !m.contains('\u{1b}'), "{m}");
-        assert!(m.len() < 4_300 && m.ends_with("(6033 more bytes)"), "{m}");
+        // A bidirectional control (re-probe 18) is escaped as well.
+        assert!(
+            m.contains("forged\\u{202e}bbb") && !m.contains('\u{202E}'),
+            "{m}"
+        );
+        assert!(m.len() < 4_300 && m.ends_with("(6034 more bytes)"), "{m}");
     }
 
     #[test]

@@ -6,14 +6,15 @@
 //! Diff bodies are not escaped here: they go into fences (`render::fence`).
 
 /// Control characters made visible as escapes (`\n`, `\u{1b}`), so that no
-/// name can end a line (and so a Markdown block or an HTML element).
+/// name can end a line (and so a Markdown block or an HTML element), nor
+/// reorder the comment's text with a bidirectional control (`\u{202e}`).
 fn visible_controls(s: &str, out: &mut String, each: impl Fn(char, &mut String)) {
     for c in s.chars() {
         match c {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') => {
+            c if crate::diagnostics::must_escape(c) => {
                 out.push_str(&format!("\\u{{{:x}}}", c as u32))
             }
             c => each(c, out),
@@ -84,6 +85,19 @@ mod tests {
             !t.contains('<') && t.contains("\\@bob") && t.contains("\\[l\\]"),
             "{t}"
         );
+    }
+
+    /// A target or file name a pull request chose cannot reorder the
+    /// comment's text with a bidirectional control (re-probe 18).
+    #[test]
+    fn bidirectional_controls_are_visible() {
+        let name = "prod\u{202E}lmy.terces\u{2066}";
+        for out in [code(name), html(name), text(name)] {
+            assert!(
+                out.contains("\\u{202e}") && out.contains("\\u{2066}") && !out.contains('\u{202E}'),
+                "{out}"
+            );
+        }
     }
 
     #[test]
