@@ -3796,6 +3796,31 @@ impl Redactor {
                 out.push_str(line);
                 continue;
             }
+            // A secret-named variable given a string its line opens and
+            // does not close (issue 19): a PowerShell here-string, a JS/TS
+            // template literal, Perl's `qq(…)`/`q{…}`.
+            // A Dockerfile `ENV`/`ARG` whose secret value starts on, or
+            // runs over, the lines a `\` continues (issue 19).
+            if let Some(at) = self.dockerfile_continued_value(body) {
+                out.push_str(&body[..at]);
+                out.push_str(OLD);
+                out.push_str(" \\");
+                out.push_str(nl);
+                continued = true;
+                continue;
+            }
+            if let Some((at, opener)) = self.multiline_opener(body) {
+                out.push_str(&body[..at]);
+                if !body[at..].trim().is_empty() {
+                    out.push_str(OLD);
+                }
+                out.push_str(nl);
+                match opener {
+                    Opener::Until(delim) => hiding_until = Some(delim),
+                    Opener::Bracket(open) => bracket = Some(open),
+                }
+                continue;
+            }
             let caps = line_re.captures(body).or_else(|| {
                 if body.contains('\\') {
                     escaped_key_re.captures(body)
@@ -3884,6 +3909,87 @@ impl Redactor {
             }
         }
         out
+    }
+}
+
+/// How a multi-line string a line opens ends ([`Redactor::multiline_opener`]).
+enum Opener {
+    /// At the line holding this delimiter (a line that is only the
+    /// delimiter is shown).
+    Until(&'static str),
+    /// At the bracket that closes this one.
+    Bracket((char, char, usize)),
+}
+
+impl Redactor {
+    /// Where a Dockerfile `ENV`/`ARG` line's secret value starts when a
+    /// `\` continues it onto the lines below ([`Self::multiline_opener`]'s
+    /// counterpart; the line rule hides the continued lines).
+    fn dockerfile_continued_value(&self, body: &str) -> Option<usize> {
+        if !body.trim_end().ends_with('\\') {
+            return None;
+        }
+        static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let re = RE.get_or_init(|| {
+            Regex::new(r#"^[ \t]*(?i:env|arg)[ \t]+([A-Za-z_][A-Za-z0-9_]*)([ \t]*=[ \t]*|[ \t]+)(.*?)\\[ \t]*$"#)
+                .expect("static regex is valid")
+        });
+        let c = re.captures(body)?;
+        if !self.key_matches(&c[1]) {
+            return None;
+        }
+        let value = c[3].trim();
+        // `ENV KEY value \` (no `=`): the value is the rest of the
+        // instruction. `KEY=\`, `KEY="first \`: it goes on below.
+        let legacy = !c[2].contains('=');
+        let open_quote = value
+            .chars()
+            .next()
+            .filter(|q| matches!(q, '"' | '\''))
+            .is_some_and(|q| !closes_quote(&value[1..], q));
+        (legacy || value.is_empty() || open_quote)
+            .then(|| c.get(3).map_or(body.len(), |m| m.start()))
+    }
+
+    /// Where the value starts on a line that assigns a secret-named
+    /// variable a string it does not close, and how that string ends: a
+    /// PowerShell here-string (`$password = @"` to a line starting `"@`),
+    /// a JS/TS template literal (`const password = `` ` `` to the next
+    /// backtick), Perl's `qq(`, `q{`, `qq[` (to the bracket that closes it).
+    fn multiline_opener(&self, body: &str) -> Option<(usize, Opener)> {
+        if !(body.contains('`')
+            || body.contains("@\"")
+            || body.contains("@'")
+            || body.contains("q(")
+            || body.contains("q{")
+            || body.contains("q["))
+        {
+            return None;
+        }
+        static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let re = RE.get_or_init(|| {
+            Regex::new(
+                r#"(?:^|[\s;({,$@])([A-Za-z_][A-Za-z0-9_]*)(?:[ \t]*:[ \t]*[A-Za-z_][A-Za-z0-9_<>\[\]|. ]*?)?[ \t]*:?=[ \t]*(@"|@'|`|qq?[({\[])(.*)$"#,
+            )
+            .expect("static regex is valid")
+        });
+        let c = re.captures(body)?;
+        if !self.key_matches(&c[1]) {
+            return None;
+        }
+        let (opener, rest) = (&c[2], &c[3]);
+        let at = c.get(3)?.start();
+        let end = match opener {
+            "@\"" if rest.trim().is_empty() => Opener::Until("\"@"),
+            "@'" if rest.trim().is_empty() => Opener::Until("'@"),
+            "`" if !rest.contains('`') => Opener::Until("`"),
+            q if q.starts_with('q') => {
+                let bracket = &q[q.len() - 1..];
+                Opener::Bracket(open_bracket(&format!("{bracket}{rest}"))?)
+            }
+            _ => return None,
+        };
+        Some((at, end))
     }
 }
 
@@ -4996,6 +5102,47 @@ fn replace_in(out: &mut String, re: &Regex, rep: impl regex::Replacer) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 19: multi-line strings other than XML element text opened
+    /// after a secret-named variable.
+    #[test]
+    fn multiline_openers_here_strings_template_literals_and_perl_quotes() {
+        let r = Redactor::default();
+        file_hidden_everywhere(
+            &r,
+            &[
+                "$password = @\"\ns3cr3tVx\n\"@\nWrite-Host done",
+                "$DbPassword = @'\n  s3cr3tVx\n'@",
+                "const password = `\ns3cr3tVx\n`;",
+                "const apiToken: string = `first\n  s3cr3tVx`;",
+                "my $password = qq(\ns3cr3tVx\n);",
+                "my $token = q{\n  s3cr3tVx\n};",
+                "our $secret = qq[first\ns3cr3tVx];",
+                "ENV DB_PASSWORD \\\n    s3cr3tVx",
+                "ENV DB_PASSWORD first \\\n    s3cr3tVx \\\n    s3cr3tVx",
+                "ARG API_TOKEN=\\\n  s3cr3tVx",
+                "ENV DB_PASSWORD=\"first \\\n  s3cr3tVx\" \\\n  OTHER=1",
+                "password = ''\n  s3cr3tVx\n'';",
+                "PASSWORD = \"\"\"\ns3cr3tVx\n\"\"\"",
+            ],
+        );
+        // Neutral variables, and the lines after the closing delimiter.
+        file_shown_everywhere(
+            &r,
+            &[
+                "$greeting = @\"\nhello there\n\"@",
+                "const banner = `\nwelcome\n`;",
+                "my $motd = qq(\nhello\n);",
+            ],
+        );
+        for out in both_modes(
+            &r,
+            "data:\n  f: |\n    $password = @\"\n    s3cr3tVx\n    \"@\n    $region = \"westeurope\"\n    const token = `\n    s3cr3tVx\n    `;\n    const mode = 'prod';\n",
+        ) {
+            assert!(!out.contains("s3cr3tVx"), "{out}");
+            assert!(out.contains("westeurope") && out.contains("'prod'"), "{out}");
+        }
+    }
 
     /// Issue 19: values that IaC tools and CI runners are told are secrets
     /// beside neutral names (Known gaps of the review's redaction).

@@ -654,6 +654,8 @@ fn stale_compile_temp_dirs_are_removed_but_live_ones_kept() {
 /// One row per line of the redaction table in docs/review.md: the object
 /// (old and new version) and the secret that must never be shown.
 const REDACTION_ROWS: &[(&str, &str, &str)] = &[
+    // Issue 19: multi-line strings opened after a secret-named variable.
+    ("multiline-openers-here-strings-template-literals-perl", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  setup.ps1: |\n    $password = @\"\n    {V}\n    \"@\n  app.ts: |\n    const apiToken = `\n    {V}-2\n    `;\n  app.pl: |\n    my $password = qq(\n    {V}-3\n    );\n", "mlopen9951x"),
     // Issue 19: IaC and CI secret markers beside neutral names.
     ("iac-and-ci-secret-markers", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  deploy.sh: |\n    pulumi config set --secret dbConn {V}\n    echo \"::add-mask::{V}-2\"\n    echo \"##vso[task.setvariable variable=conn;issecret=true]{V}-3\"\n  app.ts: |\n    const s = SecretValue.unsafePlainText('{V}-4');\n  site.pp: |\n    $conn = Sensitive('{V}-5')\n  main.tf: |\n    locals { conn = sensitive(\"{V}-6\") }\n  main.bicep: |\n    @secure()\n    param conn string = '{V}-7'\n  cfn.yaml: |\n    Parameters:\n      DbConn:\n        Type: String\n        NoEcho: true\n        Default: {V}-8\n  arm.json: |\n    {\"parameters\": {\"conn\": {\"type\": \"secureString\", \"defaultValue\": \"{V}-9\"}}}\n---\nParameters:\n  Conn:\n    Type: String\n    NoEcho: true\n    Default: {V}-10\n", "iacmark9950x"),
     ("secret-kind", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n  k: {V}\n", "c2VjcmV0LXZhbHVl"),
