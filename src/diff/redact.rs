@@ -143,7 +143,7 @@ fn pair_name_field(k: &str) -> bool {
 /// The field of a name/value pair that holds the value ([`pair_name_field`]);
 /// `default` too (Tekton and Argo params).
 fn pair_value_field(k: &str) -> bool {
-    ["value", "default", "parametervalue"]
+    ["value", "default", "parametervalue", "defaultvalue"]
         .iter()
         .any(|f| k.eq_ignore_ascii_case(f))
 }
@@ -1736,7 +1736,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let flow_value = Regex::new(
-            r#"((?:^|[{,\s])["']?(?i:value|default|parametervalue)["']?[ \t]*[:=][ \t]*)("[^"]*"|'[^']*'|[^,}\s][^,}]*)"#,
+            r#"((?:^|[{,\s])["']?(?i:value|default|parametervalue|defaultvalue)["']?[ \t]*[:=][ \t]*)("[^"]*"|'[^']*'|[^,}\s][^,}]*)"#,
         )
         .expect("static regex is valid");
         let kind_key = Regex::new(r#"(?m)(?:^[ \t]*(?:-[ \t]+)*|[{,][ \t]*)["']?kind["']?[ \t]*:"#)
@@ -2181,6 +2181,9 @@ impl Redactor {
         if let Some(hidden) = hide_client_passwords(&out) {
             out = hidden;
         }
+        if self.defaults {
+            hide_iac_secret_markers(&mut out);
+        }
         if out.contains('|')
             && (out.contains("stdin")
                 || out.contains("chpasswd")
@@ -2221,7 +2224,10 @@ impl Redactor {
             });
         }
         if out.contains('{')
-            && (out.contains("value") || out.contains("default") || out.contains("Value"))
+            && (out.contains("value")
+                || out.contains("default")
+                || out.contains("Value")
+                || out.contains("Default"))
         {
             // The key the map is the value of, if any (read back from the
             // map's start): a secret key's flow map (ARM's
@@ -2919,6 +2925,11 @@ impl Redactor {
         if whole.contains("ParameterValue=") {
             self.hide_cfn_shorthand(&mut whole);
         }
+        // Bicep's `@secure()` decorator may be on the line above its
+        // `param` (issue 19).
+        if self.defaults && whole.contains("@secure()") {
+            replace_in(&mut whole, bicep_secure_param_re(), hide_after_first);
+        }
         // A base64-encoded private key wrapped over lines (the line rules
         // see one line of it at a time).
         if whole.contains("LS0tLS1CRUdJTi") {
@@ -3181,9 +3192,19 @@ impl Redactor {
         };
         // Terraform JSON (`.tf.json`): a variable or output that says
         // `sensitive: true`, an SSM parameter of `type: SecureString`.
+        // CloudFormation's `NoEcho: true` and ARM's `type: secureString`
+        // mark a parameter whose `Default` / `defaultValue` is its secret
+        // (issue 19).
         let terraform_sensitive = |m: &Map| {
             matches!(m.get("sensitive"), Some(Value::Bool(true)))
-                || m.get("type").and_then(Value::as_str) == Some("SecureString")
+                || m.get("type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| t == "SecureString" || secure_parameter_type(t))
+                || match m.get("NoEcho") {
+                    Some(Value::Bool(b)) => *b,
+                    Some(Value::String(s)) => s.eq_ignore_ascii_case("true"),
+                    _ => false,
+                }
         };
         let env_secret = named_secret(o)
             || named_secret(n)
@@ -3517,6 +3538,7 @@ impl Redactor {
         let mut env_values = self.secret_env_value_lines(text, line_re);
         if self.defaults {
             env_values.extend(terraform_secret_lines(text, |k| self.key_matches(k)));
+            env_values.extend(secure_parameter_default_lines(text, line_re));
         }
         // Alertmanager's PagerDuty/Pushover receivers: their keys count.
         let receivers = self.defaults && names_receivers(text);
@@ -3774,6 +3796,31 @@ impl Redactor {
                 out.push_str(line);
                 continue;
             }
+            // A secret-named variable given a string its line opens and
+            // does not close (issue 19): a PowerShell here-string, a JS/TS
+            // template literal, Perl's `qq(…)`/`q{…}`.
+            // A Dockerfile `ENV`/`ARG` whose secret value starts on, or
+            // runs over, the lines a `\` continues (issue 19).
+            if let Some(at) = self.dockerfile_continued_value(body) {
+                out.push_str(&body[..at]);
+                out.push_str(OLD);
+                out.push_str(" \\");
+                out.push_str(nl);
+                continued = true;
+                continue;
+            }
+            if let Some((at, opener)) = self.multiline_opener(body) {
+                out.push_str(&body[..at]);
+                if !body[at..].trim().is_empty() {
+                    out.push_str(OLD);
+                }
+                out.push_str(nl);
+                match opener {
+                    Opener::Until(delim) => hiding_until = Some(delim),
+                    Opener::Bracket(open) => bracket = Some(open),
+                }
+                continue;
+            }
             let caps = line_re.captures(body).or_else(|| {
                 if body.contains('\\') {
                     escaped_key_re.captures(body)
@@ -3862,6 +3909,87 @@ impl Redactor {
             }
         }
         out
+    }
+}
+
+/// How a multi-line string a line opens ends ([`Redactor::multiline_opener`]).
+enum Opener {
+    /// At the line holding this delimiter (a line that is only the
+    /// delimiter is shown).
+    Until(&'static str),
+    /// At the bracket that closes this one.
+    Bracket((char, char, usize)),
+}
+
+impl Redactor {
+    /// Where a Dockerfile `ENV`/`ARG` line's secret value starts when a
+    /// `\` continues it onto the lines below ([`Self::multiline_opener`]'s
+    /// counterpart; the line rule hides the continued lines).
+    fn dockerfile_continued_value(&self, body: &str) -> Option<usize> {
+        if !body.trim_end().ends_with('\\') {
+            return None;
+        }
+        static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let re = RE.get_or_init(|| {
+            Regex::new(r#"^[ \t]*(?i:env|arg)[ \t]+([A-Za-z_][A-Za-z0-9_]*)([ \t]*=[ \t]*|[ \t]+)(.*?)\\[ \t]*$"#)
+                .expect("static regex is valid")
+        });
+        let c = re.captures(body)?;
+        if !self.key_matches(&c[1]) {
+            return None;
+        }
+        let value = c[3].trim();
+        // `ENV KEY value \` (no `=`): the value is the rest of the
+        // instruction. `KEY=\`, `KEY="first \`: it goes on below.
+        let legacy = !c[2].contains('=');
+        let open_quote = value
+            .chars()
+            .next()
+            .filter(|q| matches!(q, '"' | '\''))
+            .is_some_and(|q| !closes_quote(&value[1..], q));
+        (legacy || value.is_empty() || open_quote)
+            .then(|| c.get(3).map_or(body.len(), |m| m.start()))
+    }
+
+    /// Where the value starts on a line that assigns a secret-named
+    /// variable a string it does not close, and how that string ends: a
+    /// PowerShell here-string (`$password = @"` to a line starting `"@`),
+    /// a JS/TS template literal (`const password = `` ` `` to the next
+    /// backtick), Perl's `qq(`, `q{`, `qq[` (to the bracket that closes it).
+    fn multiline_opener(&self, body: &str) -> Option<(usize, Opener)> {
+        if !(body.contains('`')
+            || body.contains("@\"")
+            || body.contains("@'")
+            || body.contains("q(")
+            || body.contains("q{")
+            || body.contains("q["))
+        {
+            return None;
+        }
+        static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let re = RE.get_or_init(|| {
+            Regex::new(
+                r#"(?:^|[\s;({,$@])([A-Za-z_][A-Za-z0-9_]*)(?:[ \t]*:[ \t]*[A-Za-z_][A-Za-z0-9_<>\[\]|. ]*?)?[ \t]*:?=[ \t]*(@"|@'|`|qq?[({\[])(.*)$"#,
+            )
+            .expect("static regex is valid")
+        });
+        let c = re.captures(body)?;
+        if !self.key_matches(&c[1]) {
+            return None;
+        }
+        let (opener, rest) = (&c[2], &c[3]);
+        let at = c.get(3)?.start();
+        let end = match opener {
+            "@\"" if rest.trim().is_empty() => Opener::Until("\"@"),
+            "@'" if rest.trim().is_empty() => Opener::Until("'@"),
+            "`" if !rest.contains('`') => Opener::Until("`"),
+            q if q.starts_with('q') => {
+                let bracket = &q[q.len() - 1..];
+                Opener::Bracket(open_bracket(&format!("{bracket}{rest}"))?)
+            }
+            _ => return None,
+        };
+        Some((at, end))
     }
 }
 
@@ -4254,11 +4382,208 @@ fn flow_map_key(before: &str) -> Option<&str> {
         .then_some(key)
 }
 
+/// Secrets that infrastructure-as-code tools and CI runners are told are
+/// secrets beside a neutral name (issue 19): Puppet's `Sensitive('X')`,
+/// Terraform's `sensitive("X")`, the CDK's `SecretValue.unsafePlainText('X')`,
+/// `pulumi config set --secret NAME X`, Azure DevOps'
+/// `##vso[task.setvariable variable=x;issecret=true]X` and GitHub Actions'
+/// `::add-mask::X`. Each behind a literal pre-check.
+fn hide_iac_secret_markers(out: &mut String) {
+    if out.contains("ensitive")
+        || out.contains("PlainText(")
+        || out.contains("plainText(")
+        || out.contains("plain_text(")
+    {
+        static CALL: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let re = CALL.get_or_init(|| {
+            Regex::new(
+                r#"(\b(?:[Ss]ensitive(?:\.new)?|SecretValue[ \t]*\.[ \t]*(?:unsafePlainText|plainText|unsafe_plain_text|plain_text))\([ \t]*)("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"#,
+            )
+            .expect("static regex is valid")
+        });
+        replace_in(out, re, hide_after_first);
+    }
+    if out.contains("@secure()") {
+        replace_in(out, bicep_secure_param_re(), hide_after_first);
+    }
+    if out.contains("::add-mask::") || (out.contains("##vso[") && out.contains("issecret")) {
+        // The value runs to the quote that opened the command (`echo
+        // "::add-mask::X"`) or to the line's end.
+        static RUNNER: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let re = RUNNER.get_or_init(|| {
+            Regex::new(
+                r#"(["']?)(::add-mask::|##vso\[task\.setvariable\b[^\]\n]*\bissecret=true\b[^\]\n]*\])([^\n]*)"#,
+            )
+            .expect("static regex is valid")
+        });
+        replace_in(out, re, |c: &regex::Captures| {
+            let (q, rest) = (&c[1], &c[3]);
+            let end = match q.chars().next() {
+                Some(q) => rest.rfind(q).unwrap_or(rest.len()),
+                None => rest.trim_end().len(),
+            };
+            let value = rest[..end].trim();
+            if value.is_empty() || value == OLD || variable_reference(value) {
+                c[0].to_string()
+            } else {
+                format!("{q}{}{OLD}{}", &c[2], &rest[end..])
+            }
+        });
+    }
+    if out.contains("pulumi") && out.contains("--secret") {
+        static PULUMI: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let re = PULUMI.get_or_init(|| {
+            Regex::new(
+                r#"(\bpulumi[ \t]+config[ \t]+set[ \t]+(?:(?:-s|--stack|-C|--cwd|--config-file)(?:[ \t]+|=)\S+[ \t]+|--?[A-Za-z][A-Za-z\-]*[ \t]+)*["']?[A-Za-z0-9_.:\-\[\]]+["']?[ \t]+(?:--?[A-Za-z][A-Za-z\-]*[ \t]+)*)("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s"'\-|;&][^\s|;&]*)([^\n]*)"#,
+            )
+            .expect("static regex is valid")
+        });
+        replace_in(out, re, |c: &regex::Captures| {
+            let secret = c[1].contains("--secret")
+                || c[3]
+                    .split(['|', ';', '&'])
+                    .next()
+                    .is_some_and(|tail| tail.split_whitespace().any(|w| w == "--secret"));
+            if secret && &c[2] != OLD && !variable_reference(&c[2]) {
+                format!("{}{OLD}{}", &c[1], &c[3])
+            } else {
+                c[0].to_string()
+            }
+        });
+    }
+}
+
+/// A shell, PowerShell, batch or workflow variable reference that names a
+/// value rather than being one (`$DB_CONN`, `${{ secrets.X }}`, `$(x)`,
+/// `%X%`, `$env:X`).
+fn variable_reference(value: &str) -> bool {
+    static VAR: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let re = VAR.get_or_init(|| {
+        Regex::new(
+            r#"^["']?(?:\$\{\{[^}]*\}\}|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([A-Za-z_][A-Za-z0-9_.]*\)|%[A-Za-z_][A-Za-z0-9_]*%|\$\{?env:[A-Za-z_][A-Za-z0-9_]*\}?)["']?$"#,
+        )
+        .expect("static regex is valid")
+    });
+    re.is_match(value)
+}
+
+/// Bicep's `@secure() param NAME TYPE = 'X'` (other decorators and line
+/// breaks may come between): group 1 up to the default, group 2 the value.
+fn bicep_secure_param_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r#"(@secure\(\)\s*(?:@[A-Za-z]+\([^\n]*\)\s*)*param[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]+[A-Za-z]+[ \t]*=[ \t]*)('''(?s:.*?)(?:'''|\z)|'(?:[^'\\\n]|\\.)*')"#,
+        )
+        .expect("static regex is valid")
+    })
+}
+
+/// An ARM / Bicep JSON parameter type that holds a secret.
+fn secure_parameter_type(ty: &str) -> bool {
+    ty.eq_ignore_ascii_case("securestring") || ty.eq_ignore_ascii_case("secureobject")
+}
+
+/// Whether a flow map says `NoEcho: true` or is of a secure type
+/// (`{"type": "secureString", "defaultValue": x}`).
+fn secure_marker_flow(map: &str) -> bool {
+    if map.contains("ecure") {
+        let lower = map.to_ascii_lowercase();
+        if lower.contains("securestring") || lower.contains("secureobject") {
+            return true;
+        }
+    }
+    map.match_indices("NoEcho").any(|(i, w)| {
+        let rest = map[i + w.len()..].trim_start_matches(['"', '\'', ' ', '\t']);
+        rest.strip_prefix(':').is_some_and(|r| {
+            r.trim_start_matches([' ', '\t', '"', '\''])
+                .get(..4)
+                .is_some_and(|t| t.eq_ignore_ascii_case("true"))
+        })
+    })
+}
+
+/// The lines of a text holding a CloudFormation parameter's `Default`
+/// whose sibling says `NoEcho: true`, or an ARM parameter's
+/// `defaultValue` whose sibling `type` is `secureString` or
+/// `secureObject` (YAML, or JSON over lines; issue 19). Siblings are the
+/// key lines at the marker's column, up to a less indented line or the
+/// list item's start.
+fn secure_parameter_default_lines(text: &str, line_re: &Regex) -> HashSet<usize> {
+    let mut hidden = HashSet::new();
+    if !(text.contains("NoEcho") || text.contains("ecure")) {
+        return hidden;
+    }
+    let lines: Vec<&str> = text.split('\n').collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    type KeyLine = Option<(usize, String, String, bool)>;
+    let keys: Vec<KeyLine> = lines
+        .iter()
+        .map(|l| {
+            line_re.captures(l).map(|c| {
+                let value = c[4].trim().trim_end_matches(',').trim_matches(['"', '\'']);
+                (
+                    c[1].trim_end_matches(['"', '\'']).len(),
+                    c[2].to_string(),
+                    value.to_string(),
+                    l.trim_start().starts_with("- "),
+                )
+            })
+        })
+        .collect();
+    let is_default =
+        |k: &str| k.eq_ignore_ascii_case("default") || k.eq_ignore_ascii_case("defaultvalue");
+    for (m, key) in keys.iter().enumerate() {
+        let Some((col, k, v, item)) = key else {
+            continue;
+        };
+        let marker = (k == "NoEcho" && v.eq_ignore_ascii_case("true"))
+            || (k.eq_ignore_ascii_case("type") && secure_parameter_type(v));
+        if !marker {
+            continue;
+        }
+        // Whether the scan goes on past line `j` (up to the item's start or
+        // a less indented line, then down to the next item).
+        let mut sibling = |j: usize, down: bool| -> bool {
+            if lines[j].trim().is_empty() {
+                return true;
+            }
+            match &keys[j] {
+                Some((c, k, _, starts)) if c == col => {
+                    if down && *starts {
+                        return false;
+                    }
+                    if is_default(k) {
+                        hidden.insert(j);
+                    }
+                    down || !*starts
+                }
+                Some((c, ..)) => c > col,
+                None => indent(lines[j]) > *col,
+            }
+        };
+        if !*item {
+            for j in (0..m).rev() {
+                if !sibling(j, false) {
+                    break;
+                }
+            }
+        }
+        for j in m + 1..lines.len() {
+            if !sibling(j, true) {
+                break;
+            }
+        }
+    }
+    hidden
+}
+
 /// Whether a flow map says `sensitive: true` (`"sensitive": true`,
 /// `sensitive = true`) or `SecureString`: [`terraform_secret_lines`] for
 /// one map.
 fn terraform_sensitive_flow(map: &str) -> bool {
     map.contains("SecureString")
+        || secure_marker_flow(map)
         || map.match_indices("sensitive").any(|(i, w)| {
             let rest = map[i + w.len()..].trim_start_matches(['"', '\'', ' ', '\t']);
             rest.strip_prefix([':', '='])
@@ -4777,6 +5102,118 @@ fn replace_in(out: &mut String, re: &Regex, rep: impl regex::Replacer) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 19: multi-line strings other than XML element text opened
+    /// after a secret-named variable.
+    #[test]
+    fn multiline_openers_here_strings_template_literals_and_perl_quotes() {
+        let r = Redactor::default();
+        file_hidden_everywhere(
+            &r,
+            &[
+                "$password = @\"\ns3cr3tVx\n\"@\nWrite-Host done",
+                "$DbPassword = @'\n  s3cr3tVx\n'@",
+                "const password = `\ns3cr3tVx\n`;",
+                "const apiToken: string = `first\n  s3cr3tVx`;",
+                "my $password = qq(\ns3cr3tVx\n);",
+                "my $token = q{\n  s3cr3tVx\n};",
+                "our $secret = qq[first\ns3cr3tVx];",
+                "ENV DB_PASSWORD \\\n    s3cr3tVx",
+                "ENV DB_PASSWORD first \\\n    s3cr3tVx \\\n    s3cr3tVx",
+                "ARG API_TOKEN=\\\n  s3cr3tVx",
+                "ENV DB_PASSWORD=\"first \\\n  s3cr3tVx\" \\\n  OTHER=1",
+                "password = ''\n  s3cr3tVx\n'';",
+                "PASSWORD = \"\"\"\ns3cr3tVx\n\"\"\"",
+            ],
+        );
+        // Neutral variables, and the lines after the closing delimiter.
+        file_shown_everywhere(
+            &r,
+            &[
+                "$greeting = @\"\nhello there\n\"@",
+                "const banner = `\nwelcome\n`;",
+                "my $motd = qq(\nhello\n);",
+            ],
+        );
+        for out in both_modes(
+            &r,
+            "data:\n  f: |\n    $password = @\"\n    s3cr3tVx\n    \"@\n    $region = \"westeurope\"\n    const token = `\n    s3cr3tVx\n    `;\n    const mode = 'prod';\n",
+        ) {
+            assert!(!out.contains("s3cr3tVx"), "{out}");
+            assert!(out.contains("westeurope") && out.contains("'prod'"), "{out}");
+        }
+    }
+
+    /// Issue 19: values that IaC tools and CI runners are told are secrets
+    /// beside neutral names (Known gaps of the review's redaction).
+    #[test]
+    fn iac_and_ci_secret_markers_beside_neutral_names() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "pulumi config set --secret dbConn s3cr3tVx",
+                "pulumi config set --secret --path 'app.conn' \"s3cr3tVx\"",
+                "pulumi config set -s dev dbConn s3cr3tVx --secret",
+                "const s = SecretValue.unsafePlainText('s3cr3tVx');",
+                "secret=SecretValue.plain_text(\"s3cr3tVx\")",
+                "$conn = Sensitive('s3cr3tVx')",
+                "$conn = Sensitive.new(\"s3cr3tVx\")",
+                "locals { conn = sensitive(\"s3cr3tVx\") }",
+                "echo \"##vso[task.setvariable variable=conn;issecret=true]s3cr3tVx\"",
+                "##vso[task.setvariable variable=conn;isOutput=true;issecret=true]s3cr3tVx",
+                "echo \"::add-mask::s3cr3tVx\"",
+                "echo '::add-mask::s3cr3tVx'",
+                "@secure() param conn string = 's3cr3tVx'",
+                "{\"parameters\": {\"conn\": {\"type\": \"secureString\", \"defaultValue\": \"s3cr3tVx\"}}}",
+                "{\"Parameters\": {\"Conn\": {\"Type\": \"String\", \"NoEcho\": true, \"Default\": \"s3cr3tVx\"}}}",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &[
+                "@secure()\n@description('db')\nparam conn string = 's3cr3tVx'",
+                "Parameters:\n  DbConn:\n    Type: String\n    Default: s3cr3tVx\n    NoEcho: true\n",
+                "Parameters:\n  DbConn:\n    Type: String\n    NoEcho: 'true'\n    Default: s3cr3tVx\n",
+                "{\n  \"parameters\": {\n    \"conn\": {\n      \"defaultValue\": \"s3cr3tVx\",\n      \"type\": \"secureString\"\n    }\n  }\n}",
+                "{\n  \"Parameters\": {\n    \"Conn\": {\n      \"NoEcho\": true,\n      \"Default\": \"s3cr3tVx\"\n    }\n  }\n}",
+            ],
+        );
+        // References and ordinary parameters stay.
+        shown_everywhere(
+            &r,
+            &[
+                "echo \"::add-mask::$DB_CONN\"",
+                "echo \"::add-mask::${{ secrets.DB_CONN }}\"",
+                "echo \"##vso[task.setvariable variable=region]westeurope\"",
+                "pulumi config set region westeurope",
+                "conn = sensitive(var.conn)",
+                "param region string = 'westeurope'",
+                "{\"type\": \"string\", \"defaultValue\": \"westeurope\"}",
+                "{\"NoEcho\": false, \"Default\": \"westeurope\"}",
+            ],
+        );
+        file_shown_everywhere(
+            &r,
+            &[
+                "Parameters:\n  Region:\n    Type: String\n    Default: westeurope\n  Conn:\n    Type: String\n    NoEcho: true\n",
+                "@description('region')\nparam region string = 'westeurope'",
+            ],
+        );
+        // A macro names the value (`issecret=true` itself reads as a
+        // secret-named key's value, as before).
+        let vso = r.scrub("echo \"##vso[task.setvariable variable=conn;issecret=true]$(conn)\"");
+        assert!(vso.ends_with("]$(conn)\""), "{vso}");
+        // A CloudFormation template and an ARM template as catalog YAML.
+        let cfn = v("Parameters:\n  DbConn:\n    Type: String\n    NoEcho: true\n    Default: s3cr3tVx\n  Region:\n    Type: String\n    Default: westeurope\n");
+        let arm = v("parameters:\n  conn: {type: secureString, defaultValue: s3cr3tVx}\n  region: {type: string, defaultValue: westeurope}\n");
+        for doc in [cfn, arm] {
+            let (_, b) = r.redact_pair(None, Some(&doc));
+            let shown = crate::yaml::emit::to_yaml_string(&b);
+            assert!(!shown.contains("s3cr3tVx"), "{shown}");
+            assert!(shown.contains("westeurope"), "{shown}");
+        }
+    }
 
     #[test]
     fn url_passwords_are_hidden_under_any_key() {

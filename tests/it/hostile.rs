@@ -654,6 +654,10 @@ fn stale_compile_temp_dirs_are_removed_but_live_ones_kept() {
 /// One row per line of the redaction table in docs/review.md: the object
 /// (old and new version) and the secret that must never be shown.
 const REDACTION_ROWS: &[(&str, &str, &str)] = &[
+    // Issue 19: multi-line strings opened after a secret-named variable.
+    ("multiline-openers-here-strings-template-literals-perl", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  setup.ps1: |\n    $password = @\"\n    {V}\n    \"@\n  app.ts: |\n    const apiToken = `\n    {V}-2\n    `;\n  app.pl: |\n    my $password = qq(\n    {V}-3\n    );\n", "mlopen9951x"),
+    // Issue 19: IaC and CI secret markers beside neutral names.
+    ("iac-and-ci-secret-markers", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  deploy.sh: |\n    pulumi config set --secret dbConn {V}\n    echo \"::add-mask::{V}-2\"\n    echo \"##vso[task.setvariable variable=conn;issecret=true]{V}-3\"\n  app.ts: |\n    const s = SecretValue.unsafePlainText('{V}-4');\n  site.pp: |\n    $conn = Sensitive('{V}-5')\n  main.tf: |\n    locals { conn = sensitive(\"{V}-6\") }\n  main.bicep: |\n    @secure()\n    param conn string = '{V}-7'\n  cfn.yaml: |\n    Parameters:\n      DbConn:\n        Type: String\n        NoEcho: true\n        Default: {V}-8\n  arm.json: |\n    {\"parameters\": {\"conn\": {\"type\": \"secureString\", \"defaultValue\": \"{V}-9\"}}}\n---\nParameters:\n  Conn:\n    Type: String\n    NoEcho: true\n    Default: {V}-10\n", "iacmark9950x"),
     ("secret-kind", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n  k: {V}\n", "c2VjcmV0LXZhbHVl"),
     ("last-applied", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: '{\"data\":{\"k\":\"{V}\"}}'\ndata:\n  k: eA==\n", "bGFzdC1hcHBsaWVk"),
     ("env-name", "kind: Deployment\nmetadata:\n  name: d\nspec:\n  env:\n  - name: DB_PASSWORD\n    value: {V}\n", "envpass-7731"),
@@ -3914,6 +3918,62 @@ fn review_errors_mask_secret_parameters_and_credential_shapes() {
         let plain = run(&repo, COMPILE, 2);
         assert!(plain.contains("SECRETVAL"), "{body}: {plain}");
     }
+}
+
+/// Issue 19: a jsonnet `error` quoting inventory values that the diff
+/// hides by structural rules (a Secret manifest's `stringData`, a
+/// `secrets:` map, `auth: user:x`, a value beside `sensitive: true`), not
+/// by their key's name: masked in a review, a pull request's compile and
+/// `ci`.
+#[test]
+fn review_errors_mask_values_hidden_by_structural_rules() {
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  db_secret:\n    apiVersion: v1\n    kind: Secret\n    metadata: {name: db}\n    stringData: {conn: SECRETVALdata1}\n  app:\n    secrets: {DB_CONN: SECRETVALmap2}\n    registry: {auth: 'ci:SECRETVALauth3'}\n  tf_out: {value: SECRETVALtf4, sensitive: true}\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: j, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}\n",
+    );
+    write(&repo.join("m.jsonnet"), "{main: {a: 1}}\n");
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    write(
+        &repo.join("m.jsonnet"),
+        "local p = (import 'lib/kapitan.libjsonnet').inventory().parameters;\n{main: {a: error 'bad ' + p.db_secret.stringData.conn + ' ' + p.app.secrets.DB_CONN + ' ' + p.app.registry.auth + ' ' + p.tf_out.value}}\n",
+    );
+    git(&repo, &["commit", "-q", "-am", "head"]);
+    let event = tmp.path().join("push.json");
+    write(
+        &event,
+        r#"{"ref": "refs/heads/main", "repository": {"default_branch": "main"}}"#,
+    );
+    let review = run(&repo, &["review", "--base", "base"], 2);
+    let pr = run_env(
+        &repo,
+        &["compile", "--output-path", "out"],
+        &[("GITHUB_EVENT_NAME", "pull_request")],
+        2,
+    );
+    let push = run_env(
+        &repo,
+        &["ci", "--output-path", "out2"],
+        &[
+            ("GITHUB_EVENT_NAME", "push"),
+            ("GITHUB_EVENT_PATH", event.to_str().unwrap()),
+            ("GITHUB_REF", "refs/heads/main"),
+        ],
+        2,
+    );
+    for (what, text) in [("review", &review), ("pr compile", &pr), ("ci push", &push)] {
+        assert!(text.contains("bad <redacted>"), "{what}: {text}");
+        assert!(!text.contains("SECRETVAL"), "{what} shows a value: {text}");
+        assert!(text.contains("m.jsonnet"), "{what} names no file: {text}");
+    }
+    // Outside a pull request the values are shown, as Kapitan does.
+    let plain = run(&repo, COMPILE, 2);
+    assert!(plain.contains("SECRETVALdata1"), "{plain}");
 }
 
 /// Re-probe 15 (r-redact-std-trace-and-filter-output-unmasked-in-review):
