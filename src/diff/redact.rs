@@ -976,6 +976,18 @@ fn credential_header(name: &str) -> bool {
         "cookie",
         "set-cookie",
         "x-honeycomb-team",
+        // Issue 19: API-key headers the key patterns do not read
+        // (Artifactory, Cloudflare's global key, Azure API Management,
+        // Datadog's application key, New Relic's insert, license and
+        // query keys, Parse's master key).
+        "x-jfrog-art-api",
+        "x-auth-key",
+        "ocp-apim-subscription-key",
+        "dd-application-key",
+        "x-insert-key",
+        "x-license-key",
+        "x-query-key",
+        "x-parse-master-key",
     ]
     .iter()
     .any(|h| name.eq_ignore_ascii_case(h))
@@ -7803,6 +7815,43 @@ mod tests {
                 "echo hi | openconnect --user=alice vpn.example.com",
                 "kdb5_util dump /backup/kdc",
             ],
+        );
+    }
+
+    /// Issue 19: API-key headers whose names the key patterns do not read.
+    #[test]
+    fn api_key_headers() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "X-JFrog-Art-Api: s3cr3tVx",
+                "curl -H \"X-JFrog-Art-Api: s3cr3tVx\" https://a.example.com/artifactory/api/repositories",
+                "proxy_set_header X-JFrog-Art-Api s3cr3tVx;",
+                "headers = {\"X-JFrog-Art-Api\": \"s3cr3tVx\"}",
+                "X-Auth-Key: s3cr3tVx",
+                "Ocp-Apim-Subscription-Key: s3cr3tVx",
+                "DD-APPLICATION-KEY: s3cr3tVx",
+                "X-Auth-Token: s3cr3tVx",
+                "X-Vault-Token: s3cr3tVx",
+                "PRIVATE-TOKEN: s3cr3tVx",
+                "X-API-Key: s3cr3tVx",
+            ],
+        );
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v(
+                "headers:\n  X-JFrog-Art-Api: s3cr3tVx\n  Accept: visible-accept\n",
+            )),
+        );
+        let out = crate::yaml::emit::to_yaml_string(&b);
+        assert!(
+            !out.contains("s3cr3tVx") && out.contains("visible-accept"),
+            "{out}"
+        );
+        shown_everywhere(
+            &r,
+            &["X-JFrog-Art-Api-Version: 7", "Accept: application/json"],
         );
     }
 }

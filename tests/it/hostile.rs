@@ -848,6 +848,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("os-installer-answer-files", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  ks.cfg: |\n    rootpw --plaintext {V}\n  preseed.cfg: |\n    d-i passwd/root-password password {V}-2\n    d-i passwd/user-password-again password {V}-3\n  autounattend.xml: |\n    <UserAccounts>\n      <AdministratorPassword>\n        <Value>{V}-4</Value>\n        <PlainText>true</PlainText>\n      </AdministratorPassword>\n    </UserAccounts>\n  unattend.xml: |\n    <AutoLogon><Password><Value>{V}-5</Value><PlainText>true</PlainText></Password></AutoLogon>\n", "osinst1803x"),
     // Re-probe 18: password commands, backup, Kerberos and VPN clients.
     ("password-commands-backup-kerberos-vpn", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  r.sh: |\n    restic -r s3:s3.amazonaws.com/bkt init --password-command \"echo {V}\"\n    echo \"{V}-3\" | openconnect --user=alice --passwd-on-stdin vpn.example.com\n    mydumper -h db -u backup -p {V}-4 -o /backup\n    kdb5_util create -s -r EXAMPLE.COM -P {V}-5\n  b.env: |\n    BORG_PASSCOMMAND=\"echo {V}-2\"\n", "passcmd1805x"),
+    // Issue 19: API-key headers.
+    ("api-key-headers", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  run.sh: |\n    curl -H \"X-JFrog-Art-Api: {V}\" https://a.example.com/artifactory/api/system/ping\n  nginx.conf: |\n    proxy_set_header X-JFrog-Art-Api {V}-2;\n  headers:\n    X-JFrog-Art-Api: {V}-3\n    Ocp-Apim-Subscription-Key: {V}-4\n", "jfrogapi1904x"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a
