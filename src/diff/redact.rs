@@ -2840,6 +2840,9 @@ impl Redactor {
                 }
             });
         }
+        // Issue 19: secrets by their position (daemons, init scripts,
+        // network devices).
+        hide_positional_secrets(&mut out);
         out
     }
 
@@ -2936,6 +2939,9 @@ impl Redactor {
         if whole.contains("LS0tLS1CRUdJTi") {
             hide_base64_private_keys(&mut whole);
         }
+        // Positional secrets read over lines (an `expect` pattern and its
+        // `send`, a `kms` or `tacacs server` block, a multi-line INSERT).
+        hide_positional_secrets(&mut whole);
         whole
     }
 
@@ -4783,6 +4789,157 @@ fn replace_in(out: &mut String, re: &Regex, rep: impl regex::Replacer) {
     };
     if let Some(s) = new {
         *out = s;
+    }
+}
+
+/// A secret a daemon's configuration, a database init script or a network
+/// device's configuration writes by its position, not under a secret name
+/// (issue 19): the regex's group 1 is kept, group 2 hidden, group 3 (if
+/// any) kept. `needles` is the literal pre-check (any of them present runs
+/// the regex); `shown` keeps a group 2 that is not a secret (a path, a
+/// SASL mechanism's name, a version).
+struct PositionalRule {
+    needles: &'static [&'static str],
+    re: Regex,
+    shown: fn(&str) -> bool,
+}
+
+/// Every [`PositionalRule`]'s needle in one set, and each rule's needles' indexes in it: one pass over a text says
+/// which rules may match (thirty `str::contains` calls cost more than the
+/// rules, in a debug build most).
+fn positional_needles() -> &'static (regex::RegexSet, Vec<Vec<usize>>) {
+    static SET: std::sync::OnceLock<(regex::RegexSet, Vec<Vec<usize>>)> =
+        std::sync::OnceLock::new();
+    SET.get_or_init(|| {
+        let mut all: Vec<&'static str> = Vec::new();
+        for rule in positional_rules() {
+            for n in rule.needles {
+                if !all.contains(n) {
+                    all.push(n);
+                }
+            }
+        }
+        let ids = positional_rules()
+            .iter()
+            .map(|rule| {
+                rule.needles
+                    .iter()
+                    .filter_map(|n| all.iter().position(|a| a == n))
+                    .collect()
+            })
+            .collect();
+        let set = regex::RegexSet::new(all.iter().map(|n| regex::escape(n)))
+            .expect("static regex is valid");
+        (set, ids)
+    })
+}
+
+/// [`PositionalRule`]s, compiled once. Some read over lines (an `expect`
+/// pattern and its `send`, a Boundary `kms` block, an IOS `tacacs server`
+/// block): they run over whole texts too ([`Redactor::whole_text_shapes`]).
+fn positional_rules() -> &'static [PositionalRule] {
+    static RULES: std::sync::OnceLock<Vec<PositionalRule>> = std::sync::OnceLock::new();
+    fn never(_: &str) -> bool {
+        false
+    }
+    RULES.get_or_init(|| {
+        let rule = |needles: &'static [&'static str], re: &str, shown: fn(&str) -> bool| {
+            PositionalRule {
+                needles,
+                re: Regex::new(re).expect("static regex is valid"),
+                shown,
+            }
+        };
+        vec![
+            // Daemons. sendmail's `AuthInfo:host "U:user" "P:X"` (`P=X`
+            // base64).
+            rule(
+                &["AuthInfo", "authinfo", "AUTHINFO"],
+                r#"(?i)(\bAuthInfo:[^\n]*?"P[:=])([^"\n]*)(")"#,
+                never,
+            ),
+            // Exim's `client_send = : user : X` (`^user^X`): the last field;
+            // an expansion (`${extract…}`) reads the secret elsewhere.
+            rule(
+                &["client_send"],
+                r"(?m)(\bclient_send[ \t]*=[^\n]*[:^][ \t]*)([^:^\s${}][^:^\n{}]*?)([ \t]*\r?)$",
+                never,
+            ),
+            // Exim's `passwd.client`, `host.example.com:user:X`: a host
+            // name with a dot, a user that is not a port, a value that is not
+            // a version (Maven's `group:artifact:1.2`).
+            rule(
+                &[],
+                r"(?m)^([ \t]*(?:\*\.)?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}:[^:\s]*[^:\s0-9][^:\s]*:)([^:\s]+)([ \t]*\r?)$",
+                |v| v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.'),
+            ),
+            // ZooKeeper's `addauth digest user:X`.
+            rule(&["addauth"], r"(\baddauth[ \t]+digest[ \t]+[^:\s]+:)(\S+)()", never),
+            // ProFTPD's `SQLConnectInfo db user X` and `LDAPBindDN dn X`.
+            rule(
+                &["SQLConnectInfo", "sqlconnectinfo", "SQLCONNECTINFO"],
+                r#"(?i)(\bSQLConnectInfo[ \t]+\S+[ \t]+\S+[ \t]+)("[^"\n]*"|\S+)()"#,
+                never,
+            ),
+            rule(
+                &["LDAPBindDN", "ldapbinddn", "LDAPBINDDN"],
+                r#"(?i)(\bLDAPBindDN[ \t]+(?:"[^"\n]*"|\S+)[ \t]+)("[^"\n]*"|\S+)()"#,
+                never,
+            ),
+            // Boundary's `kms "aead" { key = "X" }`, on one line or over
+            // the block's lines (`key_id` is not `key`).
+            rule(
+                &["kms"],
+                r#"(\bkms[ \t]+"[^"\n]*"[ \t]*\{[^{}]*?(?:^|[\s{;])key[ \t]*=[ \t]*")([^"\n]*)(")"#,
+                never,
+            ),
+            // `expect "*assword*"` then `send "X\r"` (on the next line or in
+            // the pattern's block; pexpect's `expect(…)`/`sendline(…)`).
+            rule(
+                &["assword", "assphrase", "ASSWORD"],
+                r#"(?i)(\bexpect[ \t(]+[^\n]*?(?:assword|assphrase|asscode)[^\n]*?(?:\r?\n[ \t]*|[{;][ \t]*)[^\n]*?\b(?:exp_)?send(?:line)?[ \t(]+(?:--[ \t]+)?")((?:[^"\\\n]|\\[^rn\n])*)((?:\\[rn])*")"#,
+                never,
+            ),
+            rule(
+                &["assword", "assphrase", "ASSWORD"],
+                r#"(?i)(\bexpect[ \t(]+[^\n]*?(?:assword|assphrase|asscode)[^\n]*?(?:\r?\n[ \t]*|[{;][ \t]*)[^\n]*?\b(?:exp_)?send(?:line)?[ \t(]+')([^'\n]*?)((?:\\[rn])*')"#,
+                never,
+            ),
+            // A NATS NKEY seed: base32, `S` then the key type (user,
+            // account, operator, server, cluster, curve), 58 characters.
+            rule(
+                &[],
+                r"()\b(S[UAONCX][A-Z2-7]{56})\b()",
+                never,
+            ),
+            // `cloudflared service install TOKEN`.
+            rule(
+                &["cloudflared"],
+                r#"(\bcloudflared(?:\.exe)?[ \t]+(?:[^\n]*?[ \t])?service[ \t]+install[ \t]+)("[^"\n]*"|[^\s"']+)()"#,
+                never,
+            ),
+        ]
+    })
+}
+
+/// Hides each [`positional_rules`] match's secret in `out`.
+fn hide_positional_secrets(out: &mut String) {
+    let (set, ids) = positional_needles();
+    let hit = set.matches(out);
+    for (rule, ids) in positional_rules().iter().zip(ids) {
+        // A rule without needles runs on every text (its regex is the
+        // pre-check: no literal says where its shape may be).
+        if !ids.is_empty() && !ids.iter().any(|&i| hit.matched(i)) {
+            continue;
+        }
+        replace_in(out, &rule.re, |c: &regex::Captures| {
+            let value = &c[2];
+            if value.contains(OLD) || (rule.shown)(value) {
+                c[0].to_string()
+            } else {
+                format!("{}{OLD}{}", &c[1], c.get(3).map_or("", |m| m.as_str()))
+            }
+        });
     }
 }
 
@@ -7814,6 +7971,59 @@ mod tests {
                 "mydumper -h db -u backup -o /backup",
                 "echo hi | openconnect --user=alice vpn.example.com",
                 "kdb5_util dump /backup/kdc",
+            ],
+        );
+    }
+
+    /// Issue 19 (review redaction, Known gaps): daemons' secrets by
+    /// position.
+    #[test]
+    fn positional_daemon_secrets() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "AuthInfo:smtp.example.com \"U:alice\" \"I:alice\" \"P:s3cr3tVx\" \"M:PLAIN\"",
+                "AuthInfo:smtp.example.com \"U:alice\" \"P=s3cr3tVx\"",
+                "client_send = : alice : s3cr3tVx",
+                "client_send = ^alice^s3cr3tVx",
+                "*.example.com:alice:s3cr3tVx",
+                "smtp.example.com:alice@example.com:s3cr3tVx",
+                "addauth digest alice:s3cr3tVx",
+                "SQLConnectInfo proftpd@db.example.com alice s3cr3tVx",
+                "LDAPBindDN \"cn=admin,dc=example,dc=com\" s3cr3tVx",
+                "kms \"aead\" { purpose = \"root\" key = \"s3cr3tVx\" key_id = \"r\" }",
+                "expect \"*assword*\" { send \"s3cr3tVx\\r\" }",
+                "cloudflared service install s3cr3tVx",
+                "cloudflared tunnel run --token s3cr3tVx",
+                "TUNNEL_TOKEN=s3cr3tVx",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &[
+                "kms \"aead\" {\n  purpose = \"root\"\n  aead_type = \"aes-gcm\"\n  key = \"s3cr3tVx\"\n  key_id = \"global_root\"\n}",
+                "spawn passwd alice\nexpect \"*assword*\"\nsend \"s3cr3tVx\\r\"\nexpect eof",
+                "child.expect('Password:')\nchild.sendline('s3cr3tVx')",
+            ],
+        );
+        // A real-shaped seed (base32, 58 characters) in a creds file.
+        let seed = "SUAMLK2ZNL35WSMW37E7UD4VZ7ELPKW7DHC3BWBSD2GCZ7IUQQXZIORRBU";
+        for out in both_modes(&r, &format!("data:\n  nats.creds: |\n    -----BEGIN USER NKEY SEED-----\n    {seed}\n    ------END USER NKEY SEED------\n")) {
+            assert!(!out.contains(seed), "{out}");
+        }
+        // Near misses: a `key_id`, a `send` after a neutral prompt, an
+        // expansion, a Maven coordinate, a host and port, a public NKEY.
+        shown_everywhere(
+            &r,
+            &[
+                "kms \"aead\" { purpose = \"root\" key_id = \"global_root\" }",
+                "expect \"login:\" { send \"alice\\r\" }",
+                "client_send = ^${extract{1}{:}{$value}}",
+                "org.apache.commons:commons-lang3:3.12.0",
+                "db.example.com:5432:app",
+                "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4",
+                "cloudflared tunnel list",
             ],
         );
     }
