@@ -2842,7 +2842,7 @@ impl Redactor {
         }
         // Issue 19: secrets by their position (daemons, init scripts,
         // network devices).
-        hide_positional_secrets(&mut out);
+        hide_positional_secrets(&mut out, |k| self.key_matches(k));
         out
     }
 
@@ -2941,7 +2941,7 @@ impl Redactor {
         }
         // Positional secrets read over lines (an `expect` pattern and its
         // `send`, a `kms` or `tacacs server` block, a multi-line INSERT).
-        hide_positional_secrets(&mut whole);
+        hide_positional_secrets(&mut whole, |k| self.key_matches(k));
         whole
     }
 
@@ -4804,14 +4804,19 @@ struct PositionalRule {
     shown: fn(&str) -> bool,
 }
 
-/// Every [`PositionalRule`]'s needle in one set, and each rule's needles' indexes in it: one pass over a text says
+/// Literals that run [`hide_positional_secrets`]' other rules (Neo4j's
+/// `SET PASSWORD FROM`, an INSERT).
+const POSITIONAL_NEEDLES: &[&str] = &["ASSWORD", "assword", "INSERT", "insert", "Insert"];
+
+/// Every [`PositionalRule`]'s needle and [`POSITIONAL_NEEDLES`] in one
+/// set, and each rule's needles' indexes in it: one pass over a text says
 /// which rules may match (thirty `str::contains` calls cost more than the
 /// rules, in a debug build most).
 fn positional_needles() -> &'static (regex::RegexSet, Vec<Vec<usize>>) {
     static SET: std::sync::OnceLock<(regex::RegexSet, Vec<Vec<usize>>)> =
         std::sync::OnceLock::new();
     SET.get_or_init(|| {
-        let mut all: Vec<&'static str> = Vec::new();
+        let mut all: Vec<&'static str> = POSITIONAL_NEEDLES.to_vec();
         for rule in positional_rules() {
             for n in rule.needles {
                 if !all.contains(n) {
@@ -4918,14 +4923,56 @@ fn positional_rules() -> &'static [PositionalRule] {
                 r#"(\bcloudflared(?:\.exe)?[ \t]+(?:[^\n]*?[ \t])?service[ \t]+install[ \t]+)("[^"\n]*"|[^\s"']+)()"#,
                 never,
             ),
+            // Database init statements. MongoDB's `db.auth("u", "X")`.
+            rule(
+                &[".auth"],
+                r#"(\.auth[ \t]*\([ \t]*(?:"[^"\n]*"|'[^'\n]*')[ \t]*,[ \t]*)("[^"\n]*"|'[^'\n]*')()"#,
+                never,
+            ),
+            // Redis' `AUTH X` / `AUTH user X` as a line (after a
+            // redis-cli prompt too) or a quoted command (`printf "AUTH
+            // X\r\n"`); an SMTP mechanism's name is not a secret.
+            rule(
+                &["AUTH "],
+                r#"(?m)((?:^[ \t]*(?:[^\s>]*>[ \t]*)?|["'])AUTH[ \t]+(?:[^\s"'\\]+[ \t]+)?)([^\s"'\\]+)([ \t]*\r?$|\\[rn]|["'])"#,
+                |v| {
+                    [
+                        "LOGIN", "PLAIN", "CRAM-MD5", "DIGEST-MD5", "XOAUTH2", "OAUTHBEARER",
+                        "GSSAPI", "EXTERNAL", "NTLM", "ANONYMOUS",
+                    ]
+                    .contains(&v)
+                },
+            ),
+            // MSSQL's `sp_addlogin 'u', 'X'` and `sp_password 'old', 'X'`
+            // (both passwords).
+            rule(
+                &["sp_addlogin", "SP_ADDLOGIN"],
+                r"(?i)(\bsp_addlogin[ \t]+(?:@loginame[ \t]*=[ \t]*)?N?'[^'\n]*'[ \t]*,[ \t]*(?:@passwd[ \t]*=[ \t]*)?)(N?'[^'\n]*')()",
+                never,
+            ),
+            rule(
+                &["sp_password", "SP_PASSWORD"],
+                r"(?i)(\bsp_password[ \t]+(?:@old[ \t]*=[ \t]*)?)(N?'[^'\n]*')()",
+                never,
+            ),
+            rule(
+                &["sp_password", "SP_PASSWORD"],
+                r"(?i)(\bsp_password[ \t]+(?:@old[ \t]*=[ \t]*)?(?:N?'[^'\n]*'|NULL|<redacted>)[ \t]*,[ \t]*(?:@new[ \t]*=[ \t]*)?)(N?'[^'\n]*')()",
+                never,
+            ),
         ]
     })
 }
 
-/// Hides each [`positional_rules`] match's secret in `out`.
-fn hide_positional_secrets(out: &mut String) {
+/// Hides each [`positional_rules`] match's secret in `out`; Neo4j's
+/// `SET PASSWORD FROM 'old' TO 'X'` (both passwords; the `set` rule has
+/// read `FROM` as the value by then) and [`hide_insert_values`].
+fn hide_positional_secrets(out: &mut String, secret_column: impl Fn(&str) -> bool) {
     let (set, ids) = positional_needles();
     let hit = set.matches(out);
+    // Indexes 0..5 are POSITIONAL_NEEDLES.
+    let password = hit.matched(0) || hit.matched(1);
+    let insert = hit.matched(2) || hit.matched(3) || hit.matched(4);
     for (rule, ids) in positional_rules().iter().zip(ids) {
         // A rule without needles runs on every text (its regex is the
         // pre-check: no literal says where its shape may be).
@@ -4941,6 +4988,120 @@ fn hide_positional_secrets(out: &mut String) {
             }
         });
     }
+    if password {
+        static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let re = RE.get_or_init(|| {
+            Regex::new(r#"(?i)(\bSET[ \t]+PASSWORD[ \t]+)(?:FROM|<redacted>)([ \t]+)(?:'[^'\n]*'|"[^"\n]*"|<redacted>)([ \t]+)(TO)([ \t]+)(?:'[^'\n]*'|"[^"\n]*"|<redacted>)"#)
+                .expect("static regex is valid")
+        });
+        replace_in(out, re, |c: &regex::Captures| {
+            let from = if &c[4] == "to" { "from" } else { "FROM" };
+            format!(
+                "{}{from}{}{OLD}{}{}{}{OLD}",
+                &c[1], &c[2], &c[3], &c[4], &c[5]
+            )
+        });
+    }
+    if insert {
+        hide_insert_values(out, secret_column);
+    }
+}
+
+/// `INSERT INTO t (name, password) VALUES ('a', 'X'), ('b', 'Y')`: the
+/// value in each row at a secret-named column's position, whole (a call
+/// such as `crypt('X', gen_salt('bf'))` too); a bind parameter (`?`, `$1`,
+/// `:pw`, `%s`), `NULL` and `DEFAULT` are not secrets.
+fn hide_insert_values(out: &mut String, secret_column: impl Fn(&str) -> bool) {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r"(?i)\binsert[ \t]+(?:ignore[ \t]+)?into[ \t]+[^\s(]+[ \t\r\n]*\(([^()]*)\)[ \t\r\n]*values[ \t\r\n]*")
+            .expect("static regex is valid")
+    });
+    let mut hidden: Vec<(usize, usize)> = Vec::new();
+    for c in re.captures_iter(out) {
+        let secret: Vec<bool> = c[1]
+            .split(',')
+            .map(|col| secret_column(col.trim().trim_matches(['"', '`', '[', ']', '\''])))
+            .collect();
+        if !secret.contains(&true) {
+            continue;
+        }
+        let bytes = out.as_bytes();
+        let mut i = c.get(0).map_or(0, |m| m.end());
+        // Each row: `(` items `)`, then `,` and the next row.
+        while i < bytes.len() && bytes[i] == b'(' {
+            let (items, end) = row_items(out, i + 1);
+            for (n, &(s, e)) in items.iter().enumerate() {
+                let item = &out[s..e];
+                let bind = item == "?"
+                    || item.starts_with(['$', ':', '%', '@'])
+                    || item.eq_ignore_ascii_case("null")
+                    || item.eq_ignore_ascii_case("default")
+                    || item.is_empty()
+                    || item == OLD;
+                if secret.get(n) == Some(&true) && !bind {
+                    hidden.push((s, e));
+                }
+            }
+            i = end;
+            while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            if i < bytes.len() && bytes[i] == b',' {
+                i += 1;
+                while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+            } else {
+                break;
+            }
+        }
+    }
+    for (s, e) in hidden.into_iter().rev() {
+        out.replace_range(s..e, OLD);
+    }
+}
+
+/// The items of a `VALUES` row from `start` (after its `(`), trimmed, and
+/// the offset after its `)` (or the text's end): commas inside quotes
+/// (`'…'`, `"…"`, a doubled quote escaping one) and inside parentheses do
+/// not split.
+fn row_items(text: &str, start: usize) -> (Vec<(usize, usize)>, usize) {
+    let bytes = text.as_bytes();
+    let mut items = Vec::new();
+    let mut depth = 0usize;
+    let mut quote: Option<u8> = None;
+    let mut item_start = start;
+    let mut i = start;
+    let trimmed = |s: usize, e: usize| {
+        let t = &text[s..e];
+        let s2 = s + (t.len() - t.trim_start().len());
+        (s2, s2 + t.trim().len())
+    };
+    while i < bytes.len() {
+        let b = bytes[i];
+        match quote {
+            Some(q) if b == q => quote = None,
+            Some(_) if b == b'\\' => i += 1,
+            Some(_) => {}
+            None => match b {
+                b'\'' | b'"' => quote = Some(b),
+                b'(' => depth += 1,
+                b')' if depth == 0 => {
+                    items.push(trimmed(item_start, i));
+                    return (items, i + 1);
+                }
+                b')' => depth -= 1,
+                b',' if depth == 0 => {
+                    items.push(trimmed(item_start, i));
+                    item_start = i + 1;
+                }
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    (items, bytes.len())
 }
 
 #[cfg(test)]
@@ -8024,6 +8185,55 @@ mod tests {
                 "db.example.com:5432:app",
                 "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4",
                 "cloudflared tunnel list",
+            ],
+        );
+    }
+
+    /// Issue 19: database init statements.
+    #[test]
+    fn database_init_statement_passwords() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "INSERT INTO users (name, password) VALUES ('a', 's3cr3tVx');",
+                "insert into users (`name`, `password`) values ('a', 's3cr3tVx'), ('b', 's3cr3tVx');",
+                "INSERT INTO users (name, password, role) VALUES ('a,b', crypt('s3cr3tVx', gen_salt('bf')), 'admin');",
+                "db.auth(\"alice\", \"s3cr3tVx\")",
+                "db.getSiblingDB('admin').auth('alice', 's3cr3tVx')",
+                "AUTH s3cr3tVx",
+                "AUTH alice s3cr3tVx",
+                "127.0.0.1:6379> AUTH s3cr3tVx",
+                "printf \"AUTH s3cr3tVx\\r\\nPING\\r\\n\" | nc redis 6379",
+                "ALTER CURRENT USER SET PASSWORD FROM 's3cr3tVx' TO 's3cr3tVx'",
+                "CREATE USER alice SET PASSWORD 's3cr3tVx' CHANGE NOT REQUIRED",
+                "EXEC sp_addlogin 'alice', 's3cr3tVx'",
+                "EXEC sp_addlogin @loginame = 'alice', @passwd = 's3cr3tVx'",
+                "EXEC sp_password 's3cr3tVx', 's3cr3tVx', 'alice'",
+                "EXEC sp_password NULL, 's3cr3tVx', 'sa'",
+                "ALTER ROLE app WITH PASSWORD 's3cr3tVx'",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &["INSERT INTO users (name, password)\nVALUES\n  ('a', 's3cr3tVx'),\n  ('b', 's3cr3tVx');"],
+        );
+        let neo = r.scrub("ALTER CURRENT USER SET PASSWORD FROM 'old1' TO 'new1'");
+        assert_eq!(
+            neo,
+            format!("ALTER CURRENT USER SET PASSWORD FROM {OLD} TO {OLD}")
+        );
+        // Near misses: neutral columns, bind parameters, an SMTP
+        // mechanism, PAM's `auth` lines, a login without a password.
+        shown_everywhere(
+            &r,
+            &[
+                "INSERT INTO users (name, role) VALUES ('a', 'admin');",
+                "INSERT INTO users (name, password) VALUES (?, ?);",
+                "INSERT INTO users (name, password) VALUES ($1, $2);",
+                "AUTH LOGIN",
+                "auth required pam_unix.so",
+                "EXEC sp_helplogins 'alice'",
             ],
         );
     }
