@@ -4960,6 +4960,72 @@ fn positional_rules() -> &'static [PositionalRule] {
                 r"(?i)(\bsp_password[ \t]+(?:@old[ \t]*=[ \t]*)?(?:N?'[^'\n]*'|NULL|<redacted>)[ \t]*,[ \t]*(?:@new[ \t]*=[ \t]*)?)(N?'[^'\n]*')()",
                 never,
             ),
+            // Network devices. Cisco's `crypto isakmp key [6] X address …`.
+            rule(
+                &["isakmp"],
+                r"(?im)^([ \t]*crypto[ \t]+isakmp[ \t]+key[ \t]+(?:[0-9][ \t]+)?)(\S+)()",
+                never,
+            ),
+            // IOS keyrings' and ASA's `pre-shared-key [local|remote] [6] X`,
+            // `pre-shared-key address A [MASK] key X`, Junos'
+            // `pre-shared-key ascii-text "X"` (also as a `set` line).
+            rule(
+                &["pre-shared-key"],
+                r#"(?im)^([ \t]*(?:set[ \t]+[^\n]*?[ \t])?(?:ikev[12][ \t]+(?:(?:local|remote)-authentication[ \t]+)?)?pre-shared-key[ \t]+(?:(?:local|remote|ascii-text|hexadecimal)[ \t]+|address[ \t]+\S+(?:[ \t]+\S+)?[ \t]+key[ \t]+|hostname[ \t]+\S+[ \t]+key[ \t]+)?(?:[0-9][ \t]+)?)("[^"\n]*"|[^\s;]+)()"#,
+                never,
+            ),
+            // A key chain's `key-string [7] X` (HSRP's `authentication md5
+            // key-string X` too).
+            rule(
+                &["key-string"],
+                r"(?im)^([ \t]*(?:[a-z]+[ \t]+(?:[0-9]+[ \t]+)?authentication[ \t]+(?:md5[ \t]+|text[ \t]+)?)?key-string[ \t]+(?:[0-9][ \t]+)?)(\S+)()",
+                never,
+            ),
+            // `tacacs-server [host H …] key [7] X`, `radius-server key X`,
+            // `server-private A key X`.
+            rule(
+                &["-server", "server-private"],
+                r"(?im)^([ \t]*(?:tacacs-server|radius-server|server-private[ \t]+\S+)[ \t]+(?:host[ \t]+\S+[ \t]+)?(?:[^\n]*?[ \t])?key[ \t]+(?:[0-9][ \t]+)?)(\S+)()",
+                never,
+            ),
+            // `tacacs server NAME` / `radius server NAME` / ASA's
+            // `aaa-server G host A`, then an indented ` key [7] X`.
+            rule(
+                &[" server ", "aaa-server"],
+                r"(?im)(^[ \t]*(?:(?:tacacs|radius)[ \t]+server[ \t]+\S+|aaa-server[ \t]+[^\n]*?[ \t]host[ \t]+\S+[^\n]*?)[ \t]*\r?\n(?:[ \t]+[^\n]*\n)*?[ \t]+key[ \t]+(?:[0-9][ \t]+)?)(\S+)()",
+                never,
+            ),
+            // `ntp authentication-key 1 md5 X`; Junos' `authentication-key
+            // "X"` (`set … authentication-key 1 type md5 value "X"` for
+            // NTP) and OSPF's `authentication md5 1 key "X"`.
+            rule(
+                &["authentication-key"],
+                r"(?im)^([ \t]*ntp[ \t]+authentication-key[ \t]+[0-9]+[ \t]+\S+[ \t]+)(\S+)()",
+                never,
+            ),
+            rule(
+                &["authentication-key"],
+                r#"(?m)^([ \t]*(?:set[ \t]+[^\n]*?[ \t])?authentication-key[ \t]+(?:[0-9]+[ \t]+type[ \t]+\S+[ \t]+value[ \t]+)?)("[^"\n]*"|[^\s;]+)()"#,
+                never,
+            ),
+            rule(
+                &["md5"],
+                r#"(\bauthentication[ \t]+md5[ \t]+[0-9]+[ \t]+key[ \t]+)("[^"\n]*"|[^\s;]+)()"#,
+                never,
+            ),
+            // `snmp-server community X RO`; Junos' `snmp community X`.
+            rule(
+                &["community"],
+                r#"(?im)^([ \t]*(?:set[ \t]+)?snmp(?:-server)?[ \t]+community[ \t]+(?:[0-9][ \t]+)?)("[^"\n]*"|[^\s;{]+)()"#,
+                never,
+            ),
+            // OpenWrt UCI's `option key 'X'` (a wifi-iface's PSK, WEP's
+            // `key1`…`key4`); a path is a key file's (OpenVPN, uhttpd).
+            rule(
+                &["option"],
+                r#"(?m)^([ \t]*option[ \t]+key[1-4]?[ \t]+)('[^'\n]*'|"[^"\n]*"|\S+)()"#,
+                |v| v.trim_start_matches(['\'', '"']).starts_with('/'),
+            ),
         ]
     })
 }
@@ -8235,6 +8301,72 @@ mod tests {
                 "auth required pam_unix.so",
                 "EXEC sp_helplogins 'alice'",
             ],
+        );
+    }
+
+    /// Issue 19: network devices' keys (Cisco IOS/ASA, Junos, OpenWrt).
+    #[test]
+    fn network_device_keys() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "crypto isakmp key s3cr3tVx address 10.0.0.1",
+                "crypto isakmp key 6 s3cr3tVx address 0.0.0.0 0.0.0.0",
+                " pre-shared-key s3cr3tVx",
+                " pre-shared-key local s3cr3tVx",
+                " pre-shared-key address 10.0.0.1 key s3cr3tVx",
+                " ikev1 pre-shared-key s3cr3tVx",
+                "pre-shared-key ascii-text \"s3cr3tVx\";",
+                "set security ike policy p pre-shared-key ascii-text \"s3cr3tVx\"",
+                "  key-string s3cr3tVx",
+                "  key-string 7 s3cr3tVx",
+                " standby 1 authentication md5 key-string s3cr3tVx",
+                "tacacs-server key s3cr3tVx",
+                "tacacs-server host 10.0.0.5 key 7 s3cr3tVx",
+                "radius-server key s3cr3tVx",
+                "radius-server host 10.0.0.6 auth-port 1812 key s3cr3tVx",
+                " server-private 10.0.0.7 key 7 s3cr3tVx",
+                "ntp authentication-key 1 md5 s3cr3tVx",
+                "ntp authentication-key 1 md5 s3cr3tVx 7",
+                "snmp-server community s3cr3tVx RO",
+                "snmp-server community s3cr3tVx RW 10",
+                "set snmp community s3cr3tVx authorization read-only",
+                "authentication-key \"s3cr3tVx\";",
+                "set protocols bgp group ext authentication-key \"s3cr3tVx\"",
+                "set system ntp authentication-key 1 type md5 value \"s3cr3tVx\"",
+                "authentication md5 1 key \"s3cr3tVx\";",
+                "username admin secret 5 s3cr3tVx",
+                "encrypted-password \"s3cr3tVx\";",
+                "\toption key 's3cr3tVx'",
+                "\toption key1 's:s3cr3tVx'",
+                "\toption password 's3cr3tVx'",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &[
+                "tacacs server TAC1\n address ipv4 10.0.0.5\n key 7 s3cr3tVx",
+                "radius server RAD1\n address ipv4 10.0.0.6 auth-port 1812\n key s3cr3tVx",
+                "aaa-server ISE (inside) host 10.0.0.8\n key s3cr3tVx",
+            ],
+        );
+        // Near misses: a key chain's key number, a key file's path, an
+        // NTP trusted key, SNMP's location.
+        shown_everywhere(
+            &r,
+            &[
+                " key 1",
+                "\toption key '/etc/openvpn/client.key'",
+                "ntp trusted-key 1",
+                "snmp-server location rack-4",
+                "tacacs-server timeout 5",
+                "crypto isakmp policy 10",
+            ],
+        );
+        file_shown_everywhere(
+            &r,
+            &["key chain OSPF\n key 1\n  cryptographic-algorithm hmac-sha-256"],
         );
     }
 
