@@ -4913,7 +4913,7 @@ fn positional_rules() -> &'static [PositionalRule] {
             // A NATS NKEY seed: base32, `S` then the key type (user,
             // account, operator, server, cluster, curve), 58 characters.
             rule(
-                &[],
+                &["SU", "SA", "SO", "SN", "SC", "SX"],
                 r"()\b(S[UAONCX][A-Z2-7]{56})\b()",
                 never,
             ),
