@@ -976,6 +976,18 @@ fn credential_header(name: &str) -> bool {
         "cookie",
         "set-cookie",
         "x-honeycomb-team",
+        // Issue 19: API-key headers the key patterns do not read
+        // (Artifactory, Cloudflare's global key, Azure API Management,
+        // Datadog's application key, New Relic's insert, license and
+        // query keys, Parse's master key).
+        "x-jfrog-art-api",
+        "x-auth-key",
+        "ocp-apim-subscription-key",
+        "dd-application-key",
+        "x-insert-key",
+        "x-license-key",
+        "x-query-key",
+        "x-parse-master-key",
     ]
     .iter()
     .any(|h| name.eq_ignore_ascii_case(h))
@@ -2834,6 +2846,9 @@ impl Redactor {
                 }
             });
         }
+        // Issue 19: secrets by their position (daemons, init scripts,
+        // network devices).
+        hide_positional_secrets(&mut out, |k| self.key_matches(k));
         out
     }
 
@@ -2935,6 +2950,9 @@ impl Redactor {
         if whole.contains("LS0tLS1CRUdJTi") {
             hide_base64_private_keys(&mut whole);
         }
+        // Positional secrets read over lines (an `expect` pattern and its
+        // `send`, a `kms` or `tacacs server` block, a multi-line INSERT).
+        hide_positional_secrets(&mut whole, |k| self.key_matches(k));
         whole
     }
 
@@ -5097,6 +5115,384 @@ fn replace_in(out: &mut String, re: &Regex, rep: impl regex::Replacer) {
     if let Some(s) = new {
         *out = s;
     }
+}
+
+/// A secret a daemon's configuration, a database init script or a network
+/// device's configuration writes by its position, not under a secret name
+/// (issue 19): the regex's group 1 is kept, group 2 hidden, group 3 (if
+/// any) kept. `needles` is the literal pre-check (any of them present runs
+/// the regex); `shown` keeps a group 2 that is not a secret (a path, a
+/// SASL mechanism's name, a version).
+struct PositionalRule {
+    needles: &'static [&'static str],
+    re: Regex,
+    shown: fn(&str) -> bool,
+}
+
+/// Literals that run [`hide_positional_secrets`]' other rules (Neo4j's
+/// `SET PASSWORD FROM`, an INSERT).
+const POSITIONAL_NEEDLES: &[&str] = &["ASSWORD", "assword", "INSERT", "insert", "Insert"];
+
+/// Every [`PositionalRule`]'s needle and [`POSITIONAL_NEEDLES`] in one
+/// set, and each rule's needles' indexes in it: one pass over a text says
+/// which rules may match (thirty `str::contains` calls cost more than the
+/// rules, in a debug build most).
+fn positional_needles() -> &'static (regex::RegexSet, Vec<Vec<usize>>) {
+    static SET: std::sync::OnceLock<(regex::RegexSet, Vec<Vec<usize>>)> =
+        std::sync::OnceLock::new();
+    SET.get_or_init(|| {
+        let mut all: Vec<&'static str> = POSITIONAL_NEEDLES.to_vec();
+        for rule in positional_rules() {
+            for n in rule.needles {
+                if !all.contains(n) {
+                    all.push(n);
+                }
+            }
+        }
+        let ids = positional_rules()
+            .iter()
+            .map(|rule| {
+                rule.needles
+                    .iter()
+                    .filter_map(|n| all.iter().position(|a| a == n))
+                    .collect()
+            })
+            .collect();
+        let set = regex::RegexSet::new(all.iter().map(|n| regex::escape(n)))
+            .expect("static regex is valid");
+        (set, ids)
+    })
+}
+
+/// [`PositionalRule`]s, compiled once. Some read over lines (an `expect`
+/// pattern and its `send`, a Boundary `kms` block, an IOS `tacacs server`
+/// block): they run over whole texts too ([`Redactor::whole_text_shapes`]).
+fn positional_rules() -> &'static [PositionalRule] {
+    static RULES: std::sync::OnceLock<Vec<PositionalRule>> = std::sync::OnceLock::new();
+    fn never(_: &str) -> bool {
+        false
+    }
+    RULES.get_or_init(|| {
+        let rule = |needles: &'static [&'static str], re: &str, shown: fn(&str) -> bool| {
+            PositionalRule {
+                needles,
+                re: Regex::new(re).expect("static regex is valid"),
+                shown,
+            }
+        };
+        vec![
+            // Daemons. sendmail's `AuthInfo:host "U:user" "P:X"` (`P=X`
+            // base64).
+            rule(
+                &["AuthInfo", "authinfo", "AUTHINFO"],
+                r#"(?i)(\bAuthInfo:[^\n]*?"P[:=])([^"\n]*)(")"#,
+                never,
+            ),
+            // Exim's `client_send = : user : X` (`^user^X`): the last field;
+            // an expansion (`${extract…}`) reads the secret elsewhere.
+            rule(
+                &["client_send"],
+                r"(?m)(\bclient_send[ \t]*=[^\n]*[:^][ \t]*)([^:^\s${}][^:^\n{}]*?)([ \t]*\r?)$",
+                never,
+            ),
+            // Exim's `passwd.client`, `host.example.com:user:X`: a host
+            // name with a dot, a user that is not a port, a value that is not
+            // a version (Maven's `group:artifact:1.2`).
+            rule(
+                &[],
+                r"(?m)^([ \t]*(?:\*\.)?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}:[^:\s]*[^:\s0-9][^:\s]*:)([^:\s]+)([ \t]*\r?)$",
+                |v| v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.'),
+            ),
+            // ZooKeeper's `addauth digest user:X`.
+            rule(&["addauth"], r"(\baddauth[ \t]+digest[ \t]+[^:\s]+:)(\S+)()", never),
+            // ProFTPD's `SQLConnectInfo db user X` and `LDAPBindDN dn X`.
+            rule(
+                &["SQLConnectInfo", "sqlconnectinfo", "SQLCONNECTINFO"],
+                r#"(?i)(\bSQLConnectInfo[ \t]+\S+[ \t]+\S+[ \t]+)("[^"\n]*"|\S+)()"#,
+                never,
+            ),
+            rule(
+                &["LDAPBindDN", "ldapbinddn", "LDAPBINDDN"],
+                r#"(?i)(\bLDAPBindDN[ \t]+(?:"[^"\n]*"|\S+)[ \t]+)("[^"\n]*"|\S+)()"#,
+                never,
+            ),
+            // Boundary's `kms "aead" { key = "X" }`, on one line or over
+            // the block's lines (`key_id` is not `key`).
+            rule(
+                &["kms"],
+                r#"(\bkms[ \t]+"[^"\n]*"[ \t]*\{[^{}]*?(?:^|[\s{;])key[ \t]*=[ \t]*")([^"\n]*)(")"#,
+                never,
+            ),
+            // `expect "*assword*"` then `send "X\r"` (on the next line or in
+            // the pattern's block; pexpect's `expect(…)`/`sendline(…)`).
+            rule(
+                &["assword", "assphrase", "ASSWORD"],
+                r#"(?i)(\bexpect[ \t(]+[^\n]*?(?:assword|assphrase|asscode)[^\n]*?(?:\r?\n[ \t]*|[{;][ \t]*)[^\n]*?\b(?:exp_)?send(?:line)?[ \t(]+(?:--[ \t]+)?")((?:[^"\\\n]|\\[^rn\n])*)((?:\\[rn])*")"#,
+                never,
+            ),
+            rule(
+                &["assword", "assphrase", "ASSWORD"],
+                r#"(?i)(\bexpect[ \t(]+[^\n]*?(?:assword|assphrase|asscode)[^\n]*?(?:\r?\n[ \t]*|[{;][ \t]*)[^\n]*?\b(?:exp_)?send(?:line)?[ \t(]+')([^'\n]*?)((?:\\[rn])*')"#,
+                never,
+            ),
+            // A NATS NKEY seed: base32, `S` then the key type (user,
+            // account, operator, server, cluster, curve), 58 characters.
+            rule(
+                &["SU", "SA", "SO", "SN", "SC", "SX"],
+                r"()\b(S[UAONCX][A-Z2-7]{56})\b()",
+                never,
+            ),
+            // `cloudflared service install TOKEN`.
+            rule(
+                &["cloudflared"],
+                r#"(\bcloudflared(?:\.exe)?[ \t]+(?:[^\n]*?[ \t])?service[ \t]+install[ \t]+)("[^"\n]*"|[^\s"']+)()"#,
+                never,
+            ),
+            // Database init statements. MongoDB's `db.auth("u", "X")`.
+            rule(
+                &[".auth"],
+                r#"(\.auth[ \t]*\([ \t]*(?:"[^"\n]*"|'[^'\n]*')[ \t]*,[ \t]*)("[^"\n]*"|'[^'\n]*')()"#,
+                never,
+            ),
+            // Redis' `AUTH X` / `AUTH user X` as a line (after a
+            // redis-cli prompt too) or a quoted command (`printf "AUTH
+            // X\r\n"`); an SMTP mechanism's name is not a secret.
+            rule(
+                &["AUTH "],
+                r#"(?m)((?:^[ \t]*(?:[^\s>]*>[ \t]*)?|["'])AUTH[ \t]+(?:[^\s"'\\]+[ \t]+)?)([^\s"'\\]+)([ \t]*\r?$|\\[rn]|["'])"#,
+                |v| {
+                    [
+                        "LOGIN", "PLAIN", "CRAM-MD5", "DIGEST-MD5", "XOAUTH2", "OAUTHBEARER",
+                        "GSSAPI", "EXTERNAL", "NTLM", "ANONYMOUS",
+                    ]
+                    .contains(&v)
+                },
+            ),
+            // MSSQL's `sp_addlogin 'u', 'X'` and `sp_password 'old', 'X'`
+            // (both passwords).
+            rule(
+                &["sp_addlogin", "SP_ADDLOGIN"],
+                r"(?i)(\bsp_addlogin[ \t]+(?:@loginame[ \t]*=[ \t]*)?N?'[^'\n]*'[ \t]*,[ \t]*(?:@passwd[ \t]*=[ \t]*)?)(N?'[^'\n]*')()",
+                never,
+            ),
+            rule(
+                &["sp_password", "SP_PASSWORD"],
+                r"(?i)(\bsp_password[ \t]+(?:@old[ \t]*=[ \t]*)?)(N?'[^'\n]*')()",
+                never,
+            ),
+            rule(
+                &["sp_password", "SP_PASSWORD"],
+                r"(?i)(\bsp_password[ \t]+(?:@old[ \t]*=[ \t]*)?(?:N?'[^'\n]*'|NULL|<redacted>)[ \t]*,[ \t]*(?:@new[ \t]*=[ \t]*)?)(N?'[^'\n]*')()",
+                never,
+            ),
+            // Network devices. Cisco's `crypto isakmp key [6] X address …`.
+            rule(
+                &["isakmp"],
+                r"(?im)^([ \t]*crypto[ \t]+isakmp[ \t]+key[ \t]+(?:[0-9][ \t]+)?)(\S+)()",
+                never,
+            ),
+            // IOS keyrings' and ASA's `pre-shared-key [local|remote] [6] X`,
+            // `pre-shared-key address A [MASK] key X`, Junos'
+            // `pre-shared-key ascii-text "X"` (also as a `set` line).
+            rule(
+                &["pre-shared-key"],
+                r#"(?im)^([ \t]*(?:set[ \t]+[^\n]*?[ \t])?(?:ikev[12][ \t]+(?:(?:local|remote)-authentication[ \t]+)?)?pre-shared-key[ \t]+(?:(?:local|remote|ascii-text|hexadecimal)[ \t]+|address[ \t]+\S+(?:[ \t]+\S+)?[ \t]+key[ \t]+|hostname[ \t]+\S+[ \t]+key[ \t]+)?(?:[0-9][ \t]+)?)("[^"\n]*"|[^\s;]+)()"#,
+                never,
+            ),
+            // A key chain's `key-string [7] X` (HSRP's `authentication md5
+            // key-string X` too).
+            rule(
+                &["key-string"],
+                r"(?im)^([ \t]*(?:[a-z]+[ \t]+(?:[0-9]+[ \t]+)?authentication[ \t]+(?:md5[ \t]+|text[ \t]+)?)?key-string[ \t]+(?:[0-9][ \t]+)?)(\S+)()",
+                never,
+            ),
+            // `tacacs-server [host H …] key [7] X`, `radius-server key X`,
+            // `server-private A key X`.
+            rule(
+                &["-server", "server-private"],
+                r"(?im)^([ \t]*(?:tacacs-server|radius-server|server-private[ \t]+\S+)[ \t]+(?:host[ \t]+\S+[ \t]+)?(?:[^\n]*?[ \t])?key[ \t]+(?:[0-9][ \t]+)?)(\S+)()",
+                never,
+            ),
+            // `tacacs server NAME` / `radius server NAME` / ASA's
+            // `aaa-server G host A`, then an indented ` key [7] X`.
+            rule(
+                &[" server ", "aaa-server"],
+                r"(?im)(^[ \t]*(?:(?:tacacs|radius)[ \t]+server[ \t]+\S+|aaa-server[ \t]+[^\n]*?[ \t]host[ \t]+\S+[^\n]*?)[ \t]*\r?\n(?:[ \t]+[^\n]*\n)*?[ \t]+key[ \t]+(?:[0-9][ \t]+)?)(\S+)()",
+                never,
+            ),
+            // `ntp authentication-key 1 md5 X`; Junos' `authentication-key
+            // "X"` (`set … authentication-key 1 type md5 value "X"` for
+            // NTP) and OSPF's `authentication md5 1 key "X"`.
+            rule(
+                &["authentication-key"],
+                r"(?im)^([ \t]*ntp[ \t]+authentication-key[ \t]+[0-9]+[ \t]+\S+[ \t]+)(\S+)()",
+                never,
+            ),
+            rule(
+                &["authentication-key"],
+                r#"(?m)^([ \t]*(?:set[ \t]+[^\n]*?[ \t])?authentication-key[ \t]+(?:[0-9]+[ \t]+type[ \t]+\S+[ \t]+value[ \t]+)?)("[^"\n]*"|[^\s;]+)()"#,
+                never,
+            ),
+            rule(
+                &["md5"],
+                r#"(\bauthentication[ \t]+md5[ \t]+[0-9]+[ \t]+key[ \t]+)("[^"\n]*"|[^\s;]+)()"#,
+                never,
+            ),
+            // `snmp-server community X RO`; Junos' `snmp community X`.
+            rule(
+                &["community"],
+                r#"(?im)^([ \t]*(?:set[ \t]+)?snmp(?:-server)?[ \t]+community[ \t]+(?:[0-9][ \t]+)?)("[^"\n]*"|[^\s;{]+)()"#,
+                never,
+            ),
+            // OpenWrt UCI's `option key 'X'` (a wifi-iface's PSK, WEP's
+            // `key1`…`key4`); a path is a key file's (OpenVPN, uhttpd).
+            rule(
+                &["option"],
+                r#"(?m)^([ \t]*option[ \t]+key[1-4]?[ \t]+)('[^'\n]*'|"[^"\n]*"|\S+)()"#,
+                |v| v.trim_start_matches(['\'', '"']).starts_with('/'),
+            ),
+        ]
+    })
+}
+
+/// Hides each [`positional_rules`] match's secret in `out`; Neo4j's
+/// `SET PASSWORD FROM 'old' TO 'X'` (both passwords; the `set` rule has
+/// read `FROM` as the value by then) and [`hide_insert_values`].
+fn hide_positional_secrets(out: &mut String, secret_column: impl Fn(&str) -> bool) {
+    let (set, ids) = positional_needles();
+    let hit = set.matches(out);
+    // Indexes 0..5 are POSITIONAL_NEEDLES.
+    let password = hit.matched(0) || hit.matched(1);
+    let insert = hit.matched(2) || hit.matched(3) || hit.matched(4);
+    for (rule, ids) in positional_rules().iter().zip(ids) {
+        // A rule without needles runs on every text (its regex is the
+        // pre-check: no literal says where its shape may be).
+        if !ids.is_empty() && !ids.iter().any(|&i| hit.matched(i)) {
+            continue;
+        }
+        replace_in(out, &rule.re, |c: &regex::Captures| {
+            let value = &c[2];
+            if value.contains(OLD) || (rule.shown)(value) {
+                c[0].to_string()
+            } else {
+                format!("{}{OLD}{}", &c[1], c.get(3).map_or("", |m| m.as_str()))
+            }
+        });
+    }
+    if password {
+        static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let re = RE.get_or_init(|| {
+            Regex::new(r#"(?i)(\bSET[ \t]+PASSWORD[ \t]+)(?:FROM|<redacted>)([ \t]+)(?:'[^'\n]*'|"[^"\n]*"|<redacted>)([ \t]+)(TO)([ \t]+)(?:'[^'\n]*'|"[^"\n]*"|<redacted>)"#)
+                .expect("static regex is valid")
+        });
+        replace_in(out, re, |c: &regex::Captures| {
+            let from = if &c[4] == "to" { "from" } else { "FROM" };
+            format!(
+                "{}{from}{}{OLD}{}{}{}{OLD}",
+                &c[1], &c[2], &c[3], &c[4], &c[5]
+            )
+        });
+    }
+    if insert {
+        hide_insert_values(out, secret_column);
+    }
+}
+
+/// `INSERT INTO t (name, password) VALUES ('a', 'X'), ('b', 'Y')`: the
+/// value in each row at a secret-named column's position, whole (a call
+/// such as `crypt('X', gen_salt('bf'))` too); a bind parameter (`?`, `$1`,
+/// `:pw`, `%s`), `NULL` and `DEFAULT` are not secrets.
+fn hide_insert_values(out: &mut String, secret_column: impl Fn(&str) -> bool) {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r"(?i)\binsert[ \t]+(?:ignore[ \t]+)?into[ \t]+[^\s(]+[ \t\r\n]*\(([^()]*)\)[ \t\r\n]*values[ \t\r\n]*")
+            .expect("static regex is valid")
+    });
+    let mut hidden: Vec<(usize, usize)> = Vec::new();
+    for c in re.captures_iter(out) {
+        let secret: Vec<bool> = c[1]
+            .split(',')
+            .map(|col| secret_column(col.trim().trim_matches(['"', '`', '[', ']', '\''])))
+            .collect();
+        if !secret.contains(&true) {
+            continue;
+        }
+        let bytes = out.as_bytes();
+        let mut i = c.get(0).map_or(0, |m| m.end());
+        // Each row: `(` items `)`, then `,` and the next row.
+        while i < bytes.len() && bytes[i] == b'(' {
+            let (items, end) = row_items(out, i + 1);
+            for (n, &(s, e)) in items.iter().enumerate() {
+                let item = &out[s..e];
+                let bind = item == "?"
+                    || item.starts_with(['$', ':', '%', '@'])
+                    || item.eq_ignore_ascii_case("null")
+                    || item.eq_ignore_ascii_case("default")
+                    || item.is_empty()
+                    || item == OLD;
+                if secret.get(n) == Some(&true) && !bind {
+                    hidden.push((s, e));
+                }
+            }
+            i = end;
+            while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            if i < bytes.len() && bytes[i] == b',' {
+                i += 1;
+                while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+            } else {
+                break;
+            }
+        }
+    }
+    for (s, e) in hidden.into_iter().rev() {
+        out.replace_range(s..e, OLD);
+    }
+}
+
+/// The items of a `VALUES` row from `start` (after its `(`), trimmed, and
+/// the offset after its `)` (or the text's end): commas inside quotes
+/// (`'…'`, `"…"`, a doubled quote escaping one) and inside parentheses do
+/// not split.
+fn row_items(text: &str, start: usize) -> (Vec<(usize, usize)>, usize) {
+    let bytes = text.as_bytes();
+    let mut items = Vec::new();
+    let mut depth = 0usize;
+    let mut quote: Option<u8> = None;
+    let mut item_start = start;
+    let mut i = start;
+    let trimmed = |s: usize, e: usize| {
+        let t = &text[s..e];
+        let s2 = s + (t.len() - t.trim_start().len());
+        (s2, s2 + t.trim().len())
+    };
+    while i < bytes.len() {
+        let b = bytes[i];
+        match quote {
+            Some(q) if b == q => quote = None,
+            Some(_) if b == b'\\' => i += 1,
+            Some(_) => {}
+            None => match b {
+                b'\'' | b'"' => quote = Some(b),
+                b'(' => depth += 1,
+                b')' if depth == 0 => {
+                    items.push(trimmed(item_start, i));
+                    return (items, i + 1);
+                }
+                b')' => depth -= 1,
+                b',' if depth == 0 => {
+                    items.push(trimmed(item_start, i));
+                    item_start = i + 1;
+                }
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    (items, bytes.len())
 }
 
 #[cfg(test)]
@@ -8240,6 +8636,211 @@ mod tests {
                 "echo hi | openconnect --user=alice vpn.example.com",
                 "kdb5_util dump /backup/kdc",
             ],
+        );
+    }
+
+    /// Issue 19 (review redaction, Known gaps): daemons' secrets by
+    /// position.
+    #[test]
+    fn positional_daemon_secrets() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "AuthInfo:smtp.example.com \"U:alice\" \"I:alice\" \"P:s3cr3tVx\" \"M:PLAIN\"",
+                "AuthInfo:smtp.example.com \"U:alice\" \"P=s3cr3tVx\"",
+                "client_send = : alice : s3cr3tVx",
+                "client_send = ^alice^s3cr3tVx",
+                "*.example.com:alice:s3cr3tVx",
+                "smtp.example.com:alice@example.com:s3cr3tVx",
+                "addauth digest alice:s3cr3tVx",
+                "SQLConnectInfo proftpd@db.example.com alice s3cr3tVx",
+                "LDAPBindDN \"cn=admin,dc=example,dc=com\" s3cr3tVx",
+                "kms \"aead\" { purpose = \"root\" key = \"s3cr3tVx\" key_id = \"r\" }",
+                "expect \"*assword*\" { send \"s3cr3tVx\\r\" }",
+                "cloudflared service install s3cr3tVx",
+                "cloudflared tunnel run --token s3cr3tVx",
+                "TUNNEL_TOKEN=s3cr3tVx",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &[
+                "kms \"aead\" {\n  purpose = \"root\"\n  aead_type = \"aes-gcm\"\n  key = \"s3cr3tVx\"\n  key_id = \"global_root\"\n}",
+                "spawn passwd alice\nexpect \"*assword*\"\nsend \"s3cr3tVx\\r\"\nexpect eof",
+                "child.expect('Password:')\nchild.sendline('s3cr3tVx')",
+            ],
+        );
+        // A real-shaped seed (base32, 58 characters) in a creds file.
+        let seed = "SUAMLK2ZNL35WSMW37E7UD4VZ7ELPKW7DHC3BWBSD2GCZ7IUQQXZIORRBU";
+        for out in both_modes(&r, &format!("data:\n  nats.creds: |\n    -----BEGIN USER NKEY SEED-----\n    {seed}\n    ------END USER NKEY SEED------\n")) {
+            assert!(!out.contains(seed), "{out}");
+        }
+        // Near misses: a `key_id`, a `send` after a neutral prompt, an
+        // expansion, a Maven coordinate, a host and port, a public NKEY.
+        shown_everywhere(
+            &r,
+            &[
+                "kms \"aead\" { purpose = \"root\" key_id = \"global_root\" }",
+                "expect \"login:\" { send \"alice\\r\" }",
+                "client_send = ^${extract{1}{:}{$value}}",
+                "org.apache.commons:commons-lang3:3.12.0",
+                "db.example.com:5432:app",
+                "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4",
+                "cloudflared tunnel list",
+            ],
+        );
+    }
+
+    /// Issue 19: database init statements.
+    #[test]
+    fn database_init_statement_passwords() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "INSERT INTO users (name, password) VALUES ('a', 's3cr3tVx');",
+                "insert into users (`name`, `password`) values ('a', 's3cr3tVx'), ('b', 's3cr3tVx');",
+                "INSERT INTO users (name, password, role) VALUES ('a,b', crypt('s3cr3tVx', gen_salt('bf')), 'admin');",
+                "db.auth(\"alice\", \"s3cr3tVx\")",
+                "db.getSiblingDB('admin').auth('alice', 's3cr3tVx')",
+                "AUTH s3cr3tVx",
+                "AUTH alice s3cr3tVx",
+                "127.0.0.1:6379> AUTH s3cr3tVx",
+                "printf \"AUTH s3cr3tVx\\r\\nPING\\r\\n\" | nc redis 6379",
+                "ALTER CURRENT USER SET PASSWORD FROM 's3cr3tVx' TO 's3cr3tVx'",
+                "CREATE USER alice SET PASSWORD 's3cr3tVx' CHANGE NOT REQUIRED",
+                "EXEC sp_addlogin 'alice', 's3cr3tVx'",
+                "EXEC sp_addlogin @loginame = 'alice', @passwd = 's3cr3tVx'",
+                "EXEC sp_password 's3cr3tVx', 's3cr3tVx', 'alice'",
+                "EXEC sp_password NULL, 's3cr3tVx', 'sa'",
+                "ALTER ROLE app WITH PASSWORD 's3cr3tVx'",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &["INSERT INTO users (name, password)\nVALUES\n  ('a', 's3cr3tVx'),\n  ('b', 's3cr3tVx');"],
+        );
+        let neo = r.scrub("ALTER CURRENT USER SET PASSWORD FROM 'old1' TO 'new1'");
+        assert_eq!(
+            neo,
+            format!("ALTER CURRENT USER SET PASSWORD FROM {OLD} TO {OLD}")
+        );
+        // Near misses: neutral columns, bind parameters, an SMTP
+        // mechanism, PAM's `auth` lines, a login without a password.
+        shown_everywhere(
+            &r,
+            &[
+                "INSERT INTO users (name, role) VALUES ('a', 'admin');",
+                "INSERT INTO users (name, password) VALUES (?, ?);",
+                "INSERT INTO users (name, password) VALUES ($1, $2);",
+                "AUTH LOGIN",
+                "auth required pam_unix.so",
+                "EXEC sp_helplogins 'alice'",
+            ],
+        );
+    }
+
+    /// Issue 19: network devices' keys (Cisco IOS/ASA, Junos, OpenWrt).
+    #[test]
+    fn network_device_keys() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "crypto isakmp key s3cr3tVx address 10.0.0.1",
+                "crypto isakmp key 6 s3cr3tVx address 0.0.0.0 0.0.0.0",
+                " pre-shared-key s3cr3tVx",
+                " pre-shared-key local s3cr3tVx",
+                " pre-shared-key address 10.0.0.1 key s3cr3tVx",
+                " ikev1 pre-shared-key s3cr3tVx",
+                "pre-shared-key ascii-text \"s3cr3tVx\";",
+                "set security ike policy p pre-shared-key ascii-text \"s3cr3tVx\"",
+                "  key-string s3cr3tVx",
+                "  key-string 7 s3cr3tVx",
+                " standby 1 authentication md5 key-string s3cr3tVx",
+                "tacacs-server key s3cr3tVx",
+                "tacacs-server host 10.0.0.5 key 7 s3cr3tVx",
+                "radius-server key s3cr3tVx",
+                "radius-server host 10.0.0.6 auth-port 1812 key s3cr3tVx",
+                " server-private 10.0.0.7 key 7 s3cr3tVx",
+                "ntp authentication-key 1 md5 s3cr3tVx",
+                "ntp authentication-key 1 md5 s3cr3tVx 7",
+                "snmp-server community s3cr3tVx RO",
+                "snmp-server community s3cr3tVx RW 10",
+                "set snmp community s3cr3tVx authorization read-only",
+                "authentication-key \"s3cr3tVx\";",
+                "set protocols bgp group ext authentication-key \"s3cr3tVx\"",
+                "set system ntp authentication-key 1 type md5 value \"s3cr3tVx\"",
+                "authentication md5 1 key \"s3cr3tVx\";",
+                "username admin secret 5 s3cr3tVx",
+                "encrypted-password \"s3cr3tVx\";",
+                "\toption key 's3cr3tVx'",
+                "\toption key1 's:s3cr3tVx'",
+                "\toption password 's3cr3tVx'",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &[
+                "tacacs server TAC1\n address ipv4 10.0.0.5\n key 7 s3cr3tVx",
+                "radius server RAD1\n address ipv4 10.0.0.6 auth-port 1812\n key s3cr3tVx",
+                "aaa-server ISE (inside) host 10.0.0.8\n key s3cr3tVx",
+            ],
+        );
+        // Near misses: a key chain's key number, a key file's path, an
+        // NTP trusted key, SNMP's location.
+        shown_everywhere(
+            &r,
+            &[
+                " key 1",
+                "\toption key '/etc/openvpn/client.key'",
+                "ntp trusted-key 1",
+                "snmp-server location rack-4",
+                "tacacs-server timeout 5",
+                "crypto isakmp policy 10",
+            ],
+        );
+        file_shown_everywhere(
+            &r,
+            &["key chain OSPF\n key 1\n  cryptographic-algorithm hmac-sha-256"],
+        );
+    }
+
+    /// Issue 19: API-key headers whose names the key patterns do not read.
+    #[test]
+    fn api_key_headers() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "X-JFrog-Art-Api: s3cr3tVx",
+                "curl -H \"X-JFrog-Art-Api: s3cr3tVx\" https://a.example.com/artifactory/api/repositories",
+                "proxy_set_header X-JFrog-Art-Api s3cr3tVx;",
+                "headers = {\"X-JFrog-Art-Api\": \"s3cr3tVx\"}",
+                "X-Auth-Key: s3cr3tVx",
+                "Ocp-Apim-Subscription-Key: s3cr3tVx",
+                "DD-APPLICATION-KEY: s3cr3tVx",
+                "X-Auth-Token: s3cr3tVx",
+                "X-Vault-Token: s3cr3tVx",
+                "PRIVATE-TOKEN: s3cr3tVx",
+                "X-API-Key: s3cr3tVx",
+            ],
+        );
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v(
+                "headers:\n  X-JFrog-Art-Api: s3cr3tVx\n  Accept: visible-accept\n",
+            )),
+        );
+        let out = crate::yaml::emit::to_yaml_string(&b);
+        assert!(
+            !out.contains("s3cr3tVx") && out.contains("visible-accept"),
+            "{out}"
+        );
+        shown_everywhere(
+            &r,
+            &["X-JFrog-Art-Api-Version: 7", "Accept: application/json"],
         );
     }
 }
