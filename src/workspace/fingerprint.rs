@@ -306,6 +306,18 @@ fn digest(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
 }
 
+/// The SHA-256 of a key and its value, by [`hash_value`]: the review's
+/// secret mask keys what it learnt of a parameter by it.
+pub(crate) fn value_digest(key: &str, v: &crate::value::Value) -> [u8; 32] {
+    let mut h = Sha256::new();
+    let mut buf = Vec::with_capacity(1024);
+    buf.extend_from_slice(&(key.len() as u64).to_le_bytes());
+    buf.extend_from_slice(key.as_bytes());
+    hash_value(v, &mut buf, &mut h);
+    h.update(&buf);
+    h.finalize().into()
+}
+
 /// What a fingerprint needs of one rendered target, small enough to keep:
 /// the compile cache stores them so that a compile whose inventory files
 /// did not change can fingerprint its targets without rendering them.

@@ -57,10 +57,7 @@ impl SecretMask {
                         _ => vec![(k, child)],
                     });
                     for (k, child) in units {
-                        let Some(digest) = digest(k, child) else {
-                            found.extend(hidden_in_parameter(&redactor, k, child));
-                            continue;
-                        };
+                        let digest = digest(k, child);
                         if seen.insert(digest) {
                             found.extend(cached_hidden_in_parameter(&redactor, digest, k, child));
                         }
@@ -224,11 +221,11 @@ fn hidden_in_parameter(redactor: &Redactor, key: &str, v: &Value) -> BTreeSet<St
 /// review from 13 s to 118 s, debug build, before this).
 fn cached_hidden_in_parameter(
     redactor: &Redactor,
-    digest: [u8; 16],
+    digest: [u8; 32],
     key: &str,
     v: &Value,
 ) -> Vec<String> {
-    type Cache = std::sync::Mutex<std::collections::HashMap<[u8; 16], Vec<String>>>;
+    type Cache = std::sync::Mutex<std::collections::HashMap<[u8; 32], Vec<String>>>;
     static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     if let Some(hit) = cache.lock().ok().and_then(|c| c.get(&digest).cloned()) {
@@ -241,41 +238,11 @@ fn cached_hidden_in_parameter(
     found
 }
 
-/// A digest of one top-level parameter: two 64-bit hashes of its key and
-/// value, cheaper than serializing it (a mask reads every target's).
-fn digest(key: &str, v: &Value) -> Option<[u8; 16]> {
-    use std::hash::{Hash, Hasher};
-    fn feed(v: &Value, h: &mut impl Hasher, depth: usize) {
-        if depth > 512 {
-            return;
-        }
-        match v {
-            Value::String(s) => (1u8, s).hash(h),
-            Value::Int(i) => (2u8, i).hash(h),
-            Value::Float(f) => (3u8, f.to_bits()).hash(h),
-            Value::Bool(b) => (4u8, b).hash(h),
-            Value::List(items) => {
-                (5u8, items.len()).hash(h);
-                items.iter().for_each(|i| feed(i, h, depth + 1));
-            }
-            Value::Map(m) => {
-                (6u8, m.len()).hash(h);
-                for (k, c) in m {
-                    k.hash(h);
-                    feed(c, h, depth + 1);
-                }
-            }
-            other => (7u8, format!("{other:?}")).hash(h),
-        }
-    }
-    let mut out = [0u8; 16];
-    for (seed, half) in [0u8, 1].into_iter().zip(out.chunks_mut(8)) {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (seed, key).hash(&mut h);
-        feed(v, &mut h, 0);
-        half.copy_from_slice(&h.finish().to_le_bytes());
-    }
-    Some(out)
+/// A digest of one top-level parameter, by the fingerprint's value hash
+/// (SHA-256): a pull request chooses the parameters, so two that collide
+/// must not share what the cache says they hide.
+fn digest(key: &str, v: &Value) -> [u8; 32] {
+    super::fingerprint::value_digest(key, v)
 }
 
 /// The scalars of `v`, as text.
