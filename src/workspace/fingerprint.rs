@@ -402,6 +402,41 @@ fn names_catalog(name: &str) -> bool {
         .any(|c| c == "compiled" || c.starts_with(".strata-compile"))
 }
 
+/// Whether an input pattern may match a path below the catalog being
+/// built, which the compiler adds to the search paths (last): every
+/// search path's matches are taken (Kapitan's set), so a tree file at
+/// `compiled/a/x.yml` (a committed catalog) was hashed while the compile
+/// also read target `a`'s fresh output there (probe 20). The catalog root
+/// holds `compiled/` only: a pattern whose first name, lexically
+/// normalised, is or may match `compiled` is such an input.
+fn input_may_be_in_catalog(pattern: &str) -> bool {
+    if Path::new(pattern).is_absolute() {
+        return false;
+    }
+    let norm = crate::compile::jsonnet::normpath(Path::new(pattern));
+    let Some(first) = norm.components().find_map(|c| match c {
+        std::path::Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
+        _ => None,
+    }) else {
+        return false;
+    };
+    // A `..` left at the front climbs out of every search path: the
+    // catalog root's parent is no tree the fingerprint can hash either.
+    if norm.starts_with("..") {
+        return true;
+    }
+    first == "compiled"
+        || glob::Pattern::new(&first).is_ok_and(|p| {
+            p.matches_with(
+                "compiled",
+                glob::MatchOptions {
+                    require_literal_leading_dot: true,
+                    ..Default::default()
+                },
+            )
+        })
+}
+
 /// Marks the [`EntryFacts::names`] item that is the entry's `helm_path`
 /// (empty after it when that is a program looked up in `PATH`).
 const HELM_PATH_MARK: &str = "helm_path:";
@@ -744,6 +779,12 @@ impl<'a> Fingerprinter<'a> {
                 }
             }
             for pattern in &entry.input_paths {
+                if input_may_be_in_catalog(pattern) {
+                    return Err(format!(
+                        "{}: input `{pattern}` may name the catalog being built (the compiler looks for inputs there too, after the search paths)",
+                        entry.describe
+                    ));
+                }
                 let found =
                     crate::compile::resolve_inputs_within(pattern, &opts.search_paths, &|p| {
                         self.confined(p)
@@ -1654,6 +1695,56 @@ mod tests {
             "{fp:?}"
         );
         assert!(fp["n"].is_ok(), "{fp:?}");
+    }
+
+    /// Probe 20 (input-path-resolved-in-the-catalog-too): the compiler
+    /// takes an input's matches in every search path and in the catalog
+    /// being built; a tree copy of `compiled/a/x.yml` kept the fingerprint
+    /// of a target copying target `a`'s fresh output.
+    #[test]
+    fn an_input_that_may_be_in_the_catalog_is_always_compiled() {
+        for p in [
+            "compiled/a/x.yml",
+            "./compiled/a",
+            "x/../compiled/a/x.yml",
+            "*/a/x.yml",
+            "c*/a",
+            "[bc]ompiled/a",
+            "../elsewhere/x",
+        ] {
+            assert!(input_may_be_in_catalog(p), "{p}");
+        }
+        for p in [
+            "components/x.jsonnet",
+            "t/*.j2",
+            "compiled-notes/x",
+            ".c*/x",
+        ] {
+            assert!(!input_may_be_in_catalog(p), "{p}");
+        }
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        write(root, "compiled/a/x.yml", "v: committed\n");
+        write(root, "data/x.yml", "v: 1\n");
+        for (t, input) in [
+            ("b", "compiled/a/x.yml"),
+            ("c", "*/x.yml"),
+            ("d", "data/x.yml"),
+        ] {
+            write(
+                root,
+                &format!("inventory/targets/{t}.yml"),
+                &format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: copy, input_paths: ['{input}'], output_path: o}}\n"),
+            );
+        }
+        let fp = fingerprints(root);
+        for t in ["b", "c"] {
+            assert!(
+                fp[t].as_ref().is_err_and(|e| e.contains("catalog")),
+                "{t}: {fp:?}"
+            );
+        }
+        assert!(fp["d"].is_ok(), "{fp:?}");
     }
 
     #[test]
