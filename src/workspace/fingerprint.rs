@@ -69,6 +69,13 @@ fn jsonnet_reads_files_re() -> &'static Regex {
     })
 }
 
+/// `std.thisFile` in any form (`std['thisFile']`, `$std.thisFile`): the
+/// word is enough.
+fn jsonnet_this_file_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(r"\bthisFile\b").unwrap())
+}
+
 fn jsonnet_global_re() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
@@ -922,6 +929,16 @@ impl<'a> Fingerprinter<'a> {
                     self.rel(&path)
                 ));
             }
+            // `std.thisFile` is the file's absolute path: in a review, a
+            // scratch directory that differs per side and per run (probe
+            // 20: a full review showed it as a change of every target
+            // printing it; the incremental review and the cache did not).
+            if jsonnet_this_file_re().is_match(&scanned) {
+                return Deps::Unknown(format!(
+                    "{} uses std.thisFile (the file's path on this machine)",
+                    self.rel(&path)
+                ));
+            }
             if jsonnet_computed_native(&scanned) {
                 return Deps::Unknown(format!(
                     "{} calls a native by a computed name (or uses Kapitan's helper library other than as `kap.name`)",
@@ -1745,6 +1762,37 @@ mod tests {
             );
         }
         assert!(fp["d"].is_ok(), "{fp:?}");
+    }
+
+    /// Probe 20 (jsonnet-thisfile-prints-scratch-path): `std.thisFile` is
+    /// the file's absolute path, a scratch directory per review side; a
+    /// component printing it kept its fingerprint.
+    #[test]
+    fn a_component_using_this_file_is_always_compiled() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        for (t, text) in [
+            ("f", "{ x: { f: std.thisFile } }"),
+            ("g", "local l = import 'l.libsonnet'; { x: l }"),
+            ("b", "{ x: { f: std['thisFile'] } }"),
+            ("n", "{ x: { thisFiles: 1 } }"),
+        ] {
+            write(
+                root,
+                &format!("inventory/targets/{t}.yml"),
+                &format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jsonnet, input_paths: [c/{t}.jsonnet], output_path: o}}\n"),
+            );
+            write(root, &format!("c/{t}.jsonnet"), text);
+        }
+        write(root, "c/l.libsonnet", "{ here: std.thisFile }");
+        let fp = fingerprints(root);
+        for t in ["f", "g", "b"] {
+            assert!(
+                fp[t].as_ref().is_err_and(|e| e.contains("thisFile")),
+                "{t}: {fp:?}"
+            );
+        }
+        assert!(fp["n"].is_ok(), "{fp:?}");
     }
 
     #[test]
