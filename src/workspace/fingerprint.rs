@@ -168,6 +168,25 @@ fn jsonnet_computed_native(text: &str) -> bool {
     static LITERAL: OnceLock<Regex> = OnceLock::new();
     static LIB: OnceLock<Regex> = OnceLock::new();
     static BOUND: OnceLock<Regex> = OnceLock::new();
+    static STD: OnceLock<Regex> = OnceLock::new();
+    // `std` other than as `std.name` (`std['nat' + 'ive']`, `local s =
+    // std`, `std.get(std, n)`) reaches any of its fields by a computed
+    // name, `native` and `thisFile` included, with neither word in the
+    // text (probe 20: `std['nat' + 'ive']('fil' + 'e_read')` read a file
+    // no fingerprint covered).
+    let std_word = STD.get_or_init(|| Regex::new(r"\bstd\b").unwrap());
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    if std_word.find_iter(text).any(|m| {
+        let after = text[m.end()..].trim_start();
+        let Some(rest) = after.strip_prefix('.') else {
+            return true;
+        };
+        !rest
+            .trim_start()
+            .starts_with(|c: char| c.is_alphabetic() || c == '_')
+    }) {
+        return true;
+    }
     let native = NATIVE.get_or_init(|| Regex::new(r"\bnative\b").unwrap());
     let literal = LITERAL.get_or_init(|| {
         Regex::new(r#"^\s*\(\s*(?:'[A-Za-z0-9_]+'|"[A-Za-z0-9_]+")\s*\)"#).unwrap()
@@ -194,7 +213,6 @@ fn jsonnet_computed_native(text: &str) -> bool {
         return true;
     }
     names.iter().any(|name| {
-        let is_word = |c: char| c.is_alphanumeric() || c == '_';
         text.match_indices(name.as_str()).any(|(at, _)| {
             let (before, after) = (&text[..at], &text[at + name.len()..]);
             let whole = !before.ends_with(is_word) && !after.starts_with(is_word);
@@ -1793,6 +1811,53 @@ mod tests {
             );
         }
         assert!(fp["n"].is_ok(), "{fp:?}");
+    }
+
+    /// Probe 20 (jsonnet-std-bracket-access-hides-native): `std` indexed
+    /// by a computed name reached `native` and `file_read` with neither
+    /// word in the text.
+    #[test]
+    fn std_reached_by_a_computed_name_is_always_compiled() {
+        for computed in [
+            "local n = std['nat' + 'ive']; n('fil' + 'e_read')('d')",
+            "std [ 'native' ]('file_read')",
+            "local s = std; s.native",
+            "std.get(std, 'nat' + 'ive')",
+            "std.objectValuesAll(std)",
+            "std.",
+        ] {
+            assert!(jsonnet_computed_native(computed), "{computed}");
+        }
+        for plain in [
+            "std.length(x) + std . map(f, y) + std.\n  join(',', z)",
+            "std.native('sha256_string')(x)",
+            "{ stdout: 1, std_x: 2 }",
+        ] {
+            assert!(!jsonnet_computed_native(plain), "{plain}");
+        }
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        write(root, "data/d.txt", "one\n");
+        for (t, text) in [
+            (
+                "c",
+                "local n = std['nat' + 'ive']; { x: { d: n('fil' + 'e_read')('data/d.txt') } }",
+            ),
+            ("p", "{ x: { d: std.length('a') } }"),
+        ] {
+            write(
+                root,
+                &format!("inventory/targets/{t}.yml"),
+                &format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jsonnet, input_paths: [c/{t}.jsonnet], output_path: o}}\n"),
+            );
+            write(root, &format!("c/{t}.jsonnet"), text);
+        }
+        let fp = fingerprints(root);
+        assert!(
+            fp["c"].as_ref().is_err_and(|e| e.contains("computed name")),
+            "{fp:?}"
+        );
+        assert!(fp["p"].is_ok(), "{fp:?}");
     }
 
     #[test]
