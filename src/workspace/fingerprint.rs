@@ -462,6 +462,33 @@ fn input_may_be_in_catalog(pattern: &str) -> bool {
         })
 }
 
+/// The first `remove` input of a plan that may name a path of the
+/// catalog outside the target's own directory (`compiled/<dir>/...`):
+/// such an entry deletes other targets' files, so what another target
+/// shows depends on whether this one is compiled with it (probe 20: a
+/// review that left the other target out showed nothing, a full review
+/// showed its file removed).
+pub fn removes_outside_own_dir(plan: &crate::compile::model::TargetPlan) -> Option<String> {
+    let own = Path::new("compiled").join(&plan.dir);
+    plan.entries
+        .iter()
+        .filter(|e| e.input_type == InputType::Remove)
+        .flat_map(|e| e.input_paths.iter())
+        .find(|pattern| {
+            if !input_may_be_in_catalog(pattern) {
+                return false;
+            }
+            let norm = crate::compile::jsonnet::normpath(Path::new(pattern.as_str()));
+            // Inside only when the own directory's names are literal.
+            let literal = norm
+                .components()
+                .take(own.components().count())
+                .all(|c| !crate::compile::has_magic(&c.as_os_str().to_string_lossy()));
+            !(literal && norm.starts_with(&own))
+        })
+        .cloned()
+}
+
 /// Marks the [`EntryFacts::names`] item that is the entry's `helm_path`
 /// (empty after it when that is a program looked up in `PATH`).
 const HELM_PATH_MARK: &str = "helm_path:";
@@ -1858,6 +1885,54 @@ mod tests {
             "{fp:?}"
         );
         assert!(fp["p"].is_ok(), "{fp:?}");
+    }
+
+    /// Probe 20 (remove-entry-deletes-another-targets-output).
+    #[test]
+    fn a_remove_outside_the_own_directory_is_told() {
+        use crate::compile::model::{Entry, TargetPlan};
+        let plan = |t: &str, removes: &[&str]| TargetPlan {
+            name: t.to_string(),
+            target_var: t.to_string(),
+            dir: t.to_string(),
+            entries: removes
+                .iter()
+                .enumerate()
+                .map(|(i, r)| Entry {
+                    number: i + 1,
+                    name: None,
+                    input_type: InputType::Remove,
+                    input_paths: vec![r.to_string()],
+                    output_path: None,
+                    input_params: Default::default(),
+                    continue_on_compile_error: false,
+                    output_type: crate::compile::output::OutputType::Yaml,
+                    ignore_missing: false,
+                    prune: false,
+                    suffix_remove: false,
+                    suffix_stripped: String::new(),
+                    args: vec![],
+                    env_vars: vec![],
+                    extra: Default::default(),
+                })
+                .collect(),
+            vars: Default::default(),
+            multiline_style: None,
+        };
+        for (removes, outside) in [
+            (&["compiled/z/tmp"][..], false),
+            (&["compiled/z"], false),
+            (&["./compiled/z/a/../b"], false),
+            (&["tmp/x"], false),
+            (&["compiled/b/x.yml"], true),
+            (&["compiled/z/../b/x.yml"], true),
+            (&["compiled/*/x.yml"], true),
+            (&["c*/z/x"], true),
+            (&["compiled/z/ok", "compiled/b"], true),
+        ] {
+            let got = removes_outside_own_dir(&plan("z", removes));
+            assert_eq!(got.is_some(), outside, "{removes:?}: {got:?}");
+        }
     }
 
     #[test]
