@@ -394,9 +394,31 @@ impl EntryFacts {
                             | "repository-config"
                             | "registry-config"
                             | "kubeconfig"
+                            | "kube-ca-file"
                     );
                     if let (true, Some(v)) = (file_flag, v.as_str()) {
                         names.push(v.to_string());
+                    }
+                    // Probe 20: flags naming a directory helm reads
+                    // (`values_directory`: every values file in it; the
+                    // caches of charts) or arguments of the post-renderer
+                    // (which may name files it reads).
+                    let dir_flag = matches!(
+                        flag.as_str(),
+                        "values-directory"
+                            | "repository-cache"
+                            | "content-cache"
+                            | "post-renderer-args"
+                    );
+                    if dir_flag
+                        && !matches!(
+                            v,
+                            crate::value::Value::Null | crate::value::Value::Bool(false)
+                        )
+                    {
+                        unknown.get_or_insert_with(|| {
+                            format!("helm's --{flag} reads files strata does not follow")
+                        });
                     }
                     // Probe 19: the dependencies' charts (`file://../lib`)
                     // are read from wherever Chart.yaml points.
@@ -1717,6 +1739,43 @@ mod tests {
             "{fp:?}"
         );
         assert!(fp["n"].is_ok(), "{fp:?}");
+    }
+
+    /// Probe 20 (helm-flags-reading-directories-unfingerprinted): helm 4's
+    /// `values_directory` reads every values file of a directory, the
+    /// cache flags read charts, `post_renderer_args` are the post-renderer's;
+    /// `kube_ca_file` names a file.
+    #[test]
+    fn helm_flags_reading_directories_are_always_compiled() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        write(root, "charts/c/Chart.yaml", "name: c\n");
+        write(root, "vals/a.yaml", "x: 1\n");
+        write(root, "ca.pem", "ca\n");
+        for (t, params) in [
+            ("v", "values_directory: vals"),
+            ("r", "repository_cache: vals"),
+            ("p", "post_renderer_args: vals/a.yaml"),
+            ("k", "kube_ca_file: ca.pem"),
+            ("n", "namespace: x"),
+        ] {
+            write(
+                root,
+                &format!("inventory/targets/{t}.yml"),
+                &format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: helm, input_paths: [charts/c], output_path: o, helm_params: {{{params}}}}}\n"),
+            );
+        }
+        let fp = fingerprints(root);
+        for t in ["v", "r", "p"] {
+            assert!(
+                fp[t].as_ref().is_err_and(|e| e.contains("does not follow")),
+                "{t}: {fp:?}"
+            );
+        }
+        assert!(fp["k"].is_ok() && fp["n"].is_ok(), "{fp:?}");
+        let before = fp["k"].clone();
+        write(root, "ca.pem", "other\n");
+        assert_ne!(fingerprints(root)["k"], before);
     }
 
     /// Probe 19 (jinja2-input-params-prints-scratch-compile-path): a
