@@ -489,7 +489,7 @@ fn refuse_symlink(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn has_magic(s: &str) -> bool {
+pub(crate) fn has_magic(s: &str) -> bool {
     s.contains(['*', '?', '['])
 }
 

@@ -69,6 +69,13 @@ fn jsonnet_reads_files_re() -> &'static Regex {
     })
 }
 
+/// `std.thisFile` in any form (`std['thisFile']`, `$std.thisFile`): the
+/// word is enough.
+fn jsonnet_this_file_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(r"\bthisFile\b").unwrap())
+}
+
 fn jsonnet_global_re() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
@@ -161,6 +168,25 @@ fn jsonnet_computed_native(text: &str) -> bool {
     static LITERAL: OnceLock<Regex> = OnceLock::new();
     static LIB: OnceLock<Regex> = OnceLock::new();
     static BOUND: OnceLock<Regex> = OnceLock::new();
+    static STD: OnceLock<Regex> = OnceLock::new();
+    // `std` other than as `std.name` (`std['nat' + 'ive']`, `local s =
+    // std`, `std.get(std, n)`) reaches any of its fields by a computed
+    // name, `native` and `thisFile` included, with neither word in the
+    // text (probe 20: `std['nat' + 'ive']('fil' + 'e_read')` read a file
+    // no fingerprint covered).
+    let std_word = STD.get_or_init(|| Regex::new(r"\bstd\b").unwrap());
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    if std_word.find_iter(text).any(|m| {
+        let after = text[m.end()..].trim_start();
+        let Some(rest) = after.strip_prefix('.') else {
+            return true;
+        };
+        !rest
+            .trim_start()
+            .starts_with(|c: char| c.is_alphabetic() || c == '_')
+    }) {
+        return true;
+    }
     let native = NATIVE.get_or_init(|| Regex::new(r"\bnative\b").unwrap());
     let literal = LITERAL.get_or_init(|| {
         Regex::new(r#"^\s*\(\s*(?:'[A-Za-z0-9_]+'|"[A-Za-z0-9_]+")\s*\)"#).unwrap()
@@ -187,7 +213,6 @@ fn jsonnet_computed_native(text: &str) -> bool {
         return true;
     }
     names.iter().any(|name| {
-        let is_word = |c: char| c.is_alphanumeric() || c == '_';
         text.match_indices(name.as_str()).any(|(at, _)| {
             let (before, after) = (&text[..at], &text[at + name.len()..]);
             let whole = !before.ends_with(is_word) && !after.starts_with(is_word);
@@ -381,9 +406,31 @@ impl EntryFacts {
                             | "repository-config"
                             | "registry-config"
                             | "kubeconfig"
+                            | "kube-ca-file"
                     );
                     if let (true, Some(v)) = (file_flag, v.as_str()) {
                         names.push(v.to_string());
+                    }
+                    // Probe 20: flags naming a directory helm reads
+                    // (`values_directory`: every values file in it; the
+                    // caches of charts) or arguments of the post-renderer
+                    // (which may name files it reads).
+                    let dir_flag = matches!(
+                        flag.as_str(),
+                        "values-directory"
+                            | "repository-cache"
+                            | "content-cache"
+                            | "post-renderer-args"
+                    );
+                    if dir_flag
+                        && !matches!(
+                            v,
+                            crate::value::Value::Null | crate::value::Value::Bool(false)
+                        )
+                    {
+                        unknown.get_or_insert_with(|| {
+                            format!("helm's --{flag} reads files strata does not follow")
+                        });
                     }
                     // Probe 19: the dependencies' charts (`file://../lib`)
                     // are read from wherever Chart.yaml points.
@@ -412,6 +459,68 @@ impl EntryFacts {
 fn names_catalog(name: &str) -> bool {
     name.split(['/', '\\'])
         .any(|c| c == "compiled" || c.starts_with(".strata-compile"))
+}
+
+/// Whether an input pattern may match a path below the catalog being
+/// built, which the compiler adds to the search paths (last): every
+/// search path's matches are taken (Kapitan's set), so a tree file at
+/// `compiled/a/x.yml` (a committed catalog) was hashed while the compile
+/// also read target `a`'s fresh output there (probe 20). The catalog root
+/// holds `compiled/` only: a pattern whose first name, lexically
+/// normalised, is or may match `compiled` is such an input.
+fn input_may_be_in_catalog(pattern: &str) -> bool {
+    if Path::new(pattern).is_absolute() {
+        return false;
+    }
+    let norm = crate::compile::jsonnet::normpath(Path::new(pattern));
+    let Some(first) = norm.components().find_map(|c| match c {
+        std::path::Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
+        _ => None,
+    }) else {
+        return false;
+    };
+    // A `..` left at the front climbs out of every search path: the
+    // catalog root's parent is no tree the fingerprint can hash either.
+    if norm.starts_with("..") {
+        return true;
+    }
+    first == "compiled"
+        || glob::Pattern::new(&first).is_ok_and(|p| {
+            p.matches_with(
+                "compiled",
+                glob::MatchOptions {
+                    require_literal_leading_dot: true,
+                    ..Default::default()
+                },
+            )
+        })
+}
+
+/// The first `remove` input of a plan that may name a path of the
+/// catalog outside the target's own directory (`compiled/<dir>/...`):
+/// such an entry deletes other targets' files, so what another target
+/// shows depends on whether this one is compiled with it (probe 20: a
+/// review that left the other target out showed nothing, a full review
+/// showed its file removed).
+pub fn removes_outside_own_dir(plan: &crate::compile::model::TargetPlan) -> Option<String> {
+    let own = Path::new("compiled").join(&plan.dir);
+    plan.entries
+        .iter()
+        .filter(|e| e.input_type == InputType::Remove)
+        .flat_map(|e| e.input_paths.iter())
+        .find(|pattern| {
+            if !input_may_be_in_catalog(pattern) {
+                return false;
+            }
+            let norm = crate::compile::jsonnet::normpath(Path::new(pattern.as_str()));
+            // Inside only when the own directory's names are literal.
+            let literal = norm
+                .components()
+                .take(own.components().count())
+                .all(|c| !crate::compile::has_magic(&c.as_os_str().to_string_lossy()));
+            !(literal && norm.starts_with(&own))
+        })
+        .cloned()
 }
 
 /// Marks the [`EntryFacts::names`] item that is the entry's `helm_path`
@@ -756,6 +865,12 @@ impl<'a> Fingerprinter<'a> {
                 }
             }
             for pattern in &entry.input_paths {
+                if input_may_be_in_catalog(pattern) {
+                    return Err(format!(
+                        "{}: input `{pattern}` may name the catalog being built (the compiler looks for inputs there too, after the search paths)",
+                        entry.describe
+                    ));
+                }
                 let found =
                     crate::compile::resolve_inputs_within(pattern, &opts.search_paths, &|p| {
                         self.confined(p)
@@ -890,6 +1005,16 @@ impl<'a> Fingerprinter<'a> {
             if jsonnet_reads_files_re().is_match(&scanned) {
                 return Deps::Unknown(format!(
                     "{} reads files named at run time (file_read, yaml_load, ...)",
+                    self.rel(&path)
+                ));
+            }
+            // `std.thisFile` is the file's absolute path: in a review, a
+            // scratch directory that differs per side and per run (probe
+            // 20: a full review showed it as a change of every target
+            // printing it; the incremental review and the cache did not).
+            if jsonnet_this_file_re().is_match(&scanned) {
+                return Deps::Unknown(format!(
+                    "{} uses std.thisFile (the file's path on this machine)",
                     self.rel(&path)
                 ));
             }
@@ -1628,6 +1753,43 @@ mod tests {
         assert!(fp["n"].is_ok(), "{fp:?}");
     }
 
+    /// Probe 20 (helm-flags-reading-directories-unfingerprinted): helm 4's
+    /// `values_directory` reads every values file of a directory, the
+    /// cache flags read charts, `post_renderer_args` are the post-renderer's;
+    /// `kube_ca_file` names a file.
+    #[test]
+    fn helm_flags_reading_directories_are_always_compiled() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        write(root, "charts/c/Chart.yaml", "name: c\n");
+        write(root, "vals/a.yaml", "x: 1\n");
+        write(root, "ca.pem", "ca\n");
+        for (t, params) in [
+            ("v", "values_directory: vals"),
+            ("r", "repository_cache: vals"),
+            ("p", "post_renderer_args: vals/a.yaml"),
+            ("k", "kube_ca_file: ca.pem"),
+            ("n", "namespace: x"),
+        ] {
+            write(
+                root,
+                &format!("inventory/targets/{t}.yml"),
+                &format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: helm, input_paths: [charts/c], output_path: o, helm_params: {{{params}}}}}\n"),
+            );
+        }
+        let fp = fingerprints(root);
+        for t in ["v", "r", "p"] {
+            assert!(
+                fp[t].as_ref().is_err_and(|e| e.contains("does not follow")),
+                "{t}: {fp:?}"
+            );
+        }
+        assert!(fp["k"].is_ok() && fp["n"].is_ok(), "{fp:?}");
+        let before = fp["k"].clone();
+        write(root, "ca.pem", "other\n");
+        assert_ne!(fingerprints(root)["k"], before);
+    }
+
     /// Probe 19 (jinja2-input-params-prints-scratch-compile-path): a
     /// template printing `input_params` whole wrote the scratch
     /// `compile_path` without naming it, and kept its fingerprint.
@@ -1666,6 +1828,182 @@ mod tests {
             "{fp:?}"
         );
         assert!(fp["n"].is_ok(), "{fp:?}");
+    }
+
+    /// Probe 20 (input-path-resolved-in-the-catalog-too): the compiler
+    /// takes an input's matches in every search path and in the catalog
+    /// being built; a tree copy of `compiled/a/x.yml` kept the fingerprint
+    /// of a target copying target `a`'s fresh output.
+    #[test]
+    fn an_input_that_may_be_in_the_catalog_is_always_compiled() {
+        for p in [
+            "compiled/a/x.yml",
+            "./compiled/a",
+            "x/../compiled/a/x.yml",
+            "*/a/x.yml",
+            "c*/a",
+            "[bc]ompiled/a",
+            "../elsewhere/x",
+        ] {
+            assert!(input_may_be_in_catalog(p), "{p}");
+        }
+        for p in [
+            "components/x.jsonnet",
+            "t/*.j2",
+            "compiled-notes/x",
+            ".c*/x",
+        ] {
+            assert!(!input_may_be_in_catalog(p), "{p}");
+        }
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        write(root, "compiled/a/x.yml", "v: committed\n");
+        write(root, "data/x.yml", "v: 1\n");
+        for (t, input) in [
+            ("b", "compiled/a/x.yml"),
+            ("c", "*/x.yml"),
+            ("d", "data/x.yml"),
+        ] {
+            write(
+                root,
+                &format!("inventory/targets/{t}.yml"),
+                &format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: copy, input_paths: ['{input}'], output_path: o}}\n"),
+            );
+        }
+        let fp = fingerprints(root);
+        for t in ["b", "c"] {
+            assert!(
+                fp[t].as_ref().is_err_and(|e| e.contains("catalog")),
+                "{t}: {fp:?}"
+            );
+        }
+        assert!(fp["d"].is_ok(), "{fp:?}");
+    }
+
+    /// Probe 20 (jsonnet-thisfile-prints-scratch-path): `std.thisFile` is
+    /// the file's absolute path, a scratch directory per review side; a
+    /// component printing it kept its fingerprint.
+    #[test]
+    fn a_component_using_this_file_is_always_compiled() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        for (t, text) in [
+            ("f", "{ x: { f: std.thisFile } }"),
+            ("g", "local l = import 'l.libsonnet'; { x: l }"),
+            ("b", "{ x: { f: std['thisFile'] } }"),
+            ("n", "{ x: { thisFiles: 1 } }"),
+        ] {
+            write(
+                root,
+                &format!("inventory/targets/{t}.yml"),
+                &format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jsonnet, input_paths: [c/{t}.jsonnet], output_path: o}}\n"),
+            );
+            write(root, &format!("c/{t}.jsonnet"), text);
+        }
+        write(root, "c/l.libsonnet", "{ here: std.thisFile }");
+        let fp = fingerprints(root);
+        for t in ["f", "g", "b"] {
+            assert!(
+                fp[t].as_ref().is_err_and(|e| e.contains("thisFile")),
+                "{t}: {fp:?}"
+            );
+        }
+        assert!(fp["n"].is_ok(), "{fp:?}");
+    }
+
+    /// Probe 20 (jsonnet-std-bracket-access-hides-native): `std` indexed
+    /// by a computed name reached `native` and `file_read` with neither
+    /// word in the text.
+    #[test]
+    fn std_reached_by_a_computed_name_is_always_compiled() {
+        for computed in [
+            "local n = std['nat' + 'ive']; n('fil' + 'e_read')('d')",
+            "std [ 'native' ]('file_read')",
+            "local s = std; s.native",
+            "std.get(std, 'nat' + 'ive')",
+            "std.objectValuesAll(std)",
+            "std.",
+        ] {
+            assert!(jsonnet_computed_native(computed), "{computed}");
+        }
+        for plain in [
+            "std.length(x) + std . map(f, y) + std.\n  join(',', z)",
+            "std.native('sha256_string')(x)",
+            "{ stdout: 1, std_x: 2 }",
+        ] {
+            assert!(!jsonnet_computed_native(plain), "{plain}");
+        }
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        write(root, "data/d.txt", "one\n");
+        for (t, text) in [
+            (
+                "c",
+                "local n = std['nat' + 'ive']; { x: { d: n('fil' + 'e_read')('data/d.txt') } }",
+            ),
+            ("p", "{ x: { d: std.length('a') } }"),
+        ] {
+            write(
+                root,
+                &format!("inventory/targets/{t}.yml"),
+                &format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jsonnet, input_paths: [c/{t}.jsonnet], output_path: o}}\n"),
+            );
+            write(root, &format!("c/{t}.jsonnet"), text);
+        }
+        let fp = fingerprints(root);
+        assert!(
+            fp["c"].as_ref().is_err_and(|e| e.contains("computed name")),
+            "{fp:?}"
+        );
+        assert!(fp["p"].is_ok(), "{fp:?}");
+    }
+
+    /// Probe 20 (remove-entry-deletes-another-targets-output).
+    #[test]
+    fn a_remove_outside_the_own_directory_is_told() {
+        use crate::compile::model::{Entry, TargetPlan};
+        let plan = |t: &str, removes: &[&str]| TargetPlan {
+            name: t.to_string(),
+            target_var: t.to_string(),
+            dir: t.to_string(),
+            entries: removes
+                .iter()
+                .enumerate()
+                .map(|(i, r)| Entry {
+                    number: i + 1,
+                    name: None,
+                    input_type: InputType::Remove,
+                    input_paths: vec![r.to_string()],
+                    output_path: None,
+                    input_params: Default::default(),
+                    continue_on_compile_error: false,
+                    output_type: crate::compile::output::OutputType::Yaml,
+                    ignore_missing: false,
+                    prune: false,
+                    suffix_remove: false,
+                    suffix_stripped: String::new(),
+                    args: vec![],
+                    env_vars: vec![],
+                    extra: Default::default(),
+                })
+                .collect(),
+            vars: Default::default(),
+            multiline_style: None,
+        };
+        for (removes, outside) in [
+            (&["compiled/z/tmp"][..], false),
+            (&["compiled/z"], false),
+            (&["./compiled/z/a/../b"], false),
+            (&["tmp/x"], false),
+            (&["compiled/b/x.yml"], true),
+            (&["compiled/z/../b/x.yml"], true),
+            (&["compiled/*/x.yml"], true),
+            (&["c*/z/x"], true),
+            (&["compiled/z/ok", "compiled/b"], true),
+        ] {
+            let got = removes_outside_own_dir(&plan("z", removes));
+            assert_eq!(got.is_some(), outside, "{removes:?}: {got:?}");
+        }
     }
 
     #[test]

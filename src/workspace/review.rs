@@ -556,6 +556,25 @@ impl Pr<'_> {
                     }
                 }
             }
+            // A `remove` entry deleting outside its own target's directory
+            // (`compiled/other/x.yml`): what the other targets show depends
+            // on it, so every target is compiled on both sides (probe 20).
+            let remover = base_names
+                .iter()
+                .filter_map(|t| match base_nodes.get(t) {
+                    Some(Ok(n)) => crate::compile::model::plan_target(n).ok().map(|(p, _)| p),
+                    _ => None,
+                })
+                .chain(plans.values().cloned())
+                .find_map(|p| {
+                    super::fingerprint::removes_outside_own_dir(&p).map(|pat| (p.name, pat))
+                });
+            if let Some((r, pat)) = remover {
+                let why = format!("`{r}` removes `{pat}`, which may be another target's output");
+                for t in base_names.iter().chain(plans.keys()) {
+                    shared_dir.entry(t.clone()).or_insert_with(|| why.clone());
+                }
+            }
             if let Some((t, why)) = shared_dir.iter().next() {
                 need_full.get_or_insert_with(|| format!("`{t}`'s {why}"));
             }

@@ -725,3 +725,42 @@ fn targets_sharing_an_output_directory_review_as_a_full_review_does() {
         }
     }
 }
+
+/// Probe 20 (remove-entry-deletes-another-targets-output): target `z`'s new
+/// `remove` entry deletes target `b`'s file; the incremental review left
+/// `b` (unchanged fingerprint) out of both catalogs, so the removal failed
+/// (nothing to remove) where the full review showed `b`'s file removed.
+/// One worker, so that `b` is compiled before `z` in the full review.
+#[test]
+fn a_remove_of_another_targets_output_reviews_as_a_full_review_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    let put = |rel: &str, text: &str| {
+        let p = work.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let target = |t: &str, extra: &str| {
+        format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jinja2, input_paths: [tpl/x.yml], output_path: .}}\n{extra}")
+    };
+    put("inventory/targets/b.yml", &target("b", ""));
+    put("inventory/targets/z.yml", &target("z", ""));
+    put("tpl/x.yml", "v: 1\n");
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "base"]);
+    git(&work, &["branch", "base"]);
+    put(
+        "inventory/targets/z.yml",
+        &target(
+            "z",
+            "      - {input_type: remove, input_paths: [compiled/b/x.yml], output_path: .}\n",
+        ),
+    );
+    git(&work, &["commit", "-q", "-am", "pr"]);
+    let (code, incremental, err) = review(&work, &["--parallelism", "1"]);
+    let (full_code, full, full_err) = review(&work, &["--full", "--parallelism", "1"]);
+    assert_eq!((code, full_code), (0, 0), "{err}\n{full_err}");
+    assert_eq!(incremental, full, "{err}");
+    assert!(err.contains("`z` removes `compiled/b/x.yml`"), "{err}");
+}
