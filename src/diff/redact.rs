@@ -5130,8 +5130,10 @@ struct PositionalRule {
 }
 
 /// Literals that run [`hide_positional_secrets`]' other rules (Neo4j's
-/// `SET PASSWORD FROM`, an INSERT).
-const POSITIONAL_NEEDLES: &[&str] = &["ASSWORD", "assword", "INSERT", "insert", "Insert"];
+/// `SET PASSWORD FROM`, an INSERT or MySQL's REPLACE).
+const POSITIONAL_NEEDLES: &[&str] = &[
+    "ASSWORD", "assword", "INSERT", "insert", "Insert", "REPLACE", "replace", "Replace",
+];
 
 /// Every [`PositionalRule`]'s needle and [`POSITIONAL_NEEDLES`] in one
 /// set, and each rule's needles' indexes in it: one pass over a text says
@@ -5361,9 +5363,9 @@ fn positional_rules() -> &'static [PositionalRule] {
 fn hide_positional_secrets(out: &mut String, secret_column: impl Fn(&str) -> bool) {
     let (set, ids) = positional_needles();
     let hit = set.matches(out);
-    // Indexes 0..5 are POSITIONAL_NEEDLES.
+    // Indexes 0..8 are POSITIONAL_NEEDLES.
     let password = hit.matched(0) || hit.matched(1);
-    let insert = hit.matched(2) || hit.matched(3) || hit.matched(4);
+    let insert = (2..8).any(|i| hit.matched(i));
     for (rule, ids) in positional_rules().iter().zip(ids) {
         // A rule without needles runs on every text (its regex is the
         // pre-check: no literal says where its shape may be).
@@ -5401,11 +5403,21 @@ fn hide_positional_secrets(out: &mut String, secret_column: impl Fn(&str) -> boo
 /// `INSERT INTO t (name, password) VALUES ('a', 'X'), ('b', 'Y')`: the
 /// value in each row at a secret-named column's position, whole (a call
 /// such as `crypt('X', gen_salt('bf'))` too); a bind parameter (`?`, `$1`,
-/// `:pw`, `%s`), `NULL` and `DEFAULT` are not secrets.
+/// `:pw`, `%s`), `NULL` and `DEFAULT` are not secrets. The dialects'
+/// spellings of the same statement too: MySQL's `REPLACE INTO`, its
+/// `LOW_PRIORITY`/`HIGH_PRIORITY`/`DELAYED` modifiers and `VALUE`,
+/// SQLite's `INSERT OR REPLACE`, PostgreSQL's table alias and
+/// `OVERRIDING SYSTEM VALUE`.
 fn hide_insert_values(out: &mut String, secret_column: impl Fn(&str) -> bool) {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
-        Regex::new(r"(?i)\binsert[ \t]+(?:ignore[ \t]+)?into[ \t]+[^\s(]+[ \t\r\n]*\(([^()]*)\)[ \t\r\n]*values[ \t\r\n]*")
+        Regex::new(concat!(
+            r"(?i)\b(?:insert|replace)",
+            r"(?:[ \t]+(?:ignore|low_priority|high_priority|delayed|or[ \t]+(?:replace|ignore|abort|fail|rollback)))*",
+            r"[ \t]+into[ \t]+[^\s(]+(?:[ \t]+(?:as[ \t]+)?[A-Za-z_][A-Za-z0-9_]*)?",
+            r"[ \t\r\n]*\(([^()]*)\)[ \t\r\n]*",
+            r"(?:overriding[ \t]+(?:system|user)[ \t]+value[ \t\r\n]+)?values?[ \t\r\n]*",
+        ))
             .expect("static regex is valid")
     });
     let mut hidden: Vec<(usize, usize)> = Vec::new();
@@ -8702,6 +8714,13 @@ mod tests {
                 "INSERT INTO users (name, password) VALUES ('a', 's3cr3tVx');",
                 "insert into users (`name`, `password`) values ('a', 's3cr3tVx'), ('b', 's3cr3tVx');",
                 "INSERT INTO users (name, password, role) VALUES ('a,b', crypt('s3cr3tVx', gen_salt('bf')), 'admin');",
+                // verify21: the dialects' other spellings of an INSERT.
+                "REPLACE INTO users (name, password) VALUES ('a', 's3cr3tVx');",
+                "INSERT LOW_PRIORITY IGNORE INTO users (name, password) VALUES ('a', 's3cr3tVx');",
+                "INSERT INTO users (name, password) VALUE ('a', 's3cr3tVx');",
+                "INSERT OR REPLACE INTO users (name, password) VALUES ('a', 's3cr3tVx');",
+                "INSERT INTO users AS u (name, password) VALUES ('a', 's3cr3tVx');",
+                "INSERT INTO users (name, password) OVERRIDING SYSTEM VALUE VALUES ('a', 's3cr3tVx');",
                 "db.auth(\"alice\", \"s3cr3tVx\")",
                 "db.getSiblingDB('admin').auth('alice', 's3cr3tVx')",
                 "AUTH s3cr3tVx",
@@ -8732,6 +8751,8 @@ mod tests {
             &r,
             &[
                 "INSERT INTO users (name, role) VALUES ('a', 'admin');",
+                "REPLACE INTO users (name, role) VALUES ('a', 'admin');",
+                "s.replace(\"a\", \"b\")",
                 "INSERT INTO users (name, password) VALUES (?, ?);",
                 "INSERT INTO users (name, password) VALUES ($1, $2);",
                 "AUTH LOGIN",
