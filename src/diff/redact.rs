@@ -1539,7 +1539,9 @@ pub struct Redactor {
     /// Group 2 is the key, group 3 the value.
     blank_pair: Regex,
     /// Cisco IOS `username U … password|secret [TYPE] X`, `enable
-    /// secret|password [TYPE] X`.
+    /// secret|password [TYPE] X`, and a `line`'s ` password TYPE X` (with
+    /// its type digit, X ending the line: a bare `password X` is the key
+    /// rules', and `Password 2 must match` is prose).
     cisco: Regex,
     /// A Redis ACL rule (`user NAME on >X ~* +@all`, `ACL SETUSER NAME on
     /// >X`): its `>X` and `<X` words are passwords.
@@ -1839,7 +1841,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let cisco = Regex::new(
-            r"(?mi)(^[ \t]*(?:username[ \t]+\S+(?:[ \t]+\S+)*?|enable)[ \t]+(?:password|secret)[ \t]+(?:[0-9][ \t]+)?)(\S+)",
+            r"(?mi)(^[ \t]*(?:username[ \t]+\S+(?:[ \t]+\S+)*?|enable)[ \t]+(?:password|secret)[ \t]+(?:[0-9][ \t]+)?)(\S+)|(^[ \t]*password[ \t]+[0-9][ \t]+)(\S+)([ \t]*\r?$)",
         )
         .expect("static regex is valid");
         let redis_acl =
@@ -2369,12 +2371,19 @@ impl Redactor {
             || out.contains("SERNAME")
             || out.contains("nable ")
             || out.contains("NABLE ")
+            || out.contains("assword ")
+            || out.contains("ASSWORD ")
         {
             replace_in(&mut out, &self.cisco, |c: &regex::Captures| {
-                if c[2].starts_with(OLD) {
+                // Groups 1-2: `username`/`enable`; 3-5: a `line`'s password.
+                let (head, value, tail) = match c.get(1) {
+                    Some(h) => (h.as_str(), &c[2], ""),
+                    None => (&c[3], &c[4], &c[5]),
+                };
+                if value.starts_with(OLD) {
                     c[0].to_string()
                 } else {
-                    format!("{}{OLD}", &c[1])
+                    format!("{head}{OLD}{tail}")
                 }
             });
         }
@@ -7360,6 +7369,8 @@ mod tests {
                 "#define DB_PASSWORD \"s3cr3tVx\"",
                 "username admin privilege 15 password 0 s3cr3tVx",
                 "enable secret 0 s3cr3tVx",
+                // verify21: a `line vty`'s password with its type digit.
+                "password 7 s3cr3tVx",
                 "user app on >s3cr3tVx ~* +@all",
                 "SET PASSWORD FOR 'app'@'%' = PASSWORD('s3cr3tVx');",
                 "CREATE USER app IDENTIFIED BY s3cr3tVx;",
@@ -7369,6 +7380,7 @@ mod tests {
                 "<Password value=\"s3cr3tVx\"/>",
             ],
         );
+        file_hidden_everywhere(&r, &["line vty 0 4\n password 7 s3cr3tVx\n login"]);
         // Near misses: prose starting with a secret word, a neutral
         // directive, a `#define` of a neutral name, a Cisco line without a
         // password.
@@ -7376,6 +7388,7 @@ mod tests {
             &r,
             &[
                 "Password must be at least 12 characters",
+                "Password 2 must match",
                 "the token expires after one hour",
                 "    HTTP_User elastic",
                 "#define MAX_CONNECTIONS 16",
