@@ -5266,11 +5266,12 @@ fn positional_rules() -> &'static [PositionalRule] {
                 never,
             ),
             // Redis' `AUTH X` / `AUTH user X` as a line (after a
-            // redis-cli prompt too) or a quoted command (`printf "AUTH
-            // X\r\n"`); an SMTP mechanism's name is not a secret.
+            // redis-cli prompt or redis-cli's options too) or a quoted
+            // command (`printf "AUTH X\r\n"`); an SMTP mechanism's name is
+            // not a secret.
             rule(
                 &["AUTH "],
-                r#"(?m)((?:^[ \t]*(?:[^\s>]*>[ \t]*)?|["'])AUTH[ \t]+(?:[^\s"'\\]+[ \t]+)?)([^\s"'\\]+)([ \t]*\r?$|\\[rn]|["'])"#,
+                r#"(?m)((?:^[ \t]*(?:[^\s>]*>[ \t]*)?|["']|\bredis-cli[ \t][^\n]*?[ \t])AUTH[ \t]+(?:[^\s"'\\]+[ \t]+)?)([^\s"'\\]+)([ \t]*\r?$|\\[rn]|["'])"#,
                 |v| {
                     [
                         "LOGIN", "PLAIN", "CRAM-MD5", "DIGEST-MD5", "XOAUTH2", "OAUTHBEARER",
@@ -8739,6 +8740,9 @@ mod tests {
                 "AUTH s3cr3tVx",
                 "AUTH alice s3cr3tVx",
                 "127.0.0.1:6379> AUTH s3cr3tVx",
+                // verify21: the command as redis-cli's arguments.
+                "redis-cli -h db.example AUTH default s3cr3tVx",
+                "redis-cli -n 0 AUTH s3cr3tVx",
                 "printf \"AUTH s3cr3tVx\\r\\nPING\\r\\n\" | nc redis 6379",
                 "ALTER CURRENT USER SET PASSWORD FROM 's3cr3tVx' TO 's3cr3tVx'",
                 "CREATE USER alice SET PASSWORD 's3cr3tVx' CHANGE NOT REQUIRED",
