@@ -5363,6 +5363,13 @@ fn positional_rules() -> &'static [PositionalRule] {
                 r#"(?m)^([ \t]*option[ \t]+key[1-4]?[ \t]+)('[^'\n]*'|"[^"\n]*"|\S+)()"#,
                 |v| v.trim_start_matches(['\'', '"']).starts_with('/'),
             ),
+            // The same set with the `uci` command (`uci set
+            // wireless.r0.key='X'`, a provisioning script's).
+            rule(
+                &["uci "],
+                r#"(?m)(\buci[ \t]+(?:-q[ \t]+)?(?:set|add_list)[ \t]+['"]?[^\s.=]+\.[^\s.=]+\.key[1-4]?=)('[^'\n]*'|"[^"\n]*"|[^\s'"]+)()"#,
+                |v| v.trim_start_matches(['\'', '"']).starts_with('/'),
+            ),
         ]
     })
 }
@@ -8815,6 +8822,9 @@ mod tests {
                 "encrypted-password \"s3cr3tVx\";",
                 "\toption key 's3cr3tVx'",
                 "\toption key1 's:s3cr3tVx'",
+                // verify21: the `uci` command's spelling.
+                "uci set wireless.default_radio0.key='s3cr3tVx'",
+                "uci -q set wireless.@wifi-iface[0].key1=s3cr3tVx",
                 "\toption password 's3cr3tVx'",
             ],
         );
@@ -8833,6 +8843,7 @@ mod tests {
             &[
                 " key 1",
                 "\toption key '/etc/openvpn/client.key'",
+                "uci set wireless.default_radio0.keyfile='/etc/k'",
                 "ntp trusted-key 1",
                 "snmp-server location rack-4",
                 "tacacs-server timeout 5",
