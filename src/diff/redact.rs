@@ -5363,6 +5363,15 @@ fn positional_rules() -> &'static [PositionalRule] {
                 r#"(?m)^([ \t]*option[ \t]+key[1-4]?[ \t]+)('[^'\n]*'|"[^"\n]*"|\S+)()"#,
                 |v| v.trim_start_matches(['\'', '"']).starts_with('/'),
             ),
+            // wget's `--header=NAME:X` (the option glued to the header,
+            // or quoted whole: `'--header=Authorization: Bearer X'`): the
+            // key rules read `--header` as the key there. A credential
+            // header's name, or one naming a token, key or secret.
+            rule(
+                &["-header="],
+                r#"(?i)(--header=['"]?(?:(?:proxy-)?authorization|cookie|private-token|x-honeycomb-team|x-jfrog-art-api|x-auth-key|ocp-apim-subscription-key|dd-application-key|x-insert-key|x-license-key|x-query-key|x-parse-master-key|[a-z0-9-]*(?:token|api-?key|secret|password)[a-z0-9-]*):[ \t]*(?:(?:bearer|basic|token|apikey)[ \t]+)?)([^\s'"]+)()"#,
+                never,
+            ),
             // The same set with the `uci` command (`uci set
             // wireless.r0.key='X'`, a provisioning script's).
             rule(
@@ -8874,6 +8883,11 @@ mod tests {
                 "X-Vault-Token: s3cr3tVx",
                 "PRIVATE-TOKEN: s3cr3tVx",
                 "X-API-Key: s3cr3tVx",
+                // verify21: wget's `--header=` glued or quoted whole.
+                "wget --header=X-Auth-Key:s3cr3tVx https://h",
+                "wget --header=X-Auth-Token:s3cr3tVx https://h",
+                "wget '--header=Authorization: Bearer s3cr3tVx' https://h",
+                "wget --header=PRIVATE-TOKEN:s3cr3tVx https://h",
             ],
         );
         let (_, b) = r.redact_pair(
@@ -8889,7 +8903,12 @@ mod tests {
         );
         shown_everywhere(
             &r,
-            &["X-JFrog-Art-Api-Version: 7", "Accept: application/json"],
+            &[
+                "X-JFrog-Art-Api-Version: 7",
+                "Accept: application/json",
+                "wget --header=Accept:application/json https://h",
+                "wget --header=X-JFrog-Art-Api-Version:7 https://h",
+            ],
         );
     }
 }
