@@ -1539,7 +1539,9 @@ pub struct Redactor {
     /// Group 2 is the key, group 3 the value.
     blank_pair: Regex,
     /// Cisco IOS `username U … password|secret [TYPE] X`, `enable
-    /// secret|password [TYPE] X`.
+    /// secret|password [TYPE] X`, and a `line`'s ` password TYPE X` (with
+    /// its type digit, X ending the line: a bare `password X` is the key
+    /// rules', and `Password 2 must match` is prose).
     cisco: Regex,
     /// A Redis ACL rule (`user NAME on >X ~* +@all`, `ACL SETUSER NAME on
     /// >X`): its `>X` and `<X` words are passwords.
@@ -1839,7 +1841,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let cisco = Regex::new(
-            r"(?mi)(^[ \t]*(?:username[ \t]+\S+(?:[ \t]+\S+)*?|enable)[ \t]+(?:password|secret)[ \t]+(?:[0-9][ \t]+)?)(\S+)",
+            r"(?mi)(^[ \t]*(?:username[ \t]+\S+(?:[ \t]+\S+)*?|enable)[ \t]+(?:password|secret)[ \t]+(?:[0-9][ \t]+)?)(\S+)|(^[ \t]*password[ \t]+[0-9][ \t]+)(\S+)([ \t]*\r?$)",
         )
         .expect("static regex is valid");
         let redis_acl =
@@ -2369,12 +2371,19 @@ impl Redactor {
             || out.contains("SERNAME")
             || out.contains("nable ")
             || out.contains("NABLE ")
+            || out.contains("assword ")
+            || out.contains("ASSWORD ")
         {
             replace_in(&mut out, &self.cisco, |c: &regex::Captures| {
-                if c[2].starts_with(OLD) {
+                // Groups 1-2: `username`/`enable`; 3-5: a `line`'s password.
+                let (head, value, tail) = match c.get(1) {
+                    Some(h) => (h.as_str(), &c[2], ""),
+                    None => (&c[3], &c[4], &c[5]),
+                };
+                if value.starts_with(OLD) {
                     c[0].to_string()
                 } else {
-                    format!("{}{OLD}", &c[1])
+                    format!("{head}{OLD}{tail}")
                 }
             });
         }
@@ -5130,8 +5139,10 @@ struct PositionalRule {
 }
 
 /// Literals that run [`hide_positional_secrets`]' other rules (Neo4j's
-/// `SET PASSWORD FROM`, an INSERT).
-const POSITIONAL_NEEDLES: &[&str] = &["ASSWORD", "assword", "INSERT", "insert", "Insert"];
+/// `SET PASSWORD FROM`, an INSERT or MySQL's REPLACE).
+const POSITIONAL_NEEDLES: &[&str] = &[
+    "ASSWORD", "assword", "INSERT", "insert", "Insert", "REPLACE", "replace", "Replace",
+];
 
 /// Every [`PositionalRule`]'s needle and [`POSITIONAL_NEEDLES`] in one
 /// set, and each rule's needles' indexes in it: one pass over a text says
@@ -5255,11 +5266,12 @@ fn positional_rules() -> &'static [PositionalRule] {
                 never,
             ),
             // Redis' `AUTH X` / `AUTH user X` as a line (after a
-            // redis-cli prompt too) or a quoted command (`printf "AUTH
-            // X\r\n"`); an SMTP mechanism's name is not a secret.
+            // redis-cli prompt or redis-cli's options too) or a quoted
+            // command (`printf "AUTH X\r\n"`); an SMTP mechanism's name is
+            // not a secret.
             rule(
                 &["AUTH "],
-                r#"(?m)((?:^[ \t]*(?:[^\s>]*>[ \t]*)?|["'])AUTH[ \t]+(?:[^\s"'\\]+[ \t]+)?)([^\s"'\\]+)([ \t]*\r?$|\\[rn]|["'])"#,
+                r#"(?m)((?:^[ \t]*(?:[^\s>]*>[ \t]*)?|["']|\bredis-cli[ \t][^\n]*?[ \t])AUTH[ \t]+(?:[^\s"'\\]+[ \t]+)?)([^\s"'\\]+)([ \t]*\r?$|\\[rn]|["'])"#,
                 |v| {
                     [
                         "LOGIN", "PLAIN", "CRAM-MD5", "DIGEST-MD5", "XOAUTH2", "OAUTHBEARER",
@@ -5351,6 +5363,22 @@ fn positional_rules() -> &'static [PositionalRule] {
                 r#"(?m)^([ \t]*option[ \t]+key[1-4]?[ \t]+)('[^'\n]*'|"[^"\n]*"|\S+)()"#,
                 |v| v.trim_start_matches(['\'', '"']).starts_with('/'),
             ),
+            // wget's `--header=NAME:X` (the option glued to the header,
+            // or quoted whole: `'--header=Authorization: Bearer X'`): the
+            // key rules read `--header` as the key there. A credential
+            // header's name, or one naming a token, key or secret.
+            rule(
+                &["-header="],
+                r#"(?i)(--header=['"]?(?:(?:proxy-)?authorization|cookie|private-token|x-honeycomb-team|x-jfrog-art-api|x-auth-key|ocp-apim-subscription-key|dd-application-key|x-insert-key|x-license-key|x-query-key|x-parse-master-key|[a-z0-9-]*(?:token|api-?key|secret|password)[a-z0-9-]*):[ \t]*(?:(?:bearer|basic|token|apikey)[ \t]+)?)([^\s'"]+)()"#,
+                never,
+            ),
+            // The same set with the `uci` command (`uci set
+            // wireless.r0.key='X'`, a provisioning script's).
+            rule(
+                &["uci "],
+                r#"(?m)(\buci[ \t]+(?:-q[ \t]+)?(?:set|add_list)[ \t]+['"]?[^\s.=]+\.[^\s.=]+\.key[1-4]?=)('[^'\n]*'|"[^"\n]*"|[^\s'"]+)()"#,
+                |v| v.trim_start_matches(['\'', '"']).starts_with('/'),
+            ),
         ]
     })
 }
@@ -5361,9 +5389,9 @@ fn positional_rules() -> &'static [PositionalRule] {
 fn hide_positional_secrets(out: &mut String, secret_column: impl Fn(&str) -> bool) {
     let (set, ids) = positional_needles();
     let hit = set.matches(out);
-    // Indexes 0..5 are POSITIONAL_NEEDLES.
+    // Indexes 0..8 are POSITIONAL_NEEDLES.
     let password = hit.matched(0) || hit.matched(1);
-    let insert = hit.matched(2) || hit.matched(3) || hit.matched(4);
+    let insert = (2..8).any(|i| hit.matched(i));
     for (rule, ids) in positional_rules().iter().zip(ids) {
         // A rule without needles runs on every text (its regex is the
         // pre-check: no literal says where its shape may be).
@@ -5401,11 +5429,21 @@ fn hide_positional_secrets(out: &mut String, secret_column: impl Fn(&str) -> boo
 /// `INSERT INTO t (name, password) VALUES ('a', 'X'), ('b', 'Y')`: the
 /// value in each row at a secret-named column's position, whole (a call
 /// such as `crypt('X', gen_salt('bf'))` too); a bind parameter (`?`, `$1`,
-/// `:pw`, `%s`), `NULL` and `DEFAULT` are not secrets.
+/// `:pw`, `%s`), `NULL` and `DEFAULT` are not secrets. The dialects'
+/// spellings of the same statement too: MySQL's `REPLACE INTO`, its
+/// `LOW_PRIORITY`/`HIGH_PRIORITY`/`DELAYED` modifiers and `VALUE`,
+/// SQLite's `INSERT OR REPLACE`, PostgreSQL's table alias and
+/// `OVERRIDING SYSTEM VALUE`.
 fn hide_insert_values(out: &mut String, secret_column: impl Fn(&str) -> bool) {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
-        Regex::new(r"(?i)\binsert[ \t]+(?:ignore[ \t]+)?into[ \t]+[^\s(]+[ \t\r\n]*\(([^()]*)\)[ \t\r\n]*values[ \t\r\n]*")
+        Regex::new(concat!(
+            r"(?i)\b(?:insert|replace)",
+            r"(?:[ \t]+(?:ignore|low_priority|high_priority|delayed|or[ \t]+(?:replace|ignore|abort|fail|rollback)))*",
+            r"[ \t]+into[ \t]+[^\s(]+(?:[ \t]+(?:as[ \t]+)?[A-Za-z_][A-Za-z0-9_]*)?",
+            r"[ \t\r\n]*\(([^()]*)\)[ \t\r\n]*",
+            r"(?:overriding[ \t]+(?:system|user)[ \t]+value[ \t\r\n]+)?values?[ \t\r\n]*",
+        ))
             .expect("static regex is valid")
     });
     let mut hidden: Vec<(usize, usize)> = Vec::new();
@@ -7348,6 +7386,8 @@ mod tests {
                 "#define DB_PASSWORD \"s3cr3tVx\"",
                 "username admin privilege 15 password 0 s3cr3tVx",
                 "enable secret 0 s3cr3tVx",
+                // verify21: a `line vty`'s password with its type digit.
+                "password 7 s3cr3tVx",
                 "user app on >s3cr3tVx ~* +@all",
                 "SET PASSWORD FOR 'app'@'%' = PASSWORD('s3cr3tVx');",
                 "CREATE USER app IDENTIFIED BY s3cr3tVx;",
@@ -7357,6 +7397,7 @@ mod tests {
                 "<Password value=\"s3cr3tVx\"/>",
             ],
         );
+        file_hidden_everywhere(&r, &["line vty 0 4\n password 7 s3cr3tVx\n login"]);
         // Near misses: prose starting with a secret word, a neutral
         // directive, a `#define` of a neutral name, a Cisco line without a
         // password.
@@ -7364,6 +7405,7 @@ mod tests {
             &r,
             &[
                 "Password must be at least 12 characters",
+                "Password 2 must match",
                 "the token expires after one hour",
                 "    HTTP_User elastic",
                 "#define MAX_CONNECTIONS 16",
@@ -8702,11 +8744,21 @@ mod tests {
                 "INSERT INTO users (name, password) VALUES ('a', 's3cr3tVx');",
                 "insert into users (`name`, `password`) values ('a', 's3cr3tVx'), ('b', 's3cr3tVx');",
                 "INSERT INTO users (name, password, role) VALUES ('a,b', crypt('s3cr3tVx', gen_salt('bf')), 'admin');",
+                // verify21: the dialects' other spellings of an INSERT.
+                "REPLACE INTO users (name, password) VALUES ('a', 's3cr3tVx');",
+                "INSERT LOW_PRIORITY IGNORE INTO users (name, password) VALUES ('a', 's3cr3tVx');",
+                "INSERT INTO users (name, password) VALUE ('a', 's3cr3tVx');",
+                "INSERT OR REPLACE INTO users (name, password) VALUES ('a', 's3cr3tVx');",
+                "INSERT INTO users AS u (name, password) VALUES ('a', 's3cr3tVx');",
+                "INSERT INTO users (name, password) OVERRIDING SYSTEM VALUE VALUES ('a', 's3cr3tVx');",
                 "db.auth(\"alice\", \"s3cr3tVx\")",
                 "db.getSiblingDB('admin').auth('alice', 's3cr3tVx')",
                 "AUTH s3cr3tVx",
                 "AUTH alice s3cr3tVx",
                 "127.0.0.1:6379> AUTH s3cr3tVx",
+                // verify21: the command as redis-cli's arguments.
+                "redis-cli -h db.example AUTH default s3cr3tVx",
+                "redis-cli -n 0 AUTH s3cr3tVx",
                 "printf \"AUTH s3cr3tVx\\r\\nPING\\r\\n\" | nc redis 6379",
                 "ALTER CURRENT USER SET PASSWORD FROM 's3cr3tVx' TO 's3cr3tVx'",
                 "CREATE USER alice SET PASSWORD 's3cr3tVx' CHANGE NOT REQUIRED",
@@ -8732,6 +8784,8 @@ mod tests {
             &r,
             &[
                 "INSERT INTO users (name, role) VALUES ('a', 'admin');",
+                "REPLACE INTO users (name, role) VALUES ('a', 'admin');",
+                "s.replace(\"a\", \"b\")",
                 "INSERT INTO users (name, password) VALUES (?, ?);",
                 "INSERT INTO users (name, password) VALUES ($1, $2);",
                 "AUTH LOGIN",
@@ -8777,6 +8831,9 @@ mod tests {
                 "encrypted-password \"s3cr3tVx\";",
                 "\toption key 's3cr3tVx'",
                 "\toption key1 's:s3cr3tVx'",
+                // verify21: the `uci` command's spelling.
+                "uci set wireless.default_radio0.key='s3cr3tVx'",
+                "uci -q set wireless.@wifi-iface[0].key1=s3cr3tVx",
                 "\toption password 's3cr3tVx'",
             ],
         );
@@ -8795,6 +8852,7 @@ mod tests {
             &[
                 " key 1",
                 "\toption key '/etc/openvpn/client.key'",
+                "uci set wireless.default_radio0.keyfile='/etc/k'",
                 "ntp trusted-key 1",
                 "snmp-server location rack-4",
                 "tacacs-server timeout 5",
@@ -8825,6 +8883,11 @@ mod tests {
                 "X-Vault-Token: s3cr3tVx",
                 "PRIVATE-TOKEN: s3cr3tVx",
                 "X-API-Key: s3cr3tVx",
+                // verify21: wget's `--header=` glued or quoted whole.
+                "wget --header=X-Auth-Key:s3cr3tVx https://h",
+                "wget --header=X-Auth-Token:s3cr3tVx https://h",
+                "wget '--header=Authorization: Bearer s3cr3tVx' https://h",
+                "wget --header=PRIVATE-TOKEN:s3cr3tVx https://h",
             ],
         );
         let (_, b) = r.redact_pair(
@@ -8840,7 +8903,12 @@ mod tests {
         );
         shown_everywhere(
             &r,
-            &["X-JFrog-Art-Api-Version: 7", "Accept: application/json"],
+            &[
+                "X-JFrog-Art-Api-Version: 7",
+                "Accept: application/json",
+                "wget --header=Accept:application/json https://h",
+                "wget --header=X-JFrog-Art-Api-Version:7 https://h",
+            ],
         );
     }
 }

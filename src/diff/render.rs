@@ -34,8 +34,13 @@ pub fn summary_line(d: &CatalogDiff) -> String {
     parts.join(", ")
 }
 
-/// Plain text, with ANSI colours when `color` is set.
+/// Plain text, with ANSI colours when `color` is set. Names (targets,
+/// files, objects) come from a pull request: their control and
+/// bidirectional characters are shown escaped (`\u{1b}`, `\u{202e}`), as in
+/// the markdown, so a name cannot drive the terminal or the CI log, start a
+/// line of its own or reorder the line it is on.
 pub fn text(d: &CatalogDiff, color: bool) -> String {
+    use crate::diagnostics::escape_controls as esc;
     let paint = |code: &str, s: &str| {
         if color {
             format!("{code}{s}{RESET}")
@@ -48,22 +53,31 @@ pub fn text(d: &CatalogDiff, color: bool) -> String {
         let _ = writeln!(
             out,
             "{}",
-            paint(BOLD, &format!("target {} ({})", t.name, t.status.as_str()))
+            paint(
+                BOLD,
+                &format!("target {} ({})", esc(&t.name), t.status.as_str())
+            )
         );
         for f in &t.files {
             match &f.old_path {
                 Some(old) => {
-                    let _ = writeln!(out, "  {:<8} {} -> {}", f.status.as_str(), old, f.path);
+                    let _ = writeln!(
+                        out,
+                        "  {:<8} {} -> {}",
+                        f.status.as_str(),
+                        esc(old),
+                        esc(&f.path)
+                    );
                 }
                 None => {
-                    let _ = writeln!(out, "  {:<8} {}", f.status.as_str(), f.path);
+                    let _ = writeln!(out, "  {:<8} {}", f.status.as_str(), esc(&f.path));
                 }
             }
             for o in &f.objects {
                 let _ = writeln!(
                     out,
                     "    {} ({}, +{} -{})",
-                    paint(BOLD, &o.name),
+                    paint(BOLD, &esc(&o.name)),
                     o.status.as_str(),
                     o.added_lines,
                     o.removed_lines
@@ -100,6 +114,7 @@ const MAX_TEXT_GROUPS: usize = 20;
 /// all).
 pub fn groups_text(d: &CatalogDiff, color: bool) -> String {
     use super::groups::{self, GroupKey};
+    use crate::diagnostics::escape_controls as esc;
     let gs = groups::group(d);
     if gs.iter().all(|g| g.members.len() < 2) {
         return String::new();
@@ -149,10 +164,10 @@ pub fn groups_text(d: &CatalogDiff, color: bool) -> String {
             }
             GroupKey::Objects { status, kind } => format!("{kind} objects {}", status.as_str()),
             GroupKey::Target { status } => format!("targets {}", status.as_str()),
-            GroupKey::Text(_) => format!("{} changed", f.path),
+            GroupKey::Text(_) => format!("{} changed", esc(&f.path)),
         };
         let kinds: Vec<String> = g.kinds.iter().map(|(k, n)| format!("{k} x{n}")).collect();
-        let targets: Vec<&str> = g.targets.iter().take(5).map(String::as_str).collect();
+        let targets: Vec<_> = g.targets.iter().take(5).map(|t| esc(t)).collect();
         let more = g.targets.len().saturating_sub(5);
         let more = if more > 0 {
             format!(" and {more} more")
@@ -339,6 +354,52 @@ mod tests {
         );
         d.targets.pop();
         assert!(!text(&d, false).contains("across targets"));
+    }
+
+    /// verify21 (v-text-output-names-raw-controls): the text output printed
+    /// a pull request's target, file and object names raw, an ESC or a
+    /// U+202E too, while the markdown showed them escaped.
+    #[test]
+    fn text_shows_names_control_characters_escaped() {
+        use crate::diff::{groups::Change, FileDiff, Status, TargetDiff};
+        let mut d = CatalogDiff::default();
+        for t in ["a\u{202e}b", "c\u{1b}[2Kd"] {
+            d.targets.push(TargetDiff {
+                name: t.into(),
+                status: Status::Changed,
+                files: vec![FileDiff {
+                    path: "x\u{2067}y.yaml".into(),
+                    old_path: Some("o\rld.yaml".into()),
+                    status: Status::Renamed,
+                    objects: vec![ObjectDiff {
+                        name: "Deployment/ns/e\u{1b}]0;t\u{7}x".into(),
+                        status: Status::Changed,
+                        added_lines: 1,
+                        removed_lines: 1,
+                        diff: "@@ -1 +1 @@\n-o: 1\n+o: 2\n".into(),
+                        changes: vec![Change {
+                            path: "spec.o".into(),
+                            old: Some("1".into()),
+                            new: Some("2".into()),
+                        }],
+                    }],
+                }],
+            });
+        }
+        let t = text(&d, false);
+        assert!(
+            !t.chars()
+                .any(|c| c != '\n' && crate::diagnostics::must_escape(c)),
+            "{t:?}"
+        );
+        for shown in [
+            "target a\\u{202e}b (changed)",
+            "o\\rld.yaml -> x\\u{2067}y.yaml",
+            "e\\u{1b}]0;t\\u{7}x (changed",
+            "of 2 targets: a\\u{202e}b, c\\u{1b}[2Kd",
+        ] {
+            assert!(t.contains(shown), "{shown} not in {t}");
+        }
     }
 
     #[test]
