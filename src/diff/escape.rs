@@ -3,7 +3,8 @@
 //! summary and `diff --format markdown`. A name comes from a PR and may hold
 //! a newline followed by `<!--`, which would hide the rest of the comment,
 //! or `</code></summary>`, `@someone` or `[link](…)`.
-//! Diff bodies are not escaped here: they go into fences (`render::fence`).
+//! Diff bodies are not escaped here: they go into fences (`render::fence`),
+//! which show their control and bidirectional characters as escapes.
 
 /// Control characters made visible as escapes (`\n`, `\u{1b}`), so that no
 /// name can end a line (and so a Markdown block or an HTML element), nor

@@ -288,7 +288,28 @@ fn object_markdown(o: &ObjectDiff, omitted: bool) -> String {
 }
 
 /// A fenced code block whose fence is longer than any backtick run inside.
+/// Control and bidirectional characters in the content are shown as
+/// escapes (`\u{202e}`): a pull request's line could otherwise read in the
+/// comment in another order than it holds (GitHub's own diff view warns
+/// of them; a fenced block shows them silently). Line breaks and tabs stay.
 pub fn fence(lang: &str, content: &str) -> String {
+    let escaped;
+    let content = if content
+        .chars()
+        .any(|c| !matches!(c, '\n' | '\r' | '\t') && crate::diagnostics::must_escape(c))
+    {
+        escaped = content
+            .chars()
+            .map(|c| match c {
+                '\n' | '\r' | '\t' => c.to_string(),
+                c if crate::diagnostics::must_escape(c) => format!("\\u{{{:x}}}", c as u32),
+                c => c.to_string(),
+            })
+            .collect::<String>();
+        escaped.as_str()
+    } else {
+        content
+    };
     let mut longest = 0;
     let mut run = 0;
     for c in content.chars() {
@@ -400,6 +421,18 @@ mod tests {
         ] {
             assert!(t.contains(shown), "{shown} not in {t}");
         }
+    }
+
+    #[test]
+    /// A changed line holding a bidirectional control shows it as an
+    /// escape in the comment's fenced diff (verify21:
+    /// v-markdown-diff-body-bidi-raw).
+    fn fenced_bodies_show_bidi_and_control_characters_escaped() {
+        let out = fence("diff", "+b\u{202e} evil\u{2066}\n+z\u{1b}[31mRED\r\n\tx\n");
+        assert_eq!(
+            out,
+            "```diff\n+b\\u{202e} evil\\u{2066}\n+z\\u{1b}[31mRED\r\n\tx\n```\n"
+        );
     }
 
     #[test]
