@@ -433,7 +433,7 @@ pub(crate) fn pr_lint(
     };
     let findings = match &shared {
         Some((_, rendered)) => masked(findings, || {
-            SecretMask::of_renders(rendered.values().copied())
+            SecretMask::of_renders_by_name(rendered.values().copied())
         }),
         None => masked(findings, || inventory_mask(&confined)),
     };
@@ -444,7 +444,9 @@ pub(crate) fn pr_lint(
         Some(((inv, rendered), root)) => {
             match lint::lint_rendered(inv, rendered, &LintOptions::default()) {
                 Ok(found) => Some(relative_to(
-                    masked(found, || SecretMask::of_renders(rendered.values().copied())),
+                    masked(found, || {
+                        SecretMask::of_renders_by_name(rendered.values().copied())
+                    }),
                     root,
                 )),
                 Err(e) => {
@@ -663,7 +665,7 @@ fn masked(findings: Vec<Diagnostic>, mask: impl FnOnce() -> SecretMask) -> Vec<D
 /// and kept nothing); the credential shapes only when it does not load.
 fn inventory_mask(opts: &crate::inventory::InventoryOptions) -> SecretMask {
     match crate::inventory::Inventory::load(opts) {
-        Ok(inv) => SecretMask::of_renders(lint::render_all(&inv).values()),
+        Ok(inv) => SecretMask::of_renders_by_name(lint::render_all(&inv).values()),
         Err(_) => SecretMask::of_values([]),
     }
 }
