@@ -341,32 +341,48 @@ pub fn html_escape(s: &str) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn text_lists_groups_shared_by_objects() {
+    /// A changed target with one file (renamed from `old_path` when given)
+    /// holding one object whose `spec.o` went from 1 to 2.
+    fn one_change(
+        target: &str,
+        path: &str,
+        old_path: Option<&str>,
+        object: &str,
+    ) -> crate::diff::TargetDiff {
         use crate::diff::{groups::Change, FileDiff, Status, TargetDiff};
-        let mut d = CatalogDiff::default();
-        for t in ["a", "b"] {
-            d.targets.push(TargetDiff {
-                name: t.into(),
-                status: Status::Changed,
-                files: vec![FileDiff {
-                    path: "x.yaml".into(),
-                    old_path: None,
+        TargetDiff {
+            name: target.into(),
+            status: Status::Changed,
+            files: vec![FileDiff {
+                path: path.into(),
+                old_path: old_path.map(Into::into),
+                status: if old_path.is_some() {
+                    Status::Renamed
+                } else {
+                    Status::Changed
+                },
+                objects: vec![ObjectDiff {
+                    name: object.into(),
                     status: Status::Changed,
-                    objects: vec![ObjectDiff {
-                        name: "Deployment/ns/x".into(),
-                        status: Status::Changed,
-                        added_lines: 1,
-                        removed_lines: 1,
-                        diff: "@@ -1 +1 @@\n-o: 1\n+o: 2\n".into(),
-                        changes: vec![Change {
-                            path: "spec.o".into(),
-                            old: Some("1".into()),
-                            new: Some("2".into()),
-                        }],
+                    added_lines: 1,
+                    removed_lines: 1,
+                    diff: "@@ -1 +1 @@\n-o: 1\n+o: 2\n".into(),
+                    changes: vec![Change {
+                        path: "spec.o".into(),
+                        old: Some("1".into()),
+                        new: Some("2".into()),
                     }],
                 }],
-            });
+            }],
+        }
+    }
+
+    #[test]
+    fn text_lists_groups_shared_by_objects() {
+        let mut d = CatalogDiff::default();
+        for t in ["a", "b"] {
+            d.targets
+                .push(one_change(t, "x.yaml", None, "Deployment/ns/x"));
         }
         let t = text(&d, false);
         assert!(
@@ -382,30 +398,14 @@ mod tests {
     /// U+202E too, while the markdown showed them escaped.
     #[test]
     fn text_shows_names_control_characters_escaped() {
-        use crate::diff::{groups::Change, FileDiff, Status, TargetDiff};
         let mut d = CatalogDiff::default();
         for t in ["a\u{202e}b", "c\u{1b}[2Kd"] {
-            d.targets.push(TargetDiff {
-                name: t.into(),
-                status: Status::Changed,
-                files: vec![FileDiff {
-                    path: "x\u{2067}y.yaml".into(),
-                    old_path: Some("o\rld.yaml".into()),
-                    status: Status::Renamed,
-                    objects: vec![ObjectDiff {
-                        name: "Deployment/ns/e\u{1b}]0;t\u{7}x".into(),
-                        status: Status::Changed,
-                        added_lines: 1,
-                        removed_lines: 1,
-                        diff: "@@ -1 +1 @@\n-o: 1\n+o: 2\n".into(),
-                        changes: vec![Change {
-                            path: "spec.o".into(),
-                            old: Some("1".into()),
-                            new: Some("2".into()),
-                        }],
-                    }],
-                }],
-            });
+            d.targets.push(one_change(
+                t,
+                "x\u{2067}y.yaml",
+                Some("o\rld.yaml"),
+                "Deployment/ns/e\u{1b}]0;t\u{7}x",
+            ));
         }
         let t = text(&d, false);
         assert!(

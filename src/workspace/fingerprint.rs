@@ -335,12 +335,17 @@ fn digest(bytes: &[u8]) -> [u8; 32] {
 /// secret mask keys what it learnt of a parameter by it.
 pub(crate) fn value_digest(key: &str, v: &crate::value::Value) -> [u8; 32] {
     let mut h = Sha256::new();
-    let mut buf = Vec::with_capacity(1024);
-    buf.extend_from_slice(&(key.len() as u64).to_le_bytes());
-    buf.extend_from_slice(key.as_bytes());
-    hash_value(v, &mut buf, &mut h);
-    h.update(&buf);
+    h.update((key.len() as u64).to_le_bytes());
+    h.update(key.as_bytes());
+    hash_whole_value(v, &mut h);
     h.finalize().into()
+}
+
+/// [`hash_value`] of `v`, its buffer flushed.
+fn hash_whole_value(v: &crate::value::Value, h: &mut Sha256) {
+    let mut buf = Vec::with_capacity(64 * 1024);
+    hash_value(v, &mut buf, h);
+    h.update(&buf);
 }
 
 /// What a fingerprint needs of one rendered target, small enough to keep:
@@ -673,9 +678,7 @@ impl<'a> Fingerprinter<'a> {
                     let dump = prepared.dumps.get(name);
                     let mut h = Sha256::new();
                     if let Some(d) = dump {
-                        let mut buf = Vec::with_capacity(64 * 1024);
-                        hash_value(d, &mut buf, &mut h);
-                        h.update(&buf);
+                        hash_whole_value(d, &mut h);
                     }
                     TargetFacts {
                         dir: plan.dir.clone(),

@@ -75,7 +75,10 @@ impl SecretMask {
                         _ => vec![(k, child)],
                     });
                     for (k, child) in units {
-                        let digest = digest(k, child);
+                        // SHA-256: a pull request chooses the parameters, so
+                        // two that collide must not share what the cache
+                        // says they hide.
+                        let digest = super::fingerprint::value_digest(k, child);
                         if seen.insert(digest) {
                             found.extend(cached_hidden_in_parameter(&redactor, digest, k, child));
                         }
@@ -103,29 +106,13 @@ impl SecretMask {
 
     /// The mask of the targets that rendered among `renders` (a render's
     /// error may quote a value of those that did).
-    pub fn of_renders<'a>(
-        renders: impl IntoIterator<
-            Item = &'a Result<crate::inventory::RenderedNode, crate::inventory::InventoryError>,
-        >,
-    ) -> Self {
-        Self::of_values(
-            renders
-                .into_iter()
-                .filter_map(|r| r.as_ref().ok().map(|n| &n.parameters)),
-        )
+    pub fn of_renders<'a>(renders: impl IntoIterator<Item = &'a RenderResult>) -> Self {
+        Self::of_values(rendered_parameters(renders))
     }
 
     /// [`Self::of_renders`] by name only ([`Self::of_values_by_name`]).
-    pub fn of_renders_by_name<'a>(
-        renders: impl IntoIterator<
-            Item = &'a Result<crate::inventory::RenderedNode, crate::inventory::InventoryError>,
-        >,
-    ) -> Self {
-        Self::of_values_by_name(
-            renders
-                .into_iter()
-                .filter_map(|r| r.as_ref().ok().map(|n| &n.parameters)),
-        )
+    pub fn of_renders_by_name<'a>(renders: impl IntoIterator<Item = &'a RenderResult>) -> Self {
+        Self::of_values_by_name(rendered_parameters(renders))
     }
 
     /// The mask of a rendered inventory (every target's parameters).
@@ -166,6 +153,17 @@ impl SecretMask {
         d.hints = d.hints.iter().map(|h| self.text(h)).collect();
         d
     }
+}
+
+type RenderResult = Result<crate::inventory::RenderedNode, crate::inventory::InventoryError>;
+
+/// The parameters of the targets that rendered.
+fn rendered_parameters<'a>(
+    renders: impl IntoIterator<Item = &'a RenderResult>,
+) -> impl Iterator<Item = &'a Value> {
+    renders
+        .into_iter()
+        .filter_map(|r| r.as_ref().ok().map(|n| &n.parameters))
 }
 
 /// Adds the strings under secret-named keys (`secret` once one is above),
@@ -267,13 +265,6 @@ fn cached_hidden_in_parameter(
         c.insert(digest, found.clone());
     }
     found
-}
-
-/// A digest of one top-level parameter, by the fingerprint's value hash
-/// (SHA-256): a pull request chooses the parameters, so two that collide
-/// must not share what the cache says they hide.
-fn digest(key: &str, v: &Value) -> [u8; 32] {
-    super::fingerprint::value_digest(key, v)
 }
 
 /// The scalars of `v`, as text.
