@@ -632,7 +632,7 @@ impl Refs {
         }
         if !self.create_missing {
             return Err(self.missing(tag.tag, tag.token, t).hint(
-                "checks and reviews never create references: run `strata compile` locally and commit the refs directory",
+                "checks and reviews never create references, nor does a pull request's (confined) compile: run `strata compile` locally and commit the refs directory",
             ));
         }
         let _guard = self.create.lock().unwrap_or_else(|e| e.into_inner());

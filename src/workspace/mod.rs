@@ -529,6 +529,17 @@ impl Workspace {
         base: &Path,
         flags: &CompileFlags,
     ) -> Result<(), WorkspaceError> {
+        // The pull request's inventory chooses a Vault backend's address
+        // (`parameters.kapitan.secrets.vaulttransit.addr`) and its refs
+        // files the address a reveal asks: creating a reference sent the
+        // runner's VAULT_TOKEN (or AppRole secret, or password) there.
+        if self.refs.reveal {
+            return Err(WorkspaceError::Config {
+                message: "a confined compile (a pull request's) never reveals secrets: the pull request chooses the references and the Vault address they are read from".into(),
+                hint: Some("remove --reveal; reveal only in a trusted job".into()),
+            });
+        }
+        self.refs.create_missing = false;
         confine_inventory(self, tree, flags)?;
         self.inventory.confine = Some(tree.to_path_buf());
         self.compile.confine = Some(

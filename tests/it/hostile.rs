@@ -4974,3 +4974,58 @@ fn a_confined_packages_phase_reads_and_fetches_nothing_outside() {
     let text = std::fs::read_to_string(d.join("compiled/ok/packages/i/a.yml")).unwrap();
     assert!(text.contains("MINE_VALUE"), "{text}");
 }
+
+/// Probe 27 (confined-compile-sends-vault-token-to-pr-address): the pull
+/// request's inventory names the Vault address of a `vaulttransit` (or
+/// `vaultkv`) backend; a compile on a `pull_request` event created the
+/// missing reference there, sending the runner's `X-Vault-Token`. A
+/// confined compile creates no reference and reveals none.
+#[test]
+fn a_confined_compile_never_sends_vault_credentials_where_the_pull_request_says() {
+    let (port, seen) = http_server("127.0.0.1:0", |_| {
+        let body = r#"{"data":{"ciphertext":"vault:v1:AAAA"}}"#;
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/targets/t.yml"),
+        &format!(
+            "parameters:\n  kapitan:\n    vars:\n      target: t\n    secrets:\n      vaulttransit:\n        addr: http://127.0.0.1:{port}\n        auth: token\n        crypto_key: k1\n    compile:\n      - output_path: .\n        input_type: jsonnet\n        output_type: yaml\n        input_paths: [main.jsonnet]\n  data:\n    first: ?{{vaulttransit:targets/t/new||random:str:24}}\n"
+        ),
+    );
+    write(
+        &d.join("main.jsonnet"),
+        "local kap = import 'lib/kapitan.libjsonnet';\n{ out: kap.inventory().parameters.data }\n",
+    );
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/refs/project/lib/kapitan.libjsonnet"),
+        {
+            std::fs::create_dir_all(d.join("lib")).unwrap();
+            d.join("lib/kapitan.libjsonnet")
+        },
+    )
+    .unwrap();
+    let env = [
+        ("GITHUB_EVENT_NAME", "pull_request"),
+        ("VAULT_TOKEN", "hvs.probe27-vault-token"),
+    ];
+    let text = run_env(d, &["compile", "--quiet", "-t", "t"], &env, 2);
+    assert!(
+        text.contains("nor does a pull request's (confined) compile"),
+        "{text}"
+    );
+    assert!(!d.join("refs/targets/t/new").exists());
+    // --confine outside a pull_request event, and a reveal, alike.
+    run_env(d, &["compile", "--quiet", "--confine"], &env[1..], 2);
+    let text = run_env(d, &["compile", "--quiet", "--reveal"], &env, 2);
+    assert!(
+        text.contains("a confined compile (a pull request's) never reveals secrets"),
+        "{text}"
+    );
+    assert_eq!(*seen.lock().unwrap(), Vec::<String>::new());
+}
