@@ -4,12 +4,12 @@
 //! `STRATA_MAX_FILES`, `STRATA_CHECKOUT_FILES`, `STRATA_CHECKOUT_BYTES`,
 //! `STRATA_CHECKOUT_FILE_BYTES`, `STRATA_CHECKOUT_REPEATED_FILES`,
 //! `STRATA_CHECKOUT_PATH_COMPONENTS`, `STRATA_MAX_WALK_LEVELS`,
-//! `STRATA_MAX_TARGET_INSTALLS`):
+//! `STRATA_MAX_TARGET_INSTALLS`, `STRATA_COMMENT_LIST_BYTES`):
 //! one reading rule for
 //! all of them, so the check of their values and their use cannot disagree.
 
 /// Every limit variable and the unit of its value.
-pub const VARIABLES: [(&str, &str); 15] = [
+pub const VARIABLES: [(&str, &str); 16] = [
     ("STRATA_EVAL_MEMORY", "bytes"),
     ("STRATA_EVAL_ALLOCATIONS", "allocations"),
     ("STRATA_RENDER_MEMORY", "bytes"),
@@ -25,6 +25,7 @@ pub const VARIABLES: [(&str, &str); 15] = [
     ("STRATA_CHECKOUT_PATH_COMPONENTS", "path components"),
     ("STRATA_MAX_WALK_LEVELS", "directory levels"),
     ("STRATA_MAX_TARGET_INSTALLS", "installs"),
+    ("STRATA_COMMENT_LIST_BYTES", "bytes"),
 ];
 
 /// The most files one compile run writes, all targets together:

@@ -236,6 +236,10 @@ const MAX_ANSWER: usize = 64 << 20;
 /// The most pages of comments listed (100,000 comments).
 const MAX_PAGES: u32 = 1_000;
 
+/// The most comment text listed before strata's own comment is found
+/// (`$STRATA_COMMENT_LIST_BYTES`): 4,000 comments of GitHub's longest.
+const MAX_LISTED: u64 = 256 << 20;
+
 /// An answer's body, at most [`MAX_ANSWER`] bytes (octocrab's
 /// `body_to_string` reads any size: 3 GB aborted a run; re-probe 16).
 async fn read_answer<B>(body: B) -> Result<String, String>
@@ -388,11 +392,23 @@ impl Client {
         })
     }
 
-    /// Every comment on the pull request, oldest first (all pages, at most
-    /// [`MAX_PAGES`]: a server that always answers a full page would be
-    /// asked for ever).
-    pub fn list_comments(&self, pr: u64) -> Result<Vec<Comment>, GithubError> {
-        let mut all = Vec::new();
+    /// The pull request's comments page by page, oldest first, each page
+    /// handed to `each` and dropped before the next is asked for, until
+    /// `each` answers `false` or a page is not full (at most [`MAX_PAGES`]:
+    /// a server that always answers a full page would be asked for ever).
+    /// Anyone can comment on a pull request, up to 65,536 characters each:
+    /// holding every page (1,000 pages of 100 comments of 60 KB took 6.4 GB)
+    /// would let them choose the memory a review takes.
+    pub fn for_each_comment_page(
+        &self,
+        pr: u64,
+        mut each: impl FnMut(Vec<Comment>) -> Result<bool, GithubError>,
+    ) -> Result<(), GithubError> {
+        // The allocator keeps much of what each page took (reading 1,000
+        // pages of 6 MB one at a time still ended at 6.3 GB of memory):
+        // bound what is read in all.
+        let max_listed = crate::limits::get("STRATA_COMMENT_LIST_BYTES", MAX_LISTED);
+        let mut listed = 0u64;
         for page in 1.. {
             if page > MAX_PAGES {
                 return Err(GithubError::Transport {
@@ -414,13 +430,25 @@ impl Client {
                     url: format!("{}{route}", self.api_url),
                     message: format!("unexpected answer: {e}"),
                 })?;
-            let n = batch.len();
-            all.extend(batch);
-            if n < 100 {
+            let full = batch.len() >= 100;
+            listed += batch
+                .iter()
+                .map(|c| c.body.as_ref().map_or(0, String::len) as u64)
+                .sum::<u64>();
+            if listed > max_listed {
+                return Err(GithubError::Transport {
+                    method: "GET",
+                    url: format!("{}/repos/{}/issues/{pr}/comments", self.api_url, self.repo),
+                    message: format!(
+                        "the pull request's comments before strata's own hold more than {max_listed} bytes (anyone may comment): raise STRATA_COMMENT_LIST_BYTES to read further"
+                    ),
+                });
+            }
+            if !each(batch)? || !full {
                 break;
             }
         }
-        Ok(all)
+        Ok(())
     }
 
     /// The login comments made with this token carry: `$STRATA_COMMENT_AUTHOR`
@@ -482,18 +510,27 @@ pub fn own_comment(
     marker_name: &str,
 ) -> Result<Option<Comment>, GithubError> {
     let marker = body::marker(marker_name);
-    let candidates: Vec<Comment> = client
-        .list_comments(pr)?
-        .into_iter()
-        .filter(|c| c.body.as_deref().is_some_and(|b| b.starts_with(&marker)))
-        .collect();
-    if candidates.is_empty() {
-        return Ok(None);
-    }
-    let me = client.author()?;
-    Ok(candidates
-        .into_iter()
-        .find(|c| c.user.as_ref().is_some_and(|u| u.login == me)))
+    // Asked once, and only when a comment carries the marker.
+    let mut me: Option<String> = None;
+    let mut found = None;
+    client.for_each_comment_page(pr, |batch| {
+        for c in batch {
+            if !c.body.as_deref().is_some_and(|b| b.starts_with(&marker)) {
+                continue;
+            }
+            if me.is_none() {
+                me = Some(client.author()?);
+            }
+            let me = me.as_deref().unwrap_or_default();
+            if c.user.as_ref().is_some_and(|u| u.login == me) {
+                // The oldest one is ours: later pages need not be read.
+                found = Some(c);
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    })?;
+    Ok(found)
 }
 
 /// Creates the comment, or updates strata's own one ([`own_comment`]);

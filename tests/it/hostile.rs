@@ -341,6 +341,99 @@ mod comment {
         assert!(reqs.iter().all(|r| r.method != "POST"), "{reqs:?}");
     }
 
+    /// Probe 27 (comment-listing-holds-every-comment): every page of the
+    /// pull request's comments was held until the last (1,000 pages of
+    /// 100 comments of 60 KB: 6.4 GB), though anyone may comment. Pages
+    /// are read one at a time and the listing stops at strata's own one.
+    #[test]
+    fn the_comment_listing_stops_at_its_own_comment() {
+        let gh = FakeGithub::start();
+        {
+            let mut s = gh.state.lock().unwrap();
+            s.comments.push((
+                50,
+                "mallory".into(),
+                "<!-- strata-review -->
+x"
+                .into(),
+            ));
+            s.comments.push((
+                51,
+                "github-actions[bot]".into(),
+                "<!-- strata-review -->
+old"
+                .into(),
+            ));
+            for i in 0..249 {
+                s.comments
+                    .push((100 + i, "mallory".into(), "y".repeat(1000)));
+            }
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        post(
+            &gh,
+            tmp.path(),
+            &diff_json("dev", "a.yaml", "ConfigMap/x/y"),
+            "ghs_testtoken",
+        );
+        let reqs = gh.requests();
+        let calls: Vec<_> = reqs
+            .iter()
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                "GET /repos/acme/infra/issues/7/comments?per_page=100&page=1",
+                "PATCH /repos/acme/infra/issues/comments/51"
+            ]
+        );
+    }
+
+    /// Probe 27: however the pages are read, the allocator kept much of
+    /// each (1,000 full pages of 60 KB comments: 6.3 GB): the text listed
+    /// before strata's own comment is bounded (STRATA_COMMENT_LIST_BYTES).
+    #[test]
+    fn the_comment_text_listed_is_bounded() {
+        let gh = FakeGithub::start();
+        {
+            let mut s = gh.state.lock().unwrap();
+            for i in 0..250 {
+                s.comments
+                    .push((100 + i, "mallory".into(), "y".repeat(1000)));
+            }
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(
+            tmp.path().join("diff.json"),
+            diff_json("dev", "a.yaml", "ConfigMap/x/y"),
+        )
+        .unwrap();
+        let out = strata()
+            .current_dir(tmp.path())
+            .args(["comment", "--diff", "diff.json"])
+            .env("GITHUB_API_URL", &gh.url)
+            .env("GITHUB_REPOSITORY", "acme/infra")
+            .env(
+                "GITHUB_EVENT_PATH",
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/fixtures/review/github/pull_request_event.json"),
+            )
+            .env("GITHUB_TOKEN", "ghs_testtoken")
+            .env("STRATA_COMMENT_LIST_BYTES", "150000")
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("the pull request's comments before strata's own hold more than 150000 bytes (anyone may comment): raise STRATA_COMMENT_LIST_BYTES"),
+            "{err}"
+        );
+        let gets = gh.requests().iter().filter(|r| r.method == "GET").count();
+        assert_eq!(gets, 2);
+    }
+
     #[test]
     fn a_planted_marker_is_not_updated() {
         let gh = FakeGithub::start();
