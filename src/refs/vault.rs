@@ -370,11 +370,16 @@ fn dechunk(b: &[u8]) -> Vec<u8> {
             16,
         )
         .unwrap_or(0);
-        if size == 0 || rest.len() < i + 2 + size {
+        // The size is the server's claim: `ffffffffffffffff` overflowed
+        // the sum (a panic; probe 27).
+        let Some(end) = (i + 2)
+            .checked_add(size)
+            .filter(|&e| size > 0 && e <= rest.len())
+        else {
             break;
-        }
-        out.extend_from_slice(&rest[i + 2..i + 2 + size]);
-        rest = &rest[(i + 4 + size).min(rest.len())..];
+        };
+        out.extend_from_slice(&rest[i + 2..end]);
+        rest = &rest[(end + 2).min(rest.len())..];
     }
     out
 }
@@ -623,6 +628,16 @@ pub fn transit_write(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Probe 27 (vault-chunk-size-overflow-panics): a chunk size of
+    /// `ffffffffffffffff` overflowed `i + 2 + size` and panicked (a slice
+    /// out of order in a release build): a Vault server could end the run.
+    #[test]
+    fn a_chunk_size_past_the_body_ends_the_body() {
+        assert_eq!(dechunk(b"ffffffffffffffff\r\nabc\r\n0\r\n\r\n"), b"");
+        assert_eq!(dechunk(b"3\r\nabc\r\n10\r\nxy"), b"abc");
+        assert_eq!(dechunk(b"3\r\nabc\r\n2;x=1\r\nde\r\n0\r\n\r\n"), b"abcde");
+    }
 
     /// Re-probe 10 (b-vault-trickling-server-no-total-deadline): a server
     /// sending a byte at a time kept each read within its timeout, and so
