@@ -38,6 +38,13 @@ fn failed(out: &std::process::Output) -> RefError {
 /// as soon as it says it needs one (`NEED_PASSPHRASE_SYM`, a status line
 /// of `decrypt`), and an error says why (re-probe 18
 /// encrypted-pem-or-symmetric-gpg-ref-waits-for-a-passphrase).
+/// The most gpg may write, decrypted or encrypted. A message is
+/// compressed before it is encrypted: 2,853 bytes of a reference file
+/// decrypted to 2 GB of zeros and took 4.2 GB of memory (probe 27), and
+/// the recipients' public keys, which anyone can encrypt to, are named in
+/// every reference file.
+const MAX_OUTPUT: u64 = 64 << 20;
+
 fn spawn(mut c: Command, input: &[u8]) -> Result<std::process::Output, RefError> {
     use std::io::{BufRead, Read};
     let mut child = c
@@ -58,10 +65,11 @@ fn spawn(mut c: Command, input: &[u8]) -> Result<std::process::Output, RefError>
     }
     let limit = crate::child::timeout();
     let dog = crate::child::Watchdog::start(child.id(), false, limit);
-    let stdout = child.stdout.take().map(|mut o| {
+    // Dropping the pipe past the limit ends gpg (a broken pipe).
+    let stdout = child.stdout.take().map(|o| {
         std::thread::spawn(move || {
             let mut v = Vec::new();
-            let _ = o.read_to_end(&mut v);
+            let _ = o.take(MAX_OUTPUT + 1).read_to_end(&mut v);
             v
         })
     });
@@ -85,6 +93,14 @@ fn spawn(mut c: Command, input: &[u8]) -> Result<std::process::Output, RefError>
         .wait()
         .map_err(|e| RefError::new(format!("gpg: {e}")))?;
     let stdout = stdout.and_then(|t| t.join().ok()).unwrap_or_default();
+    if stdout.len() as u64 > MAX_OUTPUT {
+        dog.finish();
+        return Err(RefError::new(format!(
+            "gpg wrote more than {} MiB: a secret is never that large (a compressed message that unpacks without end?)",
+            MAX_OUTPUT >> 20
+        ))
+        .hint("write the secret again with `strata refs --write`: this reference file does not hold one"));
+    }
     if dog.finish() {
         return Err(RefError::new(format!(
             "gpg: {}",

@@ -1475,3 +1475,67 @@ fn a_symmetric_gpg_reference_is_an_error_not_a_prompt() {
         "{err}"
     );
 }
+
+/// Probe 27 (gpg-reveal-decompression-bomb): a gpg message is compressed
+/// before it is encrypted, and anyone can encrypt to the recipients named
+/// in a reference file: 2,853 bytes decrypted to 2 GB of zeros and took
+/// 4.2 GB of memory. What gpg writes is read to 64 MiB at most.
+#[test]
+fn a_gpg_reference_that_unpacks_without_end_is_refused() {
+    if !have_gpg() {
+        eprintln!("gpg not installed: skipped");
+        return;
+    }
+    use std::io::Write;
+    let (home, fps) = gpg_home(&["Bomb <bomb@example.com>"]);
+    let mut gpg = std::process::Command::new("gpg")
+        .env("GNUPGHOME", home.path())
+        .args([
+            "--batch",
+            "--trust-model",
+            "always",
+            "--compress-algo",
+            "bzip2",
+        ])
+        .args(["-z", "9", "-e", "-r", &fps[0]])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = gpg.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let zeros = vec![0u8; 1 << 20];
+        for _ in 0..80 {
+            stdin.write_all(&zeros).unwrap();
+        }
+    });
+    let out = gpg.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(out.status.success());
+    assert!(out.stdout.len() < 10_000, "{}", out.stdout.len());
+    use base64::Engine;
+    let p = project();
+    fs::write(
+        p.path().join("bomb"),
+        format!(
+            "data: {}\nencoding: original\nrecipients:\n- fingerprint: {}\ntype: gpg\n",
+            base64::engine::general_purpose::STANDARD.encode(&out.stdout),
+            fps[0]
+        ),
+    )
+    .unwrap();
+    let a = strata()
+        .current_dir(p.path())
+        .env("GNUPGHOME", home.path())
+        .args(["refs", "--reveal", "--ref-file", "bomb"])
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .code(2);
+    let o = a.get_output();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("gpg wrote more than 64 MiB: a secret is never that large"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty(), "{}", o.stdout.len());
+}
