@@ -432,9 +432,8 @@ pub(crate) fn write_entry(
         }
     }
     let blob = repo
-        .repo()
-        .find_blob(entry.id)
-        .map_err(|e| CheckoutError::Other(format!("reading blob {}: {e}", entry.id)))?;
+        .read_blob(entry.id, &path.display().to_string())
+        .map_err(CheckoutError::Other)?;
     match entry.kind {
         FileKind::Link => {
             let target = String::from_utf8_lossy(&blob.data).into_owned();

@@ -427,6 +427,26 @@ impl CacheRepo {
         Ok(())
     }
 
+    /// The blob `id` (the file `path` of a fetched tree), refused when its
+    /// header says it is larger than `$STRATA_CHECKOUT_FILE_BYTES` (256 MiB),
+    /// before it is read: a blob is read whole, and one of 2 GB of zeros
+    /// packs into 2 MB (a fetch took 2.1 GB of memory; probe 27).
+    pub fn read_blob(
+        &self,
+        id: ObjectId,
+        path: &str,
+    ) -> std::result::Result<gix::Blob<'_>, String> {
+        let max = crate::limits::get("STRATA_CHECKOUT_FILE_BYTES", 256 << 20);
+        let reading = |e: &dyn std::fmt::Display| format!("reading blob {id} ({path}): {e}");
+        let size = self.repo.find_header(id).map_err(|e| reading(&e))?.size();
+        if size > max {
+            return Err(format!(
+                "`{path}` is {size} bytes: a fetched file may hold at most {max} bytes (STRATA_CHECKOUT_FILE_BYTES)"
+            ));
+        }
+        self.repo.find_blob(id).map_err(|e| reading(&e))
+    }
+
     /// Writes the blobs of `files` below `dir` (a symbolic link becomes a
     /// small file holding its target), so a tree can be compared with the
     /// tools that read directories.
@@ -441,9 +461,11 @@ impl CacheRepo {
                 std::fs::create_dir_all(parent).map_err(io)?;
             }
             let blob = self
-                .repo
-                .find_blob(entry.id)
-                .map_err(|e| obj_err(format!("reading blob {} ({path})", entry.id), e))?;
+                .read_blob(entry.id, path)
+                .map_err(|message| GitError::Path {
+                    path: dest.clone(),
+                    message,
+                })?;
             std::fs::write(&dest, &blob.data).map_err(io)?;
         }
         Ok(())

@@ -285,6 +285,33 @@ fn a_version_change_moves_the_checkout_and_local_edits_are_kept() {
     assert_eq!(env.read("work/dependencies/c/class/c.yml"), "v: 3\n");
 }
 
+/// Probe 27 (fetched-blob-read-whole): a fetched file was read whole
+/// and written whatever its size (one blob of 2 GB of zeros packs into
+/// 2 MB: 2.1 GB written). Its header is checked against
+/// STRATA_CHECKOUT_FILE_BYTES (256 MiB) first; lowered here.
+#[test]
+fn a_fetched_file_larger_than_the_file_limit_is_refused() {
+    let env = Env::new();
+    let bare = env.repo("srv", "c", &[("big", &"z".repeat(5000)), ("a", "a")]);
+    let o = env
+        .fetch(&format!(
+            "- {{name: c, url: {}, version: main}}\n",
+            url(&bare)
+        ))
+        .env("STRATA_CHECKOUT_FILE_BYTES", "4000")
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let (_, stderr) = out(&o);
+    assert!(
+        stderr.contains("dependency `c`")
+            && stderr.contains("big` is 5000 bytes: a fetched file may hold at most 4000 bytes (STRATA_CHECKOUT_FILE_BYTES)"),
+        "{stderr}"
+    );
+    assert!(!env.path("work/dependencies/c/big").exists());
+}
+
 #[test]
 fn errors_name_the_dependency_url_and_version() {
     let env = Env::new();
