@@ -247,10 +247,14 @@ impl CacheRepo {
         // token is given), but never a terminal prompt: CI must not hang.
         let options = gix::open::Options::default()
             // A redirect must not carry the token to another host.
-            .config_overrides([
-                "gitoxide.credentials.terminalPrompt=false",
-                "http.followRedirects=false",
-            ]);
+            .config_overrides(
+                [
+                    "gitoxide.credentials.terminalPrompt=false".to_string(),
+                    "http.followRedirects=false".to_string(),
+                ]
+                .into_iter()
+                .chain(stall_limits().map(|(k, v)| format!("{k}={v}"))),
+            );
         let repo = gix::open_opts(path, options).map_err(|e| cache_err(gix_msg(e)))?;
         Ok(CacheRepo {
             repo,
@@ -624,6 +628,21 @@ impl CacheRepo {
             .map(|id| id.detach())
             .map_err(|e| obj_err("writing the commit".into(), e))
     }
+}
+
+/// The most a fetch or push over http(s) may stall: under 1,000 bytes a
+/// second for `$STRATA_PROGRAM_TIMEOUT` seconds (300), and 30 s to connect.
+/// Without them a server that accepts and never answers held `push` and
+/// `fetch` for ever (probe 27); git and gix set no time limit of their own.
+pub(crate) fn stall_limits() -> [(&'static str, String); 3] {
+    [
+        ("http.lowSpeedLimit", "1000".to_string()),
+        (
+            "http.lowSpeedTime",
+            crate::child::timeout().as_secs().to_string(),
+        ),
+        ("gitoxide.http.connectTimeout", "30000".to_string()),
+    ]
 }
 
 fn obj_err(context: String, e: impl std::fmt::Display) -> GitError {

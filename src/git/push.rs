@@ -63,7 +63,15 @@ pub fn push(
     // the user's helpers (a credential manager on a laptop) stay.
     // Redirects are not followed at all: git would ask for credentials for
     // the new host (the helper refuses those too).
+    let stall = super::stall_limits();
     let mut config = vec![("http.followRedirects", "false")];
+    // git's own keys only (gitoxide's are gix's).
+    config.extend(
+        stall
+            .iter()
+            .filter(|(k, _)| k.starts_with("http."))
+            .map(|(k, v)| (*k, v.as_str())),
+    );
     if let Some(c) = credentials {
         cmd.env("STRATA_GIT_HOST", super::url_host(url).unwrap_or_default());
         config.push(("credential.helper", ""));

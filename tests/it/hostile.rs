@@ -666,6 +666,48 @@ fn push_never_sends_the_token_to_a_redirected_host() {
     );
 }
 
+/// Probe 27 (git-http-server-that-never-answers-hangs-push): a catalog
+/// server that accepts the connection and never answers held `push` for
+/// ever (git and gix set no time limit). A transfer under 1,000 bytes a
+/// second for STRATA_PROGRAM_TIMEOUT seconds (lowered here) is stopped.
+#[test]
+fn push_stops_when_the_server_never_answers() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in listener.incoming() {
+            held.push(s);
+        }
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    write(&tmp.path().join("compiled/dev/a.yaml"), "a: 1\n");
+    std::fs::create_dir_all(tmp.path().join("home")).unwrap();
+    let out = strata()
+        .current_dir(tmp.path())
+        .env("HOME", tmp.path().join("home"))
+        .env("XDG_CONFIG_HOME", tmp.path().join("home/.config"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("STRATA_PROGRAM_TIMEOUT", "2")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GITHUB_ACTIONS")
+        .args(["push", "--catalog-dir", "compiled", "--cache-dir", "cache"])
+        .args([
+            "--catalog-repo",
+            &format!("http://127.0.0.1:{port}/catalog.git"),
+        ])
+        .args(["--author", "CI <ci@example.com>"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("Less than 1000 bytes/sec transferred the last 2 seconds"),
+        "{text}"
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn catalog_readers_do_not_follow_links_out_or_read_special_files() {
