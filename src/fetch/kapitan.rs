@@ -584,7 +584,10 @@ fn fetch_helm(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resu
             } else {
                 cmd.args(["--repo", &d.source, chart]);
             }
-            let out = cmd.output().map_err(|e| {
+            // Bounded like every program a compile runs: a chart repository
+            // that never answers held `helm pull`, and the fetch, for ever.
+            cmd.stdout(std::process::Stdio::null());
+            let ended = crate::child::run(&mut cmd).map_err(|e| {
                 let mut err = d.err(if e.kind() == std::io::ErrorKind::NotFound {
                     format!("helm chart `{chart}` needs the helm binary, and `{helm}` was not found")
                 } else {
@@ -593,11 +596,17 @@ fn fetch_helm(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resu
                 err.hint = Some("install helm (https://helm.sh/docs/intro/install/), or set helm_path / KAPITAN_HELM_PATH".into());
                 err
             })?;
-            if !out.status.success() {
-                return Err(d.err(format!(
-                    "helm pull failed: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                )));
+            match ended {
+                crate::child::Ended::TimedOut(limit) => {
+                    return Err(d.err(format!(
+                        "helm pull {}",
+                        crate::child::timed_out_message(limit)
+                    )));
+                }
+                crate::child::Ended::Exited(status, stderr) if !status.success() => {
+                    return Err(d.err(format!("helm pull failed: {}", stderr.trim())));
+                }
+                crate::child::Ended::Exited(..) => {}
             }
             if cached.exists() {
                 let _ = std::fs::remove_dir_all(&cached);

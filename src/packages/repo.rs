@@ -218,6 +218,13 @@ pub(crate) fn sub_dir(repo: &str, root: &Path, sub: Option<&str>) -> Result<Path
 
 fn run_git(repo: &str, args: &[&str], cwd: Option<&Path>) -> Result<String, RepoError> {
     let mut cmd = Command::new("git");
+    // A stalled server is given up on (it held the clone for ever).
+    for (k, v) in crate::git::stall_limits()
+        .iter()
+        .filter(|(k, _)| k.starts_with("http."))
+    {
+        cmd.arg("-c").arg(format!("{k}={v}"));
+    }
     cmd.args(args).env("GIT_TERMINAL_PROMPT", "0");
     if let Some(d) = cwd {
         cmd.current_dir(d);

@@ -559,6 +559,41 @@ fn helm_dependency_without_helm_is_a_clear_error() {
     assert!(err.contains("install helm"), "{err}");
 }
 
+/// Probe 27 (helm-pull-without-time-limit): `helm pull` ran without a
+/// time limit, so a chart repository that never answers held the fetch
+/// for ever. It runs like every program a compile starts, stopped past
+/// STRATA_PROGRAM_TIMEOUT (lowered here); a fake helm stands for it.
+#[cfg(unix)]
+#[test]
+fn a_helm_pull_that_never_returns_is_stopped() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let inv = d.path().join("inventory");
+    fs::create_dir_all(inv.join("targets")).unwrap();
+    let helm = d.path().join("fake-helm");
+    fs::write(&helm, "#!/bin/sh\nsleep 100\n").unwrap();
+    fs::set_permissions(&helm, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(
+        inv.join("targets/t.yml"),
+        format!("parameters:\n  kapitan:\n    vars:\n      target: t\n    dependencies:\n      - type: helm\n        source: http://127.0.0.1:9/charts\n        chart_name: demo\n        version: 1.0.0\n        output_path: charts/demo\n        helm_path: {}\n", helm.display()),
+    )
+    .unwrap();
+    let out = strata()
+        .current_dir(d.path())
+        .env("STRATA_DEPENDENCY_CACHE", d.path().join("cache"))
+        .env("STRATA_PROGRAM_TIMEOUT", "2")
+        .args(["compile", "--fetch", "--output-path", "."])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("helm pull did not finish within 2 s and was stopped"),
+        "{err}"
+    );
+}
+
 /// A library module that imports a package this Python lacks: the error
 /// names the package (Kapitan only says the library is not found).
 #[test]
