@@ -1382,6 +1382,9 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // doppler-api-token, for every Doppler token kind (personal, service
     // with its config name, CLI, service account, SCIM, audit).
     r"\bdp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_\-]{1,64}\.)?[A-Za-z0-9]{40,44}\b",
+    // Issue 19 (probe26): more vendors' token shapes.
+    VENDOR_TOKEN_PREFIXES,
+    VENDOR_TOKEN_INNER,
     // A Kapitan reference compiled with `--embed-refs`
     // (`?{base64:<data>:embedded}`): the data is the stored reference,
     // which for the base64 and plain backends is the secret itself, only
@@ -5533,9 +5536,135 @@ fn row_items(text: &str, start: usize) -> (Vec<(usize, usize)>, usize) {
     (items, bytes.len())
 }
 
+/// Issue 19 (probe26, r-redact-vendor-token-shapes): vendors' API keys
+/// and tokens with a prefix of their own, after gitleaks' rules where it
+/// has one (age-secret-key, twilio-api-key, new-relic-user-api-key and
+/// -insert-key, shopify-*, atlassian-api-token, linear-api-key,
+/// huggingface-access-token and -organization-api-token,
+/// mailgun-private-api-token, grafana-cloud-api-token and
+/// -service-account-token, sentry-org-token and -user-token,
+/// postman-api-token, pulumi-api-token, heroku-api-key-v2,
+/// flyio-access-token, mapbox-api-token, square-access-token and
+/// -secret, databricks-api-token, figma, airtable-personnal-access-token,
+/// cloudflare-origin-ca-key, rubygems-api-token, contentful,
+/// planetscale-*, sonar, gitlab-rrt, jfrog, gcp OAuth client secrets) and
+/// the formats the vendors document (Stripe's webhook secret `whsec_`,
+/// Supabase, Braintree, LaunchDarkly's server SDK key, Buildkite,
+/// CircleCI, Docker Hub, Notion, NuGet, Netlify, Render, Resend,
+/// Replicate, Groq, Perplexity, LangSmith, Pinecone, Infisical, Octopus
+/// Deploy, Google OAuth access and refresh tokens, Dropbox). One
+/// alternation whose branches all start with a literal, so the engine
+/// scans for the prefixes only; public keys (`pk_live_`, `pk.eyJ`,
+/// `pubkey-`, `NRJS-`) are not read. A value of one of these shapes is
+/// hidden under any key, in both modes.
+const VENDOR_TOKEN_PREFIXES: &str = r"\b(?:AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}|SK[0-9a-fA-F]{32}\b|NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_\-]{32}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|ATATT3[A-Za-z0-9_\-=]{100,}|lin_(?:api|oauth)_[A-Za-z0-9]{40,64}|(?:hf|api_org)_[A-Za-z]{34}\b|key-[a-f0-9]{32}\b|gl(?:c|sa)_[A-Za-z0-9+/]{32,400}(?:_[A-Fa-f0-9]{8})?={0,2}|sntry[su]_[A-Za-z0-9+/=_\-]{40,}|PMAK-[A-Fa-f0-9]{24}-[A-Fa-f0-9]{34}|pul-[a-f0-9]{40}|HRKU-[A-Za-z0-9_\-]{30,}|(?:FlyV1 )?(?:fo1_[\w-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,}={0,3}|fm2_[A-Za-z0-9+/]{100,}={0,3})|sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,}|sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}|sq0(?:csp|atp)-[A-Za-z0-9_\-]{22,43}|EAAA[A-Za-z0-9_\-]{60}\b|whsec_[A-Za-z0-9+/=]{32,}|access_token\$production\$[0-9a-z]{16}\$[0-9a-f]{32}|sdk-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|bkua_[a-f0-9]{40}|CCIP(?:AT|RJ)_[A-Za-z0-9]{22}_[a-f0-9]{40}|dckr_(?:pat|oat)_[A-Za-z0-9_\-]{27,}|dapi[a-f0-9]{32}(?:-[0-9])?\b|fig[dop]_[A-Za-z0-9_\-]{40,}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43}\b|oy2[a-z0-9]{43}\b|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|v1\.0-[a-f0-9]{24}-[a-f0-9]{146}|rubygems_[a-f0-9]{48}|CFPAT-[A-Za-z0-9_\-]{43}|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9=_.\-]{32,64}|nfp_[A-Za-z0-9]{36,}|rnd_[A-Za-z0-9]{32}\b|re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}\b|r8_[A-Za-z0-9]{37}\b|gsk_[A-Za-z0-9]{52}\b|pplx-[A-Za-z0-9]{48}\b|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}|st\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[0-9a-f]{32}\.[0-9a-f]{32}|API-[A-Z0-9]{26}\b|ya29\.[A-Za-z0-9_\-]{30,}|1//0[A-Za-z0-9_\-]{40,}|sl\.(?:u\.)?[A-Za-z0-9_\-=]{130,}|sq[apu]_[a-f0-9]{40}\b|GR1348941[A-Za-z0-9_\-]{20}|GOCSPX-[A-Za-z0-9_\-]{28}|cmVmdGtu[A-Za-z0-9]{56}|AKCp[A-Za-z0-9]{69}\b)";
+
+/// The token shapes of [`VENDOR_TOKEN_PREFIXES`] whose literal is inside
+/// (a Telegram bot token `ID:AA…`, a Terraform Cloud token
+/// `ID.atlasv1.…`, an Azure AD client secret `abc8Q~…`): a regex of
+/// their own, which the engine scans for the inner literal.
+const VENDOR_TOKEN_INNER: &str = r"\b(?:[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}\b|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70}|[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34})";
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 19 (probe26, r-redact-vendor-token-shapes): vendors' token
+    /// shapes under neutral keys and as command-line words.
+    #[test]
+    fn vendor_token_shapes() {
+        let r = Redactor::default();
+        let mut shown = Vec::new();
+        for token in [
+            "AGE-SECRET-KEY-1SKPA0R28H70CX0QD63TC2YGUGGQQDD22J5VDTVCNPH62FSY4NQ4YNKN75T",
+            "SKff5180bc0dbc0e15637ebb8e3b91d26a",
+            "NRAK-6XJVR8FTUTLFJT4KDF8ZCPWQ30J",
+            "NRII-he_QAqq0nv3Vth1Ls6v6-O9JL8ZsoWw_",
+            "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",
+            "ATATT3xFfGF0UQsvzU9Kk1v1MIdzu4xCxf8CvgroOx9ye17SWjAEVaSZJ0oVeMmLRLTq10V7suW9zrlSaWnPsPW23C_L9WXuHM_G1cON-Ks9dp4FLfrYb9JF8eF-ItKL_8pcqMKRLd7SUqeaG6nyb229X8YzL7iMa3K8Nsv9_Qt2giDIkidQ2iZ-gppCorL4=455d5261",
+            "lin_api_JgQyVerdKKhVz4NiaBfuRMFFw8Px6diSsjKORGs6",
+            "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",
+            "key-7cefa30c14d732f64cb79abcc4b9db16",
+            "glc_xYimeexzzf+9Sa28M2P77mytujVX8tGoJuKEe9eSVOhc68tpPL6EuezdDkZUNx7UKi7uEwAf3Ia7h50v",
+            "glsa_ccJ11HKw8gTep5ZFf7EdRpPdFzYddq1A_e91165c6",
+            "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",
+            "PMAK-548fa91200314bd807d4b6ab-0553854edd3aae7ed5e15ff034d16017fb",
+            "pul-ce66869b7bb71fcb447fc135c396aff26c035c0a",
+            "HRKU-AAdNX8Z5hs1UcAKKjdlT0NbJEjelMSA9lpER2YaXWwAPXPnVFmBLNIjvj0xC",
+            "FlyV1 fm2_i01D29FM1JkQx1dtoLx3yPnQjh+rjOy7XD9mayuolQtVn4PxnUnizAPVw6kFZ7WapVqa/WRj+Lco9TzRWsL/loL0Ri3gC1EIjsIm93xXFl5TqkasUccG6Xkg",
+            "sbp_66e0f28f015cd160dddc05a496d2b6cd684fb903",
+            "sk.eyJ1IjoiYWNtZSIsImEiOiJv6jjWe0tzc_O6r7EjUdbx2kIqVQBtL.lKonZVMV94ErHcbXrE9hbb",
+            "sq0csp-B1DENhEeXScM45npVJXWMvj5hBXmMV0r6Si_aA6fhlo",
+            "EAAARsVRHJ9spHGdGXvFH4wrgTpb6f_fd0p04Coilfi6MiIpZNH6MMaP_7WtBHOA",
+            "whsec_DfjwfOBCNHPzlmi6FkRGC7Kw6bjBrKFG",
+            "access_token$production$8n9pk09qusgmq1w7$8f233a33951c5a83da3929add2292513",
+            "sdk-d3ed27d0-93ab-2ec3-5733-2cd389ed164c",
+            "bkua_56a2491e9e8958efc346e3e74752e8e5f398b136",
+            "CCIPAT_WbvKLEO1F33H6MsMvd4siH_d9db49610f59d9deaa05f0feb170f36557c3cd78",
+            "dckr_pat_bAEiV3NCmV4hHas2h7byynw6489",
+            "dapi920e60e62a63b257c01d196cc53c664c",
+            "figd_5s0dJ6zIlD214yzPGfyuUm3UsKxat2na7Pk-tVah",
+            "ntn_UMxW4EqZKC46vMIAkzBJC0boEsg0GeXIEofQPMugfUuAlu",
+            "secret_w2XXctORXh7H4fWP36ROfcFG4EnCtjBrNCKeRHp4s1f",
+            "oy2teys0gkw1fvnwg3ug5uc2dostq367w66f620mz1hie2",
+            "patu4ctYxAM8LglaC.4913122999d71de95acee15bfa23e8ba3cce844eb855d0ca864de39c166c7f03",
+            "v1.0-93aab5016f18f617aa7be013-6393723ba8d5892c57f09f716c39f180e4327ab7f00acba869e4067092776c694653f7e9825e3bf090559c8fa46e630f5906858c82b937078ce82fcf4cf1c168a5bd5c7197dff5effe",
+            "rubygems_77a7423ee040f4312de530ada75ffa1a0f16688977e2ff7a",
+            "CFPAT-1HBU3aOptEOKETFLn9GpIfsnm4MsCOPxf32XaoHYlma",
+            "pscale_tkn_ON7rtUMJk32a69N8mNjF2onEXy8UzsddpZ0b7RDO_HA",
+            "nfp_o2FEqerfN49LJsTBcQ4D7dQldoBH13LjnwpReXHB",
+            "rnd_loC8595PFKY3iC8k3xEh4DteDuQ7x1M7",
+            "re_UpeGrQPx_6tRHcVwxwYk2oyHAxMrAA18o",
+            "r8_MlWT76bv4cgXm6VBWHN4EQUhBmxozhKcy8u8o",
+            "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",
+            "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",
+            "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",
+            "pcsk_yhiCWe_n6QCSerVagLHYnLMQoLU5BGLFthoiJFMx6PM2FbPiO3AOriRcyWcAkwLRDPE",
+            "st.fd7abfd3-006e-4aad-2a8c-23222426fdbc.7b662981dc7a4406e610b8fff2e2a512.0a33f07e07cb3136fa87be676563cf08",
+            "API-4NAOB81JJYQLV8GUQMX8XL1K5P",
+            "ya29.QhvLGso4jpqGUIh4D8D7wuHVz2dfIR1DVoa7PpR6_XkN-B2GfjUR2VGzmGqHskykvVjqHI2pWKY43FkqAVDFIWu6T1XrJSkQuYiXoLwd_zc4_iQQuE4bMu8m",
+            "1//00SVtHFFxswH2-5Ew0eswVyaLAYbq4Gtl6QuiB4yT_6jsJislnkH27CD83-iY7NPF8brdISj5WC7k-FQ3YBxSPCz-jP3KsHTHUVyg",
+            "sl.u.WrXMvbQOqrR1ERYFFN_qAYpsM2elJRt2Ac8RtVYevKN4kdwnkcfR35JUY0fJmvzWScAslzHrMXLh4xqLqSFz4vE-_qCCsNCP2xexM-6hII-NgblDzy-IAuDzQxZ7dSwpuTYu1Fa6IF0j",
+            "sqa_2464d6cde45ea0889d31b9a234bf9621d675a300",
+            "GR1348941khTH1Mpa2RhadMVw0TOT",
+            "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",
+            "cmVmdGtuODMS6GzYLSrIRGBJTsw4O2mTFQFxacirDOWZz2gZL9tmhjYiBYOmuuUi",
+            "AKCpD6znRpxMOT0cJLbHRJIGSZT0z3Av2cKE7bmO7EeVO1TUxSVv1U0O3og3IEkH6mH1QEOVd",
+            "8978351030:AAv8kZ4pREyGwyEW2x6XBi2hWZky_L3HGO9",
+            "X4eihLIMvhjKhN.atlasv1.dk0dNnHHdGR5H9nrKK7Ndr8mVxJGJYhZxXi7vf1XlLRjegTSU0kqyKUDm0wiRUehUko",
+            "6b58Q~VrkrvM5CAgd7Gj_qfvsivMKA~Ex_3HtX7R",
+        ] {
+            let yaml = format!("data:\n  note: {token}\n  run.sh: |\n    bot --with {token} --v visible\n");
+            let tail = &token[token.len() - 12..];
+            for out in both_modes(&r, &yaml) {
+                if out.contains(tail) || !out.contains("visible") {
+                    shown.push(format!("{token} -> {out}"));
+                }
+            }
+        }
+        assert!(shown.is_empty(), "shown:\n{}", shown.join("\n"));
+        // Near misses: public keys, the prefixes as words, ids of other
+        // lengths, a base64 line with `+`.
+        for line in [
+            "k: pk_live_51H8abcdefghijklmnopqrstuvwx",
+            "k: pk.eyJ1IjoiYWNtZSIsImEiOiJjbGFiY2RlZmdoaWprbG1ub3AifQ.abcdefghijklmnopqrstuv",
+            "k: pubkey-7cefa30c14d732f64cb79abcc4b9db16",
+            "k: NRJS-0123456789abcdef012",
+            "k: key-value-store",
+            "k: sdk-version-1.2.3",
+            "k: secret_name_reference",
+            "k: API-VERSION-2",
+            "k: st.example.com",
+            "k: re_use_this_connection",
+            "k: hf_transfer",
+            "k: EAAAB3NzaC1yc2EAAAADAQABAAABAQC+abcdefghijklmnopqrstuvwxyz0123456789ab",
+            "k: ed25519:SKff5180bc0dbc0e15637ebb8e3b91d26a0",
+            "k: 1234567890:ABCDEFG",
+            "k: sha256:8Q~notatoken",
+        ] {
+            assert_eq!(r.scrub(line), line);
+        }
+    }
 
     /// Issue 19: multi-line strings other than XML element text opened
     /// after a secret-named variable.

@@ -654,6 +654,8 @@ fn stale_compile_temp_dirs_are_removed_but_live_ones_kept() {
 /// One row per line of the redaction table in docs/review.md: the object
 /// (old and new version) and the secret that must never be shown.
 const REDACTION_ROWS: &[(&str, &str, &str)] = &[
+    // Issue 19 (probe26): vendors' token shapes under neutral keys.
+    ("vendor-token-shapes", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  linear: lin_api_{V}\n  notion: ntn_{V}\n  run.sh: |\n    bot --figma figd_{V} --netlify nfp_{V}\n", "VndrTok9PrbQxLmNoPqRsTuVwXyZaBcDeFgHiJkL"),
     // Issue 19: multi-line strings opened after a secret-named variable.
     ("multiline-openers-here-strings-template-literals-perl", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  setup.ps1: |\n    $password = @\"\n    {V}\n    \"@\n  app.ts: |\n    const apiToken = `\n    {V}-2\n    `;\n  app.pl: |\n    my $password = qq(\n    {V}-3\n    );\n", "mlopen9951x"),
     // Issue 19: IaC and CI secret markers beside neutral names.
