@@ -3566,6 +3566,9 @@ impl Redactor {
         // a list names Secrets ([`SECRET_NAME_LISTS`]).
         let mut secret_values_below: Option<(usize, bool)> = None;
         let mut env_values = self.secret_env_value_lines(text, line_re);
+        if text.contains("value") {
+            env_values.extend(self.nested_pair_value_lines(text, line_re));
+        }
         if self.defaults {
             env_values.extend(terraform_secret_lines(text, |k| self.key_matches(k)));
             env_values.extend(secure_parameter_default_lines(text, line_re));
@@ -5565,9 +5568,91 @@ const VENDOR_TOKEN_PREFIXES: &str = r"\b(?:AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN
 /// their own, which the engine scans for the inner literal.
 const VENDOR_TOKEN_INNER: &str = r"\b(?:[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}\b|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70}|[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34})";
 
+impl Redactor {
+    /// Issue 19 (probe26, r-redact-nested-name-value-pair-in-text): the
+    /// `value` lines of a name/value pair that is a block map below a key
+    /// of its own (Envoy's `- header:` / `key: x-api-key` / `value: x`,
+    /// `auth:` / `name: DB_PASSWORD` / `value: x`), which
+    /// [`Self::secret_env_value_lines`] does not read (it starts items at
+    /// `- ` and `{` only). A pair is a small map: a block is read for at
+    /// most 64 lines, so a text costs at most that many times its lines.
+    fn nested_pair_value_lines(&self, text: &str, line_re: &Regex) -> HashSet<usize> {
+        let lines: Vec<&str> = text.split('\n').collect();
+        let mut hidden = HashSet::new();
+        let key_col = |c: &regex::Captures| c[1].trim_end_matches(['"', '\'']).len();
+        for (i, line) in lines.iter().enumerate() {
+            let Some(opener) = line_re.captures(line) else {
+                continue;
+            };
+            if !opener[4].trim().is_empty() || !opener[3].contains(':') {
+                continue;
+            }
+            let top = key_col(&opener);
+            let mut child_col = None;
+            let (mut values, mut secret) = (Vec::new(), false);
+            for (j, child) in lines.iter().enumerate().skip(i + 1).take(64) {
+                if child.trim().is_empty() {
+                    continue;
+                }
+                if child.len() - child.trim_start().len() <= top {
+                    break;
+                }
+                let Some(c) = line_re.captures(child) else {
+                    continue;
+                };
+                if c[1].contains('-') {
+                    // A list below the opener: its items are
+                    // `secret_env_value_lines`'.
+                    break;
+                }
+                let col = *child_col.get_or_insert(key_col(&c));
+                if key_col(&c) != col {
+                    continue;
+                }
+                if pair_value_field(&c[2]) {
+                    values.push(j);
+                } else if pair_name_field(&c[2]) {
+                    secret |= self.key_matches(c[4].trim().trim_matches(['"', '\'', ',']));
+                }
+            }
+            if secret {
+                hidden.extend(values);
+            }
+        }
+        hidden
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 19 (probe26, r-redact-nested-name-value-pair-in-text): a
+    /// name/value pair that is a block map below a key (Envoy's header
+    /// lists in a ConfigMap's `envoy.yaml`), in both modes.
+    #[test]
+    fn nested_name_value_pair_in_text() {
+        let r = Redactor::default();
+        file_hidden_everywhere(
+            &r,
+            &[
+                "request_headers_to_add:\n- header:\n    key: x-api-key\n    value: s3cr3tVx\n  append: true",
+                "- header:\n    value: s3cr3tVx\n    key: X-Auth-Token",
+                "auth:\n  name: DB_PASSWORD\n  value: \"s3cr3tVx\"",
+                "routes:\n  - match: {prefix: /}\n    request_headers_to_add:\n      - header:\n          key: Authorization\n          value: s3cr3tVx",
+            ],
+        );
+        // Near misses: a neutral pair, a pair's name in a nested map of
+        // its own, a list below the opener.
+        file_shown_everywhere(
+            &r,
+            &[
+                "- header:\n    key: x-request-id\n    value: visible-id",
+                "header:\n  key: x-env\n  meta:\n    name: api_key\n  value: visible",
+                "opts:\n  - name: image\n    value: visible\n",
+            ],
+        );
+    }
 
     /// Issue 19 (probe26, r-redact-vendor-token-shapes): vendors' token
     /// shapes under neutral keys and as command-line words.

@@ -654,6 +654,8 @@ fn stale_compile_temp_dirs_are_removed_but_live_ones_kept() {
 /// One row per line of the redaction table in docs/review.md: the object
 /// (old and new version) and the secret that must never be shown.
 const REDACTION_ROWS: &[(&str, &str, &str)] = &[
+    // Issue 19 (probe26): a name/value pair below a key, in a file in a string.
+    ("nested-name-value-pair-in-text", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: envoy}\ndata:\n  envoy.yaml: |\n    request_headers_to_add:\n    - header:\n        key: x-api-key\n        value: {V}\n      append: true\n", "nestpair7731xq"),
     // Issue 19 (probe26): vendors' token shapes under neutral keys.
     ("vendor-token-shapes", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  linear: lin_api_{V}\n  notion: ntn_{V}\n  run.sh: |\n    bot --figma figd_{V} --netlify nfp_{V}\n", "VndrTok9PrbQxLmNoPqRsTuVwXyZaBcDeFgHiJkL"),
     // Issue 19: multi-line strings opened after a secret-named variable.
