@@ -314,6 +314,8 @@ const PASSWORD_CLIENTS: &[&str] = &[
     "mydumper",
     "myloader",
     "kdb5_util",
+    "kubeadm",
+    "gitlab-runner",
 ];
 
 /// The MySQL and MariaDB clients: their password is glued to `-p`
@@ -377,6 +379,10 @@ fn password_option(program: &str, flag: &str) -> bool {
         // mydumper/myloader's `-p`, kdb5_util's master password `-P`.
         "mydumper" | "myloader" => matches!(flag, "-p" | "--password"),
         "kdb5_util" => flag == "-P",
+        // probe26: kubeadm's key for the control-plane certificates it
+        // uploads, GitLab Runner's registration and runner tokens.
+        "kubeadm" => flag == "--certificate-key",
+        "gitlab-runner" => matches!(flag, "-r" | "-t"),
         _ => false,
     }
 }
@@ -418,6 +424,8 @@ fn has_password_options(program: &str) -> bool {
             | "mydumper"
             | "myloader"
             | "kdb5_util"
+            | "kubeadm"
+            | "gitlab-runner"
     ) || program.starts_with("ldap")
         || program.starts_with("mongo")
         || program.starts_with("snmp")
@@ -541,6 +549,10 @@ fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> 
         }
         "mc" if word(0) == Some("config") && word(1) == Some("host") && word(2) == Some("add") => {
             hide_positional(6, &mut found)
+        }
+        // probe26: `mc admin user add ALIAS USER X`.
+        "mc" if word(0) == Some("admin") && word(1) == Some("user") && word(2) == Some("add") => {
+            hide_positional(5, &mut found)
         }
         "poetry" if word(0) == Some("config") => {
             if word(1).is_some_and(|w| w.starts_with("http-basic.")) {
@@ -918,6 +930,10 @@ fn secret_store_stdin(piped: &str) -> bool {
         ["smbpasswd", rest @ ..] => rest
             .iter()
             .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('s')),
+        // probe26: the Elastic stack's keystores (`echo X |
+        // bin/elasticsearch-keystore add --stdin NAME`, ECK's init
+        // containers; Kibana's, Logstash's, OpenSearch's).
+        [tool, "add", ..] => keystore_tool(tool),
         _ => false,
     }
 }
@@ -1822,7 +1838,7 @@ impl Redactor {
         let query = Regex::new(r#"([?&#])([A-Za-z_][A-Za-z0-9_.\-]*)(=)([^&#\s"'<>]+)"#)
             .expect("static regex is valid");
         let curl_user = Regex::new(
-            r#"(\b(?:(?:curl|wget)\b[^\n;|&]*?\s(?:(?:-u|-U)(?:=|[ \t]*)|(?:--user|--proxy-user)(?:=|[ \t]+))|https?[ \t]+(?:[^\n;|&]*?[ \t])?(?:-a|--auth)(?:=|[ \t]+))["']?[^\s:"'-][^\s:"']*:)([^\s"']+)"#,
+            r#"(\b(?:(?:curl|wget)\b[^\n;|&]*?\s(?:(?:-u|-U)(?:=|[ \t]*)|(?:--user|--proxy-user)(?:=|[ \t]+))|https?[ \t]+(?:[^\n;|&]*?[ \t])?(?:-a|--auth)(?:=|[ \t]+))["']?(?:[^\s:"'-][^\s:"']*)?:)([^\s"']+)"#,
         )
         .expect("static regex is valid");
         let redis_a = Regex::new(
@@ -5623,9 +5639,60 @@ impl Redactor {
     }
 }
 
+/// probe26: a keystore tool of the Elastic stack or OpenSearch, by its
+/// path's file name ([`secret_store_stdin`]).
+fn keystore_tool(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    matches!(
+        name,
+        "elasticsearch-keystore" | "kibana-keystore" | "logstash-keystore" | "opensearch-keystore"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 19 (probe26, r-redact-command-lines-keystore-stdin-curl-empty-user):
+    /// ECK's keystore init container, Azure DevOps' `curl -u :PAT`,
+    /// kubeadm's certificate key, GitLab Runner's `-r`, `mc admin user add`.
+    #[test]
+    fn keystore_stdin_curl_empty_user_kubeadm_runner_and_mc_user() {
+        let r = Redactor::default();
+        file_hidden_everywhere(
+            &r,
+            &[
+                "echo s3cr3tVx | bin/elasticsearch-keystore add --stdin xpack.security.authc.realms.oidc.oidc1.rp.client_secret",
+                "echo \"s3cr3tVx\" | /usr/share/elasticsearch/bin/elasticsearch-keystore add -x s3.client.default.secret_key",
+                "printf '%s' 's3cr3tVx' | kibana-keystore add elasticsearch.password --stdin",
+                "curl -u \":s3cr3tVx\" https://dev.azure.com/acme/_apis/projects",
+                "curl -s -u :s3cr3tVx https://dev.azure.com/acme",
+                "kubeadm join 10.0.0.1:6443 --token abcdef.0123456789abcdef --control-plane --certificate-key s3cr3tVx",
+                "kubeadm init phase upload-certs --upload-certs --certificate-key=s3cr3tVx",
+                "gitlab-runner register -n -u https://gitlab.example.com -r s3cr3tVx --executor docker",
+                "gitlab-runner unregister -u https://gitlab.example.com -t s3cr3tVx",
+                "mc admin user add myminio app s3cr3tVx",
+            ],
+        );
+        let [semantic, _] = both_modes(
+            &r,
+            "command: [kubeadm, join, --certificate-key, s3cr3tVx]\n",
+        );
+        assert!(!semantic.contains("s3cr3tVx"), "{semantic}");
+        // Near misses: a keystore listed, a negotiate login's empty
+        // `-u :`, kubeadm's public CA hash, mc's other subcommands.
+        file_shown_everywhere(
+            &r,
+            &[
+                "bin/elasticsearch-keystore list",
+                "echo visible | bin/elasticsearch-keystore list",
+                "curl --negotiate -u : https://intranet.example.com",
+                "kubeadm join 10.0.0.1:6443 --control-plane --apiserver-advertise-address 10.0.0.2",
+                "mc admin user info myminio app",
+                "gitlab-runner run --working-directory /home/runner",
+            ],
+        );
+    }
 
     /// Issue 19 (probe26, r-redact-nested-name-value-pair-in-text): a
     /// name/value pair that is a block map below a key (Envoy's header
