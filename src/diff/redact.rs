@@ -2227,7 +2227,8 @@ impl Redactor {
                 || out.contains("--with-token")
                 || out.contains("vault login")
                 || out.contains("passwd")
-                || out.contains("kubeseal"))
+                || out.contains("kubeseal")
+                || out.contains("-keystore"))
         {
             replace_in(&mut out, stdin_password_re(), hide_stdin_password);
         }
@@ -5665,6 +5666,8 @@ mod tests {
                 "echo s3cr3tVx | bin/elasticsearch-keystore add --stdin xpack.security.authc.realms.oidc.oidc1.rp.client_secret",
                 "echo \"s3cr3tVx\" | /usr/share/elasticsearch/bin/elasticsearch-keystore add -x s3.client.default.secret_key",
                 "printf '%s' 's3cr3tVx' | kibana-keystore add elasticsearch.password --stdin",
+                "echo 's3cr3tVx' | bin/elasticsearch-keystore add -x s3.client.backup.access_key",
+                "echo s3cr3tVx | opensearch-keystore add plugins.security.ssl.transport.pemkey_password",
                 "curl -u \":s3cr3tVx\" https://dev.azure.com/acme/_apis/projects",
                 "curl -s -u :s3cr3tVx https://dev.azure.com/acme",
                 "kubeadm join 10.0.0.1:6443 --token abcdef.0123456789abcdef --control-plane --certificate-key s3cr3tVx",

@@ -655,7 +655,7 @@ fn stale_compile_temp_dirs_are_removed_but_live_ones_kept() {
 /// (old and new version) and the secret that must never be shown.
 const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     // Issue 19 (probe26): keystore stdin, `curl -u :X`, kubeadm, GitLab Runner, mc.
-    ("keystore-stdin-curl-empty-user-kubeadm-runner-mc", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  init.sh: |\n    echo {V} | bin/elasticsearch-keystore add --stdin xpack.security.authc.realms.oidc.oidc1.rp.client_secret\n    curl -u :{V}-2 https://dev.azure.com/acme\n    kubeadm join 10.0.0.1:6443 --control-plane --certificate-key {V}-3\n    gitlab-runner register -n -r {V}-4 --executor docker\n    mc admin user add myminio app {V}-5\n", "kstore5521xq"),
+    ("keystore-stdin-curl-empty-user-kubeadm-runner-mc", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  init.sh: |\n    echo {V} | bin/elasticsearch-keystore add -x s3.client.backup.access_key\n    curl -u :{V}-2 https://dev.azure.com/acme\n    kubeadm join 10.0.0.1:6443 --control-plane --certificate-key {V}-3\n    gitlab-runner register -n -r {V}-4 --executor docker\n    mc admin user add myminio app {V}-5\n", "kstore5521xq"),
     // Issue 19 (probe26): a name/value pair below a key, in a file in a string.
     ("nested-name-value-pair-in-text", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: envoy}\ndata:\n  envoy.yaml: |\n    request_headers_to_add:\n    - header:\n        key: x-api-key\n        value: {V}\n      append: true\n", "nestpair7731xq"),
     // Issue 19 (probe26): vendors' token shapes under neutral keys.
