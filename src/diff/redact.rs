@@ -2020,7 +2020,10 @@ impl Redactor {
     pub(crate) fn key_matches(&self, key: &str) -> bool {
         self.keys.iter().any(|r| r.is_match(key))
             || (self.defaults
-                && (keyword_in_key(key) || credential_header(key) || bundler_host_key(key)))
+                && (keyword_in_key(key)
+                    || credential_header(key)
+                    || bundler_host_key(key)
+                    || more_secret_key_names(key)))
     }
 
     /// Whether a text (a file not compared as YAML, or a string value)
@@ -3332,6 +3335,8 @@ impl Redactor {
                     }
                 }
                 (x, y)
+            } else if self.defaults && k.eq_ignore_ascii_case("api") && holds_key(ov, nv) {
+                self.hide_api_key(ov, nv)
             } else if self.key_matches(k)
                 || (part == Part::Receiver && receiver_key(k))
                 || (part == Part::Sensitive && k == "value")
@@ -3583,7 +3588,7 @@ impl Redactor {
         // a list names Secrets ([`SECRET_NAME_LISTS`]).
         let mut secret_values_below: Option<(usize, bool)> = None;
         let mut env_values = self.secret_env_value_lines(text, line_re);
-        if text.contains("value") {
+        if text.contains("value") || text.contains("api:") {
             env_values.extend(self.nested_pair_value_lines(text, line_re));
         }
         if self.defaults {
@@ -5215,6 +5220,20 @@ fn positional_rules() -> &'static [PositionalRule] {
             }
         };
         vec![
+            // probe26: `vault operator init`'s output kept in a file
+            // (`Unseal Key 1: X`, `Recovery Key 1: X`), and Fluent Bit's
+            // Datadog output `apikey X` (one word, which the blank-separated
+            // rule does not read: prose starts with such words).
+            rule(
+                &["Unseal Key", "Recovery Key"],
+                r"(?m)^([ \t]*(?:Unseal|Recovery) Key [0-9]+:[ \t]*)(\S+)()",
+                never,
+            ),
+            rule(
+                &["apikey", "Apikey", "ApiKey", "APIKEY"],
+                r"(?im)^([ \t]*apikey[ \t]+)(\S+)([ \t]*\r?)$",
+                never,
+            ),
             // Daemons. sendmail's `AuthInfo:host "U:user" "P:X"` (`P=X`
             // base64).
             rule(
@@ -5585,7 +5604,33 @@ const VENDOR_TOKEN_PREFIXES: &str = r"\b(?:AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN
 /// their own, which the engine scans for the inner literal.
 const VENDOR_TOKEN_INNER: &str = r"\b(?:[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}\b|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70}|[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34})";
 
+/// Whether either side is a map with a `key` entry ([`Redactor::hide_api_key`]).
+fn holds_key(old: Option<&Value>, new: Option<&Value>) -> bool {
+    [old, new]
+        .into_iter()
+        .flatten()
+        .any(|v| matches!(v, Value::Map(m) if m.contains_key("key")))
+}
+
 impl Redactor {
+    /// probe26: the OpenTelemetry Collector's Datadog exporter, `api: {key:
+    /// X, site: …}`: the map walked as any other, its `key` hidden.
+    fn hide_api_key(
+        &self,
+        old: Option<&Value>,
+        new: Option<&Value>,
+    ) -> (Option<Value>, Option<Value>) {
+        let (mut x, mut y) = self.walk(old, new);
+        let key = |v: Option<&Value>| v.and_then(|m| m.get_path(&["key"])).cloned();
+        let (ka, kb) = hide(key(old).as_ref(), key(new).as_ref());
+        for (side, hidden) in [(&mut x, ka), (&mut y, kb)] {
+            if let (Some(Value::Map(m)), Some(h)) = (side.as_mut(), hidden) {
+                m.insert("key".to_string(), h);
+            }
+        }
+        (x, y)
+    }
+
     /// Issue 19 (probe26, r-redact-nested-name-value-pair-in-text): the
     /// `value` lines of a name/value pair that is a block map below a key
     /// of its own (Envoy's `- header:` / `key: x-api-key` / `value: x`,
@@ -5631,6 +5676,11 @@ impl Redactor {
                 } else if pair_name_field(&c[2]) {
                     secret |= self.key_matches(c[4].trim().trim_matches(['"', '\'', ',']));
                 }
+                // The OpenTelemetry Collector's Datadog exporter, `api:` /
+                // `key: X` (`site` beside it).
+                if self.defaults && &c[2] == "key" && opener[2].eq_ignore_ascii_case("api") {
+                    hidden.insert(j);
+                }
             }
             if secret {
                 hidden.extend(values);
@@ -5650,9 +5700,67 @@ fn keystore_tool(path: &str) -> bool {
     )
 }
 
+/// probe26 (r-redact-key-names-replica-set-csrf-sec-key-sonar-login):
+/// key names of secrets that the word rules do not read: the MongoDB
+/// replica set's shared key (`MONGODB_REPLICA_SET_KEY`, Bitnami's
+/// `auth.replicaSetKey`), a `CSRF_KEY` (Harbor), Fluentd's S3 `aws_sec_key`,
+/// SonarScanner's `sonar.login` (a token). Run only on keys holding `key`
+/// or `login`.
+fn more_secret_key_names(key: &str) -> bool {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let lower = key.to_ascii_lowercase();
+    if !lower.contains("key") && !lower.contains("login") {
+        return false;
+    }
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)(?:replica[_.-]?set[_.-]?key|csrf[_.-]?key|(?:^|[_.-])sec[_.-]?key|^-?D?sonar[_.-]login)$")
+            .expect("static regex is valid")
+    })
+    .is_match(key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 19 (probe26, r-redact-key-names-replica-set-csrf-sec-key-sonar-login):
+    /// key names and one-word directives of realistic charts' and agents'
+    /// configuration.
+    #[test]
+    fn replica_set_key_csrf_sec_key_sonar_login_unseal_keys_and_apikey() {
+        let r = Redactor::default();
+        let yaml = "env:\n- name: MONGODB_REPLICA_SET_KEY\n  value: s3cr3tVx\nauth:\n  replicaSetKey: s3cr3tVx\nCSRF_KEY: s3cr3tVx\nexporters:\n  datadog:\n    api:\n      key: s3cr3tVx\n      site: datadoghq.eu\n";
+        for out in both_modes(&r, yaml) {
+            assert!(!out.contains("s3cr3tVx"), "{out}");
+            assert!(out.contains("datadoghq.eu"), "{out}");
+        }
+        file_hidden_everywhere(
+            &r,
+            &[
+                "<match s3.**>\n  @type s3\n  aws_key_id AKIAEXAMPLE\n  aws_sec_key s3cr3tVx\n</match>",
+                "sonar-scanner -Dsonar.host.url=https://sonar -Dsonar.login=s3cr3tVx",
+                "sonar.login=s3cr3tVx",
+                "Unseal Key 1: s3cr3tVx\nUnseal Key 2: s3cr3tVx",
+                "Recovery Key 3: s3cr3tVx",
+                "[OUTPUT]\n    Name  datadog\n    apikey s3cr3tVx",
+                "exporters:\n  datadog:\n    api:\n      site: datadoghq.eu\n      key: s3cr3tVx",
+            ],
+        );
+        // Near misses: other keys ending in `key`, a login name, prose, a
+        // `key` under another parent.
+        file_shown_everywhere(
+            &r,
+            &[
+                "primary_key: visible",
+                "sonar.projectKey=visible",
+                "login: visible",
+                "Unseal Keys are shown once.",
+                "apikey and token are needed",
+                "gossip:\n  key: visible",
+                "replicaSetName: visible",
+            ],
+        );
+    }
 
     /// Issue 19 (probe26, r-redact-command-lines-keystore-stdin-curl-empty-user):
     /// ECK's keystore init container, Azure DevOps' `curl -u :PAT`,

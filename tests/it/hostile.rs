@@ -654,6 +654,8 @@ fn stale_compile_temp_dirs_are_removed_but_live_ones_kept() {
 /// One row per line of the redaction table in docs/review.md: the object
 /// (old and new version) and the secret that must never be shown.
 const REDACTION_ROWS: &[(&str, &str, &str)] = &[
+    // Issue 19 (probe26): key names and one-word directives of charts and agents.
+    ("replica-set-key-csrf-sec-key-unseal-apikey-otel-api-key", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  CSRF_KEY: {V}\n  fluentd.conf: |\n    <match s3.**>\n      aws_sec_key {V}-2\n    </match>\n  unseal.txt: |\n    Unseal Key 1: {V}-3\n  fluent-bit.conf: |\n    [OUTPUT]\n        Name datadog\n        apikey {V}-4\n  relay: |\n    exporters:\n      datadog:\n        api:\n          site: datadoghq.eu\n          key: {V}-5\n  scan.sh: sonar-scanner -Dsonar.login={V}-8\n---\nauth:\n  replicaSetKey: {V}-6\nexporters:\n  datadog:\n    api: {key: {V}-7}\n", "keynm8842xq"),
     // Issue 19 (probe26): keystore stdin, `curl -u :X`, kubeadm, GitLab Runner, mc.
     ("keystore-stdin-curl-empty-user-kubeadm-runner-mc", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  init.sh: |\n    echo {V} | bin/elasticsearch-keystore add -x s3.client.backup.access_key\n    curl -u :{V}-2 https://dev.azure.com/acme\n    kubeadm join 10.0.0.1:6443 --control-plane --certificate-key {V}-3\n    gitlab-runner register -n -r {V}-4 --executor docker\n    mc admin user add myminio app {V}-5\n", "kstore5521xq"),
     // Issue 19 (probe26): a name/value pair below a key, in a file in a string.
