@@ -2717,10 +2717,13 @@ impl Redactor {
                         self.scrub_at(inner, depth + 1)
                     )
                 } else if let Some((k, _)) = value.split_once('=').filter(|(k, v)| {
+                    let k = k.trim_start_matches('-');
                     !v.is_empty() && *v != OLD && is_key_name(k) && self.key_matches(k)
                 }) {
                     // `--from-literal=password=x`, `--env=API_TOKEN=x`: the
-                    // option's value is itself a `key=value`.
+                    // option's value is itself a `key=value`; so is a
+                    // neutral key's value that is an option (`rfc2136:
+                    // --rfc2136-tsig-secret=x`, probe26).
                     format!("{}{}{}{k}={OLD}", &c[1], &c[2], &c[3])
                 } else {
                     c[0].to_string()
@@ -5722,6 +5725,20 @@ fn more_secret_key_names(key: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 19 (probe26, r-redact-textmode-option-as-neutral-keys-value):
+    /// a plain value that is a `--secret-option=x` under a neutral key.
+    #[test]
+    fn option_as_a_neutral_keys_plain_value() {
+        let r = Redactor::default();
+        let yaml = "data:\n  rfc2136: --rfc2136-tsig-secret=s3cr3tVx --rfc2136-tsig-keyname=visible-key\n  note: --db-password=s3cr3tVx\n  flags: -password=s3cr3tVx\n";
+        for out in both_modes(&r, yaml) {
+            assert!(!out.contains("s3cr3tVx"), "{out}");
+            assert!(out.contains("visible-key"), "{out}");
+        }
+        let shown = "data:\n  note: --image=visible:1 --tag=visible2\n";
+        assert_eq!(r.redact_text(shown), shown);
+    }
 
     /// Issue 19 (probe26, r-redact-key-names-replica-set-csrf-sec-key-sonar-login):
     /// key names and one-word directives of realistic charts' and agents'

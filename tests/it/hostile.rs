@@ -654,6 +654,8 @@ fn stale_compile_temp_dirs_are_removed_but_live_ones_kept() {
 /// One row per line of the redaction table in docs/review.md: the object
 /// (old and new version) and the secret that must never be shown.
 const REDACTION_ROWS: &[(&str, &str, &str)] = &[
+    // Issue 19 (probe26): a `--secret-option=X` as a neutral key's plain value.
+    ("option-as-neutral-keys-value", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  rfc2136: --rfc2136-tsig-secret={V} --rfc2136-tsig-keyname=k\n  note: --db-password={V}-2\n", "optval6631xq"),
     // Issue 19 (probe26): key names and one-word directives of charts and agents.
     ("replica-set-key-csrf-sec-key-unseal-apikey-otel-api-key", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  CSRF_KEY: {V}\n  fluentd.conf: |\n    <match s3.**>\n      aws_sec_key {V}-2\n    </match>\n  unseal.txt: |\n    Unseal Key 1: {V}-3\n  fluent-bit.conf: |\n    [OUTPUT]\n        Name datadog\n        apikey {V}-4\n  relay: |\n    exporters:\n      datadog:\n        api:\n          site: datadoghq.eu\n          key: {V}-5\n  scan.sh: sonar-scanner -Dsonar.login={V}-8\n---\nauth:\n  replicaSetKey: {V}-6\nexporters:\n  datadog:\n    api: {key: {V}-7}\n", "keynm8842xq"),
     // Issue 19 (probe26): keystore stdin, `curl -u :X`, kubeadm, GitLab Runner, mc.
