@@ -5707,16 +5707,19 @@ fn keystore_tool(path: &str) -> bool {
 /// key names of secrets that the word rules do not read: the MongoDB
 /// replica set's shared key (`MONGODB_REPLICA_SET_KEY`, Bitnami's
 /// `auth.replicaSetKey`), a `CSRF_KEY` (Harbor), Fluentd's S3 `aws_sec_key`,
-/// SonarScanner's `sonar.login` (a token). Run only on keys holding `key`
-/// or `login`.
+/// SonarScanner's `sonar.login` (a token); WordPress's keys and salts
+/// (`LOGGED_IN_KEY`, `NONCE_SALT`, `WORDPRESS_AUTH_SALT`; `AUTH_KEY` and
+/// `SECURE_AUTH_KEY` were read already), Rails' Active Record encryption
+/// keys (`ACTIVE_RECORD_ENCRYPTION_PRIMARY_KEY`). Run only on keys holding
+/// `key`, `login` or `salt`.
 fn more_secret_key_names(key: &str) -> bool {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     let lower = key.to_ascii_lowercase();
-    if !lower.contains("key") && !lower.contains("login") {
+    if !lower.contains("key") && !lower.contains("login") && !lower.contains("salt") {
         return false;
     }
     RE.get_or_init(|| {
-        Regex::new(r"(?i)(?:replica[_.-]?set[_.-]?key|csrf[_.-]?key|(?:^|[_.-])sec[_.-]?key|^-?D?sonar[_.-]login)$")
+        Regex::new(r"(?i)(?:replica[_.-]?set[_.-]?key|csrf[_.-]?key|(?:^|[_.-])sec[_.-]?key|^-?D?sonar[_.-]login|(?:^|[_.-])(?:(?:secure_)?auth_salt|logged_in_(?:key|salt)|nonce_(?:key|salt))|encryption[_.-]?(?:primary|deterministic)[_.-]?key)$")
             .expect("static regex is valid")
     })
     .is_match(key)
@@ -5725,6 +5728,30 @@ fn more_secret_key_names(key: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 19 (probe26, r-redact-wordpress-salts-and-rails-encryption-keys).
+    #[test]
+    fn wordpress_salts_and_rails_encryption_keys() {
+        let r = Redactor::default();
+        file_hidden_everywhere(
+            &r,
+            &[
+                "define( 'LOGGED_IN_KEY',    's3cr3tVx' );\ndefine( 'NONCE_KEY', 's3cr3tVx' );",
+                "define('AUTH_SALT', 's3cr3tVx');\ndefine('SECURE_AUTH_SALT', 's3cr3tVx');\ndefine('LOGGED_IN_SALT', 's3cr3tVx');\ndefine('NONCE_SALT', 's3cr3tVx');",
+                "WORDPRESS_LOGGED_IN_SALT=s3cr3tVx",
+                "ACTIVE_RECORD_ENCRYPTION_PRIMARY_KEY=s3cr3tVx\nACTIVE_RECORD_ENCRYPTION_DETERMINISTIC_KEY=s3cr3tVx",
+            ],
+        );
+        file_shown_everywhere(
+            &r,
+            &[
+                "define( 'WP_CACHE_KEY_SALT', 'example.com' );",
+                "salt_rounds: 12",
+                "nonce: visible",
+                "primary_key: id",
+            ],
+        );
+    }
 
     /// Issue 19 (probe26, r-redact-textmode-option-as-neutral-keys-value):
     /// a plain value that is a `--secret-option=x` under a neutral key.

@@ -654,6 +654,8 @@ fn stale_compile_temp_dirs_are_removed_but_live_ones_kept() {
 /// One row per line of the redaction table in docs/review.md: the object
 /// (old and new version) and the secret that must never be shown.
 const REDACTION_ROWS: &[(&str, &str, &str)] = &[
+    // Issue 19 (probe26): WordPress's keys and salts, Rails' encryption keys.
+    ("wordpress-salts-rails-encryption-keys", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  wp-config.php: |\n    define( 'LOGGED_IN_KEY', '{V}' );\n    define( 'NONCE_SALT', '{V}-2' );\n  WORDPRESS_AUTH_SALT: {V}-3\n  ACTIVE_RECORD_ENCRYPTION_PRIMARY_KEY: {V}-4\n", "wpsalt4471xq"),
     // Issue 19 (probe26): a `--secret-option=X` as a neutral key's plain value.
     ("option-as-neutral-keys-value", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  rfc2136: --rfc2136-tsig-secret={V} --rfc2136-tsig-keyname=k\n  note: --db-password={V}-2\n", "optval6631xq"),
     // Issue 19 (probe26): key names and one-word directives of charts and agents.
