@@ -5237,6 +5237,49 @@ fn positional_rules() -> &'static [PositionalRule] {
                 r"(?im)^([ \t]*apikey[ \t]+)(\S+)([ \t]*\r?)$",
                 never,
             ),
+            // probe26 (r-redact-windows-commands-ipsec-secrets-sasl-passwd):
+            // Windows' `net user NAME X` (not `*`, which prompts, nor an
+            // option `/delete`), `net use \\srv\share X`, `cmdkey
+            // /pass:X`, `schtasks … /rp X`.
+            rule(
+                &["net user", "NET USER", "Net User", "net use", "NET USE", "Net Use"],
+                r#"(?i)(\bnet[ \t]+use(?:r[ \t]+(?:"[^"\n]*"|[^\s/"]\S*)|[ \t]+(?:[A-Z]:[ \t]+)?\\\\\S+)[ \t]+)("[^"\n]*"|[^\s/*"]\S*)()"#,
+                never,
+            ),
+            rule(
+                &["cmdkey", "CMDKEY", "Cmdkey"],
+                r#"(?i)(\bcmdkey\b[^\n]*?[ \t]/pass:)("[^"\n]*"|\S+)()"#,
+                never,
+            ),
+            rule(
+                &["schtasks", "SCHTASKS", "Schtasks"],
+                r#"(?i)(\bschtasks\b[^\n]*?[ \t]/rp[ \t]+)("[^"\n]*"|[^\s/*"]\S*)()"#,
+                never,
+            ),
+            // strongSwan's `ipsec.secrets`: `ID : PSK "X"` (EAP, XAUTH,
+            // NTLM too; quoted, or `0x`/`0s` hex and base64).
+            rule(
+                &[": PSK", ": EAP", ": XAUTH", ": NTLM", ":PSK", ":EAP", ":XAUTH"],
+                r#"(?m)^([^\n#]*:[ \t]*(?:PSK|EAP|XAUTH|NTLM)[ \t]+)("[^"\n]*"|'[^'\n]*'|0[xs]\S+)()"#,
+                never,
+            ),
+            // Postfix's `sasl_passwd`: `[smtp.example.com]:587 user:X` (or
+            // a host naming smtp or mail); a version after `:` is an
+            // image's tag and a number a port, not a password.
+            rule(
+                &["]:", "smtp", "mail"],
+                r"(?m)^([ \t]*(?:\[[^\]\s]+\](?::[0-9]+)?|[^\s\[\]]*(?:smtp|mail)[^\s\[\]]*)[ \t]+[^\s:]+:)(\S+)([ \t]*\r?)$",
+                |v| {
+                    v.bytes().all(|b| b.is_ascii_digit())
+                        || (v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.'))
+                },
+            ),
+            // Logstash's Elastic Cloud login, `cloud_auth => "user:X"`.
+            rule(
+                &["cloud_auth"],
+                r#"(\bcloud_auth[ \t]*=>[ \t]*["'][^"':\n]*:)([^"'\n]*)(["'])"#,
+                never,
+            ),
             // Daemons. sendmail's `AuthInfo:host "U:user" "P:X"` (`P=X`
             // base64).
             rule(
@@ -5728,6 +5771,43 @@ fn more_secret_key_names(key: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 19 (probe26, r-redact-windows-commands-ipsec-secrets-sasl-passwd).
+    #[test]
+    fn windows_commands_ipsec_secrets_sasl_passwd_and_logstash_cloud_auth() {
+        let r = Redactor::default();
+        file_hidden_everywhere(
+            &r,
+            &[
+                "net user deploy s3cr3tVx /add",
+                "NET USER Administrator \"s3cr3tVx\"",
+                "net use \\\\fileserver\\share s3cr3tVx /user:ACME\\svc",
+                "net use Z: \\\\fs\\s s3cr3tVx",
+                "cmdkey /add:fileserver /user:ACME\\svc /pass:s3cr3tVx",
+                "schtasks /create /tn backup /tr C:\\b.cmd /sc daily /ru ACME\\svc /rp s3cr3tVx",
+                "%any %any : PSK \"s3cr3tVx\"",
+                "203.0.113.5 198.51.100.7 : PSK 's3cr3tVx'",
+                "carol : EAP \"s3cr3tVx\"\ndave : XAUTH \"s3cr3tVx\"",
+                "[smtp.gmail.com]:587 alerts@example.com:s3cr3tVx",
+                "smtp.example.com user:s3cr3tVx",
+                "output { elasticsearch { cloud_auth => \"elastic:s3cr3tVx\" } }",
+            ],
+        );
+        // Near misses: a prompt, an option, a key file, an image tag.
+        file_shown_everywhere(
+            &r,
+            &[
+                "net user deploy * /add",
+                "net user deploy /delete",
+                "net use \\\\fs\\s /user:ACME\\svc",
+                ": RSA server.key",
+                "mail.example.com image:1.25",
+                "smtp_smarthost: smtp.office365.com:587",
+                "mail_server smtp.example.com:25",
+                "schtasks /query /tn backup",
+            ],
+        );
+    }
 
     /// Issue 19 (probe26, r-redact-wordpress-salts-and-rails-encryption-keys).
     #[test]
