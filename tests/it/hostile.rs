@@ -654,6 +654,8 @@ fn stale_compile_temp_dirs_are_removed_but_live_ones_kept() {
 /// One row per line of the redaction table in docs/review.md: the object
 /// (old and new version) and the secret that must never be shown.
 const REDACTION_ROWS: &[(&str, &str, &str)] = &[
+    // Issue 19 (probe26): a Ceph key in a keyring carried in a ConfigMap.
+    ("ceph-keyring-key", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: rook-config-override}\ndata:\n  keyring: |\n    [mon.]\n      key = AQB{V}==\n      caps mon = \"allow *\"\n", "cephkey9931xqZGVmZ2hpamtsbW5vcHFyc3"),
     // Issue 19 (probe26): Windows commands, ipsec.secrets, sasl_passwd, Logstash cloud_auth.
     ("windows-commands-ipsec-secrets-sasl-passwd", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  provision.ps1: |\n    net user deploy {V} /add\n    cmdkey /add:fs /user:ACME\\svc /pass:{V}-2\n    schtasks /create /tn b /tr C:\\b.cmd /ru ACME\\svc /rp {V}-3\n  ipsec.txt: |\n    %any %any : PSK \"{V}-4\"\n  relay.txt: |\n    [smtp.gmail.com]:587 alerts@example.com:{V}-5\n  logstash.conf: |\n    output { elasticsearch { cloud_auth => \"elastic:{V}-6\" } }\n", "winipsec3391xq"),
     // Issue 19 (probe26): WordPress's keys and salts, Rails' encryption keys.
