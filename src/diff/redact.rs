@@ -5237,6 +5237,13 @@ fn positional_rules() -> &'static [PositionalRule] {
                 r"(?im)^([ \t]*apikey[ \t]+)(\S+)([ \t]*\r?)$",
                 never,
             ),
+            // The OpenTelemetry Collector's Datadog exporter as a flow map,
+            // `api: {key: X, site: …}` (YAML or JSON).
+            rule(
+                &["api: {", "api\": {", "api:{", "api\":{"],
+                r#"(\bapi["']?[ \t]*:[ \t]*\{(?:[^{}\n]*?[,\s])?["']?key["']?[ \t]*:[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}]+)()"#,
+                never,
+            ),
             // probe26 (r-redact-windows-commands-ipsec-secrets-sasl-passwd):
             // Windows' `net user NAME X` (not `*`, which prompts, nor an
             // option `/delete`), `net use \\srv\share X`, `cmdkey
@@ -5889,6 +5896,8 @@ mod tests {
                 "Recovery Key 3: s3cr3tVx",
                 "[OUTPUT]\n    Name  datadog\n    apikey s3cr3tVx",
                 "exporters:\n  datadog:\n    api:\n      site: datadoghq.eu\n      key: s3cr3tVx",
+                "exporters:\n  datadog:\n    api: {key: s3cr3tVx, site: datadoghq.eu}",
+                "{\"exporters\": {\"datadog\": {\"api\": {\"site\": \"datadoghq.eu\", \"key\": \"s3cr3tVx\"}}}}",
             ],
         );
         // Near misses: other keys ending in `key`, a login name, prose, a
@@ -5902,6 +5911,7 @@ mod tests {
                 "Unseal Keys are shown once.",
                 "apikey and token are needed",
                 "gossip:\n  key: visible",
+                "api: {keyId: visible, key_id: visible2}",
                 "replicaSetName: visible",
             ],
         );
