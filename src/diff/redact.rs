@@ -314,6 +314,8 @@ const PASSWORD_CLIENTS: &[&str] = &[
     "mydumper",
     "myloader",
     "kdb5_util",
+    "kubeadm",
+    "gitlab-runner",
 ];
 
 /// The MySQL and MariaDB clients: their password is glued to `-p`
@@ -377,6 +379,10 @@ fn password_option(program: &str, flag: &str) -> bool {
         // mydumper/myloader's `-p`, kdb5_util's master password `-P`.
         "mydumper" | "myloader" => matches!(flag, "-p" | "--password"),
         "kdb5_util" => flag == "-P",
+        // probe26: kubeadm's key for the control-plane certificates it
+        // uploads, GitLab Runner's registration and runner tokens.
+        "kubeadm" => flag == "--certificate-key",
+        "gitlab-runner" => matches!(flag, "-r" | "-t"),
         _ => false,
     }
 }
@@ -418,6 +424,8 @@ fn has_password_options(program: &str) -> bool {
             | "mydumper"
             | "myloader"
             | "kdb5_util"
+            | "kubeadm"
+            | "gitlab-runner"
     ) || program.starts_with("ldap")
         || program.starts_with("mongo")
         || program.starts_with("snmp")
@@ -541,6 +549,10 @@ fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> 
         }
         "mc" if word(0) == Some("config") && word(1) == Some("host") && word(2) == Some("add") => {
             hide_positional(6, &mut found)
+        }
+        // probe26: `mc admin user add ALIAS USER X`.
+        "mc" if word(0) == Some("admin") && word(1) == Some("user") && word(2) == Some("add") => {
+            hide_positional(5, &mut found)
         }
         "poetry" if word(0) == Some("config") => {
             if word(1).is_some_and(|w| w.starts_with("http-basic.")) {
@@ -918,6 +930,10 @@ fn secret_store_stdin(piped: &str) -> bool {
         ["smbpasswd", rest @ ..] => rest
             .iter()
             .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('s')),
+        // probe26: the Elastic stack's keystores (`echo X |
+        // bin/elasticsearch-keystore add --stdin NAME`, ECK's init
+        // containers; Kibana's, Logstash's, OpenSearch's).
+        [tool, "add", ..] => keystore_tool(tool),
         _ => false,
     }
 }
@@ -1382,6 +1398,9 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // doppler-api-token, for every Doppler token kind (personal, service
     // with its config name, CLI, service account, SCIM, audit).
     r"\bdp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_\-]{1,64}\.)?[A-Za-z0-9]{40,44}\b",
+    // Issue 19 (probe26): more vendors' token shapes.
+    VENDOR_TOKEN_PREFIXES,
+    VENDOR_TOKEN_INNER,
     // A Kapitan reference compiled with `--embed-refs`
     // (`?{base64:<data>:embedded}`): the data is the stored reference,
     // which for the base64 and plain backends is the secret itself, only
@@ -1819,7 +1838,7 @@ impl Redactor {
         let query = Regex::new(r#"([?&#])([A-Za-z_][A-Za-z0-9_.\-]*)(=)([^&#\s"'<>]+)"#)
             .expect("static regex is valid");
         let curl_user = Regex::new(
-            r#"(\b(?:(?:curl|wget)\b[^\n;|&]*?\s(?:(?:-u|-U)(?:=|[ \t]*)|(?:--user|--proxy-user)(?:=|[ \t]+))|https?[ \t]+(?:[^\n;|&]*?[ \t])?(?:-a|--auth)(?:=|[ \t]+))["']?[^\s:"'-][^\s:"']*:)([^\s"']+)"#,
+            r#"(\b(?:(?:curl|wget)\b[^\n;|&]*?\s(?:(?:-u|-U)(?:=|[ \t]*)|(?:--user|--proxy-user)(?:=|[ \t]+))|https?[ \t]+(?:[^\n;|&]*?[ \t])?(?:-a|--auth)(?:=|[ \t]+))["']?(?:[^\s:"'-][^\s:"']*)?:)([^\s"']+)"#,
         )
         .expect("static regex is valid");
         let redis_a = Regex::new(
@@ -2001,7 +2020,10 @@ impl Redactor {
     pub(crate) fn key_matches(&self, key: &str) -> bool {
         self.keys.iter().any(|r| r.is_match(key))
             || (self.defaults
-                && (keyword_in_key(key) || credential_header(key) || bundler_host_key(key)))
+                && (keyword_in_key(key)
+                    || credential_header(key)
+                    || bundler_host_key(key)
+                    || more_secret_key_names(key)))
     }
 
     /// Whether a text (a file not compared as YAML, or a string value)
@@ -2208,7 +2230,8 @@ impl Redactor {
                 || out.contains("--with-token")
                 || out.contains("vault login")
                 || out.contains("passwd")
-                || out.contains("kubeseal"))
+                || out.contains("kubeseal")
+                || out.contains("-keystore"))
         {
             replace_in(&mut out, stdin_password_re(), hide_stdin_password);
         }
@@ -2694,10 +2717,13 @@ impl Redactor {
                         self.scrub_at(inner, depth + 1)
                     )
                 } else if let Some((k, _)) = value.split_once('=').filter(|(k, v)| {
+                    let k = k.trim_start_matches('-');
                     !v.is_empty() && *v != OLD && is_key_name(k) && self.key_matches(k)
                 }) {
                     // `--from-literal=password=x`, `--env=API_TOKEN=x`: the
-                    // option's value is itself a `key=value`.
+                    // option's value is itself a `key=value`; so is a
+                    // neutral key's value that is an option (`rfc2136:
+                    // --rfc2136-tsig-secret=x`, probe26).
                     format!("{}{}{}{k}={OLD}", &c[1], &c[2], &c[3])
                 } else {
                     c[0].to_string()
@@ -3312,6 +3338,8 @@ impl Redactor {
                     }
                 }
                 (x, y)
+            } else if self.defaults && k.eq_ignore_ascii_case("api") && holds_key(ov, nv) {
+                self.hide_api_key(ov, nv)
             } else if self.key_matches(k)
                 || (part == Part::Receiver && receiver_key(k))
                 || (part == Part::Sensitive && k == "value")
@@ -3563,6 +3591,9 @@ impl Redactor {
         // a list names Secrets ([`SECRET_NAME_LISTS`]).
         let mut secret_values_below: Option<(usize, bool)> = None;
         let mut env_values = self.secret_env_value_lines(text, line_re);
+        if text.contains("value") || text.contains("api:") {
+            env_values.extend(self.nested_pair_value_lines(text, line_re));
+        }
         if self.defaults {
             env_values.extend(terraform_secret_lines(text, |k| self.key_matches(k)));
             env_values.extend(secure_parameter_default_lines(text, line_re));
@@ -5192,6 +5223,70 @@ fn positional_rules() -> &'static [PositionalRule] {
             }
         };
         vec![
+            // probe26: `vault operator init`'s output kept in a file
+            // (`Unseal Key 1: X`, `Recovery Key 1: X`), and Fluent Bit's
+            // Datadog output `apikey X` (one word, which the blank-separated
+            // rule does not read: prose starts with such words).
+            rule(
+                &["Unseal Key", "Recovery Key"],
+                r"(?m)^([ \t]*(?:Unseal|Recovery) Key [0-9]+:[ \t]*)(\S+)()",
+                never,
+            ),
+            rule(
+                &["apikey", "Apikey", "ApiKey", "APIKEY"],
+                r"(?im)^([ \t]*apikey[ \t]+)(\S+)([ \t]*\r?)$",
+                never,
+            ),
+            // The OpenTelemetry Collector's Datadog exporter as a flow map,
+            // `api: {key: X, site: …}` (YAML or JSON).
+            rule(
+                &["api: {", "api\": {", "api:{", "api\":{"],
+                r#"(\bapi["']?[ \t]*:[ \t]*\{(?:[^{}\n]*?[,\s])?["']?key["']?[ \t]*:[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}]+)()"#,
+                never,
+            ),
+            // probe26 (r-redact-windows-commands-ipsec-secrets-sasl-passwd):
+            // Windows' `net user NAME X` (not `*`, which prompts, nor an
+            // option `/delete`), `net use \\srv\share X`, `cmdkey
+            // /pass:X`, `schtasks … /rp X`.
+            rule(
+                &["net user", "NET USER", "Net User", "net use", "NET USE", "Net Use"],
+                r#"(?i)(\bnet[ \t]+use(?:r[ \t]+(?:"[^"\n]*"|[^\s/"]\S*)|[ \t]+(?:[A-Z]:[ \t]+)?\\\\\S+)[ \t]+)("[^"\n]*"|[^\s/*"]\S*)()"#,
+                never,
+            ),
+            rule(
+                &["cmdkey", "CMDKEY", "Cmdkey"],
+                r#"(?i)(\bcmdkey\b[^\n]*?[ \t]/pass:)("[^"\n]*"|\S+)()"#,
+                never,
+            ),
+            rule(
+                &["schtasks", "SCHTASKS", "Schtasks"],
+                r#"(?i)(\bschtasks\b[^\n]*?[ \t]/rp[ \t]+)("[^"\n]*"|[^\s/*"]\S*)()"#,
+                never,
+            ),
+            // strongSwan's `ipsec.secrets`: `ID : PSK "X"` (EAP, XAUTH,
+            // NTLM too; quoted, or `0x`/`0s` hex and base64).
+            rule(
+                &[": PSK", ": EAP", ": XAUTH", ": NTLM", ":PSK", ":EAP", ":XAUTH"],
+                r#"(?m)^([^\n#]*:[ \t]*(?:PSK|EAP|XAUTH|NTLM)[ \t]+)("[^"\n]*"|'[^'\n]*'|0[xs]\S+)()"#,
+                never,
+            ),
+            // Postfix's `sasl_passwd`: `[smtp.example.com]:587 user:X` (or
+            // a host naming smtp or mail); a version after `:` is an
+            // image's tag and a number a port, not a password.
+            rule(
+                &["]:", "smtp", "mail"],
+                r"(?m)^([ \t]*(?:\[[^\]\s]+\](?::[0-9]+)?|[^\s\[\]]*(?:smtp|mail)[^\s\[\]]*)[ \t]+[^\s:]+:)(\S+)([ \t]*\r?)$",
+                |v| {
+                    v.bytes().all(|b| b.is_ascii_digit())
+                        || (v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.'))
+                },
+            ),
+            // Logstash's Elastic Cloud login, `cloud_auth => "user:X"`.
+            rule(
+                &["cloud_auth"],
+                r#"(\bcloud_auth[ \t]*=>[ \t]*["'][^"':\n]*:)([^"'\n]*)(["'])"#,
+                never,
+            ),
             // Daemons. sendmail's `AuthInfo:host "U:user" "P:X"` (`P=X`
             // base64).
             rule(
@@ -5533,9 +5628,461 @@ fn row_items(text: &str, start: usize) -> (Vec<(usize, usize)>, usize) {
     (items, bytes.len())
 }
 
+/// Issue 19 (probe26, r-redact-vendor-token-shapes): vendors' API keys
+/// and tokens with a prefix of their own, after gitleaks' rules where it
+/// has one (age-secret-key, twilio-api-key, new-relic-user-api-key and
+/// -insert-key, shopify-*, atlassian-api-token, linear-api-key,
+/// huggingface-access-token and -organization-api-token,
+/// mailgun-private-api-token, grafana-cloud-api-token and
+/// -service-account-token, sentry-org-token and -user-token,
+/// postman-api-token, pulumi-api-token, heroku-api-key-v2,
+/// flyio-access-token, mapbox-api-token, square-access-token and
+/// -secret, databricks-api-token, figma, airtable-personnal-access-token,
+/// cloudflare-origin-ca-key, rubygems-api-token, contentful,
+/// planetscale-*, sonar, gitlab-rrt, jfrog, gcp OAuth client secrets) and
+/// the formats the vendors document (Stripe's webhook secret `whsec_`,
+/// Supabase, Braintree, LaunchDarkly's server SDK key, Buildkite,
+/// CircleCI, Docker Hub, Notion, NuGet, Netlify, Render, Resend,
+/// Replicate, Groq, Perplexity, LangSmith, Pinecone, Infisical, Octopus
+/// Deploy, Google OAuth access and refresh tokens, Dropbox; a Ceph key,
+/// `AQ…==`, 16 bytes of key behind a 12-byte header, in a keyring's `key =`
+/// or Rook's CSI `userKey`). One
+/// alternation whose branches all start with a literal, so the engine
+/// scans for the prefixes only; public keys (`pk_live_`, `pk.eyJ`,
+/// `pubkey-`, `NRJS-`) are not read. A value of one of these shapes is
+/// hidden under any key, in both modes.
+const VENDOR_TOKEN_PREFIXES: &str = r"\b(?:AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}|SK[0-9a-fA-F]{32}\b|NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_\-]{32}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|ATATT3[A-Za-z0-9_\-=]{100,}|lin_(?:api|oauth)_[A-Za-z0-9]{40,64}|(?:hf|api_org)_[A-Za-z]{34}\b|key-[a-f0-9]{32}\b|gl(?:c|sa)_[A-Za-z0-9+/]{32,400}(?:_[A-Fa-f0-9]{8})?={0,2}|sntry[su]_[A-Za-z0-9+/=_\-]{40,}|PMAK-[A-Fa-f0-9]{24}-[A-Fa-f0-9]{34}|pul-[a-f0-9]{40}|HRKU-[A-Za-z0-9_\-]{30,}|(?:FlyV1 )?(?:fo1_[\w-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,}={0,3}|fm2_[A-Za-z0-9+/]{100,}={0,3})|sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,}|sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}|sq0(?:csp|atp)-[A-Za-z0-9_\-]{22,43}|EAAA[A-Za-z0-9_\-]{60}\b|whsec_[A-Za-z0-9+/=]{32,}|access_token\$production\$[0-9a-z]{16}\$[0-9a-f]{32}|sdk-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|bkua_[a-f0-9]{40}|CCIP(?:AT|RJ)_[A-Za-z0-9]{22}_[a-f0-9]{40}|dckr_(?:pat|oat)_[A-Za-z0-9_\-]{27,}|dapi[a-f0-9]{32}(?:-[0-9])?\b|fig[dop]_[A-Za-z0-9_\-]{40,}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43}\b|oy2[a-z0-9]{43}\b|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|v1\.0-[a-f0-9]{24}-[a-f0-9]{146}|rubygems_[a-f0-9]{48}|CFPAT-[A-Za-z0-9_\-]{43}|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9=_.\-]{32,64}|nfp_[A-Za-z0-9]{36,}|rnd_[A-Za-z0-9]{32}\b|re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}\b|r8_[A-Za-z0-9]{37}\b|gsk_[A-Za-z0-9]{52}\b|pplx-[A-Za-z0-9]{48}\b|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}|st\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[0-9a-f]{32}\.[0-9a-f]{32}|API-[A-Z0-9]{26}\b|ya29\.[A-Za-z0-9_\-]{30,}|1//0[A-Za-z0-9_\-]{40,}|sl\.(?:u\.)?[A-Za-z0-9_\-=]{130,}|sq[apu]_[a-f0-9]{40}\b|GR1348941[A-Za-z0-9_\-]{20}|GOCSPX-[A-Za-z0-9_\-]{28}|cmVmdGtu[A-Za-z0-9]{56}|AKCp[A-Za-z0-9]{69}\b|AQ[A-D][A-Za-z0-9+/]{35}==)";
+
+/// The token shapes of [`VENDOR_TOKEN_PREFIXES`] whose literal is inside
+/// (a Telegram bot token `ID:AA…`, a Terraform Cloud token
+/// `ID.atlasv1.…`, an Azure AD client secret `abc8Q~…`): a regex of
+/// their own, which the engine scans for the inner literal.
+const VENDOR_TOKEN_INNER: &str = r"\b(?:[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}\b|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70}|[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34})";
+
+/// Whether either side is a map with a `key` entry ([`Redactor::hide_api_key`]).
+fn holds_key(old: Option<&Value>, new: Option<&Value>) -> bool {
+    [old, new]
+        .into_iter()
+        .flatten()
+        .any(|v| matches!(v, Value::Map(m) if m.contains_key("key")))
+}
+
+impl Redactor {
+    /// probe26: the OpenTelemetry Collector's Datadog exporter, `api: {key:
+    /// X, site: …}`: the map walked as any other, its `key` hidden.
+    fn hide_api_key(
+        &self,
+        old: Option<&Value>,
+        new: Option<&Value>,
+    ) -> (Option<Value>, Option<Value>) {
+        let (mut x, mut y) = self.walk(old, new);
+        let key = |v: Option<&Value>| v.and_then(|m| m.get_path(&["key"])).cloned();
+        let (ka, kb) = hide(key(old).as_ref(), key(new).as_ref());
+        for (side, hidden) in [(&mut x, ka), (&mut y, kb)] {
+            if let (Some(Value::Map(m)), Some(h)) = (side.as_mut(), hidden) {
+                m.insert("key".to_string(), h);
+            }
+        }
+        (x, y)
+    }
+
+    /// Issue 19 (probe26, r-redact-nested-name-value-pair-in-text): the
+    /// `value` lines of a name/value pair that is a block map below a key
+    /// of its own (Envoy's `- header:` / `key: x-api-key` / `value: x`,
+    /// `auth:` / `name: DB_PASSWORD` / `value: x`), which
+    /// [`Self::secret_env_value_lines`] does not read (it starts items at
+    /// `- ` and `{` only). A pair is a small map: a block is read for at
+    /// most 64 lines, so a text costs at most that many times its lines.
+    fn nested_pair_value_lines(&self, text: &str, line_re: &Regex) -> HashSet<usize> {
+        let lines: Vec<&str> = text.split('\n').collect();
+        let mut hidden = HashSet::new();
+        let key_col = |c: &regex::Captures| c[1].trim_end_matches(['"', '\'']).len();
+        for (i, line) in lines.iter().enumerate() {
+            let Some(opener) = line_re.captures(line) else {
+                continue;
+            };
+            if !opener[4].trim().is_empty() || !opener[3].contains(':') {
+                continue;
+            }
+            let top = key_col(&opener);
+            let mut child_col = None;
+            let (mut values, mut secret) = (Vec::new(), false);
+            for (j, child) in lines.iter().enumerate().skip(i + 1).take(64) {
+                if child.trim().is_empty() {
+                    continue;
+                }
+                if child.len() - child.trim_start().len() <= top {
+                    break;
+                }
+                let Some(c) = line_re.captures(child) else {
+                    continue;
+                };
+                if c[1].contains('-') {
+                    // A list below the opener: its items are
+                    // `secret_env_value_lines`'.
+                    break;
+                }
+                let col = *child_col.get_or_insert(key_col(&c));
+                if key_col(&c) != col {
+                    continue;
+                }
+                if pair_value_field(&c[2]) {
+                    values.push(j);
+                } else if pair_name_field(&c[2]) {
+                    secret |= self.key_matches(c[4].trim().trim_matches(['"', '\'', ',']));
+                }
+                // The OpenTelemetry Collector's Datadog exporter, `api:` /
+                // `key: X` (`site` beside it).
+                if self.defaults && &c[2] == "key" && opener[2].eq_ignore_ascii_case("api") {
+                    hidden.insert(j);
+                }
+            }
+            if secret {
+                hidden.extend(values);
+            }
+        }
+        hidden
+    }
+}
+
+/// probe26: a keystore tool of the Elastic stack or OpenSearch, by its
+/// path's file name ([`secret_store_stdin`]).
+fn keystore_tool(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    matches!(
+        name,
+        "elasticsearch-keystore" | "kibana-keystore" | "logstash-keystore" | "opensearch-keystore"
+    )
+}
+
+/// probe26 (r-redact-key-names-replica-set-csrf-sec-key-sonar-login):
+/// key names of secrets that the word rules do not read: the MongoDB
+/// replica set's shared key (`MONGODB_REPLICA_SET_KEY`, Bitnami's
+/// `auth.replicaSetKey`), a `CSRF_KEY` (Harbor), Fluentd's S3 `aws_sec_key`,
+/// SonarScanner's `sonar.login` (a token); WordPress's keys and salts
+/// (`LOGGED_IN_KEY`, `NONCE_SALT`, `WORDPRESS_AUTH_SALT`; `AUTH_KEY` and
+/// `SECURE_AUTH_KEY` were read already), Rails' Active Record encryption
+/// keys (`ACTIVE_RECORD_ENCRYPTION_PRIMARY_KEY`). Run only on keys holding
+/// `key`, `login` or `salt`.
+fn more_secret_key_names(key: &str) -> bool {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let lower = key.to_ascii_lowercase();
+    if !lower.contains("key") && !lower.contains("login") && !lower.contains("salt") {
+        return false;
+    }
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)(?:replica[_.-]?set[_.-]?key|csrf[_.-]?key|(?:^|[_.-])sec[_.-]?key|^-?D?sonar[_.-]login|(?:^|[_.-])(?:(?:secure_)?auth_salt|logged_in_(?:key|salt)|nonce_(?:key|salt))|encryption[_.-]?(?:primary|deterministic)[_.-]?key)$")
+            .expect("static regex is valid")
+    })
+    .is_match(key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 19 (probe26, r-redact-ceph-keyring-keys): a Ceph key under
+    /// `key` (a keyring carried in a ConfigMap) and in JSON.
+    #[test]
+    fn ceph_keyring_keys() {
+        let r = Redactor::default();
+        file_hidden_everywhere(
+            &r,
+            &[
+                "[mon.]\n  key = AQBs3cr3tVx1ZGVmZ2hpamtsbW5vcHFyc3R1dn==\n  caps mon = \"allow *\"",
+                "[client.k8s]\n        key: AQDs3cr3tVx1ZGVmZ2hpamtsbW5vcHFyc3R1dn==",
+                "{\"userID\": \"csi-rbd\", \"userKey\": \"AQAs3cr3tVx1ZGVmZ2hpamtsbW5vcHFyc3R1dn==\"}",
+            ],
+        );
+        file_shown_everywhere(
+            &r,
+            &["ca: AQEAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "x: AQB"],
+        );
+    }
+
+    /// Issue 19 (probe26, r-redact-windows-commands-ipsec-secrets-sasl-passwd).
+    #[test]
+    fn windows_commands_ipsec_secrets_sasl_passwd_and_logstash_cloud_auth() {
+        let r = Redactor::default();
+        file_hidden_everywhere(
+            &r,
+            &[
+                "net user deploy s3cr3tVx /add",
+                "NET USER Administrator \"s3cr3tVx\"",
+                "net use \\\\fileserver\\share s3cr3tVx /user:ACME\\svc",
+                "net use Z: \\\\fs\\s s3cr3tVx",
+                "cmdkey /add:fileserver /user:ACME\\svc /pass:s3cr3tVx",
+                "schtasks /create /tn backup /tr C:\\b.cmd /sc daily /ru ACME\\svc /rp s3cr3tVx",
+                "%any %any : PSK \"s3cr3tVx\"",
+                "203.0.113.5 198.51.100.7 : PSK 's3cr3tVx'",
+                "carol : EAP \"s3cr3tVx\"\ndave : XAUTH \"s3cr3tVx\"",
+                "[smtp.gmail.com]:587 alerts@example.com:s3cr3tVx",
+                "smtp.example.com user:s3cr3tVx",
+                "output { elasticsearch { cloud_auth => \"elastic:s3cr3tVx\" } }",
+            ],
+        );
+        // Near misses: a prompt, an option, a key file, an image tag.
+        file_shown_everywhere(
+            &r,
+            &[
+                "net user deploy * /add",
+                "net user deploy /delete",
+                "net use \\\\fs\\s /user:ACME\\svc",
+                ": RSA server.key",
+                "mail.example.com image:1.25",
+                "smtp_smarthost: smtp.office365.com:587",
+                "mail_server smtp.example.com:25",
+                "schtasks /query /tn backup",
+            ],
+        );
+    }
+
+    /// Issue 19 (probe26, r-redact-wordpress-salts-and-rails-encryption-keys).
+    #[test]
+    fn wordpress_salts_and_rails_encryption_keys() {
+        let r = Redactor::default();
+        file_hidden_everywhere(
+            &r,
+            &[
+                "define( 'LOGGED_IN_KEY',    's3cr3tVx' );\ndefine( 'NONCE_KEY', 's3cr3tVx' );",
+                "define('AUTH_SALT', 's3cr3tVx');\ndefine('SECURE_AUTH_SALT', 's3cr3tVx');\ndefine('LOGGED_IN_SALT', 's3cr3tVx');\ndefine('NONCE_SALT', 's3cr3tVx');",
+                "WORDPRESS_LOGGED_IN_SALT=s3cr3tVx",
+                "ACTIVE_RECORD_ENCRYPTION_PRIMARY_KEY=s3cr3tVx\nACTIVE_RECORD_ENCRYPTION_DETERMINISTIC_KEY=s3cr3tVx",
+            ],
+        );
+        file_shown_everywhere(
+            &r,
+            &[
+                "define( 'WP_CACHE_KEY_SALT', 'example.com' );",
+                "salt_rounds: 12",
+                "nonce: visible",
+                "primary_key: id",
+            ],
+        );
+    }
+
+    /// Issue 19 (probe26, r-redact-textmode-option-as-neutral-keys-value):
+    /// a plain value that is a `--secret-option=x` under a neutral key.
+    #[test]
+    fn option_as_a_neutral_keys_plain_value() {
+        let r = Redactor::default();
+        let yaml = "data:\n  rfc2136: --rfc2136-tsig-secret=s3cr3tVx --rfc2136-tsig-keyname=visible-key\n  note: --db-password=s3cr3tVx\n  flags: -password=s3cr3tVx\n";
+        for out in both_modes(&r, yaml) {
+            assert!(!out.contains("s3cr3tVx"), "{out}");
+            assert!(out.contains("visible-key"), "{out}");
+        }
+        let shown = "data:\n  note: --image=visible:1 --tag=visible2\n";
+        assert_eq!(r.redact_text(shown), shown);
+    }
+
+    /// Issue 19 (probe26, r-redact-key-names-replica-set-csrf-sec-key-sonar-login):
+    /// key names and one-word directives of realistic charts' and agents'
+    /// configuration.
+    #[test]
+    fn replica_set_key_csrf_sec_key_sonar_login_unseal_keys_and_apikey() {
+        let r = Redactor::default();
+        let yaml = "env:\n- name: MONGODB_REPLICA_SET_KEY\n  value: s3cr3tVx\nauth:\n  replicaSetKey: s3cr3tVx\nCSRF_KEY: s3cr3tVx\nexporters:\n  datadog:\n    api:\n      key: s3cr3tVx\n      site: datadoghq.eu\n";
+        for out in both_modes(&r, yaml) {
+            assert!(!out.contains("s3cr3tVx"), "{out}");
+            assert!(out.contains("datadoghq.eu"), "{out}");
+        }
+        file_hidden_everywhere(
+            &r,
+            &[
+                "<match s3.**>\n  @type s3\n  aws_key_id AKIAEXAMPLE\n  aws_sec_key s3cr3tVx\n</match>",
+                "sonar-scanner -Dsonar.host.url=https://sonar -Dsonar.login=s3cr3tVx",
+                "sonar.login=s3cr3tVx",
+                "Unseal Key 1: s3cr3tVx\nUnseal Key 2: s3cr3tVx",
+                "Recovery Key 3: s3cr3tVx",
+                "[OUTPUT]\n    Name  datadog\n    apikey s3cr3tVx",
+                "exporters:\n  datadog:\n    api:\n      site: datadoghq.eu\n      key: s3cr3tVx",
+                "exporters:\n  datadog:\n    api: {key: s3cr3tVx, site: datadoghq.eu}",
+                "{\"exporters\": {\"datadog\": {\"api\": {\"site\": \"datadoghq.eu\", \"key\": \"s3cr3tVx\"}}}}",
+            ],
+        );
+        // Near misses: other keys ending in `key`, a login name, prose, a
+        // `key` under another parent.
+        file_shown_everywhere(
+            &r,
+            &[
+                "primary_key: visible",
+                "sonar.projectKey=visible",
+                "login: visible",
+                "Unseal Keys are shown once.",
+                "apikey and token are needed",
+                "gossip:\n  key: visible",
+                "api: {keyId: visible, key_id: visible2}",
+                "replicaSetName: visible",
+            ],
+        );
+    }
+
+    /// Issue 19 (probe26, r-redact-command-lines-keystore-stdin-curl-empty-user):
+    /// ECK's keystore init container, Azure DevOps' `curl -u :PAT`,
+    /// kubeadm's certificate key, GitLab Runner's `-r`, `mc admin user add`.
+    #[test]
+    fn keystore_stdin_curl_empty_user_kubeadm_runner_and_mc_user() {
+        let r = Redactor::default();
+        file_hidden_everywhere(
+            &r,
+            &[
+                "echo s3cr3tVx | bin/elasticsearch-keystore add --stdin xpack.security.authc.realms.oidc.oidc1.rp.client_secret",
+                "echo \"s3cr3tVx\" | /usr/share/elasticsearch/bin/elasticsearch-keystore add -x s3.client.default.secret_key",
+                "printf '%s' 's3cr3tVx' | kibana-keystore add elasticsearch.password --stdin",
+                "echo 's3cr3tVx' | bin/elasticsearch-keystore add -x s3.client.backup.access_key",
+                "echo s3cr3tVx | opensearch-keystore add plugins.security.ssl.transport.pemkey_password",
+                "curl -u \":s3cr3tVx\" https://dev.azure.com/acme/_apis/projects",
+                "curl -s -u :s3cr3tVx https://dev.azure.com/acme",
+                "kubeadm join 10.0.0.1:6443 --token abcdef.0123456789abcdef --control-plane --certificate-key s3cr3tVx",
+                "kubeadm init phase upload-certs --upload-certs --certificate-key=s3cr3tVx",
+                "gitlab-runner register -n -u https://gitlab.example.com -r s3cr3tVx --executor docker",
+                "gitlab-runner unregister -u https://gitlab.example.com -t s3cr3tVx",
+                "mc admin user add myminio app s3cr3tVx",
+            ],
+        );
+        let [semantic, _] = both_modes(
+            &r,
+            "command: [kubeadm, join, --certificate-key, s3cr3tVx]\n",
+        );
+        assert!(!semantic.contains("s3cr3tVx"), "{semantic}");
+        // Near misses: a keystore listed, a negotiate login's empty
+        // `-u :`, kubeadm's public CA hash, mc's other subcommands.
+        file_shown_everywhere(
+            &r,
+            &[
+                "bin/elasticsearch-keystore list",
+                "echo visible | bin/elasticsearch-keystore list",
+                "curl --negotiate -u : https://intranet.example.com",
+                "kubeadm join 10.0.0.1:6443 --control-plane --apiserver-advertise-address 10.0.0.2",
+                "mc admin user info myminio app",
+                "gitlab-runner run --working-directory /home/runner",
+            ],
+        );
+    }
+
+    /// Issue 19 (probe26, r-redact-nested-name-value-pair-in-text): a
+    /// name/value pair that is a block map below a key (Envoy's header
+    /// lists in a ConfigMap's `envoy.yaml`), in both modes.
+    #[test]
+    fn nested_name_value_pair_in_text() {
+        let r = Redactor::default();
+        file_hidden_everywhere(
+            &r,
+            &[
+                "request_headers_to_add:\n- header:\n    key: x-api-key\n    value: s3cr3tVx\n  append: true",
+                "- header:\n    value: s3cr3tVx\n    key: X-Auth-Token",
+                "auth:\n  name: DB_PASSWORD\n  value: \"s3cr3tVx\"",
+                "routes:\n  - match: {prefix: /}\n    request_headers_to_add:\n      - header:\n          key: Authorization\n          value: s3cr3tVx",
+            ],
+        );
+        // Near misses: a neutral pair, a pair's name in a nested map of
+        // its own, a list below the opener.
+        file_shown_everywhere(
+            &r,
+            &[
+                "- header:\n    key: x-request-id\n    value: visible-id",
+                "header:\n  key: x-env\n  meta:\n    name: api_key\n  value: visible",
+                "opts:\n  - name: image\n    value: visible\n",
+            ],
+        );
+    }
+
+    /// Issue 19 (probe26, r-redact-vendor-token-shapes): vendors' token
+    /// shapes under neutral keys and as command-line words.
+    #[test]
+    fn vendor_token_shapes() {
+        let r = Redactor::default();
+        let mut shown = Vec::new();
+        for token in [
+            "AGE-SECRET-KEY-1SKPA0R28H70CX0QD63TC2YGUGGQQDD22J5VDTVCNPH62FSY4NQ4YNKN75T",
+            "SKff5180bc0dbc0e15637ebb8e3b91d26a",
+            "NRAK-6XJVR8FTUTLFJT4KDF8ZCPWQ30J",
+            "NRII-he_QAqq0nv3Vth1Ls6v6-O9JL8ZsoWw_",
+            "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",
+            "ATATT3xFfGF0UQsvzU9Kk1v1MIdzu4xCxf8CvgroOx9ye17SWjAEVaSZJ0oVeMmLRLTq10V7suW9zrlSaWnPsPW23C_L9WXuHM_G1cON-Ks9dp4FLfrYb9JF8eF-ItKL_8pcqMKRLd7SUqeaG6nyb229X8YzL7iMa3K8Nsv9_Qt2giDIkidQ2iZ-gppCorL4=455d5261",
+            "lin_api_JgQyVerdKKhVz4NiaBfuRMFFw8Px6diSsjKORGs6",
+            "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",
+            "key-7cefa30c14d732f64cb79abcc4b9db16",
+            "glc_xYimeexzzf+9Sa28M2P77mytujVX8tGoJuKEe9eSVOhc68tpPL6EuezdDkZUNx7UKi7uEwAf3Ia7h50v",
+            "glsa_ccJ11HKw8gTep5ZFf7EdRpPdFzYddq1A_e91165c6",
+            "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",
+            "PMAK-548fa91200314bd807d4b6ab-0553854edd3aae7ed5e15ff034d16017fb",
+            "pul-ce66869b7bb71fcb447fc135c396aff26c035c0a",
+            "HRKU-AAdNX8Z5hs1UcAKKjdlT0NbJEjelMSA9lpER2YaXWwAPXPnVFmBLNIjvj0xC",
+            "FlyV1 fm2_i01D29FM1JkQx1dtoLx3yPnQjh+rjOy7XD9mayuolQtVn4PxnUnizAPVw6kFZ7WapVqa/WRj+Lco9TzRWsL/loL0Ri3gC1EIjsIm93xXFl5TqkasUccG6Xkg",
+            "sbp_66e0f28f015cd160dddc05a496d2b6cd684fb903",
+            "sk.eyJ1IjoiYWNtZSIsImEiOiJv6jjWe0tzc_O6r7EjUdbx2kIqVQBtL.lKonZVMV94ErHcbXrE9hbb",
+            "sq0csp-B1DENhEeXScM45npVJXWMvj5hBXmMV0r6Si_aA6fhlo",
+            "EAAARsVRHJ9spHGdGXvFH4wrgTpb6f_fd0p04Coilfi6MiIpZNH6MMaP_7WtBHOA",
+            "whsec_DfjwfOBCNHPzlmi6FkRGC7Kw6bjBrKFG",
+            "access_token$production$8n9pk09qusgmq1w7$8f233a33951c5a83da3929add2292513",
+            "sdk-d3ed27d0-93ab-2ec3-5733-2cd389ed164c",
+            "bkua_56a2491e9e8958efc346e3e74752e8e5f398b136",
+            "CCIPAT_WbvKLEO1F33H6MsMvd4siH_d9db49610f59d9deaa05f0feb170f36557c3cd78",
+            "dckr_pat_bAEiV3NCmV4hHas2h7byynw6489",
+            "dapi920e60e62a63b257c01d196cc53c664c",
+            "figd_5s0dJ6zIlD214yzPGfyuUm3UsKxat2na7Pk-tVah",
+            "ntn_UMxW4EqZKC46vMIAkzBJC0boEsg0GeXIEofQPMugfUuAlu",
+            "secret_w2XXctORXh7H4fWP36ROfcFG4EnCtjBrNCKeRHp4s1f",
+            "oy2teys0gkw1fvnwg3ug5uc2dostq367w66f620mz1hie2",
+            "patu4ctYxAM8LglaC.4913122999d71de95acee15bfa23e8ba3cce844eb855d0ca864de39c166c7f03",
+            "v1.0-93aab5016f18f617aa7be013-6393723ba8d5892c57f09f716c39f180e4327ab7f00acba869e4067092776c694653f7e9825e3bf090559c8fa46e630f5906858c82b937078ce82fcf4cf1c168a5bd5c7197dff5effe",
+            "rubygems_77a7423ee040f4312de530ada75ffa1a0f16688977e2ff7a",
+            "CFPAT-1HBU3aOptEOKETFLn9GpIfsnm4MsCOPxf32XaoHYlma",
+            "pscale_tkn_ON7rtUMJk32a69N8mNjF2onEXy8UzsddpZ0b7RDO_HA",
+            "nfp_o2FEqerfN49LJsTBcQ4D7dQldoBH13LjnwpReXHB",
+            "rnd_loC8595PFKY3iC8k3xEh4DteDuQ7x1M7",
+            "re_UpeGrQPx_6tRHcVwxwYk2oyHAxMrAA18o",
+            "r8_MlWT76bv4cgXm6VBWHN4EQUhBmxozhKcy8u8o",
+            "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",
+            "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",
+            "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",
+            "pcsk_yhiCWe_n6QCSerVagLHYnLMQoLU5BGLFthoiJFMx6PM2FbPiO3AOriRcyWcAkwLRDPE",
+            "st.fd7abfd3-006e-4aad-2a8c-23222426fdbc.7b662981dc7a4406e610b8fff2e2a512.0a33f07e07cb3136fa87be676563cf08",
+            "API-4NAOB81JJYQLV8GUQMX8XL1K5P",
+            "ya29.QhvLGso4jpqGUIh4D8D7wuHVz2dfIR1DVoa7PpR6_XkN-B2GfjUR2VGzmGqHskykvVjqHI2pWKY43FkqAVDFIWu6T1XrJSkQuYiXoLwd_zc4_iQQuE4bMu8m",
+            "1//00SVtHFFxswH2-5Ew0eswVyaLAYbq4Gtl6QuiB4yT_6jsJislnkH27CD83-iY7NPF8brdISj5WC7k-FQ3YBxSPCz-jP3KsHTHUVyg",
+            "sl.u.WrXMvbQOqrR1ERYFFN_qAYpsM2elJRt2Ac8RtVYevKN4kdwnkcfR35JUY0fJmvzWScAslzHrMXLh4xqLqSFz4vE-_qCCsNCP2xexM-6hII-NgblDzy-IAuDzQxZ7dSwpuTYu1Fa6IF0j",
+            "sqa_2464d6cde45ea0889d31b9a234bf9621d675a300",
+            "GR1348941khTH1Mpa2RhadMVw0TOT",
+            "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",
+            "cmVmdGtuODMS6GzYLSrIRGBJTsw4O2mTFQFxacirDOWZz2gZL9tmhjYiBYOmuuUi",
+            "AKCpD6znRpxMOT0cJLbHRJIGSZT0z3Av2cKE7bmO7EeVO1TUxSVv1U0O3og3IEkH6mH1QEOVd",
+            "8978351030:AAv8kZ4pREyGwyEW2x6XBi2hWZky_L3HGO9",
+            "X4eihLIMvhjKhN.atlasv1.dk0dNnHHdGR5H9nrKK7Ndr8mVxJGJYhZxXi7vf1XlLRjegTSU0kqyKUDm0wiRUehUko",
+            "6b58Q~VrkrvM5CAgd7Gj_qfvsivMKA~Ex_3HtX7R",
+        ] {
+            let yaml = format!("data:\n  note: {token}\n  run.sh: |\n    bot --with {token} --v visible\n");
+            let tail = &token[token.len() - 12..];
+            for out in both_modes(&r, &yaml) {
+                if out.contains(tail) || !out.contains("visible") {
+                    shown.push(format!("{token} -> {out}"));
+                }
+            }
+        }
+        assert!(shown.is_empty(), "shown:\n{}", shown.join("\n"));
+        // Near misses: public keys, the prefixes as words, ids of other
+        // lengths, a base64 line with `+`.
+        for line in [
+            "k: pk_live_51H8abcdefghijklmnopqrstuvwx",
+            "k: pk.eyJ1IjoiYWNtZSIsImEiOiJjbGFiY2RlZmdoaWprbG1ub3AifQ.abcdefghijklmnopqrstuv",
+            "k: pubkey-7cefa30c14d732f64cb79abcc4b9db16",
+            "k: NRJS-0123456789abcdef012",
+            "k: key-value-store",
+            "k: sdk-version-1.2.3",
+            "k: secret_name_reference",
+            "k: API-VERSION-2",
+            "k: st.example.com",
+            "k: re_use_this_connection",
+            "k: hf_transfer",
+            "k: EAAAB3NzaC1yc2EAAAADAQABAAABAQC+abcdefghijklmnopqrstuvwxyz0123456789ab",
+            "k: ed25519:SKff5180bc0dbc0e15637ebb8e3b91d26a0",
+            "k: 1234567890:ABCDEFG",
+            "k: sha256:8Q~notatoken",
+        ] {
+            assert_eq!(r.scrub(line), line);
+        }
+    }
 
     /// Issue 19: multi-line strings other than XML element text opened
     /// after a secret-named variable.

@@ -789,6 +789,22 @@ fn stale_compile_temp_dirs_are_removed_but_live_ones_kept() {
 /// One row per line of the redaction table in docs/review.md: the object
 /// (old and new version) and the secret that must never be shown.
 const REDACTION_ROWS: &[(&str, &str, &str)] = &[
+    // Issue 19 (probe26): a Ceph key in a keyring carried in a ConfigMap.
+    ("ceph-keyring-key", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: rook-config-override}\ndata:\n  keyring: |\n    [mon.]\n      key = AQB{V}==\n      caps mon = \"allow *\"\n", "cephkey9931xqZGVmZ2hpamtsbW5vcHFyc3"),
+    // Issue 19 (probe26): Windows commands, ipsec.secrets, sasl_passwd, Logstash cloud_auth.
+    ("windows-commands-ipsec-secrets-sasl-passwd", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  provision.ps1: |\n    net user deploy {V} /add\n    cmdkey /add:fs /user:ACME\\svc /pass:{V}-2\n    schtasks /create /tn b /tr C:\\b.cmd /ru ACME\\svc /rp {V}-3\n  ipsec.txt: |\n    %any %any : PSK \"{V}-4\"\n  relay.txt: |\n    [smtp.gmail.com]:587 alerts@example.com:{V}-5\n  logstash.conf: |\n    output { elasticsearch { cloud_auth => \"elastic:{V}-6\" } }\n", "winipsec3391xq"),
+    // Issue 19 (probe26): WordPress's keys and salts, Rails' encryption keys.
+    ("wordpress-salts-rails-encryption-keys", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  wp-config.php: |\n    define( 'LOGGED_IN_KEY', '{V}' );\n    define( 'NONCE_SALT', '{V}-2' );\n  WORDPRESS_AUTH_SALT: {V}-3\n  ACTIVE_RECORD_ENCRYPTION_PRIMARY_KEY: {V}-4\n", "wpsalt4471xq"),
+    // Issue 19 (probe26): a `--secret-option=X` as a neutral key's plain value.
+    ("option-as-neutral-keys-value", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  rfc2136: --rfc2136-tsig-secret={V} --rfc2136-tsig-keyname=k\n  note: --db-password={V}-2\n", "optval6631xq"),
+    // Issue 19 (probe26): key names and one-word directives of charts and agents.
+    ("replica-set-key-csrf-sec-key-unseal-apikey-otel-api-key", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  CSRF_KEY: {V}\n  fluentd.conf: |\n    <match s3.**>\n      aws_sec_key {V}-2\n    </match>\n  unseal.txt: |\n    Unseal Key 1: {V}-3\n  fluent-bit.conf: |\n    [OUTPUT]\n        Name datadog\n        apikey {V}-4\n  relay: |\n    exporters:\n      datadog:\n        api:\n          site: datadoghq.eu\n          key: {V}-5\n  scan.sh: sonar-scanner -Dsonar.login={V}-8\n---\nauth:\n  replicaSetKey: {V}-6\nexporters:\n  datadog:\n    api: {key: {V}-7}\n", "keynm8842xq"),
+    // Issue 19 (probe26): keystore stdin, `curl -u :X`, kubeadm, GitLab Runner, mc.
+    ("keystore-stdin-curl-empty-user-kubeadm-runner-mc", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  init.sh: |\n    echo {V} | bin/elasticsearch-keystore add -x s3.client.backup.access_key\n    curl -u :{V}-2 https://dev.azure.com/acme\n    kubeadm join 10.0.0.1:6443 --control-plane --certificate-key {V}-3\n    gitlab-runner register -n -r {V}-4 --executor docker\n    mc admin user add myminio app {V}-5\n", "kstore5521xq"),
+    // Issue 19 (probe26): a name/value pair below a key, in a file in a string.
+    ("nested-name-value-pair-in-text", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: envoy}\ndata:\n  envoy.yaml: |\n    request_headers_to_add:\n    - header:\n        key: x-api-key\n        value: {V}\n      append: true\n", "nestpair7731xq"),
+    // Issue 19 (probe26): vendors' token shapes under neutral keys.
+    ("vendor-token-shapes", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  linear: lin_api_{V}\n  notion: ntn_{V}\n  run.sh: |\n    bot --figma figd_{V} --netlify nfp_{V}\n", "VndrTok9PrbQxLmNoPqRsTuVwXyZaBcDeFgHiJkL"),
     // Issue 19: multi-line strings opened after a secret-named variable.
     ("multiline-openers-here-strings-template-literals-perl", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  setup.ps1: |\n    $password = @\"\n    {V}\n    \"@\n  app.ts: |\n    const apiToken = `\n    {V}-2\n    `;\n  app.pl: |\n    my $password = qq(\n    {V}-3\n    );\n", "mlopen9951x"),
     // Issue 19: IaC and CI secret markers beside neutral names.
