@@ -83,7 +83,8 @@ fn hex(b: &[u8]) -> String {
 
 /// A digest of every file rendering `inventory` reads (class and target
 /// files with their names and paths, `reclass-config.yml`), the effective
-/// inventory options and strata's version; `None` when a file cannot be
+/// inventory options, strata's version and the environment variables a
+/// model dump reads (`VAULT_ADDR`, ...); `None` when a file cannot be
 /// read (the run then renders, and reports it).
 pub fn inventory_digest(inventory: &Inventory) -> Option<String> {
     let mut h = Sha256::new();
@@ -97,6 +98,19 @@ facts 3
         env!("CARGO_PKG_VERSION"),
         inventory.options()
     ));
+    // A dump also reads the `VAULT_*` settings from the environment (the
+    // defaults of `kapitan.secrets.vaultkv`): before, a compile whose
+    // inventory files were unchanged took the facts kept under the old
+    // values and served the catalog a template printing `addr` from
+    // then (probe 25).
+    for name in crate::compile::model::dump_env_names() {
+        if let Some(v) = std::env::var_os(&name) {
+            let v = v.to_string_lossy();
+            h.update(format!("env {name} {} ", v.len()));
+            h.update(v.as_bytes());
+            h.update(b"\n");
+        }
+    }
     let mut file = |kind: &str, name: &str, path: &Path| -> Option<()> {
         let bytes = std::fs::read(path).ok()?;
         h.update(format!(

@@ -679,6 +679,49 @@ fn an_edit_through_the_catalog_that_keeps_the_mtime_is_not_served() {
     }
 }
 
+/// Probe 25 (cache-inventory-facts-ignore-vault-env): a target's model
+/// dump reads the `VAULT_*` variables (the defaults of
+/// `kapitan.secrets.vaultkv`); a compile whose inventory files were
+/// unchanged took the facts kept under the old values, found every
+/// fingerprint in the cache and served the catalog of the old `VAULT_ADDR`.
+#[test]
+fn a_changed_vault_variable_is_not_served_from_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    std::fs::create_dir_all(work.join("inventory/targets")).unwrap();
+    std::fs::create_dir_all(work.join("tpl")).unwrap();
+    std::fs::write(
+        work.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    secrets:\n      vaultkv: {auth: token}\n    compile:\n      - {output_path: o, input_type: jinja2, input_paths: [tpl]}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        work.join("tpl/x.yml"),
+        "addr: {{ inventory.parameters.kapitan.secrets.vaultkv.addr }}\n",
+    )
+    .unwrap();
+    let cache = dir.path().join("cache");
+    let run = |addr: &str| {
+        let out = strata()
+            .current_dir(&work)
+            .env("VAULT_ADDR", addr)
+            .args(["compile", "--output-path", "out", "--cache"])
+            .arg(&cache)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        let text = std::fs::read_to_string(work.join("out/compiled/t/o/x.yml")).unwrap();
+        (text, err)
+    };
+    assert_eq!(run("http://one").0, "addr: http://one");
+    let (text, err) = run("http://one");
+    assert!(err.contains("not rendered"), "{err}");
+    assert_eq!(text, "addr: http://one");
+    let (text, err) = run("http://two");
+    assert_eq!(text, "addr: http://two", "{err}");
+}
+
 /// Re-probe 10 (a-incremental-review-shared-output-dir-differs-from-full):
 /// a pull request pointing a second target's `vars.target` at an existing
 /// target's output directory was reviewed as "target added" (the existing
