@@ -30,7 +30,7 @@ use super::{Rendered, Workspace, WorkspaceError};
 use crate::compile::{self, timings, CompileReport};
 use crate::inventory::Inventory;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// What a cached compile did.
@@ -319,6 +319,18 @@ fn record_path(cache: &Path, output_path: &Path) -> PathBuf {
     cache.join(".catalogs").join(format!("{id}.json"))
 }
 
+/// The targets whose output directory is another's too, or inside or
+/// above another's (`a` and `a.sub`): not cached, since what their
+/// directory holds depends on the others and on the order of the writes
+/// (probe 25: a cached `a` brought back its `sub/y.yml` where a compile
+/// of both wrote `a.sub`'s).
+fn overlapping_of<'a>(dirs: impl Iterator<Item = (&'a String, &'a String)>) -> BTreeSet<String> {
+    let dirs: Vec<(String, String)> = dirs.map(|(t, d)| (t.clone(), d.clone())).collect();
+    super::fingerprint::overlapping_outputs(&dirs)
+        .into_keys()
+        .collect()
+}
+
 fn facts_path(cache: &Path, digest: &str) -> PathBuf {
     cache.join(".inventories").join(format!("{digest}.json"))
 }
@@ -396,17 +408,14 @@ impl Workspace {
         let Some(facts) = read_record::<InventoryFacts>(&facts_path(cache, digest)) else {
             return Ok(None);
         };
-        let mut per_dir: BTreeMap<&str, usize> = BTreeMap::new();
-        for f in facts.targets.values() {
-            *per_dir.entry(f.dir.as_str()).or_default() += 1;
-        }
+        let overlapping = overlapping_of(facts.targets.iter().map(|(t, f)| (t, &f.dir)));
         let mut fp = Fingerprinter::from_facts(self, &facts);
         let mut keys = BTreeMap::new();
         for (name, f) in &facts.targets {
             if f.entries.is_empty() && !f.installs_packages {
                 continue; // nothing to compile
             }
-            if f.dir.is_empty() || per_dir.get(f.dir.as_str()) != Some(&1) {
+            if f.dir.is_empty() || overlapping.contains(name) {
                 return Ok(None);
             }
             let Ok(key) = fp.target(name) else {
@@ -482,10 +491,7 @@ impl Workspace {
     ) -> Result<(CompileReport, CacheStats), WorkspaceError> {
         std::fs::create_dir_all(cache).map_err(|e| io_err(cache, e))?;
         let plans = &rendered.prepared.plans;
-        let mut per_dir: BTreeMap<&str, usize> = BTreeMap::new();
-        for p in plans.values() {
-            *per_dir.entry(p.dir.as_str()).or_default() += 1;
-        }
+        let overlapping = overlapping_of(plans.iter().map(|(t, p)| (t, &p.dir)));
         let t0 = std::time::Instant::now();
         let mut fp = Fingerprinter::new(self, rendered);
         let mut stats = CacheStats::default();
@@ -500,7 +506,7 @@ impl Workspace {
                 continue; // nothing to compile (compile_selected skips it too)
             }
             match fp.target(name) {
-                Ok(k) if per_dir.get(plan.dir.as_str()) == Some(&1) && !plan.dir.is_empty() => {
+                Ok(k) if !overlapping.contains(name) && !plan.dir.is_empty() => {
                     keys.insert(name.clone(), (plan.dir.clone(), k));
                 }
                 _ => {

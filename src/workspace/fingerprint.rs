@@ -528,7 +528,53 @@ pub fn removes_outside_own_dir(plan: &crate::compile::model::TargetPlan) -> Opti
         .cloned()
 }
 
-/// Marks the [`EntryFacts::names`] item that is the entry's `helm_path`
+/// The targets whose output directory overlaps another target's, each
+/// with the targets it overlaps (itself included, sorted): the same
+/// directory (a `vars.target` naming another target), or one inside the
+/// other (targets `a` and `a.sub` write `compiled/a/` and
+/// `compiled/a/sub/`). What such a directory holds depends on every one
+/// of them and on the order they are written in: a review leaving one out
+/// (probe 25: `a` writing `sub/y.yml`, which `a.sub` overwrites) showed a
+/// change a full review did not, and the cache served `a`'s file where a
+/// compile of both wrote `a.sub`'s. `dirs`: (target, directory below
+/// `compiled/`).
+pub fn overlapping_outputs(dirs: &[(String, String)]) -> BTreeMap<String, Vec<String>> {
+    let mut by_dir: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (t, d) in dirs {
+        by_dir.entry(d.as_str()).or_default().push(t.as_str());
+    }
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut join = |group: &[&str]| {
+        for t in group {
+            out.entry(t.to_string())
+                .or_default()
+                .extend(group.iter().map(|x| x.to_string()));
+        }
+    };
+    for (dir, ts) in &by_dir {
+        if ts.len() > 1 {
+            join(ts);
+        }
+        // Every directory above this one (`a` for `a/sub`, `a/b` and `a`
+        // for `a/b/c`) that is another target's. The empty one is that of
+        // targets without `vars.target`, which compile nothing.
+        let above = dir
+            .char_indices()
+            .filter(|(i, c)| *c == '/' && *i > 0)
+            .map(|(i, _)| &dir[..i]);
+        for up in above {
+            if let Some(us) = by_dir.get(up) {
+                let group: Vec<&str> = us.iter().chain(ts.iter()).copied().collect();
+                join(&group);
+            }
+        }
+    }
+    out.into_iter()
+        .map(|(t, set)| (t, set.into_iter().collect()))
+        .collect()
+}
+
+/// Marks the [`EntryFacts::names`] item that is the entry's `helm_path`/// Marks the [`EntryFacts::names`] item that is the entry's `helm_path`
 /// (empty after it when that is a program looked up in `PATH`).
 const HELM_PATH_MARK: &str = "helm_path:";
 
@@ -1962,6 +2008,36 @@ mod tests {
     }
 
     /// Probe 20 (remove-entry-deletes-another-targets-output).
+    #[test]
+    fn overlapping_output_directories_are_grouped() {
+        let dirs: Vec<(String, String)> = [
+            ("a", "a"),
+            ("a.sub", "a/sub"),
+            ("a.sub.deep", "a/sub/deep"),
+            ("ab", "ab"),
+            ("b", "b"),
+            ("b2", "b"),
+            ("c", "c/x"),
+            ("none", ""),
+            ("none2", ""),
+        ]
+        .iter()
+        .map(|(t, d)| (t.to_string(), d.to_string()))
+        .collect();
+        let o = overlapping_outputs(&dirs);
+        let get = |t: &str| o.get(t).cloned().unwrap_or_default();
+        assert_eq!(get("a"), ["a", "a.sub", "a.sub.deep"]);
+        assert_eq!(get("a.sub"), ["a", "a.sub", "a.sub.deep"]);
+        assert_eq!(get("a.sub.deep"), ["a", "a.sub", "a.sub.deep"]);
+        // `ab` is no directory inside `a`.
+        assert!(get("ab").is_empty());
+        assert_eq!(get("b"), ["b", "b2"]);
+        assert!(get("c").is_empty());
+        // Targets without `vars.target` (compiling nothing) are no
+        // directory above the others.
+        assert_eq!(get("none"), ["none", "none2"]);
+    }
+
     #[test]
     fn a_remove_outside_the_own_directory_is_told() {
         use crate::compile::model::{Entry, TargetPlan};

@@ -769,6 +769,56 @@ fn targets_sharing_an_output_directory_review_as_a_full_review_does() {
     }
 }
 
+/// Probe 25 (nested-output-directories-review-differs): targets `a` and
+/// `a.sub` write `compiled/a/` and `compiled/a/sub/`, and `a` writes
+/// `sub/y.yml` too, which `a.sub` overwrites. A pull request changing only
+/// `a`: the full review showed no change (`a.sub`'s file on both sides),
+/// the incremental one compiled `a` alone and showed its file changed; the
+/// cache brought back the cached `a`'s file where a compile of both wrote
+/// `a.sub`'s. Targets whose directories nest are compiled on both sides,
+/// and not cached, as targets sharing one directory are.
+#[test]
+fn targets_with_nested_output_directories_review_and_cache_as_a_full_compile() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    let put = |rel: &str, text: &str| {
+        let p = work.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let target = |t: &str, v: &str, tpl: &str| {
+        format!("parameters:\n  v: {v}\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jinja2, input_paths: [{tpl}], output_path: .}}\n")
+    };
+    put("inventory/targets/a.yml", &target("a", "A", "tpl"));
+    put("inventory/targets/a.sub.yml", &target("a.sub", "B", "tpl2"));
+    put("tpl/sub/y.yml", "w: from-a-{{ inventory.parameters.v }}\n");
+    put("tpl2/y.yml", "w: {{ inventory.parameters.v }}\n");
+    put(".gitignore", "out/\nfull/\n");
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "base"]);
+    git(&work, &["branch", "base"]);
+    let cache = dir.path().join("cache");
+    let cache_arg = cache.to_str().unwrap();
+    let (ok, err) = compile(&work, &["--cache", cache_arg, "--parallelism", "1"]);
+    assert!(ok, "{err}");
+    put("inventory/targets/a.yml", &target("a", "A2", "tpl"));
+    git(&work, &["commit", "-q", "-am", "pr"]);
+    let (code, incremental, err) = review(&work, &["--parallelism", "1"]);
+    let (full_code, full, full_err) = review(&work, &["--full", "--parallelism", "1"]);
+    assert_eq!((code, full_code), (0, 0), "{err}\n{full_err}");
+    assert_eq!(incremental, full, "{err}");
+    let (ok, err) = compile(&work, &["--cache", cache_arg, "--parallelism", "1"]);
+    assert!(ok, "{err}");
+    let (ok, err) = compile(&work, &["--output-path", "full", "--parallelism", "1"]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        tree(&work.join("out/compiled")),
+        tree(&work.join("full/compiled")),
+        "{err}"
+    );
+}
+
 /// Probe 20 (remove-entry-deletes-another-targets-output): target `z`'s new
 /// `remove` entry deletes target `b`'s file; the incremental review left
 /// `b` (unchanged fingerprint) out of both catalogs, so the removal failed
