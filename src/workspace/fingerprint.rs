@@ -235,22 +235,41 @@ enum Read {
     Bundled,
 }
 
-/// A `kapitan.libjsonnet` with its forwarding definitions blanked: a field
-/// named after a file-reading helper that calls a file-reading native
-/// (`file_read(name):: std.native('file_read')(name)`), `inventory` with
-/// the target's own default passed on (`inventory(target=std.extVar('target'),
-/// ...):: std.native('inventory')(target, ...)`) and `inventory_global`.
-/// A component calling them names them, and its own scan sees that. What
-/// is left is scanned as any code: a file-reading native behind another
-/// name (`banner(n):: std.native('file_read')(n)`, `self.file_read` in a
-/// wrapper) or an `inventory` of another target is seen there.
+/// What of a `kapitan.libjsonnet` is to be scanned: nothing when it is made
+/// of forwarding definitions alone (and comments), else all of it.
+/// Forwarding definitions are a field named after a file-reading helper
+/// that calls a file-reading native (`file_read(name)::
+/// std.native('file_read')(name)`), `inventory` with the target's own
+/// default passed on (`inventory(target=std.extVar('target'), ...)::
+/// std.native('inventory')(target, ...)`), `inventory_global`, and fields
+/// and `local` functions forwarding to natives that read nothing
+/// (`sha256(obj):: std.native('sha256_string')(std.toString(obj))`), their
+/// parameters' defaults and their arguments names and literals only. A
+/// component calling them names them, and its own scan sees that.
+///
+/// Anything else in the file (`self[f]`, `std.objectValues(self)`, an
+/// import, another field, code in an argument) and it is scanned whole.
+/// Probe 19 scanned what was left around the forwarding definitions, which
+/// caught `banner(n):: std.native('file_read')(n)`; probe 25 reached a
+/// blanked `file_read` by a computed name (`[self[f]('d.txt') for f in
+/// std.objectFieldsAll(self) if f == 'file' + '_read']`), which no word of
+/// what was left showed.
 fn without_forwarding_helpers(text: &str) -> String {
     static DEF: OnceLock<Regex> = OnceLock::new();
+    static LOCAL: OnceLock<Regex> = OnceLock::new();
     static OWN: OnceLock<Regex> = OnceLock::new();
     static OWN_ARG: OnceLock<Regex> = OnceLock::new();
+    static PARAMS: OnceLock<Regex> = OnceLock::new();
+    static ARGS: OnceLock<Regex> = OnceLock::new();
     let def = DEF.get_or_init(|| {
         Regex::new(
             r#"\b([A-Za-z_]\w*)\s*\(((?:[^()]|\([^()]*\))*)\)\s*::\s*std\.native\s*\(\s*(?:'([A-Za-z0-9_]+)'|"([A-Za-z0-9_]+)")\s*\)\s*\(((?:[^()]|\([^()]*\))*)\)"#,
+        )
+        .unwrap()
+    });
+    let local = LOCAL.get_or_init(|| {
+        Regex::new(
+            r#"\blocal\s+([A-Za-z_]\w*)\s*\(([^()]*)\)\s*=\s*std\.native\s*\(\s*(?:'([A-Za-z0-9_]+)'|"([A-Za-z0-9_]+)")\s*\)\s*\(((?:[^()]|\([^()]*\))*)\)\s*;"#,
         )
         .unwrap()
     });
@@ -259,11 +278,24 @@ fn without_forwarding_helpers(text: &str) -> String {
             .unwrap()
     });
     let own_arg = OWN_ARG.get_or_init(|| Regex::new(r"^\s*target\s*(?:,|$)").unwrap());
+    // Parameters: names, each with a literal default or the target's own.
+    let params = PARAMS.get_or_init(|| {
+        let p = r#"[A-Za-z_]\w*(?:\s*=\s*(?:null|true|false|-?[0-9]+(?:\.[0-9]+)?|'[^'\\\n]*'|"[^"\\\n]*"|std\.extVar\s*\(\s*(?:'target'|"target")\s*\)))?"#;
+        Regex::new(&format!(r"^\s*(?:{p}(?:\s*,\s*{p})*\s*,?)?\s*$")).unwrap()
+    });
+    // Arguments: names (the parameters), passed as they are or as text.
+    let args = ARGS.get_or_init(|| {
+        let a = r#"(?:[A-Za-z_]\w*|(?:std\.toString|str)\s*\(\s*[A-Za-z_]\w*\s*\)|null|'[^'\\\n]*'|"[^"\\\n]*")"#;
+        Regex::new(&format!(r"^\s*(?:{a}(?:\s*,\s*{a})*\s*,?)?\s*$")).unwrap()
+    });
+    let reads = |w: &str| jsonnet_reads_files_re().is_match(w);
     let mut out = text.to_string();
+    let mut blank = |m: regex::Match| {
+        out.replace_range(m.range(), &" ".repeat(m.len()));
+    };
     for c in def.captures_iter(text) {
         let field = &c[1];
         let native = c.get(3).or_else(|| c.get(4)).map_or("", |m| m.as_str());
-        let reads = |w: &str| jsonnet_reads_files_re().is_match(w);
         let forwards = if native == "inventory" {
             field == "inventory_global"
                 || (field == "inventory" && own.is_match(&c[2]) && own_arg.is_match(&c[5]))
@@ -272,12 +304,55 @@ fn without_forwarding_helpers(text: &str) -> String {
         } else {
             true
         };
-        if forwards {
-            let m = c.get(0).expect("whole match");
-            out.replace_range(m.range(), &" ".repeat(m.len()));
+        if forwards && params.is_match(&c[2]) && args.is_match(&c[5]) {
+            blank(c.get(0).expect("whole match"));
         }
     }
-    out
+    for c in local.captures_iter(text) {
+        let native = c.get(3).or_else(|| c.get(4)).map_or("", |m| m.as_str());
+        if !reads(native) && native != "inventory" && params.is_match(&c[2]) && args.is_match(&c[5])
+        {
+            blank(c.get(0).expect("whole match"));
+        }
+    }
+    // What is left of a trusted library is comments: nothing to scan (a
+    // comment's words, `native` say, read as code by the word scans).
+    if inert(&out) {
+        String::new()
+    } else {
+        text.to_string()
+    }
+}
+
+/// Whether jsonnet text is nothing but braces, commas, blanks and
+/// comments: an object of the definitions blanked out of it. A comment
+/// marker inside a string is no comment, but a string is not inert either,
+/// and what stands before the marker is checked all the same.
+fn inert(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'#' => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => match text[i + 2..].find("*/") {
+                Some(end) => i += 2 + end + 2,
+                None => return false,
+            },
+            b'{' | b'}' | b',' => i += 1,
+            c if c.is_ascii_whitespace() => i += 1,
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// Feeds a value to a hash, each node tagged with its type and each
@@ -1750,6 +1825,92 @@ mod tests {
         let after = fingerprints(root);
         assert_ne!(fp["other"], after["other"]);
         assert_eq!(fp["kapitan"], after["kapitan"]);
+    }
+
+    /// Probe 25: a helper library reached its own blanked `file_read` by a
+    /// computed name (`self[f]`), or ran code in a forwarding definition's
+    /// argument: a change to the file it read left the target "unchanged".
+    /// Only a library made of forwarding definitions alone is trusted.
+    #[test]
+    fn a_helper_library_is_trusted_only_when_made_of_forwarding_definitions() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        let fwd = "file_read(n):: std.native('file_read')(n)";
+        let stock =
+            include_str!("../../tests/fixtures/kapitan_compat/model/lib/kapitan.libjsonnet");
+        let libs = [
+            (
+                "computed",
+                format!("{{ {fwd}, banner(n):: [self[f](n) for f in std.objectFieldsAll(self) if f == 'file' + '_read'][0] }}"),
+                false,
+            ),
+            (
+                "values",
+                format!("{{ {fwd}, banner(n):: std.objectValuesAll(self)[0](n) }}"),
+                false,
+            ),
+            (
+                "argument",
+                format!("{{ {fwd}, sha256(obj):: std.native('sha256_string')(self['file' + '_read']('d.txt')) }}"),
+                false,
+            ),
+            (
+                "default",
+                format!("{{ {fwd}, sha256(obj, x=self['file' + '_read']('d.txt')):: std.native('sha256_string')(x) }}"),
+                false,
+            ),
+            (
+                "local",
+                format!("local lib = {{ {fwd} }};\n{{ banner(n):: lib['file' + '_read'](n) }}"),
+                false,
+            ),
+            ("stock", stock.to_string(), true),
+            (
+                "stock-path",
+                stock.replace("inv_path=null", "inv_path=\"inventory/\""),
+                true,
+            ),
+            (
+                "strata",
+                include_str!("../compile/kapitan.libjsonnet").to_string(),
+                true,
+            ),
+        ];
+        for (t, lib, trusted) in &libs {
+            write(
+                root,
+                &format!("inventory/targets/{t}.yml"),
+                &format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jsonnet, input_paths: [c/{t}/main.jsonnet], output_path: o}}\n"),
+            );
+            write(root, &format!("c/{t}/kapitan.libjsonnet"), lib);
+            let call = if *trusted {
+                "k.sha256('x')"
+            } else {
+                "k.banner('d.txt')"
+            };
+            let call = if t.starts_with("arg") || t.starts_with("def") {
+                "k.sha256('x')"
+            } else {
+                call
+            };
+            write(
+                root,
+                &format!("c/{t}/main.jsonnet"),
+                &format!("local k = import 'kapitan.libjsonnet'; {{ v: {call} }}"),
+            );
+        }
+        write(root, "d.txt", "one");
+        let fp = fingerprints(root);
+        for (t, _, trusted) in &libs {
+            if *trusted {
+                assert!(fp[*t].is_ok(), "{t}: {fp:?}");
+            } else {
+                assert!(
+                    fp[*t].as_ref().is_err_and(|e| e.contains("reads files")),
+                    "{t}: {fp:?}"
+                );
+            }
+        }
     }
 
     /// Probe 19: parameters were hashed as JSON, which writes every
