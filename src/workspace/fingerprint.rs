@@ -1012,7 +1012,7 @@ impl<'a> Fingerprinter<'a> {
                             files: f,
                             global: g,
                         } => {
-                            files.extend(f);
+                            merge_files(&mut files, f);
                             global |= g;
                         }
                         Deps::Unknown(why) => return Err(format!("{}: {why}", entry.describe)),
@@ -1320,6 +1320,29 @@ impl<'a> Fingerprinter<'a> {
             }
         }
         Deps::Known { files, global }
+    }
+}
+
+/// Adds an input's files to a target's. A file two entries read is kept
+/// with both digests: a copy's holds its permission bits, a jsonnet
+/// import's does not, and the one read last replaced the other (probe 25:
+/// a copied script also read by `importstr` was made executable, and the
+/// review called the target unchanged).
+fn merge_files(files: &mut BTreeMap<String, [u8; 32]>, more: BTreeMap<String, [u8; 32]>) {
+    use std::collections::btree_map::Entry;
+    for (path, d) in more {
+        match files.entry(path) {
+            Entry::Vacant(v) => {
+                v.insert(d);
+            }
+            Entry::Occupied(mut o) if *o.get() != d => {
+                let mut h = Sha256::new();
+                h.update(o.get());
+                h.update(d);
+                o.insert(h.finalize().into());
+            }
+            Entry::Occupied(_) => {}
+        }
     }
 }
 
@@ -2169,6 +2192,33 @@ mod tests {
     }
 
     /// Probe 20 (remove-entry-deletes-another-targets-output).
+    /// Probe 25: a file copied (its mode counts) and read by `importstr`
+    /// (its bytes only) was kept with the digest read last: made
+    /// executable, the copy changed and the fingerprint did not.
+    #[cfg(unix)]
+    #[test]
+    fn a_file_two_entries_read_keeps_what_each_hashes() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        write(
+            root,
+            "inventory/targets/a.yml",
+            "parameters:\n  kapitan:\n    vars: {target: a}\n    compile:\n      - {input_type: copy, input_paths: [data/x.sh], output_path: bin}\n      - {input_type: jsonnet, input_paths: [c/main.jsonnet], output_path: o}\n",
+        );
+        write(root, "c/main.jsonnet", "{ d: importstr '../data/x.sh' }");
+        write(root, "data/x.sh", "#!/bin/sh\necho hi\n");
+        let chmod = |m: u32| {
+            std::fs::set_permissions(root.join("data/x.sh"), std::fs::Permissions::from_mode(m))
+                .unwrap()
+        };
+        chmod(0o644);
+        let before = fingerprints(root);
+        assert!(before["a"].is_ok(), "{before:?}");
+        chmod(0o755);
+        assert_ne!(before["a"], fingerprints(root)["a"]);
+    }
+
     #[test]
     fn overlapping_output_directories_are_grouped() {
         let dirs: Vec<(String, String)> = [
