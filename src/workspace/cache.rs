@@ -88,11 +88,12 @@ fn hex(b: &[u8]) -> String {
 /// read (the run then renders, and reports it).
 pub fn inventory_digest(inventory: &Inventory) -> Option<String> {
     let mut h = Sha256::new();
-    // `facts 3`: entries list the files they name, their `helm_path`
-    // marked (facts cached before differ).
+    // `facts 4`: entries list the files they name, their `helm_path`
+    // marked, and a `post_renderer` makes them unknown (facts cached
+    // before differ).
     h.update(format!(
         "strata {}
-facts 3
+facts 4
 {:?}
 ",
         env!("CARGO_PKG_VERSION"),

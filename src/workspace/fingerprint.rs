@@ -512,6 +512,22 @@ impl EntryFacts {
                             format!("helm's --{flag} reads files strata does not follow")
                         });
                     }
+                    // Probe 25: the post-renderer is a program helm pipes
+                    // the manifests through; what it reads (a kustomization
+                    // and its patches, say) is no file helm names, so hashing
+                    // the program alone hid a change to those.
+                    if flag == "post-renderer"
+                        && !matches!(
+                            v,
+                            crate::value::Value::Null | crate::value::Value::Bool(false)
+                        )
+                        && v.as_str() != Some("")
+                    {
+                        unknown = Some(
+                            "helm's post_renderer runs a program, which may read any file"
+                                .to_string(),
+                        );
+                    }
                     // Probe 19: the dependencies' charts (`file://../lib`)
                     // are read from wherever Chart.yaml points.
                     if flag == "dependency-update" && v.is_truthy() {
@@ -958,6 +974,12 @@ impl<'a> Fingerprinter<'a> {
                         h.update(format!("KAPITAN_HELM_PATH {bin}\n"));
                         if bin.contains('/') && !Path::new(&bin).is_absolute() {
                             match self.read(&self.root.join(&bin)) {
+                                Ok(b) if is_script(&b) => {
+                                    return Err(format!(
+                                        "{}: KAPITAN_HELM_PATH `{bin}` is a script, which may read any file",
+                                        entry.describe
+                                    ))
+                                }
                                 Ok(b) => {
                                     files.insert(format!("helm {bin}"), digest(&b));
                                 }
@@ -974,6 +996,7 @@ impl<'a> Fingerprinter<'a> {
                 _ => {}
             }
             for name in &entry.names {
+                let is_helm_path = name.starts_with(HELM_PATH_MARK);
                 let name = name.strip_prefix(HELM_PATH_MARK).unwrap_or(name);
                 if name.is_empty() {
                     continue;
@@ -982,6 +1005,12 @@ impl<'a> Fingerprinter<'a> {
                 // hashed by its bytes all the same.
                 let path = self.root.join(name);
                 match self.read(&path) {
+                    Ok(b) if is_helm_path && is_script(&b) => {
+                        return Err(format!(
+                            "{}: helm_path `{name}` is a script, which may read any file",
+                            entry.describe
+                        ))
+                    }
                     Ok(b) => {
                         files.insert(format!("named {name}"), digest(&b));
                     }
@@ -1323,6 +1352,13 @@ impl<'a> Fingerprinter<'a> {
     }
 }
 
+/// Whether a program is a script (`#!`): a wrapper around helm in the
+/// repository (probe 25: one that read a patch file of the tree) reads
+/// files strata cannot know; a helm binary reads the chart and the values.
+fn is_script(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"#!")
+}
+
 /// Adds an input's files to a target's. A file two entries read is kept
 /// with both digests: a copy's holds its permission bits, a jsonnet
 /// import's does not, and the one read last replaced the other (probe 25:
@@ -1618,7 +1654,7 @@ mod tests {
             root,
             "inventory/targets/h.yml",
             &(entry("h", "helm", "charts/c")
-                + "        helm_values_files: [values/prod.yaml]\n        helm_path: bin/helm\n        helm_params: {post_renderer: bin/pr.sh}\n"),
+                + "        helm_values_files: [values/prod.yaml]\n        helm_path: bin/helm\n        helm_params: {kube_ca_file: bin/ca.pem}\n"),
         );
         // A values file outside the tree: hashed by its bytes too.
         let outside = tempfile::tempdir().unwrap();
@@ -1630,10 +1666,10 @@ mod tests {
             &(entry("h2", "helm", "charts/c")
                 + &format!("        helm_values_files: ['{}']\n", abs.display())),
         );
-        write(root, "bin/pr.sh", "#!/bin/sh\ncat\n");
+        write(root, "bin/ca.pem", "ca\n");
         write(root, "charts/c/Chart.yaml", "name: c\n");
         write(root, "values/prod.yaml", "a: 1\n");
-        write(root, "bin/helm", "#!/bin/sh\n");
+        write(root, "bin/helm", "\u{7f}ELF helm\n");
         for (t, text) in [
             ("escaped", "{% include 'data\\/x.txt' %}"),
             ("glob", "{{ 'data/*' | fileglob }}"),
@@ -1673,7 +1709,7 @@ mod tests {
         for (file, changed) in [
             ("values/prod.yaml", "h"),
             ("bin/helm", "h"),
-            ("bin/pr.sh", "h"),
+            ("bin/ca.pem", "h"),
             (abs.to_str().unwrap(), "h2"),
             ("lib/helpers.libsonnet", "k"),
         ] {
@@ -1726,13 +1762,21 @@ mod tests {
             "inventory/targets/hk.yml",
             &entry("hk", "helm", "charts/c"),
         );
-        write(root, "tools/helm", "#!/bin/sh\n");
+        write(root, "tools/helm", "\u{7f}ELF helm\n");
         std::env::set_var("KAPITAN_HELM_PATH", "tools/helm");
         let before = fingerprints(root);
-        write(root, "tools/helm", "#!/bin/sh\necho changed\n");
+        write(root, "tools/helm", "\u{7f}ELF helm, changed\n");
         let after = fingerprints(root);
+        // A wrapper script may read any file (probe 25).
+        write(root, "tools/helm", "#!/bin/sh\n");
+        let script = fingerprints(root);
         std::env::remove_var("KAPITAN_HELM_PATH");
+        assert!(before["hk"].is_ok(), "{before:?}");
         assert_ne!(before["hk"], after["hk"]);
+        assert!(
+            script["hk"].as_ref().is_err_and(|e| e.contains("script")),
+            "{script:?}"
+        );
         assert_eq!(before["h"], after["h"], "helm_path wins over the variable");
         // Python filters may read anything.
         write(root, "lib/jinja2_filters.py", "def f(x):\n    return x\n");
@@ -2021,6 +2065,45 @@ mod tests {
         let before = fp["k"].clone();
         write(root, "ca.pem", "other\n");
         assert_ne!(fingerprints(root)["k"], before);
+    }
+
+    /// Probe 25 (helm-post-renderer-reads-unfingerprinted-files): the
+    /// post-renderer (or a helm_path that is a wrapper script) is a program
+    /// that read a patch file of the tree: a change to the patch left the
+    /// target "unchanged". Such entries have no fingerprint.
+    #[test]
+    fn a_helm_post_renderer_or_wrapper_script_is_always_compiled() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        write(root, "charts/c/Chart.yaml", "name: c\n");
+        write(root, "bin/pr.sh", "#!/bin/sh\ncat\ncat patches/p.txt\n");
+        write(root, "bin/helm.sh", "#!/bin/sh\nexec helm \"$@\"\n");
+        write(root, "bin/helm", "\u{7f}ELF helm\n");
+        for (t, fields) in [
+            ("pr", "helm_params: {post_renderer: bin/pr.sh}"),
+            ("prpath", "helm_params: {post_renderer: kustomize-wrapper}"),
+            ("wrapper", "helm_path: bin/helm.sh"),
+            ("binary", "helm_path: bin/helm"),
+            ("none", "helm_params: {post_renderer: ''}"),
+        ] {
+            write(
+                root,
+                &format!("inventory/targets/{t}.yml"),
+                &format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: helm, input_paths: [charts/c], output_path: o, {fields}}}\n"),
+            );
+        }
+        let fp = fingerprints(root);
+        for t in ["pr", "prpath"] {
+            assert!(
+                fp[t].as_ref().is_err_and(|e| e.contains("post_renderer")),
+                "{t}: {fp:?}"
+            );
+        }
+        assert!(
+            fp["wrapper"].as_ref().is_err_and(|e| e.contains("script")),
+            "{fp:?}"
+        );
+        assert!(fp["binary"].is_ok() && fp["none"].is_ok(), "{fp:?}");
     }
 
     /// Probe 19 (jinja2-input-params-prints-scratch-compile-path): a
