@@ -495,6 +495,7 @@ impl Workspace {
         let overlapping = overlapping_of(plans.iter().map(|(t, p)| (t, &p.dir)));
         let t0 = std::time::Instant::now();
         let mut fp = Fingerprinter::new(self, rendered);
+        let refs_before = Fingerprinter::refs_now(self);
         let mut stats = CacheStats::default();
         let mut to_compile = Vec::new();
         // Target -> (output directory, key) of every cacheable target.
@@ -565,7 +566,13 @@ impl Workspace {
         let t0 = std::time::Instant::now();
         stats.compiled = to_compile.len();
         let failed = !compiled.failed.is_empty();
-        if compiled.warnings.is_empty() {
+        // The keys hold the references as they were before the compile: one
+        // that wrote a reference (`?{base64:pw||randomstr}` creates `pw`)
+        // made entries a later run with `pw` gone would take, leaving a
+        // catalog that names a reference no one wrote again (probe 25).
+        // The next run, with the references as they are now, stores them.
+        let refs_written = refs_before.is_err() || Fingerprinter::refs_now(self) != refs_before;
+        if compiled.warnings.is_empty() && !refs_written {
             for (name, dir) in &compiled.targets {
                 let Some(key) = missed.get(name) else {
                     continue;
@@ -592,7 +599,7 @@ impl Workspace {
         timings::time("remove previous catalog", || drop(temp));
         // Only a catalog made of cached targets alone can be recognised
         // next time.
-        if all && stats.uncacheable == 0 && report.warnings.is_empty() && !failed {
+        if all && stats.uncacheable == 0 && report.warnings.is_empty() && !failed && !refs_written {
             self.remember_catalog(cache, keys);
         } else {
             let _ = std::fs::remove_file(record_path(cache, &self.output_path));

@@ -719,6 +719,14 @@ impl<'a> Fingerprinter<'a> {
         }
     }
 
+    /// The digest of the secret references' directory as it is now (not
+    /// remembered): a compile may write references (`?{base64:x||randomstr}`
+    /// creates `x`), so a cache compares it before and after.
+    pub fn refs_now(ws: &Workspace) -> Result<[u8; 32], String> {
+        let facts = InventoryFacts::default();
+        Fingerprinter::from_facts(ws, &facts).refs_digest()
+    }
+
     fn refs_digest(&mut self) -> Result<[u8; 32], String> {
         if let Some(r) = &self.refs {
             return r.clone();

@@ -722,6 +722,45 @@ fn a_changed_vault_variable_is_not_served_from_the_cache() {
     assert_eq!(text, "addr: http://two", "{err}");
 }
 
+/// Probe 25 (cache-key-before-compile-wrote-a-reference): a compile that
+/// created a reference (`?{base64:targets/a/pw||randomstr}`) stored its
+/// catalog under the key of the references *before* it (no `pw`); with
+/// `pw` gone again (a fresh checkout, a cleaned tree), the next compile
+/// took that entry: a catalog naming a reference nothing wrote, where a
+/// compile without the cache creates it.
+#[test]
+fn a_compile_that_writes_a_reference_is_not_cached_under_the_old_references() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    std::fs::create_dir_all(work.join("inventory/targets")).unwrap();
+    std::fs::create_dir_all(work.join("tpl")).unwrap();
+    std::fs::create_dir_all(work.join("refs")).unwrap();
+    std::fs::write(
+        work.join("inventory/targets/a.yml"),
+        "parameters:\n  s: ?{base64:targets/a/pw||randomstr}\n  kapitan:\n    vars: {target: a}\n    compile:\n      - {output_path: o, input_type: jinja2, input_paths: [tpl]}\n",
+    )
+    .unwrap();
+    std::fs::write(work.join("tpl/x.yml"), "s: {{ inventory.parameters.s }}\n").unwrap();
+    let cache = dir.path().join("cache");
+    let cache_arg = cache.to_str().unwrap();
+    let pw = work.join("refs/targets/a/pw");
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert!(pw.is_file(), "{err}");
+    std::fs::remove_dir_all(work.join("refs/targets")).unwrap();
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert!(pw.is_file(), "the reference was not written again: {err}");
+    // With the references as they are now, the entry is stored, then taken.
+    for _ in 0..2 {
+        let (ok, err) = compile(&work, &["--cache", cache_arg]);
+        assert!(ok, "{err}");
+    }
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert!(err.contains("(1 from the cache, 0 compiled"), "{err}");
+}
+
 /// Re-probe 10 (a-incremental-review-shared-output-dir-differs-from-full):
 /// a pull request pointing a second target's `vars.target` at an existing
 /// target's output directory was reviewed as "target added" (the existing
