@@ -765,6 +765,12 @@ impl<'a> Fingerprinter<'a> {
     /// The bytes of a file the compile reads, within the confinement.
     fn read(&self, p: &Path) -> Result<Vec<u8>, String> {
         self.confined(p)?;
+        // A FIFO would block the read for ever (probe 25: `compile
+        // --cache` hung where the compile refuses it).
+        match std::fs::metadata(p) {
+            Ok(m) if !m.is_file() => return Err("not a regular file".into()),
+            _ => {}
+        }
         std::fs::read(p).map_err(|e| e.to_string())
     }
 
@@ -1113,6 +1119,10 @@ impl<'a> Fingerprinter<'a> {
                 names.sort();
                 files.insert(format!("{}/", self.rel(&p)), digest(b"dir"));
                 stack.extend(names);
+            } else if !meta.is_file() {
+                // A FIFO would block the read for ever; the compile
+                // refuses it (and a device) anyway.
+                return Deps::Unknown(format!("{} is not a regular file", self.rel(&p)));
             } else {
                 match std::fs::read(&p) {
                     Ok(b) => {
@@ -2308,6 +2318,44 @@ mod tests {
         assert!(before["a"].is_ok(), "{before:?}");
         chmod(0o755);
         assert_ne!(before["a"], fingerprints(root)["a"]);
+    }
+
+    /// Probe 25 (fingerprint-reads-fifo-and-hangs): a FIFO below a copy
+    /// input, or named as a values file, blocked the fingerprint's read for
+    /// ever (`compile --cache` hung; the compile refuses it).
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_not_read() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        write(
+            root,
+            "inventory/targets/a.yml",
+            "parameters:\n  kapitan:\n    vars: {target: a}\n    compile:\n      - {input_type: copy, input_paths: [data], output_path: o}\n",
+        );
+        write(
+            root,
+            "inventory/targets/h.yml",
+            "parameters:\n  kapitan:\n    vars: {target: h}\n    compile:\n      - {input_type: helm, input_paths: [charts/c], output_path: o, helm_values_files: [data/pipe]}\n",
+        );
+        write(root, "data/x.txt", "x\n");
+        write(root, "charts/c/Chart.yaml", "name: c\n");
+        let ok = std::process::Command::new("mkfifo")
+            .arg(root.join("data/pipe"))
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            return; // no mkfifo here
+        }
+        let fp = fingerprints(root);
+        for t in ["a", "h"] {
+            assert!(
+                fp[t]
+                    .as_ref()
+                    .is_err_and(|e| e.contains("not a regular file")),
+                "{t}: {fp:?}"
+            );
+        }
     }
 
     #[test]
