@@ -761,6 +761,34 @@ fn a_compile_that_writes_a_reference_is_not_cached_under_the_old_references() {
     assert!(err.contains("(1 from the cache, 0 compiled"), "{err}");
 }
 
+/// Probe 25 (fingerprint-reads-fifo-and-hangs): the cache's inventory
+/// digest read `reclass-config.yml` whatever it was: a FIFO there (which
+/// rendering skips) made `compile --cache` hang.
+#[cfg(unix)]
+#[test]
+fn a_fifo_reclass_config_does_not_hang_a_cached_compile() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    std::fs::create_dir_all(work.join("inventory/targets")).unwrap();
+    std::fs::write(
+        work.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}\n",
+    )
+    .unwrap();
+    std::fs::write(work.join("m.jsonnet"), "{cm: {a: 1}}\n").unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(work.join("inventory/reclass-config.yml"))
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        return; // no mkfifo here
+    }
+    let cache = dir.path().join("cache");
+    let (ok, err) = compile(&work, &["--cache", cache.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(err.contains("(0 from the cache, 1 compiled)"), "{err}");
+}
+
 /// Re-probe 10 (a-incremental-review-shared-output-dir-differs-from-full):
 /// a pull request pointing a second target's `vars.target` at an existing
 /// target's output directory was reviewed as "target added" (the existing
