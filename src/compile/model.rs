@@ -606,6 +606,34 @@ pub fn dependencies_dump(target: &str, v: Option<&Value>) -> Result<Value, Compi
     Ok(Value::List(out))
 }
 
+/// The Vault model's fields that pydantic-settings also reads from the
+/// environment, with their `VAULT_*` alias.
+const VAULT_SETTINGS: [(&str, &str); 7] = [
+    ("addr", "VAULT_ADDR"),
+    ("skip_verify", "VAULT_SKIP_VERIFY"),
+    ("client_key", "VAULT_CLIENT_KEY"),
+    ("client_cert", "VAULT_CLIENT_CERT"),
+    ("cacert", "VAULT_CACERT"),
+    ("capath", "VAULT_CAPATH"),
+    ("namespace", "VAULT_NAMESPACE"),
+];
+
+/// Every environment variable a model dump may read ([`vault_env`]'s
+/// names of [`VAULT_SETTINGS`], each as written, upper- and lowercase),
+/// sorted: a dump is a function of the inventory *and* these, so whatever
+/// keeps dumps (the compile cache's inventory facts) must key them by
+/// their values too.
+pub fn dump_env_names() -> Vec<String> {
+    let mut out: Vec<String> = VAULT_SETTINGS
+        .iter()
+        .flat_map(|(f, a)| [*f, *a])
+        .flat_map(|n| [n.to_string(), n.to_uppercase(), n.to_lowercase()])
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// pydantic-settings' environment lookup for a Vault field: either alias,
 /// any case.
 fn vault_env(names: &[&str], env: &dyn Fn(&str) -> Option<String>) -> Option<Value> {
@@ -664,15 +692,7 @@ pub fn secrets_dump(
                         // The env-settings aliases are accepted as keys too.
                         let mut given = v.clone();
                         if let Value::Map(gm) = &mut given {
-                            for (field, alias) in [
-                                ("addr", "VAULT_ADDR"),
-                                ("skip_verify", "VAULT_SKIP_VERIFY"),
-                                ("client_key", "VAULT_CLIENT_KEY"),
-                                ("client_cert", "VAULT_CLIENT_CERT"),
-                                ("cacert", "VAULT_CACERT"),
-                                ("capath", "VAULT_CAPATH"),
-                                ("namespace", "VAULT_NAMESPACE"),
-                            ] {
+                            for (field, alias) in VAULT_SETTINGS {
                                 if let Some(x) = gm.shift_remove(alias) {
                                     gm.insert(field.into(), x);
                                 }
@@ -845,6 +865,27 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("helmfile"));
+    }
+
+    /// Probe 25: the compile cache keys its kept dumps by the variables
+    /// [`dump_env_names`] lists; one the dump reads and the list misses
+    /// would serve a stale dump again.
+    #[test]
+    fn every_variable_a_dump_reads_is_listed() {
+        let v = Value::from_json(
+            &serde_json::from_str(r#"{"vaultkv": {"auth": "token"}, "vaulttransit": {}}"#).unwrap(),
+        );
+        let asked = std::cell::RefCell::new(std::collections::BTreeSet::new());
+        let env = |k: &str| {
+            asked.borrow_mut().insert(k.to_string());
+            None
+        };
+        secrets_dump("t", Some(&v), &env).unwrap();
+        let listed: std::collections::BTreeSet<String> = dump_env_names().into_iter().collect();
+        let asked = asked.into_inner();
+        assert!(asked.contains("VAULT_ADDR"), "{asked:?}");
+        let missed: Vec<&String> = asked.difference(&listed).collect();
+        assert!(missed.is_empty(), "read but not listed: {missed:?}");
     }
 
     #[test]

@@ -30,7 +30,7 @@ use super::{Rendered, Workspace, WorkspaceError};
 use crate::compile::{self, timings, CompileReport};
 use crate::inventory::Inventory;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// What a cached compile did.
@@ -83,21 +83,41 @@ fn hex(b: &[u8]) -> String {
 
 /// A digest of every file rendering `inventory` reads (class and target
 /// files with their names and paths, `reclass-config.yml`), the effective
-/// inventory options and strata's version; `None` when a file cannot be
+/// inventory options, strata's version and the environment variables a
+/// model dump reads (`VAULT_ADDR`, ...); `None` when a file cannot be
 /// read (the run then renders, and reports it).
 pub fn inventory_digest(inventory: &Inventory) -> Option<String> {
     let mut h = Sha256::new();
-    // `facts 3`: entries list the files they name, their `helm_path`
-    // marked (facts cached before differ).
+    // `facts 4`: entries list the files they name, their `helm_path`
+    // marked, and a `post_renderer` makes them unknown (facts cached
+    // before differ).
     h.update(format!(
         "strata {}
-facts 3
+facts 4
 {:?}
 ",
         env!("CARGO_PKG_VERSION"),
         inventory.options()
     ));
+    // A dump also reads the `VAULT_*` settings from the environment (the
+    // defaults of `kapitan.secrets.vaultkv`): before, a compile whose
+    // inventory files were unchanged took the facts kept under the old
+    // values and served the catalog a template printing `addr` from
+    // then (probe 25).
+    for name in crate::compile::model::dump_env_names() {
+        if let Some(v) = std::env::var_os(&name) {
+            let v = v.to_string_lossy();
+            h.update(format!("env {name} {} ", v.len()));
+            h.update(v.as_bytes());
+            h.update(b"\n");
+        }
+    }
     let mut file = |kind: &str, name: &str, path: &Path| -> Option<()> {
+        // A FIFO (`reclass-config.yml` made one, which rendering skips)
+        // would block the read for ever: no digest, the run renders.
+        if !std::fs::metadata(path).ok()?.is_file() {
+            return None;
+        }
         let bytes = std::fs::read(path).ok()?;
         h.update(format!(
             "{kind} {name} {} {}\n",
@@ -305,6 +325,18 @@ fn record_path(cache: &Path, output_path: &Path) -> PathBuf {
     cache.join(".catalogs").join(format!("{id}.json"))
 }
 
+/// The targets whose output directory is another's too, or inside or
+/// above another's (`a` and `a.sub`): not cached, since what their
+/// directory holds depends on the others and on the order of the writes
+/// (probe 25: a cached `a` brought back its `sub/y.yml` where a compile
+/// of both wrote `a.sub`'s).
+fn overlapping_of<'a>(dirs: impl Iterator<Item = (&'a String, &'a String)>) -> BTreeSet<String> {
+    let dirs: Vec<(String, String)> = dirs.map(|(t, d)| (t.clone(), d.clone())).collect();
+    super::fingerprint::overlapping_outputs(&dirs)
+        .into_keys()
+        .collect()
+}
+
 fn facts_path(cache: &Path, digest: &str) -> PathBuf {
     cache.join(".inventories").join(format!("{digest}.json"))
 }
@@ -382,17 +414,14 @@ impl Workspace {
         let Some(facts) = read_record::<InventoryFacts>(&facts_path(cache, digest)) else {
             return Ok(None);
         };
-        let mut per_dir: BTreeMap<&str, usize> = BTreeMap::new();
-        for f in facts.targets.values() {
-            *per_dir.entry(f.dir.as_str()).or_default() += 1;
-        }
+        let overlapping = overlapping_of(facts.targets.iter().map(|(t, f)| (t, &f.dir)));
         let mut fp = Fingerprinter::from_facts(self, &facts);
         let mut keys = BTreeMap::new();
         for (name, f) in &facts.targets {
             if f.entries.is_empty() && !f.installs_packages {
                 continue; // nothing to compile
             }
-            if f.dir.is_empty() || per_dir.get(f.dir.as_str()) != Some(&1) {
+            if f.dir.is_empty() || overlapping.contains(name) {
                 return Ok(None);
             }
             let Ok(key) = fp.target(name) else {
@@ -468,12 +497,10 @@ impl Workspace {
     ) -> Result<(CompileReport, CacheStats), WorkspaceError> {
         std::fs::create_dir_all(cache).map_err(|e| io_err(cache, e))?;
         let plans = &rendered.prepared.plans;
-        let mut per_dir: BTreeMap<&str, usize> = BTreeMap::new();
-        for p in plans.values() {
-            *per_dir.entry(p.dir.as_str()).or_default() += 1;
-        }
+        let overlapping = overlapping_of(plans.iter().map(|(t, p)| (t, &p.dir)));
         let t0 = std::time::Instant::now();
         let mut fp = Fingerprinter::new(self, rendered);
+        let refs_before = Fingerprinter::refs_now(self);
         let mut stats = CacheStats::default();
         let mut to_compile = Vec::new();
         // Target -> (output directory, key) of every cacheable target.
@@ -486,7 +513,7 @@ impl Workspace {
                 continue; // nothing to compile (compile_selected skips it too)
             }
             match fp.target(name) {
-                Ok(k) if per_dir.get(plan.dir.as_str()) == Some(&1) && !plan.dir.is_empty() => {
+                Ok(k) if !overlapping.contains(name) && !plan.dir.is_empty() => {
                     keys.insert(name.clone(), (plan.dir.clone(), k));
                 }
                 _ => {
@@ -544,7 +571,13 @@ impl Workspace {
         let t0 = std::time::Instant::now();
         stats.compiled = to_compile.len();
         let failed = !compiled.failed.is_empty();
-        if compiled.warnings.is_empty() {
+        // The keys hold the references as they were before the compile: one
+        // that wrote a reference (`?{base64:pw||randomstr}` creates `pw`)
+        // made entries a later run with `pw` gone would take, leaving a
+        // catalog that names a reference no one wrote again (probe 25).
+        // The next run, with the references as they are now, stores them.
+        let refs_written = refs_before.is_err() || Fingerprinter::refs_now(self) != refs_before;
+        if compiled.warnings.is_empty() && !refs_written {
             for (name, dir) in &compiled.targets {
                 let Some(key) = missed.get(name) else {
                     continue;
@@ -571,7 +604,7 @@ impl Workspace {
         timings::time("remove previous catalog", || drop(temp));
         // Only a catalog made of cached targets alone can be recognised
         // next time.
-        if all && stats.uncacheable == 0 && report.warnings.is_empty() && !failed {
+        if all && stats.uncacheable == 0 && report.warnings.is_empty() && !failed && !refs_written {
             self.remember_catalog(cache, keys);
         } else {
             let _ = std::fs::remove_file(record_path(cache, &self.output_path));

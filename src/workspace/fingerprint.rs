@@ -235,22 +235,41 @@ enum Read {
     Bundled,
 }
 
-/// A `kapitan.libjsonnet` with its forwarding definitions blanked: a field
-/// named after a file-reading helper that calls a file-reading native
-/// (`file_read(name):: std.native('file_read')(name)`), `inventory` with
-/// the target's own default passed on (`inventory(target=std.extVar('target'),
-/// ...):: std.native('inventory')(target, ...)`) and `inventory_global`.
-/// A component calling them names them, and its own scan sees that. What
-/// is left is scanned as any code: a file-reading native behind another
-/// name (`banner(n):: std.native('file_read')(n)`, `self.file_read` in a
-/// wrapper) or an `inventory` of another target is seen there.
+/// What of a `kapitan.libjsonnet` is to be scanned: nothing when it is made
+/// of forwarding definitions alone (and comments), else all of it.
+/// Forwarding definitions are a field named after a file-reading helper
+/// that calls a file-reading native (`file_read(name)::
+/// std.native('file_read')(name)`), `inventory` with the target's own
+/// default passed on (`inventory(target=std.extVar('target'), ...)::
+/// std.native('inventory')(target, ...)`), `inventory_global`, and fields
+/// and `local` functions forwarding to natives that read nothing
+/// (`sha256(obj):: std.native('sha256_string')(std.toString(obj))`), their
+/// parameters' defaults and their arguments names and literals only. A
+/// component calling them names them, and its own scan sees that.
+///
+/// Anything else in the file (`self[f]`, `std.objectValues(self)`, an
+/// import, another field, code in an argument) and it is scanned whole.
+/// Probe 19 scanned what was left around the forwarding definitions, which
+/// caught `banner(n):: std.native('file_read')(n)`; probe 25 reached a
+/// blanked `file_read` by a computed name (`[self[f]('d.txt') for f in
+/// std.objectFieldsAll(self) if f == 'file' + '_read']`), which no word of
+/// what was left showed.
 fn without_forwarding_helpers(text: &str) -> String {
     static DEF: OnceLock<Regex> = OnceLock::new();
+    static LOCAL: OnceLock<Regex> = OnceLock::new();
     static OWN: OnceLock<Regex> = OnceLock::new();
     static OWN_ARG: OnceLock<Regex> = OnceLock::new();
+    static PARAMS: OnceLock<Regex> = OnceLock::new();
+    static ARGS: OnceLock<Regex> = OnceLock::new();
     let def = DEF.get_or_init(|| {
         Regex::new(
             r#"\b([A-Za-z_]\w*)\s*\(((?:[^()]|\([^()]*\))*)\)\s*::\s*std\.native\s*\(\s*(?:'([A-Za-z0-9_]+)'|"([A-Za-z0-9_]+)")\s*\)\s*\(((?:[^()]|\([^()]*\))*)\)"#,
+        )
+        .unwrap()
+    });
+    let local = LOCAL.get_or_init(|| {
+        Regex::new(
+            r#"\blocal\s+([A-Za-z_]\w*)\s*\(([^()]*)\)\s*=\s*std\.native\s*\(\s*(?:'([A-Za-z0-9_]+)'|"([A-Za-z0-9_]+)")\s*\)\s*\(((?:[^()]|\([^()]*\))*)\)\s*;"#,
         )
         .unwrap()
     });
@@ -259,11 +278,24 @@ fn without_forwarding_helpers(text: &str) -> String {
             .unwrap()
     });
     let own_arg = OWN_ARG.get_or_init(|| Regex::new(r"^\s*target\s*(?:,|$)").unwrap());
+    // Parameters: names, each with a literal default or the target's own.
+    let params = PARAMS.get_or_init(|| {
+        let p = r#"[A-Za-z_]\w*(?:\s*=\s*(?:null|true|false|-?[0-9]+(?:\.[0-9]+)?|'[^'\\\n]*'|"[^"\\\n]*"|std\.extVar\s*\(\s*(?:'target'|"target")\s*\)))?"#;
+        Regex::new(&format!(r"^\s*(?:{p}(?:\s*,\s*{p})*\s*,?)?\s*$")).unwrap()
+    });
+    // Arguments: names (the parameters), passed as they are or as text.
+    let args = ARGS.get_or_init(|| {
+        let a = r#"(?:[A-Za-z_]\w*|(?:std\.toString|str)\s*\(\s*[A-Za-z_]\w*\s*\)|null|'[^'\\\n]*'|"[^"\\\n]*")"#;
+        Regex::new(&format!(r"^\s*(?:{a}(?:\s*,\s*{a})*\s*,?)?\s*$")).unwrap()
+    });
+    let reads = |w: &str| jsonnet_reads_files_re().is_match(w);
     let mut out = text.to_string();
+    let mut blank = |m: regex::Match| {
+        out.replace_range(m.range(), &" ".repeat(m.len()));
+    };
     for c in def.captures_iter(text) {
         let field = &c[1];
         let native = c.get(3).or_else(|| c.get(4)).map_or("", |m| m.as_str());
-        let reads = |w: &str| jsonnet_reads_files_re().is_match(w);
         let forwards = if native == "inventory" {
             field == "inventory_global"
                 || (field == "inventory" && own.is_match(&c[2]) && own_arg.is_match(&c[5]))
@@ -272,12 +304,55 @@ fn without_forwarding_helpers(text: &str) -> String {
         } else {
             true
         };
-        if forwards {
-            let m = c.get(0).expect("whole match");
-            out.replace_range(m.range(), &" ".repeat(m.len()));
+        if forwards && params.is_match(&c[2]) && args.is_match(&c[5]) {
+            blank(c.get(0).expect("whole match"));
         }
     }
-    out
+    for c in local.captures_iter(text) {
+        let native = c.get(3).or_else(|| c.get(4)).map_or("", |m| m.as_str());
+        if !reads(native) && native != "inventory" && params.is_match(&c[2]) && args.is_match(&c[5])
+        {
+            blank(c.get(0).expect("whole match"));
+        }
+    }
+    // What is left of a trusted library is comments: nothing to scan (a
+    // comment's words, `native` say, read as code by the word scans).
+    if inert(&out) {
+        String::new()
+    } else {
+        text.to_string()
+    }
+}
+
+/// Whether jsonnet text is nothing but braces, commas, blanks and
+/// comments: an object of the definitions blanked out of it. A comment
+/// marker inside a string is no comment, but a string is not inert either,
+/// and what stands before the marker is checked all the same.
+fn inert(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'#' => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => match text[i + 2..].find("*/") {
+                Some(end) => i += 2 + end + 2,
+                None => return false,
+            },
+            b'{' | b'}' | b',' => i += 1,
+            c if c.is_ascii_whitespace() => i += 1,
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// Feeds a value to a hash, each node tagged with its type and each
@@ -437,6 +512,22 @@ impl EntryFacts {
                             format!("helm's --{flag} reads files strata does not follow")
                         });
                     }
+                    // Probe 25: the post-renderer is a program helm pipes
+                    // the manifests through; what it reads (a kustomization
+                    // and its patches, say) is no file helm names, so hashing
+                    // the program alone hid a change to those.
+                    if flag == "post-renderer"
+                        && !matches!(
+                            v,
+                            crate::value::Value::Null | crate::value::Value::Bool(false)
+                        )
+                        && v.as_str() != Some("")
+                    {
+                        unknown = Some(
+                            "helm's post_renderer runs a program, which may read any file"
+                                .to_string(),
+                        );
+                    }
                     // Probe 19: the dependencies' charts (`file://../lib`)
                     // are read from wherever Chart.yaml points.
                     if flag == "dependency-update" && v.is_truthy() {
@@ -528,7 +619,53 @@ pub fn removes_outside_own_dir(plan: &crate::compile::model::TargetPlan) -> Opti
         .cloned()
 }
 
-/// Marks the [`EntryFacts::names`] item that is the entry's `helm_path`
+/// The targets whose output directory overlaps another target's, each
+/// with the targets it overlaps (itself included, sorted): the same
+/// directory (a `vars.target` naming another target), or one inside the
+/// other (targets `a` and `a.sub` write `compiled/a/` and
+/// `compiled/a/sub/`). What such a directory holds depends on every one
+/// of them and on the order they are written in: a review leaving one out
+/// (probe 25: `a` writing `sub/y.yml`, which `a.sub` overwrites) showed a
+/// change a full review did not, and the cache served `a`'s file where a
+/// compile of both wrote `a.sub`'s. `dirs`: (target, directory below
+/// `compiled/`).
+pub fn overlapping_outputs(dirs: &[(String, String)]) -> BTreeMap<String, Vec<String>> {
+    let mut by_dir: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (t, d) in dirs {
+        by_dir.entry(d.as_str()).or_default().push(t.as_str());
+    }
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut join = |group: &[&str]| {
+        for t in group {
+            out.entry(t.to_string())
+                .or_default()
+                .extend(group.iter().map(|x| x.to_string()));
+        }
+    };
+    for (dir, ts) in &by_dir {
+        if ts.len() > 1 {
+            join(ts);
+        }
+        // Every directory above this one (`a` for `a/sub`, `a/b` and `a`
+        // for `a/b/c`) that is another target's. The empty one is that of
+        // targets without `vars.target`, which compile nothing.
+        let above = dir
+            .char_indices()
+            .filter(|(i, c)| *c == '/' && *i > 0)
+            .map(|(i, _)| &dir[..i]);
+        for up in above {
+            if let Some(us) = by_dir.get(up) {
+                let group: Vec<&str> = us.iter().chain(ts.iter()).copied().collect();
+                join(&group);
+            }
+        }
+    }
+    out.into_iter()
+        .map(|(t, set)| (t, set.into_iter().collect()))
+        .collect()
+}
+
+/// Marks the [`EntryFacts::names`] item that is the entry's `helm_path`/// Marks the [`EntryFacts::names`] item that is the entry's `helm_path`
 /// (empty after it when that is a program looked up in `PATH`).
 const HELM_PATH_MARK: &str = "helm_path:";
 
@@ -582,6 +719,14 @@ impl<'a> Fingerprinter<'a> {
         }
     }
 
+    /// The digest of the secret references' directory as it is now (not
+    /// remembered): a compile may write references (`?{base64:x||randomstr}`
+    /// creates `x`), so a cache compares it before and after.
+    pub fn refs_now(ws: &Workspace) -> Result<[u8; 32], String> {
+        let facts = InventoryFacts::default();
+        Fingerprinter::from_facts(ws, &facts).refs_digest()
+    }
+
     fn refs_digest(&mut self) -> Result<[u8; 32], String> {
         if let Some(r) = &self.refs {
             return r.clone();
@@ -620,6 +765,12 @@ impl<'a> Fingerprinter<'a> {
     /// The bytes of a file the compile reads, within the confinement.
     fn read(&self, p: &Path) -> Result<Vec<u8>, String> {
         self.confined(p)?;
+        // A FIFO would block the read for ever (probe 25: `compile
+        // --cache` hung where the compile refuses it).
+        match std::fs::metadata(p) {
+            Ok(m) if !m.is_file() => return Err("not a regular file".into()),
+            _ => {}
+        }
         std::fs::read(p).map_err(|e| e.to_string())
     }
 
@@ -837,6 +988,12 @@ impl<'a> Fingerprinter<'a> {
                         h.update(format!("KAPITAN_HELM_PATH {bin}\n"));
                         if bin.contains('/') && !Path::new(&bin).is_absolute() {
                             match self.read(&self.root.join(&bin)) {
+                                Ok(b) if is_script(&b) => {
+                                    return Err(format!(
+                                        "{}: KAPITAN_HELM_PATH `{bin}` is a script, which may read any file",
+                                        entry.describe
+                                    ))
+                                }
                                 Ok(b) => {
                                     files.insert(format!("helm {bin}"), digest(&b));
                                 }
@@ -853,6 +1010,7 @@ impl<'a> Fingerprinter<'a> {
                 _ => {}
             }
             for name in &entry.names {
+                let is_helm_path = name.starts_with(HELM_PATH_MARK);
                 let name = name.strip_prefix(HELM_PATH_MARK).unwrap_or(name);
                 if name.is_empty() {
                     continue;
@@ -861,6 +1019,12 @@ impl<'a> Fingerprinter<'a> {
                 // hashed by its bytes all the same.
                 let path = self.root.join(name);
                 match self.read(&path) {
+                    Ok(b) if is_helm_path && is_script(&b) => {
+                        return Err(format!(
+                            "{}: helm_path `{name}` is a script, which may read any file",
+                            entry.describe
+                        ))
+                    }
                     Ok(b) => {
                         files.insert(format!("named {name}"), digest(&b));
                     }
@@ -891,7 +1055,7 @@ impl<'a> Fingerprinter<'a> {
                             files: f,
                             global: g,
                         } => {
-                            files.extend(f);
+                            merge_files(&mut files, f);
                             global |= g;
                         }
                         Deps::Unknown(why) => return Err(format!("{}: {why}", entry.describe)),
@@ -955,6 +1119,10 @@ impl<'a> Fingerprinter<'a> {
                 names.sort();
                 files.insert(format!("{}/", self.rel(&p)), digest(b"dir"));
                 stack.extend(names);
+            } else if !meta.is_file() {
+                // A FIFO would block the read for ever; the compile
+                // refuses it (and a device) anyway.
+                return Deps::Unknown(format!("{} is not a regular file", self.rel(&p)));
             } else {
                 match std::fs::read(&p) {
                     Ok(b) => {
@@ -1199,6 +1367,36 @@ impl<'a> Fingerprinter<'a> {
             }
         }
         Deps::Known { files, global }
+    }
+}
+
+/// Whether a program is a script (`#!`): a wrapper around helm in the
+/// repository (probe 25: one that read a patch file of the tree) reads
+/// files strata cannot know; a helm binary reads the chart and the values.
+fn is_script(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"#!")
+}
+
+/// Adds an input's files to a target's. A file two entries read is kept
+/// with both digests: a copy's holds its permission bits, a jsonnet
+/// import's does not, and the one read last replaced the other (probe 25:
+/// a copied script also read by `importstr` was made executable, and the
+/// review called the target unchanged).
+fn merge_files(files: &mut BTreeMap<String, [u8; 32]>, more: BTreeMap<String, [u8; 32]>) {
+    use std::collections::btree_map::Entry;
+    for (path, d) in more {
+        match files.entry(path) {
+            Entry::Vacant(v) => {
+                v.insert(d);
+            }
+            Entry::Occupied(mut o) if *o.get() != d => {
+                let mut h = Sha256::new();
+                h.update(o.get());
+                h.update(d);
+                o.insert(h.finalize().into());
+            }
+            Entry::Occupied(_) => {}
+        }
     }
 }
 
@@ -1474,7 +1672,7 @@ mod tests {
             root,
             "inventory/targets/h.yml",
             &(entry("h", "helm", "charts/c")
-                + "        helm_values_files: [values/prod.yaml]\n        helm_path: bin/helm\n        helm_params: {post_renderer: bin/pr.sh}\n"),
+                + "        helm_values_files: [values/prod.yaml]\n        helm_path: bin/helm\n        helm_params: {kube_ca_file: bin/ca.pem}\n"),
         );
         // A values file outside the tree: hashed by its bytes too.
         let outside = tempfile::tempdir().unwrap();
@@ -1486,10 +1684,10 @@ mod tests {
             &(entry("h2", "helm", "charts/c")
                 + &format!("        helm_values_files: ['{}']\n", abs.display())),
         );
-        write(root, "bin/pr.sh", "#!/bin/sh\ncat\n");
+        write(root, "bin/ca.pem", "ca\n");
         write(root, "charts/c/Chart.yaml", "name: c\n");
         write(root, "values/prod.yaml", "a: 1\n");
-        write(root, "bin/helm", "#!/bin/sh\n");
+        write(root, "bin/helm", "\u{7f}ELF helm\n");
         for (t, text) in [
             ("escaped", "{% include 'data\\/x.txt' %}"),
             ("glob", "{{ 'data/*' | fileglob }}"),
@@ -1529,7 +1727,7 @@ mod tests {
         for (file, changed) in [
             ("values/prod.yaml", "h"),
             ("bin/helm", "h"),
-            ("bin/pr.sh", "h"),
+            ("bin/ca.pem", "h"),
             (abs.to_str().unwrap(), "h2"),
             ("lib/helpers.libsonnet", "k"),
         ] {
@@ -1582,13 +1780,21 @@ mod tests {
             "inventory/targets/hk.yml",
             &entry("hk", "helm", "charts/c"),
         );
-        write(root, "tools/helm", "#!/bin/sh\n");
+        write(root, "tools/helm", "\u{7f}ELF helm\n");
         std::env::set_var("KAPITAN_HELM_PATH", "tools/helm");
         let before = fingerprints(root);
-        write(root, "tools/helm", "#!/bin/sh\necho changed\n");
+        write(root, "tools/helm", "\u{7f}ELF helm, changed\n");
         let after = fingerprints(root);
+        // A wrapper script may read any file (probe 25).
+        write(root, "tools/helm", "#!/bin/sh\n");
+        let script = fingerprints(root);
         std::env::remove_var("KAPITAN_HELM_PATH");
+        assert!(before["hk"].is_ok(), "{before:?}");
         assert_ne!(before["hk"], after["hk"]);
+        assert!(
+            script["hk"].as_ref().is_err_and(|e| e.contains("script")),
+            "{script:?}"
+        );
         assert_eq!(before["h"], after["h"], "helm_path wins over the variable");
         // Python filters may read anything.
         write(root, "lib/jinja2_filters.py", "def f(x):\n    return x\n");
@@ -1706,6 +1912,92 @@ mod tests {
         assert_eq!(fp["kapitan"], after["kapitan"]);
     }
 
+    /// Probe 25: a helper library reached its own blanked `file_read` by a
+    /// computed name (`self[f]`), or ran code in a forwarding definition's
+    /// argument: a change to the file it read left the target "unchanged".
+    /// Only a library made of forwarding definitions alone is trusted.
+    #[test]
+    fn a_helper_library_is_trusted_only_when_made_of_forwarding_definitions() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        let fwd = "file_read(n):: std.native('file_read')(n)";
+        let stock =
+            include_str!("../../tests/fixtures/kapitan_compat/model/lib/kapitan.libjsonnet");
+        let libs = [
+            (
+                "computed",
+                format!("{{ {fwd}, banner(n):: [self[f](n) for f in std.objectFieldsAll(self) if f == 'file' + '_read'][0] }}"),
+                false,
+            ),
+            (
+                "values",
+                format!("{{ {fwd}, banner(n):: std.objectValuesAll(self)[0](n) }}"),
+                false,
+            ),
+            (
+                "argument",
+                format!("{{ {fwd}, sha256(obj):: std.native('sha256_string')(self['file' + '_read']('d.txt')) }}"),
+                false,
+            ),
+            (
+                "default",
+                format!("{{ {fwd}, sha256(obj, x=self['file' + '_read']('d.txt')):: std.native('sha256_string')(x) }}"),
+                false,
+            ),
+            (
+                "local",
+                format!("local lib = {{ {fwd} }};\n{{ banner(n):: lib['file' + '_read'](n) }}"),
+                false,
+            ),
+            ("stock", stock.to_string(), true),
+            (
+                "stock-path",
+                stock.replace("inv_path=null", "inv_path=\"inventory/\""),
+                true,
+            ),
+            (
+                "strata",
+                include_str!("../compile/kapitan.libjsonnet").to_string(),
+                true,
+            ),
+        ];
+        for (t, lib, trusted) in &libs {
+            write(
+                root,
+                &format!("inventory/targets/{t}.yml"),
+                &format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jsonnet, input_paths: [c/{t}/main.jsonnet], output_path: o}}\n"),
+            );
+            write(root, &format!("c/{t}/kapitan.libjsonnet"), lib);
+            let call = if *trusted {
+                "k.sha256('x')"
+            } else {
+                "k.banner('d.txt')"
+            };
+            let call = if t.starts_with("arg") || t.starts_with("def") {
+                "k.sha256('x')"
+            } else {
+                call
+            };
+            write(
+                root,
+                &format!("c/{t}/main.jsonnet"),
+                &format!("local k = import 'kapitan.libjsonnet'; {{ v: {call} }}"),
+            );
+        }
+        write(root, "d.txt", "one");
+        let fp = fingerprints(root);
+        for (t, _, trusted) in &libs {
+            if *trusted {
+                assert!(fp[*t].is_ok(), "{t}: {fp:?}");
+            } else {
+                assert!(
+                    fp[*t].as_ref().is_err_and(|e| e.contains("reads files")),
+                    "{t}: {fp:?}"
+                );
+            }
+        }
+    }
+
     /// Probe 19: parameters were hashed as JSON, which writes every
     /// non-finite float as `null`.
     #[test]
@@ -1791,6 +2083,45 @@ mod tests {
         let before = fp["k"].clone();
         write(root, "ca.pem", "other\n");
         assert_ne!(fingerprints(root)["k"], before);
+    }
+
+    /// Probe 25 (helm-post-renderer-reads-unfingerprinted-files): the
+    /// post-renderer (or a helm_path that is a wrapper script) is a program
+    /// that read a patch file of the tree: a change to the patch left the
+    /// target "unchanged". Such entries have no fingerprint.
+    #[test]
+    fn a_helm_post_renderer_or_wrapper_script_is_always_compiled() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        write(root, "charts/c/Chart.yaml", "name: c\n");
+        write(root, "bin/pr.sh", "#!/bin/sh\ncat\ncat patches/p.txt\n");
+        write(root, "bin/helm.sh", "#!/bin/sh\nexec helm \"$@\"\n");
+        write(root, "bin/helm", "\u{7f}ELF helm\n");
+        for (t, fields) in [
+            ("pr", "helm_params: {post_renderer: bin/pr.sh}"),
+            ("prpath", "helm_params: {post_renderer: kustomize-wrapper}"),
+            ("wrapper", "helm_path: bin/helm.sh"),
+            ("binary", "helm_path: bin/helm"),
+            ("none", "helm_params: {post_renderer: ''}"),
+        ] {
+            write(
+                root,
+                &format!("inventory/targets/{t}.yml"),
+                &format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: helm, input_paths: [charts/c], output_path: o, {fields}}}\n"),
+            );
+        }
+        let fp = fingerprints(root);
+        for t in ["pr", "prpath"] {
+            assert!(
+                fp[t].as_ref().is_err_and(|e| e.contains("post_renderer")),
+                "{t}: {fp:?}"
+            );
+        }
+        assert!(
+            fp["wrapper"].as_ref().is_err_and(|e| e.contains("script")),
+            "{fp:?}"
+        );
+        assert!(fp["binary"].is_ok() && fp["none"].is_ok(), "{fp:?}");
     }
 
     /// Probe 19 (jinja2-input-params-prints-scratch-compile-path): a
@@ -1962,6 +2293,101 @@ mod tests {
     }
 
     /// Probe 20 (remove-entry-deletes-another-targets-output).
+    /// Probe 25: a file copied (its mode counts) and read by `importstr`
+    /// (its bytes only) was kept with the digest read last: made
+    /// executable, the copy changed and the fingerprint did not.
+    #[cfg(unix)]
+    #[test]
+    fn a_file_two_entries_read_keeps_what_each_hashes() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        write(
+            root,
+            "inventory/targets/a.yml",
+            "parameters:\n  kapitan:\n    vars: {target: a}\n    compile:\n      - {input_type: copy, input_paths: [data/x.sh], output_path: bin}\n      - {input_type: jsonnet, input_paths: [c/main.jsonnet], output_path: o}\n",
+        );
+        write(root, "c/main.jsonnet", "{ d: importstr '../data/x.sh' }");
+        write(root, "data/x.sh", "#!/bin/sh\necho hi\n");
+        let chmod = |m: u32| {
+            std::fs::set_permissions(root.join("data/x.sh"), std::fs::Permissions::from_mode(m))
+                .unwrap()
+        };
+        chmod(0o644);
+        let before = fingerprints(root);
+        assert!(before["a"].is_ok(), "{before:?}");
+        chmod(0o755);
+        assert_ne!(before["a"], fingerprints(root)["a"]);
+    }
+
+    /// Probe 25 (fingerprint-reads-fifo-and-hangs): a FIFO below a copy
+    /// input, or named as a values file, blocked the fingerprint's read for
+    /// ever (`compile --cache` hung; the compile refuses it).
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_not_read() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        write(
+            root,
+            "inventory/targets/a.yml",
+            "parameters:\n  kapitan:\n    vars: {target: a}\n    compile:\n      - {input_type: copy, input_paths: [data], output_path: o}\n",
+        );
+        write(
+            root,
+            "inventory/targets/h.yml",
+            "parameters:\n  kapitan:\n    vars: {target: h}\n    compile:\n      - {input_type: helm, input_paths: [charts/c], output_path: o, helm_values_files: [data/pipe]}\n",
+        );
+        write(root, "data/x.txt", "x\n");
+        write(root, "charts/c/Chart.yaml", "name: c\n");
+        let ok = std::process::Command::new("mkfifo")
+            .arg(root.join("data/pipe"))
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            return; // no mkfifo here
+        }
+        let fp = fingerprints(root);
+        for t in ["a", "h"] {
+            assert!(
+                fp[t]
+                    .as_ref()
+                    .is_err_and(|e| e.contains("not a regular file")),
+                "{t}: {fp:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn overlapping_output_directories_are_grouped() {
+        let dirs: Vec<(String, String)> = [
+            ("a", "a"),
+            ("a.sub", "a/sub"),
+            ("a.sub.deep", "a/sub/deep"),
+            ("ab", "ab"),
+            ("b", "b"),
+            ("b2", "b"),
+            ("c", "c/x"),
+            ("none", ""),
+            ("none2", ""),
+        ]
+        .iter()
+        .map(|(t, d)| (t.to_string(), d.to_string()))
+        .collect();
+        let o = overlapping_outputs(&dirs);
+        let get = |t: &str| o.get(t).cloned().unwrap_or_default();
+        assert_eq!(get("a"), ["a", "a.sub", "a.sub.deep"]);
+        assert_eq!(get("a.sub"), ["a", "a.sub", "a.sub.deep"]);
+        assert_eq!(get("a.sub.deep"), ["a", "a.sub", "a.sub.deep"]);
+        // `ab` is no directory inside `a`.
+        assert!(get("ab").is_empty());
+        assert_eq!(get("b"), ["b", "b2"]);
+        assert!(get("c").is_empty());
+        // Targets without `vars.target` (compiling nothing) are no
+        // directory above the others.
+        assert_eq!(get("none"), ["none", "none2"]);
+    }
+
     #[test]
     fn a_remove_outside_the_own_directory_is_told() {
         use crate::compile::model::{Entry, TargetPlan};

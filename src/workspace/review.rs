@@ -527,33 +527,26 @@ impl Pr<'_> {
                 .filter(|(_, p)| !p.entries.is_empty())
                 .map(|(t, p)| (t.clone(), p.dir.clone()))
                 .collect();
-            let mut shared: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            // Or one directory inside another (`a` and `a.sub` write
+            // `a/` and `a/sub/`): the same holds (probe 25).
             for side in [&base_plans, &head_plans] {
-                let mut by_dir: BTreeMap<&str, Vec<&String>> = BTreeMap::new();
-                for (t, dir) in side {
-                    by_dir.entry(dir).or_default().push(t);
-                }
-                for (dir, ts) in by_dir.into_iter().filter(|(_, ts)| ts.len() > 1) {
-                    let names = shared.entry(dir.to_string()).or_default();
-                    names.extend(ts.into_iter().cloned());
-                }
-            }
-            for side in [&base_plans, &head_plans] {
-                for (t, dir) in side {
-                    if let Some(names) = shared.get(dir) {
-                        let mut names = names.clone();
-                        names.sort();
-                        names.dedup();
-                        let why = format!(
-                            "output directory `{dir}` is written by {}",
-                            names
-                                .iter()
-                                .map(|n| format!("`{n}`"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        );
-                        shared_dir.entry(t.clone()).or_insert(why);
+                let dirs: BTreeMap<&str, &str> =
+                    side.iter().map(|(t, d)| (t.as_str(), d.as_str())).collect();
+                for (t, names) in super::fingerprint::overlapping_outputs(side) {
+                    let dir = dirs.get(t.as_str()).copied().unwrap_or_default();
+                    let (mut same, mut around) = (Vec::new(), Vec::new());
+                    for n in &names {
+                        match dirs.get(n.as_str()) {
+                            Some(d) if *d != dir => around.push(format!("`{n}`'s `{d}`")),
+                            _ => same.push(format!("`{n}`")),
+                        }
                     }
+                    let mut why =
+                        format!("output directory `{dir}` is written by {}", same.join(", "));
+                    if !around.is_empty() {
+                        why.push_str(&format!(" and overlaps {}", around.join(", ")));
+                    }
+                    shared_dir.entry(t).or_insert(why);
                 }
             }
             // A `remove` entry deleting outside its own target's directory

@@ -679,6 +679,116 @@ fn an_edit_through_the_catalog_that_keeps_the_mtime_is_not_served() {
     }
 }
 
+/// Probe 25 (cache-inventory-facts-ignore-vault-env): a target's model
+/// dump reads the `VAULT_*` variables (the defaults of
+/// `kapitan.secrets.vaultkv`); a compile whose inventory files were
+/// unchanged took the facts kept under the old values, found every
+/// fingerprint in the cache and served the catalog of the old `VAULT_ADDR`.
+#[test]
+fn a_changed_vault_variable_is_not_served_from_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    std::fs::create_dir_all(work.join("inventory/targets")).unwrap();
+    std::fs::create_dir_all(work.join("tpl")).unwrap();
+    std::fs::write(
+        work.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    secrets:\n      vaultkv: {auth: token}\n    compile:\n      - {output_path: o, input_type: jinja2, input_paths: [tpl]}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        work.join("tpl/x.yml"),
+        "addr: {{ inventory.parameters.kapitan.secrets.vaultkv.addr }}\n",
+    )
+    .unwrap();
+    let cache = dir.path().join("cache");
+    let run = |addr: &str| {
+        let out = strata()
+            .current_dir(&work)
+            .env("VAULT_ADDR", addr)
+            .args(["compile", "--output-path", "out", "--cache"])
+            .arg(&cache)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        let text = std::fs::read_to_string(work.join("out/compiled/t/o/x.yml")).unwrap();
+        (text, err)
+    };
+    assert_eq!(run("http://one").0, "addr: http://one");
+    let (text, err) = run("http://one");
+    assert!(err.contains("not rendered"), "{err}");
+    assert_eq!(text, "addr: http://one");
+    let (text, err) = run("http://two");
+    assert_eq!(text, "addr: http://two", "{err}");
+}
+
+/// Probe 25 (cache-key-before-compile-wrote-a-reference): a compile that
+/// created a reference (`?{base64:targets/a/pw||randomstr}`) stored its
+/// catalog under the key of the references *before* it (no `pw`); with
+/// `pw` gone again (a fresh checkout, a cleaned tree), the next compile
+/// took that entry: a catalog naming a reference nothing wrote, where a
+/// compile without the cache creates it.
+#[test]
+fn a_compile_that_writes_a_reference_is_not_cached_under_the_old_references() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    std::fs::create_dir_all(work.join("inventory/targets")).unwrap();
+    std::fs::create_dir_all(work.join("tpl")).unwrap();
+    std::fs::create_dir_all(work.join("refs")).unwrap();
+    std::fs::write(
+        work.join("inventory/targets/a.yml"),
+        "parameters:\n  s: ?{base64:targets/a/pw||randomstr}\n  kapitan:\n    vars: {target: a}\n    compile:\n      - {output_path: o, input_type: jinja2, input_paths: [tpl]}\n",
+    )
+    .unwrap();
+    std::fs::write(work.join("tpl/x.yml"), "s: {{ inventory.parameters.s }}\n").unwrap();
+    let cache = dir.path().join("cache");
+    let cache_arg = cache.to_str().unwrap();
+    let pw = work.join("refs/targets/a/pw");
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert!(pw.is_file(), "{err}");
+    std::fs::remove_dir_all(work.join("refs/targets")).unwrap();
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert!(pw.is_file(), "the reference was not written again: {err}");
+    // With the references as they are now, the entry is stored, then taken.
+    for _ in 0..2 {
+        let (ok, err) = compile(&work, &["--cache", cache_arg]);
+        assert!(ok, "{err}");
+    }
+    let (ok, err) = compile(&work, &["--cache", cache_arg]);
+    assert!(ok, "{err}");
+    assert!(err.contains("(1 from the cache, 0 compiled"), "{err}");
+}
+
+/// Probe 25 (fingerprint-reads-fifo-and-hangs): the cache's inventory
+/// digest read `reclass-config.yml` whatever it was: a FIFO there (which
+/// rendering skips) made `compile --cache` hang.
+#[cfg(unix)]
+#[test]
+fn a_fifo_reclass_config_does_not_hang_a_cached_compile() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    std::fs::create_dir_all(work.join("inventory/targets")).unwrap();
+    std::fs::write(
+        work.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}\n",
+    )
+    .unwrap();
+    std::fs::write(work.join("m.jsonnet"), "{cm: {a: 1}}\n").unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(work.join("inventory/reclass-config.yml"))
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        return; // no mkfifo here
+    }
+    let cache = dir.path().join("cache");
+    let (ok, err) = compile(&work, &["--cache", cache.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(err.contains("(0 from the cache, 1 compiled)"), "{err}");
+}
+
 /// Re-probe 10 (a-incremental-review-shared-output-dir-differs-from-full):
 /// a pull request pointing a second target's `vars.target` at an existing
 /// target's output directory was reviewed as "target added" (the existing
@@ -724,6 +834,56 @@ fn targets_sharing_an_output_directory_review_as_a_full_review_does() {
             );
         }
     }
+}
+
+/// Probe 25 (nested-output-directories-review-differs): targets `a` and
+/// `a.sub` write `compiled/a/` and `compiled/a/sub/`, and `a` writes
+/// `sub/y.yml` too, which `a.sub` overwrites. A pull request changing only
+/// `a`: the full review showed no change (`a.sub`'s file on both sides),
+/// the incremental one compiled `a` alone and showed its file changed; the
+/// cache brought back the cached `a`'s file where a compile of both wrote
+/// `a.sub`'s. Targets whose directories nest are compiled on both sides,
+/// and not cached, as targets sharing one directory are.
+#[test]
+fn targets_with_nested_output_directories_review_and_cache_as_a_full_compile() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    let put = |rel: &str, text: &str| {
+        let p = work.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let target = |t: &str, v: &str, tpl: &str| {
+        format!("parameters:\n  v: {v}\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jinja2, input_paths: [{tpl}], output_path: .}}\n")
+    };
+    put("inventory/targets/a.yml", &target("a", "A", "tpl"));
+    put("inventory/targets/a.sub.yml", &target("a.sub", "B", "tpl2"));
+    put("tpl/sub/y.yml", "w: from-a-{{ inventory.parameters.v }}\n");
+    put("tpl2/y.yml", "w: {{ inventory.parameters.v }}\n");
+    put(".gitignore", "out/\nfull/\n");
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "base"]);
+    git(&work, &["branch", "base"]);
+    let cache = dir.path().join("cache");
+    let cache_arg = cache.to_str().unwrap();
+    let (ok, err) = compile(&work, &["--cache", cache_arg, "--parallelism", "1"]);
+    assert!(ok, "{err}");
+    put("inventory/targets/a.yml", &target("a", "A2", "tpl"));
+    git(&work, &["commit", "-q", "-am", "pr"]);
+    let (code, incremental, err) = review(&work, &["--parallelism", "1"]);
+    let (full_code, full, full_err) = review(&work, &["--full", "--parallelism", "1"]);
+    assert_eq!((code, full_code), (0, 0), "{err}\n{full_err}");
+    assert_eq!(incremental, full, "{err}");
+    let (ok, err) = compile(&work, &["--cache", cache_arg, "--parallelism", "1"]);
+    assert!(ok, "{err}");
+    let (ok, err) = compile(&work, &["--output-path", "full", "--parallelism", "1"]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        tree(&work.join("out/compiled")),
+        tree(&work.join("full/compiled")),
+        "{err}"
+    );
 }
 
 /// Probe 20 (remove-entry-deletes-another-targets-output): target `z`'s new
