@@ -522,7 +522,9 @@ pub fn own_comment(
                 me = Some(client.author()?);
             }
             let me = me.as_deref().unwrap_or_default();
-            if c.user.as_ref().is_some_and(|u| u.login == me) {
+            // A `/user` answer without a login must not match a comment
+            // whose user has none either.
+            if !me.is_empty() && c.user.as_ref().is_some_and(|u| u.login == me) {
                 // The oldest one is ours: later pages need not be read.
                 found = Some(c);
                 return Ok(false);

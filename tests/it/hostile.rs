@@ -434,6 +434,30 @@ old"
         assert_eq!(gets, 2);
     }
 
+    /// Probe 27 (github-empty-login-matches-loginless-comment): a `/user`
+    /// answer without a login made the author "", and a marker comment
+    /// whose user had no login was taken for strata's own and updated.
+    #[test]
+    fn an_empty_login_owns_no_comment() {
+        let gh = FakeGithub::start();
+        {
+            let mut s = gh.state.lock().unwrap();
+            s.token_user = Some(String::new());
+            s.comments
+                .push((60, String::new(), "<!-- strata-review -->\nx".into()));
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        post(
+            &gh,
+            tmp.path(),
+            &diff_json("dev", "a.yaml", "ConfigMap/x/y"),
+            "ghp_usertoken",
+        );
+        let reqs = gh.requests();
+        assert!(reqs.iter().all(|r| r.method != "PATCH"), "{reqs:?}");
+        assert_eq!(reqs.iter().filter(|r| r.method == "POST").count(), 1);
+    }
+
     #[test]
     fn a_planted_marker_is_not_updated() {
         let gh = FakeGithub::start();
