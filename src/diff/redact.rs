@@ -2001,7 +2001,10 @@ impl Redactor {
     pub(crate) fn key_matches(&self, key: &str) -> bool {
         self.keys.iter().any(|r| r.is_match(key))
             || (self.defaults
-                && (keyword_in_key(key) || credential_header(key) || bundler_host_key(key)))
+                && (keyword_in_key(key)
+                    || credential_header(key)
+                    || bundler_host_key(key)
+                    || package_manager_auth_key(key)))
     }
 
     /// Whether a text (a file not compared as YAML, or a string value)
@@ -2858,6 +2861,7 @@ impl Redactor {
         // Issue 19: secrets by their position (daemons, init scripts,
         // network devices).
         hide_positional_secrets(&mut out, |k| self.key_matches(k));
+        hide_shape_rules(&mut out, |k| self.key_matches(k));
         out
     }
 
@@ -2962,6 +2966,7 @@ impl Redactor {
         // Positional secrets read over lines (an `expect` pattern and its
         // `send`, a `kms` or `tacacs server` block, a multi-line INSERT).
         hide_positional_secrets(&mut whole, |k| self.key_matches(k));
+        hide_shape_rules(&mut whole, |k| self.key_matches(k));
         whole
     }
 
@@ -5531,6 +5536,154 @@ fn row_items(text: &str, start: usize) -> (Vec<(usize, usize)>, usize) {
         i += 1;
     }
     (items, bytes.len())
+}
+
+/// Package managers' credential keys the key patterns do not read (issue
+/// 19, red11): Yarn 2+'s `npmAuthIdent` (`user:password`, also
+/// `YARN_NPM_AUTH_IDENT`), Composer's `github-oauth` and `gitlab-oauth`
+/// maps of host to token (`auth.json`, `COMPOSER_AUTH`; its
+/// `gitlab-token`, `bearer` and `http-basic` passwords were read already).
+fn package_manager_auth_key(key: &str) -> bool {
+    let k = key.as_bytes();
+    let ends = |w: &[u8]| k.len() >= w.len() && k[k.len() - w.len()..].eq_ignore_ascii_case(w);
+    (ends(b"authident") || ends(b"auth_ident") || ends(b"auth-ident"))
+        || key.eq_ignore_ascii_case("github-oauth")
+        || key.eq_ignore_ascii_case("gitlab-oauth")
+}
+
+/// A shape of issue 19's review (red11) read by its place on a line: the
+/// regex's group named `v` is hidden, the rest of the match kept; a
+/// group named `key` must name a secret (the key rules); `needles` are
+/// regexes, any of them found runs the rule (one [`regex::RegexSet`]
+/// pass for all); `shown` keeps a group 2 that is not a secret (a
+/// keyword the optional words did not take, an option).
+struct ShapeRule {
+    needles: &'static [&'static str],
+    re: Regex,
+    shown: fn(&str) -> bool,
+}
+
+/// [`ShapeRule`]s, compiled once, with the needles' set and each rule's
+/// needles' indexes in it.
+fn shape_rules() -> &'static (Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>) {
+    static RULES: std::sync::OnceLock<(Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>)> =
+        std::sync::OnceLock::new();
+    fn never(_: &str) -> bool {
+        false
+    }
+    // A value: quoted, or a word (not a redirection, pipe or option).
+    const VALUE: &str = r#"(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"'<>|;&/*][^\s"'<>|;&]*)"#;
+    RULES.get_or_init(|| {
+        let rule = |needles: &'static [&'static str], re: &str, shown: fn(&str) -> bool| {
+            ShapeRule {
+                needles,
+                re: Regex::new(&re.replace("@VALUE@", VALUE)).expect("static regex is valid"),
+                shown,
+            }
+        };
+        let rules = vec![
+            // Package managers. `composer config [-g] github-oauth.HOST X`
+            // (`gitlab-oauth`, `gitlab-token`, `bearer`), `http-basic.HOST
+            // USER X`, `bitbucket-oauth.HOST KEY X`.
+            rule(
+                &["composer"],
+                r"(\bcomposer(?:\.phar)?[ \t]+(?:[^\n]*?[ \t])?config[ \t]+(?:[^\n]*?[ \t])?(?:(?:github-oauth|gitlab-oauth|gitlab-token|bearer)\.\S+|(?:http-basic|bitbucket-oauth)\.\S+[ \t]+\S+)[ \t]+)@VALUE@",
+                never,
+            ),
+            // Yarn 1's `.yarnrc`: `"//registry/:_authToken" X` (a key and
+            // its value apart by a blank, the key quoted or not).
+            rule(
+                &[r":_auth", r":_password"],
+                r#"(?m)^[ \t]*"?[^"\s=]*:_(?:authToken|auth|password)"?[ \t]+(?P<v>"[^"\n]*"|[^\s"=]\S*)"#,
+                never,
+            ),
+            // A Ruby symbol as a key at a line's start (RubyGems'
+            // `~/.gem/credentials`: `:rubygems_api_key: X`).
+            rule(
+                &[r"(?m)^[ \t]*:[A-Za-z_]"],
+                r#"(?m)^[ \t]*:(?P<key>[A-Za-z_][A-Za-z0-9_]*):[ \t]+(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s#][^\n#]*?)[ \t]*\r?$"#,
+                never,
+            ),
+        ];
+        let mut all: Vec<&'static str> = Vec::new();
+        for r in &rules {
+            for n in r.needles {
+                if !all.contains(n) {
+                    all.push(n);
+                }
+            }
+        }
+        let ids = rules
+            .iter()
+            .map(|r| {
+                r.needles
+                    .iter()
+                    .filter_map(|n| all.iter().position(|a| a == n))
+                    .collect()
+            })
+            .collect();
+        let set = regex::RegexSet::new(&all).expect("static regex is valid");
+        (rules, set, ids)
+    })
+}
+
+/// Composer's `"github-oauth": {"github.com": "X"}` written on one line
+/// (`COMPOSER_AUTH`, an `auth.json` in a string): each value of the map,
+/// its quotes escaped or not. Over lines the line rule follows the key's
+/// bracket; a parsed file is a map under a secret key.
+fn hide_composer_oauth_maps(out: &mut String) {
+    static MAP: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    static VALUE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let map = MAP.get_or_init(|| {
+        Regex::new(r#"(?i)(\\?["']?(?:github|gitlab)-oauth\\?["']?[ \t]*:[ \t]*\{)([^{}\n]*)(\})"#)
+            .expect("static regex is valid")
+    });
+    let value = VALUE.get_or_init(|| {
+        Regex::new(
+            r#"(:[ \t]*)(\\"(?:[^"\\]|\\[^"])*\\"|"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^,\s}"'\\]+)"#,
+        )
+        .expect("static regex is valid")
+    });
+    replace_in(out, map, |c: &regex::Captures| {
+        let body = value.replace_all(&c[2], |v: &regex::Captures| {
+            if v[2].contains(OLD) {
+                v[0].to_string()
+            } else {
+                format!("{}{OLD}", &v[1])
+            }
+        });
+        format!("{}{body}{}", &c[1], &c[3])
+    });
+}
+
+/// Hides each [`shape_rules`] match's secret in `out` (a group `key`
+/// must satisfy `secret_name`), and Composer's one-line OAuth maps
+/// ([`hide_composer_oauth_maps`]).
+fn hide_shape_rules(out: &mut String, secret_name: impl Fn(&str) -> bool) {
+    if out.contains("-oauth") {
+        hide_composer_oauth_maps(out);
+    }
+    let (rules, set, ids) = shape_rules();
+    let hit = set.matches(out);
+    if hit.matched_any() {
+        for (rule, ids) in rules.iter().zip(ids) {
+            if !ids.iter().any(|&i| hit.matched(i)) {
+                continue;
+            }
+            replace_in(out, &rule.re, |c: &regex::Captures| {
+                let (Some(all), Some(v)) = (c.get(0), c.name("v")) else {
+                    return c[0].to_string();
+                };
+                let named = c.name("key").is_none_or(|k| secret_name(k.as_str()));
+                if !named || v.as_str().contains(OLD) || (rule.shown)(v.as_str()) {
+                    return all.as_str().to_string();
+                }
+                let m = all.as_str();
+                let (s, e) = (v.start() - all.start(), v.end() - all.start());
+                format!("{}{OLD}{}", &m[..s], &m[e..])
+            });
+        }
+    }
 }
 
 #[cfg(test)]
@@ -8908,6 +9061,63 @@ mod tests {
                 "Accept: application/json",
                 "wget --header=Accept:application/json https://h",
                 "wget --header=X-JFrog-Art-Api-Version:7 https://h",
+            ],
+        );
+    }
+
+    /// Issue 19 (red11): package managers' credential files and commands
+    /// (Composer's `auth.json` and `composer config`, Yarn's `.yarnrc.yml`
+    /// and `.yarnrc`, RubyGems' credentials).
+    #[test]
+    fn package_manager_credential_files() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "{\"github-oauth\": {\"github.com\": \"s3cr3tVx\"}}",
+                "COMPOSER_AUTH='{\"github-oauth\": {\"github.com\": \"s3cr3tVx\"}}'",
+                "COMPOSER_AUTH={\"gitlab-oauth\":{\"gitlab.com\":\"s3cr3tVx\"}}",
+                "composer config --global github-oauth.github.com s3cr3tVx",
+                "composer config -g gitlab-token.gitlab.example.com s3cr3tVx",
+                "composer config --auth bearer.repo.example.com \"s3cr3tVx\"",
+                "php composer.phar config http-basic.repo.example.com alice s3cr3tVx",
+                "composer config bitbucket-oauth.bitbucket.org consumerkey s3cr3tVx",
+                "npmAuthIdent: \"alice:s3cr3tVx\"",
+                "YARN_NPM_AUTH_IDENT=alice:s3cr3tVx",
+                "yarn config set npmAuthIdent alice:s3cr3tVx",
+                "\"//registry.npmjs.org/:_authToken\" s3cr3tVx",
+                "//npm.example.com/:_password \"s3cr3tVx\"",
+                ":rubygems_api_key: s3cr3tVx",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &[
+                "{\n  \"github-oauth\": {\n    \"github.com\": \"s3cr3tVx\"\n  },\n  \"gitlab-oauth\": {\n    \"gitlab.com\": \"s3cr3tVx\"\n  }\n}",
+                "npmRegistries:\n  \"https://npm.example.com\":\n    npmAuthIdent: alice:s3cr3tVx\n    npmAlwaysAuth: true",
+                "---\n:rubygems_api_key: s3cr3tVx\n:backtrace: false",
+            ],
+        );
+        // A parsed `auth.json` (the semantic mode's map).
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v(
+                "github-oauth:\n  github.com: s3cr3tVx\nconfig:\n  process-timeout: 300\n",
+            )),
+        );
+        let out = crate::yaml::emit::to_yaml_string(&b);
+        assert!(!out.contains("s3cr3tVx") && out.contains("300"), "{out}");
+        // Near misses: other `composer config` settings, a registry URL,
+        // a Ruby symbol key that is not a secret.
+        shown_everywhere(
+            &r,
+            &[
+                "composer config repositories.foo vcs https://github.com/acme/foo",
+                "composer config --list",
+                "npmRegistryServer: \"https://npm.example.com\"",
+                "\"registry\" \"https://registry.npmjs.org\"",
+                ":backtrace: false",
+                ":sources: https://rubygems.org",
             ],
         );
     }
