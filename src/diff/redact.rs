@@ -3833,7 +3833,10 @@ impl Redactor {
             // template literal, Perl's `qq(…)`/`q{…}`.
             // A Dockerfile `ENV`/`ARG` whose secret value starts on, or
             // runs over, the lines a `\` continues (issue 19).
-            if let Some(at) = self.dockerfile_continued_value(body) {
+            if let Some(at) = self
+                .dockerfile_continued_value(body)
+                .or_else(|| self.shell_continued_value(body))
+            {
                 out.push_str(&body[..at]);
                 out.push_str(OLD);
                 out.push_str(" \\");
@@ -3981,6 +3984,32 @@ impl Redactor {
             .is_some_and(|q| !closes_quote(&value[1..], q));
         (legacy || value.is_empty() || open_quote)
             .then(|| c.get(3).map_or(body.len(), |m| m.start()))
+    }
+
+    /// Where a shell `export K=\` line's secret value starts when a `\`
+    /// continues it onto the lines below (`declare -x`, `typeset`,
+    /// `readonly`, `local` too; issue 19, red11): the value empty or a
+    /// quote left open. Without `=` the words are names, not a value.
+    fn shell_continued_value(&self, body: &str) -> Option<usize> {
+        if !body.trim_end().ends_with('\\') {
+            return None;
+        }
+        static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let re = RE.get_or_init(|| {
+            Regex::new(r#"^[ \t]*(?:export|readonly|local|(?:declare|typeset)(?:[ \t]+-[A-Za-z]+)*)[ \t]+(?:-[A-Za-z]+[ \t]+)*([A-Za-z_][A-Za-z0-9_]*)=(.*?)\\[ \t]*$"#)
+                .expect("static regex is valid")
+        });
+        let c = re.captures(body)?;
+        if !self.key_matches(&c[1]) {
+            return None;
+        }
+        let value = c[2].trim();
+        let open_quote = value
+            .chars()
+            .next()
+            .filter(|q| matches!(q, '"' | '\''))
+            .is_some_and(|q| !closes_quote(&value[1..], q));
+        (value.is_empty() || open_quote).then(|| c.get(2).map_or(body.len(), |m| m.start()))
     }
 
     /// Where the value starts on a line that assigns a secret-named
@@ -9118,6 +9147,36 @@ mod tests {
                 "\"registry\" \"https://registry.npmjs.org\"",
                 ":backtrace: false",
                 ":sources: https://rubygems.org",
+            ],
+        );
+    }
+
+    /// Issue 19 (red11): a shell `export` whose secret value a `\`
+    /// continues onto the next line.
+    #[test]
+    fn shell_export_continued_onto_the_next_line() {
+        let r = Redactor::default();
+        file_hidden_everywhere(
+            &r,
+            &[
+                "export DB_PASSWORD=\\\n  s3cr3tVx",
+                "export DB_PASSWORD=\\\ns3cr3tVx\necho done",
+                "export API_TOKEN=\\\n  \"s3cr3tVx\"",
+                "export DB_PASSWORD=\"first \\\n  s3cr3tVx\"",
+                "declare -x DB_PASSWORD=\\\n  s3cr3tVx",
+                "  local -r api_token=\\\n    s3cr3tVx",
+                "DB_PASSWORD=\\\n  s3cr3tVx",
+                "export \\\n  DB_PASSWORD=s3cr3tVx",
+            ],
+        );
+        // Near misses: a neutral variable, a secret's file, names
+        // exported without a value.
+        file_shown_everywhere(
+            &r,
+            &[
+                "export PATH=\\\n  /opt/bin:/usr/bin",
+                "export DB_PASSWORD_FILE=\\\n  /run/secrets/db",
+                "export DB_PASSWORD \\\n  DB_USER",
             ],
         );
     }
