@@ -3844,6 +3844,12 @@ impl Redactor {
                 continued = true;
                 continue;
             }
+            // Make's `define DB_PASSWORD` … `endef` (red11).
+            if self.make_define_opener(body) {
+                out.push_str(line);
+                hiding_until = Some("endef");
+                continue;
+            }
             if let Some((at, opener)) = self.multiline_opener(body) {
                 out.push_str(&body[..at]);
                 if !body[at..].trim().is_empty() {
@@ -4010,6 +4016,20 @@ impl Redactor {
             .filter(|q| matches!(q, '"' | '\''))
             .is_some_and(|q| !closes_quote(&value[1..], q));
         (value.is_empty() || open_quote).then(|| c.get(2).map_or(body.len(), |m| m.start()))
+    }
+
+    /// Whether a line opens a GNU Make `define NAME [=]` block of a
+    /// secret-named variable, whose value is the lines to `endef`.
+    fn make_define_opener(&self, body: &str) -> bool {
+        if !body.contains("define") {
+            return false;
+        }
+        static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let re = RE.get_or_init(|| {
+            Regex::new(r"^[ \t]*(?:(?:export|override|private)[ \t]+)*define[ \t]+([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*(?:=|:=|::=|:::=|\?=|\+=|!=)?[ \t]*\r?$")
+                .expect("static regex is valid")
+        });
+        re.captures(body).is_some_and(|c| self.key_matches(&c[1]))
     }
 
     /// Where the value starts on a line that assigns a secret-named
@@ -5631,6 +5651,21 @@ fn shape_rules() -> &'static (Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>) 
             rule(
                 &[r"(?m)^[ \t]*:[A-Za-z_]"],
                 r#"(?m)^[ \t]*:(?P<key>[A-Za-z_][A-Za-z0-9_]*):[ \t]+(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s#][^\n#]*?)[ \t]*\r?$"#,
+                never,
+            ),
+            // C#'s auto-property initialiser, `Password { get; set; } =
+            // "X";` (`init`, `private set`, a verbatim or interpolated
+            // string).
+            rule(
+                &["get;", r"get[ \t]+;", "init;"],
+                r#"\b(?P<key>[A-Za-z_][A-Za-z0-9_]*)[ \t]*\{[ \t]*(?:(?:public|private|protected|internal)[ \t]+)?(?:get|init|set)[ \t]*;[^{}\n]*\}[ \t]*=[ \t]*(?P<v>@?\$?@?"(?:[^"\\\n]|\\.)*")"#,
+                never,
+            ),
+            // C++ brace initialisation, `std::string apiToken{"X"};` (a
+            // prefixed or raw string literal too).
+            rule(
+                &[r#"\{[ \t]*(?:u8|[LuU])?R?""#],
+                r#"\b(?P<key>[A-Za-z_][A-Za-z0-9_]*)[ \t]*\{[ \t]*(?P<v>(?:u8|[LuU])?R?"(?:[^"\\\n]|\\.)*")[ \t]*\}"#,
                 never,
             ),
         ];
@@ -9178,6 +9213,61 @@ mod tests {
                 "export DB_PASSWORD_FILE=\\\n  /run/secrets/db",
                 "export DB_PASSWORD \\\n  DB_USER",
             ],
+        );
+    }
+
+    /// Issue 19 (red11): declarations of other languages: C#
+    /// auto-property initialisers, C++ brace initialisation, Make's
+    /// `define` block (Kotlin, Scala, Swift, Rust, Java declarations, and
+    /// C++'s `= {"X"}`, were hidden already: pinned here).
+    #[test]
+    fn csharp_auto_properties_cpp_brace_init_and_make_define() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "public string Password { get; set; } = \"s3cr3tVx\";",
+                "public string ApiKey { get; init; } = \"s3cr3tVx\";",
+                "public static string DbPassword { get; private set; } = @\"s3cr3tVx\";",
+                "std::string apiToken{\"s3cr3tVx\"};",
+                "static const std::string kApiToken{ \"s3cr3tVx\" };",
+                "const char* password{u8\"s3cr3tVx\"};",
+                "std::string apiToken = {\"s3cr3tVx\"};",
+                "val password = \"s3cr3tVx\"",
+                "let apiKey = \"s3cr3tVx\"",
+                "var dbPassword = \"s3cr3tVx\"",
+                "const API_TOKEN: &str = \"s3cr3tVx\";",
+                "String password = \"s3cr3tVx\";",
+                "private static final String DB_PASSWORD = \"s3cr3tVx\";",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &[
+                "define DB_PASSWORD\ns3cr3tVx\nendef\nall:\n\techo ok",
+                "define API_TOKEN :=\n  s3cr3tVx\n  s3cr3tVx-2\nendef",
+                "export define SECRET_KEY =\ns3cr3tVx\nendef",
+            ],
+        );
+        // Near misses: a neutral property, a property without an
+        // initialiser, a neutral brace init, a neutral define.
+        shown_everywhere(
+            &r,
+            &[
+                "public string Name { get; set; } = \"visible\";",
+                "public string Password { get; set; }",
+                "std::string name{\"visible\"};",
+                "Token{Kind::Ident}",
+            ],
+        );
+        file_shown_everywhere(
+            &r,
+            &["define HELP_TEXT\nvisible help\nendef\nDB_HOST := db"],
+        );
+        let out = r.redact_text("data:\n  Makefile: |\n    define DB_PASSWORD\n    secret-line\n    endef\n    after := visible-after\n");
+        assert!(
+            !out.contains("secret-line") && out.contains("visible-after") && out.contains("endef"),
+            "{out}"
         );
     }
 }

@@ -865,6 +865,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("package-manager-credential-files", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  auth.json: |\n    {\n      \"github-oauth\": {\n        \"github.com\": \"{V}\"\n      }\n    }\n  env: \"COMPOSER_AUTH={\\\"gitlab-oauth\\\": {\\\"gitlab.com\\\": \\\"{V}-2\\\"}}\"\n  run.sh: |\n    composer config --global github-oauth.github.com {V}-3\n    composer config http-basic.repo.example.com alice {V}-4\n  yarnrc.yml: |\n    npmAuthIdent: alice:{V}-5\n  yarnrc: |\n    \"//registry.npmjs.org/:_authToken\" {V}-6\n  credentials: |\n    ---\n    :rubygems_api_key: {V}-7\ngithub-oauth:\n  github.com: {V}-8\n", "pkgcreds1911x"),
     // Issue 19 (red11): `export K=\` with the value on the next line.
     ("shell-export-continued", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  env.sh: |\n    export DB_PASSWORD=\\\n      {V}\n    declare -x API_TOKEN=\"first \\\n      {V}-2\"\n    echo done\n", "shellcont1912x"),
+    // Issue 19 (red11): C# auto-properties, C++ brace init, Make's define.
+    ("csharp-cpp-make-declarations", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  Settings.cs: |\n    public string Password { get; set; } = \"{V}\";\n  config.cpp: |\n    std::string apiToken{\"{V}-2\"};\n  Makefile: |\n    define DB_PASSWORD\n    {V}-3\n    endef\n", "declvars1913x"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a
