@@ -5668,6 +5668,80 @@ fn shape_rules() -> &'static (Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>) 
                 r#"\b(?P<key>[A-Za-z_][A-Za-z0-9_]*)[ \t]*\{[ \t]*(?P<v>(?:u8|[LuU])?R?"(?:[^"\\\n]|\\.)*")[ \t]*\}"#,
                 never,
             ),
+            // Positional leftovers. IOS' `snmp-server host A [vrf V]
+            // [informs|traps] [version 1|2c] COMMUNITY` (SNMPv3's word
+            // there is a user name: `version 3 …` leaves `version`).
+            rule(
+                &["snmp-server"],
+                r"(?im)^[ \t]*snmp-server[ \t]+host[ \t]+\S+(?:[ \t]+vrf[ \t]+\S+)?(?:[ \t]+(?:informs|traps))?(?:[ \t]+version[ \t]+(?:1|2c))?[ \t]+(?P<v>\S+)",
+                |v| {
+                    ["version", "informs", "traps", "vrf"]
+                        .iter()
+                        .any(|w| v.eq_ignore_ascii_case(w))
+                },
+            ),
+            // lftp's `-u user,X` (on its command line, or `open -u` in its
+            // commands).
+            rule(
+                &[r"\blftp\b", r"\bopen[ \t]+(?:[^\n]*?[ \t])?-u[ \t]"],
+                r#"\b(?:lftp|open)[ \t]+(?:[^\n]*?[ \t])?-u[ \t]+["']?[^,\s"']+,(?P<v>[^\s"',]+)"#,
+                never,
+            ),
+            // Windows' `net user NAME X` (`*` prompts, `/add` is an
+            // option) and `net use [D:] \\host\share X` / `/user:NAME X`.
+            rule(
+                &[r"(?i)\bnet(?:\.exe)?[ \t]+user[ \t]"],
+                r#"(?i)\bnet(?:\.exe)?[ \t]+user[ \t]+(?:"[^"\n]*"|[^\s"/]+)[ \t]+(?P<v>"[^"\n]*"|[^\s"/*][^\s"]*)"#,
+                never,
+            ),
+            rule(
+                &[r"(?i)\bnet(?:\.exe)?[ \t]+use[ \t]"],
+                r#"(?i)\bnet(?:\.exe)?[ \t]+use[ \t]+(?:(?:[A-Z]:|\*)[ \t]+)?\\\\\S+[ \t]+(?P<v>"[^"\n]*"|[^\s"/*][^\s"]*)"#,
+                never,
+            ),
+            rule(
+                &[r"(?i)\bnet(?:\.exe)?[ \t]+use[ \t]"],
+                r#"(?i)\bnet(?:\.exe)?[ \t]+use[ \t][^\n]*?[ \t]/u(?:ser)?:\S+[ \t]+(?P<v>"[^"\n]*"|[^\s"/*][^\s"]*)"#,
+                never,
+            ),
+            // NetworkManager: `nmcli … password X`, `wifi-sec.psk X`,
+            // `802-1x.password X`, `wifi-sec.wep-key0 X` (`…-flags` stay).
+            rule(
+                &["nmcli"],
+                r#"\bnmcli[ \t][^\n]*?[ \t](?:password|[A-Za-z0-9-]+\.(?:psk|password|wep-key[0-3]|leap-password|private-key-password|phase2-private-key-password|pin))[ \t]+(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"']+)"#,
+                never,
+            ),
+            // `wpa_passphrase SSID X` (without X it reads stdin).
+            rule(
+                &["wpa_passphrase"],
+                r#"\bwpa_passphrase[ \t]+(?:"[^"\n]*"|'[^'\n]*'|[^\s"'<>|;]+)[ \t]+(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"'<>|;&]+)"#,
+                never,
+            ),
+            // MSBuild's and dotnet's `/p:Password=X` (`-p:`, `/property:`,
+            // several properties after `;`).
+            rule(
+                &[r"(?i)[/-](?:p|property):"],
+                r#"(?:^|[\s"'])[/-](?i:p|property):(?:[^\s=;"']+=[^\s;"']*;)*(?P<key>[A-Za-z_][A-Za-z0-9_.]*)=(?P<v>"[^"\n]*"|[^\s;"']+)"#,
+                never,
+            ),
+            // A Windows tool's `/NAME:X` option of a matching name
+            // (sqlpackage's `/TargetPassword:X`, `/SourcePassword:X`, and
+            // its `/tp:X`, `/sp:X`), signtool's `/p X`.
+            rule(
+                &[r"(?i)(?:^|[\s\x22'])/[a-z]*(?:pass|pwd|token|secret|key)[a-z]*:"],
+                r#"(?:^|[\s"'])/(?P<key>[A-Za-z][A-Za-z0-9_]*):(?P<v>"[^"\n]*"|[^\s"']+)"#,
+                never,
+            ),
+            rule(
+                &[r"(?i)sqlpackage"],
+                r#"(?i)\bsqlpackage(?:\.exe)?\b[^\n]*?[ \t]/(?:tp|sp):(?P<v>"[^"\n]*"|[^\s"']+)"#,
+                never,
+            ),
+            rule(
+                &[r"(?i)signtool"],
+                r#"(?i)\bsigntool(?:\.exe)?[ \t][^\n]*?[ \t][/-]p[ \t]+(?P<v>"[^"\n]*"|[^\s"']+)"#,
+                never,
+            ),
         ];
         let mut all: Vec<&'static str> = Vec::new();
         for r in &rules {
@@ -5720,13 +5794,137 @@ fn hide_composer_oauth_maps(out: &mut String) {
     });
 }
 
+/// Helm's `--set env[0].name=DB_PASSWORD,env[0].value=X` (the pair in
+/// one `--set` or two): the `value` of an indexed item whose `name` (or
+/// `key`) matches, over the whole text.
+fn hide_helm_set_pairs(out: &mut String, secret_name: impl Fn(&str) -> bool) {
+    static NAME: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    static VALUE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let name = NAME.get_or_init(|| {
+        Regex::new(r#"([A-Za-z0-9_.\-]+)\[([0-9]+)\]\.(?:name|key)=([^,\s"'\\]+)"#)
+            .expect("static regex is valid")
+    });
+    let value = VALUE.get_or_init(|| {
+        Regex::new(r#"([A-Za-z0-9_.\-]+)\[([0-9]+)\]\.value=([^,\s"'\\]+)"#)
+            .expect("static regex is valid")
+    });
+    let secret: HashSet<(String, String)> = name
+        .captures_iter(out)
+        .filter(|c| secret_name(&c[3]))
+        .map(|c| (c[1].to_string(), c[2].to_string()))
+        .collect();
+    if secret.is_empty() {
+        return;
+    }
+    replace_in(out, value, |c: &regex::Captures| {
+        if &c[3] != OLD && secret.contains(&(c[1].to_string(), c[2].to_string())) {
+            format!("{}[{}].value={OLD}", &c[1], &c[2])
+        } else {
+            c[0].to_string()
+        }
+    });
+}
+
+/// A table that holds users or credentials: its name (the last part of
+/// `schema.table`, unquoted) matches the key rules (`credentials`,
+/// `api_tokens`) or is `user(s)`, `account(s)`, `login(s)`, `admin(s)`,
+/// `member(s)`, with a prefix word or not (`auth_user`, `wp_users`).
+fn credentials_table(table: &str, secret_name: &impl Fn(&str) -> bool) -> bool {
+    let t = table.rsplit('.').next().unwrap_or(table);
+    let t = t.trim_matches(['"', '`', '[', ']', '\'']);
+    let base = t.rsplit('_').next().unwrap_or(t).to_ascii_lowercase();
+    secret_name(t)
+        || [
+            "user", "users", "account", "accounts", "login", "logins", "admin", "admins", "member",
+            "members",
+        ]
+        .contains(&base.as_str())
+}
+
+/// `INSERT INTO users VALUES (1, 'alice', 'X')`: without a column list
+/// the password's position is not known, so in a users' or credentials'
+/// table ([`credentials_table`]) every quoted item of each row is hidden
+/// (an item holding a quote: `crypt('X', …)` too), except an e-mail
+/// address and a date; numbers, `NULL`, booleans and bind parameters stay.
+fn hide_insert_without_columns(out: &mut String, secret_name: impl Fn(&str) -> bool) {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(concat!(
+            r"(?i)\b(?:insert|replace)",
+            r"(?:[ \t]+(?:ignore|low_priority|high_priority|delayed|or[ \t]+(?:replace|ignore|abort|fail|rollback)))*",
+            r"[ \t]+into[ \t]+([^\s(]+)",
+            r"[ \t\r\n]+(?:overriding[ \t]+(?:system|user)[ \t]+value[ \t\r\n]+)?values?[ \t\r\n]*",
+        ))
+        .expect("static regex is valid")
+    });
+    let shown = |item: &str| {
+        let inner = item.trim_matches(['\'', '"']);
+        !item.contains(['\'', '"'])
+            || item == OLD
+            || (inner.contains('@') && !inner.contains([' ', ':', '/']) && inner.contains('.'))
+            || (inner.len() >= 10
+                && inner.as_bytes()[..10].iter().enumerate().all(|(i, b)| {
+                    if i == 4 || i == 7 {
+                        *b == b'-'
+                    } else {
+                        b.is_ascii_digit()
+                    }
+                }))
+    };
+    let mut hidden: Vec<(usize, usize)> = Vec::new();
+    for c in re.captures_iter(out) {
+        if !credentials_table(&c[1], &secret_name) {
+            continue;
+        }
+        let bytes = out.as_bytes();
+        let mut i = c.get(0).map_or(0, |m| m.end());
+        while i < bytes.len() && bytes[i] == b'(' {
+            let (items, end) = row_items(out, i + 1);
+            for (s, e) in items {
+                if !shown(&out[s..e]) {
+                    hidden.push((s, e));
+                }
+            }
+            i = end;
+            while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            if i < bytes.len() && bytes[i] == b',' {
+                i += 1;
+                while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+            } else {
+                break;
+            }
+        }
+    }
+    for (s, e) in hidden.into_iter().rev() {
+        out.replace_range(s..e, OLD);
+    }
+}
+
 /// Hides each [`shape_rules`] match's secret in `out` (a group `key`
-/// must satisfy `secret_name`), and Composer's one-line OAuth maps
-/// ([`hide_composer_oauth_maps`]).
+/// must satisfy `secret_name`), Composer's one-line OAuth maps
+/// ([`hide_composer_oauth_maps`]), Helm's `--set` name/value pairs
+/// ([`hide_helm_set_pairs`]) and an INSERT without a column list into a
+/// users' table ([`hide_insert_without_columns`]).
 fn hide_shape_rules(out: &mut String, secret_name: impl Fn(&str) -> bool) {
     if out.contains("-oauth") {
         hide_composer_oauth_maps(out);
     }
+    if out.contains("].value=") && (out.contains("].name=") || out.contains("].key=")) {
+        hide_helm_set_pairs(out, &secret_name);
+    }
+    if [
+        "INSERT", "insert", "Insert", "REPLACE", "replace", "Replace",
+    ]
+    .iter()
+    .any(|n| out.contains(n))
+    {
+        hide_insert_without_columns(out, &secret_name);
+    }
+
     let (rules, set, ids) = shape_rules();
     let hit = set.matches(out);
     if hit.matched_any() {
@@ -9268,6 +9466,75 @@ mod tests {
         assert!(
             !out.contains("secret-line") && out.contains("visible-after") && out.contains("endef"),
             "{out}"
+        );
+    }
+
+    /// Issue 19 (red11): positional leftovers: an INSERT without a column
+    /// list into a users' table, IOS' `snmp-server host … COMMUNITY`,
+    /// lftp, `net user`/`net use`, nmcli, wpa_passphrase, MSBuild's
+    /// `/p:Password=X` and other Windows options, Helm's name/value pairs.
+    #[test]
+    fn positional_leftovers_insert_snmp_host_lftp_net_user_nmcli_msbuild_helm() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "INSERT INTO users VALUES (1, 'alice', 's3cr3tVx');",
+                "INSERT INTO `wp_users` VALUES (1,'alice','s3cr3tVx','alice@example.com','2020-01-01 00:00:00');",
+                "insert into public.auth_user values (1, crypt('s3cr3tVx', gen_salt('bf')), true), (2, 's3cr3tVx', false);",
+                "INSERT INTO credentials VALUES ('alice', 's3cr3tVx');",
+                "snmp-server host 10.0.0.1 s3cr3tVx",
+                "snmp-server host 10.0.0.1 version 2c s3cr3tVx",
+                "snmp-server host 10.0.0.1 informs version 2c s3cr3tVx udp-port 162",
+                "snmp-server host 10.0.0.1 vrf MGMT traps version 1 s3cr3tVx",
+                "lftp -u alice,s3cr3tVx ftp.example.com",
+                "lftp -u \"alice,s3cr3tVx\" sftp://h",
+                "lftp -e \"open -u alice,s3cr3tVx ftp.example.com; mirror -R\"",
+                "net user alice s3cr3tVx /add",
+                "NET USER administrator \"s3cr3tVx\"",
+                "net use Z: \\\\srv\\share s3cr3tVx /user:alice",
+                "net use \\\\srv\\ipc$ /user:CORP\\alice s3cr3tVx",
+                "nmcli dev wifi connect Home password s3cr3tVx",
+                "nmcli con modify Home wifi-sec.psk s3cr3tVx",
+                "nmcli connection add type wifi ssid Home wifi-sec.key-mgmt wpa-psk wifi-sec.psk \"s3cr3tVx\"",
+                "nmcli con mod eth 802-1x.password s3cr3tVx",
+                "wpa_passphrase HomeWifi s3cr3tVx",
+                "wpa_passphrase \"Home Wifi\" 's3cr3tVx' > /etc/wpa.conf",
+                "msbuild app.sln /p:Password=s3cr3tVx",
+                "msbuild app.sln /p:DeployOnBuild=true;Password=s3cr3tVx /p:UserName=alice",
+                "dotnet publish -p:PublishProfile=x -p:DeployPassword=\"s3cr3tVx\"",
+                "MSBuild.exe x.sln /property:Password=s3cr3tVx",
+                "sqlpackage /Action:Publish /TargetPassword:s3cr3tVx /TargetUser:sa",
+                "SqlPackage.exe /a:Publish /tp:s3cr3tVx /tu:sa",
+                "signtool sign /f cert.pfx /p s3cr3tVx app.exe",
+                "helm install x c --set env[0].name=DB_PASSWORD,env[0].value=s3cr3tVx",
+                "helm upgrade x c --set \"extraEnv[0].name=API_TOKEN,extraEnv[0].value=s3cr3tVx\"",
+                "helm upgrade x c --set env[1].name=DB_PASSWORD --set-string env[1].value=s3cr3tVx",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &["INSERT INTO users\nVALUES\n  (1, 'alice', 's3cr3tVx'),\n  (2, 'bob', 's3cr3tVx');"],
+        );
+        // Near misses: a neutral table, SNMPv3's user, an option after
+        // `net user`, a prompt, neutral properties and pairs.
+        shown_everywhere(
+            &r,
+            &[
+                "INSERT INTO orders VALUES (1, 'widget', 3);",
+                "INSERT INTO users VALUES (1, 42, NULL, true, ?);",
+                "snmp-server host 10.0.0.1 version 3 priv admin",
+                "snmp-server host 10.0.0.1 informs version 3 auth alice",
+                "net user alice /add",
+                "net user alice * /add",
+                "net use Z: \\\\srv\\share /persistent:yes",
+                "nmcli con mod Home wifi-sec.psk-flags 0",
+                "wpa_passphrase HomeWifi < /run/psk",
+                "msbuild app.sln /p:Configuration=Release",
+                "dotnet pack -p:Version=1.2.3",
+                "helm install x c --set env[0].name=LOG_LEVEL,env[0].value=debug",
+                "robocopy C:\\a D:\\b /MIR /R:3",
+            ],
         );
     }
 }

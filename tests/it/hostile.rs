@@ -867,6 +867,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("shell-export-continued", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  env.sh: |\n    export DB_PASSWORD=\\\n      {V}\n    declare -x API_TOKEN=\"first \\\n      {V}-2\"\n    echo done\n", "shellcont1912x"),
     // Issue 19 (red11): C# auto-properties, C++ brace init, Make's define.
     ("csharp-cpp-make-declarations", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  Settings.cs: |\n    public string Password { get; set; } = \"{V}\";\n  config.cpp: |\n    std::string apiToken{\"{V}-2\"};\n  Makefile: |\n    define DB_PASSWORD\n    {V}-3\n    endef\n", "declvars1913x"),
+    // Issue 19 (red11): positional leftovers.
+    ("positional-leftovers", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  seed.sql: |\n    INSERT INTO users VALUES (1, 'alice', '{V}');\n  ios.cfg: |\n    snmp-server host 10.0.0.1 version 2c {V}-2\n  run.sh: |\n    lftp -u alice,{V}-3 ftp.example.com\n    nmcli dev wifi connect Home password {V}-4\n    wpa_passphrase HomeWifi {V}-5\n    helm install x c --set env[0].name=DB_PASSWORD,env[0].value={V}-6\n  run.cmd: |\n    net user alice {V}-7 /add\n    msbuild app.sln /p:Password={V}-8\n", "posleft1914x"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a
