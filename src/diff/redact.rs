@@ -5742,6 +5742,13 @@ fn shape_rules() -> &'static (Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>) 
                 r#"(?i)\bsigntool(?:\.exe)?[ \t][^\n]*?[ \t][/-]p[ \t]+(?P<v>"[^"\n]*"|[^\s"']+)"#,
                 never,
             ),
+            // PostgreSQL's dollar-quoted and escape-string passwords,
+            // `PASSWORD $$X$$` (`$tag$X$tag$`), `PASSWORD E'X'`.
+            rule(
+                &[r"(?i)password[ \t]+(?:\$|[Ee]')"],
+                r#"(?i)\bPASSWORD[ \t]+(?P<v>\$[A-Za-z0-9_]*\$[^$\n]*\$[A-Za-z0-9_]*\$|E'(?:[^'\\\n]|\\.|'')*')"#,
+                never,
+            ),
         ];
         let mut all: Vec<&'static str> = Vec::new();
         for r in &rules {
@@ -9534,6 +9541,57 @@ mod tests {
                 "dotnet pack -p:Version=1.2.3",
                 "helm install x c --set env[0].name=LOG_LEVEL,env[0].value=debug",
                 "robocopy C:\\a D:\\b /MIR /R:3",
+            ],
+        );
+    }
+
+    /// Issue 19 (red11): declarations in HOCON, Dhall, T-SQL, Oracle,
+    /// PostgreSQL and Bicep (hidden before red11 but for PostgreSQL's
+    /// dollar-quoted and escape-string passwords: pinned here).
+    #[test]
+    fn hocon_dhall_tsql_postgres_and_bicep_declarations() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "db.password: \"s3cr3tVx\"",
+                "slick.dbs.default.db.password = \"\"\"s3cr3tVx\"\"\"",
+                "db { user = \"a\", password = s3cr3tVx }",
+                "ssl { key-store-password = \"s3cr3tVx\" }",
+                "let password = \"s3cr3tVx\"",
+                "let apiToken : Text = \"s3cr3tVx\"",
+                "{ user = \"a\", password = \"s3cr3tVx\" }",
+                "CREATE LOGIN [alice] WITH PASSWORD = N's3cr3tVx', CHECK_POLICY = OFF;",
+                "CREATE LOGIN alice WITH PASSWORD = 's3cr3tVx' MUST_CHANGE, CHECK_EXPIRATION = ON;",
+                "CREATE USER alice WITH PASSWORD = 's3cr3tVx';",
+                "CREATE MASTER KEY ENCRYPTION BY PASSWORD = 's3cr3tVx';",
+                "ALTER USER alice IDENTIFIED BY 's3cr3tVx';",
+                "CREATE USER alice IDENTIFIED BY s3cr3tVx DEFAULT TABLESPACE users;",
+                "CREATE USER alice PASSWORD 's3cr3tVx';",
+                "CREATE ROLE alice LOGIN PASSWORD 's3cr3tVx' VALID UNTIL 'infinity';",
+                "CREATE USER alice WITH ENCRYPTED PASSWORD 's3cr3tVx';",
+                "CREATE USER alice WITH PASSWORD $$s3cr3tVx$$;",
+                "ALTER ROLE alice PASSWORD $pw$s3cr3tVx$pw$;",
+                "ALTER ROLE alice PASSWORD E's3cr3tVx';",
+                "param adminPassword string = 's3cr3tVx'",
+                "var dbPassword = 's3cr3tVx'",
+                "param adminPassword = 's3cr3tVx'",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &[
+                "db {\n  password = ${?DB_PASSWORD}\n  password = \"s3cr3tVx\"\n}",
+                "@secure()\nparam adminPass string = 's3cr3tVx'",
+                "resource s 'Microsoft.Sql/servers@2021-11-01' = {\n  properties: {\n    administratorLoginPassword: 's3cr3tVx'\n  }\n}",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "param location string = 'westeurope'",
+                "CREATE ROLE alice LOGIN VALID UNTIL 'infinity';",
+                "SELECT $$visible$$;",
             ],
         );
     }
