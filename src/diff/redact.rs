@@ -5668,6 +5668,14 @@ fn shape_rules() -> &'static (Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>) 
                 r#"\b(?P<key>[A-Za-z_][A-Za-z0-9_]*)[ \t]*\{[ \t]*(?P<v>(?:u8|[LuU])?R?"(?:[^"\\\n]|\\.)*")[ \t]*\}"#,
                 never,
             ),
+            // `auto password = std::string{"X"};`: a type's brace init
+            // assigned to the name (the inline rule, run first on a
+            // string, may have hidden the type as the value).
+            rule(
+                &[r#"\{[ \t]*(?:u8|[LuU])?R?""#],
+                r#"\b(?P<key>[A-Za-z_][A-Za-z0-9_]*)[ \t]*:?=[ \t]*(?:<redacted>|[A-Za-z_][A-Za-z0-9_:<>, ]*)[ \t]*\{[ \t]*(?P<v>(?:u8|[LuU])?R?"(?:[^"\\\n]|\\.)*")[ \t]*\}"#,
+                never,
+            ),
             // Positional leftovers. IOS' `snmp-server host A [vrf V]
             // [informs|traps] [version 1|2c] COMMUNITY` (SNMPv3's word
             // there is a user name: `version 3 …` leaves `version`).
@@ -9438,6 +9446,8 @@ mod tests {
                 "static const std::string kApiToken{ \"s3cr3tVx\" };",
                 "const char* password{u8\"s3cr3tVx\"};",
                 "std::string apiToken = {\"s3cr3tVx\"};",
+                "auto password = std::string{\"s3cr3tVx\"};",
+                "apiToken := Secret{\"s3cr3tVx\"}",
                 "val password = \"s3cr3tVx\"",
                 "let apiKey = \"s3cr3tVx\"",
                 "var dbPassword = \"s3cr3tVx\"",
