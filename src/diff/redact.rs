@@ -5612,6 +5612,14 @@ struct ShapeRule {
     shown: fn(&str) -> bool,
 }
 
+/// The needles of [`hide_shape_rules`]' functions, at the start of
+/// [`shape_rules`]' set: Composer's OAuth maps, Helm's pairs, an INSERT.
+const SHAPE_FUNCTION_NEEDLES: &[&str] = &[
+    "-oauth",
+    r"\]\.value=",
+    "INSERT|insert|Insert|REPLACE|replace|Replace",
+];
+
 /// [`ShapeRule`]s, compiled once, with the needles' set and each rule's
 /// needles' indexes in it.
 fn shape_rules() -> &'static (Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>) {
@@ -5758,7 +5766,8 @@ fn shape_rules() -> &'static (Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>) 
                 never,
             ),
         ];
-        let mut all: Vec<&'static str> = Vec::new();
+        // The custom functions' needles first ([`hide_shape_rules`]).
+        let mut all: Vec<&'static str> = SHAPE_FUNCTION_NEEDLES.to_vec();
         for r in &rules {
             for n in r.needles {
                 if !all.contains(n) {
@@ -5925,41 +5934,38 @@ fn hide_insert_without_columns(out: &mut String, secret_name: impl Fn(&str) -> b
 /// ([`hide_helm_set_pairs`]) and an INSERT without a column list into a
 /// users' table ([`hide_insert_without_columns`]).
 fn hide_shape_rules(out: &mut String, secret_name: impl Fn(&str) -> bool) {
-    if out.contains("-oauth") {
-        hide_composer_oauth_maps(out);
-    }
-    if out.contains("].value=") && (out.contains("].name=") || out.contains("].key=")) {
-        hide_helm_set_pairs(out, &secret_name);
-    }
-    if [
-        "INSERT", "insert", "Insert", "REPLACE", "replace", "Replace",
-    ]
-    .iter()
-    .any(|n| out.contains(n))
-    {
-        hide_insert_without_columns(out, &secret_name);
-    }
-
+    // One pass says which rules may match (a few `str::contains` per
+    // string cost more than that in a debug build).
     let (rules, set, ids) = shape_rules();
     let hit = set.matches(out);
-    if hit.matched_any() {
-        for (rule, ids) in rules.iter().zip(ids) {
-            if !ids.iter().any(|&i| hit.matched(i)) {
-                continue;
-            }
-            replace_in(out, &rule.re, |c: &regex::Captures| {
-                let (Some(all), Some(v)) = (c.get(0), c.name("v")) else {
-                    return c[0].to_string();
-                };
-                let named = c.name("key").is_none_or(|k| secret_name(k.as_str()));
-                if !named || v.as_str().contains(OLD) || (rule.shown)(v.as_str()) {
-                    return all.as_str().to_string();
-                }
-                let m = all.as_str();
-                let (s, e) = (v.start() - all.start(), v.end() - all.start());
-                format!("{}{OLD}{}", &m[..s], &m[e..])
-            });
+    if !hit.matched_any() {
+        return;
+    }
+    if hit.matched(0) {
+        hide_composer_oauth_maps(out);
+    }
+    if hit.matched(1) && (out.contains("].name=") || out.contains("].key=")) {
+        hide_helm_set_pairs(out, &secret_name);
+    }
+    if hit.matched(2) {
+        hide_insert_without_columns(out, &secret_name);
+    }
+    for (rule, ids) in rules.iter().zip(ids) {
+        if !ids.iter().any(|&i| hit.matched(i)) {
+            continue;
         }
+        replace_in(out, &rule.re, |c: &regex::Captures| {
+            let (Some(all), Some(v)) = (c.get(0), c.name("v")) else {
+                return c[0].to_string();
+            };
+            let named = c.name("key").is_none_or(|k| secret_name(k.as_str()));
+            if !named || v.as_str().contains(OLD) || (rule.shown)(v.as_str()) {
+                return all.as_str().to_string();
+            }
+            let m = all.as_str();
+            let (s, e) = (v.start() - all.start(), v.end() - all.start());
+            format!("{}{OLD}{}", &m[..s], &m[e..])
+        });
     }
 }
 
