@@ -3168,6 +3168,7 @@ impl Redactor {
                 }
             }
         }
+        self.hide_helm_parameter_items(o, n, &mut a, &mut b);
         (a, b)
     }
 
@@ -3571,6 +3572,11 @@ impl Redactor {
         if self.defaults {
             env_values.extend(terraform_secret_lines(text, |k| self.key_matches(k)));
             env_values.extend(secure_parameter_default_lines(text, line_re));
+        }
+        if text.contains("].value") {
+            env_values.extend(helm_parameter_value_lines(text, line_re, |k| {
+                self.key_matches(k)
+            }));
         }
         // Alertmanager's PagerDuty/Pushover receivers: their keys count.
         let receivers = self.defaults && names_receivers(text);
@@ -5598,6 +5604,150 @@ fn package_manager_auth_key(key: &str) -> bool {
     (ends(b"authident") || ends(b"auth_ident") || ends(b"auth-ident"))
         || key.eq_ignore_ascii_case("github-oauth")
         || key.eq_ignore_ascii_case("gitlab-oauth")
+}
+
+/// `ARR[N]` of a Helm parameter's name that ends in `.name`/`.key`
+/// (`value` false) or `.value` (`value` true): `env[0].value` gives
+/// `("env", "0")`.
+fn helm_indexed_name(name: &str, value: bool) -> Option<(&str, &str)> {
+    let (head, field) = name.rsplit_once("].")?;
+    let wanted = if value {
+        field == "value"
+    } else {
+        field == "name" || field == "key"
+    };
+    let (arr, idx) = head.rsplit_once('[')?;
+    (wanted && !arr.is_empty() && !idx.is_empty() && idx.bytes().all(|b| b.is_ascii_digit()))
+        .then_some((arr, idx))
+}
+
+/// The `(ARR, N)` pairs a list of Helm parameters names secret: an item
+/// `{name: ARR[N].name, value: DB_PASSWORD}` (Argo CD's
+/// `helm.parameters`, helmfile's `set`), `value` matching the key rules.
+fn helm_secret_indexes<'a>(
+    items: impl Iterator<Item = (&'a str, &'a str)>,
+    secret: impl Fn(&str) -> bool,
+) -> HashSet<(&'a str, &'a str)> {
+    items
+        .filter(|(_, value)| secret(value))
+        .filter_map(|(name, _)| helm_indexed_name(name, false))
+        .collect()
+}
+
+/// The `value:` lines of Helm parameter items `{name: ARR[N].value,
+/// value: X}` whose `ARR[N].name` item names a secret
+/// ([`helm_secret_indexes`]), in a block list of `name`/`value` maps (the
+/// line rule reads one line at a time: the pair spans two items).
+fn helm_parameter_value_lines(
+    text: &str,
+    line_re: &Regex,
+    secret: impl Fn(&str) -> bool,
+) -> HashSet<usize> {
+    // Each item: its key column, its name, its value and the value's line.
+    struct Item<'t> {
+        col: usize,
+        name: Option<&'t str>,
+        value: Option<(&'t str, usize)>,
+    }
+    let mut items: Vec<Item<'_>> = Vec::new();
+    let mut open = false;
+    for (i, line) in text.split('\n').enumerate() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        let Some(c) = line_re.captures(line) else {
+            open = open && !trimmed.starts_with("- ");
+            continue;
+        };
+        let col = c[1].trim_end_matches(['"', '\'']).len();
+        if trimmed.starts_with("- ") {
+            items.push(Item {
+                col,
+                name: None,
+                value: None,
+            });
+            open = true;
+        } else if !open || items.last().is_some_and(|it| it.col != col) {
+            open = open && items.last().is_some_and(|it| col > it.col);
+            continue;
+        }
+        let (Some(key), Some(v)) = (c.get(2), c.get(4)) else {
+            continue;
+        };
+        let v = v.as_str().trim().trim_matches(['"', '\'']);
+        if let Some(it) = items.last_mut() {
+            match key.as_str() {
+                "name" => it.name = Some(v),
+                "value" => it.value = Some((v, i)),
+                _ => {}
+            }
+        }
+    }
+    let pairs = items.iter().filter_map(|it| Some((it.name?, it.value?.0)));
+    let secret_indexes = helm_secret_indexes(pairs, secret);
+    items
+        .iter()
+        .filter_map(|it| {
+            let at = helm_indexed_name(it.name?, true)?;
+            secret_indexes.contains(&at).then_some(it.value?.1)
+        })
+        .collect()
+}
+
+impl Redactor {
+    /// Helm parameters as list items (Argo CD's `helm.parameters`):
+    /// the `value` of an item named `ARR[N].value` whose `ARR[N].name`
+    /// item names a secret ([`helm_secret_indexes`]), on either side.
+    fn hide_helm_parameter_items(
+        &self,
+        o: &[Value],
+        n: &[Value],
+        a: &mut [Value],
+        b: &mut [Value],
+    ) {
+        fn pair(v: &Value) -> Option<(&str, &str)> {
+            let Value::Map(m) = v else {
+                return None;
+            };
+            Some((m.get("name")?.as_str()?, m.get("value")?.as_str()?))
+        }
+        fn value_item(l: &[Value], i: usize) -> Option<(&str, &str)> {
+            l.get(i)
+                .and_then(pair)
+                .and_then(|(name, _)| helm_indexed_name(name, true))
+        }
+        if !(0..o.len().max(n.len()))
+            .any(|i| value_item(o, i).is_some() || value_item(n, i).is_some())
+        {
+            return;
+        }
+        let secret = |k: &str| self.key_matches(k);
+        let (so, sn) = (
+            helm_secret_indexes(o.iter().filter_map(pair), secret),
+            helm_secret_indexes(n.iter().filter_map(pair), secret),
+        );
+        fn value(l: &[Value], i: usize) -> Option<&Value> {
+            match l.get(i) {
+                Some(Value::Map(m)) => m.get("value"),
+                _ => None,
+            }
+        }
+        for i in 0..o.len().max(n.len()) {
+            let hit = value_item(o, i).is_some_and(|at| so.contains(&at))
+                || value_item(n, i).is_some_and(|at| sn.contains(&at));
+            if !hit {
+                continue;
+            }
+            let (x, y) = hide(value(o, i), value(n, i));
+            if let (Some(x), Some(Value::Map(m))) = (x, a.get_mut(i)) {
+                m.insert("value".to_string(), x);
+            }
+            if let (Some(y), Some(Value::Map(m))) = (y, b.get_mut(i)) {
+                m.insert("value".to_string(), y);
+            }
+        }
+    }
 }
 
 /// A shape of issue 19's review (red11) read by its place on a line: the
@@ -9609,6 +9759,33 @@ mod tests {
                 "CREATE ROLE alice LOGIN VALID UNTIL 'infinity';",
                 "SELECT $$visible$$;",
             ],
+        );
+    }
+
+    /// Issue 19 (red11): Helm's indexed name/value pair as two items of
+    /// a parameters list (Argo CD's `helm.parameters`).
+    #[test]
+    fn helm_parameter_pairs_as_list_items() {
+        let r = Redactor::default();
+        file_hidden_everywhere(
+            &r,
+            &[
+                "parameters:\n- name: env[0].name\n  value: DB_PASSWORD\n- name: env[0].value\n  value: s3cr3tVx",
+                "parameters:\n  - name: \"extraEnv[3].value\"\n    value: \"s3cr3tVx\"\n  - name: \"extraEnv[3].name\"\n    value: API_TOKEN",
+            ],
+        );
+        let yaml = "spec:\n  source:\n    helm:\n      parameters:\n      - name: env[0].name\n        value: DB_PASSWORD\n      - name: env[0].value\n        value: s3cr3tVx\n      - name: env[1].name\n        value: LOG_LEVEL\n      - name: env[1].value\n        value: visible-debug\n";
+        for out in both_modes(&r, yaml) {
+            assert!(
+                !out.contains("s3cr3tVx")
+                    && out.contains("visible-debug")
+                    && out.contains("DB_PASSWORD"),
+                "{out}"
+            );
+        }
+        file_shown_everywhere(
+            &r,
+            &["parameters:\n- name: env[0].name\n  value: LOG_LEVEL\n- name: env[0].value\n  value: debug"],
         );
     }
 }

@@ -871,6 +871,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("positional-leftovers", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  seed.sql: |\n    INSERT INTO users VALUES (1, 'alice', '{V}');\n  ios.cfg: |\n    snmp-server host 10.0.0.1 version 2c {V}-2\n  run.sh: |\n    lftp -u alice,{V}-3 ftp.example.com\n    nmcli dev wifi connect Home password {V}-4\n    wpa_passphrase HomeWifi {V}-5\n    helm install x c --set env[0].name=DB_PASSWORD,env[0].value={V}-6\n  run.cmd: |\n    net user alice {V}-7 /add\n    msbuild app.sln /p:Password={V}-8\n", "posleft1914x"),
     // Issue 19 (red11): declarations in HOCON, Dhall, T-SQL, PostgreSQL, Bicep.
     ("hocon-dhall-sql-bicep-declarations", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.conf: |\n    db {\n      password = ${?DB_PASSWORD}\n      password = \"{V}\"\n    }\n  cfg.dhall: |\n    let password = \"{V}-2\"\n    in { password }\n  init.sql: |\n    CREATE LOGIN alice WITH PASSWORD = '{V}-3';\n    CREATE USER bob WITH PASSWORD $${V}-4$$;\n    ALTER USER carol IDENTIFIED BY '{V}-5';\n  main.bicep: |\n    param adminPassword string = '{V}-6'\n", "decl5lang1915x"),
+    // Issue 19 (red11): Helm's indexed pair as two parameters list items.
+    ("helm-parameter-list-pairs", "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a}\nspec:\n  source:\n    helm:\n      parameters:\n      - name: env[0].name\n        value: DB_PASSWORD\n      - name: env[0].value\n        value: {V}\n", "helmparams1916x"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a
