@@ -2023,7 +2023,8 @@ impl Redactor {
                 && (keyword_in_key(key)
                     || credential_header(key)
                     || bundler_host_key(key)
-                    || more_secret_key_names(key)))
+                    || more_secret_key_names(key)
+                    || package_manager_auth_key(key)))
     }
 
     /// Whether a text (a file not compared as YAML, or a string value)
@@ -2884,6 +2885,7 @@ impl Redactor {
         // Issue 19: secrets by their position (daemons, init scripts,
         // network devices).
         hide_positional_secrets(&mut out, |k| self.key_matches(k));
+        hide_shape_rules(&mut out, |k| self.key_matches(k));
         out
     }
 
@@ -2988,6 +2990,7 @@ impl Redactor {
         // Positional secrets read over lines (an `expect` pattern and its
         // `send`, a `kms` or `tacacs server` block, a multi-line INSERT).
         hide_positional_secrets(&mut whole, |k| self.key_matches(k));
+        hide_shape_rules(&mut whole, |k| self.key_matches(k));
         whole
     }
 
@@ -3189,6 +3192,7 @@ impl Redactor {
                 }
             }
         }
+        self.hide_helm_parameter_items(o, n, &mut a, &mut b);
         (a, b)
     }
 
@@ -3598,6 +3602,11 @@ impl Redactor {
             env_values.extend(terraform_secret_lines(text, |k| self.key_matches(k)));
             env_values.extend(secure_parameter_default_lines(text, line_re));
         }
+        if text.contains("].value") {
+            env_values.extend(helm_parameter_value_lines(text, line_re, |k| {
+                self.key_matches(k)
+            }));
+        }
         // Alertmanager's PagerDuty/Pushover receivers: their keys count.
         let receivers = self.defaults && names_receivers(text);
         // A JSON Web Key's private members ([`jwk_private`]).
@@ -3859,12 +3868,21 @@ impl Redactor {
             // template literal, Perl's `qq(…)`/`q{…}`.
             // A Dockerfile `ENV`/`ARG` whose secret value starts on, or
             // runs over, the lines a `\` continues (issue 19).
-            if let Some(at) = self.dockerfile_continued_value(body) {
+            if let Some(at) = self
+                .dockerfile_continued_value(body)
+                .or_else(|| self.shell_continued_value(body))
+            {
                 out.push_str(&body[..at]);
                 out.push_str(OLD);
                 out.push_str(" \\");
                 out.push_str(nl);
                 continued = true;
+                continue;
+            }
+            // Make's `define DB_PASSWORD` … `endef` (red11).
+            if self.make_define_opener(body) {
+                out.push_str(line);
+                hiding_until = Some("endef");
                 continue;
             }
             if let Some((at, opener)) = self.multiline_opener(body) {
@@ -4007,6 +4025,46 @@ impl Redactor {
             .is_some_and(|q| !closes_quote(&value[1..], q));
         (legacy || value.is_empty() || open_quote)
             .then(|| c.get(3).map_or(body.len(), |m| m.start()))
+    }
+
+    /// Where a shell `export K=\` line's secret value starts when a `\`
+    /// continues it onto the lines below (`declare -x`, `typeset`,
+    /// `readonly`, `local` too; issue 19, red11): the value empty or a
+    /// quote left open. Without `=` the words are names, not a value.
+    fn shell_continued_value(&self, body: &str) -> Option<usize> {
+        if !body.trim_end().ends_with('\\') {
+            return None;
+        }
+        static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let re = RE.get_or_init(|| {
+            Regex::new(r#"^[ \t]*(?:export|readonly|local|(?:declare|typeset)(?:[ \t]+-[A-Za-z]+)*)[ \t]+(?:-[A-Za-z]+[ \t]+)*([A-Za-z_][A-Za-z0-9_]*)=(.*?)\\[ \t]*$"#)
+                .expect("static regex is valid")
+        });
+        let c = re.captures(body)?;
+        if !self.key_matches(&c[1]) {
+            return None;
+        }
+        let value = c[2].trim();
+        let open_quote = value
+            .chars()
+            .next()
+            .filter(|q| matches!(q, '"' | '\''))
+            .is_some_and(|q| !closes_quote(&value[1..], q));
+        (value.is_empty() || open_quote).then(|| c.get(2).map_or(body.len(), |m| m.start()))
+    }
+
+    /// Whether a line opens a GNU Make `define NAME [=]` block of a
+    /// secret-named variable, whose value is the lines to `endef`.
+    fn make_define_opener(&self, body: &str) -> bool {
+        if !body.contains("define") {
+            return false;
+        }
+        static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let re = RE.get_or_init(|| {
+            Regex::new(r"^[ \t]*(?:(?:export|override|private)[ \t]+)*define[ \t]+([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*(?:=|:=|::=|:::=|\?=|\+=|!=)?[ \t]*\r?$")
+                .expect("static regex is valid")
+        });
+        re.captures(body).is_some_and(|c| self.key_matches(&c[1]))
     }
 
     /// Where the value starts on a line that assigns a secret-named
@@ -5775,6 +5833,532 @@ fn more_secret_key_names(key: &str) -> bool {
             .expect("static regex is valid")
     })
     .is_match(key)
+}
+
+/// Package managers' credential keys the key patterns do not read (issue
+/// 19, red11): Yarn 2+'s `npmAuthIdent` (`user:password`, also
+/// `YARN_NPM_AUTH_IDENT`), Composer's `github-oauth` and `gitlab-oauth`
+/// maps of host to token (`auth.json`, `COMPOSER_AUTH`; its
+/// `gitlab-token`, `bearer` and `http-basic` passwords were read already).
+fn package_manager_auth_key(key: &str) -> bool {
+    let k = key.as_bytes();
+    let ends = |w: &[u8]| k.len() >= w.len() && k[k.len() - w.len()..].eq_ignore_ascii_case(w);
+    (ends(b"authident") || ends(b"auth_ident") || ends(b"auth-ident"))
+        || key.eq_ignore_ascii_case("github-oauth")
+        || key.eq_ignore_ascii_case("gitlab-oauth")
+}
+
+/// `ARR[N]` of a Helm parameter's name that ends in `.name`/`.key`
+/// (`value` false) or `.value` (`value` true): `env[0].value` gives
+/// `("env", "0")`.
+fn helm_indexed_name(name: &str, value: bool) -> Option<(&str, &str)> {
+    let (head, field) = name.rsplit_once("].")?;
+    let wanted = if value {
+        field == "value"
+    } else {
+        field == "name" || field == "key"
+    };
+    let (arr, idx) = head.rsplit_once('[')?;
+    (wanted && !arr.is_empty() && !idx.is_empty() && idx.bytes().all(|b| b.is_ascii_digit()))
+        .then_some((arr, idx))
+}
+
+/// The `(ARR, N)` pairs a list of Helm parameters names secret: an item
+/// `{name: ARR[N].name, value: DB_PASSWORD}` (Argo CD's
+/// `helm.parameters`, helmfile's `set`), `value` matching the key rules.
+fn helm_secret_indexes<'a>(
+    items: impl Iterator<Item = (&'a str, &'a str)>,
+    secret: impl Fn(&str) -> bool,
+) -> HashSet<(&'a str, &'a str)> {
+    items
+        .filter(|(_, value)| secret(value))
+        .filter_map(|(name, _)| helm_indexed_name(name, false))
+        .collect()
+}
+
+/// The `value:` lines of Helm parameter items `{name: ARR[N].value,
+/// value: X}` whose `ARR[N].name` item names a secret
+/// ([`helm_secret_indexes`]), in a block list of `name`/`value` maps (the
+/// line rule reads one line at a time: the pair spans two items).
+fn helm_parameter_value_lines(
+    text: &str,
+    line_re: &Regex,
+    secret: impl Fn(&str) -> bool,
+) -> HashSet<usize> {
+    // Each item: its key column, its name, its value and the value's line.
+    struct Item<'t> {
+        col: usize,
+        name: Option<&'t str>,
+        value: Option<(&'t str, usize)>,
+    }
+    let mut items: Vec<Item<'_>> = Vec::new();
+    let mut open = false;
+    for (i, line) in text.split('\n').enumerate() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        let Some(c) = line_re.captures(line) else {
+            open = open && !trimmed.starts_with("- ");
+            continue;
+        };
+        let col = c[1].trim_end_matches(['"', '\'']).len();
+        if trimmed.starts_with("- ") {
+            items.push(Item {
+                col,
+                name: None,
+                value: None,
+            });
+            open = true;
+        } else if !open || items.last().is_some_and(|it| it.col != col) {
+            open = open && items.last().is_some_and(|it| col > it.col);
+            continue;
+        }
+        let (Some(key), Some(v)) = (c.get(2), c.get(4)) else {
+            continue;
+        };
+        let v = v.as_str().trim().trim_matches(['"', '\'']);
+        if let Some(it) = items.last_mut() {
+            match key.as_str() {
+                "name" => it.name = Some(v),
+                "value" => it.value = Some((v, i)),
+                _ => {}
+            }
+        }
+    }
+    let pairs = items.iter().filter_map(|it| Some((it.name?, it.value?.0)));
+    let secret_indexes = helm_secret_indexes(pairs, secret);
+    items
+        .iter()
+        .filter_map(|it| {
+            let at = helm_indexed_name(it.name?, true)?;
+            secret_indexes.contains(&at).then_some(it.value?.1)
+        })
+        .collect()
+}
+
+impl Redactor {
+    /// Helm parameters as list items (Argo CD's `helm.parameters`):
+    /// the `value` of an item named `ARR[N].value` whose `ARR[N].name`
+    /// item names a secret ([`helm_secret_indexes`]), on either side.
+    fn hide_helm_parameter_items(
+        &self,
+        o: &[Value],
+        n: &[Value],
+        a: &mut [Value],
+        b: &mut [Value],
+    ) {
+        fn pair(v: &Value) -> Option<(&str, &str)> {
+            let Value::Map(m) = v else {
+                return None;
+            };
+            Some((m.get("name")?.as_str()?, m.get("value")?.as_str()?))
+        }
+        fn value_item(l: &[Value], i: usize) -> Option<(&str, &str)> {
+            l.get(i)
+                .and_then(pair)
+                .and_then(|(name, _)| helm_indexed_name(name, true))
+        }
+        if !(0..o.len().max(n.len()))
+            .any(|i| value_item(o, i).is_some() || value_item(n, i).is_some())
+        {
+            return;
+        }
+        let secret = |k: &str| self.key_matches(k);
+        let (so, sn) = (
+            helm_secret_indexes(o.iter().filter_map(pair), secret),
+            helm_secret_indexes(n.iter().filter_map(pair), secret),
+        );
+        fn value(l: &[Value], i: usize) -> Option<&Value> {
+            match l.get(i) {
+                Some(Value::Map(m)) => m.get("value"),
+                _ => None,
+            }
+        }
+        for i in 0..o.len().max(n.len()) {
+            let hit = value_item(o, i).is_some_and(|at| so.contains(&at))
+                || value_item(n, i).is_some_and(|at| sn.contains(&at));
+            if !hit {
+                continue;
+            }
+            let (x, y) = hide(value(o, i), value(n, i));
+            if let (Some(x), Some(Value::Map(m))) = (x, a.get_mut(i)) {
+                m.insert("value".to_string(), x);
+            }
+            if let (Some(y), Some(Value::Map(m))) = (y, b.get_mut(i)) {
+                m.insert("value".to_string(), y);
+            }
+        }
+    }
+}
+
+/// A shape of issue 19's review (red11) read by its place on a line: the
+/// regex's group named `v` is hidden, the rest of the match kept; a
+/// group named `key` must name a secret (the key rules); `needles` are
+/// regexes, any of them found runs the rule (one [`regex::RegexSet`]
+/// pass for all); `shown` keeps a group 2 that is not a secret (a
+/// keyword the optional words did not take, an option).
+struct ShapeRule {
+    needles: &'static [&'static str],
+    re: Regex,
+    shown: fn(&str) -> bool,
+}
+
+/// The needles of [`hide_shape_rules`]' functions, at the start of
+/// [`shape_rules`]' set: Composer's OAuth maps, Helm's pairs, an INSERT.
+const SHAPE_FUNCTION_NEEDLES: &[&str] = &[
+    "-oauth",
+    r"\]\.value=",
+    "INSERT|insert|Insert|REPLACE|replace|Replace",
+];
+
+/// [`ShapeRule`]s, compiled once, with the needles' set and each rule's
+/// needles' indexes in it.
+fn shape_rules() -> &'static (Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>) {
+    static RULES: std::sync::OnceLock<(Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>)> =
+        std::sync::OnceLock::new();
+    fn never(_: &str) -> bool {
+        false
+    }
+    // A value: quoted, or a word (not a redirection, pipe or option).
+    const VALUE: &str = r#"(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"'<>|;&/*][^\s"'<>|;&]*)"#;
+    RULES.get_or_init(|| {
+        let rule = |needles: &'static [&'static str], re: &str, shown: fn(&str) -> bool| {
+            ShapeRule {
+                needles,
+                re: Regex::new(&re.replace("@VALUE@", VALUE)).expect("static regex is valid"),
+                shown,
+            }
+        };
+        let rules = vec![
+            // Package managers. `composer config [-g] github-oauth.HOST X`
+            // (`gitlab-oauth`, `gitlab-token`, `bearer`), `http-basic.HOST
+            // USER X`, `bitbucket-oauth.HOST KEY X`.
+            rule(
+                &["composer"],
+                r"(\bcomposer(?:\.phar)?[ \t]+(?:[^\n]*?[ \t])?config[ \t]+(?:[^\n]*?[ \t])?(?:(?:github-oauth|gitlab-oauth|gitlab-token|bearer)\.\S+|(?:http-basic|bitbucket-oauth)\.\S+[ \t]+\S+)[ \t]+)@VALUE@",
+                never,
+            ),
+            // Yarn 1's `.yarnrc`: `"//registry/:_authToken" X` (a key and
+            // its value apart by a blank, the key quoted or not).
+            rule(
+                &[r":_auth", r":_password"],
+                r#"(?m)^[ \t]*"?[^"\s=]*:_(?:authToken|auth|password)"?[ \t]+(?P<v>"[^"\n]*"|[^\s"=]\S*)"#,
+                never,
+            ),
+            // A Ruby symbol as a key at a line's start (RubyGems'
+            // `~/.gem/credentials`: `:rubygems_api_key: X`).
+            rule(
+                &[r"(?m)^[ \t]*:[A-Za-z_]"],
+                r#"(?m)^[ \t]*:(?P<key>[A-Za-z_][A-Za-z0-9_]*):[ \t]+(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s#][^\n#]*?)[ \t]*\r?$"#,
+                never,
+            ),
+            // C#'s auto-property initialiser, `Password { get; set; } =
+            // "X";` (`init`, `private set`, a verbatim or interpolated
+            // string).
+            rule(
+                &["get;", r"get[ \t]+;", "init;"],
+                r#"\b(?P<key>[A-Za-z_][A-Za-z0-9_]*)[ \t]*\{[ \t]*(?:(?:public|private|protected|internal)[ \t]+)?(?:get|init|set)[ \t]*;[^{}\n]*\}[ \t]*=[ \t]*(?P<v>@?\$?@?"(?:[^"\\\n]|\\.)*")"#,
+                never,
+            ),
+            // C++ brace initialisation, `std::string apiToken{"X"};` (a
+            // prefixed or raw string literal too).
+            rule(
+                &[r#"\{[ \t]*(?:u8|[LuU])?R?""#],
+                r#"\b(?P<key>[A-Za-z_][A-Za-z0-9_]*)[ \t]*\{[ \t]*(?P<v>(?:u8|[LuU])?R?"(?:[^"\\\n]|\\.)*")[ \t]*\}"#,
+                never,
+            ),
+            // `auto password = std::string{"X"};`: a type's brace init
+            // assigned to the name (the inline rule, run first on a
+            // string, may have hidden the type as the value).
+            rule(
+                &[r#"\{[ \t]*(?:u8|[LuU])?R?""#],
+                r#"\b(?P<key>[A-Za-z_][A-Za-z0-9_]*)[ \t]*:?=[ \t]*(?:<redacted>|[A-Za-z_][A-Za-z0-9_:<>, ]*)[ \t]*\{[ \t]*(?P<v>(?:u8|[LuU])?R?"(?:[^"\\\n]|\\.)*")[ \t]*\}"#,
+                never,
+            ),
+            // Positional leftovers. IOS' `snmp-server host A [vrf V]
+            // [informs|traps] [version 1|2c] COMMUNITY` (SNMPv3's word
+            // there is a user name: `version 3 …` leaves `version`).
+            rule(
+                &["snmp-server"],
+                r"(?im)^[ \t]*snmp-server[ \t]+host[ \t]+\S+(?:[ \t]+vrf[ \t]+\S+)?(?:[ \t]+(?:informs|traps))?(?:[ \t]+version[ \t]+(?:1|2c))?[ \t]+(?P<v>\S+)",
+                |v| {
+                    ["version", "informs", "traps", "vrf"]
+                        .iter()
+                        .any(|w| v.eq_ignore_ascii_case(w))
+                },
+            ),
+            // lftp's `-u user,X` (on its command line, or `open -u` in its
+            // commands).
+            rule(
+                &[r"\blftp\b", r"\bopen[ \t]+(?:[^\n]*?[ \t])?-u[ \t]"],
+                r#"\b(?:lftp|open)[ \t]+(?:[^\n]*?[ \t])?-u[ \t]+["']?[^,\s"']+,(?P<v>[^\s"',]+)"#,
+                never,
+            ),
+            // Windows' `net user NAME X` (`*` prompts, `/add` is an
+            // option) and `net use [D:] \\host\share X` / `/user:NAME X`.
+            rule(
+                &[r"(?i)\bnet(?:\.exe)?[ \t]+user[ \t]"],
+                r#"(?i)\bnet(?:\.exe)?[ \t]+user[ \t]+(?:"[^"\n]*"|[^\s"/]+)[ \t]+(?P<v>"[^"\n]*"|[^\s"/*][^\s"]*)"#,
+                never,
+            ),
+            rule(
+                &[r"(?i)\bnet(?:\.exe)?[ \t]+use[ \t]"],
+                r#"(?i)\bnet(?:\.exe)?[ \t]+use[ \t]+(?:(?:[A-Z]:|\*)[ \t]+)?\\\\\S+[ \t]+(?P<v>"[^"\n]*"|[^\s"/*][^\s"]*)"#,
+                never,
+            ),
+            rule(
+                &[r"(?i)\bnet(?:\.exe)?[ \t]+use[ \t]"],
+                r#"(?i)\bnet(?:\.exe)?[ \t]+use[ \t][^\n]*?[ \t]/u(?:ser)?:\S+[ \t]+(?P<v>"[^"\n]*"|[^\s"/*][^\s"]*)"#,
+                never,
+            ),
+            // NetworkManager: `nmcli … password X`, `wifi-sec.psk X`,
+            // `802-1x.password X`, `wifi-sec.wep-key0 X` (`…-flags` stay).
+            rule(
+                &["nmcli"],
+                r#"\bnmcli[ \t][^\n]*?[ \t](?:password|[A-Za-z0-9-]+\.(?:psk|password|wep-key[0-3]|leap-password|private-key-password|phase2-private-key-password|pin))[ \t]+(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"']+)"#,
+                never,
+            ),
+            // `wpa_passphrase SSID X` (without X it reads stdin).
+            rule(
+                &["wpa_passphrase"],
+                r#"\bwpa_passphrase[ \t]+(?:"[^"\n]*"|'[^'\n]*'|[^\s"'<>|;]+)[ \t]+(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"'<>|;&]+)"#,
+                never,
+            ),
+            // MSBuild's and dotnet's `/p:Password=X` (`-p:`, `/property:`,
+            // several properties after `;`).
+            rule(
+                &[r"(?i)[/-](?:p|property):"],
+                r#"(?:^|[\s"'])[/-](?i:p|property):(?:[^\s=;"']+=[^\s;"']*;)*(?P<key>[A-Za-z_][A-Za-z0-9_.]*)=(?P<v>"[^"\n]*"|[^\s;"']+)"#,
+                never,
+            ),
+            // A Windows tool's `/NAME:X` option of a matching name
+            // (sqlpackage's `/TargetPassword:X`, `/SourcePassword:X`, and
+            // its `/tp:X`, `/sp:X`), signtool's `/p X`.
+            rule(
+                &[r"(?i)(?:^|[\s\x22'])/[a-z]*(?:pass|pwd|token|secret|key)[a-z]*:"],
+                r#"(?:^|[\s"'])/(?P<key>[A-Za-z][A-Za-z0-9_]*):(?P<v>"[^"\n]*"|[^\s"']+)"#,
+                never,
+            ),
+            rule(
+                &[r"(?i)sqlpackage"],
+                r#"(?i)\bsqlpackage(?:\.exe)?\b[^\n]*?[ \t]/(?:tp|sp):(?P<v>"[^"\n]*"|[^\s"']+)"#,
+                never,
+            ),
+            rule(
+                &[r"(?i)signtool"],
+                r#"(?i)\bsigntool(?:\.exe)?[ \t][^\n]*?[ \t][/-]p[ \t]+(?P<v>"[^"\n]*"|[^\s"']+)"#,
+                never,
+            ),
+            // PostgreSQL's dollar-quoted and escape-string passwords,
+            // `PASSWORD $$X$$` (`$tag$X$tag$`), `PASSWORD E'X'`.
+            rule(
+                &[r"(?i)password[ \t]+(?:\$|[Ee]')"],
+                r#"(?i)\bPASSWORD[ \t]+(?P<v>\$[A-Za-z0-9_]*\$[^$\n]*\$[A-Za-z0-9_]*\$|E'(?:[^'\\\n]|\\.|'')*')"#,
+                never,
+            ),
+        ];
+        // The custom functions' needles first ([`hide_shape_rules`]).
+        let mut all: Vec<&'static str> = SHAPE_FUNCTION_NEEDLES.to_vec();
+        for r in &rules {
+            for n in r.needles {
+                if !all.contains(n) {
+                    all.push(n);
+                }
+            }
+        }
+        let ids = rules
+            .iter()
+            .map(|r| {
+                r.needles
+                    .iter()
+                    .filter_map(|n| all.iter().position(|a| a == n))
+                    .collect()
+            })
+            .collect();
+        let set = regex::RegexSet::new(&all).expect("static regex is valid");
+        (rules, set, ids)
+    })
+}
+
+/// Composer's `"github-oauth": {"github.com": "X"}` written on one line
+/// (`COMPOSER_AUTH`, an `auth.json` in a string): each value of the map,
+/// its quotes escaped or not. Over lines the line rule follows the key's
+/// bracket; a parsed file is a map under a secret key.
+fn hide_composer_oauth_maps(out: &mut String) {
+    static MAP: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    static VALUE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let map = MAP.get_or_init(|| {
+        Regex::new(r#"(?i)(\\?["']?(?:github|gitlab)-oauth\\?["']?[ \t]*:[ \t]*\{)([^{}\n]*)(\})"#)
+            .expect("static regex is valid")
+    });
+    let value = VALUE.get_or_init(|| {
+        Regex::new(
+            r#"(:[ \t]*)(\\"(?:[^"\\]|\\[^"])*\\"|"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^,\s}"'\\]+)"#,
+        )
+        .expect("static regex is valid")
+    });
+    replace_in(out, map, |c: &regex::Captures| {
+        let body = value.replace_all(&c[2], |v: &regex::Captures| {
+            if v[2].contains(OLD) {
+                v[0].to_string()
+            } else {
+                format!("{}{OLD}", &v[1])
+            }
+        });
+        format!("{}{body}{}", &c[1], &c[3])
+    });
+}
+
+/// Helm's `--set env[0].name=DB_PASSWORD,env[0].value=X` (the pair in
+/// one `--set` or two): the `value` of an indexed item whose `name` (or
+/// `key`) matches, over the whole text.
+fn hide_helm_set_pairs(out: &mut String, secret_name: impl Fn(&str) -> bool) {
+    static NAME: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    static VALUE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let name = NAME.get_or_init(|| {
+        Regex::new(r#"([A-Za-z0-9_.\-]+)\[([0-9]+)\]\.(?:name|key)=([^,\s"'\\]+)"#)
+            .expect("static regex is valid")
+    });
+    let value = VALUE.get_or_init(|| {
+        Regex::new(r#"([A-Za-z0-9_.\-]+)\[([0-9]+)\]\.value=([^,\s"'\\]+)"#)
+            .expect("static regex is valid")
+    });
+    let secret: HashSet<(String, String)> = name
+        .captures_iter(out)
+        .filter(|c| secret_name(&c[3]))
+        .map(|c| (c[1].to_string(), c[2].to_string()))
+        .collect();
+    if secret.is_empty() {
+        return;
+    }
+    replace_in(out, value, |c: &regex::Captures| {
+        if &c[3] != OLD && secret.contains(&(c[1].to_string(), c[2].to_string())) {
+            format!("{}[{}].value={OLD}", &c[1], &c[2])
+        } else {
+            c[0].to_string()
+        }
+    });
+}
+
+/// A table that holds users or credentials: its name (the last part of
+/// `schema.table`, unquoted) matches the key rules (`credentials`,
+/// `api_tokens`) or is `user(s)`, `account(s)`, `login(s)`, `admin(s)`,
+/// `member(s)`, with a prefix word or not (`auth_user`, `wp_users`).
+fn credentials_table(table: &str, secret_name: &impl Fn(&str) -> bool) -> bool {
+    let t = table.rsplit('.').next().unwrap_or(table);
+    let t = t.trim_matches(['"', '`', '[', ']', '\'']);
+    let base = t.rsplit('_').next().unwrap_or(t).to_ascii_lowercase();
+    secret_name(t)
+        || [
+            "user", "users", "account", "accounts", "login", "logins", "admin", "admins", "member",
+            "members",
+        ]
+        .contains(&base.as_str())
+}
+
+/// `INSERT INTO users VALUES (1, 'alice', 'X')`: without a column list
+/// the password's position is not known, so in a users' or credentials'
+/// table ([`credentials_table`]) every quoted item of each row is hidden
+/// (an item holding a quote: `crypt('X', …)` too), except an e-mail
+/// address and a date; numbers, `NULL`, booleans and bind parameters stay.
+fn hide_insert_without_columns(out: &mut String, secret_name: impl Fn(&str) -> bool) {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(concat!(
+            r"(?i)\b(?:insert|replace)",
+            r"(?:[ \t]+(?:ignore|low_priority|high_priority|delayed|or[ \t]+(?:replace|ignore|abort|fail|rollback)))*",
+            r"[ \t]+into[ \t]+([^\s(]+)",
+            r"[ \t\r\n]+(?:overriding[ \t]+(?:system|user)[ \t]+value[ \t\r\n]+)?values?[ \t\r\n]*",
+        ))
+        .expect("static regex is valid")
+    });
+    let shown = |item: &str| {
+        let inner = item.trim_matches(['\'', '"']);
+        !item.contains(['\'', '"'])
+            || item == OLD
+            || (inner.contains('@') && !inner.contains([' ', ':', '/']) && inner.contains('.'))
+            || (inner.len() >= 10
+                && inner.as_bytes()[..10].iter().enumerate().all(|(i, b)| {
+                    if i == 4 || i == 7 {
+                        *b == b'-'
+                    } else {
+                        b.is_ascii_digit()
+                    }
+                }))
+    };
+    let mut hidden: Vec<(usize, usize)> = Vec::new();
+    for c in re.captures_iter(out) {
+        if !credentials_table(&c[1], &secret_name) {
+            continue;
+        }
+        let bytes = out.as_bytes();
+        let mut i = c.get(0).map_or(0, |m| m.end());
+        while i < bytes.len() && bytes[i] == b'(' {
+            let (items, end) = row_items(out, i + 1);
+            for (s, e) in items {
+                if !shown(&out[s..e]) {
+                    hidden.push((s, e));
+                }
+            }
+            i = end;
+            while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            if i < bytes.len() && bytes[i] == b',' {
+                i += 1;
+                while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+            } else {
+                break;
+            }
+        }
+    }
+    for (s, e) in hidden.into_iter().rev() {
+        out.replace_range(s..e, OLD);
+    }
+}
+
+/// Hides each [`shape_rules`] match's secret in `out` (a group `key`
+/// must satisfy `secret_name`), Composer's one-line OAuth maps
+/// ([`hide_composer_oauth_maps`]), Helm's `--set` name/value pairs
+/// ([`hide_helm_set_pairs`]) and an INSERT without a column list into a
+/// users' table ([`hide_insert_without_columns`]).
+fn hide_shape_rules(out: &mut String, secret_name: impl Fn(&str) -> bool) {
+    // One pass says which rules may match (a few `str::contains` per
+    // string cost more than that in a debug build).
+    let (rules, set, ids) = shape_rules();
+    let hit = set.matches(out);
+    if !hit.matched_any() {
+        return;
+    }
+    if hit.matched(0) {
+        hide_composer_oauth_maps(out);
+    }
+    if hit.matched(1) && (out.contains("].name=") || out.contains("].key=")) {
+        hide_helm_set_pairs(out, &secret_name);
+    }
+    if hit.matched(2) {
+        hide_insert_without_columns(out, &secret_name);
+    }
+    for (rule, ids) in rules.iter().zip(ids) {
+        if !ids.iter().any(|&i| hit.matched(i)) {
+            continue;
+        }
+        replace_in(out, &rule.re, |c: &regex::Captures| {
+            let (Some(all), Some(v)) = (c.get(0), c.name("v")) else {
+                return c[0].to_string();
+            };
+            let named = c.name("key").is_none_or(|k| secret_name(k.as_str()));
+            if !named || v.as_str().contains(OLD) || (rule.shown)(v.as_str()) {
+                return all.as_str().to_string();
+            }
+            let m = all.as_str();
+            let (s, e) = (v.start() - all.start(), v.end() - all.start());
+            format!("{}{OLD}{}", &m[..s], &m[e..])
+        });
+    }
 }
 
 #[cfg(test)]
@@ -9456,6 +10040,297 @@ mod tests {
                 "wget --header=Accept:application/json https://h",
                 "wget --header=X-JFrog-Art-Api-Version:7 https://h",
             ],
+        );
+    }
+
+    /// Issue 19 (red11): package managers' credential files and commands
+    /// (Composer's `auth.json` and `composer config`, Yarn's `.yarnrc.yml`
+    /// and `.yarnrc`, RubyGems' credentials).
+    #[test]
+    fn package_manager_credential_files() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "{\"github-oauth\": {\"github.com\": \"s3cr3tVx\"}}",
+                "COMPOSER_AUTH='{\"github-oauth\": {\"github.com\": \"s3cr3tVx\"}}'",
+                "COMPOSER_AUTH={\"gitlab-oauth\":{\"gitlab.com\":\"s3cr3tVx\"}}",
+                "composer config --global github-oauth.github.com s3cr3tVx",
+                "composer config -g gitlab-token.gitlab.example.com s3cr3tVx",
+                "composer config --auth bearer.repo.example.com \"s3cr3tVx\"",
+                "php composer.phar config http-basic.repo.example.com alice s3cr3tVx",
+                "composer config bitbucket-oauth.bitbucket.org consumerkey s3cr3tVx",
+                "npmAuthIdent: \"alice:s3cr3tVx\"",
+                "YARN_NPM_AUTH_IDENT=alice:s3cr3tVx",
+                "yarn config set npmAuthIdent alice:s3cr3tVx",
+                "\"//registry.npmjs.org/:_authToken\" s3cr3tVx",
+                "//npm.example.com/:_password \"s3cr3tVx\"",
+                ":rubygems_api_key: s3cr3tVx",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &[
+                "{\n  \"github-oauth\": {\n    \"github.com\": \"s3cr3tVx\"\n  },\n  \"gitlab-oauth\": {\n    \"gitlab.com\": \"s3cr3tVx\"\n  }\n}",
+                "npmRegistries:\n  \"https://npm.example.com\":\n    npmAuthIdent: alice:s3cr3tVx\n    npmAlwaysAuth: true",
+                "---\n:rubygems_api_key: s3cr3tVx\n:backtrace: false",
+            ],
+        );
+        // A parsed `auth.json` (the semantic mode's map).
+        let (_, b) = r.redact_pair(
+            None,
+            Some(&v(
+                "github-oauth:\n  github.com: s3cr3tVx\nconfig:\n  process-timeout: 300\n",
+            )),
+        );
+        let out = crate::yaml::emit::to_yaml_string(&b);
+        assert!(!out.contains("s3cr3tVx") && out.contains("300"), "{out}");
+        // Near misses: other `composer config` settings, a registry URL,
+        // a Ruby symbol key that is not a secret.
+        shown_everywhere(
+            &r,
+            &[
+                "composer config repositories.foo vcs https://github.com/acme/foo",
+                "composer config --list",
+                "npmRegistryServer: \"https://npm.example.com\"",
+                "\"registry\" \"https://registry.npmjs.org\"",
+                ":backtrace: false",
+                ":sources: https://rubygems.org",
+            ],
+        );
+    }
+
+    /// Issue 19 (red11): a shell `export` whose secret value a `\`
+    /// continues onto the next line.
+    #[test]
+    fn shell_export_continued_onto_the_next_line() {
+        let r = Redactor::default();
+        file_hidden_everywhere(
+            &r,
+            &[
+                "export DB_PASSWORD=\\\n  s3cr3tVx",
+                "export DB_PASSWORD=\\\ns3cr3tVx\necho done",
+                "export API_TOKEN=\\\n  \"s3cr3tVx\"",
+                "export DB_PASSWORD=\"first \\\n  s3cr3tVx\"",
+                "declare -x DB_PASSWORD=\\\n  s3cr3tVx",
+                "  local -r api_token=\\\n    s3cr3tVx",
+                "DB_PASSWORD=\\\n  s3cr3tVx",
+                "export \\\n  DB_PASSWORD=s3cr3tVx",
+            ],
+        );
+        // Near misses: a neutral variable, a secret's file, names
+        // exported without a value.
+        file_shown_everywhere(
+            &r,
+            &[
+                "export PATH=\\\n  /opt/bin:/usr/bin",
+                "export DB_PASSWORD_FILE=\\\n  /run/secrets/db",
+                "export DB_PASSWORD \\\n  DB_USER",
+            ],
+        );
+    }
+
+    /// Issue 19 (red11): declarations of other languages: C#
+    /// auto-property initialisers, C++ brace initialisation, Make's
+    /// `define` block (Kotlin, Scala, Swift, Rust, Java declarations, and
+    /// C++'s `= {"X"}`, were hidden already: pinned here).
+    #[test]
+    fn csharp_auto_properties_cpp_brace_init_and_make_define() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "public string Password { get; set; } = \"s3cr3tVx\";",
+                "public string ApiKey { get; init; } = \"s3cr3tVx\";",
+                "public static string DbPassword { get; private set; } = @\"s3cr3tVx\";",
+                "std::string apiToken{\"s3cr3tVx\"};",
+                "static const std::string kApiToken{ \"s3cr3tVx\" };",
+                "const char* password{u8\"s3cr3tVx\"};",
+                "std::string apiToken = {\"s3cr3tVx\"};",
+                "auto password = std::string{\"s3cr3tVx\"};",
+                "apiToken := Secret{\"s3cr3tVx\"}",
+                "val password = \"s3cr3tVx\"",
+                "let apiKey = \"s3cr3tVx\"",
+                "var dbPassword = \"s3cr3tVx\"",
+                "const API_TOKEN: &str = \"s3cr3tVx\";",
+                "String password = \"s3cr3tVx\";",
+                "private static final String DB_PASSWORD = \"s3cr3tVx\";",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &[
+                "define DB_PASSWORD\ns3cr3tVx\nendef\nall:\n\techo ok",
+                "define API_TOKEN :=\n  s3cr3tVx\n  s3cr3tVx-2\nendef",
+                "export define SECRET_KEY =\ns3cr3tVx\nendef",
+            ],
+        );
+        // Near misses: a neutral property, a property without an
+        // initialiser, a neutral brace init, a neutral define.
+        shown_everywhere(
+            &r,
+            &[
+                "public string Name { get; set; } = \"visible\";",
+                "public string Password { get; set; }",
+                "std::string name{\"visible\"};",
+                "Token{Kind::Ident}",
+            ],
+        );
+        file_shown_everywhere(
+            &r,
+            &["define HELP_TEXT\nvisible help\nendef\nDB_HOST := db"],
+        );
+        let out = r.redact_text("data:\n  Makefile: |\n    define DB_PASSWORD\n    secret-line\n    endef\n    after := visible-after\n");
+        assert!(
+            !out.contains("secret-line") && out.contains("visible-after") && out.contains("endef"),
+            "{out}"
+        );
+    }
+
+    /// Issue 19 (red11): positional leftovers: an INSERT without a column
+    /// list into a users' table, IOS' `snmp-server host … COMMUNITY`,
+    /// lftp, `net user`/`net use`, nmcli, wpa_passphrase, MSBuild's
+    /// `/p:Password=X` and other Windows options, Helm's name/value pairs.
+    #[test]
+    fn positional_leftovers_insert_snmp_host_lftp_net_user_nmcli_msbuild_helm() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "INSERT INTO users VALUES (1, 'alice', 's3cr3tVx');",
+                "INSERT INTO `wp_users` VALUES (1,'alice','s3cr3tVx','alice@example.com','2020-01-01 00:00:00');",
+                "insert into public.auth_user values (1, crypt('s3cr3tVx', gen_salt('bf')), true), (2, 's3cr3tVx', false);",
+                "INSERT INTO credentials VALUES ('alice', 's3cr3tVx');",
+                "snmp-server host 10.0.0.1 s3cr3tVx",
+                "snmp-server host 10.0.0.1 version 2c s3cr3tVx",
+                "snmp-server host 10.0.0.1 informs version 2c s3cr3tVx udp-port 162",
+                "snmp-server host 10.0.0.1 vrf MGMT traps version 1 s3cr3tVx",
+                "lftp -u alice,s3cr3tVx ftp.example.com",
+                "lftp -u \"alice,s3cr3tVx\" sftp://h",
+                "lftp -e \"open -u alice,s3cr3tVx ftp.example.com; mirror -R\"",
+                "net user alice s3cr3tVx /add",
+                "NET USER administrator \"s3cr3tVx\"",
+                "net use Z: \\\\srv\\share s3cr3tVx /user:alice",
+                "net use \\\\srv\\ipc$ /user:CORP\\alice s3cr3tVx",
+                "nmcli dev wifi connect Home password s3cr3tVx",
+                "nmcli con modify Home wifi-sec.psk s3cr3tVx",
+                "nmcli connection add type wifi ssid Home wifi-sec.key-mgmt wpa-psk wifi-sec.psk \"s3cr3tVx\"",
+                "nmcli con mod eth 802-1x.password s3cr3tVx",
+                "wpa_passphrase HomeWifi s3cr3tVx",
+                "wpa_passphrase \"Home Wifi\" 's3cr3tVx' > /etc/wpa.conf",
+                "msbuild app.sln /p:Password=s3cr3tVx",
+                "msbuild app.sln /p:DeployOnBuild=true;Password=s3cr3tVx /p:UserName=alice",
+                "dotnet publish -p:PublishProfile=x -p:DeployPassword=\"s3cr3tVx\"",
+                "MSBuild.exe x.sln /property:Password=s3cr3tVx",
+                "sqlpackage /Action:Publish /TargetPassword:s3cr3tVx /TargetUser:sa",
+                "SqlPackage.exe /a:Publish /tp:s3cr3tVx /tu:sa",
+                "signtool sign /f cert.pfx /p s3cr3tVx app.exe",
+                "helm install x c --set env[0].name=DB_PASSWORD,env[0].value=s3cr3tVx",
+                "helm upgrade x c --set \"extraEnv[0].name=API_TOKEN,extraEnv[0].value=s3cr3tVx\"",
+                "helm upgrade x c --set env[1].name=DB_PASSWORD --set-string env[1].value=s3cr3tVx",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &["INSERT INTO users\nVALUES\n  (1, 'alice', 's3cr3tVx'),\n  (2, 'bob', 's3cr3tVx');"],
+        );
+        // Near misses: a neutral table, SNMPv3's user, an option after
+        // `net user`, a prompt, neutral properties and pairs.
+        shown_everywhere(
+            &r,
+            &[
+                "INSERT INTO orders VALUES (1, 'widget', 3);",
+                "INSERT INTO users VALUES (1, 42, NULL, true, ?);",
+                "snmp-server host 10.0.0.1 version 3 priv admin",
+                "snmp-server host 10.0.0.1 informs version 3 auth alice",
+                "net user alice /add",
+                "net user alice * /add",
+                "net use Z: \\\\srv\\share /persistent:yes",
+                "nmcli con mod Home wifi-sec.psk-flags 0",
+                "wpa_passphrase HomeWifi < /run/psk",
+                "msbuild app.sln /p:Configuration=Release",
+                "dotnet pack -p:Version=1.2.3",
+                "helm install x c --set env[0].name=LOG_LEVEL,env[0].value=debug",
+                "robocopy C:\\a D:\\b /MIR /R:3",
+            ],
+        );
+    }
+
+    /// Issue 19 (red11): declarations in HOCON, Dhall, T-SQL, Oracle,
+    /// PostgreSQL and Bicep (hidden before red11 but for PostgreSQL's
+    /// dollar-quoted and escape-string passwords: pinned here).
+    #[test]
+    fn hocon_dhall_tsql_postgres_and_bicep_declarations() {
+        let r = Redactor::default();
+        hidden_everywhere(
+            &r,
+            &[
+                "db.password: \"s3cr3tVx\"",
+                "slick.dbs.default.db.password = \"\"\"s3cr3tVx\"\"\"",
+                "db { user = \"a\", password = s3cr3tVx }",
+                "ssl { key-store-password = \"s3cr3tVx\" }",
+                "let password = \"s3cr3tVx\"",
+                "let apiToken : Text = \"s3cr3tVx\"",
+                "{ user = \"a\", password = \"s3cr3tVx\" }",
+                "CREATE LOGIN [alice] WITH PASSWORD = N's3cr3tVx', CHECK_POLICY = OFF;",
+                "CREATE LOGIN alice WITH PASSWORD = 's3cr3tVx' MUST_CHANGE, CHECK_EXPIRATION = ON;",
+                "CREATE USER alice WITH PASSWORD = 's3cr3tVx';",
+                "CREATE MASTER KEY ENCRYPTION BY PASSWORD = 's3cr3tVx';",
+                "ALTER USER alice IDENTIFIED BY 's3cr3tVx';",
+                "CREATE USER alice IDENTIFIED BY s3cr3tVx DEFAULT TABLESPACE users;",
+                "CREATE USER alice PASSWORD 's3cr3tVx';",
+                "CREATE ROLE alice LOGIN PASSWORD 's3cr3tVx' VALID UNTIL 'infinity';",
+                "CREATE USER alice WITH ENCRYPTED PASSWORD 's3cr3tVx';",
+                "CREATE USER alice WITH PASSWORD $$s3cr3tVx$$;",
+                "ALTER ROLE alice PASSWORD $pw$s3cr3tVx$pw$;",
+                "ALTER ROLE alice PASSWORD E's3cr3tVx';",
+                "param adminPassword string = 's3cr3tVx'",
+                "var dbPassword = 's3cr3tVx'",
+                "param adminPassword = 's3cr3tVx'",
+            ],
+        );
+        file_hidden_everywhere(
+            &r,
+            &[
+                "db {\n  password = ${?DB_PASSWORD}\n  password = \"s3cr3tVx\"\n}",
+                "@secure()\nparam adminPass string = 's3cr3tVx'",
+                "resource s 'Microsoft.Sql/servers@2021-11-01' = {\n  properties: {\n    administratorLoginPassword: 's3cr3tVx'\n  }\n}",
+            ],
+        );
+        shown_everywhere(
+            &r,
+            &[
+                "param location string = 'westeurope'",
+                "CREATE ROLE alice LOGIN VALID UNTIL 'infinity';",
+                "SELECT $$visible$$;",
+            ],
+        );
+    }
+
+    /// Issue 19 (red11): Helm's indexed name/value pair as two items of
+    /// a parameters list (Argo CD's `helm.parameters`).
+    #[test]
+    fn helm_parameter_pairs_as_list_items() {
+        let r = Redactor::default();
+        file_hidden_everywhere(
+            &r,
+            &[
+                "parameters:\n- name: env[0].name\n  value: DB_PASSWORD\n- name: env[0].value\n  value: s3cr3tVx",
+                "parameters:\n  - name: \"extraEnv[3].value\"\n    value: \"s3cr3tVx\"\n  - name: \"extraEnv[3].name\"\n    value: API_TOKEN",
+            ],
+        );
+        let yaml = "spec:\n  source:\n    helm:\n      parameters:\n      - name: env[0].name\n        value: DB_PASSWORD\n      - name: env[0].value\n        value: s3cr3tVx\n      - name: env[1].name\n        value: LOG_LEVEL\n      - name: env[1].value\n        value: visible-debug\n";
+        for out in both_modes(&r, yaml) {
+            assert!(
+                !out.contains("s3cr3tVx")
+                    && out.contains("visible-debug")
+                    && out.contains("DB_PASSWORD"),
+                "{out}"
+            );
+        }
+        file_shown_everywhere(
+            &r,
+            &["parameters:\n- name: env[0].name\n  value: LOG_LEVEL\n- name: env[0].value\n  value: debug"],
         );
     }
 }
