@@ -5303,14 +5303,8 @@ fn positional_rules() -> &'static [PositionalRule] {
                 never,
             ),
             // probe26 (r-redact-windows-commands-ipsec-secrets-sasl-passwd):
-            // Windows' `net user NAME X` (not `*`, which prompts, nor an
-            // option `/delete`), `net use \\srv\share X`, `cmdkey
-            // /pass:X`, `schtasks … /rp X`.
-            rule(
-                &["net user", "NET USER", "Net User", "net use", "NET USE", "Net Use"],
-                r#"(?i)(\bnet[ \t]+use(?:r[ \t]+(?:"[^"\n]*"|[^\s/"]\S*)|[ \t]+(?:[A-Z]:[ \t]+)?\\\\\S+)[ \t]+)("[^"\n]*"|[^\s/*"]\S*)()"#,
-                never,
-            ),
+            // `cmdkey /pass:X`, `schtasks … /rp X` (`net user`/`net use`
+            // are red11's positional rules).
             rule(
                 &["cmdkey", "CMDKEY", "Cmdkey"],
                 r#"(?i)(\bcmdkey\b[^\n]*?[ \t]/pass:)("[^"\n]*"|\S+)()"#,
