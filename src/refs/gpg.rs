@@ -32,12 +32,6 @@ fn failed(out: &std::process::Output) -> RefError {
     RefError::new(format!("gpg failed ({}): {}", out.status, last.join("; ")))
 }
 
-/// Runs gpg under the program time limit. A message encrypted with a
-/// passphrase (`gpg -c`) makes gpg-agent ask for it on the terminal and wait
-/// for ever (`--batch` does not stop the agent's pinentry): gpg is stopped
-/// as soon as it says it needs one (`NEED_PASSPHRASE_SYM`, a status line
-/// of `decrypt`), and an error says why (re-probe 18
-/// encrypted-pem-or-symmetric-gpg-ref-waits-for-a-passphrase).
 /// The most gpg may write, decrypted or encrypted. A message is
 /// compressed before it is encrypted: 2,853 bytes of a reference file
 /// decrypted to 2 GB of zeros and took 4.2 GB of memory (probe 27), and
@@ -45,6 +39,12 @@ fn failed(out: &std::process::Output) -> RefError {
 /// every reference file.
 const MAX_OUTPUT: u64 = 64 << 20;
 
+/// Runs gpg under the program time limit. A message encrypted with a
+/// passphrase (`gpg -c`) makes gpg-agent ask for it on the terminal and wait
+/// for ever (`--batch` does not stop the agent's pinentry): gpg is stopped
+/// as soon as it says it needs one (`NEED_PASSPHRASE_SYM`, a status line
+/// of `decrypt`), and an error says why (re-probe 18
+/// encrypted-pem-or-symmetric-gpg-ref-waits-for-a-passphrase).
 fn spawn(mut c: Command, input: &[u8]) -> Result<std::process::Output, RefError> {
     use std::io::{BufRead, Read};
     let mut child = c
