@@ -56,8 +56,12 @@ impl SecretMask {
         // share most of theirs (classes), and the diff's rules cost far
         // more than a digest.
         let mut seen = std::collections::HashSet::new();
+        let mut keys = KeyMemo {
+            redactor: &redactor,
+            memo: std::collections::HashMap::new(),
+        };
         for v in roots {
-            collect(&redactor, v, false, &mut found, 0);
+            collect(&mut keys, v, false, &mut found, 0);
             if !structural {
                 continue;
             }
@@ -166,9 +170,30 @@ fn rendered_parameters<'a>(
         .filter_map(|r| r.as_ref().ok().map(|n| &n.parameters))
 }
 
+/// [`Redactor::key_matches`] asked once per distinct key: a platform's
+/// targets share most of their keys (their classes'), and the key rules
+/// are many patterns (it was most of linting 1,000 targets' masks).
+struct KeyMemo<'r, 'v> {
+    redactor: &'r Redactor,
+    memo: std::collections::HashMap<&'v str, bool>,
+}
+
+impl<'v> KeyMemo<'_, 'v> {
+    fn matches(&mut self, key: &'v str) -> bool {
+        let r = self.redactor;
+        *self.memo.entry(key).or_insert_with(|| r.key_matches(key))
+    }
+}
+
 /// Adds the strings under secret-named keys (`secret` once one is above),
 /// and the `value` of a `{name: <secret-named>, value: ...}` pair.
-fn collect(r: &Redactor, v: &Value, secret: bool, out: &mut BTreeSet<String>, depth: usize) {
+fn collect<'v>(
+    keys: &mut KeyMemo<'_, 'v>,
+    v: &'v Value,
+    secret: bool,
+    out: &mut BTreeSet<String>,
+    depth: usize,
+) {
     // Rendered values are bounded in depth; this guards the stack anyway.
     if depth > 512 {
         return;
@@ -179,18 +204,18 @@ fn collect(r: &Redactor, v: &Value, secret: bool, out: &mut BTreeSet<String>, de
         Value::Float(f) if secret => add(&f.to_string(), out),
         Value::List(items) => {
             for i in items {
-                collect(r, i, secret, out, depth + 1);
+                collect(keys, i, secret, out, depth + 1);
             }
         }
         Value::Map(m) => {
             let named = ["name", "key"].iter().any(|k| {
                 m.get(*k)
                     .and_then(Value::as_str)
-                    .is_some_and(|n| r.key_matches(n))
+                    .is_some_and(|n| keys.matches(n))
             });
             for (k, child) in m {
-                let hide = secret || r.key_matches(k) || (named && k == "value");
-                collect(r, child, hide, out, depth + 1);
+                let hide = secret || keys.matches(k) || (named && k == "value");
+                collect(keys, child, hide, out, depth + 1);
             }
         }
         _ => {}
