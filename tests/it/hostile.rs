@@ -862,6 +862,8 @@ fn stale_compile_temp_dirs_are_removed_but_live_ones_kept() {
 /// One row per line of the redaction table in docs/review.md: the object
 /// (old and new version) and the secret that must never be shown.
 const REDACTION_ROWS: &[(&str, &str, &str)] = &[
+    // verify22: escaped quotes of a double-quoted string read as text.
+    ("escaped-quotes-read-as-text", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  db.sh: \"mysql -u root --password \\\"{V}\\\"\"\n  login.sh: \"docker login -u u -p \\\"{V}-2\\\"\"\n  ipsec.txt: \": PSK \\\"{V}-3\\\"\"\n", "escquote5511xq"),
     // Issue 19 (probe26): a Ceph key in a keyring carried in a ConfigMap.
     ("ceph-keyring-key", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: rook-config-override}\ndata:\n  keyring: |\n    [mon.]\n      key = AQB{V}==\n      caps mon = \"allow *\"\n", "cephkey9931xqZGVmZ2hpamtsbW5vcHFyc3"),
     // Issue 19 (probe26): Windows commands, ipsec.secrets, sasl_passwd, Logstash cloud_auth.
