@@ -6112,7 +6112,7 @@ fn shape_rules() -> &'static (Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>) 
             // there is a user name: `version 3 …` leaves `version`).
             rule(
                 &["snmp-server"],
-                r"(?im)^[ \t]*snmp-server[ \t]+host[ \t]+\S+(?:[ \t]+vrf[ \t]+\S+)?(?:[ \t]+(?:informs|traps))?(?:[ \t]+version[ \t]+(?:1|2c))?[ \t]+(?P<v>\S+)",
+                r#"(?im)^[ \t]*(?:-[ \t]+|"?[\w.-]+"?[ \t]*[:=][ \t]*"?)?snmp-server[ \t]+host[ \t]+\S+(?:[ \t]+vrf[ \t]+\S+)?(?:[ \t]+(?:informs|traps))?(?:[ \t]+version[ \t]+(?:1|2c))?[ \t]+(?P<v>[^\s"]+)"#,
                 |v| {
                     ["version", "informs", "traps", "vrf"]
                         .iter()
@@ -10262,6 +10262,16 @@ mod tests {
     #[test]
     fn positional_leftovers_insert_snmp_host_lftp_net_user_nmcli_msbuild_helm() {
         let r = Redactor::default();
+        // verify22: after a key on the same line, read as text
+        // (`--no-semantic`): the rule read the command at a line's start.
+        for text in [
+            "  snmp.cfg: snmp-server host 10.0.0.1 version 2c s3cr3tVx\n",
+            "  \"snmp\": \"snmp-server host 10.0.0.1 s3cr3tVx\",\n",
+            "- snmp-server host 10.0.0.1 traps s3cr3tVx\n",
+        ] {
+            let out = r.redact_text(text);
+            assert!(!out.contains("s3cr3tVx"), "{text} -> {out}");
+        }
         hidden_everywhere(
             &r,
             &[
