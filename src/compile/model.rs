@@ -428,6 +428,23 @@ pub fn plan_target(node: &RenderedNode) -> Result<(TargetPlan, Map), CompileErro
             ))
         }
     };
+    // The directory is `vars.target` with `.` as `/`: a leading dot made it
+    // absolute (target `.tmp.x` wrote `/tmp/x/`, outside the catalog: any
+    // pull request could write where the runner may), and a doubled or
+    // trailing one names the directory of another target in another
+    // spelling (`a..sub` is `a/sub`), which the overlap checks missed.
+    if let Some(t) = &target_var {
+        if !t.is_empty() && t.split('.').any(str::is_empty) {
+            return Err(invalid(
+                target,
+                "parameters.kapitan.vars.target",
+                format!(
+                    "`{t}` would be written to `compiled/{}`: with `.` as `/` an empty part is a path outside or another target's directory; rename the target file so its name neither starts nor ends with `.` nor holds `..`",
+                    t.replace('.', "/")
+                ),
+            ));
+        }
+    }
     let labels = match kap.get("labels") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Map(l)) => {
@@ -865,6 +882,29 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("helmfile"));
+    }
+
+    /// verify22: `vars.target` `.tmp.x` became the directory `/tmp/x`,
+    /// which `Path::join` takes as absolute: the compile wrote there.
+    #[test]
+    fn a_target_directory_with_an_empty_part_is_refused() {
+        for bad in [".tmp.x", "a..sub", "a.", "..x", "."] {
+            let n = node(&format!(
+                r#"{{"kapitan":{{"vars":{{"target":"{bad}"}},"compile":[{{"input_type":"jsonnet","input_paths":["a"],"output_path":"o"}}]}}}}"#
+            ));
+            let e = plan_target(&n).unwrap_err().to_string();
+            assert!(
+                e.contains("vars.target") && e.contains("empty part"),
+                "{bad}: {e}"
+            );
+        }
+        for good in ["t", "a.sub", "a.b.c"] {
+            let n = node(&format!(
+                r#"{{"kapitan":{{"vars":{{"target":"{good}"}},"compile":[{{"input_type":"jsonnet","input_paths":["a"],"output_path":"o"}}]}}}}"#
+            ));
+            let (plan, _) = plan_target(&n).unwrap();
+            assert!(!plan.dir.starts_with('/') && !plan.dir.contains("//"));
+        }
     }
 
     /// Probe 25: the compile cache keys its kept dumps by the variables

@@ -1057,6 +1057,28 @@ fn decode_escapes(text: &str) -> String {
     out
 }
 
+/// `\"` and `\\` decoded (the escapes [`decode_escapes`] keeps): a JSON
+/// string's quoted word read as text (verify22).
+fn decode_quote_escapes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some(n @ ('"' | '\\')) => out.push(n),
+                Some(n) => {
+                    out.push(c);
+                    out.push(n);
+                }
+                None => out.push(c),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Whether a text holds a control character other than a tab or line
 /// break (NUL, SOH, ESC, DEL), a zero-width space (U+200B) or a
 /// byte-order mark (U+FEFF): [`Redactor::scrub_invisible`]. One scan of
@@ -2178,21 +2200,36 @@ impl Redactor {
             return out;
         }
         let decoded = decode_escapes(&out);
-        if decoded == out {
+        if decoded != out {
+            // Escaped controls (`"x=1\u0001password=x"`) decode to controls:
+            // read as blanks ([`Self::scrub_invisible`]).
+            let decoded = if has_invisible(&decoded) {
+                blank_invisible(&decoded)
+            } else {
+                decoded
+            };
+            let again = self.scrub_at(&decoded, 0);
+            if again != decoded {
+                return encode_controls(&again);
+            }
+        }
+        // The first pass may have hidden only an escape: `--password
+        // \"X\"` (a JSON string read as text) hid the `\` and showed X,
+        // and decoding what it left, `<redacted>"X\"`, hides nothing more
+        // (verify22). The text is read once more with its quotes decoded,
+        // and shown so when that leaves fewer of its characters visible.
+        if !text.contains("\\\"") {
             return out;
         }
-        // Escaped controls (`"x=1\u0001password=x"`) decode to controls:
-        // read as blanks ([`Self::scrub_invisible`]).
-        let decoded = if has_invisible(&decoded) {
-            blank_invisible(&decoded)
+        // Only `\"` and `\\` are decoded: the text keeps its lines (one
+        // read may span several).
+        let plain = decode_quote_escapes(text);
+        let fresh = self.scrub_at(&plain, 0);
+        let visible = |t: &str| t.len() - t.matches(OLD).count() * OLD.len();
+        if visible(&fresh) + (text.len() - plain.len()) < visible(&out) {
+            fresh
         } else {
-            decoded
-        };
-        let again = self.scrub_at(&decoded, 0);
-        if again == decoded {
             out
-        } else {
-            encode_controls(&again)
         }
     }
 
@@ -6082,7 +6119,7 @@ fn shape_rules() -> &'static (Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>) 
             // there is a user name: `version 3 …` leaves `version`).
             rule(
                 &["snmp-server"],
-                r"(?im)^[ \t]*snmp-server[ \t]+host[ \t]+\S+(?:[ \t]+vrf[ \t]+\S+)?(?:[ \t]+(?:informs|traps))?(?:[ \t]+version[ \t]+(?:1|2c))?[ \t]+(?P<v>\S+)",
+                r#"(?im)^[ \t]*(?:-[ \t]+|"?[\w.-]+"?[ \t]*[:=][ \t]*"?)?snmp-server[ \t]+host[ \t]+\S+(?:[ \t]+vrf[ \t]+\S+)?(?:[ \t]+(?:informs|traps))?(?:[ \t]+version[ \t]+(?:1|2c))?[ \t]+(?P<v>[^\s"]+)"#,
                 |v| {
                     ["version", "informs", "traps", "vrf"]
                         .iter()
@@ -6365,6 +6402,43 @@ fn hide_shape_rules(out: &mut String, secret_name: impl Fn(&str) -> bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// verify22: the new shapes in a JSON file read as text
+    /// (`--no-semantic`): quotes escaped as `\"`. The escape alone was
+    /// hidden (`--password <redacted>"X\"`), or nothing was.
+    #[test]
+    fn escaped_quotes_of_a_json_string_read_as_text() {
+        let r = Redactor::default();
+        for (line, secret) in [
+            (
+                r#" "g": "mysql -u root --password \"Q66zold\"","#,
+                "Q66zold",
+            ),
+            (r#" "h": "docker login -u u -p \"Q67zold\"","#, "Q67zold"),
+            (
+                r#" "a": "net user \"svc\" \"Q60zPassw0rd\"","#,
+                "Q60zPassw0rd",
+            ),
+            (r#" "k": ": PSK \"Q70zipsecpsk\"","#, "Q70zipsecpsk"),
+            (
+                r#" "e": "public string ApiKey { get; init; } = \"Q64zcsharp\";","#,
+                "Q64zcsharp",
+            ),
+            (
+                r#" "d": "cloud_auth => \"elastic:Q63zcloudpass\"","#,
+                "Q63zcloudpass",
+            ),
+        ] {
+            let out = r.redact_text(line);
+            assert!(!out.contains(secret), "{line}\n -> {out}");
+        }
+        for line in [
+            r#" "cmd": "echo \"hello world\" > /tmp/x","#,
+            r#" "msg": "user \"bob\" logged in","#,
+        ] {
+            assert_eq!(r.redact_text(line).trim_end(), line);
+        }
+    }
 
     /// Issue 19 (probe26, r-redact-ceph-keyring-keys): a Ceph key under
     /// `key` (a keyring carried in a ConfigMap) and in JSON.
@@ -10195,6 +10269,16 @@ mod tests {
     #[test]
     fn positional_leftovers_insert_snmp_host_lftp_net_user_nmcli_msbuild_helm() {
         let r = Redactor::default();
+        // verify22: after a key on the same line, read as text
+        // (`--no-semantic`): the rule read the command at a line's start.
+        for text in [
+            "  snmp.cfg: snmp-server host 10.0.0.1 version 2c s3cr3tVx\n",
+            "  \"snmp\": \"snmp-server host 10.0.0.1 s3cr3tVx\",\n",
+            "- snmp-server host 10.0.0.1 traps s3cr3tVx\n",
+        ] {
+            let out = r.redact_text(text);
+            assert!(!out.contains("s3cr3tVx"), "{text} -> {out}");
+        }
         hidden_everywhere(
             &r,
             &[

@@ -101,6 +101,55 @@ fn target_names_dot_dotdot_and_empty_are_refused() {
     }
 }
 
+/// verify22: the catalog directory is `vars.target` with `.` as `/`, so a
+/// target file `.tmp.x.yml` compiled into `/tmp/x/` (an absolute path),
+/// and `a..sub` into `a/sub`, the directory of target `a.sub`.
+#[test]
+fn target_directories_with_an_empty_part_are_refused() {
+    let tmp = tempfile::Builder::new()
+        .prefix("strata-verify22-")
+        .tempdir()
+        .unwrap();
+    let abs = tmp.path().canonicalize().unwrap();
+    let repo = abs.join("repo");
+    let class = "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: .\n        input_type: jsonnet\n        output_type: yaml\n        input_paths: [main.jsonnet]\n";
+    write(&repo.join("inventory/classes/common.yml"), class);
+    write(&repo.join("main.jsonnet"), "{ f: { v: 1 } }\n");
+    let escaped = abs.join("escaped");
+    let abs_text = abs.to_str().unwrap();
+    // The name spells the temporary directory with dots, so before the
+    // fix the write landed in it (and not elsewhere on the machine).
+    if abs_text.contains('.') {
+        eprintln!("skipped the absolute case: {abs_text} holds a dot");
+    } else {
+        let name = format!("{}.escaped", abs_text.replace('/', "."));
+        write(
+            &repo.join(format!("inventory/targets/{name}.yml")),
+            "classes: [common]\n",
+        );
+        let err = run(&repo, COMPILE, 2);
+        assert!(
+            err.contains("vars.target") && err.contains("empty part"),
+            "{err}"
+        );
+        assert!(!escaped.exists(), "the compile wrote {}", escaped.display());
+        std::fs::remove_file(repo.join(format!("inventory/targets/{name}.yml"))).unwrap();
+    }
+    write(
+        &repo.join("inventory/targets/a.sub.yml"),
+        "classes: [common]\n",
+    );
+    write(
+        &repo.join("inventory/targets/a..sub.yml"),
+        "classes: [common]\n",
+    );
+    let err = run(&repo, COMPILE, 2);
+    assert!(
+        err.contains("`a..sub`") && err.contains("empty part"),
+        "{err}"
+    );
+}
+
 #[test]
 fn alias_bomb_is_refused_everywhere() {
     let tmp = copy_fixture("alias-bomb");
@@ -813,6 +862,8 @@ fn stale_compile_temp_dirs_are_removed_but_live_ones_kept() {
 /// One row per line of the redaction table in docs/review.md: the object
 /// (old and new version) and the secret that must never be shown.
 const REDACTION_ROWS: &[(&str, &str, &str)] = &[
+    // verify22: escaped quotes of a double-quoted string read as text.
+    ("escaped-quotes-read-as-text", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  db.sh: \"mysql -u root --password \\\"{V}\\\"\"\n  login.sh: \"docker login -u u -p \\\"{V}-2\\\"\"\n  ipsec.txt: \": PSK \\\"{V}-3\\\"\"\n", "escquote5511xq"),
     // Issue 19 (probe26): a Ceph key in a keyring carried in a ConfigMap.
     ("ceph-keyring-key", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: rook-config-override}\ndata:\n  keyring: |\n    [mon.]\n      key = AQB{V}==\n      caps mon = \"allow *\"\n", "cephkey9931xqZGVmZ2hpamtsbW5vcHFyc3"),
     // Issue 19 (probe26): Windows commands, ipsec.secrets, sasl_passwd, Logstash cloud_auth.
