@@ -676,11 +676,18 @@ pub(crate) fn lint_revision(
     work: &Path,
 ) -> Option<Vec<Diagnostic>> {
     let repo = Path::new(".");
-    let src = work.join("base-lint-src");
-    if let Err(e) = crate::diff::git::extract(repo, base, "", &src) {
+    let tree = work.join("base-lint-src");
+    if let Err(e) = crate::diff::git::extract(repo, base, "", &tree) {
         eprintln!("warning: cannot read the base revision for lint: {e}");
         return None;
     }
+    // Paths are the working directory's: run from a subdirectory of the
+    // repository, the base is read at that subdirectory too (else its
+    // inventory is not found, and every finding counts as new).
+    let src = match crate::diff::git::subdir(repo) {
+        Ok(sub) if !sub.is_empty() => tree.join(sub),
+        _ => tree,
+    };
     let mut opts = inv.clone();
     // Only the revision's own tree is read (an absolute inventory path
     // from `.kapitan` named a directory elsewhere on the runner).

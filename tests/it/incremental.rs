@@ -366,6 +366,40 @@ fn ci(repo: &Path, extra: &[&str]) -> (i32, String, String) {
 }
 
 #[test]
+fn ci_full_from_a_subdirectory_lints_the_base_there() {
+    // Run from the platform's subdirectory, `ci --full` read the base's
+    // inventory at the repository's root: not found, every finding of the
+    // head counted as new (exit 1) where the incremental run saw them
+    // already in the base (exit 0).
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    copy_tree(&fixture, &repo.join("platform"));
+    std::fs::write(
+        repo.join("platform/inventory/classes/orphan.yml"),
+        "parameters: {}\n",
+    )
+    .unwrap();
+    git(repo, &["init", "-q"]);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "base"]);
+    git(repo, &["branch", "base"]);
+    edit(&repo.join("platform/components/web/banner.txt"), |_| {
+        "hello\n".into()
+    });
+    git(repo, &["commit", "-qam", "head"]);
+    let sub = repo.join("platform");
+    let extra = ["--search-paths", ".", "lib"];
+    let inc = ci(&sub, &extra);
+    let full = ci(&sub, &[&extra[..], &["--full"]].concat());
+    assert_eq!(inc.0, 0, "{}\n{}", inc.1, inc.2);
+    assert!(inc.1.contains("already in the base"), "{}", inc.1);
+    assert!(!full.2.contains("cannot lint the base"), "{}", full.2);
+    assert_eq!(full.0, inc.0, "{}\n{}", full.1, full.2);
+    assert_eq!(full.1, inc.1);
+}
+
+#[test]
 fn review_runs_from_a_subdirectory_with_compile_flags() {
     // `diff --base` and `review` compile each revision from the directory
     // the user stands in, with compile flags given directly.
