@@ -164,6 +164,16 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
     let (findings, base_findings) = match (&pr_open, &pr_req) {
         (Some(opened), Some(req)) => pr_lint(opened, &inv_opts, &req.base, work.path(), timings)?,
         _ => {
+            // `--collect` on a pull request: the working tree is the pull
+            // request's, read as the review reads it (its committed
+            // symlink to a file of the runner is refused, not quoted).
+            let inv_opts = match &event {
+                Event::PullRequest { .. } => crate::inventory::InventoryOptions {
+                    confine: Some(std::env::current_dir()?.canonicalize()?),
+                    ..inv_opts.clone()
+                },
+                _ => inv_opts.clone(),
+            };
             let findings = lint::lint_path(
                 &inv_opts,
                 &LintOptions {

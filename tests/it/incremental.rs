@@ -400,6 +400,44 @@ fn ci_full_from_a_subdirectory_lints_the_base_there() {
 }
 
 #[test]
+fn ci_collect_on_a_pull_request_lints_the_checkout_confined() {
+    // `ci --collect` linted the pull request's checkout unconfined: a
+    // committed symlink class to a file of the runner was read, and its
+    // top-level key quoted in the log and the job summary (a `ci` without
+    // shards, which lints as the review reads, refuses it).
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
+    let dir = tempfile::tempdir().unwrap();
+    let repo = &dir.path().join("repo");
+    copy_tree(&fixture, repo);
+    git(repo, &["init", "-q"]);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "base"]);
+    git(repo, &["branch", "base"]);
+    let shard = dir.path().join("s1");
+    let out = strata()
+        .current_dir(repo)
+        .args(["compile", "--shard", "1/1", "--output-path"])
+        .arg(&shard)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let outside = dir.path().join("runner-file.yml");
+    std::fs::write(&outside, "runner_only_key_q7: 1\nparameters: {}\n").unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join("inventory/classes/leak.yml")).unwrap();
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "head"]);
+    let (code, out, err) = ci(repo, &["--collect", shard.to_str().unwrap()]);
+    assert!(!out.contains("runner_only_key_q7"), "{out}");
+    assert!(!err.contains("runner_only_key_q7"), "{err}");
+    assert!(err.contains("leads outside the repository"), "{err}");
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
 fn review_runs_from_a_subdirectory_with_compile_flags() {
     // `diff --base` and `review` compile each revision from the directory
     // the user stands in, with compile flags given directly.
