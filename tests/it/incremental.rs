@@ -438,6 +438,48 @@ fn ci_collect_on_a_pull_request_lints_the_checkout_confined() {
 }
 
 #[test]
+fn ci_collect_on_a_pull_request_lints_as_ci_does() {
+    // With shards, the pull request's lint ran the catalog rules (kapp
+    // order, vaultkv-base64) on the head only: a finding as old as the
+    // base counted as new on every pull request (exit 1, quoting the
+    // scratch catalog's path), where `ci` without shards reports none.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
+    let dir = tempfile::tempdir().unwrap();
+    let repo = &dir.path().join("repo");
+    copy_tree(&fixture, repo);
+    std::fs::write(
+        repo.join("files/static/obj.yml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    kapp.k14s.io/change-rule: \"garbage rule\"\n",
+    )
+    .unwrap();
+    git(repo, &["init", "-q"]);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "base"]);
+    git(repo, &["branch", "base"]);
+    edit(&repo.join("components/web/banner.txt"), |_| {
+        "hello\n".into()
+    });
+    git(repo, &["commit", "-qam", "head"]);
+    let shard = dir.path().join("s1");
+    let out = strata()
+        .current_dir(repo)
+        .args(["compile", "--shard", "1/1", "--output-path"])
+        .arg(&shard)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let collected = ci(repo, &["--collect", shard.to_str().unwrap()]);
+    let full = ci(repo, &["--full"]);
+    assert!(!collected.1.contains("change-rule"), "{}", collected.1);
+    assert_eq!(collected.0, full.0, "{}\n{}", collected.1, collected.2);
+    assert_eq!(collected.1, full.1);
+}
+
+#[test]
 fn review_runs_from_a_subdirectory_with_compile_flags() {
     // `diff --base` and `review` compile each revision from the directory
     // the user stands in, with compile flags given directly.
