@@ -42,11 +42,16 @@ fn run(dir: &Path, args: &[&str], code: i32) -> String {
 
 /// [`run`] with environment variables set (`STRATA_EVAL_MEMORY`).
 fn run_env(dir: &Path, args: &[&str], env: &[(&str, &str)], code: i32) -> String {
+    run_within(dir, args, env, code, 60)
+}
+
+/// [`run_env`] with a hang guard of `secs` seconds (not a time goal).
+fn run_within(dir: &Path, args: &[&str], env: &[(&str, &str)], code: i32, secs: u64) -> String {
     let out = strata()
         .current_dir(dir)
         .args(args)
         .envs(env.iter().copied())
-        .timeout(Duration::from_secs(60))
+        .timeout(Duration::from_secs(secs))
         .output()
         .unwrap();
     let text =
@@ -1431,7 +1436,9 @@ fn template_code_depth_steps_and_heap_are_bounded() {
     ];
     for (file, text, needle) in cases {
         write(&tmp.path().join(file), &text);
-        let err = run(tmp.path(), &["template", "-f", file], 2);
+        // The step bounds take 100,000,000 statements to reach: 19-25 s in
+        // a debug build on a loaded 2-core machine, near the usual guard.
+        let err = run_within(tmp.path(), &["template", "-f", file], &[], 2, 300);
         assert!(err.contains(needle) && err.contains(file), "{file}: {err}");
     }
     // Ordinary code, a deep-ish YAML document and a long loop still run.
