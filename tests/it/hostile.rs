@@ -5267,3 +5267,65 @@ fn a_confined_compile_never_sends_vault_credentials_where_the_pull_request_says(
     );
     assert_eq!(*seen.lock().unwrap(), Vec::<String>::new());
 }
+
+/// The compile cache's record of an inventory's facts names each target's
+/// catalog directory, and a compile with an unchanged inventory links the
+/// cached files there without rendering. A record naming `../..` or an
+/// absolute directory (a cache restored from a shared CI cache a pull
+/// request could write) made `compile --cache` link files outside the
+/// catalog (probe 29, cache-record-directory-outside-the-catalog).
+#[test]
+fn a_cache_record_naming_a_directory_outside_the_catalog_is_not_followed() {
+    use strata::workspace::fingerprint::{Fingerprinter, InventoryFacts};
+    let tmp = tempfile::Builder::new()
+        .prefix("strata-probe29-")
+        .tempdir()
+        .unwrap();
+    let abs = tmp.path().canonicalize().unwrap();
+    let repo = abs.join("repo");
+    let cache = abs.join("cache");
+    let class = "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: .\n        input_type: jsonnet\n        output_type: yaml\n        input_paths: [main.jsonnet]\n";
+    write(&repo.join("inventory/classes/common.yml"), class);
+    write(&repo.join("inventory/targets/t.yml"), "classes: [common]\n");
+    write(&repo.join("main.jsonnet"), "{ f: { v: 1 } }\n");
+    let cache_arg = cache.to_str().unwrap();
+    let args = ["compile", "--output-path", "out", "--cache", cache_arg];
+    run(&repo, &args, 0);
+    let escaped = abs.join("escaped");
+    for dir in [
+        // The catalog is built in `out/<temporary>/compiled`.
+        "../../../../escaped".to_string(),
+        escaped.to_str().unwrap().to_string(),
+    ] {
+        let facts_dir = cache.join(".inventories");
+        let record = std::fs::read_dir(&facts_dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "json"))
+            .unwrap();
+        let mut facts: InventoryFacts =
+            serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+        let ws = strata::workspace::Workspace::open(&repo, &Default::default()).unwrap();
+        let old = Fingerprinter::from_facts(&ws, &facts).target("t").unwrap();
+        facts.targets.get_mut("t").unwrap().dir = dir.clone();
+        // The entry the crafted record's fingerprint names, made from the
+        // real one (renamed: its recorded state stays true).
+        let new = Fingerprinter::from_facts(&ws, &facts).target("t").unwrap();
+        std::fs::rename(cache.join(&old), cache.join(&new)).unwrap();
+        std::fs::rename(
+            cache.join(format!("{old}.state")),
+            cache.join(format!("{new}.state")),
+        )
+        .unwrap();
+        std::fs::write(&record, serde_json::to_vec(&facts).unwrap()).unwrap();
+        let _ = std::fs::remove_dir_all(cache.join(".catalogs"));
+        let out = run(&repo, &args, 0);
+        assert!(
+            !escaped.exists(),
+            "dir {dir}: the compile linked files into {}: {out}",
+            escaped.display()
+        );
+        assert!(!repo.join("escaped").exists(), "dir {dir}: {out}");
+        assert!(repo.join("out/compiled/t/f.yaml").is_file(), "{out}");
+    }
+}
