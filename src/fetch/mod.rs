@@ -186,6 +186,14 @@ pub fn repo_dir_name(url: &str) -> String {
             }
         })
         .collect();
+    // The path's `..` parts are dropped above; a host is one name too, and
+    // `git@..:x` (or `https://../x`) made `.repos/../x.git`, a clone and
+    // (as a jsonnet-bundler package name) a vendor directory one level out,
+    // deleted and replaced on install (probe 29).
+    let host = match host.as_str() {
+        "" | "." | ".." => "_".to_string(),
+        _ => host,
+    };
     format!("{host}/{}.git", clean.join("/"))
 }
 
@@ -561,6 +569,21 @@ mod tests {
             "github.com/projectsyn/component-x.git"
         );
         assert_eq!(repo_dir_name("file:///tmp/a/../r.git"), "local/tmp/a/r.git");
+        for url in [
+            "git@..:victim",
+            "https://../victim",
+            "ssh://git@../victim",
+            "file://../victim",
+        ] {
+            let name = repo_dir_name(url);
+            assert!(
+                Path::new(&name)
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_))),
+                "{url}: {name}"
+            );
+        }
+        assert_eq!(repo_dir_name("git@.:victim"), "_/victim.git");
         assert_eq!(
             config_url("https://u:p@h.example/x.git"),
             "https://h.example/x.git"

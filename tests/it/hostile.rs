@@ -5329,3 +5329,27 @@ fn a_cache_record_naming_a_directory_outside_the_catalog_is_not_followed() {
         assert!(repo.join("out/compiled/t/f.yaml").is_file(), "{out}");
     }
 }
+
+/// A jsonnet-bundler remote whose host is `..` (`git@..:victim`) named
+/// its clone `dependencies/.repos/../victim.git` and its package
+/// `vendor/../victim`, a directory one level out of vendor/ that an
+/// install deletes and replaces (probe 29,
+/// jsonnet-bundler-host-dotdot-leaves-vendor).
+#[test]
+fn a_remote_whose_host_is_dotdot_stays_in_the_repositories_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for remote in ["git@..:victim", "https://../victim", "file://../victim"] {
+        write(
+            &dir.join("jsonnetfile.json"),
+            &format!(
+                r#"{{"version":1,"dependencies":[{{"source":{{"git":{{"remote":"{remote}","subdir":""}}}},"version":"main"}}]}}"#
+            ),
+        );
+        let out = run(dir, &["fetch", "--jsonnetfile", ".", "--offline"], 2);
+        assert!(out.contains("not on disk"), "{remote}: {out}");
+        assert!(out.contains("dependency `_/victim`"), "{remote}: {out}");
+        assert!(out.contains(".repos/_/victim.git"), "{remote}: {out}");
+    }
+    assert!(!dir.join("dependencies/victim.git").exists());
+}
