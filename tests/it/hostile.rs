@@ -5353,3 +5353,57 @@ fn a_remote_whose_host_is_dotdot_stays_in_the_repositories_directory() {
     }
     assert!(!dir.join("dependencies/victim.git").exists());
 }
+
+/// A committed `vendor` (or `dependencies/.repos`) that is a link to a
+/// directory outside: `fetch --jsonnetfile` wrote the packages, the links to
+/// local sources and the clones there (probe 29, jsonnet-bundler-writes-through-a-committed-vendor-link).
+#[test]
+fn jsonnet_bundler_refuses_a_linked_vendor_or_repositories_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("proj");
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    write(&dir.join("libdir/a.libsonnet"), "{}\n");
+    write(
+        &dir.join("jsonnetfile.json"),
+        r#"{"version":1,"dependencies":[{"source":{"local":{"directory":"libdir"}},"version":""}]}"#,
+    );
+    std::os::unix::fs::symlink(&outside, dir.join("vendor")).unwrap();
+    let out = run(&dir, &["fetch", "--jsonnetfile", "."], 2);
+    assert!(out.contains("vendor: is a symbolic link"), "{out}");
+    std::fs::remove_file(dir.join("vendor")).unwrap();
+    std::fs::create_dir_all(dir.join("dependencies")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("dependencies/.repos")).unwrap();
+    let out = run(&dir, &["fetch", "--jsonnetfile", "."], 2);
+    assert!(out.contains(".repos: is a symbolic link"), "{out}");
+    // A link inside vendor/, on the way to a git package's directory.
+    std::fs::remove_file(dir.join("dependencies/.repos")).unwrap();
+    let src = tmp.path().join("src");
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .current_dir(&src)
+            .args(["-c", "user.email=a@b", "-c", "user.name=a"])
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    write(&src.join("a.libsonnet"), "{}\n");
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "i"]);
+    write(
+        &dir.join("jsonnetfile.json"),
+        &format!(
+            r#"{{"version":1,"dependencies":[{{"source":{{"git":{{"remote":"file://{}","subdir":""}}}},"version":"main"}}]}}"#,
+            src.display()
+        ),
+    );
+    std::fs::create_dir_all(dir.join("vendor")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("vendor/local")).unwrap();
+    let out = run(&dir, &["fetch", "--jsonnetfile", "."], 2);
+    assert!(out.contains("vendor/local is a symbolic link"), "{out}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "{out}");
+}
