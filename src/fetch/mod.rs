@@ -486,6 +486,17 @@ fn fetch_repo(
             FetchError::Many(errors)
         }
     };
+    // A committed `dependencies/.repos -> $HOME/x` carried the clones (and
+    // their `.state` records) wherever it pointed (probe 29).
+    if let Some(at) = [deps_dir.as_path(), repos_dir.as_path()]
+        .into_iter()
+        .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()))
+    {
+        return Err(all_err(format!(
+            "{} is a symbolic link: clones and checkouts are written only into real directories; remove the link",
+            at.display()
+        )));
+    }
     let needs = |r: &CacheRepo| {
         !deps
             .iter()

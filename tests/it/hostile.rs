@@ -5407,3 +5407,44 @@ fn jsonnet_bundler_refuses_a_linked_vendor_or_repositories_directory() {
     assert!(out.contains("vendor/local is a symbolic link"), "{out}");
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "{out}");
 }
+
+/// `fetch --deps` with a committed `dependencies/.repos` link wrote the
+/// bare clones and their state records where it pointed (probe 29,
+/// jsonnet-bundler-writes-through-a-committed-vendor-link, the Commodore
+/// fetcher's variant).
+#[test]
+fn fetch_refuses_a_linked_repositories_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("proj");
+    let outside = tmp.path().join("outside");
+    let src = tmp.path().join("src");
+    std::fs::create_dir_all(&outside).unwrap();
+    write(&src.join("a.txt"), "a\n");
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["add", "."],
+        &["commit", "-qm", "i"],
+    ] {
+        let ok = std::process::Command::new("git")
+            .current_dir(&src)
+            .args(["-c", "user.email=a@b", "-c", "user.name=a"])
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+    write(
+        &dir.join("deps.yml"),
+        &format!(
+            "- name: vs\n  url: file://{}\n  version: main\n",
+            src.display()
+        ),
+    );
+    std::fs::create_dir_all(dir.join("dependencies")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("dependencies/.repos")).unwrap();
+    let out = run(&dir, &["fetch", "--deps", "deps.yml"], 2);
+    assert!(out.contains(".repos is a symbolic link"), "{out}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "{out}");
+}
