@@ -328,6 +328,28 @@ pub fn install(dir: &Path, opts: &JbOptions) -> Result<Vec<Installed>, JbError> 
         }
     }
     let vendor = dir.join("vendor");
+    // A committed link (`vendor -> /elsewhere`, `dependencies/.repos ->
+    // $HOME`) carried the packages, the links to local sources and the
+    // clones -- and the deletion of an older install -- wherever it
+    // pointed (probe 29).
+    let repos_parent = opts.repos_dir.parent().unwrap_or(&opts.repos_dir);
+    let linked = crate::fswalk::first_link_below(dir, &vendor).or_else(|| {
+        [repos_parent, opts.repos_dir.as_path()]
+            .into_iter()
+            .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()))
+            .map(Path::to_path_buf)
+    });
+    if let Some(at) = linked {
+        let to = std::fs::read_link(&at)
+            .map(|t| format!(" (to {})", t.display()))
+            .unwrap_or_default();
+        return Err(JbError::File {
+            file: at,
+            message: format!(
+                "is a symbolic link{to}: jsonnet packages and their clones are written only into real directories; remove the link"
+            ),
+        });
+    }
     std::fs::create_dir_all(&vendor).map_err(|e| JbError::File {
         file: vendor.clone(),
         message: e.to_string(),
@@ -496,6 +518,18 @@ fn install_git(
         .map_err(|e| err(e.to_string()))?;
     if files.is_empty() && !sub.is_empty() {
         return Err(err(format!("`subdir` {sub} does not exist at {commit}")));
+    }
+    // A link committed inside vendor/ (`vendor/github.com -> /elsewhere`)
+    // would carry the deletion and the write below (the package's own
+    // directory, a link, is replaced, not followed).
+    if let Some(at) = dest
+        .parent()
+        .and_then(|p| crate::fswalk::first_link_below(vendor, p))
+    {
+        return Err(err(format!(
+            "{} is a symbolic link: a package is written only into real directories below vendor/; remove the link",
+            at.display()
+        )));
     }
     if std::fs::symlink_metadata(&dest).is_ok() {
         let r = if dest.is_dir() && !dest.is_symlink() {

@@ -186,6 +186,14 @@ pub fn repo_dir_name(url: &str) -> String {
             }
         })
         .collect();
+    // The path's `..` parts are dropped above; a host is one name too, and
+    // `git@..:x` (or `https://../x`) made `.repos/../x.git`, a clone and
+    // (as a jsonnet-bundler package name) a vendor directory one level out,
+    // deleted and replaced on install (probe 29).
+    let host = match host.as_str() {
+        "" | "." | ".." => "_".to_string(),
+        _ => host,
+    };
     format!("{host}/{}.git", clean.join("/"))
 }
 
@@ -478,6 +486,17 @@ fn fetch_repo(
             FetchError::Many(errors)
         }
     };
+    // A committed `dependencies/.repos -> $HOME/x` carried the clones (and
+    // their `.state` records) wherever it pointed (probe 29).
+    if let Some(at) = [deps_dir.as_path(), repos_dir.as_path()]
+        .into_iter()
+        .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()))
+    {
+        return Err(all_err(format!(
+            "{} is a symbolic link: clones and checkouts are written only into real directories; remove the link",
+            at.display()
+        )));
+    }
     let needs = |r: &CacheRepo| {
         !deps
             .iter()
@@ -561,6 +580,21 @@ mod tests {
             "github.com/projectsyn/component-x.git"
         );
         assert_eq!(repo_dir_name("file:///tmp/a/../r.git"), "local/tmp/a/r.git");
+        for url in [
+            "git@..:victim",
+            "https://../victim",
+            "ssh://git@../victim",
+            "file://../victim",
+        ] {
+            let name = repo_dir_name(url);
+            assert!(
+                Path::new(&name)
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_))),
+                "{url}: {name}"
+            );
+        }
+        assert_eq!(repo_dir_name("git@.:victim"), "_/victim.git");
         assert_eq!(
             config_url("https://u:p@h.example/x.git"),
             "https://h.example/x.git"

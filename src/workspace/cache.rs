@@ -77,6 +77,20 @@ fn link_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// A catalog directory a facts record may name: relative, with plain
+/// names only. The record is a file in the cache directory, which a CI
+/// cache restored from another run (a pull request's) may have written:
+/// `../..` or an absolute directory there made a compile link the cached
+/// files outside the catalog (probe 29), where a rendered plan's
+/// directory is always below it.
+fn plain_relative(dir: &str) -> bool {
+    !dir.is_empty()
+        && !dir.contains('\0')
+        && Path::new(dir)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -421,7 +435,7 @@ impl Workspace {
             if f.entries.is_empty() && !f.installs_packages {
                 continue; // nothing to compile
             }
-            if f.dir.is_empty() || overlapping.contains(name) {
+            if !plain_relative(&f.dir) || overlapping.contains(name) {
                 return Ok(None);
             }
             let Ok(key) = fp.target(name) else {

@@ -5274,3 +5274,184 @@ fn a_confined_compile_never_sends_vault_credentials_where_the_pull_request_says(
     );
     assert_eq!(*seen.lock().unwrap(), Vec::<String>::new());
 }
+
+/// The compile cache's record of an inventory's facts names each target's
+/// catalog directory, and a compile with an unchanged inventory links the
+/// cached files there without rendering. A record naming `../..` or an
+/// absolute directory (a cache restored from a shared CI cache a pull
+/// request could write) made `compile --cache` link files outside the
+/// catalog (probe 29, cache-record-directory-outside-the-catalog).
+#[test]
+fn a_cache_record_naming_a_directory_outside_the_catalog_is_not_followed() {
+    use strata::workspace::fingerprint::{Fingerprinter, InventoryFacts};
+    let tmp = tempfile::Builder::new()
+        .prefix("strata-probe29-")
+        .tempdir()
+        .unwrap();
+    let abs = tmp.path().canonicalize().unwrap();
+    let repo = abs.join("repo");
+    let cache = abs.join("cache");
+    let class = "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: .\n        input_type: jsonnet\n        output_type: yaml\n        input_paths: [main.jsonnet]\n";
+    write(&repo.join("inventory/classes/common.yml"), class);
+    write(&repo.join("inventory/targets/t.yml"), "classes: [common]\n");
+    write(&repo.join("main.jsonnet"), "{ f: { v: 1 } }\n");
+    let cache_arg = cache.to_str().unwrap();
+    let args = ["compile", "--output-path", "out", "--cache", cache_arg];
+    run(&repo, &args, 0);
+    let escaped = abs.join("escaped");
+    for dir in [
+        // The catalog is built in `out/<temporary>/compiled`.
+        "../../../../escaped".to_string(),
+        escaped.to_str().unwrap().to_string(),
+    ] {
+        let facts_dir = cache.join(".inventories");
+        let record = std::fs::read_dir(&facts_dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "json"))
+            .unwrap();
+        let mut facts: InventoryFacts =
+            serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+        let ws = strata::workspace::Workspace::open(&repo, &Default::default()).unwrap();
+        let old = Fingerprinter::from_facts(&ws, &facts).target("t").unwrap();
+        facts.targets.get_mut("t").unwrap().dir = dir.clone();
+        // The entry the crafted record's fingerprint names, made from the
+        // real one (renamed: its recorded state stays true).
+        let new = Fingerprinter::from_facts(&ws, &facts).target("t").unwrap();
+        std::fs::rename(cache.join(&old), cache.join(&new)).unwrap();
+        std::fs::rename(
+            cache.join(format!("{old}.state")),
+            cache.join(format!("{new}.state")),
+        )
+        .unwrap();
+        std::fs::write(&record, serde_json::to_vec(&facts).unwrap()).unwrap();
+        let _ = std::fs::remove_dir_all(cache.join(".catalogs"));
+        let out = run(&repo, &args, 0);
+        assert!(
+            !escaped.exists(),
+            "dir {dir}: the compile linked files into {}: {out}",
+            escaped.display()
+        );
+        assert!(!repo.join("escaped").exists(), "dir {dir}: {out}");
+        assert!(repo.join("out/compiled/t/f.yaml").is_file(), "{out}");
+    }
+}
+
+/// A jsonnet-bundler remote whose host is `..` (`git@..:victim`) named
+/// its clone `dependencies/.repos/../victim.git` and its package
+/// `vendor/../victim`, a directory one level out of vendor/ that an
+/// install deletes and replaces (probe 29,
+/// jsonnet-bundler-host-dotdot-leaves-vendor).
+#[test]
+fn a_remote_whose_host_is_dotdot_stays_in_the_repositories_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for remote in ["git@..:victim", "https://../victim", "file://../victim"] {
+        write(
+            &dir.join("jsonnetfile.json"),
+            &format!(
+                r#"{{"version":1,"dependencies":[{{"source":{{"git":{{"remote":"{remote}","subdir":""}}}},"version":"main"}}]}}"#
+            ),
+        );
+        let out = run(dir, &["fetch", "--jsonnetfile", ".", "--offline"], 2);
+        assert!(out.contains("not on disk"), "{remote}: {out}");
+        assert!(out.contains("dependency `_/victim`"), "{remote}: {out}");
+        assert!(out.contains(".repos/_/victim.git"), "{remote}: {out}");
+    }
+    assert!(!dir.join("dependencies/victim.git").exists());
+}
+
+/// A committed `vendor` (or `dependencies/.repos`) that is a link to a
+/// directory outside: `fetch --jsonnetfile` wrote the packages, the links to
+/// local sources and the clones there (probe 29, jsonnet-bundler-writes-through-a-committed-vendor-link).
+#[test]
+fn jsonnet_bundler_refuses_a_linked_vendor_or_repositories_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("proj");
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    write(&dir.join("libdir/a.libsonnet"), "{}\n");
+    write(
+        &dir.join("jsonnetfile.json"),
+        r#"{"version":1,"dependencies":[{"source":{"local":{"directory":"libdir"}},"version":""}]}"#,
+    );
+    std::os::unix::fs::symlink(&outside, dir.join("vendor")).unwrap();
+    let out = run(&dir, &["fetch", "--jsonnetfile", "."], 2);
+    assert!(out.contains("vendor: is a symbolic link"), "{out}");
+    std::fs::remove_file(dir.join("vendor")).unwrap();
+    std::fs::create_dir_all(dir.join("dependencies")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("dependencies/.repos")).unwrap();
+    let out = run(&dir, &["fetch", "--jsonnetfile", "."], 2);
+    assert!(out.contains(".repos: is a symbolic link"), "{out}");
+    // A link inside vendor/, on the way to a git package's directory.
+    std::fs::remove_file(dir.join("dependencies/.repos")).unwrap();
+    let src = tmp.path().join("src");
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .current_dir(&src)
+            .args(["-c", "user.email=a@b", "-c", "user.name=a"])
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    write(&src.join("a.libsonnet"), "{}\n");
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "i"]);
+    write(
+        &dir.join("jsonnetfile.json"),
+        &format!(
+            r#"{{"version":1,"dependencies":[{{"source":{{"git":{{"remote":"file://{}","subdir":""}}}},"version":"main"}}]}}"#,
+            src.display()
+        ),
+    );
+    std::fs::create_dir_all(dir.join("vendor")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("vendor/local")).unwrap();
+    let out = run(&dir, &["fetch", "--jsonnetfile", "."], 2);
+    assert!(out.contains("vendor/local is a symbolic link"), "{out}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "{out}");
+}
+
+/// `fetch --deps` with a committed `dependencies/.repos` link wrote the
+/// bare clones and their state records where it pointed (probe 29,
+/// jsonnet-bundler-writes-through-a-committed-vendor-link, the Commodore
+/// fetcher's variant).
+#[test]
+fn fetch_refuses_a_linked_repositories_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("proj");
+    let outside = tmp.path().join("outside");
+    let src = tmp.path().join("src");
+    std::fs::create_dir_all(&outside).unwrap();
+    write(&src.join("a.txt"), "a\n");
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["add", "."],
+        &["commit", "-qm", "i"],
+    ] {
+        let ok = std::process::Command::new("git")
+            .current_dir(&src)
+            .args(["-c", "user.email=a@b", "-c", "user.name=a"])
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+    write(
+        &dir.join("deps.yml"),
+        &format!(
+            "- name: vs\n  url: file://{}\n  version: main\n",
+            src.display()
+        ),
+    );
+    std::fs::create_dir_all(dir.join("dependencies")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("dependencies/.repos")).unwrap();
+    let out = run(&dir, &["fetch", "--deps", "deps.yml"], 2);
+    assert!(out.contains(".repos is a symbolic link"), "{out}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "{out}");
+}
