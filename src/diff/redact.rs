@@ -5280,27 +5280,39 @@ fn positional_needles() -> &'static (regex::RegexSet, Vec<Vec<usize>>) {
     static SET: std::sync::OnceLock<(regex::RegexSet, Vec<Vec<usize>>)> =
         std::sync::OnceLock::new();
     SET.get_or_init(|| {
-        let mut all: Vec<&'static str> = POSITIONAL_NEEDLES.to_vec();
-        for rule in positional_rules() {
-            for n in rule.needles {
-                if !all.contains(n) {
-                    all.push(n);
-                }
+        needle_set(
+            POSITIONAL_NEEDLES,
+            positional_rules().iter().map(|r| r.needles),
+            regex::escape,
+        )
+    })
+}
+
+/// One set of `first` and every rule's needles (each once, as `pattern`
+/// makes it a regex), and each rule's needles' indexes in it.
+fn needle_set<'a>(
+    first: &[&'static str],
+    rules: impl Iterator<Item = &'a [&'static str]> + Clone,
+    pattern: impl Fn(&str) -> String,
+) -> (regex::RegexSet, Vec<Vec<usize>>) {
+    let mut all: Vec<&'static str> = first.to_vec();
+    for needles in rules.clone() {
+        for n in needles {
+            if !all.contains(n) {
+                all.push(n);
             }
         }
-        let ids = positional_rules()
-            .iter()
-            .map(|rule| {
-                rule.needles
-                    .iter()
-                    .filter_map(|n| all.iter().position(|a| a == n))
-                    .collect()
-            })
-            .collect();
-        let set = regex::RegexSet::new(all.iter().map(|n| regex::escape(n)))
-            .expect("static regex is valid");
-        (set, ids)
-    })
+    }
+    let ids = rules
+        .map(|needles| {
+            needles
+                .iter()
+                .filter_map(|n| all.iter().position(|a| a == n))
+                .collect()
+        })
+        .collect();
+    let set = regex::RegexSet::new(all.iter().map(|n| pattern(n))).expect("static regex is valid");
+    (set, ids)
 }
 
 /// [`PositionalRule`]s, compiled once. Some read over lines (an `expect`
@@ -6197,24 +6209,11 @@ fn shape_rules() -> &'static (Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>) 
             ),
         ];
         // The custom functions' needles first ([`hide_shape_rules`]).
-        let mut all: Vec<&'static str> = SHAPE_FUNCTION_NEEDLES.to_vec();
-        for r in &rules {
-            for n in r.needles {
-                if !all.contains(n) {
-                    all.push(n);
-                }
-            }
-        }
-        let ids = rules
-            .iter()
-            .map(|r| {
-                r.needles
-                    .iter()
-                    .filter_map(|n| all.iter().position(|a| a == n))
-                    .collect()
-            })
-            .collect();
-        let set = regex::RegexSet::new(&all).expect("static regex is valid");
+        let (set, ids) = needle_set(
+            SHAPE_FUNCTION_NEEDLES,
+            rules.iter().map(|r| r.needles),
+            str::to_string,
+        );
         (rules, set, ids)
     })
 }
