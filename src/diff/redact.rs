@@ -5653,11 +5653,7 @@ fn hide_insert_values(out: &mut String, secret_column: impl Fn(&str) -> bool) {
         if !secret.contains(&true) {
             continue;
         }
-        let bytes = out.as_bytes();
-        let mut i = c.get(0).map_or(0, |m| m.end());
-        // Each row: `(` items `)`, then `,` and the next row.
-        while i < bytes.len() && bytes[i] == b'(' {
-            let (items, end) = row_items(out, i + 1);
+        for items in value_rows(out, c.get(0).map_or(0, |m| m.end())) {
             for (n, &(s, e)) in items.iter().enumerate() {
                 let item = &out[s..e];
                 let bind = item == "?"
@@ -5670,23 +5666,36 @@ fn hide_insert_values(out: &mut String, secret_column: impl Fn(&str) -> bool) {
                     hidden.push((s, e));
                 }
             }
-            i = end;
-            while i < bytes.len() && bytes[i].is_ascii_whitespace() {
-                i += 1;
-            }
-            if i < bytes.len() && bytes[i] == b',' {
-                i += 1;
-                while i < bytes.len() && bytes[i].is_ascii_whitespace() {
-                    i += 1;
-                }
-            } else {
-                break;
-            }
         }
     }
     for (s, e) in hidden.into_iter().rev() {
         out.replace_range(s..e, OLD);
     }
+}
+
+/// The items of each `VALUES` row from `start` (the first row's `(`):
+/// `(` items `)`, then `,` and the next row, blanks between.
+fn value_rows(text: &str, start: usize) -> Vec<Vec<(usize, usize)>> {
+    let bytes = text.as_bytes();
+    let mut rows = Vec::new();
+    let mut i = start;
+    while i < bytes.len() && bytes[i] == b'(' {
+        let (items, end) = row_items(text, i + 1);
+        rows.push(items);
+        i = end;
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i < bytes.len() && bytes[i] == b',' {
+            i += 1;
+            while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                i += 1;
+            }
+        } else {
+            break;
+        }
+    }
+    rows
 }
 
 /// The items of a `VALUES` row from `start` (after its `(`), trimmed, and
@@ -6329,26 +6338,11 @@ fn hide_insert_without_columns(out: &mut String, secret_name: impl Fn(&str) -> b
         if !credentials_table(&c[1], &secret_name) {
             continue;
         }
-        let bytes = out.as_bytes();
-        let mut i = c.get(0).map_or(0, |m| m.end());
-        while i < bytes.len() && bytes[i] == b'(' {
-            let (items, end) = row_items(out, i + 1);
+        for items in value_rows(out, c.get(0).map_or(0, |m| m.end())) {
             for (s, e) in items {
                 if !shown(&out[s..e]) {
                     hidden.push((s, e));
                 }
-            }
-            i = end;
-            while i < bytes.len() && bytes[i].is_ascii_whitespace() {
-                i += 1;
-            }
-            if i < bytes.len() && bytes[i] == b',' {
-                i += 1;
-                while i < bytes.len() && bytes[i].is_ascii_whitespace() {
-                    i += 1;
-                }
-            } else {
-                break;
             }
         }
     }

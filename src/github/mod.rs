@@ -409,15 +409,16 @@ impl Client {
         // bound what is read in all.
         let max_listed = crate::limits::get("STRATA_COMMENT_LIST_BYTES", MAX_LISTED);
         let mut listed = 0u64;
+        let listing_err = |message: String| GithubError::Transport {
+            method: "GET",
+            url: format!("{}/repos/{}/issues/{pr}/comments", self.api_url, self.repo),
+            message,
+        };
         for page in 1.. {
             if page > MAX_PAGES {
-                return Err(GithubError::Transport {
-                    method: "GET",
-                    url: format!("{}/repos/{}/issues/{pr}/comments", self.api_url, self.repo),
-                    message: format!(
-                        "more than {MAX_PAGES} pages of 100 comments: the server's answers do not end"
-                    ),
-                });
+                return Err(listing_err(format!(
+                    "more than {MAX_PAGES} pages of 100 comments: the server's answers do not end"
+                )));
             }
             let route = format!(
                 "/repos/{}/issues/{pr}/comments?per_page=100&page={page}",
@@ -436,13 +437,9 @@ impl Client {
                 .map(|c| c.body.as_ref().map_or(0, String::len) as u64)
                 .sum::<u64>();
             if listed > max_listed {
-                return Err(GithubError::Transport {
-                    method: "GET",
-                    url: format!("{}/repos/{}/issues/{pr}/comments", self.api_url, self.repo),
-                    message: format!(
-                        "the pull request's comments before strata's own hold more than {max_listed} bytes (anyone may comment): raise STRATA_COMMENT_LIST_BYTES to read further"
-                    ),
-                });
+                return Err(listing_err(format!(
+                    "the pull request's comments before strata's own hold more than {max_listed} bytes (anyone may comment): raise STRATA_COMMENT_LIST_BYTES to read further"
+                )));
             }
             if !each(batch)? || !full {
                 break;
