@@ -488,6 +488,80 @@ old"
         assert_eq!(gets, 2);
     }
 
+    /// Runs `strata comment` against `gh` with `env`; exit code and stderr.
+    fn comment_with(gh: &FakeGithub, env: &[(&str, &str)]) -> (Option<i32>, String) {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(
+            tmp.path().join("diff.json"),
+            diff_json("dev", "a.yaml", "ConfigMap/x/y"),
+        )
+        .unwrap();
+        let out = strata()
+            .current_dir(tmp.path())
+            .args(["comment", "--diff", "diff.json"])
+            .env("GITHUB_API_URL", &gh.url)
+            .env("GITHUB_REPOSITORY", "acme/infra")
+            .env(
+                "GITHUB_EVENT_PATH",
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/fixtures/review/github/pull_request_event.json"),
+            )
+            .env("GITHUB_TOKEN", "ghs_testtoken")
+            .envs(env.iter().copied())
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Probe 27 (github-api-low-findings 3): the listing had no deadline
+    /// over all its pages (1,000 pages of up to 120 s each from a server
+    /// trickling bytes). It stops between pages once
+    /// STRATA_COMMENT_LIST_SECONDS have passed (1 here, and the first page
+    /// takes 1.1 s).
+    #[test]
+    fn the_comment_listing_has_a_deadline() {
+        let gh = FakeGithub::start();
+        {
+            let mut s = gh.state.lock().unwrap();
+            s.page_delay = Duration::from_millis(1100);
+            for i in 0..250 {
+                s.comments.push((100 + i, "mallory".into(), "y".into()));
+            }
+        }
+        let (code, err) = comment_with(&gh, &[("STRATA_COMMENT_LIST_SECONDS", "1")]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains("listing the pull request's comments took more than 1 s (1 pages read): raise STRATA_COMMENT_LIST_SECONDS"),
+            "{err}"
+        );
+        let reqs = gh.requests();
+        assert_eq!(reqs.len(), 1, "{reqs:?}");
+        assert!(reqs.iter().all(|r| r.method == "GET"), "{reqs:?}");
+    }
+
+    /// Probe 27 (github-api-low-findings 1): a `POST` answered with a
+    /// redirect was followed as a `GET`, and the comment list it reached
+    /// was taken for the created comment ("created comment 0", exit 0,
+    /// nothing created).
+    #[test]
+    fn a_redirected_post_is_an_error_not_a_created_comment() {
+        let gh = FakeGithub::start();
+        gh.state.lock().unwrap().redirect_posts =
+            Some("/repos/acme/infra/issues/7/comments".into());
+        let (code, err) = comment_with(&gh, &[]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains("the answer is not the created comment (no numeric `id`): was the request redirected?"),
+            "{err}"
+        );
+        assert!(!err.contains("created comment 0"), "{err}");
+        assert!(gh.state.lock().unwrap().comments.is_empty());
+    }
+
     /// Probe 27 (github-empty-login-matches-loginless-comment): a `/user`
     /// answer without a login made the author "", and a marker comment
     /// whose user had no login was taken for strata's own and updated.
