@@ -5455,3 +5455,74 @@ fn fetch_refuses_a_linked_repositories_directory() {
     assert!(out.contains(".repos is a symbolic link"), "{out}");
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "{out}");
 }
+
+/// Probe 31 (kapitan-file-symlink-read-outside-on-pull-request,
+/// lint-on-pull-request-reads-symlinked-class): on a pull request's event
+/// the working tree is the pull request's. A committed `.kapitan` linked
+/// to a file of the runner was read by `compile`, `lint`, `inventory` and
+/// `ci`, which quoted its keys (`unknown key`) or a value (`section
+/// `compile` is `<the file's value>``) in the job's log; `lint` and
+/// `inventory`, which the action runs on pull requests too, read a class
+/// linked out of the tree and quoted its keys. Without the event (a
+/// developer's own tree) both are read as Kapitan reads them.
+#[test]
+fn pull_request_runs_never_read_a_kapitan_file_or_class_linked_outside() {
+    const MARKER: &str = "gho_0utsideKapitanF1le5151";
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside/hosts.yml");
+    write(
+        &outside,
+        &format!("compile: {MARKER}\n{MARKER}x: {{a: 1}}\n"),
+    );
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}\n",
+    );
+    write(&repo.join("m.jsonnet"), "{a: {b: 1}}\n");
+    std::os::unix::fs::symlink(&outside, repo.join(".kapitan")).unwrap();
+    let pr = [("GITHUB_EVENT_NAME", "pull_request")];
+    for args in [
+        &["compile"][..],
+        &["compile", "--shard", "1/2"],
+        &["lint"],
+        &["inventory"],
+    ] {
+        let out = run_env(&repo, args, &pr, 2);
+        assert!(!out.contains(MARKER), "{args:?} leaked: {out}");
+        assert!(
+            out.contains("./.kapitan leads outside the repository"),
+            "{args:?}: {out}"
+        );
+        // Outside a pull request the link is the user's own choice.
+        let out = run_env(&repo, args, &[("GITHUB_EVENT_NAME", "push")], 2);
+        assert!(out.contains(MARKER), "{args:?}: {out}");
+    }
+    // A link that stays inside the tree is read as before.
+    write(&repo.join("config/kapitan.yml"), "compile: {indent: 2}\n");
+    std::fs::remove_file(repo.join(".kapitan")).unwrap();
+    std::os::unix::fs::symlink("config/kapitan.yml", repo.join(".kapitan")).unwrap();
+    run_env(&repo, &["compile"], &pr, 0);
+    // A class linked out of the tree: refused by `lint` and `inventory`.
+    std::fs::remove_file(repo.join(".kapitan")).unwrap();
+    write(
+        &outside,
+        &format!("{MARKER}: x\nparameters: {{b: {MARKER}}}\n"),
+    );
+    std::fs::create_dir_all(repo.join("inventory/classes")).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join("inventory/classes/evil.yml")).unwrap();
+    write(
+        &repo.join("inventory/targets/u.yml"),
+        "classes: [evil]\nparameters:\n  kapitan:\n    vars: {target: u}\n",
+    );
+    for args in [&["lint"][..], &["inventory"]] {
+        let out = run_env(&repo, args, &pr, 2);
+        assert!(!out.contains(MARKER), "{args:?} leaked: {out}");
+        assert!(
+            out.contains("inventory/classes/evil.yml leads outside the repository"),
+            "{args:?}: {out}"
+        );
+    }
+    let out = run_env(&repo, &["lint"], &[("GITHUB_EVENT_NAME", "push")], 2);
+    assert!(out.contains(MARKER), "{out}");
+}
