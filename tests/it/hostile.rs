@@ -5526,3 +5526,89 @@ fn pull_request_runs_never_read_a_kapitan_file_or_class_linked_outside() {
     let out = run_env(&repo, &["lint"], &[("GITHUB_EVENT_NAME", "push")], 2);
     assert!(out.contains(MARKER), "{out}");
 }
+
+/// Probe 31 (review-programs-inherit-runner-tokens): helm and the Python
+/// bridge a pull request's compile starts ran with the runner's whole
+/// environment. A kadet input returning `dict(os.environ)` (or a
+/// `helm_path` script writing `env` into a manifest) put `GH_PAT`, a
+/// base64 service-account key under `GCP_SA_KEY` and others into the
+/// catalog a review shows (its redaction hides values by name and shape,
+/// and these have neither). A confined compile leaves the secret-named
+/// variables out; a plain compile passes them on, as Kapitan does.
+#[test]
+fn confined_programs_do_not_get_the_runners_secret_variables() {
+    const TOKEN: &str = "p31RunnerT0kenValue";
+    let python = std::env::var("STRATA_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: h, input_type: helm, input_paths: [chart], helm_path: bin/helm, helm_params: {name: r}}\n",
+    );
+    write(
+        &repo.join("chart/Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    );
+    // Writes the names and values of its environment as one YAML list.
+    write(
+        &repo.join("bin/helm"),
+        "#!/bin/sh\nout=''\nwhile [ $# -gt 0 ]; do [ \"$1\" = --output-dir ] && out=\"$2\"; shift; done\nmkdir -p \"$out/c\"\nenv | sed 's/\"/_/g; s/^/- \"/; s/$/\"/' > \"$out/c/env.yaml\"\n",
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            repo.join("bin/helm"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    let kadet = repo.join("inventory/targets/k.yml");
+    let kadet_ok = std::process::Command::new(&python)
+        .args(["-c", "import kadet"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if std::env::var_os("STRATA_REQUIRE_PYTHON").is_some() {
+        assert!(kadet_ok, "{python} cannot import kadet");
+    }
+    if kadet_ok {
+        write(
+            &kadet,
+            "parameters:\n  kapitan:\n    vars: {target: k}\n    compile:\n      - {output_path: o, input_type: kadet, input_paths: [kd], output_type: yaml}\n",
+        );
+        write(
+            &repo.join("kd/__init__.py"),
+            "import os\ndef main():\n    return {'env': dict(os.environ)}\n",
+        );
+    }
+    let env = [
+        ("STRATA_PYTHON", python.as_str()),
+        ("GH_PAT", TOKEN),
+        ("GITHUB_TOKEN", TOKEN),
+        ("VAULT_TOKEN", TOKEN),
+        ("ACTIONS_RUNTIME_TOKEN", TOKEN),
+        ("P31_NEUTRAL", "kept-p31"),
+    ];
+    let catalog = |out: &str| {
+        let mut text =
+            std::fs::read_to_string(repo.join(out).join("compiled/t/h/c/env.yaml")).unwrap();
+        if kadet_ok {
+            text += &std::fs::read_to_string(repo.join(out).join("compiled/k/o/env.yaml")).unwrap();
+        }
+        text
+    };
+    let mut pr_env = env.to_vec();
+    pr_env.push(("GITHUB_EVENT_NAME", "pull_request"));
+    run_env(&repo, &["compile", "--output-path", "pr"], &pr_env, 0);
+    let pr = catalog("pr");
+    assert!(!pr.contains(TOKEN), "{pr}");
+    assert_eq!(
+        pr.matches("kept-p31").count(),
+        if kadet_ok { 2 } else { 1 },
+        "{pr}"
+    );
+    let mut push_env = env.to_vec();
+    push_env.push(("GITHUB_EVENT_NAME", "push"));
+    run_env(&repo, &["compile", "--output-path", "push"], &push_env, 0);
+    let push = catalog("push");
+    assert!(push.contains(TOKEN), "{push}");
+}
