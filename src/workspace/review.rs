@@ -507,6 +507,9 @@ impl Pr<'_> {
         // partial compile would leave out, so every target writing such a
         // directory, on either side, is compiled on both (re-probe 10).
         let mut shared_dir: BTreeMap<String, String> = BTreeMap::new();
+        // The targets writing below each first directory of `compiled/`,
+        // on either side: the diff's unit (see `sibling_groups`).
+        let mut siblings: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         if req.incremental {
             let base_plans: Vec<(String, String)> = base_names
                 .iter()
@@ -527,6 +530,7 @@ impl Pr<'_> {
                 .filter(|(_, p)| !p.entries.is_empty())
                 .map(|(t, p)| (t.clone(), p.dir.clone()))
                 .collect();
+            siblings = sibling_groups(base_plans.iter().chain(head_plans.iter()));
             // Or one directory inside another (`a` and `a.sub` write
             // `a/` and `a/sub/`): the same holds (probe 25).
             for side in [&base_plans, &head_plans] {
@@ -642,6 +646,21 @@ impl Pr<'_> {
                         needed.insert(t.clone());
                     }
                 }
+            }
+        }
+        // A target compiled beside siblings left out (`x.one` unchanged,
+        // `x.two` added): the diff would see `compiled/x/` only on the
+        // head and call it an added target. Such groups are compiled whole
+        // (below), which needs every target prepared.
+        if need_full.is_none() {
+            if let Some(t) = changed
+                .iter()
+                .chain(later.iter())
+                .find(|t| sibling_group(&siblings, t).is_some_and(|g| g.len() > 1))
+            {
+                need_full = Some(format!(
+                    "`{t}` shares its first output directory with other targets"
+                ));
             }
         }
         lap("compare compile inputs".into(), &mut timings);
@@ -771,6 +790,37 @@ impl Pr<'_> {
                 );
             }
         }
+        // Probe 33: the diff compares `compiled/<first directory>/` as one
+        // target, whatever targets wrote below it. With `x.one` left out as
+        // unchanged and `x.two` added, the base had no `compiled/x/`, and
+        // the review called `x` an added target where a full review called
+        // it changed (a removed `x.two`: "removed"). Every target writing
+        // below a first directory one compiled target writes below is
+        // compiled on both sides too.
+        if req.incremental {
+            // Until nothing is added: a target whose directory differs
+            // between the sides joins two groups.
+            let mut more: BTreeSet<String> = BTreeSet::new();
+            let mut todo: Vec<String> = changed.iter().cloned().collect();
+            while let Some(t) = todo.pop() {
+                for s in sibling_group(&siblings, &t).unwrap_or_default() {
+                    if !changed.contains(&s) && more.insert(s.clone()) {
+                        todo.push(s);
+                    }
+                }
+            }
+            for s in more {
+                if base_set.contains(&s) && head_set.contains(&s) {
+                    unchanged = unchanged.saturating_sub(1);
+                    always.push((
+                        s.clone(),
+                        "it writes below the same first output directory as a changed target"
+                            .into(),
+                    ));
+                }
+                changed.insert(s);
+            }
+        }
         for (t, why) in &shared_dir {
             let on_both = base_set.contains(t) && head_set.contains(t);
             if on_both && !changed.contains(t) {
@@ -832,6 +882,34 @@ impl Pr<'_> {
         review.timings = timings;
         Ok(review)
     }
+}
+
+/// The targets (with compile entries, on either side) writing below each
+/// first directory of `compiled/`: `x.one` and `x.two` (`compiled/x/one/`,
+/// `compiled/x/two/`) are one target to the catalog diff.
+fn sibling_groups<'a>(
+    plans: impl Iterator<Item = &'a (String, String)>,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (t, dir) in plans {
+        if let Some(top) = Path::new(dir).components().next() {
+            out.entry(top.as_os_str().to_string_lossy().into_owned())
+                .or_default()
+                .insert(t.clone());
+        }
+    }
+    out
+}
+
+/// Every target of `t`'s groups (a target whose directory differs between
+/// the sides is in two), `t` included; `None` when `t` writes nothing.
+fn sibling_group(groups: &BTreeMap<String, BTreeSet<String>>, t: &str) -> Option<BTreeSet<String>> {
+    let all: BTreeSet<String> = groups
+        .values()
+        .filter(|g| g.contains(t))
+        .flat_map(|g| g.iter().cloned())
+        .collect();
+    (!all.is_empty()).then_some(all)
 }
 
 /// Builds the review.

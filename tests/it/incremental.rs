@@ -1038,3 +1038,65 @@ fn a_remove_of_another_targets_output_reviews_as_a_full_review_does() {
     assert_eq!(incremental, full, "{err}");
     assert!(err.contains("`z` removes `compiled/b/x.yml`"), "{err}");
 }
+
+/// Probe 33 (fp-sibling-dotted-targets-review-as-added): targets `x.one`
+/// and `x.two` write `compiled/x/one/` and `compiled/x/two/`, which the
+/// catalog diff compares as one target, `x`. A pull request adding `x.two`
+/// (or removing it) with `x.one` unchanged: the incremental review left
+/// `x.one` out of both catalogs, so the base had no `compiled/x/` and the
+/// review said "target added" ("removed"), where the full review said
+/// `x` changed. Every target below a first directory a compiled target
+/// writes below is compiled on both sides.
+#[test]
+fn sibling_targets_of_a_changed_one_review_as_a_full_review_does() {
+    let target = |t: &str, v: &str| {
+        format!("parameters:\n  v: {v}\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jinja2, input_paths: [tpl], output_path: .}}\n")
+    };
+    // (targets on the base, on the head)
+    let cases: [(&[&str], &[&str]); 3] = [
+        (&["x.one", "y"], &["x.one", "x.two", "y"]),
+        (&["x.one", "x.two", "y"], &["x.one", "y"]),
+        (&["x.one", "x.two", "y"], &["x.one", "x.two", "y", "z"]),
+    ];
+    for (base, head) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("w");
+        let put = |rel: &str, text: &str| {
+            let p = work.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        put("tpl/y.yml", "w: {{ inventory.parameters.v }}\n");
+        for t in base {
+            put(&format!("inventory/targets/{t}.yml"), &target(t, t));
+        }
+        git(&work, &["init", "-q"]);
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-q", "-m", "base"]);
+        git(&work, &["branch", "base"]);
+        std::fs::remove_dir_all(work.join("inventory/targets")).unwrap();
+        for t in head {
+            put(&format!("inventory/targets/{t}.yml"), &target(t, t));
+        }
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-q", "-m", "pr"]);
+        let (code, incremental, err) = review(&work, &["--parallelism", "1"]);
+        let (full_code, full, full_err) = review(&work, &["--full", "--parallelism", "1"]);
+        let case = format!("{base:?} -> {head:?}");
+        assert_eq!((code, full_code), (0, 0), "{case}: {err}\n{full_err}");
+        assert_eq!(incremental, full, "{case}: {err}");
+        if head.len() == 4 {
+            // A change elsewhere leaves the group out.
+            assert!(err.contains("3 unchanged"), "{case}: {err}");
+        } else {
+            assert!(
+                !incremental.contains("target added"),
+                "{case}: {incremental}"
+            );
+            assert!(
+                !incremental.contains("target removed"),
+                "{case}: {incremental}"
+            );
+        }
+    }
+}
