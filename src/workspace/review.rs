@@ -214,6 +214,22 @@ fn render_except(inv: &Inventory, skip: &BTreeSet<String>) -> Renders {
 /// The review's scratch tree under the system's temporary directory,
 /// locked while this process lives: a killed review's is removed by the
 /// next one.
+/// An empty inventory at `path`, a directory a revision lacks, when it
+/// lies in the review's scratch tree `scratch` (never elsewhere: an
+/// `--inventory-path` given as an absolute flag is the user's).
+fn empty_inventory(path: &Path, scratch: &Path) -> Result<(), WorkspaceError> {
+    let scratch = scratch
+        .canonicalize()
+        .unwrap_or_else(|_| scratch.to_path_buf());
+    let inside = path.is_absolute()
+        && crate::compile::jsonnet::normpath(path).starts_with(&scratch)
+        && !path.exists();
+    if !inside {
+        return Ok(());
+    }
+    std::fs::create_dir_all(path.join("targets")).map_err(scratch_err)
+}
+
 fn scratch_dir() -> Result<crate::fswalk::LockedTempDir, WorkspaceError> {
     crate::fswalk::locked_temp_dir(&std::env::temp_dir(), "strata-review-").map_err(scratch_err)
 }
@@ -291,12 +307,24 @@ pub fn open<'r>(
         },
         None => base_ws.inventory.clone(),
     };
-    let base_inv = Inventory::load(&base_opts).map_err(|e| named(&req.base, e.into()))?;
-    let head_inv = match (head_is_worktree, lint_opts) {
-        (true, Some(w)) => Inventory::load(w),
-        _ => Inventory::load(&head_ws.inventory),
+    let head_opts = match (head_is_worktree, lint_opts) {
+        (true, Some(w)) => w,
+        _ => &head_ws.inventory,
+    };
+    // The pull request that adds the inventory, or one that deletes (or
+    // moves) it, has a revision without one: that side has no targets, and
+    // the review shows every target added or removed (it stopped with
+    // "inventory directory not found", so the first pull request of a
+    // project could not be reviewed; probe 31,
+    // review-side-without-inventory-fails). Only inside the scratch tree,
+    // and only when the other side has one (else the path is wrong).
+    match (base_opts.path.is_dir(), head_opts.path.is_dir()) {
+        (false, true) => empty_inventory(&base_opts.path, scratch.path())?,
+        (true, false) => empty_inventory(&head_opts.path, scratch.path())?,
+        _ => {}
     }
-    .map_err(|e| named(head_rev, e.into()))?;
+    let base_inv = Inventory::load(&base_opts).map_err(|e| named(&req.base, e.into()))?;
+    let head_inv = Inventory::load(head_opts).map_err(|e| named(head_rev, e.into()))?;
     lap("load both inventories".into(), &mut timings);
     let head_nodes = head_inv.render_each();
     lap(
