@@ -875,7 +875,13 @@ impl Pr<'_> {
         for dir in [&review.base_catalog, &review.head_catalog] {
             std::fs::create_dir_all(dir).map_err(scratch_err)?;
         }
-        review.diff = diff::diff_dirs(&review.base_catalog, &review.head_catalog, diff_opts)?;
+        // Links into another target's directory are shown, not read: that
+        // target may be left out of both catalogs (probe 33).
+        let diff_opts = DiffOptions {
+            links_within_targets: true,
+            ..diff_opts.clone()
+        };
+        review.diff = diff::diff_dirs(&review.base_catalog, &review.head_catalog, &diff_opts)?;
         lap("diff".into(), &mut timings);
         drop((head_r, base_r));
         lap("free the renders".into(), &mut timings);
@@ -972,7 +978,12 @@ fn review_catalog(
     for dir in [&review.base_catalog, &review.head_catalog] {
         std::fs::create_dir_all(dir).map_err(scratch_err)?;
     }
-    review.diff = diff::diff_dirs(&review.base_catalog, &review.head_catalog, diff_opts)?;
+    // As a compiled review shows them (`ci --collect` == `ci`).
+    let diff_opts = DiffOptions {
+        links_within_targets: true,
+        ..diff_opts.clone()
+    };
+    review.diff = diff::diff_dirs(&review.base_catalog, &review.head_catalog, &diff_opts)?;
     Ok(review)
 }
 
