@@ -846,7 +846,19 @@ impl Pr<'_> {
         let compile = |ws: &Workspace, r: &Rendered, sel: &[String], root: &Path, rev: &str| {
             let _masked = SecretMask::program_output(r);
             ws.compile_into(r, sel, root, &|_| {})
-                .map_err(|e| named(rev, SecretMask::of(r).error(e)))
+                .map_err(|e| {
+                    // Masked with every target's parameters, as a full
+                    // review's error is: `r` holds only the targets this
+                    // review prepared, and a value secret-named in another
+                    // target showed in the incremental review's error and
+                    // was hidden in the full one (probe 33). Rendered
+                    // again on this error path only.
+                    let mask = match (full, ws.render()) {
+                        (false, Ok(all)) => SecretMask::of(&all),
+                        _ => SecretMask::of(r),
+                    };
+                    named(rev, mask.error(e))
+                })
                 .map(|rep| rep.targets.len())
         };
         let compiled = (

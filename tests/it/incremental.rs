@@ -1153,3 +1153,44 @@ fn a_link_into_another_targets_output_reviews_as_a_full_review_does() {
         "{incremental}"
     );
 }
+
+/// Probe 33 (fp-compile-error-masked-with-prepared-targets-only): a
+/// component's error quoted its target's `note`, whose value another
+/// target (unchanged) holds as `db_password`. The full review masked the
+/// error with every target's secret-named values; the incremental review
+/// prepared only the changed target, and its error showed the value.
+#[test]
+fn a_compile_error_is_masked_as_in_a_full_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    let put = |rel: &str, text: &str| {
+        let p = work.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let target = |t: &str, param: &str| {
+        format!("parameters:\n  {param}: Zq7Hunter22Secretive\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jsonnet, input_paths: [c/{t}.jsonnet], output_path: .}}\n")
+    };
+    put("inventory/targets/a.yml", &target("a", "note"));
+    put("inventory/targets/b.yml", &target("b", "db_password"));
+    put(
+        "c/a.jsonnet",
+        "local kap = import 'lib/kapitan.libjsonnet';\n{ a: { n: kap.inventory().parameters.note } }\n",
+    );
+    put("c/b.jsonnet", "{ b: { x: 1 } }\n");
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "base"]);
+    git(&work, &["branch", "base"]);
+    put(
+        "c/a.jsonnet",
+        "local kap = import 'lib/kapitan.libjsonnet';\nerror 'bad note ' + kap.inventory().parameters.note\n",
+    );
+    git(&work, &["commit", "-q", "-am", "pr"]);
+    let (code, incremental, err) = review(&work, &["--parallelism", "1"]);
+    let (full_code, full, full_err) = review(&work, &["--full", "--parallelism", "1"]);
+    assert_eq!((code, full_code), (2, 2), "{err}\n{full_err}");
+    assert_eq!((&incremental, &err), (&full, &full_err));
+    assert!(err.contains("bad note <redacted>"), "{err}");
+    assert!(!err.contains("Zq7Hunter22"), "{err}");
+}
