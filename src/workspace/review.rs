@@ -874,7 +874,19 @@ impl Pr<'_> {
         let compile = |ws: &Workspace, r: &Rendered, sel: &[String], root: &Path, rev: &str| {
             let _masked = SecretMask::program_output(r);
             ws.compile_into(r, sel, root, &|_| {})
-                .map_err(|e| named(rev, SecretMask::of(r).error(e)))
+                .map_err(|e| {
+                    // Masked with every target's parameters, as a full
+                    // review's error is: `r` holds only the targets this
+                    // review prepared, and a value secret-named in another
+                    // target showed in the incremental review's error and
+                    // was hidden in the full one (probe 33). Rendered
+                    // again on this error path only.
+                    let mask = match (full, ws.render()) {
+                        (false, Ok(all)) => SecretMask::of(&all),
+                        _ => SecretMask::of(r),
+                    };
+                    named(rev, mask.error(e))
+                })
                 .map(|rep| rep.targets.len())
         };
         let compiled = (
@@ -903,7 +915,13 @@ impl Pr<'_> {
         for dir in [&review.base_catalog, &review.head_catalog] {
             std::fs::create_dir_all(dir).map_err(scratch_err)?;
         }
-        review.diff = diff::diff_dirs(&review.base_catalog, &review.head_catalog, diff_opts)?;
+        // Links into another target's directory are shown, not read: that
+        // target may be left out of both catalogs (probe 33).
+        let diff_opts = DiffOptions {
+            links_within_targets: true,
+            ..diff_opts.clone()
+        };
+        review.diff = diff::diff_dirs(&review.base_catalog, &review.head_catalog, &diff_opts)?;
         lap("diff".into(), &mut timings);
         drop((head_r, base_r));
         lap("free the renders".into(), &mut timings);
@@ -1000,7 +1018,12 @@ fn review_catalog(
     for dir in [&review.base_catalog, &review.head_catalog] {
         std::fs::create_dir_all(dir).map_err(scratch_err)?;
     }
-    review.diff = diff::diff_dirs(&review.base_catalog, &review.head_catalog, diff_opts)?;
+    // As a compiled review shows them (`ci --collect` == `ci`).
+    let diff_opts = DiffOptions {
+        links_within_targets: true,
+        ..diff_opts.clone()
+    };
+    review.diff = diff::diff_dirs(&review.base_catalog, &review.head_catalog, &diff_opts)?;
     Ok(review)
 }
 
