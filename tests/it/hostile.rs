@@ -1511,8 +1511,16 @@ fn template_code_depth_steps_and_heap_are_bounded() {
     for (file, text, needle) in cases {
         write(&tmp.path().join(file), &text);
         // The step bounds take 100,000,000 statements to reach: 19-25 s in
-        // a debug build on a loaded 2-core machine, near the usual guard.
-        let err = run_within(tmp.path(), &["template", "-f", file], &[], 2, 300);
+        // a debug build on a loaded 2-core machine, past the 60 s evaluation
+        // time limit at load 12 (which would then stop it first): the time
+        // limit is raised so that the bound under test is the one reached.
+        let err = run_within(
+            tmp.path(),
+            &["template", "-f", file],
+            &[("STRATA_EVAL_TIMEOUT", "280")],
+            2,
+            300,
+        );
         assert!(err.contains(needle) && err.contains(file), "{file}: {err}");
     }
     // Ordinary code, a deep-ish YAML document and a long loop still run.
