@@ -1,0 +1,224 @@
+//! Key names: the rules, besides the key patterns, that say a key (or a
+//! header, a directive, a query parameter) holds a secret.
+
+use regex::Regex;
+
+use super::structural::is_name_list_key;
+use super::{KEYWORD_PATTERN, PRODUCT_KEY_PATTERN, REFERENCE_WORDS};
+
+/// Query parameters that sign a URL, so that the URL is a credential:
+/// Azure SAS `sig`, S3 and GCS presigned `X-Amz-Signature` /
+/// `X-Goog-Signature`, CloudFront's `Signature`.
+pub(super) fn signature_param(name: &str) -> bool {
+    ["sig", "signature", "x-amz-signature", "x-goog-signature"]
+        .iter()
+        .any(|p| name.eq_ignore_ascii_case(p))
+}
+
+/// The private members of a JSON Web Key (RFC 7518 section 6): an RSA
+/// key's `d`, `p`, `q`, `dp`, `dq`, `qi`, an EC or OKP key's `d`, a
+/// symmetric (`oct`) key's `k`. Read only in a map or text that holds a
+/// `kty` (OIDC signing keys of Dex, Hydra, oauth2-proxy in a ConfigMap).
+pub(super) fn jwk_private(key: &str) -> bool {
+    matches!(
+        key.trim_matches(['"', '\'']),
+        "d" | "p" | "q" | "dp" | "dq" | "qi" | "k"
+    )
+}
+
+/// A Bundler source host (or URL) whose credentials `bundle config HOST
+/// user:X` sets: not one of the dotted settings (`build.nokogiri`,
+/// `mirror.URL`, `local.GEM`, `gem.test`).
+pub(super) fn bundler_host(name: &str) -> bool {
+    name.contains('.')
+        && !["build.", "mirror.", "local.", "gem."]
+            .iter()
+            .any(|p| name.starts_with(p))
+}
+
+/// Bundler's credentials for a source host in the environment or in
+/// `.bundle/config`: `BUNDLE_GEMS__EXAMPLE__COM` (the host's dots written
+/// `__`), not the settings of that shape (`BUNDLE_BUILD__NOKOGIRI`,
+/// `BUNDLE_MIRROR__…`, `BUNDLE_LOCAL__…`, `BUNDLE_GEM__…`)
+/// (<https://bundler.io/man/bundle-config.1.html>, "Credentials for gem
+/// sources").
+pub(super) fn bundler_host_key(key: &str) -> bool {
+    key.strip_prefix("BUNDLE_").is_some_and(|host| {
+        host.contains("__")
+            && !["BUILD__", "MIRROR__", "LOCAL__", "GEM__"]
+                .iter()
+                .any(|p| host.starts_with(p))
+    })
+}
+
+/// A secret word of [`Redactor::blank_pair`]'s keys, in any case: that
+/// rule's pre-check.
+pub(super) fn secret_word_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)pass|pwd|secret|token|key|credential|auth").expect("static regex is valid")
+    })
+}
+
+/// Directives whose name holds a secret word but whose value is not a
+/// secret ([`Redactor::blank_pair`]): nginx's `*_pass` (an upstream
+/// address or location) and `server_tokens` (`on`/`off`), Apache's
+/// `SSLPassPhraseDialog` (how to ask for one).
+pub(super) const NOT_SECRET_DIRECTIVES: &[&str] = &[
+    "proxy_pass",
+    "fastcgi_pass",
+    "uwsgi_pass",
+    "scgi_pass",
+    "grpc_pass",
+    "memcached_pass",
+    "upload_pass",
+    "server_tokens",
+    "sslpassphrasedialog",
+];
+
+/// HTTP header names whose value is a credential: in a `{name, value}`
+/// (or `{key, value}`) pair, as Kubernetes probe `httpHeaders` and
+/// Envoy/Istio header lists write headers, the `Authorization` header rule
+/// sees the value without the name.
+pub(super) fn credential_header(name: &str) -> bool {
+    [
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "x-honeycomb-team",
+        // Issue 19: API-key headers the key patterns do not read
+        // (Artifactory, Cloudflare's global key, Azure API Management,
+        // Datadog's application key, New Relic's insert, license and
+        // query keys, Parse's master key).
+        "x-jfrog-art-api",
+        "x-auth-key",
+        "ocp-apim-subscription-key",
+        "dd-application-key",
+        "x-insert-key",
+        "x-license-key",
+        "x-query-key",
+        "x-parse-master-key",
+    ]
+    .iter()
+    .any(|h| name.eq_ignore_ascii_case(h))
+}
+
+/// A JAAS configuration's `user_NAME="X"` option (Kafka's
+/// `PlainLoginModule`, ZooKeeper's `DigestLoginModule`): the password of
+/// user NAME (re-probe 17). Read only in a text naming a `LoginModule`:
+/// elsewhere `user_agent` or `user_name` is not a password.
+pub(super) fn jaas_user(key: &str) -> bool {
+    key.strip_prefix("user_")
+        .is_some_and(|name| !name.is_empty())
+}
+
+/// [`KEYWORD_PATTERN`]'s rule.
+pub(super) fn keyword_in_key(key: &str) -> bool {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    static PRODUCT: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| Regex::new(KEYWORD_PATTERN).expect("static regex is valid"));
+    let product = || {
+        let has_key = key
+            .as_bytes()
+            .windows(3)
+            .any(|w| w.eq_ignore_ascii_case(b"key"));
+        let re =
+            PRODUCT.get_or_init(|| Regex::new(PRODUCT_KEY_PATTERN).expect("static regex is valid"));
+        has_key.then(|| re.find_iter(key).last()).flatten()
+    };
+    // The later of the two rules' last words.
+    let Some(last) = [re.find_iter(key).last(), product()]
+        .into_iter()
+        .flatten()
+        .max_by_key(|m| m.end())
+    else {
+        return false;
+    };
+    if is_name_list_key(key) {
+        return false;
+    }
+    match last_word(&key[last.end()..]) {
+        None => true,
+        Some(word) => !REFERENCE_WORDS.iter().any(|w| word.eq_ignore_ascii_case(w)),
+    }
+}
+
+/// The last word of a key's tail: after its last character that is not a
+/// letter or digit, and after its last lower-case-to-capital step
+/// (`KeyRef` gives `Ref`, `_MOUNT_PATH` gives `PATH`, `TTL` gives `TTL`).
+pub(super) fn last_word(tail: &str) -> Option<&str> {
+    let tail = tail.trim_end_matches(|c: char| !c.is_alphanumeric());
+    if tail.is_empty() {
+        return None;
+    }
+    let start = tail
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !c.is_alphanumeric())
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let word = &tail[start..];
+    let b = word.as_bytes();
+    let cut = (1..b.len())
+        .rev()
+        .find(|&i| {
+            b[i].is_ascii_uppercase()
+                && (b[i - 1].is_ascii_lowercase() || b[i - 1].is_ascii_digit())
+        })
+        .unwrap_or(0);
+    Some(&word[cut..])
+}
+
+/// Whether a part of a name ([`Redactor::scrub_name`]) can hold what the
+/// rules hide: a `key=value`, `:`, `@` or `%`, or a run of 16 letters and
+/// digits with a digit or a capital after a small letter (a token's
+/// body: every credential shape has one). Names are scrubbed once per
+/// changed file and object, so most skip the rules.
+pub(super) fn name_may_hold_secret(part: &str) -> bool {
+    if part.contains(['=', ':', '@', '%']) {
+        return true;
+    }
+    part.split(|c: char| !c.is_ascii_alphanumeric()).any(|run| {
+        run.len() >= 16
+            && (run.bytes().any(|b| b.is_ascii_digit())
+                || run
+                    .as_bytes()
+                    .windows(2)
+                    .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase()))
+    })
+}
+
+/// probe26 (r-redact-key-names-replica-set-csrf-sec-key-sonar-login):
+/// key names of secrets that the word rules do not read: the MongoDB
+/// replica set's shared key (`MONGODB_REPLICA_SET_KEY`, Bitnami's
+/// `auth.replicaSetKey`), a `CSRF_KEY` (Harbor), Fluentd's S3 `aws_sec_key`,
+/// SonarScanner's `sonar.login` (a token); WordPress's keys and salts
+/// (`LOGGED_IN_KEY`, `NONCE_SALT`, `WORDPRESS_AUTH_SALT`; `AUTH_KEY` and
+/// `SECURE_AUTH_KEY` were read already), Rails' Active Record encryption
+/// keys (`ACTIVE_RECORD_ENCRYPTION_PRIMARY_KEY`). Run only on keys holding
+/// `key`, `login` or `salt`.
+pub(super) fn more_secret_key_names(key: &str) -> bool {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let lower = key.to_ascii_lowercase();
+    if !lower.contains("key") && !lower.contains("login") && !lower.contains("salt") {
+        return false;
+    }
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)(?:replica[_.-]?set[_.-]?key|csrf[_.-]?key|(?:^|[_.-])sec[_.-]?key|^-?D?sonar[_.-]login|(?:^|[_.-])(?:(?:secure_)?auth_salt|logged_in_(?:key|salt)|nonce_(?:key|salt))|encryption[_.-]?(?:primary|deterministic)[_.-]?key)$")
+            .expect("static regex is valid")
+    })
+    .is_match(key)
+}
+
+/// Package managers' credential keys the key patterns do not read (issue
+/// 19, red11): Yarn 2+'s `npmAuthIdent` (`user:password`, also
+/// `YARN_NPM_AUTH_IDENT`), Composer's `github-oauth` and `gitlab-oauth`
+/// maps of host to token (`auth.json`, `COMPOSER_AUTH`; its
+/// `gitlab-token`, `bearer` and `http-basic` passwords were read already).
+pub(super) fn package_manager_auth_key(key: &str) -> bool {
+    let k = key.as_bytes();
+    let ends = |w: &[u8]| k.len() >= w.len() && k[k.len() - w.len()..].eq_ignore_ascii_case(w);
+    (ends(b"authident") || ends(b"auth_ident") || ends(b"auth-ident"))
+        || key.eq_ignore_ascii_case("github-oauth")
+        || key.eq_ignore_ascii_case("gitlab-oauth")
+}
