@@ -1178,6 +1178,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("hocon-dhall-sql-bicep-declarations", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.conf: |\n    db {\n      password = ${?DB_PASSWORD}\n      password = \"{V}\"\n    }\n  cfg.dhall: |\n    let password = \"{V}-2\"\n    in { password }\n  init.sql: |\n    CREATE LOGIN alice WITH PASSWORD = '{V}-3';\n    CREATE USER bob WITH PASSWORD $${V}-4$$;\n    ALTER USER carol IDENTIFIED BY '{V}-5';\n  main.bicep: |\n    param adminPassword string = '{V}-6'\n", "decl5lang1915x"),
     // Issue 19 (red11): Helm's indexed pair as two parameters list items.
     ("helm-parameter-list-pairs", "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a}\nspec:\n  source:\n    helm:\n      parameters:\n      - name: env[0].name\n        value: DB_PASSWORD\n      - name: env[0].value\n        value: {V}\n", "helmparams1916x"),
+    // Issue 19 (probe32): salts and peppers that key an HMAC or a password hash.
+    ("salt-and-pepper-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  settings.php: |\n    $settings['hash_salt'] = '{V}';\n  config.ini.php: |\n    [General]\n    salt = \"{V}-2\"\n  constants.conf: |\n    const TicketSalt = \"{V}-3\"\n  devise.rb: |\n    config.pepper = '{V}-4'\n---\nFileSettings:\n  PublicLinkSalt: {V}-5\nEmailSettings:\n  InviteSalt: {V}-6\n", "saltpep4417xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

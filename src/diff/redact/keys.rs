@@ -210,6 +210,52 @@ pub(super) fn more_secret_key_names(key: &str) -> bool {
     .is_match(key)
 }
 
+/// probe32 (red-salt-and-pepper-key-names): salts and peppers that key
+/// an HMAC or a password hash: Drupal's `hash_salt` (also Umami's
+/// `HASH_SALT`), Matomo's `salt`, Mattermost's `PublicLinkSalt` and
+/// `InviteSalt`, Icinga's `TicketSalt`, Phoenix's `signing_salt`, Devise's
+/// `pepper`. Other salts stay: `WP_CACHE_KEY_SALT` is a cache prefix, and
+/// `salt_rounds`/`saltLength` are numbers of a hash's settings.
+pub(super) fn salt_or_pepper_key(key: &str) -> bool {
+    let lower = key
+        .trim_end_matches(|c: char| !c.is_ascii_alphanumeric())
+        .to_ascii_lowercase();
+    let whole_word = |head: &str| {
+        head.is_empty() || head.ends_with(|c: char| !c.is_ascii_alphanumeric()) || {
+            // A camel-case word: `config.Pepper`, `appPepper`.
+            let at = head.len();
+            key.as_bytes().get(at).is_some_and(u8::is_ascii_uppercase)
+        }
+    };
+    if let Some(head) = lower.strip_suffix("pepper") {
+        return whole_word(head);
+    }
+    let Some(head) = lower.strip_suffix("salt") else {
+        return false;
+    };
+    let head = head.trim_end_matches(['_', '.', '-']);
+    head.is_empty() && whole_word(&lower[..lower.len() - 4])
+        || [
+            "hash",
+            "ticket",
+            "publiclink",
+            "public_link",
+            "invite",
+            "signing",
+        ]
+        .iter()
+        .any(|w| {
+            head.strip_suffix(w).is_some_and(|before| {
+                before.is_empty()
+                    || before.ends_with(|c: char| !c.is_ascii_alphanumeric())
+                    || key
+                        .as_bytes()
+                        .get(before.len())
+                        .is_some_and(u8::is_ascii_uppercase)
+            })
+        })
+}
+
 /// Package managers' credential keys the key patterns do not read (issue
 /// 19, red11): Yarn 2+'s `npmAuthIdent` (`user:password`, also
 /// `YARN_NPM_AUTH_IDENT`), Composer's `github-oauth` and `gitlab-oauth`

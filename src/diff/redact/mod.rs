@@ -805,6 +805,7 @@ impl Redactor {
                     || credential_header(key)
                     || bundler_host_key(key)
                     || more_secret_key_names(key)
+                    || keys::salt_or_pepper_key(key)
                     || package_manager_auth_key(key)))
     }
 

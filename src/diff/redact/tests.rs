@@ -4016,3 +4016,33 @@ fn helm_parameter_pairs_as_list_items() {
         &["parameters:\n- name: env[0].name\n  value: LOG_LEVEL\n- name: env[0].value\n  value: debug"],
     );
 }
+
+/// Issue 19 (probe32, red-salt-and-pepper-key-names): salts and peppers
+/// that key an HMAC or a password hash.
+#[test]
+fn salts_and_peppers_that_key_an_hmac() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+            &r,
+            &[
+                "$settings['hash_salt'] = 's3cr3tVx';",
+                "[General]\nsalt = \"s3cr3tVx\"",
+                "{\"FileSettings\": {\"PublicLinkSalt\": \"s3cr3tVx\"}, \"EmailSettings\": {\"InviteSalt\": \"s3cr3tVx\"}}",
+                "const TicketSalt = \"s3cr3tVx\"",
+                "Devise.setup do |config|\n  config.pepper = 's3cr3tVx'\nend",
+                "HASH_SALT=s3cr3tVx\nUMAMI_HASH_SALT=s3cr3tVx",
+                "config :app, AppWeb.Endpoint, live_view: [signing_salt: \"s3cr3tVx\"]",
+            ],
+        );
+    file_shown_everywhere(
+        &r,
+        &[
+            "define( 'WP_CACHE_KEY_SALT', 'example.com' );",
+            "salt_rounds: 12",
+            "saltLength: visible",
+            "red_peppers: visible",
+            "salted: visible",
+        ],
+    );
+}
+
