@@ -101,8 +101,11 @@ fn positional_rules() -> &'static [PositionalRule] {
             // The OpenTelemetry Collector's Datadog exporter as a flow map,
             // `api: {key: X, site: …}` (YAML or JSON).
             rule(
-                &["api: {", "api\": {", "api:{", "api\":{"],
-                r#"(\bapi["']?[ \t]*:[ \t]*\{(?:[^{}\n]*?[,\s])?["']?key["']?[ \t]*:[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}]+)()"#,
+                &[
+                    "api: {", "api\": {", "api:{", "api\":{", "wt: {", "wt\": {", "WT: {",
+                    "WT\": {", "ypt: {", "ypt\": {", "ion: {", "ion\": {",
+                ],
+                r#"(?i)(\b(?:api|jwt|crypt|encryption)["']?[ \t]*:[ \t]*\{(?:[^{}\n]*?[,\s])?["']?key["']?[ \t]*:[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}]+)()"#,
                 never,
             ),
             // probe26 (r-redact-windows-commands-ipsec-secrets-sasl-passwd):

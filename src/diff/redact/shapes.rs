@@ -262,6 +262,14 @@ fn shape_rules() -> &'static (Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>) 
             }
         };
         let rules = vec![
+            // probe32 (red-neutral-key-under-crypto-parent): a PHP array's
+            // `'crypt' => ['key' => 'X']` (Magento's `env.php`, over lines
+            // as Magento writes it), `'jwt'` and `'encryption'` alike.
+            rule(
+                &[r#"(?i)['"](?:crypt|jwt|encryption)['"][ \t]*=>"#],
+                r#"(?i)['"](?:crypt|jwt|encryption)['"]\s*=>\s*(?:\[|array\s*\()\s*['"]key['"]\s*=>\s*@VALUE@"#,
+                never,
+            ),
             // Package managers. `composer config [-g] github-oauth.HOST X`
             // (`gitlab-oauth`, `gitlab-token`, `bearer`), `http-basic.HOST
             // USER X`, `bitbucket-oauth.HOST KEY X`.

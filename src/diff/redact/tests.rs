@@ -4046,3 +4046,39 @@ fn salts_and_peppers_that_key_an_hmac() {
     );
 }
 
+/// Issue 19 (probe32, red-neutral-key-under-crypto-parent): `key` below
+/// a parent naming what it signs or encrypts.
+#[test]
+fn key_below_jwt_crypt_and_encryption_parents() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "{\"Jwt\": {\"Key\": \"s3cr3tVx\", \"Issuer\": \"https://a\"}}",
+            "{\n  \"Jwt\": {\n    \"Issuer\": \"https://a\",\n    \"Key\": \"s3cr3tVx\"\n  }\n}",
+            "Jwt:\n  Key: s3cr3tVx\n  Issuer: https://a",
+            "<?php\nreturn [\n    'crypt' => [\n        'key' => 's3cr3tVx'\n    ],\n];",
+            "$config = ['crypt' => ['key' => 's3cr3tVx']];",
+            "api:\n  encryption:\n    key: \"s3cr3tVx=\"",
+            "api: {encryption: {key: s3cr3tVx}}",
+        ],
+    );
+    let yaml =
+        "Jwt:\n  Key: s3cr3tVx\n  Issuer: visible-issuer\napi:\n  encryption:\n    key: s3cr3tVx\n";
+    for out in both_modes(&r, yaml) {
+        assert!(
+            !out.contains("s3cr3tVx") && out.contains("visible-issuer"),
+            "{out}"
+        );
+    }
+    file_shown_everywhere(
+        &r,
+        &[
+            "jwt:\n  keyId: visible\n  issuer: visible2",
+            "encryption:\n  enabled: true\n  keyName: visible",
+            "partition:\n  key: visible",
+            "'cache' => ['key' => 'visible']",
+        ],
+    );
+}
+
