@@ -1182,6 +1182,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("salt-and-pepper-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  settings.php: |\n    $settings['hash_salt'] = '{V}';\n  config.ini.php: |\n    [General]\n    salt = \"{V}-2\"\n  constants.conf: |\n    const TicketSalt = \"{V}-3\"\n  devise.rb: |\n    config.pepper = '{V}-4'\n---\nFileSettings:\n  PublicLinkSalt: {V}-5\nEmailSettings:\n  InviteSalt: {V}-6\n", "saltpep4417xq"),
     // Issue 19 (probe32): `key` below a parent naming what it signs or encrypts.
     ("key-below-jwt-crypt-encryption", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  appsettings.json: |\n    {\n      \"Jwt\": {\n        \"Key\": \"{V}\",\n        \"Issuer\": \"https://app.example.com\"\n      }\n    }\n  env.php: |\n    <?php\n    return [\n        'crypt' => [\n            'key' => '{V}-2'\n        ],\n    ];\n  esphome.yaml: |\n    api:\n      encryption:\n        key: \"{V}-3\"\n---\nJwt:\n  Key: {V}-4\n", "keypar5528xq"),
+    // Issue 19 (probe32): a Quarkus profile's `%prod.` prefix.
+    ("quarkus-profile-prefixed-properties", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  application.properties: |\n    %prod.quarkus.datasource.password={V}\n    %prod.quarkus.oidc.credentials.secret={V}-2\n", "qprof6639xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

@@ -262,6 +262,14 @@ fn shape_rules() -> &'static (Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>) 
             }
         };
         let rules = vec![
+            // probe32 (red-profile-prefixed-properties): a Quarkus
+            // profile's property, `%prod.quarkus.datasource.password=X`
+            // (the `%` keeps the key rules from reading the key).
+            rule(
+                &[r"(?m)^[ \t]*%[A-Za-z]"],
+                r"(?m)^[ \t]*%[A-Za-z0-9_-]+\.(?P<key>[A-Za-z0-9_.\-\[\]]+)[ \t]*[=:][ \t]*(?P<v>[^\s][^\n]*?)[ \t]*\r?$",
+                never,
+            ),
             // probe32 (red-neutral-key-under-crypto-parent): a PHP array's
             // `'crypt' => ['key' => 'X']` (Magento's `env.php`, over lines
             // as Magento writes it), `'jwt'` and `'encryption'` alike.

@@ -4082,3 +4082,26 @@ fn key_below_jwt_crypt_and_encryption_parents() {
     );
 }
 
+/// Issue 19 (probe32, red-profile-prefixed-properties): a Quarkus
+/// profile's `%prod.` prefix before a secret-named property.
+#[test]
+fn quarkus_profile_prefixed_properties() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "%prod.quarkus.datasource.password=s3cr3tVx",
+            "%prod.quarkus.oidc.credentials.secret = s3cr3tVx",
+            "%staging-eu.mp.jwt.sign.key.password: s3cr3tVx",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "%prod.quarkus.datasource.username=visible",
+            "%dev.quarkus.http.port=8080",
+            "printf('%s.%d=%s', a, b, c)",
+        ],
+    );
+}
+
