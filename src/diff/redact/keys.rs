@@ -256,6 +256,23 @@ pub(super) fn salt_or_pepper_key(key: &str) -> bool {
         })
 }
 
+/// probe32 (red-terse-vendor-key-names): acme.sh's DNS API credentials,
+/// `CF_Key`, `GD_Key`, `Ali_Key` (a provider's short name and `_Key` in
+/// that letter case), `OVH_AK`/`OVH_AS`/`OVH_CK`, also as `account.conf`
+/// saves them (`SAVED_CF_Key`).
+pub(super) fn acme_sh_key(key: &str) -> bool {
+    let key = key.trim_matches(['"', '\'']);
+    let key = key.strip_prefix("SAVED_").unwrap_or(key);
+    if matches!(key, "OVH_AK" | "OVH_AS" | "OVH_CK") {
+        return true;
+    }
+    key.strip_suffix("_Key").is_some_and(|name| {
+        (1..=12).contains(&name.len())
+            && name.as_bytes()[0].is_ascii_alphabetic()
+            && name.bytes().all(|b| b.is_ascii_alphanumeric())
+    })
+}
+
 /// Package managers' credential keys the key patterns do not read (issue
 /// 19, red11): Yarn 2+'s `npmAuthIdent` (`user:password`, also
 /// `YARN_NPM_AUTH_IDENT`), Composer's `github-oauth` and `gitlab-oauth`

@@ -4105,3 +4105,29 @@ fn quarkus_profile_prefixed_properties() {
     );
 }
 
+/// Issue 19 (probe32, red-terse-vendor-key-names).
+#[test]
+fn acme_sh_names_consumer_keys_and_self_hosted_app_keys() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+            &r,
+            &[
+                "export CF_Key=\"s3cr3tVx\"\nexport GD_Key=\"s3cr3tVx\"\nexport Ali_Key=\"s3cr3tVx\"",
+                "export OVH_AK=\"s3cr3tVx\"\nexport OVH_AS=\"s3cr3tVx\"\nexport OVH_CK=\"s3cr3tVx\"",
+                "SAVED_CF_Key='s3cr3tVx'",
+                "[ovh-eu]\nconsumer_key=s3cr3tVx",
+                "dns_ovh_consumer_key = s3cr3tVx\ndns_linode_key = s3cr3tVx",
+                "config:\n  consumerKey: s3cr3tVx",
+                "MEILISEARCH_KEY=s3cr3tVx\nVAULT_ENC_KEY=s3cr3tVx\nTOTP_VAULT_KEY=s3cr3tVx\nPUSH_INSTALLATION_KEY=s3cr3tVx",
+            ],
+        );
+    file_shown_everywhere(
+        &r,
+        &[
+            "export CF_Email=\"visible@example.com\"",
+            "SORT_KEY=visible",
+            "vault_key_path: /etc/visible",
+            "sequence_key: visible",
+        ],
+    );
+}
