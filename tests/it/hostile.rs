@@ -1184,6 +1184,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("key-below-jwt-crypt-encryption", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  appsettings.json: |\n    {\n      \"Jwt\": {\n        \"Key\": \"{V}\",\n        \"Issuer\": \"https://app.example.com\"\n      }\n    }\n  env.php: |\n    <?php\n    return [\n        'crypt' => [\n            'key' => '{V}-2'\n        ],\n    ];\n  esphome.yaml: |\n    api:\n      encryption:\n        key: \"{V}-3\"\n---\nJwt:\n  Key: {V}-4\n", "keypar5528xq"),
     // Issue 19 (probe32): a Quarkus profile's `%prod.` prefix.
     ("quarkus-profile-prefixed-properties", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  application.properties: |\n    %prod.quarkus.datasource.password={V}\n    %prod.quarkus.oidc.credentials.secret={V}-2\n", "qprof6639xq"),
+    // Issue 19 (probe32): ASP.NET machineKey, WildFly credential-reference, kubeadm certificateKey.
+    ("machinekey-credential-reference-certificatekey", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  Web.config: |\n    <machineKey validationKey=\"{V}\" decryptionKey=\"{V}-2\" validation=\"SHA1\" />\n  standalone.xml: |\n    <credential-reference clear-text=\"{V}-3\"/>\n  kubeadm.yaml: |\n    kind: InitConfiguration\n    certificateKey: {V}-4\n---\nkind: InitConfiguration\ncertificateKey: {V}-5\n", "mkey7741xq"),
     // Issue 19 (probe32): acme.sh's names, OVH's consumer key, self-hosted apps' keys.
     ("acme-sh-consumer-and-app-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  account.conf: |\n    SAVED_CF_Key='{V}'\n    export OVH_CK=\"{V}-2\"\n  certbot.ini: |\n    dns_ovh_consumer_key = {V}-3\n  MEILISEARCH_KEY: {V}-4\n---\nconfig:\n  consumerKey: {V}-5\n", "acmekey3396xq"),
 ];

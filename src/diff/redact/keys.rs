@@ -256,6 +256,25 @@ pub(super) fn salt_or_pepper_key(key: &str) -> bool {
         })
 }
 
+/// probe32 (red-machinekey-credential-reference-certificatekey): ASP.NET's
+/// `<machineKey validationKey="X" decryptionKey="X">` (they sign and
+/// encrypt the auth cookie and ViewState), kubeadm's `certificateKey` (it
+/// decrypts the control plane's uploaded certificates; nginx's
+/// `ssl_certificate_key` is a path and stays), WildFly's
+/// `<credential-reference clear-text="X"/>`.
+pub(super) fn key_file_secret_names(key: &str) -> bool {
+    let key = key.trim_matches(['"', '\'']);
+    [
+        "validationKey",
+        "decryptionKey",
+        "certificateKey",
+        "certificate_key",
+        "clear-text",
+    ]
+    .iter()
+    .any(|n| key.eq_ignore_ascii_case(n))
+}
+
 /// probe32 (red-terse-vendor-key-names): acme.sh's DNS API credentials,
 /// `CF_Key`, `GD_Key`, `Ali_Key` (a provider's short name and `_Key` in
 /// that letter case), `OVH_AK`/`OVH_AS`/`OVH_CK`, also as `account.conf`

@@ -4105,6 +4105,28 @@ fn quarkus_profile_prefixed_properties() {
     );
 }
 
+/// Issue 19 (probe32, red-machinekey-credential-reference-certificatekey).
+#[test]
+fn machine_key_credential_reference_and_certificate_key() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+            &r,
+            &[
+                "<machineKey validationKey=\"s3cr3tVx\" decryptionKey=\"s3cr3tVx\" validation=\"SHA1\" />",
+                "<credential-reference clear-text=\"s3cr3tVx\"/>",
+                "kind: InitConfiguration\ncertificateKey: s3cr3tVx",
+            ],
+        );
+    file_shown_everywhere(
+        &r,
+        &[
+            "ssl_certificate_key /etc/ssl/private/visible.key;",
+            "<machineKey validation=\"SHA1\" decryption=\"AES\" />",
+            "certificateKeyRef: visible",
+        ],
+    );
+}
+
 /// Issue 19 (probe32, red-terse-vendor-key-names).
 #[test]
 fn acme_sh_names_consumer_keys_and_self_hosted_app_keys() {
