@@ -1186,6 +1186,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("quarkus-profile-prefixed-properties", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  application.properties: |\n    %prod.quarkus.datasource.password={V}\n    %prod.quarkus.oidc.credentials.secret={V}-2\n", "qprof6639xq"),
     // Issue 19 (probe32): ASP.NET machineKey, WildFly credential-reference, kubeadm certificateKey.
     ("machinekey-credential-reference-certificatekey", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  Web.config: |\n    <machineKey validationKey=\"{V}\" decryptionKey=\"{V}-2\" validation=\"SHA1\" />\n  standalone.xml: |\n    <credential-reference clear-text=\"{V}-3\"/>\n  kubeadm.yaml: |\n    kind: InitConfiguration\n    certificateKey: {V}-4\n---\nkind: InitConfiguration\ncertificateKey: {V}-5\n", "mkey7741xq"),
+    // Issue 19 (probe32): user:password@ without a scheme, Pulsar's token parameters.
+    ("dsn-userinfo-without-scheme", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  exporter.service: |\n    Environment=\"DATA_SOURCE_NAME=exporter:{V}@(localhost:3306)/\"\n  galera.cnf: |\n    wsrep_sst_auth = sstuser:{V}-2\n  client.conf: |\n    authParams=token:{V}-3\n  args: --wsrep-sst-auth=sstuser:{V}-4\n---\nDATA_SOURCE_NAME: exporter:{V}-5@(db:3306)/\nwsrep_sst_auth: sstuser:{V}-6\n", "dsnnos8852xq"),
     // Issue 19 (probe32): acme.sh's names, OVH's consumer key, self-hosted apps' keys.
     ("acme-sh-consumer-and-app-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  account.conf: |\n    SAVED_CF_Key='{V}'\n    export OVH_CK=\"{V}-2\"\n  certbot.ini: |\n    dns_ovh_consumer_key = {V}-3\n  MEILISEARCH_KEY: {V}-4\n---\nconfig:\n  consumerKey: {V}-5\n", "acmekey3396xq"),
 ];

@@ -688,7 +688,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let dsn_password = Regex::new(
-            r#"((?:^|[\s"'=])[^\s:@/"'=]+:)([^\s@/"']+)(@(?:tcp|udp|unix)\()|(\b(?:sqlplus|sqlldr|expdp|impdp)[ \t]+(?:-[A-Za-z]+[ \t]+)*["']?[A-Za-z0-9_$#]+/|\bjdbc:oracle:[a-z0-9]+:["']?[A-Za-z0-9_$#]+/)([^\s@/"']+)"#,
+            r#"((?:^|[\s"'=])[^\s:@/"'=]+:)([^\s@/"']+)(@(?:tcp6?|udp6?|unix)?\()|(\b(?:sqlplus|sqlldr|expdp|impdp)[ \t]+(?:-[A-Za-z]+[ \t]+)*["']?[A-Za-z0-9_$#]+/|\bjdbc:oracle:[a-z0-9]+:["']?[A-Za-z0-9_$#]+/)([^\s@/"']+)"#,
         )
         .expect("static regex is valid");
         let colon_key = Regex::new(
@@ -902,7 +902,11 @@ impl Redactor {
         // A dotted key's last segment (Elastic Beats' `cloud.auth:
         // "elastic:X"`: re-probe 18).
         let last = key.rsplit('.').next().unwrap_or(key);
-        if !(last.eq_ignore_ascii_case("auth") || basic || encrypt) {
+        // probe32: Galera's `wsrep_sst_auth = user:X` (`--wsrep-sst-auth=`).
+        let sst = key.get(key.len().saturating_sub(8)..).is_some_and(|t| {
+            t.eq_ignore_ascii_case("sst_auth") || t.eq_ignore_ascii_case("sst-auth")
+        });
+        if !(last.eq_ignore_ascii_case("auth") || basic || encrypt || sst) {
             return false;
         }
         let v = value.trim().trim_matches(['"', '\'']);

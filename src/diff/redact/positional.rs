@@ -325,6 +325,14 @@ fn positional_rules() -> &'static [PositionalRule] {
                 r#"(?i)(--header=['"]?(?:(?:proxy-)?authorization|cookie|private-token|x-honeycomb-team|x-jfrog-art-api|x-auth-key|ocp-apim-subscription-key|dd-application-key|x-insert-key|x-license-key|x-query-key|x-parse-master-key|[a-z0-9-]*(?:token|api-?key|secret|password)[a-z0-9-]*):[ \t]*(?:(?:bearer|basic|token|apikey)[ \t]+)?)([^\s'"]+)()"#,
                 never,
             ),
+            // probe32 (red-dsn-userinfo-without-scheme): Apache Pulsar's
+            // token authentication parameters, `authParams=token:X`
+            // (`file:…` names a file and stays).
+            rule(
+                &["token:"],
+                r#"(?i)(\b(?:authParams|brokerClientAuthenticationParameters|authenticationParameters)["']?[ \t]*[=:][ \t]*["']?token:)([^\s'",]+)()"#,
+                |v| v.starts_with("file:"),
+            ),
             // The same set with the `uci` command (`uci set
             // wireless.r0.key='X'`, a provisioning script's).
             rule(

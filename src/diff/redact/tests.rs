@@ -4127,6 +4127,31 @@ fn machine_key_credential_reference_and_certificate_key() {
     );
 }
 
+/// Issue 19 (probe32, red-dsn-userinfo-without-scheme).
+#[test]
+fn go_dsn_without_protocol_galera_sst_auth_and_pulsar_token() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "Environment=\"DATA_SOURCE_NAME=exporter:s3cr3tVx@(localhost:3306)/\"",
+            "dsn: app:s3cr3tVx@tcp6([::1]:3306)/app",
+            "[galera]\nwsrep_sst_auth = sstuser:s3cr3tVx",
+            "command: --wsrep-sst-auth=sstuser:s3cr3tVx",
+            "authParams=token:s3cr3tVx",
+            "brokerClientAuthenticationParameters=token:s3cr3tVx",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "wsrep_sst_method = mariabackup",
+            "authParams=file:///etc/pulsar/visible.token",
+            "$list = @(\"a\", \"b\")",
+        ],
+    );
+}
+
 /// Issue 19 (probe32, red-terse-vendor-key-names).
 #[test]
 fn acme_sh_names_consumer_keys_and_self_hosted_app_keys() {
