@@ -177,7 +177,11 @@ fn password_option(program: &str, flag: &str) -> bool {
         // a BMC's password, Kerberos' admin password, FreeIPA's installer
         // (Directory Server and admin), Sysinternals' PsExec.
         "cqlsh" => flag == "-p",
-        p if p.starts_with("snmp") => matches!(flag, "-A" | "-X"),
+        // probe32: a v1/v2c community (`snmpwalk -v2c -c X`); snmpd's
+        // and snmptrapd's `-c` is a configuration file.
+        p if p.starts_with("snmp") => {
+            matches!(flag, "-A" | "-X") || (flag == "-c" && !matches!(p, "snmpd" | "snmptrapd"))
+        }
         "ipmitool" => flag == "-P",
         "kadmin" => flag == "-w",
         "ipa-server-install" | "ipa-replica-install" => matches!(flag, "-p" | "-a"),

@@ -275,6 +275,22 @@ pub(super) fn key_file_secret_names(key: &str) -> bool {
     .any(|n| key.eq_ignore_ascii_case(n))
 }
 
+/// probe32 (red-snmp-community): an SNMP v1/v2c community, the devices'
+/// password, as a key (`community: X` in snmp_exporter's `auths`,
+/// Telegraf's `community = "X"`, `SNMP_COMMUNITY`); `communities` (BGP's)
+/// and `rocommunity` (net-snmp's directive, read elsewhere) are not it.
+pub(super) fn snmp_community_key(key: &str) -> bool {
+    let key = key.trim_matches(['"', '\'']);
+    let Some(at) = key.len().checked_sub(9) else {
+        return false;
+    };
+    key.is_char_boundary(at)
+        && key[at..].eq_ignore_ascii_case("community")
+        && (at == 0
+            || key[..at].ends_with(['_', '.', '-'])
+            || (key.as_bytes()[at] == b'C' && key.as_bytes()[at - 1].is_ascii_lowercase()))
+}
+
 /// probe32 (red-terse-vendor-key-names): acme.sh's DNS API credentials,
 /// `CF_Key`, `GD_Key`, `Ali_Key` (a provider's short name and `_Key` in
 /// that letter case), `OVH_AK`/`OVH_AS`/`OVH_CK`, also as `account.conf`

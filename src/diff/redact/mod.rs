@@ -806,6 +806,7 @@ impl Redactor {
                     || bundler_host_key(key)
                     || more_secret_key_names(key)
                     || keys::acme_sh_key(key)
+                    || keys::snmp_community_key(key)
                     || keys::key_file_secret_names(key)
                     || keys::salt_or_pepper_key(key)
                     || package_manager_auth_key(key)))

@@ -3308,7 +3308,7 @@ fn infra_clients_password_options_and_positions() {
     shown_everywhere(
         &r,
         &[
-            "snmpwalk -v2c -c public host",
+            "snmpwalk -v2c -On host system",
             "ipmitool -I lanplus -H bmc -U admin power status",
             "cqlsh -u cassandra cass",
             "mosquitto_passwd -U /etc/mosquitto/passwd",
@@ -4148,6 +4148,30 @@ fn go_dsn_without_protocol_galera_sst_auth_and_pulsar_token() {
             "wsrep_sst_method = mariabackup",
             "authParams=file:///etc/pulsar/visible.token",
             "$list = @(\"a\", \"b\")",
+        ],
+    );
+}
+
+/// Issue 19 (probe32, red-snmp-community).
+#[test]
+fn snmp_communities_as_keys_and_options() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "auths:\n  public_v2:\n    version: 2\n    community: s3cr3tVx",
+            "[[inputs.snmp]]\n  community = \"s3cr3tVx\"",
+            "SNMP_COMMUNITY=s3cr3tVx",
+            "snmpwalk -v2c -c s3cr3tVx switch01 system",
+            "snmpget -v 2c -c s3cr3tVx -On switch01 sysUpTime.0",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "communities:\n  no-advertise: 65535:65282",
+            "snmpd -c /etc/snmp/visible.conf",
+            "community_enabled: true",
         ],
     );
 }
