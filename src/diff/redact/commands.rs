@@ -122,6 +122,7 @@ pub(super) const PASSWORD_CLIENTS: &[&str] = &[
     "kdb5_util",
     "kubeadm",
     "gitlab-runner",
+    "racadm",
 ];
 
 /// The MySQL and MariaDB clients: their password is glued to `-p`
@@ -193,6 +194,8 @@ fn password_option(program: &str, flag: &str) -> bool {
         // uploads, GitLab Runner's registration and runner tokens.
         "kubeadm" => flag == "--certificate-key",
         "gitlab-runner" => matches!(flag, "-r" | "-t"),
+        // probe32: Dell's iDRAC client.
+        "racadm" => flag == "-p",
         _ => false,
     }
 }
@@ -236,6 +239,7 @@ pub(super) fn has_password_options(program: &str) -> bool {
             | "kdb5_util"
             | "kubeadm"
             | "gitlab-runner"
+            | "racadm"
     ) || program.starts_with("ldap")
         || program.starts_with("mongo")
         || program.starts_with("snmp")

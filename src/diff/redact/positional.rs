@@ -333,6 +333,31 @@ fn positional_rules() -> &'static [PositionalRule] {
                 r#"(?i)(\b(?:authParams|brokerClientAuthenticationParameters|authenticationParameters)["']?[ \t]*[=:][ \t]*["']?token:)([^\s'",]+)()"#,
                 |v| v.starts_with("file:"),
             ),
+            // probe32 (red-command-line-positions): ngrok's authtoken
+            // (`ngrok config add-authtoken X`, v2's `ngrok authtoken X`),
+            // `mysqladmin password X`, FreeRDP's `/p:X`, Python's basic auth tuple (`auth=("u",
+            // "X")`, `HTTPBasicAuth("u", "X")`; a variable stays).
+            rule(
+                &["authtoken"],
+                r#"(\bngrok[ \t]+(?:config[ \t]+add-authtoken|authtoken)[ \t]+(?:--?[A-Za-z-]+(?:[= ][^\s-]\S*)?[ \t]+)*)('[^'\n]*'|"[^"\n]*"|[^\s'";|&]+)()"#,
+                never,
+            ),
+            // `mysqladmin [options] password X` sets the new password.
+            rule(
+                &["mysqladmin"],
+                r#"(\bmysqladmin\b[^\n|;&]*?[ \t]password[ \t]+)('[^'\n]*'|"[^"\n]*"|[^\s'";|&]+)()"#,
+                never,
+            ),
+            rule(
+                &["/p:"],
+                r#"(?i)(\b(?:x|wl|sdl-)?freerdp3?\b[^\n]*?[ \t]/p:)('[^'\n]*'|"[^"\n]*"|[^\s'"]+)()"#,
+                never,
+            ),
+            rule(
+                &["auth=(", "auth = (", "Auth("],
+                r#"((?:\bauth[ \t]*=[ \t]*\(|\bHTTP(?:Basic|Digest)Auth\()[ \t]*(?:'[^'\n]*'|"[^"\n]*"|[A-Za-z_][A-Za-z0-9_.]*)[ \t]*,[ \t]*)('[^'\n]*'|"[^"\n]*")()"#,
+                never,
+            ),
             // The same set with the `uci` command (`uci set
             // wireless.r0.key='X'`, a provisioning script's).
             rule(

@@ -4176,6 +4176,33 @@ fn snmp_communities_as_keys_and_options() {
     );
 }
 
+/// Issue 19 (probe32, red-command-line-positions).
+#[test]
+fn ngrok_freerdp_racadm_and_python_auth_tuples() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "ngrok config add-authtoken s3cr3tVx",
+            "ngrok authtoken --config /etc/ngrok.yml s3cr3tVx",
+            "xfreerdp /u:admin /p:s3cr3tVx /v:host01",
+            "racadm -r idrac01 -u root -p s3cr3tVx getsysinfo",
+            "RUN mysqladmin -u root password s3cr3tVx",
+            "r = requests.get(url, auth=(\"svc\", \"s3cr3tVx\"))",
+            "s.auth = HTTPBasicAuth(user, 's3cr3tVx')",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "ngrok http 8080",
+            "r = requests.get(url, auth=(user, password))",
+            "xfreerdp /u:admin /v:host01",
+            "mysqladmin -u root -p status",
+        ],
+    );
+}
+
 /// Issue 19 (probe32, red-terse-vendor-key-names).
 #[test]
 fn acme_sh_names_consumer_keys_and_self_hosted_app_keys() {
