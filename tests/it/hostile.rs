@@ -1192,6 +1192,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("snmp-community", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  generator.yml: |\n    auths:\n      public_v2:\n        community: {V}\n  telegraf.conf: |\n    [[inputs.snmp]]\n      community = \"{V}-2\"\n  check.sh: |\n    snmpwalk -v2c -c {V}-3 switch01 system\n---\nauths:\n  v2:\n    community: {V}-4\n", "snmpcm9963xq"),
     // Issue 19 (probe32): ngrok, FreeRDP, racadm and Python's basic auth tuple.
     ("ngrok-freerdp-racadm-python-auth", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  setup.sh: |\n    ngrok config add-authtoken {V}\n    xfreerdp /u:admin /p:{V}-2 /v:host01\n    racadm -r idrac01 -u root -p {V}-3 getsysinfo\n    mysqladmin -u root password {V}-5\n  job.py: |\n    r = requests.get(url, auth=(\"svc\", \"{V}-4\"))\n", "cmdpos1174xq"),
+    // Issue 19 (probe32): Apache SetEnv and PHP-FPM env[].
+    ("setenv-and-php-fpm-env", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  htaccess: |\n    SetEnv DB_PASSWORD {V}\n  www.conf: |\n    [www]\n    env[API_TOKEN] = {V}-2\n", "setenv2285xq"),
     // Issue 19 (probe32): acme.sh's names, OVH's consumer key, self-hosted apps' keys.
     ("acme-sh-consumer-and-app-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  account.conf: |\n    SAVED_CF_Key='{V}'\n    export OVH_CK=\"{V}-2\"\n  certbot.ini: |\n    dns_ovh_consumer_key = {V}-3\n  MEILISEARCH_KEY: {V}-4\n---\nconfig:\n  consumerKey: {V}-5\n", "acmekey3396xq"),
 ];

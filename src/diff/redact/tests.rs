@@ -4203,6 +4203,28 @@ fn ngrok_freerdp_racadm_and_python_auth_tuples() {
     );
 }
 
+/// Issue 19 (probe32, red-env-directives-setenv-fpm-env).
+#[test]
+fn apache_setenv_and_php_fpm_env() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "SetEnv DB_PASSWORD s3cr3tVx",
+            "<VirtualHost *:80>\n  SetEnv API_KEY \"s3cr3tVx\"\n</VirtualHost>",
+            "[www]\nenv[DB_PASSWORD] = s3cr3tVx",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "SetEnv APP_ENV visible",
+            "env[PATH] = /usr/local/bin:/usr/bin",
+            "SetEnvIf User-Agent visible nolog",
+        ],
+    );
+}
+
 /// Issue 19 (probe32, red-terse-vendor-key-names).
 #[test]
 fn acme_sh_names_consumer_keys_and_self_hosted_app_keys() {
