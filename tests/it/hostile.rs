@@ -1178,6 +1178,24 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("hocon-dhall-sql-bicep-declarations", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.conf: |\n    db {\n      password = ${?DB_PASSWORD}\n      password = \"{V}\"\n    }\n  cfg.dhall: |\n    let password = \"{V}-2\"\n    in { password }\n  init.sql: |\n    CREATE LOGIN alice WITH PASSWORD = '{V}-3';\n    CREATE USER bob WITH PASSWORD $${V}-4$$;\n    ALTER USER carol IDENTIFIED BY '{V}-5';\n  main.bicep: |\n    param adminPassword string = '{V}-6'\n", "decl5lang1915x"),
     // Issue 19 (red11): Helm's indexed pair as two parameters list items.
     ("helm-parameter-list-pairs", "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a}\nspec:\n  source:\n    helm:\n      parameters:\n      - name: env[0].name\n        value: DB_PASSWORD\n      - name: env[0].value\n        value: {V}\n", "helmparams1916x"),
+    // Issue 19 (probe32): salts and peppers that key an HMAC or a password hash.
+    ("salt-and-pepper-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  settings.php: |\n    $settings['hash_salt'] = '{V}';\n  config.ini.php: |\n    [General]\n    salt = \"{V}-2\"\n  constants.conf: |\n    const TicketSalt = \"{V}-3\"\n  devise.rb: |\n    config.pepper = '{V}-4'\n---\nFileSettings:\n  PublicLinkSalt: {V}-5\nEmailSettings:\n  InviteSalt: {V}-6\n", "saltpep4417xq"),
+    // Issue 19 (probe32): `key` below a parent naming what it signs or encrypts.
+    ("key-below-jwt-crypt-encryption", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  appsettings.json: |\n    {\n      \"Jwt\": {\n        \"Key\": \"{V}\",\n        \"Issuer\": \"https://app.example.com\"\n      }\n    }\n  env.php: |\n    <?php\n    return [\n        'crypt' => [\n            'key' => '{V}-2'\n        ],\n    ];\n  esphome.yaml: |\n    api:\n      encryption:\n        key: \"{V}-3\"\n---\nJwt:\n  Key: {V}-4\n", "keypar5528xq"),
+    // Issue 19 (probe32): a Quarkus profile's `%prod.` prefix.
+    ("quarkus-profile-prefixed-properties", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  application.properties: |\n    %prod.quarkus.datasource.password={V}\n    %prod.quarkus.oidc.credentials.secret={V}-2\n", "qprof6639xq"),
+    // Issue 19 (probe32): ASP.NET machineKey, WildFly credential-reference, kubeadm certificateKey.
+    ("machinekey-credential-reference-certificatekey", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  Web.config: |\n    <machineKey validationKey=\"{V}\" decryptionKey=\"{V}-2\" validation=\"SHA1\" />\n  standalone.xml: |\n    <credential-reference clear-text=\"{V}-3\"/>\n  kubeadm.yaml: |\n    kind: InitConfiguration\n    certificateKey: {V}-4\n---\nkind: InitConfiguration\ncertificateKey: {V}-5\n", "mkey7741xq"),
+    // Issue 19 (probe32): user:password@ without a scheme, Pulsar's token parameters.
+    ("dsn-userinfo-without-scheme", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  exporter.service: |\n    Environment=\"DATA_SOURCE_NAME=exporter:{V}@(localhost:3306)/\"\n  galera.cnf: |\n    wsrep_sst_auth = sstuser:{V}-2\n  client.conf: |\n    authParams=token:{V}-3\n  args: --wsrep-sst-auth=sstuser:{V}-4\n---\nDATA_SOURCE_NAME: exporter:{V}-5@(db:3306)/\nwsrep_sst_auth: sstuser:{V}-6\n", "dsnnos8852xq"),
+    // Issue 19 (probe32): SNMP communities.
+    ("snmp-community", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  generator.yml: |\n    auths:\n      public_v2:\n        community: {V}\n  telegraf.conf: |\n    [[inputs.snmp]]\n      community = \"{V}-2\"\n  check.sh: |\n    snmpwalk -v2c -c {V}-3 switch01 system\n---\nauths:\n  v2:\n    community: {V}-4\n", "snmpcm9963xq"),
+    // Issue 19 (probe32): ngrok, FreeRDP, racadm and Python's basic auth tuple.
+    ("ngrok-freerdp-racadm-python-auth", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  setup.sh: |\n    ngrok config add-authtoken {V}\n    xfreerdp /u:admin /p:{V}-2 /v:host01\n    racadm -r idrac01 -u root -p {V}-3 getsysinfo\n    mysqladmin -u root password {V}-5\n  job.py: |\n    r = requests.get(url, auth=(\"svc\", \"{V}-4\"))\n", "cmdpos1174xq"),
+    // Issue 19 (probe32): Apache SetEnv and PHP-FPM env[].
+    ("setenv-and-php-fpm-env", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  htaccess: |\n    SetEnv DB_PASSWORD {V}\n  www.conf: |\n    [www]\n    env[API_TOKEN] = {V}-2\n", "setenv2285xq"),
+    // Issue 19 (probe32): acme.sh's names, OVH's consumer key, self-hosted apps' keys.
+    ("acme-sh-consumer-and-app-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  account.conf: |\n    SAVED_CF_Key='{V}'\n    export OVH_CK=\"{V}-2\"\n  certbot.ini: |\n    dns_ovh_consumer_key = {V}-3\n  MEILISEARCH_KEY: {V}-4\n---\nconfig:\n  consumerKey: {V}-5\n", "acmekey3396xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a
