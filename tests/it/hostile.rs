@@ -5712,3 +5712,69 @@ fn confined_programs_do_not_get_the_runners_secret_variables() {
     let push = catalog("push");
     assert!(push.contains(TOKEN), "{push}");
 }
+
+/// Probe 31 (confined-compile-reads-git-dir-checkout-token): a pull
+/// request's compile of its checkout (the sharded workflow) read the
+/// checkout's `.git` directory, where actions/checkout keeps the job's
+/// token (`http.https://github.com/.extraheader = AUTHORIZATION: basic
+/// <base64 of x-access-token:TOKEN>` in `.git/config`): `importstr` or a
+/// `copy` input put it into the catalog the shard uploads. A review's
+/// revision trees have no `.git`; a plain compile reads it as asked.
+#[test]
+fn confined_compiles_never_read_the_git_directory() {
+    use crate::support::git;
+    const TOKEN: &str = "eC1hY2Nlc3MtdG9rZW46Z2hzX3AzMQ==";
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("m.jsonnet"),
+        "{a: {cfg: importstr '.git/config'}}\n",
+    );
+    git(&repo, &["init", "-q"]);
+    git(
+        &repo,
+        &[
+            "config",
+            "http.https://github.com/.extraheader",
+            &format!("AUTHORIZATION: basic {TOKEN}"),
+        ],
+    );
+    let pr = [("GITHUB_EVENT_NAME", "pull_request")];
+    for entry in [
+        "{output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}",
+        "{output_path: c, input_type: copy, input_paths: [.git/config]}",
+        "{output_path: c, input_type: copy, input_paths: [.git]}",
+    ] {
+        write(
+            &repo.join("inventory/targets/t.yml"),
+            &format!(
+                "parameters:\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - {entry}\n"
+            ),
+        );
+        let out = run_env(&repo, &["compile", "--output-path", "pr"], &pr, 2);
+        assert!(out.contains("`.git` directory"), "{entry}: {out}");
+        let _ = std::fs::remove_dir_all(repo.join("pr"));
+        run_env(
+            &repo,
+            &["compile", "--output-path", "push"],
+            &[("GITHUB_EVENT_NAME", "push")],
+            0,
+        );
+        let mut found = false;
+        let mut stack = vec![repo.join("push/compiled")];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    found |= std::fs::read_to_string(&p)
+                        .unwrap_or_default()
+                        .contains(TOKEN);
+                }
+            }
+        }
+        assert!(found, "{entry}: a plain compile reads what it is asked to");
+        std::fs::remove_dir_all(repo.join("push")).unwrap();
+    }
+}
