@@ -5686,6 +5686,15 @@ fn confined_programs_do_not_get_the_runners_secret_variables() {
         ("GITHUB_TOKEN", TOKEN),
         ("VAULT_TOKEN", TOKEN),
         ("ACTIONS_RUNTIME_TOKEN", TOKEN),
+        // Re-probe verify23 (v-env-secrets-under-neutral-names): credentials
+        // under names the name rule missed, told by their values.
+        ("DATABASE_URL", "postgres://app:p31RunnerT0kenValue@db/app"),
+        (
+            "GIT_CONFIG_VALUE_0",
+            "AUTHORIZATION: basic p31RunnerT0kenValue",
+        ),
+        ("V23_CONN", "Server=db;Password=p31RunnerT0kenValue;"),
+        ("MYSQL_PWD", TOKEN),
         ("P31_NEUTRAL", "kept-p31"),
     ];
     let catalog = |out: &str| {
