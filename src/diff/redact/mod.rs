@@ -97,8 +97,12 @@ pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|pass[_.-]?phrase|pass4sy
 /// Fluentd/Fluent Bit forward protocol's `shared_key`; re-probe 18:
 /// Backblaze's `B2_APPLICATION_KEY` (Datadog's `DD_APPLICATION_KEY`),
 /// Artifactory's `JOINKEY`, WAL-G's `LIBSODIUM_KEY`, Azure Functions'
-/// `x-functions-key` and API Management's `Ocp-Apim-Subscription-Key`; not `primary_key`, `routing_key` or `public_key`. Run
-/// only on keys holding `key` in any case.
+/// `x-functions-key` and API Management's `Ocp-Apim-Subscription-Key`;
+/// probe32: OVH's `consumer_key`, `MEILISEARCH_KEY`, certbot's
+/// `dns_linode_key`, Plausible's `TOTP_VAULT_KEY`, Supabase's
+/// `VAULT_ENC_KEY`, Vaultwarden's `PUSH_INSTALLATION_KEY`, ASP.NET's
+/// `validationKey`/`decryptionKey`; not `primary_key`, `routing_key` or
+/// `public_key`. Run only on keys holding `key` in any case.
 pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:master|licen[cs]e|app(?:lication)?|join|libsodium|functions?|subscription|sdk|write|admin|hmac|session|cookie|integration|stripe|auth|fernet|gossip|unseal|recovery|enrollment|deploy|shared|consumer|meilisearch|linode|vault|installation|validation|decryption|enc)[_.-]?key";
 
 /// The last word of a key that names or points at a secret rather than
