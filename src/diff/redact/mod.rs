@@ -20,6 +20,7 @@ mod iac;
 mod keys;
 mod lines;
 mod positional;
+mod rules;
 mod scrub;
 mod shapes;
 mod structural;
