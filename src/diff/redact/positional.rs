@@ -32,7 +32,7 @@ fn positional_needles() -> &'static (regex::RegexSet, Vec<Vec<usize>>) {
 /// The positional [`Rule`]s (each regex's group `v` the secret, its
 /// needles literals), compiled once. Some read over lines (an `expect`
 /// pattern and its `send`, a Boundary `kms` block, an IOS `tacacs server`
-/// block): they run over whole texts too ([`Redactor::whole_text_shapes`]).
+/// block): they run over whole texts too ([`Redactor::whole_text_shapes`](super::Redactor::whole_text_shapes)).
 fn positional_rules() -> &'static [Rule] {
     static RULES: std::sync::OnceLock<Vec<Rule>> = std::sync::OnceLock::new();
     fn never(_: &str) -> bool {

@@ -171,7 +171,7 @@ pub(super) fn url_passwords_pair(old: &str, new: &str) -> (String, String) {
 }
 
 /// Whether a text holds a `<value>` element (in the letter cases XML
-/// files write it): the pre-check of [`Redactor::hide_xml_settings`].
+/// files write it): the pre-check of [`Redactor::hide_xml_settings`](super::Redactor::hide_xml_settings).
 pub(super) fn xml_value_child(text: &str) -> bool {
     text.contains("<value>") || text.contains("<Value>") || text.contains("<VALUE>")
 }
