@@ -37,6 +37,67 @@ pub fn timed_out_message(limit: Duration) -> String {
     )
 }
 
+/// Names of the runner's secrets, in the environment a job gives strata,
+/// that a program a pull request's compile starts (helm, the Python bridge)
+/// does not get: the pull request chooses what they run (a `helm_path`
+/// script, a kadet input), and a kadet input returning `dict(os.environ)`
+/// showed the runner's tokens in the review (probe 31,
+/// review-programs-inherit-runner-tokens). Words of the name, split at `_`,
+/// `-` and `.`, or a prefix, decide; `PATH`, `HOME`, `PWD`, `HELM_*`,
+/// `PYTHON*` and the locale stay.
+pub fn is_secret_env_name(name: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "TOKEN",
+        "TOKENS",
+        "SECRET",
+        "SECRETS",
+        "PASSWORD",
+        "PASSWORDS",
+        "PASSWD",
+        "PASS",
+        "PASSPHRASE",
+        "KEY",
+        "KEYS",
+        "APIKEY",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "CREDS",
+        "AUTH",
+        "PAT",
+        "PRIVATE",
+        "COOKIE",
+        "DSN",
+        "WEBHOOK",
+        "KUBECONFIG",
+    ];
+    const PARTS: &[&str] = &[
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "APIKEY",
+    ];
+    // The runner's own (ACTIONS_RUNTIME_TOKEN, ACTIONS_ID_TOKEN_REQUEST_URL,
+    // the cache's address), Vault's login settings, strata's push
+    // credentials, and a kubeconfig's content under its usual names.
+    const PREFIXES: &[&str] = &["ACTIONS_", "VAULT_", "STRATA_GIT_", "KUBE_CONFIG"];
+    let up = name.to_ascii_uppercase();
+    PREFIXES.iter().any(|p| up.starts_with(p))
+        || PARTS.iter().any(|p| up.contains(p))
+        || up.split(['_', '-', '.']).any(|w| WORDS.contains(&w))
+}
+
+/// Leaves the runner's secrets ([`is_secret_env_name`]) out of `cmd`'s
+/// environment.
+pub fn withhold_secret_env(cmd: &mut Command) {
+    for (k, _) in std::env::vars_os() {
+        if is_secret_env_name(&k.to_string_lossy()) {
+            cmd.env_remove(&k);
+        }
+    }
+}
+
 /// Kills a process (or its whole process group) unless disarmed in time.
 pub struct Watchdog {
     disarm: Option<mpsc::Sender<()>>,
@@ -207,6 +268,56 @@ mod tests {
                 assert!(tail.len() <= STDERR_TAIL);
             }
             Ended::TimedOut(_) => panic!("timed out"),
+        }
+    }
+
+    #[test]
+    fn secret_env_names_are_told_from_the_ones_programs_need() {
+        for name in [
+            "GITHUB_TOKEN",
+            "GH_PAT",
+            "VAULT_ADDR",
+            "VAULT_TOKEN",
+            "ACTIONS_RUNTIME_TOKEN",
+            "ACTIONS_ID_TOKEN_REQUEST_URL",
+            "STRATA_GIT_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "ARM_CLIENT_SECRET",
+            "GCP_SA_KEY",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "KUBECONFIG",
+            "KUBE_CONFIG_DATA",
+            "NPM_TOKEN",
+            "DOCKERHUB_PASSWORD",
+            "db_password",
+            "SENTRY_DSN",
+            "SLACK_WEBHOOK_URL",
+            "SSH_AUTH_SOCK",
+            "MYAPITOKEN",
+        ] {
+            assert!(is_secret_env_name(name), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "PWD",
+            "OLDPWD",
+            "LANG",
+            "LC_ALL",
+            "TMPDIR",
+            "HELM_CACHE_HOME",
+            "HELM_REPOSITORY_CONFIG",
+            "PYTHONPATH",
+            "PYTHONHASHSEED",
+            "VIRTUAL_ENV",
+            "SSL_CERT_FILE",
+            "XDG_CONFIG_HOME",
+            "GITHUB_WORKSPACE",
+            "RUNNER_TEMP",
+            "CI",
+        ] {
+            assert!(!is_secret_env_name(name), "{name}");
         }
     }
 }

@@ -327,9 +327,11 @@ impl Outputs {
     }
 
     /// `name=value` lines for `$GITHUB_OUTPUT` (the targets are space
-    /// separated). A control character in a value is written escaped
-    /// (`\n`): the runner would read a raw newline as the start of another
-    /// output, which a pull request could choose.
+    /// separated, and again as a JSON array: a target file's name may hold
+    /// a blank, which splitting the first form cannot tell from two names).
+    /// A control character in a value is written escaped (`\n`): the
+    /// runner would read a raw newline as the start of another output,
+    /// which a pull request could choose.
     pub fn render(&self) -> String {
         let safe = |v: &str| -> String {
             v.chars()
@@ -343,8 +345,11 @@ impl Outputs {
                 .collect()
         };
         format!(
-            "changed-targets={}\ndiff-files={}\nlint-errors={}\ncomment-url={}\n",
+            "changed-targets={}\nchanged-targets-json={}\ndiff-files={}\nlint-errors={}\ncomment-url={}\n",
             safe(&self.changed_targets.join(" ")),
+            // serde_json escapes every control character, and a JSON string
+            // holds no raw newline.
+            serde_json::Value::from(self.changed_targets.clone()),
             self.diff_files,
             self.lint_errors,
             safe(self.comment_url.as_deref().unwrap_or(""))
@@ -500,7 +505,7 @@ mod tests {
         };
         assert_eq!(
             o.render(),
-            "changed-targets=dev prod\ndiff-files=3\nlint-errors=0\ncomment-url=https://github.com/acme/infra/pull/7#issuecomment-9\n"
+            "changed-targets=dev prod\nchanged-targets-json=[\"dev\",\"prod\"]\ndiff-files=3\nlint-errors=0\ncomment-url=https://github.com/acme/infra/pull/7#issuecomment-9\n"
         );
         // Re-probe 7: a newline in a value cannot start another output.
         let o = Outputs {
@@ -509,9 +514,19 @@ mod tests {
             lint_errors: 0,
             comment_url: None,
         };
+        // A blank in a name is kept apart in the JSON form.
+        let blank = Outputs {
+            changed_targets: vec!["x prod".into()],
+            diff_files: 1,
+            lint_errors: 0,
+            comment_url: None,
+        };
+        assert!(blank
+            .render()
+            .contains("\nchanged-targets-json=[\"x prod\"]\n"));
         assert_eq!(
             o.render(),
-            "changed-targets=t x\\ndeploy=true\ndiff-files=1\nlint-errors=0\ncomment-url=\n"
+            "changed-targets=t x\\ndeploy=true\nchanged-targets-json=[\"t\",\"x\\ndeploy=true\"]\ndiff-files=1\nlint-errors=0\ncomment-url=\n"
         );
     }
 

@@ -440,6 +440,9 @@ pub(crate) fn pr_lint(
     };
     let findings = match &shared {
         Some((inv, rendered)) => lint::lint_rendered(inv, rendered, &LintOptions::default()),
+        // A pull request that deletes the inventory: nothing to lint, and
+        // the review shows every target removed.
+        None if pr.is_some() && !confined.path.exists() => Ok(Vec::new()),
         None => lint::lint_path(&confined, &LintOptions::default()),
     };
     // When the review itself could not open the revisions, its error is

@@ -118,7 +118,7 @@ pub struct CompileArgs {
 
 /// Whether this runs for a GitHub pull request, whose inventory anyone who
 /// can open one controls.
-fn pull_request_event() -> bool {
+pub(crate) fn pull_request_event() -> bool {
     std::env::var("GITHUB_EVENT_NAME").is_ok_and(|e| e.starts_with("pull_request"))
 }
 
@@ -280,6 +280,11 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let flags = args.flags();
+    let confined = args.confine || pull_request_event();
+    if confined {
+        KapitanDefaults::check_inside(Path::new("."), &std::env::current_dir()?)
+            .map_err(diag_err)?;
+    }
     let mut ws = Workspace::open(Path::new("."), &flags).map_err(diag_err)?;
     // Revealed values come from outside the tree (the environment, Vault),
     // which fingerprints do not cover, and the cache would keep them in
@@ -289,7 +294,6 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             "--cache cannot be used with --reveal: revealed secrets come from outside the repository, so a cached catalog could hold stale ones, and the cache would store them in plain text; compile with --reveal without --cache"
         );
     }
-    let confined = args.confine || pull_request_event();
     if confined {
         let cwd = std::env::current_dir()?;
         ws.confine(&cwd, Path::new("."), &flags).map_err(diag_err)?;

@@ -204,6 +204,9 @@ fn diff_options(args: &DiffArgs) -> anyhow::Result<DiffOptions> {
             .map_err(diag_err)?,
         ignore_paths: DiffOptions::ignore_path_regexes(&args.ignore_path).map_err(diag_err)?,
         context: args.context,
+        // Two catalogs given whole (`--compiled-dir`, `--compile-command`):
+        // links between their targets are read there.
+        links_within_targets: false,
     })
 }
 

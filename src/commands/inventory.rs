@@ -38,7 +38,14 @@ pub struct InventoryFlags {
 impl InventoryFlags {
     /// Options from the flags, completed from the `.kapitan` file in the
     /// working directory (flags win).
+    /// On a pull request's event the working tree is the pull request's:
+    /// its `.kapitan` must not lead outside it (see
+    /// [`KapitanDefaults::check_inside`]).
     pub fn options(&self, section: &str) -> anyhow::Result<InventoryOptions> {
+        if crate::commands::compile::pull_request_event() {
+            KapitanDefaults::check_inside(std::path::Path::new("."), &std::env::current_dir()?)
+                .map_err(diag_err)?;
+        }
         let defaults = KapitanDefaults::load(std::path::Path::new(".")).map_err(diag_err)?;
         let mut o = InventoryOptions {
             path: self
@@ -92,7 +99,7 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
             args.format == Format::Json,
         );
     }
-    let opts = args.inv.options("inventory")?;
+    let opts = crate::commands::lint::confined_on_pull_request(args.inv.options("inventory")?)?;
     let inv = Inventory::load(&opts).map_err(diag_err)?;
     let mut config_warnings = inv.warnings().to_vec();
     config_warnings.extend(

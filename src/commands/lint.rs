@@ -43,8 +43,25 @@ pub struct LintArgs {
     pub fail_on: FailOn,
 }
 
+/// `opts` read as a review reads a pull request's tree on a pull
+/// request's event (the action runs `lint` and `inventory` there too): a
+/// committed class or target linked to a file of the runner is refused, not
+/// quoted in the log (probe 31, lint-on-pull-request-reads-symlinked-class;
+/// `ci` did so since probe 30).
+pub(crate) fn confined_on_pull_request(
+    opts: crate::inventory::InventoryOptions,
+) -> anyhow::Result<crate::inventory::InventoryOptions> {
+    if !crate::commands::compile::pull_request_event() || opts.confine.is_some() {
+        return Ok(opts);
+    }
+    Ok(crate::inventory::InventoryOptions {
+        confine: Some(std::env::current_dir()?.canonicalize()?),
+        ..opts
+    })
+}
+
 pub fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
-    let opts = args.inv.options("inventory")?;
+    let opts = confined_on_pull_request(args.inv.options("inventory")?)?;
     let findings = lint::lint_path(
         &opts,
         &LintOptions {

@@ -186,6 +186,12 @@ pub(crate) fn check_resolved(path: &Path, real: &Path) -> Result<(), String> {
     })
 }
 
+/// Whether a confinement is active on this thread (a pull request's
+/// compile).
+pub(crate) fn active() -> bool {
+    ACTIVE.with(|a| a.borrow().is_some())
+}
+
 /// The confined compile's stand-in for the working directory
 /// ([`Confine::with_base`]); `None`: the working directory itself.
 pub(crate) fn base() -> Option<PathBuf> {

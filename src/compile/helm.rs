@@ -421,6 +421,9 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
     if let Some(b) = &base {
         cmd.current_dir(b);
     }
+    if super::confine::active() {
+        super::child::withhold_secret_env(&mut cmd);
+    }
     match &inv.output_file {
         Some(f) => {
             let p = out_dir.join(f);

@@ -126,7 +126,14 @@ impl Bridge {
 
     fn start(&self) -> Result<Proc, BridgeError> {
         let prog = self.program.display().to_string();
-        let mut child = Command::new(&self.program)
+        let mut cmd = Command::new(&self.program);
+        // Started by the first kadet input or filter call, inside its
+        // entry's (confined or not) compile: every target of a compile is
+        // confined alike.
+        if super::confine::active() {
+            super::child::withhold_secret_env(&mut cmd);
+        }
+        let mut child = cmd
             .arg("-u")
             .arg("-c")
             .arg(SHIM)

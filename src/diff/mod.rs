@@ -106,6 +106,13 @@ pub struct DiffOptions {
     pub ignore_paths: Vec<Regex>,
     /// Lines of context in unified diffs.
     pub context: usize,
+    /// A symlink is read only when it stays below its own target's
+    /// directory (the catalog's first directory it is in); one into
+    /// another target's is shown as a link. A review compiles only the
+    /// targets that changed: a link into an unchanged target's directory
+    /// was read in a full review and found nothing in an incremental one
+    /// (probe 33).
+    pub links_within_targets: bool,
 }
 
 impl Default for DiffOptions {
@@ -116,6 +123,7 @@ impl Default for DiffOptions {
             ignore_resources: Vec::new(),
             ignore_paths: Vec::new(),
             context: 3,
+            links_within_targets: false,
         }
     }
 }
@@ -240,8 +248,8 @@ pub struct ObjectDiff {
 
 /// Diffs two catalog directories.
 pub fn diff_dirs(old: &Path, new: &Path, opts: &DiffOptions) -> Result<CatalogDiff, DiffError> {
-    let old_files = walk(old)?;
-    let new_files = walk(new)?;
+    let old_files = walk(old, opts.links_within_targets)?;
+    let new_files = walk(new, opts.links_within_targets)?;
     let mut targets: BTreeSet<&str> = BTreeSet::new();
     targets.extend(old_files.keys().map(|(t, _)| t.as_str()));
     targets.extend(new_files.keys().map(|(t, _)| t.as_str()));
@@ -314,7 +322,7 @@ fn hide_secrets_in_names(diff: &mut CatalogDiff, redactor: &Redactor) {
 type FileMap = BTreeMap<(String, String), PathBuf>;
 
 /// Every file under `root`, keyed by (target, path inside the target), sorted.
-fn walk(root: &Path) -> Result<FileMap, DiffError> {
+fn walk(root: &Path, links_within_targets: bool) -> Result<FileMap, DiffError> {
     if !root.is_dir() {
         return Err(DiffError::NoDir {
             path: root.to_path_buf(),
@@ -328,6 +336,7 @@ fn walk(root: &Path) -> Result<FileMap, DiffError> {
     let mut walk = Walk {
         root,
         real_root: &real_root,
+        links_within_targets,
         visits: crate::fswalk::Visits::default(),
         out: &mut out,
     };
@@ -351,11 +360,29 @@ fn refused(text: String) -> PathBuf {
 struct Walk<'a> {
     root: &'a Path,
     real_root: &'a Path,
+    /// [`DiffOptions::links_within_targets`].
+    links_within_targets: bool,
     visits: crate::fswalk::Visits,
     out: &'a mut FileMap,
 }
 
 impl Walk<'_> {
+    /// Whether `real` (where the link at `path` leads) is below the
+    /// directory of the target `path` is in: the catalog's first directory
+    /// on the way to it, taken as it is (a link there leads nowhere of its
+    /// own).
+    fn in_own_target(&self, path: &Path, real: &Path) -> bool {
+        let Ok(rel) = path.strip_prefix(self.root) else {
+            return false;
+        };
+        let mut parts = rel.components();
+        // A link that is a target's directory itself belongs to none.
+        match (parts.next(), parts.next()) {
+            (Some(first), Some(_)) => real.starts_with(self.real_root.join(first)),
+            _ => false,
+        }
+    }
+
     /// `real` is where `dir` really is: entries that are no symlinks are
     /// resolved from it, not each from the root (that cost each level
     /// every level above it).
@@ -383,6 +410,7 @@ impl Walk<'_> {
             let link = lmeta.file_type().is_symlink();
             let inner = if link {
                 crate::fswalk::inside(&path, self.real_root)
+                    .filter(|r| !self.links_within_targets || self.in_own_target(&path, r))
             } else {
                 crate::fswalk::real_entry(&real, &path, false).ok()
             };
@@ -409,6 +437,12 @@ impl Walk<'_> {
                 (parts[0].clone(), parts[1..].join("/"))
             };
             let shown = match &meta {
+                None if self.links_within_targets => refused(format!(
+                    "(symlink to {}: outside the target's directory, not read)",
+                    std::fs::read_link(&path)
+                        .map(|t| t.display().to_string())
+                        .unwrap_or_default()
+                )),
                 None => refused(format!(
                     "(symlink to {}: outside the catalog, not read)",
                     std::fs::read_link(&path)
@@ -1005,7 +1039,7 @@ mod tests {
             std::fs::write(dir.path().join("shared/s.yaml"), "s: 1\n").unwrap();
             std::os::unix::fs::symlink(dir.path().join("shared"), t.join("s")).unwrap();
         }
-        let files = walk(dir.path()).unwrap();
+        let files = walk(dir.path(), false).unwrap();
         let keys: Vec<_> = files.keys().cloned().collect();
         #[cfg(unix)]
         {
@@ -1021,6 +1055,29 @@ mod tests {
         }
         assert!(keys.contains(&("t".into(), "a.yaml".into())), "{keys:?}");
         assert!(keys.contains(&(".".into(), "top.txt".into())), "{keys:?}");
+        // A review's diff (probe 33): a link into another target's
+        // directory is shown, not read; one within its own is read.
+        #[cfg(unix)]
+        {
+            std::fs::create_dir_all(t.join("own")).unwrap();
+            std::fs::write(t.join("own/o.yaml"), "o: 1\n").unwrap();
+            std::os::unix::fs::symlink("own", t.join("mine")).unwrap();
+            let files = walk(dir.path(), true).unwrap();
+            let keys: Vec<_> = files.keys().cloned().collect();
+            assert!(
+                keys.contains(&("t".into(), "mine/o.yaml".into())),
+                "{keys:?}"
+            );
+            assert!(keys.contains(&("t".into(), "s".into())), "{keys:?}");
+            assert!(
+                !keys.iter().any(|(t, f)| t == "t" && f.starts_with("s/")),
+                "{keys:?}"
+            );
+            let shown = files[&("t".to_string(), "s".to_string())]
+                .to_string_lossy()
+                .into_owned();
+            assert!(shown.contains("outside the target's directory"), "{shown}");
+        }
     }
 
     /// Fix9 (re-probe 13/14's deep-walk cost): the catalog walk resolves
@@ -1035,7 +1092,7 @@ mod tests {
         std::os::unix::fs::symlink(&deep, root.join("t/link")).unwrap();
         let mut files = FileMap::new();
         let n = crate::fswalk::counted::resolutions_below(dir.path(), || {
-            files = walk(&root).unwrap();
+            files = walk(&root, false).unwrap();
         });
         let keys: Vec<_> = files.keys().map(|(t, f)| format!("{t}:{f}")).collect();
         assert_eq!(keys.len(), 2, "{keys:?}");

@@ -240,6 +240,12 @@ const MAX_PAGES: u32 = 1_000;
 /// (`$STRATA_COMMENT_LIST_BYTES`): 4,000 comments of GitHub's longest.
 const MAX_LISTED: u64 = 256 << 20;
 
+/// The longest the listing of a pull request's comments may take, in
+/// seconds (`$STRATA_COMMENT_LIST_SECONDS`): each page is bounded by
+/// [`REQUEST_TIME`], but 1,000 pages of a server trickling bytes were
+/// 1,000 of them (probe 27). GitHub answers a page in about a second.
+const LIST_SECONDS: u64 = 600;
+
 /// An answer's body, at most [`MAX_ANSWER`] bytes (octocrab's
 /// `body_to_string` reads any size: 3 GB aborted a run; re-probe 16).
 async fn read_answer<B>(body: B) -> Result<String, String>
@@ -268,6 +274,14 @@ fn cut_message(message: &str) -> String {
         Some((at, _)) => format!("{}… ({} more bytes)", &message[..at], message.len() - at),
         None => message.to_string(),
     }
+}
+
+/// The id of the comment a `POST` created. A `POST` answered with a
+/// redirect is followed as a `GET` (probe 27: the comment list it reached
+/// was taken for the created comment, "created comment 0", and nothing
+/// had been created).
+fn created_id(answer: &serde_json::Value) -> Option<u64> {
+    answer.as_object()?.get("id")?.as_u64()
 }
 
 impl Client {
@@ -408,6 +422,8 @@ impl Client {
         // pages of 6 MB one at a time still ended at 6.3 GB of memory):
         // bound what is read in all.
         let max_listed = crate::limits::get("STRATA_COMMENT_LIST_BYTES", MAX_LISTED);
+        let list_seconds = crate::limits::get("STRATA_COMMENT_LIST_SECONDS", LIST_SECONDS);
+        let started = std::time::Instant::now();
         let mut listed = 0u64;
         let listing_err = |message: String| GithubError::Transport {
             method: "GET",
@@ -418,6 +434,14 @@ impl Client {
             if page > MAX_PAGES {
                 return Err(listing_err(format!(
                     "more than {MAX_PAGES} pages of 100 comments: the server's answers do not end"
+                )));
+            }
+            // Checked between pages: the page under way is bounded by
+            // REQUEST_TIME (and its one retry).
+            if page > 1 && started.elapsed().as_secs() >= list_seconds {
+                return Err(listing_err(format!(
+                    "listing the pull request's comments took more than {list_seconds} s ({} pages read): raise STRATA_COMMENT_LIST_SECONDS if the server is slow",
+                    page - 1
                 )));
             }
             let route = format!(
@@ -478,7 +502,11 @@ impl Client {
     pub fn create_comment(&self, pr: u64, body: &str) -> Result<u64, GithubError> {
         let route = format!("/repos/{}/issues/{pr}/comments", self.repo);
         let v = self.call("POST", &route, Some(serde_json::json!({ "body": body })))?;
-        Ok(v.get("id").and_then(|i| i.as_u64()).unwrap_or(0))
+        created_id(&v).ok_or_else(|| GithubError::Transport {
+            method: "POST",
+            url: format!("{}{route}", self.api_url),
+            message: "the answer is not the created comment (no numeric `id`): was the request redirected? Check GITHUB_API_URL".into(),
+        })
     }
 
     pub fn update_comment(&self, id: u64, body: &str) -> Result<(), GithubError> {
@@ -583,6 +611,17 @@ mod tests {
             "{cut}"
         );
         assert_eq!(cut_message("Not Found"), "Not Found");
+    }
+
+    #[test]
+    fn only_an_object_with_an_id_is_a_created_comment() {
+        assert_eq!(
+            created_id(&serde_json::json!({"id": 7, "body": "x"})),
+            Some(7)
+        );
+        assert_eq!(created_id(&serde_json::json!([{"id": 7}])), None);
+        assert_eq!(created_id(&serde_json::json!({"id": "7"})), None);
+        assert_eq!(created_id(&serde_json::json!({})), None);
     }
 
     #[test]

@@ -197,6 +197,21 @@ pub struct KapitanDefaults {
 }
 
 impl KapitanDefaults {
+    /// Refuses `dir/.kapitan` when it leads outside `tree` (a symlink to a
+    /// file of the machine, or a dangling one): a pull request commits the
+    /// working tree's `.kapitan`, and one linked to a file of the runner
+    /// had that file read and its keys, or a value, quoted in the job's log
+    /// (probe 31, kapitan-file-symlink-read-outside-on-pull-request).
+    /// Call it before [`Self::load`] where the tree is a pull request's.
+    pub fn check_inside(dir: &Path, tree: &Path) -> Result<(), InventoryError> {
+        let path = dir.join(".kapitan");
+        if path.symlink_metadata().is_err() {
+            return Ok(());
+        }
+        let tree = tree.canonicalize().unwrap_or_else(|_| tree.to_path_buf());
+        super::discover::check_inside(&path, &tree)
+    }
+
     /// Reads `.kapitan` from `dir`; a missing file gives empty defaults.
     pub fn load(dir: &Path) -> Result<KapitanDefaults, InventoryError> {
         let path = dir.join(".kapitan");

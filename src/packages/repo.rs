@@ -325,9 +325,18 @@ fn http_get_limited(
     let started = std::time::Instant::now();
     check_url(url)?;
     let rest = url.strip_prefix("http://").ok_or("not an http:// url")?;
-    let (hostport, path) = match rest.find('/') {
+    let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
+    };
+    // `user:password@` is sent as basic authentication, as Python's
+    // requests (Kapitan's `https` dependencies) sends it. It was taken for
+    // part of the host, so the connection failed with an error quoting it,
+    // a token included, in the job's log (probe 31,
+    // http-dependency-userinfo-in-error), and went out in `Host:`.
+    let (userinfo, hostport) = match authority.rsplit_once('@') {
+        Some((u, h)) => (Some(u), h),
+        None => (None, authority),
     };
     if !hostport.is_ascii() {
         return Err(format!(
@@ -343,8 +352,18 @@ fn http_get_limited(
     let mut stream =
         std::net::TcpStream::connect(&addr).map_err(|e| format!("connect {addr}: {e}"))?;
     // One write: a server may answer and close after the first segment.
+    let auth = userinfo
+        .map(|u| {
+            use base64::Engine;
+            let plain = percent_decoded(u);
+            format!(
+                "Authorization: Basic {}\r\n",
+                base64::engine::general_purpose::STANDARD.encode(plain)
+            )
+        })
+        .unwrap_or_default();
     let request = format!(
-        "GET {path} HTTP/1.0\r\nHost: {hostport}\r\nUser-Agent: strata\r\nAccept: */*\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.0\r\nHost: {hostport}\r\n{auth}User-Agent: strata\r\nAccept: */*\r\nConnection: close\r\n\r\n"
     );
     stream
         .write_all(request.as_bytes())
@@ -447,6 +466,31 @@ fn check_url(url: &str) -> Result<(), String> {
         )),
         None => Ok(()),
     }
+}
+
+/// `text` with `%XX` escapes decoded (a URL's user and password).
+fn percent_decoded(text: &str) -> Vec<u8> {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (b[i], hex) {
+            (b'%', Some(v)) => {
+                out.push(v);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// `path` with every byte outside printable ASCII percent-encoded: the
@@ -1069,6 +1113,49 @@ mod tests {
         http_get_limited(&url, 1 << 20, std::time::Duration::from_secs(60), &mut w).unwrap();
         let req = rx.recv().unwrap();
         assert!(req.starts_with("GET /caf%C3%A9 HTTP/1.0\r\n"), "{req:?}");
+    }
+
+    /// Probe 31 (http-dependency-userinfo-in-error): `user:token@` was
+    /// taken for part of the host, so the connection failed with an error
+    /// quoting the token, and the request carried it in `Host:`.
+    #[test]
+    fn a_urls_user_and_password_are_sent_as_basic_auth_never_shown() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            if let Ok((mut s, _)) = listener.accept() {
+                let mut req = [0u8; 1024];
+                let n = s.read(&mut req).unwrap_or(0);
+                let _ = tx.send(String::from_utf8_lossy(&req[..n]).into_owned());
+                let _ = s.write_all(b"HTTP/1.0 200 OK\r\n\r\nok");
+            }
+        });
+        let mut w = Vec::new();
+        let url = format!("http://us%40er:p31T0ken%2b@127.0.0.1:{port}/x");
+        http_get_limited(&url, 1 << 20, std::time::Duration::from_secs(60), &mut w).unwrap();
+        assert_eq!(w, b"ok");
+        let req = rx.recv().unwrap();
+        assert!(
+            req.contains(&format!("\r\nHost: 127.0.0.1:{port}\r\n")),
+            "{req:?}"
+        );
+        // base64 of `us@er:p31T0ken+`
+        assert!(
+            req.contains("\r\nAuthorization: Basic dXNAZXI6cDMxVDBrZW4r\r\n"),
+            "{req:?}"
+        );
+        assert!(!req.contains("p31T0ken"), "{req:?}");
+        // A server that is not there: the error names the host only.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = closed.local_addr().unwrap().port();
+        drop(closed);
+        let url = format!("http://user:p31T0ken@127.0.0.1:{port}/x");
+        let err = http_get_limited(&url, 1 << 20, std::time::Duration::from_secs(60), &mut w)
+            .unwrap_err();
+        assert!(!err.contains("p31T0ken"), "{err}");
+        assert!(err.contains(&format!("connect 127.0.0.1:{port}")), "{err}");
+        assert_eq!(percent_decoded("a%2x%41%+1"), b"a%2xA%+1");
     }
 
     #[test]

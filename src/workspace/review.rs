@@ -214,6 +214,22 @@ fn render_except(inv: &Inventory, skip: &BTreeSet<String>) -> Renders {
 /// The review's scratch tree under the system's temporary directory,
 /// locked while this process lives: a killed review's is removed by the
 /// next one.
+/// An empty inventory at `path`, a directory a revision lacks, when it
+/// lies in the review's scratch tree `scratch` (never elsewhere: an
+/// `--inventory-path` given as an absolute flag is the user's).
+fn empty_inventory(path: &Path, scratch: &Path) -> Result<(), WorkspaceError> {
+    let scratch = scratch
+        .canonicalize()
+        .unwrap_or_else(|_| scratch.to_path_buf());
+    let inside = path.is_absolute()
+        && crate::compile::jsonnet::normpath(path).starts_with(&scratch)
+        && !path.exists();
+    if !inside {
+        return Ok(());
+    }
+    std::fs::create_dir_all(path.join("targets")).map_err(scratch_err)
+}
+
 fn scratch_dir() -> Result<crate::fswalk::LockedTempDir, WorkspaceError> {
     crate::fswalk::locked_temp_dir(&std::env::temp_dir(), "strata-review-").map_err(scratch_err)
 }
@@ -291,12 +307,24 @@ pub fn open<'r>(
         },
         None => base_ws.inventory.clone(),
     };
-    let base_inv = Inventory::load(&base_opts).map_err(|e| named(&req.base, e.into()))?;
-    let head_inv = match (head_is_worktree, lint_opts) {
-        (true, Some(w)) => Inventory::load(w),
-        _ => Inventory::load(&head_ws.inventory),
+    let head_opts = match (head_is_worktree, lint_opts) {
+        (true, Some(w)) => w,
+        _ => &head_ws.inventory,
+    };
+    // The pull request that adds the inventory, or one that deletes (or
+    // moves) it, has a revision without one: that side has no targets, and
+    // the review shows every target added or removed (it stopped with
+    // "inventory directory not found", so the first pull request of a
+    // project could not be reviewed; probe 31,
+    // review-side-without-inventory-fails). Only inside the scratch tree,
+    // and only when the other side has one (else the path is wrong).
+    match (base_opts.path.is_dir(), head_opts.path.is_dir()) {
+        (false, true) => empty_inventory(&base_opts.path, scratch.path())?,
+        (true, false) => empty_inventory(&head_opts.path, scratch.path())?,
+        _ => {}
     }
-    .map_err(|e| named(head_rev, e.into()))?;
+    let base_inv = Inventory::load(&base_opts).map_err(|e| named(&req.base, e.into()))?;
+    let head_inv = Inventory::load(head_opts).map_err(|e| named(head_rev, e.into()))?;
     lap("load both inventories".into(), &mut timings);
     let head_nodes = head_inv.render_each();
     lap(
@@ -507,6 +535,9 @@ impl Pr<'_> {
         // partial compile would leave out, so every target writing such a
         // directory, on either side, is compiled on both (re-probe 10).
         let mut shared_dir: BTreeMap<String, String> = BTreeMap::new();
+        // The targets writing below each first directory of `compiled/`,
+        // on either side: the diff's unit (see `sibling_groups`).
+        let mut siblings: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         if req.incremental {
             let base_plans: Vec<(String, String)> = base_names
                 .iter()
@@ -527,6 +558,7 @@ impl Pr<'_> {
                 .filter(|(_, p)| !p.entries.is_empty())
                 .map(|(t, p)| (t.clone(), p.dir.clone()))
                 .collect();
+            siblings = sibling_groups(base_plans.iter().chain(head_plans.iter()));
             // Or one directory inside another (`a` and `a.sub` write
             // `a/` and `a/sub/`): the same holds (probe 25).
             for side in [&base_plans, &head_plans] {
@@ -642,6 +674,21 @@ impl Pr<'_> {
                         needed.insert(t.clone());
                     }
                 }
+            }
+        }
+        // A target compiled beside siblings left out (`x.one` unchanged,
+        // `x.two` added): the diff would see `compiled/x/` only on the
+        // head and call it an added target. Such groups are compiled whole
+        // (below), which needs every target prepared.
+        if need_full.is_none() {
+            if let Some(t) = changed
+                .iter()
+                .chain(later.iter())
+                .find(|t| sibling_group(&siblings, t).is_some_and(|g| g.len() > 1))
+            {
+                need_full = Some(format!(
+                    "`{t}` shares its first output directory with other targets"
+                ));
             }
         }
         lap("compare compile inputs".into(), &mut timings);
@@ -771,6 +818,37 @@ impl Pr<'_> {
                 );
             }
         }
+        // Probe 33: the diff compares `compiled/<first directory>/` as one
+        // target, whatever targets wrote below it. With `x.one` left out as
+        // unchanged and `x.two` added, the base had no `compiled/x/`, and
+        // the review called `x` an added target where a full review called
+        // it changed (a removed `x.two`: "removed"). Every target writing
+        // below a first directory one compiled target writes below is
+        // compiled on both sides too.
+        if req.incremental {
+            // Until nothing is added: a target whose directory differs
+            // between the sides joins two groups.
+            let mut more: BTreeSet<String> = BTreeSet::new();
+            let mut todo: Vec<String> = changed.iter().cloned().collect();
+            while let Some(t) = todo.pop() {
+                for s in sibling_group(&siblings, &t).unwrap_or_default() {
+                    if !changed.contains(&s) && more.insert(s.clone()) {
+                        todo.push(s);
+                    }
+                }
+            }
+            for s in more {
+                if base_set.contains(&s) && head_set.contains(&s) {
+                    unchanged = unchanged.saturating_sub(1);
+                    always.push((
+                        s.clone(),
+                        "it writes below the same first output directory as a changed target"
+                            .into(),
+                    ));
+                }
+                changed.insert(s);
+            }
+        }
         for (t, why) in &shared_dir {
             let on_both = base_set.contains(t) && head_set.contains(t);
             if on_both && !changed.contains(t) {
@@ -796,7 +874,19 @@ impl Pr<'_> {
         let compile = |ws: &Workspace, r: &Rendered, sel: &[String], root: &Path, rev: &str| {
             let _masked = SecretMask::program_output(r);
             ws.compile_into(r, sel, root, &|_| {})
-                .map_err(|e| named(rev, SecretMask::of(r).error(e)))
+                .map_err(|e| {
+                    // Masked with every target's parameters, as a full
+                    // review's error is: `r` holds only the targets this
+                    // review prepared, and a value secret-named in another
+                    // target showed in the incremental review's error and
+                    // was hidden in the full one (probe 33). Rendered
+                    // again on this error path only.
+                    let mask = match (full, ws.render()) {
+                        (false, Ok(all)) => SecretMask::of(&all),
+                        _ => SecretMask::of(r),
+                    };
+                    named(rev, mask.error(e))
+                })
                 .map(|rep| rep.targets.len())
         };
         let compiled = (
@@ -825,13 +915,47 @@ impl Pr<'_> {
         for dir in [&review.base_catalog, &review.head_catalog] {
             std::fs::create_dir_all(dir).map_err(scratch_err)?;
         }
-        review.diff = diff::diff_dirs(&review.base_catalog, &review.head_catalog, diff_opts)?;
+        // Links into another target's directory are shown, not read: that
+        // target may be left out of both catalogs (probe 33).
+        let diff_opts = DiffOptions {
+            links_within_targets: true,
+            ..diff_opts.clone()
+        };
+        review.diff = diff::diff_dirs(&review.base_catalog, &review.head_catalog, &diff_opts)?;
         lap("diff".into(), &mut timings);
         drop((head_r, base_r));
         lap("free the renders".into(), &mut timings);
         review.timings = timings;
         Ok(review)
     }
+}
+
+/// The targets (with compile entries, on either side) writing below each
+/// first directory of `compiled/`: `x.one` and `x.two` (`compiled/x/one/`,
+/// `compiled/x/two/`) are one target to the catalog diff.
+fn sibling_groups<'a>(
+    plans: impl Iterator<Item = &'a (String, String)>,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (t, dir) in plans {
+        if let Some(top) = Path::new(dir).components().next() {
+            out.entry(top.as_os_str().to_string_lossy().into_owned())
+                .or_default()
+                .insert(t.clone());
+        }
+    }
+    out
+}
+
+/// Every target of `t`'s groups (a target whose directory differs between
+/// the sides is in two), `t` included; `None` when `t` writes nothing.
+fn sibling_group(groups: &BTreeMap<String, BTreeSet<String>>, t: &str) -> Option<BTreeSet<String>> {
+    let all: BTreeSet<String> = groups
+        .values()
+        .filter(|g| g.contains(t))
+        .flat_map(|g| g.iter().cloned())
+        .collect();
+    (!all.is_empty()).then_some(all)
 }
 
 /// Builds the review.
@@ -894,7 +1018,12 @@ fn review_catalog(
     for dir in [&review.base_catalog, &review.head_catalog] {
         std::fs::create_dir_all(dir).map_err(scratch_err)?;
     }
-    review.diff = diff::diff_dirs(&review.base_catalog, &review.head_catalog, diff_opts)?;
+    // As a compiled review shows them (`ci --collect` == `ci`).
+    let diff_opts = DiffOptions {
+        links_within_targets: true,
+        ..diff_opts.clone()
+    };
+    review.diff = diff::diff_dirs(&review.base_catalog, &review.head_catalog, &diff_opts)?;
     Ok(review)
 }
 

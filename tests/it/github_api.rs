@@ -30,6 +30,10 @@ pub struct GithubState {
     /// The login `GET /user` answers; `None` answers 403 as GitHub does
     /// for an installation token.
     pub token_user: Option<String>,
+    /// Answer `POST`s with a 302 to this path.
+    pub redirect_posts: Option<String>,
+    /// Wait this long before answering each page of the comment list.
+    pub page_delay: std::time::Duration,
 }
 
 /// A GitHub REST API stand-in on 127.0.0.1 for the issue-comment endpoints.
@@ -103,9 +107,13 @@ impl FakeGithub {
                     answer(&mut s, &method, &path, &body)
                 };
                 let text = answer.to_string();
+                let location = match answer.get("location").and_then(|l| l.as_str()) {
+                    Some(l) if (300..400).contains(&status) => format!("Location: {l}\r\n"),
+                    _ => String::new(),
+                };
                 let _ = write!(
                     stream,
-                    "HTTP/1.1 {status} X\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                    "HTTP/1.1 {status} X\r\n{location}Content-Type: application/json; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
                     text.len()
                 );
             }
@@ -141,6 +149,7 @@ fn answer(s: &mut GithubState, method: &str, path: &str, body: &str) -> (u16, se
             None => (403, forbidden),
         },
         ("GET", "/repos/acme/infra/issues/7/comments") => {
+            std::thread::sleep(s.page_delay);
             let page: usize = path
                 .split("page=")
                 .last()
@@ -156,6 +165,10 @@ fn answer(s: &mut GithubState, method: &str, path: &str, body: &str) -> (u16, se
             (200, serde_json::Value::Array(items))
         }
         ("POST", "/repos/acme/infra/issues/7/comments") if s.forbid_writes => (403, forbidden),
+        ("POST", _) if s.redirect_posts.is_some() => (
+            302,
+            serde_json::json!({ "location": s.redirect_posts.clone() }),
+        ),
         ("POST", "/repos/acme/infra/issues/7/comments") => {
             let id = s.next_id;
             s.next_id += 1;

@@ -488,6 +488,80 @@ old"
         assert_eq!(gets, 2);
     }
 
+    /// Runs `strata comment` against `gh` with `env`; exit code and stderr.
+    fn comment_with(gh: &FakeGithub, env: &[(&str, &str)]) -> (Option<i32>, String) {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(
+            tmp.path().join("diff.json"),
+            diff_json("dev", "a.yaml", "ConfigMap/x/y"),
+        )
+        .unwrap();
+        let out = strata()
+            .current_dir(tmp.path())
+            .args(["comment", "--diff", "diff.json"])
+            .env("GITHUB_API_URL", &gh.url)
+            .env("GITHUB_REPOSITORY", "acme/infra")
+            .env(
+                "GITHUB_EVENT_PATH",
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/fixtures/review/github/pull_request_event.json"),
+            )
+            .env("GITHUB_TOKEN", "ghs_testtoken")
+            .envs(env.iter().copied())
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Probe 27 (github-api-low-findings 3): the listing had no deadline
+    /// over all its pages (1,000 pages of up to 120 s each from a server
+    /// trickling bytes). It stops between pages once
+    /// STRATA_COMMENT_LIST_SECONDS have passed (1 here, and the first page
+    /// takes 1.1 s).
+    #[test]
+    fn the_comment_listing_has_a_deadline() {
+        let gh = FakeGithub::start();
+        {
+            let mut s = gh.state.lock().unwrap();
+            s.page_delay = Duration::from_millis(1100);
+            for i in 0..250 {
+                s.comments.push((100 + i, "mallory".into(), "y".into()));
+            }
+        }
+        let (code, err) = comment_with(&gh, &[("STRATA_COMMENT_LIST_SECONDS", "1")]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains("listing the pull request's comments took more than 1 s (1 pages read): raise STRATA_COMMENT_LIST_SECONDS"),
+            "{err}"
+        );
+        let reqs = gh.requests();
+        assert_eq!(reqs.len(), 1, "{reqs:?}");
+        assert!(reqs.iter().all(|r| r.method == "GET"), "{reqs:?}");
+    }
+
+    /// Probe 27 (github-api-low-findings 1): a `POST` answered with a
+    /// redirect was followed as a `GET`, and the comment list it reached
+    /// was taken for the created comment ("created comment 0", exit 0,
+    /// nothing created).
+    #[test]
+    fn a_redirected_post_is_an_error_not_a_created_comment() {
+        let gh = FakeGithub::start();
+        gh.state.lock().unwrap().redirect_posts =
+            Some("/repos/acme/infra/issues/7/comments".into());
+        let (code, err) = comment_with(&gh, &[]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains("the answer is not the created comment (no numeric `id`): was the request redirected?"),
+            "{err}"
+        );
+        assert!(!err.contains("created comment 0"), "{err}");
+        assert!(gh.state.lock().unwrap().comments.is_empty());
+    }
+
     /// Probe 27 (github-empty-login-matches-loginless-comment): a `/user`
     /// answer without a login made the author "", and a marker comment
     /// whose user had no login was taken for strata's own and updated.
@@ -5454,4 +5528,161 @@ fn fetch_refuses_a_linked_repositories_directory() {
     let out = run(&dir, &["fetch", "--deps", "deps.yml"], 2);
     assert!(out.contains(".repos is a symbolic link"), "{out}");
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "{out}");
+}
+
+/// Probe 31 (kapitan-file-symlink-read-outside-on-pull-request,
+/// lint-on-pull-request-reads-symlinked-class): on a pull request's event
+/// the working tree is the pull request's. A committed `.kapitan` linked
+/// to a file of the runner was read by `compile`, `lint`, `inventory` and
+/// `ci`, which quoted its keys (`unknown key`) or a value (`section
+/// `compile` is `<the file's value>``) in the job's log; `lint` and
+/// `inventory`, which the action runs on pull requests too, read a class
+/// linked out of the tree and quoted its keys. Without the event (a
+/// developer's own tree) both are read as Kapitan reads them.
+#[test]
+fn pull_request_runs_never_read_a_kapitan_file_or_class_linked_outside() {
+    const MARKER: &str = "gho_0utsideKapitanF1le5151";
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside/hosts.yml");
+    write(
+        &outside,
+        &format!("compile: {MARKER}\n{MARKER}x: {{a: 1}}\n"),
+    );
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}\n",
+    );
+    write(&repo.join("m.jsonnet"), "{a: {b: 1}}\n");
+    std::os::unix::fs::symlink(&outside, repo.join(".kapitan")).unwrap();
+    let pr = [("GITHUB_EVENT_NAME", "pull_request")];
+    for args in [
+        &["compile"][..],
+        &["compile", "--shard", "1/2"],
+        &["lint"],
+        &["inventory"],
+    ] {
+        let out = run_env(&repo, args, &pr, 2);
+        assert!(!out.contains(MARKER), "{args:?} leaked: {out}");
+        assert!(
+            out.contains("./.kapitan leads outside the repository"),
+            "{args:?}: {out}"
+        );
+        // Outside a pull request the link is the user's own choice.
+        let out = run_env(&repo, args, &[("GITHUB_EVENT_NAME", "push")], 2);
+        assert!(out.contains(MARKER), "{args:?}: {out}");
+    }
+    // A link that stays inside the tree is read as before.
+    write(&repo.join("config/kapitan.yml"), "compile: {indent: 2}\n");
+    std::fs::remove_file(repo.join(".kapitan")).unwrap();
+    std::os::unix::fs::symlink("config/kapitan.yml", repo.join(".kapitan")).unwrap();
+    run_env(&repo, &["compile"], &pr, 0);
+    // A class linked out of the tree: refused by `lint` and `inventory`.
+    std::fs::remove_file(repo.join(".kapitan")).unwrap();
+    write(
+        &outside,
+        &format!("{MARKER}: x\nparameters: {{b: {MARKER}}}\n"),
+    );
+    std::fs::create_dir_all(repo.join("inventory/classes")).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join("inventory/classes/evil.yml")).unwrap();
+    write(
+        &repo.join("inventory/targets/u.yml"),
+        "classes: [evil]\nparameters:\n  kapitan:\n    vars: {target: u}\n",
+    );
+    for args in [&["lint"][..], &["inventory"]] {
+        let out = run_env(&repo, args, &pr, 2);
+        assert!(!out.contains(MARKER), "{args:?} leaked: {out}");
+        assert!(
+            out.contains("inventory/classes/evil.yml leads outside the repository"),
+            "{args:?}: {out}"
+        );
+    }
+    let out = run_env(&repo, &["lint"], &[("GITHUB_EVENT_NAME", "push")], 2);
+    assert!(out.contains(MARKER), "{out}");
+}
+
+/// Probe 31 (review-programs-inherit-runner-tokens): helm and the Python
+/// bridge a pull request's compile starts ran with the runner's whole
+/// environment. A kadet input returning `dict(os.environ)` (or a
+/// `helm_path` script writing `env` into a manifest) put `GH_PAT`, a
+/// base64 service-account key under `GCP_SA_KEY` and others into the
+/// catalog a review shows (its redaction hides values by name and shape,
+/// and these have neither). A confined compile leaves the secret-named
+/// variables out; a plain compile passes them on, as Kapitan does.
+#[test]
+fn confined_programs_do_not_get_the_runners_secret_variables() {
+    const TOKEN: &str = "p31RunnerT0kenValue";
+    let python = std::env::var("STRATA_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: h, input_type: helm, input_paths: [chart], helm_path: bin/helm, helm_params: {name: r}}\n",
+    );
+    write(
+        &repo.join("chart/Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    );
+    // Writes the names and values of its environment as one YAML list.
+    write(
+        &repo.join("bin/helm"),
+        "#!/bin/sh\nout=''\nwhile [ $# -gt 0 ]; do [ \"$1\" = --output-dir ] && out=\"$2\"; shift; done\nmkdir -p \"$out/c\"\nenv | sed 's/\"/_/g; s/^/- \"/; s/$/\"/' > \"$out/c/env.yaml\"\n",
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            repo.join("bin/helm"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    let kadet = repo.join("inventory/targets/k.yml");
+    let kadet_ok = std::process::Command::new(&python)
+        .args(["-c", "import kadet"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if std::env::var_os("STRATA_REQUIRE_PYTHON").is_some() {
+        assert!(kadet_ok, "{python} cannot import kadet");
+    }
+    if kadet_ok {
+        write(
+            &kadet,
+            "parameters:\n  kapitan:\n    vars: {target: k}\n    compile:\n      - {output_path: o, input_type: kadet, input_paths: [kd], output_type: yaml}\n",
+        );
+        write(
+            &repo.join("kd/__init__.py"),
+            "import os\ndef main():\n    return {'env': dict(os.environ)}\n",
+        );
+    }
+    let env = [
+        ("STRATA_PYTHON", python.as_str()),
+        ("GH_PAT", TOKEN),
+        ("GITHUB_TOKEN", TOKEN),
+        ("VAULT_TOKEN", TOKEN),
+        ("ACTIONS_RUNTIME_TOKEN", TOKEN),
+        ("P31_NEUTRAL", "kept-p31"),
+    ];
+    let catalog = |out: &str| {
+        let mut text =
+            std::fs::read_to_string(repo.join(out).join("compiled/t/h/c/env.yaml")).unwrap();
+        if kadet_ok {
+            text += &std::fs::read_to_string(repo.join(out).join("compiled/k/o/env.yaml")).unwrap();
+        }
+        text
+    };
+    let mut pr_env = env.to_vec();
+    pr_env.push(("GITHUB_EVENT_NAME", "pull_request"));
+    run_env(&repo, &["compile", "--output-path", "pr"], &pr_env, 0);
+    let pr = catalog("pr");
+    assert!(!pr.contains(TOKEN), "{pr}");
+    assert_eq!(
+        pr.matches("kept-p31").count(),
+        if kadet_ok { 2 } else { 1 },
+        "{pr}"
+    );
+    let mut push_env = env.to_vec();
+    push_env.push(("GITHUB_EVENT_NAME", "push"));
+    run_env(&repo, &["compile", "--output-path", "push"], &push_env, 0);
+    let push = catalog("push");
+    assert!(push.contains(TOKEN), "{push}");
 }

@@ -1038,3 +1038,159 @@ fn a_remove_of_another_targets_output_reviews_as_a_full_review_does() {
     assert_eq!(incremental, full, "{err}");
     assert!(err.contains("`z` removes `compiled/b/x.yml`"), "{err}");
 }
+
+/// Probe 33 (fp-sibling-dotted-targets-review-as-added): targets `x.one`
+/// and `x.two` write `compiled/x/one/` and `compiled/x/two/`, which the
+/// catalog diff compares as one target, `x`. A pull request adding `x.two`
+/// (or removing it) with `x.one` unchanged: the incremental review left
+/// `x.one` out of both catalogs, so the base had no `compiled/x/` and the
+/// review said "target added" ("removed"), where the full review said
+/// `x` changed. Every target below a first directory a compiled target
+/// writes below is compiled on both sides.
+#[test]
+fn sibling_targets_of_a_changed_one_review_as_a_full_review_does() {
+    let target = |t: &str, v: &str| {
+        format!("parameters:\n  v: {v}\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jinja2, input_paths: [tpl], output_path: .}}\n")
+    };
+    // (targets on the base, on the head)
+    let cases: [(&[&str], &[&str]); 3] = [
+        (&["x.one", "y"], &["x.one", "x.two", "y"]),
+        (&["x.one", "x.two", "y"], &["x.one", "y"]),
+        (&["x.one", "x.two", "y"], &["x.one", "x.two", "y", "z"]),
+    ];
+    for (base, head) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("w");
+        let put = |rel: &str, text: &str| {
+            let p = work.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        put("tpl/y.yml", "w: {{ inventory.parameters.v }}\n");
+        for t in base {
+            put(&format!("inventory/targets/{t}.yml"), &target(t, t));
+        }
+        git(&work, &["init", "-q"]);
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-q", "-m", "base"]);
+        git(&work, &["branch", "base"]);
+        std::fs::remove_dir_all(work.join("inventory/targets")).unwrap();
+        for t in head {
+            put(&format!("inventory/targets/{t}.yml"), &target(t, t));
+        }
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-q", "-m", "pr"]);
+        let (code, incremental, err) = review(&work, &["--parallelism", "1"]);
+        let (full_code, full, full_err) = review(&work, &["--full", "--parallelism", "1"]);
+        let case = format!("{base:?} -> {head:?}");
+        assert_eq!((code, full_code), (0, 0), "{case}: {err}\n{full_err}");
+        assert_eq!(incremental, full, "{case}: {err}");
+        if head.len() == 4 {
+            // A change elsewhere leaves the group out.
+            assert!(err.contains("3 unchanged"), "{case}: {err}");
+        } else {
+            assert!(
+                !incremental.contains("target added"),
+                "{case}: {incremental}"
+            );
+            assert!(
+                !incremental.contains("target removed"),
+                "{case}: {incremental}"
+            );
+        }
+    }
+}
+
+/// Probe 33 (fp-link-into-another-targets-output-review-differs): an
+/// `external` entry of target `a` (always compiled) left a symlink
+/// `compiled/a/link -> ../b` in the catalog. The full review compiled `b`
+/// too and read the link as `b`'s files (`link/y.yml` added); the
+/// incremental one left `b` (unchanged) out, the link led nowhere and was
+/// shown as a link. A review now reads a link only below its own target's
+/// directory, in both modes.
+#[test]
+fn a_link_into_another_targets_output_reviews_as_a_full_review_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    let put = |rel: &str, text: &str| {
+        let p = work.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    put(
+        "inventory/targets/a.yml",
+        "parameters:\n  kapitan:\n    vars: {target: a}\n    compile:\n      - {input_type: external, input_paths: [scripts/gen.sh], output_path: ., args: ['\\${compiled_target_dir}']}\n",
+    );
+    put(
+        "inventory/targets/b.yml",
+        "parameters:\n  v: B\n  kapitan:\n    vars: {target: b}\n    compile:\n      - {input_type: jinja2, input_paths: [tpl], output_path: .}\n",
+    );
+    put("tpl/y.yml", "w: {{ inventory.parameters.v }}\n");
+    let script = |link: bool| {
+        let ln = if link { "ln -s ../b \"$1/link\"\n" } else { "" };
+        format!("#!/bin/sh\necho one > \"$1/own.txt\"\n{ln}")
+    };
+    let exec = |text: &str| {
+        use std::os::unix::fs::PermissionsExt;
+        put("scripts/gen.sh", text);
+        let p = work.join("scripts/gen.sh");
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    exec(&script(false));
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "base"]);
+    git(&work, &["branch", "base"]);
+    exec(&script(true));
+    git(&work, &["commit", "-q", "-am", "pr"]);
+    let (code, incremental, err) = review(&work, &["--parallelism", "1"]);
+    let (full_code, full, full_err) = review(&work, &["--full", "--parallelism", "1"]);
+    assert_eq!((code, full_code), (0, 0), "{err}\n{full_err}");
+    assert_eq!(incremental, full, "{err}");
+    assert!(err.contains("1 unchanged"), "{err}");
+    assert!(
+        incremental.contains("symlink to ../b: outside the target's directory"),
+        "{incremental}"
+    );
+}
+
+/// Probe 33 (fp-compile-error-masked-with-prepared-targets-only): a
+/// component's error quoted its target's `note`, whose value another
+/// target (unchanged) holds as `db_password`. The full review masked the
+/// error with every target's secret-named values; the incremental review
+/// prepared only the changed target, and its error showed the value.
+#[test]
+fn a_compile_error_is_masked_as_in_a_full_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    let put = |rel: &str, text: &str| {
+        let p = work.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let target = |t: &str, param: &str| {
+        format!("parameters:\n  {param}: Zq7Hunter22Secretive\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jsonnet, input_paths: [c/{t}.jsonnet], output_path: .}}\n")
+    };
+    put("inventory/targets/a.yml", &target("a", "note"));
+    put("inventory/targets/b.yml", &target("b", "db_password"));
+    put(
+        "c/a.jsonnet",
+        "local kap = import 'lib/kapitan.libjsonnet';\n{ a: { n: kap.inventory().parameters.note } }\n",
+    );
+    put("c/b.jsonnet", "{ b: { x: 1 } }\n");
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "base"]);
+    git(&work, &["branch", "base"]);
+    put(
+        "c/a.jsonnet",
+        "local kap = import 'lib/kapitan.libjsonnet';\nerror 'bad note ' + kap.inventory().parameters.note\n",
+    );
+    git(&work, &["commit", "-q", "-am", "pr"]);
+    let (code, incremental, err) = review(&work, &["--parallelism", "1"]);
+    let (full_code, full, full_err) = review(&work, &["--full", "--parallelism", "1"]);
+    assert_eq!((code, full_code), (2, 2), "{err}\n{full_err}");
+    assert_eq!((&incremental, &err), (&full, &full_err));
+    assert!(err.contains("bad note <redacted>"), "{err}");
+    assert!(!err.contains("Zq7Hunter22"), "{err}");
+}

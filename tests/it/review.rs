@@ -1527,3 +1527,60 @@ fn comment_draws_the_new_apply_order_when_it_changed() {
     assert!(artifact.contains("```mermaid"), "{artifact}");
     assert!(!run(false).contains("mermaid"));
 }
+
+/// Probe 31 (review-side-without-inventory-fails): the pull request that
+/// adds the inventory, and one that deletes it, stopped the review with
+/// "inventory directory ./inventory not found" (exit 2): the side without
+/// one has no targets, and the review lists them added or removed. With no
+/// inventory on either side the path is wrong, and that stays an error.
+#[test]
+fn a_side_without_an_inventory_has_no_targets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    let put = |rel: &str, text: &str| {
+        let p = repo.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let review = |base: &str| {
+        let out = strata()
+            .current_dir(repo)
+            .args(["review", "--base", base])
+            .env_remove("GITHUB_EVENT_PATH")
+            .env_remove("GITHUB_EVENT_NAME")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    put("README", "x\n");
+    git(repo, &["init", "-q"]);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "no inventory"]);
+    git(repo, &["branch", "empty"]);
+    put("README", "y\n");
+    git(repo, &["commit", "-q", "-am", "still none"]);
+    let (code, text) = review("empty");
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("not found"), "{text}");
+    put(
+        "inventory/targets/t.yml",
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}\n",
+    );
+    put("m.jsonnet", "{a: {b: 1}}\n");
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "adds the inventory"]);
+    git(repo, &["branch", "with"]);
+    let (code, text) = review("empty");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("target added"), "{text}");
+    git(repo, &["rm", "-rq", "inventory", "m.jsonnet"]);
+    git(repo, &["commit", "-q", "-m", "deletes it"]);
+    let (code, text) = review("with");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("target removed"), "{text}");
+}
