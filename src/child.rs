@@ -69,6 +69,9 @@ pub fn is_secret_env_name(name: &str) -> bool {
         "DSN",
         "WEBHOOK",
         "KUBECONFIG",
+        "JWT",
+        "OIDC",
+        "CONNECTION",
     ];
     const PARTS: &[&str] = &[
         "TOKEN",
@@ -81,18 +84,52 @@ pub fn is_secret_env_name(name: &str) -> bool {
     // The runner's own (ACTIONS_RUNTIME_TOKEN, ACTIONS_ID_TOKEN_REQUEST_URL,
     // the cache's address), Vault's login settings, strata's push
     // credentials, and a kubeconfig's content under its usual names.
-    const PREFIXES: &[&str] = &["ACTIONS_", "VAULT_", "STRATA_GIT_", "KUBE_CONFIG"];
+    // Git's configuration from the environment carries
+    // `http.extraheader = AUTHORIZATION: basic …` as a checkout token does.
+    const PREFIXES: &[&str] = &[
+        "ACTIONS_",
+        "VAULT_",
+        "STRATA_GIT_",
+        "KUBE_CONFIG",
+        "GIT_CONFIG_VALUE_",
+        "GIT_CONFIG_PARAMETERS",
+    ];
     let up = name.to_ascii_uppercase();
     PREFIXES.iter().any(|p| up.starts_with(p))
         || PARTS.iter().any(|p| up.contains(p))
         || up.split(['_', '-', '.']).any(|w| WORDS.contains(&w))
+        // `MYSQL_PWD`, not the working directory's `PWD` / `OLDPWD`.
+        || (up.ends_with("_PWD") && up != "OLDPWD")
 }
 
-/// Leaves the runner's secrets ([`is_secret_env_name`]) out of `cmd`'s
-/// environment.
+/// Whether an environment variable's value is a credential whatever its
+/// name: a URL with a password (`DATABASE_URL`, a proxy's
+/// `http://user:pw@proxy`), an HTTP authorization header (git's
+/// `GIT_CONFIG_*` extraheader), a PEM private key, or a connection string's
+/// key or password (re-probe verify23, v-env-secrets-under-neutral-names).
+pub fn is_secret_env_value(value: &str) -> bool {
+    let low = value.to_ascii_lowercase();
+    let url_password = low.match_indices("://").any(|(at, _)| {
+        let rest = &low[at + 3..];
+        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+        authority
+            .rsplit_once('@')
+            .is_some_and(|(userinfo, _)| userinfo.contains(':'))
+    });
+    url_password
+        || ["authorization:", "bearer ", "private key-----"]
+            .iter()
+            .any(|w| low.contains(w))
+        || ["accountkey=", "sharedaccesskey=", "password=", "pwd="]
+            .iter()
+            .any(|w| low.contains(w))
+}
+
+/// Leaves the runner's secrets ([`is_secret_env_name`],
+/// [`is_secret_env_value`]) out of `cmd`'s environment.
 pub fn withhold_secret_env(cmd: &mut Command) {
-    for (k, _) in std::env::vars_os() {
-        if is_secret_env_name(&k.to_string_lossy()) {
+    for (k, v) in std::env::vars_os() {
+        if is_secret_env_name(&k.to_string_lossy()) || is_secret_env_value(&v.to_string_lossy()) {
             cmd.env_remove(&k);
         }
     }
@@ -295,6 +332,13 @@ mod tests {
             "SLACK_WEBHOOK_URL",
             "SSH_AUTH_SOCK",
             "MYAPITOKEN",
+            // re-probe verify23 (v-env-secrets-under-neutral-names)
+            "GIT_CONFIG_VALUE_0",
+            "GIT_CONFIG_PARAMETERS",
+            "MYSQL_PWD",
+            "CI_JOB_JWT",
+            "AZURE_STORAGE_CONNECTION_STRING",
+            "oidc_request_url",
         ] {
             assert!(is_secret_env_name(name), "{name}");
         }
@@ -316,8 +360,39 @@ mod tests {
             "GITHUB_WORKSPACE",
             "RUNNER_TEMP",
             "CI",
+            "GIT_CONFIG_COUNT",
         ] {
             assert!(!is_secret_env_name(name), "{name}");
+        }
+    }
+
+    /// Re-probe verify23 (v-env-secrets-under-neutral-names): a kadet
+    /// input's `dict(os.environ)` still showed credentials held under names
+    /// the name rule does not know.
+    #[test]
+    fn secret_env_values_are_told_from_plain_settings() {
+        for value in [
+            "postgres://app:V23DBPW@db:5432/app",
+            "http://u:V23PROXY@proxy:3128",
+            "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hz",
+            "'http.extraheader'='Authorization: Bearer ghs_x'",
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl",
+            "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=V23AZ==",
+            "Server=db;User Id=sa;Password=V23;",
+        ] {
+            assert!(is_secret_env_value(value), "{value}");
+        }
+        for value in [
+            "/usr/local/bin:/usr/bin",
+            "http://proxy:3128",
+            "https://github.com/o/r@v1",
+            "git@github.com:o/r.git",
+            "https://api.github.com",
+            "en_US.UTF-8",
+            "/home/runner/work/r/r",
+            "ssh://git@host:22/r",
+        ] {
+            assert!(!is_secret_env_value(value), "{value}");
         }
     }
 }

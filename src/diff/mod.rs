@@ -383,6 +383,24 @@ impl Walk<'_> {
         }
     }
 
+    /// Where the link at `path` points, as the diff shows it: an absolute
+    /// target inside the catalog is named from the catalog's root
+    /// (`<catalog>/b`). A review compiles into a new scratch directory each
+    /// run, so `/tmp/strata-review-XXXX/head-catalog/compiled/b` differed
+    /// from run to run, and between an incremental and a full review
+    /// (re-probe verify23, v-absolute-link-shows-scratch-path).
+    fn link_shown(&self, path: &Path) -> String {
+        let Ok(target) = std::fs::read_link(path) else {
+            return String::new();
+        };
+        [self.root, self.real_root]
+            .iter()
+            .find_map(|r| target.strip_prefix(r).ok())
+            .filter(|_| target.is_absolute())
+            .map(|rel| format!("<catalog>/{}", rel.display()))
+            .unwrap_or_else(|| target.display().to_string())
+    }
+
     /// `real` is where `dir` really is: entries that are no symlinks are
     /// resolved from it, not each from the root (that cost each level
     /// every level above it).
@@ -439,15 +457,11 @@ impl Walk<'_> {
             let shown = match &meta {
                 None if self.links_within_targets => refused(format!(
                     "(symlink to {}: outside the target's directory, not read)",
-                    std::fs::read_link(&path)
-                        .map(|t| t.display().to_string())
-                        .unwrap_or_default()
+                    self.link_shown(&path)
                 )),
                 None => refused(format!(
                     "(symlink to {}: outside the catalog, not read)",
-                    std::fs::read_link(&path)
-                        .map(|t| t.display().to_string())
-                        .unwrap_or_default()
+                    self.link_shown(&path)
                 )),
                 Some(m) if !m.is_file() => refused("(not a regular file, not read)".into()),
                 Some(_) => path,
@@ -1077,6 +1091,45 @@ mod tests {
                 .to_string_lossy()
                 .into_owned();
             assert!(shown.contains("outside the target's directory"), "{shown}");
+        }
+    }
+
+    /// Re-probe verify23 (v-absolute-link-shows-scratch-path): an absolute
+    /// link into another target's directory was shown with the review's
+    /// scratch directory, different on every run.
+    #[cfg(unix)]
+    #[test]
+    fn an_absolute_link_into_the_catalog_is_shown_from_its_root() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a")).unwrap();
+        std::fs::create_dir_all(dir.path().join("b")).unwrap();
+        std::fs::write(dir.path().join("b/y.yml"), "w: 1\n").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("b"), dir.path().join("a/abs")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", dir.path().join("a/out")).unwrap();
+        for within in [true, false] {
+            let files = walk(dir.path(), within).unwrap();
+            let shown = |f: &str| {
+                read(&files[&("a".to_string(), f.to_string())])
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .unwrap()
+            };
+            if within {
+                assert_eq!(
+                    shown("abs"),
+                    "(symlink to <catalog>/b: outside the target's directory, not read)\n"
+                );
+            }
+            assert_eq!(
+                shown("out"),
+                format!(
+                    "(symlink to /etc/hostname: outside the {}, not read)\n",
+                    if within {
+                        "target's directory"
+                    } else {
+                        "catalog"
+                    }
+                )
+            );
         }
     }
 

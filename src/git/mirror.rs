@@ -41,7 +41,10 @@ impl CacheRepo {
             .remote_at(url)
             .map_err(|e| GitError::Url {
                 url: shown.clone(),
-                message: gix_msg(e),
+                // gix quotes the URL it cannot parse (`input="…"`), its
+                // password too (re-probe verify23,
+                // v-dependency-url-credentials-in-fetch-errors).
+                message: gix_msg(e).replace(url, &shown),
             })?
             .with_fetch_tags(gix::remote::fetch::Tags::None)
             .with_refspecs(

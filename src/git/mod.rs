@@ -293,7 +293,10 @@ impl CacheRepo {
             .remote_at(url)
             .map_err(|e| GitError::Url {
                 url: shown.clone(),
-                message: gix_msg(e),
+                // gix quotes the URL it cannot parse (`input="…"`), its
+                // password too (re-probe verify23,
+                // v-dependency-url-credentials-in-fetch-errors).
+                message: gix_msg(e).replace(url, &shown),
             })?
             .with_fetch_tags(gix::remote::fetch::Tags::None)
             .with_refspecs([spec.as_str()], gix::remote::Direction::Fetch)
@@ -767,6 +770,24 @@ mod tests {
         assert_eq!(Identity::parse("jane@example.com"), None);
         assert_eq!(Identity::parse("<jane@example.com>"), None);
         assert_eq!(Identity::parse("Jane <>"), None);
+    }
+
+    /// Re-probe verify23 (v-dependency-url-credentials-in-fetch-errors):
+    /// gix's error for a URL it cannot parse quoted it whole, so a password
+    /// holding a `/` (`user:to/ken@host`) was in the job's log.
+    #[test]
+    fn an_unparseable_urls_password_is_not_in_the_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = CacheRepo::open_or_init(&dir.path().join("c")).unwrap();
+        let url = "http://user:v23Se/cret@127.0.0.1:9/r.git";
+        let e = repo
+            .fetch_branch(url, "main", None)
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("v23Se"), "{e}");
+        assert!(e.contains("http://***@127.0.0.1:9/r.git"), "{e}");
+        let e = repo.fetch_mirror(url, None).unwrap_err().to_string();
+        assert!(!e.contains("v23Se"), "{e}");
     }
 
     #[test]

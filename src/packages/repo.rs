@@ -343,6 +343,18 @@ fn http_get_limited(
             "the host `{hostport}` is not ASCII: write it in its punycode (xn--) form"
         ));
     }
+    // A `/` in a password (base64 tokens hold them) ends the host part, so
+    // `user:to/ken@host` read `user:to` as host and port: the error quoted
+    // the password's start (re-probe verify23,
+    // v-dependency-url-credentials-in-fetch-errors). The port is not shown.
+    if let Some((_, port)) = hostport
+        .rsplit_once(':')
+        .filter(|_| !hostport.ends_with(']'))
+    {
+        if !port.bytes().all(|b| b.is_ascii_digit()) {
+            return Err("the URL's port is not a number: a `/`, `?` or `#` in its user or password ends the host part, percent-encode them (`/` as %2F)".into());
+        }
+    }
     let path = percent_encoded(path);
     let addr = if hostport.contains(':') {
         hostport.to_string()
@@ -547,9 +559,11 @@ fn download_limited(
             ));
         }
     } else {
+        // Shown without its password: the inventory's URL may carry one
+        // (re-probe verify23, v-dependency-url-credentials-in-fetch-errors).
         return Err(format!(
             "unsupported url scheme in `{}` (http:// or https://)",
-            url.escape_debug()
+            crate::git::redact_url(url).escape_debug()
         ));
     }
     file.as_file_mut()
@@ -1156,6 +1170,25 @@ mod tests {
         assert!(!err.contains("p31T0ken"), "{err}");
         assert!(err.contains(&format!("connect 127.0.0.1:{port}")), "{err}");
         assert_eq!(percent_decoded("a%2x%41%+1"), b"a%2xA%+1");
+    }
+
+    /// Re-probe verify23 (v-dependency-url-credentials-in-fetch-errors): a
+    /// password with a `/` (cut the host part there) and a URL of another
+    /// scheme were quoted in the error.
+    #[test]
+    fn errors_of_urls_with_a_password_never_quote_it() {
+        let dir = tempfile::tempdir().unwrap();
+        for url in [
+            "http://user:v23To/ken@127.0.0.1:9/x.yml",
+            "ftp://user:v23Token@127.0.0.1:9/x.yml",
+        ] {
+            let err = download_into(url, dir.path()).unwrap_err();
+            assert!(!err.contains("v23To"), "{err}");
+            assert!(
+                err.contains("percent-encode") || err.contains("ftp://user:***@"),
+                "{err}"
+            );
+        }
     }
 
     #[test]
