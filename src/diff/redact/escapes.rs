@@ -74,7 +74,7 @@ pub(super) fn decode_quote_escapes(text: &str) -> String {
 
 /// Whether a text holds a control character other than a tab or line
 /// break (NUL, SOH, ESC, DEL), a zero-width space (U+200B) or a
-/// byte-order mark (U+FEFF): [`Redactor::scrub_invisible`]. One scan of
+/// byte-order mark (U+FEFF): [`Redactor::scrub_invisible`](super::Redactor::scrub_invisible). One scan of
 /// the bytes; most strings have none.
 pub(super) fn has_invisible(text: &str) -> bool {
     text.bytes()

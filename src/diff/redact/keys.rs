@@ -51,7 +51,7 @@ pub(super) fn bundler_host_key(key: &str) -> bool {
     })
 }
 
-/// A secret word of [`Redactor::blank_pair`]'s keys, in any case: that
+/// A secret word of [`Redactor::blank_pair`](super::Redactor::blank_pair)'s keys, in any case: that
 /// rule's pre-check.
 pub(super) fn secret_word_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
@@ -61,7 +61,7 @@ pub(super) fn secret_word_re() -> &'static Regex {
 }
 
 /// Directives whose name holds a secret word but whose value is not a
-/// secret ([`Redactor::blank_pair`]): nginx's `*_pass` (an upstream
+/// secret ([`Redactor::blank_pair`](super::Redactor::blank_pair)): nginx's `*_pass` (an upstream
 /// address or location) and `server_tokens` (`on`/`off`), Apache's
 /// `SSLPassPhraseDialog` (how to ask for one).
 pub(super) const NOT_SECRET_DIRECTIVES: &[&str] = &[
@@ -169,7 +169,7 @@ pub(super) fn last_word(tail: &str) -> Option<&str> {
     Some(&word[cut..])
 }
 
-/// Whether a part of a name ([`Redactor::scrub_name`]) can hold what the
+/// Whether a part of a name ([`Redactor::scrub_name`](super::Redactor::scrub_name)) can hold what the
 /// rules hide: a `key=value`, `:`, `@` or `%`, or a run of 16 letters and
 /// digits with a digit or a capital after a small letter (a token's
 /// body: every credential shape has one). Names are scrubbed once per

@@ -20,6 +20,7 @@ mod iac;
 mod keys;
 mod lines;
 mod positional;
+mod rules;
 mod scrub;
 mod shapes;
 mod structural;
@@ -323,7 +324,7 @@ pub struct Redactor {
     curl_user: Regex,
     /// `redis-cli -a PASSWORD`, in a command line or a flow list of args.
     redis_a: Regex,
-    /// `-u user:password` of any program ([`user_password_flag`]), in a
+    /// `-u user:password` of any program ([`user_password_flag`](commands::user_password_flag)), in a
     /// command line or a flow list of args.
     user_flag: Regex,
     /// A `.pgpass` line, `host:port:database:user:password`, wherever it is.
@@ -419,7 +420,7 @@ pub struct Redactor {
     /// put-secret-value|update-secret --secret-string x`, Azure `keyvault
     /// secret set --value x`, PowerShell `ConvertTo-SecureString "x"
     /// -AsPlainText` (the plain text of a secure string). The stdin forms
-    /// are [`stdin_password_re`]'s.
+    /// are [`stdin_password_re`](commands::stdin_password_re)'s.
     gh_secret: Regex,
     /// A BIND TSIG (or rndc) key's `secret "X";` inside its `key { }`
     /// block, at a line's start or after `{`/`;` (re-probe 17). The `;`

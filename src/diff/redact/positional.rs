@@ -1,22 +1,11 @@
 //! Positional rules: a secret a daemon's configuration, a database init
 //! script or a network device's configuration holds by its place on a line
-//! (numbered groups, literal needles), and SQL `INSERT` rows by column.
+//! (literal needles), and SQL `INSERT` rows by column.
 
 use regex::Regex;
 
+use super::rules::{hide_rule_values, needle_set, Rule};
 use super::{replace_in, OLD};
-
-/// A secret a daemon's configuration, a database init script or a network
-/// device's configuration writes by its position, not under a secret name
-/// (issue 19): the regex's group 1 is kept, group 2 hidden, group 3 (if
-/// any) kept. `needles` is the literal pre-check (any of them present runs
-/// the regex); `shown` keeps a group 2 that is not a secret (a path, a
-/// SASL mechanism's name, a version).
-struct PositionalRule {
-    needles: &'static [&'static str],
-    re: Regex,
-    shown: fn(&str) -> bool,
-}
 
 /// Literals that run [`hide_positional_secrets`]' other rules (Neo4j's
 /// `SET PASSWORD FROM`, an INSERT or MySQL's REPLACE).
@@ -24,7 +13,7 @@ const POSITIONAL_NEEDLES: &[&str] = &[
     "ASSWORD", "assword", "INSERT", "insert", "Insert", "REPLACE", "replace", "Replace",
 ];
 
-/// Every [`PositionalRule`]'s needle and [`POSITIONAL_NEEDLES`] in one
+/// Every [`positional_rules`]' needle and [`POSITIONAL_NEEDLES`] in one
 /// set, and each rule's needles' indexes in it: one pass over a text says
 /// which rules may match (thirty `str::contains` calls cost more than the
 /// rules, in a debug build most).
@@ -40,49 +29,17 @@ fn positional_needles() -> &'static (regex::RegexSet, Vec<Vec<usize>>) {
     })
 }
 
-/// One set of `first` and every rule's needles (each once, as `pattern`
-/// makes it a regex), and each rule's needles' indexes in it.
-pub(super) fn needle_set<'a>(
-    first: &[&'static str],
-    rules: impl Iterator<Item = &'a [&'static str]> + Clone,
-    pattern: impl Fn(&str) -> String,
-) -> (regex::RegexSet, Vec<Vec<usize>>) {
-    let mut all: Vec<&'static str> = first.to_vec();
-    for needles in rules.clone() {
-        for n in needles {
-            if !all.contains(n) {
-                all.push(n);
-            }
-        }
-    }
-    let ids = rules
-        .map(|needles| {
-            needles
-                .iter()
-                .filter_map(|n| all.iter().position(|a| a == n))
-                .collect()
-        })
-        .collect();
-    let set = regex::RegexSet::new(all.iter().map(|n| pattern(n))).expect("static regex is valid");
-    (set, ids)
-}
-
-/// [`PositionalRule`]s, compiled once. Some read over lines (an `expect`
+/// The positional [`Rule`]s (each regex's group `v` the secret, its
+/// needles literals), compiled once. Some read over lines (an `expect`
 /// pattern and its `send`, a Boundary `kms` block, an IOS `tacacs server`
-/// block): they run over whole texts too ([`Redactor::whole_text_shapes`]).
-fn positional_rules() -> &'static [PositionalRule] {
-    static RULES: std::sync::OnceLock<Vec<PositionalRule>> = std::sync::OnceLock::new();
+/// block): they run over whole texts too ([`Redactor::whole_text_shapes`](super::Redactor::whole_text_shapes)).
+fn positional_rules() -> &'static [Rule] {
+    static RULES: std::sync::OnceLock<Vec<Rule>> = std::sync::OnceLock::new();
     fn never(_: &str) -> bool {
         false
     }
     RULES.get_or_init(|| {
-        let rule = |needles: &'static [&'static str], re: &str, shown: fn(&str) -> bool| {
-            PositionalRule {
-                needles,
-                re: Regex::new(re).expect("static regex is valid"),
-                shown,
-            }
-        };
+        let rule = Rule::new;
         vec![
             // probe26: `vault operator init`'s output kept in a file
             // (`Unseal Key 1: X`, `Recovery Key 1: X`), and Fluent Bit's
@@ -90,12 +47,12 @@ fn positional_rules() -> &'static [PositionalRule] {
             // rule does not read: prose starts with such words).
             rule(
                 &["Unseal Key", "Recovery Key"],
-                r"(?m)^([ \t]*(?:Unseal|Recovery) Key [0-9]+:[ \t]*)(\S+)()",
+                r"(?m)^(?:[ \t]*(?:Unseal|Recovery) Key [0-9]+:[ \t]*)(?P<v>\S+)",
                 never,
             ),
             rule(
                 &["apikey", "Apikey", "ApiKey", "APIKEY"],
-                r"(?im)^([ \t]*apikey[ \t]+)(\S+)([ \t]*\r?)$",
+                r"(?im)^(?:[ \t]*apikey[ \t]+)(?P<v>\S+)(?:[ \t]*\r?)$",
                 never,
             ),
             // The OpenTelemetry Collector's Datadog exporter as a flow map,
@@ -105,7 +62,7 @@ fn positional_rules() -> &'static [PositionalRule] {
                     "api: {", "api\": {", "api:{", "api\":{", "wt: {", "wt\": {", "WT: {",
                     "WT\": {", "ypt: {", "ypt\": {", "ion: {", "ion\": {",
                 ],
-                r#"(?i)(\b(?:api|jwt|crypt|encryption)["']?[ \t]*:[ \t]*\{(?:[^{}\n]*?[,\s])?["']?key["']?[ \t]*:[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}]+)()"#,
+                r#"(?i)(?:\b(?:api|jwt|crypt|encryption)["']?[ \t]*:[ \t]*\{(?:[^{}\n]*?[,\s])?["']?key["']?[ \t]*:[ \t]*)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s,}]+)"#,
                 never,
             ),
             // probe26 (r-redact-windows-commands-ipsec-secrets-sasl-passwd):
@@ -113,19 +70,19 @@ fn positional_rules() -> &'static [PositionalRule] {
             // are red11's positional rules).
             rule(
                 &["cmdkey", "CMDKEY", "Cmdkey"],
-                r#"(?i)(\bcmdkey\b[^\n]*?[ \t]/pass:)("[^"\n]*"|\S+)()"#,
+                r#"(?i)(?:\bcmdkey\b[^\n]*?[ \t]/pass:)(?P<v>"[^"\n]*"|\S+)"#,
                 never,
             ),
             rule(
                 &["schtasks", "SCHTASKS", "Schtasks"],
-                r#"(?i)(\bschtasks\b[^\n]*?[ \t]/rp[ \t]+)("[^"\n]*"|[^\s/*"]\S*)()"#,
+                r#"(?i)(?:\bschtasks\b[^\n]*?[ \t]/rp[ \t]+)(?P<v>"[^"\n]*"|[^\s/*"]\S*)"#,
                 never,
             ),
             // strongSwan's `ipsec.secrets`: `ID : PSK "X"` (EAP, XAUTH,
             // NTLM too; quoted, or `0x`/`0s` hex and base64).
             rule(
                 &[": PSK", ": EAP", ": XAUTH", ": NTLM", ":PSK", ":EAP", ":XAUTH"],
-                r#"(?m)^([^\n#]*:[ \t]*(?:PSK|EAP|XAUTH|NTLM)[ \t]+)("[^"\n]*"|'[^'\n]*'|0[xs]\S+)()"#,
+                r#"(?m)^(?:[^\n#]*:[ \t]*(?:PSK|EAP|XAUTH|NTLM)[ \t]+)(?P<v>"[^"\n]*"|'[^'\n]*'|0[xs]\S+)"#,
                 never,
             ),
             // Postfix's `sasl_passwd`: `[smtp.example.com]:587 user:X` (or
@@ -133,7 +90,7 @@ fn positional_rules() -> &'static [PositionalRule] {
             // image's tag and a number a port, not a password.
             rule(
                 &["]:", "smtp", "mail"],
-                r"(?m)^([ \t]*(?:\[[^\]\s]+\](?::[0-9]+)?|[^\s\[\]]*(?:smtp|mail)[^\s\[\]]*)[ \t]+[^\s:]+:)(\S+)([ \t]*\r?)$",
+                r"(?m)^(?:[ \t]*(?:\[[^\]\s]+\](?::[0-9]+)?|[^\s\[\]]*(?:smtp|mail)[^\s\[\]]*)[ \t]+[^\s:]+:)(?P<v>\S+)(?:[ \t]*\r?)$",
                 |v| {
                     v.bytes().all(|b| b.is_ascii_digit())
                         || (v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.'))
@@ -142,21 +99,21 @@ fn positional_rules() -> &'static [PositionalRule] {
             // Logstash's Elastic Cloud login, `cloud_auth => "user:X"`.
             rule(
                 &["cloud_auth"],
-                r#"(\bcloud_auth[ \t]*=>[ \t]*["'][^"':\n]*:)([^"'\n]*)(["'])"#,
+                r#"(?:\bcloud_auth[ \t]*=>[ \t]*["'][^"':\n]*:)(?P<v>[^"'\n]*)(?:["'])"#,
                 never,
             ),
             // Daemons. sendmail's `AuthInfo:host "U:user" "P:X"` (`P=X`
             // base64).
             rule(
                 &["AuthInfo", "authinfo", "AUTHINFO"],
-                r#"(?i)(\bAuthInfo:[^\n]*?"P[:=])([^"\n]*)(")"#,
+                r#"(?i)(?:\bAuthInfo:[^\n]*?"P[:=])(?P<v>[^"\n]*)(?:")"#,
                 never,
             ),
             // Exim's `client_send = : user : X` (`^user^X`): the last field;
             // an expansion (`${extract…}`) reads the secret elsewhere.
             rule(
                 &["client_send"],
-                r"(?m)(\bclient_send[ \t]*=[^\n]*[:^][ \t]*)([^:^\s${}][^:^\n{}]*?)([ \t]*\r?)$",
+                r"(?m)(?:\bclient_send[ \t]*=[^\n]*[:^][ \t]*)(?P<v>[^:^\s${}][^:^\n{}]*?)(?:[ \t]*\r?)$",
                 never,
             ),
             // Exim's `passwd.client`, `host.example.com:user:X`: a host
@@ -164,58 +121,58 @@ fn positional_rules() -> &'static [PositionalRule] {
             // a version (Maven's `group:artifact:1.2`).
             rule(
                 &[],
-                r"(?m)^([ \t]*(?:\*\.)?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}:[^:\s]*[^:\s0-9][^:\s]*:)([^:\s]+)([ \t]*\r?)$",
+                r"(?m)^(?:[ \t]*(?:\*\.)?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}:[^:\s]*[^:\s0-9][^:\s]*:)(?P<v>[^:\s]+)(?:[ \t]*\r?)$",
                 |v| v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.'),
             ),
             // ZooKeeper's `addauth digest user:X`.
-            rule(&["addauth"], r"(\baddauth[ \t]+digest[ \t]+[^:\s]+:)(\S+)()", never),
+            rule(&["addauth"], r"(?:\baddauth[ \t]+digest[ \t]+[^:\s]+:)(?P<v>\S+)", never),
             // ProFTPD's `SQLConnectInfo db user X` and `LDAPBindDN dn X`.
             rule(
                 &["SQLConnectInfo", "sqlconnectinfo", "SQLCONNECTINFO"],
-                r#"(?i)(\bSQLConnectInfo[ \t]+\S+[ \t]+\S+[ \t]+)("[^"\n]*"|\S+)()"#,
+                r#"(?i)(?:\bSQLConnectInfo[ \t]+\S+[ \t]+\S+[ \t]+)(?P<v>"[^"\n]*"|\S+)"#,
                 never,
             ),
             rule(
                 &["LDAPBindDN", "ldapbinddn", "LDAPBINDDN"],
-                r#"(?i)(\bLDAPBindDN[ \t]+(?:"[^"\n]*"|\S+)[ \t]+)("[^"\n]*"|\S+)()"#,
+                r#"(?i)(?:\bLDAPBindDN[ \t]+(?:"[^"\n]*"|\S+)[ \t]+)(?P<v>"[^"\n]*"|\S+)"#,
                 never,
             ),
             // Boundary's `kms "aead" { key = "X" }`, on one line or over
             // the block's lines (`key_id` is not `key`).
             rule(
                 &["kms"],
-                r#"(\bkms[ \t]+"[^"\n]*"[ \t]*\{[^{}]*?(?:^|[\s{;])key[ \t]*=[ \t]*")([^"\n]*)(")"#,
+                r#"(?:\bkms[ \t]+"[^"\n]*"[ \t]*\{[^{}]*?(?:^|[\s{;])key[ \t]*=[ \t]*")(?P<v>[^"\n]*)(?:")"#,
                 never,
             ),
             // `expect "*assword*"` then `send "X\r"` (on the next line or in
             // the pattern's block; pexpect's `expect(…)`/`sendline(…)`).
             rule(
                 &["assword", "assphrase", "ASSWORD"],
-                r#"(?i)(\bexpect[ \t(]+[^\n]*?(?:assword|assphrase|asscode)[^\n]*?(?:\r?\n[ \t]*|[{;][ \t]*)[^\n]*?\b(?:exp_)?send(?:line)?[ \t(]+(?:--[ \t]+)?")((?:[^"\\\n]|\\[^rn\n])*)((?:\\[rn])*")"#,
+                r#"(?i)(?:\bexpect[ \t(]+[^\n]*?(?:assword|assphrase|asscode)[^\n]*?(?:\r?\n[ \t]*|[{;][ \t]*)[^\n]*?\b(?:exp_)?send(?:line)?[ \t(]+(?:--[ \t]+)?")(?P<v>(?:[^"\\\n]|\\[^rn\n])*)(?:(?:\\[rn])*")"#,
                 never,
             ),
             rule(
                 &["assword", "assphrase", "ASSWORD"],
-                r#"(?i)(\bexpect[ \t(]+[^\n]*?(?:assword|assphrase|asscode)[^\n]*?(?:\r?\n[ \t]*|[{;][ \t]*)[^\n]*?\b(?:exp_)?send(?:line)?[ \t(]+')([^'\n]*?)((?:\\[rn])*')"#,
+                r#"(?i)(?:\bexpect[ \t(]+[^\n]*?(?:assword|assphrase|asscode)[^\n]*?(?:\r?\n[ \t]*|[{;][ \t]*)[^\n]*?\b(?:exp_)?send(?:line)?[ \t(]+')(?P<v>[^'\n]*?)(?:(?:\\[rn])*')"#,
                 never,
             ),
             // A NATS NKEY seed: base32, `S` then the key type (user,
             // account, operator, server, cluster, curve), 58 characters.
             rule(
                 &["SU", "SA", "SO", "SN", "SC", "SX"],
-                r"()\b(S[UAONCX][A-Z2-7]{56})\b()",
+                r"(?:)\b(?P<v>S[UAONCX][A-Z2-7]{56})\b",
                 never,
             ),
             // `cloudflared service install TOKEN`.
             rule(
                 &["cloudflared"],
-                r#"(\bcloudflared(?:\.exe)?[ \t]+(?:[^\n]*?[ \t])?service[ \t]+install[ \t]+)("[^"\n]*"|[^\s"']+)()"#,
+                r#"(?:\bcloudflared(?:\.exe)?[ \t]+(?:[^\n]*?[ \t])?service[ \t]+install[ \t]+)(?P<v>"[^"\n]*"|[^\s"']+)"#,
                 never,
             ),
             // Database init statements. MongoDB's `db.auth("u", "X")`.
             rule(
                 &[".auth"],
-                r#"(\.auth[ \t]*\([ \t]*(?:"[^"\n]*"|'[^'\n]*')[ \t]*,[ \t]*)("[^"\n]*"|'[^'\n]*')()"#,
+                r#"(?:\.auth[ \t]*\([ \t]*(?:"[^"\n]*"|'[^'\n]*')[ \t]*,[ \t]*)(?P<v>"[^"\n]*"|'[^'\n]*')"#,
                 never,
             ),
             // Redis' `AUTH X` / `AUTH user X` as a line (after a
@@ -224,7 +181,7 @@ fn positional_rules() -> &'static [PositionalRule] {
             // not a secret.
             rule(
                 &["AUTH "],
-                r#"(?m)((?:^[ \t]*(?:[^\s>]*>[ \t]*)?|["']|\bredis-cli[ \t][^\n]*?[ \t])AUTH[ \t]+(?:[^\s"'\\]+[ \t]+)?)([^\s"'\\]+)([ \t]*\r?$|\\[rn]|["'])"#,
+                r#"(?m)(?:(?:^[ \t]*(?:[^\s>]*>[ \t]*)?|["']|\bredis-cli[ \t][^\n]*?[ \t])AUTH[ \t]+(?:[^\s"'\\]+[ \t]+)?)(?P<v>[^\s"'\\]+)(?:[ \t]*\r?$|\\[rn]|["'])"#,
                 |v| {
                     [
                         "LOGIN", "PLAIN", "CRAM-MD5", "DIGEST-MD5", "XOAUTH2", "OAUTHBEARER",
@@ -237,23 +194,23 @@ fn positional_rules() -> &'static [PositionalRule] {
             // (both passwords).
             rule(
                 &["sp_addlogin", "SP_ADDLOGIN"],
-                r"(?i)(\bsp_addlogin[ \t]+(?:@loginame[ \t]*=[ \t]*)?N?'[^'\n]*'[ \t]*,[ \t]*(?:@passwd[ \t]*=[ \t]*)?)(N?'[^'\n]*')()",
+                r"(?i)(?:\bsp_addlogin[ \t]+(?:@loginame[ \t]*=[ \t]*)?N?'[^'\n]*'[ \t]*,[ \t]*(?:@passwd[ \t]*=[ \t]*)?)(?P<v>N?'[^'\n]*')",
                 never,
             ),
             rule(
                 &["sp_password", "SP_PASSWORD"],
-                r"(?i)(\bsp_password[ \t]+(?:@old[ \t]*=[ \t]*)?)(N?'[^'\n]*')()",
+                r"(?i)(?:\bsp_password[ \t]+(?:@old[ \t]*=[ \t]*)?)(?P<v>N?'[^'\n]*')",
                 never,
             ),
             rule(
                 &["sp_password", "SP_PASSWORD"],
-                r"(?i)(\bsp_password[ \t]+(?:@old[ \t]*=[ \t]*)?(?:N?'[^'\n]*'|NULL|<redacted>)[ \t]*,[ \t]*(?:@new[ \t]*=[ \t]*)?)(N?'[^'\n]*')()",
+                r"(?i)(?:\bsp_password[ \t]+(?:@old[ \t]*=[ \t]*)?(?:N?'[^'\n]*'|NULL|<redacted>)[ \t]*,[ \t]*(?:@new[ \t]*=[ \t]*)?)(?P<v>N?'[^'\n]*')",
                 never,
             ),
             // Network devices. Cisco's `crypto isakmp key [6] X address …`.
             rule(
                 &["isakmp"],
-                r"(?im)^([ \t]*crypto[ \t]+isakmp[ \t]+key[ \t]+(?:[0-9][ \t]+)?)(\S+)()",
+                r"(?im)^(?:[ \t]*crypto[ \t]+isakmp[ \t]+key[ \t]+(?:[0-9][ \t]+)?)(?P<v>\S+)",
                 never,
             ),
             // IOS keyrings' and ASA's `pre-shared-key [local|remote] [6] X`,
@@ -261,28 +218,28 @@ fn positional_rules() -> &'static [PositionalRule] {
             // `pre-shared-key ascii-text "X"` (also as a `set` line).
             rule(
                 &["pre-shared-key"],
-                r#"(?im)^([ \t]*(?:set[ \t]+[^\n]*?[ \t])?(?:ikev[12][ \t]+(?:(?:local|remote)-authentication[ \t]+)?)?pre-shared-key[ \t]+(?:(?:local|remote|ascii-text|hexadecimal)[ \t]+|address[ \t]+\S+(?:[ \t]+\S+)?[ \t]+key[ \t]+|hostname[ \t]+\S+[ \t]+key[ \t]+)?(?:[0-9][ \t]+)?)("[^"\n]*"|[^\s;]+)()"#,
+                r#"(?im)^(?:[ \t]*(?:set[ \t]+[^\n]*?[ \t])?(?:ikev[12][ \t]+(?:(?:local|remote)-authentication[ \t]+)?)?pre-shared-key[ \t]+(?:(?:local|remote|ascii-text|hexadecimal)[ \t]+|address[ \t]+\S+(?:[ \t]+\S+)?[ \t]+key[ \t]+|hostname[ \t]+\S+[ \t]+key[ \t]+)?(?:[0-9][ \t]+)?)(?P<v>"[^"\n]*"|[^\s;]+)"#,
                 never,
             ),
             // A key chain's `key-string [7] X` (HSRP's `authentication md5
             // key-string X` too).
             rule(
                 &["key-string"],
-                r"(?im)^([ \t]*(?:[a-z]+[ \t]+(?:[0-9]+[ \t]+)?authentication[ \t]+(?:md5[ \t]+|text[ \t]+)?)?key-string[ \t]+(?:[0-9][ \t]+)?)(\S+)()",
+                r"(?im)^(?:[ \t]*(?:[a-z]+[ \t]+(?:[0-9]+[ \t]+)?authentication[ \t]+(?:md5[ \t]+|text[ \t]+)?)?key-string[ \t]+(?:[0-9][ \t]+)?)(?P<v>\S+)",
                 never,
             ),
             // `tacacs-server [host H …] key [7] X`, `radius-server key X`,
             // `server-private A key X`.
             rule(
                 &["-server", "server-private"],
-                r"(?im)^([ \t]*(?:tacacs-server|radius-server|server-private[ \t]+\S+)[ \t]+(?:host[ \t]+\S+[ \t]+)?(?:[^\n]*?[ \t])?key[ \t]+(?:[0-9][ \t]+)?)(\S+)()",
+                r"(?im)^(?:[ \t]*(?:tacacs-server|radius-server|server-private[ \t]+\S+)[ \t]+(?:host[ \t]+\S+[ \t]+)?(?:[^\n]*?[ \t])?key[ \t]+(?:[0-9][ \t]+)?)(?P<v>\S+)",
                 never,
             ),
             // `tacacs server NAME` / `radius server NAME` / ASA's
             // `aaa-server G host A`, then an indented ` key [7] X`.
             rule(
                 &[" server ", "aaa-server"],
-                r"(?im)(^[ \t]*(?:(?:tacacs|radius)[ \t]+server[ \t]+\S+|aaa-server[ \t]+[^\n]*?[ \t]host[ \t]+\S+[^\n]*?)[ \t]*\r?\n(?:[ \t]+[^\n]*\n)*?[ \t]+key[ \t]+(?:[0-9][ \t]+)?)(\S+)()",
+                r"(?im)(?:^[ \t]*(?:(?:tacacs|radius)[ \t]+server[ \t]+\S+|aaa-server[ \t]+[^\n]*?[ \t]host[ \t]+\S+[^\n]*?)[ \t]*\r?\n(?:[ \t]+[^\n]*\n)*?[ \t]+key[ \t]+(?:[0-9][ \t]+)?)(?P<v>\S+)",
                 never,
             ),
             // `ntp authentication-key 1 md5 X`; Junos' `authentication-key
@@ -290,30 +247,30 @@ fn positional_rules() -> &'static [PositionalRule] {
             // NTP) and OSPF's `authentication md5 1 key "X"`.
             rule(
                 &["authentication-key"],
-                r"(?im)^([ \t]*ntp[ \t]+authentication-key[ \t]+[0-9]+[ \t]+\S+[ \t]+)(\S+)()",
+                r"(?im)^(?:[ \t]*ntp[ \t]+authentication-key[ \t]+[0-9]+[ \t]+\S+[ \t]+)(?P<v>\S+)",
                 never,
             ),
             rule(
                 &["authentication-key"],
-                r#"(?m)^([ \t]*(?:set[ \t]+[^\n]*?[ \t])?authentication-key[ \t]+(?:[0-9]+[ \t]+type[ \t]+\S+[ \t]+value[ \t]+)?)("[^"\n]*"|[^\s;]+)()"#,
+                r#"(?m)^(?:[ \t]*(?:set[ \t]+[^\n]*?[ \t])?authentication-key[ \t]+(?:[0-9]+[ \t]+type[ \t]+\S+[ \t]+value[ \t]+)?)(?P<v>"[^"\n]*"|[^\s;]+)"#,
                 never,
             ),
             rule(
                 &["md5"],
-                r#"(\bauthentication[ \t]+md5[ \t]+[0-9]+[ \t]+key[ \t]+)("[^"\n]*"|[^\s;]+)()"#,
+                r#"(?:\bauthentication[ \t]+md5[ \t]+[0-9]+[ \t]+key[ \t]+)(?P<v>"[^"\n]*"|[^\s;]+)"#,
                 never,
             ),
             // `snmp-server community X RO`; Junos' `snmp community X`.
             rule(
                 &["community"],
-                r#"(?im)^([ \t]*(?:set[ \t]+)?snmp(?:-server)?[ \t]+community[ \t]+(?:[0-9][ \t]+)?)("[^"\n]*"|[^\s;{]+)()"#,
+                r#"(?im)^(?:[ \t]*(?:set[ \t]+)?snmp(?:-server)?[ \t]+community[ \t]+(?:[0-9][ \t]+)?)(?P<v>"[^"\n]*"|[^\s;{]+)"#,
                 never,
             ),
             // OpenWrt UCI's `option key 'X'` (a wifi-iface's PSK, WEP's
             // `key1`…`key4`); a path is a key file's (OpenVPN, uhttpd).
             rule(
                 &["option"],
-                r#"(?m)^([ \t]*option[ \t]+key[1-4]?[ \t]+)('[^'\n]*'|"[^"\n]*"|\S+)()"#,
+                r#"(?m)^(?:[ \t]*option[ \t]+key[1-4]?[ \t]+)(?P<v>'[^'\n]*'|"[^"\n]*"|\S+)"#,
                 |v| v.trim_start_matches(['\'', '"']).starts_with('/'),
             ),
             // wget's `--header=NAME:X` (the option glued to the header,
@@ -322,7 +279,7 @@ fn positional_rules() -> &'static [PositionalRule] {
             // header's name, or one naming a token, key or secret.
             rule(
                 &["-header="],
-                r#"(?i)(--header=['"]?(?:(?:proxy-)?authorization|cookie|private-token|x-honeycomb-team|x-jfrog-art-api|x-auth-key|ocp-apim-subscription-key|dd-application-key|x-insert-key|x-license-key|x-query-key|x-parse-master-key|[a-z0-9-]*(?:token|api-?key|secret|password)[a-z0-9-]*):[ \t]*(?:(?:bearer|basic|token|apikey)[ \t]+)?)([^\s'"]+)()"#,
+                r#"(?i)(?:--header=['"]?(?:(?:proxy-)?authorization|cookie|private-token|x-honeycomb-team|x-jfrog-art-api|x-auth-key|ocp-apim-subscription-key|dd-application-key|x-insert-key|x-license-key|x-query-key|x-parse-master-key|[a-z0-9-]*(?:token|api-?key|secret|password)[a-z0-9-]*):[ \t]*(?:(?:bearer|basic|token|apikey)[ \t]+)?)(?P<v>[^\s'"]+)"#,
                 never,
             ),
             // probe32 (red-dsn-userinfo-without-scheme): Apache Pulsar's
@@ -330,7 +287,7 @@ fn positional_rules() -> &'static [PositionalRule] {
             // (`file:…` names a file and stays).
             rule(
                 &["token:"],
-                r#"(?i)(\b(?:authParams|brokerClientAuthenticationParameters|authenticationParameters)["']?[ \t]*[=:][ \t]*["']?token:)([^\s'",]+)()"#,
+                r#"(?i)(?:\b(?:authParams|brokerClientAuthenticationParameters|authenticationParameters)["']?[ \t]*[=:][ \t]*["']?token:)(?P<v>[^\s'",]+)"#,
                 |v| v.starts_with("file:"),
             ),
             // probe32 (red-command-line-positions): ngrok's authtoken
@@ -339,30 +296,30 @@ fn positional_rules() -> &'static [PositionalRule] {
             // "X")`, `HTTPBasicAuth("u", "X")`; a variable stays).
             rule(
                 &["authtoken"],
-                r#"(\bngrok[ \t]+(?:config[ \t]+add-authtoken|authtoken)[ \t]+(?:--?[A-Za-z-]+(?:[= ][^\s-]\S*)?[ \t]+)*)('[^'\n]*'|"[^"\n]*"|[^\s'";|&]+)()"#,
+                r#"(?:\bngrok[ \t]+(?:config[ \t]+add-authtoken|authtoken)[ \t]+(?:--?[A-Za-z-]+(?:[= ][^\s-]\S*)?[ \t]+)*)(?P<v>'[^'\n]*'|"[^"\n]*"|[^\s'";|&]+)"#,
                 never,
             ),
             // `mysqladmin [options] password X` sets the new password.
             rule(
                 &["mysqladmin"],
-                r#"(\bmysqladmin\b[^\n|;&]*?[ \t]password[ \t]+)('[^'\n]*'|"[^"\n]*"|[^\s'";|&]+)()"#,
+                r#"(?:\bmysqladmin\b[^\n|;&]*?[ \t]password[ \t]+)(?P<v>'[^'\n]*'|"[^"\n]*"|[^\s'";|&]+)"#,
                 never,
             ),
             rule(
                 &["/p:"],
-                r#"(?i)(\b(?:x|wl|sdl-)?freerdp3?\b[^\n]*?[ \t]/p:)('[^'\n]*'|"[^"\n]*"|[^\s'"]+)()"#,
+                r#"(?i)(?:\b(?:x|wl|sdl-)?freerdp3?\b[^\n]*?[ \t]/p:)(?P<v>'[^'\n]*'|"[^"\n]*"|[^\s'"]+)"#,
                 never,
             ),
             rule(
                 &["auth=(", "auth = (", "Auth("],
-                r#"((?:\bauth[ \t]*=[ \t]*\(|\bHTTP(?:Basic|Digest)Auth\()[ \t]*(?:'[^'\n]*'|"[^"\n]*"|[A-Za-z_][A-Za-z0-9_.]*)[ \t]*,[ \t]*)('[^'\n]*'|"[^"\n]*")()"#,
+                r#"(?:(?:\bauth[ \t]*=[ \t]*\(|\bHTTP(?:Basic|Digest)Auth\()[ \t]*(?:'[^'\n]*'|"[^"\n]*"|[A-Za-z_][A-Za-z0-9_.]*)[ \t]*,[ \t]*)(?P<v>'[^'\n]*'|"[^"\n]*")"#,
                 never,
             ),
             // The same set with the `uci` command (`uci set
             // wireless.r0.key='X'`, a provisioning script's).
             rule(
                 &["uci "],
-                r#"(?m)(\buci[ \t]+(?:-q[ \t]+)?(?:set|add_list)[ \t]+['"]?[^\s.=]+\.[^\s.=]+\.key[1-4]?=)('[^'\n]*'|"[^"\n]*"|[^\s'"]+)()"#,
+                r#"(?m)(?:\buci[ \t]+(?:-q[ \t]+)?(?:set|add_list)[ \t]+['"]?[^\s.=]+\.[^\s.=]+\.key[1-4]?=)(?P<v>'[^'\n]*'|"[^"\n]*"|[^\s'"]+)"#,
                 |v| v.trim_start_matches(['\'', '"']).starts_with('/'),
             ),
         ]
@@ -378,21 +335,9 @@ pub(super) fn hide_positional_secrets(out: &mut String, secret_column: impl Fn(&
     // Indexes 0..8 are POSITIONAL_NEEDLES.
     let password = hit.matched(0) || hit.matched(1);
     let insert = (2..8).any(|i| hit.matched(i));
-    for (rule, ids) in positional_rules().iter().zip(ids) {
-        // A rule without needles runs on every text (its regex is the
-        // pre-check: no literal says where its shape may be).
-        if !ids.is_empty() && !ids.iter().any(|&i| hit.matched(i)) {
-            continue;
-        }
-        replace_in(out, &rule.re, |c: &regex::Captures| {
-            let value = &c[2];
-            if value.contains(OLD) || (rule.shown)(value) {
-                c[0].to_string()
-            } else {
-                format!("{}{OLD}{}", &c[1], c.get(3).map_or("", |m| m.as_str()))
-            }
-        });
-    }
+    // A rule without needles runs on every text (its regex is the
+    // pre-check: no literal says where its shape may be).
+    hide_rule_values(out, positional_rules(), ids, &hit, &secret_column);
     if password {
         static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
         let re = RE.get_or_init(|| {

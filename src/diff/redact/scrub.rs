@@ -49,7 +49,7 @@ fn patch_secret_data_re() -> &'static Regex {
     })
 }
 
-/// [`secret_patch_path`] in a flow map: `"path": "/data/…"`.
+/// [`secret_patch_path`](super::structural::secret_patch_path) in a flow map: `"path": "/data/…"`.
 fn patch_path_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {

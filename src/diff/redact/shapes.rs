@@ -6,7 +6,8 @@
 use regex::Regex;
 use std::collections::HashSet;
 
-use super::positional::{needle_set, value_rows};
+use super::positional::value_rows;
+use super::rules::{hide_rule_values, needle_set, Rule};
 use super::{replace_in, CHANGED, OLD, UNCHANGED};
 
 /// A base64 token that starts with `-----BEGIN ` encoded (re-probe 18),
@@ -170,7 +171,7 @@ pub(super) fn url_passwords_pair(old: &str, new: &str) -> (String, String) {
 }
 
 /// Whether a text holds a `<value>` element (in the letter cases XML
-/// files write it): the pre-check of [`Redactor::hide_xml_settings`].
+/// files write it): the pre-check of [`Redactor::hide_xml_settings`](super::Redactor::hide_xml_settings).
 pub(super) fn xml_value_child(text: &str) -> bool {
     text.contains("<value>") || text.contains("<Value>") || text.contains("<VALUE>")
 }
@@ -223,18 +224,6 @@ pub(super) const VENDOR_TOKEN_INNER: [&str; 3] = [
     r"\b[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}",
 ];
 
-/// A shape of issue 19's review (red11) read by its place on a line: the
-/// regex's group named `v` is hidden, the rest of the match kept; a
-/// group named `key` must name a secret (the key rules); `needles` are
-/// regexes, any of them found runs the rule (one [`regex::RegexSet`]
-/// pass for all); `shown` keeps a group 2 that is not a secret (a
-/// keyword the optional words did not take, an option).
-struct ShapeRule {
-    needles: &'static [&'static str],
-    re: Regex,
-    shown: fn(&str) -> bool,
-}
-
 /// The needles of [`hide_shape_rules`]' functions, at the start of
 /// [`shape_rules`]' set: Composer's OAuth maps, Helm's pairs, an INSERT.
 const SHAPE_FUNCTION_NEEDLES: &[&str] = &[
@@ -243,10 +232,11 @@ const SHAPE_FUNCTION_NEEDLES: &[&str] = &[
     "INSERT|insert|Insert|REPLACE|replace|Replace",
 ];
 
-/// [`ShapeRule`]s, compiled once, with the needles' set and each rule's
+/// The shape [`Rule`]s (issue 19's review, red11: needles are regexes),
+/// compiled once, with the needles' set and each rule's
 /// needles' indexes in it.
-fn shape_rules() -> &'static (Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>) {
-    static RULES: std::sync::OnceLock<(Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>)> =
+fn shape_rules() -> &'static (Vec<Rule>, regex::RegexSet, Vec<Vec<usize>>) {
+    static RULES: std::sync::OnceLock<(Vec<Rule>, regex::RegexSet, Vec<Vec<usize>>)> =
         std::sync::OnceLock::new();
     fn never(_: &str) -> bool {
         false
@@ -255,11 +245,7 @@ fn shape_rules() -> &'static (Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>) 
     const VALUE: &str = r#"(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"'<>|;&/*][^\s"'<>|;&]*)"#;
     RULES.get_or_init(|| {
         let rule = |needles: &'static [&'static str], re: &str, shown: fn(&str) -> bool| {
-            ShapeRule {
-                needles,
-                re: Regex::new(&re.replace("@VALUE@", VALUE)).expect("static regex is valid"),
-                shown,
-            }
+            Rule::new(needles, &re.replace("@VALUE@", VALUE), shown)
         };
         let rules = vec![
             // probe32 (red-env-directives-setenv-fpm-env): Apache's
@@ -574,21 +560,5 @@ pub(super) fn hide_shape_rules(out: &mut String, secret_name: impl Fn(&str) -> b
     if hit.matched(2) {
         hide_insert_without_columns(out, &secret_name);
     }
-    for (rule, ids) in rules.iter().zip(ids) {
-        if !ids.iter().any(|&i| hit.matched(i)) {
-            continue;
-        }
-        replace_in(out, &rule.re, |c: &regex::Captures| {
-            let (Some(all), Some(v)) = (c.get(0), c.name("v")) else {
-                return c[0].to_string();
-            };
-            let named = c.name("key").is_none_or(|k| secret_name(k.as_str()));
-            if !named || v.as_str().contains(OLD) || (rule.shown)(v.as_str()) {
-                return all.as_str().to_string();
-            }
-            let m = all.as_str();
-            let (s, e) = (v.start() - all.start(), v.end() - all.start());
-            format!("{}{OLD}{}", &m[..s], &m[e..])
-        });
-    }
+    hide_rule_values(out, rules, ids, &hit, secret_name);
 }
