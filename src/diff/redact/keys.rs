@@ -210,6 +210,23 @@ pub(super) fn more_secret_key_names(key: &str) -> bool {
     .is_match(key)
 }
 
+/// Probe 31 (a kadet input dumping the environment): a personal access
+/// token under a name that says so only by `PAT` (`GH_PAT`, `GITHUB_PAT`,
+/// `ADO_PAT`, a forge's `gitlab_pat`): the last word `PAT` in upper case,
+/// as environment variables are written, or `pat` after a forge's name
+/// (a lower-case `*_pat` is also a pattern's abbreviation, `ignore_pat`).
+pub(super) fn personal_access_token_key(key: &str) -> bool {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    if !key.ends_with("PAT") && !key.to_ascii_lowercase().ends_with("pat") {
+        return false;
+    }
+    RE.get_or_init(|| {
+        Regex::new(r"(?:^|[_.-])PAT$|(?i:(?:^|[_.-])(?:github|gh|gitlab|gl|ado|azure[_.-]?devops|devops|bitbucket|gitea|forgejo|codeberg|docker(?:hub)?|quay|huggingface|hf)[_.-]?pat)$")
+            .expect("static regex is valid")
+    })
+    .is_match(key)
+}
+
 /// probe32 (red-salt-and-pepper-key-names): salts and peppers that key
 /// an HMAC or a password hash: Drupal's `hash_salt` (also Umami's
 /// `HASH_SALT`), Matomo's `salt`, Mattermost's `PublicLinkSalt` and

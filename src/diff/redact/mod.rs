@@ -179,6 +179,14 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     r"\b(?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{10,99}",
     r"\bAIza[0-9A-Za-z_\-]{35,}",
     r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
+    // Probe 31: a credential file base64-encoded whole under a neutral
+    // name, as CI variables hold them (`GCP_SA_KEY`, `KUBECONFIG_DATA`):
+    // a GCP service-account key (`{"type": "service_account"`, minified or
+    // as gcloud writes it) and a kubeconfig (`apiVersion: v1` and then
+    // `clusters:`, as kubectl writes it, or `kind: Config` and a line end:
+    // `C[g-v]` encodes `\n` and the next byte's first bits), with the
+    // lines that carry the token on when `base64` wrapped it.
+    r"(?m)\b(?:eyJ0eXBlIjogInNlcnZpY2VfYWNjb3Vu|eyJ0eXBlIjoic2VydmljZV9hY2NvdW50|ewogICJ0eXBlIjogInNlcnZpY2VfYWNjb3Vu|YXBpVmVyc2lvbjogdjEKY2x1c3RlcnM6|YXBpVmVyc2lvbjogdjEKa2luZDogQ29uZmlnC[g-v])[A-Za-z0-9+/]*={0,2}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/]+={0,2}[ \t]*\r?$)*",
     // doppler-api-token, for every Doppler token kind (personal, service
     // with its config name, CLI, service account, SCIM, audit).
     r"\bdp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_\-]{1,64}\.)?[A-Za-z0-9]{40,44}\b",
@@ -814,6 +822,7 @@ impl Redactor {
                     || keys::snmp_community_key(key)
                     || keys::key_file_secret_names(key)
                     || keys::salt_or_pepper_key(key)
+                    || keys::personal_access_token_key(key)
                     || package_manager_auth_key(key)))
     }
 

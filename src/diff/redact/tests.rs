@@ -4251,3 +4251,40 @@ fn acme_sh_names_consumer_keys_and_self_hosted_app_keys() {
         ],
     );
 }
+
+/// Issue 19 (probe 31: a kadet input returned the environment, and what a
+/// CI variable holds was shown under a neutral name): a service-account
+/// key or a kubeconfig base64-encoded whole, wrapped or not, and a token
+/// under a name that says `PAT`.
+#[test]
+fn base64_credential_files_and_pat_names() {
+    let r = Redactor::default();
+    // {"type": "service_account", ... } as gcloud writes it, and minified;
+    // a kubeconfig as kubectl writes it.
+    let sa_pretty = "ewogICJ0eXBlIjogInNlcnZpY2VfYWNjb3VudCIsCiAgInByb2plY3RfaWQiOiAiZGVtby1wcm9qIiwKICAicHJpdmF0ZV9rZXlfaWQiOiAiYWJjMTIzIiwKICAiY2xpZW50X2VtYWlsIjogInhAZGVtby1wcm9qLmlhbS5nc2VydmljZWFjY291bnQuY29tIgp9";
+    let sa_min = "eyJ0eXBlIjogInNlcnZpY2VfYWNjb3VudCIsICJwcm9qZWN0X2lkIjogImRlbW8tcHJvaiIsICJwcml2YXRlX2tleV9pZCI6ICJhYmMxMjMiLCAiY2xpZW50X2VtYWlsIjogInhAZGVtby1wcm9qLmlhbS5nc2VydmljZWFjY291bnQuY29tIn0=";
+    let kubeconfig = "YXBpVmVyc2lvbjogdjEKY2x1c3RlcnM6Ci0gY2x1c3RlcjoKICAgIHNlcnZlcjogaHR0cHM6Ly9rOHMuZXhhbXBsZS5jb20KICBuYW1lOiBjCnVzZXJzOgotIG5hbWU6IHUKICB1c2VyOgogICAgdG9rZW46IGFiY2RlZjEyMzQ1Ngo=";
+    let wrapped: String = kubeconfig
+        .as_bytes()
+        .chunks(76)
+        .map(|c| format!("    {}\n", std::str::from_utf8(c).unwrap()))
+        .collect();
+    let yaml = format!(
+        "env:\n  GCP_SA_KEY: {sa_pretty}\n  SA_JSON: {sa_min}\n  KUBECONFIG_DATA: {kubeconfig}\n  GH_PAT: s3cr3tVx1\n  GITHUB_PAT: s3cr3tVx2\n  gitlab_pat: s3cr3tVx3\n  ADO_PAT: s3cr3tVx4\ndata:\n  ci.sh: |\n    echo {sa_min} | base64 -d > sa.json\n    export GH_PAT=s3cr3tVx5\n  kubeconfig.b64: |\n{wrapped}"
+    );
+    for out in both_modes(&r, &yaml) {
+        for secret in [&sa_pretty[36..], &sa_min[36..], &kubeconfig[36..]] {
+            assert!(!out.contains(&secret[..24]), "{}:\n{out}", &secret[..24]);
+        }
+        for line in wrapped.lines().skip(1) {
+            assert!(!out.contains(line.trim()), "{line}:\n{out}");
+        }
+        assert!(!out.contains("s3cr3tVx"), "{out}");
+    }
+    // A manifest base64-encoded (`apiVersion: v1\nkind: ConfigMap`), a
+    // pattern's abbreviation and a key that only ends in `pat` stay.
+    let shown = "data:\n  m: YXBpVmVyc2lvbjogdjEKa2luZDogQ29uZmlnTWFwCm1ldGFkYXRhOiB7bmFtZTogeH0K\n  ignore_pat: visible-1\n  spat: visible-2\n  PATH: /usr/bin\n  pat_count: visible-3\n";
+    for out in both_modes(&r, shown) {
+        assert!(!out.contains(OLD), "{out}");
+    }
+}
