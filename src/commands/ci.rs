@@ -719,6 +719,10 @@ pub(crate) fn lint_revision(
         return None;
     }
     opts.path = src.join(&opts.path);
+    // The pull request that adds the inventory: its base has no findings.
+    if !opts.path.exists() {
+        return Some(Vec::new());
+    }
     opts.confine = Some(src.canonicalize().unwrap_or_else(|_| src.clone()));
     let found = match lint::lint_path(&opts, &LintOptions::default()) {
         Ok(f) => masked(f, || inventory_mask(&opts)),

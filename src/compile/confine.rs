@@ -34,6 +34,19 @@ fn absolute(p: &Path) -> PathBuf {
     }
 }
 
+/// Whether `p`, below one of `roots`, is in a `.git` directory there: the
+/// working tree of a pull request's compile (the sharded workflow) holds
+/// one, and its `config` the token actions/checkout persists, which an
+/// `importstr '.git/config'` or a `copy` input put into the catalog (probe
+/// 31, confined-compile-reads-git-dir-checkout-token). A review's revision
+/// trees have none.
+fn in_git_dir(roots: &[PathBuf], p: &Path) -> bool {
+    roots.iter().any(|r| {
+        p.strip_prefix(r)
+            .is_ok_and(|rel| rel.components().any(|c| c.as_os_str() == ".git"))
+    })
+}
+
 /// The path with its longest existing prefix resolved through symlinks.
 fn canonical(p: &Path) -> PathBuf {
     let mut rest = Vec::new();
@@ -101,10 +114,16 @@ impl Confine {
     ) -> Result<(), String> {
         let lex = absolute(path);
         let inside = |roots: &[PathBuf], p: &Path| roots.iter().any(|r| p.starts_with(r));
+        let real = resolved(&lex);
         let how = if !inside(&self.lexical, &lex) && !inside(&self.canonical, &lex) {
             ""
-        } else if !inside(&self.canonical, &resolved(&lex)) {
+        } else if !inside(&self.canonical, &real) {
             " (through a symlink)"
+        } else if in_git_dir(&self.lexical, &lex) || in_git_dir(&self.canonical, &real) {
+            return Err(format!(
+                "refusing to read {}: it is in the repository's `.git` directory, which holds git's own data (actions/checkout keeps the job's token in `.git/config`), not the repository's files: a pull request's compile reads only those",
+                path.display()
+            ));
         } else {
             return Ok(());
         };
@@ -231,6 +250,35 @@ mod tests {
             assert!(e.contains("through a symlink"), "{e}");
             std::os::unix::fs::symlink(d.path(), repo.join("up")).unwrap();
             assert!(c.check(&repo.join("up/secret")).is_err());
+        }
+    }
+
+    /// Probe 31 (confined-compile-reads-git-dir-checkout-token).
+    #[test]
+    fn the_git_directory_is_not_read() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = d.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("sub/.git")).unwrap();
+        std::fs::write(repo.join(".git/config"), "x").unwrap();
+        let c = Confine::new([repo.clone()]);
+        for p in [
+            ".git/config",
+            "./.git/config",
+            "sub/.git/x",
+            "a/../.git/HEAD",
+        ] {
+            let e = c.check(&repo.join(p)).unwrap_err();
+            assert!(e.contains("`.git` directory"), "{p}: {e}");
+        }
+        for p in [".gitignore", ".github/x.yml", "a.git/x", "git/config"] {
+            assert!(c.check(&repo.join(p)).is_ok(), "{p}");
+        }
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(".git", repo.join("g")).unwrap();
+            let e = c.check(&repo.join("g/config")).unwrap_err();
+            assert!(e.contains("`.git` directory"), "{e}");
         }
     }
 

@@ -272,6 +272,16 @@ pub fn invocation(
             Value::Bool(b) => Flag::Switch(*b),
             other => Flag::Arg(python_str(other)),
         };
+        // `helm template --validate` talks to the cluster of the runner's
+        // `~/.kube/config`, with its credentials, and `kube_apiserver`
+        // beside it chooses the address they go to: a pull request's
+        // compile must not (probe 31, helm-validate-contacts-runners-cluster;
+        // from helm's documented flags, no helm binary on the probe machine).
+        if flag == "validate" && !matches!(v, Flag::Switch(false)) && super::confine::active() {
+            return Err(format!(
+                "helm_params.{param}: a pull request's compile does not run `helm template --validate`: it contacts the Kubernetes cluster of the machine running the review, with its credentials; validate in a trusted job"
+            ));
+        }
         match (kind(&flag), &v) {
             // The old `release_name` parameter names the release (below).
             (Kind::Switch, Flag::Arg(_)) if flag != "release-name" => {
@@ -546,6 +556,22 @@ mod tests {
             i.args.join(" "),
             "template --include-crds --skip-tests --generate-name /c"
         );
+    }
+
+    /// Probe 31 (helm-validate-contacts-runners-cluster).
+    #[test]
+    fn a_confined_compile_does_not_validate_against_a_cluster() {
+        let a = args("helm_params: {validate: true, kube_apiserver: 'https://x'}").unwrap();
+        assert!(a.contains(&"--validate".to_string()), "{a:?}");
+        let c = crate::compile::confine::Confine::new([std::path::PathBuf::from("/c")])
+            .with_base(std::path::PathBuf::from("/c"));
+        let confined = |yaml: &str| {
+            crate::compile::confine::scoped(Some(std::sync::Arc::new(c.clone())), || args(yaml))
+        };
+        let e = confined("helm_params: {validate: true, kube_apiserver: 'https://x'}").unwrap_err();
+        assert!(e.contains("does not run `helm template --validate`"), "{e}");
+        let a = confined("helm_params: {validate: false, kube_version: '1.30'}").unwrap();
+        assert!(!a.contains(&"--validate".to_string()), "{a:?}");
     }
 
     /// Re-probe 14 (helm-params-key-with-equals-smuggles-file-flags,

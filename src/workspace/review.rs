@@ -985,6 +985,11 @@ fn review_catalog(
         &req.flags,
     )
     .map_err(|e| named(&req.base, e))?;
+    // The pull request that adds the inventory: its base has none, and
+    // no targets (as in [`open`]), when the head catalog has some.
+    if std::fs::read_dir(head_catalog).is_ok_and(|mut d| d.next().is_some()) {
+        empty_inventory(&ws.inventory.path, scratch.path())?;
+    }
     let r = ws.render_masked().map_err(|e| named(&req.base, e))?;
     timings.push(("read and render the base".into(), clock.elapsed()));
     clock = std::time::Instant::now();

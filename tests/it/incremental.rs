@@ -1194,3 +1194,38 @@ fn a_compile_error_is_masked_as_in_a_full_review() {
     assert!(err.contains("bad note <redacted>"), "{err}");
     assert!(!err.contains("Zq7Hunter22"), "{err}");
 }
+
+#[test]
+fn ci_collect_reviews_the_pull_request_that_adds_the_inventory() {
+    // Probe 31 (review-side-without-inventory-fails, `--collect`): a base
+    // without the inventory stopped the review of the shards' catalog with
+    // "inventory directory not found"; it has no targets.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
+    let dir = tempfile::tempdir().unwrap();
+    let repo = &dir.path().join("repo");
+    std::fs::create_dir_all(repo).unwrap();
+    std::fs::write(repo.join("README"), "x\n").unwrap();
+    git(repo, &["init", "-q"]);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "base"]);
+    git(repo, &["branch", "base"]);
+    copy_tree(&fixture, repo);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "adds the inventory"]);
+    let shard = dir.path().join("s1");
+    let out = strata()
+        .current_dir(repo)
+        .args(["compile", "--shard", "1/1", "--output-path"])
+        .arg(&shard)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, out, err) = ci(repo, &["--collect", shard.to_str().unwrap()]);
+    assert!(!err.contains("not found"), "{err}");
+    assert!(out.contains("targets added"), "{out}");
+    assert!(code == 0 || code == 1, "{out}\n{err}");
+}

@@ -122,6 +122,7 @@ pub(super) const PASSWORD_CLIENTS: &[&str] = &[
     "kdb5_util",
     "kubeadm",
     "gitlab-runner",
+    "racadm",
 ];
 
 /// The MySQL and MariaDB clients: their password is glued to `-p`
@@ -177,7 +178,11 @@ fn password_option(program: &str, flag: &str) -> bool {
         // a BMC's password, Kerberos' admin password, FreeIPA's installer
         // (Directory Server and admin), Sysinternals' PsExec.
         "cqlsh" => flag == "-p",
-        p if p.starts_with("snmp") => matches!(flag, "-A" | "-X"),
+        // probe32: a v1/v2c community (`snmpwalk -v2c -c X`); snmpd's
+        // and snmptrapd's `-c` is a configuration file.
+        p if p.starts_with("snmp") => {
+            matches!(flag, "-A" | "-X") || (flag == "-c" && !matches!(p, "snmpd" | "snmptrapd"))
+        }
         "ipmitool" => flag == "-P",
         "kadmin" => flag == "-w",
         "ipa-server-install" | "ipa-replica-install" => matches!(flag, "-p" | "-a"),
@@ -189,6 +194,8 @@ fn password_option(program: &str, flag: &str) -> bool {
         // uploads, GitLab Runner's registration and runner tokens.
         "kubeadm" => flag == "--certificate-key",
         "gitlab-runner" => matches!(flag, "-r" | "-t"),
+        // probe32: Dell's iDRAC client.
+        "racadm" => flag == "-p",
         _ => false,
     }
 }
@@ -232,6 +239,7 @@ pub(super) fn has_password_options(program: &str) -> bool {
             | "kdb5_util"
             | "kubeadm"
             | "gitlab-runner"
+            | "racadm"
     ) || program.starts_with("ldap")
         || program.starts_with("mongo")
         || program.starts_with("snmp")

@@ -210,6 +210,104 @@ pub(super) fn more_secret_key_names(key: &str) -> bool {
     .is_match(key)
 }
 
+/// probe32 (red-salt-and-pepper-key-names): salts and peppers that key
+/// an HMAC or a password hash: Drupal's `hash_salt` (also Umami's
+/// `HASH_SALT`), Matomo's `salt`, Mattermost's `PublicLinkSalt` and
+/// `InviteSalt`, Icinga's `TicketSalt`, Phoenix's `signing_salt`, Devise's
+/// `pepper`. Other salts stay: `WP_CACHE_KEY_SALT` is a cache prefix, and
+/// `salt_rounds`/`saltLength` are numbers of a hash's settings.
+pub(super) fn salt_or_pepper_key(key: &str) -> bool {
+    let lower = key
+        .trim_end_matches(|c: char| !c.is_ascii_alphanumeric())
+        .to_ascii_lowercase();
+    let whole_word = |head: &str| {
+        head.is_empty() || head.ends_with(|c: char| !c.is_ascii_alphanumeric()) || {
+            // A camel-case word: `config.Pepper`, `appPepper`.
+            let at = head.len();
+            key.as_bytes().get(at).is_some_and(u8::is_ascii_uppercase)
+        }
+    };
+    if let Some(head) = lower.strip_suffix("pepper") {
+        return whole_word(head);
+    }
+    let Some(head) = lower.strip_suffix("salt") else {
+        return false;
+    };
+    let head = head.trim_end_matches(['_', '.', '-']);
+    head.is_empty() && whole_word(&lower[..lower.len() - 4])
+        || [
+            "hash",
+            "ticket",
+            "publiclink",
+            "public_link",
+            "invite",
+            "signing",
+        ]
+        .iter()
+        .any(|w| {
+            head.strip_suffix(w).is_some_and(|before| {
+                before.is_empty()
+                    || before.ends_with(|c: char| !c.is_ascii_alphanumeric())
+                    || key
+                        .as_bytes()
+                        .get(before.len())
+                        .is_some_and(u8::is_ascii_uppercase)
+            })
+        })
+}
+
+/// probe32 (red-machinekey-credential-reference-certificatekey): ASP.NET's
+/// `<machineKey validationKey="X" decryptionKey="X">` (they sign and
+/// encrypt the auth cookie and ViewState), kubeadm's `certificateKey` (it
+/// decrypts the control plane's uploaded certificates; nginx's
+/// `ssl_certificate_key` is a path and stays), WildFly's
+/// `<credential-reference clear-text="X"/>`.
+pub(super) fn key_file_secret_names(key: &str) -> bool {
+    let key = key.trim_matches(['"', '\'']);
+    [
+        "validationKey",
+        "decryptionKey",
+        "certificateKey",
+        "certificate_key",
+        "clear-text",
+    ]
+    .iter()
+    .any(|n| key.eq_ignore_ascii_case(n))
+}
+
+/// probe32 (red-snmp-community): an SNMP v1/v2c community, the devices'
+/// password, as a key (`community: X` in snmp_exporter's `auths`,
+/// Telegraf's `community = "X"`, `SNMP_COMMUNITY`); `communities` (BGP's)
+/// and `rocommunity` (net-snmp's directive, read elsewhere) are not it.
+pub(super) fn snmp_community_key(key: &str) -> bool {
+    let key = key.trim_matches(['"', '\'']);
+    let Some(at) = key.len().checked_sub(9) else {
+        return false;
+    };
+    key.is_char_boundary(at)
+        && key[at..].eq_ignore_ascii_case("community")
+        && (at == 0
+            || key[..at].ends_with(['_', '.', '-'])
+            || (key.as_bytes()[at] == b'C' && key.as_bytes()[at - 1].is_ascii_lowercase()))
+}
+
+/// probe32 (red-terse-vendor-key-names): acme.sh's DNS API credentials,
+/// `CF_Key`, `GD_Key`, `Ali_Key` (a provider's short name and `_Key` in
+/// that letter case), `OVH_AK`/`OVH_AS`/`OVH_CK`, also as `account.conf`
+/// saves them (`SAVED_CF_Key`).
+pub(super) fn acme_sh_key(key: &str) -> bool {
+    let key = key.trim_matches(['"', '\'']);
+    let key = key.strip_prefix("SAVED_").unwrap_or(key);
+    if matches!(key, "OVH_AK" | "OVH_AS" | "OVH_CK") {
+        return true;
+    }
+    key.strip_suffix("_Key").is_some_and(|name| {
+        (1..=12).contains(&name.len())
+            && name.as_bytes()[0].is_ascii_alphabetic()
+            && name.bytes().all(|b| b.is_ascii_alphanumeric())
+    })
+}
+
 /// Package managers' credential keys the key patterns do not read (issue
 /// 19, red11): Yarn 2+'s `npmAuthIdent` (`user:password`, also
 /// `YARN_NPM_AUTH_IDENT`), Composer's `github-oauth` and `gitlab-oauth`

@@ -69,7 +69,10 @@ impl Redactor {
         // a list names Secrets ([`SECRET_NAME_LISTS`]).
         let mut secret_values_below: Option<(usize, bool)> = None;
         let mut env_values = self.secret_env_value_lines(text, line_re);
-        if text.contains("value") || text.contains("api:") {
+        if ["value", "api:", "jwt", "Jwt", "JWT", "crypt"]
+            .iter()
+            .any(|w| text.contains(w))
+        {
             env_values.extend(self.nested_pair_value_lines(text, line_re));
         }
         if self.defaults {
@@ -933,7 +936,12 @@ impl Redactor {
             let Some(opener) = line_re.captures(line) else {
                 continue;
             };
-            if !opener[4].trim().is_empty() || !opener[3].contains(':') {
+            // probe32: a JSON object over lines opened after a key parent
+            // (`"Jwt": {`), read like a YAML block.
+            let brace = opener[4].trim() == "{"
+                && self.defaults
+                && super::structural::key_parent(&opener[2]);
+            if (!opener[4].trim().is_empty() && !brace) || !opener[3].contains(':') {
                 continue;
             }
             let top = key_col(&opener);
@@ -965,7 +973,10 @@ impl Redactor {
                 }
                 // The OpenTelemetry Collector's Datadog exporter, `api:` /
                 // `key: X` (`site` beside it).
-                if self.defaults && &c[2] == "key" && opener[2].eq_ignore_ascii_case("api") {
+                if self.defaults
+                    && c[2].trim_matches(['"', '\'']).eq_ignore_ascii_case("key")
+                    && super::structural::key_parent(&opener[2])
+                {
                     hidden.insert(j);
                 }
             }

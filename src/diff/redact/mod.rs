@@ -99,7 +99,7 @@ pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|pass[_.-]?phrase|pass4sy
 /// Artifactory's `JOINKEY`, WAL-G's `LIBSODIUM_KEY`, Azure Functions'
 /// `x-functions-key` and API Management's `Ocp-Apim-Subscription-Key`; not `primary_key`, `routing_key` or `public_key`. Run
 /// only on keys holding `key` in any case.
-pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:master|licen[cs]e|app(?:lication)?|join|libsodium|functions?|subscription|sdk|write|admin|hmac|session|cookie|integration|stripe|auth|fernet|gossip|unseal|recovery|enrollment|deploy|shared)[_.-]?key";
+pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:master|licen[cs]e|app(?:lication)?|join|libsodium|functions?|subscription|sdk|write|admin|hmac|session|cookie|integration|stripe|auth|fernet|gossip|unseal|recovery|enrollment|deploy|shared|consumer|meilisearch|linode|vault|installation|validation|decryption|enc)[_.-]?key";
 
 /// The last word of a key that names or points at a secret rather than
 /// holding it (`secretName`, `passwordSecretRef`, `tokenPath`,
@@ -688,7 +688,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let dsn_password = Regex::new(
-            r#"((?:^|[\s"'=])[^\s:@/"'=]+:)([^\s@/"']+)(@(?:tcp|udp|unix)\()|(\b(?:sqlplus|sqlldr|expdp|impdp)[ \t]+(?:-[A-Za-z]+[ \t]+)*["']?[A-Za-z0-9_$#]+/|\bjdbc:oracle:[a-z0-9]+:["']?[A-Za-z0-9_$#]+/)([^\s@/"']+)"#,
+            r#"((?:^|[\s"'=])[^\s:@/"'=]+:)([^\s@/"']+)(@(?:tcp6?|udp6?|unix)?\()|(\b(?:sqlplus|sqlldr|expdp|impdp)[ \t]+(?:-[A-Za-z]+[ \t]+)*["']?[A-Za-z0-9_$#]+/|\bjdbc:oracle:[a-z0-9]+:["']?[A-Za-z0-9_$#]+/)([^\s@/"']+)"#,
         )
         .expect("static regex is valid");
         let colon_key = Regex::new(
@@ -805,6 +805,10 @@ impl Redactor {
                     || credential_header(key)
                     || bundler_host_key(key)
                     || more_secret_key_names(key)
+                    || keys::acme_sh_key(key)
+                    || keys::snmp_community_key(key)
+                    || keys::key_file_secret_names(key)
+                    || keys::salt_or_pepper_key(key)
                     || package_manager_auth_key(key)))
     }
 
@@ -899,7 +903,11 @@ impl Redactor {
         // A dotted key's last segment (Elastic Beats' `cloud.auth:
         // "elastic:X"`: re-probe 18).
         let last = key.rsplit('.').next().unwrap_or(key);
-        if !(last.eq_ignore_ascii_case("auth") || basic || encrypt) {
+        // probe32: Galera's `wsrep_sst_auth = user:X` (`--wsrep-sst-auth=`).
+        let sst = key.get(key.len().saturating_sub(8)..).is_some_and(|t| {
+            t.eq_ignore_ascii_case("sst_auth") || t.eq_ignore_ascii_case("sst-auth")
+        });
+        if !(last.eq_ignore_ascii_case("auth") || basic || encrypt || sst) {
             return false;
         }
         let v = value.trim().trim_matches(['"', '\'']);

@@ -101,8 +101,11 @@ fn positional_rules() -> &'static [PositionalRule] {
             // The OpenTelemetry Collector's Datadog exporter as a flow map,
             // `api: {key: X, site: …}` (YAML or JSON).
             rule(
-                &["api: {", "api\": {", "api:{", "api\":{"],
-                r#"(\bapi["']?[ \t]*:[ \t]*\{(?:[^{}\n]*?[,\s])?["']?key["']?[ \t]*:[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}]+)()"#,
+                &[
+                    "api: {", "api\": {", "api:{", "api\":{", "wt: {", "wt\": {", "WT: {",
+                    "WT\": {", "ypt: {", "ypt\": {", "ion: {", "ion\": {",
+                ],
+                r#"(?i)(\b(?:api|jwt|crypt|encryption)["']?[ \t]*:[ \t]*\{(?:[^{}\n]*?[,\s])?["']?key["']?[ \t]*:[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}]+)()"#,
                 never,
             ),
             // probe26 (r-redact-windows-commands-ipsec-secrets-sasl-passwd):
@@ -320,6 +323,39 @@ fn positional_rules() -> &'static [PositionalRule] {
             rule(
                 &["-header="],
                 r#"(?i)(--header=['"]?(?:(?:proxy-)?authorization|cookie|private-token|x-honeycomb-team|x-jfrog-art-api|x-auth-key|ocp-apim-subscription-key|dd-application-key|x-insert-key|x-license-key|x-query-key|x-parse-master-key|[a-z0-9-]*(?:token|api-?key|secret|password)[a-z0-9-]*):[ \t]*(?:(?:bearer|basic|token|apikey)[ \t]+)?)([^\s'"]+)()"#,
+                never,
+            ),
+            // probe32 (red-dsn-userinfo-without-scheme): Apache Pulsar's
+            // token authentication parameters, `authParams=token:X`
+            // (`file:…` names a file and stays).
+            rule(
+                &["token:"],
+                r#"(?i)(\b(?:authParams|brokerClientAuthenticationParameters|authenticationParameters)["']?[ \t]*[=:][ \t]*["']?token:)([^\s'",]+)()"#,
+                |v| v.starts_with("file:"),
+            ),
+            // probe32 (red-command-line-positions): ngrok's authtoken
+            // (`ngrok config add-authtoken X`, v2's `ngrok authtoken X`),
+            // `mysqladmin password X`, FreeRDP's `/p:X`, Python's basic auth tuple (`auth=("u",
+            // "X")`, `HTTPBasicAuth("u", "X")`; a variable stays).
+            rule(
+                &["authtoken"],
+                r#"(\bngrok[ \t]+(?:config[ \t]+add-authtoken|authtoken)[ \t]+(?:--?[A-Za-z-]+(?:[= ][^\s-]\S*)?[ \t]+)*)('[^'\n]*'|"[^"\n]*"|[^\s'";|&]+)()"#,
+                never,
+            ),
+            // `mysqladmin [options] password X` sets the new password.
+            rule(
+                &["mysqladmin"],
+                r#"(\bmysqladmin\b[^\n|;&]*?[ \t]password[ \t]+)('[^'\n]*'|"[^"\n]*"|[^\s'";|&]+)()"#,
+                never,
+            ),
+            rule(
+                &["/p:"],
+                r#"(?i)(\b(?:x|wl|sdl-)?freerdp3?\b[^\n]*?[ \t]/p:)('[^'\n]*'|"[^"\n]*"|[^\s'"]+)()"#,
+                never,
+            ),
+            rule(
+                &["auth=(", "auth = (", "Auth("],
+                r#"((?:\bauth[ \t]*=[ \t]*\(|\bHTTP(?:Basic|Digest)Auth\()[ \t]*(?:'[^'\n]*'|"[^"\n]*"|[A-Za-z_][A-Za-z0-9_.]*)[ \t]*,[ \t]*)('[^'\n]*'|"[^"\n]*")()"#,
                 never,
             ),
             // The same set with the `uci` command (`uci set

@@ -392,7 +392,8 @@ impl Redactor {
             );
         }
         if [
-            "@tcp(", "@unix(", "@udp(", "sqlplus", "sqlldr", "expdp", "impdp", "oracle:",
+            "@tcp(", "@tcp6(", "@unix(", "@udp(", "@udp6(", "@(", "sqlplus", "sqlldr", "expdp",
+            "impdp", "oracle:",
         ]
         .iter()
         .any(|w| out.contains(w))
@@ -586,7 +587,10 @@ impl Redactor {
                     )
                 } else if let Some((k, _)) = value.split_once('=').filter(|(k, v)| {
                     let k = k.trim_start_matches('-');
-                    !v.is_empty() && *v != OLD && is_key_name(k) && self.key_matches(k)
+                    !v.is_empty()
+                        && *v != OLD
+                        && is_key_name(k)
+                        && (self.key_matches(k) || self.auth_value(k, v))
                 }) {
                     // `--from-literal=password=x`, `--env=API_TOKEN=x`: the
                     // option's value is itself a `key=value`; so is a

@@ -262,6 +262,35 @@ fn shape_rules() -> &'static (Vec<ShapeRule>, regex::RegexSet, Vec<Vec<usize>>) 
             }
         };
         let rules = vec![
+            // probe32 (red-env-directives-setenv-fpm-env): Apache's
+            // `SetEnv NAME X` and a PHP-FPM pool's `env[NAME] = X`, when
+            // NAME matches the key rules.
+            rule(
+                &["SetEnv"],
+                r"(?m)^[ \t]*SetEnv[ \t]+(?P<key>[A-Za-z_][A-Za-z0-9_]*)[ \t]+@VALUE@",
+                never,
+            ),
+            rule(
+                &[r"env\["],
+                r#"(?m)^[ \t]*env\[(?P<key>[A-Za-z_][A-Za-z0-9_]*)\][ \t]*=[ \t]*(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"'][^\n]*?)[ \t]*\r?$"#,
+                never,
+            ),
+            // probe32 (red-profile-prefixed-properties): a Quarkus
+            // profile's property, `%prod.quarkus.datasource.password=X`
+            // (the `%` keeps the key rules from reading the key).
+            rule(
+                &[r"(?m)^[ \t]*%[A-Za-z]"],
+                r"(?m)^[ \t]*%[A-Za-z0-9_-]+\.(?P<key>[A-Za-z0-9_.\-\[\]]+)[ \t]*[=:][ \t]*(?P<v>[^\s][^\n]*?)[ \t]*\r?$",
+                never,
+            ),
+            // probe32 (red-neutral-key-under-crypto-parent): a PHP array's
+            // `'crypt' => ['key' => 'X']` (Magento's `env.php`, over lines
+            // as Magento writes it), `'jwt'` and `'encryption'` alike.
+            rule(
+                &[r#"(?i)['"](?:crypt|jwt|encryption)['"][ \t]*=>"#],
+                r#"(?i)['"](?:crypt|jwt|encryption)['"]\s*=>\s*(?:\[|array\s*\()\s*['"]key['"]\s*=>\s*@VALUE@"#,
+                never,
+            ),
             // Package managers. `composer config [-g] github-oauth.HOST X`
             // (`gitlab-oauth`, `gitlab-token`, `bearer`), `http-basic.HOST
             // USER X`, `bitbucket-oauth.HOST KEY X`.

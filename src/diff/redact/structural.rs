@@ -396,7 +396,7 @@ impl Redactor {
                     }
                 }
                 (x, y)
-            } else if self.defaults && k.eq_ignore_ascii_case("api") && holds_key(ov, nv) {
+            } else if self.defaults && key_parent(k) && holds_key(ov, nv) {
                 self.hide_api_key(ov, nv)
             } else if self.key_matches(k)
                 || (part == Part::Receiver && receiver_key(k))
@@ -785,7 +785,19 @@ fn holds_key(old: Option<&Value>, new: Option<&Value>) -> bool {
     [old, new]
         .into_iter()
         .flatten()
-        .any(|v| matches!(v, Value::Map(m) if m.contains_key("key")))
+        .any(|v| matches!(v, Value::Map(m) if m.contains_key("key") || m.contains_key("Key")))
+}
+
+/// probe32 (red-neutral-key-under-crypto-parent): a parent whose `key`
+/// (`Key`) child is a secret: the OTel Collector's Datadog exporter
+/// `api: {key: X}` (probe26), ASP.NET Core's `Jwt: {Key: X}` (the bearer
+/// tokens' signing key), Magento's `crypt: {key: X}`, ESPHome's
+/// `encryption: {key: X}`.
+pub(super) fn key_parent(name: &str) -> bool {
+    let name = name.trim_matches(['"', '\'']);
+    ["api", "jwt", "crypt", "encryption"]
+        .iter()
+        .any(|p| name.eq_ignore_ascii_case(p))
 }
 
 impl Redactor {
@@ -797,11 +809,13 @@ impl Redactor {
         new: Option<&Value>,
     ) -> (Option<Value>, Option<Value>) {
         let (mut x, mut y) = self.walk(old, new);
-        let key = |v: Option<&Value>| v.and_then(|m| m.get_path(&["key"])).cloned();
-        let (ka, kb) = hide(key(old).as_ref(), key(new).as_ref());
-        for (side, hidden) in [(&mut x, ka), (&mut y, kb)] {
-            if let (Some(Value::Map(m)), Some(h)) = (side.as_mut(), hidden) {
-                m.insert("key".to_string(), h);
+        for name in ["key", "Key"] {
+            let key = |v: Option<&Value>| v.and_then(|m| m.get_path(&[name])).cloned();
+            let (ka, kb) = hide(key(old).as_ref(), key(new).as_ref());
+            for (side, hidden) in [(&mut x, ka), (&mut y, kb)] {
+                if let (Some(Value::Map(m)), Some(h)) = (side.as_mut(), hidden) {
+                    m.insert(name.to_string(), h);
+                }
             }
         }
         (x, y)

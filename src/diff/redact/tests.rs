@@ -3308,7 +3308,7 @@ fn infra_clients_password_options_and_positions() {
     shown_everywhere(
         &r,
         &[
-            "snmpwalk -v2c -c public host",
+            "snmpwalk -v2c -On host system",
             "ipmitool -I lanplus -H bmc -U admin power status",
             "cqlsh -u cassandra cass",
             "mosquitto_passwd -U /etc/mosquitto/passwd",
@@ -4014,5 +4014,240 @@ fn helm_parameter_pairs_as_list_items() {
     file_shown_everywhere(
         &r,
         &["parameters:\n- name: env[0].name\n  value: LOG_LEVEL\n- name: env[0].value\n  value: debug"],
+    );
+}
+
+/// Issue 19 (probe32, red-salt-and-pepper-key-names): salts and peppers
+/// that key an HMAC or a password hash.
+#[test]
+fn salts_and_peppers_that_key_an_hmac() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+            &r,
+            &[
+                "$settings['hash_salt'] = 's3cr3tVx';",
+                "[General]\nsalt = \"s3cr3tVx\"",
+                "{\"FileSettings\": {\"PublicLinkSalt\": \"s3cr3tVx\"}, \"EmailSettings\": {\"InviteSalt\": \"s3cr3tVx\"}}",
+                "const TicketSalt = \"s3cr3tVx\"",
+                "Devise.setup do |config|\n  config.pepper = 's3cr3tVx'\nend",
+                "HASH_SALT=s3cr3tVx\nUMAMI_HASH_SALT=s3cr3tVx",
+                "config :app, AppWeb.Endpoint, live_view: [signing_salt: \"s3cr3tVx\"]",
+            ],
+        );
+    file_shown_everywhere(
+        &r,
+        &[
+            "define( 'WP_CACHE_KEY_SALT', 'example.com' );",
+            "salt_rounds: 12",
+            "saltLength: visible",
+            "red_peppers: visible",
+            "salted: visible",
+        ],
+    );
+}
+
+/// Issue 19 (probe32, red-neutral-key-under-crypto-parent): `key` below
+/// a parent naming what it signs or encrypts.
+#[test]
+fn key_below_jwt_crypt_and_encryption_parents() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "{\"Jwt\": {\"Key\": \"s3cr3tVx\", \"Issuer\": \"https://a\"}}",
+            "{\n  \"Jwt\": {\n    \"Issuer\": \"https://a\",\n    \"Key\": \"s3cr3tVx\"\n  }\n}",
+            "Jwt:\n  Key: s3cr3tVx\n  Issuer: https://a",
+            "<?php\nreturn [\n    'crypt' => [\n        'key' => 's3cr3tVx'\n    ],\n];",
+            "$config = ['crypt' => ['key' => 's3cr3tVx']];",
+            "api:\n  encryption:\n    key: \"s3cr3tVx=\"",
+            "api: {encryption: {key: s3cr3tVx}}",
+        ],
+    );
+    let yaml =
+        "Jwt:\n  Key: s3cr3tVx\n  Issuer: visible-issuer\napi:\n  encryption:\n    key: s3cr3tVx\n";
+    for out in both_modes(&r, yaml) {
+        assert!(
+            !out.contains("s3cr3tVx") && out.contains("visible-issuer"),
+            "{out}"
+        );
+    }
+    file_shown_everywhere(
+        &r,
+        &[
+            "jwt:\n  keyId: visible\n  issuer: visible2",
+            "encryption:\n  enabled: true\n  keyName: visible",
+            "partition:\n  key: visible",
+            "'cache' => ['key' => 'visible']",
+        ],
+    );
+}
+
+/// Issue 19 (probe32, red-profile-prefixed-properties): a Quarkus
+/// profile's `%prod.` prefix before a secret-named property.
+#[test]
+fn quarkus_profile_prefixed_properties() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "%prod.quarkus.datasource.password=s3cr3tVx",
+            "%prod.quarkus.oidc.credentials.secret = s3cr3tVx",
+            "%staging-eu.mp.jwt.sign.key.password: s3cr3tVx",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "%prod.quarkus.datasource.username=visible",
+            "%dev.quarkus.http.port=8080",
+            "printf('%s.%d=%s', a, b, c)",
+        ],
+    );
+}
+
+/// Issue 19 (probe32, red-machinekey-credential-reference-certificatekey).
+#[test]
+fn machine_key_credential_reference_and_certificate_key() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+            &r,
+            &[
+                "<machineKey validationKey=\"s3cr3tVx\" decryptionKey=\"s3cr3tVx\" validation=\"SHA1\" />",
+                "<credential-reference clear-text=\"s3cr3tVx\"/>",
+                "kind: InitConfiguration\ncertificateKey: s3cr3tVx",
+            ],
+        );
+    file_shown_everywhere(
+        &r,
+        &[
+            "ssl_certificate_key /etc/ssl/private/visible.key;",
+            "<machineKey validation=\"SHA1\" decryption=\"AES\" />",
+            "certificateKeyRef: visible",
+        ],
+    );
+}
+
+/// Issue 19 (probe32, red-dsn-userinfo-without-scheme).
+#[test]
+fn go_dsn_without_protocol_galera_sst_auth_and_pulsar_token() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "Environment=\"DATA_SOURCE_NAME=exporter:s3cr3tVx@(localhost:3306)/\"",
+            "dsn: app:s3cr3tVx@tcp6([::1]:3306)/app",
+            "[galera]\nwsrep_sst_auth = sstuser:s3cr3tVx",
+            "command: --wsrep-sst-auth=sstuser:s3cr3tVx",
+            "authParams=token:s3cr3tVx",
+            "brokerClientAuthenticationParameters=token:s3cr3tVx",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "wsrep_sst_method = mariabackup",
+            "authParams=file:///etc/pulsar/visible.token",
+            "$list = @(\"a\", \"b\")",
+        ],
+    );
+}
+
+/// Issue 19 (probe32, red-snmp-community).
+#[test]
+fn snmp_communities_as_keys_and_options() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "auths:\n  public_v2:\n    version: 2\n    community: s3cr3tVx",
+            "[[inputs.snmp]]\n  community = \"s3cr3tVx\"",
+            "SNMP_COMMUNITY=s3cr3tVx",
+            "snmpwalk -v2c -c s3cr3tVx switch01 system",
+            "snmpget -v 2c -c s3cr3tVx -On switch01 sysUpTime.0",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "communities:\n  no-advertise: 65535:65282",
+            "snmpd -c /etc/snmp/visible.conf",
+            "community_enabled: true",
+        ],
+    );
+}
+
+/// Issue 19 (probe32, red-command-line-positions).
+#[test]
+fn ngrok_freerdp_racadm_and_python_auth_tuples() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "ngrok config add-authtoken s3cr3tVx",
+            "ngrok authtoken --config /etc/ngrok.yml s3cr3tVx",
+            "xfreerdp /u:admin /p:s3cr3tVx /v:host01",
+            "racadm -r idrac01 -u root -p s3cr3tVx getsysinfo",
+            "RUN mysqladmin -u root password s3cr3tVx",
+            "r = requests.get(url, auth=(\"svc\", \"s3cr3tVx\"))",
+            "s.auth = HTTPBasicAuth(user, 's3cr3tVx')",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "ngrok http 8080",
+            "r = requests.get(url, auth=(user, password))",
+            "xfreerdp /u:admin /v:host01",
+            "mysqladmin -u root -p status",
+        ],
+    );
+}
+
+/// Issue 19 (probe32, red-env-directives-setenv-fpm-env).
+#[test]
+fn apache_setenv_and_php_fpm_env() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "SetEnv DB_PASSWORD s3cr3tVx",
+            "<VirtualHost *:80>\n  SetEnv API_KEY \"s3cr3tVx\"\n</VirtualHost>",
+            "[www]\nenv[DB_PASSWORD] = s3cr3tVx",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "SetEnv APP_ENV visible",
+            "env[PATH] = /usr/local/bin:/usr/bin",
+            "SetEnvIf User-Agent visible nolog",
+        ],
+    );
+}
+
+/// Issue 19 (probe32, red-terse-vendor-key-names).
+#[test]
+fn acme_sh_names_consumer_keys_and_self_hosted_app_keys() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+            &r,
+            &[
+                "export CF_Key=\"s3cr3tVx\"\nexport GD_Key=\"s3cr3tVx\"\nexport Ali_Key=\"s3cr3tVx\"",
+                "export OVH_AK=\"s3cr3tVx\"\nexport OVH_AS=\"s3cr3tVx\"\nexport OVH_CK=\"s3cr3tVx\"",
+                "SAVED_CF_Key='s3cr3tVx'",
+                "[ovh-eu]\nconsumer_key=s3cr3tVx",
+                "dns_ovh_consumer_key = s3cr3tVx\ndns_linode_key = s3cr3tVx",
+                "config:\n  consumerKey: s3cr3tVx",
+                "MEILISEARCH_KEY=s3cr3tVx\nVAULT_ENC_KEY=s3cr3tVx\nTOTP_VAULT_KEY=s3cr3tVx\nPUSH_INSTALLATION_KEY=s3cr3tVx",
+            ],
+        );
+    file_shown_everywhere(
+        &r,
+        &[
+            "export CF_Email=\"visible@example.com\"",
+            "SORT_KEY=visible",
+            "vault_key_path: /etc/visible",
+            "sequence_key: visible",
+        ],
     );
 }
