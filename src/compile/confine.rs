@@ -162,6 +162,14 @@ impl Confine {
                     self.check(&p)?;
                     stack.push(p);
                 } else if meta.is_dir() {
+                    // A chart or ytt directory holding the checkout's
+                    // `.git` (the repository's root as the input) had
+                    // `.git/config` read by ytt's `data.read` or helm's
+                    // `.Files.Get` (re-probe verify23,
+                    // v-git-dir-read-below-a-ytt-or-helm-directory).
+                    if p.file_name().is_some_and(|n| n == ".git") {
+                        self.check(&p)?;
+                    }
                     stack.push(p);
                 }
             }
@@ -280,6 +288,20 @@ mod tests {
             let e = c.check(&repo.join("g/config")).unwrap_err();
             assert!(e.contains("`.git` directory"), "{e}");
         }
+    }
+
+    /// Re-probe verify23 (v-git-dir-read-below-a-ytt-or-helm-directory): a
+    /// ytt or helm input directory holding `.git` passed the tree check.
+    #[test]
+    fn a_tree_holding_the_git_directory_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = d.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("y/.github")).unwrap();
+        let c = Confine::new([repo.clone()]);
+        let e = c.check_tree(&repo).unwrap_err();
+        assert!(e.contains("`.git` directory"), "{e}");
+        assert!(c.check_tree(&repo.join("y")).is_ok());
     }
 
     #[cfg(unix)]
