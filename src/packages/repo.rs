@@ -1111,17 +1111,7 @@ mod tests {
         }
         assert!(listener.accept().is_err(), "a connection was made");
         // Bytes past ASCII in the path are percent-encoded.
-        let (tx, rx) = std::sync::mpsc::channel();
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        std::thread::spawn(move || {
-            if let Ok((mut s, _)) = listener.accept() {
-                let mut req = [0u8; 1024];
-                let n = s.read(&mut req).unwrap_or(0);
-                let _ = tx.send(String::from_utf8_lossy(&req[..n]).into_owned());
-                let _ = s.write_all(b"HTTP/1.0 200 OK\r\n\r\nok");
-            }
-        });
+        let (port, rx) = one_request_server();
         let mut w = Vec::new();
         let url = format!("http://127.0.0.1:{port}/caf\u{e9}");
         http_get_limited(&url, 1 << 20, std::time::Duration::from_secs(60), &mut w).unwrap();
@@ -1129,11 +1119,9 @@ mod tests {
         assert!(req.starts_with("GET /caf%C3%A9 HTTP/1.0\r\n"), "{req:?}");
     }
 
-    /// Probe 31 (http-dependency-userinfo-in-error): `user:token@` was
-    /// taken for part of the host, so the connection failed with an error
-    /// quoting the token, and the request carried it in `Host:`.
-    #[test]
-    fn a_urls_user_and_password_are_sent_as_basic_auth_never_shown() {
+    /// A server on 127.0.0.1 that answers one request with `ok` and hands
+    /// over the request's first 1,024 bytes.
+    fn one_request_server() -> (u16, std::sync::mpsc::Receiver<String>) {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let (tx, rx) = std::sync::mpsc::channel();
@@ -1145,6 +1133,15 @@ mod tests {
                 let _ = s.write_all(b"HTTP/1.0 200 OK\r\n\r\nok");
             }
         });
+        (port, rx)
+    }
+
+    /// Probe 31 (http-dependency-userinfo-in-error): `user:token@` was
+    /// taken for part of the host, so the connection failed with an error
+    /// quoting the token, and the request carried it in `Host:`.
+    #[test]
+    fn a_urls_user_and_password_are_sent_as_basic_auth_never_shown() {
+        let (port, rx) = one_request_server();
         let mut w = Vec::new();
         let url = format!("http://us%40er:p31T0ken%2b@127.0.0.1:{port}/x");
         http_get_limited(&url, 1 << 20, std::time::Duration::from_secs(60), &mut w).unwrap();

@@ -457,29 +457,8 @@ old"
                     .push((100 + i, "mallory".into(), "y".repeat(1000)));
             }
         }
-        let tmp = tempfile::tempdir().unwrap();
-        std::fs::write(
-            tmp.path().join("diff.json"),
-            diff_json("dev", "a.yaml", "ConfigMap/x/y"),
-        )
-        .unwrap();
-        let out = strata()
-            .current_dir(tmp.path())
-            .args(["comment", "--diff", "diff.json"])
-            .env("GITHUB_API_URL", &gh.url)
-            .env("GITHUB_REPOSITORY", "acme/infra")
-            .env(
-                "GITHUB_EVENT_PATH",
-                Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("tests/fixtures/review/github/pull_request_event.json"),
-            )
-            .env("GITHUB_TOKEN", "ghs_testtoken")
-            .env("STRATA_COMMENT_LIST_BYTES", "150000")
-            .timeout(Duration::from_secs(60))
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert_eq!(out.status.code(), Some(2), "{err}");
+        let (code, err) = comment_with(&gh, &[("STRATA_COMMENT_LIST_BYTES", "150000")]);
+        assert_eq!(code, Some(2), "{err}");
         assert!(
             err.contains("the pull request's comments before strata's own hold more than 150000 bytes (anyone may comment): raise STRATA_COMMENT_LIST_BYTES"),
             "{err}"
