@@ -474,6 +474,16 @@ enum Opener {
     Bracket((char, char, usize)),
 }
 
+/// A value that opens a quote it does not close on its line (a `\`
+/// continues it below).
+fn leaves_quote_open(value: &str) -> bool {
+    value
+        .chars()
+        .next()
+        .filter(|q| matches!(q, '"' | '\''))
+        .is_some_and(|q| !closes_quote(&value[1..], q))
+}
+
 impl Redactor {
     /// Where a Dockerfile `ENV`/`ARG` line's secret value starts when a
     /// `\` continues it onto the lines below ([`Self::multiline_opener`]'s
@@ -495,11 +505,7 @@ impl Redactor {
         // `ENV KEY value \` (no `=`): the value is the rest of the
         // instruction. `KEY=\`, `KEY="first \`: it goes on below.
         let legacy = !c[2].contains('=');
-        let open_quote = value
-            .chars()
-            .next()
-            .filter(|q| matches!(q, '"' | '\''))
-            .is_some_and(|q| !closes_quote(&value[1..], q));
+        let open_quote = leaves_quote_open(value);
         (legacy || value.is_empty() || open_quote)
             .then(|| c.get(3).map_or(body.len(), |m| m.start()))
     }
@@ -522,11 +528,7 @@ impl Redactor {
             return None;
         }
         let value = c[2].trim();
-        let open_quote = value
-            .chars()
-            .next()
-            .filter(|q| matches!(q, '"' | '\''))
-            .is_some_and(|q| !closes_quote(&value[1..], q));
+        let open_quote = leaves_quote_open(value);
         (value.is_empty() || open_quote).then(|| c.get(2).map_or(body.len(), |m| m.start()))
     }
 

@@ -487,28 +487,13 @@ impl Redactor {
             (Some(Value::Map(_)) | None, Some(Value::Map(_)) | None)
                 if old.is_some() || new.is_some() =>
             {
-                let om = old.and_then(Value::as_map);
-                let nm = new.and_then(Value::as_map);
-                let empty = Map::new();
-                let (o, n) = (om.unwrap_or(&empty), nm.unwrap_or(&empty));
-                let mut a = Map::new();
-                let mut b = Map::new();
-                let mut keys: Vec<&String> = o.keys().collect();
-                keys.extend(n.keys().filter(|k| !o.contains_key(*k)));
-                for k in keys {
-                    let (x, y) = if names_a_secret_value(k) {
-                        self.hide_values_under_secrets(o.get(k), n.get(k))
+                each_key_pair(old, new, |k, o, n| {
+                    if names_a_secret_value(k) {
+                        self.hide_values_under_secrets(o, n)
                     } else {
-                        self.walk(o.get(k), n.get(k))
-                    };
-                    if let Some(x) = x {
-                        a.insert(k.clone(), x);
+                        self.walk(o, n)
                     }
-                    if let Some(y) = y {
-                        b.insert(k.clone(), y);
-                    }
-                }
-                (om.map(|_| Value::Map(a)), nm.map(|_| Value::Map(b)))
+                })
             }
             _ => hide(old, new),
         }
@@ -522,28 +507,39 @@ impl Redactor {
     ) -> (Option<Value>, Option<Value>) {
         match (old, new) {
             (Some(Value::Map(_)) | None, Some(Value::Map(_)) | None) => {
-                let om = old.and_then(Value::as_map);
-                let nm = new.and_then(Value::as_map);
-                let empty = Map::new();
-                let (o, n) = (om.unwrap_or(&empty), nm.unwrap_or(&empty));
-                let mut a = Map::new();
-                let mut b = Map::new();
-                let mut keys: Vec<&String> = o.keys().collect();
-                keys.extend(n.keys().filter(|k| !o.contains_key(*k)));
-                for k in keys {
-                    let (x, y) = hide_always(o.get(k), n.get(k));
-                    if let Some(x) = x {
-                        a.insert(k.clone(), x);
-                    }
-                    if let Some(y) = y {
-                        b.insert(k.clone(), y);
-                    }
-                }
-                (om.map(|_| Value::Map(a)), nm.map(|_| Value::Map(b)))
+                each_key_pair(old, new, |_, o, n| hide_always(o, n))
             }
             _ => hide_always(old, new),
         }
     }
+}
+
+/// Two sides of a map (either may be absent) rebuilt key by key, the old
+/// side's keys first: `f` maps each key's two values to what each side
+/// shows (`None` drops the key from that side).
+fn each_key_pair(
+    old: Option<&Value>,
+    new: Option<&Value>,
+    mut f: impl FnMut(&str, Option<&Value>, Option<&Value>) -> (Option<Value>, Option<Value>),
+) -> (Option<Value>, Option<Value>) {
+    let om = old.and_then(Value::as_map);
+    let nm = new.and_then(Value::as_map);
+    let empty = Map::new();
+    let (o, n) = (om.unwrap_or(&empty), nm.unwrap_or(&empty));
+    let mut a = Map::new();
+    let mut b = Map::new();
+    let mut keys: Vec<&String> = o.keys().collect();
+    keys.extend(n.keys().filter(|k| !o.contains_key(*k)));
+    for k in keys {
+        let (x, y) = f(k, o.get(k), n.get(k));
+        if let Some(x) = x {
+            a.insert(k.clone(), x);
+        }
+        if let Some(y) = y {
+            b.insert(k.clone(), y);
+        }
+    }
+    (om.map(|_| Value::Map(a)), nm.map(|_| Value::Map(b)))
 }
 
 /// A compiled Kapitan reference (`?{type:path:hash}`) whose hash changed
