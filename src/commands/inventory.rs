@@ -88,6 +88,10 @@ pub struct InventoryArgs {
     /// Unknown keys in reclass-config.yml are errors, not warnings
     #[arg(long)]
     pub strict: bool,
+    /// Read nothing outside the working directory, as a review reads a pull
+    /// request (on by default on a GitHub `pull_request*` event)
+    #[arg(long)]
+    pub confine: bool,
 }
 
 pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
@@ -99,7 +103,10 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
             args.format == Format::Json,
         );
     }
-    let opts = crate::commands::lint::confined_on_pull_request(args.inv.options("inventory")?)?;
+    let opts = crate::commands::lint::confined_on_pull_request(
+        args.inv.options("inventory")?,
+        args.confine,
+    )?;
     let inv = Inventory::load(&opts).map_err(diag_err)?;
     let mut config_warnings = inv.warnings().to_vec();
     config_warnings.extend(

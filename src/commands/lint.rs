@@ -41,17 +41,24 @@ pub struct LintArgs {
     /// Exit 1 when a finding of this severity or worse exists
     #[arg(long, value_enum, default_value = "error")]
     pub fail_on: FailOn,
+    /// Read nothing outside the working directory, as a review reads a pull
+    /// request (on by default on a GitHub `pull_request*` event)
+    #[arg(long)]
+    pub confine: bool,
 }
 
-/// `opts` read as a review reads a pull request's tree on a pull
-/// request's event (the action runs `lint` and `inventory` there too): a
-/// committed class or target linked to a file of the runner is refused, not
-/// quoted in the log (probe 31, lint-on-pull-request-reads-symlinked-class;
-/// `ci` did so since probe 30).
+/// `opts` read as a review reads a pull request's tree with `--confine` or
+/// on a pull request's event (the action runs `lint` and `inventory` there
+/// too): a committed class or target linked to a file of the runner is
+/// refused, not quoted in the log (probe 31,
+/// lint-on-pull-request-reads-symlinked-class; `ci` did so since probe 30).
+/// The flag is for workflows that check out a pull request under another
+/// event (`issue_comment`, `workflow_run`), which the event name misses.
 pub(crate) fn confined_on_pull_request(
     opts: crate::inventory::InventoryOptions,
+    confine: bool,
 ) -> anyhow::Result<crate::inventory::InventoryOptions> {
-    if !crate::commands::compile::pull_request_event() || opts.confine.is_some() {
+    if !(confine || crate::commands::compile::pull_request_event()) || opts.confine.is_some() {
         return Ok(opts);
     }
     Ok(crate::inventory::InventoryOptions {
@@ -61,7 +68,7 @@ pub(crate) fn confined_on_pull_request(
 }
 
 pub fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
-    let opts = confined_on_pull_request(args.inv.options("inventory")?)?;
+    let opts = confined_on_pull_request(args.inv.options("inventory")?, args.confine)?;
     let findings = lint::lint_path(
         &opts,
         &LintOptions {

@@ -5606,6 +5606,18 @@ fn pull_request_runs_never_read_a_kapitan_file_or_class_linked_outside() {
     }
     let out = run_env(&repo, &["lint"], &[("GITHUB_EVENT_NAME", "push")], 2);
     assert!(out.contains(MARKER), "{out}");
+    // A workflow that checks the pull request out under another event (an
+    // `issue_comment` command) confines `lint` and `inventory` with the flag,
+    // as it does `compile`.
+    let comment = [("GITHUB_EVENT_NAME", "issue_comment")];
+    for args in [&["lint", "--confine"][..], &["inventory", "--confine"]] {
+        let out = run_env(&repo, args, &comment, 2);
+        assert!(!out.contains(MARKER), "{args:?} leaked: {out}");
+        assert!(
+            out.contains("inventory/classes/evil.yml leads outside the repository"),
+            "{args:?}: {out}"
+        );
+    }
 }
 
 /// Probe 31 (review-programs-inherit-runner-tokens): helm and the Python
