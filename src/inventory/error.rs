@@ -222,7 +222,8 @@ impl ToDiagnostic for InventoryError {
             } => {
                 let limit = message.starts_with("nesting deeper than")
                     || message.starts_with("aliases expand to more than")
-                    || message.starts_with("aliases copy more than");
+                    || message.starts_with("aliases copy more than")
+                    || message.starts_with("the file holds more than");
                 d = d.with_file(path).with_line(*line).with_hint(if limit {
                     "this is one of strata's limits against hostile input (docs/reliability.md)"
                 } else {

@@ -190,8 +190,9 @@ pub fn load_all(text: &str) -> Result<Vec<Node>, YamlError> {
     Ok(builder.docs)
 }
 
-/// Feeds the events of `text` to `recv`, enforcing [`MAX_DEPTH`] and
-/// [`MAX_ALIAS_NODES`] on the way, for every YAML reader in strata.
+/// Feeds the events of `text` to `recv`, enforcing [`MAX_DEPTH`],
+/// [`MAX_ALIAS_NODES`] and [`max_nodes`] on the way, for every YAML reader
+/// in strata.
 ///
 /// Events are pulled one at a time rather than through `Parser::load`,
 /// which recurses once per nesting level and so overflows the stack on a
@@ -202,11 +203,23 @@ pub fn drive<R: MarkedEventReceiver>(
     recv: &mut R,
     failed: impl Fn(&R) -> Option<YamlError>,
 ) -> Result<(), YamlError> {
+    drive_bounded(text, recv, failed, max_nodes())
+}
+
+fn drive_bounded<R: MarkedEventReceiver>(
+    text: &str,
+    recv: &mut R,
+    failed: impl Fn(&R) -> Option<YamlError>,
+    max_nodes: usize,
+) -> Result<(), YamlError> {
     // A byte order mark may start a YAML stream (YAML 1.2, 5.2; PyYAML and
     // reclass-rs accept it); yaml-rust2 reads it as part of the first key.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut parser = Parser::new_from_str(text);
-    let mut guard = Guard::default();
+    let mut guard = Guard {
+        max_nodes,
+        ..Guard::default()
+    };
     loop {
         let (ev, mark) = match parser.next_token() {
             Ok(x) => x,
@@ -252,6 +265,9 @@ struct Guard {
     sizes: HashMap<usize, Size>,
     /// What aliases have copied so far in this stream.
     copied: Size,
+    /// Nodes written out in this stream (an alias is one).
+    nodes: usize,
+    max_nodes: usize,
 }
 
 /// Nodes and scalar bytes.
@@ -270,6 +286,21 @@ impl Size {
 
 impl Guard {
     fn check(&mut self, ev: &Event) -> Result<(), String> {
+        if matches!(
+            ev,
+            Event::Scalar(..)
+                | Event::SequenceStart(..)
+                | Event::MappingStart(..)
+                | Event::Alias(_)
+        ) {
+            self.nodes += 1;
+            if self.nodes > self.max_nodes {
+                return Err(format!(
+                    "the file holds more than {} YAML nodes (keys, values and list items): split it into smaller files, or raise STRATA_MAX_YAML_NODES",
+                    self.max_nodes
+                ));
+            }
+        }
         match ev {
             Event::DocumentStart => self.sizes.clear(),
             Event::Scalar(text, _, anchor, _) => self.node(
@@ -769,6 +800,16 @@ pub const MAX_ALIAS_NODES: usize = 1_000_000;
 /// in one stream: a long string aliased often is a bomb with few nodes.
 pub const MAX_ALIAS_BYTES: usize = 64 << 20;
 
+/// The most nodes one YAML stream may write out: `STRATA_MAX_YAML_NODES`,
+/// default 2,000,000. A node in memory costs up to ~270 bytes however
+/// short its text, so a 12 MB flow list of empty maps (`[{},{},...]`, 4
+/// million nodes) took 1.1 GB to read and 48 MB took 3.3 GB. Real files
+/// write 10 or more bytes a node: 2,000,000 is a 20 MB file or more, far
+/// past a class, a Kubernetes object (1.5 MB in etcd) or a chart's CRDs.
+pub fn max_nodes() -> usize {
+    usize::try_from(crate::limits::get("STRATA_MAX_YAML_NODES", 2_000_000)).unwrap_or(usize::MAX)
+}
+
 fn too_deep() -> String {
     format!("nesting deeper than {MAX_DEPTH} levels")
 }
@@ -1107,6 +1148,34 @@ mod tests {
             v.get_path(&["d", "x"]),
             Some(&Value::List(vec![Value::Int(1), Value::Int(2)]))
         );
+    }
+
+    /// Issue 19 (Known gap "Loading YAML costs memory in proportion to its
+    /// size"): a node costs up to ~270 bytes however short its text, so
+    /// `[{},{},...]` took 70 bytes of memory per byte of input; the nodes
+    /// of one stream are bounded, aliases counting one each (their copies
+    /// are bounded on their own).
+    #[test]
+    fn nodes_of_one_stream_are_bounded() {
+        let load = |text: &str, max: usize| {
+            let mut b = Builder::default();
+            drive_bounded(text, &mut b, |b| b.error.clone(), max).map(|()| b.docs.len())
+        };
+        // The document's map, `a`, its list and three maps: six nodes.
+        assert_eq!(load("a: [{}, {}, {}]\n", 6), Ok(1));
+        let e = load("a: [{}, {}, {}, {}]\n", 6).unwrap_err();
+        assert!(
+            e.message.contains(
+                "the file holds more than 6 YAML nodes (keys, values and list items): split it into smaller files, or raise STRATA_MAX_YAML_NODES"
+            ),
+            "{e}"
+        );
+        assert_eq!((e.line, e.col), (1, 17));
+        // Counted over the whole stream, every document together.
+        assert!(load("a: 1\n---\nb: 2\n---\nc: 3\n", 8).is_err());
+        assert_eq!(load("a: 1\n---\nb: 2\n---\nc: 3\n", 9), Ok(3));
+        assert_eq!(load("a: &x [1]\nb: *x\n", 6), Ok(1));
+        assert_eq!(max_nodes(), 2_000_000);
     }
 
     #[test]

@@ -169,6 +169,51 @@ fn alias_bomb_is_refused_everywhere() {
     );
 }
 
+/// Known gap closed (issue 19): a YAML node costs up to ~270 bytes of
+/// memory however short its text, so a 12 MB class of `[{},{},...]` took
+/// 1.1 GB and 31 s to read (48 MB: 3.3 GB). One stream's nodes are bounded
+/// (`STRATA_MAX_YAML_NODES`, 2,000,000 by default; lowered here so the test
+/// stays small): the reader stops at the limit with the file and line, and
+/// a catalog file past it is diffed as text.
+#[test]
+fn the_nodes_of_one_yaml_file_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let items = vec!["{}"; 1_500].join(",");
+    write(
+        &tmp.path().join("inventory/classes/big.yml"),
+        &format!("parameters:\n  a: 1\n  x: [{items}]\n"),
+    );
+    write(
+        &tmp.path().join("inventory/targets/t.yml"),
+        "classes: [big]\nparameters:\n  kapitan:\n    vars: {target: t}\n",
+    );
+    let env = [("STRATA_MAX_YAML_NODES", "1000")];
+    for args in [INVENTORY, COMPILE, LINT] {
+        let err = run_env(tmp.path(), args, &env, 2);
+        assert!(
+            err.contains("the file holds more than 1000 YAML nodes")
+                && err.contains("STRATA_MAX_YAML_NODES")
+                && err.contains("classes/big.yml:3")
+                && !err.contains("fix the YAML syntax"),
+            "{args:?}: {err}"
+        );
+    }
+    // Under the limit it reads as before.
+    let out = run_env(
+        tmp.path(),
+        INVENTORY,
+        &[("STRATA_MAX_YAML_NODES", "2000")],
+        0,
+    );
+    assert!(out.contains("\"a\": 1"), "{out}");
+    // A catalog file past the limit is compared as text.
+    let (base, head) = (tmp.path().join("base"), tmp.path().join("head"));
+    write(&base.join("t/big.yaml"), &format!("x: [{items}]\ny: old\n"));
+    write(&head.join("t/big.yaml"), &format!("x: [{items}]\ny: new\n"));
+    let out = run_env(tmp.path(), &["diff", "--catalogs", "base", "head"], &env, 0);
+    assert!(out.contains("-y: old") && out.contains("+y: new"), "{out}");
+}
+
 #[test]
 fn reference_bombs_are_refused() {
     for case in ["reference-bomb", "reference-list-bomb"] {
