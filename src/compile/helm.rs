@@ -382,6 +382,37 @@ fn check_helm_path(path: &str) -> Result<(), String> {
     super::confine::check(&full)
 }
 
+/// Refuses a `file://` dependency of `chart` (its `Chart.yaml`, or a v1
+/// chart's `requirements.yaml`) outside the tree: `helm template
+/// --dependency-update` packages that directory into `charts/`, and so into
+/// the catalog a review shows (probe 31,
+/// helm-dependency-update-fetches-pr-chosen-urls).
+fn check_local_dependencies(chart: &Path) -> Result<(), String> {
+    for file in ["Chart.yaml", "requirements.yaml"] {
+        let Ok(text) = std::fs::read_to_string(chart.join(file)) else {
+            continue;
+        };
+        // An unreadable file is helm's to report.
+        let Ok(Some(node)) = crate::yaml::load_one(&text) else {
+            continue;
+        };
+        let doc = node.to_value();
+        let Some(deps) = doc.get_path(&["dependencies"]).and_then(Value::as_list) else {
+            continue;
+        };
+        for dep in deps {
+            let Some(repo) = dep.get_path(&["repository"]).and_then(Value::as_str) else {
+                continue;
+            };
+            if let Some(dir) = repo.strip_prefix("file://") {
+                super::confine::check_tree(&chart.join(dir))
+                    .map_err(|e| format!("{file}: dependency repository `{repo}`: {e}"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The binary: `helm_path`, else `$KAPITAN_HELM_PATH`, else `helm`.
 fn helm_binary(extra: &Map) -> String {
     extra
@@ -433,6 +464,28 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
     }
     if super::confine::active() {
         super::child::withhold_secret_env(&mut cmd);
+        // helm's own configuration is the runner's: the credentials of its
+        // repositories and registries (which `dependency_update` and a
+        // chart from a repository send wherever the pull request's
+        // `Chart.yaml` points) and its plugins (helm-secrets decrypts
+        // `secrets://` values files with the runner's keys). A pull
+        // request's helm gets empty ones of its own (probe 31,
+        // helm-dependency-update-fetches-pr-chosen-urls).
+        let home = tmp.path().join("helm");
+        for (var, dir) in [
+            ("HELM_CONFIG_HOME", "config"),
+            ("HELM_CACHE_HOME", "cache"),
+            ("HELM_DATA_HOME", "data"),
+            ("HELM_REPOSITORY_CONFIG", "config/repositories.yaml"),
+            ("HELM_REPOSITORY_CACHE", "cache/repository"),
+            ("HELM_REGISTRY_CONFIG", "config/registry/config.json"),
+            ("HELM_PLUGINS", "data/plugins"),
+        ] {
+            cmd.env(var, home.join(dir));
+        }
+        if inv.args.iter().any(|a| a == "--dependency-update") {
+            check_local_dependencies(chart)?;
+        }
     }
     match &inv.output_file {
         Some(f) => {

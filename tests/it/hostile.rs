@@ -5760,6 +5760,102 @@ fn confined_programs_do_not_get_the_runners_secret_variables() {
     assert!(push.contains(TOKEN), "{push}");
 }
 
+/// Probe 31 (helm-dependency-update-fetches-pr-chosen-urls, a decision it
+/// left open): `helm_params: {dependency_update: true}` in a pull request's
+/// compile ran helm with the runner's helm configuration, so the runner's
+/// repository and registry credentials went wherever the pull request's
+/// `Chart.yaml` pointed, and a `repository: file://<dir>` outside the tree
+/// was packaged into the catalog. A confined compile's helm now gets empty
+/// configuration, cache and plugin directories of its own, and a `file://`
+/// dependency outside the tree is refused; reviews of charts that update
+/// their dependencies from repositories keep working.
+#[test]
+fn a_confined_helm_gets_no_runner_configuration_nor_outside_dependencies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: h, input_type: helm, input_paths: [chart], helm_path: bin/helm, helm_params: {name: r, dependency_update: true}}\n",
+    );
+    let chart = |repository: &str| {
+        format!("apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies:\n  - name: d\n    version: 0.1.0\n    repository: {repository}\n")
+    };
+    write(
+        &repo.join("chart/Chart.yaml"),
+        &chart("https://charts.example.com/stable"),
+    );
+    // Writes the helm variables it was given into a manifest.
+    write(
+        &repo.join("bin/helm"),
+        "#!/bin/sh\nout=''\nwhile [ $# -gt 0 ]; do [ \"$1\" = --output-dir ] && out=\"$2\"; shift; done\nmkdir -p \"$out/c\"\nenv | grep '^HELM_' | sed 's/^/- \"/; s/$/\"/' > \"$out/c/env.yaml\"\necho '- end' >> \"$out/c/env.yaml\"\n",
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            repo.join("bin/helm"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    let runner = tmp.path().join("runner");
+    let runner = runner.to_str().unwrap();
+    let repos = format!("{runner}/repositories.yaml");
+    let env = [
+        ("HELM_REPOSITORY_CONFIG", repos.as_str()),
+        ("HELM_CONFIG_HOME", runner),
+        ("HELM_PLUGINS", runner),
+    ];
+    let catalog = |out: &str| {
+        std::fs::read_to_string(repo.join(out).join("compiled/t/h/c/env.yaml")).unwrap()
+    };
+    let mut pr_env = env.to_vec();
+    pr_env.push(("GITHUB_EVENT_NAME", "pull_request"));
+    run_env(&repo, &["compile", "--output-path", "pr"], &pr_env, 0);
+    let pr = catalog("pr");
+    assert!(!pr.contains(runner), "{pr}");
+    for var in [
+        "HELM_CONFIG_HOME",
+        "HELM_CACHE_HOME",
+        "HELM_DATA_HOME",
+        "HELM_REPOSITORY_CONFIG",
+        "HELM_REPOSITORY_CACHE",
+        "HELM_REGISTRY_CONFIG",
+        "HELM_PLUGINS",
+    ] {
+        assert!(pr.contains(&format!("{var}=")), "{var}: {pr}");
+    }
+    let mut push_env = env.to_vec();
+    push_env.push(("GITHUB_EVENT_NAME", "push"));
+    run_env(&repo, &["compile", "--output-path", "push"], &push_env, 0);
+    assert!(catalog("push").contains(&repos), "{}", catalog("push"));
+    // A local dependency outside the tree: refused in a confined compile.
+    let outside = tmp.path().join("outside");
+    write(
+        &outside.join("Chart.yaml"),
+        "apiVersion: v2\nname: d\nversion: 0.1.0\n",
+    );
+    for repository in [
+        "file://../../outside",
+        &format!("file://{}", outside.display()),
+    ] {
+        write(&repo.join("chart/Chart.yaml"), &chart(repository));
+        let err = run_env(&repo, &["compile", "--output-path", "pr"], &pr_env, 2);
+        assert!(
+            err.contains(&format!("Chart.yaml: dependency repository `{repository}`"))
+                && err.contains("outside the repository"),
+            "{repository}: {err}"
+        );
+        run_env(&repo, &["compile", "--output-path", "push"], &push_env, 0);
+    }
+    // One inside the tree is the pull request's own.
+    write(
+        &repo.join("sub/Chart.yaml"),
+        "apiVersion: v2\nname: d\nversion: 0.1.0\n",
+    );
+    write(&repo.join("chart/Chart.yaml"), &chart("file://../sub"));
+    run_env(&repo, &["compile", "--output-path", "pr"], &pr_env, 0);
+}
+
 /// Probe 31 (confined-compile-reads-git-dir-checkout-token): a pull
 /// request's compile of its checkout (the sharded workflow) read the
 /// checkout's `.git` directory, where actions/checkout keeps the job's
