@@ -126,6 +126,24 @@ fn is_reference(s: &str) -> bool {
     t.is_empty() || t.contains("?{") || t.contains("${")
 }
 
+/// An absolute file path (`/opt/secrets/sa.json`): what a secret-like key
+/// holds when it names the file the secret is read from
+/// (`GOOGLE_APPLICATION_CREDENTIALS`, `*_TOKEN_FILE` written without the
+/// suffix). Two or more components of ordinary path characters, so a
+/// password that happens to start with `/` (`/Sup3r$ecret!`) still warns.
+fn is_file_path(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix('/') else {
+        return false;
+    };
+    let parts: Vec<&str> = rest.split('/').collect();
+    parts.len() >= 2
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        })
+}
+
 /// `plaintext-secret`: high-entropy strings under secret-like keys below
 /// `parameters`. The message never includes the value.
 pub fn plaintext_secrets(file: &Path, cache: &mut FileCache) -> Vec<Diagnostic> {
@@ -167,7 +185,8 @@ fn walk_secrets(
                 walk_secrets(v, &p, secret, file, out);
                 if own {
                     if let NodeValue::Str { value, .. } = &v.value {
-                        if !looks_like_secret(value) && !is_reference(value) {
+                        if !looks_like_secret(value) && !is_reference(value) && !is_file_path(value)
+                        {
                             out.push(
                                 Diagnostic::warning(format!(
                                     "`{p}` is a plaintext value under a secret-like key, not a `?{{...}}` secret reference"
@@ -507,6 +526,35 @@ mod tests {
         for d in plaintext_secrets(&f, &mut cache) {
             assert!(!d.message.contains("hunter2") && !d.message.contains("changeme"));
         }
+    }
+
+    /// compat34 (compat-lint-credentials-file-path): kapicorp/
+    /// kapitan-reference's `env: {GOOGLE_APPLICATION_CREDENTIALS:
+    /// /opt/secrets/service_account_file}` (two components) was reported
+    /// as a plaintext secret: the variable names the key file, it is no
+    /// secret.
+    #[test]
+    fn a_file_path_under_a_secret_key_is_no_plaintext_secret() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("c.yml");
+        std::fs::write(
+            &f,
+            "parameters:\n  env:\n    GOOGLE_APPLICATION_CREDENTIALS: /opt/secrets/service_account_file\n    AWS_CREDENTIALS: /var/run/secrets/aws.json\n    DB_PASSWORD: /Sup3r$ecret!\n    API_TOKEN: /tok\n    SECRET: /a//b\n",
+        )
+        .unwrap();
+        let mut cache = FileCache::default();
+        let found: Vec<String> = plaintext_secrets(&f, &mut cache)
+            .into_iter()
+            .map(|d| d.param_path.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                "parameters.env.DB_PASSWORD".to_string(),
+                "parameters.env.API_TOKEN".to_string(),
+                "parameters.env.SECRET".to_string(),
+            ]
+        );
     }
 
     #[test]

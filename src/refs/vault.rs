@@ -30,6 +30,33 @@ pub struct VaultParams {
     pub crypto_key: Option<String>,
 }
 
+/// The Vault model's fields that Kapitan's pydantic-settings model also
+/// accepts under their `VAULT_*` name (`validation_alias`).
+const SETTINGS_ALIASES: [(&str, &str); 7] = [
+    ("addr", "VAULT_ADDR"),
+    ("skip_verify", "VAULT_SKIP_VERIFY"),
+    ("client_key", "VAULT_CLIENT_KEY"),
+    ("client_cert", "VAULT_CLIENT_CERT"),
+    ("cacert", "VAULT_CACERT"),
+    ("capath", "VAULT_CAPATH"),
+    ("namespace", "VAULT_NAMESPACE"),
+];
+
+/// `vault_params` (a reference file's, or a target's
+/// `parameters.kapitan.secrets.vaultkv`) with each `VAULT_*` key read as
+/// its field: reference files written by older Kapitan versions, and
+/// inventories following Kapitan's documentation, spell them
+/// `VAULT_ADDR: https://...`, which Kapitan 0.36's model takes as `addr`.
+fn with_field_names(m: Option<&Map>) -> Option<Map> {
+    let mut out = m?.clone();
+    for (field, alias) in SETTINGS_ALIASES {
+        if let Some(v) = out.shift_remove(alias) {
+            out.insert(field.into(), v);
+        }
+    }
+    Some(out)
+}
+
 fn get_str(m: Option<&Map>, k: &str) -> Option<String> {
     m.and_then(|m| m.get(k)).and_then(|v| match v {
         Value::String(s) => Some(s.clone()),
@@ -39,7 +66,8 @@ fn get_str(m: Option<&Map>, k: &str) -> Option<String> {
 
 impl VaultParams {
     pub fn from_value(v: Option<&Value>, transit: bool) -> VaultParams {
-        let m = v.and_then(Value::as_map);
+        let named = with_field_names(v.and_then(Value::as_map));
+        let m = named.as_ref();
         let env = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
         VaultParams {
             addr: get_str(m, "addr")
@@ -93,7 +121,8 @@ impl VaultParams {
 /// `KapitanReferenceVault*Config(**v).model_dump()`: every field in the
 /// model's order, defaults filled in (environment fallbacks left out).
 pub fn model_dump(v: Option<&Value>, transit: bool) -> Value {
-    let m = v.and_then(Value::as_map);
+    let named = with_field_names(v.and_then(Value::as_map));
+    let m = named.as_ref();
     let s = |x: &str| Value::String(x.to_string());
     let fields: [(&str, Value); 13] = [
         ("addr", Value::Null),
@@ -637,6 +666,49 @@ mod tests {
         assert_eq!(dechunk(b"ffffffffffffffff\r\nabc\r\n0\r\n\r\n"), b"");
         assert_eq!(dechunk(b"3\r\nabc\r\n10\r\nxy"), b"abc");
         assert_eq!(dechunk(b"3\r\nabc\r\n2;x=1\r\nde\r\n0\r\n\r\n"), b"abcde");
+    }
+
+    /// compat34 (compat-vault-params-under-vault-names): a reference file
+    /// that older Kapitan wrote with the target's `VAULT_*` keys (the
+    /// myspotontheweb/kapitan-demo repository's) is read by Kapitan 0.36
+    /// as `addr`, `capath`, `skip_verify`; the embedded tag carried
+    /// Kapitan's defaults instead (`addr: null`, `skip_verify: true`).
+    #[test]
+    fn vault_names_are_read_as_the_model_fields() {
+        let params: Value = crate::yaml::load_all(
+            "VAULT_ADDR: https://vault.example.com\nVAULT_CAPATH: /etc/ssl/certs\nVAULT_SKIP_VERIFY: false\nauth: token\nengine: kv-v2\n",
+        )
+        .unwrap()
+        .remove(0)
+        .to_value();
+        let dump = model_dump(Some(&params), false);
+        // Kapitan 0.36.3's `vault_params` of that file, in its order.
+        let want = [
+            ("addr", Value::String("https://vault.example.com".into())),
+            ("skip_verify", Value::Bool(false)),
+            ("client_key", Value::Null),
+            ("client_cert", Value::Null),
+            ("cacert", Value::Null),
+            ("capath", Value::String("/etc/ssl/certs".into())),
+            ("namespace", Value::Null),
+            ("engine", Value::String("kv-v2".into())),
+            ("auth", Value::String("token".into())),
+            ("crypto_key", Value::Null),
+            ("always_latest", Value::Bool(false)),
+            ("mount", Value::String("secret".into())),
+            ("key", Value::Null),
+        ];
+        let got: Vec<(&str, &Value)> = dump
+            .as_map()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        let want: Vec<(&str, &Value)> = want.iter().map(|(k, v)| (*k, v)).collect();
+        assert_eq!(got, want);
+        let p = VaultParams::from_value(Some(&params), false);
+        assert_eq!(p.addr, "https://vault.example.com");
+        assert!(!p.skip_verify);
     }
 
     /// Re-probe 10 (b-vault-trickling-server-no-total-deadline): a server

@@ -1316,6 +1316,36 @@ fn vault_over_https_with_cacert_or_skip_verify() {
     assert!(err.contains("TLS"), "{err}");
 }
 
+/// compat34 (compat-vault-params-under-vault-names): a reference file
+/// whose `vault_params` spell the address `VAULT_ADDR` (as older Kapitan
+/// wrote them from the target's `kapitan.secrets.vaultkv`; Kapitan 0.36
+/// reads that as `addr`) was revealed against `http://localhost:8200`.
+#[test]
+fn vault_params_under_vault_names_are_read() {
+    let v = FakeVault::start();
+    v.store.lock().unwrap().insert(
+        "secret/app".into(),
+        serde_json::json!({"pw": "from-vault-addr"}),
+    );
+    let p = project();
+    fs::write(
+        p.path().join("refs/app-pw"),
+        format!(
+            "data: YXBwOnB3\nencoding: original\ntype: vaultkv\nvault_params:\n  VAULT_ADDR: {}\n  VAULT_SKIP_VERIFY: false\n  auth: token\n  engine: kv-v2\n",
+            v.url
+        ),
+    )
+    .unwrap();
+    let a = strata()
+        .current_dir(p.path())
+        .env("VAULT_TOKEN", VAULT_TOKEN)
+        .env_remove("VAULT_ADDR")
+        .args(["refs", "--reveal", "--tag", "?{vaultkv:app-pw}"])
+        .assert()
+        .success();
+    assert_eq!(a.get_output().stdout, b"from-vault-addr");
+}
+
 #[test]
 fn lint_reports_missing_refs_in_templates() {
     let p = project();
