@@ -1618,8 +1618,17 @@ pub fn compile_selected(
 /// The plans grouped so that targets whose output directories overlap
 /// (transitively: `a/x` and `a/y` both inside `a`) are one group, each
 /// group in the plans' (name) order; the groups in the order of their
-/// first target.
+/// first target. One group of all when a target reads the catalog.
 fn overlap_units<'a>(plans: &[&'a TargetPlan]) -> Vec<Vec<&'a TargetPlan>> {
+    // A target reading (or removing) other targets' files in the catalog
+    // being built sees whichever of them are written already: then every
+    // target is compiled in name order, one after the other.
+    if plans
+        .iter()
+        .any(|p| crate::workspace::fingerprint::reads_the_catalog(p))
+    {
+        return vec![plans.to_vec()];
+    }
     let dirs: Vec<(String, String)> = plans
         .iter()
         .map(|p| (p.name.clone(), p.dir.clone()))

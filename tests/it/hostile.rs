@@ -5796,3 +5796,21 @@ fn targets_writing_the_same_files_compile_in_name_order() {
         );
     }
 }
+
+/// probe 34, target-reads-the-catalog-race: a target copying other
+/// targets' outputs from the catalog being built (`compiled/[ab]`, a
+/// search path as in Kapitan) copied what they had written so far: both,
+/// one or neither from run to run, exit 0. Such an inventory is compiled
+/// one target after the other in name order, as with `--parallelism 1`.
+#[test]
+fn a_target_reading_the_catalog_sees_the_targets_before_it() {
+    let tmp = copy_fixture("target-reads-the-catalog");
+    for p in ["4", "4", "1"] {
+        let _ = std::fs::remove_dir_all(tmp.path().join("out"));
+        run(tmp.path(), &["compile", "--output-path", "out", "-p", p], 0);
+        // `a`'s then `b`'s `cm.yaml`, copied into the same place: `b`'s.
+        let got = std::fs::read_to_string(tmp.path().join("out/compiled/z/all/cm.yaml"))
+            .unwrap_or_else(|e| panic!("-p {p}: z copied nothing: {e}"));
+        assert!(got.contains("from: fast"), "-p {p}: {got}");
+    }
+}
