@@ -1564,16 +1564,39 @@ pub fn compile_selected(
         max_files: crate::limits::max_files(),
     };
     let started = std::time::Instant::now();
-    let results: Vec<Result<Vec<String>, CompileError>> = pool.install(|| {
-        plans
+    // Targets whose output directories are the same (a `vars.target` naming
+    // another target) or one inside the other (`a` and `a.sub`) may write
+    // the same files: compiled side by side, which one's file the catalog
+    // kept changed from run to run (probe 34, overlapping-targets-race), so
+    // a review could show one target's file and the published catalog hold
+    // the other's. Each such group is compiled one target after the other,
+    // in name order, as `--parallelism 1` does.
+    let units = overlap_units(&plans);
+    let done: Vec<Vec<Result<Vec<String>, CompileError>>> = pool.install(|| {
+        units
             .par_iter()
-            .map(|p| {
-                let r = compile_target(p, prepared, opts, refs, catalog_root, &run, careful);
-                on_done(&p.name);
-                r
+            .map(|unit| {
+                unit.iter()
+                    .map(|p| {
+                        let r =
+                            compile_target(p, prepared, opts, refs, catalog_root, &run, careful);
+                        on_done(&p.name);
+                        r
+                    })
+                    .collect()
             })
             .collect()
     });
+    let mut by_name: BTreeMap<&str, Result<Vec<String>, CompileError>> = BTreeMap::new();
+    for (unit, rs) in units.iter().zip(done) {
+        for (p, r) in unit.iter().zip(rs) {
+            by_name.insert(p.name.as_str(), r);
+        }
+    }
+    let results: Vec<Result<Vec<String>, CompileError>> = plans
+        .iter()
+        .filter_map(|p| by_name.remove(p.name.as_str()))
+        .collect();
     if timings::enabled() {
         timings::add("compile targets (wall)", started.elapsed());
     }
@@ -1590,6 +1613,58 @@ pub fn compile_selected(
     }
     report.notices.extend(run.bridge.close());
     Ok(report)
+}
+
+/// The plans grouped so that targets whose output directories overlap
+/// (transitively: `a/x` and `a/y` both inside `a`) are one group, each
+/// group in the plans' (name) order; the groups in the order of their
+/// first target. One group of all when a target reads the catalog.
+fn overlap_units<'a>(plans: &[&'a TargetPlan]) -> Vec<Vec<&'a TargetPlan>> {
+    // A target reading (or removing) other targets' files in the catalog
+    // being built sees whichever of them are written already: then every
+    // target is compiled in name order, one after the other.
+    if plans
+        .iter()
+        .any(|p| crate::workspace::fingerprint::reads_the_catalog(p))
+    {
+        return vec![plans.to_vec()];
+    }
+    let dirs: Vec<(String, String)> = plans
+        .iter()
+        .map(|p| (p.name.clone(), p.dir.clone()))
+        .collect();
+    let overlaps = crate::workspace::fingerprint::overlapping_outputs(&dirs);
+    let index: BTreeMap<&str, usize> = plans
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name.as_str(), i))
+        .collect();
+    // Union-find over plan indexes; a group's root is its smallest index.
+    let mut root: Vec<usize> = (0..plans.len()).collect();
+    fn find(root: &mut [usize], mut i: usize) -> usize {
+        while root[i] != i {
+            root[i] = root[root[i]];
+            i = root[i];
+        }
+        i
+    }
+    for (t, group) in &overlaps {
+        let Some(&a) = index.get(t.as_str()) else {
+            continue;
+        };
+        for g in group {
+            if let Some(&b) = index.get(g.as_str()) {
+                let (ra, rb) = (find(&mut root, a), find(&mut root, b));
+                root[ra.max(rb)] = ra.min(rb);
+            }
+        }
+    }
+    let mut units: BTreeMap<usize, Vec<&'a TargetPlan>> = BTreeMap::new();
+    for (i, p) in plans.iter().enumerate() {
+        let r = find(&mut root, i);
+        units.entry(r).or_default().push(p);
+    }
+    units.into_values().collect()
 }
 
 const TEMP_PREFIX: &str = ".strata-compile-";

@@ -619,6 +619,25 @@ pub fn removes_outside_own_dir(plan: &crate::compile::model::TargetPlan) -> Opti
         .cloned()
 }
 
+/// Whether a plan reads the catalog being built: an input pattern (a
+/// `copy`, `jinja2`, `jsonnet` ... input; not an `external` program's
+/// path) whose first name is or may match `compiled`, or a `remove` of
+/// another target's files. What it reads or removes depends on which
+/// other targets have been written already (probe 34: a `copy` of
+/// `compiled/[ab]` copied both, one or neither from run to run, exit 0).
+pub fn reads_the_catalog(plan: &crate::compile::model::TargetPlan) -> bool {
+    removes_outside_own_dir(plan).is_some()
+        || plan
+            .entries
+            .iter()
+            .filter(|e| !matches!(e.input_type, InputType::External | InputType::Remove))
+            .flat_map(|e| e.input_paths.iter())
+            .any(|p| {
+                input_may_be_in_catalog(p)
+                    && !crate::compile::jsonnet::normpath(Path::new(p.as_str())).starts_with("..")
+            })
+}
+
 /// The targets whose output directory overlaps another target's, each
 /// with the targets it overlaps (itself included, sorted): the same
 /// directory (a `vars.target` naming another target), or one inside the

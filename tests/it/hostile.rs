@@ -5921,3 +5921,49 @@ fn confined_compiles_never_read_the_git_directory() {
         std::fs::remove_dir_all(repo.join("push")).unwrap();
     }
 }
+
+/// probe 34, overlapping-targets-race: targets whose output directories
+/// are the same (`a` with `vars.target: b`) or one inside the other (`c`
+/// writing `sub/`, the directory of `c.sub`) wrote the same file side by
+/// side, and which one the catalog kept changed from run to run: a review
+/// could show one target's file and the published catalog hold the
+/// other's. They are compiled one after the other, in name order, so the
+/// catalog is the one `--parallelism 1` writes, whatever the parallelism.
+#[test]
+fn targets_writing_the_same_files_compile_in_name_order() {
+    let tmp = copy_fixture("overlapping-targets");
+    let read = |f: &str| std::fs::read_to_string(tmp.path().join("out/compiled").join(f)).unwrap();
+    for p in ["1", "4", "4"] {
+        run(tmp.path(), &["compile", "--output-path", "out", "-p", p], 0);
+        // `a` (slow) comes before `b`, `c` (slow) before `c.sub`: the
+        // later, fast target's file stays.
+        assert!(
+            read("b/cm.yaml").contains("from: fast"),
+            "-p {p}: {}",
+            read("b/cm.yaml")
+        );
+        assert!(
+            read("c/sub/cm.yaml").contains("from: fast"),
+            "-p {p}: {}",
+            read("c/sub/cm.yaml")
+        );
+    }
+}
+
+/// probe 34, target-reads-the-catalog-race: a target copying other
+/// targets' outputs from the catalog being built (`compiled/[ab]`, a
+/// search path as in Kapitan) copied what they had written so far: both,
+/// one or neither from run to run, exit 0. Such an inventory is compiled
+/// one target after the other in name order, as with `--parallelism 1`.
+#[test]
+fn a_target_reading_the_catalog_sees_the_targets_before_it() {
+    let tmp = copy_fixture("target-reads-the-catalog");
+    for p in ["4", "4", "1"] {
+        let _ = std::fs::remove_dir_all(tmp.path().join("out"));
+        run(tmp.path(), &["compile", "--output-path", "out", "-p", p], 0);
+        // `a`'s then `b`'s `cm.yaml`, copied into the same place: `b`'s.
+        let got = std::fs::read_to_string(tmp.path().join("out/compiled/z/all/cm.yaml"))
+            .unwrap_or_else(|e| panic!("-p {p}: z copied nothing: {e}"));
+        assert!(got.contains("from: fast"), "-p {p}: {got}");
+    }
+}
