@@ -1177,6 +1177,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("acme-sh-consumer-and-app-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  account.conf: |\n    SAVED_CF_Key='{V}'\n    export OVH_CK=\"{V}-2\"\n  certbot.ini: |\n    dns_ovh_consumer_key = {V}-3\n  MEILISEARCH_KEY: {V}-4\n---\nconfig:\n  consumerKey: {V}-5\n", "acmekey3396xq"),
     // Issue 19 (probe 31): credential files base64-encoded whole, a `PAT` name.
     ("base64-credential-files-and-pat-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  GCP_SA_KEY: ewogICJ0eXBlIjogInNlcnZpY2VfYWNjb3VudCIsCiAgInByb2plY3RfaWQiOiAi{V}\n  KUBECONFIG_DATA: YXBpVmVyc2lvbjogdjEKY2x1c3RlcnM6Ci0gY2x1c3Rlcjo{V}x2\n  GH_PAT: {V}-3\n  ci.sh: |\n    export GITHUB_PAT={V}-4\n", "b64credPat5511xq"),
+    // Issue 19 (probe35): PowerShell secure strings, Chocolatey's and NuGet's API keys.
+    ("powershell-securestring-and-package-api-keys", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  provision.ps1: |\n    $p = ConvertTo-SecureString -String \"{V}\" -AsPlainText -Force\n    $q = ConvertTo-SecureString -AsPlainText \"{V}-2\" -Force\n    $r = '{V}-3' | ConvertTo-SecureString -AsPlainText -Force\n    choco apikey --key {V}-4 --source https://push.chocolatey.org/\n    nuget setapikey {V}-5 -Source https://api.nuget.org/v3/index.json\n", "pssec7713xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

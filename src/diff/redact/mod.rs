@@ -579,7 +579,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let gh_secret = Regex::new(
-            r#"((?:\bgh[ \t]+(?:secret|variable)[ \t]+set\b[^\n;|&]*?[ \t](?:--body|-b)|\b(?:ssm[ \t]+put-parameter|secretsmanager[ \t]+(?:create-secret|put-secret-value|update-secret)|keyvault[ \t]+secret[ \t]+set)\b[^\n;|&]*?[ \t](?:--value|--secret-string))(?:=|[ \t]+)|(?i:\bconvertto-securestring)[ \t]+(?:-string[ \t]+)?)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
+            r#"((?:\bgh[ \t]+(?:secret|variable)[ \t]+set\b[^\n;|&]*?[ \t](?:--body|-b)|\b(?:ssm[ \t]+put-parameter|secretsmanager[ \t]+(?:create-secret|put-secret-value|update-secret)|keyvault[ \t]+secret[ \t]+set)\b[^\n;|&]*?[ \t](?:--value|--secret-string))(?:=|[ \t]+)|(?i:\bconvertto-securestring)[ \t]+(?i:(?:-string|-asplaintext|-force)[ \t]+)*)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
         )
         .expect("static regex is valid");
         let rocket = Regex::new(

@@ -4288,3 +4288,36 @@ fn base64_credential_files_and_pat_names() {
         assert!(!out.contains(OLD), "{out}");
     }
 }
+
+/// Issue 19 (probe35, red-powershell-securestring-and-package-api-keys):
+/// PowerShell's plain text made a secure string by its `-String` and
+/// `-AsPlainText X` forms and piped in, and the API keys Chocolatey and
+/// NuGet save; a variable stays.
+#[test]
+fn powershell_securestring_forms_and_package_api_keys() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "$p = ConvertTo-SecureString -String \"s3cr3tVx1\" -AsPlainText -Force",
+            "New-LocalUser -Name a -Password (ConvertTo-SecureString -String 's3cr3tVx2' -AsPlainText -Force)",
+            "$p = ConvertTo-SecureString -AsPlainText \"s3cr3tVx3\" -Force",
+            "$p = ConvertTo-SecureString -AsPlainText -Force -String 's3cr3tVx4'",
+            "$p = 's3cr3tVx5' | ConvertTo-SecureString -AsPlainText -Force",
+            "choco apikey --key s3cr3tVx6 --source https://push.chocolatey.org/",
+            "choco apikey -k s3cr3tVx7 -s https://push.chocolatey.org/",
+            "nuget setapikey s3cr3tVx8 -Source https://api.nuget.org/v3/index.json",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "$p = $plain | ConvertTo-SecureString -AsPlainText -Force",
+            "$p = \"$pw\" | ConvertTo-SecureString -AsPlainText -Force",
+            "choco apikey -k $env:CHOCO_KEY -s https://push.chocolatey.org/",
+            "nuget setapikey %NUGET_KEY% -Source https://api.nuget.org/v3/index.json",
+            "choco install git --version 2.43.0 -y",
+            "$s = 'visible' | Out-String",
+        ],
+    );
+}
