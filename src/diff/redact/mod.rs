@@ -595,7 +595,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let directive = Regex::new(
-            r#"(?mi)(^[ \t]*#?(?:requirepass|masterauth|bindpw|(?:rootpw|sshpw)(?:[ \t]+--[a-z-]+(?:=\S+)?)*|sentinel[ \t]+auth-pass[ \t]+\S+|sentinel[ \t]+sentinel-pass|(?:ro|rw)community6?|neighbor[ \t]+\S+[ \t]+password|ip[ \t]+ospf[ \t]+message-digest-key[ \t]+[0-9]+[ \t]+md5|ip[ \t]+ospf[ \t]+authentication-key)[ \t]+)("[^"\n]*"|\S+)"#,
+            r#"(?mi)(^[ \t]*#?(?:requirepass|masterauth|bindpw|rootpwmodpw|(?:rootpw|sshpw)(?:[ \t]+--[a-z-]+(?:=\S+)?)*|sentinel[ \t]+auth-pass[ \t]+\S+|sentinel[ \t]+sentinel-pass|(?:ro|rw)community6?|neighbor[ \t]+\S+[ \t]+password|ip[ \t]+ospf[ \t]+message-digest-key[ \t]+[0-9]+[ \t]+md5|ip[ \t]+ospf[ \t]+authentication-key)[ \t]+)("[^"\n]*"|\S+)"#,
         )
         .expect("static regex is valid");
         // A command line (`sshpass -p 'pw' ssh`, `-pGlued`) or a flow list
@@ -823,6 +823,7 @@ impl Redactor {
                     || keys::key_file_secret_names(key)
                     || keys::salt_or_pepper_key(key)
                     || keys::personal_access_token_key(key)
+                    || keys::app_secret_key_names(key)
                     || package_manager_auth_key(key)))
     }
 

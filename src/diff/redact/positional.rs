@@ -343,6 +343,15 @@ fn positional_rules() -> &'static [Rule] {
                 r#"(?i)(?:\bnuget(?:\.exe)?[ \t]+setapikey[ \t]+)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"'|;&-][^\s|;&]*)"#,
                 shell_variable,
             ),
+            // probe35 (red-self-hosted-app-key-names): coturn's static
+            // long-term user, `user=NAME:X` (or `NAME:0xKEY`), in a text
+            // of coturn's options (elsewhere `user=www-data:www-data` is
+            // a user and a group).
+            rule(
+                &["lt-cred-mech", "auth-secret", "turnserver", "listening-port"],
+                r"(?m)^(?:[ \t]*user[ \t]*=[ \t]*[^:\s]+:)(?P<v>\S+)",
+                never,
+            ),
         ]
     })
 }

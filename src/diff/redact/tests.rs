@@ -4321,3 +4321,32 @@ fn powershell_securestring_forms_and_package_api_keys() {
         ],
     );
 }
+
+/// Issue 19 (probe35, red-self-hosted-app-key-names): Harbor's xsrfKey,
+/// nslcd's rootpwmodpw, Zulip's secrets, Concourse's local users, coturn's
+/// `user=NAME:X`.
+#[test]
+fn self_hosted_app_key_names() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "core:\n  xsrfKey: s3cr3tVx1",
+            "HARBOR_XSRF_KEY=s3cr3tVx2",
+            "rootpwmodpw s3cr3tVx3",
+            "[secrets]\ncamo_key = s3cr3tVx4\navatar_salt = s3cr3tVx5\nzulip_org_key = s3cr3tVx6",
+            "CONCOURSE_ADD_LOCAL_USER=admin:s3cr3tVx7,ops:s3cr3tVx8",
+            "listening-port=3478\nlt-cred-mech\nuser=turn:s3cr3tVx9",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "rootpwmoddn cn=admin,dc=example,dc=com",
+            "[secrets]\nzulip_org_id = visible-id",
+            "CONCOURSE_MAIN_TEAM_LOCAL_USER=admin",
+            "[program:web]\nuser=www-data:www-data",
+            "xsrf_header_name: X-XSRF-TOKEN",
+        ],
+    );
+}
