@@ -1181,6 +1181,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("powershell-securestring-and-package-api-keys", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  provision.ps1: |\n    $p = ConvertTo-SecureString -String \"{V}\" -AsPlainText -Force\n    $q = ConvertTo-SecureString -AsPlainText \"{V}-2\" -Force\n    $r = '{V}-3' | ConvertTo-SecureString -AsPlainText -Force\n    choco apikey --key {V}-4 --source https://push.chocolatey.org/\n    nuget setapikey {V}-5 -Source https://api.nuget.org/v3/index.json\n", "pssec7713xq"),
     // Issue 19 (probe35): Harbor's xsrfKey, nslcd, Zulip, Concourse, coturn.
     ("self-hosted-app-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  values.yaml: |\n    core:\n      xsrfKey: {V}\n  nslcd.conf: |\n    rootpwmodpw {V}-2\n  zulip-secrets.conf: |\n    [secrets]\n    camo_key = {V}-3\n    avatar_salt = {V}-4\n    zulip_org_key = {V}-5\n  concourse.env: CONCOURSE_ADD_LOCAL_USER=admin:{V}-6\n  turnserver.conf: |\n    lt-cred-mech\n    user=turn:{V}-7\n---\ncore:\n  xsrfKey: {V}-8\n", "appkey4417xq"),
+    // Issue 19 (probe35): netplan's WireGuard keys.
+    ("netplan-wireguard-keys", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  netplan.yaml: |\n    network:\n      tunnels:\n        wg0:\n          key:\n            private: {V}=\n          peers:\n            - keys:\n                shared: {V}-2=\n            - keys: {public: pub=, shared: {V}-3=}\n---\nnetwork:\n  tunnels:\n    wg0:\n      key:\n        private: {V}-4=\n      peers:\n      - keys:\n          public: pub=\n          shared: {V}-5=\n", "wgnp5528xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

@@ -352,6 +352,13 @@ fn positional_rules() -> &'static [Rule] {
                 r"(?m)^(?:[ \t]*user[ \t]*=[ \t]*[^:\s]+:)(?P<v>\S+)",
                 never,
             ),
+            // probe35 (red-netplan-wireguard-keys): netplan's WireGuard
+            // keys as a flow map, `keys: {public: …, shared: X}`.
+            rule(
+                &["key: {", "keys: {", "key\": {", "keys\": {"],
+                r#"(?:\bkeys?["']?[ \t]*:[ \t]*\{(?:[^{}\n]*?[,\s])?["']?(?:private|shared)["']?[ \t]*:[ \t]*)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s,}]+)"#,
+                |v| matches!(v, "true" | "false" | "null" | "~"),
+            ),
         ]
     })
 }

@@ -4350,3 +4350,32 @@ fn self_hosted_app_key_names() {
         ],
     );
 }
+
+/// Issue 19 (probe35, red-netplan-wireguard-keys): netplan's WireGuard
+/// tunnel keys, as a block and as a flow map; the public key stays.
+#[test]
+fn netplan_wireguard_keys() {
+    let r = Redactor::default();
+    let yaml = "network:\n  tunnels:\n    wg0:\n      mode: wireguard\n      key:\n        private: s3cr3tVx1=\n      peers:\n        - keys:\n            public: visiblePub1=\n            shared: s3cr3tVx2=\n        - keys: {public: visiblePub2=, shared: s3cr3tVx3=}\n";
+    for out in both_modes(&r, yaml) {
+        assert!(!out.contains("s3cr3tVx"), "{out}");
+        assert!(
+            out.contains("visiblePub1=") && out.contains("visiblePub2="),
+            "{out}"
+        );
+    }
+    let block: String = yaml.lines().map(|l| format!("    {l}\n")).collect();
+    for out in both_modes(&r, &format!("data:\n  netplan.yaml: |\n{block}")) {
+        assert!(!out.contains("s3cr3tVx"), "{out}");
+        assert!(
+            out.contains("visiblePub1=") && out.contains("visiblePub2="),
+            "{out}"
+        );
+    }
+    for out in both_modes(
+        &r,
+        "a:\n  key: {private: false}\n  keys: [one, two]\n  shared: visible\n",
+    ) {
+        assert!(!out.contains(OLD), "{out}");
+    }
+}
