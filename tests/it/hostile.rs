@@ -1183,6 +1183,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("self-hosted-app-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  values.yaml: |\n    core:\n      xsrfKey: {V}\n  nslcd.conf: |\n    rootpwmodpw {V}-2\n  zulip-secrets.conf: |\n    [secrets]\n    camo_key = {V}-3\n    avatar_salt = {V}-4\n    zulip_org_key = {V}-5\n  concourse.env: CONCOURSE_ADD_LOCAL_USER=admin:{V}-6\n  turnserver.conf: |\n    lt-cred-mech\n    user=turn:{V}-7\n---\ncore:\n  xsrfKey: {V}-8\n", "appkey4417xq"),
     // Issue 19 (probe35): netplan's WireGuard keys.
     ("netplan-wireguard-keys", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  netplan.yaml: |\n    network:\n      tunnels:\n        wg0:\n          key:\n            private: {V}=\n          peers:\n            - keys:\n                shared: {V}-2=\n            - keys: {public: pub=, shared: {V}-3=}\n---\nnetwork:\n  tunnels:\n    wg0:\n      key:\n        private: {V}-4=\n      peers:\n      - keys:\n          public: pub=\n          shared: {V}-5=\n", "wgnp5528xq"),
+    // Issue 19 (probe35): an Ignition file's percent-encoded data: URL.
+    ("ignition-percent-encoded-data-urls", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  worker.ign: '{\"storage\": {\"files\": [{\"path\": \"/etc/k3s.yaml\", \"contents\": {\"source\": \"data:,token%3A%20{V}%0A\"}}]}}'\n---\nstorage:\n  files:\n  - path: /etc/app.env\n    contents:\n      source: data:,DB_PASSWORD%3D{V}-2%0A\n", "ignurl6639xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

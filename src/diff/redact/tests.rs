@@ -4379,3 +4379,16 @@ fn netplan_wireguard_keys() {
         assert!(!out.contains(OLD), "{out}");
     }
 }
+
+/// Issue 19 (probe35, red-ignition-percent-encoded-data-urls): an Ignition
+/// file's contents as a percent-encoded `data:` URL is read decoded.
+#[test]
+fn ignition_percent_encoded_data_urls() {
+    let r = Redactor::default();
+    let json = "{\"storage\": {\"files\": [{\"path\": \"/etc/rancher/k3s/config.yaml\", \"contents\": {\"source\": \"data:,token%3A%20s3cr3tVx1%0Aserver%3A%20https%3A%2F%2Fk3s%3A6443%0A\"}}, {\"path\": \"/etc/app.env\", \"contents\": {\"source\": \"data:text/plain;charset=utf-8,DB_PASSWORD%3Ds3cr3tVx2%0A\"}}, {\"path\": \"/etc/hostname\", \"contents\": {\"source\": \"data:,node-visible-01%0A\"}}, {\"path\": \"/etc/motd\", \"contents\": {\"source\": \"data:,Welcome%20visible%0A\"}}]}}";
+    for out in both_modes(&r, json) {
+        assert!(!out.contains("s3cr3tVx"), "{out}");
+        assert!(out.contains("data:,node-visible-01%0A"), "{out}");
+        assert!(out.contains("data:,Welcome%20visible%0A"), "{out}");
+    }
+}
