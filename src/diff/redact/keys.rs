@@ -337,3 +337,27 @@ pub(super) fn package_manager_auth_key(key: &str) -> bool {
         || key.eq_ignore_ascii_case("github-oauth")
         || key.eq_ignore_ascii_case("gitlab-oauth")
 }
+
+/// probe35 (red-self-hosted-app-key-names): secrets of self-hosted apps'
+/// configurations under names no word rule reads: Harbor's `xsrfKey`
+/// (`core.xsrfKey`, `CSRF_KEY` was probe26's), nslcd's `rootpwmodpw`,
+/// Zulip's `zulip-secrets.conf` `camo_key`, `avatar_salt` and
+/// `zulip_org_key`, Concourse's `CONCOURSE_ADD_LOCAL_USER` (`user:X,…`,
+/// also `--add-local-user`; the whole list, as `auth: user:X` is hidden).
+pub(super) fn app_secret_key_names(key: &str) -> bool {
+    let lower = key
+        .trim_matches(['"', '\''])
+        .trim_start_matches('-')
+        .to_ascii_lowercase();
+    let ends = |w: &str| {
+        lower.strip_suffix(w).is_some_and(|head| {
+            head.is_empty() || head.ends_with(['_', '.', '-']) || head.ends_with("core")
+        })
+    };
+    ["xsrfkey", "xsrf_key", "xsrf-key"].iter().any(|w| ends(w))
+        || ["add_local_user", "add-local-user"].iter().any(|w| ends(w))
+        || matches!(
+            lower.as_str(),
+            "rootpwmodpw" | "camo_key" | "avatar_salt" | "zulip_org_key"
+        )
+}

@@ -69,9 +69,11 @@ impl Redactor {
         // a list names Secrets ([`SECRET_NAME_LISTS`]).
         let mut secret_values_below: Option<(usize, bool)> = None;
         let mut env_values = self.secret_env_value_lines(text, line_re);
-        if ["value", "api:", "jwt", "Jwt", "JWT", "crypt"]
-            .iter()
-            .any(|w| text.contains(w))
+        if [
+            "value", "api:", "jwt", "Jwt", "JWT", "crypt", "private:", "shared:",
+        ]
+        .iter()
+        .any(|w| text.contains(w))
         {
             env_values.extend(self.nested_pair_value_lines(text, line_re));
         }
@@ -978,6 +980,15 @@ impl Redactor {
                 if self.defaults
                     && c[2].trim_matches(['"', '\'']).eq_ignore_ascii_case("key")
                     && super::structural::key_parent(&opener[2])
+                {
+                    hidden.insert(j);
+                }
+                // probe35: netplan's WireGuard `key:` / `private: X`,
+                // `keys:` / `shared: X`.
+                if self.defaults
+                    && super::structural::wireguard_key_parent(&opener[2])
+                    && super::structural::WIREGUARD_KEY_CHILDREN
+                        .contains(&c[2].trim_matches(['"', '\'']))
                 {
                     hidden.insert(j);
                 }

@@ -579,7 +579,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let gh_secret = Regex::new(
-            r#"((?:\bgh[ \t]+(?:secret|variable)[ \t]+set\b[^\n;|&]*?[ \t](?:--body|-b)|\b(?:ssm[ \t]+put-parameter|secretsmanager[ \t]+(?:create-secret|put-secret-value|update-secret)|keyvault[ \t]+secret[ \t]+set)\b[^\n;|&]*?[ \t](?:--value|--secret-string))(?:=|[ \t]+)|(?i:\bconvertto-securestring)[ \t]+(?:-string[ \t]+)?)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
+            r#"((?:\bgh[ \t]+(?:secret|variable)[ \t]+set\b[^\n;|&]*?[ \t](?:--body|-b)|\b(?:ssm[ \t]+put-parameter|secretsmanager[ \t]+(?:create-secret|put-secret-value|update-secret)|keyvault[ \t]+secret[ \t]+set)\b[^\n;|&]*?[ \t](?:--value|--secret-string))(?:=|[ \t]+)|(?i:\bconvertto-securestring)[ \t]+(?i:(?:-string|-asplaintext|-force)[ \t]+)*)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
         )
         .expect("static regex is valid");
         let rocket = Regex::new(
@@ -595,7 +595,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let directive = Regex::new(
-            r#"(?mi)(^[ \t]*#?(?:requirepass|masterauth|bindpw|(?:rootpw|sshpw)(?:[ \t]+--[a-z-]+(?:=\S+)?)*|sentinel[ \t]+auth-pass[ \t]+\S+|sentinel[ \t]+sentinel-pass|(?:ro|rw)community6?|neighbor[ \t]+\S+[ \t]+password|ip[ \t]+ospf[ \t]+message-digest-key[ \t]+[0-9]+[ \t]+md5|ip[ \t]+ospf[ \t]+authentication-key)[ \t]+)("[^"\n]*"|\S+)"#,
+            r#"(?mi)(^[ \t]*#?(?:requirepass|masterauth|bindpw|rootpwmodpw|(?:rootpw|sshpw)(?:[ \t]+--[a-z-]+(?:=\S+)?)*|sentinel[ \t]+auth-pass[ \t]+\S+|sentinel[ \t]+sentinel-pass|(?:ro|rw)community6?|neighbor[ \t]+\S+[ \t]+password|ip[ \t]+ospf[ \t]+message-digest-key[ \t]+[0-9]+[ \t]+md5|ip[ \t]+ospf[ \t]+authentication-key)[ \t]+)("[^"\n]*"|\S+)"#,
         )
         .expect("static regex is valid");
         // A command line (`sshpass -p 'pw' ssh`, `-pGlued`) or a flow list
@@ -823,6 +823,7 @@ impl Redactor {
                     || keys::key_file_secret_names(key)
                     || keys::salt_or_pepper_key(key)
                     || keys::personal_access_token_key(key)
+                    || keys::app_secret_key_names(key)
                     || package_manager_auth_key(key)))
     }
 
@@ -974,7 +975,10 @@ impl Redactor {
 
     /// [`Self::scrub`] of a text without control characters.
     fn scrub_visible(&self, text: &str) -> String {
-        let out = self.scrub_at(text, 0);
+        let mut out = self.scrub_at(text, 0);
+        if out.contains("data:") && out.contains('%') {
+            out = self.hide_encoded_data_urls(&out);
+        }
         if !out.contains('\\') {
             return out;
         }
@@ -1010,6 +1014,34 @@ impl Redactor {
         } else {
             out
         }
+    }
+
+    /// probe35 (red-ignition-percent-encoded-data-urls): an Ignition
+    /// config's file contents as a percent-encoded `data:` URL (Butane
+    /// writes small files so: `data:,token%3A%20X%0A`): a payload whose
+    /// decoded text the rules hide something in is hidden whole (the
+    /// parts cannot be mapped back to the encoded text). A base64 payload
+    /// is not read.
+    fn hide_encoded_data_urls(&self, text: &str) -> String {
+        static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let re = RE.get_or_init(|| {
+            Regex::new(r#"(\bdata:[A-Za-z0-9!#$&^_.+/=;-]*,)([^\s"'\\<>]+)"#)
+                .expect("static regex is valid")
+        });
+        let mut out = text.to_string();
+        replace_in(&mut out, re, |c: &regex::Captures| {
+            let decoded = (!c[1].contains(";base64"))
+                .then(|| escapes::percent_decode(&c[2]))
+                .flatten()
+                .filter(|d| d != &c[2]);
+            match decoded {
+                Some(d) if self.redact_text(&d).matches(OLD).count() > d.matches(OLD).count() => {
+                    format!("{}{OLD}", &c[1])
+                }
+                _ => c[0].to_string(),
+            }
+        });
+        out
     }
 
     /// A name the outputs print (a target, a file path, an object's

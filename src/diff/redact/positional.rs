@@ -322,8 +322,52 @@ fn positional_rules() -> &'static [Rule] {
                 r#"(?m)(?:\buci[ \t]+(?:-q[ \t]+)?(?:set|add_list)[ \t]+['"]?[^\s.=]+\.[^\s.=]+\.key[1-4]?=)(?P<v>'[^'\n]*'|"[^"\n]*"|[^\s'"]+)"#,
                 |v| v.trim_start_matches(['\'', '"']).starts_with('/'),
             ),
+            // probe35 (red-powershell-securestring-and-package-api-keys):
+            // a plain text piped into `ConvertTo-SecureString` (`'X' |
+            // ConvertTo-SecureString -AsPlainText -Force`; its `-String`
+            // and `-AsPlainText X` forms are the `gh_secret` rule's), and
+            // the API keys `choco apikey --key X` and `nuget setapikey X`
+            // save (a variable stays).
+            rule(
+                &["ecureString", "ecurestring", "ECURESTRING"],
+                r#"(?P<v>"[^"\n]*"|'[^'\n]*')(?:[ \t]*\|[ \t]*(?i:convertto-securestring)\b)"#,
+                shell_variable,
+            ),
+            rule(
+                &["apikey", "Apikey", "ApiKey", "APIKEY", "apiKey"],
+                r#"(?i)(?:\b(?:choco|chocolatey|cinst)(?:\.exe)?[ \t]+(?:apikey|setapikey)\b[^\n|;&]*?[ \t](?:--key|-k|--api-key|--apikey)(?:=|[ \t]+))(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"'|;&]+)"#,
+                shell_variable,
+            ),
+            rule(
+                &["setapikey", "SetApiKey", "setApiKey", "SETAPIKEY"],
+                r#"(?i)(?:\bnuget(?:\.exe)?[ \t]+setapikey[ \t]+)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"'|;&-][^\s|;&]*)"#,
+                shell_variable,
+            ),
+            // probe35 (red-self-hosted-app-key-names): coturn's static
+            // long-term user, `user=NAME:X` (or `NAME:0xKEY`), in a text
+            // of coturn's options (elsewhere `user=www-data:www-data` is
+            // a user and a group).
+            rule(
+                &["lt-cred-mech", "auth-secret", "turnserver", "listening-port"],
+                r"(?m)^(?:[ \t]*user[ \t]*=[ \t]*[^:\s]+:)(?P<v>\S+)",
+                never,
+            ),
+            // probe35 (red-netplan-wireguard-keys): netplan's WireGuard
+            // keys as a flow map, `keys: {public: …, shared: X}`.
+            rule(
+                &["key: {", "keys: {", "key\": {", "keys\": {"],
+                r#"(?:\bkeys?["']?[ \t]*:[ \t]*\{(?:[^{}\n]*?[,\s])?["']?(?:private|shared)["']?[ \t]*:[ \t]*)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s,}]+)"#,
+                |v| matches!(v, "true" | "false" | "null" | "~"),
+            ),
         ]
     })
+}
+
+/// A value that is a variable of a shell or of PowerShell (`$pw`,
+/// `$env:KEY`, `${KEY}`, `%KEY%`), quoted or not: the secret is elsewhere.
+fn shell_variable(v: &str) -> bool {
+    let v = v.trim_matches(['"', '\'']);
+    v.is_empty() || v.starts_with('$') || (v.starts_with('%') && v.ends_with('%'))
 }
 
 /// Hides each [`positional_rules`] match's secret in `out`; Neo4j's

@@ -398,6 +398,11 @@ impl Redactor {
                 (x, y)
             } else if self.defaults && key_parent(k) && holds_key(ov, nv) {
                 self.hide_api_key(ov, nv)
+            } else if self.defaults
+                && wireguard_key_parent(k)
+                && holds_any(ov, nv, WIREGUARD_KEY_CHILDREN)
+            {
+                self.hide_named_children(ov, nv, WIREGUARD_KEY_CHILDREN)
             } else if self.key_matches(k)
                 || (part == Part::Receiver && receiver_key(k))
                 || (part == Part::Sensitive && k == "value")
@@ -796,6 +801,24 @@ pub(super) fn key_parent(name: &str) -> bool {
         .any(|p| name.eq_ignore_ascii_case(p))
 }
 
+/// probe35 (red-netplan-wireguard-keys): netplan's WireGuard tunnel,
+/// `key: {private: X}` and a peer's `keys: {public: …, shared: X}` (the
+/// private key and the preshared key; `public` stays).
+pub(super) fn wireguard_key_parent(name: &str) -> bool {
+    matches!(name.trim_matches(['"', '\'']), "key" | "keys")
+}
+
+/// The children of [`wireguard_key_parent`] that are secrets.
+pub(super) const WIREGUARD_KEY_CHILDREN: &[&str] = &["private", "shared"];
+
+/// Whether either side is a map with one of `names`.
+fn holds_any(old: Option<&Value>, new: Option<&Value>, names: &[&str]) -> bool {
+    [old, new]
+        .into_iter()
+        .flatten()
+        .any(|v| matches!(v, Value::Map(m) if names.iter().any(|n| m.contains_key(*n))))
+}
+
 impl Redactor {
     /// probe26: the OpenTelemetry Collector's Datadog exporter, `api: {key:
     /// X, site: …}`: the map walked as any other, its `key` hidden.
@@ -804,8 +827,18 @@ impl Redactor {
         old: Option<&Value>,
         new: Option<&Value>,
     ) -> (Option<Value>, Option<Value>) {
+        self.hide_named_children(old, new, &["key", "Key"])
+    }
+
+    /// A map walked as any other, its children `names` hidden.
+    fn hide_named_children(
+        &self,
+        old: Option<&Value>,
+        new: Option<&Value>,
+        names: &[&str],
+    ) -> (Option<Value>, Option<Value>) {
         let (mut x, mut y) = self.walk(old, new);
-        for name in ["key", "Key"] {
+        for &name in names {
             let key = |v: Option<&Value>| v.and_then(|m| m.get_path(&[name])).cloned();
             let (ka, kb) = hide(key(old).as_ref(), key(new).as_ref());
             for (side, hidden) in [(&mut x, ka), (&mut y, kb)] {

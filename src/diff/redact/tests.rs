@@ -4288,3 +4288,107 @@ fn base64_credential_files_and_pat_names() {
         assert!(!out.contains(OLD), "{out}");
     }
 }
+
+/// Issue 19 (probe35, red-powershell-securestring-and-package-api-keys):
+/// PowerShell's plain text made a secure string by its `-String` and
+/// `-AsPlainText X` forms and piped in, and the API keys Chocolatey and
+/// NuGet save; a variable stays.
+#[test]
+fn powershell_securestring_forms_and_package_api_keys() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "$p = ConvertTo-SecureString -String \"s3cr3tVx1\" -AsPlainText -Force",
+            "New-LocalUser -Name a -Password (ConvertTo-SecureString -String 's3cr3tVx2' -AsPlainText -Force)",
+            "$p = ConvertTo-SecureString -AsPlainText \"s3cr3tVx3\" -Force",
+            "$p = ConvertTo-SecureString -AsPlainText -Force -String 's3cr3tVx4'",
+            "$p = 's3cr3tVx5' | ConvertTo-SecureString -AsPlainText -Force",
+            "choco apikey --key s3cr3tVx6 --source https://push.chocolatey.org/",
+            "choco apikey -k s3cr3tVx7 -s https://push.chocolatey.org/",
+            "nuget setapikey s3cr3tVx8 -Source https://api.nuget.org/v3/index.json",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "$p = $plain | ConvertTo-SecureString -AsPlainText -Force",
+            "$p = \"$pw\" | ConvertTo-SecureString -AsPlainText -Force",
+            "choco apikey -k $env:CHOCO_KEY -s https://push.chocolatey.org/",
+            "nuget setapikey %NUGET_KEY% -Source https://api.nuget.org/v3/index.json",
+            "choco install git --version 2.43.0 -y",
+            "$s = 'visible' | Out-String",
+        ],
+    );
+}
+
+/// Issue 19 (probe35, red-self-hosted-app-key-names): Harbor's xsrfKey,
+/// nslcd's rootpwmodpw, Zulip's secrets, Concourse's local users, coturn's
+/// `user=NAME:X`.
+#[test]
+fn self_hosted_app_key_names() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "core:\n  xsrfKey: s3cr3tVx1",
+            "HARBOR_XSRF_KEY=s3cr3tVx2",
+            "rootpwmodpw s3cr3tVx3",
+            "[secrets]\ncamo_key = s3cr3tVx4\navatar_salt = s3cr3tVx5\nzulip_org_key = s3cr3tVx6",
+            "CONCOURSE_ADD_LOCAL_USER=admin:s3cr3tVx7,ops:s3cr3tVx8",
+            "listening-port=3478\nlt-cred-mech\nuser=turn:s3cr3tVx9",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "rootpwmoddn cn=admin,dc=example,dc=com",
+            "[secrets]\nzulip_org_id = visible-id",
+            "CONCOURSE_MAIN_TEAM_LOCAL_USER=admin",
+            "[program:web]\nuser=www-data:www-data",
+            "xsrf_header_name: X-XSRF-TOKEN",
+        ],
+    );
+}
+
+/// Issue 19 (probe35, red-netplan-wireguard-keys): netplan's WireGuard
+/// tunnel keys, as a block and as a flow map; the public key stays.
+#[test]
+fn netplan_wireguard_keys() {
+    let r = Redactor::default();
+    let yaml = "network:\n  tunnels:\n    wg0:\n      mode: wireguard\n      key:\n        private: s3cr3tVx1=\n      peers:\n        - keys:\n            public: visiblePub1=\n            shared: s3cr3tVx2=\n        - keys: {public: visiblePub2=, shared: s3cr3tVx3=}\n";
+    for out in both_modes(&r, yaml) {
+        assert!(!out.contains("s3cr3tVx"), "{out}");
+        assert!(
+            out.contains("visiblePub1=") && out.contains("visiblePub2="),
+            "{out}"
+        );
+    }
+    let block: String = yaml.lines().map(|l| format!("    {l}\n")).collect();
+    for out in both_modes(&r, &format!("data:\n  netplan.yaml: |\n{block}")) {
+        assert!(!out.contains("s3cr3tVx"), "{out}");
+        assert!(
+            out.contains("visiblePub1=") && out.contains("visiblePub2="),
+            "{out}"
+        );
+    }
+    for out in both_modes(
+        &r,
+        "a:\n  key: {private: false}\n  keys: [one, two]\n  shared: visible\n",
+    ) {
+        assert!(!out.contains(OLD), "{out}");
+    }
+}
+
+/// Issue 19 (probe35, red-ignition-percent-encoded-data-urls): an Ignition
+/// file's contents as a percent-encoded `data:` URL is read decoded.
+#[test]
+fn ignition_percent_encoded_data_urls() {
+    let r = Redactor::default();
+    let json = "{\"storage\": {\"files\": [{\"path\": \"/etc/rancher/k3s/config.yaml\", \"contents\": {\"source\": \"data:,token%3A%20s3cr3tVx1%0Aserver%3A%20https%3A%2F%2Fk3s%3A6443%0A\"}}, {\"path\": \"/etc/app.env\", \"contents\": {\"source\": \"data:text/plain;charset=utf-8,DB_PASSWORD%3Ds3cr3tVx2%0A\"}}, {\"path\": \"/etc/hostname\", \"contents\": {\"source\": \"data:,node-visible-01%0A\"}}, {\"path\": \"/etc/motd\", \"contents\": {\"source\": \"data:,Welcome%20visible%0A\"}}]}}";
+    for out in both_modes(&r, json) {
+        assert!(!out.contains("s3cr3tVx"), "{out}");
+        assert!(out.contains("data:,node-visible-01%0A"), "{out}");
+        assert!(out.contains("data:,Welcome%20visible%0A"), "{out}");
+    }
+}
