@@ -5814,3 +5814,44 @@ fn a_target_reading_the_catalog_sees_the_targets_before_it() {
         assert!(got.contains("from: fast"), "-p {p}: {got}");
     }
 }
+
+/// probe 34, long-key-error-amplification: a 500 KB key above one
+/// unresolved reference, in a class 200 targets include, made `compile`
+/// print 201 MB of errors (the key twice per target). Errors quote the
+/// start of such a path and its length.
+#[test]
+fn errors_quote_long_keys_cut() {
+    let tmp = tempfile::tempdir().unwrap();
+    let key = "k".repeat(500_000);
+    write(
+        &tmp.path().join("inventory/classes/c.yml"),
+        &format!("parameters:\n  ? {key}\n  :\n    x: ${{nosuch}}\n"),
+    );
+    for i in 0..20 {
+        write(
+            &tmp.path().join(format!("inventory/targets/t{i}.yml")),
+            "classes: [c]\n",
+        );
+    }
+    for args in [&["inventory"][..], LINT, COMPILE] {
+        let err = run(tmp.path(), args, 2);
+        assert!(
+            err.contains("cannot resolve reference `${nosuch}`"),
+            "{args:?}"
+        );
+        assert!(err.contains("… (500002 bytes)"), "{args:?}");
+        // 20 targets, each error a few hundred bytes: not 20 MB.
+        assert!(err.len() < 100_000, "{args:?}: {} bytes", err.len());
+    }
+    // The same with a class name of 500 KB that names no file.
+    write(
+        &tmp.path().join("inventory/classes/c.yml"),
+        &format!("classes: [{key}]\n"),
+    );
+    for args in [&["inventory"][..], LINT, COMPILE] {
+        let err = run(tmp.path(), args, 2);
+        assert!(err.contains("class not found: `kkk"), "{args:?}");
+        assert!(err.contains("… (500000 bytes)"), "{args:?}");
+        assert!(err.len() < 100_000, "{args:?}: {} bytes", err.len());
+    }
+}
