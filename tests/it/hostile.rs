@@ -5855,3 +5855,23 @@ fn errors_quote_long_keys_cut() {
         assert!(err.len() < 100_000, "{args:?}: {} bytes", err.len());
     }
 }
+
+/// probe 34, yaml-nul-byte-truncates: the YAML reader took a NUL byte
+/// for the end of the file, so a class's lines after one were dropped
+/// with exit 0 (git shows such a file as binary: a reviewer sees none of
+/// it). PyYAML, reclass-rs and go-yaml refuse the character.
+#[test]
+fn a_nul_byte_in_yaml_is_refused() {
+    let tmp = copy_fixture("yaml-nul-byte");
+    refused_by(
+        tmp.path(),
+        &[COMPILE, INVENTORY, LINT],
+        &["c.yml:4:1", "a NUL byte, which YAML does not allow"],
+        "yaml-nul-byte",
+    );
+    // A catalog file changed after a NUL byte: `diff` said "no differences".
+    write(&tmp.path().join("a/t/f.yaml"), "a: 1\n\0x\n");
+    write(&tmp.path().join("b/t/f.yaml"), "a: 1\n\0y\n");
+    let out = run(tmp.path(), &["diff", "--catalogs", "a", "b"], 0);
+    assert!(out.contains("1 file changed"), "{out}");
+}
