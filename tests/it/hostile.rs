@@ -5875,3 +5875,25 @@ fn a_nul_byte_in_yaml_is_refused() {
     let out = run(tmp.path(), &["diff", "--catalogs", "a", "b"], 0);
     assert!(out.contains("1 file changed"), "{out}");
 }
+
+/// probe 34: overlapping targets in different shards write the same file
+/// (`a` with `vars.target: b` and `b`): `ci --collect` refuses it, and its
+/// hint named only a shard numbering mistake.
+#[test]
+fn collecting_shards_of_overlapping_targets_says_why() {
+    let tmp = copy_fixture("overlapping-targets");
+    for (i, out) in [("1/2", "s1"), ("2/2", "s2")] {
+        run(
+            tmp.path(),
+            &["compile", "--shard", i, "--output-path", out],
+            0,
+        );
+    }
+    let err = run(
+        tmp.path(),
+        &["ci", "--collect", "s1", "s2", "--output-path", "merged"],
+        2,
+    );
+    assert!(err.contains("compiled/b/cm.yaml is in two shards"), "{err}");
+    assert!(err.contains("or two targets write this file"), "{err}");
+}
