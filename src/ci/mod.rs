@@ -34,7 +34,7 @@ impl crate::diagnostics::ToDiagnostic for CiError {
                 d.with_hint("write the shard as I/N with 1 <= I <= N, e.g. --shard 2/3")
             }
             CiError::Overlap { .. } => d.with_hint(
-                "a target was compiled by two shards: give every shard the same N and a different I",
+                "a target was compiled by two shards: give every shard the same N and a different I; or two targets write this file (a `vars.target` naming another target, or `c` writing into the directory of `c.sub`), which no shards can split: compile such an inventory without shards",
             ),
             CiError::NoEventPath { .. } => {
                 d.with_hint("GitHub Actions sets both; set GITHUB_EVENT_PATH to the payload file")

@@ -1117,7 +1117,8 @@ impl Build<'_> {
                 return Ok(());
             }
             return Err(InventoryError::ClassNotFound {
-                class: name,
+                // Quoted twice per target that includes it (probe 34).
+                class: resolve::clip(name),
                 from: from.to_path_buf(),
                 line,
             });

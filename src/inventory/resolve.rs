@@ -80,7 +80,7 @@ pub(crate) fn value_size(v: &Value) -> (usize, usize) {
     (n, deepest)
 }
 
-/// Human form of an internal path: `a.b[0].c`.
+/// Human form of an internal path: `a.b[0].c`, cut by [`clip`].
 fn display_path(p: &str) -> String {
     let mut out = String::with_capacity(p.len());
     for (i, seg) in p.split(SEP).enumerate() {
@@ -89,7 +89,25 @@ fn display_path(p: &str) -> String {
         }
         out.push_str(seg);
     }
-    out
+    clip(out)
+}
+
+/// The longest parameter path, reference or reason an error quotes whole.
+const MAX_QUOTED: usize = 300;
+
+/// `s` cut to its first 200 bytes and its length past [`MAX_QUOTED`]
+/// bytes: an error names a key as long as the key is (a 500 KB key
+/// above one unresolved reference printed 1 MB per target, 201 MB for
+/// 200 targets; probe 34, long-key-error-amplification).
+pub(crate) fn clip(s: String) -> String {
+    if s.len() <= MAX_QUOTED {
+        return s;
+    }
+    let mut end = 200;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &s[..end], s.len())
 }
 
 fn ref_text(p: &str) -> String {
@@ -438,10 +456,10 @@ impl<'a> Resolver<'a> {
 
     fn unresolved(&self, path: &str, origin: Origin, reason: String) -> InventoryError {
         InventoryError::Unresolved {
-            reference: format!("${{{path}}}"),
+            reference: clip(format!("${{{path}}}")),
             param: display_path(&self.cur),
             origin: self.origin_text(origin),
-            reason,
+            reason: clip(reason),
         }
     }
 
@@ -582,10 +600,10 @@ impl<'a> Resolver<'a> {
             )
         };
         InventoryError::Unresolved {
-            reference: format!("${{{path}}}"),
+            reference: clip(format!("${{{path}}}")),
             param: display_path(self.frames.last().map(|(p, _)| p.as_str()).unwrap_or("")),
             origin: self.origin_text(origin),
-            reason,
+            reason: clip(reason),
         }
     }
 }
@@ -694,5 +712,19 @@ mod tests {
         assert!(is_prefix_or_equal("a", "a"));
         assert!(!is_prefix_or_equal("a", "ab"));
         assert_eq!(display_path("a\u{1f}b\u{1f}[0]\u{1f}c"), "a.b[0].c");
+    }
+
+    /// probe 34: an error quotes at most a few hundred bytes of a path
+    /// (a 500 KB key printed 1 MB per target), cut on a character.
+    #[test]
+    fn long_paths_are_cut_in_errors() {
+        let key = "é".repeat(100_000);
+        let shown = display_path(&format!("{key}\u{1f}x"));
+        assert!(shown.len() < 300, "{}", shown.len());
+        assert!(
+            shown.starts_with("éé") && shown.ends_with("… (200002 bytes)"),
+            "{shown}"
+        );
+        assert_eq!(clip("short".into()), "short");
     }
 }

@@ -215,6 +215,24 @@ fn drive_bounded<R: MarkedEventReceiver>(
     // A byte order mark may start a YAML stream (YAML 1.2, 5.2; PyYAML and
     // reclass-rs accept it); yaml-rust2 reads it as part of the first key.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // yaml-rust2 takes a NUL byte for the end of the stream: what followed
+    // it was dropped without an error (probe 34, yaml-nul-byte-truncates:
+    // `a: 1\n\0\n  b: 2` read as `a: 1`, exit 0), and git shows such a
+    // file as binary, so a pull request's reviewer sees none of it. YAML
+    // does not allow the character; PyYAML, libyaml and go-yaml refuse it.
+    if let Some(at) = text.find('\0') {
+        let before = &text[..at];
+        let line = before.matches('\n').count() + 1;
+        let col = before[before.rfind('\n').map_or(0, |i| i + 1)..]
+            .chars()
+            .count()
+            + 1;
+        return Err(YamlError {
+            message: "a NUL byte, which YAML does not allow (is this a binary file?): remove it, or write it as \"\\0\" in a double-quoted string".into(),
+            line,
+            col,
+        });
+    }
     let mut parser = Parser::new_from_str(text);
     let mut guard = Guard {
         max_nodes,
@@ -1020,6 +1038,23 @@ pub fn resolves_to_non_string(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// probe 34: yaml-rust2 ended the stream at a NUL byte, dropping the
+    /// rest of the file without an error.
+    #[test]
+    fn a_nul_byte_is_an_error_not_the_end_of_the_stream() {
+        let e = load_all("parameters:\n  a: 1\n\0\n  b: 2\n").unwrap_err();
+        assert_eq!((e.line, e.col), (3, 1), "{e:?}");
+        assert!(e.message.contains("NUL byte"), "{e:?}");
+        let e = load_all("a: \"x\0y\"\n").unwrap_err();
+        assert_eq!((e.line, e.col), (1, 6), "{e:?}");
+        // Written as an escape it is a character of the value.
+        let v = load_all("a: \"x\\0y\"\n").unwrap();
+        assert_eq!(
+            v[0].get("a").unwrap().to_value(),
+            Value::String("x\0y".into())
+        );
+    }
+
     use super::*;
 
     fn one(text: &str) -> Value {

@@ -5975,3 +5975,86 @@ fn a_target_reading_the_catalog_sees_the_targets_before_it() {
         assert!(got.contains("from: fast"), "-p {p}: {got}");
     }
 }
+
+/// probe 34, long-key-error-amplification: a 500 KB key above one
+/// unresolved reference, in a class 200 targets include, made `compile`
+/// print 201 MB of errors (the key twice per target). Errors quote the
+/// start of such a path and its length.
+#[test]
+fn errors_quote_long_keys_cut() {
+    let tmp = tempfile::tempdir().unwrap();
+    let key = "k".repeat(500_000);
+    write(
+        &tmp.path().join("inventory/classes/c.yml"),
+        &format!("parameters:\n  ? {key}\n  :\n    x: ${{nosuch}}\n"),
+    );
+    for i in 0..20 {
+        write(
+            &tmp.path().join(format!("inventory/targets/t{i}.yml")),
+            "classes: [c]\n",
+        );
+    }
+    for args in [&["inventory"][..], LINT, COMPILE] {
+        let err = run(tmp.path(), args, 2);
+        assert!(
+            err.contains("cannot resolve reference `${nosuch}`"),
+            "{args:?}"
+        );
+        assert!(err.contains("… (500002 bytes)"), "{args:?}");
+        // 20 targets, each error a few hundred bytes: not 20 MB.
+        assert!(err.len() < 100_000, "{args:?}: {} bytes", err.len());
+    }
+    // The same with a class name of 500 KB that names no file.
+    write(
+        &tmp.path().join("inventory/classes/c.yml"),
+        &format!("classes: [{key}]\n"),
+    );
+    for args in [&["inventory"][..], LINT, COMPILE] {
+        let err = run(tmp.path(), args, 2);
+        assert!(err.contains("class not found: `kkk"), "{args:?}");
+        assert!(err.contains("… (500000 bytes)"), "{args:?}");
+        assert!(err.len() < 100_000, "{args:?}: {} bytes", err.len());
+    }
+}
+
+/// probe 34, yaml-nul-byte-truncates: the YAML reader took a NUL byte
+/// for the end of the file, so a class's lines after one were dropped
+/// with exit 0 (git shows such a file as binary: a reviewer sees none of
+/// it). PyYAML, reclass-rs and go-yaml refuse the character.
+#[test]
+fn a_nul_byte_in_yaml_is_refused() {
+    let tmp = copy_fixture("yaml-nul-byte");
+    refused_by(
+        tmp.path(),
+        &[COMPILE, INVENTORY, LINT],
+        &["c.yml:4:1", "a NUL byte, which YAML does not allow"],
+        "yaml-nul-byte",
+    );
+    // A catalog file changed after a NUL byte: `diff` said "no differences".
+    write(&tmp.path().join("a/t/f.yaml"), "a: 1\n\0x\n");
+    write(&tmp.path().join("b/t/f.yaml"), "a: 1\n\0y\n");
+    let out = run(tmp.path(), &["diff", "--catalogs", "a", "b"], 0);
+    assert!(out.contains("1 file changed"), "{out}");
+}
+
+/// probe 34: overlapping targets in different shards write the same file
+/// (`a` with `vars.target: b` and `b`): `ci --collect` refuses it, and its
+/// hint named only a shard numbering mistake.
+#[test]
+fn collecting_shards_of_overlapping_targets_says_why() {
+    let tmp = copy_fixture("overlapping-targets");
+    for (i, out) in [("1/2", "s1"), ("2/2", "s2")] {
+        run(
+            tmp.path(),
+            &["compile", "--shard", i, "--output-path", out],
+            0,
+        );
+    }
+    let err = run(
+        tmp.path(),
+        &["ci", "--collect", "s1", "s2", "--output-path", "merged"],
+        2,
+    );
+    assert!(err.contains("compiled/b/cm.yaml is in two shards"), "{err}");
+    assert!(err.contains("or two targets write this file"), "{err}");
+}
