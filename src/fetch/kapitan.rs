@@ -125,6 +125,7 @@ pub fn fetch_dependencies(
 ) -> Result<Vec<String>, DepsError> {
     let mut seen = BTreeSet::new();
     let mut deps = Vec::new();
+    let mut kept = Vec::new();
     for (target, list) in items {
         let Value::List(list) = list else { continue };
         for item in list {
@@ -185,6 +186,27 @@ pub fn fetch_dependencies(
                 )));
             }
             if opts.confined {
+                // What the checkout already holds at the output_path is
+                // kept, as Kapitan keeps it without --force-fetch:
+                // kapicorp/kapitan-reference commits its generators and
+                // says `fetch: true` in `.kapitan`. Nothing is fetched;
+                // a forced or missing dependency is still refused. The
+                // working directory counts too: a shard compiles into
+                // `--output-path shard` and reads the checkout's copy.
+                let present = |p: &Path| std::fs::symlink_metadata(p).is_ok();
+                let forced =
+                    opts.force || matches!(fields.get("force_fetch"), Some(Value::Bool(true)));
+                if !forced && (present(&dest) || (rel_path.is_relative() && present(rel_path))) {
+                    let line = format!(
+                        "Dependency {}: {rel} is already there, not fetched (a confined compile fetches nothing)",
+                        crate::diagnostics::escape_controls(&redact_url(&source))
+                    );
+                    // Targets sharing a class name the same dependency.
+                    if !kept.contains(&line) {
+                        kept.push(line);
+                    }
+                    continue;
+                }
                 return Err(DepsError {
                     hint: Some("fetch dependencies in a trusted step (`strata compile --fetch` outside the pull request's workflow) or commit them; a compile with --confine, or on a pull_request event, reads only the checkout".into()),
                     ..bad("a confined compile (a review of a pull request) does not fetch dependencies: the pull request would choose what the runner reads".into())
@@ -202,7 +224,7 @@ pub fn fetch_dependencies(
             });
         }
     }
-    let mut log = Vec::new();
+    let mut log = kept;
     // Kapitan's order: http, git, helm.
     let mut by_source: BTreeMap<(u8, String), Vec<&Dep>> = BTreeMap::new();
     for d in &deps {

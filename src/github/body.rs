@@ -726,7 +726,11 @@ fn render_targets(
             .filter(|(fi, oi)| name_covered || in_group(*fi, *oi).is_none())
             .collect();
         let objects: usize = t.files.iter().map(|f| f.objects.len()).sum();
-        if shown.is_empty() {
+        // A file renamed with its content unchanged has no object, so no
+        // group shows it: it is listed here, or it would be shown nowhere.
+        let bare: Vec<&crate::diff::FileDiff> =
+            t.files.iter().filter(|f| f.objects.is_empty()).collect();
+        if shown.is_empty() && bare.is_empty() {
             all_grouped.push(&t.name);
             continue;
         }
@@ -739,6 +743,21 @@ fn render_targets(
                     t.status.as_str(),
                     files_count(t.files.len())
                 );
+                for f in &bare {
+                    let path = match &f.old_path {
+                        Some(old) => format!("{} → {}", code(old), code(&f.path)),
+                        None => code(&f.path),
+                    };
+                    if detail == Detail::Files {
+                        let _ = writeln!(out, "- {} {path} (content unchanged)", f.status.as_str());
+                    } else {
+                        let _ = writeln!(
+                            out,
+                            "**{}** {path} (content unchanged)\n",
+                            f.status.as_str()
+                        );
+                    }
+                }
                 let mut last_file = None;
                 for &(fi, oi) in &shown {
                     let f = &t.files[fi];
@@ -992,6 +1011,40 @@ mod tests {
         assert!(full
             .markdown
             .contains("**changed** `manifests/file-4.yaml`"));
+    }
+
+    /// compat34 (compat-review-hides-pure-rename): kapicorp/kapitan's
+    /// tests/test_resources `external-test` target wrote `test2.md`
+    /// instead of `test.md` (same content): the summary counted one file
+    /// renamed, and the per-target section said "Every change of 1 target
+    /// is in the groups above: `external-test`", where no group shows it.
+    #[test]
+    fn a_pure_rename_is_listed_under_its_target() {
+        let mut d = CatalogDiff::default();
+        d.targets.push(TargetDiff {
+            name: "external-test".into(),
+            status: Status::Changed,
+            files: vec![FileDiff {
+                path: "test2.md".into(),
+                old_path: Some("test.md".into()),
+                status: Status::Renamed,
+                objects: Vec::new(),
+            }],
+        });
+        d.summary.targets_changed = 1;
+        d.summary.files_renamed = 1;
+        let r = build(&d, &[], &Revisions::default(), None, usize::MAX);
+        assert!(
+            r.markdown
+                .contains("**renamed** `test.md` → `test2.md` (content unchanged)"),
+            "{}",
+            r.markdown
+        );
+        assert!(
+            !r.markdown.contains("is in the groups above"),
+            "{}",
+            r.markdown
+        );
     }
 
     /// The issue's example: one owner annotation changed in 60

@@ -141,7 +141,17 @@ impl ReclassConfig {
                         | "reclass_rs_compat_flags"
                         | "verbose_warnings"
                 );
-                if !known {
+                // Python reclass's settings that Kapitan's reclass backend
+                // accepts and that change nothing there: the CLI's output
+                // format, the one storage strata reads, and the base URI
+                // (Kapitan joins nodes_uri/classes_uri to the inventory path
+                // itself). Kapitan's own examples/terraform sets all four.
+                let no_effect = match k.as_str() {
+                    "pretty_print" | "output" | "inventory_base_uri" => true,
+                    "storage_type" => m.get(k).and_then(Value::as_str) == Some("yaml_fs"),
+                    _ => false,
+                };
+                if !known && !no_effect {
                     warnings.push(ConfigWarning {
                         path: path.clone(),
                         key: k.to_string(),

@@ -226,6 +226,11 @@ impl ToDiagnostic for InventoryError {
                     || message.starts_with("the file holds more than");
                 d = d.with_file(path).with_line(*line).with_hint(if limit {
                     "this is one of strata's limits against hostile input (docs/reliability.md)"
+                } else if message.starts_with("duplicate key") {
+                    // Not a syntax error: Kapitan's reclass reads the file
+                    // (kapicorp/kapitan's own tests/test_resources has one),
+                    // so say what to change when migrating.
+                    "remove one of the two keys: Kapitan's reclass silently keeps the last value, strata (like reclass-rs) refuses duplicates; `strata lint` lists every one"
                 } else {
                     "fix the YAML syntax at that line (quote values that start with `*`, `&`, `!`, `{` or `[`)"
                 })

@@ -3369,6 +3369,60 @@ fn dependencies_are_not_fetched_when_confined_nor_written_through_links() {
     assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
 }
 
+/// compat34 (compat-confined-compile-refuses-committed-dependencies):
+/// kapicorp/kapitan-reference says `compile: {fetch: true}` in `.kapitan`
+/// and commits what its git dependencies fetch (the generators under
+/// `system/generators/...`); a shard's compile on a pull request
+/// (`strata compile --shard 1/3 --output-path shard`, confined) refused it,
+/// where `strata ci` compiled it. A dependency already in the checkout is
+/// kept (nothing is fetched); a missing or forced one is still refused.
+#[test]
+fn a_confined_compile_keeps_dependencies_the_checkout_holds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(&d.join(".kapitan"), "compile:\n  fetch: true\n");
+    write(&d.join("system/gen/k.txt"), "committed generator\n");
+    let target = |out: &str, force: &str| {
+        format!(
+            "parameters:\n  kapitan:\n    vars: {{target: t}}\n    dependencies:\n      - {{type: git, source: \"https://github.com/kapicorp/generators.git\", ref: main, output_path: {out}{force}}}\n    compile:\n      - {{output_path: o, input_type: copy, input_paths: [system/gen]}}\n",
+        )
+    };
+    write(
+        &d.join("inventory/targets/t.yml"),
+        &target("system/gen", ""),
+    );
+    // Nothing may be fetched: a closed port stands for the network.
+    let env = [
+        ("STRATA_DEPENDENCY_CACHE", "cache"),
+        ("HTTPS_PROXY", "http://127.0.0.1:9"),
+        ("GIT_CONFIG_GLOBAL", "/dev/null"),
+    ];
+    for out in [".", "shard"] {
+        let log = run_env(d, &["compile", "--confine", "--output-path", out], &env, 0);
+        assert!(
+            log.contains("system/gen is already there, not fetched"),
+            "{out}: {log}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join(out).join("compiled/t/o/k.txt")).unwrap(),
+            "committed generator\n"
+        );
+    }
+    assert!(!d.join("cache").exists(), "nothing was fetched");
+    // A dependency the checkout lacks, or a forced one, is refused.
+    for (out, force) in [
+        ("system/missing", ""),
+        ("system/gen", ", force_fetch: true"),
+    ] {
+        write(&d.join("inventory/targets/t.yml"), &target(out, force));
+        let log = run_env(d, &["compile", "--confine"], &env, 2);
+        assert!(
+            log.contains("does not fetch dependencies"),
+            "{out}{force}: {log}"
+        );
+    }
+}
+
 /// Re-probe 5 (ci-log-workflow-command-injection-from-catalog-text): in a
 /// GitHub Actions job, text a pull request controls (diff lines, file names
 /// in errors) never reaches the log as a workflow command.

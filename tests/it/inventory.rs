@@ -407,6 +407,59 @@ fn unknown_reclass_config_keys_warn_and_strict_fails() {
     assert!(text.contains("unknown key `allow_none_override`"), "{text}");
 }
 
+/// compat34 (compat-lint-python-reclass-keys-are-errors): kapicorp/
+/// kapitan's examples/terraform `reclass-config.yml` sets Python reclass's
+/// `storage_type: yaml_fs`, `pretty_print`, `output` and
+/// `inventory_base_uri`, which change nothing in Kapitan: `strata lint`
+/// reported each as an error (so `strata ci` on a push, `--fail-on error`,
+/// published nothing) and every compile warned. Another storage type still
+/// warns.
+#[test]
+fn python_reclass_settings_without_effect_are_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let inv = dir.path().join("inventory");
+    std::fs::create_dir_all(inv.join("targets")).unwrap();
+    std::fs::create_dir_all(inv.join("classes")).unwrap();
+    std::fs::write(inv.join("targets/t.yml"), "parameters:\n  a: 1\n").unwrap();
+    let cfg = |storage: &str| {
+        std::fs::write(
+            inv.join("reclass-config.yml"),
+            format!("storage_type: {storage}\npretty_print: true\noutput: yml\ninventory_base_uri: .\nnodes_uri: targets\nclasses_uri: classes\n"),
+        )
+        .unwrap();
+    };
+    cfg("yaml_fs");
+    let out = strata()
+        .current_dir(dir.path())
+        .args(["lint"])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains("unknown key"), "{text}");
+    let out = strata()
+        .current_dir(dir.path())
+        .args(["inventory", "--strict"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    cfg("mixed");
+    let out = strata()
+        .current_dir(dir.path())
+        .args(["lint"])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("unknown key `storage_type`"), "{text}");
+}
+
 /// `compile -t T` needs only T's closure: a class broken elsewhere leaves
 /// the other target out with a warning; a full compile names every broken
 /// target and its class.
