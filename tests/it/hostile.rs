@@ -1185,6 +1185,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("netplan-wireguard-keys", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  netplan.yaml: |\n    network:\n      tunnels:\n        wg0:\n          key:\n            private: {V}=\n          peers:\n            - keys:\n                shared: {V}-2=\n            - keys: {public: pub=, shared: {V}-3=}\n---\nnetwork:\n  tunnels:\n    wg0:\n      key:\n        private: {V}-4=\n      peers:\n      - keys:\n          public: pub=\n          shared: {V}-5=\n", "wgnp5528xq"),
     // Issue 19 (probe35): an Ignition file's percent-encoded data: URL.
     ("ignition-percent-encoded-data-urls", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  worker.ign: '{\"storage\": {\"files\": [{\"path\": \"/etc/k3s.yaml\", \"contents\": {\"source\": \"data:,token%3A%20{V}%0A\"}}]}}'\n---\nstorage:\n  files:\n  - path: /etc/app.env\n    contents:\n      source: data:,DB_PASSWORD%3D{V}-2%0A\n", "ignurl6639xq"),
+    // Issue 19 (probe35): a Ruby hash indexed by a symbol (Chef's knife.rb).
+    ("ruby-symbol-index-assignments", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  knife.rb: |\n    knife[:vsphere_pass] = \"{V}\"\n    knife[:secret] = '{V}-2'\n", "rbsym7741xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

@@ -301,7 +301,8 @@ pub struct Redactor {
     /// a Secret's data whatever KEY says.
     from_literal: Regex,
     /// A quoted key indexed and assigned (`os.environ["DB_PASSWORD"] = "x"`,
-    /// `ENV['API_TOKEN'] = 'x'`, C#'s `Configuration["Db:Password"] = "x"`)
+    /// `ENV['API_TOKEN'] = 'x'`, C#'s `Configuration["Db:Password"] = "x"`,
+    /// probe35: a Ruby symbol, Chef's `knife[:vsphere_pass] = "x"`)
     /// or passed before its value to a setter (`os.Setenv("DB_PASSWORD",
     /// "x")`, `System.setProperty(…)`, also a getter's default:
     /// `os.getenv("DB_PASSWORD", "x")`, Ruby's block form
@@ -611,7 +612,7 @@ impl Redactor {
         // A URL fragment's parameters too (`#access_token=X`, OAuth's
         // implicit flow).
         let code_pair = Regex::new(
-            r#"((?:\[[ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*\][ \t]*(?:=>|=|:)|\([ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*(?:,|\)[ \t]*\{)|["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*(?:->|[ \t]to[ \t]))[ \t]*["'])([^"'\n]*)"#,
+            r#"((?:\[[ \t]*(?:["']([A-Za-z_][A-Za-z0-9_.:\-]*)["']|:([A-Za-z_][A-Za-z0-9_]*))[ \t]*\][ \t]*(?:=>|=|:)|\([ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*(?:,|\)[ \t]*\{)|["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*(?:->|[ \t]to[ \t]))[ \t]*["'])([^"'\n]*)"#,
         )
         .expect("static regex is valid");
         let sbt_credentials =

@@ -4392,3 +4392,27 @@ fn ignition_percent_encoded_data_urls() {
         assert!(out.contains("data:,Welcome%20visible%0A"), "{out}");
     }
 }
+
+/// Issue 19 (probe35, red-ruby-symbol-index-assignments): a Ruby hash
+/// indexed by a symbol and assigned (Chef's `knife.rb`, `knife[:secret]`).
+#[test]
+fn ruby_symbol_index_assignments() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "knife[:aws_secret_access_key] = \"s3cr3tVx1\"",
+            "knife[:vsphere_pass] = \"s3cr3tVx2\"",
+            "knife[:secret] = 's3cr3tVx3'",
+            "config[:password] = \"s3cr3tVx4\"",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "knife[:ssh_user] = \"visible-user\"",
+            "opts = { :host => \"db\", :port => 5432 }",
+            "x = y[:a] ? \"b\" : \"c\"",
+        ],
+    );
+}
