@@ -1187,6 +1187,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("ignition-percent-encoded-data-urls", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  worker.ign: '{\"storage\": {\"files\": [{\"path\": \"/etc/k3s.yaml\", \"contents\": {\"source\": \"data:,token%3A%20{V}%0A\"}}]}}'\n---\nstorage:\n  files:\n  - path: /etc/app.env\n    contents:\n      source: data:,DB_PASSWORD%3D{V}-2%0A\n", "ignurl6639xq"),
     // Issue 19 (probe35): a Ruby hash indexed by a symbol (Chef's knife.rb).
     ("ruby-symbol-index-assignments", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  knife.rb: |\n    knife[:vsphere_pass] = \"{V}\"\n    knife[:secret] = '{V}-2'\n", "rbsym7741xq"),
+    // Issue 19 (probe35): RMAN's and Data Guard's connect strings.
+    ("oracle-rman-dgmgrl-connect-strings", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  backup.sh: |\n    rman target sys/{V}@ORCL\n    dgmgrl sys/{V}-2@primary \"show configuration\"\n", "orarman3319xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

@@ -408,7 +408,8 @@ pub struct Redactor {
     /// `IDENTIFIED [WITH plugin] BY X`, quoted (MySQL) or not (Oracle).
     auth_directive: Regex,
     /// A Go MySQL driver DSN, `user:X@tcp(host:3306)/db` (also `unix(`),
-    /// and Oracle's `sqlplus user/X@db` (`sqlldr`, `expdp`, `impdp`) and
+    /// and Oracle's `sqlplus user/X@db` (`sqlldr`, `expdp`, `impdp`; probe35:
+    /// `rman target sys/X@db`, `dgmgrl sys/X@db`) and
     /// JDBC URL (`jdbc:oracle:thin:user/X@db:1521/ORCL`).
     dsn_password: Regex,
     /// A quoted key holding `:` (`"db:password": X`, the hierarchy
@@ -702,7 +703,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let dsn_password = Regex::new(
-            r#"((?:^|[\s"'=])[^\s:@/"'=]+:)([^\s@/"']+)(@(?:tcp6?|udp6?|unix)?\()|(\b(?:sqlplus|sqlldr|expdp|impdp)[ \t]+(?:-[A-Za-z]+[ \t]+)*["']?[A-Za-z0-9_$#]+/|\bjdbc:oracle:[a-z0-9]+:["']?[A-Za-z0-9_$#]+/)([^\s@/"']+)"#,
+            r#"((?:^|[\s"'=])[^\s:@/"'=]+:)([^\s@/"']+)(@(?:tcp6?|udp6?|unix)?\()|(\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)[ \t]+(?:-[A-Za-z]+[ \t]+)*(?:(?:target|catalog|auxiliary)[ \t]+)?["']?[A-Za-z0-9_$#]+/|\bjdbc:oracle:[a-z0-9]+:["']?[A-Za-z0-9_$#]+/)([^\s@/"']+)"#,
         )
         .expect("static regex is valid");
         let colon_key = Regex::new(

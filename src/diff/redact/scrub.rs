@@ -393,7 +393,7 @@ impl Redactor {
         }
         if [
             "@tcp(", "@tcp6(", "@unix(", "@udp(", "@udp6(", "@(", "sqlplus", "sqlldr", "expdp",
-            "impdp", "oracle:",
+            "impdp", "oracle:", "rman", "dgmgrl",
         ]
         .iter()
         .any(|w| out.contains(w))

@@ -4416,3 +4416,25 @@ fn ruby_symbol_index_assignments() {
         ],
     );
 }
+
+/// Issue 19 (probe35, red-oracle-rman-dgmgrl-connect-strings): RMAN's and
+/// Data Guard's `user/X@db` like sqlplus's.
+#[test]
+fn oracle_rman_and_dgmgrl_connect_strings() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "rman target sys/s3cr3tVx1@ORCL",
+            "rman catalog rcat/s3cr3tVx2@rcatdb",
+            "dgmgrl sys/s3cr3tVx3@primary \"show configuration\"",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "rman target / catalog rcat@rcatdb",
+            "rman target / nocatalog",
+        ],
+    );
+}
