@@ -1189,6 +1189,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("ruby-symbol-index-assignments", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  knife.rb: |\n    knife[:vsphere_pass] = \"{V}\"\n    knife[:secret] = '{V}-2'\n", "rbsym7741xq"),
     // Issue 19 (probe35): RMAN's and Data Guard's connect strings.
     ("oracle-rman-dgmgrl-connect-strings", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  backup.sh: |\n    rman target sys/{V}@ORCL\n    dgmgrl sys/{V}-2@primary \"show configuration\"\n", "orarman3319xq"),
+    // Issue 19 (probe35): Erlang distribution cookies.
+    ("erlang-distribution-cookies", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  vm.args: |\n    -name app@127.0.0.1\n    -setcookie {V}\n  emqx.conf: |\n    node.cookie = \"{V}-2\"\n---\nnode.cookie: {V}-3\n", "erlck8852xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

@@ -826,6 +826,7 @@ impl Redactor {
                     || keys::salt_or_pepper_key(key)
                     || keys::personal_access_token_key(key)
                     || keys::app_secret_key_names(key)
+                    || keys::erlang_cookie_key(key)
                     || package_manager_auth_key(key)))
     }
 

@@ -4438,3 +4438,27 @@ fn oracle_rman_and_dgmgrl_connect_strings() {
         ],
     );
 }
+
+/// Issue 19 (probe35, red-erlang-distribution-cookies): an Erlang node's
+/// cookie as `-setcookie X` and EMQX's `node.cookie`.
+#[test]
+fn erlang_distribution_cookies() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "-name app@127.0.0.1\n-setcookie s3cr3tVx1",
+            "erl -sname b -setcookie s3cr3tVx2 -eval 'ok'",
+            "node.cookie = \"s3cr3tVx3\"",
+            "node {\n  cookie = \"s3cr3tVx4\"\n}",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "erl -sname a -setcookie $COOKIE",
+            "node.name = \"emqx@127.0.0.1\"",
+            "cookie_name = \"visible\"",
+        ],
+    );
+}
