@@ -1191,6 +1191,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("oracle-rman-dgmgrl-connect-strings", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  backup.sh: |\n    rman target sys/{V}@ORCL\n    dgmgrl sys/{V}-2@primary \"show configuration\"\n", "orarman3319xq"),
     // Issue 19 (probe35): Erlang distribution cookies.
     ("erlang-distribution-cookies", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  vm.args: |\n    -name app@127.0.0.1\n    -setcookie {V}\n  emqx.conf: |\n    node.cookie = \"{V}-2\"\n---\nnode.cookie: {V}-3\n", "erlck8852xq"),
+    // Issue 19 (probe35): the AWX operator's extra_settings pairs.
+    ("awx-extra-settings-pairs", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  awx.yaml: |\n    extra_settings:\n      - setting: AUTH_LDAP_BIND_PASSWORD\n        value: \"'{V}'\"\n      - {setting: SOCIAL_AUTH_GITHUB_SECRET, value: \"'{V}-2'\"}\n---\nspec:\n  extra_settings:\n  - setting: AUTH_LDAP_BIND_PASSWORD\n    value: \"'{V}-3'\"\n", "awxset2275xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

@@ -561,7 +561,7 @@ impl Redactor {
         // The fields of [`pair_name_field`] and [`pair_value_field`], any
         // case, after `:` or `=` (an HCL object).
         let flow_name = Regex::new(
-            r#"(?:^|[{,\s])["']?(?i:name|key|header|parameterkey|type)["']?[ \t]*[:=][ \t]*["']?([^,"'}\s]+)"#,
+            r#"(?:^|[{,\s])["']?(?i:name|key|header|parameterkey|type|setting)["']?[ \t]*[:=][ \t]*["']?([^,"'}\s]+)"#,
         )
         .expect("static regex is valid");
         let flow_value = Regex::new(

@@ -4462,3 +4462,20 @@ fn erlang_distribution_cookies() {
         ],
     );
 }
+
+/// Issue 19 (probe35, red-awx-extra-settings-pairs): the AWX operator's
+/// `extra_settings`, `{setting: NAME, value: X}`.
+#[test]
+fn awx_extra_settings_pairs() {
+    let r = Redactor::default();
+    let yaml = "spec:\n  extra_settings:\n    - setting: AUTH_LDAP_BIND_PASSWORD\n      value: \"'s3cr3tVx1'\"\n    - setting: LOG_AGGREGATOR_HOST\n      value: \"'visible.example.com'\"\n    - {setting: SOCIAL_AUTH_GITHUB_SECRET, value: \"'s3cr3tVx2'\"}\n";
+    for out in both_modes(&r, yaml) {
+        assert!(!out.contains("s3cr3tVx"), "{out}");
+        assert!(out.contains("visible.example.com"), "{out}");
+    }
+    let block: String = yaml.lines().map(|l| format!("    {l}\n")).collect();
+    for out in both_modes(&r, &format!("data:\n  awx.yaml: |\n{block}")) {
+        assert!(!out.contains("s3cr3tVx"), "{out}");
+        assert!(out.contains("visible.example.com"), "{out}");
+    }
+}
