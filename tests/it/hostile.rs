@@ -1193,6 +1193,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("erlang-distribution-cookies", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  vm.args: |\n    -name app@127.0.0.1\n    -setcookie {V}\n  emqx.conf: |\n    node.cookie = \"{V}-2\"\n---\nnode.cookie: {V}-3\n", "erlck8852xq"),
     // Issue 19 (probe35): the AWX operator's extra_settings pairs.
     ("awx-extra-settings-pairs", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  awx.yaml: |\n    extra_settings:\n      - setting: AUTH_LDAP_BIND_PASSWORD\n        value: \"'{V}'\"\n      - {setting: SOCIAL_AUTH_GITHUB_SECRET, value: \"'{V}-2'\"}\n---\nspec:\n  extra_settings:\n  - setting: AUTH_LDAP_BIND_PASSWORD\n    value: \"'{V}-3'\"\n", "awxset2275xq"),
+    // Issue 19 (probe35): `user:X` under a key ending in `auth`.
+    ("auth-suffix-user-password", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  hiera.yaml: |\n    profile::mail::relay_auth: \"ops:{V}\"\n  relay.conf: |\n    relay_auth = \"ops:{V}-2\"\n---\nmail:\n  relay_auth: ops:{V}-3\n", "authsfx6613xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

@@ -925,7 +925,16 @@ impl Redactor {
         let sst = key.get(key.len().saturating_sub(8)..).is_some_and(|t| {
             t.eq_ignore_ascii_case("sst_auth") || t.eq_ignore_ascii_case("sst-auth")
         });
-        if !(last.eq_ignore_ascii_case("auth") || basic || encrypt || sst) {
+        // probe35 (red-auth-suffix-user-password): a key whose last word
+        // is `auth` (`relay_auth`, `smtp-auth`, Hiera's
+        // `profile::mail::relay_auth`) holding `user:X`; not its base64
+        // test (`enable_auth: Disabled` is a word).
+        let suffix = !last.eq_ignore_ascii_case("auth")
+            && key.len() > 5
+            && key.is_char_boundary(key.len() - 4)
+            && key[key.len() - 4..].eq_ignore_ascii_case("auth")
+            && key[..key.len() - 4].ends_with(['_', '-', ':']);
+        if !(last.eq_ignore_ascii_case("auth") || basic || encrypt || sst || suffix) {
             return false;
         }
         let v = value.trim().trim_matches(['"', '\'']);
@@ -941,7 +950,7 @@ impl Redactor {
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
             && v.bytes()
                 .any(|b| b.is_ascii_digit() || b == b'=' || b.is_ascii_uppercase());
-        user_pass || base64
+        user_pass || (base64 && !suffix)
     }
 
     /// Hides, inside one string, what is a secret whatever the string's

@@ -4479,3 +4479,28 @@ fn awx_extra_settings_pairs() {
         assert!(out.contains("visible.example.com"), "{out}");
     }
 }
+
+/// Issue 19 (probe35, red-auth-suffix-user-password): `user:X` under a
+/// key whose last word is `auth` (Hiera's `profile::mail::relay_auth`).
+#[test]
+fn auth_suffix_user_password() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "profile::mail::relay_auth: \"ops:s3cr3tVx1\"",
+            "relay_auth = \"ops:s3cr3tVx2\"",
+            "smtp-auth: ops@example.com:s3cr3tVx3",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "enable_auth: Disabled",
+            "proxy_auth: \"http://proxy:3128\"",
+            "oauth: \"a:b\"",
+            "x_auth: \"true\"",
+            "auth_user: \"ops:visible\"",
+        ],
+    );
+}
