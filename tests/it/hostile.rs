@@ -1230,6 +1230,16 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("netplan-wireguard-keys", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  netplan.yaml: |\n    network:\n      tunnels:\n        wg0:\n          key:\n            private: {V}=\n          peers:\n            - keys:\n                shared: {V}-2=\n            - keys: {public: pub=, shared: {V}-3=}\n---\nnetwork:\n  tunnels:\n    wg0:\n      key:\n        private: {V}-4=\n      peers:\n      - keys:\n          public: pub=\n          shared: {V}-5=\n", "wgnp5528xq"),
     // Issue 19 (probe35): an Ignition file's percent-encoded data: URL.
     ("ignition-percent-encoded-data-urls", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  worker.ign: '{\"storage\": {\"files\": [{\"path\": \"/etc/k3s.yaml\", \"contents\": {\"source\": \"data:,token%3A%20{V}%0A\"}}]}}'\n---\nstorage:\n  files:\n  - path: /etc/app.env\n    contents:\n      source: data:,DB_PASSWORD%3D{V}-2%0A\n", "ignurl6639xq"),
+    // Issue 19 (probe35): a Ruby hash indexed by a symbol (Chef's knife.rb).
+    ("ruby-symbol-index-assignments", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  knife.rb: |\n    knife[:vsphere_pass] = \"{V}\"\n    knife[:secret] = '{V}-2'\n", "rbsym7741xq"),
+    // Issue 19 (probe35): RMAN's and Data Guard's connect strings.
+    ("oracle-rman-dgmgrl-connect-strings", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  backup.sh: |\n    rman target sys/{V}@ORCL\n    dgmgrl sys/{V}-2@primary \"show configuration\"\n", "orarman3319xq"),
+    // Issue 19 (probe35): Erlang distribution cookies.
+    ("erlang-distribution-cookies", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  vm.args: |\n    -name app@127.0.0.1\n    -setcookie {V}\n  emqx.conf: |\n    node.cookie = \"{V}-2\"\n---\nnode.cookie: {V}-3\n", "erlck8852xq"),
+    // Issue 19 (probe35): the AWX operator's extra_settings pairs.
+    ("awx-extra-settings-pairs", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  awx.yaml: |\n    extra_settings:\n      - setting: AUTH_LDAP_BIND_PASSWORD\n        value: \"'{V}'\"\n      - {setting: SOCIAL_AUTH_GITHUB_SECRET, value: \"'{V}-2'\"}\n---\nspec:\n  extra_settings:\n  - setting: AUTH_LDAP_BIND_PASSWORD\n    value: \"'{V}-3'\"\n", "awxset2275xq"),
+    // Issue 19 (probe35): `user:X` under a key ending in `auth`.
+    ("auth-suffix-user-password", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  hiera.yaml: |\n    profile::mail::relay_auth: \"ops:{V}\"\n  relay.conf: |\n    relay_auth = \"ops:{V}-2\"\n---\nmail:\n  relay_auth: ops:{V}-3\n", "authsfx6613xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

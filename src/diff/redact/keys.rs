@@ -361,3 +361,15 @@ pub(super) fn app_secret_key_names(key: &str) -> bool {
             "rootpwmodpw" | "camo_key" | "avatar_salt" | "zulip_org_key"
         )
 }
+
+/// probe35 (red-erlang-distribution-cookies): the cookie that lets an
+/// Erlang node join a cluster (and run code on every node): EMQX's
+/// `node.cookie`, a `distribution_cookie` (`cookie` alone names an HTTP
+/// cookie's settings elsewhere); `RELEASE_COOKIE`/`ERLANG_COOKIE` are
+/// read by the product words.
+pub(super) fn erlang_cookie_key(key: &str) -> bool {
+    let key = key.trim_matches(['"', '\'']);
+    ["node.cookie", "distribution_cookie", "distribution.cookie"]
+        .iter()
+        .any(|n| key.eq_ignore_ascii_case(n))
+}

@@ -301,7 +301,8 @@ pub struct Redactor {
     /// a Secret's data whatever KEY says.
     from_literal: Regex,
     /// A quoted key indexed and assigned (`os.environ["DB_PASSWORD"] = "x"`,
-    /// `ENV['API_TOKEN'] = 'x'`, C#'s `Configuration["Db:Password"] = "x"`)
+    /// `ENV['API_TOKEN'] = 'x'`, C#'s `Configuration["Db:Password"] = "x"`,
+    /// probe35: a Ruby symbol, Chef's `knife[:vsphere_pass] = "x"`)
     /// or passed before its value to a setter (`os.Setenv("DB_PASSWORD",
     /// "x")`, `System.setProperty(…)`, also a getter's default:
     /// `os.getenv("DB_PASSWORD", "x")`, Ruby's block form
@@ -407,7 +408,8 @@ pub struct Redactor {
     /// `IDENTIFIED [WITH plugin] BY X`, quoted (MySQL) or not (Oracle).
     auth_directive: Regex,
     /// A Go MySQL driver DSN, `user:X@tcp(host:3306)/db` (also `unix(`),
-    /// and Oracle's `sqlplus user/X@db` (`sqlldr`, `expdp`, `impdp`) and
+    /// and Oracle's `sqlplus user/X@db` (`sqlldr`, `expdp`, `impdp`; probe35:
+    /// `rman target sys/X@db`, `dgmgrl sys/X@db`) and
     /// JDBC URL (`jdbc:oracle:thin:user/X@db:1521/ORCL`).
     dsn_password: Regex,
     /// A quoted key holding `:` (`"db:password": X`, the hierarchy
@@ -559,7 +561,7 @@ impl Redactor {
         // The fields of [`pair_name_field`] and [`pair_value_field`], any
         // case, after `:` or `=` (an HCL object).
         let flow_name = Regex::new(
-            r#"(?:^|[{,\s])["']?(?i:name|key|header|parameterkey|type)["']?[ \t]*[:=][ \t]*["']?([^,"'}\s]+)"#,
+            r#"(?:^|[{,\s])["']?(?i:name|key|header|parameterkey|type|setting)["']?[ \t]*[:=][ \t]*["']?([^,"'}\s]+)"#,
         )
         .expect("static regex is valid");
         let flow_value = Regex::new(
@@ -611,7 +613,7 @@ impl Redactor {
         // A URL fragment's parameters too (`#access_token=X`, OAuth's
         // implicit flow).
         let code_pair = Regex::new(
-            r#"((?:\[[ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*\][ \t]*(?:=>|=|:)|\([ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*(?:,|\)[ \t]*\{)|["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*(?:->|[ \t]to[ \t]))[ \t]*["'])([^"'\n]*)"#,
+            r#"((?:\[[ \t]*(?:["']([A-Za-z_][A-Za-z0-9_.:\-]*)["']|:([A-Za-z_][A-Za-z0-9_]*))[ \t]*\][ \t]*(?:=>|=|:)|\([ \t]*["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*(?:,|\)[ \t]*\{)|["']([A-Za-z_][A-Za-z0-9_.:\-]*)["'][ \t]*(?:->|[ \t]to[ \t]))[ \t]*["'])([^"'\n]*)"#,
         )
         .expect("static regex is valid");
         let sbt_credentials =
@@ -701,7 +703,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let dsn_password = Regex::new(
-            r#"((?:^|[\s"'=])[^\s:@/"'=]+:)([^\s@/"']+)(@(?:tcp6?|udp6?|unix)?\()|(\b(?:sqlplus|sqlldr|expdp|impdp)[ \t]+(?:-[A-Za-z]+[ \t]+)*["']?[A-Za-z0-9_$#]+/|\bjdbc:oracle:[a-z0-9]+:["']?[A-Za-z0-9_$#]+/)([^\s@/"']+)"#,
+            r#"((?:^|[\s"'=])[^\s:@/"'=]+:)([^\s@/"']+)(@(?:tcp6?|udp6?|unix)?\()|(\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)[ \t]+(?:-[A-Za-z]+[ \t]+)*(?:(?:target|catalog|auxiliary)[ \t]+)?["']?[A-Za-z0-9_$#]+/|\bjdbc:oracle:[a-z0-9]+:["']?[A-Za-z0-9_$#]+/)([^\s@/"']+)"#,
         )
         .expect("static regex is valid");
         let colon_key = Regex::new(
@@ -824,6 +826,7 @@ impl Redactor {
                     || keys::salt_or_pepper_key(key)
                     || keys::personal_access_token_key(key)
                     || keys::app_secret_key_names(key)
+                    || keys::erlang_cookie_key(key)
                     || package_manager_auth_key(key)))
     }
 
@@ -922,7 +925,16 @@ impl Redactor {
         let sst = key.get(key.len().saturating_sub(8)..).is_some_and(|t| {
             t.eq_ignore_ascii_case("sst_auth") || t.eq_ignore_ascii_case("sst-auth")
         });
-        if !(last.eq_ignore_ascii_case("auth") || basic || encrypt || sst) {
+        // probe35 (red-auth-suffix-user-password): a key whose last word
+        // is `auth` (`relay_auth`, `smtp-auth`, Hiera's
+        // `profile::mail::relay_auth`) holding `user:X`; not its base64
+        // test (`enable_auth: Disabled` is a word).
+        let suffix = !last.eq_ignore_ascii_case("auth")
+            && key.len() > 5
+            && key.is_char_boundary(key.len() - 4)
+            && key[key.len() - 4..].eq_ignore_ascii_case("auth")
+            && key[..key.len() - 4].ends_with(['_', '-', ':']);
+        if !(last.eq_ignore_ascii_case("auth") || basic || encrypt || sst || suffix) {
             return false;
         }
         let v = value.trim().trim_matches(['"', '\'']);
@@ -938,7 +950,7 @@ impl Redactor {
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
             && v.bytes()
                 .any(|b| b.is_ascii_digit() || b == b'=' || b.is_ascii_uppercase());
-        user_pass || base64
+        user_pass || (base64 && !suffix)
     }
 
     /// Hides, inside one string, what is a secret whatever the string's

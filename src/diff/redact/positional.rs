@@ -359,6 +359,13 @@ fn positional_rules() -> &'static [Rule] {
                 r#"(?:\bkeys?["']?[ \t]*:[ \t]*\{(?:[^{}\n]*?[,\s])?["']?(?:private|shared)["']?[ \t]*:[ \t]*)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s,}]+)"#,
                 |v| matches!(v, "true" | "false" | "null" | "~"),
             ),
+            // probe35 (red-erlang-distribution-cookies): `erl -setcookie
+            // X` and a release's `vm.args` line `-setcookie X`.
+            rule(
+                &["-setcookie"],
+                r#"(?:(?:^|[\s'"\[,])-setcookie[ \t]+)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s'",\]]+)"#,
+                shell_variable,
+            ),
         ]
     })
 }

@@ -393,7 +393,7 @@ impl Redactor {
         }
         if [
             "@tcp(", "@tcp6(", "@unix(", "@udp(", "@udp6(", "@(", "sqlplus", "sqlldr", "expdp",
-            "impdp", "oracle:",
+            "impdp", "oracle:", "rman", "dgmgrl",
         ]
         .iter()
         .any(|w| out.contains(w))
@@ -463,11 +463,11 @@ impl Redactor {
             || out.contains("' to ")
         {
             replace_in(&mut out, &self.code_pair, |c: &regex::Captures| {
-                let key = [2, 3, 4]
+                let key = [2, 3, 4, 5]
                     .into_iter()
                     .find_map(|i| c.get(i))
                     .map_or("", |m| m.as_str());
-                if self.key_matches(key) && !c[5].is_empty() && &c[5] != OLD {
+                if self.key_matches(key) && !c[6].is_empty() && &c[6] != OLD {
                     format!("{}{OLD}", &c[1])
                 } else {
                     c[0].to_string()

@@ -46,9 +46,10 @@ pub(super) fn receiver_key(key: &str) -> bool {
 /// also ECS's `Name`/`Value` and CloudFormation parameter files'
 /// `ParameterKey`/`ParameterValue`.
 /// Keycloak's credentials, `{type: password, value: x}`, are named by
-/// their `type`.
+/// their `type`; probe35: the AWX operator's `extra_settings`, `{setting:
+/// AUTH_LDAP_BIND_PASSWORD, value: x}`, by their `setting`.
 pub(super) fn pair_name_field(k: &str) -> bool {
-    ["name", "key", "header", "parameterkey", "type"]
+    ["name", "key", "header", "parameterkey", "type", "setting"]
         .iter()
         .any(|f| k.eq_ignore_ascii_case(f))
 }

@@ -4392,3 +4392,115 @@ fn ignition_percent_encoded_data_urls() {
         assert!(out.contains("data:,Welcome%20visible%0A"), "{out}");
     }
 }
+
+/// Issue 19 (probe35, red-ruby-symbol-index-assignments): a Ruby hash
+/// indexed by a symbol and assigned (Chef's `knife.rb`, `knife[:secret]`).
+#[test]
+fn ruby_symbol_index_assignments() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "knife[:aws_secret_access_key] = \"s3cr3tVx1\"",
+            "knife[:vsphere_pass] = \"s3cr3tVx2\"",
+            "knife[:secret] = 's3cr3tVx3'",
+            "config[:password] = \"s3cr3tVx4\"",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "knife[:ssh_user] = \"visible-user\"",
+            "opts = { :host => \"db\", :port => 5432 }",
+            "x = y[:a] ? \"b\" : \"c\"",
+        ],
+    );
+}
+
+/// Issue 19 (probe35, red-oracle-rman-dgmgrl-connect-strings): RMAN's and
+/// Data Guard's `user/X@db` like sqlplus's.
+#[test]
+fn oracle_rman_and_dgmgrl_connect_strings() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "rman target sys/s3cr3tVx1@ORCL",
+            "rman catalog rcat/s3cr3tVx2@rcatdb",
+            "dgmgrl sys/s3cr3tVx3@primary \"show configuration\"",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "rman target / catalog rcat@rcatdb",
+            "rman target / nocatalog",
+        ],
+    );
+}
+
+/// Issue 19 (probe35, red-erlang-distribution-cookies): an Erlang node's
+/// cookie as `-setcookie X` and EMQX's `node.cookie`.
+#[test]
+fn erlang_distribution_cookies() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "-name app@127.0.0.1\n-setcookie s3cr3tVx1",
+            "erl -sname b -setcookie s3cr3tVx2 -eval 'ok'",
+            "node.cookie = \"s3cr3tVx3\"",
+            "node {\n  cookie = \"s3cr3tVx4\"\n}",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "erl -sname a -setcookie $COOKIE",
+            "node.name = \"emqx@127.0.0.1\"",
+            "cookie_name = \"visible\"",
+        ],
+    );
+}
+
+/// Issue 19 (probe35, red-awx-extra-settings-pairs): the AWX operator's
+/// `extra_settings`, `{setting: NAME, value: X}`.
+#[test]
+fn awx_extra_settings_pairs() {
+    let r = Redactor::default();
+    let yaml = "spec:\n  extra_settings:\n    - setting: AUTH_LDAP_BIND_PASSWORD\n      value: \"'s3cr3tVx1'\"\n    - setting: LOG_AGGREGATOR_HOST\n      value: \"'visible.example.com'\"\n    - {setting: SOCIAL_AUTH_GITHUB_SECRET, value: \"'s3cr3tVx2'\"}\n";
+    for out in both_modes(&r, yaml) {
+        assert!(!out.contains("s3cr3tVx"), "{out}");
+        assert!(out.contains("visible.example.com"), "{out}");
+    }
+    let block: String = yaml.lines().map(|l| format!("    {l}\n")).collect();
+    for out in both_modes(&r, &format!("data:\n  awx.yaml: |\n{block}")) {
+        assert!(!out.contains("s3cr3tVx"), "{out}");
+        assert!(out.contains("visible.example.com"), "{out}");
+    }
+}
+
+/// Issue 19 (probe35, red-auth-suffix-user-password): `user:X` under a
+/// key whose last word is `auth` (Hiera's `profile::mail::relay_auth`).
+#[test]
+fn auth_suffix_user_password() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "profile::mail::relay_auth: \"ops:s3cr3tVx1\"",
+            "relay_auth = \"ops:s3cr3tVx2\"",
+            "smtp-auth: ops@example.com:s3cr3tVx3",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "enable_auth: Disabled",
+            "proxy_auth: \"http://proxy:3128\"",
+            "oauth: \"a:b\"",
+            "x_auth: \"true\"",
+            "auth_user: \"ops:visible\"",
+        ],
+    );
+}
