@@ -14,9 +14,9 @@ use super::escapes::decode_escapes;
 use super::iac::{secure_parameter_default_lines, terraform_secret_lines};
 use super::keys::{jaas_user, jwk_private};
 use super::structural::{
-    helm_parameter_value_lines, is_name_list_key, is_visible_scalar, names_a_secret_value,
-    names_receivers, pair_name_field, pair_value_field, receiver_key, secret_patch_path,
-    KAPITAN_SECRET_BACKENDS,
+    helm_parameter_value_lines, is_name_list_key, is_placeholder, is_visible_scalar,
+    names_a_secret_value, names_receivers, pair_name_field, pair_value_field, receiver_key,
+    secret_patch_path, KAPITAN_SECRET_BACKENDS,
 };
 use super::{Redactor, OLD};
 
@@ -393,11 +393,12 @@ impl Redactor {
             };
             match caps {
                 Some(c)
-                    if env_value
+                    if (env_value
                         || self.key_matches(&key_of(&c))
                         || (receivers && receiver_key(&key_of(&c)))
                         || (jwk && jwk_private(&key_of(&c)))
-                        || (jaas && jaas_user(&key_of(&c))) =>
+                        || (jaas && jaas_user(&key_of(&c))))
+                        && !is_placeholder(&c[4]) =>
                 {
                     let value = c[4].trim();
                     if value.is_empty() || value.starts_with('|') || value.starts_with('>') {

@@ -16,7 +16,7 @@ use super::positional::hide_positional_secrets;
 use super::shapes::{
     hide_base64_private_keys, hide_shape_rules, mask_url_passwords, xml_value_child,
 };
-use super::structural::{names_receivers, receiver_key};
+use super::structural::{is_placeholder, names_receivers, receiver_key};
 use super::{hide_after_first, replace_in, Redactor, OLD};
 
 /// Whether a method called with a string literal sets a secret: its name
@@ -513,9 +513,19 @@ impl Redactor {
             });
         }
         if out.contains([':', '=']) {
+            // The inline rule's plain value stops at `{` and blanks: a
+            // placeholder it starts (`${DB_PASSWORD}`, `$(cat /run/x)`) is
+            // read whole from the text after it.
+            let placeholders = (out.contains("${") || out.contains("$(") || out.contains("{{"))
+                .then(|| out.clone());
             replace_in(&mut out, &self.inline, |c: &regex::Captures| {
                 let key = c[2].trim_start_matches("export ");
                 let value = &c[4];
+                if let (Some(text), Some(v)) = (&placeholders, c.get(4)) {
+                    if is_placeholder(value) || starts_with_placeholder(&text[v.start()..]) {
+                        return c[0].to_string();
+                    }
+                }
                 if value.starts_with('>') && c[3].ends_with('=') {
                     // `key => value`: the hash-rocket rule's.
                     return c[0].to_string();
@@ -777,6 +787,49 @@ fn flow_map_key(before: &str) -> Option<&str> {
     let key = &b[start..];
     key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         .then_some(key)
+}
+
+/// Whether `rest` (a value and the text after it) starts with a
+/// [placeholder](is_placeholder) that ends the value: the text up to a
+/// blank, quote, `,`, `;` or an escaped line break, or for a command
+/// substitution to its closing parenthesis.
+fn starts_with_placeholder(rest: &str) -> bool {
+    if !(rest.starts_with("${") || rest.starts_with("$(") || rest.starts_with("{{")) {
+        return false;
+    }
+    let end = if rest.starts_with("$(") {
+        let mut depth = 0usize;
+        let mut end = None;
+        for (i, ch) in rest.char_indices() {
+            match ch {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i + 1);
+                        break;
+                    }
+                }
+                '\n' | '\\' => break,
+                _ => {}
+            }
+        }
+        match end {
+            Some(e) => e,
+            None => return false,
+        }
+    } else if rest.starts_with("{{") {
+        match rest.find("}}") {
+            Some(e) => e + 2,
+            None => return false,
+        }
+    } else {
+        rest.find(|ch: char| ch.is_whitespace() || matches!(ch, '"' | '\'' | ',' | ';' | '\\'))
+            .unwrap_or(rest.len())
+    };
+    let after = rest[end..].chars().next();
+    after.is_none_or(|ch| ch.is_whitespace() || matches!(ch, '"' | '\'' | ',' | ';' | '\\'))
+        && is_placeholder(&rest[..end])
 }
 
 /// A key as [`Redactor::inline`] reads one: `[A-Za-z_][A-Za-z0-9_.-]*`.

@@ -404,6 +404,13 @@ impl Redactor {
                 && holds_any(ov, nv, WIREGUARD_KEY_CHILDREN)
             {
                 self.hide_named_children(ov, nv, WIREGUARD_KEY_CHILDREN)
+            } else if k == "secret" && secret_volume_source(ov, nv) {
+                // A Pod volume's `secret:` names the Secret it mounts
+                // (`secretName`, `items`, `defaultMode`): walked, so a
+                // review shows the name roll when the Secret's content
+                // changes (compat34 on kapitan-reference, whose generators
+                // suffix the name with a hash of the content).
+                self.walk(ov, nv)
             } else if self.key_matches(k)
                 || (part == Part::Receiver && receiver_key(k))
                 || (part == Part::Sensitive && k == "value")
@@ -745,9 +752,78 @@ pub(super) fn is_visible_scalar(v: &str) -> bool {
         .any(|s| v.eq_ignore_ascii_case(s))
 }
 
-/// Redacts a value a key pattern marked; booleans and nulls stay visible.
+/// A value that names where a secret comes from instead of holding it,
+/// whole (quotes aside): a `${NAME}` variable or property reference (and
+/// `${{ secrets.NAME }}`), a template expression without a literal in it
+/// (`{{ .Values.db.password }}`), or a command substitution by a program
+/// that reads a file (`$(cat /run/secrets/db)`). It stays visible under a
+/// secret key, so a review shows which variable a password now comes
+/// from: reviewing kapicorp/kapitan-reference hid 27 such values or
+/// references among 52 (compat34, compat-over-redaction-kapitan-reference).
+/// `$NAME` without braces is not read (a password may start with `$`),
+/// nor `$(echo X)`.
+pub(super) fn is_placeholder(v: &str) -> bool {
+    let v = v.trim();
+    let v = ['"', '\'']
+        .into_iter()
+        .find_map(|q| v.strip_prefix(q).and_then(|x| x.strip_suffix(q)))
+        .unwrap_or(v);
+    if !(v.starts_with("${") || v.starts_with("{{") || v.starts_with("$(")) {
+        return false;
+    }
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"^(?:\$\{[A-Za-z_][A-Za-z0-9_.]*\}|\$\{\{\s*[A-Za-z_][A-Za-z0-9_.]*\s*\}\}|\{\{-?\s*[.$A-Za-z_][A-Za-z0-9_.$ |()\[\]]*?\s*-?\}\}|\$\((?:cat|realpath|pwd|dirname|basename|readlink)\b[^\n`;&|<>]*\))$",
+        )
+        .expect("static regex is valid")
+    })
+    .is_match(v)
+}
+
+/// Whether the present sides are Kubernetes secret volume sources (a
+/// Pod's `volumes[].secret`, a projected volume's `sources[].secret`):
+/// maps of `secretName` or `name`, `items` (each `key`, `path`, `mode`),
+/// `defaultMode` and `optional` only.
+fn secret_volume_source(old: Option<&Value>, new: Option<&Value>) -> bool {
+    let source = |v: &Value| {
+        let Value::Map(m) = v else {
+            return false;
+        };
+        let named = ["secretName", "name"]
+            .iter()
+            .any(|k| m.get(*k).is_some_and(|n| matches!(n, Value::String(_))));
+        let items = |v: &Value| match v {
+            Value::List(l) => l.iter().all(|i| {
+                i.as_map().is_some_and(|i| {
+                    i.keys()
+                        .all(|k| matches!(k.as_str(), "key" | "path" | "mode"))
+                })
+            }),
+            _ => false,
+        };
+        named
+            && m.iter().all(|(k, v)| match k.as_str() {
+                "secretName" | "name" => matches!(v, Value::String(_)),
+                "items" => items(v),
+                "defaultMode" => matches!(v, Value::Int(_)),
+                "optional" => matches!(v, Value::Bool(_)),
+                _ => false,
+            })
+    };
+    (old.is_some() || new.is_some()) && [old, new].into_iter().flatten().all(source)
+}
+
+/// Redacts a value a key pattern marked; booleans, nulls and
+/// [placeholders](is_placeholder) stay visible.
 fn hide(old: Option<&Value>, new: Option<&Value>) -> (Option<Value>, Option<Value>) {
-    let visible = |v: Option<&Value>| v.is_none_or(|v| matches!(v, Value::Bool(_) | Value::Null));
+    let visible = |v: Option<&Value>| {
+        v.is_none_or(|v| match v {
+            Value::Bool(_) | Value::Null => true,
+            Value::String(s) => is_placeholder(s),
+            _ => false,
+        })
+    };
     if visible(old) && visible(new) {
         return (old.cloned(), new.cloned());
     }

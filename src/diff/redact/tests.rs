@@ -2777,11 +2777,18 @@ fn more_clients_password_options_and_positions() {
 #[test]
 fn control_and_invisible_characters_around_a_key() {
     let r = Redactor::default();
+    // A NUL is no YAML (probe34, yaml-nul-byte-truncates: the reader
+    // refuses it), so a file holding one is compared as text.
+    for line in ["x\u{0}password=s3cr3tVx", "\u{0}password=s3cr3tVx"] {
+        let yaml = format!("data:\n  f: |\n    {line}\n");
+        assert!(crate::yaml::load_values(&yaml).is_err());
+        for out in [r.scrub(line), r.redact_text(&yaml)] {
+            assert!(!out.contains("s3cr3tVx"), "{line:?} -> {out:?}");
+        }
+    }
     hidden_everywhere(
         &r,
         &[
-            "x\u{0}password=s3cr3tVx",
-            "\u{0}password=s3cr3tVx",
             "x\u{1}password=s3cr3tVx",
             "\u{1b}[0mpassword=s3cr3tVx",
             "password\u{1b}[0m=s3cr3tVx",
@@ -4503,4 +4510,93 @@ fn auth_suffix_user_password() {
             "auth_user: \"ops:visible\"",
         ],
     );
+}
+
+/// compat34 (compat-over-redaction-kapitan-reference): a review of
+/// kapicorp/kapitan-reference hid 27 values that are no secrets among
+/// 52: a secret-named key's value that only says where the secret comes
+/// from (`${ELASTICSEARCH_PASSWORD}`, a template expression, `$(realpath
+/// …)` under `…_FROM_PWD`) stays visible in both modes; a value holding a
+/// literal beside or inside such a form is still hidden.
+#[test]
+fn placeholders_under_secret_keys_stay_visible() {
+    let r = Redactor::default();
+    file_shown_everywhere(
+        &r,
+        &[
+            "password: ${ELASTICSEARCH_PASSWORD}",
+            "db.password=${DB_PASSWORD}",
+            "token = \"${{ secrets.DEPLOY_TOKEN }}\"",
+            "api_token: \"{{ .Values.api.token }}\"",
+            "client_secret: '{{ $secret | b64dec }}'",
+            "PASSWORD=$(cat /run/secrets/db_password)",
+            "KAPITAN_BASEDIR_RELATIVE_PATH_FROM_PWD=$(realpath ${KAPITAN_ABSOLUTE_BASEDIR} --relative-to=$(pwd))",
+            "export SECRET_KEY=${SECRET_KEY} other=1",
+        ],
+    );
+    file_hidden_everywhere(
+        &r,
+        &[
+            "password: ${DB_PASSWORD:-s3cr3tVx1}",
+            "password: $s3cr3tVx2",
+            "PASSWORD=$(echo s3cr3tVx3)",
+            "token: \"{{ \"s3cr3tVx4\" }}\"",
+            "password: ${PW}s3cr3tVx5",
+            "secret = {{ x }}s3cr3tVx6",
+            "PASSWORD=$(cat /x; echo s3cr3tVx7)",
+        ],
+    );
+    // As values of a map, not lines of a file.
+    let yaml = "env:\n  DB_PASSWORD: ${DB_PASSWORD}\n  API_TOKEN: \"{{ .Values.token }}\"\n  SECRET_KEY: $(cat /run/secrets/key)\n  OTHER_PASSWORD: s3cr3tVx8\n";
+    for out in both_modes(&r, yaml) {
+        for shown in [
+            "${DB_PASSWORD}",
+            "{{ .Values.token }}",
+            "$(cat /run/secrets/key)",
+        ] {
+            assert!(out.contains(shown), "{shown}: {out}");
+        }
+        assert!(!out.contains("s3cr3tVx"), "{out}");
+    }
+    // A change from a placeholder to a literal hides both sides.
+    let (a, b) = r.redact_pair(
+        Some(&v("password: ${DB_PASSWORD}\n")),
+        Some(&v("password: s3cr3tVx9\n")),
+    );
+    let both = format!("{a:?} {b:?}");
+    assert!(
+        !both.contains("s3cr3tVx") && !both.contains("DB_PASSWORD"),
+        "{both}"
+    );
+}
+
+/// compat34 (compat-over-redaction-kapitan-reference): a Pod volume's
+/// `secret:` (a SecretVolumeSource) names the Secret; kapitan-reference's
+/// generators suffix that name with a hash of the Secret's content, so
+/// hiding it hid that the Secret changed. Anything else under `secret`
+/// stays hidden.
+#[test]
+fn secret_volume_sources_are_shown() {
+    let r = Redactor::default();
+    let yaml = "spec:\n  volumes:\n    - name: creds\n      secret:\n        secretName: mysql-0fa06206\n        defaultMode: 420\n        items:\n          - {key: password, path: password}\n    - name: p\n      projected:\n        sources:\n          - secret: {name: api-5e1d, optional: true}\n";
+    let (_, b) = r.redact_pair(None, Some(&v(yaml)));
+    let out = crate::yaml::emit::to_yaml_string(&b);
+    for shown in [
+        "mysql-0fa06206",
+        "defaultMode: 420",
+        "path: password",
+        "api-5e1d",
+    ] {
+        assert!(out.contains(shown), "{shown}: {out}");
+    }
+    for yaml in [
+        "secret: {secretName: x, token: s3cr3tVx1}\n",
+        "secret: {name: s3cr3tVx2x, value: s3cr3tVx2}\n",
+        "secret: s3cr3tVx3\n",
+        "app:\n  secret: {name: s3cr3tVx4, defaultMode: \"s3cr3tVx4\"}\n",
+    ] {
+        let (_, b) = r.redact_pair(None, Some(&v(yaml)));
+        let out = crate::yaml::emit::to_yaml_string(&b);
+        assert!(!out.contains("s3cr3tVx"), "{yaml}: {out}");
+    }
 }
