@@ -1240,6 +1240,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("awx-extra-settings-pairs", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  awx.yaml: |\n    extra_settings:\n      - setting: AUTH_LDAP_BIND_PASSWORD\n        value: \"'{V}'\"\n      - {setting: SOCIAL_AUTH_GITHUB_SECRET, value: \"'{V}-2'\"}\n---\nspec:\n  extra_settings:\n  - setting: AUTH_LDAP_BIND_PASSWORD\n    value: \"'{V}-3'\"\n", "awxset2275xq"),
     // Issue 19 (probe35): `user:X` under a key ending in `auth`.
     ("auth-suffix-user-password", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  hiera.yaml: |\n    profile::mail::relay_auth: \"ops:{V}\"\n  relay.conf: |\n    relay_auth = \"ops:{V}-2\"\n---\nmail:\n  relay_auth: ops:{V}-3\n", "authsfx6613xq"),
+    // Issue 19 (probe35): the ClickHouse operator's `NAME/password` user settings.
+    ("clickhouse-operator-user-paths", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  chi.yaml: |\n    spec:\n      configuration:\n        users:\n          app/password: {V}\n          app/networks/ip: ::/0\n---\napiVersion: clickhouse.altinity.com/v1\nkind: ClickHouseInstallation\nmetadata: {name: chi}\nspec:\n  configuration:\n    users:\n      app/password: {V}-2\n", "chiusr4471xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

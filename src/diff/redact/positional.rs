@@ -366,6 +366,15 @@ fn positional_rules() -> &'static [Rule] {
                 r#"(?:(?:^|[\s'"\[,])-setcookie[ \t]+)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s'",\]]+)"#,
                 shell_variable,
             ),
+            // probe35 (red-clickhouse-operator-user-paths): the Altinity
+            // ClickHouse operator's `users:` map keys a setting by its path,
+            // `NAME/password: X` (`/password_sha256_hex`); the text mode's
+            // key pattern holds no `/` (the semantic walk reads the key).
+            rule(
+                &["/password"],
+                r#"(?m)(?:^[ \t]*["']?[A-Za-z0-9_.\-]+/(?P<key>password[A-Za-z0-9_]*)["']?[ \t]*:[ \t]*)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s#]+)"#,
+                never,
+            ),
         ]
     })
 }

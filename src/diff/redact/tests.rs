@@ -4512,6 +4512,27 @@ fn auth_suffix_user_password() {
     );
 }
 
+/// Issue 19 (probe35, red-clickhouse-operator-user-paths): the ClickHouse
+/// operator's `users:` settings keyed by path, `NAME/password: X`, in the
+/// text mode.
+#[test]
+fn clickhouse_operator_user_paths() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "users:\n  app/password: s3cr3tVx1",
+            "users:\n  reader/password_sha256_hex: \"s3cr3tVx2\"",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "users:\n  app/networks/ip: visible-net\n  app/profile: default",
+            "url: https://example.com/password/reset",
+        ],
+    );
+}
 /// compat34 (compat-over-redaction-kapitan-reference): a review of
 /// kapicorp/kapitan-reference hid 27 values that are no secrets among
 /// 52: a secret-named key's value that only says where the secret comes
