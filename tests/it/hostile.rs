@@ -5960,6 +5960,19 @@ fn a_confined_helm_gets_no_runner_configuration_nor_outside_dependencies() {
         ),
         ("Chart.yaml", utf16, "Chart.yaml: not UTF-8"),
         (
+            // yaml.v2 decodes `!!binary` to its bytes: `file://../../outside`.
+            "Chart.yaml",
+            format!(
+                "{head}dependencies:\n{}",
+                dep.replace(
+                    "file://../../outside",
+                    "!!binary ZmlsZTovLy4uLy4uL291dHNpZGU="
+                )
+            )
+            .into(),
+            "unsupported YAML tag",
+        ),
+        (
             "requirements.yaml",
             format!("dependencies:\n{dep}x: 1\nx: 2\n").into(),
             "requirements.yaml: line 6, column 1: duplicate key `x`",
