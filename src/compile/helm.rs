@@ -389,28 +389,59 @@ fn check_helm_path(path: &str) -> Result<(), String> {
 /// helm-dependency-update-fetches-pr-chosen-urls).
 fn check_local_dependencies(chart: &Path) -> Result<(), String> {
     for file in ["Chart.yaml", "requirements.yaml"] {
-        let Ok(text) = std::fs::read_to_string(chart.join(file)) else {
+        // What strata cannot read helm may still read: a file skipped here
+        // had its dependencies packaged unchecked (verify25,
+        // v-helm-dependency-check-bypassed-by-what-strata-cannot-read: a
+        // duplicate key, U+2028 as a line break, UTF-16). So anything but
+        // a missing or unreadable file (which fails helm too) is read, or
+        // refused.
+        let Ok(bytes) = std::fs::read(chart.join(file)) else {
             continue;
         };
-        // An unreadable file is helm's to report.
-        let Ok(Some(node)) = crate::yaml::load_one(&text) else {
-            continue;
+        let unreadable = |why: String| {
+            format!("{file}: {why}: a pull request's compile with dependency_update checks where the chart's dependencies come from and cannot read them; write it as plain UTF-8 YAML")
         };
-        let doc = node.to_value();
-        let Some(deps) = doc.get_path(&["dependencies"]).and_then(Value::as_list) else {
-            continue;
-        };
-        for dep in deps {
-            let Some(repo) = dep.get_path(&["repository"]).and_then(Value::as_str) else {
-                continue;
-            };
-            if let Some(dir) = repo.strip_prefix("file://") {
-                super::confine::check_tree(&chart.join(dir))
-                    .map_err(|e| format!("{file}: dependency repository `{repo}`: {e}"))?;
+        let text =
+            String::from_utf8(bytes).map_err(|_| unreadable("not UTF-8 (UTF-16?)".into()))?;
+        let docs = crate::yaml::load_all(&text)
+            .map_err(|e| unreadable(format!("line {}, column {}: {}", e.line, e.col, e.message)))?;
+        for doc in docs {
+            for deps in fields(&doc.to_value(), "dependencies") {
+                for dep in deps.as_list().unwrap_or_default() {
+                    for repo in fields(dep, "repository").filter_map(Value::as_str) {
+                        if let Some(dir) = repo.strip_prefix("file://") {
+                            super::confine::check_tree(&chart.join(dir)).map_err(|e| {
+                                format!("{file}: dependency repository `{repo}`: {e}")
+                            })?;
+                        }
+                    }
+                }
             }
         }
     }
     Ok(())
+}
+
+/// The fields of map `v` that helm reads as `name`: it decodes the chart
+/// through JSON into Go structs, whose field names match case-blind and
+/// with Go's Unicode folding (`Dependencies`, `repoſitory` with U+017F, a
+/// Kelvin sign for `k`), so `Repository: file://../../outside` was a
+/// dependency helm packaged and this check did not see (verify25).
+fn fields<'a>(v: &'a Value, name: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+    let fold = |k: &str| -> String {
+        k.chars()
+            .map(|c| match c {
+                '\u{17f}' => 's',
+                '\u{212a}' => 'k',
+                c => c.to_ascii_lowercase(),
+            })
+            .collect()
+    };
+    v.as_map()
+        .into_iter()
+        .flat_map(|m| m.iter())
+        .filter(move |(k, _)| fold(k) == name)
+        .map(|(_, v)| v)
 }
 
 /// The binary: `helm_path`, else `$KAPITAN_HELM_PATH`, else `helm`.

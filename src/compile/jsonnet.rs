@@ -1322,6 +1322,14 @@ mod tests {
     }
 
     #[test]
+    fn parse_yaml_refuses_a_nul_byte_instead_of_stopping_there() {
+        let err = eval("std.parseYaml('a: 1\\n\\u0000\\nb: 2\\n')").unwrap_err();
+        assert!(err.contains("a NUL byte on line 2"), "{err}");
+        let v = eval("std.parseYaml('a: 1\\nb: \"x\\\\0y\"\\n')").unwrap();
+        assert_eq!(v.get_path(&["b"]), Some(&Value::String("x\0y".into())));
+    }
+
+    #[test]
     fn ext_var_and_kapitan_lib() {
         let v = eval(
             "local kap = import 'lib/kapitan.libjsonnet';\n{ t: std.extVar('target'), h: kap.sha256('x'), y: std.parseJson(kap.yaml_load('data.yml')), d: kap.yaml_dump({b: [1], a: 'l1\\nl2'}) }",

@@ -498,7 +498,7 @@ fn is_structured(path: &str) -> bool {
 
 fn load(path: &str, bytes: Vec<u8>, opts: &DiffOptions) -> Content {
     let text = match String::from_utf8(bytes) {
-        Ok(t) => strip_boms(t),
+        Ok(t) => t,
         Err(e) => return Content::Binary(e.into_bytes()),
     };
     if opts.semantic && is_structured(path) {
@@ -506,7 +506,7 @@ fn load(path: &str, bytes: Vec<u8>, opts: &DiffOptions) -> Content {
         // is copied: redaction goes by key, and the alias's key may be neutral.
         let secret_key = |k: &str| opts.redactor.key_matches(k);
         if let Ok(docs) = crate::yaml::load_values_hiding_secret_aliases(
-            &text,
+            &strip_boms(&text),
             &secret_key,
             redact::ALIASED,
             redact::ALIASED_UNDER_SECRET,
@@ -531,13 +531,22 @@ fn load(path: &str, bytes: Vec<u8>, opts: &DiffOptions) -> Content {
 /// Without the byte-order marks at the start of the file and of its lines
 /// (a later document's): Kubernetes' reader drops them, and a `\u{feff}kind`
 /// key would hide that the object is a Secret from redaction.
-fn strip_boms(text: String) -> String {
+///
+/// Text (not parsed) keeps them: a file whose only change is a mark at a
+/// line's start differs for the programs that read it (a script's `#!`, the
+/// first key of a `.env` or `.conf` line), and the review said `no
+/// differences` (verify25, v-bom-only-change-hidden). They are removed only
+/// where text is shown and redacted, so a mark before `password=` does not
+/// hide the line from redaction.
+fn strip_boms(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.contains('\u{feff}') {
-        return text;
+        return std::borrow::Cow::Borrowed(text);
     }
-    text.split_inclusive('\n')
-        .map(|l| l.trim_start_matches('\u{feff}'))
-        .collect()
+    std::borrow::Cow::Owned(
+        text.split_inclusive('\n')
+            .map(|l| l.trim_start_matches('\u{feff}'))
+            .collect(),
+    )
 }
 
 /// Removes every field whose path matches one of `res`.
@@ -791,9 +800,9 @@ fn diff_content(
             let (ot, nt) = match (old, new) {
                 // Redacted together: an anchor one side aliases under a
                 // secret key is hidden on both.
-                (Some(Content::Text(o)), Some(Content::Text(n))) => {
-                    opts.redactor.redact_text_pair(Some(o), Some(n))
-                }
+                (Some(Content::Text(o)), Some(Content::Text(n))) => opts
+                    .redactor
+                    .redact_text_pair(Some(&strip_boms(o)), Some(&strip_boms(n))),
                 _ => (
                     old.map(|c| text_of(c, true, opts)),
                     new.map(|c| text_of(c, false, opts)),
@@ -806,8 +815,16 @@ fn diff_content(
                 let binary = matches!(old, Some(Content::Binary(_)))
                     || matches!(new, Some(Content::Binary(_)));
                 // Differences exist only in what redaction hid, or in bytes.
+                let boms_only = match (old, new) {
+                    (Some(Content::Text(o)), Some(Content::Text(n))) => {
+                        strip_boms(o) == strip_boms(n)
+                    }
+                    _ => false,
+                };
                 let note = if binary {
                     "(binary files differ)\n"
+                } else if boms_only {
+                    "(the change is in byte order marks (U+FEFF) at the start of lines: not shown)\n"
                 } else {
                     "(the change is in redacted values: not shown)\n"
                 };
@@ -851,7 +868,7 @@ fn text_of(c: &Content, old_side: bool, opts: &DiffOptions) -> String {
             })
             .collect::<Vec<_>>()
             .join("---\n"),
-        Content::Text(t) => opts.redactor.redact_text(t),
+        Content::Text(t) => opts.redactor.redact_text(&strip_boms(t)),
     }
 }
 
@@ -1220,6 +1237,34 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn a_change_in_byte_order_marks_alone_is_a_change() {
+        let o = DiffOptions::default();
+        let a = load("run.sh", b"#!/bin/sh\necho hi\n".to_vec(), &o);
+        let b = load("run.sh", "\u{feff}#!/bin/sh\necho hi\n".into(), &o);
+        assert!(!same(&a, &b));
+        let d = diff_content("run.sh", Some(&a), Some(&b), &o);
+        assert_eq!(
+            d[0].diff,
+            "(the change is in byte order marks (U+FEFF) at the start of lines: not shown)\n"
+        );
+        // Parsed YAML still drops them, as Kubernetes' reader does.
+        let y = load("c.yaml", b"a: 1\n".to_vec(), &o);
+        let z = load("c.yaml", "\u{feff}a: 1\n".into(), &o);
+        assert!(same(&y, &z));
+        // And a mark before a secret's line does not keep it from redaction.
+        let p = load("app.env", b"DB_PASSWORD=hunter2secret\n".to_vec(), &o);
+        let q = load("app.env", "\u{feff}DB_PASSWORD=n3wsecretvalue\n".into(), &o);
+        let text: String = diff_content("app.env", Some(&p), Some(&q), &o)
+            .iter()
+            .map(|o| o.diff.clone())
+            .collect();
+        assert!(
+            !text.contains("hunter2secret") && !text.contains("n3wsecretvalue"),
+            "{text}"
+        );
     }
 
     #[test]

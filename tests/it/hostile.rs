@@ -5921,6 +5921,78 @@ fn a_confined_helm_gets_no_runner_configuration_nor_outside_dependencies() {
         );
         run_env(&repo, &["compile", "--output-path", "push"], &push_env, 0);
     }
+    // What helm reads and strata's check did not (verify25,
+    // v-helm-dependency-check-bypassed-by-what-strata-cannot-read): field
+    // names helm matches case-blind, and files strata's reader refused
+    // (the check skipped them; helm packaged the dependency).
+    let dep = "  - name: d\n    version: 0.1.0\n    repository: file://../../outside\n";
+    let head = "apiVersion: v2\nname: c\nversion: 0.1.0\n";
+    let utf16: Vec<u8> = std::iter::once(0xfeff_u16)
+        .chain(format!("{head}dependencies:\n{dep}").encode_utf16())
+        .flat_map(|u| u.to_le_bytes())
+        .collect();
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "Chart.yaml",
+            format!(
+                "{head}Dependencies:\n{}",
+                dep.replace("repository", "Repository")
+            )
+            .into(),
+            "dependency repository `file://../../outside`",
+        ),
+        (
+            "Chart.yaml",
+            format!(
+                "{head}dependencies:\n{}",
+                dep.replace("repository", "repo\u{17f}itory")
+            )
+            .into(),
+            "dependency repository `file://../../outside`",
+        ),
+        (
+            "Chart.yaml",
+            format!("{head}name: c\ndependencies:\n{dep}").into(),
+            "Chart.yaml: line 4, column 1: duplicate key `name`",
+        ),
+        (
+            "Chart.yaml",
+            format!("{}\u{2028}dependencies:\n{dep}", head.trim_end()).into(),
+            "Chart.yaml: line 3",
+        ),
+        ("Chart.yaml", utf16, "Chart.yaml: not UTF-8"),
+        (
+            // yaml.v2 decodes `!!binary` to its bytes: `file://../../outside`.
+            "Chart.yaml",
+            format!(
+                "{head}dependencies:\n{}",
+                dep.replace(
+                    "file://../../outside",
+                    "!!binary ZmlsZTovLy4uLy4uL291dHNpZGU="
+                )
+            )
+            .into(),
+            "unsupported YAML tag",
+        ),
+        (
+            "requirements.yaml",
+            format!("dependencies:\n{dep}x: 1\nx: 2\n").into(),
+            "requirements.yaml: line 6, column 1: duplicate key `x`",
+        ),
+    ];
+    for (file, text, wanted) in cases {
+        write(&repo.join("chart/Chart.yaml"), head);
+        let _ = std::fs::remove_file(repo.join("chart/requirements.yaml"));
+        std::fs::write(repo.join("chart").join(file), &text).unwrap();
+        let err = run_env(&repo, &["compile", "--output-path", "pr"], &pr_env, 2);
+        assert!(
+            err.contains(wanted)
+                && (err.contains("outside the repository") || err.contains("cannot read them")),
+            "{}: {err}",
+            String::from_utf8_lossy(&text)
+        );
+    }
+    let _ = std::fs::remove_file(repo.join("chart/requirements.yaml"));
     // One inside the tree is the pull request's own.
     write(
         &repo.join("sub/Chart.yaml"),

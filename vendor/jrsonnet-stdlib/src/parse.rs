@@ -21,6 +21,17 @@ fn yaml_budget() -> serde_saphyr::Budget {
 
 #[builtin]
 pub fn builtin_parse_yaml(str: IStr) -> Result<Val> {
+	// strata: the parser takes a NUL byte for the end of the stream and
+	// dropped what followed with no error (`std.parseYaml(importstr
+	// 'v.yaml')` of `a: 1\n\0\nb: 2` was `{a: 1}`; verify25,
+	// v-jsonnet-parseyaml-nul-truncates), as strata's own reader did before
+	// it refused the character (probe 34, yaml-nul-byte-truncates).
+	if let Some(at) = str.find('\0') {
+		let line = str[..at].matches('\n').count() + 1;
+		return Err(error!(
+			"failed to parse yaml: a NUL byte on line {line}, which YAML does not allow (is this a binary file?)"
+		));
+	}
 	let needs_synthetic_null = str.trim_end().ends_with("\n---");
 
 	let mut out = serde_saphyr::from_multiple_with_options::<Val>(
