@@ -623,17 +623,9 @@ pub fn dependencies_dump(target: &str, v: Option<&Value>) -> Result<Value, Compi
     Ok(Value::List(out))
 }
 
-/// The Vault model's fields that pydantic-settings also reads from the
-/// environment, with their `VAULT_*` alias.
-const VAULT_SETTINGS: [(&str, &str); 7] = [
-    ("addr", "VAULT_ADDR"),
-    ("skip_verify", "VAULT_SKIP_VERIFY"),
-    ("client_key", "VAULT_CLIENT_KEY"),
-    ("client_cert", "VAULT_CLIENT_CERT"),
-    ("cacert", "VAULT_CACERT"),
-    ("capath", "VAULT_CAPATH"),
-    ("namespace", "VAULT_NAMESPACE"),
-];
+// The Vault model's fields that pydantic-settings also reads from the
+// environment, with their `VAULT_*` alias.
+use crate::refs::vault::SETTINGS_ALIASES as VAULT_SETTINGS;
 
 /// Every environment variable a model dump may read ([`vault_env`]'s
 /// names of [`VAULT_SETTINGS`], each as written, upper- and lowercase),

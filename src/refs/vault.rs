@@ -31,8 +31,9 @@ pub struct VaultParams {
 }
 
 /// The Vault model's fields that Kapitan's pydantic-settings model also
-/// accepts under their `VAULT_*` name (`validation_alias`).
-const SETTINGS_ALIASES: [(&str, &str); 7] = [
+/// accepts under their `VAULT_*` name (`validation_alias`), and reads from
+/// the environment under it (`compile::model`'s dumps).
+pub(crate) const SETTINGS_ALIASES: [(&str, &str); 7] = [
     ("addr", "VAULT_ADDR"),
     ("skip_verify", "VAULT_SKIP_VERIFY"),
     ("client_key", "VAULT_CLIENT_KEY"),

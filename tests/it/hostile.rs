@@ -71,6 +71,13 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
+/// [`write`], then mode 0755 (a stand-in program: helm, a script).
+fn write_executable(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    write(path, text);
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 /// The commands that read an inventory.
 const INVENTORY: &[&str] = &["inventory"];
 const COMPILE: &[&str] = &["compile", "--output-path", "out"];
@@ -2323,12 +2330,19 @@ fn external_programs_are_stopped_and_their_output_not_kept() {
             "parameters:\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - input_type: external\n        input_paths: [{script}]\n        output_path: out\n"
         )
     };
-    write(&dir.join("spin.sh"), "#!/bin/sh\nsleep 600 &\nsleep 600\n");
-    write(&dir.join("loud.sh"), "#!/bin/sh\nyes\n");
-    for f in ["spin.sh", "loud.sh"] {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    write_executable(
+        &dir.join("spin.sh"),
+        "#!/bin/sh
+sleep 600 &
+sleep 600
+",
+    );
+    write_executable(
+        &dir.join("loud.sh"),
+        "#!/bin/sh
+yes
+",
+    );
     let limit = [("STRATA_PROGRAM_TIMEOUT", "2")];
     for script in ["spin.sh", "loud.sh"] {
         write(&dir.join("inventory/targets/t.yml"), &target(script));
@@ -4077,12 +4091,7 @@ fn reviews_run_helm_in_each_revisions_tree() {
     let repo = tmp.path().join("r");
     // A stand-in for helm 3: writes its values files into a ConfigMap.
     let helm = "#!/bin/bash\nout=''; vals=(); pos=()\nwhile [ $# -gt 0 ]; do case $1 in --values) vals+=(\"$2\"); shift;; --output-dir) out=$2; shift;; --*) ;; *) pos+=(\"$1\");; esac; shift; done\nchart=${pos[-1]}; mkdir -p \"$out/c/templates\"\n{ echo 'kind: ConfigMap'; echo 'metadata: {name: x}'; echo 'data:'; echo \"  v: $(cat \"${vals[@]}\" | tr -d '\\n')\"; } > \"$out/c/templates/cm.yaml\"\n";
-    write(&repo.join("bin/helm"), helm);
-    std::fs::set_permissions(
-        repo.join("bin/helm"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    write_executable(&repo.join("bin/helm"), helm);
     write(
         &repo.join("charts/c/Chart.yaml"),
         "apiVersion: v2\nname: c\nversion: 0.1.0\n",
@@ -4636,12 +4645,7 @@ fn reviews_refuse_helm_params_naming_files_outside_the_tree() {
     write(&outside, &format!("{MARKER}\n"));
     // A stand-in for helm: writes the file `--kubeconfig` names into a ConfigMap.
     let helm = "#!/bin/bash\nout=''; kc=/dev/null; pos=()\nwhile [ $# -gt 0 ]; do case $1 in --kubeconfig) kc=$2; shift;; --output-dir) out=$2; shift;; --*) ;; *) pos+=(\"$1\");; esac; shift; done\nmkdir -p \"$out/c/templates\"\n{ echo 'kind: ConfigMap'; echo 'metadata: {name: x}'; echo 'data:'; echo \"  v: x$(tr -d '\\n' < \"$kc\")\"; } > \"$out/c/templates/cm.yaml\"\n";
-    write(&repo.join("bin/helm"), helm);
-    std::fs::set_permissions(
-        repo.join("bin/helm"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    write_executable(&repo.join("bin/helm"), helm);
     write(
         &repo.join("charts/c/Chart.yaml"),
         "apiVersion: v2\nname: c\nversion: 0.1.0\n",
@@ -5303,12 +5307,7 @@ fn a_killed_helm_runs_scratch_is_swept_by_the_next_run() {
     // A stand-in for helm: tells whether the directory holding its values
     // file is locked (holds strata's `.lock`), and renders one ConfigMap.
     let helm = "#!/bin/bash\nout=''; vals=''\nwhile [ $# -gt 0 ]; do case $1 in --values) vals=$2; shift;; --output-dir) out=$2; shift;; esac; shift; done\nlocked=none; [ -f \"$(dirname \"$vals\")/.lock\" ] && locked=held\nmkdir -p \"$out/c/templates\"\nprintf 'kind: ConfigMap\\nmetadata: {name: x}\\ndata: {locked: %s}\\n' $locked > \"$out/c/templates/cm.yaml\"\n";
-    write(&d.join("bin/helm"), helm);
-    std::fs::set_permissions(
-        d.join("bin/helm"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    write_executable(&d.join("bin/helm"), helm);
     write(
         &d.join("charts/c/Chart.yaml"),
         "apiVersion: v2\nname: c\nversion: 0.1.0\n",
@@ -5762,18 +5761,10 @@ fn confined_programs_do_not_get_the_runners_secret_variables() {
         "apiVersion: v2\nname: c\nversion: 0.1.0\n",
     );
     // Writes the names and values of its environment as one YAML list.
-    write(
+    write_executable(
         &repo.join("bin/helm"),
         "#!/bin/sh\nout=''\nwhile [ $# -gt 0 ]; do [ \"$1\" = --output-dir ] && out=\"$2\"; shift; done\nmkdir -p \"$out/c\"\nenv | sed 's/\"/_/g; s/^/- \"/; s/$/\"/' > \"$out/c/env.yaml\"\n",
     );
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(
-            repo.join("bin/helm"),
-            std::fs::Permissions::from_mode(0o755),
-        )
-        .unwrap();
-    }
     let kadet = repo.join("inventory/targets/k.yml");
     let kadet_ok = std::process::Command::new(&python)
         .args(["-c", "import kadet"])
@@ -5859,18 +5850,10 @@ fn a_confined_helm_gets_no_runner_configuration_nor_outside_dependencies() {
         &chart("https://charts.example.com/stable"),
     );
     // Writes the helm variables it was given into a manifest.
-    write(
+    write_executable(
         &repo.join("bin/helm"),
         "#!/bin/sh\nout=''\nwhile [ $# -gt 0 ]; do [ \"$1\" = --output-dir ] && out=\"$2\"; shift; done\nmkdir -p \"$out/c\"\nenv | grep '^HELM_' | sed 's/^/- \"/; s/$/\"/' > \"$out/c/env.yaml\"\necho '- end' >> \"$out/c/env.yaml\"\n",
     );
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(
-            repo.join("bin/helm"),
-            std::fs::Permissions::from_mode(0o755),
-        )
-        .unwrap();
-    }
     let runner = tmp.path().join("runner");
     let runner = runner.to_str().unwrap();
     let repos = format!("{runner}/repositories.yaml");

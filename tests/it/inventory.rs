@@ -428,35 +428,26 @@ fn python_reclass_settings_without_effect_are_accepted() {
         )
         .unwrap();
     };
+    // Exit code and stdout + stderr.
+    let run = |args: &[&str]| {
+        let out = strata()
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.code(), text)
+    };
     cfg("yaml_fs");
-    let out = strata()
-        .current_dir(dir.path())
-        .args(["lint"])
-        .output()
-        .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    let (code, text) = run(&["lint"]);
+    assert_eq!(code, Some(0), "{text}");
     assert!(!text.contains("unknown key"), "{text}");
-    let out = strata()
-        .current_dir(dir.path())
-        .args(["inventory", "--strict"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (code, text) = run(&["inventory", "--strict"]);
+    assert_eq!(code, Some(0), "{text}");
     cfg("mixed");
-    let out = strata()
-        .current_dir(dir.path())
-        .args(["lint"])
-        .output()
-        .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    let (code, text) = run(&["lint"]);
+    assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("unknown key `storage_type`"), "{text}");
 }
 
