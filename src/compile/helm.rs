@@ -382,6 +382,39 @@ fn check_helm_path(path: &str) -> Result<(), String> {
     super::confine::check(&full)
 }
 
+/// The runner's helm repository list (`$HELM_REPOSITORY_CONFIG`, else
+/// `repositories.yaml` in `$HELM_CONFIG_HOME`, `$XDG_CONFIG_HOME/helm` or
+/// `~/.config/helm`) with each repository's `name` and `url` only: no
+/// user, password, certificate or key. `None` when there is none.
+fn runner_repositories_without_credentials() -> Option<String> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let path = env("HELM_REPOSITORY_CONFIG")
+        .map(std::path::PathBuf::from)
+        .or_else(|| env("HELM_CONFIG_HOME").map(|d| Path::new(&d).join("repositories.yaml")))
+        .or_else(|| env("XDG_CONFIG_HOME").map(|d| Path::new(&d).join("helm/repositories.yaml")))
+        .or_else(|| env("HOME").map(|d| Path::new(&d).join(".config/helm/repositories.yaml")))?;
+    let text = std::fs::read_to_string(path).ok()?;
+    let doc = crate::yaml::load_one(&text).ok()??.to_value();
+    let repos = doc.get_path(&["repositories"])?.as_list()?;
+    let kept: Vec<Value> = repos
+        .iter()
+        .filter_map(|r| {
+            let mut m = Map::new();
+            for k in ["name", "url"] {
+                m.insert(
+                    k.to_string(),
+                    Value::String(r.get_path(&[k])?.as_str()?.to_string()),
+                );
+            }
+            Some(Value::Map(m))
+        })
+        .collect();
+    let mut out = Map::new();
+    out.insert("apiVersion".into(), Value::String(String::new()));
+    out.insert("repositories".into(), Value::List(kept));
+    Some(yaml_dump::dump(&Value::Map(out), &DumpOptions::safe_dump()))
+}
+
 /// Refuses a `file://` dependency of `chart` (its `Chart.yaml`, or a v1
 /// chart's `requirements.yaml`) outside the tree: `helm template
 /// --dependency-update` packages that directory into `charts/`, and so into
@@ -501,8 +534,16 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
         // `Chart.yaml` points) and its plugins (helm-secrets decrypts
         // `secrets://` values files with the runner's keys). A pull
         // request's helm gets empty ones of its own (probe 31,
-        // helm-dependency-update-fetches-pr-chosen-urls).
+        // helm-dependency-update-fetches-pr-chosen-urls), but for the
+        // names and addresses of the runner's repositories, so that a
+        // chart naming one (`repository: "@bitnami"`) still renders.
         let home = tmp.path().join("helm");
+        if let Some(repos) = runner_repositories_without_credentials() {
+            let dir = home.join("config");
+            std::fs::create_dir_all(&dir)
+                .and_then(|()| std::fs::write(dir.join("repositories.yaml"), repos))
+                .map_err(|e| scrub(&format!("cannot write helm's repository list: {e}")))?;
+        }
         for (var, dir) in [
             ("HELM_CONFIG_HOME", "config"),
             ("HELM_CACHE_HOME", "cache"),

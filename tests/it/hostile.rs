@@ -5852,11 +5852,16 @@ fn a_confined_helm_gets_no_runner_configuration_nor_outside_dependencies() {
     // Writes the helm variables it was given into a manifest.
     write_executable(
         &repo.join("bin/helm"),
-        "#!/bin/sh\nout=''\nwhile [ $# -gt 0 ]; do [ \"$1\" = --output-dir ] && out=\"$2\"; shift; done\nmkdir -p \"$out/c\"\nenv | grep '^HELM_' | sed 's/^/- \"/; s/$/\"/' > \"$out/c/env.yaml\"\necho '- end' >> \"$out/c/env.yaml\"\n",
+        "#!/bin/sh\nout=''\nwhile [ $# -gt 0 ]; do [ \"$1\" = --output-dir ] && out=\"$2\"; shift; done\nmkdir -p \"$out/c\"\nenv | grep '^HELM_' | sed 's/^/- \"/; s/$/\"/' > \"$out/c/env.yaml\"\n[ -f \"$HELM_REPOSITORY_CONFIG\" ] && sed 's/^/- \"/; s/$/\"/' \"$HELM_REPOSITORY_CONFIG\" >> \"$out/c/env.yaml\"\necho '- end' >> \"$out/c/env.yaml\"\n",
     );
     let runner = tmp.path().join("runner");
     let runner = runner.to_str().unwrap();
     let repos = format!("{runner}/repositories.yaml");
+    // The runner's repositories, one with credentials.
+    write(
+        Path::new(&repos),
+        "apiVersion: ''\nrepositories:\n- name: private\n  url: https://charts.example.com/private\n  username: ci\n  password: runnerRep0Passw0rd\n  certFile: /runner/cert.pem\n",
+    );
     let env = [
         ("HELM_REPOSITORY_CONFIG", repos.as_str()),
         ("HELM_CONFIG_HOME", runner),
@@ -5870,6 +5875,15 @@ fn a_confined_helm_gets_no_runner_configuration_nor_outside_dependencies() {
     run_env(&repo, &["compile", "--output-path", "pr"], &pr_env, 0);
     let pr = catalog("pr");
     assert!(!pr.contains(runner), "{pr}");
+    // Their names and addresses, without the credentials.
+    assert!(
+        pr.contains("name: private") && pr.contains("url: https://charts.example.com/private"),
+        "{pr}"
+    );
+    assert!(
+        !pr.contains("runnerRep0Passw0rd") && !pr.contains("cert.pem"),
+        "{pr}"
+    );
     for var in [
         "HELM_CONFIG_HOME",
         "HELM_CACHE_HOME",
