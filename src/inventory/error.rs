@@ -220,11 +220,7 @@ impl ToDiagnostic for InventoryError {
                 message,
                 ..
             } => {
-                let limit = message.starts_with("nesting deeper than")
-                    || message.starts_with("aliases expand to more than")
-                    || message.starts_with("aliases copy more than")
-                    || message.starts_with("the file holds more than");
-                d = d.with_file(path).with_line(*line).with_hint(if limit {
+                d = d.with_file(path).with_line(*line).with_hint(if crate::yaml::is_limit_message(message) {
                     "this is one of strata's limits against hostile input (docs/reliability.md)"
                 } else if message.starts_with("duplicate key") {
                     // Not a syntax error: Kapitan's reclass reads the file

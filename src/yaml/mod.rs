@@ -832,6 +832,20 @@ fn too_deep() -> String {
     format!("nesting deeper than {MAX_DEPTH} levels")
 }
 
+/// Whether a [`YamlError`]'s message is one of the limits [`drive`]
+/// enforces (nesting, alias expansion, nodes), not a syntax error: the
+/// hint is then the limit's, not "fix the syntax".
+pub fn is_limit_message(message: &str) -> bool {
+    [
+        "nesting deeper than",
+        "aliases expand to more than",
+        "aliases copy more than",
+        "the file holds more than",
+    ]
+    .iter()
+    .any(|p| message.starts_with(p))
+}
+
 fn tag_name(tag: &Tag) -> String {
     format!("{}{}", tag.handle, tag.suffix)
 }
