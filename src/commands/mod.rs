@@ -8,6 +8,7 @@ pub mod compile;
 pub mod completions;
 pub mod component;
 pub mod config_package;
+pub(crate) mod confine;
 pub mod diff;
 pub mod fetch;
 pub mod hooks;

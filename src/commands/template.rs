@@ -73,6 +73,21 @@ pub struct TemplateArgs {
     /// Skip data value validations
     #[arg(long = "dangerous-data-values-disable-validation")]
     pub dangerous_disable_validation: bool,
+    /// Read nothing outside the working directory but paths outside it
+    /// given as flags: no symlink in an input directory (or committed as
+    /// an input file) may lead out (on by default on a GitHub
+    /// `pull_request*` event)
+    #[arg(long)]
+    pub confine: bool,
+}
+
+/// The path of a `-f`/`--data-value-file`-style spec (`name=path`,
+/// `key=path`).
+fn spec_path(spec: &str) -> &Path {
+    match spec.split_once('=') {
+        Some((n, p)) if !n.is_empty() => Path::new(p),
+        _ => Path::new(spec),
+    }
 }
 
 fn expand(spec: &str) -> anyhow::Result<Vec<(String, PathBuf)>> {
@@ -268,6 +283,17 @@ fn check_emptied_dir(dir: &Path) -> anyhow::Result<()> {
 
 pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
     let (format, schema_type) = output_types(&args.output)?;
+    // Every path the user named; the files below a directory (and what a
+    // committed link leads to) are the repository's choice.
+    let mut given: Vec<&Path> = args.files.iter().map(|s| spec_path(s)).collect();
+    given.extend(args.data_values_file.iter().map(Path::new));
+    given.extend(
+        args.data_value_file
+            .iter()
+            .filter_map(|s| s.split_once('=').map(|(_, p)| Path::new(p))),
+    );
+    let confine = crate::commands::confine::working_tree("template", args.confine, &given)?;
+    crate::commands::confine::check_inputs(confine.as_ref(), given.iter().copied())?;
     let mut stdin = Stdin::default();
     let mut opts = Options {
         data_values_inspect: args.data_values_inspect,

@@ -24,6 +24,9 @@ pub struct Confine {
     /// pattern) points: a review compiles a revision's copy of the working
     /// directory, which the process does not run in.
     base: Option<PathBuf>,
+    /// What a refusal says after "it is outside the repository" (the
+    /// commands other than compile name their own way to read it).
+    why: Option<String>,
 }
 
 fn absolute(p: &Path) -> PathBuf {
@@ -83,6 +86,13 @@ impl Confine {
         self
     }
 
+    /// A refusal ends with `why` (after "it is outside the repository, ")
+    /// instead of the review's and compile's wording.
+    pub fn with_why(mut self, why: String) -> Confine {
+        self.why = Some(why);
+        self
+    }
+
     /// Allows one more root.
     pub fn add(&mut self, root: &Path) {
         let lex = absolute(root);
@@ -127,8 +137,11 @@ impl Confine {
         } else {
             return Ok(());
         };
+        let why = self.why.as_deref().unwrap_or(
+            "and reviews of pull requests only read files inside the repository (and the search paths given with -J on the command line); `strata compile` reads it",
+        );
         Err(format!(
-            "refusing to read {}{how}: it is outside the repository, and reviews of pull requests only read files inside the repository (and the search paths given with -J on the command line); `strata compile` reads it",
+            "refusing to read {}{how}: it is outside the repository, {why}",
             path.display()
         ))
     }

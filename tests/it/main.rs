@@ -7,6 +7,7 @@ mod commodore_base_dir;
 mod commodore_imports;
 mod compile;
 mod component;
+mod confine;
 mod fetch;
 mod github_api;
 mod hooks;

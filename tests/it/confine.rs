@@ -1,0 +1,153 @@
+//! Issue 19: the commands that read files a pull request chooses (beyond
+//! `compile`, `lint` and `inventory`) confine themselves to the working
+//! tree on a `pull_request*` event or with `--confine`: a committed link
+//! (or a path in a committed file) leading out of the checkout is refused,
+//! naming it, and what it points at is never printed. Links inside the
+//! tree keep working, and paths outside it given as flags are trusted.
+
+use crate::strata;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A marker the outside file holds: no output may show it when confined.
+const MARKER: &str = "RUNNER-PRIVATE-7f3a";
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hostile/confine")
+        .join(name)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// A scratch directory holding `repo/` (a copy of fixture `name`) and
+/// `outside/secret.yml` (the runner's file, holding [`MARKER`]).
+fn setup(name: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    copy_dir(&fixture(name), &repo);
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.yml"), format!("stolen: {MARKER}\n")).unwrap();
+    (tmp, repo, outside)
+}
+
+fn link(target: &Path, at: &Path) {
+    std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(target, at).unwrap();
+}
+
+/// Runs strata in `dir` with `GITHUB_EVENT_NAME=event`, expecting `code`;
+/// stdout and stderr.
+fn run(dir: &Path, args: &[&str], event: &str, code: i32) -> String {
+    let out = strata()
+        .current_dir(dir)
+        .args(args)
+        .env("GITHUB_EVENT_NAME", event)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "strata {args:?} ({event}) in {}: {text}",
+        dir.display()
+    );
+    text
+}
+
+/// `args` is refused on a pull request and with `--confine` (the error
+/// holding each of `needles`, never the marker), and reads the file
+/// unconfined (a push).
+fn refused_when_confined(repo: &Path, args: &[&str], needles: &[&str]) {
+    let with_flag: Vec<&str> = args.iter().copied().chain(["--confine"]).collect();
+    for (args, event) in [(args, "pull_request"), (&with_flag[..], "push")] {
+        let err = run(repo, args, event, 2);
+        for n in needles {
+            assert!(err.contains(n), "{args:?} ({event}): no `{n}` in {err}");
+        }
+        assert!(!err.contains(MARKER), "{args:?} ({event}): {err}");
+    }
+}
+
+/// The known finding: `strata template -f DIR` printed a file outside the
+/// repository through a symlink the pull request committed in DIR.
+#[test]
+fn template_never_reads_through_a_link_out_of_the_checkout() {
+    let (_tmp, repo, outside) = setup("template");
+    let secret = outside.join("secret.yml");
+    // A link inside the tree works confined.
+    link(
+        Path::new("../shared/inner.yml"),
+        &repo.join("config/inner.yml"),
+    );
+    let out = run(&repo, &["template", "-f", "config"], "pull_request", 0);
+    assert!(
+        out.contains("app: demo") && out.contains("shared: true"),
+        "{out}"
+    );
+    // A link out of the tree in the input directory.
+    link(&secret, &repo.join("config/leak.yml"));
+    refused_when_confined(
+        &repo,
+        &["template", "-f", "config"],
+        &[
+            "config/leak.yml",
+            "through a symlink",
+            "outside the repository",
+            "--confine",
+            "command line",
+        ],
+    );
+    let out = run(&repo, &["template", "-f", "config"], "push", 0);
+    assert!(out.contains(MARKER), "unconfined reads it, as ytt: {out}");
+    std::fs::remove_file(repo.join("config/leak.yml")).unwrap();
+    // A directory link out, and a committed link named as the input file,
+    // a data values file or a data value's file.
+    link(&outside, &repo.join("config/up"));
+    refused_when_confined(&repo, &["template", "-f", "config"], &["config/up"]);
+    std::fs::remove_file(repo.join("config/up")).unwrap();
+    link(&secret, &repo.join("values.yml"));
+    for args in [
+        &["template", "-f", "config", "-f", "values.yml"][..],
+        &["template", "-f", "config", "-f", "v/x.yml=values.yml"],
+        &[
+            "template",
+            "-f",
+            "config",
+            "--data-values-file",
+            "values.yml",
+        ],
+        &[
+            "template",
+            "-f",
+            "config",
+            "--data-value-file",
+            "name=values.yml",
+        ],
+    ] {
+        refused_when_confined(&repo, args, &["values.yml", "through a symlink"]);
+    }
+    // A path outside the tree given on the command line is trusted.
+    let abs = secret.display().to_string();
+    let out = run(
+        &repo,
+        &["template", "-f", "config", "-f", &abs],
+        "pull_request",
+        0,
+    );
+    assert!(out.contains(MARKER), "{out}");
+}
