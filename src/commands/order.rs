@@ -44,6 +44,13 @@ pub struct OrderArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+
+    /// Read nothing outside the working directory but paths outside it
+    /// given as arguments: no symlink below an input directory (or
+    /// committed as an input file) may lead out (on by default on a GitHub
+    /// `pull_request*` event)
+    #[arg(long)]
+    pub confine: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -79,6 +86,13 @@ pub fn run(args: OrderArgs) -> anyhow::Result<ExitCode> {
         Some(dir) => std::slice::from_ref(dir),
         None => args.files.as_slice(),
     };
+    let given: Vec<&Path> = inputs
+        .iter()
+        .chain(&args.order_configs)
+        .map(PathBuf::as_path)
+        .collect();
+    let confine = crate::commands::confine::working_tree("order", args.confine, &given)?;
+    crate::commands::confine::check_inputs(confine.as_ref(), given.iter().copied())?;
     for path in inputs {
         read_input(path, &mut docs)?;
     }

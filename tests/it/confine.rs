@@ -151,3 +151,52 @@ fn template_never_reads_through_a_link_out_of_the_checkout() {
     );
     assert!(out.contains(MARKER), "{out}");
 }
+
+/// `strata order FILE` (and `--catalog DIR`, `--order-config FILE`) read a
+/// committed link to the runner's files and printed them (`--format yaml`).
+/// A link below a directory that leaves it was already skipped; now it is
+/// refused when confined.
+#[test]
+fn order_never_reads_through_a_link_out_of_the_checkout() {
+    let (_tmp, repo, outside) = setup("order");
+    std::fs::write(
+        outside.join("cm.yml"),
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {MARKER}, namespace: app}}\n"),
+    )
+    .unwrap();
+    link(Path::new("../manifests"), &repo.join("more/m"));
+    let out = run(
+        &repo,
+        &["order", "--format", "yaml", "manifests", "more"],
+        "pull_request",
+        0,
+    );
+    assert!(out.contains("kind: Namespace"), "{out}");
+    link(&outside.join("cm.yml"), &repo.join("cm.yml"));
+    link(&outside, &repo.join("deploy"));
+    for args in [
+        &["order", "--format", "yaml", "manifests", "cm.yml"][..],
+        &["order", "--format", "yaml", "--catalog", "deploy"],
+        &["order", "manifests", "--order-config", "cm.yml"],
+    ] {
+        refused_when_confined(&repo, args, &["through a symlink", "`strata order`"]);
+    }
+    let out = run(
+        &repo,
+        &["order", "--format", "yaml", "manifests", "cm.yml"],
+        "push",
+        0,
+    );
+    assert!(out.contains(MARKER), "{out}");
+    link(&outside.join("cm.yml"), &repo.join("manifests/leak.yml"));
+    refused_when_confined(&repo, &["order", "manifests"], &["manifests/leak.yml"]);
+    // An outside path given as an argument is trusted.
+    let abs = outside.join("cm.yml").display().to_string();
+    let out = run(
+        &repo,
+        &["order", "--format", "yaml", &abs],
+        "pull_request",
+        0,
+    );
+    assert!(out.contains(MARKER), "{out}");
+}
