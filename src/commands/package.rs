@@ -5,6 +5,7 @@
 
 use crate::cli::eprintln;
 use crate::cli::{diag_err, DiagnosticError};
+use crate::compile::confine::Confine;
 use crate::diagnostics::{Diagnostic, ToDiagnostic};
 use crate::packages::install::{resolve_install, ClusterVersions, InstallError, Resolution};
 use crate::packages::model::{self, Package, PackageInstall, Resource, Strictness};
@@ -59,6 +60,27 @@ pub struct SourceArgs {
     /// segments, name `<refName>.<version>`, semver version) errors instead of warnings
     #[arg(long)]
     pub strict: bool,
+    /// Read nothing outside the working directory but paths outside it
+    /// given as flags, and fetch no repository or package content but
+    /// `inline` (on by default on a GitHub `pull_request*` event)
+    #[arg(long)]
+    pub confine: bool,
+}
+
+/// The confinement of a package command whose files are `s`'s and `more`
+/// ([`crate::commands::confine::working_tree`]), each given file checked.
+fn confinement(s: &SourceArgs, more: &[&Path]) -> anyhow::Result<Option<Confine>> {
+    let given: Vec<&Path> = s
+        .packages
+        .iter()
+        .chain(&s.repos)
+        .chain(&s.repositories)
+        .map(PathBuf::as_path)
+        .chain(more.iter().copied())
+        .collect();
+    let c = crate::commands::confine::working_tree("package", s.confine, &given)?;
+    crate::commands::confine::check_inputs(c.as_ref(), given.iter().copied())?;
+    Ok(c)
 }
 
 #[derive(Debug, Args)]
@@ -147,8 +169,11 @@ fn print_warnings(ws: &[Diagnostic]) {
     }
 }
 
-/// Loads and merges every repository given on the command line.
-pub fn load_catalog(s: &SourceArgs) -> anyhow::Result<Catalog> {
+/// Loads and merges every repository given on the command line; confined
+/// (`confine`), a PackageRepository is read only when it is `inline`: a
+/// pull request's `fetch.git.url` (`file:///home/runner/...`, a local
+/// path, an internal address) or `fetch.http` chose what the runner read.
+pub fn load_catalog(s: &SourceArgs, confine: Option<&Confine>) -> anyhow::Result<Catalog> {
     let strict = strictness(s);
     let mut contents: Vec<RepoContent> = Vec::new();
     for f in &s.packages {
@@ -175,6 +200,13 @@ pub fn load_catalog(s: &SourceArgs) -> anyhow::Result<Catalog> {
             if r.paused {
                 continue;
             }
+            if confine.is_some() && !matches!(r.source, model::RepoSource::Inline { .. }) {
+                anyhow::bail!(
+                    "{}: PackageRepository {}: a confined run (a pull request's: a GitHub `pull_request*` event, or --confine) fetches no package repository but inline ones: the pull request would choose what the runner reads (a `file://` or local git repository, an internal address); use --repo DIR for a directory of the repository or `fetch.inline`, or run in a trusted job",
+                    f.display(),
+                    r.meta.name
+                );
+            }
             let work = tempfile::tempdir().context("creating a work directory")?;
             contents.push(repo::fetch_repository(&r, work.path(), strict).map_err(diag_err)?);
         }
@@ -185,7 +217,8 @@ pub fn load_catalog(s: &SourceArgs) -> anyhow::Result<Catalog> {
 }
 
 fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
-    let catalog = load_catalog(&a.sources)?;
+    let confine = confinement(&a.sources, &[])?;
+    let catalog = load_catalog(&a.sources, confine.as_ref())?;
     let mut rows: Vec<(&Package, Option<Version>)> = catalog
         .packages
         .iter()
@@ -360,8 +393,11 @@ fn resolve_all(
     install: &Path,
     cluster: &ClusterArgs,
 ) -> anyhow::Result<Vec<(PackageInstall, Resolution)>> {
+    let mut more = vec![install];
+    more.extend(cluster.env.as_deref());
+    let confine = confinement(sources, &more)?;
     let installs = load_installs(install, strictness(sources))?;
-    let catalog = load_catalog(sources)?;
+    let catalog = load_catalog(sources, confine.as_ref())?;
     let cluster = cluster_versions(cluster)?;
     let mut out = Vec::new();
     for i in installs {
@@ -421,6 +457,11 @@ fn value_objects(f: &Path) -> anyhow::Result<Vec<crate::value::Value>> {
 }
 
 fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
+    let mut more = vec![a.install.as_path()];
+    more.extend(a.cluster.env.as_deref());
+    more.extend(a.values.iter().map(PathBuf::as_path));
+    more.extend(a.data_values_files.iter().map(PathBuf::as_path));
+    let confine = confinement(&a.sources, &more)?;
     // The install file may carry the Secrets its values name.
     let install_docs = crate::error::read_yaml_all(&a.install).map_err(diag_err)?;
     let mut objects = Vec::new();
@@ -459,7 +500,7 @@ fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
         let text = crate::error::read_to_string(f).map_err(diag_err)?;
         extra.push((f.display().to_string(), text));
     }
-    let catalog = load_catalog(&a.sources)?;
+    let catalog = load_catalog(&a.sources, confine.as_ref())?;
     let cluster = cluster_versions(&a.cluster)?;
     let install = &installs[0];
     let r = resolve_install(install, &catalog.packages, &cluster)
@@ -471,7 +512,8 @@ fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
             install: Some(install),
             objects: &objects,
             extra_values: &extra,
-            inline_only: false,
+            // A pull request's Package would choose what the runner fetches.
+            inline_only: confine.is_some(),
         },
         work.path(),
     )

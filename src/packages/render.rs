@@ -670,7 +670,7 @@ pub fn render_package(
                 .unwrap_or_default();
             return Err(unsupported(
                 p,
-                format!("fetch[{i}] `{kind}`: a confined compile (a review of a pull request) fetches only `inline` package content: the pull request would choose what the runner reads; inline the files, or compile without confinement"),
+                format!("fetch[{i}] `{kind}`: a confined compile (a review of a pull request) fetches only `inline` package content, as does `package render` on a pull request or with --confine: the pull request would choose what the runner reads; inline the files, or run without confinement in a trusted job"),
             ));
         }
         fetch_step(p, step, &dest)?;

@@ -200,3 +200,155 @@ fn order_never_reads_through_a_link_out_of_the_checkout() {
     );
     assert!(out.contains(MARKER), "{out}");
 }
+
+/// Replaces `@OUTSIDE@` in `file` by `outside`'s path.
+fn place(file: &Path, outside: &Path) {
+    let text = std::fs::read_to_string(file).unwrap();
+    std::fs::write(
+        file,
+        text.replace("@OUTSIDE@", &outside.display().to_string()),
+    )
+    .unwrap();
+}
+
+/// A git repository at `dir` holding `files`, on branch `main`.
+fn git_repo(dir: &Path, files: &[(&str, &str)]) {
+    for (name, text) in files {
+        let p = dir.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .current_dir(dir)
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "x"]);
+}
+
+/// `strata package list/resolve/render`: a PackageRepository's or a
+/// Package's `fetch.git.url` of `file://` (a repository of the runner) was
+/// cloned and shown; a committed link named as `--packages`, `--repo`,
+/// `--install`, `--values` was read. Confined: refused, inline content
+/// and links inside the tree keep working.
+#[test]
+fn package_never_reads_or_fetches_outside_the_checkout() {
+    let (_tmp, repo, outside) = setup("package");
+    for f in ["packages.yml", "repository.yml"] {
+        place(&repo.join(f), &outside);
+    }
+    let stolen = format!(
+        "apiVersion: data.packaging.carvel.dev/v1alpha1\nkind: Package\nmetadata: {{name: stolen.example.com.1.0.0}}\nspec:\n  refName: stolen.example.com\n  version: 1.0.0\n  template: {{spec: {{fetch: [{{inline: {{paths: {{a.yml: 'x: {MARKER}'}}}}}}], template: [{{kbld: {{}}}}], deploy: [{{kapp: {{}}}}]}}}}\n"
+    );
+    git_repo(
+        &outside.join("content"),
+        &[
+            ("packages/stolen.yml", &stolen),
+            (
+                "config/cm.yml",
+                &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {MARKER}}}\n"),
+            ),
+        ],
+    );
+    // Inline content, through a link inside the tree: rendered.
+    link(Path::new("packages.yml"), &repo.join("all.yml"));
+    let out = run(
+        &repo,
+        &[
+            "package",
+            "render",
+            "--packages",
+            "all.yml",
+            "--install",
+            "install.yml",
+        ],
+        "pull_request",
+        0,
+    );
+    assert!(out.contains("kind: Pod"), "{out}");
+    // A PackageRepository fetched by git from the runner: listed unconfined.
+    let list = ["package", "list", "--repository", "repository.yml"];
+    let out = run(&repo, &list, "push", 0);
+    assert!(out.contains("stolen.example.com"), "{out}");
+    refused_when_confined(
+        &repo,
+        &list,
+        &[
+            "repository.yml",
+            "PackageRepository runner",
+            "fetches no package repository but inline ones",
+        ],
+    );
+    // A Package fetching its content by git from the runner.
+    let render = [
+        "package",
+        "render",
+        "--packages",
+        "packages.yml",
+        "--install",
+        "install-git.yml",
+    ];
+    let out = run(&repo, &render, "push", 0);
+    assert!(out.contains(MARKER), "{out}");
+    refused_when_confined(
+        &repo,
+        &render,
+        &["fetch[0] `git`", "fetches only `inline` package content"],
+    );
+    // Committed links out named as inputs.
+    link(
+        &outside.join("content/packages/stolen.yml"),
+        &repo.join("pk.yml"),
+    );
+    link(&outside.join("content"), &repo.join("vendor"));
+    link(&outside.join("secret.yml"), &repo.join("values.yml"));
+    for args in [
+        &["package", "list", "--packages", "pk.yml"][..],
+        &["package", "list", "--repo", "vendor"],
+        &[
+            "package",
+            "resolve",
+            "--packages",
+            "packages.yml",
+            "--install",
+            "pk.yml",
+        ],
+        &[
+            "package",
+            "render",
+            "--packages",
+            "packages.yml",
+            "--install",
+            "install.yml",
+            "--values",
+            "values.yml",
+        ],
+        &[
+            "package",
+            "render",
+            "--packages",
+            "packages.yml",
+            "--install",
+            "install.yml",
+            "--data-values-file",
+            "values.yml",
+        ],
+    ] {
+        refused_when_confined(&repo, args, &["through a symlink", "`strata package`"]);
+    }
+}
