@@ -83,6 +83,11 @@ pub struct DiffArgs {
     /// Also write the JSON diff to this file (for `strata comment`)
     #[arg(long, value_name = "FILE")]
     pub json_out: Option<PathBuf>,
+    /// --catalogs: neither directory (nor a symlink in it) may lead out of
+    /// the working directory unless given outside it (on by default on a
+    /// GitHub `pull_request*` event; --base compiles confined always)
+    #[arg(long)]
+    pub confine: bool,
 }
 
 pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
@@ -155,6 +160,13 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
     let d = match reviewed {
         Some(r) => r.diff,
         None => {
+            if let Some(dirs) = &args.catalogs {
+                // A committed `compiled -> /home/runner/...` was diffed and
+                // printed whole.
+                let given: Vec<&std::path::Path> = dirs.iter().map(PathBuf::as_path).collect();
+                let confine = crate::commands::confine::working_tree("diff", args.confine, &given)?;
+                crate::commands::confine::check_inputs(confine.as_ref(), given.iter().copied())?;
+            }
             crate::commands::refs::refuse_revealed(&old, "strata diff")?;
             crate::commands::refs::refuse_revealed(&new, "strata diff")?;
             diff::diff_dirs(&old, &new, &diff_options(&args)?).map_err(diag_err)?

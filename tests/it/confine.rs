@@ -352,3 +352,39 @@ fn package_never_reads_or_fetches_outside_the_checkout() {
         refused_when_confined(&repo, args, &["through a symlink", "`strata package`"]);
     }
 }
+
+/// `strata diff --catalogs OLD NEW` with NEW a committed link to a
+/// directory of the runner printed its files as added; a link below a
+/// catalog was already left out (issue 19 item 7), and is refused too.
+#[test]
+fn diff_never_reads_a_catalog_linked_out_of_the_checkout() {
+    let (_tmp, repo, outside) = setup("diff");
+    let cat = |root: &Path, text: &str| {
+        std::fs::create_dir_all(root.join("t")).unwrap();
+        std::fs::write(root.join("t/cm.yml"), text).unwrap();
+    };
+    cat(&repo.join("old"), "a: 1\n");
+    cat(&repo.join("real"), "a: 2\n");
+    cat(&outside.join("cat"), &format!("a: {MARKER}\n"));
+    link(Path::new("real"), &repo.join("new"));
+    let args = ["diff", "--catalogs", "old", "new"];
+    let out = run(&repo, &args, "pull_request", 0);
+    assert!(out.contains('2'), "a link inside: {out}");
+    std::fs::remove_file(repo.join("new")).unwrap();
+    link(&outside.join("cat"), &repo.join("new"));
+    refused_when_confined(
+        &repo,
+        &args,
+        &["refusing to read new", "through a symlink", "`strata diff`"],
+    );
+    let out = run(&repo, &args, "push", 0);
+    assert!(out.contains(MARKER), "{out}");
+    let abs = outside.join("cat").display().to_string();
+    let out = run(
+        &repo,
+        &["diff", "--catalogs", "old", &abs],
+        "pull_request",
+        0,
+    );
+    assert!(out.contains(MARKER), "given as a flag: {out}");
+}
