@@ -72,6 +72,12 @@ pub struct RefsArgs {
     /// Where references live [default: ./refs, or .kapitan]
     #[arg(long, value_name = "DIR")]
     pub refs_path: Option<PathBuf>,
+    /// Read and write nothing outside the working directory but paths
+    /// outside it given as flags (the refs directory `.kapitan` sets, a
+    /// linked `refs`, the inventory), and reveal nothing (on by default on
+    /// a GitHub `pull_request*` event)
+    #[arg(long)]
+    pub confine: bool,
 }
 
 fn read_input(file: &str, binary: bool) -> anyhow::Result<Vec<u8>> {
@@ -92,7 +98,10 @@ fn read_input(file: &str, binary: bool) -> anyhow::Result<Vec<u8>> {
 fn target_refs(args: &RefsArgs) -> anyhow::Result<TargetRefs> {
     let mut t = TargetRefs::default();
     if let Some(name) = &args.target_name {
-        let opts = args.inv.options("refs")?;
+        let opts = crate::commands::lint::confined_on_pull_request(
+            args.inv.options("refs")?,
+            args.confine,
+        )?;
         let inventory = Inventory::load(&opts).map_err(diag_err)?;
         let nodes = inventory
             .render(std::slice::from_ref(name))
@@ -172,6 +181,7 @@ pub fn run(args: RefsArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .or_else(|| defaults.get_str("refs", "refs-path").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("./refs"));
+    confine_refs(&args, &root)?;
     let refs = Refs::new(root);
     if let Some(token) = &args.write {
         let (ty, path) = split_token(token)?;
@@ -315,6 +325,41 @@ pub fn run(args: RefsArgs) -> anyhow::Result<ExitCode> {
     anyhow::bail!("nothing to do: use --write, --reveal or --update")
 }
 
+/// On a pull request (or `--confine`): the refs directory, unless given as
+/// `--refs-path` outside the working directory, and the files given must
+/// resolve inside it (a `.kapitan` `refs-path: /home/runner/...` or a
+/// committed `refs -> ...` link had `--write` write, and `--reveal` read,
+/// the runner's directory), and nothing is revealed: the pull request's
+/// reference files choose the Vault address the runner's token goes to, as
+/// in a confined compile.
+fn confine_refs(args: &RefsArgs, root: &Path) -> anyhow::Result<()> {
+    let mut given: Vec<&Path> = args.refs_path.iter().map(PathBuf::as_path).collect();
+    given.extend(args.ref_file.as_deref());
+    given.extend(args.file.as_deref().map(Path::new));
+    let Some(c) = crate::commands::confine::working_tree("refs", args.confine, &given)? else {
+        return Ok(());
+    };
+    if args.reveal || args.update.is_some() || args.update_targets {
+        anyhow::bail!(
+            "a confined `strata refs` (a pull request's: a GitHub `pull_request*` event, or --confine) never reveals secrets: the pull request chooses the references and the Vault address they are read from; reveal only in a trusted job"
+        );
+    }
+    crate::commands::confine::check_inputs(Some(&c), given.iter().copied())?;
+    if args.refs_path.is_none() {
+        c.check_tree(root).map_err(|e| {
+            if root == Path::new("./refs") {
+                anyhow::anyhow!("{e}")
+            } else {
+                anyhow::anyhow!(
+                    "`.kapitan` sets the refs path to `{}`: {e} (--refs-path)",
+                    root.display()
+                )
+            }
+        })?;
+    }
+    Ok(())
+}
+
 /// Files below `dir`, sorted (the one walker that ends on symlink loops
 /// and links that fan out, and refuses FIFOs).
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
@@ -357,7 +402,8 @@ pub fn refuse_reveal_flag<S: AsRef<std::ffi::OsStr>>(
 /// Kapitan's `refs --validate-targets` / `--update-targets` for gpg
 /// references stored under `refs/<target name>/`.
 fn validate_targets(args: &RefsArgs, refs: &Refs) -> anyhow::Result<ExitCode> {
-    let opts = args.inv.options("refs")?;
+    let opts =
+        crate::commands::lint::confined_on_pull_request(args.inv.options("refs")?, args.confine)?;
     let inventory = Inventory::load(&opts).map_err(diag_err)?;
     let nodes = inventory.render(&[]).map_err(diag_err)?;
     let mut mismatched = 0;

@@ -388,3 +388,82 @@ fn diff_never_reads_a_catalog_linked_out_of_the_checkout() {
     );
     assert!(out.contains(MARKER), "given as a flag: {out}");
 }
+
+/// `strata refs`: a `.kapitan` `refs: refs-path:` outside the checkout or a
+/// committed `refs` link had `--write` write (and `--reveal` read) the
+/// runner's directory; `-t` read a class linked out; `--reveal` let the
+/// pull request's reference files choose where the runner's Vault token
+/// goes. Confined: refused.
+#[test]
+fn refs_never_reads_or_writes_outside_the_checkout() {
+    let (_tmp, repo, outside) = setup("refs");
+    let elsewhere = outside.join("refs");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let write = ["refs", "--write", "base64:w", "-f", "in.txt"];
+    // Inside the tree, through a link: works.
+    std::fs::create_dir_all(repo.join("store")).unwrap();
+    link(Path::new("store"), &repo.join("refs"));
+    run(&repo, &write, "pull_request", 0);
+    assert!(repo.join("store/w").is_file());
+    std::fs::remove_file(repo.join("refs")).unwrap();
+    // `.kapitan` sending the refs out.
+    std::fs::write(
+        repo.join(".kapitan"),
+        "refs:\n  refs-path: ../outside/refs\n",
+    )
+    .unwrap();
+    refused_when_confined(
+        &repo,
+        &write,
+        &[
+            "`.kapitan` sets the refs path to `../outside/refs`",
+            "outside the repository",
+        ],
+    );
+    assert!(!elsewhere.join("w").exists());
+    run(&repo, &write, "push", 0);
+    assert!(elsewhere.join("w").is_file(), "unconfined, as Kapitan");
+    std::fs::remove_file(repo.join(".kapitan")).unwrap();
+    std::fs::remove_file(elsewhere.join("w")).unwrap();
+    // A committed `refs` link out.
+    link(&elsewhere, &repo.join("refs"));
+    refused_when_confined(
+        &repo,
+        &write,
+        &["refusing to read ./refs", "through a symlink"],
+    );
+    assert!(!elsewhere.join("w").exists());
+    // The flag is trusted.
+    let abs = elsewhere.display().to_string();
+    let flagged: Vec<&str> = write.iter().copied().chain(["--refs-path", &abs]).collect();
+    run(&repo, &flagged, "pull_request", 0);
+    assert!(elsewhere.join("w").is_file());
+    std::fs::remove_file(repo.join("refs")).unwrap();
+    // The input file and the inventory.
+    link(&outside.join("secret.yml"), &repo.join("leak.txt"));
+    refused_when_confined(
+        &repo,
+        &["refs", "--write", "base64:v", "-f", "leak.txt"],
+        &["leak.txt", "through a symlink"],
+    );
+    link(
+        &outside.join("secret.yml"),
+        &repo.join("inventory/classes/evil.yml"),
+    );
+    std::fs::write(
+        repo.join("inventory/classes/common.yml"),
+        "classes: [evil]\nparameters:\n  x: 1\n",
+    )
+    .unwrap();
+    refused_when_confined(
+        &repo,
+        &["refs", "--write", "base64:v", "-f", "in.txt", "-t", "t"],
+        &["evil.yml", "leads outside the repository"],
+    );
+    // Revealing.
+    refused_when_confined(
+        &repo,
+        &["refs", "--reveal", "--tag", "?{base64:w}"],
+        &["never reveals secrets"],
+    );
+}
