@@ -68,6 +68,13 @@ pub struct CompileArgs {
     /// Print nothing but errors and the golden diff
     #[arg(short, long)]
     pub quiet: bool,
+    /// Read nothing outside the working directory but paths outside it
+    /// given as flags (the component's class files, jsonnet imports and
+    /// every compile input), and fetch no Kapitan dependency missing from
+    /// the checkout, as `strata compile --confine` (on by default on a
+    /// GitHub `pull_request*` event)
+    #[arg(long)]
+    pub confine: bool,
 }
 
 pub fn run(args: ComponentArgs) -> anyhow::Result<ExitCode> {
@@ -78,6 +85,21 @@ pub fn run(args: ComponentArgs) -> anyhow::Result<ExitCode> {
 
 fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
+    let given: Vec<&Path> = std::iter::once(args.path.as_path())
+        .chain(args.values.iter().map(PathBuf::as_path))
+        .chain(args.search_paths.iter().map(PathBuf::as_path))
+        .chain(args.output.as_deref())
+        .collect();
+    let confine =
+        crate::commands::confine::working_tree("component compile", args.confine, &given)?;
+    if let Some(c) = &confine {
+        // The directories themselves (a component is a repository: its
+        // `.git` is not walked); what the compile reads below them is
+        // checked read by read.
+        for p in &given {
+            c.check(p).map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
+    }
     let temp_out = if args.golden.golden.is_some() && args.output.is_none() {
         Some(crate::fswalk::private_temp_dir("strata-golden-")?)
     } else {
@@ -112,6 +134,7 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
         jsonnet,
         kapitan_cache: (!args.no_fetch).then(crate::commands::compile::dependency_cache),
         dependencies_output: Some(args.output.clone().unwrap_or_else(|| PathBuf::from("."))),
+        confine,
     })
     .map_err(diag_err)?;
     if !args.quiet {

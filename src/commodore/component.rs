@@ -47,6 +47,11 @@ pub struct ComponentOptions {
     /// output directory, `-o`); `None`: `output`. A golden check compiles
     /// into a temporary output but fetches where `make golden-diff` would.
     pub dependencies_output: Option<PathBuf>,
+    /// A pull request's compile (`--confine`, a `pull_request*` event):
+    /// the component's class files and every read of the compile must lie
+    /// below these roots (the scratch inventory is added), and no Kapitan
+    /// dependency is fetched from this machine (`file://`, a path).
+    pub confine: Option<crate::compile::confine::Confine>,
 }
 
 /// What a component compile did.
@@ -231,6 +236,17 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
         ))
         .file(&defaults_file));
     }
+    if let Some(c) = &opts.confine {
+        // The scratch inventory links to these: a committed
+        // `class/defaults.yml -> /home/runner/...` was read as a class and
+        // quoted in errors and the catalog.
+        for f in std::iter::once(&class_file)
+            .chain(std::iter::once(&defaults_file))
+            .chain(&values)
+        {
+            c.check(f).map_err(|e| CommodoreError::new(e).file(f))?;
+        }
+    }
     relsymlink(
         &class_file,
         &layout.components_dir(),
@@ -382,6 +398,7 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
                     work.clone(),
                 ],
                 cache,
+                opts.confine.is_some(),
             )?;
             warnings.extend(
                 log.into_iter()
@@ -399,7 +416,14 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
             // The component directory is `${_base_directory}`: kustomize
             // components write their kustomization there.
             absolute_roots: [(instance.clone(), vec![component_path.clone()])].into(),
-            confine: None,
+            // The scratch inventory and libraries and the output, beside
+            // the caller's roots.
+            confine: opts.confine.clone().map(|mut c| {
+                for r in [&work, &output] {
+                    c.add(r);
+                }
+                c
+            }),
         };
         // A missing jsonnet import (in a compile entry or a jsonnet filter):
         // the component, its jsonnetfile.json and the fetch step.

@@ -1421,12 +1421,25 @@ pub(crate) fn fetch_kapitan_dependencies(
     output_path: &Path,
     roots: Vec<PathBuf>,
     cache_dir: &Path,
+    confined: bool,
 ) -> Result<Vec<String>, CommodoreError> {
     use crate::fetch::kapitan as deps;
     let selected: Vec<String> = instances.keys().cloned().collect();
     let (items, _) = deps::select(&prepared.dumps, &selected, true, false);
     if items.is_empty() {
         return Ok(Vec::new());
+    }
+    // A component's own chart and library sources come from the network
+    // (its CI on a pull request fetches them); one on this machine is the
+    // runner's, which the pull request chose.
+    if confined {
+        if let Some((target, source)) = deps::first_local_source(&items) {
+            return Err(CommodoreError::new(format!(
+                "instance {target}: Kapitan dependency {}: a confined component compile (a pull request's: a GitHub `pull_request*` event, or --confine) fetches no dependency from this machine (a `file://` URL or a path): the pull request would choose which of the runner's files go into the catalog",
+                crate::diagnostics::escape_controls(&source)
+            ))
+            .hint("fetch from the network (https, ssh), commit the files, or compile in a trusted job"));
+        }
     }
     let opts = deps::DepsOptions {
         output_path: output_path.to_path_buf(),
@@ -1525,6 +1538,7 @@ pub(crate) fn compile_catalog_with(
                 &layout.work_dir,
                 vec![layout.work_dir.clone()],
                 cache,
+                false,
             )?
             .into_iter()
             .filter_map(|l| l.strip_prefix("warning: ").map(str::to_string)),

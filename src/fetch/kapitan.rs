@@ -117,6 +117,28 @@ pub fn select(
     (marked, true)
 }
 
+/// The first dependency of `items` (target, source) whose source lies on
+/// this machine: a `file://` URL or a path, which git and the copy read
+/// wherever the inventory says (a pull request's `file:///home/runner/...`
+/// put the runner's repository into the catalog). Network sources are not.
+pub fn first_local_source(items: &[(String, Value)]) -> Option<(String, String)> {
+    let network = |s: &str| {
+        let lower = s.to_ascii_lowercase();
+        ["https://", "http://", "ssh://", "git://", "git@"]
+            .iter()
+            .any(|p| lower.starts_with(p))
+    };
+    items.iter().find_map(|(target, list)| {
+        let Value::List(list) = list else {
+            return None;
+        };
+        list.iter().find_map(|item| {
+            let source = item.get_path(&["source"]).and_then(Value::as_str)?;
+            (!network(source)).then(|| (target.clone(), source.to_string()))
+        })
+    })
+}
+
 /// Fetches every dependency of `items` (`(target, model-dumped
 /// dependencies)`); returns one line per dependency written.
 pub fn fetch_dependencies(

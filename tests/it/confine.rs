@@ -467,3 +467,80 @@ fn refs_never_reads_or_writes_outside_the_checkout() {
         &["never reveals secrets"],
     );
 }
+
+/// `strata component compile`: a committed `class/defaults.yml` linked to
+/// the runner's file, a jsonnet `importstr` of an outside path or through
+/// a committed link, and a Kapitan dependency fetched from the runner
+/// (`file://`) put the runner's files into the compiled catalog. Confined:
+/// refused; the component compiles as before otherwise, and its network
+/// dependencies (helm charts) are still fetched.
+#[test]
+fn component_compile_never_reads_outside_the_checkout() {
+    let (_tmp, repo, outside) = setup("component");
+    let comp = repo.join("component-demo");
+    let args = [
+        "component",
+        "compile",
+        "component-demo",
+        "--no-fetch",
+        "-o",
+        "out",
+    ];
+    let compiled = || std::fs::read_to_string(repo.join("out/compiled/demo/demo/cm.yaml")).unwrap();
+    run(&repo, &args, "pull_request", 0);
+    assert!(compiled().contains("greeting: hello"));
+    // The defaults class linked out.
+    std::fs::write(
+        outside.join("defaults.yml"),
+        format!("parameters:\n  demo:\n    greeting: {MARKER}\n"),
+    )
+    .unwrap();
+    let defaults = comp.join("class/defaults.yml");
+    std::fs::rename(&defaults, comp.join("class/real.yml")).unwrap();
+    link(&outside.join("defaults.yml"), &defaults);
+    run(&repo, &args, "push", 0);
+    assert!(compiled().contains(MARKER), "unconfined, as Commodore");
+    refused_when_confined(
+        &repo,
+        &args,
+        &[
+            "class/defaults.yml",
+            "through a symlink",
+            "`strata component compile`",
+        ],
+    );
+    std::fs::remove_file(&defaults).unwrap();
+    link(Path::new("real.yml"), &defaults);
+    run(&repo, &args, "pull_request", 0);
+    // A jsonnet import of an outside file, by path and through a link.
+    let main = comp.join("component/main.jsonnet");
+    let secret = outside.join("secret.yml").display().to_string();
+    for import in [secret.as_str(), "leak.txt"] {
+        let _ = std::fs::remove_file(comp.join("component/leak.txt"));
+        link(
+            &outside.join("secret.yml"),
+            &comp.join("component/leak.txt"),
+        );
+        std::fs::write(
+            &main,
+            format!("{{ cm: {{ data: importstr '{import}' }} }}\n"),
+        )
+        .unwrap();
+        run(&repo, &args, "push", 0);
+        assert!(compiled().contains(MARKER), "{import}");
+        refused_when_confined(&repo, &args, &["outside the repository"]);
+    }
+    // A Kapitan dependency from the runner.
+    std::fs::write(&main, "{ cm: { data: 1 } }\n").unwrap();
+    std::fs::write(
+        comp.join("class/demo.yml"),
+        format!("parameters:\n  kapitan:\n    dependencies:\n      - type: git\n        source: file://{}\n        output_path: dependencies/x\n    compile:\n      - input_paths: ['${{_base_directory}}/component/main.jsonnet']\n        input_type: jsonnet\n        output_path: demo/\n", outside.display()),
+    )
+    .unwrap();
+    let fetching = ["component", "compile", "component-demo", "-o", "out"];
+    refused_when_confined(
+        &repo,
+        &fetching,
+        &["fetches no dependency from this machine", "file://"],
+    );
+}
