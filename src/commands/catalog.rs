@@ -9,7 +9,7 @@ use crate::commodore::{self, CatalogOptions, ClusterInfo, Layout};
 use crate::fetch::jsonnet::JbOptions;
 use crate::fetch::{self, Dependency, FetchOptions, NoProgress, Progress};
 use clap::{Args, Subcommand, ValueEnum};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -80,6 +80,13 @@ pub struct CompileArgs {
     /// to the cluster's catalog repository (`gitRepo.url`, or --catalog-repo)
     #[arg(long)]
     pub push: bool,
+    /// Compile as a pull request's compile: read nothing outside the
+    /// working directory (and a --working-dir outside it), no class linked
+    /// out of it, and fetch no component, package or Kapitan dependency
+    /// from this machine (`file://`, a path) (on by default on a GitHub
+    /// `pull_request*` event)
+    #[arg(long)]
+    pub confine: bool,
     #[command(flatten)]
     pub publish: crate::commands::push::PublishFlags,
 }
@@ -110,7 +117,12 @@ fn catalog_url(layout: &Layout) -> anyhow::Result<String> {
 /// once the packages are in it, each stage fetched in parallel over
 /// repositories. Returns how to install the jsonnet dependencies, which
 /// needs the rendered parameters and so happens in the compile.
-fn fetch_all(args: &CompileArgs, layout: &Layout, info: &ClusterInfo) -> anyhow::Result<JbOptions> {
+fn fetch_all(
+    args: &CompileArgs,
+    layout: &Layout,
+    info: &ClusterInfo,
+    confined: bool,
+) -> anyhow::Result<JbOptions> {
     let started = Instant::now();
     let credentials = crate::commands::fetch::token_credentials(
         args.publish.token_env.as_deref(),
@@ -130,6 +142,18 @@ fn fetch_all(args: &CompileArgs, layout: &Layout, info: &ClusterInfo) -> anyhow:
     };
     let mut fetched = Vec::new();
     let mut stage = |what: &str, deps: Vec<Dependency>| -> anyhow::Result<()> {
+        // The tenant's and global configuration name the components and
+        // packages: one on this machine (`file:///home/runner/...`, a path)
+        // would put the runner's repository into the catalog.
+        if confined && what != "the global and tenant configuration" {
+            if let Some(d) = deps.iter().find(|d| !crate::fetch::is_network_url(&d.url)) {
+                anyhow::bail!(
+                    "{} `{}`: a confined catalog compile (a pull request's: a GitHub `pull_request*` event, or --confine) fetches nothing from this machine (a `file://` URL or a path): the pull request would choose which of the runner's repositories go into the catalog; give a network URL (https, ssh) or compile in a trusted job",
+                    d.name,
+                    crate::diagnostics::escape_controls(&d.url)
+                );
+            }
+        }
         let r = fetch::fetch(&deps, &opts, progress.as_ref());
         fetched.extend(r.map_err(|e| anyhow::anyhow!("while fetching {what}:\n{e}"))?);
         Ok(())
@@ -217,6 +241,15 @@ pub fn run(args: CatalogArgs) -> anyhow::Result<ExitCode> {
 
 fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
+    let given: Vec<&Path> = std::iter::once(args.working_dir.as_path())
+        .chain(args.cluster_file.as_deref())
+        .collect();
+    let confine = crate::commands::confine::working_tree("catalog compile", args.confine, &given)?;
+    if let Some(c) = &confine {
+        for p in &given {
+            c.check(p).map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
+    }
     let layout = Layout::new(&args.working_dir);
     let info = if let Some(f) = &args.cluster_file {
         Some(ClusterInfo::load(f).map_err(diag_err)?)
@@ -247,7 +280,7 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
                 layout.work_dir.display()
             );
         };
-        Some(fetch_all(&args, &layout, info)?)
+        Some(fetch_all(&args, &layout, info, confine.is_some())?)
     };
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -262,6 +295,7 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
             cluster_id: args.cluster_id.clone(),
             parallelism: args.parallelism.unwrap_or(cpus),
             jsonnet,
+            confine,
         },
         kapitan_cache.as_deref(),
     )

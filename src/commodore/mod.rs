@@ -1338,6 +1338,11 @@ pub struct CatalogOptions {
     /// Install the components' jsonnet dependencies into `vendor/` before
     /// compiling (Commodore's regular mode); `None` in local mode.
     pub jsonnet: Option<crate::fetch::jsonnet::JbOptions>,
+    /// A pull request's compile (`--confine`, a `pull_request*` event):
+    /// class files must resolve inside the working directory, the compile
+    /// reads only below these roots (the working directory is added), and
+    /// no Kapitan dependency comes from this machine.
+    pub confine: Option<crate::compile::confine::Confine>,
 }
 
 /// Commodore's `fetch_jsonnet_libraries`: each component's
@@ -1494,6 +1499,14 @@ pub(crate) fn compile_catalog_with(
     let inv_opts = InventoryOptions {
         path: layout.inventory_dir(),
         applications_negate_earlier_only: true,
+        // The components' classes are links into `dependencies/`: a
+        // committed `class/defaults.yml -> /home/runner/...` was read.
+        confine: opts.confine.as_ref().map(|_| {
+            layout
+                .work_dir
+                .canonicalize()
+                .unwrap_or_else(|_| layout.work_dir.clone())
+        }),
         ..Default::default()
     };
     let inv = Inventory::load(&inv_opts).map_err(from_display)?;
@@ -1538,7 +1551,7 @@ pub(crate) fn compile_catalog_with(
                 &layout.work_dir,
                 vec![layout.work_dir.clone()],
                 cache,
-                false,
+                opts.confine.is_some(),
             )?
             .into_iter()
             .filter_map(|l| l.strip_prefix("warning: ").map(str::to_string)),
@@ -1553,7 +1566,10 @@ pub(crate) fn compile_catalog_with(
         parallelism: opts.parallelism.max(1),
         python: Default::default(),
         absolute_roots: base_directories(&layout, &deps),
-        confine: None,
+        confine: opts.confine.clone().map(|mut c| {
+            c.add(&layout.work_dir);
+            c
+        }),
     };
     let build = tmp.join("build");
     // A missing jsonnet import (in a compile entry or a jsonnet filter):

@@ -345,6 +345,7 @@ pub fn compile_package(
             cluster_id: FAKE_CLUSTER.to_string(),
             parallelism: opts.parallelism,
             jsonnet,
+            confine: None,
         },
         kapitan_cache,
     )?;

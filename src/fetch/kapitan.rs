@@ -122,12 +122,7 @@ pub fn select(
 /// wherever the inventory says (a pull request's `file:///home/runner/...`
 /// put the runner's repository into the catalog). Network sources are not.
 pub fn first_local_source(items: &[(String, Value)]) -> Option<(String, String)> {
-    let network = |s: &str| {
-        let lower = s.to_ascii_lowercase();
-        ["https://", "http://", "ssh://", "git://", "git@"]
-            .iter()
-            .any(|p| lower.starts_with(p))
-    };
+    let network = super::is_network_url;
     items.iter().find_map(|(target, list)| {
         let Value::List(list) = list else {
             return None;

@@ -551,6 +551,16 @@ fn fetch_repo(
     }
 }
 
+/// Whether `url` is fetched over the network (https, http, ssh, git, or
+/// scp-like `git@host:`), not from this machine (`file://`, a path), which
+/// a pull request's inventory must not choose.
+pub fn is_network_url(url: &str) -> bool {
+    let lower = url.to_ascii_lowercase();
+    ["https://", "http://", "ssh://", "git://", "git@"]
+        .iter()
+        .any(|p| lower.starts_with(p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

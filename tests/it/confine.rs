@@ -544,3 +544,77 @@ fn component_compile_never_reads_outside_the_checkout() {
         &["fetches no dependency from this machine", "file://"],
     );
 }
+
+/// `strata catalog compile --local`: a component's committed
+/// `class/defaults.yml` linked to the runner's file, and a jsonnet
+/// `importstr` of an outside path, went into the catalog. Confined:
+/// refused. (The fetch of a component from this machine:
+/// `fetch::catalog_from_git::a_confined_catalog_compile_fetches_no_component_from_this_machine`.)
+#[test]
+fn catalog_compile_never_reads_outside_the_checkout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/commodore/basic"),
+        &repo,
+    );
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.yml"), format!("stolen: {MARKER}\n")).unwrap();
+    let args = [
+        "catalog",
+        "compile",
+        "c-prod",
+        "--local",
+        "--cluster-file",
+        "cluster.json",
+    ];
+    let catalog = || {
+        let dir = repo.join("catalog/manifests/argocd");
+        let mut all = String::new();
+        for e in std::fs::read_dir(dir).unwrap() {
+            all += &std::fs::read_to_string(e.unwrap().path()).unwrap();
+        }
+        all
+    };
+    run(&repo, &args, "pull_request", 0);
+    assert!(catalog().contains("kind: Namespace"), "{}", catalog());
+    // A component's defaults class linked out.
+    let defaults = repo.join("dependencies/argocd/class/defaults.yml");
+    let text = std::fs::read_to_string(&defaults).unwrap();
+    std::fs::write(
+        outside.join("defaults.yml"),
+        text.replace("${storage_lib:default_class}", MARKER),
+    )
+    .unwrap();
+    std::fs::rename(&defaults, defaults.with_extension("real")).unwrap();
+    link(&outside.join("defaults.yml"), &defaults);
+    run(&repo, &args, "push", 0);
+    assert!(catalog().contains(MARKER), "unconfined, as Commodore");
+    refused_when_confined(
+        &repo,
+        &args,
+        &["defaults/argocd.yml", "leads outside the repository"],
+    );
+    std::fs::remove_file(&defaults).unwrap();
+    std::fs::rename(defaults.with_extension("real"), &defaults).unwrap();
+    // An import of an outside file.
+    let main = repo.join("dependencies/argocd/component/main.jsonnet");
+    let text = std::fs::read_to_string(&main).unwrap();
+    let leak = format!(
+        "  '99_leak': {{ data: importstr '{}' }},\n}}",
+        outside.join("secret.yml").display()
+    );
+    std::fs::write(
+        &main,
+        text.trim_end().strip_suffix('}').unwrap().to_string() + &leak,
+    )
+    .unwrap();
+    run(&repo, &args, "push", 0);
+    assert!(
+        std::fs::read_to_string(repo.join("catalog/manifests/argocd/99_leak.yaml"))
+            .unwrap()
+            .contains(MARKER)
+    );
+    refused_when_confined(&repo, &args, &["secret.yml", "outside the repository"]);
+}

@@ -957,6 +957,29 @@ mod catalog {
         assert_catalog(&work);
     }
 
+    /// Issue 19: the tenant's configuration (a pull request's) names the
+    /// components' URLs; a confined catalog compile fetches none from this
+    /// machine (these are `file://`), the configuration repositories given
+    /// by the cluster object excepted.
+    #[test]
+    fn a_confined_catalog_compile_fetches_no_component_from_this_machine() {
+        let r = remotes();
+        let work = r.env.path("work");
+        let mut args = OVERRIDES.to_vec();
+        args.push("--confine");
+        let a = compile(&r, &work, &args).failure().code(2);
+        let err = stderr(&a);
+        assert!(
+            err.contains("a confined catalog compile")
+                && err.contains("fetches nothing from this machine")
+                && err.contains("`file://"),
+            "{err}"
+        );
+        assert!(work.join("inventory/classes/global/common.yml").is_file());
+        assert!(!work.join("dependencies/argocd").exists());
+        assert!(!work.join("catalog").exists());
+    }
+
     #[test]
     fn revision_overrides_pick_the_revision() {
         let r = remotes();

@@ -42,8 +42,14 @@ pub fn conformance_dir() -> std::path::PathBuf {
     dir
 }
 
-/// The built `strata` binary, ready to run.
+/// The built `strata` binary, ready to run. Without the runner's
+/// `GITHUB_EVENT_NAME`: on the project's own `pull_request` CI every
+/// command would run confined (issue 19), and tests that read a fixture
+/// outside their working directory on purpose would fail there only; a
+/// test wanting an event sets it.
 #[allow(dead_code)]
 pub fn strata() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("strata").expect("the strata binary is built")
+    let mut cmd = assert_cmd::Command::cargo_bin("strata").expect("the strata binary is built");
+    cmd.env_remove("GITHUB_EVENT_NAME");
+    cmd
 }
