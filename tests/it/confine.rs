@@ -6,6 +6,7 @@
 //! tree keep working, and paths outside it given as flags are trusted.
 
 use crate::strata;
+use crate::support::copy_tree;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -18,25 +19,12 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
-
 /// A scratch directory holding `repo/` (a copy of fixture `name`) and
 /// `outside/secret.yml` (the runner's file, holding [`MARKER`]).
 fn setup(name: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
-    copy_dir(&fixture(name), &repo);
+    copy_tree(&fixture(name), &repo);
     let outside = tmp.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::write(outside.join("secret.yml"), format!("stolen: {MARKER}\n")).unwrap();
@@ -81,6 +69,15 @@ fn refused_when_confined(repo: &Path, args: &[&str], needles: &[&str]) {
         }
         assert!(!err.contains(MARKER), "{args:?} ({event}): {err}");
     }
+}
+
+/// `args` then `abs` (a path outside the working directory, as a flag
+/// gives it) reads the outside file even on a pull request.
+fn trusted_when_given(repo: &Path, args: &[&str], abs: &Path) {
+    let abs = abs.display().to_string();
+    let args: Vec<&str> = args.iter().copied().chain([abs.as_str()]).collect();
+    let out = run(repo, &args, "pull_request", 0);
+    assert!(out.contains(MARKER), "{args:?}: {out}");
 }
 
 /// The known finding: `strata template -f DIR` printed a file outside the
@@ -142,14 +139,7 @@ fn template_never_reads_through_a_link_out_of_the_checkout() {
         refused_when_confined(&repo, args, &["values.yml", "through a symlink"]);
     }
     // A path outside the tree given on the command line is trusted.
-    let abs = secret.display().to_string();
-    let out = run(
-        &repo,
-        &["template", "-f", "config", "-f", &abs],
-        "pull_request",
-        0,
-    );
-    assert!(out.contains(MARKER), "{out}");
+    trusted_when_given(&repo, &["template", "-f", "config", "-f"], &secret);
 }
 
 /// `strata order FILE` (and `--catalog DIR`, `--order-config FILE`) read a
@@ -191,14 +181,19 @@ fn order_never_reads_through_a_link_out_of_the_checkout() {
     link(&outside.join("cm.yml"), &repo.join("manifests/leak.yml"));
     refused_when_confined(&repo, &["order", "manifests"], &["manifests/leak.yml"]);
     // An outside path given as an argument is trusted.
-    let abs = outside.join("cm.yml").display().to_string();
-    let out = run(
+    trusted_when_given(
         &repo,
-        &["order", "--format", "yaml", &abs],
-        "pull_request",
-        0,
+        &["order", "--format", "yaml"],
+        &outside.join("cm.yml"),
     );
-    assert!(out.contains(MARKER), "{out}");
+}
+
+/// Moves `file` aside (to `.real`) and commits a link in its place to
+/// `target`, a file of the runner holding `text`.
+fn link_out_instead(file: &Path, target: &Path, text: &str) {
+    std::fs::write(target, text).unwrap();
+    std::fs::rename(file, file.with_extension("real")).unwrap();
+    link(target, file);
 }
 
 /// Replaces `@OUTSIDE@` in `file` by `outside`'s path.
@@ -218,27 +213,9 @@ fn git_repo(dir: &Path, files: &[(&str, &str)]) {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     }
-    let git = |args: &[&str]| {
-        let ok = std::process::Command::new("git")
-            .current_dir(dir)
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "init.defaultBranch=main",
-            ])
-            .args(args)
-            .output()
-            .unwrap()
-            .status
-            .success();
-        assert!(ok, "git {args:?}");
-    };
-    git(&["init", "-q"]);
-    git(&["add", "-A"]);
-    git(&["commit", "-qm", "x"]);
+    for args in [&["init", "-q"][..], &["add", "-A"], &["commit", "-qm", "x"]] {
+        crate::support::git(dir, args);
+    }
 }
 
 /// `strata package list/resolve/render`: a PackageRepository's or a
@@ -328,28 +305,23 @@ fn package_never_reads_or_fetches_outside_the_checkout() {
             "--install",
             "pk.yml",
         ],
-        &[
-            "package",
-            "render",
-            "--packages",
-            "packages.yml",
-            "--install",
-            "install.yml",
-            "--values",
-            "values.yml",
-        ],
-        &[
-            "package",
-            "render",
-            "--packages",
-            "packages.yml",
-            "--install",
-            "install.yml",
-            "--data-values-file",
-            "values.yml",
-        ],
     ] {
         refused_when_confined(&repo, args, &["through a symlink", "`strata package`"]);
+    }
+    let render = [
+        "package",
+        "render",
+        "--packages",
+        "packages.yml",
+        "--install",
+    ];
+    for flag in ["--values", "--data-values-file"] {
+        let args: Vec<&str> = render
+            .iter()
+            .copied()
+            .chain(["install.yml", flag, "values.yml"])
+            .collect();
+        refused_when_confined(&repo, &args, &["values.yml", "through a symlink"]);
     }
 }
 
@@ -379,14 +351,7 @@ fn diff_never_reads_a_catalog_linked_out_of_the_checkout() {
     );
     let out = run(&repo, &args, "push", 0);
     assert!(out.contains(MARKER), "{out}");
-    let abs = outside.join("cat").display().to_string();
-    let out = run(
-        &repo,
-        &["diff", "--catalogs", "old", &abs],
-        "pull_request",
-        0,
-    );
-    assert!(out.contains(MARKER), "given as a flag: {out}");
+    trusted_when_given(&repo, &["diff", "--catalogs", "old"], &outside.join("cat"));
 }
 
 /// `strata refs`: a `.kapitan` `refs: refs-path:` outside the checkout or a
@@ -490,14 +455,12 @@ fn component_compile_never_reads_outside_the_checkout() {
     run(&repo, &args, "pull_request", 0);
     assert!(compiled().contains("greeting: hello"));
     // The defaults class linked out.
-    std::fs::write(
-        outside.join("defaults.yml"),
-        format!("parameters:\n  demo:\n    greeting: {MARKER}\n"),
-    )
-    .unwrap();
     let defaults = comp.join("class/defaults.yml");
-    std::fs::rename(&defaults, comp.join("class/real.yml")).unwrap();
-    link(&outside.join("defaults.yml"), &defaults);
+    link_out_instead(
+        &defaults,
+        &outside.join("defaults.yml"),
+        &format!("parameters:\n  demo:\n    greeting: {MARKER}\n"),
+    );
     run(&repo, &args, "push", 0);
     assert!(compiled().contains(MARKER), "unconfined, as Commodore");
     refused_when_confined(
@@ -510,7 +473,7 @@ fn component_compile_never_reads_outside_the_checkout() {
         ],
     );
     std::fs::remove_file(&defaults).unwrap();
-    link(Path::new("real.yml"), &defaults);
+    link(Path::new("defaults.real"), &defaults);
     run(&repo, &args, "pull_request", 0);
     // A jsonnet import of an outside file, by path and through a link.
     let main = comp.join("component/main.jsonnet");
@@ -554,7 +517,7 @@ fn component_compile_never_reads_outside_the_checkout() {
 fn catalog_compile_never_reads_outside_the_checkout() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
-    copy_dir(
+    copy_tree(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/commodore/basic"),
         &repo,
     );
@@ -582,13 +545,11 @@ fn catalog_compile_never_reads_outside_the_checkout() {
     // A component's defaults class linked out.
     let defaults = repo.join("dependencies/argocd/class/defaults.yml");
     let text = std::fs::read_to_string(&defaults).unwrap();
-    std::fs::write(
-        outside.join("defaults.yml"),
-        text.replace("${storage_lib:default_class}", MARKER),
-    )
-    .unwrap();
-    std::fs::rename(&defaults, defaults.with_extension("real")).unwrap();
-    link(&outside.join("defaults.yml"), &defaults);
+    link_out_instead(
+        &defaults,
+        &outside.join("defaults.yml"),
+        &text.replace("${storage_lib:default_class}", MARKER),
+    );
     run(&repo, &args, "push", 0);
     assert!(catalog().contains(MARKER), "unconfined, as Commodore");
     refused_when_confined(
