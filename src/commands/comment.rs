@@ -39,6 +39,12 @@ pub struct CommentArgs {
     /// Print the comment instead of posting it
     #[arg(long)]
     pub dry_run: bool,
+    /// Read the reports and catalogs, and write --output, only inside the
+    /// working directory (paths outside it given as flags excepted): no
+    /// committed symlink may lead out (on by default on a GitHub
+    /// `pull_request*` event)
+    #[arg(long)]
+    pub confine: bool,
     #[arg(long, env = "GITHUB_EVENT_PATH", hide = true)]
     pub event_path: Option<PathBuf>,
     #[command(flatten)]
@@ -71,6 +77,17 @@ pub fn run(args: CommentArgs) -> anyhow::Result<ExitCode> {
             args.marker
         );
     }
+    let mut given: Vec<&Path> = [&args.diff, &args.lint, &args.lint_base]
+        .into_iter()
+        .flatten()
+        .map(PathBuf::as_path)
+        .chain(args.order_catalogs.iter().flatten().map(PathBuf::as_path))
+        .collect();
+    let inputs = given.len();
+    given.push(&args.output);
+    let confine = crate::commands::confine::working_tree("comment", args.confine, &given)?;
+    crate::commands::confine::check_inputs(confine.as_ref(), given[..inputs].iter().copied())?;
+    crate::commands::confine::check_output(confine.as_ref(), "comment", "--output", &args.output)?;
     let diff = match &args.diff {
         Some(p) => github::read_diff(p).map_err(diag_err)?,
         None => Default::default(),

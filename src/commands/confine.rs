@@ -71,3 +71,22 @@ pub(crate) fn check_inputs<'a>(
     }
     Ok(())
 }
+
+/// Refuses an output file (`flag`, its path) that leads out of the working
+/// directory when confined: a committed `strata-review.md ->
+/// /home/runner/.bashrc` had `comment` (and `diff --json-out`) overwrite
+/// the runner's file on a pull request.
+pub(crate) fn check_output(
+    confine: Option<&Confine>,
+    command: &str,
+    flag: &str,
+    path: &Path,
+) -> anyhow::Result<()> {
+    match confine.map(|c| c.check(path)) {
+        Some(Err(_)) => anyhow::bail!(
+            "{flag} {}: it leads outside the working directory (through a symlink the pull request committed, or a path outside it), and `strata {command}` on a pull request (a GitHub `pull_request*` event, or --confine) writes only inside it: remove the link, or give a path outside the working directory on the command line",
+            path.display()
+        ),
+        _ => Ok(()),
+    }
+}

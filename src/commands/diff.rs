@@ -174,6 +174,9 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
     };
     let json = || serde_json::to_string_pretty(&d).map(|s| s + "\n");
     if let Some(path) = &args.json_out {
+        // A committed `diff.json -> /home/runner/.bashrc` was overwritten.
+        let confine = crate::commands::confine::working_tree("diff", args.confine, &[path])?;
+        crate::commands::confine::check_output(confine.as_ref(), "diff", "--json-out", path)?;
         std::fs::write(path, json()?)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }

@@ -579,3 +579,75 @@ fn catalog_compile_never_reads_outside_the_checkout() {
     );
     refused_when_confined(&repo, &args, &["secret.yml", "outside the repository"]);
 }
+
+/// `strata comment` writes its report to `strata-review.md` (`--output`)
+/// and `strata diff --json-out FILE` its JSON: a committed symlink there
+/// had a pull request's run overwrite the runner's file (`~/.bashrc`);
+/// `comment --diff`/`--lint`/`--order-catalogs` read linked reports and
+/// catalogs. Confined: refused, the runner's file intact.
+#[test]
+fn comment_and_diff_never_write_or_read_through_a_link_out() {
+    let (_tmp, repo, outside) = setup("diff");
+    for (side, v) in [("old", 1), ("new", 2)] {
+        std::fs::create_dir_all(repo.join(side).join("t")).unwrap();
+        std::fs::write(repo.join(side).join("t/cm.yml"), format!("a: {v}\n")).unwrap();
+    }
+    let victim = outside.join("bashrc");
+    let intact = || std::fs::read_to_string(&victim).unwrap() == "precious\n";
+    std::fs::write(&victim, "precious\n").unwrap();
+    link(&victim, &repo.join("d.json"));
+    let diff = ["diff", "--catalogs", "old", "new", "--json-out", "d.json"];
+    refused_when_confined(
+        &repo,
+        &diff,
+        &["--json-out d.json", "leads outside the working directory"],
+    );
+    assert!(intact());
+    run(&repo, &diff, "push", 0);
+    assert!(!intact(), "unconfined, it follows the link");
+    std::fs::remove_file(repo.join("d.json")).unwrap();
+    std::fs::write(&victim, "precious\n").unwrap();
+    run(
+        &repo,
+        &["diff", "--catalogs", "old", "new", "--json-out", "d.json"],
+        "pull_request",
+        0,
+    );
+    link(&victim, &repo.join("strata-review.md"));
+    let comment = ["comment", "--dry-run", "--diff", "d.json"];
+    refused_when_confined(
+        &repo,
+        &comment,
+        &[
+            "--output strata-review.md",
+            "leads outside the working directory",
+        ],
+    );
+    assert!(intact());
+    std::fs::remove_file(repo.join("strata-review.md")).unwrap();
+    run(&repo, &comment, "pull_request", 0);
+    // Linked inputs.
+    link(&outside.join("secret.yml"), &repo.join("lint.json"));
+    link(&outside, &repo.join("up"));
+    for args in [
+        &[
+            "comment",
+            "--dry-run",
+            "--diff",
+            "d.json",
+            "--lint",
+            "lint.json",
+        ][..],
+        &[
+            "comment",
+            "--dry-run",
+            "--diff",
+            "d.json",
+            "--order-catalogs",
+            "old",
+            "up",
+        ],
+    ] {
+        refused_when_confined(&repo, args, &["through a symlink", "`strata comment`"]);
+    }
+}
