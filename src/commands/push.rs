@@ -33,6 +33,11 @@ pub struct PushArgs {
     pub layout: LayoutArg,
     #[command(flatten)]
     pub publish: PublishFlags,
+    /// The catalog directory must resolve inside the working directory
+    /// unless given outside it (on by default on a GitHub `pull_request*`
+    /// event, where `--dry-run` prints what would be pushed)
+    #[arg(long)]
+    pub confine: bool,
 }
 
 /// The flags of a publish, shared with `compile --push` and `catalog
@@ -84,6 +89,11 @@ pub fn run(args: PushArgs) -> anyhow::Result<ExitCode> {
         Layout::Kapitan => PathBuf::from("compiled"),
         Layout::Commodore => PathBuf::from("catalog"),
     });
+    // A committed `compiled -> /home/runner/...` was published (and shown
+    // by --dry-run) as the catalog.
+    let confine =
+        crate::commands::confine::working_tree("push", args.confine, &[catalog_dir.as_path()])?;
+    crate::commands::confine::check_input(confine.as_ref(), &catalog_dir)?;
     let Some(url) = args.publish.catalog_repo.clone() else {
         bail!("--catalog-repo URL is required");
     };

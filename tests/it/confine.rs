@@ -651,3 +651,33 @@ fn comment_and_diff_never_write_or_read_through_a_link_out() {
         refused_when_confined(&repo, args, &["through a symlink", "`strata comment`"]);
     }
 }
+
+/// `strata push` (and its `--dry-run`, which prints what it would push)
+/// took a committed `compiled` link to a directory of the runner as the
+/// catalog. Confined: refused before anything is cloned.
+#[test]
+fn push_never_publishes_a_catalog_linked_out_of_the_checkout() {
+    let (_tmp, repo, outside) = setup("diff");
+    std::fs::create_dir_all(outside.join("cat/t")).unwrap();
+    std::fs::copy(outside.join("secret.yml"), outside.join("cat/t/s.yml")).unwrap();
+    link(&outside.join("cat"), &repo.join("compiled"));
+    let bare = outside.join("catalog.git");
+    std::fs::create_dir_all(&bare).unwrap();
+    crate::support::git(&bare, &["init", "-q", "--bare"]);
+    let url = format!("file://{}", bare.display());
+    let args = ["push", "--dry-run", "--catalog-repo", &url];
+    let out = run(&repo, &args, "push", 0);
+    assert!(
+        out.contains(MARKER),
+        "unconfined, the link is followed: {out}"
+    );
+    refused_when_confined(
+        &repo,
+        &args,
+        &[
+            "refusing to read compiled",
+            "through a symlink",
+            "`strata push`",
+        ],
+    );
+}
