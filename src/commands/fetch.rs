@@ -48,12 +48,85 @@ pub struct FetchArgs {
     /// With --jsonnetfile: ignore the lock file and resolve versions again
     #[arg(long)]
     pub update: bool,
+    /// Fetch nothing from this machine (a `file://` URL, a path, a
+    /// jsonnet-bundler `local` directory outside the working directory)
+    /// and read --deps / --jsonnetfile only inside the working directory
+    /// unless given outside it (on by default on a GitHub `pull_request*`
+    /// event)
+    #[arg(long)]
+    pub confine: bool,
+}
+
+/// On a pull request (or `--confine`), the sources the pull request's
+/// files name must be fetched over the network: a `file:///home/runner/...`
+/// repository (or a path) was cloned into the checkout, where the
+/// pull request's compile then read it as its own.
+fn confine_sources(args: &FetchArgs) -> anyhow::Result<Option<crate::compile::confine::Confine>> {
+    let given: Vec<&Path> = [&args.deps, &args.jsonnetfile]
+        .into_iter()
+        .flatten()
+        .map(PathBuf::as_path)
+        .chain([args.work_dir.as_path()])
+        .collect();
+    let confine = crate::commands::confine::working_tree("fetch", args.confine, &given)?;
+    if let Some(c) = &confine {
+        for p in &given {
+            c.check(p).map_err(|e| anyhow!("{e}"))?;
+        }
+    }
+    Ok(confine)
+}
+
+/// A URL on this machine, refused when confined.
+fn refuse_local(what: &str, url: &str) -> anyhow::Result<()> {
+    if crate::fetch::is_network_url(url) {
+        return Ok(());
+    }
+    bail!(
+        "{what} `{}`: a confined `strata fetch` (a pull request's: a GitHub `pull_request*` event, or --confine) fetches nothing from this machine (a `file://` URL or a path): the pull request would choose which of the runner's repositories go into the checkout; give a network URL (https, ssh) or fetch in a trusted job",
+        crate::diagnostics::escape_controls(url)
+    )
+}
+
+/// The direct dependencies of `dir/jsonnetfile.json` when confined: git
+/// remotes on the network, `local` directories inside the working tree.
+fn confine_jsonnetfile(c: &crate::compile::confine::Confine, dir: &Path) -> anyhow::Result<()> {
+    let file = dir.join("jsonnetfile.json");
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        return Ok(());
+    };
+    let json: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+    let deps = json.get("dependencies").and_then(|d| d.as_array());
+    for d in deps.into_iter().flatten() {
+        let source = d.get("source");
+        if let Some(remote) = source
+            .and_then(|s| s.get("git"))
+            .and_then(|g| g.get("remote"))
+            .and_then(|r| r.as_str())
+        {
+            refuse_local(&format!("{}: source.git.remote", file.display()), remote)?;
+        }
+        if let Some(local) = source
+            .and_then(|s| s.get("local"))
+            .and_then(|l| l.get("directory"))
+            .and_then(|r| r.as_str())
+        {
+            c.check(&dir.join(local))
+                .map_err(|e| anyhow!("{}: source.local.directory: {e}", file.display()))?;
+        }
+    }
+    Ok(())
 }
 
 pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
     let credentials = credentials(&args)?;
     let start = std::time::Instant::now();
+    let confine = confine_sources(&args)?;
     if let Some(dir) = &args.jsonnetfile {
+        if let Some(c) = &confine {
+            confine_jsonnetfile(c, dir)?;
+        }
         let ext_vars = args
             .ext_str
             .iter()
@@ -87,6 +160,11 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
         bail!("pass --deps FILE or --jsonnetfile DIR");
     };
     let deps = read_deps(file)?;
+    if confine.is_some() {
+        for d in &deps {
+            refuse_local(&format!("{}: {}", file.display(), d.name), &d.url)?;
+        }
+    }
     let opts = FetchOptions {
         work_dir: args.work_dir.clone(),
         offline: args.offline,

@@ -681,3 +681,48 @@ fn push_never_publishes_a_catalog_linked_out_of_the_checkout() {
         ],
     );
 }
+
+/// `strata fetch --deps FILE` cloned a `file:///home/runner/...` repository
+/// the pull request's file named into the checkout (where its compile then
+/// read it as its own), and `--jsonnetfile` linked a `local` directory
+/// outside it into `vendor/`. Confined: refused before anything is fetched.
+#[test]
+fn fetch_never_clones_or_links_the_runners_files() {
+    let (_tmp, repo, outside) = setup("fetch");
+    let private = outside.join("private");
+    git_repo(&private, &[("x.yml", &format!("x: {MARKER}\n"))]);
+    let url = format!("file://{}", private.display());
+    std::fs::write(
+        repo.join("deps.yml"),
+        format!("- {{name: x, url: '{url}', version: main}}\n"),
+    )
+    .unwrap();
+    let args = ["fetch", "--deps", "deps.yml"];
+    refused_when_confined(
+        &repo,
+        &args,
+        &["deps.yml: x", "fetches nothing from this machine"],
+    );
+    assert!(!repo.join("dependencies/x").exists());
+    run(&repo, &args, "push", 0);
+    let got = std::fs::read_to_string(repo.join("dependencies/x/x.yml")).unwrap();
+    assert!(got.contains(MARKER), "unconfined, as asked");
+    for source in [
+        format!(r#"{{"git": {{"remote": "{url}", "subdir": ""}}}}"#),
+        r#"{"local": {"directory": "../outside"}}"#.to_string(),
+    ] {
+        std::fs::write(
+            repo.join("jsonnetfile.json"),
+            format!(
+                r#"{{"version": 1, "dependencies": [{{"source": {source}, "version": "main"}}]}}"#
+            ),
+        )
+        .unwrap();
+        refused_when_confined(
+            &repo,
+            &["fetch", "--jsonnetfile", "."],
+            &["jsonnetfile.json: source."],
+        );
+        assert!(!repo.join("vendor").exists());
+    }
+}
