@@ -221,9 +221,23 @@ fn scan(dir: &Path) -> Option<(Vec<String>, Files)> {
         }
         Some(())
     }
+    // The root itself must be a directory, not a link to one: a cache
+    // directory or catalog a pull request committed could hold
+    // `<key> -> /srv` (any empty directory of the runner) beside a
+    // `<key>.state` saying "empty", and the target was served with no
+    // files, exit 0; `compiled -> /srv` with a planted catalog record
+    // kept an empty catalog "as it is" (probe 36).
+    if !real_dir(dir) {
+        return None;
+    }
     let (mut dirs, mut files) = (Vec::new(), Files::new());
     walk(dir, "", &mut dirs, &mut files)?;
     Some((dirs, files))
+}
+
+/// `path` is a directory itself, not a symbolic link to one.
+fn real_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
 }
 
 fn file_sha256(path: &Path) -> Option<String> {
@@ -441,7 +455,7 @@ impl Workspace {
             let Ok(key) = fp.target(name) else {
                 return Ok(None);
             };
-            if !cache.join(&key).is_dir() {
+            if !real_dir(&cache.join(&key)) {
                 return Ok(None);
             }
             keys.insert(name.clone(), (f.dir.clone(), key));
@@ -549,7 +563,7 @@ impl Workspace {
             timings::add("cache: fingerprints", t0.elapsed());
         }
         let everything_cached =
-            to_compile.is_empty() && keys.values().all(|(_, k)| cache.join(k).is_dir());
+            to_compile.is_empty() && keys.values().all(|(_, k)| real_dir(&cache.join(k)));
         if all && everything_cached && self.catalog_is(cache, &keys) {
             // The catalog on disk is the one these keys make: keep it.
             stats.hits = keys.len();
