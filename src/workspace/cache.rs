@@ -369,6 +369,55 @@ fn facts_path(cache: &Path, digest: &str) -> PathBuf {
     cache.join(".inventories").join(format!("{digest}.json"))
 }
 
+/// What tells the very file strata wrote from another with the same
+/// bytes: its device, inode, size and change time (which no one can set,
+/// and a checkout or restore makes new). `None` for anything but a
+/// regular file.
+fn record_stamp(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path).ok()?;
+    m.is_file().then(|| {
+        format!(
+            "{} {} {} {} {}",
+            m.dev(),
+            m.ino(),
+            m.len(),
+            m.ctime(),
+            m.ctime_nsec()
+        )
+    })
+}
+
+fn stamp_path(record: &Path) -> PathBuf {
+    record.with_extension("stamp")
+}
+
+/// The facts kept under `digest`, when their record is the file a run
+/// wrote there ([`write_facts`]). The record decides which targets a
+/// compile that skips rendering installs, and a cache directory inside the
+/// repository holds whatever a merged pull request committed: a planted
+/// `{"targets":{}}` under the (computable) digest installed an empty
+/// catalog, exit 0 (probe 36). Entries are trusted the same way (their
+/// files' inodes and change times, [`entry_intact`]).
+fn read_facts(cache: &Path, digest: &str) -> Option<InventoryFacts> {
+    let path = facts_path(cache, digest);
+    facts_intact(&path).then(|| read_record(&path)).flatten()
+}
+
+fn facts_intact(path: &Path) -> bool {
+    let kept = std::fs::read_to_string(stamp_path(path));
+    kept.is_ok_and(|kept| record_stamp(path).is_some_and(|now| now == kept))
+}
+
+fn write_facts(cache: &Path, digest: &str, facts: &InventoryFacts) {
+    let path = facts_path(cache, digest);
+    let _ = std::fs::remove_file(stamp_path(&path));
+    write_record(&path, facts);
+    if let Some(stamp) = record_stamp(&path) {
+        let _ = std::fs::write(stamp_path(&path), stamp);
+    }
+}
+
 /// Writes `value` as JSON at `path` through a temporary file (a reader
 /// never sees half of it). Best effort: a record that cannot be written
 /// only makes the next run do more work.
@@ -439,7 +488,7 @@ impl Workspace {
         digest: &str,
         cache: &Path,
     ) -> Result<Option<(CompileReport, CacheStats)>, WorkspaceError> {
-        let Some(facts) = read_record::<InventoryFacts>(&facts_path(cache, digest)) else {
+        let Some(facts) = read_facts(cache, digest) else {
             return Ok(None);
         };
         let overlapping = overlapping_of(facts.targets.iter().map(|(t, f)| (t, &f.dir)));
@@ -553,9 +602,10 @@ impl Workspace {
         let all = selected.len() == plans.len();
         if let (Some(digest), true) = (inventory_digest, all) {
             if !fetches_dependencies(rendered) {
-                let path = facts_path(cache, digest);
-                if !path.exists() {
-                    write_record(&path, &fp.inventory_facts());
+                // A record no run wrote (or one a restore copied) is
+                // replaced by this run's.
+                if !facts_intact(&facts_path(cache, digest)) {
+                    write_facts(cache, digest, &fp.inventory_facts());
                 }
             }
         }

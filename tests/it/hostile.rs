@@ -5602,6 +5602,59 @@ fn cache_entries_and_catalogs_behind_a_link_are_not_trusted() {
     assert!(std::fs::read_dir(&empty).unwrap().next().is_none());
 }
 
+/// A facts record (`CACHE/.inventories/<digest>.json`) decides which
+/// targets a compile that skips rendering installs; the digest hashes the
+/// inventory's files, paths and strata's version, so anyone can compute
+/// it. A committed `{"targets":{}}` there (a cache directory inside the
+/// repository) installed an empty catalog, exit 0; one giving a target no
+/// compile entries left that target out (probe 36,
+/// cache-planted-facts-record). Only a record a run wrote is read.
+#[test]
+fn a_cache_facts_record_no_run_wrote_is_not_trusted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().canonicalize().unwrap().join("repo");
+    let class = "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: .\n        input_type: jsonnet\n        output_type: yaml\n        input_paths: [main.jsonnet]\n";
+    write(&repo.join("inventory/classes/common.yml"), class);
+    write(&repo.join("inventory/targets/t.yml"), "classes: [common]\n");
+    write(&repo.join("inventory/targets/u.yml"), "classes: [common]\n");
+    write(&repo.join("main.jsonnet"), "{ f: { v: 1 } }\n");
+    let cache = repo.join(".strata-cache");
+    let args = ["compile", "--cache", ".strata-cache"];
+    run(&repo, &args, 0);
+    let facts = cache.join(".inventories");
+    let name = std::fs::read_dir(&facts)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.ends_with(".json"))
+        .unwrap();
+    let mut real: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(facts.join(&name)).unwrap()).unwrap();
+    real["targets"]["u"]["entries"] = serde_json::json!([]);
+    for (planted, fresh) in [
+        (r#"{"targets":{}}"#.to_string(), true),
+        (real.to_string(), false),
+    ] {
+        // A fresh checkout, the cache holding only the committed record;
+        // or a cache kept on the runner, the record written over.
+        if fresh {
+            std::fs::remove_dir_all(&cache).unwrap();
+        }
+        std::fs::remove_dir_all(repo.join("compiled")).unwrap();
+        write(&facts.join(&name), &planted);
+        let out = run(&repo, &args, 0);
+        assert!(!out.contains("not rendered"), "{planted}: {out}");
+        for t in ["t", "u"] {
+            let f = repo.join(format!("compiled/{t}/f.yaml"));
+            assert!(f.is_file(), "{planted}: {t} left out: {out}");
+        }
+        // The run's own record replaces it and is used next time.
+        std::fs::remove_dir_all(repo.join("compiled")).unwrap();
+        let out = run(&repo, &args, 0);
+        assert!(out.contains("inventory unchanged, not rendered"), "{out}");
+        assert!(repo.join("compiled/u/f.yaml").is_file(), "{out}");
+    }
+}
+
 /// A jsonnet-bundler remote whose host is `..` (`git@..:victim`) named
 /// its clone `dependencies/.repos/../victim.git` and its package
 /// `vendor/../victim`, a directory one level out of vendor/ that an
