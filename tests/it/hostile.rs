@@ -5536,6 +5536,125 @@ fn a_cache_record_naming_a_directory_outside_the_catalog_is_not_followed() {
     }
 }
 
+/// A cache directory in the repository (the action's `cache:
+/// .strata-cache`) holds what a merged pull request committed: an entry
+/// `<key>` that is a link to an empty directory of the runner, beside a
+/// `<key>.state` saying "empty", was served as the target's catalog (no
+/// files, exit 0); `compiled` a link to an empty directory with a catalog
+/// record saying so was kept "as it is". Keys are fingerprints anyone can
+/// compute (probe 36, cache-planted-symlink-entry).
+#[test]
+fn cache_entries_and_catalogs_behind_a_link_are_not_trusted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let abs = tmp.path().canonicalize().unwrap();
+    let repo = abs.join("repo");
+    let empty = abs.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let class = "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: .\n        input_type: jsonnet\n        output_type: yaml\n        input_paths: [main.jsonnet]\n";
+    write(&repo.join("inventory/classes/common.yml"), class);
+    write(&repo.join("inventory/targets/t.yml"), "classes: [common]\n");
+    write(&repo.join("main.jsonnet"), "{ f: { v: 1 } }\n");
+    let cache = repo.join(".strata-cache");
+    let args = ["compile", "--cache", ".strata-cache"];
+    // The attacker's own run gives the key and the catalog record's name.
+    run(&repo, &args, 0);
+    let key = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.len() == 64)
+        .unwrap();
+    let record = std::fs::read_dir(cache.join(".catalogs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut catalog: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    catalog["state"] = serde_json::json!({"dirs": [], "files": {}});
+    let empty_state = r#"{"dirs":[],"files":{}}"#;
+
+    // The entry a link to an empty directory.
+    std::fs::remove_dir_all(&cache).unwrap();
+    std::fs::remove_dir_all(repo.join("compiled")).unwrap();
+    std::fs::create_dir_all(&cache).unwrap();
+    std::os::unix::fs::symlink(&empty, cache.join(&key)).unwrap();
+    write(&cache.join(format!("{key}.state")), empty_state);
+    let out = run(&repo, &args, 0);
+    assert!(out.contains("0 from the cache, 1 compiled"), "{out}");
+    assert!(repo.join("compiled/t/f.yaml").is_file(), "{out}");
+
+    // `compiled` a link to an empty directory, with a record saying the
+    // installed catalog is empty.
+    std::fs::remove_dir_all(&cache).unwrap();
+    std::fs::remove_dir_all(repo.join("compiled")).unwrap();
+    write(&cache.join(&key).join("x/f"), "committed\n");
+    write(&record, &catalog.to_string());
+    std::os::unix::fs::symlink(&empty, repo.join("compiled")).unwrap();
+    let out = run(&repo, &args, 0);
+    let compiled = std::fs::symlink_metadata(repo.join("compiled")).unwrap();
+    assert!(compiled.is_dir(), "the link was kept: {out}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("compiled/t/f.yaml")).unwrap(),
+        "v: 1\n",
+        "{out}"
+    );
+    assert!(std::fs::read_dir(&empty).unwrap().next().is_none());
+}
+
+/// A facts record (`CACHE/.inventories/<digest>.json`) decides which
+/// targets a compile that skips rendering installs; the digest hashes the
+/// inventory's files, paths and strata's version, so anyone can compute
+/// it. A committed `{"targets":{}}` there (a cache directory inside the
+/// repository) installed an empty catalog, exit 0; one giving a target no
+/// compile entries left that target out (probe 36,
+/// cache-planted-facts-record). Only a record a run wrote is read.
+#[test]
+fn a_cache_facts_record_no_run_wrote_is_not_trusted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().canonicalize().unwrap().join("repo");
+    let class = "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: .\n        input_type: jsonnet\n        output_type: yaml\n        input_paths: [main.jsonnet]\n";
+    write(&repo.join("inventory/classes/common.yml"), class);
+    write(&repo.join("inventory/targets/t.yml"), "classes: [common]\n");
+    write(&repo.join("inventory/targets/u.yml"), "classes: [common]\n");
+    write(&repo.join("main.jsonnet"), "{ f: { v: 1 } }\n");
+    let cache = repo.join(".strata-cache");
+    let args = ["compile", "--cache", ".strata-cache"];
+    run(&repo, &args, 0);
+    let facts = cache.join(".inventories");
+    let name = std::fs::read_dir(&facts)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.ends_with(".json"))
+        .unwrap();
+    let mut real: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(facts.join(&name)).unwrap()).unwrap();
+    real["targets"]["u"]["entries"] = serde_json::json!([]);
+    for (planted, fresh) in [
+        (r#"{"targets":{}}"#.to_string(), true),
+        (real.to_string(), false),
+    ] {
+        // A fresh checkout, the cache holding only the committed record;
+        // or a cache kept on the runner, the record written over.
+        if fresh {
+            std::fs::remove_dir_all(&cache).unwrap();
+        }
+        std::fs::remove_dir_all(repo.join("compiled")).unwrap();
+        write(&facts.join(&name), &planted);
+        let out = run(&repo, &args, 0);
+        assert!(!out.contains("not rendered"), "{planted}: {out}");
+        for t in ["t", "u"] {
+            let f = repo.join(format!("compiled/{t}/f.yaml"));
+            assert!(f.is_file(), "{planted}: {t} left out: {out}");
+        }
+        // The run's own record replaces it and is used next time.
+        std::fs::remove_dir_all(repo.join("compiled")).unwrap();
+        let out = run(&repo, &args, 0);
+        assert!(out.contains("inventory unchanged, not rendered"), "{out}");
+        assert!(repo.join("compiled/u/f.yaml").is_file(), "{out}");
+    }
+}
+
 /// A jsonnet-bundler remote whose host is `..` (`git@..:victim`) named
 /// its clone `dependencies/.repos/../victim.git` and its package
 /// `vendor/../victim`, a directory one level out of vendor/ that an
