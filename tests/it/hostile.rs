@@ -1249,6 +1249,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("auth-suffix-user-password", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  hiera.yaml: |\n    profile::mail::relay_auth: \"ops:{V}\"\n  relay.conf: |\n    relay_auth = \"ops:{V}-2\"\n---\nmail:\n  relay_auth: ops:{V}-3\n", "authsfx6613xq"),
     // Issue 19 (probe35): the ClickHouse operator's `NAME/password` user settings.
     ("clickhouse-operator-user-paths", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  chi.yaml: |\n    spec:\n      configuration:\n        users:\n          app/password: {V}\n          app/networks/ip: ::/0\n---\napiVersion: clickhouse.altinity.com/v1\nkind: ClickHouseInstallation\nmetadata: {name: chi}\nspec:\n  configuration:\n    users:\n      app/password: {V}-2\n", "chiusr4471xq"),
+    // Issue 19 (red36): keys named for a cipher or a payment API, Netdata's `api key`.
+    ("cipher-and-payment-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  config.inc.php: |\n    $config['des_key'] = '{V}';\n  application.properties: |\n    app.crypto.aes-key={V}-2\n    securityManager.rememberMeManager.cipherKey = {V}-3\n  stream.conf: |\n    [stream]\n      api key = {V}-4\n  INSTANA_AGENT_KEY: {V}-5\n---\nwechat:\n  pay:\n    mchKey: {V}-6\n    apiV3Key: {V}-7\n  transactionKey: {V}-8\n", "cipkey5581xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

@@ -373,3 +373,48 @@ pub(super) fn erlang_cookie_key(key: &str) -> bool {
         .iter()
         .any(|n| key.eq_ignore_ascii_case(n))
 }
+
+/// red36 (red-cipher-and-payment-key-names): keys named for a cipher or a
+/// payment API that no word rule reads: `aes_key`/`aesKey` (WeChat's
+/// `EncodingAESKey` too), Roundcube's `des_key`, Apache Shiro's
+/// `rememberMeManager.cipherKey`, WeChat Pay's `mchKey` and `apiV3Key`,
+/// Authorize.net's `transactionKey`, Instana's `INSTANA_AGENT_KEY` and
+/// `INSTANA_DOWNLOAD_KEY`, ServerChan's `SENDKEY`, Netdata's `api key`
+/// (with a blank, in `stream.conf`). The word must start a word of the
+/// key: `nodes_key` is not `des`, `mydes_key` is not either; `key` ends
+/// the key (`aes_key_path` names a file).
+pub(super) fn cipher_and_payment_key_names(key: &str) -> bool {
+    let key = key.trim_matches(['"', '\'']);
+    let lower = key.to_ascii_lowercase();
+    let Some(head) = lower.strip_suffix("key") else {
+        return false;
+    };
+    let words = [
+        "aes",
+        "encodingaes",
+        "des",
+        "cipher",
+        "mch",
+        "apiv3",
+        "api_v3",
+        "transaction",
+        "agent",
+        "download",
+        "send",
+        "api ",
+    ];
+    let head = head.strip_suffix(['_', '.', '-']).unwrap_or(head);
+    words.iter().any(|w| {
+        head.strip_suffix(w).is_some_and(|before| {
+            before.is_empty()
+                || before.ends_with(|c: char| !c.is_ascii_alphanumeric())
+                // A camel-case word: `rememberMeManager.cipherKey` is
+                // read at `.`, `wxMchKey` at the capital.
+                || key
+                    .as_bytes()
+                    .get(before.len())
+                    .is_some_and(u8::is_ascii_uppercase)
+                    && before.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
+    })
+}

@@ -827,6 +827,7 @@ impl Redactor {
                     || keys::personal_access_token_key(key)
                     || keys::app_secret_key_names(key)
                     || keys::erlang_cookie_key(key)
+                    || keys::cipher_and_payment_key_names(key)
                     || package_manager_auth_key(key)))
     }
 

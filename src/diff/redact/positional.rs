@@ -282,6 +282,14 @@ fn positional_rules() -> &'static [Rule] {
                 r#"(?i)(?:--header=['"]?(?:(?:proxy-)?authorization|cookie|private-token|x-honeycomb-team|x-jfrog-art-api|x-auth-key|ocp-apim-subscription-key|dd-application-key|x-insert-key|x-license-key|x-query-key|x-parse-master-key|[a-z0-9-]*(?:token|api-?key|secret|password)[a-z0-9-]*):[ \t]*(?:(?:bearer|basic|token|apikey)[ \t]+)?)(?P<v>[^\s'"]+)"#,
                 never,
             ),
+            // red36 (red-cipher-and-payment-key-names): Netdata's streaming
+            // `api key = X` (`stream.conf`): a key with a blank, which the
+            // line rules do not read as one key.
+            rule(
+                &["api key", "API key"],
+                r#"(?m)^(?:[ \t]*(?i:api key)[ \t]*=[ \t]*)(?P<v>[^\s#;]+)"#,
+                never,
+            ),
             // probe32 (red-dsn-userinfo-without-scheme): Apache Pulsar's
             // token authentication parameters, `authParams=token:X`
             // (`file:…` names a file and stays).

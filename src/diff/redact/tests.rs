@@ -4739,3 +4739,57 @@ fn short_words_skip_only_what_the_rules_leave() {
         "a 20-character AWS key id is read"
     );
 }
+
+/// Issue 19 (red36, red-cipher-and-payment-key-names): keys named for a
+/// cipher or a payment API, and Netdata's `api key = X`.
+#[test]
+fn cipher_and_payment_key_names() {
+    let r = Redactor::default();
+    for name in [
+        "aes_key",
+        "app.crypto.aes-key",
+        "aesKey",
+        "EncodingAESKey",
+        "des_key",
+        "securityManager.rememberMeManager.cipherKey",
+        "mchKey",
+        "apiV3Key",
+        "api_v3_key",
+        "transactionKey",
+        "AUTHORIZENET_TRANSACTION_KEY",
+        "INSTANA_AGENT_KEY",
+        "INSTANA_DOWNLOAD_KEY",
+        "SERVERCHAN_SENDKEY",
+    ] {
+        assert!(r.key_matches(name), "{name}");
+        let yaml =
+            format!("spec:\n  env:\n  - name: {name}\n    value: s3cr3tVx\n  {name}: s3cr3tVx\n");
+        for out in both_modes(&r, &yaml) {
+            assert!(!out.contains("s3cr3tVx"), "{name}: {out}");
+        }
+    }
+    file_hidden_everywhere(
+        &r,
+        &[
+            "[stream]\n  enabled = yes\n  api key = s3cr3tVx-0000",
+            "$config['des_key'] = 's3cr3tVx';",
+            "app.crypto.aes-key=s3cr3tVx",
+        ],
+    );
+    // Near misses: a word inside another (`nodes_key`, `resend_key`), a
+    // key's file or length, and words that are not ciphers.
+    for name in [
+        "nodes_key",
+        "resend_key",
+        "mydes_key",
+        "aes_key_path",
+        "cipher_suite",
+        "transaction_id",
+        "agent_name",
+        "download_url",
+        "routing_key",
+    ] {
+        assert!(!r.key_matches(name), "{name}");
+    }
+    file_shown_everywhere(&r, &["[stream]\n  api key file = /etc/netdata/key"]);
+}
