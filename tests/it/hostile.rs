@@ -1251,6 +1251,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("clickhouse-operator-user-paths", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  chi.yaml: |\n    spec:\n      configuration:\n        users:\n          app/password: {V}\n          app/networks/ip: ::/0\n---\napiVersion: clickhouse.altinity.com/v1\nkind: ClickHouseInstallation\nmetadata: {name: chi}\nspec:\n  configuration:\n    users:\n      app/password: {V}-2\n", "chiusr4471xq"),
     // Issue 19 (red36): keys named for a cipher or a payment API, Netdata's `api key`.
     ("cipher-and-payment-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  config.inc.php: |\n    $config['des_key'] = '{V}';\n  application.properties: |\n    app.crypto.aes-key={V}-2\n    securityManager.rememberMeManager.cipherKey = {V}-3\n  stream.conf: |\n    [stream]\n      api key = {V}-4\n  INSTANA_AGENT_KEY: {V}-5\n---\nwechat:\n  pay:\n    mchKey: {V}-6\n    apiV3Key: {V}-7\n  transactionKey: {V}-8\n", "cipkey5581xq"),
+    // Issue 19 (red36): Dynatrace's tokens, wget's header with any scheme word.
+    ("dynatrace-tokens-and-header-schemes", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  install.sh: |\n    wget -O agent.sh \"https://abc.live.dynatrace.com/api\" --header=\"Authorization: Api-Token {V}-2\"\n  DT_TOKEN: dt0c01.ST2EY72KQINMH574WMNVI7YN.{V}\n---\noneagent:\n  token: dt0c01.ST2EY72KQINMH574WMNVI7YN.{V}\n", "DTTOK0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ABCDEFGHIJ1XQ"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

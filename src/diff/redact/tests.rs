@@ -4793,3 +4793,37 @@ fn cipher_and_payment_key_names() {
     }
     file_shown_everywhere(&r, &["[stream]\n  api key file = /etc/netdata/key"]);
 }
+
+/// Issue 19 (red36, red-dynatrace-tokens-and-header-schemes): Dynatrace's
+/// `dt0c01.` tokens under any key, and wget's `--header=` with any scheme
+/// word before the credential.
+#[test]
+fn dynatrace_tokens_and_header_schemes() {
+    let r = Redactor::default();
+    // Real tokens are capitals and digits only.
+    let token = "dt0c01.ST2EY72KQINMH574WMNVI7YN.G3DFPBEJYMODIDAEX454M7YWBUVEFOWKPRVMWFASS64NFH52PX6BNDVFFM572RZM";
+    for line in [
+        format!("value: {token}"),
+        format!("DT_API_TOKEN_B64={token} x"),
+    ] {
+        let yaml = format!("data:\n  f: |\n    {line}\n");
+        for out in both_modes(&r, &yaml).into_iter().chain([r.scrub(&line)]) {
+            assert!(!out.contains("G3DFPBEJYMODIDAE"), "{line}: {out}");
+        }
+    }
+    hidden_everywhere(
+        &r,
+        &[
+            "wget -O a.sh \"https://x.live.dynatrace.com/api\" --header=\"Authorization: Api-Token s3cr3tVx.ABC\"",
+            "wget --header='Authorization: Token s3cr3tVx' https://x",
+            "wget --header=\"X-Api-Key: s3cr3tVx\" https://x",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "wget --header=\"Accept: application/json\" https://x",
+            "dt0c01.SHORT",
+        ],
+    );
+}
