@@ -1253,6 +1253,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("cipher-and-payment-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  config.inc.php: |\n    $config['des_key'] = '{V}';\n  application.properties: |\n    app.crypto.aes-key={V}-2\n    securityManager.rememberMeManager.cipherKey = {V}-3\n  stream.conf: |\n    [stream]\n      api key = {V}-4\n  INSTANA_AGENT_KEY: {V}-5\n---\nwechat:\n  pay:\n    mchKey: {V}-6\n    apiV3Key: {V}-7\n  transactionKey: {V}-8\n", "cipkey5581xq"),
     // Issue 19 (red36): Dynatrace's tokens, wget's header with any scheme word.
     ("dynatrace-tokens-and-header-schemes", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  install.sh: |\n    wget -O agent.sh \"https://abc.live.dynatrace.com/api\" --header=\"Authorization: Api-Token {V}-2\"\n  DT_TOKEN: dt0c01.ST2EY72KQINMH574WMNVI7YN.{V}\n---\noneagent:\n  token: dt0c01.ST2EY72KQINMH574WMNVI7YN.{V}\n", "DTTOK0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ABCDEFGHIJ1XQ"),
+    // Issue 19 (red36): Feishu/Lark and WeCom bot hooks, Loggly's input URL.
+    ("chat-bot-webhook-urls", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  alert.sh: |\n    curl -X POST https://open.feishu.cn/open-apis/bot/v2/hook/{V} -d @msg.json\n  LOGGLY_URL: https://logs-01.loggly.com/inputs/{V}-2/tag/http/\n---\napiVersion: notification.toolkit.fluxcd.io/v1beta3\nkind: Provider\nmetadata: {name: wecom}\nspec:\n  type: generic\n  address: https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key={V}-3\n", "botwh7712xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

@@ -201,6 +201,9 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // encoded. A hashed tag shows nothing of it; an embedded one does not
     // either (re-probe 15).
     r"\?\{[A-Za-z0-9_]+:[A-Za-z0-9+/=_\-]{8,}:embedded\}",
+    // red36 (red-chat-bot-webhook-urls): Loggly's HTTP input URL, whose
+    // path holds the customer token (`logs-01.loggly.com/inputs/<token>/`).
+    r"(?:https?://)?logs-01\.loggly\.com/(?:inputs|bulk)/[A-Za-z0-9\-]{8,}",
     // slack-webhook-url (gitleaks wants 43-56 characters of path; shorter
     // test-style paths are hidden too)
     r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,}",
@@ -217,12 +220,17 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // (`/hooks/<key>`), Rocket.Chat (`/hooks/<id>/<token>`), n8n and
     // others (`/webhook/<uuid>`): a segment of at least 8 characters (an
     // issue tracker's numeric hook id, `/hooks/42`, is shown).
-    r"https?://[^\s/\x22'<>`]+(?:/[^\s/\x22'<>`?#]+)*?/(?:hooks|webhooks?)/(?:catch/)?[A-Za-z0-9_\-]{8,}(?:/[A-Za-z0-9_\-]+)*",
+    // red36 (red-chat-bot-webhook-urls): also `/hook/<key>` (Feishu's and
+    // Lark's custom bots, `open-apis/bot/v2/hook/<uuid>`).
+    r"https?://[^\s/\x22'<>`]+(?:/[^\s/\x22'<>`?#]+)*?/(?:hooks?|webhooks?)/(?:catch/)?[A-Za-z0-9_\-]{8,}(?:/[A-Za-z0-9_\-]+)*",
+    // red36: a webhook URL whose key is its `key` query parameter (WeCom's
+    // group bots, `qyapi.weixin.qq.com/cgi-bin/webhook/send?key=<uuid>`).
+    r"https?://[^\s/\x22'<>`]+(?:/[^\s/\x22'<>`?#]+)*?/webhook[^\s/\x22'<>`?#]*(?:/[^\s/\x22'<>`?#]+)*\?(?:[^\s\x22'<>`#]*&)?key=[A-Za-z0-9_\-]{8,}[^\s\x22'<>`]*",
 ];
 
 /// How many of [`CREDENTIAL_PATTERNS`], at its end, are webhook URLs,
 /// each holding the word `hook` or `telegram`.
-const WEBHOOK_PATTERNS: usize = 5;
+const WEBHOOK_PATTERNS: usize = 6;
 
 /// The annotation in which `kubectl apply` keeps a whole copy of the object.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";

@@ -4827,3 +4827,29 @@ fn dynatrace_tokens_and_header_schemes() {
         ],
     );
 }
+
+/// Issue 19 (red36, red-chat-bot-webhook-urls): Feishu/Lark bot hooks,
+/// WeCom's `webhook/send?key=`, Loggly's input URL.
+#[test]
+fn chat_bot_webhook_urls() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "address: https://open.feishu.cn/open-apis/bot/v2/hook/s3cr3tVx-5eda-e019-9641-aa7f88d94357",
+            "url: https://open.larksuite.com/open-apis/bot/v2/hook/s3cr3tVx-5eda",
+            "address: https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=s3cr3tVx-c2ed-98f7",
+            "LOGGLY_URL: https://logs-01.loggly.com/inputs/s3cr3tVx-1ed7-c755/tag/http/",
+            "https://logs-01.loggly.com/bulk/s3cr3tVx-1ed7/tag/bulk/",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "url: https://example.com/docs/hook/",
+            "url: https://example.com/webhook/send?id=42",
+            "url: https://logs-01.loggly.com/",
+            "url: https://example.com/webhooks?key=short",
+        ],
+    );
+}
