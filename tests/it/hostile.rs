@@ -1255,6 +1255,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("dynatrace-tokens-and-header-schemes", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  install.sh: |\n    wget -O agent.sh \"https://abc.live.dynatrace.com/api\" --header=\"Authorization: Api-Token {V}-2\"\n  DT_TOKEN: dt0c01.ST2EY72KQINMH574WMNVI7YN.{V}\n---\noneagent:\n  token: dt0c01.ST2EY72KQINMH574WMNVI7YN.{V}\n", "DTTOK0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ABCDEFGHIJ1XQ"),
     // Issue 19 (red36): Feishu/Lark and WeCom bot hooks, Loggly's input URL.
     ("chat-bot-webhook-urls", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  alert.sh: |\n    curl -X POST https://open.feishu.cn/open-apis/bot/v2/hook/{V} -d @msg.json\n  LOGGLY_URL: https://logs-01.loggly.com/inputs/{V}-2/tag/http/\n---\napiVersion: notification.toolkit.fluxcd.io/v1beta3\nkind: Provider\nmetadata: {name: wecom}\nspec:\n  type: generic\n  address: https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key={V}-3\n", "botwh7712xq"),
+    // Issue 19 (red36): TeamCity's password("NAME", "X"), a quoted prompt as a key.
+    ("prompt-keys-and-password-params", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  settings.kts: |\n    params {\n        password(\"env.DEPLOY_TOKEN\", \"{V}\", display = ParameterDisplay.HIDDEN)\n    }\n  play.yml: |\n    - ansible.builtin.expect:\n        command: /opt/app/install.sh\n        responses:\n          \"Enter admin password:\": {V}-2\n", "prmkey3391xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

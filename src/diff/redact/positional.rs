@@ -292,6 +292,22 @@ fn positional_rules() -> &'static [Rule] {
                 r#"(?m)^(?:[ \t]*(?i:api key)[ \t]*=[ \t]*)(?P<v>[^\s#;]+)"#,
                 never,
             ),
+            // red36 (red-prompt-keys-and-password-params): TeamCity's Kotlin
+            // DSL `password("env.NAME", "X", …)`: the second literal is the
+            // value (the first, a name, is read as a setter's argument).
+            rule(
+                &["password("],
+                r#"(?:\bpassword\([ \t]*"[^"\n]*"[ \t]*,[ \t]*")(?P<v>[^"\n]*)"#,
+                never,
+            ),
+            // red36: a quoted prompt as a key (Ansible `expect`'s
+            // `responses`, `"Enter admin password:": X`): the key ends in
+            // `:` or `?` inside its quotes, which a JSON key does not.
+            rule(
+                &["assword", "ASSWORD", "assphrase"],
+                r#"(?mi)(?:^[ \t]*(?:-[ \t]+)?"[^"\n]*(?:password|passphrase)[^"\n]*[:?][ \t]*"[ \t]*:[ \t]+)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"'#][^\n#]*?)[ \t]*$"#,
+                never,
+            ),
             // probe32 (red-dsn-userinfo-without-scheme): Apache Pulsar's
             // token authentication parameters, `authParams=token:X`
             // (`file:…` names a file and stays).

@@ -4853,3 +4853,31 @@ fn chat_bot_webhook_urls() {
         ],
     );
 }
+
+/// Issue 19 (red36, red-prompt-keys-and-password-params): TeamCity's
+/// `password("NAME", "X")` and a quoted prompt as a key in the text mode.
+#[test]
+fn prompt_keys_and_password_params() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "password(\"env.DEPLOY_TOKEN\", \"s3cr3tVx\", display = ParameterDisplay.HIDDEN)",
+            "password(\"env.NAME\", \"s3cr3tVx\")",
+        ],
+    );
+    file_hidden_everywhere(
+        &r,
+        &[
+            "responses:\n  \"Enter admin password:\": s3cr3tVx\n  \"Install path:\": /opt/app",
+            "responses:\n  \"New Password? \": 's3cr3tVx'",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "responses:\n  \"Install path:\": /opt/app",
+            "{\"passwordPolicy\": \"strict\"}",
+        ],
+    );
+}
