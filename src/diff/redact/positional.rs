@@ -276,12 +276,13 @@ fn positional_rules() -> &'static [Rule] {
             // wget's `--header=NAME:X` (the option glued to the header,
             // or quoted whole: `'--header=Authorization: Bearer X'`): the
             // key rules read `--header` as the key there. A credential
-            // header's name, or one naming a token, key or secret; any
-            // scheme word before the credential (red36: Dynatrace's
-            // `Api-Token`, as `Authorization: SCHEME X` is read elsewhere).
+            // header's name, or one naming a token, key or secret; in a
+            // quoted header any scheme word before the credential (red36:
+            // Dynatrace's `Api-Token`, as `Authorization: SCHEME X` is read
+            // elsewhere; unquoted, the word after the value is the URL).
             rule(
                 &["-header="],
-                r#"(?i)(?:--header=['"]?(?:(?:proxy-)?authorization|cookie|private-token|x-honeycomb-team|x-jfrog-art-api|x-auth-key|ocp-apim-subscription-key|dd-application-key|x-insert-key|x-license-key|x-query-key|x-parse-master-key|[a-z0-9-]*(?:token|api-?key|secret|password)[a-z0-9-]*):[ \t]*(?:[a-z][a-z0-9._\-]*[ \t]+)?)(?P<v>[^\s'"]+)"#,
+                r#"(?i)(?:--header=(?:['"](?:(?:proxy-)?authorization|cookie|private-token|x-honeycomb-team|x-jfrog-art-api|x-auth-key|ocp-apim-subscription-key|dd-application-key|x-insert-key|x-license-key|x-query-key|x-parse-master-key|[a-z0-9-]*(?:token|api-?key|secret|password)[a-z0-9-]*):[ \t]*(?:[a-z][a-z0-9._\-]*[ \t]+)?|(?:(?:proxy-)?authorization|cookie|private-token|x-honeycomb-team|x-jfrog-art-api|x-auth-key|ocp-apim-subscription-key|dd-application-key|x-insert-key|x-license-key|x-query-key|x-parse-master-key|[a-z0-9-]*(?:token|api-?key|secret|password)[a-z0-9-]*):[ \t]*(?:(?:bearer|basic|token|apikey)[ \t]+)?))(?P<v>[^\s'"]+)"#,
                 never,
             ),
             // red36 (red-cipher-and-payment-key-names): Netdata's streaming

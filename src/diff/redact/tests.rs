@@ -4826,6 +4826,13 @@ fn dynatrace_tokens_and_header_schemes() {
             "dt0c01.SHORT",
         ],
     );
+    // Unquoted, the word after the header's value is the URL, not the
+    // credential after a scheme word.
+    let out = r.scrub("wget --header=X-Auth-Key:s3cr3tVx https://example.com/x");
+    assert!(
+        !out.contains("s3cr3tVx") && out.contains("https://example.com/x"),
+        "{out}"
+    );
 }
 
 /// Issue 19 (red36, red-chat-bot-webhook-urls): Feishu/Lark bot hooks,
