@@ -1257,6 +1257,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("chat-bot-webhook-urls", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  alert.sh: |\n    curl -X POST https://open.feishu.cn/open-apis/bot/v2/hook/{V} -d @msg.json\n  LOGGLY_URL: https://logs-01.loggly.com/inputs/{V}-2/tag/http/\n---\napiVersion: notification.toolkit.fluxcd.io/v1beta3\nkind: Provider\nmetadata: {name: wecom}\nspec:\n  type: generic\n  address: https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key={V}-3\n", "botwh7712xq"),
     // Issue 19 (red36): TeamCity's password("NAME", "X"), a quoted prompt as a key.
     ("prompt-keys-and-password-params", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  settings.kts: |\n    params {\n        password(\"env.DEPLOY_TOKEN\", \"{V}\", display = ParameterDisplay.HIDDEN)\n    }\n  play.yml: |\n    - ansible.builtin.expect:\n        command: /opt/app/install.sh\n        responses:\n          \"Enter admin password:\": {V}-2\n", "prmkey3391xq"),
+    // Issue 19 (red36): beeline, isql, rdesktop, db2 using, kinit and smbpasswd stdin.
+    ("database-and-desktop-client-passwords", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  ops.sh: |\n    beeline -u jdbc:hive2://hive:10000 -n etl -p {V}\n    isql -S SYBASE -U sa -P {V}-2\n    rdesktop -u Administrator -p {V}-3 host01\n    db2 connect to SAMPLE user db2inst1 using {V}-4\n    echo {V}-5 | kinit etl@EXAMPLE.ORG\n    printf '%s\\n%s\\n' {V}-6 {V}-6 | smbpasswd -s -a alice\n", "dbcli4471xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

@@ -4888,3 +4888,31 @@ fn prompt_keys_and_password_params() {
         ],
     );
 }
+
+/// Issue 19 (red36, red-database-and-desktop-client-passwords): beeline's,
+/// Sybase isql's and rdesktop's options, `db2 connect … using X`, a
+/// password piped into `kinit` and typed twice into `smbpasswd -s`.
+#[test]
+fn database_and_desktop_client_passwords() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "beeline -u jdbc:hive2://hive:10000 -n etl -p s3cr3tVx",
+            "isql -S SYBASE -U sa -P s3cr3tVx",
+            "rdesktop -u Administrator -p s3cr3tVx host01",
+            "db2 connect to SAMPLE user db2inst1 using s3cr3tVx",
+            "echo s3cr3tVx | kinit etl@EXAMPLE.ORG",
+            "printf '%s\\n%s\\n' s3cr3tVx s3cr3tVx | smbpasswd -s -a alice",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "beeline -u jdbc:hive2://hive:10000 -n etl -w /etc/hive/pw",
+            "db2 connect to SAMPLE",
+            "echo hello world | grep hello",
+            "kinit -kt /etc/krb5.keytab etl@EXAMPLE.ORG",
+        ],
+    );
+}
