@@ -1259,6 +1259,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("prompt-keys-and-password-params", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  settings.kts: |\n    params {\n        password(\"env.DEPLOY_TOKEN\", \"{V}\", display = ParameterDisplay.HIDDEN)\n    }\n  play.yml: |\n    - ansible.builtin.expect:\n        command: /opt/app/install.sh\n        responses:\n          \"Enter admin password:\": {V}-2\n", "prmkey3391xq"),
     // Issue 19 (red36): beeline, isql, rdesktop, db2 using, kinit and smbpasswd stdin.
     ("database-and-desktop-client-passwords", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  ops.sh: |\n    beeline -u jdbc:hive2://hive:10000 -n etl -p {V}\n    isql -S SYBASE -U sa -P {V}-2\n    rdesktop -u Administrator -p {V}-3 host01\n    db2 connect to SAMPLE user db2inst1 using {V}-4\n    echo {V}-5 | kinit etl@EXAMPLE.ORG\n    printf '%s\\n%s\\n' {V}-6 {V}-6 | smbpasswd -s -a alice\n", "dbcli4471xq"),
+    // Issue 19 (red36): Bitwarden's identity keys, Duo's skey, LLDAP's key seed, RustDesk's -k.
+    ("self-hosted-identity-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  global.override.env: |\n    globalSettings__internalIdentityKey={V}\n    globalSettings__duo__aKey={V}-2\n    globalSettings__installation__key={V}-3\n  login_duo.conf: |\n    [duo]\n    skey = {V}-4\n  LLDAP_KEY_SEED: {V}-5\n  hbbs.sh: hbbs -r relay.example.com -k {V}-6\n---\nglobalSettings__yubico__key: {V}-7\n", "idkey5582xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

@@ -127,6 +127,8 @@ pub(super) const PASSWORD_CLIENTS: &[&str] = &[
     "isql",
     "rdesktop",
     "db2",
+    "hbbs",
+    "hbbr",
 ];
 
 /// The MySQL and MariaDB clients: their password is glued to `-p`
@@ -204,6 +206,9 @@ fn password_option(program: &str, flag: &str) -> bool {
         // beeline, Sybase's isql, rdesktop.
         "beeline" | "rdesktop" => flag == "-p",
         "isql" => flag == "-P",
+        // red36 (red-self-hosted-identity-key-names): RustDesk's server
+        // key.
+        "hbbs" | "hbbr" => flag == "-k",
         _ => false,
     }
 }
@@ -251,6 +256,8 @@ pub(super) fn has_password_options(program: &str) -> bool {
             | "beeline"
             | "isql"
             | "rdesktop"
+            | "hbbs"
+            | "hbbr"
     ) || program.starts_with("ldap")
         || program.starts_with("mongo")
         || program.starts_with("snmp")

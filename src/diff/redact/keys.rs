@@ -418,3 +418,21 @@ pub(super) fn cipher_and_payment_key_names(key: &str) -> bool {
         })
     })
 }
+
+/// red36 (red-self-hosted-identity-key-names): keys of self-hosted
+/// identity services under names no word rule reads: Bitwarden's
+/// `globalSettings__internalIdentityKey`, `__oidcIdentityClientKey`,
+/// `__installation__key`, `__yubico__key` and `__duo__aKey` (.NET's `__`
+/// separator), Duo's `skey`/`akey` (`login_duo.conf`, the integration's
+/// secret; `ikey` names it), LLDAP's `LLDAP_KEY_SEED`.
+pub(super) fn identity_service_key_names(key: &str) -> bool {
+    let lower = key.trim_matches(['"', '\'']).to_ascii_lowercase();
+    let last = lower.rsplit(['.', ':']).next().unwrap_or(&lower);
+    let last = last.rsplit("__").next().unwrap_or(last);
+    matches!(
+        last,
+        "skey" | "akey" | "internalidentitykey" | "oidcidentityclientkey"
+    ) || ["installation__key", "yubico__key", "lldap_key_seed"]
+        .iter()
+        .any(|w| lower.ends_with(w))
+}

@@ -836,6 +836,7 @@ impl Redactor {
                     || keys::app_secret_key_names(key)
                     || keys::erlang_cookie_key(key)
                     || keys::cipher_and_payment_key_names(key)
+                    || keys::identity_service_key_names(key)
                     || package_manager_auth_key(key)))
     }
 

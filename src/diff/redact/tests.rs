@@ -4916,3 +4916,44 @@ fn database_and_desktop_client_passwords() {
         ],
     );
 }
+
+/// Issue 19 (red36, red-self-hosted-identity-key-names): Bitwarden's
+/// identity keys, Duo's `skey`/`akey`, LLDAP's key seed, RustDesk's
+/// `hbbs -k X`.
+#[test]
+fn self_hosted_identity_key_names() {
+    let r = Redactor::default();
+    for name in [
+        "globalSettings__internalIdentityKey",
+        "globalSettings__oidcIdentityClientKey",
+        "globalSettings__installation__key",
+        "globalSettings__yubico__key",
+        "globalSettings__duo__aKey",
+        "skey",
+        "LLDAP_KEY_SEED",
+    ] {
+        assert!(r.key_matches(name), "{name}");
+        let yaml =
+            format!("spec:\n  env:\n  - name: {name}\n    value: s3cr3tVx\n  {name}: s3cr3tVx\n");
+        for out in both_modes(&r, &yaml) {
+            assert!(!out.contains("s3cr3tVx"), "{name}: {out}");
+        }
+    }
+    file_hidden_everywhere(
+        &r,
+        &[
+            "globalSettings__duo__aKey=s3cr3tVx",
+            "[duo]\nikey = DIXXXXXXXXXXXXXXXXXX\nskey = s3cr3tVx\nhost = api-xxxxxxxx.duosecurity.com",
+            "hbbs -r relay.example.com -k s3cr3tVx=",
+        ],
+    );
+    for name in [
+        "ikey",
+        "globalSettings__installation__id",
+        "monkey",
+        "hotkey",
+        "LLDAP_KEY_FILE",
+    ] {
+        assert!(!r.key_matches(name), "{name}");
+    }
+}
