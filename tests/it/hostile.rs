@@ -1261,6 +1261,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("database-and-desktop-client-passwords", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  ops.sh: |\n    beeline -u jdbc:hive2://hive:10000 -n etl -p {V}\n    isql -S SYBASE -U sa -P {V}-2\n    rdesktop -u Administrator -p {V}-3 host01\n    db2 connect to SAMPLE user db2inst1 using {V}-4\n    echo {V}-5 | kinit etl@EXAMPLE.ORG\n    printf '%s\\n%s\\n' {V}-6 {V}-6 | smbpasswd -s -a alice\n", "dbcli4471xq"),
     // Issue 19 (red36): Bitwarden's identity keys, Duo's skey, LLDAP's key seed, RustDesk's -k.
     ("self-hosted-identity-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  global.override.env: |\n    globalSettings__internalIdentityKey={V}\n    globalSettings__duo__aKey={V}-2\n    globalSettings__installation__key={V}-3\n  login_duo.conf: |\n    [duo]\n    skey = {V}-4\n  LLDAP_KEY_SEED: {V}-5\n  hbbs.sh: hbbs -r relay.example.com -k {V}-6\n---\nglobalSettings__yubico__key: {V}-7\n", "idkey5582xq"),
+    // Issue 19 (red36): tinyproxy, 3proxy, Privoxy, proxy clients' share URLs.
+    ("proxy-credentials", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  tinyproxy.conf: |\n    BasicAuth proxyuser {V}\n  3proxy.cfg: |\n    users alice:CL:{V}-2\n  privoxy.conf: |\n    forward-socks5 / alice:{V}-3@socks.example.com:1080 .\n  subscription: |\n    vless://{V}-4@host.example.com:443?security=reality\n    trojan://{V}-5@host.example.com:443\n---\nss_url: ss://Y2hhY2hhMjA{V}-6@host.example.com:8388#tag\n", "proxy6613xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

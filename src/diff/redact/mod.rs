@@ -204,6 +204,11 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // red36 (red-chat-bot-webhook-urls): Loggly's HTTP input URL, whose
     // path holds the customer token (`logs-01.loggly.com/inputs/<token>/`).
     r"(?:https?://)?logs-01\.loggly\.com/(?:inputs|bulk)/[A-Za-z0-9\-]{8,}",
+    // red36 (red-proxy-credentials): a proxy client's share URL, whose
+    // user part is the credential (Shadowsocks' `ss://BASE64(method:X)@`,
+    // V2Ray/Xray's `vless://UUID@`, Trojan's, Hysteria's, TUIC's), and
+    // VMess's `vmess://BASE64(JSON)` (the JSON holds the user's id).
+    r"\b(?:ss|ssr|vless|trojan|hysteria2?|hy2|tuic)://[^\s@\x22'<>`]{6,}@|\bvmess://[A-Za-z0-9+/=_\-]{16,}",
     // slack-webhook-url (gitleaks wants 43-56 characters of path; shorter
     // test-style paths are hidden too)
     r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,}",

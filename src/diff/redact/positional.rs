@@ -309,6 +309,24 @@ fn positional_rules() -> &'static [Rule] {
                 r#"(?mi)(?:^[ \t]*(?:-[ \t]+)?"[^"\n]*(?:password|passphrase)[^"\n]*[:?][ \t]*"[ \t]*:[ \t]+)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"'#][^\n#]*?)[ \t]*$"#,
                 never,
             ),
+            // red36 (red-proxy-credentials): tinyproxy's `BasicAuth USER
+            // X`, 3proxy's `users NAME:CL:X` (`CL` a clear-text password;
+            // `CR` a hash), Privoxy's `forward-socks5 / USER:X@HOST:PORT .`.
+            rule(
+                &["BasicAuth"],
+                r#"(?m)(?:^[ \t]*BasicAuth[ \t]+\S+[ \t]+)(?P<v>\S+)"#,
+                never,
+            ),
+            rule(
+                &[":CL:"],
+                r#"(?:(?:^|[\s"'])[^\s:"']+:CL:)(?P<v>[^\s"']+)"#,
+                never,
+            ),
+            rule(
+                &["forward-socks"],
+                r#"(?:\bforward-socks[45]t?[ \t]+\S+[ \t]+[^\s:@]+:)(?P<v>[^\s@]+)@"#,
+                never,
+            ),
             // probe32 (red-dsn-userinfo-without-scheme): Apache Pulsar's
             // token authentication parameters, `authParams=token:X`
             // (`file:…` names a file and stays).

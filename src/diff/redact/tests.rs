@@ -4957,3 +4957,32 @@ fn self_hosted_identity_key_names() {
         assert!(!r.key_matches(name), "{name}");
     }
 }
+
+/// Issue 19 (red36, red-proxy-credentials): tinyproxy's `BasicAuth`,
+/// 3proxy's `users NAME:CL:X`, Privoxy's SOCKS forward with a user, proxy
+/// clients' share URLs.
+#[test]
+fn proxy_credentials() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "BasicAuth proxyuser s3cr3tVx",
+            "users alice:CL:s3cr3tVx bob:CL:s3cr3tVx2",
+            "forward-socks5 / alice:s3cr3tVx@socks.example.com:1080 .",
+            "url: ss://Y2hhY2hhMjAtaWV0Zi1wb2x5MTMwNTpzM2NyM3RWeA/s3cr3tVx@host.example.com:8388#tag",
+            "url: vless://s3cr3tVx-95f8-daad-a20b-5d71734fd2b8@host.example.com:443?security=reality",
+            "url: trojan://s3cr3tVx@host.example.com:443",
+            "url: vmess://eyJ2IjoiMiIsImlkIjois3cr3tVxIn0=",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "BasicAuth",
+            "users alice:CR:$1$salt$hash",
+            "forward-socks5 / socks.example.com:1080 .",
+            "url: https://example.com/ss://",
+        ],
+    );
+}
