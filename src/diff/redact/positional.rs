@@ -303,9 +303,10 @@ fn positional_rules() -> &'static [Rule] {
             ),
             // red36: a quoted prompt as a key (Ansible `expect`'s
             // `responses`, `"Enter admin password:": X`): the key ends in
-            // `:` or `?` inside its quotes, which a JSON key does not.
+            // `:` or `?` inside its quotes, which a JSON key does not (the
+            // needles: that end and the key's closing quote and colon).
             rule(
-                &["assword", "ASSWORD", "assphrase"],
+                &[":\":", "?\":", ": \":", "? \":"],
                 r#"(?mi)(?:^[ \t]*(?:-[ \t]+)?"[^"\n]*(?:password|passphrase)[^"\n]*[:?][ \t]*"[ \t]*:[ \t]+)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"'#][^\n#]*?)[ \t]*$"#,
                 never,
             ),
