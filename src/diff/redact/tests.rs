@@ -4986,3 +4986,20 @@ fn proxy_credentials() {
         ],
     );
 }
+
+/// compat34's over-redaction (red36): in the text mode a Pod volume's
+/// `secret:` source (a Secret's name and the files it becomes) is shown,
+/// as the semantic mode shows it; a `secret:` holding anything else is
+/// still hidden.
+#[test]
+fn text_mode_secret_volume_source_is_shown() {
+    let r = Redactor::default();
+    let pod = "spec:\n  volumes:\n  - name: google-cloud-key\n    secret:\n      secretName: gcp-key\n      defaultMode: 420\n      items:\n      - key: key.json\n        path: key.json\n  - name: all\n    projected:\n      sources:\n      - secret:\n          name: app-tls\n          optional: true\n";
+    assert_eq!(r.redact_text(pod), pod);
+    let other = "config:\n  secret:\n    secretName: x\n    value: s3cr3tVx\nauth:\n  secret:\n    s3cr3tVx2\n";
+    let out = r.redact_text(other);
+    assert!(
+        !out.contains("s3cr3tVx") && !out.contains("s3cr3tVx2"),
+        "{out}"
+    );
+}
