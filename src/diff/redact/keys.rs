@@ -436,3 +436,14 @@ pub(super) fn identity_service_key_names(key: &str) -> bool {
         .iter()
         .any(|w| lower.ends_with(w))
 }
+
+/// compat34's over-redaction (red36): `GOOGLE_APPLICATION_CREDENTIALS`
+/// names the service-account key file by its path (Google's client
+/// libraries read no other value), so it is not a secret's name. A key
+/// file pasted into it is still hidden by what it holds: its
+/// `private_key` and PEM block, or the base64 of the whole file (a
+/// credential shape).
+pub(super) fn credentials_file_variable(key: &str) -> bool {
+    key.trim_matches(['"', '\''])
+        .eq_ignore_ascii_case("GOOGLE_APPLICATION_CREDENTIALS")
+}

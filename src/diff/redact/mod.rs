@@ -827,6 +827,11 @@ impl Redactor {
     /// pair) names a secret: a key pattern, a secret word in it, or a
     /// credential header's name.
     pub(crate) fn key_matches(&self, key: &str) -> bool {
+        if self.defaults && keys::credentials_file_variable(key) {
+            // The default rules do not read it (only `--redact-key`
+            // patterns, after the default pattern, do).
+            return self.keys[1..].iter().any(|r| r.is_match(key));
+        }
         self.keys.iter().any(|r| r.is_match(key))
             || (self.defaults
                 && (keyword_in_key(key)

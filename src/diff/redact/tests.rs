@@ -5003,3 +5003,29 @@ fn text_mode_secret_volume_source_is_shown() {
         "{out}"
     );
 }
+
+/// compat34's over-redaction (red36): `GOOGLE_APPLICATION_CREDENTIALS`
+/// holds the key file's path, shown in both modes; a key file pasted into
+/// it, or its base64, is still hidden; a `--redact-key` pattern still
+/// reads the name.
+#[test]
+fn google_application_credentials_path_is_shown() {
+    let r = Redactor::default();
+    let yaml = "spec:\n  env:\n  - name: GOOGLE_APPLICATION_CREDENTIALS\n    value: /var/secrets/google/key.json\n  GOOGLE_APPLICATION_CREDENTIALS: /etc/gcp/sa.json\n  run.sh: |\n    export GOOGLE_APPLICATION_CREDENTIALS=/etc/gcp/sa.json\n";
+    for out in both_modes(&r, yaml) {
+        assert!(
+            out.contains("/var/secrets/google/key.json")
+                && out.matches("/etc/gcp/sa.json").count() == 2,
+            "{out}"
+        );
+    }
+    let pasted = "env:\n  GOOGLE_APPLICATION_CREDENTIALS: '{\"type\": \"service_account\", \"private_key_id\": \"s3cr3tVx1\", \"private_key\": \"-----BEGIN PRIVATE KEY-----\\ns3cr3tVx2\\n-----END PRIVATE KEY-----\\n\"}'\n  b64: |\n    GOOGLE_APPLICATION_CREDENTIALS=ewogICJ0eXBlIjogInNlcnZpY2VfYWNjb3VudCIs3cr3tVx3\n";
+    for out in both_modes(&r, pasted) {
+        for s in ["s3cr3tVx1", "s3cr3tVx2", "s3cr3tVx3"] {
+            assert!(!out.contains(s), "{s}: {out}");
+        }
+    }
+    let custom = Redactor::new(&["(?i)google_application".to_string()], true).unwrap();
+    assert!(custom.key_matches("GOOGLE_APPLICATION_CREDENTIALS"));
+    assert!(r.key_matches("GOOGLE_CREDENTIALS") && r.key_matches("APPLICATION_CREDENTIALS"));
+}
