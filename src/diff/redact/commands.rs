@@ -123,6 +123,12 @@ pub(super) const PASSWORD_CLIENTS: &[&str] = &[
     "kubeadm",
     "gitlab-runner",
     "racadm",
+    "beeline",
+    "isql",
+    "rdesktop",
+    "db2",
+    "hbbs",
+    "hbbr",
 ];
 
 /// The MySQL and MariaDB clients: their password is glued to `-p`
@@ -196,6 +202,13 @@ fn password_option(program: &str, flag: &str) -> bool {
         "gitlab-runner" => matches!(flag, "-r" | "-t"),
         // probe32: Dell's iDRAC client.
         "racadm" => flag == "-p",
+        // red36 (red-database-and-desktop-client-passwords): Hive's
+        // beeline, Sybase's isql, rdesktop.
+        "beeline" | "rdesktop" => flag == "-p",
+        "isql" => flag == "-P",
+        // red36 (red-self-hosted-identity-key-names): RustDesk's server
+        // key.
+        "hbbs" | "hbbr" => flag == "-k",
         _ => false,
     }
 }
@@ -240,6 +253,11 @@ pub(super) fn has_password_options(program: &str) -> bool {
             | "kubeadm"
             | "gitlab-runner"
             | "racadm"
+            | "beeline"
+            | "isql"
+            | "rdesktop"
+            | "hbbs"
+            | "hbbr"
     ) || program.starts_with("ldap")
         || program.starts_with("mongo")
         || program.starts_with("snmp")
@@ -465,6 +483,12 @@ fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> 
                 }
             }
         }
+        // red36: `db2 connect to DB user U using X`.
+        "db2" if word(0) == Some("connect") => {
+            if let Some(n) = (0..positional.len()).find(|&n| word(n) == Some("using")) {
+                hide_positional(n + 1, &mut found)
+            }
+        }
         "rabbitmqctl" => {
             let sub = (0..positional.len()).find(|&n| {
                 word(n).is_some_and(|w| {
@@ -640,14 +664,15 @@ pub(super) fn hide_client_passwords(text: &str) -> Option<String> {
 /// `--password-stdin`, `passwd --stdin`), `echo "user:X" | chpasswd`
 /// (the part after `:`), and a secret store's or password tool's stdin:
 /// `echo X | gh secret set NAME`, `echo X | gcloud secrets create|versions
-/// add … --data-file=-`, `echo -e "X\nX" | smbpasswd -s`, `| vercel env add
-/// NAME`, `| gh auth login --with-token`. Group 2 is the
-/// echoed word, group 4 the command it is piped into.
+/// add … --data-file=-`, `echo -e "X\nX" | smbpasswd -s` (red36: also
+/// `printf '%s\n%s\n' X X | smbpasswd -s`, two words), `| vercel env add
+/// NAME`, `| gh auth login --with-token`, `| kinit USER`. Group 2 is the
+/// echoed word (or two), group 4 the command it is piped into.
 pub(super) fn stdin_password_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(
-            r#"(\b(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+(?:'%s(?:\\n)?'|"%s(?:\\n)?"|%s(?:\\n)?))?[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s|;&"']+)([ \t]*\|[ \t]*)([^\n|;&]*)"#,
+            r#"(\b(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+(?:'%s(?:\\n)?(?:%s(?:\\n)?)?'|"%s(?:\\n)?(?:%s(?:\\n)?)?"|%s(?:\\n)?))?[ \t]+)((?:"[^"\n]*"|'[^'\n]*'|[^\s|;&"']+)(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|[^\s|;&"']+))?)([ \t]*\|[ \t]*)([^\n|;&]*)"#,
         )
         .expect("static regex is valid")
     })
@@ -716,6 +741,8 @@ fn secret_store_stdin(piped: &str) -> bool {
         ["kubeseal", rest @ ..] => rest.contains(&"--raw"),
         // `dart pub token add URL` reads the token on stdin.
         ["dart" | "flutter", "pub", "token", "add", ..] => true,
+        // red36: Kerberos' `kinit PRINCIPAL` reads the password on stdin.
+        ["kinit", ..] => true,
         ["smbpasswd", rest @ ..] => rest
             .iter()
             .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('s')),

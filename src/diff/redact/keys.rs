@@ -373,3 +373,77 @@ pub(super) fn erlang_cookie_key(key: &str) -> bool {
         .iter()
         .any(|n| key.eq_ignore_ascii_case(n))
 }
+
+/// red36 (red-cipher-and-payment-key-names): keys named for a cipher or a
+/// payment API that no word rule reads: `aes_key`/`aesKey` (WeChat's
+/// `EncodingAESKey` too), Roundcube's `des_key`, Apache Shiro's
+/// `rememberMeManager.cipherKey`, WeChat Pay's `mchKey` and `apiV3Key`,
+/// Authorize.net's `transactionKey`, Instana's `INSTANA_AGENT_KEY` and
+/// `INSTANA_DOWNLOAD_KEY`, ServerChan's `SENDKEY`, Netdata's `api key`
+/// (with a blank, in `stream.conf`). The word must start a word of the
+/// key: `nodes_key` is not `des`, `mydes_key` is not either; `key` ends
+/// the key (`aes_key_path` names a file).
+pub(super) fn cipher_and_payment_key_names(key: &str) -> bool {
+    let key = key.trim_matches(['"', '\'']);
+    let lower = key.to_ascii_lowercase();
+    let Some(head) = lower.strip_suffix("key") else {
+        return false;
+    };
+    let words = [
+        "aes",
+        "encodingaes",
+        "des",
+        "cipher",
+        "mch",
+        "apiv3",
+        "api_v3",
+        "transaction",
+        "agent",
+        "download",
+        "send",
+        "api ",
+    ];
+    let head = head.strip_suffix(['_', '.', '-']).unwrap_or(head);
+    words.iter().any(|w| {
+        head.strip_suffix(w).is_some_and(|before| {
+            before.is_empty()
+                || before.ends_with(|c: char| !c.is_ascii_alphanumeric())
+                // A camel-case word: `rememberMeManager.cipherKey` is
+                // read at `.`, `wxMchKey` at the capital.
+                || key
+                    .as_bytes()
+                    .get(before.len())
+                    .is_some_and(u8::is_ascii_uppercase)
+                    && before.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
+    })
+}
+
+/// red36 (red-self-hosted-identity-key-names): keys of self-hosted
+/// identity services under names no word rule reads: Bitwarden's
+/// `globalSettings__internalIdentityKey`, `__oidcIdentityClientKey`,
+/// `__installation__key`, `__yubico__key` and `__duo__aKey` (.NET's `__`
+/// separator), Duo's `skey`/`akey` (`login_duo.conf`, the integration's
+/// secret; `ikey` names it), LLDAP's `LLDAP_KEY_SEED`.
+pub(super) fn identity_service_key_names(key: &str) -> bool {
+    let lower = key.trim_matches(['"', '\'']).to_ascii_lowercase();
+    let last = lower.rsplit(['.', ':']).next().unwrap_or(&lower);
+    let last = last.rsplit("__").next().unwrap_or(last);
+    matches!(
+        last,
+        "skey" | "akey" | "internalidentitykey" | "oidcidentityclientkey"
+    ) || ["installation__key", "yubico__key", "lldap_key_seed"]
+        .iter()
+        .any(|w| lower.ends_with(w))
+}
+
+/// compat34's over-redaction (red36): `GOOGLE_APPLICATION_CREDENTIALS`
+/// names the service-account key file by its path (Google's client
+/// libraries read no other value), so it is not a secret's name. A key
+/// file pasted into it is still hidden by what it holds: its
+/// `private_key` and PEM block, or the base64 of the whole file (a
+/// credential shape).
+pub(super) fn credentials_file_variable(key: &str) -> bool {
+    key.trim_matches(['"', '\''])
+        .eq_ignore_ascii_case("GOOGLE_APPLICATION_CREDENTIALS")
+}

@@ -86,6 +86,12 @@ impl Redactor {
                 self.key_matches(k)
             }));
         }
+        // A Pod volume's `secret:` source (only names and paths): shown.
+        let volume_secrets = if text.contains("secretName") {
+            secret_volume_lines(text)
+        } else {
+            Vec::new()
+        };
         // Alertmanager's PagerDuty/Pushover receivers: their keys count.
         let receivers = self.defaults && names_receivers(text);
         // A JSON Web Key's private members ([`jwk_private`]).
@@ -398,7 +404,8 @@ impl Redactor {
                         || (receivers && receiver_key(&key_of(&c)))
                         || (jwk && jwk_private(&key_of(&c)))
                         || (jaas && jaas_user(&key_of(&c))))
-                        && !is_placeholder(&c[4]) =>
+                        && !is_placeholder(&c[4])
+                        && !volume_secrets.contains(&i) =>
                 {
                     let value = c[4].trim();
                     if value.is_empty() || value.starts_with('|') || value.starts_with('>') {
@@ -1000,4 +1007,57 @@ impl Redactor {
         }
         hidden
     }
+}
+
+/// red36 (compat34's over-redaction): the lines of a text (`--no-semantic`,
+/// a file that does not parse) that open a Kubernetes secret volume
+/// source, a bare `secret:` (also a projected volume's `- secret:`) whose
+/// more indented lines are only `secretName`/`name`, `defaultMode`,
+/// `optional` and `items` of `key`/`path`/`mode`, as the semantic mode's
+/// `secret_volume_source` reads the map: they name a Secret and the files
+/// it becomes, and hold none of its data.
+fn secret_volume_lines(text: &str) -> Vec<usize> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        let t = t.strip_prefix("- ").unwrap_or(t).trim_start();
+        if !matches!(t, "secret:" | "\"secret\":") {
+            continue;
+        }
+        let column = indent(line);
+        let mut named = false;
+        let mut fits = true;
+        let mut below = 0;
+        for l in lines[i + 1..]
+            .iter()
+            .take_while(|l| l.trim().is_empty() || indent(l) > column)
+        {
+            let t = l.trim();
+            if t.is_empty() {
+                continue;
+            }
+            below += 1;
+            let t = t.strip_prefix("- ").unwrap_or(t).trim_start();
+            let Some((key, value)) = t.split_once(':') else {
+                fits = false;
+                break;
+            };
+            let value = value.trim();
+            match key.trim() {
+                "secretName" | "name" => named |= !value.is_empty(),
+                "items" => fits &= value.is_empty(),
+                "defaultMode" | "optional" | "key" | "path" | "mode" => fits &= !value.is_empty(),
+                _ => fits = false,
+            }
+            if !fits {
+                break;
+            }
+        }
+        if fits && named && below > 0 {
+            found.push(i);
+        }
+    }
+    found
 }

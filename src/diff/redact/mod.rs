@@ -201,6 +201,14 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // encoded. A hashed tag shows nothing of it; an embedded one does not
     // either (re-probe 15).
     r"\?\{[A-Za-z0-9_]+:[A-Za-z0-9+/=_\-]{8,}:embedded\}",
+    // red36 (red-chat-bot-webhook-urls): Loggly's HTTP input URL, whose
+    // path holds the customer token (`logs-01.loggly.com/inputs/<token>/`).
+    r"(?:https?://)?logs-01\.loggly\.com/(?:inputs|bulk)/[A-Za-z0-9\-]{8,}",
+    // red36 (red-proxy-credentials): a proxy client's share URL, whose
+    // user part is the credential (Shadowsocks' `ss://BASE64(method:X)@`,
+    // V2Ray/Xray's `vless://UUID@`, Trojan's, Hysteria's, TUIC's), and
+    // VMess's `vmess://BASE64(JSON)` (the JSON holds the user's id).
+    r"\b(?:ss|ssr|vless|trojan|hysteria2?|hy2|tuic)://[^\s@\x22'<>`]{6,}@|\bvmess://[A-Za-z0-9+/=_\-]{16,}",
     // slack-webhook-url (gitleaks wants 43-56 characters of path; shorter
     // test-style paths are hidden too)
     r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,}",
@@ -217,12 +225,17 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // (`/hooks/<key>`), Rocket.Chat (`/hooks/<id>/<token>`), n8n and
     // others (`/webhook/<uuid>`): a segment of at least 8 characters (an
     // issue tracker's numeric hook id, `/hooks/42`, is shown).
-    r"https?://[^\s/\x22'<>`]+(?:/[^\s/\x22'<>`?#]+)*?/(?:hooks|webhooks?)/(?:catch/)?[A-Za-z0-9_\-]{8,}(?:/[A-Za-z0-9_\-]+)*",
+    // red36 (red-chat-bot-webhook-urls): also `/hook/<key>` (Feishu's and
+    // Lark's custom bots, `open-apis/bot/v2/hook/<uuid>`).
+    r"https?://[^\s/\x22'<>`]+(?:/[^\s/\x22'<>`?#]+)*?/(?:hooks?|webhooks?)/(?:catch/)?[A-Za-z0-9_\-]{8,}(?:/[A-Za-z0-9_\-]+)*",
+    // red36: a webhook URL whose key is its `key` query parameter (WeCom's
+    // group bots, `qyapi.weixin.qq.com/cgi-bin/webhook/send?key=<uuid>`).
+    r"https?://[^\s/\x22'<>`]+(?:/[^\s/\x22'<>`?#]+)*?/webhook[^\s/\x22'<>`?#]*(?:/[^\s/\x22'<>`?#]+)*\?(?:[^\s\x22'<>`#]*&)?key=[A-Za-z0-9_\-]{8,}[^\s\x22'<>`]*",
 ];
 
 /// How many of [`CREDENTIAL_PATTERNS`], at its end, are webhook URLs,
 /// each holding the word `hook` or `telegram`.
-const WEBHOOK_PATTERNS: usize = 5;
+const WEBHOOK_PATTERNS: usize = 6;
 
 /// The annotation in which `kubectl apply` keeps a whole copy of the object.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -814,6 +827,11 @@ impl Redactor {
     /// pair) names a secret: a key pattern, a secret word in it, or a
     /// credential header's name.
     pub(crate) fn key_matches(&self, key: &str) -> bool {
+        if self.defaults && keys::credentials_file_variable(key) {
+            // The default rules do not read it (only `--redact-key`
+            // patterns, after the default pattern, do).
+            return self.keys[1..].iter().any(|r| r.is_match(key));
+        }
         self.keys.iter().any(|r| r.is_match(key))
             || (self.defaults
                 && (keyword_in_key(key)
@@ -827,6 +845,8 @@ impl Redactor {
                     || keys::personal_access_token_key(key)
                     || keys::app_secret_key_names(key)
                     || keys::erlang_cookie_key(key)
+                    || keys::cipher_and_payment_key_names(key)
+                    || keys::identity_service_key_names(key)
                     || package_manager_auth_key(key)))
     }
 

@@ -276,10 +276,56 @@ fn positional_rules() -> &'static [Rule] {
             // wget's `--header=NAME:X` (the option glued to the header,
             // or quoted whole: `'--header=Authorization: Bearer X'`): the
             // key rules read `--header` as the key there. A credential
-            // header's name, or one naming a token, key or secret.
+            // header's name, or one naming a token, key or secret; in a
+            // quoted header any scheme word before the credential (red36:
+            // Dynatrace's `Api-Token`, as `Authorization: SCHEME X` is read
+            // elsewhere; unquoted, the word after the value is the URL).
             rule(
                 &["-header="],
-                r#"(?i)(?:--header=['"]?(?:(?:proxy-)?authorization|cookie|private-token|x-honeycomb-team|x-jfrog-art-api|x-auth-key|ocp-apim-subscription-key|dd-application-key|x-insert-key|x-license-key|x-query-key|x-parse-master-key|[a-z0-9-]*(?:token|api-?key|secret|password)[a-z0-9-]*):[ \t]*(?:(?:bearer|basic|token|apikey)[ \t]+)?)(?P<v>[^\s'"]+)"#,
+                r#"(?i)(?:--header=(?:['"](?:(?:proxy-)?authorization|cookie|private-token|x-honeycomb-team|x-jfrog-art-api|x-auth-key|ocp-apim-subscription-key|dd-application-key|x-insert-key|x-license-key|x-query-key|x-parse-master-key|[a-z0-9-]*(?:token|api-?key|secret|password)[a-z0-9-]*):[ \t]*(?:[a-z][a-z0-9._\-]*[ \t]+)?|(?:(?:proxy-)?authorization|cookie|private-token|x-honeycomb-team|x-jfrog-art-api|x-auth-key|ocp-apim-subscription-key|dd-application-key|x-insert-key|x-license-key|x-query-key|x-parse-master-key|[a-z0-9-]*(?:token|api-?key|secret|password)[a-z0-9-]*):[ \t]*(?:(?:bearer|basic|token|apikey)[ \t]+)?))(?P<v>[^\s'"]+)"#,
+                never,
+            ),
+            // red36 (red-cipher-and-payment-key-names): Netdata's streaming
+            // `api key = X` (`stream.conf`): a key with a blank, which the
+            // line rules do not read as one key.
+            rule(
+                &["api key", "API key"],
+                r#"(?m)^(?:[ \t]*(?i:api key)[ \t]*=[ \t]*)(?P<v>[^\s#;]+)"#,
+                never,
+            ),
+            // red36 (red-prompt-keys-and-password-params): TeamCity's Kotlin
+            // DSL `password("env.NAME", "X", …)`: the second literal is the
+            // value (the first, a name, is read as a setter's argument).
+            rule(
+                &["password("],
+                r#"(?:\bpassword\([ \t]*"[^"\n]*"[ \t]*,[ \t]*")(?P<v>[^"\n]*)"#,
+                never,
+            ),
+            // red36: a quoted prompt as a key (Ansible `expect`'s
+            // `responses`, `"Enter admin password:": X`): the key ends in
+            // `:` or `?` inside its quotes, which a JSON key does not (the
+            // needles: that end and the key's closing quote and colon).
+            rule(
+                &[":\":", "?\":", ": \":", "? \":"],
+                r#"(?mi)(?:^[ \t]*(?:-[ \t]+)?"[^"\n]*(?:password|passphrase)[^"\n]*[:?][ \t]*"[ \t]*:[ \t]+)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"'#][^\n#]*?)[ \t]*$"#,
+                never,
+            ),
+            // red36 (red-proxy-credentials): tinyproxy's `BasicAuth USER
+            // X`, 3proxy's `users NAME:CL:X` (`CL` a clear-text password;
+            // `CR` a hash), Privoxy's `forward-socks5 / USER:X@HOST:PORT .`.
+            rule(
+                &["BasicAuth"],
+                r#"(?m)(?:^[ \t]*BasicAuth[ \t]+\S+[ \t]+)(?P<v>\S+)"#,
+                never,
+            ),
+            rule(
+                &[":CL:"],
+                r#"(?:(?:^|[\s"'])[^\s:"']+:CL:)(?P<v>[^\s"']+)"#,
+                never,
+            ),
+            rule(
+                &["forward-socks"],
+                r#"(?:\bforward-socks[45]t?[ \t]+\S+[ \t]+[^\s:@]+:)(?P<v>[^\s@]+)@"#,
                 never,
             ),
             // probe32 (red-dsn-userinfo-without-scheme): Apache Pulsar's

@@ -97,6 +97,7 @@ impl Redactor {
                 || out.contains("pub token")
                 || out.contains("--with-token")
                 || out.contains("vault login")
+                || out.contains("kinit")
                 || out.contains("passwd")
                 || out.contains("kubeseal")
                 || out.contains("-keystore"))

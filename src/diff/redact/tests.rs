@@ -4739,3 +4739,293 @@ fn short_words_skip_only_what_the_rules_leave() {
         "a 20-character AWS key id is read"
     );
 }
+
+/// Issue 19 (red36, red-cipher-and-payment-key-names): keys named for a
+/// cipher or a payment API, and Netdata's `api key = X`.
+#[test]
+fn cipher_and_payment_key_names() {
+    let r = Redactor::default();
+    for name in [
+        "aes_key",
+        "app.crypto.aes-key",
+        "aesKey",
+        "EncodingAESKey",
+        "des_key",
+        "securityManager.rememberMeManager.cipherKey",
+        "mchKey",
+        "apiV3Key",
+        "api_v3_key",
+        "transactionKey",
+        "AUTHORIZENET_TRANSACTION_KEY",
+        "INSTANA_AGENT_KEY",
+        "INSTANA_DOWNLOAD_KEY",
+        "SERVERCHAN_SENDKEY",
+    ] {
+        assert!(r.key_matches(name), "{name}");
+        let yaml =
+            format!("spec:\n  env:\n  - name: {name}\n    value: s3cr3tVx\n  {name}: s3cr3tVx\n");
+        for out in both_modes(&r, &yaml) {
+            assert!(!out.contains("s3cr3tVx"), "{name}: {out}");
+        }
+    }
+    file_hidden_everywhere(
+        &r,
+        &[
+            "[stream]\n  enabled = yes\n  api key = s3cr3tVx-0000",
+            "$config['des_key'] = 's3cr3tVx';",
+            "app.crypto.aes-key=s3cr3tVx",
+        ],
+    );
+    // Near misses: a word inside another (`nodes_key`, `resend_key`), a
+    // key's file or length, and words that are not ciphers.
+    for name in [
+        "nodes_key",
+        "resend_key",
+        "mydes_key",
+        "aes_key_path",
+        "cipher_suite",
+        "transaction_id",
+        "agent_name",
+        "download_url",
+        "routing_key",
+    ] {
+        assert!(!r.key_matches(name), "{name}");
+    }
+    file_shown_everywhere(&r, &["[stream]\n  api key file = /etc/netdata/key"]);
+}
+
+/// Issue 19 (red36, red-dynatrace-tokens-and-header-schemes): Dynatrace's
+/// `dt0c01.` tokens under any key, and wget's `--header=` with any scheme
+/// word before the credential.
+#[test]
+fn dynatrace_tokens_and_header_schemes() {
+    let r = Redactor::default();
+    // Real tokens are capitals and digits only.
+    let token = "dt0c01.ST2EY72KQINMH574WMNVI7YN.G3DFPBEJYMODIDAEX454M7YWBUVEFOWKPRVMWFASS64NFH52PX6BNDVFFM572RZM";
+    for line in [
+        format!("value: {token}"),
+        format!("DT_API_TOKEN_B64={token} x"),
+    ] {
+        let yaml = format!("data:\n  f: |\n    {line}\n");
+        for out in both_modes(&r, &yaml).into_iter().chain([r.scrub(&line)]) {
+            assert!(!out.contains("G3DFPBEJYMODIDAE"), "{line}: {out}");
+        }
+    }
+    hidden_everywhere(
+        &r,
+        &[
+            "wget -O a.sh \"https://x.live.dynatrace.com/api\" --header=\"Authorization: Api-Token s3cr3tVx.ABC\"",
+            "wget --header='Authorization: Token s3cr3tVx' https://x",
+            "wget --header=\"X-Api-Key: s3cr3tVx\" https://x",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "wget --header=\"Accept: application/json\" https://x",
+            "dt0c01.SHORT",
+        ],
+    );
+    // Unquoted, the word after the header's value is the URL, not the
+    // credential after a scheme word.
+    let out = r.scrub("wget --header=X-Auth-Key:s3cr3tVx https://example.com/x");
+    assert!(
+        !out.contains("s3cr3tVx") && out.contains("https://example.com/x"),
+        "{out}"
+    );
+}
+
+/// Issue 19 (red36, red-chat-bot-webhook-urls): Feishu/Lark bot hooks,
+/// WeCom's `webhook/send?key=`, Loggly's input URL.
+#[test]
+fn chat_bot_webhook_urls() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "address: https://open.feishu.cn/open-apis/bot/v2/hook/s3cr3tVx-5eda-e019-9641-aa7f88d94357",
+            "url: https://open.larksuite.com/open-apis/bot/v2/hook/s3cr3tVx-5eda",
+            "address: https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=s3cr3tVx-c2ed-98f7",
+            "LOGGLY_URL: https://logs-01.loggly.com/inputs/s3cr3tVx-1ed7-c755/tag/http/",
+            "https://logs-01.loggly.com/bulk/s3cr3tVx-1ed7/tag/bulk/",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "url: https://example.com/docs/hook/",
+            "url: https://example.com/webhook/send?id=42",
+            "url: https://logs-01.loggly.com/",
+            "url: https://example.com/webhooks?key=short",
+        ],
+    );
+}
+
+/// Issue 19 (red36, red-prompt-keys-and-password-params): TeamCity's
+/// `password("NAME", "X")` and a quoted prompt as a key in the text mode.
+#[test]
+fn prompt_keys_and_password_params() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "password(\"env.DEPLOY_TOKEN\", \"s3cr3tVx\", display = ParameterDisplay.HIDDEN)",
+            "password(\"env.NAME\", \"s3cr3tVx\")",
+        ],
+    );
+    file_hidden_everywhere(
+        &r,
+        &[
+            "responses:\n  \"Enter admin password:\": s3cr3tVx\n  \"Install path:\": /opt/app",
+            "responses:\n  \"New Password? \": 's3cr3tVx'",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "responses:\n  \"Install path:\": /opt/app",
+            "{\"passwordPolicy\": \"strict\"}",
+        ],
+    );
+}
+
+/// Issue 19 (red36, red-database-and-desktop-client-passwords): beeline's,
+/// Sybase isql's and rdesktop's options, `db2 connect … using X`, a
+/// password piped into `kinit` and typed twice into `smbpasswd -s`.
+#[test]
+fn database_and_desktop_client_passwords() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "beeline -u jdbc:hive2://hive:10000 -n etl -p s3cr3tVx",
+            "isql -S SYBASE -U sa -P s3cr3tVx",
+            "rdesktop -u Administrator -p s3cr3tVx host01",
+            "db2 connect to SAMPLE user db2inst1 using s3cr3tVx",
+            "echo s3cr3tVx | kinit etl@EXAMPLE.ORG",
+            "printf '%s\\n%s\\n' s3cr3tVx s3cr3tVx | smbpasswd -s -a alice",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "beeline -u jdbc:hive2://hive:10000 -n etl -w /etc/hive/pw",
+            "db2 connect to SAMPLE",
+            "echo hello world | grep hello",
+            "kinit -kt /etc/krb5.keytab etl@EXAMPLE.ORG",
+        ],
+    );
+}
+
+/// Issue 19 (red36, red-self-hosted-identity-key-names): Bitwarden's
+/// identity keys, Duo's `skey`/`akey`, LLDAP's key seed, RustDesk's
+/// `hbbs -k X`.
+#[test]
+fn self_hosted_identity_key_names() {
+    let r = Redactor::default();
+    for name in [
+        "globalSettings__internalIdentityKey",
+        "globalSettings__oidcIdentityClientKey",
+        "globalSettings__installation__key",
+        "globalSettings__yubico__key",
+        "globalSettings__duo__aKey",
+        "skey",
+        "LLDAP_KEY_SEED",
+    ] {
+        assert!(r.key_matches(name), "{name}");
+        let yaml =
+            format!("spec:\n  env:\n  - name: {name}\n    value: s3cr3tVx\n  {name}: s3cr3tVx\n");
+        for out in both_modes(&r, &yaml) {
+            assert!(!out.contains("s3cr3tVx"), "{name}: {out}");
+        }
+    }
+    file_hidden_everywhere(
+        &r,
+        &[
+            "globalSettings__duo__aKey=s3cr3tVx",
+            "[duo]\nikey = DIXXXXXXXXXXXXXXXXXX\nskey = s3cr3tVx\nhost = api-xxxxxxxx.duosecurity.com",
+            "hbbs -r relay.example.com -k s3cr3tVx=",
+        ],
+    );
+    for name in [
+        "ikey",
+        "globalSettings__installation__id",
+        "monkey",
+        "hotkey",
+        "LLDAP_KEY_FILE",
+    ] {
+        assert!(!r.key_matches(name), "{name}");
+    }
+}
+
+/// Issue 19 (red36, red-proxy-credentials): tinyproxy's `BasicAuth`,
+/// 3proxy's `users NAME:CL:X`, Privoxy's SOCKS forward with a user, proxy
+/// clients' share URLs.
+#[test]
+fn proxy_credentials() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "BasicAuth proxyuser s3cr3tVx",
+            "users alice:CL:s3cr3tVx bob:CL:s3cr3tVx2",
+            "forward-socks5 / alice:s3cr3tVx@socks.example.com:1080 .",
+            "url: ss://Y2hhY2hhMjAtaWV0Zi1wb2x5MTMwNTpzM2NyM3RWeA/s3cr3tVx@host.example.com:8388#tag",
+            "url: vless://s3cr3tVx-95f8-daad-a20b-5d71734fd2b8@host.example.com:443?security=reality",
+            "url: trojan://s3cr3tVx@host.example.com:443",
+            "url: vmess://eyJ2IjoiMiIsImlkIjois3cr3tVxIn0=",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "BasicAuth",
+            "users alice:CR:$1$salt$hash",
+            "forward-socks5 / socks.example.com:1080 .",
+            "url: https://example.com/ss://",
+        ],
+    );
+}
+
+/// compat34's over-redaction (red36): in the text mode a Pod volume's
+/// `secret:` source (a Secret's name and the files it becomes) is shown,
+/// as the semantic mode shows it; a `secret:` holding anything else is
+/// still hidden.
+#[test]
+fn text_mode_secret_volume_source_is_shown() {
+    let r = Redactor::default();
+    let pod = "spec:\n  volumes:\n  - name: google-cloud-key\n    secret:\n      secretName: gcp-key\n      defaultMode: 420\n      items:\n      - key: key.json\n        path: key.json\n  - name: all\n    projected:\n      sources:\n      - secret:\n          name: app-tls\n          optional: true\n";
+    assert_eq!(r.redact_text(pod), pod);
+    let other = "config:\n  secret:\n    secretName: x\n    value: s3cr3tVx\nauth:\n  secret:\n    s3cr3tVx2\n";
+    let out = r.redact_text(other);
+    assert!(
+        !out.contains("s3cr3tVx") && !out.contains("s3cr3tVx2"),
+        "{out}"
+    );
+}
+
+/// compat34's over-redaction (red36): `GOOGLE_APPLICATION_CREDENTIALS`
+/// holds the key file's path, shown in both modes; a key file pasted into
+/// it, or its base64, is still hidden; a `--redact-key` pattern still
+/// reads the name.
+#[test]
+fn google_application_credentials_path_is_shown() {
+    let r = Redactor::default();
+    let yaml = "spec:\n  env:\n  - name: GOOGLE_APPLICATION_CREDENTIALS\n    value: /var/secrets/google/key.json\n  GOOGLE_APPLICATION_CREDENTIALS: /etc/gcp/sa.json\n  run.sh: |\n    export GOOGLE_APPLICATION_CREDENTIALS=/etc/gcp/sa.json\n";
+    for out in both_modes(&r, yaml) {
+        assert!(
+            out.contains("/var/secrets/google/key.json")
+                && out.matches("/etc/gcp/sa.json").count() == 2,
+            "{out}"
+        );
+    }
+    let pasted = "env:\n  GOOGLE_APPLICATION_CREDENTIALS: '{\"type\": \"service_account\", \"private_key_id\": \"s3cr3tVx1\", \"private_key\": \"-----BEGIN PRIVATE KEY-----\\ns3cr3tVx2\\n-----END PRIVATE KEY-----\\n\"}'\n  b64: |\n    GOOGLE_APPLICATION_CREDENTIALS=ewogICJ0eXBlIjogInNlcnZpY2VfYWNjb3VudCIs3cr3tVx3\n";
+    for out in both_modes(&r, pasted) {
+        for s in ["s3cr3tVx1", "s3cr3tVx2", "s3cr3tVx3"] {
+            assert!(!out.contains(s), "{s}: {out}");
+        }
+    }
+    let custom = Redactor::new(&["(?i)google_application".to_string()], true).unwrap();
+    assert!(custom.key_matches("GOOGLE_APPLICATION_CREDENTIALS"));
+    assert!(r.key_matches("GOOGLE_CREDENTIALS") && r.key_matches("APPLICATION_CREDENTIALS"));
+}
