@@ -429,72 +429,88 @@ pub(crate) fn pr_lint(
     work: &Path,
     timings: bool,
 ) -> anyhow::Result<(Vec<Diagnostic>, Option<Vec<Diagnostic>>)> {
-    let clock = std::time::Instant::now();
     let pr = opened.as_ref().ok();
     let shared = pr.and_then(|p| p.head_lint_input());
-    // A review reads only the repository: in the working tree, a pull
-    // request's committed symlink is a real link (to `/etc/shadow`, say).
-    let confined = crate::inventory::InventoryOptions {
-        confine: Some(std::env::current_dir()?.canonicalize()?),
-        ..inv_opts.clone()
-    };
-    let findings = match &shared {
-        Some((inv, rendered)) => lint::lint_rendered(inv, rendered, &LintOptions::default()),
-        // A pull request that deletes the inventory: nothing to lint, and
-        // the review shows every target removed.
-        None if pr.is_some() && !confined.path.exists() => Ok(Vec::new()),
-        None => lint::lint_path(&confined, &LintOptions::default()),
-    };
-    // When the review itself could not open the revisions, its error is
-    // the one to report (it names the cause: `classes_uri` outside...).
-    let findings = match findings {
-        Err(_) if opened.is_err() => Vec::new(),
-        f => f.map_err(diag_err)?,
-    };
-    let findings = match &shared {
-        Some((_, rendered)) => masked(findings, || {
-            SecretMask::of_renders_by_name(rendered.values().copied())
-        }),
-        None => masked(findings, || inventory_mask(&confined)),
-    };
-    let head_time = clock.elapsed();
-    let clock = std::time::Instant::now();
     let base_input = pr.and_then(|p| p.base_lint_input());
-    let base_findings = match &base_input {
-        Some(((inv, rendered), root)) => {
-            match lint::lint_rendered(inv, rendered, &LintOptions::default()) {
-                Ok(found) => Some(relative_to(
-                    masked(found, || {
-                        SecretMask::of_renders_by_name(rendered.values().copied())
-                    }),
-                    root,
-                )),
-                Err(e) => {
-                    eprintln!("warning: cannot lint the base revision: {e}");
-                    None
+    // One mask for both sides, made once from their distinct renders (the
+    // base shares the head's for every target the change cannot reach): a
+    // side's findings masked with the other side's secret values too hide
+    // nothing they should show.
+    let both_mask: std::sync::OnceLock<SecretMask> = std::sync::OnceLock::new();
+    let both = || {
+        both_mask.get_or_init(|| {
+            let mut seen = std::collections::HashSet::new();
+            let renders = shared
+                .iter()
+                .flat_map(|(_, r)| r.values())
+                .chain(base_input.iter().flat_map(|((_, r), _)| r.values()))
+                .copied()
+                .filter(|r| seen.insert(std::ptr::from_ref(*r)));
+            SecretMask::of_renders_by_name(renders)
+        })
+    };
+    // The two sides share nothing they write: linted side by side.
+    let head_lint = || -> anyhow::Result<(Vec<Diagnostic>, bool, std::time::Duration)> {
+        let clock = std::time::Instant::now();
+        // A review reads only the repository: in the working tree, a pull
+        // request's committed symlink is a real link (to `/etc/shadow`, say).
+        let confined = crate::inventory::InventoryOptions {
+            confine: Some(std::env::current_dir()?.canonicalize()?),
+            ..inv_opts.clone()
+        };
+        let findings = match &shared {
+            Some((inv, rendered)) => lint::lint_rendered(inv, rendered, &LintOptions::default()),
+            // A pull request that deletes the inventory: nothing to lint, and
+            // the review shows every target removed.
+            None if pr.is_some() && !confined.path.exists() => Ok(Vec::new()),
+            None => lint::lint_path(&confined, &LintOptions::default()),
+        };
+        // When the review itself could not open the revisions, its error is
+        // the one to report (it names the cause: `classes_uri` outside...).
+        let findings = match findings {
+            Err(_) if opened.is_err() => Vec::new(),
+            f => f.map_err(diag_err)?,
+        };
+        let findings = match &shared {
+            Some(_) => masked_by(findings, both),
+            None => masked(findings, || inventory_mask(&confined)),
+        };
+        Ok((findings, shared.is_some(), clock.elapsed()))
+    };
+    let base_lint = || {
+        let clock = std::time::Instant::now();
+        let base_findings = match &base_input {
+            Some(((inv, rendered), root)) => {
+                match lint::lint_rendered(inv, rendered, &LintOptions::default()) {
+                    Ok(found) => Some(relative_to(masked_by(found, both), root)),
+                    Err(e) => {
+                        eprintln!("warning: cannot lint the base revision: {e}");
+                        None
+                    }
                 }
             }
-        }
-        None => lint_revision(inv_opts, base, work),
+            None => lint_revision(inv_opts, base, work),
+        };
+        (base_findings, base_input.is_some(), clock.elapsed())
     };
+    let (head, base) = std::thread::scope(|s| {
+        let base = s.spawn(base_lint);
+        (head_lint(), base.join())
+    });
+    let (findings, head_shared, head_time) = head?;
+    let (base_findings, base_shared, base_time) =
+        base.map_err(|_| anyhow::anyhow!("linting the base revision failed (thread)"))?;
     if timings {
+        let shared = |s: bool| if s { " (shared renders)" } else { "" };
         eprintln!(
             "timing: lint the head{}: {:.3}s",
-            if shared.is_some() {
-                " (shared renders)"
-            } else {
-                ""
-            },
+            shared(head_shared),
             head_time.as_secs_f64()
         );
         eprintln!(
-            "timing: lint the base{}: {:.3}s",
-            if base_input.is_some() {
-                " (shared renders)"
-            } else {
-                ""
-            },
-            clock.elapsed().as_secs_f64()
+            "timing: lint the base{} (beside the head): {:.3}s",
+            shared(base_shared),
+            base_time.as_secs_f64()
         );
     }
     Ok((findings, base_findings))
@@ -674,6 +690,18 @@ fn base_lint(
 /// `input_type` may come from a reference to one; re-probe 15). The mask
 /// is made only when there is something to show.
 fn masked(findings: Vec<Diagnostic>, mask: impl FnOnce() -> SecretMask) -> Vec<Diagnostic> {
+    if findings.is_empty() {
+        return findings;
+    }
+    let mask = mask();
+    masked_by(findings, || &mask)
+}
+
+/// [`masked`] with a mask made elsewhere (and only if there are findings).
+fn masked_by<'m>(
+    findings: Vec<Diagnostic>,
+    mask: impl FnOnce() -> &'m SecretMask,
+) -> Vec<Diagnostic> {
     if findings.is_empty() {
         return findings;
     }

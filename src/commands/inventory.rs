@@ -121,10 +121,10 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--strict: the configuration has unknown keys (see the warnings above)");
     }
     let nodes = inv.render(&args.targets).map_err(diag_err)?;
-    let mut out = crate::value::Map::new();
-    let mut rendered = crate::value::Map::new();
+    let mut out = crate::value::Map::default();
+    let mut rendered = crate::value::Map::default();
     for (name, node) in nodes {
-        let mut m = crate::value::Map::new();
+        let mut m = crate::value::Map::default();
         m.insert(
             "classes".into(),
             crate::value::Value::List(

@@ -162,7 +162,7 @@ fn sarif(findings: &[Diagnostic]) -> serde_json::Value {
             if let Some(f) = &d.file {
                 let uri = f.to_string_lossy().replace('\\', "/");
                 let uri = uri.strip_prefix("./").unwrap_or(&uri).to_string();
-                let mut region = serde_json::Map::new();
+                let mut region = serde_json::Map::default();
                 if let Some(l) = d.line {
                     region.insert("startLine".into(), l.max(1).into());
                 }

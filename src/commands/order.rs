@@ -232,7 +232,7 @@ fn render_json(graph: &ChangeGraph, out: &mut impl Write) -> anyhow::Result<()> 
     let list = |ids: &[usize]| Value::List(ids.iter().map(|&i| desc(i)).collect());
     let items = changes.iter().enumerate().map(|(i, c)| {
         let r = &c.resource;
-        let mut m = Map::new();
+        let mut m = Map::default();
         m.insert("change".into(), desc(i));
         m.insert("op".into(), Value::String(c.op.to_string()));
         m.insert("apiVersion".into(), Value::String(r.api_version.clone()));

@@ -126,16 +126,16 @@ fn target_refs(args: &RefsArgs) -> anyhow::Result<TargetRefs> {
             .recipients
             .iter()
             .map(|r| {
-                let mut m = Map::new();
+                let mut m = Map::default();
                 m.insert("name".into(), Value::String(r.clone()));
                 Value::Map(m)
             })
             .collect();
-        let mut recips = Map::new();
+        let mut recips = Map::default();
         recips.insert("recipients".into(), Value::List(list));
         let mut secrets = match t.secrets.take() {
             Some(Value::Map(m)) => m,
-            _ => Map::new(),
+            _ => Map::default(),
         };
         secrets.insert("gpg".into(), Value::Map(recips));
         t.secrets = Some(Value::Map(secrets));
@@ -150,11 +150,11 @@ fn target_refs(args: &RefsArgs) -> anyhow::Result<TargetRefs> {
     if let Some(auth) = &args.vault_auth {
         let mut secrets = match t.secrets.take() {
             Some(Value::Map(m)) => m,
-            _ => Map::new(),
+            _ => Map::default(),
         };
         let mut kv = match secrets.shift_remove("vaultkv") {
             Some(Value::Map(m)) => m,
-            _ => Map::new(),
+            _ => Map::default(),
         };
         kv.insert("auth".into(), Value::String(auth.clone()));
         secrets.insert("vaultkv".into(), Value::Map(kv));

@@ -161,10 +161,23 @@ pub fn report(req: &ReviewRequest, r: &Review) {
 
 /// The targets whose apply order differs between the two catalogs.
 pub fn order_changes(r: &Review) -> Vec<crate::order::OrderChange> {
-    crate::order::changed_orders(
+    // Only a target whose files differ can be ordered differently; a name
+    // the diff prefixed (`manifests/t`) counts by its top directory too.
+    let changed: std::collections::BTreeSet<String> = r
+        .diff
+        .targets
+        .iter()
+        .filter(|t| t.status == crate::diff::Status::Changed)
+        .flat_map(|t| {
+            let top = t.name.split('/').next().unwrap_or_default().to_string();
+            [t.name.clone(), top]
+        })
+        .collect();
+    crate::order::changed_orders_of(
         &r.base_catalog,
         &r.head_catalog,
         &crate::order::Options::default(),
+        Some(&changed),
     )
     .unwrap_or_else(|e| {
         eprintln!("warning: cannot compare the apply order: {e}");

@@ -79,7 +79,7 @@ impl ClusterInfo {
             .cluster
             .get("facts")
             .cloned()
-            .unwrap_or(Value::Map(Map::new()));
+            .unwrap_or(Value::Map(Map::default()));
         for fact in ["distribution", "cloud"] {
             let set = match facts.get_path(&[fact]) {
                 None | Some(Value::Null) => false,
@@ -101,7 +101,7 @@ impl ClusterInfo {
             .cluster
             .get("dynamicFacts")
             .cloned()
-            .unwrap_or(Value::Map(Map::new()));
+            .unwrap_or(Value::Map(Map::default()));
         let catalog_url = string(&self.cluster, &["gitRepo", "url"], "cluster").map_err(|_| {
             CommodoreError::new(format!(
                 " > API did not return a repository URL for cluster '{}'",

@@ -293,7 +293,7 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
         s(&format!("components.{name}")),
     ];
     classes.extend(value_classes.iter().map(|c| s(c)));
-    let mut params = Map::new();
+    let mut params = Map::default();
     params.insert("_instance".into(), s(&instance));
     params.insert(
         "_base_directory".into(),
@@ -309,7 +309,7 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
     if name != instance {
         let ckey = super::parameters_key(&name);
         let tkey = super::parameters_key(&instance);
-        params.insert(tkey.clone(), Value::Map(Map::new()));
+        params.insert(tkey.clone(), Value::Map(Map::default()));
         params.insert(ckey, s(&format!("${{{tkey}}}")));
     }
     let target = map(vec![

@@ -413,7 +413,7 @@ fn parse_spec(
     info: Option<&Value>,
     base: Option<&DependencySpec>,
 ) -> Result<DependencySpec, CommodoreError> {
-    let empty = Map::new();
+    let empty = Map::default();
     let info = match info {
         Some(Value::Map(m)) => m,
         None | Some(Value::Null) => &empty,
@@ -886,7 +886,7 @@ pub fn render_target(
         }
     }
     classes.push(s("global.commodore"));
-    let mut params = Map::new();
+    let mut params = Map::default();
     params.insert("_instance".into(), s(instance));
     if !bootstrap {
         if !layout
@@ -925,7 +925,7 @@ pub fn render_target(
     if component != instance {
         let ckey = parameters_key(component);
         let tkey = parameters_key(instance);
-        params.insert(tkey.clone(), Value::Map(Map::new()));
+        params.insert(tkey.clone(), Value::Map(Map::default()));
         params.insert(ckey, s(&format!("${{{tkey}}}")));
     }
     Ok(map(vec![

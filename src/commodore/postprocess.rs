@@ -209,7 +209,7 @@ pub fn helm_namespace(dir: &Path, args: &Map) -> Result<(), CommodoreError> {
                     if let Value::Map(m) = &mut o {
                         let meta = m
                             .entry("metadata".to_string())
-                            .or_insert_with(|| Value::Map(Map::new()));
+                            .or_insert_with(|| Value::Map(Map::default()));
                         if let Value::Map(mm) = meta {
                             mm.insert("namespace".into(), s(ns));
                         }
@@ -227,7 +227,7 @@ pub fn helm_namespace(dir: &Path, args: &Map) -> Result<(), CommodoreError> {
             (
                 "metadata",
                 map(vec![
-                    ("annotations", Value::Map(Map::new())),
+                    ("annotations", Value::Map(Map::default())),
                     ("labels", map(vec![("name", s(&ns.replace(':', "-")))])),
                     ("name", s(ns)),
                 ]),

@@ -210,7 +210,7 @@ pub fn invocation(
         );
     }
     let params = match extra.get("helm_params") {
-        None | Some(Value::Null) => Map::new(),
+        None | Some(Value::Null) => Map::default(),
         Some(Value::Map(m)) => m.clone(),
         Some(_) => return Err("helm_params must be a mapping".into()),
     };
@@ -399,7 +399,7 @@ fn runner_repositories_without_credentials() -> Option<String> {
     let kept: Vec<Value> = repos
         .iter()
         .filter_map(|r| {
-            let mut m = Map::new();
+            let mut m = Map::default();
             for k in ["name", "url"] {
                 m.insert(
                     k.to_string(),
@@ -409,7 +409,7 @@ fn runner_repositories_without_credentials() -> Option<String> {
             Some(Value::Map(m))
         })
         .collect();
-    let mut out = Map::new();
+    let mut out = Map::default();
     out.insert("apiVersion".into(), Value::String(String::new()));
     out.insert("repositories".into(), Value::List(kept));
     Some(yaml_dump::dump(&Value::Map(out), &DumpOptions::safe_dump()))

@@ -455,7 +455,7 @@ fn val_to_value_at(v: &Val, depth: usize) -> Result<Value, Conv> {
                 }
             }
             fields.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-            let mut m = Map::with_capacity(fields.len());
+            let mut m = Map::with_capacity_and_hasher(fields.len(), Default::default());
             for f in fields {
                 let item = o.get(f.clone())?.unwrap_or(Val::Null);
                 let v =
@@ -833,7 +833,7 @@ impl Native {
                     },
                     None => p,
                 });
-                let mut m = Map::new();
+                let mut m = Map::default();
                 m.insert("exists".into(), Value::Bool(found.is_some()));
                 m.insert(
                     "path".into(),
@@ -862,7 +862,7 @@ impl Native {
                         files.into_iter().map(|(n, _)| Value::String(n)).collect(),
                     ));
                 }
-                let mut m = Map::new();
+                let mut m = Map::default();
                 for (n, p) in files {
                     super::confine::check(&p).map_err(rt_err)?;
                     let text = std::fs::read_to_string(&p)
@@ -951,7 +951,7 @@ impl Native {
                 let reason = super::schema::validate(&obj, &schema)
                     .err()
                     .unwrap_or_default();
-                let mut m = Map::new();
+                let mut m = Map::default();
                 m.insert("valid".into(), Value::Bool(reason.is_empty()));
                 m.insert("reason".into(), Value::String(reason));
                 value_to_val(&Value::Map(m))

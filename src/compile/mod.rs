@@ -819,7 +819,7 @@ fn compile_jsonnet(
                 Some(i) => base[..lead + i].to_string(),
                 None => base.clone(),
             };
-            let mut m = Map::new();
+            let mut m = Map::default();
             m.insert(stem, other);
             m
         }

@@ -242,7 +242,7 @@ fn parse_entry(target: &str, number: usize, v: &Value) -> Result<(Entry, Value),
     let input_paths = str_list("input_paths", true)?;
     let output_path = get_str("output_path", input_type != InputType::Remove)?;
     let input_params = match m.get("input_params") {
-        None => Map::new(),
+        None => Map::default(),
         Some(Value::Map(p)) => p.clone(),
         Some(_) => return Err(invalid(target, &at("input_params"), "must be a mapping")),
     };
@@ -290,7 +290,7 @@ fn parse_entry(target: &str, number: usize, v: &Value) -> Result<(Entry, Value),
 
     // The dump: declared fields in model order with defaults, then the
     // type's own fields.
-    let mut d = Map::new();
+    let mut d = Map::default();
     d.insert(
         "name".into(),
         name.clone().map(Value::String).unwrap_or(Value::Null),
@@ -380,10 +380,10 @@ pub fn plan_target(node: &RenderedNode) -> Result<(TargetPlan, Map), CompileErro
     let target = node.name.as_str();
     // Borrowed: a target's parameters are large, and only `kapitan` and
     // one style setting are read here.
-    let empty = Map::new();
+    let empty = Map::default();
     let params = node.parameters.as_map().unwrap_or(&empty);
     let kap = match params.get("kapitan") {
-        None | Some(Value::Null) => Map::new(),
+        None | Some(Value::Null) => Map::default(),
         Some(Value::Map(k)) => k.clone(),
         Some(_) => return Err(invalid(target, "parameters.kapitan", "must be a mapping")),
     };
@@ -407,7 +407,7 @@ pub fn plan_target(node: &RenderedNode) -> Result<(TargetPlan, Map), CompileErro
         }
     }
     let vars = match kap.get("vars") {
-        None | Some(Value::Null) => Map::new(),
+        None | Some(Value::Null) => Map::default(),
         Some(Value::Map(v)) => v.clone(),
         Some(_) => {
             return Err(invalid(
@@ -446,7 +446,7 @@ pub fn plan_target(node: &RenderedNode) -> Result<(TargetPlan, Map), CompileErro
         }
     }
     let labels = match kap.get("labels") {
-        None | Some(Value::Null) => Map::new(),
+        None | Some(Value::Null) => Map::default(),
         Some(Value::Map(l)) => {
             for (k, v) in l {
                 if !matches!(v, Value::String(_)) {
@@ -474,7 +474,7 @@ pub fn plan_target(node: &RenderedNode) -> Result<(TargetPlan, Map), CompileErro
                 .hint("add `vars: {target: ${_reclass_:name:short}}` under parameters.kapitan"),
         );
     }
-    let mut vars_dump = Map::new();
+    let mut vars_dump = Map::default();
     vars_dump.insert(
         "target".into(),
         target_var.clone().map(Value::String).unwrap_or(Value::Null),
@@ -484,7 +484,7 @@ pub fn plan_target(node: &RenderedNode) -> Result<(TargetPlan, Map), CompileErro
             vars_dump.insert(k.clone(), v.clone());
         }
     }
-    let mut kd = Map::new();
+    let mut kd = Map::default();
     kd.insert("compile".into(), Value::List(entry_dumps));
     kd.insert("vars".into(), Value::Map(vars_dump.clone()));
     kd.insert("labels".into(), Value::Map(labels));
@@ -540,7 +540,7 @@ fn model_fields(
             ));
         }
     }
-    let mut out = Map::new();
+    let mut out = Map::default();
     for (f, default) in fields {
         match (m.get(*f), default) {
             // pydantic coerces `"false"`, `0`, ... for a bool field.
@@ -686,7 +686,7 @@ pub fn secrets_dump(
             ));
         }
     }
-    let mut out = Map::new();
+    let mut out = Map::default();
     for b in backends {
         let v = match m.get(b) {
             None | Some(Value::Null) => Value::Null,
@@ -746,14 +746,14 @@ pub fn secrets_dump(
 /// `InventoryTarget.model_dump(by_alias=True)` of a target.
 pub fn model_dump(node: &RenderedNode, kapitan: &Map, target_full_path: &str) -> Value {
     // Borrowed: every value is cloned once below, not the whole map twice.
-    let empty = Map::new();
+    let empty = Map::default();
     let params = node.parameters.as_map().unwrap_or(&empty);
     let mut kap = kapitan.clone();
     kap.insert(
         "target_full_path".into(),
         Value::String(target_full_path.to_string()),
     );
-    let mut p = Map::new();
+    let mut p = Map::default();
     p.insert("kapitan".into(), Value::Map(kap));
     p.insert(
         "_kapitan_".into(),
@@ -763,9 +763,9 @@ pub fn model_dump(node: &RenderedNode, kapitan: &Map, target_full_path: &str) ->
         Some(Value::Map(r)) => {
             // The metadata model declares `name` (short, full, path, parts)
             // first; other keys follow.
-            let mut out = Map::new();
+            let mut out = Map::default();
             if let Some(Value::Map(n)) = r.get("name") {
-                let mut nm = Map::new();
+                let mut nm = Map::default();
                 for k in ["short", "full", "path", "parts"] {
                     if let Some(v) = n.get(k) {
                         nm.insert(k.into(), v.clone());
@@ -788,7 +788,7 @@ pub fn model_dump(node: &RenderedNode, kapitan: &Map, target_full_path: &str) ->
             p.insert(k.clone(), v.clone());
         }
     }
-    let mut top = Map::new();
+    let mut top = Map::default();
     top.insert("parameters".into(), Value::Map(p));
     top.insert(
         "classes".into(),
@@ -807,7 +807,7 @@ pub fn model_dump(node: &RenderedNode, kapitan: &Map, target_full_path: &str) ->
     top.insert(
         "exports".into(),
         match &node.exports {
-            Value::Null => Value::Map(Map::new()),
+            Value::Null => Value::Map(Map::default()),
             other => other.clone(),
         },
     );
@@ -824,7 +824,7 @@ mod tests {
             classes: vec!["common".into()],
             applications: vec![],
             parameters: Value::from_json(&serde_json::from_str(params).unwrap()),
-            exports: Value::Map(Map::new()),
+            exports: Value::Map(Map::default()),
             environment: "base".into(),
             sources: Default::default(),
         }

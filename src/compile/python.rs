@@ -700,7 +700,7 @@ mod tests {
 
     #[test]
     fn bridge_requests_carry_inf_and_nan_as_python_json_reads_them() {
-        let mut params = Map::new();
+        let mut params = Map::default();
         params.insert(
             "lim".into(),
             Value::List(vec![
@@ -740,7 +740,7 @@ mod tests {
             Arc::new(Default::default()),
         );
         let e = b
-            .kadet("t", Path::new("/x"), &Map::new(), Path::new("/o"), &[])
+            .kadet("t", Path::new("/x"), &Map::default(), Path::new("/o"), &[])
             .unwrap_err();
         assert!(e.message.contains("/nonexistent/python3"), "{e}");
         assert!(e.to_string().contains("pip install kadet"), "{e}");

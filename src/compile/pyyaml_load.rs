@@ -98,7 +98,7 @@ impl MarkedEventReceiver for Loader {
             Event::SequenceStart(anchor, _) => self.stack.push(Frame::Seq(anchor, Vec::new())),
             Event::MappingStart(anchor, _) => {
                 self.stack
-                    .push(Frame::Map(anchor, Map::new(), None, Vec::new()))
+                    .push(Frame::Map(anchor, Map::default(), None, Vec::new()))
             }
             Event::SequenceEnd => {
                 if let Some(Frame::Seq(anchor, items)) = self.stack.pop() {
@@ -110,7 +110,7 @@ impl MarkedEventReceiver for Loader {
                     let m = if merges.is_empty() {
                         m
                     } else {
-                        let mut merged = Map::new();
+                        let mut merged = Map::default();
                         for src in merges {
                             let maps = match src {
                                 Value::List(l) => l,

@@ -917,7 +917,7 @@ fn diff_docs(old: &[Value], new: &[Value], opts: &DiffOptions) -> Vec<ObjectDiff
 fn align(old: &Value, new: &Value) -> Value {
     match (old, new) {
         (Value::Map(o), Value::Map(n)) => {
-            let mut m = Map::with_capacity(o.len());
+            let mut m = Map::with_capacity_and_hasher(o.len(), Default::default());
             for (k, nv) in n {
                 if let Some(ov) = o.get(k) {
                     m.insert(k.clone(), align(ov, nv));

@@ -81,7 +81,7 @@ mod tests {
         std::fs::write(&b, "classes: [a]\nparameters:\n  kapitan:\n    ~compile:\n    - output_path: ${p}\n      input_type: jsonet\n").unwrap();
         let files = [a.as_path(), b.as_path()];
         let entry = |it: &str, out: &str| {
-            let mut m = crate::value::Map::new();
+            let mut m = crate::value::Map::default();
             m.insert("input_type".into(), Value::String(it.into()));
             m.insert("output_path".into(), Value::String(out.into()));
             Value::Map(m)

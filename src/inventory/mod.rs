@@ -679,7 +679,7 @@ impl Inventory {
         } else {
             vec![name.to_string()]
         };
-        let mut nm = Map::new();
+        let mut nm = Map::default();
         nm.insert("full".into(), Value::String(name.to_string()));
         nm.insert(
             "parts".into(),
@@ -690,7 +690,7 @@ impl Inventory {
             "short".into(),
             Value::String(parts.last().cloned().unwrap_or_default()),
         );
-        let mut m = Map::new();
+        let mut m = Map::default();
         m.insert("environment".into(), Value::String("base".into()));
         m.insert("name".into(), Value::Map(nm));
         Value::Map(m)

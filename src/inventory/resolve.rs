@@ -32,7 +32,7 @@ pub const MAX_LOOKUPS: usize = 1_000_000;
 pub struct Resolver<'a> {
     root: &'a UMap,
     files: &'a [PathBuf],
-    cache: HashMap<String, Value>,
+    cache: HashMap<String, Value, ahash::RandomState>,
     /// The path being rendered when each pending reference was taken, and
     /// the reference's target.
     frames: Vec<(String, String)>,
@@ -51,7 +51,7 @@ pub struct Resolver<'a> {
     /// the same way while that frame (index, id) is still being resolved.
     /// Without this, a loop through n keys each overridden in m classes is
     /// tried m^n times.
-    failures: HashMap<String, (InventoryError, usize, u64)>,
+    failures: HashMap<String, (InventoryError, usize, u64), ahash::RandomState>,
     /// Layered values whose layers are being merged for a lookup below them.
     merging: Vec<String>,
 }
@@ -124,7 +124,7 @@ impl<'a> Resolver<'a> {
         Resolver {
             root,
             files,
-            cache: HashMap::new(),
+            cache: HashMap::default(),
             frames: Vec::new(),
             cur: String::new(),
             expanded: 0,
@@ -132,7 +132,7 @@ impl<'a> Resolver<'a> {
             frame_ids: Vec::new(),
             next_id: 0,
             loop_hit: None,
-            failures: HashMap::new(),
+            failures: HashMap::default(),
             merging: Vec::new(),
         }
     }
@@ -170,7 +170,7 @@ impl<'a> Resolver<'a> {
     }
 
     fn render_map(&mut self, m: &UMap) -> Result<Map, InventoryError> {
-        let mut out = Map::with_capacity(m.entries.len());
+        let mut out = Map::with_capacity_and_hasher(m.entries.len(), Default::default());
         for (k, e) in &m.entries {
             let len = self.cur.len();
             if len > 0 {

@@ -55,7 +55,7 @@ pub struct UEntry {
 
 #[derive(Debug, Clone, Default)]
 pub struct UMap {
-    pub entries: IndexMap<Arc<str>, UEntry>,
+    pub entries: IndexMap<Arc<str>, UEntry, ahash::RandomState>,
 }
 
 impl UValue {

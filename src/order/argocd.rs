@@ -65,7 +65,7 @@ fn set_annotation(object: &mut Value, key: &str, value: String) {
 fn child_map<'a>(map: &'a mut Map, key: &str) -> &'a mut Map {
     let slot = map.entry(key.to_string()).or_insert(Value::Null);
     if !matches!(slot, Value::Map(_)) {
-        *slot = Value::Map(Map::new());
+        *slot = Value::Map(Map::default());
     }
     match slot {
         Value::Map(m) => m,

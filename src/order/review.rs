@@ -3,7 +3,7 @@
 //! catalogs, and the Mermaid flowchart that shows the new order.
 
 use super::{plan, ChangeGraph, Document, Options};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Beyond this many edges a drawing is unreadable (and too large for
@@ -42,6 +42,14 @@ pub fn mermaid(graph: &ChangeGraph) -> String {
 /// that are not YAML, or not valid YAML, are skipped: reporting them is
 /// another check's business.
 pub fn catalog_documents(catalog: &Path) -> std::io::Result<BTreeMap<String, Vec<Document>>> {
+    documents_of(catalog, None)
+}
+
+/// [`catalog_documents`] of the targets in `only` (all when `None`).
+fn documents_of(
+    catalog: &Path,
+    only: Option<&BTreeSet<String>>,
+) -> std::io::Result<BTreeMap<String, Vec<Document>>> {
     let mut out = BTreeMap::new();
     let mut targets = Vec::new();
     for e in std::fs::read_dir(catalog)? {
@@ -49,12 +57,12 @@ pub fn catalog_documents(catalog: &Path) -> std::io::Result<BTreeMap<String, Vec
     }
     targets.sort();
     for target in targets {
-        if !target.is_dir() {
-            continue;
-        }
         let Some(name) = target.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
+        if only.is_some_and(|o| !o.contains(name)) || !target.is_dir() {
+            continue;
+        }
         let files = crate::fswalk::files_below(&target, &crate::fswalk::not_git)
             .map_err(|e| std::io::Error::new(e.source.kind(), e.to_string()))?;
         let mut docs = Vec::new();
@@ -100,8 +108,28 @@ pub fn changed_orders(
     new: &Path,
     options: &Options,
 ) -> std::io::Result<Vec<OrderChange>> {
-    let old_docs = catalog_documents(old)?;
-    let new_docs = catalog_documents(new)?;
+    changed_orders_of(old, new, options, None)
+}
+
+/// [`changed_orders`] of the targets in `only` (all when `None`): a review
+/// passes the targets its diff found changed, since a target whose files
+/// are the same on both sides has the same order on both. The two
+/// catalogs are read side by side.
+pub fn changed_orders_of(
+    old: &Path,
+    new: &Path,
+    options: &Options,
+    only: Option<&BTreeSet<String>>,
+) -> std::io::Result<Vec<OrderChange>> {
+    let (old_docs, new_docs) = std::thread::scope(|s| {
+        let new_docs = s.spawn(|| documents_of(new, only));
+        let old_docs = documents_of(old, only);
+        (old_docs, new_docs.join())
+    });
+    let old_docs = old_docs?;
+    let new_docs = new_docs.map_err(|_| {
+        std::io::Error::other("reading the new catalog's documents failed (thread)")
+    })??;
     let mut out = Vec::new();
     for (target, new_target_docs) in &new_docs {
         let Some(old_target_docs) = old_docs.get(target) else {
@@ -199,6 +227,13 @@ mod tests {
             ),
         );
         let changes = changed_orders(&old, &new, &Options::default()).unwrap();
+        // Restricted to the targets a review's diff found changed: others
+        // are not read.
+        let only = |t: &str| Some(BTreeSet::from([t.to_string()]));
+        let web = changed_orders_of(&old, &new, &Options::default(), only("web").as_ref());
+        assert_eq!(web.unwrap(), changes);
+        let other = changed_orders_of(&old, &new, &Options::default(), only("db").as_ref());
+        assert_eq!(other.unwrap(), vec![]);
         assert_eq!(changes.len(), 1, "{changes:?}");
         assert_eq!(changes[0].target, "web");
         assert_eq!(changes[0].moved.len(), 1, "{changes:?}");

@@ -79,9 +79,9 @@ fn short_document(kind: &str, name: &str, m: &Map) -> Value {
         }
         return Value::Map(doc);
     }
-    let mut meta = Map::new();
+    let mut meta = Map::default();
     meta.insert("name".into(), Value::String(name.to_string()));
-    let mut spec = Map::new();
+    let mut spec = Map::default();
     for (k, v) in m {
         match k.as_str() {
             "namespace" | "annotations" | "labels" => {
@@ -93,7 +93,7 @@ fn short_document(kind: &str, name: &str, m: &Map) -> Value {
             }
         }
     }
-    let mut doc = Map::new();
+    let mut doc = Map::default();
     doc.insert("apiVersion".into(), Value::String(PKG_API.into()));
     doc.insert("kind".into(), Value::String(kind.into()));
     doc.insert("metadata".into(), Value::Map(meta));
@@ -300,7 +300,7 @@ pub fn pinned_document(install: &PackageInstall, r: &Resolution) -> Value {
         if let Some(Value::Map(meta)) = top.get_mut("metadata") {
             let anns = meta
                 .entry("annotations".to_string())
-                .or_insert_with(|| Value::Map(Map::new()));
+                .or_insert_with(|| Value::Map(Map::default()));
             if let Value::Map(anns) = anns {
                 anns.insert(
                     "strata.dev/version-selection".into(),
@@ -310,7 +310,7 @@ pub fn pinned_document(install: &PackageInstall, r: &Resolution) -> Value {
         }
         if let Some(Value::Map(spec)) = top.get_mut("spec") {
             if let Some(Value::Map(pref)) = spec.get_mut("packageRef") {
-                let mut vs = Map::new();
+                let mut vs = Map::default();
                 vs.insert("constraints".into(), Value::String(r.version.clone()));
                 pref.insert("versionSelection".into(), Value::Map(vs));
             }

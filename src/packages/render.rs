@@ -394,7 +394,7 @@ fn ytt_step(
         kind: "ytt".into(),
         message,
     };
-    let empty = crate::value::Map::new();
+    let empty = crate::value::Map::default();
     let m = match body {
         Value::Null => &empty,
         Value::Map(m) => m,

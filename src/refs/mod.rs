@@ -164,7 +164,7 @@ pub struct RefFile {
 impl RefFile {
     /// The YAML Kapitan writes (`yaml.safe_dump`, keys sorted).
     pub fn to_yaml(&self) -> String {
-        let mut m = Map::new();
+        let mut m = Map::default();
         m.insert("data".into(), Value::String(self.data.clone()));
         m.insert("encoding".into(), Value::String(self.encoding.clone()));
         for (k, v) in &self.extra {
@@ -287,7 +287,7 @@ impl Ref {
     /// Kapitan's `compile_embedded`: the reference itself, as base64 of
     /// `json.dumps(ref.dump())`, in the tag.
     fn embedded_tag(&self) -> String {
-        let mut m = Map::new();
+        let mut m = Map::default();
         m.insert("data".into(), Value::String(self.file.data.clone()));
         m.insert("encoding".into(), Value::String(self.file.encoding.clone()));
         let ty = self.file.type_name.as_str();
@@ -687,7 +687,7 @@ impl Refs {
     ) -> Result<RefFile, RefError> {
         check_backend(ty)?;
         let text = String::from_utf8_lossy(data).into_owned();
-        let mut extra = Map::new();
+        let mut extra = Map::default();
         let (data, encoding) = match ty {
             "plain" => (text, encoding.to_string()),
             // EnvRef ignores the encoding it is given.
@@ -702,7 +702,7 @@ impl Refs {
                     Value::List(
                         fps.iter()
                             .map(|f| {
-                                let mut m = Map::new();
+                                let mut m = Map::default();
                                 m.insert("fingerprint".into(), Value::String(f.clone()));
                                 Value::Map(m)
                             })
@@ -925,7 +925,7 @@ impl Refs {
                         break;
                     }
                 }
-                let mut res = Map::new();
+                let mut res = Map::default();
                 for ((k, x), c) in m.iter().zip(out) {
                     let c = match c {
                         Some(c) => c,
@@ -949,7 +949,7 @@ impl Refs {
                 .collect::<Result<_, _>>()
                 .map(Value::List),
             Value::Map(m) => {
-                let mut res = Map::new();
+                let mut res = Map::default();
                 for (k, x) in m {
                     res.insert(k.clone(), self.reveal_value(x, t)?);
                 }
@@ -1056,7 +1056,7 @@ fn embedded(ty: &str, b64: &str) -> Result<Ref, RefError> {
                 )
             })
             .collect(),
-        _ => Map::new(),
+        _ => Map::default(),
     };
     Ok(Ref {
         file: RefFile {

@@ -94,7 +94,7 @@ impl VaultParams {
     pub fn dump(&self, transit: bool) -> Value {
         let s = |v: &str| Value::String(v.to_string());
         let o = |v: &Option<String>| v.as_deref().map(s).unwrap_or(Value::Null);
-        let mut m = Map::new();
+        let mut m = Map::default();
         m.insert("addr".into(), s(&self.addr));
         m.insert("skip_verify".into(), Value::Bool(self.skip_verify));
         m.insert("client_key".into(), Value::Null);
@@ -140,7 +140,7 @@ pub fn model_dump(v: Option<&Value>, transit: bool) -> Value {
         ("mount", s(if transit { "transit" } else { "secret" })),
         ("key", Value::Null),
     ];
-    let mut out = Map::new();
+    let mut out = Map::default();
     for (k, default) in fields {
         let v = m.and_then(|m| m.get(k)).cloned().unwrap_or(default);
         out.insert(k.to_string(), v);

@@ -2235,7 +2235,7 @@ pub fn val_to_json(v: &Val, indent: i64) -> String {
                     let mut items: Vec<(String, &Val)> =
                         n.items.iter().map(|i| (i.key.display(), &i.val)).collect();
                     items.sort_by(|a, b| a.0.cmp(&b.0));
-                    let mut m = serde_json::Map::new();
+                    let mut m = serde_json::Map::default();
                     for (k, v) in items {
                         m.insert(k, conv(v));
                     }

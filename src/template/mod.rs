@@ -1078,7 +1078,7 @@ mod tests {
             "#@ load(\"@ytt:data\", \"data\")\n---\nname: #@ data.values.name\nreplicas: #@ data.values.replicas\n",
         )
         .expect("write");
-        let mut m = crate::value::Map::new();
+        let mut m = crate::value::Map::default();
         m.insert("name".into(), crate::value::Value::String("web".into()));
         m.insert("replicas".into(), crate::value::Value::Int(2));
         let out = render_paths(

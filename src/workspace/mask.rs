@@ -50,21 +50,30 @@ impl SecretMask {
     }
 
     fn build<'a>(roots: impl IntoIterator<Item = &'a Value>, structural: bool) -> Self {
+        use rayon::prelude::*;
         let redactor = Redactor::default();
-        let mut found = BTreeSet::new();
+        let roots: Vec<&Value> = roots.into_iter().collect();
+        // The secret-named values, the roots read side by side (1,000
+        // targets' parameters are millions of values).
+        let mut found = roots
+            .par_iter()
+            .fold(
+                || (KeyMemo::new(&redactor), BTreeSet::new()),
+                |(mut keys, mut found), v| {
+                    collect(&mut keys, v, false, &mut found, 0);
+                    (keys, found)
+                },
+            )
+            .map(|(_, found)| found)
+            .reduce(BTreeSet::new, |mut a, b| {
+                a.extend(b);
+                a
+            });
         // The digests of the top-level parameters already read: targets
         // share most of theirs (classes), and the diff's rules cost far
         // more than a digest.
         let mut seen = std::collections::HashSet::new();
-        let mut keys = KeyMemo {
-            redactor: &redactor,
-            memo: std::collections::HashMap::new(),
-        };
-        for v in roots {
-            collect(&mut keys, v, false, &mut found, 0);
-            if !structural {
-                continue;
-            }
+        for v in roots.into_iter().filter(|_| structural) {
             // What the diff's structural rules would hide (issue 19), one
             // top-level parameter at a time (a root that is itself a
             // manifest, with a `kind`, whole).
@@ -175,10 +184,17 @@ fn rendered_parameters<'a>(
 /// are many patterns (it was most of linting 1,000 targets' masks).
 struct KeyMemo<'r, 'v> {
     redactor: &'r Redactor,
-    memo: std::collections::HashMap<&'v str, bool>,
+    memo: std::collections::HashMap<&'v str, bool, ahash::RandomState>,
 }
 
-impl<'v> KeyMemo<'_, 'v> {
+impl<'r, 'v> KeyMemo<'r, 'v> {
+    fn new(redactor: &'r Redactor) -> Self {
+        KeyMemo {
+            redactor,
+            memo: Default::default(),
+        }
+    }
+
     fn matches(&mut self, key: &'v str) -> bool {
         let r = self.redactor;
         *self.memo.entry(key).or_insert_with(|| r.key_matches(key))

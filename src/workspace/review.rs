@@ -57,6 +57,15 @@ pub struct Review {
     _scratch: crate::fswalk::LockedTempDir,
 }
 
+/// Drops `v` on a thread of its own, so that freeing it costs the caller
+/// nothing; it holds only memory.
+fn drop_aside<T: Send + 'static>(v: T) {
+    // Without a thread to be had, the closure and `v` are dropped here.
+    let _ = std::thread::Builder::new()
+        .name("strata-drop".into())
+        .spawn(move || drop(v));
+}
+
 fn scratch_err(e: std::io::Error) -> WorkspaceError {
     WorkspaceError::Config {
         message: format!("cannot create a temporary directory: {e}"),
@@ -740,7 +749,14 @@ impl Pr<'_> {
                 }
             }
             let keep: BTreeSet<String> = keep.into_iter().cloned().collect();
-            head_map.retain(|t, _| keep.contains(t));
+            let (kept, left): (BTreeMap<_, _>, BTreeMap<_, _>) = std::mem::take(&mut head_map)
+                .into_iter()
+                .partition(|(t, _)| keep.contains(t));
+            head_map = kept;
+            // Freeing every other target's parameter tree (millions of
+            // small allocations: 0.28 s at the bench's 1,000 targets) need
+            // not hold up the compile.
+            drop_aside(left);
         }
         drop(plans);
         let head_r = Rendered {

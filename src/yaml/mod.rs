@@ -70,7 +70,7 @@ impl Node {
             NodeValue::Str { value, .. } => Value::String(value.clone()),
             NodeValue::Seq(items) => Value::List(items.iter().map(Node::to_value).collect()),
             NodeValue::Map(entries) => {
-                let mut m = Map::with_capacity(entries.len());
+                let mut m = Map::with_capacity_and_hasher(entries.len(), Default::default());
                 for (k, v) in entries {
                     m.insert(k.key_string(), v.to_value());
                 }
@@ -967,16 +967,11 @@ fn parse_int(s: &str) -> Option<i64> {
 }
 
 fn parse_float(s: &str) -> Option<f64> {
-    let lower = s.to_ascii_lowercase();
     match s {
         ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return Some(f64::INFINITY),
         "-.inf" | "-.Inf" | "-.INF" => return Some(f64::NEG_INFINITY),
         ".nan" | ".NaN" | ".NAN" => return Some(f64::NAN),
         _ => {}
-    }
-    // Rust accepts `inf`, `nan` and `infinity`; YAML does not.
-    if lower.contains("inf") || lower.contains("nan") {
-        return None;
     }
     let body = s.strip_prefix(['-', '+']).unwrap_or(s);
     // Digits only is an int or, with leading zeros, a string; never a float.
@@ -987,6 +982,8 @@ fn parse_float(s: &str) -> Option<f64> {
     if !starts_ok || !body.chars().any(|c| c.is_ascii_digit()) {
         return None;
     }
+    // Rust also reads `inf`, `nan` and `infinity`, which YAML does not:
+    // no letter but an exponent's gets past this.
     if !body
         .chars()
         .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'))

@@ -489,6 +489,23 @@ impl Default for Redactor {
 impl Redactor {
     /// `extra` are `--redact-key` patterns; `defaults` adds [`DEFAULT_KEY_PATTERN`].
     pub fn new(extra: &[String], defaults: bool) -> Result<Self, DiffError> {
+        // Compiling the rules costs ~30 ms, and a review builds several
+        // redactors (the diff's, each mask's): the plain ones are built
+        // once per process and cloned (a clone shares the compiled rules).
+        static PLAIN: [std::sync::OnceLock<Redactor>; 2] =
+            [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+        if !extra.is_empty() {
+            return Self::build(extra, defaults);
+        }
+        let cell = &PLAIN[usize::from(defaults)];
+        if let Some(r) = cell.get() {
+            return Ok(r.clone());
+        }
+        let r = Self::build(extra, defaults)?;
+        Ok(cell.get_or_init(|| r).clone())
+    }
+
+    fn build(extra: &[String], defaults: bool) -> Result<Self, DiffError> {
         let mut keys = Vec::new();
         if defaults {
             keys.push(

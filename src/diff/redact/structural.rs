@@ -276,11 +276,11 @@ impl Redactor {
 
     fn walk_maps(&self, old: Option<&Map>, new: Option<&Map>, part: Part) -> (Map, Map) {
         let secret = part == Part::Secret;
-        let empty = Map::new();
+        let empty = Map::default();
         let o = old.unwrap_or(&empty);
         let n = new.unwrap_or(&empty);
-        let mut a = Map::with_capacity(o.len());
-        let mut b = Map::with_capacity(n.len());
+        let mut a = Map::with_capacity_and_hasher(o.len(), Default::default());
+        let mut b = Map::with_capacity_and_hasher(n.len(), Default::default());
         let mut keys: Vec<&String> = o.keys().collect();
         keys.extend(n.keys().filter(|k| !o.contains_key(*k)));
         // `{name: DB_PASSWORD, value: x}` (container env, Helm-style lists),
@@ -537,10 +537,10 @@ fn each_key_pair(
 ) -> (Option<Value>, Option<Value>) {
     let om = old.and_then(Value::as_map);
     let nm = new.and_then(Value::as_map);
-    let empty = Map::new();
+    let empty = Map::default();
     let (o, n) = (om.unwrap_or(&empty), nm.unwrap_or(&empty));
-    let mut a = Map::new();
-    let mut b = Map::new();
+    let mut a = Map::default();
+    let mut b = Map::default();
     let mut keys: Vec<&String> = o.keys().collect();
     keys.extend(n.keys().filter(|k| !o.contains_key(*k)));
     for k in keys {
