@@ -325,6 +325,48 @@ fn package_never_reads_or_fetches_outside_the_checkout() {
     }
 }
 
+/// `strata package render --output FILE` / `--output-dir DIR` wrote
+/// through a committed link (a dangling one too) into the runner's files.
+#[test]
+fn package_render_never_writes_through_a_link_out() {
+    let (_tmp, repo, outside) = setup("package");
+    for f in ["packages.yml", "repository.yml"] {
+        place(&repo.join(f), &outside);
+    }
+    link(&outside.join("new.yml"), &repo.join("rendered.yml"));
+    link(&outside, &repo.join("out"));
+    let render = [
+        "package",
+        "render",
+        "--packages",
+        "packages.yml",
+        "--install",
+        "install.yml",
+    ];
+    for (flag, path, shown) in [
+        ("--output", "rendered.yml", "--output rendered.yml"),
+        ("--output-dir", "out", "--output-dir out/web"),
+    ] {
+        let args: Vec<&str> = render.iter().copied().chain([flag, path]).collect();
+        refused_when_confined(
+            &repo,
+            &args,
+            &[shown, "leads outside the working directory"],
+        );
+    }
+    assert!(!outside.join("new.yml").exists() && !outside.join("web").exists());
+    let args: Vec<&str> = render
+        .iter()
+        .copied()
+        .chain(["--output", "rendered.yml"])
+        .collect();
+    run(&repo, &args, "push", 0);
+    assert!(
+        outside.join("new.yml").is_file(),
+        "unconfined, the link is followed"
+    );
+}
+
 /// `strata diff --catalogs OLD NEW` with NEW a committed link to a
 /// directory of the runner printed its files as added; a link below a
 /// catalog was already left out (issue 19 item 7), and is refused too.
