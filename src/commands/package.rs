@@ -68,8 +68,13 @@ pub struct SourceArgs {
 }
 
 /// The confinement of a package command whose files are `s`'s and `more`
-/// ([`crate::commands::confine::working_tree`]), each given file checked.
-fn confinement(s: &SourceArgs, more: &[&Path]) -> anyhow::Result<Option<Confine>> {
+/// ([`crate::commands::confine::working_tree`]), each given file checked;
+/// `outputs` are trusted outside the working directory, checked on write.
+fn confinement(
+    s: &SourceArgs,
+    more: &[&Path],
+    outputs: &[&Path],
+) -> anyhow::Result<Option<Confine>> {
     let given: Vec<&Path> = s
         .packages
         .iter()
@@ -78,7 +83,8 @@ fn confinement(s: &SourceArgs, more: &[&Path]) -> anyhow::Result<Option<Confine>
         .map(PathBuf::as_path)
         .chain(more.iter().copied())
         .collect();
-    let c = crate::commands::confine::working_tree("package", s.confine, &given)?;
+    let trusted: Vec<&Path> = given.iter().chain(outputs).copied().collect();
+    let c = crate::commands::confine::working_tree("package", s.confine, &trusted)?;
     crate::commands::confine::check_inputs(c.as_ref(), given.iter().copied())?;
     Ok(c)
 }
@@ -217,7 +223,7 @@ pub fn load_catalog(s: &SourceArgs, confine: Option<&Confine>) -> anyhow::Result
 }
 
 fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
-    let confine = confinement(&a.sources, &[])?;
+    let confine = confinement(&a.sources, &[], &[])?;
     let catalog = load_catalog(&a.sources, confine.as_ref())?;
     let mut rows: Vec<(&Package, Option<Version>)> = catalog
         .packages
@@ -395,7 +401,7 @@ fn resolve_all(
 ) -> anyhow::Result<Vec<(PackageInstall, Resolution)>> {
     let mut more = vec![install];
     more.extend(cluster.env.as_deref());
-    let confine = confinement(sources, &more)?;
+    let confine = confinement(sources, &more, &[])?;
     let installs = load_installs(install, strictness(sources))?;
     let catalog = load_catalog(sources, confine.as_ref())?;
     let cluster = cluster_versions(cluster)?;
@@ -461,7 +467,13 @@ fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
     more.extend(a.cluster.env.as_deref());
     more.extend(a.values.iter().map(PathBuf::as_path));
     more.extend(a.data_values_files.iter().map(PathBuf::as_path));
-    let confine = confinement(&a.sources, &more)?;
+    let outputs: Vec<&Path> = a
+        .output
+        .iter()
+        .chain(&a.output_dir)
+        .map(PathBuf::as_path)
+        .collect();
+    let confine = confinement(&a.sources, &more, &outputs)?;
     // The install file may carry the Secrets its values name.
     let install_docs = crate::error::read_yaml_all(&a.install).map_err(diag_err)?;
     let mut objects = Vec::new();
@@ -536,13 +548,23 @@ fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
         if name.contains(['/', '\\']) || name == "." || name == ".." {
             anyhow::bail!("install name `{name}` cannot be a directory name");
         }
+        // A committed `out -> /home/runner/...` took the manifests there.
+        crate::commands::confine::check_output(
+            confine.as_ref(),
+            "package",
+            "--output-dir",
+            &dir.join(name),
+        )?;
         render::write_dir_atomically(&dir.join(name), &files)
             .map_err(|e| anyhow::Error::new(DiagnosticError(e.to_diagnostic())))?;
         return Ok(ExitCode::SUCCESS);
     }
     let text = rendered.to_stream();
     match &a.output {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
+        Some(p) => {
+            crate::commands::confine::check_output(confine.as_ref(), "package", "--output", p)?;
+            std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?
+        }
         None => std::io::stdout().write_all(text.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)

@@ -292,7 +292,12 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .filter_map(|s| s.split_once('=').map(|(_, p)| Path::new(p))),
     );
-    let confine = crate::commands::confine::working_tree("template", args.confine, &given)?;
+    let out_dir = args
+        .output_files
+        .as_deref()
+        .or(args.emptied_output_directory.as_deref());
+    let trusted: Vec<&Path> = given.iter().copied().chain(out_dir).collect();
+    let confine = crate::commands::confine::working_tree("template", args.confine, &trusted)?;
     crate::commands::confine::check_inputs(confine.as_ref(), given.iter().copied())?;
     let mut stdin = Stdin::default();
     let mut opts = Options {
@@ -414,6 +419,22 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
                         dir.display()
                     );
                 }
+            }
+            // A committed `out -> /home/runner/.ssh` (or a link inside
+            // it) had a pull request's templates written there.
+            crate::commands::confine::check_output(
+                confine.as_ref(),
+                "template",
+                "--output-files",
+                dir,
+            )?;
+            for (name, _) in &files {
+                crate::commands::confine::check_output(
+                    confine.as_ref(),
+                    "template",
+                    "--output-files",
+                    &dir.join(name),
+                )?;
             }
             if args.emptied_output_directory.is_some() && dir.exists() {
                 std::fs::remove_dir_all(dir)

@@ -325,6 +325,48 @@ fn package_never_reads_or_fetches_outside_the_checkout() {
     }
 }
 
+/// `strata package render --output FILE` / `--output-dir DIR` wrote
+/// through a committed link (a dangling one too) into the runner's files.
+#[test]
+fn package_render_never_writes_through_a_link_out() {
+    let (_tmp, repo, outside) = setup("package");
+    for f in ["packages.yml", "repository.yml"] {
+        place(&repo.join(f), &outside);
+    }
+    link(&outside.join("new.yml"), &repo.join("rendered.yml"));
+    link(&outside, &repo.join("out"));
+    let render = [
+        "package",
+        "render",
+        "--packages",
+        "packages.yml",
+        "--install",
+        "install.yml",
+    ];
+    for (flag, path, shown) in [
+        ("--output", "rendered.yml", "--output rendered.yml"),
+        ("--output-dir", "out", "--output-dir out/web"),
+    ] {
+        let args: Vec<&str> = render.iter().copied().chain([flag, path]).collect();
+        refused_when_confined(
+            &repo,
+            &args,
+            &[shown, "leads outside the working directory"],
+        );
+    }
+    assert!(!outside.join("new.yml").exists() && !outside.join("web").exists());
+    let args: Vec<&str> = render
+        .iter()
+        .copied()
+        .chain(["--output", "rendered.yml"])
+        .collect();
+    run(&repo, &args, "push", 0);
+    assert!(
+        outside.join("new.yml").is_file(),
+        "unconfined, the link is followed"
+    );
+}
+
 /// `strata diff --catalogs OLD NEW` with NEW a committed link to a
 /// directory of the runner printed its files as added; a link below a
 /// catalog was already left out (issue 19 item 7), and is refused too.
@@ -725,4 +767,45 @@ fn fetch_never_clones_or_links_the_runners_files() {
         );
         assert!(!repo.join("vendor").exists());
     }
+}
+
+/// `strata template --output-files DIR` wrote through a committed `DIR`
+/// link (or a link inside DIR named like an output file) into the runner's
+/// directory. Confined: refused before anything is written.
+#[test]
+fn template_never_writes_through_a_link_out_of_the_checkout() {
+    let (_tmp, repo, outside) = setup("template");
+    let victim = outside.join("ssh");
+    std::fs::create_dir_all(&victim).unwrap();
+    link(&victim, &repo.join("out"));
+    let args = ["template", "-f", "config", "--output-files", "out"];
+    refused_when_confined(
+        &repo,
+        &args,
+        &["--output-files out", "leads outside the working directory"],
+    );
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+    std::fs::remove_file(repo.join("out")).unwrap();
+    std::fs::create_dir_all(repo.join("out")).unwrap();
+    link(&victim.join("a.yml"), &repo.join("out/a.yml"));
+    refused_when_confined(
+        &repo,
+        &args,
+        &["out/a.yml", "leads outside the working directory"],
+    );
+    assert!(!victim.join("a.yml").exists());
+    run(&repo, &args, "push", 0);
+    assert!(
+        victim.join("a.yml").exists(),
+        "unconfined, the link is followed"
+    );
+    // An output directory outside the working directory given as the flag.
+    let abs = outside.join("elsewhere").display().to_string();
+    run(
+        &repo,
+        &["template", "-f", "config", "--output-files", &abs],
+        "pull_request",
+        0,
+    );
+    assert!(outside.join("elsewhere/a.yml").is_file());
 }
