@@ -1229,3 +1229,55 @@ fn ci_collect_reviews_the_pull_request_that_adds_the_inventory() {
     assert!(out.contains("targets added"), "{out}");
     assert!(code == 0 || code == 1, "{out}\n{err}");
 }
+
+/// The apply orders of an incremental review are compared only for the
+/// targets its diff found changed: a pull request that moves `web`'s jobs
+/// (a kapp change group and rule) and leaves `db` alone shows `web`'s new
+/// order, as the full review does, and nothing for `db`.
+#[test]
+fn a_changed_apply_order_shows_as_in_a_full_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    let put = |rel: &str, text: &str| {
+        let p = work.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let target = |name: &str| {
+        format!("parameters:\n  kapitan:\n    vars: {{target: {name}}}\n    compile:\n      - {{output_path: ., input_type: jinja2, input_paths: [tpl/{name}.yml]}}\n")
+    };
+    let job = |name: &str, annotations: &str| {
+        format!("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: ns\n{annotations}")
+    };
+    let jobs =
+        |group: &str, rule: &str| format!("{}---\n{}", job("migrate", group), job("app", rule));
+    for t in ["web", "db"] {
+        put(&format!("inventory/targets/{t}.yml"), &target(t));
+        put(&format!("tpl/{t}.yml"), &jobs("", ""));
+    }
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "base"]);
+    git(&work, &["branch", "base"]);
+    put(
+        "tpl/web.yml",
+        &jobs(
+            "  annotations:\n    kapp.k14s.io/change-group: migrations\n",
+            "  annotations:\n    kapp.k14s.io/change-rule: upsert after upserting migrations\n",
+        ),
+    );
+    git(&work, &["commit", "-q", "-am", "pr"]);
+    let (code, incremental, err) = ci(&work, &[]);
+    let (full_code, full, full_err) = ci(&work, &["--full"]);
+    assert_eq!((code, full_code), (0, 0), "{err}\n{full_err}");
+    assert_eq!(incremental, full, "{err}");
+    assert!(
+        incremental.contains("Apply order changed in <code>web</code> (1 change moved)"),
+        "{incremental}"
+    );
+    assert_eq!(
+        incremental.matches("Apply order changed in").count(),
+        1,
+        "{incremental}"
+    );
+}
