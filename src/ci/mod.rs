@@ -220,8 +220,15 @@ fn walk(root: &Path, rel: &Path, out: &mut BTreeMap<PathBuf, PathBuf>) -> Result
         })?;
         if ft.is_dir() {
             walk(root, &r, out)?;
-        } else {
+        } else if ft.is_file() || ft.is_symlink() {
             out.insert(r, e.path());
+        } else {
+            // A FIFO held the copy for ever, a device (`/dev/zero`'s
+            // kind) filled the disk (probe 36): a compile writes neither.
+            return Err(CiError::Collect {
+                path: e.path(),
+                message: "not a regular file, directory or symbolic link (a FIFO, socket or device): a shard's catalog holds only what a compile writes".into(),
+            });
         }
     }
     Ok(())
@@ -528,6 +535,25 @@ mod tests {
             o.render(),
             "changed-targets=t x\\ndeploy=true\nchanged-targets-json=[\"t\",\"x\\ndeploy=true\"]\ndiff-files=1\nlint-errors=0\ncomment-url=\n"
         );
+    }
+
+    /// A FIFO in a shard held `ci --collect` for ever (probe 36; a
+    /// socket here, which fails the copy at once instead of blocking the
+    /// test): anything but files, directories and links is refused by name.
+    #[cfg(unix)]
+    #[test]
+    fn collect_refuses_fifos_sockets_and_devices() {
+        let tmp = tempfile::tempdir().unwrap();
+        let shard = tmp.path().join("s1/compiled/a");
+        std::fs::create_dir_all(&shard).unwrap();
+        let _socket = std::os::unix::net::UnixListener::bind(shard.join("p.yaml")).unwrap();
+        let err = collect(&[tmp.path().join("s1")], &tmp.path().join("dest")).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("p.yaml") && text.contains("a FIFO, socket or device"),
+            "{text}"
+        );
+        assert!(!tmp.path().join("dest/a/p.yaml").exists());
     }
 
     /// Re-probe 7 (ci-collect-target-names-unvalidated-github-output-injection):

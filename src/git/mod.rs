@@ -406,10 +406,29 @@ impl CacheRepo {
                 "the tree nests directories more than 256 levels deep".into(),
             ));
         }
+        let mut seen = std::collections::HashSet::new();
+        let at = if prefix.is_empty() {
+            "at its root".to_string()
+        } else {
+            format!("in `{}`", crate::diagnostics::escape_controls(prefix))
+        };
+        let unsafe_name = |what: String| {
+            GitError::Path {
+            path: PathBuf::from("the fetched tree"),
+            message: format!(
+                "holds {what} {at}: nothing was written from it (git refuses such a tree: its history was crafted)"
+            ),
+        }
+        };
         for entry in self.find_tree(id)?.entries {
-            let name = entry.filename.to_str_lossy();
+            let name = tree_entry_name(entry.filename.as_ref()).map_err(unsafe_name)?;
+            // Two entries of one name (a link `a` and a directory `a`):
+            // the directory's files were written through the link.
+            if !seen.insert(name.clone()) {
+                return Err(unsafe_name(format!("the name {name:?} twice")));
+            }
             let path = if prefix.is_empty() {
-                name.into_owned()
+                name
             } else {
                 format!("{prefix}/{name}")
             };
@@ -655,6 +674,28 @@ fn obj_err(context: String, e: impl std::fmt::Display) -> GitError {
     }
 }
 
+/// A fetched tree entry's name as one path component. Git never writes
+/// the refused names, but a crafted tree (any remote a dependency names)
+/// can hold them: `..` or `../../x` were joined to the checkout directory
+/// and written outside it, and `.git` (any case) made the checkout a
+/// repository of the remote's choosing, whose `config` git runs commands
+/// from (`core.fsmonitor`) (probe 36, fetched-tree-names-write-outside).
+fn tree_entry_name(name: &BStr) -> std::result::Result<String, String> {
+    let bytes: &[u8] = name.as_ref();
+    let text = name.to_str_lossy();
+    if text.eq_ignore_ascii_case(".git")
+        || bytes.is_empty()
+        || bytes == b"."
+        || bytes == b".."
+        || bytes.contains(&b'/')
+        || bytes.contains(&0)
+        || (cfg!(windows) && (bytes.contains(&b'\\') || bytes.contains(&b':')))
+    {
+        return Err(format!("an unsafe file name {text:?}"));
+    }
+    Ok(text.into_owned())
+}
+
 fn file_kind(kind: EntryKind) -> Option<FileKind> {
     match kind {
         EntryKind::Blob => Some(FileKind::Blob),
@@ -757,6 +798,17 @@ pub(crate) fn token_only(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fetched_tree_names_are_one_plain_component() {
+        let name = |n: &str| tree_entry_name(n.as_bytes().as_bstr());
+        for bad in ["", ".", "..", "a/b", "../x", ".git", ".GIT", "a\0b"] {
+            assert!(name(bad).is_err(), "{bad:?}");
+        }
+        for good in ["a", ".gitignore", ".github", "..a", "a..", "a\\b", "x y"] {
+            assert_eq!(name(good).unwrap(), good);
+        }
+    }
 
     #[test]
     fn parses_identities() {

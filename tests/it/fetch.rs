@@ -1021,3 +1021,114 @@ mod catalog {
         assert!(err.contains("run once without --offline"), "{err}");
     }
 }
+
+/// Writes a git object of `kind` from raw bytes into the bare repository
+/// `bare` (`--literally`: git's own checks would refuse the crafted trees).
+fn raw_object(bare: &Path, kind: &str, data: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(bare)
+        .args(["hash-object", "-t", kind, "--literally", "-w", "--stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(data).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A tree object of `(mode, name, id)` entries, as given (order, names).
+fn raw_tree(bare: &Path, entries: &[(&str, &[u8], &str)]) -> String {
+    let mut data = Vec::new();
+    for (mode, name, id) in entries {
+        data.extend_from_slice(mode.as_bytes());
+        data.push(b' ');
+        data.extend_from_slice(name);
+        data.push(0);
+        data.extend((0..20).map(|i| u8::from_str_radix(&id[2 * i..2 * i + 2], 16).unwrap()));
+    }
+    raw_object(bare, "tree", &data)
+}
+
+/// A remote's tree holding names git never writes: `..`, a name with `/`,
+/// `.git`, or a link `a` beside a directory `a`. The checkout joined them
+/// to its directory: `..` and `../../x` wrote files outside it (exit 2,
+/// the files left there), the link and directory wrote the directory's
+/// files wherever the link led (exit 0), and `.git/config` made the
+/// checkout a repository whose configuration the remote chose (probe 36,
+/// fetched-tree-names-write-outside). Now refused before anything is
+/// written.
+#[test]
+fn crafted_tree_names_never_write_outside_the_checkout() {
+    let env = Env::new();
+    let bare = env.repo("srv", "c", &[("ok.yml", "ok: 1\n")]);
+    let blob = raw_object(&bare, "blob", b"pwned\n");
+    let link = raw_object(&bare, "blob", b"../../../outside");
+    let ok = raw_object(&bare, "blob", b"ok: 1\n");
+    let file = |name: &'static [u8]| raw_tree(&bare, &[("100644", name, &blob)]);
+    let mut dotdot = file(b"pwned-dotdot");
+    for _ in 0..3 {
+        dotdot = raw_tree(&bare, &[("40000", b"..", &dotdot)]);
+    }
+    let inner = raw_tree(&bare, &[("40000", b"b", &file(b"x"))]);
+    let dotgit = raw_tree(&bare, &[("100644", b"config", &blob)]);
+    type Entries<'a> = Vec<(&'a str, &'a [u8], &'a str)>;
+    let cases: [(&str, Entries, &str); 4] = [
+        ("dotdot", vec![("40000", b"..", &dotdot)], "\"..\""),
+        (
+            "slash",
+            vec![("100644", b"../../../pwned-slash", &blob)],
+            "\"../../../pwned-slash\"",
+        ),
+        (
+            "linkdir",
+            vec![("120000", b"a", &link), ("40000", b"a", &inner)],
+            "\"a\" twice",
+        ),
+        ("dotgit", vec![("40000", b".git", &dotgit)], "\".git\""),
+    ];
+    std::fs::create_dir_all(env.path("outside")).unwrap();
+    for (name, mut entries, needle) in cases {
+        entries.push(("100644", b"ok.yml", &ok));
+        let tree = raw_tree(&bare, &entries);
+        let commit = env.git(&bare, &["commit-tree", &tree, "-m", name]);
+        env.git(
+            &bare,
+            &["update-ref", &format!("refs/heads/{name}"), commit.trim()],
+        );
+        let o = env
+            .fetch(&format!(
+                "- {{name: c{name}, url: {}, version: {name}}}\n",
+                url(&bare)
+            ))
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        let (_, stderr) = out(&o);
+        assert!(
+            stderr.contains(&format!("dependency `c{name}`"))
+                && stderr.contains(needle)
+                && stderr.contains("nothing was written from it"),
+            "{name}: {stderr}"
+        );
+        assert!(
+            !env.path(&format!("work/dependencies/c{name}/ok.yml"))
+                .exists(),
+            "{name}"
+        );
+    }
+    let mut stray = Vec::new();
+    for dir in [env.path(""), env.path("work"), env.path("outside")] {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let n = e.unwrap().file_name().into_string().unwrap();
+            if n.starts_with("pwned") || n == "b" {
+                stray.push(n);
+            }
+        }
+    }
+    assert!(stray.is_empty(), "written outside: {stray:?}");
+}
