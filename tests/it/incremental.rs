@@ -25,6 +25,15 @@ impl Rng {
     }
 }
 
+/// A new repository holding the files below `repo`, committed, with a
+/// `base` branch there.
+fn commit_base(repo: &Path) {
+    git(repo, &["init", "-q"]);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "base"]);
+    git(repo, &["branch", "base"]);
+}
+
 fn targets(repo: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(repo.join("inventory/targets"))
         .unwrap()
@@ -261,10 +270,7 @@ fn incremental_review_equals_full_review_under_random_edits() {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path();
         copy_tree(&fixture, repo);
-        git(repo, &["init", "-q"]);
-        git(repo, &["add", "-A"]);
-        git(repo, &["commit", "-q", "-m", "base"]);
-        git(repo, &["branch", "base"]);
+        commit_base(repo);
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ seed.wrapping_mul(0x1000_0001));
         let mut done = Vec::new();
         for n in 0..1 + rng.below(3) {
@@ -380,10 +386,7 @@ fn ci_full_from_a_subdirectory_lints_the_base_there() {
         "parameters: {}\n",
     )
     .unwrap();
-    git(repo, &["init", "-q"]);
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-q", "-m", "base"]);
-    git(repo, &["branch", "base"]);
+    commit_base(repo);
     edit(&repo.join("platform/components/web/banner.txt"), |_| {
         "hello\n".into()
     });
@@ -409,10 +412,7 @@ fn ci_collect_on_a_pull_request_lints_the_checkout_confined() {
     let dir = tempfile::tempdir().unwrap();
     let repo = &dir.path().join("repo");
     copy_tree(&fixture, repo);
-    git(repo, &["init", "-q"]);
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-q", "-m", "base"]);
-    git(repo, &["branch", "base"]);
+    commit_base(repo);
     let shard = dir.path().join("s1");
     let out = strata()
         .current_dir(repo)
@@ -452,10 +452,7 @@ fn ci_collect_on_a_pull_request_lints_as_ci_does() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    kapp.k14s.io/change-rule: \"garbage rule\"\n",
     )
     .unwrap();
-    git(repo, &["init", "-q"]);
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-q", "-m", "base"]);
-    git(repo, &["branch", "base"]);
+    commit_base(repo);
     edit(&repo.join("components/web/banner.txt"), |_| {
         "hello\n".into()
     });
@@ -487,10 +484,7 @@ fn review_runs_from_a_subdirectory_with_compile_flags() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path();
     copy_tree(&fixture, &repo.join("platform"));
-    git(repo, &["init", "-q"]);
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-q", "-m", "base"]);
-    git(repo, &["branch", "base"]);
+    commit_base(repo);
     edit(&repo.join("platform/components/web/banner.txt"), |_| {
         "hello\n".into()
     });
@@ -723,10 +717,7 @@ fn a_template_mode_change_is_compiled_again_and_shown() {
     // A pull request that only makes the script executable.
     chmod(0o644);
     std::fs::write(work.join(".gitignore"), "out/\n").unwrap();
-    git(&work, &["init", "-q"]);
-    git(&work, &["add", "-A"]);
-    git(&work, &["commit", "-q", "-m", "base"]);
-    git(&work, &["branch", "base"]);
+    commit_base(&work);
     chmod(0o755);
     git(&work, &["commit", "-q", "-am", "executable"]);
     for extra in [&[][..], &["--full"][..]] {
@@ -927,10 +918,7 @@ fn targets_sharing_an_output_directory_review_as_a_full_review_does() {
         put("inventory/targets/b.yml", &target("b", base_b));
         put("tpl/a.txt", "a\n");
         put("tpl/b.txt", "b\n");
-        git(&work, &["init", "-q"]);
-        git(&work, &["add", "-A"]);
-        git(&work, &["commit", "-q", "-m", "base"]);
-        git(&work, &["branch", "base"]);
+        commit_base(&work);
         put("inventory/targets/b.yml", &target("b", head_b));
         if edit {
             put("tpl/b.txt", "b2\n");
@@ -975,10 +963,7 @@ fn targets_with_nested_output_directories_review_and_cache_as_a_full_compile() {
     put("tpl/sub/y.yml", "w: from-a-{{ inventory.parameters.v }}\n");
     put("tpl2/y.yml", "w: {{ inventory.parameters.v }}\n");
     put(".gitignore", "out/\nfull/\n");
-    git(&work, &["init", "-q"]);
-    git(&work, &["add", "-A"]);
-    git(&work, &["commit", "-q", "-m", "base"]);
-    git(&work, &["branch", "base"]);
+    commit_base(&work);
     let cache = dir.path().join("cache");
     let cache_arg = cache.to_str().unwrap();
     let (ok, err) = compile(&work, &["--cache", cache_arg, "--parallelism", "1"]);
@@ -1020,10 +1005,7 @@ fn a_remove_of_another_targets_output_reviews_as_a_full_review_does() {
     put("inventory/targets/b.yml", &target("b", ""));
     put("inventory/targets/z.yml", &target("z", ""));
     put("tpl/x.yml", "v: 1\n");
-    git(&work, &["init", "-q"]);
-    git(&work, &["add", "-A"]);
-    git(&work, &["commit", "-q", "-m", "base"]);
-    git(&work, &["branch", "base"]);
+    commit_base(&work);
     put(
         "inventory/targets/z.yml",
         &target(
@@ -1070,10 +1052,7 @@ fn sibling_targets_of_a_changed_one_review_as_a_full_review_does() {
         for t in base {
             put(&format!("inventory/targets/{t}.yml"), &target(t, t));
         }
-        git(&work, &["init", "-q"]);
-        git(&work, &["add", "-A"]);
-        git(&work, &["commit", "-q", "-m", "base"]);
-        git(&work, &["branch", "base"]);
+        commit_base(&work);
         std::fs::remove_dir_all(work.join("inventory/targets")).unwrap();
         for t in head {
             put(&format!("inventory/targets/{t}.yml"), &target(t, t));
@@ -1137,10 +1116,7 @@ fn a_link_into_another_targets_output_reviews_as_a_full_review_does() {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
     };
     exec(&script(false));
-    git(&work, &["init", "-q"]);
-    git(&work, &["add", "-A"]);
-    git(&work, &["commit", "-q", "-m", "base"]);
-    git(&work, &["branch", "base"]);
+    commit_base(&work);
     exec(&script(true));
     git(&work, &["commit", "-q", "-am", "pr"]);
     let (code, incremental, err) = review(&work, &["--parallelism", "1"]);
@@ -1178,10 +1154,7 @@ fn a_compile_error_is_masked_as_in_a_full_review() {
         "local kap = import 'lib/kapitan.libjsonnet';\n{ a: { n: kap.inventory().parameters.note } }\n",
     );
     put("c/b.jsonnet", "{ b: { x: 1 } }\n");
-    git(&work, &["init", "-q"]);
-    git(&work, &["add", "-A"]);
-    git(&work, &["commit", "-q", "-m", "base"]);
-    git(&work, &["branch", "base"]);
+    commit_base(&work);
     put(
         "c/a.jsonnet",
         "local kap = import 'lib/kapitan.libjsonnet';\nerror 'bad note ' + kap.inventory().parameters.note\n",
@@ -1205,10 +1178,7 @@ fn ci_collect_reviews_the_pull_request_that_adds_the_inventory() {
     let repo = &dir.path().join("repo");
     std::fs::create_dir_all(repo).unwrap();
     std::fs::write(repo.join("README"), "x\n").unwrap();
-    git(repo, &["init", "-q"]);
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-q", "-m", "base"]);
-    git(repo, &["branch", "base"]);
+    commit_base(repo);
     copy_tree(&fixture, repo);
     git(repo, &["add", "-A"]);
     git(repo, &["commit", "-q", "-m", "adds the inventory"]);
@@ -1255,10 +1225,7 @@ fn a_changed_apply_order_shows_as_in_a_full_review() {
         put(&format!("inventory/targets/{t}.yml"), &target(t));
         put(&format!("tpl/{t}.yml"), &jobs("", ""));
     }
-    git(&work, &["init", "-q"]);
-    git(&work, &["add", "-A"]);
-    git(&work, &["commit", "-q", "-m", "base"]);
-    git(&work, &["branch", "base"]);
+    commit_base(&work);
     put(
         "tpl/web.yml",
         &jobs(

@@ -2468,30 +2468,26 @@ fn cloudformation_arm_and_hcl_name_value_pairs() {
 #[test]
 fn erlang_cookie_fernet_gossip_and_psk_names() {
     let r = Redactor::default();
-    for name in [
-        "RABBITMQ_ERLANG_COOKIE",
-        "erlangCookie",
-        "RELEASE_COOKIE",
-        "MM_SQLSETTINGS_ATRESTENCRYPTKEY",
-        "IPSEC_PSK",
-        "wpa_psk",
-        "WALLET_MNEMONIC",
-        "AIRFLOW__CORE__FERNET_KEY",
-        "fernetKey",
-        "CONSUL_GOSSIP_KEY",
-        "SERF_ENCRYPT_KEY",
-        "VAULT_UNSEAL_KEY",
-        "recovery_key",
-        "FLEET_ENROLLMENT_KEY",
-        "DEPLOY_KEY",
-    ] {
-        assert!(r.key_matches(name), "{name}");
-        let yaml =
-            format!("spec:\n  env:\n  - name: {name}\n    value: s3cr3tVx\n  {name}: s3cr3tVx\n");
-        for out in both_modes(&r, &yaml) {
-            assert!(!out.contains("s3cr3tVx"), "{name}: {out}");
-        }
-    }
+    names_hidden(
+        &r,
+        &[
+            "RABBITMQ_ERLANG_COOKIE",
+            "erlangCookie",
+            "RELEASE_COOKIE",
+            "MM_SQLSETTINGS_ATRESTENCRYPTKEY",
+            "IPSEC_PSK",
+            "wpa_psk",
+            "WALLET_MNEMONIC",
+            "AIRFLOW__CORE__FERNET_KEY",
+            "fernetKey",
+            "CONSUL_GOSSIP_KEY",
+            "SERF_ENCRYPT_KEY",
+            "VAULT_UNSEAL_KEY",
+            "recovery_key",
+            "FLEET_ENROLLMENT_KEY",
+            "DEPLOY_KEY",
+        ],
+    );
     // Near misses: a cookie's settings, a TLS pre-shared key's file,
     // an encryption key's reference, another instruction set's
     // `mnemonic_width`.
@@ -2856,6 +2852,19 @@ fn ruby_fetch_block_default() {
         ],
     );
     shown_everywhere(&r, &["port = ENV.fetch('PORT') { '3000' }"]);
+}
+
+/// Each name is a secret's name: its `value` in an env list, and its value
+/// as a key, hidden in both modes.
+fn names_hidden(r: &Redactor, names: &[&str]) {
+    for name in names {
+        assert!(r.key_matches(name), "{name}");
+        let yaml =
+            format!("spec:\n  env:\n  - name: {name}\n    value: s3cr3tVx\n  {name}: s3cr3tVx\n");
+        for out in both_modes(r, &yaml) {
+            assert!(!out.contains("s3cr3tVx"), "{name}: {out}");
+        }
+    }
 }
 
 /// Each file, as a block in a ConfigMap, in both modes: `s3cr3tVx`
@@ -4745,29 +4754,25 @@ fn short_words_skip_only_what_the_rules_leave() {
 #[test]
 fn cipher_and_payment_key_names() {
     let r = Redactor::default();
-    for name in [
-        "aes_key",
-        "app.crypto.aes-key",
-        "aesKey",
-        "EncodingAESKey",
-        "des_key",
-        "securityManager.rememberMeManager.cipherKey",
-        "mchKey",
-        "apiV3Key",
-        "api_v3_key",
-        "transactionKey",
-        "AUTHORIZENET_TRANSACTION_KEY",
-        "INSTANA_AGENT_KEY",
-        "INSTANA_DOWNLOAD_KEY",
-        "SERVERCHAN_SENDKEY",
-    ] {
-        assert!(r.key_matches(name), "{name}");
-        let yaml =
-            format!("spec:\n  env:\n  - name: {name}\n    value: s3cr3tVx\n  {name}: s3cr3tVx\n");
-        for out in both_modes(&r, &yaml) {
-            assert!(!out.contains("s3cr3tVx"), "{name}: {out}");
-        }
-    }
+    names_hidden(
+        &r,
+        &[
+            "aes_key",
+            "app.crypto.aes-key",
+            "aesKey",
+            "EncodingAESKey",
+            "des_key",
+            "securityManager.rememberMeManager.cipherKey",
+            "mchKey",
+            "apiV3Key",
+            "api_v3_key",
+            "transactionKey",
+            "AUTHORIZENET_TRANSACTION_KEY",
+            "INSTANA_AGENT_KEY",
+            "INSTANA_DOWNLOAD_KEY",
+            "SERVERCHAN_SENDKEY",
+        ],
+    );
     file_hidden_everywhere(
         &r,
         &[
@@ -4923,22 +4928,18 @@ fn database_and_desktop_client_passwords() {
 #[test]
 fn self_hosted_identity_key_names() {
     let r = Redactor::default();
-    for name in [
-        "globalSettings__internalIdentityKey",
-        "globalSettings__oidcIdentityClientKey",
-        "globalSettings__installation__key",
-        "globalSettings__yubico__key",
-        "globalSettings__duo__aKey",
-        "skey",
-        "LLDAP_KEY_SEED",
-    ] {
-        assert!(r.key_matches(name), "{name}");
-        let yaml =
-            format!("spec:\n  env:\n  - name: {name}\n    value: s3cr3tVx\n  {name}: s3cr3tVx\n");
-        for out in both_modes(&r, &yaml) {
-            assert!(!out.contains("s3cr3tVx"), "{name}: {out}");
-        }
-    }
+    names_hidden(
+        &r,
+        &[
+            "globalSettings__internalIdentityKey",
+            "globalSettings__oidcIdentityClientKey",
+            "globalSettings__installation__key",
+            "globalSettings__yubico__key",
+            "globalSettings__duo__aKey",
+            "skey",
+            "LLDAP_KEY_SEED",
+        ],
+    );
     file_hidden_everywhere(
         &r,
         &[
