@@ -5,8 +5,8 @@
 //! (every target compiled on both sides) prints.
 
 use crate::strata;
-use crate::support::copy_tree;
 use crate::support::git;
+use crate::support::{self, copy_tree};
 use std::path::Path;
 
 /// A small deterministic generator (no dependency, same sequence everywhere).
@@ -909,11 +909,7 @@ fn targets_sharing_an_output_directory_review_as_a_full_review_does() {
     for (base_b, head_b, edit) in [("b", "a", false), ("a", "a", true), ("a", "b", false)] {
         let dir = tempfile::tempdir().unwrap();
         let work = dir.path().join("w");
-        let put = |rel: &str, text: &str| {
-            let p = work.join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        };
+        let put = |rel: &str, text: &str| support::put(&work, rel, text);
         put("inventory/targets/a.yml", &target("a", "a"));
         put("inventory/targets/b.yml", &target("b", base_b));
         put("tpl/a.txt", "a\n");
@@ -950,11 +946,7 @@ fn targets_sharing_an_output_directory_review_as_a_full_review_does() {
 fn targets_with_nested_output_directories_review_and_cache_as_a_full_compile() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("w");
-    let put = |rel: &str, text: &str| {
-        let p = work.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let put = |rel: &str, text: &str| support::put(&work, rel, text);
     let target = |t: &str, v: &str, tpl: &str| {
         format!("parameters:\n  v: {v}\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jinja2, input_paths: [{tpl}], output_path: .}}\n")
     };
@@ -994,11 +986,7 @@ fn targets_with_nested_output_directories_review_and_cache_as_a_full_compile() {
 fn a_remove_of_another_targets_output_reviews_as_a_full_review_does() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("w");
-    let put = |rel: &str, text: &str| {
-        let p = work.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let put = |rel: &str, text: &str| support::put(&work, rel, text);
     let target = |t: &str, extra: &str| {
         format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jinja2, input_paths: [tpl/x.yml], output_path: .}}\n{extra}")
     };
@@ -1043,11 +1031,7 @@ fn sibling_targets_of_a_changed_one_review_as_a_full_review_does() {
     for (base, head) in cases {
         let dir = tempfile::tempdir().unwrap();
         let work = dir.path().join("w");
-        let put = |rel: &str, text: &str| {
-            let p = work.join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        };
+        let put = |rel: &str, text: &str| support::put(&work, rel, text);
         put("tpl/y.yml", "w: {{ inventory.parameters.v }}\n");
         for t in base {
             put(&format!("inventory/targets/{t}.yml"), &target(t, t));
@@ -1091,11 +1075,7 @@ fn sibling_targets_of_a_changed_one_review_as_a_full_review_does() {
 fn a_link_into_another_targets_output_reviews_as_a_full_review_does() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("w");
-    let put = |rel: &str, text: &str| {
-        let p = work.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let put = |rel: &str, text: &str| support::put(&work, rel, text);
     put(
         "inventory/targets/a.yml",
         "parameters:\n  kapitan:\n    vars: {target: a}\n    compile:\n      - {input_type: external, input_paths: [scripts/gen.sh], output_path: ., args: ['\\${compiled_target_dir}']}\n",
@@ -1139,11 +1119,7 @@ fn a_link_into_another_targets_output_reviews_as_a_full_review_does() {
 fn a_compile_error_is_masked_as_in_a_full_review() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("w");
-    let put = |rel: &str, text: &str| {
-        let p = work.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let put = |rel: &str, text: &str| support::put(&work, rel, text);
     let target = |t: &str, param: &str| {
         format!("parameters:\n  {param}: Zq7Hunter22Secretive\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{input_type: jsonnet, input_paths: [c/{t}.jsonnet], output_path: .}}\n")
     };
@@ -1208,11 +1184,7 @@ fn ci_collect_reviews_the_pull_request_that_adds_the_inventory() {
 fn a_changed_apply_order_shows_as_in_a_full_review() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("w");
-    let put = |rel: &str, text: &str| {
-        let p = work.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let put = |rel: &str, text: &str| support::put(&work, rel, text);
     let target = |name: &str| {
         format!("parameters:\n  kapitan:\n    vars: {{target: {name}}}\n    compile:\n      - {{output_path: ., input_type: jinja2, input_paths: [tpl/{name}.yml]}}\n")
     };

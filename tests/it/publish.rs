@@ -108,9 +108,7 @@ impl Env {
 
 fn write_files(root: &Path, files: &[(&str, &str)]) {
     for (path, content) in files {
-        let p = root.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, content).unwrap();
+        crate::support::put(root, path, content);
     }
 }
 

@@ -52,6 +52,13 @@ fn run(mut cmd: Command, args: &[&str]) -> String {
 }
 
 /// Copies the directory tree `src` to `dst` (created), following symlinks.
+/// Writes `text` to `root/rel`, making its directories.
+pub fn put(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
 pub fn copy_tree(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).unwrap();
     for e in std::fs::read_dir(src).unwrap() {
