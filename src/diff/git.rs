@@ -103,6 +103,37 @@ pub fn subdir(dir: &Path) -> Result<String, DiffError> {
         .join("/"))
 }
 
+/// Whether the index of the repository whose work tree holds `dir` tracks
+/// any file below it: files a commit put there, which its author chose.
+/// `false` outside a repository (or for a directory that does not exist);
+/// `true` when the repository is there but its index cannot be read.
+pub fn tracks_files_below(dir: &Path) -> bool {
+    let Ok(here) = dir.canonicalize() else {
+        return false;
+    };
+    let Ok(r) = gix::discover(&here) else {
+        return false;
+    };
+    let Some(Ok(work)) = r.workdir().map(Path::canonicalize) else {
+        return false;
+    };
+    let Ok(rel) = here.strip_prefix(&work) else {
+        return false;
+    };
+    let Ok(index) = r.index_or_empty() else {
+        return true;
+    };
+    let rel: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let prefix = format!("{}/", rel.join("/"));
+    index.entries().iter().any(|e| {
+        let p = e.path(&index);
+        rel.is_empty() || p.starts_with(prefix.as_bytes())
+    })
+}
+
 /// One file of the tree to write: its kind, blob and path relative to the
 /// extracted directory.
 struct File {

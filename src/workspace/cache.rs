@@ -274,7 +274,12 @@ fn catalog_state(dir: &Path) -> Option<State> {
 /// same size, modification time, inode and mode, and, for a file whose
 /// change time moved, the same bytes. On a match, the state now (change
 /// times updated) when one moved, so the next check reads no bytes.
-fn state_matches(dir: &Path, kept: &State) -> Option<Option<State>> {
+///
+/// `by_content`: a file whose inode or times moved (a cache restored from
+/// an archive, such as `actions/cache`'s) is the same file when its size,
+/// mode and bytes are. Only for a cache directory git tracks nothing in:
+/// a commit could put an entry and a record agreeing on their bytes there.
+fn state_matches(dir: &Path, kept: &State, by_content: bool) -> Option<Option<State>> {
     let (dirs, files) = scan(dir)?;
     if dirs != kept.dirs || files.len() != kept.files.len() {
         return None;
@@ -286,10 +291,11 @@ fn state_matches(dir: &Path, kept: &State) -> Option<Option<State>> {
     };
     for (r, (quick, ctime, path)) in files {
         let k = kept.files.get(&r)?;
-        if quick != k.quick {
+        let quick_moved = quick != k.quick;
+        if quick_moved && !(by_content && size_and_mode(&quick) == size_and_mode(&k.quick)) {
             return None;
         }
-        if ctime != k.ctime {
+        if quick_moved || ctime != k.ctime {
             if file_sha256(&path)? != k.sha256 {
                 return None;
             }
@@ -307,6 +313,12 @@ fn state_matches(dir: &Path, kept: &State) -> Option<Option<State>> {
     Some(moved.then_some(now))
 }
 
+/// The size and mode of a [`FileState::quick`].
+fn size_and_mode(quick: &str) -> (Option<&str>, Option<&str>) {
+    let mut f = quick.split(' ');
+    (f.next(), f.nth(3))
+}
+
 fn state_path(cache: &Path, key: &str) -> PathBuf {
     cache.join(format!("{key}.state"))
 }
@@ -314,12 +326,12 @@ fn state_path(cache: &Path, key: &str) -> PathBuf {
 /// The entry `cache/<key>` is there and looks as it did when it was stored
 /// (its files are hard-linked into catalogs, where anyone may write to
 /// them).
-fn entry_intact(cache: &Path, key: &str) -> bool {
+fn entry_intact(cache: &Path, key: &str, by_content: bool) -> bool {
     let path = state_path(cache, key);
     let Some(kept) = read_record::<State>(&path) else {
         return false;
     };
-    match state_matches(&cache.join(key), &kept) {
+    match state_matches(&cache.join(key), &kept, by_content) {
         None => false,
         Some(None) => true,
         Some(Some(now)) => {
@@ -332,12 +344,12 @@ fn entry_intact(cache: &Path, key: &str) -> bool {
 /// Moves a finished target directory `partial` into the cache as `key`,
 /// with its state beside it. Best effort: a target that cannot be stored
 /// is compiled again next time.
-fn store_entry(cache: &Path, key: &str, partial: &Path) {
+fn store_entry(cache: &Path, key: &str, partial: &Path, by_content: bool) {
     // Another run sharing the cache may have stored the key since this
     // one missed it, and a third may be linking from that entry into its
     // catalog: removing it under that run left it a catalog with the
     // files not yet removed, exit 0 (probe 36).
-    if entry_intact(cache, key) {
+    if entry_intact(cache, key, by_content) {
         return;
     }
     let entry = cache.join(key);
@@ -514,7 +526,7 @@ impl Workspace {
             if rec.targets != *keys {
                 return false;
             }
-            match state_matches(&self.output_path.join("compiled"), &rec.state) {
+            match state_matches(&self.output_path.join("compiled"), &rec.state, false) {
                 None => false,
                 Some(None) => true,
                 Some(Some(now)) => {
@@ -588,7 +600,8 @@ impl Workspace {
         // would spread the edit: such an entry is a miss (the usual path
         // compiles the target again).
         let intact = timings::time("cache: check entries", || {
-            keys.values().all(|(_, key)| entry_intact(cache, key))
+            keys.values()
+                .all(|(_, key)| entry_intact(cache, key, false))
         });
         if !intact {
             return Ok(None);
@@ -635,6 +648,9 @@ impl Workspace {
     ) -> Result<(CompileReport, CacheStats), WorkspaceError> {
         std::fs::create_dir_all(cache).map_err(|e| io_err(cache, e))?;
         sweep_scratch(cache);
+        // A cache restored by `actions/cache` has new inodes: its entries
+        // are checked by their bytes, unless a commit put files there.
+        let by_content = !crate::diff::git::tracks_files_below(cache);
         let plans = &rendered.prepared.plans;
         let overlapping = overlapping_of(plans.iter().map(|(t, p)| (t, &p.dir)));
         let t0 = std::time::Instant::now();
@@ -693,7 +709,7 @@ impl Workspace {
         let mut missed: BTreeMap<String, String> = BTreeMap::new();
         for (name, (dir, key)) in &keys {
             let hit = cache.join(key);
-            if entry_intact(cache, key) {
+            if entry_intact(cache, key, by_content) {
                 link_tree(&hit, &new_root.join(dir)).map_err(|e| io_err(&hit, e))?;
                 report.targets.push((name.clone(), dir.clone()));
                 stats.hits += 1;
@@ -728,7 +744,7 @@ impl Workspace {
                     continue;
                 };
                 if link_tree(&new_root.join(dir), partial.path()).is_ok() {
-                    store_entry(cache, key, partial.path());
+                    store_entry(cache, key, partial.path(), by_content);
                 }
             }
         }
@@ -803,9 +819,9 @@ mod tests {
         // The other run has linked one directory of three so far.
         let second = partial_dir(&cache, "k").unwrap();
         link_tree(&full.join("d0"), &second.path().join("d0")).unwrap();
-        store_entry(&cache, "k", first.path());
+        store_entry(&cache, "k", first.path(), false);
         assert_eq!(files_below(&cache.join("k")), 30);
-        assert!(entry_intact(&cache, "k"));
+        assert!(entry_intact(&cache, "k", false));
         drop((first, second));
         let left: Vec<_> = std::fs::read_dir(&cache)
             .unwrap()
@@ -828,12 +844,12 @@ mod tests {
         let inode = |p: &Path| std::fs::metadata(p).unwrap().ino();
         let stored = partial_dir(&cache, "k").unwrap();
         link_tree(&full, stored.path()).unwrap();
-        store_entry(&cache, "k", stored.path());
+        store_entry(&cache, "k", stored.path(), false);
         let before = inode(&cache.join("k/d1/f1"));
         let late = partial_dir(&cache, "k").unwrap();
         std::fs::create_dir_all(late.path().join("d1")).unwrap();
         std::fs::write(late.path().join("d1/f1"), "1\n").unwrap();
-        store_entry(&cache, "k", late.path());
+        store_entry(&cache, "k", late.path(), false);
         assert_eq!(inode(&cache.join("k/d1/f1")), before);
         assert_eq!(files_below(&cache.join("k")), 30);
         // A broken entry (a file written to through a catalog) is replaced.
@@ -842,12 +858,12 @@ mod tests {
         tree(&fresh, 30);
         let again = partial_dir(&cache, "k").unwrap();
         link_tree(&fresh, again.path()).unwrap();
-        store_entry(&cache, "k", again.path());
+        store_entry(&cache, "k", again.path(), false);
         assert_eq!(
             std::fs::read_to_string(cache.join("k/d1/f1")).unwrap(),
             "1\n"
         );
-        assert!(entry_intact(&cache, "k"));
+        assert!(entry_intact(&cache, "k", false));
         drop((stored, late, again));
         assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 2);
     }

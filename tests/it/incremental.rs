@@ -1220,3 +1220,80 @@ fn a_changed_apply_order_shows_as_in_a_full_review() {
         "{incremental}"
     );
 }
+
+/// A cache restored by `actions/cache` (an archive unpacked anew: new
+/// inodes and times) serves its entries, checked by their bytes, when git
+/// tracks nothing in its directory; it gave no hits at all before. Files a
+/// commit put there are never trusted by their bytes (a commit chooses
+/// both an entry and the record beside it; probe 36): such a cache serves
+/// nothing.
+#[test]
+fn a_restored_cache_serves_its_entries_unless_a_commit_put_files_there() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    copy_tree(&fixture, &work);
+    commit_base(&work);
+    let cache = work.join(".strata-cache");
+    let (ok, err) = compile(&work, &["--cache", ".strata-cache"]);
+    assert!(ok, "{err}");
+    assert!(err.contains("(0 from the cache, 5 compiled)"), "{err}");
+    let built = tree(&work.join("out/compiled"));
+    let saved = dir.path().join("saved");
+    copy_tree(&cache, &saved);
+    // A fresh checkout with the cache restored: new inodes, new times.
+    let restore = || {
+        std::fs::remove_dir_all(&cache).unwrap();
+        copy_tree(&saved, &cache);
+        std::fs::remove_dir_all(work.join("out")).unwrap();
+    };
+    restore();
+    let (ok, err) = compile(&work, &["--cache", ".strata-cache"]);
+    assert!(ok, "{err}");
+    assert!(err.contains("(5 from the cache, 0 compiled)"), "{err}");
+    assert_eq!(tree(&work.join("out/compiled")), built);
+    // An entry whose bytes changed after it was stored is compiled again.
+    restore();
+    let entry = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir() && !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .unwrap();
+    let file = walk_files(&entry).into_iter().next().unwrap();
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[0] ^= 1;
+    std::fs::write(&file, bytes).unwrap();
+    let (ok, err) = compile(&work, &["--cache", ".strata-cache"]);
+    assert!(ok, "{err}");
+    assert!(err.contains("(4 from the cache, 1 compiled)"), "{err}");
+    assert_eq!(tree(&work.join("out/compiled")), built);
+    // The same cache committed: nothing is served from it.
+    restore();
+    git(&work, &["add", "-f", ".strata-cache"]);
+    git(&work, &["commit", "-q", "-m", "cache"]);
+    let (ok, err) = compile(&work, &["--cache", ".strata-cache"]);
+    assert!(ok, "{err}");
+    assert!(err.contains("(0 from the cache, 5 compiled)"), "{err}");
+    assert_eq!(tree(&work.join("out/compiled")), built);
+}
+
+fn walk_files(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let mut entries: Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
