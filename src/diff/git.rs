@@ -128,10 +128,10 @@ pub fn tracks_files_below(dir: &Path) -> bool {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
     let prefix = format!("{}/", rel.join("/"));
-    index.entries().iter().any(|e| {
-        let p = e.path(&index);
-        rel.is_empty() || p.starts_with(prefix.as_bytes())
-    })
+    index
+        .entries()
+        .iter()
+        .any(|e| rel.is_empty() || e.path(&index).starts_with(prefix.as_bytes()))
 }
 
 /// One file of the tree to write: its kind, blob and path relative to the

@@ -91,6 +91,11 @@ fn url(p: &Path) -> String {
     format!("file://{}", p.display())
 }
 
+/// The stderr of `cmd`, which must fail with exit code 2.
+fn failure_stderr(cmd: &mut assert_cmd::Command) -> String {
+    out(cmd.assert().code(2).get_output()).1
+}
+
 fn out(o: &std::process::Output) -> (String, String) {
     (
         String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -251,13 +256,7 @@ fn a_version_change_moves_the_checkout_and_local_edits_are_kept() {
 
     // A local edit blocks the move back, naming the dependency and file.
     std::fs::write(env.path("work/dependencies/c/class/c.yml"), "mine\n").unwrap();
-    let o = env
-        .fetch(&deps("v1.0.0"))
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let (_, stderr) = out(&o);
+    let stderr = failure_stderr(&mut env.fetch(&deps("v1.0.0")));
     assert!(stderr.contains("dependency `c`"), "{stderr}");
     assert!(stderr.contains("class/c.yml"), "{stderr}");
     assert!(stderr.contains("--force"), "{stderr}");
@@ -291,17 +290,13 @@ fn a_version_change_moves_the_checkout_and_local_edits_are_kept() {
 fn a_fetched_file_larger_than_the_file_limit_is_refused() {
     let env = Env::new();
     let bare = env.repo("srv", "c", &[("big", &"z".repeat(5000)), ("a", "a")]);
-    let o = env
-        .fetch(&format!(
+    let stderr = failure_stderr(
+        env.fetch(&format!(
             "- {{name: c, url: {}, version: main}}\n",
             url(&bare)
         ))
-        .env("STRATA_CHECKOUT_FILE_BYTES", "4000")
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let (_, stderr) = out(&o);
+        .env("STRATA_CHECKOUT_FILE_BYTES", "4000"),
+    );
     assert!(
         stderr.contains("dependency `c`")
             && stderr.contains("big` is 5000 bytes: a fetched file may hold at most 4000 bytes (STRATA_CHECKOUT_FILE_BYTES)"),
@@ -314,32 +309,20 @@ fn a_fetched_file_larger_than_the_file_limit_is_refused() {
 fn errors_name_the_dependency_url_and_version() {
     let env = Env::new();
     let bare = env.repo("srv", "c", &[("a", "a")]);
-    let o = env
-        .fetch(&format!(
-            "- {{name: c, url: {}, version: nope}}\n",
-            url(&bare)
-        ))
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let (_, stderr) = out(&o);
+    let stderr = failure_stderr(&mut env.fetch(&format!(
+        "- {{name: c, url: {}, version: nope}}\n",
+        url(&bare)
+    )));
     assert!(stderr.contains("dependency `c`"), "{stderr}");
     assert!(stderr.contains(&url(&bare)), "{stderr}");
     assert!(stderr.contains("version `nope`"), "{stderr}");
     assert!(stderr.contains("unknown version"), "{stderr}");
 
     let missing = env.path("srv/missing.git");
-    let o = env
-        .fetch(&format!(
-            "- {{name: m, url: {}, version: main}}\n",
-            url(&missing)
-        ))
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let (_, stderr) = out(&o);
+    let stderr = failure_stderr(&mut env.fetch(&format!(
+        "- {{name: m, url: {}, version: main}}\n",
+        url(&missing)
+    )));
     assert!(
         stderr.contains("dependency `m`") && stderr.contains("missing.git"),
         "{stderr}"
@@ -365,14 +348,7 @@ fn offline_uses_what_is_on_disk_and_fails_clearly() {
     let env = Env::new();
     let bare = env.repo("srv", "c", &[("a", "1")]);
     let deps = format!("- {{name: c, url: {}, version: main}}\n", url(&bare));
-    let o = env
-        .fetch(&deps)
-        .arg("--offline")
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let (_, stderr) = out(&o);
+    let stderr = failure_stderr(env.fetch(&deps).arg("--offline"));
     assert!(
         stderr.contains("offline") && stderr.contains("dependency `c`"),
         "{stderr}"
@@ -617,13 +593,9 @@ fn installs_jsonnet_bundler_dependencies_with_a_lock() {
 #[test]
 fn a_version_only_override_without_a_dependency_is_an_error() {
     let env = Env::new();
-    let o = env
-        .fetch("parameters:\n  components:\n    ghost:\n      version: v1.2.3\n")
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let (_, stderr) = out(&o);
+    let stderr = failure_stderr(
+        &mut env.fetch("parameters:\n  components:\n    ghost:\n      version: v1.2.3\n"),
+    );
     assert!(
         stderr.contains("`version`-only override for `ghost`"),
         "{stderr}"
@@ -1097,16 +1069,10 @@ fn crafted_tree_names_never_write_outside_the_checkout() {
             &bare,
             &["update-ref", &format!("refs/heads/{name}"), commit.trim()],
         );
-        let o = env
-            .fetch(&format!(
-                "- {{name: c{name}, url: {}, version: {name}}}\n",
-                url(&bare)
-            ))
-            .assert()
-            .code(2)
-            .get_output()
-            .clone();
-        let (_, stderr) = out(&o);
+        let stderr = failure_stderr(&mut env.fetch(&format!(
+            "- {{name: c{name}, url: {}, version: {name}}}\n",
+            url(&bare)
+        )));
         assert!(
             stderr.contains(&format!("dependency `c{name}`"))
                 && stderr.contains(needle)

@@ -1259,7 +1259,7 @@ fn a_restored_cache_serves_its_entries_unless_a_commit_put_files_there() {
         .map(|e| e.unwrap().path())
         .find(|p| p.is_dir() && !p.file_name().unwrap().to_string_lossy().starts_with('.'))
         .unwrap();
-    let file = walk_files(&entry).into_iter().next().unwrap();
+    let file = support::files_under(&entry).into_iter().next().unwrap();
     let mut bytes = std::fs::read(&file).unwrap();
     bytes[0] ^= 1;
     std::fs::write(&file, bytes).unwrap();
@@ -1275,25 +1275,4 @@ fn a_restored_cache_serves_its_entries_unless_a_commit_put_files_there() {
     assert!(ok, "{err}");
     assert!(err.contains("(0 from the cache, 5 compiled)"), "{err}");
     assert_eq!(tree(&work.join("out/compiled")), built);
-}
-
-fn walk_files(root: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let mut entries: Vec<_> = std::fs::read_dir(&d)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
 }

@@ -414,23 +414,6 @@ enum Verdict {
     Fail(String),
 }
 
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("read dir").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 /// strata's error text without the CLI's `error: ` prefix.
 fn error_text(out: &Output) -> String {
     let e = String::from_utf8_lossy(&out.stderr).to_string();
@@ -638,7 +621,7 @@ fn ytt_filetests_conformance() {
         ("texttemplate", "\n+++\n"),
         ("validations", "\n+++\n\n"),
     ] {
-        for f in files_under(&base.join(suite)) {
+        for f in crate::support::files_under(&base.join(suite)) {
             let rel = f.strip_prefix(&base).unwrap().to_string_lossy().to_string();
             let text = read(&f);
             let Some((tpl, expected)) = text.split_once(sep) else {

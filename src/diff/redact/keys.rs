@@ -261,16 +261,7 @@ pub(super) fn salt_or_pepper_key(key: &str) -> bool {
             "signing",
         ]
         .iter()
-        .any(|w| {
-            head.strip_suffix(w).is_some_and(|before| {
-                before.is_empty()
-                    || before.ends_with(|c: char| !c.is_ascii_alphanumeric())
-                    || key
-                        .as_bytes()
-                        .get(before.len())
-                        .is_some_and(u8::is_ascii_uppercase)
-            })
-        })
+        .any(|w| head.strip_suffix(w).is_some_and(whole_word))
 }
 
 /// probe32 (red-machinekey-credential-reference-certificatekey): ASP.NET's
