@@ -217,9 +217,15 @@ fn normalise_change(c: &Change, target: &str) -> Change {
     }
 }
 
-fn normalise_text(diff: &str, target: &str) -> String {
+/// A text diff without its hunk headers (line numbers), after the file's
+/// path when the diff is a whole file's: the same edit to two different
+/// files is two changes.
+fn text_of(diff: &str, file: Option<&str>) -> String {
     let body: Vec<&str> = diff.lines().filter(|l| !l.starts_with("@@")).collect();
-    normalise(&body.join("\n"), target)
+    match file {
+        Some(path) => format!("{path}\n{}", body.join("\n")),
+        None => body.join("\n"),
+    }
 }
 
 /// Groups every change of `diff`; the largest groups first (ties in
@@ -233,7 +239,21 @@ pub fn group(diff: &CatalogDiff) -> Vec<ChangeGroup> {
     // change, and a value that merely contains the name is shown as it is).
     let mut literal: BTreeMap<&Change, BTreeSet<usize>> = BTreeMap::new();
     let mut replaced: BTreeMap<Change, BTreeSet<usize>> = BTreeMap::new();
+    // Files compared as text, likewise.
+    let mut literal_text: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+    let mut replaced_text: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
     for (ti, t) in diff.targets.iter().enumerate() {
+        for f in &t.files {
+            for o in f.objects.iter().filter(|o| o.changes.is_empty()) {
+                let file = (kind_of(&o.name) == "file").then_some(f.path.as_str());
+                let text = text_of(&o.diff, file);
+                replaced_text
+                    .entry(normalise(&text, &t.name))
+                    .or_default()
+                    .insert(ti);
+                literal_text.entry(text).or_default().insert(ti);
+            }
+        }
         for o in t.files.iter().flat_map(|f| &f.objects) {
             for c in &o.changes {
                 literal.entry(c).or_default().insert(ti);
@@ -253,6 +273,16 @@ pub fn group(diff: &CatalogDiff) -> Vec<ChangeGroup> {
             return normalised;
         }
         c.clone()
+    };
+    let text_key = |text: String, target: &str| -> String {
+        let normalised = normalise(&text, target);
+        let shared = |n: Option<usize>| n.is_some_and(|n| n > 1);
+        if !shared(literal_text.get(&text).map(|s| s.len()))
+            && shared(replaced_text.get(&normalised).map(|s| s.len()))
+        {
+            return normalised;
+        }
+        text
     };
     let mut index: BTreeMap<GroupKey, usize> = BTreeMap::new();
     let mut groups: Vec<ChangeGroup> = Vec::new();
@@ -298,11 +328,8 @@ pub fn group(diff: &CatalogDiff) -> Vec<ChangeGroup> {
                         &t.name,
                     );
                 } else if o.changes.is_empty() {
-                    let mut text = normalise_text(&o.diff, &t.name);
-                    if kind == "file" {
-                        // The same edit to two different files is two changes.
-                        text = format!("{}\n{text}", normalise(&f.path, &t.name));
-                    }
+                    let file = (kind == "file").then_some(f.path.as_str());
+                    let text = text_key(text_of(&o.diff, file), &t.name);
                     add(GroupKey::Text(text), m, kind, &t.name);
                 } else {
                     for c in &o.changes {
@@ -488,6 +515,35 @@ mod tests {
             }
             k => panic!("{k:?}"),
         }
+    }
+
+    /// The same for files compared as text (a README listing the image).
+    #[test]
+    fn a_text_edit_that_merely_contains_a_target_name_groups_literally() {
+        let text = |t: &str, old: &str, new: &str| {
+            let mut o = obj("README.md", "", old, new);
+            o.changes.clear();
+            target(t, vec![o])
+        };
+        let mut d = CatalogDiff::default();
+        d.targets
+            .push(text("examples", "image mysql:5.7.28", "image mysql:5.7.44"));
+        d.targets
+            .push(text("mysql", "image mysql:5.7.28", "image mysql:5.7.44"));
+        d.targets.push(text(
+            "cluster-0001",
+            "url a",
+            "url https://cluster-0001.example",
+        ));
+        d.targets.push(text(
+            "cluster-0002",
+            "url a",
+            "url https://cluster-0002.example",
+        ));
+        let g = group(&d);
+        assert_eq!(g.len(), 2, "{g:#?}");
+        assert_eq!(g[0].targets, ["examples", "mysql"]);
+        assert_eq!(g[1].targets, ["cluster-0001", "cluster-0002"]);
     }
 
     #[test]
