@@ -2891,6 +2891,37 @@ fn overlay_matching_is_bounded() {
 }
 
 #[test]
+fn subset_matchers_count_their_comparisons() {
+    // Probe 37: `overlay.subset` compared a map with every key of every
+    // document outside the budget above: 100 subset overlays of 500 keys on
+    // 2,000 documents of 500 keys ran 90 s, until the evaluation's time
+    // limit. Each key compared now counts.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (docs, keys, overlays) = (200, 200, 4);
+    let data: String = (0..keys).map(|k| format!("  k{k}: v{k}\n")).collect();
+    let text: String = (0..docs)
+        .map(|_| format!("---\nkind: C\ndata:\n{data}"))
+        .collect();
+    write(&dir.join("docs.yml"), &text);
+    let sub: Vec<String> = (0..keys).map(|k| format!("\"k{k}\": \"v{k}\"")).collect();
+    let sub = format!("{{\"data\": {{{}}}}}", sub.join(", "));
+    let mut ov = vec!["#@ load(\"@ytt:overlay\", \"overlay\")".to_string()];
+    for _ in 0..overlays {
+        ov.push(format!(
+            "#@overlay/match by=overlay.subset({sub}), expects=\"0+\"\n---\nkind: C"
+        ));
+    }
+    write(&dir.join("ov.yml"), &(ov.join("\n") + "\n"));
+    let err = run(dir, &["template", "-f", "docs.yml", "-f", "ov.yml"], 2);
+    assert!(
+        err.contains("overlays compared more than 20000000 items") && err.contains("ov.yml:"),
+        "{}",
+        &err[err.len().saturating_sub(400)..]
+    );
+}
+
+#[test]
 fn input_directories_whose_symlinks_fan_out_end_at_once() {
     // Re-probe of 2026-11-26: `d_i/a` and `d_i/b` -> `../d_{i+1}` on 24
     // levels is 2^24 paths and no loop: ytt, jinja2 and copy inputs ran past
