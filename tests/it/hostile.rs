@@ -2922,6 +2922,27 @@ fn subset_matchers_count_their_comparisons() {
 }
 
 #[test]
+fn an_overlay_errors_list_of_overlays_is_cut() {
+    // Probe 37: the error named every overlay document, 20,000 of them in
+    // one file made one line of 160 kB.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(&dir.join("d.yml"), "kind: C\n");
+    let mut ov = vec!["#@ load(\"@ytt:overlay\", \"overlay\")".to_string()];
+    for _ in 0..500 {
+        ov.push("#@overlay/match by=overlay.subset({\"kind\": \"Nope\"})\n---\nkind: C".into());
+    }
+    write(&dir.join("ov.yml"), &(ov.join("\n") + "\n"));
+    let err = run(dir, &["template", "-f", "d.yml", "-f", "ov.yml"], 2);
+    assert!(err.len() < 1000, "{} bytes: {}", err.len(), &err[..300]);
+    assert!(
+        err.contains("Overlaying (in following order: ov.yml, ov.yml, ")
+            && err.contains(", ... (500 in all)): Document on line ov.yml:3: Expected number of matched nodes to be 1, but was 0"),
+        "{err}"
+    );
+}
+
+#[test]
 fn input_directories_whose_symlinks_fan_out_end_at_once() {
     // Re-probe of 2026-11-26: `d_i/a` and `d_i/b` -> `../d_{i+1}` on 24
     // levels is 2^24 paths and no loop: ytt, jinja2 and copy inputs ran past
