@@ -2943,6 +2943,52 @@ fn an_overlay_errors_list_of_overlays_is_cut() {
 }
 
 #[test]
+fn a_dependency_is_never_fetched_into_a_git_directory() {
+    // Probe 37: a Kapitan dependency's `output_path: .git` wrote the
+    // fetched repository's `config` (a `core.fsmonitor` command) and
+    // `hooks/post-checkout` into the working repository's `.git`: the next
+    // `git status` ran the command.
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    write(
+        &src.join("config"),
+        "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch pwned; false\"\n",
+    );
+    write(
+        &src.join("hooks/post-checkout"),
+        "#!/bin/sh\ntouch hooked\n",
+    );
+    git(&src, &["init", "-q"]);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-qm", "one"]);
+    let proj = tmp.path().join("proj");
+    write(&proj.join("inventory/classes/.keep"), "");
+    git(&proj, &["init", "-q"]);
+    let config = std::fs::read_to_string(proj.join(".git/config")).unwrap();
+    for out in [".git", ".GIT/x", "sub/.git"] {
+        write(
+            &proj.join("inventory/targets/t.yml"),
+            &format!(
+                "parameters:\n  kapitan:\n    vars: {{target: t}}\n    dependencies:\n      - {{type: git, source: \"file://{}\", ref: main, output_path: \"{out}\"}}\n    compile: []\n",
+                src.display()
+            ),
+        );
+        let err = run(&proj, &["compile", "--force-fetch"], 2);
+        assert!(
+            err.contains(&format!("output_path `{out}` is inside a `.git` directory")),
+            "{out}: {err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(proj.join(".git/config")).unwrap(),
+        config
+    );
+    assert!(!proj.join(".git/hooks/post-checkout").exists());
+    assert!(!proj.join("sub").exists() && !proj.join(".GIT").exists());
+}
+
+#[test]
 fn input_directories_whose_symlinks_fan_out_end_at_once() {
     // Re-probe of 2026-11-26: `d_i/a` and `d_i/b` -> `../d_{i+1}` on 24
     // levels is 2^24 paths and no loop: ytt, jinja2 and copy inputs ran past
