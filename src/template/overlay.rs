@@ -352,11 +352,16 @@ pub fn val_equal(a: &Val, b: &Val) -> bool {
             x.kind == y.kind
                 && x.items.len() == y.items.len()
                 && match x.kind {
-                    Kind::Map => x.items.iter().all(|xi| {
-                        y.items
-                            .iter()
-                            .any(|yi| yi.key.same(&xi.key) && val_equal(&xi.val, &yi.val))
-                    }),
+                    Kind::Map => {
+                        // Each key is looked for among all of the other's:
+                        // charged, checked by the matcher that asked.
+                        add_steps(x.items.len().saturating_mul(y.items.len()));
+                        x.items.iter().all(|xi| {
+                            y.items
+                                .iter()
+                                .any(|yi| yi.key.same(&xi.key) && val_equal(&xi.val, &yi.val))
+                        })
+                    }
                     _ => x
                         .items
                         .iter()
@@ -426,7 +431,11 @@ fn run_matcher(m: &Matcher, idx: usize, left: &Val, right: &Val) -> Result<bool,
                 .filter(|n| n.kind == Kind::Map)
                 .and_then(|n| n.get(k));
             match (lv, rv) {
-                (Some(l), Some(r)) => val_equal(&l.val, &r.val),
+                (Some(l), Some(r)) => {
+                    let same = val_equal(&l.val, &r.val);
+                    count_steps(0)?;
+                    same
+                }
                 (_, None) => return Err(oerr(format!("Expected new item to have map key '{k}'"))),
                 _ => false,
             }
@@ -613,12 +622,18 @@ thread_local! {
     static MATCH_STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-fn count_steps(n: usize) -> Result<(), OverlayError> {
-    let total = MATCH_STEPS.with(|s| {
+/// Adds `n` to this evaluation's comparisons without checking the limit
+/// (for [`val_equal`], which returns a plain answer; its caller checks).
+fn add_steps(n: usize) -> u64 {
+    MATCH_STEPS.with(|s| {
         let t = s.get().saturating_add(n as u64);
         s.set(t);
         t
-    });
+    })
+}
+
+fn count_steps(n: usize) -> Result<(), OverlayError> {
+    let total = add_steps(n);
     if total > MAX_MATCH_STEPS {
         return Err(oerr(format!(
             "overlays compared more than {MAX_MATCH_STEPS} items (overlays x documents x keys): apply fewer overlays, or to fewer documents"
