@@ -457,7 +457,7 @@ impl Refs {
         if let Some(f) = self.files.lock().ok().and_then(|m| m.get(path).cloned()) {
             return Ok(Some(f));
         }
-        if std::fs::symlink_metadata(&full).is_err() || !full.is_file() {
+        if std::fs::symlink_metadata(&full).is_err() {
             return Ok(None);
         }
         // Symlinks (the file, or a directory on the way) may only lead to
@@ -468,6 +468,14 @@ impl Refs {
         if !t.starts_with(&r) {
             return Err(RefError::new(format!(
                 "{}: resolves outside the refs directory (through a symlink); strata does not follow it",
+                full.display()
+            )));
+        }
+        // A directory or FIFO there was reported as "does not exist", with
+        // a hint to write the reference, which then failed or waited.
+        if !t.is_file() {
+            return Err(RefError::new(format!(
+                "{}: is not a regular file (a directory, a FIFO or a device): a reference is a file written by `strata refs --write`",
                 full.display()
             )));
         }
@@ -1237,6 +1245,27 @@ mod tests {
             assert!(r.write_file("dangling/e/x", &f).is_err());
             assert!(!outside.path().join("gone").exists());
         }
+    }
+
+    #[test]
+    fn a_reference_that_is_no_file_is_named_so() {
+        let (d, r) = refs();
+        std::fs::create_dir_all(d.path().join("dir/sub")).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("dir", d.path().join("to-dir")).unwrap();
+        for p in ["dir", "dir/sub", "to-dir"] {
+            let e = r.compile_str(&format!("?{{plain:{p}}}"), &t()).unwrap_err();
+            assert!(
+                e.message.ends_with(&format!(
+                    "{p}: is not a regular file (a directory, a FIFO or a device): a reference is a file written by `strata refs --write`"
+                )),
+                "{p}: {}",
+                e.message
+            );
+        }
+        // A missing one is still missing, with its hint.
+        let e = r.compile_str("?{plain:nothing}", &t()).unwrap_err();
+        assert!(e.message.contains("does not exist"), "{}", e.message);
     }
 
     #[test]
