@@ -2952,6 +2952,46 @@ fn map_key_matchers_count_their_comparisons() {
 }
 
 #[test]
+fn load_chains_are_bounded() {
+    // Probe 37: 3,000 `.star` files each loading the next ended on the
+    // evaluation memory budget ("a value built too large?"); 256 levels
+    // now, with an error that says what happened.
+    let tmp = tempfile::tempdir().unwrap();
+    let chain = |dir: &Path, n: usize| {
+        for i in 0..n {
+            let text = if i + 1 < n {
+                format!(
+                    "load(\"a{}.star\", \"v{}\")\nv{i} = v{} + 1\n",
+                    i + 1,
+                    i + 1,
+                    i + 1
+                )
+            } else {
+                format!("v{i} = 0\n")
+            };
+            write(&dir.join(format!("a{i}.star")), &text);
+        }
+        write(
+            &dir.join("t.yml"),
+            "#@ load(\"a0.star\", \"v0\")\nk: #@ v0\n",
+        );
+    };
+    let deep = tmp.path().join("deep");
+    chain(&deep, 300);
+    let err = run(&deep, &["template", "-f", "."], 2);
+    assert!(
+        err.contains(
+            "cannot load a256.star: files load each other more than 256 deep (a load() chain)"
+        ),
+        "{}",
+        &err[err.len().saturating_sub(300)..]
+    );
+    let ok = tmp.path().join("ok");
+    chain(&ok, 200);
+    assert!(run(&ok, &["template", "-f", "."], 0).contains("k: 199"));
+}
+
+#[test]
 fn an_overlay_errors_list_of_overlays_is_cut() {
     // Probe 37: the error named every overlay document, 20,000 of them in
     // one file made one line of 160 kB.
