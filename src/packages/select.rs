@@ -50,13 +50,13 @@ pub enum SelectError {
     },
 }
 
-fn keep_prerelease(v: &Version, ids: &[String]) -> bool {
+fn keep_prerelease(v: &Version, ids: &std::collections::HashSet<&str>) -> bool {
     if ids.is_empty() {
         return true;
     }
     // Whole dot-separated parts only (`beta1` is not `beta`); numeric parts
     // count too, as in the pinned reference (`2.0.0-10` matches `10`).
-    v.prerelease_parts().any(|p| ids.iter().any(|id| id == p))
+    v.prerelease_parts().any(|p| ids.contains(p))
 }
 
 /// Selects the highest candidate; see the module docs for the order.
@@ -75,24 +75,29 @@ pub fn highest(
     }
     let mut details = vec![format!("all={}", alive.len())];
 
+    // Built once: joining 100,000 identifiers for each of 20,000 rejected
+    // prereleases took 76 s (probe 37); looked up in a set for the same reason.
+    let why = match &sel.prereleases {
+        None => "prerelease, and prereleases are not enabled (set `prereleases: {}`)".to_string(),
+        Some(ids) => format!(
+            "prerelease without any of the identifiers [{}]",
+            cut(&ids.join(", "))
+        ),
+    };
+    let ids: Option<std::collections::HashSet<&str>> = sel
+        .prereleases
+        .as_ref()
+        .map(|ids| ids.iter().map(String::as_str).collect());
     alive.retain(|(s, v)| {
         if !v.has_prerelease() {
             return true;
         }
-        let keep = match &sel.prereleases {
+        let keep = match &ids {
             None => false,
             Some(ids) => keep_prerelease(v, ids),
         };
         if !keep {
-            let why = match &sel.prereleases {
-                None => "prerelease, and prereleases are not enabled (set `prereleases: {}`)"
-                    .to_string(),
-                Some(ids) => format!(
-                    "prerelease without any of the identifiers [{}]",
-                    cut(&ids.join(", "))
-                ),
-            };
-            rejected.push((s.clone(), why));
+            rejected.push((s.clone(), why.clone()));
         }
         keep
     });
@@ -228,6 +233,30 @@ mod tests {
             panic!("a version was chosen");
         };
         assert_eq!(rejected[0].1, "does not satisfy constraints '>=1000.0.0'");
+    }
+
+    #[test]
+    fn prerelease_identifiers_are_looked_up_whole_in_a_long_list() {
+        // Probe 37: the list is a set now and its reason built once (20,000
+        // prereleases against 100,000 identifiers took 76 s, now 5.5 s);
+        // what is kept is unchanged.
+        let ids: Vec<String> = (0..5000).map(|i| format!("x{i}")).collect();
+        let mut ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        ids.push("rc");
+        let c = strs(&["1.0.0-rc.1", "1.1.0-rc1.1", "1.2.0-x4999", "2.0.0-beta.1"]);
+        let s = highest(&c, &sel("", Some(&ids)), &[]).unwrap();
+        assert_eq!(s.matching, ["1.0.0-rc.1", "1.2.0-x4999"]);
+        let why = &s
+            .rejected
+            .iter()
+            .find(|(v, _)| v == "2.0.0-beta.1")
+            .unwrap()
+            .1;
+        assert!(
+            why.starts_with("prerelease without any of the identifiers [x0, x1, "),
+            "{why}"
+        );
+        assert!(why.ends_with(" bytes)]"), "{why}");
     }
 
     #[test]
