@@ -137,8 +137,8 @@ pub fn program_output_cut(text: &str, drop: usize, note: &str) {
     ) {
         Admit::Show => {}
         Admit::Note => {
-            eprint!(
-                "… (the compile's programs printed more than {MAX_PROGRAM_OUTPUT} bytes (std.trace, kadet, Python filters): the rest is not shown)\n"
+            eprintln!(
+                "… (the compile's programs printed more than {MAX_PROGRAM_OUTPUT} bytes (std.trace, kadet, Python filters): the rest is not shown)"
             );
             return;
         }
