@@ -187,7 +187,51 @@ pub fn render_error(e: &anyhow::Error) -> String {
     if let Some(DiagnosticError(d)) = e.downcast_ref::<DiagnosticError>() {
         return render_diagnostic(d);
     }
-    format!("error: {e:#}\n")
+    inert(format!("error: {e:#}\n"))
+}
+
+/// `text` with its control and bidirectional characters escaped (`\u{1b}`,
+/// `\r`, `\0`), line breaks and tabs kept: an error quotes what the
+/// inventory wrote (an input path, a reference), and an ESC, CR or NUL there
+/// went to the terminal and the job log raw (probe 37: `input_paths:
+/// ["\e[2J..."]` cleared the screen).
+pub fn inert(text: String) -> String {
+    if !text
+        .chars()
+        .any(|c| c != '\n' && c != '\t' && crate::diagnostics::must_escape(c))
+    {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c != '\n' && c != '\t' && crate::diagnostics::must_escape(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod inert_tests {
+    #[test]
+    fn errors_show_control_characters_escaped() {
+        let e = anyhow::anyhow!(
+            "input `\x1b]0;t\x07\x1b[2Jx\r::error::hi\0y\u{202e}` not found\nnext line\tend"
+        );
+        let t = super::render_error(&e);
+        assert_eq!(
+            t,
+            "error: input `\\u{1b}]0;t\\u{7}\\u{1b}[2Jx\\r::error::hi\\u{0}y\\u{202e}` not found\nnext line\tend\n"
+        );
+        let d = crate::diagnostics::Diagnostic::error("key `a\x1b[2J` not found")
+            .with_hint("define `a\r`");
+        assert_eq!(
+            super::render_diagnostic(&d),
+            "error: key `a\\u{1b}[2J` not found\nhint: define `a\\r`\n"
+        );
+    }
 }
 
 #[cfg(test)]
@@ -215,7 +259,10 @@ macro_rules! eprintln {
         ::std::eprintln!()
     };
     ($($arg:tt)*) => {
-        ::std::eprint!("{}\n", $crate::cli::actions_safe(&::std::format!($($arg)*)))
+        ::std::eprint!(
+            "{}\n",
+            $crate::cli::actions_safe(&$crate::cli::inert(::std::format!($($arg)*)))
+        )
     };
 }
 pub(crate) use eprintln;
@@ -246,7 +293,7 @@ pub fn render_diagnostic(d: &Diagnostic) -> String {
     for h in &d.hints {
         out.push_str(&format!("hint: {h}\n"));
     }
-    out
+    inert(out)
 }
 
 /// GitHub Actions workflow-command rendering of one diagnostic.

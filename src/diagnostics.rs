@@ -129,11 +129,61 @@ pub fn program_output(text: &str) {
 /// may begin that the cut split, which the filter could not recognise)
 /// and `note` is said instead.
 pub fn program_output_cut(text: &str, drop: usize, note: &str) {
+    match admit(
+        &PROGRAM_OUTPUT_SENT,
+        &PROGRAM_OUTPUT_NOTED,
+        text.len(),
+        MAX_PROGRAM_OUTPUT,
+    ) {
+        Admit::Show => {}
+        Admit::Note => {
+            eprintln!(
+                "… (the compile's programs printed more than {MAX_PROGRAM_OUTPUT} bytes (std.trace, kadet, Python filters): the rest is not shown)"
+            );
+            return;
+        }
+        Admit::Drop => return,
+    }
     let filter = PROGRAM_OUTPUT.read().ok().and_then(|f| f.clone());
     eprint!(
         "{}",
         actions_safe(&shown_output(text, filter.as_ref(), drop, note))
     );
+}
+
+/// What program output one run passes on in all: `std.trace` in a fold
+/// (150 bytes of jsonnet) wrote 3.5 GB into the log in the 60 s the
+/// evaluation may run (probe 37).
+const MAX_PROGRAM_OUTPUT: usize = 64 << 20;
+
+static PROGRAM_OUTPUT_SENT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static PROGRAM_OUTPUT_NOTED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+#[derive(Debug, PartialEq, Eq)]
+enum Admit {
+    Show,
+    /// The first piece past the limit: say so, once.
+    Note,
+    Drop,
+}
+
+/// Counts `n` more bytes against `limit` in `sent`; the piece that
+/// crosses the limit is still shown, the next one is the note.
+fn admit(
+    sent: &std::sync::atomic::AtomicUsize,
+    noted: &std::sync::atomic::AtomicBool,
+    n: usize,
+    limit: usize,
+) -> Admit {
+    use std::sync::atomic::Ordering::Relaxed;
+    if sent.fetch_add(n, Relaxed) < limit {
+        Admit::Show
+    } else if !noted.swap(true, Relaxed) {
+        Admit::Note
+    } else {
+        Admit::Drop
+    }
 }
 
 /// What [`program_output_cut`] prints, before it is made inert for Actions.
@@ -265,6 +315,27 @@ pub(crate) fn neutralize_commands(text: &str) -> std::borrow::Cow<'_, str> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn program_output_stops_after_the_limit_with_one_note() {
+        use super::{admit, Admit};
+        let (sent, noted) = (
+            std::sync::atomic::AtomicUsize::new(0),
+            std::sync::atomic::AtomicBool::new(false),
+        );
+        let got: Vec<Admit> = (0..6).map(|_| admit(&sent, &noted, 400, 1000)).collect();
+        assert_eq!(
+            got,
+            [
+                Admit::Show,
+                Admit::Show,
+                Admit::Show,
+                Admit::Note,
+                Admit::Drop,
+                Admit::Drop
+            ]
+        );
+    }
+
     use super::*;
 
     /// Re-probe 16: a cut line is masked whole first, then its tail goes,

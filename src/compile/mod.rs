@@ -370,6 +370,15 @@ fn check_relative(p: &str, what: &str) -> Result<(), String> {
             "{what} `{p}` leaves the target's output directory (`..`)"
         ));
     }
+    // Git refuses a tree holding `.git` (any case): a catalog with
+    // `t/.git/config.yaml` compiled (exit 0) and could never be pushed
+    // (``invalid filename: ".GIT"``, naming no file; probe 37).
+    if p.split('/').any(|c| c.eq_ignore_ascii_case(".git")) {
+        return Err(format!(
+            "{what} `{}` holds a `.git` directory, which git refuses to commit (the catalog could not be pushed): rename the key or path that names it",
+            shown(p)
+        ));
+    }
     Ok(())
 }
 
@@ -1859,6 +1868,18 @@ mod tests {
         assert!(e.contains("305 bytes"), "{e}");
         assert!(e.contains("more than 255"), "{e}");
         assert!(check_relative(&format!("o/{}.yaml", "a".repeat(250)), "x").is_ok());
+        // Probe 37: git refuses `.git` in a tree, so push failed later.
+        for p in [".git/config.yaml", "sub/.GIT/hooks/x.yaml", "a/.Git"] {
+            let e = check_relative(p, "output file").unwrap_err();
+            assert!(
+                e.contains(&format!(
+                    "output file `{p}` holds a `.git` directory, which git refuses to commit"
+                )),
+                "{e}"
+            );
+        }
+        assert!(check_relative(".github/workflows/x.yaml", "x").is_ok());
+        assert!(check_relative("a/.gitignore", "x").is_ok());
     }
 
     #[test]

@@ -504,6 +504,7 @@ fn pass_on_output(stderr: std::process::ChildStderr) -> Option<std::sync::mpsc::
             pass_on_lines(
                 BufReader::new(stderr),
                 MAX_OUTPUT_LINE,
+                MAX_OUTPUT,
                 |line, cut| match cut {
                     None => crate::diagnostics::program_output(line),
                     Some(note) => {
@@ -520,17 +521,44 @@ fn pass_on_output(stderr: std::process::ChildStderr) -> Option<std::sync::mpsc::
 /// without a newline takes bounded memory).
 const MAX_OUTPUT_LINE: usize = 16 << 20;
 
+/// What one Python process's output may put in the log in all: a kadet
+/// input printing in a loop wrote 400 MB into the job log in 26 s (probe
+/// 37), and could go on for the program time limit (300 s).
+const MAX_OUTPUT: usize = 16 << 20;
+
 /// Passes each line of `r` to `out` whole, so a mask sees every value it
 /// holds (a line passed on in pieces showed a value split across two;
 /// re-probe 16). Of a line longer than `max`, only its first `max` bytes
 /// go on, with the note to show in place of their last sixteenth (where
-/// a value may begin that the cut splits: dropped after masking).
-fn pass_on_lines(mut r: impl BufRead, max: usize, mut out: impl FnMut(&str, Option<String>)) {
+/// a value may begin that the cut splits: dropped after masking). Past
+/// `total` bytes, one line says so and the rest is read and dropped (so
+/// the program is not blocked on a full pipe).
+fn pass_on_lines(
+    mut r: impl BufRead,
+    max: usize,
+    total: usize,
+    mut out: impl FnMut(&str, Option<String>),
+) {
     use std::io::Read;
     let mut line = Vec::new();
+    let mut sent = 0usize;
     loop {
         line.clear();
-        match (&mut r).take(max as u64).read_until(b'\n', &mut line) {
+        let read = (&mut r).take(max as u64).read_until(b'\n', &mut line);
+        if let Ok(n) = read {
+            if n > 0 && sent >= total {
+                if sent != usize::MAX {
+                    sent = usize::MAX;
+                    out(
+                        &format!("… (the program printed more than {total} bytes: the rest is not shown)\n"),
+                        None,
+                    );
+                }
+                continue;
+            }
+            sent += n;
+        }
+        match read {
             Ok(0) | Err(_) => return,
             Ok(n) if n < max || line.ends_with(b"\n") => out(&String::from_utf8_lossy(&line), None),
             Ok(_) => {
@@ -681,7 +709,7 @@ mod tests {
             "C".repeat(500)
         );
         let mut shown = Vec::new();
-        pass_on_lines(std::io::Cursor::new(text), 256, |l, cut| {
+        pass_on_lines(std::io::Cursor::new(text), 256, usize::MAX, |l, cut| {
             shown.push((l.to_string(), cut))
         });
         assert_eq!(shown.len(), 4, "{shown:?}");
@@ -696,6 +724,26 @@ mod tests {
             Some("… (a line of more than 256 bytes: the rest, about 522 bytes, is not shown)\n")
         );
         assert_eq!(shown[3], ("last".to_string(), None));
+    }
+
+    #[test]
+    fn output_stops_after_the_total_with_one_note() {
+        let text = "0123456789\n".repeat(100_000);
+        let mut shown = Vec::new();
+        pass_on_lines(std::io::Cursor::new(text), 256, 1000, |l, cut| {
+            shown.push((l.to_string(), cut))
+        });
+        assert_eq!(shown.len(), 92, "{:?}", &shown[shown.len() - 3..]);
+        assert!(shown[..91]
+            .iter()
+            .all(|(l, c)| l == "0123456789\n" && c.is_none()));
+        assert_eq!(
+            shown[91],
+            (
+                "… (the program printed more than 1000 bytes: the rest is not shown)\n".to_string(),
+                None
+            )
+        );
     }
 
     #[test]

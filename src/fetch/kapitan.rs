@@ -196,6 +196,19 @@ pub fn fetch_dependencies(
                 .iter()
                 .find(|r| dest.starts_with(r))
                 .unwrap_or(&opts.output_path);
+            // `output_path: .git` wrote the dependency's `config` (a
+            // `core.fsmonitor` command) and `hooks/` into the repository's
+            // own git directory: the job's next git command ran them.
+            if dest
+                .strip_prefix(base)
+                .unwrap_or(&dest)
+                .components()
+                .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
+            {
+                return Err(bad(format!(
+                    "output_path `{rel}` is inside a `.git` directory, whose files git runs (hooks, `core.fsmonitor`): fetch dependencies elsewhere"
+                )));
+            }
             if let Some(link) = crate::fswalk::first_link_below(base, &dest) {
                 return Err(bad(format!(
                     "output_path `{rel}` goes through the symbolic link `{}`",

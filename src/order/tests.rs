@@ -122,6 +122,30 @@ metadata:
 }
 
 #[test]
+fn a_long_cycle_names_its_first_changes_and_the_count() {
+    let n = 5000;
+    let mut yaml = String::new();
+    for i in 0..n {
+        yaml.push_str(&format!(
+            "---\nkind: Job\nmetadata:\n  name: j{i}\n  annotations: {{kapp.k14s.io/change-group: g/{i}, kapp.k14s.io/change-rule: upsert after upserting g/{}}}\n",
+            (i + 1) % n
+        ));
+    }
+    let e = graph(&yaml, &no_defaults()).unwrap_err().to_string();
+    assert!(e.len() < 1000, "{} bytes: {}", e.len(), &e[..300]);
+    assert!(
+        e.starts_with(
+            "Detected cycle while ordering changes: [job/j0 () cluster] -> [job/j1 () cluster] -> "
+        ),
+        "{e}"
+    );
+    assert!(
+        e.ends_with("[job/j11 () cluster] -> ... 4987 more changes ... -> [job/j4999 () cluster] -> [job/j0 () cluster] (5000 changes in all) (found repeated: job/j0 () cluster)"),
+        "{e}"
+    );
+}
+
+#[test]
 fn optional_rules_skip_edges_that_would_close_a_cycle() {
     // Three bindings: a -> b (required), then optional b -> c and c -> a.
     // The later binding weighs more, so c -> a is tried first and kept;

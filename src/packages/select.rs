@@ -50,13 +50,13 @@ pub enum SelectError {
     },
 }
 
-fn keep_prerelease(v: &Version, ids: &[String]) -> bool {
+fn keep_prerelease(v: &Version, ids: &std::collections::HashSet<&str>) -> bool {
     if ids.is_empty() {
         return true;
     }
     // Whole dot-separated parts only (`beta1` is not `beta`); numeric parts
     // count too, as in the pinned reference (`2.0.0-10` matches `10`).
-    v.prerelease_parts().any(|p| ids.iter().any(|id| id == p))
+    v.prerelease_parts().any(|p| ids.contains(p))
 }
 
 /// Selects the highest candidate; see the module docs for the order.
@@ -75,24 +75,29 @@ pub fn highest(
     }
     let mut details = vec![format!("all={}", alive.len())];
 
+    // Built once: joining 100,000 identifiers for each of 20,000 rejected
+    // prereleases took 76 s (probe 37); looked up in a set for the same reason.
+    let why = match &sel.prereleases {
+        None => "prerelease, and prereleases are not enabled (set `prereleases: {}`)".to_string(),
+        Some(ids) => format!(
+            "prerelease without any of the identifiers [{}]",
+            cut(&ids.join(", "))
+        ),
+    };
+    let ids: Option<std::collections::HashSet<&str>> = sel
+        .prereleases
+        .as_ref()
+        .map(|ids| ids.iter().map(String::as_str).collect());
     alive.retain(|(s, v)| {
         if !v.has_prerelease() {
             return true;
         }
-        let keep = match &sel.prereleases {
+        let keep = match &ids {
             None => false,
             Some(ids) => keep_prerelease(v, ids),
         };
         if !keep {
-            let why = match &sel.prereleases {
-                None => "prerelease, and prereleases are not enabled (set `prereleases: {}`)"
-                    .to_string(),
-                Some(ids) => format!(
-                    "prerelease without any of the identifiers [{}]",
-                    ids.join(", ")
-                ),
-            };
-            rejected.push((s.clone(), why));
+            rejected.push((s.clone(), why.clone()));
         }
         keep
     });
@@ -111,16 +116,14 @@ pub fn highest(
 
     if !sel.constraints.is_empty() {
         let con = Constraint::parse(&sel.constraints).map_err(|e| SelectError::Constraint {
-            constraint: sel.constraints.clone(),
+            constraint: cut(&sel.constraints).into_owned(),
             message: e.0,
         })?;
+        let why = format!("does not satisfy constraints '{}'", cut(&sel.constraints));
         alive.retain(|(s, v)| {
             let ok = con.matches(v);
             if !ok {
-                rejected.push((
-                    s.clone(),
-                    format!("does not satisfy constraints '{}'", sel.constraints),
-                ));
+                rejected.push((s.clone(), why.clone()));
             }
             ok
         });
@@ -145,6 +148,24 @@ pub fn highest(
     })
 }
 
+/// Bytes of a constraint (or a prerelease identifier list) each rejected
+/// version's reason quotes.
+const QUOTED: usize = 200;
+
+/// `text`, cut after [`QUOTED`] bytes with its length: every rejected
+/// version quoted the whole constraint, so 5,000 `||` alternatives (129 kB)
+/// against 10,000 versions wrote 1.2 GB of reasons, and 20,000 took 5.4 GB.
+fn cut(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= QUOTED {
+        return text.into();
+    }
+    let mut end = QUOTED;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{} ... ({} bytes)", &text[..end], text.len()).into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,6 +179,84 @@ mod tests {
             constraints: constraints.into(),
             prereleases: pre.map(strs),
         }
+    }
+
+    #[test]
+    fn reasons_quote_a_long_constraint_cut() {
+        let versions: Vec<String> = (0..300).map(|i| format!("{i}.0.0")).collect();
+        let long: Vec<String> = (1000..1450)
+            .map(|i| format!(">={i}.0.0 <{i}.1.0"))
+            .collect();
+        let long = long.join(" || ");
+        let Err(SelectError::NoneFound { rejected, .. }) =
+            highest(&versions, &sel(&long, None), &[])
+        else {
+            panic!("a version was chosen");
+        };
+        assert_eq!(rejected.len(), 300);
+        for (_, why) in &rejected {
+            assert!(why.len() < 300, "{} bytes", why.len());
+            assert!(
+                why.starts_with("does not satisfy constraints '>=1000.0.0 <1000.1.0 || "),
+                "{why}"
+            );
+            assert!(
+                why.ends_with(&format!(" ... ({} bytes)'", long.len())),
+                "{why}"
+            );
+        }
+        let ids: Vec<String> = (0..2000).map(|i| format!("rc{i}")).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let pre = strs(&["1.0.0-beta.1"]);
+        let Err(SelectError::NoneFound { rejected, .. }) = highest(&pre, &sel("", Some(&ids)), &[])
+        else {
+            panic!("a version was chosen");
+        };
+        assert!(rejected[0].1.len() < 300, "{}", rejected[0].1.len());
+        // Past 1,000 comparisons the constraint is refused, quoted cut.
+        let Err(SelectError::Constraint {
+            constraint,
+            message,
+        }) = highest(&versions, &sel(&[&long[..]; 5].join(" || "), None), &[]).map(|_| ())
+        else {
+            unreachable!()
+        };
+        assert!(
+            message.contains("holds 4500 comparisons: at most 1000"),
+            "{message}"
+        );
+        assert!(constraint.len() < 300);
+        // A short constraint is quoted whole, as before.
+        let Err(SelectError::NoneFound { rejected, .. }) =
+            highest(&versions, &sel(">=1000.0.0", None), &[])
+        else {
+            panic!("a version was chosen");
+        };
+        assert_eq!(rejected[0].1, "does not satisfy constraints '>=1000.0.0'");
+    }
+
+    #[test]
+    fn prerelease_identifiers_are_looked_up_whole_in_a_long_list() {
+        // Probe 37: the list is a set now and its reason built once (20,000
+        // prereleases against 100,000 identifiers took 76 s, now 5.5 s);
+        // what is kept is unchanged.
+        let ids: Vec<String> = (0..5000).map(|i| format!("x{i}")).collect();
+        let mut ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        ids.push("rc");
+        let c = strs(&["1.0.0-rc.1", "1.1.0-rc1.1", "1.2.0-x4999", "2.0.0-beta.1"]);
+        let s = highest(&c, &sel("", Some(&ids)), &[]).unwrap();
+        assert_eq!(s.matching, ["1.0.0-rc.1", "1.2.0-x4999"]);
+        let why = &s
+            .rejected
+            .iter()
+            .find(|(v, _)| v == "2.0.0-beta.1")
+            .unwrap()
+            .1;
+        assert!(
+            why.starts_with("prerelease without any of the identifiers [x0, x1, "),
+            "{why}"
+        );
+        assert!(why.ends_with(" bytes)]"), "{why}");
     }
 
     #[test]

@@ -457,7 +457,7 @@ impl Refs {
         if let Some(f) = self.files.lock().ok().and_then(|m| m.get(path).cloned()) {
             return Ok(Some(f));
         }
-        if std::fs::symlink_metadata(&full).is_err() || !full.is_file() {
+        if std::fs::symlink_metadata(&full).is_err() {
             return Ok(None);
         }
         // Symlinks (the file, or a directory on the way) may only lead to
@@ -468,6 +468,14 @@ impl Refs {
         if !t.starts_with(&r) {
             return Err(RefError::new(format!(
                 "{}: resolves outside the refs directory (through a symlink); strata does not follow it",
+                full.display()
+            )));
+        }
+        // A directory or FIFO there was reported as "does not exist", with
+        // a hint to write the reference, which then failed or waited.
+        if !t.is_file() {
+            return Err(RefError::new(format!(
+                "{}: is not a regular file (a directory, a FIFO or a device): a reference is a file written by `strata refs --write`",
                 full.display()
             )));
         }
@@ -486,6 +494,15 @@ impl Refs {
     pub fn write_file(&self, path: &str, file: &RefFile) -> Result<PathBuf, RefError> {
         let full = self.file_path(path)?;
         if let Some(parent) = full.parent() {
+            // Checked before the directories are made: through a committed
+            // `refs/out -> /elsewhere` link, `out/a/b/x` made `/elsewhere/a/b`
+            // and only then was refused.
+            if self.leaves_root(parent) {
+                return Err(RefError::new(format!(
+                    "{}: is below a symlink out of the refs directory; strata does not write through it",
+                    full.display()
+                )));
+            }
             std::fs::create_dir_all(parent)
                 .map_err(|e| RefError::new(format!("{}: {e}", parent.display())))?;
         }
@@ -511,6 +528,24 @@ impl Refs {
             );
         }
         Ok(full)
+    }
+
+    /// Whether the deepest part of `dir` that exists (a path below the
+    /// refs directory) resolves outside it; a dangling link counts as out.
+    fn leaves_root(&self, dir: &Path) -> bool {
+        let Ok(root) = self.root.canonicalize() else {
+            // No refs directory yet: whatever is written below it is new.
+            return false;
+        };
+        let mut at = dir;
+        while std::fs::symlink_metadata(at).is_err() {
+            match at.parent() {
+                Some(p) if p.starts_with(&self.root) => at = p,
+                _ => return false,
+            }
+        }
+        at.canonicalize()
+            .map_or(true, |real| !real.starts_with(&root))
     }
 
     /// Kapitan's `backend[path]`: the reference with its hash, or `None`.
@@ -1186,7 +1221,51 @@ mod tests {
                 .unwrap();
             assert!(r.write_file("dir/new", &f).is_err());
             assert!(!outside.path().join("new").exists());
+            // Nothing is made outside on the way: not even the directories.
+            let e = r.write_file("dir/a/b/new", &f).unwrap_err();
+            assert!(
+                e.message
+                    .contains("below a symlink out of the refs directory"),
+                "{}",
+                e.message
+            );
+            assert!(!outside.path().join("a").exists());
+            let e = r
+                .compile_str("?{base64:dir/c/d||random:str:8}", &t())
+                .unwrap_err();
+            assert!(
+                e.message.contains("out of the refs directory"),
+                "{}",
+                e.message
+            );
+            assert!(!outside.path().join("c").exists());
+            // A dangling link is no way out either.
+            std::os::unix::fs::symlink(outside.path().join("gone"), d.path().join("dangling"))
+                .unwrap();
+            assert!(r.write_file("dangling/e/x", &f).is_err());
+            assert!(!outside.path().join("gone").exists());
         }
+    }
+
+    #[test]
+    fn a_reference_that_is_no_file_is_named_so() {
+        let (d, r) = refs();
+        std::fs::create_dir_all(d.path().join("dir/sub")).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("dir", d.path().join("to-dir")).unwrap();
+        for p in ["dir", "dir/sub", "to-dir"] {
+            let e = r.compile_str(&format!("?{{plain:{p}}}"), &t()).unwrap_err();
+            assert!(
+                e.message.ends_with(&format!(
+                    "{p}: is not a regular file (a directory, a FIFO or a device): a reference is a file written by `strata refs --write`"
+                )),
+                "{p}: {}",
+                e.message
+            );
+        }
+        // A missing one is still missing, with its hint.
+        let e = r.compile_str("?{plain:nothing}", &t()).unwrap_err();
+        assert!(e.message.contains("does not exist"), "{}", e.message);
     }
 
     #[test]

@@ -2590,6 +2590,11 @@ pub struct Workspace {
 #[error("{0}")]
 pub struct EvalError(pub String);
 
+/// Files a `load()` chain may nest (each loading the next): every level
+/// holds an evaluator, so a chain of 3,000 `.star` files ended on the
+/// evaluation memory budget, whose error spoke of a value built too large.
+pub const MAX_LOAD_DEPTH: usize = 256;
+
 struct Loader<'a> {
     ws: &'a Workspace,
     from: String,
@@ -2743,6 +2748,11 @@ impl Workspace {
                 "cannot load {path}: Expected to find file '{target}' (hint: only files included via -f flag are available)"
             )));
         };
+        if self.loading.borrow().len() >= MAX_LOAD_DEPTH {
+            return Err(EvalError(format!(
+                "cannot load {path}: files load each other more than {MAX_LOAD_DEPTH} deep (a load() chain): load fewer files from one another"
+            )));
+        }
         self.loading.borrow_mut().push(target.clone());
         let r = self.eval_file(idx);
         self.loading.borrow_mut().pop();

@@ -619,7 +619,7 @@ fn run_in(
         .map_err(|e: overlay::OverlayError| {
             terr(format!(
                 "Overlaying (in following order: {}): {}",
-                order.join(", "),
+                listed(&order),
                 e.message
             ))
         })?;
@@ -705,6 +705,23 @@ fn subset(doc: &Node, types: &[DocType], want: DocType) -> Node {
         })
         .collect();
     s
+}
+
+/// Overlays named in an error's "in following order" list; past these,
+/// the count. Each overlay document is named, so 20,000 of them in one file
+/// made an error line of 160 kB.
+const LISTED_OVERLAYS: usize = 20;
+
+/// ytt's `a, b, c`, cut after [`LISTED_OVERLAYS`] names.
+fn listed(names: &[String]) -> String {
+    if names.len() <= LISTED_OVERLAYS {
+        return names.join(", ");
+    }
+    format!(
+        "{}, ... ({} in all)",
+        names[..LISTED_OVERLAYS].join(", "),
+        names.len()
+    )
 }
 
 /// The `#@library/ref "@path~alias"` of a data values / schema document.
@@ -797,7 +814,7 @@ fn apply_dv(
 ) -> Result<(), TemplateError> {
     let header = format!(
         "Overlaying data values (in following order: {}): \n",
-        sources.join(", ")
+        listed(sources)
     );
     let mut v = d.val.clone();
     if from_flags {

@@ -2891,6 +2891,174 @@ fn overlay_matching_is_bounded() {
 }
 
 #[test]
+fn subset_matchers_count_their_comparisons() {
+    // Probe 37: `overlay.subset` compared a map with every key of every
+    // document outside the budget above: 100 subset overlays of 500 keys on
+    // 2,000 documents of 500 keys ran 90 s, until the evaluation's time
+    // limit. Each key compared now counts.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (docs, keys, overlays) = (200, 200, 4);
+    let data: String = (0..keys).map(|k| format!("  k{k}: v{k}\n")).collect();
+    let text: String = (0..docs)
+        .map(|_| format!("---\nkind: C\ndata:\n{data}"))
+        .collect();
+    write(&dir.join("docs.yml"), &text);
+    let sub: Vec<String> = (0..keys).map(|k| format!("\"k{k}\": \"v{k}\"")).collect();
+    let sub = format!("{{\"data\": {{{}}}}}", sub.join(", "));
+    let mut ov = vec!["#@ load(\"@ytt:overlay\", \"overlay\")".to_string()];
+    for _ in 0..overlays {
+        ov.push(format!(
+            "#@overlay/match by=overlay.subset({sub}), expects=\"0+\"\n---\nkind: C"
+        ));
+    }
+    write(&dir.join("ov.yml"), &(ov.join("\n") + "\n"));
+    let err = run(dir, &["template", "-f", "docs.yml", "-f", "ov.yml"], 2);
+    assert!(
+        err.contains("overlays compared more than 20000000 items") && err.contains("ov.yml:"),
+        "{}",
+        &err[err.len().saturating_sub(400)..]
+    );
+}
+
+#[test]
+fn map_key_matchers_count_their_comparisons() {
+    // Probe 37: `overlay.map_key("data")` compares the two `data` maps
+    // key by key with every key (quadratic), outside the budget: 50
+    // overlays of a 2,000-key map on 400 documents took 38 s. Counted now.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (docs, keys) = (100, 500);
+    let data: String = (0..keys).map(|k| format!("    k{k}: v{k}\n")).collect();
+    let text: String = (0..docs)
+        .map(|_| format!("---\nitems:\n- data:\n{data}"))
+        .collect();
+    write(&dir.join("docs.yml"), &text);
+    // The same keys, the last value different: no match, nothing merged.
+    let sub: Vec<String> = (0..keys - 1)
+        .map(|k| format!("\"k{k}\": \"v{k}\""))
+        .collect();
+    let sub = format!("{{{}, \"k{}\": \"zz\"}}", sub.join(", "), keys - 1);
+    write(
+        &dir.join("ov.yml"),
+        &format!("#@ load(\"@ytt:overlay\", \"overlay\")\n#@overlay/match by=overlay.all, expects=\"0+\"\n---\nitems:\n#@overlay/match by=overlay.map_key(\"data\"), expects=\"0+\"\n- data: {sub}\n"),
+    );
+    let err = run(dir, &["template", "-f", "docs.yml", "-f", "ov.yml"], 2);
+    assert!(
+        err.contains("overlays compared more than 20000000 items") && err.contains("ov.yml:"),
+        "{}",
+        &err[err.len().saturating_sub(400)..]
+    );
+}
+
+#[test]
+fn load_chains_are_bounded() {
+    // Probe 37: 3,000 `.star` files each loading the next ended on the
+    // evaluation memory budget ("a value built too large?"); 256 levels
+    // now, with an error that says what happened.
+    let tmp = tempfile::tempdir().unwrap();
+    let chain = |dir: &Path, n: usize| {
+        for i in 0..n {
+            let text = if i + 1 < n {
+                format!(
+                    "load(\"a{}.star\", \"v{}\")\nv{i} = v{} + 1\n",
+                    i + 1,
+                    i + 1,
+                    i + 1
+                )
+            } else {
+                format!("v{i} = 0\n")
+            };
+            write(&dir.join(format!("a{i}.star")), &text);
+        }
+        write(
+            &dir.join("t.yml"),
+            "#@ load(\"a0.star\", \"v0\")\nk: #@ v0\n",
+        );
+    };
+    let deep = tmp.path().join("deep");
+    chain(&deep, 300);
+    let err = run(&deep, &["template", "-f", "."], 2);
+    assert!(
+        err.contains(
+            "cannot load a256.star: files load each other more than 256 deep (a load() chain)"
+        ),
+        "{}",
+        &err[err.len().saturating_sub(300)..]
+    );
+    let ok = tmp.path().join("ok");
+    chain(&ok, 200);
+    assert!(run(&ok, &["template", "-f", "."], 0).contains("k: 199"));
+}
+
+#[test]
+fn an_overlay_errors_list_of_overlays_is_cut() {
+    // Probe 37: the error named every overlay document, 20,000 of them in
+    // one file made one line of 160 kB.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(&dir.join("d.yml"), "kind: C\n");
+    let mut ov = vec!["#@ load(\"@ytt:overlay\", \"overlay\")".to_string()];
+    for _ in 0..500 {
+        ov.push("#@overlay/match by=overlay.subset({\"kind\": \"Nope\"})\n---\nkind: C".into());
+    }
+    write(&dir.join("ov.yml"), &(ov.join("\n") + "\n"));
+    let err = run(dir, &["template", "-f", "d.yml", "-f", "ov.yml"], 2);
+    assert!(err.len() < 1000, "{} bytes: {}", err.len(), &err[..300]);
+    assert!(
+        err.contains("Overlaying (in following order: ov.yml, ov.yml, ")
+            && err.contains(", ... (500 in all)): Document on line ov.yml:3: Expected number of matched nodes to be 1, but was 0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_dependency_is_never_fetched_into_a_git_directory() {
+    // Probe 37: a Kapitan dependency's `output_path: .git` wrote the
+    // fetched repository's `config` (a `core.fsmonitor` command) and
+    // `hooks/post-checkout` into the working repository's `.git`: the next
+    // `git status` ran the command.
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    write(
+        &src.join("config"),
+        "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch pwned; false\"\n",
+    );
+    write(
+        &src.join("hooks/post-checkout"),
+        "#!/bin/sh\ntouch hooked\n",
+    );
+    git(&src, &["init", "-q"]);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-qm", "one"]);
+    let proj = tmp.path().join("proj");
+    write(&proj.join("inventory/classes/.keep"), "");
+    git(&proj, &["init", "-q"]);
+    let config = std::fs::read_to_string(proj.join(".git/config")).unwrap();
+    for out in [".git", ".GIT/x", "sub/.git"] {
+        write(
+            &proj.join("inventory/targets/t.yml"),
+            &format!(
+                "parameters:\n  kapitan:\n    vars: {{target: t}}\n    dependencies:\n      - {{type: git, source: \"file://{}\", ref: main, output_path: \"{out}\"}}\n    compile: []\n",
+                src.display()
+            ),
+        );
+        let err = run(&proj, &["compile", "--force-fetch"], 2);
+        assert!(
+            err.contains(&format!("output_path `{out}` is inside a `.git` directory")),
+            "{out}: {err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(proj.join(".git/config")).unwrap(),
+        config
+    );
+    assert!(!proj.join(".git/hooks/post-checkout").exists());
+    assert!(!proj.join("sub").exists() && !proj.join(".GIT").exists());
+}
+
+#[test]
 fn input_directories_whose_symlinks_fan_out_end_at_once() {
     // Re-probe of 2026-11-26: `d_i/a` and `d_i/b` -> `../d_{i+1}` on 24
     // levels is 2^24 paths and no loop: ytt, jinja2 and copy inputs ran past
