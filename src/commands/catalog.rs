@@ -121,8 +121,9 @@ fn fetch_all(
     args: &CompileArgs,
     layout: &Layout,
     info: &ClusterInfo,
-    confined: bool,
+    confine: Option<&crate::compile::confine::Confine>,
 ) -> anyhow::Result<JbOptions> {
+    let confined = confine.is_some();
     let started = Instant::now();
     let credentials = crate::commands::fetch::token_credentials(
         args.publish.token_env.as_deref(),
@@ -148,9 +149,10 @@ fn fetch_all(
         if confined && what != "the global and tenant configuration" {
             if let Some(d) = deps.iter().find(|d| !crate::fetch::is_network_url(&d.url)) {
                 anyhow::bail!(
-                    "{} `{}`: a confined catalog compile (a pull request's: a GitHub `pull_request*` event, or --confine) fetches nothing from this machine (a `file://` URL or a path): the pull request would choose which of the runner's repositories go into the catalog; give a network URL (https, ssh) or compile in a trusted job",
+                    "{} `{}`: {}",
                     d.name,
-                    crate::diagnostics::escape_controls(&d.url)
+                    crate::diagnostics::escape_controls(&crate::git::redact_url(&d.url)),
+                    crate::fetch::CONFINED_FETCH
                 );
             }
         }
@@ -230,6 +232,7 @@ fn fetch_all(
         credentials,
         ext_vars: Vec::new(),
         update: true,
+        confine: confine.cloned(),
     })
 }
 
@@ -280,7 +283,7 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
                 layout.work_dir.display()
             );
         };
-        Some(fetch_all(&args, &layout, info, confine.is_some())?)
+        Some(fetch_all(&args, &layout, info, confine.as_ref())?)
     };
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get())

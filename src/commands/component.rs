@@ -119,6 +119,7 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
             credentials: crate::commands::fetch::token_credentials(None, "x-access-token")?,
             ext_vars: Vec::new(),
             update: true,
+            confine: confine.clone(),
         })
     };
     let report = component::compile_component(&ComponentOptions {

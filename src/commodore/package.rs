@@ -334,6 +334,7 @@ pub fn compile_package(
             credentials: opts.credentials.clone(),
             ext_vars: Vec::new(),
             update: true,
+            confine: None,
         });
     let kapitan_cache = opts
         .kapitan_dependencies

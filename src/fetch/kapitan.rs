@@ -599,6 +599,15 @@ fn fetch_helm(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resu
         }
         let chart = d.str("chart_name").unwrap_or_default();
         let version = d.str("version");
+        // The chart name is `helm pull`'s argument, which helm takes for
+        // an option when it starts with `-` (`--untardir=/home/runner/x`
+        // expanded the chart there): no chart is named so.
+        if chart.starts_with('-') {
+            return Err(d.err(format!(
+                "chart_name `{}` starts with `-`, which helm takes for one of its options: name the chart",
+                crate::diagnostics::escape_controls(chart)
+            )));
+        }
         let helm = d
             .str("helm_path")
             .map(str::to_string)

@@ -546,7 +546,7 @@ fn component_compile_never_reads_outside_the_checkout() {
     refused_when_confined(
         &repo,
         &fetching,
-        &["fetches no dependency from this machine", "file://"],
+        &["fetches nothing from this machine", "file://"],
     );
 }
 
@@ -808,4 +808,147 @@ fn template_never_writes_through_a_link_out_of_the_checkout() {
         0,
     );
     assert!(outside.join("elsewhere/a.yml").is_file());
+}
+
+/// Issue 19, the gaps confine36 left in `fetch --jsonnetfile`: only the
+/// direct dependencies of `jsonnetfile.json` were checked. A dependency's
+/// own jsonnetfile naming a `file://` repository of the runner was cloned
+/// into `vendor/`; a `jsonnetfile.jsonnet` was rendered unconfined (its
+/// `importstr` of the runner's file became a remote, quoted by the fetch's
+/// error); a remote on this machine's network (`http://127.0.0.1:9/`) was
+/// fetched. Confined: each refused, naming the file.
+#[test]
+fn fetch_jsonnetfile_confines_the_dependencies_own_files() {
+    let (_tmp, repo, outside) = setup("fetch");
+    let private = outside.join("private");
+    git_repo(&private, &[("x.libsonnet", &format!("'{MARKER}'\n"))]);
+    let url = format!("file://{}", private.display());
+    let jsonnetfile = |at: &Path, source: &str| {
+        std::fs::create_dir_all(at).unwrap();
+        std::fs::write(
+            at.join("jsonnetfile.json"),
+            format!(
+                r#"{{"version": 1, "dependencies": [{{"source": {source}, "version": "main"}}]}}"#
+            ),
+        )
+        .unwrap();
+    };
+    // A local package inside the tree (fine) whose own jsonnetfile names
+    // the runner's repository.
+    jsonnetfile(&repo, r#"{"local": {"directory": "libs/a"}}"#);
+    jsonnetfile(
+        &repo.join("libs/a"),
+        &format!(r#"{{"git": {{"remote": "{url}", "subdir": ""}}}}"#),
+    );
+    let args = ["fetch", "--jsonnetfile", "."];
+    refused_when_confined(
+        &repo,
+        &args,
+        &[
+            "libs/a/jsonnetfile.json: source.git.remote `file://",
+            "fetches nothing from this machine",
+        ],
+    );
+    assert!(!repo.join("vendor/private").exists());
+    run(&repo, &args, "push", 0);
+    let got = std::fs::read_to_string(repo.join("vendor/private/x.libsonnet")).unwrap();
+    assert!(got.contains(MARKER), "unconfined, as jsonnet-bundler");
+    std::fs::remove_dir_all(repo.join("vendor")).unwrap();
+    std::fs::remove_file(repo.join("jsonnetfile.lock.json")).unwrap();
+    // A remote on this machine or its network.
+    for remote in [
+        "http://127.0.0.1:9/x.git",
+        "https://169.254.169.254/x.git",
+        "ssh://-oProxyCommand=touch%20pwned/x",
+    ] {
+        jsonnetfile(
+            &repo,
+            &format!(r#"{{"git": {{"remote": "{remote}", "subdir": ""}}}}"#),
+        );
+        refused_when_confined(
+            &repo,
+            &args,
+            &["source.git.remote", "this machine or its network"],
+        );
+    }
+    // A jsonnetfile.jsonnet importing the runner's file.
+    std::fs::remove_file(repo.join("jsonnetfile.json")).unwrap();
+    std::fs::write(
+        repo.join("jsonnetfile.jsonnet"),
+        format!(
+            "{{version: 1, dependencies: [{{source: {{git: {{remote: importstr '{}', subdir: ''}}}}, version: 'main'}}]}}\n",
+            outside.join("secret.yml").display()
+        ),
+    )
+    .unwrap();
+    refused_when_confined(
+        &repo,
+        &args,
+        &["jsonnetfile.jsonnet", "outside the repository"],
+    );
+    let out = run(&repo, &args, "push", 2);
+    assert!(
+        out.contains(MARKER),
+        "unconfined, the import is read: {out}"
+    );
+}
+
+/// Issue 19: a confined `component compile` still fetched what the pull
+/// request's component named on this machine's network (a jsonnet
+/// dependency's remote, a Kapitan dependency's source at
+/// `http://127.0.0.1:9/`), and its jsonnet-bundler step cloned a `file://`
+/// repository of the runner. Public network sources are still fetched
+/// (helm components' CI on pull requests needs them).
+#[test]
+fn component_compile_fetches_nothing_from_this_machine() {
+    let (_tmp, repo, outside) = setup("component");
+    let comp = repo.join("component-demo");
+    let private = outside.join("private");
+    git_repo(&private, &[("x.libsonnet", &format!("'{MARKER}'\n"))]);
+    let args = ["component", "compile", "component-demo", "-o", "out"];
+    let jsonnetfile = |remote: &str| {
+        std::fs::write(
+            comp.join("jsonnetfile.json"),
+            format!(r#"{{"version": 1, "dependencies": [{{"source": {{"git": {{"remote": "{remote}", "subdir": ""}}}}, "version": "main"}}]}}"#),
+        )
+        .unwrap();
+    };
+    let file_url = format!("file://{}", private.display());
+    for remote in [
+        file_url.as_str(),
+        "http://127.0.0.1:9/x.git",
+        "git@localhost:org/x.git",
+    ] {
+        jsonnetfile(remote);
+        refused_when_confined(
+            &repo,
+            &args,
+            &[
+                "jsonnetfile.json: source.git.remote",
+                "fetches nothing from this machine or its network",
+            ],
+        );
+        assert!(!comp.join("vendor/private").exists(), "{remote}");
+    }
+    jsonnetfile(&file_url);
+    run(&repo, &args, "push", 0);
+    assert!(
+        comp.join("vendor/private/x.libsonnet").is_file(),
+        "unconfined"
+    );
+    std::fs::remove_file(comp.join("jsonnetfile.json")).unwrap();
+    // A Kapitan dependency from this machine's network.
+    std::fs::write(
+        comp.join("class/demo.yml"),
+        "parameters:\n  kapitan:\n    dependencies:\n      - type: https\n        source: http://127.0.0.1:9/x.yml\n        output_path: dependencies/x.yml\n    compile:\n      - input_paths: ['${_base_directory}/component/main.jsonnet']\n        input_type: jsonnet\n        output_path: demo/\n",
+    )
+    .unwrap();
+    refused_when_confined(
+        &repo,
+        &args,
+        &[
+            "Kapitan dependency http://127.0.0.1:9/x.yml",
+            "this machine or its network",
+        ],
+    );
 }
