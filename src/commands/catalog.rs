@@ -147,14 +147,7 @@ fn fetch_all(
         // packages: one on this machine (`file:///home/runner/...`, a path)
         // would put the runner's repository into the catalog.
         if confined && what != "the global and tenant configuration" {
-            if let Some(d) = deps.iter().find(|d| !crate::fetch::is_network_url(&d.url)) {
-                anyhow::bail!(
-                    "{} `{}`: {}",
-                    d.name,
-                    crate::diagnostics::escape_controls(&crate::git::redact_url(&d.url)),
-                    crate::fetch::CONFINED_FETCH
-                );
-            }
+            crate::fetch::refuse_local_sources(&deps).map_err(anyhow::Error::msg)?;
         }
         let r = fetch::fetch(&deps, &opts, progress.as_ref());
         fetched.extend(r.map_err(|e| anyhow::anyhow!("while fetching {what}:\n{e}"))?);

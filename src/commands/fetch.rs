@@ -77,18 +77,6 @@ fn confine_sources(args: &FetchArgs) -> anyhow::Result<Option<crate::compile::co
     Ok(confine)
 }
 
-/// A URL on this machine, refused when confined.
-fn refuse_local(what: &str, url: &str) -> anyhow::Result<()> {
-    if crate::fetch::is_network_url(url) {
-        return Ok(());
-    }
-    bail!(
-        "{what} `{}`: {}",
-        crate::diagnostics::escape_controls(&crate::git::redact_url(url)),
-        crate::fetch::CONFINED_FETCH
-    )
-}
-
 pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
     let credentials = credentials(&args)?;
     let start = std::time::Instant::now();
@@ -129,9 +117,8 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
     };
     let deps = read_deps(file)?;
     if confine.is_some() {
-        for d in &deps {
-            refuse_local(&format!("{}: {}", file.display(), d.name), &d.url)?;
-        }
+        crate::fetch::refuse_local_sources(&deps)
+            .map_err(|e| anyhow!("{}: {e}", file.display()))?;
     }
     let opts = FetchOptions {
         work_dir: args.work_dir.clone(),

@@ -1513,6 +1513,13 @@ pub(crate) fn compile_catalog_with(
                 .canonicalize()
                 .unwrap_or_else(|_| layout.work_dir.clone())
         }),
+        // A package compile's scratch inventory (a temporary directory)
+        // links the package and the values files of the checkout.
+        confine_also: opts
+            .confine
+            .as_ref()
+            .map(|c| c.roots().to_vec())
+            .unwrap_or_default(),
         ..Default::default()
     };
     let inv = Inventory::load(&inv_opts).map_err(from_display)?;

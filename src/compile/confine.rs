@@ -93,6 +93,11 @@ impl Confine {
         self
     }
 
+    /// The roots, symlinks resolved.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.canonical
+    }
+
     /// Allows one more root.
     pub fn add(&mut self, root: &Path) {
         let lex = absolute(root);

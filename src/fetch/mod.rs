@@ -554,6 +554,19 @@ fn fetch_repo(
 /// Why a confined fetch refuses a URL that is not [`is_network_url`]'s.
 pub const CONFINED_FETCH: &str = "a pull request's fetch (a GitHub `pull_request*` event, or --confine) fetches nothing from this machine or its network (a `file://` URL, a path, git's `ext::` or `fd::`, localhost, a loopback, private or link-local address, an option for ssh): the pull request would choose which of the runner's files or services go into the checkout; give a public network URL (https, ssh) or fetch in a trusted job";
 
+/// The first of `deps` a confined fetch refuses ([`is_network_url`]), as
+/// the error to show: a pull request's files name these URLs.
+pub fn refuse_local_sources(deps: &[Dependency]) -> Result<(), String> {
+    match deps.iter().find(|d| !is_network_url(&d.url)) {
+        Some(d) => Err(format!(
+            "{} `{}`: {CONFINED_FETCH}",
+            d.name,
+            crate::diagnostics::escape_controls(&redact_url(&d.url))
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Whether `url` is fetched over the network (https, http, ssh, git, or
 /// scp-like `git@host:`), not from this machine (`file://`, a path, git's
 /// `ext::`/`fd::` transports, or a host that is this machine or its

@@ -952,3 +952,52 @@ fn component_compile_fetches_nothing_from_this_machine() {
         ],
     );
 }
+
+/// Issue 19: `strata package compile` (a Commodore configuration package)
+/// was not confined: on a pull request it fetched the components the
+/// package names from this machine (`file://`) and read a package class
+/// committed as a link to the runner's file. Confined: refused; a
+/// `--tmp-dir` outside the checkout (a flag) and the links its scratch
+/// inventory makes to the package keep working.
+#[test]
+fn package_compile_never_reads_or_fetches_outside_the_checkout() {
+    let tmp = crate::component::package::setup();
+    let pkg = tmp.path().join("demo");
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let args = ["package", "compile", ".", "tests/defaults.yml"];
+    // The components' URLs are `file://` repositories of this machine.
+    refused_when_confined(
+        &pkg,
+        &args,
+        &[
+            "while fetching components",
+            "`file://",
+            "fetches nothing from this machine",
+        ],
+    );
+    assert!(!pkg.join("compiled").exists());
+    let work = tmp.path().join("work");
+    let work_arg = format!("--tmp-dir={}", work.display());
+    let with_work: Vec<&str> = args.iter().copied().chain([work_arg.as_str()]).collect();
+    run(&pkg, &with_work, "push", 0);
+    // Reusing the fetched components: confined, the scratch inventory's
+    // links into the package (in the checkout) are read.
+    let local: Vec<&str> = with_work.iter().copied().chain(["--local"]).collect();
+    run(&pkg, &local, "pull_request", 0);
+    assert!(pkg.join("compiled/greeter").is_dir());
+    // A package class committed as a link to the runner's file.
+    let common = pkg.join("common.yml");
+    let text = std::fs::read_to_string(&common).unwrap();
+    link_out_instead(
+        &common,
+        &outside.join("common.yml"),
+        &format!("{text}\n# {MARKER}\n"),
+    );
+    run(&pkg, &local, "push", 0);
+    refused_when_confined(
+        &pkg,
+        &local,
+        &["common.yml", "leads outside the repository"],
+    );
+}
