@@ -247,6 +247,29 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let layout = Layout::new(&args.working_dir);
+    // What the compile writes (and replaces) in the working directory: a
+    // committed `catalog -> /home/runner/x` or `inventory/targets` link
+    // carried the writes, and the removal of what was there, out of it.
+    // (The class links it makes in `inventory/classes` are replaced, not
+    // followed; the loader checks where they lead.)
+    for dir in [
+        "catalog",
+        "compiled",
+        "inventory/targets",
+        "inventory/classes/params",
+    ] {
+        let at = layout.work_dir.join(dir);
+        crate::commands::confine::check_output_dir(
+            confine.as_ref(),
+            "catalog compile",
+            "output",
+            &at,
+        )?;
+    }
+    for file in ["jsonnetfile.json", "jsonnetfile.lock.json"] {
+        let at = layout.work_dir.join(file);
+        crate::commands::confine::check_output(confine.as_ref(), "catalog compile", "output", &at)?;
+    }
     let info = if let Some(f) = &args.cluster_file {
         Some(ClusterInfo::load(f).map_err(diag_err)?)
     } else if let Some(url) = &args.api_url {

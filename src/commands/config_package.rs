@@ -91,6 +91,11 @@ pub fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
         Some(t) => t.path().join("compiled"),
         None => crate::commodore::absolute(&args.path).join("compiled"),
     };
+    let c = confine.as_ref();
+    if temp_out.is_none() {
+        crate::commands::confine::check_output_dir(c, "package compile", "output", &output)?;
+    }
+    crate::commands::component::check_golden_links(c, "package compile", &args.golden)?;
     let progress: Box<dyn Progress> = if args.quiet {
         Box::new(NoProgress)
     } else {

@@ -98,3 +98,25 @@ pub(crate) fn check_output(
         _ => Ok(()),
     }
 }
+
+/// [`check_output`] of a directory a command writes into (and deletes
+/// from), and of every symlink below it, dangling ones too
+/// ([`Confine::check_links_below`]): a committed
+/// `compiled -> /home/runner/.ssh` (or `catalog`, `inventory/targets`,
+/// a link inside them) had `component compile` and `catalog compile`
+/// replace the runner's files there on a pull request. Links that stay
+/// inside the working directory are kept.
+pub(crate) fn check_output_dir(
+    confine: Option<&Confine>,
+    command: &str,
+    flag: &str,
+    dir: &Path,
+) -> anyhow::Result<()> {
+    let Some(c) = confine else {
+        return Ok(());
+    };
+    check_output(confine, command, flag, dir)?;
+    let link = |p: &Path| check_output(confine, command, flag, p).map_err(|e| e.to_string());
+    c.check_links_below(dir, false, &link)
+        .map_err(anyhow::Error::msg)
+}

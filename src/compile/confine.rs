@@ -156,6 +156,21 @@ impl Confine {
     /// it, following links that stay inside, each real directory once.
     pub fn check_tree(&self, root: &Path) -> Result<(), String> {
         self.check(root)?;
+        self.check_links_below(root, true, &|p| self.check(p))
+    }
+
+    /// Calls `link` on every symlink below `root` (following the ones
+    /// that stay inside, each real directory once) and, with `git_dirs`,
+    /// [`Self::check`]s a `.git` directory there: [`Self::check_tree`]'s
+    /// walk, for a caller that checks links its own way (an output
+    /// directory, whose dangling links are written through and whose
+    /// `.git` is not read).
+    pub fn check_links_below(
+        &self,
+        root: &Path,
+        git_dirs: bool,
+        link: &dyn Fn(&Path) -> Result<(), String>,
+    ) -> Result<(), String> {
         let mut seen = std::collections::HashSet::new();
         let mut stack = vec![root.to_path_buf()];
         while let Some(dir) = stack.pop() {
@@ -177,7 +192,7 @@ impl Confine {
                     continue;
                 };
                 if meta.file_type().is_symlink() {
-                    self.check(&p)?;
+                    link(&p)?;
                     stack.push(p);
                 } else if meta.is_dir() {
                     // A chart or ytt directory holding the checkout's
@@ -185,7 +200,7 @@ impl Confine {
                     // `.git/config` read by ytt's `data.read` or helm's
                     // `.Files.Get` (re-probe verify23,
                     // v-git-dir-read-below-a-ytt-or-helm-directory).
-                    if p.file_name().is_some_and(|n| n == ".git") {
+                    if git_dirs && p.file_name().is_some_and(|n| n == ".git") {
                         self.check(&p)?;
                     }
                     stack.push(p);

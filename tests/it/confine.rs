@@ -13,6 +13,26 @@ use std::time::Duration;
 /// A marker the outside file holds: no output may show it when confined.
 const MARKER: &str = "RUNNER-PRIVATE-7f3a";
 
+/// `component compile` of the `component` fixture's demo, into `out/`.
+const COMPONENT_NO_FETCH: [&str; 6] = [
+    "component",
+    "compile",
+    "component-demo",
+    "--no-fetch",
+    "-o",
+    "out",
+];
+
+/// `catalog compile` of the `commodore/basic` fixture, as it is.
+const CATALOG_LOCAL: [&str; 6] = [
+    "catalog",
+    "compile",
+    "c-prod",
+    "--local",
+    "--cluster-file",
+    "cluster.json",
+];
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/hostile/confine")
@@ -485,14 +505,7 @@ fn refs_never_reads_or_writes_outside_the_checkout() {
 fn component_compile_never_reads_outside_the_checkout() {
     let (_tmp, repo, outside) = setup("component");
     let comp = repo.join("component-demo");
-    let args = [
-        "component",
-        "compile",
-        "component-demo",
-        "--no-fetch",
-        "-o",
-        "out",
-    ];
+    let args = COMPONENT_NO_FETCH;
     let compiled = || std::fs::read_to_string(repo.join("out/compiled/demo/demo/cm.yaml")).unwrap();
     run(&repo, &args, "pull_request", 0);
     assert!(compiled().contains("greeting: hello"));
@@ -566,14 +579,7 @@ fn catalog_compile_never_reads_outside_the_checkout() {
     let outside = tmp.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::write(outside.join("secret.yml"), format!("stolen: {MARKER}\n")).unwrap();
-    let args = [
-        "catalog",
-        "compile",
-        "c-prod",
-        "--local",
-        "--cluster-file",
-        "cluster.json",
-    ];
+    let args = CATALOG_LOCAL;
     let catalog = || {
         let dir = repo.join("catalog/manifests/argocd");
         let mut all = String::new();
@@ -986,6 +992,16 @@ fn package_compile_never_reads_or_fetches_outside_the_checkout() {
     let local: Vec<&str> = with_work.iter().copied().chain(["--local"]).collect();
     run(&pkg, &local, "pull_request", 0);
     assert!(pkg.join("compiled/greeter").is_dir());
+    // The output directory committed as a link out: written through.
+    std::fs::remove_dir_all(pkg.join("compiled")).unwrap();
+    link(&outside, &pkg.join("compiled"));
+    refused_when_confined(
+        &pkg,
+        &local,
+        &["output", "compiled", "leads outside the working directory"],
+    );
+    assert!(!outside.join("greeter").exists());
+    std::fs::remove_file(pkg.join("compiled")).unwrap();
     // A package class committed as a link to the runner's file.
     let common = pkg.join("common.yml");
     let text = std::fs::read_to_string(&common).unwrap();
@@ -1000,4 +1016,85 @@ fn package_compile_never_reads_or_fetches_outside_the_checkout() {
         &local,
         &["common.yml", "leads outside the repository"],
     );
+}
+
+/// Issue 19: the outputs of `component compile` (`-o DIR`'s `compiled/`)
+/// and `catalog compile` (`catalog/`) were not checked for links: a
+/// committed `out/compiled -> /home/runner/x` had the compile delete and
+/// write the runner's files there, and a golden directory committed as a
+/// link to the runner's was printed in the golden diff. Confined: refused
+/// before anything is written.
+#[test]
+fn compile_outputs_never_write_through_a_link_out() {
+    let (_tmp, repo, outside) = setup("component");
+    let args = COMPONENT_NO_FETCH;
+    let victim = outside.join("victim");
+    std::fs::create_dir_all(victim.join("demo")).unwrap();
+    std::fs::write(victim.join("demo/keep"), "precious\n").unwrap();
+    link(&victim, &repo.join("out/compiled"));
+    refused_when_confined(
+        &repo,
+        &args,
+        &[
+            "output out/compiled",
+            "leads outside the working directory",
+            "`strata component compile`",
+        ],
+    );
+    assert!(victim.join("demo/keep").is_file());
+    run(&repo, &args, "push", 0);
+    assert!(
+        !victim.join("demo/keep").exists() && victim.join("demo/demo/cm.yaml").is_file(),
+        "unconfined, the link is followed"
+    );
+    std::fs::remove_file(repo.join("out/compiled")).unwrap();
+    // The golden directory linked to the runner's: printed in the diff.
+    let theirs = outside.join("g/demo/demo");
+    std::fs::create_dir_all(&theirs).unwrap();
+    std::fs::copy(outside.join("secret.yml"), theirs.join("cm.yaml")).unwrap();
+    link(&outside.join("g"), &repo.join("golden"));
+    let golden: Vec<&str> = args.iter().copied().chain(["--golden", "golden"]).collect();
+    let out = run(&repo, &golden, "push", 1);
+    assert!(out.contains(MARKER), "unconfined, as git diff: {out}");
+    refused_when_confined(
+        &repo,
+        &golden,
+        &["refusing to read golden", "through a symlink"],
+    );
+    // `catalog compile`'s catalog directory.
+    let tmp = tempfile::tempdir().unwrap();
+    let cat = tmp.path().join("repo");
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/commodore/basic"),
+        &cat,
+    );
+    let victim = tmp.path().join("victim");
+    std::fs::create_dir_all(victim.join("manifests")).unwrap();
+    std::fs::write(victim.join("manifests/keep"), "precious\n").unwrap();
+    link(&victim, &cat.join("catalog"));
+    let args = CATALOG_LOCAL;
+    refused_when_confined(
+        &cat,
+        &args,
+        &["repo/catalog: it leads outside the working directory"],
+    );
+    assert!(victim.join("manifests/keep").is_file());
+    run(&cat, &args, "push", 0);
+    assert!(
+        !victim.join("manifests/keep").exists(),
+        "unconfined, the runner's directory was replaced"
+    );
+    // `inventory/targets` linked out: its files were deleted and the
+    // targets written there.
+    std::fs::remove_file(cat.join("catalog")).unwrap();
+    std::fs::write(victim.join("notes.yml"), "precious\n").unwrap();
+    std::fs::remove_dir_all(cat.join("inventory/targets")).unwrap();
+    link(&victim, &cat.join("inventory/targets"));
+    refused_when_confined(
+        &cat,
+        &args,
+        &["inventory/targets: it leads outside the working directory"],
+    );
+    assert!(victim.join("notes.yml").is_file());
+    assert!(!victim.join("cluster.yml").exists());
 }
