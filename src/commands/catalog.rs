@@ -135,6 +135,7 @@ fn fetch_all(
         force: args.force,
         credentials: credentials.clone(),
         parallelism: 0,
+        confined,
     };
     let progress: Box<dyn Progress> = if args.quiet {
         Box::new(NoProgress)

@@ -126,6 +126,7 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
         force: args.force,
         credentials,
         parallelism: args.parallelism,
+        confined: confine.is_some(),
     };
     let progress = progress_reporter();
     let fetched = fetch::fetch(&deps, &opts, progress.as_ref());

@@ -245,6 +245,7 @@ fn fetch_components(
         force: false,
         credentials: opts.credentials.clone(),
         parallelism: 0,
+        confined: opts.confine.is_some(),
     };
     let fetched = fetch::fetch(&deps, &fopts, progress).map_err(|e| {
         CommodoreError::new(format!("while fetching components:\n{e}")).hint(

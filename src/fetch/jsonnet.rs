@@ -550,6 +550,7 @@ fn install_git(
             remote,
             &opts.repos_dir,
             opts.offline,
+            opts.confine.is_some(),
             opts.credentials.as_ref(),
             &needs,
             &|_| {},

@@ -67,6 +67,9 @@ pub struct FetchOptions {
     pub credentials: Option<Credentials>,
     /// Repositories fetched at the same time (0: one per CPU).
     pub parallelism: usize,
+    /// A pull request's fetch: no repository the checkout holds is used
+    /// ([`open_repo`]).
+    pub confined: bool,
 }
 
 impl FetchOptions {
@@ -77,6 +80,7 @@ impl FetchOptions {
             force: false,
             credentials: None,
             parallelism: 0,
+            confined: false,
         }
     }
 
@@ -355,17 +359,29 @@ pub fn fetch(
 
 /// Makes sure the bare repository of `url` is on disk and current (unless
 /// offline) and returns it. `needs_network` decides, given the repository
-/// as it is, whether a fetch is needed at all.
+/// as it is, whether a fetch is needed at all. `confined` (a pull
+/// request's fetch) refuses repositories the checkout's git tracks.
 pub(crate) fn open_repo(
     url: &str,
     repos_dir: &Path,
     offline: bool,
+    confined: bool,
     credentials: Option<&Credentials>,
     needs_network: &dyn Fn(&CacheRepo) -> bool,
     step: &dyn Fn(&str),
 ) -> Result<CacheRepo, String> {
     let path = repos_dir.join(repo_dir_name(url));
     let existed = path.join("HEAD").is_file();
+    // A repository's own `config` is git's to obey: a pull request that
+    // commits one under the cache directory chooses `core.sshCommand`
+    // (a command this process runs), `url.<base>.insteadOf` (a network
+    // URL fetched from `file:///home/runner/...`) and credential helpers.
+    if confined && existed && crate::diff::git::tracks_files_below(repos_dir) {
+        return Err(format!(
+            "{} holds files committed to the repository: a pull request's fetch (a GitHub `pull_request*` event, or --confine) uses no repository the pull request supplies, as git obeys its `config` (`core.sshCommand` runs a command, `insteadOf` redirects the URL); remove the cache directory from the commit",
+            repos_dir.display()
+        ));
+    }
     if offline && !existed {
         return Err(format!(
             "offline: the repository is not on disk ({}); run once without --offline",
@@ -506,6 +522,7 @@ fn fetch_repo(
         url,
         &repos_dir,
         opts.offline,
+        opts.confined,
         opts.credentials.as_ref(),
         &needs,
         step,

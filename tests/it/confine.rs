@@ -1098,3 +1098,67 @@ fn compile_outputs_never_write_through_a_link_out() {
     assert!(victim.join("notes.yml").is_file());
     assert!(!victim.join("cluster.yml").exists());
 }
+
+/// A bare repository committed under the fetch's cache directory
+/// (`dependencies/.repos/<host>/<path>.git`) was opened as the cache of its
+/// URL, and git's rules obeyed its `config`: `url.<base>.insteadOf` had a
+/// confined `fetch --deps` of `https://github.com/org/x.git` clone the
+/// runner's `file://` repository instead, and `core.sshCommand` ran a
+/// command the pull request chose. Confined: such a cache is not used.
+#[test]
+fn fetch_never_uses_a_repository_the_pull_request_committed() {
+    let (tmp, repo, outside) = setup("fetch");
+    let private = outside.join("private");
+    git_repo(&private, &[("x.yml", &format!("x: {MARKER}\n"))]);
+    let pwned = tmp.path().join("pwned");
+    let bare = |path: &str, config: String| {
+        let at = repo.join("dependencies/.repos").join(path);
+        std::fs::create_dir_all(&at).unwrap();
+        crate::support::git(&at, &["init", "-q", "--bare"]);
+        let file = at.join("config");
+        let text = std::fs::read_to_string(&file).unwrap() + &config;
+        std::fs::write(file, text).unwrap();
+    };
+    bare(
+        "github.com/org/x.git",
+        format!(
+            "[url \"file://{}\"]\n\tinsteadOf = https://github.com/org/x.git\n",
+            private.display()
+        ),
+    );
+    bare(
+        "github.com/org/y.git",
+        format!("[core]\n\tsshCommand = touch {}; false\n", pwned.display()),
+    );
+    std::fs::write(
+        repo.join("deps.yml"),
+        "- {name: x, url: 'https://github.com/org/x.git', version: main}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("ssh.yml"),
+        "- {name: y, url: 'git@github.com:org/y.git', version: main}\n",
+    )
+    .unwrap();
+    for args in [&["init", "-q"][..], &["add", "-A"], &["commit", "-qm", "x"]] {
+        crate::support::git(&repo, args);
+    }
+    for deps in ["deps.yml", "ssh.yml"] {
+        refused_when_confined(
+            &repo,
+            &["fetch", "--deps", deps],
+            &[
+                "dependencies/.repos holds files committed to the repository",
+                "`core.sshCommand`",
+            ],
+        );
+    }
+    assert!(!repo.join("dependencies/x").exists());
+    assert!(!pwned.exists());
+    // Unconfined, git's rules: the configuration is obeyed.
+    run(&repo, &["fetch", "--deps", "deps.yml"], "push", 0);
+    let got = std::fs::read_to_string(repo.join("dependencies/x/x.yml")).unwrap();
+    assert!(got.contains(MARKER), "{got}");
+    run(&repo, &["fetch", "--deps", "ssh.yml"], "push", 2);
+    assert!(pwned.exists());
+}
