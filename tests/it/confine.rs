@@ -1162,3 +1162,42 @@ fn fetch_never_uses_a_repository_the_pull_request_committed() {
     run(&repo, &["fetch", "--deps", "ssh.yml"], "push", 2);
     assert!(pwned.exists());
 }
+
+/// `strata compile --cache DIR` on a pull request: a committed `DIR`
+/// link (or `DIR/.catalogs`) leading out of the checkout had the pull
+/// request's catalogs stored in a directory of the runner it chose (a
+/// trusted job's cache). Confined: refused before anything is compiled.
+#[test]
+fn compile_never_stores_its_cache_through_a_link_out() {
+    let (_tmp, repo, outside) = setup("diff");
+    std::fs::create_dir_all(repo.join("inventory/targets")).unwrap();
+    std::fs::write(
+        repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - input_paths: [main.jsonnet]\n        input_type: jsonnet\n        output_path: .\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("main.jsonnet"), "{ cm: { a: 1 } }\n").unwrap();
+    let cache = outside.join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let args = ["compile", "--cache", ".cache"];
+    for at in [".cache", ".cache/.catalogs"] {
+        link(&cache, &repo.join(at));
+        refused_when_confined(
+            &repo,
+            &args,
+            &[
+                &format!("--cache {at}: it leads outside the working directory"),
+                "`strata compile`",
+            ],
+        );
+        assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 0, "{at}");
+        std::fs::remove_file(repo.join(at)).unwrap();
+    }
+    std::fs::remove_dir(repo.join(".cache")).unwrap();
+    link(&cache, &repo.join(".cache"));
+    run(&repo, &args, "push", 0);
+    assert!(std::fs::read_dir(&cache).unwrap().count() > 0, "unconfined");
+    std::fs::remove_file(repo.join(".cache")).unwrap();
+    run(&repo, &args, "pull_request", 0);
+    assert!(repo.join(".cache").is_dir());
+}
