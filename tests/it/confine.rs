@@ -1170,13 +1170,7 @@ fn fetch_never_uses_a_repository_the_pull_request_committed() {
 #[test]
 fn compile_never_stores_its_cache_through_a_link_out() {
     let (_tmp, repo, outside) = setup("diff");
-    std::fs::create_dir_all(repo.join("inventory/targets")).unwrap();
-    std::fs::write(
-        repo.join("inventory/targets/t.yml"),
-        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - input_paths: [main.jsonnet]\n        input_type: jsonnet\n        output_path: .\n",
-    )
-    .unwrap();
-    std::fs::write(repo.join("main.jsonnet"), "{ cm: { a: 1 } }\n").unwrap();
+    one_target(&repo, 1);
     let cache = outside.join("cache");
     std::fs::create_dir_all(&cache).unwrap();
     let args = ["compile", "--cache", ".cache"];
@@ -1200,4 +1194,53 @@ fn compile_never_stores_its_cache_through_a_link_out() {
     std::fs::remove_file(repo.join(".cache")).unwrap();
     run(&repo, &args, "pull_request", 0);
     assert!(repo.join(".cache").is_dir());
+}
+
+/// An inventory of one target `t` in `repo`, compiling `main.jsonnet`
+/// (`{ cm: { a: A } }`).
+fn one_target(repo: &Path, a: u32) {
+    std::fs::create_dir_all(repo.join("inventory/targets")).unwrap();
+    std::fs::write(
+        repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - input_paths: [main.jsonnet]\n        input_type: jsonnet\n        output_path: .\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("main.jsonnet"),
+        format!("{{ cm: {{ a: {a} }} }}\n"),
+    )
+    .unwrap();
+}
+
+/// `strata review --output FILE` on a pull request wrote its report
+/// through a committed `FILE -> /home/runner/.bashrc`, as `comment` did
+/// before confine36. Refused before anything is compiled.
+#[test]
+fn review_never_writes_its_report_through_a_link_out() {
+    let (_tmp, repo, outside) = setup("diff");
+    let victim = outside.join("bashrc");
+    std::fs::write(&victim, "precious\n").unwrap();
+    one_target(&repo, 1);
+    for args in [&["init", "-q"][..], &["add", "-A"], &["commit", "-qm", "a"]] {
+        crate::support::git(&repo, args);
+    }
+    one_target(&repo, 2);
+    link(&victim, &repo.join("r.md"));
+    for args in [&["add", "-A"][..], &["commit", "-qm", "b"]] {
+        crate::support::git(&repo, args);
+    }
+    let args = ["review", "--base", "HEAD~1", "--output", "r.md"];
+    let err = run(&repo, &args, "pull_request", 2);
+    assert!(
+        err.contains("--output r.md: it leads outside the working directory")
+            && err.contains("`strata review`"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    run(&repo, &args, "push", 0);
+    let text = std::fs::read_to_string(&victim).unwrap();
+    assert!(
+        text.contains("strata review"),
+        "unconfined, as asked: {text}"
+    );
 }
