@@ -1244,3 +1244,50 @@ fn review_never_writes_its_report_through_a_link_out() {
         "unconfined, as asked: {text}"
     );
 }
+
+/// `strata lint --catalog DIR` on a pull request read a catalog committed
+/// as a link to a directory of the runner and quoted what it found there
+/// (a base64-encoded reference, decoded, with the file's path); the refs
+/// directory a pull request's `.kapitan` names outside was read too.
+/// Confined: refused, as the classes are.
+#[test]
+fn lint_never_reads_a_catalog_or_refs_outside_the_checkout() {
+    use base64::Engine;
+    let (_tmp, repo, outside) = setup("diff");
+    one_target(&repo, 1);
+    let reference = format!("?{{vaultkv:{MARKER}/x}}");
+    let encoded = base64::engine::general_purpose::STANDARD.encode(reference);
+    std::fs::create_dir_all(outside.join("cat/t")).unwrap();
+    std::fs::write(
+        outside.join("cat/t/s.yaml"),
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\ndata:\n  password: {encoded}\n"
+        ),
+    )
+    .unwrap();
+    link(&outside.join("cat"), &repo.join("compiled"));
+    let args = ["lint", "--catalog", "compiled"];
+    let out = run(&repo, &args, "push", 1);
+    assert!(out.contains(MARKER), "unconfined, as given: {out}");
+    refused_when_confined(
+        &repo,
+        &args,
+        &[
+            "refusing to read compiled (through a symlink)",
+            "`strata lint`",
+        ],
+    );
+    std::fs::remove_file(repo.join("compiled")).unwrap();
+    std::fs::create_dir_all(outside.join("refs")).unwrap();
+    std::fs::write(
+        repo.join(".kapitan"),
+        "compile:\n  refs-path: ../outside/refs\n",
+    )
+    .unwrap();
+    refused_when_confined(
+        &repo,
+        &["lint"],
+        &["refusing to read ../outside/refs", "`strata lint`"],
+    );
+    run(&repo, &["lint"], "push", 0);
+}
