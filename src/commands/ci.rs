@@ -144,6 +144,14 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
                 head_catalog.display()
             );
         }
+        // The shards' directories are read into the review: on a pull
+        // request one the checkout commits as a link out (`shard-1 ->
+        // /home/runner/x`) showed the runner's files as the catalog.
+        if matches!(event, Event::PullRequest { .. }) {
+            let given: Vec<&Path> = args.collect.iter().map(PathBuf::as_path).collect();
+            let confine = crate::commands::confine::working_tree("ci", true, &given)?;
+            crate::commands::confine::check_inputs(confine.as_ref(), given)?;
+        }
         let targets = ci::collect(&args.collect, &head_catalog).map_err(diag_err)?;
         eprintln!(
             "collected {} target(s) from {} shard(s)",

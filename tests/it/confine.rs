@@ -1291,3 +1291,72 @@ fn lint_never_reads_a_catalog_or_refs_outside_the_checkout() {
     );
     run(&repo, &["lint"], "push", 0);
 }
+
+/// `strata ci --collect DIR` on a pull request merged a shard directory the
+/// checkout commits as a link to a directory of the runner, and showed its
+/// files as the head's catalog in the review. Refused, as the other
+/// inputs; a shard directory outside the checkout (a flag) is read.
+#[test]
+fn ci_collect_never_reads_a_shard_linked_out() {
+    let (tmp, repo, outside) = setup("diff");
+    one_target(&repo, 1);
+    for args in [&["init", "-q"][..], &["add", "-A"], &["commit", "-qm", "a"]] {
+        crate::support::git(&repo, args);
+    }
+    one_target(&repo, 2);
+    for args in [&["add", "-A"][..], &["commit", "-qm", "b"]] {
+        crate::support::git(&repo, args);
+    }
+    let sha = |rev: &str| {
+        let out = std::process::Command::new("git")
+            .args(["rev-parse", rev])
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let event = tmp.path().join("event.json");
+    std::fs::write(
+        &event,
+        format!(
+            r#"{{"pull_request": {{"number": 1, "base": {{"sha": "{}", "ref": "main"}}, "head": {{"sha": "{}", "ref": "x"}}}}}}"#,
+            sha("HEAD~1"),
+            sha("HEAD")
+        ),
+    )
+    .unwrap();
+    let shard = outside.join("shard");
+    let shard_arg = shard.display().to_string();
+    run(
+        &repo,
+        &["compile", "--shard", "1/1", "--output-path", &shard_arg],
+        "push",
+        0,
+    );
+    std::fs::write(shard.join("compiled/t/cm.yml"), format!("leak: {MARKER}\n")).unwrap();
+    let ci = |dir: &str| {
+        strata()
+            .current_dir(&repo)
+            .args(["ci", "--dry-run", "--collect", dir])
+            .env("GITHUB_EVENT_NAME", "pull_request")
+            .env("GITHUB_EVENT_PATH", &event)
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap()
+    };
+    let out = ci(&shard_arg);
+    let text =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(MARKER), "given outside, it is read: {text}");
+    link(&shard, &repo.join("shard-1"));
+    let out = ci("shard-1");
+    let text =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("refusing to read shard-1 (through a symlink)") && !text.contains(MARKER),
+        "{text}"
+    );
+}
