@@ -1294,8 +1294,10 @@ fn lint_never_reads_a_catalog_or_refs_outside_the_checkout() {
 
 /// `strata ci --collect DIR` on a pull request merged a shard directory the
 /// checkout commits as a link to a directory of the runner, and showed its
-/// files as the head's catalog in the review. Refused, as the other
-/// inputs; a shard directory outside the checkout (a flag) is read.
+/// files as the head's catalog in the review; a committed `--output-path`
+/// link had the merged catalog written there. Refused, as the other
+/// inputs and outputs; a shard directory outside the checkout (a flag) is
+/// read.
 #[test]
 fn ci_collect_never_reads_a_shard_linked_out() {
     let (tmp, repo, outside) = setup("diff");
@@ -1334,29 +1336,41 @@ fn ci_collect_never_reads_a_shard_linked_out() {
         0,
     );
     std::fs::write(shard.join("compiled/t/cm.yml"), format!("leak: {MARKER}\n")).unwrap();
-    let ci = |dir: &str| {
-        strata()
+    let ci = |args: &[&str]| {
+        let out = strata()
             .current_dir(&repo)
-            .args(["ci", "--dry-run", "--collect", dir])
+            .args(["ci", "--dry-run"])
+            .args(args)
             .env("GITHUB_EVENT_NAME", "pull_request")
             .env("GITHUB_EVENT_PATH", &event)
             .env_remove("GITHUB_TOKEN")
             .env_remove("GITHUB_STEP_SUMMARY")
             .timeout(Duration::from_secs(60))
             .output()
-            .unwrap()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr).into_owned()
+            + &String::from_utf8_lossy(&out.stdout);
+        (out.status.code(), text)
     };
-    let out = ci(&shard_arg);
-    let text =
-        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    let (_, text) = ci(&["--collect", &shard_arg]);
     assert!(text.contains(MARKER), "given outside, it is read: {text}");
     link(&shard, &repo.join("shard-1"));
-    let out = ci("shard-1");
-    let text =
-        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(2), "{text}");
+    let (code, text) = ci(&["--collect", "shard-1"]);
+    assert_eq!(code, Some(2), "{text}");
     assert!(
         text.contains("refusing to read shard-1 (through a symlink)") && !text.contains(MARKER),
         "{text}"
     );
+    // The merged catalog's directory linked out: written there.
+    std::fs::remove_file(repo.join("shard-1")).unwrap();
+    let victim = outside.join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    link(&victim, &repo.join("out"));
+    let (code, text) = ci(&["--output-path", "out", "--collect", &shard_arg]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("--output-path out: it leads outside the working directory"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
 }
