@@ -84,13 +84,7 @@ pub(crate) fn check_output(
 ) -> anyhow::Result<()> {
     // A dangling link (to a file yet to be written) resolves nowhere, so
     // its target is checked as written: the write would create it.
-    let target = std::fs::read_link(path)
-        .ok()
-        .map(|t| path.parent().unwrap_or(Path::new("")).join(t));
-    let refused = |c: &Confine| {
-        c.check(path).is_err() || target.as_deref().is_some_and(|t| c.check(t).is_err())
-    };
-    match confine.map(refused) {
+    match confine.map(|c| !c.check_write(path)) {
         Some(true) => anyhow::bail!(
             "{flag} {}: it leads outside the working directory (through a symlink the pull request committed, or a path outside it), and `strata {command}` on a pull request (a GitHub `pull_request*` event, or --confine) writes only inside it: remove the link, or give a path outside the working directory on the command line",
             path.display()

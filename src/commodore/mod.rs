@@ -353,14 +353,23 @@ pub(crate) fn render_jsonnetfile(
         })
         .unwrap_or_default();
     // A pull request's imports stay in the checkout, as its compile's.
-    let confine = confine.cloned().map(std::sync::Arc::new);
-    let v = crate::compile::confine::scoped(confine, || {
+    let scoped = confine.cloned().map(std::sync::Arc::new);
+    let v = crate::compile::confine::scoped(scoped, || {
         crate::fetch::jsonnet::render_jsonnetfile(&jsonnet, &ext)
     })
     .map_err(|m| CommodoreError::new(format!("{}: {m}", jsonnet.display())).file(&jsonnet))?;
     let mut text = serde_json::to_string_pretty(&v).map_err(from_display)?;
     text.push('\n');
-    write(&dir.join("jsonnetfile.json"), &text)
+    let out = dir.join("jsonnetfile.json");
+    if confine.is_some_and(|c| !c.check_write(&out)) {
+        return Err(CommodoreError::new(format!(
+            "{}: {}",
+            out.display(),
+            crate::fetch::jsonnet::WRITE_THROUGH_LINK
+        ))
+        .file(&out));
+    }
+    write(&out, &text)
 }
 
 fn write(path: &Path, text: &str) -> Result<(), CommodoreError> {

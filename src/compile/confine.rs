@@ -115,6 +115,16 @@ impl Confine {
         self.check_with(path, canonical)
     }
 
+    /// Whether writing `path` stays below the roots: [`Self::check`] of
+    /// the path and, for a link (dangling too: the write creates its
+    /// target), of where it points.
+    pub fn check_write(&self, path: &Path) -> bool {
+        let target = std::fs::read_link(path)
+            .ok()
+            .map(|t| path.parent().unwrap_or(Path::new("")).join(t));
+        self.check(path).is_ok() && target.is_none_or(|t| self.check(&t).is_ok())
+    }
+
     /// [`Self::check`] of `path` known to be really at `real` (a walk
     /// resolves a directory from its parent's real path: resolving each
     /// from the root cost each level every level above it).

@@ -346,6 +346,9 @@ fn refuse_when_confined(
     })
 }
 
+/// Why a confined install refuses to write a file that is a link out.
+pub(crate) const WRITE_THROUGH_LINK: &str = "it leads outside the working directory (through a symlink the pull request committed): a pull request's install (a GitHub `pull_request*` event, or --confine) writes only inside it; remove the link";
+
 fn install_scoped(dir: &Path, opts: &JbOptions) -> Result<Vec<Installed>, JbError> {
     let file = dir.join("jsonnetfile.json");
     let Some(root) = read_jsonnetfile(dir, &opts.ext_vars)? else {
@@ -376,6 +379,18 @@ fn install_scoped(dir: &Path, opts: &JbOptions) -> Result<Vec<Installed>, JbErro
                 locked.insert(d.name(), (d.version.clone(), sum.to_string()));
             }
         }
+    }
+    // The lock is written in place: a pull request's committed
+    // `jsonnetfile.lock.json -> /home/runner/.bashrc` was overwritten.
+    if opts
+        .confine
+        .as_ref()
+        .is_some_and(|c| !c.check_write(&lock_path))
+    {
+        return Err(JbError::File {
+            file: lock_path,
+            message: WRITE_THROUGH_LINK.into(),
+        });
     }
     let vendor = dir.join("vendor");
     // A committed link (`vendor -> /elsewhere`, `dependencies/.repos ->

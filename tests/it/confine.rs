@@ -1374,3 +1374,45 @@ fn ci_collect_never_reads_a_shard_linked_out() {
     );
     assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
 }
+
+/// The jsonnet-bundler step writes `jsonnetfile.lock.json` (and `component
+/// compile` renders `jsonnetfile.jsonnet` to `jsonnetfile.json`) in place:
+/// a committed link there to the runner's file had it overwritten on a
+/// pull request. Confined: refused, the runner's file intact.
+#[test]
+fn jsonnet_installs_never_write_through_a_link_out() {
+    let (_tmp, repo, outside) = setup("component");
+    let victim = outside.join("bashrc");
+    let intact = || std::fs::read_to_string(&victim).unwrap() == "{}\n";
+    std::fs::write(&victim, "{}\n").unwrap();
+    std::fs::create_dir_all(repo.join("libs/a")).unwrap();
+    std::fs::write(
+        repo.join("jsonnetfile.json"),
+        r#"{"version": 1, "dependencies": [{"source": {"local": {"directory": "libs/a"}}, "version": ""}]}"#,
+    )
+    .unwrap();
+    link(&victim, &repo.join("jsonnetfile.lock.json"));
+    let args = ["fetch", "--jsonnetfile", ".", "--update"];
+    refused_when_confined(
+        &repo,
+        &args,
+        &["jsonnetfile.lock.json: it leads outside the working directory"],
+    );
+    assert!(intact());
+    run(&repo, &args, "push", 0);
+    assert!(!intact(), "unconfined, as jb");
+    std::fs::write(&victim, "{}\n").unwrap();
+    let comp = repo.join("component-demo");
+    std::fs::write(
+        comp.join("jsonnetfile.jsonnet"),
+        "{version: 1, dependencies: []}\n",
+    )
+    .unwrap();
+    link(&victim, &comp.join("jsonnetfile.json"));
+    refused_when_confined(
+        &repo,
+        &COMPONENT_NO_FETCH,
+        &["jsonnetfile.json: it leads outside the working directory"],
+    );
+    assert!(intact());
+}
