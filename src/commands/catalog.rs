@@ -250,7 +250,8 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
     let layout = Layout::new(&args.working_dir);
     // What the compile writes (and replaces) in the working directory: a
     // committed `catalog -> /home/runner/x` or `inventory/targets` link
-    // carried the writes, and the removal of what was there, out of it.
+    // carried the writes, and the removal of what was there, out of it
+    // (`dependencies/lib` the libraries' alias links).
     // (The class links it makes in `inventory/classes` are replaced, not
     // followed; the loader checks where they lead.)
     for dir in [
@@ -258,6 +259,7 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
         "compiled",
         "inventory/targets",
         "inventory/classes/params",
+        "dependencies/lib",
     ] {
         let at = layout.work_dir.join(dir);
         crate::commands::confine::check_output_dir(

@@ -1097,6 +1097,17 @@ fn compile_outputs_never_write_through_a_link_out() {
     );
     assert!(victim.join("notes.yml").is_file());
     assert!(!victim.join("cluster.yml").exists());
+    // `dependencies/lib` linked out: the libraries' alias links were made
+    // there.
+    std::fs::remove_file(cat.join("inventory/targets")).unwrap();
+    let _ = std::fs::remove_dir_all(cat.join("dependencies/lib"));
+    link(&victim, &cat.join("dependencies/lib"));
+    refused_when_confined(
+        &cat,
+        &args,
+        &["dependencies/lib: it leads outside the working directory"],
+    );
+    assert!(!victim.join("storage.libsonnet").exists());
 }
 
 /// A bare repository committed under the fetch's cache directory
