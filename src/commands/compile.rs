@@ -225,6 +225,7 @@ fn fetch_dependencies(
         force,
         absolute_roots: Vec::new(),
         confined,
+        withhold_env: confined,
     };
     let log = deps::fetch_dependencies(&items, &opts).map_err(diag_err)?;
     if !quiet {

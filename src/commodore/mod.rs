@@ -1467,6 +1467,7 @@ pub(crate) fn fetch_kapitan_dependencies(
         force: false,
         absolute_roots: roots,
         confined: false,
+        withhold_env: confined,
     };
     deps::fetch_dependencies(&items, &opts).map_err(|e| {
         let component = instances.get(&e.target).cloned().unwrap_or_default();

@@ -34,6 +34,11 @@ pub struct DepsOptions {
     /// pull request would name what the runner fetches (a git repository
     /// anywhere on the runner, an internal URL), so nothing is fetched.
     pub confined: bool,
+    /// A pull request's fetch of the network dependencies it names
+    /// (`component compile`, `catalog compile`): `helm pull`, whose
+    /// `helm_path` the pull request chooses, runs without the runner's
+    /// secret variables, as a confined compile's helm does.
+    pub withhold_env: bool,
 }
 
 /// A dependency that could not be fetched.
@@ -631,6 +636,9 @@ fn fetch_helm(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resu
                 cmd.arg(&d.source);
             } else {
                 cmd.args(["--repo", &d.source, chart]);
+            }
+            if opts.withhold_env {
+                crate::child::withhold_secret_env(&mut cmd);
             }
             // Bounded like every program a compile runs: a chart repository
             // that never answers held `helm pull`, and the fetch, for ever.

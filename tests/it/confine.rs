@@ -1427,3 +1427,44 @@ fn jsonnet_installs_never_write_through_a_link_out() {
     );
     assert!(intact());
 }
+
+/// A confined `component compile` still fetches the helm charts its
+/// component names, with `helm pull` run as the Kapitan dependency's
+/// `helm_path` says: a program the pull request chooses, which got the
+/// runner's whole environment (`GITHUB_TOKEN`), where the compile's own
+/// helm runs without its secret variables. Now withheld there too.
+#[test]
+fn confined_helm_pulls_get_no_secret_variables() {
+    use std::os::unix::fs::PermissionsExt;
+    let (tmp, repo, _outside) = setup("component");
+    let comp = repo.join("component-demo");
+    let seen = tmp.path().join("env.txt");
+    let helm = repo.join("helm.sh");
+    std::fs::write(
+        &helm,
+        format!("#!/bin/sh\nenv > '{}'\nexit 1\n", seen.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&helm, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        comp.join("class/demo.yml"),
+        "parameters:\n  kapitan:\n    dependencies:\n      - type: helm\n        source: https://charts.example.com/\n        chart_name: demo\n        version: 1.0.0\n        helm_path: ./helm.sh\n        output_path: dependencies/demo/helmcharts/demo\n    compile:\n      - input_paths: ['${_base_directory}/component/main.jsonnet']\n        input_type: jsonnet\n        output_path: demo/\n",
+    )
+    .unwrap();
+    let cache = tmp.path().join("cache");
+    for (event, leaks) in [("push", true), ("pull_request", false)] {
+        let _ = std::fs::remove_file(&seen);
+        let out = strata()
+            .current_dir(&repo)
+            .args(["component", "compile", "component-demo", "-o", "out"])
+            .env("GITHUB_EVENT_NAME", event)
+            .env("GITHUB_TOKEN", format!("ghs_{MARKER}"))
+            .env("STRATA_DEPENDENCY_CACHE", &cache)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let env = std::fs::read_to_string(&seen).unwrap();
+        assert_eq!(env.contains(MARKER), leaks, "{event}: {env}");
+    }
+}
