@@ -394,7 +394,7 @@ pub(crate) fn open_repo(
     }
     if !offline && (!existed || needs_network(&repo)) {
         step(if existed { "fetching" } else { "cloning" });
-        let creds = credentials.filter(|_| crate::git::is_http_url(url));
+        let creds = credentials_for(credentials, url, confined, crate::git::is_github_host);
         if creds.is_some() && crate::git::is_clear_text_remote(url) {
             return Err(
                 "refusing to send a token over plain http:// to a non-loopback host; use https://"
@@ -407,6 +407,19 @@ pub(crate) fn open_repo(
         })?;
     }
     Ok(repo)
+}
+
+/// The token for a fetch of `url`: http(s) only and, for a pull request's
+/// fetch (`confined`), only to the GitHub server (`github`): the pull
+/// request names the hosts, and one of its own was sent the runner's
+/// `GITHUB_TOKEN` when it asked for credentials (issue 19).
+fn credentials_for<'a>(
+    credentials: Option<&'a Credentials>,
+    url: &str,
+    confined: bool,
+    github: impl Fn(&str) -> bool,
+) -> Option<&'a Credentials> {
+    credentials.filter(|_| crate::git::is_http_url(url) && (!confined || github(url)))
 }
 
 /// Records `origin` in the bare repository's config, for people working
@@ -903,6 +916,26 @@ mod tests {
         ] {
             assert!(!is_network_url(url), "{url}");
         }
+    }
+
+    /// Issue 19: a confined fetch sent the runner's token to whatever host
+    /// the pull request named, when it asked for credentials.
+    #[test]
+    fn a_confined_fetch_sends_the_token_only_to_the_github_server() {
+        let c = Credentials {
+            username: "x-access-token".into(),
+            token: "t".into(),
+        };
+        let github = |u: &str| crate::git::same_host(u, "https://github.com");
+        let to =
+            |url: &str, confined: bool| credentials_for(Some(&c), url, confined, github).is_some();
+        assert!(to("https://github.com/org/x.git", true));
+        assert!(to("https://GitHub.com/org/x.git", true));
+        assert!(!to("https://attacker.example/org/x.git", true));
+        assert!(!to("https://github.com.attacker.example/x.git", true));
+        assert!(!to("https://github.com:8443/x.git", true));
+        assert!(to("https://attacker.example/org/x.git", false));
+        assert!(!to("git@github.com:org/x.git", false));
     }
 
     #[test]
