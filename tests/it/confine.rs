@@ -1467,4 +1467,25 @@ fn confined_helm_pulls_get_no_secret_variables() {
         let env = std::fs::read_to_string(&seen).unwrap();
         assert_eq!(env.contains(MARKER), leaks, "{event}: {env}");
     }
+    // A chart name `helm pull` took for its option (`--untardir` expands
+    // the chart wherever it says): refused before helm runs, confined or
+    // not.
+    let class = std::fs::read_to_string(comp.join("class/demo.yml")).unwrap();
+    std::fs::write(
+        comp.join("class/demo.yml"),
+        class.replace("chart_name: demo", "chart_name: --untardir=/tmp/x"),
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(&seen);
+    let err = run(
+        &repo,
+        &["component", "compile", "component-demo", "-o", "out"],
+        "push",
+        2,
+    );
+    assert!(
+        err.contains("chart_name `--untardir=/tmp/x` starts with `-`"),
+        "{err}"
+    );
+    assert!(!seen.exists(), "helm ran");
 }
