@@ -121,8 +121,9 @@ fn fetch_all(
     args: &CompileArgs,
     layout: &Layout,
     info: &ClusterInfo,
-    confined: bool,
+    confine: Option<&crate::compile::confine::Confine>,
 ) -> anyhow::Result<JbOptions> {
+    let confined = confine.is_some();
     let started = Instant::now();
     let credentials = crate::commands::fetch::token_credentials(
         args.publish.token_env.as_deref(),
@@ -134,6 +135,7 @@ fn fetch_all(
         force: args.force,
         credentials: credentials.clone(),
         parallelism: 0,
+        confined,
     };
     let progress: Box<dyn Progress> = if args.quiet {
         Box::new(NoProgress)
@@ -146,13 +148,7 @@ fn fetch_all(
         // packages: one on this machine (`file:///home/runner/...`, a path)
         // would put the runner's repository into the catalog.
         if confined && what != "the global and tenant configuration" {
-            if let Some(d) = deps.iter().find(|d| !crate::fetch::is_network_url(&d.url)) {
-                anyhow::bail!(
-                    "{} `{}`: a confined catalog compile (a pull request's: a GitHub `pull_request*` event, or --confine) fetches nothing from this machine (a `file://` URL or a path): the pull request would choose which of the runner's repositories go into the catalog; give a network URL (https, ssh) or compile in a trusted job",
-                    d.name,
-                    crate::diagnostics::escape_controls(&d.url)
-                );
-            }
+            crate::fetch::refuse_local_sources(&deps).map_err(anyhow::Error::msg)?;
         }
         let r = fetch::fetch(&deps, &opts, progress.as_ref());
         fetched.extend(r.map_err(|e| anyhow::anyhow!("while fetching {what}:\n{e}"))?);
@@ -230,6 +226,7 @@ fn fetch_all(
         credentials,
         ext_vars: Vec::new(),
         update: true,
+        confine: confine.cloned(),
     })
 }
 
@@ -251,6 +248,31 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let layout = Layout::new(&args.working_dir);
+    // What the compile writes (and replaces) in the working directory: a
+    // committed `catalog -> /home/runner/x` or `inventory/targets` link
+    // carried the writes, and the removal of what was there, out of it
+    // (`dependencies/lib` the libraries' alias links).
+    // (The class links it makes in `inventory/classes` are replaced, not
+    // followed; the loader checks where they lead.)
+    for dir in [
+        "catalog",
+        "compiled",
+        "inventory/targets",
+        "inventory/classes/params",
+        "dependencies/lib",
+    ] {
+        let at = layout.work_dir.join(dir);
+        crate::commands::confine::check_output_dir(
+            confine.as_ref(),
+            "catalog compile",
+            "output",
+            &at,
+        )?;
+    }
+    for file in ["jsonnetfile.json", "jsonnetfile.lock.json"] {
+        let at = layout.work_dir.join(file);
+        crate::commands::confine::check_output(confine.as_ref(), "catalog compile", "output", &at)?;
+    }
     let info = if let Some(f) = &args.cluster_file {
         Some(ClusterInfo::load(f).map_err(diag_err)?)
     } else if let Some(url) = &args.api_url {
@@ -280,7 +302,7 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
                 layout.work_dir.display()
             );
         };
-        Some(fetch_all(&args, &layout, info, confine.is_some())?)
+        Some(fetch_all(&args, &layout, info, confine.as_ref())?)
     };
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get())

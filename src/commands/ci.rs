@@ -144,6 +144,28 @@ pub fn run(args: CiArgs) -> anyhow::Result<ExitCode> {
                 head_catalog.display()
             );
         }
+        // The shards' directories are read into the review, and merged
+        // into --output-path: on a pull request one the checkout commits as
+        // a link out (`shard-1 -> /home/runner/x`) showed the runner's
+        // files as the catalog, or had the catalog written there.
+        if matches!(event, Event::PullRequest { .. }) {
+            let given: Vec<&Path> = args.collect.iter().map(PathBuf::as_path).collect();
+            let all: Vec<&Path> = given
+                .iter()
+                .copied()
+                .chain(args.output_path.as_deref())
+                .collect();
+            let confine = crate::commands::confine::working_tree("ci", true, &all)?;
+            crate::commands::confine::check_inputs(confine.as_ref(), given)?;
+            if args.output_path.is_some() {
+                crate::commands::confine::check_output_dir(
+                    confine.as_ref(),
+                    "ci",
+                    "--output-path",
+                    &out_root,
+                )?;
+            }
+        }
         let targets = ci::collect(&args.collect, &head_catalog).map_err(diag_err)?;
         eprintln!(
             "collected {} target(s) from {} shard(s)",

@@ -144,6 +144,29 @@ fn progress_bar(len: usize, quiet: bool) -> Option<indicatif::ProgressBar> {
 }
 
 /// Where fetched dependencies are kept between runs.
+/// A confined compile's `--cache DIR` inside the working directory, as
+/// the other commands' outputs: a committed `.cache -> /home/runner/x`
+/// (or a link in it where the store writes: `.catalogs`, `.inventories`,
+/// an entry) had a pull request's compile store its catalogs there, a
+/// directory of the runner it chose (a trusted job's cache). Entries below
+/// are not walked: a cache git tracks files in is never served.
+fn check_cache_dir(cache: &Path) -> anyhow::Result<()> {
+    let confine = crate::commands::confine::working_tree("compile", true, &[cache])?;
+    let check = |p: &Path| {
+        crate::commands::confine::check_output(confine.as_ref(), "compile", "--cache", p)
+    };
+    check(cache)?;
+    let mut links: Vec<PathBuf> = std::fs::read_dir(cache)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
+        .map(|e| e.path())
+        .collect();
+    links.sort();
+    links.iter().try_for_each(|p| check(p))
+}
+
 pub(crate) fn dependency_cache() -> PathBuf {
     let env = |k: &str| {
         std::env::var_os(k)
@@ -210,6 +233,7 @@ fn fetch_dependencies(
         force,
         absolute_roots: Vec::new(),
         confined,
+        withhold_env: confined,
     };
     let log = deps::fetch_dependencies(&items, &opts).map_err(diag_err)?;
     if !quiet {
@@ -305,6 +329,9 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     if confined {
         let cwd = std::env::current_dir()?;
         ws.confine(&cwd, Path::new("."), &flags).map_err(diag_err)?;
+        if let Some(cache) = &args.cache {
+            check_cache_dir(cache)?;
+        }
     }
     let indent = ws.compile.indent;
     let multiline = ws.compile.multiline;

@@ -110,6 +110,12 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
         (None, Some(o)) => o.clone(),
         (None, None) => PathBuf::from("."),
     };
+    let c = confine.as_ref();
+    if temp_out.is_none() {
+        let compiled = output.join("compiled");
+        crate::commands::confine::check_output_dir(c, "component compile", "output", &compiled)?;
+    }
+    check_golden_links(c, "component compile", &args.golden)?;
     let jsonnet = if args.no_fetch {
         None
     } else {
@@ -119,6 +125,7 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
             credentials: crate::commands::fetch::token_credentials(None, "x-access-token")?,
             ext_vars: Vec::new(),
             update: true,
+            confine: confine.clone(),
         })
     };
     let report = component::compile_component(&ComponentOptions {
@@ -156,6 +163,24 @@ fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
         Some(golden) => check_golden(golden, &output.join("compiled"), &args.golden, args.quiet),
         None => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// When confined, the golden directory is read (its files are printed in
+/// the diff) and, with --update-golden, replaced: a committed link in it
+/// to a file of the runner printed that file, or had it overwritten.
+pub fn check_golden_links(
+    confine: Option<&crate::compile::confine::Confine>,
+    command: &str,
+    args: &GoldenArgs,
+) -> anyhow::Result<()> {
+    let Some(golden) = &args.golden else {
+        return Ok(());
+    };
+    crate::commands::confine::check_input(confine, golden)?;
+    if args.update_golden {
+        crate::commands::confine::check_output_dir(confine, command, "--golden", golden)?;
+    }
+    Ok(())
 }
 
 /// Compares (or, with --update-golden, rewrites) the golden directory.

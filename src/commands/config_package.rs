@@ -8,7 +8,7 @@ use crate::commands::component::{check_golden, GoldenArgs};
 use crate::commodore::package::{self, PackageOptions};
 use crate::fetch::{NoProgress, Progress};
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -58,10 +58,30 @@ pub struct CompileArgs {
     /// Print nothing but errors and the golden diff
     #[arg(short, long)]
     pub quiet: bool,
+    /// Compile as a pull request's compile: read nothing outside the
+    /// working directory (and paths outside it given as flags), no class
+    /// linked out of it, and fetch no component or dependency from this
+    /// machine or its network, as `catalog compile --confine` (on by
+    /// default on a GitHub `pull_request*` event)
+    #[arg(long)]
+    pub confine: bool,
 }
 
 pub fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
+    let given: Vec<&Path> = std::iter::once(args.path.as_path())
+        .chain(args.values.iter().map(PathBuf::as_path))
+        .chain(args.tmp_dir.as_deref())
+        .collect();
+    let confine = crate::commands::confine::working_tree("package compile", args.confine, &given)?;
+    if let Some(c) = &confine {
+        // The package is a repository: its `.git` is not walked, what the
+        // compile reads below it is checked read by read (as `component
+        // compile`).
+        for p in &given {
+            c.check(p).map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
+    }
     // A golden check compiles beside the package, not into it.
     let temp_out = match &args.golden.golden {
         Some(_) => Some(crate::fswalk::private_temp_dir("strata-golden-")?),
@@ -71,6 +91,11 @@ pub fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
         Some(t) => t.path().join("compiled"),
         None => crate::commodore::absolute(&args.path).join("compiled"),
     };
+    let c = confine.as_ref();
+    if temp_out.is_none() {
+        crate::commands::confine::check_output_dir(c, "package compile", "output", &output)?;
+    }
+    crate::commands::component::check_golden_links(c, "package compile", &args.golden)?;
     let progress: Box<dyn Progress> = if args.quiet {
         Box::new(NoProgress)
     } else {
@@ -93,6 +118,7 @@ pub fn compile(args: CompileArgs) -> anyhow::Result<ExitCode> {
             credentials: crate::commands::fetch::token_credentials(None, "x-access-token")?,
             parallelism: args.parallelism.unwrap_or(cpus).max(1),
             kapitan_dependencies: Some(crate::commands::compile::dependency_cache()),
+            confine,
         },
         progress.as_ref(),
     )

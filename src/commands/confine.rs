@@ -84,17 +84,33 @@ pub(crate) fn check_output(
 ) -> anyhow::Result<()> {
     // A dangling link (to a file yet to be written) resolves nowhere, so
     // its target is checked as written: the write would create it.
-    let target = std::fs::read_link(path)
-        .ok()
-        .map(|t| path.parent().unwrap_or(Path::new("")).join(t));
-    let refused = |c: &Confine| {
-        c.check(path).is_err() || target.as_deref().is_some_and(|t| c.check(t).is_err())
-    };
-    match confine.map(refused) {
+    match confine.map(|c| !c.check_write(path)) {
         Some(true) => anyhow::bail!(
             "{flag} {}: it leads outside the working directory (through a symlink the pull request committed, or a path outside it), and `strata {command}` on a pull request (a GitHub `pull_request*` event, or --confine) writes only inside it: remove the link, or give a path outside the working directory on the command line",
             path.display()
         ),
         _ => Ok(()),
     }
+}
+
+/// [`check_output`] of a directory a command writes into (and deletes
+/// from), and of every symlink below it, dangling ones too
+/// ([`Confine::check_links_below`]): a committed
+/// `compiled -> /home/runner/.ssh` (or `catalog`, `inventory/targets`,
+/// a link inside them) had `component compile` and `catalog compile`
+/// replace the runner's files there on a pull request. Links that stay
+/// inside the working directory are kept.
+pub(crate) fn check_output_dir(
+    confine: Option<&Confine>,
+    command: &str,
+    flag: &str,
+    dir: &Path,
+) -> anyhow::Result<()> {
+    let Some(c) = confine else {
+        return Ok(());
+    };
+    check_output(confine, command, flag, dir)?;
+    let link = |p: &Path| check_output(confine, command, flag, p).map_err(|e| e.to_string());
+    c.check_links_below(dir, false, &link)
+        .map_err(anyhow::Error::msg)
 }

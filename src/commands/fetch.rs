@@ -77,56 +77,11 @@ fn confine_sources(args: &FetchArgs) -> anyhow::Result<Option<crate::compile::co
     Ok(confine)
 }
 
-/// A URL on this machine, refused when confined.
-fn refuse_local(what: &str, url: &str) -> anyhow::Result<()> {
-    if crate::fetch::is_network_url(url) {
-        return Ok(());
-    }
-    bail!(
-        "{what} `{}`: a confined `strata fetch` (a pull request's: a GitHub `pull_request*` event, or --confine) fetches nothing from this machine (a `file://` URL or a path): the pull request would choose which of the runner's repositories go into the checkout; give a network URL (https, ssh) or fetch in a trusted job",
-        crate::diagnostics::escape_controls(url)
-    )
-}
-
-/// The direct dependencies of `dir/jsonnetfile.json` when confined: git
-/// remotes on the network, `local` directories inside the working tree.
-fn confine_jsonnetfile(c: &crate::compile::confine::Confine, dir: &Path) -> anyhow::Result<()> {
-    let file = dir.join("jsonnetfile.json");
-    let Ok(text) = std::fs::read_to_string(&file) else {
-        return Ok(());
-    };
-    let json: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", file.display()))?;
-    let deps = json.get("dependencies").and_then(|d| d.as_array());
-    for d in deps.into_iter().flatten() {
-        let source = d.get("source");
-        if let Some(remote) = source
-            .and_then(|s| s.get("git"))
-            .and_then(|g| g.get("remote"))
-            .and_then(|r| r.as_str())
-        {
-            refuse_local(&format!("{}: source.git.remote", file.display()), remote)?;
-        }
-        if let Some(local) = source
-            .and_then(|s| s.get("local"))
-            .and_then(|l| l.get("directory"))
-            .and_then(|r| r.as_str())
-        {
-            c.check(&dir.join(local))
-                .map_err(|e| anyhow!("{}: source.local.directory: {e}", file.display()))?;
-        }
-    }
-    Ok(())
-}
-
 pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
     let credentials = credentials(&args)?;
     let start = std::time::Instant::now();
     let confine = confine_sources(&args)?;
     if let Some(dir) = &args.jsonnetfile {
-        if let Some(c) = &confine {
-            confine_jsonnetfile(c, dir)?;
-        }
         let ext_vars = args
             .ext_str
             .iter()
@@ -142,6 +97,7 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
             credentials,
             ext_vars,
             update: args.update,
+            confine: confine.clone(),
         };
         let installed = jsonnet::install(dir, &opts)?;
         for i in &installed {
@@ -161,9 +117,8 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
     };
     let deps = read_deps(file)?;
     if confine.is_some() {
-        for d in &deps {
-            refuse_local(&format!("{}: {}", file.display(), d.name), &d.url)?;
-        }
+        crate::fetch::refuse_local_sources(&deps)
+            .map_err(|e| anyhow!("{}: {e}", file.display()))?;
     }
     let opts = FetchOptions {
         work_dir: args.work_dir.clone(),
@@ -171,6 +126,7 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
         force: args.force,
         credentials,
         parallelism: args.parallelism,
+        confined: confine.is_some(),
     };
     let progress = progress_reporter();
     let fetched = fetch::fetch(&deps, &opts, progress.as_ref());

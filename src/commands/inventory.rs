@@ -58,6 +58,7 @@ impl InventoryFlags {
             compose_node_name: self.compose_node_name,
             applications_negate_earlier_only: false,
             confine: None,
+            confine_also: Vec::new(),
         };
         defaults.apply(section, &mut o, self.inventory_path.is_some());
         Ok(o)

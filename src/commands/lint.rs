@@ -69,21 +69,35 @@ pub(crate) fn confined_on_pull_request(
 
 pub fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
     let opts = confined_on_pull_request(args.inv.options("inventory")?, args.confine)?;
-    let findings = lint::lint_path(
-        &opts,
-        &LintOptions {
-            catalog: args.catalog.clone(),
-            refs_path: args.refs_path.clone().or_else(|| {
-                let d = crate::inventory::config::KapitanDefaults::load(std::path::Path::new("."))
-                    .ok()
-                    .and_then(|d| d.get_str("compile", "refs-path"))
-                    .map(PathBuf::from)
-                    .unwrap_or_else(|| PathBuf::from("./refs"));
-                d.is_dir().then_some(d)
-            }),
-        },
-    )
-    .map_err(diag_err)?;
+    let lint_opts = LintOptions {
+        catalog: args.catalog.clone(),
+        refs_path: args.refs_path.clone().or_else(|| {
+            let d = crate::inventory::config::KapitanDefaults::load(std::path::Path::new("."))
+                .ok()
+                .and_then(|d| d.get_str("compile", "refs-path"))
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("./refs"));
+            d.is_dir().then_some(d)
+        }),
+    };
+    // The catalog and the refs directory are read as the classes are: a
+    // committed `compiled -> /home/runner/x` had the runner's files
+    // checked, and what they hold quoted in the findings (the refs path
+    // may come from the pull request's `.kapitan`).
+    let given: Vec<&std::path::Path> = [&args.catalog, &args.refs_path]
+        .into_iter()
+        .flatten()
+        .map(PathBuf::as_path)
+        .collect();
+    let confine = crate::commands::confine::working_tree("lint", args.confine, &given)?;
+    crate::commands::confine::check_inputs(
+        confine.as_ref(),
+        [&lint_opts.catalog, &lint_opts.refs_path]
+            .into_iter()
+            .flatten()
+            .map(PathBuf::as_path),
+    )?;
+    let findings = lint::lint_path(&opts, &lint_opts).map_err(diag_err)?;
     let out = match args.format {
         Format::Text if crate::cli::color_for(&std::io::stdout()) => {
             crate::cli::colorize(&text(&findings))

@@ -221,6 +221,14 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<ExitCode> {
             args.marker
         );
     }
+    // A review compiles the revisions confined already; its report on a
+    // pull request goes only where the working tree holds no link out (a
+    // committed `strata-review.md -> /home/runner/.bashrc` was overwritten,
+    // as `comment`'s).
+    if let Some(o) = &args.output {
+        let c = crate::commands::confine::working_tree("review", false, &[o.as_path()])?;
+        crate::commands::confine::check_output(c.as_ref(), "review", "--output", o)?;
+    }
     let repo = Path::new(".");
     let head = crate::diff::git::resolve(repo, &args.head).map_err(diag_err)?;
     let base = crate::diff::git::resolve(repo, &args.base).map_err(diag_err)?;

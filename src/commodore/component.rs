@@ -356,7 +356,7 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
         let mut warnings = library_aliases(&layout, &deps, &cluster)?;
 
         // jsonnetfile.jsonnet -> jsonnetfile.json, then the jsonnet-bundler step.
-        super::render_jsonnetfile(&component_path, &name, &cluster)?;
+        super::render_jsonnetfile(&component_path, &name, &cluster, opts.confine.as_ref())?;
         if let Some(jb) = &opts.jsonnet {
             if component_path.join("jsonnetfile.json").is_file() {
                 let jb = crate::fetch::jsonnet::JbOptions {

@@ -331,6 +331,7 @@ pub(crate) fn render_jsonnetfile(
     dir: &Path,
     component: &str,
     cluster: &Value,
+    confine: Option<&crate::compile::confine::Confine>,
 ) -> Result<(), CommodoreError> {
     let jsonnet = dir.join("jsonnetfile.jsonnet");
     if !jsonnet.is_file() {
@@ -351,11 +352,24 @@ pub(crate) fn render_jsonnetfile(
                 .collect()
         })
         .unwrap_or_default();
-    let v = crate::fetch::jsonnet::render_jsonnetfile(&jsonnet, &ext)
-        .map_err(|m| CommodoreError::new(format!("{}: {m}", jsonnet.display())).file(&jsonnet))?;
+    // A pull request's imports stay in the checkout, as its compile's.
+    let scoped = confine.cloned().map(std::sync::Arc::new);
+    let v = crate::compile::confine::scoped(scoped, || {
+        crate::fetch::jsonnet::render_jsonnetfile(&jsonnet, &ext)
+    })
+    .map_err(|m| CommodoreError::new(format!("{}: {m}", jsonnet.display())).file(&jsonnet))?;
     let mut text = serde_json::to_string_pretty(&v).map_err(from_display)?;
     text.push('\n');
-    write(&dir.join("jsonnetfile.json"), &text)
+    let out = dir.join("jsonnetfile.json");
+    if confine.is_some_and(|c| !c.check_write(&out)) {
+        return Err(CommodoreError::new(format!(
+            "{}: {}",
+            out.display(),
+            crate::fetch::jsonnet::WRITE_THROUGH_LINK
+        ))
+        .file(&out));
+    }
+    write(&out, &text)
 }
 
 fn write(path: &Path, text: &str) -> Result<(), CommodoreError> {
@@ -1361,7 +1375,7 @@ fn install_jsonnet_dependencies(
     let mut sources = Vec::new();
     for cn in deps.components.keys() {
         let dir = layout.component_dir(cn);
-        render_jsonnetfile(&dir, cn, cluster)?;
+        render_jsonnetfile(&dir, cn, cluster, jb.confine.as_ref())?;
         sources.push(serde_json::json!({"source": {"local": {"directory":
             relpath(&dir, &layout.work_dir).to_string_lossy()}}}));
     }
@@ -1440,8 +1454,9 @@ pub(crate) fn fetch_kapitan_dependencies(
     if confined {
         if let Some((target, source)) = deps::first_local_source(&items) {
             return Err(CommodoreError::new(format!(
-                "instance {target}: Kapitan dependency {}: a confined component compile (a pull request's: a GitHub `pull_request*` event, or --confine) fetches no dependency from this machine (a `file://` URL or a path): the pull request would choose which of the runner's files go into the catalog",
-                crate::diagnostics::escape_controls(&source)
+                "instance {target}: Kapitan dependency {}: {}",
+                crate::diagnostics::escape_controls(&crate::git::redact_url(&source)),
+                crate::fetch::CONFINED_FETCH
             ))
             .hint("fetch from the network (https, ssh), commit the files, or compile in a trusted job"));
         }
@@ -1452,6 +1467,7 @@ pub(crate) fn fetch_kapitan_dependencies(
         force: false,
         absolute_roots: roots,
         confined: false,
+        withhold_env: confined,
     };
     deps::fetch_dependencies(&items, &opts).map_err(|e| {
         let component = instances.get(&e.target).cloned().unwrap_or_default();
@@ -1507,6 +1523,13 @@ pub(crate) fn compile_catalog_with(
                 .canonicalize()
                 .unwrap_or_else(|_| layout.work_dir.clone())
         }),
+        // A package compile's scratch inventory (a temporary directory)
+        // links the package and the values files of the checkout.
+        confine_also: opts
+            .confine
+            .as_ref()
+            .map(|c| c.roots().to_vec())
+            .unwrap_or_default(),
         ..Default::default()
     };
     let inv = Inventory::load(&inv_opts).map_err(from_display)?;

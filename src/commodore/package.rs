@@ -49,6 +49,11 @@ pub struct PackageOptions {
     pub parallelism: usize,
     /// Where Kapitan `dependencies` are cached between runs.
     pub kapitan_dependencies: Option<PathBuf>,
+    /// A pull request's compile (`--confine`, a `pull_request*` event),
+    /// as `catalog compile`'s: classes and reads below these roots (the
+    /// working directory is added), components and dependencies only from
+    /// the network.
+    pub confine: Option<crate::compile::confine::Confine>,
 }
 
 /// What a package compile did.
@@ -227,12 +232,20 @@ fn fetch_components(
             d
         })
         .collect();
+    if opts.confine.is_some() {
+        fetch::refuse_local_sources(&deps).map_err(|e| {
+            CommodoreError::new(format!("while fetching components:\n{e}")).hint(
+                "the components come from `parameters.components` (url, version) of the package and the test class",
+            )
+        })?;
+    }
     let fopts = FetchOptions {
         work_dir: layout.work_dir.clone(),
         offline: opts.offline,
         force: false,
         credentials: opts.credentials.clone(),
         parallelism: 0,
+        confined: opts.confine.is_some(),
     };
     let fetched = fetch::fetch(&deps, &fopts, progress).map_err(|e| {
         CommodoreError::new(format!("while fetching components:\n{e}")).hint(
@@ -334,6 +347,7 @@ pub fn compile_package(
             credentials: opts.credentials.clone(),
             ext_vars: Vec::new(),
             update: true,
+            confine: opts.confine.clone(),
         });
     let kapitan_cache = opts
         .kapitan_dependencies
@@ -345,7 +359,7 @@ pub fn compile_package(
             cluster_id: FAKE_CLUSTER.to_string(),
             parallelism: opts.parallelism,
             jsonnet,
-            confine: None,
+            confine: opts.confine.clone(),
         },
         kapitan_cache,
     )?;

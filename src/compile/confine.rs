@@ -93,6 +93,11 @@ impl Confine {
         self
     }
 
+    /// The roots, symlinks resolved.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.canonical
+    }
+
     /// Allows one more root.
     pub fn add(&mut self, root: &Path) {
         let lex = absolute(root);
@@ -108,6 +113,16 @@ impl Confine {
     /// Whether reading `path` is allowed: `Err` with the message to show.
     pub fn check(&self, path: &Path) -> Result<(), String> {
         self.check_with(path, canonical)
+    }
+
+    /// Whether writing `path` stays below the roots: [`Self::check`] of
+    /// the path and, for a link (dangling too: the write creates its
+    /// target), of where it points.
+    pub fn check_write(&self, path: &Path) -> bool {
+        let target = std::fs::read_link(path)
+            .ok()
+            .map(|t| path.parent().unwrap_or(Path::new("")).join(t));
+        self.check(path).is_ok() && target.is_none_or(|t| self.check(&t).is_ok())
     }
 
     /// [`Self::check`] of `path` known to be really at `real` (a walk
@@ -151,6 +166,21 @@ impl Confine {
     /// it, following links that stay inside, each real directory once.
     pub fn check_tree(&self, root: &Path) -> Result<(), String> {
         self.check(root)?;
+        self.check_links_below(root, true, &|p| self.check(p))
+    }
+
+    /// Calls `link` on every symlink below `root` (following the ones
+    /// that stay inside, each real directory once) and, with `git_dirs`,
+    /// [`Self::check`]s a `.git` directory there: [`Self::check_tree`]'s
+    /// walk, for a caller that checks links its own way (an output
+    /// directory, whose dangling links are written through and whose
+    /// `.git` is not read).
+    pub fn check_links_below(
+        &self,
+        root: &Path,
+        git_dirs: bool,
+        link: &dyn Fn(&Path) -> Result<(), String>,
+    ) -> Result<(), String> {
         let mut seen = std::collections::HashSet::new();
         let mut stack = vec![root.to_path_buf()];
         while let Some(dir) = stack.pop() {
@@ -172,7 +202,7 @@ impl Confine {
                     continue;
                 };
                 if meta.file_type().is_symlink() {
-                    self.check(&p)?;
+                    link(&p)?;
                     stack.push(p);
                 } else if meta.is_dir() {
                     // A chart or ytt directory holding the checkout's
@@ -180,7 +210,7 @@ impl Confine {
                     // `.git/config` read by ytt's `data.read` or helm's
                     // `.Files.Get` (re-probe verify23,
                     // v-git-dir-read-below-a-ytt-or-helm-directory).
-                    if p.file_name().is_some_and(|n| n == ".git") {
+                    if git_dirs && p.file_name().is_some_and(|n| n == ".git") {
                         self.check(&p)?;
                     }
                     stack.push(p);

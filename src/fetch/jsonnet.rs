@@ -24,6 +24,11 @@ pub struct JbOptions {
     pub ext_vars: Vec<(String, String)>,
     /// Ignore the lock file and resolve every version again (`jb update`).
     pub update: bool,
+    /// A pull request's install (`--confine`, a `pull_request*` event):
+    /// every git remote, the dependencies' own included, must be a network
+    /// URL ([`super::is_network_url`]), a direct `local` directory and
+    /// what `jsonnetfile.jsonnet` imports must lie below these roots.
+    pub confine: Option<crate::compile::confine::Confine>,
 }
 
 /// One installed package.
@@ -149,7 +154,7 @@ pub fn render_jsonnetfile(file: &Path, ext_vars: &[(String, String)]) -> Result<
 
 fn render(file: &Path, ext_vars: &[(String, String)]) -> Result<Json, String> {
     use jrsonnet_evaluator::trace::PathResolver;
-    use jrsonnet_evaluator::{FileImportResolver, State};
+    use jrsonnet_evaluator::State;
     // strata's std: `std.parseJson` keeps numbers as numbers.
     let ctx = crate::compile::jsonnet::StdContext::new(PathResolver::Absolute);
     for (k, v) in ext_vars {
@@ -157,7 +162,14 @@ fn render(file: &Path, ext_vars: &[(String, String)]) -> Result<Json, String> {
     }
     let mut builder = State::builder();
     builder
-        .import_resolver(FileImportResolver::default())
+        // Imports are checked against the active confinement: a pull
+        // request's `importstr '/home/runner/...'` became a remote's URL,
+        // quoted by the fetch's error.
+        .import_resolver(crate::compile::jsonnet::BundledResolver {
+            search_paths: Vec::new(),
+            bundled: Vec::new(),
+            bundled_first: false,
+        })
         .context_initializer(ctx);
     let state = builder.build();
     let _guard = state.enter();
@@ -300,6 +312,44 @@ fn dir_sum(dir: &Path) -> Option<String> {
 /// Installs the dependencies of the jsonnetfile in `dir` into
 /// `dir/vendor` and writes `dir/jsonnetfile.lock.json`.
 pub fn install(dir: &Path, opts: &JbOptions) -> Result<Vec<Installed>, JbError> {
+    let confine = opts.confine.clone().map(std::sync::Arc::new);
+    crate::compile::confine::scoped(confine, || install_scoped(dir, opts))
+}
+
+/// A git remote or local directory a confined install refuses: the pull
+/// request would choose which of the runner's files (or which service of
+/// its network) go into `vendor/`.
+fn refuse_when_confined(
+    dir: &Path,
+    file: &Path,
+    dep: &Dep,
+    opts: &JbOptions,
+) -> Result<(), JbError> {
+    let Some(c) = &opts.confine else {
+        return Ok(());
+    };
+    let message = match &dep.source {
+        Source::Git { remote, .. } if !super::is_network_url(remote) => format!(
+            "source.git.remote `{}`: {}",
+            crate::diagnostics::escape_controls(&redact_url(remote)),
+            super::CONFINED_FETCH
+        ),
+        Source::Local { directory } => match c.check(&dir.join(directory)) {
+            Err(e) => format!("source.local.directory: {e}"),
+            Ok(()) => return Ok(()),
+        },
+        Source::Git { .. } => return Ok(()),
+    };
+    Err(JbError::File {
+        file: file.to_path_buf(),
+        message,
+    })
+}
+
+/// Why a confined install refuses to write a file that is a link out.
+pub(crate) const WRITE_THROUGH_LINK: &str = "it leads outside the working directory (through a symlink the pull request committed): a pull request's install (a GitHub `pull_request*` event, or --confine) writes only inside it; remove the link";
+
+fn install_scoped(dir: &Path, opts: &JbOptions) -> Result<Vec<Installed>, JbError> {
     let file = dir.join("jsonnetfile.json");
     let Some(root) = read_jsonnetfile(dir, &opts.ext_vars)? else {
         return Err(JbError::File {
@@ -308,6 +358,9 @@ pub fn install(dir: &Path, opts: &JbOptions) -> Result<Vec<Installed>, JbError> 
         });
     };
     let (direct, legacy_default) = parse_deps(&file, &root)?;
+    for d in &direct {
+        refuse_when_confined(dir, &file, d, opts)?;
+    }
     let lock_path = dir.join("jsonnetfile.lock.json");
     let mut locked: HashMap<String, (String, String)> = HashMap::new();
     if !opts.update && lock_path.is_file() {
@@ -326,6 +379,18 @@ pub fn install(dir: &Path, opts: &JbOptions) -> Result<Vec<Installed>, JbError> 
                 locked.insert(d.name(), (d.version.clone(), sum.to_string()));
             }
         }
+    }
+    // The lock is written in place: a pull request's committed
+    // `jsonnetfile.lock.json -> /home/runner/.bashrc` was overwritten.
+    if opts
+        .confine
+        .as_ref()
+        .is_some_and(|c| !c.check_write(&lock_path))
+    {
+        return Err(JbError::File {
+            file: lock_path,
+            message: WRITE_THROUGH_LINK.into(),
+        });
     }
     let vendor = dir.join("vendor");
     // A committed link (`vendor -> /elsewhere`, `dependencies/.repos ->
@@ -413,11 +478,13 @@ pub fn install(dir: &Path, opts: &JbOptions) -> Result<Vec<Installed>, JbError> 
         };
         // Transitive dependencies come from the package's own jsonnetfile.
         if let Some(v) = read_jsonnetfile(&pkg_dir, &[])? {
-            let (deps, _) = parse_deps(&pkg_dir.join("jsonnetfile.json"), &v)?;
+            let own = pkg_dir.join("jsonnetfile.json");
+            let (deps, _) = parse_deps(&own, &v)?;
             for d in deps {
                 if let Source::Local { .. } = d.source {
                     continue;
                 }
+                refuse_when_confined(&pkg_dir, &own, &d, opts)?;
                 queue.push_back(d);
             }
         }
@@ -498,6 +565,7 @@ fn install_git(
             remote,
             &opts.repos_dir,
             opts.offline,
+            opts.confine.is_some(),
             opts.credentials.as_ref(),
             &needs,
             &|_| {},

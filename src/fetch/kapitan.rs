@@ -34,6 +34,11 @@ pub struct DepsOptions {
     /// pull request would name what the runner fetches (a git repository
     /// anywhere on the runner, an internal URL), so nothing is fetched.
     pub confined: bool,
+    /// A pull request's fetch of the network dependencies it names
+    /// (`component compile`, `catalog compile`): `helm pull`, whose
+    /// `helm_path` the pull request chooses, runs without the runner's
+    /// secret variables, as a confined compile's helm does.
+    pub withhold_env: bool,
 }
 
 /// A dependency that could not be fetched.
@@ -612,6 +617,15 @@ fn fetch_helm(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resu
         }
         let chart = d.str("chart_name").unwrap_or_default();
         let version = d.str("version");
+        // The chart name is `helm pull`'s argument, which helm takes for
+        // an option when it starts with `-` (`--untardir=/home/runner/x`
+        // expanded the chart there): no chart is named so.
+        if chart.starts_with('-') {
+            return Err(d.err(format!(
+                "chart_name `{}` starts with `-`, which helm takes for one of its options: name the chart",
+                crate::diagnostics::escape_controls(chart)
+            )));
+        }
         let helm = d
             .str("helm_path")
             .map(str::to_string)
@@ -635,6 +649,9 @@ fn fetch_helm(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resu
                 cmd.arg(&d.source);
             } else {
                 cmd.args(["--repo", &d.source, chart]);
+            }
+            if opts.withhold_env {
+                crate::child::withhold_secret_env(&mut cmd);
             }
             // Bounded like every program a compile runs: a chart repository
             // that never answers held `helm pull`, and the fetch, for ever.

@@ -67,6 +67,9 @@ pub struct FetchOptions {
     pub credentials: Option<Credentials>,
     /// Repositories fetched at the same time (0: one per CPU).
     pub parallelism: usize,
+    /// A pull request's fetch: no repository the checkout holds is used
+    /// ([`open_repo`]).
+    pub confined: bool,
 }
 
 impl FetchOptions {
@@ -77,6 +80,7 @@ impl FetchOptions {
             force: false,
             credentials: None,
             parallelism: 0,
+            confined: false,
         }
     }
 
@@ -355,17 +359,29 @@ pub fn fetch(
 
 /// Makes sure the bare repository of `url` is on disk and current (unless
 /// offline) and returns it. `needs_network` decides, given the repository
-/// as it is, whether a fetch is needed at all.
+/// as it is, whether a fetch is needed at all. `confined` (a pull
+/// request's fetch) refuses repositories the checkout's git tracks.
 pub(crate) fn open_repo(
     url: &str,
     repos_dir: &Path,
     offline: bool,
+    confined: bool,
     credentials: Option<&Credentials>,
     needs_network: &dyn Fn(&CacheRepo) -> bool,
     step: &dyn Fn(&str),
 ) -> Result<CacheRepo, String> {
     let path = repos_dir.join(repo_dir_name(url));
     let existed = path.join("HEAD").is_file();
+    // A repository's own `config` is git's to obey: a pull request that
+    // commits one under the cache directory chooses `core.sshCommand`
+    // (a command this process runs), `url.<base>.insteadOf` (a network
+    // URL fetched from `file:///home/runner/...`) and credential helpers.
+    if confined && existed && crate::diff::git::tracks_files_below(repos_dir) {
+        return Err(format!(
+            "{} holds files committed to the repository: a pull request's fetch (a GitHub `pull_request*` event, or --confine) uses no repository the pull request supplies, as git obeys its `config` (`core.sshCommand` runs a command, `insteadOf` redirects the URL); remove the cache directory from the commit",
+            repos_dir.display()
+        ));
+    }
     if offline && !existed {
         return Err(format!(
             "offline: the repository is not on disk ({}); run once without --offline",
@@ -378,7 +394,7 @@ pub(crate) fn open_repo(
     }
     if !offline && (!existed || needs_network(&repo)) {
         step(if existed { "fetching" } else { "cloning" });
-        let creds = credentials.filter(|_| crate::git::is_http_url(url));
+        let creds = credentials_for(credentials, url, confined, crate::git::is_github_host);
         if creds.is_some() && crate::git::is_clear_text_remote(url) {
             return Err(
                 "refusing to send a token over plain http:// to a non-loopback host; use https://"
@@ -391,6 +407,19 @@ pub(crate) fn open_repo(
         })?;
     }
     Ok(repo)
+}
+
+/// The token for a fetch of `url`: http(s) only and, for a pull request's
+/// fetch (`confined`), only to the GitHub server (`github`): the pull
+/// request names the hosts, and one of its own was sent the runner's
+/// `GITHUB_TOKEN` when it asked for credentials (issue 19).
+fn credentials_for<'a>(
+    credentials: Option<&'a Credentials>,
+    url: &str,
+    confined: bool,
+    github: impl Fn(&str) -> bool,
+) -> Option<&'a Credentials> {
+    credentials.filter(|_| crate::git::is_http_url(url) && (!confined || github(url)))
 }
 
 /// Records `origin` in the bare repository's config, for people working
@@ -506,6 +535,7 @@ fn fetch_repo(
         url,
         &repos_dir,
         opts.offline,
+        opts.confined,
         opts.credentials.as_ref(),
         &needs,
         step,
@@ -551,14 +581,95 @@ fn fetch_repo(
     }
 }
 
+/// Why a confined fetch refuses a URL that is not [`is_network_url`]'s.
+pub const CONFINED_FETCH: &str = "a pull request's fetch (a GitHub `pull_request*` event, or --confine) fetches nothing from this machine or its network (a `file://` URL, a path, git's `ext::` or `fd::`, localhost, a loopback, private or link-local address, an option for ssh): the pull request would choose which of the runner's files or services go into the checkout; give a public network URL (https, ssh) or fetch in a trusted job";
+
+/// The first of `deps` a confined fetch refuses ([`is_network_url`]), as
+/// the error to show: a pull request's files name these URLs.
+pub fn refuse_local_sources(deps: &[Dependency]) -> Result<(), String> {
+    match deps.iter().find(|d| !is_network_url(&d.url)) {
+        Some(d) => Err(format!(
+            "{} `{}`: {CONFINED_FETCH}",
+            d.name,
+            crate::diagnostics::escape_controls(&redact_url(&d.url))
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Whether `url` is fetched over the network (https, http, ssh, git, or
-/// scp-like `git@host:`), not from this machine (`file://`, a path), which
-/// a pull request's inventory must not choose.
+/// scp-like `git@host:`), not from this machine (`file://`, a path, git's
+/// `ext::`/`fd::` transports, or a host that is this machine or its
+/// private network: see [`host_of_this_machine`]), which a pull request's
+/// inventory must not choose.
 pub fn is_network_url(url: &str) -> bool {
     let lower = url.to_ascii_lowercase();
-    ["https://", "http://", "ssh://", "git://", "git@"]
+    let scheme = ["https://", "http://", "ssh://", "git://", "git@"]
         .iter()
-        .any(|p| lower.starts_with(p))
+        .any(|p| lower.starts_with(p));
+    // A space or control character is no part of a URL: what a program
+    // makes of one is anybody's guess.
+    if !scheme || url.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return false;
+    }
+    let Ok(u) = gix::Url::try_from(url) else {
+        return false;
+    };
+    let starts_option = |s: &str| s.starts_with('-');
+    // ssh takes a host or user starting with `-` as its option
+    // (`ssh://-oProxyCommand=...`): a command on this machine.
+    match u.host() {
+        Some(h) if !h.is_empty() && !starts_option(h) && !host_of_this_machine(h) => {}
+        _ => return false,
+    }
+    !u.user().is_some_and(starts_option)
+        && !starts_option(u.path.to_string().trim_start_matches('/'))
+}
+
+/// Whether `host` names this machine or an address of its own network: a
+/// `localhost` name, a loopback, unspecified, link-local (the cloud's
+/// metadata service at 169.254.169.254), private or shared address, or a
+/// number spelled another way (`2130706433`, `0x7f.1`, `127.1`, which
+/// the resolver takes for 127.0.0.1). A name that resolves to such an
+/// address is not seen: names are not resolved here.
+pub fn host_of_this_machine(host: &str) -> bool {
+    let h = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    if h == "localhost" || h.ends_with(".localhost") || h.is_empty() {
+        return true;
+    }
+    let v4 = |ip: std::net::Ipv4Addr| {
+        let [a, b, ..] = ip.octets();
+        ip.is_loopback()
+            || ip.is_unspecified()
+            || ip.is_link_local()
+            || ip.is_private()
+            || ip.is_broadcast()
+            || (a == 100 && (64..128).contains(&b))
+    };
+    if let Ok(ip) = h.parse::<std::net::Ipv4Addr>() {
+        return v4(ip);
+    }
+    if let Ok(ip) = h.parse::<std::net::Ipv6Addr>() {
+        let first = ip.segments()[0];
+        return ip.is_loopback()
+            || ip.is_unspecified()
+            || (first & 0xffc0) == 0xfe80
+            || (first & 0xfe00) == 0xfc00
+            || ip.to_ipv4_mapped().is_some_and(v4);
+    }
+    // inet_aton's other spellings: a last part that is a number (no name
+    // ends in one) with only numbers before it.
+    let numeric = |p: &str| {
+        !p.is_empty()
+            && (p.bytes().all(|b| b.is_ascii_digit())
+                || p.strip_prefix("0x")
+                    .is_some_and(|x| x.bytes().all(|b| b.is_ascii_hexdigit())))
+    };
+    h.split('.').all(numeric)
 }
 
 #[cfg(test)]
@@ -752,6 +863,79 @@ mod tests {
         // A directory outside the working directory is refused.
         d.dir = Some(PathBuf::from("../elsewhere"));
         assert!(check(&[d]).is_err());
+    }
+
+    /// Issue 19: a confined fetch refused `file://` and paths only, so a
+    /// pull request could still make the runner fetch from itself or its
+    /// network (`http://127.0.0.1:8200/`, the metadata service) or run a
+    /// command through ssh's options.
+    #[test]
+    fn urls_of_this_machine_are_not_network_urls() {
+        for url in [
+            "https://github.com/projectsyn/component-x.git",
+            "git@github.com:org/repo.git",
+            "ssh://git@git.example.com:2222/org/repo.git",
+            "http://charts.example.com/",
+            "https://8.8.8.8/x",
+            "https://[2001:db8::1]/x",
+            "https://10x.example.com/x",
+        ] {
+            assert!(is_network_url(url), "{url}");
+        }
+        for url in [
+            "file:///home/runner/private",
+            "/home/runner/private",
+            "ext::sh -c touch% /tmp/pwned",
+            "fd::17",
+            "https://localhost/x",
+            "https://LOCALHOST./x",
+            "http://vault.localhost:8200/x",
+            "http://127.0.0.1:8200/x",
+            "http://127.1/x",
+            "http://2130706433/x",
+            "http://0x7f.0.0.1/x",
+            "http://0.0.0.0/x",
+            "http://169.254.169.254/latest/meta-data/",
+            "https://10.0.0.5/x",
+            "https://192.168.1.1/x",
+            "https://172.16.0.1/x",
+            "https://100.64.0.1/x",
+            "https://[::1]/x",
+            "https://[fe80::1]/x",
+            "https://[fd00::1]/x",
+            "https://[::ffff:127.0.0.1]/x",
+            "git@localhost:org/repo.git",
+            "git@127.0.0.1:org/repo.git",
+            "ssh://git@[::1]/x",
+            "ssh://-oProxyCommand=touch%20x/y",
+            "ssh://-oProxyCommand=x@host/y",
+            "git@github.com:-oProxyCommand=x",
+            "https://github.com/a b",
+            "https://github.com/a\nb",
+            "https://",
+        ] {
+            assert!(!is_network_url(url), "{url}");
+        }
+    }
+
+    /// Issue 19: a confined fetch sent the runner's token to whatever host
+    /// the pull request named, when it asked for credentials.
+    #[test]
+    fn a_confined_fetch_sends_the_token_only_to_the_github_server() {
+        let c = Credentials {
+            username: "x-access-token".into(),
+            token: "t".into(),
+        };
+        let github = |u: &str| crate::git::same_host(u, "https://github.com");
+        let to =
+            |url: &str, confined: bool| credentials_for(Some(&c), url, confined, github).is_some();
+        assert!(to("https://github.com/org/x.git", true));
+        assert!(to("https://GitHub.com/org/x.git", true));
+        assert!(!to("https://attacker.example/org/x.git", true));
+        assert!(!to("https://github.com.attacker.example/x.git", true));
+        assert!(!to("https://github.com:8443/x.git", true));
+        assert!(to("https://attacker.example/org/x.git", false));
+        assert!(!to("git@github.com:org/x.git", false));
     }
 
     #[test]

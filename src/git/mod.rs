@@ -763,6 +763,25 @@ pub(crate) fn url_host(url: &str) -> Option<String> {
     })
 }
 
+/// Whether `url` is on the GitHub server the job runs against (the host of
+/// `GITHUB_SERVER_URL`, else `github.com`, with its port): the one host a
+/// job's token is for. A pull request's fetch sends the token nowhere else:
+/// it names the hosts, and one of its own got the token (issue 19).
+pub fn is_github_host(url: &str) -> bool {
+    let server = std::env::var("GITHUB_SERVER_URL")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "https://github.com".into());
+    same_host(url, &server)
+}
+
+/// Whether two URLs name the same host (and port), case-blind.
+pub fn same_host(a: &str, b: &str) -> bool {
+    let lower = |h: Option<String>| h.map(|h| h.to_ascii_lowercase());
+    let want = lower(url_host(b));
+    want.is_some() && lower(url_host(a)) == want
+}
+
 /// A credential callback that hands the token only to `url`'s host: after
 /// a redirect to another host it answers nothing, so the token stays home.
 pub(crate) fn token_only(

@@ -26,12 +26,13 @@ pub struct Entity {
 }
 
 /// Lists the entities under `root` (which may be missing: no entities);
-/// with `confine`, every file and directory must resolve inside it.
+/// with `confine` (not empty), every file and directory must resolve
+/// inside one of its directories.
 pub fn walk(
     root: &Path,
     kind: Kind,
     compose: bool,
-    confine: Option<&Path>,
+    confine: &[PathBuf],
 ) -> Result<Vec<Entity>, InventoryError> {
     let mut files = Vec::new();
     if root.is_dir() {
@@ -39,14 +40,19 @@ pub fn walk(
         let real = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
         // The root is entered once: it cannot be refused.
         let _ = visits.enter(real.clone());
-        let confine = confine.map(|c| c.canonicalize().unwrap_or_else(|_| c.to_path_buf()));
-        if let Some(c) = &confine {
-            check_inside(root, c)?;
+        let confine: Vec<PathBuf> = confine
+            .iter()
+            .map(|c| c.canonicalize().unwrap_or_else(|_| c.clone()))
+            .collect();
+        if !confine.is_empty() && !confine.iter().any(|c| real.starts_with(c)) {
+            return Err(InventoryError::OutsideTree {
+                path: root.to_path_buf(),
+            });
         }
         Walk {
             out: &mut files,
             visits: &mut visits,
-            confine: confine.as_deref(),
+            confine: &confine,
         }
         .walk_dir(root, &real, &mut Vec::new())?;
     }
@@ -91,7 +97,12 @@ pub fn walk(
 struct Walk<'a> {
     out: &'a mut Vec<(PathBuf, Vec<String>)>,
     visits: &'a mut crate::fswalk::Visits,
-    confine: Option<&'a Path>,
+    confine: &'a [PathBuf],
+}
+
+/// Whether `real` lies in one of `roots` (none: no confinement).
+fn allowed(roots: &[PathBuf], real: &Path) -> bool {
+    roots.is_empty() || roots.iter().any(|c| real.starts_with(c))
 }
 
 impl Walk<'_> {
@@ -131,10 +142,8 @@ impl Walk<'_> {
             };
             if meta.is_dir() {
                 let canon = resolved().unwrap_or_else(|| path.clone());
-                if let Some(c) = self.confine {
-                    if !canon.starts_with(c) {
-                        return Err(InventoryError::OutsideTree { path });
-                    }
+                if !allowed(self.confine, &canon) {
+                    return Err(InventoryError::OutsideTree { path });
                 }
                 // A symlink back up the tree would loop forever (skipped);
                 // links that fan out would branch without end (an error).
@@ -155,10 +164,10 @@ impl Walk<'_> {
                 r?;
             } else if meta.is_file() && (name.ends_with(".yml") || name.ends_with(".yaml")) {
                 // FIFOs and devices (a link to /dev/zero) are never read.
-                if let Some(c) = self.confine {
-                    if !resolved().is_some_and(|r| r.starts_with(c)) {
-                        return Err(InventoryError::OutsideTree { path });
-                    }
+                if !self.confine.is_empty()
+                    && !resolved().is_some_and(|r| allowed(self.confine, &r))
+                {
+                    return Err(InventoryError::OutsideTree { path });
                 }
                 let stem = name.rsplit_once('.').map_or(name.as_str(), |(s, _)| s);
                 let mut parts = rel.clone();

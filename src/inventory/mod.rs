@@ -49,6 +49,10 @@ pub struct InventoryOptions {
     /// working tree, where a pull request's committed symlink to
     /// `/etc/shadow` is a real link.
     pub confine: Option<PathBuf>,
+    /// With `confine`, more directories class and target files may
+    /// resolve into: a package compile links the package (in the checkout)
+    /// into its scratch inventory (in a temporary directory).
+    pub confine_also: Vec<PathBuf>,
 }
 
 /// What the rendered parameters and exports of the targets of one render
@@ -309,17 +313,18 @@ impl Inventory {
             }
             None => dir.join("targets"),
         };
-        let class_entities = discover::walk(
-            &classes_dir,
-            discover::Kind::Class,
-            false,
-            opts.confine.as_deref(),
-        )?;
+        let roots: Vec<PathBuf> = match &opts.confine {
+            Some(c) => std::iter::once(c.clone())
+                .chain(opts.confine_also.iter().cloned())
+                .collect(),
+            None => Vec::new(),
+        };
+        let class_entities = discover::walk(&classes_dir, discover::Kind::Class, false, &roots)?;
         let target_entities = discover::walk(
             &targets_dir,
             discover::Kind::Target,
             opts.compose_node_name,
-            opts.confine.as_deref(),
+            &roots,
         )?;
 
         let mut files = Vec::with_capacity(class_entities.len() + target_entities.len());

@@ -192,6 +192,7 @@ impl Workspace {
             compose_node_name: flags.compose_node_name,
             applications_negate_earlier_only: false,
             confine: None,
+            confine_also: Vec::new(),
         };
         defaults.apply(section, &mut inv, flags.inventory_path.is_some());
         // The working directory keeps its relative paths (they appear in

@@ -151,7 +151,7 @@ fn a_changed_golden_file_fails_with_its_diff_and_update_golden_rewrites_it() {
 /// repository (tag v1.0.0) that the package's `parameters.components` URLs
 /// are rewritten to; the golden files are Commodore 1.35.1's output
 /// (packages/commodore-golden.sh).
-mod package {
+pub(crate) mod package {
     use super::files;
     use crate::strata;
     use crate::support::copy_tree;
@@ -165,7 +165,7 @@ mod package {
 
     /// A temporary directory with `remotes/component-{secrets,greeter}.git`
     /// and the package in `demo/`, its URLs pointing at the remotes.
-    fn setup() -> tempfile::TempDir {
+    pub(crate) fn setup() -> tempfile::TempDir {
         let tmp = tempfile::tempdir().unwrap();
         let remotes = tmp.path().join("remotes");
         for (name, src) in [

@@ -13,6 +13,26 @@ use std::time::Duration;
 /// A marker the outside file holds: no output may show it when confined.
 const MARKER: &str = "RUNNER-PRIVATE-7f3a";
 
+/// `component compile` of the `component` fixture's demo, into `out/`.
+const COMPONENT_NO_FETCH: [&str; 6] = [
+    "component",
+    "compile",
+    "component-demo",
+    "--no-fetch",
+    "-o",
+    "out",
+];
+
+/// `catalog compile` of the `commodore/basic` fixture, as it is.
+const CATALOG_LOCAL: [&str; 6] = [
+    "catalog",
+    "compile",
+    "c-prod",
+    "--local",
+    "--cluster-file",
+    "cluster.json",
+];
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/hostile/confine")
@@ -485,14 +505,7 @@ fn refs_never_reads_or_writes_outside_the_checkout() {
 fn component_compile_never_reads_outside_the_checkout() {
     let (_tmp, repo, outside) = setup("component");
     let comp = repo.join("component-demo");
-    let args = [
-        "component",
-        "compile",
-        "component-demo",
-        "--no-fetch",
-        "-o",
-        "out",
-    ];
+    let args = COMPONENT_NO_FETCH;
     let compiled = || std::fs::read_to_string(repo.join("out/compiled/demo/demo/cm.yaml")).unwrap();
     run(&repo, &args, "pull_request", 0);
     assert!(compiled().contains("greeting: hello"));
@@ -546,7 +559,7 @@ fn component_compile_never_reads_outside_the_checkout() {
     refused_when_confined(
         &repo,
         &fetching,
-        &["fetches no dependency from this machine", "file://"],
+        &["fetches nothing from this machine", "file://"],
     );
 }
 
@@ -566,14 +579,7 @@ fn catalog_compile_never_reads_outside_the_checkout() {
     let outside = tmp.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::write(outside.join("secret.yml"), format!("stolen: {MARKER}\n")).unwrap();
-    let args = [
-        "catalog",
-        "compile",
-        "c-prod",
-        "--local",
-        "--cluster-file",
-        "cluster.json",
-    ];
+    let args = CATALOG_LOCAL;
     let catalog = || {
         let dir = repo.join("catalog/manifests/argocd");
         let mut all = String::new();
@@ -808,4 +814,678 @@ fn template_never_writes_through_a_link_out_of_the_checkout() {
         0,
     );
     assert!(outside.join("elsewhere/a.yml").is_file());
+}
+
+/// Issue 19, the gaps confine36 left in `fetch --jsonnetfile`: only the
+/// direct dependencies of `jsonnetfile.json` were checked. A dependency's
+/// own jsonnetfile naming a `file://` repository of the runner was cloned
+/// into `vendor/`; a `jsonnetfile.jsonnet` was rendered unconfined (its
+/// `importstr` of the runner's file became a remote, quoted by the fetch's
+/// error); a remote on this machine's network (`http://127.0.0.1:9/`) was
+/// fetched. Confined: each refused, naming the file.
+#[test]
+fn fetch_jsonnetfile_confines_the_dependencies_own_files() {
+    let (_tmp, repo, outside) = setup("fetch");
+    let private = outside.join("private");
+    git_repo(&private, &[("x.libsonnet", &format!("'{MARKER}'\n"))]);
+    let url = format!("file://{}", private.display());
+    let jsonnetfile = |at: &Path, source: &str| {
+        std::fs::create_dir_all(at).unwrap();
+        std::fs::write(
+            at.join("jsonnetfile.json"),
+            format!(
+                r#"{{"version": 1, "dependencies": [{{"source": {source}, "version": "main"}}]}}"#
+            ),
+        )
+        .unwrap();
+    };
+    // A local package inside the tree (fine) whose own jsonnetfile names
+    // the runner's repository.
+    jsonnetfile(&repo, r#"{"local": {"directory": "libs/a"}}"#);
+    jsonnetfile(
+        &repo.join("libs/a"),
+        &format!(r#"{{"git": {{"remote": "{url}", "subdir": ""}}}}"#),
+    );
+    let args = ["fetch", "--jsonnetfile", "."];
+    refused_when_confined(
+        &repo,
+        &args,
+        &[
+            "libs/a/jsonnetfile.json: source.git.remote `file://",
+            "fetches nothing from this machine",
+        ],
+    );
+    assert!(!repo.join("vendor/private").exists());
+    run(&repo, &args, "push", 0);
+    let got = std::fs::read_to_string(repo.join("vendor/private/x.libsonnet")).unwrap();
+    assert!(got.contains(MARKER), "unconfined, as jsonnet-bundler");
+    std::fs::remove_dir_all(repo.join("vendor")).unwrap();
+    std::fs::remove_file(repo.join("jsonnetfile.lock.json")).unwrap();
+    // A remote on this machine or its network.
+    for remote in [
+        "http://127.0.0.1:9/x.git",
+        "https://169.254.169.254/x.git",
+        "ssh://-oProxyCommand=touch%20pwned/x",
+    ] {
+        jsonnetfile(
+            &repo,
+            &format!(r#"{{"git": {{"remote": "{remote}", "subdir": ""}}}}"#),
+        );
+        refused_when_confined(
+            &repo,
+            &args,
+            &["source.git.remote", "this machine or its network"],
+        );
+    }
+    // A jsonnetfile.jsonnet importing the runner's file.
+    std::fs::remove_file(repo.join("jsonnetfile.json")).unwrap();
+    std::fs::write(
+        repo.join("jsonnetfile.jsonnet"),
+        format!(
+            "{{version: 1, dependencies: [{{source: {{git: {{remote: importstr '{}', subdir: ''}}}}, version: 'main'}}]}}\n",
+            outside.join("secret.yml").display()
+        ),
+    )
+    .unwrap();
+    refused_when_confined(
+        &repo,
+        &args,
+        &["jsonnetfile.jsonnet", "outside the repository"],
+    );
+    let out = run(&repo, &args, "push", 2);
+    assert!(
+        out.contains(MARKER),
+        "unconfined, the import is read: {out}"
+    );
+}
+
+/// Issue 19: a confined `component compile` still fetched what the pull
+/// request's component named on this machine's network (a jsonnet
+/// dependency's remote, a Kapitan dependency's source at
+/// `http://127.0.0.1:9/`), and its jsonnet-bundler step cloned a `file://`
+/// repository of the runner. Public network sources are still fetched
+/// (helm components' CI on pull requests needs them).
+#[test]
+fn component_compile_fetches_nothing_from_this_machine() {
+    let (_tmp, repo, outside) = setup("component");
+    let comp = repo.join("component-demo");
+    let private = outside.join("private");
+    git_repo(&private, &[("x.libsonnet", &format!("'{MARKER}'\n"))]);
+    let args = ["component", "compile", "component-demo", "-o", "out"];
+    let jsonnetfile = |remote: &str| {
+        std::fs::write(
+            comp.join("jsonnetfile.json"),
+            format!(r#"{{"version": 1, "dependencies": [{{"source": {{"git": {{"remote": "{remote}", "subdir": ""}}}}, "version": "main"}}]}}"#),
+        )
+        .unwrap();
+    };
+    let file_url = format!("file://{}", private.display());
+    for remote in [
+        file_url.as_str(),
+        "http://127.0.0.1:9/x.git",
+        "git@localhost:org/x.git",
+    ] {
+        jsonnetfile(remote);
+        refused_when_confined(
+            &repo,
+            &args,
+            &[
+                "jsonnetfile.json: source.git.remote",
+                "fetches nothing from this machine or its network",
+            ],
+        );
+        assert!(!comp.join("vendor/private").exists(), "{remote}");
+    }
+    jsonnetfile(&file_url);
+    run(&repo, &args, "push", 0);
+    assert!(
+        comp.join("vendor/private/x.libsonnet").is_file(),
+        "unconfined"
+    );
+    std::fs::remove_file(comp.join("jsonnetfile.json")).unwrap();
+    // A Kapitan dependency from this machine's network.
+    std::fs::write(
+        comp.join("class/demo.yml"),
+        "parameters:\n  kapitan:\n    dependencies:\n      - type: https\n        source: http://127.0.0.1:9/x.yml\n        output_path: dependencies/x.yml\n    compile:\n      - input_paths: ['${_base_directory}/component/main.jsonnet']\n        input_type: jsonnet\n        output_path: demo/\n",
+    )
+    .unwrap();
+    refused_when_confined(
+        &repo,
+        &args,
+        &[
+            "Kapitan dependency http://127.0.0.1:9/x.yml",
+            "this machine or its network",
+        ],
+    );
+}
+
+/// Issue 19: `strata package compile` (a Commodore configuration package)
+/// was not confined: on a pull request it fetched the components the
+/// package names from this machine (`file://`) and read a package class
+/// committed as a link to the runner's file. Confined: refused; a
+/// `--tmp-dir` outside the checkout (a flag) and the links its scratch
+/// inventory makes to the package keep working.
+#[test]
+fn package_compile_never_reads_or_fetches_outside_the_checkout() {
+    let tmp = crate::component::package::setup();
+    let pkg = tmp.path().join("demo");
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let args = ["package", "compile", ".", "tests/defaults.yml"];
+    // The components' URLs are `file://` repositories of this machine.
+    refused_when_confined(
+        &pkg,
+        &args,
+        &[
+            "while fetching components",
+            "`file://",
+            "fetches nothing from this machine",
+        ],
+    );
+    assert!(!pkg.join("compiled").exists());
+    let work = tmp.path().join("work");
+    let work_arg = format!("--tmp-dir={}", work.display());
+    let with_work: Vec<&str> = args.iter().copied().chain([work_arg.as_str()]).collect();
+    run(&pkg, &with_work, "push", 0);
+    // Reusing the fetched components: confined, the scratch inventory's
+    // links into the package (in the checkout) are read.
+    let local: Vec<&str> = with_work.iter().copied().chain(["--local"]).collect();
+    run(&pkg, &local, "pull_request", 0);
+    assert!(pkg.join("compiled/greeter").is_dir());
+    // The output directory committed as a link out: written through.
+    std::fs::remove_dir_all(pkg.join("compiled")).unwrap();
+    link(&outside, &pkg.join("compiled"));
+    refused_when_confined(
+        &pkg,
+        &local,
+        &["output", "compiled", "leads outside the working directory"],
+    );
+    assert!(!outside.join("greeter").exists());
+    std::fs::remove_file(pkg.join("compiled")).unwrap();
+    // A package class committed as a link to the runner's file.
+    let common = pkg.join("common.yml");
+    let text = std::fs::read_to_string(&common).unwrap();
+    link_out_instead(
+        &common,
+        &outside.join("common.yml"),
+        &format!("{text}\n# {MARKER}\n"),
+    );
+    run(&pkg, &local, "push", 0);
+    refused_when_confined(
+        &pkg,
+        &local,
+        &["common.yml", "leads outside the repository"],
+    );
+}
+
+/// Issue 19: the outputs of `component compile` (`-o DIR`'s `compiled/`)
+/// and `catalog compile` (`catalog/`) were not checked for links: a
+/// committed `out/compiled -> /home/runner/x` had the compile delete and
+/// write the runner's files there, and a golden directory committed as a
+/// link to the runner's was printed in the golden diff. Confined: refused
+/// before anything is written.
+#[test]
+fn compile_outputs_never_write_through_a_link_out() {
+    let (_tmp, repo, outside) = setup("component");
+    let args = COMPONENT_NO_FETCH;
+    let victim = outside.join("victim");
+    std::fs::create_dir_all(victim.join("demo")).unwrap();
+    std::fs::write(victim.join("demo/keep"), "precious\n").unwrap();
+    link(&victim, &repo.join("out/compiled"));
+    refused_when_confined(
+        &repo,
+        &args,
+        &[
+            "output out/compiled",
+            "leads outside the working directory",
+            "`strata component compile`",
+        ],
+    );
+    assert!(victim.join("demo/keep").is_file());
+    run(&repo, &args, "push", 0);
+    assert!(
+        !victim.join("demo/keep").exists() && victim.join("demo/demo/cm.yaml").is_file(),
+        "unconfined, the link is followed"
+    );
+    std::fs::remove_file(repo.join("out/compiled")).unwrap();
+    // The golden directory linked to the runner's: printed in the diff.
+    let theirs = outside.join("g/demo/demo");
+    std::fs::create_dir_all(&theirs).unwrap();
+    std::fs::copy(outside.join("secret.yml"), theirs.join("cm.yaml")).unwrap();
+    link(&outside.join("g"), &repo.join("golden"));
+    let golden: Vec<&str> = args.iter().copied().chain(["--golden", "golden"]).collect();
+    let out = run(&repo, &golden, "push", 1);
+    assert!(out.contains(MARKER), "unconfined, as git diff: {out}");
+    refused_when_confined(
+        &repo,
+        &golden,
+        &["refusing to read golden", "through a symlink"],
+    );
+    // `catalog compile`'s catalog directory.
+    let tmp = tempfile::tempdir().unwrap();
+    let cat = tmp.path().join("repo");
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/commodore/basic"),
+        &cat,
+    );
+    let victim = tmp.path().join("victim");
+    std::fs::create_dir_all(victim.join("manifests")).unwrap();
+    std::fs::write(victim.join("manifests/keep"), "precious\n").unwrap();
+    link(&victim, &cat.join("catalog"));
+    let args = CATALOG_LOCAL;
+    refused_when_confined(
+        &cat,
+        &args,
+        &["repo/catalog: it leads outside the working directory"],
+    );
+    assert!(victim.join("manifests/keep").is_file());
+    run(&cat, &args, "push", 0);
+    assert!(
+        !victim.join("manifests/keep").exists(),
+        "unconfined, the runner's directory was replaced"
+    );
+    // `inventory/targets` linked out: its files were deleted and the
+    // targets written there.
+    std::fs::remove_file(cat.join("catalog")).unwrap();
+    std::fs::write(victim.join("notes.yml"), "precious\n").unwrap();
+    std::fs::remove_dir_all(cat.join("inventory/targets")).unwrap();
+    link(&victim, &cat.join("inventory/targets"));
+    refused_when_confined(
+        &cat,
+        &args,
+        &["inventory/targets: it leads outside the working directory"],
+    );
+    assert!(victim.join("notes.yml").is_file());
+    assert!(!victim.join("cluster.yml").exists());
+    // `dependencies/lib` linked out: the libraries' alias links were made
+    // there.
+    std::fs::remove_file(cat.join("inventory/targets")).unwrap();
+    let _ = std::fs::remove_dir_all(cat.join("dependencies/lib"));
+    link(&victim, &cat.join("dependencies/lib"));
+    refused_when_confined(
+        &cat,
+        &args,
+        &["dependencies/lib: it leads outside the working directory"],
+    );
+    assert!(!victim.join("storage.libsonnet").exists());
+}
+
+/// A bare repository committed under the fetch's cache directory
+/// (`dependencies/.repos/<host>/<path>.git`) was opened as the cache of its
+/// URL, and git's rules obeyed its `config`: `url.<base>.insteadOf` had a
+/// confined `fetch --deps` of `https://github.com/org/x.git` clone the
+/// runner's `file://` repository instead, and `core.sshCommand` ran a
+/// command the pull request chose. Confined: such a cache is not used.
+#[test]
+fn fetch_never_uses_a_repository_the_pull_request_committed() {
+    let (tmp, repo, outside) = setup("fetch");
+    let private = outside.join("private");
+    git_repo(&private, &[("x.yml", &format!("x: {MARKER}\n"))]);
+    let pwned = tmp.path().join("pwned");
+    let bare = |path: &str, config: String| {
+        let at = repo.join("dependencies/.repos").join(path);
+        std::fs::create_dir_all(&at).unwrap();
+        crate::support::git(&at, &["init", "-q", "--bare"]);
+        let file = at.join("config");
+        let text = std::fs::read_to_string(&file).unwrap() + &config;
+        std::fs::write(file, text).unwrap();
+    };
+    bare(
+        "github.com/org/x.git",
+        format!(
+            "[url \"file://{}\"]\n\tinsteadOf = https://github.com/org/x.git\n",
+            private.display()
+        ),
+    );
+    bare(
+        "github.com/org/y.git",
+        format!("[core]\n\tsshCommand = touch {}; false\n", pwned.display()),
+    );
+    std::fs::write(
+        repo.join("deps.yml"),
+        "- {name: x, url: 'https://github.com/org/x.git', version: main}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("ssh.yml"),
+        "- {name: y, url: 'git@github.com:org/y.git', version: main}\n",
+    )
+    .unwrap();
+    for args in [&["init", "-q"][..], &["add", "-A"], &["commit", "-qm", "x"]] {
+        crate::support::git(&repo, args);
+    }
+    for deps in ["deps.yml", "ssh.yml"] {
+        refused_when_confined(
+            &repo,
+            &["fetch", "--deps", deps],
+            &[
+                "dependencies/.repos holds files committed to the repository",
+                "`core.sshCommand`",
+            ],
+        );
+    }
+    assert!(!repo.join("dependencies/x").exists());
+    assert!(!pwned.exists());
+    // Unconfined, git's rules: the configuration is obeyed.
+    run(&repo, &["fetch", "--deps", "deps.yml"], "push", 0);
+    let got = std::fs::read_to_string(repo.join("dependencies/x/x.yml")).unwrap();
+    assert!(got.contains(MARKER), "{got}");
+    run(&repo, &["fetch", "--deps", "ssh.yml"], "push", 2);
+    assert!(pwned.exists());
+}
+
+/// `strata compile --cache DIR` on a pull request: a committed `DIR`
+/// link (or `DIR/.catalogs`) leading out of the checkout had the pull
+/// request's catalogs stored in a directory of the runner it chose (a
+/// trusted job's cache). Confined: refused before anything is compiled.
+#[test]
+fn compile_never_stores_its_cache_through_a_link_out() {
+    let (_tmp, repo, outside) = setup("diff");
+    one_target(&repo, 1);
+    let cache = outside.join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let args = ["compile", "--cache", ".cache"];
+    for at in [".cache", ".cache/.catalogs"] {
+        link(&cache, &repo.join(at));
+        refused_when_confined(
+            &repo,
+            &args,
+            &[
+                &format!("--cache {at}: it leads outside the working directory"),
+                "`strata compile`",
+            ],
+        );
+        assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 0, "{at}");
+        std::fs::remove_file(repo.join(at)).unwrap();
+    }
+    std::fs::remove_dir(repo.join(".cache")).unwrap();
+    link(&cache, &repo.join(".cache"));
+    run(&repo, &args, "push", 0);
+    assert!(std::fs::read_dir(&cache).unwrap().count() > 0, "unconfined");
+    std::fs::remove_file(repo.join(".cache")).unwrap();
+    run(&repo, &args, "pull_request", 0);
+    assert!(repo.join(".cache").is_dir());
+}
+
+/// An inventory of one target `t` in `repo`, compiling `main.jsonnet`
+/// (`{ cm: { a: A } }`).
+fn one_target(repo: &Path, a: u32) {
+    std::fs::create_dir_all(repo.join("inventory/targets")).unwrap();
+    std::fs::write(
+        repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - input_paths: [main.jsonnet]\n        input_type: jsonnet\n        output_path: .\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("main.jsonnet"),
+        format!("{{ cm: {{ a: {a} }} }}\n"),
+    )
+    .unwrap();
+}
+
+/// `strata review --output FILE` on a pull request wrote its report
+/// through a committed `FILE -> /home/runner/.bashrc`, as `comment` did
+/// before confine36. Refused before anything is compiled.
+#[test]
+fn review_never_writes_its_report_through_a_link_out() {
+    let (_tmp, repo, outside) = setup("diff");
+    let victim = outside.join("bashrc");
+    std::fs::write(&victim, "precious\n").unwrap();
+    one_target(&repo, 1);
+    for args in [&["init", "-q"][..], &["add", "-A"], &["commit", "-qm", "a"]] {
+        crate::support::git(&repo, args);
+    }
+    one_target(&repo, 2);
+    link(&victim, &repo.join("r.md"));
+    for args in [&["add", "-A"][..], &["commit", "-qm", "b"]] {
+        crate::support::git(&repo, args);
+    }
+    let args = ["review", "--base", "HEAD~1", "--output", "r.md"];
+    let err = run(&repo, &args, "pull_request", 2);
+    assert!(
+        err.contains("--output r.md: it leads outside the working directory")
+            && err.contains("`strata review`"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    run(&repo, &args, "push", 0);
+    let text = std::fs::read_to_string(&victim).unwrap();
+    assert!(
+        text.contains("strata review"),
+        "unconfined, as asked: {text}"
+    );
+}
+
+/// `strata lint --catalog DIR` on a pull request read a catalog committed
+/// as a link to a directory of the runner and quoted what it found there
+/// (a base64-encoded reference, decoded, with the file's path); the refs
+/// directory a pull request's `.kapitan` names outside was read too.
+/// Confined: refused, as the classes are.
+#[test]
+fn lint_never_reads_a_catalog_or_refs_outside_the_checkout() {
+    use base64::Engine;
+    let (_tmp, repo, outside) = setup("diff");
+    one_target(&repo, 1);
+    let reference = format!("?{{vaultkv:{MARKER}/x}}");
+    let encoded = base64::engine::general_purpose::STANDARD.encode(reference);
+    std::fs::create_dir_all(outside.join("cat/t")).unwrap();
+    std::fs::write(
+        outside.join("cat/t/s.yaml"),
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\ndata:\n  password: {encoded}\n"
+        ),
+    )
+    .unwrap();
+    link(&outside.join("cat"), &repo.join("compiled"));
+    let args = ["lint", "--catalog", "compiled"];
+    let out = run(&repo, &args, "push", 1);
+    assert!(out.contains(MARKER), "unconfined, as given: {out}");
+    refused_when_confined(
+        &repo,
+        &args,
+        &[
+            "refusing to read compiled (through a symlink)",
+            "`strata lint`",
+        ],
+    );
+    std::fs::remove_file(repo.join("compiled")).unwrap();
+    std::fs::create_dir_all(outside.join("refs")).unwrap();
+    std::fs::write(
+        repo.join(".kapitan"),
+        "compile:\n  refs-path: ../outside/refs\n",
+    )
+    .unwrap();
+    refused_when_confined(
+        &repo,
+        &["lint"],
+        &["refusing to read ../outside/refs", "`strata lint`"],
+    );
+    run(&repo, &["lint"], "push", 0);
+}
+
+/// `strata ci --collect DIR` on a pull request merged a shard directory the
+/// checkout commits as a link to a directory of the runner, and showed its
+/// files as the head's catalog in the review; a committed `--output-path`
+/// link had the merged catalog written there. Refused, as the other
+/// inputs and outputs; a shard directory outside the checkout (a flag) is
+/// read.
+#[test]
+fn ci_collect_never_reads_a_shard_linked_out() {
+    let (tmp, repo, outside) = setup("diff");
+    one_target(&repo, 1);
+    for args in [&["init", "-q"][..], &["add", "-A"], &["commit", "-qm", "a"]] {
+        crate::support::git(&repo, args);
+    }
+    one_target(&repo, 2);
+    for args in [&["add", "-A"][..], &["commit", "-qm", "b"]] {
+        crate::support::git(&repo, args);
+    }
+    let sha = |rev: &str| {
+        let out = std::process::Command::new("git")
+            .args(["rev-parse", rev])
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let event = tmp.path().join("event.json");
+    std::fs::write(
+        &event,
+        format!(
+            r#"{{"pull_request": {{"number": 1, "base": {{"sha": "{}", "ref": "main"}}, "head": {{"sha": "{}", "ref": "x"}}}}}}"#,
+            sha("HEAD~1"),
+            sha("HEAD")
+        ),
+    )
+    .unwrap();
+    let shard = outside.join("shard");
+    let shard_arg = shard.display().to_string();
+    run(
+        &repo,
+        &["compile", "--shard", "1/1", "--output-path", &shard_arg],
+        "push",
+        0,
+    );
+    std::fs::write(shard.join("compiled/t/cm.yml"), format!("leak: {MARKER}\n")).unwrap();
+    let ci = |args: &[&str]| {
+        let out = strata()
+            .current_dir(&repo)
+            .args(["ci", "--dry-run"])
+            .args(args)
+            .env("GITHUB_EVENT_NAME", "pull_request")
+            .env("GITHUB_EVENT_PATH", &event)
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr).into_owned()
+            + &String::from_utf8_lossy(&out.stdout);
+        (out.status.code(), text)
+    };
+    let (_, text) = ci(&["--collect", &shard_arg]);
+    assert!(text.contains(MARKER), "given outside, it is read: {text}");
+    link(&shard, &repo.join("shard-1"));
+    let (code, text) = ci(&["--collect", "shard-1"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("refusing to read shard-1 (through a symlink)") && !text.contains(MARKER),
+        "{text}"
+    );
+    // The merged catalog's directory linked out: written there.
+    std::fs::remove_file(repo.join("shard-1")).unwrap();
+    let victim = outside.join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    link(&victim, &repo.join("out"));
+    let (code, text) = ci(&["--output-path", "out", "--collect", &shard_arg]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("--output-path out: it leads outside the working directory"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+}
+
+/// The jsonnet-bundler step writes `jsonnetfile.lock.json` (and `component
+/// compile` renders `jsonnetfile.jsonnet` to `jsonnetfile.json`) in place:
+/// a committed link there to the runner's file had it overwritten on a
+/// pull request. Confined: refused, the runner's file intact.
+#[test]
+fn jsonnet_installs_never_write_through_a_link_out() {
+    let (_tmp, repo, outside) = setup("component");
+    let victim = outside.join("bashrc");
+    let intact = || std::fs::read_to_string(&victim).unwrap() == "{}\n";
+    std::fs::write(&victim, "{}\n").unwrap();
+    std::fs::create_dir_all(repo.join("libs/a")).unwrap();
+    std::fs::write(
+        repo.join("jsonnetfile.json"),
+        r#"{"version": 1, "dependencies": [{"source": {"local": {"directory": "libs/a"}}, "version": ""}]}"#,
+    )
+    .unwrap();
+    link(&victim, &repo.join("jsonnetfile.lock.json"));
+    let args = ["fetch", "--jsonnetfile", ".", "--update"];
+    refused_when_confined(
+        &repo,
+        &args,
+        &["jsonnetfile.lock.json: it leads outside the working directory"],
+    );
+    assert!(intact());
+    run(&repo, &args, "push", 0);
+    assert!(!intact(), "unconfined, as jb");
+    std::fs::write(&victim, "{}\n").unwrap();
+    let comp = repo.join("component-demo");
+    std::fs::write(
+        comp.join("jsonnetfile.jsonnet"),
+        "{version: 1, dependencies: []}\n",
+    )
+    .unwrap();
+    link(&victim, &comp.join("jsonnetfile.json"));
+    refused_when_confined(
+        &repo,
+        &COMPONENT_NO_FETCH,
+        &["jsonnetfile.json: it leads outside the working directory"],
+    );
+    assert!(intact());
+}
+
+/// A confined `component compile` still fetches the helm charts its
+/// component names, with `helm pull` run as the Kapitan dependency's
+/// `helm_path` says: a program the pull request chooses, which got the
+/// runner's whole environment (`GITHUB_TOKEN`), where the compile's own
+/// helm runs without its secret variables. Now withheld there too.
+#[test]
+fn confined_helm_pulls_get_no_secret_variables() {
+    use std::os::unix::fs::PermissionsExt;
+    let (tmp, repo, _outside) = setup("component");
+    let comp = repo.join("component-demo");
+    let seen = tmp.path().join("env.txt");
+    let helm = repo.join("helm.sh");
+    std::fs::write(
+        &helm,
+        format!("#!/bin/sh\nenv > '{}'\nexit 1\n", seen.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&helm, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        comp.join("class/demo.yml"),
+        "parameters:\n  kapitan:\n    dependencies:\n      - type: helm\n        source: https://charts.example.com/\n        chart_name: demo\n        version: 1.0.0\n        helm_path: ./helm.sh\n        output_path: dependencies/demo/helmcharts/demo\n    compile:\n      - input_paths: ['${_base_directory}/component/main.jsonnet']\n        input_type: jsonnet\n        output_path: demo/\n",
+    )
+    .unwrap();
+    let cache = tmp.path().join("cache");
+    for (event, leaks) in [("push", true), ("pull_request", false)] {
+        let _ = std::fs::remove_file(&seen);
+        let out = strata()
+            .current_dir(&repo)
+            .args(["component", "compile", "component-demo", "-o", "out"])
+            .env("GITHUB_EVENT_NAME", event)
+            .env("GITHUB_TOKEN", format!("ghs_{MARKER}"))
+            .env("STRATA_DEPENDENCY_CACHE", &cache)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let env = std::fs::read_to_string(&seen).unwrap();
+        assert_eq!(env.contains(MARKER), leaks, "{event}: {env}");
+    }
+    // A chart name `helm pull` took for its option (`--untardir` expands
+    // the chart wherever it says): refused before helm runs, confined or
+    // not.
+    let class = std::fs::read_to_string(comp.join("class/demo.yml")).unwrap();
+    std::fs::write(
+        comp.join("class/demo.yml"),
+        class.replace("chart_name: demo", "chart_name: --untardir=/tmp/x"),
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(&seen);
+    let err = run(
+        &repo,
+        &["component", "compile", "component-demo", "-o", "out"],
+        "push",
+        2,
+    );
+    assert!(
+        err.contains("chart_name `--untardir=/tmp/x` starts with `-`"),
+        "{err}"
+    );
+    assert!(!seen.exists(), "helm ran");
 }

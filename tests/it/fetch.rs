@@ -940,7 +940,7 @@ mod catalog {
         let a = compile(&r, &work, &args).failure().code(2);
         let err = stderr(&a);
         assert!(
-            err.contains("a confined catalog compile")
+            err.contains("a pull request's fetch")
                 && err.contains("fetches nothing from this machine")
                 && err.contains("`file://"),
             "{err}"
