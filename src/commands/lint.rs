@@ -81,6 +81,7 @@ pub fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
                     .unwrap_or_else(|| PathBuf::from("./refs"));
                 d.is_dir().then_some(d)
             }),
+            ..LintOptions::default()
         },
     )
     .map_err(diag_err)?;

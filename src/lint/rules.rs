@@ -9,25 +9,69 @@ use crate::yaml::{Node, NodeValue};
 use regex::Regex;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Parsed inventory files, each read once for all rules and targets.
 #[derive(Default)]
 pub struct FileCache {
-    files: HashMap<PathBuf, Option<Vec<Node>>>,
+    files: HashMap<PathBuf, Parsed>,
+    shared: Option<Arc<SharedParses>>,
+}
+
+/// Files parsed by content, for lints that run side by side on two trees
+/// holding mostly the same files (a review's base and head): each text is
+/// parsed once. A node's lines depend on its text alone, not on its path.
+#[derive(Default)]
+pub struct SharedParses {
+    by_text: Mutex<HashMap<String, Arc<OnceLock<Parsed>>>>,
+}
+
+/// A file's documents, `None` when they do not parse.
+type Parsed = Option<Arc<Vec<Node>>>;
+
+impl std::fmt::Debug for SharedParses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedParses").finish_non_exhaustive()
+    }
+}
+
+impl SharedParses {
+    fn parse(&self, text: String) -> Parsed {
+        let slot = {
+            let mut map = self.by_text.lock().unwrap_or_else(|e| e.into_inner());
+            Arc::clone(map.entry(text.clone()).or_default())
+        };
+        // The other side may be parsing the same text: it waits for that
+        // parse rather than doing its own.
+        slot.get_or_init(|| crate::yaml::load_all(&text).ok().map(Arc::new))
+            .clone()
+    }
 }
 
 impl FileCache {
+    /// A cache whose parses are shared with other lints through `shared`.
+    pub fn sharing(shared: Option<Arc<SharedParses>>) -> Self {
+        FileCache {
+            files: HashMap::new(),
+            shared,
+        }
+    }
+
     /// The file's documents; `None` when it cannot be read or parsed (the
     /// `yaml-invalid` rule reports that).
     fn get(&mut self, path: &Path) -> Option<&[Node]> {
+        let shared = &self.shared;
         self.files
             .entry(path.to_path_buf())
             .or_insert_with(|| {
                 let text = std::fs::read_to_string(path).ok()?;
-                crate::yaml::load_all(&text).ok()
+                match shared {
+                    Some(s) => s.parse(text),
+                    None => crate::yaml::load_all(&text).ok().map(Arc::new),
+                }
             })
             .as_deref()
+            .map(Vec::as_slice)
     }
 }
 
@@ -476,6 +520,36 @@ mod tests {
     }
 
     use super::*;
+
+    /// Two lints sharing parses read each file themselves (their findings
+    /// name their own paths) and parse a text the other parsed only once.
+    #[test]
+    fn lints_side_by_side_parse_a_shared_text_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "parameters:\n  db:\n    password: Sup3rS3cr3tP@ss!\n";
+        let files: Vec<PathBuf> = ["base.yml", "head.yml", "other.yml"]
+            .iter()
+            .map(|n| dir.path().join(n))
+            .collect();
+        std::fs::write(&files[0], text).unwrap();
+        std::fs::write(&files[1], text).unwrap();
+        std::fs::write(&files[2], format!("\n{text}")).unwrap();
+        let shared = Arc::new(SharedParses::default());
+        let mut base = FileCache::sharing(Some(Arc::clone(&shared)));
+        let mut head = FileCache::sharing(Some(shared));
+        let a = base.get(&files[0]).unwrap().as_ptr();
+        assert_eq!(head.get(&files[1]).unwrap().as_ptr(), a);
+        assert_ne!(head.get(&files[2]).unwrap().as_ptr(), a);
+        let line = |c: &mut FileCache, f: &Path| {
+            let found = plaintext_secrets(f, c);
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(found[0].file.as_deref(), Some(f));
+            found[0].line
+        };
+        assert_eq!(line(&mut base, &files[0]), Some(3));
+        assert_eq!(line(&mut head, &files[1]), Some(3));
+        assert_eq!(line(&mut head, &files[2]), Some(4));
+    }
 
     #[test]
     fn secret_heuristic() {
