@@ -14,20 +14,45 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// Parsed inventory files, each read once for all rules and targets.
 #[derive(Default)]
 pub struct FileCache {
-    files: HashMap<PathBuf, Parsed>,
+    files: HashMap<PathBuf, Option<Arc<Text>>>,
     shared: Option<Arc<SharedParses>>,
 }
 
 /// Files parsed by content, for lints that run side by side on two trees
 /// holding mostly the same files (a review's base and head): each text is
-/// parsed once. A node's lines depend on its text alone, not on its path.
+/// parsed and searched for plaintext secrets once. A node's lines depend on
+/// its text alone, not on its path.
 #[derive(Default)]
 pub struct SharedParses {
-    by_text: Mutex<HashMap<String, Arc<OnceLock<Parsed>>>>,
+    by_text: Mutex<HashMap<Arc<str>, Arc<Text>>>,
 }
 
-/// A file's documents, `None` when they do not parse.
-type Parsed = Option<Arc<Vec<Node>>>;
+/// One file text, and what the rules read from it, each made once.
+struct Text {
+    text: Arc<str>,
+    /// The documents, `None` when they do not parse.
+    docs: OnceLock<Option<Vec<Node>>>,
+    /// `plaintext_secrets`' findings, naming the file that made them.
+    secrets: OnceLock<Vec<Diagnostic>>,
+}
+
+impl Text {
+    fn new(text: Arc<str>) -> Self {
+        Text {
+            text,
+            docs: OnceLock::new(),
+            secrets: OnceLock::new(),
+        }
+    }
+
+    fn docs(&self) -> Option<&[Node]> {
+        // The other side may be parsing the same text: it waits for that
+        // parse rather than doing its own.
+        self.docs
+            .get_or_init(|| crate::yaml::load_all(&self.text).ok())
+            .as_deref()
+    }
+}
 
 impl std::fmt::Debug for SharedParses {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -36,15 +61,13 @@ impl std::fmt::Debug for SharedParses {
 }
 
 impl SharedParses {
-    fn parse(&self, text: String) -> Parsed {
-        let slot = {
-            let mut map = self.by_text.lock().unwrap_or_else(|e| e.into_inner());
-            Arc::clone(map.entry(text.clone()).or_default())
-        };
-        // The other side may be parsing the same text: it waits for that
-        // parse rather than doing its own.
-        slot.get_or_init(|| crate::yaml::load_all(&text).ok().map(Arc::new))
-            .clone()
+    fn text(&self, text: String) -> Arc<Text> {
+        let mut map = self.by_text.lock().unwrap_or_else(|e| e.into_inner());
+        let text: Arc<str> = text.into();
+        Arc::clone(
+            map.entry(Arc::clone(&text))
+                .or_insert_with(|| Arc::new(Text::new(text))),
+        )
     }
 }
 
@@ -57,21 +80,25 @@ impl FileCache {
         }
     }
 
-    /// The file's documents; `None` when it cannot be read or parsed (the
-    /// `yaml-invalid` rule reports that).
-    fn get(&mut self, path: &Path) -> Option<&[Node]> {
+    /// The file's text; `None` when it cannot be read.
+    fn text(&mut self, path: &Path) -> Option<&Text> {
         let shared = &self.shared;
         self.files
             .entry(path.to_path_buf())
             .or_insert_with(|| {
                 let text = std::fs::read_to_string(path).ok()?;
-                match shared {
-                    Some(s) => s.parse(text),
-                    None => crate::yaml::load_all(&text).ok().map(Arc::new),
-                }
+                Some(match shared {
+                    Some(s) => s.text(text),
+                    None => Arc::new(Text::new(text.into())),
+                })
             })
             .as_deref()
-            .map(Vec::as_slice)
+    }
+
+    /// The file's documents; `None` when it cannot be read or parsed (the
+    /// `yaml-invalid` rule reports that).
+    fn get(&mut self, path: &Path) -> Option<&[Node]> {
+        self.text(path)?.docs()
     }
 }
 
@@ -191,16 +218,27 @@ fn is_file_path(s: &str) -> bool {
 /// `plaintext-secret`: high-entropy strings under secret-like keys below
 /// `parameters`. The message never includes the value.
 pub fn plaintext_secrets(file: &Path, cache: &mut FileCache) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    let Some(docs) = cache.get(file) else {
-        return out;
+    let Some(text) = cache.text(file) else {
+        return Vec::new();
     };
-    for doc in docs {
-        if let Some(params) = doc.get("parameters") {
-            walk_secrets(params, "parameters", false, file, &mut out);
+    let found = text.secrets.get_or_init(|| {
+        let mut out = Vec::new();
+        for doc in text.docs().unwrap_or_default() {
+            if let Some(params) = doc.get("parameters") {
+                walk_secrets(params, "parameters", false, file, &mut out);
+            }
         }
-    }
-    out
+        out
+    });
+    // Made from another tree's file of the same text: the same findings,
+    // in this file.
+    found
+        .iter()
+        .map(|d| Diagnostic {
+            file: Some(file.to_path_buf()),
+            ..d.clone()
+        })
+        .collect()
 }
 
 fn walk_secrets(
