@@ -68,6 +68,14 @@ pub struct CompileArgs {
     /// Accepted for Kapitan compatibility (Kapitan 0.36 ignores it too)
     #[arg(long)]
     pub prune: bool,
+    /// Accepted for Kapitan compatibility: strata does not compare
+    /// `.kapitan`'s `version` with its own
+    #[arg(long)]
+    pub ignore_version_check: bool,
+    /// Accepted for Kapitan compatibility: strata has one jsonnet, which
+    /// formats numbers as the C++ jsonnet does
+    #[arg(long)]
+    pub use_go_jsonnet: bool,
     /// Fetch parameters.kapitan.dependencies (git, http(s), helm) before compiling
     #[arg(long)]
     pub fetch: bool,

@@ -41,6 +41,12 @@ pub struct OrderArgs {
     #[arg(long)]
     pub no_default_config: bool,
 
+    /// Keep the `metadata.namespace` of cluster-scoped resources (Namespace,
+    /// ClusterRole, CRDs' `scope: Cluster` kinds, ...) as written, as kapp's
+    /// change-graph tests do; `kapp deploy` removes it before ordering
+    #[arg(long)]
+    pub keep_cluster_scoped_namespaces: bool,
+
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -109,6 +115,7 @@ pub fn run(args: OrderArgs) -> anyhow::Result<ExitCode> {
             default: if args.delete { Op::Delete } else { Op::Upsert },
             overrides: args.ops,
         },
+        keep_cluster_scoped_namespaces: args.keep_cluster_scoped_namespaces,
     };
     let graph = order::plan(&docs, &options).map_err(diag_err)?;
     // Written as made: the text of millions of dependencies is gigabytes

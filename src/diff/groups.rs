@@ -6,9 +6,11 @@
 //! An object's changes are its leaf differences: a path inside the object
 //! (`metadata.annotations.owner`, list items as `[3]`) with the old and new
 //! value, or a subtree added or removed. Two changes group when path, old
-//! and new are equal after the target's own name is replaced by `<target>`
-//! in each, so `owner-cluster-0001` in target `cluster-0001` and
-//! `owner-cluster-0002` in `cluster-0002` are one change. Objects added or
+//! and new are equal, or, for changes no other target makes literally,
+//! equal after the target's own name is replaced by `<target>` in each, so
+//! `owner-cluster-0001` in target `cluster-0001` and `owner-cluster-0002`
+//! in `cluster-0002` are one change, while `mysql:5.7.28` stays itself in
+//! target `mysql` (and groups with target `examples`' bump). Objects added or
 //! removed as a whole group by kind; the objects of an added or removed
 //! target group by that; files compared as text group by their diff
 //! (line numbers and the target name taken out). The values come from the
@@ -17,7 +19,7 @@
 use super::{CatalogDiff, Status};
 use crate::value::Value;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One leaf difference inside an object, on redacted values.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -207,14 +209,81 @@ pub fn normalise(s: &str, target: &str) -> String {
     s.replace(name, "<target>")
 }
 
-fn normalise_text(diff: &str, target: &str) -> String {
+fn normalise_change(c: &Change, target: &str) -> Change {
+    Change {
+        path: normalise(&c.path, target),
+        old: c.old.as_deref().map(|v| normalise(v, target)),
+        new: c.new.as_deref().map(|v| normalise(v, target)),
+    }
+}
+
+/// A text diff without its hunk headers (line numbers), after the file's
+/// path when the diff is a whole file's: the same edit to two different
+/// files is two changes.
+fn text_of(diff: &str, file: Option<&str>) -> String {
     let body: Vec<&str> = diff.lines().filter(|l| !l.starts_with("@@")).collect();
-    normalise(&body.join("\n"), target)
+    match file {
+        Some(path) => format!("{path}\n{}", body.join("\n")),
+        None => body.join("\n"),
+    }
 }
 
 /// Groups every change of `diff`; the largest groups first (ties in
 /// order of first appearance), so the order is deterministic.
 pub fn group(diff: &CatalogDiff) -> Vec<ChangeGroup> {
+    // How many targets make each leaf change as it is, and as it is once
+    // each target's name is replaced: the replaced form groups only changes
+    // it makes equal across targets (`owner-cluster-0001`, ...); a change
+    // several targets make literally, or one target alone, keeps its own
+    // values (`mysql:5.7.28` in targets `examples` and `mysql` is one
+    // change, and a value that merely contains the name is shown as it is).
+    let mut literal: BTreeMap<&Change, BTreeSet<usize>> = BTreeMap::new();
+    let mut replaced: BTreeMap<Change, BTreeSet<usize>> = BTreeMap::new();
+    // Files compared as text, likewise.
+    let mut literal_text: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+    let mut replaced_text: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+    for (ti, t) in diff.targets.iter().enumerate() {
+        for f in &t.files {
+            for o in f.objects.iter().filter(|o| o.changes.is_empty()) {
+                let file = (kind_of(&o.name) == "file").then_some(f.path.as_str());
+                let text = text_of(&o.diff, file);
+                replaced_text
+                    .entry(normalise(&text, &t.name))
+                    .or_default()
+                    .insert(ti);
+                literal_text.entry(text).or_default().insert(ti);
+            }
+        }
+        for o in t.files.iter().flat_map(|f| &f.objects) {
+            for c in &o.changes {
+                literal.entry(c).or_default().insert(ti);
+                replaced
+                    .entry(normalise_change(c, &t.name))
+                    .or_default()
+                    .insert(ti);
+            }
+        }
+    }
+    let key_of = |c: &Change, target: &str| -> Change {
+        let normalised = normalise_change(c, target);
+        let shared = |n: Option<usize>| n.is_some_and(|n| n > 1);
+        if !shared(literal.get(c).map(|s| s.len()))
+            && shared(replaced.get(&normalised).map(|s| s.len()))
+        {
+            return normalised;
+        }
+        c.clone()
+    };
+    let text_key = |text: String, target: &str| -> String {
+        let normalised = normalise(&text, target);
+        let shared = |n: Option<usize>| n.is_some_and(|n| n > 1);
+        if !shared(literal_text.get(&text).map(|s| s.len()))
+            && shared(replaced_text.get(&normalised).map(|s| s.len()))
+        {
+            return normalised;
+        }
+        text
+    };
     let mut index: BTreeMap<GroupKey, usize> = BTreeMap::new();
     let mut groups: Vec<ChangeGroup> = Vec::new();
     let mut add = |key: GroupKey, m: Member, kind: &str, target: &str| {
@@ -259,20 +328,12 @@ pub fn group(diff: &CatalogDiff) -> Vec<ChangeGroup> {
                         &t.name,
                     );
                 } else if o.changes.is_empty() {
-                    let mut text = normalise_text(&o.diff, &t.name);
-                    if kind == "file" {
-                        // The same edit to two different files is two changes.
-                        text = format!("{}\n{text}", normalise(&f.path, &t.name));
-                    }
+                    let file = (kind == "file").then_some(f.path.as_str());
+                    let text = text_key(text_of(&o.diff, file), &t.name);
                     add(GroupKey::Text(text), m, kind, &t.name);
                 } else {
                     for c in &o.changes {
-                        let key = GroupKey::Change(Change {
-                            path: normalise(&c.path, &t.name),
-                            old: c.old.as_deref().map(|v| normalise(v, &t.name)),
-                            new: c.new.as_deref().map(|v| normalise(v, &t.name)),
-                        });
-                        add(key, m, kind, &t.name);
+                        add(GroupKey::Change(key_of(c, &t.name)), m, kind, &t.name);
                     }
                 }
             }
@@ -413,6 +474,76 @@ mod tests {
         }
         assert_eq!(g[1].members.len(), 3);
         assert_eq!(g[2].targets, ["other"]);
+    }
+
+    /// compat37, kapicorp/kapitan-reference: one image bump in targets
+    /// `examples` and `mysql` was two changes (`"mysql:5.7.28"` and
+    /// `"<target>:5.7.28"`: the name was replaced in the one target whose
+    /// name the image contains), and a change of one target showed
+    /// `"jmalloc/<target>"` and `/var/run/<target>d` where the catalog has
+    /// `jmalloc/echo-server` and `/var/run/mysqld`.
+    #[test]
+    fn a_value_that_merely_contains_a_target_name_is_not_rewritten() {
+        let mut d = CatalogDiff::default();
+        for t in ["examples", "mysql"] {
+            d.targets.push(target(
+                t,
+                vec![obj(
+                    "StatefulSet/ns/mysql",
+                    "spec.template.spec.containers[0].image",
+                    "\"mysql:5.7.28\"",
+                    "\"mysql:5.7.44\"",
+                )],
+            ));
+        }
+        d.targets.push(target(
+            "mysqld",
+            vec![obj(
+                "ConfigMap/ns/c",
+                "data.sock",
+                "\"/var/run/mysqld/a.sock\"",
+                "\"/var/run/mysqld/b.sock\"",
+            )],
+        ));
+        let g = group(&d);
+        assert_eq!(g.len(), 2, "{g:#?}");
+        assert_eq!(g[0].targets, ["examples", "mysql"]);
+        match (&g[0].key, &g[1].key) {
+            (GroupKey::Change(a), GroupKey::Change(b)) => {
+                assert_eq!(a.old.as_deref(), Some("\"mysql:5.7.28\""));
+                assert_eq!(b.old.as_deref(), Some("\"/var/run/mysqld/a.sock\""));
+            }
+            k => panic!("{k:?}"),
+        }
+    }
+
+    /// The same for files compared as text (a README listing the image).
+    #[test]
+    fn a_text_edit_that_merely_contains_a_target_name_groups_literally() {
+        let text = |t: &str, old: &str, new: &str| {
+            let mut o = obj("README.md", "", old, new);
+            o.changes.clear();
+            target(t, vec![o])
+        };
+        let mut d = CatalogDiff::default();
+        d.targets
+            .push(text("examples", "image mysql:5.7.28", "image mysql:5.7.44"));
+        d.targets
+            .push(text("mysql", "image mysql:5.7.28", "image mysql:5.7.44"));
+        d.targets.push(text(
+            "cluster-0001",
+            "url a",
+            "url https://cluster-0001.example",
+        ));
+        d.targets.push(text(
+            "cluster-0002",
+            "url a",
+            "url https://cluster-0002.example",
+        ));
+        let g = group(&d);
+        assert_eq!(g.len(), 2, "{g:#?}");
+        assert_eq!(g[0].targets, ["examples", "mysql"]);
+        assert_eq!(g[1].targets, ["cluster-0001", "cluster-0002"]);
     }
 
     #[test]

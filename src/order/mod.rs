@@ -28,7 +28,9 @@ pub use review::{catalog_documents, changed_orders, changed_orders_of, mermaid, 
 pub use rule::{substitute_placeholders, validate_group_name, ChangeRule, Op, Order};
 
 use crate::diagnostics::{Diagnostic, ToDiagnostic};
+use crate::value::Value;
 use crate::yaml::{Node, NodeValue};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -225,6 +227,10 @@ pub struct Options {
     /// the defaults and any kapp Config found among the resources.
     pub extra_config: Config,
     pub ops: Ops,
+    /// Order cluster-scoped resources with the `metadata.namespace` they are
+    /// written with, as kapp's change-graph tests do; `kapp deploy` (and so
+    /// the default) removes it first.
+    pub keep_cluster_scoped_namespaces: bool,
 }
 
 impl Default for Options {
@@ -233,6 +239,7 @@ impl Default for Options {
             default_config: true,
             extra_config: Config::default(),
             ops: Ops::default(),
+            keep_cluster_scoped_namespaces: false,
         }
     }
 }
@@ -335,7 +342,93 @@ fn collect(docs: &[Document], options: &Options) -> Result<(Vec<Resource>, Confi
         }
     }
     config.extend(options.extra_config.clone());
+    if !options.keep_cluster_scoped_namespaces {
+        drop_cluster_scoped_namespaces(&mut resources);
+    }
     Ok((resources, config))
+}
+
+/// Built-in Kubernetes kinds that are not namespaced, as (API group, kind).
+const CLUSTER_SCOPED: &[(&str, &str)] = &[
+    ("", "ComponentStatus"),
+    ("", "Namespace"),
+    ("", "Node"),
+    ("", "PersistentVolume"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+    ),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicyBinding",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+    ),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    ("apiregistration.k8s.io", "APIService"),
+    ("certificates.k8s.io", "CertificateSigningRequest"),
+    ("extensions", "PodSecurityPolicy"),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+    ("networking.k8s.io", "IngressClass"),
+    ("node.k8s.io", "RuntimeClass"),
+    ("policy", "PodSecurityPolicy"),
+    ("rbac.authorization.k8s.io", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ("scheduling.k8s.io", "PriorityClass"),
+    ("storage.k8s.io", "CSIDriver"),
+    ("storage.k8s.io", "CSINode"),
+    ("storage.k8s.io", "StorageClass"),
+    ("storage.k8s.io", "VolumeAttachment"),
+];
+
+/// kapp removes `metadata.namespace` from cluster-scoped resources before
+/// ordering (`Preparation.placeIntoNamespace`), asking the cluster which
+/// kinds are namespaced and counting the CRDs being deployed. Without a
+/// cluster, the built-in kinds and the CRDs in the set that declare
+/// `scope: Cluster` are known; any other kind keeps its namespace. A
+/// Namespace written with its own name as `metadata.namespace` (Kapitan's
+/// examples do) otherwise waited for itself: an `order-cycle` kapp never
+/// reports.
+fn drop_cluster_scoped_namespaces(resources: &mut [Resource]) {
+    let mut declared: HashSet<(String, String)> = HashSet::new();
+    for res in resources.iter() {
+        if res.api_group() != "apiextensions.k8s.io" || res.kind != "CustomResourceDefinition" {
+            continue;
+        }
+        let spec = res
+            .doc
+            .as_map()
+            .and_then(|m| m.get("spec"))
+            .and_then(Value::as_map);
+        let field = |m: Option<&crate::value::Map>, k: &str| {
+            m.and_then(|m| m.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        if field(spec, "scope").as_deref() != Some("Cluster") {
+            continue;
+        }
+        let names = spec.and_then(|s| s.get("names")).and_then(Value::as_map);
+        if let (Some(group), Some(kind)) = (field(spec, "group"), field(names, "kind")) {
+            declared.insert((group, kind));
+        }
+    }
+    for res in resources.iter_mut() {
+        if res.namespace.is_empty() {
+            continue;
+        }
+        let group = res.api_group();
+        let builtin = CLUSTER_SCOPED
+            .iter()
+            .any(|(g, k)| *g == group && *k == res.kind);
+        if builtin || declared.contains(&(group.to_string(), res.kind.clone())) {
+            res.namespace.clear();
+        }
+    }
 }
 
 /// Drops repeated resources as `kapp deploy` does: the same namespace, API

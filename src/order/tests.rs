@@ -230,6 +230,59 @@ metadata: {name: app}
     );
 }
 
+/// compat37: Kapitan's own examples/kubernetes writes Namespaces with
+/// `metadata.namespace` set to their own name; read as namespaced, each
+/// waited for itself and `strata lint --catalog` reported 4 `order-cycle`
+/// errors. kapp drops the namespace of cluster-scoped resources before
+/// ordering (`placeIntoNamespace`: `res.RemoveNamespace()`), built-in kinds
+/// and kinds a CRD in the same set declares `scope: Cluster`.
+#[test]
+fn cluster_scoped_resources_lose_their_namespace_as_in_kapp() {
+    let yaml = "
+apiVersion: v1
+kind: Namespace
+metadata: {name: busybox, namespace: busybox}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: busybox, namespace: busybox}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: reader, namespace: busybox}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: issuers.example.com}
+spec: {group: example.com, scope: Cluster, names: {kind: ClusterIssuer}}
+---
+apiVersion: example.com/v1
+kind: ClusterIssuer
+metadata: {name: le, namespace: busybox}
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w, namespace: busybox}
+";
+    let g = graph(yaml, &Options::default()).unwrap();
+    let scope = |kind: &str| {
+        g.changes()
+            .iter()
+            .find(|c| c.resource.kind == kind)
+            .map(|c| c.resource.namespace.clone())
+            .unwrap()
+    };
+    assert_eq!(scope("Namespace"), "");
+    assert_eq!(scope("ClusterRole"), "");
+    assert_eq!(scope("ClusterIssuer"), "");
+    // Namespaced kinds keep theirs (an unknown kind too: no cluster to ask).
+    assert_eq!(scope("Pod"), "busybox");
+    assert_eq!(scope("Widget"), "busybox");
+    assert!(edges(&g).contains(&"pod/busybox -> namespace/busybox".to_string()));
+    let docs = parse_documents(Path::new("in.yaml"), yaml).unwrap();
+    assert_eq!(lint(&docs, &Options::default()), vec![]);
+}
+
 #[test]
 fn labelled_configmap_configures_and_is_applied() {
     let yaml = "

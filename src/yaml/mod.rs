@@ -238,6 +238,7 @@ fn drive_bounded<R: MarkedEventReceiver>(
         max_nodes,
         ..Guard::default()
     };
+    let mut held = HeldBlock::new(text);
     loop {
         let (ev, mark) = match parser.next_token() {
             Ok(x) => x,
@@ -262,13 +263,86 @@ fn drive_bounded<R: MarkedEventReceiver>(
             });
         }
         let end = ev == Event::StreamEnd;
-        recv.on_event(ev, mark);
-        if let Some(err) = failed(recv) {
-            return Err(err);
+        for (ev, mark) in held.pass(ev, mark) {
+            recv.on_event(ev, mark);
+            if let Some(err) = failed(recv) {
+                return Err(err);
+            }
         }
         if end {
             return Ok(());
         }
+    }
+}
+
+/// Holds back a block scalar (`|`, `>`) followed by nothing but the ends
+/// of its collections and document, when the text does not end with a line
+/// break: if the scalar runs to the end of the text, yaml-rust2 gave it a
+/// final line break the text does not have (its scanner adds one when the
+/// last line is as deep as the block), where YAML 1.2 (8.1.1.2: the final
+/// break is kept only if present), PyYAML (Kapitan) and libyaml
+/// (reclass-rs) give none. compat37: `configManagementPlugins: |` at the
+/// end of a kapitan-reference class got a `\n` Kapitan's values lack.
+struct HeldBlock<'t> {
+    /// The text's last line, when no line break ends the text.
+    tail: Option<&'t str>,
+    held: Vec<(Event, Marker)>,
+}
+
+impl<'t> HeldBlock<'t> {
+    fn new(text: &'t str) -> Self {
+        let tail = match text.rfind(['\n', '\r']) {
+            Some(i) => &text[i + 1..],
+            None => text,
+        };
+        HeldBlock {
+            tail: (!tail.is_empty()).then_some(tail),
+            held: Vec::new(),
+        }
+    }
+
+    /// The events to deliver now, in order.
+    fn pass(&mut self, ev: Event, mark: Marker) -> Vec<(Event, Marker)> {
+        let Some(tail) = self.tail else {
+            return vec![(ev, mark)];
+        };
+        let block = matches!(
+            ev,
+            Event::Scalar(_, TScalarStyle::Literal | TScalarStyle::Folded, ..)
+        );
+        let closing = matches!(
+            ev,
+            Event::MappingEnd | Event::SequenceEnd | Event::DocumentEnd
+        );
+        if closing && !self.held.is_empty() {
+            self.held.push((ev, mark));
+            return Vec::new();
+        }
+        let mut out = std::mem::take(&mut self.held);
+        if ev == Event::StreamEnd {
+            if let Some((Event::Scalar(value, ..), at)) = out.first_mut() {
+                if value.ends_with('\n') && Self::added_a_break(tail, at.col()) {
+                    value.pop();
+                }
+            }
+        }
+        if block {
+            self.held.push((ev, mark));
+        } else {
+            out.push((ev, mark));
+        }
+        out
+    }
+
+    /// Whether yaml-rust2 ended the block with a break of its own. A
+    /// block's event is marked at its first content line, at the block's
+    /// indentation; the last line belongs to the block when it is that deep
+    /// (or blank), and yaml-rust2 adds the break when the line holds at
+    /// least that many characters (and one).
+    fn added_a_break(tail: &str, indent: usize) -> bool {
+        let spaces = tail.chars().take_while(|c| *c == ' ').count();
+        let len = tail.chars().count();
+        (spaces >= indent || spaces == len) && len >= indent.max(1)
     }
 }
 
@@ -1178,6 +1252,51 @@ mod tests {
 
     fn one(text: &str) -> Value {
         load_one(text).unwrap().unwrap().to_value()
+    }
+
+    /// compat37: kapicorp/kapitan-reference's
+    /// `argocd-server-custom-tools.yml` ends inside a `|` block without a
+    /// final line break; yaml-rust2 adds one, so the value had a `\n` that
+    /// Kapitan (PyYAML) and reclass-rs (libyaml) do not give. The expected
+    /// values are PyYAML 6's.
+    #[test]
+    fn a_block_scalar_ending_the_file_without_a_line_break_has_none() {
+        let s = |v: &str| Value::String(v.into());
+        for (text, want) in [
+            ("a: |\n  x\n  y", "x\ny"),
+            ("a: >\n  x\n  y", "x y"),
+            ("a: >\n  x\n\n  y", "x\ny"),
+            ("a: |+\n  x", "x"),
+            ("a: |-\n  x", "x"),
+            ("a: |2\n   x\n   y", " x\n y"),
+            ("a: |\r\n  x\r\n  y", "x\ny"),
+            // Trailing indentation: yaml-rust2 added a line break when it
+            // was as deep as the block's.
+            ("a: |\n  x\n  ", "x\n"),
+            ("a: |+\n  x\n  ", "x\n"),
+            ("a: |\n  x\n\n  y\n  ", "x\n\ny\n"),
+            ("a: |\n  x\n ", "x\n"),
+            // A comment after the block is no part of it.
+            ("a: |\n  x\n# c", "x\n"),
+            ("a: |\n  # c\n# c", "# c\n"),
+            // With the final line break nothing changes.
+            ("a: |\n  x\n  y\n", "x\ny\n"),
+        ] {
+            assert_eq!(one(text).as_map().unwrap()["a"], s(want), "{text:?}");
+        }
+        assert_eq!(
+            one("- |\n  x\n- |\n  y"),
+            Value::List(vec![s("x\n"), s("y")])
+        );
+        let nested = one("a:\n  b: |\n    x\n    # c\n  # d");
+        assert_eq!(
+            nested.as_map().unwrap()["a"].as_map().unwrap()["b"],
+            s("x\n# c\n")
+        );
+        // Only the last document's block reaches the end of the stream.
+        let docs = load_values("a: |\n  x\n---\nb: |\n  y").unwrap();
+        assert_eq!(docs[0].as_map().unwrap()["a"], s("x\n"));
+        assert_eq!(docs[1].as_map().unwrap()["b"], s("y"));
     }
 
     #[test]

@@ -363,6 +363,35 @@ fn jsonnet_numbers_in_strings_match_cpp_jsonnet() {
     assert!(yaml.contains("'0.029999999999999999'"), "{yaml}");
 }
 
+/// compat37: a repository whose `.kapitan` pins an older `version:`
+/// (myspotontheweb/kapitan-demo: 0.29, neXenio/kapitan-reference: 0.31)
+/// compiles with Kapitan 0.36 only as `kapitan compile
+/// --ignore-version-check`; the same command line with strata failed
+/// with "unexpected argument". `--use-go-jsonnet` likewise: both change
+/// nothing in strata's output.
+#[test]
+fn kapitans_version_check_and_go_jsonnet_switches_are_accepted() {
+    let p = project("numbers");
+    fs::write(
+        p.path().join(".kapitan"),
+        "version: 0.29\ncompile:\n  prune: true\n",
+    )
+    .unwrap();
+    strata()
+        .current_dir(p.path())
+        .args([
+            "compile",
+            "--ignore-version-check",
+            "--use-go-jsonnet",
+            "--quiet",
+            "--output-path",
+            "out",
+        ])
+        .assert()
+        .success();
+    assert_same_tree(&p.path().join("out/compiled"), &p.path().join("expected"));
+}
+
 /// Duplicate keys stay an error (reclass-rs refuses them; Kapitan's reclass
 /// keeps the last); `strata lint` lists all of them at once.
 #[test]

@@ -18,7 +18,12 @@ fn fixtures() -> PathBuf {
 fn case_args(case: &Path) -> Vec<String> {
     let json = std::fs::read_to_string(case.join("case.json")).expect("case.json");
     let spec: serde_json::Value = serde_json::from_str(&json).expect("case.json is JSON");
-    let mut args = vec!["order".to_string()];
+    // kapp's change-graph tests order the resources as written, without
+    // `kapp deploy`'s preparation (which drops cluster-scoped namespaces).
+    let mut args = vec![
+        "order".to_string(),
+        "--keep-cluster-scoped-namespaces".to_string(),
+    ];
     args.push(case.join("input.yaml").display().to_string());
     if case.join("config.yaml").is_file() {
         args.push("--order-config".into());
