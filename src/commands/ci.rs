@@ -471,7 +471,12 @@ pub(crate) fn pr_lint(
             SecretMask::of_renders_by_name(renders)
         })
     };
-    // The two sides share nothing they write: linted side by side.
+    // The two sides share nothing they write: linted side by side, each
+    // file text the two trees hold alike parsed once.
+    let side_by_side = LintOptions {
+        shared_parses: Some(Default::default()),
+        ..LintOptions::default()
+    };
     let head_lint = || -> anyhow::Result<(Vec<Diagnostic>, bool, std::time::Duration)> {
         let clock = std::time::Instant::now();
         // A review reads only the repository: in the working tree, a pull
@@ -481,7 +486,7 @@ pub(crate) fn pr_lint(
             ..inv_opts.clone()
         };
         let findings = match &shared {
-            Some((inv, rendered)) => lint::lint_rendered(inv, rendered, &LintOptions::default()),
+            Some((inv, rendered)) => lint::lint_rendered(inv, rendered, &side_by_side),
             // A pull request that deletes the inventory: nothing to lint, and
             // the review shows every target removed.
             None if pr.is_some() && !confined.path.exists() => Ok(Vec::new()),
@@ -503,7 +508,7 @@ pub(crate) fn pr_lint(
         let clock = std::time::Instant::now();
         let base_findings = match &base_input {
             Some(((inv, rendered), root)) => {
-                match lint::lint_rendered(inv, rendered, &LintOptions::default()) {
+                match lint::lint_rendered(inv, rendered, &side_by_side) {
                     Ok(found) => Some(relative_to(masked_by(found, both), root)),
                     Err(e) => {
                         eprintln!("warning: cannot lint the base revision: {e}");

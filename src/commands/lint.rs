@@ -79,6 +79,7 @@ pub fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_else(|| PathBuf::from("./refs"));
             d.is_dir().then_some(d)
         }),
+        ..LintOptions::default()
     };
     // The catalog and the refs directory are read as the classes are: a
     // committed `compiled -> /home/runner/x` had the runner's files

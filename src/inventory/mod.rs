@@ -259,8 +259,11 @@ impl AppList {
 
 struct ClassSlot {
     entity: Entity,
-    parsed: OnceLock<Result<Arc<EntityFile>, InventoryError>>,
+    parsed: Parsed,
 }
+
+/// A class or target file's parse, made once.
+type Parsed = OnceLock<Result<Arc<EntityFile>, InventoryError>>;
 
 /// A discovered inventory. Cheap to share across threads.
 pub struct Inventory {
@@ -274,7 +277,9 @@ pub struct Inventory {
     /// Each distinct pattern's matches, filled as class files are parsed
     /// (in parallel, hence the lock).
     expansions: Mutex<HashMap<String, Arc<Expansion>>>,
-    targets: BTreeMap<String, (Entity, u32)>,
+    /// Each target's file, its index in `files` and its parse, made once
+    /// (a review's lint reads every target file after rendering them).
+    targets: BTreeMap<String, (Entity, u32, Parsed)>,
     ignore_regexps: Vec<regex::Regex>,
     class_mappings: Vec<class_mapping::ClassMapping>,
     class_mappings_match_path: bool,
@@ -347,7 +352,7 @@ impl Inventory {
         for e in target_entities {
             let idx = files.len() as u32;
             files.push(e.path.clone());
-            targets.insert(e.name.clone(), (e, idx));
+            targets.insert(e.name.clone(), (e, idx, OnceLock::new()));
         }
         let ignore_regexps = opts
             .ignore_class_notfound_regexp
@@ -406,7 +411,7 @@ impl Inventory {
         if self.class_mappings.is_empty() {
             return Ok(out);
         }
-        let Some((entity, _)) = self.targets.get(name) else {
+        let Some((entity, _, _)) = self.targets.get(name) else {
             return Ok(out);
         };
         let matchname = if self.class_mappings_match_path {
@@ -448,7 +453,7 @@ impl Inventory {
 
     /// The file a target is defined in.
     pub fn target_file(&self, name: &str) -> Option<&Path> {
-        self.targets.get(name).map(|(e, _)| e.path.as_path())
+        self.targets.get(name).map(|(e, _, _)| e.path.as_path())
     }
 
     /// All class names and their files, sorted by name.
@@ -474,9 +479,11 @@ impl Inventory {
             .into_par_iter()
             .flat_map_iter(|i| problems(self.class_file(i)))
             .collect();
-        errors.extend(self.targets.values().flat_map(|(e, idx)| {
-            problems(self.parse_entity(e, *idx, String::new()).map(Arc::new))
-        }));
+        errors.extend(
+            self.targets
+                .values()
+                .flat_map(|t| problems(self.target_file_parsed(t))),
+        );
         errors.sort_by_key(|e| e.to_string());
         errors
     }
@@ -597,14 +604,15 @@ impl Inventory {
 
     /// Renders one target.
     pub fn render_target(&self, name: &str) -> Result<RenderedNode, InventoryError> {
-        let (entity, file_idx) =
-            self.targets
-                .get(name)
-                .ok_or_else(|| InventoryError::UnknownTarget {
-                    name: name.to_string(),
-                    known: self.target_names(),
-                })?;
-        let tfile = self.parse_entity(entity, *file_idx, String::new())?;
+        let slot = self
+            .targets
+            .get(name)
+            .ok_or_else(|| InventoryError::UnknownTarget {
+                name: name.to_string(),
+                known: self.target_names(),
+            })?;
+        let (entity, file_idx, _) = slot;
+        let tfile = self.target_file_parsed(slot)?;
         let mut b = Build {
             inv: self,
             params: UMap::default(),
@@ -699,6 +707,15 @@ impl Inventory {
         m.insert("environment".into(), Value::String("base".into()));
         m.insert("name".into(), Value::Map(nm));
         Value::Map(m)
+    }
+
+    fn target_file_parsed(
+        &self,
+        (entity, idx, parsed): &(Entity, u32, Parsed),
+    ) -> Result<Arc<EntityFile>, InventoryError> {
+        parsed
+            .get_or_init(|| self.parse_entity(entity, *idx, String::new()).map(Arc::new))
+            .clone()
     }
 
     fn class_file(&self, idx: usize) -> Result<Arc<EntityFile>, InventoryError> {

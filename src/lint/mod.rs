@@ -69,6 +69,8 @@ pub struct LintOptions {
     /// Kapitan's refs directory: every `?{...}` tag in the parameters must
     /// have its reference file (or a function). Unset: no check.
     pub refs_path: Option<PathBuf>,
+    /// Parses shared with a lint of another tree running beside this one.
+    pub shared_parses: Option<std::sync::Arc<rules::SharedParses>>,
 }
 
 /// Loads the inventory and lints it. Problems that stop the inventory from
@@ -154,7 +156,7 @@ pub fn lint_rendered(
             .iter()
             .filter_map(|t| inv.target_file(t).map(|p| p.to_path_buf())),
     );
-    let mut cache = rules::FileCache::default();
+    let mut cache = rules::FileCache::sharing(opts.shared_parses.clone());
     let mut rendered: BTreeMap<&str, &RenderedNode> = BTreeMap::new();
     let mut failed = false;
     // Results are handled in target order.

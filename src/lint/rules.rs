@@ -9,25 +9,96 @@ use crate::yaml::{Node, NodeValue};
 use regex::Regex;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Parsed inventory files, each read once for all rules and targets.
 #[derive(Default)]
 pub struct FileCache {
-    files: HashMap<PathBuf, Option<Vec<Node>>>,
+    files: HashMap<PathBuf, Option<Arc<Text>>>,
+    shared: Option<Arc<SharedParses>>,
+}
+
+/// Files parsed by content, for lints that run side by side on two trees
+/// holding mostly the same files (a review's base and head): each text is
+/// parsed and searched for plaintext secrets once. A node's lines depend on
+/// its text alone, not on its path.
+#[derive(Default)]
+pub struct SharedParses {
+    by_text: Mutex<HashMap<Arc<str>, Arc<Text>>>,
+}
+
+/// One file text, and what the rules read from it, each made once.
+struct Text {
+    text: Arc<str>,
+    /// The documents, `None` when they do not parse.
+    docs: OnceLock<Option<Vec<Node>>>,
+    /// `plaintext_secrets`' findings, naming the file that made them.
+    secrets: OnceLock<Vec<Diagnostic>>,
+}
+
+impl Text {
+    fn new(text: Arc<str>) -> Self {
+        Text {
+            text,
+            docs: OnceLock::new(),
+            secrets: OnceLock::new(),
+        }
+    }
+
+    fn docs(&self) -> Option<&[Node]> {
+        // The other side may be parsing the same text: it waits for that
+        // parse rather than doing its own.
+        self.docs
+            .get_or_init(|| crate::yaml::load_all(&self.text).ok())
+            .as_deref()
+    }
+}
+
+impl std::fmt::Debug for SharedParses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedParses").finish_non_exhaustive()
+    }
+}
+
+impl SharedParses {
+    fn text(&self, text: String) -> Arc<Text> {
+        let mut map = self.by_text.lock().unwrap_or_else(|e| e.into_inner());
+        let text: Arc<str> = text.into();
+        Arc::clone(
+            map.entry(Arc::clone(&text))
+                .or_insert_with(|| Arc::new(Text::new(text))),
+        )
+    }
 }
 
 impl FileCache {
-    /// The file's documents; `None` when it cannot be read or parsed (the
-    /// `yaml-invalid` rule reports that).
-    fn get(&mut self, path: &Path) -> Option<&[Node]> {
+    /// A cache whose parses are shared with other lints through `shared`.
+    pub fn sharing(shared: Option<Arc<SharedParses>>) -> Self {
+        FileCache {
+            files: HashMap::new(),
+            shared,
+        }
+    }
+
+    /// The file's text; `None` when it cannot be read.
+    fn text(&mut self, path: &Path) -> Option<&Text> {
+        let shared = &self.shared;
         self.files
             .entry(path.to_path_buf())
             .or_insert_with(|| {
                 let text = std::fs::read_to_string(path).ok()?;
-                crate::yaml::load_all(&text).ok()
+                Some(match shared {
+                    Some(s) => s.text(text),
+                    None => Arc::new(Text::new(text.into())),
+                })
             })
             .as_deref()
+    }
+
+    /// The file's documents; `None` when it cannot be read or parsed (the
+    /// `yaml-invalid` rule reports that).
+    fn get(&mut self, path: &Path) -> Option<&[Node]> {
+        self.text(path)?.docs()
     }
 }
 
@@ -147,16 +218,27 @@ fn is_file_path(s: &str) -> bool {
 /// `plaintext-secret`: high-entropy strings under secret-like keys below
 /// `parameters`. The message never includes the value.
 pub fn plaintext_secrets(file: &Path, cache: &mut FileCache) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    let Some(docs) = cache.get(file) else {
-        return out;
+    let Some(text) = cache.text(file) else {
+        return Vec::new();
     };
-    for doc in docs {
-        if let Some(params) = doc.get("parameters") {
-            walk_secrets(params, "parameters", false, file, &mut out);
+    let found = text.secrets.get_or_init(|| {
+        let mut out = Vec::new();
+        for doc in text.docs().unwrap_or_default() {
+            if let Some(params) = doc.get("parameters") {
+                walk_secrets(params, "parameters", false, file, &mut out);
+            }
         }
-    }
-    out
+        out
+    });
+    // Made from another tree's file of the same text: the same findings,
+    // in this file.
+    found
+        .iter()
+        .map(|d| Diagnostic {
+            file: Some(file.to_path_buf()),
+            ..d.clone()
+        })
+        .collect()
 }
 
 fn walk_secrets(
@@ -476,6 +558,36 @@ mod tests {
     }
 
     use super::*;
+
+    /// Two lints sharing parses read each file themselves (their findings
+    /// name their own paths) and parse a text the other parsed only once.
+    #[test]
+    fn lints_side_by_side_parse_a_shared_text_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "parameters:\n  db:\n    password: Sup3rS3cr3tP@ss!\n";
+        let files: Vec<PathBuf> = ["base.yml", "head.yml", "other.yml"]
+            .iter()
+            .map(|n| dir.path().join(n))
+            .collect();
+        std::fs::write(&files[0], text).unwrap();
+        std::fs::write(&files[1], text).unwrap();
+        std::fs::write(&files[2], format!("\n{text}")).unwrap();
+        let shared = Arc::new(SharedParses::default());
+        let mut base = FileCache::sharing(Some(Arc::clone(&shared)));
+        let mut head = FileCache::sharing(Some(shared));
+        let a = base.get(&files[0]).unwrap().as_ptr();
+        assert_eq!(head.get(&files[1]).unwrap().as_ptr(), a);
+        assert_ne!(head.get(&files[2]).unwrap().as_ptr(), a);
+        let line = |c: &mut FileCache, f: &Path| {
+            let found = plaintext_secrets(f, c);
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(found[0].file.as_deref(), Some(f));
+            found[0].line
+        };
+        assert_eq!(line(&mut base, &files[0]), Some(3));
+        assert_eq!(line(&mut head, &files[1]), Some(3));
+        assert_eq!(line(&mut head, &files[2]), Some(4));
+    }
 
     #[test]
     fn secret_heuristic() {

@@ -49,12 +49,19 @@ pub struct Config {
 impl Config {
     /// kapp's built-in default bindings (what `kapp deploy` starts from).
     pub fn kapp_defaults() -> Config {
-        let node = crate::yaml::load_one(DEFAULT_CONFIG)
-            .ok()
-            .flatten()
-            .expect("the embedded default config is valid YAML");
-        Config::from_node(&node, Path::new("<kapp default config>"))
-            .expect("the embedded default config is a valid kapp Config")
+        // Parsed once per process: a review plans every changed target on
+        // both sides (2 ms each).
+        static DEFAULTS: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
+        DEFAULTS
+            .get_or_init(|| {
+                let node = crate::yaml::load_one(DEFAULT_CONFIG)
+                    .ok()
+                    .flatten()
+                    .expect("the embedded default config is valid YAML");
+                Config::from_node(&node, Path::new("<kapp default config>"))
+                    .expect("the embedded default config is a valid kapp Config")
+            })
+            .clone()
     }
 
     /// Appends another config's bindings after this one's (binding indexes,
