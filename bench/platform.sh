@@ -80,6 +80,9 @@ JSONNET
     # The pull request: one tenant's owner changes.
     sed -i 's/owner: "team-${tenant:id}"/owner: "platform-team"/' inventory/classes/tenant/t07.yml
     git -c user.name=bench -c user.email=bench@example.invalid commit -q -am "tenant t07: new owner"
+    # Packed, as the clone a CI job checks out is: read from loose objects
+    # (one small file each), both revisions took 1.35 s instead of 0.41 s.
+    git gc -q
     cat > event.json <<JSON
 {"pull_request": {"number": 1, "base": {"sha": "$(git rev-parse base)"}, "head": {"sha": "$(git rev-parse HEAD)"}}}
 JSON
