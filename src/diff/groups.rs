@@ -228,62 +228,67 @@ fn text_of(diff: &str, file: Option<&str>) -> String {
     }
 }
 
+/// The targets making each change as it is (`literal`) and with each
+/// target's name replaced by `<target>` (`replaced`).
+struct Spread<K> {
+    literal: BTreeMap<K, BTreeSet<usize>>,
+    replaced: BTreeMap<K, BTreeSet<usize>>,
+}
+
+impl<K> Default for Spread<K> {
+    fn default() -> Self {
+        Spread {
+            literal: BTreeMap::new(),
+            replaced: BTreeMap::new(),
+        }
+    }
+}
+
+impl<K: Ord> Spread<K> {
+    fn add(&mut self, replaced: K, literal: K, target: usize) {
+        self.replaced.entry(replaced).or_default().insert(target);
+        self.literal.entry(literal).or_default().insert(target);
+    }
+
+    /// The replaced form where it alone makes several targets' changes
+    /// equal; else the change as it is.
+    fn key(&self, replaced: K, literal: K) -> K {
+        let shared =
+            |m: &BTreeMap<K, BTreeSet<usize>>, k: &K| m.get(k).is_some_and(|s| s.len() > 1);
+        if !shared(&self.literal, &literal) && shared(&self.replaced, &replaced) {
+            replaced
+        } else {
+            literal
+        }
+    }
+}
+
 /// Groups every change of `diff`; the largest groups first (ties in
 /// order of first appearance), so the order is deterministic.
 pub fn group(diff: &CatalogDiff) -> Vec<ChangeGroup> {
-    // How many targets make each leaf change as it is, and as it is once
-    // each target's name is replaced: the replaced form groups only changes
-    // it makes equal across targets (`owner-cluster-0001`, ...); a change
-    // several targets make literally, or one target alone, keeps its own
-    // values (`mysql:5.7.28` in targets `examples` and `mysql` is one
-    // change, and a value that merely contains the name is shown as it is).
-    let mut literal: BTreeMap<&Change, BTreeSet<usize>> = BTreeMap::new();
-    let mut replaced: BTreeMap<Change, BTreeSet<usize>> = BTreeMap::new();
-    // Files compared as text, likewise.
-    let mut literal_text: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
-    let mut replaced_text: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+    // How many targets make each leaf change (and each edit of a file
+    // compared as text) as it is, and as it is once each target's name is
+    // replaced: the replaced form groups only changes it makes equal across
+    // targets (`owner-cluster-0001`, ...); a change several targets make
+    // literally, or one target alone, keeps its own values (`mysql:5.7.28`
+    // in targets `examples` and `mysql` is one change, and a value that
+    // merely contains the name is shown as it is).
+    let mut changes: Spread<Change> = Spread::default();
+    let mut texts: Spread<String> = Spread::default();
     for (ti, t) in diff.targets.iter().enumerate() {
         for f in &t.files {
-            for o in f.objects.iter().filter(|o| o.changes.is_empty()) {
-                let file = (kind_of(&o.name) == "file").then_some(f.path.as_str());
-                let text = text_of(&o.diff, file);
-                replaced_text
-                    .entry(normalise(&text, &t.name))
-                    .or_default()
-                    .insert(ti);
-                literal_text.entry(text).or_default().insert(ti);
-            }
-        }
-        for o in t.files.iter().flat_map(|f| &f.objects) {
-            for c in &o.changes {
-                literal.entry(c).or_default().insert(ti);
-                replaced
-                    .entry(normalise_change(c, &t.name))
-                    .or_default()
-                    .insert(ti);
+            for o in &f.objects {
+                if o.changes.is_empty() {
+                    let file = (kind_of(&o.name) == "file").then_some(f.path.as_str());
+                    let text = text_of(&o.diff, file);
+                    texts.add(normalise(&text, &t.name), text, ti);
+                }
+                for c in &o.changes {
+                    changes.add(normalise_change(c, &t.name), c.clone(), ti);
+                }
             }
         }
     }
-    let key_of = |c: &Change, target: &str| -> Change {
-        let normalised = normalise_change(c, target);
-        let shared = |n: Option<usize>| n.is_some_and(|n| n > 1);
-        if !shared(literal.get(c).map(|s| s.len()))
-            && shared(replaced.get(&normalised).map(|s| s.len()))
-        {
-            return normalised;
-        }
-        c.clone()
-    };
-    let text_key = |text: String, target: &str| -> String {
-        let normalised = normalise(&text, target);
-        let shared = |n: Option<usize>| n.is_some_and(|n| n > 1);
-        if !shared(literal_text.get(&text).map(|s| s.len()))
-            && shared(replaced_text.get(&normalised).map(|s| s.len()))
-        {
-            return normalised;
-        }
-        text
-    };
     let mut index: BTreeMap<GroupKey, usize> = BTreeMap::new();
     let mut groups: Vec<ChangeGroup> = Vec::new();
     let mut add = |key: GroupKey, m: Member, kind: &str, target: &str| {
@@ -329,11 +334,13 @@ pub fn group(diff: &CatalogDiff) -> Vec<ChangeGroup> {
                     );
                 } else if o.changes.is_empty() {
                     let file = (kind == "file").then_some(f.path.as_str());
-                    let text = text_key(text_of(&o.diff, file), &t.name);
+                    let text = text_of(&o.diff, file);
+                    let text = texts.key(normalise(&text, &t.name), text);
                     add(GroupKey::Text(text), m, kind, &t.name);
                 } else {
                     for c in &o.changes {
-                        add(GroupKey::Change(key_of(c, &t.name)), m, kind, &t.name);
+                        let key = changes.key(normalise_change(c, &t.name), c.clone());
+                        add(GroupKey::Change(key), m, kind, &t.name);
                     }
                 }
             }
