@@ -320,7 +320,16 @@ pub fn render_github(d: &Diagnostic) -> String {
     if let Some(p) = &d.param_path {
         msg.push_str(&format!(" (at {p})"));
     }
-    format!("::{level} {}::{}\n", props.join(","), escape_data(&msg))
+    // GitHub shows the message on the pull request's files and checks as
+    // written: a bidirectional control a class name or a value carried
+    // reordered the text there (probe 38), where the log, the comment and
+    // the text output show it escaped. The file property stays exact: it
+    // places the annotation.
+    format!(
+        "::{level} {}::{}\n",
+        props.join(","),
+        escape_data(&inert(msg))
+    )
 }
 
 fn escape_data(s: &str) -> String {
@@ -351,6 +360,21 @@ mod tests {
         assert_eq!(
             render_github(&d),
             "::error file=inventory/targets/t.yml,line=3::class not found: `a.b` (at parameters.x)\n"
+        );
+    }
+
+    /// Probe 38 (annotation-message-bidi-raw): `lint --format github` and
+    /// `ci` wrote a class name's U+202E (and ESC) raw into the annotation
+    /// GitHub shows on the pull request.
+    #[test]
+    fn annotations_show_control_and_bidi_characters_escaped() {
+        let d = Diagnostic::error("class not found: `fix\u{202e}yrt\u{1b}[2K`\nsecond")
+            .with_file("inventory/targets/t.yml")
+            .with_line(2);
+        let out = render_github(&d);
+        assert_eq!(
+            out,
+            "::error file=inventory/targets/t.yml,line=2::class not found: `fix\\u{202e}yrt\\u{1b}[2K`%0Asecond\n"
         );
     }
 
