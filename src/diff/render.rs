@@ -89,7 +89,7 @@ pub fn text(d: &CatalogDiff, color: bool) -> String {
                         Some(b'@') => CYAN,
                         _ => "",
                     };
-                    let l = format!("      {line}");
+                    let l = format!("      {}", body_line(line));
                     if code.is_empty() {
                         out.push_str(&l);
                     } else {
@@ -103,6 +103,29 @@ pub fn text(d: &CatalogDiff, color: bool) -> String {
     out.push_str(&groups_text(d, color));
     let _ = writeln!(out, "{}", summary_line(d));
     out
+}
+
+/// A changed line for the terminal: control, bidirectional and invisible
+/// characters shown as escapes, tabs kept. The lines come from a pull
+/// request's catalog, and the text output printed them raw: an ESC
+/// sequence set the terminal's title or cleared the screen of whoever ran
+/// `strata review` or `diff`, a carriage return put another text over the
+/// line, U+202E reordered it (probe 38, diff-text-body-controls-raw; the
+/// names and the markdown's fenced bodies were escaped already).
+fn body_line(line: &str) -> std::borrow::Cow<'_, str> {
+    let escaped = |c: char| c != '\t' && crate::diagnostics::must_escape(c);
+    if !line.chars().any(escaped) {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len() + 8);
+    for c in line.chars() {
+        if escaped(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Change groups listed in the text output; more are counted.
@@ -433,6 +456,30 @@ mod tests {
             out,
             "```diff\n+b\\u{202e} evil\\u{2066}\n+z\\u{1b}[31mRED\r\n\tx\n```\n"
         );
+    }
+
+    /// Probe 38 (diff-text-body-controls-raw): the text output's changed
+    /// lines kept ESC sequences, a carriage return and U+202E raw.
+    #[test]
+    fn text_shows_changed_lines_control_characters_escaped() {
+        let mut d = CatalogDiff::default();
+        let mut t = one_change("t", "r.md", None, "document 1");
+        t.files[0].objects[0].diff =
+            "@@ -1 +1 @@\n-line\n+line \u{1b}]0;x\u{7}\u{1b}[2J\u{202e}a\rb\tc\n".into();
+        d.targets.push(t);
+        for color in [false, true] {
+            let out = text(&d, color);
+            let body = out
+                .replace(GREEN, "")
+                .replace(RED, "")
+                .replace(CYAN, "")
+                .replace(RESET, "")
+                .replace(BOLD, "");
+            assert!(
+                body.contains("+line \\u{1b}]0;x\\u{7}\\u{1b}[2J\\u{202e}a\\rb\tc\n"),
+                "{body:?}"
+            );
+        }
     }
 
     #[test]
