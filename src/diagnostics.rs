@@ -242,7 +242,8 @@ pub fn in_actions() -> bool {
 /// paragraph separator, or a bidirectional control (U+202A-U+202E,
 /// U+2066-U+2069, U+200E/U+200F, U+061C), which reorders what follows it
 /// on screen, so `reason: ok` can read as something else ("Trojan Source";
-/// a Lieutenant API `reason` kept them, re-probe 18).
+/// a Lieutenant API `reason` kept them, re-probe 18), or an invisible
+/// character (see [`is_invisible`]).
 pub fn must_escape(c: char) -> bool {
     c.is_control()
         || matches!(
@@ -255,6 +256,36 @@ pub fn must_escape(c: char) -> bool {
                 | '\u{200F}'
                 | '\u{061C}'
         )
+        || is_invisible(c)
+}
+
+/// A character that takes no room on screen: zero-width spaces and
+/// joiners, the word joiner and invisible operators, the byte-order mark,
+/// the soft hyphen, Hangul fillers, Unicode tag characters. Inside a name
+/// or a changed line it makes two different texts look the same: a target
+/// `prod\u{200b}` beside `prod`, a value `"true\u{200b}"` shown as
+/// `"true"` on both sides of a diff (probe 38,
+/// invisible-characters-shown-raw). An emoji joined with U+200D is shown
+/// with the joiner escaped too.
+pub fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{115F}'
+            | '\u{1160}'
+            | '\u{17B4}'
+            | '\u{17B5}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200D}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{206A}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{E0000}'..='\u{E007F}'
+    )
 }
 
 /// `text` with its control characters escaped (`\n`, `\u{1b}`, `\u{202e}`;
@@ -354,6 +385,17 @@ mod tests {
         ));
     }
 
+    /// Probe 38 (invisible-characters-shown-raw): a zero-width space,
+    /// joiner, word joiner, BOM or tag character in a name or a changed
+    /// line was shown as nothing, so `prod\u{200b}` read as `prod`.
+    #[test]
+    fn invisible_characters_are_escaped() {
+        assert_eq!(
+            escape_controls("prod\u{200B} a\u{200D}b\u{2060}c\u{FEFF}d\u{AD}e\u{E0041}"),
+            "prod\\u{200b} a\\u{200d}b\\u{2060}c\\u{feff}d\\u{ad}e\\u{e0041}"
+        );
+    }
+
     /// Re-probe 18 (lieutenant-reason-keeps-bidi-controls): a value shown
     /// on the terminal kept U+202E and the other bidirectional controls,
     /// which reorder what follows them; they are escaped, other text past
@@ -368,7 +410,7 @@ mod tests {
             assert!(must_escape(c), "{:x}", c as u32);
         }
         assert!(matches!(
-            escape_controls("café 名前 ü"),
+            escape_controls("café 名前 ü 👍 ä"),
             std::borrow::Cow::Borrowed(_)
         ));
     }

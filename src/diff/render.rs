@@ -465,7 +465,7 @@ mod tests {
         let mut d = CatalogDiff::default();
         let mut t = one_change("t", "r.md", None, "document 1");
         t.files[0].objects[0].diff =
-            "@@ -1 +1 @@\n-line\n+line \u{1b}]0;x\u{7}\u{1b}[2J\u{202e}a\rb\tc\n".into();
+            "@@ -1 +1 @@\n-line\n+line \u{1b}]0;x\u{7}\u{1b}[2J\u{202e}a\rb\tc\u{200b}\n".into();
         d.targets.push(t);
         for color in [false, true] {
             let out = text(&d, color);
@@ -476,7 +476,7 @@ mod tests {
                 .replace(RESET, "")
                 .replace(BOLD, "");
             assert!(
-                body.contains("+line \\u{1b}]0;x\\u{7}\\u{1b}[2J\\u{202e}a\\rb\tc\n"),
+                body.contains("+line \\u{1b}]0;x\\u{7}\\u{1b}[2J\\u{202e}a\\rb\tc\\u{200b}\n"),
                 "{body:?}"
             );
         }

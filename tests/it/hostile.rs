@@ -6494,3 +6494,32 @@ fn collecting_shards_of_overlapping_targets_says_why() {
     assert!(err.contains("compiled/b/cm.yaml is in two shards"), "{err}");
     assert!(err.contains("or two targets write this file"), "{err}");
 }
+
+#[test]
+fn invisible_characters_in_names_and_changed_lines_are_shown_escaped() {
+    // Probe 38 (invisible-characters-shown-raw): a zero-width space, a
+    // word joiner or a BOM took no room in the review, so a target
+    // `prod\u{200b}` read as `prod` and `"true\u{200b}"` as `"true"` on both
+    // sides of a changed line.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let cm = |v: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"a\\u2060pp\"\ndata:\n  REQUIRE_AUTH: \"{v}\"\n")
+    };
+    write(&dir.join("A/prod\u{200b}/cm.yaml"), &cm("true"));
+    write(&dir.join("B/prod\u{200b}/cm.yaml"), &cm("true\\ufeff"));
+    for format in ["text", "markdown"] {
+        let out = run(
+            dir,
+            &["diff", "--catalogs", "A", "B", "--format", format],
+            0,
+        );
+        assert!(
+            !out.contains(['\u{200b}', '\u{2060}', '\u{feff}']),
+            "{format}: {out}"
+        );
+        for shown in ["prod\\u{200b}", "a\\u{2060}pp", "true\\u{feff}"] {
+            assert!(out.contains(shown), "{format}: {shown} not in {out}");
+        }
+    }
+}
