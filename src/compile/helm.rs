@@ -504,7 +504,7 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
     let values_file = match extra.get("helm_values") {
         Some(v) if v.is_truthy() => {
             let f = tmp.path().join("values.yml");
-            std::fs::write(&f, yaml_dump::dump(v, &DumpOptions::safe_dump()))
+            std::fs::write(&f, yaml_dump::dump(v, &DumpOptions::helm_values()))
                 .map_err(|e| scrub(&format!("cannot write helm_values to a scratch file: {e}")))?;
             Some(f)
         }
@@ -871,6 +871,18 @@ mod tests {
         let a: Vec<_> = out[0].1.iter().map(|d| serde_json::to_string(d).unwrap()).collect();
         assert_eq!(a, [r#"{"a":1}"#, r#"{"b":2}"#]);
         assert!(out[1].1.is_empty(), "{:?}", out[1].1);
+    }
+
+    /// The values file helm reads quotes `03190301` (tests/test_resources
+    /// `helm-string-values`; the stand-in reports what it was given).
+    #[test]
+    fn the_values_file_quotes_digit_strings_for_helm() {
+        let out = render_with(
+            "printf 'quoted: %s\\n' \"$(grep -c \"^numeric_string: '03190301'$\" \"$v\")\" > \"$o/c/templates/q.yaml\"\n",
+            "helm_values: {numeric_string: '03190301'}",
+        )
+        .unwrap();
+        assert_eq!(serde_json::to_string(&out[0].1).unwrap(), r#"[{"quoted":1}]"#);
     }
 
     #[test]
