@@ -289,6 +289,7 @@ pub fn run(args: RefsArgs) -> anyhow::Result<ExitCode> {
                             multiline: None,
                             null_as_empty: false,
                             integral_floats_as_ints: false,
+                            quote_digit_strings: false,
                         };
                         for d in docs {
                             let d = refs.reveal_value(&d, &t).map_err(failed)?;

@@ -302,6 +302,7 @@ pub fn commodore_yaml(docs: &[Value]) -> String {
         multiline: Some(MultilineStyle::Literal),
         null_as_empty: false,
         integral_floats_as_ints: true,
+        quote_digit_strings: false,
     };
     let sorted: Vec<Value> = docs.iter().map(sort_keys).collect();
     yaml_dump::dump_all(&sorted, &opts)

@@ -504,7 +504,7 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
     let values_file = match extra.get("helm_values") {
         Some(v) if v.is_truthy() => {
             let f = tmp.path().join("values.yml");
-            std::fs::write(&f, yaml_dump::dump(v, &DumpOptions::safe_dump()))
+            std::fs::write(&f, yaml_dump::dump(v, &DumpOptions::helm_values()))
                 .map_err(|e| scrub(&format!("cannot write helm_values to a scratch file: {e}")))?;
             Some(f)
         }
@@ -603,8 +603,12 @@ pub fn render(extra: &Map, chart: &Path) -> Result<Vec<(String, Vec<Value>)>, St
         let rel = p.strip_prefix(&out_dir).unwrap_or(&p).to_path_buf();
         let text = std::fs::read_to_string(&p)
             .map_err(|e| scrub(&format!("helm output {}: {e}", rel.display())))?;
-        let docs = pyyaml_load::load_all(&text)
+        let mut docs = pyyaml_load::load_all(&text)
             .map_err(|e| format!("helm output {}: {e}", rel.display()))?;
+        // A document holding only helm's `# Source:` comment (a template
+        // ending in `---`: istio's mixer config) reads as null; Kapitan keeps
+        // only the documents that are not None.
+        docs.retain(|d| !matches!(d, Value::Null));
         rendered.push((rel.to_string_lossy().into_owned(), docs));
     }
     Ok(rendered)
@@ -831,6 +835,54 @@ mod tests {
             err.starts_with("helm output c/templates/bin.yaml: "),
             "{err}"
         );
+    }
+
+    /// Stand-in helm that runs `script` with `$o` its `--output-dir` and
+    /// `$v` its `--values` file, rendering `chart` with `extra`.
+    fn render_with(script: &str, extra: &str) -> Result<Vec<(String, Vec<Value>)>, String> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let helm = dir.path().join("helm");
+        let chart = dir.path().join("chart");
+        std::fs::create_dir_all(&chart).unwrap();
+        std::fs::write(
+            &helm,
+            format!("#!/bin/sh\nwhile [ $# -gt 0 ]; do case \"$1\" in --output-dir) o=$2; shift;; --values) v=$2; shift;; esac; shift; done\nmkdir -p \"$o/c/templates\"\n{script}"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&helm, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let extra = params(&format!("helm_path: {}\n{extra}", helm.display()));
+        render(&extra, &chart)
+    }
+
+    /// kapicorp/kapitan tests/test_resources, target istio: the mixer
+    /// chart's config.yaml ends a template with `---`, so helm writes a
+    /// document holding only `# Source: ...`. Kapitan drops it; strata wrote
+    /// `--- null` into the catalog.
+    #[test]
+    fn documents_holding_only_comments_are_dropped() {
+        let out = render_with(
+            "printf -- '---\\n# Source: c/templates/a.yaml\\na: 1\\n---\\n# Source: c/templates/a.yaml\\n---\\nb: 2\\n--- ~\\n' > \"$o/c/templates/a.yaml\"\nprintf -- '---\\n# Source: c/templates/e.yaml\\n' > \"$o/c/templates/e.yaml\"\n",
+            "",
+        )
+        .unwrap();
+        let names: Vec<_> = out.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["c/templates/a.yaml", "c/templates/e.yaml"]);
+        let a: Vec<_> = out[0].1.iter().map(|d| serde_json::to_string(d).unwrap()).collect();
+        assert_eq!(a, [r#"{"a":1}"#, r#"{"b":2}"#]);
+        assert!(out[1].1.is_empty(), "{:?}", out[1].1);
+    }
+
+    /// The values file helm reads quotes `03190301` (tests/test_resources
+    /// `helm-string-values`; the stand-in reports what it was given).
+    #[test]
+    fn the_values_file_quotes_digit_strings_for_helm() {
+        let out = render_with(
+            "printf 'quoted: %s\\n' \"$(grep -c \"^numeric_string: '03190301'$\" \"$v\")\" > \"$o/c/templates/q.yaml\"\n",
+            "helm_values: {numeric_string: '03190301'}",
+        )
+        .unwrap();
+        assert_eq!(serde_json::to_string(&out[0].1).unwrap(), r#"[{"quoted":1}]"#);
     }
 
     #[test]

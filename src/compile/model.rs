@@ -262,6 +262,14 @@ fn parse_entry(target: &str, number: usize, v: &Value) -> Result<(Entry, Value),
         })?,
         Some(_) => return Err(invalid(target, &at("output_type"), "must be a string")),
     };
+    // Kapitan's helm model validates the value, then enforces `auto`
+    // (`type_must_be_auto`): helm names its files, so `output_type: yaml`
+    // (examples/kubernetes nginx-helm) must not add a second `.yaml`.
+    let output_type = if input_type == InputType::Helm {
+        OutputType::Auto
+    } else {
+        output_type
+    };
     let continue_on_compile_error = get_bool("continue_on_compile_error", false)?;
     let ignore_missing = get_bool("ignore_missing", input_type == InputType::Jinja2)?;
     let prune_default = !matches!(
@@ -849,6 +857,36 @@ mod tests {
             .cloned()
             .collect();
         assert_eq!(keys, ["kapitan", "_kapitan_", "_reclass_"]);
+    }
+
+    /// examples/kubernetes `minikube-nginx-helm` sets `output_type: yaml`
+    /// ("this tests that helm switches to auto output type"): Kapitan
+    /// wrote `clusterrole.yaml`, strata `clusterrole.yaml.yaml`.
+    #[test]
+    fn a_helm_entry_always_writes_helms_own_file_names() {
+        for ot in ["yaml", "json", "plain", "toml", "auto"] {
+            let n = node(&format!(
+                r#"{{"kapitan":{{"vars":{{"target":"t"}},"compile":[{{"input_type":"helm","input_paths":["c"],"output_path":".","output_type":"{ot}"}}]}}}}"#
+            ));
+            let (plan, kd) = plan_target(&n).unwrap();
+            assert_eq!(plan.entries[0].output_type, OutputType::Auto, "{ot}");
+            let dump = model_dump(&n, &kd, "t");
+            let entry = &dump
+                .get_path(&["parameters", "kapitan", "compile"])
+                .unwrap()
+                .as_list()
+                .unwrap()[0];
+            assert_eq!(
+                entry.get_path(&["output_type"]).and_then(Value::as_str),
+                Some("auto"),
+                "{ot}"
+            );
+        }
+        // The value is still checked first, as pydantic does.
+        let n = node(
+            r#"{"kapitan":{"vars":{"target":"t"},"compile":[{"input_type":"helm","input_paths":["c"],"output_path":".","output_type":"xml"}]}}"#,
+        );
+        assert!(plan_target(&n).is_err());
     }
 
     #[test]

@@ -49,6 +49,11 @@ pub struct DumpOptions {
     /// and Kapitan reads jsonnet's JSON output back with Python's `json`,
     /// which makes every integral number an `int`.
     pub integral_floats_as_ints: bool,
+    /// Kapitan's `_helm_str_representer` for the `helm_values` file: a
+    /// string of two or more digits that starts with `0` or is longer than
+    /// 6 is single-quoted. helm's YAML reader took `03190301`, a string to
+    /// PyYAML, for the number 3.190301e+06 (Kapitan issue 1370).
+    pub quote_digit_strings: bool,
 }
 
 impl DumpOptions {
@@ -59,6 +64,7 @@ impl DumpOptions {
             multiline: Some(style),
             null_as_empty,
             integral_floats_as_ints: true,
+            quote_digit_strings: false,
         }
     }
 
@@ -69,6 +75,16 @@ impl DumpOptions {
             multiline: None,
             null_as_empty: false,
             integral_floats_as_ints: false,
+            quote_digit_strings: false,
+        }
+    }
+
+    /// `yaml.dump(helm_values, Dumper=SafeDumper)` with Kapitan's string
+    /// representer for helm (`write_helm_values_file`).
+    pub fn helm_values() -> Self {
+        DumpOptions {
+            quote_digit_strings: true,
+            ..Self::safe_dump()
         }
     }
 }
@@ -162,6 +178,13 @@ fn represent_str<'a>(s: &'a str, opts: &DumpOptions) -> Node<'a> {
             MultilineStyle::Folded => '>',
             MultilineStyle::DoubleQuotes => '"',
         }),
+        _ if opts.quote_digit_strings
+            && s.len() > 1
+            && s.bytes().all(|b| b.is_ascii_digit())
+            && (s.starts_with('0') || s.len() > 6) =>
+        {
+            Some('\'')
+        }
         _ => None,
     };
     scalar(Cow::Borrowed(s), Tag::Str, style)
@@ -485,7 +508,11 @@ impl Emitter {
                 return st;
             }
         }
-        if s.style.is_none() && a.allow_single_quoted && !(self.simple_key_context && a.multiline) {
+        // PyYAML: `if not style or style == "'"`.
+        if matches!(s.style, None | Some('\''))
+            && a.allow_single_quoted
+            && !(self.simple_key_context && a.multiline)
+        {
             return '\'';
         }
         '"'
@@ -866,6 +893,39 @@ mod tests {
                 .collect::<Map>(),
         )
     }
+    /// kapicorp/kapitan tests/test_resources `helm-string-values`: the
+    /// values file said `numeric_string: 03190301` (a string to PyYAML) and
+    /// helm rendered `NUMERIC_STRING: '3.190301e+06'` where Kapitan gives
+    /// `03190301`. Expected text: Kapitan 0.36.3's `_helm_str_representer`
+    /// on SafeDumper (and plain `safe_dump` for the second half).
+    #[test]
+    fn helm_values_quote_digit_strings_as_kapitan_does() {
+        let v = map(&[
+            ("a", s("03190301")),
+            ("b", s("0755")),
+            ("c", s("00000000")),
+            ("d", s("1234567")),
+            ("e", s("123456")),
+            ("f", s("0")),
+            ("g", s("08")),
+            ("h", s("09:30")),
+            ("i", s("0x1F")),
+            ("j", s("hello")),
+            ("k", Value::List(vec![s("0189"), s("12345678901234567890")])),
+            ("0123456789", Value::Int(1)),
+            ("l", s("\u{661}\u{662}")),
+            ("m", s("0999")),
+        ]);
+        assert_eq!(
+            dump(&v, &DumpOptions::helm_values()),
+            "'0123456789': 1\na: '03190301'\nb: '0755'\nc: '00000000'\nd: '1234567'\ne: '123456'\nf: '0'\ng: '08'\nh: 09:30\ni: '0x1F'\nj: hello\nk:\n- '0189'\n- '12345678901234567890'\nl: \"\\u0661\\u0662\"\nm: '0999'\n"
+        );
+        assert_eq!(
+            dump(&v, &DumpOptions::safe_dump()),
+            "0123456789: 1\na: 03190301\nb: '0755'\nc: '00000000'\nd: '1234567'\ne: '123456'\nf: '0'\ng: 08\nh: 09:30\ni: '0x1F'\nj: hello\nk:\n- 0189\n- '12345678901234567890'\nl: \"\\u0661\\u0662\"\nm: 0999\n"
+        );
+    }
+
     fn s(x: &str) -> Value {
         Value::String(x.into())
     }
