@@ -1,7 +1,8 @@
 //! Incremental review == full review: random edits to a fixture inventory
 //! and its components (classes, targets, jsonnet imports, Jinja2 includes,
-//! copied files, targets added and removed), then `strata review` with
-//! fingerprints must print byte for byte what `strata review --full`
+//! copied files, targets added and removed, output paths, links inside the
+//! tree), on the head and on every other seed's base, then `strata review`
+//! with fingerprints must print byte for byte what `strata review --full`
 //! (every target compiled on both sides) prints.
 
 use crate::strata;
@@ -44,7 +45,8 @@ fn targets(repo: &Path) -> Vec<String> {
 }
 
 fn edit(path: &Path, f: impl FnOnce(String) -> String) {
-    let text = std::fs::read_to_string(path).unwrap();
+    // A class an earlier edit removed comes back with this edit alone.
+    let text = std::fs::read_to_string(path).unwrap_or_else(|_| "parameters:\n".into());
     std::fs::write(path, f(text)).unwrap();
 }
 
@@ -52,7 +54,7 @@ fn edit(path: &Path, f: impl FnOnce(String) -> String) {
 fn random_edit(repo: &Path, rng: &mut Rng, n: usize) -> String {
     let ts = targets(repo);
     let pick = |rng: &mut Rng| ts[rng.below(ts.len())].clone();
-    match rng.below(21) {
+    match rng.below(29) {
         0 => {
             let t = ["alpha", "beta"][rng.below(2)];
             edit(
@@ -224,6 +226,92 @@ fn random_edit(repo: &Path, rng: &mut Rng, n: usize) -> String {
             let _ = std::fs::remove_file(repo.join("inventory/classes").join(class));
             format!("class file {class} removed")
         }
+        21 => {
+            // Another target's output directory (`vars.target` naming it):
+            // both write `compiled/<other>/`.
+            let (t, other) = (pick(rng), pick(rng));
+            let other = other.trim_end_matches(".yml").to_string();
+            edit(&repo.join(format!("inventory/targets/{t}")), |s| {
+                s.replacen(
+                    "parameters:\n",
+                    &format!("parameters:\n  kapitan:\n    vars:\n      target: {other}\n"),
+                    1,
+                )
+            });
+            format!("{t} writes into {other}'s directory")
+        }
+        22 => {
+            // A file the copied directory did not have.
+            std::fs::write(
+                repo.join(format!("files/static/new{n}.txt")),
+                format!("new {n}\n"),
+            )
+            .unwrap();
+            format!("new copied file new{n}.txt")
+        }
+        23 => {
+            // A template the rendered directory did not have.
+            std::fs::write(
+                repo.join(format!("templates/docs/extra{n}.md.j2")),
+                format!("extra {n} for {{{{ inventory.parameters.owner }}}}\n"),
+            )
+            .unwrap();
+            format!("new template extra{n}.md.j2")
+        }
+        24 => {
+            // An import the imported file gains (followed transitively).
+            std::fs::write(
+                repo.join(format!("components/web/extra{n}.libsonnet")),
+                format!("{{ rev: 'x{n}' }}\n"),
+            )
+            .unwrap();
+            edit(&repo.join("components/web/helpers.libsonnet"), |s| {
+                format!(
+                    "local extra = import 'extra{n}.libsonnet';\n{}",
+                    s.replace("annotations: { ", "annotations: { x: extra.rev, ")
+                )
+            });
+            format!("helpers.libsonnet imports extra{n}.libsonnet")
+        }
+        25 => {
+            // Every web target's output path.
+            edit(&repo.join("inventory/classes/components/web.yml"), |s| {
+                s.replace("output_path: web\n", &format!("output_path: web{n}\n"))
+            });
+            format!("web output path -> web{n}")
+        }
+        26 => {
+            // The merge order of a target's classes.
+            let t = pick(rng);
+            edit(&repo.join(format!("inventory/targets/{t}")), |s| {
+                s.replacen(
+                    "  - common\n  - components.web\n",
+                    "  - components.web\n  - common\n",
+                    1,
+                )
+            });
+            format!("{t}: components.web before common")
+        }
+        27 => {
+            // A link inside the tree: the imported file is another one,
+            // whose later edits change what the component reads.
+            let p = repo.join("components/web/banner.txt");
+            let _ = std::fs::remove_file(&p);
+            std::os::unix::fs::symlink("../../files/static/one.txt", &p).unwrap();
+            "banner.txt links to files/static/one.txt".into()
+        }
+        28 => {
+            // A parameter the compile does not read.
+            let t = pick(rng);
+            edit(&repo.join(format!("inventory/targets/{t}")), |s| {
+                s.replacen(
+                    "parameters:\n",
+                    &format!("parameters:\n  unread{n}: {n}\n"),
+                    1,
+                )
+            });
+            format!("{t}: unread parameter")
+        }
         _ => {
             edit(&repo.join("inventory/classes/components/docs.yml"), |s| {
                 let i = s.find("title: ").unwrap();
@@ -270,9 +358,17 @@ fn incremental_review_equals_full_review_under_random_edits() {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path();
         copy_tree(&fixture, repo);
-        commit_base(repo);
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ seed.wrapping_mul(0x1000_0001));
         let mut done = Vec::new();
+        // Every other seed starts from a base that random edits made (a
+        // link, another output path, a target writing elsewhere), so that
+        // the head's edits meet them.
+        if seed % 2 == 0 {
+            for n in 0..1 + rng.below(2) {
+                done.push(format!("base: {}", random_edit(repo, &mut rng, 100 + n)));
+            }
+        }
+        commit_base(repo);
         for n in 0..1 + rng.below(3) {
             done.push(random_edit(repo, &mut rng, n));
         }
