@@ -622,10 +622,11 @@ fn review(
     outputs.changed_targets = changed;
     outputs.diff_files = files;
     let clock = std::time::Instant::now();
-    let order = crate::commands::review::order_changes(&r);
+    let (order, compared) = crate::commands::review::order_changes(&r);
     if timings {
         eprintln!(
-            "timing: compare apply orders: {:.3}s",
+            "timing: compare apply orders ({compared} of {} changed targets): {:.3}s",
+            r.diff.summary.targets_changed,
             clock.elapsed().as_secs_f64()
         );
     }

@@ -159,29 +159,12 @@ pub fn report(req: &ReviewRequest, r: &Review) {
     eprintln!("{line}");
 }
 
-/// The targets whose apply order differs between the two catalogs.
-pub fn order_changes(r: &Review) -> Vec<crate::order::OrderChange> {
-    // Only a target whose files differ can be ordered differently; a name
-    // the diff prefixed (`manifests/t`) counts by its top directory too.
-    let changed: std::collections::BTreeSet<String> = r
-        .diff
-        .targets
-        .iter()
-        .filter(|t| t.status == crate::diff::Status::Changed)
-        .flat_map(|t| {
-            let top = t.name.split('/').next().unwrap_or_default().to_string();
-            [t.name.clone(), top]
-        })
-        .collect();
-    crate::order::changed_orders_of(
-        &r.base_catalog,
-        &r.head_catalog,
-        &crate::order::Options::default(),
-        Some(&changed),
-    )
-    .unwrap_or_else(|e| {
+/// The targets whose apply order differs between the two catalogs, and
+/// how many changed targets were compared (a warning when they cannot be).
+pub fn order_changes(r: &Review) -> (Vec<crate::order::OrderChange>, usize) {
+    r.order_changes().unwrap_or_else(|e| {
         eprintln!("warning: cannot compare the apply order: {e}");
-        Vec::new()
+        (Vec::new(), 0)
     })
 }
 
@@ -269,7 +252,7 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<ExitCode> {
             eprintln!("timing: {what}: {:.3}s", d.as_secs_f64());
         }
     }
-    let order = order_changes(&r);
+    let (order, _) = order_changes(&r);
     let lint = comment::findings(&findings);
     let lint_base = base_findings.as_deref().map(comment::findings);
     let output = args

@@ -24,7 +24,10 @@ pub use graph::{Change, ChangeGraph};
 pub use lint::{lint, CODE_CYCLE, CODE_INVALID, CODE_MALFORMED, CODE_UNMATCHED};
 pub use matcher::{Matcher, PathPart};
 pub use resource::{Origin, Resource};
-pub use review::{catalog_documents, changed_orders, changed_orders_of, mermaid, OrderChange};
+pub use review::{
+    catalog_documents, changed_orders, changed_orders_of, may_hold_config, may_reorder, mermaid,
+    OrderChange, REORDERING_KINDS,
+};
 pub use rule::{substitute_placeholders, validate_group_name, ChangeRule, Op, Order};
 
 use crate::diagnostics::{Diagnostic, ToDiagnostic};

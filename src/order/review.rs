@@ -174,6 +174,53 @@ pub fn changed_orders_of(
     Ok(out)
 }
 
+/// Whether a leaf change at `path` (a diff's path: `spec.replicas`,
+/// `metadata.annotations.owner`, `metadata.annotations["kapp.k14s.io/change-group"]`)
+/// of an object that keeps its kind, namespace and name can move it in the
+/// apply order when kapp's default configuration is the only one: its
+/// rules read the API version, kind, name, namespace and `kapp.k14s.io/`
+/// annotations, never the spec, the data or other labels and annotations.
+/// Anything else about `metadata`, and a path a redaction rewrote, may.
+pub fn may_reorder(path: &str) -> bool {
+    if path.contains("<redacted") || path.contains("k14s.io") {
+        return true;
+    }
+    match path.strip_prefix("metadata") {
+        Some(rest) => !["annotations", "labels"].iter().any(|m| {
+            rest.strip_prefix('.')
+                .and_then(|r| r.strip_prefix(m))
+                .is_some_and(|r| r.starts_with('.') || r.starts_with('['))
+        }),
+        None => path.is_empty() || path.starts_with("apiVersion") || path.starts_with("kind"),
+    }
+}
+
+/// Kinds of which any change may reorder their target: a CRD says which
+/// kinds are custom resources and which are cluster-scoped, a `List` holds
+/// other objects, and a kapp `Config` sets the rules.
+pub const REORDERING_KINDS: &[&str] = &["CustomResourceDefinition", "List", "Config"];
+
+/// Whether a target's directory holds a kapp configuration (a
+/// `kapp.k14s.io/v1alpha1` document or a ConfigMap labelled
+/// `kapp.k14s.io/config`) in any YAML file, or a file it cannot read: its
+/// matchers may read any field, so no change can be ruled out there.
+pub fn may_hold_config(dir: &Path) -> bool {
+    let Ok(files) = crate::fswalk::files_below(dir, &crate::fswalk::not_git) else {
+        return dir.exists();
+    };
+    files
+        .into_iter()
+        .filter(|f| crate::fswalk::is_yaml(f))
+        .any(|f| match std::fs::read(&f) {
+            Ok(bytes) => {
+                let text = String::from_utf8_lossy(&bytes);
+                text.contains(super::config::CONFIG_API_VERSION)
+                    || text.contains(super::config::CONFIG_LABEL)
+            }
+            Err(_) => true,
+        })
+}
+
 /// The wave (0-based) of each change, by description.
 fn wave_of(graph: &ChangeGraph) -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
@@ -196,6 +243,40 @@ mod tests {
     }
 
     const NS: &str = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n";
+
+    #[test]
+    fn only_what_kapps_default_rules_read_may_reorder() {
+        for p in [
+            "",
+            "apiVersion",
+            "kind",
+            "metadata",
+            "metadata.name",
+            "metadata.namespace",
+            "metadata.generateName",
+            "metadata.annotations",
+            "metadata.labels",
+            r#"metadata.annotations["kapp.k14s.io/change-group"]"#,
+            r#"metadata.annotations["kapp.k14s.io/disable-default-change-group-and-rules"]"#,
+            r#"metadata.labels["kapp.k14s.io/config"]"#,
+            "metadata.annotations.<redacted>",
+        ] {
+            assert!(may_reorder(p), "{p}");
+        }
+        for p in [
+            "spec.replicas",
+            "spec.template.spec.containers[0].image",
+            "data.config",
+            "rules[0].verbs[1]",
+            "metadata.annotations.owner",
+            r#"metadata.annotations["example.com/owner"]"#,
+            "metadata.labels.app",
+            r#"metadata.labels["app.kubernetes.io/version"]"#,
+        ] {
+            assert!(!may_reorder(p), "{p}");
+        }
+    }
+
     fn job(name: &str, annotations: &str) -> String {
         format!(
             "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: web\n{annotations}"

@@ -54,7 +54,76 @@ pub struct Review {
     pub full_reason: Option<String>,
     /// Time spent in each phase.
     pub timings: Timings,
+    /// The diff compared every field of every object (semantic, nothing
+    /// ignored): its leaf changes say what an apply order could depend on.
+    diff_exact: bool,
     _scratch: crate::fswalk::LockedTempDir,
+}
+
+impl Review {
+    /// The targets whose apply order differs between the two catalogs, and
+    /// how many targets were compared. Only a target the diff found
+    /// changed can be ordered differently, and of those only one whose
+    /// changes reach what kapp's rules read
+    /// ([`crate::order::may_reorder`]): an image or replica bump, the usual
+    /// pull request, reorders nothing, and parsing both sides' documents
+    /// again was a twentieth of a review's instructions.
+    pub fn order_changes(&self) -> std::io::Result<(Vec<crate::order::OrderChange>, usize)> {
+        let mut only: BTreeSet<String> = BTreeSet::new();
+        for t in &self.diff.targets {
+            if t.status != diff::Status::Changed {
+                continue;
+            }
+            // A name the diff prefixed (`manifests/t`) counts by its top
+            // directory too.
+            let top = t.name.split('/').next().unwrap_or_default();
+            if !self.diff_exact
+                || may_reorder(t)
+                || [&self.base_catalog, &self.head_catalog]
+                    .iter()
+                    .any(|c| crate::order::may_hold_config(&c.join(top)))
+            {
+                only.insert(t.name.clone());
+                only.insert(top.to_string());
+            }
+        }
+        let compared = self
+            .diff
+            .targets
+            .iter()
+            .filter(|t| only.contains(&t.name))
+            .count();
+        let changes = crate::order::changed_orders_of(
+            &self.base_catalog,
+            &self.head_catalog,
+            &crate::order::Options::default(),
+            Some(&only),
+        )?;
+        Ok((changes, compared))
+    }
+}
+
+/// Whether a target's changes, as the diff lists them, may move an object
+/// in its apply order: a YAML file added, removed or renamed, an object
+/// added or removed, a whole-object or too-long change, an object of a
+/// kind that shapes the rules, or a leaf change kapp's rules read.
+fn may_reorder(t: &diff::TargetDiff) -> bool {
+    let yaml = |p: &str| crate::fswalk::is_yaml(Path::new(p));
+    t.files.iter().any(|f| {
+        (yaml(&f.path) || f.old_path.as_deref().is_some_and(yaml))
+            && (f.status != diff::Status::Changed
+                || f.objects.iter().any(|o| {
+                    o.status != diff::Status::Changed
+                        || o.changes.is_empty()
+                        || matches!(diff::groups::kind_of(&o.name), k if k == "file" || crate::order::REORDERING_KINDS.contains(&k))
+                        || o.changes.iter().any(|c| crate::order::may_reorder(&c.path))
+                }))
+    })
+}
+
+/// Whether a diff with these options lists every leaf change.
+fn exact(o: &DiffOptions) -> bool {
+    o.semantic && o.ignore_paths.is_empty() && o.ignore_resources.is_empty()
 }
 
 /// Drops `v` on a thread of its own, so that freeing it costs the caller
@@ -926,6 +995,7 @@ impl Pr<'_> {
             base_rendered,
             full_reason: need_full,
             timings: Vec::new(),
+            diff_exact: exact(diff_opts),
             _scratch: scratch,
         };
         for dir in [&review.base_catalog, &review.head_catalog] {
@@ -1034,6 +1104,7 @@ fn review_catalog(
         base_rendered: (r.prepared.plans.len(), r.prepared.plans.len()),
         full_reason: None,
         timings,
+        diff_exact: exact(diff_opts),
         _scratch: scratch,
     };
     for dir in [&review.base_catalog, &review.head_catalog] {

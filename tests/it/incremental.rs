@@ -420,6 +420,11 @@ fn incremental_review_equals_full_review_under_random_edits() {
 /// `strata ci` on a pull_request event from `base` to HEAD (comment off):
 /// exit code, then stdout + job summary + step outputs, then stderr.
 fn ci(repo: &Path, extra: &[&str]) -> (i32, String, String) {
+    ci_with(repo, extra, &[])
+}
+
+/// [`ci`] with more environment variables.
+fn ci_with(repo: &Path, extra: &[&str], envs: &[(&str, &str)]) -> (i32, String, String) {
     let rev = |r: &str| {
         let out = std::process::Command::new("git")
             .current_dir(repo)
@@ -449,7 +454,8 @@ fn ci(repo: &Path, extra: &[&str]) -> (i32, String, String) {
             cmd.env_remove(k);
         }
     }
-    cmd.env("GITHUB_EVENT_NAME", "pull_request")
+    cmd.envs(envs.iter().copied())
+        .env("GITHUB_EVENT_NAME", "pull_request")
         .env("GITHUB_EVENT_PATH", &event)
         .env("GITHUB_STEP_SUMMARY", &summary)
         .env("GITHUB_OUTPUT", &output);
@@ -1315,6 +1321,103 @@ fn a_changed_apply_order_shows_as_in_a_full_review() {
         1,
         "{incremental}"
     );
+}
+
+/// A review compares the apply orders of only the changed targets whose
+/// changes reach what kapp's rules read: a spec change and an ordinary
+/// annotation are not compared (and reorder nothing, as the full review
+/// finds), a change group is, and so is every change of a target holding
+/// its own kapp `Config`, whose matchers may read any field (here the
+/// ordinary annotation joins a group that another job waits for).
+#[test]
+fn apply_orders_are_compared_where_a_change_can_reach_the_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    let put = |rel: &str, text: &str| support::put(&work, rel, text);
+    let target = |name: &str| {
+        format!("parameters:\n  kapitan:\n    vars: {{target: {name}}}\n    compile:\n      - {{output_path: ., input_type: jinja2, input_paths: [tpl/{name}.yml]}}\n")
+    };
+    let job = |name: &str, meta: &str, spec: &str| {
+        format!("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: ns\n{meta}spec:\n  parallelism: {spec}\n")
+    };
+    let config = "apiVersion: kapp.k14s.io/v1alpha1\nkind: Config\nchangeGroupBindings:\n- name: owned\n  resourceMatchers:\n  - hasAnnotationMatcher: {keys: [owner]}\nchangeRuleBindings:\n- rules: [upsert after upserting owned]\n  resourceMatchers:\n  - kindNamespaceNameMatcher: {kind: Job, namespace: ns, name: app}\n---\n";
+    let note = "  annotations:\n    note: x\n";
+    let owner = "  annotations:\n    note: x\n    owner: team\n";
+    let group = "  annotations:\n    kapp.k14s.io/change-group: migrations\n";
+    let rule = "  annotations:\n    kapp.k14s.io/change-rule: upsert after upserting migrations\n";
+    for t in ["spec", "group", "config"] {
+        put(&format!("inventory/targets/{t}.yml"), &target(t));
+    }
+    put(
+        "tpl/spec.yml",
+        &format!(
+            "{}---\n{}",
+            job("migrate", group, "1"),
+            job("app", rule, "1")
+        ),
+    );
+    put(
+        "tpl/group.yml",
+        &format!("{}---\n{}", job("migrate", "", "1"), job("app", rule, "1")),
+    );
+    put(
+        "tpl/config.yml",
+        &format!(
+            "{config}{}---\n{}",
+            job("migrate", note, "1"),
+            job("app", "", "1")
+        ),
+    );
+    commit_base(&work);
+    put(
+        "tpl/spec.yml",
+        &format!(
+            "{}---\n{}",
+            job("migrate", group, "2"),
+            job("app", &format!("{rule}    owner: team\n"), "3")
+        ),
+    );
+    put(
+        "tpl/group.yml",
+        &format!(
+            "{}---\n{}",
+            job("migrate", group, "1"),
+            job("app", rule, "1")
+        ),
+    );
+    put(
+        "tpl/config.yml",
+        &format!(
+            "{config}{}---\n{}",
+            job("migrate", owner, "1"),
+            job("app", "", "1")
+        ),
+    );
+    git(&work, &["commit", "-q", "-am", "pr"]);
+    let timings = [("STRATA_TIMINGS", "1")];
+    let (code, incremental, err) = ci_with(&work, &[], &timings);
+    let (full_code, full, full_err) = ci_with(&work, &["--full"], &timings);
+    assert_eq!((code, full_code), (0, 0), "{err}\n{full_err}");
+    assert_eq!(incremental, full, "{err}");
+    for t in ["group", "config"] {
+        assert!(
+            incremental.contains(&format!(
+                "Apply order changed in <code>{t}</code> (1 change moved)"
+            )),
+            "{t}: {incremental}"
+        );
+    }
+    assert_eq!(
+        incremental.matches("Apply order changed in").count(),
+        2,
+        "{incremental}"
+    );
+    for e in [&err, &full_err] {
+        assert!(
+            e.contains("timing: compare apply orders (2 of 3 changed targets)"),
+            "{e}"
+        );
+    }
 }
 
 /// A cache restored by `actions/cache` (an archive unpacked anew: new
