@@ -868,7 +868,11 @@ mod tests {
         .unwrap();
         let names: Vec<_> = out.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["c/templates/a.yaml", "c/templates/e.yaml"]);
-        let a: Vec<_> = out[0].1.iter().map(|d| serde_json::to_string(d).unwrap()).collect();
+        let a: Vec<_> = out[0]
+            .1
+            .iter()
+            .map(|d| serde_json::to_string(d).unwrap())
+            .collect();
         assert_eq!(a, [r#"{"a":1}"#, r#"{"b":2}"#]);
         assert!(out[1].1.is_empty(), "{:?}", out[1].1);
     }
@@ -882,7 +886,10 @@ mod tests {
             "helm_values: {numeric_string: '03190301'}",
         )
         .unwrap();
-        assert_eq!(serde_json::to_string(&out[0].1).unwrap(), r#"[{"quoted":1}]"#);
+        assert_eq!(
+            serde_json::to_string(&out[0].1).unwrap(),
+            r#"[{"quoted":1}]"#
+        );
     }
 
     #[test]
