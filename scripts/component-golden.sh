@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every golden test of Commodore components with `strata component compile`
 # the way the Project Syn component template's `make golden-diff` runs them:
-#   component compile . -f tests/<instance>.yml --search-paths . -n <name> [--alias <instance>]
+#   component compile . -f tests/<instance>.yml <commodore_args' --search-paths, else --search-paths .> -n <name> [--alias <instance>]
 # compared byte for byte with tests/golden/<instance>/.
 # Usage: [GOLDEN_ARGS=--no-fetch] scripts/component-golden.sh STRATA COMPONENT_DIR...
 # (prints one line per instance:
@@ -15,13 +15,19 @@ for dir in "$@"; do
   # A name computed by make (`$(shell basename ${PWD} ...)`): the directory's.
   case $name in *'$('*) name= ;; esac
   [ -n "$name" ] || name=$(basename "$dir" | sed 's/^component-//')
+  # The search paths `make golden-diff` passes (`commodore_args`): older
+  # components put their helm charts below ./dependencies.
+  sp=$(sed -n 's/^commodore_args *?= *//p' "$dir/Makefile.vars.mk" 2>/dev/null |
+    grep -o -- '--search-paths [^ ]*' | tr '\n' ' ')
+  [ -n "$sp" ] || sp='--search-paths .'
   alias=false
   grep -qs -- '--alias $(instance)' "$dir/Makefile.custom.mk" "$dir/Makefile.vars.mk" && alias=true
   for t in "$dir"/tests/*.yml; do
     [ -f "$t" ] || continue
     inst=$(basename "$t" .yml)
     [ -d "$dir/tests/golden/$inst" ] || continue
-    args=(component compile . -f "tests/$inst.yml" --search-paths . -n "$name" --golden "tests/golden/$inst" ${GOLDEN_ARGS:-})
+    # shellcheck disable=SC2206 # $sp is flag/value pairs without spaces
+    args=(component compile . -f "tests/$inst.yml" $sp -n "$name" --golden "tests/golden/$inst" ${GOLDEN_ARGS:-})
     $alias && args+=(--alias "$inst")
     out=$(cd "$dir" && "$strata" "${args[@]}" 2>&1 >/dev/null)
     rc=$?

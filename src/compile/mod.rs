@@ -876,11 +876,58 @@ fn compile_kadet(
             &entry.input_params,
             out_dir,
             &ctx.search_paths,
+            &kadet_host_request,
         )
         .map_err(|e| e.to_string())?;
     match out {
         Some(m) => write_outputs(ctx, entry, &m, out_dir),
         None => Ok(()),
+    }
+}
+
+/// What a kadet input asks of strata while it runs: Kapitan's `HelmChart`
+/// (kapicorp/generators' `charts` generator: kapitan-reference's `keda`
+/// target) renders `chart_dir` with `helm template` under the same rules
+/// as a `helm` entry (flag checks, a confined compile's paths and
+/// environment) and gets helm's documents in stdout order, nulls dropped.
+fn kadet_host_request(req: &serde_json::Value) -> serde_json::Value {
+    let run = || -> Result<Vec<Value>, String> {
+        let Some(Value::Map(m)) = req.get("helm").map(Value::from_json) else {
+            return Err("strata's kadet bridge sent a request strata does not know".into());
+        };
+        let chart = match m.get("chart_dir") {
+            Some(Value::String(d)) => PathBuf::from(d),
+            _ => return Err("HelmChart: chart_dir must be a string".into()),
+        };
+        // Relative to the repository (Kapitan's working directory): in a
+        // review, the revision's tree.
+        let chart = match confine::base() {
+            Some(b) if chart.is_relative() => b.join(chart),
+            _ => chart,
+        };
+        confine::check_tree(&chart)?;
+        let mut params = match m.get("helm_params") {
+            Some(Value::Map(p)) => p.clone(),
+            _ => Map::default(),
+        };
+        // Kapitan renders to stdout (`output_path="-"`): helm's own order
+        // of documents, not one file per template.
+        params.insert("output_file".into(), Value::String("helmchart.yaml".into()));
+        let mut extra = Map::default();
+        extra.insert("helm_params".into(), Value::Map(params));
+        if let Some(v) = m.get("helm_values") {
+            extra.insert("helm_values".into(), v.clone());
+        }
+        if let Some(p @ Value::String(_)) = m.get("helm_path") {
+            extra.insert("helm_path".into(), p.clone());
+        }
+        let files = helm::render(&extra, &chart)
+            .map_err(|e| format!("HelmChart {}: {e}", chart.display()))?;
+        Ok(files.into_iter().flat_map(|(_, docs)| docs).collect())
+    };
+    match run() {
+        Ok(docs) => serde_json::json!({"ok": true, "docs": Value::List(docs)}),
+        Err(e) => serde_json::json!({"ok": false, "error": e}),
     }
 }
 

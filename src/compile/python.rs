@@ -258,6 +258,7 @@ impl Bridge {
         input_params: &Map,
         compile_path: &Path,
         search_paths: &[PathBuf],
+        host: &dyn Fn(&serde_json::Value) -> serde_json::Value,
     ) -> Result<Option<Map>, BridgeError> {
         let what = || format!("{} for target {target}", input_path.display());
         self.with_proc(&what, |p, prog| {
@@ -271,7 +272,7 @@ impl Bridge {
             let req = with_value(&req, "input_params", |out| {
                 python_json_map(input_params.iter(), out)
             });
-            let reply = call_line(p, prog, req)?;
+            let reply = call_line_with_host(p, prog, req, host)?;
             if let Some(e) = reply.get("missing").and_then(|v| v.as_str()) {
                 return Err(BridgeError {
                     message: format!("the kadet package is not available to `{prog}` ({e})"),
@@ -667,18 +668,46 @@ fn call(
 }
 
 fn call_line(p: &mut Proc, prog: &str, line: String) -> Result<serde_json::Value, BridgeError> {
+    call_line_with_host(
+        p,
+        prog,
+        line,
+        &|_| serde_json::json!({"ok": false, "error": "strata answers no request here"}),
+    )
+}
+
+fn send_line(p: &mut Proc, prog: &str, line: String) -> Result<(), BridgeError> {
     let mut line = line.into_bytes();
     line.push(b'\n');
     let sent = match p.stdin.as_mut() {
         Some(s) => s.write_all(&line).and_then(|_| s.flush()).is_ok(),
         None => false,
     };
-    if !sent {
-        return Err(BridgeError::new(format!(
+    if sent {
+        Ok(())
+    } else {
+        Err(BridgeError::new(format!(
             "{STOPPED}: `{prog}` exited; see its messages above"
-        )));
+        )))
     }
-    let reply = read_reply(p, prog)?;
+}
+
+/// Sends `line` and waits for its reply, answering the bridge's requests
+/// to strata on the way (`{"host": ...}`: Kapitan's `HelmChart` asks strata
+/// to run helm) with `host`'s answer.
+fn call_line_with_host(
+    p: &mut Proc,
+    prog: &str,
+    line: String,
+    host: &dyn Fn(&serde_json::Value) -> serde_json::Value,
+) -> Result<serde_json::Value, BridgeError> {
+    send_line(p, prog, line)?;
+    let mut reply = read_reply(p, prog)?;
+    while let Some(req) = reply.get("host") {
+        let answer = host(req);
+        send_line(p, prog, answer.to_string())?;
+        reply = read_reply(p, prog)?;
+    }
     if reply.get("ok").and_then(|v| v.as_bool()) == Some(true) {
         Ok(reply)
     } else {
@@ -788,7 +817,14 @@ mod tests {
             Arc::new(Default::default()),
         );
         let e = b
-            .kadet("t", Path::new("/x"), &Map::default(), Path::new("/o"), &[])
+            .kadet(
+                "t",
+                Path::new("/x"),
+                &Map::default(),
+                Path::new("/o"),
+                &[],
+                &|_| serde_json::Value::Null,
+            )
             .unwrap_err();
         assert!(e.message.contains("/nonexistent/python3"), "{e}");
         assert!(e.to_string().contains("pip install kadet"), "{e}");

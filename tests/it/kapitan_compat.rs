@@ -109,6 +109,95 @@ fn kadet_inputs_give_kapitans_bytes() {
     assert_same_tree(&p.path().join("out/compiled"), &p.path().join("expected"));
 }
 
+/// kapitan-reference's `keda` target (kapicorp/generators' `charts`
+/// generator) subclasses Kapitan's `HelmChart` in a kadet input; strata's
+/// bridge refused it ("not available"). The stand-in helm (`bin/helm`, as
+/// `KAPITAN_HELM_PATH`, which Kapitan honours too) prints its arguments and
+/// values file, so `expected/` (Kapitan 0.36.3's) pins the command line,
+/// the values' quoting and the documents (a comment-only one dropped).
+#[cfg(unix)]
+#[test]
+fn kadet_helm_charts_render_as_kapitans() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(py) = python() else { return };
+    let p = project("kadet-helmchart");
+    let helm = p.path().join("bin/helm");
+    fs::set_permissions(&helm, fs::Permissions::from_mode(0o755)).unwrap();
+    strata()
+        .current_dir(p.path())
+        .env("KAPITAN_HELM_PATH", &helm)
+        .args(["compile", "--quiet", "--output-path", "out", "--python"])
+        .arg(&py)
+        .assert()
+        .success();
+    assert_same_tree(&p.path().join("out/compiled"), &p.path().join("expected"));
+
+    // helm's failure reaches the error with the chart it rendered.
+    let failing = p.path().join("bin/failing-helm");
+    fs::write(
+        &failing,
+        "#!/bin/sh\necho 'Error: chart is broken' >&2\nexit 1\n",
+    )
+    .unwrap();
+    fs::set_permissions(&failing, fs::Permissions::from_mode(0o755)).unwrap();
+    let out = strata()
+        .current_dir(p.path())
+        .env("KAPITAN_HELM_PATH", &failing)
+        .args(["compile", "--quiet", "--output-path", "out", "--python"])
+        .arg(&py)
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(
+        err.contains("HelmTemplateError: HelmChart charts/demo"),
+        "{err}"
+    );
+    assert!(err.contains("Error: chart is broken"), "{err}");
+    assert!(
+        err.contains("compile entry #1 (kadet -> manifests)"),
+        "{err}"
+    );
+
+    // A pull request's compile renders no chart outside the repository.
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("Chart.yaml"), "name: x\n").unwrap();
+    let target = p.path().join("inventory/targets/demo.yml");
+    let text = fs::read_to_string(&target).unwrap();
+    fs::write(
+        &target,
+        text.replace(
+            "chart_dir: charts/demo",
+            &format!("chart_dir: {}", outside.path().display()),
+        ),
+    )
+    .unwrap();
+    let out = strata()
+        .current_dir(p.path())
+        .env("KAPITAN_HELM_PATH", &helm)
+        .args([
+            "compile",
+            "--confine",
+            "--quiet",
+            "--output-path",
+            "out",
+            "--python",
+        ])
+        .arg(&py)
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(
+        err.contains(&format!("refusing to read {}", outside.path().display())),
+        "{err}"
+    );
+}
+
 /// One interpreter serves every target of a compile.
 #[cfg(unix)]
 #[test]
