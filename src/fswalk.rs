@@ -28,6 +28,21 @@ fn max_walk_levels() -> u64 {
     *MAX.get_or_init(|| crate::limits::get("STRATA_MAX_WALK_LEVELS", 1_000_000))
 }
 
+/// How many directory levels all the walks of one run may go through
+/// together (`$STRATA_MAX_RUN_WALK_LEVELS`, 20 times one walk's budget): the
+/// walk budget above is per walk, and every target walks its own inputs,
+/// so 200 targets naming one Jinja2 directory of forty branches 238 levels
+/// deep walked it 200 times, each to the budget, and kept a review busy
+/// for 204 s (probe 38, walk-budget-per-target). The targets now share one
+/// budget with the inventory, catalog and fingerprint walks.
+fn max_run_walk_levels() -> u64 {
+    static MAX: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| crate::limits::get("STRATA_MAX_RUN_WALK_LEVELS", 20_000_000))
+}
+
+/// Directory levels the walks of this process went through so far.
+static RUN_WALK_LEVELS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// `std::fs::canonicalize`. Resolving a path reads each of its prefixes
 /// (realpath reads every level as a possible link), so a walk that
 /// resolved each directory from the root cost every level each level above
@@ -92,6 +107,8 @@ pub enum Refusal {
     TooDeep,
     /// The walk went through [`max_walk_levels`] directory levels already.
     TooMany,
+    /// The run's walks together went through [`max_run_walk_levels`].
+    TooManyInRun,
 }
 
 impl Refusal {
@@ -112,6 +129,10 @@ impl Refusal {
                 "is past {} directory levels walked in all, each directory counting its depth (STRATA_MAX_WALK_LEVELS): nest fewer directories less deeply",
                 max_walk_levels()
             ),
+            Refusal::TooManyInRun => format!(
+                "is past {} directory levels walked by this run in all, every target's inputs, the inventory and the catalogs together, each directory counting its depth (STRATA_MAX_RUN_WALK_LEVELS): name deep directories from fewer targets, or nest them less deeply",
+                max_run_walk_levels()
+            ),
         }
     }
 }
@@ -128,6 +149,9 @@ pub struct Visits {
     /// Directory levels gone through so far, and the most allowed.
     levels: u64,
     max_levels: u64,
+    /// The levels of every walk of the run, and the most allowed.
+    run_levels: &'static std::sync::atomic::AtomicU64,
+    max_run_levels: u64,
 }
 
 impl Default for Visits {
@@ -137,6 +161,8 @@ impl Default for Visits {
             counts: HashMap::new(),
             levels: 0,
             max_levels: max_walk_levels(),
+            run_levels: &RUN_WALK_LEVELS,
+            max_run_levels: max_run_walk_levels(),
         }
     }
 }
@@ -156,9 +182,17 @@ impl Visits {
         if self.ancestors.len() >= MAX_WALK_DEPTH {
             return Err(Refusal::TooDeep);
         }
-        self.levels += self.ancestors.len() as u64 + 1;
+        let depth = self.ancestors.len() as u64 + 1;
+        self.levels += depth;
         if self.levels > self.max_levels {
             return Err(Refusal::TooMany);
+        }
+        let run = self
+            .run_levels
+            .fetch_add(depth, std::sync::atomic::Ordering::Relaxed)
+            + depth;
+        if run > self.max_run_levels {
+            return Err(Refusal::TooManyInRun);
         }
         let n = self
             .counts
@@ -552,6 +586,35 @@ pub(crate) mod tests {
         assert!(Refusal::TooMany
             .message("read")
             .contains("STRATA_MAX_WALK_LEVELS"));
+    }
+
+    /// Probe 38 (walk-budget-per-target): the walks of one run share a
+    /// budget, so many targets walking one deep directory stop together.
+    #[test]
+    fn the_walks_of_a_run_share_a_budget() {
+        let run: &'static std::sync::atomic::AtomicU64 =
+            Box::leak(Box::new(std::sync::atomic::AtomicU64::new(0)));
+        let walk = || Visits {
+            run_levels: run,
+            max_run_levels: 25,
+            ..Visits::default()
+        };
+        // Each walk: 1 + 2 + 3 + 4 = 10 levels, well inside its own budget.
+        let chain = |v: &mut Visits| -> Result<(), Refusal> {
+            let mut at = PathBuf::from("/r");
+            v.enter(at.clone())?;
+            for _ in 0..3 {
+                at.push("d");
+                v.enter(at.clone())?;
+            }
+            Ok(())
+        };
+        chain(&mut walk()).unwrap();
+        chain(&mut walk()).unwrap();
+        assert_eq!(chain(&mut walk()), Err(Refusal::TooManyInRun));
+        assert!(Refusal::TooManyInRun
+            .message("read")
+            .contains("STRATA_MAX_RUN_WALK_LEVELS"));
     }
 
     fn aged(path: &Path) {

@@ -6523,3 +6523,32 @@ fn invisible_characters_in_names_and_changed_lines_are_shown_escaped() {
         }
     }
 }
+
+/// Probe 38 (walk-budget-per-target): the walk budget was per walk, and
+/// every target walks its own inputs: 200 targets naming one deep Jinja2
+/// directory walked it 200 times, each to the budget (a review of 204 s).
+/// The walks of a run share `STRATA_MAX_RUN_WALK_LEVELS`.
+#[test]
+fn the_walks_of_all_targets_share_one_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/classes/j.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: '${_reclass_:name:short}'}\n    compile:\n      - {output_path: o, input_type: jinja2, input_paths: [t]}\n",
+    );
+    write(&d.join("t/d/d/d/d/d/d/d/d/x.j2"), "hi\n");
+    for i in 0..8 {
+        write(
+            &d.join(format!("inventory/targets/t{i}.yml")),
+            "classes: [j]\n",
+        );
+    }
+    // One target's walk of `t` goes through 1 + 2 + ... + 9 = 45 levels.
+    run_env(d, COMPILE, &[("STRATA_MAX_RUN_WALK_LEVELS", "100000")], 0);
+    let out = run_env(d, COMPILE, &[("STRATA_MAX_RUN_WALK_LEVELS", "300")], 2);
+    assert!(
+        out.contains("directory levels walked by this run in all")
+            && out.contains("STRATA_MAX_RUN_WALK_LEVELS"),
+        "{out}"
+    );
+}
