@@ -438,3 +438,73 @@ pub(super) fn credentials_file_variable(key: &str) -> bool {
     key.trim_matches(['"', '\''])
         .eq_ignore_ascii_case("GOOGLE_APPLICATION_CREDENTIALS")
 }
+
+/// red38 (red-abbreviated-and-signing-key-names): key names of secrets
+/// that the word rules do not read: the password spelled short or split
+/// (`DB_PSWD`, `DB_PSWRD`, `DB_PWORD`, `DB_PASSWRD`, `DB_PASS_WORD`,
+/// `FTP_UPASS`, `MAIL_LOGINPASS`), the keys that sign tokens or one-time
+/// codes (`JWT_KEY`, `JWT_SIGN_KEY`, `jwtKey`, `TOTP_KEY`, an INWX
+/// webhook's `otpKey`, `SIGNATURE_KEY`, `WEBHOOK_SIG_KEY`, Spring
+/// Security's `remember-me.key`), DNSimple's `DNSIMPLE_OAUTH` (external-dns'
+/// token variable) and Argo CD notifications' PagerDuty `serviceKeys`.
+/// Read at the key's end only (`JWT_KEY_PATH` stays).
+pub(super) fn abbreviated_and_signing_key_names(key: &str) -> bool {
+    let key = key.trim_matches(['"', '\'']);
+    // Most keys end in none of these letters: no copy, no regex for them.
+    if !key.ends_with(['d', 'y', 's', 'h', 'D', 'Y', 'S', 'H']) {
+        return false;
+    }
+    let lower = key.to_ascii_lowercase();
+    // `word` as the whole key or after a separator.
+    let last_is = |word: &str| {
+        lower
+            .strip_suffix(word)
+            .is_some_and(|head| head.is_empty() || head.ends_with(['_', '.', '-']))
+    };
+    if [
+        "pswd",
+        "pswrd",
+        "pwrd",
+        "pword",
+        "passwrd",
+        "pass_word",
+        "pass-word",
+        "pass.word",
+        "upass",
+        "loginpass",
+        "servicekeys",
+    ]
+    .iter()
+    .any(|w| last_is(w))
+    {
+        return true;
+    }
+    // The words before a final `key` (or `oauth`), separators dropped.
+    let compact: String = lower
+        .chars()
+        .filter(|c| !matches!(c, '_' | '.' | '-'))
+        .collect();
+    if let Some(stem) = compact.strip_suffix("key") {
+        return [
+            "jwt",
+            "jwtsign",
+            "jwtsigning",
+            "otp",
+            "mfa",
+            "signature",
+            "sig",
+            "rememberme",
+        ]
+        .iter()
+        .any(|w| stem.ends_with(w));
+    }
+    compact.ends_with("dnsimpleoauth") && last_is_word_start(&lower, "dnsimple")
+}
+
+/// Whether `word` starts `lower` or follows a separator in it (the last
+/// time it is found).
+fn last_is_word_start(lower: &str, word: &str) -> bool {
+    lower
+        .rfind(word)
+        .is_some_and(|i| i == 0 || lower[..i].ends_with(['_', '.', '-']))
+}

@@ -864,6 +864,7 @@ impl Redactor {
                     || keys::erlang_cookie_key(key)
                     || keys::cipher_and_payment_key_names(key)
                     || keys::identity_service_key_names(key)
+                    || keys::abbreviated_and_signing_key_names(key)
                     || package_manager_auth_key(key)))
     }
 

@@ -5030,3 +5030,60 @@ fn google_application_credentials_path_is_shown() {
     assert!(custom.key_matches("GOOGLE_APPLICATION_CREDENTIALS"));
     assert!(r.key_matches("GOOGLE_CREDENTIALS") && r.key_matches("APPLICATION_CREDENTIALS"));
 }
+
+/// red38 (red-abbreviated-and-signing-key-names): the password spelled
+/// short or split, keys that sign tokens or one-time codes, DNSimple's
+/// `DNSIMPLE_OAUTH`, Argo CD notifications' PagerDuty `serviceKeys`.
+#[test]
+fn abbreviated_and_signing_key_names() {
+    let r = Redactor::default();
+    for key in [
+        "DB_PSWD",
+        "DB_PSWRD",
+        "DB_PWORD",
+        "db_pwrd",
+        "DB_PASSWRD",
+        "DB_PASS_WORD",
+        "FTP_UPASS",
+        "MAIL_LOGINPASS",
+        "JWT_KEY",
+        "jwtKey",
+        "JWT_SIGN_KEY",
+        "jwt-signing-key",
+        "TOTP_KEY",
+        "otpKey",
+        "MFA_KEY",
+        "SIGNATURE_KEY",
+        "WEBHOOK_SIG_KEY",
+        "security.remember-me.key",
+        "rememberMeKey",
+        "DNSIMPLE_OAUTH",
+        "serviceKeys",
+    ] {
+        assert!(r.key_matches(key), "{key}");
+    }
+    for key in [
+        "JWT_KEY_PATH",
+        "keyword",
+        "bypass",
+        "surpass",
+        "crossword",
+        "otp_enabled",
+        "signature",
+        "monkey",
+        "oauth",
+        "service_keys_file",
+        "stopword",
+        "db_stopword",
+    ] {
+        assert!(!r.key_matches(key), "{key}");
+    }
+    file_hidden_everywhere(
+        &r,
+        &[
+            "DB_PSWD=s3cr3tVx\nJWT_SIGN_KEY=s3cr3tVx2",
+            "service.pagerdutyv2: |\n  serviceKeys:\n    payments: s3cr3tVx",
+            "security.remember-me.key=s3cr3tVx",
+        ],
+    );
+}
