@@ -5031,6 +5031,61 @@ fn google_application_credentials_path_is_shown() {
     assert!(r.key_matches("GOOGLE_CREDENTIALS") && r.key_matches("APPLICATION_CREDENTIALS"));
 }
 
+/// red38 (red-positional-cli-secrets): passwords by their place on a
+/// command line (`vault operator unseal X`, `consul acl set-agent-token
+/// agent X`, `consul kv put app/smtp_password X`, `etcdctl put
+/// /app/api_token X`, `cf auth U X`, `rclone config create … secret_access_key
+/// X`, `swift -K X`), the clients' positional passwords in a list of args
+/// (flow or block, the program in the list or in a sibling `command`),
+/// and a MySQL `-pX` on a line a folded command runs onto.
+#[test]
+fn positional_cli_secrets() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "vault operator unseal s3cr3tVx",
+            "consul acl set-agent-token agent s3cr3tVx",
+            "consul kv put app/config/smtp_password s3cr3tVx",
+            "etcdctl put /app/api_token s3cr3tVx",
+            "cf auth deployer s3cr3tVx",
+            "rclone config create offsite s3 provider AWS access_key_id AKID secret_access_key s3cr3tVx region x",
+            "rclone config update offsite pass s3cr3tVx",
+            "swift -A https://swift.example.com/auth/v1.0 -U acct:admin -K s3cr3tVx list",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "vault operator unseal -",
+            "consul kv put app/config/replicas 3",
+            "etcdctl put /app/feature_flag on",
+            "rclone config create offsite s3 provider AWS region eu-west-1",
+            "cf apps",
+        ],
+    );
+    let pods = [
+        "spec:\n  containers:\n  - command: [\"rabbitmqctl\", \"change_password\", \"bob\", \"s3cr3tVx1\"]\n  - command: [\"htpasswd\", \"-bc\", \"/auth/.htpasswd\", \"alice\", \"s3cr3tVx2\"]\n",
+        "spec:\n  containers:\n  - command: [vault]\n    args: [operator, unseal, s3cr3tVx3]\n",
+        "spec:\n  containers:\n  - command:\n    - consul\n    - acl\n    - set-agent-token\n    - agent\n    - s3cr3tVx4\n",
+        "spec:\n  containers:\n  - command: [vault]\n    args:\n    - operator\n    - unseal\n    - s3cr3tVx5\n",
+        "spec:\n  containers:\n  - command: [/bin/sh, -c]\n    args:\n    - >-\n      mysqldump -h db -u root\n      -ps3cr3tVx6 --all-databases\n",
+    ];
+    for yaml in pods {
+        for out in both_modes(&r, yaml) {
+            assert!(!out.contains("s3cr3tVx"), "{yaml}\n -> {out}");
+        }
+    }
+    // Near misses: the user names and files stay; a list that names no
+    // client is not read by place.
+    let near = "spec:\n  containers:\n  - command: [\"htpasswd\", \"-bc\", \"/auth/.htpasswd\", \"alice\", \"s3cr3tVx\"]\n  - args: [change_password, bob, visible-word]\n  - command:\n    - echo\n    - acl\n    - set-agent-token\n    - agent\n    - visible-item\n";
+    for out in both_modes(&r, near) {
+        for s in ["alice", "/auth/.htpasswd", "visible-word", "visible-item"] {
+            assert!(out.contains(s), "{s}: {out}");
+        }
+    }
+}
+
 /// red38 (red-abbreviated-and-signing-key-names): the password spelled
 /// short or split, keys that sign tokens or one-time codes, DNSimple's
 /// `DNSIMPLE_OAUTH`, Argo CD notifications' PagerDuty `serviceKeys`.
