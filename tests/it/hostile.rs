@@ -1266,6 +1266,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("positional-cli-secrets", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: ops}\nspec:\n  template:\n    spec:\n      containers:\n      - command: [\"rabbitmqctl\", \"change_password\", \"bob\", \"{V}\"]\n      - command: [htpasswd, -bc, /auth/.htpasswd, alice, \"{V}-2\"]\n      - command: [vault]\n        args:\n        - operator\n        - unseal\n        - \"{V}-3\"\n      - command: [sh, -c]\n        args:\n        - >-\n          consul acl set-agent-token agent {V}-4 &&\n          consul kv put app/smtp_password {V}-5 &&\n          mysqldump -h db -u root\n          -p{V}-6 --all-databases\n", "poscli7741xq"),
     // Issue 19 (red38): abbreviated password names, signing and one-time-code keys, DNSIMPLE_OAUTH, serviceKeys.
     ("abbreviated-and-signing-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  DB_PSWD: {V}\n  JWT_SIGN_KEY: {V}-2\n  app.properties: |\n    security.remember-me.key={V}-3\n    mail.upass={V}-4\n  service.pagerdutyv2: |\n    serviceKeys:\n      payments: {V}-5\n---\nenv:\n- name: DNSIMPLE_OAUTH\n  value: {V}-6\n- name: TOTP_KEY\n  value: {V}-7\n", "abbrkey3317xq"),
+    // Issue 19 (red38): the word password in other languages (both modes).
+    ("password-words-in-other-languages", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  settings.yaml: |\n    db:\n      contraseña: {V}\n      hasło: {V}-2\n      пароль: {V}-3\n      密码: {V}-4\n      lösenord: {V}-5\n---\nsalasana: {V}-6\nパスワード: {V}-7\n", "foreignpw5521xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

@@ -508,3 +508,112 @@ fn last_is_word_start(lower: &str, word: &str) -> bool {
         .rfind(word)
         .is_some_and(|i| i == 0 || lower[..i].ends_with(['_', '.', '-']))
 }
+
+/// red38 (red-password-words-in-other-languages): the word password in
+/// languages the key patterns do not read (German, Dutch, Portuguese,
+/// Spanish and French are [`KEYWORD_PATTERN`]'s): Polish `hasło`,
+/// Swedish `lösenord`, Finnish `salasana`, Czech and Slovak `heslo`,
+/// Hungarian `jelszó`, Turkish `şifre`, Danish `adgangskode`, Norwegian
+/// `passord`, Russian and Ukrainian `пароль`, Chinese `密码`/`口令`,
+/// Japanese `パスワード`, Korean `비밀번호`, Portuguese `palavra-passe`,
+/// Indonesian `kata_sandi`, Croatian `lozinka`, Vietnamese `mật khẩu`,
+/// Catalan `contrasenya`, Slovene `geslo`; and `parola` (Romanian,
+/// Turkish, Bulgarian transliterated) as the key's last word only
+/// (Italian `parola_chiave` is a keyword). Not before
+/// a reference word (`passord_file` stays). An ASCII key is read by its
+/// words (split at separators and at a lower-case-to-capital step:
+/// `cachesLoaded` holds no `heslo`), a key in another script anywhere.
+pub(super) fn password_words_in_other_languages(key: &str) -> bool {
+    let key = key.trim_matches(['"', '\'']);
+    let reference_after = |end: usize| {
+        last_word(&key[end..])
+            .is_some_and(|w| REFERENCE_WORDS.iter().any(|r| w.eq_ignore_ascii_case(r)))
+    };
+    if !key.is_ascii() {
+        // Scripts without word breaks (`数据库密码`): the word anywhere.
+        const WORDS: &[&str] = &[
+            "hasło",
+            "lösenord",
+            "jelszó",
+            "şifre",
+            "пароль",
+            "密码",
+            "口令",
+            "パスワード",
+            "비밀번호",
+            "mật_khẩu",
+            "mật khẩu",
+        ];
+        let lower = key.to_lowercase();
+        if WORDS.iter().any(|w| {
+            lower.match_indices(w).last().is_some_and(|(i, _)| {
+                let end = i + w.len();
+                // `lower` has `key`'s byte offsets only when lower-casing
+                // kept every length; else the whole tail is read.
+                let end = if lower.len() == key.len() {
+                    end
+                } else {
+                    key.len()
+                };
+                !reference_after(end)
+            })
+        }) {
+            return true;
+        }
+    }
+    // ASCII words, read as whole words (`cachesLoaded` holds no `heslo`):
+    // split at what is not a letter or digit and at a lower-case-to-capital
+    // step; two- and three-word spellings by the words before.
+    const ONE: &[&str] = &[
+        "haslo",
+        "losenord",
+        "salasana",
+        "heslo",
+        "jelszo",
+        "sifre",
+        "adgangskode",
+        "passord",
+        "lozinka",
+        "contrasenya",
+        "geslo",
+        "katasandi",
+        "matkhau",
+        "palavrapasse",
+    ];
+    let b = key.as_bytes();
+    let (mut prev2, mut prev): (&str, &str) = ("", "");
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_alphanumeric() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        while i < b.len()
+            && b[i].is_ascii_alphanumeric()
+            && !(b[i].is_ascii_uppercase()
+                && (b[i - 1].is_ascii_lowercase() || b[i - 1].is_ascii_digit()))
+        {
+            i += 1;
+        }
+        let w = &key[start..i];
+        let is = |a: &str, x: &str| a.eq_ignore_ascii_case(x);
+        let found = ONE.iter().any(|o| is(w, o))
+            || (is(prev, "palavra") && is(w, "passe"))
+            || (is(prev, "kata") && is(w, "sandi"))
+            || (is(prev, "mat") && is(w, "khau"))
+            || (is(prev2, "parola") && is(prev, "d") && is(w, "ordine"));
+        if found && !reference_after(i) {
+            return true;
+        }
+        // `parola` (`parol`) only as the last word.
+        if (is(w, "parola") || is(w, "parol"))
+            && !key[i..].bytes().any(|c| c.is_ascii_alphanumeric())
+        {
+            return true;
+        }
+        (prev2, prev) = (prev, w);
+    }
+    false
+}

@@ -865,6 +865,7 @@ impl Redactor {
                     || keys::cipher_and_payment_key_names(key)
                     || keys::identity_service_key_names(key)
                     || keys::abbreviated_and_signing_key_names(key)
+                    || keys::password_words_in_other_languages(key)
                     || package_manager_auth_key(key)))
     }
 

@@ -5142,3 +5142,65 @@ fn abbreviated_and_signing_key_names() {
         ],
     );
 }
+
+/// red38 (red-password-words-in-other-languages): the word password in
+/// other languages, in both modes (the line rules' keys were ASCII
+/// only: `contraseña` was read by the semantic walk alone).
+#[test]
+fn password_words_in_other_languages() {
+    let r = Redactor::default();
+    for key in [
+        "hasło",
+        "db_haslo",
+        "lösenord",
+        "salasana",
+        "heslo",
+        "jelszó",
+        "şifre",
+        "sifre",
+        "adgangskode",
+        "passord",
+        "пароль",
+        "пароль_бд",
+        "密码",
+        "数据库密码",
+        "パスワード",
+        "비밀번호",
+        "palavra_passe",
+        "kata_sandi",
+        "lozinka",
+        "mat_khau",
+        "contrasenya",
+        "parola",
+        "db_parola",
+        "parola_d_ordine",
+    ] {
+        assert!(r.key_matches(key), "{key}");
+    }
+    for key in [
+        "parola_chiave",
+        "hasło_file",
+        "salasana_path",
+        "eno",
+        "paroles",
+        "用户名",
+        "cachesLoaded",
+        "imagesLocation",
+        "hasLogin",
+        "classifier",
+    ] {
+        assert!(!r.key_matches(key), "{key}");
+    }
+    file_hidden_everywhere(
+        &r,
+        &[
+            "base_de_datos:\n  usuario: app\n  contraseña: s3cr3tVx",
+            "db:\n  пароль: s3cr3tVx\n  密码: s3cr3tVx2\n  パスワード = \"s3cr3tVx3\"",
+            "baza:\n  hasło: s3cr3tVx\n  heslo: s3cr3tVx2",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &["db:\n  用户名: app\n  主机: db.example.com\n  parola_chiave: ricerca"],
+    );
+}
