@@ -1268,6 +1268,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("abbreviated-and-signing-key-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  DB_PSWD: {V}\n  JWT_SIGN_KEY: {V}-2\n  app.properties: |\n    security.remember-me.key={V}-3\n    mail.upass={V}-4\n  service.pagerdutyv2: |\n    serviceKeys:\n      payments: {V}-5\n---\nenv:\n- name: DNSIMPLE_OAUTH\n  value: {V}-6\n- name: TOTP_KEY\n  value: {V}-7\n", "abbrkey3317xq"),
     // Issue 19 (red38): the word password in other languages (both modes).
     ("password-words-in-other-languages", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  settings.yaml: |\n    db:\n      contraseña: {V}\n      hasło: {V}-2\n      пароль: {V}-3\n      密码: {V}-4\n      lösenord: {V}-5\n---\nsalasana: {V}-6\nパスワード: {V}-7\n", "foreignpw5521xq"),
+    // Issue 19 (red38): keys written with lookalike letters.
+    ("lookalike-key-letters", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  settings.yaml: |\n    pаssword: {V}\n    ｐａｓｓｗｏｒｄ: {V}-2\n---\nΑΡΙ_ΚΕΥ: {V}-3\n", "lookalike6621xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

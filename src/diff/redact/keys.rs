@@ -617,3 +617,86 @@ pub(super) fn password_words_in_other_languages(key: &str) -> bool {
     }
     false
 }
+
+/// red38 (red-lookalike-key-letters): a key written with letters that
+/// look like Latin ones (Cyrillic `а`, `е`, `о`, `р`, `с`, `х`, `у`, `і`,
+/// Greek capitals, fullwidth forms: `pаssword`, `ＰＡＳＳＷＯＲＤ`) read as
+/// the Latin key it looks like; `None` when it holds none (an ASCII key
+/// costs one check).
+pub(super) fn lookalike_skeleton(key: &str) -> Option<String> {
+    if key.is_ascii() {
+        return None;
+    }
+    let mut changed = false;
+    let skeleton: String = key
+        .chars()
+        .map(|c| {
+            let l = match c {
+                // Fullwidth ASCII (U+FF01..U+FF5E).
+                '\u{ff01}'..='\u{ff5e}' => char::from_u32(c as u32 - 0xfee0).unwrap_or(c),
+                'а' => 'a',
+                'е' => 'e',
+                'о' => 'o',
+                'р' => 'p',
+                'с' => 'c',
+                'х' => 'x',
+                'у' => 'y',
+                'і' => 'i',
+                'ј' => 'j',
+                'ѕ' => 's',
+                'ԁ' => 'd',
+                'ԛ' => 'q',
+                'ԝ' => 'w',
+                'һ' => 'h',
+                'к' => 'k',
+                'т' => 't',
+                'в' => 'b',
+                'м' => 'm',
+                'н' => 'h',
+                'А' => 'A',
+                'В' => 'B',
+                'Е' => 'E',
+                'К' => 'K',
+                'М' => 'M',
+                'Н' => 'H',
+                'О' => 'O',
+                'Р' => 'P',
+                'С' => 'C',
+                'Т' => 'T',
+                'Х' => 'X',
+                'У' => 'Y',
+                'І' => 'I',
+                'Ѕ' => 'S',
+                'Ј' => 'J',
+                'Α' => 'A',
+                'Β' => 'B',
+                'Ε' => 'E',
+                'Ζ' => 'Z',
+                'Η' => 'H',
+                'Ι' => 'I',
+                'Κ' => 'K',
+                'Μ' => 'M',
+                'Ν' => 'N',
+                'Ο' => 'O',
+                'Ρ' => 'P',
+                'Τ' => 'T',
+                'Υ' => 'Y',
+                'Χ' => 'X',
+                'ο' => 'o',
+                'ρ' => 'p',
+                'α' => 'a',
+                'ν' => 'v',
+                'τ' => 't',
+                'κ' => 'k',
+                'ι' => 'i',
+                'υ' => 'u',
+                _ => c,
+            };
+            changed |= l != c;
+            l
+        })
+        .collect();
+    // A key wholly in another script (`пароль`) is no lookalike: only a
+    // key that becomes ASCII is read so.
+    (changed && skeleton.is_ascii()).then_some(skeleton)
+}

@@ -867,6 +867,7 @@ impl Redactor {
                     || keys::abbreviated_and_signing_key_names(key)
                     || keys::password_words_in_other_languages(key)
                     || package_manager_auth_key(key)))
+            || keys::lookalike_skeleton(key).is_some_and(|k| self.key_matches(&k))
     }
 
     /// Whether a text (a file not compared as YAML, or a string value)

@@ -5204,3 +5204,28 @@ fn password_words_in_other_languages() {
         &["db:\n  用户名: app\n  主机: db.example.com\n  parola_chiave: ricerca"],
     );
 }
+
+/// red38 (red-lookalike-key-letters): a key written with Cyrillic or
+/// Greek letters that look like Latin ones, or fullwidth forms, is read
+/// as the key it looks like.
+#[test]
+fn lookalike_key_letters() {
+    let r = Redactor::default();
+    for key in [
+        "pаssword",
+        "раssword",
+        "passwоrd",
+        "ΑΡΙ_ΚΕΥ",
+        "token_ｆｕｌｌ",
+        "ｐａｓｓｗｏｒｄ",
+    ] {
+        assert!(r.key_matches(key), "{key}");
+    }
+    for key in ["назва", "Αθήνα", "ｎａｍｅ"] {
+        assert!(!r.key_matches(key), "{key}");
+    }
+    file_hidden_everywhere(
+        &r,
+        &["lookalike:\n  pаssword: s3cr3tVx\n  ΑΡΙ_ΚΕΥ: s3cr3tVx2"],
+    );
+}
