@@ -5229,3 +5229,27 @@ fn lookalike_key_letters() {
         &["lookalike:\n  pаssword: s3cr3tVx\n  ΑΡΙ_ΚΕΥ: s3cr3tVx2"],
     );
 }
+
+/// red38 (red-base64-docker-config-json): a registry's `config.json`
+/// (`{"auths":`) base64-encoded under a neutral key or in an Ignition
+/// `data:` URL.
+#[test]
+fn base64_docker_config_json() {
+    let r = Redactor::default();
+    // {"auths": {"registry.example.com": {"auth": "…s3cr3tVx"}}} and the
+    // indented forms, each with s3cr3tVx appended to the base64.
+    hidden_everywhere(
+        &r,
+        &[
+            "dockerconfig.b64: eyJhdXRocyI6IHsicmVnaXN0cnkuZXhhbXBsZS5jb20iOiB7ImF1dGgiOiAis3cr3tVx",
+            "source: data:text/plain;charset=utf-8;base64,ewogICJhdXRocyI6IHsKICAgICJyZWdpc3RyeSI6s3cr3tVx",
+            "cfg: ewogICAgImF1dGhzIjogewogICAgICAgICJyZWdpc3RyeSI6s3cr3tVx",
+            "cfg: ewoJImF1dGhzIjogewoJCSJyZWdpc3RyeSI6s3cr3tVx",
+            "cfg: eyAiYXV0aHMiOiB7ICJyZWdpc3RyeSI6s3cr3tVx",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &["cfg: eyJuYW1lIjogImFwcCJ9", "source: data:,server%20ntp%0A"],
+    );
+}
