@@ -421,6 +421,16 @@ fn positional_rules() -> &'static [Rule] {
                 r#"(?m)(?:^[ \t]*["']?[A-Za-z0-9_.\-]+/(?P<key>password[A-Za-z0-9_]*)["']?[ \t]*:[ \t]*)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s#]+)"#,
                 never,
             ),
+            // red38 (red-fluent-bit-header-directives): Fluent Bit's `http`
+            // (and `loki`, `splunk`) output `Header NAME VALUE`, a header
+            // that authenticates (`Header X-Auth-Token X`, `Header
+            // Authorization Bearer X`; a `NAME` the key rules read): the
+            // value to the line's end.
+            rule(
+                &["Header", "header", "HEADER"],
+                r"(?m)(?:^[ \t]*(?:[Hh]eader|HEADER)[ \t]+(?P<key>[A-Za-z][A-Za-z0-9_\-]*)[ \t]+)(?P<v>[^ \t\r\n#](?:[^\r\n#]*[^ \t\r\n#])?)",
+                shell_variable,
+            ),
         ]
     })
 }

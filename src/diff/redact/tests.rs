@@ -5253,3 +5253,24 @@ fn base64_docker_config_json() {
         &["cfg: eyJuYW1lIjogImFwcCJ9", "source: data:,server%20ntp%0A"],
     );
 }
+
+/// red38 (red-fluent-bit-header-directives): Fluent Bit's `Header NAME
+/// VALUE` when the header authenticates.
+#[test]
+fn fluent_bit_header_directives() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "[OUTPUT]\n    Name   http\n    Header X-Auth-Token s3cr3tVx\n    Header Authorization Bearer s3cr3tVx2",
+            "[OUTPUT]\n    Name  http\n    header  X-API-Key   s3cr3tVx",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "[OUTPUT]\n    Name   http\n    Header X-Splunk-Request-Channel 5b2f\n    Header Content-Type application/json\n    Header X-Auth-Token ${TOKEN}",
+            "Header files are installed under include/",
+        ],
+    );
+}
