@@ -6,7 +6,7 @@
 use crate::value::Value;
 use regex::Regex;
 
-use super::keys::bundler_host;
+use super::keys::{abbreviated_and_signing_key_names, bundler_host, keyword_in_key};
 use super::OLD;
 
 /// A command-line option whose next argument is a secret although its
@@ -129,6 +129,11 @@ pub(super) const PASSWORD_CLIENTS: &[&str] = &[
     "db2",
     "hbbs",
     "hbbr",
+    "consul",
+    "cf",
+    "swift",
+    "etcdctl",
+    "rclone",
 ];
 
 /// The MySQL and MariaDB clients: their password is glued to `-p`
@@ -209,6 +214,8 @@ fn password_option(program: &str, flag: &str) -> bool {
         // red36 (red-self-hosted-identity-key-names): RustDesk's server
         // key.
         "hbbs" | "hbbr" => flag == "-k",
+        // red38 (red-positional-cli-secrets): OpenStack Swift's key.
+        "swift" => matches!(flag, "-K" | "--key"),
         _ => false,
     }
 }
@@ -258,6 +265,7 @@ pub(super) fn has_password_options(program: &str) -> bool {
             | "rdesktop"
             | "hbbs"
             | "hbbr"
+            | "swift"
     ) || program.starts_with("ldap")
         || program.starts_with("mongo")
         || program.starts_with("snmp")
@@ -489,6 +497,54 @@ fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> 
                 hide_positional(n + 1, &mut found)
             }
         }
+        // red38 (red-positional-cli-secrets): `vault operator unseal X`
+        // (an unseal key; `-` reads it from stdin), `consul acl
+        // set-agent-token TYPE X`, a secret-named key's value written to
+        // a key-value store (`consul kv put app/db_password X`, `etcdctl
+        // put /app/api_token X`), `cf auth USER X`, and `rclone config
+        // create|update NAME [TYPE] key value …` pairs whose key is a
+        // secret's (`secret_access_key`, `pass`, `key`, `token`).
+        "vault"
+            if word(0) == Some("operator")
+                && word(1) == Some("unseal")
+                && word(2).is_some_and(|w| w != "-") =>
+        {
+            hide_positional(2, &mut found)
+        }
+        "consul" if word(0) == Some("acl") && word(1) == Some("set-agent-token") => {
+            hide_positional(3, &mut found)
+        }
+        "consul" | "etcdctl" => {
+            let n = usize::from(program == "consul");
+            let put = if program == "consul" {
+                word(0) == Some("kv") && word(1) == Some("put")
+            } else {
+                word(0) == Some("put")
+            };
+            let named = word(n + 1).is_some_and(|k| {
+                let last = k.rsplit(['/', '.', ':']).next().unwrap_or(k);
+                keyword_in_key(last) || abbreviated_and_signing_key_names(last)
+            });
+            if put && named {
+                hide_positional(n + 2, &mut found)
+            }
+        }
+        "cf" if word(0) == Some("auth") => hide_positional(2, &mut found),
+        "rclone" if word(0) == Some("config") => {
+            let first = match word(1) {
+                Some("create") => 4,
+                Some("update") => 3,
+                _ => usize::MAX,
+            };
+            let mut n = first;
+            while let (Some(k), Some(_)) = (word(n), word(n + 1)) {
+                let k = k.trim_end_matches('=');
+                if matches!(k, "pass" | "key" | "password2") || keyword_in_key(k) {
+                    hide_positional(n + 1, &mut found)
+                }
+                n += 2;
+            }
+        }
         "rabbitmqctl" => {
             let sub = (0..positional.len()).find(|&n| {
                 word(n).is_some_and(|w| {
@@ -502,6 +558,56 @@ fn command_password_words(program: &str, words: &[&str]) -> Vec<(usize, usize)> 
         _ => {}
     }
     found
+}
+
+/// red38: the [`PASSWORD_CLIENTS`] whose password [`command_password_words`]
+/// reads by its place, not after an option.
+pub(super) fn positional_client(program: &str) -> bool {
+    matches!(
+        program,
+        "htpasswd"
+            | "vault"
+            | "mc"
+            | "rabbitmqctl"
+            | "consul"
+            | "cf"
+            | "etcdctl"
+            | "rclone"
+            | "mosquitto_passwd"
+            | "mkpasswd"
+            | "radtest"
+            | "cargo"
+            | "poetry"
+    )
+}
+
+/// red38 (red-positional-cli-secrets): the items of a list of args that
+/// hold a password by their place ([`command_password_words`]): after
+/// the first item that is one of [`PASSWORD_CLIENTS`]
+/// (`[rabbitmqctl, change_password, USER, X]`, `[htpasswd, -bc, FILE,
+/// USER, X]`), or every item when `programs` (a sibling `command`) names
+/// one (`command: [vault]` / `args: [operator, unseal, X]`): (item,
+/// byte where the password starts in it).
+pub(super) fn list_password_items(items: &[&str], programs: &[&str]) -> Vec<(usize, usize)> {
+    let client = |w: &str| {
+        let base = w.rsplit('/').next().unwrap_or(w);
+        PASSWORD_CLIENTS.iter().find(|p| **p == base).copied()
+    };
+    if let Some((j, p)) = items
+        .iter()
+        .enumerate()
+        .find_map(|(j, w)| client(w).map(|p| (j, p)))
+    {
+        return command_password_words(p, &items[j + 1..])
+            .into_iter()
+            .map(|(w, at)| (w + j + 1, at))
+            .collect();
+    }
+    programs
+        .iter()
+        .filter(|p| PASSWORD_CLIENTS.contains(p))
+        .flat_map(|p| command_password_words(p, items))
+        .collect()
 }
 
 /// The words after one of `flags` (`-p X`) or glued to it by `=`
@@ -872,11 +978,22 @@ pub(super) fn hide_flow_args(line: &str, programs: &[&str]) -> String {
         out.push_str(&rest[..=open]);
         let items: Vec<&str> = rest[open + 1..close].split(',').collect();
         let flag = |s: &str| s.trim().trim_matches(['"', '\'']).to_string();
+        // red38: a password by its place after the client.
+        let words: Vec<String> = items.iter().map(|i| flag(i)).collect();
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        // The file's programs stand for a sibling `command` only on an
+        // `args:` line (elsewhere a list names its program or none).
+        let args_line = line
+            .trim_start()
+            .trim_start_matches("- ")
+            .starts_with("args:");
+        let placed = list_password_items(&words, if args_line { programs } else { &[] });
         for (i, item) in items.iter().enumerate() {
-            let secret = (i > 0
-                && programs
-                    .iter()
-                    .any(|p| command_secret_flag(p, &flag(items[i - 1]))))
+            let secret = placed.iter().any(|&(w, _)| w == i)
+                || (i > 0
+                    && programs
+                        .iter()
+                        .any(|p| command_secret_flag(p, &flag(items[i - 1]))))
                 || programs.iter().any(|p| glued_password(p, &flag(item)));
             if i > 0 {
                 out.push(',');

@@ -438,3 +438,265 @@ pub(super) fn credentials_file_variable(key: &str) -> bool {
     key.trim_matches(['"', '\''])
         .eq_ignore_ascii_case("GOOGLE_APPLICATION_CREDENTIALS")
 }
+
+/// red38 (red-abbreviated-and-signing-key-names): key names of secrets
+/// that the word rules do not read: the password spelled short or split
+/// (`DB_PSWD`, `DB_PSWRD`, `DB_PWORD`, `DB_PASSWRD`, `DB_PASS_WORD`,
+/// `FTP_UPASS`, `MAIL_LOGINPASS`), the keys that sign tokens or one-time
+/// codes (`JWT_KEY`, `JWT_SIGN_KEY`, `jwtKey`, `TOTP_KEY`, an INWX
+/// webhook's `otpKey`, `SIGNATURE_KEY`, `WEBHOOK_SIG_KEY`, Spring
+/// Security's `remember-me.key`), DNSimple's `DNSIMPLE_OAUTH` (external-dns'
+/// token variable) and Argo CD notifications' PagerDuty `serviceKeys`.
+/// Read at the key's end only (`JWT_KEY_PATH` stays).
+pub(super) fn abbreviated_and_signing_key_names(key: &str) -> bool {
+    let key = key.trim_matches(['"', '\'']);
+    // Most keys end in none of these letters: no copy, no regex for them.
+    if !key.ends_with(['d', 'y', 's', 'h', 'D', 'Y', 'S', 'H']) {
+        return false;
+    }
+    let lower = key.to_ascii_lowercase();
+    // `word` as the whole key or after a separator.
+    let last_is = |word: &str| {
+        lower
+            .strip_suffix(word)
+            .is_some_and(|head| head.is_empty() || head.ends_with(['_', '.', '-']))
+    };
+    if [
+        "pswd",
+        "pswrd",
+        "pwrd",
+        "pword",
+        "passwrd",
+        "pass_word",
+        "pass-word",
+        "pass.word",
+        "upass",
+        "loginpass",
+        "servicekeys",
+    ]
+    .iter()
+    .any(|w| last_is(w))
+    {
+        return true;
+    }
+    // The words before a final `key` (or `oauth`), separators dropped.
+    let compact: String = lower
+        .chars()
+        .filter(|c| !matches!(c, '_' | '.' | '-'))
+        .collect();
+    if let Some(stem) = compact.strip_suffix("key") {
+        return [
+            "jwt",
+            "jwtsign",
+            "jwtsigning",
+            "otp",
+            "mfa",
+            "signature",
+            "sig",
+            "rememberme",
+        ]
+        .iter()
+        .any(|w| stem.ends_with(w));
+    }
+    compact.ends_with("dnsimpleoauth") && last_is_word_start(&lower, "dnsimple")
+}
+
+/// Whether `word` starts `lower` or follows a separator in it (the last
+/// time it is found).
+fn last_is_word_start(lower: &str, word: &str) -> bool {
+    lower
+        .rfind(word)
+        .is_some_and(|i| i == 0 || lower[..i].ends_with(['_', '.', '-']))
+}
+
+/// red38 (red-password-words-in-other-languages): the word password in
+/// languages the key patterns do not read (German, Dutch, Portuguese,
+/// Spanish and French are [`KEYWORD_PATTERN`]'s): Polish `hasło`,
+/// Swedish `lösenord`, Finnish `salasana`, Czech and Slovak `heslo`,
+/// Hungarian `jelszó`, Turkish `şifre`, Danish `adgangskode`, Norwegian
+/// `passord`, Russian and Ukrainian `пароль`, Chinese `密码`/`口令`,
+/// Japanese `パスワード`, Korean `비밀번호`, Portuguese `palavra-passe`,
+/// Indonesian `kata_sandi`, Croatian `lozinka`, Vietnamese `mật khẩu`,
+/// Catalan `contrasenya`, Slovene `geslo`; and `parola` (Romanian,
+/// Turkish, Bulgarian transliterated) as the key's last word only
+/// (Italian `parola_chiave` is a keyword). Not before
+/// a reference word (`passord_file` stays). An ASCII key is read by its
+/// words (split at separators and at a lower-case-to-capital step:
+/// `cachesLoaded` holds no `heslo`), a key in another script anywhere.
+pub(super) fn password_words_in_other_languages(key: &str) -> bool {
+    let key = key.trim_matches(['"', '\'']);
+    let reference_after = |end: usize| {
+        last_word(&key[end..])
+            .is_some_and(|w| REFERENCE_WORDS.iter().any(|r| w.eq_ignore_ascii_case(r)))
+    };
+    if !key.is_ascii() {
+        // Scripts without word breaks (`数据库密码`): the word anywhere.
+        const WORDS: &[&str] = &[
+            "hasło",
+            "lösenord",
+            "jelszó",
+            "şifre",
+            "пароль",
+            "密码",
+            "口令",
+            "パスワード",
+            "비밀번호",
+            "mật_khẩu",
+            "mật khẩu",
+        ];
+        let lower = key.to_lowercase();
+        if WORDS.iter().any(|w| {
+            lower.match_indices(w).last().is_some_and(|(i, _)| {
+                let end = i + w.len();
+                // `lower` has `key`'s byte offsets only when lower-casing
+                // kept every length; else the whole tail is read.
+                let end = if lower.len() == key.len() {
+                    end
+                } else {
+                    key.len()
+                };
+                !reference_after(end)
+            })
+        }) {
+            return true;
+        }
+    }
+    // ASCII words, read as whole words (`cachesLoaded` holds no `heslo`):
+    // split at what is not a letter or digit and at a lower-case-to-capital
+    // step; two- and three-word spellings by the words before.
+    const ONE: &[&str] = &[
+        "haslo",
+        "losenord",
+        "salasana",
+        "heslo",
+        "jelszo",
+        "sifre",
+        "adgangskode",
+        "passord",
+        "lozinka",
+        "contrasenya",
+        "geslo",
+        "katasandi",
+        "matkhau",
+        "palavrapasse",
+    ];
+    let b = key.as_bytes();
+    let (mut prev2, mut prev): (&str, &str) = ("", "");
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_alphanumeric() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        while i < b.len()
+            && b[i].is_ascii_alphanumeric()
+            && !(b[i].is_ascii_uppercase()
+                && (b[i - 1].is_ascii_lowercase() || b[i - 1].is_ascii_digit()))
+        {
+            i += 1;
+        }
+        let w = &key[start..i];
+        let is = |a: &str, x: &str| a.eq_ignore_ascii_case(x);
+        let found = ONE.iter().any(|o| is(w, o))
+            || (is(prev, "palavra") && is(w, "passe"))
+            || (is(prev, "kata") && is(w, "sandi"))
+            || (is(prev, "mat") && is(w, "khau"))
+            || (is(prev2, "parola") && is(prev, "d") && is(w, "ordine"));
+        if found && !reference_after(i) {
+            return true;
+        }
+        // `parola` (`parol`) only as the last word.
+        if (is(w, "parola") || is(w, "parol"))
+            && !key[i..].bytes().any(|c| c.is_ascii_alphanumeric())
+        {
+            return true;
+        }
+        (prev2, prev) = (prev, w);
+    }
+    false
+}
+
+/// red38 (red-lookalike-key-letters): a key written with letters that
+/// look like Latin ones (Cyrillic `а`, `е`, `о`, `р`, `с`, `х`, `у`, `і`,
+/// Greek capitals, fullwidth forms: `pаssword`, `ＰＡＳＳＷＯＲＤ`) read as
+/// the Latin key it looks like; `None` when it holds none (an ASCII key
+/// costs one check).
+pub(super) fn lookalike_skeleton(key: &str) -> Option<String> {
+    if key.is_ascii() {
+        return None;
+    }
+    let mut changed = false;
+    let skeleton: String = key
+        .chars()
+        .map(|c| {
+            let l = match c {
+                // Fullwidth ASCII (U+FF01..U+FF5E).
+                '\u{ff01}'..='\u{ff5e}' => char::from_u32(c as u32 - 0xfee0).unwrap_or(c),
+                'а' => 'a',
+                'е' => 'e',
+                'о' => 'o',
+                'р' => 'p',
+                'с' => 'c',
+                'х' => 'x',
+                'у' => 'y',
+                'і' => 'i',
+                'ј' => 'j',
+                'ѕ' => 's',
+                'ԁ' => 'd',
+                'ԛ' => 'q',
+                'ԝ' => 'w',
+                'һ' => 'h',
+                'к' => 'k',
+                'т' => 't',
+                'в' => 'b',
+                'м' => 'm',
+                'н' => 'h',
+                'А' => 'A',
+                'В' => 'B',
+                'Е' => 'E',
+                'К' => 'K',
+                'М' => 'M',
+                'Н' => 'H',
+                'О' => 'O',
+                'Р' => 'P',
+                'С' => 'C',
+                'Т' => 'T',
+                'Х' => 'X',
+                'У' => 'Y',
+                'І' => 'I',
+                'Ѕ' => 'S',
+                'Ј' => 'J',
+                'Α' => 'A',
+                'Β' => 'B',
+                'Ε' => 'E',
+                'Ζ' => 'Z',
+                'Η' => 'H',
+                'Ι' => 'I',
+                'Κ' => 'K',
+                'Μ' => 'M',
+                'Ν' => 'N',
+                'Ο' => 'O',
+                'Ρ' => 'P',
+                'Τ' => 'T',
+                'Υ' => 'Y',
+                'Χ' => 'X',
+                'ο' => 'o',
+                'ρ' => 'p',
+                'α' => 'a',
+                'ν' => 'v',
+                'τ' => 't',
+                'κ' => 'k',
+                'ι' => 'i',
+                'υ' => 'u',
+                _ => c,
+            };
+            changed |= l != c;
+            l
+        })
+        .collect();
+    // A key wholly in another script (`пароль`) is no lookalike: only a
+    // key that becomes ASCII is read so.
+    (changed && skeleton.is_ascii()).then_some(skeleton)
+}

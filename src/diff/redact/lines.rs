@@ -7,8 +7,9 @@ use regex::Regex;
 use std::collections::HashSet;
 
 use super::commands::{
-    command_secret_flag, glued_password, has_password_options, hide_flow_args, mysql_client,
-    password_clients_re, user_password_flag, PASSWORD_CLIENTS, REGISTRY_CLIS,
+    command_secret_flag, glued_password, has_password_options, hide_flow_args, list_password_items,
+    mysql_client, password_clients_re, positional_client, user_password_flag, PASSWORD_CLIENTS,
+    REGISTRY_CLIS,
 };
 use super::escapes::decode_escapes;
 use super::iac::{secure_parameter_default_lines, terraform_secret_lines};
@@ -113,7 +114,11 @@ impl Redactor {
             let word = before.is_none_or(|c| c.is_whitespace() || "[,\"'/".contains(c))
                 && after.is_none_or(|c| c.is_whitespace() || ",]\"'".contains(c));
             let p = PASSWORD_CLIENTS.iter().find(|p| **p == m.as_str());
-            if let Some(p) = p.filter(|p| word && (has_password_options(p) || mysql_client(p))) {
+            // red38: the clients whose password is a word by its place
+            // too (`[rabbitmqctl, change_password, U, X]`).
+            if let Some(p) = p.filter(|p| {
+                word && (has_password_options(p) || mysql_client(p) || positional_client(p))
+            }) {
                 if !programs.contains(p) {
                     programs.push(p);
                 }
@@ -135,11 +140,26 @@ impl Redactor {
         {
             programs.push("registry-login");
         }
+        // red38: the block list items that hold a password by their place
+        // (`- rabbitmqctl` / `- change_password` / `- U` / `- X`).
+        let placed_items = if self.defaults && programs.iter().any(|p| positional_client(p)) {
+            block_list_password_lines(text, &programs)
+        } else {
+            Vec::new()
+        };
         for (i, line) in text.split_inclusive('\n').enumerate() {
             let (body, nl) = match line.strip_suffix('\n') {
                 Some(b) => (b, "\n"),
                 None => (line, ""),
             };
+            if placed_items.binary_search(&i).is_ok() {
+                if let Some(dash) = body.find("- ") {
+                    out.push_str(&body[..dash + 2]);
+                    out.push_str(OLD);
+                    out.push_str(nl);
+                    continue;
+                }
+            }
             if flow_value_next {
                 if body.trim().is_empty() {
                     out.push_str(line);
@@ -462,6 +482,15 @@ impl Redactor {
                         out.push_str(&self.scrub(line));
                     }
                 }
+                _ if !programs.is_empty() && glued_mysql_line(body, &programs).is_some() => {
+                    // red38 (red-positional-cli-secrets): a MySQL client's
+                    // `-pX` starting a line a folded (`>-`) or continued
+                    // command line runs onto.
+                    let (lead, end) = glued_mysql_line(body, &programs).unwrap_or_default();
+                    out.push_str(&body[..lead + 2]);
+                    out.push_str(OLD);
+                    out.push_str(&self.scrub(&line[end..]));
+                }
                 _ if !programs.is_empty() && line.contains('[') => {
                     // `args: [-a, x]` after `command: [redis-cli]` on
                     // another line: the flow list's item after a flag of
@@ -473,6 +502,67 @@ impl Redactor {
         }
         out
     }
+}
+
+/// red38 (red-positional-cli-secrets): the indexes of the lines of
+/// `text` that are block list items (`- X`, one scalar each) holding a
+/// password by its place ([`list_password_items`]): each run of items
+/// at one indent is a list; `programs` stand for a sibling `command` for
+/// a run below an `args:` key.
+fn block_list_password_lines(text: &str, programs: &[&str]) -> Vec<usize> {
+    let mut found = Vec::new();
+    // (indent, first line, items) of the run being read.
+    let mut run: Option<(usize, usize, Vec<&str>)> = None;
+    let mut args_key = false;
+    let mut prev_args = false;
+    let flush =
+        |run: &mut Option<(usize, usize, Vec<&str>)>, args: bool, found: &mut Vec<usize>| {
+            if let Some((_, first, items)) = run.take() {
+                let progs: &[&str] = if args { programs } else { &[] };
+                for (w, _) in list_password_items(&items, progs) {
+                    found.push(first + w);
+                }
+            }
+        };
+    for (i, line) in text.lines().enumerate() {
+        let ind = line.len() - line.trim_start().len();
+        let item = line[ind..]
+            .strip_prefix("- ")
+            .map(|v| v.trim().trim_matches(['"', '\'']))
+            .filter(|v| !v.is_empty() && !v.contains(": ") && !v.ends_with(':'));
+        match (item, run.as_mut()) {
+            (Some(v), Some((at, first, items))) if *at == ind && *first + items.len() == i => {
+                items.push(v)
+            }
+            (Some(v), _) => {
+                flush(&mut run, args_key, &mut found);
+                args_key = prev_args;
+                run = Some((ind, i, vec![v]));
+            }
+            (None, _) => flush(&mut run, args_key, &mut found),
+        }
+        let t = line.trim_start().trim_start_matches("- ").trim_end();
+        prev_args = t == "args:";
+    }
+    flush(&mut run, args_key, &mut found);
+    found.sort_unstable();
+    found
+}
+
+/// red38: where the word `-pX` that starts `body` is (its start, its
+/// end), when `programs` holds a MySQL client whose password it is.
+fn glued_mysql_line(body: &str, programs: &[&str]) -> Option<(usize, usize)> {
+    let lead = body.len() - body.trim_start().len();
+    let rest = &body[lead..];
+    if !rest.starts_with("-p") {
+        return None;
+    }
+    let end = lead + rest.find(char::is_whitespace).unwrap_or(rest.len());
+    let word = &body[lead..end];
+    programs
+        .iter()
+        .any(|p| mysql_client(p) && glued_password(p, word))
+        .then_some((lead, end))
 }
 
 /// How a multi-line string a line opens ends ([`Redactor::multiline_opener`]).

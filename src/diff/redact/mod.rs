@@ -185,8 +185,11 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // as gcloud writes it) and a kubeconfig (`apiVersion: v1` and then
     // `clusters:`, as kubectl writes it, or `kind: Config` and a line end:
     // `C[g-v]` encodes `\n` and the next byte's first bits), with the
-    // lines that carry the token on when `base64` wrapped it.
-    r"(?m)\b(?:eyJ0eXBlIjogInNlcnZpY2VfYWNjb3Vu|eyJ0eXBlIjoic2VydmljZV9hY2NvdW50|ewogICJ0eXBlIjogInNlcnZpY2VfYWNjb3Vu|YXBpVmVyc2lvbjogdjEKY2x1c3RlcnM6|YXBpVmVyc2lvbjogdjEKa2luZDogQ29uZmlnC[g-v])[A-Za-z0-9+/]*={0,2}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/]+={0,2}[ \t]*\r?$)*",
+    // lines that carry the token on when `base64` wrapped it. red38
+    // (red-base64-docker-config-json): a registry's `config.json` /
+    // `.dockerconfigjson` (`{"auths":`, minified or indented) in a
+    // ConfigMap or an Ignition `data:…;base64,` URL.
+    r"(?m)\b(?:eyJhdXRocyI6|ewogICJhdXRocy|ewogICAgImF1dGhz|ewoJImF1dGhz|eyAiYXV0aHMi|eyJ0eXBlIjogInNlcnZpY2VfYWNjb3Vu|eyJ0eXBlIjoic2VydmljZV9hY2NvdW50|ewogICJ0eXBlIjogInNlcnZpY2VfYWNjb3Vu|YXBpVmVyc2lvbjogdjEKY2x1c3RlcnM6|YXBpVmVyc2lvbjogdjEKa2luZDogQ29uZmlnC[g-v])[A-Za-z0-9+/]*={0,2}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/]+={0,2}[ \t]*\r?$)*",
     // doppler-api-token, for every Doppler token kind (personal, service
     // with its config name, CLI, service account, SCIM, audit).
     r"\bdp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_\-]{1,64}\.)?[A-Za-z0-9]{40,44}\b",
@@ -864,7 +867,10 @@ impl Redactor {
                     || keys::erlang_cookie_key(key)
                     || keys::cipher_and_payment_key_names(key)
                     || keys::identity_service_key_names(key)
+                    || keys::abbreviated_and_signing_key_names(key)
+                    || keys::password_words_in_other_languages(key)
                     || package_manager_auth_key(key)))
+            || keys::lookalike_skeleton(key).is_some_and(|k| self.key_matches(&k))
     }
 
     /// Whether a text (a file not compared as YAML, or a string value)

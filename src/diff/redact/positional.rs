@@ -421,6 +421,16 @@ fn positional_rules() -> &'static [Rule] {
                 r#"(?m)(?:^[ \t]*["']?[A-Za-z0-9_.\-]+/(?P<key>password[A-Za-z0-9_]*)["']?[ \t]*:[ \t]*)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s#]+)"#,
                 never,
             ),
+            // red38 (red-fluent-bit-header-directives): Fluent Bit's `http`
+            // (and `loki`, `splunk`) output `Header NAME VALUE`, a header
+            // that authenticates (`Header X-Auth-Token X`, `Header
+            // Authorization Bearer X`; a `NAME` the key rules read): the
+            // value to the line's end.
+            rule(
+                &["Header", "header", "HEADER"],
+                r"(?m)(?:^[ \t]*(?:[Hh]eader|HEADER)[ \t]+(?P<key>[A-Za-z][A-Za-z0-9_\-]*)[ \t]+)(?P<v>[^ \t\r\n#](?:[^\r\n#]*[^ \t\r\n#])?)",
+                shell_variable,
+            ),
         ]
     })
 }
@@ -444,6 +454,12 @@ pub(super) fn hide_positional_secrets(out: &mut String, secret_column: impl Fn(&
     // A rule without needles runs on every text (its regex is the
     // pre-check: no literal says where its shape may be).
     hide_rule_values(out, positional_rules(), ids, &hit, &secret_column);
+    // red38: a key in another script (`密码: X`, `пароль = X`, a lookalike
+    // `pаssword: X`), which the line rules' key (ASCII letters) does not
+    // read. Most texts are ASCII: one check skips the regex.
+    if !out.is_ascii() {
+        hide_non_ascii_keys(out, &secret_column);
+    }
     if password {
         static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
         let re = RE.get_or_init(|| {
@@ -460,6 +476,60 @@ pub(super) fn hide_positional_secrets(out: &mut String, secret_column: impl Fn(&
     }
     if insert {
         hide_insert_values(out, secret_column);
+    }
+}
+
+/// red38 (red-password-words-in-other-languages,
+/// red-lookalike-key-letters): `KEY: X` and `KEY = X` lines (a list
+/// item's too) whose key holds a letter outside ASCII and names a secret
+/// (`secret_name`: the key rules, which read other languages' words and
+/// lookalike letters). A block scalar's indicator, a boolean or null stays.
+fn hide_non_ascii_keys(out: &mut String, secret_name: impl Fn(&str) -> bool) {
+    // By hand, not a regex: a Unicode class's automaton costs more to
+    // build than the few lines it reads.
+    let mut hidden: Vec<(usize, usize)> = Vec::new();
+    let mut at = 0;
+    for line in out.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        if line.is_ascii() {
+            continue;
+        }
+        let body = line.trim_end_matches(['\n', '\r']);
+        let rest = body.trim_start_matches([' ', '\t']);
+        let rest = rest
+            .strip_prefix('-')
+            .filter(|r| r.starts_with([' ', '\t']))
+            .map_or(rest, |r| r.trim_start_matches([' ', '\t']));
+        let rest = rest.trim_start_matches(['"', '\'']);
+        let Some(sep) = rest.find([':', '=']) else {
+            continue;
+        };
+        let key = rest[..sep]
+            .trim_end_matches([' ', '\t'])
+            .trim_end_matches(['"', '\'']);
+        if key.is_empty()
+            || key.is_ascii()
+            || key.contains(|c: char| c.is_whitespace() || "#[]{},".contains(c))
+        {
+            continue;
+        }
+        let value = rest[sep + 1..].trim_start_matches([' ', '\t']);
+        let value = match value.chars().next() {
+            Some(q @ ('"' | '\'')) => value[1..].find(q).map_or(value, |e| &value[..e + 2]),
+            _ => value.split([' ', '\t', '#']).next().unwrap_or(""),
+        };
+        let shown = matches!(
+            value,
+            "" | "|" | ">" | "|-" | ">-" | "|+" | ">+" | "true" | "false" | "null" | "~"
+        ) || value.contains(OLD);
+        if !shown && secret_name(key) {
+            let v = start + (value.as_ptr() as usize - line.as_ptr() as usize);
+            hidden.push((v, v + value.len()));
+        }
+    }
+    for (s, e) in hidden.into_iter().rev() {
+        out.replace_range(s..e, OLD);
     }
 }
 

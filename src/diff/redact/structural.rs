@@ -8,7 +8,8 @@ use regex::Regex;
 use std::collections::HashSet;
 
 use super::commands::{
-    command_programs, command_secret_flag, glued_password, user_password_flag, with_registry_login,
+    command_programs, command_secret_flag, glued_password, list_password_items, user_password_flag,
+    with_registry_login, PASSWORD_CLIENTS,
 };
 use super::escapes::decode_escapes;
 use super::iac::secure_parameter_type;
@@ -231,12 +232,25 @@ impl Redactor {
                 .and_then(Value::as_str)
                 .is_some_and(|s| programs.iter().any(|p| glued_password(p, s)))
         };
+        // `[rabbitmqctl, change_password, USER, X]`: a password by its
+        // place after the client (red38).
+        let positional = |l: &[Value]| {
+            let items: Vec<&str> = l.iter().map(|v| v.as_str().unwrap_or("")).collect();
+            list_password_items(&items, &programs)
+        };
+        let (po, pn) = if self.defaults && programs.iter().any(|p| PASSWORD_CLIENTS.contains(p)) {
+            (positional(o), positional(n))
+        } else {
+            (Vec::new(), Vec::new())
+        };
         for i in 0..len {
-            let after_flag = i > 0
-                && (self.is_secret_flag(o.get(i - 1))
-                    || self.is_secret_flag(n.get(i - 1))
-                    || command_flag(o, i)
-                    || command_flag(n, i));
+            let placed = po.iter().chain(&pn).any(|&(w, _)| w == i);
+            let after_flag = placed
+                || (i > 0
+                    && (self.is_secret_flag(o.get(i - 1))
+                        || self.is_secret_flag(n.get(i - 1))
+                        || command_flag(o, i)
+                        || command_flag(n, i)));
             if after_flag || literal(o, i) || literal(n, i) || glued(o, i) || glued(n, i) {
                 let (x, y) = hide(o.get(i), n.get(i));
                 if let (Some(x), Some(slot)) = (x, a.get_mut(i)) {

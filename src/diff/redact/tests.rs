@@ -5030,3 +5030,247 @@ fn google_application_credentials_path_is_shown() {
     assert!(custom.key_matches("GOOGLE_APPLICATION_CREDENTIALS"));
     assert!(r.key_matches("GOOGLE_CREDENTIALS") && r.key_matches("APPLICATION_CREDENTIALS"));
 }
+
+/// red38 (red-positional-cli-secrets): passwords by their place on a
+/// command line (`vault operator unseal X`, `consul acl set-agent-token
+/// agent X`, `consul kv put app/smtp_password X`, `etcdctl put
+/// /app/api_token X`, `cf auth U X`, `rclone config create … secret_access_key
+/// X`, `swift -K X`), the clients' positional passwords in a list of args
+/// (flow or block, the program in the list or in a sibling `command`),
+/// and a MySQL `-pX` on a line a folded command runs onto.
+#[test]
+fn positional_cli_secrets() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "vault operator unseal s3cr3tVx",
+            "consul acl set-agent-token agent s3cr3tVx",
+            "consul kv put app/config/smtp_password s3cr3tVx",
+            "etcdctl put /app/api_token s3cr3tVx",
+            "cf auth deployer s3cr3tVx",
+            "rclone config create offsite s3 provider AWS access_key_id AKID secret_access_key s3cr3tVx region x",
+            "rclone config update offsite pass s3cr3tVx",
+            "swift -A https://swift.example.com/auth/v1.0 -U acct:admin -K s3cr3tVx list",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "vault operator unseal -",
+            "consul kv put app/config/replicas 3",
+            "etcdctl put /app/feature_flag on",
+            "rclone config create offsite s3 provider AWS region eu-west-1",
+            "cf apps",
+        ],
+    );
+    let pods = [
+        "spec:\n  containers:\n  - command: [\"rabbitmqctl\", \"change_password\", \"bob\", \"s3cr3tVx1\"]\n  - command: [\"htpasswd\", \"-bc\", \"/auth/.htpasswd\", \"alice\", \"s3cr3tVx2\"]\n",
+        "spec:\n  containers:\n  - command: [vault]\n    args: [operator, unseal, s3cr3tVx3]\n",
+        "spec:\n  containers:\n  - command:\n    - consul\n    - acl\n    - set-agent-token\n    - agent\n    - s3cr3tVx4\n",
+        "spec:\n  containers:\n  - command: [vault]\n    args:\n    - operator\n    - unseal\n    - s3cr3tVx5\n",
+        "spec:\n  containers:\n  - command: [/bin/sh, -c]\n    args:\n    - >-\n      mysqldump -h db -u root\n      -ps3cr3tVx6 --all-databases\n",
+    ];
+    for yaml in pods {
+        for out in both_modes(&r, yaml) {
+            assert!(!out.contains("s3cr3tVx"), "{yaml}\n -> {out}");
+        }
+    }
+    // Near misses: the user names and files stay; a list that names no
+    // client is not read by place.
+    let near = "spec:\n  containers:\n  - command: [\"htpasswd\", \"-bc\", \"/auth/.htpasswd\", \"alice\", \"s3cr3tVx\"]\n  - args: [change_password, bob, visible-word]\n  - command:\n    - echo\n    - acl\n    - set-agent-token\n    - agent\n    - visible-item\n";
+    for out in both_modes(&r, near) {
+        for s in ["alice", "/auth/.htpasswd", "visible-word", "visible-item"] {
+            assert!(out.contains(s), "{s}: {out}");
+        }
+    }
+}
+
+/// red38 (red-abbreviated-and-signing-key-names): the password spelled
+/// short or split, keys that sign tokens or one-time codes, DNSimple's
+/// `DNSIMPLE_OAUTH`, Argo CD notifications' PagerDuty `serviceKeys`.
+#[test]
+fn abbreviated_and_signing_key_names() {
+    let r = Redactor::default();
+    for key in [
+        "DB_PSWD",
+        "DB_PSWRD",
+        "DB_PWORD",
+        "db_pwrd",
+        "DB_PASSWRD",
+        "DB_PASS_WORD",
+        "FTP_UPASS",
+        "MAIL_LOGINPASS",
+        "JWT_KEY",
+        "jwtKey",
+        "JWT_SIGN_KEY",
+        "jwt-signing-key",
+        "TOTP_KEY",
+        "otpKey",
+        "MFA_KEY",
+        "SIGNATURE_KEY",
+        "WEBHOOK_SIG_KEY",
+        "security.remember-me.key",
+        "rememberMeKey",
+        "DNSIMPLE_OAUTH",
+        "serviceKeys",
+    ] {
+        assert!(r.key_matches(key), "{key}");
+    }
+    for key in [
+        "JWT_KEY_PATH",
+        "keyword",
+        "bypass",
+        "surpass",
+        "crossword",
+        "otp_enabled",
+        "signature",
+        "monkey",
+        "oauth",
+        "service_keys_file",
+        "stopword",
+        "db_stopword",
+    ] {
+        assert!(!r.key_matches(key), "{key}");
+    }
+    file_hidden_everywhere(
+        &r,
+        &[
+            "DB_PSWD=s3cr3tVx\nJWT_SIGN_KEY=s3cr3tVx2",
+            "service.pagerdutyv2: |\n  serviceKeys:\n    payments: s3cr3tVx",
+            "security.remember-me.key=s3cr3tVx",
+        ],
+    );
+}
+
+/// red38 (red-password-words-in-other-languages): the word password in
+/// other languages, in both modes (the line rules' keys were ASCII
+/// only: `contraseña` was read by the semantic walk alone).
+#[test]
+fn password_words_in_other_languages() {
+    let r = Redactor::default();
+    for key in [
+        "hasło",
+        "db_haslo",
+        "lösenord",
+        "salasana",
+        "heslo",
+        "jelszó",
+        "şifre",
+        "sifre",
+        "adgangskode",
+        "passord",
+        "пароль",
+        "пароль_бд",
+        "密码",
+        "数据库密码",
+        "パスワード",
+        "비밀번호",
+        "palavra_passe",
+        "kata_sandi",
+        "lozinka",
+        "mat_khau",
+        "contrasenya",
+        "parola",
+        "db_parola",
+        "parola_d_ordine",
+    ] {
+        assert!(r.key_matches(key), "{key}");
+    }
+    for key in [
+        "parola_chiave",
+        "hasło_file",
+        "salasana_path",
+        "eno",
+        "paroles",
+        "用户名",
+        "cachesLoaded",
+        "imagesLocation",
+        "hasLogin",
+        "classifier",
+    ] {
+        assert!(!r.key_matches(key), "{key}");
+    }
+    file_hidden_everywhere(
+        &r,
+        &[
+            "base_de_datos:\n  usuario: app\n  contraseña: s3cr3tVx",
+            "db:\n  пароль: s3cr3tVx\n  密码: s3cr3tVx2\n  パスワード = \"s3cr3tVx3\"",
+            "baza:\n  hasło: s3cr3tVx\n  heslo: s3cr3tVx2",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &["db:\n  用户名: app\n  主机: db.example.com\n  parola_chiave: ricerca"],
+    );
+}
+
+/// red38 (red-lookalike-key-letters): a key written with Cyrillic or
+/// Greek letters that look like Latin ones, or fullwidth forms, is read
+/// as the key it looks like.
+#[test]
+fn lookalike_key_letters() {
+    let r = Redactor::default();
+    for key in [
+        "pаssword",
+        "раssword",
+        "passwоrd",
+        "ΑΡΙ_ΚΕΥ",
+        "token_ｆｕｌｌ",
+        "ｐａｓｓｗｏｒｄ",
+    ] {
+        assert!(r.key_matches(key), "{key}");
+    }
+    for key in ["назва", "Αθήνα", "ｎａｍｅ"] {
+        assert!(!r.key_matches(key), "{key}");
+    }
+    file_hidden_everywhere(
+        &r,
+        &["lookalike:\n  pаssword: s3cr3tVx\n  ΑΡΙ_ΚΕΥ: s3cr3tVx2"],
+    );
+}
+
+/// red38 (red-base64-docker-config-json): a registry's `config.json`
+/// (`{"auths":`) base64-encoded under a neutral key or in an Ignition
+/// `data:` URL.
+#[test]
+fn base64_docker_config_json() {
+    let r = Redactor::default();
+    // {"auths": {"registry.example.com": {"auth": "…s3cr3tVx"}}} and the
+    // indented forms, each with s3cr3tVx appended to the base64.
+    hidden_everywhere(
+        &r,
+        &[
+            "dockerconfig.b64: eyJhdXRocyI6IHsicmVnaXN0cnkuZXhhbXBsZS5jb20iOiB7ImF1dGgiOiAis3cr3tVx",
+            "source: data:text/plain;charset=utf-8;base64,ewogICJhdXRocyI6IHsKICAgICJyZWdpc3RyeSI6s3cr3tVx",
+            "cfg: ewogICAgImF1dGhzIjogewogICAgICAgICJyZWdpc3RyeSI6s3cr3tVx",
+            "cfg: ewoJImF1dGhzIjogewoJCSJyZWdpc3RyeSI6s3cr3tVx",
+            "cfg: eyAiYXV0aHMiOiB7ICJyZWdpc3RyeSI6s3cr3tVx",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &["cfg: eyJuYW1lIjogImFwcCJ9", "source: data:,server%20ntp%0A"],
+    );
+}
+
+/// red38 (red-fluent-bit-header-directives): Fluent Bit's `Header NAME
+/// VALUE` when the header authenticates.
+#[test]
+fn fluent_bit_header_directives() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "[OUTPUT]\n    Name   http\n    Header X-Auth-Token s3cr3tVx\n    Header Authorization Bearer s3cr3tVx2",
+            "[OUTPUT]\n    Name  http\n    header  X-API-Key   s3cr3tVx",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "[OUTPUT]\n    Name   http\n    Header X-Splunk-Request-Channel 5b2f\n    Header Content-Type application/json\n    Header X-Auth-Token ${TOKEN}",
+            "Header files are installed under include/",
+        ],
+    );
+}
