@@ -474,7 +474,10 @@ pub(crate) fn pr_lint(
     // The two sides share nothing they write: linted side by side, each
     // file text the two trees hold alike parsed once.
     let side_by_side = LintOptions {
-        shared_parses: Some(Default::default()),
+        shared_parses: Some(std::sync::Arc::new(match pr {
+            Some(p) => crate::lint::rules::SharedParses::with_yaml(p.texts()),
+            None => Default::default(),
+        })),
         ..LintOptions::default()
     };
     let head_lint = || -> anyhow::Result<(Vec<Diagnostic>, bool, std::time::Duration)> {

@@ -289,6 +289,8 @@ pub struct Inventory {
     classes_dir: PathBuf,
     targets_dir: PathBuf,
     warnings: Vec<config::ConfigWarning>,
+    /// Parses shared with another inventory holding mostly the same files.
+    texts: Option<Arc<crate::yaml::TextCache>>,
 }
 
 impl Inventory {
@@ -395,7 +397,15 @@ impl Inventory {
             classes_dir,
             targets_dir,
             warnings: cfg.warnings,
+            texts: None,
         })
+    }
+
+    /// Parses its files through `texts`, which another inventory of the
+    /// same tree (a review's other revision) shares: each text they both
+    /// hold is parsed once.
+    pub fn share_parses(&mut self, texts: Arc<crate::yaml::TextCache>) {
+        self.texts = Some(texts);
     }
 
     /// Warnings about the configuration (unknown `reclass-config.yml`
@@ -751,7 +761,15 @@ impl Inventory {
             col: y.col,
             message: y.message,
         };
-        let doc = crate::yaml::load_one(&text).map_err(yaml_err)?;
+        let shared = self.texts.as_ref().map(|t| t.parse(&text));
+        let owned;
+        let doc = match &shared {
+            Some(p) => p.one().map_err(yaml_err)?,
+            None => {
+                owned = crate::yaml::load_one(&text).map_err(yaml_err)?;
+                owned.as_ref()
+            }
+        };
         let shape = |what: &str, line: usize, expected: &'static str, found: &crate::yaml::Node| {
             InventoryError::Shape {
                 path: path.clone(),
@@ -761,7 +779,7 @@ impl Inventory {
                 found: node_kind(found),
             }
         };
-        let entries: &[(crate::yaml::Node, crate::yaml::Node)] = match &doc {
+        let entries: &[(crate::yaml::Node, crate::yaml::Node)] = match doc {
             None => &[],
             Some(n) => match &n.value {
                 crate::yaml::NodeValue::Map(es) => es,
@@ -1179,6 +1197,68 @@ mod tests {
         assert_eq!(absolute(".....top", "component.deep"), "top");
         assert_eq!(absolute(".top", ""), "top");
         assert_eq!(absolute("abs.name", "x"), "abs.name");
+    }
+
+    /// Two inventories parsing through one cache (a review's base and
+    /// head) render what each renders alone, errors included, and a file
+    /// text they both hold is parsed once.
+    #[test]
+    fn inventories_sharing_parses_render_as_alone() {
+        let write = |files: &[(&str, &str)]| {
+            let dir = tempfile::tempdir().unwrap();
+            for (p, text) in files {
+                let path = dir.path().join(p);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(path, text).unwrap();
+            }
+            dir
+        };
+        let common = ("classes/common.yml", "parameters:\n  a: 1\n  b: ${a}\n");
+        let base = write(&[
+            common,
+            ("targets/t.yml", "classes: [common]\nparameters:\n  c: x\n"),
+            ("targets/u.yml", "classes: [common]\n"),
+        ]);
+        let head = write(&[
+            common,
+            ("targets/t.yml", "classes: [common]\nparameters:\n  c: y\n"),
+            ("targets/u.yml", "classes: [common]\n"),
+            ("targets/bad.yml", "classes: [common\n"),
+        ]);
+        let open = |dir: &tempfile::TempDir| {
+            Inventory::load(&InventoryOptions {
+                path: dir.path().to_path_buf(),
+                ..InventoryOptions::default()
+            })
+            .unwrap()
+        };
+        let show = |r: BTreeMap<String, Result<RenderedNode, InventoryError>>| {
+            r.into_iter()
+                .map(|(t, n)| match n {
+                    Ok(n) => format!("{t}: {:?} {:?}", n.classes, n.parameters),
+                    Err(e) => format!("{t}: {e}"),
+                })
+                .collect::<Vec<_>>()
+        };
+        let texts = Arc::new(crate::yaml::TextCache::default());
+        let (mut b, mut h) = (open(&base), open(&head));
+        b.share_parses(texts.clone());
+        h.share_parses(texts.clone());
+        let shared = (show(b.render_each()), show(h.render_each()));
+        assert_eq!(
+            shared,
+            (
+                show(open(&base).render_each()),
+                show(open(&head).render_each())
+            )
+        );
+        assert!(
+            shared.1.iter().any(|l| l.starts_with("bad: ")),
+            "{shared:?}"
+        );
+        // Five texts for seven files: the class and `u` are the same on
+        // both sides.
+        assert_eq!(texts.len(), 5);
     }
 
     /// Writes an inventory from `(path, text)` pairs and renders target `t`.

@@ -25,21 +25,26 @@ pub struct FileCache {
 #[derive(Default)]
 pub struct SharedParses {
     by_text: Mutex<HashMap<Arc<str>, Arc<Text>>>,
+    /// The YAML parses, shared with the inventories lint reads (a
+    /// review's base and head loaded them already).
+    yaml: Option<Arc<crate::yaml::TextCache>>,
 }
 
 /// One file text, and what the rules read from it, each made once.
 struct Text {
     text: Arc<str>,
-    /// The documents, `None` when they do not parse.
-    docs: OnceLock<Option<Vec<Node>>>,
+    yaml: Option<Arc<crate::yaml::TextCache>>,
+    /// The documents, or why they do not parse.
+    docs: OnceLock<Arc<crate::yaml::Parse>>,
     /// `plaintext_secrets`' findings, naming the file that made them.
     secrets: OnceLock<Vec<Diagnostic>>,
 }
 
 impl Text {
-    fn new(text: Arc<str>) -> Self {
+    fn new(text: Arc<str>, yaml: Option<Arc<crate::yaml::TextCache>>) -> Self {
         Text {
             text,
+            yaml,
             docs: OnceLock::new(),
             secrets: OnceLock::new(),
         }
@@ -48,9 +53,11 @@ impl Text {
     fn docs(&self) -> Option<&[Node]> {
         // The other side may be parsing the same text: it waits for that
         // parse rather than doing its own.
-        self.docs
-            .get_or_init(|| crate::yaml::load_all(&self.text).ok())
-            .as_deref()
+        let parse = self.docs.get_or_init(|| match &self.yaml {
+            Some(cache) => cache.parse(&self.text),
+            None => Arc::new(crate::yaml::Parse::of(&self.text)),
+        });
+        parse.all().as_deref().ok()
     }
 }
 
@@ -61,12 +68,20 @@ impl std::fmt::Debug for SharedParses {
 }
 
 impl SharedParses {
+    /// Parses shared with the inventories that parsed through `yaml`.
+    pub fn with_yaml(yaml: Arc<crate::yaml::TextCache>) -> Self {
+        SharedParses {
+            by_text: Mutex::default(),
+            yaml: Some(yaml),
+        }
+    }
+
     fn text(&self, text: String) -> Arc<Text> {
         let mut map = self.by_text.lock().unwrap_or_else(|e| e.into_inner());
         let text: Arc<str> = text.into();
         Arc::clone(
             map.entry(Arc::clone(&text))
-                .or_insert_with(|| Arc::new(Text::new(text))),
+                .or_insert_with(|| Arc::new(Text::new(text, self.yaml.clone()))),
         )
     }
 }
@@ -89,7 +104,7 @@ impl FileCache {
                 let text = std::fs::read_to_string(path).ok()?;
                 Some(match shared {
                     Some(s) => s.text(text),
-                    None => Arc::new(Text::new(text.into())),
+                    None => Arc::new(Text::new(text.into(), None)),
                 })
             })
             .as_deref()

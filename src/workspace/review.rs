@@ -249,6 +249,8 @@ pub struct Pr<'r> {
     /// The base's inventory was opened as the working tree's is, below
     /// this root (its lint's paths are made relative to it).
     base_lint_root: Option<PathBuf>,
+    /// The YAML parses both inventories made, for lint to share.
+    texts: std::sync::Arc<crate::yaml::TextCache>,
     pub timings: Timings,
 }
 
@@ -401,8 +403,13 @@ pub fn open<'r>(
         (true, false) => empty_inventory(&head_opts.path, scratch.path())?,
         _ => {}
     }
-    let base_inv = Inventory::load(&base_opts).map_err(|e| named(&req.base, e.into()))?;
-    let head_inv = Inventory::load(head_opts).map_err(|e| named(head_rev, e.into()))?;
+    // The two revisions hold mostly the same files: each text is parsed
+    // once, for both inventories and for lint.
+    let texts = std::sync::Arc::new(crate::yaml::TextCache::default());
+    let mut base_inv = Inventory::load(&base_opts).map_err(|e| named(&req.base, e.into()))?;
+    let mut head_inv = Inventory::load(head_opts).map_err(|e| named(head_rev, e.into()))?;
+    base_inv.share_parses(texts.clone());
+    head_inv.share_parses(texts.clone());
     lap("load both inventories".into(), &mut timings);
     let head_nodes = head_inv.render_each();
     lap(
@@ -413,7 +420,8 @@ pub fn open<'r>(
     // uncommitted edit): the head's renders stand in for its targets that
     // its differences cannot reach, as for the base.
     let worktree = match lint_opts {
-        Some(w) if !head_is_worktree => Inventory::load(w).ok().map(|inv| {
+        Some(w) if !head_is_worktree => Inventory::load(w).ok().map(|mut inv| {
+            inv.share_parses(texts.clone());
             let stand_in = unaffected(&inv, &head_inv, &head_nodes).unwrap_or_default();
             let nodes = render_except(&inv, &stand_in);
             lap(
@@ -462,6 +470,7 @@ pub fn open<'r>(
         full_reason,
         head_is_worktree,
         base_lint_root,
+        texts,
         timings,
     })
 }
@@ -515,6 +524,12 @@ impl Pr<'_> {
             m.insert(t, r?);
         }
         Some(((&self.base_inv, m), root))
+    }
+
+    /// The YAML parses of both revisions' inventory files (and the working
+    /// tree's), for lint to read the same texts without parsing them again.
+    pub fn texts(&self) -> std::sync::Arc<crate::yaml::TextCache> {
+        self.texts.clone()
     }
 
     /// How many base targets were rendered (of how many).

@@ -447,17 +447,95 @@ impl Guard {
     }
 }
 
+/// Parses of YAML texts, shared by the readers of two revisions of one
+/// tree (a review's base and head inventories, and lint beside them): a
+/// text both hold is parsed once, whichever asks first, on whatever
+/// thread. A node's lines and columns depend on its text alone, not on
+/// the file it came from.
+#[derive(Default)]
+pub struct TextCache {
+    by_text: std::sync::Mutex<HashMap<std::sync::Arc<str>, std::sync::Arc<Parse>>>,
+}
+
+/// One text's [`load_all`], made once.
+#[derive(Default)]
+pub struct Parse(std::sync::OnceLock<Result<Vec<Node>, YamlError>>);
+
+impl Parse {
+    /// `text` parsed now, for a reader that shares it with no one.
+    pub fn of(text: &str) -> Parse {
+        Parse(std::sync::OnceLock::from(load_all(text)))
+    }
+
+    /// The documents, or the error [`load_all`] gives.
+    pub fn all(&self) -> &Result<Vec<Node>, YamlError> {
+        self.0
+            .get()
+            .expect("a cached parse is made before it is handed out")
+    }
+
+    /// What [`load_one`] gives for the same text.
+    pub fn one(&self) -> Result<Option<&Node>, YamlError> {
+        let docs = self.all().as_ref().map_err(Clone::clone)?;
+        match docs.len() {
+            0 => Ok(None),
+            1 => Ok(docs.first()),
+            _ => Err(several_documents(&docs[1])),
+        }
+    }
+}
+
+impl std::fmt::Debug for TextCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TextCache").finish_non_exhaustive()
+    }
+}
+
+impl TextCache {
+    /// How many distinct texts it holds.
+    pub fn len(&self) -> usize {
+        self.by_text.lock().map_or(0, |m| m.len())
+    }
+
+    /// Whether it holds no text.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `text`'s parse: made here, or by the caller that asked first (a
+    /// caller asking while another parses the same text waits for it).
+    pub fn parse(&self, text: &str) -> std::sync::Arc<Parse> {
+        let entry = {
+            let mut map = self.by_text.lock().unwrap_or_else(|e| e.into_inner());
+            match map.get(text) {
+                Some(p) => std::sync::Arc::clone(p),
+                None => {
+                    let p = std::sync::Arc::new(Parse::default());
+                    map.insert(text.into(), std::sync::Arc::clone(&p));
+                    p
+                }
+            }
+        };
+        entry.0.get_or_init(|| load_all(text));
+        entry
+    }
+}
+
+fn several_documents(second: &Node) -> YamlError {
+    YamlError {
+        message: "expected a single YAML document, found several".into(),
+        line: second.line,
+        col: second.col,
+    }
+}
+
 /// Parses a single-document stream; an empty stream is `None`.
 pub fn load_one(text: &str) -> Result<Option<Node>, YamlError> {
     let mut docs = load_all(text)?;
     match docs.len() {
         0 => Ok(None),
         1 => Ok(docs.pop()),
-        _ => Err(YamlError {
-            message: "expected a single YAML document, found several".into(),
-            line: docs[1].line,
-            col: docs[1].col,
-        }),
+        _ => Err(several_documents(&docs[1])),
     }
 }
 
@@ -1163,6 +1241,35 @@ fn matches_a_resolver(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// A text is parsed once however many readers ask (the second gets the
+    /// first one's parse), and a cached parse reads as `load_one` and
+    /// `load_all` read the text: no document, one, several, an error.
+    #[test]
+    fn a_cached_parse_is_made_once_and_reads_as_a_fresh_one() {
+        let cache = super::TextCache::default();
+        for text in [
+            "",
+            "a: 1\nb: [x, y]\n",
+            "a: 1\n---\nb: 2\n",
+            "a: [1\n",
+            "k: \0\n",
+        ] {
+            let (first, again) = (cache.parse(text), cache.parse(text));
+            assert!(std::sync::Arc::ptr_eq(&first, &again), "{text:?}");
+            assert_eq!(first.all(), &super::load_all(text), "{text:?}");
+            assert_eq!(
+                first.one().map(|n| n.cloned()),
+                super::load_one(text),
+                "{text:?}"
+            );
+            assert_eq!(super::Parse::of(text).all(), first.all(), "{text:?}");
+        }
+        assert!(!std::sync::Arc::ptr_eq(
+            &cache.parse("a: 1\n"),
+            &cache.parse("a: 2\n")
+        ));
+    }
+
     /// The byte filter never rules out a scalar a resolver's pattern
     /// matches: every string of up to three bytes over the patterns'
     /// alphabet and some others and of up to four over the numbers', each
