@@ -4,14 +4,14 @@
 //! `STRATA_MAX_FILES`, `STRATA_CHECKOUT_FILES`, `STRATA_CHECKOUT_BYTES`,
 //! `STRATA_CHECKOUT_FILE_BYTES`, `STRATA_CHECKOUT_REPEATED_FILES`,
 //! `STRATA_CHECKOUT_PATH_COMPONENTS`, `STRATA_MAX_WALK_LEVELS`,
-//! `STRATA_MAX_RUN_WALK_LEVELS`,
+//! `STRATA_MAX_RUN_WALK_LEVELS`, `STRATA_MAX_RENDER_LOOKUPS`,
 //! `STRATA_MAX_TARGET_INSTALLS`, `STRATA_COMMENT_LIST_BYTES`,
 //! `STRATA_COMMENT_LIST_SECONDS`, `STRATA_MAX_YAML_NODES`):
 //! one reading rule for
 //! all of them, so the check of their values and their use cannot disagree.
 
 /// Every limit variable and the unit of its value.
-pub const VARIABLES: [(&str, &str); 19] = [
+pub const VARIABLES: [(&str, &str); 20] = [
     ("STRATA_EVAL_MEMORY", "bytes"),
     ("STRATA_EVAL_ALLOCATIONS", "allocations"),
     ("STRATA_RENDER_MEMORY", "bytes"),
@@ -27,6 +27,7 @@ pub const VARIABLES: [(&str, &str); 19] = [
     ("STRATA_CHECKOUT_PATH_COMPONENTS", "path components"),
     ("STRATA_MAX_WALK_LEVELS", "directory levels"),
     ("STRATA_MAX_RUN_WALK_LEVELS", "directory levels"),
+    ("STRATA_MAX_RENDER_LOOKUPS", "reference lookups"),
     ("STRATA_MAX_TARGET_INSTALLS", "installs"),
     ("STRATA_COMMENT_LIST_BYTES", "bytes"),
     ("STRATA_COMMENT_LIST_SECONDS", "seconds"),

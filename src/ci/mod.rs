@@ -141,7 +141,7 @@ impl Event {
         let path = PathBuf::from(
             set("GITHUB_EVENT_PATH").ok_or_else(|| CiError::NoEventPath { name: name.clone() })?,
         );
-        let text = std::fs::read_to_string(&path).map_err(|e| CiError::EventIo {
+        let text = crate::github::read_event(&path).map_err(|e| CiError::EventIo {
             path: path.clone(),
             message: e.to_string(),
         })?;

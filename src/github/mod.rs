@@ -149,6 +149,35 @@ fn read(path: &Path) -> Result<String, GithubError> {
     std::fs::read_to_string(path).map_err(err)
 }
 
+/// The most an event payload may hold: GitHub caps webhook payloads at
+/// 25 MB.
+const MAX_EVENT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Reads the event payload (`GITHUB_EVENT_PATH`): a regular file of at
+/// most [`MAX_EVENT_BYTES`]. A FIFO there blocked `ci` and `comment` for
+/// ever, and `/dev/zero` was read until memory ran out (probe 38,
+/// event-path-not-a-regular-file, low: the runner sets the variable, so
+/// only a mistaken workflow or an earlier step points it elsewhere).
+pub fn read_event(path: &Path) -> Result<String, std::io::Error> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(
+            "not a regular file (GITHUB_EVENT_PATH names the event's JSON file GitHub Actions writes)",
+        ));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_EVENT_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_EVENT_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {MAX_EVENT_BYTES} bytes: GitHub's event payloads are at most 25 MB"
+        )));
+    }
+    Ok(text)
+}
+
 /// What the event payload tells about the pull request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PullRequest {
@@ -161,7 +190,10 @@ pub struct PullRequest {
 
 impl PullRequest {
     pub fn from_event(path: &Path) -> Result<PullRequest, GithubError> {
-        let text = read(path)?;
+        let text = read_event(path).map_err(|e| GithubError::Io {
+            path: path.into(),
+            message: e.to_string(),
+        })?;
         let bad = |m: &str| GithubError::BadEvent {
             path: path.into(),
             message: m.into(),
@@ -646,5 +678,21 @@ mod tests {
         assert_eq!(pr.head_sha.as_deref(), Some("h"));
         std::fs::write(&p, r#"{"push": {}}"#).unwrap();
         assert!(PullRequest::from_event(&p).is_err());
+    }
+
+    /// Probe 38 (event-path-not-a-regular-file): a FIFO blocked the read
+    /// for ever and `/dev/zero` took all memory.
+    #[cfg(unix)]
+    #[test]
+    fn an_event_path_that_is_no_regular_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("event.json");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // The directory first: before the fix the others never returned.
+        for p in [dir.path(), Path::new("/dev/zero"), fifo.as_path()] {
+            let e = PullRequest::from_event(p).unwrap_err().to_string();
+            assert!(e.contains("not a regular file"), "{e}");
+        }
     }
 }

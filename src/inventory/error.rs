@@ -109,6 +109,9 @@ pub enum InventoryError {
     #[error("resolving parameters.{param} took more than {limit} reference lookups: look for a reference loop through overriding classes")]
     TooManyLookups { param: String, limit: usize },
 
+    #[error("resolving parameters.{param} brought the reference lookups of all targets together past {limit} (each target may make 1000000): look up fewer references in the classes many targets include, or raise STRATA_MAX_RENDER_LOOKUPS")]
+    TooManyRenderLookups { param: String, limit: usize },
+
     #[error("references at parameters.{param} build a value nested deeper than {limit} levels")]
     ValueTooDeep { param: String, limit: usize },
 
@@ -292,6 +295,7 @@ impl ToDiagnostic for InventoryError {
             | InventoryError::RenderedTooLarge { param, .. }
             | InventoryError::ValueTooDeep { param, .. }
             | InventoryError::TooManyLookups { param, .. }
+            | InventoryError::TooManyRenderLookups { param, .. }
             | InventoryError::RefTooDeep { param, .. } => {
                 d = d
                     .with_param_path(format!("parameters.{param}"))

@@ -291,6 +291,9 @@ pub struct Inventory {
     warnings: Vec<config::ConfigWarning>,
     /// Parses shared with another inventory holding mostly the same files.
     texts: Option<Arc<crate::yaml::TextCache>>,
+    /// Reference look-ups of every target rendered, against
+    /// [`resolve::max_render_lookups`].
+    lookups: std::sync::atomic::AtomicUsize,
 }
 
 impl Inventory {
@@ -398,6 +401,7 @@ impl Inventory {
             targets_dir,
             warnings: cfg.warnings,
             texts: None,
+            lookups: std::sync::atomic::AtomicUsize::new(0),
         })
     }
 
@@ -677,7 +681,7 @@ impl Inventory {
             sources,
             ..
         } = b;
-        let mut r = Resolver::new(&params, &self.files);
+        let mut r = Resolver::new(&params, &self.files, &self.lookups);
         let parameters = r.render_root()?;
         let exports = r.render_detached(&exports, "exports")?;
         Ok(RenderedNode {
@@ -1077,7 +1081,7 @@ impl Build<'_> {
             let (name, line) = match inc {
                 Include::Name(n, line) => (n.clone(), *line),
                 Include::Interpolated(t, origin) => {
-                    let mut r = Resolver::new(&self.params, &inv.files);
+                    let mut r = Resolver::new(&self.params, &inv.files, &inv.lookups);
                     let v = r.render_template(t, *origin)?;
                     let mut s = String::new();
                     raw_string(&v, &mut s);
@@ -1125,7 +1129,9 @@ impl Build<'_> {
         } else {
             self.apps.merge(&f.apps);
         }
-        let conflict = |c: MergeConflict| Resolver::new(&UMap::default(), &inv.files).conflict(c);
+        let conflict = |c: MergeConflict| {
+            Resolver::new(&UMap::default(), &inv.files, &inv.lookups).conflict(c)
+        };
         merge_maps(&mut self.params, &f.parameters, &mut Vec::new()).map_err(conflict)?;
         merge_maps(&mut self.exports, &f.exports, &mut Vec::new()).map_err(conflict)?;
         Ok(())

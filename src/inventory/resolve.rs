@@ -29,6 +29,22 @@ const NODE_WEIGHT: usize = 32;
 /// bound turns that into an error in about a second.
 pub const MAX_LOOKUPS: usize = 1_000_000;
 
+/// References all the targets of one render may look up together
+/// (`$STRATA_MAX_RENDER_LOOKUPS`, default 100,000,000; the bench platform
+/// looks up about 1,700 per target, so 6,000 targets are 10 million).
+/// [`MAX_LOOKUPS`] is per target, so a class of a million `${a}` (4 MB)
+/// included by N targets cost N million look-ups: 40 targets took 58 s to
+/// render in a debug build, and a pull request adding a thousand target
+/// files (13 bytes each) kept a review busy for many minutes (probe 38,
+/// lookup-budget-per-target).
+pub fn max_render_lookups() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| crate::limits::get("STRATA_MAX_RENDER_LOOKUPS", 100_000_000) as usize)
+}
+
+/// Look-ups are added to the render's shared count in steps of this many.
+const SHARED_STEP: usize = 4096;
+
 pub struct Resolver<'a> {
     root: &'a UMap,
     files: &'a [PathBuf],
@@ -41,6 +57,9 @@ pub struct Resolver<'a> {
     expanded: usize,
     /// References looked up so far, against [`MAX_LOOKUPS`].
     lookups: usize,
+    /// Look-ups of every target of the render, against `max_shared`.
+    shared: &'a std::sync::atomic::AtomicUsize,
+    max_shared: usize,
     /// A unique id per pushed frame, parallel to `frames`.
     frame_ids: Vec<u64>,
     next_id: u64,
@@ -120,7 +139,13 @@ fn is_prefix_or_equal(a: &str, b: &str) -> bool {
 }
 
 impl<'a> Resolver<'a> {
-    pub fn new(root: &'a UMap, files: &'a [PathBuf]) -> Self {
+    /// `shared` counts the look-ups of every target of the render (see
+    /// [`max_render_lookups`]).
+    pub fn new(
+        root: &'a UMap,
+        files: &'a [PathBuf],
+        shared: &'a std::sync::atomic::AtomicUsize,
+    ) -> Self {
         Resolver {
             root,
             files,
@@ -129,6 +154,8 @@ impl<'a> Resolver<'a> {
             cur: String::new(),
             expanded: 0,
             lookups: 0,
+            shared,
+            max_shared: max_render_lookups(),
             frame_ids: Vec::new(),
             next_id: 0,
             loop_hit: None,
@@ -372,15 +399,30 @@ impl<'a> Resolver<'a> {
             .map(|c| if c == ':' { SEP } else { c })
             .collect();
         self.lookups += 1;
+        let param = || {
+            display_path(
+                self.frames
+                    .first()
+                    .map(|(p, _)| p.as_str())
+                    .unwrap_or(&self.cur),
+            )
+        };
         if self.lookups > MAX_LOOKUPS {
-            let param = self
-                .frames
-                .first()
-                .map(|(p, _)| p.as_str())
-                .unwrap_or(&self.cur);
             return Err(InventoryError::TooManyLookups {
-                param: display_path(param),
+                param: param(),
                 limit: MAX_LOOKUPS,
+            });
+        }
+        if self.lookups.is_multiple_of(SHARED_STEP)
+            && self
+                .shared
+                .fetch_add(SHARED_STEP, std::sync::atomic::Ordering::Relaxed)
+                + SHARED_STEP
+                > self.max_shared
+        {
+            return Err(InventoryError::TooManyRenderLookups {
+                param: param(),
+                limit: self.max_shared,
             });
         }
         if let Some(v) = self.cache.get(&key) {

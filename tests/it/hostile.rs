@@ -6564,3 +6564,42 @@ fn the_walks_of_all_targets_share_one_budget() {
         "{out}"
     );
 }
+
+/// Probe 38 (lookup-budget-per-target): each target may look up 1,000,000
+/// references, and a class of a million `${a}` included by N targets cost
+/// N million look-ups (40 targets: 58 s to render, debug build). The
+/// targets of one render share `STRATA_MAX_RENDER_LOOKUPS`.
+#[test]
+fn the_targets_of_a_render_share_one_lookup_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/classes/c.yml"),
+        &format!("parameters:\n  a: ''\n  b: \"{}\"\n", "${a}".repeat(5000)),
+    );
+    for i in 0..6 {
+        write(
+            &d.join(format!("inventory/targets/t{i}.yml")),
+            "classes: [c]\n",
+        );
+    }
+    // 5,000 look-ups a target, 30,000 in all.
+    run_env(
+        d,
+        &["inventory"],
+        &[("STRATA_MAX_RENDER_LOOKUPS", "40000")],
+        0,
+    );
+    let out = run_env(
+        d,
+        &["inventory"],
+        &[("STRATA_MAX_RENDER_LOOKUPS", "20000")],
+        2,
+    );
+    assert!(
+        out.contains("parameters.b")
+            && out.contains("reference lookups of all targets together past 20000")
+            && out.contains("STRATA_MAX_RENDER_LOOKUPS"),
+        "{out}"
+    );
+}
