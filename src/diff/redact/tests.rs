@@ -5119,6 +5119,7 @@ fn abbreviated_and_signing_key_names() {
     }
     for key in [
         "JWT_KEY_PATH",
+        "RFC2136_TSIG_KEY",
         "keyword",
         "bypass",
         "surpass",
