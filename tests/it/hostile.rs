@@ -1275,6 +1275,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("base64-docker-config-json", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  dockerconfig.b64: eyJhdXRocyI6IHsicmVnaXN0cnkiOiB7ImF1dGgiOiAi{V}\n---\nspec:\n  config:\n    storage:\n      files:\n      - path: /var/lib/kubelet/config.json\n        contents:\n          source: data:text/plain;charset=utf-8;base64,ewogICJhdXRocyI6IHsKICAgICJyZWdpc3RyeSI6{V}\n", "b64dcj8814xq"),
     // Issue 19 (red38): Fluent Bit's Header directive.
     ("fluent-bit-header-directives", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fluent-bit}\ndata:\n  fluent-bit.conf: |\n    [OUTPUT]\n        Name    http\n        Match   *\n        Header  X-Auth-Token {V}\n        Header  Authorization Bearer {V}-2\n", "fbheader4417xq"),
+    // Issue 19 (red38): the API keys of NGINX's API gateway map.
+    ("nginx-api-key-maps", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ingress-nginx-controller}\ndata:\n  http-snippet: |\n    map $http_x_api_key $api_client {\n      default \"\";\n      \"{V}\" client_one;\n      \"{V}-2\" client_two;\n    }\n", "ngxmap5527xqAbCdEf"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

@@ -479,34 +479,60 @@ pub(super) fn abbreviated_and_signing_key_names(key: &str) -> bool {
     {
         return true;
     }
-    // The words before a final `key` (or `oauth`), separators dropped.
-    let compact: String = lower
-        .chars()
-        .filter(|c| !matches!(c, '_' | '.' | '-'))
-        .collect();
-    if let Some(stem) = compact.strip_suffix("key") {
-        return [
-            "jwt",
-            "jwtsign",
-            "jwtsigning",
-            "otp",
-            "mfa",
-            "signature",
-            "sig",
-            "rememberme",
-        ]
-        .iter()
-        .any(|w| stem.ends_with(w));
+    // The words before a final `key` (or `oauth`), read as words:
+    // `RFC2136_TSIG_KEY` (lego's TSIG key's name) holds no `sig`.
+    if !(lower.ends_with("key") || lower.ends_with("oauth")) {
+        return false;
     }
-    compact.ends_with("dnsimpleoauth") && last_is_word_start(&lower, "dnsimple")
+    let words = key_words(key);
+    let is = |n: usize, w: &str| {
+        words
+            .len()
+            .checked_sub(n + 1)
+            .is_some_and(|i| words[i].eq_ignore_ascii_case(w))
+    };
+    if is(0, "key") {
+        return is(1, "jwt")
+            || (is(2, "jwt") && (is(1, "sign") || is(1, "signing")))
+            || [
+                "otp",
+                "totp",
+                "hotp",
+                "mfa",
+                "signature",
+                "sig",
+                "rememberme",
+            ]
+            .iter()
+            .any(|w| is(1, w))
+            || (is(2, "remember") && is(1, "me"));
+    }
+    is(0, "oauth") && is(1, "dnsimple")
 }
 
-/// Whether `word` starts `lower` or follows a separator in it (the last
-/// time it is found).
-fn last_is_word_start(lower: &str, word: &str) -> bool {
-    lower
-        .rfind(word)
-        .is_some_and(|i| i == 0 || lower[..i].ends_with(['_', '.', '-']))
+/// The words of a key: split at what is not a letter or digit and at a
+/// lower-case-to-capital step (`rememberMeKey`: `remember`, `Me`, `Key`).
+fn key_words(key: &str) -> Vec<&str> {
+    let b = key.as_bytes();
+    let mut words = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_alphanumeric() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        while i < b.len()
+            && b[i].is_ascii_alphanumeric()
+            && !(b[i].is_ascii_uppercase()
+                && (b[i - 1].is_ascii_lowercase() || b[i - 1].is_ascii_digit()))
+        {
+            i += 1;
+        }
+        words.push(&key[start..i]);
+    }
+    words
 }
 
 /// red38 (red-password-words-in-other-languages): the word password in

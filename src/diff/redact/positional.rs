@@ -431,6 +431,23 @@ fn positional_rules() -> &'static [Rule] {
                 r"(?m)(?:^[ \t]*(?:[Hh]eader|HEADER)[ \t]+(?P<key>[A-Za-z][A-Za-z0-9_\-]*)[ \t]+)(?P<v>[^ \t\r\n#](?:[^\r\n#]*[^ \t\r\n#])?)",
                 shell_variable,
             ),
+            // red38 (red-nginx-api-key-maps): NGINX's API gateway pattern,
+            // `map $http_x_api_key $api_client { "KEY" client; }`: the
+            // API keys are the map's quoted keys. Read in a text whose
+            // map reads an API-key header or argument; a regex key (`~…`)
+            // stays.
+            rule(
+                &[
+                    "$http_x_api_key",
+                    "$http_apikey",
+                    "$http_api_key",
+                    "$arg_api_key",
+                    "$arg_apikey",
+                    "$http_x_auth_token",
+                ],
+                r#"(?m)(?:^[ \t]*|[{;][ \t]*)(?P<v>"[^"~\n][^"\n]*"|'[^'~\n][^'\n]*')(?:[ \t]+[^\s;]+[ \t]*;)"#,
+                never,
+            ),
         ]
     })
 }

@@ -5119,6 +5119,7 @@ fn abbreviated_and_signing_key_names() {
     }
     for key in [
         "JWT_KEY_PATH",
+        "RFC2136_TSIG_KEY",
         "keyword",
         "bypass",
         "surpass",
@@ -5271,6 +5272,27 @@ fn fluent_bit_header_directives() {
         &[
             "[OUTPUT]\n    Name   http\n    Header X-Splunk-Request-Channel 5b2f\n    Header Content-Type application/json\n    Header X-Auth-Token ${TOKEN}",
             "Header files are installed under include/",
+        ],
+    );
+}
+
+/// red38 (red-nginx-api-key-maps): the API keys of NGINX's API gateway
+/// map, in a text whose map reads an API-key header or argument.
+#[test]
+fn nginx_api_key_maps() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "map $http_x_api_key $api_client_name {\n    default \"\";\n    \"s3cr3tVx1abcdef\" \"client_one\";\n    \"s3cr3tVx2abcdef\" client_two;\n}",
+            "map $arg_apikey $client { 's3cr3tVx3abc' app; }\nmap $http_apikey $c {\n  's3cr3tVx4abc' app;\n}",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "map $http_user_agent $bot {\n    default 0;\n    \"~*googlebot\" 1;\n    \"curl/8.5.0\" 1;\n}",
+            "map $http_x_api_key $api_client_name {\n    default \"\";\n    \"~^test-\" tester;\n}",
         ],
     );
 }
