@@ -1259,6 +1259,50 @@ fn gpg_home(uids: &[&str]) -> (tempfile::TempDir, Vec<String>) {
     (home, fps)
 }
 
+/// compat38: a gpg reference of binary data decrypts but is no text; the
+/// hint said to import a private key that was there.
+#[test]
+fn gpg_binary_values_say_why_they_cannot_be_revealed() {
+    if !have_gpg() {
+        eprintln!("gpg not installed: skipped");
+        return;
+    }
+    let (home, _) = gpg_home(&["Bin <bin@example.com>"]);
+    let d = tempfile::tempdir().unwrap();
+    strata()
+        .current_dir(d.path())
+        .env("GNUPGHOME", home.path())
+        .args([
+            "refs",
+            "--write",
+            "gpg:k",
+            "-R",
+            "bin@example.com",
+            "--binary",
+            "-f",
+            "-",
+        ])
+        .write_stdin(&[0xbf_u8, 0xff, 0x00][..])
+        .assert()
+        .success();
+    let out = strata()
+        .current_dir(d.path())
+        .env("GNUPGHOME", home.path())
+        .args(["refs", "--reveal", "--tag", "?{gpg:k}"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(
+        err.contains("decrypted gpg data is not UTF-8 text"),
+        "{err}"
+    );
+    assert!(err.contains("holds binary data"), "{err}");
+    assert!(!err.contains("import the private key"), "{err}");
+}
+
 #[test]
 fn validate_and_update_targets_for_gpg_recipients() {
     if !have_gpg() {
