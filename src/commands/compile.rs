@@ -577,7 +577,10 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         let dump = compile::yaml_dump::DumpOptions::kapitan(indent, multiline, null_as_empty);
         for (_, dir) in &report.targets {
             let target_dir = temp.path().join("compiled").join(dir);
-            crate::catalog::annotate_sync_waves(&target_dir, &dump).map_err(diag_err)?;
+            // Named in the output path, as compile errors are: the scratch
+            // catalog is gone when the error is read (compat38).
+            crate::catalog::annotate_sync_waves(&target_dir, &dump)
+                .map_err(|e| hide_temp(shown(e.to_diagnostic()), temp.path(), &output_path))?;
         }
     }
     for w in &report.warnings {

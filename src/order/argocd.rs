@@ -37,12 +37,23 @@ pub fn annotate_sync_waves(
             wave_of.insert(graph.changes()[i].resource.identity(), w);
         }
     }
-    for (doc, object) in docs.iter().zip(objects.iter_mut().filter(|v| !v.is_null())) {
+    let mut resources = Vec::with_capacity(docs.len());
+    for doc in &docs {
         let origin = super::Origin {
             file: doc.file.clone(),
             line: doc.node.line,
         };
-        let res = super::Resource::from_value(object.clone(), origin)?;
+        resources.push(super::Resource::from_value(doc.node.to_value(), origin)?);
+    }
+    // Looked up with the namespaces the graph ordered them with: a
+    // cluster-scoped object written with a namespace, or a namespaced one
+    // written without, missed its wave and went unannotated (wave 0 to
+    // Argo CD, before what it waits for).
+    super::prepare_namespaces(&mut resources, options);
+    for (res, object) in resources
+        .iter()
+        .zip(objects.iter_mut().filter(|v| !v.is_null()))
+    {
         if res.api_version == config::CONFIG_API_VERSION {
             continue;
         }
@@ -106,6 +117,26 @@ mod tests {
             Some(&Value::String("me".into()))
         );
         assert!(objects[3].get_path(&["metadata"]).is_none());
+    }
+
+    /// compat38: a cluster-scoped object written with a namespace (Kapitan's
+    /// examples/kubernetes writes its Namespaces so) is ordered without it
+    /// since compat37, but was looked up as written and got no wave: Argo
+    /// CD's wave 0, before what it waits for (the ClusterRoleBinding here).
+    #[test]
+    fn cluster_scoped_objects_written_with_a_namespace_keep_their_wave() {
+        let mut objects = crate::yaml::load_values(
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop, namespace: shop}\n\
+             ---\napiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa, namespace: shop}\n\
+             ---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r, namespace: shop}\n\
+             ---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: rb, namespace: shop}\n",
+        )
+        .unwrap();
+        annotate_sync_waves(&mut objects, Path::new("catalog"), &Options::default()).unwrap();
+        let waves: Vec<Option<&str>> = objects.iter().map(wave).collect();
+        assert!(waves.iter().all(Option::is_some), "{waves:?}");
+        // The binding waits for its role, as in `strata order`.
+        assert!(waves[3] > waves[2], "{waves:?}");
     }
 
     #[test]

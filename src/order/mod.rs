@@ -370,10 +370,19 @@ fn collect(docs: &[Document], options: &Options) -> Result<(Vec<Resource>, Confi
         }
     }
     config.extend(options.extra_config.clone());
-    if !options.keep_cluster_scoped_namespaces {
-        drop_cluster_scoped_namespaces(&mut resources);
-    }
+    prepare_namespaces(&mut resources, options);
     Ok((resources, config))
+}
+
+/// The namespaces resources are ordered with, as `kapp deploy` prepares
+/// them (`Preparation.placeIntoNamespace`; see
+/// [`drop_cluster_scoped_namespaces`]). kapp also puts a namespaced
+/// resource written without a namespace into its `-n` namespace; strata
+/// does not (Known gaps in docs/order.md).
+pub(crate) fn prepare_namespaces(resources: &mut [Resource], options: &Options) {
+    if !options.keep_cluster_scoped_namespaces {
+        drop_cluster_scoped_namespaces(resources);
+    }
 }
 
 /// Built-in Kubernetes kinds that are not namespaced, as (API group, kind).

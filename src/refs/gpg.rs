@@ -243,5 +243,11 @@ pub fn decrypt(data: &[u8]) -> Result<String, RefError> {
     if !out.status.success() && !decryption_okay(&out.stderr) {
         return Err(failed(&out));
     }
-    String::from_utf8(out.stdout).map_err(|_| RefError::new("decrypted gpg data is not UTF-8 text"))
+    // The key is there: the value is binary (`--write gpg:x --binary`
+    // without `--base64`), which Kapitan cannot reveal either.
+    String::from_utf8(out.stdout).map_err(|_| {
+        RefError::new("decrypted gpg data is not UTF-8 text").hint(
+            "the reference holds binary data (written with --binary but without --base64): write it again with --base64",
+        )
+    })
 }

@@ -721,12 +721,22 @@ impl Refs {
         t: &TargetRefs,
     ) -> Result<RefFile, RefError> {
         check_backend(ty)?;
-        let text = String::from_utf8_lossy(data).into_owned();
+        // plain, env and vaultkv references hold text (Kapitan decodes the
+        // value as UTF-8 and fails): decoded lossily, a binary value was
+        // stored with U+FFFD for its bytes, and revealed as something else.
+        let text = || {
+            std::str::from_utf8(data).map(str::to_owned).map_err(|_| {
+                RefError::new(format!(
+                    "cannot write ?{{{ty}:{path}}}: a {ty} reference holds text, and the value is not UTF-8"
+                ))
+                .hint("store binary data base64-encoded (--base64, encoding: base64), or in a base64 or gpg reference")
+            })
+        };
         let mut extra = Map::default();
         let (data, encoding) = match ty {
-            "plain" => (text, encoding.to_string()),
+            "plain" => (text()?, encoding.to_string()),
             // EnvRef ignores the encoding it is given.
-            "env" => (text, "original".to_string()),
+            "env" => (text()?, "original".to_string()),
             "base64" => (B64.encode(data), encoding.to_string()),
             "gpg" => {
                 let recipients = gpg::recipients_for(t, path)?;
@@ -767,7 +777,7 @@ impl Refs {
                 } else {
                     in_vault
                 };
-                let d = vault::kv_write(&params, &mount, &in_vault, &key, &text)?;
+                let d = vault::kv_write(&params, &mount, &in_vault, &key, &text()?)?;
                 extra.insert("vault_params".into(), params.dump(false));
                 (d, encoding.to_string())
             }

@@ -318,6 +318,48 @@ fn order_argocd_sync_waves_annotates_objects() {
         .code(2);
 }
 
+/// compat38: an object `--order` cannot order (Kapitan's examples/kubernetes
+/// `labels` target: a float label value) was named in the scratch catalog,
+/// `<output>/.strata-compile-XXXX/compiled/...`, gone when the error is read.
+#[test]
+fn order_errors_name_the_output_path_not_the_scratch_catalog() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("inventory/targets")).unwrap();
+    std::fs::write(
+        root.join("inventory/targets/labels.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: labels}\n    compile:\n      - {output_path: manifests, input_type: jsonnet, input_paths: [m.jsonnet]}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("m.jsonnet"),
+        "{ cm: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', labels: { v: 1.5 } } } }\n",
+    )
+    .unwrap();
+    let out = crate::strata()
+        .current_dir(root)
+        .args([
+            "compile",
+            "--order",
+            "argocd-sync-waves",
+            "--output-path",
+            "out",
+        ])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(!err.contains(".strata-compile-"), "{err}");
+    let t = root.join("out/compiled/labels").display().to_string();
+    assert!(
+        err.contains(&format!("cannot order the objects of {t}: {t}:1: ")),
+        "{err}"
+    );
+    assert!(err.contains(&format!("--> {t}")), "{err}");
+}
+
 #[test]
 fn ytt_input_type_renders_templates_with_target_parameters() {
     let dir = tempfile::tempdir().unwrap();

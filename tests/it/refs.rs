@@ -344,6 +344,73 @@ fn refs_write_gives_kapitans_files() {
     assert!(!d.path().join("escape").exists());
 }
 
+/// compat38: `refs --write plain:x --binary -f key.bin` of bytes that are
+/// not UTF-8 stored U+FFFD for them (the secret was lost; Kapitan fails on
+/// `data.decode()`). Refused, nothing written; base64 keeps the bytes.
+#[test]
+fn binary_values_that_are_not_text_are_refused_by_text_references() {
+    let d = tempfile::tempdir().unwrap();
+    let bytes: &[u8] = &[0xbf, 0xeb, 0xe1, 0x70, 0x00, 0xff, b'\n'];
+    for token in ["plain:common/key", "env:common/key"] {
+        let out = strata()
+            .current_dir(d.path())
+            .args(["refs", "--write", token, "--binary", "-f", "-"])
+            .write_stdin(bytes)
+            .assert()
+            .code(2)
+            .get_output()
+            .stderr
+            .clone();
+        let err = String::from_utf8_lossy(&out);
+        assert!(
+            err.contains(&format!("cannot write ?{{{token}}}: a ")),
+            "{err}"
+        );
+        assert!(
+            err.contains("holds text, and the value is not UTF-8"),
+            "{err}"
+        );
+        assert!(err.contains("--base64"), "{err}");
+        assert!(!d.path().join("refs/common/key").exists(), "{token}");
+    }
+    for args in [
+        &[
+            "refs",
+            "--write",
+            "plain:common/key",
+            "--binary",
+            "--base64",
+            "-f",
+            "-",
+        ][..],
+        &[
+            "refs",
+            "--write",
+            "base64:common/key2",
+            "--binary",
+            "-f",
+            "-",
+        ][..],
+    ] {
+        strata()
+            .current_dir(d.path())
+            .args(args)
+            .write_stdin(bytes)
+            .assert()
+            .success();
+    }
+    let revealed = strata()
+        .current_dir(d.path())
+        .args(["refs", "--reveal", "--tag", "?{base64:common/key2}"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    // As Kapitan reveals binary data: base64.
+    assert_eq!(String::from_utf8_lossy(&revealed), "v+vhcAD/Cg==");
+}
+
 fn have_gpg() -> bool {
     std::process::Command::new("gpg")
         .arg("--version")
@@ -1190,6 +1257,50 @@ fn gpg_home(uids: &[&str]) -> (tempfile::TempDir, Vec<String>) {
         fps.push(fp);
     }
     (home, fps)
+}
+
+/// compat38: a gpg reference of binary data decrypts but is no text; the
+/// hint said to import a private key that was there.
+#[test]
+fn gpg_binary_values_say_why_they_cannot_be_revealed() {
+    if !have_gpg() {
+        eprintln!("gpg not installed: skipped");
+        return;
+    }
+    let (home, _) = gpg_home(&["Bin <bin@example.com>"]);
+    let d = tempfile::tempdir().unwrap();
+    strata()
+        .current_dir(d.path())
+        .env("GNUPGHOME", home.path())
+        .args([
+            "refs",
+            "--write",
+            "gpg:k",
+            "-R",
+            "bin@example.com",
+            "--binary",
+            "-f",
+            "-",
+        ])
+        .write_stdin(&[0xbf_u8, 0xff, 0x00][..])
+        .assert()
+        .success();
+    let out = strata()
+        .current_dir(d.path())
+        .env("GNUPGHOME", home.path())
+        .args(["refs", "--reveal", "--tag", "?{gpg:k}"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(
+        err.contains("decrypted gpg data is not UTF-8 text"),
+        "{err}"
+    );
+    assert!(err.contains("holds binary data"), "{err}");
+    assert!(!err.contains("import the private key"), "{err}");
 }
 
 #[test]
