@@ -6591,3 +6591,37 @@ fn the_targets_of_a_render_share_one_lookup_budget() {
         "{out}"
     );
 }
+
+/// Probe 38 (interpolated-class-names-unbounded): a class name built by
+/// references had no length limit, and every name is kept (the node's
+/// `classes`, the review's closure): 200 interpolations of a 16 MB
+/// parameter, ignored as not found, took `inventory` 93 s and 3.3 GB. A
+/// name is a file path: past 4,096 bytes it is an error naming the file
+/// and line, as a `class_mappings` name is.
+#[test]
+fn interpolated_class_names_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/reclass-config.yml"),
+        "ignore_class_notfound: true\n",
+    );
+    write(
+        &d.join("inventory/classes/base.yml"),
+        &format!("parameters:\n  short: x\n  long: {}\n", "y".repeat(5000)),
+    );
+    let target = |param: &str| {
+        format!("classes:\n  - base\n  - \"${{{param}}}.a\"\n  - \"${{{param}}}.b\"\n")
+    };
+    write(&d.join("inventory/targets/t.yml"), &target("short"));
+    run(d, &["inventory"], 0);
+    write(&d.join("inventory/targets/t.yml"), &target("long"));
+    let out = run(d, &["inventory"], 2);
+    assert!(
+        out.contains("inventory/targets/t.yml:3")
+            && out.contains("interpolates to 5002 bytes")
+            && out.contains("more than a class name can be (4096 bytes"),
+        "{out}"
+    );
+    assert!(out.len() < 2_000, "{}", out.len());
+}
