@@ -361,10 +361,14 @@ impl Inventory {
             .ignore_class_notfound_regexp
             .iter()
             .map(|r| {
-                regex::Regex::new(r).map_err(|e| InventoryError::BadRegex {
-                    regex: r.clone(),
-                    message: e.to_string(),
-                })
+                regex::RegexBuilder::new(r)
+                    .size_limit(class_mapping::MAX_REGEX_SIZE)
+                    .dfa_size_limit(class_mapping::MAX_REGEX_SIZE)
+                    .build()
+                    .map_err(|e| InventoryError::BadRegex {
+                        regex: r.clone(),
+                        message: e.to_string(),
+                    })
             })
             .collect::<Result<Vec<_>, _>>()?;
         let config_path = dir.join("reclass-config.yml");

@@ -6631,3 +6631,35 @@ fn interpolated_class_names_are_bounded() {
     );
     assert!(out.len() < 2_000, "{}", out.len());
 }
+
+/// Probe 38 (reclass-config-regex-size-unbounded): a regex of
+/// `reclass-config.yml` compiled to up to 10 MB (the regex crate's
+/// default): 200 `ignore_class_notfound_regexp` entries `\w{200}N` (4 kB)
+/// took `inventory` 43 s and 2.6 GB, 100 such `class_mappings` 28 s and
+/// 1.3 GB. Each compiles to at most 256 KiB.
+#[test]
+fn reclass_config_regexes_are_bounded_in_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(&d.join("inventory/targets/t.yml"), "parameters: {}\n");
+    for (config, small) in [
+        (
+            "ignore_class_notfound_regexp:\n  - '\\w{200}x'\n",
+            "ignore_class_notfound_regexp:\n  - '^\\w+x$'\n",
+        ),
+        (
+            "class_mappings:\n  - '/\\w{200}x/ c'\n",
+            "class_mappings:\n  - '/^\\w+x$/ c'\n",
+        ),
+    ] {
+        write(&d.join("inventory/reclass-config.yml"), small);
+        run(d, &["inventory"], 0);
+        write(&d.join("inventory/reclass-config.yml"), config);
+        let out = run(d, &["inventory"], 2);
+        assert!(
+            out.contains("exceeds size limit of 262144")
+                || out.contains("may take at most 262144 bytes"),
+            "{config}: {out}"
+        );
+    }
+}
