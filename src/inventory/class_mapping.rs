@@ -30,6 +30,14 @@ pub const MAX_REGEX_MATCHES: usize = 1_000_000;
 /// (Linux's `PATH_MAX`).
 pub const MAX_CLASS_NAME: usize = 4096;
 
+/// The most memory one compiled regex of `reclass-config.yml` (a
+/// `class_mappings` regex, an `ignore_class_notfound_regexp`) may take, and
+/// its lazy DFA's cache: `\w{200}` compiles to about 13 MB, so 200 such
+/// patterns (4 kB of a pull request's file) took `inventory` 43 s and
+/// 2.6 GB (probe 38, reclass-config-regex-size-unbounded). The regex
+/// crate's default is 10 MB each; real patterns take a few kilobytes.
+pub const MAX_REGEX_SIZE: usize = 256 * 1024;
+
 /// The first 100 characters of a name quoted in an error.
 fn short(s: &str) -> String {
     match s.char_indices().nth(100) {
@@ -137,8 +145,20 @@ impl ClassMapping {
             Pattern::Regex(
                 fancy_regex::RegexBuilder::new(body)
                     .backtrack_limit(backtrack)
+                    .delegate_size_limit(MAX_REGEX_SIZE)
+                    .delegate_dfa_size_limit(MAX_REGEX_SIZE)
                     .build()
-                    .map_err(|e| bad(format!("invalid regex `{body}`: {e}")))?,
+                    .map_err(|e| {
+                        // fancy-regex reports the size limit as "error
+                        // building NFA" only.
+                        let e = e.to_string();
+                        let size = if e.contains("NFA") || e.contains("size limit") {
+                            format!(" (a compiled regex may take at most {MAX_REGEX_SIZE} bytes: write a simpler pattern)")
+                        } else {
+                            String::new()
+                        };
+                        bad(format!("invalid regex `{body}`: {e}{size}"))
+                    })?,
             )
         } else {
             Pattern::Glob(

@@ -48,6 +48,15 @@ pub enum InventoryError {
         line: usize,
     },
 
+    #[error("a class name (included from {}:{line}) interpolates to {len} bytes (`{class}`), more than a class name can be ({limit} bytes, a file path)", from.display())]
+    ClassNameTooLong {
+        class: String,
+        len: usize,
+        limit: usize,
+        from: PathBuf,
+        line: usize,
+    },
+
     #[error("class pattern `{pattern}` did not match any classes (in {})", from.display())]
     PatternNoMatch { pattern: String, from: PathBuf },
 
@@ -254,6 +263,11 @@ impl ToDiagnostic for InventoryError {
                         class.replace('.', "/")
                     )
                 })
+            }
+            InventoryError::ClassNameTooLong { from, line, .. } => {
+                d = d.with_file(from).with_line(*line).with_hint(
+                    "a class name interpolates parameters that are too long: reference shorter values in `classes`",
+                )
             }
             InventoryError::PatternNoMatch { from, .. } => {
                 d = d.with_file(from).with_hint(

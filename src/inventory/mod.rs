@@ -363,10 +363,14 @@ impl Inventory {
             .ignore_class_notfound_regexp
             .iter()
             .map(|r| {
-                regex::Regex::new(r).map_err(|e| InventoryError::BadRegex {
-                    regex: r.clone(),
-                    message: e.to_string(),
-                })
+                regex::RegexBuilder::new(r)
+                    .size_limit(class_mapping::MAX_REGEX_SIZE)
+                    .dfa_size_limit(class_mapping::MAX_REGEX_SIZE)
+                    .build()
+                    .map_err(|e| InventoryError::BadRegex {
+                        regex: r.clone(),
+                        message: e.to_string(),
+                    })
             })
             .collect::<Result<Vec<_>, _>>()?;
         let config_path = dir.join("reclass-config.yml");
@@ -1085,6 +1089,20 @@ impl Build<'_> {
                     let v = r.render_template(t, *origin)?;
                     let mut s = String::new();
                     raw_string(&v, &mut s);
+                    // Every name is kept (the node's `classes`, the review's
+                    // closure): 200 interpolations of a 16 MB parameter,
+                    // ignored as not found, held 3.3 GB (probe 38,
+                    // interpolated-class-names-unbounded).
+                    if s.len() > class_mapping::MAX_CLASS_NAME {
+                        let len = s.len();
+                        return Err(InventoryError::ClassNameTooLong {
+                            class: resolve::clip(s),
+                            len,
+                            limit: class_mapping::MAX_CLASS_NAME,
+                            from: from.clone(),
+                            line: origin.line as usize,
+                        });
+                    }
                     (absolute(&s, &f.loc), origin.line as usize)
                 }
                 Include::Pattern(e, line) => {

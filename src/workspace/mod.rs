@@ -62,6 +62,13 @@ impl ToDiagnostic for WorkspaceError {
 /// The largest `--indent` (`.kapitan` `indent`).
 const MAX_INDENT: usize = 64;
 
+/// The most search paths `.kapitan` may set. Every input path and jsonnet
+/// import of every target is looked up in each: 20,000 of them (249 kB,
+/// a pull request's file) made 200 imports of one target take 5.6 s, and
+/// a missing input's error listed all of them (429 kB per target; probe
+/// 38, kapitan-search-paths-unbounded). Real ones set a handful.
+const MAX_SEARCH_PATHS: usize = 256;
+
 /// A `.kapitan` value of the wrong type or range, named with the file.
 fn kapitan_value_err(key: &str, v: &Value, what: &str) -> WorkspaceError {
     let shown = crate::inventory::config::describe(v);
@@ -224,6 +231,12 @@ impl Workspace {
         }
         match defaults.get(section, "search-paths") {
             None | Some(Value::Null) | Some(Value::String(_)) => {}
+            Some(Value::List(l)) if l.len() > MAX_SEARCH_PATHS => {
+                return Err(config_err(format!(
+                    "`.kapitan` sets {} search paths (`search-paths`): use at most {MAX_SEARCH_PATHS} (every input path and jsonnet import is looked up in each, for every target)",
+                    l.len()
+                )))
+            }
             Some(Value::List(l)) if l.iter().all(|x| x.as_str().is_some()) => {}
             Some(v) => return Err(kapitan_value_err("search-paths", v, "use a list of paths")),
         }

@@ -4920,6 +4920,12 @@ fn kapitan_file_values_of_the_wrong_type_or_range_are_errors_naming_it() {
             "`.kapitan` sets `parallelism` to a list",
         ),
         ("search-paths: 5", "`.kapitan` sets `search-paths` to `5`"),
+        // Probe 38 (kapitan-search-paths-unbounded): each is searched for
+        // every input and import of every target.
+        (
+            "search-paths: [. , d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10, d11, d12, d13, d14, d15, d16, d17, d18, d19, d20, d21, d22, d23, d24, d25, d26, d27, d28, d29, d30, d31, d32, d33, d34, d35, d36, d37, d38, d39, d40, d41, d42, d43, d44, d45, d46, d47, d48, d49, d50, d51, d52, d53, d54, d55, d56, d57, d58, d59, d60, d61, d62, d63, d64, d65, d66, d67, d68, d69, d70, d71, d72, d73, d74, d75, d76, d77, d78, d79, d80, d81, d82, d83, d84, d85, d86, d87, d88, d89, d90, d91, d92, d93, d94, d95, d96, d97, d98, d99, d100, d101, d102, d103, d104, d105, d106, d107, d108, d109, d110, d111, d112, d113, d114, d115, d116, d117, d118, d119, d120, d121, d122, d123, d124, d125, d126, d127, d128, d129, d130, d131, d132, d133, d134, d135, d136, d137, d138, d139, d140, d141, d142, d143, d144, d145, d146, d147, d148, d149, d150, d151, d152, d153, d154, d155, d156, d157, d158, d159, d160, d161, d162, d163, d164, d165, d166, d167, d168, d169, d170, d171, d172, d173, d174, d175, d176, d177, d178, d179, d180, d181, d182, d183, d184, d185, d186, d187, d188, d189, d190, d191, d192, d193, d194, d195, d196, d197, d198, d199, d200, d201, d202, d203, d204, d205, d206, d207, d208, d209, d210, d211, d212, d213, d214, d215, d216, d217, d218, d219, d220, d221, d222, d223, d224, d225, d226, d227, d228, d229, d230, d231, d232, d233, d234, d235, d236, d237, d238, d239, d240, d241, d242, d243, d244, d245, d246, d247, d248, d249, d250, d251, d252, d253, d254, d255, d256]",
+            "`.kapitan` sets 258 search paths (`search-paths`): use at most 256",
+        ),
         (
             "output-path: {a: 1}",
             "`.kapitan` sets `output-path` to a map",
@@ -6604,4 +6610,70 @@ fn the_targets_of_a_render_share_one_lookup_budget() {
             && out.contains("STRATA_MAX_RENDER_LOOKUPS"),
         "{out}"
     );
+}
+
+/// Probe 38 (interpolated-class-names-unbounded): a class name built by
+/// references had no length limit, and every name is kept (the node's
+/// `classes`, the review's closure): 200 interpolations of a 16 MB
+/// parameter, ignored as not found, took `inventory` 93 s and 3.3 GB. A
+/// name is a file path: past 4,096 bytes it is an error naming the file
+/// and line, as a `class_mappings` name is.
+#[test]
+fn interpolated_class_names_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/reclass-config.yml"),
+        "ignore_class_notfound: true\n",
+    );
+    write(
+        &d.join("inventory/classes/base.yml"),
+        &format!("parameters:\n  short: x\n  long: {}\n", "y".repeat(5000)),
+    );
+    let target = |param: &str| {
+        format!("classes:\n  - base\n  - \"${{{param}}}.a\"\n  - \"${{{param}}}.b\"\n")
+    };
+    write(&d.join("inventory/targets/t.yml"), &target("short"));
+    run(d, &["inventory"], 0);
+    write(&d.join("inventory/targets/t.yml"), &target("long"));
+    let out = run(d, &["inventory"], 2);
+    assert!(
+        out.contains("inventory/targets/t.yml:3")
+            && out.contains("interpolates to 5002 bytes")
+            && out.contains("more than a class name can be (4096 bytes"),
+        "{out}"
+    );
+    assert!(out.len() < 2_000, "{}", out.len());
+}
+
+/// Probe 38 (reclass-config-regex-size-unbounded): a regex of
+/// `reclass-config.yml` compiled to up to 10 MB (the regex crate's
+/// default): 200 `ignore_class_notfound_regexp` entries `\w{200}N` (4 kB)
+/// took `inventory` 43 s and 2.6 GB, 100 such `class_mappings` 28 s and
+/// 1.3 GB. Each compiles to at most 256 KiB.
+#[test]
+fn reclass_config_regexes_are_bounded_in_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(&d.join("inventory/targets/t.yml"), "parameters: {}\n");
+    for (config, small) in [
+        (
+            "ignore_class_notfound_regexp:\n  - '\\w{200}x'\n",
+            "ignore_class_notfound_regexp:\n  - '^\\w+x$'\n",
+        ),
+        (
+            "class_mappings:\n  - '/\\w{200}x/ c'\n",
+            "class_mappings:\n  - '/^\\w+x$/ c'\n",
+        ),
+    ] {
+        write(&d.join("inventory/reclass-config.yml"), small);
+        run(d, &["inventory"], 0);
+        write(&d.join("inventory/reclass-config.yml"), config);
+        let out = run(d, &["inventory"], 2);
+        assert!(
+            out.contains("exceeds size limit of 262144")
+                || out.contains("may take at most 262144 bytes"),
+            "{config}: {out}"
+        );
+    }
 }
