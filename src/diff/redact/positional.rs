@@ -428,14 +428,14 @@ fn positional_rules() -> &'static [Rule] {
             // value to the line's end.
             rule(
                 &["Header", "header", "HEADER"],
-                r"(?m)(?:^[ \t]*(?:[Hh]eader|HEADER)[ \t]+(?P<key>[A-Za-z][A-Za-z0-9_\-]*)[ \t]+)(?P<v>[^ \t\r\n#](?:[^\r\n#]*[^ \t\r\n#])?)",
+                r#"(?m)(?:^[ \t]*(?:[Hh]eader|HEADER)[ \t]+(?P<key>[A-Za-z][A-Za-z0-9_\-]*)[ \t]+)(?P<v>[!-"$-~](?:[ -"$-~]*[!-"$-~])?)"#,
                 shell_variable,
             ),
             // red38 (red-nginx-api-key-maps): NGINX's API gateway pattern,
             // `map $http_x_api_key $api_client { "KEY" client; }`: the
             // API keys are the map's quoted keys. Read in a text whose
             // map reads an API-key header or argument; a regex key (`~…`)
-            // stays.
+            // stays, and so does a key shorter than 8 characters.
             rule(
                 &[
                     "$http_x_api_key",
@@ -445,7 +445,7 @@ fn positional_rules() -> &'static [Rule] {
                     "$arg_apikey",
                     "$http_x_auth_token",
                 ],
-                r#"(?m)(?:^[ \t]*|[{;][ \t]*)(?P<v>"[^"~\n][^"\n]*"|'[^'~\n][^'\n]*')(?:[ \t]+[^\s;]+[ \t]*;)"#,
+                r#"(?m)(?:^[ \t]*|[{;][ \t]*)(?P<v>"[A-Za-z0-9_.+/=\-]{8,}"|'[A-Za-z0-9_.+/=\-]{8,}')(?:[ \t]+[^ \t\r\n;]+[ \t]*;)"#,
                 never,
             ),
         ]
