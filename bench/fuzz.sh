@@ -7,6 +7,12 @@
 # Targets: yaml refs inventory overlay redact (default: all five).
 # FUZZ_RUNS=N stops a target after N executions (SECONDS stays the upper
 # bound); FUZZ_JOBS=N runs N fuzzing processes at once (default 1).
+# FUZZ_TIMEOUT=N counts an input as a time-out after N seconds (default 1).
+# On a loaded machine, raise it: libFuzzer's time-out handler allocates
+# from inside its SIGALRM handler, and when the alarm interrupts glibc's
+# malloc or free the job deadlocks at 0 CPU until the run's time limit
+# (seen with the inventory target's alias- and reference-bomb seeds,
+# which take 0.1-0.5 s alone and over 5 s at load 7).
 #
 # libFuzzer runs in fork mode (-fork=1 -ignore_crashes=1 -ignore_timeouts=1
 # -ignore_ooms=1), so a finding does not end the run and every finding is
@@ -59,7 +65,7 @@ for t in "${targets[@]}"; do
   # The parent process only schedules jobs; -max_total_time bounds the run.
   timeout --kill-after=30 $((secs + 120)) nice -n 19 "$bindir/$t" \
     -fork="${FUZZ_JOBS:-1}" -runs="${FUZZ_RUNS:--1}" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
-    -rss_limit_mb=2048 -timeout=1 -max_total_time="$secs" -max_len=65536 \
+    -rss_limit_mb=2048 -timeout="${FUZZ_TIMEOUT:-1}" -max_total_time="$secs" -max_len=65536 \
     -artifact_prefix="fuzz/artifacts/$t/" \
     "fuzz/corpus/$t" "fuzz/seeds/$t" >"$log" 2>&1 || true
   # Fork mode's progress line: "#EXECS: cov: .. corp: .. exec/s: .. oom/timeout/crash: O/T/C time: Ns ..."
