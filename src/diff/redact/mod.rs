@@ -21,6 +21,7 @@ mod keys;
 mod lines;
 mod positional;
 mod rules;
+mod schema;
 mod scrub;
 mod shapes;
 mod structural;
