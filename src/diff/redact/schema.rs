@@ -44,6 +44,44 @@ pub(super) fn is_schema_root(key: &str) -> bool {
     key == "openAPIV3Schema"
 }
 
+/// Text mode: whether the `kind:` key found at `start..end` of `text` has
+/// nothing after it on its line and a deeper `name:` line next, so its
+/// value is a map (a CRD schema's `kind` property: `kind:` / `description:
+/// ...`), which cannot spell `Secret`. A plain scalar cannot hold `: `, so
+/// the next line is not a continued `Secret`; an indicator (`!!str`, `&a`,
+/// `*a`, a quote) on either line still counts as a possible Secret.
+pub(super) fn kind_holds_a_map(text: &str, start: usize, end: usize) -> bool {
+    let Some(rest) = text.get(end..) else {
+        return false;
+    };
+    let (line_rest, after) = rest.split_once('\n').unwrap_or((rest, ""));
+    let line_rest = line_rest.trim_end_matches('\r');
+    if !line_rest.trim().is_empty() {
+        return false;
+    }
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let key_line = &text[line_start..end];
+    let key_col = key_line.len() - key_line.trim_start_matches([' ', '\t', '-']).len();
+    let Some(next) = after
+        .split('\n')
+        .map(|l| l.trim_end_matches('\r'))
+        .find(|l| !l.trim().is_empty())
+    else {
+        return false;
+    };
+    let ind = next.len() - next.trim_start_matches(' ').len();
+    let next = next.trim_start_matches(' ');
+    let Some((name, value)) = next.split_once(':') else {
+        return false;
+    };
+    ind > key_col
+        && !name.is_empty()
+        && name
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '-' | '.'))
+        && (value.is_empty() || value.starts_with(' '))
+}
+
 /// A map on either side (the other absent or a map too), or `None`.
 fn maps<'a>(old: Option<&'a Value>, new: Option<&'a Value>) -> Option<(&'a Map, &'a Map)> {
     static EMPTY: std::sync::OnceLock<Map> = std::sync::OnceLock::new();
@@ -305,5 +343,24 @@ spec:
             "spec:\n  properties:\n    password: {type: string, default: Q4notschema}\n",
         );
         assert!(!b.contains("Q4notschema"), "{b}");
+    }
+
+    /// Text mode: a CRD's schema has a `kind` property whose value is a
+    /// map; the file was withheld whole as a possible Secret.
+    #[test]
+    fn a_kind_property_holding_a_map_is_not_a_secret_kind() {
+        let r = Redactor::new(&[], true).unwrap();
+        let crd = "kind: CustomResourceDefinition\nspec:\n  properties:\n    kind:\n      description: Kind of the object\n      type: string\n";
+        assert!(!r.looks_like_secret(crd));
+        for secret in [
+            "kind:\n  Secret\ndata: {}\n",
+            "kind:\n  !!str Secret\n",
+            "kind:\n  \"Secret\"\n",
+            "kind: # c\n  Secret\n",
+            "kind:\n  Sec\n  ret\n",
+            "kind:\ndata: {}\n",
+        ] {
+            assert!(r.looks_like_secret(secret), "{secret}");
+        }
     }
 }
