@@ -1584,3 +1584,53 @@ fn a_side_without_an_inventory_has_no_targets() {
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("target removed"), "{text}");
 }
+
+/// crd38 (compat38's helm chart output): a CRD's schema names fields
+/// (`passCredentials`, `clientKey`, `password`) and holds no values, so a
+/// chart bump shows the schema change instead of `<redacted>`; a schema's
+/// `default` under a secret-named field and a Secret's data stay hidden.
+#[test]
+fn crd_schemas_are_shown_in_diffs() {
+    let c = fixtures().join("crd");
+    let (old, new) = (c.join("old"), c.join("new"));
+    let modes: [&[&str]; 2] = [&[], &["--no-semantic"]];
+    for mode in modes {
+        for format in ["text", "markdown", "json"] {
+            let mut extra = vec!["--format", format, "--color", "never"];
+            extra.extend(mode);
+            let args = diff_args(&old, &new, &extra);
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (code, out, err) = stdout_of(&refs);
+            assert_eq!(code, 0, "{mode:?} {format}: {err}");
+            // The text mode shows the file (its schema's `kind` property
+            // is a map, not a Secret's kind); its line rule still hides
+            // the blocks under secret-named fields.
+            let shown: &[&str] = if mode.is_empty() {
+                &[
+                    "Pass credentials to every domain (also redirects)",
+                    "maxLength",
+                    "REST resource (v2)",
+                ]
+            } else {
+                &["REST resource (v2)"]
+            };
+            for shown in shown {
+                assert!(
+                    out.contains(shown),
+                    "{mode:?} {format}: {shown} hidden\n{out}"
+                );
+            }
+            for secret in [
+                "Qz8oldDefaultPw",
+                "Qz8newDefaultPw",
+                "Qz8oldSecretData",
+                "Qz8newSecretData",
+            ] {
+                assert!(
+                    !out.contains(secret),
+                    "{mode:?} {format}: {secret} shown\n{out}"
+                );
+            }
+        }
+    }
+}

@@ -21,6 +21,7 @@ mod keys;
 mod lines;
 mod positional;
 mod rules;
+mod schema;
 mod scrub;
 mod shapes;
 mod structural;
@@ -911,7 +912,7 @@ impl Redactor {
                 .find('\n')
                 .map_or(text.len(), |i| m.end() + i);
             let rest = &text[m.end()..line_end];
-            if !plain_kind(rest) {
+            if !plain_kind(rest) && !schema::kind_holds_a_map(&text, m.start(), m.end()) {
                 return true;
             }
             // A deeper line right after continues the value (`kind: Sec` /

@@ -411,6 +411,9 @@ impl Redactor {
                     }
                 }
                 (x, y)
+            } else if super::schema::is_schema_root(k) {
+                // A CRD's schema names fields; it holds no values.
+                self.walk_schema(None, ov, nv)
             } else if self.defaults && key_parent(k) && holds_key(ov, nv) {
                 self.hide_api_key(ov, nv)
             } else if self.defaults
