@@ -399,17 +399,9 @@ impl<'a> Resolver<'a> {
             .map(|c| if c == ':' { SEP } else { c })
             .collect();
         self.lookups += 1;
-        let param = || {
-            display_path(
-                self.frames
-                    .first()
-                    .map(|(p, _)| p.as_str())
-                    .unwrap_or(&self.cur),
-            )
-        };
         if self.lookups > MAX_LOOKUPS {
             return Err(InventoryError::TooManyLookups {
-                param: param(),
+                param: self.param(),
                 limit: MAX_LOOKUPS,
             });
         }
@@ -421,7 +413,7 @@ impl<'a> Resolver<'a> {
                 > self.max_shared
         {
             return Err(InventoryError::TooManyRenderLookups {
-                param: param(),
+                param: self.param(),
                 limit: self.max_shared,
             });
         }
@@ -472,6 +464,17 @@ impl<'a> Resolver<'a> {
         self.loop_hit = self.loop_hit.max(Some(j));
     }
 
+    /// The parameter whose resolution is under way, for a limit's error:
+    /// the outermost one a reference chain started from.
+    fn param(&self) -> String {
+        display_path(
+            self.frames
+                .first()
+                .map(|(p, _)| p.as_str())
+                .unwrap_or(&self.cur),
+        )
+    }
+
     /// Adds a resolved value to the expansion budget.
     /// Values nested by references (`a: {x: ${b}}`, `b: {x: ${c}}`, ...)
     /// are held to the YAML nesting limit too, so that nothing that walks
@@ -479,23 +482,15 @@ impl<'a> Resolver<'a> {
     fn count(&mut self, v: &Value) -> Result<(), InventoryError> {
         let (size, depth) = value_size(v);
         self.expanded = self.expanded.saturating_add(size);
-        let param = || {
-            display_path(
-                self.frames
-                    .first()
-                    .map(|(p, _)| p.as_str())
-                    .unwrap_or(&self.cur),
-            )
-        };
         if self.expanded > MAX_EXPANSION {
             return Err(InventoryError::TooLarge {
-                param: param(),
+                param: self.param(),
                 limit: MAX_EXPANSION,
             });
         }
         if depth > crate::yaml::MAX_DEPTH {
             return Err(InventoryError::ValueTooDeep {
-                param: param(),
+                param: self.param(),
                 limit: crate::yaml::MAX_DEPTH,
             });
         }

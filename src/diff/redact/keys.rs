@@ -513,13 +513,19 @@ pub(super) fn abbreviated_and_signing_key_names(key: &str) -> bool {
 /// The words of a key: split at what is not a letter or digit and at a
 /// lower-case-to-capital step (`rememberMeKey`: `remember`, `Me`, `Key`).
 fn key_words(key: &str) -> Vec<&str> {
+    key_word_spans(key).map(|(s, e)| &key[s..e]).collect()
+}
+
+/// [`key_words`] as byte ranges of the key.
+fn key_word_spans(key: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     let b = key.as_bytes();
-    let mut words = Vec::new();
     let mut i = 0;
-    while i < b.len() {
-        if !b[i].is_ascii_alphanumeric() {
+    std::iter::from_fn(move || {
+        while i < b.len() && !b[i].is_ascii_alphanumeric() {
             i += 1;
-            continue;
+        }
+        if i == b.len() {
+            return None;
         }
         let start = i;
         i += 1;
@@ -530,9 +536,8 @@ fn key_words(key: &str) -> Vec<&str> {
         {
             i += 1;
         }
-        words.push(&key[start..i]);
-    }
-    words
+        Some((start, i))
+    })
 }
 
 /// red38 (red-password-words-in-other-languages): the word password in
@@ -606,23 +611,8 @@ pub(super) fn password_words_in_other_languages(key: &str) -> bool {
         "matkhau",
         "palavrapasse",
     ];
-    let b = key.as_bytes();
     let (mut prev2, mut prev): (&str, &str) = ("", "");
-    let mut i = 0;
-    while i < b.len() {
-        if !b[i].is_ascii_alphanumeric() {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        i += 1;
-        while i < b.len()
-            && b[i].is_ascii_alphanumeric()
-            && !(b[i].is_ascii_uppercase()
-                && (b[i - 1].is_ascii_lowercase() || b[i - 1].is_ascii_digit()))
-        {
-            i += 1;
-        }
+    for (start, i) in key_word_spans(key) {
         let w = &key[start..i];
         let is = |a: &str, x: &str| a.eq_ignore_ascii_case(x);
         let found = ONE.iter().any(|o| is(w, o))
