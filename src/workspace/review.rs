@@ -87,6 +87,8 @@ impl Review {
                 only.insert(top.to_string());
             }
         }
+        // A target the diff named by its top directory is compared when any
+        // name below it was.
         let compared = self
             .diff
             .targets
@@ -113,9 +115,11 @@ fn may_reorder(t: &diff::TargetDiff) -> bool {
         (yaml(&f.path) || f.old_path.as_deref().is_some_and(yaml))
             && (f.status != diff::Status::Changed
                 || f.objects.iter().any(|o| {
+                    let kind = diff::groups::kind_of(&o.name);
                     o.status != diff::Status::Changed
                         || o.changes.is_empty()
-                        || matches!(diff::groups::kind_of(&o.name), k if k == "file" || crate::order::REORDERING_KINDS.contains(&k))
+                        || kind == "file"
+                        || crate::order::REORDERING_KINDS.contains(&kind)
                         || o.changes.iter().any(|c| crate::order::may_reorder(&c.path))
                 }))
     })
