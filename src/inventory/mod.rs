@@ -271,7 +271,7 @@ pub struct Inventory {
     /// Every file that can appear in an `Origin`: classes first, then targets.
     files: Vec<PathBuf>,
     classes: Vec<ClassSlot>,
-    class_index: HashMap<String, usize>,
+    class_index: HashMap<String, usize, ahash::RandomState>,
     /// Class names wildcard patterns can match, sorted by code point.
     wildcard_names: Vec<String>,
     /// Each distinct pattern's matches, filled as class files are parsed
@@ -339,7 +339,8 @@ impl Inventory {
 
         let mut files = Vec::with_capacity(class_entities.len() + target_entities.len());
         let mut classes = Vec::with_capacity(class_entities.len());
-        let mut class_index = HashMap::with_capacity(class_entities.len());
+        let mut class_index =
+            HashMap::with_capacity_and_hasher(class_entities.len(), ahash::RandomState::default());
         let mut wildcard_names = Vec::new();
         for e in class_entities {
             files.push(e.path.clone());
@@ -635,11 +636,11 @@ impl Inventory {
             inv: self,
             params: UMap::default(),
             exports: UMap::default(),
-            listed: IndexSet::new(),
+            listed: IndexSet::default(),
             apps: AppList::default(),
-            done: HashSet::new(),
-            patterns_done: HashSet::new(),
-            patterns_listed: HashSet::new(),
+            done: HashSet::default(),
+            patterns_done: HashSet::default(),
+            patterns_listed: HashSet::default(),
             stack: Vec::new(),
             sources: closure::Sources::default(),
         };
@@ -1063,13 +1064,13 @@ struct Build<'a> {
     inv: &'a Inventory,
     params: UMap,
     exports: UMap,
-    listed: IndexSet<String>,
+    listed: IndexSet<String, ahash::RandomState>,
     apps: AppList,
-    done: HashSet<String>,
+    done: HashSet<String, ahash::RandomState>,
     /// Expansions (by id) walked in full: all their names are in `done`.
-    patterns_done: HashSet<usize>,
+    patterns_done: HashSet<usize, ahash::RandomState>,
     /// Expansions (by id) whose names are all in `listed`.
-    patterns_listed: HashSet<usize>,
+    patterns_listed: HashSet<usize, ahash::RandomState>,
     /// Classes being included right now, for cycle errors.
     stack: Vec<String>,
     sources: closure::Sources,

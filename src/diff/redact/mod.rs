@@ -19,6 +19,7 @@ mod escapes;
 mod iac;
 mod keys;
 mod lines;
+mod memo;
 mod positional;
 mod rules;
 mod schema;
@@ -259,6 +260,8 @@ pub const ALIASED_UNDER_SECRET: &str = "<redacted: aliased under a secret key>";
 
 #[derive(Debug, Clone)]
 pub struct Redactor {
+    /// Names these rules in [`Self::scrub`]'s memo (a clone shares it).
+    memo_id: u64,
     keys: Vec<Regex>,
     /// Whether the default key rules apply ([`DEFAULT_KEY_PATTERN`] and
     /// [`KEYWORD_PATTERN`]).
@@ -772,7 +775,9 @@ impl Redactor {
                 .expect("static regex is valid");
         let shell_default = Regex::new(r"(\$\{([A-Za-z_][A-Za-z0-9_]*)[-=])([^}\n]*)\}")
             .expect("static regex is valid");
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Ok(Redactor {
+            memo_id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             shell_default,
             setter_call,
             mongo_password,
@@ -848,6 +853,10 @@ impl Redactor {
     /// pair) names a secret: a key pattern, a secret word in it, or a
     /// credential header's name.
     pub(crate) fn key_matches(&self, key: &str) -> bool {
+        memo::key_matched(self.memo_id, key, || self.key_matches_uncached(key))
+    }
+
+    fn key_matches_uncached(&self, key: &str) -> bool {
         if self.defaults && keys::credentials_file_variable(key) {
             // The default rules do not read it (only `--redact-key`
             // patterns, after the default pattern, do).
@@ -1008,10 +1017,13 @@ impl Redactor {
         if plain_word(text) {
             return text.to_string();
         }
-        if has_invisible(text) {
-            return self.scrub_invisible(text);
-        }
-        self.scrub_visible(text)
+        memo::scrubbed(self.memo_id, memo::Text::Scrubbed, text, || {
+            if has_invisible(text) {
+                self.scrub_invisible(text)
+            } else {
+                self.scrub_visible(text)
+            }
+        })
     }
 
     /// [`Self::scrub`] of a text holding control or invisible characters
@@ -1177,7 +1189,9 @@ impl Redactor {
     /// pairs would take a file name for a key (`password.jsonnet: no such
     /// field`).
     pub fn hide_credential_shapes(&self, text: &str) -> String {
-        self.whole_text_shapes(text)
+        memo::scrubbed(self.memo_id, memo::Text::ShapesHidden, text, || {
+            self.whole_text_shapes(text)
+        })
     }
 
     fn whole_text_shapes(&self, text: &str) -> String {
