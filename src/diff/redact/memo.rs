@@ -13,9 +13,9 @@ use std::collections::HashMap;
 /// Longer strings are scrubbed every time: long texts rarely repeat.
 const MAX_TEXT: usize = 16 * 1024;
 /// Bytes one thread's memo of one redactor may hold before it starts over.
-const MAX_BYTES: usize = 16 * 1024 * 1024;
+const MAX_BYTES: usize = 8 * 1024 * 1024;
 /// Redactors with a memo per thread (a review uses one or two kinds).
-const MAX_REDACTORS: usize = 4;
+const MAX_REDACTORS: usize = 2;
 
 #[derive(Default)]
 struct Memo {
