@@ -108,9 +108,12 @@ mod tests {
         let waves: Vec<Option<&str>> = objects.iter().map(wave).collect();
         // Namespace first, then the ConfigMap (and its identical repeat),
         // then the Deployment (its old wave replaced); the Config untouched.
+        // The Thing, taken to be namespaced and written without a
+        // namespace, is ordered in `default` as `kapp deploy` places it, so
+        // kapp's last default rule makes it wait for every ConfigMap.
         assert_eq!(
             waves,
-            [Some("2"), Some("1"), Some("0"), None, Some("1"), Some("0")]
+            [Some("2"), Some("1"), Some("0"), None, Some("1"), Some("2")]
         );
         assert_eq!(
             objects[0].get_path(&["metadata", "annotations", "keep"]),
@@ -149,7 +152,7 @@ mod tests {
             .unwrap_err();
         assert!(
             e.to_string()
-                .contains("job/a () cluster: annotation kapp.k14s.io/change-rule"),
+                .contains("job/a () namespace: default: annotation kapp.k14s.io/change-rule"),
             "{e}"
         );
         assert!(wave(&objects[0]).is_none(), "nothing annotated on error");

@@ -255,11 +255,21 @@ pub struct Options {
     /// the defaults and any kapp Config found among the resources.
     pub extra_config: Config,
     pub ops: Ops,
-    /// Order cluster-scoped resources with the `metadata.namespace` they are
-    /// written with, as kapp's change-graph tests do; `kapp deploy` (and so
-    /// the default) removes it first.
+    /// Order every resource with the `metadata.namespace` it is written
+    /// with, as kapp's change-graph tests build their graphs. `kapp deploy`
+    /// (and so the default) first removes it from cluster-scoped resources
+    /// and puts namespaced ones written without one into
+    /// [`Options::default_namespace`].
     pub keep_cluster_scoped_namespaces: bool,
+    /// kapp's `-n` (`DefaultNamespace`): the namespace a namespaced resource
+    /// written without one is ordered in. Empty leaves such resources
+    /// without one, as kapp does with an empty `-n`.
+    pub default_namespace: String,
 }
+
+/// What kapp's `-n` comes to with no flag, no `$KAPP_NAMESPACE` and a
+/// kubeconfig context that names no namespace (client-go's fallback).
+pub const KAPP_DEFAULT_NAMESPACE: &str = "default";
 
 impl Default for Options {
     fn default() -> Self {
@@ -268,6 +278,7 @@ impl Default for Options {
             extra_config: Config::default(),
             ops: Ops::default(),
             keep_cluster_scoped_namespaces: false,
+            default_namespace: KAPP_DEFAULT_NAMESPACE.to_string(),
         }
     }
 }
@@ -375,16 +386,34 @@ fn collect(docs: &[Document], options: &Options) -> Result<(Vec<Resource>, Confi
 }
 
 /// The namespaces resources are ordered with, as `kapp deploy` prepares
-/// them (`Preparation.placeIntoNamespace`; see
-/// [`drop_cluster_scoped_namespaces`]). kapp also puts a namespaced
-/// resource written without a namespace into its `-n` namespace; strata
-/// does not (Known gaps in docs/order.md).
+/// them (`Preparation.placeIntoNamespace`, before it orders): a
+/// cluster-scoped resource loses the namespace it may be written with, a
+/// namespaced one written without one goes into the default namespace.
+/// Without the former a Namespace written with its own name as
+/// `metadata.namespace` (Kapitan's examples do) waited for itself, an
+/// `order-cycle` kapp never reports; without the latter kapp's default
+/// rule for service accounts (`delete before deleting
+/// ...namespaces-{namespace}`) failed on every ServiceAccount a helm chart
+/// writes without a namespace, and namespaced workloads written so waited
+/// for none of the ConfigMaps, Secrets and RBAC kapp makes them wait for.
 pub(crate) fn prepare_namespaces(resources: &mut [Resource], options: &Options) {
-    if !options.keep_cluster_scoped_namespaces {
-        drop_cluster_scoped_namespaces(resources);
+    if options.keep_cluster_scoped_namespaces {
+        return;
+    }
+    let declared = declared_cluster_kinds(resources);
+    for res in resources.iter_mut() {
+        let group = res.api_group();
+        let cluster_scoped = CLUSTER_SCOPED
+            .iter()
+            .any(|(g, k)| *g == group && *k == res.kind)
+            || declared.contains(&(group.to_string(), res.kind.clone()));
+        if cluster_scoped {
+            res.namespace.clear();
+        } else if res.namespace.is_empty() {
+            res.namespace.clone_from(&options.default_namespace);
+        }
     }
 }
-
 /// Built-in Kubernetes kinds that are not namespaced, as (API group, kind).
 const CLUSTER_SCOPED: &[(&str, &str)] = &[
     ("", "ComponentStatus"),
@@ -422,15 +451,12 @@ const CLUSTER_SCOPED: &[(&str, &str)] = &[
     ("storage.k8s.io", "VolumeAttachment"),
 ];
 
-/// kapp removes `metadata.namespace` from cluster-scoped resources before
-/// ordering (`Preparation.placeIntoNamespace`), asking the cluster which
-/// kinds are namespaced and counting the CRDs being deployed. Without a
-/// cluster, the built-in kinds and the CRDs in the set that declare
-/// `scope: Cluster` are known; any other kind keeps its namespace. A
-/// Namespace written with its own name as `metadata.namespace` (Kapitan's
-/// examples do) otherwise waited for itself: an `order-cycle` kapp never
-/// reports.
-fn drop_cluster_scoped_namespaces(resources: &mut [Resource]) {
+/// The (API group, kind) pairs that CRDs among the resources declare with
+/// `scope: Cluster`. kapp asks the cluster which kinds are namespaced and
+/// counts the CRDs being deployed; without a cluster, the built-in kinds
+/// ([`CLUSTER_SCOPED`]) and these are known, and any other kind is taken to
+/// be namespaced (as most custom resources are).
+fn declared_cluster_kinds(resources: &[Resource]) -> HashSet<(String, String)> {
     let mut declared: HashSet<(String, String)> = HashSet::new();
     for res in resources.iter() {
         if res.api_group() != "apiextensions.k8s.io" || res.kind != "CustomResourceDefinition" {
@@ -454,18 +480,7 @@ fn drop_cluster_scoped_namespaces(resources: &mut [Resource]) {
             declared.insert((group, kind));
         }
     }
-    for res in resources.iter_mut() {
-        if res.namespace.is_empty() {
-            continue;
-        }
-        let group = res.api_group();
-        let builtin = CLUSTER_SCOPED
-            .iter()
-            .any(|(g, k)| *g == group && *k == res.kind);
-        if builtin || declared.contains(&(group.to_string(), res.kind.clone())) {
-            res.namespace.clear();
-        }
-    }
+    declared
 }
 
 /// Drops repeated resources as `kapp deploy` does: the same namespace, API
