@@ -326,6 +326,10 @@ fn classified(
     })
 }
 
+/// kapp's `kapp.k14s.io/noop` (its value is ignored): the resource only
+/// takes part in ordering as a noop change.
+pub const NOOP_ANNOTATION: &str = "kapp.k14s.io/noop";
+
 /// Builds the change graph of the resources in `docs`. kapp Config documents
 /// among them configure the ordering and are not changes themselves.
 pub fn plan(docs: &[Document], options: &Options) -> Result<ChangeGraph, OrderError> {
@@ -347,6 +351,15 @@ pub fn plan(docs: &[Document], options: &Options) -> Result<ChangeGraph, OrderEr
                     options.ops.overrides[i].1
                 }
                 None => options.ops.default,
+            };
+            // kapp's `ChangeImpl.op`: a resource in the new set carrying
+            // the annotation is neither applied nor waited on, whatever
+            // its diff; one being deleted is not in the new set, so kapp
+            // never reads the annotation there.
+            let op = if op != Op::Delete && resource.annotations.contains_key(NOOP_ANNOTATION) {
+                Op::Noop
+            } else {
+                op
             };
             Change { resource, op }
         })

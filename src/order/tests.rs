@@ -521,3 +521,44 @@ fn namespaced_resources_without_a_namespace_go_into_the_default_namespace() {
         );
     }
 }
+
+/// kapp's `ChangeImpl.op` makes a resource of the new set annotated
+/// `kapp.k14s.io/noop` a noop change (kapp's e2e `TestNoopAnn`: not
+/// applied, nothing waits for it); strata upserted it, so kapp's last
+/// default rule made the Deployment wait for the ConfigMap kapp never
+/// applies.
+#[test]
+fn the_noop_annotation_makes_a_noop_change_as_in_kapp() {
+    let yaml = "
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: external
+  annotations: {kapp.k14s.io/noop: ''}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+";
+    let g = graph(yaml, &Options::default()).unwrap();
+    assert_eq!(g.changes()[0].op, Op::Noop);
+    assert_eq!(
+        g.changes()[0].description(),
+        "(noop) configmap/external (v1) namespace: default"
+    );
+    assert_eq!(edges(&g), ["deployment/web -> configmap/settings"]);
+    // An explicit upsert is still the new set: noop. A deletion is not
+    // (kapp never reads the annotation of a resource it deletes).
+    let mut options = Options::default();
+    options.ops.overrides = vec![("configmap/external".into(), Op::Upsert)];
+    assert_eq!(graph(yaml, &options).unwrap().changes()[0].op, Op::Noop);
+    options.ops.overrides = vec![("configmap/external".into(), Op::Delete)];
+    assert_eq!(graph(yaml, &options).unwrap().changes()[0].op, Op::Delete);
+    options.ops.overrides.clear();
+    options.ops.default = Op::Delete;
+    assert_eq!(graph(yaml, &options).unwrap().changes()[0].op, Op::Delete);
+}
