@@ -108,12 +108,11 @@ mod tests {
         let waves: Vec<Option<&str>> = objects.iter().map(wave).collect();
         // Namespace first, then the ConfigMap (and its identical repeat),
         // then the Deployment (its old wave replaced); the Config untouched.
-        // The Thing, taken to be namespaced and written without a
-        // namespace, is ordered in `default` as `kapp deploy` places it, so
-        // kapp's last default rule makes it wait for every ConfigMap.
+        // The Thing, of a kind whose scope is unknown (no CRD), is ordered
+        // as written, without a namespace.
         assert_eq!(
             waves,
-            [Some("2"), Some("1"), Some("0"), None, Some("1"), Some("2")]
+            [Some("2"), Some("1"), Some("0"), None, Some("1"), Some("0")]
         );
         assert_eq!(
             objects[0].get_path(&["metadata", "annotations", "keep"]),

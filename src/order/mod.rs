@@ -33,7 +33,7 @@ pub use rule::{substitute_placeholders, validate_group_name, ChangeRule, Op, Ord
 use crate::diagnostics::{Diagnostic, ToDiagnostic};
 use crate::value::Value;
 use crate::yaml::{Node, NodeValue};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -409,30 +409,109 @@ fn collect(docs: &[Document], options: &Options) -> Result<(Vec<Resource>, Confi
 /// ...namespaces-{namespace}`) failed on every ServiceAccount a helm chart
 /// writes without a namespace, and namespaced workloads written so waited
 /// for none of the ConfigMaps, Secrets and RBAC kapp makes them wait for.
+/// A kind whose scope strata cannot know keeps what it is written with.
 pub(crate) fn prepare_namespaces(resources: &mut [Resource], options: &Options) {
     if options.keep_cluster_scoped_namespaces {
         return;
     }
-    let declared = declared_cluster_kinds(resources);
+    let declared = declared_scopes(resources);
     for res in resources.iter_mut() {
-        let group = res.api_group();
-        let cluster_scoped = CLUSTER_SCOPED
-            .iter()
-            .any(|(g, k)| *g == group && *k == res.kind)
-            || declared.contains(&(group.to_string(), res.kind.clone()));
-        if cluster_scoped {
-            res.namespace.clear();
-        } else if res.namespace.is_empty() {
-            res.namespace.clone_from(&options.default_namespace);
+        match scope_of(res, &declared) {
+            Some(Scope::Cluster) => res.namespace.clear(),
+            Some(Scope::Namespaced) if res.namespace.is_empty() => {
+                res.namespace.clone_from(&options.default_namespace)
+            }
+            _ => {}
         }
     }
 }
-/// Built-in Kubernetes kinds that are not namespaced, as (API group, kind).
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Cluster,
+    Namespaced,
+}
+
+/// Whether a resource's kind is namespaced, as far as can be known without
+/// a cluster (kapp asks the cluster, then the CRDs being deployed, which
+/// win): a CRD among the resources, Kubernetes' own kinds, Carvel's.
+/// `None` for a custom kind whose CRD is not among them: written without
+/// a namespace it is as likely a cluster-scoped kind (Cilium's pools,
+/// Gatekeeper's constraints, Kyverno's ClusterPolicy in real catalogs) as
+/// a namespaced one that kapp would place (a PrometheusRule).
+fn scope_of(res: &Resource, declared: &HashMap<(String, String), Scope>) -> Option<Scope> {
+    let group = res.api_group();
+    if let Some(scope) = declared.get(&(group.to_string(), res.kind.clone())) {
+        return Some(*scope);
+    }
+    if CLUSTER_SCOPED
+        .iter()
+        .any(|(g, k)| *g == group && *k == res.kind)
+    {
+        return Some(Scope::Cluster);
+    }
+    if KUBERNETES_API_GROUPS.contains(&group) || CARVEL_NAMESPACED_GROUPS.contains(&group) {
+        return Some(Scope::Namespaced);
+    }
+    None
+}
+
+/// Kubernetes' own API groups (kapp's built-in groups and the newer
+/// `resource.k8s.io`, `storagemigration.k8s.io`): every kind in them that
+/// [`CLUSTER_SCOPED`] does not list is namespaced.
+const KUBERNETES_API_GROUPS: &[&str] = &[
+    "",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "apiregistration.k8s.io",
+    "apps",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "events.k8s.io",
+    "extensions",
+    "flowcontrol.apiserver.k8s.io",
+    "internal.apiserver.k8s.io",
+    "metrics.k8s.io",
+    "migration.k8s.io",
+    "networking.k8s.io",
+    "node.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "resource.k8s.io",
+    "scheduling.k8s.io",
+    "storage.k8s.io",
+    "storagemigration.k8s.io",
+];
+
+/// Carvel's API groups, whose kinds are all namespaced (kapp-controller's
+/// App, PackageInstall, PackageRepository, Package, PackageMetadata;
+/// secretgen-controller's): their CRDs are installed with kapp-controller,
+/// not with the apps that use them.
+const CARVEL_NAMESPACED_GROUPS: &[&str] = &[
+    "kappctrl.k14s.io",
+    "packaging.carvel.dev",
+    "data.packaging.carvel.dev",
+    "secretgen.carvel.dev",
+    "secretgen.k14s.io",
+];
+
+/// Built-in Kubernetes kinds that are not namespaced, as (API group, kind)
+/// (`kubectl api-resources --namespaced=false`, Kubernetes 1.34).
 const CLUSTER_SCOPED: &[(&str, &str)] = &[
     ("", "ComponentStatus"),
     ("", "Namespace"),
     ("", "Node"),
     ("", "PersistentVolume"),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingAdmissionPolicyBinding",
+    ),
     (
         "admissionregistration.k8s.io",
         "MutatingWebhookConfiguration",
@@ -448,29 +527,41 @@ const CLUSTER_SCOPED: &[(&str, &str)] = &[
     ),
     ("apiextensions.k8s.io", "CustomResourceDefinition"),
     ("apiregistration.k8s.io", "APIService"),
+    ("authentication.k8s.io", "SelfSubjectReview"),
+    ("authentication.k8s.io", "TokenReview"),
+    ("authorization.k8s.io", "SelfSubjectAccessReview"),
+    ("authorization.k8s.io", "SelfSubjectRulesReview"),
+    ("authorization.k8s.io", "SubjectAccessReview"),
     ("certificates.k8s.io", "CertificateSigningRequest"),
+    ("certificates.k8s.io", "ClusterTrustBundle"),
     ("extensions", "PodSecurityPolicy"),
     ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
     ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+    ("internal.apiserver.k8s.io", "StorageVersion"),
+    ("metrics.k8s.io", "NodeMetrics"),
     ("networking.k8s.io", "IngressClass"),
+    ("networking.k8s.io", "IPAddress"),
+    ("networking.k8s.io", "ServiceCIDR"),
     ("node.k8s.io", "RuntimeClass"),
     ("policy", "PodSecurityPolicy"),
     ("rbac.authorization.k8s.io", "ClusterRole"),
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ("resource.k8s.io", "DeviceClass"),
+    ("resource.k8s.io", "DeviceTaintRule"),
+    ("resource.k8s.io", "ResourceSlice"),
     ("scheduling.k8s.io", "PriorityClass"),
     ("storage.k8s.io", "CSIDriver"),
     ("storage.k8s.io", "CSINode"),
     ("storage.k8s.io", "StorageClass"),
     ("storage.k8s.io", "VolumeAttachment"),
+    ("storage.k8s.io", "VolumeAttributesClass"),
+    ("storagemigration.k8s.io", "StorageVersionMigration"),
 ];
 
-/// The (API group, kind) pairs that CRDs among the resources declare with
-/// `scope: Cluster`. kapp asks the cluster which kinds are namespaced and
-/// counts the CRDs being deployed; without a cluster, the built-in kinds
-/// ([`CLUSTER_SCOPED`]) and these are known, and any other kind is taken to
-/// be namespaced (as most custom resources are).
-fn declared_cluster_kinds(resources: &[Resource]) -> HashSet<(String, String)> {
-    let mut declared: HashSet<(String, String)> = HashSet::new();
+/// The scope each CRD among the resources declares for its (API group,
+/// kind) (kapp's `localCRDScopes`).
+fn declared_scopes(resources: &[Resource]) -> HashMap<(String, String), Scope> {
+    let mut declared = HashMap::new();
     for res in resources.iter() {
         if res.api_group() != "apiextensions.k8s.io" || res.kind != "CustomResourceDefinition" {
             continue;
@@ -485,12 +576,16 @@ fn declared_cluster_kinds(resources: &[Resource]) -> HashSet<(String, String)> {
                 .and_then(Value::as_str)
                 .map(str::to_string)
         };
-        if field(spec, "scope").as_deref() != Some("Cluster") {
-            continue;
-        }
+        // The API server refuses a CRD without one of the two (kapp would
+        // read anything else as cluster-scoped); such a CRD says nothing.
+        let scope = match field(spec, "scope").as_deref() {
+            Some("Namespaced") => Scope::Namespaced,
+            Some("Cluster") => Scope::Cluster,
+            _ => continue,
+        };
         let names = spec.and_then(|s| s.get("names")).and_then(Value::as_map);
         if let (Some(group), Some(kind)) = (field(spec, "group"), field(names, "kind")) {
-            declared.insert((group, kind));
+            declared.insert((group, kind), scope);
         }
     }
     declared

@@ -562,3 +562,61 @@ metadata: {name: web}
     options.ops.default = Op::Delete;
     assert_eq!(graph(yaml, &options).unwrap().changes()[0].op, Op::Delete);
 }
+
+/// Only kinds whose scope is known are placed: Kubernetes' own (newer
+/// cluster-scoped kinds too), Carvel's, and those a CRD in the set
+/// declares. A custom kind without its CRD keeps what it is written with:
+/// real catalogs write cluster-scoped custom resources without a namespace
+/// (Cilium's IP pools, Gatekeeper's constraints, Kyverno's ClusterPolicy,
+/// compat38's kapitan-reference and Project Syn components), and placed in
+/// `default` they waited for every ConfigMap, Secret and RBAC object, which
+/// kapp, asking the cluster, does not make them do.
+#[test]
+fn only_kinds_of_known_scope_are_placed() {
+    let yaml = "
+apiVersion: cilium.io/v2alpha1
+kind: CiliumLoadBalancerIPPool
+metadata: {name: pool}
+---
+apiVersion: storage.k8s.io/v1
+kind: VolumeAttributesClass
+metadata: {name: fast}
+---
+apiVersion: networking.k8s.io/v1
+kind: IPAddress
+metadata: {name: 10.0.0.1}
+---
+apiVersion: packaging.carvel.dev/v1alpha1
+kind: PackageInstall
+metadata: {name: cert-manager}
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w, namespace: shop}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+";
+    let g = graph(yaml, &Options::default()).unwrap();
+    let scope = |kind: &str| {
+        g.changes()
+            .iter()
+            .find(|c| c.resource.kind == kind)
+            .map(|c| c.resource.namespace.clone())
+            .unwrap()
+    };
+    assert_eq!(scope("CiliumLoadBalancerIPPool"), "");
+    assert_eq!(scope("VolumeAttributesClass"), "");
+    assert_eq!(scope("IPAddress"), "");
+    assert_eq!(scope("PackageInstall"), "default");
+    assert_eq!(scope("Widget"), "shop");
+    assert_eq!(scope("ConfigMap"), "default");
+    let e = edges(&g);
+    assert!(
+        !e.iter().any(|e| e.starts_with("ciliumloadbalancerippool/")
+            || e.starts_with("volumeattributesclass/")),
+        "{e:?}"
+    );
+    assert!(e.contains(&"packageinstall/cert-manager -> configmap/settings".to_string()));
+}
