@@ -41,11 +41,27 @@ pub struct OrderArgs {
     #[arg(long)]
     pub no_default_config: bool,
 
-    /// Keep the `metadata.namespace` of cluster-scoped resources (Namespace,
-    /// ClusterRole, CRDs' `scope: Cluster` kinds, ...) as written, as kapp's
-    /// change-graph tests do; `kapp deploy` removes it before ordering
-    #[arg(long)]
+    /// Order every resource with the namespace it is written with, as
+    /// kapp's change-graph tests do: `kapp deploy` first removes it from
+    /// cluster-scoped resources (Namespace, ClusterRole, CRDs' `scope:
+    /// Cluster` kinds, ...) and puts namespaced ones written without one
+    /// into its `-n` namespace
+    #[arg(long, visible_alias = "as-written")]
     pub keep_cluster_scoped_namespaces: bool,
+
+    /// kapp's `-n`: the namespace a namespaced resource written without one
+    /// is ordered in (kapp's fallback is `$KAPP_NAMESPACE`, then the
+    /// kubeconfig context's namespace, `default` when it names none); `''`
+    /// leaves such resources without one
+    #[arg(
+        long,
+        short = 'n',
+        value_name = "NS",
+        env = "KAPP_NAMESPACE",
+        default_value = order::KAPP_DEFAULT_NAMESPACE,
+        value_parser = parse_namespace
+    )]
+    pub namespace: String,
 
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -73,6 +89,23 @@ pub enum Format {
     Mermaid,
     /// kapp's own linearization: changes by wave, waves separated by `---`
     Waves,
+}
+
+/// A namespace name is a DNS label; anything else would only fail later
+/// as a bad change group name (`...namespaces-{namespace}`).
+fn parse_namespace(s: &str) -> Result<String, String> {
+    let label = s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-');
+    if label {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "`{s}` is not a namespace name (lower-case letters, digits and `-`, at most 63, starting and ending with a letter or digit)"
+        ))
+    }
 }
 
 fn parse_op(s: &str) -> Result<(String, Op), String> {
@@ -116,6 +149,7 @@ pub fn run(args: OrderArgs) -> anyhow::Result<ExitCode> {
             overrides: args.ops,
         },
         keep_cluster_scoped_namespaces: args.keep_cluster_scoped_namespaces,
+        default_namespace: args.namespace,
     };
     let graph = order::plan(&docs, &options).map_err(diag_err)?;
     // Written as made: the text of millions of dependencies is gigabytes

@@ -108,6 +108,8 @@ mod tests {
         let waves: Vec<Option<&str>> = objects.iter().map(wave).collect();
         // Namespace first, then the ConfigMap (and its identical repeat),
         // then the Deployment (its old wave replaced); the Config untouched.
+        // The Thing, of a kind whose scope is unknown (no CRD), is ordered
+        // as written, without a namespace.
         assert_eq!(
             waves,
             [Some("2"), Some("1"), Some("0"), None, Some("1"), Some("0")]
@@ -149,7 +151,7 @@ mod tests {
             .unwrap_err();
         assert!(
             e.to_string()
-                .contains("job/a () cluster: annotation kapp.k14s.io/change-rule"),
+                .contains("job/a () namespace: default: annotation kapp.k14s.io/change-rule"),
             "{e}"
         );
         assert!(wave(&objects[0]).is_none(), "nothing annotated on error");

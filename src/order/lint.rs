@@ -138,6 +138,8 @@ fn annotation_line(doc: &Document, key: &str) -> usize {
 mod tests {
     use super::*;
 
+    /// As `strata lint --catalog` runs: kapp's defaults and `kapp deploy`'s
+    /// preparation, so these namespace-less Jobs are named in `default`.
     fn lint_text(yaml: &str) -> Vec<Diagnostic> {
         let docs = crate::order::parse_documents(Path::new("app.yml"), yaml).unwrap();
         lint(&docs, &Options::default())
@@ -151,7 +153,7 @@ mod tests {
         assert_eq!(d.len(), 2, "{d:?}");
         assert_eq!(d[0].code, CODE_MALFORMED);
         assert_eq!(d[0].line, Some(6));
-        assert!(d[0].message.starts_with("job/a () cluster: annotation kapp.k14s.io/change-rule.x: Expected change rule annotation value to have format"), "{}", d[0].message);
+        assert!(d[0].message.starts_with("job/a () namespace: default: annotation kapp.k14s.io/change-rule.x: Expected change rule annotation value to have format"), "{}", d[0].message);
         assert_eq!(d[1].line, Some(12));
         assert!(
             d[1].message.contains("kapp.k14s.io/change-group.y"),
@@ -174,7 +176,7 @@ mod tests {
         );
         assert_eq!(d[0].severity, crate::diagnostics::Severity::Warning);
         assert_eq!(d[0].line, Some(7));
-        assert!(d[1].message.starts_with("when deleting: Detected cycle while ordering changes: [job/a () cluster] -> [job/b () cluster]"), "{}", d[1].message);
+        assert!(d[1].message.starts_with("when deleting: Detected cycle while ordering changes: [job/a () namespace: default] -> [job/b () namespace: default]"), "{}", d[1].message);
     }
 
     /// Re-probe 18: lint substitutes every binding's group for every

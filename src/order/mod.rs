@@ -33,7 +33,7 @@ pub use rule::{substitute_placeholders, validate_group_name, ChangeRule, Op, Ord
 use crate::diagnostics::{Diagnostic, ToDiagnostic};
 use crate::value::Value;
 use crate::yaml::{Node, NodeValue};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -255,11 +255,21 @@ pub struct Options {
     /// the defaults and any kapp Config found among the resources.
     pub extra_config: Config,
     pub ops: Ops,
-    /// Order cluster-scoped resources with the `metadata.namespace` they are
-    /// written with, as kapp's change-graph tests do; `kapp deploy` (and so
-    /// the default) removes it first.
+    /// Order every resource with the `metadata.namespace` it is written
+    /// with, as kapp's change-graph tests build their graphs. `kapp deploy`
+    /// (and so the default) first removes it from cluster-scoped resources
+    /// and puts namespaced ones written without one into
+    /// [`Options::default_namespace`].
     pub keep_cluster_scoped_namespaces: bool,
+    /// kapp's `-n` (`DefaultNamespace`): the namespace a namespaced resource
+    /// written without one is ordered in. Empty leaves such resources
+    /// without one, as kapp does with an empty `-n`.
+    pub default_namespace: String,
 }
+
+/// What kapp's `-n` comes to with no flag, no `$KAPP_NAMESPACE` and a
+/// kubeconfig context that names no namespace (client-go's fallback).
+pub const KAPP_DEFAULT_NAMESPACE: &str = "default";
 
 impl Default for Options {
     fn default() -> Self {
@@ -268,6 +278,7 @@ impl Default for Options {
             extra_config: Config::default(),
             ops: Ops::default(),
             keep_cluster_scoped_namespaces: false,
+            default_namespace: KAPP_DEFAULT_NAMESPACE.to_string(),
         }
     }
 }
@@ -315,6 +326,10 @@ fn classified(
     })
 }
 
+/// kapp's `kapp.k14s.io/noop` (its value is ignored): the resource only
+/// takes part in ordering as a noop change.
+pub const NOOP_ANNOTATION: &str = "kapp.k14s.io/noop";
+
 /// Builds the change graph of the resources in `docs`. kapp Config documents
 /// among them configure the ordering and are not changes themselves.
 pub fn plan(docs: &[Document], options: &Options) -> Result<ChangeGraph, OrderError> {
@@ -336,6 +351,15 @@ pub fn plan(docs: &[Document], options: &Options) -> Result<ChangeGraph, OrderEr
                     options.ops.overrides[i].1
                 }
                 None => options.ops.default,
+            };
+            // kapp's `ChangeImpl.op`: a resource in the new set carrying
+            // the annotation is neither applied nor waited on, whatever
+            // its diff; one being deleted is not in the new set, so kapp
+            // never reads the annotation there.
+            let op = if op != Op::Delete && resource.annotations.contains_key(NOOP_ANNOTATION) {
+                Op::Noop
+            } else {
+                op
             };
             Change { resource, op }
         })
@@ -375,22 +399,119 @@ fn collect(docs: &[Document], options: &Options) -> Result<(Vec<Resource>, Confi
 }
 
 /// The namespaces resources are ordered with, as `kapp deploy` prepares
-/// them (`Preparation.placeIntoNamespace`; see
-/// [`drop_cluster_scoped_namespaces`]). kapp also puts a namespaced
-/// resource written without a namespace into its `-n` namespace; strata
-/// does not (Known gaps in docs/order.md).
+/// them (`Preparation.placeIntoNamespace`, before it orders): a
+/// cluster-scoped resource loses the namespace it may be written with, a
+/// namespaced one written without one goes into the default namespace.
+/// Without the former a Namespace written with its own name as
+/// `metadata.namespace` (Kapitan's examples do) waited for itself, an
+/// `order-cycle` kapp never reports; without the latter kapp's default
+/// rule for service accounts (`delete before deleting
+/// ...namespaces-{namespace}`) failed on every ServiceAccount a helm chart
+/// writes without a namespace, and namespaced workloads written so waited
+/// for none of the ConfigMaps, Secrets and RBAC kapp makes them wait for.
+/// A kind whose scope strata cannot know keeps what it is written with.
 pub(crate) fn prepare_namespaces(resources: &mut [Resource], options: &Options) {
-    if !options.keep_cluster_scoped_namespaces {
-        drop_cluster_scoped_namespaces(resources);
+    if options.keep_cluster_scoped_namespaces {
+        return;
+    }
+    let declared = declared_scopes(resources);
+    for res in resources.iter_mut() {
+        match scope_of(res, &declared) {
+            Some(Scope::Cluster) => res.namespace.clear(),
+            Some(Scope::Namespaced) if res.namespace.is_empty() => {
+                res.namespace.clone_from(&options.default_namespace)
+            }
+            _ => {}
+        }
     }
 }
 
-/// Built-in Kubernetes kinds that are not namespaced, as (API group, kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Cluster,
+    Namespaced,
+}
+
+/// Whether a resource's kind is namespaced, as far as can be known without
+/// a cluster (kapp asks the cluster, then the CRDs being deployed, which
+/// win): a CRD among the resources, Kubernetes' own kinds, Carvel's.
+/// `None` for a custom kind whose CRD is not among them: written without
+/// a namespace it is as likely a cluster-scoped kind (Cilium's pools,
+/// Gatekeeper's constraints, Kyverno's ClusterPolicy in real catalogs) as
+/// a namespaced one that kapp would place (a PrometheusRule).
+fn scope_of(res: &Resource, declared: &HashMap<(String, String), Scope>) -> Option<Scope> {
+    let group = res.api_group();
+    if let Some(scope) = declared.get(&(group.to_string(), res.kind.clone())) {
+        return Some(*scope);
+    }
+    if CLUSTER_SCOPED
+        .iter()
+        .any(|(g, k)| *g == group && *k == res.kind)
+    {
+        return Some(Scope::Cluster);
+    }
+    if KUBERNETES_API_GROUPS.contains(&group) || CARVEL_NAMESPACED_GROUPS.contains(&group) {
+        return Some(Scope::Namespaced);
+    }
+    None
+}
+
+/// Kubernetes' own API groups (kapp's built-in groups and the newer
+/// `resource.k8s.io`, `storagemigration.k8s.io`): every kind in them that
+/// [`CLUSTER_SCOPED`] does not list is namespaced.
+const KUBERNETES_API_GROUPS: &[&str] = &[
+    "",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "apiregistration.k8s.io",
+    "apps",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "events.k8s.io",
+    "extensions",
+    "flowcontrol.apiserver.k8s.io",
+    "internal.apiserver.k8s.io",
+    "metrics.k8s.io",
+    "migration.k8s.io",
+    "networking.k8s.io",
+    "node.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "resource.k8s.io",
+    "scheduling.k8s.io",
+    "storage.k8s.io",
+    "storagemigration.k8s.io",
+];
+
+/// Carvel's API groups, whose kinds are all namespaced (kapp-controller's
+/// App, PackageInstall, PackageRepository, Package, PackageMetadata;
+/// secretgen-controller's): their CRDs are installed with kapp-controller,
+/// not with the apps that use them.
+const CARVEL_NAMESPACED_GROUPS: &[&str] = &[
+    "kappctrl.k14s.io",
+    "packaging.carvel.dev",
+    "data.packaging.carvel.dev",
+    "secretgen.carvel.dev",
+    "secretgen.k14s.io",
+];
+
+/// Built-in Kubernetes kinds that are not namespaced, as (API group, kind)
+/// (`kubectl api-resources --namespaced=false`, Kubernetes 1.34).
 const CLUSTER_SCOPED: &[(&str, &str)] = &[
     ("", "ComponentStatus"),
     ("", "Namespace"),
     ("", "Node"),
     ("", "PersistentVolume"),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingAdmissionPolicyBinding",
+    ),
     (
         "admissionregistration.k8s.io",
         "MutatingWebhookConfiguration",
@@ -406,32 +527,41 @@ const CLUSTER_SCOPED: &[(&str, &str)] = &[
     ),
     ("apiextensions.k8s.io", "CustomResourceDefinition"),
     ("apiregistration.k8s.io", "APIService"),
+    ("authentication.k8s.io", "SelfSubjectReview"),
+    ("authentication.k8s.io", "TokenReview"),
+    ("authorization.k8s.io", "SelfSubjectAccessReview"),
+    ("authorization.k8s.io", "SelfSubjectRulesReview"),
+    ("authorization.k8s.io", "SubjectAccessReview"),
     ("certificates.k8s.io", "CertificateSigningRequest"),
+    ("certificates.k8s.io", "ClusterTrustBundle"),
     ("extensions", "PodSecurityPolicy"),
     ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
     ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+    ("internal.apiserver.k8s.io", "StorageVersion"),
+    ("metrics.k8s.io", "NodeMetrics"),
     ("networking.k8s.io", "IngressClass"),
+    ("networking.k8s.io", "IPAddress"),
+    ("networking.k8s.io", "ServiceCIDR"),
     ("node.k8s.io", "RuntimeClass"),
     ("policy", "PodSecurityPolicy"),
     ("rbac.authorization.k8s.io", "ClusterRole"),
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ("resource.k8s.io", "DeviceClass"),
+    ("resource.k8s.io", "DeviceTaintRule"),
+    ("resource.k8s.io", "ResourceSlice"),
     ("scheduling.k8s.io", "PriorityClass"),
     ("storage.k8s.io", "CSIDriver"),
     ("storage.k8s.io", "CSINode"),
     ("storage.k8s.io", "StorageClass"),
     ("storage.k8s.io", "VolumeAttachment"),
+    ("storage.k8s.io", "VolumeAttributesClass"),
+    ("storagemigration.k8s.io", "StorageVersionMigration"),
 ];
 
-/// kapp removes `metadata.namespace` from cluster-scoped resources before
-/// ordering (`Preparation.placeIntoNamespace`), asking the cluster which
-/// kinds are namespaced and counting the CRDs being deployed. Without a
-/// cluster, the built-in kinds and the CRDs in the set that declare
-/// `scope: Cluster` are known; any other kind keeps its namespace. A
-/// Namespace written with its own name as `metadata.namespace` (Kapitan's
-/// examples do) otherwise waited for itself: an `order-cycle` kapp never
-/// reports.
-fn drop_cluster_scoped_namespaces(resources: &mut [Resource]) {
-    let mut declared: HashSet<(String, String)> = HashSet::new();
+/// The scope each CRD among the resources declares for its (API group,
+/// kind) (kapp's `localCRDScopes`).
+fn declared_scopes(resources: &[Resource]) -> HashMap<(String, String), Scope> {
+    let mut declared = HashMap::new();
     for res in resources.iter() {
         if res.api_group() != "apiextensions.k8s.io" || res.kind != "CustomResourceDefinition" {
             continue;
@@ -446,26 +576,19 @@ fn drop_cluster_scoped_namespaces(resources: &mut [Resource]) {
                 .and_then(Value::as_str)
                 .map(str::to_string)
         };
-        if field(spec, "scope").as_deref() != Some("Cluster") {
-            continue;
-        }
+        // The API server refuses a CRD without one of the two (kapp would
+        // read anything else as cluster-scoped); such a CRD says nothing.
+        let scope = match field(spec, "scope").as_deref() {
+            Some("Namespaced") => Scope::Namespaced,
+            Some("Cluster") => Scope::Cluster,
+            _ => continue,
+        };
         let names = spec.and_then(|s| s.get("names")).and_then(Value::as_map);
         if let (Some(group), Some(kind)) = (field(spec, "group"), field(names, "kind")) {
-            declared.insert((group, kind));
+            declared.insert((group, kind), scope);
         }
     }
-    for res in resources.iter_mut() {
-        if res.namespace.is_empty() {
-            continue;
-        }
-        let group = res.api_group();
-        let builtin = CLUSTER_SCOPED
-            .iter()
-            .any(|(g, k)| *g == group && *k == res.kind);
-        if builtin || declared.contains(&(group.to_string(), res.kind.clone())) {
-            res.namespace.clear();
-        }
-    }
+    declared
 }
 
 /// Drops repeated resources as `kapp deploy` does: the same namespace, API

@@ -324,6 +324,46 @@ mod tests {
         assert!(m.contains("subgraph wave3"), "{m}");
     }
 
+    /// A chart's ServiceAccount written without a namespace made both sides
+    /// fail to order (kapp's rule for service accounts had no
+    /// `{namespace}`), so the target was skipped and a new rule that moves
+    /// its Job went unreported. Both sides are placed in kapp's `default`.
+    #[test]
+    fn charts_without_namespaces_are_compared_both_sides_alike() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+        let sa = "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: runner}\n";
+        let job = |name: &str, annotations: &str| {
+            format!("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n{annotations}")
+        };
+        for side in [&old, &new] {
+            write(side, "web/sa.yaml", sa);
+            write(
+                side,
+                "web/migrate.yaml",
+                &job(
+                    "migrate",
+                    "  annotations: {kapp.k14s.io/change-group: db}\n",
+                ),
+            );
+        }
+        write(&old, "web/app.yaml", &job("app", ""));
+        write(
+            &new,
+            "web/app.yaml",
+            &job(
+                "app",
+                "  annotations: {kapp.k14s.io/change-rule: upsert after upserting db}\n",
+            ),
+        );
+        let changes = changed_orders(&old, &new, &Options::default()).unwrap();
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(
+            changes[0].moved,
+            ["(upsert) job/app (batch/v1) namespace: default"]
+        );
+    }
+
     #[test]
     fn adding_a_resource_alone_is_not_an_order_change() {
         let tmp = tempfile::tempdir().unwrap();

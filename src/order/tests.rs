@@ -7,9 +7,13 @@ fn graph(yaml: &str, options: &Options) -> Result<ChangeGraph, OrderError> {
     plan(&docs, options)
 }
 
+/// As kapp's change-graph tests build their graphs: no default bindings
+/// and no `kapp deploy` preparation (namespaces as written; most of these
+/// inputs have no apiVersion, which `kapp deploy` would refuse).
 fn no_defaults() -> Options {
     Options {
         default_config: false,
+        keep_cluster_scoped_namespaces: true,
         ..Options::default()
     }
 }
@@ -403,4 +407,216 @@ fn documents_keep_their_source_text() {
     )
     .unwrap();
     assert_eq!(docs[0].raw, None);
+}
+
+/// A helm chart rendered with `helm template --namespace argocd` writes its
+/// objects without `metadata.namespace` (compat38,
+/// compat-order-helm-serviceaccount-without-namespace).
+const CHART: &str = "
+apiVersion: v1
+kind: Namespace
+metadata: {name: argocd}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: controller}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: controller}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: controller}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: controller}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: server}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec: {group: example.com, scope: Namespaced, names: {kind: Widget}}
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w}
+";
+
+/// `kapp deploy` puts every namespaced resource written without a
+/// namespace into its `-n` namespace before it orders
+/// (`Preparation.placeIntoNamespace`); without it kapp's default rule 4
+/// (`delete before deleting ...namespaces-{namespace}`) had no
+/// `{namespace}` for the ServiceAccount and the whole order failed, and
+/// the Deployment waited for none of the RBAC kapp makes it wait for.
+#[test]
+fn namespaced_resources_without_a_namespace_go_into_the_default_namespace() {
+    let g = graph(CHART, &Options::default()).unwrap();
+    let scope = |name: &str, kind: &str| {
+        g.changes()
+            .iter()
+            .find(|c| c.resource.kind == kind && c.resource.name == name)
+            .map(|c| c.resource.namespace.clone())
+            .unwrap()
+    };
+    assert_eq!(scope("controller", "ServiceAccount"), "default");
+    assert_eq!(scope("server", "Deployment"), "default");
+    assert_eq!(scope("w", "Widget"), "default");
+    assert_eq!(scope("controller", "ClusterRole"), "");
+    assert_eq!(scope("argocd", "Namespace"), "");
+    assert_eq!(
+        g.changes()[1].description(),
+        "(upsert) serviceaccount/controller (v1) namespace: default"
+    );
+    let e = edges(&g);
+    for dep in [
+        "deployment/server -> serviceaccount/controller",
+        "deployment/server -> role/controller",
+        "deployment/server -> rolebinding/controller",
+        "deployment/server -> clusterrole/controller",
+        "widget/w -> customresourcedefinition/widgets.example.com",
+    ] {
+        assert!(e.contains(&dep.to_string()), "{dep} missing from {e:?}");
+    }
+    // `default` is not the chart's Namespace: nothing waits for it.
+    assert!(!e.iter().any(|e| e.ends_with("namespace/argocd")), "{e:?}");
+
+    // kapp's `-n argocd`: everything namespaced waits for the Namespace,
+    // and when deleting, the ServiceAccount goes before it.
+    let argocd = Options {
+        default_namespace: "argocd".into(),
+        ..Options::default()
+    };
+    let e = edges(&graph(CHART, &argocd).unwrap());
+    assert!(e.contains(&"serviceaccount/controller -> namespace/argocd".to_string()));
+    assert!(e.contains(&"deployment/server -> namespace/argocd".to_string()));
+    let mut delete = argocd.clone();
+    delete.ops.default = Op::Delete;
+    let e = edges(&graph(CHART, &delete).unwrap());
+    assert!(
+        e.contains(&"namespace/argocd -> serviceaccount/controller".to_string()),
+        "{e:?}"
+    );
+
+    // An empty `-n` leaves them without one, and kapp's rule fails as in
+    // kapp; so do graphs built as written (kapp's change-graph tests).
+    for options in [
+        Options {
+            default_namespace: String::new(),
+            ..Options::default()
+        },
+        Options {
+            keep_cluster_scoped_namespaces: true,
+            ..Options::default()
+        },
+    ] {
+        let msg = graph(CHART, &options).unwrap_err().to_string();
+        assert!(
+            msg.contains("Placeholder {namespace} does not have a value"),
+            "{msg}"
+        );
+    }
+}
+
+/// kapp's `ChangeImpl.op` makes a resource of the new set annotated
+/// `kapp.k14s.io/noop` a noop change (kapp's e2e `TestNoopAnn`: not
+/// applied, nothing waits for it); strata upserted it, so kapp's last
+/// default rule made the Deployment wait for the ConfigMap kapp never
+/// applies.
+#[test]
+fn the_noop_annotation_makes_a_noop_change_as_in_kapp() {
+    let yaml = "
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: external
+  annotations: {kapp.k14s.io/noop: ''}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+";
+    let g = graph(yaml, &Options::default()).unwrap();
+    assert_eq!(g.changes()[0].op, Op::Noop);
+    assert_eq!(
+        g.changes()[0].description(),
+        "(noop) configmap/external (v1) namespace: default"
+    );
+    assert_eq!(edges(&g), ["deployment/web -> configmap/settings"]);
+    // An explicit upsert is still the new set: noop. A deletion is not
+    // (kapp never reads the annotation of a resource it deletes).
+    let mut options = Options::default();
+    options.ops.overrides = vec![("configmap/external".into(), Op::Upsert)];
+    assert_eq!(graph(yaml, &options).unwrap().changes()[0].op, Op::Noop);
+    options.ops.overrides = vec![("configmap/external".into(), Op::Delete)];
+    assert_eq!(graph(yaml, &options).unwrap().changes()[0].op, Op::Delete);
+    options.ops.overrides.clear();
+    options.ops.default = Op::Delete;
+    assert_eq!(graph(yaml, &options).unwrap().changes()[0].op, Op::Delete);
+}
+
+/// Only kinds whose scope is known are placed: Kubernetes' own (newer
+/// cluster-scoped kinds too), Carvel's, and those a CRD in the set
+/// declares. A custom kind without its CRD keeps what it is written with:
+/// real catalogs write cluster-scoped custom resources without a namespace
+/// (Cilium's IP pools, Gatekeeper's constraints, Kyverno's ClusterPolicy,
+/// compat38's kapitan-reference and Project Syn components), and placed in
+/// `default` they waited for every ConfigMap, Secret and RBAC object, which
+/// kapp, asking the cluster, does not make them do.
+#[test]
+fn only_kinds_of_known_scope_are_placed() {
+    let yaml = "
+apiVersion: cilium.io/v2alpha1
+kind: CiliumLoadBalancerIPPool
+metadata: {name: pool}
+---
+apiVersion: storage.k8s.io/v1
+kind: VolumeAttributesClass
+metadata: {name: fast}
+---
+apiVersion: networking.k8s.io/v1
+kind: IPAddress
+metadata: {name: 10.0.0.1}
+---
+apiVersion: packaging.carvel.dev/v1alpha1
+kind: PackageInstall
+metadata: {name: cert-manager}
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w, namespace: shop}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+";
+    let g = graph(yaml, &Options::default()).unwrap();
+    let scope = |kind: &str| {
+        g.changes()
+            .iter()
+            .find(|c| c.resource.kind == kind)
+            .map(|c| c.resource.namespace.clone())
+            .unwrap()
+    };
+    assert_eq!(scope("CiliumLoadBalancerIPPool"), "");
+    assert_eq!(scope("VolumeAttributesClass"), "");
+    assert_eq!(scope("IPAddress"), "");
+    assert_eq!(scope("PackageInstall"), "default");
+    assert_eq!(scope("Widget"), "shop");
+    assert_eq!(scope("ConfigMap"), "default");
+    let e = edges(&g);
+    assert!(
+        !e.iter().any(|e| e.starts_with("ciliumloadbalancerippool/")
+            || e.starts_with("volumeattributesclass/")),
+        "{e:?}"
+    );
+    assert!(e.contains(&"packageinstall/cert-manager -> configmap/settings".to_string()));
 }

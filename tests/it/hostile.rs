@@ -2599,7 +2599,10 @@ fn chained_change_groups_order_in_linear_waves() {
     let out = run(dir, &["order", "a.yaml", "--format", "waves"], 0);
     let waves: Vec<&str> = out.split("---\n").collect();
     assert_eq!(waves.len(), n + 1);
-    assert_eq!(waves[1999].trim(), "(upsert) configmap/c1999 (v1) cluster");
+    assert_eq!(
+        waves[1999].trim(),
+        "(upsert) configmap/c1999 (v1) namespace: default"
+    );
     assert_eq!(waves[n].lines().count(), n);
 }
 

@@ -51,5 +51,7 @@ pub fn conformance_dir() -> std::path::PathBuf {
 pub fn strata() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("strata").expect("the strata binary is built");
     cmd.env_remove("GITHUB_EVENT_NAME");
+    // `strata order` reads kapp's `$KAPP_NAMESPACE` as `kapp deploy` does.
+    cmd.env_remove("KAPP_NAMESPACE");
     cmd
 }

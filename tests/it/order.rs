@@ -426,7 +426,7 @@ fn errors_exit_2_naming_file_object_and_annotation() {
         .assert()
         .code(2)
         .stderr(contains(
-            "Detected cycle while ordering changes: [job/first (batch/v1) cluster] -> [job/second (batch/v1) cluster] -> [job/first (batch/v1) cluster]",
+            "Detected cycle while ordering changes: [job/first (batch/v1) namespace: default] -> [job/second (batch/v1) namespace: default] -> [job/first (batch/v1) namespace: default]",
         ))
         .stderr(contains("hint: break the cycle"));
     strata()
@@ -434,7 +434,7 @@ fn errors_exit_2_naming_file_object_and_annotation() {
         .assert()
         .code(2)
         .stderr(contains(
-            "Resource job/typo (batch/v1) cluster: annotation kapp.k14s.io/change-rule: ",
+            "Resource job/typo (batch/v1) namespace: default: annotation kapp.k14s.io/change-rule: ",
         ))
         .stderr(contains("order `afterwards`"))
         .stderr(contains("rule.yml:6"));
@@ -503,4 +503,122 @@ fn lint_agrees_with_the_corpus() {
         checked += 1;
     }
     assert!(checked >= 39, "only {checked} cases");
+}
+
+/// A chart rendered with `helm template --namespace argocd` writes its
+/// namespaced objects without `metadata.namespace` (kapitan-reference's
+/// argo-cd chart; compat-order-helm-serviceaccount-without-namespace).
+const CHART_JSONNET: &str = "{
+  'namespace': { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'argocd' } },
+  'sa': { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'argocd-application-controller' } },
+  'role': { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'argocd-application-controller' } },
+  'rolebinding': { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'argocd-application-controller' } },
+  'deployment': { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'argocd-server' } },
+}
+";
+
+/// `kapp deploy` puts a namespaced resource written without a namespace
+/// into its `-n` namespace before ordering; strata ordered it without one,
+/// so kapp's default rule for service accounts had no `{namespace}` and
+/// `compile --order`, `order` and `lint --catalog` failed on such charts.
+#[test]
+fn chart_objects_without_a_namespace_are_ordered_in_kapps_default_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("inventory/targets")).unwrap();
+    std::fs::write(
+        root.join("inventory/targets/argocd.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: argocd}\n    compile:\n      - {output_path: manifests, input_type: jsonnet, input_paths: [chart.jsonnet]}\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("chart.jsonnet"), CHART_JSONNET).unwrap();
+    strata()
+        .current_dir(root)
+        .args(["compile", "--order", "argocd-sync-waves"])
+        .assert()
+        .success();
+    let manifests = root.join("compiled/argocd/manifests");
+    let wave = |file: &str| {
+        let text = std::fs::read_to_string(manifests.join(file)).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.contains("argocd.argoproj.io/sync-wave"))
+            .unwrap_or_else(|| panic!("{file} has no wave:\n{text}"))
+            .to_string();
+        line.rsplit(' ')
+            .next()
+            .unwrap()
+            .trim_matches('\'')
+            .to_string()
+    };
+    // kapp's defaults: the Deployment waits for the ServiceAccount and
+    // RBAC, the RoleBinding for the Role.
+    assert_eq!(wave("sa.yaml"), "0");
+    assert_eq!(wave("role.yaml"), "0");
+    assert_eq!(wave("rolebinding.yaml"), "1");
+    assert_eq!(wave("deployment.yaml"), "2");
+
+    let catalog = root.join("compiled/argocd").display().to_string();
+    let text = run_ok(&["order", "--catalog", &catalog]);
+    assert!(
+        text.contains(
+            "(upsert) serviceaccount/argocd-application-controller (v1) namespace: default"
+        ),
+        "{text}"
+    );
+    // kapp's `-n` (or `$KAPP_NAMESPACE`): the objects go into the chart's
+    // Namespace and wait for it.
+    let edges = run_ok(&[
+        "order",
+        "--catalog",
+        &catalog,
+        "-n",
+        "argocd",
+        "--format",
+        "edges",
+    ]);
+    assert!(edges.contains("(upsert) deployment/argocd-server (apps/v1) namespace: argocd -> (upsert) namespace/argocd (v1) cluster"), "{edges}");
+    let out = strata()
+        .env("KAPP_NAMESPACE", "argocd")
+        .args(["order", "--catalog", &catalog, "--format", "edges"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), edges);
+    let deleting = run_ok(&[
+        "order",
+        "--catalog",
+        &catalog,
+        "--namespace=argocd",
+        "--delete",
+        "--format",
+        "edges",
+    ]);
+    assert!(deleting.contains("(delete) namespace/argocd (v1) cluster -> (delete) serviceaccount/argocd-application-controller (v1) namespace: argocd"), "{deleting}");
+    // As written (kapp's change-graph tests), kapp's rule has no value.
+    strata()
+        .args(["order", "--catalog", &catalog, "--as-written"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "Placeholder {namespace} does not have a value",
+        ));
+    strata()
+        .args(["order", "--catalog", &catalog, "-n", "Not_A_Namespace"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "`Not_A_Namespace` is not a namespace name",
+        ));
+
+    let lint = strata()
+        .current_dir(root)
+        .args(["lint", "--catalog", "compiled"])
+        .output()
+        .unwrap();
+    let report =
+        String::from_utf8_lossy(&lint.stdout).to_string() + &String::from_utf8_lossy(&lint.stderr);
+    assert!(
+        lint.status.success() && !report.contains("order-"),
+        "{report}"
+    );
 }
