@@ -6677,3 +6677,63 @@ fn reclass_config_regexes_are_bounded_in_size() {
         );
     }
 }
+
+/// Probe 39 (eval-timeout-per-target-times-targets): the time limit is per
+/// evaluation, and every target evaluates its own entries, so one class
+/// whose jsonnet (or Jinja2) runs until the limit, included by the 13-byte
+/// target files of a pull request, cost 60 s per target, hours for a
+/// thousand. The evaluations of a run share `STRATA_RUN_EVAL_SECONDS`; once
+/// it is spent, every later evaluation stops at once with an error naming it.
+#[test]
+fn the_evaluations_of_a_run_share_one_time_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/classes/j.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: '${_reclass_:name:short}'}\n    compile:\n      - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}\n",
+    );
+    write(
+        &d.join("inventory/classes/k.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: '${_reclass_:name:short}'}\n    compile:\n      - {output_path: o, input_type: jinja2, input_paths: [t.j2]}\n",
+    );
+    // Each runs until a time limit stops it (no allocation, step or fuel
+    // budget comes first within a few seconds).
+    write(
+        &d.join("m.jsonnet"),
+        "local f(n) = if n == 0 then 1 else f(n - 1) + f(n - 1); { a: f(60) }\n",
+    );
+    write(
+        &d.join("t.j2"),
+        "{% for i in range(9000) %}{% for j in range(9000) %}{% endfor %}{% endfor %}\n",
+    );
+    for t in ["j0", "j1", "k0", "k1"] {
+        let class = &t[..1];
+        write(
+            &d.join(format!("inventory/targets/{t}.yml")),
+            &format!("classes: [{class}]\n"),
+        );
+    }
+    let mut args = COMPILE.to_vec();
+    args.extend(["--keep-going", "-p", "1"]);
+    let out = run_within(
+        d,
+        &args,
+        &[
+            ("STRATA_EVAL_TIMEOUT", "5"),
+            ("STRATA_RUN_EVAL_SECONDS", "2"),
+        ],
+        2,
+        120,
+    );
+    for t in ["j0", "j1", "k0", "k1"] {
+        let line = out
+            .lines()
+            .find(|l| l.contains(&format!("target {t},")))
+            .unwrap_or_else(|| panic!("no error for {t}: {out}"));
+        assert!(
+            line.contains("the evaluations of this run together ran for more than 2 s")
+                && line.contains("STRATA_RUN_EVAL_SECONDS"),
+            "{t}: {out}"
+        );
+    }
+}
