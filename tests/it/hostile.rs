@@ -6737,3 +6737,50 @@ fn the_evaluations_of_a_run_share_one_time_budget() {
         );
     }
 }
+
+/// Probe 39 (program-timeout-per-target-times-targets): each program (an
+/// `external` command, kadet's Python, helm) may run 300 s, and every
+/// target runs its own, so a class whose program never ends, included by a
+/// pull request's 13-byte target files, cost 300 s per target. The programs
+/// of a run share `STRATA_RUN_PROGRAM_SECONDS`; once spent, every later one
+/// is stopped at once with an error naming it.
+#[test]
+fn the_programs_of_a_run_share_one_time_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/classes/x.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: '${_reclass_:name:short}'}\n    compile:\n      - {output_path: o, input_type: external, input_paths: [spin.sh]}\n",
+    );
+    write_executable(&d.join("spin.sh"), "#!/bin/sh\nsleep 600\n");
+    for i in 0..3 {
+        write(
+            &d.join(format!("inventory/targets/t{i}.yml")),
+            "classes: [x]\n",
+        );
+    }
+    let mut args = COMPILE.to_vec();
+    args.extend(["--keep-going", "-p", "1"]);
+    let out = run_within(
+        d,
+        &args,
+        &[
+            ("STRATA_PROGRAM_TIMEOUT", "4"),
+            ("STRATA_RUN_PROGRAM_SECONDS", "2"),
+        ],
+        2,
+        120,
+    );
+    for t in ["t0", "t1", "t2"] {
+        let line = out
+            .lines()
+            .find(|l| l.contains(&format!("target {t},")))
+            .unwrap_or_else(|| panic!("no error for {t}: {out}"));
+        assert!(
+            line.contains("external command `")
+                && line.contains("the programs of this run (kadet inputs, Python filters, helm, external commands) together ran for more than 2 s")
+                && line.contains("STRATA_RUN_PROGRAM_SECONDS"),
+            "{t}: {out}"
+        );
+    }
+}
