@@ -7,12 +7,13 @@
 //! `STRATA_MAX_RUN_WALK_LEVELS`, `STRATA_MAX_RENDER_LOOKUPS`,
 //! `STRATA_MAX_TARGET_INSTALLS`, `STRATA_COMMENT_LIST_BYTES`,
 //! `STRATA_COMMENT_LIST_SECONDS`, `STRATA_MAX_YAML_NODES`,
-//! `STRATA_RUN_EVAL_SECONDS`, `STRATA_RUN_PROGRAM_SECONDS`):
+//! `STRATA_RUN_EVAL_SECONDS`, `STRATA_RUN_PROGRAM_SECONDS`,
+//! `STRATA_MAX_RUN_ALIAS_NODES`):
 //! one reading rule for
 //! all of them, so the check of their values and their use cannot disagree.
 
 /// Every limit variable and the unit of its value.
-pub const VARIABLES: [(&str, &str); 22] = [
+pub const VARIABLES: [(&str, &str); 23] = [
     ("STRATA_EVAL_MEMORY", "bytes"),
     ("STRATA_EVAL_ALLOCATIONS", "allocations"),
     ("STRATA_RENDER_MEMORY", "bytes"),
@@ -35,6 +36,7 @@ pub const VARIABLES: [(&str, &str); 22] = [
     ("STRATA_MAX_YAML_NODES", "nodes"),
     ("STRATA_RUN_EVAL_SECONDS", "seconds"),
     ("STRATA_RUN_PROGRAM_SECONDS", "seconds"),
+    ("STRATA_MAX_RUN_ALIAS_NODES", "nodes"),
 ];
 
 /// The most files one compile run writes, all targets together:
