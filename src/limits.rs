@@ -8,12 +8,12 @@
 //! `STRATA_MAX_TARGET_INSTALLS`, `STRATA_COMMENT_LIST_BYTES`,
 //! `STRATA_COMMENT_LIST_SECONDS`, `STRATA_MAX_YAML_NODES`,
 //! `STRATA_RUN_EVAL_SECONDS`, `STRATA_RUN_PROGRAM_SECONDS`,
-//! `STRATA_MAX_RUN_ALIAS_NODES`):
+//! `STRATA_MAX_RUN_ALIAS_NODES`, `STRATA_MAX_CATALOG_BYTES`):
 //! one reading rule for
 //! all of them, so the check of their values and their use cannot disagree.
 
 /// Every limit variable and the unit of its value.
-pub const VARIABLES: [(&str, &str); 23] = [
+pub const VARIABLES: [(&str, &str); 24] = [
     ("STRATA_EVAL_MEMORY", "bytes"),
     ("STRATA_EVAL_ALLOCATIONS", "allocations"),
     ("STRATA_RENDER_MEMORY", "bytes"),
@@ -37,6 +37,7 @@ pub const VARIABLES: [(&str, &str); 23] = [
     ("STRATA_RUN_EVAL_SECONDS", "seconds"),
     ("STRATA_RUN_PROGRAM_SECONDS", "seconds"),
     ("STRATA_MAX_RUN_ALIAS_NODES", "nodes"),
+    ("STRATA_MAX_CATALOG_BYTES", "bytes"),
 ];
 
 /// The most files one compile run writes, all targets together:
@@ -44,6 +45,16 @@ pub const VARIABLES: [(&str, &str); 23] = [
 /// targets of 100,000 files each made a review run for minutes).
 pub fn max_files() -> u64 {
     get("STRATA_MAX_FILES", 1_000_000)
+}
+
+/// The most bytes one compile run writes into the catalog, all targets
+/// together: `STRATA_MAX_CATALOG_BYTES`, default 16 GiB. The file counts
+/// bound how many files, not how large: a 100 MB file in the tree (zeros
+/// pack to a few hundred kilobytes) copied by a class that a pull request's
+/// 13-byte target files include was written once per target, 954 MB for
+/// ten, a full disk for a few hundred (probe 39, catalog-bytes-unbounded).
+pub fn max_catalog_bytes() -> u64 {
+    get("STRATA_MAX_CATALOG_BYTES", 16 << 30)
 }
 
 /// The most files one target's compile writes: `STRATA_MAX_TARGET_FILES`,

@@ -6830,3 +6830,35 @@ fn what_aliases_copy_in_all_files_of_a_run_is_bounded() {
         "{out}"
     );
 }
+
+/// Probe 39 (catalog-bytes-unbounded): the file counts bound how many files
+/// a compile writes, not how large they are: a 100 MB file (zeros pack to a
+/// few hundred kilobytes) copied by a class a pull request's 13-byte target
+/// files include was written once per target, 954 MB for ten. What a run
+/// writes in all is bounded by `STRATA_MAX_CATALOG_BYTES` (lowered here).
+#[test]
+fn the_bytes_a_run_writes_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/classes/x.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: '${_reclass_:name:short}'}\n    compile:\n      - {output_path: o, input_type: copy, input_paths: [data/big.bin]}\n",
+    );
+    write(&d.join("data/big.bin"), &"0".repeat(1000));
+    for i in 0..3 {
+        write(
+            &d.join(format!("inventory/targets/t{i}.yml")),
+            "classes: [x]\n",
+        );
+    }
+    let mut args = COMPILE.to_vec();
+    args.extend(["-p", "1"]);
+    run_env(d, &args, &[("STRATA_MAX_CATALOG_BYTES", "3000")], 0);
+    let out = run_env(d, &args, &[("STRATA_MAX_CATALOG_BYTES", "2500")], 2);
+    assert!(
+        out.contains(
+            "the compile writes more than 2500 bytes in all targets together (this file 1000)"
+        ) && out.contains("STRATA_MAX_CATALOG_BYTES"),
+        "{out}"
+    );
+}
