@@ -20,17 +20,43 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
 /// Bytes of a program's stderr kept for the error message (its end).
 const STDERR_TAIL: usize = 64 * 1024;
 
-/// The time limit: `STRATA_PROGRAM_TIMEOUT` (seconds) or
+/// The time limit of one program: `STRATA_PROGRAM_TIMEOUT` (seconds) or
 /// [`DEFAULT_TIMEOUT_SECS`].
-pub fn timeout() -> Duration {
+pub fn per_program_timeout() -> Duration {
     Duration::from_secs(crate::limits::get(
         "STRATA_PROGRAM_TIMEOUT",
         DEFAULT_TIMEOUT_SECS,
     ))
 }
 
+/// Seconds all the programs of one run may take together (each watched
+/// run or Python bridge call adding its time): `STRATA_RUN_PROGRAM_SECONDS`,
+/// default 3,600. The 300 s are per program, and every target runs its own
+/// kadet inputs and helm charts: a class whose kadet input loops for ever,
+/// included by a pull request's 13-byte target files, cost 300 s a target.
+pub fn run_program_seconds() -> u64 {
+    crate::limits::get("STRATA_RUN_PROGRAM_SECONDS", 3_600)
+}
+
+/// Microseconds the watched programs of this process have run.
+static RUN_PROGRAM_MICROS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The time limit of a program starting now: [`per_program_timeout`], or
+/// what is left of [`run_program_seconds`] when that is less.
+pub fn timeout() -> Duration {
+    let used = Duration::from_micros(RUN_PROGRAM_MICROS.load(std::sync::atomic::Ordering::Relaxed));
+    let left = Duration::from_secs(run_program_seconds()).saturating_sub(used);
+    per_program_timeout().min(left)
+}
+
 /// What [`run`] says of a program that did not finish in time.
 pub fn timed_out_message(limit: Duration) -> String {
+    if limit < per_program_timeout() {
+        return format!(
+            "was stopped: the programs of this run (kadet inputs, Python filters, helm, external commands) together ran for more than {} s (many targets, each running a program for long? a class many targets include?): raise STRATA_RUN_PROGRAM_SECONDS (seconds) if the platform needs longer",
+            run_program_seconds()
+        );
+    }
     format!(
         "did not finish within {} s and was stopped (an endless loop?): raise STRATA_PROGRAM_TIMEOUT (seconds) if it needs longer",
         limit.as_secs()
@@ -139,6 +165,8 @@ pub fn withhold_secret_env(cmd: &mut Command) {
 pub struct Watchdog {
     disarm: Option<mpsc::Sender<()>>,
     thread: Option<JoinHandle<bool>>,
+    /// When watching began; its time is added to the run's programs' once.
+    started: Option<std::time::Instant>,
 }
 
 impl Watchdog {
@@ -164,6 +192,7 @@ impl Watchdog {
         Watchdog {
             disarm: Some(tx),
             thread,
+            started: Some(std::time::Instant::now()),
         }
     }
 
@@ -174,6 +203,10 @@ impl Watchdog {
     }
 
     fn stop(&mut self) -> bool {
+        if let Some(t) = self.started.take() {
+            let us = u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX);
+            RUN_PROGRAM_MICROS.fetch_add(us, std::sync::atomic::Ordering::Relaxed);
+        }
         drop(self.disarm.take());
         self.thread
             .take()

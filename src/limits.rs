@@ -6,12 +6,14 @@
 //! `STRATA_CHECKOUT_PATH_COMPONENTS`, `STRATA_MAX_WALK_LEVELS`,
 //! `STRATA_MAX_RUN_WALK_LEVELS`, `STRATA_MAX_RENDER_LOOKUPS`,
 //! `STRATA_MAX_TARGET_INSTALLS`, `STRATA_COMMENT_LIST_BYTES`,
-//! `STRATA_COMMENT_LIST_SECONDS`, `STRATA_MAX_YAML_NODES`):
+//! `STRATA_COMMENT_LIST_SECONDS`, `STRATA_MAX_YAML_NODES`,
+//! `STRATA_RUN_EVAL_SECONDS`, `STRATA_RUN_PROGRAM_SECONDS`,
+//! `STRATA_MAX_RUN_ALIAS_NODES`, `STRATA_MAX_CATALOG_BYTES`):
 //! one reading rule for
 //! all of them, so the check of their values and their use cannot disagree.
 
 /// Every limit variable and the unit of its value.
-pub const VARIABLES: [(&str, &str); 20] = [
+pub const VARIABLES: [(&str, &str); 24] = [
     ("STRATA_EVAL_MEMORY", "bytes"),
     ("STRATA_EVAL_ALLOCATIONS", "allocations"),
     ("STRATA_RENDER_MEMORY", "bytes"),
@@ -32,6 +34,10 @@ pub const VARIABLES: [(&str, &str); 20] = [
     ("STRATA_COMMENT_LIST_BYTES", "bytes"),
     ("STRATA_COMMENT_LIST_SECONDS", "seconds"),
     ("STRATA_MAX_YAML_NODES", "nodes"),
+    ("STRATA_RUN_EVAL_SECONDS", "seconds"),
+    ("STRATA_RUN_PROGRAM_SECONDS", "seconds"),
+    ("STRATA_MAX_RUN_ALIAS_NODES", "nodes"),
+    ("STRATA_MAX_CATALOG_BYTES", "bytes"),
 ];
 
 /// The most files one compile run writes, all targets together:
@@ -39,6 +45,16 @@ pub const VARIABLES: [(&str, &str); 20] = [
 /// targets of 100,000 files each made a review run for minutes).
 pub fn max_files() -> u64 {
     get("STRATA_MAX_FILES", 1_000_000)
+}
+
+/// The most bytes one compile run writes into the catalog, all targets
+/// together: `STRATA_MAX_CATALOG_BYTES`, default 16 GiB. The file counts
+/// bound how many files, not how large: a 100 MB file in the tree (zeros
+/// pack to a few hundred kilobytes) copied by a class that a pull request's
+/// 13-byte target files include was written once per target, 954 MB for
+/// ten, a full disk for a few hundred (probe 39, catalog-bytes-unbounded).
+pub fn max_catalog_bytes() -> u64 {
+    get("STRATA_MAX_CATALOG_BYTES", 16 << 30)
 }
 
 /// The most files one target's compile writes: `STRATA_MAX_TARGET_FILES`,
@@ -73,6 +89,119 @@ pub fn max_workers() -> usize {
 /// backstop for work no budget counts.
 pub fn eval_timeout() -> std::time::Duration {
     std::time::Duration::from_secs(get("STRATA_EVAL_TIMEOUT", 60))
+}
+
+/// Seconds all the evaluations of one run may take together:
+/// `STRATA_RUN_EVAL_SECONDS`, default 1,800. [`eval_timeout`] is per
+/// evaluation, and every target evaluates its own entries: one class whose
+/// jsonnet runs until the 60 s limit, included by the 13-byte target files
+/// of a pull request, cost 60 s per target, hours for a thousand (probe 39,
+/// eval-timeout-per-target-times-targets). A whole compile of the bench
+/// platform evaluates for well under a minute.
+pub fn run_eval_seconds() -> u64 {
+    get("STRATA_RUN_EVAL_SECONDS", 1_800)
+}
+
+/// Microseconds the evaluations of this process have run, the finished
+/// ones (an evaluation nested in another counts with it, once).
+static RUN_EVAL_MICROS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+thread_local! {
+    /// Open [`EvalClock`]s on this thread, and whether the outermost's
+    /// deadline is the run's budget rather than [`eval_timeout`].
+    static EVAL_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    static EVAL_DEADLINE: std::cell::Cell<(Option<std::time::Instant>, bool)> =
+        const { std::cell::Cell::new((None, false)) };
+}
+
+/// The time of one evaluation (a jsonnet input or filter, a Jinja2 render,
+/// a Starlark template file), from [`eval_clock`] until it is dropped,
+/// counted against [`run_eval_seconds`]. Its deadline is [`eval_timeout`]
+/// from its start, or sooner when less is left of the run's budget; an
+/// evaluation started inside another (a Jinja2 render from jsonnet's
+/// `jinja2_render_file`, a loaded Starlark file) shares the outer one's.
+pub struct EvalClock {
+    start: std::time::Instant,
+    outer: bool,
+}
+
+/// Starts an [`EvalClock`] on this thread.
+pub fn eval_clock() -> EvalClock {
+    let start = std::time::Instant::now();
+    let outer = EVAL_DEPTH.with(|d| {
+        d.set(d.get() + 1);
+        d.get() == 1
+    });
+    if outer {
+        let used = std::time::Duration::from_micros(
+            RUN_EVAL_MICROS.load(std::sync::atomic::Ordering::Relaxed),
+        );
+        let left = std::time::Duration::from_secs(run_eval_seconds()).saturating_sub(used);
+        let per = eval_timeout();
+        let (allowed, by_run) = if left < per {
+            (left, true)
+        } else {
+            (per, false)
+        };
+        let deadline = start.checked_add(allowed);
+        EVAL_DEADLINE.with(|c| c.set((deadline, by_run)));
+        minijinja::set_thread_render_deadline(Some(deadline));
+    }
+    EvalClock { start, outer }
+}
+
+impl EvalClock {
+    /// The instant past which the evaluation stops (`None`: no limit).
+    pub fn deadline(&self) -> Option<std::time::Instant> {
+        EVAL_DEADLINE.with(|c| c.get().0)
+    }
+}
+
+impl EvalClock {
+    /// Whether the run's budget, not [`eval_timeout`], set the deadline of
+    /// the outermost evaluation open on this thread.
+    pub fn by_run(&self) -> bool {
+        eval_deadline_by_run()
+    }
+}
+
+/// Whether the run's budget, not [`eval_timeout`], set the deadline of the
+/// last evaluation started on this thread.
+pub fn eval_deadline_by_run() -> bool {
+    EVAL_DEADLINE.with(|c| c.get().1)
+}
+
+impl Drop for EvalClock {
+    fn drop(&mut self) {
+        EVAL_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+        if self.outer {
+            let us = u64::try_from(self.start.elapsed().as_micros()).unwrap_or(u64::MAX);
+            RUN_EVAL_MICROS.fetch_add(us, std::sync::atomic::Ordering::Relaxed);
+            minijinja::set_thread_render_deadline(None);
+        }
+    }
+}
+
+/// What an evaluation stopped by the run's budget says.
+pub fn run_eval_message() -> String {
+    format!(
+        "the evaluations of this run together ran for more than {} s and this one was stopped (many targets, each evaluating for long? a class many targets include?): raise STRATA_RUN_EVAL_SECONDS (seconds) if the platform needs longer",
+        run_eval_seconds()
+    )
+}
+
+/// What an evaluation stopped at its deadline says: the per-evaluation
+/// limit, or the run's budget when that set the deadline (the last
+/// evaluation started on this thread).
+pub fn eval_time_message() -> String {
+    if eval_deadline_by_run() {
+        run_eval_message()
+    } else {
+        format!(
+            "the evaluation ran for more than {} s and was stopped (an endless or quadratic loop?): raise STRATA_EVAL_TIMEOUT (seconds) if it needs longer",
+            eval_timeout().as_secs()
+        )
+    }
 }
 
 /// `name`'s value when it is a positive whole number, else `default`.

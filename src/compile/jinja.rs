@@ -1096,6 +1096,7 @@ pub fn render_file_with(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let _clock = crate::limits::eval_clock();
     let mut env = environment(dir, search_paths);
     configure(&mut env);
     let tmpl = env
@@ -1142,7 +1143,9 @@ fn describe_error(e: &Error, path: &Path) -> String {
             " (more than {MAX_FUEL} instructions in one render, counting the size of the strings and lists copied or passed to filters: an endless loop, or a string or list built by appending in a loop?)"
         ));
     }
-    if root_kind == minijinja::ErrorKind::OutOfTime {
+    if root_kind == minijinja::ErrorKind::OutOfTime && crate::limits::eval_deadline_by_run() {
+        msg.push_str(&format!(" ({})", crate::limits::run_eval_message()));
+    } else if root_kind == minijinja::ErrorKind::OutOfTime {
         msg.push_str(&format!(
             " (the render ran for more than {} s and was stopped: an endless or quadratic loop? Raise STRATA_EVAL_TIMEOUT (seconds) if it needs longer)",
             crate::limits::eval_timeout().as_secs()

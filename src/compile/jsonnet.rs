@@ -1181,20 +1181,18 @@ pub const MAX_LAYER_STEPS: u64 = 200_000_000;
 /// the time limit; one that went past either is an error whatever it
 /// returned (its walks were cut short).
 pub fn with_layer_budget<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-    let timeout = crate::limits::eval_timeout();
+    let clock = crate::limits::eval_clock();
     let steps = crate::limits::get("STRATA_EVAL_STEPS", MAX_LAYER_STEPS);
     jrsonnet_evaluator::set_layer_step_budget(steps);
-    jrsonnet_evaluator::set_evaluation_deadline(std::time::Instant::now().checked_add(timeout));
+    jrsonnet_evaluator::set_evaluation_deadline(clock.deadline());
     let r = f();
+    drop(clock);
     let exhausted = jrsonnet_evaluator::layer_steps_exhausted();
     let timed_out = jrsonnet_evaluator::evaluation_timed_out();
     jrsonnet_evaluator::set_layer_step_budget(u64::MAX);
     jrsonnet_evaluator::set_evaluation_deadline(None);
     if timed_out {
-        return Err(format!(
-            "the evaluation ran for more than {} s and was stopped (an endless or quadratic loop?): raise STRATA_EVAL_TIMEOUT (seconds) if it needs longer",
-            timeout.as_secs()
-        ));
+        return Err(crate::limits::eval_time_message());
     }
     if exhausted {
         return Err(format!(

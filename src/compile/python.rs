@@ -88,7 +88,7 @@ struct Proc {
 /// `atexit` handler, a non-daemon thread) held the compile for as long as
 /// it ran. Exiting takes a fraction of a second.
 fn exit_grace() -> Duration {
-    super::child::timeout().min(Duration::from_secs(10))
+    super::child::per_program_timeout().min(Duration::from_secs(10))
 }
 
 enum State {

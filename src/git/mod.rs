@@ -661,7 +661,7 @@ pub(crate) fn stall_limits() -> [(&'static str, String); 3] {
         ("http.lowSpeedLimit", "1000".to_string()),
         (
             "http.lowSpeedTime",
-            crate::child::timeout().as_secs().to_string(),
+            crate::child::per_program_timeout().as_secs().to_string(),
         ),
         ("gitoxide.http.connectTimeout", "30000".to_string()),
     ]

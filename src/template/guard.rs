@@ -167,11 +167,13 @@ fn depth(levels: &[usize], indents: &[usize]) -> usize {
 /// doc-hidden, made for debuggers) is the one place that can stop a run.
 pub fn limit(eval: &mut Evaluator<'_, '_, '_>) {
     let timeout = crate::limits::eval_timeout();
+    let clock = crate::limits::eval_clock();
     eval.before_stmt_for_dap(BeforeStmtFunc::from_dyn(Box::new(Budget {
         steps: 0,
         outside_base: outside(),
-        deadline: std::time::Instant::now().checked_add(timeout),
+        deadline: clock.deadline(),
         timeout,
+        clock,
     })));
     // Checked by starlark every 1,000 calls or loop iterations, inside
     // expressions too (comprehensions), where the statement hook never runs.
@@ -341,6 +343,9 @@ struct Budget {
     /// hours within the statement budget). Read every 256 statements.
     deadline: Option<std::time::Instant>,
     timeout: std::time::Duration,
+    /// Counts the evaluation against the run's budget until the evaluator
+    /// (which owns this) is dropped.
+    clock: crate::limits::EvalClock,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -365,6 +370,11 @@ impl<'e> BeforeStmtFuncDyn<'e> for Budget {
                 .deadline
                 .is_some_and(|d| std::time::Instant::now() >= d)
         {
+            if self.clock.by_run() {
+                return Err(starlark::Error::new_other(LimitError(
+                    crate::limits::run_eval_message(),
+                )));
+            }
             return Err(starlark::Error::new_other(LimitError(format!(
                 "the template ran for more than {} s and was stopped (an endless or quadratic loop?): raise STRATA_EVAL_TIMEOUT (seconds) if it needs longer",
                 self.timeout.as_secs()

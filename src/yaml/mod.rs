@@ -430,6 +430,7 @@ impl Guard {
                         "aliases copy more than {MAX_ALIAS_BYTES} bytes of text: write the values out or alias long strings less often"
                     ));
                 }
+                run_alias_charge(size)?;
                 self.node(size, 0);
             }
             _ => {}
@@ -970,6 +971,70 @@ pub const MAX_ALIAS_NODES: usize = 1_000_000;
 /// in one stream: a long string aliased often is a bomb with few nodes.
 pub const MAX_ALIAS_BYTES: usize = 64 << 20;
 
+/// The most nodes aliases may copy in all the streams one run reads
+/// together: `STRATA_MAX_RUN_ALIAS_NODES`, default 4,000,000 (four streams
+/// at [`MAX_ALIAS_NODES`]). The per-stream bounds hold each file to a
+/// million copied nodes, but an inventory holds every class a target
+/// includes: 100 class files of 303 bytes, each nesting aliases to 656,000
+/// nodes, took `inventory` 84 s and 9.8 GB before the render limit stopped
+/// it (probe 39, yaml-alias-expansion-per-file-times-files).
+pub fn max_run_alias_nodes() -> u64 {
+    crate::limits::get("STRATA_MAX_RUN_ALIAS_NODES", 4_000_000)
+}
+
+/// The most bytes of scalar text aliases may copy in all the streams one
+/// run reads together (four streams at [`MAX_ALIAS_BYTES`]).
+pub const MAX_RUN_ALIAS_BYTES: u64 = 4 * MAX_ALIAS_BYTES as u64;
+
+#[cfg(not(test))]
+static RUN_ALIAS_COPIED: (std::sync::atomic::AtomicU64, std::sync::atomic::AtomicU64) = (
+    std::sync::atomic::AtomicU64::new(0),
+    std::sync::atomic::AtomicU64::new(0),
+);
+
+/// Adds what an alias copies to the run's count. Unit tests run on threads
+/// of one process, each its own run (their alias bombs would add up).
+fn run_alias_charge(size: Size) -> Result<(), String> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let (nodes, bytes) = (size.nodes as u64, size.bytes as u64);
+    #[cfg(not(test))]
+    let (n, b) = (
+        RUN_ALIAS_COPIED
+            .0
+            .fetch_add(nodes, Relaxed)
+            .saturating_add(nodes),
+        RUN_ALIAS_COPIED
+            .1
+            .fetch_add(bytes, Relaxed)
+            .saturating_add(bytes),
+    );
+    #[cfg(test)]
+    let (n, b) = {
+        thread_local! {
+            static COPIED: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+        }
+        let _ = Relaxed;
+        COPIED.with(|c| {
+            let (n, b) = c.get();
+            let now = (n.saturating_add(nodes), b.saturating_add(bytes));
+            c.set(now);
+            now
+        })
+    };
+    let max = max_run_alias_nodes();
+    if n > max {
+        return Err(format!(
+            "aliases in the files read so far expand to more than {max} nodes together (each file may expand to {MAX_ALIAS_NODES}; STRATA_MAX_RUN_ALIAS_NODES): write the values out, or nest fewer aliases in the files one target includes"
+        ));
+    }
+    if b > MAX_RUN_ALIAS_BYTES {
+        return Err(format!(
+            "aliases in the files read so far copy more than {MAX_RUN_ALIAS_BYTES} bytes of text together (each file may copy {MAX_ALIAS_BYTES}): write the values out, or alias long strings less often"
+        ));
+    }
+    Ok(())
+}
+
 /// The most nodes one YAML stream may write out: `STRATA_MAX_YAML_NODES`,
 /// default 2,000,000. A node in memory costs up to ~270 bytes however
 /// short its text, so a 12 MB flow list of empty maps (`[{},{},...]`, 4
@@ -992,6 +1057,7 @@ pub fn is_limit_message(message: &str) -> bool {
         "nesting deeper than",
         "aliases expand to more than",
         "aliases copy more than",
+        "aliases in the files read so far",
         "the file holds more than",
     ]
     .iter()

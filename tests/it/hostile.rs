@@ -6680,3 +6680,188 @@ fn reclass_config_regexes_are_bounded_in_size() {
         );
     }
 }
+
+/// Probe 39 (eval-timeout-per-target-times-targets): the time limit is per
+/// evaluation, and every target evaluates its own entries, so one class
+/// whose jsonnet (or Jinja2) runs until the limit, included by the 13-byte
+/// target files of a pull request, cost 60 s per target, hours for a
+/// thousand. The evaluations of a run share `STRATA_RUN_EVAL_SECONDS`; once
+/// it is spent, every later evaluation stops at once with an error naming it.
+#[test]
+fn the_evaluations_of_a_run_share_one_time_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/classes/j.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: '${_reclass_:name:short}'}\n    compile:\n      - {output_path: o, input_type: jsonnet, input_paths: [m.jsonnet], output_type: yaml}\n",
+    );
+    write(
+        &d.join("inventory/classes/k.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: '${_reclass_:name:short}'}\n    compile:\n      - {output_path: o, input_type: jinja2, input_paths: [t.j2]}\n",
+    );
+    // Each runs until a time limit stops it (no allocation, step or fuel
+    // budget comes first within a few seconds).
+    write(
+        &d.join("m.jsonnet"),
+        "local f(n) = if n == 0 then 1 else f(n - 1) + f(n - 1); { a: f(60) }\n",
+    );
+    write(
+        &d.join("t.j2"),
+        "{% for i in range(9000) %}{% for j in range(9000) %}{% endfor %}{% endfor %}\n",
+    );
+    for t in ["j0", "j1", "k0", "k1"] {
+        let class = &t[..1];
+        write(
+            &d.join(format!("inventory/targets/{t}.yml")),
+            &format!("classes: [{class}]\n"),
+        );
+    }
+    let mut args = COMPILE.to_vec();
+    args.extend(["--keep-going", "-p", "1"]);
+    let out = run_within(
+        d,
+        &args,
+        &[
+            ("STRATA_EVAL_TIMEOUT", "5"),
+            ("STRATA_RUN_EVAL_SECONDS", "2"),
+        ],
+        2,
+        120,
+    );
+    for t in ["j0", "j1", "k0", "k1"] {
+        let line = out
+            .lines()
+            .find(|l| l.contains(&format!("target {t},")))
+            .unwrap_or_else(|| panic!("no error for {t}: {out}"));
+        assert!(
+            line.contains("the evaluations of this run together ran for more than 2 s")
+                && line.contains("STRATA_RUN_EVAL_SECONDS"),
+            "{t}: {out}"
+        );
+    }
+}
+
+/// Probe 39 (program-timeout-per-target-times-targets): each program (an
+/// `external` command, kadet's Python, helm) may run 300 s, and every
+/// target runs its own, so a class whose program never ends, included by a
+/// pull request's 13-byte target files, cost 300 s per target. The programs
+/// of a run share `STRATA_RUN_PROGRAM_SECONDS`; once spent, every later one
+/// is stopped at once with an error naming it.
+#[test]
+fn the_programs_of_a_run_share_one_time_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/classes/x.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: '${_reclass_:name:short}'}\n    compile:\n      - {output_path: o, input_type: external, input_paths: [spin.sh]}\n",
+    );
+    write_executable(&d.join("spin.sh"), "#!/bin/sh\nsleep 600\n");
+    for i in 0..3 {
+        write(
+            &d.join(format!("inventory/targets/t{i}.yml")),
+            "classes: [x]\n",
+        );
+    }
+    let mut args = COMPILE.to_vec();
+    args.extend(["--keep-going", "-p", "1"]);
+    let out = run_within(
+        d,
+        &args,
+        &[
+            ("STRATA_PROGRAM_TIMEOUT", "4"),
+            ("STRATA_RUN_PROGRAM_SECONDS", "2"),
+        ],
+        2,
+        120,
+    );
+    for t in ["t0", "t1", "t2"] {
+        let line = out
+            .lines()
+            .find(|l| l.contains(&format!("target {t},")))
+            .unwrap_or_else(|| panic!("no error for {t}: {out}"));
+        assert!(
+            line.contains("external command `")
+                && line.contains("the programs of this run (kadet inputs, Python filters, helm, external commands) together ran for more than 2 s")
+                && line.contains("STRATA_RUN_PROGRAM_SECONDS"),
+            "{t}: {out}"
+        );
+    }
+}
+
+/// Probe 39 (yaml-alias-expansion-per-file-times-files): aliases may copy a
+/// million nodes per file, and an inventory holds every class a target
+/// includes, so 100 class files of 303 bytes, each nesting aliases to
+/// 656,000 nodes, took `inventory` 84 s and 9.8 GB. What aliases copy in
+/// all the files of a run is bounded by `STRATA_MAX_RUN_ALIAS_NODES`
+/// (lowered here), the error naming the file and line where it is crossed.
+#[test]
+fn what_aliases_copy_in_all_files_of_a_run_is_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Each class: 10 scalars, then 3 levels of 9 aliases: 7,290 copied
+    // leaves (and their lists), far under the per-file bound.
+    for c in 0..4 {
+        let mut text = format!("parameters:\n  c{c}:\n    l0: &a0 [1,2,3,4,5,6,7,8,9,10]\n");
+        for i in 1..4 {
+            text.push_str(&format!(
+                "    l{i}: &a{i} [{}]\n",
+                vec![format!("*a{}", i - 1); 9].join(",")
+            ));
+        }
+        write(&d.join(format!("inventory/classes/c{c}.yml")), &text);
+    }
+    write(
+        &d.join("inventory/targets/t.yml"),
+        "classes: [c0, c1, c2, c3]\nparameters: {}\n",
+    );
+    run_env(
+        d,
+        &["inventory"],
+        &[("STRATA_MAX_RUN_ALIAS_NODES", "100000")],
+        0,
+    );
+    let out = run_env(
+        d,
+        &["inventory"],
+        &[("STRATA_MAX_RUN_ALIAS_NODES", "20000")],
+        2,
+    );
+    assert!(
+        out.contains("aliases in the files read so far expand to more than 20000 nodes together")
+            && out.contains("STRATA_MAX_RUN_ALIAS_NODES")
+            && out.contains("inventory/classes/c"),
+        "{out}"
+    );
+}
+
+/// Probe 39 (catalog-bytes-unbounded): the file counts bound how many files
+/// a compile writes, not how large they are: a 100 MB file (zeros pack to a
+/// few hundred kilobytes) copied by a class a pull request's 13-byte target
+/// files include was written once per target, 954 MB for ten. What a run
+/// writes in all is bounded by `STRATA_MAX_CATALOG_BYTES` (lowered here).
+#[test]
+fn the_bytes_a_run_writes_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        &d.join("inventory/classes/x.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: '${_reclass_:name:short}'}\n    compile:\n      - {output_path: o, input_type: copy, input_paths: [data/big.bin]}\n",
+    );
+    write(&d.join("data/big.bin"), &"0".repeat(1000));
+    for i in 0..3 {
+        write(
+            &d.join(format!("inventory/targets/t{i}.yml")),
+            "classes: [x]\n",
+        );
+    }
+    let mut args = COMPILE.to_vec();
+    args.extend(["-p", "1"]);
+    run_env(d, &args, &[("STRATA_MAX_CATALOG_BYTES", "3000")], 0);
+    let out = run_env(d, &args, &[("STRATA_MAX_CATALOG_BYTES", "2500")], 2);
+    assert!(
+        out.contains(
+            "the compile writes more than 2500 bytes in all targets together (this file 1000)"
+        ) && out.contains("STRATA_MAX_CATALOG_BYTES"),
+        "{out}"
+    );
+}

@@ -236,7 +236,7 @@ mod debug;
 /// strata: see `vm/depth.rs`.
 pub use self::vm::depth::{check_stored_value, MAX_VALUE_DEPTH};
 #[cfg(feature = "fuel")]
-pub use self::vm::fuel::set_render_time_limit;
+pub use self::vm::fuel::{set_render_time_limit, set_thread_render_deadline};
 pub use self::defaults::{default_auto_escape_callback, escape_formatter};
 pub use self::environment::Environment;
 pub use self::error::{Error, ErrorKind};

@@ -27,6 +27,20 @@ pub fn set_render_time_limit(seconds: u64) {
     RENDER_TIME_LIMIT.store(seconds, Ordering::Relaxed);
 }
 
+std::thread_local! {
+    /// strata: the deadline of the renders started on this thread, set by
+    /// the embedding program (an evaluation the render is part of), in
+    /// place of [`set_render_time_limit`]'s seconds from each render's start.
+    static THREAD_DEADLINE: std::cell::Cell<Option<Option<std::time::Instant>>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// strata: the deadline of the renders this thread starts from now on
+/// (`Some(None)`: none), or `None` to go back to [`set_render_time_limit`].
+pub fn set_thread_render_deadline(deadline: Option<Option<std::time::Instant>>) {
+    THREAD_DEADLINE.with(|d| d.set(deadline));
+}
+
 impl FuelTracker {
     /// Creates a new fuel tracker.
     ///
@@ -34,14 +48,17 @@ impl FuelTracker {
     /// shared across nested invocations of the template evaluation.
     pub fn new(fuel: u64) -> Arc<FuelTracker> {
         let limit = RENDER_TIME_LIMIT.load(Ordering::Relaxed);
-        Arc::new(FuelTracker {
-            initial: fuel,
-            remaining: AtomicIsize::new(fuel as isize),
-            deadline: (limit > 0)
+        let deadline = THREAD_DEADLINE.with(|d| d.get()).unwrap_or_else(|| {
+            (limit > 0)
                 .then(|| {
                     std::time::Instant::now().checked_add(std::time::Duration::from_secs(limit))
                 })
-                .flatten(),
+                .flatten()
+        });
+        Arc::new(FuelTracker {
+            initial: fuel,
+            remaining: AtomicIsize::new(fuel as isize),
+            deadline,
             ticks: std::sync::atomic::AtomicU32::new(0),
         })
     }
