@@ -1277,6 +1277,10 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("fluent-bit-header-directives", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fluent-bit}\ndata:\n  fluent-bit.conf: |\n    [OUTPUT]\n        Name    http\n        Match   *\n        Header  X-Auth-Token {V}\n        Header  Authorization Bearer {V}-2\n", "fbheader4417xq"),
     // Issue 19 (red38): the API keys of NGINX's API gateway map.
     ("nginx-api-key-maps", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ingress-nginx-controller}\ndata:\n  http-snippet: |\n    map $http_x_api_key $api_client {\n      default \"\";\n      \"{V}\" client_one;\n      \"{V}-2\" client_two;\n    }\n", "ngxmap5527xqAbCdEf"),
+    // Issue 19 (red39): more vendors' token prefixes, under neutral names.
+    ("more-vendor-token-prefixes", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  integrations.txt: |\n    brevo xkeysib-68c067c08b5092b03dbd3c982ed8a016fca9cbf4d259973cf2d10d0c473e6774-{V}\n    bitbucket ATBB{V}0123456789abcdef\n  PREFECT: pnu_{V}0123456789abcdefghij\n---\ntypeform: tfp_{V}0123456789abcdefghijklmnopqr\n", "vendtok7741xqAbC"),
+    // Issue 19 (red39): base64 DER private keys without their PEM frame, keystores.
+    ("headerless-der-keys-and-keystores", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  jwt.properties: |\n    jwt.private=MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSk{V}\nbinaryData:\n  keystore.jks: /u3+7QAAAAIAAAAB{V}\n  client.p12: MIIJzwIBAzCCCYUGCSqGSIb3DQEHAaCCCXYEggly{V}\n---\nsigner: MC4CAQAwBQYDK2VwBCIEI{V}\n", "derkey8814xqAbCd"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

@@ -5296,3 +5296,102 @@ fn nginx_api_key_maps() {
         ],
     );
 }
+
+/// red39 (red-more-vendor-token-prefixes): more vendors' token formats,
+/// under a neutral key, in both modes and as a string.
+#[test]
+fn more_vendor_token_prefixes() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "brevo: 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",
+            "bitbucket: ATBBs3cr3tVx67Gr3V3n1Gm3ZLjl6kxuslch",
+            "repo: ATCTT3xFfGN0s3cr3tVxnKe3odgP4h8gYD4JD0wrQniulsIe1fDesbIgZlnyjQFiv1jOnC3S",
+            "op: ops_eyJs3cr3tVxmvvK8CxY8d17EpDvbMy7H4Ker0n9Y4aHRGw1bxAoVfKENd9iH1TcOZr4rK8fCXKd50QhiPuX0ptug0t5sGEhjc1ewmOINo5Okrya",
+            "typeform: tfp_s3cr3tVxGb7bMsPUVEnxYkD3N7UiuwnCxwTeVFKqb3a4",
+            "prefect: pnu_s3cr3tVxR3BEx32BbED5nFLBaj9QHJ7wGQ1f",
+            "honeycomb: hcaik_01s3cr3tVxKxr8KmDKwqWP2Ihf6VkHrmEpDD9fjNNyfafFmxPT",
+            "adafruit: aio_s3cr3tVxvE58EG1Vh1yVWB4g4HZT",
+            "easypost: EZAKs3cr3tVxp12WZzsZPQQwMuFentelg5kIoX528V7c0RVvKqItMd6ihr",
+            "duffel: duffel_live_s3cr3tVxo8826UFUoj52cFIBcQ2PUysDagBtdsR28Za",
+            "readme: rdme_s3cr3tVxktJM8wEFcbWd5GTX6aPCGItrgoVaX36qO5wQ1ZMsXrKGfGTA165sxwKB3NiSNB",
+            "yandex: y0_Ags3cr3tVxcZIqYTwBfnofZaeIyVpLr87Vu10gJ4UrPI4ncr4HfWhSS",
+            "harness: pat.XhNnBho7qJpCHumzO3S6Gg.s3cr3tVxr76k6F2X0gs4LvhH.fDJdTyAqGEB9Yd6xwIr6",
+            "scalingo: tk-us-s3cr3tVxrcTCQ5Z09ajt4pFqpsJmtPoZUosjrk0W238IPUgg",
+            "infracost: ico-s3cr3tVxETHrDMaigJq6DPNHTbpyNV6P",
+            "crates: cios3cr3tVxRSHeixGmnOLoaYybX3Rx3drV",
+            "twitter: AAAAAAAAAAAAAAAAAAAAAs3cr3tVxHDQiXYeIuZBfulXguBTwJLeOEPlTiUV1X135spQ8avjfpwilTH7D2dDmr2ISwCnQOg5yIetJBFexTnQw",
+            "facebook: EAAGs3cr3tVx5yUpl9AwbtcY0ylL0mzPq1MOexmHiqLBQ2At8zcVN4OeLfCttRjvupy1BWbAhq6MkyUpySuit5DxwG6J1jv5HU29rxPa2Vicy2Bz",
+            "curl -X POST https://maker.ifttt.com/trigger/deploy/with/key/s3cr3tVxXmuClsESfnm7zG",
+        ],
+    );
+    // Shapes of lower-case or hex letters only (no room for the marker):
+    // the token's tail must be gone.
+    for token in [
+        "napi_7vaigxapsza5kpzg8dcdd0c2zfp9gk0rtxselayglh6odld6ovj2iv3dbic12yh6",
+        "sgp_12c01d439cfe1e1003cb0aeb4d3c94ead7e30686",
+        "FLWSECK-2d3ed5d326f5bac42d97f730b2d3279d-X",
+        "shippo_live_27368f1bf88b2ed0c4cd4859f95b23d5764bbd12",
+        "CLOJARS_5l1jcsm0kjf7pqwkkpu87ab30madqc0kimq4snx65smkzhyy4gpc7ihek3ix",
+        "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",
+        "sk-f5492c5ff4ddadb80e605df8b7c101df",
+        "778271bfb34f54bdb8692238e9bbc8b3-us12",
+    ] {
+        let tail = &token[token.len() - 12..];
+        let yaml = format!("data:\n  f: |\n    vendor: {token}\n");
+        for out in both_modes(&r, &yaml) {
+            assert!(!out.contains(tail), "{token} -> {out}");
+        }
+        assert!(!r.scrub(token).contains(tail), "{token}");
+    }
+    shown_everywhere(
+        &r,
+        &[
+            "sk-f5492c5ff4ddadb80e605df8b7c101d",
+            "ciocolata-dessert-recipe-2024-edition",
+            "pat.short.value",
+            "region: us12 bucket 778271bfb34f54bdb8692238e9bbc8b3",
+            "AAAAAAAAAAAAAAAAAAAAA",
+            "see https://maker.ifttt.com/ for applets",
+        ],
+    );
+}
+
+/// red39 (red-headerless-der-keys-and-keystores): base64 DER private keys
+/// without their PEM frame and base64 keystores, under a neutral key;
+/// certificates, CSRs and public keys stay.
+#[test]
+fn headerless_der_keys_and_keystores() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "jwt.signing=MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSks3cr3tVx",
+            "k: MIIJQgIBADANBgkqhkiG9w0BAQEFAASCCSwwggkos3cr3tVx",
+            "k: MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0ws3cr3tVx",
+            "k: MIG2AgEAMBAGByqGSM49AgEGBSuBBAAiBIGeMIGbs3cr3tVx",
+            "k: MIHuAgEAMBAGByqGSM49AgEGBSuBBAAjBIHWMIHTs3cr3tVx",
+            "k: MC4CAQAwBQYDK2VwBCIEIMUWLeF0QItX383Cls3cr3tVx",
+            "k: MIIEogIBAAKCAQEA0AyWWeQnEOSFRg1kHMqiJYKqs3cr3tVx",
+            "k: MHcCAQEEIOMpO58rshwVsfVJuSKAVxHBuU3bmGC/s3cr3tVx",
+            "k: MIIFLTBXBgkqhkiG9w0BBQ0wSjApBgkqhkiG9w0Bs3cr3tVx",
+            "keystore.p12: MIIJzwIBAzCCCYUGCSqGSIb3DQEHAaCCCXYEgglys3cr3tVx",
+            "keystore.jks: /u3+7QAAAAIAAAABAAAAAQAFYWxpYXMs3cr3tVx",
+            "keystore.jceks: zs7OzgAAAAIAAAABAAAAAQAFYWxpYXMs3cr3tVx",
+        ],
+    );
+    file_hidden_everywhere(
+        &r,
+        &["key.b64: |\n  MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQC7\n  s3cr3tVxAbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdef"],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "ca.crt: MIIC+TCCAeGgAwIBAgIUSSNTMQb0CUabcdefgh",
+            "pub: MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA0AyWWe",
+            "rsapub: MIIBCgKCAQEA0AyWWeQnEOSFRg1kHMqiJYKq",
+            "csr: MIICijCCAXICAQAwRTELMAkGA1UEBhMCQVUx",
+        ],
+    );
+}
