@@ -248,6 +248,26 @@ const WEBHOOK_PATTERNS: usize = 6;
 /// The annotation in which `kubectl apply` keeps a whole copy of the object.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
+/// Whether `value` is base64 (padded or not) of `user:password`, both
+/// parts printable ASCII without blanks: a Basic credential.
+fn decodes_to_user_password(value: &str) -> bool {
+    use base64::Engine;
+    let engine = base64::engine::general_purpose::GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent)
+            .with_decode_allow_trailing_bits(true),
+    );
+    let Ok(bytes) = engine.decode(value) else {
+        return false;
+    };
+    bytes.iter().all(|b| b.is_ascii_graphic())
+        && bytes
+            .iter()
+            .position(|&b| b == b':')
+            .is_some_and(|i| i > 0 && i + 1 < bytes.len())
+}
+
 pub const CHANGED: &str = "<redacted: changed>";
 pub const UNCHANGED: &str = "<redacted: unchanged>";
 /// The old side of a changed or removed value: the new side says `changed`.
@@ -998,7 +1018,11 @@ impl Redactor {
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
             && v.bytes()
                 .any(|b| b.is_ascii_digit() || b == b'=' || b.is_ascii_uppercase());
-        user_pass || (base64 && !suffix)
+        // red39 (red-base64-user-password-under-auth-names): under a
+        // key ending in `auth` only base64 that decodes to `user:X`
+        // (`REGISTRY_AUTH: dXNlcjpY…`, a docker `auth` copied into a
+        // variable): a word such as `Disabled` stays.
+        user_pass || (base64 && (!suffix || decodes_to_user_password(v)))
     }
 
     /// Hides, inside one string, what is a secret whatever the string's

@@ -5395,3 +5395,50 @@ fn headerless_der_keys_and_keystores() {
         ],
     );
 }
+
+/// red39 (red-base64-user-password-under-auth-names): base64 of
+/// `user:password` under a key whose last word is `auth` (a docker
+/// `auth` copied into a variable), both modes; a word stays.
+#[test]
+fn base64_user_password_under_auth_names() {
+    let r = Redactor::default();
+    for (line, value) in [
+        (
+            "REGISTRY_AUTH: ZGVwbG95OkFiY2RlZmdoaWowMTIzNDU2Nzg5",
+            "ZGVwbG95OkFiY2RlZmdoaWowMTIzNDU2Nzg5",
+        ),
+        (
+            "registry-auth: \"Y2ktYm90Olp4ODFrcTBQbG1XMg==\"",
+            "Y2ktYm90Olp4ODFrcTBQbG1XMg",
+        ),
+        (
+            "NPM_AUTH=ZGVwbG95OkFiY2RlZmdoaWowMTIzNDU2Nzg5",
+            "ZGVwbG95OkFiY2RlZmdoaWowMTIzNDU2Nzg5",
+        ),
+    ] {
+        let yaml = format!("data:\n  f: |\n    {line}\n");
+        for out in both_modes(&r, &yaml) {
+            assert!(!out.contains(value), "{line} -> {out}");
+        }
+        let as_key = if line.contains(": ") {
+            line.to_string()
+        } else {
+            line.replacen('=', ": ", 1)
+        };
+        let yaml = format!("data:\n  {as_key}\n");
+        for out in both_modes(&r, &yaml) {
+            assert!(!out.contains(value), "{line} -> {out}");
+        }
+    }
+    // A word, base64 of a word without `:`, a switch.
+    shown_everywhere(
+        &r,
+        &[
+            "enable_auth: Disabled",
+            "LDAP_AUTH: RGlzYWJsZWQ=",
+            "SMTP_AUTH: aGVsbG8gd29ybGQ=",
+            "relay_auth: PLAIN",
+        ],
+    );
+}
+
