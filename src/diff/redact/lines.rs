@@ -78,6 +78,9 @@ impl Redactor {
         {
             env_values.extend(self.nested_pair_value_lines(text, line_re));
         }
+        if self.defaults && text.contains(']') {
+            env_values.extend(section_key_lines(text));
+        }
         if self.defaults {
             env_values.extend(terraform_secret_lines(text, |k| self.key_matches(k)));
             env_values.extend(secure_parameter_default_lines(text, line_re));
@@ -1097,6 +1100,36 @@ impl Redactor {
         }
         hidden
     }
+}
+
+/// red39 (red-ini-toml-section-key-parents): the `key = X` (`key: X`)
+/// lines of an INI or TOML section named like a key parent of the
+/// semantic walk (`[jwt]`, `[api]`, `[crypt]`, `[encryption]`; a dotted
+/// or quoted section's last part, `[auth.jwt]`, `[[jwt]]`), as `jwt:
+/// {key: X}` is read: the section's lines, to the next header, are its
+/// children.
+fn section_key_lines(text: &str) -> HashSet<usize> {
+    let mut hidden = HashSet::new();
+    let mut in_parent = false;
+    for (i, line) in text.split('\n').enumerate() {
+        let t = line.trim();
+        if let Some(name) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            let name = name.trim_matches(['[', ']']).trim();
+            let last = name.rsplit('.').next().unwrap_or(name).trim();
+            in_parent = super::structural::key_parent(last);
+            continue;
+        }
+        if in_parent
+            && t.split_once(['=', ':']).is_some_and(|(k, _)| {
+                k.trim()
+                    .trim_matches(['"', '\''])
+                    .eq_ignore_ascii_case("key")
+            })
+        {
+            hidden.insert(i);
+        }
+    }
+    hidden
 }
 
 /// red36 (compat34's over-redaction): the lines of a text (`--no-semantic`,

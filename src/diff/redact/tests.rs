@@ -5442,3 +5442,38 @@ fn base64_user_password_under_auth_names() {
     );
 }
 
+/// red39 (red-ini-toml-section-key-parents): `key = X` in an INI or TOML
+/// section named like a key parent (`[jwt]`, `[api]`), both modes; a
+/// `key` in another section, and other settings of the section, stay.
+#[test]
+fn ini_toml_section_key_parents() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "title = \"billing\"\n[jwt]\nissuer = \"https://id\"\nkey = \"s3cr3tVx\"",
+            "[api]\nkey = s3cr3tVx\n[server]\nport = 8080",
+            "[auth.jwt]\n  key = 's3cr3tVx'",
+            "[Encryption]\nKey: s3cr3tVx",
+        ],
+    );
+    let text =
+        "[jwt]\nkey = \"s3cr3tVx\"\nissuer = visible-issuer\n[cache]\nkey = visible-cache-key\n";
+    let block: String = text.lines().map(|l| format!("    {l}\n")).collect();
+    for out in both_modes(&r, &format!("data:\n  f: |\n{block}")) {
+        assert!(
+            !out.contains("s3cr3tVx")
+                && out.contains("visible-issuer")
+                && out.contains("visible-cache-key"),
+            "{out}"
+        );
+    }
+    file_shown_everywhere(
+        &r,
+        &[
+            "[partition]\nkey = visible",
+            "[api]\nkeyId = visible\nport = 8080",
+        ],
+    );
+}
+
