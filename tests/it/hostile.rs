@@ -1285,6 +1285,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("base64-user-password-under-auth-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  REGISTRY_AUTH: {V}\n  env: |\n    NPM_AUTH={V}\n", "Y2k6aUsyWldlcWhGVw"),
     // Issue 19 (red39): `key = X` in an INI or TOML section named jwt, api, crypt, encryption.
     ("ini-toml-section-key-parents", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  settings.ini: |\n    [api]\n    key = {V}\n    [server]\n    port = 8080\n  app.toml: |\n    title = \"app\"\n    [jwt]\n    key = \"{V}-2\"\n", "sectkey4471xq"),
+    // Issue 19 (red39): PgBouncer's userlist.txt.
+    ("pgbouncer-userlist-lines", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: pgbouncer}\ndata:\n  userlist.txt: |\n    \"app\" \"{V}\"\n    \"etl\" \"md5{V}\"\n", "pgbul5527xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

@@ -425,6 +425,16 @@ fn shape_rules() -> &'static (Vec<Rule>, regex::RegexSet, Vec<Vec<usize>>) {
                 r#"(?i)\bsigntool(?:\.exe)?[ \t][^\n]*?[ \t][/-]p[ \t]+(?P<v>"[^"\n]*"|[^\s"']+)"#,
                 never,
             ),
+            // red39 (red-pgbouncer-userlist-lines): PgBouncer's
+            // `userlist.txt`, a line of two quoted words, `"USER" "X"` (X
+            // a password, an `md5…` hash or a SCRAM verifier, each enough
+            // to log in through it). A word starting with `-` or `$` is a
+            // shell array's option or variable, not a user.
+            rule(
+                &["\" \""],
+                r#"(?m)^[ \t]*"[^"\s$-][^"\s]*"[ \t]+"(?P<v>[^"\s$][^"\s]*)"[ \t]*\r?$"#,
+                never,
+            ),
             // PostgreSQL's dollar-quoted and escape-string passwords,
             // `PASSWORD $$X$$` (`$tag$X$tag$`), `PASSWORD E'X'`.
             rule(

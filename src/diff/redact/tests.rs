@@ -5477,3 +5477,24 @@ fn ini_toml_section_key_parents() {
     );
 }
 
+/// red39 (red-pgbouncer-userlist-lines): PgBouncer's `userlist.txt`, a
+/// line of two quoted words; a shell array's option and variable stay.
+#[test]
+fn pgbouncer_userlist_lines() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "\"app\" \"s3cr3tVx\"\n\"report\" \"md5s3cr3tVx0a1b2c\"",
+            "\"etl\" \"SCRAM-SHA-256$4096:s3cr3tVx$abc=:def=\"",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "ARGS=(\n  \"--config\" \"visible.yaml\"\n  \"$BIN\" \"$ARG\"\n)",
+            "\"title\" \"two words\"",
+        ],
+    );
+}
+
