@@ -1287,6 +1287,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("ini-toml-section-key-parents", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  settings.ini: |\n    [api]\n    key = {V}\n    [server]\n    port = 8080\n  app.toml: |\n    title = \"app\"\n    [jwt]\n    key = \"{V}-2\"\n", "sectkey4471xq"),
     // Issue 19 (red39): PgBouncer's userlist.txt.
     ("pgbouncer-userlist-lines", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: pgbouncer}\ndata:\n  userlist.txt: |\n    \"app\" \"{V}\"\n    \"etl\" \"md5{V}\"\n", "pgbul5527xq"),
+    // Issue 19 (red39): HAProxy's set-header, Caddy's header_up with a credential header.
+    ("proxy-header-directives", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  haproxy.cfg: |\n    backend partner\n      http-request set-header X-Api-Key {V}\n  Caddyfile: |\n    reverse_proxy https://partner.example.org {\n      header_up X-Auth-Token {V}-2\n    }\n", "pxhdr3391xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

@@ -410,8 +410,10 @@ pub struct Redactor {
     /// (group 2) is checked against the key patterns.
     config_set: Regex,
     /// nginx `proxy_set_header X-Api-Key X;` / `add_header` /
-    /// `grpc_set_header`: the header name (group 2) is checked against the
-    /// key patterns and [`credential_header`].
+    /// `grpc_set_header`, HAProxy's `http-request set-header` (`add-header`,
+    /// `http-response`; red39), Caddy's `header_up` and `request_header`:
+    /// the header name (group 2) is checked against the key patterns and
+    /// [`credential_header`].
     header_directive: Regex,
     /// A token as the only userinfo of an http(s) URL to GitHub
     /// (`https://TOKEN@github.com/o/r.git`, the form GitHub documents for
@@ -733,7 +735,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let header_directive = Regex::new(
-            r#"(\b(?:proxy_set_header|grpc_set_header|add_header|(?i:RequestHeader[ \t]+(?:set|append|add|setifempty)|Header[ \t]+(?:always[ \t]+)?(?:set|append|add|setifempty)))[ \t]+["']?([A-Za-z0-9_\-]+)["']?[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s;]+)"#,
+            r#"(\b(?:proxy_set_header|grpc_set_header|add_header|http-(?:request|response|after-response)[ \t]+(?:set|add)-header|header_up|request_header|(?i:RequestHeader[ \t]+(?:set|append|add|setifempty)|Header[ \t]+(?:always[ \t]+)?(?:set|append|add|setifempty)))[ \t]+["']?([A-Za-z0-9_\-]+)["']?[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s;]+)"#,
         )
         .expect("static regex is valid");
         let github_userinfo = Regex::new(

@@ -210,14 +210,20 @@ impl Redactor {
         }
         // Apache's directives are case-insensitive (`requestheader set`).
         if out.contains("_header")
+            || out.contains("-header ")
+            || out.contains("header_up")
             || out.contains("Header ")
             || out.contains("header ")
             || out.contains("HEADER ")
         {
             replace_in(&mut out, &self.header_directive, |c: &regex::Captures| {
                 let (name, value) = (&c[2], &c[3]);
-                // `$http_authorization`: an nginx variable, not a secret.
-                let variable = value.trim_start_matches(['"', '\'']).starts_with('$');
+                // `$http_authorization`: an nginx variable, not a secret;
+                // HAProxy's `%[req.hdr(x)]` and Caddy's `{env.KEY}` alike.
+                let value_start = value.trim_start_matches(['"', '\'']);
+                let variable = value_start.starts_with('$')
+                    || value_start.starts_with("%[")
+                    || (value_start.starts_with('{') && !value_start.starts_with("{\""));
                 if (self.key_matches(name) || (self.defaults && credential_header(name)))
                     && !variable
                     && !value.contains(OLD)

@@ -5498,3 +5498,29 @@ fn pgbouncer_userlist_lines() {
     );
 }
 
+/// red39 (red-proxy-header-directives): HAProxy's `http-request
+/// set-header`, Caddy's `header_up` with a credential header; other
+/// headers stay.
+#[test]
+fn proxy_header_directives() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "  http-request set-header X-Api-Key s3cr3tVx",
+            "  http-request add-header Authorization \"Bearer s3cr3tVx\"",
+            "    header_up X-Api-Key s3cr3tVx",
+            "    header_up Authorization \"Basic s3cr3tVx\"",
+            "    request_header X-Auth-Token s3cr3tVx",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "http-request set-header X-Forwarded-Proto https",
+            "header_up Host {upstream_hostport}",
+            "http-request set-header X-Api-Key %[req.hdr(x-key)]",
+            "header_up X-Api-Key {env.PARTNER_KEY}",
+        ],
+    );
+}
