@@ -429,11 +429,19 @@ fn shape_rules() -> &'static (Vec<Rule>, regex::RegexSet, Vec<Vec<usize>>) {
             // `userlist.txt`, a line of two quoted words, `"USER" "X"` (X
             // a password, an `md5…` hash or a SCRAM verifier, each enough
             // to log in through it). A word starting with `-` or `$` is a
-            // shell array's option or variable, not a user.
+            // shell array's option or variable, not a user; a URL is Yarn
+            // 1's `.yarnrc` (`"registry" "https://…"`), as are a boolean
+            // and a number there.
             rule(
                 &["\" \""],
                 r#"(?m)^[ \t]*"[^"\s$-][^"\s]*"[ \t]+"(?P<v>[^"\s$][^"\s]*)"[ \t]*\r?$"#,
-                never,
+                |v| {
+                    let v = v.trim_matches('"');
+                    v.contains("://")
+                        || v == "true"
+                        || v == "false"
+                        || v.bytes().all(|b| b.is_ascii_digit())
+                },
             ),
             // PostgreSQL's dollar-quoted and escape-string passwords,
             // `PASSWORD $$X$$` (`$tag$X$tag$`), `PASSWORD E'X'`.

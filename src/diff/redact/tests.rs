@@ -5493,6 +5493,7 @@ fn pgbouncer_userlist_lines() {
         &r,
         &[
             "ARGS=(\n  \"--config\" \"visible.yaml\"\n  \"$BIN\" \"$ARG\"\n)",
+            "\"registry\" \"https://registry.yarnpkg.com\"\n\"always-auth\" \"true\"",
             "\"title\" \"two words\"",
         ],
     );
