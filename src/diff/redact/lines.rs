@@ -91,7 +91,8 @@ impl Redactor {
             }));
         }
         // A Pod volume's `secret:` source (only names and paths): shown.
-        let volume_secrets = if text.contains("secretName") {
+        let volume_secrets = if text.contains("secretName") || text.contains("serviceAccountToken")
+        {
             secret_volume_lines(text)
         } else {
             Vec::new()
@@ -428,6 +429,7 @@ impl Redactor {
                         || (jwk && jwk_private(&key_of(&c)))
                         || (jaas && jaas_user(&key_of(&c))))
                         && !is_placeholder(&c[4])
+                        && !bool_null_or_empty(&c[4])
                         && !volume_secrets.contains(&i) =>
                 {
                     let value = c[4].trim();
@@ -1102,6 +1104,22 @@ impl Redactor {
     }
 }
 
+/// red39 (crd38's over-redaction left): a boolean, a null or an empty
+/// string written as a secret-named key's whole value
+/// (`enableSdsTokenMount: false`, `automountServiceAccountToken: false`,
+/// `apiKey: null`, Istio's `accessToken: ""`; not `''`, which opens a
+/// Nix string), shown in the text mode as
+/// the semantic walk shows them (an optional comment or JSON comma after
+/// it too).
+pub(super) fn bool_null_or_empty(value: &str) -> bool {
+    let v = value.split(" #").next().unwrap_or(value).trim();
+    let v = v.strip_suffix(',').unwrap_or(v).trim_end();
+    // Not `''`: Nix opens an indented string with it (`password = ''`).
+    ["true", "false", "null", "~", "\"\""]
+        .iter()
+        .any(|w| v.eq_ignore_ascii_case(w))
+}
+
 /// red39 (red-ini-toml-section-key-parents): the `key = X` (`key: X`)
 /// lines of an INI or TOML section named like a key parent of the
 /// semantic walk (`[jwt]`, `[api]`, `[crypt]`, `[encryption]`; a dotted
@@ -1146,7 +1164,10 @@ fn secret_volume_lines(text: &str) -> Vec<usize> {
     for (i, line) in lines.iter().enumerate() {
         let t = line.trim();
         let t = t.strip_prefix("- ").unwrap_or(t).trim_start();
-        if !matches!(t, "secret:" | "\"secret\":") {
+        // red39: a projected volume's `serviceAccountToken:` source (its
+        // `audience`, `expirationSeconds` and `path`) alike.
+        let token = matches!(t, "serviceAccountToken:" | "\"serviceAccountToken\":");
+        if !token && !matches!(t, "secret:" | "\"secret\":") {
             continue;
         }
         let column = indent(line);
@@ -1169,6 +1190,11 @@ fn secret_volume_lines(text: &str) -> Vec<usize> {
             };
             let value = value.trim();
             match key.trim() {
+                "path" | "audience" | "expirationSeconds" if token => {
+                    named |= key.trim() == "path";
+                    fits &= !value.is_empty();
+                }
+                _ if token => fits = false,
                 "secretName" | "name" => named |= !value.is_empty(),
                 "items" => fits &= value.is_empty(),
                 "defaultMode" | "optional" | "key" | "path" | "mode" => fits &= !value.is_empty(),

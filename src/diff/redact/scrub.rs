@@ -559,6 +559,7 @@ impl Redactor {
                     || self.auth_value(key, value))
                     && value != OLD
                     && !value.is_empty()
+                    && !super::lines::bool_null_or_empty(value)
                 {
                     format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
                 } else if depth >= 6 {

@@ -5525,3 +5525,27 @@ fn proxy_header_directives() {
         ],
     );
 }
+
+/// red39 (crd38's over-redaction left): booleans, nulls and empty strings
+/// under secret-named keys are shown in the text mode as in the semantic
+/// walk, empty strings now in both; a projected volume's
+/// `serviceAccountToken` source (audience, expiry, path) is shown in both
+/// modes. A value beside them, and other maps under the name, stay hidden.
+#[test]
+fn booleans_empty_strings_and_token_volume_sources_are_shown() {
+    let r = Redactor::default();
+    let mesh = "defaultConfig:\n  enableSdsTokenMount: false\nextensionProviders:\n- name: ext\n  envoyExtAuthzHttp:\n    accessToken: \"\"\n    port: 8080\n{\"apiKey\": null, \"password\": \"\", \"x\": 1}\nautomountServiceAccountToken: false # default\n";
+    file_shown_everywhere(&r, &[mesh]);
+    let pod = "spec:\n  automountServiceAccountToken: false\n  volumes:\n  - name: token\n    projected:\n      sources:\n      - serviceAccountToken:\n          audience: vault\n          expirationSeconds: 3600\n          path: token\n";
+    for out in both_modes(&r, pod) {
+        assert!(!out.contains(OLD) && !out.contains(CHANGED), "{out}");
+    }
+    file_shown_everywhere(&r, &[pod]);
+    let yaml = "a:\n  password: s3cr3tVx1\n  token: \"s3cr3tVx2\"\n  serviceAccountToken:\n    token: s3cr3tVx3\n    path: t\n  apiKey: s3cr3tVx4 # true\n";
+    for out in both_modes(&r, yaml) {
+        for s in ["s3cr3tVx1", "s3cr3tVx2", "s3cr3tVx3", "s3cr3tVx4"] {
+            assert!(!out.contains(s), "{s}: {out}");
+        }
+    }
+    file_hidden_everywhere(&r, &[yaml, "password = ''\n  s3cr3tVx\n'';"]);
+}
