@@ -90,6 +90,15 @@ impl Redactor {
                 self.key_matches(k)
             }));
         }
+        // A CRD schema's field names (red39): shown, their defaults hidden.
+        let schema_fields = if text.contains("openAPIV3Schema") {
+            let (fields, literals) =
+                super::schema::text_schema_field_lines(text, |k| self.key_matches(k));
+            env_values.extend(literals);
+            fields
+        } else {
+            HashSet::new()
+        };
         // A Pod volume's `secret:` source (only names and paths): shown.
         let volume_secrets = if text.contains("secretName") || text.contains("serviceAccountToken")
         {
@@ -430,7 +439,8 @@ impl Redactor {
                         || (jaas && jaas_user(&key_of(&c))))
                         && !is_placeholder(&c[4])
                         && !bool_null_or_empty(&c[4])
-                        && !volume_secrets.contains(&i) =>
+                        && !volume_secrets.contains(&i)
+                        && !schema_fields.contains(&i) =>
                 {
                     let value = c[4].trim();
                     if value.is_empty() || value.starts_with('|') || value.starts_with('>') {

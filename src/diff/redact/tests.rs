@@ -5549,3 +5549,35 @@ fn booleans_empty_strings_and_token_volume_sources_are_shown() {
     }
     file_hidden_everywhere(&r, &[yaml, "password = ''\n  s3cr3tVx\n'';"]);
 }
+
+/// red39 (crd38's text-mode leftover): in the text mode a CRD schema's
+/// fields named like secrets show their schema; a default under such a
+/// field, and a secret outside the schema, stay hidden.
+#[test]
+fn text_mode_crd_schema_fields_are_shown() {
+    let r = Redactor::default();
+    let crd = "kind: CustomResourceDefinition\nspec:\n  versions:\n  - name: v1\n    schema:\n      openAPIV3Schema:\n        properties:\n          spec:\n            properties:\n              passwordSecretRef:\n                description: visible-ref\n                properties:\n                  name: {type: string}\n              accessKey:\n                description: visible-desc\n                type: string\n              repoPassword:\n                description: visible-restic\n                default: s3cr3tVx1\n                type: object\n";
+    let out = r.redact_text(crd);
+    for s in [
+        "visible-ref",
+        "visible-desc",
+        "visible-restic",
+        "accessKey:",
+    ] {
+        assert!(out.contains(s), "{s}: {out}");
+    }
+    assert!(!out.contains("s3cr3tVx1"), "{out}");
+    let block: String = crd.lines().map(|l| format!("    {l}\n")).collect();
+    for out in both_modes(&r, &format!("data:\n  crd.yaml: |\n{block}")) {
+        assert!(
+            out.contains("visible-desc") && !out.contains("s3cr3tVx1"),
+            "{out}"
+        );
+    }
+    let other = "openAPIV3Schema: {}\nconfig:\n  properties:\n    password: s3cr3tVx2\napp:\n  accessKey: s3cr3tVx3\n";
+    let out = r.redact_text(other);
+    assert!(
+        !out.contains("s3cr3tVx2") && !out.contains("s3cr3tVx3"),
+        "{out}"
+    );
+}
