@@ -1289,6 +1289,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("pgbouncer-userlist-lines", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: pgbouncer}\ndata:\n  userlist.txt: |\n    \"app\" \"{V}\"\n    \"etl\" \"md5{V}\"\n", "pgbul5527xq"),
     // Issue 19 (red39): HAProxy's set-header, Caddy's header_up with a credential header.
     ("proxy-header-directives", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  haproxy.cfg: |\n    backend partner\n      http-request set-header X-Api-Key {V}\n  Caddyfile: |\n    reverse_proxy https://partner.example.org {\n      header_up X-Auth-Token {V}-2\n    }\n", "pxhdr3391xq"),
+    // Issue 19 (red39): a gzip payload base64-encoded, read decompressed (the marker rides after the gzip member).
+    ("gzip-base64-payloads", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  env.gz.b64: H4sIAAAAAAACA3NxivfwDw6xTUnicnGKD3AMDg73D3Kx9S60KPPJNaoIqOICAEFGU3QiAAAA{V}\n  run.sh: |\n    echo H4sIAAAAAAACA3NxivfwDw6xTUnicnGKD3AMDg73D3Kx9S60KPPJNaoIqOICAEFGU3QiAAAA{V} | base64 -d | gunzip > .env\n", "gzb64x7741xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

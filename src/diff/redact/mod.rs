@@ -1231,6 +1231,12 @@ impl Redactor {
         if whole.contains("LS0tLS1CRUdJTi") {
             hide_base64_private_keys(&mut whole);
         }
+        // red39: a gzip payload wrapped over lines, alike.
+        if whole.contains("H4sI") {
+            shapes::hide_gzip_base64(&mut whole, |t| {
+                self.scrub(t) != t || self.redact_text(t) != t
+            });
+        }
         // Positional secrets read over lines (an `expect` pattern and its
         // `send`, a `kms` or `tacacs server` block, a multi-line INSERT).
         hide_positional_secrets(&mut whole, |k| self.key_matches(k));

@@ -53,6 +53,56 @@ fn encodes_private_key(token: &str) -> bool {
     line.contains("PRIVATE KEY") || line.contains("OpenVPN")
 }
 
+/// red39 (red-gzip-base64-payloads): a gzip file base64-encoded
+/// (`H4sI…`: the magic `1f 8b 08`), with the lines that carry it on when
+/// `base64` wrapped it.
+fn gzip_base64_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?m)\bH4sI[A-Za-z0-9+/]{12,}={0,2}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/]+={0,2}[ \t]*\r?$)*")
+            .expect("static regex is valid")
+    })
+}
+
+/// At most this many bytes of a gzip payload are decompressed and read.
+const GZIP_READ_LIMIT: u64 = 1 << 20;
+
+/// Replaces each [`gzip_base64_re`] token whose decompressed text
+/// `holds_secret` says holds a secret (a `.env`, a kubeconfig, a script
+/// piped through `base64 -d | gunzip`), or that holds another such token
+/// (not read further); a token that does not decode, or decodes to binary,
+/// stays. Reading stops at [`GZIP_READ_LIMIT`] bytes.
+pub(super) fn hide_gzip_base64(out: &mut String, holds_secret: impl Fn(&str) -> bool) {
+    use base64::Engine;
+    use std::io::Read;
+    replace_in(out, gzip_base64_re(), |c: &regex::Captures| {
+        let b64: String = c[0].chars().filter(|ch| !ch.is_whitespace()).collect();
+        let engine = base64::engine::general_purpose::GeneralPurpose::new(
+            &base64::alphabet::STANDARD,
+            base64::engine::GeneralPurposeConfig::new()
+                .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent)
+                .with_decode_allow_trailing_bits(true),
+        );
+        let Ok(bytes) = engine.decode(b64.as_bytes()) else {
+            return c[0].to_string();
+        };
+        let mut text = Vec::new();
+        // A payload cut short (an error after some bytes) is read as far
+        // as it decompressed.
+        let _ = flate2::read::GzDecoder::new(bytes.as_slice())
+            .take(GZIP_READ_LIMIT)
+            .read_to_end(&mut text);
+        let Ok(text) = std::str::from_utf8(&text) else {
+            return c[0].to_string();
+        };
+        if text.contains("H4sI") || holds_secret(text) {
+            OLD.to_string()
+        } else {
+            c[0].to_string()
+        }
+    });
+}
+
 /// A Hadoop-style configuration property (`core-site.xml`,
 /// `hive-site.xml`, `ssl-server.xml`; Spark, HBase, Ranger, Oozie):
 /// `<property><name>KEY</name><value>X</value></property>`, the key a

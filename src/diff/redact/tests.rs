@@ -5581,3 +5581,38 @@ fn text_mode_crd_schema_fields_are_shown() {
         "{out}"
     );
 }
+
+/// red39 (red-gzip-base64-payloads): a gzip file base64-encoded (`H4sI…`,
+/// one line or wrapped by `base64`) is hidden when what it decompresses to
+/// holds a secret; one that holds none stays.
+#[test]
+fn gzip_base64_payloads() {
+    let r = Redactor::default();
+    let env = "H4sIAAAAAAACA3NxivfwDw6xTUnicnGKD3AMDg73D3KxLTZOLjIuCatwTHJO4QIAOG9ngSQAAAA=";
+    let kubeconfig = "H4sIAAAAAAACA5WLOwqAMBBE+z3FgLWgptvWK4h9MFEWdRMSf8c3HsFqmPdmbJTRpyxBGVdLq6hj\n9EFnWejMxTDVULt7xknAh7gkcITVl082UzLH+AxfbdrOUIVonRNdsIn6ssOdbPyJX74iMLuXAAAA";
+    let public = "H4sIAAAAAAACAytKLcjJTE4stlIw5srMTUxPtVLIS8/Mq7Ay1DMy5QIAJ+B8pR4AAAA=";
+    for yaml in [
+        format!("data:\n  env.gz.b64: {env}\n"),
+        format!("data:\n  run.sh: |\n    echo {env} | base64 -d | gunzip > .env\n"),
+        format!(
+            "data:\n  kubeconfig.gz: |\n    {}\n",
+            kubeconfig.replace('\n', "\n    ")
+        ),
+    ] {
+        for out in both_modes(&r, &yaml) {
+            assert!(
+                !out.contains("H4sIAAAAAAACA3Nx")
+                    && !out.contains("H4sIAAAAAAACA5WL")
+                    && !out.contains("9EFnWejMxTDVULt7"),
+                "{out}"
+            );
+        }
+    }
+    shown_everywhere(
+        &r,
+        &[
+            &format!("values.gz: {public}"),
+            "not gzip: H4sIAAAAnotbase64atall",
+        ],
+    );
+}
