@@ -1277,6 +1277,20 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("fluent-bit-header-directives", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fluent-bit}\ndata:\n  fluent-bit.conf: |\n    [OUTPUT]\n        Name    http\n        Match   *\n        Header  X-Auth-Token {V}\n        Header  Authorization Bearer {V}-2\n", "fbheader4417xq"),
     // Issue 19 (red38): the API keys of NGINX's API gateway map.
     ("nginx-api-key-maps", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ingress-nginx-controller}\ndata:\n  http-snippet: |\n    map $http_x_api_key $api_client {\n      default \"\";\n      \"{V}\" client_one;\n      \"{V}-2\" client_two;\n    }\n", "ngxmap5527xqAbCdEf"),
+    // Issue 19 (red39): more vendors' token prefixes, under neutral names.
+    ("more-vendor-token-prefixes", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  integrations.txt: |\n    brevo xkeysib-68c067c08b5092b03dbd3c982ed8a016fca9cbf4d259973cf2d10d0c473e6774-{V}\n    bitbucket ATBB{V}0123456789abcdef\n  PREFECT: pnu_{V}0123456789abcdefghij\n---\ntypeform: tfp_{V}0123456789abcdefghijklmnopqr\n", "vendtok7741xqAbC"),
+    // Issue 19 (red39): base64 DER private keys without their PEM frame, keystores.
+    ("headerless-der-keys-and-keystores", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  jwt.properties: |\n    jwt.private=MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSk{V}\nbinaryData:\n  keystore.jks: /u3+7QAAAAIAAAAB{V}\n  client.p12: MIIJzwIBAzCCCYUGCSqGSIb3DQEHAaCCCXYEggly{V}\n---\nsigner: MC4CAQAwBQYDK2VwBCIEI{V}\n", "derkey8814xqAbCd"),
+    // Issue 19 (red39): base64 of user:password under a key ending in auth.
+    ("base64-user-password-under-auth-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  REGISTRY_AUTH: {V}\n  env: |\n    NPM_AUTH={V}\n", "Y2k6aUsyWldlcWhGVw"),
+    // Issue 19 (red39): `key = X` in an INI or TOML section named jwt, api, crypt, encryption.
+    ("ini-toml-section-key-parents", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  settings.ini: |\n    [api]\n    key = {V}\n    [server]\n    port = 8080\n  app.toml: |\n    title = \"app\"\n    [jwt]\n    key = \"{V}-2\"\n", "sectkey4471xq"),
+    // Issue 19 (red39): PgBouncer's userlist.txt.
+    ("pgbouncer-userlist-lines", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: pgbouncer}\ndata:\n  userlist.txt: |\n    \"app\" \"{V}\"\n    \"etl\" \"md5{V}\"\n", "pgbul5527xq"),
+    // Issue 19 (red39): HAProxy's set-header, Caddy's header_up with a credential header.
+    ("proxy-header-directives", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  haproxy.cfg: |\n    backend partner\n      http-request set-header X-Api-Key {V}\n  Caddyfile: |\n    reverse_proxy https://partner.example.org {\n      header_up X-Auth-Token {V}-2\n    }\n", "pxhdr3391xq"),
+    // Issue 19 (red39): a gzip payload base64-encoded, read decompressed (the marker rides after the gzip member).
+    ("gzip-base64-payloads", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  env.gz.b64: H4sIAAAAAAACA3NxivfwDw6xTUnicnGKD3AMDg73D3Kx9S60KPPJNaoIqOICAEFGU3QiAAAA{V}\n  run.sh: |\n    echo H4sIAAAAAAACA3NxivfwDw6xTUnicnGKD3AMDg73D3Kx9S60KPPJNaoIqOICAEFGU3QiAAAA{V} | base64 -d | gunzip > .env\n", "gzb64x7741xq"),
 ];
 
 /// The file a row of [`REDACTION_ROWS`] is written to: `o.toml` for a

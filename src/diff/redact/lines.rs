@@ -78,6 +78,9 @@ impl Redactor {
         {
             env_values.extend(self.nested_pair_value_lines(text, line_re));
         }
+        if self.defaults && text.contains(']') {
+            env_values.extend(section_key_lines(text));
+        }
         if self.defaults {
             env_values.extend(terraform_secret_lines(text, |k| self.key_matches(k)));
             env_values.extend(secure_parameter_default_lines(text, line_re));
@@ -87,8 +90,18 @@ impl Redactor {
                 self.key_matches(k)
             }));
         }
+        // A CRD schema's field names (red39): shown, their defaults hidden.
+        let schema_fields = if text.contains("openAPIV3Schema") {
+            let (fields, literals) =
+                super::schema::text_schema_field_lines(text, |k| self.key_matches(k));
+            env_values.extend(literals);
+            fields
+        } else {
+            HashSet::new()
+        };
         // A Pod volume's `secret:` source (only names and paths): shown.
-        let volume_secrets = if text.contains("secretName") {
+        let volume_secrets = if text.contains("secretName") || text.contains("serviceAccountToken")
+        {
             secret_volume_lines(text)
         } else {
             Vec::new()
@@ -425,7 +438,9 @@ impl Redactor {
                         || (jwk && jwk_private(&key_of(&c)))
                         || (jaas && jaas_user(&key_of(&c))))
                         && !is_placeholder(&c[4])
-                        && !volume_secrets.contains(&i) =>
+                        && !bool_null_or_empty(&c[4])
+                        && !volume_secrets.contains(&i)
+                        && !schema_fields.contains(&i) =>
                 {
                     let value = c[4].trim();
                     if value.is_empty() || value.starts_with('|') || value.starts_with('>') {
@@ -1099,6 +1114,52 @@ impl Redactor {
     }
 }
 
+/// red39 (crd38's over-redaction left): a boolean, a null or an empty
+/// string written as a secret-named key's whole value
+/// (`enableSdsTokenMount: false`, `automountServiceAccountToken: false`,
+/// `apiKey: null`, Istio's `accessToken: ""`; not `''`, which opens a
+/// Nix string), shown in the text mode as
+/// the semantic walk shows them (an optional comment or JSON comma after
+/// it too).
+pub(super) fn bool_null_or_empty(value: &str) -> bool {
+    let v = value.split(" #").next().unwrap_or(value).trim();
+    let v = v.strip_suffix(',').unwrap_or(v).trim_end();
+    // Not `''`: Nix opens an indented string with it (`password = ''`).
+    ["true", "false", "null", "~", "\"\""]
+        .iter()
+        .any(|w| v.eq_ignore_ascii_case(w))
+}
+
+/// red39 (red-ini-toml-section-key-parents): the `key = X` (`key: X`)
+/// lines of an INI or TOML section named like a key parent of the
+/// semantic walk (`[jwt]`, `[api]`, `[crypt]`, `[encryption]`; a dotted
+/// or quoted section's last part, `[auth.jwt]`, `[[jwt]]`), as `jwt:
+/// {key: X}` is read: the section's lines, to the next header, are its
+/// children.
+fn section_key_lines(text: &str) -> HashSet<usize> {
+    let mut hidden = HashSet::new();
+    let mut in_parent = false;
+    for (i, line) in text.split('\n').enumerate() {
+        let t = line.trim();
+        if let Some(name) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            let name = name.trim_matches(['[', ']']).trim();
+            let last = name.rsplit('.').next().unwrap_or(name).trim();
+            in_parent = super::structural::key_parent(last);
+            continue;
+        }
+        if in_parent
+            && t.split_once(['=', ':']).is_some_and(|(k, _)| {
+                k.trim()
+                    .trim_matches(['"', '\''])
+                    .eq_ignore_ascii_case("key")
+            })
+        {
+            hidden.insert(i);
+        }
+    }
+    hidden
+}
+
 /// red36 (compat34's over-redaction): the lines of a text (`--no-semantic`,
 /// a file that does not parse) that open a Kubernetes secret volume
 /// source, a bare `secret:` (also a projected volume's `- secret:`) whose
@@ -1113,7 +1174,10 @@ fn secret_volume_lines(text: &str) -> Vec<usize> {
     for (i, line) in lines.iter().enumerate() {
         let t = line.trim();
         let t = t.strip_prefix("- ").unwrap_or(t).trim_start();
-        if !matches!(t, "secret:" | "\"secret\":") {
+        // red39: a projected volume's `serviceAccountToken:` source (its
+        // `audience`, `expirationSeconds` and `path`) alike.
+        let token = matches!(t, "serviceAccountToken:" | "\"serviceAccountToken\":");
+        if !token && !matches!(t, "secret:" | "\"secret\":") {
             continue;
         }
         let column = indent(line);
@@ -1136,6 +1200,11 @@ fn secret_volume_lines(text: &str) -> Vec<usize> {
             };
             let value = value.trim();
             match key.trim() {
+                "path" | "audience" | "expirationSeconds" if token => {
+                    named |= key.trim() == "path";
+                    fits &= !value.is_empty();
+                }
+                _ if token => fits = false,
                 "secretName" | "name" => named |= !value.is_empty(),
                 "items" => fits &= value.is_empty(),
                 "defaultMode" | "optional" | "key" | "path" | "mode" => fits &= !value.is_empty(),

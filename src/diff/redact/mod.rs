@@ -46,7 +46,8 @@ use lines::hidden_aliases;
 use positional::hide_positional_secrets;
 use shapes::{
     hide_base64_private_keys, hide_shape_rules, xml_name_child_re, xml_value_child,
-    xml_value_child_re, VENDOR_TOKEN_INNER, VENDOR_TOKEN_PREFIXES,
+    xml_value_child_re, DER_PRIVATE_KEYS_AND_KEYSTORES, MAILCHIMP_API_KEY,
+    MORE_VENDOR_TOKEN_PREFIXES, VENDOR_TOKEN_INNER, VENDOR_TOKEN_PREFIXES,
 };
 use structural::{plain_kind, toml_secret_kind};
 
@@ -200,6 +201,9 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     VENDOR_TOKEN_INNER[0],
     VENDOR_TOKEN_INNER[1],
     VENDOR_TOKEN_INNER[2],
+    MORE_VENDOR_TOKEN_PREFIXES,
+    MAILCHIMP_API_KEY,
+    DER_PRIVATE_KEYS_AND_KEYSTORES,
     // A Kapitan reference compiled with `--embed-refs`
     // (`?{base64:<data>:embedded}`): the data is the stored reference,
     // which for the base64 and plain backends is the secret itself, only
@@ -244,6 +248,26 @@ const WEBHOOK_PATTERNS: usize = 6;
 
 /// The annotation in which `kubectl apply` keeps a whole copy of the object.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// Whether `value` is base64 (padded or not) of `user:password`, both
+/// parts printable ASCII without blanks: a Basic credential.
+fn decodes_to_user_password(value: &str) -> bool {
+    use base64::Engine;
+    let engine = base64::engine::general_purpose::GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent)
+            .with_decode_allow_trailing_bits(true),
+    );
+    let Ok(bytes) = engine.decode(value) else {
+        return false;
+    };
+    bytes.iter().all(|b| b.is_ascii_graphic())
+        && bytes
+            .iter()
+            .position(|&b| b == b':')
+            .is_some_and(|i| i > 0 && i + 1 < bytes.len())
+}
 
 pub const CHANGED: &str = "<redacted: changed>";
 pub const UNCHANGED: &str = "<redacted: unchanged>";
@@ -389,8 +413,10 @@ pub struct Redactor {
     /// (group 2) is checked against the key patterns.
     config_set: Regex,
     /// nginx `proxy_set_header X-Api-Key X;` / `add_header` /
-    /// `grpc_set_header`: the header name (group 2) is checked against the
-    /// key patterns and [`credential_header`].
+    /// `grpc_set_header`, HAProxy's `http-request set-header` (`add-header`,
+    /// `http-response`; red39), Caddy's `header_up` and `request_header`:
+    /// the header name (group 2) is checked against the key patterns and
+    /// [`credential_header`].
     header_directive: Regex,
     /// A token as the only userinfo of an http(s) URL to GitHub
     /// (`https://TOKEN@github.com/o/r.git`, the form GitHub documents for
@@ -712,7 +738,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let header_directive = Regex::new(
-            r#"(\b(?:proxy_set_header|grpc_set_header|add_header|(?i:RequestHeader[ \t]+(?:set|append|add|setifempty)|Header[ \t]+(?:always[ \t]+)?(?:set|append|add|setifempty)))[ \t]+["']?([A-Za-z0-9_\-]+)["']?[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s;]+)"#,
+            r#"(\b(?:proxy_set_header|grpc_set_header|add_header|http-(?:request|response|after-response)[ \t]+(?:set|add)-header|header_up|request_header|(?i:RequestHeader[ \t]+(?:set|append|add|setifempty)|Header[ \t]+(?:always[ \t]+)?(?:set|append|add|setifempty)))[ \t]+["']?([A-Za-z0-9_\-]+)["']?[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s;]+)"#,
         )
         .expect("static regex is valid");
         let github_userinfo = Regex::new(
@@ -1003,7 +1029,11 @@ impl Redactor {
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
             && v.bytes()
                 .any(|b| b.is_ascii_digit() || b == b'=' || b.is_ascii_uppercase());
-        user_pass || (base64 && !suffix)
+        // red39 (red-base64-user-password-under-auth-names): under a
+        // key ending in `auth` only base64 that decodes to `user:X`
+        // (`REGISTRY_AUTH: dXNlcjpY…`, a docker `auth` copied into a
+        // variable): a word such as `Disabled` stays.
+        user_pass || (base64 && (!suffix || decodes_to_user_password(v)))
     }
 
     /// Hides, inside one string, what is a secret whatever the string's
@@ -1214,6 +1244,12 @@ impl Redactor {
         // see one line of it at a time).
         if whole.contains("LS0tLS1CRUdJTi") {
             hide_base64_private_keys(&mut whole);
+        }
+        // red39: a gzip payload wrapped over lines, alike.
+        if whole.contains("H4sI") {
+            shapes::hide_gzip_base64(&mut whole, |t| {
+                self.scrub(t) != t || self.redact_text(t) != t
+            });
         }
         // Positional secrets read over lines (an `expect` pattern and its
         // `send`, a `kms` or `tacacs server` block, a multi-line INSERT).

@@ -44,6 +44,64 @@ pub(super) fn is_schema_root(key: &str) -> bool {
     key == "openAPIV3Schema"
 }
 
+/// red39 (crd38's text-mode leftover): the lines of a text (`--no-semantic`,
+/// a CRD carried in a string) that name a field of an `openAPIV3Schema`,
+/// a key whose parent is one of [`NAMED_SCHEMAS`] below the schema root:
+/// the line rule does not read them as secret keys, so the field's schema
+/// below (`description`, `type`) is shown, as the semantic walk shows it.
+/// Returned with the lines of [`LITERALS`] directly below a field that
+/// `secret` names, which stay hidden (a default password). Read by
+/// indentation; a block list item's key counts from after its `- `.
+pub(super) fn text_schema_field_lines(
+    text: &str,
+    secret: impl Fn(&str) -> bool,
+) -> (
+    std::collections::HashSet<usize>,
+    std::collections::HashSet<usize>,
+) {
+    let mut fields = std::collections::HashSet::new();
+    let mut literals = std::collections::HashSet::new();
+    // The open keys: (column, key, whether a secret-named field).
+    let mut stack: Vec<(usize, &str, bool)> = Vec::new();
+    for (i, line) in text.split('\n').enumerate() {
+        let body = line.trim_end_matches('\r');
+        let t = body.trim_start();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let mut column = body.len() - t.len();
+        let mut t = t;
+        while let Some(rest) = t.strip_prefix("- ") {
+            let rest_t = rest.trim_start();
+            column += t.len() - rest_t.len();
+            t = rest_t;
+        }
+        let Some((key, _)) = t.split_once(':') else {
+            continue;
+        };
+        let key = key.trim().trim_matches(['"', '\'']);
+        while stack.last().is_some_and(|(c, _, _)| *c >= column) {
+            stack.pop();
+        }
+        let in_schema = stack.iter().any(|(_, k, _)| is_schema_root(k));
+        let mut secret_field = false;
+        if in_schema {
+            match stack.last() {
+                Some((_, parent, _)) if NAMED_SCHEMAS.contains(parent) => {
+                    fields.insert(i);
+                    secret_field = secret(key);
+                }
+                Some((_, _, true)) if LITERALS.contains(&key) => {
+                    literals.insert(i);
+                }
+                _ => {}
+            }
+        }
+        stack.push((column, key, secret_field));
+    }
+    (fields, literals)
+}
+
 /// Text mode: whether the `kind:` key found at `start..end` of `text` has
 /// nothing after it on its line and a deeper `name:` line next, so its
 /// value is a map (a CRD schema's `kind` property: `kind:` / `description:

@@ -81,6 +81,14 @@ impl Redactor {
         if out.contains("LS0tLS1CRUdJTi") {
             hide_base64_private_keys(&mut out);
         }
+        // red39: a gzip file base64-encoded, read decompressed (a text
+        // that holds none of the token's magic: the check above the
+        // decoder keeps it from reading itself).
+        if out.contains("H4sI") {
+            super::shapes::hide_gzip_base64(&mut out, |t| {
+                self.scrub(t) != t || self.redact_text(t) != t
+            });
+        }
         // The literal scan for the clients' names is the pre-check.
         if let Some(hidden) = hide_client_passwords(&out) {
             out = hidden;
@@ -210,14 +218,20 @@ impl Redactor {
         }
         // Apache's directives are case-insensitive (`requestheader set`).
         if out.contains("_header")
+            || out.contains("-header ")
+            || out.contains("header_up")
             || out.contains("Header ")
             || out.contains("header ")
             || out.contains("HEADER ")
         {
             replace_in(&mut out, &self.header_directive, |c: &regex::Captures| {
                 let (name, value) = (&c[2], &c[3]);
-                // `$http_authorization`: an nginx variable, not a secret.
-                let variable = value.trim_start_matches(['"', '\'']).starts_with('$');
+                // `$http_authorization`: an nginx variable, not a secret;
+                // HAProxy's `%[req.hdr(x)]` and Caddy's `{env.KEY}` alike.
+                let value_start = value.trim_start_matches(['"', '\'']);
+                let variable = value_start.starts_with('$')
+                    || value_start.starts_with("%[")
+                    || (value_start.starts_with('{') && !value_start.starts_with("{\""));
                 if (self.key_matches(name) || (self.defaults && credential_header(name)))
                     && !variable
                     && !value.contains(OLD)
@@ -553,6 +567,7 @@ impl Redactor {
                     || self.auth_value(key, value))
                     && value != OLD
                     && !value.is_empty()
+                    && !super::lines::bool_null_or_empty(value)
                 {
                     format!("{}{}{}{OLD}", &c[1], &c[2], &c[3])
                 } else if depth >= 6 {

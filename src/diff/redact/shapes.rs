@@ -53,6 +53,56 @@ fn encodes_private_key(token: &str) -> bool {
     line.contains("PRIVATE KEY") || line.contains("OpenVPN")
 }
 
+/// red39 (red-gzip-base64-payloads): a gzip file base64-encoded
+/// (`H4sI…`: the magic `1f 8b 08`), with the lines that carry it on when
+/// `base64` wrapped it.
+fn gzip_base64_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?m)\bH4sI[A-Za-z0-9+/]{12,}={0,2}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/]+={0,2}[ \t]*\r?$)*")
+            .expect("static regex is valid")
+    })
+}
+
+/// At most this many bytes of a gzip payload are decompressed and read.
+const GZIP_READ_LIMIT: u64 = 1 << 20;
+
+/// Replaces each [`gzip_base64_re`] token whose decompressed text
+/// `holds_secret` says holds a secret (a `.env`, a kubeconfig, a script
+/// piped through `base64 -d | gunzip`), or that holds another such token
+/// (not read further); a token that does not decode, or decodes to binary,
+/// stays. Reading stops at [`GZIP_READ_LIMIT`] bytes.
+pub(super) fn hide_gzip_base64(out: &mut String, holds_secret: impl Fn(&str) -> bool) {
+    use base64::Engine;
+    use std::io::Read;
+    replace_in(out, gzip_base64_re(), |c: &regex::Captures| {
+        let b64: String = c[0].chars().filter(|ch| !ch.is_whitespace()).collect();
+        let engine = base64::engine::general_purpose::GeneralPurpose::new(
+            &base64::alphabet::STANDARD,
+            base64::engine::GeneralPurposeConfig::new()
+                .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent)
+                .with_decode_allow_trailing_bits(true),
+        );
+        let Ok(bytes) = engine.decode(b64.as_bytes()) else {
+            return c[0].to_string();
+        };
+        let mut text = Vec::new();
+        // A payload cut short (an error after some bytes) is read as far
+        // as it decompressed.
+        let _ = flate2::read::GzDecoder::new(bytes.as_slice())
+            .take(GZIP_READ_LIMIT)
+            .read_to_end(&mut text);
+        let Ok(text) = std::str::from_utf8(&text) else {
+            return c[0].to_string();
+        };
+        if text.contains("H4sI") || holds_secret(text) {
+            OLD.to_string()
+        } else {
+            c[0].to_string()
+        }
+    });
+}
+
 /// A Hadoop-style configuration property (`core-site.xml`,
 /// `hive-site.xml`, `ssl-server.xml`; Spark, HBase, Ranger, Oozie):
 /// `<property><name>KEY</name><value>X</value></property>`, the key a
@@ -225,6 +275,34 @@ pub(super) const VENDOR_TOKEN_INNER: [&str; 3] = [
     r"\b[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}",
 ];
 
+/// red39 (red-more-vendor-token-prefixes): more vendors' token formats
+/// with a literal prefix, after gitleaks' rules where it has one
+/// (sendinblue-api-token, bitbucket and Atlassian repository tokens,
+/// 1password-service-account-token, typeform, prefect, sourcegraph,
+/// adafruit, easypost, flutterwave, shippo, duffel, readme, yandex,
+/// clojars, harness, scalingo, infracost, twitter-bearer-token,
+/// facebook-page-access-token, mailchimp-api-key) and the formats the
+/// vendors document (Neon's `napi_`, Honeycomb's ingest keys, crates.io,
+/// OpenRouter, DeepSeek's `sk-` and 32 hex digits, IFTTT's Maker URL).
+/// Every branch but Mailchimp's starts with a literal; Mailchimp's
+/// `-us<N>` data-centre suffix is its own regex.
+pub(super) const MORE_VENDOR_TOKEN_PREFIXES: &str = r"\b(?:x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}|ATBB[A-Za-z0-9_=.\-]{32}|ATCTT3xFfGN0[A-Za-z0-9_=\-]{50,}|ops_eyJ[A-Za-z0-9+/=]{100,}|napi_[a-z0-9]{64}|tfp_[A-Za-z0-9_.=\-]{40,64}|pnu_[A-Za-z0-9]{36}\b|sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}\b|hc[ax]i[ck]_[A-Za-z0-9]{20,}|aio_[A-Za-z0-9]{28}\b|EZ[AT]K[A-Za-z0-9]{54}\b|FLWSECK(?:_TEST)?-[a-fA-F0-9]{32}-X|shippo_(?:live|test)_[a-f0-9]{40}\b|duffel_(?:live|test)_[A-Za-z0-9_=\-]{43}|rdme_[A-Za-z0-9]{70}\b|y0_[A-Za-z0-9_\-]{40,}|CLOJARS_[a-z0-9]{60}\b|(?:pat|sat)\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}\b|tk-us-[A-Za-z0-9_\-]{48}|ico-[A-Za-z0-9]{32}\b|cio[A-Za-z0-9]{32}\b|sk-or-v1-[a-f0-9]{64}\b|sk-[a-f0-9]{32}\b|A{21,22}[A-Za-z0-9%]{80,100}|EAA[A-Z][A-Za-z0-9]{100,}|maker\.ifttt\.com/(?:trigger/[^/\s\x22'<>`]+/(?:json/)?with/key|use)/[A-Za-z0-9_\-]{16,})";
+
+/// red39: Mailchimp's API key, 32 hex digits and its data centre.
+pub(super) const MAILCHIMP_API_KEY: &str = r"\b[0-9a-f]{32}-us[0-9]{1,2}\b";
+
+/// red39 (red-headerless-der-keys-and-keystores): a private key written as
+/// base64 DER without its PEM frame (Java and .NET settings take them so:
+/// `jwt.private-key=MIIEv…`), and binary keystores in base64 (a
+/// ConfigMap's `binaryData`, a Helm value): PKCS#8 (RSA, EC, Ed25519, and
+/// PBES2-encrypted), PKCS#1 RSA, SEC1 EC, PKCS#12 (version 3, a truststore
+/// too: its bags cannot be told apart without the password), JKS
+/// (`FEEDFEED`) and JCEKS (`CECECECE`). Each branch is the DER header up
+/// to the version and algorithm bytes, so certificates, CSRs and public
+/// keys (`MIIC…CCA…`, `MIIBIjAN…`) do not match; with the lines that
+/// carry the token on when `base64` wrapped it.
+pub(super) const DER_PRIVATE_KEYS_AND_KEYSTORES: &str = r"(?m)(?:\bMII[A-Za-z0-9+/]{2}[AQgw]IB(?:ADAN|AAKC|AzCC)|\bMII[A-Za-z0-9+/]{5}BgkqhkiG9w0BBQ0w|\bMI[GH][A-Za-z0-9+/]AgEAMB[AM]GByqGSM49|\bMHcCAQEEI|\bMIGkAgEBBD|\bMC4CAQAwBQYDK2Vw|/u3\+7QAAAA|\bzs7OzgAAAA)[A-Za-z0-9+/]*={0,2}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/]+={0,2}[ \t]*\r?$)*";
+
 /// The needles of [`hide_shape_rules`]' functions, at the start of
 /// [`shape_rules`]' set: Composer's OAuth maps, Helm's pairs, an INSERT.
 const SHAPE_FUNCTION_NEEDLES: &[&str] = &[
@@ -396,6 +474,24 @@ fn shape_rules() -> &'static (Vec<Rule>, regex::RegexSet, Vec<Vec<usize>>) {
                 &[r"(?i)signtool"],
                 r#"(?i)\bsigntool(?:\.exe)?[ \t][^\n]*?[ \t][/-]p[ \t]+(?P<v>"[^"\n]*"|[^\s"']+)"#,
                 never,
+            ),
+            // red39 (red-pgbouncer-userlist-lines): PgBouncer's
+            // `userlist.txt`, a line of two quoted words, `"USER" "X"` (X
+            // a password, an `md5…` hash or a SCRAM verifier, each enough
+            // to log in through it). A word starting with `-` or `$` is a
+            // shell array's option or variable, not a user; a URL is Yarn
+            // 1's `.yarnrc` (`"registry" "https://…"`), as are a boolean
+            // and a number there.
+            rule(
+                &["\" \""],
+                r#"(?m)^[ \t]*"[^"\s$-][^"\s]*"[ \t]+"(?P<v>[^"\s$][^"\s]*)"[ \t]*\r?$"#,
+                |v| {
+                    let v = v.trim_matches('"');
+                    v.contains("://")
+                        || v == "true"
+                        || v == "false"
+                        || v.bytes().all(|b| b.is_ascii_digit())
+                },
             ),
             // PostgreSQL's dollar-quoted and escape-string passwords,
             // `PASSWORD $$X$$` (`$tag$X$tag$`), `PASSWORD E'X'`.

@@ -428,6 +428,11 @@ impl Redactor {
                 // changes (compat34 on kapitan-reference, whose generators
                 // suffix the name with a hash of the content).
                 self.walk(ov, nv)
+            } else if k == "serviceAccountToken" && token_volume_source(ov, nv) {
+                // red39 (crd38's over-redaction left): a projected volume's
+                // token source says which audience and file the kubelet
+                // writes a token for; the token is never in the manifest.
+                self.walk(ov, nv)
             } else if self.key_matches(k)
                 || (part == Part::Receiver && receiver_key(k))
                 || (part == Part::Sensitive && k == "value")
@@ -831,13 +836,31 @@ fn secret_volume_source(old: Option<&Value>, new: Option<&Value>) -> bool {
     (old.is_some() || new.is_some()) && [old, new].into_iter().flatten().all(source)
 }
 
-/// Redacts a value a key pattern marked; booleans, nulls and
+/// Whether the present sides are a projected volume's
+/// `serviceAccountToken` source: maps of `audience` and `path` (strings)
+/// and `expirationSeconds` (an integer) only, `path` among them.
+fn token_volume_source(old: Option<&Value>, new: Option<&Value>) -> bool {
+    let source = |v: &Value| {
+        v.as_map().is_some_and(|m| {
+            m.contains_key("path")
+                && m.iter().all(|(k, v)| match k.as_str() {
+                    "audience" | "path" => matches!(v, Value::String(_)),
+                    "expirationSeconds" => matches!(v, Value::Int(_)),
+                    _ => false,
+                })
+        })
+    };
+    (old.is_some() || new.is_some()) && [old, new].into_iter().flatten().all(source)
+}
+
+/// Redacts a value a key pattern marked; booleans, nulls, empty strings
+/// (red39: nothing is there to hide, Istio's `accessToken: ""`) and
 /// [placeholders](is_placeholder) stay visible.
 fn hide(old: Option<&Value>, new: Option<&Value>) -> (Option<Value>, Option<Value>) {
     let visible = |v: Option<&Value>| {
         v.is_none_or(|v| match v {
             Value::Bool(_) | Value::Null => true,
-            Value::String(s) => is_placeholder(s),
+            Value::String(s) => s.is_empty() || is_placeholder(s),
             _ => false,
         })
     };

@@ -5296,3 +5296,323 @@ fn nginx_api_key_maps() {
         ],
     );
 }
+
+/// red39 (red-more-vendor-token-prefixes): more vendors' token formats,
+/// under a neutral key, in both modes and as a string.
+#[test]
+fn more_vendor_token_prefixes() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "brevo: 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",
+            "bitbucket: ATBBs3cr3tVx67Gr3V3n1Gm3ZLjl6kxuslch",
+            "repo: ATCTT3xFfGN0s3cr3tVxnKe3odgP4h8gYD4JD0wrQniulsIe1fDesbIgZlnyjQFiv1jOnC3S",
+            "op: ops_eyJs3cr3tVxmvvK8CxY8d17EpDvbMy7H4Ker0n9Y4aHRGw1bxAoVfKENd9iH1TcOZr4rK8fCXKd50QhiPuX0ptug0t5sGEhjc1ewmOINo5Okrya",
+            "typeform: tfp_s3cr3tVxGb7bMsPUVEnxYkD3N7UiuwnCxwTeVFKqb3a4",
+            "prefect: pnu_s3cr3tVxR3BEx32BbED5nFLBaj9QHJ7wGQ1f",
+            "honeycomb: hcaik_01s3cr3tVxKxr8KmDKwqWP2Ihf6VkHrmEpDD9fjNNyfafFmxPT",
+            "adafruit: aio_s3cr3tVxvE58EG1Vh1yVWB4g4HZT",
+            "easypost: EZAKs3cr3tVxp12WZzsZPQQwMuFentelg5kIoX528V7c0RVvKqItMd6ihr",
+            "duffel: duffel_live_s3cr3tVxo8826UFUoj52cFIBcQ2PUysDagBtdsR28Za",
+            "readme: rdme_s3cr3tVxktJM8wEFcbWd5GTX6aPCGItrgoVaX36qO5wQ1ZMsXrKGfGTA165sxwKB3NiSNB",
+            "yandex: y0_Ags3cr3tVxcZIqYTwBfnofZaeIyVpLr87Vu10gJ4UrPI4ncr4HfWhSS",
+            "harness: pat.XhNnBho7qJpCHumzO3S6Gg.s3cr3tVxr76k6F2X0gs4LvhH.fDJdTyAqGEB9Yd6xwIr6",
+            "scalingo: tk-us-s3cr3tVxrcTCQ5Z09ajt4pFqpsJmtPoZUosjrk0W238IPUgg",
+            "infracost: ico-s3cr3tVxETHrDMaigJq6DPNHTbpyNV6P",
+            "crates: cios3cr3tVxRSHeixGmnOLoaYybX3Rx3drV",
+            "twitter: AAAAAAAAAAAAAAAAAAAAAs3cr3tVxHDQiXYeIuZBfulXguBTwJLeOEPlTiUV1X135spQ8avjfpwilTH7D2dDmr2ISwCnQOg5yIetJBFexTnQw",
+            "facebook: EAAGs3cr3tVx5yUpl9AwbtcY0ylL0mzPq1MOexmHiqLBQ2At8zcVN4OeLfCttRjvupy1BWbAhq6MkyUpySuit5DxwG6J1jv5HU29rxPa2Vicy2Bz",
+            "curl -X POST https://maker.ifttt.com/trigger/deploy/with/key/s3cr3tVxXmuClsESfnm7zG",
+        ],
+    );
+    // Shapes of lower-case or hex letters only (no room for the marker):
+    // the token's tail must be gone.
+    for token in [
+        "napi_7vaigxapsza5kpzg8dcdd0c2zfp9gk0rtxselayglh6odld6ovj2iv3dbic12yh6",
+        "sgp_12c01d439cfe1e1003cb0aeb4d3c94ead7e30686",
+        "FLWSECK-2d3ed5d326f5bac42d97f730b2d3279d-X",
+        "shippo_live_27368f1bf88b2ed0c4cd4859f95b23d5764bbd12",
+        "CLOJARS_5l1jcsm0kjf7pqwkkpu87ab30madqc0kimq4snx65smkzhyy4gpc7ihek3ix",
+        "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",
+        "sk-f5492c5ff4ddadb80e605df8b7c101df",
+        "778271bfb34f54bdb8692238e9bbc8b3-us12",
+    ] {
+        let tail = &token[token.len() - 12..];
+        let yaml = format!("data:\n  f: |\n    vendor: {token}\n");
+        for out in both_modes(&r, &yaml) {
+            assert!(!out.contains(tail), "{token} -> {out}");
+        }
+        assert!(!r.scrub(token).contains(tail), "{token}");
+    }
+    shown_everywhere(
+        &r,
+        &[
+            "sk-f5492c5ff4ddadb80e605df8b7c101d",
+            "ciocolata-dessert-recipe-2024-edition",
+            "pat.short.value",
+            "region: us12 bucket 778271bfb34f54bdb8692238e9bbc8b3",
+            "AAAAAAAAAAAAAAAAAAAAA",
+            "see https://maker.ifttt.com/ for applets",
+        ],
+    );
+}
+
+/// red39 (red-headerless-der-keys-and-keystores): base64 DER private keys
+/// without their PEM frame and base64 keystores, under a neutral key;
+/// certificates, CSRs and public keys stay.
+#[test]
+fn headerless_der_keys_and_keystores() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "jwt.signing=MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSks3cr3tVx",
+            "k: MIIJQgIBADANBgkqhkiG9w0BAQEFAASCCSwwggkos3cr3tVx",
+            "k: MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0ws3cr3tVx",
+            "k: MIG2AgEAMBAGByqGSM49AgEGBSuBBAAiBIGeMIGbs3cr3tVx",
+            "k: MIHuAgEAMBAGByqGSM49AgEGBSuBBAAjBIHWMIHTs3cr3tVx",
+            "k: MC4CAQAwBQYDK2VwBCIEIMUWLeF0QItX383Cls3cr3tVx",
+            "k: MIIEogIBAAKCAQEA0AyWWeQnEOSFRg1kHMqiJYKqs3cr3tVx",
+            "k: MHcCAQEEIOMpO58rshwVsfVJuSKAVxHBuU3bmGC/s3cr3tVx",
+            "k: MIIFLTBXBgkqhkiG9w0BBQ0wSjApBgkqhkiG9w0Bs3cr3tVx",
+            "keystore.p12: MIIJzwIBAzCCCYUGCSqGSIb3DQEHAaCCCXYEgglys3cr3tVx",
+            "keystore.jks: /u3+7QAAAAIAAAABAAAAAQAFYWxpYXMs3cr3tVx",
+            "keystore.jceks: zs7OzgAAAAIAAAABAAAAAQAFYWxpYXMs3cr3tVx",
+        ],
+    );
+    file_hidden_everywhere(
+        &r,
+        &["key.b64: |\n  MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQC7\n  s3cr3tVxAbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdef"],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "ca.crt: MIIC+TCCAeGgAwIBAgIUSSNTMQb0CUabcdefgh",
+            "pub: MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA0AyWWe",
+            "rsapub: MIIBCgKCAQEA0AyWWeQnEOSFRg1kHMqiJYKq",
+            "csr: MIICijCCAXICAQAwRTELMAkGA1UEBhMCQVUx",
+        ],
+    );
+}
+
+/// red39 (red-base64-user-password-under-auth-names): base64 of
+/// `user:password` under a key whose last word is `auth` (a docker
+/// `auth` copied into a variable), both modes; a word stays.
+#[test]
+fn base64_user_password_under_auth_names() {
+    let r = Redactor::default();
+    for (line, value) in [
+        (
+            "REGISTRY_AUTH: ZGVwbG95OkFiY2RlZmdoaWowMTIzNDU2Nzg5",
+            "ZGVwbG95OkFiY2RlZmdoaWowMTIzNDU2Nzg5",
+        ),
+        (
+            "registry-auth: \"Y2ktYm90Olp4ODFrcTBQbG1XMg==\"",
+            "Y2ktYm90Olp4ODFrcTBQbG1XMg",
+        ),
+        (
+            "NPM_AUTH=ZGVwbG95OkFiY2RlZmdoaWowMTIzNDU2Nzg5",
+            "ZGVwbG95OkFiY2RlZmdoaWowMTIzNDU2Nzg5",
+        ),
+    ] {
+        let yaml = format!("data:\n  f: |\n    {line}\n");
+        for out in both_modes(&r, &yaml) {
+            assert!(!out.contains(value), "{line} -> {out}");
+        }
+        let as_key = if line.contains(": ") {
+            line.to_string()
+        } else {
+            line.replacen('=', ": ", 1)
+        };
+        let yaml = format!("data:\n  {as_key}\n");
+        for out in both_modes(&r, &yaml) {
+            assert!(!out.contains(value), "{line} -> {out}");
+        }
+    }
+    // A word, base64 of a word without `:`, a switch.
+    shown_everywhere(
+        &r,
+        &[
+            "enable_auth: Disabled",
+            "LDAP_AUTH: RGlzYWJsZWQ=",
+            "SMTP_AUTH: aGVsbG8gd29ybGQ=",
+            "relay_auth: PLAIN",
+        ],
+    );
+}
+
+/// red39 (red-ini-toml-section-key-parents): `key = X` in an INI or TOML
+/// section named like a key parent (`[jwt]`, `[api]`), both modes; a
+/// `key` in another section, and other settings of the section, stay.
+#[test]
+fn ini_toml_section_key_parents() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "title = \"billing\"\n[jwt]\nissuer = \"https://id\"\nkey = \"s3cr3tVx\"",
+            "[api]\nkey = s3cr3tVx\n[server]\nport = 8080",
+            "[auth.jwt]\n  key = 's3cr3tVx'",
+            "[Encryption]\nKey: s3cr3tVx",
+        ],
+    );
+    let text =
+        "[jwt]\nkey = \"s3cr3tVx\"\nissuer = visible-issuer\n[cache]\nkey = visible-cache-key\n";
+    let block: String = text.lines().map(|l| format!("    {l}\n")).collect();
+    for out in both_modes(&r, &format!("data:\n  f: |\n{block}")) {
+        assert!(
+            !out.contains("s3cr3tVx")
+                && out.contains("visible-issuer")
+                && out.contains("visible-cache-key"),
+            "{out}"
+        );
+    }
+    file_shown_everywhere(
+        &r,
+        &[
+            "[partition]\nkey = visible",
+            "[api]\nkeyId = visible\nport = 8080",
+        ],
+    );
+}
+
+/// red39 (red-pgbouncer-userlist-lines): PgBouncer's `userlist.txt`, a
+/// line of two quoted words; a shell array's option and variable stay.
+#[test]
+fn pgbouncer_userlist_lines() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "\"app\" \"s3cr3tVx\"\n\"report\" \"md5s3cr3tVx0a1b2c\"",
+            "\"etl\" \"SCRAM-SHA-256$4096:s3cr3tVx$abc=:def=\"",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "ARGS=(\n  \"--config\" \"visible.yaml\"\n  \"$BIN\" \"$ARG\"\n)",
+            "\"registry\" \"https://registry.yarnpkg.com\"\n\"always-auth\" \"true\"",
+            "\"title\" \"two words\"",
+        ],
+    );
+}
+
+/// red39 (red-proxy-header-directives): HAProxy's `http-request
+/// set-header`, Caddy's `header_up` with a credential header; other
+/// headers stay.
+#[test]
+fn proxy_header_directives() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "  http-request set-header X-Api-Key s3cr3tVx",
+            "  http-request add-header Authorization \"Bearer s3cr3tVx\"",
+            "    header_up X-Api-Key s3cr3tVx",
+            "    header_up Authorization \"Basic s3cr3tVx\"",
+            "    request_header X-Auth-Token s3cr3tVx",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "http-request set-header X-Forwarded-Proto https",
+            "header_up Host {upstream_hostport}",
+            "http-request set-header X-Api-Key %[req.hdr(x-key)]",
+            "header_up X-Api-Key {env.PARTNER_KEY}",
+        ],
+    );
+}
+
+/// red39 (crd38's over-redaction left): booleans, nulls and empty strings
+/// under secret-named keys are shown in the text mode as in the semantic
+/// walk, empty strings now in both; a projected volume's
+/// `serviceAccountToken` source (audience, expiry, path) is shown in both
+/// modes. A value beside them, and other maps under the name, stay hidden.
+#[test]
+fn booleans_empty_strings_and_token_volume_sources_are_shown() {
+    let r = Redactor::default();
+    let mesh = "defaultConfig:\n  enableSdsTokenMount: false\nextensionProviders:\n- name: ext\n  envoyExtAuthzHttp:\n    accessToken: \"\"\n    port: 8080\n{\"apiKey\": null, \"password\": \"\", \"x\": 1}\nautomountServiceAccountToken: false # default\n";
+    file_shown_everywhere(&r, &[mesh]);
+    let pod = "spec:\n  automountServiceAccountToken: false\n  volumes:\n  - name: token\n    projected:\n      sources:\n      - serviceAccountToken:\n          audience: vault\n          expirationSeconds: 3600\n          path: token\n";
+    for out in both_modes(&r, pod) {
+        assert!(!out.contains(OLD) && !out.contains(CHANGED), "{out}");
+    }
+    file_shown_everywhere(&r, &[pod]);
+    let yaml = "a:\n  password: s3cr3tVx1\n  token: \"s3cr3tVx2\"\n  serviceAccountToken:\n    token: s3cr3tVx3\n    path: t\n  apiKey: s3cr3tVx4 # true\n";
+    for out in both_modes(&r, yaml) {
+        for s in ["s3cr3tVx1", "s3cr3tVx2", "s3cr3tVx3", "s3cr3tVx4"] {
+            assert!(!out.contains(s), "{s}: {out}");
+        }
+    }
+    file_hidden_everywhere(&r, &[yaml, "password = ''\n  s3cr3tVx\n'';"]);
+}
+
+/// red39 (crd38's text-mode leftover): in the text mode a CRD schema's
+/// fields named like secrets show their schema; a default under such a
+/// field, and a secret outside the schema, stay hidden.
+#[test]
+fn text_mode_crd_schema_fields_are_shown() {
+    let r = Redactor::default();
+    let crd = "kind: CustomResourceDefinition\nspec:\n  versions:\n  - name: v1\n    schema:\n      openAPIV3Schema:\n        properties:\n          spec:\n            properties:\n              passwordSecretRef:\n                description: visible-ref\n                properties:\n                  name: {type: string}\n              accessKey:\n                description: visible-desc\n                type: string\n              repoPassword:\n                description: visible-restic\n                default: s3cr3tVx1\n                type: object\n";
+    let out = r.redact_text(crd);
+    for s in [
+        "visible-ref",
+        "visible-desc",
+        "visible-restic",
+        "accessKey:",
+    ] {
+        assert!(out.contains(s), "{s}: {out}");
+    }
+    assert!(!out.contains("s3cr3tVx1"), "{out}");
+    let block: String = crd.lines().map(|l| format!("    {l}\n")).collect();
+    for out in both_modes(&r, &format!("data:\n  crd.yaml: |\n{block}")) {
+        assert!(
+            out.contains("visible-desc") && !out.contains("s3cr3tVx1"),
+            "{out}"
+        );
+    }
+    let other = "openAPIV3Schema: {}\nconfig:\n  properties:\n    password: s3cr3tVx2\napp:\n  accessKey: s3cr3tVx3\n";
+    let out = r.redact_text(other);
+    assert!(
+        !out.contains("s3cr3tVx2") && !out.contains("s3cr3tVx3"),
+        "{out}"
+    );
+}
+
+/// red39 (red-gzip-base64-payloads): a gzip file base64-encoded (`H4sI…`,
+/// one line or wrapped by `base64`) is hidden when what it decompresses to
+/// holds a secret; one that holds none stays.
+#[test]
+fn gzip_base64_payloads() {
+    let r = Redactor::default();
+    let env = "H4sIAAAAAAACA3NxivfwDw6xTUnicnGKD3AMDg73D3KxLTZOLjIuCatwTHJO4QIAOG9ngSQAAAA=";
+    let kubeconfig = "H4sIAAAAAAACA5WLOwqAMBBE+z3FgLWgptvWK4h9MFEWdRMSf8c3HsFqmPdmbJTRpyxBGVdLq6hj\n9EFnWejMxTDVULt7xknAh7gkcITVl082UzLH+AxfbdrOUIVonRNdsIn6ssOdbPyJX74iMLuXAAAA";
+    let public = "H4sIAAAAAAACAytKLcjJTE4stlIw5srMTUxPtVLIS8/Mq7Ay1DMy5QIAJ+B8pR4AAAA=";
+    for yaml in [
+        format!("data:\n  env.gz.b64: {env}\n"),
+        format!("data:\n  run.sh: |\n    echo {env} | base64 -d | gunzip > .env\n"),
+        format!(
+            "data:\n  kubeconfig.gz: |\n    {}\n",
+            kubeconfig.replace('\n', "\n    ")
+        ),
+    ] {
+        for out in both_modes(&r, &yaml) {
+            assert!(
+                !out.contains("H4sIAAAAAAACA3Nx")
+                    && !out.contains("H4sIAAAAAAACA5WL")
+                    && !out.contains("9EFnWejMxTDVULt7"),
+                "{out}"
+            );
+        }
+    }
+    shown_everywhere(
+        &r,
+        &[
+            &format!("values.gz: {public}"),
+            "not gzip: H4sIAAAAnotbase64atall",
+        ],
+    );
+}
