@@ -270,6 +270,10 @@ pub struct Inventory {
     opts: InventoryOptions,
     /// Every file that can appear in an `Origin`: classes first, then targets.
     files: Vec<PathBuf>,
+    /// Each file's place among `files` sorted by path: a target's sources
+    /// are gathered by index and sorted by this, not by comparing paths
+    /// (that took as many instructions as merging the classes).
+    file_rank: Vec<u32>,
     classes: Vec<ClassSlot>,
     class_index: HashMap<String, usize, ahash::RandomState>,
     /// Class names wildcard patterns can match, sorted by code point.
@@ -389,9 +393,16 @@ impl Inventory {
             .collect::<Result<Vec<_>, _>>()?;
         let config_file = files.len() as u32;
         files.push(config_path);
+        let mut by_path: Vec<u32> = (0..files.len() as u32).collect();
+        by_path.sort_by(|a, b| files[*a as usize].cmp(&files[*b as usize]));
+        let mut file_rank = vec![0u32; files.len()];
+        for (rank, i) in by_path.into_iter().enumerate() {
+            file_rank[i as usize] = rank as u32;
+        }
         Ok(Inventory {
             opts,
             files,
+            file_rank,
             classes,
             class_index,
             wildcard_names,
@@ -643,6 +654,7 @@ impl Inventory {
             patterns_listed: HashSet::default(),
             stack: Vec::new(),
             sources: closure::Sources::default(),
+            source_files: Vec::new(),
         };
         b.params.entries.insert(
             Arc::from("_reclass_"),
@@ -683,9 +695,17 @@ impl Inventory {
             exports,
             listed,
             apps,
-            sources,
+            mut sources,
+            mut source_files,
             ..
         } = b;
+        source_files.sort_unstable_by_key(|i| self.file_rank[*i as usize]);
+        source_files.dedup();
+        // In path order already: the set is built without comparing much.
+        sources.files = source_files
+            .into_iter()
+            .map(|i| self.files[i as usize].clone())
+            .collect();
         let mut r = Resolver::new(&params, &self.files, &self.lookups);
         let parameters = r.render_root()?;
         let exports = r.render_detached(&exports, "exports")?;
@@ -1073,14 +1093,16 @@ struct Build<'a> {
     patterns_listed: HashSet<usize, ahash::RandomState>,
     /// Classes being included right now, for cycle errors.
     stack: Vec<String>,
+    /// `sources` but its files, which are gathered here by index.
     sources: closure::Sources,
+    source_files: Vec<u32>,
 }
 
 impl Build<'_> {
     fn include(&mut self, f: &EntityFile) -> Result<(), InventoryError> {
         let inv = self.inv;
         let from = &inv.files[f.file as usize];
-        self.sources.files.insert(from.clone());
+        self.source_files.push(f.file);
         self.sources.patterns |= f.patterns;
         for inc in &f.includes {
             let (name, line) = match inc {
