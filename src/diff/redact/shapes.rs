@@ -285,8 +285,10 @@ pub(super) const VENDOR_TOKEN_INNER: [&str; 3] = [
 /// vendors document (Neon's `napi_`, Honeycomb's ingest keys, crates.io,
 /// OpenRouter, DeepSeek's `sk-` and 32 hex digits, IFTTT's Maker URL).
 /// Every branch but Mailchimp's starts with a literal; Mailchimp's
-/// `-us<N>` data-centre suffix is its own regex.
-pub(super) const MORE_VENDOR_TOKEN_PREFIXES: &str = r"\b(?:x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}|ATBB[A-Za-z0-9_=.\-]{32}|ATCTT3xFfGN0[A-Za-z0-9_=\-]{50,}|ops_eyJ[A-Za-z0-9+/=]{100,}|napi_[a-z0-9]{64}|tfp_[A-Za-z0-9_.=\-]{40,64}|pnu_[A-Za-z0-9]{36}\b|sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}\b|hc[ax]i[ck]_[A-Za-z0-9]{20,}|aio_[A-Za-z0-9]{28}\b|EZ[AT]K[A-Za-z0-9]{54}\b|FLWSECK(?:_TEST)?-[a-fA-F0-9]{32}-X|shippo_(?:live|test)_[a-f0-9]{40}\b|duffel_(?:live|test)_[A-Za-z0-9_=\-]{43}|rdme_[A-Za-z0-9]{70}\b|y0_[A-Za-z0-9_\-]{40,}|CLOJARS_[a-z0-9]{60}\b|(?:pat|sat)\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}\b|tk-us-[A-Za-z0-9_\-]{48}|ico-[A-Za-z0-9]{32}\b|cio[A-Za-z0-9]{32}\b|sk-or-v1-[a-f0-9]{64}\b|sk-[a-f0-9]{32}\b|A{21,22}[A-Za-z0-9%]{80,100}|EAA[A-Z][A-Za-z0-9]{100,}|maker\.ifttt\.com/(?:trigger/[^/\s\x22'<>`]+/(?:json/)?with/key|use)/[A-Za-z0-9_\-]{16,})";
+/// `-us<N>` data-centre suffix is its own regex. A distinctive prefix is
+/// followed by a shorter minimum than the vendor's length (each counted
+/// character is a state the regex compiles at start-up).
+pub(super) const MORE_VENDOR_TOKEN_PREFIXES: &str = r"\b(?:x(?:keysib|smtpsib)-[a-f0-9]{24,}-[A-Za-z0-9]{8,}|ATBB[A-Za-z0-9_=.\-]{32}|ATCTT3xFfGN0[A-Za-z0-9_=\-]{24,}|ops_eyJ[A-Za-z0-9+/=]{24,}|napi_[a-z0-9]{32,}|tfp_[A-Za-z0-9_.=\-]{32,}|pnu_[A-Za-z0-9]{36}\b|sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}\b|hc[ax]i[ck]_[A-Za-z0-9]{20,}|aio_[A-Za-z0-9]{28}\b|EZ[AT]K[A-Za-z0-9]{54}\b|FLWSECK(?:_TEST)?-[a-fA-F0-9]{32}-X|shippo_(?:live|test)_[a-f0-9]{24,}|duffel_(?:live|test)_[A-Za-z0-9_=\-]{24,}|rdme_[A-Za-z0-9]{32,}|y0_[A-Za-z0-9_\-]{40,}|CLOJARS_[a-z0-9]{32,}|(?:pat|sat)\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}\b|tk-us-[A-Za-z0-9_\-]{32,}|ico-[A-Za-z0-9]{32}\b|cio[A-Za-z0-9]{32}\b|sk-or-v1-[a-f0-9]{32,}|sk-[a-f0-9]{32}\b|AAAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{48,}|EAA[A-Z][A-Za-z0-9]{100,}|maker\.ifttt\.com/(?:trigger/[A-Za-z0-9_.\-]+/(?:json/)?with/key|use)/[A-Za-z0-9_\-]{16,})";
 
 /// red39: Mailchimp's API key, 32 hex digits and its data centre.
 pub(super) const MAILCHIMP_API_KEY: &str = r"\b[0-9a-f]{32}-us[0-9]{1,2}\b";
