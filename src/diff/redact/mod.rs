@@ -45,8 +45,8 @@ use lines::hidden_aliases;
 use positional::hide_positional_secrets;
 use shapes::{
     hide_base64_private_keys, hide_shape_rules, xml_name_child_re, xml_value_child,
-    xml_value_child_re, DER_PRIVATE_KEYS_AND_KEYSTORES, MAILCHIMP_API_KEY,
-    MORE_VENDOR_TOKEN_PREFIXES, VENDOR_TOKEN_INNER, VENDOR_TOKEN_PREFIXES,
+    xml_value_child_re, DER_PRIVATE_KEYS_AND_KEYSTORES, MAILCHIMP_API_KEY, VENDOR_TOKEN_INNER,
+    VENDOR_TOKEN_PREFIXES,
 };
 use structural::{plain_kind, toml_secret_kind};
 
@@ -200,7 +200,6 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     VENDOR_TOKEN_INNER[0],
     VENDOR_TOKEN_INNER[1],
     VENDOR_TOKEN_INNER[2],
-    MORE_VENDOR_TOKEN_PREFIXES,
     MAILCHIMP_API_KEY,
     DER_PRIVATE_KEYS_AND_KEYSTORES,
     // A Kapitan reference compiled with `--embed-refs`
