@@ -1003,7 +1003,13 @@ impl Redactor {
             && key.is_char_boundary(key.len() - 4)
             && key[key.len() - 4..].eq_ignore_ascii_case("auth")
             && key[..key.len() - 4].ends_with(['_', '-', ':']);
-        if !(last.eq_ignore_ascii_case("auth") || basic || encrypt || sst || suffix) {
+        // red39: a key whose last word is `basic` (`BASIC`, `HTTP_BASIC`),
+        // read like `suffix`: `user:X` or its base64.
+        let basic_word = key.len() >= 5
+            && key.is_char_boundary(key.len() - 5)
+            && key[key.len() - 5..].eq_ignore_ascii_case("basic")
+            && (key.len() == 5 || key[..key.len() - 5].ends_with(['_', '-', '.', ':']));
+        if !(last.eq_ignore_ascii_case("auth") || basic || encrypt || sst || suffix || basic_word) {
             return false;
         }
         let v = value.trim().trim_matches(['"', '\'']);
@@ -1023,7 +1029,7 @@ impl Redactor {
         // key ending in `auth` only base64 that decodes to `user:X`
         // (`REGISTRY_AUTH: dXNlcjpY…`, a docker `auth` copied into a
         // variable): a word such as `Disabled` stays.
-        user_pass || (base64 && (!suffix || decodes_to_user_password(v)))
+        user_pass || (base64 && (!(suffix || basic_word) || decodes_to_user_password(v)))
     }
 
     /// Hides, inside one string, what is a secret whatever the string's
