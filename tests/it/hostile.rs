@@ -1281,8 +1281,8 @@ const REDACTION_ROWS: &[(&str, &str, &str)] = &[
     ("more-vendor-token-prefixes", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  integrations.txt: |\n    brevo xkeysib-68c067c08b5092b03dbd3c982ed8a016fca9cbf4d259973cf2d10d0c473e6774-{V}\n    bitbucket ATBB{V}0123456789abcdef\n  PREFECT: pnu_{V}0123456789abcdefghij\n---\ntypeform: tfp_{V}0123456789abcdefghijklmnopqr\n", "vendtok7741xqAbC"),
     // Issue 19 (red39): base64 DER private keys without their PEM frame, keystores.
     ("headerless-der-keys-and-keystores", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  jwt.properties: |\n    jwt.private=MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSk{V}\nbinaryData:\n  keystore.jks: /u3+7QAAAAIAAAAB{V}\n  client.p12: MIIJzwIBAzCCCYUGCSqGSIb3DQEHAaCCCXYEggly{V}\n---\nsigner: MC4CAQAwBQYDK2VwBCIEI{V}\n", "derkey8814xqAbCd"),
-    // Issue 19 (red39): base64 of user:password under a key ending in auth.
-    ("base64-user-password-under-auth-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  REGISTRY_AUTH: {V}\n  env: |\n    NPM_AUTH={V}\n", "Y2k6aUsyWldlcWhGVw"),
+    // Issue 19 (red39): base64 of user:password under a key ending in auth or basic.
+    ("base64-user-password-under-auth-names", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  REGISTRY_AUTH: {V}\n  BASIC: {V}\n  env: |\n    NPM_AUTH={V}\n", "Y2k6aUsyWldlcWhGVw"),
     // Issue 19 (red39): `key = X` in an INI or TOML section named jwt, api, crypt, encryption.
     ("ini-toml-section-key-parents", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  settings.ini: |\n    [api]\n    key = {V}\n    [server]\n    port = 8080\n  app.toml: |\n    title = \"app\"\n    [jwt]\n    key = \"{V}-2\"\n", "sectkey4471xq"),
     // Issue 19 (red39): PgBouncer's userlist.txt.

@@ -46,8 +46,8 @@ use lines::hidden_aliases;
 use positional::hide_positional_secrets;
 use shapes::{
     hide_base64_private_keys, hide_shape_rules, xml_name_child_re, xml_value_child,
-    xml_value_child_re, DER_PRIVATE_KEYS_AND_KEYSTORES, MAILCHIMP_API_KEY,
-    MORE_VENDOR_TOKEN_PREFIXES, VENDOR_TOKEN_INNER, VENDOR_TOKEN_PREFIXES,
+    xml_value_child_re, DER_PRIVATE_KEYS_AND_KEYSTORES, MAILCHIMP_API_KEY, VENDOR_TOKEN_INNER,
+    VENDOR_TOKEN_PREFIXES,
 };
 use structural::{plain_kind, toml_secret_kind};
 
@@ -201,7 +201,6 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     VENDOR_TOKEN_INNER[0],
     VENDOR_TOKEN_INNER[1],
     VENDOR_TOKEN_INNER[2],
-    MORE_VENDOR_TOKEN_PREFIXES,
     MAILCHIMP_API_KEY,
     DER_PRIVATE_KEYS_AND_KEYSTORES,
     // A Kapitan reference compiled with `--embed-refs`
@@ -1013,7 +1012,13 @@ impl Redactor {
             && key.is_char_boundary(key.len() - 4)
             && key[key.len() - 4..].eq_ignore_ascii_case("auth")
             && key[..key.len() - 4].ends_with(['_', '-', ':']);
-        if !(last.eq_ignore_ascii_case("auth") || basic || encrypt || sst || suffix) {
+        // red39: a key whose last word is `basic` (`BASIC`, `HTTP_BASIC`),
+        // read like `suffix`: `user:X` or its base64.
+        let basic_word = key.len() >= 5
+            && key.is_char_boundary(key.len() - 5)
+            && key[key.len() - 5..].eq_ignore_ascii_case("basic")
+            && (key.len() == 5 || key[..key.len() - 5].ends_with(['_', '-', '.', ':']));
+        if !(last.eq_ignore_ascii_case("auth") || basic || encrypt || sst || suffix || basic_word) {
             return false;
         }
         let v = value.trim().trim_matches(['"', '\'']);
@@ -1033,7 +1038,7 @@ impl Redactor {
         // key ending in `auth` only base64 that decodes to `user:X`
         // (`REGISTRY_AUTH: dXNlcjpY…`, a docker `auth` copied into a
         // variable): a word such as `Disabled` stays.
-        user_pass || (base64 && (!suffix || decodes_to_user_password(v)))
+        user_pass || (base64 && (!(suffix || basic_word) || decodes_to_user_password(v)))
     }
 
     /// Hides, inside one string, what is a secret whatever the string's

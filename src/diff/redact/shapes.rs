@@ -262,7 +262,22 @@ pub(super) fn xml_value_child_re() -> &'static Regex {
 /// scans for the prefixes only; public keys (`pk_live_`, `pk.eyJ`,
 /// `pubkey-`, `NRJS-`) are not read. A value of one of these shapes is
 /// hidden under any key, in both modes.
-pub(super) const VENDOR_TOKEN_PREFIXES: &str = r"\b(?:AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}|SK[0-9a-fA-F]{32}\b|NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_\-]{32}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|ATATT3[A-Za-z0-9_\-=]{100,}|lin_(?:api|oauth)_[A-Za-z0-9]{40,64}|(?:hf|api_org)_[A-Za-z]{34}\b|key-[a-f0-9]{32}\b|gl(?:c|sa)_[A-Za-z0-9+/]{32,400}(?:_[A-Fa-f0-9]{8})?={0,2}|sntry[su]_[A-Za-z0-9+/=_\-]{40,}|PMAK-[A-Fa-f0-9]{24}-[A-Fa-f0-9]{34}|pul-[a-f0-9]{40}|HRKU-[A-Za-z0-9_\-]{30,}|(?:FlyV1 )?(?:fo1_[A-Za-z0-9_\-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,}={0,3}|fm2_[A-Za-z0-9+/]{100,}={0,3})|sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,}|sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}|sq0(?:csp|atp)-[A-Za-z0-9_\-]{22,43}|EAAA[A-Za-z0-9_\-]{60}\b|whsec_[A-Za-z0-9+/=]{32,}|access_token\$production\$[0-9a-z]{16}\$[0-9a-f]{32}|sdk-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|bkua_[a-f0-9]{40}|CCIP(?:AT|RJ)_[A-Za-z0-9]{22}_[a-f0-9]{40}|dckr_(?:pat|oat)_[A-Za-z0-9_\-]{27,}|dapi[a-f0-9]{32}(?:-[0-9])?\b|fig[dop]_[A-Za-z0-9_\-]{40,}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43}\b|oy2[a-z0-9]{43}\b|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|v1\.0-[a-f0-9]{24}-[a-f0-9]{146}|rubygems_[a-f0-9]{48}|CFPAT-[A-Za-z0-9_\-]{43}|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9=_.\-]{32,64}|nfp_[A-Za-z0-9]{36,}|rnd_[A-Za-z0-9]{32}\b|re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}\b|r8_[A-Za-z0-9]{37}\b|gsk_[A-Za-z0-9]{52}\b|pplx-[A-Za-z0-9]{48}\b|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}|st\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[0-9a-f]{32}\.[0-9a-f]{32}|API-[A-Z0-9]{26}\b|ya29\.[A-Za-z0-9_\-]{30,}|1//0[A-Za-z0-9_\-]{40,}|sl\.(?:u\.)?[A-Za-z0-9_\-=]{130,}|sq[apu]_[a-f0-9]{40}\b|GR1348941[A-Za-z0-9_\-]{20}|GOCSPX-[A-Za-z0-9_\-]{28}|cmVmdGtu[A-Za-z0-9]{56}|AKCp[A-Za-z0-9]{69}\b|AQ[A-D][A-Za-z0-9+/]{35}==|dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64})";
+///
+/// red39 (red-more-vendor-token-prefixes), the branches from Brevo's
+/// `xkeysib-` on (one alternation: each regex costs a search per line of
+/// every text): more vendors' token formats with a literal prefix, after
+/// gitleaks' rules where it has one
+/// (sendinblue-api-token, bitbucket and Atlassian repository tokens,
+/// 1password-service-account-token, typeform, prefect, sourcegraph,
+/// adafruit, easypost, flutterwave, shippo, duffel, readme, yandex,
+/// clojars, harness, scalingo, infracost, twitter-bearer-token,
+/// facebook-page-access-token, mailchimp-api-key) and the formats the
+/// vendors document (Neon's `napi_`, Honeycomb's ingest keys, crates.io,
+/// OpenRouter, DeepSeek's `sk-` and 32 hex digits, IFTTT's Maker URL).
+/// Mailchimp's key (no literal prefix) is [`MAILCHIMP_API_KEY`]. A distinctive prefix is
+/// followed by a shorter minimum than the vendor's length (each counted
+/// character is a state the regex compiles at start-up).
+pub(super) const VENDOR_TOKEN_PREFIXES: &str = r"\b(?:AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}|SK[0-9a-fA-F]{32}\b|NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_\-]{32}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|ATATT3[A-Za-z0-9_\-=]{100,}|lin_(?:api|oauth)_[A-Za-z0-9]{40,64}|(?:hf|api_org)_[A-Za-z]{34}\b|key-[a-f0-9]{32}\b|gl(?:c|sa)_[A-Za-z0-9+/]{32,400}(?:_[A-Fa-f0-9]{8})?={0,2}|sntry[su]_[A-Za-z0-9+/=_\-]{40,}|PMAK-[A-Fa-f0-9]{24}-[A-Fa-f0-9]{34}|pul-[a-f0-9]{40}|HRKU-[A-Za-z0-9_\-]{30,}|(?:FlyV1 )?(?:fo1_[A-Za-z0-9_\-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,}={0,3}|fm2_[A-Za-z0-9+/]{100,}={0,3})|sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,}|sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}|sq0(?:csp|atp)-[A-Za-z0-9_\-]{22,43}|EAAA[A-Za-z0-9_\-]{60}\b|whsec_[A-Za-z0-9+/=]{32,}|access_token\$production\$[0-9a-z]{16}\$[0-9a-f]{32}|sdk-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|bkua_[a-f0-9]{40}|CCIP(?:AT|RJ)_[A-Za-z0-9]{22}_[a-f0-9]{40}|dckr_(?:pat|oat)_[A-Za-z0-9_\-]{27,}|dapi[a-f0-9]{32}(?:-[0-9])?\b|fig[dop]_[A-Za-z0-9_\-]{40,}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43}\b|oy2[a-z0-9]{43}\b|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|v1\.0-[a-f0-9]{24}-[a-f0-9]{146}|rubygems_[a-f0-9]{48}|CFPAT-[A-Za-z0-9_\-]{43}|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9=_.\-]{32,64}|nfp_[A-Za-z0-9]{36,}|rnd_[A-Za-z0-9]{32}\b|re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}\b|r8_[A-Za-z0-9]{37}\b|gsk_[A-Za-z0-9]{52}\b|pplx-[A-Za-z0-9]{48}\b|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}|st\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[0-9a-f]{32}\.[0-9a-f]{32}|API-[A-Z0-9]{26}\b|ya29\.[A-Za-z0-9_\-]{30,}|1//0[A-Za-z0-9_\-]{40,}|sl\.(?:u\.)?[A-Za-z0-9_\-=]{130,}|sq[apu]_[a-f0-9]{40}\b|GR1348941[A-Za-z0-9_\-]{20}|GOCSPX-[A-Za-z0-9_\-]{28}|cmVmdGtu[A-Za-z0-9]{56}|AKCp[A-Za-z0-9]{69}\b|AQ[A-D][A-Za-z0-9+/]{35}==|dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}|x(?:keysib|smtpsib)-[a-f0-9]{24,}-[A-Za-z0-9]{8,}|ATBB[A-Za-z0-9_=.\-]{32}|ATCTT3xFfGN0[A-Za-z0-9_=\-]{24,}|ops_eyJ[A-Za-z0-9+/=]{24,}|napi_[a-z0-9]{32,}|tfp_[A-Za-z0-9_.=\-]{32,}|pnu_[A-Za-z0-9]{36}\b|sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}\b|hc[ax]i[ck]_[A-Za-z0-9]{20,}|aio_[A-Za-z0-9]{28}\b|EZ[AT]K[A-Za-z0-9]{54}\b|FLWSECK(?:_TEST)?-[a-fA-F0-9]{32}-X|shippo_(?:live|test)_[a-f0-9]{24,}|duffel_(?:live|test)_[A-Za-z0-9_=\-]{24,}|rdme_[A-Za-z0-9]{32,}|y0_[A-Za-z0-9_\-]{40,}|CLOJARS_[a-z0-9]{32,}|(?:pat|sat)\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}\b|tk-us-[A-Za-z0-9_\-]{32,}|ico-[A-Za-z0-9]{32}\b|cio[A-Za-z0-9]{32}\b|sk-or-v1-[a-f0-9]{32,}|sk-[a-f0-9]{32}\b|AAAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{48,}|EAA[A-Z][A-Za-z0-9]{100,}|maker\.ifttt\.com/(?:trigger/[A-Za-z0-9_.\-]+/(?:json/)?with/key|use)/[A-Za-z0-9_\-]{16,})";
 
 /// The token shapes of [`VENDOR_TOKEN_PREFIXES`] whose literal is inside
 /// (a Telegram bot token `ID:AA…`, a Terraform Cloud token
@@ -274,19 +289,6 @@ pub(super) const VENDOR_TOKEN_INNER: [&str; 3] = [
     r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70}",
     r"\b[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}",
 ];
-
-/// red39 (red-more-vendor-token-prefixes): more vendors' token formats
-/// with a literal prefix, after gitleaks' rules where it has one
-/// (sendinblue-api-token, bitbucket and Atlassian repository tokens,
-/// 1password-service-account-token, typeform, prefect, sourcegraph,
-/// adafruit, easypost, flutterwave, shippo, duffel, readme, yandex,
-/// clojars, harness, scalingo, infracost, twitter-bearer-token,
-/// facebook-page-access-token, mailchimp-api-key) and the formats the
-/// vendors document (Neon's `napi_`, Honeycomb's ingest keys, crates.io,
-/// OpenRouter, DeepSeek's `sk-` and 32 hex digits, IFTTT's Maker URL).
-/// Every branch but Mailchimp's starts with a literal; Mailchimp's
-/// `-us<N>` data-centre suffix is its own regex.
-pub(super) const MORE_VENDOR_TOKEN_PREFIXES: &str = r"\b(?:x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}|ATBB[A-Za-z0-9_=.\-]{32}|ATCTT3xFfGN0[A-Za-z0-9_=\-]{50,}|ops_eyJ[A-Za-z0-9+/=]{100,}|napi_[a-z0-9]{64}|tfp_[A-Za-z0-9_.=\-]{40,64}|pnu_[A-Za-z0-9]{36}\b|sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}\b|hc[ax]i[ck]_[A-Za-z0-9]{20,}|aio_[A-Za-z0-9]{28}\b|EZ[AT]K[A-Za-z0-9]{54}\b|FLWSECK(?:_TEST)?-[a-fA-F0-9]{32}-X|shippo_(?:live|test)_[a-f0-9]{40}\b|duffel_(?:live|test)_[A-Za-z0-9_=\-]{43}|rdme_[A-Za-z0-9]{70}\b|y0_[A-Za-z0-9_\-]{40,}|CLOJARS_[a-z0-9]{60}\b|(?:pat|sat)\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}\b|tk-us-[A-Za-z0-9_\-]{48}|ico-[A-Za-z0-9]{32}\b|cio[A-Za-z0-9]{32}\b|sk-or-v1-[a-f0-9]{64}\b|sk-[a-f0-9]{32}\b|A{21,22}[A-Za-z0-9%]{80,100}|EAA[A-Z][A-Za-z0-9]{100,}|maker\.ifttt\.com/(?:trigger/[^/\s\x22'<>`]+/(?:json/)?with/key|use)/[A-Za-z0-9_\-]{16,})";
 
 /// red39: Mailchimp's API key, 32 hex digits and its data centre.
 pub(super) const MAILCHIMP_API_KEY: &str = r"\b[0-9a-f]{32}-us[0-9]{1,2}\b";

@@ -5616,3 +5616,29 @@ fn gzip_base64_payloads() {
         ],
     );
 }
+
+/// red39 (red-base64-user-password-under-auth-names, left at first):
+/// `user:X` or its base64 under a key whose last word is `basic`; a
+/// scheme's name and other base64 stay.
+#[test]
+fn user_password_under_basic_names() {
+    let r = Redactor::default();
+    for line in [
+        "BASIC: ZGVwbG95OkFiY2RlZmdoaWowMTIzNDU2Nzg5",
+        "HTTP_BASIC=ZGVwbG95OkFiY2RlZmdoaWowMTIzNDU2Nzg5",
+    ] {
+        let yaml = format!("data:\n  f: |\n    {line}\n");
+        for out in both_modes(&r, &yaml) {
+            assert!(!out.contains("ZGVwbG95OkFi"), "{line} -> {out}");
+        }
+    }
+    shown_everywhere(
+        &r,
+        &[
+            "BASIC: RGlzYWJsZWQ=",
+            "auth_type: basic",
+            "basic: true",
+            "HTTP_BASIC: Basic",
+        ],
+    );
+}
