@@ -1364,6 +1364,37 @@ mod tests {
         );
     }
 
+    /// Probe 39 (jsonnet-not-utf8-error-debug-form): a component or an
+    /// `importstr` file that is not UTF-8 was named in Rust's debug form,
+    /// `SourceFile("/path")`, with nothing to do about it.
+    #[test]
+    fn a_file_that_is_not_utf8_is_named_plainly() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = JsonnetEnv {
+            search_paths: vec![dir.path().to_path_buf()],
+            inventory: Arc::new(InventoryView::default()),
+            python: None,
+        };
+        std::fs::write(dir.path().join("bad.txt"), b"a\xff\xfeb").unwrap();
+        let main = dir.path().join("main.jsonnet");
+        std::fs::write(&main, "importstr 'bad.txt'").unwrap();
+        let bad = dir.path().join("bad.jsonnet");
+        std::fs::write(&bad, b"{ a: '\xff' }").unwrap();
+        for (file, named) in [(&main, "bad.txt"), (&bad, "bad.jsonnet")] {
+            let err = evaluate(file, "tgt", &env).unwrap_err();
+            assert!(
+                err.contains("is not valid utf-8")
+                    && err.contains(named)
+                    && err.contains("save it as UTF-8")
+                    && !err.contains("SourceFile("),
+                "{err}"
+            );
+        }
+        // importbin reads the bytes.
+        std::fs::write(&main, "std.length(importbin 'bad.txt')").unwrap();
+        assert!(evaluate(&main, "tgt", &env).is_ok());
+    }
+
     #[test]
     fn parse_yaml_refuses_a_nul_byte_instead_of_stopping_there() {
         let err = eval("std.parseYaml('a: 1\\n\\u0000\\nb: 2\\n')").unwrap_err();
