@@ -295,6 +295,19 @@ impl ImportResolver for BundledResolver {
         if let Some(b) = self.bundled(&rel) {
             return Ok(b);
         }
+        // A FIFO, device or directory of that name was reported as "no
+        // match", which sent the author looking for a missing file (probe
+        // 39, jsonnet-import-of-a-fifo-says-no-match).
+        let found = std::iter::once(direct.clone())
+            .chain(self.search_paths.iter().map(|s| normpath(&s.join(&rel))))
+            .find(|p| std::fs::symlink_metadata(p).is_ok());
+        if let Some(p) = found {
+            return Err(rt_err(format!(
+                "couldn't open import \"{}\": {} is not a regular file (a directory, a FIFO, a device, or a symlink to none): jsonnet imports read files only",
+                rel.display(),
+                p.display()
+            )));
+        }
         Err(rt_err(format!(
             "couldn't open import \"{}\": no match locally or in the search paths {:?}",
             rel.display(),
@@ -1317,6 +1330,69 @@ mod tests {
             python: None,
         };
         evaluate(&p, "tgt", &env)
+    }
+
+    /// Probe 39 (jsonnet-import-of-a-fifo-says-no-match): an import of a
+    /// FIFO (or a directory) that is there said "no match locally or in the
+    /// search paths".
+    #[test]
+    fn an_import_of_something_not_a_file_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("main.jsonnet");
+        let fifo = std::ffi::CString::new(dir.path().join("pipe").to_str().unwrap()).unwrap();
+        // SAFETY: creates a FIFO at a path we own.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let env = JsonnetEnv {
+            search_paths: vec![dir.path().to_path_buf()],
+            inventory: Arc::new(InventoryView::default()),
+            python: None,
+        };
+        for (src, name) in [("importstr 'pipe'", "pipe"), ("import 'sub'", "sub")] {
+            std::fs::write(&p, src).unwrap();
+            let err = evaluate(&p, "tgt", &env).unwrap_err();
+            assert!(
+                err.contains(&format!("{name} is not a regular file")) && !err.contains("no match"),
+                "{err}"
+            );
+        }
+        std::fs::write(&p, "import 'nosuch'").unwrap();
+        let err = evaluate(&p, "tgt", &env).unwrap_err();
+        assert!(
+            err.contains("no match locally or in the search paths"),
+            "{err}"
+        );
+    }
+
+    /// Probe 39 (jsonnet-not-utf8-error-debug-form): a component or an
+    /// `importstr` file that is not UTF-8 was named in Rust's debug form,
+    /// `SourceFile("/path")`, with nothing to do about it.
+    #[test]
+    fn a_file_that_is_not_utf8_is_named_plainly() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = JsonnetEnv {
+            search_paths: vec![dir.path().to_path_buf()],
+            inventory: Arc::new(InventoryView::default()),
+            python: None,
+        };
+        std::fs::write(dir.path().join("bad.txt"), b"a\xff\xfeb").unwrap();
+        let main = dir.path().join("main.jsonnet");
+        std::fs::write(&main, "importstr 'bad.txt'").unwrap();
+        let bad = dir.path().join("bad.jsonnet");
+        std::fs::write(&bad, b"{ a: '\xff' }").unwrap();
+        for (file, named) in [(&main, "bad.txt"), (&bad, "bad.jsonnet")] {
+            let err = evaluate(file, "tgt", &env).unwrap_err();
+            assert!(
+                err.contains("is not valid utf-8")
+                    && err.contains(named)
+                    && err.contains("save it as UTF-8")
+                    && !err.contains("SourceFile("),
+                "{err}"
+            );
+        }
+        // importbin reads the bytes.
+        std::fs::write(&main, "std.length(importbin 'bad.txt')").unwrap();
+        assert!(evaluate(&main, "tgt", &env).is_ok());
     }
 
     #[test]

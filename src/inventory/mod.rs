@@ -795,7 +795,7 @@ impl Inventory {
         let doc = match &shared {
             Some(p) => p.one().map_err(yaml_err)?,
             None => {
-                owned = crate::yaml::load_one(&text).map_err(yaml_err)?;
+                owned = crate::yaml::load_one_inventory(&text).map_err(yaml_err)?;
                 owned.as_ref()
             }
         };

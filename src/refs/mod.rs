@@ -418,6 +418,10 @@ pub struct Refs {
 /// 1.4 GB of references in 64 s.
 pub const MAX_GENERATED_BYTES: u64 = 64 << 20;
 
+/// The largest reference file read: the base64 of a [`MAX_GENERATED_BYTES`]
+/// secret (or of gpg's 64 MiB most), with room for its other keys.
+pub const MAX_REF_FILE_BYTES: u64 = 96 << 20;
+
 impl Refs {
     pub fn new(root: impl Into<PathBuf>) -> Refs {
         Refs {
@@ -507,6 +511,17 @@ impl Refs {
         if !t.is_file() {
             return Err(RefError::new(format!(
                 "{}: is not a regular file (a directory, a FIFO or a device): a reference is a file written by `strata refs --write`",
+                full.display()
+            )));
+        }
+        // A reference holds one secret; each file read is kept for the run
+        // and its YAML parse takes about three times its size: a 200 MB
+        // file (a pull request's, packed to kilobytes) took 726 MB, and a
+        // review checks out 4 GiB (probe 39, ref-file-size-unbounded).
+        let len = std::fs::metadata(&full).map(|m| m.len()).unwrap_or(0);
+        if len > MAX_REF_FILE_BYTES {
+            return Err(RefError::new(format!(
+                "{}: is {len} bytes: a reference file holds at most {MAX_REF_FILE_BYTES} bytes (one secret, base64-encoded)",
                 full.display()
             )));
         }
@@ -1259,6 +1274,25 @@ mod tests {
         // Short words are kept as they were.
         let e = r.compile_str("?{base64:db/pw}", &t()).unwrap_err();
         assert!(!e.message.contains(" bytes)"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_reference_file_past_the_size_limit_is_refused_unread() {
+        let (d, r) = refs();
+        let mut f = std::fs::File::create(d.path().join("big")).unwrap();
+        use std::io::Write;
+        f.write_all(b"type: base64\nencoding: original\ndata: ")
+            .unwrap();
+        // A sparse file: its size is what counts, nothing is read.
+        f.set_len(MAX_REF_FILE_BYTES + 1).unwrap();
+        let e = r.compile_str("?{base64:big}", &t()).unwrap_err();
+        assert!(
+            e.message.contains("is 100663297 bytes")
+                && e.message
+                    .contains("a reference file holds at most 100663296 bytes"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -190,6 +190,28 @@ pub fn load_all(text: &str) -> Result<Vec<Node>, YamlError> {
     Ok(builder.docs)
 }
 
+/// [`load_all`] for an inventory's class and target files: what aliases
+/// copy counts against the run's [`max_run_alias_nodes`] too. An inventory
+/// holds every class a target includes at once; other readers (a catalog
+/// file, a values file read by each target's jsonnet) hold one stream at a
+/// time, or inside an evaluation's memory budget.
+pub fn load_all_inventory(text: &str) -> Result<Vec<Node>, YamlError> {
+    let mut builder = Builder::default();
+    drive_bounded(text, &mut builder, |b| b.error.clone(), max_nodes(), true)?;
+    Ok(builder.docs)
+}
+
+/// [`load_one`] for an inventory's class and target files
+/// ([`load_all_inventory`]).
+pub fn load_one_inventory(text: &str) -> Result<Option<Node>, YamlError> {
+    let mut docs = load_all_inventory(text)?;
+    match docs.len() {
+        0 => Ok(None),
+        1 => Ok(docs.pop()),
+        _ => Err(several_documents(&docs[1])),
+    }
+}
+
 /// Feeds the events of `text` to `recv`, enforcing [`MAX_DEPTH`],
 /// [`MAX_ALIAS_NODES`] and [`max_nodes`] on the way, for every YAML reader
 /// in strata.
@@ -203,7 +225,7 @@ pub fn drive<R: MarkedEventReceiver>(
     recv: &mut R,
     failed: impl Fn(&R) -> Option<YamlError>,
 ) -> Result<(), YamlError> {
-    drive_bounded(text, recv, failed, max_nodes())
+    drive_bounded(text, recv, failed, max_nodes(), false)
 }
 
 fn drive_bounded<R: MarkedEventReceiver>(
@@ -211,6 +233,7 @@ fn drive_bounded<R: MarkedEventReceiver>(
     recv: &mut R,
     failed: impl Fn(&R) -> Option<YamlError>,
     max_nodes: usize,
+    run_counted: bool,
 ) -> Result<(), YamlError> {
     // A byte order mark may start a YAML stream (YAML 1.2, 5.2; PyYAML and
     // reclass-rs accept it); yaml-rust2 reads it as part of the first key.
@@ -236,6 +259,7 @@ fn drive_bounded<R: MarkedEventReceiver>(
     let mut parser = Parser::new_from_str(text);
     let mut guard = Guard {
         max_nodes,
+        run_counted,
         ..Guard::default()
     };
     let mut held = HeldBlock::new(text);
@@ -360,6 +384,9 @@ struct Guard {
     /// Nodes written out in this stream (an alias is one).
     nodes: usize,
     max_nodes: usize,
+    /// What aliases copy counts against the run's budget too (an
+    /// inventory's files: [`load_all_inventory`]).
+    run_counted: bool,
 }
 
 /// Nodes and scalar bytes.
@@ -430,7 +457,9 @@ impl Guard {
                         "aliases copy more than {MAX_ALIAS_BYTES} bytes of text: write the values out or alias long strings less often"
                     ));
                 }
-                run_alias_charge(size)?;
+                if self.run_counted {
+                    run_alias_charge(size)?;
+                }
                 self.node(size, 0);
             }
             _ => {}
@@ -517,7 +546,7 @@ impl TextCache {
                 }
             }
         };
-        entry.0.get_or_init(|| load_all(text));
+        entry.0.get_or_init(|| load_all_inventory(text));
         entry
     }
 }
@@ -579,7 +608,12 @@ pub fn load_values_hiding_secret_aliases(
         anchored: Some((aliased, anchored)),
         ..Builder::default()
     };
-    drive(text, &mut builder, |b| b.error.clone())?;
+    // Counted for the run, as an inventory's files are: a review parses
+    // every target's catalog, and a `copy` of one 300-byte file whose
+    // aliases copy 739,000 nodes into 20 targets took a review 88 s (probe
+    // 39). Past the budget a file is an error here, and the diff compares
+    // it as text.
+    drive_bounded(text, &mut builder, |b| b.error.clone(), max_nodes(), true)?;
     Ok(builder.docs.iter().map(Node::to_value).collect())
 }
 
@@ -1310,6 +1344,38 @@ mod tests {
     /// A text is parsed once however many readers ask (the second gets the
     /// first one's parse), and a cached parse reads as `load_one` and
     /// `load_all` read the text: no document, one, several, an error.
+    /// Probe 39 (yaml-alias-expansion-per-file-times-files): what aliases
+    /// copy in an inventory's files adds up over the run; other readers
+    /// (each target's values file read by jsonnet) only count per stream.
+    #[test]
+    fn only_inventory_files_count_aliases_for_the_run() {
+        // 10 scalars, then 5 levels of 9 aliases: 739,017 copied nodes.
+        let mut text = String::from("l0: &a0 [1,2,3,4,5,6,7,8,9,10]\n");
+        for i in 1..6 {
+            text.push_str(&format!(
+                "l{i}: &a{i} [{}]\n",
+                vec![format!("*a{}", i - 1); 9].join(",")
+            ));
+        }
+        for _ in 0..7 {
+            load_all(&text).unwrap();
+        }
+        let mut failed = None;
+        for n in 1..=7 {
+            if let Err(e) = load_all_inventory(&text) {
+                failed = Some((n, e));
+                break;
+            }
+        }
+        let (n, e) = failed.expect("the run's alias budget");
+        assert_eq!(n, 6, "{}", e.message);
+        assert!(
+            e.message.contains("STRATA_MAX_RUN_ALIAS_NODES"),
+            "{}",
+            e.message
+        );
+    }
+
     #[test]
     fn a_cached_parse_is_made_once_and_reads_as_a_fresh_one() {
         let cache = super::TextCache::default();
@@ -1605,7 +1671,7 @@ mod tests {
     fn nodes_of_one_stream_are_bounded() {
         let load = |text: &str, max: usize| {
             let mut b = Builder::default();
-            drive_bounded(text, &mut b, |b| b.error.clone(), max).map(|()| b.docs.len())
+            drive_bounded(text, &mut b, |b| b.error.clone(), max, false).map(|()| b.docs.len())
         };
         // The document's map, `a`, its list and three maps: six nodes.
         assert_eq!(load("a: [{}, {}, {}]\n", 6), Ok(1));

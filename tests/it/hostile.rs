@@ -6879,3 +6879,30 @@ fn the_bytes_a_run_writes_are_bounded() {
         "{out}"
     );
 }
+
+/// Probe 39 (yaml-alias-expansion-per-file-times-files, catalogs): a `copy`
+/// of one 300-byte file whose aliases copy 739,000 nodes into 20 targets
+/// made a review parse and compare 20 such files (88 s). The diff's parses
+/// count what aliases copy against the run's `STRATA_MAX_RUN_ALIAS_NODES`
+/// (lowered here); past it a file is compared as text.
+#[test]
+fn a_diff_compares_catalog_files_past_the_alias_budget_as_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut text = String::from("l0: &a0 [1,2,3,4,5,6,7,8,9,10]\n");
+    for i in 1..4 {
+        text.push_str(&format!(
+            "l{i}: &a{i} [{}]\n",
+            vec![format!("*a{}", i - 1); 9].join(",")
+        ));
+    }
+    for t in 0..4 {
+        write(&d.join(format!("a/t{t}/x.yml")), "x: 1\n");
+        write(&d.join(format!("b/t{t}/x.yml")), &text);
+    }
+    let args = ["diff", "--catalogs", "a", "b"];
+    let whole = run_env(d, &args, &[("STRATA_MAX_RUN_ALIAS_NODES", "100000")], 0);
+    assert!(!whole.contains("*a0"), "{whole}");
+    let out = run_env(d, &args, &[("STRATA_MAX_RUN_ALIAS_NODES", "20000")], 0);
+    assert!(out.contains("*a0"), "{out}");
+}

@@ -172,7 +172,7 @@ pub enum ErrorKind {
 	ResolvedFileNotFound(SourcePath),
 	#[error("can't import {0}: is a directory")]
 	ImportIsADirectory(SourcePath),
-	#[error("imported file is not valid utf-8: {0:?}")]
+	#[error("imported file is not valid utf-8: {0} (save it as UTF-8 text, or read bytes with importbin)")]
 	ImportBadFileUtf8(SourcePath),
 	#[error("import io error: {0}")]
 	ImportIo(String),
