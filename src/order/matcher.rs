@@ -44,7 +44,7 @@ pub enum PathPart {
 }
 
 /// API groups kapp treats as built in (`customResourceMatcher` is their complement).
-const BUILTIN_API_GROUPS: &[&str] = &[
+pub(super) const BUILTIN_API_GROUPS: &[&str] = &[
     "",
     "admissionregistration.k8s.io",
     "apiextensions.k8s.io",

@@ -450,43 +450,19 @@ fn scope_of(res: &Resource, declared: &HashMap<(String, String), Scope>) -> Opti
     {
         return Some(Scope::Cluster);
     }
-    if KUBERNETES_API_GROUPS.contains(&group) || CARVEL_NAMESPACED_GROUPS.contains(&group) {
+    if matcher::BUILTIN_API_GROUPS.contains(&group)
+        || NEWER_KUBERNETES_API_GROUPS.contains(&group)
+        || CARVEL_NAMESPACED_GROUPS.contains(&group)
+    {
         return Some(Scope::Namespaced);
     }
     None
 }
 
-/// Kubernetes' own API groups (kapp's built-in groups and the newer
-/// `resource.k8s.io`, `storagemigration.k8s.io`): every kind in them that
+/// Kubernetes' own API groups newer than kapp's list of built-in ones
+/// ([`matcher::BUILTIN_API_GROUPS`]): with those, every kind in them that
 /// [`CLUSTER_SCOPED`] does not list is namespaced.
-const KUBERNETES_API_GROUPS: &[&str] = &[
-    "",
-    "admissionregistration.k8s.io",
-    "apiextensions.k8s.io",
-    "apiregistration.k8s.io",
-    "apps",
-    "authentication.k8s.io",
-    "authorization.k8s.io",
-    "autoscaling",
-    "batch",
-    "certificates.k8s.io",
-    "coordination.k8s.io",
-    "discovery.k8s.io",
-    "events.k8s.io",
-    "extensions",
-    "flowcontrol.apiserver.k8s.io",
-    "internal.apiserver.k8s.io",
-    "metrics.k8s.io",
-    "migration.k8s.io",
-    "networking.k8s.io",
-    "node.k8s.io",
-    "policy",
-    "rbac.authorization.k8s.io",
-    "resource.k8s.io",
-    "scheduling.k8s.io",
-    "storage.k8s.io",
-    "storagemigration.k8s.io",
-];
+const NEWER_KUBERNETES_API_GROUPS: &[&str] = &["resource.k8s.io", "storagemigration.k8s.io"];
 
 /// Carvel's API groups, whose kinds are all namespaced (kapp-controller's
 /// App, PackageInstall, PackageRepository, Package, PackageMetadata;
