@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 /// Separates keys in internal paths; cannot occur in YAML keys we match.
 const SEP: char = '\u{1f}';
+/// [`SEP`] as a string, for `str::replace`.
 const SEP_STR: &str = "\u{1f}";
 /// A safety net against pathological chains that are not loops.
 pub const MAX_DEPTH: usize = 256;
@@ -431,11 +432,7 @@ impl<'a> Resolver<'a> {
         };
         // `str::replace` copies the runs between colons whole; a char at a
         // time grew the string byte by byte (8% of a render's instructions).
-        let key = if path.contains(':') {
-            path.replace(':', SEP_STR)
-        } else {
-            path.to_string()
-        };
+        let key = path.replace(':', SEP_STR);
         self.lookups += 1;
         if self.lookups > MAX_LOOKUPS {
             return Err(InventoryError::TooManyLookups {

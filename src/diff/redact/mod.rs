@@ -283,7 +283,8 @@ pub const ALIASED_UNDER_SECRET: &str = "<redacted: aliased under a secret key>";
 
 #[derive(Debug, Clone)]
 pub struct Redactor {
-    /// Names these rules in [`Self::scrub`]'s memo (a clone shares it).
+    /// Names these rules in the memo of their answers (`memo.rs`; a clone
+    /// shares it).
     memo_id: u64,
     keys: Vec<Regex>,
     /// Whether the default key rules apply ([`DEFAULT_KEY_PATTERN`] and
