@@ -92,14 +92,16 @@ pub fn eval_timeout() -> std::time::Duration {
 }
 
 /// Seconds all the evaluations of one run may take together:
-/// `STRATA_RUN_EVAL_SECONDS`, default 1,800. [`eval_timeout`] is per
+/// `STRATA_RUN_EVAL_SECONDS`, default 3,600. [`eval_timeout`] is per
 /// evaluation, and every target evaluates its own entries: one class whose
 /// jsonnet runs until the 60 s limit, included by the 13-byte target files
 /// of a pull request, cost 60 s per target, hours for a thousand (probe 39,
 /// eval-timeout-per-target-times-targets). A whole compile of the bench
-/// platform evaluates for well under a minute.
+/// platform evaluates for well under a minute; an hour leaves room for a
+/// fleet whose every target evaluates a heavy library (kube-prometheus
+/// takes seconds per target) in a full compile.
 pub fn run_eval_seconds() -> u64 {
-    get("STRATA_RUN_EVAL_SECONDS", 1_800)
+    get("STRATA_RUN_EVAL_SECONDS", 3_600)
 }
 
 /// Microseconds the evaluations of this process have run, the finished
