@@ -44,8 +44,7 @@ static RUN_PROGRAM_MICROS: std::sync::atomic::AtomicU64 = std::sync::atomic::Ato
 /// The time limit of a program starting now: [`per_program_timeout`], or
 /// what is left of [`run_program_seconds`] when that is less.
 pub fn timeout() -> Duration {
-    let used = Duration::from_micros(RUN_PROGRAM_MICROS.load(std::sync::atomic::Ordering::Relaxed));
-    let left = Duration::from_secs(run_program_seconds()).saturating_sub(used);
+    let left = crate::limits::run_time_left(run_program_seconds(), &RUN_PROGRAM_MICROS);
     per_program_timeout().min(left)
 }
 
@@ -204,8 +203,7 @@ impl Watchdog {
 
     fn stop(&mut self) -> bool {
         if let Some(t) = self.started.take() {
-            let us = u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX);
-            RUN_PROGRAM_MICROS.fetch_add(us, std::sync::atomic::Ordering::Relaxed);
+            crate::limits::add_run_time(&RUN_PROGRAM_MICROS, t);
         }
         drop(self.disarm.take());
         self.thread

@@ -135,10 +135,7 @@ pub fn eval_clock() -> EvalClock {
         d.get() == 1
     });
     if outer {
-        let used = std::time::Duration::from_micros(
-            RUN_EVAL_MICROS.load(std::sync::atomic::Ordering::Relaxed),
-        );
-        let left = std::time::Duration::from_secs(run_eval_seconds()).saturating_sub(used);
+        let left = run_time_left(run_eval_seconds(), &RUN_EVAL_MICROS);
         let per = eval_timeout();
         let (allowed, by_run) = if left < per {
             (left, true)
@@ -157,9 +154,7 @@ impl EvalClock {
     pub fn deadline(&self) -> Option<std::time::Instant> {
         EVAL_DEADLINE.with(|c| c.get().0)
     }
-}
 
-impl EvalClock {
     /// Whether the run's budget, not [`eval_timeout`], set the deadline of
     /// the outermost evaluation open on this thread.
     pub fn by_run(&self) -> bool {
@@ -177,11 +172,23 @@ impl Drop for EvalClock {
     fn drop(&mut self) {
         EVAL_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
         if self.outer {
-            let us = u64::try_from(self.start.elapsed().as_micros()).unwrap_or(u64::MAX);
-            RUN_EVAL_MICROS.fetch_add(us, std::sync::atomic::Ordering::Relaxed);
+            add_run_time(&RUN_EVAL_MICROS, self.start);
             minijinja::set_thread_render_deadline(None);
         }
     }
+}
+
+/// What is left of a run-wide budget of `secs` seconds when `used`
+/// microseconds of it are spent (the evaluations' or the programs').
+pub fn run_time_left(secs: u64, used: &std::sync::atomic::AtomicU64) -> std::time::Duration {
+    let used = std::time::Duration::from_micros(used.load(std::sync::atomic::Ordering::Relaxed));
+    std::time::Duration::from_secs(secs).saturating_sub(used)
+}
+
+/// Adds the time since `start` to a run-wide count of microseconds.
+pub fn add_run_time(used: &std::sync::atomic::AtomicU64, start: std::time::Instant) {
+    let us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
+    used.fetch_add(us, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// What an evaluation stopped by the run's budget says.

@@ -1093,8 +1093,10 @@ struct Build<'a> {
     patterns_listed: HashSet<usize, ahash::RandomState>,
     /// Classes being included right now, for cycle errors.
     stack: Vec<String>,
-    /// `sources` but its files, which are gathered here by index.
+    /// What the target read; its `files` are filled from `source_files`
+    /// when the merge is done.
     sources: closure::Sources,
+    /// The files included, by index into the inventory's `files`.
     source_files: Vec<u32>,
 }
 

@@ -296,9 +296,6 @@ pub fn lint_rendered(
     Ok(found.finish())
 }
 
-/// The regular files (at most 1 MiB, 2000 per target) named by the
-/// target's `kapitan.compile` input paths, below the working directory;
-/// glob patterns are skipped.
 /// The reference tags written in an input file, with their lines.
 fn file_tags(file: &Path) -> Vec<(usize, String)> {
     #[cfg(test)]
@@ -316,6 +313,9 @@ fn file_tags(file: &Path) -> Vec<(usize, String)> {
         .collect()
 }
 
+/// The regular files (at most 1 MiB, 2000 per target) named by the
+/// target's `kapitan.compile` input paths, below the working directory;
+/// glob patterns are skipped.
 fn input_files(params: &crate::value::Value) -> Vec<PathBuf> {
     use crate::value::Value;
     let mut out = Vec::new();

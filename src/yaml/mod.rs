@@ -204,12 +204,7 @@ pub fn load_all_inventory(text: &str) -> Result<Vec<Node>, YamlError> {
 /// [`load_one`] for an inventory's class and target files
 /// ([`load_all_inventory`]).
 pub fn load_one_inventory(text: &str) -> Result<Option<Node>, YamlError> {
-    let mut docs = load_all_inventory(text)?;
-    match docs.len() {
-        0 => Ok(None),
-        1 => Ok(docs.pop()),
-        _ => Err(several_documents(&docs[1])),
-    }
+    single(load_all_inventory(text)?)
 }
 
 /// Feeds the events of `text` to `recv`, enforcing [`MAX_DEPTH`],
@@ -561,7 +556,12 @@ fn several_documents(second: &Node) -> YamlError {
 
 /// Parses a single-document stream; an empty stream is `None`.
 pub fn load_one(text: &str) -> Result<Option<Node>, YamlError> {
-    let mut docs = load_all(text)?;
+    single(load_all(text)?)
+}
+
+/// The one document of a stream, `None` for an empty one; several are an
+/// error at the second.
+fn single(mut docs: Vec<Node>) -> Result<Option<Node>, YamlError> {
     match docs.len() {
         0 => Ok(None),
         1 => Ok(docs.pop()),
@@ -1341,9 +1341,6 @@ fn matches_a_resolver(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    /// A text is parsed once however many readers ask (the second gets the
-    /// first one's parse), and a cached parse reads as `load_one` and
-    /// `load_all` read the text: no document, one, several, an error.
     /// Probe 39 (yaml-alias-expansion-per-file-times-files): what aliases
     /// copy in an inventory's files adds up over the run; other readers
     /// (each target's values file read by jsonnet) only count per stream.
@@ -1376,6 +1373,9 @@ mod tests {
         );
     }
 
+    /// A text is parsed once however many readers ask (the second gets the
+    /// first one's parse), and a cached parse reads as `load_one` and
+    /// `load_all` read the text: no document, one, several, an error.
     #[test]
     fn a_cached_parse_is_made_once_and_reads_as_a_fresh_one() {
         let cache = super::TextCache::default();
