@@ -8,14 +8,11 @@ use super::uvalue::{merge_resolved, Layer, MergeConflict, Origin, UMap, UValue};
 use super::InventoryError;
 use crate::value::{Map, Value};
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Separates keys in internal paths; cannot occur in YAML keys we match.
 const SEP: char = '\u{1f}';
-/// [`SEP`] as a string, for `str::replace`.
-const SEP_STR: &str = "\u{1f}";
 /// A safety net against pathological chains that are not loops.
 pub const MAX_DEPTH: usize = 256;
 /// Bytes (string bytes plus [`NODE_WEIGHT`] per node) that reference
@@ -78,6 +75,8 @@ pub struct Resolver<'a> {
     merging: Vec<String>,
     /// Cleared path buffers of finished frames, for the next ones.
     spare_paths: Vec<String>,
+    /// Key buffers of finished references, reused by later ones.
+    spare_keys: Vec<String>,
 }
 
 /// Weighted nodes plus string bytes of a value, and its depth, without
@@ -173,6 +172,7 @@ impl<'a> Resolver<'a> {
             failures: HashMap::default(),
             merging: Vec::new(),
             spare_paths: Vec::new(),
+            spare_keys: Vec::new(),
         }
     }
 
@@ -225,7 +225,9 @@ impl<'a> Resolver<'a> {
                 None => self.render(&e.value),
             };
             self.cur.truncate(len);
-            out.insert(k.to_string(), v?);
+            // `String::from`, not `to_string`: `Arc<str>`'s goes through
+            // `Display` (a sixth of a map's rendering).
+            out.insert(String::from(&**k), v?);
         }
         Ok(out)
     }
@@ -236,15 +238,16 @@ impl<'a> Resolver<'a> {
             UValue::Bool(b) => Value::Bool(*b),
             UValue::Int(i) => Value::Int(*i),
             UValue::Float(f) => Value::Float(*f),
-            UValue::Str(s) => Value::String(s.to_string()),
+            UValue::Str(s) => Value::String(String::from(&**s)),
             UValue::Tmpl(t) => self.render_tmpl(&t.0, t.1)?,
             UValue::List(items) => {
                 let mut out = Vec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
                     let len = self.cur.len();
                     self.cur.push(SEP);
-                    // Into the path itself: `format!` allocated per item.
-                    let _ = write!(self.cur, "[{i}]");
+                    // Into the path itself: `format!` allocated per item,
+                    // and `write!` cost a formatter per item.
+                    push_index(&mut self.cur, i);
                     let r = self.render(item);
                     self.cur.truncate(len);
                     out.push(r?);
@@ -282,7 +285,7 @@ impl<'a> Resolver<'a> {
                 },
                 other => other.clone(),
             };
-            let mut path: Vec<String> = self.cur.split(SEP).map(str::to_string).collect();
+            let mut path: Vec<Arc<str>> = self.cur.split(SEP).map(Arc::from).collect();
             merge_resolved(&mut base, base_origin, v, layer.origin, &mut path)
                 .map_err(|c| self.conflict(c))?;
             base_origin = layer.origin;
@@ -430,9 +433,35 @@ impl<'a> Resolver<'a> {
             Some(i) => (&path_with_default[..i], Some(&path_with_default[i + 2..])),
             None => (path_with_default, None),
         };
-        // `str::replace` copies the runs between colons whole; a char at a
-        // time grew the string byte by byte (8% of a render's instructions).
-        let key = path.replace(':', SEP_STR);
+        // The runs between colons copied whole (a char at a time grew the
+        // string byte by byte: 8% of a render's instructions), into a
+        // buffer of an earlier reference: two of three references are
+        // answered from the cache, and need no key of their own.
+        let mut key = self.spare_keys.pop().unwrap_or_default();
+        key.clear();
+        // A byte scan: `str::split(':')`'s char searcher cost more than
+        // the copy.
+        let mut start = 0;
+        for (i, b) in path.bytes().enumerate() {
+            if b == b':' {
+                key.push_str(&path[start..i]);
+                key.push(SEP);
+                start = i + 1;
+            }
+        }
+        key.push_str(&path[start..]);
+        let r = self.resolve_key(&key, path, default, origin);
+        self.spare_keys.push(key);
+        r
+    }
+
+    fn resolve_key(
+        &mut self,
+        key: &str,
+        path: &str,
+        default: Option<&str>,
+        origin: Origin,
+    ) -> Result<Value, InventoryError> {
         self.lookups += 1;
         if self.lookups > MAX_LOOKUPS {
             return Err(InventoryError::TooManyLookups {
@@ -452,13 +481,13 @@ impl<'a> Resolver<'a> {
                 limit: self.max_shared,
             });
         }
-        if let Some(v) = self.cache.get(&key) {
+        if let Some(v) = self.cache.get(key) {
             let v = v.clone();
             self.count(&v)?;
             return Ok(v);
         }
         if let Some((e, j, id)) = (!self.failures.is_empty())
-            .then(|| self.failures.get(&key))
+            .then(|| self.failures.get(key))
             .flatten()
         {
             if self.frame_ids.get(*j) == Some(id) {
@@ -467,17 +496,17 @@ impl<'a> Resolver<'a> {
                 return Err(e);
             }
         }
-        self.check_loop(&key, true)?;
+        self.check_loop(key, true)?;
         let my = self.frames.len();
         let saved = self.loop_hit.take();
         // A path buffer from an earlier frame: a fresh one grew key by key
         // on every reference.
         let spare = self.spare_paths.pop().unwrap_or_default();
         let from = std::mem::replace(&mut self.cur, spare);
-        self.frames.push((from, key.clone()));
+        self.frames.push((from, key.to_string()));
         self.next_id += 1;
         self.frame_ids.push(self.next_id);
-        let r = self.navigate(&key, origin);
+        let r = self.navigate(key, origin);
         let (from, _) = self.frames.pop().unwrap_or_default();
         self.frame_ids.pop();
         let mut used = std::mem::replace(&mut self.cur, from);
@@ -488,7 +517,7 @@ impl<'a> Resolver<'a> {
         self.loop_hit = saved.max(sub);
         if let (Err(Failed(e)), Some(j)) = (&r, sub) {
             self.failures
-                .insert(key.clone(), (e.clone(), j, self.frame_ids[j]));
+                .insert(key.to_string(), (e.clone(), j, self.frame_ids[j]));
         }
         match r {
             Err(Missing { key: missing }) => match default {
@@ -774,9 +803,38 @@ fn json_floats(v: &Value, out: &mut String) {
     }
 }
 
+/// `[i]` appended to a parameter path, digits written directly.
+fn push_index(path: &mut String, i: usize) {
+    let mut digits = [0u8; 20];
+    let mut n = i;
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    path.push('[');
+    // ASCII digits: always valid UTF-8.
+    path.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+    path.push(']');
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn list_indexes_are_written_in_decimal() {
+        let mut p = String::from("a");
+        for i in [0, 7, 10, 1234, usize::MAX] {
+            p.truncate(1);
+            push_index(&mut p, i);
+            assert_eq!(p, format!("a[{i}]"));
+        }
+    }
 
     #[test]
     fn raw_strings_match_reclass_rs() {

@@ -182,7 +182,7 @@ pub enum MergeConflict {
         second: Origin,
     },
     Types {
-        path: Vec<String>,
+        path: Vec<Arc<str>>,
         old: &'static str,
         new: &'static str,
         old_origin: Origin,
@@ -196,7 +196,7 @@ pub enum MergeConflict {
 pub fn merge_maps(
     base: &mut UMap,
     other: &UMap,
-    path: &mut Vec<String>,
+    path: &mut Vec<Arc<str>>,
 ) -> Result<(), MergeConflict> {
     for (k, e) in &other.entries {
         match base.entries.get_mut(k) {
@@ -205,7 +205,7 @@ pub fn merge_maps(
             }
             Some(cur) => {
                 if cur.constant {
-                    path.push(k.to_string());
+                    path.push(k.clone());
                     let key = path.join(".");
                     path.pop();
                     return Err(MergeConflict::Constant {
@@ -217,7 +217,7 @@ pub fn merge_maps(
                 if e.replace {
                     cur.value = e.value.clone();
                 } else {
-                    path.push(k.to_string());
+                    path.push(k.clone());
                     let r = merge_value(&mut cur.value, cur.origin, &e.value, e.origin, path);
                     path.pop();
                     r?;
@@ -237,7 +237,7 @@ fn merge_value(
     base_origin: Origin,
     other: &UValue,
     other_origin: Origin,
-    path: &mut Vec<String>,
+    path: &mut Vec<Arc<str>>,
 ) -> Result<(), MergeConflict> {
     match (&mut *base, other) {
         (_, UValue::Null) | (UValue::Null, _) => *base = other.clone(),
@@ -272,7 +272,7 @@ pub fn merge_resolved(
     base_origin: Origin,
     other: UValue,
     other_origin: Origin,
-    path: &mut Vec<String>,
+    path: &mut Vec<Arc<str>>,
 ) -> Result<(), MergeConflict> {
     if matches!(other, UValue::Null) {
         *base = UValue::Null;
