@@ -28,6 +28,7 @@ pub mod order;
 pub mod packages;
 pub mod publish;
 pub mod refs;
+pub mod remote;
 pub mod template;
 pub mod value;
 pub mod workspace;

@@ -8,6 +8,7 @@
 //! leaves a half-written catalog. Targets compile in parallel.
 
 pub(crate) use crate::child;
+pub mod catalog_reads;
 pub mod confine;
 pub mod helm;
 pub mod jinja;
@@ -1697,17 +1698,14 @@ fn overlap_units<'a>(plans: &[&'a TargetPlan]) -> Vec<Vec<&'a TargetPlan>> {
     // A target reading (or removing) other targets' files in the catalog
     // being built sees whichever of them are written already: then every
     // target is compiled in name order, one after the other.
-    if plans
-        .iter()
-        .any(|p| crate::workspace::fingerprint::reads_the_catalog(p))
-    {
+    if plans.iter().any(|p| catalog_reads::reads_the_catalog(p)) {
         return vec![plans.to_vec()];
     }
     let dirs: Vec<(String, String)> = plans
         .iter()
         .map(|p| (p.name.clone(), p.dir.clone()))
         .collect();
-    let overlaps = crate::workspace::fingerprint::overlapping_outputs(&dirs);
+    let overlaps = catalog_reads::overlapping_outputs(&dirs);
     let index: BTreeMap<&str, usize> = plans
         .iter()
         .enumerate()

@@ -13,6 +13,8 @@ mod push;
 pub use mirror::MirrorOutcome;
 pub use push::{push, PushOutcome};
 
+pub use crate::remote::redact_url;
+pub(crate) use crate::remote::stall_limits;
 use gix::bstr::{BStr, ByteSlice};
 use gix::objs::tree::EntryKind;
 use gix::ObjectId;
@@ -125,36 +127,6 @@ impl FileKind {
 
 /// Files keyed by `/`-separated repository path, sorted.
 pub type FileMap = BTreeMap<String, FileEntry>;
-
-/// Shows a URL without secrets: no password, and for http(s) no user name
-/// either (`https://<token>@github.com/...` is a common way to embed a
-/// token). SSH user names (`git@host`) stay.
-pub fn redact_url(url: &str) -> String {
-    match gix::Url::try_from(url) {
-        Ok(mut u) => {
-            let http = matches!(u.scheme, gix::url::Scheme::Http | gix::url::Scheme::Https);
-            let mut changed = false;
-            if u.password().is_some() {
-                u.set_password(Some("***".into()));
-                changed = true;
-            }
-            if http && u.user().is_some_and(|user| !user.is_empty()) {
-                u.set_user(Some("***".into()));
-                changed = true;
-            }
-            if changed {
-                u.to_bstring().to_string()
-            } else {
-                url.to_string()
-            }
-        }
-        // Unparseable: hide anything between `//` and `@` to be safe.
-        Err(_) => match (url.find("://"), url.rfind('@')) {
-            (Some(s), Some(at)) if at > s => format!("{}***{}", &url[..s + 3], &url[at..]),
-            _ => url.to_string(),
-        },
-    }
-}
 
 /// Whether the URL carries a password in its user-info part.
 pub fn url_has_password(url: &str) -> bool {
@@ -650,21 +622,6 @@ impl CacheRepo {
             .map(|id| id.detach())
             .map_err(|e| obj_err("writing the commit".into(), e))
     }
-}
-
-/// The most a fetch or push over http(s) may stall: under 1,000 bytes a
-/// second for `$STRATA_PROGRAM_TIMEOUT` seconds (300), and 30 s to connect.
-/// Without them a server that accepts and never answers held `push` and
-/// `fetch` for ever (probe 27); git and gix set no time limit of their own.
-pub(crate) fn stall_limits() -> [(&'static str, String); 3] {
-    [
-        ("http.lowSpeedLimit", "1000".to_string()),
-        (
-            "http.lowSpeedTime",
-            crate::child::per_program_timeout().as_secs().to_string(),
-        ),
-        ("gitoxide.http.connectTimeout", "30000".to_string()),
-    ]
 }
 
 fn obj_err(context: String, e: impl std::fmt::Display) -> GitError {

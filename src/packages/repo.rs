@@ -219,7 +219,7 @@ pub(crate) fn sub_dir(repo: &str, root: &Path, sub: Option<&str>) -> Result<Path
 fn run_git(repo: &str, args: &[&str], cwd: Option<&Path>) -> Result<String, RepoError> {
     let mut cmd = Command::new("git");
     // A stalled server is given up on (it held the clone for ever).
-    for (k, v) in crate::git::stall_limits()
+    for (k, v) in crate::remote::stall_limits()
         .iter()
         .filter(|(k, _)| k.starts_with("http."))
     {
@@ -564,7 +564,7 @@ fn download_limited(
         // (re-probe verify23, v-dependency-url-credentials-in-fetch-errors).
         return Err(format!(
             "unsupported url scheme in `{}` (http:// or https://)",
-            crate::git::redact_url(url).escape_debug()
+            crate::remote::redact_url(url).escape_debug()
         ));
     }
     file.as_file_mut()
