@@ -3090,6 +3090,103 @@ fn a_dependency_is_never_fetched_into_a_git_directory() {
 }
 
 #[test]
+fn a_git_dependency_is_never_written_through_a_committed_link() {
+    // Probe 40: a directory link the repository commits below a git
+    // dependency's output_path (`deps/evil -> <outside>`) carried the
+    // fetched `evil/pwned.txt` outside the output directory.
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    write(&src.join("evil/pwned.txt"), "pwned\n");
+    write(&src.join("ok.txt"), "ok\n");
+    git(&src, &["init", "-q"]);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-qm", "one"]);
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let proj = tmp.path().join("proj");
+    write(&proj.join("inventory/classes/.keep"), "");
+    std::fs::create_dir_all(proj.join("deps")).unwrap();
+    std::os::unix::fs::symlink(&outside, proj.join("deps/evil")).unwrap();
+    write(
+        &proj.join("inventory/targets/t.yml"),
+        &format!(
+            "parameters:\n  kapitan:\n    vars: {{target: t}}\n    dependencies:\n      - {{type: git, source: \"file://{}\", ref: main, output_path: deps}}\n    compile: []\n",
+            src.display()
+        ),
+    );
+    for args in [
+        &["compile", "--fetch"][..],
+        &["compile", "--fetch", "--force-fetch"],
+    ] {
+        let err = run(&proj, args, 2);
+        assert!(
+            err.contains("deps/evil is a symbolic link: a dependency is not written through it"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "{args:?}");
+    }
+}
+
+#[test]
+fn a_helm_dependencys_chart_name_and_version_name_no_other_directory() {
+    // Probe 40: `chart_name` (or `version`) is part of the cache path
+    // `<cache>/helm/<hash>/<chart>-<version>` and the directory `helm pull
+    // --untar` makes: `../../<dir>/victim` copied the runner's
+    // `victim-latest` into the output, and with --force-fetch deleted it.
+    let tmp = tempfile::tempdir().unwrap();
+    let victim = tmp.path().join("victim-latest");
+    write(&victim.join("precious.txt"), "keep\n");
+    std::fs::create_dir_all(tmp.path().join("victim")).unwrap();
+    let ran = tmp.path().join("helm-ran");
+    let helm = tmp.path().join("helm.sh");
+    write_executable(&helm, &format!("#!/bin/sh\ntouch {}\n", ran.display()));
+    let cache = tmp.path().join("cache");
+    // The cache directory of this source exists (an earlier run's).
+    let up = "../".repeat(cache.components().count() + 8);
+    let proj = tmp.path().join("proj");
+    write(&proj.join("inventory/classes/.keep"), "");
+    for (chart, version) in [
+        (format!("{up}{}", tmp.path().join("victim").display()), None),
+        ("..".to_string(), None),
+        ("demo".to_string(), Some("1.0.0/../../../x")),
+        // YAML's escape: the name holds ESC.
+        ("de\\x1bmo".to_string(), None),
+    ] {
+        let version = version
+            .map(|v| format!(", version: \"{v}\""))
+            .unwrap_or_default();
+        write(
+            &proj.join("inventory/targets/t.yml"),
+            &format!(
+                "parameters:\n  kapitan:\n    vars: {{target: t}}\n    dependencies:\n      - {{type: helm, source: \"https://charts.example.com\", chart_name: \"{}\"{version}, output_path: charts/x, helm_path: {}}}\n    compile: []\n",
+                chart,
+                helm.display()
+            ),
+        );
+        for force in [false, true] {
+            let mut args = vec!["compile", "--fetch"];
+            if force {
+                args.push("--force-fetch");
+            }
+            let err = run_env(
+                &proj,
+                &args,
+                &[("XDG_CACHE_HOME", cache.to_str().unwrap())],
+                2,
+            );
+            assert!(
+                err.contains("is not a plain name"),
+                "{chart} {version}: {err}"
+            );
+            assert!(!ran.exists(), "helm ran for {chart}");
+            assert!(victim.join("precious.txt").exists(), "{chart}: {err}");
+            assert!(!proj.join("charts").exists(), "{chart}");
+        }
+    }
+}
+
+#[test]
 fn input_directories_whose_symlinks_fan_out_end_at_once() {
     // Re-probe of 2026-11-26: `d_i/a` and `d_i/b` -> `../d_{i+1}` on 24
     // levels is 2^24 paths and no loop: ytt, jinja2 and copy inputs ran past
