@@ -6977,6 +6977,51 @@ fn the_bytes_a_run_writes_are_bounded() {
     );
 }
 
+/// Probe 40 (probe 39's left-over): what an `external` program writes into
+/// the catalog itself counts against the run's bytes and the files of its
+/// target, measured once it has exited, before the catalog is swapped in.
+#[test]
+fn the_bytes_and_files_an_external_program_writes_are_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_executable(
+        &d.join("gen.sh"),
+        "#!/bin/sh\nhead -c 1000 /dev/zero > \"$1/big.bin\"\nfor i in 1 2 3 4 5 6 7 8; do : > \"$1/f$i\"; done\n",
+    );
+    write(
+        &d.join("inventory/classes/x.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: '${_reclass_:name:short}'}\n    compile:\n      - {output_path: o, input_type: external, input_paths: [gen.sh], args: ['\\${compiled_target_dir}']}\n",
+    );
+    for i in 0..3 {
+        write(
+            &d.join(format!("inventory/targets/t{i}.yml")),
+            "classes: [x]\n",
+        );
+    }
+    let mut args = COMPILE.to_vec();
+    args.extend(["-p", "1"]);
+    run_env(d, &args, &[("STRATA_MAX_CATALOG_BYTES", "3000")], 0);
+    assert_eq!(
+        std::fs::metadata(d.join("out/compiled/t2/o/big.bin"))
+            .unwrap()
+            .len(),
+        1000
+    );
+    let out = run_env(d, &args, &[("STRATA_MAX_CATALOG_BYTES", "2500")], 2);
+    assert!(
+        out.contains("the compile writes more than 2500 bytes in all targets together (this external command 1000, counted once it had exited)")
+            && out.contains("external -> o"),
+        "{out}"
+    );
+    let out = run_env(d, &args, &[("STRATA_MAX_TARGET_FILES", "5")], 2);
+    assert!(
+        out.contains("files and directories or more into the catalog, past the limit of 5 files for one target (STRATA_MAX_TARGET_FILES)"),
+        "{out}"
+    );
+    // The catalog of the run that passed is still the one installed.
+    assert!(d.join("out/compiled/t2/o/big.bin").exists());
+}
+
 /// Probe 39 (yaml-alias-expansion-per-file-times-files, catalogs): a `copy`
 /// of one 300-byte file whose aliases copy 739,000 nodes into 20 targets
 /// made a review parse and compare 20 such files (88 s). The diff's parses
