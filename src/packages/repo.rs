@@ -508,7 +508,7 @@ pub(crate) fn percent_decoded(text: &str) -> Vec<u8> {
 
 /// `path` with every byte outside printable ASCII percent-encoded: the
 /// request line is ASCII.
-fn percent_encoded(path: &str) -> String {
+pub(crate) fn percent_encoded(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     for b in path.bytes() {
         if b.is_ascii_graphic() {
