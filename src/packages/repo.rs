@@ -461,9 +461,81 @@ fn check_http_head(head: &[u8]) -> Result<(), String> {
 
 /// Downloads `url` into a new temporary file in `dir` (removed when it is
 /// dropped, so a failed download leaves nothing behind): the body is never
-/// held in memory whole. At most 1 GiB and `$STRATA_PROGRAM_TIMEOUT` seconds.
+/// held in memory whole. At most 1 GiB (`$STRATA_MAX_DOWNLOAD_BYTES`) and
+/// `$STRATA_PROGRAM_TIMEOUT` seconds.
 pub(crate) fn download_into(url: &str, dir: &Path) -> Result<tempfile::NamedTempFile, String> {
-    download_limited(url, dir, MAX_DOWNLOAD, download_time_limit())
+    let max = crate::limits::get("STRATA_MAX_DOWNLOAD_BYTES", MAX_DOWNLOAD);
+    download_limited(url, dir, max, download_time_limit())
+}
+
+/// Runs curl for an `https://` download, its body counted on its way to
+/// `out`: curl's `--max-filesize` holds only for a body whose size is
+/// announced before curl 8.4 (Ubuntu 22.04 has 7.81), so an endless
+/// chunked answer wrote 4.2 GB in 20 s, and would write for the whole
+/// 300 s (probe 40). Past `max_bytes` curl is killed.
+fn curl_limited(
+    url: &str,
+    max_bytes: u64,
+    time_limit: std::time::Duration,
+    out: &mut dyn Write,
+) -> Result<(), String> {
+    let mut child = Command::new("curl")
+        .args(["-fsSL", "--proto", "=https", "--proto-redir", "=https"])
+        .arg("--max-filesize")
+        .arg(max_bytes.to_string())
+        .arg("--max-time")
+        .arg(time_limit.as_secs().to_string())
+        .args(["--", url])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run curl for https: {e}"))?;
+    // curl's messages, read beside the body (a full stderr pipe would
+    // stop it), at most 64 KiB of them.
+    let mut stderr = child.stderr.take().expect("piped");
+    let errors = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = (&mut stderr).take(64 << 10).read_to_end(&mut text);
+        let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+        let text = String::from_utf8_lossy(&text);
+        let text = text.trim();
+        text.strip_prefix("curl: ").unwrap_or(text).to_string()
+    });
+    let mut body = child.stdout.take().expect("piped");
+    let mut buf = vec![0u8; 64 << 10];
+    let mut seen = 0u64;
+    let failed = loop {
+        let n = match body.read(&mut buf) {
+            Ok(0) => break None,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => break Some(format!("read the download: {e}")),
+        };
+        seen += n as u64;
+        if seen > max_bytes {
+            break Some(format!(
+                "the response is larger than {} MiB (the limit for one download)",
+                max_bytes >> 20
+            ));
+        }
+        if let Err(e) = out.write_all(&buf[..n]) {
+            break Some(format!("write the download: {e}"));
+        }
+    };
+    if failed.is_some() {
+        let _ = child.kill();
+    }
+    drop(body);
+    let status = child.wait().map_err(|e| format!("curl: {e}"))?;
+    let errors = errors.join().unwrap_or_default();
+    if let Some(m) = failed {
+        return Err(m);
+    }
+    if !status.success() {
+        return Err(format!("curl: {errors}"));
+    }
+    Ok(())
 }
 
 /// Refuses a URL holding a control character or a blank, before anything
@@ -538,27 +610,11 @@ fn download_limited(
         drop(w);
     } else if url.starts_with("https://") {
         // The same bounds through curl; redirects stay on https. Its
-        // output goes to the file, not through a pipe into memory.
-        let to = file
-            .as_file()
-            .try_clone()
-            .map_err(|e| format!("write the download: {e}"))?;
-        let out = Command::new("curl")
-            .args(["-fsSL", "--proto", "=https", "--proto-redir", "=https"])
-            .arg("--max-filesize")
-            .arg(max_bytes.to_string())
-            .arg("--max-time")
-            .arg(time_limit.as_secs().to_string())
-            .args(["--", url])
-            .stdout(std::process::Stdio::from(to))
-            .output()
-            .map_err(|e| format!("cannot run curl for https: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "curl: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
+        // output is counted on its way to the file, never held whole.
+        let mut w = std::io::BufWriter::with_capacity(256 << 10, file.as_file_mut());
+        curl_limited(url, max_bytes, time_limit, &mut w)?;
+        w.flush().map_err(|e| format!("write the download: {e}"))?;
+        drop(w);
     } else {
         // Shown without its password: the inventory's URL may carry one
         // (re-probe verify23, v-dependency-url-credentials-in-fetch-errors).

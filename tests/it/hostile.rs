@@ -3186,6 +3186,136 @@ fn a_helm_dependencys_chart_name_and_version_name_no_other_directory() {
     }
 }
 
+/// A self-signed certificate for 127.0.0.1 (written to `dir/cert.pem`, for
+/// curl's `CURL_CA_BUNDLE`) and an https server on it whose every answer is
+/// an endless chunked body: no size is announced.
+fn endless_https_server(dir: &Path) -> u16 {
+    use openssl::{
+        asn1::Asn1Time,
+        bn::BigNum,
+        ec::{EcGroup, EcKey},
+        hash::MessageDigest,
+        nid::Nid,
+        pkey::PKey,
+        ssl::{SslAcceptor, SslMethod},
+        x509::{
+            extension::{BasicConstraints, SubjectAlternativeName},
+            X509NameBuilder, X509,
+        },
+    };
+    use std::io::{Read, Write};
+    let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap();
+    let key = PKey::from_ec_key(EcKey::generate(&group).unwrap()).unwrap();
+    let mut name = X509NameBuilder::new().unwrap();
+    name.append_entry_by_text("CN", "127.0.0.1").unwrap();
+    let name = name.build();
+    let mut b = X509::builder().unwrap();
+    b.set_version(2).unwrap();
+    b.set_serial_number(&BigNum::from_u32(1).unwrap().to_asn1_integer().unwrap())
+        .unwrap();
+    b.set_subject_name(&name).unwrap();
+    b.set_issuer_name(&name).unwrap();
+    b.set_pubkey(&key).unwrap();
+    b.set_not_before(&Asn1Time::days_from_now(0).unwrap())
+        .unwrap();
+    b.set_not_after(&Asn1Time::days_from_now(1).unwrap())
+        .unwrap();
+    b.append_extension(BasicConstraints::new().critical().ca().build().unwrap())
+        .unwrap();
+    let san = SubjectAlternativeName::new()
+        .ip("127.0.0.1")
+        .build(&b.x509v3_context(None, None))
+        .unwrap();
+    b.append_extension(san).unwrap();
+    b.sign(&key, MessageDigest::sha256()).unwrap();
+    let cert = b.build();
+    std::fs::write(dir.join("cert.pem"), cert.to_pem().unwrap()).unwrap();
+    let mut a = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls()).unwrap();
+    a.set_private_key(&key).unwrap();
+    a.set_certificate(&cert).unwrap();
+    let acceptor = std::sync::Arc::new(a.build());
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            let acceptor = acceptor.clone();
+            std::thread::spawn(move || {
+                let Ok(mut s) = acceptor.accept(s) else {
+                    return;
+                };
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf);
+                let chunk = vec![b'0'; 64 << 10];
+                let mut frame = format!("{:x}\r\n", chunk.len()).into_bytes();
+                frame.extend_from_slice(&chunk);
+                frame.extend_from_slice(b"\r\n");
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+                while s.write_all(&frame).is_ok() {}
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn an_https_download_of_unannounced_size_stops_at_the_limit() {
+    // Probe 40: curl's --max-filesize holds only for a size announced in
+    // advance (before curl 8.4), so an https dependency answered with an
+    // endless chunked body wrote 4.2 GB in 20 s, and went on for the 300 s
+    // of --max-time. The body is now counted on its way to the file.
+    let tmp = tempfile::tempdir().unwrap();
+    let port = endless_https_server(tmp.path());
+    let proj = tmp.path().join("proj");
+    write(&proj.join("inventory/classes/.keep"), "");
+    write(
+        &proj.join("inventory/targets/t.yml"),
+        &format!(
+            "parameters:\n  kapitan:\n    vars: {{target: t}}\n    dependencies:\n      - {{type: https, source: \"https://127.0.0.1:{port}/big.bin\", output_path: big.bin}}\n    compile: []\n"
+        ),
+    );
+    let cache = tmp.path().join("cache");
+    let bundle = tmp.path().join("cert.pem");
+    let err = run_within(
+        &proj,
+        &["compile", "--fetch"],
+        &[
+            ("CURL_CA_BUNDLE", bundle.to_str().unwrap()),
+            ("XDG_CACHE_HOME", cache.to_str().unwrap()),
+            ("STRATA_MAX_DOWNLOAD_BYTES", "1048576"),
+            ("STRATA_PROGRAM_TIMEOUT", "5"),
+        ],
+        2,
+        60,
+    );
+    assert!(
+        err.contains("the response is larger than 1 MiB (the limit for one download)"),
+        "{err}"
+    );
+    // Nothing is left of the download.
+    let mut left = 0;
+    for e in walkdir(&cache) {
+        left += std::fs::metadata(&e).map(|m| m.len()).unwrap_or(0);
+    }
+    assert!(left < 1 << 20, "{left} bytes left in the cache");
+    assert!(!proj.join("big.bin").exists());
+}
+
+fn walkdir(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(walkdir(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 #[test]
 fn input_directories_whose_symlinks_fan_out_end_at_once() {
     // Re-probe of 2026-11-26: `d_i/a` and `d_i/b` -> `../d_{i+1}` on 24
