@@ -751,10 +751,46 @@ fn untar(data: impl Read, into: &Path, limit: u64, max_entries: usize) -> Result
             let why = tar_refusal(&entry, into).unwrap_or_else(|| tar_message(&e, into));
             format!("tar entry `{name}`: {why}")
         })?;
+        owner_may_use(&entry, into);
         last = Some(name);
     }
     Ok(())
 }
+
+/// Gives the owner read and write access (and search, for a directory) to
+/// what `entry` unpacked: the tar crate sets an entry's mode as it goes, so
+/// a directory `0555` (a read-only tree, which Python's `tarfile` unpacks
+/// by setting directory modes last) refused the files below it, and a
+/// directory `0000` could not be copied from nor removed: the archive's
+/// scratch directory stayed in `$TMPDIR` (probe 40, non-root users only).
+#[cfg(unix)]
+fn owner_may_use<R: Read>(entry: &tar::Entry<'_, R>, into: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let bits = match entry.header().entry_type() {
+        tar::EntryType::Directory => 0o700,
+        tar::EntryType::Regular | tar::EntryType::Continuous => 0o600,
+        _ => return,
+    };
+    let Ok(path) = entry.path() else { return };
+    let mut at = into.to_path_buf();
+    for c in path.components() {
+        if let Component::Normal(p) = c {
+            at.push(p);
+        }
+    }
+    // Not through a link: only what the archive itself made.
+    if let Ok(m) = std::fs::symlink_metadata(&at) {
+        if !m.file_type().is_symlink() && m.permissions().mode() & bits != bits {
+            let _ = std::fs::set_permissions(
+                &at,
+                std::fs::Permissions::from_mode(m.permissions().mode() | bits),
+            );
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn owner_may_use<R: Read>(_entry: &tar::Entry<'_, R>, _into: &Path) {}
 
 /// Why the tar crate refused `entry`, in terms of the archive: a hard link
 /// to a file outside it (or not unpacked before it), or a path through a
@@ -1422,6 +1458,51 @@ mod tests {
             }
         }
         b.into_inner().unwrap()
+    }
+
+    /// Probe 40: directories `0555` and `0000` in an archive refused the
+    /// files below them and could not be read or removed by a user other
+    /// than root (the scratch directory stayed); the owner may now use
+    /// everything unpacked, other bits kept.
+    #[cfg(unix)]
+    #[test]
+    fn unpacked_directories_and_files_stay_usable_by_their_owner() {
+        use std::os::unix::fs::PermissionsExt;
+        let mut b = tar::Builder::new(Vec::new());
+        for (name, mode, dir) in [
+            ("locked", 0o000, true),
+            ("ro", 0o555, true),
+            ("ro/f.txt", 0o444, false),
+            ("x.sh", 0o755, false),
+        ] {
+            let mut h = tar::Header::new_gnu();
+            h.set_mode(mode);
+            if dir {
+                h.set_entry_type(tar::EntryType::Directory);
+                h.set_size(0);
+                h.set_cksum();
+                b.append_data(&mut h, name, std::io::empty()).unwrap();
+            } else {
+                h.set_size(2);
+                h.set_cksum();
+                b.append_data(&mut h, name, &b"hi"[..]).unwrap();
+            }
+        }
+        let data = b.into_inner().unwrap();
+        let into = tempfile::tempdir().unwrap();
+        unpack(&data, "x.tar", into.path()).unwrap();
+        let mode = |p: &str| {
+            std::fs::symlink_metadata(into.path().join(p))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!(mode("locked"), 0o700);
+        assert_eq!(mode("ro"), 0o755);
+        assert_eq!(mode("ro/f.txt"), 0o644);
+        assert_eq!(mode("x.sh"), 0o755);
+        assert_eq!(std::fs::read(into.path().join("ro/f.txt")).unwrap(), b"hi");
     }
 
     /// Fifth re-probe: a refused entry was reported by the tar crate's
