@@ -258,8 +258,7 @@ pub fn run(args: RefsArgs) -> anyhow::Result<ExitCode> {
             let v = refs.reveal_str(tag, &t).map_err(diag_err)?;
             out.write_all(v.as_bytes())?;
         } else if let Some(rf) = &args.ref_file {
-            let text = std::fs::read_to_string(rf)
-                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", rf.display()))?;
+            let text = read_regular(rf, crate::refs::MAX_REF_FILE_BYTES)?;
             let file = crate::refs::parse_ref_file(&text)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", rf.display()))?;
             let r = crate::refs::Ref {
@@ -294,8 +293,7 @@ pub fn run(args: RefsArgs) -> anyhow::Result<ExitCode> {
             };
             let shown = files.iter().map(|f| kind(f)).min().unwrap_or(2);
             for f in files.iter().filter(|f| kind(f) == shown) {
-                let text = std::fs::read_to_string(f)
-                    .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", f.display()))?;
+                let text = read_regular(f, u64::MAX)?;
                 let failed = |e: crate::refs::RefError| {
                     anyhow::anyhow!("Reveal failed for file {}: {e}", f.display())
                 };
@@ -385,6 +383,35 @@ fn confine_refs(args: &RefsArgs, root: &Path) -> anyhow::Result<()> {
 
 /// Files below `dir`, sorted (the one walker that ends on symlink loops
 /// and links that fan out, and refuses FIFOs).
+/// The text of `path`, which must be a regular file (links followed) of at
+/// most `max` bytes: `--ref-file refs/x` or `-f x`, a link to `/dev/zero`,
+/// read until memory ran out, and a FIFO blocked for ever (probe 40).
+fn read_regular(path: &Path, max: u64) -> anyhow::Result<String> {
+    // Looked at before it is opened: opening a FIFO waits for a writer.
+    let meta = std::fs::metadata(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    if !meta.is_file() {
+        anyhow::bail!(
+            "{}: is not a regular file (a directory, a FIFO or a device): give a file",
+            path.display()
+        );
+    }
+    if meta.len() > max {
+        anyhow::bail!(
+            "{}: is {} bytes: a reference file holds at most {max} bytes (one secret, base64-encoded)",
+            path.display(),
+            meta.len()
+        );
+    }
+    let f = std::fs::File::open(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let mut text = String::new();
+    f.take(max.saturating_add(1))
+        .read_to_string(&mut text)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    Ok(text)
+}
+
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
     out.extend(
         crate::fswalk::files_following(dir)?

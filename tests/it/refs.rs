@@ -374,6 +374,37 @@ fn refs_write_refuses_a_value_larger_than_a_reference_holds() {
     assert!(!d.path().join("refs/big").exists());
 }
 
+/// Probe 40: `refs --reveal --ref-file X` (and `-f X`) read X whole, of any
+/// kind: a FIFO blocked for ever and a link to `/dev/zero` read until
+/// memory ran out.
+#[test]
+fn refs_reveal_reads_only_regular_files() {
+    let d = tempfile::tempdir().unwrap();
+    assert!(std::process::Command::new("mkfifo")
+        .arg(d.path().join("fifo"))
+        .status()
+        .unwrap()
+        .success());
+    std::os::unix::fs::symlink("/dev/zero", d.path().join("zero")).unwrap();
+    for name in ["fifo", "zero"] {
+        for flag in ["--ref-file", "-f"] {
+            let out = strata()
+                .current_dir(d.path())
+                .args(["refs", "--reveal", flag, name])
+                .timeout(std::time::Duration::from_secs(30))
+                .assert()
+                .code(2);
+            let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+            assert!(
+                err.contains(&format!(
+                    "{name}: is not a regular file (a directory, a FIFO or a device)"
+                )),
+                "{flag} {name}: {err}"
+            );
+        }
+    }
+}
+
 /// compat38: `refs --write plain:x --binary -f key.bin` of bytes that are
 /// not UTF-8 stored U+FFFD for them (the secret was lost; Kapitan fails on
 /// `data.decode()`). Refused, nothing written; base64 keeps the bytes.
