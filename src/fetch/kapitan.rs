@@ -430,7 +430,9 @@ fn fetch_git(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resul
             if !opts.force && rel.split('/').any(|p| p.starts_with('.')) {
                 continue;
             }
-            let blob = repo.read_blob(entry.id, path).map_err(|e| d.err(e))?;
+            let blob = repo
+                .read_fetched_blob(entry.id, path)
+                .map_err(|e| d.err(e))?;
             let dest = d.dest.join(rel);
             put_file(
                 &d.dest,

@@ -3129,6 +3129,75 @@ fn a_git_dependency_is_never_written_through_a_committed_link() {
 }
 
 #[test]
+fn the_bytes_a_run_fetches_from_git_trees_are_bounded() {
+    // Probe 40: one blob of zeros under many names packs to almost nothing
+    // (a 20 MB blob under 50 names: a 26 kB pack) and was written once per
+    // name (1 GB in 5 s; terabytes at the per-file and file-count limits),
+    // by `strata fetch` and by a Kapitan git dependency alike.
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let zeros = "\0".repeat(64 << 10);
+    for i in 0..20 {
+        write(&src.join(format!("f{i:02}.bin")), &zeros);
+    }
+    git(&src, &["init", "-q"]);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-qm", "one"]);
+    let proj = tmp.path().join("proj");
+    write(
+        &proj.join("deps.yml"),
+        &format!(
+            "- {{name: bomb, url: \"file://{}\", version: main}}\n",
+            src.display()
+        ),
+    );
+    write(&proj.join("inventory/classes/.keep"), "");
+    write(
+        &proj.join("inventory/targets/t.yml"),
+        &format!(
+            "parameters:\n  kapitan:\n    vars: {{target: t}}\n    dependencies:\n      - {{type: git, source: \"file://{}\", ref: main, output_path: deps}}\n    compile: []\n",
+            src.display()
+        ),
+    );
+    let limit = [("STRATA_MAX_FETCH_BYTES", "500000")];
+    for args in [
+        &["fetch", "--deps", "deps.yml"][..],
+        &["compile", "--fetch"],
+    ] {
+        let err = run_env(&proj, args, &limit, 2);
+        assert!(
+            err.contains("the files fetched in this run hold more than 500000 bytes (a blob repeated under many names?)")
+                && err.contains("STRATA_MAX_FETCH_BYTES"),
+            "{args:?}: {err}"
+        );
+    }
+    // Each run wrote what fits in the limit (7 files of 64 KiB), no more.
+    for dir in ["dependencies", "deps"] {
+        let written = walkdir(&proj.join(dir))
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "bin"))
+            .count();
+        assert!(written <= 7, "{dir}: {written} files written");
+    }
+    // Under the limit both fetch everything.
+    let enough = [("STRATA_MAX_FETCH_BYTES", "2000000")];
+    // (The failed run's files are not strata's record: --force.)
+    run_env(
+        &proj,
+        &["fetch", "--deps", "deps.yml", "--force"],
+        &enough,
+        0,
+    );
+    run_env(&proj, &["compile", "--fetch", "--force-fetch"], &enough, 0);
+    assert_eq!(
+        std::fs::read(proj.join("deps/f19.bin")).unwrap().len(),
+        64 << 10
+    );
+    assert!(proj.join("dependencies/bomb/f19.bin").is_file());
+}
+
+#[test]
 fn a_helm_dependencys_chart_name_and_version_name_no_other_directory() {
     // Probe 40: `chart_name` (or `version`) is part of the cache path
     // `<cache>/helm/<hash>/<chart>-<version>` and the directory `helm pull
