@@ -248,6 +248,91 @@ fn run_git(repo: &str, args: &[&str], cwd: Option<&Path>) -> Result<String, Repo
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Refuses to check out a tree of more than `$STRATA_CHECKOUT_FILES` files
+/// (200,000) or `$STRATA_MAX_FETCH_BYTES` bytes (4 GiB), read from `git
+/// ls-tree` as it lists them: one blob of zeros under many names (or one
+/// subtree under many names) packs to almost nothing, and `git checkout`
+/// writes it once per name (probe 40, the fetch's git trees' bound for the
+/// git command this fetch runs).
+fn check_tree_size(repo: &str, target: &str, into: &Path) -> Result<(), RepoError> {
+    tree_size_within(
+        repo,
+        target,
+        into,
+        crate::limits::get("STRATA_CHECKOUT_FILES", 200_000),
+        crate::limits::get("STRATA_MAX_FETCH_BYTES", 4 << 30),
+    )
+}
+
+fn tree_size_within(
+    repo: &str,
+    target: &str,
+    into: &Path,
+    max_files: u64,
+    max_bytes: u64,
+) -> Result<(), RepoError> {
+    let mut child = Command::new("git")
+        .args([
+            "ls-tree",
+            "-r",
+            "-l",
+            "-z",
+            "--full-tree",
+            "--end-of-options",
+            target,
+        ])
+        .current_dir(into)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| {
+            fetch_err(
+                repo,
+                format!("cannot run git: {e} (install git to use fetch.git)"),
+            )
+        })?;
+    let out = std::io::BufReader::new(child.stdout.take().expect("piped"));
+    let (mut files, mut bytes) = (0u64, 0u64);
+    let mut refused = None;
+    for record in std::io::BufRead::split(out, 0) {
+        let Ok(record) = record else { break };
+        let head = record.split(|&b| b == b'\t').next().unwrap_or_default();
+        let size = String::from_utf8_lossy(head)
+            .split_whitespace()
+            .last()
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or(0);
+        files += 1;
+        bytes = bytes.saturating_add(size);
+        if files > max_files {
+            refused = Some(format!(
+                "fetch.git: the tree at `{target}` holds more than {max_files} files: a fetched repository holds at most that many (STRATA_CHECKOUT_FILES)"
+            ));
+        } else if bytes > max_bytes {
+            refused = Some(format!(
+                "fetch.git: the files of the tree at `{target}` hold more than {max_bytes} bytes (a blob repeated under many names?): fetch less, or raise STRATA_MAX_FETCH_BYTES"
+            ));
+        }
+        if refused.is_some() {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let status = child.wait();
+    if let Some(m) = refused {
+        return Err(fetch_err(repo, m));
+    }
+    if !status.is_ok_and(|s| s.success()) {
+        return Err(fetch_err(
+            repo,
+            format!("git ls-tree failed: `{target}` is not a commit of the repository"),
+        ));
+    }
+    Ok(())
+}
+
 /// Clones `url` into `into` and checks out `ref` or the tag chosen by
 /// `refSelection`. Returns the commit and the ref used.
 pub fn fetch_git(
@@ -290,6 +375,7 @@ pub fn fetch_git(
         }
         (None, None) => "origin/HEAD".to_string(),
     };
+    check_tree_size(repo, &target, into)?;
     run_git(
         repo,
         &["checkout", "--quiet", "--end-of-options", &target, "--"],
@@ -1179,6 +1265,61 @@ mod tests {
         .to_string();
         assert!(err.contains("`packages` leads outside"), "{err}");
         assert!(stays_inside("r", &content, &content.join("d/missing"), "x").is_ok());
+    }
+
+    /// Probe 40: `fetch.git` ran `git checkout` on whatever tree the
+    /// repository held: one blob of zeros under many names packs to almost
+    /// nothing and is written once per name.
+    #[test]
+    fn a_git_fetch_checks_the_trees_size_before_checking_it_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        for i in 0..20 {
+            std::fs::write(src.join(format!("f{i:02}.yml")), vec![b'#'; 64 << 10]).unwrap();
+        }
+        let git = |dir: &Path, args: &[&str]| {
+            let ok = Command::new("git")
+                .args(["-c", "user.email=a@b", "-c", "user.name=a"])
+                .args(args)
+                .current_dir(dir)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&src, &["init", "-q", "-b", "main"]);
+        git(&src, &["add", "-A"]);
+        git(&src, &["commit", "-qm", "one"]);
+        let into = tmp.path().join("clone");
+        run_git(
+            "r",
+            &[
+                "clone",
+                "--quiet",
+                "--no-checkout",
+                "--",
+                src.to_str().unwrap(),
+                into.to_str().unwrap(),
+            ],
+            None,
+        )
+        .unwrap();
+        let err = tree_size_within("r", "origin/HEAD", &into, 200_000, 500_000)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("the files of the tree at `origin/HEAD` hold more than 500000 bytes (a blob repeated under many names?)"),
+            "{err}"
+        );
+        let err = tree_size_within("r", "origin/HEAD", &into, 10, 1 << 30)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("holds more than 10 files"), "{err}");
+        tree_size_within("r", "origin/HEAD", &into, 20, 20 * (64 << 10)).unwrap();
+        assert!(tree_size_within("r", "nope", &into, 20, 1 << 30).is_err());
     }
 
     /// Re-probe 18 (http-fetch-url-crlf-injects-raw-requests): a CR/LF in a
