@@ -8,12 +8,13 @@
 //! `STRATA_MAX_TARGET_INSTALLS`, `STRATA_COMMENT_LIST_BYTES`,
 //! `STRATA_COMMENT_LIST_SECONDS`, `STRATA_MAX_YAML_NODES`,
 //! `STRATA_RUN_EVAL_SECONDS`, `STRATA_RUN_PROGRAM_SECONDS`,
-//! `STRATA_MAX_RUN_ALIAS_NODES`, `STRATA_MAX_CATALOG_BYTES`):
+//! `STRATA_MAX_RUN_ALIAS_NODES`, `STRATA_MAX_CATALOG_BYTES`,
+//! `STRATA_MAX_DOWNLOAD_BYTES`, `STRATA_MAX_FETCH_BYTES`):
 //! one reading rule for
 //! all of them, so the check of their values and their use cannot disagree.
 
 /// Every limit variable and the unit of its value.
-pub const VARIABLES: [(&str, &str); 24] = [
+pub const VARIABLES: [(&str, &str); 26] = [
     ("STRATA_EVAL_MEMORY", "bytes"),
     ("STRATA_EVAL_ALLOCATIONS", "allocations"),
     ("STRATA_RENDER_MEMORY", "bytes"),
@@ -38,6 +39,8 @@ pub const VARIABLES: [(&str, &str); 24] = [
     ("STRATA_RUN_PROGRAM_SECONDS", "seconds"),
     ("STRATA_MAX_RUN_ALIAS_NODES", "nodes"),
     ("STRATA_MAX_CATALOG_BYTES", "bytes"),
+    ("STRATA_MAX_DOWNLOAD_BYTES", "bytes"),
+    ("STRATA_MAX_FETCH_BYTES", "bytes"),
 ];
 
 /// The most files one compile run writes, all targets together:

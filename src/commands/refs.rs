@@ -80,14 +80,36 @@ pub struct RefsArgs {
     pub confine: bool,
 }
 
-fn read_input(file: &str, binary: bool) -> anyhow::Result<Vec<u8>> {
+/// Reads `file` (or stdin), at most `max` bytes: a value for `--write`
+/// past what a reference file holds is refused before it is read whole (a
+/// 10 GB file took about 13 times its size in memory while it was encoded;
+/// probe 40).
+fn read_input(file: &str, binary: bool, max: u64) -> anyhow::Result<Vec<u8>> {
     let mut buf = Vec::new();
+    let too_large = || {
+        anyhow::anyhow!(
+            "{file}: holds more than {max} bytes: a reference holds one secret of at most {} MiB (its file at most {} MiB, base64-encoded); keep large files out of references",
+            max >> 20,
+            crate::refs::MAX_REF_FILE_BYTES >> 20
+        )
+    };
     if file == "-" {
         std::io::stdin()
+            .take(max.saturating_add(1))
             .read_to_end(&mut buf)
             .map_err(|e| anyhow::anyhow!("cannot read stdin: {e}"))?;
     } else {
-        buf = std::fs::read(file).map_err(|e| anyhow::anyhow!("cannot read {file}: {e}"))?;
+        let f =
+            std::fs::File::open(file).map_err(|e| anyhow::anyhow!("cannot read {file}: {e}"))?;
+        if f.metadata().is_ok_and(|m| m.is_file() && m.len() > max) {
+            return Err(too_large());
+        }
+        f.take(max.saturating_add(1))
+            .read_to_end(&mut buf)
+            .map_err(|e| anyhow::anyhow!("cannot read {file}: {e}"))?;
+    }
+    if buf.len() as u64 > max {
+        return Err(too_large());
     }
     if !binary && std::str::from_utf8(&buf).is_err() {
         anyhow::bail!("{file} is not UTF-8 text: add --binary for binary data");
@@ -189,7 +211,7 @@ pub fn run(args: RefsArgs) -> anyhow::Result<ExitCode> {
             .file
             .as_deref()
             .ok_or_else(|| anyhow::anyhow!("--file is required with --write (- for stdin)"))?;
-        let data = read_input(file, args.binary)?;
+        let data = read_input(file, args.binary, crate::refs::MAX_GENERATED_BYTES)?;
         let t = target_refs(&args)?;
         let (data, encoding) = if args.base64 {
             (
@@ -236,8 +258,7 @@ pub fn run(args: RefsArgs) -> anyhow::Result<ExitCode> {
             let v = refs.reveal_str(tag, &t).map_err(diag_err)?;
             out.write_all(v.as_bytes())?;
         } else if let Some(rf) = &args.ref_file {
-            let text = std::fs::read_to_string(rf)
-                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", rf.display()))?;
+            let text = read_regular(rf, crate::refs::MAX_REF_FILE_BYTES)?;
             let file = crate::refs::parse_ref_file(&text)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", rf.display()))?;
             let r = crate::refs::Ref {
@@ -251,7 +272,7 @@ pub fn run(args: RefsArgs) -> anyhow::Result<ExitCode> {
         } else if let Some(file) = &args.file {
             let mut files = Vec::new();
             if file == "-" {
-                let data = read_input("-", false)?;
+                let data = read_input("-", false, u64::MAX)?;
                 let text = String::from_utf8_lossy(&data);
                 let v = refs.reveal_str(&text, &t).map_err(diag_err)?;
                 out.write_all(v.as_bytes())?;
@@ -272,8 +293,7 @@ pub fn run(args: RefsArgs) -> anyhow::Result<ExitCode> {
             };
             let shown = files.iter().map(|f| kind(f)).min().unwrap_or(2);
             for f in files.iter().filter(|f| kind(f) == shown) {
-                let text = std::fs::read_to_string(f)
-                    .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", f.display()))?;
+                let text = read_regular(f, u64::MAX)?;
                 let failed = |e: crate::refs::RefError| {
                     anyhow::anyhow!("Reveal failed for file {}: {e}", f.display())
                 };
@@ -363,6 +383,35 @@ fn confine_refs(args: &RefsArgs, root: &Path) -> anyhow::Result<()> {
 
 /// Files below `dir`, sorted (the one walker that ends on symlink loops
 /// and links that fan out, and refuses FIFOs).
+/// The text of `path`, which must be a regular file (links followed) of at
+/// most `max` bytes: `--ref-file refs/x` or `-f x`, a link to `/dev/zero`,
+/// read until memory ran out, and a FIFO blocked for ever (probe 40).
+fn read_regular(path: &Path, max: u64) -> anyhow::Result<String> {
+    // Looked at before it is opened: opening a FIFO waits for a writer.
+    let meta = std::fs::metadata(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    if !meta.is_file() {
+        anyhow::bail!(
+            "{}: is not a regular file (a directory, a FIFO or a device): give a file",
+            path.display()
+        );
+    }
+    if meta.len() > max {
+        anyhow::bail!(
+            "{}: is {} bytes: a reference file holds at most {max} bytes (one secret, base64-encoded)",
+            path.display(),
+            meta.len()
+        );
+    }
+    let f = std::fs::File::open(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let mut text = String::new();
+    f.take(max.saturating_add(1))
+        .read_to_string(&mut text)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    Ok(text)
+}
+
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
     out.extend(
         crate::fswalk::files_following(dir)?

@@ -1280,6 +1280,84 @@ fn compile_external(entry: &Entry, input: &Path, out_dir: &Path) -> Result<(), S
     }
 }
 
+/// Runs an `external` entry and charges what it wrote into the catalog to
+/// the run's byte and file budgets, as strata's own writes are charged
+/// before each file: the program writes its files itself, so a script
+/// writing 20 GB into `${compiled_target_dir}` (or one file per target of
+/// a class many targets include) was never counted (probe 39's left-over,
+/// probe 40). Measured once the program has exited, as the growth of the
+/// target's directory (or the absolute output directory), before the
+/// catalog is swapped in; links are not followed.
+fn external_counted(
+    ctx: &TargetCtx,
+    out_dir: &Path,
+    run: impl FnOnce() -> Result<(), String>,
+) -> Result<(), String> {
+    let root = if out_dir.starts_with(&ctx.target_root) {
+        ctx.target_root.as_path()
+    } else {
+        out_dir
+    };
+    let file_budget = ctx.max_files.min(ctx.run.max_files);
+    let (files0, bytes0) = tree_usage(root, u64::MAX);
+    run()?;
+    let (files1, bytes1) = tree_usage(root, files0.saturating_add(file_budget));
+    let (files, bytes) = (files1.saturating_sub(files0), bytes1.saturating_sub(bytes0));
+    let n = ctx.files.get().saturating_add(files);
+    ctx.files.set(n);
+    let all = ctx
+        .run
+        .files
+        .fetch_add(files, std::sync::atomic::Ordering::Relaxed)
+        .saturating_add(files);
+    if n > ctx.max_files || all > ctx.run.max_files {
+        return Err(format!(
+            "the external command wrote {files} files and directories or more into the catalog, past the limit of {} files for one target (STRATA_MAX_TARGET_FILES) or {} for the run (STRATA_MAX_FILES): write fewer, larger files, or raise the limit",
+            ctx.max_files, ctx.run.max_files
+        ));
+    }
+    let written = ctx
+        .run
+        .bytes
+        .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed)
+        .saturating_add(bytes);
+    if written > ctx.run.max_bytes {
+        return Err(format!(
+            "the compile writes more than {} bytes in all targets together (this external command {bytes}, counted once it had exited): a program writing without end, or a large file written for each target of a class many targets include? Write smaller files, or raise STRATA_MAX_CATALOG_BYTES",
+            ctx.run.max_bytes
+        ));
+    }
+    Ok(())
+}
+
+/// Regular files and directories below `root`, and the files' sizes
+/// summed, links not followed; the walk stops once more than `max_files`
+/// were seen (what it counted so far, past the limit, is returned).
+fn tree_usage(root: &Path, max_files: u64) -> (u64, u64) {
+    let (mut files, mut bytes) = (0u64, 0u64);
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                todo.push(e.path());
+            } else if t.is_file() {
+                bytes = bytes.saturating_add(e.metadata().map(|m| m.len()).unwrap_or(0));
+            } else {
+                continue;
+            }
+            files += 1;
+            if files > max_files {
+                return (files, bytes);
+            }
+        }
+    }
+    (files, bytes)
+}
+
 /// `input_type: helm`: one output file per rendered template, at the path
 /// helm gave it below `output_path` (Kapitan's `Helm.compile_file`).
 fn compile_helm(
@@ -1372,7 +1450,9 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
                 InputType::Jinja2 => compile_jinja2(ctx, entry, &input, &out_dir),
                 InputType::Copy => compile_copy(ctx, &input, &out_dir),
                 InputType::Remove => compile_remove(&input, catalog_root, &ctx.abs_roots),
-                InputType::External => compile_external(entry, &input, &out_dir),
+                InputType::External => {
+                    external_counted(ctx, &out_dir, || compile_external(entry, &input, &out_dir))
+                }
                 InputType::Helm => compile_helm(ctx, entry, &input, &out_dir),
                 InputType::Kadet => compile_kadet(ctx, entry, &input, &out_dir),
                 other => Err(format!(

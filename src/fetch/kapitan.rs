@@ -290,8 +290,27 @@ pub fn fetch_dependencies(
     Ok(log)
 }
 
-/// Writes `data` to `dest` unless (without force) a file is there.
-fn put_file(dest: &Path, data: &[u8], exec: bool, force: bool) -> Result<bool, String> {
+/// Writes `data` to `dest` (below `root`) unless (without force) a file is
+/// there. A directory between `root` and `dest` that is a symbolic link is
+/// refused: a link the repository commits below a git dependency's
+/// `output_path` (`deps/evil -> /home/runner/.ssh`) carried the fetched
+/// files through it, outside the output directory (probe 40).
+fn put_file(
+    root: &Path,
+    dest: &Path,
+    data: &[u8],
+    exec: bool,
+    force: bool,
+) -> Result<bool, String> {
+    if let Some(link) = dest
+        .parent()
+        .and_then(|p| crate::fswalk::first_link_below(root, p))
+    {
+        return Err(format!(
+            "{} is a symbolic link: a dependency is not written through it (remove the link, or fetch into another output_path)",
+            link.display()
+        ));
+    }
     if !force && dest.exists() {
         return Ok(false);
     }
@@ -338,7 +357,7 @@ fn copy_tree(src: &Path, dst: &Path, force: bool) -> Result<(), String> {
             copy_tree(&e.path(), &into, force)?;
         } else if meta.is_file() {
             let data = std::fs::read(e.path()).map_err(|err| err.to_string())?;
-            put_file(&dst.join(&name), &data, is_exec(&meta), force)?;
+            put_file(dst, &dst.join(&name), &data, is_exec(&meta), force)?;
         }
     }
     Ok(())
@@ -411,9 +430,12 @@ fn fetch_git(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resul
             if !opts.force && rel.split('/').any(|p| p.starts_with('.')) {
                 continue;
             }
-            let blob = repo.read_blob(entry.id, path).map_err(|e| d.err(e))?;
+            let blob = repo
+                .read_fetched_blob(entry.id, path)
+                .map_err(|e| d.err(e))?;
             let dest = d.dest.join(rel);
             put_file(
+                &d.dest,
                 &dest,
                 &blob.data,
                 entry.kind == FileKind::Executable,
@@ -428,6 +450,12 @@ fn fetch_git(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resul
         ));
     }
     Ok(())
+}
+
+/// One path component that stays where it is joined: not empty, `.` or
+/// `..`, without a separator or a control character.
+fn is_plain_name(s: &str) -> bool {
+    !matches!(s, "" | "." | "..") && !s.chars().any(|c| c == '/' || c == '\\' || c.is_control())
 }
 
 fn base_name(source: &str) -> String {
@@ -463,7 +491,14 @@ fn fetch_http(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resu
         std::fs::read(&cached).map_err(|e| first.err(format!("{}: {e}", cached.display())))?;
     for d in group {
         if !d.flag("unpack") {
-            put_file(&d.dest, &data, false, opts.force).map_err(|e| d.err(e))?;
+            put_file(
+                d.dest.parent().unwrap_or(&d.dest),
+                &d.dest,
+                &data,
+                false,
+                opts.force,
+            )
+            .map_err(|e| d.err(e))?;
             log.push(format!(
                 "Dependency {}: saved to {}",
                 redact_url(&d.source),
@@ -625,6 +660,19 @@ fn fetch_helm(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resu
                 "chart_name `{}` starts with `-`, which helm takes for one of its options: name the chart",
                 crate::diagnostics::escape_controls(chart)
             )));
+        }
+        // Both name a directory of the cache (`<chart>-<version>`) and the
+        // chart is the directory `helm pull --untar` makes: `../../x` read
+        // a directory of the runner into the output, and with
+        // --force-fetch deleted the one the cache path then named (probe 40).
+        for (field, value) in [("chart_name", Some(chart)), ("version", version)] {
+            let Some(value) = value else { continue };
+            if !is_plain_name(value) {
+                return Err(d.err(format!(
+                    "{field} `{}` is not a plain name (empty, `.`, `..`, or holding `/`, `\\` or a control character): it names a directory of the dependency cache; give the chart's name and version",
+                    crate::diagnostics::escape_controls(value)
+                )));
+            }
         }
         let helm = d
             .str("helm_path")

@@ -240,10 +240,16 @@ fn check(deps: &[Dependency]) -> Result<(), FetchError> {
     let mut errors = Vec::new();
     for d in deps {
         let invalid = |message: String| FetchError::Invalid {
-            name: d.name.clone(),
+            name: crate::diagnostics::escape_controls(&d.name).into_owned(),
             message,
         };
-        if d.name.is_empty() || d.name.starts_with('.') || d.name.contains(['/', '\\']) {
+        // A control character (a newline) made `dependencies/f\nx` and
+        // split the error lines that named it (probe 40).
+        if d.name.is_empty()
+            || d.name.starts_with('.')
+            || d.name.contains(['/', '\\'])
+            || d.name.chars().any(char::is_control)
+        {
             errors.push(invalid(
                 "invalid name (a plain directory name is needed)".into(),
             ));
@@ -943,6 +949,12 @@ mod tests {
         let d = |name: &str, url: &str, version: &str| Dependency::new(name, url, version, None);
         assert!(check(&[d("a", "file:///x", "main")]).is_ok());
         assert!(check(&[d("../a", "file:///x", "main")]).is_err());
+        // Probe 40: a newline made `dependencies/f\nx`.
+        let e = check(&[d("f\nx", "file:///x", "main")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "dependency `f\\nx`: invalid name (a plain directory name is needed)"
+        );
         assert!(check(&[d("a", "", "main")]).is_err());
         assert!(check(&[d("a", "file:///x", "")]).is_err());
         let e = check(&[d("a", "https://u:s3cret@h/x", "main")]).unwrap_err();

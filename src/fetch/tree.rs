@@ -432,7 +432,7 @@ pub(crate) fn write_entry(
         }
     }
     let blob = repo
-        .read_blob(entry.id, &path.display().to_string())
+        .read_fetched_blob(entry.id, &path.display().to_string())
         .map_err(CheckoutError::Other)?;
     match entry.kind {
         FileKind::Link => {

@@ -445,6 +445,38 @@ impl CacheRepo {
         self.repo.find_blob(id).map_err(|e| reading(&e))
     }
 
+    /// [`CacheRepo::read_blob`] for a file a fetch writes (`strata fetch`,
+    /// Commodore components and packages, Kapitan git dependencies,
+    /// jsonnet-bundler sources), its size counted against the bytes all
+    /// the fetches of one run write, `$STRATA_MAX_FETCH_BYTES` (4 GiB, a
+    /// review's checkout of a revision): one blob of zeros under many names
+    /// packs to almost nothing, and 50 names of a 20 MB blob (a 26 kB
+    /// pack) wrote 1 GB in 5 s; at the per-file and file-count limits that
+    /// was terabytes (probe 40).
+    pub fn read_fetched_blob(
+        &self,
+        id: ObjectId,
+        path: &str,
+    ) -> std::result::Result<gix::Blob<'_>, String> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static FETCHED: AtomicU64 = AtomicU64::new(0);
+        let max = crate::limits::get("STRATA_MAX_FETCH_BYTES", 4 << 30);
+        let size = self
+            .repo
+            .find_header(id)
+            .map_err(|e| format!("reading blob {id} ({path}): {e}"))?
+            .size();
+        let total = FETCHED
+            .fetch_add(size, Ordering::Relaxed)
+            .saturating_add(size);
+        if total > max {
+            return Err(format!(
+                "`{path}` ({size} bytes): the files fetched in this run hold more than {max} bytes (a blob repeated under many names?): fetch less, or raise STRATA_MAX_FETCH_BYTES"
+            ));
+        }
+        self.read_blob(id, path)
+    }
+
     /// Writes the blobs of `files` below `dir` (a symbolic link becomes a
     /// small file holding its target), so a tree can be compared with the
     /// tools that read directories.

@@ -248,6 +248,91 @@ fn run_git(repo: &str, args: &[&str], cwd: Option<&Path>) -> Result<String, Repo
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Refuses to check out a tree of more than `$STRATA_CHECKOUT_FILES` files
+/// (200,000) or `$STRATA_MAX_FETCH_BYTES` bytes (4 GiB), read from `git
+/// ls-tree` as it lists them: one blob of zeros under many names (or one
+/// subtree under many names) packs to almost nothing, and `git checkout`
+/// writes it once per name (probe 40, the fetch's git trees' bound for the
+/// git command this fetch runs).
+fn check_tree_size(repo: &str, target: &str, into: &Path) -> Result<(), RepoError> {
+    tree_size_within(
+        repo,
+        target,
+        into,
+        crate::limits::get("STRATA_CHECKOUT_FILES", 200_000),
+        crate::limits::get("STRATA_MAX_FETCH_BYTES", 4 << 30),
+    )
+}
+
+fn tree_size_within(
+    repo: &str,
+    target: &str,
+    into: &Path,
+    max_files: u64,
+    max_bytes: u64,
+) -> Result<(), RepoError> {
+    let mut child = Command::new("git")
+        .args([
+            "ls-tree",
+            "-r",
+            "-l",
+            "-z",
+            "--full-tree",
+            "--end-of-options",
+            target,
+        ])
+        .current_dir(into)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| {
+            fetch_err(
+                repo,
+                format!("cannot run git: {e} (install git to use fetch.git)"),
+            )
+        })?;
+    let out = std::io::BufReader::new(child.stdout.take().expect("piped"));
+    let (mut files, mut bytes) = (0u64, 0u64);
+    let mut refused = None;
+    for record in std::io::BufRead::split(out, 0) {
+        let Ok(record) = record else { break };
+        let head = record.split(|&b| b == b'\t').next().unwrap_or_default();
+        let size = String::from_utf8_lossy(head)
+            .split_whitespace()
+            .last()
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or(0);
+        files += 1;
+        bytes = bytes.saturating_add(size);
+        if files > max_files {
+            refused = Some(format!(
+                "fetch.git: the tree at `{target}` holds more than {max_files} files: a fetched repository holds at most that many (STRATA_CHECKOUT_FILES)"
+            ));
+        } else if bytes > max_bytes {
+            refused = Some(format!(
+                "fetch.git: the files of the tree at `{target}` hold more than {max_bytes} bytes (a blob repeated under many names?): fetch less, or raise STRATA_MAX_FETCH_BYTES"
+            ));
+        }
+        if refused.is_some() {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let status = child.wait();
+    if let Some(m) = refused {
+        return Err(fetch_err(repo, m));
+    }
+    if !status.is_ok_and(|s| s.success()) {
+        return Err(fetch_err(
+            repo,
+            format!("git ls-tree failed: `{target}` is not a commit of the repository"),
+        ));
+    }
+    Ok(())
+}
+
 /// Clones `url` into `into` and checks out `ref` or the tag chosen by
 /// `refSelection`. Returns the commit and the ref used.
 pub fn fetch_git(
@@ -290,6 +375,7 @@ pub fn fetch_git(
         }
         (None, None) => "origin/HEAD".to_string(),
     };
+    check_tree_size(repo, &target, into)?;
     run_git(
         repo,
         &["checkout", "--quiet", "--end-of-options", &target, "--"],
@@ -461,9 +547,81 @@ fn check_http_head(head: &[u8]) -> Result<(), String> {
 
 /// Downloads `url` into a new temporary file in `dir` (removed when it is
 /// dropped, so a failed download leaves nothing behind): the body is never
-/// held in memory whole. At most 1 GiB and `$STRATA_PROGRAM_TIMEOUT` seconds.
+/// held in memory whole. At most 1 GiB (`$STRATA_MAX_DOWNLOAD_BYTES`) and
+/// `$STRATA_PROGRAM_TIMEOUT` seconds.
 pub(crate) fn download_into(url: &str, dir: &Path) -> Result<tempfile::NamedTempFile, String> {
-    download_limited(url, dir, MAX_DOWNLOAD, download_time_limit())
+    let max = crate::limits::get("STRATA_MAX_DOWNLOAD_BYTES", MAX_DOWNLOAD);
+    download_limited(url, dir, max, download_time_limit())
+}
+
+/// Runs curl for an `https://` download, its body counted on its way to
+/// `out`: curl's `--max-filesize` holds only for a body whose size is
+/// announced before curl 8.4 (Ubuntu 22.04 has 7.81), so an endless
+/// chunked answer wrote 4.2 GB in 20 s, and would write for the whole
+/// 300 s (probe 40). Past `max_bytes` curl is killed.
+fn curl_limited(
+    url: &str,
+    max_bytes: u64,
+    time_limit: std::time::Duration,
+    out: &mut dyn Write,
+) -> Result<(), String> {
+    let mut child = Command::new("curl")
+        .args(["-fsSL", "--proto", "=https", "--proto-redir", "=https"])
+        .arg("--max-filesize")
+        .arg(max_bytes.to_string())
+        .arg("--max-time")
+        .arg(time_limit.as_secs().to_string())
+        .args(["--", url])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run curl for https: {e}"))?;
+    // curl's messages, read beside the body (a full stderr pipe would
+    // stop it), at most 64 KiB of them.
+    let mut stderr = child.stderr.take().expect("piped");
+    let errors = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = (&mut stderr).take(64 << 10).read_to_end(&mut text);
+        let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+        let text = String::from_utf8_lossy(&text);
+        let text = text.trim();
+        text.strip_prefix("curl: ").unwrap_or(text).to_string()
+    });
+    let mut body = child.stdout.take().expect("piped");
+    let mut buf = vec![0u8; 64 << 10];
+    let mut seen = 0u64;
+    let failed = loop {
+        let n = match body.read(&mut buf) {
+            Ok(0) => break None,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => break Some(format!("read the download: {e}")),
+        };
+        seen += n as u64;
+        if seen > max_bytes {
+            break Some(format!(
+                "the response is larger than {} MiB (the limit for one download)",
+                max_bytes >> 20
+            ));
+        }
+        if let Err(e) = out.write_all(&buf[..n]) {
+            break Some(format!("write the download: {e}"));
+        }
+    };
+    if failed.is_some() {
+        let _ = child.kill();
+    }
+    drop(body);
+    let status = child.wait().map_err(|e| format!("curl: {e}"))?;
+    let errors = errors.join().unwrap_or_default();
+    if let Some(m) = failed {
+        return Err(m);
+    }
+    if !status.success() {
+        return Err(format!("curl: {errors}"));
+    }
+    Ok(())
 }
 
 /// Refuses a URL holding a control character or a blank, before anything
@@ -508,7 +666,7 @@ pub(crate) fn percent_decoded(text: &str) -> Vec<u8> {
 
 /// `path` with every byte outside printable ASCII percent-encoded: the
 /// request line is ASCII.
-fn percent_encoded(path: &str) -> String {
+pub(crate) fn percent_encoded(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     for b in path.bytes() {
         if b.is_ascii_graphic() {
@@ -538,27 +696,11 @@ fn download_limited(
         drop(w);
     } else if url.starts_with("https://") {
         // The same bounds through curl; redirects stay on https. Its
-        // output goes to the file, not through a pipe into memory.
-        let to = file
-            .as_file()
-            .try_clone()
-            .map_err(|e| format!("write the download: {e}"))?;
-        let out = Command::new("curl")
-            .args(["-fsSL", "--proto", "=https", "--proto-redir", "=https"])
-            .arg("--max-filesize")
-            .arg(max_bytes.to_string())
-            .arg("--max-time")
-            .arg(time_limit.as_secs().to_string())
-            .args(["--", url])
-            .stdout(std::process::Stdio::from(to))
-            .output()
-            .map_err(|e| format!("cannot run curl for https: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "curl: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
+        // output is counted on its way to the file, never held whole.
+        let mut w = std::io::BufWriter::with_capacity(256 << 10, file.as_file_mut());
+        curl_limited(url, max_bytes, time_limit, &mut w)?;
+        w.flush().map_err(|e| format!("write the download: {e}"))?;
+        drop(w);
     } else {
         // Shown without its password: the inventory's URL may carry one
         // (re-probe verify23, v-dependency-url-credentials-in-fetch-errors).
@@ -695,10 +837,46 @@ fn untar(data: impl Read, into: &Path, limit: u64, max_entries: usize) -> Result
             let why = tar_refusal(&entry, into).unwrap_or_else(|| tar_message(&e, into));
             format!("tar entry `{name}`: {why}")
         })?;
+        owner_may_use(&entry, into);
         last = Some(name);
     }
     Ok(())
 }
+
+/// Gives the owner read and write access (and search, for a directory) to
+/// what `entry` unpacked: the tar crate sets an entry's mode as it goes, so
+/// a directory `0555` (a read-only tree, which Python's `tarfile` unpacks
+/// by setting directory modes last) refused the files below it, and a
+/// directory `0000` could not be copied from nor removed: the archive's
+/// scratch directory stayed in `$TMPDIR` (probe 40, non-root users only).
+#[cfg(unix)]
+fn owner_may_use<R: Read>(entry: &tar::Entry<'_, R>, into: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let bits = match entry.header().entry_type() {
+        tar::EntryType::Directory => 0o700,
+        tar::EntryType::Regular | tar::EntryType::Continuous => 0o600,
+        _ => return,
+    };
+    let Ok(path) = entry.path() else { return };
+    let mut at = into.to_path_buf();
+    for c in path.components() {
+        if let Component::Normal(p) = c {
+            at.push(p);
+        }
+    }
+    // Not through a link: only what the archive itself made.
+    if let Ok(m) = std::fs::symlink_metadata(&at) {
+        if !m.file_type().is_symlink() && m.permissions().mode() & bits != bits {
+            let _ = std::fs::set_permissions(
+                &at,
+                std::fs::Permissions::from_mode(m.permissions().mode() | bits),
+            );
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn owner_may_use<R: Read>(_entry: &tar::Entry<'_, R>, _into: &Path) {}
 
 /// Why the tar crate refused `entry`, in terms of the archive: a hard link
 /// to a file outside it (or not unpacked before it), or a path through a
@@ -1089,6 +1267,61 @@ mod tests {
         assert!(stays_inside("r", &content, &content.join("d/missing"), "x").is_ok());
     }
 
+    /// Probe 40: `fetch.git` ran `git checkout` on whatever tree the
+    /// repository held: one blob of zeros under many names packs to almost
+    /// nothing and is written once per name.
+    #[test]
+    fn a_git_fetch_checks_the_trees_size_before_checking_it_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        for i in 0..20 {
+            std::fs::write(src.join(format!("f{i:02}.yml")), vec![b'#'; 64 << 10]).unwrap();
+        }
+        let git = |dir: &Path, args: &[&str]| {
+            let ok = Command::new("git")
+                .args(["-c", "user.email=a@b", "-c", "user.name=a"])
+                .args(args)
+                .current_dir(dir)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&src, &["init", "-q", "-b", "main"]);
+        git(&src, &["add", "-A"]);
+        git(&src, &["commit", "-qm", "one"]);
+        let into = tmp.path().join("clone");
+        run_git(
+            "r",
+            &[
+                "clone",
+                "--quiet",
+                "--no-checkout",
+                "--",
+                src.to_str().unwrap(),
+                into.to_str().unwrap(),
+            ],
+            None,
+        )
+        .unwrap();
+        let err = tree_size_within("r", "origin/HEAD", &into, 200_000, 500_000)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("the files of the tree at `origin/HEAD` hold more than 500000 bytes (a blob repeated under many names?)"),
+            "{err}"
+        );
+        let err = tree_size_within("r", "origin/HEAD", &into, 10, 1 << 30)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("holds more than 10 files"), "{err}");
+        tree_size_within("r", "origin/HEAD", &into, 20, 20 * (64 << 10)).unwrap();
+        assert!(tree_size_within("r", "nope", &into, 20, 1 << 30).is_err());
+    }
+
     /// Re-probe 18 (http-fetch-url-crlf-injects-raw-requests): a CR/LF in a
     /// URL added headers and a second request to what the runner sent.
     #[test]
@@ -1366,6 +1599,51 @@ mod tests {
             }
         }
         b.into_inner().unwrap()
+    }
+
+    /// Probe 40: directories `0555` and `0000` in an archive refused the
+    /// files below them and could not be read or removed by a user other
+    /// than root (the scratch directory stayed); the owner may now use
+    /// everything unpacked, other bits kept.
+    #[cfg(unix)]
+    #[test]
+    fn unpacked_directories_and_files_stay_usable_by_their_owner() {
+        use std::os::unix::fs::PermissionsExt;
+        let mut b = tar::Builder::new(Vec::new());
+        for (name, mode, dir) in [
+            ("locked", 0o000, true),
+            ("ro", 0o555, true),
+            ("ro/f.txt", 0o444, false),
+            ("x.sh", 0o755, false),
+        ] {
+            let mut h = tar::Header::new_gnu();
+            h.set_mode(mode);
+            if dir {
+                h.set_entry_type(tar::EntryType::Directory);
+                h.set_size(0);
+                h.set_cksum();
+                b.append_data(&mut h, name, std::io::empty()).unwrap();
+            } else {
+                h.set_size(2);
+                h.set_cksum();
+                b.append_data(&mut h, name, &b"hi"[..]).unwrap();
+            }
+        }
+        let data = b.into_inner().unwrap();
+        let into = tempfile::tempdir().unwrap();
+        unpack(&data, "x.tar", into.path()).unwrap();
+        let mode = |p: &str| {
+            std::fs::symlink_metadata(into.path().join(p))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!(mode("locked"), 0o700);
+        assert_eq!(mode("ro"), 0o755);
+        assert_eq!(mode("ro/f.txt"), 0o644);
+        assert_eq!(mode("x.sh"), 0o755);
+        assert_eq!(std::fs::read(into.path().join("ro/f.txt")).unwrap(), b"hi");
     }
 
     /// Fifth re-probe: a refused entry was reported by the tar crate's

@@ -565,7 +565,19 @@ impl Refs {
                 full.display()
             )));
         }
-        std::fs::write(&full, file.to_yaml())
+        // A file past the read limit could never be read back: `refs
+        // --write` of a 100 MB value wrote 133 MB that every later compile
+        // refused (probe 39's left-over, probe 40).
+        let text = file.to_yaml();
+        if text.len() as u64 > MAX_REF_FILE_BYTES {
+            return Err(RefError::new(format!(
+                "{}: the reference would be {} bytes, and a reference file holds at most {MAX_REF_FILE_BYTES} bytes (one secret of at most {} MiB, base64-encoded): not written; keep large files out of references",
+                full.display(),
+                text.len(),
+                MAX_GENERATED_BYTES >> 20
+            )));
+        }
+        std::fs::write(&full, text)
             .map_err(|e| RefError::new(format!("{}: {e}", full.display())))?;
         if let Ok(mut m) = self.files.lock() {
             m.insert(
@@ -1293,6 +1305,35 @@ mod tests {
             "{}",
             e.message
         );
+    }
+
+    #[test]
+    fn a_reference_file_past_the_read_limit_is_never_written() {
+        // Probe 40: `refs --write` of a 100 MB value wrote 133 MB that every
+        // later read refused.
+        let (d, r) = refs();
+        let f = RefFile {
+            type_name: "base64".into(),
+            data: "A".repeat(MAX_REF_FILE_BYTES as usize),
+            encoding: "original".into(),
+            extra: Map::default(),
+        };
+        let e = r.write_file("big", &f).unwrap_err();
+        assert!(
+            e.message
+                .contains("a reference file holds at most 100663296 bytes")
+                && e.message.contains("not written"),
+            "{}",
+            e.message
+        );
+        assert!(!d.path().join("big").exists());
+        // One that fits is written and read back.
+        let small = RefFile {
+            data: "QUJD".into(),
+            ..f
+        };
+        r.write_file("small", &small).unwrap();
+        assert!(d.path().join("small").is_file());
     }
 
     #[test]

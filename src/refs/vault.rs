@@ -280,6 +280,18 @@ fn request_within(
     body: Option<&serde_json::Value>,
     deadline: Duration,
 ) -> Result<(u16, serde_json::Value), RefError> {
+    // The namespace is a header.
+    if let Some(ns) = p
+        .namespace
+        .as_deref()
+        .filter(|ns| ns.chars().any(char::is_control))
+    {
+        return Err(RefError::new(format!(
+            "Vault at {}: the namespace `{}` holds a control character: refused before connecting (it is sent as a header)",
+            p.addr,
+            crate::diagnostics::escape_controls(ns)
+        )));
+    }
     let url = parse_addr(&p.addr)?;
     let net = |e: std::io::Error| RefError::new(format!("Vault at {}: {e}", p.addr));
     // Bounded: an unreachable address must not hang the compile.
@@ -333,9 +345,15 @@ fn request_within(
         Box::new(tcp)
     };
     let payload = body.map(|b| b.to_string()).unwrap_or_default();
+    // The path comes from a reference file's data (base64 of `path:key`),
+    // which a reviewer cannot read: a CR/LF in it added headers and whole
+    // requests of its choosing (`DELETE /v1/...`) to what went to Vault
+    // with the runner's token (probe 40). Bytes outside printable ASCII are
+    // percent-encoded, as hvac's requests does.
+    let path = crate::packages::repo::percent_encoded(path);
     let mut req = format!(
         "{method} {}/v1/{path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: application/json\r\nContent-Length: {}\r\n",
-        url.base,
+        crate::packages::repo::percent_encoded(&url.base),
         url.host,
         payload.len()
     );
@@ -502,6 +520,8 @@ fn read_token_file() -> Result<String, RefError> {
 }
 
 fn check(status: u16, what: &str) -> Result<(), RefError> {
+    // Decoded from a reference file: shown escaped, on one line.
+    let what = crate::diagnostics::escape_controls(what);
     match status {
         200 | 204 => Ok(()),
         403 => Err(RefError::new(format!(
@@ -541,23 +561,32 @@ pub fn kv_reveal(p: &VaultParams, data: &str, encoding: &str) -> Result<String, 
     let decoded = super::decode_utf8(data)?;
     let Some((path, key)) = decoded.split_once(':').filter(|(_, k)| !k.contains(':')) else {
         return Err(RefError::new(format!(
-            "Invalid vault secret: secret should be stored as 'path/in/vault:key', not '{decoded}'"
+            "Invalid vault secret: secret should be stored as 'path/in/vault:key', not '{}'",
+            crate::diagnostics::escape_controls(&decoded)
         )));
     };
     let token = login(p)?;
+    let (shown_path, shown_key) = (
+        crate::diagnostics::escape_controls(path),
+        crate::diagnostics::escape_controls(key),
+    );
     let secrets = kv_read(p, &token, &p.mount, path)?
-        .ok_or_else(|| RefError::new(format!("path '{path}' does not exist on Vault")))?;
+        .ok_or_else(|| RefError::new(format!("path '{shown_path}' does not exist on Vault")))?;
     let v = secrets
         .get(key)
         .and_then(|v| v.as_str())
-        .ok_or_else(|| RefError::new(format!("key '{key}' does not exist on Vault")))?;
+        .ok_or_else(|| RefError::new(format!("key '{shown_key}' does not exist on Vault")))?;
     if v.is_empty() {
-        return Err(RefError::new(format!("'{key}' doesn't exist on '{path}'")));
+        return Err(RefError::new(format!(
+            "'{shown_key}' doesn't exist on '{shown_path}'"
+        )));
     }
     if encoding == "base64" {
-        let b = B64
-            .decode(v)
-            .map_err(|e| RefError::new(format!("'{key}' on '{path}' is not base64: {e}")))?;
+        let b = B64.decode(v).map_err(|e| {
+            RefError::new(format!(
+                "'{shown_key}' on '{shown_path}' is not base64: {e}"
+            ))
+        })?;
         return String::from_utf8(b).map_err(|_| RefError::new("Vault value is not UTF-8 text"));
     }
     Ok(v.to_string())
@@ -757,5 +786,57 @@ mod tests {
         assert!(msg.contains("no complete answer within 1 s"), "{msg}");
         assert!(msg.contains(&p.addr), "{msg}");
         drop(server);
+    }
+
+    /// Probe 40: the path of a `?{vaultkv:...}` reference (its data, base64
+    /// of `path:key`, unreadable in a review) went into the request line as
+    /// it was: a CR/LF added headers and a second request, with the token,
+    /// to what the runner sent to Vault.
+    #[test]
+    fn a_path_with_line_breaks_cannot_add_requests() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = s.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+            String::from_utf8_lossy(&got).into_owned()
+        });
+        let mut p = VaultParams {
+            addr: format!("http://127.0.0.1:{port}"),
+            auth: "token".into(),
+            engine: "kv-v2".into(),
+            mount: "secret".into(),
+            namespace: None,
+            skip_verify: false,
+            cacert: None,
+            crypto_key: None,
+        };
+        let (status, _) = request(
+            &p,
+            "GET",
+            "secret/data/x HTTP/1.1\r\nHost: v\r\n\r\nDELETE /v1/secret/data/prod",
+            Some("tok"),
+            None,
+        )
+        .unwrap();
+        assert_eq!(status, 404);
+        let head = server.join().unwrap();
+        let first = head.lines().next().unwrap();
+        assert_eq!(
+            first,
+            "GET /v1/secret/data/x%20HTTP/1.1%0D%0AHost:%20v%0D%0A%0D%0ADELETE%20/v1/secret/data/prod HTTP/1.1"
+        );
+        assert!(!head.contains("\r\nDELETE"), "{head}");
+        p.namespace = Some("ns\r\nX-Evil: 1".into());
+        let e = request(&p, "GET", "secret/data/x", Some("tok"), None).unwrap_err();
+        assert!(e.to_string().contains("holds a control character"), "{e}");
     }
 }

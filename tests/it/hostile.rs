@@ -3090,6 +3090,302 @@ fn a_dependency_is_never_fetched_into_a_git_directory() {
 }
 
 #[test]
+fn a_git_dependency_is_never_written_through_a_committed_link() {
+    // Probe 40: a directory link the repository commits below a git
+    // dependency's output_path (`deps/evil -> <outside>`) carried the
+    // fetched `evil/pwned.txt` outside the output directory.
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    write(&src.join("evil/pwned.txt"), "pwned\n");
+    write(&src.join("ok.txt"), "ok\n");
+    git(&src, &["init", "-q"]);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-qm", "one"]);
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let proj = tmp.path().join("proj");
+    write(&proj.join("inventory/classes/.keep"), "");
+    std::fs::create_dir_all(proj.join("deps")).unwrap();
+    std::os::unix::fs::symlink(&outside, proj.join("deps/evil")).unwrap();
+    write(
+        &proj.join("inventory/targets/t.yml"),
+        &format!(
+            "parameters:\n  kapitan:\n    vars: {{target: t}}\n    dependencies:\n      - {{type: git, source: \"file://{}\", ref: main, output_path: deps}}\n    compile: []\n",
+            src.display()
+        ),
+    );
+    for args in [
+        &["compile", "--fetch"][..],
+        &["compile", "--fetch", "--force-fetch"],
+    ] {
+        let err = run(&proj, args, 2);
+        assert!(
+            err.contains("deps/evil is a symbolic link: a dependency is not written through it"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "{args:?}");
+    }
+}
+
+#[test]
+fn the_bytes_a_run_fetches_from_git_trees_are_bounded() {
+    // Probe 40: one blob of zeros under many names packs to almost nothing
+    // (a 20 MB blob under 50 names: a 26 kB pack) and was written once per
+    // name (1 GB in 5 s; terabytes at the per-file and file-count limits),
+    // by `strata fetch` and by a Kapitan git dependency alike.
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let zeros = "\0".repeat(64 << 10);
+    for i in 0..20 {
+        write(&src.join(format!("f{i:02}.bin")), &zeros);
+    }
+    git(&src, &["init", "-q"]);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-qm", "one"]);
+    let proj = tmp.path().join("proj");
+    write(
+        &proj.join("deps.yml"),
+        &format!(
+            "- {{name: bomb, url: \"file://{}\", version: main}}\n",
+            src.display()
+        ),
+    );
+    write(&proj.join("inventory/classes/.keep"), "");
+    write(
+        &proj.join("inventory/targets/t.yml"),
+        &format!(
+            "parameters:\n  kapitan:\n    vars: {{target: t}}\n    dependencies:\n      - {{type: git, source: \"file://{}\", ref: main, output_path: deps}}\n    compile: []\n",
+            src.display()
+        ),
+    );
+    let limit = [("STRATA_MAX_FETCH_BYTES", "500000")];
+    for args in [
+        &["fetch", "--deps", "deps.yml"][..],
+        &["compile", "--fetch"],
+    ] {
+        let err = run_env(&proj, args, &limit, 2);
+        assert!(
+            err.contains("the files fetched in this run hold more than 500000 bytes (a blob repeated under many names?)")
+                && err.contains("STRATA_MAX_FETCH_BYTES"),
+            "{args:?}: {err}"
+        );
+    }
+    // Each run wrote what fits in the limit (7 files of 64 KiB), no more.
+    for dir in ["dependencies", "deps"] {
+        let written = walkdir(&proj.join(dir))
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "bin"))
+            .count();
+        assert!(written <= 7, "{dir}: {written} files written");
+    }
+    // Under the limit both fetch everything.
+    let enough = [("STRATA_MAX_FETCH_BYTES", "2000000")];
+    // (The failed run's files are not strata's record: --force.)
+    run_env(
+        &proj,
+        &["fetch", "--deps", "deps.yml", "--force"],
+        &enough,
+        0,
+    );
+    run_env(&proj, &["compile", "--fetch", "--force-fetch"], &enough, 0);
+    assert_eq!(
+        std::fs::read(proj.join("deps/f19.bin")).unwrap().len(),
+        64 << 10
+    );
+    assert!(proj.join("dependencies/bomb/f19.bin").is_file());
+}
+
+#[test]
+fn a_helm_dependencys_chart_name_and_version_name_no_other_directory() {
+    // Probe 40: `chart_name` (or `version`) is part of the cache path
+    // `<cache>/helm/<hash>/<chart>-<version>` and the directory `helm pull
+    // --untar` makes: `../../<dir>/victim` copied the runner's
+    // `victim-latest` into the output, and with --force-fetch deleted it.
+    let tmp = tempfile::tempdir().unwrap();
+    let victim = tmp.path().join("victim-latest");
+    write(&victim.join("precious.txt"), "keep\n");
+    std::fs::create_dir_all(tmp.path().join("victim")).unwrap();
+    let ran = tmp.path().join("helm-ran");
+    let helm = tmp.path().join("helm.sh");
+    write_executable(&helm, &format!("#!/bin/sh\ntouch {}\n", ran.display()));
+    let cache = tmp.path().join("cache");
+    // The cache directory of this source exists (an earlier run's).
+    let up = "../".repeat(cache.components().count() + 8);
+    let proj = tmp.path().join("proj");
+    write(&proj.join("inventory/classes/.keep"), "");
+    for (chart, version) in [
+        (format!("{up}{}", tmp.path().join("victim").display()), None),
+        ("..".to_string(), None),
+        ("demo".to_string(), Some("1.0.0/../../../x")),
+        // YAML's escape: the name holds ESC.
+        ("de\\x1bmo".to_string(), None),
+    ] {
+        let version = version
+            .map(|v| format!(", version: \"{v}\""))
+            .unwrap_or_default();
+        write(
+            &proj.join("inventory/targets/t.yml"),
+            &format!(
+                "parameters:\n  kapitan:\n    vars: {{target: t}}\n    dependencies:\n      - {{type: helm, source: \"https://charts.example.com\", chart_name: \"{}\"{version}, output_path: charts/x, helm_path: {}}}\n    compile: []\n",
+                chart,
+                helm.display()
+            ),
+        );
+        for force in [false, true] {
+            let mut args = vec!["compile", "--fetch"];
+            if force {
+                args.push("--force-fetch");
+            }
+            let err = run_env(
+                &proj,
+                &args,
+                &[("XDG_CACHE_HOME", cache.to_str().unwrap())],
+                2,
+            );
+            assert!(
+                err.contains("is not a plain name"),
+                "{chart} {version}: {err}"
+            );
+            assert!(!ran.exists(), "helm ran for {chart}");
+            assert!(victim.join("precious.txt").exists(), "{chart}: {err}");
+            assert!(!proj.join("charts").exists(), "{chart}");
+        }
+    }
+}
+
+/// A self-signed certificate for 127.0.0.1 (written to `dir/cert.pem`, for
+/// curl's `CURL_CA_BUNDLE`) and an https server on it whose every answer is
+/// an endless chunked body: no size is announced.
+fn endless_https_server(dir: &Path) -> u16 {
+    use openssl::{
+        asn1::Asn1Time,
+        bn::BigNum,
+        ec::{EcGroup, EcKey},
+        hash::MessageDigest,
+        nid::Nid,
+        pkey::PKey,
+        ssl::{SslAcceptor, SslMethod},
+        x509::{
+            extension::{BasicConstraints, SubjectAlternativeName},
+            X509NameBuilder, X509,
+        },
+    };
+    use std::io::{Read, Write};
+    let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap();
+    let key = PKey::from_ec_key(EcKey::generate(&group).unwrap()).unwrap();
+    let mut name = X509NameBuilder::new().unwrap();
+    name.append_entry_by_text("CN", "127.0.0.1").unwrap();
+    let name = name.build();
+    let mut b = X509::builder().unwrap();
+    b.set_version(2).unwrap();
+    b.set_serial_number(&BigNum::from_u32(1).unwrap().to_asn1_integer().unwrap())
+        .unwrap();
+    b.set_subject_name(&name).unwrap();
+    b.set_issuer_name(&name).unwrap();
+    b.set_pubkey(&key).unwrap();
+    b.set_not_before(&Asn1Time::days_from_now(0).unwrap())
+        .unwrap();
+    b.set_not_after(&Asn1Time::days_from_now(1).unwrap())
+        .unwrap();
+    b.append_extension(BasicConstraints::new().critical().ca().build().unwrap())
+        .unwrap();
+    let san = SubjectAlternativeName::new()
+        .ip("127.0.0.1")
+        .build(&b.x509v3_context(None, None))
+        .unwrap();
+    b.append_extension(san).unwrap();
+    b.sign(&key, MessageDigest::sha256()).unwrap();
+    let cert = b.build();
+    std::fs::write(dir.join("cert.pem"), cert.to_pem().unwrap()).unwrap();
+    let mut a = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls()).unwrap();
+    a.set_private_key(&key).unwrap();
+    a.set_certificate(&cert).unwrap();
+    let acceptor = std::sync::Arc::new(a.build());
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            let acceptor = acceptor.clone();
+            std::thread::spawn(move || {
+                let Ok(mut s) = acceptor.accept(s) else {
+                    return;
+                };
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf);
+                let chunk = vec![b'0'; 64 << 10];
+                let mut frame = format!("{:x}\r\n", chunk.len()).into_bytes();
+                frame.extend_from_slice(&chunk);
+                frame.extend_from_slice(b"\r\n");
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+                while s.write_all(&frame).is_ok() {}
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn an_https_download_of_unannounced_size_stops_at_the_limit() {
+    // Probe 40: curl's --max-filesize holds only for a size announced in
+    // advance (before curl 8.4), so an https dependency answered with an
+    // endless chunked body wrote 4.2 GB in 20 s, and went on for the 300 s
+    // of --max-time. The body is now counted on its way to the file.
+    let tmp = tempfile::tempdir().unwrap();
+    let port = endless_https_server(tmp.path());
+    let proj = tmp.path().join("proj");
+    write(&proj.join("inventory/classes/.keep"), "");
+    write(
+        &proj.join("inventory/targets/t.yml"),
+        &format!(
+            "parameters:\n  kapitan:\n    vars: {{target: t}}\n    dependencies:\n      - {{type: https, source: \"https://127.0.0.1:{port}/big.bin\", output_path: big.bin}}\n    compile: []\n"
+        ),
+    );
+    let cache = tmp.path().join("cache");
+    let bundle = tmp.path().join("cert.pem");
+    let err = run_within(
+        &proj,
+        &["compile", "--fetch"],
+        &[
+            ("CURL_CA_BUNDLE", bundle.to_str().unwrap()),
+            ("XDG_CACHE_HOME", cache.to_str().unwrap()),
+            ("STRATA_MAX_DOWNLOAD_BYTES", "1048576"),
+            ("STRATA_PROGRAM_TIMEOUT", "5"),
+        ],
+        2,
+        60,
+    );
+    assert!(
+        err.contains("the response is larger than 1 MiB (the limit for one download)"),
+        "{err}"
+    );
+    // Nothing is left of the download.
+    let mut left = 0;
+    for e in walkdir(&cache) {
+        left += std::fs::metadata(&e).map(|m| m.len()).unwrap_or(0);
+    }
+    assert!(left < 1 << 20, "{left} bytes left in the cache");
+    assert!(!proj.join("big.bin").exists());
+}
+
+fn walkdir(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(walkdir(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
 fn input_directories_whose_symlinks_fan_out_end_at_once() {
     // Re-probe of 2026-11-26: `d_i/a` and `d_i/b` -> `../d_{i+1}` on 24
     // levels is 2^24 paths and no loop: ytt, jinja2 and copy inputs ran past
@@ -6878,6 +7174,51 @@ fn the_bytes_a_run_writes_are_bounded() {
         ) && out.contains("STRATA_MAX_CATALOG_BYTES"),
         "{out}"
     );
+}
+
+/// Probe 40 (probe 39's left-over): what an `external` program writes into
+/// the catalog itself counts against the run's bytes and the files of its
+/// target, measured once it has exited, before the catalog is swapped in.
+#[test]
+fn the_bytes_and_files_an_external_program_writes_are_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_executable(
+        &d.join("gen.sh"),
+        "#!/bin/sh\nhead -c 1000 /dev/zero > \"$1/big.bin\"\nfor i in 1 2 3 4 5 6 7 8; do : > \"$1/f$i\"; done\n",
+    );
+    write(
+        &d.join("inventory/classes/x.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: '${_reclass_:name:short}'}\n    compile:\n      - {output_path: o, input_type: external, input_paths: [gen.sh], args: ['\\${compiled_target_dir}']}\n",
+    );
+    for i in 0..3 {
+        write(
+            &d.join(format!("inventory/targets/t{i}.yml")),
+            "classes: [x]\n",
+        );
+    }
+    let mut args = COMPILE.to_vec();
+    args.extend(["-p", "1"]);
+    run_env(d, &args, &[("STRATA_MAX_CATALOG_BYTES", "3000")], 0);
+    assert_eq!(
+        std::fs::metadata(d.join("out/compiled/t2/o/big.bin"))
+            .unwrap()
+            .len(),
+        1000
+    );
+    let out = run_env(d, &args, &[("STRATA_MAX_CATALOG_BYTES", "2500")], 2);
+    assert!(
+        out.contains("the compile writes more than 2500 bytes in all targets together (this external command 1000, counted once it had exited)")
+            && out.contains("external -> o"),
+        "{out}"
+    );
+    let out = run_env(d, &args, &[("STRATA_MAX_TARGET_FILES", "5")], 2);
+    assert!(
+        out.contains("files and directories or more into the catalog, past the limit of 5 files for one target (STRATA_MAX_TARGET_FILES)"),
+        "{out}"
+    );
+    // The catalog of the run that passed is still the one installed.
+    assert!(d.join("out/compiled/t2/o/big.bin").exists());
 }
 
 /// Probe 39 (yaml-alias-expansion-per-file-times-files, catalogs): a `copy`

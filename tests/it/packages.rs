@@ -426,6 +426,58 @@ fn git_repository_with_ref_selection() {
     }
 }
 
+/// Probe 40: a git PackageRepository holding one blob under many names
+/// (a few kB packed) was checked out whole, once per name; its tree's size
+/// is read before `git checkout` and held to STRATA_MAX_FETCH_BYTES.
+#[test]
+fn a_git_repository_past_the_fetch_size_is_not_checked_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    fs::create_dir_all(work.join("repo/packages")).unwrap();
+    for i in 0..20 {
+        fs::write(
+            work.join(format!("repo/packages/f{i:02}.yml")),
+            "#".repeat(64 << 10),
+        )
+        .unwrap();
+    }
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-qm", "one"]);
+    let repo_file = tmp.path().join("repo.yml");
+    fs::write(
+        &repo_file,
+        format!(
+            "apiVersion: packaging.carvel.dev/v1alpha1\nkind: PackageRepository\nmetadata:\n  name: git-repo\nspec:\n  fetch:\n    git:\n      url: {}\n      subPath: repo\n",
+            work.display()
+        ),
+    )
+    .unwrap();
+    let list = |limit: &str| {
+        strata()
+            .args(["package", "list", "--repository"])
+            .arg(&repo_file)
+            .env("STRATA_MAX_FETCH_BYTES", limit)
+            .output()
+            .unwrap()
+    };
+    let out = list("500000");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("hold more than 500000 bytes (a blob repeated under many names?)")
+            && stderr.contains("STRATA_MAX_FETCH_BYTES"),
+        "{stderr}"
+    );
+    let out = list("2000000");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Serves one response body to every connection, on loopback.
 fn serve(body: Vec<u8>) -> (String, std::thread::JoinHandle<()>) {
     use std::io::{Read, Write};

@@ -344,6 +344,67 @@ fn refs_write_gives_kapitans_files() {
     assert!(!d.path().join("escape").exists());
 }
 
+/// Probe 40 (probe 39's left-over): `refs --write` of a value larger than a
+/// reference holds was read whole and written (100 MB: 1.3 GB of memory,
+/// 15 s, a 133 MB file every later compile refused). Refused before it is
+/// read, from a file's size or after 64 MiB of stdin.
+#[test]
+fn refs_write_refuses_a_value_larger_than_a_reference_holds() {
+    let d = tempfile::tempdir().unwrap();
+    let big = d.path().join("big.bin");
+    // Sparse: nothing of it is read.
+    fs::File::create(&big)
+        .unwrap()
+        .set_len((64 << 20) + 1)
+        .unwrap();
+    let out = strata()
+        .current_dir(d.path())
+        .args(["refs", "--write", "base64:big", "--binary", "-f"])
+        .arg(&big)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains(
+            "holds more than 67108864 bytes: a reference holds one secret of at most 64 MiB"
+        ),
+        "{err}"
+    );
+    assert!(!d.path().join("refs/big").exists());
+}
+
+/// Probe 40: `refs --reveal --ref-file X` (and `-f X`) read X whole, of any
+/// kind: a FIFO blocked for ever and a link to `/dev/zero` read until
+/// memory ran out.
+#[test]
+fn refs_reveal_reads_only_regular_files() {
+    let d = tempfile::tempdir().unwrap();
+    assert!(std::process::Command::new("mkfifo")
+        .arg(d.path().join("fifo"))
+        .status()
+        .unwrap()
+        .success());
+    std::os::unix::fs::symlink("/dev/zero", d.path().join("zero")).unwrap();
+    for name in ["fifo", "zero"] {
+        for flag in ["--ref-file", "-f"] {
+            let out = strata()
+                .current_dir(d.path())
+                .args(["refs", "--reveal", flag, name])
+                .timeout(std::time::Duration::from_secs(30))
+                .assert()
+                .code(2);
+            let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+            assert!(
+                err.contains(&format!(
+                    "{name}: is not a regular file (a directory, a FIFO or a device)"
+                )),
+                "{flag} {name}: {err}"
+            );
+        }
+    }
+}
+
 /// compat38: `refs --write plain:x --binary -f key.bin` of bytes that are
 /// not UTF-8 stored U+FFFD for them (the secret was lost; Kapitan fails on
 /// `data.decode()`). Refused, nothing written; base64 keeps the bytes.
