@@ -648,7 +648,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let rocket = Regex::new(
-            r#"(^|[\s{,(\[])(:?["']?)([A-Za-z_][A-Za-z0-9_]*)(["']?[ \t]*=>[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}\)\(\[\n]+)"#,
+            r#"(^|[\s{,(\[])(:?["']?)([A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)(["']?[ \t]*=>[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}\)\(\[\n]+)"#,
         )
         .expect("static regex is valid");
         let netrc = Regex::new(
@@ -715,7 +715,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let blank_pair = Regex::new(
-            r#"(?m)((?:^[ \t]*(?:#[ \t]*define[ \t]+)?|[{;][ \t]*)([A-Za-z_][A-Za-z0-9_]*(?i:pass|pwd|secret|token|key|credential|auth)[A-Za-z0-9_]*)[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"'{}()=:,;#<][^\s;{}]*)([ \t]*(?:[;}][^\n]*|#[^\n]*|//[^\n]*)?)$"#,
+            r#"(?m)((?:^[ \t]*(?:#[ \t]*define[ \t]+)?|[{;][ \t]*)([A-Za-z_][A-Za-z0-9_]*(?i:pass|pw|secret|token|key|credential|auth|psk)[A-Za-z0-9_]*)[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"'{}()=:,;#<][^\s;{}]*)([ \t]*(?:[;}][^\n]*|#[^\n]*|//[^\n]*)?)$"#,
         )
         .expect("static regex is valid");
         let cisco = Regex::new(
@@ -904,6 +904,7 @@ impl Redactor {
                     || keys::cipher_and_payment_key_names(key)
                     || keys::identity_service_key_names(key)
                     || keys::abbreviated_and_signing_key_names(key)
+                    || keys::enrollment_hmac_and_sse_key_names(key)
                     || keys::password_words_in_other_languages(key)
                     || package_manager_auth_key(key)))
             || keys::lookalike_skeleton(key).is_some_and(|k| self.key_matches(&k))
