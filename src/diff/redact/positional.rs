@@ -458,6 +458,24 @@ fn positional_rules() -> &'static [Rule] {
                 r#"(?:\bif[ \t]*\([ \t]*\$(?:http|arg|cookie)_(?:[a-z0-9_]*_)?(?:key|apikey|token|secret|auth|authorization|password|passwd|pass)[ \t]*!?=[ \t]*)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s)]+)"#,
                 never,
             ),
+            // red40 (red-tsig-key-options): the BIND tools' `-y
+            // [ALGORITHM:]NAME:SECRET` (`nsupdate`, `dig`, `kdig`,
+            // `knsupdate`, `host`), a TSIG key given on the command line.
+            rule(
+                &["-y"],
+                r#"(?:\b(?:nsupdate|knsupdate|dig|kdig|host)\b[^\n;|&]*?[ \t]-y[ \t]*["']?(?:hmac-[A-Za-z0-9]+:)?[^\s:"']+:)(?P<v>[^\s"']+)"#,
+                shell_variable,
+            ),
+            // red40 (red-caddy-dns-provider-token): Caddy's `dns PROVIDER
+            // TOKEN` (in a `tls` block, and the global `acme_dns`): the
+            // provider module's API token as its one argument; a
+            // placeholder (`{env.CF_API_TOKEN}`) stays, and so does a value
+            // that reads as a word or an address.
+            rule(
+                &["dns "],
+                r#"(?m)(?:^[ \t]*(?:acme_)?dns[ \t]+[a-z][a-z0-9_]*[ \t]+)(?P<v>[^\s{}]+)(?:[ \t]*\r?)$"#,
+                not_a_token,
+            ),
             // red40 (red-samba-user-percent-password): Samba's clients take
             // `-U [DOMAIN\\]USER%PASSWORD` (`net ads join -U
             // administrator%X`, `smbclient`, `rpcclient`, `smbcacls`,
@@ -481,7 +499,7 @@ fn positional_rules() -> &'static [Rule] {
             // Anaconda Server): the path's `t` segment carries the token.
             rule(
                 &["/t/"],
-                r#"(?:://[^\s"']*?/t/)(?P<v>[A-Za-z0-9_\-]{12,})(?:/|\s|$|["'])"#,
+                r#"(?:://(?:<redacted[^>\n]*>|[^\s"'])*?/t/)(?P<v>[A-Za-z0-9_\-]{12,})(?:/|\s|$|["'])"#,
                 not_token_like,
             ),
         ]
@@ -492,6 +510,12 @@ fn positional_rules() -> &'static [Rule] {
 /// characters and no run of letters and digits mixed.
 fn not_token_like(v: &str) -> bool {
     v.len() < 20 && !super::shapes::token_like(v)
+}
+
+/// A value that does not read as a token: shorter than 20 characters
+/// or no run of letters and digits mixed (an address, a word).
+fn not_a_token(v: &str) -> bool {
+    v.len() < 20 || !super::shapes::token_like(v)
 }
 
 /// A value that is a variable of a shell or of PowerShell (`$pw`,

@@ -5768,6 +5768,7 @@ fn samba_user_percent_oracle_ezconnect_conda_tokens_and_b2_keys() {
             "ORACLE_CONN=app/s3cr3tVx@//ora.example.net:1521/ORCLPDB1",
             "sqlldr userid=app/s3cr3tVx@(DESCRIPTION=(ADDRESS=(HOST=ora)(PORT=1521)))",
             "- https://conda.example.net/t/s3cr3tVx0a1b2c3d4e5f/main",
+            "- https://conda-user:pw0a1b2c3d@conda.example.net/t/s3cr3tVxVvzVMVbMwWYitniR/main",
             "key = K001s3cr3tVxAbCdEfGhIjKlMnOpQrS",
         ],
     );
@@ -5778,6 +5779,34 @@ fn samba_user_percent_oracle_ezconnect_conda_tokens_and_b2_keys() {
             "date +%Y-%m-%d -U",
             "url: https://example.net/t/docs/index.html",
             "path: ./lib/app/x@//y",
+        ],
+    );
+}
+
+/// red40 (batch 3): a SAS signature after an XML-escaped `&amp;`, the
+/// BIND tools' `-y ALG:NAME:SECRET`, Caddy's `dns PROVIDER TOKEN`, a
+/// K3s join token under a neutral name.
+#[test]
+fn escaped_sas_tsig_options_caddy_dns_tokens_and_k3s_tokens() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "<value>sv=2022-11-02&amp;ss=b&amp;sp=rl&amp;sig=s3cr3tVx%3D</value>",
+            "nsupdate -y hmac-sha256:ddns-key:s3cr3tVx= <<EOF",
+            "dig @ns1.example.net example.net AXFR -y xfr-key:s3cr3tVx==",
+            "  dns cloudflare s3cr3tVx0a1b2c3d4e5f6g7h",
+            "acme_dns digitalocean s3cr3tVx0a1b2c3d4e5f6g7h",
+            "K8S_NODE_JOIN=K1005cd33fedd5134394af0c088fc754be1818c9afad6d35a90942f331b77006c48::server:s3cr3tVx5af38213e6",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "dns cloudflare {env.CLOUDFLARE_API_TOKEN}",
+            "dns resolver 8.8.8.8",
+            "dig -y",
+            "<value>sv=2022-11-02&amp;ss=b&amp;sp=rl</value>",
         ],
     );
 }
