@@ -640,7 +640,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let here_string = Regex::new(
-            r#"((?:-password-stdin|\bterraform[ \t]+login\b|\bpasswd\b[^\n|;&]*--stdin|\bsudo\b[^\n|;&]*\s-[A-Za-z]*S)[^\n|;&]*?<<<[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
+            r#"((?:-password-stdin|\bterraform[ \t]+login\b|\bsmbpasswd\b|\bwrangler[ \t]+(?:pages[ \t]+)?secret[ \t]+put\b|\bvercel[ \t]+env[ \t]+add\b|\bop[ \t]+signin\b|\bgh[ \t]+secret[ \t]+set\b|\bpasswd\b[^\n|;&]*--stdin|\bsudo\b[^\n|;&]*\s-[A-Za-z]*S)[^\n|;&]*?<<<[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
         )
         .expect("static regex is valid");
         let gh_secret = Regex::new(

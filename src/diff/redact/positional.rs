@@ -476,6 +476,28 @@ fn positional_rules() -> &'static [Rule] {
                 r#"(?m)(?:^[ \t]*(?:acme_)?dns[ \t]+[a-z][a-z0-9_]*[ \t]+)(?P<v>[^\s{}]+)(?:[ \t]*\r?)$"#,
                 not_a_token,
             ),
+            // red40 (red-cli-credential-files): Maven's
+            // `settings-security.xml` master password (`{…}`, encrypted
+            // with a key Maven ships: as good as plain text), Kaggle's
+            // `kaggle.json` (`{"username": U, "key": X}`), and an AK/SK
+            // pair's `sk` (Huawei Cloud's and other Chinese clouds'
+            // `{"ak": A, "sk": X}`, `ak = A` / `sk = X`): `sk` alone is a
+            // language code, beside `ak` it is the secret key.
+            rule(
+                &["<master>"],
+                r#"(?:<master>)(?P<v>\{[^<\n]*\})(?:</master>)"#,
+                never,
+            ),
+            rule(
+                &["\"key\""],
+                r#"(?:\{[ \t\r\n]*"username"[ \t]*:[ \t]*"[^"\n]*"[ \t]*,[ \t\r\n]*"key"[ \t]*:[ \t]*")(?P<v>[^"\n]+)(?:"[ \t\r\n]*\})"#,
+                never,
+            ),
+            rule(
+                &["ak", "AK"],
+                r#"(?:(?:^|[\s{,])["']?(?i:ak)["']?[ \t]*[:=][ \t]*["']?[A-Za-z0-9_\-]+["']?[ \t]*(?:,[ \t\r\n]*|\r?\n[ \t]*)["']?(?i:sk)["']?[ \t]*[:=][ \t]*["']?)(?P<v>[^\s"',}]+)"#,
+                shell_variable,
+            ),
             // red40 (red-samba-user-percent-password): Samba's clients take
             // `-U [DOMAIN\\]USER%PASSWORD` (`net ads join -U
             // administrator%X`, `smbclient`, `rpcclient`, `smbcacls`,

@@ -5810,3 +5810,39 @@ fn escaped_sas_tsig_options_caddy_dns_tokens_and_k3s_tokens() {
         ],
     );
 }
+
+/// red40 (batch 4): CLI credential files and stdin (Maven's master
+/// password, `kaggle.json`, an AK/SK pair, a base64 Kerberos keytab),
+/// a value sent by a here-string into a secret store's CLI or
+/// `smbpasswd`.
+#[test]
+fn cli_credential_files_keytabs_and_here_strings() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "<settingsSecurity>\n  <master>{s3cr3tVxAbCdEf=}</master>\n</settingsSecurity>",
+            "{\"username\": \"acme-ml\", \"key\": \"s3cr3tVx0123456789abcdef\"}",
+            "{\"ak\": \"HPUAABCDEFGHIJKLMNOP\", \"sk\": \"s3cr3tVx\", \"region\": \"eu-west-101\"}",
+            "ak = HPUAABCDEFGHIJKLMNOP\nsk = s3cr3tVx",
+            "http.keytab: BQIAAABHAAEAC0VYQU1QTEUuTkVUAARIVFRQs3cr3tVxAbCdEfGh",
+            "wrangler secret put API_KEY <<< \"s3cr3tVx\"",
+            "smbpasswd -a svc <<< $'s3cr3tVx\\ns3cr3tVx'",
+            "op signin --raw <<< \"s3cr3tVx\"",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "sk: Slovenčina\nen: English",
+            "{\"username\": \"acme-ml\", \"email\": \"ml@example.net\"}",
+            "cat <<< \"hello\"",
+        ],
+    );
+    // 1Password's account secret key (gitleaks' `1password-secret-key`):
+    // capitals and digits, so the marker is a part of it.
+    let kit = "data:\n  kit.txt: |\n    emergency kit: A3-ABCDEF-Q7W8E9-GHIJK-LMNOP-QRSTU-VWXYZ\n";
+    for out in both_modes(&r, kit) {
+        assert!(!out.contains("Q7W8E9"), "{out}");
+    }
+}
