@@ -56,7 +56,8 @@ pub(super) fn bundler_host_key(key: &str) -> bool {
 pub(super) fn secret_word_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"(?i)pass|pwd|secret|token|key|credential|auth").expect("static regex is valid")
+        Regex::new(r"(?i)pass|pw|secret|token|key|credential|auth|psk")
+            .expect("static regex is valid")
     })
 }
 
@@ -99,9 +100,36 @@ pub(super) fn credential_header(name: &str) -> bool {
         "x-license-key",
         "x-query-key",
         "x-parse-master-key",
+        // red40: Artifactory's header without its `X-` (as curl examples
+        // write it).
+        "jfrog-art-api",
     ]
     .iter()
     .any(|h| name.eq_ignore_ascii_case(h))
+        || custom_key_header(name)
+}
+
+/// Issue 19 (red40, red-custom-key-headers): a custom header (`X-…`)
+/// whose last word is `key` or `auth`: the API-key headers services and
+/// gateways invent (`X-Partner-Key`, `X-Backend-Key`, `X-Internal-Key`,
+/// `X-Client-Key`, `X-Sentry-Auth`), of which the list above names the
+/// well-known ones. `X-Cache-Key` (a cache's key, not a credential)
+/// stays.
+fn custom_key_header(name: &str) -> bool {
+    let Some(rest) = name
+        .get(..2)
+        .filter(|p| p.eq_ignore_ascii_case("x-"))
+        .map(|_| &name[2..])
+    else {
+        return false;
+    };
+    let Some((head, last)) = rest.rsplit_once('-') else {
+        return false;
+    };
+    !head.is_empty()
+        && (last.eq_ignore_ascii_case("key") || last.eq_ignore_ascii_case("auth"))
+        && !head.eq_ignore_ascii_case("cache")
+        && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
 }
 
 /// A JAAS configuration's `user_NAME="X"` option (Kafka's
@@ -512,6 +540,42 @@ pub(super) fn abbreviated_and_signing_key_names(key: &str) -> bool {
 
 /// The words of a key: split at what is not a letter or digit and at a
 /// lower-case-to-capital step (`rememberMeKey`: `remember`, `Me`, `Key`).
+/// Issue 19 (red40, red-enrollment-hmac-and-sse-key-names): key names
+/// that hold a secret without a secret word the other rules read: a
+/// final `SK` in capitals after another word (the AK/SK pairs of Chinese
+/// clouds: Huawei's `HUAWEICLOUD_SDK_SK`, `OBS_SK`; a lower-case `sk`
+/// is a language code in translations), a final `hmac` after another word
+/// (`webhook-hmac`, Adyen's HMAC key) and `hmac` before a final `key`,
+/// enrolment keys (NetBird's `--setup-key`, `enrollment_key`), and S3's
+/// customer-provided encryption key (`--sse-c-key`, `SSECustomerKey`,
+/// `sse_customer_key`; its `…KeyMD5` is a digest and stays).
+pub(super) fn enrollment_hmac_and_sse_key_names(key: &str) -> bool {
+    let key = key.trim_matches(['"', '\'']);
+    if !key.ends_with(['K', 'y', 'Y', 'c', 'C']) {
+        return false;
+    }
+    if let Some(head) = key.strip_suffix("SK") {
+        return head.len() > 1 && head.ends_with(['_', '-', '.']);
+    }
+    let lower = key.to_ascii_lowercase();
+    if let Some(head) = lower.strip_suffix("hmac") {
+        return head.len() > 1 && head.ends_with(['_', '-', '.']);
+    }
+    let compact: String = lower
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    if compact.ends_with("sseckey") || compact.ends_with("ssecustomerkey") {
+        return true;
+    }
+    let words = key_words(key);
+    words.len() >= 2
+        && words[words.len() - 1].eq_ignore_ascii_case("key")
+        && ["hmac", "setup", "enrollment", "enrolment"]
+            .iter()
+            .any(|w| words[words.len() - 2].eq_ignore_ascii_case(w))
+}
+
 fn key_words(key: &str) -> Vec<&str> {
     key_word_spans(key).map(|(s, e)| &key[s..e]).collect()
 }

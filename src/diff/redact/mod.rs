@@ -640,7 +640,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let here_string = Regex::new(
-            r#"((?:-password-stdin|\bterraform[ \t]+login\b|\bpasswd\b[^\n|;&]*--stdin|\bsudo\b[^\n|;&]*\s-[A-Za-z]*S)[^\n|;&]*?<<<[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
+            r#"((?:-password-stdin|\bterraform[ \t]+login\b|\bsmbpasswd\b|\bwrangler[ \t]+(?:pages[ \t]+)?secret[ \t]+put\b|\bvercel[ \t]+env[ \t]+add\b|\bop[ \t]+signin\b|\bgh[ \t]+secret[ \t]+set\b|\bpasswd\b[^\n|;&]*--stdin|\bsudo\b[^\n|;&]*\s-[A-Za-z]*S)[^\n|;&]*?<<<[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s;|&]+)"#,
         )
         .expect("static regex is valid");
         let gh_secret = Regex::new(
@@ -648,7 +648,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let rocket = Regex::new(
-            r#"(^|[\s{,(\[])(:?["']?)([A-Za-z_][A-Za-z0-9_]*)(["']?[ \t]*=>[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}\)\(\[\n]+)"#,
+            r#"(^|[\s{,(\[])(:?["']?)([A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)(["']?[ \t]*=>[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,}\)\(\[\n]+)"#,
         )
         .expect("static regex is valid");
         let netrc = Regex::new(
@@ -694,7 +694,7 @@ impl Redactor {
             r#"(\b([A-Za-z_][A-Za-z0-9_]*)["'\]\)\}]*[ \t]*(?:\|\||\?\?|\?:|//)[ \t]*["'`])([^"'`\n]*)"#,
         )
         .expect("static regex is valid");
-        let query = Regex::new(r#"([?&#])([A-Za-z_][A-Za-z0-9_.\-]*)(=)([^&#\s"'<>]+)"#)
+        let query = Regex::new(r#"(&amp;|[?&#])([A-Za-z_][A-Za-z0-9_.\-]*)(=)([^&#\s"'<>]+)"#)
             .expect("static regex is valid");
         let curl_user = Regex::new(
             r#"(\b(?:(?:curl|wget)\b[^\n;|&]*?\s(?:(?:-u|-U)(?:=|[ \t]*)|(?:--user|--proxy-user)(?:=|[ \t]+))|https?[ \t]+(?:[^\n;|&]*?[ \t])?(?:-a|--auth)(?:=|[ \t]+))["']?(?:[^\s:"'-][^\s:"']*)?:)([^\s"']+)"#,
@@ -715,7 +715,7 @@ impl Redactor {
         )
         .expect("static regex is valid");
         let blank_pair = Regex::new(
-            r#"(?m)((?:^[ \t]*(?:#[ \t]*define[ \t]+)?|[{;][ \t]*)([A-Za-z_][A-Za-z0-9_]*(?i:pass|pwd|secret|token|key|credential|auth)[A-Za-z0-9_]*)[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"'{}()=:,;#<][^\s;{}]*)([ \t]*(?:[;}][^\n]*|#[^\n]*|//[^\n]*)?)$"#,
+            r#"(?m)((?:^[ \t]*(?:#[ \t]*define[ \t]+)?|[{;][ \t]*)([A-Za-z_][A-Za-z0-9_]*(?i:pass|pw|secret|token|key|credential|auth|psk)[A-Za-z0-9_]*)[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"'{}()=:,;#<][^\s;{}]*)([ \t]*(?:[;}][^\n]*|#[^\n]*|//[^\n]*)?)$"#,
         )
         .expect("static regex is valid");
         let cisco = Regex::new(
@@ -904,6 +904,7 @@ impl Redactor {
                     || keys::cipher_and_payment_key_names(key)
                     || keys::identity_service_key_names(key)
                     || keys::abbreviated_and_signing_key_names(key)
+                    || keys::enrollment_hmac_and_sse_key_names(key)
                     || keys::password_words_in_other_languages(key)
                     || package_manager_auth_key(key)))
             || keys::lookalike_skeleton(key).is_some_and(|k| self.key_matches(&k))

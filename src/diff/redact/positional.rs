@@ -282,7 +282,7 @@ fn positional_rules() -> &'static [Rule] {
             // elsewhere; unquoted, the word after the value is the URL).
             rule(
                 &["-header="],
-                r#"(?i)(?:--header=(?:['"](?:(?:proxy-)?authorization|cookie|private-token|x-honeycomb-team|x-jfrog-art-api|x-auth-key|ocp-apim-subscription-key|dd-application-key|x-insert-key|x-license-key|x-query-key|x-parse-master-key|[a-z0-9-]*(?:token|api-?key|secret|password)[a-z0-9-]*):[ \t]*(?:[a-z][a-z0-9._\-]*[ \t]+)?|(?:(?:proxy-)?authorization|cookie|private-token|x-honeycomb-team|x-jfrog-art-api|x-auth-key|ocp-apim-subscription-key|dd-application-key|x-insert-key|x-license-key|x-query-key|x-parse-master-key|[a-z0-9-]*(?:token|api-?key|secret|password)[a-z0-9-]*):[ \t]*(?:(?:bearer|basic|token|apikey)[ \t]+)?))(?P<v>[^\s'"]+)"#,
+                r#"(?i)(?:--header=(?:['"](?:(?:proxy-)?authorization|cookie|private-token|x-honeycomb-team|(?:x-)?jfrog-art-api|x-[a-z0-9-]+-(?:key|auth)|x-auth-key|ocp-apim-subscription-key|dd-application-key|x-insert-key|x-license-key|x-query-key|x-parse-master-key|[a-z0-9-]*(?:token|api-?key|secret|password)[a-z0-9-]*):[ \t]*(?:[a-z][a-z0-9._\-]*[ \t]+)?|(?:(?:proxy-)?authorization|cookie|private-token|x-honeycomb-team|(?:x-)?jfrog-art-api|x-[a-z0-9-]+-(?:key|auth)|x-auth-key|ocp-apim-subscription-key|dd-application-key|x-insert-key|x-license-key|x-query-key|x-parse-master-key|[a-z0-9-]*(?:token|api-?key|secret|password)[a-z0-9-]*):[ \t]*(?:(?:bearer|basic|token|apikey)[ \t]+)?))(?P<v>[^\s'"]+)"#,
                 never,
             ),
             // red36 (red-cipher-and-payment-key-names): Netdata's streaming
@@ -448,8 +448,96 @@ fn positional_rules() -> &'static [Rule] {
                 r#"(?m)(?:^[ \t]*|[{;][ \t]*)(?P<v>"[A-Za-z0-9_.+/=\-]{8,}"|'[A-Za-z0-9_.+/=\-]{8,}')(?:[ \t]+[^ \t\r\n;]+[ \t]*;)"#,
                 never,
             ),
+            // red40 (red-nginx-if-credential-comparisons): nginx's
+            // `if ($http_x_internal_key != "X")` (`=` too; `$arg_…`,
+            // `$cookie_…`): a request checked against a literal key,
+            // when the variable names a key, token, secret or password
+            // (a regex match, `~`, stays).
+            rule(
+                &["$http_", "$arg_", "$cookie_"],
+                r#"(?:\bif[ \t]*\([ \t]*\$(?:http|arg|cookie)_(?:[a-z0-9_]*_)?(?:key|apikey|token|secret|auth|authorization|password|passwd|pass)[ \t]*!?=[ \t]*)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s)]+)"#,
+                never,
+            ),
+            // red40 (red-tsig-key-options): the BIND tools' `-y
+            // [ALGORITHM:]NAME:SECRET` (`nsupdate`, `dig`, `kdig`,
+            // `knsupdate`, `host`), a TSIG key given on the command line.
+            rule(
+                &["-y"],
+                r#"(?:\b(?:nsupdate|knsupdate|dig|kdig|host)\b[^\n;|&]*?[ \t]-y[ \t]*["']?(?:hmac-[A-Za-z0-9]+:)?[^\s:"']+:)(?P<v>[^\s"']+)"#,
+                shell_variable,
+            ),
+            // red40 (red-caddy-dns-provider-token): Caddy's `dns PROVIDER
+            // TOKEN` (in a `tls` block, and the global `acme_dns`): the
+            // provider module's API token as its one argument; a
+            // placeholder (`{env.CF_API_TOKEN}`) stays, and so does a value
+            // that reads as a word or an address.
+            rule(
+                &["dns "],
+                r#"(?m)(?:^[ \t]*(?:acme_)?dns[ \t]+[a-z][a-z0-9_]*[ \t]+)(?P<v>[^\s{}]+)(?:[ \t]*\r?)$"#,
+                not_a_token,
+            ),
+            // red40 (red-cli-credential-files): Maven's
+            // `settings-security.xml` master password (`{…}`, encrypted
+            // with a key Maven ships: as good as plain text), Kaggle's
+            // `kaggle.json` (`{"username": U, "key": X}`), and an AK/SK
+            // pair's `sk` (Huawei Cloud's and other Chinese clouds'
+            // `{"ak": A, "sk": X}`, `ak = A` / `sk = X`): `sk` alone is a
+            // language code, beside `ak` it is the secret key.
+            rule(
+                &["<master>"],
+                r#"(?:<master>)(?P<v>\{[^<\n]*\})(?:</master>)"#,
+                never,
+            ),
+            rule(
+                &["\"key\""],
+                r#"(?:\{[ \t\r\n]*"username"[ \t]*:[ \t]*"[^"\n]*"[ \t]*,[ \t\r\n]*"key"[ \t]*:[ \t]*")(?P<v>[^"\n]+)(?:"[ \t\r\n]*\})"#,
+                never,
+            ),
+            rule(
+                &["ak", "AK"],
+                r#"(?:(?:^|[\s{,])["']?(?i:ak)["']?[ \t]*[:=][ \t]*["']?[A-Za-z0-9_\-]+["']?[ \t]*(?:,[ \t\r\n]*|\r?\n[ \t]*)["']?(?i:sk)["']?[ \t]*[:=][ \t]*["']?)(?P<v>[^\s"',}]+)"#,
+                shell_variable,
+            ),
+            // red40 (red-samba-user-percent-password): Samba's clients take
+            // `-U [DOMAIN\\]USER%PASSWORD` (`net ads join -U
+            // administrator%X`, `smbclient`, `rpcclient`, `smbcacls`,
+            // `samba-tool`), `--user=` too.
+            rule(
+                &["-U", "--user"],
+                r#"(?:[ \t](?:-U[ \t]*|--user[= \t])["']?[^\s%"'\\/]+(?:[\\/]+[^\s%"'\\/]+)?%)(?P<v>[^\s"']+)"#,
+                shell_variable,
+            ),
+            // red40 (red-oracle-ezconnect-password): an Oracle connect
+            // string `USER/PASSWORD@//HOST:PORT/SERVICE` (EZConnect) or
+            // `USER/PASSWORD@(DESCRIPTION=…)`, whatever reads it (a
+            // variable, sqlldr, expdp; sqlplus and rman were read).
+            rule(
+                &["@//", "@(DESCRIPTION", "@(description"],
+                r#"(?:(?:^|[\s"'=(,:\[])[A-Za-z][A-Za-z0-9_$#]*/)(?P<v>[^\s/@"']+)@(?://|\()"#,
+                shell_variable,
+            ),
+            // red40 (red-token-in-url-path): a channel URL of a private
+            // conda server, `https://HOST/t/TOKEN/CHANNEL` (anaconda.org,
+            // Anaconda Server): the path's `t` segment carries the token.
+            rule(
+                &["/t/"],
+                r#"(?:://(?:<redacted[^>\n]*>|[^\s"'])*?/t/)(?P<v>[A-Za-z0-9_\-]{12,})(?:/|\s|$|["'])"#,
+                not_token_like,
+            ),
         ]
     })
+}
+
+/// A `/t/` segment that reads as a word, not a token: shorter than 20
+/// characters and no run of letters and digits mixed.
+fn not_token_like(v: &str) -> bool {
+    v.len() < 20 && !super::shapes::token_like(v)
+}
+
+/// A value that does not read as a token: shorter than 20 characters
+/// or no run of letters and digits mixed (an address, a word).
+fn not_a_token(v: &str) -> bool {
+    v.len() < 20 || !super::shapes::token_like(v)
 }
 
 /// A value that is a variable of a shell or of PowerShell (`$pw`,

@@ -727,6 +727,10 @@ impl Redactor {
             "community",
             "neighbor",
             "ospf",
+            // red40: the LDAP clients' `BINDPW` in capitals (pam_ldap's
+            // and nss_ldap's `ldap.conf` read either case).
+            "BINDPW",
+            "ROOTPW",
         ]
         .iter()
         .any(|d| out.contains(d))

@@ -192,7 +192,42 @@ pub(super) fn mask_url_passwords(text: &str, with: &str) -> String {
             format!("{}{with}{}", &c[1], &c[3])
         });
     }
+    if out.contains("://") && out.contains('@') {
+        replace_in(&mut out, token_userinfo_re(), |c: &regex::Captures| {
+            if token_like(&c[2]) {
+                format!("{}{with}{}", &c[1], &c[3])
+            } else {
+                c[0].to_string()
+            }
+        });
+    }
     out
+}
+
+/// Issue 19 (red40, red-token-only-userinfo): a URL whose userinfo is a
+/// token and no password, the form NATS (`nats://TOKEN@host`), Sentry
+/// DSNs (`https://KEY@o1.ingest.sentry.io/1`) and Uptrace DSNs document
+/// for token authentication (GitHub's is [`Redactor`](super::Redactor)'s
+/// `github_userinfo`, whatever the user). Group 2, read by [`token_like`]
+/// so that user names (`git@`, `ci-bot@`, `svc-deployment-user-01@`)
+/// stay.
+fn token_userinfo_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://)([A-Za-z0-9_\-.~]{16,})(@[A-Za-z0-9\[])")
+            .expect("static regex is valid")
+    })
+}
+
+/// Whether a URL's userinfo reads as a token, not a user's name: a run
+/// of 12 or more letters and digits (a UUID's last group is 12) holding
+/// both.
+pub(super) fn token_like(s: &str) -> bool {
+    s.split(|c: char| !c.is_ascii_alphanumeric()).any(|run| {
+        run.len() >= 12
+            && run.bytes().any(|b| b.is_ascii_digit())
+            && run.bytes().any(|b| b.is_ascii_alphabetic())
+    })
 }
 
 /// Both sides with URL passwords hidden; the placeholders say whether the
@@ -201,6 +236,12 @@ pub(super) fn url_passwords_pair(old: &str, new: &str) -> (String, String) {
     let passwords = |t: &str| -> Vec<String> {
         url_password_res(t)
             .flat_map(|re| re.captures_iter(t).map(|c| c[2].to_string()))
+            .chain(
+                token_userinfo_re()
+                    .captures_iter(t)
+                    .map(|c| c[2].to_string())
+                    .filter(|u| token_like(u)),
+            )
             .collect()
     };
     let (po, pn) = (passwords(old), passwords(new));
@@ -277,7 +318,7 @@ pub(super) fn xml_value_child_re() -> &'static Regex {
 /// Mailchimp's key (no literal prefix) is [`MAILCHIMP_API_KEY`]. A distinctive prefix is
 /// followed by a shorter minimum than the vendor's length (each counted
 /// character is a state the regex compiles at start-up).
-pub(super) const VENDOR_TOKEN_PREFIXES: &str = r"\b(?:AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}|SK[0-9a-fA-F]{32}\b|NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_\-]{32}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|ATATT3[A-Za-z0-9_\-=]{100,}|lin_(?:api|oauth)_[A-Za-z0-9]{40,64}|(?:hf|api_org)_[A-Za-z]{34}\b|key-[a-f0-9]{32}\b|gl(?:c|sa)_[A-Za-z0-9+/]{32,400}(?:_[A-Fa-f0-9]{8})?={0,2}|sntry[su]_[A-Za-z0-9+/=_\-]{40,}|PMAK-[A-Fa-f0-9]{24}-[A-Fa-f0-9]{34}|pul-[a-f0-9]{40}|HRKU-[A-Za-z0-9_\-]{30,}|(?:FlyV1 )?(?:fo1_[A-Za-z0-9_\-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,}={0,3}|fm2_[A-Za-z0-9+/]{100,}={0,3})|sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,}|sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}|sq0(?:csp|atp)-[A-Za-z0-9_\-]{22,43}|EAAA[A-Za-z0-9_\-]{60}\b|whsec_[A-Za-z0-9+/=]{32,}|access_token\$production\$[0-9a-z]{16}\$[0-9a-f]{32}|sdk-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|bkua_[a-f0-9]{40}|CCIP(?:AT|RJ)_[A-Za-z0-9]{22}_[a-f0-9]{40}|dckr_(?:pat|oat)_[A-Za-z0-9_\-]{27,}|dapi[a-f0-9]{32}(?:-[0-9])?\b|fig[dop]_[A-Za-z0-9_\-]{40,}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43}\b|oy2[a-z0-9]{43}\b|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|v1\.0-[a-f0-9]{24}-[a-f0-9]{146}|rubygems_[a-f0-9]{48}|CFPAT-[A-Za-z0-9_\-]{43}|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9=_.\-]{32,64}|nfp_[A-Za-z0-9]{36,}|rnd_[A-Za-z0-9]{32}\b|re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}\b|r8_[A-Za-z0-9]{37}\b|gsk_[A-Za-z0-9]{52}\b|pplx-[A-Za-z0-9]{48}\b|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}|st\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[0-9a-f]{32}\.[0-9a-f]{32}|API-[A-Z0-9]{26}\b|ya29\.[A-Za-z0-9_\-]{30,}|1//0[A-Za-z0-9_\-]{40,}|sl\.(?:u\.)?[A-Za-z0-9_\-=]{130,}|sq[apu]_[a-f0-9]{40}\b|GR1348941[A-Za-z0-9_\-]{20}|GOCSPX-[A-Za-z0-9_\-]{28}|cmVmdGtu[A-Za-z0-9]{56}|AKCp[A-Za-z0-9]{69}\b|AQ[A-D][A-Za-z0-9+/]{35}==|dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}|x(?:keysib|smtpsib)-[a-f0-9]{24,}-[A-Za-z0-9]{8,}|ATBB[A-Za-z0-9_=.\-]{32}|ATCTT3xFfGN0[A-Za-z0-9_=\-]{24,}|ops_eyJ[A-Za-z0-9+/=]{24,}|napi_[a-z0-9]{32,}|tfp_[A-Za-z0-9_.=\-]{32,}|pnu_[A-Za-z0-9]{36}\b|sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}\b|hc[ax]i[ck]_[A-Za-z0-9]{20,}|aio_[A-Za-z0-9]{28}\b|EZ[AT]K[A-Za-z0-9]{54}\b|FLWSECK(?:_TEST)?-[a-fA-F0-9]{32}-X|shippo_(?:live|test)_[a-f0-9]{24,}|duffel_(?:live|test)_[A-Za-z0-9_=\-]{24,}|rdme_[A-Za-z0-9]{32,}|y0_[A-Za-z0-9_\-]{40,}|CLOJARS_[a-z0-9]{32,}|(?:pat|sat)\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}\b|tk-us-[A-Za-z0-9_\-]{32,}|ico-[A-Za-z0-9]{32}\b|cio[A-Za-z0-9]{32}\b|sk-or-v1-[a-f0-9]{32,}|sk-[a-f0-9]{32}\b|AAAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{48,}|EAA[A-Z][A-Za-z0-9]{100,}|maker\.ifttt\.com/(?:trigger/[A-Za-z0-9_.\-]+/(?:json/)?with/key|use)/[A-Za-z0-9_\-]{16,})";
+pub(super) const VENDOR_TOKEN_PREFIXES: &str = r"\b(?:AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}|SK[0-9a-fA-F]{32}\b|NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_\-]{32}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|ATATT3[A-Za-z0-9_\-=]{100,}|lin_(?:api|oauth)_[A-Za-z0-9]{40,64}|(?:hf|api_org)_[A-Za-z]{34}\b|key-[a-f0-9]{32}\b|gl(?:c|sa)_[A-Za-z0-9+/]{32,400}(?:_[A-Fa-f0-9]{8})?={0,2}|sntry[su]_[A-Za-z0-9+/=_\-]{40,}|PMAK-[A-Fa-f0-9]{24}-[A-Fa-f0-9]{34}|pul-[a-f0-9]{40}|HRKU-[A-Za-z0-9_\-]{30,}|(?:FlyV1 )?(?:fo1_[A-Za-z0-9_\-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,}={0,3}|fm2_[A-Za-z0-9+/]{100,}={0,3})|sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,}|sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}|sq0(?:csp|atp)-[A-Za-z0-9_\-]{22,43}|EAAA[A-Za-z0-9_\-]{60}\b|whsec_[A-Za-z0-9+/=]{32,}|access_token\$production\$[0-9a-z]{16}\$[0-9a-f]{32}|sdk-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|bkua_[a-f0-9]{40}|CCIP(?:AT|RJ)_[A-Za-z0-9]{22}_[a-f0-9]{40}|dckr_(?:pat|oat)_[A-Za-z0-9_\-]{27,}|dapi[a-f0-9]{32}(?:-[0-9])?\b|fig[dop]_[A-Za-z0-9_\-]{40,}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43}\b|oy2[a-z0-9]{43}\b|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|v1\.0-[a-f0-9]{24}-[a-f0-9]{146}|rubygems_[a-f0-9]{48}|CFPAT-[A-Za-z0-9_\-]{43}|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9=_.\-]{32,64}|nfp_[A-Za-z0-9]{36,}|rnd_[A-Za-z0-9]{32}\b|re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}\b|r8_[A-Za-z0-9]{37}\b|gsk_[A-Za-z0-9]{52}\b|pplx-[A-Za-z0-9]{48}\b|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}|st\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[0-9a-f]{32}\.[0-9a-f]{32}|API-[A-Z0-9]{26}\b|ya29\.[A-Za-z0-9_\-]{30,}|1//0[A-Za-z0-9_\-]{40,}|sl\.(?:u\.)?[A-Za-z0-9_\-=]{130,}|sq[apu]_[a-f0-9]{40}\b|GR1348941[A-Za-z0-9_\-]{20}|GOCSPX-[A-Za-z0-9_\-]{28}|cmVmdGtu[A-Za-z0-9]{56}|AKCp[A-Za-z0-9]{69}\b|AQ[A-D][A-Za-z0-9+/]{35}==|dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}|x(?:keysib|smtpsib)-[a-f0-9]{24,}-[A-Za-z0-9]{8,}|ATBB[A-Za-z0-9_=.\-]{32}|ATCTT3xFfGN0[A-Za-z0-9_=\-]{24,}|ops_eyJ[A-Za-z0-9+/=]{24,}|napi_[a-z0-9]{32,}|tfp_[A-Za-z0-9_.=\-]{32,}|pnu_[A-Za-z0-9]{36}\b|sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}\b|hc[ax]i[ck]_[A-Za-z0-9]{20,}|aio_[A-Za-z0-9]{28}\b|EZ[AT]K[A-Za-z0-9]{54}\b|FLWSECK(?:_TEST)?-[a-fA-F0-9]{32}-X|shippo_(?:live|test)_[a-f0-9]{24,}|duffel_(?:live|test)_[A-Za-z0-9_=\-]{24,}|rdme_[A-Za-z0-9]{32,}|y0_[A-Za-z0-9_\-]{40,}|CLOJARS_[a-z0-9]{32,}|(?:pat|sat)\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}\b|tk-us-[A-Za-z0-9_\-]{32,}|ico-[A-Za-z0-9]{32}\b|cio[A-Za-z0-9]{32}\b|sk-or-v1-[a-f0-9]{32,}|sk-[a-f0-9]{32}\b|AAAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{48,}|EAA[A-Z][A-Za-z0-9]{100,}|K00[0-9][A-Za-z0-9+/]{27}\b|A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b|K10[a-f0-9]{64}::[A-Za-z0-9_.\-]+:[A-Za-z0-9_.\-]+|maker\.ifttt\.com/(?:trigger/[A-Za-z0-9_.\-]+/(?:json/)?with/key|use)/[A-Za-z0-9_\-]{16,})";
 
 /// The token shapes of [`VENDOR_TOKEN_PREFIXES`] whose literal is inside
 /// (a Telegram bot token `ID:AA…`, a Terraform Cloud token
@@ -303,7 +344,7 @@ pub(super) const MAILCHIMP_API_KEY: &str = r"\b[0-9a-f]{32}-us[0-9]{1,2}\b";
 /// to the version and algorithm bytes, so certificates, CSRs and public
 /// keys (`MIIC…CCA…`, `MIIBIjAN…`) do not match; with the lines that
 /// carry the token on when `base64` wrapped it.
-pub(super) const DER_PRIVATE_KEYS_AND_KEYSTORES: &str = r"(?m)(?:\bMII[A-Za-z0-9+/]{2}[AQgw]IB(?:ADAN|AAKC|AzCC)|\bMII[A-Za-z0-9+/]{5}BgkqhkiG9w0BBQ0w|\bMI[GH][A-Za-z0-9+/]AgEAMB[AM]GByqGSM49|\bMHcCAQEEI|\bMIGkAgEBBD|\bMC4CAQAwBQYDK2Vw|/u3\+7QAAAA|\bzs7OzgAAAA)[A-Za-z0-9+/]*={0,2}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/]+={0,2}[ \t]*\r?$)*";
+pub(super) const DER_PRIVATE_KEYS_AND_KEYSTORES: &str = r"(?m)(?:\bMII[A-Za-z0-9+/]{2}[AQgw]IB(?:ADAN|AAKC|AzCC)|\bMII[A-Za-z0-9+/]{5}BgkqhkiG9w0BBQ0w|\bMI[GH][A-Za-z0-9+/]AgEAMB[AM]GByqGSM49|\bMHcCAQEEI|\bMIGkAgEBBD|\bMC4CAQAwBQYDK2Vw|/u3\+7QAAAA|\bzs7OzgAAAA|\bBQIAAA[A-Za-z0-9+/]{20})[A-Za-z0-9+/]*={0,2}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/]+={0,2}[ \t]*\r?$)*";
 
 /// The needles of [`hide_shape_rules`]' functions, at the start of
 /// [`shape_rules`]' set: Composer's OAuth maps, Helm's pairs, an INSERT.

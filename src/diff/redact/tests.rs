@@ -5642,3 +5642,207 @@ fn user_password_under_basic_names() {
         ],
     );
 }
+
+/// red40 (red-token-only-userinfo): a token as a URL's only userinfo,
+/// whatever the host (NATS, Sentry and Uptrace DSNs); user names stay.
+#[test]
+fn token_only_userinfo_in_any_url() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "NATS_URL=nats://s3cr3tVx0a1b2c3d4e5f6@nats.messaging.svc:4222",
+            "dsn: https://5e9ad10bs3cr3tVx46f34770d9862a39c0@o450000.ingest.sentry.io/5500000",
+            "uptrace-dsn: https://o3KszU68s3cr3tVx4XrSUWjgb5E7@api.uptrace.dev?grpc=4317",
+            "url: \"nats://0f1e2d3c-4b5a-6978-8a9b-s3cr3tVx2e3f@nats:4222\"",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "repo: ssh://git@gitlab.example.net:2222/acme/app.git",
+            "url: https://ci-bot@gitlab.example.net/acme/app.git",
+            "url: ssh://svc-deployment-user-01@bastion.example.net",
+            "url: sftp://first.last.name@files.example.net/upload",
+        ],
+    );
+}
+
+/// red40 (red-custom-key-headers): a custom `X-…-Key` or `X-…-Auth`
+/// header, as a `{key, value}` pair, a header line in a quoted string,
+/// `curl -H`, headers-more's `more_set_headers`, and Artifactory's
+/// header without its `X-`; nginx's `if ($http_…_key != "X")`.
+#[test]
+fn custom_key_headers_and_nginx_if_comparisons() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "- header: {key: x-partner-key, value: \"s3cr3tVx\"}",
+            "more_set_headers \"X-Backend-Key: s3cr3tVx\";",
+            "curl -H \"JFrog-Art-Api: s3cr3tVx\" https://acme.jfrog.io/artifactory/api/repositories",
+            "curl -H 'X-Internal-Auth: s3cr3tVx' https://api.example.net",
+            "if ($http_x_internal_key != \"s3cr3tVx\") { return 403; }",
+            "if ($arg_token = s3cr3tVx) { set $ok 1; }",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "- header: {key: x-cache-key, value: \"$scheme$host\"}",
+            "more_set_headers \"X-Frame-Options: DENY\";",
+            "if ($http_x_forwarded_proto != \"https\") { return 301; }",
+            "if ($http_user_agent ~ \"curl\") { return 403; }",
+        ],
+    );
+}
+
+/// red40 (red-enrollment-hmac-and-sse-key-names): `_SK` after a word in
+/// capitals, a final `hmac` after a word, enrolment keys and S3's
+/// customer-provided key; `sk` (Slovak), `hmac: sha256`'s plain key and
+/// the key's MD5 stay.
+#[test]
+fn enrollment_hmac_and_sse_key_names() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "HUAWEICLOUD_SDK_SK=s3cr3tVx",
+            "OBS_SK: s3cr3tVx",
+            "webhook-hmac = \"s3cr3tVx\"",
+            "ADYEN_HMAC: s3cr3tVx",
+            "hmacKey: s3cr3tVx",
+            "args: [up, --setup-key, s3cr3tVx, --management-url, https://nb.example.net]",
+            "enrollment_key: s3cr3tVx",
+            "aws s3 cp ./dist s3://bucket --sse-c-key s3cr3tVx",
+            "SSECustomerKey: s3cr3tVx",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "sk: Slovenčina",
+            "hmac: sha256",
+            "SSECustomerKeyMD5: visible",
+            "TASK: visible-value",
+        ],
+    );
+}
+
+/// red40 (red-blank-directives-psk-and-capital-bindpw): Mosquitto's
+/// `bridge_psk X` (a key of two words and its value apart by a blank),
+/// an LDAP client's `BINDPW X` in capitals; a PHP array key with `-`
+/// (`'secret-access-key' => 'X'`).
+#[test]
+fn psk_directives_capital_bindpw_and_dashed_php_keys() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "bridge_psk s3cr3tVx",
+            "BINDPW s3cr3tVx",
+            "ROOTPW s3cr3tVx",
+            "define('S3', serialize(array('provider' => 'aws', 'secret-access-key' => 's3cr3tVx')));",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "bridge_identity edge-01",
+            "$a = array('region-name' => 'eu-west-1');",
+        ],
+    );
+}
+
+/// red40: Samba's `-U USER%PASSWORD`, an Oracle EZConnect string, a
+/// private conda channel's `/t/TOKEN/`, a Backblaze application key.
+#[test]
+fn samba_user_percent_oracle_ezconnect_conda_tokens_and_b2_keys() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "net ads join -U administrator%s3cr3tVx",
+            "rpcclient -U 'ACME\\svc%s3cr3tVx' dc01",
+            "smbclient //fs01/share --user=svc%s3cr3tVx -c ls",
+            "ORACLE_CONN=app/s3cr3tVx@//ora.example.net:1521/ORCLPDB1",
+            "sqlldr userid=app/s3cr3tVx@(DESCRIPTION=(ADDRESS=(HOST=ora)(PORT=1521)))",
+            "- https://conda.example.net/t/s3cr3tVx0a1b2c3d4e5f/main",
+            "- https://conda-user:pw0a1b2c3d@conda.example.net/t/s3cr3tVxVvzVMVbMwWYitniR/main",
+            "key = K001s3cr3tVxAbCdEfGhIjKlMnOpQrS",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "smbclient //fs01/share -U svc -c ls",
+            "date +%Y-%m-%d -U",
+            "url: https://example.net/t/docs/index.html",
+            "path: ./lib/app/x@//y",
+        ],
+    );
+}
+
+/// red40 (batch 3): a SAS signature after an XML-escaped `&amp;`, the
+/// BIND tools' `-y ALG:NAME:SECRET`, Caddy's `dns PROVIDER TOKEN`, a
+/// K3s join token under a neutral name.
+#[test]
+fn escaped_sas_tsig_options_caddy_dns_tokens_and_k3s_tokens() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "<value>sv=2022-11-02&amp;ss=b&amp;sp=rl&amp;sig=s3cr3tVx%3D</value>",
+            "nsupdate -y hmac-sha256:ddns-key:s3cr3tVx= <<EOF",
+            "dig @ns1.example.net example.net AXFR -y xfr-key:s3cr3tVx==",
+            "  dns cloudflare s3cr3tVx0a1b2c3d4e5f6g7h",
+            "acme_dns digitalocean s3cr3tVx0a1b2c3d4e5f6g7h",
+            "K8S_NODE_JOIN=K1005cd33fedd5134394af0c088fc754be1818c9afad6d35a90942f331b77006c48::server:s3cr3tVx5af38213e6",
+        ],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "dns cloudflare {env.CLOUDFLARE_API_TOKEN}",
+            "dns resolver 8.8.8.8",
+            "dig -y",
+            "<value>sv=2022-11-02&amp;ss=b&amp;sp=rl</value>",
+        ],
+    );
+}
+
+/// red40 (batch 4): CLI credential files and stdin (Maven's master
+/// password, `kaggle.json`, an AK/SK pair, a base64 Kerberos keytab),
+/// a value sent by a here-string into a secret store's CLI or
+/// `smbpasswd`.
+#[test]
+fn cli_credential_files_keytabs_and_here_strings() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "<settingsSecurity>\n  <master>{s3cr3tVxAbCdEf=}</master>\n</settingsSecurity>",
+            "{\"username\": \"acme-ml\", \"key\": \"s3cr3tVx0123456789abcdef\"}",
+            "{\"ak\": \"HPUAABCDEFGHIJKLMNOP\", \"sk\": \"s3cr3tVx\", \"region\": \"eu-west-101\"}",
+            "ak = HPUAABCDEFGHIJKLMNOP\nsk = s3cr3tVx",
+            "http.keytab: BQIAAABHAAEAC0VYQU1QTEUuTkVUAARIVFRQs3cr3tVxAbCdEfGh",
+            "wrangler secret put API_KEY <<< \"s3cr3tVx\"",
+            "smbpasswd -a svc <<< $'s3cr3tVx\\ns3cr3tVx'",
+            "op signin --raw <<< \"s3cr3tVx\"",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "sk: Slovenčina\nen: English",
+            "{\"username\": \"acme-ml\", \"email\": \"ml@example.net\"}",
+            "cat <<< \"hello\"",
+        ],
+    );
+    // 1Password's account secret key (gitleaks' `1password-secret-key`):
+    // capitals and digits, so the marker is a part of it.
+    let kit = "data:\n  kit.txt: |\n    emergency kit: A3-ABCDEF-Q7W8E9-GHIJK-LMNOP-QRSTU-VWXYZ\n";
+    for out in both_modes(&r, kit) {
+        assert!(!out.contains("Q7W8E9"), "{out}");
+    }
+}
