@@ -1325,6 +1325,12 @@ fn hex(b: &[u8]) -> String {
 mod tests {
     use super::*;
 
+    /// `$KAPITAN_HELM_PATH` is the process's: the test that sets it holds
+    /// this for writing, and every test fingerprinting a helm entry holds it
+    /// for reading (a relative value set by one made another's helm target
+    /// fail to fingerprint, now and then, in a full run).
+    static HELM_ENV: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
     #[test]
     fn import_patterns() {
         let t = r#"local a = import 'a.libsonnet'; local b = importstr "b.txt"; x"#;
@@ -1469,6 +1475,7 @@ mod tests {
     /// nothing outside: the target is compiled (and its compile refuses).
     #[test]
     fn confined_fingerprints_read_nothing_outside_the_tree() {
+        let _env = HELM_ENV.read().unwrap_or_else(|e| e.into_inner());
         let d = tempfile::tempdir().unwrap();
         let root = d.path().join("repo");
         let outside = d.path().join("outside");
@@ -1557,6 +1564,7 @@ mod tests {
     /// `fileglob`, Python filters and a repository's own kapitan.libjsonnet.
     #[test]
     fn fingerprints_cover_named_files_and_refuse_what_they_cannot_follow() {
+        let _env = HELM_ENV.write().unwrap_or_else(|e| e.into_inner());
         let d = tempfile::tempdir().unwrap();
         let root = d.path();
         let entry = |t: &str, input: &str, path: &str| {
@@ -1919,6 +1927,7 @@ mod tests {
     /// names (`file://../lib`), which the chart directory does not hold.
     #[test]
     fn a_helm_dependency_update_is_always_compiled() {
+        let _env = HELM_ENV.read().unwrap_or_else(|e| e.into_inner());
         let d = tempfile::tempdir().unwrap();
         let root = d.path();
         write(
@@ -1950,6 +1959,7 @@ mod tests {
     /// `kube_ca_file` names a file.
     #[test]
     fn helm_flags_reading_directories_are_always_compiled() {
+        let _env = HELM_ENV.read().unwrap_or_else(|e| e.into_inner());
         let d = tempfile::tempdir().unwrap();
         let root = d.path();
         write(root, "charts/c/Chart.yaml", "name: c\n");
@@ -1987,6 +1997,7 @@ mod tests {
     /// target "unchanged". Such entries have no fingerprint.
     #[test]
     fn a_helm_post_renderer_or_wrapper_script_is_always_compiled() {
+        let _env = HELM_ENV.read().unwrap_or_else(|e| e.into_inner());
         let d = tempfile::tempdir().unwrap();
         let root = d.path();
         write(root, "charts/c/Chart.yaml", "name: c\n");
@@ -2222,6 +2233,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_fifo_is_not_read() {
+        let _env = HELM_ENV.read().unwrap_or_else(|e| e.into_inner());
         let d = tempfile::tempdir().unwrap();
         let root = d.path();
         write(
