@@ -688,6 +688,20 @@ pub fn transit_write(
 mod tests {
     use super::*;
 
+    /// A kv-v2 token login to a test server on 127.0.0.1.
+    fn local_kv2(port: u16) -> VaultParams {
+        VaultParams {
+            addr: format!("http://127.0.0.1:{port}"),
+            auth: "token".into(),
+            engine: "kv-v2".into(),
+            mount: "secret".into(),
+            namespace: None,
+            skip_verify: false,
+            cacert: None,
+            crypto_key: None,
+        }
+    }
+
     /// Probe 27 (vault-chunk-size-overflow-panics): a chunk size of
     /// `ffffffffffffffff` overflowed `i + 2 + size` and panicked (a slice
     /// out of order in a release build): a Vault server could end the run.
@@ -763,16 +777,7 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(100));
             }
         });
-        let p = VaultParams {
-            addr: format!("http://127.0.0.1:{port}"),
-            auth: "token".into(),
-            engine: "kv-v2".into(),
-            mount: "secret".into(),
-            namespace: None,
-            skip_verify: false,
-            cacert: None,
-            crypto_key: None,
-        };
+        let p = local_kv2(port);
         let e = request_within(
             &p,
             "GET",
@@ -809,16 +814,7 @@ mod tests {
             let _ = s.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
             String::from_utf8_lossy(&got).into_owned()
         });
-        let mut p = VaultParams {
-            addr: format!("http://127.0.0.1:{port}"),
-            auth: "token".into(),
-            engine: "kv-v2".into(),
-            mount: "secret".into(),
-            namespace: None,
-            skip_verify: false,
-            cacert: None,
-            crypto_key: None,
-        };
+        let mut p = local_kv2(port);
         let (status, _) = request(
             &p,
             "GET",
