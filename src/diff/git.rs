@@ -146,6 +146,32 @@ struct File {
 /// into `dest`, keeping their paths relative to `subpath`. Returns how many
 /// files were written; a `subpath` missing at that revision gives none.
 pub fn extract(repo: &Path, rev: &str, subpath: &str, dest: &Path) -> Result<usize, DiffError> {
+    extract_like(repo, rev, subpath, dest, None).map(|t| t.files.len())
+}
+
+/// The regular files [`extract_like`] wrote: where, and which blob each
+/// one holds.
+#[derive(Debug, Default)]
+pub struct Extracted {
+    root: PathBuf,
+    files: std::collections::HashMap<String, (ObjectId, EntryKind)>,
+}
+
+/// [`extract`], and where `like` (another revision's tree, extracted
+/// before) holds the same blob at the same path with the same mode, the
+/// file is a hard link to that one instead of a new file: a pull request's
+/// two revisions share nearly all their files, and creating a file costs
+/// ~50 times what linking one does on a disk that many scratch trees have
+/// been deleted from (1,400 files: 1.7–2.4 s against 0.04 s). Nothing
+/// writes into a revision's tree after it is extracted (its compile writes
+/// beside it); a link that fails is a file written as before.
+pub fn extract_like(
+    repo: &Path,
+    rev: &str,
+    subpath: &str,
+    dest: &Path,
+    like: Option<&Extracted>,
+) -> Result<Extracted, DiffError> {
     let r = open(repo, rev)?;
     let commit = commit_id(&r, repo, rev)?;
     let obj_err = |what: String, e: &dyn std::error::Error| {
@@ -216,8 +242,11 @@ pub fn extract(repo: &Path, rev: &str, subpath: &str, dest: &Path) -> Result<usi
     // could go through it. The walk lists a directory's files together, so
     // its directories are made once, not once per file.
     let mut made: Option<PathBuf> = None;
+    let mut written = Extracted {
+        root: dest.to_path_buf(),
+        files: Default::default(),
+    };
     for f in files.iter().filter(|f| f.kind != EntryKind::Link) {
-        let data = blob(&r, f, rev)?;
         let target = dest.join(&f.rel);
         if let Some(parent) = target.parent() {
             if made.as_deref() != Some(parent) {
@@ -225,8 +254,14 @@ pub fn extract(repo: &Path, rev: &str, subpath: &str, dest: &Path) -> Result<usi
                 made = Some(parent.to_path_buf());
             }
         }
-        write_new(&target, &data, f.kind == EntryKind::BlobExecutable)
-            .map_err(|e| io_err(&target, e))?;
+        let same = like.filter(|l| l.files.get(&f.rel) == Some(&(f.id, f.kind)));
+        let linked = same.is_some_and(|l| std::fs::hard_link(l.root.join(&f.rel), &target).is_ok());
+        if !linked {
+            let data = blob(&r, f, rev)?;
+            write_new(&target, &data, f.kind == EntryKind::BlobExecutable)
+                .map_err(|e| io_err(&target, e))?;
+        }
+        written.files.insert(f.rel.clone(), (f.id, f.kind));
     }
     for f in files.iter().filter(|f| f.kind == EntryKind::Link) {
         let data = blob(&r, f, rev)?;
@@ -236,7 +271,7 @@ pub fn extract(repo: &Path, rev: &str, subpath: &str, dest: &Path) -> Result<usi
         }
         write_symlink(&data, &f.rel, &target)?;
     }
-    Ok(files.len())
+    Ok(written)
 }
 
 /// The entries of a tree: kind, name, object.
@@ -503,7 +538,8 @@ fn io_err(path: &Path, e: std::io::Error) -> DiffError {
 
 #[cfg(test)]
 mod tests {
-    use super::{extract, stays_inside};
+    use super::{extract, extract_like, stays_inside};
+    use std::path::PathBuf;
     use std::process::Command;
 
     fn git(dir: &std::path::Path, args: &[&str], input: &str) -> String {
@@ -555,6 +591,44 @@ mod tests {
         assert!(err.contains("`d` twice in dir"), "{err}");
         assert!(!err.contains("File exists"), "{err}");
         assert!(!dest.join("a").exists(), "nothing is written");
+    }
+
+    #[test]
+    fn a_second_revision_links_the_files_the_first_holds_alike() {
+        use std::os::unix::fs::MetadataExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        git(&repo, &["init", "-q"], "");
+        let same = git(&repo, &["hash-object", "-w", "--stdin"], "same\n");
+        let old = git(&repo, &["hash-object", "-w", "--stdin"], "old\n");
+        let new = git(&repo, &["hash-object", "-w", "--stdin"], "new\n");
+        let commit = |entries: String| {
+            let top = git(&repo, &["mktree"], &entries);
+            git(&repo, &["commit-tree", &top, "-m", "c"], "")
+        };
+        let head = commit(format!(
+            "100644 blob {same}\ts\n100644 blob {new}\tc\n100755 blob {same}\tx\n"
+        ));
+        // `x` holds the same blob, but not executable: a file of its own.
+        let base = commit(format!(
+            "100644 blob {same}\ts\n100644 blob {old}\tc\n100644 blob {same}\tx\n"
+        ));
+        let (h, b) = (tmp.path().join("head"), tmp.path().join("base"));
+        let first = extract_like(&repo, &head, "", &h, None).unwrap();
+        extract_like(&repo, &base, "", &b, Some(&first)).unwrap();
+        let ino = |p: PathBuf| std::fs::metadata(p).unwrap().ino();
+        assert_eq!(ino(h.join("s")), ino(b.join("s")));
+        assert_ne!(ino(h.join("c")), ino(b.join("c")));
+        assert_ne!(ino(h.join("x")), ino(b.join("x")));
+        assert_eq!(std::fs::read_to_string(b.join("c")).unwrap(), "old\n");
+        assert_eq!(std::fs::read_to_string(b.join("s")).unwrap(), "same\n");
+        assert_eq!(std::fs::metadata(b.join("x")).unwrap().mode() & 0o111, 0);
+        // A tree whose file went away: written, not linked.
+        std::fs::remove_file(h.join("s")).unwrap();
+        let again = tmp.path().join("again");
+        extract_like(&repo, &base, "", &again, Some(&first)).unwrap();
+        assert_eq!(std::fs::read_to_string(again.join("s")).unwrap(), "same\n");
     }
 
     #[test]

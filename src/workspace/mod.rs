@@ -417,7 +417,21 @@ pub fn open_revision(
     dest: &Path,
     flags: &CompileFlags,
 ) -> Result<Workspace, WorkspaceError> {
-    crate::diff::git::extract(repo, rev, "", dest)?;
+    open_revision_like(repo, rev, subdir, dest, flags, None).map(|(ws, _)| ws)
+}
+
+/// [`open_revision`], its files that another revision's tree `like` holds
+/// alike linked to that tree's ([`crate::diff::git::extract_like`]); also
+/// returns what it extracted, for the next.
+pub fn open_revision_like(
+    repo: &Path,
+    rev: &str,
+    subdir: &str,
+    dest: &Path,
+    flags: &CompileFlags,
+    like: Option<&crate::diff::git::Extracted>,
+) -> Result<(Workspace, crate::diff::git::Extracted), WorkspaceError> {
+    let extracted = crate::diff::git::extract_like(repo, rev, "", dest, like)?;
     let root = if subdir.is_empty() {
         dest.to_path_buf()
     } else {
@@ -437,7 +451,7 @@ pub fn open_revision(
     // only its own tree and the search paths the user gave as flags
     // (trusted), never what its inventory or `.kapitan` names elsewhere.
     ws.confine(dest, &root, &flags)?;
-    Ok(ws)
+    Ok((ws, extracted))
 }
 
 /// A revision's `.kapitan` and `reclass-config.yml` are the pull request's:

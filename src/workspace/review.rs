@@ -7,7 +7,7 @@
 
 use super::fingerprint::Fingerprinter;
 use super::mask::SecretMask;
-use super::{open_revision, CompileFlags, Rendered, Workspace, WorkspaceError};
+use super::{open_revision, open_revision_like, CompileFlags, Rendered, Workspace, WorkspaceError};
 use crate::diff::{self, CatalogDiff, DiffOptions};
 use crate::inventory::{closure, Inventory, InventoryError, InventoryOptions, RenderedNode};
 use std::collections::{BTreeMap, BTreeSet};
@@ -340,20 +340,16 @@ pub fn open<'r>(
     let scratch = scratch_dir()?;
     let subdir = diff::git::subdir(req.repo)?;
     let root = scratch.path().to_path_buf();
-    let open_ws = |rev: &str, name: &str| {
-        open_revision(req.repo, rev, &subdir, &root.join(name), &req.flags)
+    let open_ws = |rev: &str, name: &str, like| {
+        open_revision_like(req.repo, rev, &subdir, &root.join(name), &req.flags, like)
             .map_err(|e| named(rev, e))
     };
-    let (base_ws, head_ws) = std::thread::scope(|s| {
-        let head = s.spawn(|| open_ws(head_rev, "head"));
-        let base = open_ws(&req.base, "base");
-        (base, head.join())
-    });
-    let base_ws = base_ws?;
-    let head_ws = head_ws.map_err(|_| WorkspaceError::Config {
-        message: "reading the head revision failed (thread)".into(),
-        hint: None,
-    })??;
+    // The head first, then the base, whose files the head holds alike are
+    // links to the head's: one tree's files created, not two.
+    let head_ws = open_ws(head_rev, "head", None);
+    let base_ws = open_ws(&req.base, "base", head_ws.as_ref().ok().map(|(_, x)| x));
+    let (base_ws, _) = base_ws?;
+    let (head_ws, _) = head_ws?;
     lap("read both revisions from git".into(), &mut timings);
     // `--full` shares nothing with lint either: the reference to compare
     // the incremental review with.
