@@ -144,7 +144,8 @@ struct File {
 
 /// Writes the files under `subpath` (the whole tree when empty) at `rev`
 /// into `dest`, keeping their paths relative to `subpath`. Returns how many
-/// files were written; a `subpath` missing at that revision gives none.
+/// regular files were written; a `subpath` missing at that revision gives
+/// none.
 pub fn extract(repo: &Path, rev: &str, subpath: &str, dest: &Path) -> Result<usize, DiffError> {
     extract_like(repo, rev, subpath, dest, None).map(|t| t.files.len())
 }

@@ -226,7 +226,7 @@ impl<'a> Resolver<'a> {
             };
             self.cur.truncate(len);
             // `String::from`, not `to_string`: `Arc<str>`'s goes through
-            // `Display` (a sixth of a map's rendering).
+            // `Display` (7% of rendering a map).
             out.insert(String::from(&**k), v?);
         }
         Ok(out)
