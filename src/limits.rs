@@ -60,6 +60,19 @@ pub fn max_catalog_bytes() -> u64 {
     get("STRATA_MAX_CATALOG_BYTES", 16 << 30)
 }
 
+/// The most files a checked-out or fetched git tree may hold:
+/// `STRATA_CHECKOUT_FILES`, default 200,000.
+pub fn checkout_files() -> u64 {
+    get("STRATA_CHECKOUT_FILES", 200_000)
+}
+
+/// The most bytes the git trees one run fetches may write, all together:
+/// `STRATA_MAX_FETCH_BYTES`, default 4 GiB (one blob of zeros under many
+/// names packs to almost nothing and is written once per name; probe 40).
+pub fn max_fetch_bytes() -> u64 {
+    get("STRATA_MAX_FETCH_BYTES", 4 << 30)
+}
+
 /// The most files one target's compile writes: `STRATA_MAX_TARGET_FILES`,
 /// default 100,000. One jsonnet or kadet key is one file, so 51 bytes of
 /// jsonnet wrote 300,000 files and made a review run for minutes.

@@ -311,7 +311,7 @@ struct CheckoutLimits {
 impl CheckoutLimits {
     fn get() -> Self {
         CheckoutLimits {
-            files: crate::limits::get("STRATA_CHECKOUT_FILES", 200_000) as usize,
+            files: crate::limits::checkout_files() as usize,
             components: crate::limits::get("STRATA_CHECKOUT_PATH_COMPONENTS", 4_000_000),
             bytes: crate::limits::get("STRATA_CHECKOUT_BYTES", 4 << 30),
             file_bytes: crate::limits::get("STRATA_CHECKOUT_FILE_BYTES", 256 << 20),

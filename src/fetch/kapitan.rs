@@ -452,12 +452,6 @@ fn fetch_git(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resul
     Ok(())
 }
 
-/// One path component that stays where it is joined: not empty, `.` or
-/// `..`, without a separator or a control character.
-fn is_plain_name(s: &str) -> bool {
-    !matches!(s, "" | "." | "..") && !s.chars().any(|c| c == '/' || c == '\\' || c.is_control())
-}
-
 fn base_name(source: &str) -> String {
     let s = source.split(['?', '#']).next().unwrap_or(source);
     s.rsplit('/').next().unwrap_or_default().to_string()
@@ -667,7 +661,7 @@ fn fetch_helm(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Resu
         // --force-fetch deleted the one the cache path then named (probe 40).
         for (field, value) in [("chart_name", Some(chart)), ("version", version)] {
             let Some(value) = value else { continue };
-            if !is_plain_name(value) {
+            if !super::is_plain_name(value) {
                 return Err(d.err(format!(
                     "{field} `{}` is not a plain name (empty, `.`, `..`, or holding `/`, `\\` or a control character): it names a directory of the dependency cache; give the chart's name and version",
                     crate::diagnostics::escape_controls(value)

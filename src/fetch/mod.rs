@@ -245,11 +245,7 @@ fn check(deps: &[Dependency]) -> Result<(), FetchError> {
         };
         // A control character (a newline) made `dependencies/f\nx` and
         // split the error lines that named it (probe 40).
-        if d.name.is_empty()
-            || d.name.starts_with('.')
-            || d.name.contains(['/', '\\'])
-            || d.name.chars().any(char::is_control)
-        {
+        if !is_plain_name(&d.name) || d.name.starts_with('.') {
             errors.push(invalid(
                 "invalid name (a plain directory name is needed)".into(),
             ));
@@ -676,6 +672,12 @@ pub fn host_of_this_machine(host: &str) -> bool {
                     .is_some_and(|x| x.bytes().all(|b| b.is_ascii_hexdigit())))
     };
     h.split('.').all(numeric)
+}
+
+/// One path component that stays where it is joined: not empty, `.` or
+/// `..`, without a separator or a control character.
+fn is_plain_name(s: &str) -> bool {
+    !matches!(s, "" | "." | "..") && !s.chars().any(|c| c == '/' || c == '\\' || c.is_control())
 }
 
 #[cfg(test)]

@@ -343,7 +343,7 @@ impl CacheRepo {
                 None => return Ok(out),
             }
         }
-        let max_files = crate::limits::get("STRATA_CHECKOUT_FILES", 200_000) as usize;
+        let max_files = crate::limits::checkout_files() as usize;
         self.walk_tree(tree_id, prefix, &mut out, 0, max_files)?;
         Ok(out)
     }
@@ -460,7 +460,7 @@ impl CacheRepo {
     ) -> std::result::Result<gix::Blob<'_>, String> {
         use std::sync::atomic::{AtomicU64, Ordering};
         static FETCHED: AtomicU64 = AtomicU64::new(0);
-        let max = crate::limits::get("STRATA_MAX_FETCH_BYTES", 4 << 30);
+        let max = crate::limits::max_fetch_bytes();
         let size = self
             .repo
             .find_header(id)

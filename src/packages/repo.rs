@@ -259,8 +259,8 @@ fn check_tree_size(repo: &str, target: &str, into: &Path) -> Result<(), RepoErro
         repo,
         target,
         into,
-        crate::limits::get("STRATA_CHECKOUT_FILES", 200_000),
-        crate::limits::get("STRATA_MAX_FETCH_BYTES", 4 << 30),
+        crate::limits::checkout_files(),
+        crate::limits::max_fetch_bytes(),
     )
 }
 
