@@ -24,6 +24,7 @@ pub mod inventory;
 pub mod limits;
 pub mod lint;
 pub mod memguard;
+pub mod memtree;
 pub mod order;
 pub mod packages;
 pub mod publish;

@@ -424,6 +424,7 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
                 }
                 c
             }),
+            memory: None,
         };
         // A missing jsonnet import (in a compile entry or a jsonnet filter):
         // the component, its jsonnetfile.json and the fetch step.

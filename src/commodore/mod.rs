@@ -1594,6 +1594,7 @@ pub(crate) fn compile_catalog_with(
             c.add(&layout.work_dir);
             c
         }),
+        memory: None,
     };
     let build = tmp.join("build");
     // A missing jsonnet import (in a compile entry or a jsonnet filter):

@@ -28,7 +28,7 @@ use model::{Entry, InputType, TargetPlan};
 use output::{Format, WriteOptions};
 use rayon::prelude::*;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use yaml_dump::{DumpOptions, MultilineStyle};
@@ -151,6 +151,22 @@ pub struct CompileOptions {
     /// must lie below one of these roots (the catalog being built is added);
     /// `None` reads what the inventory names, as Kapitan does.
     pub confine: Option<confine::Confine>,
+    /// Targets whose files may be kept in memory instead of written
+    /// (a review's): see [`InMemory`].
+    pub memory: Option<InMemory>,
+}
+
+/// Where a compile keeps the files of some targets instead of writing
+/// them: in `tree`, keyed by their path below `compiled/`. Only targets
+/// in `targets` whose entries are all jsonnet, jinja2 or ytt (strata's
+/// own writers, no program writing beside them), that write nothing
+/// outside their own directory, read nothing of the catalog and share no
+/// directory with another target; every other target, and every file
+/// past the tree's budget, goes to disk as before.
+#[derive(Debug, Clone)]
+pub struct InMemory {
+    pub tree: Arc<crate::memtree::MemTree>,
+    pub targets: std::collections::BTreeSet<String>,
 }
 
 /// What a successful run did.
@@ -653,6 +669,8 @@ struct RunShared {
     /// ([`crate::limits::max_catalog_bytes`]).
     bytes: std::sync::atomic::AtomicU64,
     max_bytes: u64,
+    /// The tree and the targets that keep their files in it.
+    memory: Option<(Arc<crate::memtree::MemTree>, BTreeSet<String>)>,
 }
 
 impl RunShared {
@@ -698,6 +716,19 @@ struct TargetCtx<'a> {
     max_files: u64,
     /// What the run's targets share.
     run: &'a RunShared,
+    /// Where this target's files go instead of the disk, while the tree's
+    /// budget lasts ([`InMemory`]).
+    memory: Option<&'a crate::memtree::MemTree>,
+}
+
+impl TargetCtx<'_> {
+    /// `path`'s name below `compiled/` when the target keeps its files in
+    /// memory.
+    fn in_memory(&self, path: &Path) -> Option<(&crate::memtree::MemTree, PathBuf)> {
+        let tree = self.memory?;
+        let rel = path.strip_prefix(self.catalog_root.join("compiled")).ok()?;
+        Some((tree, rel.to_path_buf()))
+    }
 }
 
 /// Kapitan secret references for a compile run: where they live and
@@ -796,6 +827,13 @@ fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> 
     // with regular files and directories: names were checked lexically
     // (check_relative), so no path can leave it and nothing needs a look
     // at the file system besides creating each directory once.
+    if let Some((tree, rel)) = ctx.in_memory(path) {
+        if tree.put(&rel, bytes) {
+            return Ok(());
+        }
+        // Past the budget: on disk, and only there.
+        tree.remove(&rel);
+    }
     if let Some(parent) = path.parent() {
         ensure_dir(ctx, parent)?;
     }
@@ -1015,21 +1053,26 @@ fn compile_jinja2(
         let path = out_dir.join(&name);
         let content = refs_text(ctx, r.content)?;
         write_file(ctx, &path, content.as_bytes())?;
-        set_mode(&path, r.mode);
+        set_mode(ctx, &path, r.mode);
     }
     Ok(())
 }
 
 #[cfg(unix)]
-fn set_mode(path: &Path, mode: Option<u32>) {
+fn set_mode(ctx: &TargetCtx, path: &Path, mode: Option<u32>) {
     use std::os::unix::fs::PermissionsExt;
     if let Some(m) = mode {
+        if let Some((tree, rel)) = ctx.in_memory(path) {
+            if tree.set_mode(&rel, m) {
+                return;
+            }
+        }
         let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(m));
     }
 }
 
 #[cfg(not(unix))]
-fn set_mode(_path: &Path, _mode: Option<u32>) {}
+fn set_mode(_ctx: &TargetCtx, _path: &Path, _mode: Option<u32>) {}
 
 /// Whether the directory really at `real` is the catalog being built (really
 /// at `catalog`), the catalog it replaces, or another compile's temporary
@@ -1136,7 +1179,7 @@ impl Copy<'_> {
             }
             let bytes = std::fs::read(src).map_err(|e| format!("{}: {e}", src.display()))?;
             write_file(ctx, dst, &bytes)?;
-            set_mode(dst, jinja::file_mode(src));
+            set_mode(ctx, dst, jinja::file_mode(src));
             Ok(())
         } else {
             Err(format!(
@@ -1398,7 +1441,9 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
         None => {
             check_relative(output_path, "output_path").map_err(err)?;
             let out_dir = jsonnet::normpath(&ctx.target_root.join(output_path));
-            if entry.input_type != InputType::Remove {
+            // A target kept in memory has nothing on disk to check: its
+            // directories are made when a file past the budget needs them.
+            if entry.input_type != InputType::Remove && ctx.memory.is_none() {
                 std::fs::create_dir_all(&out_dir)
                     .map_err(|e| err(format!("{}: {e}", out_dir.display())))?;
                 // Checks the directory itself (check_inside looks at a path's parent).
@@ -1595,8 +1640,15 @@ fn compile_target(
         files: std::cell::Cell::new(0),
         max_files: crate::limits::max_target_files(),
         run,
+        memory: run
+            .memory
+            .as_ref()
+            .filter(|(_, names)| names.contains(&plan.name))
+            .map(|(tree, _)| &**tree),
     };
-    ensure_dir(&ctx, &ctx.target_root.clone()).map_err(CompileError::new)?;
+    if ctx.memory.is_none() {
+        ensure_dir(&ctx, &ctx.target_root.clone()).map_err(CompileError::new)?;
+    }
     let mut warnings = Vec::new();
     let confined = opts.confine.as_ref().map(|c| {
         let mut c = c.clone();
@@ -1626,6 +1678,12 @@ fn compile_target(
         .filter(|_| may_install)
         .and_then(|d| d.get_path(&["parameters"]))
     {
+        // The package step reads the outputs back from disk.
+        if let Some(tree) = ctx.memory {
+            tree.write_out(&catalog_root.join("compiled"), Path::new(&plan.dir))
+                .and_then(|()| std::fs::create_dir_all(&ctx.target_root))
+                .map_err(|e| CompileError::io(&ctx.target_root, e).target(&plan.name))?;
+        }
         timings::time("packages (summed over threads)", || {
             crate::packages::target::compile_target_packages(
                 params,
@@ -1718,6 +1776,7 @@ pub fn compile_selected(
         max_files: crate::limits::max_files(),
         bytes: std::sync::atomic::AtomicU64::new(0),
         max_bytes: crate::limits::max_catalog_bytes(),
+        memory: None,
     };
     let started = std::time::Instant::now();
     // Targets whose output directories are the same (a `vars.target` naming
@@ -1728,6 +1787,14 @@ pub fn compile_selected(
     // the other's. Each such group is compiled one target after the other,
     // in name order, as `--parallelism 1` does.
     let units = overlap_units(&plans);
+    let run = RunShared {
+        memory: opts
+            .memory
+            .as_ref()
+            .filter(|_| !careful)
+            .map(|m| (m.tree.clone(), in_memory_targets(&units, m))),
+        ..run
+    };
     let done: Vec<Vec<Result<Vec<String>, CompileError>>> = pool.install(|| {
         units
             .par_iter()
@@ -1769,6 +1836,34 @@ pub fn compile_selected(
     }
     report.notices.extend(run.bridge.close());
     Ok(report)
+}
+
+/// The targets of `m` that may keep their files in memory ([`InMemory`]):
+/// alone in their unit (no other target writes their directory or reads
+/// the catalog), with jsonnet, jinja2 and ytt entries only, none writing
+/// to an absolute path.
+fn in_memory_targets(units: &[Vec<&TargetPlan>], m: &InMemory) -> BTreeSet<String> {
+    units
+        .iter()
+        .filter_map(|u| match u.as_slice() {
+            [p] => Some(*p),
+            _ => None,
+        })
+        .filter(|p| m.targets.contains(&p.name) && !p.dir.is_empty())
+        .filter(|p| !catalog_reads::reads_the_catalog(p))
+        .filter(|p| {
+            p.entries.iter().all(|e| {
+                matches!(
+                    e.input_type,
+                    InputType::Jsonnet | InputType::Jinja2 | InputType::Ytt
+                ) && !e
+                    .output_path
+                    .as_deref()
+                    .is_some_and(|o| Path::new(o).is_absolute())
+            })
+        })
+        .map(|p| p.name.clone())
+        .collect()
 }
 
 /// The plans grouped so that targets whose output directories overlap

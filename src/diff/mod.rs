@@ -13,6 +13,7 @@ pub mod groups;
 pub mod redact;
 pub mod render;
 
+use crate::memtree::{MemFile, MemTree};
 use crate::value::{Map, Value};
 use rayon::prelude::*;
 use redact::Redactor;
@@ -20,6 +21,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What can go wrong while diffing: unreadable directories or files, bad patterns.
 #[derive(Debug, thiserror::Error)]
@@ -248,19 +250,29 @@ pub struct ObjectDiff {
 
 /// Diffs two catalog directories.
 pub fn diff_dirs(old: &Path, new: &Path, opts: &DiffOptions) -> Result<CatalogDiff, DiffError> {
-    let old_files = walk(old, opts.links_within_targets)?;
-    let new_files = walk(new, opts.links_within_targets)?;
+    diff_trees((old, None), (new, None), opts)
+}
+
+/// [`diff_dirs`] of two catalogs each of which may keep some of its files
+/// in memory ([`MemTree`], keyed by their path below the directory).
+pub fn diff_trees(
+    old: (&Path, Option<&MemTree>),
+    new: (&Path, Option<&MemTree>),
+    opts: &DiffOptions,
+) -> Result<CatalogDiff, DiffError> {
+    let old_files = walk_tree(old, opts.links_within_targets)?;
+    let new_files = walk_tree(new, opts.links_within_targets)?;
     let mut targets: BTreeSet<&str> = BTreeSet::new();
     targets.extend(old_files.keys().map(|(t, _)| t.as_str()));
     targets.extend(new_files.keys().map(|(t, _)| t.as_str()));
     let mut out = CatalogDiff::default();
     for t in targets {
-        let olds: BTreeMap<&str, &PathBuf> = old_files
+        let olds: BTreeMap<&str, &Src> = old_files
             .iter()
             .filter(|((tt, _), _)| tt == t)
             .map(|((_, f), p)| (f.as_str(), p))
             .collect();
-        let news: BTreeMap<&str, &PathBuf> = new_files
+        let news: BTreeMap<&str, &Src> = new_files
             .iter()
             .filter(|((tt, _), _)| tt == t)
             .map(|((_, f), p)| (f.as_str(), p))
@@ -319,7 +331,34 @@ fn hide_secrets_in_names(diff: &mut CatalogDiff, redactor: &Redactor) {
     }
 }
 
-type FileMap = BTreeMap<(String, String), PathBuf>;
+/// Where a catalog's file is read from.
+enum Src {
+    Disk(PathBuf),
+    Mem(Arc<MemFile>),
+}
+
+type FileMap = BTreeMap<(String, String), Src>;
+
+/// The files of a catalog directory and of its tree in memory.
+fn walk_tree(
+    (root, mem): (&Path, Option<&MemTree>),
+    links_within_targets: bool,
+) -> Result<FileMap, DiffError> {
+    let mut out = walk(root, links_within_targets)?;
+    for (rel, f) in mem.map(MemTree::files).unwrap_or_default() {
+        let parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let key = match parts.split_first() {
+            Some((only, [])) => (".".to_string(), only.clone()),
+            Some((target, rest)) => (target.clone(), rest.join("/")),
+            None => continue,
+        };
+        out.insert(key, Src::Mem(f));
+    }
+    Ok(out)
+}
 
 /// Every file under `root`, keyed by (target, path inside the target), sorted.
 fn walk(root: &Path, links_within_targets: bool) -> Result<FileMap, DiffError> {
@@ -466,14 +505,18 @@ impl Walk<'_> {
                 Some(m) if !m.is_file() => refused("(not a regular file, not read)".into()),
                 Some(_) => path,
             };
-            self.out.insert((target, file), shown);
+            self.out.insert((target, file), Src::Disk(shown));
         }
         self.visits.leave();
         Ok(())
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, DiffError> {
+fn read(src: &Src) -> Result<Vec<u8>, DiffError> {
+    let path = match src {
+        Src::Disk(p) => p,
+        Src::Mem(f) => return Ok(f.bytes.clone()),
+    };
     if let Some(text) = path.to_str().and_then(|p| p.strip_prefix(REFUSED)) {
         return Ok(format!("{text}\n").into_bytes());
     }
@@ -588,8 +631,8 @@ fn same(a: &Content, b: &Content) -> bool {
 }
 
 fn diff_target(
-    olds: &BTreeMap<&str, &PathBuf>,
-    news: &BTreeMap<&str, &PathBuf>,
+    olds: &BTreeMap<&str, &Src>,
+    news: &BTreeMap<&str, &Src>,
     opts: &DiffOptions,
 ) -> Result<Vec<FileDiff>, DiffError> {
     // Files are read, parsed and compared in parallel; the results are
@@ -599,7 +642,7 @@ fn diff_target(
         Same,
         Removed(&'a str, Content),
     }
-    let olds_v: Vec<(&str, &PathBuf)> = olds.iter().map(|(n, p)| (*n, *p)).collect();
+    let olds_v: Vec<(&str, &Src)> = olds.iter().map(|(n, p)| (*n, *p)).collect();
     let compared: Vec<Result<Old, DiffError>> = olds_v
         .par_iter()
         .map(|(name, path)| {
@@ -691,14 +734,19 @@ fn diff_target(
 /// Whether a file is executable, as git records it (the one mode bit it
 /// keeps); a refused entry (a link out of the catalog) has none.
 #[cfg(unix)]
-fn executable(path: &Path) -> bool {
+fn executable(src: &Src) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    !path.to_string_lossy().starts_with(REFUSED)
-        && std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+    match src {
+        Src::Mem(f) => f.executable(),
+        Src::Disk(path) => {
+            !path.to_string_lossy().starts_with(REFUSED)
+                && std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+        }
+    }
 }
 
 #[cfg(not(unix))]
-fn executable(_path: &Path) -> bool {
+fn executable(_src: &Src) -> bool {
     false
 }
 
@@ -707,7 +755,7 @@ const MODE_CHANGE: &str = "(file mode)";
 
 /// A file whose executable bit differs between the two sides, shown as git
 /// shows it.
-fn mode_change(old: &Path, new: &Path) -> Option<ObjectDiff> {
+fn mode_change(old: &Src, new: &Src) -> Option<ObjectDiff> {
     let (a, b) = (executable(old), executable(new));
     if a == b {
         return None;
@@ -1104,9 +1152,9 @@ mod tests {
                 !keys.iter().any(|(t, f)| t == "t" && f.starts_with("s/")),
                 "{keys:?}"
             );
-            let shown = files[&("t".to_string(), "s".to_string())]
-                .to_string_lossy()
-                .into_owned();
+            let shown =
+                String::from_utf8(read(&files[&("t".to_string(), "s".to_string())]).unwrap())
+                    .unwrap();
             assert!(shown.contains("outside the target's directory"), "{shown}");
         }
     }

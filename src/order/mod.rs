@@ -25,8 +25,8 @@ pub use lint::{lint, CODE_CYCLE, CODE_INVALID, CODE_MALFORMED, CODE_UNMATCHED};
 pub use matcher::{Matcher, PathPart};
 pub use resource::{Origin, Resource};
 pub use review::{
-    catalog_documents, changed_orders, changed_orders_of, may_hold_config, may_reorder, mermaid,
-    OrderChange, REORDERING_KINDS,
+    bytes_may_hold_config, catalog_documents, changed_orders, changed_orders_of, may_hold_config,
+    may_reorder, mermaid, OrderChange, REORDERING_KINDS,
 };
 pub use rule::{substitute_placeholders, validate_group_name, ChangeRule, Op, Order};
 

@@ -212,13 +212,16 @@ pub fn may_hold_config(dir: &Path) -> bool {
         .into_iter()
         .filter(|f| crate::fswalk::is_yaml(f))
         .any(|f| match std::fs::read(&f) {
-            Ok(bytes) => {
-                let text = String::from_utf8_lossy(&bytes);
-                text.contains(super::config::CONFIG_API_VERSION)
-                    || text.contains(super::config::CONFIG_LABEL)
-            }
+            Ok(bytes) => bytes_may_hold_config(&bytes),
             Err(_) => true,
         })
+}
+
+/// Whether a YAML file's bytes may hold a kapp configuration (see
+/// [`may_hold_config`]).
+pub fn bytes_may_hold_config(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    text.contains(super::config::CONFIG_API_VERSION) || text.contains(super::config::CONFIG_LABEL)
 }
 
 /// The wave (0-based) of each change, by description.

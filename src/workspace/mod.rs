@@ -350,6 +350,7 @@ impl Workspace {
                 },
                 absolute_roots: Default::default(),
                 confine: None,
+                memory: None,
             },
             output_path: anchor(root, &output_path),
             inventory: inv,
@@ -394,11 +395,34 @@ impl Workspace {
         catalog_root: &Path,
         on_done: &(dyn Fn(&str) + Sync),
     ) -> Result<CompileReport, WorkspaceError> {
+        self.compile_into_memory(rendered, selected, catalog_root, None, on_done)
+    }
+
+    /// [`Workspace::compile_into`], keeping what `memory` allows in memory.
+    pub fn compile_into_memory(
+        &self,
+        rendered: &Rendered,
+        selected: &[String],
+        catalog_root: &Path,
+        memory: Option<compile::InMemory>,
+        on_done: &(dyn Fn(&str) + Sync),
+    ) -> Result<CompileReport, WorkspaceError> {
         let refs = self.refs.setup();
+        let with_memory;
+        let opts = match memory {
+            Some(m) => {
+                with_memory = CompileOptions {
+                    memory: Some(m),
+                    ..self.compile.clone()
+                };
+                &with_memory
+            }
+            None => &self.compile,
+        };
         Ok(compile::compile_selected(
             &rendered.prepared,
             selected,
-            &self.compile,
+            opts,
             Some(&refs),
             catalog_root,
             on_done,

@@ -10,8 +10,10 @@ use super::mask::SecretMask;
 use super::{open_revision, open_revision_like, CompileFlags, Rendered, Workspace, WorkspaceError};
 use crate::diff::{self, CatalogDiff, DiffOptions};
 use crate::inventory::{closure, Inventory, InventoryError, InventoryOptions, RenderedNode};
+use crate::memtree::MemTree;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Where the head side comes from.
 pub enum Head {
@@ -57,8 +59,14 @@ pub struct Review {
     /// The diff compared every field of every object (semantic, nothing
     /// ignored): its leaf changes say what an apply order could depend on.
     diff_exact: bool,
+    /// The files of the base and head catalogs kept in memory.
+    memory: [Option<Arc<MemTree>>; 2],
     _scratch: crate::fswalk::LockedTempDir,
 }
+
+/// The most bytes of compiled files a review keeps in memory per side
+/// (the rest it writes to its scratch directory).
+pub const REVIEW_MEMORY_BYTES: u64 = 256 << 20;
 
 impl Review {
     /// The targets whose apply order differs between the two catalogs, and
@@ -77,11 +85,19 @@ impl Review {
             // A name the diff prefixed (`manifests/t`) counts by its top
             // directory too.
             let top = t.name.split('/').next().unwrap_or_default();
+            let in_memory = |m: &Option<Arc<MemTree>>| {
+                m.as_ref().is_some_and(|m| {
+                    m.files_below(Path::new(top)).iter().any(|(p, f)| {
+                        crate::fswalk::is_yaml(p) && crate::order::bytes_may_hold_config(&f.bytes)
+                    })
+                })
+            };
             if !self.diff_exact
                 || may_reorder(t)
                 || [&self.base_catalog, &self.head_catalog]
                     .iter()
                     .any(|c| crate::order::may_hold_config(&c.join(top)))
+                || self.memory.iter().any(in_memory)
             {
                 only.insert(t.name.clone());
                 only.insert(top.to_string());
@@ -95,6 +111,17 @@ impl Review {
             .iter()
             .filter(|t| only.contains(&t.name))
             .count();
+        // The apply orders are read from disk.
+        for (catalog, m) in [&self.base_catalog, &self.head_catalog]
+            .into_iter()
+            .zip(&self.memory)
+        {
+            if let Some(m) = m {
+                for name in &only {
+                    m.write_out(catalog, Path::new(name))?;
+                }
+            }
+        }
         let changes = crate::order::changed_orders_of(
             &self.base_catalog,
             &self.head_catalog,
@@ -971,9 +998,28 @@ impl Pr<'_> {
         let root = scratch.path().to_path_buf();
         let base_catalog = root.join("base-catalog");
         let head_catalog = root.join("head-catalog");
-        let compile = |ws: &Workspace, r: &Rendered, sel: &[String], root: &Path, rev: &str| {
+        // An incremental review keeps the files of targets whose inputs are
+        // all known in memory (a full review writes every file: it is what
+        // the equivalence test compares with).
+        let memory = |sel: &[String]| {
+            req.incremental.then(|| crate::compile::InMemory {
+                tree: Arc::new(MemTree::new(REVIEW_MEMORY_BYTES)),
+                targets: sel
+                    .iter()
+                    .filter(|t| !always.iter().any(|(a, _)| a == *t))
+                    .cloned()
+                    .collect(),
+            })
+        };
+        let (base_memory, head_memory) = (memory(&base_sel), memory(&head_sel));
+        let compile = |ws: &Workspace,
+                       r: &Rendered,
+                       sel: &[String],
+                       root: &Path,
+                       rev: &str,
+                       memory: &Option<crate::compile::InMemory>| {
             let _masked = SecretMask::program_output(r);
-            ws.compile_into(r, sel, root, &|_| {})
+            ws.compile_into_memory(r, sel, root, memory.clone(), &|_| {})
                 .map_err(|e| {
                     // Masked with every target's parameters, as a full
                     // review's error is: `r` holds only the targets this
@@ -990,8 +1036,22 @@ impl Pr<'_> {
                 .map(|rep| rep.targets.len())
         };
         let compiled = (
-            compile(&base_ws, &base_r, &base_sel, &base_catalog, &req.base)?,
-            compile(&head_ws, &head_r, &head_sel, &head_catalog, &head_rev)?,
+            compile(
+                &base_ws,
+                &base_r,
+                &base_sel,
+                &base_catalog,
+                &req.base,
+                &base_memory,
+            )?,
+            compile(
+                &head_ws,
+                &head_r,
+                &head_sel,
+                &head_catalog,
+                &head_rev,
+                &head_memory,
+            )?,
         );
         lap(
             format!(
@@ -1011,6 +1071,7 @@ impl Pr<'_> {
             full_reason: need_full,
             timings: Vec::new(),
             diff_exact: exact(diff_opts),
+            memory: [base_memory.map(|m| m.tree), head_memory.map(|m| m.tree)],
             _scratch: scratch,
         };
         for dir in [&review.base_catalog, &review.head_catalog] {
@@ -1022,7 +1083,11 @@ impl Pr<'_> {
             links_within_targets: true,
             ..diff_opts.clone()
         };
-        review.diff = diff::diff_dirs(&review.base_catalog, &review.head_catalog, &diff_opts)?;
+        review.diff = diff::diff_trees(
+            (&review.base_catalog, review.memory[0].as_deref()),
+            (&review.head_catalog, review.memory[1].as_deref()),
+            &diff_opts,
+        )?;
         lap("diff".into(), &mut timings);
         drop((head_r, base_r));
         lap("free the renders".into(), &mut timings);
@@ -1120,6 +1185,7 @@ fn review_catalog(
         full_reason: None,
         timings,
         diff_exact: exact(diff_opts),
+        memory: [None, None],
         _scratch: scratch,
     };
     for dir in [&review.base_catalog, &review.head_catalog] {

@@ -1475,3 +1475,66 @@ fn a_restored_cache_serves_its_entries_unless_a_commit_put_files_there() {
     assert!(err.contains("(0 from the cache, 5 compiled)"), "{err}");
     assert_eq!(tree(&work.join("out/compiled")), built);
 }
+
+/// An incremental review keeps the files of targets whose inputs are all
+/// known in memory (docs/incremental.md). A target whose Jinja2 output
+/// holds a PackageInstall has them written out for the package step,
+/// which reads them back: the review shows the rendered package's change
+/// exactly as a full review (every file on disk) does.
+#[test]
+fn a_target_kept_in_memory_still_renders_its_packages() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/packages/compile"),
+        repo,
+    );
+    let target = repo.join("inventory/targets/prod.yml");
+    let text = std::fs::read_to_string(&target).unwrap();
+    // A jinja2 entry (a copy is always written to disk) and no
+    // `packages_install` (such a target is always compiled, on disk).
+    let (head, _) = text.split_once("  packages_install:").unwrap();
+    std::fs::write(
+        &target,
+        head.replace("input_type: copy", "input_type: jinja2"),
+    )
+    .unwrap();
+    // A second target kept in memory, unchanged by the pull request.
+    std::fs::write(
+        repo.join("inventory/targets/other.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: other}\n    compile:\n      - {input_type: jinja2, input_paths: [other], output_path: m}\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(repo.join("other")).unwrap();
+    std::fs::write(repo.join("other/cm.yml"), "kind: ConfigMap\n").unwrap();
+    commit_base(repo);
+    let install = repo.join("manifests/tool-install.yml");
+    let text = std::fs::read_to_string(&install).unwrap();
+    std::fs::write(
+        &install,
+        text.replace("greeting: bonjour", "greeting: salut"),
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("inventory/targets/prod.yml"),
+        std::fs::read_to_string(&target).unwrap().replace(
+            "kubernetes_version: 1.29.0",
+            "kubernetes_version: 1.29.1\n  v: 2",
+        ),
+    )
+    .unwrap();
+    git(repo, &["commit", "-q", "-am", "salut"]);
+    let inc = review(repo, &[]);
+    let full = review(repo, &["--full"]);
+    assert_eq!(inc.0, 0, "{}", inc.2);
+    assert_eq!((inc.0, &inc.1), (full.0, &full.1), "{}\n{}", inc.2, full.2);
+    // The package step's output: the ConfigMap the package renders.
+    assert!(
+        inc.1.contains("packages/tool/cm.yml")
+            && inc.1.contains("-  greeting: bonjour")
+            && inc.1.contains("+  greeting: salut"),
+        "{}",
+        inc.1
+    );
+    assert!(inc.2.contains("1 unchanged"), "{}", inc.2);
+}
