@@ -9,12 +9,13 @@
 //! `STRATA_COMMENT_LIST_SECONDS`, `STRATA_MAX_YAML_NODES`,
 //! `STRATA_RUN_EVAL_SECONDS`, `STRATA_RUN_PROGRAM_SECONDS`,
 //! `STRATA_MAX_RUN_ALIAS_NODES`, `STRATA_MAX_CATALOG_BYTES`,
-//! `STRATA_MAX_DOWNLOAD_BYTES`, `STRATA_MAX_FETCH_BYTES`):
+//! `STRATA_MAX_DOWNLOAD_BYTES`, `STRATA_MAX_FETCH_BYTES`,
+//! `STRATA_REVIEW_MEMORY_BYTES`):
 //! one reading rule for
 //! all of them, so the check of their values and their use cannot disagree.
 
 /// Every limit variable and the unit of its value.
-pub const VARIABLES: [(&str, &str); 26] = [
+pub const VARIABLES: [(&str, &str); 27] = [
     ("STRATA_EVAL_MEMORY", "bytes"),
     ("STRATA_EVAL_ALLOCATIONS", "allocations"),
     ("STRATA_RENDER_MEMORY", "bytes"),
@@ -41,7 +42,15 @@ pub const VARIABLES: [(&str, &str); 26] = [
     ("STRATA_MAX_CATALOG_BYTES", "bytes"),
     ("STRATA_MAX_DOWNLOAD_BYTES", "bytes"),
     ("STRATA_MAX_FETCH_BYTES", "bytes"),
+    ("STRATA_REVIEW_MEMORY_BYTES", "bytes"),
 ];
+
+/// The most bytes of compiled files an incremental review keeps in memory
+/// per side instead of writing them (see [`crate::memtree`]):
+/// `STRATA_REVIEW_MEMORY_BYTES`, default 256 MiB; the rest is written.
+pub fn review_memory_bytes() -> u64 {
+    get("STRATA_REVIEW_MEMORY_BYTES", 256 << 20)
+}
 
 /// The most files one compile run writes, all targets together:
 /// `STRATA_MAX_FILES`, default 1,000,000 (a pull request adding ten

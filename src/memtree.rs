@@ -52,9 +52,21 @@ impl MemTree {
     /// a path never moves back from disk into memory.
     pub fn put(&self, rel: &Path, bytes: &[u8]) -> bool {
         let n = bytes.len() as u64;
-        if self.used.fetch_add(n, Ordering::Relaxed).saturating_add(n) > self.budget {
-            self.used.store(u64::MAX, Ordering::Relaxed);
-            return false;
+        let mut used = self.used.load(Ordering::Relaxed);
+        loop {
+            let next = used.saturating_add(n);
+            if next > self.budget {
+                // Full for good: every later call fails too.
+                self.used.store(u64::MAX, Ordering::Relaxed);
+                return false;
+            }
+            match self
+                .used
+                .compare_exchange_weak(used, next, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => break,
+                Err(now) => used = now,
+            }
         }
         self.lock().insert(
             rel.to_path_buf(),

@@ -64,10 +64,6 @@ pub struct Review {
     _scratch: crate::fswalk::LockedTempDir,
 }
 
-/// The most bytes of compiled files a review keeps in memory per side
-/// (the rest it writes to its scratch directory).
-pub const REVIEW_MEMORY_BYTES: u64 = 256 << 20;
-
 impl Review {
     /// The targets whose apply order differs between the two catalogs, and
     /// how many targets were compared. Only a target the diff found
@@ -1003,7 +999,7 @@ impl Pr<'_> {
         // the equivalence test compares with).
         let memory = |sel: &[String]| {
             req.incremental.then(|| crate::compile::InMemory {
-                tree: Arc::new(MemTree::new(REVIEW_MEMORY_BYTES)),
+                tree: Arc::new(MemTree::new(crate::limits::review_memory_bytes())),
                 targets: sel
                     .iter()
                     .filter(|t| !always.iter().any(|(a, _)| a == *t))

@@ -1537,4 +1537,16 @@ fn a_target_kept_in_memory_still_renders_its_packages() {
         inc.1
     );
     assert!(inc.2.contains("1 unchanged"), "{}", inc.2);
+    // Past a small budget, the rest of the files are written: the review
+    // reads both and shows the same.
+    let out = strata()
+        .current_dir(repo)
+        .args(["review", "--base", "base", "--head", "HEAD"])
+        .env("STRATA_REVIEW_MEMORY_BYTES", "300")
+        .env_remove("GITHUB_EVENT_PATH")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), full.1);
 }
