@@ -166,7 +166,7 @@ pub struct CompileOptions {
 #[derive(Debug, Clone)]
 pub struct InMemory {
     pub tree: Arc<crate::memtree::MemTree>,
-    pub targets: std::collections::BTreeSet<String>,
+    pub targets: BTreeSet<String>,
 }
 
 /// What a successful run did.
