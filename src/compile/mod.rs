@@ -16,10 +16,10 @@ pub mod jsonnet;
 pub mod model;
 pub mod output;
 pub mod python;
-pub mod pyyaml_load;
+pub use crate::yaml::pyload as pyyaml_load;
 pub mod schema;
 pub mod timings;
-pub mod yaml_dump;
+pub use crate::yaml::pydump as yaml_dump;
 
 use crate::diagnostics::{Diagnostic, ToDiagnostic};
 use crate::inventory::RenderedNode;

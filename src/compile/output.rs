@@ -182,29 +182,7 @@ fn json_number(v: &Value) -> Option<String> {
     }
 }
 
-/// `json.dumps(s, ensure_ascii=True)` of one string.
-pub fn json_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\x08' => out.push_str("\\b"),
-            '\x0c' => out.push_str("\\f"),
-            ' '..='~' => out.push(c),
-            c => {
-                let mut buf = [0u16; 2];
-                for unit in c.encode_utf16(&mut buf) {
-                    out.push_str(&format!("\\u{:04x}", unit));
-                }
-            }
-        }
-    }
-    out.push('"');
-}
+pub use crate::yaml::json_string;
 
 /// `json.dump(v, indent=indent, sort_keys=sort)`: no final newline.
 pub fn json_dump(v: &Value, indent: usize, level: usize, sort: bool, out: &mut String) {

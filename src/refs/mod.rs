@@ -10,9 +10,9 @@ mod functions;
 mod gpg;
 pub mod vault;
 
-use crate::compile::pyyaml_load;
-use crate::compile::yaml_dump::{self, DumpOptions};
 use crate::value::{Map, Value};
+use crate::yaml::pydump::{self as yaml_dump, DumpOptions};
+use crate::yaml::pyload as pyyaml_load;
 use base64::Engine;
 use regex::{Captures, Regex};
 use sha2::Digest;
@@ -228,7 +228,7 @@ fn python_json(v: &Value, out: &mut String) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                crate::compile::output::json_string(k, out);
+                crate::yaml::json_string(k, out);
                 out.push_str(": ");
                 python_json(x, out);
             }
@@ -244,7 +244,7 @@ fn python_json(v: &Value, out: &mut String) {
             }
             out.push(']');
         }
-        Value::String(s) => crate::compile::output::json_string(s, out),
+        Value::String(s) => crate::yaml::json_string(s, out),
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Int(i) => out.push_str(&i.to_string()),
@@ -260,7 +260,7 @@ fn python_str(v: &Value) -> String {
         Value::Bool(true) => "True".into(),
         Value::Bool(false) => "False".into(),
         Value::Null => "None".into(),
-        Value::Float(f) => crate::compile::yaml_dump::python_float_repr(*f),
+        Value::Float(f) => crate::yaml::python_float_repr(*f),
         other => format!("{other:?}"),
     }
 }

@@ -7,6 +7,8 @@
 //! strings and `1e3` is a float; `<<` merge keys and anchors are applied.
 
 pub mod emit;
+pub mod pydump;
+pub mod pyload;
 
 use crate::value::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -1337,6 +1339,30 @@ fn matches_a_resolver(text: &str) -> bool {
             && body.len() <= longest(firsts)
             && (re.is_match(body) || (body.len() < text.len() && re.is_match(text)))
     })
+}
+
+/// `json.dumps(s, ensure_ascii=True)` of one string.
+pub fn json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\x08' => out.push_str("\\b"),
+            '\x0c' => out.push_str("\\f"),
+            ' '..='~' => out.push(c),
+            c => {
+                let mut buf = [0u16; 2];
+                for unit in c.encode_utf16(&mut buf) {
+                    out.push_str(&format!("\\u{:04x}", unit));
+                }
+            }
+        }
+    }
+    out.push('"');
 }
 
 #[cfg(test)]

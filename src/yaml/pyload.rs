@@ -4,7 +4,7 @@
 //! inventory uses YAML 1.2 (`crate::yaml`); this loader exists only so that
 //! compile inputs read data files exactly as Kapitan does.
 
-use super::yaml_dump::resolves_to_non_string;
+use super::pydump::resolves_to_non_string;
 use crate::value::{Map, Value};
 use std::collections::HashMap;
 use yaml_rust2::parser::{Event, MarkedEventReceiver};
@@ -29,7 +29,7 @@ fn key_text(v: &Value) -> String {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Int(i) => i.to_string(),
-        Value::Float(f) => super::yaml_dump::python_float_repr(*f),
+        Value::Float(f) => super::python_float_repr(*f),
         other => serde_json::to_string(other).unwrap_or_default(),
     }
 }
