@@ -4,7 +4,7 @@
 //! the same byte for byte on every machine.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// How often one walk may enter the same directory. Only symlinks make a
 /// walk enter a directory twice; links that fan out (`a` and `b` ->
@@ -397,6 +397,27 @@ pub fn first_link_below(base: &Path, path: &Path) -> Option<PathBuf> {
 
 pub fn not_git(dir: &Path) -> bool {
     dir.file_name().is_none_or(|n| n != ".git")
+}
+
+/// `os.path.normpath` without touching the file system.
+pub fn normpath(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            // A leading `..` stays (popping it made `../../x` read as `x`,
+            // inside the tree: re-probe 12); `/..` is `/`.
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 /// `.yml` or `.yaml`.

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod commands;
 pub mod commodore;
 pub mod compile;
+pub mod confine;
 pub mod diagnostics;
 pub mod diff;
 pub mod error;

@@ -46,7 +46,7 @@ pub const VARIABLES: [(&str, &str); 27] = [
 ];
 
 /// The most bytes of compiled files an incremental review keeps in memory
-/// per side instead of writing them (see [`crate::memtree`]):
+/// per side instead of writing them (`memtree`):
 /// `STRATA_REVIEW_MEMORY_BYTES`, default 256 MiB; the rest is written.
 pub fn review_memory_bytes() -> u64 {
     get("STRATA_REVIEW_MEMORY_BYTES", 256 << 20)

@@ -17,7 +17,7 @@ use jrsonnet_gcmodule::{Acyclic, Trace};
 use jrsonnet_ir::{SourceFile, SourceVirtual};
 use sha2::Digest;
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -227,26 +227,7 @@ fn rt_err(msg: impl AsRef<str>) -> jrsonnet_evaluator::Error {
     ErrorKind::RuntimeError(msg.as_ref().into()).into()
 }
 
-/// `os.path.normpath` without touching the file system.
-pub fn normpath(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            // A leading `..` stays (popping it made `../../x` read as `x`,
-            // inside the tree: re-probe 12); `/..` is `/`.
-            Component::ParentDir => match out.components().next_back() {
-                Some(Component::Normal(_)) => {
-                    out.pop();
-                }
-                Some(Component::RootDir | Component::Prefix(_)) => {}
-                _ => out.push(".."),
-            },
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
+pub use crate::fswalk::normpath;
 
 /// Jsonnet imports as Kapitan (and Commodore) resolve them: the importing
 /// file's directory, then the search paths, plus libraries strata bundles

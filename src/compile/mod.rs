@@ -9,7 +9,7 @@
 
 pub(crate) use crate::child;
 pub mod catalog_reads;
-pub mod confine;
+pub use crate::confine;
 pub mod helm;
 pub mod jinja;
 pub mod jsonnet;

@@ -15,6 +15,7 @@ use super::model::{
 use super::overlap::{rebase, Decision, OverlapError};
 use super::select::{self, VersionSelection};
 use crate::diagnostics::Diagnostic;
+use crate::remote::{percent_decoded, percent_encoded};
 use crate::value::Value;
 use std::io::{Read, Seek, Write};
 use std::path::{Component, Path, PathBuf};
@@ -636,46 +637,6 @@ fn check_url(url: &str) -> Result<(), String> {
         )),
         None => Ok(()),
     }
-}
-
-/// `text` with `%XX` escapes decoded (a URL's user and password; the
-/// review's redaction reads percent-encoded `data:` URLs with it).
-pub(crate) fn percent_decoded(text: &str) -> Vec<u8> {
-    let b = text.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = b
-            .get(i + 1..i + 3)
-            .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (b[i], hex) {
-            (b'%', Some(v)) => {
-                out.push(v);
-                i += 3;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    out
-}
-
-/// `path` with every byte outside printable ASCII percent-encoded: the
-/// request line is ASCII.
-pub(crate) fn percent_encoded(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for b in path.bytes() {
-        if b.is_ascii_graphic() {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 fn download_limited(

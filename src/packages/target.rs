@@ -12,7 +12,7 @@ use super::model::{ModelError, PackageInstall, Strictness};
 use super::render::{self, RenderInputs};
 use super::repo::{self, RepoContent};
 use super::select::SelectError;
-use crate::compile::confine::Confine;
+use crate::confine::Confine;
 use crate::value::Value;
 use std::path::{Path, PathBuf};
 

@@ -350,10 +350,10 @@ fn request_within(
     // requests of its choosing (`DELETE /v1/...`) to what went to Vault
     // with the runner's token (probe 40). Bytes outside printable ASCII are
     // percent-encoded, as hvac's requests does.
-    let path = crate::packages::repo::percent_encoded(path);
+    let path = crate::remote::percent_encoded(path);
     let mut req = format!(
         "{method} {}/v1/{path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: application/json\r\nContent-Length: {}\r\n",
-        crate::packages::repo::percent_encoded(&url.base),
+        crate::remote::percent_encoded(&url.base),
         url.host,
         payload.len()
     );

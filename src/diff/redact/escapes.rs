@@ -139,5 +139,5 @@ pub(super) fn percent_decode(text: &str) -> Option<String> {
     if !text.contains('%') {
         return None;
     }
-    String::from_utf8(crate::packages::repo::percent_decoded(text)).ok()
+    String::from_utf8(crate::remote::percent_decoded(text)).ok()
 }

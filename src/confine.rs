@@ -13,7 +13,7 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::jsonnet::normpath;
+use crate::fswalk::normpath;
 
 /// The directories a confined compile may read below.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
