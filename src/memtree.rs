@@ -24,27 +24,82 @@ impl MemFile {
 }
 
 /// Files by path relative to a catalog's `compiled/` directory, up to a
-/// byte budget: past it, writers put their files on disk as before.
+/// byte budget: past it, writers put their files on disk as before. The
+/// directories the writers made are kept too, so that a name used both
+/// as a file and as a directory is found ([`MemTree::file_conflicts`]):
+/// on disk that is an error, and the writer then puts the target on disk
+/// to meet the same one.
 #[derive(Debug)]
 pub struct MemTree {
-    files: Mutex<BTreeMap<PathBuf, Arc<MemFile>>>,
+    inner: Mutex<Inner>,
     used: AtomicU64,
     budget: u64,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    files: BTreeMap<PathBuf, Arc<MemFile>>,
+    dirs: std::collections::BTreeSet<PathBuf>,
+}
+
+impl Inner {
+    /// Whether a file or directory lies strictly below `rel`. Paths order
+    /// by component, so what lies below `rel` comes right after it.
+    fn anything_below(&self, rel: &Path) -> bool {
+        let first_below = |mut after: std::collections::btree_set::Range<'_, PathBuf>| {
+            after
+                .find(|p| p.as_path() != rel)
+                .is_some_and(|p| p.starts_with(rel))
+        };
+        self.files
+            .range(rel.to_path_buf()..)
+            .find(|(p, _)| p.as_path() != rel)
+            .is_some_and(|(p, _)| p.starts_with(rel))
+            || first_below(self.dirs.range(rel.to_path_buf()..))
+    }
+
+    /// Whether a directory above `rel` is a file.
+    fn file_above(&self, rel: &Path) -> bool {
+        rel.ancestors()
+            .skip(1)
+            .any(|a| !a.as_os_str().is_empty() && self.files.contains_key(a))
+    }
 }
 
 impl MemTree {
     pub fn new(budget: u64) -> MemTree {
         MemTree {
-            files: Mutex::new(BTreeMap::new()),
+            inner: Mutex::new(Inner::default()),
             used: AtomicU64::new(0),
             budget,
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, BTreeMap<PathBuf, Arc<MemFile>>> {
-        // A writer that panicked left the map whole (inserts are single
-        // calls): its data is still good.
-        self.files.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A writer that panicked left the maps whole (inserts are single
+        // calls): their data is still good.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether writing a file at `rel` would fail on disk given what the
+    /// tree holds: a directory above it is a file, or `rel` is a
+    /// directory.
+    pub fn file_conflicts(&self, rel: &Path) -> bool {
+        let inner = self.lock();
+        inner.file_above(rel) || inner.dirs.contains(rel) || inner.anything_below(rel)
+    }
+
+    /// Whether making the directory `rel` would fail on disk: it, or a
+    /// directory above it, is a file.
+    pub fn dir_conflicts(&self, rel: &Path) -> bool {
+        let inner = self.lock();
+        inner.files.contains_key(rel) || inner.file_above(rel)
+    }
+
+    /// Records the directory `rel` (a compile entry's output directory,
+    /// made even when the entry writes nothing into it).
+    pub fn add_dir(&self, rel: &Path) {
+        self.lock().dirs.insert(rel.to_path_buf());
     }
 
     /// Keeps `bytes` at `rel` unless that takes the tree past its budget;
@@ -68,7 +123,7 @@ impl MemTree {
                 Err(now) => used = now,
             }
         }
-        self.lock().insert(
+        self.lock().files.insert(
             rel.to_path_buf(),
             Arc::new(MemFile {
                 bytes: bytes.to_vec(),
@@ -80,8 +135,8 @@ impl MemTree {
 
     /// Sets the mode of the file at `rel`; `false` when the tree has none.
     pub fn set_mode(&self, rel: &Path, mode: u32) -> bool {
-        let mut files = self.lock();
-        match files.get_mut(rel) {
+        let mut inner = self.lock();
+        match inner.files.get_mut(rel) {
             Some(f) => {
                 Arc::make_mut(f).mode = Some(mode);
                 true
@@ -92,12 +147,13 @@ impl MemTree {
 
     /// Forgets the file at `rel` (it was written on disk instead).
     pub fn remove(&self, rel: &Path) {
-        self.lock().remove(rel);
+        self.lock().files.remove(rel);
     }
 
     /// Every file, sorted by path.
     pub fn files(&self) -> Vec<(PathBuf, Arc<MemFile>)> {
         self.lock()
+            .files
             .iter()
             .map(|(p, f)| (p.clone(), f.clone()))
             .collect()
@@ -106,16 +162,28 @@ impl MemTree {
     /// The files below the directory `dir` (relative, as the keys are).
     pub fn files_below(&self, dir: &Path) -> Vec<(PathBuf, Arc<MemFile>)> {
         self.lock()
+            .files
             .range(dir.to_path_buf()..)
             .take_while(|(p, _)| p.starts_with(dir))
             .map(|(p, f)| (p.clone(), f.clone()))
             .collect()
     }
 
-    /// Writes the files below `dir` under `root` (a catalog's `compiled/`)
-    /// and forgets them: for readers that need them on disk.
+    /// Writes the files and directories below `dir` under `root` (a
+    /// catalog's `compiled/`) and forgets them: for readers that need them
+    /// on disk, and for a writer that must meet what the disk says.
     pub fn write_out(&self, root: &Path, dir: &Path) -> std::io::Result<()> {
         let files = self.files_below(dir);
+        let dirs: Vec<PathBuf> = self
+            .lock()
+            .dirs
+            .range(dir.to_path_buf()..)
+            .take_while(|p| p.starts_with(dir))
+            .cloned()
+            .collect();
+        for d in &dirs {
+            std::fs::create_dir_all(root.join(d))?;
+        }
         for (rel, f) in &files {
             let path = root.join(rel);
             if let Some(parent) = path.parent() {
@@ -128,9 +196,12 @@ impl MemTree {
                 std::fs::set_permissions(&path, std::fs::Permissions::from_mode(m))?;
             }
         }
-        let mut map = self.lock();
+        let mut inner = self.lock();
         for (rel, _) in files {
-            map.remove(&rel);
+            inner.files.remove(&rel);
+        }
+        for d in dirs {
+            inner.dirs.remove(&d);
         }
         Ok(())
     }
@@ -187,5 +258,33 @@ mod tests {
             left,
             vec![PathBuf::from("ab/z.yml"), PathBuf::from("b/w.yml")]
         );
+    }
+
+    /// What would fail on disk: a file where a directory is (or was made),
+    /// a directory or file below a file.
+    #[test]
+    fn a_name_that_is_both_a_file_and_a_directory_conflicts() {
+        let t = MemTree::new(1 << 20);
+        assert!(t.put(Path::new("t/o/a"), b"x"));
+        t.add_dir(Path::new("t/d"));
+        assert!(t.file_conflicts(Path::new("t/o/a/b")));
+        assert!(t.file_conflicts(Path::new("t/o/a/b/c")));
+        assert!(t.file_conflicts(Path::new("t/o")));
+        assert!(t.file_conflicts(Path::new("t/d")));
+        assert!(t.file_conflicts(Path::new("t")));
+        assert!(!t.file_conflicts(Path::new("t/o/a")), "an overwrite");
+        assert!(!t.file_conflicts(Path::new("t/o/ab")));
+        assert!(!t.file_conflicts(Path::new("t/d/x")));
+        assert!(!t.file_conflicts(Path::new("t/c")));
+        assert!(t.dir_conflicts(Path::new("t/o/a")));
+        assert!(t.dir_conflicts(Path::new("t/o/a/s")));
+        assert!(!t.dir_conflicts(Path::new("t/o")));
+        assert!(!t.dir_conflicts(Path::new("t/d")));
+        // The directory made with nothing in it is written out too.
+        let d = tempfile::tempdir().unwrap();
+        t.write_out(d.path(), Path::new("t")).unwrap();
+        assert!(d.path().join("t/d").is_dir());
+        assert!(d.path().join("t/o/a").is_file());
+        assert!(!t.file_conflicts(Path::new("t/d")));
     }
 }

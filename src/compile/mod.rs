@@ -717,17 +717,33 @@ struct TargetCtx<'a> {
     /// What the run's targets share.
     run: &'a RunShared,
     /// Where this target's files go instead of the disk, while the tree's
-    /// budget lasts ([`InMemory`]).
-    memory: Option<&'a crate::memtree::MemTree>,
+    /// budget lasts ([`InMemory`]); `None` once they went to disk.
+    memory: std::cell::Cell<Option<&'a crate::memtree::MemTree>>,
 }
 
 impl TargetCtx<'_> {
     /// `path`'s name below `compiled/` when the target keeps its files in
     /// memory.
     fn in_memory(&self, path: &Path) -> Option<(&crate::memtree::MemTree, PathBuf)> {
-        let tree = self.memory?;
+        let tree = self.memory.get()?;
         let rel = path.strip_prefix(self.catalog_root.join("compiled")).ok()?;
         Some((tree, rel.to_path_buf()))
+    }
+
+    /// Writes what the target kept in memory to disk and keeps everything
+    /// after it there: for the package step, which reads the outputs back,
+    /// and for a name used both as a file and as a directory, so that the
+    /// write meets the same error as on disk.
+    fn spill(&self) -> Result<(), String> {
+        let Some(tree) = self.memory.take() else {
+            return Ok(());
+        };
+        tree.write_out(
+            &self.catalog_root.join("compiled"),
+            Path::new(&self.plan.dir),
+        )
+        .and_then(|()| std::fs::create_dir_all(&self.target_root))
+        .map_err(|e| format!("{}: {e}", self.target_root.display()))
     }
 }
 
@@ -828,11 +844,14 @@ fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> 
     // (check_relative), so no path can leave it and nothing needs a look
     // at the file system besides creating each directory once.
     if let Some((tree, rel)) = ctx.in_memory(path) {
-        if tree.put(&rel, bytes) {
+        if tree.file_conflicts(&rel) {
+            ctx.spill()?;
+        } else if tree.put(&rel, bytes) {
             return Ok(());
+        } else {
+            // Past the budget: on disk, and only there.
+            tree.remove(&rel);
         }
-        // Past the budget: on disk, and only there.
-        tree.remove(&rel);
     }
     if let Some(parent) = path.parent() {
         ensure_dir(ctx, parent)?;
@@ -1118,8 +1137,8 @@ fn copy_into(ctx: &TargetCtx, src: &Path, dst: &Path) -> Result<(), String> {
 /// One `copy` walk. Each directory is resolved from its parent's real path
 /// (only symlinks are resolved whole): resolving each from the root cost
 /// each level every level above it.
-struct Copy<'a> {
-    ctx: &'a TargetCtx<'a>,
+struct Copy<'a, 'c> {
+    ctx: &'a TargetCtx<'c>,
     /// The directory being copied into, and where it really is once it
     /// exists.
     top: &'a Path,
@@ -1129,7 +1148,7 @@ struct Copy<'a> {
     visits: crate::fswalk::Visits,
 }
 
-impl Copy<'_> {
+impl Copy<'_, '_> {
     /// Copies `src` (really at `real`, when its directory's walk knows it)
     /// to `dst`.
     fn copy(&mut self, src: &Path, real: Option<PathBuf>, dst: &Path) -> Result<(), String> {
@@ -1441,9 +1460,20 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
         None => {
             check_relative(output_path, "output_path").map_err(err)?;
             let out_dir = jsonnet::normpath(&ctx.target_root.join(output_path));
-            // A target kept in memory has nothing on disk to check: its
-            // directories are made when a file past the budget needs them.
-            if entry.input_type != InputType::Remove && ctx.memory.is_none() {
+            // A target kept in memory has nothing on disk to check; its
+            // output directory is recorded, as an empty one is a
+            // directory a file cannot take the name of.
+            if let Some((tree, rel)) = ctx
+                .in_memory(&out_dir)
+                .filter(|_| entry.input_type != InputType::Remove)
+            {
+                if tree.dir_conflicts(&rel) {
+                    ctx.spill().map_err(err)?;
+                } else {
+                    tree.add_dir(&rel);
+                }
+            }
+            if entry.input_type != InputType::Remove && ctx.memory.get().is_none() {
                 std::fs::create_dir_all(&out_dir)
                     .map_err(|e| err(format!("{}: {e}", out_dir.display())))?;
                 // Checks the directory itself (check_inside looks at a path's parent).
@@ -1640,13 +1670,14 @@ fn compile_target(
         files: std::cell::Cell::new(0),
         max_files: crate::limits::max_target_files(),
         run,
-        memory: run
-            .memory
-            .as_ref()
-            .filter(|(_, names)| names.contains(&plan.name))
-            .map(|(tree, _)| &**tree),
+        memory: std::cell::Cell::new(
+            run.memory
+                .as_ref()
+                .filter(|(_, names)| names.contains(&plan.name))
+                .map(|(tree, _)| &**tree),
+        ),
     };
-    if ctx.memory.is_none() {
+    if ctx.memory.get().is_none() {
         ensure_dir(&ctx, &ctx.target_root.clone()).map_err(CompileError::new)?;
     }
     let mut warnings = Vec::new();
@@ -1679,11 +1710,8 @@ fn compile_target(
         .and_then(|d| d.get_path(&["parameters"]))
     {
         // The package step reads the outputs back from disk.
-        if let Some(tree) = ctx.memory {
-            tree.write_out(&catalog_root.join("compiled"), Path::new(&plan.dir))
-                .and_then(|()| std::fs::create_dir_all(&ctx.target_root))
-                .map_err(|e| CompileError::io(&ctx.target_root, e).target(&plan.name))?;
-        }
+        ctx.spill()
+            .map_err(|e| CompileError::new(e).target(&plan.name))?;
         timings::time("packages (summed over threads)", || {
             crate::packages::target::compile_target_packages(
                 params,

@@ -1550,3 +1550,71 @@ fn a_target_kept_in_memory_still_renders_its_packages() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stdout), full.1);
 }
+
+/// A name a target's files use both as a file and as a directory is an
+/// error on disk (`File exists`, `Is a directory`); a review keeping the
+/// target in memory must meet the same error, not show the files (each
+/// case here passed the incremental review with exit 0 before the tree
+/// checked it).
+#[test]
+fn a_name_both_file_and_directory_fails_in_memory_as_on_disk() {
+    let entry = |out: &str, input: &str| {
+        format!("      - {{output_path: {out}, input_type: jsonnet, input_paths: [{input}], output_type: plain}}\n")
+    };
+    let cases = [
+        // A file, then a file below it (one entry: keys in order).
+        (entry("o", "m.jsonnet"), "{a: 'x', 'a/b': 'y'}", "{}"),
+        // A file below a name, then that name as a file.
+        (
+            entry("o", "m.jsonnet") + &entry("o", "n.jsonnet"),
+            "{'a/b': 'y'}",
+            "{a: 'x'}",
+        ),
+        // An entry's (empty) output directory, then a file of that name.
+        (
+            entry("o", "n.jsonnet") + &entry(".", "m.jsonnet"),
+            "{o: 'x'}",
+            "{}",
+        ),
+        // A file, then an entry whose output directory has its name.
+        (
+            entry(".", "m.jsonnet") + &entry("o", "n.jsonnet"),
+            "{o: 'x'}",
+            "{}",
+        ),
+    ];
+    for (i, (entries, m, n)) in cases.iter().enumerate() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        std::fs::create_dir_all(repo.join("inventory/targets")).unwrap();
+        std::fs::write(
+            repo.join("inventory/targets/t.yml"),
+            format!("parameters:\n  kapitan:\n    vars: {{target: t}}\n    compile:\n{entries}"),
+        )
+        .unwrap();
+        std::fs::write(repo.join("m.jsonnet"), format!("{m}\n")).unwrap();
+        std::fs::write(repo.join("n.jsonnet"), format!("{n}\n")).unwrap();
+        commit_base(repo);
+        std::fs::write(repo.join("m.jsonnet"), format!("{m}\n// head\n")).unwrap();
+        git(repo, &["commit", "-q", "-am", "head"]);
+        let errors = |s: &str| -> Vec<String> {
+            s.lines()
+                .filter(|l| l.starts_with("error:"))
+                .map(str::to_string)
+                .collect()
+        };
+        let inc = review(repo, &[]);
+        let full = review(repo, &["--full"]);
+        assert_eq!(full.0, 2, "case {i}: {}", full.2);
+        assert_eq!(
+            (inc.0, &inc.1, errors(&inc.2)),
+            (full.0, &full.1, errors(&full.2)),
+            "case {i}"
+        );
+        assert!(
+            inc.2.contains("File exists") || inc.2.contains("Is a directory"),
+            "case {i}: {}",
+            inc.2
+        );
+    }
+}
