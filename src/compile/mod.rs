@@ -844,7 +844,7 @@ fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> 
     // (check_relative), so no path can leave it and nothing needs a look
     // at the file system besides creating each directory once.
     if let Some((tree, rel)) = ctx.in_memory(path) {
-        if tree.file_conflicts(&rel) {
+        if disk_may_refuse(path) || tree.file_conflicts(&rel) {
             ctx.spill()?;
         } else if tree.put(&rel, bytes) {
             return Ok(());
@@ -859,6 +859,15 @@ fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> 
     timings::time("write files (summed over threads)", || {
         std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
     })
+}
+
+/// Whether the file system may refuse `path` for its length alone (Linux
+/// takes at most 4,095 bytes; names were checked already): a target kept
+/// in memory then goes to disk, to meet the same error as a full compile
+/// (a key of 30 names of 200 bytes passed in memory and failed on disk).
+/// Going to disk is always right, so the bound is loose.
+fn disk_may_refuse(path: &Path) -> bool {
+    path.as_os_str().len() >= 3_800
 }
 
 fn ensure_dir(ctx: &TargetCtx, dir: &Path) -> Result<(), String> {
@@ -1467,7 +1476,7 @@ fn compile_entry(ctx: &TargetCtx, entry: &Entry, catalog_root: &Path) -> Result<
                 .in_memory(&out_dir)
                 .filter(|_| entry.input_type != InputType::Remove)
             {
-                if tree.dir_conflicts(&rel) {
+                if disk_may_refuse(&out_dir) || tree.dir_conflicts(&rel) {
                     ctx.spill().map_err(err)?;
                 } else {
                     tree.add_dir(&rel);
