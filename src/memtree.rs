@@ -207,6 +207,21 @@ impl MemTree {
     }
 }
 
+/// Whether the file system at `dir` keeps apart names that differ only in
+/// case or in Unicode normalisation (`A`/`a`, precomposed/decomposed `é`),
+/// as the tree does: on one that folds them (macOS, Windows) two outputs
+/// so named are one file on disk and two in memory, so a review there
+/// writes its files. Probed with two files; `false` when it cannot tell.
+pub fn keeps_names_apart(dir: &Path) -> bool {
+    let probe = |a: &str, b: &str| -> bool {
+        let (pa, pb) = (dir.join(a), dir.join(b));
+        let apart = std::fs::write(&pa, b"").is_ok() && !pb.exists();
+        let _ = std::fs::remove_file(&pa);
+        apart
+    };
+    probe(".strata-case-A", ".strata-case-a") && probe(".strata-nfc-\u{e9}", ".strata-nfc-e\u{301}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,5 +301,17 @@ mod tests {
         assert!(d.path().join("t/d").is_dir());
         assert!(d.path().join("t/o/a").is_file());
         assert!(!t.file_conflicts(Path::new("t/d")));
+    }
+
+    #[test]
+    fn this_file_system_keeps_names_apart() {
+        // Linux file systems compare bytes (the CI and this project's
+        // machines); the probe leaves nothing behind.
+        let d = tempfile::tempdir().unwrap();
+        if cfg!(target_os = "linux") {
+            assert!(keeps_names_apart(d.path()));
+        }
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+        assert!(!keeps_names_apart(&d.path().join("missing")));
     }
 }

@@ -997,8 +997,9 @@ impl Pr<'_> {
         // An incremental review keeps the files of targets whose inputs are
         // all known in memory (a full review writes every file: it is what
         // the equivalence test compares with).
+        let in_memory = req.incremental && crate::memtree::keeps_names_apart(&root);
         let memory = |sel: &[String]| {
-            req.incremental.then(|| crate::compile::InMemory {
+            in_memory.then(|| crate::compile::InMemory {
                 tree: Arc::new(MemTree::new(crate::limits::review_memory_bytes())),
                 targets: sel
                     .iter()
