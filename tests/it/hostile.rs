@@ -3275,6 +3275,23 @@ fn a_helm_dependencys_chart_name_and_version_name_no_other_directory() {
 /// curl's `CURL_CA_BUNDLE`) and an https server on it whose every answer is
 /// an endless chunked body: no size is announced.
 fn endless_https_server(dir: &Path) -> u16 {
+    use std::io::Write;
+    https_server(dir, |_request, s| {
+        let chunk = vec![b'0'; 64 << 10];
+        let mut frame = format!("{:x}\r\n", chunk.len()).into_bytes();
+        frame.extend_from_slice(&chunk);
+        frame.extend_from_slice(b"\r\n");
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+        while s.write_all(&frame).is_ok() {}
+    })
+}
+
+/// [`endless_https_server`]'s certificate and server, each connection's
+/// first read (the request) handed to `answer` with the stream.
+fn https_server(
+    dir: &Path,
+    answer: fn(&[u8], &mut openssl::ssl::SslStream<std::net::TcpStream>),
+) -> u16 {
     use openssl::{
         asn1::Asn1Time,
         bn::BigNum,
@@ -3288,7 +3305,7 @@ fn endless_https_server(dir: &Path) -> u16 {
             X509NameBuilder, X509,
         },
     };
-    use std::io::{Read, Write};
+    use std::io::Read;
     let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap();
     let key = PKey::from_ec_key(EcKey::generate(&group).unwrap()).unwrap();
     let mut name = X509NameBuilder::new().unwrap();
@@ -3329,13 +3346,8 @@ fn endless_https_server(dir: &Path) -> u16 {
                     return;
                 };
                 let mut buf = [0u8; 4096];
-                let _ = s.read(&mut buf);
-                let chunk = vec![b'0'; 64 << 10];
-                let mut frame = format!("{:x}\r\n", chunk.len()).into_bytes();
-                frame.extend_from_slice(&chunk);
-                frame.extend_from_slice(b"\r\n");
-                let _ = s.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
-                while s.write_all(&frame).is_ok() {}
+                let n = s.read(&mut buf).unwrap_or(0);
+                answer(&buf[..n], &mut s);
             });
         }
     });
@@ -3383,6 +3395,66 @@ fn an_https_download_of_unannounced_size_stops_at_the_limit() {
     }
     assert!(left < 1 << 20, "{left} bytes left in the cache");
     assert!(!proj.join("big.bin").exists());
+}
+
+/// How many processes' command lines hold `needle` (read from /proc).
+fn command_lines_holding(needle: &[u8]) -> usize {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    rd.flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| c.windows(needle.len()).any(|w| w == needle))
+        .count()
+}
+
+#[test]
+fn an_https_dependencys_credentials_are_not_on_curls_command_line() {
+    // Probe 40's left-over: `https://user:password@host/...` went to curl
+    // as an argument, which every local user reads in `ps` for as long as
+    // the download runs. The server looks while curl waits for its answer,
+    // and answers what it saw.
+    let tmp = tempfile::tempdir().unwrap();
+    let port = https_server(tmp.path(), |request, s| {
+        use std::io::Write;
+        let shown = command_lines_holding(b"pa55-word-in-url");
+        let text = String::from_utf8_lossy(request);
+        // base64 of `dl-user:pa55-word-in-url`
+        let authorized = text
+            .lines()
+            .any(|l| l == "Authorization: Basic ZGwtdXNlcjpwYTU1LXdvcmQtaW4tdXJs");
+        let body = format!("on command lines: {shown}, authorized: {authorized}\n");
+        let _ = write!(
+            s,
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+    });
+    let proj = tmp.path().join("proj");
+    write(&proj.join("inventory/classes/.keep"), "");
+    write(
+        &proj.join("inventory/targets/t.yml"),
+        &format!(
+            "parameters:\n  kapitan:\n    vars: {{target: t}}\n    dependencies:\n      - {{type: https, source: \"https://dl-user:pa55-word-in-url@127.0.0.1:{port}/f.txt\", output_path: f.txt}}\n    compile: []\n"
+        ),
+    );
+    let cache = tmp.path().join("cache");
+    let bundle = tmp.path().join("cert.pem");
+    let out = run_within(
+        &proj,
+        &["compile", "--fetch"],
+        &[
+            ("CURL_CA_BUNDLE", bundle.to_str().unwrap()),
+            ("XDG_CACHE_HOME", cache.to_str().unwrap()),
+        ],
+        0,
+        60,
+    );
+    assert!(!out.contains("pa55-word-in-url"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(proj.join("f.txt")).unwrap(),
+        "on command lines: 0, authorized: true\n"
+    );
 }
 
 fn walkdir(dir: &Path) -> Vec<PathBuf> {
