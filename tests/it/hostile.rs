@@ -3198,19 +3198,95 @@ fn the_bytes_a_run_fetches_from_git_trees_are_bounded() {
     }
     // Under the limit both fetch everything.
     let enough = [("STRATA_MAX_FETCH_BYTES", "2000000")];
-    // (The failed run's files are not strata's record: --force.)
-    run_env(
-        &proj,
-        &["fetch", "--deps", "deps.yml", "--force"],
-        &enough,
-        0,
-    );
+    // The failed run's files are recorded as pending: no --force needed
+    // (`a_fetch_stopped_part_way_carries_on_without_force`).
+    run_env(&proj, &["fetch", "--deps", "deps.yml"], &enough, 0);
     run_env(&proj, &["compile", "--fetch", "--force-fetch"], &enough, 0);
     assert_eq!(
         std::fs::read(proj.join("deps/f19.bin")).unwrap().len(),
         64 << 10
     );
     assert!(proj.join("dependencies/bomb/f19.bin").is_file());
+}
+
+#[test]
+fn a_fetch_stopped_part_way_carries_on_without_force() {
+    // Probe 40's left-over: a `strata fetch` stopped part-way (here by
+    // STRATA_MAX_FETCH_BYTES; a full disk or a failed read alike) left the
+    // files it had written with no record of them, and the next fetch
+    // called them local changes and asked for --force. Now the record is
+    // written before any file, first for the first checkout, then for a
+    // move to a commit that changes every file.
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let commit = |fill: &str| {
+        let data = fill.repeat(64 << 10);
+        for i in 0..20 {
+            write(&src.join(format!("f{i:02}.bin")), &data);
+        }
+        // A file the next commit removes, one it adds.
+        if fill == "a" {
+            write(&src.join("old.txt"), "old\n");
+        } else {
+            let _ = std::fs::remove_file(src.join("old.txt"));
+            write(&src.join("new/added.txt"), "new\n");
+        }
+        git(&src, &["add", "-A"]);
+        git(&src, &["commit", "-qm", fill]);
+    };
+    std::fs::create_dir_all(&src).unwrap();
+    git(&src, &["init", "-q", "-b", "main"]);
+    commit("a");
+    let proj = tmp.path().join("proj");
+    write(
+        &proj.join("deps.yml"),
+        &format!(
+            "- {{name: d, url: \"file://{}\", version: main}}\n",
+            src.display()
+        ),
+    );
+    let fetch = ["fetch", "--deps", "deps.yml"];
+    let small = [("STRATA_MAX_FETCH_BYTES", "500000")];
+    let enough = [("STRATA_MAX_FETCH_BYTES", "4000000")];
+    let dep = proj.join("dependencies/d");
+    for fill in ["a", "b"] {
+        if fill == "b" {
+            commit("b");
+        }
+        let err = run_env(&proj, &fetch, &small, 2);
+        assert!(err.contains("STRATA_MAX_FETCH_BYTES"), "{fill}: {err}");
+        let out = run_env(&proj, &fetch, &enough, 0);
+        assert!(!out.contains("local changes"), "{fill}: {out}");
+        for i in 0..20 {
+            let data = std::fs::read(dep.join(format!("f{i:02}.bin"))).unwrap();
+            assert!(
+                data.len() == 64 << 10 && data.iter().all(|b| *b == fill.as_bytes()[0]),
+                "{fill}: f{i:02}.bin"
+            );
+        }
+        assert_eq!(dep.join("old.txt").exists(), fill == "a");
+        assert_eq!(dep.join("new/added.txt").exists(), fill == "b");
+    }
+    // A file the user edits is still theirs.
+    write(&dep.join("f03.bin"), "mine\n");
+    commit("c");
+    let err = run_env(&proj, &fetch, &enough, 2);
+    assert!(
+        err.contains("local changes") && err.contains("f03.bin"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dep.join("f03.bin")).unwrap(),
+        "mine\n"
+    );
+    // No file is left half-written beside its place.
+    assert!(
+        !walkdir(&dep)
+            .iter()
+            .any(|p| p.to_string_lossy().ends_with(".strata-part")),
+        "a partial file is left"
+    );
 }
 
 #[test]
