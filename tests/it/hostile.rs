@@ -3290,6 +3290,69 @@ fn a_fetch_stopped_part_way_carries_on_without_force() {
 }
 
 #[test]
+fn a_fetch_killed_while_writing_a_file_leaves_no_file_cut_short() {
+    // A fetch killed (here by SIGXFSZ: `ulimit -f`) while it wrote a file
+    // left it cut short in place: `compile --fetch` (Kapitan's, which never
+    // overwrites a file that is there) kept it for good, and `strata fetch`
+    // called it a local change. Files are now written beside and renamed.
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    write(&src.join("big.txt"), &"x".repeat(200_000));
+    git(&src, &["init", "-q", "-b", "main"]);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-qm", "one"]);
+    let proj = tmp.path().join("proj");
+    write(
+        &proj.join("deps.yml"),
+        &format!(
+            "- {{name: d, url: \"file://{}\", version: main}}\n",
+            src.display()
+        ),
+    );
+    write(&proj.join("inventory/classes/.keep"), "");
+    write(
+        &proj.join("inventory/targets/t.yml"),
+        &format!(
+            "parameters:\n  kapitan:\n    vars: {{target: t}}\n    dependencies:\n      - {{type: git, source: \"file://{}\", ref: main, output_path: deps}}\n    compile: []\n",
+            src.display()
+        ),
+    );
+    let bin = assert_cmd::cargo::cargo_bin("strata");
+    for (args, file) in [
+        ("fetch --deps deps.yml", "dependencies/d/big.txt"),
+        ("compile --fetch", "deps/big.txt"),
+    ] {
+        // 100 blocks of 512 or 1024 bytes: the 200 kB file does not fit.
+        let killed = std::process::Command::new("sh")
+            .current_dir(&proj)
+            .env_remove("GITHUB_EVENT_NAME")
+            .arg("-c")
+            .arg(format!("ulimit -f 100; exec '{}' {args}", bin.display()))
+            .output()
+            .unwrap();
+        assert!(!killed.status.success(), "{args}: {killed:?}");
+        let cut = std::fs::metadata(proj.join(file)).map(|m| m.len());
+        assert!(
+            cut.is_err(),
+            "{args}: {file} was left with {cut:?} of 200000 bytes"
+        );
+        run(&proj, &args.split(' ').collect::<Vec<_>>(), 0);
+        assert_eq!(
+            std::fs::read(proj.join(file)).unwrap().len(),
+            200_000,
+            "{args}"
+        );
+    }
+    assert!(
+        !walkdir(&proj.join("dependencies/d"))
+            .iter()
+            .any(|p| p.to_string_lossy().ends_with(".strata-part")),
+        "strata fetch leaves no partial file"
+    );
+}
+
+#[test]
 fn a_helm_dependencys_chart_name_and_version_name_no_other_directory() {
     // Probe 40: `chart_name` (or `version`) is part of the cache path
     // `<cache>/helm/<hash>/<chart>-<version>` and the directory `helm pull
