@@ -24,6 +24,8 @@ pub struct GithubState {
     pub comments: Vec<(u64, String, String)>, // id, user, body
     pub requests: Vec<Request>,
     pub forbid_writes: bool,
+    /// The `message` of the 403 answering a write (GitHub's when `None`).
+    pub forbid_message: Option<String>,
     /// Answer this many requests with 502 first.
     pub fail_next: usize,
     pub next_id: u64,
@@ -128,7 +130,7 @@ impl FakeGithub {
 
 fn answer(s: &mut GithubState, method: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
     let forbidden = serde_json::json!({
-        "message": "Resource not accessible by integration",
+        "message": s.forbid_message.clone().unwrap_or_else(|| "Resource not accessible by integration".into()),
         "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
         "status": "403"
     });

@@ -412,6 +412,59 @@ mod comment {
         err
     }
 
+    /// Probe 41: the notice that a token cannot comment quotes the API's
+    /// 403 message, and went to the log as a workflow command with only
+    /// `\n` replaced: a carriage return in the message started commands of
+    /// the server's choosing, and its HTML went into the job summary.
+    #[test]
+    fn a_servers_error_message_is_escaped_in_the_notice_and_the_summary() {
+        let gh = FakeGithub::start();
+        {
+            let mut s = gh.state.lock().unwrap();
+            s.forbid_writes = true;
+            s.forbid_message = Some(
+                "denied\r::error file=x.yml,line=1::INJECTED\r::add-mask::%0A<img src=x onerror=alert(1)>"
+                    .into(),
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let event = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/review/github/pull_request_event.json");
+        std::fs::write(dir.path().join("diff.json"), diff_json("t", "f.yml", "o")).unwrap();
+        let out = strata()
+            .current_dir(dir.path())
+            .args(["comment", "--diff", "diff.json"])
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_API_URL", &gh.url)
+            .env("GITHUB_REPOSITORY", "acme/infra")
+            .env("GITHUB_EVENT_PATH", event)
+            .env("GITHUB_TOKEN", "ghs_x")
+            .env("GITHUB_STEP_SUMMARY", dir.path().join("summary.md"))
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        // The runner reads a line at every `\n` and `\r`.
+        let commands: Vec<&str> = stdout
+            .split(['\n', '\r'])
+            .filter(|l| l.trim_start().starts_with("::"))
+            .collect();
+        assert_eq!(commands.len(), 1, "{stdout}");
+        assert!(
+            commands[0].starts_with("::notice title=strata review::The token cannot comment")
+                && commands[0].contains("denied")
+                && commands[0].contains("%250A"),
+            "{stdout}"
+        );
+        let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+        assert!(summary.contains("denied"), "{summary}");
+        assert!(
+            !summary.contains('\r') && !summary.contains("<img"),
+            "{summary}"
+        );
+    }
+
     /// A GitHub App's installation token comments as `<app>[bot]`, which
     /// the token cannot look up: STRATA_COMMENT_AUTHOR names it, and only
     /// that account's comment is updated (it posted a new one every run).
