@@ -541,9 +541,20 @@ impl Client {
         })
     }
 
+    /// GitHub answers the updated comment: anything else means the
+    /// request went elsewhere (a `PATCH` answered with a 303 is followed as
+    /// a `GET`, and the comment list it reached was taken for success,
+    /// "updated comment 1" with nothing updated; probe 41).
     pub fn update_comment(&self, id: u64, body: &str) -> Result<(), GithubError> {
         let route = format!("/repos/{}/issues/comments/{id}", self.repo);
-        self.call("PATCH", &route, Some(serde_json::json!({ "body": body })))?;
+        let v = self.call("PATCH", &route, Some(serde_json::json!({ "body": body })))?;
+        if created_id(&v) != Some(id) {
+            return Err(GithubError::Transport {
+                method: "PATCH",
+                url: format!("{}{route}", self.api_url),
+                message: format!("the answer is not the updated comment (no `id` {id}): was the request redirected? Check GITHUB_API_URL"),
+            });
+        }
         Ok(())
     }
 }

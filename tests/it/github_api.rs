@@ -34,6 +34,8 @@ pub struct GithubState {
     pub token_user: Option<String>,
     /// Answer `POST`s with a 302 to this path.
     pub redirect_posts: Option<String>,
+    /// Answer `PATCH`es with a 303 (see other: a `GET`) to this path.
+    pub redirect_patches: Option<String>,
     /// Wait this long before answering each page of the comment list.
     pub page_delay: std::time::Duration,
 }
@@ -182,6 +184,10 @@ fn answer(s: &mut GithubState, method: &str, path: &str, body: &str) -> (u16, se
             s.comments.push((id, user.clone(), b.clone()));
             (201, comment_json(id, &user, &b))
         }
+        ("PATCH", _) if s.redirect_patches.is_some() => (
+            303,
+            serde_json::json!({ "location": s.redirect_patches.clone() }),
+        ),
         ("PATCH", p) if p.starts_with("/repos/acme/infra/issues/comments/") => {
             if s.forbid_writes {
                 return (403, forbidden);

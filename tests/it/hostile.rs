@@ -646,6 +646,33 @@ old"
         assert!(gh.state.lock().unwrap().comments.is_empty());
     }
 
+    /// Probe 41: a `PATCH` answered with a 303 was followed as a `GET`, and
+    /// whatever it reached counted as the updated comment: "updated comment
+    /// 1", exit 0, and nothing had been updated.
+    #[test]
+    fn a_redirected_patch_is_an_error_not_an_updated_comment() {
+        let gh = FakeGithub::start();
+        {
+            let mut s = gh.state.lock().unwrap();
+            s.comments.push((
+                1,
+                "github-actions[bot]".into(),
+                "<!-- strata-review -->\nold".into(),
+            ));
+            s.redirect_patches = Some("/repos/acme/infra/issues/7/comments".into());
+        }
+        let (code, err) = comment_with(&gh, &[]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains(
+                "the answer is not the updated comment (no `id` 1): was the request redirected?"
+            ),
+            "{err}"
+        );
+        assert!(!err.contains("updated comment 1"), "{err}");
+        assert!(gh.state.lock().unwrap().comments[0].2.ends_with("old"));
+    }
+
     /// Probe 27 (github-empty-login-matches-loginless-comment): a `/user`
     /// answer without a login made the author "", and a marker comment
     /// whose user had no login was taken for strata's own and updated.
