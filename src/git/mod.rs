@@ -230,6 +230,31 @@ fn lock_cache(path: &Path, wait: std::time::Duration) -> Result<std::fs::File> {
     }
 }
 
+/// Creates the bare repository at `path` whole or not at all: made beside
+/// it and renamed into place. A run killed while `gix::init_bare` wrote
+/// left a directory without `HEAD`, which every later run refused
+/// ("Refusing to initialize the non-empty directory") until someone
+/// removed it (probe 41). Such a leftover (this process holds the lock,
+/// and a directory without `HEAD` is no repository) is removed first.
+fn init_whole(path: &Path) -> std::result::Result<(), String> {
+    let remove = |p: &Path| -> std::result::Result<(), String> {
+        match std::fs::symlink_metadata(p) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(p),
+            Ok(_) => std::fs::remove_file(p),
+            Err(_) => Ok(()),
+        }
+        .map_err(|e| format!("cannot remove the unfinished {}: {e}", p.display()))
+    };
+    let mut name = path.as_os_str().to_owned();
+    name.push(".init");
+    let fresh = PathBuf::from(name);
+    remove(&fresh)?;
+    std::fs::create_dir_all(&fresh).map_err(|e| e.to_string())?;
+    gix::init_bare(&fresh).map_err(gix_msg)?;
+    remove(path)?;
+    std::fs::rename(&fresh, path).map_err(|e| e.to_string())
+}
+
 impl CacheRepo {
     /// Opens the bare repository at `path`, creating it when absent, and
     /// locks it (an OS lock on `<path>.lock`) until dropped, waiting for
@@ -248,8 +273,7 @@ impl CacheRepo {
         }
         let lock = lock_cache(path, wait)?;
         if !path.join("HEAD").is_file() {
-            std::fs::create_dir_all(path).map_err(|e| cache_err(e.to_string()))?;
-            gix::init_bare(path).map_err(|e| cache_err(gix_msg(e)))?;
+            init_whole(path).map_err(cache_err)?;
         }
         // Credential helpers from the user's configuration may run (when no
         // token is given), but never a terminal prompt: CI must not hang.
@@ -938,6 +962,24 @@ mod tests {
         assert!(matches!(err, GitError::CacheLocked { .. }), "{err}");
         drop(first);
         assert!(CacheRepo::open_or_init_waiting(&path, wait).is_ok());
+    }
+
+    /// Probe 41: a run killed while `gix::init_bare` wrote the cache left a
+    /// directory without `HEAD`, and every later run refused it.
+    #[test]
+    fn a_cache_repository_left_unfinished_is_made_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("cache");
+        std::fs::create_dir_all(path.join("hooks")).unwrap();
+        std::fs::write(path.join("description"), "x").unwrap();
+        let repo = CacheRepo::open_or_init(&path).unwrap();
+        assert!(path.join("HEAD").is_file());
+        assert!(!tmp.path().join("cache.init").exists());
+        drop(repo);
+        // A whole one is kept as it is.
+        std::fs::write(path.join("keep"), "x").unwrap();
+        CacheRepo::open_or_init(&path).unwrap();
+        assert!(path.join("keep").is_file());
     }
 
     /// Probe 41: a run killed while it held the cache (SIGKILL, a runner's
