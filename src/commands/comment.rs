@@ -229,7 +229,13 @@ pub fn post(parts: &ReviewParts, opts: &PostOptions) -> anyhow::Result<()> {
         );
     }
     if let Some(n) = &notice {
-        let mut out = format!("::notice title=strata review::{}\n", n.replace('\n', " "));
+        // The notice quotes the server's answer: escaped as a workflow
+        // command's data (a carriage return in a 403 message started a
+        // command of the server's choosing, `\r::error file=...::` or
+        // `\r::add-mask::`, and `%0A` became a line break; probe 41).
+        let mut out = render_github(
+            &Diagnostic::new(Severity::Info, n.clone()).with_code("strata review".to_string()),
+        );
         // Annotations show what the pull request adds, like the comment.
         let shown = match lint_base {
             Some(base) => crate::lint::baseline::partition(base, lint, body::finding_key).new,

@@ -320,11 +320,23 @@ fn put_file(
     if std::fs::symlink_metadata(dest).is_ok_and(|m| m.file_type().is_symlink()) {
         std::fs::remove_file(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
     }
-    std::fs::write(dest, data).map_err(|e| format!("{}: {e}", dest.display()))?;
-    #[cfg(unix)]
-    if exec {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(dest, std::fs::Permissions::from_mode(0o755));
+    // Whole or not at all: a file cut short (a full disk, a kill) was kept
+    // by every later fetch, which never overwrites a file that is there.
+    let part = dest.with_file_name(format!(
+        ".{}.strata-part",
+        dest.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    let written = std::fs::write(&part, data).and_then(|()| {
+        #[cfg(unix)]
+        if exec {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&part, std::fs::Permissions::from_mode(0o755))?;
+        }
+        std::fs::rename(&part, dest)
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&part);
+        return Err(format!("{}: {e}", dest.display()));
     }
     #[cfg(not(unix))]
     let _ = exec;

@@ -34,6 +34,13 @@ struct Written {
     kind: String,
     size: u64,
     mtime_ns: i128,
+    /// Recorded before a checkout writes anything ([`pending_state`]): the
+    /// run may stop part-way (a fetch limit, a full disk, a kill), so the
+    /// file may be absent or hold `id` or `also`, all of which are strata's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pending: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    also: Vec<String>,
 }
 
 fn kind_name(k: FileKind) -> &'static str {
@@ -72,8 +79,12 @@ fn disk_id(path: &Path, meta: &std::fs::Metadata) -> Option<ObjectId> {
 fn unchanged(root: &Path, rel: &str, w: &Written) -> bool {
     let path = root.join(rel);
     let Ok(meta) = std::fs::symlink_metadata(&path) else {
-        return false;
+        return w.pending;
     };
+    if w.pending {
+        return disk_id(&path, &meta)
+            .is_some_and(|id| same_id(id, &w.id) || w.also.iter().any(|a| same_id(id, a)));
+    }
     let is_link = meta.file_type().is_symlink();
     if is_link != (w.kind == "link") {
         return false;
@@ -90,6 +101,76 @@ fn same_id(id: ObjectId, hex: &str) -> bool {
 
 fn state_path(deps_dir: &Path, name: &str) -> PathBuf {
     deps_dir.join(".repos/.state").join(format!("{name}.json"))
+}
+
+/// The record written before a checkout changes any file: every file it
+/// may remove or write, with the content it has now and the one it will
+/// have. A run stopped part-way (`STRATA_MAX_FETCH_BYTES`, a full disk, a
+/// kill) left files no record named, and the next `strata fetch` took them
+/// for local changes and asked for `--force` (probe 40's left-over); with
+/// this record it carries on. Its empty commit is never up to date.
+fn pending_state(
+    root_name: &str,
+    sparse: &str,
+    old_files: &BTreeMap<String, Written>,
+    files: &FileMap,
+) -> State {
+    let mut pending: BTreeMap<String, Written> = BTreeMap::new();
+    for (rel, w) in old_files {
+        pending.insert(
+            rel.clone(),
+            Written {
+                id: w.id.clone(),
+                kind: w.kind.clone(),
+                size: u64::MAX,
+                mtime_ns: -1,
+                pending: true,
+                also: w.also.clone(),
+            },
+        );
+    }
+    for (rel, entry) in files {
+        let id = entry.id.to_string();
+        match pending.get_mut(rel) {
+            Some(w) => {
+                if w.id != id && !w.also.contains(&id) {
+                    w.also.push(id);
+                }
+            }
+            None => {
+                pending.insert(
+                    rel.clone(),
+                    Written {
+                        id,
+                        kind: kind_name(entry.kind).into(),
+                        size: u64::MAX,
+                        mtime_ns: -1,
+                        pending: true,
+                        also: Vec::new(),
+                    },
+                );
+            }
+        }
+    }
+    State {
+        commit: String::new(),
+        root: root_name.to_string(),
+        sparse: sparse.to_string(),
+        files: pending,
+    }
+}
+
+/// Writes the state file whole or not at all (a temporary file renamed
+/// over it): one cut short by a kill was unreadable, and the checkout
+/// then counted as not strata's.
+fn write_state(state_file: &Path, state: &State) -> Result<(), CheckoutError> {
+    if let Some(parent) = state_file.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
+    }
+    let json = serde_json::to_vec_pretty(state).map_err(|e| CheckoutError::Other(e.to_string()))?;
+    let tmp = state_file.with_extension("json.new");
+    std::fs::write(&tmp, json).map_err(|e| io_err(&tmp, e))?;
+    std::fs::rename(&tmp, state_file).map_err(|e| io_err(state_file, e))
 }
 
 /// Checks `dep` out at `commit` and returns the directory the hierarchy
@@ -161,6 +242,12 @@ pub(crate) fn checkout(
     let root_exists = std::fs::symlink_metadata(&root).is_ok();
     let mut changed = false;
 
+    // What a run killed while writing a file left beside it.
+    if let (Some(s), true) = (&old, root_exists) {
+        for rel in s.files.iter().filter(|(_, w)| w.pending).map(|(r, _)| r) {
+            let _ = std::fs::remove_file(part_path(&root.join(rel)));
+        }
+    }
     let edited: Vec<String> = match (&old, root_exists) {
         (Some(s), true) => s
             .files
@@ -212,18 +299,9 @@ pub(crate) fn checkout(
             sparse: sparse_name.clone(),
             files: BTreeMap::new(),
         };
-        // Files the new tree no longer has.
-        for rel in old_files.keys() {
-            if !files.contains_key(rel) {
-                let p = root.join(rel);
-                if std::fs::symlink_metadata(&p).is_ok() {
-                    std::fs::remove_file(&p).map_err(|e| io_err(&p, e))?;
-                    changed = true;
-                }
-                prune_empty_dirs(&root, rel);
-            }
-        }
-        // Untracked files in the way of new files are the user's.
+        // Untracked files in the way of new files are the user's (asked
+        // before anything is removed: the removed files were not recorded
+        // when this refused, and the next run took them for deleted ones).
         if !force {
             let blocked: Vec<String> = files
                 .iter()
@@ -242,12 +320,28 @@ pub(crate) fn checkout(
                 return Err(CheckoutError::LocalChanges(root.clone(), list(&blocked)));
             }
         }
+        write_state(
+            &state_file,
+            &pending_state(&root_name, &sparse_name, &old_files, &files),
+        )?;
+        // Files the new tree no longer has.
+        for rel in old_files.keys() {
+            if !files.contains_key(rel) {
+                let p = root.join(rel);
+                if std::fs::symlink_metadata(&p).is_ok() {
+                    std::fs::remove_file(&p).map_err(|e| io_err(&p, e))?;
+                    changed = true;
+                }
+                prune_empty_dirs(&root, rel);
+            }
+        }
         for (rel, entry) in &files {
             let p = root.join(rel);
-            let same = old_files
-                .get(rel)
-                .is_some_and(|w| same_id(entry.id, &w.id) && w.kind == kind_name(entry.kind))
-                && !edited.contains(rel);
+            // A file an interrupted run recorded as pending may hold either
+            // content: written again.
+            let same = old_files.get(rel).is_some_and(|w| {
+                !w.pending && same_id(entry.id, &w.id) && w.kind == kind_name(entry.kind)
+            }) && !edited.contains(rel);
             if !same || std::fs::symlink_metadata(&p).is_err() {
                 write_entry(repo, &p, entry)?;
                 changed = true;
@@ -260,17 +354,14 @@ pub(crate) fn checkout(
                     kind: kind_name(entry.kind).into(),
                     size: meta.len(),
                     mtime_ns: mtime_ns(&meta),
+                    pending: false,
+                    also: Vec::new(),
                 },
             );
         }
         std::fs::create_dir_all(&root).map_err(|e| io_err(&root, e))?;
-        if let Some(parent) = state_file.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
-        }
         link_worktree(repo, &dep.name, &root, commit, tree, sparse.as_deref())?;
-        let json = serde_json::to_vec_pretty(&new_state)
-            .map_err(|e| CheckoutError::Other(e.to_string()))?;
-        std::fs::write(&state_file, json).map_err(|e| io_err(&state_file, e))?;
+        write_state(&state_file, &new_state)?;
     }
 
     let Some(sub) = link else {
@@ -440,16 +531,31 @@ pub(crate) fn write_entry(
             symlink(Path::new(&target), path)?;
         }
         FileKind::Blob | FileKind::Executable => {
-            std::fs::write(path, &blob.data).map_err(|e| io_err(path, e))?;
-            #[cfg(unix)]
-            if entry.kind == FileKind::Executable {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
-                    .map_err(|e| io_err(path, e))?;
+            // Whole or not at all: written beside, then renamed into place
+            // (a full disk or a kill left a file cut short, which the next
+            // run took for a local change).
+            let part = part_path(path);
+            let written = std::fs::write(&part, &blob.data).and_then(|()| {
+                #[cfg(unix)]
+                if entry.kind == FileKind::Executable {
+                    use std::os::unix::fs::PermissionsExt;
+                    std::fs::set_permissions(&part, std::fs::Permissions::from_mode(0o755))?;
+                }
+                std::fs::rename(&part, path)
+            });
+            if let Err(e) = written {
+                let _ = std::fs::remove_file(&part);
+                return Err(io_err(path, e));
             }
         }
     }
     Ok(())
+}
+
+/// Where [`write_entry`] writes a file before renaming it into place.
+fn part_path(path: &Path) -> PathBuf {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    path.with_file_name(format!(".{name}.strata-part"))
 }
 
 /// Writes the files of `files` (keys relative to `prefix`) below `dest`.

@@ -160,8 +160,12 @@ pub struct CacheRepo {
     repo: gix::Repository,
     path: PathBuf,
     /// Held for the whole publish: concurrent runs sharing a cache would
-    /// otherwise race on its ref locks.
-    _lock: gix::lock::Marker,
+    /// otherwise race on its ref locks. An OS lock on `<path>.lock`, which
+    /// the kernel releases when the process ends however it ends: gix's
+    /// marker file stayed behind a killed run, and every later fetch or
+    /// push using the cache waited 600 s, then failed, until someone
+    /// removed it (probe 41).
+    _lock: std::fs::File,
 }
 
 /// How long to wait for another process using the same cache.
@@ -186,9 +190,75 @@ pub(crate) fn gix_msg(e: impl std::error::Error) -> String {
     msg
 }
 
+/// Takes the OS lock on `<path>.lock` (created if absent, never removed),
+/// waiting up to `wait` for another process to release it.
+fn lock_cache(path: &Path, wait: std::time::Duration) -> Result<std::fs::File> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    let lock_path = PathBuf::from(name);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| GitError::Cache {
+            path: path.to_path_buf(),
+            message: format!("{}: {e}", lock_path.display()),
+        })?;
+    let started = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(10);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < wait => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_secs(1));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(GitError::CacheLocked {
+                    path: path.to_path_buf(),
+                    message: format!("still locked after {} s", wait.as_secs()),
+                })
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(GitError::Cache {
+                    path: path.to_path_buf(),
+                    message: format!("cannot lock {}: {e}", lock_path.display()),
+                })
+            }
+        }
+    }
+}
+
+/// Creates the bare repository at `path` whole or not at all: made beside
+/// it and renamed into place. A run killed while `gix::init_bare` wrote
+/// left a directory without `HEAD`, which every later run refused
+/// ("Refusing to initialize the non-empty directory") until someone
+/// removed it (probe 41). Such a leftover (this process holds the lock,
+/// and a directory without `HEAD` is no repository) is removed first.
+fn init_whole(path: &Path) -> std::result::Result<(), String> {
+    let remove = |p: &Path| -> std::result::Result<(), String> {
+        match std::fs::symlink_metadata(p) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(p),
+            Ok(_) => std::fs::remove_file(p),
+            Err(_) => Ok(()),
+        }
+        .map_err(|e| format!("cannot remove the unfinished {}: {e}", p.display()))
+    };
+    let mut name = path.as_os_str().to_owned();
+    name.push(".init");
+    let fresh = PathBuf::from(name);
+    remove(&fresh)?;
+    std::fs::create_dir_all(&fresh).map_err(|e| e.to_string())?;
+    gix::init_bare(&fresh).map_err(gix_msg)?;
+    remove(path)?;
+    std::fs::rename(&fresh, path).map_err(|e| e.to_string())
+}
+
 impl CacheRepo {
     /// Opens the bare repository at `path`, creating it when absent, and
-    /// locks it (`<path>.lock`) until dropped, waiting for other holders.
+    /// locks it (an OS lock on `<path>.lock`) until dropped, waiting for
+    /// other holders.
     pub fn open_or_init(path: &Path) -> Result<CacheRepo> {
         Self::open_or_init_waiting(path, CACHE_LOCK_WAIT)
     }
@@ -201,19 +271,9 @@ impl CacheRepo {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| cache_err(e.to_string()))?;
         }
-        let lock = gix::lock::Marker::acquire_to_hold_resource(
-            path,
-            gix::lock::acquire::Fail::AfterDurationWithBackoff(wait),
-            None,
-            0,
-        )
-        .map_err(|e| GitError::CacheLocked {
-            path: path.to_path_buf(),
-            message: gix_msg(e),
-        })?;
+        let lock = lock_cache(path, wait)?;
         if !path.join("HEAD").is_file() {
-            std::fs::create_dir_all(path).map_err(|e| cache_err(e.to_string()))?;
-            gix::init_bare(path).map_err(|e| cache_err(gix_msg(e)))?;
+            init_whole(path).map_err(cache_err)?;
         }
         // Credential helpers from the user's configuration may run (when no
         // token is given), but never a terminal prompt: CI must not hang.
@@ -901,6 +961,36 @@ mod tests {
         let err = CacheRepo::open_or_init_waiting(&path, wait).err().unwrap();
         assert!(matches!(err, GitError::CacheLocked { .. }), "{err}");
         drop(first);
+        assert!(CacheRepo::open_or_init_waiting(&path, wait).is_ok());
+    }
+
+    /// Probe 41: a run killed while `gix::init_bare` wrote the cache left a
+    /// directory without `HEAD`, and every later run refused it.
+    #[test]
+    fn a_cache_repository_left_unfinished_is_made_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("cache");
+        std::fs::create_dir_all(path.join("hooks")).unwrap();
+        std::fs::write(path.join("description"), "x").unwrap();
+        let repo = CacheRepo::open_or_init(&path).unwrap();
+        assert!(path.join("HEAD").is_file());
+        assert!(!tmp.path().join("cache.init").exists());
+        drop(repo);
+        // A whole one is kept as it is.
+        std::fs::write(path.join("keep"), "x").unwrap();
+        CacheRepo::open_or_init(&path).unwrap();
+        assert!(path.join("keep").is_file());
+    }
+
+    /// Probe 41: a run killed while it held the cache (SIGKILL, a runner's
+    /// cancel, `ulimit -f`) left gix's `<path>.lock` marker, and every later
+    /// run waited 600 s for it, then failed.
+    #[test]
+    fn a_lock_file_left_by_a_killed_run_does_not_block() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("cache");
+        std::fs::write(tmp.path().join("cache.lock"), "").unwrap();
+        let wait = std::time::Duration::from_millis(50);
         assert!(CacheRepo::open_or_init_waiting(&path, wait).is_ok());
     }
 

@@ -898,8 +898,10 @@ fn render_order(out: &mut String, order: &[OrderChange], detail: Detail) {
 }
 
 /// The job-summary form of a report that could not be posted.
+/// The notice may quote a server's answer (the 403 message): it is text,
+/// not Markdown or HTML, and stays on its line.
 pub fn with_notice(notice: &str, report: &str) -> String {
-    format!("> [!NOTE]\n> {notice}\n\n{report}")
+    format!("> [!NOTE]\n> {}\n\n{report}", md_text(notice))
 }
 
 #[cfg(test)]

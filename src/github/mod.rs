@@ -308,12 +308,105 @@ fn cut_message(message: &str) -> String {
     }
 }
 
-/// The id of the comment a `POST` created. A `POST` answered with a
-/// redirect is followed as a `GET` (probe 27: the comment list it reached
-/// was taken for the created comment, "created comment 0", and nothing
-/// had been created).
-fn created_id(answer: &serde_json::Value) -> Option<u64> {
-    answer.as_object()?.get("id")?.as_u64()
+/// The id of the comment a `POST` created (or a `PATCH` updated): an
+/// object's numeric `id`. A `POST` answered with a redirect is followed as
+/// a `GET` (probe 27: the comment list it reached was taken for the
+/// created comment, "created comment 0", and nothing had been created).
+fn answer_id(text: &str) -> Option<u64> {
+    #[derive(Deserialize)]
+    struct IdAnswer {
+        #[serde(default)]
+        id: Option<u64>,
+    }
+    serde_json::from_str::<IdAnswer>(text).ok()?.id
+}
+
+/// The most comments one page may hold: strata asks for 100.
+const PAGE_SIZE: usize = 100;
+
+/// Reads an answer into `T`: its fields only, anything else skipped
+/// without being kept. Read into a `serde_json::Value` first, a 64 MiB
+/// answer of `[{},{},...]` took 3.3 GB of memory (`[0,0,...]` 2.75 GB in
+/// 22 s), from the page of comments, `/user`, the created comment or an
+/// error's message alike (probe 41, github-answer-json-amplification).
+fn parse<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+    serde_json::from_str(text)
+}
+
+/// One page of comments: at most [`PAGE_SIZE`], refused past it as it is
+/// read (6 million `{"id":1}` items were 6 million comments).
+struct Page(Vec<Comment>);
+
+impl<'de> Deserialize<'de> for Page {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Page, D::Error> {
+        struct Items;
+        impl<'de> serde::de::Visitor<'de> for Items {
+            type Value = Page;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(f, "a list of at most {PAGE_SIZE} comments")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Page, A::Error> {
+                let mut out = Vec::new();
+                while let Some(c) = seq.next_element::<Comment>()? {
+                    if out.len() == PAGE_SIZE {
+                        return Err(serde::de::Error::custom(format!(
+                            "more than {PAGE_SIZE} comments in one page (strata asks for {PAGE_SIZE})"
+                        )));
+                    }
+                    out.push(c);
+                }
+                Ok(Page(out))
+            }
+        }
+        d.deserialize_seq(Items)
+    }
+}
+
+/// What `GET /user` answers that strata reads.
+#[derive(Deserialize)]
+struct UserAnswer {
+    #[serde(default, deserialize_with = "string_or_none")]
+    login: Option<String>,
+}
+
+/// A string, or `None` for any other JSON value (skipped, not kept): the
+/// login `/user` answers.
+fn string_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+            while a.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+            while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+    }
+    d.deserialize_any(V)
 }
 
 impl Client {
@@ -370,7 +463,7 @@ impl Client {
         method: &'static str,
         route: &str,
         body: Option<serde_json::Value>,
-    ) -> Result<serde_json::Value, GithubError> {
+    ) -> Result<String, GithubError> {
         let retryable = |e: &GithubError| {
             matches!(e, GithubError::Http { status, .. } if *status >= 500)
                 || matches!(e, GithubError::Transport { .. })
@@ -385,13 +478,14 @@ impl Client {
     }
 
     /// `route` is relative (`/repos/...`): octocrab joins it to the base URI
-    /// and only then adds the token.
+    /// and only then adds the token. The answer's text, read into what each
+    /// caller needs ([`parse`]), never into a `serde_json::Value`.
     fn call_once(
         &self,
         method: &'static str,
         route: &str,
         body: Option<&serde_json::Value>,
-    ) -> Result<serde_json::Value, GithubError> {
+    ) -> Result<String, GithubError> {
         let url = format!("{}{route}", self.api_url);
         let transport = |message: String| GithubError::Transport {
             method,
@@ -410,9 +504,14 @@ impl Client {
             let status = res.status().as_u16();
             let text = read_answer(res.into_body()).await.map_err(transport)?;
             if !(200..300).contains(&status) {
-                let message = serde_json::from_str::<serde_json::Value>(&text)
+                #[derive(Deserialize)]
+                struct ErrorAnswer {
+                    #[serde(default)]
+                    message: Option<String>,
+                }
+                let message = serde_json::from_str::<ErrorAnswer>(&text)
                     .ok()
-                    .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(String::from))
+                    .and_then(|a| a.message)
                     .unwrap_or(text);
                 // A server's message goes to the job log: a few lines.
                 let message = cut_message(&message);
@@ -423,8 +522,7 @@ impl Client {
                     message,
                 });
             }
-            serde_json::from_str(&text)
-                .map_err(|e| transport(format!("invalid JSON in the answer: {e}")))
+            Ok(text)
         };
         self.runtime.block_on(async {
             tokio::time::timeout(REQUEST_TIME, work)
@@ -480,13 +578,14 @@ impl Client {
                 "/repos/{}/issues/{pr}/comments?per_page=100&page={page}",
                 self.repo
             );
-            let v = self.call("GET", &route, None)?;
-            let batch: Vec<Comment> =
-                serde_json::from_value(v).map_err(|e| GithubError::Transport {
+            let text = self.call("GET", &route, None)?;
+            let batch = parse::<Page>(&text)
+                .map_err(|e| GithubError::Transport {
                     method: "GET",
                     url: format!("{}{route}", self.api_url),
                     message: format!("unexpected answer: {e}"),
-                })?;
+                })?
+                .0;
             let full = batch.len() >= 100;
             listed += batch
                 .iter()
@@ -520,11 +619,14 @@ impl Client {
             return Ok(ACTIONS_BOT.to_string());
         }
         match self.call("GET", "/user", None) {
-            Ok(v) => Ok(v
-                .get("login")
-                .and_then(|l| l.as_str())
-                .unwrap_or_default()
-                .to_string()),
+            Ok(text) => Ok(parse::<UserAnswer>(&text)
+                .map_err(|e| GithubError::Transport {
+                    method: "GET",
+                    url: format!("{}/user", self.api_url),
+                    message: format!("unexpected answer: {e}"),
+                })?
+                .login
+                .unwrap_or_default()),
             // An app's token answers 403 here: it is a bot like the Actions one.
             Err(e) if e.is_forbidden() => Ok(ACTIONS_BOT.to_string()),
             Err(e) => Err(e),
@@ -533,17 +635,28 @@ impl Client {
 
     pub fn create_comment(&self, pr: u64, body: &str) -> Result<u64, GithubError> {
         let route = format!("/repos/{}/issues/{pr}/comments", self.repo);
-        let v = self.call("POST", &route, Some(serde_json::json!({ "body": body })))?;
-        created_id(&v).ok_or_else(|| GithubError::Transport {
+        let text = self.call("POST", &route, Some(serde_json::json!({ "body": body })))?;
+        answer_id(&text).ok_or_else(|| GithubError::Transport {
             method: "POST",
             url: format!("{}{route}", self.api_url),
             message: "the answer is not the created comment (no numeric `id`): was the request redirected? Check GITHUB_API_URL".into(),
         })
     }
 
+    /// GitHub answers the updated comment: anything else means the
+    /// request went elsewhere (a `PATCH` answered with a 303 is followed as
+    /// a `GET`, and the comment list it reached was taken for success,
+    /// "updated comment 1" with nothing updated; probe 41).
     pub fn update_comment(&self, id: u64, body: &str) -> Result<(), GithubError> {
         let route = format!("/repos/{}/issues/comments/{id}", self.repo);
-        self.call("PATCH", &route, Some(serde_json::json!({ "body": body })))?;
+        let text = self.call("PATCH", &route, Some(serde_json::json!({ "body": body })))?;
+        if answer_id(&text) != Some(id) {
+            return Err(GithubError::Transport {
+                method: "PATCH",
+                url: format!("{}{route}", self.api_url),
+                message: format!("the answer is not the updated comment (no `id` {id}): was the request redirected? Check GITHUB_API_URL"),
+            });
+        }
         Ok(())
     }
 }
@@ -647,13 +760,31 @@ mod tests {
 
     #[test]
     fn only_an_object_with_an_id_is_a_created_comment() {
+        assert_eq!(answer_id(r#"{"id": 7, "body": "x"}"#), Some(7));
+        assert_eq!(answer_id(r#"[{"id": 7}]"#), None);
+        assert_eq!(answer_id(r#"{"id": "7"}"#), None);
+        assert_eq!(answer_id("{}"), None);
+    }
+
+    /// Probe 41 (github-answer-json-amplification): a 60 MB answer read
+    /// into a `serde_json::Value` took 3.3 GB. Each answer is read into
+    /// what is needed; a page holds at most 100 comments.
+    #[test]
+    fn answers_are_read_into_what_is_needed_only() {
+        let item = r#"{"id":1,"body":"b","user":{"login":"u"},"x":[[{}],0,"s"]}"#;
+        let page = |n: usize| format!("[{}]", vec![item; n].join(","));
+        assert_eq!(parse::<Page>(&page(100)).unwrap().0.len(), 100);
+        let e = parse::<Page>(&page(101)).err().unwrap().to_string();
+        assert!(e.contains("more than 100 comments in one page"), "{e}");
+        // Skipped, not kept: a large value where a login goes.
+        let big = format!(r#"{{"login":[{}0]}}"#, "{},".repeat(1_000_000));
+        assert_eq!(parse::<UserAnswer>(&big).unwrap().login, None);
+        let me = parse::<UserAnswer>(r#"{"login":"me","id":3}"#).unwrap();
+        assert_eq!(me.login.as_deref(), Some("me"));
         assert_eq!(
-            created_id(&serde_json::json!({"id": 7, "body": "x"})),
-            Some(7)
+            answer_id(&format!(r#"{{"x":[{}0],"id":9}}"#, "{},".repeat(1_000_000))),
+            Some(9)
         );
-        assert_eq!(created_id(&serde_json::json!([{"id": 7}])), None);
-        assert_eq!(created_id(&serde_json::json!({"id": "7"})), None);
-        assert_eq!(created_id(&serde_json::json!({})), None);
     }
 
     #[test]

@@ -218,7 +218,16 @@ pub(crate) fn sub_dir(repo: &str, root: &Path, sub: Option<&str>) -> Result<Path
 }
 
 fn run_git(repo: &str, args: &[&str], cwd: Option<&Path>) -> Result<String, RepoError> {
-    let mut cmd = Command::new("git");
+    run_git_with(repo, args, cwd, &mut Command::new("git"))
+}
+
+/// [`run_git`] on a prepared command (its environment set).
+fn run_git_with(
+    repo: &str,
+    args: &[&str],
+    cwd: Option<&Path>,
+    cmd: &mut Command,
+) -> Result<String, RepoError> {
     // A stalled server is given up on (it held the clone for ever).
     for (k, v) in crate::remote::stall_limits()
         .iter()
@@ -334,6 +343,53 @@ fn tree_size_within(
     Ok(())
 }
 
+/// `url` without the `user:password@` of an http(s) URL, which `git`
+/// gets instead from a credential helper for that scheme and host only,
+/// set in `git`'s environment (`GIT_CONFIG_COUNT`): on git's command line
+/// (its own and its `git-remote-https`'s), every local user read the
+/// password in `ps` for as long as the clone ran, and the clone's
+/// `.git/config` kept it (probe 41, as for curl in probe 40's left-over).
+fn credentials_apart(url: &str, git: &mut Command) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    if !matches!(scheme, "http" | "https") {
+        return url.to_string();
+    }
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return url.to_string();
+    };
+    let (user, password) = match rest[..at].split_once(':') {
+        Some((u, p)) => (u, Some(p)),
+        None => (&rest[..at], None),
+    };
+    let host = &rest[at + 1..authority_end];
+    let decoded = |t: &str| String::from_utf8_lossy(&percent_decoded(t)).into_owned();
+    // Added after any the caller's environment sets.
+    let n: usize = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let helper = match password {
+        Some(_) => {
+            r#"!f() { test "$1" = get && printf 'username=%s\npassword=%s\n' "$STRATA_GIT_USERNAME" "$STRATA_GIT_PASSWORD"; }; f"#
+        }
+        None => r#"!f() { test "$1" = get && printf 'username=%s\n' "$STRATA_GIT_USERNAME"; }; f"#,
+    };
+    git.env("GIT_CONFIG_COUNT", (n + 1).to_string())
+        .env(
+            format!("GIT_CONFIG_KEY_{n}"),
+            format!("credential.{scheme}://{host}.helper"),
+        )
+        .env(format!("GIT_CONFIG_VALUE_{n}"), helper)
+        .env("STRATA_GIT_USERNAME", decoded(user));
+    if let Some(p) = password {
+        git.env("STRATA_GIT_PASSWORD", decoded(p));
+    }
+    format!("{scheme}://{host}{}", &rest[authority_end..])
+}
+
 /// Clones `url` into `into` and checks out `ref` or the tag chosen by
 /// `refSelection`. Returns the commit and the ref used.
 pub fn fetch_git(
@@ -352,10 +408,13 @@ pub fn fetch_git(
         ));
     }
     let dest = into.to_string_lossy().into_owned();
-    run_git(
+    let mut git = Command::new("git");
+    let url = credentials_apart(url, &mut git);
+    run_git_with(
         repo,
-        &["clone", "--quiet", "--no-checkout", "--", url, &dest],
+        &["clone", "--quiet", "--no-checkout", "--", &url, &dest],
         None,
+        &mut git,
     )?;
     let target = match (git_ref, ref_selection) {
         (Some(_), Some(_)) => {
@@ -566,18 +625,33 @@ fn curl_limited(
     time_limit: std::time::Duration,
     out: &mut dyn Write,
 ) -> Result<(), String> {
+    // The URL goes to curl in a config on its standard input (`-K -`), not
+    // on its command line, which every local user reads in `ps`: a URL's
+    // `user:password@` was shown there for as long as the download ran
+    // (probe 40's left-over).
     let mut child = Command::new("curl")
         .args(["-fsSL", "--proto", "=https", "--proto-redir", "=https"])
         .arg("--max-filesize")
         .arg(max_bytes.to_string())
         .arg("--max-time")
         .arg(time_limit.as_secs().to_string())
-        .args(["--", url])
-        .stdin(std::process::Stdio::null())
+        .args(["-K", "-"])
+        .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot run curl for https: {e}"))?;
+    {
+        let mut stdin = child.stdin.take().expect("piped");
+        let written = stdin.write_all(curl_config_url(url).as_bytes());
+        // Dropped here: curl reads its config to the end before it connects.
+        drop(stdin);
+        if let Err(e) = written {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("cannot give curl the URL: {e}"));
+        }
+    }
     // curl's messages, read beside the body (a full stderr pipe would
     // stop it), at most 64 KiB of them.
     let mut stderr = child.stderr.take().expect("piped");
@@ -623,6 +697,14 @@ fn curl_limited(
         return Err(format!("curl: {errors}"));
     }
     Ok(())
+}
+
+/// The `url = "..."` line of a curl config file (`-K`): inside double
+/// quotes curl reads `\\` and `\"` as escapes. A URL reaching here holds
+/// no control character nor blank ([`check_url`]).
+fn curl_config_url(url: &str) -> String {
+    let quoted = url.replace('\\', "\\\\").replace('"', "\\\"");
+    format!("url = \"{quoted}\"\n")
 }
 
 /// Refuses a URL holding a control character or a blank, before anything
@@ -1281,6 +1363,41 @@ mod tests {
         assert!(err.contains("holds more than 10 files"), "{err}");
         tree_size_within("r", "origin/HEAD", &into, 20, 20 * (64 << 10)).unwrap();
         assert!(tree_size_within("r", "nope", &into, 20, 1 << 30).is_err());
+    }
+
+    #[test]
+    fn a_git_urls_credentials_go_to_its_environment() {
+        let mut git = Command::new("git");
+        assert_eq!(
+            credentials_apart("https://u%40x:p%3Aw@h:8443/r.git?q#f", &mut git),
+            "https://h:8443/r.git?q#f"
+        );
+        let env: std::collections::BTreeMap<String, String> = git
+            .get_envs()
+            .filter_map(|(k, v)| Some((k.to_str()?.into(), v?.to_str()?.into())))
+            .collect();
+        assert_eq!(env["STRATA_GIT_USERNAME"], "u@x");
+        assert_eq!(env["STRATA_GIT_PASSWORD"], "p:w");
+        let n = env["GIT_CONFIG_COUNT"].parse::<usize>().unwrap() - 1;
+        assert_eq!(
+            env[&format!("GIT_CONFIG_KEY_{n}")],
+            "credential.https://h:8443.helper"
+        );
+        for plain in ["https://h/r.git", "git@h:r.git", "ssh://u:p@h/r", "/srv/r"] {
+            let mut git = Command::new("git");
+            assert_eq!(credentials_apart(plain, &mut git), plain);
+            assert_eq!(git.get_envs().count(), 0, "{plain}");
+        }
+    }
+
+    /// curl reads `\\` and `\"` inside a quoted config value as escapes
+    /// (checked with curl 7.88: `-w '%{url_effective}'` shows `a"b\c`).
+    #[test]
+    fn a_url_is_quoted_for_curls_config() {
+        assert_eq!(
+            curl_config_url(r#"https://u:p@h/a"b\c"#),
+            "url = \"https://u:p@h/a\\\"b\\\\c\"\n"
+        );
     }
 
     /// Re-probe 18 (http-fetch-url-crlf-injects-raw-requests): a CR/LF in a

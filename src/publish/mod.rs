@@ -197,7 +197,7 @@ impl ToDiagnostic for PublishError {
                 d.with_hint("use an https:// URL (plain http:// is only allowed to 127.0.0.1/localhost)")
             }
             PublishError::Git(GitError::CacheLocked { path, .. }) => d.with_hint(format!(
-                "if no other strata run is using it, a crash left {}.lock behind: remove it",
+                "another strata process holds the lock on {}.lock (a push or fetch still running with the same cache): wait for it, or give this run another cache directory",
                 path.display()
             )),
             PublishError::NoAuthor => d.with_hint(

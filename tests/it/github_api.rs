@@ -24,6 +24,8 @@ pub struct GithubState {
     pub comments: Vec<(u64, String, String)>, // id, user, body
     pub requests: Vec<Request>,
     pub forbid_writes: bool,
+    /// The `message` of the 403 answering a write (GitHub's when `None`).
+    pub forbid_message: Option<String>,
     /// Answer this many requests with 502 first.
     pub fail_next: usize,
     pub next_id: u64,
@@ -32,6 +34,8 @@ pub struct GithubState {
     pub token_user: Option<String>,
     /// Answer `POST`s with a 302 to this path.
     pub redirect_posts: Option<String>,
+    /// Answer `PATCH`es with a 303 (see other: a `GET`) to this path.
+    pub redirect_patches: Option<String>,
     /// Wait this long before answering each page of the comment list.
     pub page_delay: std::time::Duration,
 }
@@ -128,7 +132,7 @@ impl FakeGithub {
 
 fn answer(s: &mut GithubState, method: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
     let forbidden = serde_json::json!({
-        "message": "Resource not accessible by integration",
+        "message": s.forbid_message.clone().unwrap_or_else(|| "Resource not accessible by integration".into()),
         "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
         "status": "403"
     });
@@ -180,6 +184,10 @@ fn answer(s: &mut GithubState, method: &str, path: &str, body: &str) -> (u16, se
             s.comments.push((id, user.clone(), b.clone()));
             (201, comment_json(id, &user, &b))
         }
+        ("PATCH", _) if s.redirect_patches.is_some() => (
+            303,
+            serde_json::json!({ "location": s.redirect_patches.clone() }),
+        ),
         ("PATCH", p) if p.starts_with("/repos/acme/infra/issues/comments/") => {
             if s.forbid_writes {
                 return (403, forbidden);

@@ -412,6 +412,59 @@ mod comment {
         err
     }
 
+    /// Probe 41: the notice that a token cannot comment quotes the API's
+    /// 403 message, and went to the log as a workflow command with only
+    /// `\n` replaced: a carriage return in the message started commands of
+    /// the server's choosing, and its HTML went into the job summary.
+    #[test]
+    fn a_servers_error_message_is_escaped_in_the_notice_and_the_summary() {
+        let gh = FakeGithub::start();
+        {
+            let mut s = gh.state.lock().unwrap();
+            s.forbid_writes = true;
+            s.forbid_message = Some(
+                "denied\r::error file=x.yml,line=1::INJECTED\r::add-mask::%0A<img src=x onerror=alert(1)>"
+                    .into(),
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let event = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/review/github/pull_request_event.json");
+        std::fs::write(dir.path().join("diff.json"), diff_json("t", "f.yml", "o")).unwrap();
+        let out = strata()
+            .current_dir(dir.path())
+            .args(["comment", "--diff", "diff.json"])
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_API_URL", &gh.url)
+            .env("GITHUB_REPOSITORY", "acme/infra")
+            .env("GITHUB_EVENT_PATH", event)
+            .env("GITHUB_TOKEN", "ghs_x")
+            .env("GITHUB_STEP_SUMMARY", dir.path().join("summary.md"))
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        // The runner reads a line at every `\n` and `\r`.
+        let commands: Vec<&str> = stdout
+            .split(['\n', '\r'])
+            .filter(|l| l.trim_start().starts_with("::"))
+            .collect();
+        assert_eq!(commands.len(), 1, "{stdout}");
+        assert!(
+            commands[0].starts_with("::notice title=strata review::The token cannot comment")
+                && commands[0].contains("denied")
+                && commands[0].contains("%250A"),
+            "{stdout}"
+        );
+        let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+        assert!(summary.contains("denied"), "{summary}");
+        assert!(
+            !summary.contains('\r') && !summary.contains("<img"),
+            "{summary}"
+        );
+    }
+
     /// A GitHub App's installation token comments as `<app>[bot]`, which
     /// the token cannot look up: STRATA_COMMENT_AUTHOR names it, and only
     /// that account's comment is updated (it posted a new one every run).
@@ -591,6 +644,33 @@ old"
         );
         assert!(!err.contains("created comment 0"), "{err}");
         assert!(gh.state.lock().unwrap().comments.is_empty());
+    }
+
+    /// Probe 41: a `PATCH` answered with a 303 was followed as a `GET`, and
+    /// whatever it reached counted as the updated comment: "updated comment
+    /// 1", exit 0, and nothing had been updated.
+    #[test]
+    fn a_redirected_patch_is_an_error_not_an_updated_comment() {
+        let gh = FakeGithub::start();
+        {
+            let mut s = gh.state.lock().unwrap();
+            s.comments.push((
+                1,
+                "github-actions[bot]".into(),
+                "<!-- strata-review -->\nold".into(),
+            ));
+            s.redirect_patches = Some("/repos/acme/infra/issues/7/comments".into());
+        }
+        let (code, err) = comment_with(&gh, &[]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains(
+                "the answer is not the updated comment (no `id` 1): was the request redirected?"
+            ),
+            "{err}"
+        );
+        assert!(!err.contains("updated comment 1"), "{err}");
+        assert!(gh.state.lock().unwrap().comments[0].2.ends_with("old"));
     }
 
     /// Probe 27 (github-empty-login-matches-loginless-comment): a `/user`
@@ -3198,19 +3278,158 @@ fn the_bytes_a_run_fetches_from_git_trees_are_bounded() {
     }
     // Under the limit both fetch everything.
     let enough = [("STRATA_MAX_FETCH_BYTES", "2000000")];
-    // (The failed run's files are not strata's record: --force.)
-    run_env(
-        &proj,
-        &["fetch", "--deps", "deps.yml", "--force"],
-        &enough,
-        0,
-    );
+    // The failed run's files are recorded as pending: no --force needed
+    // (`a_fetch_stopped_part_way_carries_on_without_force`).
+    run_env(&proj, &["fetch", "--deps", "deps.yml"], &enough, 0);
     run_env(&proj, &["compile", "--fetch", "--force-fetch"], &enough, 0);
     assert_eq!(
         std::fs::read(proj.join("deps/f19.bin")).unwrap().len(),
         64 << 10
     );
     assert!(proj.join("dependencies/bomb/f19.bin").is_file());
+}
+
+#[test]
+fn a_fetch_stopped_part_way_carries_on_without_force() {
+    // Probe 40's left-over: a `strata fetch` stopped part-way (here by
+    // STRATA_MAX_FETCH_BYTES; a full disk or a failed read alike) left the
+    // files it had written with no record of them, and the next fetch
+    // called them local changes and asked for --force. Now the record is
+    // written before any file, first for the first checkout, then for a
+    // move to a commit that changes every file.
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let commit = |fill: &str| {
+        let data = fill.repeat(64 << 10);
+        for i in 0..20 {
+            write(&src.join(format!("f{i:02}.bin")), &data);
+        }
+        // A file the next commit removes, one it adds.
+        if fill == "a" {
+            write(&src.join("old.txt"), "old\n");
+        } else {
+            let _ = std::fs::remove_file(src.join("old.txt"));
+            write(&src.join("new/added.txt"), "new\n");
+        }
+        git(&src, &["add", "-A"]);
+        git(&src, &["commit", "-qm", fill]);
+    };
+    std::fs::create_dir_all(&src).unwrap();
+    git(&src, &["init", "-q", "-b", "main"]);
+    commit("a");
+    let proj = tmp.path().join("proj");
+    write(
+        &proj.join("deps.yml"),
+        &format!(
+            "- {{name: d, url: \"file://{}\", version: main}}\n",
+            src.display()
+        ),
+    );
+    let fetch = ["fetch", "--deps", "deps.yml"];
+    let small = [("STRATA_MAX_FETCH_BYTES", "500000")];
+    let enough = [("STRATA_MAX_FETCH_BYTES", "4000000")];
+    let dep = proj.join("dependencies/d");
+    for fill in ["a", "b"] {
+        if fill == "b" {
+            commit("b");
+        }
+        let err = run_env(&proj, &fetch, &small, 2);
+        assert!(err.contains("STRATA_MAX_FETCH_BYTES"), "{fill}: {err}");
+        let out = run_env(&proj, &fetch, &enough, 0);
+        assert!(!out.contains("local changes"), "{fill}: {out}");
+        for i in 0..20 {
+            let data = std::fs::read(dep.join(format!("f{i:02}.bin"))).unwrap();
+            assert!(
+                data.len() == 64 << 10 && data.iter().all(|b| *b == fill.as_bytes()[0]),
+                "{fill}: f{i:02}.bin"
+            );
+        }
+        assert_eq!(dep.join("old.txt").exists(), fill == "a");
+        assert_eq!(dep.join("new/added.txt").exists(), fill == "b");
+    }
+    // A file the user edits is still theirs.
+    write(&dep.join("f03.bin"), "mine\n");
+    commit("c");
+    let err = run_env(&proj, &fetch, &enough, 2);
+    assert!(
+        err.contains("local changes") && err.contains("f03.bin"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dep.join("f03.bin")).unwrap(),
+        "mine\n"
+    );
+    // No file is left half-written beside its place.
+    assert!(
+        !walkdir(&dep)
+            .iter()
+            .any(|p| p.to_string_lossy().ends_with(".strata-part")),
+        "a partial file is left"
+    );
+}
+
+#[test]
+fn a_fetch_killed_while_writing_a_file_leaves_no_file_cut_short() {
+    // A fetch killed (here by SIGXFSZ: `ulimit -f`) while it wrote a file
+    // left it cut short in place: `compile --fetch` (Kapitan's, which never
+    // overwrites a file that is there) kept it for good, and `strata fetch`
+    // called it a local change. Files are now written beside and renamed.
+    use crate::support::git;
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    write(&src.join("big.txt"), &"x".repeat(200_000));
+    git(&src, &["init", "-q", "-b", "main"]);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-qm", "one"]);
+    let proj = tmp.path().join("proj");
+    write(
+        &proj.join("deps.yml"),
+        &format!(
+            "- {{name: d, url: \"file://{}\", version: main}}\n",
+            src.display()
+        ),
+    );
+    write(&proj.join("inventory/classes/.keep"), "");
+    write(
+        &proj.join("inventory/targets/t.yml"),
+        &format!(
+            "parameters:\n  kapitan:\n    vars: {{target: t}}\n    dependencies:\n      - {{type: git, source: \"file://{}\", ref: main, output_path: deps}}\n    compile: []\n",
+            src.display()
+        ),
+    );
+    let bin = assert_cmd::cargo::cargo_bin("strata");
+    for (args, file) in [
+        ("fetch --deps deps.yml", "dependencies/d/big.txt"),
+        ("compile --fetch", "deps/big.txt"),
+    ] {
+        // 100 blocks of 512 or 1024 bytes: the 200 kB file does not fit.
+        let killed = std::process::Command::new("sh")
+            .current_dir(&proj)
+            .env_remove("GITHUB_EVENT_NAME")
+            .arg("-c")
+            .arg(format!("ulimit -f 100; exec '{}' {args}", bin.display()))
+            .output()
+            .unwrap();
+        assert!(!killed.status.success(), "{args}: {killed:?}");
+        let cut = std::fs::metadata(proj.join(file)).map(|m| m.len());
+        assert!(
+            cut.is_err(),
+            "{args}: {file} was left with {cut:?} of 200000 bytes"
+        );
+        run(&proj, &args.split(' ').collect::<Vec<_>>(), 0);
+        assert_eq!(
+            std::fs::read(proj.join(file)).unwrap().len(),
+            200_000,
+            "{args}"
+        );
+    }
+    assert!(
+        !walkdir(&proj.join("dependencies/d"))
+            .iter()
+            .any(|p| p.to_string_lossy().ends_with(".strata-part")),
+        "strata fetch leaves no partial file"
+    );
 }
 
 #[test]
@@ -3275,6 +3494,23 @@ fn a_helm_dependencys_chart_name_and_version_name_no_other_directory() {
 /// curl's `CURL_CA_BUNDLE`) and an https server on it whose every answer is
 /// an endless chunked body: no size is announced.
 fn endless_https_server(dir: &Path) -> u16 {
+    use std::io::Write;
+    https_server(dir, |_request, s| {
+        let chunk = vec![b'0'; 64 << 10];
+        let mut frame = format!("{:x}\r\n", chunk.len()).into_bytes();
+        frame.extend_from_slice(&chunk);
+        frame.extend_from_slice(b"\r\n");
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+        while s.write_all(&frame).is_ok() {}
+    })
+}
+
+/// [`endless_https_server`]'s certificate and server, each connection's
+/// first read (the request) handed to `answer` with the stream.
+fn https_server(
+    dir: &Path,
+    answer: fn(&[u8], &mut openssl::ssl::SslStream<std::net::TcpStream>),
+) -> u16 {
     use openssl::{
         asn1::Asn1Time,
         bn::BigNum,
@@ -3288,7 +3524,7 @@ fn endless_https_server(dir: &Path) -> u16 {
             X509NameBuilder, X509,
         },
     };
-    use std::io::{Read, Write};
+    use std::io::Read;
     let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap();
     let key = PKey::from_ec_key(EcKey::generate(&group).unwrap()).unwrap();
     let mut name = X509NameBuilder::new().unwrap();
@@ -3329,13 +3565,8 @@ fn endless_https_server(dir: &Path) -> u16 {
                     return;
                 };
                 let mut buf = [0u8; 4096];
-                let _ = s.read(&mut buf);
-                let chunk = vec![b'0'; 64 << 10];
-                let mut frame = format!("{:x}\r\n", chunk.len()).into_bytes();
-                frame.extend_from_slice(&chunk);
-                frame.extend_from_slice(b"\r\n");
-                let _ = s.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
-                while s.write_all(&frame).is_ok() {}
+                let n = s.read(&mut buf).unwrap_or(0);
+                answer(&buf[..n], &mut s);
             });
         }
     });
@@ -3383,6 +3614,66 @@ fn an_https_download_of_unannounced_size_stops_at_the_limit() {
     }
     assert!(left < 1 << 20, "{left} bytes left in the cache");
     assert!(!proj.join("big.bin").exists());
+}
+
+/// How many processes' command lines hold `needle` (read from /proc).
+fn command_lines_holding(needle: &[u8]) -> usize {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    rd.flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| c.windows(needle.len()).any(|w| w == needle))
+        .count()
+}
+
+#[test]
+fn an_https_dependencys_credentials_are_not_on_curls_command_line() {
+    // Probe 40's left-over: `https://user:password@host/...` went to curl
+    // as an argument, which every local user reads in `ps` for as long as
+    // the download runs. The server looks while curl waits for its answer,
+    // and answers what it saw.
+    let tmp = tempfile::tempdir().unwrap();
+    let port = https_server(tmp.path(), |request, s| {
+        use std::io::Write;
+        let shown = command_lines_holding(b"pa55-word-in-url");
+        let text = String::from_utf8_lossy(request);
+        // base64 of `dl-user:pa55-word-in-url`
+        let authorized = text
+            .lines()
+            .any(|l| l == "Authorization: Basic ZGwtdXNlcjpwYTU1LXdvcmQtaW4tdXJs");
+        let body = format!("on command lines: {shown}, authorized: {authorized}\n");
+        let _ = write!(
+            s,
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+    });
+    let proj = tmp.path().join("proj");
+    write(&proj.join("inventory/classes/.keep"), "");
+    write(
+        &proj.join("inventory/targets/t.yml"),
+        &format!(
+            "parameters:\n  kapitan:\n    vars: {{target: t}}\n    dependencies:\n      - {{type: https, source: \"https://dl-user:pa55-word-in-url@127.0.0.1:{port}/f.txt\", output_path: f.txt}}\n    compile: []\n"
+        ),
+    );
+    let cache = tmp.path().join("cache");
+    let bundle = tmp.path().join("cert.pem");
+    let out = run_within(
+        &proj,
+        &["compile", "--fetch"],
+        &[
+            ("CURL_CA_BUNDLE", bundle.to_str().unwrap()),
+            ("XDG_CACHE_HOME", cache.to_str().unwrap()),
+        ],
+        0,
+        60,
+    );
+    assert!(!out.contains("pa55-word-in-url"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(proj.join("f.txt")).unwrap(),
+        "on command lines: 0, authorized: true\n"
+    );
 }
 
 fn walkdir(dir: &Path) -> Vec<PathBuf> {

@@ -944,3 +944,119 @@ fn compiled_installs_hold_no_scratch_files_and_errors_name_no_scratch_path() {
     );
     assert!(!err.contains("strata-pkg-"), "{err}");
 }
+
+/// Probe 41: a `fetch.git` URL's `user:password@` went to git on its
+/// command line (git's and its `git-remote-http`'s), where every local user
+/// reads it in `ps` while the clone runs. A dumb-HTTP git server that asks
+/// for basic authentication looks at every process's command line on each
+/// request.
+#[test]
+fn a_git_repositorys_credentials_are_not_on_gits_command_line() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    fs::create_dir_all(work.join("repo/packages")).unwrap();
+    fs::write(work.join("repo/packages/p.yml"), "# none\n").unwrap();
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-qm", "one"]);
+    let bare = tmp.path().join("served.git");
+    git(
+        tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            work.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+    );
+    git(&bare, &["update-server-info"]);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let shown = Arc::new(AtomicUsize::new(0));
+    let authorized = Arc::new(AtomicUsize::new(0));
+    {
+        let (shown, authorized) = (shown.clone(), authorized.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut s) = stream else { continue };
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                let mut line = String::new();
+                if r.read_line(&mut line).is_err() {
+                    continue;
+                }
+                let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+                let mut auth = false;
+                loop {
+                    let mut h = String::new();
+                    if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+                        break;
+                    }
+                    // base64 of `gituser:pa55-in-git-url`
+                    if h.trim() == "Authorization: Basic Z2l0dXNlcjpwYTU1LWluLWdpdC11cmw=" {
+                        auth = true;
+                    }
+                }
+                let on_lines = command_lines_holding(b"pa55-in-git-url");
+                shown.fetch_max(on_lines, Ordering::SeqCst);
+                if !auth {
+                    let _ = s.write_all(b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"r\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                    continue;
+                }
+                authorized.fetch_add(1, Ordering::SeqCst);
+                let rel = path.split('?').next().unwrap_or("").trim_start_matches('/');
+                match fs::read(bare.join(rel)) {
+                    Ok(body) => {
+                        let _ = write!(
+                            s,
+                            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                            body.len()
+                        );
+                        let _ = s.write_all(&body);
+                    }
+                    Err(_) => {
+                        let _ = s.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                    }
+                }
+            }
+        });
+    }
+    let repo_file = tmp.path().join("repo.yml");
+    fs::write(
+        &repo_file,
+        format!(
+            "apiVersion: packaging.carvel.dev/v1alpha1\nkind: PackageRepository\nmetadata:\n  name: git-repo\nspec:\n  fetch:\n    git:\n      url: http://gituser:pa55-in-git-url@127.0.0.1:{port}/\n      subPath: repo\n"
+        ),
+    )
+    .unwrap();
+    let out = strata()
+        .args(["package", "list", "--repository"])
+        .arg(&repo_file)
+        .env("HOME", tmp.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("pa55-in-git-url"), "{stderr}");
+    assert!(
+        authorized.load(Ordering::SeqCst) > 0,
+        "the clone authenticated"
+    );
+    assert_eq!(shown.load(Ordering::SeqCst), 0, "on a command line");
+}
+
+/// How many processes' command lines hold `needle` (read from /proc).
+fn command_lines_holding(needle: &[u8]) -> usize {
+    let Ok(rd) = fs::read_dir("/proc") else {
+        return 0;
+    };
+    rd.flatten()
+        .filter_map(|e| fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| c.windows(needle.len()).any(|w| w == needle))
+        .count()
+}
