@@ -593,9 +593,8 @@ fn review(
     let r = match (req, opened) {
         (Some(req), Some(opened)) => {
             let pr = opened.map_err(diag_err)?;
-            let r = pr
-                .finish(&crate::commands::review::diff_options()?)
-                .map_err(diag_err)?;
+            let diff_opts = crate::commands::review::pr_diff_options(&pr, &req.flags)?;
+            let r = pr.finish(&diff_opts).map_err(diag_err)?;
             crate::commands::review::report(req, &r);
             r
         }
