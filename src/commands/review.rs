@@ -180,25 +180,61 @@ pub fn pr_known_values(
 /// dry run): none when there is no inventory or it does not load. Read
 /// confined to the working directory, as a review reads a pull request's.
 pub fn worktree_known_values(
+    opts: crate::inventory::InventoryOptions,
+    redactor: &Redactor,
+) -> std::collections::BTreeSet<String> {
+    match std::env::current_dir().and_then(|d| d.canonicalize()) {
+        Ok(cwd) => known_values_at(opts, &cwd, redactor),
+        Err(_) => Default::default(),
+    }
+}
+
+/// [`worktree_known_values`] of the revision `rev` of the repository in
+/// the working directory (read from git into a scratch directory): the
+/// base of `ci --collect`, whose values the head's catalog may still
+/// show on the base's side. None known when it cannot be read.
+pub fn revision_known_values(
+    rev: &str,
+    opts: &crate::inventory::InventoryOptions,
+    redactor: &Redactor,
+) -> std::collections::BTreeSet<String> {
+    let repo = Path::new(".");
+    let Ok(tmp) = crate::fswalk::private_temp_dir("strata-known-") else {
+        return Default::default();
+    };
+    let tree = tmp.path().join("tree");
+    if crate::diff::git::extract(repo, rev, "", &tree).is_err() || opts.path.is_absolute() {
+        return Default::default();
+    }
+    let root = match crate::diff::git::subdir(repo) {
+        Ok(sub) if !sub.is_empty() => tree.join(sub),
+        _ => tree,
+    };
+    let root = root.canonicalize().unwrap_or(root);
+    let opts = crate::inventory::InventoryOptions {
+        path: root.join(&opts.path),
+        ..opts.clone()
+    };
+    known_values_at(opts, &root, redactor)
+}
+
+/// The secret values of the inventory at `opts`, read confined to `root`,
+/// its references in `root/refs`.
+fn known_values_at(
     mut opts: crate::inventory::InventoryOptions,
+    root: &Path,
     redactor: &Redactor,
 ) -> std::collections::BTreeSet<String> {
     let mut values = std::collections::BTreeSet::new();
     if !opts.path.is_dir() {
         return values;
     }
-    let Some(cwd) = std::env::current_dir()
-        .ok()
-        .and_then(|d| d.canonicalize().ok())
-    else {
-        return values;
-    };
-    opts.confine = Some(cwd);
+    opts.confine = Some(root.to_path_buf());
     let Ok(inv) = crate::inventory::Inventory::load(&opts) else {
         return values;
     };
     let renders = crate::lint::render_all(&inv);
-    let refs = crate::refs::Refs::new("./refs");
+    let refs = crate::refs::Refs::new(root.join("refs"));
     let reference = |tag: &str| reference_value(&refs, tag);
     values.extend(crate::diff::redact::secret_values(
         redactor,
@@ -223,9 +259,10 @@ fn reference_value(refs: &crate::refs::Refs, tag: &str) -> Option<String> {
     refs.reveal_ref(&r, "").ok()
 }
 
-/// Builds the review of `base..head` and says on stderr what it compiled.
-pub fn build(req: &ReviewRequest) -> anyhow::Result<Review> {
-    let r = wreview::review(req, &diff_options()?).map_err(diag_err)?;
+/// Builds the review of `base..head` with these diff settings and says on
+/// stderr what it compiled.
+pub fn build_with(req: &ReviewRequest, opts: &DiffOptions) -> anyhow::Result<Review> {
+    let r = wreview::review(req, opts).map_err(diag_err)?;
     report(req, &r);
     Ok(r)
 }

@@ -772,6 +772,28 @@ fn known_secret_values_are_hidden_in_every_review_output() {
     check("ci log", &(out + &err));
     check("ci summary", &job.summary());
     let repo = job.repo();
+    // `ci --collect` of a shard compiled from the head: both revisions'
+    // values, the base's read from git.
+    let (code, _, err) =
+        output(strata_in(&repo).args(["compile", "--shard", "1/1", "--output-path", "../shard1"]));
+    assert_eq!(code, 0, "{err}");
+    let gh = FakeGithub::start();
+    let (code, out, err) = job.run(
+        "pull_request",
+        "refs/pull/7/merge",
+        Some(&gh),
+        &[("args", "--collect ../shard1")],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("collected 2 target(s) from 1 shard(s)"),
+        "{err}"
+    );
+    let posts: Vec<String> = gh.requests().into_iter().map(|r| r.body).collect();
+    assert!(posts.iter().any(|b| b.contains("DB_CONN_ARG")), "{posts:?}");
+    check("ci --collect comment", &posts.join("\n"));
+    check("ci --collect log", &(out + &err));
+    check("ci --collect summary", &job.summary());
     let art = job.path("art.md");
     let (code, out, err) = output(
         strata_in(&repo)

@@ -185,12 +185,40 @@ fn collect<'v>(
                     .is_some_and(|n| matches(redactor, memo, n))
             });
             for (k, child) in m {
+                // A key that names or points at a secret (`secretKeyRef`,
+                // `existingSecret`'s `secretName`, `passwordFile`): what
+                // is below it names things, even under a secret's key
+                // (`GITHUB_TOKEN: {secretKeyRef: {key: GITHUB_TOKEN}}`).
+                if !super::structural::names_a_secret_value(k) {
+                    collect(redactor, memo, child, false, reference, out, depth + 1);
+                    continue;
+                }
                 let hide = secret || (named && k == "value") || matches(redactor, memo, k);
                 collect(redactor, memo, child, hide, reference, out, depth + 1);
             }
         }
         _ => {}
     }
+}
+
+/// A value that names rather than holds (kapitan-reference's
+/// `target_secret: targets/tesoro`, a refs path, also with its backend,
+/// `plain:targets/tesoro/cert-key`; `GITHUB_TOKEN`, the name
+/// of a variable): a lower-case path of words, or a variable's name in
+/// capitals with `_`. Hidden wherever it occurs, it hid those names in
+/// every script and manifest of the catalog.
+fn names_something(s: &str) -> bool {
+    let path = s.contains('/')
+        && s.bytes().all(|b| {
+            b.is_ascii_lowercase()
+                || b.is_ascii_digit()
+                || matches!(b, b'/' | b'.' | b'_' | b'-' | b':')
+        });
+    let variable = s.contains('_')
+        && s.starts_with(|c: char| c.is_ascii_uppercase())
+        && s.bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    path || variable
 }
 
 fn add(s: &str, reference: &dyn Fn(&str) -> Option<String>, out: &mut BTreeSet<String>) {
@@ -204,7 +232,7 @@ fn add(s: &str, reference: &dyn Fn(&str) -> Option<String>, out: &mut BTreeSet<S
         }
         return;
     }
-    if s.chars().count() < MIN_LEN || super::structural::is_placeholder(s) {
+    if s.chars().count() < MIN_LEN || super::structural::is_placeholder(s) || names_something(s) {
         return;
     }
     out.insert(s.to_string());

@@ -107,9 +107,10 @@ pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|pass[_.-]?phrase|pass4sy
 /// probe32: OVH's `consumer_key`, `MEILISEARCH_KEY`, certbot's
 /// `dns_linode_key`, Plausible's `TOTP_VAULT_KEY`, Supabase's
 /// `VAULT_ENC_KEY`, Vaultwarden's `PUSH_INSTALLATION_KEY`, ASP.NET's
-/// `validationKey`/`decryptionKey`; not `primary_key`, `routing_key` or
+/// `validationKey`/`decryptionKey`; red41: NiFi's
+/// `nifi.sensitive.props.key`; not `primary_key`, `routing_key` or
 /// `public_key`. Run only on keys holding `key` in any case.
-pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:master|licen[cs]e|app(?:lication)?|join|libsodium|functions?|subscription|sdk|write|admin|hmac|session|cookie|integration|stripe|auth|fernet|gossip|unseal|recovery|enrollment|deploy|shared|consumer|meilisearch|linode|vault|installation|validation|decryption|enc)[_.-]?key";
+pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:sensitive[_.-]props|master|licen[cs]e|app(?:lication)?|join|libsodium|functions?|subscription|sdk|write|admin|hmac|session|cookie|integration|stripe|auth|fernet|gossip|unseal|recovery|enrollment|deploy|shared|consumer|meilisearch|linode|vault|installation|validation|decryption|enc)[_.-]?key";
 
 /// The last word of a key that names or points at a secret rather than
 /// holding it (`secretName`, `passwordSecretRef`, `tokenPath`,
@@ -211,6 +212,11 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // encoded. A hashed tag shows nothing of it; an embedded one does not
     // either (re-probe 15).
     r"\?\{[A-Za-z0-9_]+:[A-Za-z0-9+/=_\-]{8,}:embedded\}",
+    // red41: Jetty's obfuscated password (`OBF:1v2j1uum…`, a
+    // `realm.properties` entry, a `jetty.xml` `<Set name="password">`,
+    // Rundeck's and ActiveMQ's too): obfuscation, not encryption (Jetty's
+    // `Password.deobfuscate` reverses it). `MD5:` and `CRYPT:` hashes stay.
+    r"\bOBF:[0-9a-z]{8,}",
     // red36 (red-chat-bot-webhook-urls): Loggly's HTTP input URL, whose
     // path holds the customer token (`logs-01.loggly.com/inputs/<token>/`).
     r"(?:https?://)?logs-01\.loggly\.com/(?:inputs|bulk)/[A-Za-z0-9\-]{8,}",

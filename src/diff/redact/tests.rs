@@ -5855,7 +5855,7 @@ fn cli_credential_files_keytabs_and_here_strings() {
 #[test]
 fn known_secret_values_are_hidden_wherever_they_occur() {
     let params = v(
-        "db:\n  password: Qv7Rt2Wx9KmL4Nzp\n  user: app-user\n  host: db.example.net\nenv:\n- name: SMTP_TOKEN\n  value: Sm9tP4kL2xQw\n- name: LOG_LEVEL\n  value: info-level\nsmtp:\n  password: '${SMTP_PASSWORD}'\n  token: short\ngrafana:\n  admin_password: ?{plain:targets/dev/grafana_admin}\n  secret: ?{base64:targets/dev/other}\n",
+        "db:\n  password: Qv7Rt2Wx9KmL4Nzp\n  user: app-user\n  host: db.example.net\nenv:\n- name: SMTP_TOKEN\n  value: Sm9tP4kL2xQw\n- name: LOG_LEVEL\n  value: info-level\nsmtp:\n  password: '${SMTP_PASSWORD}'\n  token: short\ngrafana:\n  admin_password: ?{plain:targets/dev/grafana_admin}\n  secret: ?{base64:targets/dev/other}\nGITHUB_TOKEN:\n  secretKeyRef: {key: GITHUB_TOKEN, name: github-credentials}\ntarget_secret: targets/tesoro\ncert_key: plain:targets/tesoro/cert-key\nexisting:\n  token: DEPLOY_TOKEN\n",
     );
     let plain = |tag: &str| {
         (tag == "?{plain:targets/dev/grafana_admin}").then(|| "Gz4Mn8Xc2Vb6".to_string())
@@ -5865,7 +5865,9 @@ fn known_secret_values_are_hidden_wherever_they_occur() {
     assert_eq!(
         values.into_iter().collect::<Vec<_>>(),
         ["Gz4Mn8Xc2Vb6", "Qv7Rt2Wx9KmL4Nzp", "Sm9tP4kL2xQw"],
-        "placeholders, short values, unknown references and neutral values are not known secrets"
+        "placeholders, short values, unknown references, neutral values, what a reference key \
+         points at (kapitan-reference's env), lower-case paths and variables' names are not \
+         known secrets"
     );
     let known = secret_values(&r, [&params], &plain);
     let r = r.with_known_values(&known);
@@ -5913,5 +5915,38 @@ fn known_secret_values_are_hidden_wherever_they_occur() {
     assert!(
         semantic.contains("DB_CONN_ARG: Qv7Rt2Wx9KmL4Nzp"),
         "{semantic}"
+    );
+}
+
+/// red41 (batch 2): a directive whose secret word follows an acronym
+/// (Pure-FTPd's `MYSQLPassword X`), a Secret created from what is piped
+/// into `kubectl create secret --from-file=K=/dev/stdin`, an API
+/// gateway's `key-auth: {key: X}` (APISIX, Kong), Jetty's reversible
+/// `OBF:` passwords, NiFi's `nifi.sensitive.props.key`.
+#[test]
+fn acronym_directives_stdin_secrets_key_auth_and_jetty_obf() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "MYSQLUser pureftpd\nMYSQLPassword s3cr3tVx",
+            "LDAPBindPW s3cr3tVx",
+            "echo -n s3cr3tVx | kubectl create secret generic db --from-file=password=/dev/stdin",
+            "printf s3cr3tVx | oc create secret generic db --from-env-file=-",
+            "consumers:\n  - username: partner-b\n    plugins:\n      key-auth:\n        key: s3cr3tVx",
+            "key-auth: {key: s3cr3tVx}",
+            "ops: OBF:1v2j1uums3cr3tvx,admin",
+            "nifi.sensitive.props.key=s3cr3tVx",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "MYSQLHost db.example.net\nMYSQLPort 3306",
+            "echo hello | kubectl create secret generic db --from-file=cert=./tls.crt",
+            "plugins:\n  key-auth:\n    header: apikey",
+            "ops: MD5:164c88b302622e17050af52c89945d44,admin",
+            "nifi.sensitive.props.algorithm=NIFI_PBKDF2_AES_GCM_256",
+        ],
     );
 }
