@@ -593,7 +593,14 @@ fn review(
     let r = match (req, opened) {
         (Some(req), Some(opened)) => {
             let pr = opened.map_err(diag_err)?;
+            let clock = std::time::Instant::now();
             let diff_opts = crate::commands::review::pr_diff_options(&pr, &req.flags)?;
+            if timings {
+                eprintln!(
+                    "timing: the inventories' secret values: {:.3}s",
+                    clock.elapsed().as_secs_f64()
+                );
+            }
             let r = pr.finish(&diff_opts).map_err(diag_err)?;
             crate::commands::review::report(req, &r);
             r

@@ -143,58 +143,102 @@ pub fn secret_values<'a>(
     roots: impl IntoIterator<Item = &'a Value>,
     reference: &dyn Fn(&str) -> Option<String>,
 ) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let mut memo = std::collections::HashMap::new();
-    for root in roots {
-        collect(redactor, &mut memo, root, false, reference, &mut out, 0);
+    use rayon::prelude::*;
+    // A target's parameters are its own tree, but the sides of a review
+    // share the renders of the targets a change cannot reach: each once.
+    let mut seen = std::collections::HashSet::new();
+    let roots: Vec<&Value> = roots
+        .into_iter()
+        .filter(|r| seen.insert(std::ptr::from_ref(*r)))
+        .collect();
+    // 1,000 targets' parameters are millions of values: read side by
+    // side, each thread with its own memo of the keys' kinds.
+    let (mut out, tags) = roots
+        .par_iter()
+        .fold(
+            || (Memo::default(), BTreeSet::new(), BTreeSet::new()),
+            |(mut memo, mut out, mut tags), v| {
+                collect(redactor, &mut memo, v, false, &mut out, &mut tags, 0);
+                (memo, out, tags)
+            },
+        )
+        .map(|(_, out, tags)| (out, tags))
+        .reduce(
+            || (BTreeSet::new(), BTreeSet::new()),
+            |(mut a, mut at), (b, bt)| {
+                a.extend(b);
+                at.extend(bt);
+                (a, at)
+            },
+        );
+    for tag in tags {
+        if let Some(v) = reference(&tag) {
+            add(&v, &mut out, &mut BTreeSet::new());
+        }
     }
     out
 }
 
+/// What a key is to [`collect`], asked once per distinct key.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// Names a secret (`password`, `apiToken`).
+    Secret,
+    /// Names or points at one (`secretKeyRef`, `passwordFile`).
+    Pointer,
+    Neutral,
+}
+
+type Memo<'v> = std::collections::HashMap<&'v str, Kind, ahash::RandomState>;
+
+fn kind<'v>(redactor: &Redactor, memo: &mut Memo<'v>, k: &'v str) -> Kind {
+    *memo.entry(k).or_insert_with(|| {
+        if !super::structural::names_a_secret_value(k) {
+            Kind::Pointer
+        } else if redactor.key_matches(k) {
+            Kind::Secret
+        } else {
+            Kind::Neutral
+        }
+    })
+}
+
 fn collect<'v>(
     redactor: &Redactor,
-    memo: &mut std::collections::HashMap<&'v str, bool>,
+    memo: &mut Memo<'v>,
     v: &'v Value,
     secret: bool,
-    reference: &dyn Fn(&str) -> Option<String>,
     out: &mut BTreeSet<String>,
+    tags: &mut BTreeSet<String>,
     depth: usize,
 ) {
     if depth > 512 {
         return;
     }
-    fn matches<'v>(
-        redactor: &Redactor,
-        memo: &mut std::collections::HashMap<&'v str, bool>,
-        k: &'v str,
-    ) -> bool {
-        *memo.entry(k).or_insert_with(|| redactor.key_matches(k))
-    }
     match v {
-        Value::String(s) if secret => add(s, reference, out),
-        Value::Int(i) if secret => add(&i.to_string(), reference, out),
+        Value::String(s) if secret => add(s, out, tags),
+        Value::Int(i) if secret => add(&i.to_string(), out, tags),
         Value::List(items) => {
             for i in items {
-                collect(redactor, memo, i, secret, reference, out, depth + 1);
+                collect(redactor, memo, i, secret, out, tags, depth + 1);
             }
         }
         Value::Map(m) => {
             let named = ["name", "key"].iter().any(|k| {
                 m.get(*k)
                     .and_then(Value::as_str)
-                    .is_some_and(|n| matches(redactor, memo, n))
+                    .is_some_and(|n| redactor.key_matches(n))
             });
             for (k, child) in m {
-                // A key that names or points at a secret (`secretKeyRef`,
-                // `existingSecret`'s `secretName`, `passwordFile`): what
-                // is below it names things, even under a secret's key
-                // (`GITHUB_TOKEN: {secretKeyRef: {key: GITHUB_TOKEN}}`).
-                if !super::structural::names_a_secret_value(k) {
-                    collect(redactor, memo, child, false, reference, out, depth + 1);
-                    continue;
-                }
-                let hide = secret || (named && k == "value") || matches(redactor, memo, k);
-                collect(redactor, memo, child, hide, reference, out, depth + 1);
+                let hide = match kind(redactor, memo, k) {
+                    // What is below a key that names or points at a
+                    // secret names things, even under a secret's key
+                    // (`GITHUB_TOKEN: {secretKeyRef: {key: GITHUB_TOKEN}}`).
+                    Kind::Pointer => false,
+                    Kind::Secret => true,
+                    Kind::Neutral => secret || (named && k == "value"),
+                };
+                collect(redactor, memo, child, hide, out, tags, depth + 1);
             }
         }
         _ => {}
@@ -221,15 +265,14 @@ fn names_something(s: &str) -> bool {
     path || variable
 }
 
-fn add(s: &str, reference: &dyn Fn(&str) -> Option<String>, out: &mut BTreeSet<String>) {
+fn add(s: &str, out: &mut BTreeSet<String>, tags: &mut BTreeSet<String>) {
     let s = s.trim();
     if s.starts_with("?{") {
         // The refs file's value, for a whole `?{plain:…}`/`?{base64:…}`
         // tag (a compile writes a plain reference's value into the
-        // catalog; a base64 one's with --embed-refs, encoded).
-        if let Some(v) = reference(s) {
-            add(&v, &|_| None, out);
-        }
+        // catalog; a base64 one's with --embed-refs, encoded): read once
+        // the parameters are.
+        tags.insert(s.to_string());
         return;
     }
     if s.chars().count() < MIN_LEN || super::structural::is_placeholder(s) || names_something(s) {
