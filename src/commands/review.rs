@@ -144,11 +144,7 @@ pub fn pr_known_values(
     flags: &CompileFlags,
     redactor: &Redactor,
 ) -> std::collections::BTreeSet<String> {
-    let refs_dir = |root: &Path| match &flags.refs_path {
-        Some(p) if p.is_absolute() => p.clone(),
-        Some(p) => root.join(p),
-        None => root.join("refs"),
-    };
+    let refs_dir = |root: &Path| refs_dir(root, flags.refs_path.as_deref());
     let mut sides: Vec<(Vec<&crate::value::Value>, PathBuf)> = Vec::new();
     if let Some((_, renders)) = pr.head_lint_input() {
         let params = renders
@@ -234,7 +230,7 @@ fn known_values_at(
         return values;
     };
     let renders = crate::lint::render_all(&inv);
-    let refs = crate::refs::Refs::new(root.join("refs"));
+    let refs = crate::refs::Refs::new(refs_dir(root, None));
     let reference = |tag: &str| reference_value(&refs, tag);
     values.extend(crate::diff::redact::secret_values(
         redactor,
@@ -244,6 +240,22 @@ fn known_values_at(
         &reference,
     ));
     values
+}
+
+/// Where a revision's tree at `root` keeps its references, as the compile
+/// finds them: `flag`, else `.kapitan`'s `compile: refs-path`, else
+/// `./refs`; inside the tree (an absolute path is not read).
+fn refs_dir(root: &Path, flag: Option<&Path>) -> PathBuf {
+    let configured = flag.map(Path::to_path_buf).or_else(|| {
+        crate::inventory::config::KapitanDefaults::load(root)
+            .ok()?
+            .get_path("compile", "refs-path")
+            .map(PathBuf::from)
+    });
+    match configured {
+        Some(p) if !p.is_absolute() => root.join(p),
+        _ => root.join("refs"),
+    }
 }
 
 /// The stored value of a Kapitan `?{plain:PATH}` or `?{base64:PATH}` tag

@@ -880,3 +880,49 @@ fn known_secret_values_are_hidden_in_every_review_output() {
         );
     }
 }
+
+/// red41: a `plain` reference's value is known where the compile reads
+/// it: `.kapitan`'s `compile: refs-path` (here `./secrets`), in a review
+/// (both revisions) and in `diff --catalogs` (the working tree's).
+#[test]
+fn known_reference_values_follow_the_kapitan_refs_path() {
+    const OLD: &str = "Gz4Mn8Xc2Vb6Lk0q";
+    const NEW: &str = "Pw6Er1Ty4Ui7Op0a";
+    let class = "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: manifests\n        input_type: jsonnet\n        input_paths: [components/app.jsonnet]\n        output_type: yaml\n  grafana:\n    admin_password: ?{plain:grafana_admin}\n";
+    let app = "local kap = import 'lib/kapitan.libjsonnet';\nlocal p = kap.inventory().parameters;\n{ app: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'grafana' }, data: { GF: p.grafana.admin_password, replicas: std.toString(p.replicas) } }] }\n";
+    let plain = |v: &str| format!("data: {v}\nencoding: original\ntype: plain\n");
+    let job = Job::with_files(
+        &[
+            (".kapitan", "compile:\n  refs-path: ./secrets\n"),
+            ("inventory/classes/common.yml", class),
+            ("components/app.jsonnet", app),
+            ("secrets/grafana_admin", &plain(OLD)),
+        ],
+        &[
+            ("inventory/classes/common.yml", class),
+            ("components/app.jsonnet", app),
+            ("secrets/grafana_admin", &plain(NEW)),
+        ],
+    );
+    let repo = job.repo();
+    let (code, out, err) = output(strata_in(&repo).args(["review", "--base", &job.base]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("GF: <redacted>"), "{out}");
+    for s in [OLD, NEW] {
+        assert!(!out.contains(s) && !err.contains(s), "{s}: {out}{err}");
+    }
+    let (code, out, err) =
+        output(strata_in(&repo).args(["compile", "--output-path", "../head-out"]));
+    assert_eq!(code, 0, "{out}{err}");
+    let empty = job.path("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (code, out, err) = output(
+        strata_in(&repo)
+            .args(["diff", "--catalogs"])
+            .arg(&empty)
+            .arg("../head-out/compiled"),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("GF: <redacted>"), "{out}");
+    assert!(!out.contains(NEW), "{out}");
+}
