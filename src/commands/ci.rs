@@ -593,24 +593,48 @@ fn review(
     let r = match (req, opened) {
         (Some(req), Some(opened)) => {
             let pr = opened.map_err(diag_err)?;
-            let r = pr
-                .finish(&crate::commands::review::diff_options()?)
-                .map_err(diag_err)?;
+            let clock = std::time::Instant::now();
+            let diff_opts = crate::commands::review::pr_diff_options(&pr, &req.flags)?;
+            if timings {
+                eprintln!(
+                    "timing: the inventories' secret values: {:.3}s",
+                    clock.elapsed().as_secs_f64()
+                );
+            }
+            let r = pr.finish(&diff_opts).map_err(diag_err)?;
             crate::commands::review::report(req, &r);
             r
         }
-        _ => crate::commands::review::build(&ReviewRequest {
-            repo,
-            base: base.clone(),
-            head: Head::Catalog(head_catalog.to_path_buf()),
-            flags: crate::commands::review::compile_flags(
-                &args.inv,
-                &args.rev,
-                &args.compile_flags,
-            )?,
-            targets: args.targets.clone(),
-            incremental: !args.full,
-        })?,
+        _ => {
+            // `--collect`: the head is the shards' catalog, compiled from
+            // this working tree; its inventory's secret values, and the
+            // base revision's, are hidden (red41).
+            let mut opts = crate::commands::review::diff_options()?;
+            let inv = args.inv.options("inventory")?;
+            let mut values =
+                crate::commands::review::worktree_known_values(inv.clone(), &opts.redactor);
+            values.extend(crate::commands::review::revision_known_values(
+                &base,
+                &inv,
+                &opts.redactor,
+            ));
+            opts.redactor = opts.redactor.with_known_values(&values);
+            crate::commands::review::build_with(
+                &ReviewRequest {
+                    repo,
+                    base: base.clone(),
+                    head: Head::Catalog(head_catalog.to_path_buf()),
+                    flags: crate::commands::review::compile_flags(
+                        &args.inv,
+                        &args.rev,
+                        &args.compile_flags,
+                    )?,
+                    targets: args.targets.clone(),
+                    incremental: !args.full,
+                },
+                &opts,
+            )?
+        }
     };
     if timings {
         for (what, d) in &r.timings {

@@ -132,22 +132,28 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
                 }
                 None => {
                     // strata's own compile: in this process, from git objects.
-                    let r = crate::workspace::review::review(
-                        &crate::workspace::review::ReviewRequest {
-                            repo: &args.repo,
-                            base: base.to_string(),
-                            head: crate::workspace::review::Head::Rev(head.to_string()),
-                            flags: crate::commands::review::compile_flags(
-                                &args.inv,
-                                &args.rev,
-                                &args.compile_flags,
-                            )?,
-                            targets: Vec::new(),
-                            incremental: true,
-                        },
-                        &diff_options(&args)?,
-                    )
-                    .map_err(diag_err)?;
+                    let req = crate::workspace::review::ReviewRequest {
+                        repo: &args.repo,
+                        base: base.to_string(),
+                        head: crate::workspace::review::Head::Rev(head.to_string()),
+                        flags: crate::commands::review::compile_flags(
+                            &args.inv,
+                            &args.rev,
+                            &args.compile_flags,
+                        )?,
+                        targets: Vec::new(),
+                        incremental: true,
+                    };
+                    // Opened as a review opens them (with the working
+                    // tree's inventory options): both inventories' secret
+                    // values are hidden wherever the diff shows them (red41).
+                    let inv = args.inv.options("inventory")?;
+                    let pr = crate::workspace::review::open(&req, Some(&inv)).map_err(diag_err)?;
+                    let mut opts = diff_options(&args)?;
+                    let values =
+                        crate::commands::review::pr_known_values(&pr, &req.flags, &opts.redactor);
+                    opts.redactor = opts.redactor.with_known_values(&values);
+                    let r = pr.finish(&opts).map_err(diag_err)?;
                     reviewed = Some(r);
                     (PathBuf::new(), PathBuf::new())
                 }
@@ -169,7 +175,16 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
             }
             crate::commands::refs::refuse_revealed(&old, "strata diff")?;
             crate::commands::refs::refuse_revealed(&new, "strata diff")?;
-            diff::diff_dirs(&old, &new, &diff_options(&args)?).map_err(diag_err)?
+            // The secret values of the working tree's inventory, when
+            // there is one (red41): catalogs compiled from it may copy
+            // them under neutral keys.
+            let mut opts = diff_options(&args)?;
+            let values = match args.inv.options("inventory") {
+                Ok(inv) => crate::commands::review::worktree_known_values(inv, &opts.redactor),
+                Err(_) => Default::default(),
+            };
+            opts.redactor = opts.redactor.with_known_values(&values);
+            diff::diff_dirs(&old, &new, &opts).map_err(diag_err)?
         }
     };
     let json = || serde_json::to_string_pretty(&d).map(|s| s + "\n");

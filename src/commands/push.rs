@@ -220,8 +220,18 @@ fn review_diff(publisher: &Publisher, plan: &Plan, layout: Layout) -> anyhow::Re
     publisher
         .checkout_sides(plan, &old, &new)
         .map_err(diag_err)?;
+    // The secret values of the inventory the catalog was compiled from,
+    // when it is here (red41).
+    let redactor = Redactor::new(&[], true).map_err(diag_err)?;
+    let values = crate::commands::review::worktree_known_values(
+        crate::inventory::InventoryOptions {
+            path: "./inventory".into(),
+            ..Default::default()
+        },
+        &redactor,
+    );
     let opts = DiffOptions {
-        redactor: Redactor::new(&[], true).map_err(diag_err)?,
+        redactor: redactor.with_known_values(&values),
         ..DiffOptions::default()
     };
     // Commodore catalogs are read per instance under manifests/, not as

@@ -719,3 +719,210 @@ fn pull_request_reading_outside_the_repository_reveals_nothing() {
         "{all}"
     );
 }
+
+/// red41: a value the inventory holds under a secret-named parameter (or
+/// a `plain` reference named there) that a component copies under a
+/// neutral key, into a larger string, or base64-encoded, is hidden in
+/// every output of a pull request's review: the comment, the job
+/// summary, the log, `review`'s report, `diff --base` and `diff
+/// --catalogs` in both modes, and `push --dry-run`.
+#[test]
+fn known_secret_values_are_hidden_in_every_review_output() {
+    const OLD: &str = "Qv7Rt2Wx9KmL4Nzp";
+    const NEW: &str = "Hj3Kd8Fs1Pq6Vby0";
+    const PLAIN_OLD: &str = "Gz4Mn8Xc2Vb6Lk0q";
+    const PLAIN_NEW: &str = "Pw6Er1Ty4Ui7Op0a";
+    let class = |pw: &str| {
+        format!("parameters:\n  kapitan:\n    vars:\n      target: ${{_reclass_:name:short}}\n    compile:\n      - output_path: manifests\n        input_type: jsonnet\n        input_paths: [components/app.jsonnet]\n        output_type: yaml\n  db:\n    password: {pw}\n  grafana:\n    admin_password: ?{{plain:grafana_admin}}\n")
+    };
+    let app = "local kap = import 'lib/kapitan.libjsonnet';\nlocal p = kap.inventory().parameters;\n{\n  app: [\n    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web', namespace: std.extVar('target') },\n      data: { DB_CONN_ARG: p.db.password, JAVA_OPTS: '-Xmx512m -Dapp.db.conn=' + p.db.password,\n              BASIC_B64: std.base64('app:' + p.db.password), GF: p.grafana.admin_password, replicas: std.toString(p.replicas) } },\n  ],\n}\n";
+    let plain = |v: &str| format!("data: {v}\nencoding: original\ntype: plain\n");
+    let job = Job::with_files(
+        &[
+            ("inventory/classes/common.yml", &class(OLD)),
+            ("components/app.jsonnet", app),
+            ("refs/grafana_admin", &plain(PLAIN_OLD)),
+        ],
+        &[
+            ("inventory/classes/common.yml", &class(NEW)),
+            ("refs/grafana_admin", &plain(PLAIN_NEW)),
+        ],
+    );
+    let secrets = [OLD, NEW, PLAIN_OLD, PLAIN_NEW];
+    let b64 = |s: &str| {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD.encode(format!("app:{s}"))[4..20].to_string()
+    };
+    let check = |what: &str, text: &str| {
+        for s in secrets {
+            assert!(!text.contains(s), "{what}: {s} shown:\n{text}");
+            assert!(
+                !text.contains(&b64(s)),
+                "{what}: base64 of {s} shown:\n{text}"
+            );
+        }
+    };
+    let gh = FakeGithub::start();
+    let (code, out, err) = job.run("pull_request", "refs/pull/7/merge", Some(&gh), &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let posts: Vec<String> = gh.requests().into_iter().map(|r| r.body).collect();
+    assert!(posts.iter().any(|b| b.contains("DB_CONN_ARG")), "{posts:?}");
+    check("ci comment", &posts.join("\n"));
+    assert!(out.contains("DB_CONN_ARG: <redacted>"), "{out}");
+    check("ci log", &(out + &err));
+    check("ci summary", &job.summary());
+    let repo = job.repo();
+    // `ci --collect` of a shard compiled from the head: both revisions'
+    // values, the base's read from git.
+    let (code, _, err) =
+        output(strata_in(&repo).args(["compile", "--shard", "1/1", "--output-path", "../shard1"]));
+    assert_eq!(code, 0, "{err}");
+    let gh = FakeGithub::start();
+    let (code, out, err) = job.run(
+        "pull_request",
+        "refs/pull/7/merge",
+        Some(&gh),
+        &[("args", "--collect ../shard1")],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("collected 2 target(s) from 1 shard(s)"),
+        "{err}"
+    );
+    let posts: Vec<String> = gh.requests().into_iter().map(|r| r.body).collect();
+    assert!(posts.iter().any(|b| b.contains("DB_CONN_ARG")), "{posts:?}");
+    check("ci --collect comment", &posts.join("\n"));
+    check("ci --collect log", &(out + &err));
+    check("ci --collect summary", &job.summary());
+    let art = job.path("art.md");
+    let (code, out, err) = output(
+        strata_in(&repo)
+            .args(["review", "--base", &job.base, "--output"])
+            .arg(&art),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    check(
+        "review",
+        &(out + &err + &std::fs::read_to_string(&art).unwrap()),
+    );
+    for mode in [&[][..], &["--no-semantic"][..]] {
+        for format in ["text", "json"] {
+            let (code, out, err) = output(
+                strata_in(&repo)
+                    .args(["diff", "--base", &job.base, "--format", format])
+                    .args(mode),
+            );
+            assert_eq!(code, 0, "{out}{err}");
+            assert!(out.contains("DB_CONN_ARG"), "{out}");
+            check(&format!("diff --base {format} {mode:?}"), &(out + &err));
+        }
+    }
+    // The catalogs compiled from each revision, diffed in the working
+    // tree (whose inventory is the head's): the head's values.
+    git(&repo, &["checkout", "-q", &job.base]);
+    let (code, out, err) =
+        output(strata_in(&repo).args(["compile", "--output-path", "../base-out"]));
+    assert_eq!(code, 0, "{out}{err}");
+    git(&repo, &["checkout", "-q", "main"]);
+    let (code, out, err) =
+        output(strata_in(&repo).args(["compile", "--output-path", "../head-out"]));
+    assert_eq!(code, 0, "{out}{err}");
+    for mode in [&[][..], &["--no-semantic"][..]] {
+        let (code, out, err) = output(
+            strata_in(&repo)
+                .args([
+                    "diff",
+                    "--catalogs",
+                    "../base-out/compiled",
+                    "../head-out/compiled",
+                ])
+                .args(mode),
+        );
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.contains("DB_CONN_ARG"), "{out}");
+        for s in [NEW, PLAIN_NEW] {
+            assert!(!out.contains(s) && !out.contains(&b64(s)), "{s}: {out}");
+        }
+    }
+    // `push --dry-run` of the head's catalog over the base's.
+    let bare = job.path("catalog.git");
+    std::fs::create_dir_all(&bare).unwrap();
+    git(&bare, &["init", "--bare", "-q", "-b", "main"]);
+    let seed = job.path("base-out/compiled");
+    git(&seed, &["init", "-q", "-b", "main"]);
+    git(&seed, &["add", "-A"]);
+    git(&seed, &["commit", "-q", "-m", "seed"]);
+    git(
+        &seed,
+        &["push", "-q", &format!("file://{}", bare.display()), "main"],
+    );
+    let (code, out, err) = output(
+        strata_in(&repo)
+            .env("HOME", job.path("home"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args([
+                "push",
+                "--catalog-dir",
+                "../head-out/compiled",
+                "--cache-dir",
+                "../pcache",
+                "--dry-run",
+            ])
+            .args(["--catalog-repo", &format!("file://{}", bare.display())])
+            .args(["--author", "CI <ci@example.com>"]),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("DB_CONN_ARG"), "{out}");
+    for s in [NEW, PLAIN_NEW] {
+        assert!(
+            !out.contains(s) && !out.contains(&b64(s)),
+            "{s}: {out}{err}"
+        );
+    }
+}
+
+/// red41: a `plain` reference's value is known where the compile reads
+/// it: `.kapitan`'s `compile: refs-path` (here `./secrets`), in a review
+/// (both revisions) and in `diff --catalogs` (the working tree's).
+#[test]
+fn known_reference_values_follow_the_kapitan_refs_path() {
+    const OLD: &str = "Gz4Mn8Xc2Vb6Lk0q";
+    const NEW: &str = "Pw6Er1Ty4Ui7Op0a";
+    let class = "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: manifests\n        input_type: jsonnet\n        input_paths: [components/app.jsonnet]\n        output_type: yaml\n  grafana:\n    admin_password: ?{plain:grafana_admin}\n";
+    let app = "local kap = import 'lib/kapitan.libjsonnet';\nlocal p = kap.inventory().parameters;\n{ app: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'grafana' }, data: { GF: p.grafana.admin_password, replicas: std.toString(p.replicas) } }] }\n";
+    let plain = |v: &str| format!("data: {v}\nencoding: original\ntype: plain\n");
+    let job = Job::with_files(
+        &[
+            (".kapitan", "compile:\n  refs-path: ./secrets\n"),
+            ("inventory/classes/common.yml", class),
+            ("components/app.jsonnet", app),
+            ("secrets/grafana_admin", &plain(OLD)),
+        ],
+        &[
+            ("inventory/classes/common.yml", class),
+            ("components/app.jsonnet", app),
+            ("secrets/grafana_admin", &plain(NEW)),
+        ],
+    );
+    let repo = job.repo();
+    let (code, out, err) = output(strata_in(&repo).args(["review", "--base", &job.base]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("GF: <redacted>"), "{out}");
+    for s in [OLD, NEW] {
+        assert!(!out.contains(s) && !err.contains(s), "{s}: {out}{err}");
+    }
+    let (code, out, err) =
+        output(strata_in(&repo).args(["compile", "--output-path", "../head-out"]));
+    assert_eq!(code, 0, "{out}{err}");
+    let empty = job.path("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (code, out, err) = output(
+        strata_in(&repo)
+            .args(["diff", "--catalogs"])
+            .arg(&empty)
+            .arg("../head-out/compiled"),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("GF: <redacted>"), "{out}");
+    assert!(!out.contains(NEW), "{out}");
+}

@@ -845,6 +845,11 @@ fn secret_store_stdin(piped: &str) -> bool {
         ["wrangler", "secret", "put", ..] => true,
         ["docker" | "podman", "secret", "create", ..] => words.last() == Some(&"-"),
         ["kubeseal", rest @ ..] => rest.contains(&"--raw"),
+        // red41: a Secret made from what is piped in (`kubectl create
+        // secret generic NAME --from-file=password=/dev/stdin`, `oc`).
+        ["kubectl" | "oc", "create", "secret", rest @ ..] => rest
+            .iter()
+            .any(|w| w.starts_with("--from") && (w.ends_with("=/dev/stdin") || w.ends_with("=-"))),
         // `dart pub token add URL` reads the token on stdin.
         ["dart" | "flutter", "pub", "token", "add", ..] => true,
         // red36: Kerberos' `kinit PRINCIPAL` reads the password on stdin.

@@ -71,7 +71,8 @@ impl Redactor {
         let mut secret_values_below: Option<(usize, bool)> = None;
         let mut env_values = self.secret_env_value_lines(text, line_re);
         if [
-            "value", "api:", "jwt", "Jwt", "JWT", "crypt", "private:", "shared:",
+            "value", "api:", "jwt", "Jwt", "JWT", "crypt", "private:", "shared:", "key-auth",
+            "key_auth", "keyauth",
         ]
         .iter()
         .any(|w| text.contains(w))

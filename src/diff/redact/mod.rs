@@ -18,6 +18,7 @@ mod commands;
 mod escapes;
 mod iac;
 mod keys;
+mod known;
 mod lines;
 mod memo;
 mod positional;
@@ -42,6 +43,7 @@ use keys::{
     bundler_host_key, credential_header, keyword_in_key, more_secret_key_names,
     name_may_hold_secret, package_manager_auth_key,
 };
+pub use known::secret_values;
 use lines::hidden_aliases;
 use positional::hide_positional_secrets;
 use shapes::{
@@ -105,9 +107,10 @@ pub const KEYWORD_PATTERN: &str = r"(?i)password|passwd|pass[_.-]?phrase|pass4sy
 /// probe32: OVH's `consumer_key`, `MEILISEARCH_KEY`, certbot's
 /// `dns_linode_key`, Plausible's `TOTP_VAULT_KEY`, Supabase's
 /// `VAULT_ENC_KEY`, Vaultwarden's `PUSH_INSTALLATION_KEY`, ASP.NET's
-/// `validationKey`/`decryptionKey`; not `primary_key`, `routing_key` or
+/// `validationKey`/`decryptionKey`; red41: NiFi's
+/// `nifi.sensitive.props.key`; not `primary_key`, `routing_key` or
 /// `public_key`. Run only on keys holding `key` in any case.
-pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:master|licen[cs]e|app(?:lication)?|join|libsodium|functions?|subscription|sdk|write|admin|hmac|session|cookie|integration|stripe|auth|fernet|gossip|unseal|recovery|enrollment|deploy|shared|consumer|meilisearch|linode|vault|installation|validation|decryption|enc)[_.-]?key";
+pub const PRODUCT_KEY_PATTERN: &str = r"(?i)(?:sensitive[_.-]props|master|licen[cs]e|app(?:lication)?|join|libsodium|functions?|subscription|sdk|write|admin|hmac|session|cookie|integration|stripe|auth|fernet|gossip|unseal|recovery|enrollment|deploy|shared|consumer|meilisearch|linode|vault|installation|validation|decryption|enc)[_.-]?key";
 
 /// The last word of a key that names or points at a secret rather than
 /// holding it (`secretName`, `passwordSecretRef`, `tokenPath`,
@@ -209,6 +212,11 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // encoded. A hashed tag shows nothing of it; an embedded one does not
     // either (re-probe 15).
     r"\?\{[A-Za-z0-9_]+:[A-Za-z0-9+/=_\-]{8,}:embedded\}",
+    // red41: Jetty's obfuscated password (`OBF:1v2j1uum…`, a
+    // `realm.properties` entry, a `jetty.xml` `<Set name="password">`,
+    // Rundeck's and ActiveMQ's too): obfuscation, not encryption (Jetty's
+    // `Password.deobfuscate` reverses it). `MD5:` and `CRYPT:` hashes stay.
+    r"\bOBF:[0-9a-z]{8,}",
     // red36 (red-chat-bot-webhook-urls): Loggly's HTTP input URL, whose
     // path holds the customer token (`logs-01.loggly.com/inputs/<token>/`).
     r"(?:https?://)?logs-01\.loggly\.com/(?:inputs|bulk)/[A-Za-z0-9\-]{8,}",
@@ -511,6 +519,9 @@ pub struct Redactor {
     /// Testcontainers' `.withPassword("X")`, `.apiKey("X")`, node-redis'
     /// `.auth("X")`): group 2 is the method's name (re-probe 18).
     setter_call: Regex,
+    /// The secret values this review knows (its inventories' secret-named
+    /// parameters, red41), hidden wherever they occur; none by default.
+    known: Option<std::sync::Arc<known::Known>>,
 }
 
 impl Default for Redactor {
@@ -804,6 +815,7 @@ impl Redactor {
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Ok(Redactor {
             memo_id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            known: None,
             shell_default,
             setter_call,
             mongo_password,
@@ -1052,15 +1064,38 @@ impl Redactor {
     /// text is what is shown (its control characters written as escapes).
     pub fn scrub(&self, text: &str) -> String {
         if plain_word(text) {
-            return text.to_string();
+            return self.hide_known(text.to_string());
         }
-        memo::scrubbed(self.memo_id, memo::Text::Scrubbed, text, || {
-            if has_invisible(text) {
-                self.scrub_invisible(text)
-            } else {
-                self.scrub_visible(text)
-            }
-        })
+        self.hide_known(memo::scrubbed(
+            self.memo_id,
+            memo::Text::Scrubbed,
+            text,
+            || {
+                if has_invisible(text) {
+                    self.scrub_invisible(text)
+                } else {
+                    self.scrub_visible(text)
+                }
+            },
+        ))
+    }
+
+    /// These rules with the secret `values` this run knows (red41: a
+    /// review's inventories' secret-named parameters, [`secret_values`]):
+    /// each is hidden wherever it occurs in a string, a file or a name,
+    /// and a base64 run holding its encoding is hidden whole. The memo of
+    /// the rules is shared: the values are hidden after it.
+    pub fn with_known_values(mut self, values: &std::collections::BTreeSet<String>) -> Self {
+        self.known = known::Known::new(values).map(std::sync::Arc::new);
+        self
+    }
+
+    /// `text` with the known secret values hidden ([`Self::with_known_values`]).
+    fn hide_known(&self, text: String) -> String {
+        match &self.known {
+            Some(k) => k.hide(&text).unwrap_or(text),
+            None => text,
+        }
     }
 
     /// [`Self::scrub`] of a text holding control or invisible characters
@@ -1158,14 +1193,14 @@ impl Redactor {
     /// `=`, `:` or credential prefix and come back as they are.
     pub fn scrub_name(&self, name: &str) -> String {
         if !name.split('/').any(name_may_hold_secret) {
-            return name.to_string();
+            return self.hide_known(name.to_string());
         }
         name.split('/')
             .map(|part| {
                 if name_may_hold_secret(part) {
                     self.scrub(part)
                 } else {
-                    part.to_string()
+                    self.hide_known(part.to_string())
                 }
             })
             .collect::<Vec<_>>()
@@ -1215,7 +1250,7 @@ impl Redactor {
         if !text.contains('\n') {
             return self.scrub(text);
         }
-        self.redact_lines(&self.whole_text_shapes(text), &HashSet::new())
+        self.hide_known(self.redact_lines(&self.whole_text_shapes(text), &HashSet::new()))
     }
 
     /// What the line rule cannot see line by line, over a whole text
@@ -1369,15 +1404,16 @@ impl Redactor {
                 }
             }
         }
+        let known = |side: Option<String>| side.map(|t| self.hide_known(t));
         if anchors.is_empty() {
             let [a, b] = first;
-            return (a, b);
+            return (known(a), known(b));
         }
         let [a, b] = [0, 1].map(|i| match &sides[i] {
             Some(Ok(t)) if t.contains('&') => Some(self.redact_lines(t, &anchors)),
             _ => first[i].clone(),
         });
-        (a, b)
+        (known(a), known(b))
     }
 }
 

@@ -56,13 +56,15 @@ fn positional_rules() -> &'static [Rule] {
                 never,
             ),
             // The OpenTelemetry Collector's Datadog exporter as a flow map,
-            // `api: {key: X, site: …}` (YAML or JSON).
+            // `api: {key: X, site: …}` (YAML or JSON); red41: an API
+            // gateway's `key-auth: {key: X}`.
             rule(
                 &[
                     "api: {", "api\": {", "api:{", "api\":{", "wt: {", "wt\": {", "WT: {",
-                    "WT\": {", "ypt: {", "ypt\": {", "ion: {", "ion\": {",
+                    "WT\": {", "ypt: {", "ypt\": {", "ion: {", "ion\": {", "uth: {",
+                    "uth\": {", "uth:{", "uth\":{",
                 ],
-                r#"(?i)(?:\b(?:api|jwt|crypt|encryption)["']?[ \t]*:[ \t]*\{(?:[^{}\n]*?[,\s])?["']?key["']?[ \t]*:[ \t]*)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s,}]+)"#,
+                r#"(?i)(?:\b(?:api|jwt|crypt|encryption|key[_-]?auth)["']?[ \t]*:[ \t]*\{(?:[^{}\n]*?[,\s])?["']?key["']?[ \t]*:[ \t]*)(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s,}]+)"#,
                 never,
             ),
             // probe26 (r-redact-windows-commands-ipsec-secrets-sasl-passwd):

@@ -258,9 +258,16 @@ impl Redactor {
             replace_in(&mut out, &self.blank_pair, |c: &regex::Captures| {
                 let key = &c[2];
                 let b = key.as_bytes();
+                // red41: a word after an acronym starts at its capital
+                // (Pure-FTPd's `MYSQLPassword`, `LDAPBindPW`).
                 let words = key.contains('_')
                     || b.windows(2)
                         .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+                    || b.windows(3).any(|w| {
+                        w[0].is_ascii_uppercase()
+                            && w[1].is_ascii_uppercase()
+                            && w[2].is_ascii_lowercase()
+                    })
                     || c[1].contains("define");
                 let not_secret = NOT_SECRET_DIRECTIVES
                     .iter()

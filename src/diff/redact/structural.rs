@@ -910,12 +910,22 @@ fn holds_key(old: Option<&Value>, new: Option<&Value>) -> bool {
 /// (`Key`) child is a secret: the OTel Collector's Datadog exporter
 /// `api: {key: X}` (probe26), ASP.NET Core's `Jwt: {Key: X}` (the bearer
 /// tokens' signing key), Magento's `crypt: {key: X}`, ESPHome's
-/// `encryption: {key: X}`.
+/// `encryption: {key: X}`; red41: an API gateway's key-auth plugin or
+/// credential, APISIX's and Kong's `key-auth: {key: X}` (`keyauth`,
+/// `key_auth`): the consumer's API key.
 pub(super) fn key_parent(name: &str) -> bool {
     let name = name.trim_matches(['"', '\'']);
-    ["api", "jwt", "crypt", "encryption"]
-        .iter()
-        .any(|p| name.eq_ignore_ascii_case(p))
+    [
+        "api",
+        "jwt",
+        "crypt",
+        "encryption",
+        "key-auth",
+        "key_auth",
+        "keyauth",
+    ]
+    .iter()
+    .any(|p| name.eq_ignore_ascii_case(p))
 }
 
 /// probe35 (red-netplan-wireguard-keys): netplan's WireGuard tunnel,

@@ -5846,3 +5846,107 @@ fn cli_credential_files_keytabs_and_here_strings() {
         assert!(!out.contains("Q7W8E9"), "{out}");
     }
 }
+
+/// red41: the secret values a review's inventories hold under
+/// secret-named parameters are hidden wherever the catalog copies them:
+/// under a neutral key, in a container's args, inside a larger string, as
+/// a file's line, in a name, and base64-encoded alone or with other text
+/// (`std.base64(user + ':' + pw)`), in both modes. Other values stay.
+#[test]
+fn known_secret_values_are_hidden_wherever_they_occur() {
+    let params = v(
+        "db:\n  password: Qv7Rt2Wx9KmL4Nzp\n  user: app-user\n  host: db.example.net\nenv:\n- name: SMTP_TOKEN\n  value: Sm9tP4kL2xQw\n- name: LOG_LEVEL\n  value: info-level\nsmtp:\n  password: '${SMTP_PASSWORD}'\n  token: short\ngrafana:\n  admin_password: ?{plain:targets/dev/grafana_admin}\n  secret: ?{base64:targets/dev/other}\nGITHUB_TOKEN:\n  secretKeyRef: {key: GITHUB_TOKEN, name: github-credentials}\ntarget_secret: targets/tesoro\ncert_key: plain:targets/tesoro/cert-key\nexisting:\n  token: DEPLOY_TOKEN\n",
+    );
+    let plain = |tag: &str| {
+        (tag == "?{plain:targets/dev/grafana_admin}").then(|| "Gz4Mn8Xc2Vb6".to_string())
+    };
+    let r = Redactor::default();
+    let values = secret_values(&r, [&params], &plain);
+    assert_eq!(
+        values.into_iter().collect::<Vec<_>>(),
+        ["Gz4Mn8Xc2Vb6", "Qv7Rt2Wx9KmL4Nzp", "Sm9tP4kL2xQw"],
+        "placeholders, short values, unknown references, neutral values, what a reference key \
+         points at (kapitan-reference's env), lower-case paths and variables' names are not \
+         known secrets"
+    );
+    let known = secret_values(&r, [&params], &plain);
+    let r = r.with_known_values(&known);
+    use base64::Engine;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let yaml = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  annotations:\n    app.kubernetes.io/config: Qv7Rt2Wx9KmL4Nzp\ndata:\n  DB_CONN_ARG: Qv7Rt2Wx9KmL4Nzp\n  JAVA_OPTS: -Xmx512m -Dapp.db.conn=Qv7Rt2Wx9KmL4Nzp -Dsmtp=Sm9tP4kL2xQw\n  GF: Gz4Mn8Xc2Vb6\n  BASIC_B64: {}\n  ENCODED: {}\n  pgbouncer.ini: |\n    [users]\n    app = Qv7Rt2Wx9KmL4Nzp\n  args: [--db, Qv7Rt2Wx9KmL4Nzp]\nbinaryData:\n  conn.b64: {}\n",
+        b64("app-user:Qv7Rt2Wx9KmL4Nzp"),
+        b64("Qv7Rt2Wx9KmL4Nzp"),
+        b64("host=db.example.net user=app-user via Sm9tP4kL2xQw end")
+    );
+    let hidden = [
+        "Qv7Rt2Wx9KmL4Nzp",
+        "Sm9tP4kL2xQw",
+        "Gz4Mn8Xc2Vb6",
+        &b64("app-user:Qv7Rt2Wx9KmL4Nzp")[..20],
+        &b64("Qv7Rt2Wx9KmL4Nzp")[..16],
+    ];
+    for out in both_modes(&r, &yaml) {
+        for s in hidden {
+            assert!(!out.contains(s), "{s}:\n{out}");
+        }
+        // The encoding of a text holding a known value, at any offset.
+        assert!(
+            !out.contains(&b64("host=db.example.net user=app-user via Sm9tP4kL2xQw end")[..24]),
+            "{out}"
+        );
+        for s in [
+            "-Xmx512m",
+            "[users]",
+            "app = ",
+            "name: web",
+            "conn.b64: <redacted>",
+        ] {
+            assert!(out.contains(s), "{s}:\n{out}");
+        }
+    }
+    assert_eq!(
+        r.scrub_name("ConfigMap/dev/cfg-Qv7Rt2Wx9KmL4Nzp"),
+        "ConfigMap/dev/cfg-<redacted>"
+    );
+    // Without the values, the neutral keys are shown (the rule is the
+    // values', not the keys').
+    let [semantic, _] = both_modes(&Redactor::default(), &yaml);
+    assert!(
+        semantic.contains("DB_CONN_ARG: Qv7Rt2Wx9KmL4Nzp"),
+        "{semantic}"
+    );
+}
+
+/// red41 (batch 2): a directive whose secret word follows an acronym
+/// (Pure-FTPd's `MYSQLPassword X`), a Secret created from what is piped
+/// into `kubectl create secret --from-file=K=/dev/stdin`, an API
+/// gateway's `key-auth: {key: X}` (APISIX, Kong), Jetty's reversible
+/// `OBF:` passwords, NiFi's `nifi.sensitive.props.key`.
+#[test]
+fn acronym_directives_stdin_secrets_key_auth_and_jetty_obf() {
+    let r = Redactor::default();
+    file_hidden_everywhere(
+        &r,
+        &[
+            "MYSQLUser pureftpd\nMYSQLPassword s3cr3tVx",
+            "LDAPBindPW s3cr3tVx",
+            "echo -n s3cr3tVx | kubectl create secret generic db --from-file=password=/dev/stdin",
+            "printf s3cr3tVx | oc create secret generic db --from-env-file=-",
+            "consumers:\n  - username: partner-b\n    plugins:\n      key-auth:\n        key: s3cr3tVx",
+            "key-auth: {key: s3cr3tVx}",
+            "ops: OBF:1v2j1uums3cr3tvx,admin",
+            "nifi.sensitive.props.key=s3cr3tVx",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &[
+            "MYSQLHost db.example.net\nMYSQLPort 3306",
+            "echo hello | kubectl create secret generic db --from-file=cert=./tls.crt",
+            "plugins:\n  key-auth:\n    header: apikey",
+            "ops: MD5:164c88b302622e17050af52c89945d44,admin",
+            "nifi.sensitive.props.algorithm=NIFI_PBKDF2_AES_GCM_256",
+        ],
+    );
+}
