@@ -612,8 +612,8 @@ fn review(
             let mut opts = crate::commands::review::diff_options()?;
             let inv = args.inv.options("inventory")?;
             let mut values =
-                crate::commands::review::worktree_known_values(inv.clone(), &opts.redactor);
-            values.extend(crate::commands::review::revision_known_values(
+                crate::workspace::known::worktree_known_values(inv.clone(), &opts.redactor);
+            values.extend(crate::workspace::known::revision_known_values(
                 &base,
                 &inv,
                 &opts.redactor,

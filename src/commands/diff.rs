@@ -151,7 +151,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
                     let pr = crate::workspace::review::open(&req, Some(&inv)).map_err(diag_err)?;
                     let mut opts = diff_options(&args)?;
                     let values =
-                        crate::commands::review::pr_known_values(&pr, &req.flags, &opts.redactor);
+                        crate::workspace::known::pr_known_values(&pr, &req.flags, &opts.redactor);
                     opts.redactor = opts.redactor.with_known_values(&values);
                     let r = pr.finish(&opts).map_err(diag_err)?;
                     reviewed = Some(r);
@@ -180,7 +180,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
             // them under neutral keys.
             let mut opts = diff_options(&args)?;
             let values = match args.inv.options("inventory") {
-                Ok(inv) => crate::commands::review::worktree_known_values(inv, &opts.redactor),
+                Ok(inv) => crate::workspace::known::worktree_known_values(inv, &opts.redactor),
                 Err(_) => Default::default(),
             };
             opts.redactor = opts.redactor.with_known_values(&values);

@@ -223,7 +223,7 @@ fn review_diff(publisher: &Publisher, plan: &Plan, layout: Layout) -> anyhow::Re
     // The secret values of the inventory the catalog was compiled from,
     // when it is here (red41).
     let redactor = Redactor::new(&[], true).map_err(diag_err)?;
-    let values = crate::commands::review::worktree_known_values(
+    let values = crate::workspace::known::worktree_known_values(
         crate::inventory::InventoryOptions {
             path: "./inventory".into(),
             ..Default::default()

@@ -11,6 +11,7 @@
 
 pub mod cache;
 pub mod fingerprint;
+pub mod known;
 pub mod mask;
 pub mod review;
 
