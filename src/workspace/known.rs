@@ -32,15 +32,22 @@ pub fn pr_known_values(
             .collect();
         sides.push((params, refs_dir(root)));
     }
-    let mut values = BTreeSet::new();
-    for (params, dir) in sides {
-        let refs = crate::refs::Refs::new(dir);
-        let reference = |tag: &str| reference_value(&refs, tag);
-        values.extend(crate::diff::redact::secret_values(
-            redactor, params, &reference,
-        ));
-    }
-    values
+    let refs: Vec<crate::refs::Refs> = sides
+        .iter()
+        .map(|(_, dir)| crate::refs::Refs::new(dir.clone()))
+        .collect();
+    let references: Vec<_> = refs
+        .iter()
+        .map(|r| move |tag: &str| reference_value(r, tag))
+        .collect();
+    crate::diff::redact::secret_values_of_sides(
+        redactor,
+        sides
+            .into_iter()
+            .zip(&references)
+            .map(|((params, _), r)| (params, r as &dyn Fn(&str) -> Option<String>))
+            .collect(),
+    )
 }
 
 /// The secret values of the working tree's inventory at `opts` (red41),

@@ -143,37 +143,64 @@ pub fn secret_values<'a>(
     roots: impl IntoIterator<Item = &'a Value>,
     reference: &dyn Fn(&str) -> Option<String>,
 ) -> BTreeSet<String> {
+    secret_values_of_sides(redactor, vec![(roots.into_iter().collect(), reference)])
+}
+
+/// One side's renders and its answer to a reference tag.
+pub type Side<'a> = (Vec<&'a Value>, &'a dyn Fn(&str) -> Option<String>);
+
+/// [`secret_values`] of several sides (a review's base and head), each with
+/// its own references. The sides share the renders of the targets a change
+/// cannot reach: each render is read once, and the reference tags it holds
+/// are answered by every side it belongs to.
+pub fn secret_values_of_sides(redactor: &Redactor, sides: Vec<Side<'_>>) -> BTreeSet<String> {
     use rayon::prelude::*;
-    // A target's parameters are its own tree, but the sides of a review
-    // share the renders of the targets a change cannot reach: each once.
-    let mut seen = std::collections::HashSet::new();
-    let roots: Vec<&Value> = roots
-        .into_iter()
-        .filter(|r| seen.insert(std::ptr::from_ref(*r)))
-        .collect();
+    // Each distinct render with the sides holding it (a bit per side).
+    let mut index: std::collections::HashMap<*const Value, usize> = Default::default();
+    let mut roots: Vec<(&Value, u64)> = Vec::new();
+    for (side, (values, _)) in sides.iter().enumerate().take(64) {
+        for v in values {
+            let i = *index.entry(std::ptr::from_ref(*v)).or_insert_with(|| {
+                roots.push((v, 0));
+                roots.len() - 1
+            });
+            roots[i].1 |= 1 << side;
+        }
+    }
+    let n = sides.len().min(64);
     // 1,000 targets' parameters are millions of values: read side by
     // side, each thread with its own memo of the keys' kinds.
     let (mut out, tags) = roots
         .par_iter()
         .fold(
-            || (Memo::default(), BTreeSet::new(), BTreeSet::new()),
-            |(mut memo, mut out, mut tags), v| {
-                collect(redactor, &mut memo, v, false, &mut out, &mut tags, 0);
+            || (Memo::default(), BTreeSet::new(), vec![BTreeSet::new(); n]),
+            |(mut memo, mut out, mut tags), (v, mask)| {
+                let mut found = BTreeSet::new();
+                collect(redactor, &mut memo, v, false, &mut out, &mut found, 0);
+                for (side, t) in tags.iter_mut().enumerate() {
+                    if mask & (1 << side) != 0 {
+                        t.extend(found.iter().cloned());
+                    }
+                }
                 (memo, out, tags)
             },
         )
         .map(|(_, out, tags)| (out, tags))
         .reduce(
-            || (BTreeSet::new(), BTreeSet::new()),
+            || (BTreeSet::new(), vec![BTreeSet::new(); n]),
             |(mut a, mut at), (b, bt)| {
                 a.extend(b);
-                at.extend(bt);
+                for (x, y) in at.iter_mut().zip(bt) {
+                    x.extend(y);
+                }
                 (a, at)
             },
         );
-    for tag in tags {
-        if let Some(v) = reference(&tag) {
-            add(&v, &mut out, &mut BTreeSet::new());
+    for ((_, reference), tags) in sides.iter().zip(tags) {
+        for tag in tags {
+            if let Some(v) = reference(&tag) {
+                add(&v, &mut out, &mut BTreeSet::new());
+            }
         }
     }
     out

@@ -43,7 +43,7 @@ use keys::{
     bundler_host_key, credential_header, keyword_in_key, more_secret_key_names,
     name_may_hold_secret, package_manager_auth_key,
 };
-pub use known::secret_values;
+pub use known::{secret_values, secret_values_of_sides};
 use lines::hidden_aliases;
 use positional::hide_positional_secrets;
 use shapes::{
