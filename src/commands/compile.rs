@@ -420,23 +420,20 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     let nodes = compile::timings::time("render", || {
         render_for_compile(&inventory, &args.targets, args.quiet)
     })?;
+    let planned = compile::timings::time("plan", || compile::plan_all(&nodes)).map_err(|e| {
+        // An invalid entry quotes its value: masked in a pull request's log.
+        let e = crate::workspace::WorkspaceError::from(e);
+        diag_err(if confined {
+            SecretMask::of_values(nodes.values().map(|n| &n.parameters)).error(e)
+        } else {
+            e
+        })
+    })?;
     let rendered = crate::workspace::Rendered {
         prepared: compile::timings::time("prepare", || {
-            compile::prepare(&nodes, &ws.compile.inventory_path)
-        })
-        .map_err(|e| {
-            // An invalid entry quotes its value: masked in a pull request's log.
-            let e = crate::workspace::WorkspaceError::from(e);
-            diag_err(if confined {
-                SecretMask::of_values(nodes.values().map(|n| &n.parameters)).error(e)
-            } else {
-                e
-            })
-        })?,
+            compile::prepare_owned(planned, nodes, &ws.compile.inventory_path)
+        }),
     };
-    // Freeing every rendered target takes a while and nothing waits for
-    // it: beside the compile, not before it.
-    std::thread::spawn(move || drop(nodes));
     // A pull request's compile is confined, and its log is a review
     // output: what its errors quote is masked there.
     let mask = std::cell::OnceCell::new();

@@ -753,15 +753,51 @@ pub fn secrets_dump(
 
 /// `InventoryTarget.model_dump(by_alias=True)` of a target.
 pub fn model_dump(node: &RenderedNode, kapitan: &Map, target_full_path: &str) -> Value {
-    // Borrowed: every value is cloned once below, not the whole map twice.
-    let empty = Map::default();
-    let params = node.parameters.as_map().unwrap_or(&empty);
-    let mut kap = kapitan.clone();
+    let params = match &node.parameters {
+        Value::Map(m) => m.clone(),
+        _ => Map::default(),
+    };
+    dump_parts(
+        params,
+        node.classes.clone(),
+        node.applications.clone(),
+        node.exports.clone(),
+        kapitan.clone(),
+        target_full_path,
+    )
+}
+
+/// [`model_dump`] of a render nothing reads again: its parameters move
+/// into the dump instead of being copied (a full compile of 1,000 targets
+/// of ~3,400 parameters each copied ~500 MB, and held both at once).
+pub fn model_dump_owned(node: RenderedNode, kapitan: Map, target_full_path: &str) -> Value {
+    let params = match node.parameters {
+        Value::Map(m) => m,
+        _ => Map::default(),
+    };
+    dump_parts(
+        params,
+        node.classes,
+        node.applications,
+        node.exports,
+        kapitan,
+        target_full_path,
+    )
+}
+
+fn dump_parts(
+    params: Map,
+    classes: Vec<String>,
+    applications: Vec<String>,
+    exports: Value,
+    mut kap: Map,
+    target_full_path: &str,
+) -> Value {
     kap.insert(
         "target_full_path".into(),
         Value::String(target_full_path.to_string()),
     );
-    let mut p = Map::default();
+    let mut p = Map::with_capacity_and_hasher(params.len() + 1, Default::default());
     p.insert("kapitan".into(), Value::Map(kap));
     p.insert(
         "_kapitan_".into(),
@@ -792,31 +828,25 @@ pub fn model_dump(node: &RenderedNode, kapitan: &Map, target_full_path: &str) ->
     };
     p.insert("_reclass_".into(), reclass);
     for (k, v) in params {
-        if !p.contains_key(k) {
-            p.insert(k.clone(), v.clone());
+        if !p.contains_key(&k) {
+            p.insert(k, v);
         }
     }
     let mut top = Map::default();
     top.insert("parameters".into(), Value::Map(p));
     top.insert(
         "classes".into(),
-        Value::List(node.classes.iter().cloned().map(Value::String).collect()),
+        Value::List(classes.into_iter().map(Value::String).collect()),
     );
     top.insert(
         "applications".into(),
-        Value::List(
-            node.applications
-                .iter()
-                .cloned()
-                .map(Value::String)
-                .collect(),
-        ),
+        Value::List(applications.into_iter().map(Value::String).collect()),
     );
     top.insert(
         "exports".into(),
-        match &node.exports {
+        match exports {
             Value::Null => Value::Map(Map::default()),
-            other => other.clone(),
+            other => other,
         },
     );
     Value::Map(top)
@@ -857,6 +887,43 @@ mod tests {
             .cloned()
             .collect();
         assert_eq!(keys, ["kapitan", "_kapitan_", "_reclass_"]);
+    }
+
+    /// A full compile moves each render into its dump: the same dump, in
+    /// the same key order, as the copy the review's renders get.
+    #[test]
+    fn a_moved_render_dumps_as_a_copied_one() {
+        let mut n = node(
+            r#"{"z":1,"_reclass_":{"environment":"base","name":{"parts":["t"],"full":"t","short":"t","path":"t"}},"kapitan":{"vars":{"target":"t"},"compile":[]},"a":{"b":[1,"x",null]},"_kapitan_":{"k":true}}"#,
+        );
+        n.applications = vec!["app".into()];
+        n.exports = Value::Null;
+        let (_, kd) = plan_target(&n).unwrap();
+        let copied = model_dump(&n, &kd, "p/t");
+        let moved = model_dump_owned(n, kd, "p/t");
+        assert_eq!(moved, copied);
+        let order = |v: &Value, path: &[&str]| -> Vec<String> {
+            v.get_path(path)
+                .unwrap()
+                .as_map()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect()
+        };
+        assert_eq!(
+            order(&moved, &["parameters"]),
+            ["kapitan", "_kapitan_", "_reclass_", "z", "a"]
+        );
+        assert_eq!(
+            order(&moved, &["parameters", "_reclass_", "name"]),
+            ["short", "full", "path", "parts"]
+        );
+        assert_eq!(
+            order(&moved, &[]),
+            ["parameters", "classes", "applications", "exports"]
+        );
+        assert_eq!(order(&moved, &["exports"]), Vec::<String>::new());
     }
 
     /// examples/kubernetes `minikube-nginx-helm` sets `output_type: yaml`

@@ -371,7 +371,8 @@ impl Workspace {
     pub fn render(&self) -> Result<Rendered, WorkspaceError> {
         let inventory = Inventory::load(&self.inventory)?;
         let nodes = inventory.render(&[])?;
-        let prepared = compile::prepare(&nodes, &self.compile.inventory_path)?;
+        let planned = compile::plan_all(&nodes)?;
+        let prepared = compile::prepare_owned(planned, nodes, &self.compile.inventory_path);
         Ok(Rendered { prepared })
     }
 
@@ -382,9 +383,10 @@ impl Workspace {
         let shapes = |e: WorkspaceError| mask::SecretMask::of_values([]).error(e);
         let inventory = Inventory::load(&self.inventory).map_err(|e| shapes(e.into()))?;
         let nodes = inventory.render(&[]).map_err(|e| shapes(e.into()))?;
-        let prepared = compile::prepare(&nodes, &self.compile.inventory_path).map_err(|e| {
+        let planned = compile::plan_all(&nodes).map_err(|e| {
             mask::SecretMask::of_values(nodes.values().map(|n| &n.parameters)).error(e.into())
         })?;
+        let prepared = compile::prepare_owned(planned, nodes, &self.compile.inventory_path);
         Ok(Rendered { prepared })
     }
 

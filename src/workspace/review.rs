@@ -866,28 +866,32 @@ impl Pr<'_> {
             drop_aside(left);
         }
         drop(plans);
+        let planned = crate::compile::plan_all(&head_map).map_err(|e| {
+            let mask = SecretMask::of_values(head_map.values().map(|n| &n.parameters));
+            named(&head_rev, mask.error(e.into()))
+        })?;
         let head_r = Rendered {
-            prepared: crate::compile::prepare(&head_map, &head_ws.compile.inventory_path).map_err(
-                |e| {
-                    let mask = SecretMask::of_values(head_map.values().map(|n| &n.parameters));
-                    named(&head_rev, mask.error(e.into()))
-                },
-            )?,
+            prepared: crate::compile::prepare_owned(
+                planned,
+                head_map,
+                &head_ws.compile.inventory_path,
+            ),
         };
-        drop(head_map);
         lap(
             format!("prepare the head ({} targets)", head_r.prepared.plans.len()),
             &mut timings,
         );
+        let planned = crate::compile::plan_all(&base_map).map_err(|e| {
+            let mask = SecretMask::of_values(base_map.values().map(|n| &n.parameters));
+            named(&req.base, mask.error(e.into()))
+        })?;
         let base_r = Rendered {
-            prepared: crate::compile::prepare(&base_map, &base_ws.compile.inventory_path).map_err(
-                |e| {
-                    let mask = SecretMask::of_values(base_map.values().map(|n| &n.parameters));
-                    named(&req.base, mask.error(e.into()))
-                },
-            )?,
+            prepared: crate::compile::prepare_owned(
+                planned,
+                base_map,
+                &base_ws.compile.inventory_path,
+            ),
         };
-        drop(base_map);
         lap(
             format!("prepare the base ({} targets)", base_r.prepared.plans.len()),
             &mut timings,
