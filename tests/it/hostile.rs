@@ -6426,6 +6426,72 @@ fn cache_entries_and_catalogs_behind_a_link_are_not_trusted() {
     assert!(std::fs::read_dir(&empty).unwrap().next().is_none());
 }
 
+/// A cache directory's records (`<key>.state`, `.catalogs/<id>.json`,
+/// `.inventories/<digest>.stamp`) are what a commit or a restored
+/// `actions/cache` put there: a FIFO blocked `compile --cache` for ever,
+/// a link to `/dev/zero` took memory at 450 MB/s until the machine ran
+/// out (probe 42, cache-record-fifo-or-dev-zero). Such a record is no
+/// record: the compile goes on and installs what a compile without the
+/// cache does.
+#[test]
+fn cache_records_that_are_fifos_or_links_to_devices_are_not_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().canonicalize().unwrap().join("repo");
+    let class = "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: .\n        input_type: jsonnet\n        output_type: yaml\n        input_paths: [main.jsonnet]\n";
+    write(&repo.join("inventory/classes/common.yml"), class);
+    write(&repo.join("inventory/targets/t.yml"), "classes: [common]\n");
+    write(&repo.join("inventory/targets/u.yml"), "classes: [common]\n");
+    write(&repo.join("main.jsonnet"), "{ f: { v: 1 } }\n");
+    let cache = repo.join(".strata-cache");
+    let args = ["compile", "--cache", ".strata-cache"];
+    let files_of = |dir: &Path, ext: &str| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == ext))
+            .collect();
+        v.sort();
+        v
+    };
+    // The FIFO first: before the fix it blocks (and the guard fails the
+    // test) before a link to /dev/zero can take memory.
+    for (ext, sub, fifo) in [
+        ("state", "", true),
+        ("json", ".catalogs", false),
+        ("stamp", ".inventories", false),
+        ("state", "", false),
+    ] {
+        let _ = std::fs::remove_dir_all(&cache);
+        let _ = std::fs::remove_dir_all(repo.join("compiled"));
+        run(&repo, &args, 0);
+        for f in files_of(&cache.join(sub), ext) {
+            std::fs::remove_file(&f).unwrap();
+            if fifo {
+                assert!(std::process::Command::new("mkfifo")
+                    .arg(&f)
+                    .status()
+                    .unwrap()
+                    .success());
+            } else {
+                std::os::unix::fs::symlink("/dev/zero", &f).unwrap();
+            }
+        }
+        if ext == "state" {
+            std::fs::remove_dir_all(repo.join("compiled")).unwrap();
+        }
+        let case = format!("{ext} fifo={fifo}");
+        let out = run_within(&repo, &args, &[], 0, 30);
+        assert!(out.contains("Compiled 2 targets"), "{case}: {out}");
+        for t in ["t", "u"] {
+            assert_eq!(
+                std::fs::read_to_string(repo.join(format!("compiled/{t}/f.yaml"))).unwrap(),
+                "v: 1\n",
+                "{case}"
+            );
+        }
+    }
+}
+
 /// A facts record (`CACHE/.inventories/<digest>.json`) decides which
 /// targets a compile that skips rendering installs; the digest hashes the
 /// inventory's files, paths and strata's version, so anyone can compute
