@@ -6807,6 +6807,9 @@ fn confined_programs_do_not_get_the_runners_secret_variables() {
         ),
         ("V23_CONN", "Server=db;Password=p31RunnerT0kenValue;"),
         ("MYSQL_PWD", TOKEN),
+        // Probe 42 (env-token-under-neutral-name): a token's shape under a
+        // neutral name.
+        ("P42_DEPLOY", "ghp_p31RunnerT0kenValueABCDEFGHIJ0123456"),
         ("P31_NEUTRAL", "kept-p31"),
     ];
     let catalog = |out: &str| {
