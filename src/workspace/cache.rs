@@ -485,7 +485,9 @@ fn facts_intact(path: &Path) -> bool {
 fn write_facts(cache: &Path, digest: &str, facts: &InventoryFacts) {
     let path = facts_path(cache, digest);
     let _ = std::fs::remove_file(stamp_path(&path));
-    write_record(&path, facts);
+    if !write_record(&path, facts) {
+        return;
+    }
     if let Some(stamp) = record_stamp(&path) {
         let _ = std::fs::write(stamp_path(&path), stamp);
     }
@@ -493,21 +495,25 @@ fn write_facts(cache: &Path, digest: &str, facts: &InventoryFacts) {
 
 /// Writes `value` as JSON at `path` through a temporary file (a reader
 /// never sees half of it). Best effort: a record that cannot be written
-/// only makes the next run do more work.
-fn write_record<T: serde::Serialize>(path: &Path, value: &T) {
-    let Some(dir) = path.parent() else { return };
-    if std::fs::create_dir_all(dir).is_err() {
-        return;
+/// only makes the next run do more work; `false` then.
+fn write_record<T: serde::Serialize>(path: &Path, value: &T) -> bool {
+    let Some(dir) = path.parent() else {
+        return false;
+    };
+    // `.catalogs` / `.inventories` a link (committed into a cache directory
+    // inside the repository): the records went where it pointed, outside
+    // the cache (probe 42, cache-record-directory-link-out). Not written
+    // then: the next run renders and compiles as with no record.
+    if std::fs::create_dir_all(dir).is_err() || !real_dir(dir) {
+        return false;
     }
     let Ok(bytes) = serde_json::to_vec(value) else {
-        return;
+        return false;
     };
     let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir) else {
-        return;
+        return false;
     };
-    if std::io::Write::write_all(&mut tmp, &bytes).is_ok() {
-        let _ = tmp.persist(path);
-    }
+    std::io::Write::write_all(&mut tmp, &bytes).is_ok() && tmp.persist(path).is_ok()
 }
 
 fn read_record<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {

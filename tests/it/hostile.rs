@@ -6492,6 +6492,43 @@ fn cache_records_that_are_fifos_or_links_to_devices_are_not_read() {
     }
 }
 
+/// A cache directory's `.catalogs` and `.inventories` that are links (a
+/// cache directory inside the repository, as a commit left it): a compile
+/// that is not confined (a push's) wrote its records where they pointed,
+/// outside the cache and the working directory (probe 42,
+/// cache-record-directory-link-out).
+#[test]
+fn cache_record_directories_that_are_links_are_not_written_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().canonicalize().unwrap().join("repo");
+    let outside = tmp.path().canonicalize().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: ., input_type: jsonnet, output_type: yaml, input_paths: [main.jsonnet]}\n",
+    );
+    write(&repo.join("main.jsonnet"), "{ f: { v: 1 } }\n");
+    let cache = repo.join(".strata-cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    for d in [".catalogs", ".inventories"] {
+        std::os::unix::fs::symlink(&outside, cache.join(d)).unwrap();
+    }
+    let args = ["compile", "--cache", ".strata-cache"];
+    for _ in 0..2 {
+        let out = run(&repo, &args, 0);
+        assert!(out.contains("Compiled 1 targets"), "{out}");
+        assert_eq!(
+            std::fs::read_to_string(repo.join("compiled/t/f.yaml")).unwrap(),
+            "v: 1\n"
+        );
+        let written: Vec<_> = std::fs::read_dir(&outside)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(written.is_empty(), "{written:?}");
+    }
+}
+
 /// A facts record (`CACHE/.inventories/<digest>.json`) decides which
 /// targets a compile that skips rendering installs; the digest hashes the
 /// inventory's files, paths and strata's version, so anyone can compute
