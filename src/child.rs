@@ -142,12 +142,33 @@ pub fn is_secret_env_value(value: &str) -> bool {
             .is_some_and(|(userinfo, _)| userinfo.contains(':'))
     });
     url_password
+        || credential_shape(value)
         || ["authorization:", "bearer ", "private key-----"]
             .iter()
             .any(|w| low.contains(w))
         || ["accountkey=", "sharedaccesskey=", "password=", "pwd="]
             .iter()
             .any(|w| low.contains(w))
+}
+
+/// Whether `value` holds a token of a known shape (the review's
+/// [`crate::diff::redact::CREDENTIAL_PATTERNS`], after gitleaks: `ghp_…`,
+/// `github_pat_…`, `AKIA…`, `glpat-…`, `xox…`, JWTs). A runner's token
+/// under a name the name rule does not know (an action's `INPUT_GH`, a
+/// workflow's `DEPLOY`) reached a pull request's kadet input in a confined
+/// compile (probe 42, env-token-under-neutral-name); the review hides the
+/// shape where it is written as is, not once a program encodes it.
+fn credential_shape(value: &str) -> bool {
+    static SHAPES: std::sync::OnceLock<Vec<regex::Regex>> = std::sync::OnceLock::new();
+    SHAPES
+        .get_or_init(|| {
+            crate::diff::redact::CREDENTIAL_PATTERNS
+                .iter()
+                .filter_map(|p| regex::Regex::new(p).ok())
+                .collect()
+        })
+        .iter()
+        .any(|re| re.is_match(value))
 }
 
 /// Leaves the runner's secrets ([`is_secret_env_name`],
@@ -410,6 +431,12 @@ mod tests {
             "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl",
             "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=V23AZ==",
             "Server=db;User Id=sa;Password=V23;",
+            // Probe 42: token shapes under any name.
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "github_pat_11ABCDEFG0abcdefghijkl_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVV",
+            "AKIAIOSFODNN7EXAMPLE",
+            "glpat-abcdefghij0123456789",
+            "xoxb-1234567890-abcdefghij",
         ] {
             assert!(is_secret_env_value(value), "{value}");
         }

@@ -23,8 +23,12 @@ impl MemFile {
     }
 }
 
+/// What a file costs the budget besides its bytes and its name: the map's
+/// node, the `Arc` and the `MemFile` (about 100 bytes on 64-bit targets).
+const PER_FILE: u64 = 128;
+
 /// Files by path relative to a catalog's `compiled/` directory, up to a
-/// byte budget: past it, writers put their files on disk as before. The
+/// byte budget (each file's bytes, name and [`PER_FILE`]): past it, writers put their files on disk as before. The
 /// directories the writers made are kept too, so that a name used both
 /// as a file and as a directory is found ([`MemTree::file_conflicts`]):
 /// on disk that is an error, and the writer then puts the target on disk
@@ -106,7 +110,10 @@ impl MemTree {
     /// `false` then, and for every later call (the count only grows), so
     /// a path never moves back from disk into memory.
     pub fn put(&self, rel: &Path, bytes: &[u8]) -> bool {
-        let n = bytes.len() as u64;
+        // The name and the entry cost memory too: 20,000 empty files under
+        // 3,000-byte names were 60 MB the budget never saw (a budget of
+        // one byte kept them all).
+        let n = (bytes.len() + rel.as_os_str().len()) as u64 + PER_FILE;
         let mut used = self.used.load(Ordering::Relaxed);
         loop {
             let next = used.saturating_add(n);
@@ -228,7 +235,7 @@ mod tests {
 
     #[test]
     fn past_the_budget_every_file_goes_to_disk() {
-        let t = MemTree::new(10);
+        let t = MemTree::new(PER_FILE + 3 + 10);
         assert!(t.put(Path::new("a/x"), b"12345"));
         assert!(!t.put(Path::new("a/y"), b"123456"));
         // Small enough, but after a refusal: a later write of a path that
@@ -236,6 +243,23 @@ mod tests {
         assert!(!t.put(Path::new("a/z"), b"1"));
         let names: Vec<PathBuf> = t.files().into_iter().map(|(p, _)| p).collect();
         assert_eq!(names, vec![PathBuf::from("a/x")]);
+    }
+
+    #[test]
+    fn names_and_entries_count_toward_the_budget() {
+        // Empty files under long names: the budget bounds them too.
+        let t = MemTree::new(10_000);
+        let name = "n".repeat(200);
+        let kept = (0..1_000)
+            .take_while(|i| t.put(&Path::new(&name).join(i.to_string()), b""))
+            .count();
+        assert!(kept > 0 && kept < 50, "{kept} files kept");
+        assert!(!t.put(Path::new("x"), b""));
+        // A file that fits with its name and entry, and one that does not.
+        let t = MemTree::new(PER_FILE + 10);
+        assert!(t.put(Path::new("ab"), b"12345678"));
+        let t = MemTree::new(PER_FILE + 10);
+        assert!(!t.put(Path::new("abc"), b"12345678"));
     }
 
     #[test]

@@ -916,9 +916,14 @@ fn write_file(ctx: &TargetCtx, path: &Path, bytes: &[u8]) -> Result<(), String> 
 /// takes at most 4,095 bytes; names were checked already): a target kept
 /// in memory then goes to disk, to meet the same error as a full compile
 /// (a key of 30 names of 200 bytes passed in memory and failed on disk).
-/// Going to disk is always right, so the bound is loose.
+/// Going to disk is always right, so the bound is loose. So does a name
+/// ending in `/` or `/.` (a jsonnet key `a/`): the tree's key, a
+/// `PathBuf`, drops that end and kept the file as `a`, where the disk
+/// says "Is a directory" or "No such file or directory" (an incremental
+/// review exited 0 where `--full` failed).
 fn disk_may_refuse(path: &Path) -> bool {
-    path.as_os_str().len() >= 3_800
+    let raw = path.as_os_str().as_encoded_bytes();
+    raw.len() >= 3_800 || raw.ends_with(b"/") || raw.ends_with(b"/.") || raw == b"."
 }
 
 fn ensure_dir(ctx: &TargetCtx, dir: &Path) -> Result<(), String> {

@@ -361,23 +361,27 @@ fn walk(
         ));
     }
     let max_files = budget.max_files;
-    let mut seen = std::collections::HashSet::new();
-    for (kind, name, oid) in read_tree(r, id, rev)? {
-        let Some(name) = safe_name(&name, rev, prefix)? else {
+    let mut seen = std::collections::HashMap::new();
+    for (kind, raw, oid) in read_tree(r, id, rev)? {
+        let Some(name) = safe_name(&raw, rev, prefix)? else {
             continue;
         };
         // Git never writes a name twice in one tree, but a crafted tree can,
         // and the second write would fail with a misleading "File exists".
-        if !seen.insert(name.clone()) {
+        // Two names differing in bytes that are not UTF-8 (`\xff`, `\xfe`)
+        // are one name here, and git writes those.
+        if let Some(first) = seen.insert(name.clone(), raw.clone()) {
             let at = if prefix.is_empty() {
                 "the top directory"
             } else {
                 prefix
             };
-            return Err(git_err(
-                rev,
-                format!("the tree holds `{name}` twice in {at} (git never writes that: the commit was crafted or is corrupt); nothing was written from it"),
-            ));
+            let msg = if first == raw {
+                format!("the tree holds `{name}` twice in {at} (git never writes that: the commit was crafted or is corrupt); nothing was written from it")
+            } else {
+                format!("the tree holds two names in {at} that read as `{name}` once their bytes that are not UTF-8 are replaced (a review reads file names as UTF-8); nothing was written from it: rename the files to UTF-8 names")
+            };
+            return Err(git_err(rev, msg));
         }
         let rel = if prefix.is_empty() {
             name
@@ -592,6 +596,41 @@ mod tests {
         assert!(err.contains("`d` twice in dir"), "{err}");
         assert!(!err.contains("File exists"), "{err}");
         assert!(!dest.join("a").exists(), "nothing is written");
+    }
+
+    /// Probe 42: names git writes, equal only once read as UTF-8, were
+    /// called a crafted or corrupt commit.
+    #[test]
+    fn names_alike_once_read_as_utf8_are_named_as_such() {
+        use std::os::unix::ffi::OsStrExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir_all(repo.join("tpl")).unwrap();
+        for n in [&b"x\xff.yml"[..], b"x\xfe.yml"] {
+            let name = std::ffi::OsStr::from_bytes(n);
+            std::fs::write(repo.join("tpl").join(name), "a: 1\n").unwrap();
+        }
+        git(&repo, &["init", "-q"], "");
+        git(&repo, &["add", "-A"], "");
+        git(
+            &repo,
+            &[
+                "-c",
+                "user.name=a",
+                "-c",
+                "user.email=a@b",
+                "commit",
+                "-qm",
+                "x",
+            ],
+            "",
+        );
+        let commit = git(&repo, &["rev-parse", "HEAD"], "");
+        let dest = tmp.path().join("out");
+        let err = extract(&repo, &commit, "", &dest).unwrap_err().to_string();
+        assert!(err.contains("two names in tpl"), "{err}");
+        assert!(err.contains("rename the files to UTF-8 names"), "{err}");
+        assert!(!err.contains("crafted"), "{err}");
     }
 
     #[test]

@@ -478,14 +478,16 @@ fn read_facts(cache: &Path, digest: &str) -> Option<InventoryFacts> {
 }
 
 fn facts_intact(path: &Path) -> bool {
-    let kept = std::fs::read_to_string(stamp_path(path));
-    kept.is_ok_and(|kept| record_stamp(path).is_some_and(|now| now == kept))
+    let kept = read_regular(&stamp_path(path)).and_then(|b| String::from_utf8(b).ok());
+    kept.is_some_and(|kept| record_stamp(path).is_some_and(|now| now == kept))
 }
 
 fn write_facts(cache: &Path, digest: &str, facts: &InventoryFacts) {
     let path = facts_path(cache, digest);
     let _ = std::fs::remove_file(stamp_path(&path));
-    write_record(&path, facts);
+    if !write_record(&path, facts) {
+        return;
+    }
     if let Some(stamp) = record_stamp(&path) {
         let _ = std::fs::write(stamp_path(&path), stamp);
     }
@@ -493,25 +495,57 @@ fn write_facts(cache: &Path, digest: &str, facts: &InventoryFacts) {
 
 /// Writes `value` as JSON at `path` through a temporary file (a reader
 /// never sees half of it). Best effort: a record that cannot be written
-/// only makes the next run do more work.
-fn write_record<T: serde::Serialize>(path: &Path, value: &T) {
-    let Some(dir) = path.parent() else { return };
-    if std::fs::create_dir_all(dir).is_err() {
-        return;
+/// only makes the next run do more work; `false` then.
+fn write_record<T: serde::Serialize>(path: &Path, value: &T) -> bool {
+    let Some(dir) = path.parent() else {
+        return false;
+    };
+    // `.catalogs` / `.inventories` a link (committed into a cache directory
+    // inside the repository): the records went where it pointed, outside
+    // the cache (probe 42, cache-record-directory-link-out). Not written
+    // then: the next run renders and compiles as with no record.
+    if std::fs::create_dir_all(dir).is_err() || !real_dir(dir) {
+        return false;
     }
     let Ok(bytes) = serde_json::to_vec(value) else {
-        return;
+        return false;
     };
     let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir) else {
-        return;
+        return false;
     };
-    if std::io::Write::write_all(&mut tmp, &bytes).is_ok() {
-        let _ = tmp.persist(path);
-    }
+    std::io::Write::write_all(&mut tmp, &bytes).is_ok() && tmp.persist(path).is_ok()
 }
 
 fn read_record<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
-    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+    serde_json::from_slice(&read_regular(path)?).ok()
+}
+
+/// The most bytes a record (a state, catalog, facts record or stamp) may
+/// hold: a state of a million files is about 200 MB.
+const MAX_RECORD_BYTES: u64 = 1 << 30;
+
+/// The bytes of the regular file at `path` itself (not through a link,
+/// not a FIFO or device), up to [`MAX_RECORD_BYTES`]; `None` otherwise
+/// (the run then compiles, as without the record). The cache directory
+/// is what a commit or a restored `actions/cache` put there: a
+/// `<key>.state`, `.catalogs/<id>.json` or `.stamp` that was a link to
+/// `/dev/zero` took memory at 450 MB/s until the machine ran out, and a
+/// FIFO blocked the compile for ever.
+fn read_regular(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let len = f.metadata().ok().filter(|m| m.is_file())?.len();
+    if len > MAX_RECORD_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    f.take(MAX_RECORD_BYTES + 1).read_to_end(&mut bytes).ok()?;
+    (bytes.len() as u64 <= MAX_RECORD_BYTES).then_some(bytes)
 }
 
 impl Workspace {

@@ -6426,6 +6426,109 @@ fn cache_entries_and_catalogs_behind_a_link_are_not_trusted() {
     assert!(std::fs::read_dir(&empty).unwrap().next().is_none());
 }
 
+/// A cache directory's records (`<key>.state`, `.catalogs/<id>.json`,
+/// `.inventories/<digest>.stamp`) are what a commit or a restored
+/// `actions/cache` put there: a FIFO blocked `compile --cache` for ever,
+/// a link to `/dev/zero` took memory at 450 MB/s until the machine ran
+/// out (probe 42, cache-record-fifo-or-dev-zero). Such a record is no
+/// record: the compile goes on and installs what a compile without the
+/// cache does.
+#[test]
+fn cache_records_that_are_fifos_or_links_to_devices_are_not_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().canonicalize().unwrap().join("repo");
+    let class = "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: .\n        input_type: jsonnet\n        output_type: yaml\n        input_paths: [main.jsonnet]\n";
+    write(&repo.join("inventory/classes/common.yml"), class);
+    write(&repo.join("inventory/targets/t.yml"), "classes: [common]\n");
+    write(&repo.join("inventory/targets/u.yml"), "classes: [common]\n");
+    write(&repo.join("main.jsonnet"), "{ f: { v: 1 } }\n");
+    let cache = repo.join(".strata-cache");
+    let args = ["compile", "--cache", ".strata-cache"];
+    let files_of = |dir: &Path, ext: &str| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == ext))
+            .collect();
+        v.sort();
+        v
+    };
+    // The FIFO first: before the fix it blocks (and the guard fails the
+    // test) before a link to /dev/zero can take memory.
+    for (ext, sub, fifo) in [
+        ("state", "", true),
+        ("json", ".catalogs", false),
+        ("stamp", ".inventories", false),
+        ("state", "", false),
+    ] {
+        let _ = std::fs::remove_dir_all(&cache);
+        let _ = std::fs::remove_dir_all(repo.join("compiled"));
+        run(&repo, &args, 0);
+        for f in files_of(&cache.join(sub), ext) {
+            std::fs::remove_file(&f).unwrap();
+            if fifo {
+                assert!(std::process::Command::new("mkfifo")
+                    .arg(&f)
+                    .status()
+                    .unwrap()
+                    .success());
+            } else {
+                std::os::unix::fs::symlink("/dev/zero", &f).unwrap();
+            }
+        }
+        if ext == "state" {
+            std::fs::remove_dir_all(repo.join("compiled")).unwrap();
+        }
+        let case = format!("{ext} fifo={fifo}");
+        let out = run_within(&repo, &args, &[], 0, 30);
+        assert!(out.contains("Compiled 2 targets"), "{case}: {out}");
+        for t in ["t", "u"] {
+            assert_eq!(
+                std::fs::read_to_string(repo.join(format!("compiled/{t}/f.yaml"))).unwrap(),
+                "v: 1\n",
+                "{case}"
+            );
+        }
+    }
+}
+
+/// A cache directory's `.catalogs` and `.inventories` that are links (a
+/// cache directory inside the repository, as a commit left it): a compile
+/// that is not confined (a push's) wrote its records where they pointed,
+/// outside the cache and the working directory (probe 42,
+/// cache-record-directory-link-out).
+#[test]
+fn cache_record_directories_that_are_links_are_not_written_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().canonicalize().unwrap().join("repo");
+    let outside = tmp.path().canonicalize().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n    compile:\n      - {output_path: ., input_type: jsonnet, output_type: yaml, input_paths: [main.jsonnet]}\n",
+    );
+    write(&repo.join("main.jsonnet"), "{ f: { v: 1 } }\n");
+    let cache = repo.join(".strata-cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    for d in [".catalogs", ".inventories"] {
+        std::os::unix::fs::symlink(&outside, cache.join(d)).unwrap();
+    }
+    let args = ["compile", "--cache", ".strata-cache"];
+    for _ in 0..2 {
+        let out = run(&repo, &args, 0);
+        assert!(out.contains("Compiled 1 targets"), "{out}");
+        assert_eq!(
+            std::fs::read_to_string(repo.join("compiled/t/f.yaml")).unwrap(),
+            "v: 1\n"
+        );
+        let written: Vec<_> = std::fs::read_dir(&outside)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(written.is_empty(), "{written:?}");
+    }
+}
+
 /// A facts record (`CACHE/.inventories/<digest>.json`) decides which
 /// targets a compile that skips rendering installs; the digest hashes the
 /// inventory's files, paths and strata's version, so anyone can compute
@@ -6741,6 +6844,9 @@ fn confined_programs_do_not_get_the_runners_secret_variables() {
         ),
         ("V23_CONN", "Server=db;Password=p31RunnerT0kenValue;"),
         ("MYSQL_PWD", TOKEN),
+        // Probe 42 (env-token-under-neutral-name): a token's shape under a
+        // neutral name.
+        ("P42_DEPLOY", "ghp_p31RunnerT0kenValueABCDEFGHIJ0123456"),
         ("P31_NEUTRAL", "kept-p31"),
     ];
     let catalog = |out: &str| {
