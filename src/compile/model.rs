@@ -753,8 +753,13 @@ pub fn secrets_dump(
 
 /// `InventoryTarget.model_dump(by_alias=True)` of a target.
 pub fn model_dump(node: &RenderedNode, kapitan: &Map, target_full_path: &str) -> Value {
+    // `kapitan` is the validated `kapitan` argument's, not the render's.
     let params = match &node.parameters {
-        Value::Map(m) => m.clone(),
+        Value::Map(m) => m
+            .iter()
+            .filter(|(k, _)| k.as_str() != "kapitan")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
         _ => Map::default(),
     };
     dump_parts(
