@@ -359,6 +359,18 @@ impl CacheRepo {
         Ok(Some(tip))
     }
 
+    /// The message of commit `commit` (lossily decoded).
+    pub fn commit_message(&self, commit: ObjectId) -> Result<String> {
+        let c = self
+            .repo
+            .find_commit(commit)
+            .map_err(|e| obj_err(format!("reading commit {commit}"), e))?;
+        let m = c
+            .message_raw()
+            .map_err(|e| obj_err(format!("reading the message of commit {commit}"), e))?;
+        Ok(String::from_utf8_lossy(m).into_owned())
+    }
+
     /// The root tree of commit `commit`.
     pub fn commit_tree(&self, commit: ObjectId) -> Result<ObjectId> {
         let c = self

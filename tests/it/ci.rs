@@ -901,6 +901,41 @@ fn known_secret_values_are_hidden_in_every_review_output() {
             "{s}: {out}{err}"
         );
     }
+    // red42: a catalog that `strata push` published from the base names
+    // its source commit: the base's values (rotated away by the change)
+    // are known on the old side of the dry run too.
+    let bare2 = job.path("catalog2.git");
+    std::fs::create_dir_all(&bare2).unwrap();
+    git(&bare2, &["init", "--bare", "-q", "-b", "main"]);
+    let push = |dry: bool| {
+        let mut c = strata_in(&repo);
+        c.env("HOME", job.path("home"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("GITHUB_REPOSITORY")
+            .env_remove("GITHUB_SHA")
+            .arg("push")
+            .arg("--catalog-dir")
+            .arg(if dry {
+                "../head-out/compiled"
+            } else {
+                "../base-out/compiled"
+            })
+            .args(["--cache-dir", if dry { "../pcache3" } else { "../pcache2" }])
+            .args(["--catalog-repo", &format!("file://{}", bare2.display())])
+            .args(["--author", "CI <ci@example.com>"]);
+        if dry {
+            c.arg("--dry-run");
+        }
+        output(&mut c)
+    };
+    git(&repo, &["checkout", "-q", &job.base]);
+    let (code, out, err) = push(false);
+    assert_eq!(code, 0, "{out}{err}");
+    git(&repo, &["checkout", "-q", "main"]);
+    let (code, out, err) = push(true);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("DB_CONN_ARG"), "{out}");
+    check("push --dry-run over a published catalog", &(out + &err));
 }
 
 /// red41: a `plain` reference's value is known where the compile reads
