@@ -795,6 +795,15 @@ pub fn local_head(dir: &Path) -> Option<(String, String)> {
     Some((name, head))
 }
 
+/// The message of the HEAD commit of the repository containing `dir`, if
+/// any (a catalog checkout's: what it was published from).
+pub fn head_message(dir: &Path) -> Option<String> {
+    let repo = gix::discover(dir).ok()?;
+    let commit = repo.head_commit().ok()?;
+    let m = commit.message_raw().ok()?;
+    Some(String::from_utf8_lossy(m).into_owned())
+}
+
 /// The author configured for the repository containing `dir` (its config,
 /// the user's and the system's, and `GIT_AUTHOR_*`), if any.
 pub fn configured_author(dir: &Path) -> Option<Identity> {

@@ -936,6 +936,33 @@ fn known_secret_values_are_hidden_in_every_review_output() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("DB_CONN_ARG"), "{out}");
     check("push --dry-run over a published catalog", &(out + &err));
+    // And `diff --catalogs` whose old side is a checkout of that catalog
+    // repository.
+    let clone = job.path("catalog-checkout");
+    git(
+        &repo,
+        &[
+            "clone",
+            "-q",
+            &format!("file://{}", bare2.display()),
+            clone.to_str().unwrap(),
+        ],
+    );
+    for mode in [&[][..], &["--no-semantic"][..]] {
+        let (code, out, err) = output(
+            strata_in(&repo)
+                .args(["diff", "--catalogs"])
+                .arg(&clone)
+                .arg("../head-out/compiled")
+                .args(mode),
+        );
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.contains("DB_CONN_ARG"), "{out}");
+        check(
+            &format!("diff --catalogs from a published catalog {mode:?}"),
+            &(out + &err),
+        );
+    }
 }
 
 /// red41: a `plain` reference's value is known where the compile reads
