@@ -220,18 +220,33 @@ enum Family {
 impl Family {
     const ALL: [Family; 3] = [Family::Backslash, Family::Percent, Family::QuotedPrintable];
 
-    /// Whether `b` holds one of this family's escapes.
+    /// Whether `b` holds one of this family's escapes. Most texts hold
+    /// none of the bytes that start one: those are found by `memchr`
+    /// (`contains`, `match_indices`) before anything reads further.
     fn present(self, b: &[u8]) -> bool {
-        b.iter().enumerate().any(|(i, &c)| match (self, c) {
-            (Family::Backslash, b'\\' | b'&') => true,
-            (Family::Percent, b'%') => {
-                b.len() > i + 2 && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit()
-            }
-            (Family::QuotedPrintable, b'=') => b
-                .get(i + 1)
-                .is_some_and(|&n| n == b'\n' || n == b'\r' || is_upper_hex(n)),
-            _ => false,
-        })
+        let (first, follows): (u8, fn(&[u8]) -> bool) = match self {
+            Family::None => return false,
+            Family::Backslash => return b.contains(&b'\\') || b.contains(&b'&'),
+            Family::Percent => (b'%', |r| {
+                r.len() >= 2 && r[0].is_ascii_hexdigit() && r[1].is_ascii_hexdigit()
+            }),
+            Family::QuotedPrintable => (b'=', |r| {
+                r.first()
+                    .is_some_and(|&n| n == b'\n' || n == b'\r' || is_upper_hex(n))
+            }),
+        };
+        if !b.contains(&first) {
+            return false;
+        }
+        match std::str::from_utf8(b) {
+            Ok(s) => s
+                .match_indices(first as char)
+                .any(|(i, _)| follows(&b[i + 1..])),
+            Err(_) => b
+                .iter()
+                .enumerate()
+                .any(|(i, &c)| c == first && follows(&b[i + 1..])),
+        }
     }
 }
 
