@@ -180,7 +180,24 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
             // them under neutral keys.
             let mut opts = diff_options(&args)?;
             let values = match args.inv.options("inventory") {
-                Ok(inv) => crate::workspace::known::worktree_known_values(inv, &opts.redactor),
+                Ok(inv) => {
+                    let mut values =
+                        crate::workspace::known::worktree_known_values(inv.clone(), &opts.redactor);
+                    // An old catalog checked out from a catalog repository
+                    // that `strata push` published names its source commit:
+                    // that revision's values (rotated away by the change)
+                    // are known too (red42).
+                    if let Some(rev) = crate::git::head_message(&old)
+                        .and_then(|m| crate::publish::source_commit(&m))
+                    {
+                        values.extend(crate::workspace::known::revision_known_values(
+                            &rev,
+                            &inv,
+                            &opts.redactor,
+                        ));
+                    }
+                    values
+                }
                 Err(_) => Default::default(),
             };
             opts.redactor = opts.redactor.with_known_values(&values);

@@ -223,13 +223,20 @@ fn review_diff(publisher: &Publisher, plan: &Plan, layout: Layout) -> anyhow::Re
     // The secret values of the inventory the catalog was compiled from,
     // when it is here (red41).
     let redactor = Redactor::new(&[], true).map_err(diag_err)?;
-    let values = crate::workspace::known::worktree_known_values(
-        crate::inventory::InventoryOptions {
-            path: "./inventory".into(),
-            ..Default::default()
-        },
-        &redactor,
-    );
+    let inventory = crate::inventory::InventoryOptions {
+        path: "./inventory".into(),
+        ..Default::default()
+    };
+    let mut values = crate::workspace::known::worktree_known_values(inventory.clone(), &redactor);
+    // The catalog being replaced holds the values of the revision it was
+    // published from (red42: a password the change rotated away showed on
+    // the old side): that revision's inventory, when this repository has
+    // it.
+    if let Some(rev) = publisher.tip_source_commit(plan) {
+        values.extend(crate::workspace::known::revision_known_values(
+            &rev, &inventory, &redactor,
+        ));
+    }
     let opts = DiffOptions {
         redactor: redactor.with_known_values(&values),
         ..DiffOptions::default()

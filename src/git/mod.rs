@@ -359,6 +359,18 @@ impl CacheRepo {
         Ok(Some(tip))
     }
 
+    /// The message of commit `commit` (lossily decoded).
+    pub fn commit_message(&self, commit: ObjectId) -> Result<String> {
+        let c = self
+            .repo
+            .find_commit(commit)
+            .map_err(|e| obj_err(format!("reading commit {commit}"), e))?;
+        let m = c
+            .message_raw()
+            .map_err(|e| obj_err(format!("reading the message of commit {commit}"), e))?;
+        Ok(String::from_utf8_lossy(m).into_owned())
+    }
+
     /// The root tree of commit `commit`.
     pub fn commit_tree(&self, commit: ObjectId) -> Result<ObjectId> {
         let c = self
@@ -781,6 +793,15 @@ pub fn local_head(dir: &Path) -> Option<(String, String)> {
         .or_else(|| repo.workdir().map(|p| p.display().to_string()))
         .unwrap_or_else(|| repo.path().display().to_string());
     Some((name, head))
+}
+
+/// The message of the HEAD commit of the repository containing `dir`, if
+/// any (a catalog checkout's: what it was published from).
+pub fn head_message(dir: &Path) -> Option<String> {
+    let repo = gix::discover(dir).ok()?;
+    let commit = repo.head_commit().ok()?;
+    let m = commit.message_raw().ok()?;
+    Some(String::from_utf8_lossy(m).into_owned())
 }
 
 /// The author configured for the repository containing `dir` (its config,

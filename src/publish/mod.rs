@@ -289,6 +289,14 @@ impl Publisher {
         Ok(())
     }
 
+    /// The source commit the catalog at the plan's tip was published from
+    /// (its message's `Source commit:` line, as [`commit_message`] writes
+    /// it), if any.
+    pub fn tip_source_commit(&self, plan: &Plan) -> Option<String> {
+        let message = self.cache.commit_message(plan.tip?).ok()?;
+        source_commit(&message)
+    }
+
     /// The repository paths this publish replaces.
     pub fn managed(&self) -> &[String] {
         &self.managed
@@ -571,6 +579,17 @@ fn short(sha: &str) -> &str {
     sha.get(..12).unwrap_or(sha)
 }
 
+/// The `Source commit:` of a message [`commit_message`] wrote: a commit id
+/// (hex, 7 to 64 digits), nothing else.
+pub fn source_commit(message: &str) -> Option<String> {
+    let id = message
+        .lines()
+        .find_map(|l| l.strip_prefix("Source commit: "))?
+        .trim();
+    ((7..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| id.to_string())
+}
+
 /// The commit message: subject, source repository and commit, and per-target
 /// counts.
 pub fn commit_message(req: &Request, summary: &[GroupSummary], files: usize) -> String {
@@ -725,6 +744,18 @@ mod tests {
             Some("https://github.com/acme/infra")
         );
         assert_eq!(s.commit.as_deref(), Some("abc"));
+    }
+
+    #[test]
+    fn source_commit_reads_what_commit_message_writes() {
+        let src = |commit: &str| {
+            format!("Update catalog from x@{commit}\n\nSource repository: https://example.net/x\nSource commit: {commit}\n\n2 files changed\n")
+        };
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(source_commit(&src(sha)).as_deref(), Some(sha));
+        assert_eq!(source_commit(&src("main; rm -rf /")), None);
+        assert_eq!(source_commit(&src("abc")), None);
+        assert_eq!(source_commit("Update catalog\n"), None);
     }
 
     #[test]

@@ -32,6 +32,14 @@ pub fn pr_known_values(
             .collect();
         sides.push((params, refs_dir(root)));
     }
+    if sides.is_empty() {
+        // A `--full` review opens no lint input (red42: its ci comment and
+        // summary showed every known value): each revision's own renders.
+        for (nodes, root) in pr.renders_by_side() {
+            let params = nodes.into_iter().map(|n| &n.parameters).collect();
+            sides.push((params, refs_dir(root)));
+        }
+    }
     let refs: Vec<crate::refs::Refs> = sides
         .iter()
         .map(|(_, dir)| crate::refs::Refs::new(dir.clone()))

@@ -505,6 +505,24 @@ pub type LintInput<'p> = (
 );
 
 impl Pr<'_> {
+    /// Each revision's renders (the head's, then the base's, the head's
+    /// standing in for the targets the base reuses) with the root its
+    /// files are read below: what a `--full` review, which opens no
+    /// lint input, knows the secret values of (red42).
+    pub fn renders_by_side(&self) -> [(Vec<&RenderedNode>, &Path); 2] {
+        fn ok(r: &Result<RenderedNode, InventoryError>) -> Option<&RenderedNode> {
+            r.as_ref().ok()
+        }
+        let head = self.head_nodes.values().filter_map(ok).collect();
+        let base = self
+            .base_nodes
+            .values()
+            .chain(self.reused.iter().filter_map(|t| self.head_nodes.get(t)))
+            .filter_map(ok)
+            .collect();
+        [(head, &self.head_ws.root), (base, &self.base_ws.root)]
+    }
+
     /// The working tree's inventory and renders (the head's where they
     /// stand in), when lint can share them.
     pub fn head_lint_input(&self) -> Option<LintInput<'_>> {

@@ -735,7 +735,7 @@ fn known_secret_values_are_hidden_in_every_review_output() {
     let class = |pw: &str| {
         format!("parameters:\n  kapitan:\n    vars:\n      target: ${{_reclass_:name:short}}\n    compile:\n      - output_path: manifests\n        input_type: jsonnet\n        input_paths: [components/app.jsonnet]\n        output_type: yaml\n  db:\n    password: {pw}\n  grafana:\n    admin_password: ?{{plain:grafana_admin}}\n")
     };
-    let app = "local kap = import 'lib/kapitan.libjsonnet';\nlocal p = kap.inventory().parameters;\n{\n  app: [\n    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web', namespace: std.extVar('target') },\n      data: { DB_CONN_ARG: p.db.password, JAVA_OPTS: '-Xmx512m -Dapp.db.conn=' + p.db.password,\n              BASIC_B64: std.base64('app:' + p.db.password), GF: p.grafana.admin_password, replicas: std.toString(p.replicas) } },\n  ],\n}\n";
+    let app = "local kap = import 'lib/kapitan.libjsonnet';\nlocal p = kap.inventory().parameters;\n{\n  app: [\n    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web', namespace: std.extVar('target') },\n      data: { DB_CONN_ARG: p.db.password, JAVA_OPTS: '-Xmx512m -Dapp.db.conn=' + p.db.password,\n              BASIC_B64: std.base64('app:' + p.db.password), GF: p.grafana.admin_password, replicas: std.toString(p.replicas),\n              HEX: std.join('', [std.format('%02x', c) for c in std.encodeUTF8('pw=' + p.db.password)]), MD5: std.md5(p.db.password) } },\n  ],\n}\n";
     let plain = |v: &str| format!("data: {v}\nencoding: original\ntype: plain\n");
     let job = Job::with_files(
         &[
@@ -753,6 +753,9 @@ fn known_secret_values_are_hidden_in_every_review_output() {
         use base64::Engine;
         base64::engine::general_purpose::STANDARD.encode(format!("app:{s}"))[4..20].to_string()
     };
+    // red42: its hex (inside a longer text's) and its md5 digest.
+    let hex = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+    let md5 = |s: &str| format!("{:x}", md5::compute(s));
     let check = |what: &str, text: &str| {
         for s in secrets {
             assert!(!text.contains(s), "{what}: {s} shown:\n{text}");
@@ -760,6 +763,10 @@ fn known_secret_values_are_hidden_in_every_review_output() {
                 !text.contains(&b64(s)),
                 "{what}: base64 of {s} shown:\n{text}"
             );
+        }
+        for s in [OLD, NEW] {
+            assert!(!text.contains(&hex(s)), "{what}: hex of {s} shown:\n{text}");
+            assert!(!text.contains(&md5(s)), "{what}: md5 of {s} shown:\n{text}");
         }
     };
     let gh = FakeGithub::start();
@@ -771,6 +778,21 @@ fn known_secret_values_are_hidden_in_every_review_output() {
     assert!(out.contains("DB_CONN_ARG: <redacted>"), "{out}");
     check("ci log", &(out + &err));
     check("ci summary", &job.summary());
+    // red42: a `--full` review opens no lint input; its values were not
+    // known (every one showed in the comment, the log and the summary).
+    let gh = FakeGithub::start();
+    let (code, out, err) = job.run(
+        "pull_request",
+        "refs/pull/7/merge",
+        Some(&gh),
+        &[("args", "--full")],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let posts: Vec<String> = gh.requests().into_iter().map(|r| r.body).collect();
+    assert!(posts.iter().any(|b| b.contains("DB_CONN_ARG")), "{posts:?}");
+    check("ci --full comment", &posts.join("\n"));
+    check("ci --full log", &(out + &err));
+    check("ci --full summary", &job.summary());
     let repo = job.repo();
     // `ci --collect` of a shard compiled from the head: both revisions'
     // values, the base's read from git.
@@ -877,6 +899,68 @@ fn known_secret_values_are_hidden_in_every_review_output() {
         assert!(
             !out.contains(s) && !out.contains(&b64(s)),
             "{s}: {out}{err}"
+        );
+    }
+    // red42: a catalog that `strata push` published from the base names
+    // its source commit: the base's values (rotated away by the change)
+    // are known on the old side of the dry run too.
+    let bare2 = job.path("catalog2.git");
+    std::fs::create_dir_all(&bare2).unwrap();
+    git(&bare2, &["init", "--bare", "-q", "-b", "main"]);
+    let push = |dry: bool| {
+        let mut c = strata_in(&repo);
+        c.env("HOME", job.path("home"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("GITHUB_REPOSITORY")
+            .env_remove("GITHUB_SHA")
+            .arg("push")
+            .arg("--catalog-dir")
+            .arg(if dry {
+                "../head-out/compiled"
+            } else {
+                "../base-out/compiled"
+            })
+            .args(["--cache-dir", if dry { "../pcache3" } else { "../pcache2" }])
+            .args(["--catalog-repo", &format!("file://{}", bare2.display())])
+            .args(["--author", "CI <ci@example.com>"]);
+        if dry {
+            c.arg("--dry-run");
+        }
+        output(&mut c)
+    };
+    git(&repo, &["checkout", "-q", &job.base]);
+    let (code, out, err) = push(false);
+    assert_eq!(code, 0, "{out}{err}");
+    git(&repo, &["checkout", "-q", "main"]);
+    let (code, out, err) = push(true);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("DB_CONN_ARG"), "{out}");
+    check("push --dry-run over a published catalog", &(out + &err));
+    // And `diff --catalogs` whose old side is a checkout of that catalog
+    // repository.
+    let clone = job.path("catalog-checkout");
+    git(
+        &repo,
+        &[
+            "clone",
+            "-q",
+            &format!("file://{}", bare2.display()),
+            clone.to_str().unwrap(),
+        ],
+    );
+    for mode in [&[][..], &["--no-semantic"][..]] {
+        let (code, out, err) = output(
+            strata_in(&repo)
+                .args(["diff", "--catalogs"])
+                .arg(&clone)
+                .arg("../head-out/compiled")
+                .args(mode),
+        );
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.contains("DB_CONN_ARG"), "{out}");
+        check(
+            &format!("diff --catalogs from a published catalog {mode:?}"),
+            &(out + &err),
         );
     }
 }

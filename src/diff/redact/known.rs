@@ -18,22 +18,70 @@ use super::{Redactor, OLD};
 /// would hide that word in every file (the error masks' bound too).
 const MIN_LEN: usize = 6;
 
-/// The automaton of the known values and their base64 forms.
+/// The automaton of the known values and their encoded forms.
 #[derive(Debug)]
 pub(super) struct Known {
     ac: aho_corasick::AhoCorasick,
-    /// Per pattern: whether it is a base64 form (the run around it is
-    /// hidden whole).
+    /// Per pattern: whether it is an encoded form (base64, hex, a digest:
+    /// the run around it is hidden whole).
     encoded: Vec<bool>,
+    /// The values as an escape-decoding component writes them back
+    /// (red42): read over the text with its escapes decoded ([`View`]).
+    decoded: Option<aho_corasick::AhoCorasick>,
+    /// The values of 16 characters or more without their blanks, read over
+    /// a multi-line text decoded and without its blanks: a value split
+    /// across lines (a PEM body re-wrapped at another width, a passphrase
+    /// folded by a YAML writer, a key indented by a template).
+    joined: Option<aho_corasick::AhoCorasick>,
+}
+
+/// Values shorter than this without their blanks are not read across
+/// lines: joining a text's words could spell a short one.
+const JOINED_MIN: usize = 16;
+
+fn automaton<I: IntoIterator<Item = String>>(patterns: I) -> Option<aho_corasick::AhoCorasick> {
+    let mut p: Vec<String> = patterns.into_iter().collect();
+    p.sort();
+    p.dedup();
+    if p.is_empty() {
+        return None;
+    }
+    aho_corasick::AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+        .build(&p)
+        .ok()
 }
 
 impl Known {
     pub(super) fn new(values: &BTreeSet<String>) -> Option<Known> {
         let mut patterns: Vec<(String, bool)> = Vec::new();
+        let mut decoded = Vec::new();
+        let mut joined = Vec::new();
         for v in values {
             patterns.push((v.clone(), false));
             for form in base64_forms(v) {
                 patterns.push((form, true));
+            }
+            for form in hex_forms(v) {
+                patterns.push((form, true));
+            }
+            decoded.push(v.clone());
+            if v.contains(' ') {
+                // A form-encoded query writes a blank as `+`.
+                decoded.push(v.replace(' ', "+"));
+            }
+            let bare: String = v.split_whitespace().collect();
+            if bare.len() >= JOINED_MIN {
+                // A PEM block's body alone, without its armour lines.
+                let body: String = v
+                    .lines()
+                    .filter(|l| !l.trim_start().starts_with("-----"))
+                    .flat_map(str::split_whitespace)
+                    .collect();
+                if body.len() >= JOINED_MIN && body != bare {
+                    joined.push(body);
+                }
+                joined.push(bare);
             }
         }
         if patterns.is_empty() {
@@ -50,18 +98,20 @@ impl Known {
         Some(Known {
             ac,
             encoded: patterns.iter().map(|p| p.1).collect(),
+            decoded: automaton(decoded),
+            joined: automaton(joined),
         })
     }
 
-    /// `text` with every known value replaced by `<redacted>`, and every
-    /// base64 run holding one's encoding replaced whole.
+    /// `text` with every known value replaced by `<redacted>`, every run
+    /// holding one's encoding (base64, hex, its digest) replaced whole, and
+    /// a value written with escapes (JSON, YAML, percent, HTML,
+    /// quoted-printable) or split across lines hidden where it spans (each
+    /// line's part, so that lines stay lines).
     pub(super) fn hide(&self, text: &str) -> Option<String> {
-        let mut matches = self.ac.find_iter(text).peekable();
-        matches.peek()?;
         let bytes = text.as_bytes();
-        let mut out = String::with_capacity(text.len());
-        let mut at = 0;
-        for m in matches {
+        let mut spans: Vec<(usize, usize)> = Vec::new();
+        for m in self.ac.find_iter(text) {
             let (mut start, mut end) = (m.start(), m.end());
             if self.encoded[m.pattern().as_usize()] {
                 while start > 0 && is_base64_byte(bytes[start - 1]) {
@@ -71,18 +121,305 @@ impl Known {
                     end += 1;
                 }
             }
+            spans.push((start, end));
+        }
+        let multi_line = bytes.contains(&b'\n');
+        if let Some(ac) = &self.decoded {
+            // Each family of escapes read on its own: a value holding `%Bd`
+            // or `=AB` is not one to percent- or QP-decode. Backslash
+            // escapes twice (a JSON string quoted again by a YAML writer).
+            for family in Family::ALL {
+                if !family.present(bytes) {
+                    continue;
+                }
+                let view = View::new(bytes, family, false);
+                spans.extend(
+                    ac.find_iter(&view.bytes)
+                        .map(|m| view.span(m.start(), m.end())),
+                );
+                if family == Family::Backslash && family.present(&view.bytes) {
+                    let twice = view.again(family);
+                    spans.extend(
+                        ac.find_iter(&twice.bytes)
+                            .map(|m| twice.span(m.start(), m.end())),
+                    );
+                }
+            }
+        }
+        if let (Some(ac), true) = (&self.joined, multi_line) {
+            let family = if Family::Backslash.present(bytes) {
+                Family::Backslash
+            } else {
+                Family::None
+            };
+            let view = View::new(bytes, family, true);
+            spans.extend(
+                ac.find_iter(&view.bytes)
+                    .map(|m| view.span(m.start(), m.end())),
+            );
+        }
+        if spans.is_empty() {
+            return None;
+        }
+        spans.sort_unstable();
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (mut start, mut end) in spans {
+            while !text.is_char_boundary(start) {
+                start -= 1;
+            }
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
             if start < at {
                 // Inside a run already hidden.
-                at = at.max(end);
+                if end > at {
+                    hide_span(&text[at..end], &mut out);
+                    at = end;
+                }
                 continue;
             }
             out.push_str(&text[at..start]);
-            out.push_str(OLD);
+            hide_span(&text[start..end], &mut out);
             at = end;
         }
         out.push_str(&text[at.min(text.len())..]);
         Some(out)
     }
+}
+
+/// `<redacted>` for a span's text, once per line it covers (the blanks
+/// that start a line kept), so that a value split across lines leaves the
+/// lines around it where they were.
+fn hide_span(span: &str, out: &mut String) {
+    for (i, line) in span.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let body = line.trim_start();
+        out.push_str(&line[..line.len() - body.len()]);
+        if !body.trim_end().is_empty() {
+            out.push_str(OLD);
+        }
+    }
+}
+
+/// A family of escapes [`View`] decodes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Family {
+    /// None: only blanks dropped.
+    None,
+    /// JSON/YAML/C backslash escapes and HTML/XML character references.
+    Backslash,
+    /// Percent-encoding.
+    Percent,
+    /// Quoted-printable (`=3D`, a soft line break).
+    QuotedPrintable,
+}
+
+impl Family {
+    const ALL: [Family; 3] = [Family::Backslash, Family::Percent, Family::QuotedPrintable];
+
+    /// Whether `b` holds one of this family's escapes. Most texts hold
+    /// none of the bytes that start one: those are found by `memchr`
+    /// (`contains`, `match_indices`) before anything reads further.
+    fn present(self, b: &[u8]) -> bool {
+        let (first, follows): (u8, fn(&[u8]) -> bool) = match self {
+            Family::None => return false,
+            Family::Backslash => return b.contains(&b'\\') || b.contains(&b'&'),
+            Family::Percent => (b'%', |r| {
+                r.len() >= 2 && r[0].is_ascii_hexdigit() && r[1].is_ascii_hexdigit()
+            }),
+            Family::QuotedPrintable => (b'=', |r| {
+                r.first()
+                    .is_some_and(|&n| n == b'\n' || n == b'\r' || is_upper_hex(n))
+            }),
+        };
+        if !b.contains(&first) {
+            return false;
+        }
+        match std::str::from_utf8(b) {
+            Ok(s) => s
+                .match_indices(first as char)
+                .any(|(i, _)| follows(&b[i + 1..])),
+            Err(_) => b
+                .iter()
+                .enumerate()
+                .any(|(i, &c)| c == first && follows(&b[i + 1..])),
+        }
+    }
+}
+
+fn is_upper_hex(b: u8) -> bool {
+    b.is_ascii_digit() || (b'A'..=b'F').contains(&b)
+}
+
+fn hex_val(b: u8) -> Option<u8> {
+    (b as char).to_digit(16).map(|d| d as u8)
+}
+
+/// A text as a component that decodes its escapes reads it, each byte
+/// with the span of the text it comes from: JSON/YAML backslash escapes
+/// (`\"`, `\n`, `\u003c`, `\x41`), percent-encoding, HTML character
+/// references, quoted-printable (`=3D`, soft line breaks); with `strip`,
+/// without blanks.
+struct View {
+    bytes: Vec<u8>,
+    /// Per byte of `bytes`: the start and end of its source in the text.
+    from: Vec<(usize, usize)>,
+}
+
+impl View {
+    fn new(b: &[u8], family: Family, strip: bool) -> View {
+        let mut v = View {
+            bytes: Vec::with_capacity(b.len()),
+            from: Vec::with_capacity(b.len()),
+        };
+        let mut i = 0;
+        while i < b.len() {
+            let (decoded, len) = decode_at(b, i, family);
+            let end = i + len;
+            match decoded {
+                Decoded::Byte(c) => {
+                    if !(strip && c.is_ascii_whitespace()) {
+                        v.bytes.push(c);
+                        v.from.push((i, end));
+                    }
+                }
+                Decoded::Char(c) => {
+                    if !(strip && c.is_whitespace()) {
+                        let mut buf = [0u8; 4];
+                        for &x in c.encode_utf8(&mut buf).as_bytes() {
+                            v.bytes.push(x);
+                            v.from.push((i, end));
+                        }
+                    }
+                }
+                Decoded::Nothing => {}
+            }
+            i = end;
+        }
+        v
+    }
+
+    /// This view decoded once more, its bytes' spans still the text's.
+    fn again(&self, family: Family) -> View {
+        let mut v = View::new(&self.bytes, family, false);
+        for f in &mut v.from {
+            *f = (self.from[f.0].0, self.from[f.1 - 1].1);
+        }
+        v
+    }
+
+    /// The text's span of the view's `start..end`.
+    fn span(&self, start: usize, end: usize) -> (usize, usize) {
+        (self.from[start].0, self.from[end - 1].1)
+    }
+}
+
+enum Decoded {
+    Byte(u8),
+    Char(char),
+    /// A soft line break (`=` at a line's end, `\` before a line break).
+    Nothing,
+}
+
+/// The escape at `b[i]`, if any, and its length (else the byte itself).
+fn decode_at(b: &[u8], i: usize, family: Family) -> (Decoded, usize) {
+    let at = |k: usize| b.get(i + k).copied();
+    let hex2 = |k: usize| Some(hex_val(at(k)?)? * 16 + hex_val(at(k + 1)?)?);
+    let hex_n = |k: usize, n: usize| -> Option<u32> {
+        let s = std::str::from_utf8(b.get(i + k..i + k + n)?).ok()?;
+        u32::from_str_radix(s, 16).ok()
+    };
+    match (family, b[i]) {
+        (Family::Backslash, b'\\') => match at(1) {
+            Some(b'n') => (Decoded::Byte(b'\n'), 2),
+            Some(b't') => (Decoded::Byte(b'\t'), 2),
+            Some(b'r') => (Decoded::Byte(b'\r'), 2),
+            Some(c @ (b'"' | b'\\' | b'/' | b'\'' | b' ')) => (Decoded::Byte(c), 2),
+            Some(b'\n') => (Decoded::Nothing, 2),
+            Some(b'x') if hex2(2).is_some() => (Decoded::Byte(hex2(2).unwrap_or(0)), 4),
+            Some(b'u') => match hex_n(2, 4) {
+                // A surrogate pair (`\ud83d\ude00`).
+                Some(hi @ 0xD800..=0xDBFF) if at(6) == Some(b'\\') && at(7) == Some(b'u') => {
+                    match hex_n(8, 4) {
+                        Some(lo @ 0xDC00..=0xDFFF) => {
+                            let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                            char::from_u32(c)
+                                .map_or((Decoded::Byte(b'\\'), 1), |c| (Decoded::Char(c), 12))
+                        }
+                        _ => (Decoded::Byte(b'\\'), 1),
+                    }
+                }
+                Some(c) => {
+                    char::from_u32(c).map_or((Decoded::Byte(b'\\'), 1), |c| (Decoded::Char(c), 6))
+                }
+                None => (Decoded::Byte(b'\\'), 1),
+            },
+            _ => (Decoded::Byte(b'\\'), 1),
+        },
+        (Family::Percent, b'%') => match hex2(1) {
+            Some(c) => (Decoded::Byte(c), 3),
+            None => (Decoded::Byte(b'%'), 1),
+        },
+        (Family::QuotedPrintable, b'=') => match (at(1), at(2)) {
+            (Some(b'\n'), _) => (Decoded::Nothing, 2),
+            (Some(b'\r'), Some(b'\n')) => (Decoded::Nothing, 3),
+            (Some(h), Some(l)) if is_upper_hex(h) && is_upper_hex(l) => {
+                (Decoded::Byte(hex2(1).unwrap_or(0)), 3)
+            }
+            _ => (Decoded::Byte(b'='), 1),
+        },
+        (Family::Backslash, b'&') => {
+            html_reference(&b[i..]).map_or((Decoded::Byte(b'&'), 1), |(c, n)| (Decoded::Char(c), n))
+        }
+        (_, c) => (Decoded::Byte(c), 1),
+    }
+}
+
+/// An HTML/XML character reference at the start of `b` (`&amp;`, `&#60;`,
+/// `&#x3c;`) and its length.
+fn html_reference(b: &[u8]) -> Option<(char, usize)> {
+    let end = b.iter().take(12).position(|&c| c == b';')?;
+    let name = std::str::from_utf8(&b[1..end]).ok()?;
+    let c = match name {
+        "amp" => '&',
+        "lt" => '<',
+        "gt" => '>',
+        "quot" => '"',
+        "apos" => '\'',
+        _ => {
+            let n = name.strip_prefix('#')?;
+            let code = match n.strip_prefix(['x', 'X']) {
+                Some(h) => u32::from_str_radix(h, 16).ok()?,
+                None => n.parse().ok()?,
+            };
+            char::from_u32(code)?
+        }
+    };
+    Some((c, end + 1))
+}
+
+/// The value's bytes in hexadecimal (lower and upper case; byte-aligned,
+/// so also inside a longer text's hex) and the hex digests a template
+/// commonly writes of it alone (`std.md5`, Jinja2's `sha256`; a digest of
+/// a short password is as good as the password to whoever can try a
+/// dictionary).
+fn hex_forms(value: &str) -> Vec<String> {
+    use sha2::Digest;
+    let b = value.as_bytes();
+    let hex = |d: &[u8]| d.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let lower = [
+        hex(b),
+        hex(&md5::compute(b).0),
+        hex(&sha2::Sha256::digest(b)),
+        hex(&sha2::Sha512::digest(b)),
+    ];
+    lower
+        .iter()
+        .flat_map(|h| [h.clone(), h.to_ascii_uppercase()])
+        .collect()
 }
 
 fn is_base64_byte(b: u8) -> bool {

@@ -1063,21 +1063,21 @@ impl Redactor {
     /// read once more with them decoded; when that hides more, the decoded
     /// text is what is shown (its control characters written as escapes).
     pub fn scrub(&self, text: &str) -> String {
+        // The known values first (red42): a rule that hides a value's
+        // start up to a delimiter (`pw=Tz5"Pk<`) left its rest for them
+        // to miss.
+        let hidden = self.known_first(text);
+        let text: &str = &hidden;
         if plain_word(text) {
-            return self.hide_known(text.to_string());
+            return text.to_string();
         }
-        self.hide_known(memo::scrubbed(
-            self.memo_id,
-            memo::Text::Scrubbed,
-            text,
-            || {
-                if has_invisible(text) {
-                    self.scrub_invisible(text)
-                } else {
-                    self.scrub_visible(text)
-                }
-            },
-        ))
+        memo::scrubbed(self.memo_id, memo::Text::Scrubbed, text, || {
+            if has_invisible(text) {
+                self.scrub_invisible(text)
+            } else {
+                self.scrub_visible(text)
+            }
+        })
     }
 
     /// These rules with the secret `values` this run knows (red41: a
@@ -1095,6 +1095,15 @@ impl Redactor {
         match &self.known {
             Some(k) => k.hide(&text).unwrap_or(text),
             None => text,
+        }
+    }
+
+    /// [`Self::hide_known`] before the rules read a text, borrowed when
+    /// nothing is hidden.
+    fn known_first<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        match self.known.as_ref().and_then(|k| k.hide(text)) {
+            Some(h) => std::borrow::Cow::Owned(h),
+            None => std::borrow::Cow::Borrowed(text),
         }
     }
 
@@ -1250,7 +1259,8 @@ impl Redactor {
         if !text.contains('\n') {
             return self.scrub(text);
         }
-        self.hide_known(self.redact_lines(&self.whole_text_shapes(text), &HashSet::new()))
+        let text = self.known_first(text);
+        self.redact_lines(&self.whole_text_shapes(&text), &HashSet::new())
     }
 
     /// What the line rule cannot see line by line, over a whole text
@@ -1383,7 +1393,7 @@ impl Redactor {
             if self.looks_like_secret(text) {
                 return Err("(content not shown: the file looks like a Kubernetes Secret that is not compared as YAML)\n".into());
             }
-            Ok(self.whole_text_shapes(text))
+            Ok(self.whole_text_shapes(&self.known_first(text)))
         };
         let sides = [old.map(prepare), new.map(prepare)];
         let none = HashSet::new();
@@ -1404,16 +1414,15 @@ impl Redactor {
                 }
             }
         }
-        let known = |side: Option<String>| side.map(|t| self.hide_known(t));
         if anchors.is_empty() {
             let [a, b] = first;
-            return (known(a), known(b));
+            return (a, b);
         }
         let [a, b] = [0, 1].map(|i| match &sides[i] {
             Some(Ok(t)) if t.contains('&') => Some(self.redact_lines(t, &anchors)),
             _ => first[i].clone(),
         });
-        (known(a), known(b))
+        (a, b)
     }
 }
 

@@ -5950,3 +5950,107 @@ fn acronym_directives_stdin_secrets_key_auth_and_jetty_obf() {
         ],
     );
 }
+
+/// red42: a known value as a component writes it back: JSON/YAML
+/// escaped (twice: a JSON string quoted again by a YAML writer), with
+/// `\u` escapes of HTML-sensitive characters (Jinja2's `tojson`),
+/// percent- or form-encoded, as HTML/XML character references,
+/// quoted-printable with a soft line break, in hex (alone or inside a
+/// longer text's hex), as its md5/sha256 digest, folded across lines by a
+/// YAML writer, and a PEM key's body re-wrapped at another width without
+/// its armour; each hidden where it spans, the lines around it kept.
+#[test]
+fn known_values_hidden_in_their_common_encodings() {
+    use base64::Engine;
+    use sha2::Digest;
+    const PW: &str = "Tz5\"Pk<&>m/r%Bd w8";
+    const PHRASE: &str = "correct horse battery staple nine";
+    // A PEM body long enough to wrap (no real key: bytes encoded).
+    let bytes: Vec<u8> = (0..240u32).map(|i| (i * 37 % 251) as u8).collect();
+    let body = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    let wrap = |w: usize, indent: &str| {
+        body.as_bytes()
+            .chunks(w)
+            .map(|c| format!("{indent}{}", std::str::from_utf8(c).unwrap()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let pem = format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        wrap(64, "")
+    );
+    let values: std::collections::BTreeSet<String> =
+        [PW.to_string(), PHRASE.to_string(), pem.clone()].into();
+    let r = Redactor::default().with_known_values(&values);
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let md5 = format!("{:x}", md5::compute(PW));
+    let sha = hex(&sha2::Sha256::digest(PW));
+    let text = format!(
+        "js.json: {{\"p\": \"Tz5\\\"Pk\\u003c\\u0026\\u003em/r%Bd w8\", \"u\": \"app\"}}\n\
+         twice: \"\\\"Tz5\\\\\\\"Pk<&>m/r%Bd w8\\\"\"\n\
+         cb: https://x.example/cb?state=Tz5%22Pk%3C%26%3Em%2Fr%25Bd+w8&next=visible-next\n\
+         xml: <value>Tz5&quot;Pk&lt;&amp;&gt;m/r%Bd w8</value>\n\
+         qp: Tz5\"Pk<&>m/r=\n%Bd w8 visible-qp\n\
+         hex: {}\n\
+         md5: {md5}\n\
+         sha: {sha}\n\
+         note: {}\n\
+         key_blob:\n{}\n\
+         after: visible-after\n",
+        hex(format!("user=app;pw={PW};").as_bytes()),
+        "correct horse battery\n  staple nine",
+        wrap(76, "    "),
+    );
+    let out = r.redact_text(&text);
+    for s in [
+        "Tz5",
+        "w8",
+        "%25Bd",
+        "Bd+w8",
+        "&amp;&gt;m",
+        &hex(PW.as_bytes()),
+        &md5,
+        &sha,
+        "battery",
+        "staple",
+    ] {
+        assert!(!out.contains(s), "{s}:\n{out}");
+    }
+    for line in body.as_bytes().chunks(76) {
+        let line = std::str::from_utf8(line).unwrap();
+        assert!(!out.contains(&line[..line.len().min(20)]), "{line}:\n{out}");
+    }
+    for s in [
+        "\"u\": \"app\"",
+        "&next=visible-next",
+        "visible-qp",
+        "<value>",
+        "after: visible-after",
+        "key_blob:",
+    ] {
+        assert!(out.contains(s), "{s}:\n{out}");
+    }
+    assert_eq!(
+        out.lines().count(),
+        text.lines().count(),
+        "lines stay lines:\n{out}"
+    );
+    // The semantic mode reads the same strings.
+    let yaml = format!(
+        "kind: ConfigMap\ndata:\n  twice: '\"Tz5\\\"Pk<&>m/r%Bd w8\"'\n  hex: {}\n  folded: >-\n    correct horse battery\n    staple nine\n  blob: |\n{}\n",
+        hex(PW.as_bytes()).to_uppercase(),
+        wrap(40, "    ")
+    );
+    let [semantic, _] = both_modes(&r, &yaml);
+    for s in ["Tz5", "battery", &body[..20], &body[40..60]] {
+        assert!(!semantic.contains(s), "{s}:\n{semantic}");
+    }
+    // A value holding what looks like an escape is still found as it is.
+    assert_eq!(r.scrub("pw=Tz5\"Pk<&>m/r%Bd w8;"), "pw=<redacted>;");
+    // Without the values, all of it is shown (the rule is the values').
+    let plain = Redactor::default().redact_text(&text);
+    assert!(
+        plain.contains(&md5) && plain.contains("%25Bd+w8"),
+        "{plain}"
+    );
+}
