@@ -473,6 +473,7 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
                 &component_path,
                 node,
                 &output,
+                copts.confine.as_ref(),
             )
             .map_err(with_import_hint)?,
         );
