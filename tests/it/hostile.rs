@@ -7795,3 +7795,36 @@ fn confined_jsonnet_filters_read_only_the_working_directory() {
         assert!(comp.join("out/compiled/p/p/leak.yaml").exists(), "{filter}");
     }
 }
+
+/// Probe 43 (defaults-device-called-missing): a component's
+/// `class/defaults.yml` (or class) committed as a link to `/dev/zero`, or
+/// a FIFO, was called missing ("Could not find component default file").
+/// It is named as what it is, nothing read.
+#[test]
+fn component_classes_that_are_no_files_are_named_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let comp = tmp.path().join("component-p");
+    write(
+        &comp.join("class/p.yml"),
+        "parameters:\n  kapitan:\n    compile: []\n",
+    );
+    write(&comp.join("class/defaults.yml"), "parameters: {}\n");
+    for f in ["class/defaults.yml", "class/p.yml"] {
+        let path = comp.join(f);
+        let keep = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        let out = run_within(
+            &comp,
+            &["component", "compile", ".", "-o", "out", "--no-fetch"],
+            &[],
+            2,
+            30,
+        );
+        assert!(out.contains("is not a regular file"), "{out}");
+        assert!(out.contains(&path.display().to_string()), "{out}");
+        assert!(!out.contains("Could not find"), "{out}");
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, keep).unwrap();
+    }
+}
