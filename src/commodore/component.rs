@@ -221,6 +221,18 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
     let (repo_dir, sub_path) = repository_of(&component_path);
     let class_file = component_path.join("class").join(format!("{name}.yml"));
     let defaults_file = component_path.join("class").join("defaults.yml");
+    for f in [&class_file, &defaults_file] {
+        // A committed link to /dev/zero or a FIFO exists but is no file:
+        // "could not find" sent the author looking for a missing one.
+        if f.exists() && !f.is_file() {
+            return Err(CommodoreError::new(format!(
+                "{} is not a regular file (a directory, a FIFO, a device, or a link to one): only regular files are read",
+                f.display()
+            ))
+            .file(f)
+            .hint("commit the class as a plain YAML file"));
+        }
+    }
     if !class_file.is_file() {
         return Err(CommodoreError::new(format!(
             "Could not find component class file: {}",
@@ -473,6 +485,7 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
                 &component_path,
                 node,
                 &output,
+                copts.confine.as_ref(),
             )
             .map_err(with_import_hint)?,
         );

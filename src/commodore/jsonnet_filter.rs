@@ -69,6 +69,7 @@ impl NativeCallbackHandler for Handler {
         match self.kind {
             Kind::YamlLoad | Kind::YamlLoadAll => {
                 let file = arg_str(args, 0)?;
+                crate::confine::check(Path::new(&file)).map_err(rt_err)?;
                 let text =
                     std::fs::read_to_string(&file).map_err(|e| rt_err(format!("{file}: {e}")))?;
                 let docs = crate::compile::pyyaml_load::load_all(&text)
@@ -82,6 +83,7 @@ impl NativeCallbackHandler for Handler {
             Kind::ListDir => {
                 let dir = arg_str(args, 0)?;
                 let basename = matches!(args.get(1), Some(Val::Bool(true)));
+                crate::confine::check(Path::new(&dir)).map_err(rt_err)?;
                 let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
                     .map_err(|e| rt_err(format!("{dir}: {e}")))?
                     .filter_map(Result::ok)

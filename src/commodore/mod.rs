@@ -1133,6 +1133,37 @@ fn metadata<'a>(cluster: &'a Value, component: &str) -> Option<&'a Map> {
         .and_then(Value::as_map)
 }
 
+/// A library alias becomes a link in `dependencies/lib/` and its target a
+/// path below the component's `lib/`: a component's defaults (a pull
+/// request's) named `../../../home/runner/.bashrc` as an alias, and the
+/// link replaced that file, outside every working directory.
+fn check_library_alias(cn: &str, libalias: &str, libname: &Value) -> Result<(), CommodoreError> {
+    let bad_alias = libalias.is_empty()
+        || libalias == "."
+        || libalias == ".."
+        || libalias.contains(['/', '\\'])
+        || libalias.chars().any(char::is_control);
+    if bad_alias {
+        return Err(CommodoreError::new(format!(
+            "invalid template library alias {libalias:?} of component '{cn}' (parameters.{}._metadata.library_aliases): an alias becomes a file name in dependencies/lib, so it may not be empty, `.` or `..`, nor hold `/`, `\\` or control characters",
+            parameters_key(cn)
+        )));
+    }
+    let name = libname.as_str().unwrap_or("");
+    let leaves = Path::new(name)
+        .components()
+        .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        || name.contains('\\')
+        || name.chars().any(char::is_control);
+    if leaves {
+        return Err(CommodoreError::new(format!(
+            "invalid template library {name:?} for alias '{libalias}' of component '{cn}' (parameters.{}._metadata.library_aliases): it names a file of the component's lib/ directory, so it may not be absolute nor hold `..`, `\\` or control characters",
+            parameters_key(cn)
+        )));
+    }
+    Ok(())
+}
+
 /// Library aliases (`_metadata.library_aliases`) with Commodore's prefix
 /// and collision checks, then their symlinks in `dependencies/lib/`.
 fn library_aliases(
@@ -1178,7 +1209,8 @@ fn library_aliases(
         else {
             continue;
         };
-        for libalias in aliases.keys() {
+        for (libalias, libname) in aliases {
+            check_library_alias(cn, libalias, libname)?;
             for p in &prefixes {
                 if p == cn || (!additional.is_empty() && *p == additional) {
                     continue;
@@ -1643,8 +1675,16 @@ pub(crate) fn compile_catalog_with(
             let spec = &deps.instance_specs[instance];
             let dir = instance_dir(&layout, instance, spec);
             warnings.extend(
-                postprocess::run_filters(&compiled, instance, cn, &dir, node, &layout.work_dir)
-                    .map_err(|e| with_import_hint(e, instance))?,
+                postprocess::run_filters(
+                    &compiled,
+                    instance,
+                    cn,
+                    &dir,
+                    node,
+                    &layout.work_dir,
+                    copts.confine.as_ref(),
+                )
+                .map_err(|e| with_import_hint(e, instance))?,
             );
         }
     }

@@ -20,6 +20,7 @@ pub fn run_filters(
     instance_dir: &Path,
     node: &RenderedNode,
     work_dir: &Path,
+    confine: Option<&crate::confine::Confine>,
 ) -> Result<Vec<String>, CommodoreError> {
     let mut warnings = Vec::new();
     let Some(filters) = node
@@ -123,9 +124,19 @@ pub fn run_filters(
                     .map(|(k, v)| (k.to_string(), v))
                     .collect(),
                 );
-                super::jsonnet_filter::run(
-                    &file, work_dir, component, &out_dir, &inventory, &args,
-                )?;
+                // A pull request's filter reads what its compile may: the
+                // filter file (`filter: ../../../home/runner/x.json` was
+                // evaluated into the catalog), its imports and `yaml_load`.
+                let scope = confine.cloned().map(std::sync::Arc::new);
+                crate::confine::scoped(scope, || {
+                    crate::confine::check(&file).map_err(|e| {
+                        CommodoreError::new(format!("jsonnet filter {}: {e}", file.display()))
+                            .file(&file)
+                    })?;
+                    super::jsonnet_filter::run(
+                        &file, work_dir, component, &out_dir, &inventory, &args,
+                    )
+                })?;
             }
             other => warnings.push(format!(
                 "Skipping filter '{name}' of {instance}: Filter has unknown type {}",

@@ -7662,3 +7662,169 @@ fn a_diff_compares_catalog_files_past_the_alias_budget_as_text() {
     let out = run_env(d, &args, &[("STRATA_MAX_RUN_ALIAS_NODES", "20000")], 0);
     assert!(out.contains("*a0"), "{out}");
 }
+
+/// Probe 43 (library-alias-writes-outside): a component's defaults named
+/// `_metadata.library_aliases` key `../../../…/victim/keep.txt`; the alias
+/// link was made there, replacing the file, outside every working
+/// directory (a confined `component compile` of a pull request too). A
+/// library name with `..` left the component's `lib/` the same way. Both
+/// are refused before any link is made.
+#[test]
+fn library_aliases_stay_in_the_library_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let comp = root.join("component-p");
+    write(
+        &comp.join("class/p.yml"),
+        "parameters:\n  kapitan:\n    compile:\n      - input_paths:\n          - ${_base_directory}/component/main.jsonnet\n        input_type: jsonnet\n        output_path: p/\n",
+    );
+    write(&comp.join("component/main.jsonnet"), "{ a: { b: 1 } }\n");
+    write(&comp.join("lib/p.libsonnet"), "{ x: 1 }\n");
+    let victim = root.join("victim/keep.txt");
+    write(&victim, "precious\n");
+    let up = "../".repeat(root.components().count() + 4);
+    let escape = format!("{up}{}", victim.strip_prefix("/").unwrap().display());
+    for (alias, lib) in [
+        (escape.as_str(), "p.libsonnet"),
+        ("..", "p.libsonnet"),
+        ("p-x.libsonnet", "../../../victim/keep.txt"),
+        ("p-y.libsonnet", "/etc/hostname"),
+    ] {
+        write(
+            &comp.join("class/defaults.yml"),
+            &format!(
+                "parameters:\n  p:\n    =_metadata:\n      library_aliases:\n        {alias:?}: {lib:?}\n"
+            ),
+        );
+        for env in [&[][..], &[("GITHUB_EVENT_NAME", "pull_request")][..]] {
+            let out = run_env(
+                &comp,
+                &["component", "compile", ".", "-o", "out", "--no-fetch"],
+                env,
+                2,
+            );
+            assert!(out.contains("invalid template library"), "{out}");
+            assert!(out.contains("library_aliases"), "{out}");
+            let meta = std::fs::symlink_metadata(&victim).unwrap();
+            assert!(meta.is_file(), "{alias}: {meta:?}");
+            assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+        }
+    }
+    // A plain alias still links.
+    write(
+        &comp.join("class/defaults.yml"),
+        "parameters:\n  p:\n    =_metadata:\n      library_aliases:\n        p-alias.libsonnet: p.libsonnet\n",
+    );
+    write(
+        &comp.join("component/main.jsonnet"),
+        "local l = import 'lib/p-alias.libsonnet';\n{ a: l }\n",
+    );
+    run(
+        &comp,
+        &["component", "compile", ".", "-o", "out", "--no-fetch"],
+        0,
+    );
+    assert!(
+        std::fs::read_to_string(comp.join("out/compiled/p/p/a.yaml"))
+            .unwrap()
+            .contains("x: 1")
+    );
+}
+
+/// Probe 43 (jsonnet-filter-reads-outside): a confined `component compile`
+/// (a pull request) evaluated a postprocess filter named
+/// `../../…/secret.json` and wrote the runner's file into the catalog; a
+/// filter inside the component read outside files with `importstr` and
+/// `std.native('yaml_load')` as well. A filter reads what the compile may.
+#[test]
+fn confined_jsonnet_filters_read_only_the_working_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let comp = root.join("component-p");
+    let secret = root.join("secret.json");
+    write(&secret, "{\"leak\": {\"token\": \"P43SECRET\"}}\n");
+    write(
+        &comp.join("class/defaults.yml"),
+        "parameters:\n  p:\n    namespace: syn-p\n",
+    );
+    write(&comp.join("component/main.jsonnet"), "{ a: { b: 1 } }\n");
+    let up = "../".repeat(root.components().count() + 4);
+    let outside = format!("{up}{}", secret.strip_prefix("/").unwrap().display());
+    let inside = [
+        format!("{{ leak: {{ t: importstr '{}' }} }}\n", secret.display()),
+        format!(
+            "{{ leak: std.native('yaml_load')('{}') }}\n",
+            secret.display()
+        ),
+        format!(
+            "{{ leak: {{ l: std.native('list_dir')('{}', true) }} }}\n",
+            root.display()
+        ),
+    ];
+    let mut filters = vec![outside];
+    for (i, text) in inside.iter().enumerate() {
+        write(&comp.join(format!("postprocess/f{i}.jsonnet")), text);
+        filters.push(format!("postprocess/f{i}.jsonnet"));
+    }
+    for filter in &filters {
+        write(
+            &comp.join("class/p.yml"),
+            &format!(
+                "parameters:\n  kapitan:\n    compile:\n      - input_paths:\n          - ${{_base_directory}}/component/main.jsonnet\n        input_type: jsonnet\n        output_path: p/\n  commodore:\n    postprocess:\n      filters:\n        - type: jsonnet\n          path: p\n          filter: {filter}\n"
+            ),
+        );
+        let _ = std::fs::remove_dir_all(comp.join("out"));
+        let out = run_env(
+            &comp,
+            &["component", "compile", ".", "-o", "out", "--no-fetch"],
+            &[("GITHUB_EVENT_NAME", "pull_request")],
+            2,
+        );
+        assert!(out.contains("refusing to read"), "{filter}: {out}");
+        assert!(!out.contains("P43SECRET"), "{out}");
+        assert!(
+            !comp.join("out/compiled/p/p/leak.yaml").exists(),
+            "{filter}"
+        );
+        // Not a pull request: the author's own run reads as before.
+        run(
+            &comp,
+            &["component", "compile", ".", "-o", "out", "--no-fetch"],
+            0,
+        );
+        assert!(comp.join("out/compiled/p/p/leak.yaml").exists(), "{filter}");
+    }
+}
+
+/// Probe 43 (defaults-device-called-missing): a component's
+/// `class/defaults.yml` (or class) committed as a link to `/dev/zero`, or
+/// a FIFO, was called missing ("Could not find component default file").
+/// It is named as what it is, nothing read.
+#[test]
+fn component_classes_that_are_no_files_are_named_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let comp = tmp.path().join("component-p");
+    write(
+        &comp.join("class/p.yml"),
+        "parameters:\n  kapitan:\n    compile: []\n",
+    );
+    write(&comp.join("class/defaults.yml"), "parameters: {}\n");
+    for f in ["class/defaults.yml", "class/p.yml"] {
+        let path = comp.join(f);
+        let keep = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        let out = run_within(
+            &comp,
+            &["component", "compile", ".", "-o", "out", "--no-fetch"],
+            &[],
+            2,
+            30,
+        );
+        assert!(out.contains("is not a regular file"), "{out}");
+        assert!(out.contains(&path.display().to_string()), "{out}");
+        assert!(!out.contains("Could not find"), "{out}");
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, keep).unwrap();
+    }
+}
