@@ -124,9 +124,7 @@ fn target_directories_with_an_empty_part_are_refused() {
         .unwrap();
     let abs = tmp.path().canonicalize().unwrap();
     let repo = abs.join("repo");
-    let class = "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: .\n        input_type: jsonnet\n        output_type: yaml\n        input_paths: [main.jsonnet]\n";
-    write(&repo.join("inventory/classes/common.yml"), class);
-    write(&repo.join("main.jsonnet"), "{ f: { v: 1 } }\n");
+    jsonnet_repo(&repo, &[]);
     let escaped = abs.join("escaped");
     let abs_text = abs.to_str().unwrap();
     // The name spells the temporary directory with dots, so before the
@@ -6314,10 +6312,7 @@ fn a_cache_record_naming_a_directory_outside_the_catalog_is_not_followed() {
     let abs = tmp.path().canonicalize().unwrap();
     let repo = abs.join("repo");
     let cache = abs.join("cache");
-    let class = "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: .\n        input_type: jsonnet\n        output_type: yaml\n        input_paths: [main.jsonnet]\n";
-    write(&repo.join("inventory/classes/common.yml"), class);
-    write(&repo.join("inventory/targets/t.yml"), "classes: [common]\n");
-    write(&repo.join("main.jsonnet"), "{ f: { v: 1 } }\n");
+    jsonnet_repo(&repo, &["t"]);
     let cache_arg = cache.to_str().unwrap();
     let args = ["compile", "--output-path", "out", "--cache", cache_arg];
     run(&repo, &args, 0);
@@ -6374,10 +6369,7 @@ fn cache_entries_and_catalogs_behind_a_link_are_not_trusted() {
     let repo = abs.join("repo");
     let empty = abs.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
-    let class = "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: .\n        input_type: jsonnet\n        output_type: yaml\n        input_paths: [main.jsonnet]\n";
-    write(&repo.join("inventory/classes/common.yml"), class);
-    write(&repo.join("inventory/targets/t.yml"), "classes: [common]\n");
-    write(&repo.join("main.jsonnet"), "{ f: { v: 1 } }\n");
+    jsonnet_repo(&repo, &["t"]);
     let cache = repo.join(".strata-cache");
     let args = ["compile", "--cache", ".strata-cache"];
     // The attacker's own run gives the key and the catalog record's name.
@@ -6437,11 +6429,7 @@ fn cache_entries_and_catalogs_behind_a_link_are_not_trusted() {
 fn cache_records_that_are_fifos_or_links_to_devices_are_not_read() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().canonicalize().unwrap().join("repo");
-    let class = "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: .\n        input_type: jsonnet\n        output_type: yaml\n        input_paths: [main.jsonnet]\n";
-    write(&repo.join("inventory/classes/common.yml"), class);
-    write(&repo.join("inventory/targets/t.yml"), "classes: [common]\n");
-    write(&repo.join("inventory/targets/u.yml"), "classes: [common]\n");
-    write(&repo.join("main.jsonnet"), "{ f: { v: 1 } }\n");
+    jsonnet_repo(&repo, &["t", "u"]);
     let cache = repo.join(".strata-cache");
     let args = ["compile", "--cache", ".strata-cache"];
     let files_of = |dir: &Path, ext: &str| -> Vec<PathBuf> {
@@ -6540,11 +6528,7 @@ fn cache_record_directories_that_are_links_are_not_written_through() {
 fn a_cache_facts_record_no_run_wrote_is_not_trusted() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().canonicalize().unwrap().join("repo");
-    let class = "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: .\n        input_type: jsonnet\n        output_type: yaml\n        input_paths: [main.jsonnet]\n";
-    write(&repo.join("inventory/classes/common.yml"), class);
-    write(&repo.join("inventory/targets/t.yml"), "classes: [common]\n");
-    write(&repo.join("inventory/targets/u.yml"), "classes: [common]\n");
-    write(&repo.join("main.jsonnet"), "{ f: { v: 1 } }\n");
+    jsonnet_repo(&repo, &["t", "u"]);
     let cache = repo.join(".strata-cache");
     let args = ["compile", "--cache", ".strata-cache"];
     run(&repo, &args, 0);
@@ -7827,4 +7811,18 @@ fn component_classes_that_are_no_files_are_named_as_such() {
         std::fs::remove_file(&path).unwrap();
         std::fs::write(&path, keep).unwrap();
     }
+}
+
+/// A repository whose targets `names` each compile `main.jsonnet` into
+/// one YAML file: the compile cache's probes start from it.
+fn jsonnet_repo(repo: &Path, names: &[&str]) {
+    let class = "parameters:\n  kapitan:\n    vars:\n      target: ${_reclass_:name:short}\n    compile:\n      - output_path: .\n        input_type: jsonnet\n        output_type: yaml\n        input_paths: [main.jsonnet]\n";
+    write(&repo.join("inventory/classes/common.yml"), class);
+    for name in names {
+        write(
+            &repo.join(format!("inventory/targets/{name}.yml")),
+            "classes: [common]\n",
+        );
+    }
+    write(&repo.join("main.jsonnet"), "{ f: { v: 1 } }\n");
 }
