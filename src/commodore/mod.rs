@@ -553,17 +553,22 @@ pub fn discover_packages(applications: &[String]) -> Result<BTreeSet<String>, Co
     Ok(out)
 }
 
+/// Whether `name` is one plain path component: not empty, `.` or `..`,
+/// without `/`, `\` or control characters.
+fn is_plain_name(name: &str) -> bool {
+    !(name.is_empty()
+        || name == "."
+        || name == ".."
+        || name.contains(['/', '\\'])
+        || name.chars().any(char::is_control))
+}
+
 /// Component, instance and package names become directory, file and link
 /// names (`dependencies/<c>`, `inventory/classes/components/<i>.yml`,
 /// `compiled/<i>`): `..` in one read a checkout from outside `dependencies/`
 /// and left links outside the working directory.
 fn check_path_name(what: &str, name: &str, app: &str) -> Result<(), CommodoreError> {
-    let bad = name.is_empty()
-        || name == "."
-        || name == ".."
-        || name.contains(['/', '\\'])
-        || name.chars().any(char::is_control);
-    if bad {
+    if !is_plain_name(name) {
         return Err(CommodoreError::new(format!(
             "invalid {what} name {name:?} in `applications` entry {app:?}: names become directory and file names, so they may not be empty, `.` or `..`, nor hold `/`, `\\` or control characters"
         )));
@@ -1138,12 +1143,7 @@ fn metadata<'a>(cluster: &'a Value, component: &str) -> Option<&'a Map> {
 /// request's) named `../../../home/runner/.bashrc` as an alias, and the
 /// link replaced that file, outside every working directory.
 fn check_library_alias(cn: &str, libalias: &str, libname: &Value) -> Result<(), CommodoreError> {
-    let bad_alias = libalias.is_empty()
-        || libalias == "."
-        || libalias == ".."
-        || libalias.contains(['/', '\\'])
-        || libalias.chars().any(char::is_control);
-    if bad_alias {
+    if !is_plain_name(libalias) {
         return Err(CommodoreError::new(format!(
             "invalid template library alias {libalias:?} of component '{cn}' (parameters.{}._metadata.library_aliases): an alias becomes a file name in dependencies/lib, so it may not be empty, `.` or `..`, nor hold `/`, `\\` or control characters",
             parameters_key(cn)
