@@ -1,9 +1,11 @@
 //! Incremental review == full review: random edits to a fixture inventory
 //! and its components (classes, targets, jsonnet imports, Jinja2 includes,
 //! copied files, targets added and removed, output paths, links inside the
-//! tree), on the head and on every other seed's base, then `strata review`
-//! with fingerprints must print byte for byte what `strata review --full`
-//! (every target compiled on both sides) prints.
+//! tree, secret references, `.kapitan`, search-path shadowing), on the head
+//! and on every other seed's base, then `strata review` with fingerprints
+//! must print byte for byte what `strata review --full` (every target
+//! compiled on both sides) prints; and `compile --cache` must write what a
+//! compile without the cache writes.
 
 use crate::strata;
 use crate::support::git;
@@ -54,7 +56,7 @@ fn edit(path: &Path, f: impl FnOnce(String) -> String) {
 fn random_edit(repo: &Path, rng: &mut Rng, n: usize) -> String {
     let ts = targets(repo);
     let pick = |rng: &mut Rng| ts[rng.below(ts.len())].clone();
-    match rng.below(29) {
+    match rng.below(33) {
         0 => {
             let t = ["alpha", "beta"][rng.below(2)];
             edit(
@@ -312,6 +314,69 @@ fn random_edit(repo: &Path, rng: &mut Rng, n: usize) -> String {
             });
             format!("{t}: unread parameter")
         }
+        29 => {
+            // A secret reference in a parameter both inputs read: its tag
+            // compiles to a hash of the reference file.
+            let t = ["alpha", "beta"][rng.below(2)];
+            let kind = ["base64", "plain"][rng.below(2)];
+            if !repo.join("refs/shared/owner").exists() {
+                write_ref(repo, kind, &format!("owner-{n}"));
+            }
+            edit(
+                &repo.join(format!("inventory/classes/tenants/{t}.yml")),
+                |_| format!("parameters:\n  owner: ?{{{kind}:shared/owner}}\n"),
+            );
+            format!("owner of tenant {t} a ?{{{kind}:shared/owner}} reference")
+        }
+        30 => {
+            // The secret rotated (whether or not a tag names it yet).
+            let kind = ["base64", "plain"][rng.below(2)];
+            write_ref(repo, kind, &format!("rotated-{n}"));
+            format!("refs/shared/owner rewritten ({kind})")
+        }
+        31 => {
+            // The repository's `.kapitan` changes how every target compiles.
+            let (text, what) = [
+                ("compile:\n  indent: 4\n", "indent 4"),
+                ("compile:\n  embed-refs: true\n", "embed-refs"),
+                (
+                    "compile:\n  multiline-string-style: literal\n",
+                    "literal strings",
+                ),
+                (
+                    "compile:\n  search-paths:\n    - shadow\n    - .\n",
+                    "search paths",
+                ),
+                ("", "empty"),
+            ][rng.below(5)];
+            std::fs::write(repo.join(".kapitan"), text).unwrap();
+            format!(".kapitan: {what}")
+        }
+        32 => {
+            // A file earlier in the search order (when `.kapitan` lists
+            // `shadow` first) replaces the component's input or its import.
+            let name = ["main.jsonnet", "helpers.libsonnet", "banner.txt"][rng.below(3)];
+            let from = repo.join("components/web").join(name);
+            let to = repo.join("shadow/components/web").join(name);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            // The shadowing copy imports its siblings from its own directory.
+            for sibling in ["helpers.libsonnet", "banner.txt"] {
+                let (s, d) = (from.with_file_name(sibling), to.with_file_name(sibling));
+                if !d.exists() {
+                    let _ = std::fs::copy(s, d);
+                }
+            }
+            let text = std::fs::read_to_string(&from).unwrap_or_default();
+            let text = if name == "main.jsonnet" {
+                text.replace("team: p.owner", &format!("team: p.owner, shadow: '{n}'"))
+            } else if name == "banner.txt" {
+                format!("{text}shadow {n}\n")
+            } else {
+                text
+            };
+            std::fs::write(&to, text).unwrap();
+            format!("shadow/components/web/{name}")
+        }
         _ => {
             edit(&repo.join("inventory/classes/components/docs.yml"), |s| {
                 let i = s.find("title: ").unwrap();
@@ -321,6 +386,28 @@ fn random_edit(repo: &Path, rng: &mut Rng, n: usize) -> String {
             "docs title".into()
         }
     }
+}
+
+/// Writes `refs/shared/owner` as `strata refs --write` does (a user
+/// rotating a secret).
+fn write_ref(repo: &Path, kind: &str, value: &str) {
+    let out = strata()
+        .current_dir(repo)
+        .args([
+            "refs",
+            "--write",
+            &format!("{kind}:shared/owner"),
+            "-f",
+            "-",
+        ])
+        .write_stdin(value.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn review(repo: &Path, extra: &[&str]) -> (i32, String, String) {
@@ -647,6 +734,94 @@ fn compile(dir: &Path, extra: &[&str]) -> (bool, String) {
         out.status.success(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// Every entry below `root`: a file's permission bits and bytes, a link's
+/// target, a directory's permission bits.
+fn catalog(root: &Path) -> std::collections::BTreeMap<String, (u32, Vec<u8>)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            let mode = meta.permissions().mode();
+            let body = if meta.file_type().is_symlink() {
+                std::fs::read_link(&p)
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes()
+            } else if meta.is_dir() {
+                stack.push(p);
+                Vec::new()
+            } else {
+                std::fs::read(&p).unwrap()
+            };
+            out.insert(rel, (mode, body));
+        }
+    }
+    out
+}
+
+/// `strata compile --cache` == `strata compile` under the random edits of
+/// the review's equivalence test: the cache (as actions/cache restores it
+/// from an earlier run) is warmed on a base, the edits are made, and the
+/// cached compile must write the catalog a compile without the cache
+/// writes (bytes, modes, links), or fail as it fails and leave the
+/// previous catalog in place.
+#[test]
+fn compile_cache_equals_a_full_compile_under_random_edits() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
+    let seeds: u64 = std::env::var("STRATA_EQUIVALENCE_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(12);
+    let (mut served, mut ok_some) = (false, 0);
+    for seed in 1..=seeds {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("w");
+        copy_tree(&fixture, &repo);
+        let cache = dir.path().join("cache");
+        let cache = cache.to_str().unwrap();
+        let mut rng = Rng(0x5851_F42D_4C95_7F2D ^ seed.wrapping_mul(0x1000_0001));
+        let mut done = Vec::new();
+        for n in 0..rng.below(2) {
+            done.push(format!("base: {}", random_edit(&repo, &mut rng, 100 + n)));
+        }
+        let (warmed, _) = compile(&repo, &["--cache", cache]);
+        let before = warmed.then(|| catalog(&repo.join("out/compiled")));
+        for n in 0..1 + rng.below(3) {
+            done.push(random_edit(&repo, &mut rng, n));
+        }
+        let (ok, err) = compile(&repo, &["--cache", cache]);
+        let (ok_full, err_full) = compile(&repo, &["--output-path", "full"]);
+        assert_eq!(
+            ok, ok_full,
+            "seed {seed}: edits {done:?}\ncached: {err}\nfull: {err_full}"
+        );
+        if ok {
+            assert_eq!(
+                catalog(&repo.join("out/compiled")),
+                catalog(&repo.join("full/compiled")),
+                "seed {seed}: edits {done:?}\ncached: {err}"
+            );
+            served |= !err.contains("(0 from the cache");
+            ok_some += 1;
+        } else if let Some(before) = before {
+            assert_eq!(
+                catalog(&repo.join("out/compiled")),
+                before,
+                "seed {seed}: edits {done:?}: a failed cached compile changed the catalog"
+            );
+        }
+    }
+    assert!(
+        ok_some * 2 > seeds,
+        "only {ok_some} of {seeds} seeds compiled"
+    );
+    assert!(served, "no seed served a target from the cache");
 }
 
 #[test]
