@@ -56,7 +56,7 @@ fn edit(path: &Path, f: impl FnOnce(String) -> String) {
 fn random_edit(repo: &Path, rng: &mut Rng, n: usize) -> String {
     let ts = targets(repo);
     let pick = |rng: &mut Rng| ts[rng.below(ts.len())].clone();
-    match rng.below(33) {
+    match rng.below(35) {
         0 => {
             let t = ["alpha", "beta"][rng.below(2)];
             edit(
@@ -376,6 +376,46 @@ fn random_edit(repo: &Path, rng: &mut Rng, n: usize) -> String {
             };
             std::fs::write(&to, text).unwrap();
             format!("shadow/components/web/{name}")
+        }
+        33 => {
+            // The component writes a file under an odd name (the in-memory
+            // catalog of an incremental review must treat it as the disk
+            // of a full review does: same file, same error).
+            let name = [
+                "sub/x",
+                "a//b",
+                "./c",
+                "d/",
+                "e/.",
+                "\u{e4}",
+                "a\u{308}",
+                "..x",
+                " lead",
+                "Web",
+                "deployment/inner",
+                "x:y",
+            ][rng.below(12)];
+            edit(&repo.join("components/web/main.jsonnet"), |s| {
+                let at = s.rfind('}').unwrap();
+                format!("{}  '{name}': {{ rev: {n} }},\n{}", &s[..at], &s[at..])
+            });
+            format!("main.jsonnet writes {name:?}")
+        }
+        34 => {
+            // A copied file under an odd name (git stores any byte but NUL
+            // and `/`).
+            let name = [
+                "new\nline.txt",
+                "tab\t.txt",
+                "\u{e4}.txt",
+                "a\u{308}.txt",
+                ".hidden",
+                "-dash",
+                "back\\slash",
+                "q\"uote",
+            ][rng.below(8)];
+            std::fs::write(repo.join("files/static").join(name), format!("odd {n}\n")).unwrap();
+            format!("copied file {name:?}")
         }
         _ => {
             edit(&repo.join("inventory/classes/components/docs.yml"), |s| {
