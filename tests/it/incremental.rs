@@ -428,6 +428,16 @@ fn random_edit(repo: &Path, rng: &mut Rng, n: usize) -> String {
     }
 }
 
+/// How many random edits a pull request makes at most:
+/// `STRATA_EQUIVALENCE_EDITS` (3 by default; 150 seeds at 8 pass).
+fn max_edits() -> usize {
+    std::env::var("STRATA_EQUIVALENCE_EDITS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(3)
+}
+
 /// Writes `refs/shared/owner` as `strata refs --write` does (a user
 /// rotating a secret).
 fn write_ref(repo: &Path, kind: &str, value: &str) {
@@ -496,7 +506,7 @@ fn incremental_review_equals_full_review_under_random_edits() {
             }
         }
         commit_base(repo);
-        for n in 0..1 + rng.below(3) {
+        for n in 0..1 + rng.below(max_edits()) {
             done.push(random_edit(repo, &mut rng, n));
         }
         git(repo, &["add", "-A"]);
@@ -832,7 +842,7 @@ fn compile_cache_equals_a_full_compile_under_random_edits() {
         }
         let (warmed, _) = compile(&repo, &["--cache", cache]);
         let before = warmed.then(|| catalog(&repo.join("out/compiled")));
-        for n in 0..1 + rng.below(3) {
+        for n in 0..1 + rng.below(max_edits()) {
             done.push(random_edit(&repo, &mut rng, n));
         }
         let (ok, err) = compile(&repo, &["--cache", cache]);
