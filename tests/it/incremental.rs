@@ -1,11 +1,12 @@
 //! Incremental review == full review: random edits to a fixture inventory
 //! and its components (classes, targets, jsonnet imports, Jinja2 includes,
 //! copied files, targets added and removed, output paths, links inside the
-//! tree, secret references, `.kapitan`, search-path shadowing), on the head
-//! and on every other seed's base, then `strata review` with fingerprints
-//! must print byte for byte what `strata review --full` (every target
-//! compiled on both sides) prints; and `compile --cache` must write what a
-//! compile without the cache writes.
+//! tree, secret references, `.kapitan`, search-path shadowing, ytt entries,
+//! odd file names), on the head and on every other seed's base, then
+//! `strata review` with fingerprints must print byte for byte what
+//! `strata review --full` (every target compiled on both sides) prints;
+//! and `compile --cache` must write what a compile without the cache
+//! writes.
 
 use crate::strata;
 use crate::support::git;
@@ -56,7 +57,7 @@ fn edit(path: &Path, f: impl FnOnce(String) -> String) {
 fn random_edit(repo: &Path, rng: &mut Rng, n: usize) -> String {
     let ts = targets(repo);
     let pick = |rng: &mut Rng| ts[rng.below(ts.len())].clone();
-    match rng.below(35) {
+    match rng.below(37) {
         0 => {
             let t = ["alpha", "beta"][rng.below(2)];
             edit(
@@ -416,6 +417,64 @@ fn random_edit(repo: &Path, rng: &mut Rng, n: usize) -> String {
             ][rng.below(8)];
             std::fs::write(repo.join("files/static").join(name), format!("odd {n}\n")).unwrap();
             format!("copied file {name:?}")
+        }
+        35 => {
+            // A target gains a ytt entry (templates, an overlay, a Starlark
+            // library) reading its parameters as data values.
+            let t = pick(rng);
+            let dir = repo.join("ytt");
+            std::fs::create_dir_all(&dir).unwrap();
+            if !dir.join("svc.yml").exists() {
+                std::fs::write(
+                    dir.join("svc.yml"),
+                    "#@ load(\"@ytt:data\", \"data\")\n#@ load(\"names.star\", \"svc\")\n\
+                     apiVersion: v1\nkind: Service\nmetadata:\n  name: #@ svc(data.values.web.name)\n\
+                     \x20 labels:\n    owner: #@ data.values.owner\n",
+                )
+                .unwrap();
+                std::fs::write(
+                    dir.join("names.star"),
+                    "def svc(n):\n  return n + \"-svc\"\nend\n",
+                )
+                .unwrap();
+            }
+            edit(&repo.join(format!("inventory/targets/{t}")), |s| {
+                if s.contains("input_type: ytt") {
+                    s
+                } else {
+                    s.replacen(
+                        "parameters:\n",
+                        "parameters:\n  kapitan:\n    compile:\n      - input_type: ytt\n        \
+                         input_paths: [ytt]\n        output_path: svc\n",
+                        1,
+                    )
+                }
+            });
+            format!("{t}: a ytt entry")
+        }
+        36 => {
+            // The ytt inputs change: the library, or an overlay added.
+            let dir = repo.join("ytt");
+            std::fs::create_dir_all(&dir).unwrap();
+            if rng.below(2) == 0 {
+                std::fs::write(
+                    dir.join("names.star"),
+                    format!("def svc(n):\n  return n + \"-svc{n}\"\nend\n"),
+                )
+                .unwrap();
+                "ytt/names.star".into()
+            } else {
+                std::fs::write(
+                    dir.join("overlay.yml"),
+                    format!(
+                        "#@ load(\"@ytt:overlay\", \"overlay\")\n\
+                         #@overlay/match by=overlay.subset({{\"kind\": \"Service\"}}), expects=\"0+\"\n\
+                         ---\nmetadata:\n  #@overlay/match missing_ok=True\n  annotations:\n    rev: \"{n}\"\n"
+                    ),
+                )
+                .unwrap();
+                "ytt/overlay.yml".into()
+            }
         }
         _ => {
             edit(&repo.join("inventory/classes/components/docs.yml"), |s| {
