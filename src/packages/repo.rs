@@ -860,6 +860,11 @@ fn untar(data: impl Read, into: &Path, limit: u64, max_entries: usize) -> Result
         .entries()
         .map_err(|e| format!("tar: {}", tar_message(&e, into)))?;
     let mut last: Option<String> = None;
+    // The stream's bytes are capped, but a GNU sparse entry's holes are
+    // not in the stream: 131 bytes of tar.gz stood for a 20 GB file, which
+    // the copy into the output path then read whole (probe 44). Count
+    // every entry's size as the archive states it.
+    let mut stated: u64 = 0;
     for (n, entry) in entries.enumerate() {
         if n == max_entries {
             return Err(format!(
@@ -874,6 +879,13 @@ fn untar(data: impl Read, into: &Path, limit: u64, max_entries: usize) -> Result
             format!("tar: cannot read {which}: {}", tar_message(&e, into))
         })?;
         let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        stated = stated.saturating_add(entry.size());
+        if stated > limit {
+            return Err(format!(
+                "tar entry `{name}`: unpacks to more than {} MiB (the limit for one archive)",
+                limit >> 20
+            ));
+        }
         // `unpack_in` refuses paths escaping the directory, but says so in
         // terms of strata's scratch directory: say which link leads out.
         entry.unpack_in(into).map_err(|e| {
@@ -1584,6 +1596,54 @@ mod tests {
         let n =
             http_get_limited(&url, 1 << 20, std::time::Duration::from_secs(60), &mut out).unwrap();
         assert_eq!((n, out.as_slice()), (4, b"body".as_slice()));
+    }
+
+    /// A GNU sparse entry: `size` bytes of holes and no data in the stream.
+    fn sparse_tar(name: &str, size: u64) -> Vec<u8> {
+        fn octal(field: &mut [u8], v: u64) {
+            let text = format!("{v:0width$o}\0", width = field.len() - 1);
+            field.copy_from_slice(text.as_bytes());
+        }
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::GNUSparse);
+        h.set_size(0);
+        h.set_mode(0o644);
+        h.set_path(name).unwrap();
+        let gnu = h.as_gnu_mut().unwrap();
+        octal(&mut gnu.sparse[0].offset, size);
+        octal(&mut gnu.sparse[0].numbytes, 0);
+        octal(&mut gnu.realsize, size);
+        h.set_cksum();
+        let mut out = Vec::new();
+        let mut b = tar::Builder::new(&mut out);
+        b.append(&h, std::io::empty()).unwrap();
+        b.finish().unwrap();
+        drop(b);
+        out
+    }
+
+    #[test]
+    fn sparse_entries_count_their_holes_toward_the_limit() {
+        // Probe 44 (sparse-tar): the holes of a sparse entry are not in
+        // the stream the cap counts; a 131-byte tar.gz unpacked to 20 GB.
+        let dir = tempfile::tempdir().unwrap();
+        let err = unpack_limited(
+            &sparse_tar("big.bin", 8 << 20),
+            "s.tar",
+            dir.path(),
+            1 << 20,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "tar entry `big.bin`: unpacks to more than 1 MiB (the limit for one archive)"
+        );
+        assert!(!dir.path().join("big.bin").exists());
+        // Under the limit a sparse entry unpacks, at its stated size.
+        let dir = tempfile::tempdir().unwrap();
+        unpack_limited(&sparse_tar("small.bin", 4096), "s.tar", dir.path(), 1 << 20).unwrap();
+        let m = std::fs::metadata(dir.path().join("small.bin")).unwrap();
+        assert_eq!(m.len(), 4096);
     }
 
     #[test]
