@@ -84,6 +84,12 @@ pub fn merge_base(repo: &Path, a: &str, b: &str) -> Option<String> {
         .map(|id| id.detach().to_string())
 }
 
+/// Whether the repository holding `dir` is a shallow clone (its history
+/// cut off at `.git/shallow`), where a merge base may be out of reach.
+pub fn is_shallow(dir: &Path) -> bool {
+    open(dir, "HEAD").is_ok_and(|r| r.is_shallow().unwrap_or(false))
+}
+
 /// Where `dir` sits inside its repository's work tree, as a `/`-separated
 /// path (empty at the root): a revision's tree is compiled from the same
 /// subdirectory the user stands in.
