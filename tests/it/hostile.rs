@@ -6118,6 +6118,63 @@ fn reviews_bound_one_trees_size_and_count_directories() {
     run(&repo, &args, 0);
 }
 
+/// Probe 44 (empty-tree-bomb): three trees of 1,000 entries, each naming
+/// the next, the last the empty tree (28 KiB of objects), are 10^9 empty
+/// directories: no file, so no file limit, and a review of the commit (or
+/// `strata fetch` of the repository, a component a pull request names)
+/// walked them for ever. Directories count as path components, so both
+/// stop at 4,000,000 (the default).
+#[test]
+fn walks_of_repeated_empty_directories_are_bounded() {
+    use crate::support::{git, git_input};
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(&repo.join("README"), "hi\n");
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    let mut tree = git_input(&repo, &["mktree"], "").trim().to_string();
+    for _ in 0..3 {
+        let listing: String = (0..1000)
+            .map(|i| format!("040000 tree {tree}\td{i:03}\n"))
+            .collect();
+        tree = git_input(&repo, &["mktree"], &listing).trim().to_string();
+    }
+    let root = format!(
+        "040000 tree {tree}\tb\n{}\n",
+        git(&repo, &["ls-tree", "HEAD"])
+    );
+    let root = git_input(&repo, &["mktree"], &root);
+    let commit = git(
+        &repo,
+        &["commit-tree", root.trim(), "-p", "HEAD", "-m", "bomb"],
+    );
+    git(&repo, &["branch", "bomb", commit.trim()]);
+    let out = run_within(
+        &repo,
+        &["review", "--base", "base", "--head", "bomb"],
+        &[],
+        2,
+        60,
+    );
+    assert!(
+        out.contains("more than 4000000 path components in all (at `b/d")
+            && out.contains("STRATA_CHECKOUT_PATH_COMPONENTS"),
+        "{out}"
+    );
+    let work = tmp.path().join("w");
+    write(
+        &work.join("deps.yml"),
+        &format!("bomb:\n  url: file://{}\n  version: bomb\n", repo.display()),
+    );
+    let out = run_within(&work, &["fetch", "--deps", "deps.yml"], &[], 2, 60);
+    assert!(
+        out.contains("the tree's paths (files and directories) hold more than 4000000 path components in all (STRATA_CHECKOUT_PATH_COMPONENTS)"),
+        "{out}"
+    );
+}
+
 /// Re-probe 12 (package-repo-fetch-plain-tempdir): a package repository
 /// was fetched into a plain temporary directory, left by a killed run,
 /// and named in errors (`/tmp/.tmpX/content/packages/...`). It is locked
