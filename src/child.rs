@@ -97,6 +97,12 @@ pub fn is_secret_env_name(name: &str) -> bool {
         "JWT",
         "OIDC",
         "CONNECTION",
+        // Probe 44: SonarScanner's `SONAR_LOGIN` holds its token (an older
+        // one is 40 hex digits, no shape to tell it by); `DOCKER_LOGIN`
+        // and the like are user names at worst. A chat hook's URL is its
+        // credential (`SLACK_HOOK`).
+        "LOGIN",
+        "HOOK",
     ];
     const PARTS: &[&str] = &[
         "TOKEN",
@@ -391,6 +397,10 @@ mod tests {
             "CI_JOB_JWT",
             "AZURE_STORAGE_CONNECTION_STRING",
             "oidc_request_url",
+            // Probe 44
+            "SONAR_LOGIN",
+            "sonar.login",
+            "SLACK_HOOK",
         ] {
             assert!(is_secret_env_name(name), "{name}");
         }
@@ -413,6 +423,8 @@ mod tests {
             "RUNNER_TEMP",
             "CI",
             "GIT_CONFIG_COUNT",
+            "LOGNAME",
+            "USER",
         ] {
             assert!(!is_secret_env_name(name), "{name}");
         }
@@ -437,6 +449,8 @@ mod tests {
             "AKIAIOSFODNN7EXAMPLE",
             "glpat-abcdefghij0123456789",
             "xoxb-1234567890-abcdefghij",
+            // The review's vendor shapes too (SonarQube's `sqp_`).
+            "sqp_0123456789abcdef0123456789abcdef01234567",
         ] {
             assert!(is_secret_env_value(value), "{value}");
         }

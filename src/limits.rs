@@ -15,7 +15,7 @@
 //! all of them, so the check of their values and their use cannot disagree.
 
 /// Every limit variable and the unit of its value.
-pub const VARIABLES: [(&str, &str); 27] = [
+pub const VARIABLES: [(&str, &str); 28] = [
     ("STRATA_EVAL_MEMORY", "bytes"),
     ("STRATA_EVAL_ALLOCATIONS", "allocations"),
     ("STRATA_RENDER_MEMORY", "bytes"),
@@ -29,6 +29,7 @@ pub const VARIABLES: [(&str, &str); 27] = [
     ("STRATA_CHECKOUT_FILE_BYTES", "bytes"),
     ("STRATA_CHECKOUT_REPEATED_FILES", "files"),
     ("STRATA_CHECKOUT_PATH_COMPONENTS", "path components"),
+    ("STRATA_CHECKOUT_TREE_BYTES", "bytes"),
     ("STRATA_MAX_WALK_LEVELS", "directory levels"),
     ("STRATA_MAX_RUN_WALK_LEVELS", "directory levels"),
     ("STRATA_MAX_RENDER_LOOKUPS", "reference lookups"),

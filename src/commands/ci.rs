@@ -430,7 +430,7 @@ fn pr_request(
         anyhow::bail!("the pull request event has no base or head sha");
     };
     let repo = Path::new(".");
-    let base = crate::diff::git::merge_base(repo, base, head).unwrap_or_else(|| base.clone());
+    let base = crate::commands::review::review_base(repo, base, base, head);
     Ok(ReviewRequest {
         repo,
         base,
@@ -587,7 +587,7 @@ fn review(
         anyhow::bail!("the pull request event has no base or head sha");
     };
     let repo = Path::new(".");
-    let base = crate::diff::git::merge_base(repo, base, head).unwrap_or_else(|| base.clone());
+    let base = crate::commands::review::review_base(repo, base, base, head);
     // Both sides are compiled here (the head only when the shards did not),
     // so the comment can also compare their apply order.
     let r = match (req, opened) {
@@ -733,7 +733,7 @@ fn base_lint(
         return None;
     };
     let repo = Path::new(".");
-    let base = crate::diff::git::merge_base(repo, base, head).unwrap_or_else(|| base.clone());
+    let base = crate::commands::review::review_base(repo, base, base, head);
     lint_revision(inv, &base, work)
 }
 

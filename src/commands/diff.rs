@@ -325,6 +325,6 @@ fn revisions(args: &DiffArgs) -> anyhow::Result<(String, String)> {
             "nothing to compare: pass --catalogs OLD_DIR NEW_DIR or --base REF [--head REF] (in a pull_request workflow the base comes from GITHUB_EVENT_PATH)"
         );
     };
-    let base = diff::git::merge_base(&args.repo, &base, &head).unwrap_or(base);
+    let base = crate::commands::review::review_base(&args.repo, &base, &base, &head);
     Ok((base, head))
 }

@@ -228,7 +228,7 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<ExitCode> {
     let repo = Path::new(".");
     let head = crate::diff::git::resolve(repo, &args.head).map_err(diag_err)?;
     let base = crate::diff::git::resolve(repo, &args.base).map_err(diag_err)?;
-    let base = crate::diff::git::merge_base(repo, &base, &head).unwrap_or(base);
+    let base = review_base(repo, &args.base, &base, &head);
     let flags = compile_flags(&args.inv, &args.rev, &args.compile_flags)?;
     let inv = args.inv.options("inventory")?;
     let req = ReviewRequest {
@@ -299,4 +299,25 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<ExitCode> {
     )?;
     std::io::stdout().lock().flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where a review of `head` against `base` starts: their merge base, or
+/// `base` itself when there is none in the clone. In a shallow clone
+/// (`actions/checkout`'s default `fetch-depth: 1`, or 2) the merge base is
+/// usually cut off, and the review then showed every change made on the
+/// base branch since the fork as reverted by the pull request, with no
+/// word of why (probe 44): that case is warned about, once per run.
+pub(crate) fn review_base(repo: &Path, shown: &str, base: &str, head: &str) -> String {
+    if let Some(b) = crate::diff::git::merge_base(repo, base, head) {
+        return b;
+    }
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if crate::diff::git::is_shallow(repo)
+        && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed)
+    {
+        eprintln!(
+            "warning: the base `{shown}` and the head have no common ancestor in this clone, which is shallow: the review compares with `{shown}` itself, so changes made on it since the head forked off show as reverted by the head; check out with `fetch-depth: 0` (actions/checkout) or `git fetch --unshallow`"
+        );
+    }
+    base.to_string()
 }

@@ -508,16 +508,22 @@ pub fn compile_component(opts: &ComponentOptions) -> Result<ComponentReport, Com
             warnings,
         })
     };
-    run().map_err(|e| unscratch(e, &real))
+    run().map_err(|e| unscratch(e, &real, &work))
 }
 
+/// How errors show the component compile's scratch directory.
+const SCRATCH: &str = "<scratch>";
+
 /// `e` with the scratch paths in `real` (scratch, real) replaced by the
-/// files they link to.
-fn unscratch(mut e: CommodoreError, real: &[(PathBuf, PathBuf)]) -> CommodoreError {
+/// files they link to, and any other path below the scratch directory
+/// `work` shown below `<scratch>`: the directory is gone once the compile
+/// ends, and a missing import's list of search paths named it (probe 43).
+fn unscratch(mut e: CommodoreError, real: &[(PathBuf, PathBuf)], work: &Path) -> CommodoreError {
     let mut pairs: Vec<(String, String)> = real
         .iter()
         .map(|(a, b)| (a.display().to_string(), b.display().to_string()))
         .collect();
+    pairs.push((work.display().to_string(), SCRATCH.to_string()));
     // The longest first: a link's path may begin another's.
     pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
     fn fix(text: &str, pairs: &[(String, String)]) -> String {

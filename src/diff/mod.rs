@@ -54,9 +54,18 @@ impl crate::diagnostics::ToDiagnostic for DiffError {
             DiffError::Git { message, .. } if message.starts_with("cannot open the git repository") => d.with_hint(
                 "--base and --head compare git revisions: run it inside a git repository (or pass --repo DIR); to compare two compiled directories use `--catalogs OLD_DIR NEW_DIR`",
             ),
-            DiffError::Git { .. } => d.with_hint(
-                "pass a branch, tag or commit that exists in the repository (fetch it first in CI: `fetch-depth: 0`)",
-            ),
+            // A revision or object the clone lacks. A tree past a checkout
+            // limit or holding a name refused exists: being told to fetch
+            // it sent the author the wrong way (probe 44); those messages
+            // say what to do themselves.
+            DiffError::Git { message, .. }
+                if message.starts_with("not a commit") || message.starts_with("cannot read") =>
+            {
+                d.with_hint(
+                    "pass a branch, tag or commit that exists in the repository (fetch it first in CI: `fetch-depth: 0`)",
+                )
+            }
+            DiffError::Git { .. } => d,
         }
     }
 }
@@ -1065,6 +1074,31 @@ mod tests {
 
     fn docs(s: &str) -> Vec<Value> {
         crate::yaml::load_values(s).unwrap()
+    }
+
+    /// Probe 44: a revision past a checkout limit, or holding a refused
+    /// name, exists; only a missing revision or object is told to fetch.
+    #[test]
+    fn only_missing_revisions_are_told_to_fetch() {
+        use crate::diagnostics::ToDiagnostic;
+        let hints = |message: &str| {
+            DiffError::Git {
+                rev: "abc".into(),
+                message: message.into(),
+            }
+            .to_diagnostic()
+            .hints
+        };
+        let fetch = "pass a branch, tag or commit that exists in the repository (fetch it first in CI: `fetch-depth: 0`)";
+        assert_eq!(hints("not a commit in ."), [fetch]);
+        assert_eq!(hints("cannot read tree 0123: object not found"), [fetch]);
+        for message in [
+            "the revision holds more than 200000 files (at `f0200000`): a review checks out at most that many (STRATA_CHECKOUT_FILES)",
+            "`zz/d/d` nests directories more than 256 levels deep: a review checks out no deeper tree",
+            "the tree holds an unsafe file name \"..\" in `a`; nothing was written from it",
+        ] {
+            assert!(hints(message).is_empty(), "{message}");
+        }
     }
 
     #[test]

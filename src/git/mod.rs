@@ -415,8 +415,13 @@ impl CacheRepo {
                 None => return Ok(out),
             }
         }
-        let max_files = crate::limits::checkout_files() as usize;
-        self.walk_tree(tree_id, prefix, &mut out, 0, max_files)?;
+        let mut budget = WalkBudget {
+            max_files: crate::limits::checkout_files() as usize,
+            components: 0,
+            max_components: crate::limits::get("STRATA_CHECKOUT_PATH_COMPONENTS", 4_000_000),
+            max_tree_bytes: crate::limits::get("STRATA_CHECKOUT_TREE_BYTES", 32 << 20),
+        };
+        self.walk_tree(tree_id, prefix, &mut out, 0, &mut budget)?;
         Ok(out)
     }
 
@@ -430,17 +435,22 @@ impl CacheRepo {
             .map_err(|e| obj_err(format!("decoding tree {id}"), e))
     }
 
-    /// At most 256 levels and 200,000 files (`STRATA_CHECKOUT_FILES`): the
-    /// tree may be a pull request's (each level was a frame: 1,200 levels
-    /// overflowed a debug build's stack; re-probe 12).
+    /// At most 256 levels, 200,000 files (`STRATA_CHECKOUT_FILES`), and
+    /// the review checkout's bounds on path components (files and
+    /// directories) and on one tree object's size: the tree may be a pull
+    /// request's (each level was a frame: 1,200 levels overflowed a debug
+    /// build's stack; re-probe 12), and three trees of 1,000 entries each
+    /// naming the next (28 KiB of objects) made 10^9 empty directories to
+    /// walk, holding `strata fetch` for ever (probe 44).
     fn walk_tree(
         &self,
         id: ObjectId,
         prefix: &str,
         out: &mut FileMap,
         depth: usize,
-        max_files: usize,
+        budget: &mut WalkBudget,
     ) -> Result<()> {
+        let max_files = budget.max_files;
         let limit = |message: String| GitError::Path {
             path: PathBuf::from(prefix.chars().take(120).collect::<String>()),
             message,
@@ -449,6 +459,15 @@ impl CacheRepo {
             return Err(limit(
                 "the tree nests directories more than 256 levels deep".into(),
             ));
+        }
+        if let Ok(h) = self.repo.find_header(id) {
+            if h.size() > budget.max_tree_bytes {
+                return Err(limit(format!(
+                    "the directory is a git tree of {} bytes: a fetched tree may hold at most {} bytes in one directory (STRATA_CHECKOUT_TREE_BYTES)",
+                    h.size(),
+                    budget.max_tree_bytes
+                )));
+            }
         }
         let mut seen = std::collections::HashSet::new();
         let at = if prefix.is_empty() {
@@ -476,9 +495,19 @@ impl CacheRepo {
             } else {
                 format!("{prefix}/{name}")
             };
+            budget.components += depth as u64 + 1;
+            if budget.components > budget.max_components {
+                return Err(GitError::Path {
+                    path: PathBuf::from(path.chars().take(120).collect::<String>()),
+                    message: format!(
+                        "the tree's paths (files and directories) hold more than {} path components in all (STRATA_CHECKOUT_PATH_COMPONENTS)",
+                        budget.max_components
+                    ),
+                });
+            }
             let kind = entry.mode.kind();
             if kind == EntryKind::Tree {
-                self.walk_tree(entry.oid, &path, out, depth + 1, max_files)?;
+                self.walk_tree(entry.oid, &path, out, depth + 1, budget)?;
             } else if let Some(k) = file_kind(kind) {
                 if out.len() >= max_files {
                     return Err(limit(format!(
@@ -882,6 +911,14 @@ pub(crate) fn token_only(
         }
         _ => Ok(None),
     }
+}
+
+/// What one fetched tree's walk may still list.
+struct WalkBudget {
+    max_files: usize,
+    components: u64,
+    max_components: u64,
+    max_tree_bytes: u64,
 }
 
 #[cfg(test)]

@@ -835,6 +835,7 @@ fn unpack_limited(data: &[u8], file_name: &str, into: &Path, limit: u64) -> Resu
             .map_err(|e| format!("gunzip: {e}"))?;
         let mut rest = std::io::Cursor::new(head).chain(gz);
         if rest.get_ref().0.get_ref().get(257..262) == Some(b"ustar".as_slice()) {
+            extensions_fit(flate2::read::GzDecoder::new(data), limit)?;
             return untar(rest, into, limit, MAX_ENTRIES);
         }
         let name = file_name.trim_end_matches(".gz");
@@ -845,9 +846,54 @@ fn unpack_limited(data: &[u8], file_name: &str, into: &Path, limit: u64) -> Resu
             .map_err(|e| format!("gunzip: {e}"));
     }
     if is_tar {
+        extensions_fit(data, limit)?;
         return untar(data, into, limit, MAX_ENTRIES);
     }
     write_plain(data, file_name, into)
+}
+
+/// Most bytes of one PAX or GNU long-name header entry. Real ones hold a
+/// few names and numbers; the tar crate reads each whole into memory
+/// before the entry it describes, so a 600 KB tar.gz whose PAX header is
+/// 600 MB of zeros took 1.2 GB (probe 44, tar-pax-header).
+const MAX_EXTENSION: u64 = 1 << 20;
+
+/// Refuses an archive holding a PAX or GNU long-name header entry larger
+/// than [`MAX_EXTENSION`], read in a first pass that holds no entry's data
+/// (the crate's raw mode yields those headers as entries). Other errors
+/// are left to the unpacking pass, which names the entry.
+fn extensions_fit(data: impl Read, limit: u64) -> Result<(), String> {
+    let mut archive = tar::Archive::new(Capped {
+        inner: data,
+        seen: 0,
+        limit,
+    });
+    let Ok(entries) = archive.entries() else {
+        return Ok(());
+    };
+    let mut last: Option<String> = None;
+    for entry in entries.raw(true) {
+        let Ok(entry) = entry else { return Ok(()) };
+        let kind = entry.header().entry_type();
+        let extension = kind.is_pax_global_extensions()
+            || kind.is_pax_local_extensions()
+            || kind.is_gnu_longname()
+            || kind.is_gnu_longlink();
+        if extension && entry.size() > MAX_EXTENSION {
+            let after = match &last {
+                Some(name) => format!("after `{name}`"),
+                None => "at the start".to_string(),
+            };
+            return Err(format!(
+                "tar: a PAX or long-name header {after} holds {} bytes: at most {MAX_EXTENSION} are read (real ones hold a few names and numbers)",
+                entry.size()
+            ));
+        }
+        if !extension {
+            last = Some(String::from_utf8_lossy(&entry.path_bytes()).into_owned());
+        }
+    }
+    Ok(())
 }
 
 fn untar(data: impl Read, into: &Path, limit: u64, max_entries: usize) -> Result<(), String> {
@@ -860,6 +906,11 @@ fn untar(data: impl Read, into: &Path, limit: u64, max_entries: usize) -> Result
         .entries()
         .map_err(|e| format!("tar: {}", tar_message(&e, into)))?;
     let mut last: Option<String> = None;
+    // The stream's bytes are capped, but a GNU sparse entry's holes are
+    // not in the stream: 131 bytes of tar.gz stood for a 20 GB file, which
+    // the copy into the output path then read whole (probe 44). Count
+    // every entry's size as the archive states it.
+    let mut stated: u64 = 0;
     for (n, entry) in entries.enumerate() {
         if n == max_entries {
             return Err(format!(
@@ -874,6 +925,13 @@ fn untar(data: impl Read, into: &Path, limit: u64, max_entries: usize) -> Result
             format!("tar: cannot read {which}: {}", tar_message(&e, into))
         })?;
         let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        stated = stated.saturating_add(entry.size());
+        if stated > limit {
+            return Err(format!(
+                "tar entry `{name}`: unpacks to more than {} MiB (the limit for one archive)",
+                limit >> 20
+            ));
+        }
         // `unpack_in` refuses paths escaping the directory, but says so in
         // terms of strata's scratch directory: say which link leads out.
         entry.unpack_in(into).map_err(|e| {
@@ -1584,6 +1642,107 @@ mod tests {
         let n =
             http_get_limited(&url, 1 << 20, std::time::Duration::from_secs(60), &mut out).unwrap();
         assert_eq!((n, out.as_slice()), (4, b"body".as_slice()));
+    }
+
+    /// A GNU sparse entry: `size` bytes of holes and no data in the stream.
+    fn sparse_tar(name: &str, size: u64) -> Vec<u8> {
+        fn octal(field: &mut [u8], v: u64) {
+            let text = format!("{v:0width$o}\0", width = field.len() - 1);
+            field.copy_from_slice(text.as_bytes());
+        }
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::GNUSparse);
+        h.set_size(0);
+        h.set_mode(0o644);
+        h.set_path(name).unwrap();
+        let gnu = h.as_gnu_mut().unwrap();
+        octal(&mut gnu.sparse[0].offset, size);
+        octal(&mut gnu.sparse[0].numbytes, 0);
+        octal(&mut gnu.realsize, size);
+        h.set_cksum();
+        let mut out = Vec::new();
+        let mut b = tar::Builder::new(&mut out);
+        b.append(&h, std::io::empty()).unwrap();
+        b.finish().unwrap();
+        drop(b);
+        out
+    }
+
+    #[test]
+    fn oversized_pax_and_long_name_headers_are_refused_before_they_are_read() {
+        // Probe 44 (tar-pax-header): the crate reads a PAX header whole.
+        let header = |name: &str, kind: tar::EntryType, size: u64| {
+            let mut h = tar::Header::new_ustar();
+            h.set_path(name).unwrap();
+            h.set_entry_type(kind);
+            h.set_size(size);
+            h.set_mode(0o644);
+            h.set_cksum();
+            h
+        };
+        for kind in [tar::EntryType::XHeader, tar::EntryType::GNULongName] {
+            let mut out = Vec::new();
+            {
+                let mut b = tar::Builder::new(&mut out);
+                b.append(&header("ok.txt", tar::EntryType::Regular, 2), &b"hi"[..])
+                    .unwrap();
+                let big = vec![b'a'; (MAX_EXTENSION + 1) as usize];
+                b.append(
+                    &header("PaxHeaders/x", kind, big.len() as u64),
+                    big.as_slice(),
+                )
+                .unwrap();
+                b.append(&header("f.txt", tar::EntryType::Regular, 2), &b"hi"[..])
+                    .unwrap();
+                b.finish().unwrap();
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let err = unpack_limited(&out, "p.tar", dir.path(), 1 << 30).unwrap_err();
+            assert_eq!(
+                err,
+                "tar: a PAX or long-name header after `ok.txt` holds 1048577 bytes: at most 1048576 are read (real ones hold a few names and numbers)",
+                "{kind:?}"
+            );
+            assert!(!dir.path().join("ok.txt").exists());
+        }
+        // A real PAX header (a long name) unpacks.
+        let mut out = Vec::new();
+        {
+            let mut b = tar::Builder::new(&mut out);
+            let long = format!("{}/f.txt", "d".repeat(150));
+            let mut h = tar::Header::new_ustar();
+            h.set_size(2);
+            h.set_mode(0o644);
+            b.append_data(&mut h, &long, &b"hi"[..]).unwrap();
+            b.finish().unwrap();
+        }
+        let dir = tempfile::tempdir().unwrap();
+        unpack_limited(&out, "p.tar", dir.path(), 1 << 30).unwrap();
+        assert!(dir.path().join("d".repeat(150)).join("f.txt").is_file());
+    }
+
+    #[test]
+    fn sparse_entries_count_their_holes_toward_the_limit() {
+        // Probe 44 (sparse-tar): the holes of a sparse entry are not in
+        // the stream the cap counts; a 131-byte tar.gz unpacked to 20 GB.
+        let dir = tempfile::tempdir().unwrap();
+        let err = unpack_limited(
+            &sparse_tar("big.bin", 8 << 20),
+            "s.tar",
+            dir.path(),
+            1 << 20,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "tar entry `big.bin`: unpacks to more than 1 MiB (the limit for one archive)"
+        );
+        assert!(!dir.path().join("big.bin").exists());
+        // Under the limit a sparse entry unpacks, at its stated size.
+        let dir = tempfile::tempdir().unwrap();
+        unpack_limited(&sparse_tar("small.bin", 4096), "s.tar", dir.path(), 1 << 20).unwrap();
+        let m = std::fs::metadata(dir.path().join("small.bin")).unwrap();
+        assert_eq!(m.len(), 4096);
     }
 
     #[test]

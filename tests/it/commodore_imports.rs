@@ -191,6 +191,17 @@ fn component_compile_names_the_component_its_jsonnetfile_and_the_fetch_step() {
         )),
         "{e}"
     );
+    // The search paths in the scratch directory (gone once the compile
+    // ends) are shown below `<scratch>`, not as `/tmp/strata-component-*`
+    // (probe 43's left-over).
+    assert!(!e.contains("strata-component-"), "{e}");
+    assert!(
+        e.contains(&format!(
+            "search paths [\"{}\", \"<scratch>/dependencies\", \"<scratch>\", ",
+            vendor.display()
+        )),
+        "{e}"
+    );
     assert_eq!(
         hints(&out.stderr),
         [format!(

@@ -6062,6 +6062,119 @@ fn reviews_bound_what_they_check_out_of_a_revision() {
     );
 }
 
+/// Probe 44 (wide-tree): one tree of 2,000,000 entries (4.8 MB packed)
+/// took a review 375 MB to list before the file limit stopped it, and
+/// 1,000,000 empty directories (2.3 MB packed) counted toward no limit
+/// (4.8 s, 335 MB). A tree object is bounded by its size, read from its
+/// header before it is inflated, and directories count as path components.
+#[test]
+fn reviews_bound_one_trees_size_and_count_directories() {
+    use crate::support::{git, git_input};
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n",
+    );
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    let empty = git_input(&repo, &["mktree"], "");
+    let listing: String = (0..40)
+        .map(|i| format!("040000 tree {}\td{i:02}\n", empty.trim()))
+        .collect();
+    let dirs = git_input(&repo, &["mktree"], &listing);
+    let root = format!(
+        "040000 tree {}\tzz\n{}\n",
+        dirs.trim(),
+        git(&repo, &["ls-tree", "HEAD"])
+    );
+    let tree = git_input(&repo, &["mktree"], &root);
+    let commit = git(
+        &repo,
+        &["commit-tree", tree.trim(), "-p", "HEAD", "-m", "dirs"],
+    );
+    let args = ["review", "--base", "base", "--head", commit.trim()];
+    // 40 empty directories one level down are 80 path components.
+    let out = run_env(
+        &repo,
+        &args,
+        &[("STRATA_CHECKOUT_PATH_COMPONENTS", "60")],
+        2,
+    );
+    assert!(
+        out.contains("more than 60 path components in all (at `zz/d")
+            && out.contains("STRATA_CHECKOUT_PATH_COMPONENTS"),
+        "{out}"
+    );
+    // The `zz` tree lists 40 entries of 30 bytes (`40000 d00\0` and the id).
+    let out = run_env(&repo, &args, &[("STRATA_CHECKOUT_TREE_BYTES", "1000")], 2);
+    assert!(
+        out.contains("`zz` is a git tree of 1200 bytes (a directory of some 33 entries): a review reads trees of at most 1000 bytes (STRATA_CHECKOUT_TREE_BYTES)"),
+        "{out}"
+    );
+    assert!(!out.contains("fetch it first"), "{out}");
+    run(&repo, &args, 0);
+}
+
+/// Probe 44 (empty-tree-bomb): three trees of 1,000 entries, each naming
+/// the next, the last the empty tree (28 KiB of objects), are 10^9 empty
+/// directories: no file, so no file limit, and a review of the commit (or
+/// `strata fetch` of the repository, a component a pull request names)
+/// walked them for ever. Directories count as path components, so both
+/// stop at 4,000,000 (the default).
+#[test]
+fn walks_of_repeated_empty_directories_are_bounded() {
+    use crate::support::{git, git_input};
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(&repo.join("README"), "hi\n");
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    let mut tree = git_input(&repo, &["mktree"], "").trim().to_string();
+    for _ in 0..3 {
+        let listing: String = (0..1000)
+            .map(|i| format!("040000 tree {tree}\td{i:03}\n"))
+            .collect();
+        tree = git_input(&repo, &["mktree"], &listing).trim().to_string();
+    }
+    let root = format!(
+        "040000 tree {tree}\tb\n{}\n",
+        git(&repo, &["ls-tree", "HEAD"])
+    );
+    let root = git_input(&repo, &["mktree"], &root);
+    let commit = git(
+        &repo,
+        &["commit-tree", root.trim(), "-p", "HEAD", "-m", "bomb"],
+    );
+    git(&repo, &["branch", "bomb", commit.trim()]);
+    let out = run_within(
+        &repo,
+        &["review", "--base", "base", "--head", "bomb"],
+        &[],
+        2,
+        60,
+    );
+    assert!(
+        out.contains("more than 4000000 path components in all (at `b/d")
+            && out.contains("STRATA_CHECKOUT_PATH_COMPONENTS"),
+        "{out}"
+    );
+    let work = tmp.path().join("w");
+    write(
+        &work.join("deps.yml"),
+        &format!("bomb:\n  url: file://{}\n  version: bomb\n", repo.display()),
+    );
+    let out = run_within(&work, &["fetch", "--deps", "deps.yml"], &[], 2, 60);
+    assert!(
+        out.contains("the tree's paths (files and directories) hold more than 4000000 path components in all (STRATA_CHECKOUT_PATH_COMPONENTS)"),
+        "{out}"
+    );
+}
+
 /// Re-probe 12 (package-repo-fetch-plain-tempdir): a package repository
 /// was fetched into a plain temporary directory, left by a killed run,
 /// and named in errors (`/tmp/.tmpX/content/packages/...`). It is locked

@@ -1634,3 +1634,79 @@ fn crd_schemas_are_shown_in_diffs() {
         }
     }
 }
+
+/// Probe 44 (shallow): in a shallow clone the merge base of the base and
+/// the head is cut off, and the review compared with the base branch's tip
+/// without a word: a change made on the base branch after the fork showed
+/// as reverted by the pull request. The review still runs (the fallback is
+/// documented), and says why on stderr, with what to do.
+#[test]
+fn a_review_in_a_shallow_clone_says_its_base_is_not_the_fork_point() {
+    use crate::support::put;
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    let target = |t: &str, input: &str| {
+        format!("parameters:\n  kapitan:\n    vars: {{target: {t}}}\n    compile:\n      - {{output_path: o, input_type: jsonnet, input_paths: [{input}], output_type: yaml}}\n")
+    };
+    put(&src, "inventory/targets/t.yml", &target("t", "m.jsonnet"));
+    put(&src, "inventory/targets/u.yml", &target("u", "n.jsonnet"));
+    put(&src, "m.jsonnet", "{a: {x: 1}}\n");
+    put(&src, "n.jsonnet", "{b: {y: 1}}\n");
+    git(&src, &["init", "-q"]);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-qm", "fork point"]);
+    git(&src, &["checkout", "-qb", "pr"]);
+    put(&src, "m.jsonnet", "{a: {x: 2}}\n");
+    git(&src, &["commit", "-qam", "the pull request"]);
+    git(&src, &["checkout", "-q", "main"]);
+    put(&src, "n.jsonnet", "{b: {y: 5}}\n");
+    git(&src, &["commit", "-qam", "main goes on"]);
+
+    let review = |repo: &Path| {
+        let out = strata()
+            .args(["review", "--base", "main"])
+            .current_dir(repo)
+            .env_remove("GITHUB_EVENT_NAME")
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let warning = "warning: the base `main` and the head have no common ancestor in this clone, which is shallow: the review compares with `main` itself, so changes made on it since the head forked off show as reverted by the head; check out with `fetch-depth: 0` (actions/checkout) or `git fetch --unshallow`";
+
+    // A full clone: the pull request's change only, no warning.
+    git(&src, &["checkout", "-q", "pr"]);
+    let (code, out, err) = review(&src);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("`x`: `1` → `2`"), "{out}");
+    assert!(!out.contains("`y`"), "{out}");
+    assert!(!err.contains("warning: the base"), "{err}");
+
+    // A clone one commit deep on each branch.
+    let url = format!("file://{}", src.display());
+    let shallow = dir.path().join("shallow");
+    git(
+        dir.path(),
+        &[
+            "clone", "-q", "--depth", "1", "--branch", "pr", &url, "shallow",
+        ],
+    );
+    git(
+        &shallow,
+        &["fetch", "-q", "--depth", "1", "origin", "main:main"],
+    );
+    let (code, out, err) = review(&shallow);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("`y`: `5` → `1`"), "{out}");
+    assert_eq!(
+        err.lines()
+            .filter(|l| l.starts_with("warning:"))
+            .collect::<Vec<_>>(),
+        [warning],
+        "{err}"
+    );
+}
