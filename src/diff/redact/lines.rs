@@ -1064,6 +1064,11 @@ impl Redactor {
         let lines: Vec<&str> = text.split('\n').collect();
         let mut out = HashSet::new();
         for (i, line) in lines.iter().enumerate() {
+            // A block scalar's header ends in its indicators.
+            let end = line.trim_end().bytes().last();
+            if !end.is_some_and(|b| matches!(b, b'|' | b'>' | b'-' | b'+') || b.is_ascii_digit()) {
+                continue;
+            }
             let Some(c) = re.captures(line) else {
                 continue;
             };

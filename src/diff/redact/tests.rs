@@ -6129,3 +6129,29 @@ fn existing_secret_names_vault_inject_paths_and_sops_ciphertext_are_shown() {
         assert!(!out.contains("s3cr3tVx"), "{out}");
     }
 }
+
+/// red43: a known value base32-encoded (a TOTP seed, `base32` of a
+/// password), upper or lower case, is hidden in both modes; without the
+/// value known, the same text is shown.
+#[test]
+fn known_values_hidden_base32_encoded() {
+    const PW: &str = "Qv7Rt2Wx9KmL4Nzp";
+    // `printf %s Qv7Rt2Wx9KmL4Nzp | base32`
+    const B32: &str = "KF3DOUTUGJLXQOKLNVGDITT2OA";
+    let values: std::collections::BTreeSet<String> = [PW.to_string()].into();
+    let r = Redactor::default().with_known_values(&values);
+    let yaml = format!(
+        "data:\n  seed: {B32}\n  url: otpauth://totp/app?secret={}&issuer=visible-issuer\n",
+        B32.to_ascii_lowercase()
+    );
+    for out in both_modes(&r, &yaml) {
+        assert!(
+            !out.contains(B32) && !out.contains(&B32.to_ascii_lowercase()),
+            "{out}"
+        );
+        assert!(out.contains("visible-issuer"), "{out}");
+    }
+    for out in both_modes(&Redactor::default(), &yaml) {
+        assert!(out.contains(B32), "{out}");
+    }
+}
