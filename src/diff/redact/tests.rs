@@ -980,13 +980,15 @@ fn secret_words_anywhere_in_a_key() {
         "ADMIN_PASS",
         "adminPass",
         "db.pass",
-        "existingSecret",
         "apiToken",
         "AccountKey",
     ] {
         assert!(r.key_matches(key), "{key} not matched");
     }
     for key in [
+        // red43: a Helm chart's `existingSecret` names a Secret (as the
+        // lint rule `plaintext-secret` reads it).
+        "existingSecret",
         "secretName",
         "secretRef",
         "secretKeyRef",
