@@ -784,6 +784,33 @@ pub(super) fn stdin_password_re() -> &'static Regex {
     })
 }
 
+/// red43: a literal echoed or printed into a file (`echo -n X >
+/// /run/secrets/db_password`, `printf '%s' X > wg0.key`, `| tee FILE`):
+/// group 2 is the word, group 4 the file, whose name says whether the
+/// word is a secret ([`Redactor::key_matches`](super::Redactor::key_matches), or a `.key` file).
+pub(super) fn echo_into_file_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r#"(\b(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+(?:'%s(?:\\n)?'|"%s(?:\\n)?"|%s(?:\\n)?))?[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s|;&"'<>]+)([ \t]*(?:>>?|\|[ \t]*(?:sudo[ \t]+)?tee(?:[ \t]+-a)?)[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s|;&"'<>]+)"#,
+        )
+        .expect("static regex is valid")
+    })
+}
+
+/// Whether the file [`echo_into_file_re`] writes holds a secret by its
+/// name: its base name matches the key rules, or it is a `.key` file (a
+/// private key: WireGuard's `wg0.key`, a TLS key).
+pub(super) fn secret_file_name(path: &str, key_matches: impl Fn(&str) -> bool) -> bool {
+    let path = path.trim_matches(['"', '\'']);
+    let base = path.rsplit('/').next().unwrap_or(path);
+    !base.is_empty()
+        && !base.starts_with('$')
+        && (key_matches(base)
+            || base.ends_with(".key")
+            || key_matches(&base.replace(['.', '-'], "_")))
+}
+
 /// [`stdin_password_re`]'s replacement.
 pub(super) fn hide_stdin_password(c: &regex::Captures) -> String {
     let piped = c[4].trim_start();
@@ -854,6 +881,12 @@ fn secret_store_stdin(piped: &str) -> bool {
         ["dart" | "flutter", "pub", "token", "add", ..] => true,
         // red36: Kerberos' `kinit PRINCIPAL` reads the password on stdin.
         ["kinit", ..] => true,
+        // red43: WireGuard's `wg pubkey` reads a private key on stdin
+        // (`echo KEY | wg pubkey`), as `wg set IF private-key /dev/stdin`.
+        ["wg", "pubkey", ..] => true,
+        ["wg", "set", rest @ ..] => rest
+            .windows(2)
+            .any(|w| w[0] == "private-key" && w[1] == "/dev/stdin"),
         ["smbpasswd", rest @ ..] => rest
             .iter()
             .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('s')),

@@ -233,7 +233,17 @@ const TERRAFORM_VALUE_ATTRIBUTES: &[&str] = &[
     "binary_data",
     // Vault's `vault_generic_secret` / `vault_kv_secret_v2` (verify 17).
     "data_json",
+    // red43: a Vault agent's `env_template "DB_PASSWORD" { contents = … }`.
+    "contents",
 ];
+
+/// Whether a block header's second word is a quoted label (`env_template
+/// "DB_PASSWORD" {`), as HCL writes block labels.
+fn words_quoted_label(t: &str) -> bool {
+    t.split_whitespace()
+        .nth(1)
+        .is_some_and(|w| w.starts_with('"'))
+}
 
 /// The lines of an HCL text (a `.tf` file rendered by Jinja2, as Kapitan
 /// compiles Terraform, or one carried in a ConfigMap) whose attribute
@@ -255,7 +265,8 @@ pub(super) fn terraform_secret_lines(text: &str, secret: impl Fn(&str) -> bool) 
         || text.contains("sensitive")
         || text.contains("SecureString")
         || text.contains("variable \"")
-        || text.contains("output \""))
+        || text.contains("output \"")
+        || text.contains("\" {"))
     {
         return hidden;
     }
@@ -291,6 +302,10 @@ pub(super) fn terraform_secret_lines(text: &str, secret: impl Fn(&str) -> bool) 
             let second = words.next().map(|w| w.trim_matches('"'));
             let secret = (first == "resource" && second.is_some_and(|ty| ty.contains("secret")))
                 || (matches!(first, "variable" | "output") && second.is_some_and(&secret))
+                // red43: any block labelled with a secret's name (a Vault
+                // agent's `env_template "DB_PASSWORD" {`, Nomad's and
+                // Consul's labelled blocks): its label is quoted.
+                || (words_quoted_label(t) && second.is_some_and(&secret))
                 || first == "set_sensitive"
                 || (first == "dynamic" && second == Some("set_sensitive"));
             for _ in closes..opens {

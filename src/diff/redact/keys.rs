@@ -172,6 +172,23 @@ pub(super) fn keyword_in_key(key: &str) -> bool {
     }
 }
 
+/// red43: the part of a key before its secret word says that the key
+/// names an object rather than holding a value: Helm charts' `existing`
+/// (`existingSecret`, `auth.existingSecretPasswordKey`: the name of a
+/// Secret the chart reads, and of its key) and the Vault agent injector's
+/// `agent-inject-` (`vault.hashicorp.com/agent-inject-secret-db:
+/// database/creds/app`, a path in Vault). Read in the key's last segment
+/// (after `.`, `/`, `:`).
+pub(super) fn names_an_existing_object(key: &str) -> bool {
+    let segment = key.rsplit(['.', '/', ':']).next().unwrap_or(key);
+    let lower = segment.to_ascii_lowercase();
+    // The text rules read a key from a `-` inside it (`--password`):
+    // `agent-inject-secret-db` reaches them as `inject-secret-db`.
+    lower.starts_with("existing")
+        || lower.starts_with("agent-inject-")
+        || lower.starts_with("inject-secret")
+}
+
 /// The last word of a key's tail: after its last character that is not a
 /// letter or digit, and after its last lower-case-to-capital step
 /// (`KeyRef` gives `Ref`, `_MOUNT_PATH` gives `PATH`, `TTL` gives `TTL`).

@@ -17,7 +17,7 @@ use super::keys::{jaas_user, jwk_private};
 use super::structural::{
     helm_parameter_value_lines, is_name_list_key, is_placeholder, is_visible_scalar,
     names_a_secret_value, names_receivers, pair_name_field, pair_value_field, receiver_key,
-    secret_patch_path, KAPITAN_SECRET_BACKENDS,
+    secret_patch_path, starts_with_sops_ciphertext, KAPITAN_SECRET_BACKENDS,
 };
 use super::{Redactor, OLD};
 
@@ -81,6 +81,11 @@ impl Redactor {
         }
         if self.defaults && text.contains(']') {
             env_values.extend(section_key_lines(text));
+        }
+        if self.defaults
+            && (text.contains("auth") || text.contains("Auth") || text.contains("AUTH"))
+        {
+            env_values.extend(self.auth_block_lines(text));
         }
         if self.defaults {
             env_values.extend(terraform_secret_lines(text, |k| self.key_matches(k)));
@@ -439,6 +444,9 @@ impl Redactor {
                         || (jwk && jwk_private(&key_of(&c)))
                         || (jaas && jaas_user(&key_of(&c))))
                         && !is_placeholder(&c[4])
+                        && !c
+                            .get(4)
+                            .is_some_and(|v| starts_with_sops_ciphertext(&body[v.start()..]))
                         && !bool_null_or_empty(&c[4])
                         && !volume_secrets.contains(&i)
                         && !schema_fields.contains(&i) =>
@@ -1039,6 +1047,42 @@ fn closes_quote(rest: &str, q: char) -> bool {
 }
 
 impl Redactor {
+    /// red43 (red-text-mode-auth-blocks): a block scalar under a key the
+    /// `auth` rule reads ([`Redactor::auth_value`]) whose first line has a
+    /// credential's shape: ingress-nginx's `auth: |` / `admin:X` (an
+    /// htpasswd file, `user:{SHA}…`, or a plain `user:password`), as the
+    /// semantic mode reads the string. The key's line, whose block the
+    /// line rule then hides.
+    fn auth_block_lines(&self, text: &str) -> HashSet<usize> {
+        static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let re = RE.get_or_init(|| {
+            Regex::new(
+                r#"^[ \t]*(?:-[ \t]+)?["']?([A-Za-z0-9_.\-/]+)["']?:[ \t]*[|>][-+0-9]*[ \t]*\r?$"#,
+            )
+            .expect("static regex is valid")
+        });
+        let lines: Vec<&str> = text.split('\n').collect();
+        let mut out = HashSet::new();
+        for (i, line) in lines.iter().enumerate() {
+            // A block scalar's header ends in its indicators.
+            let end = line.trim_end().bytes().last();
+            if !end.is_some_and(|b| matches!(b, b'|' | b'>' | b'-' | b'+') || b.is_ascii_digit()) {
+                continue;
+            }
+            let Some(c) = re.captures(line) else {
+                continue;
+            };
+            let next = lines[i + 1..]
+                .iter()
+                .map(|l| l.trim())
+                .find(|l| !l.is_empty());
+            if next.is_some_and(|n| self.auth_value(&c[1], n)) {
+                out.insert(i);
+            }
+        }
+        out
+    }
+
     /// Issue 19 (probe26, r-redact-nested-name-value-pair-in-text): the
     /// `value` lines of a name/value pair that is a block map below a key
     /// of its own (Envoy's `- header:` / `key: x-api-key` / `value: x`,

@@ -154,7 +154,9 @@ pub const REFERENCE_WORDS: &[&str] = &[
 pub const CREDENTIAL_PATTERNS: &[&str] = &[
     r"gh[pousr]_[0-9A-Za-z]{36}",
     r"github_pat_[0-9A-Za-z_]{82}",
-    r"glpat-[0-9A-Za-z_\-]{20}",
+    // red43: the whole token, not its first 20 characters: GitLab's
+    // routable tokens are longer and end in `.VV.CRC` (`glpat-…{27,}.01.…`).
+    r"glpat-[0-9A-Za-z_\-]{20,}(?:\.[0-9a-z]{2}\.[0-9a-z]{7,})?",
     // More of gitleaks' prefixed tokens, one alternation (its literal
     // prefixes are what the engine scans for): slack-app-token,
     // slack-config-refresh-token, npm-access-token, pypi-upload-token,
@@ -165,7 +167,7 @@ pub const CREDENTIAL_PATTERNS: &[&str] = &[
     // trigger, runner, deploy, CI build, SCIM, feature flag, agent, OAuth,
     // feed), and Tailscale's keys (`tskey-auth-`). Lengths are gitleaks'
     // or shorter (test-style tokens too).
-    r"\b(?:xapp-[0-9]-[A-Za-z0-9-]{10,}|xoxe-[0-9]-[A-Za-z0-9]{10,}|npm_[A-Za-z0-9]{30,}|pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}|do[opr]_v1_[A-Za-z0-9]{32,}|hv[sb]\.[A-Za-z0-9_\-]{24,}|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|sk-[A-Za-z0-9_\-]{8,}T3BlbkFJ[A-Za-z0-9_\-]*|sk-ant-[a-z]+[0-9]{2}-[A-Za-z0-9_\-]{20,}|gl(?:ptt|rt|dt|cbt|soat|ffct|agent|oas|ft)-[0-9A-Za-z_\-]{20,}|tskey-(?:auth|client|api|scim|webhook)-[A-Za-z0-9]+-[A-Za-z0-9]{10,})",
+    r"\b(?:xapp-[0-9]-[A-Za-z0-9-]{10,}|xoxe-[0-9]-[A-Za-z0-9]{10,}|npm_[A-Za-z0-9]{30,}|pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}|do[opr]_v1_[A-Za-z0-9]{32,}|hv[sb]\.[A-Za-z0-9_\-]{24,}|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|sk-[A-Za-z0-9_\-]{8,}T3BlbkFJ[A-Za-z0-9_\-]*|sk-ant-[a-z]+[0-9]{2}-[A-Za-z0-9_\-]{20,}|gl(?:ptt|rt|dt|cbt|soat|ffct|agent|oas|ft)-[0-9A-Za-z_\-]{20,}(?:\.[0-9a-z]{2}\.[0-9a-z]{7,})?|tskey-(?:auth|client|api|scim|webhook)-[A-Za-z0-9]+-[A-Za-z0-9]{10,})",
     r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
     r"xox[baprs]-[0-9A-Za-z-]{10,}",
     r"\bey[A-Za-z0-9]{17,}\.ey[A-Za-z0-9/\\_-]{17,}\.(?:[A-Za-z0-9/\\_-]{10,}={0,2})?",
@@ -895,7 +897,9 @@ impl Redactor {
     }
 
     fn key_matches_uncached(&self, key: &str) -> bool {
-        if self.defaults && keys::credentials_file_variable(key) {
+        if self.defaults
+            && (keys::credentials_file_variable(key) || keys::names_an_existing_object(key))
+        {
             // The default rules do not read it (only `--redact-key`
             // patterns, after the default pattern, do).
             return self.keys[1..].iter().any(|r| r.is_match(key));

@@ -4,7 +4,8 @@
 use regex::Regex;
 
 use super::commands::{
-    hide_client_passwords, hide_stdin_password, stdin_password_re, user_password_flag,
+    echo_into_file_re, hide_client_passwords, hide_stdin_password, secret_file_name,
+    stdin_password_re, user_password_flag,
 };
 use super::iac::{hide_iac_secret_markers, terraform_sensitive_flow};
 use super::keys::{
@@ -16,7 +17,9 @@ use super::positional::hide_positional_secrets;
 use super::shapes::{
     hide_base64_private_keys, hide_shape_rules, mask_url_passwords, xml_value_child,
 };
-use super::structural::{is_placeholder, names_receivers, receiver_key};
+use super::structural::{
+    is_placeholder, names_receivers, receiver_key, starts_with_sops_ciphertext,
+};
 use super::{hide_after_first, replace_in, Redactor, OLD};
 
 /// Whether a method called with a string literal sets a secret: its name
@@ -106,11 +109,34 @@ impl Redactor {
                 || out.contains("--with-token")
                 || out.contains("vault login")
                 || out.contains("kinit")
+                || out.contains("wg ")
                 || out.contains("passwd")
                 || out.contains("kubeseal")
                 || out.contains("-keystore"))
         {
             replace_in(&mut out, stdin_password_re(), hide_stdin_password);
+        }
+        if self.defaults
+            && (out.contains('>') || out.contains("tee"))
+            && (out.contains("echo") || out.contains("printf"))
+        {
+            replace_in(&mut out, echo_into_file_re(), |c: &regex::Captures| {
+                let word = &c[2];
+                let inner = word.trim_matches(['"', '\'']);
+                if inner.is_empty()
+                    || inner == OLD
+                    || inner.starts_with('$')
+                    || !secret_file_name(&c[4], |k| self.key_matches(k))
+                {
+                    return c[0].to_string();
+                }
+                let q = if word.len() > inner.len() {
+                    &word[..1]
+                } else {
+                    ""
+                };
+                format!("{}{q}{OLD}{q}{}{}", &c[1], &c[3], &c[4])
+            });
         }
         replace_in(&mut out, &self.auth_header, |c: &regex::Captures| {
             format!("{}{OLD}", &c[1])
@@ -538,13 +564,19 @@ impl Redactor {
             // The inline rule's plain value stops at `{` and blanks: a
             // placeholder it starts (`${DB_PASSWORD}`, `$(cat /run/x)`) is
             // read whole from the text after it.
-            let placeholders = (out.contains("${") || out.contains("$(") || out.contains("{{"))
-                .then(|| out.clone());
+            let placeholders = (out.contains("${")
+                || out.contains("$(")
+                || out.contains("{{")
+                || out.contains("ENC["))
+            .then(|| out.clone());
             replace_in(&mut out, &self.inline, |c: &regex::Captures| {
                 let key = c[2].trim_start_matches("export ");
                 let value = &c[4];
                 if let (Some(text), Some(v)) = (&placeholders, c.get(4)) {
-                    if is_placeholder(value) || starts_with_placeholder(&text[v.start()..]) {
+                    if is_placeholder(value)
+                        || starts_with_placeholder(&text[v.start()..])
+                        || starts_with_sops_ciphertext(&text[v.start()..])
+                    {
                         return c[0].to_string();
                     }
                 }

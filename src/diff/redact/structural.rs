@@ -790,6 +790,9 @@ pub(super) fn is_placeholder(v: &str) -> bool {
         .into_iter()
         .find_map(|q| v.strip_prefix(q).and_then(|x| x.strip_suffix(q)))
         .unwrap_or(v);
+    if v.starts_with("ENC[") {
+        return sops_ciphertext(v);
+    }
     if !(v.starts_with("${") || v.starts_with("{{") || v.starts_with("$(")) {
         return false;
     }
@@ -801,6 +804,35 @@ pub(super) fn is_placeholder(v: &str) -> bool {
         .expect("static regex is valid")
     })
     .is_match(v)
+}
+
+/// red43: a SOPS-encrypted value, whole (`ENC[AES256_GCM,data:…,iv:…,
+/// tag:…,type:str]`): ciphertext whose key is in a KMS or an age/PGP
+/// identity, as a SealedSecret's `encryptedData` (which stays visible):
+/// hiding it hid every change of a SOPS file under its secret keys.
+fn sops_ciphertext(v: &str) -> bool {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"^ENC\[[A-Z0-9_]+,data:[A-Za-z0-9+/=]*,iv:[A-Za-z0-9+/=]+,tag:[A-Za-z0-9+/=]+,type:[a-z]+\]$",
+        )
+        .expect("static regex is valid")
+    })
+    .is_match(v)
+}
+
+/// [`sops_ciphertext`] at the start of `rest` (a value and the text after
+/// it: a line rule's value stops at `[`), to a blank, quote or `,` after
+/// its `]`.
+pub(super) fn starts_with_sops_ciphertext(rest: &str) -> bool {
+    rest.starts_with("ENC[")
+        && rest.find(']').is_some_and(|end| {
+            rest[end + 1..]
+                .chars()
+                .next()
+                .is_none_or(|c| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | '}'))
+                && sops_ciphertext(&rest[..=end])
+        })
 }
 
 /// Whether the present sides are Kubernetes secret volume sources (a

@@ -980,13 +980,15 @@ fn secret_words_anywhere_in_a_key() {
         "ADMIN_PASS",
         "adminPass",
         "db.pass",
-        "existingSecret",
         "apiToken",
         "AccountKey",
     ] {
         assert!(r.key_matches(key), "{key} not matched");
     }
     for key in [
+        // red43: a Helm chart's `existingSecret` names a Secret (as the
+        // lint rule `plaintext-secret` reads it).
+        "existingSecret",
         "secretName",
         "secretRef",
         "secretKeyRef",
@@ -6053,4 +6055,105 @@ fn known_values_hidden_in_their_common_encodings() {
         plain.contains(&md5) && plain.contains("%25Bd+w8"),
         "{plain}"
     );
+}
+
+/// red43 (red-gitlab-routable-tokens, red-echo-into-secret-files,
+/// red-labelled-hcl-secret-blocks): a GitLab token longer than 20
+/// characters (the routable `glpat-…{27,}.01.…` form) hidden whole; a
+/// literal echoed into a file whose name is a secret's (`>
+/// /run/secrets/db_password`, a `.key` file, `| tee`) or piped into `wg
+/// pubkey`; an HCL block labelled with a secret's name (a Vault agent's
+/// `env_template "DB_PASSWORD" { contents = X }`).
+#[test]
+fn routable_gitlab_tokens_echo_into_secret_files_and_labelled_hcl_blocks() {
+    let r = Redactor::default();
+    hidden_everywhere(
+        &r,
+        &[
+            "GL_BOT=glpat-s3cr3tVx0a1b2c3d4e5f6g7h8i9j0k1l2.01.0w1n5ltvw",
+            "GL_BOT=glpat-0a1b2c3d4e5f6g7h8i9j0k1l2s3cr3tVx.01.0w1n5ltvw",
+            "runner: glrt-t1_0a1b2c3d4e5f6g7h8i9j0k1l2s3cr3tVx.01.1a2b3c4d5",
+            "echo -n 's3cr3tVx1' > /run/secrets/db_password",
+            "printf '%s' \"s3cr3tVx2\" > /etc/app/api-token",
+            "umask 077; echo s3cr3tVx3 > /etc/wireguard/wg0.key",
+            "echo 's3cr3tVx4' | sudo tee /root/.vault-token",
+            "echo s3cr3tVx5= | wg pubkey > wg0.pub",
+        ],
+    );
+    file_hidden_everywhere(
+        &r,
+        &["env_template \"DB_PASSWORD\" {\n  contents = \"s3cr3tVx6\"\n}"],
+    );
+    shown_everywhere(
+        &r,
+        &[
+            "echo \"$DB_PASSWORD\" > /run/secrets/db_password",
+            "echo visible-word > /etc/app/hostname",
+            "echo visible-word | wg genkey",
+        ],
+    );
+    file_shown_everywhere(
+        &r,
+        &["env_template \"DB_HOST\" {\n  contents = \"visible-host\"\n}"],
+    ); // ingress-nginx's `auth` file as a block (htpasswd lines), in the
+       // text mode as in the semantic one.
+    for yaml in [
+        "data:\n  auth: |\n    admin:{SHA}s3cr3tVx7=\n",
+        "data:\n  auth: |-\n    ops:s3cr3tVx8\n",
+    ] {
+        for out in both_modes(&r, yaml) {
+            assert!(!out.contains("s3cr3tVx"), "{out}");
+        }
+    }
+    for out in both_modes(&r, "data:\n  auth: |\n    mode = ldap\n") {
+        assert!(out.contains("mode = ldap"), "{out}");
+    }
+}
+
+/// red43 (red-overredaction-existing-secret-vault-inject-sops): what names
+/// a secret or holds it encrypted stays visible: Helm's `existingSecret`
+/// (`existingSecretPasswordKey`), the Vault agent injector's
+/// `agent-inject-secret-NAME: PATH` annotation, a SOPS `ENC[…]` value
+/// under a secret key; a value beside them is still hidden.
+#[test]
+fn existing_secret_names_vault_inject_paths_and_sops_ciphertext_are_shown() {
+    let r = Redactor::default();
+    let yaml = "auth:\n  existingSecret: pg-visible\n  existingSecretPasswordKey: visible-pw-key\n  password: s3cr3tVx1\nmetadata:\n  annotations:\n    vault.hashicorp.com/agent-inject-secret-db: database/creds/visible-role\ndb:\n  password: ENC[AES256_GCM,data:VisibleCipherText0=,iv:Zz9kQ3m8x2=,tag:Q0w9e8r7t6==,type:str]\n  token: ENC[AES256_GCM,data:s3cr3tVx2\n";
+    for out in both_modes(&r, yaml) {
+        for shown in [
+            "pg-visible",
+            "visible-pw-key",
+            "database/creds/visible-role",
+            "data:VisibleCipherText0=",
+        ] {
+            assert!(out.contains(shown), "{shown}: {out}");
+        }
+        assert!(!out.contains("s3cr3tVx"), "{out}");
+    }
+}
+
+/// red43: a known value base32-encoded (a TOTP seed, `base32` of a
+/// password), upper or lower case, is hidden in both modes; without the
+/// value known, the same text is shown.
+#[test]
+fn known_values_hidden_base32_encoded() {
+    const PW: &str = "Qv7Rt2Wx9KmL4Nzp";
+    // `printf %s Qv7Rt2Wx9KmL4Nzp | base32`
+    const B32: &str = "KF3DOUTUGJLXQOKLNVGDITT2OA";
+    let values: std::collections::BTreeSet<String> = [PW.to_string()].into();
+    let r = Redactor::default().with_known_values(&values);
+    let yaml = format!(
+        "data:\n  seed: {B32}\n  url: otpauth://totp/app?secret={}&issuer=visible-issuer\n",
+        B32.to_ascii_lowercase()
+    );
+    for out in both_modes(&r, &yaml) {
+        assert!(
+            !out.contains(B32) && !out.contains(&B32.to_ascii_lowercase()),
+            "{out}"
+        );
+        assert!(out.contains("visible-issuer"), "{out}");
+    }
+    for out in both_modes(&Redactor::default(), &yaml) {
+        assert!(out.contains(B32), "{out}");
+    }
 }
