@@ -2605,14 +2605,7 @@ fn reviews_never_lint_a_class_symlinked_out_of_the_repository() {
         &format!("{MARKER}: x\nroot:$6$planted${MARKER}:19000:0:99999:7:::\n"),
     );
     let repo = tmp.path().join("repo");
-    write(
-        &repo.join("inventory/targets/t.yml"),
-        "parameters:\n  kapitan:\n    vars: {target: t}\n",
-    );
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-q", "-m", "base"]);
-    git(&repo, &["branch", "base"]);
+    one_target_base_repo(&repo);
     std::os::unix::fs::symlink(&outside, repo.join("inventory/classes/evil.yml")).unwrap_or_else(
         |_| {
             std::fs::create_dir_all(repo.join("inventory/classes")).unwrap();
@@ -2807,7 +2800,6 @@ fn errors_raised_in_ytt_modules_name_the_users_file_and_line() {
 
 #[test]
 fn a_killed_reviews_scratch_tree_is_removed_by_the_next_review() {
-    use crate::support::git;
     let tmp = tempfile::tempdir().unwrap();
     let scratch_root = tmp.path().join("tmp");
     let stale = scratch_root.join("strata-review-KiLLeD");
@@ -2820,14 +2812,7 @@ fn a_killed_reviews_scratch_tree_is_removed_by_the_next_review() {
         .unwrap()
         .success());
     let repo = tmp.path().join("repo");
-    write(
-        &repo.join("inventory/targets/t.yml"),
-        "parameters:\n  kapitan:\n    vars: {target: t}\n",
-    );
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-q", "-m", "base"]);
-    git(&repo, &["branch", "base"]);
+    one_target_base_repo(&repo);
     let out = strata()
         .current_dir(&repo)
         .args(["review", "--base", "base"])
@@ -4354,14 +4339,7 @@ fn reviews_never_lint_an_inventory_outside_the_repository() {
         "parameters:\n  password: 0utsideS3cretVa1ue!\n",
     );
     let repo = tmp.path().join("repo");
-    write(
-        &repo.join("inventory/targets/t.yml"),
-        "parameters:\n  kapitan:\n    vars: {target: t}\n",
-    );
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-q", "-m", "base"]);
-    git(&repo, &["branch", "base"]);
+    one_target_base_repo(&repo);
     write(
         &repo.join(".kapitan"),
         &format!("global:\n  inventory-path: {}\n", outside.display()),
@@ -5999,14 +5977,7 @@ fn reviews_bound_what_they_check_out_of_a_revision() {
     use crate::support::git;
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
-    write(
-        &repo.join("inventory/targets/t.yml"),
-        "parameters:\n  kapitan:\n    vars: {target: t}\n",
-    );
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-q", "-m", "base"]);
-    git(&repo, &["branch", "base"]);
+    one_target_base_repo(&repo);
     let deep = format!("zz/{}/x.txt", vec!["d"; 300].join("/"));
     write(&repo.join(&deep), "x\n");
     git(&repo, &["add", "-A"]);
@@ -6074,14 +6045,7 @@ fn reviews_bound_one_trees_size_and_count_directories() {
     use crate::support::{git, git_input};
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
-    write(
-        &repo.join("inventory/targets/t.yml"),
-        "parameters:\n  kapitan:\n    vars: {target: t}\n",
-    );
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-q", "-m", "base"]);
-    git(&repo, &["branch", "base"]);
+    one_target_base_repo(&repo);
     let empty = git_input(&repo, &["mktree"], "");
     let listing: String = (0..40)
         .map(|i| format!("040000 tree {}\td{i:02}\n", empty.trim()))
@@ -7926,6 +7890,19 @@ fn component_classes_that_are_no_files_are_named_as_such() {
         std::fs::remove_file(&path).unwrap();
         std::fs::write(&path, keep).unwrap();
     }
+}
+
+/// A repository holding one target `t` that compiles nothing, committed,
+/// with a `base` branch there: the base of a review's pull request.
+fn one_target_base_repo(repo: &Path) {
+    write(
+        &repo.join("inventory/targets/t.yml"),
+        "parameters:\n  kapitan:\n    vars: {target: t}\n",
+    );
+    crate::support::git(repo, &["init", "-q"]);
+    crate::support::git(repo, &["add", "-A"]);
+    crate::support::git(repo, &["commit", "-q", "-m", "base"]);
+    crate::support::git(repo, &["branch", "base"]);
 }
 
 /// A repository whose targets `names` each compile `main.jsonnet` into

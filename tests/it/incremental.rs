@@ -487,6 +487,15 @@ fn random_edit(repo: &Path, rng: &mut Rng, n: usize) -> String {
     }
 }
 
+/// How many random pull requests each equivalence test makes:
+/// `STRATA_EQUIVALENCE_SEEDS` (12 by default).
+fn seeds() -> u64 {
+    std::env::var("STRATA_EQUIVALENCE_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(12)
+}
+
 /// How many random edits a pull request makes at most:
 /// `STRATA_EQUIVALENCE_EDITS` (3 by default; 150 seeds at 8 pass).
 fn max_edits() -> usize {
@@ -544,10 +553,7 @@ fn review(repo: &Path, extra: &[&str]) -> (i32, String, String) {
 #[test]
 fn incremental_review_equals_full_review_under_random_edits() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
-    let seeds: u64 = std::env::var("STRATA_EQUIVALENCE_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(12);
+    let seeds = seeds();
     let (mut skipped_some, mut changed_some, mut base_skipped) = (false, false, false);
     let mut ok = 0;
     for seed in 1..=seeds {
@@ -883,10 +889,7 @@ fn catalog(root: &Path) -> std::collections::BTreeMap<String, (u32, Vec<u8>)> {
 #[test]
 fn compile_cache_equals_a_full_compile_under_random_edits() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
-    let seeds: u64 = std::env::var("STRATA_EQUIVALENCE_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(12);
+    let seeds = seeds();
     let (mut served, mut ok_some) = (false, 0);
     for seed in 1..=seeds {
         let dir = tempfile::tempdir().unwrap();
