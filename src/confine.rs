@@ -27,6 +27,12 @@ pub struct Confine {
     /// What a refusal says after "it is outside the repository" (the
     /// commands other than compile name their own way to read it).
     why: Option<String>,
+    /// Files of a revision's tree that stand for a committed symlink
+    /// leading out of it (written as a `(symlink to …)` text, never
+    /// followed): refused as the link would be in a working tree, not read
+    /// as the placeholder text (probe 44: a jsonnet input failed with a
+    /// syntax error about `(symlink to`).
+    links_out: Vec<PathBuf>,
 }
 
 fn absolute(p: &Path) -> PathBuf {
@@ -93,6 +99,28 @@ impl Confine {
         self
     }
 
+    /// `paths` (files of a root) stand for symlinks leading outside the
+    /// roots: reading them, or a path below them, is refused.
+    pub fn with_links_out(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Confine {
+        for p in paths {
+            let lex = absolute(&p);
+            let can = canonical(&lex);
+            self.links_out.push(lex);
+            self.links_out.push(can);
+        }
+        self.links_out.sort();
+        self.links_out.dedup();
+        self
+    }
+
+    /// Whether `path` is one of the [`Self::with_links_out`] files or
+    /// below one (a path that does not exist in the tree, where the link
+    /// to a directory would have led).
+    pub fn below_link_out(&self, path: &Path) -> bool {
+        let lex = absolute(path);
+        self.links_out.iter().any(|l| lex.starts_with(l))
+    }
+
     /// The roots, symlinks resolved.
     pub fn roots(&self) -> &[PathBuf] {
         &self.canonical
@@ -142,7 +170,10 @@ impl Confine {
         let real = resolved(&lex);
         let how = if !inside(&self.lexical, &lex) && !inside(&self.canonical, &lex) {
             ""
-        } else if !inside(&self.canonical, &real) {
+        } else if !inside(&self.canonical, &real)
+            || inside(&self.links_out, &lex)
+            || inside(&self.links_out, &real)
+        {
             " (through a symlink)"
         } else if in_git_dir(&self.lexical, &lex) || in_git_dir(&self.canonical, &real) {
             return Err(format!(
@@ -244,6 +275,16 @@ pub(crate) fn check(path: &Path) -> Result<(), String> {
     ACTIVE.with(|a| match &*a.borrow() {
         Some(c) => c.check(path),
         None => Ok(()),
+    })
+}
+
+/// The refusal [`check`] gives for `path` when it is (or is below) a
+/// symlink a revision commits leading out of its tree, which a lookup
+/// that found no file there would otherwise report as missing.
+pub(crate) fn refused_link_out(path: &Path) -> Option<String> {
+    ACTIVE.with(|a| match &*a.borrow() {
+        Some(c) if c.below_link_out(path) => c.check(path).err(),
+        _ => None,
     })
 }
 

@@ -282,6 +282,14 @@ impl ImportResolver for BundledResolver {
         let found = std::iter::once(direct.clone())
             .chain(self.search_paths.iter().map(|s| normpath(&s.join(&rel))))
             .find(|p| std::fs::symlink_metadata(p).is_ok());
+        // Below a directory a pull request links out of the tree: refused
+        // as in the working tree, not "no match" (probe 45).
+        if let Some(refused) = std::iter::once(direct.clone())
+            .chain(self.search_paths.iter().map(|s| normpath(&s.join(&rel))))
+            .find_map(|p| super::confine::refused_link_out(&p))
+        {
+            return Err(rt_err(refused));
+        }
         if let Some(p) = found {
             return Err(rt_err(format!(
                 "couldn't open import \"{}\": {} is not a regular file (a directory, a FIFO, a device, or a symlink to none): jsonnet imports read files only",

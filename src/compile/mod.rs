@@ -673,6 +673,7 @@ pub(crate) fn resolve_inputs_within(
     // splitting a path among them (re-probe 15).
     let pattern = &squeeze_stars(pattern);
     let mut out = Vec::new();
+    let mut link_out = None;
     for s in search_paths {
         if has_magic(pattern) {
             // os.path.join drops the search path for an absolute pattern.
@@ -700,8 +701,17 @@ pub(crate) fn resolve_inputs_within(
             let p = s.join(pattern);
             if p.exists() || std::fs::symlink_metadata(&p).is_ok() {
                 out.push(jsonnet::normpath(&p));
+            } else if link_out.is_none() && confine::refused_link_out(&p).is_some() {
+                link_out = Some(jsonnet::normpath(&p));
             }
         }
+    }
+    // Found nowhere, but the first search path's candidate is below a
+    // directory a pull request links out of its tree: listed for the
+    // caller's check to refuse by name, as in the working tree, not
+    // reported missing (probe 45).
+    if out.is_empty() {
+        out.extend(link_out);
     }
     out.sort();
     out.dedup();

@@ -162,6 +162,18 @@ pub fn extract(repo: &Path, rev: &str, subpath: &str, dest: &Path) -> Result<usi
 pub struct Extracted {
     root: PathBuf,
     files: std::collections::HashMap<String, (ObjectId, EntryKind)>,
+    /// The symlinks leading out of the tree, written as a text naming
+    /// their target ([`write_symlink`]), sorted.
+    links_out: Vec<PathBuf>,
+}
+
+impl Extracted {
+    /// Where the symlinks leading out of the tree are (as text files):
+    /// a confined compile refuses them as it refuses such a link in a
+    /// working tree ([`crate::confine::Confine::with_links_out`]).
+    pub fn links_out(&self) -> &[PathBuf] {
+        &self.links_out
+    }
 }
 
 /// [`extract`], and where `like` (another revision's tree, extracted
@@ -252,6 +264,7 @@ pub fn extract_like(
     let mut written = Extracted {
         root: dest.to_path_buf(),
         files: Default::default(),
+        links_out: Vec::new(),
     };
     for f in files.iter().filter(|f| f.kind != EntryKind::Link) {
         let target = dest.join(&f.rel);
@@ -276,8 +289,11 @@ pub fn extract_like(
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
         }
-        write_symlink(&data, &f.rel, &target)?;
+        if !write_symlink(&data, &f.rel, &target)? {
+            written.links_out.push(target);
+        }
     }
+    written.links_out.sort();
     Ok(written)
 }
 
@@ -547,17 +563,22 @@ fn write_new(path: &Path, data: &[u8], executable: bool) -> std::io::Result<()> 
 /// climbing out with `..`) is recreated, so inventories and components that
 /// link within the repository still compile. Any other link is written as a
 /// small text file naming its target: following it could show a file of the
-/// machine running the review (tokens included) in the diff.
-fn write_symlink(data: &[u8], rel: &str, target: &Path) -> Result<(), DiffError> {
+/// machine running the review (tokens included) in the diff. Returns
+/// whether a link was made (false: the text was written).
+fn write_symlink(data: &[u8], rel: &str, target: &Path) -> Result<bool, DiffError> {
     let to = String::from_utf8_lossy(data).into_owned();
     if stays_inside(rel, &to) {
         #[cfg(unix)]
-        return std::os::unix::fs::symlink(&to, target).map_err(|e| io_err(target, e));
+        return std::os::unix::fs::symlink(&to, target)
+            .map(|()| true)
+            .map_err(|e| io_err(target, e));
     }
     let mut text = b"(symlink to ".to_vec();
     text.extend_from_slice(data);
     text.extend_from_slice(b")\n");
-    std::fs::write(target, text).map_err(|e| io_err(target, e))
+    std::fs::write(target, text)
+        .map(|()| false)
+        .map_err(|e| io_err(target, e))
 }
 
 /// Whether link `rel` (a path inside the tree) pointing at `to` resolves

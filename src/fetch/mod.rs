@@ -235,6 +235,30 @@ fn config_url(url: &str) -> String {
     }
 }
 
+/// Why `url` is no URL a dependency is fetched from: git's remote-helper
+/// form `TRANSPORT::ADDRESS` (`ext::` runs a command, `fd::` reads a file
+/// descriptor; gix refused them with its own words, "Protocol Ext is
+/// denied per configuration", naming no way out: probe 45), or a leading
+/// `-` that git and ssh take for an option.
+fn unfetchable_url(url: &str) -> Option<String> {
+    const USE: &str = "give an https://, ssh://, git@host:path or file:// URL";
+    let shown = crate::diagnostics::escape_controls(url);
+    let helper = url
+        .split_once("::")
+        .map(|(t, _)| t)
+        .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+    if let Some(t) = helper {
+        return Some(format!(
+            "the URL `{shown}` names git's `{t}::` remote helper, which strata never runs: {USE}"
+        ));
+    }
+    url.starts_with('-').then(|| {
+        format!(
+            "the URL `{shown}` starts with `-`, which git and ssh would read as an option: {USE}"
+        )
+    })
+}
+
 fn check(deps: &[Dependency]) -> Result<(), FetchError> {
     let mut seen: BTreeMap<&str, &Dependency> = BTreeMap::new();
     let mut errors = Vec::new();
@@ -257,6 +281,9 @@ fn check(deps: &[Dependency]) -> Result<(), FetchError> {
                 "the URL {} carries a password: put the token in the environment instead",
                 redact_url(&d.url)
             )));
+        }
+        if let Some(why) = unfetchable_url(&d.url) {
+            errors.push(invalid(why));
         }
         if d.version.is_empty() {
             errors.push(invalid("no `version`".into()));
@@ -962,5 +989,33 @@ mod tests {
         let e = check(&[d("a", "https://u:s3cret@h/x", "main")]).unwrap_err();
         assert!(!e.to_string().contains("s3cret"));
         assert!(check(&[d("a", "file:///x", "main"), d("a", "file:///y", "main")]).is_err());
+        // Probe 45: gix's own refusals named no way out.
+        for (url, says) in [
+            (
+                "ext::sh -c touch% /tmp/x",
+                "names git's `ext::` remote helper, which strata never runs",
+            ),
+            ("fd::17", "names git's `fd::` remote helper"),
+            (
+                "--upload-pack=touch /tmp/x",
+                "starts with `-`, which git and ssh would read as an option",
+            ),
+        ] {
+            let e = check(&[d("a", url, "main")]).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!(
+                    "dependency `a`: the URL `{url}` {says}{}",
+                    e.split_once(says).unwrap().1
+                ),
+            );
+            assert!(
+                e.ends_with("give an https://, ssh://, git@host:path or file:// URL"),
+                "{e}"
+            );
+        }
+        for url in ["https://h/x::y", "git@h:a::b", "/srv/x", "ssh://h/-x"] {
+            assert!(check(&[d("a", url, "main")]).is_ok(), "{url}");
+        }
     }
 }

@@ -478,6 +478,11 @@ pub fn open_revision_like(
     // only its own tree and the search paths the user gave as flags
     // (trusted), never what its inventory or `.kapitan` names elsewhere.
     ws.confine(dest, &root, &flags)?;
+    ws.compile.confine = ws
+        .compile
+        .confine
+        .take()
+        .map(|c| c.with_links_out(extracted.links_out().iter().cloned()));
     Ok((ws, extracted))
 }
 

@@ -2660,6 +2660,71 @@ fn reviews_never_lint_a_class_symlinked_out_of_the_repository() {
     );
 }
 
+/// Probe 44 (review-links): a compile input committed as a symlink out of
+/// the tree (written in the review's revision tree as a `(symlink to …)`
+/// text, never followed) was parsed as jsonnet: `syntax error: expected
+/// ')', got identifier "to"`. A review refuses it, and an import below a
+/// directory linked out, as a confined compile of the working tree does,
+/// the same way in incremental and full reviews, naming neither the
+/// target nor its content.
+#[test]
+fn reviews_refuse_compile_inputs_committed_as_links_out_by_name() {
+    use crate::support::git;
+    const MARKER: &str = "0utside-Inpu7-4545";
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside-dir-p45");
+    write(&outside.join("m.jsonnet"), &format!("{{{MARKER}: 1}}\n"));
+    write(&outside.join("x.libsonnet"), &format!("{{{MARKER}: 1}}\n"));
+    let repo = tmp.path().join("repo");
+    let target = |input: &str| {
+        format!("parameters:\n  kapitan:\n    vars: {{target: t}}\n    compile:\n      - {{output_path: o, input_type: jsonnet, input_paths: [{input}], output_type: yaml}}\n")
+    };
+    write(&repo.join("inventory/targets/t.yml"), &target("m.jsonnet"));
+    write(&repo.join("m.jsonnet"), "{a: {x: 1}}\n");
+    write(&repo.join("i.jsonnet"), "import 'lib/x.libsonnet'\n");
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["branch", "base"]);
+    std::os::unix::fs::symlink(outside.join("m.jsonnet"), repo.join("m2.jsonnet")).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join("lib")).unwrap();
+    for (input, refused) in [
+        (
+            "m2.jsonnet",
+            "refusing to read m2.jsonnet (through a symlink): it is outside the repository",
+        ),
+        (
+            "i.jsonnet",
+            "refusing to read lib/x.libsonnet (through a symlink): it is outside the repository",
+        ),
+        (
+            "lib/m.jsonnet",
+            "refusing to read lib/m.jsonnet (through a symlink): it is outside the repository",
+        ),
+    ] {
+        write(&repo.join("inventory/targets/t.yml"), &target(input));
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", input]);
+        for args in [
+            &["review", "--base", "base"][..],
+            &["review", "--full", "--base", "base"],
+        ] {
+            let out = run(&repo, args, 2);
+            assert!(out.contains(refused), "{args:?} {input}: {out}");
+            assert!(
+                out.contains("input i.jsonnet") || input != "i.jsonnet",
+                "{out}"
+            );
+            for shown in [MARKER, "outside-dir-p45", "symlink to", "syntax error"] {
+                assert!(
+                    !out.contains(shown),
+                    "{args:?} {input} shows {shown}: {out}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn diffs_of_values_as_deep_as_the_yaml_limit_do_not_overflow() {
     // 250 nested maps (inside the 256-level limit) beside another changed
