@@ -225,9 +225,12 @@ fn parse_deps(file: &Path, v: &Json) -> Result<(Vec<Dep>, bool), JbError> {
         } else {
             return Err(at("only `git` and `local` sources are supported"));
         };
-        if let Source::Git { subdir, .. } = &src {
+        if let Source::Git { subdir, remote } = &src {
             if subdir.split('/').any(|c| c == "..") {
                 return Err(at("`subdir` must stay inside the repository"));
+            }
+            if let Some(why) = super::unfetchable_url(remote) {
+                return Err(at(&why));
             }
         }
         let version = d
@@ -656,6 +659,34 @@ fn relink(link: &Path, target: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Probe 45's leftover: a git remote in git's remote-helper form or
+    /// starting with `-` got gix's own refusal, naming no way out.
+    #[test]
+    fn remote_helper_and_option_remotes_are_refused_with_what_to_give() {
+        let file = Path::new("jsonnetfile.json");
+        for remote in [
+            "ext::sh -c touch% /tmp/x",
+            "fd::17",
+            "--upload-pack=touch x",
+        ] {
+            let v: Json = serde_json::json!({
+                "version": 1,
+                "dependencies": [{"source": {"git": {"remote": remote}}, "version": "main"}],
+            });
+            let e = parse_deps(file, &v).expect_err("refused").to_string();
+            assert!(e.contains("dependencies[0]: the URL"), "{e}");
+            assert!(
+                e.contains("give an https://, ssh://, git@host:path or file:// URL"),
+                "{e}"
+            );
+        }
+        let v: Json = serde_json::json!({
+            "version": 1,
+            "dependencies": [{"source": {"git": {"remote": "https://h/a/b.git"}}, "version": "main"}],
+        });
+        assert!(parse_deps(file, &v).is_ok());
+    }
 
     #[test]
     fn names_packages_like_jsonnet_bundler() {

@@ -409,6 +409,10 @@ fn is_exec(_m: &std::fs::Metadata) -> bool {
 
 fn fetch_git(group: &[&Dep], opts: &DepsOptions, log: &mut Vec<String>) -> Result<(), DepsError> {
     let first = group[0];
+    // Before gix sees it: its refusal of `ext::` named no way out (probe 45).
+    if let Some(why) = super::unfetchable_url(&first.source) {
+        return Err(first.err(why));
+    }
     let cache = opts.cache_dir.join("git").join(short_hash(&first.source));
     let repo = CacheRepo::open_or_init(&cache).map_err(|e| first.err(e.to_string()))?;
     let refs: Vec<String> = group

@@ -240,7 +240,7 @@ fn config_url(url: &str) -> String {
 /// descriptor; gix refused them with its own words, "Protocol Ext is
 /// denied per configuration", naming no way out: probe 45), or a leading
 /// `-` that git and ssh take for an option.
-fn unfetchable_url(url: &str) -> Option<String> {
+pub(crate) fn unfetchable_url(url: &str) -> Option<String> {
     const USE: &str = "give an https://, ssh://, git@host:path or file:// URL";
     let shown = crate::diagnostics::escape_controls(url);
     let helper = url

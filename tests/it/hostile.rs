@@ -3276,6 +3276,37 @@ fn a_git_dependency_is_never_written_through_a_committed_link() {
     }
 }
 
+/// Probe 45's leftover: a Kapitan `type: git` dependency in git's
+/// remote-helper form (`ext::` runs a command) or starting with `-` got
+/// gix's own refusal ("Protocol Ext is denied per configuration"), naming
+/// no way out; strata refuses it first and says what to give.
+#[test]
+fn kapitan_git_dependencies_in_remote_helper_form_are_refused_with_what_to_give() {
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join("proj");
+    let mark = tmp.path().join("ran");
+    write(&proj.join("inventory/classes/.keep"), "");
+    for source in [
+        format!("ext::sh -c touch% {}", mark.display()),
+        "fd::17".to_string(),
+        format!("--upload-pack=touch {}", mark.display()),
+    ] {
+        write(
+            &proj.join("inventory/targets/t.yml"),
+            &format!(
+                "parameters:\n  kapitan:\n    vars: {{target: t}}\n    dependencies:\n      - {{type: git, source: \"{source}\", ref: main, output_path: deps}}\n    compile: []\n"
+            ),
+        );
+        let err = run(&proj, &["compile", "--fetch"], 2);
+        assert!(err.contains("the URL `"), "{source}: {err}");
+        assert!(
+            err.contains("give an https://, ssh://, git@host:path or file:// URL"),
+            "{source}: {err}"
+        );
+        assert!(!mark.exists(), "{source}");
+    }
+}
+
 #[test]
 fn the_bytes_a_run_fetches_from_git_trees_are_bounded() {
     // Probe 40: one blob of zeros under many names packs to almost nothing
