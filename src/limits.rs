@@ -76,6 +76,26 @@ pub fn checkout_files() -> u64 {
     get("STRATA_CHECKOUT_FILES", 200_000)
 }
 
+/// The most path components (files and directories, each counted with its
+/// depth) a checked-out or fetched git tree may hold:
+/// `STRATA_CHECKOUT_PATH_COMPONENTS`, default 4,000,000.
+pub fn checkout_path_components() -> u64 {
+    get("STRATA_CHECKOUT_PATH_COMPONENTS", 4_000_000)
+}
+
+/// The largest tree object (one directory's listing) a checkout or fetch
+/// reads: `STRATA_CHECKOUT_TREE_BYTES`, default 32 MiB, some 900,000
+/// entries of 10-byte names, far more than the files either writes.
+pub fn checkout_tree_bytes() -> u64 {
+    get("STRATA_CHECKOUT_TREE_BYTES", 32 << 20)
+}
+
+/// The largest file a checked-out or fetched git tree may hold:
+/// `STRATA_CHECKOUT_FILE_BYTES`, default 256 MiB.
+pub fn checkout_file_bytes() -> u64 {
+    get("STRATA_CHECKOUT_FILE_BYTES", 256 << 20)
+}
+
 /// The most bytes the git trees one run fetches may write, all together:
 /// `STRATA_MAX_FETCH_BYTES`, default 4 GiB (one blob of zeros under many
 /// names packs to almost nothing and is written once per name; probe 40).

@@ -279,18 +279,21 @@ impl ImportResolver for BundledResolver {
         // A FIFO, device or directory of that name was reported as "no
         // match", which sent the author looking for a missing file (probe
         // 39, jsonnet-import-of-a-fifo-says-no-match).
-        let found = std::iter::once(direct.clone())
+        let candidates: Vec<PathBuf> = std::iter::once(direct.clone())
             .chain(self.search_paths.iter().map(|s| normpath(&s.join(&rel))))
-            .find(|p| std::fs::symlink_metadata(p).is_ok());
+            .collect();
         // Below a directory a pull request links out of the tree: refused
         // as in the working tree, not "no match" (probe 45).
-        if let Some(refused) = std::iter::once(direct.clone())
-            .chain(self.search_paths.iter().map(|s| normpath(&s.join(&rel))))
-            .find_map(|p| super::confine::refused_link_out(&p))
+        if let Some(refused) = candidates
+            .iter()
+            .find_map(|p| super::confine::refused_link_out(p))
         {
             return Err(rt_err(refused));
         }
-        if let Some(p) = found {
+        if let Some(p) = candidates
+            .iter()
+            .find(|p| std::fs::symlink_metadata(p).is_ok())
+        {
             return Err(rt_err(format!(
                 "couldn't open import \"{}\": {} is not a regular file (a directory, a FIFO, a device, or a symlink to none): jsonnet imports read files only",
                 rel.display(),

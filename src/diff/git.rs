@@ -310,7 +310,7 @@ fn read_tree(
     // tree of 2,000,000 entries packs to 4.8 MB and took 375 MB to list
     // before the file limit stopped the walk; a tree of empty directories
     // is under no file limit at all (probe 44).
-    let max = max_tree_bytes();
+    let max = crate::limits::checkout_tree_bytes();
     if let Ok(h) = r.find_header(id) {
         if h.size() > max {
             let at = if at.is_empty() {
@@ -341,13 +341,6 @@ fn read_tree(
         .collect())
 }
 
-/// The largest tree object (one directory's listing) a review reads:
-/// 32 MiB, some 900,000 entries of 10-byte names, far more than the files
-/// a review checks out (`STRATA_CHECKOUT_TREE_BYTES`).
-fn max_tree_bytes() -> u64 {
-    crate::limits::get("STRATA_CHECKOUT_TREE_BYTES", 32 << 20)
-}
-
 /// How deep a revision's tree may nest (each level was a frame of the
 /// walk: 1,200 levels overflowed a debug build's stack; re-probe 12).
 pub const MAX_TREE_DEPTH: usize = 256;
@@ -368,9 +361,9 @@ impl CheckoutLimits {
     fn get() -> Self {
         CheckoutLimits {
             files: crate::limits::checkout_files() as usize,
-            components: crate::limits::get("STRATA_CHECKOUT_PATH_COMPONENTS", 4_000_000),
+            components: crate::limits::checkout_path_components(),
             bytes: crate::limits::get("STRATA_CHECKOUT_BYTES", 4 << 30),
-            file_bytes: crate::limits::get("STRATA_CHECKOUT_FILE_BYTES", 256 << 20),
+            file_bytes: crate::limits::checkout_file_bytes(),
         }
     }
 }

@@ -418,8 +418,8 @@ impl CacheRepo {
         let mut budget = WalkBudget {
             max_files: crate::limits::checkout_files() as usize,
             components: 0,
-            max_components: crate::limits::get("STRATA_CHECKOUT_PATH_COMPONENTS", 4_000_000),
-            max_tree_bytes: crate::limits::get("STRATA_CHECKOUT_TREE_BYTES", 32 << 20),
+            max_components: crate::limits::checkout_path_components(),
+            max_tree_bytes: crate::limits::checkout_tree_bytes(),
         };
         self.walk_tree(tree_id, prefix, &mut out, 0, &mut budget)?;
         Ok(out)
@@ -535,7 +535,7 @@ impl CacheRepo {
         id: ObjectId,
         path: &str,
     ) -> std::result::Result<gix::Blob<'_>, String> {
-        let max = crate::limits::get("STRATA_CHECKOUT_FILE_BYTES", 256 << 20);
+        let max = crate::limits::checkout_file_bytes();
         let reading = |e: &dyn std::fmt::Display| format!("reading blob {id} ({path}): {e}");
         let size = self.repo.find_header(id).map_err(|e| reading(&e))?.size();
         if size > max {

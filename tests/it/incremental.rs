@@ -509,7 +509,7 @@ fn max_edits() -> usize {
 /// Writes `refs/shared/owner` as `strata refs --write` does (a user
 /// rotating a secret).
 fn write_ref(repo: &Path, kind: &str, value: &str) {
-    let out = strata()
+    strata()
         .current_dir(repo)
         .args([
             "refs",
@@ -519,13 +519,8 @@ fn write_ref(repo: &Path, kind: &str, value: &str) {
             "-",
         ])
         .write_stdin(value.to_string())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .assert()
+        .success();
 }
 
 fn review(repo: &Path, extra: &[&str]) -> (i32, String, String) {
